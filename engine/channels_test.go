@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestIndexedAppendKeepsOriginalIndices(t *testing.T) {
+	r := IndexedAppend("index")
+	v, err := r(json.RawMessage(`[]`), json.RawMessage(`[{"c":"a"},{"c":"b"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err = r(v, json.RawMessage(`[{"c":"c"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(v); got != `[{"c":"a","index":1},{"c":"b","index":2},{"c":"c","index":3}]` {
+		t.Fatalf("append: got %s", got)
+	}
+	// A replace shrinks the channel; the next append continues after the
+	// last kept index, not from 1.
+	v, err = r(v, json.RawMessage(`{"replace":[{"c":"c","index":3}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err = r(v, json.RawMessage(`[{"c":"d"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(v); got != `[{"c":"c","index":3},{"c":"d","index":4}]` {
+		t.Fatalf("after replace: got %s", got)
+	}
+}
+
+func TestAppendGrowsWithoutReplace(t *testing.T) {
+	// The seed's trap: a summarizer returning 6 messages as a plain write
+	// appends them (23 → 29) instead of shrinking the history.
+	r := IndexedAppend("index")
+	var items []string
+	for i := 0; i < 23; i++ {
+		items = append(items, `{"c":"x"}`)
+	}
+	v, _ := r(nil, json.RawMessage("["+strings.Join(items, ",")+"]"))
+	v, _ = r(v, json.RawMessage("["+strings.Join(items[:6], ",")+"]"))
+	if n := (Values{"m": v}).Len("m"); n != 29 {
+		t.Fatalf("plain write: %d items, want 29", n)
+	}
+	v, _ = r(v, json.RawMessage(`{"replace":[`+strings.Join(items[:6], ",")+`]}`))
+	if n := (Values{"m": v}).Len("m"); n != 6 {
+		t.Fatalf("replace write: %d items, want 6", n)
+	}
+}
+
+func TestMergeByIDUpsertsInPlace(t *testing.T) {
+	r := MergeByID("id")
+	v, _ := r(nil, json.RawMessage(`[{"id":"a","s":1},{"id":"b","s":1}]`))
+	v, err := r(v, json.RawMessage(`[{"id":"b","s":2},{"id":"c","s":1}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(v); got != `[{"id":"a","s":1},{"id":"b","s":2},{"id":"c","s":1}]` {
+		t.Fatalf("got %s", got)
+	}
+	if _, err := r(v, json.RawMessage(`[{"s":3}]`)); err == nil {
+		t.Fatal("an item without id was accepted")
+	}
+}
+
+func TestCounter(t *testing.T) {
+	v, _ := Counter(json.RawMessage(`0`), json.RawMessage(`1`))
+	v, _ = Counter(v, json.RawMessage(`1`))
+	if string(v) != "2" {
+		t.Fatalf("add: %s", v)
+	}
+	v, _ = Counter(v, json.RawMessage(`{"set":5}`))
+	v, _ = Counter(v, json.RawMessage(`-1`))
+	if string(v) != "4" {
+		t.Fatalf("set then add: %s", v)
+	}
+	// No limit stays no limit.
+	v, _ = Counter(json.RawMessage(`null`), json.RawMessage(`-1`))
+	if string(v) != "null" {
+		t.Fatalf("null counter changed: %s", v)
+	}
+	if _, err := Counter(v, json.RawMessage(`"x"`)); err == nil {
+		t.Fatal("a string write was accepted")
+	}
+}
+
+func TestTaskIDsAreDeterministic(t *testing.T) {
+	a := tasksFor("t", 3, 2, []Target{Send("executor", 1), Send("executor", 2), Goto("critic")})
+	b := tasksFor("t", 3, 2, []Target{Send("executor", 1), Send("executor", 2), Goto("critic")})
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			t.Fatalf("task %d: %s vs %s", i, a[i].ID, b[i].ID)
+		}
+	}
+	if a[0].ID == a[1].ID {
+		t.Fatal("two packets of one node got the same id")
+	}
+	if c := tasksFor("t", 4, 2, []Target{Send("executor", 1)}); c[0].ID == a[0].ID {
+		t.Fatal("tasks of different checkpoints share an id")
+	}
+	if c := tasksFor("u", 3, 2, []Target{Send("executor", 1)}); c[0].ID == a[0].ID {
+		t.Fatal("tasks of different threads share an id")
+	}
+}
+
+func TestNextDedupesPlainTargetsButNotSends(t *testing.T) {
+	g := NewGraph("g", 1)
+	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
+	g.Node("a", noop).Node("b", noop).Node("c", noop).Entry("a").Edge("a", "c").Edge("b", "c").
+		Route("a", func(Values) ([]Target, error) { return []Target{Send("b", 1), Send("b", 2)}, nil })
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := g.next([]string{"a", "b", "b"}, Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, t := range ts {
+		nodes = append(nodes, t.Node)
+	}
+	if got := strings.Join(nodes, ","); got != "c,b,b" {
+		t.Fatalf("targets %s, want c,b,b", got)
+	}
+}
+
+func TestValidateCatchesWiringMistakes(t *testing.T) {
+	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
+	cases := map[string]*Graph{
+		"no entry":         NewGraph("g", 1).Node("a", noop),
+		"edge to nowhere":  NewGraph("g", 1).Node("a", noop).Entry("a").Edge("a", "zz"),
+		"missing v1 to v2": NewGraph("g", 2).Node("a", noop).Entry("a"),
+		"duplicate node":   NewGraph("g", 1).Node("a", noop).Node("a", noop).Entry("a"),
+	}
+	for name, g := range cases {
+		if g.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

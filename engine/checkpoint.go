@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"rewind/store"
+)
+
+// Checkpoint sources.
+const (
+	SourceInput  = "input"
+	SourceLoop   = "loop"
+	SourceUpdate = "update"
+	SourceFork   = "fork"
+)
+
+// Task is a node plus its arguments, not yet run at a checkpoint.
+type Task struct {
+	ID   string          `json:"id"`
+	Node string          `json:"node"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// Interrupt says why a run stopped with tasks still pending.
+type Interrupt struct {
+	When string `json:"when"` // "before", "after" or "approval"
+	Node string `json:"node"`
+	// Operation and Question describe what an approval gate waits for.
+	Operation string `json:"operation,omitempty"`
+	Question  string `json:"question,omitempty"`
+}
+
+// Metadata records how a checkpoint came to be.
+type Metadata struct {
+	// Nodes that ran (or whose stored writes were reused) in the superstep
+	// that produced this checkpoint, in task order.
+	Nodes []string `json:"nodes,omitempty"`
+	// TaskCounts is how many tasks of each node the superstep had.
+	TaskCounts map[string]int `json:"taskCounts,omitempty"`
+	// Writes maps node → channels it wrote.
+	Writes map[string][]string `json:"writes,omitempty"`
+	// ModelCalls are the calls of the superstep's tasks by role, whether they
+	// ran in this process or before a crash.
+	ModelCalls map[string]int `json:"modelCalls,omitempty"`
+	// Reused lists tasks whose stored writes were used instead of running
+	// them again (a resume after a crash mid-superstep).
+	Reused     []string   `json:"reused,omitempty"`
+	DurationMs int64      `json:"durationMs,omitempty"`
+	Interrupt  *Interrupt `json:"interrupt,omitempty"`
+	ForkedFrom int64      `json:"forkedFrom,omitempty"`
+	AsNode     string     `json:"asNode,omitempty"`
+	// Discarded are pending tasks dropped on purpose (a fork or a discard).
+	Discarded []Task `json:"discarded,omitempty"`
+}
+
+// Checkpoint is a decoded, migrated checkpoint.
+type Checkpoint struct {
+	Thread        string    `json:"thread"`
+	ID            int64     `json:"id"`
+	ParentID      int64     `json:"parentId"`
+	Step          int       `json:"step"`
+	Source        string    `json:"source"`
+	SchemaVersion int       `json:"schemaVersion"`
+	Values        Values    `json:"values"`
+	Tasks         []Task    `json:"tasks"`
+	Metadata      Metadata  `json:"metadata"`
+	CreatedAt     time.Time `json:"createdAt"`
+	// MigratedFrom is the stored schema version when it was older.
+	MigratedFrom int `json:"migratedFrom,omitempty"`
+}
+
+// document is the stored JSON form (thread, ids and time live in the row).
+type document struct {
+	SchemaVersion int      `json:"schemaVersion"`
+	Step          int      `json:"step"`
+	Source        string   `json:"source"`
+	Values        Values   `json:"values"`
+	Tasks         []Task   `json:"tasks"`
+	Metadata      Metadata `json:"metadata"`
+}
+
+var (
+	// ErrNewerSchema: written by a newer rewind.
+	ErrNewerSchema = errors.New("checkpoint schema is newer than this rewind")
+	// ErrUnknownSchema: a version with no migration path.
+	ErrUnknownSchema = errors.New("unknown checkpoint schema version")
+	// ErrCorrupt: the stored document does not decode.
+	ErrCorrupt = errors.New("checkpoint is corrupt")
+)
+
+func (g *Graph) encode(cp Checkpoint) ([]byte, error) {
+	tasks := cp.Tasks
+	if tasks == nil {
+		tasks = []Task{}
+	}
+	return json.Marshal(document{
+		SchemaVersion: g.SchemaVersion,
+		Step:          cp.Step,
+		Source:        cp.Source,
+		Values:        cp.Values,
+		Tasks:         tasks,
+		Metadata:      cp.Metadata,
+	})
+}
+
+// decode reads a stored row through the migration registry. It never
+// half-reads: a newer, unknown or corrupt document is an error.
+func (g *Graph) decode(row store.Checkpoint) (Checkpoint, error) {
+	where := fmt.Sprintf("checkpoint %d of thread %q", row.ID, row.ThreadID)
+	dec := json.NewDecoder(bytes.NewReader(row.State))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return Checkpoint{}, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+	}
+	version := 1 // documents from before versions were recorded are v1
+	if raw, ok := doc["schemaVersion"]; ok {
+		n, ok := raw.(json.Number)
+		v, err := strconv.Atoi(string(n))
+		if !ok || err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: %w (schemaVersion %v is not an integer): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, raw)
+		}
+		version = v
+	}
+	from := version
+	switch {
+	case version > g.SchemaVersion:
+		return Checkpoint{}, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, version, g.SchemaVersion, ErrNewerSchema)
+	case version < 1:
+		return Checkpoint{}, fmt.Errorf("%s has schema v%d: %w; it cannot be read", where, version, ErrUnknownSchema)
+	}
+	for ; version < g.SchemaVersion; version++ {
+		m := g.Migrations[version]
+		if m == nil {
+			return Checkpoint{}, fmt.Errorf("%s has schema v%d and no migration to v%d exists: %w", where, version, version+1, ErrUnknownSchema)
+		}
+		if err := m(doc); err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: migrating v%d to v%d: %w", where, version, version+1, err)
+		}
+		doc["schemaVersion"] = version + 1
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%v)", where, ErrCorrupt, err)
+	}
+	var d document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+	}
+	if d.Values == nil {
+		d.Values = Values{}
+	}
+	// Channels added since the document was written read as their initial value.
+	for _, name := range g.chanList {
+		if _, ok := d.Values[name]; !ok {
+			d.Values[name] = append(json.RawMessage(nil), g.channels[name].initial...)
+		}
+	}
+	cp := Checkpoint{
+		Thread:        row.ThreadID,
+		ID:            row.ID,
+		ParentID:      row.ParentID,
+		Step:          d.Step,
+		Source:        d.Source,
+		SchemaVersion: g.SchemaVersion,
+		Values:        d.Values,
+		Tasks:         d.Tasks,
+		Metadata:      d.Metadata,
+		CreatedAt:     row.CreatedAt,
+	}
+	if from != g.SchemaVersion {
+		cp.MigratedFrom = from
+	}
+	if cp.Tasks == nil {
+		cp.Tasks = []Task{}
+	}
+	return cp, nil
+}
+
+// taskID is deterministic: the same tasks get the same ids after a restart.
+func taskID(thread string, checkpoint int64, step int, node string, packet int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s|%d|%d|%s|%d", len(thread), thread, checkpoint, step, node, packet)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// tasksFor turns targets into tasks of checkpoint id.
+func tasksFor(thread string, checkpoint int64, step int, targets []Target) []Task {
+	out := make([]Task, 0, len(targets))
+	packets := map[string]int{}
+	for _, t := range targets {
+		i := packets[t.Node]
+		packets[t.Node]++
+		out = append(out, Task{ID: taskID(thread, checkpoint, step, t.Node, i), Node: t.Node, Args: t.Args})
+	}
+	return out
+}
+
+// reid gives carried-over tasks the ids they have at a new checkpoint.
+func reid(thread string, checkpoint int64, step int, tasks []Task) []Task {
+	ts := make([]Target, len(tasks))
+	for i, t := range tasks {
+		ts[i] = Target{Node: t.Node, Args: t.Args, send: true}
+	}
+	return tasksFor(thread, checkpoint, step, ts)
+}

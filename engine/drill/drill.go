@@ -1,0 +1,575 @@
+// Package drill runs crash-recovery drills: for each kill point it starts a
+// real worker process that kills itself (SIGKILL) at that moment, resumes
+// the thread in new processes, and checks what must hold afterwards: the
+// run completes, only the pending tasks are redispatched, nothing that
+// finished runs twice, no side effect is duplicated, the budget is not
+// reset, and the final state equals an uninterrupted run's.
+package drill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+
+	"rewind/engine"
+	"rewind/engine/selftest"
+	"rewind/engine/ticket"
+	"rewind/engine/worker"
+	"rewind/store"
+)
+
+// Config says where and how to drill.
+type Config struct {
+	// Exe is the rewind binary the workers run.
+	Exe string
+	// Store is the spec the workers open (sqlite:… or postgres://…).
+	Store string
+	// Env is the workers' environment.
+	Env []string
+	// Open opens the same store in this process, to seed and inspect.
+	Open func(ctx context.Context) (store.Store, error)
+	// Points to drill; empty means all.
+	Points []worker.Point
+	// MockLatency is passed to the workers.
+	MockLatency time.Duration
+	// Observe sees progress lines; may be nil.
+	Observe func(line string)
+}
+
+// Check is one thing that must hold after a drill.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Outcome is one kill point's drill.
+type Outcome struct {
+	Point   string         `json:"point"`
+	Passed  bool           `json:"passed"`
+	Checks  []Check        `json:"checks"`
+	Figures map[string]any `json:"figures"`
+}
+
+// Scenario is the turn every drill runs: seeded history long enough that
+// the turn compacts, three subtasks, a critic bounce, and a reply drafted
+// behind the approval gate.
+const Sentence = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
+
+// seedMessages makes the turn cross the 20-message line, so it compacts.
+const seedMessages = 12
+
+// Result is the whole matrix.
+type Result struct {
+	Baseline map[string]any `json:"baseline"`
+	Outcomes []Outcome      `json:"outcomes"`
+	Passed   bool           `json:"passed"`
+}
+
+// Run drills every configured point.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Exe == "" || cfg.Store == "" || cfg.Open == nil {
+		return Result{}, errors.New("drill needs the rewind binary, a store spec and an opener")
+	}
+	points := cfg.Points
+	if len(points) == 0 {
+		points = worker.Points
+	}
+	st, err := cfg.Open(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer st.Close()
+	d := &driller{cfg: cfg, st: st}
+	base, err := d.baseline(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("baseline run: %w", err)
+	}
+	res := Result{Baseline: base.figures(), Passed: true}
+	for _, p := range points {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		out, err := d.drill(ctx, p, base)
+		if err != nil {
+			out = Outcome{Point: p.Name, Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+		}
+		res.Passed = res.Passed && out.Passed
+		res.Outcomes = append(res.Outcomes, out)
+	}
+	exp, err := d.expiredAuthorization(ctx)
+	if err != nil {
+		exp = Outcome{Point: "expired-authorization", Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+	}
+	res.Passed = res.Passed && exp.Passed
+	res.Outcomes = append(res.Outcomes, exp)
+	return res, nil
+}
+
+type driller struct {
+	cfg Config
+	st  store.Store
+}
+
+func (d *driller) say(format string, a ...any) {
+	if d.cfg.Observe != nil {
+		d.cfg.Observe(fmt.Sprintf(format, a...))
+	}
+}
+
+func (d *driller) engine() (*engine.Engine, error) {
+	drafts, _ := d.st.(store.Drafts)
+	return engine.New(d.st, ticket.NewGraph(ticket.WithDrafts(drafts)), ticket.NewMock())
+}
+
+// seed gives a fresh thread its earlier history.
+func (d *driller) seed(ctx context.Context, thread string) error {
+	if err := d.st.DeleteThread(ctx, thread); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	e, err := d.engine()
+	if err != nil {
+		return err
+	}
+	_, err = e.UpdateState(ctx, thread, 0, []engine.Write{engine.Put("messages", selftest.History(seedMessages, 0))}, ticket.NodeReply)
+	return err
+}
+
+// finalRun is what a completed thread looks like.
+type finalRun struct {
+	values     engine.Values
+	state      ticket.State
+	modelCalls int
+	drafts     int
+}
+
+func (f finalRun) figures() map[string]any {
+	b := -1
+	if f.state.BudgetRemaining != nil {
+		b = *f.state.BudgetRemaining
+	}
+	return map[string]any{"modelCalls": f.modelCalls, "drafts": f.drafts, "budgetRemaining": b, "historyVersion": f.state.HistoryVersion, "messages": len(f.state.Messages)}
+}
+
+// step is one worker process's run.
+type step struct {
+	op      string
+	killed  bool
+	killAt  string
+	result  *engine.Result
+	errText string
+	code    int
+}
+
+func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, error) {
+	args := []string{"worker", op, thread, "--store", d.cfg.Store}
+	if op == worker.OpRun {
+		args = []string{"worker", op, "--thread", thread, "--input", Sentence, "--draft", "--auth-ttl", "1h", "--store", d.cfg.Store}
+	}
+	if killAt != "" {
+		args = append(args, "--kill-at", killAt)
+	}
+	if d.cfg.MockLatency > 0 {
+		args = append(args, "--mock-latency", d.cfg.MockLatency.String())
+	}
+	p, err := worker.Start(ctx, d.cfg.Exe, args, d.cfg.Env)
+	if err != nil {
+		return step{}, err
+	}
+	s := step{op: op}
+	for m := range p.Messages() {
+		switch {
+		case m.Kill != "":
+			s.killAt = m.Kill
+		case m.Result != nil:
+			s.result = m.Result
+		case m.Error != "":
+			s.errText = m.Error
+		}
+	}
+	killed, code, stderr := p.Wait()
+	s.killed, s.code = killed, code
+	if !killed && code != 0 && s.errText == "" {
+		s.errText = fmt.Sprintf("worker %s exited %d: %s", op, code, stderr)
+	}
+	d.say("  worker %-7s pid %-7d %s", op, p.Pid(), describe(s))
+	return s, nil
+}
+
+func describe(s step) string {
+	switch {
+	case s.killed:
+		return "killed (SIGKILL) at " + s.killAt
+	case s.errText != "":
+		return "failed: " + s.errText
+	case s.result != nil:
+		return fmt.Sprintf("%s at checkpoint %d", s.result.Status, s.result.Checkpoint)
+	}
+	return "exited"
+}
+
+// complete drives the thread to the end with fresh workers: resume what is
+// pending, answer the approval gate (approve).
+func (d *driller) complete(ctx context.Context, thread string, last step, killAt string, steps *[]step) error {
+	for i := 0; i < 8; i++ {
+		e, err := d.engine()
+		if err != nil {
+			return err
+		}
+		cp, err := e.Latest(ctx, thread)
+		if err != nil {
+			return err
+		}
+		if len(cp.Tasks) == 0 {
+			return nil
+		}
+		op := worker.OpResume
+		s, err := ticket.Decode(cp.Values)
+		if err != nil {
+			return err
+		}
+		if _, waiting := ticket.PendingDraft(s); waiting && onlyGate(cp) && last.result != nil && last.result.Status == "awaiting-approval" {
+			op = worker.OpApprove
+		}
+		next, err := d.spawn(ctx, op, thread, killAt)
+		if err != nil {
+			return err
+		}
+		*steps = append(*steps, next)
+		if next.killed {
+			killAt = ""
+		}
+		if next.errText != "" && !next.killed {
+			return errors.New(next.errText)
+		}
+		last = next
+	}
+	return errors.New("thread did not complete after 8 workers")
+}
+
+func onlyGate(cp engine.Checkpoint) bool {
+	for _, t := range cp.Tasks {
+		if t.Node != ticket.NodeApproval {
+			return false
+		}
+	}
+	return len(cp.Tasks) > 0
+}
+
+func (d *driller) final(ctx context.Context, thread string, steps []step) (finalRun, error) {
+	e, err := d.engine()
+	if err != nil {
+		return finalRun{}, err
+	}
+	cp, err := e.Latest(ctx, thread)
+	if err != nil {
+		return finalRun{}, err
+	}
+	s, err := ticket.Decode(cp.Values)
+	if err != nil {
+		return finalRun{}, err
+	}
+	f := finalRun{values: cp.Values, state: s}
+	for _, st := range steps {
+		if st.result != nil {
+			for _, n := range st.result.ModelCalls {
+				f.modelCalls += n
+			}
+		}
+	}
+	if ds, ok := d.st.(store.Drafts); ok {
+		list, err := ds.ListDrafts(ctx, thread)
+		if err != nil {
+			return finalRun{}, err
+		}
+		f.drafts = len(list)
+	}
+	return f, nil
+}
+
+func (d *driller) baseline(ctx context.Context) (finalRun, error) {
+	thread := "drill:baseline"
+	d.say("baseline: an uninterrupted run")
+	if err := d.seed(ctx, thread); err != nil {
+		return finalRun{}, err
+	}
+	first, err := d.spawn(ctx, worker.OpRun, thread, "")
+	if err != nil {
+		return finalRun{}, err
+	}
+	if first.errText != "" {
+		return finalRun{}, errors.New(first.errText)
+	}
+	steps := []step{first}
+	if err := d.complete(ctx, thread, first, "", &steps); err != nil {
+		return finalRun{}, err
+	}
+	return d.final(ctx, thread, steps)
+}
+
+// drill kills a worker at p, resumes the thread in new workers and checks.
+func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Outcome, error) {
+	thread := "drill:" + p.Name
+	d.say("kill point %s: %s", p.Name, p.Desc)
+	out := Outcome{Point: p.Name, Figures: map[string]any{}}
+	check := func(name string, ok bool, format string, a ...any) {
+		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	}
+	if err := d.seed(ctx, thread); err != nil {
+		return out, err
+	}
+	steps := []step{}
+	killAt := p.DrillSpec()
+	cur, err := d.spawn(ctx, worker.OpRun, thread, killAt)
+	if err != nil {
+		return out, err
+	}
+	steps = append(steps, cur)
+	// Points after the gate are reached by the worker that answers it.
+	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != "awaiting-approval" {
+		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
+			return out, err
+		}
+		steps = append(steps, cur)
+		if cur.result != nil && cur.result.Status == "done" {
+			break
+		}
+	}
+	check("killed", cur.killed && cur.killAt == p.Name, "worker died by SIGKILL at %q (killed %v)", cur.killAt, cur.killed)
+	if !cur.killed {
+		out.Passed = false
+		return out, nil
+	}
+	// What the thread holds at the moment of the kill.
+	e, err := d.engine()
+	if err != nil {
+		return out, err
+	}
+	at, err := e.Latest(ctx, thread)
+	if err != nil {
+		return out, err
+	}
+	stored, err := e.PendingWrites(ctx, thread, at.ID)
+	if err != nil {
+		return out, err
+	}
+	done := map[string]bool{}
+	for _, w := range stored {
+		done[w.Task] = true
+	}
+	var redispatch []engine.Task
+	for _, t := range at.Tasks {
+		if !done[t.ID] {
+			redispatch = append(redispatch, t)
+		}
+	}
+	expected := expectedCalls(at, redispatch)
+	out.Figures["killedAtCheckpoint"] = at.ID
+	out.Figures["pendingTasks"] = engine.DescribeTasks(at.Tasks)
+	out.Figures["storedWrites"] = len(stored)
+	out.Figures["redispatched"] = len(redispatch)
+
+	recovery := len(steps)
+	if err := d.complete(ctx, thread, cur, "", &steps); err != nil {
+		check("resumed to completion", false, "%v", err)
+		out.Passed = false
+		return out, nil
+	}
+	fin, err := d.final(ctx, thread, steps)
+	if err != nil {
+		return out, err
+	}
+	if len(steps) == recovery {
+		// The kill came after the last commit: nothing was left to redispatch.
+		check("resume-phase calls = pending tasks", expected == 0, "nothing pending after the kill; pending tasks need %d calls", expected)
+		check("no completed task ran again", true, "no worker was needed")
+		out.Figures["resumePhaseCalls"] = 0
+	} else if first := steps[recovery]; first.result == nil || len(first.result.Steps) == 0 {
+		// The resume stopped at the gate before any superstep ran (0 calls).
+		calls := 0
+		if first.result != nil {
+			calls = sum(first.result.ModelCalls)
+		}
+		check("resume-phase calls = pending tasks", calls == expected, "resume made %d model calls, pending tasks need %d", calls, expected)
+		check("no completed task ran again", true, "nothing ran before the gate")
+		out.Figures["resumePhaseCalls"] = calls
+	} else {
+		s0 := steps[recovery].result.Steps[0]
+		calls := sum(s0.ModelCalls)
+		check("resume-phase calls = pending tasks", calls == expected, "resumed superstep made %d model calls (%v) for %d redispatched task(s); want %d", calls, s0.ModelCalls, len(redispatch), expected)
+		again := []string{}
+		for _, t := range s0.Ran {
+			if done[t.ID] {
+				again = append(again, t.Node+" "+t.ID)
+			}
+		}
+		check("no completed task ran again", len(again) == 0 && len(s0.Reused) == len(stored), "re-ran %v; reused %d of %d stored", again, len(s0.Reused), len(stored))
+		out.Figures["resumePhaseCalls"] = calls
+	}
+	out.Figures["resumePhaseExpected"] = expected
+	status := "?"
+	if last := steps[len(steps)-1]; last.result != nil {
+		status = last.result.Status
+	} else if len(steps) == recovery && len(fin.state.Messages) > 0 {
+		if latest, err := e.Latest(ctx, thread); err == nil && len(latest.Tasks) == 0 {
+			status = "done"
+		}
+	}
+	check("resumed to completion", status == "done", "final status %s after %d worker(s)", status, len(steps))
+	check("no duplicate draft", fin.drafts == 1, "%d draft row(s) for the thread, want 1", fin.drafts)
+	bBase, bFin := budget(base.state), budget(fin.state)
+	check("budget not reset", bFin == bBase, "budget left %d, uninterrupted run %d", bFin, bBase)
+	same, diff := sameState(base.values, fin.values)
+	check("final state = uninterrupted run's", same, "%s", diff)
+	out.Figures["modelCalls"] = fin.modelCalls
+	out.Figures["baselineModelCalls"] = base.modelCalls
+	out.Figures["workers"] = len(steps)
+	out.Passed = true
+	for _, c := range out.Checks {
+		out.Passed = out.Passed && c.OK
+	}
+	return out, nil
+}
+
+// expiredAuthorization pauses at the gate with a grant that then expires:
+// approving must block the write step with a reason and store nothing.
+func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
+	thread := "drill:expired-authorization"
+	d.say("expired authorization: the grant expires while the run waits for approval")
+	out := Outcome{Point: "expired-authorization", Figures: map[string]any{}}
+	if err := d.seed(ctx, thread); err != nil {
+		return out, err
+	}
+	e, err := d.engine()
+	if err != nil {
+		return out, err
+	}
+	expires := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	turn := ticket.Turn{Text: Sentence, Draft: true, Authorization: &ticket.Authorization{Ref: "auth:" + thread, ExpiresAt: expires}}
+	res, err := e.Run(ctx, thread, turn.Writes(), engine.RunConfig{})
+	if err != nil {
+		return out, err
+	}
+	if res.Status != "awaiting-approval" {
+		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
+	}
+	s, err := d.spawn(ctx, worker.OpApprove, thread, "")
+	if err != nil {
+		return out, err
+	}
+	fin, err := d.final(ctx, thread, []step{s})
+	if err != nil {
+		return out, err
+	}
+	var op ticket.Operation
+	for _, o := range fin.state.Operations {
+		op = o
+	}
+	out.Checks = []Check{
+		{Name: "write step blocked", OK: op.Status == ticket.OpBlocked, Detail: fmt.Sprintf("operation %s is %s: %s", op.ID, op.Status, op.Result)},
+		{Name: "nothing stored", OK: fin.drafts == 0, Detail: fmt.Sprintf("%d draft row(s)", fin.drafts)},
+		{Name: "run finished", OK: s.result != nil && s.result.Status == "done", Detail: describe(s)},
+	}
+	out.Passed = true
+	for _, c := range out.Checks {
+		out.Passed = out.Passed && c.OK
+	}
+	out.Figures["reason"] = op.Result
+	return out, nil
+}
+
+// expectedCalls is how many model calls redispatching tasks at cp costs.
+func expectedCalls(cp engine.Checkpoint, tasks []engine.Task) int {
+	s, err := ticket.Decode(cp.Values)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, t := range tasks {
+		switch t.Node {
+		case ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeReply:
+			n++
+		case ticket.NodeSummarizer:
+			if ticket.NeedsSummary(s.Messages) != "" && ticket.Cut(s.Messages) > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func budget(s ticket.State) int {
+	if s.BudgetRemaining == nil {
+		return -1
+	}
+	return *s.BudgetRemaining
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// sameState compares two final states with the parts that legitimately
+// differ masked: decision times and whether a side effect was reused.
+func sameState(a, b engine.Values) (bool, string) {
+	na, nb := normalise(a), normalise(b)
+	if reflect.DeepEqual(na, nb) {
+		return true, "equal (decision and grant times, reuse flags aside)"
+	}
+	keys := make([]string, 0, len(na))
+	for k := range na {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !reflect.DeepEqual(na[k], nb[k]) {
+			x, _ := json.Marshal(na[k])
+			y, _ := json.Marshal(nb[k])
+			return false, fmt.Sprintf("channel %s differs: %s vs %s", k, clip(string(x)), clip(string(y)))
+		}
+	}
+	return false, "channel sets differ"
+}
+
+func normalise(v engine.Values) map[string]any {
+	out := map[string]any{}
+	for k, raw := range v {
+		var x any
+		_ = json.Unmarshal(raw, &x)
+		out[k] = x
+	}
+	if ap, ok := out["approvals"].(map[string]any); ok {
+		for _, d := range ap {
+			if m, ok := d.(map[string]any); ok {
+				delete(m, "at")
+			}
+		}
+	}
+	if a, ok := out["authorization"].(map[string]any); ok {
+		delete(a, "expiresAt")
+	}
+	if ops, ok := out["operations"].(map[string]any); ok {
+		for _, o := range ops {
+			if m, ok := o.(map[string]any); ok {
+				delete(m, "reused")
+			}
+		}
+	}
+	return out
+}
+
+func clip(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	}
+	return s
+}

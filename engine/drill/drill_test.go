@@ -1,0 +1,77 @@
+package drill_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rewind/engine/drill"
+	"rewind/engine/worker"
+	"rewind/store"
+	"rewind/store/backend"
+)
+
+// buildRewind builds the real binary the workers run.
+func buildRewind(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "rewind")
+	cmd := exec.Command("go", "build", "-o", exe, "rewind")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build rewind: %v\n%s", err, out)
+	}
+	return exe
+}
+
+func runMatrix(t *testing.T, spec string) {
+	exe := buildRewind(t)
+	ctx := context.Background()
+	var lines []string
+	res, err := drill.Run(ctx, drill.Config{
+		Exe: exe, Store: spec, Env: os.Environ(),
+		Open:    func(ctx context.Context) (store.Store, error) { return backend.Open(ctx, spec) },
+		Observe: func(l string) { lines = append(lines, l) },
+	})
+	if err != nil {
+		t.Fatalf("drill: %v\n%s", err, strings.Join(lines, "\n"))
+	}
+	if len(res.Outcomes) != len(worker.Points)+1 {
+		t.Fatalf("%d outcomes, want every kill point plus the expired grant", len(res.Outcomes))
+	}
+	for _, o := range res.Outcomes {
+		if !o.Passed {
+			b, _ := json.MarshalIndent(o, "", "  ")
+			t.Errorf("kill point %s failed:\n%s", o.Point, b)
+		}
+	}
+	if t.Failed() {
+		t.Logf("drill log:\n%s", strings.Join(lines, "\n"))
+	}
+	// The kills were real: each drilled point's worker died by SIGKILL.
+	for _, o := range res.Outcomes {
+		if o.Point == "expired-authorization" {
+			continue
+		}
+		if o.Checks[0].Name != "killed" || !o.Checks[0].OK {
+			t.Errorf("%s: first check %+v, want a real kill", o.Point, o.Checks[0])
+		}
+	}
+}
+
+func TestDrillMatrixOnSQLite(t *testing.T) {
+	runMatrix(t, "sqlite:"+filepath.Join(t.TempDir(), "drill.db"))
+}
+
+func TestDrillMatrixOnPostgres(t *testing.T) {
+	url := os.Getenv("REWIND_TEST_POSTGRES")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
+		}
+		t.Skip("REWIND_TEST_POSTGRES is unset: the drill matrix on PostgreSQL is SKIPPED")
+	}
+	runMatrix(t, url)
+}

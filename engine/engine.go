@@ -1,0 +1,562 @@
+// Package engine is the graph runtime: channels with reducers, nodes and
+// edges, Send fan-out, bulk-synchronous supersteps with parallel tasks,
+// pending writes, checkpoints after every superstep, static interrupts,
+// and the time-travel operations (resume, fork, update state) on top.
+//
+// The API is shaped so the classic silent mistakes cannot be written: Resume
+// takes no input, Fork cannot be called without a checkpoint id, and a new
+// turn on a thread with pending tasks is refused.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"rewind/engine/model"
+	"rewind/store"
+)
+
+// RunConfig is how one invocation runs. It is never stored in state.
+type RunConfig struct {
+	// InterruptBefore stops the run when a produced checkpoint has a pending
+	// task for one of these nodes.
+	InterruptBefore []string
+	// InterruptAfter stops the run after one of these nodes ran.
+	InterruptAfter []string
+	// MaxSteps bounds the supersteps of one invocation (default 100).
+	MaxSteps int
+	// Observe, when set, sees every event once, as it happens (for
+	// progress). Parallel tasks call it from their own goroutines, so it
+	// must be safe for concurrent use, and it must not block.
+	Observe func(Event)
+	// Hook, when set, is called at named points of the run (crash drills).
+	Hook func(point string, info HookInfo)
+	// TakeOver runs the thread even while another live process holds it
+	// (a stuck or stopped worker). That process is fenced: its late writes
+	// are refused, so the chain cannot fork.
+	TakeOver bool
+}
+
+// HookInfo describes where a Hook was called.
+type HookInfo struct {
+	Thread     string
+	Checkpoint int64
+	Task       *Task
+	Role       string
+	// Committed is the checkpoint just stored (HookAfterCommit only).
+	Committed *Checkpoint
+}
+
+// Hook points.
+const (
+	HookBeforeModelCall = "before-model-call"
+	HookAfterModelCall  = "after-model-call"
+	HookTaskFinished    = "task-finished"
+	HookBeforeCommit    = "before-checkpoint-commit"
+	HookAfterCommit     = "after-checkpoint-commit"
+)
+
+// Event is something that happened during a run.
+type Event struct {
+	Thread     string          `json:"thread"`
+	Checkpoint int64           `json:"checkpoint"`
+	Seq        int             `json:"seq,omitempty"`
+	Type       string          `json:"type"`
+	Node       string          `json:"node,omitempty"`
+	Task       string          `json:"task,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	At         time.Time       `json:"at"`
+}
+
+// Event types written by the runtime.
+const (
+	EventInput           = "input.received"
+	EventFork            = "fork.created"
+	EventUpdate          = "state.updated"
+	EventStepStarted     = "step.started"
+	EventNodeStarted     = "node.started"
+	EventNodeFinished    = "node.finished"
+	EventModelCalled     = "model.called"
+	EventTaskReused      = "task.reused"
+	EventInterrupt       = "interrupt"
+	EventCheckpointSaved = "checkpoint.saved"
+)
+
+// StepReport is one superstep of an invocation.
+type StepReport struct {
+	From       int64          `json:"from"`
+	Checkpoint int64          `json:"checkpoint"`
+	Step       int            `json:"step"`
+	Ran        []Task         `json:"ran"`
+	Reused     []Task         `json:"reused,omitempty"`
+	ModelCalls map[string]int `json:"modelCalls"`
+}
+
+// Result is what one Run, Resume or Fork did.
+type Result struct {
+	Thread string `json:"thread"`
+	// Start is the checkpoint the invocation started from (0 for a new thread).
+	Start      int64        `json:"start"`
+	Checkpoint int64        `json:"checkpoint"`
+	Status     string       `json:"status"` // "done" or "interrupted"
+	Interrupt  *Interrupt   `json:"interrupt,omitempty"`
+	Pending    []Task       `json:"pending"`
+	Steps      []StepReport `json:"steps"`
+	// ModelCalls made by this invocation, by role.
+	ModelCalls     map[string]int `json:"modelCalls"`
+	MessagesBefore int            `json:"messagesBefore"`
+	MessagesAfter  int            `json:"messagesAfter"`
+}
+
+// PendingError refuses a new turn on a thread that still has pending tasks.
+type PendingError struct {
+	Thread     string
+	Checkpoint int64
+	Tasks      []Task
+}
+
+// ErrPending is matched by errors.Is for a *PendingError.
+var ErrPending = errors.New("thread has pending tasks")
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s): finish them with `rewind resume %s`, branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`, or drop them with `rewind discard %s`",
+		e.Thread, len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks), e.Thread, e.Thread, e.Thread)
+}
+
+// Is makes errors.Is(err, ErrPending) work.
+func (e *PendingError) Is(target error) bool { return target == ErrPending }
+
+// ApprovalError is returned by a gate node that needs a person's answer
+// before the run may go on. The run stops without committing the superstep;
+// the gate task stays pending, so a resume after the answer runs it again.
+type ApprovalError struct {
+	Operation string
+	Question  string
+}
+
+func (e *ApprovalError) Error() string {
+	return fmt.Sprintf("operation %s awaits approval: %s", e.Operation, e.Question)
+}
+
+// AwaitApproval pauses the run at a gate.
+func AwaitApproval(operation, question string) error {
+	return &ApprovalError{Operation: operation, Question: question}
+}
+
+// Errors of the time-travel operations.
+var (
+	ErrEmptyInput      = errors.New("input is empty")
+	ErrNothingToResume = errors.New("nothing to resume")
+	ErrNoCheckpoint    = errors.New("a checkpoint id is required")
+	ErrUnknownNode     = errors.New("unknown node")
+)
+
+// Engine runs one graph against one store.
+type Engine struct {
+	store store.Store
+	graph *Graph
+	model model.Model
+	now   func() time.Time
+}
+
+// New validates the graph and builds an engine.
+func New(st store.Store, g *Graph, m model.Model) (*Engine, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if st == nil || m == nil {
+		return nil, errors.New("engine needs a store and a model")
+	}
+	return &Engine{store: st, graph: g, model: m, now: time.Now}, nil
+}
+
+// Graph returns the engine's graph.
+func (e *Engine) Graph() *Graph { return e.graph }
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.store }
+
+// Run starts a new turn on a thread (creating it when new) with input.
+func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunConfig) (Result, error) {
+	if len(input) == 0 {
+		return Result{}, fmt.Errorf("run on thread %q: %w: give the message to send", thread, ErrEmptyInput)
+	}
+	if err := checkThread(thread); err != nil {
+		return Result{}, err
+	}
+	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	parent, err := e.Latest(ctx, thread)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		parent = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
+	case err != nil:
+		return Result{}, err
+	case len(parent.Tasks) > 0:
+		return Result{}, &PendingError{Thread: thread, Checkpoint: parent.ID, Tasks: parent.Tasks}
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: parent.ID}
+	r.res = Result{Thread: thread, Start: parent.ID, MessagesBefore: parent.Values.Len("messages"), ModelCalls: map[string]int{}}
+	cp, err := r.entry(ctx, parent, input, SourceInput, EventInput, Metadata{})
+	if err != nil {
+		return Result{}, err
+	}
+	return r.drive(ctx, cp)
+}
+
+// Fork starts a new branch whose parent is checkpoint id, with new input.
+// Nothing is deleted: the old branch stays readable. Pending tasks of the
+// checkpoint are superseded by the new turn (recorded as discarded).
+func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (Result, error) {
+	if checkpoint <= 0 {
+		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", thread, ErrNoCheckpoint, thread)
+	}
+	if len(input) == 0 {
+		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", thread, checkpoint, ErrEmptyInput)
+	}
+	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	base, err := e.Get(ctx, thread, checkpoint)
+	if err != nil {
+		return Result{}, err
+	}
+	latest, err := e.store.Latest(ctx, thread)
+	if err != nil {
+		return Result{}, fmt.Errorf("fork thread %q: %w", thread, err)
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID}
+	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
+	cp, err := r.entry(ctx, base, input, SourceFork, EventFork, Metadata{ForkedFrom: base.ID, Discarded: base.Tasks})
+	if err != nil {
+		return Result{}, err
+	}
+	return r.drive(ctx, cp)
+}
+
+// Resume carries on from the thread's latest checkpoint. It takes no input:
+// the state is in the checkpoint. Tasks whose writes are already stored are
+// not run again.
+func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Result, error) {
+	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	cp, err := e.Latest(ctx, thread)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(cp.Tasks) == 0 {
+		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", thread, ErrNothingToResume, cp.ID, thread)
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
+	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
+	return r.drive(ctx, cp)
+}
+
+// UpdateState writes values as if node asNode had written them, as a new
+// `update` checkpoint whose parent is checkpoint id. With asNode set, the
+// next tasks follow asNode's edges; without, the parent's pending tasks are
+// carried over. Checkpoint 0 is allowed only for a thread with no
+// checkpoints yet: it creates the thread.
+func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string) (Checkpoint, error) {
+	if err := checkThread(thread); err != nil {
+		return Checkpoint{}, err
+	}
+	if asNode != "" && !e.graph.HasNode(asNode) {
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w %q (nodes: %s)", thread, ErrUnknownNode, asNode, strings.Join(e.graph.Nodes(), ", "))
+	}
+	release, epoch, err := e.lock(ctx, thread, false)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer release()
+	latest, err := e.store.Latest(ctx, thread)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+	}
+	var base Checkpoint
+	if checkpoint == 0 {
+		if latest.ID != 0 {
+			return Checkpoint{}, fmt.Errorf("update thread %q: %w: the thread exists, name the checkpoint to update (latest is %d)", thread, ErrNoCheckpoint, latest.ID)
+		}
+		base = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
+	} else if base, err = e.Get(ctx, thread, checkpoint); err != nil {
+		return Checkpoint{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID}
+	values, err := e.graph.apply(base.Values, writes)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+	}
+	id := r.lastID + 1
+	var tasks []Task
+	if asNode != "" {
+		targets, err := e.graph.next([]string{asNode}, values)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+		}
+		tasks = tasksFor(thread, id, base.Step+1, targets)
+	} else {
+		tasks = reid(thread, id, base.Step+1, base.Tasks)
+	}
+	cp := Checkpoint{Thread: thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: values, Tasks: tasks,
+		Metadata: Metadata{AsNode: asNode, Writes: map[string][]string{nodeOr(asNode, "update"): channelsOf(writes)}}}
+	if err := r.commit(ctx, &cp, []Event{r.event(EventUpdate, asNode, "", map[string]any{"channels": channelsOf(writes), "asNode": asNode})}); err != nil {
+		return Checkpoint{}, err
+	}
+	return cp, nil
+}
+
+// DiscardPending drops the latest checkpoint's pending tasks explicitly, as
+// an `update` checkpoint, so a new turn can start.
+func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint, error) {
+	release, epoch, err := e.lock(ctx, thread, false)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer release()
+	base, err := e.Latest(ctx, thread)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if len(base.Tasks) == 0 {
+		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", thread, ErrNothingToResume, base.ID)
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
+	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
+		Metadata: Metadata{Discarded: base.Tasks}}
+	if err := r.commit(ctx, &cp, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+		return Checkpoint{}, err
+	}
+	return cp, nil
+}
+
+// Get reads one checkpoint through the migration registry.
+func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, error) {
+	row, err := e.store.Get(ctx, thread, id)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, lerr := e.store.Latest(ctx, thread); errors.Is(lerr, store.ErrNotFound) {
+			return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+		}
+		return Checkpoint{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, thread, thread, err)
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, thread, err)
+	}
+	return e.graph.decode(row)
+}
+
+// Latest reads the thread's newest checkpoint.
+func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) {
+	row, err := e.store.Latest(ctx, thread)
+	if errors.Is(err, store.ErrNotFound) {
+		return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read thread %q: %w", thread, err)
+	}
+	return e.graph.decode(row)
+}
+
+// History lists checkpoints newest first (id < before when before > 0, at
+// most limit when limit > 0).
+func (e *Engine) History(ctx context.Context, thread string, before int64, limit int) ([]Checkpoint, error) {
+	rows, err := e.store.History(ctx, thread, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read history of thread %q: %w", thread, err)
+	}
+	out := make([]Checkpoint, 0, len(rows))
+	for _, row := range rows {
+		cp, err := e.graph.decode(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+// Ancestors walks parent pointers from id back to the root, root first.
+func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Checkpoint, error) {
+	var chain []Checkpoint
+	for next := id; next != 0; {
+		cp, err := e.Get(ctx, thread, next)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, cp)
+		if cp.ParentID >= cp.ID {
+			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is not older: %w", thread, cp.ID, cp.ParentID, ErrCorrupt)
+		}
+		next = cp.ParentID
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain, nil
+}
+
+// TaskWrites is what one finished task stored.
+type TaskWrites struct {
+	Task       string         `json:"task"`
+	Node       string         `json:"node"`
+	Writes     []Write        `json:"writes"`
+	Events     []Event        `json:"events,omitempty"`
+	ModelCalls map[string]int `json:"modelCalls,omitempty"`
+	Usage      model.Usage    `json:"usage"`
+	DurationMs int64          `json:"durationMs"`
+}
+
+// PendingWrites lists the stored writes of the superstep that runs from
+// checkpoint id (for a half-finished superstep: the tasks already done).
+func (e *Engine) PendingWrites(ctx context.Context, thread string, id int64) ([]TaskWrites, error) {
+	rows, err := e.store.Writes(ctx, thread, id)
+	if err != nil {
+		return nil, fmt.Errorf("read pending writes of checkpoint %d on thread %q: %w", id, thread, err)
+	}
+	out := make([]TaskWrites, 0, len(rows))
+	for _, row := range rows {
+		var tw TaskWrites
+		if err := json.Unmarshal(row.Writes, &tw); err != nil {
+			return nil, fmt.Errorf("pending writes of task %s at checkpoint %d on thread %q are corrupt (%v): delete the thread or fork from an earlier checkpoint: %w", row.TaskID, id, thread, err, ErrCorrupt)
+		}
+		tw.Task = row.TaskID
+		out = append(out, tw)
+	}
+	return out, nil
+}
+
+// Events lists the events committed with checkpoint id (0: the whole thread).
+func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, error) {
+	rows, err := e.store.Events(ctx, thread, id)
+	if err != nil {
+		return nil, fmt.Errorf("read events of thread %q: %w", thread, err)
+	}
+	out := make([]Event, 0, len(rows))
+	for _, row := range rows {
+		var ev Event
+		if err := json.Unmarshal(row.Payload, &ev); err != nil {
+			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, thread, err, ErrCorrupt)
+		}
+		ev.Thread, ev.Checkpoint, ev.Seq, ev.Type = thread, row.CheckpointID, row.Seq, row.Type
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// Threads lists every thread in the store.
+func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
+	ts, err := e.store.Threads(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return ts, nil
+}
+
+// lock makes this invocation the thread's one live writer and fences out
+// every earlier writer: their late writes are refused from now on. With
+// takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
+// taken anyway; fencing keeps that process from forking the chain.
+func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
+	release, err := e.store.Lock(ctx, thread)
+	switch {
+	case errors.Is(err, store.ErrLocked) && takeOver:
+		release = func() error { return nil }
+	case errors.Is(err, store.ErrLocked):
+		return nil, 0, fmt.Errorf("thread %q is being run by another process: wait for it to finish, kill it and resume, or take it over with --take-over: %w", thread, err)
+	case err != nil:
+		return nil, 0, fmt.Errorf("lock thread %q: %w", thread, err)
+	}
+	epoch, err := e.store.Fence(ctx, thread)
+	if err != nil {
+		_ = release()
+		return nil, 0, fmt.Errorf("fence thread %q: %w", thread, err)
+	}
+	return func() { _ = release() }, epoch, nil
+}
+
+func checkThread(thread string) error {
+	if strings.TrimSpace(thread) == "" {
+		return errors.New("thread id is empty: name the thread, e.g. --thread ticket-1")
+	}
+	return nil
+}
+
+func (c RunConfig) validate(g *Graph) error {
+	for _, n := range append(append([]string{}, c.InterruptBefore...), c.InterruptAfter...) {
+		if !g.HasNode(n) {
+			return fmt.Errorf("interrupt at %w %q: the nodes are %s", ErrUnknownNode, n, strings.Join(g.Nodes(), ", "))
+		}
+	}
+	return nil
+}
+
+func (c RunConfig) maxSteps() int {
+	if c.MaxSteps > 0 {
+		return c.MaxSteps
+	}
+	return 100
+}
+
+func nodeOr(n, alt string) string {
+	if n == "" {
+		return alt
+	}
+	return n
+}
+
+func channelsOf(ws []Write) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range ws {
+		if !seen[w.Channel] {
+			seen[w.Channel] = true
+			out = append(out, w.Channel)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func describeTasks(ts []Task) string {
+	counts := map[string]int{}
+	var order []string
+	for _, t := range ts {
+		if counts[t.Node] == 0 {
+			order = append(order, t.Node)
+		}
+		counts[t.Node]++
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = n
+		if counts[n] > 1 {
+			parts[i] = fmt.Sprintf("%s ×%d", n, counts[n])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DescribeTasks prints tasks as "planner, executor ×3".
+func DescribeTasks(ts []Task) string { return describeTasks(ts) }

@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"rewind/engine/model"
+)
+
+// End is the edge target that finishes a run.
+const End = "__end__"
+
+// NodeFunc is one node of a graph. It reads the state as of the superstep's
+// checkpoint and returns its writes; it never mutates shared state.
+type NodeFunc func(ctx context.Context, nc *NodeContext) ([]Write, error)
+
+// Router picks the targets of a conditional edge from the state after the
+// superstep's writes were applied.
+type Router func(v Values) ([]Target, error)
+
+// Target is where an edge leads: a node (one task however many edges point
+// at it) or a Send packet (one task per packet, carrying its arguments).
+type Target struct {
+	Node string
+	Args json.RawMessage
+	send bool
+}
+
+// Goto targets a node.
+func Goto(node string) Target { return Target{Node: node} }
+
+// Send targets a node with its own arguments: fan-out, one task per packet.
+// Args must be plain JSON data: they are stored in the checkpoint.
+func Send(node string, args any) Target {
+	b, err := json.Marshal(args)
+	if err != nil {
+		b = json.RawMessage(`null`)
+	}
+	return Target{Node: node, Args: b, send: true}
+}
+
+// Migration turns a checkpoint document of version N into version N+1. It
+// may only fill defaults and rename: if it could fail, a thread could never
+// be restored.
+type Migration func(doc map[string]any) error
+
+type channelSpec struct {
+	reducer Reducer
+	initial json.RawMessage
+}
+
+// Graph is a compiled set of channels, nodes and edges.
+type Graph struct {
+	Name string
+	// SchemaVersion is the checkpoint document version this graph writes.
+	SchemaVersion int
+	// Migrations[n] upgrades a version-n document to n+1.
+	Migrations map[int]Migration
+
+	channels map[string]channelSpec
+	chanList []string
+	nodes    map[string]NodeFunc
+	entry    string
+	edges    map[string][]string
+	routers  map[string]Router
+	err      error
+}
+
+// NewGraph starts an empty graph with the given schema version.
+func NewGraph(name string, schemaVersion int) *Graph {
+	return &Graph{
+		Name:          name,
+		SchemaVersion: schemaVersion,
+		Migrations:    map[int]Migration{},
+		channels:      map[string]channelSpec{},
+		nodes:         map[string]NodeFunc{},
+		edges:         map[string][]string{},
+		routers:       map[string]Router{},
+	}
+}
+
+func (g *Graph) fail(format string, a ...any) *Graph {
+	if g.err == nil {
+		g.err = fmt.Errorf("graph %s: "+format, append([]any{g.Name}, a...)...)
+	}
+	return g
+}
+
+// Channel declares a state channel with its reducer and initial value.
+func (g *Graph) Channel(name string, r Reducer, initial any) *Graph {
+	if _, dup := g.channels[name]; dup {
+		return g.fail("channel %q declared twice", name)
+	}
+	b, err := json.Marshal(initial)
+	if err != nil {
+		return g.fail("channel %q: initial value: %v", name, err)
+	}
+	g.channels[name] = channelSpec{reducer: r, initial: b}
+	g.chanList = append(g.chanList, name)
+	return g
+}
+
+// Node adds a node.
+func (g *Graph) Node(name string, fn NodeFunc) *Graph {
+	if name == End || name == "" {
+		return g.fail("node name %q is reserved", name)
+	}
+	if _, dup := g.nodes[name]; dup {
+		return g.fail("node %q declared twice", name)
+	}
+	g.nodes[name] = fn
+	return g
+}
+
+// Entry sets the node every new turn starts at.
+func (g *Graph) Entry(node string) *Graph { g.entry = node; return g }
+
+// Edge adds a static edge.
+func (g *Graph) Edge(from, to string) *Graph {
+	g.edges[from] = append(g.edges[from], to)
+	return g
+}
+
+// Route adds a conditional edge: after from runs, r picks the targets.
+func (g *Graph) Route(from string, r Router) *Graph {
+	if _, dup := g.routers[from]; dup {
+		return g.fail("node %q has two routers", from)
+	}
+	g.routers[from] = r
+	return g
+}
+
+// Validate reports the first wiring mistake.
+func (g *Graph) Validate() error {
+	if g.err != nil {
+		return g.err
+	}
+	if _, ok := g.nodes[g.entry]; !ok {
+		return fmt.Errorf("graph %s: entry node %q is not declared", g.Name, g.entry)
+	}
+	for from, tos := range g.edges {
+		if _, ok := g.nodes[from]; !ok {
+			return fmt.Errorf("graph %s: edge from unknown node %q", g.Name, from)
+		}
+		for _, to := range tos {
+			if _, ok := g.nodes[to]; !ok && to != End {
+				return fmt.Errorf("graph %s: edge %s → unknown node %q", g.Name, from, to)
+			}
+		}
+	}
+	for from := range g.routers {
+		if _, ok := g.nodes[from]; !ok {
+			return fmt.Errorf("graph %s: router on unknown node %q", g.Name, from)
+		}
+	}
+	if g.SchemaVersion < 1 {
+		return fmt.Errorf("graph %s: schema version must be ≥ 1", g.Name)
+	}
+	for v := 1; v < g.SchemaVersion; v++ {
+		if g.Migrations[v] == nil {
+			return fmt.Errorf("graph %s: no migration from schema v%d to v%d", g.Name, v, v+1)
+		}
+	}
+	return nil
+}
+
+// Nodes lists the node names, sorted.
+func (g *Graph) Nodes() []string {
+	out := make([]string, 0, len(g.nodes))
+	for n := range g.nodes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasNode reports whether the graph declares node.
+func (g *Graph) HasNode(node string) bool { _, ok := g.nodes[node]; return ok }
+
+// initialValues is the state of a brand-new thread.
+func (g *Graph) initialValues() Values {
+	v := Values{}
+	for _, name := range g.chanList {
+		v[name] = append(json.RawMessage(nil), g.channels[name].initial...)
+	}
+	return v
+}
+
+// apply folds writes into a copy of v, channel by channel in write order.
+// Values are never mutated in place (reducers return new bytes), so the
+// copy shares the channels it does not write.
+func (g *Graph) apply(v Values, writes []Write) (Values, error) {
+	out := make(Values, len(v))
+	for k, b := range v {
+		out[k] = b
+	}
+	for _, w := range writes {
+		spec, ok := g.channels[w.Channel]
+		if !ok {
+			return nil, fmt.Errorf("write to unknown channel %q", w.Channel)
+		}
+		if len(w.Value) == 0 {
+			return nil, fmt.Errorf("empty write to channel %q", w.Channel)
+		}
+		nv, err := spec.reducer(out[w.Channel], w.Value)
+		if err != nil {
+			return nil, fmt.Errorf("channel %q: %w", w.Channel, err)
+		}
+		out[w.Channel] = nv
+	}
+	return out, nil
+}
+
+// next evaluates the outgoing edges of the nodes that ran, in order, and
+// returns the targets: one per distinct plain node, one per Send packet.
+func (g *Graph) next(ran []string, v Values) ([]Target, error) {
+	var out []Target
+	seen := map[string]bool{}
+	done := map[string]bool{}
+	add := func(t Target) {
+		if t.Node == End {
+			return
+		}
+		if !t.send {
+			if seen[t.Node] {
+				return
+			}
+			seen[t.Node] = true
+		}
+		out = append(out, t)
+	}
+	for _, node := range ran {
+		if done[node] {
+			continue
+		}
+		done[node] = true
+		for _, to := range g.edges[node] {
+			add(Goto(to))
+		}
+		if r := g.routers[node]; r != nil {
+			ts, err := r(v)
+			if err != nil {
+				return nil, fmt.Errorf("route after %s: %w", node, err)
+			}
+			for _, t := range ts {
+				if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
+					return nil, fmt.Errorf("route after %s: unknown node %q", node, t.Node)
+				}
+				add(t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// NodeContext is what a running task sees.
+type NodeContext struct {
+	Thread string
+	Task   Task
+	// Values is the state as of the superstep's checkpoint.
+	Values Values
+	// Model is the configured model, counted per role for this task.
+	Model model.Model
+	emit  func(typ string, payload any)
+	point func(name string)
+}
+
+// Point marks a named moment inside a node (say, just before a side effect)
+// where a crash drill may kill the process. It does nothing otherwise.
+func (nc *NodeContext) Point(name string) {
+	if nc.point != nil {
+		nc.point(name)
+	}
+}
+
+// Emit records an event; it is stored with the task's writes and committed
+// with the next checkpoint.
+func (nc *NodeContext) Emit(typ string, payload any) { nc.emit(typ, payload) }
+
+// Values is a thread's state: channel name → JSON value.
+type Values map[string]json.RawMessage
+
+func (v Values) clone() Values {
+	out := make(Values, len(v))
+	for k, b := range v {
+		out[k] = append(json.RawMessage(nil), b...)
+	}
+	return out
+}
+
+// Decode fills a struct from the channels (by their JSON names).
+func (v Values) Decode(dst any) error {
+	// Channel values are already JSON: splice them into one object rather
+	// than re-encoding (and re-validating) every one of them.
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for k, raw := range v {
+		if len(raw) == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		key, _ := json.Marshal(k)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(raw)
+	}
+	b.WriteByte('}')
+	return json.Unmarshal(b.Bytes(), dst)
+}
+
+// Len is the number of items of a list channel (0 when absent or not a list).
+func (v Values) Len(channel string) int {
+	var items []json.RawMessage
+	if json.Unmarshal(v[channel], &items) != nil {
+		return 0
+	}
+	return len(items)
+}

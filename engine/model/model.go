@@ -1,0 +1,177 @@
+// Package model is how graph nodes talk to a language model: one small
+// interface, plus a deterministic, offline, call-counting mock for tests,
+// demos and drills.
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Roles of the ticket graph's calls; a provider may map each to a model.
+const (
+	RolePlanner    = "planner"
+	RoleExecutor   = "executor"
+	RoleCritic     = "critic"
+	RoleSummarizer = "summarizer"
+	RoleReply      = "reply"
+)
+
+// Request is one chat call.
+type Request struct {
+	Role   string `json:"role"`
+	System string `json:"system,omitempty"`
+	Prompt string `json:"prompt"`
+}
+
+// Usage counts tokens of one call.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+}
+
+// Response is a finished answer.
+type Response struct {
+	Text  string `json:"text"`
+	Usage Usage  `json:"usage"`
+}
+
+// Model answers requests. Implementations must honour ctx cancellation.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ErrInjected is the failure a Mock returns when told to fail.
+var ErrInjected = errors.New("injected model failure")
+
+// Responder produces a mock's answer text from a request.
+type Responder func(req Request) (string, error)
+
+// Mock is a deterministic offline model. It counts calls per role, can wait
+// a fixed latency per call (so a person can kill a run by hand) and can be
+// told to fail the calls of given roles.
+type Mock struct {
+	Respond Responder
+	Latency time.Duration
+
+	mu    sync.Mutex
+	calls map[string]int
+	fail  map[string]int // role → failures left (-1 = always)
+}
+
+// NewMock builds a mock around a responder.
+func NewMock(r Responder) *Mock { return &Mock{Respond: r} }
+
+// FailRole makes the next n calls of role fail (n < 0: every call).
+func (m *Mock) FailRole(role string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail == nil {
+		m.fail = map[string]int{}
+	}
+	m.fail[role] = n
+}
+
+// Complete implements Model.
+func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	if m.Latency > 0 {
+		t := time.NewTimer(m.Latency)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Response{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	m.mu.Lock()
+	if m.calls == nil {
+		m.calls = map[string]int{}
+	}
+	m.calls[req.Role]++
+	left, failing := m.fail[req.Role]
+	if failing && left != 0 {
+		if left > 0 {
+			m.fail[req.Role] = left - 1
+		}
+		m.mu.Unlock()
+		return Response{}, fmt.Errorf("mock %s call: %w", req.Role, ErrInjected)
+	}
+	m.mu.Unlock()
+	if m.Respond == nil {
+		return Response{}, fmt.Errorf("mock model has no responder for role %q", req.Role)
+	}
+	text, err := m.Respond(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("mock %s call: %w", req.Role, err)
+	}
+	return Response{Text: text, Usage: Usage{PromptTokens: approxTokens(req.System + req.Prompt), CompletionTokens: approxTokens(text)}}, nil
+}
+
+// Calls returns the calls made so far, by role.
+func (m *Mock) Calls() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.calls))
+	for k, v := range m.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Total is the number of calls made so far.
+func (m *Mock) Total() int {
+	n := 0
+	for _, v := range m.Calls() {
+		n += v
+	}
+	return n
+}
+
+// approxTokens is the usual 4-bytes-a-token estimate, for usage figures only.
+func approxTokens(s string) int { return (len(s) + 3) / 4 }
+
+// Counts is calls by role; Sum adds them up.
+type Counts map[string]int
+
+// Sum is the total number of calls.
+func (c Counts) Sum() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Add merges other into c.
+func (c Counts) Add(other map[string]int) {
+	for k, v := range other {
+		c[k] += v
+	}
+}
+
+// String prints "critic=2 executor=4" with roles sorted.
+func (c Counts) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s=%d", k, c[k])
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,278 @@
+// Package openai is a model.Model that speaks the OpenAI-compatible chat
+// completions API: OpenAI itself, or a local server (llama.cpp, vLLM,
+// Ollama, …) chosen by base URL alone. Each graph role can use its own
+// model, e.g. a cheaper one for the summarizer.
+//
+// Calls retry rate limits, server errors, dropped connections and cut
+// streams a bounded number of times with backoff (honouring Retry-After),
+// and every failure comes back as one *Error line naming the role, the
+// server's host, the model and what to do. The API key goes into the
+// Authorization header and nowhere else: errors, descriptions and answers
+// are scrubbed of it.
+//
+// When someone listens (Config.OnDelta, or stream.WithListener on the
+// call's context) the answer is streamed and each piece is reported as it
+// arrives; Complete still returns only the finished text.
+package openai
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"rewind/engine/model"
+	"rewind/engine/model/stream"
+)
+
+// Provider is safe for concurrent use: the executors of a superstep call it
+// in parallel.
+type Provider struct {
+	cfg  Config
+	chat sdk.ChatCompletionService
+	host string
+	key  string // kept only to scrub it from server text
+
+	// sleep waits between attempts; tests replace it to see the delays
+	// without waiting them out.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+var _ model.Model = (*Provider)(nil)
+
+// New checks cfg and builds a provider. It reads no environment itself
+// (see FromEnv), so a test's Config is all it uses.
+func New(cfg Config) (*Provider, error) {
+	u, err := cfg.validate()
+	if err != nil {
+		return nil, fmt.Errorf("openai provider: %w", err)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{} // the default transport: proxies from the environment
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			hc.Transport = t.Clone()
+		}
+	}
+	// SDK retries are off: this package retries itself, so that it can
+	// count attempts, cap Retry-After and reset a half-shown stream.
+	opts := []option.RequestOption{option.WithHTTPClient(hc), option.WithBaseURL(cfg.BaseURL), option.WithMaxRetries(0)}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	p := &Provider{cfg: cfg, chat: sdk.NewChatCompletionService(opts...), host: u.Host, key: cfg.APIKey, sleep: sleep}
+	p.cfg.APIKey = ""
+	return p, nil
+}
+
+// String describes the provider for a banner or a log, without the key.
+func (p *Provider) String() string {
+	key := "no key"
+	if p.key != "" {
+		key = "key set"
+	}
+	return fmt.Sprintf("openai-compatible %s (%s) %s", p.host, key, describeModels(p.cfg.Models))
+}
+
+// GoString keeps %#v as safe as %v.
+func (p *Provider) GoString() string { return p.String() }
+
+// Models returns the model name of each role.
+func (p *Provider) Models() map[string]string {
+	out := make(map[string]string, len(p.cfg.Models))
+	for k, v := range p.cfg.Models {
+		out[k] = v
+	}
+	return out
+}
+
+// Complete implements model.Model.
+func (p *Provider) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	mdl := p.cfg.Models[req.Role]
+	if mdl == "" {
+		return model.Response{}, fmt.Errorf("openai provider: no model for role %q: set %s or %s", req.Role, RoleEnv(req.Role), EnvModel)
+	}
+	listen := p.listener(ctx)
+	var call uint64
+	if listen != nil {
+		call = stream.NewCall()
+	}
+	emit := func(d stream.Delta) {
+		if listen != nil {
+			d.Call, d.Role = call, req.Role
+			listen(d)
+		}
+	}
+	shown := false
+	onText := func(s string) {
+		shown = true
+		emit(stream.Delta{Text: s})
+	}
+	for attempt := 1; ; attempt++ {
+		if shown {
+			emit(stream.Delta{Reset: true})
+			shown = false
+		}
+		resp, f := p.attempt(ctx, req, mdl, listen != nil || p.cfg.Stream, onText)
+		if f == nil {
+			emit(stream.Delta{Done: true})
+			return resp, nil
+		}
+		if f.retry && attempt < p.cfg.MaxAttempts && ctx.Err() == nil {
+			delay := p.backoff(attempt)
+			if f.hasAfter {
+				delay = f.retryAfter
+			}
+			if f.hasAfter && f.retryAfter > p.cfg.MaxRetryAfter {
+				f.what += fmt.Sprintf(" and asks to wait %s, longer than the %s rewind waits", f.retryAfter.Round(time.Second), p.cfg.MaxRetryAfter)
+			} else if err := p.sleep(ctx, delay); err != nil {
+				f = &failure{kind: err, what: "was cancelled while waiting to retry (" + err.Error() + ")"}
+			} else {
+				continue
+			}
+		}
+		err := p.fail(req.Role, mdl, attempt, f)
+		emit(stream.Delta{Done: true, Err: err.Error()})
+		return model.Response{}, err
+	}
+}
+
+// listener combines the provider's and the context's listeners.
+func (p *Provider) listener(ctx context.Context) stream.Func {
+	a, b := p.cfg.OnDelta, stream.Listener(ctx)
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(d stream.Delta) { a(d); b(d) }
+}
+
+// backoff doubles from cfg.Backoff up to cfg.MaxBackoff, minus up to a
+// fifth at random so parallel executors do not retry in lockstep.
+func (p *Provider) backoff(attempt int) time.Duration {
+	d := p.cfg.Backoff
+	for i := 1; i < attempt && d < p.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, p.cfg.MaxBackoff)
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// attempt makes one request. onText sees streamed pieces as they arrive.
+func (p *Provider) attempt(ctx context.Context, req model.Request, mdl string, streaming bool, onText func(string)) (model.Response, *failure) {
+	actx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	var msgs []sdk.ChatCompletionMessageParamUnion
+	if req.System != "" {
+		msgs = append(msgs, sdk.SystemMessage(req.System))
+	}
+	msgs = append(msgs, sdk.UserMessage(req.Prompt))
+	params := sdk.ChatCompletionNewParams{Model: mdl, Messages: msgs}
+
+	if !streaming {
+		resp, err := p.chat.New(actx, params)
+		if err != nil {
+			return model.Response{}, p.classify(ctx, actx, err, req.Role)
+		}
+		if len(resp.Choices) == 0 {
+			return model.Response{}, &failure{kind: ErrMalformed, what: "got an answer with no choices",
+				hint: fmt.Sprintf("the server may not speak the OpenAI chat API; check %s", EnvBaseURL)}
+		}
+		ch := resp.Choices[0]
+		u := resp.Usage
+		return p.finish(req, ch.Message.Content, ch.Message.Refusal, ch.FinishReason, u.JSON.PromptTokens.Valid(), int(u.PromptTokens), int(u.CompletionTokens))
+	}
+
+	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	var raw *http.Response
+	st := p.chat.NewStreaming(actx, params, option.WithResponseInto(&raw))
+	defer st.Close()
+	var text, refusal strings.Builder
+	finish := ""
+	var sawUsage bool
+	var pt, ct int
+	for st.Next() {
+		c := st.Current()
+		if c.JSON.Usage.Valid() && c.Usage.JSON.PromptTokens.Valid() {
+			sawUsage, pt, ct = true, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens)
+		}
+		for _, ch := range c.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if s := ch.Delta.Content; s != "" {
+				text.WriteString(s)
+				onText(p.redact(s))
+			}
+			refusal.WriteString(ch.Delta.Refusal)
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		return model.Response{}, p.classify(ctx, actx, err, req.Role)
+	}
+	if actx.Err() != nil {
+		// A deadline can end the body read without a read error.
+		return model.Response{}, p.classify(ctx, actx, actx.Err(), req.Role)
+	}
+	if finish == "" {
+		if raw != nil && text.Len() == 0 && !strings.Contains(raw.Header.Get("Content-Type"), "text/event-stream") {
+			return model.Response{}, &failure{kind: ErrMalformed, what: fmt.Sprintf("answered a streamed request with %q instead of an event stream", raw.Header.Get("Content-Type")),
+				hint: fmt.Sprintf("the server may not support streaming or not speak the OpenAI chat API; check %s", EnvBaseURL)}
+		}
+		return model.Response{}, &failure{kind: ErrTruncated, what: fmt.Sprintf("got a stream that ended before the answer was complete (no finish_reason after %d characters)", text.Len()),
+			hint: "the connection or the server broke off; try again, or check the server's logs", retry: true}
+	}
+	return p.finish(req, text.String(), refusal.String(), finish, sawUsage, pt, ct)
+}
+
+// think is the reasoning block some local models put before the answer; it
+// may hold braces that would confuse the planner's JSON extraction.
+var think = regexp.MustCompile(`(?s)^\s*<think>.*?</think>`)
+
+// finish checks a complete answer and builds the response.
+func (p *Provider) finish(req model.Request, text, refusal, reason string, haveUsage bool, pt, ct int) (model.Response, *failure) {
+	switch reason {
+	case "length":
+		return model.Response{}, &failure{kind: ErrIncomplete, what: fmt.Sprintf("was cut off at the model's output limit (finish_reason length, %d characters)", len(text)),
+			hint: "use a model with a larger output limit or context window; a cut answer breaks the planner's and critic's JSON"}
+	case "content_filter":
+		return model.Response{}, &failure{kind: ErrIncomplete, what: "was withheld by the server's content filter (finish_reason content_filter)",
+			hint: "rephrase the ticket or use another model"}
+	}
+	text = strings.TrimSpace(think.ReplaceAllString(text, ""))
+	if text == "" {
+		if refusal != "" {
+			return model.Response{}, &failure{kind: ErrIncomplete, what: "was refused by the model (" + p.clip(refusal) + ")", hint: "rephrase the ticket or use another model"}
+		}
+		return model.Response{}, &failure{kind: ErrMalformed, what: "got an empty answer",
+			hint: fmt.Sprintf("check that %s names a chat model", RoleEnv(req.Role))}
+	}
+	if !haveUsage {
+		// Some local servers report no usage; estimate like the mock does
+		// (4 bytes a token) rather than report zero work.
+		pt, ct = (len(req.System)+len(req.Prompt)+3)/4, (len(text)+3)/4
+	}
+	return model.Response{Text: p.redact(text), Usage: model.Usage{PromptTokens: pt, CompletionTokens: ct}}, nil
+}

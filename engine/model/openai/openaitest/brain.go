@@ -1,0 +1,204 @@
+package openaitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+)
+
+// TicketBrain answers the ticket graph's prompts the way a chat model does:
+// the plan and the verdict as JSON inside prose and a code fence, findings
+// and the reply as sentences. Its decisions (which subtasks, which output
+// the critic bounces) follow the ticket mock, so a run takes the same path.
+// It tells the role from the system prompt, as a real model would have to.
+func TicketBrain(_, system, prompt string) (string, error) {
+	// Each system prompt mentions other roles ("check each executor
+	// output", "if the critic gave feedback"), so match how it introduces
+	// the model itself.
+	s := strings.ToLower(system)
+	switch {
+	case strings.Contains(s, "you compress"):
+		return ticket.Respond(model.Request{Role: model.RoleSummarizer, Prompt: prompt})
+	case strings.Contains(s, "you are the critic"):
+		return critic(prompt)
+	case strings.Contains(s, "you are the planner"):
+		return planner(prompt)
+	case strings.Contains(s, "you are an executor"):
+		return executor(prompt)
+	case strings.Contains(s, "final reply"):
+		return reply(prompt), nil
+	}
+	return "", fmt.Errorf("the ticket brain does not know the system prompt %q", clip(system, 60))
+}
+
+func fenced(intro, raw, outro string) (string, error) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(raw), "", "  "); err != nil {
+		return "", err
+	}
+	out := intro + "\n\n```json\n" + b.String() + "\n```"
+	if outro != "" {
+		out += "\n\n" + outro
+	}
+	return out, nil
+}
+
+func planner(prompt string) (string, error) {
+	raw, err := ticket.Respond(model.Request{Role: model.RolePlanner, Prompt: prompt})
+	if err != nil {
+		return "", err
+	}
+	// Keep only the fields the system prompt asks for, as a model would.
+	var plan struct {
+		Subtasks []struct {
+			ID    string `json:"id"`
+			Goal  string `json:"goal"`
+			Topic string `json:"topic"`
+		} `json:"subtasks"`
+	}
+	if err := json.Unmarshal([]byte(raw), &plan); err != nil {
+		return "", err
+	}
+	var topics []string
+	for _, s := range plan.Subtasks {
+		topics = append(topics, s.Topic)
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return "", err
+	}
+	intro := fmt.Sprintf("The customer asks %s, so I split the request into one independent subtask per question.", count(len(topics), "question")+" ("+strings.Join(topics, ", ")+")")
+	return fenced(intro, string(b), "Each goal carries the order number so the executors can look it up directly.")
+}
+
+func count(n int, noun string) string {
+	words := []string{"no", "one", "two", "three", "four", "five"}
+	w := fmt.Sprint(n)
+	if n < len(words) {
+		w = words[n]
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	return w + " " + noun
+}
+
+var (
+	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
+	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
+	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
+	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
+	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
+	reOutput   = regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`)
+	reOrder    = regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`)
+)
+
+func executor(prompt string) (string, error) {
+	tool := reTool.FindStringSubmatch(prompt)
+	if reSubtask.FindStringSubmatch(prompt) == nil || tool == nil {
+		return "", fmt.Errorf("executor prompt lacks SUBTASK or TOOL lines")
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(tool[3]), &r); err != nil {
+		return "", fmt.Errorf("tool result is not JSON: %w", err)
+	}
+	v := func(k string) string { return fmt.Sprint(r[k]) }
+	yes := func(k string) bool { b, _ := r[k].(bool); return b }
+	var out string
+	switch tool[1] {
+	case "lookup_order":
+		out = fmt.Sprintf("According to lookup_order, order %s is at the stage \"%s\" since %s, with %s item(s) in it.", v("order"), v("stage"), v("since"), v("items"))
+	case "shipping_events":
+		out = fmt.Sprintf("shipping_events shows the parcel is with %s; the latest scan was %s, and the estimated delivery date is %s.", v("carrier"), v("lastScan"), v("eta"))
+	case "refund_policy":
+		if yes("eligible") {
+			out = fmt.Sprintf("Per refund_policy the order is eligible for a refund within %s; the money goes back to the %s.", v("window"), v("method"))
+		} else {
+			out = fmt.Sprintf("Per refund_policy the order is not eligible for a refund at the moment (window: %s).", v("window"))
+		}
+	case "address_change":
+		if yes("changeable") {
+			out = fmt.Sprintf("address_change says the delivery address can still be changed until %s.", v("until"))
+		} else {
+			out = fmt.Sprintf("address_change says the delivery address can no longer be changed (cut-off %s).", v("until"))
+		}
+	case "invoice_lookup":
+		out = fmt.Sprintf("invoice_lookup found invoice %s for order %s, with %s VAT, billed %s.", v("invoice"), v("order"), v("vat"), v("billedTo"))
+	case "warranty_check":
+		out = fmt.Sprintf("warranty_check: the item is covered until %s, for %s.", v("until"), v("covers"))
+	case "cancel_check":
+		if yes("cancellable") {
+			out = fmt.Sprintf("cancel_check: the order can still be cancelled, fee %s.", v("fee"))
+		} else {
+			out = "cancel_check: the order can no longer be cancelled."
+		}
+	case "payment_lookup":
+		b, _ := json.Marshal(r["charges"])
+		out = fmt.Sprintf("payment_lookup lists these charges for order %s: %s.", v("order"), b)
+	default:
+		out = fmt.Sprintf("The knowledge base article %s covers this case.", v("article"))
+	}
+	if fb := reFeedback.FindStringSubmatch(prompt); fb != nil {
+		out = "Revised after review (" + fb[1] + "): " + out
+	}
+	return out, nil
+}
+
+func critic(prompt string) (string, error) {
+	raw, err := ticket.Respond(model.Request{Role: model.RoleCritic, Prompt: prompt})
+	if err != nil {
+		return "", err
+	}
+	var verdict struct {
+		Redo []struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"redo"`
+	}
+	_ = json.Unmarshal([]byte(raw), &verdict)
+	redo := map[string]string{}
+	for _, r := range verdict.Redo {
+		redo[r.ID] = r.Reason
+	}
+	var b strings.Builder
+	b.WriteString("I checked each executor output against the customer's requirement:")
+	for _, o := range reOutput.FindAllStringSubmatch(prompt, -1) {
+		if reason, ok := redo[o[1]]; ok {
+			fmt.Fprintf(&b, "\n- %s (%s): not yet enough; it should %s.", o[1], o[2], reason)
+		} else {
+			fmt.Fprintf(&b, "\n- %s (%s): answers the question with the tool's figures.", o[1], o[2])
+		}
+	}
+	return fenced(b.String(), raw, "")
+}
+
+func reply(prompt string) string {
+	var b strings.Builder
+	b.WriteString("Hello,\n\nthank you for your patience")
+	if m := reRequest.FindStringSubmatch(prompt); m != nil {
+		if ref := reOrder.FindString(m[1]); ref != "" {
+			fmt.Fprintf(&b, " regarding order %s", ref)
+		}
+	}
+	b.WriteString(". Here is what we found:\n")
+	for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
+		fmt.Fprintf(&b, "\n- %s", f[3])
+	}
+	if strings.Contains(prompt, "NOTE: some findings are unverified") {
+		b.WriteString("\n\nA few points could not be fully verified yet; a colleague will follow up by e-mail.")
+	}
+	b.WriteString("\n\nIf anything is unclear, just reply to this message.\n\nKind regards,\nCustomer support")
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,294 @@
+// Package openaitest is a fake OpenAI-compatible chat completions server for
+// tests and demo recordings. It answers with a Brain (TicketBrain answers
+// the ticket graph's prompts the way a chat model would), streams over SSE
+// when asked, and can be told to fail the next requests the ways real
+// servers do: error statuses, stalls, malformed bodies, cut streams.
+//
+// It never touches the network beyond its own loopback listener.
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Brain answers one chat request.
+type Brain func(model, system, prompt string) (string, error)
+
+// Echo is a brain that repeats the prompt, for tests of the transport.
+func Echo(model, system, prompt string) (string, error) { return "echo: " + prompt, nil }
+
+// Request is what the server received, for assertions.
+type Request struct {
+	Path          string
+	Model         string
+	System        string
+	Prompt        string
+	Stream        bool
+	IncludeUsage  bool
+	Authorization string
+}
+
+// Fault makes one request fail. The zero Fault answers normally.
+type Fault struct {
+	// Status answers with this HTTP status and an OpenAI-style error body.
+	Status        int
+	Code, Message string
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter string
+	// Body answers 200 with this raw body and ContentType (default
+	// application/json): malformed JSON, an HTML page, …
+	Body, ContentType string
+	// Stall holds the request until the client gives up or the server closes.
+	Stall bool
+	// CutAfter, on a streamed request, sends this many content chunks and
+	// then ends the stream without a finish_reason; Abort drops the
+	// connection instead of ending the body cleanly.
+	CutAfter int
+	Abort    bool
+	// StreamError, on a streamed request, sends an error event after the
+	// first chunk.
+	StreamError string
+	// FinishReason replaces "stop" (e.g. "length").
+	FinishReason string
+}
+
+// Server is an httptest.Server speaking POST /v1/chat/completions.
+type Server struct {
+	*httptest.Server
+	brain Brain
+	// ChunkRunes is how many characters each streamed chunk carries.
+	ChunkRunes int
+	// NoUsage leaves usage out of answers (some local servers do).
+	NoUsage bool
+
+	mu       sync.Mutex
+	faults   []Fault
+	faultFor func(Request) *Fault
+	requests []Request
+	quit     chan struct{}
+	closed   sync.Once
+}
+
+// NewServer starts a server answering with brain. Close it when done.
+func NewServer(brain Brain) *Server {
+	s := &Server{brain: brain, ChunkRunes: 8, quit: make(chan struct{})}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// BaseURL is the API root to configure a client with.
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Close releases stalled requests, then stops the server.
+func (s *Server) Close() {
+	s.closed.Do(func() { close(s.quit) })
+	s.Server.Close()
+}
+
+// Fail queues faults for the next requests, one each.
+func (s *Server) Fail(f ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f...)
+}
+
+// FailWhen decides per request (after queued faults are used up); nil
+// answers normally.
+func (s *Server) FailWhen(f func(Request) *Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFor = f
+}
+
+// Requests returns what the server received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type wireRequest struct {
+	Model         string        `json:"model"`
+	Messages      []wireMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// text reads a message's content: a string, or an array of text parts.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "unknown_url", fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path), "")
+		return
+	}
+	var wr wireRequest
+	if err := json.NewDecoder(r.Body).Decode(&wr); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_json", "could not parse the JSON body: "+err.Error(), "")
+		return
+	}
+	req := Request{Path: r.URL.Path, Model: wr.Model, Stream: wr.Stream, Authorization: r.Header.Get("Authorization")}
+	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
+	for _, m := range wr.Messages {
+		switch m.Role {
+		case "system", "developer":
+			req.System += text(m.Content)
+		case "user":
+			req.Prompt += text(m.Content)
+		}
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var f *Fault
+	if len(s.faults) > 0 {
+		f = &s.faults[0]
+		s.faults = s.faults[1:]
+	} else if s.faultFor != nil {
+		f = s.faultFor(req)
+	}
+	s.mu.Unlock()
+	if f == nil {
+		f = &Fault{}
+	}
+	switch {
+	case f.Stall:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return
+	case f.Status != 0:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		writeError(w, f.Status, f.Code, f.Message, "")
+		return
+	case f.Body != "":
+		ct := f.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write([]byte(f.Body))
+		return
+	}
+	answer, err := s.brain(req.Model, req.System, req.Prompt)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "brain_failed", err.Error(), "")
+		return
+	}
+	finish := "stop"
+	if f.FinishReason != "" {
+		finish = f.FinishReason
+	}
+	usage := map[string]int{"prompt_tokens": tokens(req.System) + tokens(req.Prompt), "completion_tokens": tokens(answer)}
+	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+	if !req.Stream {
+		body := map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion", "created": 1767225600, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}},
+		}
+		if !s.NoUsage {
+			body["usage"] = usage
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+		return
+	}
+	s.stream(w, req, f, answer, finish, usage)
+}
+
+func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer, finish string, usage map[string]int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1767225600, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	n := s.ChunkRunes
+	if n <= 0 {
+		n = 8
+	}
+	sent := 0
+	for rest := answer; rest != ""; sent++ {
+		if f.CutAfter > 0 && sent == f.CutAfter {
+			if f.Abort {
+				panic(http.ErrAbortHandler) // drops the connection mid-body
+			}
+			return // a clean end of body, but no finish_reason and no [DONE]
+		}
+		if f.StreamError != "" && sent == 1 {
+			send(map[string]any{"error": map[string]any{"message": f.StreamError, "type": "server_error"}})
+			return
+		}
+		piece := rest
+		if utf8.RuneCountInString(piece) > n {
+			piece = string([]rune(piece)[:n])
+		}
+		rest = rest[len(piece):]
+		send(chunk(map[string]any{"content": piece}, nil))
+	}
+	send(chunk(map[string]any{}, finish))
+	if req.IncludeUsage && !s.NoUsage {
+		send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1767225600, "model": req.Model, "choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, param string) {
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": param}})
+}
+
+// tokens is a plausible token count: about four bytes a token.
+func tokens(s string) int { return (len(s) + 3) / 4 }

@@ -1,0 +1,362 @@
+// Package replay records a run's model exchanges to a file and serves them
+// back offline, so a class can replay a real model's session with no
+// network and no key, and get the same checkpoints every time.
+//
+// A Recorder wraps any model.Model and appends each finished exchange
+// (role, system prompt, prompt, answer or error, usage; never a key or a
+// server address) to the file as it happens, so a killed run still leaves a
+// valid recording and a resumed run adds to it. A Replayer answers each call
+// from the recording, matched by role and prompt and, among identical
+// requests, in recorded order; it refuses, naming the call and how its
+// prompt differs, when the run asks something the recording does not hold.
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"rewind/engine/model"
+	"rewind/engine/model/stream"
+)
+
+// Format names the file layout; a file of another format is refused.
+const Format = "rewind.recording/v1"
+
+// Exchange is one model call and its outcome.
+type Exchange struct {
+	Role   string      `json:"role"`
+	System string      `json:"system,omitempty"`
+	Prompt string      `json:"prompt"`
+	Text   string      `json:"text,omitempty"`
+	Usage  model.Usage `json:"usage"`
+	// Error is the call's failure as the run saw it; replay fails the call
+	// the same way (e.g. a failed summary skips compaction again).
+	Error string `json:"error,omitempty"`
+}
+
+// File is a recording.
+type File struct {
+	Format string `json:"format"`
+	// Source says what answered (e.g. the provider and its models).
+	Source    string     `json:"source,omitempty"`
+	Exchanges []Exchange `json:"exchanges"`
+}
+
+// errFormat marks a file that is not a usable recording.
+var errFormat = errors.New("not a rewind recording")
+
+// Load reads and checks a recording.
+func Load(ctx context.Context, path string) (*File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read it: %w", err)
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%w (%v)", errFormat, err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("%w (format %q, want %q)", errFormat, f.Format, Format)
+	}
+	for i, x := range f.Exchanges {
+		if x.Role == "" {
+			return nil, fmt.Errorf("%w (exchange %d has no role: the file is damaged)", errFormat, i+1)
+		}
+	}
+	return &f, nil
+}
+
+// save writes f atomically: a crash mid-write leaves the old file intact.
+func save(ctx context.Context, path string, f *File) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Unescaped <, > and & keep prompts legible for a class reading the file.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	// A recording holds no secret and is made to be shared.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Recorder is a model.Model that records every exchange of inner.
+type Recorder struct {
+	inner model.Model
+	path  string
+	mu    sync.Mutex
+	file  File
+}
+
+var _ model.Model = (*Recorder)(nil)
+
+// NewRecorder records inner's exchanges to path. An existing recording is
+// added to (so a run killed and resumed records into one file); any other
+// existing file is refused rather than overwritten. The file is written at
+// once, so a bad path fails before the run starts.
+func NewRecorder(ctx context.Context, inner model.Model, path, source string) (*Recorder, error) {
+	r := &Recorder{inner: inner, path: path, file: File{Format: Format, Source: source, Exchanges: []Exchange{}}}
+	if _, err := os.Stat(path); err == nil {
+		old, err := Load(ctx, path)
+		if errors.Is(err, errFormat) {
+			return nil, fmt.Errorf("--record %s exists and is %w, so it is left alone: pick another file name", path, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--record %s: %w", path, err)
+		}
+		r.file.Exchanges = old.Exchanges
+		if old.Source != "" && old.Source != source {
+			r.file.Source = old.Source + "; then " + source
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--record %s: %w", path, err)
+	}
+	if err := save(ctx, path, &r.file); err != nil {
+		return nil, fmt.Errorf("--record %s: cannot write the recording: %w", path, err)
+	}
+	return r, nil
+}
+
+// Complete implements model.Model.
+func (r *Recorder) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := r.inner.Complete(ctx, req)
+	// A call the run cancelled (kill, Ctrl-C, deadline) says nothing about
+	// the model: leave it out, so the resumed run's call is the one
+	// recorded. A provider's own timeout is the model's outcome and stays.
+	if ctx.Err() != nil {
+		return resp, err
+	}
+	x := Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Text: resp.Text, Usage: resp.Usage}
+	if err != nil {
+		x = Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Error: err.Error()}
+	}
+	r.mu.Lock()
+	r.file.Exchanges = append(r.file.Exchanges, x)
+	serr := save(context.WithoutCancel(ctx), r.path, &r.file)
+	r.mu.Unlock()
+	if serr != nil {
+		return model.Response{}, fmt.Errorf("record the %s exchange to %s: %w; the run stopped so the recording stays complete: free the disk or pick another --record file, then resume", req.Role, r.path, serr)
+	}
+	return resp, err
+}
+
+// Len is how many exchanges the recording holds.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.file.Exchanges)
+}
+
+// ErrNotRecorded is matched by errors.Is for a *MismatchError.
+var ErrNotRecorded = errors.New("call not in the recording")
+
+// ErrRecordedFailure is a call that failed when it was recorded.
+var ErrRecordedFailure = errors.New("recorded call failed")
+
+// MismatchError refuses a call the recording does not hold.
+type MismatchError struct {
+	File string
+	Role string
+	// Call is the run's model call number (parallel executors arrive in any
+	// order); RoleCall counts the calls of Role alone.
+	Call, RoleCall int
+	// Diff says how the prompt differs from the nearest recorded one.
+	Diff string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("replay: model call %d (%s call %d) is not in the recording %s: %s; replay the run the recording was made from (same thread history and input), or record a new one with --record",
+		e.Call, e.Role, e.RoleCall, e.File, e.Diff)
+}
+
+// Is makes errors.Is(err, ErrNotRecorded) work.
+func (e *MismatchError) Is(target error) bool { return target == ErrNotRecorded }
+
+// Replayer is a model.Model answering from a recording. It is safe for
+// concurrent use.
+type Replayer struct {
+	path string
+	file *File
+
+	mu       sync.Mutex
+	byKey    map[string][]int // role+prompt → exchange indices, recorded order
+	used     []bool
+	calls    int
+	roleCall map[string]int
+}
+
+var _ model.Model = (*Replayer)(nil)
+
+// Open loads a recording for replay.
+func Open(ctx context.Context, path string) (*Replayer, error) {
+	f, err := Load(ctx, path)
+	if errors.Is(err, errFormat) {
+		return nil, fmt.Errorf("--replay %s: %w: pass a file written by --record", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--replay %s: %w", path, err)
+	}
+	r := &Replayer{path: path, file: f, byKey: map[string][]int{}, used: make([]bool, len(f.Exchanges)), roleCall: map[string]int{}}
+	for i, x := range f.Exchanges {
+		k := key(x.Role, x.Prompt)
+		r.byKey[k] = append(r.byKey[k], i)
+	}
+	return r, nil
+}
+
+func key(role, prompt string) string { return role + "\x00" + prompt }
+
+// Source says what answered when the recording was made.
+func (r *Replayer) Source() string { return r.file.Source }
+
+// Len is how many exchanges the recording holds.
+func (r *Replayer) Len() int { return len(r.file.Exchanges) }
+
+// Unused returns the exchanges no call has asked for yet.
+func (r *Replayer) Unused() []Exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Exchange
+	for i, u := range r.used {
+		if !u {
+			out = append(out, r.file.Exchanges[i])
+		}
+	}
+	return out
+}
+
+// Complete implements model.Model.
+func (r *Replayer) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return model.Response{}, err
+	}
+	r.mu.Lock()
+	r.calls++
+	r.roleCall[req.Role]++
+	idx := -1
+	for _, i := range r.byKey[key(req.Role, req.Prompt)] {
+		if !r.used[i] {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		err := &MismatchError{File: r.path, Role: req.Role, Call: r.calls, RoleCall: r.roleCall[req.Role], Diff: r.explain(req)}
+		r.mu.Unlock()
+		return model.Response{}, err
+	}
+	r.used[idx] = true
+	x := r.file.Exchanges[idx]
+	r.mu.Unlock()
+
+	if listen := stream.Listener(ctx); listen != nil {
+		call := stream.NewCall()
+		if x.Text != "" {
+			listen(stream.Delta{Call: call, Role: req.Role, Text: x.Text})
+		}
+		listen(stream.Delta{Call: call, Role: req.Role, Done: true, Err: x.Error})
+	}
+	if x.Error != "" {
+		return model.Response{}, fmt.Errorf("replay: this %s call failed when it was recorded (%s): %w", req.Role, x.Error, ErrRecordedFailure)
+	}
+	return model.Response{Text: x.Text, Usage: x.Usage}, nil
+}
+
+// explain says why req has no answer; r.mu is held.
+func (r *Replayer) explain(req model.Request) string {
+	if n := len(r.byKey[key(req.Role, req.Prompt)]); n > 0 {
+		return fmt.Sprintf("the recording answers this exact %s prompt %d time(s) and the run asked once more", req.Role, n)
+	}
+	best, bestLen := -1, -1
+	for i, x := range r.file.Exchanges {
+		if x.Role != req.Role {
+			continue
+		}
+		n := commonPrefix(x.Prompt, req.Prompt)
+		// Prefer the closest prompt, and among equals one not yet used.
+		if n > bestLen || (n == bestLen && r.used[best] && !r.used[i]) {
+			best, bestLen = i, n
+		}
+	}
+	if best < 0 {
+		return fmt.Sprintf("the recording holds no %s call at all", req.Role)
+	}
+	return fmt.Sprintf("its prompt differs from recorded exchange %d: %s", best+1, Diff(r.file.Exchanges[best].Prompt, req.Prompt))
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// Diff is a one-line account of where two texts first differ: line,
+// column and a little context from each side.
+func Diff(recorded, asked string) string {
+	n := commonPrefix(recorded, asked)
+	// Back up to a rune boundary so the snippets stay valid UTF-8.
+	for n > 0 && n < len(recorded) && !startsRune(recorded[n]) {
+		n--
+	}
+	line := strings.Count(asked[:n], "\n") + 1
+	col := n - strings.LastIndex(asked[:n], "\n")
+	return fmt.Sprintf("at line %d, column %d: recorded %s, asked %s", line, col, snippet(recorded, n), snippet(asked, n))
+}
+
+func startsRune(b byte) bool { return b&0xC0 != 0x80 }
+
+// snippet is s around byte offset at: a little before, more after, quoted
+// so newlines stay on one line.
+func snippet(s string, at int) string {
+	const before, after = 20, 40
+	from := max(0, at-before)
+	for from > 0 && !startsRune(s[from]) {
+		from--
+	}
+	to := min(len(s), at+after)
+	for to < len(s) && !startsRune(s[to]) {
+		to++
+	}
+	out := fmt.Sprintf("%q", s[from:to])
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(s) {
+		out += "…"
+	}
+	if at >= len(s) {
+		out += " (ends here)"
+	}
+	return out
+}

@@ -1,0 +1,395 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"rewind/engine/model"
+	"rewind/store"
+)
+
+// runner is one invocation holding the thread's writer lock.
+type runner struct {
+	e      *Engine
+	thread string
+	cfg    RunConfig
+	lastID int64
+	epoch  int64 // fencing token from the store
+	res    Result
+}
+
+func (r *runner) event(typ, node, task string, data any) Event {
+	ev := Event{Thread: r.thread, Type: typ, Node: node, Task: task, At: r.e.now().UTC()}
+	if data != nil {
+		if b, err := json.Marshal(data); err == nil {
+			ev.Data = b
+		}
+	}
+	return ev
+}
+
+func (r *runner) observe(ev Event) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(ev)
+	}
+}
+
+func (r *runner) hook(point string, info HookInfo) {
+	if r.cfg.Hook != nil {
+		info.Thread = r.thread
+		r.cfg.Hook(point, info)
+	}
+}
+
+// entry writes the input (or fork) checkpoint: the input applied through the
+// reducers, and the graph's entry node as the one pending task.
+func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, source, evType string, md Metadata) (Checkpoint, error) {
+	values, err := r.e.graph.apply(parent.Values, input)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("apply input to thread %q: %w", r.thread, err)
+	}
+	id := r.lastID + 1
+	step := parent.Step + 1
+	md.Writes = map[string][]string{"input": channelsOf(input)}
+	cp := Checkpoint{Thread: r.thread, ID: id, ParentID: parent.ID, Step: step, Source: source, Values: values,
+		Tasks: tasksFor(r.thread, id, step, []Target{Goto(r.e.graph.entry)}), Metadata: md}
+	events := []Event{r.event(evType, "", "", map[string]any{"channels": channelsOf(input), "parent": parent.ID})}
+	interrupt := r.interruptBefore(cp.Tasks)
+	if interrupt != nil {
+		cp.Metadata.Interrupt = interrupt
+		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+	}
+	if err := r.commit(ctx, &cp, events); err != nil {
+		return Checkpoint{}, err
+	}
+	if interrupt != nil {
+		r.res.Interrupt = interrupt
+	}
+	return cp, nil
+}
+
+// commit stores a checkpoint and its events in one transaction.
+func (r *runner) commit(ctx context.Context, cp *Checkpoint, events []Event) error {
+	events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
+		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
+		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+	doc, err := r.e.graph.encode(*cp)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
+	}
+	rows := make([]store.Event, len(events))
+	for i := range events {
+		events[i].Checkpoint, events[i].Seq = cp.ID, i+1
+		payload, err := json.Marshal(events[i])
+		if err != nil {
+			return fmt.Errorf("encode event %s: %w", events[i].Type, err)
+		}
+		rows[i] = store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: i + 1, Type: events[i].Type, Payload: payload}
+	}
+	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
+	if err := r.e.store.PutCheckpoint(ctx, store.Checkpoint{ThreadID: r.thread, ID: cp.ID, ParentID: cp.ParentID, State: doc, Epoch: r.epoch}, rows); err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", r.thread, cp.ID, err)
+		}
+		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
+	}
+	r.lastID = cp.ID
+	cp.CreatedAt = r.e.now().UTC()
+	// Task events were observed live as they happened; only the runtime's
+	// own events are new to an observer here.
+	for _, ev := range events {
+		if ev.Task == "" || ev.Type == EventTaskReused {
+			r.observe(ev)
+		}
+	}
+	r.hook(HookAfterCommit, HookInfo{Checkpoint: cp.ID, Committed: cp})
+	return nil
+}
+
+func (r *runner) interruptBefore(tasks []Task) *Interrupt {
+	for _, t := range tasks {
+		for _, n := range r.cfg.InterruptBefore {
+			if t.Node == n {
+				return &Interrupt{When: "before", Node: n}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) interruptAfter(ran []string) *Interrupt {
+	for _, node := range ran {
+		for _, n := range r.cfg.InterruptAfter {
+			if node == n {
+				return &Interrupt{When: "after", Node: n}
+			}
+		}
+	}
+	return nil
+}
+
+// drive runs supersteps from cp until no task is pending or an interrupt.
+func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
+	for steps := 0; len(cp.Tasks) > 0 && r.res.Interrupt == nil; steps++ {
+		if steps >= r.cfg.maxSteps() {
+			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", r.thread, steps, r.thread)
+		}
+		next, err := r.superstep(ctx, cp)
+		if err != nil {
+			r.finish(cp)
+			return r.res, err
+		}
+		cp = next
+	}
+	r.finish(cp)
+	return r.res, nil
+}
+
+func (r *runner) finish(cp Checkpoint) {
+	r.res.Checkpoint = cp.ID
+	r.res.Pending = cp.Tasks
+	r.res.MessagesAfter = cp.Values.Len("messages")
+	switch {
+	case r.res.Interrupt != nil && r.res.Interrupt.When == "approval":
+		r.res.Status = "awaiting-approval"
+	case len(cp.Tasks) > 0:
+		r.res.Status = "interrupted"
+	default:
+		r.res.Status = "done"
+	}
+}
+
+// superstep runs the pending tasks of cp (skipping those whose writes are
+// stored), applies all writes in task order and commits the next checkpoint.
+func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, error) {
+	stored, err := r.e.PendingWrites(ctx, r.thread, cp.ID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	done := map[string]TaskWrites{}
+	for _, tw := range stored {
+		done[tw.Task] = tw
+	}
+	records := make([]TaskWrites, len(cp.Tasks))
+	errs := make([]error, len(cp.Tasks))
+	var todo []int
+	for i, t := range cp.Tasks {
+		if tw, ok := done[t.ID]; ok {
+			records[i] = tw
+			continue
+		}
+		todo = append(todo, i)
+	}
+	r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	var wg sync.WaitGroup
+	for _, i := range todo {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i])
+		}(i)
+	}
+	wg.Wait()
+	var gate *ApprovalError
+	var gateTask Task
+	for i, err := range errs {
+		if errors.As(err, &gate) {
+			gateTask, errs[i] = cp.Tasks[i], nil
+			break
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Checkpoint{}, fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, r.thread)
+	}
+
+	if gate != nil {
+		// Nothing is committed: the finished tasks' writes are stored and the
+		// gate task stays pending until someone answers.
+		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
+		r.observe(r.event(EventInterrupt, gateTask.Node, gateTask.ID, r.res.Interrupt))
+		return cp, nil
+	}
+	var writes []Write
+	var ran []string
+	var events []Event
+	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
+	md := Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}
+	ranHere := map[int]bool{}
+	for _, i := range todo {
+		ranHere[i] = true
+	}
+	for i, t := range cp.Tasks {
+		rec := records[i]
+		writes = append(writes, rec.Writes...)
+		ran = append(ran, t.Node)
+		md.Writes[t.Node] = mergeSorted(md.Writes[t.Node], channelsOf(rec.Writes))
+		for role, n := range rec.ModelCalls {
+			md.ModelCalls[role] += n
+		}
+		events = append(events, rec.Events...)
+		if ranHere[i] {
+			report.Ran = append(report.Ran, t)
+			for role, n := range rec.ModelCalls {
+				report.ModelCalls[role] += n
+				r.res.ModelCalls[role] += n
+			}
+		} else {
+			report.Reused = append(report.Reused, t)
+			md.Reused = append(md.Reused, t.ID)
+			events = append(events, r.event(EventTaskReused, t.Node, t.ID, map[string]any{"from": cp.ID}))
+		}
+		if rec.DurationMs > md.DurationMs {
+			md.DurationMs = rec.DurationMs
+		}
+	}
+	md.Nodes = dedupe(ran)
+	md.TaskCounts = map[string]int{}
+	for _, n := range ran {
+		md.TaskCounts[n]++
+	}
+	values, err := r.e.graph.apply(cp.Values, writes)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", r.thread, cp.ID, err)
+	}
+	targets, err := r.e.graph.next(ran, values)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", r.thread, cp.ID, err)
+	}
+	id := r.lastID + 1
+	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceLoop, Values: values,
+		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: md}
+	var interrupt *Interrupt
+	if len(next.Tasks) > 0 {
+		if interrupt = r.interruptAfter(ran); interrupt == nil {
+			interrupt = r.interruptBefore(next.Tasks)
+		}
+	}
+	if interrupt != nil {
+		next.Metadata.Interrupt = interrupt
+		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+	}
+	if err := r.commit(ctx, &next, events); err != nil {
+		return Checkpoint{}, err
+	}
+	report.Checkpoint = id
+	r.res.Steps = append(r.res.Steps, report)
+	r.res.Interrupt = interrupt
+	return next, nil
+}
+
+// runTask runs one task and stores its writes the moment it finishes.
+func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task) (TaskWrites, error) {
+	fn := r.e.graph.nodes[t.Node]
+	if fn == nil {
+		return TaskWrites{}, fmt.Errorf("checkpoint %d of thread %q has a task for node %q, which this graph does not have", cp.ID, r.thread, t.Node)
+	}
+	start := r.e.now()
+	rec := TaskWrites{Task: t.ID, Node: t.Node}
+	var mu sync.Mutex
+	emit := func(typ string, data any) {
+		ev := r.event(typ, t.Node, t.ID, data)
+		mu.Lock()
+		rec.Events = append(rec.Events, ev)
+		mu.Unlock()
+		r.observe(ev)
+	}
+	counted := &countingModel{inner: r.e.model, calls: map[string]int{}, emit: emit, hook: func(point, role string) {
+		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
+	}}
+	emit(EventNodeStarted, map[string]any{"args": t.Args})
+	nc := &NodeContext{Thread: r.thread, Task: t, Values: cp.Values.clone(), Model: counted, emit: emit,
+		point: func(name string) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
+	writes, err := fn(ctx, nc)
+	var gate *ApprovalError
+	if errors.As(err, &gate) {
+		return TaskWrites{}, gate
+	}
+	if err != nil {
+		return TaskWrites{}, fmt.Errorf("node %s (task %s) failed: %w", t.Node, t.ID, err)
+	}
+	// Validate now, so a bad write fails the task rather than the superstep.
+	if _, err := r.e.graph.apply(cp.Values, writes); err != nil {
+		return TaskWrites{}, fmt.Errorf("node %s (task %s) wrote badly: %w", t.Node, t.ID, err)
+	}
+	rec.Writes = writes
+	rec.ModelCalls, rec.Usage = counted.snapshot()
+	rec.DurationMs = time.Since(start).Milliseconds()
+	emit(EventNodeFinished, map[string]any{"channels": channelsOf(writes), "modelCalls": rec.ModelCalls, "durationMs": rec.DurationMs})
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return TaskWrites{}, fmt.Errorf("encode writes of task %s: %w", t.ID, err)
+	}
+	if err := r.e.store.PutWrites(ctx, store.TaskWrites{ThreadID: r.thread, CheckpointID: cp.ID, TaskID: t.ID, Writes: doc, Epoch: r.epoch}); err != nil {
+		return TaskWrites{}, fmt.Errorf("store writes of task %s (%s): %w", t.ID, t.Node, err)
+	}
+	r.hook(HookTaskFinished, HookInfo{Checkpoint: cp.ID, Task: &t})
+	return rec, nil
+}
+
+// countingModel counts one task's model calls and emits model.called.
+type countingModel struct {
+	inner model.Model
+	emit  func(string, any)
+	hook  func(point, role string)
+	mu    sync.Mutex
+	calls map[string]int
+	usage model.Usage
+}
+
+func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	c.hook(HookBeforeModelCall, req.Role)
+	start := time.Now()
+	resp, err := c.inner.Complete(ctx, req)
+	c.mu.Lock()
+	c.calls[req.Role]++
+	c.usage.PromptTokens += resp.Usage.PromptTokens
+	c.usage.CompletionTokens += resp.Usage.CompletionTokens
+	c.mu.Unlock()
+	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": time.Since(start).Milliseconds()}
+	if err != nil {
+		data["error"] = err.Error()
+	}
+	c.emit(EventModelCalled, data)
+	if err == nil {
+		c.hook(HookAfterModelCall, req.Role)
+	}
+	return resp, err
+}
+
+func (c *countingModel) snapshot() (map[string]int, model.Usage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.calls))
+	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out, c.usage
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func mergeSorted(a, b []string) []string {
+	return channelsOf(append(toWrites(a), toWrites(b)...))
+}
+
+func toWrites(chs []string) []Write {
+	out := make([]Write, len(chs))
+	for i, c := range chs {
+		out[i] = Write{Channel: c}
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package ticket
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"rewind/engine/model"
+)
+
+// NewMock is the deterministic offline model for this graph: its answers
+// depend on its input, so a different sentence plans different subtasks.
+func NewMock() *model.Mock { return model.NewMock(Respond) }
+
+var (
+	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
+	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
+	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
+	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
+	reRound    = regexp.MustCompile(`(?m)^REVIEW ROUND (\d+)$`)
+	reOutput   = regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`)
+	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
+	reLine     = regexp.MustCompile(`^(#\d+) ([^:]+): (.*)$`)
+)
+
+// Respond answers the ticket graph's prompts deterministically.
+func Respond(req model.Request) (string, error) {
+	switch req.Role {
+	case model.RolePlanner:
+		m := reRequest.FindStringSubmatch(req.Prompt)
+		if m == nil {
+			return "", fmt.Errorf("planner prompt has no REQUEST line")
+		}
+		b, err := json.Marshal(map[string]any{"subtasks": plan(m[1])})
+		return string(b), err
+	case model.RoleExecutor:
+		return executorAnswer(req.Prompt)
+	case model.RoleCritic:
+		return criticAnswer(req.Prompt)
+	case model.RoleSummarizer:
+		return summaryAnswer(req.Prompt), nil
+	case model.RoleReply:
+		return replyAnswer(req.Prompt), nil
+	}
+	return "", fmt.Errorf("mock has no answer for role %q", req.Role)
+}
+
+func executorAnswer(prompt string) (string, error) {
+	st := reSubtask.FindStringSubmatch(prompt)
+	tool := reTool.FindStringSubmatch(prompt)
+	if st == nil || tool == nil {
+		return "", fmt.Errorf("executor prompt lacks SUBTASK or TOOL lines")
+	}
+	var result map[string]any
+	if err := json.Unmarshal([]byte(tool[3]), &result); err != nil {
+		return "", fmt.Errorf("tool result is not JSON: %w", err)
+	}
+	keys := make([]string, 0, len(result))
+	for _, k := range []string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"} {
+		if v, ok := result[k]; ok {
+			keys = append(keys, fmt.Sprintf("%s %v", k, v))
+		}
+	}
+	answer := fmt.Sprintf("%s: %s.", st[1], strings.Join(keys, ", "))
+	if fb := reFeedback.FindStringSubmatch(prompt); fb != nil {
+		answer += " Verified per review: " + fb[1] + "."
+	}
+	return answer, nil
+}
+
+func criticAnswer(prompt string) (string, error) {
+	round := 1
+	if m := reRound.FindStringSubmatch(prompt); m != nil {
+		fmt.Sscan(m[1], &round)
+	}
+	outs := reOutput.FindAllStringSubmatch(prompt, -1)
+	type redo struct {
+		ID     string `json:"id"`
+		Reason string `json:"reason"`
+	}
+	verdict := struct {
+		Approve []string `json:"approve"`
+		Redo    []redo   `json:"redo"`
+	}{Approve: []string{}, Redo: []redo{}}
+	// First round: bounce one output back (shipping if present, else the
+	// last); from the second round on, approve everything.
+	bounce := -1
+	if round == 1 && len(outs) > 0 {
+		bounce = len(outs) - 1
+		for i, o := range outs {
+			if o[2] == "shipping" {
+				bounce = i
+				break
+			}
+		}
+	}
+	for i, o := range outs {
+		if i == bounce {
+			verdict.Redo = append(verdict.Redo, redo{ID: o[1], Reason: topicOf(o[2]).redo})
+			continue
+		}
+		verdict.Approve = append(verdict.Approve, o[1])
+	}
+	b, err := json.Marshal(verdict)
+	return string(b), err
+}
+
+// summaryAnswer keeps each line's "#index speaker:" and its first words.
+func summaryAnswer(prompt string) string {
+	var out []string
+	for _, line := range strings.Split(prompt, "\n") {
+		m := reLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		words := strings.Fields(m[3])
+		if len(words) > 14 {
+			words = append(words[:14], "…")
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s", m[1], m[2], strings.Join(words, " ")))
+	}
+	return strings.Join(out, "\n")
+}
+
+func replyAnswer(prompt string) string {
+	var b strings.Builder
+	b.WriteString("Here is where things stand:")
+	for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
+		fmt.Fprintf(&b, "\n- %s", f[3])
+	}
+	if strings.Contains(prompt, "NOTE: some findings are unverified") {
+		b.WriteString("\nSome points could not be fully verified; a colleague will follow up.")
+	}
+	return b.String()
+}

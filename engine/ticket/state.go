@@ -1,0 +1,319 @@
+// Package ticket is the support-ticket agent graph rewind drives: a planner
+// splits the request into subtasks, executors run one per subtask in
+// parallel (Send fan-out), a critic bounces weak findings back for a redo,
+// a summarizer compacts long history, and a reply closes the turn.
+//
+// It owns the state schema (v2) and the migration from v1.
+package ticket
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"rewind/engine"
+)
+
+// SchemaVersion is the state shape this package writes.
+const SchemaVersion = 2
+
+// TurnToolBudget is how many tool calls one turn may make. It is set by each
+// new turn and never reset by a resume.
+const TurnToolBudget = 5
+
+// MaxReviewRounds bounds the critic loop; past it the turn is degraded.
+const MaxReviewRounds = 2
+
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one entry of the conversation as the agents see it. Index is
+// its original position (from 1) and survives compaction.
+type Message struct {
+	Index      int       `json:"index,omitempty"` // 0 on write: the reducer assigns it
+	Role       string    `json:"role"`
+	Speaker    string    `json:"speaker"`
+	Content    string    `json:"content"`
+	ToolCall   *ToolCall `json:"toolCall,omitempty"`
+	ToolCallID string    `json:"toolCallId,omitempty"`
+}
+
+// ToolCall is an executor's call of a tool.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// Summary is the compacted early history, kept apart from the messages.
+type Summary struct {
+	Text string `json:"text"`
+	// From and To are the original message indices it covers.
+	From           int      `json:"from"`
+	To             int      `json:"to"`
+	Count          int      `json:"count"`
+	Speakers       []string `json:"speakers"`
+	HistoryVersion int      `json:"historyVersion"`
+	Trigger        string   `json:"trigger"`
+}
+
+// Attachment is a reference to content stored elsewhere, never the content.
+type Attachment struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Ref     string `json:"ref"`
+	Caption string `json:"caption,omitempty"`
+}
+
+// Subtask statuses.
+const (
+	StatusPending          = "pending"
+	StatusDone             = "done"
+	StatusRedo             = "redo"
+	StatusApproved         = "approved"
+	StatusBlocked          = "blocked"
+	StatusAwaitingApproval = "AWAITING_APPROVAL"
+)
+
+// Subtask is one planned piece of work.
+type Subtask struct {
+	ID        string `json:"id"`
+	Goal      string `json:"goal"`
+	Topic     string `json:"topic,omitempty"`
+	ToolCalls int    `json:"toolCalls"`
+	Status    string `json:"status"`
+	Result    string `json:"result,omitempty"`
+	Feedback  string `json:"feedback,omitempty"`
+}
+
+// Operation statuses.
+const (
+	OpAwaitingApproval = "awaiting_approval"
+	OpApproved         = "approved"
+	OpRejected         = "rejected"
+	OpDone             = "done"
+	OpBlocked          = "blocked"
+)
+
+// Operation is a side effect recorded by id in a checkpoint before it runs
+// and updated with its result after, so a resume looks it up instead of
+// guessing from the conversation.
+type Operation struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Status  string `json:"status"`
+	Payload string `json:"payload,omitempty"`
+	Result  string `json:"result,omitempty"`
+	// Reused is set when a retry found the side effect already done.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// Request is the current turn's requirement, kept as a structured field so
+// the critic and the reply still see it after compaction folds the user's
+// message into the summary.
+type Request struct {
+	Index int    `json:"index"`
+	Text  string `json:"text"`
+}
+
+// Decision is a person's answer at an approval gate. It is state (what
+// happened in this conversation), recorded in its own channel, never as a
+// conversation message.
+type Decision struct {
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	By       string `json:"by,omitempty"`
+	At       string `json:"at,omitempty"`
+}
+
+// Authorization is a reference to a grant, with its expiry.
+type Authorization struct {
+	Ref       string `json:"ref"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// State is the typed view of the channels.
+type State struct {
+	Messages        []Message            `json:"messages"`
+	Summary         *Summary             `json:"summary"`
+	Attachments     []Attachment         `json:"attachments"`
+	Subtasks        []Subtask            `json:"subtasks"`
+	ReviewRounds    int                  `json:"reviewRounds"`
+	Degraded        bool                 `json:"degraded"`
+	BudgetRemaining *int                 `json:"budgetRemaining"`
+	HistoryVersion  int                  `json:"historyVersion"`
+	Operations      map[string]Operation `json:"operations"`
+	Authorization   *Authorization       `json:"authorization"`
+	Request         *Request             `json:"request"`
+	DraftRequested  bool                 `json:"draftRequested"`
+	Approvals       map[string]Decision  `json:"approvals"`
+}
+
+// Decode reads the typed state from channel values.
+func Decode(v engine.Values) (State, error) {
+	var s State
+	if err := v.Decode(&s); err != nil {
+		return State{}, fmt.Errorf("decode ticket state: %w", err)
+	}
+	return s, nil
+}
+
+func declareChannels(g *engine.Graph) {
+	g.Channel("messages", engine.IndexedAppend("index"), []Message{}).
+		Channel("summary", engine.LastValue, nil).
+		Channel("attachments", engine.MergeByID("id"), []Attachment{}).
+		Channel("subtasks", engine.MergeByID("id"), []Subtask{}).
+		Channel("reviewRounds", engine.Counter, 0).
+		Channel("degraded", engine.LastValue, false).
+		Channel("budgetRemaining", engine.Counter, nil).
+		Channel("historyVersion", engine.Counter, 0).
+		Channel("operations", engine.MergeMap, map[string]Operation{}).
+		Channel("authorization", engine.LastValue, nil).
+		Channel("request", engine.LastValue, nil).
+		Channel("draftRequested", engine.LastValue, false).
+		Channel("approvals", engine.MergeMap, map[string]Decision{})
+}
+
+// Turn is one new user turn.
+type Turn struct {
+	Text   string
+	Attach []string
+	// Draft asks for the reply to be created as an outgoing draft: a side
+	// effect behind an approval gate.
+	Draft bool
+	// Authorization is the grant the draft is written under; its expiry is
+	// checked before the write step, also on resume.
+	Authorization *Authorization
+}
+
+// Writes is the turn as input writes: the user's message, attachment
+// references, the turn's fresh tool budget and what it asks for. Empty text
+// gives no writes (the engine refuses an empty turn).
+func (t Turn) Writes() []engine.Write {
+	if strings.TrimSpace(t.Text) == "" {
+		return nil
+	}
+	ws := []engine.Write{
+		engine.Put("messages", []Message{{Role: RoleUser, Speaker: "user", Content: t.Text}}),
+		engine.Put("budgetRemaining", map[string]int{"set": TurnToolBudget}),
+		engine.Put("reviewRounds", map[string]int{"set": 0}),
+		engine.Put("degraded", false),
+		engine.Put("draftRequested", t.Draft),
+	}
+	if len(t.Attach) > 0 {
+		atts := make([]Attachment, len(t.Attach))
+		for i, ref := range t.Attach {
+			atts[i] = NewAttachment(ref)
+		}
+		ws = append(ws, engine.Put("attachments", atts))
+	}
+	if t.Authorization != nil {
+		ws = append(ws, engine.Put("authorization", t.Authorization))
+	}
+	return ws
+}
+
+// Input is the common turn: text and attachment references.
+func Input(text string, attachRefs ...string) []engine.Write {
+	return Turn{Text: text, Attach: attachRefs}.Writes()
+}
+
+// Approve records a person's answer for the operation awaiting approval.
+func Approve(operation string, d Decision) []engine.Write {
+	return []engine.Write{engine.Put("approvals", map[string]Decision{operation: d})}
+}
+
+// NewAttachment builds a reference with an id and kind derived from ref.
+func NewAttachment(ref string) Attachment {
+	base := path.Base(ref)
+	kind := "file"
+	switch strings.ToLower(path.Ext(base)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+		kind = "image"
+	case ".pdf", ".txt", ".md", ".doc", ".docx":
+		kind = "document"
+	}
+	id := "att-" + strings.TrimSuffix(base, path.Ext(base))
+	if base == "." || base == "/" || id == "att-" {
+		id = "att-ref"
+	}
+	return Attachment{ID: id, Kind: kind, Ref: ref}
+}
+
+// migrateV1 upgrades a v1 document: it only renames and fills defaults.
+// v1 called the attachment reference `url`, counted tool calls in `calls`,
+// said WAITING for AWAITING_APPROVAL, and had no budget, history version,
+// operations or message indices.
+func migrateV1(doc map[string]any) error {
+	values, _ := doc["values"].(map[string]any)
+	if values == nil {
+		values = map[string]any{}
+		doc["values"] = values
+	}
+	for _, a := range list(values["attachments"]) {
+		if _, has := a["ref"]; !has {
+			a["ref"] = a["url"]
+		}
+		delete(a, "url")
+	}
+	used := 0
+	for _, s := range list(values["subtasks"]) {
+		if _, has := s["toolCalls"]; !has {
+			s["toolCalls"] = num(s["calls"])
+		}
+		delete(s, "calls")
+		used += num(s["toolCalls"])
+		if s["status"] == "WAITING" {
+			s["status"] = StatusAwaitingApproval
+		}
+	}
+	for i, m := range list(values["messages"]) {
+		if _, has := m["index"]; !has {
+			m["index"] = i + 1
+		}
+		if _, has := m["speaker"]; !has {
+			m["speaker"] = m["role"]
+		}
+	}
+	if _, has := values["budgetRemaining"]; !has {
+		values["budgetRemaining"] = max(TurnToolBudget-used, 0)
+	}
+	for k, def := range map[string]any{"historyVersion": 0, "reviewRounds": 0, "degraded": false, "operations": map[string]any{}, "approvals": map[string]any{}, "draftRequested": false} {
+		if _, has := values[k]; !has {
+			values[k] = def
+		}
+	}
+	if doc["tasks"] == nil {
+		doc["tasks"] = []any{}
+	}
+	return nil
+}
+
+func list(v any) []map[string]any {
+	items, _ := v.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func num(v any) int {
+	switch n := v.(type) {
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	case float64:
+		return int(n)
+	case int:
+		return n
+	}
+	return 0
+}

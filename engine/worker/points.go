@@ -1,0 +1,202 @@
+package worker
+
+// Kill points: the named moments a worker can be killed at, chosen in run
+// config (never in state), and the trigger that fires them.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+)
+
+// Point is a named moment where a worker can be killed.
+type Point struct {
+	Name string `json:"name"`
+	Desc string `json:"description"`
+	// DrillAt is which occurrence a drill kills at (0 means the first).
+	DrillAt int `json:"drillAt,omitempty"`
+}
+
+// DrillSpec is the --kill-at value a drill uses for p.
+func (p Point) DrillSpec() string {
+	if p.DrillAt > 1 {
+		return fmt.Sprintf("%s@%d", p.Name, p.DrillAt)
+	}
+	return p.Name
+}
+
+// Points lists every kill point, in the order a turn reaches them.
+var Points = []Point{
+	{Name: "before-model-call", Desc: "before the first model call (the planner's)"},
+	{Name: "after-model-call", Desc: "after the planner's call returned, before its writes are stored"},
+	{Name: "mid-fanout", Desc: "after one executor stored its writes while the others are still running"},
+	{Name: "before-summary", Desc: "in compaction: before the summary call"},
+	{Name: "after-summary", Desc: "in compaction: after the summary call, before its checkpoint commits"},
+	{Name: "after-compaction-commit", Desc: "in compaction: after its checkpoint committed, before the next model call"},
+	{Name: "awaiting-approval", Desc: "while the run waits at the approval gate"},
+	{Name: "before-side-effect", Desc: "before create_draft writes the draft"},
+	{Name: "after-side-effect", Desc: "after the draft was written, before its result is recorded"},
+	{Name: "after-side-effect-recorded", Desc: "after the draft's result was recorded in a checkpoint"},
+	// The third transaction of a turn commits the executors' superstep, so
+	// the kill loses a whole superstep whose task writes are all stored.
+	{Name: "mid-transaction", Desc: "in the middle of a store transaction (checkpoint written, not committed)", DrillAt: 3},
+}
+
+// Lookup finds a point by name.
+func Lookup(name string) (Point, bool) {
+	for _, p := range Points {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Point{}, false
+}
+
+// Names lists the point names, for error messages.
+func Names() string {
+	ns := make([]string, len(Points))
+	for i, p := range Points {
+		ns[i] = p.Name
+	}
+	return strings.Join(ns, ", ")
+}
+
+// Parse reads "POINT" or "POINT@N" (the Nth time the point is reached).
+func Parse(spec string) (Point, int, error) {
+	name, nth := spec, 1
+	if i := strings.LastIndex(spec, "@"); i > 0 {
+		n, err := strconv.Atoi(spec[i+1:])
+		if err != nil || n < 1 {
+			return Point{}, 0, fmt.Errorf("kill point %q: the count after @ must be a positive number", spec)
+		}
+		name, nth = spec[:i], n
+	}
+	p, ok := Lookup(name)
+	if !ok {
+		return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s", name, Names())
+	}
+	return p, nth, nil
+}
+
+// Trigger fires kill when a run reaches the point for the nth time. It
+// returns the RunConfig hook; points the engine cannot see (a store
+// transaction, the approval wait) are fired by the caller via Reached.
+type Trigger struct {
+	Point Point
+	Nth   int
+	Kill  func(point string)
+
+	seen     atomic.Int64
+	mu       sync.Mutex
+	fanFirst string // the executor task allowed to finish at mid-fanout
+	fanBlock chan struct{}
+}
+
+// NewTrigger builds a trigger for a point.
+func NewTrigger(p Point, nth int, kill func(point string)) *Trigger {
+	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
+}
+
+// Reached counts a point reached outside the engine's hooks.
+func (t *Trigger) Reached(name string) {
+	if t == nil || name != t.Point.Name {
+		return
+	}
+	if int(t.seen.Add(1)) == t.Nth {
+		t.Kill(name)
+	}
+}
+
+// Hook is the engine.RunConfig hook.
+func (t *Trigger) Hook(point string, info engine.HookInfo) {
+	if t == nil {
+		return
+	}
+	node := ""
+	if info.Task != nil {
+		node = info.Task.Node
+	}
+	switch t.Point.Name {
+	case "before-model-call":
+		if point == engine.HookBeforeModelCall {
+			t.Reached(t.Point.Name)
+		}
+	case "after-model-call":
+		if point == engine.HookAfterModelCall {
+			t.Reached(t.Point.Name)
+		}
+	case "before-summary":
+		if point == engine.HookBeforeModelCall && info.Role == model.RoleSummarizer {
+			t.Reached(t.Point.Name)
+		}
+	case "after-summary":
+		if point == engine.HookAfterModelCall && info.Role == model.RoleSummarizer {
+			t.Reached(t.Point.Name)
+		}
+	case "before-side-effect":
+		if point == ticket.PointBeforeSideEffect {
+			t.Reached(t.Point.Name)
+		}
+	case "after-side-effect":
+		if point == ticket.PointAfterSideEffect {
+			t.Reached(t.Point.Name)
+		}
+	case "mid-fanout":
+		t.fanout(point, info, node)
+	}
+	if point == engine.HookAfterCommit && info.Committed != nil {
+		t.committed(info.Committed)
+	}
+}
+
+// fanout lets exactly one executor of a parallel superstep finish, holds
+// the others before their model call, and kills once the first has stored
+// its writes: a crash with some, but not all, executors done.
+func (t *Trigger) fanout(point string, info engine.HookInfo, node string) {
+	if node != ticket.NodeExecutor {
+		return
+	}
+	switch point {
+	case engine.HookBeforeModelCall:
+		t.mu.Lock()
+		if t.fanFirst == "" {
+			t.fanFirst = info.Task.ID
+		}
+		first := t.fanFirst == info.Task.ID
+		t.mu.Unlock()
+		if !first {
+			<-t.fanBlock // released only by the kill, i.e. never
+		}
+	case engine.HookTaskFinished:
+		t.Reached(t.Point.Name)
+	}
+}
+
+// committed fires the points that follow a checkpoint commit.
+func (t *Trigger) committed(cp *engine.Checkpoint) {
+	for _, n := range cp.Metadata.Nodes {
+		switch {
+		case n == ticket.NodeSummarizer && t.Point.Name == "after-compaction-commit" && wrote(cp, "summary"):
+			t.Reached(t.Point.Name)
+		case n == ticket.NodeDraft && t.Point.Name == "after-side-effect-recorded":
+			t.Reached(t.Point.Name)
+		}
+	}
+}
+
+func wrote(cp *engine.Checkpoint, channel string) bool {
+	for _, chs := range cp.Metadata.Writes {
+		for _, c := range chs {
+			if c == channel {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,370 @@
+// Package worker runs one engine invocation in a process of its own, so that
+// "kill" is a real SIGKILL of a real process: the child side (Serve) runs
+// the run and streams its events as JSON lines; the parent side (Start)
+// launches `rewind worker …` and reads them.
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"rewind/engine"
+	"rewind/engine/model/stream"
+	"rewind/engine/ticket"
+)
+
+// Ops a worker performs.
+const (
+	OpRun     = "run"
+	OpResume  = "resume"
+	OpFork    = "fork"
+	OpApprove = "approve"
+	OpReject  = "reject"
+)
+
+// Request is what one worker does.
+type Request struct {
+	Op         string
+	Thread     string
+	Checkpoint int64
+	Turn       ticket.Turn
+	Reason     string // reject
+	By         string // who answered an approval
+	Config     engine.RunConfig
+	// KillAt is "POINT" or "POINT@N" (see Points).
+	KillAt string
+}
+
+// Message is one line of a worker's output.
+type Message struct {
+	Event *engine.Event `json:"event,omitempty"`
+	// Delta is a piece of a model call's answer while it is generated (see
+	// engine/model/stream): for watching only, never state. Pieces of the
+	// same call may arrive merged.
+	Delta  *stream.Delta  `json:"delta,omitempty"`
+	Kill   string         `json:"kill,omitempty"`
+	Result *engine.Result `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// Killer kills the current process; tests replace it.
+var Killer = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+
+// TxHooker is a store that can call back in the middle of its checkpoint
+// transaction (for the mid-transaction kill point).
+type TxHooker interface {
+	SetTxHook(func(stage string))
+}
+
+// Serve performs req on e and writes its messages to out, one JSON object a
+// line: events as they happen, model deltas as they stream, then the result
+// or the error.
+func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) error {
+	var mu sync.Mutex
+	enc := json.NewEncoder(out)
+	send := func(m Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(m)
+		if f, ok := out.(interface{ Sync() error }); ok {
+			_ = f.Sync()
+		}
+	}
+	// A stream listener must not block the model call, so deltas go
+	// through a queue; it is drained before the result is written.
+	deltas := newDeltaQueue(send)
+	ctx = stream.WithListener(ctx, deltas.push)
+	res, err := Execute(ctx, e, req, send)
+	deltas.close()
+	if err != nil {
+		if res.Thread != "" {
+			send(Message{Result: &res})
+		}
+		send(Message{Error: err.Error()})
+		return err
+	}
+	send(Message{Result: &res})
+	return nil
+}
+
+// Execute performs req on e, passing events (and a kill notice) to emit. A
+// kill point, when reached, emits {"kill": point} and kills the process on
+// the spot.
+func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Message)) (engine.Result, error) {
+	var trig *Trigger
+	if req.KillAt != "" {
+		p, nth, err := Parse(req.KillAt)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		trig = NewTrigger(p, nth, func(point string) {
+			emit(Message{Kill: point})
+			Killer()
+			select {} // a replaced Killer must not let the run go on
+		})
+		if p.Name == "mid-transaction" {
+			h, ok := e.Store().(TxHooker)
+			if !ok {
+				return engine.Result{}, fmt.Errorf("kill point mid-transaction: this store cannot stop inside a transaction; use sqlite or postgres")
+			}
+			h.SetTxHook(func(string) { trig.Reached("mid-transaction") })
+		}
+	}
+	cfg := req.Config
+	prevObserve := cfg.Observe
+	cfg.Observe = func(ev engine.Event) {
+		emit(Message{Event: &ev})
+		if prevObserve != nil {
+			prevObserve(ev)
+		}
+	}
+	prevHook := cfg.Hook
+	cfg.Hook = func(point string, info engine.HookInfo) {
+		if prevHook != nil {
+			prevHook(point, info)
+		}
+		trig.Hook(point, info)
+	}
+	res, err := perform(ctx, e, req, cfg)
+	if err == nil && res.Status == "awaiting-approval" {
+		trig.Reached("awaiting-approval")
+	}
+	return res, err
+}
+
+func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunConfig) (engine.Result, error) {
+	switch req.Op {
+	case OpRun:
+		return e.Run(ctx, req.Thread, req.Turn.Writes(), cfg)
+	case OpResume:
+		return e.Resume(ctx, req.Thread, cfg)
+	case OpFork:
+		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
+	case OpApprove, OpReject:
+		if err := Answer(ctx, e, req.Thread, req.Op == OpApprove, req.Reason, req.By); err != nil {
+			return engine.Result{}, err
+		}
+		return e.Resume(ctx, req.Thread, cfg)
+	}
+	return engine.Result{}, fmt.Errorf("unknown worker op %q", req.Op)
+}
+
+// ErrNoApprovalPending: approve/reject on a thread not at the gate.
+var ErrNoApprovalPending = errors.New("no approval is pending")
+
+// Answer records a decision for the operation the thread waits on, as an
+// update checkpoint (a decision, never conversation input).
+func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool, reason, by string) error {
+	cp, err := e.Latest(ctx, thread)
+	if err != nil {
+		return err
+	}
+	s, err := ticket.Decode(cp.Values)
+	if err != nil {
+		return err
+	}
+	op, ok := ticket.PendingDraft(s)
+	gate := false
+	for _, t := range cp.Tasks {
+		gate = gate || t.Node == ticket.NodeApproval
+	}
+	if !ok || !gate {
+		return fmt.Errorf("thread %q: %w at checkpoint %d; see `rewind show %s`", thread, ErrNoApprovalPending, cp.ID, thread)
+	}
+	if !approved && reason == "" {
+		return fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", thread)
+	}
+	if by == "" {
+		by = "operator"
+	}
+	d := ticket.Decision{Approved: approved, Reason: reason, By: by, At: time.Now().UTC().Format(time.RFC3339)}
+	_, err = e.UpdateState(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "")
+	return err
+}
+
+// deltaQueue hands a run's stream deltas to send from its own goroutine, so
+// the model calls that produce them never wait on the output. Consecutive
+// text pieces of one call are merged while they wait.
+type deltaQueue struct {
+	send func(Message)
+
+	mu     sync.Mutex
+	queue  []stream.Delta
+	closed bool
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+func newDeltaQueue(send func(Message)) *deltaQueue {
+	q := &deltaQueue{send: send, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+func (q *deltaQueue) push(d stream.Delta) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	if n := len(q.queue); n > 0 && textOnly(d) && textOnly(q.queue[n-1]) && q.queue[n-1].Call == d.Call {
+		q.queue[n-1].Text += d.Text
+	} else {
+		q.queue = append(q.queue, d)
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func textOnly(d stream.Delta) bool { return !d.Reset && !d.Done && d.Err == "" }
+
+func (q *deltaQueue) run() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		batch, closed := q.queue, q.closed
+		q.queue = nil
+		q.mu.Unlock()
+		for i := range batch {
+			q.send(Message{Delta: &batch[i]})
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		if closed {
+			return
+		}
+		<-q.wake
+	}
+}
+
+// close writes what is queued and stops the queue.
+func (q *deltaQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	<-q.done
+}
+
+// Proc is a running worker process seen from the parent.
+type Proc struct {
+	cmd      *exec.Cmd
+	messages chan Message
+	done     chan struct{}
+	waitErr  error
+	stderr   *limitedBuffer
+}
+
+// Start launches exe with args (e.g. `rewind worker run …`) and streams its
+// messages. The channel closes when the process's output ends.
+func Start(ctx context.Context, exe string, args []string, env []string) (*Proc, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &Proc{cmd: cmd, messages: make(chan Message, 256), done: make(chan struct{}), stderr: &limitedBuffer{max: 64 << 10}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker %s: %w", exe, err)
+	}
+	go func() {
+		defer close(p.messages)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m Message
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m = Message{Error: fmt.Sprintf("worker wrote a line that is not a message: %q", truncate(sc.Text(), 200))}
+			}
+			p.messages <- m
+		}
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Messages streams the worker's output.
+func (p *Proc) Messages() <-chan Message { return p.messages }
+
+// Kill sends SIGKILL: the same as `kill -9` from another terminal.
+func (p *Proc) Kill() error {
+	if p.cmd.Process == nil {
+		return errors.New("worker not started")
+	}
+	return p.cmd.Process.Signal(syscall.SIGKILL)
+}
+
+// Stop asks the worker to stop (SIGTERM): its run is cancelled, what
+// finished stays stored, and it exits with its error.
+func (p *Proc) Stop() error {
+	if p.cmd.Process == nil {
+		return errors.New("worker not started")
+	}
+	return p.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// Pid is the worker's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Wait waits for the process to exit and reports whether it was killed by
+// SIGKILL, its exit code otherwise, and its stderr.
+func (p *Proc) Wait() (killed bool, code int, stderr string) {
+	for range p.messages {
+	}
+	<-p.done
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return true, -1, p.stderr.String()
+		}
+		return false, ee.ExitCode(), p.stderr.String()
+	}
+	return false, 0, p.stderr.String()
+}
+
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

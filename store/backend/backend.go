@@ -1,0 +1,98 @@
+// Package backend turns a store spec (`memory:`, `sqlite:PATH`,
+// `postgres://…`) into an open store, so every command and the TUI choose
+// their store the same way.
+package backend
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"rewind/store"
+	"rewind/store/memory"
+	"rewind/store/postgres"
+	"rewind/store/sqlite"
+)
+
+// Resolve picks the spec: the flag when given, else $REWIND_STORE, else
+// $DATABASE_URL, else the sqlite file under the user's state directory.
+func Resolve(flag string) string {
+	for _, s := range []string{flag, os.Getenv("REWIND_STORE"), os.Getenv("DATABASE_URL")} {
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return "sqlite:" + DefaultPath()
+}
+
+// DefaultPath is $XDG_STATE_HOME/rewind/rewind.db (~/.local/state when unset).
+func DefaultPath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			home = os.TempDir()
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "rewind", "rewind.db")
+}
+
+// Open opens the store a spec names.
+func Open(ctx context.Context, spec string) (store.Store, error) {
+	switch {
+	case spec == "memory:" || spec == "memory":
+		return memory.New(), nil
+	case strings.HasPrefix(spec, "sqlite:"):
+		path := strings.TrimPrefix(spec, "sqlite:")
+		if path == "" {
+			return nil, fmt.Errorf("store %q names no file: use sqlite:PATH, e.g. sqlite:./rewind.db", spec)
+		}
+		return orNil(sqlite.Open(ctx, path))
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return orNil(postgres.Open(ctx, spec))
+	case strings.HasSuffix(spec, ".db") || strings.HasSuffix(spec, ".sqlite"):
+		return orNil(sqlite.Open(ctx, spec))
+	}
+	return nil, fmt.Errorf("unknown store %q: use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB", Describe(spec))
+}
+
+// orNil keeps a failed open from becoming a non-nil interface holding a nil
+// pointer.
+func orNil[S store.Store](s S, err error) (store.Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Opener returns a function that opens fresh handles on the spec's data.
+// For memory: every call returns the same store (a memory store cannot be
+// reopened); closing it is left to the caller of the returned cleanup.
+func Opener(spec string) (open func(context.Context) (store.Store, error), cleanup func()) {
+	if spec == "memory:" || spec == "memory" {
+		shared := memory.New()
+		return func(context.Context) (store.Store, error) { return keepOpen{shared}, nil }, func() { _ = shared.Close() }
+	}
+	return func(ctx context.Context) (store.Store, error) { return Open(ctx, spec) }, func() {}
+}
+
+// keepOpen embeds the concrete store, not the interface, so that its
+// optional interfaces (store.Drafts, SetTxHook) stay visible to callers.
+type keepOpen struct{ *memory.Store }
+
+func (keepOpen) Close() error { return nil }
+
+// Describe prints a spec with any password redacted.
+func Describe(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return spec
+}

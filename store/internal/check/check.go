@@ -1,0 +1,195 @@
+// Package check holds the input rules and the JSON comparison that every
+// store backend applies alike, so that all of them refuse the same calls
+// and agree on what "the same content" is: PostgreSQL text cannot hold NUL
+// or invalid UTF-8, its numeric type has a range, and jsonb compares JSON
+// values, not bytes.
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"rewind/store"
+)
+
+// Name quotes a thread, task or operation id for messages, cut short: ids
+// may be huge.
+type Name string
+
+func (n Name) String() string {
+	if len(n) > 64 {
+		// string(...): a Name slice would call String again and quote twice.
+		return fmt.Sprintf("%q…(%d bytes)", string(n[:64]), len(n))
+	}
+	return strconv.Quote(string(n))
+}
+
+// invalid is refused input: it matches store.ErrInvalid, and its message
+// says what is wrong without the sentinel's text.
+type invalid struct{ msg string }
+
+func (e *invalid) Error() string { return e.msg }
+func (e *invalid) Unwrap() error { return store.ErrInvalid }
+
+// Invalid returns a refusal that matches store.ErrInvalid.
+func Invalid(format string, args ...any) error {
+	return &invalid{msg: fmt.Sprintf(format, args...)}
+}
+
+// Text checks an id or a type name.
+func Text(what, s string) error {
+	switch {
+	case s == "":
+		return Invalid("%s is empty", what)
+	case !utf8.ValidString(s):
+		return Invalid("%s is not valid UTF-8", what)
+	case strings.IndexByte(s, 0) >= 0:
+		return Invalid("%s contains a NUL byte", what)
+	}
+	return nil
+}
+
+// JSON accepts what encoding/json accepts (so at most 10,000 levels of
+// nesting), only valid UTF-8, and only numbers PostgreSQL's numeric can
+// hold, so that every backend takes the same documents.
+func JSON(what string, doc []byte) error {
+	if len(doc) == 0 {
+		return Invalid("%s is empty; it must be a JSON document", what)
+	}
+	if !json.Valid(doc) {
+		var v json.RawMessage
+		return Invalid("%s is not valid JSON: %v", what, json.Unmarshal(doc, &v))
+	}
+	if !utf8.Valid(doc) {
+		return Invalid("%s is not valid UTF-8", what)
+	}
+	return numbers(what, doc)
+}
+
+// Epoch checks a writer's fencing epoch: 0 is unfenced, more is a token
+// from Fence.
+func Epoch(e int64) error {
+	if e < 0 {
+		return Invalid("epoch %d is negative; use 0 (unfenced) or the epoch Fence returned", e)
+	}
+	return nil
+}
+
+// Put validates a checkpoint and returns its events normalised: thread
+// and checkpoint filled in, Seq 0 numbered by position, an empty payload
+// made {}, sorted by Seq.
+func Put(cp store.Checkpoint, events []store.Event) ([]store.Event, error) {
+	if err := Text("thread id", cp.ThreadID); err != nil {
+		return nil, err
+	}
+	if cp.ID < 1 {
+		return nil, Invalid("checkpoint id %d: ids start at 1", cp.ID)
+	}
+	if cp.ParentID < 0 {
+		return nil, Invalid("parent id %d is negative; 0 means a root", cp.ParentID)
+	}
+	if err := Epoch(cp.Epoch); err != nil {
+		return nil, err
+	}
+	if err := JSON("state", cp.State); err != nil {
+		return nil, err
+	}
+	out := make([]store.Event, len(events))
+	for i, e := range events {
+		if e.Seq == 0 {
+			e.Seq = i + 1
+		}
+		switch {
+		case e.ThreadID != "" && e.ThreadID != cp.ThreadID:
+			return nil, Invalid("event %d belongs to thread %v", i+1, Name(e.ThreadID))
+		case e.CheckpointID != 0 && e.CheckpointID != cp.ID:
+			return nil, Invalid("event %d belongs to checkpoint %d", i+1, e.CheckpointID)
+		case e.Seq < 0:
+			return nil, Invalid("event %d has seq %d; seqs start at 1", i+1, e.Seq)
+		case e.Seq > math.MaxInt32: // PostgreSQL keeps seq as an integer
+			return nil, Invalid("event %d has seq %d; seqs must stay below 2^31", i+1, e.Seq)
+		}
+		if err := Text(fmt.Sprintf("type of event %d", i+1), e.Type); err != nil {
+			return nil, err
+		}
+		if len(e.Payload) == 0 {
+			e.Payload = []byte("{}")
+		} else if err := JSON(fmt.Sprintf("payload of event %d", i+1), e.Payload); err != nil {
+			return nil, err
+		}
+		e.ThreadID, e.CheckpointID = cp.ThreadID, cp.ID
+		out[i] = e
+	}
+	slices.SortFunc(out, func(a, b store.Event) int { return a.Seq - b.Seq })
+	for i := 1; i < len(out); i++ {
+		if out[i].Seq == out[i-1].Seq {
+			return nil, Invalid("two events have seq %d", out[i].Seq)
+		}
+	}
+	return out, nil
+}
+
+// Writes validates one task's writes.
+func Writes(w store.TaskWrites) error {
+	if err := Text("thread id", w.ThreadID); err != nil {
+		return err
+	}
+	if err := Text("task id", w.TaskID); err != nil {
+		return err
+	}
+	if w.CheckpointID < 1 {
+		return Invalid("checkpoint id %d: ids start at 1", w.CheckpointID)
+	}
+	if err := Epoch(w.Epoch); err != nil {
+		return err
+	}
+	return JSON("writes", w.Writes)
+}
+
+// SameEvents compares events normalised by Put.
+func SameEvents(a, b []store.Event) bool {
+	return slices.EqualFunc(a, b, func(x, y store.Event) bool {
+		return x.Seq == y.Seq && x.Type == y.Type && SameJSON(x.Payload, y.Payload)
+	})
+}
+
+// Draft validates a draft to create.
+func Draft(d store.Draft) error {
+	if err := Text("thread id", d.ThreadID); err != nil {
+		return err
+	}
+	if err := Text("operation id", d.OperationID); err != nil {
+		return err
+	}
+	return JSON("body", d.Body)
+}
+
+// Fenced decides a write carrying epoch on a thread whose current writer
+// epoch is current, once the write is known not to be a no-op.
+func Fenced(thread string, epoch, current int64) error {
+	switch {
+	case epoch == 0 || epoch == current:
+		return nil
+	case epoch < current:
+		return &fenced{thread: thread, epoch: epoch, current: current}
+	}
+	return Invalid("epoch %d was never handed out for thread %v (its current epoch is %d); write with the epoch Fence returned", epoch, Name(thread), current)
+}
+
+// fenced names the thread and both epochs, and matches store.ErrFenced.
+type fenced struct {
+	thread         string
+	epoch, current int64
+}
+
+func (e *fenced) Error() string {
+	return fmt.Sprintf("a newer writer took over thread %v (epoch %d; this process has %d): this process's writes are refused; its work will be redone by the new writer",
+		Name(e.thread), e.current, e.epoch)
+}
+
+func (e *fenced) Unwrap() error { return store.ErrFenced }

@@ -1,0 +1,387 @@
+// Package memory is a store.Store that lives in process memory, for tests and
+// throwaway demos: nothing survives the process, and locks are in-process.
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"rewind/store"
+	"rewind/store/internal/check"
+)
+
+// Store is safe for concurrent use. Bytes are copied in and out, so callers
+// never share a buffer with it.
+type Store struct {
+	mu      sync.RWMutex
+	threads map[string]*thread
+	drafts  map[string]map[string]store.Draft // thread → operation id → draft
+	epochs  map[string]int64                  // thread → writer epoch (Fence)
+	locks   map[string]bool
+	hook    func(stage string)
+}
+
+type thread struct {
+	cps     []store.Checkpoint // ascending ID, since new IDs are always the newest
+	events  map[int64][]store.Event
+	writes  map[int64][]store.TaskWrites // ascending TaskID
+	updated time.Time
+}
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Drafts = (*Store)(nil)
+)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{}}
+}
+
+// find works on a nil thread too: an unknown thread has no checkpoints.
+func (th *thread) find(id int64) (int, bool) {
+	if th == nil {
+		return 0, false
+	}
+	return slices.BinarySearchFunc(th.cps, id, func(c store.Checkpoint, id int64) int { return cmp.Compare(c.ID, id) })
+}
+
+// now matches what the SQL backends keep: UTC, microseconds.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func wrap(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf("memory store: %s: %w", fmt.Sprintf(format, args...), *err)
+	}
+}
+
+func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
+	defer wrap(&err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	events, err = check.Put(cp, events)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th := s.threads[cp.ThreadID]
+	i, found := th.find(cp.ID)
+	if found {
+		old := th.cps[i]
+		if old.ParentID == cp.ParentID && check.SameJSON(old.State, cp.State) && check.SameEvents(th.events[cp.ID], events) {
+			return nil
+		}
+	}
+	if err := check.Fenced(cp.ThreadID, cp.Epoch, s.epochs[cp.ThreadID]); err != nil {
+		return err
+	}
+	if found {
+		return store.ErrConflict
+	}
+	if th != nil {
+		if newest := th.cps[len(th.cps)-1].ID; cp.ID < newest {
+			return fmt.Errorf("the newest is %d: %w", newest, store.ErrStale)
+		}
+	}
+	if cp.ParentID != 0 {
+		if _, ok := th.find(cp.ParentID); !ok {
+			return fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+		}
+	}
+	if s.hook != nil {
+		// Nothing is visible yet: this is the memory store's "before COMMIT".
+		s.hook("checkpoint-written")
+	}
+	if th == nil {
+		th = &thread{events: map[int64][]store.Event{}, writes: map[int64][]store.TaskWrites{}}
+		s.threads[cp.ThreadID] = th
+	}
+	t := now()
+	cp.State, cp.CreatedAt, cp.Epoch = bytes.Clone(cp.State), t, 0 // epochs are checked, not kept
+	th.cps = append(th.cps, cp)
+	for i := range events {
+		events[i].Payload, events[i].CreatedAt = bytes.Clone(events[i].Payload), t
+	}
+	if len(events) > 0 {
+		th.events[cp.ID] = events
+	}
+	th.updated = t
+	return nil
+}
+
+func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
+	defer wrap(&err, "put writes of task %v at checkpoint %d of thread %v", check.Name(w.TaskID), w.CheckpointID, check.Name(w.ThreadID))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := check.Writes(w); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th := s.threads[w.ThreadID]
+	_, cpFound := th.find(w.CheckpointID)
+	var ws []store.TaskWrites
+	if cpFound {
+		ws = th.writes[w.CheckpointID]
+	}
+	i, found := slices.BinarySearchFunc(ws, w.TaskID, func(x store.TaskWrites, id string) int { return strings.Compare(x.TaskID, id) })
+	if found && check.SameJSON(ws[i].Writes, w.Writes) {
+		return nil
+	}
+	if err := check.Fenced(w.ThreadID, w.Epoch, s.epochs[w.ThreadID]); err != nil {
+		return err
+	}
+	switch {
+	case found:
+		return store.ErrConflict
+	case !cpFound:
+		return fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
+	}
+	w.Writes, w.CreatedAt, w.Epoch = bytes.Clone(w.Writes), now(), 0
+	th.writes[w.CheckpointID] = slices.Insert(ws, i, w)
+	return nil
+}
+
+func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
+	defer wrap(&err, "get checkpoint %d of thread %v", id, check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return store.Checkpoint{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	i, ok := th.find(id)
+	if !ok {
+		return store.Checkpoint{}, store.ErrNotFound
+	}
+	return copyCheckpoint(th.cps[i]), nil
+}
+
+func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
+	defer wrap(&err, "latest checkpoint of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return store.Checkpoint{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return store.Checkpoint{}, store.ErrNotFound
+	}
+	return copyCheckpoint(th.cps[len(th.cps)-1]), nil
+}
+
+func (s *Store) History(ctx context.Context, thread string, before int64, limit int) (_ []store.Checkpoint, err error) {
+	defer wrap(&err, "history of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	end := len(th.cps)
+	if before > 0 {
+		end, _ = th.find(before)
+	}
+	n := end
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	out := make([]store.Checkpoint, n)
+	for i := range out {
+		out[i] = copyCheckpoint(th.cps[end-1-i])
+	}
+	return out, nil
+}
+
+func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
+	defer wrap(&err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	out := slices.Clone(th.writes[checkpointID])
+	for i := range out {
+		out[i].Writes = bytes.Clone(out[i].Writes)
+	}
+	return out, nil
+}
+
+func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
+	defer wrap(&err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	var out []store.Event
+	if checkpointID != 0 {
+		out = slices.Clone(th.events[checkpointID])
+	} else {
+		for _, cp := range th.cps {
+			out = append(out, th.events[cp.ID]...)
+		}
+	}
+	for i := range out {
+		out[i].Payload = bytes.Clone(out[i].Payload)
+	}
+	return out, nil
+}
+
+func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
+	defer wrap(&err, "list threads")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]store.Thread, 0, len(s.threads))
+	for id, th := range s.threads {
+		out = append(out, store.Thread{ID: id, Checkpoints: len(th.cps), LatestID: th.cps[len(th.cps)-1].ID, UpdatedAt: th.updated})
+	}
+	slices.SortFunc(out, func(a, b store.Thread) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
+	defer wrap(&err, "delete thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.threads[thread] == nil && s.drafts[thread] == nil && s.epochs[thread] == 0 {
+		return store.ErrNotFound
+	}
+	delete(s.threads, thread)
+	delete(s.drafts, thread)
+	delete(s.epochs, thread)
+	return nil
+}
+
+func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {
+	defer wrap(&err, "fence thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := check.Text("thread id", thread); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epochs[thread]++
+	return s.epochs[thread], nil
+}
+
+// SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
+// once a new checkpoint is checked and about to become visible, with the
+// store locked: it must not call the store. nil removes it.
+func (s *Store) SetTxHook(hook func(stage string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hook = hook
+}
+
+func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, created bool, err error) {
+	defer wrap(&err, "create draft %v of thread %v", check.Name(d.OperationID), check.Name(d.ThreadID))
+	if err := ctx.Err(); err != nil {
+		return store.Draft{}, false, err
+	}
+	if err := check.Draft(d); err != nil {
+		return store.Draft{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.drafts[d.ThreadID][d.OperationID]; ok {
+		return copyDraft(old), false, nil
+	}
+	if s.drafts[d.ThreadID] == nil {
+		s.drafts[d.ThreadID] = map[string]store.Draft{}
+	}
+	d.Body, d.CreatedAt = bytes.Clone(d.Body), now()
+	s.drafts[d.ThreadID][d.OperationID] = d
+	return copyDraft(d), true, nil
+}
+
+func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.Draft, err error) {
+	defer wrap(&err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return store.Draft{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, ok := s.drafts[thread][operationID]
+	if !ok {
+		return store.Draft{}, store.ErrNotFound
+	}
+	return copyDraft(d), nil
+}
+
+func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft, err error) {
+	defer wrap(&err, "list drafts of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []store.Draft
+	for _, d := range s.drafts[thread] {
+		out = append(out, copyDraft(d))
+	}
+	slices.SortFunc(out, func(a, b store.Draft) int { return strings.Compare(a.OperationID, b.OperationID) })
+	return out, nil
+}
+
+// Lock is in-process only: there is no other process to exclude.
+func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err error) {
+	defer wrap(&err, "lock thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.locks[thread] {
+		return nil, store.ErrLocked
+	}
+	s.locks[thread] = true
+	// Once: a second call must not free a later holder's lock.
+	return sync.OnceValue(func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.locks, thread)
+		return nil
+	}), nil
+}
+
+func (s *Store) Close() error { return nil }
+
+func copyCheckpoint(cp store.Checkpoint) store.Checkpoint {
+	cp.State = bytes.Clone(cp.State)
+	return cp
+}
+
+func copyDraft(d store.Draft) store.Draft {
+	d.Body = bytes.Clone(d.Body)
+	return d
+}

@@ -1,0 +1,27 @@
+package memory_test
+
+import (
+	"testing"
+
+	"rewind/store"
+	"rewind/store/memory"
+	"rewind/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return open(b) })
+}
+
+func open(tb testing.TB) store.Store {
+	s := memory.New()
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}

@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestMain says once, even without -v, that the database tests are skipped.
+func TestMain(m *testing.M) {
+	if os.Getenv("REWIND_TEST_POSTGRES") == "" && os.Getenv("CI") == "" {
+		fmt.Fprintln(os.Stderr, "!!! store/postgres: REWIND_TEST_POSTGRES is unset: SKIPPING every test that needs PostgreSQL !!!")
+	}
+	os.Exit(m.Run())
+}
+
+// adminURL is the test cluster's URL. Without one the tests skip, except
+// in CI, where skipping would hide the backend from the run.
+func adminURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("REWIND_TEST_POSTGRES")
+	if u == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
+		}
+		t.Skip("!!! SKIPPING the PostgreSQL store tests: REWIND_TEST_POSTGRES is unset. " +
+			"For a throwaway cluster: source .ci/pg.sh; pg_start  (then pg_stop) !!!")
+	}
+	return u
+}
+
+// freshDB creates an empty database, dropped when the test ends, and
+// returns its URL.
+func freshDB(t testing.TB) string {
+	t.Helper()
+	admin := adminURL(t)
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("REWIND_TEST_POSTGRES must be a postgres:// URL: %v", err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "rewind_test_" + hex.EncodeToString(b[:])
+	adminExec(t, admin, "create database "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() {
+		adminExec(t, admin, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)")
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// adminExec runs one statement on its own connection to dbURL.
+func adminExec(t testing.TB, dbURL, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect to test cluster: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// openFresh opens the store on a fresh database, closed when the test ends.
+func openFresh(t testing.TB) (*Store, string) {
+	t.Helper()
+	dbURL := freshDB(t)
+	s, err := Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, dbURL
+}
+
+// query returns the first column of every row of sql on dbURL, as text.
+func query(t testing.TB, dbURL, sql string, args ...any) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}

@@ -1,0 +1,271 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrForeignSchema: the database holds tables by rewind's names that rewind
+// did not create, or that do not have rewind's columns. Open never touches
+// them.
+var ErrForeignSchema = errors.New("database has tables that are not rewind's")
+
+// ErrSchemaTooNew: the database was migrated by a newer rewind.
+var ErrSchemaTooNew = errors.New("database store schema is newer than this rewind")
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version    int
+	name       string
+	statements []string
+}
+
+// migrations are the embedded files NNNN_name.sql, numbered 1, 2, 3, ...
+var migrations = mustLoadMigrations()
+
+func mustLoadMigrations() []migration {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		panic(err)
+	}
+	slices.Sort(names)
+	var out []migration
+	for i, path := range names {
+		base := strings.TrimPrefix(path, "migrations/")
+		num, _, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v != i+1 {
+			panic(fmt.Sprintf("postgres store: migration %s: want number %04d", base, i+1))
+		}
+		body, err := migrationFiles.ReadFile(path)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, migration{version: v, name: base, statements: splitSQL(string(body))})
+	}
+	return out
+}
+
+// splitSQL cuts a migration into statements, each ending with ';' at the
+// end of a line, dropping comment lines. The extended protocol takes one
+// statement at a time.
+func splitSQL(body string) []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.Lines(body) {
+		trim := strings.TrimSpace(line)
+		if trim == "" || strings.HasPrefix(trim, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		if strings.HasSuffix(trim, ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if strings.TrimSpace(cur.String()) != "" {
+		panic("postgres store: migration ends without ';': " + cur.String())
+	}
+	return out
+}
+
+// ownTables are the tables the store creates, with the columns the newest
+// migration leaves them with. Open refuses a database where they differ.
+var ownTables = map[string][]string{
+	"graph_checkpoints": {
+		"thread_id text not null", "checkpoint_id bigint not null", "parent_id bigint",
+		"state jsonb not null", "created_at timestamp with time zone not null",
+	},
+	"graph_writes": {
+		"thread_id text not null", "checkpoint_id bigint not null", "task_id text not null",
+		"writes jsonb not null", "created_at timestamp with time zone not null",
+	},
+	"graph_events": {
+		"thread_id text not null", "checkpoint_id bigint not null", "seq integer not null",
+		"type text not null", "payload jsonb not null", "created_at timestamp with time zone not null",
+	},
+	"graph_drafts": {
+		"thread_id text not null", "operation_id text not null", "body jsonb not null",
+		"created_at timestamp with time zone not null",
+	},
+	"graph_epochs": {
+		"thread_id text not null", "epoch bigint not null", "fenced_at timestamp with time zone not null",
+	},
+}
+
+const versionTable = "rewind_schema_migrations"
+
+// The two-int advisory lock key that serialises migrations across
+// processes: 'rwnd' and 1.
+const migrateLockKey1, migrateLockKey2 = 0x72776e64, 1
+
+// migrate applies the pending migrations, each in its own transaction
+// under a transaction advisory lock, so that processes opening the same
+// database at once apply each migration exactly once.
+func (s *Store) migrate(ctx context.Context) error {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return s.target.connectError(ctx, err)
+	}
+	defer pc.Release()
+	conn := pc.Conn()
+	for {
+		more, err := s.migrateStep(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return s.checkColumns(ctx, conn)
+}
+
+// execExt runs one statement without parameters on the extended protocol
+// (pgx would switch to the simple protocol for a parameterless Exec).
+func execExt(ctx context.Context, conn *pgx.Conn, sql string) error {
+	return conn.PgConn().ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
+}
+
+// migrateStep applies the next pending migration, if any, in one
+// transaction, and says whether it did.
+func (s *Store) migrateStep(ctx context.Context, conn *pgx.Conn) (applied bool, err error) {
+	if err := execExt(ctx, conn, "begin"); err != nil {
+		return false, s.target.wrap(s.db(err), "cannot migrate the store schema")
+	}
+	defer func() {
+		if !applied {
+			// Also ends a transaction that is in error.
+			_ = execExt(context.WithoutCancel(ctx), conn, "rollback")
+		}
+	}()
+	if _, err := conn.Exec(ctx, `select pg_advisory_xact_lock($1, $2)`, migrateLockKey1, migrateLockKey2); err != nil {
+		return false, s.target.wrap(s.db(err), "cannot migrate the store schema: waiting for other processes")
+	}
+
+	var hasVersions bool
+	var present []string
+	names := slices.Sorted(maps.Keys(ownTables))
+	if err := conn.QueryRow(ctx, `
+select to_regclass($1) is not null,
+       coalesce(array(select t from unnest($2::text[]) t where to_regclass(t) is not null), '{}')`,
+		versionTable, names).Scan(&hasVersions, &present); err != nil {
+		return false, s.target.wrap(s.db(err), "cannot migrate the store schema")
+	}
+
+	current := 0
+	if hasVersions {
+		if err := conn.QueryRow(ctx, `select coalesce(max(version), 0) from `+versionTable).Scan(&current); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42") { // wrong columns or types
+				return false, fmt.Errorf("postgres store: %s has a table %s that rewind did not create (%s); refusing to touch it: point rewind at an empty database: %w",
+					s.target, versionTable, pgErr.Message, ErrForeignSchema)
+			}
+			return false, s.target.wrap(s.db(err), "cannot read the store schema version")
+		}
+	}
+	if current == 0 && len(present) > 0 {
+		return false, fmt.Errorf("postgres store: %s already has table %s, which rewind did not create (no schema version recorded in %s); refusing to touch it: point rewind at an empty database or another schema: %w",
+			s.target, strings.Join(present, ", "), versionTable, ErrForeignSchema)
+	}
+	if current > len(migrations) {
+		return false, fmt.Errorf("postgres store: %s has store schema version %d, but this rewind knows versions up to %d; upgrade rewind (a schema is never downgraded): %w",
+			s.target, current, len(migrations), ErrSchemaTooNew)
+	}
+	if current == len(migrations) {
+		return false, nil
+	}
+
+	if !hasVersions {
+		if err := execExt(ctx, conn, `create table `+versionTable+` (
+  version    integer     primary key,
+  name       text        not null,
+  applied_at timestamptz not null default now()
+)`); err != nil {
+			return false, s.migrationError(err, "create "+versionTable)
+		}
+	}
+	m := migrations[current]
+	for _, stmt := range m.statements {
+		if err := execExt(ctx, conn, stmt); err != nil {
+			return false, s.migrationError(err, m.name)
+		}
+	}
+	if _, err := conn.Exec(ctx, `insert into `+versionTable+` (version, name) values ($1, $2)`, m.version, m.name); err != nil {
+		return false, s.migrationError(err, m.name)
+	}
+	if err := execExt(ctx, conn, "commit"); err != nil {
+		return false, s.migrationError(err, m.name)
+	}
+	return true, nil
+}
+
+func (s *Store) migrationError(err error, name string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
+		return s.target.wrap(err, "cannot create the store's tables in %s (migration %s): permission denied; use a database the user owns or grant it CREATE on the schema", s.target, name)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "42P07" { // a table by a name a newer migration uses
+		return fmt.Errorf("postgres store: %s already has a table that store migration %s would create (%s), which rewind did not create; refusing to touch it: rename or drop it: %w",
+			s.target, name, pgErr.Message, ErrForeignSchema)
+	}
+	return s.target.wrap(s.db(err), "cannot apply store migration %s to %s", name, s.target)
+}
+
+// checkColumns refuses tables by rewind's names whose columns are not
+// rewind's, e.g. made by hand with the version table copied over.
+func (s *Store) checkColumns(ctx context.Context, conn *pgx.Conn) error {
+	names := make([]string, 0, len(ownTables))
+	for name := range ownTables {
+		names = append(names, name)
+	}
+	rows, err := conn.Query(ctx, `
+select c.relname, c.relkind::text,
+       a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || case when a.attnotnull then ' not null' else '' end
+from pg_class c
+join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+where c.oid in (select to_regclass(t) from unnest($1::text[]) t)
+order by c.relname, a.attnum`, names)
+	if err != nil {
+		return s.target.wrap(s.db(err), "cannot check the store's tables")
+	}
+	got := map[string][]string{}
+	for rows.Next() {
+		var table, kind, col string
+		if err := rows.Scan(&table, &kind, &col); err != nil {
+			rows.Close()
+			return s.target.wrap(s.db(err), "cannot check the store's tables")
+		}
+		if kind != "r" {
+			col = "(not a table)"
+		}
+		got[table] = append(got[table], col)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.target.wrap(s.db(err), "cannot check the store's tables")
+	}
+	for _, name := range names {
+		if len(got[name]) == 0 {
+			return fmt.Errorf("postgres store: %s lacks table %s although %s says rewind created it; restore it from a backup or point rewind at an empty database: %w",
+				s.target, name, versionTable, ErrForeignSchema)
+		}
+		if !slices.Equal(got[name], ownTables[name]) {
+			return fmt.Errorf("postgres store: %s has a %s that is not rewind's: columns %q, want %q; refusing to use it: point rewind at an empty database: %w",
+				s.target, name, got[name], ownTables[name], ErrForeignSchema)
+		}
+	}
+	return nil
+}

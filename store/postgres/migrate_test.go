@@ -1,0 +1,216 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"rewind/store"
+)
+
+func TestMigrationsIdempotent(t *testing.T) {
+	s, dbURL := openFresh(t)
+	ctx := context.Background()
+	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{"a":1}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		s2, err := Open(ctx, dbURL)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		if _, err := s2.Get(ctx, "t", 1); err != nil {
+			t.Fatalf("reopen %d lost data: %v", i, err)
+		}
+		s2.Close()
+	}
+	got := query(t, dbURL, `select version::text || ' ' || name from rewind_schema_migrations order by version`)
+	if len(got) != len(migrations) || got[0] != "1 0001_init.sql" {
+		t.Fatalf("versions = %q, want one row per migration (%d)", got, len(migrations))
+	}
+}
+
+func TestMigrationsConcurrent(t *testing.T) {
+	dbURL := freshDB(t)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			s, err := Open(context.Background(), dbURL)
+			if err == nil {
+				err = s.PutCheckpoint(context.Background(), store.Checkpoint{ThreadID: fmt.Sprint("t", i), ID: 1, State: []byte(`{}`)}, nil)
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("opener %d: %v", i, err)
+		}
+	}
+	if got := query(t, dbURL, `select count(*)::text from rewind_schema_migrations`); got[0] != fmt.Sprint(len(migrations)) {
+		t.Fatalf("%s migration rows, want %d", got[0], len(migrations))
+	}
+	if got := query(t, dbURL, `select count(*)::text from graph_checkpoints`); got[0] != fmt.Sprint(n) {
+		t.Fatalf("%s checkpoints, want %d", got[0], n)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	s, dbURL := openFresh(t)
+	s.Close()
+	next := len(migrations) + 1
+	adminExec(t, dbURL, `insert into rewind_schema_migrations (version, name) values ($1, 'from the future')`, next)
+	_, err := Open(context.Background(), dbURL)
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open = %v, want ErrSchemaTooNew", err)
+	}
+	for _, want := range []string{fmt.Sprintf("version %d", next), fmt.Sprintf("up to %d", len(migrations)), "upgrade rewind"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestForeignTableRefused(t *testing.T) {
+	ctx := context.Background()
+	t.Run("seed table without version table", func(t *testing.T) {
+		dbURL := freshDB(t)
+		// The seed's own table: text ids, made by someone else.
+		adminExec(t, dbURL, `create table graph_checkpoints (
+  thread_id text not null, checkpoint_id text not null, parent_id text,
+  state jsonb not null, created_at timestamptz not null default now(),
+  primary key (thread_id, checkpoint_id))`)
+		adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('x', 'abc', '{"keep":true}')`)
+		before := query(t, dbURL, `select thread_id||'/'||checkpoint_id||'/'||state::text from graph_checkpoints`)
+
+		_, err := Open(ctx, dbURL)
+		if !errors.Is(err, ErrForeignSchema) {
+			t.Fatalf("Open = %v, want ErrForeignSchema", err)
+		}
+		for _, want := range []string{"graph_checkpoints", "rewind did not create", "refusing"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("message %q lacks %q", err, want)
+			}
+		}
+		after := query(t, dbURL, `select thread_id||'/'||checkpoint_id||'/'||state::text from graph_checkpoints`)
+		if fmt.Sprint(before) != fmt.Sprint(after) {
+			t.Errorf("foreign table changed: %q -> %q", before, after)
+		}
+		cols := query(t, dbURL, `select column_name::text from information_schema.columns where table_name = 'graph_checkpoints' order by ordinal_position`)
+		if fmt.Sprint(cols) != "[thread_id checkpoint_id parent_id state created_at]" {
+			t.Errorf("foreign table columns changed: %v", cols)
+		}
+		if got := query(t, dbURL, `select coalesce(to_regclass('rewind_schema_migrations')::text, 'none')`); got[0] != "none" {
+			t.Errorf("Open created %s in a database it refused", got[0])
+		}
+		if got := query(t, dbURL, `select coalesce(to_regclass('graph_events')::text, 'none')`); got[0] != "none" {
+			t.Errorf("Open created %s in a database it refused", got[0])
+		}
+	})
+	t.Run("foreign column", func(t *testing.T) {
+		s, dbURL := openFresh(t)
+		s.Close()
+		adminExec(t, dbURL, `alter table graph_events add column owner text`)
+		_, err := Open(ctx, dbURL)
+		if !errors.Is(err, ErrForeignSchema) || !strings.Contains(err.Error(), "graph_events") {
+			t.Fatalf("Open = %v, want ErrForeignSchema naming graph_events", err)
+		}
+	})
+	t.Run("own table dropped", func(t *testing.T) {
+		s, dbURL := openFresh(t)
+		s.Close()
+		adminExec(t, dbURL, `drop table graph_writes`)
+		_, err := Open(ctx, dbURL)
+		if !errors.Is(err, ErrForeignSchema) || !strings.Contains(err.Error(), "lacks table graph_writes") {
+			t.Fatalf("Open = %v, want ErrForeignSchema saying graph_writes is missing", err)
+		}
+	})
+	t.Run("foreign version table", func(t *testing.T) {
+		dbURL := freshDB(t)
+		adminExec(t, dbURL, `create table rewind_schema_migrations (id text primary key)`)
+		_, err := Open(ctx, dbURL)
+		if !errors.Is(err, ErrForeignSchema) || !strings.Contains(err.Error(), "rewind_schema_migrations") {
+			t.Fatalf("Open = %v, want ErrForeignSchema naming rewind_schema_migrations", err)
+		}
+	})
+}
+
+func TestSplitSQL(t *testing.T) {
+	got := splitSQL("-- c\ncreate table a (\n  x int -- y\n);\n\n-- d\ncreate index i on a (x);\n")
+	want := []string{"create table a (\n  x int -- y\n);", "create index i on a (x);"}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Fatalf("splitSQL = %q, want %q", got, want)
+	}
+	if len(migrations) == 0 || len(migrations[0].statements) != 3 {
+		t.Fatalf("0001_init.sql should hold 3 statements, got %d", len(migrations[0].statements))
+	}
+}
+
+// applyUpTo makes dbURL a store at schema version v, as an older rewind
+// left it.
+func applyUpTo(t *testing.T, dbURL string, v int) {
+	t.Helper()
+	adminExec(t, dbURL, `create table `+versionTable+` (
+  version    integer     primary key,
+  name       text        not null,
+  applied_at timestamptz not null default now()
+)`)
+	for _, m := range migrations[:v] {
+		for _, stmt := range m.statements {
+			adminExec(t, dbURL, stmt)
+		}
+		adminExec(t, dbURL, `insert into `+versionTable+` (version, name) values ($1, $2)`, m.version, m.name)
+	}
+}
+
+func TestUpgradeFromEveryVersion(t *testing.T) {
+	ctx := context.Background()
+	for from := 1; from < len(migrations); from++ {
+		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
+			dbURL := freshDB(t)
+			applyUpTo(t, dbURL, from)
+			adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('t', 1, '{"old":true}')`)
+			adminExec(t, dbURL, `insert into graph_events (thread_id, checkpoint_id, seq, type, payload) values ('t', 1, 1, 'a', '{}')`)
+			s, err := Open(ctx, dbURL)
+			if err != nil {
+				t.Fatalf("Open of a schema %d store: %v", from, err)
+			}
+			defer s.Close()
+			if got, err := s.Get(ctx, "t", 1); err != nil || string(got.State) != `{"old": true}` {
+				t.Errorf("Get after the upgrade = %s, %v; want the old row", got.State, err)
+			}
+			if evs, err := s.Events(ctx, "t", 1); err != nil || len(evs) != 1 {
+				t.Errorf("Events after the upgrade = %v, %v", evs, err)
+			}
+			if _, created, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{}`)}); err != nil || !created {
+				t.Errorf("CreateDraft after the upgrade = %v, %v; want created", created, err)
+			}
+			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
+			if len(got) != len(migrations) {
+				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations))
+			}
+		})
+	}
+}
+
+// A table by a newer migration's name, made by someone else in an older
+// store, is refused, not adopted.
+func TestUpgradeRefusesForeignNewTable(t *testing.T) {
+	dbURL := freshDB(t)
+	applyUpTo(t, dbURL, 1)
+	adminExec(t, dbURL, `create table graph_drafts (id text primary key)`)
+	_, err := Open(context.Background(), dbURL)
+	if !errors.Is(err, ErrForeignSchema) || !strings.Contains(err.Error(), "graph_drafts") {
+		t.Fatalf("Open = %v, want ErrForeignSchema naming graph_drafts", err)
+	}
+	if got := query(t, dbURL, `select count(*)::text from rewind_schema_migrations`); got[0] != "1" {
+		t.Errorf("a refused upgrade recorded %s versions, want 1", got[0])
+	}
+}

@@ -1,0 +1,728 @@
+// Package sqlite is the embedded store.Store: one SQLite file (pure Go, no
+// cgo, nothing to install) that survives kill -9, with per-thread writer
+// locks that the OS releases when their process dies.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"rewind/store"
+	"rewind/store/internal/check"
+)
+
+// schemaVersion is the newest store schema this binary knows.
+const schemaVersion = 3
+
+// migrations[v] takes a store from schema v to v+1. The parent of a
+// checkpoint is checked by PutCheckpoint, not by a foreign key: that would
+// need one more index on every row.
+var migrations = []string{
+	`CREATE TABLE graph_checkpoints (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		parent_id     INTEGER,          -- NULL for a root
+		state         TEXT    NOT NULL, -- the engine's JSON document, verbatim
+		created_at    INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, checkpoint_id)
+	);
+	CREATE TABLE graph_writes (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		task_id       TEXT    NOT NULL,
+		writes        TEXT    NOT NULL,
+		created_at    INTEGER NOT NULL,
+		PRIMARY KEY (thread_id, checkpoint_id, task_id),
+		FOREIGN KEY (thread_id, checkpoint_id) REFERENCES graph_checkpoints (thread_id, checkpoint_id)
+	);
+	CREATE TABLE graph_events (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		seq           INTEGER NOT NULL,
+		type          TEXT    NOT NULL,
+		payload       TEXT    NOT NULL,
+		created_at    INTEGER NOT NULL,
+		PRIMARY KEY (thread_id, checkpoint_id, seq),
+		FOREIGN KEY (thread_id, checkpoint_id) REFERENCES graph_checkpoints (thread_id, checkpoint_id)
+	);`,
+	// 2: side effects (seed 002), keyed by the operation id the engine
+	// records before the call, so a retry finds the draft it already made.
+	`CREATE TABLE graph_drafts (
+		thread_id    TEXT    NOT NULL,
+		operation_id TEXT    NOT NULL,
+		body         TEXT    NOT NULL, -- JSON, verbatim
+		created_at   INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, operation_id)
+	);`,
+	// 3: writer epochs for fencing takeovers (Store.Fence).
+	`CREATE TABLE graph_epochs (
+		thread_id TEXT    NOT NULL PRIMARY KEY,
+		epoch     INTEGER NOT NULL,
+		fenced_at INTEGER NOT NULL -- unix microseconds
+	);`,
+}
+
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+
+// Store is safe for concurrent use, and several processes may open the same file.
+type Store struct {
+	path  string // as given, for messages
+	locks string // absolute: a later chdir must not move the locks
+	w     pool   // one connection: SQLite has one writer at a time anyway
+	r     pool
+	hook  atomic.Pointer[func(stage string)]
+}
+
+// pool is a database handle with its statements prepared once: parsing is
+// about a third of the cost of a point query.
+type pool struct {
+	*sql.DB
+	stmts map[string]*sql.Stmt
+}
+
+func (p *pool) prepare(ctx context.Context, queries ...string) error {
+	p.stmts = make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		st, err := p.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		p.stmts[q] = st
+	}
+	return nil
+}
+
+// The statements, all with bound parameters.
+const (
+	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
+	sqlExists        = `SELECT 1 FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlCheckpoint    = `SELECT parent_id, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlTaskWrites    = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
+	sqlPutWrites     = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlDeleteEvents  = `DELETE FROM graph_events WHERE thread_id = ?`
+	sqlDeleteWrites  = `DELETE FROM graph_writes WHERE thread_id = ?`
+	sqlDeleteThread  = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
+	sqlDeleteDrafts  = `DELETE FROM graph_drafts WHERE thread_id = ?`
+	sqlDeleteEpoch   = `DELETE FROM graph_epochs WHERE thread_id = ?`
+	sqlEpoch         = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlPutDraft      = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlFence         = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
+		ON CONFLICT (thread_id) DO UPDATE SET epoch = epoch + 1, fenced_at = excluded.fenced_at RETURNING epoch`
+
+	selectCheckpoints = `SELECT checkpoint_id, parent_id, state, created_at FROM graph_checkpoints `
+	sqlGet            = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlLatest         = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
+	sqlHistory        = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
+	sqlWrites         = `SELECT task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
+	selectEvents      = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `
+	sqlEvents         = selectEvents + `WHERE thread_id = ? AND checkpoint_id = ? ORDER BY seq`
+	sqlThreadEvents   = selectEvents + `WHERE thread_id = ? ORDER BY checkpoint_id, seq`
+	sqlDraft          = `SELECT body, created_at FROM graph_drafts WHERE thread_id = ? AND operation_id = ?`
+	sqlDrafts         = `SELECT operation_id, body, created_at FROM graph_drafts WHERE thread_id = ? ORDER BY operation_id`
+	// BINARY collation: ordered bytewise, like Go strings.
+	sqlThreads = `SELECT thread_id, count(*), max(checkpoint_id), max(created_at) FROM graph_checkpoints GROUP BY thread_id ORDER BY thread_id`
+)
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Drafts = (*Store)(nil)
+)
+
+// Open opens the store in the SQLite file at path, creating the file and its
+// directory when missing. It refuses, without writing to it, a file that is
+// not a SQLite database, not rewind's, or written by a newer rewind.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open sqlite store: no path given; name the database file, e.g. ./rewind.db")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: create its directory: %w; choose a writable location", path, err)
+	}
+	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
+	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?"
+	if err := inspect(ctx, path, uri); err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, locks: abs + ".locks"}
+	// BEGIN IMMEDIATE takes the write lock up front, so a transaction never
+	// fails half-way because another process started writing.
+	if s.w.DB, err = sql.Open("sqlite", uri+pragmas+"&_txlock=immediate"); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	if err := s.migrate(ctx); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	if s.r.DB, err = sql.Open("sqlite", uri+pragmas+"&_pragma=query_only(1)"); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.r.SetMaxOpenConns(n)
+	s.r.SetMaxIdleConns(n)
+	err = errors.Join(
+		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
+			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread,
+			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence),
+		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlWrites, sqlEvents, sqlThreadEvents, sqlThreads,
+			sqlDraft, sqlDrafts))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, err, hint(err))
+	}
+	return s, nil
+}
+
+// inspect checks an existing file through a read-only connection, before
+// anything (such as switching it to WAL) can change it.
+func inspect(ctx context.Context, path, uri string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Private from the start: states hold conversations. SQLite gives
+		// its -wal and -shm files the same mode.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f.Close()
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
+		}
+		fi, err = os.Stat(path)
+	}
+	if err != nil {
+		return fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
+	}
+	if fi.Size() == 0 {
+		return nil
+	}
+	db, err := sql.Open("sqlite", uri+"_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+	if err != nil {
+		return fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	defer db.Close()
+	var tables, ours int
+	err = db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'rewind_store_schema')
+		FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &ours)
+	if code(err) == sqlite3.SQLITE_NOTADB {
+		return fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
+	}
+	if err != nil {
+		return fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
+	}
+	if ours == 0 {
+		if tables > 0 {
+			return fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
+		}
+		return nil
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
+		return fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
+	}
+	return checkVersion(path, v)
+}
+
+var errNewer = errors.New("it was written by a newer rewind")
+
+func checkVersion(path string, v int) error {
+	if v > schemaVersion {
+		return fmt.Errorf("open sqlite store %s: %w (store schema %d, this binary knows %d); upgrade rewind to open it", path, errNewer, v, schemaVersion)
+	}
+	return nil
+}
+
+// migrate creates or upgrades the tables, in one transaction so that two
+// processes opening a new file at once do not both create them.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, errNewer) {
+			err = fmt.Errorf("open sqlite store %s: create or upgrade its tables: %w%s", s.path, err, hint(err))
+		}
+	}()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rewind_store_schema (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
+		return err
+	}
+	if err := checkVersion(s.path, v); err != nil {
+		return err
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	for ; v < schemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("schema %d to %d: %w", v, v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rewind_store_schema`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rewind_store_schema (version) VALUES (?)`, schemaVersion); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func code(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// hint tells what to do about the SQLite errors a user can fix.
+func hint(err error) string {
+	switch code(err) {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return "; another process is holding the database, try again"
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_AUTH:
+		return "; check that the file and its directory are writable"
+	case sqlite3.SQLITE_FULL:
+		return "; free some disk space"
+	case sqlite3.SQLITE_TOOBIG:
+		return "; a document or id is beyond SQLite's size limit (1 GB): make it smaller"
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return "; the file is damaged, restore it from a backup"
+	}
+	return ""
+}
+
+// wrap says which store and call failed; a cancelled context shows as
+// such even when SQLite only reports an interrupt.
+func (s *Store) wrap(ctx context.Context, err *error, format string, args ...any) {
+	if *err == nil {
+		return
+	}
+	if c := ctx.Err(); c != nil && !errors.Is(*err, c) {
+		*err = fmt.Errorf("%w: %w", c, *err)
+	}
+	if code(*err) == sqlite3.SQLITE_TOOBIG { // input SQLite cannot hold is refused input
+		*err = fmt.Errorf("%w: %w", store.ErrInvalid, *err)
+	}
+	*err = fmt.Errorf("sqlite store %s: %s: %w%s", s.path, fmt.Sprintf(format, args...), *err, hint(*err))
+}
+
+func micros(t int64) time.Time { return time.UnixMicro(t).UTC() }
+
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
+
+// in runs one of the write pool's statements inside tx.
+func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.w.stmts[query])
+}
+
+func (s *Store) exists(ctx context.Context, tx *sql.Tx, thread string, id int64) (bool, error) {
+	var one int
+	err := s.in(ctx, tx, sqlExists).QueryRowContext(ctx, thread, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
+	defer s.wrap(ctx, &err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
+	if events, err = check.Put(cp, events); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var newest sql.NullInt64
+	if err := s.in(ctx, tx, sqlNewest).QueryRowContext(ctx, cp.ThreadID).Scan(&newest); err != nil {
+		return err
+	}
+	var found, same bool
+	if newest.Valid && cp.ID <= newest.Int64 {
+		if found, same, err = s.compare(ctx, tx, cp, events); err != nil || same {
+			return err
+		}
+	}
+	if err := s.fence(ctx, tx, cp.ThreadID, cp.Epoch); err != nil {
+		return err
+	}
+	switch {
+	case found:
+		return store.ErrConflict
+	case newest.Valid && cp.ID < newest.Int64:
+		return fmt.Errorf("the newest is %d: %w", newest.Int64, store.ErrStale)
+	}
+	if cp.ParentID != 0 {
+		if ok, err := s.exists(ctx, tx, cp.ThreadID, cp.ParentID); !ok {
+			if err == nil {
+				err = fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+			}
+			return err
+		}
+	}
+	now := time.Now().UnixMicro()
+	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), string(cp.State), now); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if _, err := s.in(ctx, tx, sqlPutEvent).ExecContext(ctx, cp.ThreadID, cp.ID, e.Seq, e.Type, string(e.Payload), now); err != nil {
+			return err
+		}
+	}
+	if hook := s.hook.Load(); hook != nil {
+		(*hook)("checkpoint-written")
+	}
+	return tx.Commit()
+}
+
+// compare looks for a stored checkpoint with cp's ID and says whether it
+// holds the same content.
+func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
+	var parent sql.NullInt64
+	var state []byte
+	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	old, err := queryEvents(ctx, s.in(ctx, tx, sqlEvents), cp.ThreadID, cp.ThreadID, cp.ID)
+	if err != nil {
+		return false, false, err
+	}
+	return true, parent.Int64 == cp.ParentID && check.SameJSON(state, cp.State) && check.SameEvents(old, events), nil
+}
+
+// fence refuses, inside the write's transaction, a write whose epoch is
+// not the thread's current one. Unfenced writes skip the query.
+func (s *Store) fence(ctx context.Context, tx *sql.Tx, thread string, epoch int64) error {
+	if epoch == 0 {
+		return nil
+	}
+	var current int64
+	err := s.in(ctx, tx, sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return check.Fenced(thread, epoch, current)
+}
+
+// Fence implements store.Store. BEGIN IMMEDIATE orders it with every write
+// of every process on the file.
+func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err error) {
+	defer s.wrap(ctx, &err, "fence thread %v", check.Name(thread))
+	if err := check.Text("thread id", thread); err != nil {
+		return 0, err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := s.in(ctx, tx, sqlFence).QueryRowContext(ctx, thread, time.Now().UnixMicro()).Scan(&epoch); err != nil {
+		return 0, err
+	}
+	return epoch, tx.Commit()
+}
+
+// SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
+// once a new checkpoint's rows are written, before COMMIT: the crash drills
+// kill the process there. nil removes it.
+func (s *Store) SetTxHook(hook func(stage string)) {
+	if hook == nil {
+		s.hook.Store(nil)
+		return
+	}
+	s.hook.Store(&hook)
+}
+
+func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
+	defer s.wrap(ctx, &err, "put writes of task %v at checkpoint %d of thread %v", check.Name(w.TaskID), w.CheckpointID, check.Name(w.ThreadID))
+	if err := check.Writes(w); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var old []byte
+	err = s.in(ctx, tx, sqlTaskWrites).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old)
+	found := err == nil
+	switch {
+	case found && check.SameJSON(old, w.Writes):
+		return nil
+	case !found && !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	if err := s.fence(ctx, tx, w.ThreadID, w.Epoch); err != nil {
+		return err
+	}
+	if found {
+		return store.ErrConflict
+	}
+	if ok, err := s.exists(ctx, tx, w.ThreadID, w.CheckpointID); !ok {
+		if err == nil {
+			err = fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
+		}
+		return err
+	}
+	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...any) ([]store.Checkpoint, error) {
+	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Checkpoint
+	for rows.Next() {
+		cp := store.Checkpoint{ThreadID: thread}
+		var parent sql.NullInt64
+		var created int64
+		if err := rows.Scan(&cp.ID, &parent, &cp.State, &created); err != nil {
+			return nil, err
+		}
+		cp.ParentID, cp.CreatedAt = parent.Int64, micros(created)
+		out = append(out, cp)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) one(ctx context.Context, thread, query string, args ...any) (store.Checkpoint, error) {
+	cps, err := s.checkpoints(ctx, thread, query, args...)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if len(cps) == 0 {
+		return store.Checkpoint{}, store.ErrNotFound
+	}
+	return cps[0], nil
+}
+
+func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "get checkpoint %d of thread %v", id, check.Name(thread))
+	return s.one(ctx, thread, sqlGet, thread, id)
+}
+
+func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "latest checkpoint of thread %v", check.Name(thread))
+	return s.one(ctx, thread, sqlLatest, thread)
+}
+
+func (s *Store) History(ctx context.Context, thread string, before int64, limit int) (_ []store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "history of thread %v", check.Name(thread))
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if limit <= 0 {
+		limit = -1 // no limit, to SQLite
+	}
+	return s.checkpoints(ctx, thread, sqlHistory, thread, before, limit)
+}
+
+func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
+	defer s.wrap(ctx, &err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	rows, err := s.r.stmts[sqlWrites].QueryContext(ctx, thread, checkpointID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.TaskWrites
+	for rows.Next() {
+		w := store.TaskWrites{ThreadID: thread, CheckpointID: checkpointID}
+		var created int64
+		if err := rows.Scan(&w.TaskID, &w.Writes, &created); err != nil {
+			return nil, err
+		}
+		w.CreatedAt = micros(created)
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
+	defer s.wrap(ctx, &err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	if checkpointID == 0 {
+		return queryEvents(ctx, s.r.stmts[sqlThreadEvents], thread, thread)
+	}
+	return queryEvents(ctx, s.r.stmts[sqlEvents], thread, thread, checkpointID)
+}
+
+func queryEvents(ctx context.Context, st *sql.Stmt, thread string, args ...any) ([]store.Event, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		e := store.Event{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&e.CheckpointID, &e.Seq, &e.Type, &e.Payload, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = micros(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
+	defer s.wrap(ctx, &err, "list threads")
+	rows, err := s.r.stmts[sqlThreads].QueryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Thread
+	for rows.Next() {
+		var th store.Thread
+		var updated int64
+		if err := rows.Scan(&th.ID, &th.Checkpoints, &th.LatestID, &updated); err != nil {
+			return nil, err
+		}
+		th.UpdatedAt = micros(updated)
+		out = append(out, th)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
+	defer s.wrap(ctx, &err, "delete thread %v", check.Name(thread))
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var deleted int64
+	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteDrafts, sqlDeleteEpoch} {
+		res, err := s.in(ctx, tx, q).ExecContext(ctx, thread)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		deleted += n
+	}
+	if deleted == 0 {
+		return store.ErrNotFound
+	}
+	return tx.Commit()
+}
+
+func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, created bool, err error) {
+	defer s.wrap(ctx, &err, "create draft %v of thread %v", check.Name(d.OperationID), check.Name(d.ThreadID))
+	if err := check.Draft(d); err != nil {
+		return store.Draft{}, false, err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return store.Draft{}, false, err
+	}
+	defer tx.Rollback()
+	res, err := s.in(ctx, tx, sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), time.Now().UnixMicro())
+	if err != nil {
+		return store.Draft{}, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return store.Draft{}, false, err
+	}
+	// The write transaction holds the only write lock: the row read back
+	// is the one inserted now or the one that was there.
+	stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
+	var createdAt int64
+	if err := s.in(ctx, tx, sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt); err != nil {
+		return store.Draft{}, false, err
+	}
+	stored.CreatedAt = micros(createdAt)
+	if err := tx.Commit(); err != nil {
+		return store.Draft{}, false, err
+	}
+	return stored, n == 1, nil
+}
+
+func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.Draft, err error) {
+	defer s.wrap(ctx, &err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
+	d := store.Draft{ThreadID: thread, OperationID: operationID}
+	var created int64
+	err = s.r.stmts[sqlDraft].QueryRowContext(ctx, thread, operationID).Scan(&d.Body, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Draft{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Draft{}, err
+	}
+	d.CreatedAt = micros(created)
+	return d, nil
+}
+
+func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft, err error) {
+	defer s.wrap(ctx, &err, "list drafts of thread %v", check.Name(thread))
+	rows, err := s.r.stmts[sqlDrafts].QueryContext(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Draft
+	for rows.Next() {
+		d := store.Draft{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&d.OperationID, &d.Body, &created); err != nil {
+			return nil, err
+		}
+		d.CreatedAt = micros(created)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Close() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close sqlite store %s: %w", s.path, err)
+	}
+	return nil
+}

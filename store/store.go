@@ -1,0 +1,206 @@
+// Package store is where checkpoint chains live: checkpoints, the pending
+// writes of half-finished supersteps, and the events written with them.
+//
+// The engine sees only the Store interface; the backends (memory, sqlite,
+// postgres) live in sub-packages and all pass the one conformance suite in
+// store/storetest. A store never interprets a checkpoint's state document:
+// decoding and schema migration are the engine's job.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Checkpoint is one stored instant of a thread.
+type Checkpoint struct {
+	ThreadID string
+	// ID is monotonic within the thread and starts at 1. A fork is a new,
+	// larger ID whose parent is an older checkpoint.
+	ID int64
+	// ParentID is 0 for the root of a thread.
+	ParentID int64
+	// State is the engine's JSON document (schema version, step, source,
+	// channel values, pending tasks, metadata). Stores keep it verbatim
+	// (PostgreSQL may normalise it as jsonb; it must decode to the same value).
+	State []byte
+	// CreatedAt is set by the store when the row is first written.
+	CreatedAt time.Time
+	// Epoch is the writer's fencing token from Store.Fence, checked when
+	// the checkpoint is written and not stored (reads give 0). 0 writes
+	// unfenced.
+	Epoch int64
+}
+
+// TaskWrites are the writes of one finished task of the superstep that runs
+// from checkpoint CheckpointID. They are stored the moment the task finishes,
+// so a resume can skip the task.
+type TaskWrites struct {
+	ThreadID     string
+	CheckpointID int64
+	TaskID       string
+	// Writes is the engine's JSON document for the task's writes and events.
+	Writes    []byte
+	CreatedAt time.Time
+	// Epoch is the writer's fencing token, as for Checkpoint.Epoch.
+	Epoch int64
+}
+
+// Event is something that happened while producing checkpoint CheckpointID
+// (node started/finished, model called, context compacted, ...). Events are
+// committed in the same transaction as their checkpoint.
+type Event struct {
+	ThreadID     string
+	CheckpointID int64
+	// Seq orders the events of one checkpoint, starting at 1.
+	Seq       int
+	Type      string
+	Payload   []byte // JSON object
+	CreatedAt time.Time
+}
+
+// Thread summarises one thread for listings.
+type Thread struct {
+	ID          string
+	Checkpoints int
+	LatestID    int64
+	UpdatedAt   time.Time
+}
+
+// Store persists checkpoint chains. Every method that touches I/O takes a
+// context. All backends give identical results for identical calls; the
+// rules below are the ones store/storetest enforces on each of them.
+//
+// Input. Thread, task and operation ids and event types are any non-empty
+// valid UTF-8 without NUL, SQL metacharacters and 64 KB ids included, and
+// are stored and found exactly. Documents (state, writes, payloads, draft
+// bodies) are JSON of at most 10,000 levels of nesting, valid UTF-8, with
+// numbers PostgreSQL's numeric can hold; \u0000 escapes and lone surrogate
+// escapes are kept. Anything else is refused with an error matching
+// ErrInvalid, before anything is written.
+//
+// Documents come back as the same JSON value, not necessarily the same
+// bytes (PostgreSQL normalises jsonb). "The same content" compares JSON
+// values the way jsonb does: whitespace, key order and number spelling
+// (1.5 = 1.50) aside, the last of duplicate keys winning, lone surrogates
+// distinct from each other and from U+FFFD.
+//
+// Atomicity. A refused or failed call leaves nothing behind. Bytes are
+// never shared with the caller. A cancelled context makes a call fail with
+// an error matching the context's error, having done nothing.
+//
+// Fencing. A writer that takes a thread over calls Fence and writes with
+// the epoch it returned (Checkpoint.Epoch, TaskWrites.Epoch). Inside the
+// write's own transaction, after the no-op check: Epoch 0 is unfenced and
+// accepted; an Epoch lower than the thread's current one is ErrFenced and
+// nothing is written (even when the write would also conflict, be stale or
+// miss its parent); an Epoch higher than the current one was never handed
+// out and is ErrInvalid. So a redelivered identical write from a fenced
+// writer stays a harmless no-op, and a fenced writer's new work cannot
+// fork the chain. Epoch is never part of "the same content".
+type Store interface {
+	// PutCheckpoint commits a checkpoint and its events in one transaction.
+	// Events are numbered by position when Seq is 0 and listed by Seq; an
+	// empty payload is {}. The outcome, checked in this order:
+	//   - same ID and same content (parent, state, events' seq, type and
+	//     payload) is a no-op, even after newer checkpoints, and keeps the
+	//     stored row and its CreatedAt;
+	//   - an Epoch below the thread's is ErrFenced, above it ErrInvalid;
+	//   - same ID with different content is ErrConflict;
+	//   - an ID lower than the thread's newest is ErrStale;
+	//   - a ParentID that is not a checkpoint of the same thread is
+	//     ErrNotFound.
+	// Of racing puts of one new ID exactly one is stored; the others get
+	// ErrConflict, or nil when their content is the same.
+	PutCheckpoint(ctx context.Context, cp Checkpoint, events []Event) error
+	// PutWrites stores one finished task's writes at once. In this order:
+	// same key and same content is a no-op; an Epoch below the thread's is
+	// ErrFenced, above it ErrInvalid; different content is ErrConflict; the
+	// checkpoint must exist in the same thread (ErrNotFound).
+	PutWrites(ctx context.Context, w TaskWrites) error
+
+	// Get returns one checkpoint or ErrNotFound (also for ids below 1 and
+	// an empty thread id).
+	Get(ctx context.Context, thread string, id int64) (Checkpoint, error)
+	// Latest returns the thread's checkpoint with the highest ID, or
+	// ErrNotFound when the thread has none.
+	Latest(ctx context.Context, thread string) (Checkpoint, error)
+	// History lists a thread's checkpoints newest first, only those with
+	// ID < before when before > 0, at most limit when limit > 0. An unknown
+	// thread gives an empty list.
+	History(ctx context.Context, thread string, before int64, limit int) ([]Checkpoint, error)
+	// Writes lists the stored task writes of one checkpoint's superstep,
+	// ordered by task ID bytewise.
+	Writes(ctx context.Context, thread string, checkpointID int64) ([]TaskWrites, error)
+	// Events lists a checkpoint's events in Seq order; checkpointID 0 lists
+	// the whole thread's, ordered by checkpoint then Seq.
+	Events(ctx context.Context, thread string, checkpointID int64) ([]Event, error)
+	// Threads lists every thread that has checkpoints, ordered by ID
+	// bytewise.
+	Threads(ctx context.Context) ([]Thread, error)
+	// Fence makes the caller the thread's newest writer: it atomically
+	// increments the thread's writer epoch and returns it (1 the first
+	// time). Writes carrying a lower epoch are refused from then on. The
+	// epoch is stored (it survives restarts) and needs no checkpoint; only
+	// DeleteThread removes it.
+	Fence(ctx context.Context, thread string) (epoch int64, err error)
+
+	// DeleteThread removes every row of a thread in every table, in one
+	// transaction: checkpoints, writes, events, drafts and its writer
+	// epoch. A thread with none of these is ErrNotFound. Other threads are
+	// untouched, and the thread can start afresh at ID 1.
+	DeleteThread(ctx context.Context, thread string) error
+
+	// Lock makes the caller the one live writer of a thread, across
+	// processes. It fails at once with ErrLocked when another writer holds
+	// it. A writer that dies (even by SIGKILL) releases it. Releasing twice
+	// is harmless and never frees a later holder's lock.
+	Lock(ctx context.Context, thread string) (release func() error, err error)
+
+	Close() error
+}
+
+var (
+	// ErrNotFound: no such thread, checkpoint, parent or draft.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the same checkpoint or write key already holds different content.
+	ErrConflict = errors.New("conflicting content for an existing version")
+	// ErrStale: a checkpoint older than the newest one of its thread.
+	ErrStale = errors.New("older than the newest checkpoint of the thread")
+	// ErrLocked: another live process is running the thread.
+	ErrLocked = errors.New("thread is being run by another process")
+	// ErrFenced: the write carries an epoch older than the thread's: a
+	// newer writer took the thread over (see Store.Fence).
+	ErrFenced = errors.New("a newer writer took over the thread: this process's writes are refused; its work will be redone by the new writer")
+	// ErrInvalid: the call's input was refused (a bad id, a document that
+	// is not JSON or is nested too deep, ...); nothing was written.
+	ErrInvalid = errors.New("invalid input")
+)
+
+// Draft is an outgoing draft made by a side-effecting tool. It is keyed by
+// the operation id the engine recorded in a checkpoint before the call, so
+// a retry after a crash finds it instead of making a second one.
+type Draft struct {
+	ThreadID    string
+	OperationID string
+	Body        []byte // JSON object
+	CreatedAt   time.Time
+}
+
+// Drafts is the side-effect table that lives in the same store; every
+// backend implements it. A draft needs no checkpoint; DeleteThread removes
+// a thread's drafts with the rest of it.
+type Drafts interface {
+	// CreateDraft inserts d unless a draft with the same thread and
+	// operation id exists. It returns the stored draft and whether this call
+	// created it: a repeated call gets the first draft, its body and its
+	// CreatedAt, with false, whatever body it brought. Of racing calls with
+	// one key exactly one gets true. Ids and body follow Store's input rules.
+	CreateDraft(ctx context.Context, d Draft) (Draft, bool, error)
+	// Draft returns one draft or ErrNotFound.
+	Draft(ctx context.Context, thread, operationID string) (Draft, error)
+	// ListDrafts lists a thread's drafts ordered by operation id bytewise;
+	// an unknown thread gives an empty list.
+	ListDrafts(ctx context.Context, thread string) ([]Draft, error)
+}

@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"rewind/store"
+)
+
+// Bench measures the calls a run makes per superstep and the ones the TUI
+// makes while scrubbing. open must return a fresh, empty store and close it
+// with b.Cleanup.
+func Bench(b *testing.B, open func(b *testing.B) store.Store) {
+	b.Run("PutCheckpoint", func(b *testing.B) {
+		s := open(b)
+		b.ReportAllocs()
+		var id int64
+		for b.Loop() {
+			id++
+			benchPut(b, s, "bench", id)
+		}
+	})
+	// The same with a fencing epoch: the cost of checking it in the
+	// write's transaction.
+	b.Run("PutCheckpointFenced", func(b *testing.B) {
+		s := open(b)
+		epoch, err := s.Fence(b.Context(), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var id int64
+		for b.Loop() {
+			id++
+			cp := store.Checkpoint{ThreadID: "bench", ID: id, ParentID: id - 1, State: benchState, Epoch: epoch}
+			if err := s.PutCheckpoint(b.Context(), cp, benchEvents); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Get", func(b *testing.B) {
+		s := open(b)
+		fill(b, s, "bench", 100)
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			i++
+			if _, err := s.Get(b.Context(), "bench", i%100+1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Latest", func(b *testing.B) {
+		s := open(b)
+		fill(b, s, "bench", 100)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Latest(b.Context(), "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("History10k", func(b *testing.B) {
+		s := open(b)
+		fill(b, s, "bench", 10_000)
+		for _, limit := range []int{0, 20} {
+			name, want := "all", 10_000
+			if limit > 0 {
+				name, want = fmt.Sprintf("page%d", limit), limit
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					h, err := s.History(b.Context(), "bench", 0, limit)
+					if err != nil || len(h) != want {
+						b.Fatalf("History: %d checkpoints, %v", len(h), err)
+					}
+				}
+			})
+		}
+	})
+	// Each iteration makes a thread (2 checkpoints, 6 events, 1 write) and
+	// deletes it. Timing both keeps the run short where deleting is far
+	// cheaper than creating; ns/delete is the delete alone.
+	b.Run("DeleteThread", func(b *testing.B) {
+		s := open(b)
+		b.ReportAllocs()
+		var i int
+		var deleting time.Duration
+		for b.Loop() {
+			i++
+			thread := fmt.Sprint("bench-", i)
+			fill(b, s, thread, 2)
+			if err := s.PutWrites(b.Context(), store.TaskWrites{ThreadID: thread, CheckpointID: 2, TaskID: "t", Writes: benchState}); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := s.DeleteThread(b.Context(), thread); err != nil {
+				b.Fatal(err)
+			}
+			deleting += time.Since(start)
+		}
+		b.ReportMetric(float64(deleting.Nanoseconds())/float64(b.N), "ns/delete")
+	})
+}
+
+// benchState is a ~2 KB state document.
+var benchState = fmt.Appendf(nil, `{"v":2,"step":7,"source":"loop","messages":[%s],"summary":null}`,
+	strings.TrimSuffix(strings.Repeat(`{"index":1,"role":"executor","text":"looked up the ticket and found the customer's order"},`, 24), ","))
+
+var benchEvents = []store.Event{
+	{Seq: 1, Type: "node.started", Payload: []byte(`{"node":"executor","task":"a1b2"}`)},
+	{Seq: 2, Type: "model.called", Payload: []byte(`{"model":"mock","tokens":412,"ms":3}`)},
+	{Seq: 3, Type: "node.finished", Payload: []byte(`{"node":"executor","task":"a1b2"}`)},
+}
+
+func benchPut(b *testing.B, s store.Store, thread string, id int64) {
+	cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: benchState}
+	if err := s.PutCheckpoint(b.Context(), cp, benchEvents); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func fill(b *testing.B, s store.Store, thread string, n int64) {
+	for id := int64(1); id <= n; id++ {
+		benchPut(b, s, thread, id)
+	}
+}

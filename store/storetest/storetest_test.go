@@ -1,0 +1,321 @@
+package storetest_test
+
+// The suite must be able to fail: each mutant below is the memory store with
+// one plausible bug, and the suite, run in a child process, must reject it.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"rewind/store"
+	"rewind/store/memory"
+	"rewind/store/storetest"
+)
+
+var bugs = []string{
+	"conflict ignored", "stale ignored", "missing parent ignored", "put ignores context",
+	"latest is oldest", "history ignores limit", "history ignores before", "history oldest first",
+	"get crosses threads", "long ids truncated", "state aliased", "created at unset",
+	"writes unordered", "writes need no checkpoint", "events unordered", "events leak across checkpoints",
+	"threads miscounted", "delete is a no-op", "delete unknown succeeds", "lock never held",
+	"release frees the next holder", "nul escapes refused", "big states refused",
+	"surrogates collapse", "numbers compared as text", "refusals unmarked",
+	"draft recreated", "draft body overwritten", "drafts survive delete", "drafts unordered",
+	"fence ignored", "conflict before fence", "fence before no-op", "epoch survives delete",
+	"epoch too new accepted", "hook never called", "fence checked before the transaction",
+}
+
+func TestSuiteCatchesBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite once per bug")
+	}
+	for _, bug := range bugs {
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMutant$", "-test.short", "-test.failfast")
+			cmd.Env = append(os.Environ(), "STORETEST_BUG="+bug)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the suite passed a store whose %s (err %v):\n%s", bug, err, out)
+			}
+			if m := regexp.MustCompile(`--- FAIL: TestMutant/(\S+)`).FindSubmatch(out); m != nil {
+				t.Logf("caught by %s", m[1])
+			} else {
+				t.Fatalf("child failed without a failing subtest:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestMutant runs the suite on one buggy store, in the child process only.
+func TestMutant(t *testing.T) {
+	bug := os.Getenv("STORETEST_BUG")
+	if bug == "" {
+		t.Skip("child of TestSuiteCatchesBugs")
+	}
+	if !slices.Contains(bugs, bug) {
+		t.Fatalf("unknown bug %q", bug)
+	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{}}
+	})
+}
+
+type buggy struct {
+	*memory.Store
+	bug      string
+	aliased  map[[2]any][]byte
+	releases map[string]func() error
+	mu       sync.Mutex       // for epochs: Fence and writes race in the suite
+	epochs   map[string]int64 // as handed out by Fence
+}
+
+func (b *buggy) epoch(thread string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.epochs[thread]
+}
+
+func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error {
+	switch {
+	case b.bug == "put ignores context":
+		ctx = context.Background()
+	case b.bug == "long ids truncated" && len(cp.ThreadID) > 1000:
+		cp.ThreadID = cp.ThreadID[:1000]
+	case b.bug == "nul escapes refused" && bytes.Contains(cp.State, []byte(`\u0000`)),
+		b.bug == "big states refused" && len(cp.State) > 512<<10:
+		return errors.New("put checkpoint: refused")
+	}
+	switch {
+	case b.bug == "fence ignored":
+		cp.Epoch = 0
+	case b.bug == "conflict before fence":
+		if old, err := b.Store.Get(ctx, cp.ThreadID, cp.ID); err == nil && !decodedEqual(old.State, cp.State) {
+			return store.ErrConflict
+		}
+	case b.bug == "fence before no-op" && cp.Epoch > 0 && cp.Epoch < b.epoch(cp.ThreadID):
+		return fmt.Errorf("fenced: %w", store.ErrFenced)
+	case b.bug == "epoch too new accepted" && cp.Epoch > b.epoch(cp.ThreadID):
+		cp.Epoch = 0
+	case b.bug == "fence checked before the transaction" && cp.Epoch > 0:
+		if cp.Epoch < b.epoch(cp.ThreadID) {
+			return fmt.Errorf("fenced: %w", store.ErrFenced)
+		}
+		time.Sleep(100 * time.Microsecond) // the window a real store would have
+		cp.Epoch = 0
+	}
+	if b.bug == "numbers compared as text" {
+		// The old memory store: json.Number kept 1.50 and 1.5 apart.
+		if old, err := b.Store.Get(ctx, cp.ThreadID, cp.ID); err == nil && !sameAsText(old.State, cp.State) {
+			return store.ErrConflict
+		}
+	}
+	err := b.Store.PutCheckpoint(ctx, cp, events)
+	switch {
+	case b.bug == "surrogates collapse" && errors.Is(err, store.ErrConflict):
+		// The old memory store: encoding/json made every lone surrogate U+FFFD.
+		if old, gerr := b.Store.Get(ctx, cp.ThreadID, cp.ID); gerr == nil && decodedEqual(old.State, cp.State) {
+			return nil
+		}
+	case b.bug == "refusals unmarked" && errors.Is(err, store.ErrInvalid):
+		return errors.New(err.Error())
+	case b.bug == "conflict ignored" && errors.Is(err, store.ErrConflict),
+		b.bug == "stale ignored" && errors.Is(err, store.ErrStale),
+		b.bug == "missing parent ignored" && errors.Is(err, store.ErrNotFound):
+		return nil
+	case b.bug == "state aliased" && err == nil:
+		b.aliased[[2]any{cp.ThreadID, cp.ID}] = cp.State
+	}
+	return err
+}
+
+func (b *buggy) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	if b.bug == "long ids truncated" && len(thread) > 1000 {
+		thread = thread[:1000]
+	}
+	cp, err := b.Store.Get(ctx, thread, id)
+	switch {
+	case b.bug == "get crosses threads" && errors.Is(err, store.ErrNotFound):
+		threads, _ := b.Store.Threads(ctx)
+		for _, th := range threads {
+			if cp, err := b.Store.Get(ctx, th.ID, id); err == nil {
+				return cp, nil
+			}
+		}
+	case b.bug == "state aliased" && b.aliased[[2]any{thread, id}] != nil:
+		cp.State = b.aliased[[2]any{thread, id}]
+	case b.bug == "created at unset":
+		cp.CreatedAt = time.Time{}
+	}
+	return cp, err
+}
+
+func (b *buggy) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	if b.bug == "latest is oldest" {
+		h, err := b.Store.History(ctx, thread, 0, 0)
+		if err == nil && len(h) > 0 {
+			return h[len(h)-1], nil
+		}
+	}
+	return b.Store.Latest(ctx, thread)
+}
+
+func (b *buggy) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	switch b.bug {
+	case "history ignores limit":
+		limit = 0
+	case "history ignores before":
+		before = 0
+	}
+	h, err := b.Store.History(ctx, thread, before, limit)
+	if b.bug == "history oldest first" {
+		slices.Reverse(h)
+	}
+	return h, err
+}
+
+func (b *buggy) PutWrites(ctx context.Context, w store.TaskWrites) error {
+	switch {
+	case b.bug == "fence ignored":
+		w.Epoch = 0
+	case b.bug == "epoch too new accepted" && w.Epoch > b.epoch(w.ThreadID):
+		w.Epoch = 0
+	}
+	err := b.Store.PutWrites(ctx, w)
+	if b.bug == "writes need no checkpoint" && errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (b *buggy) Writes(ctx context.Context, thread string, id int64) ([]store.TaskWrites, error) {
+	ws, err := b.Store.Writes(ctx, thread, id)
+	if b.bug == "writes unordered" {
+		slices.Reverse(ws)
+	}
+	return ws, err
+}
+
+func (b *buggy) Events(ctx context.Context, thread string, id int64) ([]store.Event, error) {
+	if b.bug == "events leak across checkpoints" {
+		id = 0
+	}
+	evs, err := b.Store.Events(ctx, thread, id)
+	if b.bug == "events unordered" {
+		slices.Reverse(evs)
+	}
+	return evs, err
+}
+
+func (b *buggy) Threads(ctx context.Context) ([]store.Thread, error) {
+	th, err := b.Store.Threads(ctx)
+	if b.bug == "threads miscounted" {
+		for i := range th {
+			th[i].Checkpoints++
+		}
+	}
+	return th, err
+}
+
+func (b *buggy) DeleteThread(ctx context.Context, thread string) error {
+	if b.bug == "delete is a no-op" {
+		return nil
+	}
+	if b.bug == "epoch survives delete" {
+		err := b.Store.DeleteThread(ctx, thread)
+		for range b.epoch(thread) {
+			b.Store.Fence(ctx, thread)
+		}
+		return err
+	}
+	b.mu.Lock()
+	delete(b.epochs, thread)
+	b.mu.Unlock()
+	if b.bug == "drafts survive delete" {
+		kept, _ := b.Store.ListDrafts(ctx, thread)
+		err := b.Store.DeleteThread(ctx, thread)
+		for _, d := range kept {
+			b.Store.CreateDraft(ctx, d)
+		}
+		return err
+	}
+	err := b.Store.DeleteThread(ctx, thread)
+	if b.bug == "delete unknown succeeds" && errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (b *buggy) Lock(ctx context.Context, thread string) (func() error, error) {
+	if b.bug == "lock never held" {
+		return func() error { return nil }, ctx.Err()
+	}
+	release, err := b.Store.Lock(ctx, thread)
+	if b.bug != "release frees the next holder" || err != nil {
+		return release, err
+	}
+	// Every call releases whoever holds the thread now.
+	b.releases[thread] = release
+	return func() error { return b.releases[thread]() }, nil
+}
+
+func decodedEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func sameAsText(a, b []byte) bool {
+	x, y := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	x.UseNumber()
+	y.UseNumber()
+	var u, v any
+	return x.Decode(&u) == nil && y.Decode(&v) == nil && reflect.DeepEqual(u, v)
+}
+
+func (b *buggy) CreateDraft(ctx context.Context, d store.Draft) (store.Draft, bool, error) {
+	got, created, err := b.Store.CreateDraft(ctx, d)
+	switch {
+	case err != nil:
+	case b.bug == "draft recreated":
+		created = true
+	case b.bug == "draft body overwritten":
+		got.Body = d.Body
+	}
+	return got, created, err
+}
+
+func (b *buggy) ListDrafts(ctx context.Context, thread string) ([]store.Draft, error) {
+	ds, err := b.Store.ListDrafts(ctx, thread)
+	if b.bug == "drafts unordered" {
+		slices.Reverse(ds)
+	}
+	return ds, err
+}
+
+func (b *buggy) Fence(ctx context.Context, thread string) (int64, error) {
+	e, err := b.Store.Fence(ctx, thread)
+	if err == nil {
+		b.mu.Lock()
+		b.epochs[thread] = e
+		b.mu.Unlock()
+	}
+	return e, err
+}
+
+func (b *buggy) SetTxHook(hook func(string)) {
+	if b.bug != "hook never called" {
+		b.Store.SetTxHook(hook)
+	}
+}

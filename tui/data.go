@@ -1,0 +1,402 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// Backend is what the TUI reads and the few direct writes it makes. Every
+// call runs inside a tea.Cmd, never in Update.
+type Backend interface {
+	Threads(ctx context.Context) ([]store.Thread, error)
+	History(ctx context.Context, thread string, before int64, limit int) ([]engine.Checkpoint, error)
+	Get(ctx context.Context, thread string, id int64) (engine.Checkpoint, error)
+	Events(ctx context.Context, thread string, id int64) ([]engine.Event, error)
+	PendingWrites(ctx context.Context, thread string, id int64) ([]engine.TaskWrites, error)
+	DiscardPending(ctx context.Context, thread string) (engine.Checkpoint, error)
+	DeleteThread(ctx context.Context, thread string) error
+}
+
+// EngineBackend reads through the engine (so migrations apply) and deletes
+// through its store.
+func EngineBackend(e *engine.Engine) Backend { return engineBackend{e} }
+
+type engineBackend struct{ *engine.Engine }
+
+// draftLister is a Backend that can list the drafts table, the side
+// effects an approval lets happen.
+type draftLister interface {
+	ListDrafts(ctx context.Context, thread string) ([]store.Draft, error)
+}
+
+// ListDrafts lists a thread's rows in the store's drafts table.
+func (b engineBackend) ListDrafts(ctx context.Context, thread string) ([]store.Draft, error) {
+	d, ok := b.Store().(store.Drafts)
+	if !ok {
+		return nil, errors.New("this store has no drafts table")
+	}
+	return d.ListDrafts(ctx, thread)
+}
+
+func (b engineBackend) DeleteThread(ctx context.Context, thread string) error {
+	if err := b.Store().DeleteThread(ctx, thread); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("thread %q is already gone", thread)
+		}
+		return fmt.Errorf("delete thread %q: %w", thread, err)
+	}
+	return nil
+}
+
+// detail is everything shown about one checkpoint, loaded in a tea.Cmd.
+type detail struct {
+	cp       engine.Checkpoint
+	state    ticket.State
+	stateErr error
+	parent   *engine.Checkpoint
+	pstate   *ticket.State
+	events   []engine.Event
+	writes   []engine.TaskWrites
+	diff     []channelDiff
+	// compaction is set when this checkpoint moved messages into the summary.
+	compaction *compactionInfo
+}
+
+type compactionInfo struct {
+	fromVersion, toVersion int
+	moved                  []int // indices that left the verbatim tail
+	before, after          int
+}
+
+// cache keeps recently loaded checkpoints and details. Cmds run on other
+// goroutines, hence the lock.
+type cache struct {
+	mu      sync.Mutex
+	details *lru[*detail]
+	raw     *lru[rawCP]
+}
+
+// rawCP is a read checkpoint with its decoded state: a checkpoint never
+// changes once written, and decoding is the costly part of a scrub step.
+type rawCP struct {
+	cp       engine.Checkpoint
+	state    ticket.State
+	stateErr error
+}
+
+func newCache() *cache {
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256)}
+}
+
+func (c *cache) detail(thread string, id int64) (*detail, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.details.get(ckey{thread, id})
+}
+
+func (c *cache) putDetail(thread string, d *detail) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.details.put(ckey{thread, d.cp.ID}, d)
+}
+
+func (c *cache) drop(thread string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.details.dropIf(func(k ckey) bool { return k.thread == thread })
+	c.raw.dropIf(func(k ckey) bool { return k.thread == thread })
+}
+
+// dropPending forgets details of checkpoints with pending tasks: a run may
+// have stored writes for them since.
+func (c *cache) dropPending(thread string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, it := range c.details.items {
+		if k.thread == thread && len(it.v.cp.Tasks) > 0 {
+			delete(c.details.items, k)
+		}
+	}
+}
+
+func (c *cache) checkpoint(ctx context.Context, b Backend, thread string, id int64) (rawCP, error) {
+	c.mu.Lock()
+	r, ok := c.raw.get(ckey{thread, id})
+	c.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	cp, err := b.Get(ctx, thread, id)
+	if err != nil {
+		return rawCP{}, err
+	}
+	r = rawCP{cp: cp}
+	r.state, r.stateErr = ticket.Decode(cp.Values)
+	c.mu.Lock()
+	c.raw.put(ckey{thread, id}, r)
+	c.mu.Unlock()
+	return r, nil
+}
+
+type ckey struct {
+	thread string
+	id     int64
+}
+
+// lru is a small least-recently-used map.
+type lru[V any] struct {
+	cap   int
+	tick  int
+	items map[ckey]*lruItem[V]
+}
+
+type lruItem[V any] struct {
+	v    V
+	used int
+}
+
+func newLRU[V any](n int) *lru[V] { return &lru[V]{cap: n, items: map[ckey]*lruItem[V]{}} }
+
+func (l *lru[V]) get(k ckey) (V, bool) {
+	it, ok := l.items[k]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	l.tick++
+	it.used = l.tick
+	return it.v, true
+}
+
+func (l *lru[V]) put(k ckey, v V) {
+	l.tick++
+	if it, ok := l.items[k]; ok {
+		it.v, it.used = v, l.tick
+		return
+	}
+	if len(l.items) >= l.cap {
+		var oldest ckey
+		first := true
+		least := 0
+		for k2, it := range l.items {
+			if first || it.used < least {
+				oldest, least, first = k2, it.used, false
+			}
+		}
+		delete(l.items, oldest)
+	}
+	l.items[k] = &lruItem[V]{v: v, used: l.tick}
+}
+
+func (l *lru[V]) dropIf(f func(ckey) bool) {
+	for k := range l.items {
+		if f(k) {
+			delete(l.items, k)
+		}
+	}
+}
+
+// Messages from Cmds. gen ties a reply to the thread view that asked, so a
+// late answer for a thread the user already left is dropped.
+type (
+	threadsMsg struct {
+		threads []store.Thread
+		err     error
+	}
+	historyMsg struct {
+		gen    int
+		thread string
+		nodes  []*tlNode
+		// before is the oldest id of this page (the next page reads below it).
+		before int64
+		more   bool
+		sync   bool
+		err    error
+	}
+	detailMsg struct {
+		gen    int
+		thread string
+		id     int64
+		d      *detail
+		err    error
+	}
+	runStartedMsg struct {
+		gen    int
+		thread string
+		kind   string
+		run    RunHandle
+		err    error
+		rs     RunSettings
+		// head is the thread's newest checkpoint read just before a resume.
+		head *headInfo
+		// answer is the approval answer this run carries out.
+		answer *answerInfo
+	}
+	runUpdatesMsg struct {
+		run     RunHandle
+		updates []RunUpdate
+	}
+	deletedMsg struct {
+		thread string
+		err    error
+	}
+	discardedMsg struct {
+		gen    int
+		thread string
+		cp     engine.Checkpoint
+		err    error
+	}
+)
+
+const (
+	firstPage = 200
+	nextPage  = 2000
+	syncPage  = 32
+)
+
+func loadThreads(ctx context.Context, b Backend) tea.Cmd {
+	return func() tea.Msg {
+		ts, err := b.Threads(ctx)
+		return threadsMsg{threads: ts, err: err}
+	}
+}
+
+func loadHistory(ctx context.Context, b Backend, gen int, thread string, before int64, limit int) tea.Cmd {
+	return func() tea.Msg {
+		cps, err := b.History(ctx, thread, before, limit)
+		msg := historyMsg{gen: gen, thread: thread, err: err}
+		if err != nil {
+			return msg
+		}
+		msg.nodes = make([]*tlNode, len(cps))
+		for i, cp := range cps {
+			msg.nodes[i] = nodeFrom(cp)
+		}
+		if n := len(cps); n > 0 {
+			msg.before = cps[n-1].ID
+			msg.more = n == limit && msg.before > 1
+		}
+		return msg
+	}
+}
+
+// syncHead reads the newest checkpoints until it meets one already known
+// (known reports that), so a run's new checkpoints join the timeline.
+func syncHead(ctx context.Context, b Backend, gen int, thread string, known func(int64) bool) tea.Cmd {
+	return func() tea.Msg {
+		msg := historyMsg{gen: gen, thread: thread, sync: true}
+		var before int64
+		for {
+			cps, err := b.History(ctx, thread, before, syncPage)
+			if err != nil {
+				msg.err = err
+				return msg
+			}
+			met := false
+			for _, cp := range cps {
+				if known(cp.ID) {
+					met = true
+				}
+				msg.nodes = append(msg.nodes, nodeFrom(cp))
+			}
+			if met || len(cps) < syncPage {
+				return msg
+			}
+			before = cps[len(cps)-1].ID
+		}
+	}
+}
+
+func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread string, id int64) tea.Cmd {
+	return func() tea.Msg {
+		d, err := buildDetail(ctx, b, c, thread, id)
+		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err}
+	}
+}
+
+func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int64) (*detail, error) {
+	if d, ok := c.detail(thread, id); ok {
+		return d, nil
+	}
+	r, err := c.checkpoint(ctx, b, thread, id)
+	if err != nil {
+		return nil, err
+	}
+	cp := r.cp
+	d := &detail{cp: cp, state: r.state, stateErr: r.stateErr}
+	if cp.ParentID != 0 {
+		if p, err := c.checkpoint(ctx, b, thread, cp.ParentID); err == nil {
+			d.parent = &p.cp
+			if p.stateErr == nil {
+				d.pstate = &p.state
+			}
+		}
+	}
+	if d.events, err = b.Events(ctx, thread, id); err != nil {
+		return nil, err
+	}
+	if len(cp.Tasks) > 0 {
+		if d.writes, err = b.PendingWrites(ctx, thread, id); err != nil {
+			return nil, err
+		}
+	}
+	var parentValues engine.Values
+	if d.parent != nil {
+		parentValues = d.parent.Values
+	}
+	d.diff = diffValues(parentValues, cp.Values)
+	d.compaction = compactionOf(d)
+	c.putDetail(thread, d)
+	return d, nil
+}
+
+// compactionOf tells what moved into the summary at this checkpoint.
+func compactionOf(d *detail) *compactionInfo {
+	if d.stateErr != nil || d.pstate == nil || d.state.HistoryVersion <= d.pstate.HistoryVersion {
+		return nil
+	}
+	kept := map[int]bool{}
+	for _, m := range d.state.Messages {
+		kept[m.Index] = true
+	}
+	ci := &compactionInfo{fromVersion: d.pstate.HistoryVersion, toVersion: d.state.HistoryVersion,
+		before: len(d.pstate.Messages), after: len(d.state.Messages)}
+	for _, m := range d.pstate.Messages {
+		if !kept[m.Index] {
+			ci.moved = append(ci.moved, m.Index)
+		}
+	}
+	return ci
+}
+
+// waitRun waits for the next updates of a run, taking whatever else is
+// already queued so a burst of events costs one render.
+func waitRun(r RunHandle) tea.Cmd {
+	return func() tea.Msg {
+		u, ok := <-r.Updates()
+		if !ok {
+			return runUpdatesMsg{run: r, updates: []RunUpdate{{Done: true, Err: errors.New("the run ended without a result")}}}
+		}
+		batch := []RunUpdate{u}
+		for !u.Done && len(batch) < 256 {
+			select {
+			case u, ok = <-r.Updates():
+				if !ok {
+					return runUpdatesMsg{run: r, updates: batch}
+				}
+				batch = append(batch, u)
+			default:
+				return runUpdatesMsg{run: r, updates: batch}
+			}
+		}
+		return runUpdatesMsg{run: r, updates: batch}
+	}
+}

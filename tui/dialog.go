@@ -1,0 +1,246 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/themes"
+)
+
+// dialog is a modal box over the screen. update returns done when the
+// dialog should close, and a command to run.
+type dialog interface {
+	update(msg tea.Msg) (done bool, cmd tea.Cmd)
+	view(th *themes.Theme, h help.Model, maxW, maxH int) string
+}
+
+// field is one text input of a form.
+type field struct {
+	label    string
+	required bool
+	input    textinput.Model
+}
+
+// formDialog asks for a few text fields (fork input, new thread).
+type formDialog struct {
+	title    string
+	note     string
+	fields   []field
+	focus    int
+	err      string
+	keys     formKeys
+	onSubmit func(values []string) (tea.Cmd, error)
+}
+
+func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.Cmd, error), fields ...field) *formDialog {
+	f := &formDialog{title: title, note: note, fields: fields, keys: newFormKeys(), onSubmit: onSubmit}
+	for i := range f.fields {
+		in := &f.fields[i].input
+		in.Prompt = "› "
+		in.PromptStyle = th.Prompt
+		in.TextStyle = th.Text
+		in.PlaceholderStyle = th.Placeholder
+		in.Cursor.Style = th.Accent
+		in.CharLimit = 8000
+		if i == 0 {
+			in.Focus()
+		} else {
+			in.Blur()
+		}
+	}
+	return f
+}
+
+func newField(label, value, placeholder string, required bool) field {
+	in := textinput.New()
+	in.SetValue(value)
+	in.Placeholder = placeholder
+	return field{label: label, required: required, input: in}
+}
+
+func (f *formDialog) setFocus(i int) tea.Cmd {
+	n := len(f.fields)
+	f.focus = ((i % n) + n) % n
+	var cmd tea.Cmd
+	for j := range f.fields {
+		if j == f.focus {
+			cmd = f.fields[j].input.Focus()
+		} else {
+			f.fields[j].input.Blur()
+		}
+	}
+	return cmd
+}
+
+func (f *formDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(k, f.keys.Cancel):
+			return true, nil
+		case key.Matches(k, f.keys.Next):
+			return false, f.setFocus(f.focus + 1)
+		case key.Matches(k, f.keys.Prev):
+			return false, f.setFocus(f.focus - 1)
+		case key.Matches(k, f.keys.Submit):
+			values := make([]string, len(f.fields))
+			for i, fl := range f.fields {
+				values[i] = strings.TrimSpace(fl.input.Value())
+				if fl.required && values[i] == "" {
+					f.err = fl.label + " is required"
+					return false, f.setFocus(i)
+				}
+			}
+			cmd, err := f.onSubmit(values)
+			if err != nil {
+				f.err = err.Error()
+				return false, nil
+			}
+			return true, cmd
+		}
+	}
+	var cmd tea.Cmd
+	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
+	return false, cmd
+}
+
+func (f *formDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 76)
+	inner := w - 4
+	var lines []string
+	if f.note != "" {
+		for _, l := range wrap(f.note, inner) {
+			lines = append(lines, th.Muted.Render(l))
+		}
+		lines = append(lines, "")
+	}
+	for i, fl := range f.fields {
+		label := fl.label
+		if !fl.required {
+			label += " (optional)"
+		}
+		st := th.Muted
+		if i == f.focus {
+			st = th.Strong
+		}
+		lines = append(lines, st.Render(label))
+		fl.input.Width = inner - 3
+		lines = append(lines, fl.input.View())
+		lines = append(lines, "")
+	}
+	if f.err != "" {
+		lines = append(lines, th.Error.Render(trunc(safeLine(f.err), inner)))
+	}
+	h.Width = inner
+	lines = append(lines, h.View(f.keys))
+	return box(th, f.title, lines, w)
+}
+
+// confirmDialog asks a yes/no question.
+type confirmDialog struct {
+	title, question string
+	keys            confirmKeys
+	onYes           func() tea.Cmd
+}
+
+func (c *confirmDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	switch {
+	case key.Matches(k, c.keys.Yes):
+		return true, c.onYes()
+	case key.Matches(k, c.keys.No):
+		return true, nil
+	}
+	return false, nil
+}
+
+func (c *confirmDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 64)
+	var lines []string
+	for _, l := range wrap(c.question, w-4) {
+		lines = append(lines, th.Text.Render(l))
+	}
+	lines = append(lines, "")
+	h.Width = w - 4
+	lines = append(lines, h.View(c.keys))
+	return box(th, c.title, lines, w)
+}
+
+// breakDialog toggles interrupts before/after each node for the next runs.
+type breakDialog struct {
+	nodes []string
+	on    map[string]bool // "before:executor"
+	sel   int
+	keys  toggleKeys
+}
+
+func (b *breakDialog) items() []string {
+	var out []string
+	for _, n := range b.nodes {
+		out = append(out, "before:"+n, "after:"+n)
+	}
+	return out
+}
+
+func (b *breakDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	items := b.items()
+	switch {
+	case key.Matches(k, b.keys.Up):
+		b.sel = max(b.sel-1, 0)
+	case key.Matches(k, b.keys.Down):
+		b.sel = min(b.sel+1, len(items)-1)
+	case key.Matches(k, b.keys.Toggle):
+		it := items[b.sel]
+		b.on[it] = !b.on[it]
+		if !b.on[it] {
+			delete(b.on, it)
+		}
+	case key.Matches(k, b.keys.Close):
+		return true, nil
+	}
+	return false, nil
+}
+
+func (b *breakDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 56)
+	lines := []string{th.Muted.Render("Pause runs before or after a node; r resumes."), ""}
+	for i, it := range b.items() {
+		when, node, _ := strings.Cut(it, ":")
+		box := "[ ]"
+		if b.on[it] {
+			box = "[x]"
+		}
+		row := fmt.Sprintf("%s %-6s %s", box, when, node)
+		if i == b.sel {
+			row = th.Selected.Render(fit("▶ "+row, w-4))
+		} else {
+			row = th.Text.Render("  " + row)
+		}
+		lines = append(lines, row)
+	}
+	lines = append(lines, "")
+	h.Width = w - 4
+	lines = append(lines, h.View(b.keys))
+	return box(th, "Breakpoints", lines, w)
+}
+
+// box frames dialog lines with the dialog style.
+func box(th *themes.Theme, title string, lines []string, w int) string {
+	padded := make([]string, 0, len(lines)+2)
+	padded = append(padded, "")
+	for _, l := range lines {
+		padded = append(padded, " "+l)
+	}
+	return frame(title, padded, w, len(padded)+2, true, th.DialogBorder, th.DialogTitle)
+}

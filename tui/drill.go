@@ -1,0 +1,378 @@
+package tui
+
+// Crash drills and approval gates: the kill-point menu (K), the approval
+// dialog (a), and the keys and commands behind k, K, a and esc.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine/worker"
+	"rewind/themes"
+)
+
+// pointDialog picks the kill point armed for the next run.
+type pointDialog struct {
+	points []worker.Point
+	sel    int // 0 is "off", i is points[i-1]
+	armed  string
+	keys   pickKeys
+	onPick func(name string) tea.Cmd
+}
+
+func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
+	d := &pointDialog{points: worker.Points, armed: armed, keys: newPickKeys(), onPick: onPick}
+	for i, p := range d.points {
+		if p.Name == armed {
+			d.sel = i + 1
+		}
+	}
+	return d
+}
+
+func (d *pointDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	switch {
+	case key.Matches(k, d.keys.Up):
+		d.sel = max(d.sel-1, 0)
+	case key.Matches(k, d.keys.Down):
+		d.sel = min(d.sel+1, len(d.points))
+	case key.Matches(k, d.keys.Pick):
+		name := ""
+		if d.sel > 0 {
+			name = d.points[d.sel-1].Name
+		}
+		return true, d.onPick(name)
+	case key.Matches(k, d.keys.Cancel):
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *pointDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 84)
+	inner := w - 4
+	var top []string
+	for _, l := range wrap("The next run's worker kills itself with SIGKILL at the chosen moment, exactly like `kill -9`; r then resumes the thread in a new worker. Armed for one run (a send, fork, resume or approval answer).", inner) {
+		top = append(top, th.Muted.Render(l))
+	}
+	top = append(top, "")
+	desc := "Runs are not killed."
+	if d.sel > 0 {
+		p := d.points[d.sel-1]
+		desc = p.Name + ": " + p.Desc + "."
+		if p.Name == "mid-transaction" {
+			desc += " Needs sqlite or postgres."
+		}
+	}
+	var bottom []string
+	bottom = append(bottom, "")
+	for _, l := range wrap(desc, inner) {
+		bottom = append(bottom, th.Text.Render(l))
+	}
+	bottom = append(bottom, "")
+	h.Width = inner
+	bottom = append(bottom, h.View(d.keys))
+
+	rows := make([]string, 0, len(d.points)+1)
+	nameW := 0
+	for _, p := range d.points {
+		nameW = max(nameW, width(p.Name))
+	}
+	for i := 0; i <= len(d.points); i++ {
+		name, text := "off", "no kill point"
+		if i > 0 {
+			name, text = d.points[i-1].Name, d.points[i-1].Desc
+		}
+		mark := "  "
+		if name == d.armed || (name == "off" && d.armed == "") {
+			mark = "● "
+		}
+		row := mark + name + strings.Repeat(" ", nameW-width(name)) + "  " + text
+		if i == d.sel {
+			rows = append(rows, th.Selected.Render(fit("▶ "+row, inner)))
+		} else {
+			rows = append(rows, th.Text.Render(trunc("  "+row, inner)))
+		}
+	}
+	// Show a window of the list around the selection when space is short.
+	room := max(maxH-len(top)-len(bottom)-3, 3)
+	if len(rows) > room {
+		start := min(max(d.sel-room/2, 0), len(rows)-room)
+		rows = rows[start : start+room]
+	}
+	lines := append(append(top, rows...), bottom...)
+	return box(th, "Crash drill · kill point for the next run", lines, w)
+}
+
+// approvalDialog shows the draft at the approval gate and takes the
+// answer: approve, or reject with a reason.
+type approvalDialog struct {
+	gate     *gateInfo
+	asking   bool // reject: asking for the reason
+	reason   textinput.Model
+	err      string
+	keys     approvalKeys
+	onAnswer func(approve bool, reason string) tea.Cmd
+
+	// The draft wrapped for the last width (View stays cheap).
+	wrapW   int
+	wrapped []string
+}
+
+func newApprovalDialog(th *themes.Theme, g *gateInfo, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
+	in := textinput.New()
+	in.Prompt = "› "
+	in.PromptStyle = th.Prompt
+	in.TextStyle = th.Text
+	in.PlaceholderStyle = th.Placeholder
+	in.Cursor.Style = th.Accent
+	in.CharLimit = 2000
+	in.Placeholder = "why the draft must not be created"
+	return &approvalDialog{gate: g, reason: in, keys: newApprovalKeys(), onAnswer: onAnswer}
+}
+
+func (a *approvalDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	k, isKey := msg.(tea.KeyMsg)
+	if !a.asking && isKey && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+		// Fast typing arrives as one message ("nwrong tone"): the first key
+		// chooses, the rest is the reason.
+		done, cmd := a.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[:1]})
+		if done || !a.asking {
+			return done, cmd
+		}
+		_, more := a.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[1:]})
+		return false, tea.Batch(cmd, more)
+	}
+	if !a.asking {
+		if !isKey {
+			return false, nil
+		}
+		switch {
+		case key.Matches(k, a.keys.Approve):
+			return true, a.onAnswer(true, "")
+		case key.Matches(k, a.keys.Reject):
+			a.asking = true
+			a.err = ""
+			return false, a.reason.Focus()
+		case key.Matches(k, a.keys.Cancel):
+			return true, nil
+		}
+		return false, nil
+	}
+	if isKey {
+		switch {
+		case key.Matches(k, a.keys.Back):
+			a.asking = false
+			a.reason.Blur()
+			return false, nil
+		case key.Matches(k, a.keys.Submit):
+			r := strings.TrimSpace(a.reason.Value())
+			if r == "" {
+				a.err = "a rejection needs a reason"
+				return false, nil
+			}
+			return true, a.onAnswer(false, r)
+		}
+	}
+	var cmd tea.Cmd
+	a.reason, cmd = a.reason.Update(msg)
+	return false, cmd
+}
+
+func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 84)
+	inner := w - 4
+	g := a.gate
+	kv := func(k, v string, st styleT) []string {
+		var out []string
+		for i, l := range wrap(v, max(inner-15, 8)) {
+			label := strings.Repeat(" ", 15)
+			if i == 0 {
+				label = fmt.Sprintf("%-15s", k)
+			}
+			out = append(out, th.Muted.Render(label)+st.Render(l))
+		}
+		return out
+	}
+	var head []string
+	head = append(head, kv("operation", g.op.Kind+" "+g.op.ID, th.Strong)...)
+	head = append(head, kv("question", "create this reply as an outgoing draft to the customer?", th.Text)...)
+	switch {
+	case g.auth == nil:
+		head = append(head, kv("authorization", "none attached", th.Muted)...)
+	case g.expired:
+		head = append(head, kv("authorization", fmt.Sprintf("%s EXPIRED at %s: approving records the decision, but create_draft will be blocked and write nothing", g.auth.Ref, expiry(g.auth.ExpiresAt)), th.Error)...)
+	default:
+		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt)), th.Text)...)
+	}
+	head = append(head, "", th.Heading.Render("Draft to the customer"))
+
+	var foot []string
+	foot = append(foot, "")
+	for _, l := range wrap("The answer is recorded as a decision in the next checkpoint, never as a conversation message.", inner) {
+		foot = append(foot, th.Muted.Render(l))
+	}
+	foot = append(foot, "")
+	h.Width = inner
+	if a.asking {
+		foot = append(foot, th.Strong.Render("Reason for rejecting (required)"))
+		a.reason.Width = inner - 3
+		foot = append(foot, a.reason.View())
+		if a.err != "" {
+			foot = append(foot, th.Error.Render(a.err))
+		}
+		foot = append(foot, "", h.View(reasonHelp{a.keys}))
+	} else {
+		foot = append(foot, h.View(a.keys))
+	}
+
+	if a.wrapW != inner-2 || a.wrapped == nil {
+		a.wrapW = inner - 2
+		text, _ := clipRunes(g.op.Payload, maxRunesFolded)
+		a.wrapped = nil
+		for _, l := range wrap(text, inner-2) {
+			a.wrapped = append(a.wrapped, "  "+th.Text.Render(l))
+		}
+	}
+	body := a.wrapped
+	room := max(maxH-len(head)-len(foot)-3, 2)
+	if len(body) > room {
+		hidden := len(body) - (room - 1)
+		body = append(body[:room-1:room-1], th.Fold.Render(fmt.Sprintf("  … %d more line(s) (the state pane (2) shows the operation)", hidden)))
+	}
+	lines := append(append(append([]string{}, head...), body...), foot...)
+	return box(th, fmt.Sprintf("Approval · #%d", g.checkpoint), lines, w)
+}
+
+// --- keys of the drill dialogs ---
+
+type pickKeys struct{ Up, Down, Pick, Cancel key.Binding }
+
+func newPickKeys() pickKeys {
+	return pickKeys{
+		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "up")),
+		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "down")),
+		Pick:   key.NewBinding(key.WithKeys("enter", " "), key.WithHelp("enter", "arm for the next run")),
+		Cancel: key.NewBinding(key.WithKeys("esc", "q", "K"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+func (k pickKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Pick, k.Cancel} }
+func (k pickKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+type approvalKeys struct{ Approve, Reject, Cancel, Submit, Back key.Binding }
+
+func newApprovalKeys() approvalKeys {
+	return approvalKeys{
+		Approve: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
+		Reject:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject (with a reason)")),
+		Cancel:  key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc", "answer later")),
+		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "reject")),
+		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+func (k approvalKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Approve, k.Reject, k.Cancel} }
+func (k approvalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// reasonHelp is the help line while typing the reason.
+type reasonHelp struct{ k approvalKeys }
+
+func (r reasonHelp) ShortHelp() []key.Binding  { return []key.Binding{r.k.Submit, r.k.Back} }
+func (r reasonHelp) FullHelp() [][]key.Binding { return [][]key.Binding{r.ShortHelp()} }
+
+// --- the model's side ---
+
+// canKill: runs happen in worker processes that k can kill.
+func (m *Model) canKill() bool {
+	k, ok := m.deps.Runner.(Killable)
+	return ok && k.CanKill()
+}
+
+type killSentMsg struct {
+	pid int
+	err error
+}
+
+// kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).
+func (m *Model) kill() tea.Cmd {
+	if m.run == nil {
+		if m.starting {
+			return m.setFlash("the worker is still starting: press k again in a moment", true)
+		}
+		return m.setFlash("no run is under way: k kills a running worker (K arms a kill point instead)", true)
+	}
+	k, ok := m.run.(Killer)
+	if !ok {
+		return m.setFlash("this run is in-process (a memory: store cannot cross processes), so there is no worker to kill: x stops it", true)
+	}
+	pid := k.Pid()
+	return tea.Batch(m.setFlash(fmt.Sprintf("sending SIGKILL to worker pid %d…", pid), false),
+		func() tea.Msg { return killSentMsg{pid: pid, err: k.Kill()} })
+}
+
+func (m *Model) openDrill() tea.Cmd {
+	if !m.canKill() {
+		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
+	}
+	m.dialog = newPointDialog(m.armed, func(name string) tea.Cmd {
+		m.armed = name
+		if name == "" {
+			return m.setFlash("no kill point armed", false)
+		}
+		return m.setFlash("armed: the next run's worker dies at "+name, false)
+	})
+	return nil
+}
+
+// openApproval shows the draft waiting at the gate and takes the answer.
+func (m *Model) openApproval() tea.Cmd {
+	ap, ok := m.deps.Runner.(Approver)
+	if !ok {
+		return m.setFlash("this runner has no approval gates to answer", true)
+	}
+	if m.busy() {
+		return m.setFlash("a run is under way: answer when it has paused", true)
+	}
+	h := m.head
+	if h == nil || h.thread != m.thread || h.gate == nil {
+		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
+	}
+	ctx, thread, gen := m.ctx, m.thread, m.gen
+	m.dialog = newApprovalDialog(m.th, h.gate, func(approve bool, reason string) tea.Cmd {
+		kind := "approve"
+		if !approve {
+			kind = "reject"
+		}
+		rs := m.runSettings()
+		ans := &answerInfo{approve: approve, op: h.gate.op.ID, reason: reason}
+		m.runKind = kind
+		m.starting = true
+		m.refreshLive()
+		start := func() tea.Msg {
+			r, err := ap.Answer(ctx, thread, approve, reason, rs)
+			return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, answer: ans}
+		}
+		return tea.Batch(start, m.spin.Tick)
+	})
+	return nil
+}
+
+// dismiss hides the drill reports (the kill and the resume's figure).
+func (m *Model) dismiss() tea.Cmd {
+	if m.killed == nil && m.phase == nil && m.answer == nil {
+		return nil
+	}
+	m.killed, m.phase, m.answer = nil, nil, nil
+	m.refreshLive()
+	return nil
+}

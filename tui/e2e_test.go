@@ -1,0 +1,277 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"rewind/store"
+	"rewind/store/backend"
+)
+
+// TestEndToEndInTmux builds the real binary and drives it in tmux like a
+// person: send a message, wait for the reply, scrub back, fork with new
+// input; then the crash drills in real worker processes: kill a run with k
+// while its executors run and resume it, arm a kill point from the drill
+// menu and resume, and approve a draft; and check the screen and then the
+// store.
+func TestEndToEndInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	dir := t.TempDir()
+	bin := rewindBinary(t)
+	storeSpec := "sqlite:" + filepath.Join(dir, "x.db")
+	socket := fmt.Sprintf("rewind-e2e-%d", os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	// The program gets its own state and config dirs; TERM names tmux so the
+	// terminal is not queried for its background colour.
+	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui e2e --store %s --mock-latency 400ms 2>%s",
+		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
+	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = tmux("kill-session", "-t", "e2e")
+		_, _ = tmux("kill-server")
+	})
+	capture := func() string {
+		out, _ := tmux("capture-pane", "-p", "-t", "e2e")
+		return out
+	}
+	waitFor := func(what string, cond func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			s := capture()
+			if cond(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	has := func(parts ...string) func(string) bool {
+		return func(s string) bool {
+			for _, p := range parts {
+				if !strings.Contains(s, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	send := func(keys ...string) {
+		t.Helper()
+		if out, err := tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...); err != nil {
+			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
+		}
+	}
+	typeText := func(s string) {
+		t.Helper()
+		if out, err := tmux("send-keys", "-t", "e2e", "-l", s); err != nil {
+			t.Fatalf("send-keys -l: %v\n%s", err, out)
+		}
+	}
+
+	waitFor("the empty thread", has("No checkpoints yet", "thread e2e"))
+
+	// Send a message and wait for the reply.
+	send("i")
+	typeText(firstInput)
+	send("Enter")
+	s := waitFor("the reply", has("Here is where things stand", "at #8 8/8"))
+	if !strings.Contains(s, "#1 user") && !strings.Contains(s, "refund") {
+		t.Fatalf("the conversation should show the turn:\n%s", s)
+	}
+
+	// Scrub back to the start, then one step forward.
+	send("Home")
+	s = waitFor("checkpoint #1", has("at #1 1/8", "Conversation · #1"))
+	if strings.Contains(s, "Here is where things stand") {
+		t.Fatalf("at #1 the reply must not show yet:\n%s", s)
+	}
+	send("Right")
+	s = waitFor("checkpoint #2", has("at #2 2/8", "Checkpoint #2 "))
+	if !strings.Contains(s, "Pending tasks (3)") {
+		t.Fatalf("#2 should show its three pending executor tasks:\n%s", s)
+	}
+
+	// Fork at #2 with new input.
+	send("f")
+	waitFor("the fork dialog", has("Fork at #2"))
+	typeText(forkInput)
+	send("Enter")
+	s = waitFor("the fork's reply", has("at #16 10/10", "branch 2/2 at #2", "INV-"))
+	if !strings.Contains(s, "fork") {
+		t.Fatalf("the timeline should show the fork:\n%s", s)
+	}
+
+	// The original branch is still there: switch to it at the same step.
+	send("[")
+	s = waitFor("the original branch", has("branch 1/2 at #2"))
+	send("End")
+	s = waitFor("the original reply", has("at #8 8/8", "refund"))
+	if strings.Contains(s, "INV-") {
+		t.Fatalf("the original branch must not show the fork's invoice:\n%s", s)
+	}
+
+	// Back to the newest checkpoint, where new turns go.
+	send("]")
+	waitFor("the fork's branch", has("branch 2/2 at #2"))
+	send("End")
+	waitFor("the newest checkpoint", has("at #16 10/10"))
+	if strings.Contains(capture(), "runs in-process") {
+		t.Fatal("a sqlite store should run in worker processes")
+	}
+
+	// Kill the worker by hand while its executors run.
+	send("i")
+	typeText(firstInput)
+	send("Enter")
+	waitFor("the executors to run", has("● executor t-", "k kills it"))
+	send("k")
+	s = waitFor("the kill report", has("✝ killed · worker pid", "finished before the kill (writes stored)"))
+	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished before the kill \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
+	if counts == nil {
+		t.Fatalf("the kill report should count pending tasks and stored writes:\n%s", s)
+	}
+	pending, _ := strconv.Atoi(counts[1])
+	stored, _ := strconv.Atoi(counts[2])
+	todo, _ := strconv.Atoi(counts[3])
+	if pending == 0 || pending != stored+todo {
+		t.Fatalf("inconsistent kill report %q:\n%s", counts[0], s)
+	}
+	if got := strings.Count(s, "not finished → redispatched on resume"); got != todo {
+		t.Fatalf("%d task rows say redispatched, want %d:\n%s", got, todo, s)
+	}
+	if got := strings.Count(s, "finished → reused, not run again"); got != stored {
+		t.Fatalf("%d task rows show stored writes, want %d:\n%s", got, stored, s)
+	}
+	executorsOnly := strings.Count(s, "○ executor t-") == todo
+	send("r")
+	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from #", "up to #"))
+	calls := regexp.MustCompile(`resume: \d+ redispatched, \d+ reused, (\d+) model calls?`).FindStringSubmatch(s)
+	if n, _ := strconv.Atoi(calls[1]); executorsOnly && n != todo {
+		t.Fatalf("the resume phase made %d model calls for %d redispatched executors:\n%s", n, todo, s)
+	}
+
+	// Arm a kill point from the drill menu: the next worker dies mid
+	// fan-out, with one executor's writes stored; r redispatches the others.
+	send("Escape")
+	send("K")
+	waitFor("the drill menu", has("Crash drill · kill point for the next run", "mid-fanout"))
+	send("Down", "Down", "Down", "Enter")
+	waitFor("the armed point", has("✝ next run dies at mid-fanout"))
+	send("i")
+	typeText(firstInput)
+	send("Enter")
+	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished before the kill (writes stored), 2 to redispatch"))
+	send("r")
+	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to #"))
+
+	// A draft turn, answered with approve.
+	send("Escape")
+	send("i")
+	send("C-d")
+	waitFor("the draft toggle", has("✉ draft reply"))
+	typeText("Please send me the invoice for SO20260901.")
+	send("Enter")
+	s = waitFor("the approval gate", has("waits for approval · a answers", "authorization grant:customer-consent expires"))
+	opID := regexp.MustCompile(`op-draft-m\d+`).FindString(s)
+	if opID == "" {
+		t.Fatalf("the gate should name the operation:\n%s", s)
+	}
+	send("a")
+	waitFor("the approval dialog", has("Approval · #", "Draft to the customer", "y approve"))
+	send("y")
+	waitFor("the approved draft", has("approved "+opID, "drafts table: 1 row for this thread"))
+
+	send("q")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := tmux("has-session", "-t", "e2e"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("q did not quit; screen:\n%s", capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The store agrees with the screen.
+	out, err := exec.Command(bin, "log", "e2e", "--json", "--store", storeSpec).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rewind log: %v\n%s", err, out)
+	}
+	var log struct {
+		Checkpoints []struct {
+			ID     int64  `json:"id"`
+			Parent int64  `json:"parent"`
+			Source string `json:"source"`
+		} `json:"checkpoints"`
+	}
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatalf("rewind log --json: %v\n%s", err, out)
+	}
+	if len(log.Checkpoints) < 16 {
+		t.Fatalf("want at least 16 checkpoints (8 + a fork of 8 + the drills), got %d", len(log.Checkpoints))
+	}
+	if c := log.Checkpoints[8]; c.ID != 9 || c.Parent != 2 || c.Source != "fork" {
+		t.Fatalf("checkpoint 9 should be the fork of #2, got %+v", c)
+	}
+
+	// The approved draft is one row in the store's drafts table, and the
+	// operation is recorded as done.
+	st, err := backend.Open(context.Background(), storeSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	drafts, ok := st.(store.Drafts)
+	if !ok {
+		t.Fatal("the sqlite store has no drafts table")
+	}
+	ds, err := drafts.ListDrafts(context.Background(), "e2e")
+	if err != nil || len(ds) != 1 || ds[0].OperationID != opID {
+		t.Fatalf("want exactly one draft row for %s, got %+v (%v)", opID, ds, err)
+	}
+	out, err = exec.Command(bin, "show", "e2e", "--json", "--store", storeSpec).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rewind show: %v\n%s", err, out)
+	}
+	var show struct {
+		State struct {
+			Operations map[string]struct {
+				Status string `json:"status"`
+			} `json:"operations"`
+			Approvals map[string]struct {
+				Approved bool `json:"approved"`
+			} `json:"approvals"`
+		} `json:"state"`
+	}
+	if err := json.Unmarshal(out, &show); err != nil {
+		t.Fatalf("rewind show --json: %v\n%s", err, out)
+	}
+	if show.State.Operations[opID].Status != "done" || !show.State.Approvals[opID].Approved {
+		t.Fatalf("the operation should be approved and done: %s", out)
+	}
+}

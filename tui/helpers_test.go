@@ -1,0 +1,353 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
+	"rewind/themes"
+)
+
+// TestMain pins what would make views differ between machines: colours
+// (Ascii profile: goldens hold text only) and the time zone.
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	time.Local = time.UTC
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// rewindBinary builds the real rewind binary once per test run (workers
+// and the end-to-end test run it).
+func rewindBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "rewind-tui-test-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "rewind")
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+const (
+	firstInput = "My order SO20260901 hasn't arrived: what is the order status, where is the parcel, and can I get a refund?"
+	forkInput  = "Please send me the invoice for SO20260901."
+)
+
+var epoch = time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+
+// fixedStore pins every time and duration a store returns, so views are
+// byte-for-byte stable (the engine's own clock cannot be injected).
+type fixedStore struct{ store.Store }
+
+func (f fixedStore) fixCP(c store.Checkpoint) store.Checkpoint {
+	c.CreatedAt = epoch.Add(time.Duration(c.ID) * time.Second)
+	c.State = zeroDurations(c.State)
+	return c
+}
+
+func (f fixedStore) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	c, err := f.Store.Get(ctx, thread, id)
+	return f.fixCP(c), err
+}
+
+func (f fixedStore) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	c, err := f.Store.Latest(ctx, thread)
+	return f.fixCP(c), err
+}
+
+func (f fixedStore) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	cs, err := f.Store.History(ctx, thread, before, limit)
+	for i := range cs {
+		cs[i] = f.fixCP(cs[i])
+	}
+	return cs, err
+}
+
+func (f fixedStore) Events(ctx context.Context, thread string, id int64) ([]store.Event, error) {
+	evs, err := f.Store.Events(ctx, thread, id)
+	for i := range evs {
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(zeroDurations(evs[i].Payload)))
+		d.UseNumber()
+		if d.Decode(&m) == nil {
+			m["at"] = epoch.Add(time.Duration(evs[i].CheckpointID)*time.Second + time.Duration(evs[i].Seq)*time.Millisecond)
+			evs[i].Payload, _ = json.Marshal(m)
+		}
+	}
+	return evs, err
+}
+
+func (f fixedStore) Writes(ctx context.Context, thread string, id int64) ([]store.TaskWrites, error) {
+	ws, err := f.Store.Writes(ctx, thread, id)
+	for i := range ws {
+		ws[i].Writes = zeroDurations(ws[i].Writes)
+	}
+	return ws, err
+}
+
+func (f fixedStore) Threads(ctx context.Context) ([]store.Thread, error) {
+	ts, err := f.Store.Threads(ctx)
+	for i := range ts {
+		ts[i].UpdatedAt = epoch.Add(time.Duration(ts[i].LatestID) * time.Second)
+	}
+	return ts, err
+}
+
+// zeroDurations sets every "durationMs" and "at" in a JSON document to a
+// fixed value.
+func zeroDurations(doc []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return doc
+	}
+	var walk func(any)
+	walk = func(x any) {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, c := range t {
+				switch k {
+				case "durationMs":
+					t[k] = 0
+				case "at":
+					if _, ok := c.(string); ok {
+						t[k] = epoch
+					}
+				default:
+					walk(c)
+				}
+			}
+		case []any:
+			for _, c := range t {
+				walk(c)
+			}
+		}
+	}
+	walk(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return doc
+	}
+	return b
+}
+
+func newEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// seed runs the first turn on thread and forks at checkpoint 2: 16
+// checkpoints in two branches.
+func seed(t testing.TB, e *engine.Engine, thread string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Run(ctx, thread, ticket.Input(firstInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Fork(ctx, thread, 2, ticket.Input(forkInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func depsFor(e *engine.Engine) Deps {
+	return Deps{Backend: EngineBackend(e), Runner: NewLocalRunner(e), StoreLabel: "memory:"}
+}
+
+// harness is a small event loop for model tests: commands run on their own
+// goroutines like in Bubble Tea, their messages come back through a
+// channel, and a test waits for a condition with a generous deadline. Timer
+// messages (spinner, cursor blink, flash expiry) are dropped so nothing
+// depends on time.
+type harness struct {
+	t    testing.TB
+	m    *Model
+	msgs chan tea.Msg
+	done chan struct{}
+}
+
+func newHarness(t testing.TB, e *engine.Engine, s Settings, w, h int) *harness {
+	t.Helper()
+	return newHarnessDeps(t, depsFor(e), s, w, h)
+}
+
+func newHarnessDeps(t testing.TB, deps Deps, s Settings, w, h int) *harness {
+	t.Helper()
+	if s.Theme == nil {
+		s.Theme = themes.Or(themes.Dark)
+	}
+	hs := &harness{t: t, m: New(context.Background(), deps, s), msgs: make(chan tea.Msg, 256), done: make(chan struct{})}
+	t.Cleanup(func() { close(hs.done) })
+	hs.dispatch(tea.WindowSizeMsg{Width: w, Height: h})
+	hs.exec(hs.m.Init())
+	return hs
+}
+
+func (h *harness) exec(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		select {
+		case h.msgs <- msg:
+		case <-h.done:
+		}
+	}()
+}
+
+func (h *harness) dispatch(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case nil, spinner.TickMsg, cursor.BlinkMsg, flashExpiredMsg:
+		return
+	case tea.BatchMsg:
+		for _, c := range msg {
+			h.exec(c)
+		}
+		return
+	}
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().String() == "tea.sequenceMsg" {
+		cmds := make([]tea.Cmd, v.Len())
+		for i := range cmds {
+			cmds[i], _ = v.Index(i).Interface().(tea.Cmd)
+		}
+		go func() {
+			for _, c := range cmds {
+				if c == nil {
+					continue
+				}
+				msg := c()
+				select {
+				case h.msgs <- msg:
+				case <-h.done:
+					return
+				}
+			}
+		}()
+		return
+	}
+	_, cmd := h.m.Update(msg)
+	h.exec(cmd)
+}
+
+// until processes messages until cond holds.
+func (h *harness) until(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for !cond() {
+		select {
+		case msg := <-h.msgs:
+			h.dispatch(msg)
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
+		}
+	}
+}
+
+// drain handles whatever messages are already queued, without waiting.
+func (h *harness) drain() {
+	for {
+		select {
+		case msg := <-h.msgs:
+			h.dispatch(msg)
+		default:
+			return
+		}
+	}
+}
+
+func (h *harness) key(keys ...string) {
+	for _, k := range keys {
+		h.dispatch(keyMsg(k))
+	}
+}
+
+func (h *harness) typeText(s string) {
+	h.dispatch(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "ctrl+d":
+		return tea.KeyMsg{Type: tea.KeyCtrlD}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// screen is the current view without styling.
+func (h *harness) screen() string { return ansi.Strip(h.m.View()) }
+
+// loaded reports that the thread view shows the checkpoint under the cursor.
+func (h *harness) loaded() bool {
+	m := h.m
+	return !m.loading && m.cur != nil && m.tree.cursor == m.cur.cp.ID && !m.busy()
+}
+
+func (h *harness) at(id int64) bool { return h.loaded() && h.m.tree.cursor == id }
+
+func (h *harness) contains(s string) bool { return strings.Contains(h.screen(), s) }

@@ -1,0 +1,1103 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/themes"
+)
+
+// Deps are what the TUI works with: where it reads, how it runs, and a
+// label for the store in the status bar.
+type Deps struct {
+	Backend    Backend
+	Runner     Runner
+	StoreLabel string
+	// RunnerLabel says where runs happen, for the status bar (e.g.
+	// "worker processes", or why they stay in-process).
+	RunnerLabel string
+}
+
+// Settings are the user's choices for this session.
+type Settings struct {
+	Thread          string
+	Theme           *themes.Theme
+	InterruptBefore []string
+	InterruptAfter  []string
+	// AuthTTL is how long the authorization grant of a draft turn lasts
+	// (default 1h).
+	AuthTTL time.Duration
+}
+
+type screen int
+
+const (
+	screenThread screen = iota
+	screenThreads
+)
+
+type focusID int
+
+const (
+	focusTimeline focusID = iota
+	focusMain
+	focusSide
+)
+
+// Content panes.
+const (
+	paneConv = iota
+	paneState
+	paneInsp
+	paneCount
+)
+
+var paneNames = [paneCount]string{"Conversation", "State", "Inspector"}
+
+// graphNodes are the ticket graph's nodes, for breakpoints.
+var graphNodes = []string{ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeSummarizer, ticket.NodeReply}
+
+// Model is the root model: it owns the screens and routes every message to
+// the component it concerns. All I/O happens in tea.Cmds.
+type Model struct {
+	ctx  context.Context
+	deps Deps
+
+	th       *themes.Theme
+	rend     *renderer
+	themeGen int
+	help     help.Model
+	spin     spinner.Model
+	keys     threadKeys
+	listKeys threadListKeys
+	compKeys composerKeys
+
+	w, h   int
+	lay    layout
+	screen screen
+
+	// The thread view.
+	thread  string
+	gen     int
+	tree    *tree
+	tl      timelinePane
+	loading bool
+	total   int
+	cache   *cache
+	cur     *detail
+	pos     [2]int
+	leaf    int64
+	branch  string
+	focus   focusID
+	mainTab int // narrow layout: which pane the main column shows
+	sideTab int // wide layout: which pane the side column shows
+	panes   [paneCount]contentPane
+	unfold  bool
+
+	composer  textinput.Model
+	composing bool
+
+	run        RunHandle
+	starting   bool
+	prog       *progress
+	followNext bool
+	breaks     map[string]bool
+
+	// Drills, approval and streaming (live.go, drill.go).
+	draft      bool          // the next message asks for a draft reply
+	authTTL    time.Duration // of a draft's authorization grant
+	armed      string        // kill point for the next run
+	runKind    string        // of the run under way
+	runPid     int           // its worker process, 0 in-process
+	runKill    string        // the kill point it carries
+	killNotice string        // the kill point it reached
+	head       *headInfo     // the thread's newest checkpoint
+	killed     *killInfo     // the last run ended by SIGKILL
+	answer     *answerInfo   // the approval answer under way or just given
+	phase      *phase        // the resume phase under way or just ended
+	streams    *streams      // model calls streaming in the run under way
+	live       []string      // the rendered live area
+
+	threads  threadList
+	dialog   dialog
+	showHelp bool
+
+	flash    string
+	flashErr bool
+	flashID  int
+	quitting bool
+}
+
+// New builds the root model.
+func New(ctx context.Context, deps Deps, s Settings) *Model {
+	th := s.Theme
+	if th == nil {
+		th = themes.Or(themes.Default)
+	}
+	m := &Model{
+		ctx: ctx, deps: deps,
+		keys: newThreadKeys(), listKeys: newThreadListKeys(), compKeys: newComposerKeys(),
+		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
+		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
+		mainTab: paneConv, sideTab: paneInsp, thread: s.Thread, authTTL: s.AuthTTL,
+	}
+	if m.authTTL <= 0 {
+		m.authTTL = time.Hour
+	}
+	for _, n := range s.InterruptBefore {
+		m.breaks["before:"+n] = true
+	}
+	for _, n := range s.InterruptAfter {
+		m.breaks["after:"+n] = true
+	}
+	m.composer = textinput.New()
+	m.composer.Prompt = "› "
+	m.composer.CharLimit = 8000
+	// ctrl+d toggles the draft request here; delete still deletes forward.
+	m.composer.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
+	m.setTheme(th)
+	if s.Thread == "" {
+		m.screen = screenThreads
+	}
+	return m
+}
+
+func (m *Model) setTheme(th *themes.Theme) {
+	m.th = th
+	m.rend = newRenderer(th)
+	m.themeGen++
+	m.help.Styles = help.Styles{
+		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
+		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
+	}
+	m.spin.Style = th.StatusRun
+	m.composer.PromptStyle = th.Prompt
+	m.composer.TextStyle = th.Text
+	m.composer.PlaceholderStyle = th.Placeholder
+	m.composer.Cursor.Style = th.Accent
+	m.syncPanes()
+	m.live = m.buildLive()
+}
+
+// Init loads the threads and, when one was named, opens it.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{loadThreads(m.ctx, m.deps.Backend)}
+	if m.thread != "" {
+		cmds = append(cmds, m.openThread(m.thread))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes messages.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		m.relayout()
+		return m, nil
+	case spinner.TickMsg:
+		if m.run == nil && !m.starting {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case flashExpiredMsg:
+		if msg.id == m.flashID {
+			m.flash = ""
+		}
+		return m, nil
+	case quitMsg:
+		return m, tea.Quit
+	case threadsMsg:
+		m.threads.set(msg.threads, msg.err, m.thread)
+		for _, t := range msg.threads {
+			if t.ID == m.thread {
+				m.total = t.Checkpoints
+			}
+		}
+		return m, nil
+	case historyMsg:
+		return m, m.onHistory(msg)
+	case detailMsg:
+		return m, m.onDetail(msg)
+	case runStartedMsg:
+		return m, m.onRunStarted(msg)
+	case runUpdatesMsg:
+		return m, m.onRunUpdates(msg)
+	case headMsg:
+		return m, m.onHead(msg)
+	case killSentMsg:
+		if msg.err != nil {
+			return m, m.setFlash(fmt.Sprintf("kill worker pid %d: %v", msg.pid, msg.err), true)
+		}
+		return m, nil
+	case deletedMsg:
+		return m, m.onDeleted(msg)
+	case discardedMsg:
+		if msg.err != nil {
+			return m, m.setFlash(msg.err.Error(), true)
+		}
+		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at #%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
+			loadHead(m.ctx, m.deps.Backend, m.gen, m.thread))
+	case tea.MouseMsg:
+		return m, m.onMouse(msg)
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	// Other messages (cursor blinks) belong to whichever input has focus.
+	var cmd tea.Cmd
+	if m.dialog != nil {
+		_, cmd = m.dialog.update(msg)
+	} else if m.composing {
+		m.composer, cmd = m.composer.Update(msg)
+	}
+	return m, cmd
+}
+
+type (
+	flashExpiredMsg struct{ id int }
+	quitMsg         struct{}
+)
+
+// cancelRun stops a run from a Cmd: for a worker it is a signal.
+func cancelRun(r RunHandle) tea.Cmd {
+	return func() tea.Msg {
+		r.Cancel()
+		return nil
+	}
+}
+
+// setDraft turns the draft request of the next message on or off.
+func (m *Model) setDraft(on bool) {
+	m.draft = on
+	desc := "reply as a draft: off"
+	if on {
+		desc = "reply as a draft: ON"
+	}
+	m.compKeys.Draft.SetHelp("ctrl+d", desc)
+	m.relayout()
+}
+
+// setFlash shows a message in the status bar for a while.
+func (m *Model) setFlash(text string, isErr bool) tea.Cmd {
+	m.flashID++
+	m.flash, m.flashErr = safeLine(text), isErr
+	id := m.flashID
+	d := 6 * time.Second
+	if isErr {
+		d = 12 * time.Second
+	}
+	return tea.Tick(d, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
+}
+
+// openThread switches the thread view to thread and starts loading it.
+func (m *Model) openThread(thread string) tea.Cmd {
+	m.screen = screenThread
+	m.thread = thread
+	m.gen++
+	m.tree = newTree()
+	m.tl.reset()
+	m.cur = nil
+	m.pos = [2]int{}
+	m.leaf = 0
+	m.branch = ""
+	m.loading = true
+	m.total = 0
+	for _, t := range m.threads.threads {
+		if t.ID == thread {
+			m.total = t.Checkpoints
+		}
+	}
+	m.cache.drop(thread)
+	m.head, m.killed, m.phase, m.answer = nil, nil, nil, nil
+	m.syncPanes()
+	m.refreshLive()
+	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), loadHead(m.ctx, m.deps.Backend, m.gen, thread))
+}
+
+func (m *Model) onHead(msg headMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+	}
+	m.head = msg.head
+	m.refreshLive()
+	return nil
+}
+
+// sync reads the thread's newest checkpoints into the timeline.
+func (m *Model) sync(follow bool) tea.Cmd {
+	if m.thread == "" {
+		return nil
+	}
+	if follow {
+		m.followNext = true
+	}
+	t := m.tree
+	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
+	known := make(map[int64]bool, 64)
+	for id := t.maxID; id > 0 && id > t.maxID-syncPage*4; id-- {
+		if _, ok := t.nodes[id]; ok {
+			known[id] = true
+		}
+	}
+	empty := t.len() == 0
+	return syncHead(m.ctx, m.deps.Backend, m.gen, m.thread, func(id int64) bool { return empty || known[id] })
+}
+
+func (m *Model) onHistory(msg historyMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		m.loading = false
+		return m.setFlash(msg.err.Error(), true)
+	}
+	wasEmpty := m.tree.len() == 0
+	head := m.tree.maxID
+	added := m.tree.merge(msg.nodes)
+	var cmds []tea.Cmd
+	moved := false
+	if !msg.sync && msg.more {
+		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
+	} else if !msg.sync {
+		m.loading = false
+	}
+	if wasEmpty && m.tree.len() > 0 && !m.followNext {
+		moved = m.tree.jump(m.tree.maxID)
+	}
+	if msg.sync {
+		// Follow a run: its first checkpoint, then every new child of the
+		// checkpoint under the cursor while the cursor is at the head.
+		for _, id := range added {
+			n := m.tree.nodes[id]
+			atHead := m.tree.cursor == head && n.parent == m.tree.cursor
+			if m.followNext || atHead || m.tree.cursor == 0 {
+				m.tree.jump(id)
+				m.followNext = false
+				moved = true
+			}
+			head = max(head, id)
+		}
+		// A run changes the stored writes of the checkpoints it starts from.
+		m.cache.dropPending(m.thread)
+		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+			moved = true
+		}
+	}
+	if m.total < m.tree.len() {
+		m.total = m.tree.len()
+	}
+	m.afterTreeChange()
+	if moved {
+		// The checkpoint to show comes before older pages of the timeline.
+		cmds = append([]tea.Cmd{m.cursorMoved()}, cmds...)
+	}
+	return tea.Batch(cmds...)
+}
+
+// afterTreeChange refreshes what is derived from the tree and cursor.
+func (m *Model) afterTreeChange() {
+	m.leaf = m.tree.leaf()
+	a, b := m.tree.position()
+	m.pos = [2]int{a, b}
+	m.branch = m.tree.branchInfo()
+	m.tl.ensureVisible(m.tree)
+}
+
+// cursorMoved shows the checkpoint under the cursor, loading it if needed.
+func (m *Model) cursorMoved() tea.Cmd {
+	m.afterTreeChange()
+	id := m.tree.cursor
+	if id == 0 {
+		return nil
+	}
+	if d, ok := m.cache.detail(m.thread, id); ok {
+		m.cur = d
+		m.syncPanes()
+		return nil
+	}
+	return loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id)
+}
+
+func (m *Model) onDetail(msg detailMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setFlash(msg.err.Error(), true)
+	}
+	if msg.id == m.tree.cursor {
+		m.cur = msg.d
+		m.syncPanes()
+	}
+	return nil
+}
+
+// --- runs ---
+
+func (m *Model) runSettings() RunSettings {
+	var rs RunSettings
+	keys := make([]string, 0, len(m.breaks))
+	for k := range m.breaks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		when, node, _ := strings.Cut(k, ":")
+		if when == "before" {
+			rs.InterruptBefore = append(rs.InterruptBefore, node)
+		} else {
+			rs.InterruptAfter = append(rs.InterruptAfter, node)
+		}
+	}
+	if m.canKill() {
+		rs.KillAt = m.armed
+	}
+	return rs
+}
+
+func (m *Model) busy() bool { return m.run != nil || m.starting }
+
+// startRun launches a run in a Cmd; kind is "run", "resume" or "fork".
+func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	}
+	m.starting = true
+	m.runKind = kind
+	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
+	if in.Text != "" {
+		in.AuthTTL = m.authTTL
+	}
+	m.refreshLive()
+	start := func() tea.Msg {
+		var r RunHandle
+		var err error
+		var head *headInfo
+		switch kind {
+		case "resume":
+			// What is stored before the resume starts tells which tasks it
+			// will reuse and which it redispatches.
+			head, _ = readHead(ctx, b, thread)
+			r, err = runner.Resume(ctx, thread, rs)
+		case "fork":
+			r, err = runner.Fork(ctx, thread, from, in, rs)
+		default:
+			r, err = runner.Start(ctx, thread, in, rs)
+		}
+		return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, head: head}
+	}
+	return tea.Batch(start, m.spin.Tick)
+}
+
+func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
+	m.starting = false
+	if msg.err != nil {
+		m.refreshLive()
+		return m.setFlash(msg.err.Error(), true)
+	}
+	m.run = msg.run
+	m.prog = newProgress(msg.kind)
+	m.followNext = msg.gen == m.gen
+	m.runKind, m.runKill, m.killNotice, m.runPid = msg.kind, msg.rs.KillAt, "", 0
+	if k, ok := msg.run.(Killer); ok {
+		m.runPid = k.Pid()
+	}
+	if msg.rs.KillAt != "" && msg.rs.KillAt == m.armed {
+		m.armed = "" // a kill point is armed for one run
+	}
+	m.killed, m.phase, m.answer = nil, nil, nil
+	if (msg.kind == "approve" || msg.kind == "reject") && msg.answer != nil {
+		m.answer = msg.answer
+	}
+	if msg.kind == "resume" && msg.head != nil && msg.gen == m.gen && len(msg.head.cp.Tasks) > 0 {
+		m.phase = newPhase(msg.head, m.runPid)
+	}
+	m.streams = newStreams()
+	m.refreshLive()
+	return waitRun(msg.run)
+}
+
+func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
+	if msg.run != m.run || m.run == nil {
+		return nil
+	}
+	var cmds []tea.Cmd
+	saved, finished := false, false
+	var final RunUpdate
+	for _, u := range msg.updates {
+		if u.Event != nil {
+			m.prog.apply(*u.Event)
+			if m.phase != nil {
+				m.phase.apply(*u.Event)
+			}
+			if u.Event.Type == engine.EventCheckpointSaved {
+				saved = true
+			}
+		}
+		if u.Delta != nil && m.streams != nil {
+			m.streams.apply(*u.Delta)
+		}
+		if u.Kill != "" {
+			m.killNotice = u.Kill
+		}
+		if u.Done {
+			finished, final = true, u
+		}
+	}
+	if saved || finished {
+		cmds = append(cmds, m.sync(false))
+	}
+	if !finished {
+		m.refreshLive()
+		return tea.Batch(append(cmds, waitRun(m.run))...)
+	}
+	m.run = nil
+	if m.prog.checkpoints == 0 {
+		m.followNext = false // nothing was written: there is nothing to follow
+	}
+	var ke *KilledError
+	if errors.As(final.Err, &ke) {
+		m.killed = &killInfo{pid: ke.Pid, point: ke.Point}
+		m.phase = nil // the kill report shows where the resume stopped
+	}
+	if m.phase != nil {
+		m.phase.finish(final.Result, final.Err)
+	}
+	if m.answer != nil {
+		m.answer.ended = m.killed == nil
+	}
+	m.streams = nil
+	m.head = nil // read again: the run moved it
+	m.refreshLive()
+	cmds = append(cmds, loadHead(m.ctx, m.deps.Backend, m.gen, m.thread))
+	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))
+	if m.quitting {
+		cmds = append(cmds, tea.Quit)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) describeEnd(u RunUpdate) string {
+	res := u.Result
+	calls := model.Counts(res.ModelCalls)
+	var ke *KilledError
+	if errors.As(u.Err, &ke) {
+		return ke.Error() + ": the screen shows what is stored; r resumes in a new worker"
+	}
+	unreached := ""
+	if m.runKill != "" {
+		unreached = " · kill point " + m.runKill + " was not reached"
+	}
+	if u.Err != nil {
+		if errors.Is(u.Err, context.Canceled) {
+			return fmt.Sprintf("stopped at #%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
+		}
+		var pe *engine.PendingError
+		if errors.As(u.Err, &pe) {
+			return fmt.Sprintf("#%d has %d pending task(s) (%s): r resumes them, f forks, D discards them", pe.Checkpoint, len(pe.Tasks), engine.DescribeTasks(pe.Tasks))
+		}
+		return "run failed: " + u.Err.Error()
+	}
+	if res.Status == "awaiting-approval" && res.Interrupt != nil {
+		return fmt.Sprintf("waiting for approval at #%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
+	}
+	if res.Status == "interrupted" && res.Interrupt != nil {
+		return fmt.Sprintf("paused %s %s at #%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
+	}
+	verb := "done"
+	switch m.runKind {
+	case "approve":
+		verb = "approved, done"
+	case "reject":
+		verb = "rejected, done"
+	}
+	return fmt.Sprintf("%s at #%d · %d model call(s) (%s) · messages %d → %d%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached)
+}
+
+// send continues the current branch with a new message: on the thread's
+// newest checkpoint that is a new turn; on an older branch it forks from the
+// branch's end, so the message lands where the user is looking.
+func (m *Model) send(text string) tea.Cmd {
+	if m.thread == "" {
+		return m.setFlash("open or create a thread first (t)", true)
+	}
+	in := Input{Text: text, Draft: m.draft}
+	if m.tree.len() == 0 {
+		return m.startRun("run", 0, in)
+	}
+	leaf := m.tree.nodes[m.leaf]
+	if leaf == nil || leaf.id == m.tree.maxID {
+		return m.startRun("run", 0, in)
+	}
+	if leaf.pending > 0 {
+		return m.setFlash(fmt.Sprintf("this branch ends at #%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, #%d)", leaf.id, m.tree.maxID), true)
+	}
+	return m.startRun("fork", leaf.id, in)
+}
+
+func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.setFlash(msg.err.Error(), true)
+	}
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Backend)}
+	if msg.thread == m.thread {
+		m.thread = ""
+		m.gen++
+		m.tree = newTree()
+		m.cur = nil
+		m.cache.drop(msg.thread)
+		m.afterTreeChange()
+		m.syncPanes()
+	}
+	return tea.Batch(cmds...)
+}
+
+// quit stops a run under way first (its finished tasks stay stored).
+func (m *Model) quit() tea.Cmd {
+	if m.run == nil {
+		return tea.Quit
+	}
+	if !m.quitting {
+		m.quitting = true
+		return tea.Batch(cancelRun(m.run), m.setFlash("stopping the run, then quitting…", false),
+			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
+	}
+	return tea.Quit
+}
+
+// Shutdown stops a run under way and waits (up to timeout) for it to end,
+// so the store is not closed under its feet.
+func (m *Model) Shutdown(timeout time.Duration) {
+	r := m.run
+	if r == nil {
+		return
+	}
+	r.Cancel()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case _, ok := <-r.Updates():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// --- keys ---
+
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	if m.showHelp {
+		m.showHelp = false
+		if key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c" {
+			return m.quit()
+		}
+		return nil
+	}
+	if m.dialog != nil {
+		done, cmd := m.dialog.update(msg)
+		if done {
+			m.dialog = nil
+		}
+		return cmd
+	}
+	if m.composing {
+		return m.onComposerKey(msg)
+	}
+	// Bubble Tea v1 may deliver several fast-typed keys as one message
+	// ("ll]"); outside text fields each rune is its own command.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		cmds := make([]tea.Cmd, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			if m.dialog != nil || m.composing {
+				break // the rest would be typed into what just opened
+			}
+		}
+		return tea.Batch(cmds...)
+	}
+	if m.screen == screenThreads {
+		return m.onThreadsKey(msg)
+	}
+	return m.onThreadKey(msg)
+}
+
+func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case msg.String() == "ctrl+c":
+		return m.quit()
+	case key.Matches(msg, m.compKeys.Leave):
+		m.composing = false
+		m.composer.Blur()
+		return nil
+	case key.Matches(msg, m.compKeys.Send):
+		text := strings.TrimSpace(m.composer.Value())
+		if text == "" {
+			return nil
+		}
+		if m.busy() {
+			return m.setFlash("a run is under way: your text is kept, send it when the run ends (x stops it)", true)
+		}
+		cmd := m.send(text)
+		m.composer.Reset()
+		m.composing = false
+		m.composer.Blur()
+		m.setDraft(false) // a draft is asked for one turn at a time
+		return cmd
+	case key.Matches(msg, m.compKeys.Draft):
+		m.setDraft(!m.draft)
+		return nil
+	}
+	var cmd tea.Cmd
+	m.composer, cmd = m.composer.Update(msg)
+	return cmd
+}
+
+func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	t := m.tree
+	moved := false
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Prev):
+		moved = t.step(-1)
+	case key.Matches(msg, k.Next):
+		moved = t.step(1)
+	case key.Matches(msg, k.First):
+		moved = t.first()
+	case key.Matches(msg, k.Last):
+		moved = t.last()
+	case key.Matches(msg, k.BranchPrev):
+		moved = t.switchBranch(-1)
+	case key.Matches(msg, k.BranchNext):
+		moved = t.switchBranch(1)
+	case key.Matches(msg, k.Up):
+		return m.scrollFocused(-1)
+	case key.Matches(msg, k.Down):
+		return m.scrollFocused(1)
+	case key.Matches(msg, k.PageUp):
+		return m.scrollFocused(-max(m.lay.bodyH-3, 1))
+	case key.Matches(msg, k.PageDown):
+		return m.scrollFocused(max(m.lay.bodyH-3, 1))
+	case key.Matches(msg, k.FocusNext):
+		m.cycleFocus(1)
+	case key.Matches(msg, k.FocusPrev):
+		m.cycleFocus(-1)
+	case key.Matches(msg, k.TabConv):
+		m.showPane(paneConv)
+	case key.Matches(msg, k.TabState):
+		m.showPane(paneState)
+	case key.Matches(msg, k.TabInsp):
+		m.showPane(paneInsp)
+	case key.Matches(msg, k.Compose):
+		if m.thread == "" {
+			return m.setFlash("open or create a thread first (t)", true)
+		}
+		m.composing = true
+		return m.composer.Focus()
+	case key.Matches(msg, k.Fork):
+		return m.openFork()
+	case key.Matches(msg, k.Resume):
+		return m.resume()
+	case key.Matches(msg, k.Stop):
+		if m.run == nil {
+			return m.setFlash("no run is under way", false)
+		}
+		return tea.Batch(cancelRun(m.run), m.setFlash("stopping the run…", false))
+	case key.Matches(msg, k.Kill):
+		return m.kill()
+	case key.Matches(msg, k.Drill):
+		return m.openDrill()
+	case key.Matches(msg, k.Dismiss):
+		return m.dismiss()
+	case key.Matches(msg, k.Discard):
+		return m.openDiscard()
+	case key.Matches(msg, k.Approve):
+		return m.openApproval()
+	case key.Matches(msg, k.Breaks):
+		m.dialog = &breakDialog{nodes: graphNodes, on: m.breaks, keys: newToggleKeys()}
+	case key.Matches(msg, k.Threads):
+		m.screen = screenThreads
+		return loadThreads(m.ctx, m.deps.Backend)
+	case key.Matches(msg, k.Fold):
+		m.unfold = !m.unfold
+		m.syncPanes()
+	case key.Matches(msg, k.Theme):
+		m.setTheme(themes.Or(themes.Next(m.th.Name)))
+		return m.setFlash("theme "+m.th.Name, false)
+	}
+	if moved {
+		return m.cursorMoved()
+	}
+	return nil
+}
+
+func (m *Model) resume() tea.Cmd {
+	if m.thread == "" || m.tree.len() == 0 {
+		return m.setFlash("nothing to resume here", true)
+	}
+	latest := m.tree.nodes[m.tree.maxID]
+	if latest == nil || latest.pending == 0 {
+		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint #%d has no pending tasks", m.tree.maxID), true)
+	}
+	return m.startRun("resume", 0, Input{})
+}
+
+func (m *Model) openFork() tea.Cmd {
+	id := m.tree.cursor
+	if id == 0 {
+		return m.setFlash("no checkpoint under the cursor to fork from", true)
+	}
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	}
+	note := fmt.Sprintf("A new branch starts at #%d with this message; nothing is deleted, the old branch stays.", id)
+	if n := m.tree.nodes[id]; n != nil && n.pending > 0 {
+		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
+	}
+	f := newForm(m.th, fmt.Sprintf("Fork at #%d", id), note, func(v []string) (tea.Cmd, error) {
+		var attach []string
+		if v[1] != "" {
+			attach = []string{v[1]}
+		}
+		return m.startRun("fork", id, Input{Text: v[0], Attach: attach}), nil
+	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
+	m.dialog = f
+	return f.fields[0].input.Focus()
+}
+
+func (m *Model) openDiscard() tea.Cmd {
+	latest := m.tree.nodes[m.tree.maxID]
+	if latest == nil || latest.pending == 0 {
+		return m.setFlash("the newest checkpoint has no pending tasks to discard", true)
+	}
+	if m.busy() {
+		return m.setFlash("a run is under way", true)
+	}
+	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
+	m.dialog = &confirmDialog{title: "Discard pending tasks",
+		question: fmt.Sprintf("Drop the %d pending task(s) of #%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
+		keys:     newConfirmKeys(),
+		onYes: func() tea.Cmd {
+			return func() tea.Msg {
+				cp, err := b.DiscardPending(ctx, thread)
+				return discardedMsg{gen: gen, thread: thread, cp: cp, err: err}
+			}
+		}}
+	return nil
+}
+
+func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.listKeys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Up):
+		m.threads.move(-1)
+	case key.Matches(msg, k.Down):
+		m.threads.move(1)
+	case key.Matches(msg, k.Refresh):
+		return loadThreads(m.ctx, m.deps.Backend)
+	case key.Matches(msg, k.Back):
+		if m.thread != "" {
+			m.screen = screenThread
+		}
+	case key.Matches(msg, k.Open):
+		t, ok := m.threads.selected()
+		if !ok {
+			return nil
+		}
+		if t.ID == m.thread && m.tree.len() > 0 {
+			m.screen = screenThread
+			return m.sync(false)
+		}
+		return m.openThread(t.ID)
+	case key.Matches(msg, k.New):
+		return m.openNewThread()
+	case key.Matches(msg, k.Delete):
+		t, ok := m.threads.selected()
+		if !ok {
+			return nil
+		}
+		if t.ID == m.thread && m.busy() {
+			return m.setFlash("a run is under way on this thread", true)
+		}
+		ctx, b, id := m.ctx, m.deps.Backend, t.ID
+		m.dialog = &confirmDialog{title: "Delete thread",
+			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", safeLine(id), t.Checkpoints),
+			keys:     newConfirmKeys(),
+			onYes: func() tea.Cmd {
+				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
+			}}
+	}
+	return nil
+}
+
+func (m *Model) openNewThread() tea.Cmd {
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it first", true)
+	}
+	name := ""
+	for i := len(m.threads.threads) + 1; ; i++ {
+		name = fmt.Sprintf("ticket-%d", i)
+		if !m.threads.find(name) {
+			break
+		}
+	}
+	f := newForm(m.th, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
+		if strings.ContainsFunc(v[0], func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return nil, errors.New("the thread name has control characters")
+		}
+		if m.threads.find(v[0]) {
+			return nil, fmt.Errorf("thread %s exists: open it from the list", v[0])
+		}
+		var attach []string
+		if v[2] != "" {
+			attach = []string{v[2]}
+		}
+		open := m.openThread(v[0])
+		return tea.Sequence(open, m.startRun("run", 0, Input{Text: v[1], Attach: attach})), nil
+	}, newField("Thread name", name, "ticket-1", true),
+		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
+		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
+	m.dialog = f
+	return f.fields[0].input.Focus()
+}
+
+// --- focus, panes, scrolling, mouse ---
+
+func (m *Model) visiblePanes() (main, side int) {
+	if m.lay.wide {
+		return paneConv, m.sideTab
+	}
+	return m.mainTab, -1
+}
+
+func (m *Model) showPane(p int) {
+	if m.lay.wide {
+		if p == paneConv {
+			m.focus = focusMain
+		} else {
+			m.sideTab = p
+			m.focus = focusSide
+		}
+	} else {
+		m.mainTab = p
+		m.focus = focusMain
+	}
+	m.syncPanes()
+}
+
+func (m *Model) cycleFocus(d int) {
+	n := 2
+	if m.lay.wide {
+		n = 3
+	}
+	m.focus = focusID(((int(m.focus)+d)%n + n) % n)
+}
+
+func (m *Model) focusedPane() int {
+	main, side := m.visiblePanes()
+	switch m.focus {
+	case focusMain:
+		return main
+	case focusSide:
+		return side
+	}
+	return -1
+}
+
+func (m *Model) scrollFocused(n int) tea.Cmd {
+	if m.focus == focusTimeline {
+		if m.tree.moveRow(n) {
+			return m.cursorMoved()
+		}
+		return nil
+	}
+	if p := m.focusedPane(); p >= 0 {
+		m.panes[p].scroll.by(n)
+	}
+	return nil
+}
+
+func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
+	if msg.Action != tea.MouseActionPress || m.dialog != nil || m.showHelp {
+		return nil
+	}
+	wheel := 0
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		wheel = -3
+	case tea.MouseButtonWheelDown:
+		wheel = 3
+	case tea.MouseButtonLeft:
+	default:
+		return nil
+	}
+	if m.screen == screenThreads {
+		if wheel != 0 {
+			m.threads.move(wheel / 3)
+		}
+		return nil
+	}
+	l := m.lay
+	if msg.Y >= l.bodyH {
+		return nil
+	}
+	var target focusID
+	switch {
+	case msg.X < l.tlW:
+		target = focusTimeline
+	case msg.X < l.tlW+l.mainW:
+		target = focusMain
+	default:
+		target = focusSide
+	}
+	if wheel != 0 {
+		if target == focusTimeline {
+			m.tl.scroll(m.tree, wheel)
+			return nil
+		}
+		main, side := m.visiblePanes()
+		p := main
+		if target == focusSide {
+			p = side
+		}
+		if p >= 0 {
+			m.panes[p].scroll.by(wheel)
+		}
+		return nil
+	}
+	m.focus = target
+	if target == focusTimeline {
+		if id, ok := m.tl.at(m.tree, msg.Y-1); ok && m.tree.jump(id) {
+			return m.cursorMoved()
+		}
+	}
+	return nil
+}

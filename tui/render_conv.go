@@ -1,0 +1,282 @@
+package tui
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"rewind/engine/ticket"
+	"rewind/themes"
+)
+
+// renderer turns state into styled lines. It caches each message's lines,
+// so scrubbing between neighbouring checkpoints (which share almost all
+// messages) re-renders only what is new.
+type renderer struct {
+	th       *themes.Theme
+	hl       *highlighter
+	msgCache map[msgKey][]string
+}
+
+type msgKey struct {
+	index    int
+	hash     uint64
+	width    int
+	unfold   bool
+	attached bool
+	note     string
+}
+
+func newRenderer(th *themes.Theme) *renderer {
+	return &renderer{th: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}}
+}
+
+func hashMessage(m ticket.Message) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", m.Role, m.Speaker, m.Content, m.ToolCallID)
+	if m.ToolCall != nil {
+		fmt.Fprintf(h, "%s\x00%s\x00%s", m.ToolCall.ID, m.ToolCall.Name, m.ToolCall.Args)
+	}
+	return h.Sum64()
+}
+
+func (r *renderer) speakerStyle(m ticket.Message) lipgloss.Style {
+	sp := m.Speaker
+	switch {
+	case m.Role == ticket.RoleUser:
+		return r.th.SpeakerUser
+	case m.Role == ticket.RoleTool:
+		return r.th.SpeakerTool
+	case strings.HasPrefix(sp, "executor"):
+		return r.th.SpeakerExecutor
+	case sp == "critic":
+		return r.th.SpeakerCritic
+	case sp == "reply":
+		return r.th.SpeakerReply
+	}
+	return r.th.SpeakerOther
+}
+
+// body wraps a message's text under an indent, clipped and folded so a huge
+// message cannot stall rendering.
+func (r *renderer) body(text string, w int, unfold bool, indent string, rail lipgloss.Style, textStyle lipgloss.Style) []string {
+	limit := maxRunesFolded
+	if unfold {
+		limit = maxRunesUnfolded
+	}
+	text, cut := clipRunes(text, limit)
+	inner := max(w-width(indent), 8)
+	lines := wrap(text, inner)
+	maxLines := foldLines
+	if unfold {
+		maxLines = maxLinesUnfolded
+	}
+	hidden := 0
+	if len(lines) > maxLines {
+		hidden = len(lines) - (maxLines - 1)
+		lines = lines[:maxLines-1]
+	}
+	pre := rail.Render(indent)
+	out := make([]string, 0, len(lines)+1)
+	for _, l := range lines {
+		out = append(out, pre+textStyle.Render(l))
+	}
+	var more []string
+	if hidden > 0 {
+		more = append(more, fmt.Sprintf("%d more lines", hidden))
+	}
+	if cut > 0 {
+		more = append(more, fmt.Sprintf("%d more characters", cut))
+	}
+	if len(more) > 0 {
+		tail := " · z unfolds"
+		if unfold {
+			tail = " not shown"
+		}
+		out = append(out, pre+r.th.Fold.Render("… "+strings.Join(more, ", ")+tail))
+	}
+	return out
+}
+
+// message renders one message. attached means it is a tool result directly
+// under its call; note explains a result whose call is elsewhere.
+func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note string) []string {
+	k := msgKey{index: m.Index, hash: hashMessage(m), width: w, unfold: unfold, attached: attached, note: note}
+	if lines, ok := r.msgCache[k]; ok {
+		return lines
+	}
+	if len(r.msgCache) > 4096 {
+		r.msgCache = map[msgKey][]string{}
+	}
+	th := r.th
+	idx := th.Index.Render(fmt.Sprintf("#%d", m.Index))
+	spk := r.speakerStyle(m).Render(trunc(safeLine(m.Speaker), max(w/2, 12)))
+	var lines []string
+	switch {
+	case m.Role == ticket.RoleTool:
+		head := th.ToolRail.Render("╰▶ ") + idx + " " + spk + th.Muted.Render(" result")
+		if m.ToolCallID != "" {
+			head += th.Muted.Render(" ⇠ " + safeLine(m.ToolCallID))
+		}
+		if !attached && note != "" {
+			head += " " + th.Warning.Render(note)
+		}
+		lines = append(lines, trunc(head, w))
+		lines = append(lines, r.body(m.Content, w, unfold, "   │ ", th.ToolRail, th.Text)...)
+	case m.ToolCall != nil:
+		head := idx + " " + spk + " " + th.ToolCall.Render("⚙ tool call")
+		lines = append(lines, trunc(head, w))
+		call := fmt.Sprintf("%s(%s)", m.ToolCall.Name, string(m.ToolCall.Args))
+		if m.ToolCall.ID != "" {
+			call += "  [" + m.ToolCall.ID + "]"
+		}
+		lines = append(lines, r.body(call, w, unfold, "   ┃ ", th.ToolRail, th.ToolCall)...)
+	default:
+		lines = append(lines, trunc(idx+" "+spk, w))
+		lines = append(lines, r.body(m.Content, w, unfold, "   ", th.Text, th.Text)...)
+	}
+	r.msgCache[k] = lines
+	return lines
+}
+
+// conversation renders the summary panel, a compaction notice, and the
+// verbatim tail with original indices and speakers; tool calls and their
+// results are drawn joined.
+func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
+	th := r.th
+	if d == nil {
+		return []string{th.Muted.Render("loading…")}
+	}
+	if d.stateErr != nil {
+		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
+	}
+	s := d.state
+	var out []string
+	if s.Summary != nil {
+		out = append(out, r.summary(s.Summary, w, unfold)...)
+	}
+	if c := d.compaction; c != nil {
+		text := fmt.Sprintf("⇣ compacted at this checkpoint: %s moved into the summary (history v%d → v%d, %d → %d messages); the tail below is verbatim",
+			indexSpan(c.moved), c.fromVersion, c.toVersion, c.before, c.after)
+		for _, l := range wrap(text, w) {
+			out = append(out, th.Notice.Render(l))
+		}
+	}
+	if len(s.Messages) == 0 {
+		if s.Summary == nil {
+			out = append(out, th.Muted.Render("(no messages at this checkpoint)"))
+		} else {
+			out = append(out, rule(th, "verbatim tail · empty", w))
+		}
+		return out
+	}
+	first, last := s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index
+	title := fmt.Sprintf("conversation · %d messages", len(s.Messages))
+	if s.Summary != nil {
+		title = fmt.Sprintf("verbatim tail · #%d–#%d · %d messages", first, last, len(s.Messages))
+	}
+	out = append(out, rule(th, title, w))
+	calls := map[string]int{}
+	for i, m := range s.Messages {
+		if m.ToolCall != nil && m.ToolCall.ID != "" {
+			calls[m.ToolCall.ID] = i
+		}
+	}
+	for i, m := range s.Messages {
+		attached, note := false, ""
+		if m.Role == ticket.RoleTool {
+			j, ok := calls[m.ToolCallID]
+			switch {
+			case ok && j == i-1:
+				attached = true
+			case ok:
+				note = fmt.Sprintf("(call at #%d)", s.Messages[j].Index)
+			case m.ToolCallID != "" && s.Summary != nil:
+				note = "(its call is in the summary)"
+			default:
+				note = "(no matching call)"
+			}
+		}
+		if i > 0 && !attached {
+			out = append(out, "")
+		}
+		out = append(out, r.message(m, w, unfold, attached, note)...)
+	}
+	return out
+}
+
+func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {
+	th := r.th
+	title := fmt.Sprintf("Summary · #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
+	inner := max(w-4, 8)
+	var body []string
+	for _, l := range wrap(sm.Text, inner) {
+		body = append(body, th.SummaryText.Render(l))
+	}
+	limit := 8
+	if unfold {
+		limit = maxLinesUnfolded
+	}
+	if len(body) > limit {
+		hidden := len(body) - (limit - 1)
+		body = append(body[:limit-1], th.Fold.Render(fmt.Sprintf("… %d more lines · z unfolds", hidden)))
+	}
+	if len(sm.Speakers) > 0 {
+		sp := append([]string(nil), sm.Speakers...)
+		sort.Strings(sp)
+		for _, l := range wrap("speakers: "+strings.Join(sp, ", "), inner) {
+			body = append(body, th.Muted.Render(l))
+		}
+	}
+	if sm.Trigger != "" {
+		for _, l := range wrap("trigger: "+sm.Trigger, inner) {
+			body = append(body, th.Muted.Render(l))
+		}
+	}
+	padded := make([]string, len(body))
+	for i, l := range body {
+		padded[i] = " " + l
+	}
+	box := frame(title, padded, w, len(padded)+2, false, th.SummaryBorder, th.SummaryTitle)
+	return strings.Split(box, "\n")
+}
+
+func rule(th *themes.Theme, title string, w int) string {
+	t := "── " + title + " "
+	if n := w - width(t); n > 0 {
+		t += strings.Repeat("─", n)
+	}
+	return th.Muted.Render(trunc(t, w))
+}
+
+// indexSpan prints message indices as "#1–#14" (or a list when not a run).
+func indexSpan(ix []int) string {
+	if len(ix) == 0 {
+		return "nothing"
+	}
+	contiguous := true
+	for i := 1; i < len(ix); i++ {
+		if ix[i] != ix[i-1]+1 {
+			contiguous = false
+			break
+		}
+	}
+	if len(ix) == 1 {
+		return fmt.Sprintf("#%d", ix[0])
+	}
+	if contiguous {
+		return fmt.Sprintf("#%d–#%d", ix[0], ix[len(ix)-1])
+	}
+	parts := make([]string, 0, min(len(ix), 6))
+	for i, x := range ix {
+		if i == 5 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("#%d", x))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,188 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"rewind/engine/ticket"
+)
+
+// state renders the structured channels as of the checkpoint: attachments
+// (references intact), subtasks, review rounds, budget, history version,
+// operations and authorization. Changed channels are marked against the
+// parent.
+func (r *renderer) state(d *detail, w int, unfold bool) []string {
+	th := r.th
+	if d == nil {
+		return []string{th.Muted.Render("loading…")}
+	}
+	if d.stateErr != nil {
+		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
+	}
+	s := d.state
+	changed := map[string]bool{}
+	for _, cd := range d.diff {
+		changed[cd.channel] = true
+	}
+	mark := func(ch string) string {
+		if changed[ch] && d.parent != nil {
+			return th.Warning.Render(" • changed")
+		}
+		return ""
+	}
+	var out []string
+	add := func(ls ...string) { out = append(out, ls...) }
+	wrapped := func(text, indent string, st lipgloss.Style) {
+		for _, l := range wrap(text, max(w-width(indent), 8)) {
+			add(indent + st.Render(l))
+		}
+	}
+
+	budget := "—"
+	if s.BudgetRemaining != nil {
+		budget = fmt.Sprintf("%d/%d", *s.BudgetRemaining, ticket.TurnToolBudget)
+	}
+	degraded := th.Success.Render("no")
+	if s.Degraded {
+		degraded = th.Warning.Render("yes")
+	}
+	add(th.Heading.Render("Turn"))
+	add(fmt.Sprintf("  review rounds %s%s", th.Strong.Render(fmt.Sprintf("%d/%d", s.ReviewRounds, ticket.MaxReviewRounds)), mark("reviewRounds")))
+	add(fmt.Sprintf("  tool budget   %s%s", th.Strong.Render(budget), mark("budgetRemaining")))
+	add(fmt.Sprintf("  history       %s%s", th.Strong.Render(fmt.Sprintf("v%d", s.HistoryVersion)), mark("historyVersion")))
+	add(fmt.Sprintf("  degraded      %s%s", degraded, mark("degraded")))
+	add(fmt.Sprintf("  messages      %s%s", th.Strong.Render(fmt.Sprint(len(s.Messages))), mark("messages")))
+	if s.DraftRequested {
+		add(fmt.Sprintf("  draft         %s%s", th.Strong.Render("requested"), mark("draftRequested")))
+	}
+	if s.Request != nil {
+		add(th.Muted.Render(fmt.Sprintf("  requirement #%d", s.Request.Index)) + mark("request"))
+		wrapped(s.Request.Text, "    ", th.Text)
+	}
+	add("")
+
+	add(th.Heading.Render(fmt.Sprintf("Attachments (%d)", len(s.Attachments))) + mark("attachments"))
+	if len(s.Attachments) == 0 {
+		add(th.Muted.Render("  none"))
+	}
+	for _, a := range s.Attachments {
+		line := fmt.Sprintf("%s · %s · %s", a.ID, a.Kind, a.Ref)
+		if a.Caption != "" {
+			line += fmt.Sprintf(" · %q", a.Caption)
+		}
+		wrapped(line, "  ◆ ", th.Text)
+	}
+	add("")
+
+	add(th.Heading.Render(fmt.Sprintf("Subtasks (%d)", len(s.Subtasks))) + mark("subtasks"))
+	if len(s.Subtasks) == 0 {
+		add(th.Muted.Render("  none"))
+	}
+	var prev map[string]ticket.Subtask
+	if d.pstate != nil {
+		prev = map[string]ticket.Subtask{}
+		for _, st := range d.pstate.Subtasks {
+			prev[st.ID] = st
+		}
+	}
+	for _, st := range s.Subtasks {
+		icon, style := r.statusIcon(st.Status)
+		head := fmt.Sprintf("  %s %s %s · tools %d", style.Render(icon), th.Strong.Render(trunc(safeLine(st.ID), max(w/2, 10))), style.Render(safeLine(st.Status)), st.ToolCalls)
+		if old, ok := prev[st.ID]; prev != nil && (!ok || old != st) {
+			if !ok {
+				head += th.Warning.Render(" • new")
+			} else if old.Status != st.Status {
+				head += th.Warning.Render(" • was " + safeLine(old.Status))
+			} else {
+				head += th.Warning.Render(" • changed")
+			}
+		}
+		add(trunc(head, w))
+		wrapped(st.Goal, "      ", th.Muted)
+		if st.Result != "" {
+			text, _ := clipRunes(st.Result, maxRunesFolded)
+			if !unfold {
+				text, _ = clipRunes(st.Result, 600)
+			}
+			wrapped("→ "+text, "      ", th.Text)
+		}
+		if st.Feedback != "" {
+			wrapped("critic: "+st.Feedback, "      ", th.Warning)
+		}
+		if st.Status == ticket.StatusAwaitingApproval {
+			wrapped("waits for a person's answer (a)", "      ", th.StatusApproval)
+		}
+	}
+	if len(s.Operations) > 0 {
+		add("")
+		add(th.Heading.Render(fmt.Sprintf("Operations (%d)", len(s.Operations))) + mark("operations"))
+		ids := make([]string, 0, len(s.Operations))
+		for id := range s.Operations {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			op := s.Operations[id]
+			line := fmt.Sprintf("%s · %s · %s %s", op.ID, op.Kind, op.Status, op.Result)
+			if op.Reused {
+				line += " (reused: already done)"
+			}
+			wrapped(line, "  ", th.Text)
+		}
+	}
+	if len(s.Approvals) > 0 {
+		add("")
+		add(th.Heading.Render(fmt.Sprintf("Approvals (%d)", len(s.Approvals))) + mark("approvals"))
+		ids := make([]string, 0, len(s.Approvals))
+		for id := range s.Approvals {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			d := s.Approvals[id]
+			verdict, st := "approved", th.StatusDone
+			if !d.Approved {
+				verdict, st = "rejected", th.StatusBlocked
+			}
+			line := id + " · " + verdict
+			if d.Reason != "" {
+				line += ": " + d.Reason
+			}
+			if d.By != "" {
+				line += " · by " + d.By
+			}
+			if d.At != "" {
+				line += " · " + d.At
+			}
+			wrapped(line, "  ", st)
+		}
+	}
+	if s.Authorization != nil {
+		add("")
+		add(th.Heading.Render("Authorization") + mark("authorization"))
+		wrapped(fmt.Sprintf("%s · expires %s", s.Authorization.Ref, s.Authorization.ExpiresAt), "  ", th.Text)
+	}
+	return out
+}
+
+func (r *renderer) statusIcon(status string) (string, lipgloss.Style) {
+	th := r.th
+	switch strings.ToLower(status) {
+	case ticket.StatusApproved:
+		return "✓", th.StatusDone
+	case ticket.StatusDone:
+		return "●", th.StatusDone
+	case ticket.StatusPending:
+		return "○", th.StatusPending
+	case ticket.StatusRedo:
+		return "↻", th.StatusRedo
+	case ticket.StatusBlocked:
+		return "✗", th.StatusBlocked
+	case strings.ToLower(ticket.StatusAwaitingApproval):
+		return "⏸", th.StatusApproval
+	}
+	return "·", th.Muted
+}

@@ -1,0 +1,256 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"rewind/engine"
+	"rewind/engine/model/stream"
+	"rewind/engine/ticket"
+	"rewind/engine/worker"
+)
+
+// Input is what the user sends: a message and optional attachment refs.
+type Input struct {
+	Text   string
+	Attach []string
+	// Draft asks for the reply to be created as an outgoing draft: a side
+	// effect that waits at the approval gate.
+	Draft bool
+	// AuthTTL, for a draft, attaches an authorization grant that expires
+	// this long after the turn starts (0: no grant).
+	AuthTTL time.Duration
+}
+
+// turn is the input as the ticket graph's turn.
+func (in Input) turn() ticket.Turn {
+	t := ticket.Turn{Text: in.Text, Attach: in.Attach, Draft: in.Draft}
+	if in.Draft && in.AuthTTL > 0 {
+		t.Authorization = &ticket.Authorization{Ref: authRef, ExpiresAt: time.Now().UTC().Add(in.AuthTTL).Format(time.RFC3339)}
+	}
+	return t
+}
+
+// authRef names the grant a draft turn is written under (as the CLI does).
+const authRef = "grant:customer-consent"
+
+// RunSettings is how one run executes (never stored in state).
+type RunSettings struct {
+	InterruptBefore []string
+	InterruptAfter  []string
+	// KillAt arms a crash-drill kill point (see worker.Points) for this
+	// run. Only a Runner that can kill (Killable) honours it.
+	KillAt string
+}
+
+// Runner executes runs of the ticket graph somewhere. The in-process
+// implementation (NewLocalRunner) runs the engine in a goroutine; a
+// worker-process implementation can replace it without the screens
+// changing, because they only see Runner and RunHandle.
+//
+// Start, Resume and Fork return as soon as the run is under way; they are
+// called from a tea.Cmd, so they may do I/O (spawn a process, connect).
+type Runner interface {
+	Start(ctx context.Context, thread string, in Input, rs RunSettings) (RunHandle, error)
+	Resume(ctx context.Context, thread string, rs RunSettings) (RunHandle, error)
+	Fork(ctx context.Context, thread string, checkpoint int64, in Input, rs RunSettings) (RunHandle, error)
+}
+
+// RunHandle is one run under way.
+//
+// Updates delivers the engine's events as they happen, then exactly one
+// update with Done set (carrying the result or the error), then closes.
+// Cancel asks the run to stop; what finished stays stored, so a resume runs
+// only the rest. A worker-process RunHandle may also offer a hard kill; the TUI
+// will look for it with a type assertion.
+type RunHandle interface {
+	Updates() <-chan RunUpdate
+	Cancel()
+}
+
+// RunUpdate is one event of a run, a piece of a model's answer as it
+// streams, a kill notice, or the run's end.
+type RunUpdate struct {
+	Event *engine.Event
+	// Delta is a piece of a model call's answer while it is generated: for
+	// watching only, checkpoints hold finished messages.
+	Delta *stream.Delta
+	// Kill names the kill point the worker reached: it kills itself now.
+	Kill   string
+	Done   bool
+	Result engine.Result
+	Err    error
+}
+
+// Approver answers an approval gate: it records the decision (approve, or
+// reject with a reason) and resumes the run. A Runner that supports
+// approval gates implements it.
+type Approver interface {
+	Answer(ctx context.Context, thread string, approve bool, reason string, rs RunSettings) (RunHandle, error)
+}
+
+// Killable is a Runner whose runs live in worker processes: they can be
+// killed for real (their RunHandles implement Killer) and kill points
+// (RunSettings.KillAt) are honoured.
+type Killable interface {
+	CanKill() bool
+}
+
+// Killer is a RunHandle whose run is a process that can be killed.
+type Killer interface {
+	// Kill sends SIGKILL, the same as `kill -9` from another terminal.
+	Kill() error
+	Pid() int
+}
+
+// KilledError ends a run whose worker died by SIGKILL: killed by the user
+// (k), from another terminal, or by itself at an armed kill point.
+type KilledError struct {
+	Pid int
+	// Point is the kill point the worker reached, or "" when it was killed
+	// from outside.
+	Point string
+}
+
+func (e *KilledError) Error() string {
+	if e.Point != "" {
+		return fmt.Sprintf("worker pid %d killed itself (SIGKILL) at kill point %s", e.Pid, e.Point)
+	}
+	return fmt.Sprintf("worker pid %d was killed (SIGKILL)", e.Pid)
+}
+
+// NewLocalRunner runs the engine in this process. It cannot be killed for
+// real (a kill would take the TUI with it), so it ignores kill points.
+func NewLocalRunner(e *engine.Engine) Runner { return &localRunner{e: e} }
+
+type localRunner struct{ e *engine.Engine }
+
+func (r *localRunner) Start(ctx context.Context, thread string, in Input, rs RunSettings) (RunHandle, error) {
+	writes := in.turn().Writes()
+	if len(writes) == 0 {
+		return nil, errors.New("the message is empty")
+	}
+	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
+		return r.e.Run(ctx, thread, writes, cfg)
+	}), nil
+}
+
+func (r *localRunner) Resume(ctx context.Context, thread string, rs RunSettings) (RunHandle, error) {
+	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
+		return r.e.Resume(ctx, thread, cfg)
+	}), nil
+}
+
+func (r *localRunner) Fork(ctx context.Context, thread string, checkpoint int64, in Input, rs RunSettings) (RunHandle, error) {
+	writes := in.turn().Writes()
+	if len(writes) == 0 {
+		return nil, errors.New("the message is empty")
+	}
+	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
+		return r.e.Fork(ctx, thread, checkpoint, writes, cfg)
+	}), nil
+}
+
+// Answer records the decision and resumes, as `rewind worker approve|reject`
+// does, but in this process.
+func (r *localRunner) Answer(ctx context.Context, thread string, approve bool, reason string, rs RunSettings) (RunHandle, error) {
+	op := worker.OpApprove
+	if !approve {
+		op = worker.OpReject
+	}
+	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
+		return worker.Execute(ctx, r.e, worker.Request{Op: op, Thread: thread, Reason: reason, Config: cfg}, func(worker.Message) {})
+	}), nil
+}
+
+// localRun queues events without ever blocking the engine (Observe is called
+// from the task goroutines and must not block) and pumps them to an
+// unbuffered channel that the TUI drains.
+type localRun struct {
+	cancel context.CancelFunc
+	out    chan RunUpdate
+
+	mu     sync.Mutex
+	queue  []RunUpdate
+	closed bool
+	wake   chan struct{}
+}
+
+func launch(ctx context.Context, rs RunSettings, fn func(context.Context, engine.RunConfig) (engine.Result, error)) *localRun {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &localRun{cancel: cancel, out: make(chan RunUpdate), wake: make(chan struct{}, 1)}
+	cfg := engine.RunConfig{
+		InterruptBefore: rs.InterruptBefore,
+		InterruptAfter:  rs.InterruptAfter,
+		Observe: func(ev engine.Event) {
+			ev.Data = append([]byte(nil), ev.Data...)
+			r.push(RunUpdate{Event: &ev}, false)
+		},
+	}
+	ctx = stream.WithListener(ctx, func(d stream.Delta) { r.push(RunUpdate{Delta: &d}, false) })
+	go func() {
+		res, err := fn(ctx, cfg)
+		r.push(RunUpdate{Done: true, Result: res, Err: err}, true)
+	}()
+	go r.pump()
+	return r
+}
+
+func (r *localRun) push(u RunUpdate, last bool) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	if n := len(r.queue); n > 0 && mergeable(r.queue[n-1], u) {
+		merged := *r.queue[n-1].Delta
+		merged.Text += u.Delta.Text
+		r.queue[n-1].Delta = &merged
+		r.mu.Unlock()
+		return
+	}
+	r.queue = append(r.queue, u)
+	r.closed = last
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *localRun) pump() {
+	defer close(r.out)
+	for {
+		r.mu.Lock()
+		batch := r.queue
+		r.queue = nil
+		closed := r.closed
+		r.mu.Unlock()
+		for _, u := range batch {
+			r.out <- u
+			if u.Done {
+				r.cancel()
+				return
+			}
+		}
+		if closed && len(batch) == 0 {
+			r.cancel()
+			return
+		}
+		<-r.wake
+	}
+}
+
+// mergeable: two text pieces of the same call wait in a queue as one.
+func mergeable(a, b RunUpdate) bool {
+	textOnly := func(u RunUpdate) bool {
+		return u.Delta != nil && u.Event == nil && !u.Done && !u.Delta.Reset && !u.Delta.Done && u.Delta.Err == ""
+	}
+	return textOnly(a) && textOnly(b) && a.Delta.Call == b.Delta.Call
+}
+
+func (r *localRun) Updates() <-chan RunUpdate { return r.out }
+func (r *localRun) Cancel()                   { r.cancel() }

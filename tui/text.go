@@ -1,0 +1,170 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Limits that keep one huge message or tool result from freezing the UI:
+// text past maxRunes is not wrapped at all, and a message longer than
+// foldLines lines is folded until the user unfolds it (z).
+const (
+	maxRunesFolded   = 8_000
+	maxRunesUnfolded = 200_000
+	foldLines        = 14
+	maxLinesUnfolded = 3_000
+)
+
+// styleT is short for the lipgloss style type.
+type styleT = lipgloss.Style
+
+// wrap sanitises s and wraps it to width, returning its lines.
+func wrap(s string, width int) []string {
+	return wrapLines(safe(s), width)
+}
+
+// wrapLines word-wraps (styled, already safe) text to width. ansi.Wrap can
+// leave a line one cell too wide (a leading space before a long word), so
+// such lines are hard-wrapped again.
+func wrapLines(s string, w int) []string {
+	if w < 1 {
+		w = 1
+	}
+	lines := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	for i := 0; i < len(lines); i++ {
+		if ansi.StringWidth(lines[i]) <= w {
+			continue
+		}
+		hard := strings.Split(ansi.Hardwrap(lines[i], w, true), "\n")
+		lines = append(lines[:i], append(hard, lines[i+1:]...)...)
+		i += len(hard) - 1
+	}
+	return lines
+}
+
+// clipRunes cuts s to at most n runes and says how many were left out.
+func clipRunes(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	count := 0
+	for i := range s {
+		if count == n {
+			rest := len([]rune(s[i:]))
+			return s[:i], rest
+		}
+		count++
+	}
+	return s, 0
+}
+
+// fit truncates (styled) s to width w and pads it with spaces to exactly w.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		s = ansi.Truncate(s, w, "…")
+		sw = ansi.StringWidth(s)
+	}
+	if sw < w {
+		s += strings.Repeat(" ", w-sw)
+	}
+	return s
+}
+
+// trunc truncates (styled) s to width w without padding.
+func trunc(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s
+}
+
+// width is the display width of a (styled) string.
+func width(s string) int { return ansi.StringWidth(s) }
+
+// borderSet is one frame's glyphs.
+type borderSet struct{ tl, tr, bl, br, h, v string }
+
+var (
+	plainBorder   = borderSet{"╭", "╮", "╰", "╯", "─", "│"}
+	focusedBorder = borderSet{"┏", "┓", "┗", "┛", "━", "┃"}
+)
+
+// frame draws a w×h box with a title in the top border around content
+// lines (already rendered; they are truncated and padded here). The focused
+// pane gets a heavy border so focus is visible even without colour.
+func frame(title string, lines []string, w, h int, focused bool, border, titleStyle lipgloss.Style) string {
+	if w < 2 || h < 2 {
+		return ""
+	}
+	bs := plainBorder
+	if focused {
+		bs = focusedBorder
+	}
+	inner := w - 2
+	var b strings.Builder
+	b.Grow((w + 8) * h)
+	t := ""
+	if title != "" && inner > 4 {
+		t = trunc(" "+title+" ", inner-2)
+	}
+	tw := width(t)
+	b.WriteString(border.Render(bs.tl + bs.h))
+	b.WriteString(titleStyle.Render(t))
+	if rest := inner - 1 - tw; rest > 0 {
+		b.WriteString(border.Render(strings.Repeat(bs.h, rest)))
+	}
+	b.WriteString(border.Render(bs.tr))
+	v := border.Render(bs.v)
+	for i := 0; i < h-2; i++ {
+		b.WriteByte('\n')
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		b.WriteString(v)
+		b.WriteString(fit(line, inner))
+		b.WriteString(v)
+	}
+	b.WriteByte('\n')
+	b.WriteString(border.Render(bs.bl + strings.Repeat(bs.h, inner) + bs.br))
+	return b.String()
+}
+
+// overlay draws box (a block of lines) centred over bg (the screen).
+func overlay(bg string, box string, w, h int) string {
+	bgLines := strings.Split(bg, "\n")
+	for len(bgLines) < h {
+		bgLines = append(bgLines, "")
+	}
+	boxLines := strings.Split(box, "\n")
+	bw := 0
+	for _, l := range boxLines {
+		bw = max(bw, width(l))
+	}
+	x := max((w-bw)/2, 0)
+	y := max((h-len(boxLines))/2, 0)
+	for i, l := range boxLines {
+		row := y + i
+		if row >= len(bgLines) {
+			break
+		}
+		base := bgLines[row]
+		left := fit(ansi.Truncate(base, x, ""), x)
+		right := ansi.TruncateLeft(base, x+bw, "")
+		reset := ""
+		if strings.Contains(base, "\x1b") {
+			reset = "\x1b[0m" // a cut may leave the background's style open
+		}
+		bgLines[row] = left + reset + fit(l, bw) + reset + right
+	}
+	return strings.Join(bgLines[:h], "\n")
+}

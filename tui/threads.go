@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"rewind/store"
+	"rewind/themes"
+)
+
+// threadList is the threads screen: the store's threads to open, create and
+// delete.
+type threadList struct {
+	threads []store.Thread
+	loaded  bool
+	err     error
+	sel     int
+	off     int
+	w, h    int
+}
+
+func (l *threadList) SetSize(w, h int) {
+	l.w, l.h = w, h
+	l.clamp()
+}
+
+func (l *threadList) set(ts []store.Thread, err error, current string) {
+	l.loaded, l.err = true, err
+	if err != nil {
+		return
+	}
+	prev := ""
+	if l.sel < len(l.threads) {
+		prev = l.threads[l.sel].ID
+	}
+	l.threads = ts
+	l.sel = 0
+	for i, t := range ts {
+		if t.ID == prev || (prev == "" && t.ID == current) {
+			l.sel = i
+		}
+	}
+	l.clamp()
+}
+
+func (l *threadList) move(d int) {
+	l.sel += d
+	l.clamp()
+}
+
+func (l *threadList) clamp() {
+	l.sel = min(max(l.sel, 0), max(len(l.threads)-1, 0))
+	rows := max(l.h, 1)
+	if l.sel < l.off {
+		l.off = l.sel
+	}
+	if l.sel >= l.off+rows {
+		l.off = l.sel - rows + 1
+	}
+	l.off = min(max(l.off, 0), max(len(l.threads)-rows, 0))
+}
+
+func (l *threadList) selected() (store.Thread, bool) {
+	if l.sel < len(l.threads) {
+		return l.threads[l.sel], true
+	}
+	return store.Thread{}, false
+}
+
+func (l *threadList) find(id string) bool {
+	for _, t := range l.threads {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// lines renders the visible rows.
+func (l *threadList) lines(th *themes.Theme, current string) []string {
+	switch {
+	case !l.loaded:
+		return []string{th.Muted.Render("loading threads…")}
+	case l.err != nil:
+		return append([]string{th.Error.Render("cannot list threads:")}, wrap(l.err.Error(), l.w)...)
+	case len(l.threads) == 0:
+		return []string{
+			th.Text.Render("No threads yet."),
+			"",
+			th.Muted.Render("Press n to start one: give it a name, the customer's first"),
+			th.Muted.Render("message and, if you like, an attachment reference."),
+		}
+	}
+	idW := 12
+	for _, t := range l.threads {
+		idW = max(idW, min(width(safeLine(t.ID)), l.w/2))
+	}
+	var out []string
+	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
+		t := l.threads[i]
+		mark := "  "
+		if t.ID == current {
+			mark = "● "
+		}
+		when := ""
+		if !t.UpdatedAt.IsZero() {
+			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
+		}
+		row := fmt.Sprintf("%s%s  %5d checkpoints · latest #%-5d %s", mark, fit(safeLine(t.ID), idW), t.Checkpoints, t.LatestID, when)
+		row = strings.TrimRight(row, " ")
+		if i == l.sel {
+			out = append(out, th.Selected.Render(fit("▶ "+row, l.w)))
+		} else {
+			out = append(out, th.Text.Render(trunc("  "+row, l.w)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,365 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"rewind/engine"
+)
+
+// tlNode is what the timeline keeps of one checkpoint: metadata only, never
+// its channel values, so a thread of 10,000 checkpoints stays small.
+type tlNode struct {
+	id, parent int64
+	step       int
+	source     string
+	writer     string // nodes that wrote it, or "(input)"
+	next       string // pending tasks, "executor ×3"
+	pending    int
+	interrupt  string // "before executor"
+	at         time.Time
+
+	// Derived by rebuild.
+	kids  []int64
+	depth int // distance from its root
+	row   int // position in the display order
+	size  int // rows in its subtree (it and its descendants)
+	nest  int // fork nesting level, for drawing rails
+	fork  bool
+}
+
+// nodeFrom keeps a checkpoint's metadata, sanitised once here since it is
+// drawn on every scrub.
+func nodeFrom(cp engine.Checkpoint) *tlNode {
+	n := &tlNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: safeLine(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
+	n.writer = safeLine(strings.Join(cp.Metadata.Nodes, ","))
+	if n.writer == "" {
+		n.writer = "(" + n.source + ")"
+	}
+	n.next = safeLine(engine.DescribeTasks(cp.Tasks))
+	if in := cp.Metadata.Interrupt; in != nil && len(cp.Tasks) > 0 {
+		n.interrupt = safeLine(in.When + " " + in.Node)
+	}
+	return n
+}
+
+// tree is a thread's checkpoints as a tree (forks branch) plus a cursor.
+//
+// Display order is a depth-first walk where, at a branch point, the forks
+// (newer children) are listed first, indented, and the original line (the
+// oldest child) continues at the same indentation afterwards; every subtree
+// is then one contiguous run of rows, so "is u an ancestor of v" is an
+// interval test on row numbers.
+//
+// The current branch is the path from the root through the cursor down to
+// a leaf, following at each branch point the child last visited (prefer),
+// or the newest child if none was.
+type tree struct {
+	nodes  map[int64]*tlNode
+	rows   []int64 // node ids in display order
+	roots  []int64
+	maxID  int64
+	cursor int64
+	prefer map[int64]int64
+	// leafOf caches leaf(): moving along the branch keeps it; changing a
+	// preference, jumping or adding nodes drops it.
+	leafOf int64
+}
+
+func newTree() *tree {
+	return &tree{nodes: map[int64]*tlNode{}, prefer: map[int64]int64{}}
+}
+
+func (t *tree) len() int { return len(t.nodes) }
+
+// merge adds or refreshes nodes; it reports whether any node was new.
+func (t *tree) merge(ns []*tlNode) (added []int64) {
+	for _, n := range ns {
+		if old, ok := t.nodes[n.id]; ok {
+			// Keep the derived fields; refresh the metadata.
+			old.parent, old.step, old.source, old.writer, old.next, old.pending, old.interrupt, old.at =
+				n.parent, n.step, n.source, n.writer, n.next, n.pending, n.interrupt, n.at
+			continue
+		}
+		t.nodes[n.id] = n
+		added = append(added, n.id)
+		if n.id > t.maxID {
+			t.maxID = n.id
+		}
+	}
+	if len(added) > 0 {
+		t.rebuild()
+		sort.Slice(added, func(i, j int) bool { return added[i] < added[j] })
+	}
+	return added
+}
+
+// linked reports whether n hangs under a loaded parent. A parent that is not
+// older is treated as missing, so corrupt data cannot make a cycle.
+func (t *tree) linked(n *tlNode) bool {
+	if n.parent == 0 || n.parent >= n.id {
+		return false
+	}
+	_, ok := t.nodes[n.parent]
+	return ok
+}
+
+func (t *tree) rebuild() {
+	ids := make([]int64, 0, len(t.nodes))
+	for id, n := range t.nodes {
+		ids = append(ids, id)
+		n.kids = n.kids[:0]
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	t.roots = t.roots[:0]
+	for _, id := range ids {
+		n := t.nodes[id]
+		if t.linked(n) {
+			p := t.nodes[n.parent]
+			p.kids = append(p.kids, id)
+			n.depth = p.depth + 1
+		} else {
+			t.roots = append(t.roots, id)
+			n.depth = 0
+		}
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		n := t.nodes[ids[i]]
+		n.size = 1
+		for _, k := range n.kids {
+			n.size += t.nodes[k].size
+		}
+	}
+	type item struct {
+		id   int64
+		nest int
+		fork bool
+	}
+	t.rows = t.rows[:0]
+	stack := make([]item, 0, 64)
+	for i := len(t.roots) - 1; i >= 0; i-- {
+		stack = append(stack, item{id: t.roots[i]})
+	}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := t.nodes[it.id]
+		n.row, n.nest, n.fork = len(t.rows), it.nest, it.fork
+		t.rows = append(t.rows, it.id)
+		if len(n.kids) == 0 {
+			continue
+		}
+		stack = append(stack, item{id: n.kids[0], nest: it.nest})
+		for i := len(n.kids) - 1; i >= 1; i-- {
+			stack = append(stack, item{id: n.kids[i], nest: it.nest + 1, fork: true})
+		}
+	}
+	if _, ok := t.nodes[t.cursor]; !ok {
+		t.cursor = 0
+	}
+	t.leafOf = 0
+}
+
+// isAncestor reports whether u is v or one of its ancestors.
+func (t *tree) isAncestor(u, v int64) bool {
+	a, b := t.nodes[u], t.nodes[v]
+	if a == nil || b == nil {
+		return false
+	}
+	return a.row <= b.row && b.row < a.row+a.size
+}
+
+func (t *tree) parentOf(id int64) int64 {
+	n := t.nodes[id]
+	if n == nil || !t.linked(n) {
+		return 0
+	}
+	return n.parent
+}
+
+// preferred is the child the current branch follows below id.
+func (t *tree) preferred(id int64) int64 {
+	n := t.nodes[id]
+	if n == nil || len(n.kids) == 0 {
+		return 0
+	}
+	if p, ok := t.prefer[id]; ok {
+		if c := t.nodes[p]; c != nil && t.linked(c) && c.parent == id {
+			return p
+		}
+	}
+	return n.kids[len(n.kids)-1]
+}
+
+func (t *tree) setPrefer(parent, child int64) {
+	if t.prefer[parent] != child {
+		t.prefer[parent] = child
+		t.leafOf = 0
+	}
+}
+
+// leaf is the end of the current branch.
+func (t *tree) leaf() int64 {
+	if t.leafOf != 0 && t.isAncestor(t.cursor, t.leafOf) {
+		return t.leafOf
+	}
+	t.leafOf = t.walkLeaf()
+	return t.leafOf
+}
+
+func (t *tree) walkLeaf() int64 {
+	id := t.cursor
+	for id != 0 {
+		next := t.preferred(id)
+		if next == 0 {
+			return id
+		}
+		id = next
+	}
+	return 0
+}
+
+func (t *tree) root() int64 {
+	id := t.cursor
+	for {
+		p := t.parentOf(id)
+		if p == 0 {
+			return id
+		}
+		id = p
+	}
+}
+
+// jump puts the cursor on id and makes the branch pass through it.
+func (t *tree) jump(id int64) bool {
+	if _, ok := t.nodes[id]; !ok {
+		return false
+	}
+	t.cursor = id
+	for v := id; ; {
+		p := t.parentOf(v)
+		if p == 0 {
+			break
+		}
+		t.setPrefer(p, v)
+		v = p
+	}
+	return true
+}
+
+// step moves one checkpoint along the current branch (dir < 0: towards
+// the root).
+func (t *tree) step(dir int) bool {
+	if dir < 0 {
+		if p := t.parentOf(t.cursor); p != 0 {
+			t.cursor = p
+			return true
+		}
+		return false
+	}
+	if c := t.preferred(t.cursor); c != 0 {
+		t.setPrefer(t.cursor, c)
+		t.cursor = c
+		return true
+	}
+	return false
+}
+
+func (t *tree) first() bool { return t.jump(t.root()) }
+func (t *tree) last() bool  { return t.jump(t.leaf()) }
+
+// switchBranch moves to a sibling branch. At a branch point the cursor stays
+// and the branch ahead changes; below one, the cursor moves to the same
+// distance from the branch point on the sibling branch, so the same step of
+// two branches can be compared; above the first branch point of its branch,
+// the cursor stays and the branch ahead changes there.
+func (t *tree) switchBranch(dir int) bool {
+	cur := t.nodes[t.cursor]
+	if cur == nil {
+		return false
+	}
+	if len(cur.kids) > 1 {
+		t.setPrefer(cur.id, pick(cur.kids, t.preferred(cur.id), dir))
+		return true
+	}
+	child, bp := cur.id, t.parentOf(cur.id)
+	for bp != 0 && len(t.nodes[bp].kids) < 2 {
+		child, bp = bp, t.parentOf(bp)
+	}
+	if bp == 0 {
+		for id := t.preferred(cur.id); id != 0; id = t.preferred(id) {
+			if n := t.nodes[id]; len(n.kids) > 1 {
+				t.setPrefer(id, pick(n.kids, t.preferred(id), dir))
+				return true
+			}
+		}
+		return false
+	}
+	sib := pick(t.nodes[bp].kids, child, dir)
+	dist := cur.depth - t.nodes[bp].depth
+	target := sib
+	for i := 1; i < dist; i++ {
+		next := t.preferred(target)
+		if next == 0 {
+			break
+		}
+		target = next
+	}
+	return t.jump(target)
+}
+
+func pick(ids []int64, cur int64, dir int) int64 {
+	for i, id := range ids {
+		if id == cur {
+			return ids[((i+dir)%len(ids)+len(ids))%len(ids)]
+		}
+	}
+	return ids[0]
+}
+
+// moveRow moves the cursor by display rows (crossing branches).
+func (t *tree) moveRow(delta int) bool {
+	cur := t.nodes[t.cursor]
+	if cur == nil || len(t.rows) == 0 {
+		return false
+	}
+	r := min(max(cur.row+delta, 0), len(t.rows)-1)
+	if r == cur.row {
+		return false
+	}
+	return t.jump(t.rows[r])
+}
+
+// position is the cursor's place on its branch, "7/12" as (7, 12).
+func (t *tree) position() (int, int) {
+	cur := t.nodes[t.cursor]
+	if cur == nil {
+		return 0, 0
+	}
+	leaf := t.nodes[t.leaf()]
+	return cur.depth + 1, leaf.depth + 1
+}
+
+// branchInfo says which of the branches at the nearest branch point the
+// cursor is on ("branch 2/3 at #4"), or "" on a line without forks.
+func (t *tree) branchInfo() string {
+	child, bp := t.cursor, t.parentOf(t.cursor)
+	for bp != 0 && len(t.nodes[bp].kids) < 2 {
+		child, bp = bp, t.parentOf(bp)
+	}
+	if bp == 0 {
+		if cur := t.nodes[t.cursor]; cur != nil && len(cur.kids) > 1 {
+			return fmt.Sprintf("%d branches ahead", len(cur.kids))
+		}
+		return ""
+	}
+	kids := t.nodes[bp].kids
+	for i, k := range kids {
+		if k == child {
+			return fmt.Sprintf("branch %d/%d at #%d", i+1, len(kids), bp)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+// Package tui is rewind's terminal UI: drive a support-ticket conversation
+// through the graph with live progress, see the summary apart from the
+// verbatim tail, scrub the checkpoint tree (forks branch), inspect a
+// checkpoint's pending tasks, events and diff against its parent, fork with
+// new input, resume, and manage threads.
+//
+// It is a Bubble Tea v1 program: one root Model routes messages to its
+// panes; every store read and every run happens in a tea.Cmd; runs go
+// through the Runner interface so a worker process can replace the
+// in-process engine; every style comes from a themes.Theme.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/term"
+	"github.com/muesli/termenv"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/backend"
+	"rewind/themes"
+)
+
+// Options are what `rewind tui` passes in.
+type Options struct {
+	// Store is the --store flag (resolved like every command: flag,
+	// $REWIND_STORE, $DATABASE_URL, then the default sqlite file).
+	Store string
+	// Thread opens this thread at start; empty shows the threads list.
+	Thread string
+	// Theme is the --theme flag; empty means the config file, NO_COLOR, or
+	// the default.
+	Theme string
+	// MockLatency is waited per mock model call (time to kill a run by hand).
+	MockLatency time.Duration
+	// Model replaces the mock model when set.
+	Model model.Model
+	// InterruptBefore/After preset breakpoints.
+	InterruptBefore []string
+	InterruptAfter  []string
+	// Exe is the rewind binary that runs workers (`rewind worker …`): every
+	// run, resume, fork and approval answer is then a process of its own,
+	// so k kills it for real. Empty, or a memory: store (which cannot be
+	// shared between processes), runs in this process instead.
+	Exe string
+	// WorkerFlags are passed to every worker: the model's flags, e.g.
+	// --mock-latency 400ms, --provider openai.
+	WorkerFlags []string
+	// AuthTTL is the authorization grant's lifetime on a draft turn
+	// (default 1h).
+	AuthTTL time.Duration
+	// Input and Output default to the terminal.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// Run opens the store and runs the TUI until the user quits.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := LoadConfig(ConfigPath())
+	if err != nil {
+		return err
+	}
+	th, err := ResolveTheme(o.Theme, cfg, os.Getenv)
+	if err != nil {
+		return err
+	}
+	applyColorProfile(th, o.Theme != "" || cfg.Theme != "")
+	m := o.Model
+	if m == nil {
+		mock := ticket.NewMock()
+		mock.Latency = o.MockLatency
+		m = mock
+	}
+	spec := backend.Resolve(o.Store)
+	st, err := backend.Open(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	drafts, _ := st.(store.Drafts)
+	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(drafts)), m)
+	if err != nil {
+		return err
+	}
+	deps := Deps{Backend: EngineBackend(e), StoreLabel: backend.Describe(spec)}
+	switch {
+	case isMemory(spec):
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(e), "in-process (a memory: store cannot cross processes; no kills)"
+	case o.Exe == "":
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(e), "in-process"
+	default:
+		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: spec, Flags: o.WorkerFlags})
+		deps.RunnerLabel = "worker processes"
+	}
+	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL})
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	if cfg.Mouse == nil || *cfg.Mouse {
+		opts = append(opts, tea.WithMouseCellMotion())
+	}
+	if o.Input != nil {
+		opts = append(opts, tea.WithInput(o.Input))
+	}
+	if o.Output != nil {
+		opts = append(opts, tea.WithOutput(o.Output))
+	}
+	_, err = tea.NewProgram(root, opts...).Run()
+	root.Shutdown(5 * time.Second)
+	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) {
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+func isMemory(spec string) bool { return spec == "memory:" || spec == "memory" }
+
+// applyColorProfile honours NO_COLOR: with the no-color theme, attributes
+// (bold, reverse) are kept while termenv would drop them with the colours;
+// a colour theme chosen by flag or config file wins over NO_COLOR.
+func applyColorProfile(th *themes.Theme, explicit bool) {
+	if os.Getenv("NO_COLOR") == "" {
+		return
+	}
+	if !term.IsTerminal(os.Stdout.Fd()) {
+		return
+	}
+	out := termenv.NewOutput(os.Stdout)
+	switch {
+	case th.Name == themes.NoColor:
+		lipgloss.SetColorProfile(termenv.ANSI)
+	case explicit:
+		lipgloss.SetColorProfile(out.ColorProfile())
+	}
+}

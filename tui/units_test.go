@@ -1,0 +1,277 @@
+package tui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"rewind/engine"
+	"rewind/themes"
+)
+
+func TestSafe(t *testing.T) {
+	cases := map[string]string{
+		"plain text\nline 2":                    "plain text\nline 2",
+		"\x1b]52;c;ZXZpbA==\x07":                "␛]52;c;ZXZpbA==␇",
+		"\x1b]8;;http://x\x1b\\a\x1b]8;;\x1b\\": "␛]8;;http://x␛\\a␛]8;;␛\\",
+		"\x1b[2J\x1b[H":                         "␛[2J␛[H",
+		"a\r\nb\rc":                             "a\nb␍c",
+		"\u009b31m":                             "⟨U+009B⟩31m",
+		"x\u202ey\u2066z":                       "x⟨U+202E⟩y⟨U+2066⟩z",
+		"tab\there":                             "tab    here",
+		"bad \xff byte":                         "bad ⟨0xFF⟩ byte",
+		"del\x7f":                               "del␡",
+		"zero\u200bwidth\ufeff":                 "zero⟨U+200B⟩width⟨U+FEFF⟩",
+		"ünïcödé 日本 ✓":                          "ünïcödé 日本 ✓",
+	}
+	for in, want := range cases {
+		if got := safe(in); got != want {
+			t.Errorf("safe(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := safeLine("a\nb"); got != "a⏎b" {
+		t.Errorf("safeLine = %q", got)
+	}
+}
+
+// FuzzSafe: whatever comes in, nothing a terminal acts on comes out.
+func FuzzSafe(f *testing.F) {
+	for _, s := range []string{"\x1b[31m", "\x9b", "\u202e", "a\rb", "\xff\xfe", "ok"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := safe(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of %q", s)
+		}
+		for _, r := range out {
+			if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+				t.Fatalf("safe(%q) kept %U", s, r)
+			}
+		}
+		// Rendering it as a message never panics and stays in width.
+		r := newRenderer(themes.Or(themes.Dark))
+		for _, l := range r.body(s, 30, false, "   ", r.th.Text, r.th.Text) {
+			if width(l) > 30 {
+				t.Fatalf("line %q is wider than 30", l)
+			}
+		}
+	})
+}
+
+func node(id, parent int64) *tlNode {
+	return &tlNode{id: id, parent: parent, source: "loop", writer: "n"}
+}
+
+// tree: 1-2-3-4 with a fork 5 from 2 (5-6) and a fork 7 from 5.
+func testTree() *tree {
+	t := newTree()
+	t.merge([]*tlNode{node(1, 0), node(2, 1), node(3, 2), node(4, 3), node(5, 2), node(6, 5), node(7, 5)})
+	return t
+}
+
+func TestTreeOrderAndAncestry(t *testing.T) {
+	tr := testTree()
+	// Forks come right after their branch point, indented; the original
+	// line continues after them.
+	want := []int64{1, 2, 5, 7, 6, 3, 4}
+	for i, id := range want {
+		if tr.rows[i] != id {
+			t.Fatalf("rows = %v, want %v", tr.rows, want)
+		}
+	}
+	if n := tr.nodes[5]; !n.fork || n.nest != 1 {
+		t.Fatalf("#5 should be a fork at nest 1: %+v", n)
+	}
+	if !tr.isAncestor(2, 7) || tr.isAncestor(3, 7) || !tr.isAncestor(4, 4) || tr.isAncestor(7, 2) {
+		t.Fatal("isAncestor is wrong")
+	}
+}
+
+func TestTreeScrubbing(t *testing.T) {
+	tr := testTree()
+	tr.jump(4)
+	if a, b := tr.position(); a != 4 || b != 4 || tr.leaf() != 4 {
+		t.Fatalf("at #4: position %d/%d leaf %d", a, b, tr.leaf())
+	}
+	tr.first()
+	if tr.cursor != 1 {
+		t.Fatalf("first → %d", tr.cursor)
+	}
+	// → follows the branch last visited (through #3), not the newest child.
+	tr.step(1)
+	tr.step(1)
+	if tr.cursor != 3 {
+		t.Fatalf("→→ from #1 should reach #3, at %d", tr.cursor)
+	}
+	// ] at #3 goes to the same distance from #2 on the next branch: #5.
+	tr.switchBranch(1)
+	if tr.cursor != 5 || tr.branchInfo() != "branch 2/2 at #2" {
+		t.Fatalf("] → %d (%s)", tr.cursor, tr.branchInfo())
+	}
+	// At a branch point the cursor stays and the branch ahead changes.
+	before := tr.leaf()
+	tr.switchBranch(1)
+	if tr.cursor != 5 || tr.leaf() == before {
+		t.Fatalf("] at a branch point should change the leaf ahead, leaf %d → %d", before, tr.leaf())
+	}
+	tr.last()
+	if tr.cursor != tr.leaf() || tr.step(1) {
+		t.Fatal("last should stop at the leaf")
+	}
+	tr.jump(1)
+	if !tr.switchBranch(1) {
+		t.Fatal("above the first branch point, ] should switch the branch ahead")
+	}
+	if tr.step(-1) {
+		t.Fatal("← at the root should not move")
+	}
+	if !tr.moveRow(1) || tr.cursor != 2 {
+		t.Fatalf("row down from #1 → %d", tr.cursor)
+	}
+}
+
+func TestTreeOrphansAndCorruptParents(t *testing.T) {
+	tr := newTree()
+	// A partial load: #10's parent is not loaded yet; #11 claims a parent
+	// that is newer than itself (corrupt) and must not make a cycle.
+	tr.merge([]*tlNode{node(10, 4), node(12, 10), node(11, 13), node(13, 11)})
+	if len(tr.roots) != 2 || len(tr.rows) != 4 {
+		t.Fatalf("roots %v rows %v", tr.roots, tr.rows)
+	}
+	tr.jump(12)
+	if a, b := tr.position(); a != 2 || b != 2 {
+		t.Fatalf("position %d/%d", a, b)
+	}
+	tr.merge([]*tlNode{node(4, 0)})
+	if a, _ := tr.position(); a != 3 {
+		t.Fatalf("after the parent loads, #12 is third on its branch, got %d", a)
+	}
+}
+
+func TestDiffValues(t *testing.T) {
+	parent := engine.Values{
+		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"}]`),
+		"budgetRemaining": json.RawMessage(`5`),
+		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"pending"}]`),
+		"attachments":     json.RawMessage(`[]`),
+	}
+	appended := engine.Values{
+		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"},{"index":3,"content":"c"},{"index":4,"content":"d"},{"index":5,"content":"e"}]`),
+		"budgetRemaining": json.RawMessage(`4`),
+		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"done"}]`),
+		"attachments":     json.RawMessage(` [] `),
+	}
+	got := map[string]channelDiff{}
+	for _, d := range diffValues(parent, appended) {
+		got[d.channel] = d
+	}
+	if len(got) != 3 {
+		t.Fatalf("want 3 changed channels, got %v", got)
+	}
+	if s := got["messages"].summary; s != "+3 (#3–#5)" {
+		t.Errorf("messages: %q", s)
+	}
+	if s := got["budgetRemaining"].summary; s != "5 → 4" {
+		t.Errorf("budget: %q", s)
+	}
+	if d := got["subtasks"]; d.summary != "~1 (t-1)" || len(d.lines) != 2 || !strings.HasPrefix(d.lines[0], "- ") || !strings.HasPrefix(d.lines[1], "+ ") {
+		t.Errorf("subtasks: %+v", d)
+	}
+	replaced := engine.Values{"messages": json.RawMessage(`[{"index":2,"content":"b"}]`)}
+	d := diffValues(engine.Values{"messages": parent["messages"]}, replaced)
+	if len(d) != 1 || !strings.HasPrefix(d[0].summary, "replaced wholesale 2 → 1 items") {
+		t.Errorf("replace: %+v", d)
+	}
+}
+
+func TestConfigAndThemeChoice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rewind", "config.toml")
+	if c, err := LoadConfig(path); err != nil || c.Theme != "" {
+		t.Fatalf("a missing file is an empty config: %+v %v", c, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("# mine\n[tui]\ntheme = \"light\" # comment\nmouse = off\nfuture = 1\n")
+	c, err := LoadConfig(path)
+	if err != nil || c.Theme != "light" || c.Mouse == nil || *c.Mouse {
+		t.Fatalf("config: %+v %v", c, err)
+	}
+	write("theme = neon\n")
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("a bad theme should be an error with its line, got %v", err)
+	}
+	write("just words\n")
+	if _, err := LoadConfig(path); err == nil {
+		t.Fatal("a line without = should be an error")
+	}
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	if ConfigPath() != path {
+		t.Fatalf("ConfigPath = %s", ConfigPath())
+	}
+
+	env := func(noColor string) func(string) string {
+		return func(k string) string {
+			if k == "NO_COLOR" {
+				return noColor
+			}
+			return ""
+		}
+	}
+	pick := func(flag string, cfg Config, noColor string) string {
+		th, err := ResolveTheme(flag, cfg, env(noColor))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return th.Name
+	}
+	if got := pick("", Config{}, ""); got != themes.Dark {
+		t.Errorf("default: %s", got)
+	}
+	if got := pick("", Config{}, "1"); got != themes.NoColor {
+		t.Errorf("NO_COLOR: %s", got)
+	}
+	if got := pick("", Config{Theme: "light"}, "1"); got != themes.Light {
+		t.Errorf("the config file wins over NO_COLOR: %s", got)
+	}
+	if got := pick("high-contrast", Config{Theme: "light"}, "1"); got != themes.HighContrast {
+		t.Errorf("the flag wins: %s", got)
+	}
+	if _, err := ResolveTheme("neon", Config{}, env("")); err == nil {
+		t.Error("an unknown --theme should be an error")
+	}
+}
+
+func TestProgressCountsEachEventOnce(t *testing.T) {
+	p := newProgress("run")
+	at := time.Now()
+	evs := []engine.Event{
+		{Type: engine.EventStepStarted, Data: json.RawMessage(`{"tasks":3,"toRun":3}`), At: at},
+		{Type: engine.EventNodeStarted, Node: "executor", Task: "a", At: at},
+		{Type: engine.EventNodeStarted, Node: "executor", Task: "b", At: at.Add(1)},
+		{Type: engine.EventModelCalled, Node: "executor", Task: "a", Data: json.RawMessage(`{"role":"executor"}`), At: at.Add(2)},
+		{Type: engine.EventNodeFinished, Node: "executor", Task: "a", At: at.Add(3)},
+	}
+	for _, ev := range evs {
+		p.apply(ev)
+	}
+	// The engine reports task events again when it commits them.
+	for _, ev := range evs[1:] {
+		ev.Checkpoint, ev.Seq = 3, 7
+		p.apply(ev)
+	}
+	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model calls" {
+		t.Fatalf("progress line: %q", got)
+	}
+}

@@ -1,0 +1,421 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// Smallest screen drawn; below it a notice asks for more room.
+const (
+	minWidth  = 60
+	minHeight = 12
+	wideFrom  = 120
+)
+
+// layout is where everything goes for the current terminal size.
+type layout struct {
+	wide              bool
+	bodyH             int
+	tlW, mainW, sideW int
+	paneInner         int
+}
+
+// computeLayout places the panes above the live area (liveH rows), the
+// composer, the status bar and the key line.
+func computeLayout(w, h, liveH int) layout {
+	l := layout{bodyH: max(h-3-liveH, 3)}
+	if w >= wideFrom {
+		l.wide = true
+		l.tlW = min(max(w*22/100, 30), 44)
+		rest := w - l.tlW
+		l.mainW = rest * 55 / 100
+		l.sideW = rest - l.mainW
+	} else {
+		l.tlW = min(max(w*34/100, 26), 38)
+		l.mainW = w - l.tlW
+	}
+	l.paneInner = max(l.bodyH-2, 0)
+	return l
+}
+
+func (m *Model) relayout() {
+	m.live = m.buildLive()
+	m.lay = computeLayout(m.w, m.h, len(m.live))
+	l := m.lay
+	if l.wide {
+		m.panes[paneConv].SetSize(l.mainW-2, l.paneInner)
+		m.panes[paneState].SetSize(l.sideW-2, l.paneInner)
+		m.panes[paneInsp].SetSize(l.sideW-2, l.paneInner)
+		if m.focus == focusMain && m.mainTab != paneConv {
+			m.sideTab, m.focus = m.mainTab, focusSide
+		}
+	} else {
+		for p := range m.panes {
+			m.panes[p].SetSize(l.mainW-2, l.paneInner)
+		}
+		if m.focus == focusSide {
+			m.mainTab, m.focus = m.sideTab, focusMain
+		}
+	}
+	m.composer.Width = max(m.w-4-width(m.draftTag()), 10)
+	m.help.Width = m.w
+	m.threads.SetSize(m.w-2, max(m.h-4, 1))
+	m.tl.SetSize(l.tlW-2, l.paneInner)
+	m.tl.ensureVisible(m.tree)
+	m.syncPanes()
+}
+
+// View draws the screen from cached, pre-rendered lines.
+func (m *Model) View() string {
+	if m.w == 0 || m.h == 0 {
+		return ""
+	}
+	if m.w < minWidth || m.h < minHeight {
+		return fit(fmt.Sprintf("rewind needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, m.w, m.h), m.w)
+	}
+	var screen string
+	if m.screen == screenThreads {
+		screen = m.viewThreads()
+	} else {
+		screen = m.viewThread()
+	}
+	switch {
+	case m.showHelp:
+		screen = overlay(screen, m.viewHelp(), m.w, m.h)
+	case m.dialog != nil:
+		screen = overlay(screen, m.dialog.view(m.th, m.help, m.w-4, m.h-2), m.w, m.h)
+	}
+	return screen
+}
+
+func (m *Model) viewThread() string {
+	l := m.lay
+	tl := strings.Split(frame(m.timelineTitle(), m.timelineContent(), l.tlW, l.bodyH, m.focus == focusTimeline, m.border(m.focus == focusTimeline), m.th.PaneTitle), "\n")
+	main, side := m.visiblePanes()
+	cols := [][]string{tl, strings.Split(m.framePane(main, l.mainW, m.focus == focusMain), "\n")}
+	if l.wide {
+		cols = append(cols, strings.Split(m.framePane(side, l.sideW, m.focus == focusSide), "\n"))
+	}
+	var b strings.Builder
+	for row := 0; row < l.bodyH; row++ {
+		for _, c := range cols {
+			if row < len(c) {
+				b.WriteString(c[row])
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, l := range m.live {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.viewComposer())
+	b.WriteByte('\n')
+	b.WriteString(m.viewStatus())
+	b.WriteByte('\n')
+	b.WriteString(m.viewHelpLine())
+	return b.String()
+}
+
+func (m *Model) border(focused bool) (s styleT) {
+	if focused {
+		return m.th.BorderFocused
+	}
+	return m.th.Border
+}
+
+func (m *Model) framePane(p, w int, focused bool) string {
+	titleStyle := m.th.PaneTitle
+	if focused {
+		titleStyle = m.th.PaneTitleFocused
+	}
+	return frame(m.paneTitle(p, focused), m.panes[p].scroll.view(), w, m.lay.bodyH, focused, m.border(focused), titleStyle)
+}
+
+// paneTitle names the pane (as tabs when several share a column) and the
+// checkpoint it shows.
+func (m *Model) paneTitle(p int, focused bool) string {
+	var tabs []int
+	if m.lay.wide {
+		if p == paneConv {
+			tabs = []int{paneConv}
+		} else {
+			tabs = []int{paneState, paneInsp}
+		}
+	} else {
+		tabs = []int{paneConv, paneState, paneInsp}
+	}
+	var parts []string
+	for _, t := range tabs {
+		name := fmt.Sprintf("%d %s", t+1, paneNames[t])
+		if len(tabs) == 1 {
+			parts = append(parts, name)
+			continue
+		}
+		if t == p {
+			parts = append(parts, m.th.TabActive.Render("["+name+"]"))
+		} else {
+			parts = append(parts, m.th.Tab.Render(name))
+		}
+	}
+	title := strings.Join(parts, " ")
+	if m.cur != nil {
+		title += fmt.Sprintf(" · #%d", m.cur.cp.ID)
+		if m.cur.cp.ID != m.tree.cursor && m.tree.cursor != 0 {
+			title += fmt.Sprintf(" (loading #%d)", m.tree.cursor)
+		}
+	}
+	if sc := &m.panes[p].scroll; sc.maxOff() > 0 {
+		title += fmt.Sprintf(" · %d%%", 100*sc.off/sc.maxOff())
+	}
+	return title
+}
+
+func (m *Model) timelineTitle() string {
+	n := m.tree.len()
+	t := fmt.Sprintf("Timeline · %d", n)
+	if m.loading && m.total > n {
+		t = fmt.Sprintf("Timeline · loading %d/%d", n, m.total)
+	} else if m.loading {
+		t = "Timeline · loading…"
+	}
+	return t
+}
+
+func wrapStyled(st styleT, text string, w int) []string {
+	lines := wrap(text, w)
+	for i, l := range lines {
+		lines[i] = st.Render(l)
+	}
+	return lines
+}
+
+// draftTag tells, right of the input, whether the reply will be a draft.
+func (m *Model) draftTag() string {
+	if m.draft {
+		return m.th.StatusApproval.Render(" ✉ draft reply: awaits approval · ctrl+d ")
+	}
+	return m.th.Placeholder.Render(" ctrl+d: draft reply ")
+}
+
+func (m *Model) viewComposer() string {
+	th := m.th
+	if m.composing {
+		tag := m.draftTag()
+		return fit(" "+fit(m.composer.View(), max(m.w-1-width(tag), 1))+tag, m.w)
+	}
+	if m.screen == screenThreads || m.thread == "" {
+		return fit("", m.w)
+	}
+	hint := "i: write a message"
+	head := m.head
+	if head != nil && (head.thread != m.thread || head.cp.ID != m.tree.maxID) {
+		head = nil
+	}
+	switch {
+	case m.busy():
+		hint = "a run is under way · x stops it"
+		if m.canKill() {
+			hint += ", k kills its worker"
+		}
+	case head != nil && head.gate != nil && m.leaf == head.cp.ID:
+		hint = fmt.Sprintf("#%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
+	case head != nil && len(head.cp.Tasks) > 0 && m.leaf == head.cp.ID:
+		hint = fmt.Sprintf("#%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
+	case m.tree.len() == 0:
+		hint = "i: write the first message of " + safeLine(m.thread)
+	case m.leaf != 0 && m.leaf != m.tree.maxID:
+		hint = fmt.Sprintf("i: write a message (continues this branch from #%d) · f forks at the cursor", m.leaf)
+	case m.leaf != 0:
+		hint = fmt.Sprintf("i: write a message (continues at #%d) · f forks at the cursor", m.leaf)
+	}
+	if v := m.composer.Value(); v != "" {
+		hint = "unsent: " + safeLine(v) + "  (i edits)"
+	}
+	if m.draft {
+		hint += " · the reply will be a draft (approval needed)"
+	}
+	return fit(" "+th.Prompt.Render("›")+" "+th.Placeholder.Render(hint), m.w)
+}
+
+// viewStatus is the status bar: thread, position, branch, breakpoints and
+// store on the left, the run's progress or a message on the right. When
+// space is short the store goes first, then the breakpoints; the position
+// always stays.
+func (m *Model) viewStatus() string {
+	th := m.th
+	sep := th.StatusLabel.Render(" │ ")
+	seg := func(label, value string) string {
+		return th.StatusLabel.Render(label+" ") + th.StatusValue.Render(value)
+	}
+	parts := []string{th.StatusValue.Render(" rewind")}
+	var optional []string
+	if m.screen == screenThread && m.thread != "" {
+		parts = append(parts, seg("thread", trunc(safeLine(m.thread), 24)))
+		if m.pos[1] > 0 {
+			parts = append(parts, seg("at", fmt.Sprintf("#%d %d/%d", m.tree.cursor, m.pos[0], m.pos[1])))
+		}
+		if m.branch != "" {
+			parts = append(parts, th.StatusLabel.Render(m.branch))
+		}
+		if m.armed != "" {
+			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))
+		}
+		if rs := m.runSettings(); len(rs.InterruptBefore)+len(rs.InterruptAfter) > 0 {
+			var bs []string
+			for _, n := range rs.InterruptBefore {
+				bs = append(bs, "before "+n)
+			}
+			for _, n := range rs.InterruptAfter {
+				bs = append(bs, "after "+n)
+			}
+			optional = append(optional, th.StatusLabel.Render("⏸ "+strings.Join(bs, ", ")))
+		}
+	}
+	optional = append(optional, seg("store", safeLine(m.deps.StoreLabel)))
+	if m.deps.RunnerLabel != "" {
+		optional = append(optional, seg("runs", safeLine(m.deps.RunnerLabel)))
+	}
+	right := ""
+	switch {
+	case m.flash != "":
+		st := th.StatusValue
+		if m.flashErr {
+			st = th.Error
+		}
+		right = st.Render(m.flash)
+	case m.starting:
+		right = th.StatusRun.Render(m.spin.View() + " starting…")
+	case m.run != nil && m.prog != nil:
+		right = th.StatusRun.Render(m.spin.View() + " " + m.prog.line())
+	}
+	left := strings.Join(parts, sep)
+	if right != "" {
+		right = trunc(right, max(m.w-width(left)-4, 8))
+	}
+	room := m.w - width(left) - width(right) - 2
+	for _, o := range optional {
+		if width(o)+width(sep) > room {
+			break
+		}
+		left += sep + o
+		room -= width(o) + width(sep)
+	}
+	left = trunc(left, m.w-width(right)-2)
+	gap := max(m.w-width(left)-width(right)-1, 1)
+	return th.StatusBar.Render(fit(left+strings.Repeat(" ", gap)+right, m.w))
+}
+
+func (m *Model) viewHelpLine() string {
+	switch {
+	case m.showHelp:
+		return fit(m.th.HelpDesc.Render(" any key closes the help"), m.w)
+	case m.dialog != nil:
+		return fit("", m.w)
+	case m.screen == screenThreads:
+		return fit(" "+m.help.ShortHelpView(m.listKeys.ShortHelp()), m.w)
+	case m.composing:
+		return fit(" "+m.help.ShortHelpView(m.compKeys.ShortHelp()), m.w)
+	}
+	return fit(" "+m.help.ShortHelpView(m.shortHelp()), m.w)
+}
+
+// shortHelp puts the keys that matter now first: kill during a run,
+// resume after a kill, the answer at an approval gate.
+func (m *Model) shortHelp() []key.Binding {
+	k := m.keys
+	head := m.head
+	if head != nil && head.thread != m.thread {
+		head = nil
+	}
+	switch {
+	case m.busy() && m.canKill():
+		return []key.Binding{k.Kill, k.Stop, k.Prev, k.Next, k.FocusNext, k.Help, k.Quit}
+	case m.busy():
+		return []key.Binding{k.Stop, k.Prev, k.Next, k.FocusNext, k.Help, k.Quit}
+	case head != nil && head.gate != nil:
+		return []key.Binding{k.Approve, k.Prev, k.Next, k.Fork, k.Help, k.Quit}
+	case head != nil && len(head.cp.Tasks) > 0:
+		return []key.Binding{k.Resume, k.Fork, k.Discard, k.Prev, k.Next, k.Help, k.Quit}
+	}
+	return k.ShortHelp()
+}
+
+// viewHelp lists every key of the current screen, in as many columns as fit.
+func (m *Model) viewHelp() string {
+	th := m.th
+	var groups [][]key.Binding
+	title := "Keys"
+	if m.screen == screenThreads {
+		groups = m.listKeys.FullHelp()
+		title = "Keys · threads"
+	} else {
+		groups = m.keys.FullHelp()
+		title = "Keys · thread view"
+	}
+	keyW, descW := 0, 0
+	for _, g := range groups {
+		for _, b := range g {
+			keyW = max(keyW, width(b.Help().Key))
+			descW = max(descW, width(b.Help().Desc))
+		}
+	}
+	colW := keyW + 2 + descW
+	maxW := m.w - 6
+	cols := min(max(maxW/(colW+3), 1), len(groups))
+	if cols == 0 {
+		cols = 1
+	}
+	colLines := make([][]string, cols)
+	for _, g := range groups {
+		// Each group goes to the shortest column, so the box stays low.
+		c := 0
+		for j := range colLines {
+			if len(colLines[j]) < len(colLines[c]) {
+				c = j
+			}
+		}
+		if len(colLines[c]) > 0 {
+			colLines[c] = append(colLines[c], "")
+		}
+		for _, b := range g {
+			k := b.Help().Key
+			colLines[c] = append(colLines[c], th.HelpKey.Render(k+strings.Repeat(" ", keyW-width(k)))+"  "+th.HelpDesc.Render(b.Help().Desc))
+		}
+	}
+	rows := 0
+	for _, c := range colLines {
+		rows = max(rows, len(c))
+	}
+	cw := min(colW, maxW/cols-3)
+	var lines []string
+	for r := 0; r < rows; r++ {
+		var b strings.Builder
+		for c := range colLines {
+			cell := ""
+			if r < len(colLines[c]) {
+				cell = colLines[c][r]
+			}
+			b.WriteString(fit(cell, cw))
+			if c < len(colLines)-1 {
+				b.WriteString("   ")
+			}
+		}
+		lines = append(lines, b.String())
+	}
+	lines = append(lines, "", th.Muted.Render("Scrubbing follows the highlighted branch; [ ] switch branches; "), th.Muted.Render("sending continues the branch's end, f forks at the cursor."))
+	w := min(cols*(cw+3)+4, m.w-2)
+	return box(th, title, lines, w)
+}
+
+func (m *Model) viewThreads() string {
+	th := m.th
+	title := fmt.Sprintf("Threads · %s", safeLine(m.deps.StoreLabel))
+	if n := len(m.threads.threads); n > 0 {
+		title += fmt.Sprintf(" · %d", n)
+	}
+	body := frame(title, m.threads.lines(th, m.thread), m.w, m.h-2, true, th.BorderFocused, th.PaneTitleFocused)
+	return body + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+}

@@ -1,0 +1,158 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/backend"
+)
+
+func TestWorkerArgsKeepFlagsBeforePositionals(t *testing.T) {
+	w := &workerRunner{cfg: WorkerConfig{Exe: "rewind", Store: "sqlite:/x.db", Flags: []string{"--mock-latency", "400ms"}}}
+	rs := RunSettings{InterruptBefore: []string{"executor"}, KillAt: "mid-fanout"}
+	got := strings.Join(w.args("resume", rs, nil, "-odd thread"), " ")
+	want := "worker resume --store sqlite:/x.db --mock-latency 400ms --interrupt-before executor --kill-at mid-fanout -- -odd thread"
+	if got != want {
+		t.Fatalf("args\n got %s\nwant %s", got, want)
+	}
+	f, err := turnFlags(Input{Text: "-hi", Attach: []string{"s3://a"}, Draft: true, AuthTTL: 90 * 60e9})
+	if err != nil || strings.Join(f, " ") != "--input=-hi --attach=s3://a --draft --auth-ttl=1h30m0s" {
+		t.Fatalf("turn flags %q (%v)", f, err)
+	}
+	if _, err := turnFlags(Input{Text: "  "}); err == nil {
+		t.Fatal("an empty message must be refused before a worker starts")
+	}
+}
+
+// processGone reports whether pid no longer exists.
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// TestWorkerRunnerKillsAndResumesRealProcesses drives the screen against
+// real `rewind worker` processes on a sqlite file: a kill point armed in the
+// drill menu, a kill by k while executors run, resumes in new workers, and
+// a draft approved by a worker.
+func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
+	exe := rewindBinary(t)
+	spec := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
+	ctx := context.Background()
+	st, err := backend.Open(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	drafts, ok := st.(store.Drafts)
+	if !ok {
+		t.Fatal("the sqlite store should have a drafts table")
+	}
+	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(drafts)), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: spec, Flags: []string{"--mock-latency", "150ms"}})
+	h := newHarnessDeps(t, Deps{Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes"}, Settings{Thread: "w"}, 150, 44)
+	h.until("the empty thread", func() bool { return !h.m.loading })
+
+	// 1. The worker kills itself at the kill point armed in the menu.
+	h.key("K", "down", "down", "down", "enter")
+	if h.m.armed != "mid-fanout" {
+		t.Fatalf("armed %q, want mid-fanout", h.m.armed)
+	}
+	h.key("i")
+	h.typeText(firstInput)
+	h.key("enter")
+	h.until("the worker's death at mid-fanout", func() bool {
+		return h.m.killed != nil && h.m.head != nil && h.m.head.thread == "w" && h.loaded()
+	})
+	first := *h.m.killed
+	if first.point != "mid-fanout" || first.pid <= 0 || !processGone(first.pid) {
+		t.Fatalf("want worker killed at mid-fanout and gone, got %+v (gone %v)", first, processGone(first.pid))
+	}
+	for _, want := range []string{"SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished before the kill (writes stored), 2 to redispatch"} {
+		if !h.contains(want) {
+			t.Fatalf("after the kill the screen lacks %q:\n%s", want, h.screen())
+		}
+	}
+
+	// 2. r resumes in a new worker: two redispatched, one reused.
+	h.key("r")
+	h.until("the resume", func() bool { return h.m.phase != nil && h.m.phase.figure != nil && h.loaded() && h.m.head != nil })
+	if !h.contains("resume: 2 redispatched, 1 reused, 2 model calls") {
+		t.Fatalf("the resume phase figure is missing:\n%s", h.screen())
+	}
+	if p := h.m.phase.pid; p <= 0 || p == first.pid {
+		t.Fatalf("the resume should run in a new worker, pid %d (killed one was %d)", p, first.pid)
+	}
+	if h.m.head.cp.ID != h.m.tree.maxID || len(h.m.head.cp.Tasks) != 0 {
+		t.Fatalf("the resumed turn should end with nothing pending: %+v", h.m.head.cp.Tasks)
+	}
+
+	// 3. k kills the worker while its executors run.
+	h.key("esc", "i")
+	h.typeText(firstInput)
+	h.key("enter")
+	h.until("executors running", func() bool {
+		if h.m.run == nil || h.m.prog == nil {
+			return false
+		}
+		for _, n := range h.m.prog.running {
+			if n == ticket.NodeExecutor {
+				return true
+			}
+		}
+		return false
+	})
+	h.key("k")
+	h.until("the kill by k", func() bool { return h.m.killed != nil && h.m.head != nil && h.loaded() })
+	k := *h.m.killed
+	if k.point != "" || !processGone(k.pid) {
+		t.Fatalf("k should SIGKILL the worker: %+v (gone %v)", k, processGone(k.pid))
+	}
+	pending, stored := len(h.m.head.cp.Tasks), h.m.head.storedCount()
+	if pending == 0 {
+		t.Fatalf("the kill left nothing pending:\n%s", h.screen())
+	}
+	if want := fmt.Sprintf("%s: %d finished before the kill", plural(pending, "pending task", "pending tasks"), stored); !h.contains(want) {
+		t.Fatalf("the kill report lacks %q:\n%s", want, h.screen())
+	}
+	h.key("r")
+	h.until("the second resume", func() bool { return h.m.phase != nil && h.m.phase.figure != nil && h.loaded() && h.m.head != nil })
+	f := *h.m.phase.figure
+	if f.redispatched != pending-stored || f.reused != stored || !h.contains(f.String()) {
+		t.Fatalf("after a kill with %d pending and %d stored the resume shows %+v:\n%s", pending, stored, f, h.screen())
+	}
+	// An unfinished executor makes one model call when redispatched; a
+	// finished one makes none.
+	allExecutors := true
+	for _, task := range h.m.phase.tasks {
+		allExecutors = allExecutors && task.node == ticket.NodeExecutor
+	}
+	if allExecutors && f.calls != pending-stored {
+		t.Fatalf("the resume phase made %d model calls for %d redispatched executors", f.calls, pending-stored)
+	}
+
+	// 4. A draft turn, approved: the worker creates exactly one draft row.
+	h.key("esc", "i", "ctrl+d")
+	h.typeText(firstInput)
+	h.key("enter")
+	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
+	op := h.m.head.gate.op.ID
+	h.key("a", "y")
+	h.until("the approval", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
+	ds, err := drafts.ListDrafts(ctx, "w")
+	if err != nil || len(ds) != 1 || ds[0].OperationID != op {
+		t.Fatalf("want one draft row for %s, got %+v (%v)", op, ds, err)
+	}
+	if !h.contains("drafts table: 1 row for this thread") {
+		t.Fatalf("the screen should show the draft row:\n%s", h.screen())
+	}
+}

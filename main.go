@@ -855,6 +855,10 @@ func cmdDrill(ctx context.Context, o *options, out io.Writer) error {
 				mark = "FAIL"
 			}
 			fmt.Fprintf(out, "%s %s\n", mark, oc.Point)
+			if f := oc.Figures; f["killedAtCheckpoint"] != nil {
+				fmt.Fprintf(out, "     at checkpoint %v: pending %v · stored writes %v · redispatched %v · resume-phase calls %v (expected %v) · total calls %v (uninterrupted %v)\n",
+					f["killedAtCheckpoint"], orDash(f["pendingTasks"]), f["storedWrites"], f["redispatched"], f["resumePhaseCalls"], f["resumePhaseExpected"], f["modelCalls"], f["baselineModelCalls"])
+			}
 			for _, c := range oc.Checks {
 				tick := "✓"
 				if !c.OK {
@@ -869,4 +873,11 @@ func cmdDrill(ctx context.Context, o *options, out io.Writer) error {
 		return fmt.Errorf("drill: %d of %d kill points failed", failed, len(res.Outcomes))
 	}
 	return nil
+}
+
+func orDash(v any) any {
+	if s, ok := v.(string); ok && s == "" {
+		return "—"
+	}
+	return v
 }

@@ -255,7 +255,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	for _, want := range []string{
 		"✝ killed · worker pid 4242 · SIGKILL · r resumes in a new worker",
 		"last checkpoint #2 · step 1 · loop · written by planner",
-		"3 pending tasks: 1 finished before the kill (writes stored), 2 to redispatch",
+		"3 pending tasks: 1 finished (writes stored), 2 to redispatch",
 		"executor t-1-order", "finished → reused, not run again",
 		"executor t-2-shipping", "executor t-3-refund", "not finished → redispatched on resume",
 	} {

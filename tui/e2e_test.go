@@ -149,7 +149,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("Enter")
 	waitFor("the executors to run", has("● executor t-", "k kills it"))
 	send("k")
-	s = waitFor("the kill report", has("✝ killed · worker pid", "finished before the kill (writes stored)"))
+	s = waitFor("the kill report", has("✝ killed · worker pid", "finished (writes stored)"))
 	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished before the kill \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
 	if counts == nil {
 		t.Fatalf("the kill report should count pending tasks and stored writes:\n%s", s)
@@ -176,7 +176,8 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// Arm a kill point from the drill menu: the next worker dies mid
 	// fan-out, with one executor's writes stored; r redispatches the others.
-	send("Escape")
+	send("Escape") // waited for: an ESC with the next key in one read is alt+key
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
 	send("K")
 	waitFor("the drill menu", has("Crash drill · kill point for the next run", "mid-fanout"))
 	send("Down", "Down", "Down", "Enter")
@@ -184,12 +185,13 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("i")
 	typeText(firstInput)
 	send("Enter")
-	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished before the kill (writes stored), 2 to redispatch"))
+	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished (writes stored), 2 to redispatch"))
 	send("r")
 	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to #"))
 
 	// A draft turn, answered with approve.
 	send("Escape")
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
 	send("i")
 	send("C-d")
 	waitFor("the draft toggle", has("✉ draft reply"))

@@ -11,6 +11,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store/memory"
 	"rewind/themes"
 )
 
@@ -23,23 +26,59 @@ func TestGolden(t *testing.T) {
 		keys []string
 		// wait lists what the screen must show before the view is taken.
 		wait []string
+		// setup, when set, makes the thread (named "t") and the deps
+		// instead of the seeded two-branch thread, and says what the first
+		// screen shows.
+		setup func(t *testing.T) (Deps, []string)
 	}{
-		{"thread", nil, []string{"· #16"}},
-		{"inspector", []string{"home", "right", "3"}, []string{"at #2 2/10", "Pending tasks (3)"}},
-		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at #10 4/10", "t-1-invoice"}},
-		{"threads", []string{"t"}, []string{"16 checkpoints"}},
-		{"help", []string{"?"}, []string{"Keys · thread view"}},
-		{"fork", []string{"home", "right", "f"}, []string{"Fork at #2"}},
+		{"thread", nil, []string{"· #16"}, nil},
+		{"inspector", []string{"home", "right", "3"}, []string{"at #2 2/10", "Pending tasks (3)"}, nil},
+		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at #10 4/10", "t-1-invoice"}, nil},
+		{"threads", []string{"t"}, []string{"16 checkpoints"}, nil},
+		{"help", []string{"?"}, []string{"Keys · thread view"}, nil},
+		{"fork", []string{"home", "right", "f"}, []string{"Fork at #2"}, nil},
+		{"drill", []string{"K", "down", "down", "down"}, []string{"Crash drill", "mid-fanout: after one executor"}, func(t *testing.T) (Deps, []string) {
+			e := newEngine(t)
+			seed(t, e, "t")
+			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· #16"}
+		}},
+		{"pending", nil, []string{"#2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
+			// Two executors failed, one stored its writes: what a crash
+			// mid fan-out leaves behind.
+			e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Run(context.Background(), "t", ticket.Input(firstInput), engine.RunConfig{}); err == nil {
+				t.Fatal("the flaky executors should stop the run")
+			}
+			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"2/2", "finished → reused"}
+		}},
+		{"approval", []string{"a"}, []string{"Approval · #8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
+			e, _ := newDraftEngine(t, ticket.NewMock())
+			turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: "2099-01-01T00:00:00Z"}}
+			if _, err := e.Run(context.Background(), "t", turn.Writes(), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			return depsFor(e), []string{"8/8", "waits for approval"}
+		}},
 	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
 		for _, size := range [][2]int{{80, 24}, {160, 48}} {
 			for _, sc := range screens {
 				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
-					e := newEngine(t)
-					seed(t, e, "t")
-					m := New(context.Background(), depsFor(e), Settings{Thread: "t", Theme: themes.Or(theme)})
+					var deps Deps
+					first := []string{"10/10", "· #16"}
+					if sc.setup != nil {
+						deps, first = sc.setup(t)
+					} else {
+						e := newEngine(t)
+						seed(t, e, "t")
+						deps = depsFor(e)
+					}
+					m := New(context.Background(), deps, Settings{Thread: "t", Theme: themes.Or(theme)})
 					tm := teatest.NewTestModel(t, settling{m}, teatest.WithInitialTermSize(size[0], size[1]))
-					waitScreen(t, tm, "10/10", "· #16")
+					waitScreen(t, tm, first...)
 					for _, k := range sc.keys {
 						tm.Send(keyMsg(k))
 					}
@@ -68,7 +107,7 @@ type quitWhenSettled struct{}
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
-		settled := !m.loading && !m.busy() && (m.screen == screenThreads && m.threads.loaded ||
+		settled := !m.loading && !m.busy() && m.headLoading == 0 && (m.screen == screenThreads && m.threads.loaded ||
 			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
 		if settled {
 			return s, tea.Quit

@@ -644,7 +644,7 @@ func (m *Model) liveKilled(head *headInfo) (string, []string) {
 		title += " · r resumes in a new worker"
 	}
 	title += " · esc hides"
-	return title, m.pendingRows(head, "the kill")
+	return title, m.pendingRows(head)
 }
 
 // livePending: the newest checkpoint has tasks that never ran (a pause, a
@@ -655,12 +655,12 @@ func (m *Model) livePending(head *headInfo) (string, []string) {
 		title += " · paused " + safeLine(in.When+" "+in.Node)
 	}
 	title += " · r resumes · f forks · D discards"
-	return title, m.pendingRows(head, "the run stopped")
+	return title, m.pendingRows(head)
 }
 
 // pendingRows: the checkpoint, then each pending task with whether its
 // writes are stored (finished: reused) or not (redispatched on resume).
-func (m *Model) pendingRows(head *headInfo, event string) []string {
+func (m *Model) pendingRows(head *headInfo) []string {
 	th := m.th
 	cp := head.cp
 	by := strings.Join(cp.Metadata.Nodes, ",")
@@ -676,8 +676,8 @@ func (m *Model) pendingRows(head *headInfo, event string) []string {
 		return rows
 	}
 	done := head.storedCount()
-	rows := []string{th.Text.Render(safeLine(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished before %s (writes stored), %d to redispatch",
-		plural(len(cp.Tasks), "pending task", "pending tasks"), done, event, len(cp.Tasks)-done))}
+	rows := []string{th.Text.Render(safeLine(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished (writes stored), %d to redispatch",
+		plural(len(cp.Tasks), "pending task", "pending tasks"), done, len(cp.Tasks)-done))}
 	for _, t := range cp.Tasks {
 		label := fmt.Sprintf("%-24s", taskLabel(t.Node, t.Args)) + " " + th.Muted.Render(shortID(t.ID))
 		if tw, ok := head.stored[t.ID]; ok {

@@ -117,19 +117,20 @@ type Model struct {
 	breaks     map[string]bool
 
 	// Drills, approval and streaming (live.go, drill.go).
-	draft      bool          // the next message asks for a draft reply
-	authTTL    time.Duration // of a draft's authorization grant
-	armed      string        // kill point for the next run
-	runKind    string        // of the run under way
-	runPid     int           // its worker process, 0 in-process
-	runKill    string        // the kill point it carries
-	killNotice string        // the kill point it reached
-	head       *headInfo     // the thread's newest checkpoint
-	killed     *killInfo     // the last run ended by SIGKILL
-	answer     *answerInfo   // the approval answer under way or just given
-	phase      *phase        // the resume phase under way or just ended
-	streams    *streams      // model calls streaming in the run under way
-	live       []string      // the rendered live area
+	draft       bool          // the next message asks for a draft reply
+	authTTL     time.Duration // of a draft's authorization grant
+	armed       string        // kill point for the next run
+	runKind     string        // of the run under way
+	runPid      int           // its worker process, 0 in-process
+	runKill     string        // the kill point it carries
+	killNotice  string        // the kill point it reached
+	head        *headInfo     // the thread's newest checkpoint
+	headLoading int           // reads of it in flight
+	killed      *killInfo     // the last run ended by SIGKILL
+	answer      *answerInfo   // the approval answer under way or just given
+	phase       *phase        // the resume phase under way or just ended
+	streams     *streams      // model calls streaming in the run under way
+	live        []string      // the rendered live area
 
 	threads  threadList
 	dialog   dialog
@@ -252,7 +253,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.setFlash(msg.err.Error(), true)
 		}
 		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at #%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
-			loadHead(m.ctx, m.deps.Backend, m.gen, m.thread))
+			m.reloadHead())
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tea.KeyMsg:
@@ -326,10 +327,18 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.head, m.killed, m.phase, m.answer = nil, nil, nil, nil
 	m.syncPanes()
 	m.refreshLive()
-	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), loadHead(m.ctx, m.deps.Backend, m.gen, thread))
+	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead())
+}
+
+// reloadHead reads the thread's newest checkpoint again (after a run, a
+// kill, a discard, or on opening the thread).
+func (m *Model) reloadHead() tea.Cmd {
+	m.headLoading++
+	return loadHead(m.ctx, m.deps.Backend, m.gen, m.thread)
 }
 
 func (m *Model) onHead(msg headMsg) tea.Cmd {
+	m.headLoading = max(m.headLoading-1, 0)
 	if msg.gen != m.gen || msg.thread != m.thread {
 		return nil
 	}
@@ -587,7 +596,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	m.streams = nil
 	m.head = nil // read again: the run moved it
 	m.refreshLive()
-	cmds = append(cmds, loadHead(m.ctx, m.deps.Backend, m.gen, m.thread))
+	cmds = append(cmds, m.reloadHead())
 	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))
 	if m.quitting {
 		cmds = append(cmds, tea.Quit)

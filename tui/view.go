@@ -44,6 +44,15 @@ func (m *Model) relayout() {
 	m.live = m.buildLive()
 	m.lay = computeLayout(m.w, m.h, len(m.live))
 	l := m.lay
+	// The conversation follows its end: keep it there when its height
+	// changes (the live area comes and goes).
+	convAtEnd := m.panes[paneConv].scroll.atBottom()
+	defer func() {
+		if convAtEnd {
+			sc := &m.panes[paneConv].scroll
+			sc.off = sc.maxOff()
+		}
+	}()
 	if l.wide {
 		m.panes[paneConv].SetSize(l.mainW-2, l.paneInner)
 		m.panes[paneState].SetSize(l.sideW-2, l.paneInner)

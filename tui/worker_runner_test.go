@@ -77,7 +77,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	if first.point != "mid-fanout" || first.pid <= 0 || !processGone(first.pid) {
 		t.Fatalf("want worker killed at mid-fanout and gone, got %+v (gone %v)", first, processGone(first.pid))
 	}
-	for _, want := range []string{"SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished before the kill (writes stored), 2 to redispatch"} {
+	for _, want := range []string{"SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished (writes stored), 2 to redispatch"} {
 		if !h.contains(want) {
 			t.Fatalf("after the kill the screen lacks %q:\n%s", want, h.screen())
 		}
@@ -121,7 +121,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	if pending == 0 {
 		t.Fatalf("the kill left nothing pending:\n%s", h.screen())
 	}
-	if want := fmt.Sprintf("%s: %d finished before the kill", plural(pending, "pending task", "pending tasks"), stored); !h.contains(want) {
+	if want := fmt.Sprintf("%s: %d finished (writes stored)", plural(pending, "pending task", "pending tasks"), stored); !h.contains(want) {
 		t.Fatalf("the kill report lacks %q:\n%s", want, h.screen())
 	}
 	h.key("r")

@@ -166,7 +166,7 @@ func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engin
 		exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
 		if err != nil || !d.now().Before(exp) {
 			op.Status = OpBlocked
-			op.Result = fmt.Sprintf("blocked: authorization %s expired at %s; ask the customer to re-authorise, then fork this thread with a fresh grant", a.Ref, a.ExpiresAt)
+			op.Result = fmt.Sprintf("authorization %s expired at %s; ask the customer to re-authorise, then fork this thread with a fresh grant", a.Ref, a.ExpiresAt)
 			return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op}), engine.Put("degraded", true)}, nil
 		}
 	}

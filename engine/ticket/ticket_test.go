@@ -332,3 +332,55 @@ func TestInterruptAfter(t *testing.T) {
 		t.Fatalf("unknown interrupt node: %v", err)
 	}
 }
+
+// Seed 003: a redelivered compaction (the same checkpoint stored again)
+// produces no second version and no second event.
+func TestRedeliveredCompactionMakesNoSecondVersion(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	e, _ := newEngine(t, st)
+	var history []ticket.Message
+	for i := 0; i < 23; i++ {
+		history = append(history, ticket.Message{Role: ticket.RoleUser, Speaker: "user", Content: "question"})
+	}
+	if _, err := e.UpdateState(ctx, "t", 0, []engine.Write{engine.Put("messages", history)}, ticket.NodeCritic); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Resume(ctx, "t", engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compactedAt := res.Steps[0].Checkpoint
+	row, err := st.Get(ctx, "t", compactedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Events(ctx, "t", compactedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Redeliver: the same version with the same content is a no-op.
+	if err := st.PutCheckpoint(ctx, row, rows); err != nil {
+		t.Fatalf("redelivered compaction refused: %v", err)
+	}
+	// A different result for the same version (a late, cancelled run) is refused.
+	altered := row
+	altered.State = []byte(strings.Replace(string(row.State), `"historyVersion":1`, `"historyVersion":2`, 1))
+	if err := st.PutCheckpoint(ctx, altered, nil); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a different compaction at the same version: %v", err)
+	}
+	evs, err := e.Events(ctx, "t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == ticket.EventContextCompacted {
+			n++
+		}
+	}
+	s := state(t, mustLatest(t, e, "t"))
+	if n != 1 || s.HistoryVersion != 1 {
+		t.Fatalf("%d compaction events, history version %d; want 1 and 1", n, s.HistoryVersion)
+	}
+}

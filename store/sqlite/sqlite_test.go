@@ -217,8 +217,20 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err := s.PutWrites(ctx, store.TaskWrites{ThreadID: "t", CheckpointID: 1, TaskID: "x", Writes: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Fence(ctx, "t"); err != nil || e != 1 {
+		t.Fatalf("Fence = %d, %v", e, err)
+	}
 	s.Close()
 	s = open(t, path)
+	if e, err := s.Fence(ctx, "t"); err != nil || e != 2 {
+		t.Errorf("Fence after reopening = %d, %v; want 2: epochs survive restarts", e, err)
+	}
+	if d, created, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{"n":2}`)}); err != nil || created || string(d.Body) != `{"n":1}` {
+		t.Errorf("CreateDraft after reopening = %s, created %v, %v; want the first draft", d.Body, created, err)
+	}
 	if _, err := s.Get(ctx, "t", 1); err != nil {
 		t.Error(err)
 	}

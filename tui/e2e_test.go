@@ -150,7 +150,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	waitFor("the executors to run", has("● executor t-", "k kills it"))
 	send("k")
 	s = waitFor("the kill report", has("✝ killed · worker pid", "finished (writes stored)"))
-	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished before the kill \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
+	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
 	if counts == nil {
 		t.Fatalf("the kill report should count pending tasks and stored writes:\n%s", s)
 	}

@@ -164,6 +164,8 @@ type step struct {
 	result  *engine.Result
 	errText string
 	code    int
+	// calls counts model.called events, so a killed worker's calls count too.
+	calls int
 }
 
 func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, error) {
@@ -184,6 +186,8 @@ func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, e
 	s := step{op: op}
 	for m := range p.Messages() {
 		switch {
+		case m.Event != nil && m.Event.Type == engine.EventModelCalled:
+			s.calls++
 		case m.Kill != "":
 			s.killAt = m.Kill
 		case m.Result != nil:
@@ -276,11 +280,7 @@ func (d *driller) final(ctx context.Context, thread string, steps []step) (final
 	}
 	f := finalRun{values: cp.Values, state: s}
 	for _, st := range steps {
-		if st.result != nil {
-			for _, n := range st.result.ModelCalls {
-				f.modelCalls += n
-			}
-		}
+		f.modelCalls += st.calls
 	}
 	if ds, ok := d.st.(store.Drafts); ok {
 		list, err := ds.ListDrafts(ctx, thread)

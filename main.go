@@ -46,6 +46,9 @@ Usage:
   rewind events T [CHECKPOINT]            events committed with a checkpoint (or all)
   rewind threads                          every thread in the store
   rewind rm T                             delete every row of thread T
+  rewind prune T|--all [--keep-last N] [--older-than D] [--dry-run]
+                                          delete old checkpoints, keeping the newest N and/or those
+                                          younger than D (e.g. 720h), the head and paused branch tips
 
 Flags (any command):
   --store SPEC        memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB
@@ -100,6 +103,10 @@ type options struct {
 	reason      string
 	points      multi
 	takeOver    bool
+	keepLast    string
+	olderThan   string
+	all         bool
+	dryRun      bool
 }
 
 type multi []string
@@ -129,6 +136,10 @@ func (o *options) flags(name string) *flag.FlagSet {
 	fs.StringVar(&o.reason, "reason", "", "")
 	fs.Var(&o.points, "point", "")
 	fs.BoolVar(&o.takeOver, "take-over", false, "")
+	fs.StringVar(&o.keepLast, "keep-last", "", "")
+	fs.StringVar(&o.olderThan, "older-than", "", "")
+	fs.BoolVar(&o.all, "all", false, "")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	return fs
 }
 
@@ -321,6 +332,8 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 			fmt.Fprintf(out, "deleted thread %s\n", clean(pos[0]))
 			return nil
 		})
+	case "prune":
+		return cmdPrune(ctx, pos, o, out)
 	}
 	return usagef("unknown command %q: see `rewind help`", cmd)
 }
@@ -594,10 +607,12 @@ func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, ou
 			Next     []engine.Task  `json:"next"`
 			Calls    map[string]int `json:"modelCalls,omitempty"`
 			Messages int            `json:"messages"`
+			// RerootedFrom is the parent a checkpoint had before prune deleted it.
+			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
 		}
 		rows := make([]row, len(cps))
 		for i, cp := range cps {
-			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, cp.Tasks, cp.Metadata.ModelCalls, cp.Values.Len("messages")}
+			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, cp.Tasks, cp.Metadata.ModelCalls, cp.Values.Len("messages"), cp.RerootedFrom}
 			if rows[i].Nodes == nil {
 				rows[i].Nodes = []string{}
 			}
@@ -610,6 +625,8 @@ func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, ou
 		parent := "-"
 		if cp.ParentID != 0 {
 			parent = strconv.FormatInt(cp.ParentID, 10)
+		} else if cp.RerootedFrom != 0 {
+			parent = fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
 		}
 		by := strings.Join(cp.Metadata.Nodes, ",")
 		if by == "" {
@@ -750,6 +767,109 @@ func cmdThreads(ctx context.Context, e *engine.Engine, o *options, out io.Writer
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", clean(t.ID), t.Checkpoints, t.LatestID, t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
 	}
 	return tw.Flush()
+}
+
+// cmdPrune trims old checkpoints of one thread or of every thread.
+func cmdPrune(ctx context.Context, pos []string, o *options, out io.Writer) error {
+	const form = "prune THREAD|--all [--keep-last N] [--older-than DURATION] [--dry-run]"
+	switch {
+	case o.all && len(pos) > 0:
+		return usagef("prune takes a THREAD or --all, not both: usage: rewind %s", form)
+	case !o.all && len(pos) != 1:
+		return usagef("usage: rewind %s (name the thread, or --all for every thread)", form)
+	case o.keepLast == "" && o.olderThan == "":
+		return usagef("prune needs --keep-last N (keep the newest N checkpoints) or --older-than DURATION (keep those younger, e.g. 720h for 30 days), or both")
+	}
+	policy := engine.PrunePolicy{DryRun: o.dryRun}
+	if o.keepLast != "" {
+		n, err := strconv.Atoi(o.keepLast)
+		if err != nil || n < 1 {
+			return usagef("--keep-last %q: give the number of newest checkpoints to keep, at least 1", o.keepLast)
+		}
+		policy.KeepLast = n
+	}
+	if o.olderThan != "" {
+		d, err := time.ParseDuration(o.olderThan)
+		if err != nil || d <= 0 {
+			return usagef("--older-than %q: give a positive duration in h, m or s, e.g. 720h for 30 days", o.olderThan)
+		}
+		policy.OlderThan = d
+	}
+	return withEngine(ctx, o, func(e *engine.Engine) error {
+		threads := pos
+		if o.all {
+			ts, err := e.Threads(ctx)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
+				threads = append(threads, t.ID)
+			}
+		}
+		if len(threads) == 0 && !o.json {
+			fmt.Fprintln(out, "no threads to prune")
+		}
+		results := []engine.PruneResult{}
+		var failed error
+		for _, thread := range threads {
+			res, err := e.Prune(ctx, thread, policy)
+			if err != nil {
+				if failed == nil {
+					failed = err
+				} else {
+					failed = fmt.Errorf("%w; %w", failed, err)
+				}
+				continue
+			}
+			results = append(results, res)
+			if !o.json {
+				fmt.Fprintln(out, pruneSummary(res))
+			}
+		}
+		if o.json && o.all {
+			if err := writeJSON(out, map[string]any{"dryRun": o.dryRun, "threads": results}); err != nil {
+				return err
+			}
+		} else if o.json && len(results) == 1 {
+			if err := writeJSON(out, results[0]); err != nil {
+				return err
+			}
+		}
+		return failed
+	})
+}
+
+// pruneSummary is one line: what was pruned, what now starts a chain.
+func pruneSummary(r engine.PruneResult) string {
+	if len(r.Pruned) == 0 {
+		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", clean(r.Thread), r.Kept)
+	}
+	verb, reroot, tail := "pruned", "re-rooted", ""
+	if r.DryRun {
+		verb, reroot, tail = "would prune", "would re-root", " (dry run: nothing changed)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d checkpoint(s) of thread %s", verb, len(r.Pruned), clean(r.Thread))
+	for i, rr := range r.Rerooted {
+		if i == 5 {
+			fmt.Fprintf(&b, ", and %d more", len(r.Rerooted)-i)
+			break
+		}
+		sep := ", "
+		if i == 0 {
+			sep = "; " + reroot + " "
+		}
+		fmt.Fprintf(&b, "%s#%d (was child of #%d)", sep, rr.ID, rr.From)
+	}
+	fmt.Fprintf(&b, "; %d kept", r.Kept)
+	if len(r.KeptTips) > 0 {
+		tips := make([]string, len(r.KeptTips))
+		for i, id := range r.KeptTips {
+			tips[i] = fmt.Sprintf("#%d", id)
+		}
+		fmt.Fprintf(&b, " (with paused branch tip(s) %s)", strings.Join(tips, ", "))
+	}
+	return b.String() + tail
 }
 
 // clean makes untrusted text safe to print on a terminal: control

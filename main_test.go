@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/store"
 	"rewind/store/sqlite"
@@ -241,6 +245,14 @@ func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 		{"unknown flag", []string{"log", "t", "--colour"}, 2, "flag provided but not defined"},
 		{"bad mock role", []string{"run", "--thread", "x", "--input", "hi", "--mock-fail", "oracle"}, 2, "not a model role"},
 		{"unknown store", []string{"threads", "--store", "mysql://x"}, 1, "memory:, sqlite:PATH or postgres://"},
+		{"prune without a rule", []string{"prune", "t"}, 2, "--keep-last N"},
+		{"prune keeping none", []string{"prune", "t", "--keep-last", "0"}, 2, "at least 1"},
+		{"prune keep-last not a number", []string{"prune", "t", "--keep-last", "ten"}, 2, "at least 1"},
+		{"prune bad duration", []string{"prune", "t", "--older-than", "30d"}, 2, "720h"},
+		{"prune negative duration", []string{"prune", "t", "--older-than", "-1h"}, 2, "720h"},
+		{"prune thread and --all", []string{"prune", "t", "--all", "--keep-last", "1"}, 2, "not both"},
+		{"prune no thread", []string{"prune", "--keep-last", "1"}, 2, "--all"},
+		{"prune unknown thread", []string{"prune", "nope", "--keep-last", "1"}, 1, "rewind threads"},
 	}
 	if runtime.GOOS == "linux" && os.Geteuid() != 0 {
 		cases = append(cases, struct {
@@ -355,5 +367,222 @@ func TestBadPostgresURLNamesHostAndHidesPassword(t *testing.T) {
 	bad := cli(t, nil, "threads", "--store", "postgres://%zz@host/db")
 	if bad.code != 1 || !strings.Contains(bad.stderr, "postgres://USER") {
 		t.Errorf("malformed URL: %d %s", bad.code, bad.stderr)
+	}
+}
+
+type logRow struct {
+	ID           int64 `json:"id"`
+	Parent       int64 `json:"parent"`
+	RerootedFrom int64 `json:"rerootedFrom"`
+	Next         []struct {
+		Node string `json:"node"`
+	} `json:"next"`
+}
+
+func logOf(t *testing.T, env []string, thread string) []logRow {
+	t.Helper()
+	r := cli(t, env, "log", thread, "--json")
+	if r.code != 0 {
+		t.Fatalf("log %s: %d %s", thread, r.code, r.stderr)
+	}
+	var out struct {
+		Checkpoints []logRow `json:"checkpoints"`
+	}
+	mustDecode(t, r.stdout, &out)
+	return out.Checkpoints
+}
+
+// stateOf is a checkpoint's state as `rewind show --json` gives it.
+func stateOf(t *testing.T, env []string, thread string, id int64) string {
+	t.Helper()
+	r := cli(t, env, "show", thread, fmt.Sprint(id), "--json")
+	if r.code != 0 {
+		t.Fatalf("show %s %d: %d %s", thread, id, r.code, r.stderr)
+	}
+	var out struct {
+		State json.RawMessage `json:"state"`
+	}
+	mustDecode(t, r.stdout, &out)
+	return string(out.State)
+}
+
+type pruneOut struct {
+	DryRun   bool    `json:"dryRun"`
+	Pruned   []int64 `json:"pruned"`
+	Kept     int     `json:"kept"`
+	Rerooted []struct {
+		ID   int64 `json:"id"`
+		From int64 `json:"from"`
+	} `json:"rerooted"`
+	Events int `json:"events"`
+}
+
+// Prune on a sqlite file: a thread with a fork whose branch point goes
+// (older-than), then all but the newest few (keep-last), with a paused
+// head that still resumes. Dry runs change nothing; kept checkpoints read
+// back as they were.
+func TestPrune(t *testing.T) {
+	path, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	for _, args := range [][]string{
+		{"run", "--thread", "t", "--input", "Where is my parcel for order SO20260901?"},
+		{"fork", "t", "2", "--input", "Please send me the invoice for SO20260901."},
+		{"run", "--thread", "t", "--input", "And what is the refund status of SO20260901?", "--interrupt-before", "executor"},
+		{"run", "--thread", "other", "--input", "What is the order status of SO20260901?"},
+	} {
+		if r := cli(t, env, args...); r.code != 0 {
+			t.Fatalf("%v: %s", args, r.stderr)
+		}
+	}
+	before := logOf(t, env, "t")
+	byID := map[int64]logRow{}
+	var forkID int64
+	for _, row := range before {
+		byID[row.ID] = row
+		if row.Parent == 2 && row.ID != 3 {
+			forkID = row.ID
+		}
+	}
+	head := before[len(before)-1]
+	if byID[3].Parent != 2 || forkID == 0 || len(head.Next) == 0 {
+		t.Fatalf("setup: want 3 and a fork as children of 2 and a paused head, got %+v", before)
+	}
+	states := map[int64]string{}
+	for _, id := range []int64{3, forkID, head.ID} {
+		states[id] = stateOf(t, env, "t", id)
+	}
+	other := snapshot(t, env, "other")
+
+	// Age checkpoints 1 and 2 by two days: older-than 24h prunes them
+	// and re-roots both children of the branch point.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE graph_checkpoints SET created_at = created_at - ? WHERE thread_id = 't' AND checkpoint_id <= 2`,
+		(48 * time.Hour).Microseconds()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	unchanged := snapshot(t, env, "t")
+	dry := cli(t, env, "prune", "t", "--older-than", "24h", "--dry-run", "--json")
+	if dry.code != 0 {
+		t.Fatalf("dry run: %d %s", dry.code, dry.stderr)
+	}
+	var plan pruneOut
+	mustDecode(t, dry.stdout, &plan)
+	if !plan.DryRun || fmt.Sprint(plan.Pruned) != "[1 2]" || fmt.Sprint(plan.Rerooted) != fmt.Sprintf("[{3 2} {%d 2}]", forkID) {
+		t.Fatalf("dry run plan: %s", dry.stdout)
+	}
+	if human := cli(t, env, "prune", "t", "--older-than", "24h", "--dry-run"); !strings.HasPrefix(human.stdout, "would prune 2 checkpoint(s) of thread t;") {
+		t.Errorf("dry run says %q", human.stdout)
+	}
+	if snapshot(t, env, "t") != unchanged {
+		t.Fatal("a dry run changed the thread")
+	}
+
+	r := cli(t, env, "prune", "t", "--older-than", "24h")
+	want := fmt.Sprintf("pruned 2 checkpoint(s) of thread t; re-rooted #3 (was child of #2), #%d (was child of #2); %d kept\n", forkID, len(before)-2)
+	if r.code != 0 || r.stdout != want {
+		t.Fatalf("prune --older-than: exit %d\n%q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
+	}
+	after := logOf(t, env, "t")
+	if len(after) != len(before)-2 || after[0].ID != 3 {
+		t.Fatalf("after prune, log starts at %d with %d checkpoints, want 3 with %d", after[0].ID, len(after), len(before)-2)
+	}
+	for _, row := range after {
+		wantRow := byID[row.ID]
+		if row.ID == 3 || row.ID == forkID {
+			wantRow.Parent, wantRow.RerootedFrom = 0, 2
+		}
+		if row.Parent != wantRow.Parent || row.RerootedFrom != wantRow.RerootedFrom {
+			t.Errorf("checkpoint %d: parent %d, rerooted from %d; want %d, %d", row.ID, row.Parent, row.RerootedFrom, wantRow.Parent, wantRow.RerootedFrom)
+		}
+	}
+	lg := cli(t, env, "log", "t").stdout
+	for _, id := range []int64{3, forkID} {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+pruned \(was #2\)\s`, id)).MatchString(lg) {
+			t.Errorf("log does not show %d as `pruned (was #2)`:\n%s", id, lg)
+		}
+	}
+	for id, st := range states {
+		if got := stateOf(t, env, "t", id); got != st {
+			t.Errorf("checkpoint %d reads back differently after prune", id)
+		}
+	}
+	if ev := cli(t, env, "events", "t", "2"); ev.code != 1 || !strings.Contains(ev.stderr, "rewind log t") {
+		t.Errorf("events of a pruned checkpoint: %d %s", ev.code, ev.stderr)
+	}
+
+	// Keep the newest 3: the old branch's finished tip goes too.
+	r = cli(t, env, "prune", "t", "--keep-last", "3", "--json")
+	var kept pruneOut
+	mustDecode(t, r.stdout, &kept)
+	if r.code != 0 || kept.DryRun || len(kept.Pruned) != len(before)-5 || kept.Kept != 3 || kept.Events == 0 ||
+		fmt.Sprint(kept.Rerooted) != fmt.Sprintf("[{%d %d}]", head.ID-2, head.ID-3) {
+		t.Fatalf("prune --keep-last 3: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if ids := logOf(t, env, "t"); len(ids) != 3 || ids[0].ID != head.ID-2 || ids[2].ID != head.ID {
+		t.Fatalf("after keep-last 3: %+v", ids)
+	}
+	if got := stateOf(t, env, "t", head.ID); got != states[head.ID] {
+		t.Error("the paused head reads back differently after prune")
+	}
+	if r := cli(t, env, "prune", "t", "--keep-last", "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "nothing to prune on thread t") {
+		t.Errorf("second prune: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+
+	// The paused head resumes: exactly its pending executors run.
+	res := cli(t, env, "resume", "t", "--json")
+	var resumed struct {
+		Status string `json:"status"`
+		Start  int64  `json:"start"`
+		Steps  []struct {
+			ModelCalls map[string]int `json:"modelCalls"`
+		} `json:"steps"`
+	}
+	mustDecode(t, res.stdout, &resumed)
+	if res.code != 0 || resumed.Status != "done" || resumed.Start != head.ID || resumed.Steps[0].ModelCalls["executor"] != len(head.Next) {
+		t.Fatalf("resume after prune: %d %s %s", res.code, res.stdout, res.stderr)
+	}
+
+	// --all: every thread; a dry run still changes nothing.
+	unchanged = snapshot(t, env, "t") + snapshot(t, env, "other")
+	all := cli(t, env, "prune", "--all", "--keep-last", "1", "--dry-run")
+	if all.code != 0 || !strings.Contains(all.stdout, "of thread t;") || !strings.Contains(all.stdout, "of thread other;") {
+		t.Fatalf("prune --all --dry-run: %d %s %s", all.code, all.stdout, all.stderr)
+	}
+	if snapshot(t, env, "t")+snapshot(t, env, "other") != unchanged {
+		t.Fatal("a dry run of --all changed data")
+	}
+	if snapshot(t, env, "other") != other {
+		t.Error("pruning thread t changed thread other")
+	}
+}
+
+func TestPruneIsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile("(?m)^\\| `rewind prune ").Match(readme) {
+		t.Error("README's CLI table has no `rewind prune` row")
+	}
+	if help := cli(t, nil, "help").stdout; !strings.Contains(help, "rewind prune") {
+		t.Errorf("`rewind help` does not list prune:\n%s", help)
+	}
+}
+
+func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
+	_, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	for _, args := range [][]string{{"resume", "ghost"}, {"fork", "ghost", "1", "--input", "x"}, {"discard", "ghost"}, {"approve", "ghost"}} {
+		if r := cli(t, env, args...); r.code != 1 || !strings.Contains(r.stderr, "rewind threads") {
+			t.Errorf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+	}
+	if r := cli(t, env, "rm", "ghost"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Fatalf("rm of a thread that never existed: exit %d %s%s", r.code, r.stdout, r.stderr)
 	}
 }

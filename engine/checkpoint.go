@@ -62,9 +62,12 @@ type Metadata struct {
 
 // Checkpoint is a decoded, migrated checkpoint.
 type Checkpoint struct {
-	Thread        string    `json:"thread"`
-	ID            int64     `json:"id"`
-	ParentID      int64     `json:"parentId"`
+	Thread   string `json:"thread"`
+	ID       int64  `json:"id"`
+	ParentID int64  `json:"parentId"`
+	// RerootedFrom is the parent a checkpoint had before that parent was pruned
+	// (ParentID is then 0); 0 otherwise. See Engine.Prune.
+	RerootedFrom  int64     `json:"rerootedFrom,omitempty"`
 	Step          int       `json:"step"`
 	Source        string    `json:"source"`
 	SchemaVersion int       `json:"schemaVersion"`
@@ -170,6 +173,7 @@ func (g *Graph) decode(row store.Checkpoint) (Checkpoint, error) {
 		Thread:        row.ThreadID,
 		ID:            row.ID,
 		ParentID:      row.ParentID,
+		RerootedFrom:  row.RerootedFrom,
 		Step:          d.Step,
 		Source:        d.Source,
 		SchemaVersion: g.SchemaVersion,

@@ -228,6 +228,9 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	if err := cfg.validate(e.graph); err != nil {
 		return Result{}, err
 	}
+	if _, err := e.Get(ctx, thread, checkpoint); err != nil {
+		return Result{}, err
+	}
 	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
 	if err != nil {
 		return Result{}, err
@@ -255,6 +258,9 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 // not run again.
 func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Result, error) {
 	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	if err := e.mustExist(ctx, thread); err != nil {
 		return Result{}, err
 	}
 	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
@@ -285,6 +291,11 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 	}
 	if asNode != "" && !e.graph.HasNode(asNode) {
 		return Checkpoint{}, fmt.Errorf("update thread %q: %w %q (nodes: %s)", thread, ErrUnknownNode, asNode, strings.Join(e.graph.Nodes(), ", "))
+	}
+	if checkpoint != 0 {
+		if _, err := e.Get(ctx, thread, checkpoint); err != nil {
+			return Checkpoint{}, err
+		}
 	}
 	release, epoch, err := e.lock(ctx, thread, false)
 	if err != nil {
@@ -331,6 +342,9 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 // DiscardPending drops the latest checkpoint's pending tasks explicitly, as
 // an `update` checkpoint, so a new turn can start.
 func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint, error) {
+	if err := e.mustExist(ctx, thread); err != nil {
+		return Checkpoint{}, err
+	}
 	release, epoch, err := e.lock(ctx, thread, false)
 	if err != nil {
 		return Checkpoint{}, err
@@ -478,6 +492,13 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 // every earlier writer: their late writes are refused from now on. With
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
+// mustExist checks a thread before its lock is taken: fencing an unknown
+// thread would leave a row behind for a thread that does not exist.
+func (e *Engine) mustExist(ctx context.Context, thread string) error {
+	_, err := e.Latest(ctx, thread)
+	return err
+}
+
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
 	release, err := e.store.Lock(ctx, thread)
 	switch {

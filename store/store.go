@@ -19,7 +19,8 @@ type Checkpoint struct {
 	// ID is monotonic within the thread and starts at 1. A fork is a new,
 	// larger ID whose parent is an older checkpoint.
 	ID int64
-	// ParentID is 0 for the root of a thread.
+	// ParentID is 0 for the root of a thread, and for a checkpoint whose
+	// parent Prune deleted (see RerootedFrom).
 	ParentID int64
 	// State is the engine's JSON document (schema version, step, source,
 	// channel values, pending tasks, metadata). Stores keep it verbatim
@@ -31,6 +32,12 @@ type Checkpoint struct {
 	// the checkpoint is written and not stored (reads give 0). 0 writes
 	// unfenced.
 	Epoch int64
+	// RerootedFrom is the parent this checkpoint had before Prune deleted
+	// that parent (ParentID is then 0): the chain visibly starts here
+	// because older checkpoints were pruned, not because this one began
+	// the thread. 0 otherwise. Read-only: Get, Latest and History fill it; PutCheckpoint
+	// ignores it.
+	RerootedFrom int64
 }
 
 // TaskWrites are the writes of one finished task of the superstep that runs
@@ -105,10 +112,14 @@ type Store interface {
 	// empty payload is {}. The outcome, checked in this order:
 	//   - same ID and same content (parent, state, events' seq, type and
 	//     payload) is a no-op, even after newer checkpoints, and keeps the
-	//     stored row and its CreatedAt;
+	//     stored row and its CreatedAt; re-rooting is not a change of
+	//     content: the parent of a re-rooted checkpoint matches both 0 and
+	//     its RerootedFrom, so a redelivered put from before a prune and a
+	//     put of a row read back after it are both no-ops;
 	//   - an Epoch below the thread's is ErrFenced, above it ErrInvalid;
 	//   - same ID with different content is ErrConflict;
-	//   - an ID lower than the thread's newest is ErrStale;
+	//   - an ID lower than the thread's newest is ErrStale (pruned IDs
+	//     included: Prune keeps the newest, so IDs are never reused);
 	//   - a ParentID that is not a checkpoint of the same thread is
 	//     ErrNotFound.
 	// Of racing puts of one new ID exactly one is stored; the others get
@@ -152,6 +163,24 @@ type Store interface {
 	// untouched, and the thread can start afresh at ID 1.
 	DeleteThread(ctx context.Context, thread string) error
 
+	// Prune deletes some checkpoints of a thread to reclaim space, in one
+	// transaction: the checkpoints ids (duplicates count once) with their
+	// pending writes and events. Every remaining checkpoint of the thread
+	// whose parent it deleted is re-rooted in the same transaction: its
+	// ParentID becomes 0 and its RerootedFrom the parent it had, so a kept
+	// chain never points at a missing row. Checkpoints hold whole states,
+	// not deltas, so every kept checkpoint still reads in full.
+	//
+	// Drafts are never deleted: they are records of side effects that
+	// happened, and a retry must still find them. The writer epoch stays.
+	//
+	// In this order: a thread with no checkpoints is ErrNotFound; an id
+	// that is not a checkpoint of the thread is ErrNotFound; the thread's
+	// newest checkpoint is ErrInvalid (Prune never removes the head, so
+	// IDs keep growing; DeleteThread removes a whole thread). On any error
+	// nothing is deleted. An empty list deletes nothing.
+	Prune(ctx context.Context, thread string, ids []int64) (PruneResult, error)
+
 	// Lock makes the caller the one live writer of a thread, across
 	// processes. It fails at once with ErrLocked when another writer holds
 	// it. A writer that dies (even by SIGKILL) releases it. Releasing twice
@@ -159,6 +188,23 @@ type Store interface {
 	Lock(ctx context.Context, thread string) (release func() error, err error)
 
 	Close() error
+}
+
+// PruneResult is what Store.Prune deleted and re-rooted.
+type PruneResult struct {
+	// Deleted are the checkpoint IDs removed, ascending.
+	Deleted []int64
+	// Writes and Events count the rows deleted with those checkpoints.
+	Writes, Events int
+	// Rerooted are the kept checkpoints whose parent was deleted, by
+	// ascending ID.
+	Rerooted []Reroot
+}
+
+// Reroot is a kept checkpoint whose parent Prune deleted.
+type Reroot struct {
+	ID   int64 // the kept checkpoint
+	From int64 // the parent it had, now deleted
 }
 
 var (
@@ -190,7 +236,7 @@ type Draft struct {
 
 // Drafts is the side-effect table that lives in the same store; every
 // backend implements it. A draft needs no checkpoint; DeleteThread removes
-// a thread's drafts with the rest of it.
+// a thread's drafts with the rest of it, and Prune never does.
 type Drafts interface {
 	// CreateDraft inserts d unless a draft with the same thread and
 	// operation id exists. It returns the stored draft and whether this call

@@ -103,7 +103,11 @@ func (d *pointDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) strin
 			rows = append(rows, th.Text.Render(trunc("  "+row, inner)))
 		}
 	}
-	// Show a window of the list around the selection when space is short.
+	// On a short screen the explanation goes first, then the list is
+	// shown as a window around the selection.
+	if len(top)+len(bottom)+len(rows)+3 > maxH {
+		top = nil
+	}
 	room := max(maxH-len(top)-len(bottom)-3, 3)
 	if len(rows) > room {
 		start := min(max(d.sel-room/2, 0), len(rows)-room)
@@ -217,9 +221,11 @@ func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) st
 	head = append(head, "", th.Heading.Render("Draft to the customer"))
 
 	var foot []string
-	foot = append(foot, "")
-	for _, l := range wrap("The answer is recorded as a decision in the next checkpoint, never as a conversation message.", inner) {
-		foot = append(foot, th.Muted.Render(l))
+	if maxH >= 22 {
+		foot = append(foot, "")
+		for _, l := range wrap("The answer is recorded as a decision in the next checkpoint, never as a conversation message.", inner) {
+			foot = append(foot, th.Muted.Render(l))
+		}
 	}
 	foot = append(foot, "")
 	h.Width = inner
@@ -305,6 +311,9 @@ type killSentMsg struct {
 
 // kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).
 func (m *Model) kill() tea.Cmd {
+	if !m.canKill() {
+		return m.setFlash("runs are in-process here (a memory: store cannot cross processes), so there is no worker to kill: x stops a run", true)
+	}
 	if m.run == nil {
 		if m.starting {
 			return m.setFlash("the worker is still starting: press k again in a moment", true)

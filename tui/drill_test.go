@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -544,13 +547,15 @@ func TestStreamedTokensShowPerCall(t *testing.T) {
 	script <- delta(stream.Delta{Call: 7, Role: "executor", Text: "The parcel "})
 	script <- delta(stream.Delta{Call: 9, Role: "executor", Text: "garbled \x1b]52;c;ZXZpbA==\x07"})
 	script <- delta(stream.Delta{Call: 7, Role: "executor", Text: "is in Leipzig"})
-	h.until("both calls streaming", func() bool {
-		return h.contains("executor·1 › The parcel is in Leipzig ▍") && h.contains("executor·2 › garbled ␛]52;c;ZXZpbA==␇")
+	script <- delta(stream.Delta{Call: 13, Role: "evil\x1b[2J\u202e", Text: "line one\r\nline two\x9b31m"})
+	h.until("three calls streaming", func() bool {
+		return h.contains("executor·1 › The parcel is in Leipzig ▍") && h.contains("executor·2 › garbled ␛]52;c;ZXZpbA==␇") &&
+			h.contains("evil␛[2J⟨U+202E⟩·1 › line one line two⟨0x9B⟩31m ▍")
 	})
 	if !h.contains("● executor t-1-order") || !h.contains("● executor t-2-shipping") {
 		t.Fatalf("the live area should list the running tasks:\n%s", h.screen())
 	}
-	if v := h.m.View(); strings.ContainsAny(v, "\x1b\x07") {
+	if v := h.m.View(); !utf8.ValidString(v) || strings.ContainsAny(v, "\x1b\x07\r\u009b\u202e") {
 		t.Fatalf("streamed text leaks control characters to the terminal:\n%q", v)
 	}
 	script <- delta(stream.Delta{Call: 9, Role: "executor", Reset: true})
@@ -633,5 +638,49 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 	h.until("the reply", func() bool { return h.at(8) && strings.Contains(h.m.flash, "done at #8") })
 	if h.contains("reply·1 ›") || !h.contains("#16 reply") {
 		t.Fatalf("after the run the reply is a stored message, not a stream:\n%s", h.screen())
+	}
+}
+
+func TestDrillScreensFitAtEverySize(t *testing.T) {
+	pending, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pending.Run(context.Background(), "p", ticket.Input(firstInput), engine.RunConfig{}); err == nil {
+		t.Fatal("the flaky executors should stop the run")
+	}
+	gate, _ := newDraftEngine(t, ticket.NewMock())
+	turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:x", ExpiresAt: "2000-01-01T00:00:00Z"}}
+	if _, err := gate.Run(context.Background(), "p", turn.Writes(), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		e    *engine.Engine
+		keys [][]string
+	}{
+		{pending, [][]string{{"1"}, {"3"}, {"K"}, {"down", "down", "down"}, {"esc"}, {"?"}, {"esc"}, {"i", "ctrl+d"}, {"esc"}}},
+		{gate, [][]string{{"1"}, {"a"}, {"n"}, {"esc", "esc"}}},
+	} {
+		h := newHarnessDeps(t, fakeDeps(c.e, &fakeRunner{local: NewLocalRunner(c.e)}), Settings{Thread: "p"}, 80, 24)
+		h.until("the head", func() bool { return h.loaded() && h.m.head != nil })
+		for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {160, 48}, {60, 12}, {61, 13}, {240, 70}} {
+			h.dispatch(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			for _, keys := range c.keys {
+				h.key(keys...)
+				v := h.m.View()
+				lines := strings.Split(v, "\n")
+				if len(lines) != size[1] {
+					t.Fatalf("at %dx%d after %v the view has %d lines, want %d:\n%s", size[0], size[1], keys, len(lines), size[1], v)
+				}
+				for i, l := range lines {
+					if w := width(l); w > size[0] {
+						t.Fatalf("at %dx%d after %v line %d is %d wide:\n%s", size[0], size[1], keys, i, w, l)
+					}
+				}
+			}
+			if len(h.m.live) == 0 || len(h.m.live) > liveMax(size[1]) {
+				t.Fatalf("at %dx%d the live area has %d lines (at most %d)", size[0], size[1], len(h.m.live), liveMax(size[1]))
+			}
+		}
 	}
 }

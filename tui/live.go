@@ -422,7 +422,7 @@ func (m *Model) buildLive() []string {
 	var tail []string // shown last, trimmed first (streams)
 	switch {
 	case m.busy():
-		title, body, tail = m.liveRun(limit)
+		title, body, tail = m.liveRun()
 	case m.killed != nil:
 		title, body = m.liveKilled(head)
 	case m.phase != nil && m.phase.figure != nil:
@@ -483,7 +483,7 @@ func (m *Model) kindWord() string {
 }
 
 // liveRun: the run under way.
-func (m *Model) liveRun(limit int) (string, []string, []string) {
+func (m *Model) liveRun() (string, []string, []string) {
 	th := m.th
 	title := "live · " + m.kindWord()
 	switch {
@@ -528,7 +528,6 @@ func (m *Model) liveRun(limit int) (string, []string, []string) {
 			tail = append(tail, m.streamRow(c))
 		}
 	}
-	_ = limit
 	return title, body, tail
 }
 
@@ -608,7 +607,7 @@ func (m *Model) streamRow(c *callStream) string {
 	}
 	head := "  " + m.roleStyle(c.role).Render(c.label) + th.Muted.Render(" › ")
 	room := m.w - width(head) - width(mark) - 1
-	text := strings.Join(strings.Fields(safeLine(strings.ReplaceAll(c.text, "\n", " "))), " ")
+	text := strings.Join(strings.Fields(strings.ReplaceAll(safe(c.text), "\n", " ")), " ")
 	if text == "" {
 		text = th.Muted.Render("…")
 	} else {

@@ -260,7 +260,9 @@ func (m *Model) viewStatus() string {
 		return th.StatusLabel.Render(label+" ") + th.StatusValue.Render(value)
 	}
 	parts := []string{th.StatusValue.Render(" rewind")}
-	var optional []string
+	// optional segments are added while they fit, each in its long form or
+	// else its short one.
+	var optional [][]string
 	if m.screen == screenThread && m.thread != "" {
 		parts = append(parts, seg("thread", trunc(safeLine(m.thread), 24)))
 		if m.pos[1] > 0 {
@@ -280,13 +282,17 @@ func (m *Model) viewStatus() string {
 			for _, n := range rs.InterruptAfter {
 				bs = append(bs, "after "+n)
 			}
-			optional = append(optional, th.StatusLabel.Render("⏸ "+strings.Join(bs, ", ")))
+			optional = append(optional, []string{th.StatusLabel.Render("⏸ " + strings.Join(bs, ", "))})
 		}
 	}
-	optional = append(optional, seg("store", safeLine(m.deps.StoreLabel)))
-	if m.deps.RunnerLabel != "" {
-		optional = append(optional, seg("runs", safeLine(m.deps.RunnerLabel)))
+	if l := m.deps.RunnerLabel; l != "" {
+		short := l
+		if i := strings.Index(l, " ("); i > 0 {
+			short = l[:i]
+		}
+		optional = append(optional, []string{seg("runs", safeLine(l)), seg("runs", safeLine(short))})
 	}
+	optional = append(optional, []string{seg("store", safeLine(m.deps.StoreLabel))})
 	right := ""
 	switch {
 	case m.flash != "":
@@ -305,12 +311,16 @@ func (m *Model) viewStatus() string {
 		right = trunc(right, max(m.w-width(left)-4, 8))
 	}
 	room := m.w - width(left) - width(right) - 2
-	for _, o := range optional {
-		if width(o)+width(sep) > room {
-			break
+optional:
+	for _, alts := range optional {
+		for _, o := range alts {
+			if width(o)+width(sep) <= room {
+				left += sep + o
+				room -= width(o) + width(sep)
+				continue optional
+			}
 		}
-		left += sep + o
-		room -= width(o) + width(sep)
+		break
 	}
 	left = trunc(left, m.w-width(right)-2)
 	gap := max(m.w-width(left)-width(right)-1, 1)

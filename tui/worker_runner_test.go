@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -92,8 +93,8 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	if p := h.m.phase.pid; p <= 0 || p == first.pid {
 		t.Fatalf("the resume should run in a new worker, pid %d (killed one was %d)", p, first.pid)
 	}
-	if h.m.head.cp.ID != h.m.tree.maxID || len(h.m.head.cp.Tasks) != 0 {
-		t.Fatalf("the resumed turn should end with nothing pending: %+v", h.m.head.cp.Tasks)
+	if latest, err := e.Latest(ctx, "w"); err != nil || h.m.head.cp.ID != latest.ID || len(latest.Tasks) != 0 {
+		t.Fatalf("the resumed turn should end with nothing pending: head #%d, latest %+v (%v)", h.m.head.cp.ID, latest, err)
 	}
 
 	// 3. k kills the worker while its executors run.
@@ -154,5 +155,63 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	}
 	if !h.contains("drafts table: 1 row for this thread") {
 		t.Fatalf("the screen should show the draft row:\n%s", h.screen())
+	}
+}
+
+// TestWorkerRunnerForwardsStreamedTokens replays a recorded session in a
+// worker: a replayed call streams its text, and the worker's delta lines
+// come through the runner as Delta updates, before the run's end.
+func TestWorkerRunnerForwardsStreamedTokens(t *testing.T) {
+	exe := rewindBinary(t)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "session.json")
+	record := exec.Command(exe, "run", "--thread", "rec", "--input", firstInput, "--store", "memory:", "--record", rec)
+	if out, err := record.CombinedOutput(); err != nil {
+		t.Fatalf("record a session: %v\n%s", err, out)
+	}
+	runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: "sqlite:" + filepath.Join(dir, "s.db"), Flags: []string{"--replay", rec}})
+	r, err := runner.Start(context.Background(), "play", Input{Text: firstInput}, RunSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[uint64]string{}
+	roles := map[uint64]string{}
+	ended := map[uint64]bool{}
+	var final RunUpdate
+	for u := range r.Updates() {
+		if final.Done {
+			t.Fatalf("an update after the end: %+v", u)
+		}
+		switch {
+		case u.Delta != nil:
+			d := *u.Delta
+			texts[d.Call] += d.Text
+			roles[d.Call] = d.Role
+			ended[d.Call] = ended[d.Call] || d.Done
+		case u.Done:
+			final = u
+		}
+	}
+	if final.Err != nil || final.Result.Status != "done" {
+		t.Fatalf("the replayed run should finish: %+v", final)
+	}
+	calls := 0
+	for _, n := range final.Result.ModelCalls {
+		calls += n
+	}
+	if len(texts) != calls || calls == 0 {
+		t.Fatalf("%d streamed calls for %d model calls", len(texts), calls)
+	}
+	reply := ""
+	for id, role := range roles {
+		if !ended[id] {
+			t.Fatalf("call %d (%s) never ended", id, role)
+		}
+		if role == "reply" {
+			reply = texts[id]
+		}
+	}
+	if !strings.HasPrefix(reply, "Here is where things stand") {
+		t.Fatalf("the reply's stream should hold the reply, got %q", reply)
 	}
 }

@@ -76,7 +76,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	i, found := th.find(cp.ID)
 	if found {
 		old := th.cps[i]
-		if old.ParentID == cp.ParentID && check.SameJSON(old.State, cp.State) && check.SameEvents(th.events[cp.ID], events) {
+		if check.SameParent(old.ParentID, old.RerootedFrom, cp.ParentID) && check.SameJSON(old.State, cp.State) && check.SameEvents(th.events[cp.ID], events) {
 			return nil
 		}
 	}
@@ -106,6 +106,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}
 	t := now()
 	cp.State, cp.CreatedAt, cp.Epoch = bytes.Clone(cp.State), t, 0 // epochs are checked, not kept
+	cp.RerootedFrom = 0                                            // only Prune sets it
 	th.cps = append(th.cps, cp)
 	for i := range events {
 		events[i].Payload, events[i].CreatedAt = bytes.Clone(events[i].Payload), t
@@ -278,6 +279,52 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	delete(s.drafts, thread)
 	delete(s.epochs, thread)
 	return nil
+}
+
+// Prune implements store.Store. Every check comes before the first change,
+// under the store's lock: that is its transaction.
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+	defer wrap(&err, "prune thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return store.PruneResult{}, err
+	}
+	ids = check.PruneIDs(ids)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th := s.threads[thread]
+	if th == nil {
+		return store.PruneResult{}, store.ErrNotFound
+	}
+	for _, id := range ids {
+		if _, ok := th.find(id); !ok {
+			return store.PruneResult{}, check.PruneMissing(id)
+		}
+	}
+	if head := th.cps[len(th.cps)-1].ID; len(ids) > 0 && ids[len(ids)-1] == head {
+		return store.PruneResult{}, check.PruneHead(head)
+	}
+	drop := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	kept := make([]store.Checkpoint, 0, len(th.cps)-len(ids))
+	for _, cp := range th.cps {
+		if drop[cp.ID] {
+			res.Deleted = append(res.Deleted, cp.ID)
+			res.Writes += len(th.writes[cp.ID])
+			res.Events += len(th.events[cp.ID])
+			delete(th.writes, cp.ID)
+			delete(th.events, cp.ID)
+			continue
+		}
+		if cp.ParentID != 0 && drop[cp.ParentID] {
+			res.Rerooted = append(res.Rerooted, store.Reroot{ID: cp.ID, From: cp.ParentID})
+			cp.ParentID, cp.RerootedFrom = 0, cp.ParentID
+		}
+		kept = append(kept, cp)
+	}
+	th.cps = kept
+	return res, nil
 }
 
 func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {

@@ -86,7 +86,7 @@ func splitSQL(body string) []string {
 var ownTables = map[string][]string{
 	"graph_checkpoints": {
 		"thread_id text not null", "checkpoint_id bigint not null", "parent_id bigint",
-		"state jsonb not null", "created_at timestamp with time zone not null",
+		"state jsonb not null", "created_at timestamp with time zone not null", "rerooted_from bigint",
 	},
 	"graph_writes": {
 		"thread_id text not null", "checkpoint_id bigint not null", "task_id text not null",

@@ -192,6 +192,19 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 			if _, created, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{}`)}); err != nil || !created {
 				t.Errorf("CreateDraft after the upgrade = %v, %v; want created", created, err)
 			}
+			// Old rows gain rerooted_from (null), and prune works on them.
+			for id := int64(2); id <= 3; id++ {
+				if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{}`)}, nil); err != nil {
+					t.Fatalf("PutCheckpoint after the upgrade: %v", err)
+				}
+			}
+			if res, err := s.Prune(ctx, "t", []int64{1}); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) || res.Events != 1 {
+				t.Errorf("Prune after the upgrade = %+v, %v; want 1 deleted with its event, 2 re-rooted from 1", res, err)
+			}
+			if got := query(t, dbURL, `select checkpoint_id || ':' || coalesce(parent_id::text, 'null') || ':' || coalesce(rerooted_from::text, 'null')
+from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3:2:null]" {
+				t.Errorf("graph_checkpoints after Prune as id:parent:rerooted_from = %q, want [2:null:1 3:2:null]", got)
+			}
 			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
 			if len(got) != len(migrations) {
 				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations))

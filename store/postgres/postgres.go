@@ -19,12 +19,14 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,11 +173,13 @@ select count(*) from cp`
 // whyNotSQL tells why putCheckpointSQL inserted nothing: the newest id,
 // whether a checkpoint with this id holds the same parent and state, the
 // same events (check.Put made seqs unique), whether the parent exists, and
-// the thread's writer epoch.
+// the thread's writer epoch. A re-rooted checkpoint's parent matches both
+// null and the parent it had (check.SameParent).
 const whyNotSQL = `
 select
   (select max(checkpoint_id) from graph_checkpoints where thread_id = $1),
-  (select parent_id is not distinct from $3::bigint and state = $4::jsonb
+  (select (parent_id is not distinct from $3::bigint or parent_id is null and rerooted_from is not distinct from $3::bigint)
+          and state = $4::jsonb
      from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
   (select count(*) from graph_events where thread_id = $1 and checkpoint_id = $2) = cardinality($5::int[])
     and not exists (
@@ -359,7 +363,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	return errors.New("it keeps racing with another writer of the thread; try again")
 }
 
-const selectCheckpoints = `select checkpoint_id, coalesce(parent_id, 0), state, created_at from graph_checkpoints `
+const selectCheckpoints = `select checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), state, created_at from graph_checkpoints `
 
 func (s *Store) checkpoints(ctx context.Context, thread, where string, args ...any) ([]store.Checkpoint, error) {
 	rows, err := s.pool.Query(ctx, selectCheckpoints+where, args...)
@@ -370,7 +374,7 @@ func (s *Store) checkpoints(ctx context.Context, thread, where string, args ...a
 	var out []store.Checkpoint
 	for rows.Next() {
 		cp := store.Checkpoint{ThreadID: thread}
-		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.State, &cp.CreatedAt); err != nil {
+		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.RerootedFrom, &cp.State, &cp.CreatedAt); err != nil {
 			return nil, s.db(err)
 		}
 		if cp.State, err = fromJSONB(cp.State); err != nil {
@@ -509,6 +513,98 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 		return store.ErrNotFound
 	}
 	return nil
+}
+
+// Prune's statements: $1 is the thread, $2 the ids as a bigint[] (one
+// bound parameter however many there are).
+const (
+	pruneNewestSQL = `select max(checkpoint_id) from graph_checkpoints where thread_id = $1`
+	// FOR UPDATE: a concurrent put of a child of a doomed checkpoint (or
+	// writes for it) waits on its foreign key check until this commits, and
+	// then finds the checkpoint gone (ErrNotFound) instead of making it
+	// un-deletable.
+	pruneFoundSQL = `select checkpoint_id from graph_checkpoints
+where thread_id = $1 and checkpoint_id = any($2::bigint[]) order by checkpoint_id for update`
+	pruneRerootSQL = `update graph_checkpoints set parent_id = null, rerooted_from = parent_id
+where thread_id = $1 and parent_id = any($2::bigint[]) and checkpoint_id <> all($2::bigint[])
+returning checkpoint_id, rerooted_from`
+	// Writes and events go explicitly, before their checkpoints, to count
+	// them; the cascade then finds none.
+	pruneWritesSQL      = `delete from graph_writes where thread_id = $1 and checkpoint_id = any($2::bigint[])`
+	pruneEventsSQL      = `delete from graph_events where thread_id = $1 and checkpoint_id = any($2::bigint[])`
+	pruneCheckpointsSQL = `delete from graph_checkpoints where thread_id = $1 and checkpoint_id = any($2::bigint[])`
+)
+
+// Prune implements store.Store in one transaction of four round trips:
+// BEGIN, the checks, one batch of the changes, COMMIT.
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+	defer s.fail(&err, "prune thread %v", check.Name(thread))
+	ids = append([]int64{}, check.PruneIDs(ids)...) // an empty array rather than null
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return store.PruneResult{}, s.db(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op after Commit
+
+	checks := &pgx.Batch{}
+	var newest *int64
+	checks.Queue(pruneNewestSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&newest) })
+	var found []int64
+	checks.Queue(pruneFoundSQL, thread, ids).Query(func(rows pgx.Rows) (err error) {
+		found, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
+	if err := tx.SendBatch(ctx, checks).Close(); err != nil {
+		return store.PruneResult{}, s.db(err)
+	}
+	if newest == nil {
+		return store.PruneResult{}, store.ErrNotFound
+	}
+	for i, id := range ids {
+		if i >= len(found) || found[i] != id {
+			return store.PruneResult{}, check.PruneMissing(id)
+		}
+	}
+	if len(ids) > 0 && ids[len(ids)-1] == *newest {
+		return store.PruneResult{}, check.PruneHead(*newest)
+	}
+	if len(ids) == 0 {
+		return store.PruneResult{}, nil
+	}
+
+	changes := &pgx.Batch{}
+	changes.Queue(pruneRerootSQL, thread, ids).Query(func(rows pgx.Rows) (err error) {
+		res.Rerooted, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Reroot, error) {
+			var r store.Reroot
+			return r, row.Scan(&r.ID, &r.From)
+		})
+		return err
+	})
+	var deleted int64
+	changes.Queue(pruneWritesSQL, thread, ids).Exec(func(ct pgconn.CommandTag) error {
+		res.Writes = int(ct.RowsAffected())
+		return nil
+	})
+	changes.Queue(pruneEventsSQL, thread, ids).Exec(func(ct pgconn.CommandTag) error {
+		res.Events = int(ct.RowsAffected())
+		return nil
+	})
+	changes.Queue(pruneCheckpointsSQL, thread, ids).Exec(func(ct pgconn.CommandTag) error {
+		deleted = ct.RowsAffected()
+		return nil
+	})
+	if err := tx.SendBatch(ctx, changes).Close(); err != nil {
+		return store.PruneResult{}, s.db(err)
+	}
+	if deleted != int64(len(ids)) { // the rows are locked: this cannot happen
+		return store.PruneResult{}, fmt.Errorf("deleted %d checkpoints, expected %d; nothing was pruned, try again", deleted, len(ids))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return store.PruneResult{}, s.db(err)
+	}
+	slices.SortFunc(res.Rerooted, func(a, b store.Reroot) int { return cmp.Compare(a.ID, b.ID) })
+	res.Deleted = ids
+	return res, nil
 }
 
 // createDraftSQL inserts a draft unless its key exists and returns the

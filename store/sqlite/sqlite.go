@@ -4,8 +4,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +28,7 @@ import (
 )
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -73,6 +76,9 @@ var migrations = []string{
 		epoch     INTEGER NOT NULL,
 		fenced_at INTEGER NOT NULL -- unix microseconds
 	);`,
+	// 4: retention (Store.Prune). A kept checkpoint whose parent was pruned
+	// has parent_id NULL and the parent it had here; NULL otherwise.
+	`ALTER TABLE graph_checkpoints ADD COLUMN rerooted_from INTEGER;`,
 }
 
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
@@ -109,7 +115,7 @@ func (p *pool) prepare(ctx context.Context, queries ...string) error {
 const (
 	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
 	sqlExists        = `SELECT 1 FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlCheckpoint    = `SELECT parent_id, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlCheckpoint    = `SELECT parent_id, rerooted_from, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES (?, ?, ?, ?, ?)`
 	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 	sqlTaskWrites    = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
@@ -124,7 +130,18 @@ const (
 	sqlFence         = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
 		ON CONFLICT (thread_id) DO UPDATE SET epoch = epoch + 1, fenced_at = excluded.fenced_at RETURNING epoch`
 
-	selectCheckpoints = `SELECT checkpoint_id, parent_id, state, created_at FROM graph_checkpoints `
+	// Prune's statements take the ids as one JSON array (?2), a single
+	// bound parameter however many there are.
+	pruneIDs       = `(SELECT value FROM json_each(?2))`
+	sqlPruneFound  = `SELECT checkpoint_id FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	sqlPruneReroot = `UPDATE graph_checkpoints SET parent_id = NULL, rerooted_from = parent_id
+		WHERE thread_id = ?1 AND parent_id IN ` + pruneIDs + ` AND checkpoint_id NOT IN ` + pruneIDs + `
+		RETURNING checkpoint_id, rerooted_from`
+	sqlPruneWrites      = `DELETE FROM graph_writes WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	sqlPruneEvents      = `DELETE FROM graph_events WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	sqlPruneCheckpoints = `DELETE FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+
+	selectCheckpoints = `SELECT checkpoint_id, parent_id, rerooted_from, state, created_at FROM graph_checkpoints `
 	sqlGet            = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlLatest         = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
 	sqlHistory        = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
@@ -183,7 +200,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	err = errors.Join(
 		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
 			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread,
-			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence),
+			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence,
+			sqlPruneFound, sqlPruneReroot, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints),
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlWrites, sqlEvents, sqlThreadEvents, sqlThreads,
 			sqlDraft, sqlDrafts))
 	if err != nil {
@@ -407,9 +425,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 // compare looks for a stored checkpoint with cp's ID and says whether it
 // holds the same content.
 func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
-	var parent sql.NullInt64
+	var parent, rerootedFrom sql.NullInt64
 	var state []byte
-	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &state)
+	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
@@ -420,7 +438,7 @@ func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, ev
 	if err != nil {
 		return false, false, err
 	}
-	return true, parent.Int64 == cp.ParentID && check.SameJSON(state, cp.State) && check.SameEvents(old, events), nil
+	return true, check.SameParent(parent.Int64, rerootedFrom.Int64, cp.ParentID) && check.SameJSON(state, cp.State) && check.SameEvents(old, events), nil
 }
 
 // fence refuses, inside the write's transaction, a write whose epoch is
@@ -512,12 +530,12 @@ func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...a
 	var out []store.Checkpoint
 	for rows.Next() {
 		cp := store.Checkpoint{ThreadID: thread}
-		var parent sql.NullInt64
+		var parent, rerootedFrom sql.NullInt64
 		var created int64
-		if err := rows.Scan(&cp.ID, &parent, &cp.State, &created); err != nil {
+		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.State, &created); err != nil {
 			return nil, err
 		}
-		cp.ParentID, cp.CreatedAt = parent.Int64, micros(created)
+		cp.ParentID, cp.RerootedFrom, cp.CreatedAt = parent.Int64, rerootedFrom.Int64, micros(created)
 		out = append(out, cp)
 	}
 	return out, rows.Err()
@@ -645,6 +663,101 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 		return store.ErrNotFound
 	}
 	return tx.Commit()
+}
+
+// Prune implements store.Store, in one BEGIN IMMEDIATE transaction: no
+// other writer of the file can add a child of a checkpoint it deletes.
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+	defer s.wrap(ctx, &err, "prune thread %v", check.Name(thread))
+	ids = append([]int64{}, check.PruneIDs(ids)...) // [] rather than null when empty
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return store.PruneResult{}, err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return store.PruneResult{}, err
+	}
+	defer tx.Rollback()
+	var newest sql.NullInt64
+	if err := s.in(ctx, tx, sqlNewest).QueryRowContext(ctx, thread).Scan(&newest); err != nil {
+		return store.PruneResult{}, err
+	}
+	if !newest.Valid {
+		return store.PruneResult{}, store.ErrNotFound
+	}
+	found, err := s.pruneFound(ctx, tx, thread, list, len(ids))
+	if err != nil {
+		return store.PruneResult{}, err
+	}
+	for i, id := range ids {
+		if i >= len(found) || found[i] != id {
+			return store.PruneResult{}, check.PruneMissing(id)
+		}
+	}
+	if len(ids) > 0 && ids[len(ids)-1] == newest.Int64 {
+		return store.PruneResult{}, check.PruneHead(newest.Int64)
+	}
+	if len(ids) == 0 {
+		return store.PruneResult{}, nil
+	}
+	rows, err := s.in(ctx, tx, sqlPruneReroot).QueryContext(ctx, thread, list)
+	if err != nil {
+		return store.PruneResult{}, err
+	}
+	for rows.Next() {
+		var r store.Reroot
+		if err := rows.Scan(&r.ID, &r.From); err != nil {
+			rows.Close()
+			return store.PruneResult{}, err
+		}
+		res.Rerooted = append(res.Rerooted, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return store.PruneResult{}, err
+	}
+	slices.SortFunc(res.Rerooted, func(a, b store.Reroot) int { return cmp.Compare(a.ID, b.ID) })
+	counts := [3]int64{}
+	for i, q := range []string{sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints} {
+		r, err := s.in(ctx, tx, q).ExecContext(ctx, thread, list)
+		if err != nil {
+			return store.PruneResult{}, err
+		}
+		if counts[i], err = r.RowsAffected(); err != nil {
+			return store.PruneResult{}, err
+		}
+	}
+	if counts[2] != int64(len(ids)) {
+		return store.PruneResult{}, fmt.Errorf("deleted %d checkpoints, expected %d; nothing was pruned, try again", counts[2], len(ids))
+	}
+	if err := tx.Commit(); err != nil {
+		return store.PruneResult{}, err
+	}
+	res.Deleted, res.Writes, res.Events = ids, int(counts[0]), int(counts[1])
+	return res, nil
+}
+
+// pruneFound lists which of the ids (a JSON array) are checkpoints of the
+// thread, ascending.
+func (s *Store) pruneFound(ctx context.Context, tx *sql.Tx, thread string, list []byte, n int) ([]int64, error) {
+	rows, err := s.in(ctx, tx, sqlPruneFound).QueryContext(ctx, thread, list)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		found = append(found, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(found)
+	return found, nil
 }
 
 func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, created bool, err error) {

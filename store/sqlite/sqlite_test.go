@@ -185,6 +185,14 @@ func TestUpgradeInPlace(t *testing.T) {
 			if err := s.PutCheckpoint(ctx, cp(2, 1), nil); err != nil {
 				t.Errorf("PutCheckpoint after the upgrade: %v", err)
 			}
+			if err := s.PutCheckpoint(ctx, cp(3, 2), nil); err != nil {
+				t.Errorf("PutCheckpoint after the upgrade: %v", err)
+			}
+			// Old rows gain rerooted_from (NULL), and prune works on them.
+			if res, err := s.Prune(ctx, "t", []int64{1}); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) ||
+				res.Events != 1 || res.Writes != 1 {
+				t.Errorf("Prune after the upgrade = %+v, %v; want 1 deleted with its event and writes, 2 re-rooted from 1", res, err)
+			}
 			if _, created, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{}`)}); err != nil || !created {
 				t.Errorf("CreateDraft after the upgrade = %v, %v; want created", created, err)
 			}
@@ -200,8 +208,8 @@ func TestUpgradeInPlace(t *testing.T) {
 				t.Errorf("schema version after the upgrade = %d (%d rows), %v; want %d in one row", v, n, err, sqlite.SchemaVersion)
 			}
 			// And it opens again without upgrading twice.
-			if _, err := open(t, path).Get(ctx, "t", 2); err != nil {
-				t.Errorf("reopen after the upgrade: %v", err)
+			if got, err := open(t, path).Get(ctx, "t", 2); err != nil || got.ParentID != 0 || got.RerootedFrom != 1 {
+				t.Errorf("reopen after the upgrade: Get = parent %d, rerooted from %d, %v; want parent 0, rerooted from 1", got.ParentID, got.RerootedFrom, err)
 			}
 		})
 	}

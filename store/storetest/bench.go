@@ -104,6 +104,41 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 		}
 		b.ReportMetric(float64(deleting.Nanoseconds())/float64(b.N), "ns/delete")
 	})
+	// Retention: each iteration fills a thread of 10,000 checkpoints (3
+	// events each, task writes on every 100th) and prunes all but the
+	// newest 100 in one call. Filling dominates the run; ns/prune is the
+	// Prune call alone.
+	b.Run("Prune10kKeepLast100", func(b *testing.B) {
+		s := open(b)
+		const n, keep = 10_000, 100
+		doomed := make([]int64, n-keep)
+		for i := range doomed {
+			doomed[i] = int64(i + 1)
+		}
+		var i int
+		var pruning time.Duration
+		for b.Loop() {
+			i++
+			thread := fmt.Sprint("bench-", i)
+			fill(b, s, thread, n)
+			for id := int64(100); id <= n; id += 100 {
+				if err := s.PutWrites(b.Context(), store.TaskWrites{ThreadID: thread, CheckpointID: id, TaskID: "t", Writes: benchState}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start := time.Now()
+			res, err := s.Prune(b.Context(), thread, doomed)
+			pruning += time.Since(start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Deleted) != n-keep || res.Events != 3*(n-keep) || res.Writes != (n-keep)/100 ||
+				len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: n - keep + 1, From: n - keep}) {
+				b.Fatalf("Prune deleted %d checkpoints, %d events, %d writes, re-rooted %v", len(res.Deleted), res.Events, res.Writes, res.Rerooted)
+			}
+		}
+		b.ReportMetric(float64(pruning.Nanoseconds())/float64(b.N), "ns/prune")
+	})
 }
 
 // benchState is a ~2 KB state document.

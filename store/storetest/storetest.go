@@ -59,6 +59,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FencedWrites", testFencedWrites},
 		{"FencedBetweenWrites", testFencedBetweenWrites},
 		{"TxHook", testTxHook},
+		{"PruneDeletesEveryRow", testPruneDeletes},
+		{"PruneReroots", testPruneReroots},
+		{"PruneRerootsFork", testPruneRerootsFork},
+		{"PruneIsAtomic", testPruneAtomic},
+		{"PruneKeepsTheHead", testPruneHead},
+		{"PrunedIDsStayStale", testPrunedIDsStale},
+		{"PruneRerootedSameContent", testPruneSameContent},
+		{"PruneRacesWriters", testPruneRaces},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
@@ -888,6 +896,7 @@ func testCancelled(t *testing.T, s store.Store) {
 		{"Events", func(ctx context.Context) error { _, err := s.Events(ctx, "t", 0); return err }},
 		{"Threads", func(ctx context.Context) error { _, err := s.Threads(ctx); return err }},
 		{"DeleteThread", func(ctx context.Context) error { return s.DeleteThread(ctx, "t") }},
+		{"Prune", func(ctx context.Context) error { _, err := s.Prune(ctx, "t", []int64{1}); return err }},
 		{"Lock", func(ctx context.Context) error {
 			release, err := s.Lock(ctx, "t")
 			if err == nil {
@@ -1591,9 +1600,9 @@ func wantIs(t *testing.T, err, target error) {
 
 func wantCheckpoint(t *testing.T, got, want store.Checkpoint) {
 	t.Helper()
-	if got.ThreadID != want.ThreadID || got.ID != want.ID || got.ParentID != want.ParentID {
-		t.Errorf("got checkpoint %s/%d (parent %d), want %s/%d (parent %d)",
-			clip(got.ThreadID), got.ID, got.ParentID, clip(want.ThreadID), want.ID, want.ParentID)
+	if got.ThreadID != want.ThreadID || got.ID != want.ID || got.ParentID != want.ParentID || got.RerootedFrom != want.RerootedFrom {
+		t.Errorf("got checkpoint %s/%d (parent %d, rerooted from %d), want %s/%d (parent %d, rerooted from %d)",
+			clip(got.ThreadID), got.ID, got.ParentID, got.RerootedFrom, clip(want.ThreadID), want.ID, want.ParentID, want.RerootedFrom)
 	}
 	if !sameJSON(got.State, want.State) {
 		t.Errorf("checkpoint %d state = %s, want %s", want.ID, clip(string(got.State)), clip(string(want.State)))

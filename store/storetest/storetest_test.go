@@ -34,6 +34,9 @@ var bugs = []string{
 	"draft recreated", "draft body overwritten", "drafts survive delete", "drafts unordered",
 	"fence ignored", "conflict before fence", "fence before no-op", "epoch survives delete",
 	"epoch too new accepted", "hook never called", "fence checked before the transaction",
+	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
+	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
+	"rerooted put conflicts",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -69,7 +72,8 @@ func TestMutant(t *testing.T) {
 		t.Fatalf("unknown bug %q", bug)
 	}
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{}}
+		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{},
+			pruned: map[[2]any][2][]byte{}}
 	})
 }
 
@@ -80,6 +84,77 @@ type buggy struct {
 	releases map[string]func() error
 	mu       sync.Mutex       // for epochs: Fence and writes race in the suite
 	epochs   map[string]int64 // as handed out by Fence
+	// pruned keeps, by thread and checkpoint id, what Prune deleted: the
+	// first task's writes and the first event's payload (nil when none).
+	pruned map[[2]any][2][]byte
+}
+
+func (b *buggy) wasPruned(thread string, id int64) ([2][]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.pruned[[2]any{thread, id}]
+	return p, ok
+}
+
+func (b *buggy) Prune(ctx context.Context, thread string, ids []int64) (store.PruneResult, error) {
+	switch b.bug {
+	case "prune ignores context":
+		ctx = context.Background()
+	case "prune not atomic": // one id at a time
+		var res store.PruneResult
+		for _, id := range ids {
+			r, err := b.prune(ctx, thread, []int64{id})
+			if err != nil {
+				return res, err
+			}
+			res.Deleted, res.Rerooted = append(res.Deleted, r.Deleted...), append(res.Rerooted, r.Rerooted...)
+			res.Writes, res.Events = res.Writes+r.Writes, res.Events+r.Events
+		}
+		return res, nil
+	case "head prune accepted":
+		if head, err := b.Store.Latest(ctx, thread); err == nil {
+			ids = slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return id == head.ID })
+		}
+	}
+	return b.prune(ctx, thread, ids)
+}
+
+// prune prunes and remembers what was pruned, for the read-side bugs.
+func (b *buggy) prune(ctx context.Context, thread string, ids []int64) (store.PruneResult, error) {
+	kept := map[int64][2][]byte{}
+	for _, id := range ids {
+		var p [2][]byte
+		if ws, _ := b.Store.Writes(ctx, thread, id); len(ws) > 0 {
+			p[0] = ws[0].Writes
+		}
+		if evs, _ := b.Store.Events(ctx, thread, id); len(evs) > 0 && id != 0 {
+			p[1] = evs[0].Payload
+		}
+		kept[id] = p
+	}
+	res, err := b.Store.Prune(ctx, thread, ids)
+	if err == nil {
+		b.mu.Lock()
+		for id, p := range kept {
+			b.pruned[[2]any{thread, id}] = p
+		}
+		b.pruned[[2]any{thread, int64(0)}] = [2][]byte{}
+		b.mu.Unlock()
+	}
+	return res, err
+}
+
+// read applies the read-side bugs of Prune to a checkpoint read back.
+func (b *buggy) read(cp store.Checkpoint) store.Checkpoint {
+	switch b.bug {
+	case "reroot skipped":
+		if cp.RerootedFrom != 0 {
+			cp.ParentID, cp.RerootedFrom = cp.RerootedFrom, 0
+		}
+	case "rerooted from lost":
+		cp.RerootedFrom = 0
+	}
+	return cp
 }
 
 func (b *buggy) epoch(thread string) int64 {
@@ -122,7 +197,15 @@ func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			return store.ErrConflict
 		}
 	}
+	if b.bug == "rerooted put conflicts" {
+		if old, err := b.Store.Get(ctx, cp.ThreadID, cp.ID); err == nil && old.RerootedFrom != 0 && old.ParentID != cp.ParentID {
+			return store.ErrConflict
+		}
+	}
 	err := b.Store.PutCheckpoint(ctx, cp, events)
+	if _, ok := b.wasPruned(cp.ThreadID, cp.ID); ok && b.bug == "pruned ids reused" && errors.Is(err, store.ErrStale) {
+		return nil
+	}
 	switch {
 	case b.bug == "surrogates collapse" && errors.Is(err, store.ErrConflict):
 		// The old memory store: encoding/json made every lone surrogate U+FFFD.
@@ -159,7 +242,7 @@ func (b *buggy) Get(ctx context.Context, thread string, id int64) (store.Checkpo
 	case b.bug == "created at unset":
 		cp.CreatedAt = time.Time{}
 	}
-	return cp, err
+	return b.read(cp), err
 }
 
 func (b *buggy) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
@@ -169,7 +252,8 @@ func (b *buggy) Latest(ctx context.Context, thread string) (store.Checkpoint, er
 			return h[len(h)-1], nil
 		}
 	}
-	return b.Store.Latest(ctx, thread)
+	cp, err := b.Store.Latest(ctx, thread)
+	return b.read(cp), err
 }
 
 func (b *buggy) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
@@ -182,6 +266,9 @@ func (b *buggy) History(ctx context.Context, thread string, before int64, limit 
 	h, err := b.Store.History(ctx, thread, before, limit)
 	if b.bug == "history oldest first" {
 		slices.Reverse(h)
+	}
+	for i := range h {
+		h[i] = b.read(h[i])
 	}
 	return h, err
 }
@@ -205,6 +292,9 @@ func (b *buggy) Writes(ctx context.Context, thread string, id int64) ([]store.Ta
 	if b.bug == "writes unordered" {
 		slices.Reverse(ws)
 	}
+	if p, ok := b.wasPruned(thread, id); ok && b.bug == "pruned writes linger" && p[0] != nil {
+		ws = append(ws, store.TaskWrites{ThreadID: thread, CheckpointID: id, TaskID: "task", Writes: p[0]})
+	}
 	return ws, err
 }
 
@@ -215,6 +305,9 @@ func (b *buggy) Events(ctx context.Context, thread string, id int64) ([]store.Ev
 	evs, err := b.Store.Events(ctx, thread, id)
 	if b.bug == "events unordered" {
 		slices.Reverse(evs)
+	}
+	if p, ok := b.wasPruned(thread, id); ok && b.bug == "pruned events linger" && p[1] != nil {
+		evs = append(evs, store.Event{ThreadID: thread, CheckpointID: id, Seq: 1, Type: "a", Payload: p[1]})
 	}
 	return evs, err
 }
@@ -300,6 +393,9 @@ func (b *buggy) ListDrafts(ctx context.Context, thread string) ([]store.Draft, e
 	ds, err := b.Store.ListDrafts(ctx, thread)
 	if b.bug == "drafts unordered" {
 		slices.Reverse(ds)
+	}
+	if _, ok := b.wasPruned(thread, 0); ok && b.bug == "drafts pruned" {
+		ds = nil
 	}
 	return ds, err
 }

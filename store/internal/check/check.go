@@ -134,6 +134,32 @@ func Put(cp store.Checkpoint, events []store.Event) ([]store.Event, error) {
 	return out, nil
 }
 
+// SameParent says whether a put's parent matches a stored checkpoint's
+// for the no-op rule: a re-rooted checkpoint (stored parent 0, its old
+// parent in rerootedFrom) matches both 0 and the parent it had.
+func SameParent(stored, rerootedFrom, put int64) bool {
+	return put == stored || stored == 0 && rerootedFrom != 0 && put == rerootedFrom
+}
+
+// PruneIDs returns the ids of a Prune call sorted, without duplicates, in
+// a new slice.
+func PruneIDs(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PruneMissing is Prune's error for an id that is not a checkpoint of the
+// thread.
+func PruneMissing(id int64) error {
+	return fmt.Errorf("checkpoint %d is not a checkpoint of the thread; nothing was pruned: %w", id, store.ErrNotFound)
+}
+
+// PruneHead is Prune's refusal of the thread's newest checkpoint.
+func PruneHead(id int64) error {
+	return Invalid("checkpoint %d is the thread's newest, which prune always keeps so that ids never go back; nothing was pruned: leave it out, or delete the whole thread", id)
+}
+
 // Writes validates one task's writes.
 func Writes(w store.TaskWrites) error {
 	if err := Text("thread id", w.ThreadID); err != nil {

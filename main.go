@@ -666,7 +666,14 @@ func cmdShow(ctx context.Context, e *engine.Engine, thread string, id int64, o *
 	if o.json {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %d, step %d, source %s, schema v%d", clean(thread), cp.ID, cp.ParentID, cp.Step, cp.Source, cp.SchemaVersion)
+	parent := "none"
+	switch {
+	case cp.RerootedFrom != 0:
+		parent = fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
+	case cp.ParentID != 0:
+		parent = fmt.Sprintf("#%d", cp.ParentID)
+	}
+	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", clean(thread), cp.ID, parent, cp.Step, cp.Source, cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rewind/engine/model"
+	"rewind/engine/model/stream"
 	"rewind/store"
 )
 
@@ -303,7 +304,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task) (TaskWrites
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
 	nc := &NodeContext{Thread: r.thread, Task: t, Values: cp.Values.clone(), Model: counted, emit: emit,
 		point: func(name string) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
-	writes, err := fn(ctx, nc)
+	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError
 	if errors.As(err, &gate) {
 		return TaskWrites{}, gate

@@ -356,7 +356,12 @@ func (s *streams) apply(d stream.Delta) {
 	c := s.byID[d.Call]
 	if c == nil {
 		s.counts[d.Role]++
-		c = &callStream{id: d.Call, role: d.Role, label: fmt.Sprintf("%s·%d", safeLine(d.Role), s.counts[d.Role])}
+		label := fmt.Sprintf("%s·%d", safeLine(d.Role), s.counts[d.Role])
+		if len(d.Task) >= 8 {
+			// The same short task id the task rows show.
+			label = safeLine(d.Role) + " " + safeLine(d.Task[:8])
+		}
+		c = &callStream{id: d.Call, role: d.Role, label: label}
 		s.byID[d.Call] = c
 		s.calls = append(s.calls, c)
 		if len(s.calls) > streamCalls {

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"rewind/engine/model/stream"
 )
 
 // Roles of the ticket graph's calls; a provider may map each to a model.
@@ -81,13 +84,10 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	if m.Latency > 0 {
-		t := time.NewTimer(m.Latency)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Response{}, ctx.Err()
-		case <-t.C:
+	// With a listener the latency is spent streaming the answer instead.
+	if m.Latency > 0 && stream.Listener(ctx) == nil {
+		if err := sleep(ctx, m.Latency); err != nil {
+			return Response{}, err
 		}
 	}
 	m.mu.Lock()
@@ -110,6 +110,11 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 	text, err := m.Respond(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("mock %s call: %w", req.Role, err)
+	}
+	if l := stream.Listener(ctx); l != nil {
+		if err := m.stream(ctx, l, req.Role, text); err != nil {
+			return Response{}, err
+		}
 	}
 	return Response{Text: text, Usage: Usage{PromptTokens: approxTokens(req.System + req.Prompt), CompletionTokens: approxTokens(text)}}, nil
 }
@@ -174,4 +179,40 @@ func (c Counts) String() string {
 		return "none"
 	}
 	return s
+}
+
+// stream shows the answer word by word over the mock's latency, so a
+// display sees tokens arrive as it would from a real model.
+func (m *Mock) stream(ctx context.Context, l stream.Func, role, text string) error {
+	call := stream.NewCall()
+	words := strings.SplitAfter(text, " ")
+	pause := time.Duration(0)
+	if m.Latency > 0 && len(words) > 0 {
+		pause = m.Latency / time.Duration(len(words))
+	}
+	if pause == 0 {
+		words = []string{text}
+	}
+	for _, w := range words {
+		if pause > 0 {
+			if err := sleep(ctx, pause); err != nil {
+				l(stream.Delta{Call: call, Role: role, Done: true, Err: err.Error()})
+				return err
+			}
+		}
+		l(stream.Delta{Call: call, Role: role, Text: w})
+	}
+	l(stream.Delta{Call: call, Role: role, Done: true})
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -22,7 +22,7 @@ import (
 type streamingModel struct{ inner model.Model }
 
 func (s streamingModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
-	resp, err := s.inner.Complete(ctx, req)
+	resp, err := s.inner.Complete(stream.Without(ctx), req)
 	if listen := stream.Listener(ctx); listen != nil {
 		call := stream.NewCall()
 		listen(stream.Delta{Call: call, Role: req.Role, Text: "garbled"})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -108,7 +109,7 @@ func TestSentinelKeyReachesNoStoredOrPrintedByte(t *testing.T) {
 	}
 	// The run's context listener saw every role's answer stream in.
 	for _, role := range []string{"planner", "executor", "critic", "reply"} {
-		if !strings.Contains(printed.String(), "Role:"+role+" Text:") {
+		if !regexp.MustCompile(`Role:` + role + ` Task:[0-9a-f]{16} Text:\S`).MatchString(printed.String()) {
 			t.Errorf("no streamed text of the %s reached the listener", role)
 		}
 	}

@@ -22,6 +22,9 @@ type Delta struct {
 	// Role is the graph's role for the call: planner, executor, critic,
 	// summarizer or reply.
 	Role string `json:"role"`
+	// Task is the engine task that made the call (its id), when known: it
+	// labels parallel executors by their task rather than by arrival.
+	Task string `json:"task,omitempty"`
 	// Text is appended to what the call has shown so far.
 	Text string `json:"text,omitempty"`
 	// Reset says to drop what Call has shown so far: a retry starts over.
@@ -62,3 +65,23 @@ var calls atomic.Uint64
 
 // NewCall returns a call id unique within the process.
 func NewCall() uint64 { return calls.Add(1) }
+
+// WithTask stamps every delta reported through ctx with the task id.
+func WithTask(ctx context.Context, task string) context.Context {
+	prev := Listener(ctx)
+	if prev == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, Func(func(d Delta) {
+		if d.Task == "" {
+			d.Task = task
+		}
+		prev(d)
+	}))
+}
+
+// Without returns ctx with nobody listening, for a model that wraps another
+// and streams the answer itself.
+func Without(ctx context.Context) context.Context {
+	return context.WithValue(ctx, key{}, Func(nil))
+}

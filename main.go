@@ -38,7 +38,7 @@ Usage:
   rewind [tui [THREAD]]                   the terminal UI (the default; --theme dark|light|high-contrast|no-color)
   rewind selftest                         run the seed lab's five checks
   rewind run --thread T --input TEXT [--attach REF]... [--interrupt-before NODE]... [--interrupt-after NODE]...
-  rewind resume T                         carry on from T's latest checkpoint (no input)
+  rewind resume T [CHECKPOINT]            carry on from T's latest checkpoint, or a paused branch head (no input)
   rewind fork T CHECKPOINT --input TEXT   branch from a checkpoint with new input
   rewind discard T                        drop T's pending tasks explicitly
   rewind log T                            the checkpoint chain of T
@@ -232,13 +232,21 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		}
 		return o.execute(ctx, out, worker.Request{Op: worker.OpRun, Thread: o.thread, Turn: o.turn()})
 	case "resume":
-		if err := want(1, 1, "resume T (resume takes no input; to start over with new input use fork)"); err != nil {
+		if err := want(1, 2, "resume T [CHECKPOINT] (resume takes no input; to start over with new input use fork)"); err != nil {
 			return err
 		}
 		if o.input != "" {
 			return usagef("resume takes no input: the state is in the checkpoint. To branch with new input use `rewind fork %s CHECKPOINT --input …`", pos[0])
 		}
-		return o.execute(ctx, out, worker.Request{Op: worker.OpResume, Thread: pos[0]})
+		req := worker.Request{Op: worker.OpResume, Thread: pos[0]}
+		if len(pos) == 2 {
+			id, err := checkpointArg(pos[1])
+			if err != nil {
+				return err
+			}
+			req.Checkpoint = id
+		}
+		return o.execute(ctx, out, req)
 	case "fork":
 		if err := want(2, 2, "fork T CHECKPOINT --input TEXT"); err != nil {
 			return err
@@ -913,6 +921,12 @@ func cmdWorker(ctx context.Context, pos []string, o *options, out io.Writer) err
 		req.Thread, req.Turn = o.thread, o.turn()
 	case (req.Op == worker.OpResume || req.Op == worker.OpApprove) && len(pos) == 2:
 		req.Thread = pos[1]
+	case req.Op == worker.OpResume && len(pos) == 3:
+		id, err := checkpointArg(pos[2])
+		if err != nil {
+			return err
+		}
+		req.Thread, req.Checkpoint = pos[1], id
 	case req.Op == worker.OpReject && len(pos) == 2 && strings.TrimSpace(o.reason) != "":
 		req.Thread = pos[1]
 	case req.Op == worker.OpFork && len(pos) == 3 && strings.TrimSpace(o.input) != "":

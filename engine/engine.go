@@ -280,6 +280,54 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 	return r.drive(ctx, cp)
 }
 
+// ResumeAt carries on from checkpoint id: the head of a branch that is not
+// the thread's newest (a paused branch left behind by a fork). Like Resume
+// it takes no input; the checkpoint must have pending tasks and no
+// continuation yet.
+func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, cfg RunConfig) (Result, error) {
+	if checkpoint <= 0 {
+		return Result{}, fmt.Errorf("resume thread %q: %w", thread, ErrNoCheckpoint)
+	}
+	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	if _, err := e.Get(ctx, thread, checkpoint); err != nil {
+		return Result{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	cp, err := e.Get(ctx, thread, checkpoint)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(cp.Tasks) == 0 {
+		return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it has no pending tasks; fork from it to continue with new input", thread, checkpoint, ErrNothingToResume)
+	}
+	rows, err := e.store.History(ctx, thread, 0, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("read history of thread %q: %w", thread, err)
+	}
+	for _, row := range rows {
+		if row.ParentID != checkpoint {
+			continue
+		}
+		// A fork is a new branch beside this one, not its continuation.
+		child, err := e.graph.decode(row)
+		if err != nil {
+			return Result{}, err
+		}
+		if child.Source != SourceFork {
+			return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d; resume that branch's head (see `rewind log %s`) or fork from %d", thread, checkpoint, ErrNothingToResume, row.ID, thread, checkpoint)
+		}
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
+	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
+	return r.drive(ctx, cp)
+}
+
 // UpdateState writes values as if node asNode had written them, as a new
 // `update` checkpoint whose parent is checkpoint id. With asNode set, the
 // next tasks follow asNode's edges; without, the parent's pending tasks are

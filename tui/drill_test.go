@@ -144,7 +144,7 @@ func (f *fakeRunner) Start(ctx context.Context, thread string, in Input, rs RunS
 
 func (f *fakeRunner) Resume(ctx context.Context, thread string, rs RunSettings) (RunHandle, error) {
 	f.record("resume", rs)
-	r, err := f.local.Resume(ctx, thread, RunSettings{InterruptBefore: rs.InterruptBefore, InterruptAfter: rs.InterruptAfter})
+	r, err := f.local.Resume(ctx, thread, RunSettings{InterruptBefore: rs.InterruptBefore, InterruptAfter: rs.InterruptAfter, At: rs.At})
 	return f.wrap(r, err, rs, false)
 }
 

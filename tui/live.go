@@ -62,7 +62,21 @@ type headMsg struct {
 // readHead reads the newest checkpoint and its stored writes. It runs in a
 // tea.Cmd (or in a run's start Cmd, before the run can add writes).
 func readHead(ctx context.Context, b Backend, thread string) (*headInfo, error) {
-	cps, err := b.History(ctx, thread, 0, 1)
+	return readHeadAt(ctx, b, thread, 0)
+}
+
+// readHeadAt reads checkpoint at (0: the newest) the same way.
+func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headInfo, error) {
+	var cps []engine.Checkpoint
+	var err error
+	if at == 0 {
+		cps, err = b.History(ctx, thread, 0, 1)
+	} else {
+		var cp engine.Checkpoint
+		if cp, err = b.Get(ctx, thread, at); err == nil {
+			cps = []engine.Checkpoint{cp}
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && len(cps) == 0) {
 		return nil, nil
 	}

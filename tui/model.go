@@ -504,7 +504,8 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 		case "resume":
 			// What is stored before the resume starts tells which tasks it
 			// will reuse and which it redispatches.
-			head, _ = readHead(ctx, b, thread)
+			rs.At = from
+			head, _ = readHeadAt(ctx, b, thread, from)
 			r, err = runner.Resume(ctx, thread, rs)
 		case "fork":
 			r, err = runner.Fork(ctx, thread, from, in, rs)
@@ -867,6 +868,15 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) resume() tea.Cmd {
 	if m.thread == "" || m.tree.len() == 0 {
 		return m.setFlash("nothing to resume here", true)
+	}
+	// What is on screen comes first: a paused checkpoint under the cursor
+	// (say, one a fork branched from) or the paused end of the branch on
+	// screen resumes where it stopped; the engine refuses one already
+	// continued.
+	for _, id := range []int64{m.tree.cursor, m.tree.leaf()} {
+		if n := m.tree.nodes[id]; n != nil && id != m.tree.maxID && n.pending > 0 {
+			return m.startRun("resume", id, Input{})
+		}
 	}
 	latest := m.tree.nodes[m.tree.maxID]
 	if latest == nil || latest.pending == 0 {

@@ -440,3 +440,33 @@ func TestCompactionIsShown(t *testing.T) {
 		t.Fatalf("the inspector's diff should show the wholesale replace:\n%s", h.screen())
 	}
 }
+
+// A fork from a paused checkpoint leaves the paused branch behind; `r` on
+// that branch resumes it where it stopped, not the fork.
+func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "pb", ticket.Input(firstInput), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}}); err != nil {
+		t.Fatal(err)
+	}
+	forked, err := e.Fork(ctx, "pb", 2, ticket.Input("Please send me the invoice for SO20260901."), engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "pb"}, 120, 40)
+	h.until("loaded", func() bool { return h.loaded() && h.m.tree.maxID == forked.Checkpoint })
+	h.key("home")
+	h.key("right")
+	h.until("#2", func() bool { return h.at(2) })
+	h.key("r")
+	h.until("the paused branch to finish", func() bool {
+		return h.loaded() && h.m.run == nil && strings.Contains(h.m.flash, "done")
+	})
+	chain, err := e.Ancestors(ctx, "pb", h.m.tree.maxID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chain[1].ID != 2 || chain[2].ParentID != 2 || chain[2].Source != engine.SourceLoop {
+		t.Fatalf("the resume should continue #2 directly, chain %d→%d (%s)", chain[1].ID, chain[2].ID, chain[2].Source)
+	}
+}

@@ -44,6 +44,9 @@ type RunSettings struct {
 	// KillAt arms a crash-drill kill point (see worker.Points) for this
 	// run. Only a Runner that can kill (Killable) honours it.
 	KillAt string
+	// At, for a resume, is the paused branch head to carry on from; 0 means
+	// the thread's newest checkpoint.
+	At int64
 }
 
 // Runner executes runs of the ticket graph somewhere. The in-process
@@ -140,6 +143,9 @@ func (r *localRunner) Start(ctx context.Context, thread string, in Input, rs Run
 
 func (r *localRunner) Resume(ctx context.Context, thread string, rs RunSettings) (RunHandle, error) {
 	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
+		if rs.At != 0 {
+			return r.e.ResumeAt(ctx, thread, rs.At, cfg)
+		}
 		return r.e.Resume(ctx, thread, cfg)
 	}), nil
 }

@@ -83,6 +83,9 @@ func (w *workerRunner) Start(ctx context.Context, thread string, in Input, rs Ru
 }
 
 func (w *workerRunner) Resume(ctx context.Context, thread string, rs RunSettings) (RunHandle, error) {
+	if rs.At != 0 {
+		return w.start(ctx, w.args(worker.OpResume, rs, nil, thread, strconv.FormatInt(rs.At, 10)))
+	}
 	return w.start(ctx, w.args(worker.OpResume, rs, nil, thread))
 }
 

@@ -384,3 +384,44 @@ func TestRedeliveredCompactionMakesNoSecondVersion(t *testing.T) {
 		t.Fatalf("%d compaction events, history version %d; want 1 and 1", n, s.HistoryVersion)
 	}
 }
+
+// A fork leaves the interrupted branch behind; ResumeAt finishes that
+// branch without touching the fork, and refuses a checkpoint that was
+// already continued.
+func TestResumeAtAPausedBranchHead(t *testing.T) {
+	ctx := context.Background()
+	e, m := newEngine(t, memory.New())
+	res, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused := res.Checkpoint
+	forked, err := e.Fork(ctx, "t", paused, ticket.Input("Please send me the invoice for SO20260901."), engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest checkpoint is the fork's end: plain Resume has nothing to do.
+	if _, err := e.Resume(ctx, "t", engine.RunConfig{}); !errors.Is(err, engine.ErrNothingToResume) {
+		t.Fatalf("resume latest: %v", err)
+	}
+	before := m.Calls()["executor"]
+	got, err := e.ResumeAt(ctx, "t", paused, engine.RunConfig{})
+	if err != nil || got.Status != "done" {
+		t.Fatalf("resume the paused branch: %v %s", err, got.Status)
+	}
+	if got.Steps[0].From != paused || m.Calls()["executor"]-before != 4 || got.ModelCalls["planner"] != 0 {
+		t.Fatalf("resumed from %d with calls %v", got.Steps[0].From, got.ModelCalls)
+	}
+	chain, err := e.Ancestors(ctx, "t", got.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range chain {
+		if cp.ID > paused && cp.ID <= forked.Checkpoint {
+			t.Fatalf("the resumed branch runs through the fork's checkpoint %d", cp.ID)
+		}
+	}
+	if _, err := e.ResumeAt(ctx, "t", paused, engine.RunConfig{}); !errors.Is(err, engine.ErrNothingToResume) || !strings.Contains(err.Error(), "already continued") {
+		t.Fatalf("second resume of the same head: %v", err)
+	}
+}

@@ -146,6 +146,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 	case OpRun:
 		return e.Run(ctx, req.Thread, req.Turn.Writes(), cfg)
 	case OpResume:
+		if req.Checkpoint != 0 {
+			return e.ResumeAt(ctx, req.Thread, req.Checkpoint, cfg)
+		}
 		return e.Resume(ctx, req.Thread, cfg)
 	case OpFork:
 		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)

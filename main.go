@@ -298,24 +298,18 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		if err := want(1, 2, "show T [CHECKPOINT]"); err != nil {
 			return err
 		}
-		var id int64
-		if len(pos) == 2 {
-			var err error
-			if id, err = checkpointArg(pos[1]); err != nil {
-				return err
-			}
+		id, err := optCheckpoint(pos)
+		if err != nil {
+			return err
 		}
 		return withEngine(ctx, o, func(e *engine.Engine) error { return cmdShow(ctx, e, pos[0], id, o, out) })
 	case "events":
 		if err := want(1, 2, "events T [CHECKPOINT]"); err != nil {
 			return err
 		}
-		var id int64
-		if len(pos) == 2 {
-			var err error
-			if id, err = checkpointArg(pos[1]); err != nil {
-				return err
-			}
+		id, err := optCheckpoint(pos)
+		if err != nil {
+			return err
 		}
 		return withEngine(ctx, o, func(e *engine.Engine) error { return cmdEvents(ctx, e, pos[0], id, o, out) })
 	case "threads":
@@ -344,6 +338,14 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		return cmdPrune(ctx, pos, o, out)
 	}
 	return usagef("unknown command %q: see `rewind help`", cmd)
+}
+
+// optCheckpoint reads the optional CHECKPOINT after THREAD (0 when absent).
+func optCheckpoint(pos []string) (int64, error) {
+	if len(pos) < 2 {
+		return 0, nil
+	}
+	return checkpointArg(pos[1])
 }
 
 func checkpointArg(s string) (int64, error) {
@@ -415,8 +417,7 @@ func withEngine(ctx context.Context, o *options, fn func(*engine.Engine) error) 
 		return err
 	}
 	defer st.Close()
-	drafts, _ := st.(store.Drafts)
-	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(drafts)), m)
+	e, err := ticket.NewEngine(st, m)
 	if err != nil {
 		return err
 	}
@@ -494,6 +495,7 @@ type runReport struct {
 	Pending        []engine.Task       `json:"pending"`
 	ModelCalls     map[string]int      `json:"modelCalls"`
 	ModelCallTotal int                 `json:"modelCallTotal"`
+	Usage          model.Usage         `json:"usage"`
 	MessagesBefore int                 `json:"messagesBefore"`
 	MessagesAfter  int                 `json:"messagesAfter"`
 	Steps          []engine.StepReport `json:"steps"`
@@ -507,7 +509,7 @@ func report(out io.Writer, o *options, res engine.Result, runErr error) error {
 	calls := model.Counts(res.ModelCalls)
 	if o.json {
 		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
-			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), MessagesBefore: res.MessagesBefore,
+			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
 			MessagesAfter: res.MessagesAfter, Steps: res.Steps}
 		if r.Pending == nil {
 			r.Pending = []engine.Task{}
@@ -533,7 +535,7 @@ func report(out io.Writer, o *options, res engine.Result, runErr error) error {
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
-	fmt.Fprintf(out, "  model calls: %d (%s) · messages %d → %d\n", calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter)
+	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"rewind/engine/model"
 	"rewind/store"
 )
 
@@ -49,6 +50,8 @@ type Metadata struct {
 	// ModelCalls are the calls of the superstep's tasks by role, whether they
 	// ran in this process or before a crash.
 	ModelCalls map[string]int `json:"modelCalls,omitempty"`
+	// Usage is the token count of those calls.
+	Usage *model.Usage `json:"usage,omitempty"`
 	// Reused lists tasks whose stored writes were used instead of running
 	// them again (a resume after a crash mid-superstep).
 	Reused     []string   `json:"reused,omitempty"`

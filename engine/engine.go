@@ -108,9 +108,11 @@ type Result struct {
 	Pending    []Task       `json:"pending"`
 	Steps      []StepReport `json:"steps"`
 	// ModelCalls made by this invocation, by role.
-	ModelCalls     map[string]int `json:"modelCalls"`
-	MessagesBefore int            `json:"messagesBefore"`
-	MessagesAfter  int            `json:"messagesAfter"`
+	ModelCalls map[string]int `json:"modelCalls"`
+	// Usage is the tokens of those calls.
+	Usage          model.Usage `json:"usage"`
+	MessagesBefore int         `json:"messagesBefore"`
+	MessagesAfter  int         `json:"messagesAfter"`
 }
 
 // PendingError refuses a new turn on a thread that still has pending tasks.
@@ -225,21 +227,11 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	if len(input) == 0 {
 		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", thread, checkpoint, ErrEmptyInput)
 	}
-	if err := cfg.validate(e.graph); err != nil {
-		return Result{}, err
-	}
-	if _, err := e.Get(ctx, thread, checkpoint); err != nil {
-		return Result{}, err
-	}
-	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	base, release, epoch, err := e.lockAt(ctx, thread, checkpoint, cfg)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
-	base, err := e.Get(ctx, thread, checkpoint)
-	if err != nil {
-		return Result{}, err
-	}
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil {
 		return Result{}, fmt.Errorf("fork thread %q: %w", thread, err)
@@ -288,21 +280,11 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 	if checkpoint <= 0 {
 		return Result{}, fmt.Errorf("resume thread %q: %w", thread, ErrNoCheckpoint)
 	}
-	if err := cfg.validate(e.graph); err != nil {
-		return Result{}, err
-	}
-	if _, err := e.Get(ctx, thread, checkpoint); err != nil {
-		return Result{}, err
-	}
-	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	cp, release, epoch, err := e.lockAt(ctx, thread, checkpoint, cfg)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
-	cp, err := e.Get(ctx, thread, checkpoint)
-	if err != nil {
-		return Result{}, err
-	}
 	if len(cp.Tasks) == 0 {
 		return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it has no pending tasks; fork from it to continue with new input", thread, checkpoint, ErrNothingToResume)
 	}
@@ -540,6 +522,28 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 // every earlier writer: their late writes are refused from now on. With
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
+// lockAt takes the thread's writer lock for work starting at checkpoint
+// id, which must exist (checked before the lock, so an unknown thread is
+// not fenced) and is read again under the lock.
+func (e *Engine) lockAt(ctx context.Context, thread string, id int64, cfg RunConfig) (Checkpoint, func(), int64, error) {
+	if err := cfg.validate(e.graph); err != nil {
+		return Checkpoint{}, nil, 0, err
+	}
+	if _, err := e.Get(ctx, thread, id); err != nil {
+		return Checkpoint{}, nil, 0, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Checkpoint{}, nil, 0, err
+	}
+	cp, err := e.Get(ctx, thread, id)
+	if err != nil {
+		release()
+		return Checkpoint{}, nil, 0, err
+	}
+	return cp, release, epoch, nil
+}
+
 // mustExist checks a thread before its lock is taken: fencing an unknown
 // thread would leave a row behind for a thread that does not exist.
 func (e *Engine) mustExist(ctx context.Context, thread string) error {

@@ -231,6 +231,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		for role, n := range rec.ModelCalls {
 			md.ModelCalls[role] += n
 		}
+		if rec.Usage != (model.Usage{}) {
+			if md.Usage == nil {
+				md.Usage = &model.Usage{}
+			}
+			md.Usage.PromptTokens += rec.Usage.PromptTokens
+			md.Usage.CompletionTokens += rec.Usage.CompletionTokens
+		}
 		events = append(events, rec.Events...)
 		if ranHere[i] {
 			report.Ran = append(report.Ran, t)
@@ -238,6 +245,8 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 				report.ModelCalls[role] += n
 				r.res.ModelCalls[role] += n
 			}
+			r.res.Usage.PromptTokens += rec.Usage.PromptTokens
+			r.res.Usage.CompletionTokens += rec.Usage.CompletionTokens
 		} else {
 			report.Reused = append(report.Reused, t)
 			md.Reused = append(md.Reused, t.ID)

@@ -56,6 +56,9 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	if len(md.ModelCalls) > 0 {
 		kv("calls", model.Counts(md.ModelCalls).String())
 	}
+	if u := md.Usage; u != nil {
+		kv("tokens", fmt.Sprintf("%d in · %d out", u.PromptTokens, u.CompletionTokens))
+	}
 	if md.DurationMs > 0 {
 		kv("took", fmt.Sprintf("%d ms", md.DurationMs))
 	}

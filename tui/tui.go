@@ -23,10 +23,8 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/muesli/termenv"
 
-	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/ticket"
-	"rewind/store"
 	"rewind/store/backend"
 	"rewind/themes"
 )
@@ -87,8 +85,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
-	drafts, _ := st.(store.Drafts)
-	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(drafts)), m)
+	e, err := ticket.NewEngine(st, m)
 	if err != nil {
 		return err
 	}

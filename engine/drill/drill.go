@@ -123,8 +123,7 @@ func (d *driller) say(format string, a ...any) {
 }
 
 func (d *driller) engine() (*engine.Engine, error) {
-	drafts, _ := d.st.(store.Drafts)
-	return engine.New(d.st, ticket.NewGraph(ticket.WithDrafts(drafts)), ticket.NewMock())
+	return ticket.NewEngine(d.st, ticket.NewMock())
 }
 
 // seed gives a fresh thread its earlier history.

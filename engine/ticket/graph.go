@@ -80,6 +80,15 @@ func NewGraph(opts ...Option) *engine.Graph {
 	return g
 }
 
+// NewEngine runs the ticket graph on st with m, giving create_draft the
+// store's drafts table when it has one.
+func NewEngine(st store.Store, m model.Model, opts ...Option) (*engine.Engine, error) {
+	if d, ok := st.(store.Drafts); ok {
+		opts = append([]Option{WithDrafts(d)}, opts...)
+	}
+	return engine.New(st, NewGraph(opts...), m)
+}
+
 // PendingDraft is the draft operation the thread waits on, if any.
 func PendingDraft(s State) (Operation, bool) {
 	ids := make([]string, 0, len(s.Operations))

@@ -37,15 +37,19 @@ const usage = `rewind: time travel for a checkpointed multi-agent conversation
 Usage:
   rewind [tui [THREAD]]                   the terminal UI (the default; --theme dark|light|high-contrast|no-color)
   rewind selftest                         run the seed lab's five checks
-  rewind run --thread T --input TEXT [--attach REF]... [--interrupt-before NODE]... [--interrupt-after NODE]...
+  rewind run --thread T --input TEXT [--attach REF]... [--draft] [--auth-ttl D] [--interrupt-before NODE]... [--interrupt-after NODE]...
   rewind resume T [CHECKPOINT]            carry on from T's latest checkpoint, or a paused branch head (no input)
   rewind fork T CHECKPOINT --input TEXT   branch from a checkpoint with new input
+  rewind approve T                        approve the draft the thread waits on, and carry on
+  rewind reject T --reason TEXT           reject it (no draft is created), and carry on
   rewind discard T                        drop T's pending tasks explicitly
   rewind log T                            the checkpoint chain of T
   rewind show T [CHECKPOINT]              state, pending tasks and writes at a checkpoint
   rewind events T [CHECKPOINT]            events committed with a checkpoint (or all)
   rewind threads                          every thread in the store
   rewind rm T                             delete every row of thread T
+  rewind drill [--kill-at POINT]          kill real worker processes at every kill point, resume, check
+  rewind worker run|resume|fork|approve|reject …   one invocation in its own process (JSON lines)
   rewind prune T|--all [--keep-last N] [--older-than D] [--dry-run]
                                           delete old checkpoints, keeping the newest N and/or those
                                           younger than D (e.g. 720h), the head and paused branch tips
@@ -60,6 +64,11 @@ Flags (any command):
                       environment; see README "Real models"); default $REWIND_PROVIDER
   --record FILE       save every model exchange of the run to FILE (added to if it is a recording)
   --replay FILE       answer model calls from a recording, offline; refuses calls it does not hold
+  --kill-at POINT     (run, resume, fork, approve, worker) SIGKILL this process at a kill point:
+                      before-model-call, after-model-call, mid-fanout, before-summary, after-summary,
+                      after-compaction-commit, awaiting-approval, before-side-effect, after-side-effect,
+                      after-side-effect-recorded, mid-transaction (POINT@N: the Nth time)
+  --take-over         (resume) run a thread another live process holds; that process is fenced out
 `
 
 func main() {

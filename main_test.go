@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/sqlite"
 )
@@ -584,5 +585,14 @@ func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
 	}
 	if r := cli(t, env, "rm", "ghost"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("rm of a thread that never existed: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestHelpNamesEveryKillPoint(t *testing.T) {
+	r := cli(t, nil, "help")
+	for _, p := range worker.Points {
+		if !strings.Contains(r.stdout, p.Name) {
+			t.Errorf("`rewind help` does not name kill point %q", p.Name)
+		}
 	}
 }

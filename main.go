@@ -349,6 +349,18 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 	return usagef("unknown command %q: see `rewind help`", cmd)
 }
 
+// parentLabel names a checkpoint's parent: its id (after prefix), "pruned
+// (was #N)" when prune deleted it, or none for a root.
+func parentLabel(cp engine.Checkpoint, none, prefix string) string {
+	switch {
+	case cp.ParentID != 0:
+		return prefix + strconv.FormatInt(cp.ParentID, 10)
+	case cp.RerootedFrom != 0:
+		return fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
+	}
+	return none
+}
+
 // optCheckpoint reads the optional CHECKPOINT after THREAD (0 when absent).
 func optCheckpoint(pos []string) (int64, error) {
 	if len(pos) < 2 {
@@ -641,12 +653,7 @@ func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, ou
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
 	for _, cp := range cps {
-		parent := "-"
-		if cp.ParentID != 0 {
-			parent = strconv.FormatInt(cp.ParentID, 10)
-		} else if cp.RerootedFrom != 0 {
-			parent = fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
-		}
+		parent := parentLabel(cp, "-", "")
 		by := strings.Join(cp.Metadata.Nodes, ",")
 		if by == "" {
 			by = "(" + cp.Source + ")"
@@ -685,14 +692,7 @@ func cmdShow(ctx context.Context, e *engine.Engine, thread string, id int64, o *
 	if o.json {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
 	}
-	parent := "none"
-	switch {
-	case cp.RerootedFrom != 0:
-		parent = fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
-	case cp.ParentID != 0:
-		parent = fmt.Sprintf("#%d", cp.ParentID)
-	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", clean(thread), cp.ID, parent, cp.Step, cp.Source, cp.SchemaVersion)
+	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", clean(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, cp.Source, cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}

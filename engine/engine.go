@@ -518,10 +518,6 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, nil
 }
 
-// lock makes this invocation the thread's one live writer and fences out
-// every earlier writer: their late writes are refused from now on. With
-// takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
-// taken anyway; fencing keeps that process from forking the chain.
 // lockAt takes the thread's writer lock for work starting at checkpoint
 // id, which must exist (checked before the lock, so an unknown thread is
 // not fenced) and is read again under the lock.
@@ -551,6 +547,10 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 	return err
 }
 
+// lock makes this invocation the thread's one live writer and fences out
+// every earlier writer: their late writes are refused from now on. With
+// takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
+// taken anyway; fencing keeps that process from forking the chain.
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
 	release, err := e.store.Lock(ctx, thread)
 	switch {

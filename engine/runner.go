@@ -235,8 +235,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 			if md.Usage == nil {
 				md.Usage = &model.Usage{}
 			}
-			md.Usage.PromptTokens += rec.Usage.PromptTokens
-			md.Usage.CompletionTokens += rec.Usage.CompletionTokens
+			md.Usage.Add(rec.Usage)
 		}
 		events = append(events, rec.Events...)
 		if ranHere[i] {
@@ -245,8 +244,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 				report.ModelCalls[role] += n
 				r.res.ModelCalls[role] += n
 			}
-			r.res.Usage.PromptTokens += rec.Usage.PromptTokens
-			r.res.Usage.CompletionTokens += rec.Usage.CompletionTokens
+			r.res.Usage.Add(rec.Usage)
 		} else {
 			report.Reused = append(report.Reused, t)
 			md.Reused = append(md.Reused, t.ID)
@@ -356,8 +354,7 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	resp, err := c.inner.Complete(ctx, req)
 	c.mu.Lock()
 	c.calls[req.Role]++
-	c.usage.PromptTokens += resp.Usage.PromptTokens
-	c.usage.CompletionTokens += resp.Usage.CompletionTokens
+	c.usage.Add(resp.Usage)
 	c.mu.Unlock()
 	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": time.Since(start).Milliseconds()}
 	if err != nil {

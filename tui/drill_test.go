@@ -672,16 +672,7 @@ func TestDrillScreensFitAtEverySize(t *testing.T) {
 			h.dispatch(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			for _, keys := range c.keys {
 				h.key(keys...)
-				v := h.m.View()
-				lines := strings.Split(v, "\n")
-				if len(lines) != size[1] {
-					t.Fatalf("at %dx%d after %v the view has %d lines, want %d:\n%s", size[0], size[1], keys, len(lines), size[1], v)
-				}
-				for i, l := range lines {
-					if w := width(l); w > size[0] {
-						t.Fatalf("at %dx%d after %v line %d is %d wide:\n%s", size[0], size[1], keys, i, w, l)
-					}
-				}
+				assertFits(t, h.m.View(), size, keys)
 			}
 			if len(h.m.live) == 0 || len(h.m.live) > liveMax(size[1]) {
 				t.Fatalf("at %dx%d the live area has %d lines (at most %d)", size[0], size[1], len(h.m.live), liveMax(size[1]))

@@ -351,3 +351,18 @@ func (h *harness) loaded() bool {
 func (h *harness) at(id int64) bool { return h.loaded() && h.m.tree.cursor == id }
 
 func (h *harness) contains(s string) bool { return strings.Contains(h.screen(), s) }
+
+// assertFits fails unless view fills the terminal exactly: size[1] lines,
+// none wider than size[0] (after: what was pressed, for the message).
+func assertFits(t testing.TB, view string, size [2]int, after any) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != size[1] {
+		t.Fatalf("at %dx%d after %v the view has %d lines, want %d:\n%s", size[0], size[1], after, len(lines), size[1], view)
+	}
+	for i, l := range lines {
+		if w := width(l); w > size[0] {
+			t.Fatalf("at %dx%d after %v line %d is %d wide:\n%s", size[0], size[1], after, i, w, l)
+		}
+	}
+}

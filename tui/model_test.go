@@ -296,16 +296,7 @@ func TestEveryLineFitsAtEverySize(t *testing.T) {
 		for _, keys := range [][]string{{"1"}, {"2"}, {"3"}, {"?"}, {"esc", "f"}, {"esc", "b"}, {"esc", "t"}, {"esc"}} {
 			h.key(keys...)
 			h.drain()
-			v := h.m.View()
-			lines := strings.Split(v, "\n")
-			if len(lines) != size[1] {
-				t.Fatalf("at %dx%d after %v the view has %d lines, want %d:\n%s", size[0], size[1], keys, len(lines), size[1], v)
-			}
-			for i, l := range lines {
-				if w := width(l); w > size[0] {
-					t.Fatalf("at %dx%d after %v line %d is %d wide:\n%s", size[0], size[1], keys, i, w, l)
-				}
-			}
+			assertFits(t, h.m.View(), size, keys)
 		}
 		if h.m.screen == screenThreads {
 			h.key("esc")

@@ -37,6 +37,12 @@ type Usage struct {
 	CompletionTokens int `json:"completionTokens"`
 }
 
+// Add counts another call's tokens in.
+func (u *Usage) Add(o Usage) {
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+}
+
 // Response is a finished answer.
 type Response struct {
 	Text  string `json:"text"`
@@ -86,7 +92,7 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	// With a listener the latency is spent streaming the answer instead.
 	if m.Latency > 0 && stream.Listener(ctx) == nil {
-		if err := sleep(ctx, m.Latency); err != nil {
+		if err := Sleep(ctx, m.Latency); err != nil {
 			return Response{}, err
 		}
 	}
@@ -195,7 +201,7 @@ func (m *Mock) stream(ctx context.Context, l stream.Func, role, text string) err
 	}
 	for _, w := range words {
 		if pause > 0 {
-			if err := sleep(ctx, pause); err != nil {
+			if err := Sleep(ctx, pause); err != nil {
 				l(stream.Delta{Call: call, Role: role, Done: true, Err: err.Error()})
 				return err
 			}
@@ -206,7 +212,8 @@ func (m *Mock) stream(ctx context.Context, l stream.Func, role, text string) err
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (then it returns ctx's error).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

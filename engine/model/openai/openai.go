@@ -66,7 +66,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	p := &Provider{cfg: cfg, chat: sdk.NewChatCompletionService(opts...), host: u.Host, key: cfg.APIKey, sleep: sleep}
+	p := &Provider{cfg: cfg, chat: sdk.NewChatCompletionService(opts...), host: u.Host, key: cfg.APIKey, sleep: model.Sleep}
 	p.cfg.APIKey = ""
 	return p, nil
 }
@@ -164,17 +164,6 @@ func (p *Provider) backoff(attempt int) time.Duration {
 	}
 	d = min(d, p.cfg.MaxBackoff)
 	return d - time.Duration(rand.Int64N(int64(d)/5+1))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // attempt makes one request. onText sees streamed pieces as they arrive.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"rewind/engine"
+	"rewind/engine/bench"
 	"rewind/engine/drill"
 	"rewind/engine/model"
 	"rewind/engine/model/provider"
@@ -45,11 +46,15 @@ Usage:
   rewind discard T                        drop T's pending tasks explicitly
   rewind log T                            the checkpoint chain of T
   rewind show T [CHECKPOINT]              state, pending tasks and writes at a checkpoint
+  rewind show T [CHECKPOINT] --message N  original message #N, even after compaction folded it into the summary
   rewind events T [CHECKPOINT]            events committed with a checkpoint (or all)
   rewind threads                          every thread in the store
   rewind rm T                             delete every row of thread T
   rewind drill [--kill-at POINT]          kill real worker processes at every kill point, resume, check
   rewind worker run|resume|fork|approve|reject …   one invocation in its own process (JSON lines)
+  rewind bench [--turns N] [--inline-bytes B]
+                                          a long conversation on a new thread (mock, zero latency): time and
+                                          bytes per turn, then listing and loading times
   rewind prune T|--all [--keep-last N] [--older-than D] [--dry-run]
                                           delete old checkpoints, keeping the newest N and/or those
                                           younger than D (e.g. 720h), the head and paused branch tips
@@ -113,6 +118,9 @@ type options struct {
 	points      multi
 	takeOver    bool
 	keepLast    string
+	message     string
+	turns       int
+	inlineBytes int
 	olderThan   string
 	all         bool
 	dryRun      bool
@@ -146,6 +154,9 @@ func (o *options) flags(name string) *flag.FlagSet {
 	fs.Var(&o.points, "point", "")
 	fs.BoolVar(&o.takeOver, "take-over", false, "")
 	fs.StringVar(&o.keepLast, "keep-last", "", "")
+	fs.StringVar(&o.message, "message", "", "")
+	fs.IntVar(&o.turns, "turns", 100, "")
+	fs.IntVar(&o.inlineBytes, "inline-bytes", 0, "")
 	fs.StringVar(&o.olderThan, "older-than", "", "")
 	fs.BoolVar(&o.all, "all", false, "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
@@ -304,12 +315,19 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		}
 		return withEngine(ctx, o, func(e *engine.Engine) error { return cmdLog(ctx, e, pos[0], o, out) })
 	case "show":
-		if err := want(1, 2, "show T [CHECKPOINT]"); err != nil {
+		if err := want(1, 2, "show T [CHECKPOINT] [--message N]"); err != nil {
 			return err
 		}
 		id, err := optCheckpoint(pos)
 		if err != nil {
 			return err
+		}
+		if o.message != "" {
+			n, err := strconv.ParseInt(strings.TrimPrefix(o.message, "#"), 10, 64)
+			if err != nil || n < 0 {
+				return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", o.message)
+			}
+			return withEngine(ctx, o, func(e *engine.Engine) error { return cmdMessage(ctx, e, pos[0], id, n, o, out) })
 		}
 		return withEngine(ctx, o, func(e *engine.Engine) error { return cmdShow(ctx, e, pos[0], id, o, out) })
 	case "events":
@@ -345,6 +363,11 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		})
 	case "prune":
 		return cmdPrune(ctx, pos, o, out)
+	case "bench":
+		if err := want(0, 0, "bench [--store SPEC] [--turns N] [--inline-bytes B] [--json]"); err != nil {
+			return err
+		}
+		return cmdBench(ctx, o, out)
 	}
 	return usagef("unknown command %q: see `rewind help`", cmd)
 }
@@ -619,12 +642,21 @@ func cmdSelftest(ctx context.Context, o *options, out io.Writer) error {
 	return nil
 }
 
+// nextTask is a pending task in `log --json`: a listing names the node;
+// `show` has the task's id and arguments.
+type nextTask struct {
+	Node string `json:"node"`
+}
+
+// cmdLog lists listings only: no state is read, so a 1,000-turn thread
+// lists in milliseconds.
 func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, out io.Writer) error {
-	if _, err := e.Latest(ctx, thread); err != nil {
-		return err
-	}
 	cps, err := e.History(ctx, thread, 0, 0)
 	if err != nil {
+		return err
+	}
+	if len(cps) == 0 {
+		_, err := e.Latest(ctx, thread) // says the thread is not found
 		return err
 	}
 	sort.Slice(cps, func(i, j int) bool { return cps[i].ID < cps[j].ID })
@@ -635,15 +667,21 @@ func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, ou
 			Step     int            `json:"step"`
 			Source   string         `json:"source"`
 			Nodes    []string       `json:"nodes"`
-			Next     []engine.Task  `json:"next"`
+			Next     []nextTask     `json:"next"`
 			Calls    map[string]int `json:"modelCalls,omitempty"`
 			Messages int            `json:"messages"`
+			// Bytes is what the checkpoint added to the store.
+			Bytes int `json:"bytes,omitempty"`
 			// RerootedFrom is the parent a checkpoint had before prune deleted it.
 			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
 		}
 		rows := make([]row, len(cps))
 		for i, cp := range cps {
-			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, cp.Tasks, cp.Metadata.ModelCalls, cp.Values.Len("messages"), cp.RerootedFrom}
+			next := make([]nextTask, len(cp.Tasks))
+			for j, t := range cp.Tasks {
+				next[j] = nextTask{t.Node}
+			}
+			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom}
 			if rows[i].Nodes == nil {
 				rows[i].Nodes = []string{}
 			}
@@ -665,7 +703,7 @@ func cmdLog(ctx context.Context, e *engine.Engine, thread string, o *options, ou
 		if cp.Metadata.Interrupt != nil {
 			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Values.Len("messages"), next)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, next)
 	}
 	return tw.Flush()
 }
@@ -730,8 +768,22 @@ func cmdShow(ctx context.Context, e *engine.Engine, thread string, id int64, o *
 			fmt.Fprintf(out, "  %s %s %s\n", t.ID, t.Node, clean(string(t.Args)))
 		}
 	}
+	if len(cp.Applied) > 0 {
+		fmt.Fprintf(out, "\nWRITES that made this checkpoint (%s stored)\n", byteSize(cp.Bytes))
+		for _, g := range cp.Applied {
+			chs := make([]string, len(g.Writes))
+			for i, x := range g.Writes {
+				chs[i] = x.Channel
+			}
+			who := g.Node
+			if g.Task != "" {
+				who = g.Task + " " + g.Node
+			}
+			fmt.Fprintf(out, "  %s → %s\n", clean(who), strings.Join(chs, ", "))
+		}
+	}
 	if len(writes) > 0 {
-		fmt.Fprintf(out, "\nSTORED WRITES of this superstep (%d task(s) done)\n", len(writes))
+		fmt.Fprintf(out, "\nSTORED WRITES of the pending superstep (%d task(s) done, reused on resume)\n", len(writes))
 		for _, w := range writes {
 			chs := make([]string, len(w.Writes))
 			for i, x := range w.Writes {
@@ -740,6 +792,44 @@ func cmdShow(ctx context.Context, e *engine.Engine, thread string, id int64, o *
 			fmt.Fprintf(out, "  %s %s → %s\n", w.Task, w.Node, strings.Join(chs, ", "))
 		}
 	}
+	return nil
+}
+
+// byteSize prints a size the way people read it.
+func byteSize(n int) string {
+	switch {
+	case n == 0:
+		return "size not recorded"
+	case n < 10_000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// cmdMessage prints an original message, even one compaction folded into
+// the summary long ago.
+func cmdMessage(ctx context.Context, e *engine.Engine, thread string, at, index int64, o *options, out io.Writer) error {
+	m, err := e.Message(ctx, thread, at, index)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(out, m)
+	}
+	var msg ticket.Message
+	if err := json.Unmarshal(m.Body, &msg); err != nil {
+		return fmt.Errorf("message #%d of thread %q: %w", index, thread, err)
+	}
+	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, clean(msg.Speaker), clean(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+	if msg.ToolCall != nil {
+		fmt.Fprintf(out, "tool call %s %s(%s)\n", clean(msg.ToolCall.ID), clean(msg.ToolCall.Name), clean(string(msg.ToolCall.Args)))
+	}
+	if msg.ToolCallID != "" {
+		fmt.Fprintf(out, "result of %s\n", clean(msg.ToolCallID))
+	}
+	fmt.Fprintln(out, clean(msg.Content))
 	return nil
 }
 
@@ -1032,4 +1122,42 @@ func orDash(v any) any {
 		return "—"
 	}
 	return v
+}
+
+// cmdBench runs `rewind bench`: a long conversation measured turn by turn.
+func cmdBench(ctx context.Context, o *options, out io.Writer) error {
+	if o.turns < 1 {
+		return usagef("bench: --turns %d: give at least 1", o.turns)
+	}
+	if o.inlineBytes < 0 {
+		return usagef("bench: --inline-bytes %d is negative", o.inlineBytes)
+	}
+	spec := backend.Resolve(o.store)
+	st, err := backend.Open(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var progress func(bench.Turn)
+	if !o.json {
+		fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", backend.Describe(spec), o.turns)
+		progress = func(t bench.Turn) {
+			if t.Turn == 1 || t.Turn%max(o.turns/10, 1) == 0 {
+				fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
+			}
+		}
+	}
+	rep, err := bench.Run(ctx, st, backend.Describe(spec), bench.Options{Turns: o.turns, InlineBytes: o.inlineBytes}, progress)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(out, rep)
+	}
+	early, earlyKB := rep.Medians(11, 20)
+	late, lateKB := rep.Medians(len(rep.Turns)-9, len(rep.Turns))
+	fmt.Fprintf(out, "turns 11-20: median %.2f ms, %.1f KB a turn; last 10: median %.2f ms, %.1f KB a turn\n", early, earlyKB/1024, late, lateKB/1024)
+	fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms, middle %.3f ms; peak RSS %.0f MB\n",
+		rep.Thread, rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // Reducer folds one write into a channel's current value. Values and writes
@@ -87,11 +88,9 @@ func IndexedAppend(field string) Reducer {
 		}
 		// History only grows: keep the old items as raw bytes and decode
 		// just the last one for its index.
-		var old []json.RawMessage
-		if c := bytes.TrimSpace(current); len(c) > 0 && string(c) != "null" {
-			if err := json.Unmarshal(c, &old); err != nil {
-				return nil, fmt.Errorf("want a list: %w", err)
-			}
+		old, err := splitList(current)
+		if err != nil {
+			return nil, fmt.Errorf("want a list: %w", err)
 		}
 		add, err := decodeList(write)
 		if err != nil {
@@ -99,12 +98,11 @@ func IndexedAppend(field string) Reducer {
 		}
 		next := int64(1)
 		if n := len(old); n > 0 {
-			last, err := decodeList(append(append([]byte{'['}, old[n-1]...), ']'))
-			if err != nil || len(last) != 1 {
+			if last := bytes.TrimSpace(old[n-1]); len(last) == 0 || last[0] != '{' {
 				return nil, fmt.Errorf("last item is not an object")
 			}
-			if v, ok := last[0][field].(json.Number); ok {
-				if i, err := v.Int64(); err == nil {
+			if v, ok := topField(old[n-1], field); ok {
+				if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 					next = i + 1
 				}
 			}

@@ -80,6 +80,19 @@ type Checkpoint struct {
 	CreatedAt     time.Time `json:"createdAt"`
 	// MigratedFrom is the stored schema version when it was older.
 	MigratedFrom int `json:"migratedFrom,omitempty"`
+	// Messages is how many items the transcript channel holds.
+	Messages int `json:"messages"`
+	// Bytes is what storing this checkpoint added to the store (its row,
+	// new messages and blobs); 0 for checkpoints stored before it was
+	// recorded.
+	Bytes int `json:"bytes,omitempty"`
+	// RowBytes is the checkpoint's own row (its listing and state).
+	RowBytes int `json:"rowBytes,omitempty"`
+	// Applied are the writes that made this checkpoint from its parent, by
+	// task (or the input or update), in the order they were applied.
+	Applied []WriteGroup `json:"applied,omitempty"`
+	// depth is how many deltas separate it from its stored base.
+	depth int
 }
 
 // document is the stored JSON form (thread, ids and time live in the row).
@@ -101,24 +114,11 @@ var (
 	ErrCorrupt = errors.New("checkpoint is corrupt")
 )
 
-func (g *Graph) encode(cp Checkpoint) ([]byte, error) {
-	tasks := cp.Tasks
-	if tasks == nil {
-		tasks = []Task{}
-	}
-	return json.Marshal(document{
-		SchemaVersion: g.SchemaVersion,
-		Step:          cp.Step,
-		Source:        cp.Source,
-		Values:        cp.Values,
-		Tasks:         tasks,
-		Metadata:      cp.Metadata,
-	})
-}
-
-// decode reads a stored row through the migration registry. It never
-// half-reads: a newer, unknown or corrupt document is an error.
-func (g *Graph) decode(row store.Checkpoint) (Checkpoint, error) {
+// decodeLegacy reads a row stored before the incremental format (one
+// whole document) through the migration registry, up to schema version
+// target. It never half-reads: a newer, unknown or corrupt document is an
+// error.
+func (g *Graph) decodeLegacy(row store.Checkpoint, target int) (Checkpoint, error) {
 	where := fmt.Sprintf("checkpoint %d of thread %q", row.ID, row.ThreadID)
 	dec := json.NewDecoder(bytes.NewReader(row.State))
 	dec.UseNumber()
@@ -140,12 +140,12 @@ func (g *Graph) decode(row store.Checkpoint) (Checkpoint, error) {
 	}
 	from := version
 	switch {
-	case version > g.SchemaVersion:
-		return Checkpoint{}, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, version, g.SchemaVersion, ErrNewerSchema)
+	case version > target:
+		return Checkpoint{}, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, version, target, ErrNewerSchema)
 	case version < 1:
 		return Checkpoint{}, fmt.Errorf("%s has schema v%d: %w; it cannot be read", where, version, ErrUnknownSchema)
 	}
-	for ; version < g.SchemaVersion; version++ {
+	for ; version < target; version++ {
 		m := g.Migrations[version]
 		if m == nil {
 			return Checkpoint{}, fmt.Errorf("%s has schema v%d and no migration to v%d exists: %w", where, version, version+1, ErrUnknownSchema)
@@ -179,18 +179,19 @@ func (g *Graph) decode(row store.Checkpoint) (Checkpoint, error) {
 		RerootedFrom:  row.RerootedFrom,
 		Step:          d.Step,
 		Source:        d.Source,
-		SchemaVersion: g.SchemaVersion,
+		SchemaVersion: target,
 		Values:        d.Values,
 		Tasks:         d.Tasks,
 		Metadata:      d.Metadata,
 		CreatedAt:     row.CreatedAt,
 	}
-	if from != g.SchemaVersion {
+	if from != target {
 		cp.MigratedFrom = from
 	}
 	if cp.Tasks == nil {
 		cp.Tasks = []Task{}
 	}
+	cp.Messages = cp.Values.Len(g.transcriptOr("messages"))
 	return cp, nil
 }
 

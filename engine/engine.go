@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -86,6 +87,31 @@ const (
 	EventInterrupt       = "interrupt"
 	EventCheckpointSaved = "checkpoint.saved"
 )
+
+// persisted says whether an event type is stored. Progress events (a node
+// or step started or finished, a checkpoint saved) are for live observers
+// only: the checkpoint rows say the same (a task's duration is stored with
+// its writes).
+func persisted(typ string) bool {
+	switch typ {
+	case EventNodeStarted, EventNodeFinished, EventStepStarted, EventCheckpointSaved:
+		return false
+	}
+	return true
+}
+
+// storedEvent is an event's stored payload: thread, checkpoint, seq and
+// type are columns of the row.
+type storedEvent struct {
+	Node string          `json:"node,omitempty"`
+	Task string          `json:"task,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+	At   time.Time       `json:"at"`
+}
+
+func (ev Event) stored() ([]byte, error) {
+	return json.Marshal(storedEvent{Node: ev.Node, Task: ev.Task, Data: ev.Data, At: ev.At})
+}
 
 // StepReport is one superstep of an invocation.
 type StepReport struct {
@@ -164,6 +190,7 @@ type Engine struct {
 	graph *Graph
 	model model.Model
 	now   func() time.Time
+	cache *cache
 }
 
 // New validates the graph and builds an engine.
@@ -174,7 +201,7 @@ func New(st store.Store, g *Graph, m model.Model) (*Engine, error) {
 	if st == nil || m == nil {
 		return nil, errors.New("engine needs a store and a model")
 	}
-	return &Engine{store: st, graph: g, model: m, now: time.Now}, nil
+	return &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache()}, nil
 }
 
 // Graph returns the engine's graph.
@@ -297,7 +324,7 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			continue
 		}
 		// A fork is a new branch beside this one, not its continuation.
-		child, err := e.graph.decode(row)
+		child, err := e.graph.listed(row)
 		if err != nil {
 			return Result{}, err
 		}
@@ -363,7 +390,8 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 	}
 	cp := Checkpoint{Thread: thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: values, Tasks: tasks,
 		Metadata: Metadata{AsNode: asNode, Writes: map[string][]string{nodeOr(asNode, "update"): channelsOf(writes)}}}
-	if err := r.commit(ctx, &cp, []Event{r.event(EventUpdate, asNode, "", map[string]any{"channels": channelsOf(writes), "asNode": asNode})}); err != nil {
+	groups := []WriteGroup{{Node: nodeOr(asNode, "update"), Writes: writes}}
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, asNode, "", map[string]any{"channels": channelsOf(writes), "asNode": asNode})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil
@@ -390,15 +418,16 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
 	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
 		Metadata: Metadata{Discarded: base.Tasks}}
-	if err := r.commit(ctx, &cp, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil
 }
 
-// Get reads one checkpoint through the migration registry.
+// Get reads one checkpoint, rebuilt from its stored chain, through the
+// migration registry.
 func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, error) {
-	row, err := e.store.Get(ctx, thread, id)
+	rows, err := e.store.Chain(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, lerr := e.store.Latest(ctx, thread); errors.Is(lerr, store.ErrNotFound) {
 			return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
@@ -408,7 +437,20 @@ func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, thread, err)
 	}
-	return e.graph.decode(row)
+	return e.read(ctx, rows)
+}
+
+// read rebuilds the checkpoint at the head of a chain, starting from the
+// newest one this process has cached.
+func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint, error) {
+	if cp, ok := e.cache.get(chain[0]); ok {
+		return cp, nil
+	}
+	cp, err := e.graph.rebuild(ctx, e.store, chain, e.cache.get)
+	if err == nil && len(chain[0].Meta) > 0 {
+		e.cache.put(cp, chain[0].Meta, chain[0].State)
+	}
+	return cp, err
 }
 
 // Latest reads the thread's newest checkpoint.
@@ -420,11 +462,19 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read thread %q: %w", thread, err)
 	}
-	return e.graph.decode(row)
+	if cp, ok := e.cache.get(row); ok {
+		return cp, nil
+	}
+	if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 {
+		return e.read(ctx, []store.Checkpoint{row})
+	}
+	return e.Get(ctx, thread, row.ID)
 }
 
 // History lists checkpoints newest first (id < before when before > 0, at
-// most limit when limit > 0).
+// most limit when limit > 0). It reads listings, not states: Values is nil
+// and Tasks carry no arguments (Get has them), except for checkpoints
+// stored before listings existed, which are read whole.
 func (e *Engine) History(ctx context.Context, thread string, before int64, limit int) ([]Checkpoint, error) {
 	rows, err := e.store.History(ctx, thread, before, limit)
 	if err != nil {
@@ -432,7 +482,7 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 	}
 	out := make([]Checkpoint, 0, len(rows))
 	for _, row := range rows {
-		cp, err := e.graph.decode(row)
+		cp, err := e.graph.listed(row)
 		if err != nil {
 			return nil, err
 		}
@@ -441,13 +491,47 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 	return out, nil
 }
 
-// Ancestors walks parent pointers from id back to the root, root first.
+// listed reads a History row: its listing, or the whole document of a row
+// stored before listings existed.
+func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
+	if len(row.Meta) == 0 {
+		return g.decodeLegacy(row, g.SchemaVersion)
+	}
+	var m listing
+	if err := json.Unmarshal(row.Meta, &m); err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, row.ThreadID, ErrCorrupt, err)
+	}
+	p := parsedRow{row: row, meta: m}
+	cp := p.checkpoint(g)
+	cp.Tasks = make([]Task, len(m.Next))
+	for i, n := range m.Next {
+		cp.Tasks[i] = Task{Node: n}
+	}
+	return cp, nil
+}
+
+// Ancestors walks parent pointers from id back to the root, root first, as
+// listings (see History).
 func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Checkpoint, error) {
+	if _, err := e.store.Get(ctx, thread, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, thread, thread, err)
+		}
+		return nil, fmt.Errorf("read checkpoint %d of thread %q: %w", id, thread, err)
+	}
+	all, err := e.History(ctx, thread, id+1, 0)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]Checkpoint, len(all))
+	for _, cp := range all {
+		byID[cp.ID] = cp
+	}
 	var chain []Checkpoint
 	for next := id; next != 0; {
-		cp, err := e.Get(ctx, thread, next)
-		if err != nil {
-			return nil, err
+		cp, ok := byID[next]
+		if !ok {
+			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is missing: %w", thread, chain[len(chain)-1].ID, next, ErrCorrupt)
 		}
 		chain = append(chain, cp)
 		if cp.ParentID >= cp.ID {
@@ -455,9 +539,7 @@ func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Chec
 		}
 		next = cp.ParentID
 	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
+	slices.Reverse(chain)
 	return chain, nil
 }
 
@@ -492,19 +574,73 @@ func (e *Engine) PendingWrites(ctx context.Context, thread string, id int64) ([]
 }
 
 // Events lists the events committed with checkpoint id (0: the whole thread).
+// Model calls are stored with the writes of the task that made them and
+// come back here as model.called events, in time order with the others;
+// Seq numbers each checkpoint's events in that order.
 func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, error) {
 	rows, err := e.store.Events(ctx, thread, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of thread %q: %w", thread, err)
 	}
-	out := make([]Event, 0, len(rows))
+	byCP := map[int64][]Event{}
 	for _, row := range rows {
 		var ev Event
 		if err := json.Unmarshal(row.Payload, &ev); err != nil {
 			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, thread, err, ErrCorrupt)
 		}
 		ev.Thread, ev.Checkpoint, ev.Seq, ev.Type = thread, row.CheckpointID, row.Seq, row.Type
-		out = append(out, ev)
+		byCP[row.CheckpointID] = append(byCP[row.CheckpointID], ev)
+	}
+	ids := []int64{id}
+	if id == 0 {
+		listed, err := e.store.History(ctx, thread, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read events of thread %q: %w", thread, err)
+		}
+		ids = ids[:0]
+		for _, l := range slices.Backward(listed) {
+			ids = append(ids, l.ID)
+		}
+	}
+	var out []Event
+	for _, cid := range ids {
+		evs := byCP[cid]
+		calls, err := e.calls(ctx, thread, cid)
+		if err != nil {
+			return nil, err
+		}
+		if len(calls) > 0 {
+			evs = append(calls, evs...)
+			slices.SortStableFunc(evs, func(a, b Event) int { return a.At.Compare(b.At) })
+			for i := range evs {
+				evs[i].Seq = i + 1
+			}
+		}
+		out = append(out, evs...)
+	}
+	return out, nil
+}
+
+// calls are the model.called events stored with checkpoint id's writes.
+func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, error) {
+	row, err := e.store.Get(ctx, thread, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && len(row.Meta) == 0 {
+		return nil, nil // no such checkpoint, or stored before calls moved
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, thread, err)
+	}
+	var doc struct {
+		Groups []writeGroup `json:"writes"`
+	}
+	if err := json.Unmarshal(row.State, &doc); err != nil {
+		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, thread, ErrCorrupt, err)
+	}
+	var out []Event
+	for _, g := range doc.Groups {
+		for _, c := range g.Calls {
+			out = append(out, c.event(thread, id, g.Node, g.Task))
+		}
 	}
 	return out, nil
 }

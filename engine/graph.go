@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"rewind/engine/model"
@@ -67,6 +68,10 @@ type Graph struct {
 	edges    map[string][]string
 	routers  map[string]Router
 	err      error
+	// transcript is the channel whose items are stored once each.
+	transcript, transcriptIndex string
+	// keyed maps channels of keyed items to their key field.
+	keyed map[string]string
 }
 
 // NewGraph starts an empty graph with the given schema version.
@@ -291,15 +296,17 @@ func (v Values) clone() Values {
 	return out
 }
 
-// Decode fills a struct from the channels (by their JSON names).
-func (v Values) Decode(dst any) error {
+// Decode fills a struct from the channels (by their JSON names); with
+// names, from those channels only (a node that reads two small channels
+// need not decode the whole conversation).
+func (v Values) Decode(dst any, names ...string) error {
 	// Channel values are already JSON: splice them into one object rather
 	// than re-encoding (and re-validating) every one of them.
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
 	for k, raw := range v {
-		if len(raw) == 0 {
+		if len(raw) == 0 || len(names) > 0 && !slices.Contains(names, k) {
 			continue
 		}
 		if !first {
@@ -316,10 +323,8 @@ func (v Values) Decode(dst any) error {
 }
 
 // Len is the number of items of a list channel (0 when absent or not a list).
-func (v Values) Len(channel string) int {
-	var items []json.RawMessage
-	if json.Unmarshal(v[channel], &items) != nil {
-		return 0
-	}
-	return len(items)
-}
+func (v Values) Len(channel string) int { return countList(v[channel]) }
+
+// Items splits a list channel into its items, keeping their bytes (nil when
+// absent).
+func (v Values) Items(channel string) ([]json.RawMessage, error) { return splitList(v[channel]) }

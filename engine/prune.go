@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,6 +47,32 @@ type PruneResult struct {
 	// a dry run does not count them (they stay 0 and out of the JSON).
 	Writes int `json:"writes,omitempty"`
 	Events int `json:"events,omitempty"`
+	// Blobs are the large values nothing refers to any more, freed.
+	Blobs int `json:"blobs,omitempty"`
+	// deltas are the kept checkpoints that do not read on their own.
+	deltas map[int64]bool
+}
+
+// rebases makes the re-rooted checkpoints that hold only a delta read on
+// their own: their whole values, read before their parent goes, stored
+// inline (so they need no blob or message a prune could free).
+func (e *Engine) rebases(ctx context.Context, thread string, rerooted []Reroot, deltas map[int64]bool) ([]store.Rebase, error) {
+	var out []store.Rebase
+	for _, r := range rerooted {
+		if !deltas[r.ID] {
+			continue
+		}
+		cp, err := e.Get(ctx, thread, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint %d to rebase it: %w", r.ID, err)
+		}
+		doc, err := json.Marshal(stateDoc{Format: storageFormat, Tasks: []Task{}, Values: cp.Values})
+		if err != nil {
+			return nil, fmt.Errorf("encode the rebase of checkpoint %d: %w", r.ID, err)
+		}
+		out = append(out, store.Rebase{ID: r.ID, State: doc})
+	}
+	return out, nil
 }
 
 // Reroot is a kept checkpoint whose parent was pruned.
@@ -106,11 +133,15 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 	if err != nil || policy.DryRun || len(res.Pruned) == 0 {
 		return res, err
 	}
-	done, err := e.store.Prune(ctx, thread, res.Pruned)
+	rebase, err := e.rebases(ctx, thread, res.Rerooted, res.deltas)
+	if err != nil {
+		return PruneResult{}, fmt.Errorf("prune thread %q: %w", thread, err)
+	}
+	done, err := e.store.Prune(ctx, thread, res.Pruned, rebase)
 	if err != nil {
 		return PruneResult{}, fmt.Errorf("prune %d checkpoint(s) of thread %q: %w", len(res.Pruned), thread, err)
 	}
-	res.Pruned, res.Writes, res.Events = done.Deleted, done.Writes, done.Events
+	res.Pruned, res.Writes, res.Events, res.Blobs = done.Deleted, done.Writes, done.Events, done.Blobs
 	res.Rerooted = make([]Reroot, len(done.Rerooted))
 	for i, r := range done.Rerooted {
 		res.Rerooted[i] = Reroot(r)
@@ -138,7 +169,7 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 				rank <= p.KeepLast ||
 				p.OlderThan > 0 && now.Sub(row.CreatedAt) < p.OlderThan
 			if !keep && !hasChild[row.ID] {
-				cp, err := e.graph.decode(row)
+				cp, err := e.graph.listed(row)
 				if err != nil || len(cp.Tasks) > 0 {
 					keep = true
 					res.KeptTips = append(res.KeptTips, row.ID)
@@ -149,6 +180,12 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 			}
 			if keep {
 				parentOf[row.ID] = row.ParentID
+				if !row.Base {
+					if res.deltas == nil {
+						res.deltas = map[int64]bool{}
+					}
+					res.deltas[row.ID] = true
+				}
 			} else {
 				res.Pruned = append(res.Pruned, row.ID)
 			}

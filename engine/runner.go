@@ -64,7 +64,7 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 		cp.Metadata.Interrupt = interrupt
 		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
 	}
-	if err := r.commit(ctx, &cp, events); err != nil {
+	if err := r.commit(ctx, &cp, &parent, []WriteGroup{{Node: "input", Writes: input}}, 0, events); err != nil {
 		return Checkpoint{}, err
 	}
 	if interrupt != nil {
@@ -73,26 +73,35 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 	return cp, nil
 }
 
-// commit stores a checkpoint and its events in one transaction.
-func (r *runner) commit(ctx context.Context, cp *Checkpoint, events []Event) error {
+// commit stores a checkpoint made from parent by groups, its events, its
+// new messages and blobs, and (settles ≠ 0) the end of the task writes
+// it folds in, in one transaction.
+func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []WriteGroup, settles int64, events []Event) error {
 	events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
 		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
 		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
-	doc, err := r.e.graph.encode(*cp)
+	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
+	enc, err := r.e.graph.encodeRow(cp, parent, groups)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
 	}
-	rows := make([]store.Event, len(events))
+	rows := make([]store.Event, 0, len(events))
 	for i := range events {
-		events[i].Checkpoint, events[i].Seq = cp.ID, i+1
-		payload, err := json.Marshal(events[i])
+		events[i].Checkpoint = cp.ID
+		if !persisted(events[i].Type) {
+			continue
+		}
+		payload, err := events[i].stored()
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", events[i].Type, err)
 		}
-		rows[i] = store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: i + 1, Type: events[i].Type, Payload: payload}
+		events[i].Seq = len(rows) + 1
+		rows = append(rows, store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: events[i].Seq, Type: events[i].Type, Payload: payload})
 	}
+	row := enc.row
+	row.Epoch, row.Settles = r.epoch, settles
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
-	if err := r.e.store.PutCheckpoint(ctx, store.Checkpoint{ThreadID: r.thread, ID: cp.ID, ParentID: cp.ParentID, State: doc, Epoch: r.epoch}, rows); err != nil {
+	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", r.thread, cp.ID, err)
 		}
@@ -100,6 +109,8 @@ func (r *runner) commit(ctx context.Context, cp *Checkpoint, events []Event) err
 	}
 	r.lastID = cp.ID
 	cp.CreatedAt = r.e.now().UTC()
+	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
+	r.e.cache.put(*cp, row.Meta, row.State)
 	// Task events were observed live as they happened; only the runtime's
 	// own events are new to an observer here.
 	for _, ev := range events {
@@ -186,12 +197,17 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		todo = append(todo, i)
 	}
 	r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	// A task that runs alone has nothing to wait for: its writes become
+	// durable with the checkpoint that follows at once, in one
+	// transaction. Tasks that run side by side store theirs as each
+	// finishes, so a crash keeps the finished ones.
+	storeEach := len(todo) > 1
 	var wg sync.WaitGroup
 	for _, i := range todo {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i])
+			records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i], storeEach)
 		}(i)
 	}
 	wg.Wait()
@@ -215,6 +231,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		return cp, nil
 	}
 	var writes []Write
+	var groups []WriteGroup
 	var ran []string
 	var events []Event
 	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
@@ -226,6 +243,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	for i, t := range cp.Tasks {
 		rec := records[i]
 		writes = append(writes, rec.Writes...)
+		grp := WriteGroup{Task: t.ID, Node: t.Node, Writes: rec.Writes, DurationMs: rec.DurationMs}
 		ran = append(ran, t.Node)
 		md.Writes[t.Node] = mergeSorted(md.Writes[t.Node], channelsOf(rec.Writes))
 		for role, n := range rec.ModelCalls {
@@ -237,7 +255,15 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 			}
 			md.Usage.Add(rec.Usage)
 		}
-		events = append(events, rec.Events...)
+		for _, ev := range rec.Events {
+			switch {
+			case ev.Type == EventModelCalled:
+				grp.Calls = append(grp.Calls, ev)
+			case persisted(ev.Type):
+				events = append(events, ev)
+			}
+		}
+		groups = append(groups, grp)
 		if ranHere[i] {
 			report.Ran = append(report.Ran, t)
 			for role, n := range rec.ModelCalls {
@@ -280,7 +306,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		next.Metadata.Interrupt = interrupt
 		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
 	}
-	if err := r.commit(ctx, &next, events); err != nil {
+	if err := r.commit(ctx, &next, &cp, groups, cp.ID, events); err != nil {
 		return Checkpoint{}, err
 	}
 	report.Checkpoint = id
@@ -289,8 +315,9 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	return next, nil
 }
 
-// runTask runs one task and stores its writes the moment it finishes.
-func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task) (TaskWrites, error) {
+// runTask runs one task and, with store, stores its writes the moment it
+// finishes.
+func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool) (TaskWrites, error) {
 	fn := r.e.graph.nodes[t.Node]
 	if fn == nil {
 		return TaskWrites{}, fmt.Errorf("checkpoint %d of thread %q has a task for node %q, which this graph does not have", cp.ID, r.thread, t.Node)
@@ -300,9 +327,11 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task) (TaskWrites
 	var mu sync.Mutex
 	emit := func(typ string, data any) {
 		ev := r.event(typ, t.Node, t.ID, data)
-		mu.Lock()
-		rec.Events = append(rec.Events, ev)
-		mu.Unlock()
+		if persisted(typ) {
+			mu.Lock()
+			rec.Events = append(rec.Events, ev)
+			mu.Unlock()
+		}
 		r.observe(ev)
 	}
 	counted := &countingModel{inner: r.e.model, calls: map[string]int{}, emit: emit, hook: func(point, role string) {
@@ -326,16 +355,25 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task) (TaskWrites
 	rec.Writes = writes
 	rec.ModelCalls, rec.Usage = counted.snapshot()
 	rec.DurationMs = time.Since(start).Milliseconds()
-	emit(EventNodeFinished, map[string]any{"channels": channelsOf(writes), "modelCalls": rec.ModelCalls, "durationMs": rec.DurationMs})
-	doc, err := json.Marshal(rec)
-	if err != nil {
-		return TaskWrites{}, fmt.Errorf("encode writes of task %s: %w", t.ID, err)
-	}
-	if err := r.e.store.PutWrites(ctx, store.TaskWrites{ThreadID: r.thread, CheckpointID: cp.ID, TaskID: t.ID, Writes: doc, Epoch: r.epoch}); err != nil {
-		return TaskWrites{}, fmt.Errorf("store writes of task %s (%s): %w", t.ID, t.Node, err)
+	emit(EventNodeFinished, map[string]any{"durationMs": rec.DurationMs})
+	if store {
+		if err := r.storeWrites(ctx, cp.ID, rec); err != nil {
+			return TaskWrites{}, err
+		}
 	}
 	r.hook(HookTaskFinished, HookInfo{Checkpoint: cp.ID, Task: &t})
 	return rec, nil
+}
+
+func (r *runner) storeWrites(ctx context.Context, checkpoint int64, rec TaskWrites) error {
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode writes of task %s: %w", rec.Task, err)
+	}
+	if err := r.e.store.PutWrites(ctx, store.TaskWrites{ThreadID: r.thread, CheckpointID: checkpoint, TaskID: rec.Task, Writes: doc, Epoch: r.epoch}); err != nil {
+		return fmt.Errorf("store writes of task %s (%s): %w", rec.Task, rec.Node, err)
+	}
+	return nil
 }
 
 // countingModel counts one task's model calls and emits model.called.

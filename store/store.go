@@ -9,6 +9,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -22,10 +24,37 @@ type Checkpoint struct {
 	// ParentID is 0 for the root of a thread, and for a checkpoint whose
 	// parent Prune deleted (see RerootedFrom).
 	ParentID int64
-	// State is the engine's JSON document (schema version, step, source,
-	// channel values, pending tasks, metadata). Stores keep it verbatim
-	// (PostgreSQL may normalise it as jsonb; it must decode to the same value).
+	// Meta is the engine's small JSON document about the checkpoint (step,
+	// source, what ran, what is next, sizes): all that a listing needs.
+	// History returns it without State. Optional: rows written before it
+	// existed have none.
+	Meta []byte
+	// State is the engine's JSON document. Stores keep it verbatim
+	// (PostgreSQL may normalise it as jsonb; it must decode to the same
+	// value). Unless Base is set it holds only what changed since the
+	// parent, and Chain returns what is needed to read it.
 	State []byte
+	// Base says State reads on its own, without its ancestors; Chain stops
+	// at a base. Rows written before the field existed are bases.
+	Base bool
+	// Rebased is a self-contained document that Prune stored for a
+	// checkpoint that was not a base when it deleted its parent; Chain
+	// stops there too. State stays as it was put. Read-only: Get, Latest
+	// and Chain fill it; PutCheckpoint ignores it.
+	Rebased []byte
+	// BlobRefs are the hashes of the blobs State refers to; Prune frees a
+	// blob once no remaining checkpoint refers to it.
+	BlobRefs []string
+	// Messages and Blobs are stored with the checkpoint, in its
+	// transaction, once per thread: a hash the thread already holds is left
+	// as it is. Write-only: read them with Store.Messages and Store.Blobs.
+	Messages []Message
+	Blobs    []Blob
+	// Settles is the parent when this checkpoint completes the parent's
+	// superstep: the parent's stored task writes are folded into State, so
+	// the put deletes them in its transaction. 0: none; anything but 0 or
+	// ParentID is ErrInvalid. Write-only.
+	Settles int64
 	// CreatedAt is set by the store when the row is first written.
 	CreatedAt time.Time
 	// Epoch is the writer's fencing token from Store.Fence, checked when
@@ -39,6 +68,43 @@ type Checkpoint struct {
 	// ignores it.
 	RerootedFrom int64
 }
+
+// Message is one message of a thread's conversation, stored once, apart
+// from the checkpoints that hold it: the raw transcript a summary never
+// overwrites. It survives compaction and Prune; only DeleteThread removes
+// it.
+type Message struct {
+	ThreadID string
+	// Hash is ContentHash(Body): two branches that wrote the same message
+	// share one row, and different messages with one index do not collide.
+	Hash string
+	// Index is the message's position in the conversation.
+	Index int64
+	// Body is a JSON object, kept byte for byte.
+	Body []byte
+	// CheckpointID is the checkpoint whose put stored it first.
+	// Read-only.
+	CheckpointID int64
+	CreatedAt    time.Time
+}
+
+// Blob is a large value shared by every checkpoint that holds it, stored
+// once per thread by hash.
+type Blob struct {
+	Hash string // ContentHash(Body)
+	// Body is a JSON document, kept byte for byte.
+	Body []byte
+}
+
+// ContentHash names a message or blob body: 80 bits of its SHA-256, in
+// hex. The stores refuse a body whose hash does not match.
+func ContentHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:HashLen/2])
+}
+
+// HashLen is the length of a ContentHash.
+const HashLen = 20
 
 // TaskWrites are the writes of one finished task of the superstep that runs
 // from checkpoint CheckpointID. They are stored the moment the task finishes,
@@ -107,11 +173,14 @@ type Thread struct {
 // writer stays a harmless no-op, and a fenced writer's new work cannot
 // fork the chain. Epoch is never part of "the same content".
 type Store interface {
-	// PutCheckpoint commits a checkpoint and its events in one transaction.
-	// Events are numbered by position when Seq is 0 and listed by Seq; an
-	// empty payload is {}. The outcome, checked in this order:
-	//   - same ID and same content (parent, state, events' seq, type and
-	//     payload) is a no-op, even after newer checkpoints, and keeps the
+	// PutCheckpoint commits a checkpoint, its events, its new messages and
+	// blobs, and the deletion of the writes it settles, in one
+	// transaction. Events are numbered by position when Seq is 0 and
+	// listed by Seq; an empty payload is {}. A message or blob whose hash is
+	// not ContentHash(Body) is ErrInvalid. The outcome, checked in this
+	// order:
+	//   - same ID and same content (parent, meta, state, base, events' seq,
+	//     type and payload) is a no-op, even after newer checkpoints, and keeps the
 	//     stored row and its CreatedAt; re-rooting is not a change of
 	//     content: the parent of a re-rooted checkpoint matches both 0 and
 	//     its RerootedFrom, so a redelivered put from before a prune and a
@@ -139,8 +208,31 @@ type Store interface {
 	Latest(ctx context.Context, thread string) (Checkpoint, error)
 	// History lists a thread's checkpoints newest first, only those with
 	// ID < before when before > 0, at most limit when limit > 0. An unknown
-	// thread gives an empty list.
+	// thread gives an empty list. It reads metadata, not states: each row
+	// has its Meta, Base, BlobRefs and ids, and State only when it has no
+	// Meta (rows written before Meta existed); never Rebased.
 	History(ctx context.Context, thread string, before int64, limit int) ([]Checkpoint, error)
+	// Chain returns checkpoint id and its ancestors, newest first, up to
+	// and including the nearest one that reads on its own: a base, a
+	// rebased checkpoint, or one without a parent. Rows are whole, as Get
+	// gives them. ErrNotFound when id is not a checkpoint of the thread.
+	Chain(ctx context.Context, thread string, id int64) ([]Checkpoint, error)
+	// Messages returns the thread's messages with these hashes, one per
+	// distinct hash found, in no particular order; unknown hashes are
+	// left out.
+	Messages(ctx context.Context, thread string, hashes []string) ([]Message, error)
+	// MessagesAt returns every message of the thread with this index (one
+	// per branch that wrote a different one), ordered by CheckpointID then
+	// Hash.
+	MessagesAt(ctx context.Context, thread string, index int64) ([]Message, error)
+	// Blobs returns the thread's blobs with these hashes, one per distinct
+	// hash found, in no particular order; unknown hashes are left out.
+	Blobs(ctx context.Context, thread string, hashes []string) ([]Blob, error)
+	// Size is how many bytes the thread's rows hold in all of the store's
+	// tables (checkpoints, writes, events, messages, blobs, drafts and its
+	// writer epoch): the lengths of their texts and documents plus 8 for
+	// each number and time. 0 for an unknown thread.
+	Size(ctx context.Context, thread string) (int64, error)
 	// Writes lists the stored task writes of one checkpoint's superstep,
 	// ordered by task ID bytewise.
 	Writes(ctx context.Context, thread string, checkpointID int64) ([]TaskWrites, error)
@@ -158,8 +250,8 @@ type Store interface {
 	Fence(ctx context.Context, thread string) (epoch int64, err error)
 
 	// DeleteThread removes every row of a thread in every table, in one
-	// transaction: checkpoints, writes, events, drafts and its writer
-	// epoch. A thread with none of these is ErrNotFound. Other threads are
+	// transaction: checkpoints, writes, events, messages, blobs, drafts and
+	// its writer epoch. A thread with none of these is ErrNotFound. Other threads are
 	// untouched, and the thread can start afresh at ID 1.
 	DeleteThread(ctx context.Context, thread string) error
 
@@ -168,18 +260,24 @@ type Store interface {
 	// pending writes and events. Every remaining checkpoint of the thread
 	// whose parent it deleted is re-rooted in the same transaction: its
 	// ParentID becomes 0 and its RerootedFrom the parent it had, so a kept
-	// chain never points at a missing row. Checkpoints hold whole states,
-	// not deltas, so every kept checkpoint still reads in full.
+	// chain never points at a missing row. A re-rooted checkpoint that is
+	// not a base and not yet rebased must come with a Rebase (its state
+	// made self-contained), which is stored as its Rebased, so every kept
+	// checkpoint still reads in full. Blobs that no remaining checkpoint
+	// refers to (BlobRefs, Rebase.BlobRefs) are deleted too.
 	//
-	// Drafts are never deleted: they are records of side effects that
-	// happened, and a retry must still find them. The writer epoch stays.
+	// Messages and drafts are never deleted: messages are the raw
+	// transcript, drafts are records of side effects that happened, and a
+	// retry must still find them. The writer epoch stays.
 	//
 	// In this order: a thread with no checkpoints is ErrNotFound; an id
 	// that is not a checkpoint of the thread is ErrNotFound; the thread's
 	// newest checkpoint is ErrInvalid (Prune never removes the head, so
-	// IDs keep growing; DeleteThread removes a whole thread). On any error
-	// nothing is deleted. An empty list deletes nothing.
-	Prune(ctx context.Context, thread string, ids []int64) (PruneResult, error)
+	// IDs keep growing; DeleteThread removes a whole thread); a missing
+	// Rebase, or one for a checkpoint this prune does not re-root, is
+	// ErrInvalid. On any error nothing is deleted. An empty list deletes
+	// nothing.
+	Prune(ctx context.Context, thread string, ids []int64, rebase []Rebase) (PruneResult, error)
 
 	// Lock makes the caller the one live writer of a thread, across
 	// processes. It fails at once with ErrLocked when another writer holds
@@ -190,12 +288,21 @@ type Store interface {
 	Close() error
 }
 
+// Rebase is the self-contained state Prune stores for a kept checkpoint
+// whose parent it deletes.
+type Rebase struct {
+	ID       int64
+	State    []byte
+	BlobRefs []string
+}
+
 // PruneResult is what Store.Prune deleted and re-rooted.
 type PruneResult struct {
 	// Deleted are the checkpoint IDs removed, ascending.
 	Deleted []int64
-	// Writes and Events count the rows deleted with those checkpoints.
-	Writes, Events int
+	// Writes and Events count the rows deleted with those checkpoints;
+	// Blobs the blobs nothing referred to any more.
+	Writes, Events, Blobs int
 	// Rerooted are the kept checkpoints whose parent was deleted, by
 	// ascending ID.
 	Rerooted []Reroot

@@ -631,7 +631,8 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 	})
 	// Nothing stored holds the half-streamed reply.
 	cps, _ := e.History(context.Background(), "g", 0, 0)
-	for _, cp := range cps {
+	for _, l := range cps {
+		cp, _ := e.Get(context.Background(), "g", l.ID)
 		s, _ := ticket.Decode(cp.Values)
 		for _, m := range s.Messages {
 			if m.Speaker == "reply" {

@@ -70,8 +70,12 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 	var cps []engine.Checkpoint
 	var err error
 	if at == 0 {
-		cps, err = b.History(ctx, thread, 0, 1)
-	} else {
+		// The listing names the head; Get reads it whole.
+		if cps, err = b.History(ctx, thread, 0, 1); err == nil && len(cps) == 1 {
+			at = cps[0].ID
+		}
+	}
+	if at != 0 {
 		var cp engine.Checkpoint
 		if cp, err = b.Get(ctx, thread, at); err == nil {
 			cps = []engine.Checkpoint{cp}

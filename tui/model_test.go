@@ -406,7 +406,8 @@ func TestCompactionIsShown(t *testing.T) {
 	}
 	var compacted int64
 	cps, _ := e.History(ctx, "long", 0, 0)
-	for _, cp := range cps {
+	for _, l := range cps {
+		cp, _ := e.Get(ctx, "long", l.ID)
 		s, _ := ticket.Decode(cp.Values)
 		if s.HistoryVersion == 1 && cp.Metadata.Writes["summarizer"] != nil {
 			compacted = cp.ID

@@ -11,6 +11,18 @@ import (
 	"rewind/engine/model"
 )
 
+// toastRow is about where PostgreSQL starts moving a row's documents out
+// of line (TOAST_TUPLE_THRESHOLD, 2 KB): each access then costs one more
+// read.
+const toastRow = 2032
+
+func sizeText(n int) string {
+	if n < 10_000 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1000)
+}
+
 // inspector renders a checkpoint's metadata, its pending tasks with their
 // full arguments, the stored writes of the superstep that runs from it, the
 // diff against its parent and the events committed with it.
@@ -61,6 +73,12 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	}
 	if md.DurationMs > 0 {
 		kv("took", fmt.Sprintf("%d ms", md.DurationMs))
+	}
+	if cp.Bytes > 0 {
+		kv("stored", fmt.Sprintf("%s (row %s; the rest: new messages and large values)", sizeText(cp.Bytes), sizeText(cp.RowBytes)))
+		if cp.RowBytes > toastRow {
+			add(th.Warning.Render(trunc("  ⚠ row over ~2 KB: PostgreSQL keeps it out of line (TOAST), one more read each time", w)))
+		}
 	}
 	if len(md.Reused) > 0 {
 		kv("reused", strings.Join(md.Reused, ", ")+" (stored writes used, not run again)")

@@ -494,7 +494,7 @@ func expectedCalls(cp engine.Checkpoint, tasks []engine.Task) int {
 		case ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeReply:
 			n++
 		case ticket.NodeSummarizer:
-			if ticket.NeedsSummary(s.Messages) != "" && ticket.Cut(s.Messages) > 0 {
+			if ticket.NeedsSummary(s.Messages, s.Summary) != "" && ticket.Cut(s.Messages) > 0 {
 				n++
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rewind/engine"
+	"rewind/engine/bench"
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/memory"
@@ -40,4 +41,77 @@ func BenchmarkTicketRunSQLite(b *testing.B) {
 	}
 	defer st.Close()
 	benchRun(b, st)
+}
+
+// longThread runs turns turns of the bench conversation on one thread.
+func longThread(b *testing.B, st store.Store, turns int) (*engine.Engine, int64) {
+	b.Helper()
+	ctx := context.Background()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var last int64
+	for n := 1; n <= turns; n++ {
+		res, err := e.Run(ctx, "long", ticket.Input(fmt.Sprintf(bench.Sentences[(n-1)%len(bench.Sentences)], 20260000+n)), engine.RunConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = res.Checkpoint
+	}
+	return e, last
+}
+
+func sqliteStore(b *testing.B) store.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkLongThread reads a 125-turn (1,000-checkpoint) thread: loading
+// its newest and a middle checkpoint's values, listing it, and one more
+// turn on it.
+func BenchmarkLongThread(b *testing.B) {
+	for _, backend := range []struct {
+		name string
+		open func(*testing.B) store.Store
+	}{{"memory", func(*testing.B) store.Store { return memory.New() }}, {"sqlite", sqliteStore}} {
+		b.Run(backend.name, func(b *testing.B) {
+			e, last := longThread(b, backend.open(b), 125)
+			ctx := context.Background()
+			b.Run("GetLatest", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := e.Get(ctx, "long", last); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("GetMiddle", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := e.Get(ctx, "long", last/2); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("History", func(b *testing.B) {
+				for b.Loop() {
+					if cps, err := e.History(ctx, "long", 0, 0); err != nil || int64(len(cps)) != last {
+						b.Fatal(len(cps), err)
+					}
+				}
+			})
+			b.Run("Turn", func(b *testing.B) {
+				n := 0
+				for b.Loop() {
+					n++
+					if _, err := e.Run(ctx, "long", ticket.Input(fmt.Sprintf(bench.Sentences[n%len(bench.Sentences)], n)), engine.RunConfig{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package ticket
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,7 +109,7 @@ func PendingDraft(s State) (Operation, bool) {
 const KindCreateDraft = "create_draft"
 
 func afterReply(v engine.Values) ([]engine.Target, error) {
-	s, err := Decode(v)
+	s, err := Decode(v, "operations")
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func afterReply(v engine.Values) ([]engine.Target, error) {
 }
 
 func afterApproval(v engine.Values) ([]engine.Target, error) {
-	s, err := Decode(v)
+	s, err := Decode(v, "operations")
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func afterApproval(v engine.Values) ([]engine.Target, error) {
 // approval is the gate: without a recorded decision the run pauses; the
 // decision is applied to the operation, never added to the conversation.
 func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "operations", "approvals")
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 // recorded before; the draft table is looked up by it, so a retry after a
 // crash reuses the draft instead of making another.
 func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "operations", "authorization")
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +208,18 @@ func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engin
 // dispatch sends every pending or bounced subtask to an executor; when none
 // is left, the turn moves on to the summarizer.
 func dispatch(v engine.Values) ([]engine.Target, error) {
-	s, err := Decode(v)
+	s, err := Decode(v, "subtasks")
 	if err != nil {
 		return nil, err
 	}
 	var out []engine.Target
 	for _, st := range s.Subtasks {
 		if st.Status == StatusPending || st.Status == StatusRedo {
-			out = append(out, engine.Send(NodeExecutor, ExecutorArgs{Task: st, Feedback: st.Feedback}))
+			// The packet carries what the executor needs: the critic's
+			// feedback once, not the result it is to redo.
+			fb := st.Feedback
+			st.Result, st.Feedback = "", ""
+			out = append(out, engine.Send(NodeExecutor, ExecutorArgs{Task: st, Feedback: fb}))
 		}
 	}
 	if len(out) == 0 {
@@ -225,17 +230,24 @@ func dispatch(v engine.Values) ([]engine.Target, error) {
 
 // lastUser is the turn's request: the newest user message in the tail, or
 // the recorded request when compaction moved the message into the summary.
-func lastUser(s State) (Message, bool) {
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if s.Messages[i].Role == RoleUser {
-			if s.Request == nil || s.Messages[i].Index >= s.Request.Index {
-				return s.Messages[i], true
-			}
-			break
+// It reads the tail from its end, decoding only what it must.
+func lastUser(v engine.Values, req *Request) (Message, bool) {
+	items, _ := v.Items("messages")
+	for i := len(items) - 1; i >= 0; i-- {
+		if !bytes.Contains(items[i], []byte(`"user"`)) {
+			continue // not the user's: its role would say so
 		}
+		var m Message
+		if json.Unmarshal(items[i], &m) != nil || m.Role != RoleUser {
+			continue
+		}
+		if req == nil || m.Index >= req.Index {
+			return m, true
+		}
+		break
 	}
-	if s.Request != nil {
-		return Message{Index: s.Request.Index, Role: RoleUser, Speaker: "user", Content: s.Request.Text}, true
+	if req != nil {
+		return Message{Index: req.Index, Role: RoleUser, Speaker: "user", Content: req.Text}, true
 	}
 	return Message{}, false
 }
@@ -243,11 +255,11 @@ func lastUser(s State) (Message, bool) {
 const plannerSystem = `You are the planner of a customer-support team. Split the customer's request into at most 4 independent subtasks, one per question asked. Answer only JSON: {"subtasks":[{"id":"t-1-<topic>","goal":"<what to find out, with the order number>","topic":"<topic>"}]}`
 
 func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "request")
 	if err != nil {
 		return nil, err
 	}
-	req, ok := lastUser(s)
+	req, ok := lastUser(nc.Values, s.Request)
 	if !ok {
 		return nil, errors.New("no user message to plan from")
 	}
@@ -281,7 +293,7 @@ func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, erro
 	if err := json.Unmarshal(nc.Task.Args, &args); err != nil {
 		return nil, fmt.Errorf("executor arguments: %w", err)
 	}
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "budgetRemaining", "reviewRounds")
 	if err != nil {
 		return nil, err
 	}
@@ -329,14 +341,14 @@ func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, erro
 const criticSystem = `You are the critic of a customer-support team. Check each executor output against the customer's requirement. Answer only JSON: {"approve":["<id>"],"redo":[{"id":"<id>","reason":"<what is missing>"}]}`
 
 func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "request", "subtasks", "reviewRounds")
 	if err != nil {
 		return nil, err
 	}
 	round := s.ReviewRounds + 1
 	var b strings.Builder
 	fmt.Fprintf(&b, "REVIEW ROUND %d\n", round)
-	if req, ok := lastUser(s); ok {
+	if req, ok := lastUser(nc.Values, s.Request); ok {
 		fmt.Fprintf(&b, "REQUIREMENT #%d %s: %s\n", req.Index, req.Speaker, req.Content)
 	}
 	var reviewed []Subtask
@@ -403,12 +415,12 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 const replySystem = `You write the final reply to the customer from the approved findings. Be brief and concrete.`
 
 func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	s, err := Decode(nc.Values, "request", "subtasks", "degraded", "draftRequested", "operations")
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	if req, ok := lastUser(s); ok {
+	if req, ok := lastUser(nc.Values, s.Request); ok {
 		fmt.Fprintf(&b, "REQUEST: %s\n", req.Content)
 	}
 	for _, st := range s.Subtasks {
@@ -426,7 +438,7 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 	if s.DraftRequested {
 		// The operation id is recorded in this checkpoint, before the side
 		// effect can happen: one id per user turn.
-		req, _ := lastUser(s)
+		req, _ := lastUser(nc.Values, s.Request)
 		id := fmt.Sprintf("op-draft-m%d", req.Index)
 		if _, exists := s.Operations[id]; !exists {
 			ws = append(ws, engine.Put("operations", map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text}}))

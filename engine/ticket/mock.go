@@ -106,7 +106,10 @@ func criticAnswer(prompt string) (string, error) {
 	return string(b), err
 }
 
-// summaryAnswer keeps each line's "#index speaker:" and its first words.
+// summaryAnswer writes one line per transcript line, as the summarizer's
+// system prompt asks: its "#index speaker:", its first words, and any
+// fact token those words cut off, verbatim. Deterministic: the same
+// transcript gives the same lines.
 func summaryAnswer(prompt string) string {
 	var out []string
 	for _, line := range strings.Split(prompt, "\n") {
@@ -115,10 +118,16 @@ func summaryAnswer(prompt string) string {
 			continue
 		}
 		words := strings.Fields(m[3])
+		text := strings.Join(words, " ")
 		if len(words) > 14 {
-			words = append(words[:14], "…")
+			text = strings.Join(words[:14], " ") + " …"
+			for _, f := range facts(m[3]) {
+				if !strings.Contains(text, f) {
+					text += " " + f
+				}
+			}
 		}
-		out = append(out, fmt.Sprintf("%s %s: %s", m[1], m[2], strings.Join(words, " ")))
+		out = append(out, fmt.Sprintf("%s %s: %s", m[1], m[2], text))
 	}
 	return strings.Join(out, "\n")
 }

@@ -52,6 +52,9 @@ type ToolCall struct {
 
 // Summary is the compacted early history, kept apart from the messages.
 type Summary struct {
+	// Text is at most SummaryBudget runes of lines, each starting with its
+	// coordinates: "#12 user: …" for one message (pinned facts verbatim),
+	// "#1–#40 user, critic: …" for a folded phase.
 	Text string `json:"text"`
 	// From and To are the original message indices it covers.
 	From           int      `json:"from"`
@@ -154,10 +157,11 @@ type State struct {
 	Approvals       map[string]Decision  `json:"approvals"`
 }
 
-// Decode reads the typed state from channel values.
-func Decode(v engine.Values) (State, error) {
+// Decode reads the typed state from channel values: all of them, or only
+// the named channels (the other fields stay zero).
+func Decode(v engine.Values, channels ...string) (State, error) {
 	var s State
-	if err := v.Decode(&s); err != nil {
+	if err := v.Decode(&s, channels...); err != nil {
 		return State{}, fmt.Errorf("decode ticket state: %w", err)
 	}
 	return s, nil
@@ -176,7 +180,12 @@ func declareChannels(g *engine.Graph) {
 		Channel("authorization", engine.LastValue, nil).
 		Channel("request", engine.LastValue, nil).
 		Channel("draftRequested", engine.LastValue, false).
-		Channel("approvals", engine.MergeMap, map[string]Decision{})
+		Channel("approvals", engine.MergeMap, map[string]Decision{}).
+		// The conversation is stored once, message by message, apart from
+		// the checkpoints (the raw transcript a summary never overwrites).
+		Transcript("messages", "index").
+		Keyed("subtasks", "id").
+		Keyed("attachments", "id")
 }
 
 // Turn is one new user turn.

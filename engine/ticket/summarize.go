@@ -3,7 +3,6 @@ package ticket
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -35,15 +34,34 @@ func EstimateTokens(ms []Message) int {
 	return n
 }
 
-// NeedsSummary says why the history must be compacted, or "" when not.
-func NeedsSummary(ms []Message) string {
+// NeedsSummary says why the history must be compacted, or "" when not. The
+// token estimate counts what the model is sent: the current summary, when
+// given, plus the messages. (prev is optional so callers that hold only
+// messages keep compiling; they undercount by the summary.)
+func NeedsSummary(ms []Message, prev ...*Summary) string {
 	if len(ms) > MaxMessages {
 		return fmt.Sprintf("count %d exceeds %d", len(ms), MaxMessages)
 	}
-	if t := EstimateTokens(ms); t > MaxTokens {
-		return fmt.Sprintf("estimated %d tokens exceeds %d", t, MaxTokens)
+	sum := 0
+	for _, p := range prev {
+		sum += summaryChars(p)
 	}
-	return ""
+	t := sum + EstimateTokens(ms)
+	if t <= MaxTokens {
+		return ""
+	}
+	if sum > 0 {
+		return fmt.Sprintf("estimated %d tokens (summary %d + messages %d) exceeds %d", t, sum, t-sum, MaxTokens)
+	}
+	return fmt.Sprintf("estimated %d tokens exceeds %d", t, MaxTokens)
+}
+
+// summaryChars is the summary's size in the same 1 char ≈ 1 token estimate.
+func summaryChars(s *Summary) int {
+	if s == nil {
+		return 0
+	}
+	return utf8.RuneCountInString(s.Text)
 }
 
 // Cut is where the verbatim tail starts: the last KeepRecent messages, moved
@@ -60,34 +78,36 @@ func Cut(ms []Message) int {
 	return cut
 }
 
-// Transcript renders messages as "#index speaker: content" lines, so the
-// summary can keep who said what at which step.
-func Transcript(prev *Summary, ms []Message) string {
+// Transcript renders the newly compacted messages as "#index speaker:
+// content" lines, so the summary can keep who said what at which step. The
+// previous summary is not sent: code merges and folds it.
+func Transcript(ms []Message) string {
 	var b strings.Builder
-	if prev != nil {
-		fmt.Fprintf(&b, "PREVIOUS SUMMARY of #%d–#%d (history v%d):\n%s\n", prev.From, prev.To, prev.HistoryVersion, prev.Text)
-	}
 	for _, m := range ms {
-		fmt.Fprintf(&b, "#%d %s: %s\n", m.Index, m.Speaker, oneLine(m.Content))
+		fmt.Fprintf(&b, "#%d %s: %s\n", m.Index, cleanSpeaker(m.Speaker), oneLine(m.Content))
 	}
 	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-const summarizerSystem = `You compress the early history of a multi-agent support conversation. Keep one line per message, starting with its original "#index speaker:" exactly as given, and keep every number, id, reference and requirement verbatim. Requirements from the user must stay distinguishable from executor output.`
+// The "You compress" opening is how a chat-model test double tells this
+// role apart; keep it.
+const summarizerSystem = `You compress the newest part of a multi-agent support conversation. For every input line write exactly one output line, starting with its original "#index speaker:" exactly as given, then at most 20 words. Keep every number, id, date, amount and reference verbatim. Requirements from the user must stay distinguishable from executor output. Do not merge, skip or reorder lines.`
 
 // summarizer compacts long history into the summary field. Attachments and
-// structured fields are never touched; a failed summary call skips
-// compaction for this round and the run goes on.
+// structured fields are never touched; a failed summary call, or a
+// candidate summary that fails its check, skips compaction for this round
+// and the run goes on.
 func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	s, err := Decode(nc.Values)
 	if err != nil {
 		return nil, err
 	}
-	tokens := EstimateTokens(s.Messages)
-	trigger := NeedsSummary(s.Messages)
-	nc.Emit(EventContextMeasured, map[string]any{"messages": len(s.Messages), "tokens": tokens, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "trigger": trigger})
+	msgTokens, sumChars := EstimateTokens(s.Messages), summaryChars(s.Summary)
+	trigger := NeedsSummary(s.Messages, s.Summary)
+	nc.Emit(EventContextMeasured, map[string]any{"messages": len(s.Messages), "tokens": sumChars + msgTokens,
+		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "trigger": trigger})
 	if trigger == "" {
 		return nil, nil
 	}
@@ -96,42 +116,36 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 		return nil, nil
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: Transcript(s.Summary, head)})
+	skip := func(err error) {
+		nc.Emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
+	}
+	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: Transcript(head)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		nc.Emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
+		skip(err)
 		return nil, nil
 	}
-	from := head[0].Index
-	if s.Summary != nil && s.Summary.From > 0 {
-		from = s.Summary.From
+	sum, st, err := Compact(s.Summary, head, resp.Text)
+	if err != nil {
+		skip(err)
+		return nil, nil
 	}
-	speakers := map[string]bool{}
-	if s.Summary != nil {
-		for _, sp := range s.Summary.Speakers {
-			speakers[sp] = true
-		}
-	}
+	version := s.HistoryVersion + 1
+	sum.HistoryVersion, sum.Trigger = version, trigger
 	sources := make([]int, len(head))
 	for i, m := range head {
 		sources[i] = m.Index
-		speakers[m.Speaker] = true
 	}
-	spk := make([]string, 0, len(speakers))
-	for sp := range speakers {
-		spk = append(spk, sp)
-	}
-	sort.Strings(spk)
-	version := s.HistoryVersion + 1
-	sum := Summary{Text: strings.TrimSpace(resp.Text), From: from, To: head[len(head)-1].Index, Count: head[len(head)-1].Index - from + 1,
-		Speakers: spk, HistoryVersion: version, Trigger: trigger}
 	nc.Emit(EventContextCompacted, map[string]any{
 		"historyVersionBefore": s.HistoryVersion, "historyVersionAfter": version,
-		"trigger": trigger, "strategy": "indexed-transcript@v1",
+		"trigger": trigger, "strategy": "indexed-fold@v2",
 		"sourceIndices": sources, "beforeMessages": len(s.Messages), "afterMessages": len(tail),
-		"beforeTokens": tokens, "afterTokens": EstimateTokens(tail),
+		"beforeTokens": sumChars + msgTokens, "afterTokens": summaryChars(&sum) + EstimateTokens(tail),
+		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
+		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
+		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
 		"summaryId": fmt.Sprintf("summary:%s:v%d", nc.Thread, version),
 	})
 	return []engine.Write{

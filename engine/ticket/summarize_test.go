@@ -71,8 +71,9 @@ func TestTranscriptKeepsIndexAndSpeaker(t *testing.T) {
 		{Index: 12, Role: "user", Speaker: "user", Content: "need the\nrefund window"},
 		{Index: 13, Role: "assistant", Speaker: "executor[t-3-refund]", Content: "30 days"},
 	}
-	got := Transcript(&Summary{Text: "#1 user: hi", From: 1, To: 11, HistoryVersion: 1}, ms)
-	want := "PREVIOUS SUMMARY of #1–#11 (history v1):\n#1 user: hi\n#12 user: need the refund window\n#13 executor[t-3-refund]: 30 days\n"
+	// Only the new head goes to the model; code merges the previous summary.
+	got := Transcript(ms)
+	want := "#12 user: need the refund window\n#13 executor[t-3-refund]: 30 days\n"
 	if got != want {
 		t.Fatalf("transcript:\n%s\nwant:\n%s", got, want)
 	}

@@ -203,7 +203,15 @@ func TestForkBranchesWithoutDeleting(t *testing.T) {
 	if _, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := e.History(ctx, "t", 0, 0)
+	listed, _ := e.History(ctx, "t", 0, 0)
+	var before []engine.Checkpoint
+	for _, l := range listed {
+		cp, err := e.Get(ctx, "t", l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, cp)
+	}
 	res, err := e.Fork(ctx, "t", 1, ticket.Input("Please change the address on SO20260901 and send me the invoice."), engine.RunConfig{})
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,12 @@ type Store struct {
 }
 
 type thread struct {
-	cps     []store.Checkpoint // ascending ID, since new IDs are always the newest
-	events  map[int64][]store.Event
-	writes  map[int64][]store.TaskWrites // ascending TaskID
-	updated time.Time
+	cps      []store.Checkpoint // ascending ID, since new IDs are always the newest
+	events   map[int64][]store.Event
+	writes   map[int64][]store.TaskWrites // ascending TaskID
+	messages map[string]store.Message     // by hash
+	blobs    map[string][]byte            // by hash
+	updated  time.Time
 }
 
 var (
@@ -76,7 +78,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	i, found := th.find(cp.ID)
 	if found {
 		old := th.cps[i]
-		if check.SameParent(old.ParentID, old.RerootedFrom, cp.ParentID) && check.SameJSON(old.State, cp.State) && check.SameEvents(th.events[cp.ID], events) {
+		if check.SameParent(old.ParentID, old.RerootedFrom, cp.ParentID) && check.SameJSON(old.State, cp.State) &&
+			check.SameMeta(old.Meta, cp.Meta) && old.Base == cp.Base && check.SameEvents(th.events[cp.ID], events) {
 			return nil
 		}
 	}
@@ -101,12 +104,28 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		s.hook("checkpoint-written")
 	}
 	if th == nil {
-		th = &thread{events: map[int64][]store.Event{}, writes: map[int64][]store.TaskWrites{}}
+		th = &thread{events: map[int64][]store.Event{}, writes: map[int64][]store.TaskWrites{},
+			messages: map[string]store.Message{}, blobs: map[string][]byte{}}
 		s.threads[cp.ThreadID] = th
 	}
 	t := now()
-	cp.State, cp.CreatedAt, cp.Epoch = bytes.Clone(cp.State), t, 0 // epochs are checked, not kept
-	cp.RerootedFrom = 0                                            // only Prune sets it
+	for _, m := range cp.Messages {
+		if _, ok := th.messages[m.Hash]; !ok {
+			m.ThreadID, m.Body, m.CheckpointID, m.CreatedAt = cp.ThreadID, bytes.Clone(m.Body), cp.ID, t
+			th.messages[m.Hash] = m
+		}
+	}
+	for _, b := range cp.Blobs {
+		if _, ok := th.blobs[b.Hash]; !ok {
+			th.blobs[b.Hash] = bytes.Clone(b.Body)
+		}
+	}
+	if cp.Settles != 0 {
+		delete(th.writes, cp.Settles)
+	}
+	cp.State, cp.Meta, cp.BlobRefs, cp.CreatedAt, cp.Epoch = bytes.Clone(cp.State), bytes.Clone(cp.Meta), slices.Clone(cp.BlobRefs), t, 0 // epochs are checked, not kept
+	cp.RerootedFrom, cp.Rebased = 0, nil                                                                                                  // only Prune sets them
+	cp.Messages, cp.Blobs, cp.Settles = nil, nil, 0                                                                                       // write-only
 	th.cps = append(th.cps, cp)
 	for i := range events {
 		events[i].Payload, events[i].CreatedAt = bytes.Clone(events[i].Payload), t
@@ -202,9 +221,157 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 	}
 	out := make([]store.Checkpoint, n)
 	for i := range out {
-		out[i] = copyCheckpoint(th.cps[end-1-i])
+		out[i] = listed(th.cps[end-1-i])
 	}
 	return out, nil
+}
+
+// listed is a checkpoint as History gives it: metadata, no state unless
+// the row has no metadata.
+func listed(cp store.Checkpoint) store.Checkpoint {
+	cp = copyCheckpoint(cp)
+	if len(cp.Meta) > 0 {
+		cp.State = nil
+	}
+	cp.Rebased = nil
+	return cp
+}
+
+func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
+	defer wrap(&err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	var out []store.Checkpoint
+	for next := id; ; {
+		i, ok := th.find(next)
+		if !ok {
+			if len(out) == 0 {
+				return nil, store.ErrNotFound
+			}
+			return out, nil // a missing parent: the engine reports the broken chain
+		}
+		cp := th.cps[i]
+		out = append(out, copyCheckpoint(cp))
+		if cp.Base || len(cp.Rebased) > 0 || cp.ParentID == 0 {
+			return out, nil
+		}
+		next = cp.ParentID
+	}
+}
+
+func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
+	defer wrap(&err, "messages of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	var out []store.Message
+	seen := map[string]bool{}
+	for _, h := range hashes {
+		if m, ok := th.messages[h]; ok && !seen[h] {
+			seen[h] = true
+			m.Body = bytes.Clone(m.Body)
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ []store.Message, err error) {
+	defer wrap(&err, "messages #%d of thread %v", index, check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	var out []store.Message
+	for _, m := range th.messages {
+		if m.Index == index {
+			m.Body = bytes.Clone(m.Body)
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Message) int {
+		return cmp.Or(cmp.Compare(a.CheckpointID, b.CheckpointID), strings.Compare(a.Hash, b.Hash))
+	})
+	return out, nil
+}
+
+func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
+	defer wrap(&err, "blobs of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil
+	}
+	var out []store.Blob
+	seen := map[string]bool{}
+	for _, h := range hashes {
+		if b, ok := th.blobs[h]; ok && !seen[h] {
+			seen[h] = true
+			out = append(out, store.Blob{Hash: h, Body: bytes.Clone(b)})
+		}
+	}
+	return out, nil
+}
+
+// Size implements store.Store with the SQL stores' rule: the lengths of
+// texts and documents, 8 bytes for each number and time.
+func (s *Store) Size(ctx context.Context, thread string) (_ int64, err error) {
+	defer wrap(&err, "size of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t := int64(len(thread))
+	var n int64
+	if th := s.threads[thread]; th != nil {
+		for _, cp := range th.cps {
+			n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
+			for _, r := range cp.BlobRefs {
+				n += int64(len(r))
+			}
+			for _, e := range th.events[cp.ID] {
+				n += t + int64(len(e.Type)+len(e.Payload)) + 3*8
+			}
+		}
+		for _, ws := range th.writes {
+			for _, w := range ws {
+				n += t + int64(len(w.TaskID)+len(w.Writes)) + 2*8
+			}
+		}
+		for _, m := range th.messages {
+			n += t + int64(len(m.Hash)+len(m.Body)) + 3*8
+		}
+		for h, b := range th.blobs {
+			n += t + int64(len(h)+len(b)) + 8
+		}
+	}
+	for op, d := range s.drafts[thread] {
+		n += t + int64(len(op)+len(d.Body)) + 8
+	}
+	if s.epochs[thread] != 0 {
+		n += t + 2*8
+	}
+	return n, nil
 }
 
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
@@ -283,7 +450,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 
 // Prune implements store.Store. Every check comes before the first change,
 // under the store's lock: that is its transaction.
-func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (res store.PruneResult, err error) {
 	defer wrap(&err, "prune thread %v", check.Name(thread))
 	if err := ctx.Err(); err != nil {
 		return store.PruneResult{}, err
@@ -307,6 +474,19 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 	for _, id := range ids {
 		drop[id] = true
 	}
+	rerooted := map[int64]bool{}
+	for _, cp := range th.cps {
+		if !drop[cp.ID] && cp.ParentID != 0 && drop[cp.ParentID] {
+			rerooted[cp.ID] = cp.Base || len(cp.Rebased) > 0
+		}
+	}
+	if err := check.Rebases(rebase, rerooted); err != nil {
+		return store.PruneResult{}, err
+	}
+	rebased := make(map[int64]store.Rebase, len(rebase))
+	for _, r := range rebase {
+		rebased[r.ID] = r
+	}
 	kept := make([]store.Checkpoint, 0, len(th.cps)-len(ids))
 	for _, cp := range th.cps {
 		if drop[cp.ID] {
@@ -321,9 +501,26 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 			res.Rerooted = append(res.Rerooted, store.Reroot{ID: cp.ID, From: cp.ParentID})
 			cp.ParentID, cp.RerootedFrom = 0, cp.ParentID
 		}
+		if r, ok := rebased[cp.ID]; ok {
+			cp.Rebased, cp.BlobRefs = bytes.Clone(r.State), append(slices.Clone(cp.BlobRefs), r.BlobRefs...)
+		}
 		kept = append(kept, cp)
 	}
 	th.cps = kept
+	if len(ids) > 0 {
+		live := map[string]bool{}
+		for _, cp := range kept {
+			for _, h := range cp.BlobRefs {
+				live[h] = true
+			}
+		}
+		for h := range th.blobs {
+			if !live[h] {
+				delete(th.blobs, h)
+				res.Blobs++
+			}
+		}
+	}
 	return res, nil
 }
 
@@ -424,7 +621,7 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 func (s *Store) Close() error { return nil }
 
 func copyCheckpoint(cp store.Checkpoint) store.Checkpoint {
-	cp.State = bytes.Clone(cp.State)
+	cp.State, cp.Meta, cp.Rebased, cp.BlobRefs = bytes.Clone(cp.State), bytes.Clone(cp.Meta), bytes.Clone(cp.Rebased), slices.Clone(cp.BlobRefs)
 	return cp
 }
 

@@ -87,6 +87,7 @@ var ownTables = map[string][]string{
 	"graph_checkpoints": {
 		"thread_id text not null", "checkpoint_id bigint not null", "parent_id bigint",
 		"state jsonb not null", "created_at timestamp with time zone not null", "rerooted_from bigint",
+		"meta jsonb", "base boolean not null", "rebased jsonb", "blob_refs text[]",
 	},
 	"graph_writes": {
 		"thread_id text not null", "checkpoint_id bigint not null", "task_id text not null",
@@ -102,6 +103,14 @@ var ownTables = map[string][]string{
 	},
 	"graph_epochs": {
 		"thread_id text not null", "epoch bigint not null", "fenced_at timestamp with time zone not null",
+	},
+	"graph_messages": {
+		"thread_id text not null", "hash text not null", "idx bigint not null", "body text not null",
+		"checkpoint_id bigint not null", "created_at timestamp with time zone not null",
+	},
+	"graph_blobs": {
+		"thread_id text not null", "hash text not null", "body text not null",
+		"created_at timestamp with time zone not null",
 	},
 }
 

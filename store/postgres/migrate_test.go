@@ -194,11 +194,11 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 			}
 			// Old rows gain rerooted_from (null), and prune works on them.
 			for id := int64(2); id <= 3; id++ {
-				if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{}`)}, nil); err != nil {
+				if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{}`), Base: true}, nil); err != nil {
 					t.Fatalf("PutCheckpoint after the upgrade: %v", err)
 				}
 			}
-			if res, err := s.Prune(ctx, "t", []int64{1}); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) || res.Events != 1 {
+			if res, err := s.Prune(ctx, "t", []int64{1}, nil); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) || res.Events != 1 {
 				t.Errorf("Prune after the upgrade = %+v, %v; want 1 deleted with its event, 2 re-rooted from 1", res, err)
 			}
 			if got := query(t, dbURL, `select checkpoint_id || ':' || coalesce(parent_id::text, 'null') || ':' || coalesce(rerooted_from::text, 'null')

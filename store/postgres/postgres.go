@@ -2,20 +2,23 @@
 // store for several processes or machines working on the same threads.
 //
 // Checkpoints live in graph_checkpoints (the seed's table), pending task
-// writes in graph_writes and events in graph_events, all legible in psql.
-// The package owns those tables and versions them itself (embedded
+// writes in graph_writes, events in graph_events, the conversation's
+// messages in graph_messages and shared large values in graph_blobs, all
+// legible in psql. The package owns those tables and versions them itself (embedded
 // migrations, recorded in rewind_schema_migrations); it refuses a database
 // whose tables it did not create, or whose store schema is newer than it.
 //
 // Documents are stored as jsonb. The JSON escapes jsonb refuses (\u0000
 // and unpaired surrogates) are kept under a private-use marker rune, U+E000,
-// and given back as the same JSON; see toJSONB.
+// and given back as the same JSON; see toJSONB. Message and blob bodies
+// are text, given back byte for byte.
 //
 // Several processes may Open the same database at once: migrations are
 // serialised by an advisory lock.
 //
 // Lock holds a session advisory lock on a connection of its own, so a
-// writer that dies loses its connection and with it the lock.
+// writer that dies loses its connection and with it the lock. Released,
+// the connection is kept for the next Lock rather than closed.
 package postgres
 
 import (
@@ -27,6 +30,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,9 +50,21 @@ type Store struct {
 	target target
 	hook   atomic.Pointer[func(stage string)]
 
+	// maxIdle is how long a spare lock connection may sit unused before
+	// it is closed rather than reused (the pool's MaxConnIdleTime).
+	maxIdle time.Duration
+
 	mu     sync.Mutex
 	locks  map[*pgx.Conn]struct{} // connections holding a thread lock
+	spare  []spareConn            // unlocked lock connections, most recently used last
 	closed bool
+}
+
+// spareConn is a lock connection whose lock was released, kept for the
+// next Lock.
+type spareConn struct {
+	conn  *pgx.Conn
+	since time.Time
 }
 
 var (
@@ -60,6 +76,12 @@ var (
 // brings the store's tables up to date and returns the store. Each
 // connection attempt gives up after 5 s unless the URL sets connect_timeout.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, nil)
+}
+
+// open is Open with a hook that may adjust the pool's configuration (the
+// tests count round trips with it).
+func open(ctx context.Context, url string, configure func(*pgxpool.Config)) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgconn masks the password in its message.
@@ -71,6 +93,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "rewind" // for pg_stat_activity
 	}
+	if configure != nil {
+		configure(cfg)
+	}
 	t := newTarget(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -80,7 +105,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, t.connectError(ctx, err)
 	}
-	s := &Store{pool: pool, target: t, locks: map[*pgx.Conn]struct{}{}}
+	s := &Store{pool: pool, target: t, maxIdle: cfg.MaxConnIdleTime, locks: map[*pgx.Conn]struct{}{}}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -96,13 +121,16 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	locks := s.locks
-	s.locks = nil
+	locks, spare := s.locks, s.spare
+	s.locks, s.spare = nil, nil
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for c := range locks {
 		_ = c.Close(ctx) // the server drops the lock with the session
+	}
+	for _, sc := range spare {
+		_ = sc.conn.Close(ctx)
 	}
 	s.pool.Close()
 	return nil
@@ -149,15 +177,23 @@ func fenceOK(n int) string {
        else $%[1]d = (select epoch from graph_epochs where thread_id = $1 for share) end`, n)
 }
 
-// putCheckpointSQL inserts the checkpoint and its events in one statement,
-// hence one transaction and one round trip. The checkpoint goes in only
-// when it is newer than the thread's newest, its parent exists and its
-// epoch is current; events go in only with it. On zero rows the caller
-// asks why.
+// putCheckpointSQL writes the checkpoint, its events, its new messages and
+// blobs, and deletes the task writes it settles, in one statement, hence
+// one transaction and one round trip. The checkpoint goes in only when it
+// is newer than the thread's newest, its parent exists and its epoch is
+// current; everything else happens only with it (each CTE reads cp).
+// Messages and blobs already held by the thread are left as they are (on
+// conflict do nothing), so the first put of a hash keeps its row. On zero
+// rows the caller asks why.
+//
+//	$1 thread, $2 id, $3 parent (null: none), $4 state, $5-$7 events (seq,
+//	type, payload), $8 epoch, $9 meta (null: none), $10 base, $11 blob
+//	refs, $12-$14 messages (hash, index, body), $15-$16 blobs (hash,
+//	body), $17 the checkpoint it settles (0: none).
 var putCheckpointSQL = `
 with cp as (
-  insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, state)
-  select $1, $2, $3, $4::jsonb
+  insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs)
+  select $1, $2, $3, $9::jsonb, $4::jsonb, $10::boolean, $11::text[]
   where not exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id >= $2)
     and ($3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3))
     and ` + fenceOK(8) + `
@@ -167,19 +203,34 @@ with cp as (
   insert into graph_events (thread_id, checkpoint_id, seq, type, payload, created_at)
   select $1, $2, e.seq, e.type, e.payload::jsonb, cp.created_at
   from cp, unnest($5::int[], $6::text[], $7::text[]) as e(seq, type, payload)
+), msg as (
+  insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at)
+  select $1, m.hash, m.idx, m.body, $2, cp.created_at
+  from cp, unnest($12::text[], $13::bigint[], $14::text[]) as m(hash, idx, body)
+  on conflict do nothing
+), blob as (
+  insert into graph_blobs (thread_id, hash, body, created_at)
+  select $1, b.hash, b.body, cp.created_at
+  from cp, unnest($15::text[], $16::text[]) as b(hash, body)
+  on conflict do nothing
+), settled as (
+  delete from graph_writes
+  where $17::bigint <> 0 and thread_id = $1 and checkpoint_id = $17 and exists (select 1 from cp)
 )
 select count(*) from cp`
 
 // whyNotSQL tells why putCheckpointSQL inserted nothing: the newest id,
-// whether a checkpoint with this id holds the same parent and state, the
-// same events (check.Put made seqs unique), whether the parent exists, and
-// the thread's writer epoch. A re-rooted checkpoint's parent matches both
-// null and the parent it had (check.SameParent).
+// whether a checkpoint with this id holds the same parent, meta, state and
+// base, the same events (check.Put made seqs unique), whether the parent
+// exists, and the thread's writer epoch. A re-rooted checkpoint's parent
+// matches both null and the parent it had (check.SameParent); a missing
+// meta matches only a missing one (check.SameMeta). Its parameters are
+// putCheckpointSQL's first seven, then $8 meta and $9 base.
 const whyNotSQL = `
 select
   (select max(checkpoint_id) from graph_checkpoints where thread_id = $1),
   (select (parent_id is not distinct from $3::bigint or parent_id is null and rerooted_from is not distinct from $3::bigint)
-          and state = $4::jsonb
+          and state = $4::jsonb and meta is not distinct from $8::jsonb and base = $9::boolean
      from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
   (select count(*) from graph_events where thread_id = $1 and checkpoint_id = $2) = cardinality($5::int[])
     and not exists (
@@ -199,6 +250,10 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if err != nil {
 		return fmt.Errorf("state %w", err)
 	}
+	meta, err := optJSONB(cp.Meta)
+	if err != nil {
+		return fmt.Errorf("meta %w", err)
+	}
 	var parent *int64
 	if cp.ParentID != 0 {
 		parent = &cp.ParentID
@@ -216,12 +271,31 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		}
 		seqs[i], types[i], payloads[i] = int32(e.Seq), e.Type, string(p)
 	}
-	args := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads}
+	var refs []string // null when there are none, as in rows written before blobs existed
+	if len(cp.BlobRefs) > 0 {
+		refs = cp.BlobRefs
+	}
+	// Bodies go in as text, byte for byte (check.Put made them valid UTF-8
+	// JSON, which holds no NUL byte).
+	mHashes := make([]string, len(cp.Messages))
+	mIndexes := make([]int64, len(cp.Messages))
+	mBodies := make([]string, len(cp.Messages))
+	for i, m := range cp.Messages {
+		mHashes[i], mIndexes[i], mBodies[i] = m.Hash, m.Index, string(m.Body)
+	}
+	bHashes := make([]string, len(cp.Blobs))
+	bBodies := make([]string, len(cp.Blobs))
+	for i, b := range cp.Blobs {
+		bHashes[i], bBodies[i] = b.Hash, string(b.Body)
+	}
+	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
+	putArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
+		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles}
 
 	// More than one try covers a race with a concurrent delete, insert or
 	// fence that made the insert skip but left nothing to explain it.
 	for range 3 {
-		n, err := s.insertCheckpoint(ctx, append(args, cp.Epoch))
+		n, err := s.insertCheckpoint(ctx, putArgs)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the parent was deleted meanwhile
@@ -236,7 +310,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		var same *bool
 		var sameEvents, parentOK bool
 		var current int64
-		if err := s.pool.QueryRow(ctx, whyNotSQL, args...).Scan(&newest, &same, &sameEvents, &parentOK, &current); err != nil {
+		if err := s.pool.QueryRow(ctx, whyNotSQL, whyArgs...).Scan(&newest, &same, &sameEvents, &parentOK, &current); err != nil {
 			return s.db(err)
 		}
 		if same != nil && *same && sameEvents {
@@ -255,6 +329,14 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		}
 	}
 	return errors.New("it keeps racing with another writer of the thread; try again")
+}
+
+// optJSONB is toJSONB for an optional document: nil (SQL null) when absent.
+func optJSONB(doc []byte) ([]byte, error) {
+	if len(doc) == 0 {
+		return nil, nil
+	}
+	return toJSONB(doc)
 }
 
 // insertCheckpoint runs putCheckpointSQL: on its own (one statement, one
@@ -363,10 +445,17 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	return errors.New("it keeps racing with another writer of the thread; try again")
 }
 
-const selectCheckpoints = `select checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), state, created_at from graph_checkpoints `
+// checkpointCols are a whole row, in the order scanCheckpoints reads.
+const checkpointCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), meta, state, base, rebased, blob_refs, created_at`
 
-func (s *Store) checkpoints(ctx context.Context, thread, where string, args ...any) ([]store.Checkpoint, error) {
-	rows, err := s.pool.Query(ctx, selectCheckpoints+where, args...)
+// listedCols are a row as History gives it: no rebased, and state only
+// where there is no meta. CASE evaluates state only for those rows, so a
+// listing never reads (or detoasts) the states of rows that have meta.
+const listedCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), meta,
+  case when meta is null then state end, base, null::jsonb, blob_refs, created_at`
+
+func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -374,19 +463,25 @@ func (s *Store) checkpoints(ctx context.Context, thread, where string, args ...a
 	var out []store.Checkpoint
 	for rows.Next() {
 		cp := store.Checkpoint{ThreadID: thread}
-		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.RerootedFrom, &cp.State, &cp.CreatedAt); err != nil {
+		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.Rebased, &cp.BlobRefs, &cp.CreatedAt); err != nil {
 			return nil, s.db(err)
+		}
+		if cp.Meta, err = fromJSONB(cp.Meta); err != nil {
+			return nil, fmt.Errorf("meta of checkpoint %d %w", cp.ID, err)
 		}
 		if cp.State, err = fromJSONB(cp.State); err != nil {
 			return nil, fmt.Errorf("state of checkpoint %d %w", cp.ID, err)
+		}
+		if cp.Rebased, err = fromJSONB(cp.Rebased); err != nil {
+			return nil, fmt.Errorf("rebased state of checkpoint %d %w", cp.ID, err)
 		}
 		out = append(out, cp)
 	}
 	return out, s.db(rows.Err())
 }
 
-func (s *Store) one(ctx context.Context, thread, where string, args ...any) (store.Checkpoint, error) {
-	cps, err := s.checkpoints(ctx, thread, where, args...)
+func (s *Store) one(ctx context.Context, thread, sql string, args ...any) (store.Checkpoint, error) {
+	cps, err := s.checkpoints(ctx, thread, sql, args...)
 	if err != nil {
 		return store.Checkpoint{}, err
 	}
@@ -399,13 +494,13 @@ func (s *Store) one(ctx context.Context, thread, where string, args ...any) (sto
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
 	defer s.fail(&err, "get checkpoint %d of thread %v", id, check.Name(thread))
-	return s.one(ctx, thread, `where thread_id = $1 and checkpoint_id = $2`, thread, id)
+	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints where thread_id = $1 and checkpoint_id = $2`, thread, id)
 }
 
 // Latest implements store.Store.
 func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
 	defer s.fail(&err, "latest checkpoint of thread %v", check.Name(thread))
-	return s.one(ctx, thread, `where thread_id = $1 order by checkpoint_id desc limit 1`, thread)
+	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints where thread_id = $1 order by checkpoint_id desc limit 1`, thread)
 }
 
 // History implements store.Store.
@@ -415,10 +510,119 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 	if limit > 0 {
 		lim = &limit
 	}
+	const sql = `select ` + listedCols + ` from graph_checkpoints `
 	if before > 0 {
-		return s.checkpoints(ctx, thread, `where thread_id = $1 and checkpoint_id < $2 order by checkpoint_id desc limit $3`, thread, before, lim)
+		return s.checkpoints(ctx, thread, sql+`where thread_id = $1 and checkpoint_id < $2 order by checkpoint_id desc limit $3`, thread, before, lim)
 	}
-	return s.checkpoints(ctx, thread, `where thread_id = $1 order by checkpoint_id desc limit $2`, thread, lim)
+	return s.checkpoints(ctx, thread, sql+`where thread_id = $1 order by checkpoint_id desc limit $2`, thread, lim)
+}
+
+// chainSQL follows parent_id from checkpoint $2 in one statement, up to
+// and including the first row that reads on its own: a base, a rebased
+// row, or one without a parent (the join then finds nothing). n numbers
+// the rows newest first.
+const chainSQL = `
+with recursive chain as (
+  select 1 as n, g.* from graph_checkpoints g where g.thread_id = $1 and g.checkpoint_id = $2
+  union all
+  select c.n + 1, g.*
+  from chain c join graph_checkpoints g on g.thread_id = $1 and g.checkpoint_id = c.parent_id
+  where not c.base and c.rebased is null
+)
+select ` + checkpointCols + ` from chain order by n`
+
+// Chain implements store.Store in one query.
+func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
+	defer s.fail(&err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	cps, err := s.checkpoints(ctx, thread, chainSQL, thread, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return cps, nil
+}
+
+// Messages implements store.Store: the hashes go as one text[] parameter.
+func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
+	defer s.fail(&err, "messages of thread %v", check.Name(thread))
+	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+where thread_id = $1 and hash = any($2::text[])`, thread, hashes)
+}
+
+// MessagesAt implements store.Store.
+func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ []store.Message, err error) {
+	defer s.fail(&err, "messages #%d of thread %v", index, check.Name(thread))
+	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+where thread_id = $1 and idx = $2 order by checkpoint_id, hash`, thread, index)
+}
+
+func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, s.db(err)
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		m := store.Message{ThreadID: thread}
+		if err := rows.Scan(&m.Hash, &m.Index, &m.Body, &m.CheckpointID, &m.CreatedAt); err != nil {
+			return nil, s.db(err)
+		}
+		out = append(out, m)
+	}
+	return out, s.db(rows.Err())
+}
+
+// Blobs implements store.Store: the hashes go as one text[] parameter.
+func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
+	defer s.fail(&err, "blobs of thread %v", check.Name(thread))
+	rows, err := s.pool.Query(ctx, `select hash, body from graph_blobs where thread_id = $1 and hash = any($2::text[])`, thread, hashes)
+	if err != nil {
+		return nil, s.db(err)
+	}
+	defer rows.Close()
+	var out []store.Blob
+	for rows.Next() {
+		var b store.Blob
+		if err := rows.Scan(&b.Hash, &b.Body); err != nil {
+			return nil, s.db(err)
+		}
+		out = append(out, b)
+	}
+	return out, s.db(rows.Err())
+}
+
+// sizeSQL counts a thread's bytes by memory.Store.Size's rule: the octet
+// lengths of texts and of documents as jsonb prints them, the blob refs'
+// hashes, and 8 for each number and time column (5 for a checkpoint: id,
+// parent, rerooted_from, base, created_at). Every table is read by its
+// primary key's thread prefix.
+const sizeSQL = `
+select (
+  coalesce((select sum(octet_length(thread_id) + octet_length(state::text) + coalesce(octet_length(meta::text), 0)
+                       + coalesce(octet_length(rebased::text), 0) + 5*8
+                       + coalesce((select sum(octet_length(r)) from unnest(blob_refs) r), 0))
+            from graph_checkpoints where thread_id = $1), 0)
+  + coalesce((select sum(octet_length(thread_id) + octet_length(type) + octet_length(payload::text) + 3*8)
+              from graph_events where thread_id = $1), 0)
+  + coalesce((select sum(octet_length(thread_id) + octet_length(task_id) + octet_length(writes::text) + 2*8)
+              from graph_writes where thread_id = $1), 0)
+  + coalesce((select sum(octet_length(thread_id) + octet_length(hash) + octet_length(body) + 3*8)
+              from graph_messages where thread_id = $1), 0)
+  + coalesce((select sum(octet_length(thread_id) + octet_length(hash) + octet_length(body) + 8)
+              from graph_blobs where thread_id = $1), 0)
+  + coalesce((select sum(octet_length(thread_id) + octet_length(operation_id) + octet_length(body::text) + 8)
+              from graph_drafts where thread_id = $1), 0)
+  + coalesce((select octet_length(thread_id) + 2*8 from graph_epochs where thread_id = $1), 0)
+)::bigint`
+
+// Size implements store.Store in one query.
+func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
+	defer s.fail(&err, "size of thread %v", check.Name(thread))
+	err = s.pool.QueryRow(ctx, sizeSQL, thread).Scan(&n)
+	return n, s.db(err)
 }
 
 // Writes implements store.Store.
@@ -495,12 +699,16 @@ from graph_checkpoints group by thread_id order by thread_id`)
 
 // deleteThreadSQL deletes a thread from every table in one statement, hence
 // one transaction; writes and events go with their checkpoints (on delete
-// cascade).
+// cascade). Messages and blobs have no foreign key (they outlive pruned
+// checkpoints), so they go explicitly.
 const deleteThreadSQL = `
 with c as (delete from graph_checkpoints where thread_id = $1 returning 1),
+m as (delete from graph_messages where thread_id = $1 returning 1),
+b as (delete from graph_blobs where thread_id = $1 returning 1),
 d as (delete from graph_drafts where thread_id = $1 returning 1),
 e as (delete from graph_epochs where thread_id = $1 returning 1)
-select (select count(*) from c) + (select count(*) from d) + (select count(*) from e)`
+select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
+  + (select count(*) from d) + (select count(*) from e)`
 
 // DeleteThread implements store.Store.
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
@@ -519,25 +727,51 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 // bound parameter however many there are).
 const (
 	pruneNewestSQL = `select max(checkpoint_id) from graph_checkpoints where thread_id = $1`
+	// Fenced writers hold the thread's epoch row FOR SHARE until they
+	// commit (see fenceOK): locking it waits for those in flight and holds
+	// back new ones until the prune commits, so a put cannot come to refer
+	// to a blob this prune frees, unseen. Unfenced writers (epoch 0) are
+	// not held back.
+	pruneFenceSQL = `select 1 from graph_epochs where thread_id = $1 for update`
 	// FOR UPDATE: a concurrent put of a child of a doomed checkpoint (or
 	// writes for it) waits on its foreign key check until this commits, and
 	// then finds the checkpoint gone (ErrNotFound) instead of making it
 	// un-deletable.
 	pruneFoundSQL = `select checkpoint_id from graph_checkpoints
 where thread_id = $1 and checkpoint_id = any($2::bigint[]) order by checkpoint_id for update`
+	// The kept rows this prune re-roots, and whether each reads on its own
+	// (check.Rebases). Locked as the update below will lock them, so what
+	// was checked is what is changed.
+	pruneRerootedSQL = `select checkpoint_id, base or rebased is not null from graph_checkpoints
+where thread_id = $1 and parent_id = any($2::bigint[]) and checkpoint_id <> all($2::bigint[])
+order by checkpoint_id for no key update`
 	pruneRerootSQL = `update graph_checkpoints set parent_id = null, rerooted_from = parent_id
 where thread_id = $1 and parent_id = any($2::bigint[]) and checkpoint_id <> all($2::bigint[])
 returning checkpoint_id, rerooted_from`
+	// $2 ids, $3 states, $4 each rebase's blob refs joined by spaces
+	// (check.Rebases made them hex): a ragged list in one parameter.
+	pruneRebaseSQL = `update graph_checkpoints g
+set rebased = r.state::jsonb,
+    blob_refs = nullif(coalesce(g.blob_refs, '{}') || string_to_array(r.refs, ' '), '{}')
+from unnest($2::bigint[], $3::text[], $4::text[]) as r(id, state, refs)
+where g.thread_id = $1 and g.checkpoint_id = r.id`
 	// Writes and events go explicitly, before their checkpoints, to count
 	// them; the cascade then finds none.
 	pruneWritesSQL      = `delete from graph_writes where thread_id = $1 and checkpoint_id = any($2::bigint[])`
 	pruneEventsSQL      = `delete from graph_events where thread_id = $1 and checkpoint_id = any($2::bigint[])`
 	pruneCheckpointsSQL = `delete from graph_checkpoints where thread_id = $1 and checkpoint_id = any($2::bigint[])`
+	// After the deletes and rebases: the blobs no remaining checkpoint
+	// (blob_refs, which include the rebases' refs) refers to. The live
+	// hashes are collected once (a hash anti-join), not per blob.
+	pruneBlobsSQL = `delete from graph_blobs b
+where b.thread_id = $1 and not exists (
+  select 1 from graph_checkpoints c cross join unnest(c.blob_refs) as r(hash)
+  where c.thread_id = $1 and r.hash = b.hash)`
 )
 
 // Prune implements store.Store in one transaction of four round trips:
 // BEGIN, the checks, one batch of the changes, COMMIT.
-func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (res store.PruneResult, err error) {
 	defer s.fail(&err, "prune thread %v", check.Name(thread))
 	ids = append([]int64{}, check.PruneIDs(ids)...) // an empty array rather than null
 	tx, err := s.pool.Begin(ctx)
@@ -548,10 +782,21 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 
 	checks := &pgx.Batch{}
 	var newest *int64
+	checks.Queue(pruneFenceSQL, thread)
 	checks.Queue(pruneNewestSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&newest) })
 	var found []int64
 	checks.Queue(pruneFoundSQL, thread, ids).Query(func(rows pgx.Rows) (err error) {
 		found, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
+	rerooted := map[int64]bool{}
+	checks.Queue(pruneRerootedSQL, thread, ids).Query(func(rows pgx.Rows) error {
+		var id int64
+		var selfContained bool
+		_, err := pgx.ForEachRow(rows, []any{&id, &selfContained}, func() error {
+			rerooted[id] = selfContained
+			return nil
+		})
 		return err
 	})
 	if err := tx.SendBatch(ctx, checks).Close(); err != nil {
@@ -568,8 +813,21 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 	if len(ids) > 0 && ids[len(ids)-1] == *newest {
 		return store.PruneResult{}, check.PruneHead(*newest)
 	}
+	if err := check.Rebases(rebase, rerooted); err != nil {
+		return store.PruneResult{}, err
+	}
 	if len(ids) == 0 {
 		return store.PruneResult{}, nil
+	}
+	rbIDs := make([]int64, len(rebase))
+	rbStates := make([]string, len(rebase))
+	rbRefs := make([]string, len(rebase))
+	for i, r := range rebase {
+		doc, err := toJSONB(r.State)
+		if err != nil {
+			return store.PruneResult{}, fmt.Errorf("rebase of checkpoint %d %w", r.ID, err)
+		}
+		rbIDs[i], rbStates[i], rbRefs[i] = r.ID, string(doc), strings.Join(r.BlobRefs, " ")
 	}
 
 	changes := &pgx.Batch{}
@@ -580,6 +838,9 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 		})
 		return err
 	})
+	if len(rebase) > 0 {
+		changes.Queue(pruneRebaseSQL, thread, rbIDs, rbStates, rbRefs)
+	}
 	var deleted int64
 	changes.Queue(pruneWritesSQL, thread, ids).Exec(func(ct pgconn.CommandTag) error {
 		res.Writes = int(ct.RowsAffected())
@@ -593,11 +854,18 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 		deleted = ct.RowsAffected()
 		return nil
 	})
+	changes.Queue(pruneBlobsSQL, thread).Exec(func(ct pgconn.CommandTag) error {
+		res.Blobs = int(ct.RowsAffected())
+		return nil
+	})
 	if err := tx.SendBatch(ctx, changes).Close(); err != nil {
 		return store.PruneResult{}, s.db(err)
 	}
 	if deleted != int64(len(ids)) { // the rows are locked: this cannot happen
 		return store.PruneResult{}, fmt.Errorf("deleted %d checkpoints, expected %d; nothing was pruned, try again", deleted, len(ids))
+	}
+	if len(res.Rerooted) != len(rerooted) { // the rows are locked: this cannot happen either
+		return store.PruneResult{}, fmt.Errorf("re-rooted %d checkpoints, expected %d; nothing was pruned, try again", len(res.Rerooted), len(rerooted))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return store.PruneResult{}, s.db(err)
@@ -708,41 +976,79 @@ func lockKey(thread string) int64 {
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 
+// lockSQL takes a thread's lock ($1) and, only when it got it, sets up
+// the session for a lock that may be held for as long as a run lasts:
+// exempt from idle_session_timeout (PostgreSQL 14+), which would drop the
+// lock, and with TCP keepalives ($2-$4 s) so that the server notices
+// within about two minutes a client machine that vanished without
+// closing the connection. One statement, one round trip; CASE runs the
+// settings only for a lock taken, so a refused Lock leaves the session as
+// it was.
+const lockSQL = `select case when pg_try_advisory_lock($1) then
+  (set_config('tcp_keepalives_idle', $2, false) || set_config('tcp_keepalives_interval', $3, false)
+   || set_config('tcp_keepalives_count', $4, false)
+   || coalesce(case when current_setting('idle_session_timeout', true) is not null
+                    then set_config('idle_session_timeout', '0', false) end, '')) is not null
+  else false end`
+
+// lockSettings are the settings lockSQL changes; a release RESETs them
+// (to the server's, database's and role's defaults and the connection's
+// startup options) so that a reused connection is like any other.
+// idle_session_timeout exists from PostgreSQL 14 on.
+var lockSettings = []string{"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "idle_session_timeout"}
+
+// unlockBatch releases the lock on key and resets the session's settings,
+// in one round trip.
+func unlockBatch(conn *pgx.Conn, key int64, was *bool) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(`select pg_advisory_unlock($1)`, key).QueryRow(func(row pgx.Row) error { return row.Scan(was) })
+	settings := lockSettings
+	if serverMajor(conn) < 14 {
+		settings = settings[:3]
+	}
+	for _, name := range settings {
+		b.Queue(`reset ` + name)
+	}
+	return b
+}
+
+// serverMajor is the server's major version ("15.18 (Debian ...)" is 15).
+func serverMajor(conn *pgx.Conn) int {
+	v := conn.PgConn().ParameterStatus("server_version")
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	n, _ := strconv.Atoi(v[:end])
+	return n
+}
+
+// maxSpare bounds the released lock connections kept for reuse: a process
+// usually runs one thread at a time.
+const maxSpare = 4
+
 // Lock implements store.Store. The lock is a session advisory lock on a
-// connection taken out of the pool for as long as it is held: if this
-// process dies, its connection drops and the server frees the lock.
+// connection of its own for as long as it is held: if this process dies,
+// its connection drops and the server frees the lock.
+//
+// The connection is not a pool connection while the lock is held (it is
+// hijacked): a process holding as many locks as the pool has connections
+// would otherwise starve every other call. Released, after a successful
+// unlock, it is kept as a spare for the next Lock, so a run costs no new
+// connection: one round trip to lock, one to release.
 func (s *Store) Lock(ctx context.Context, thread string) (func() error, error) {
 	key := lockKey(thread)
-	pc, err := s.pool.Acquire(ctx)
+	conn, ok, err := s.tryLock(ctx, key)
 	if err != nil {
 		return nil, s.target.wrap(s.db(err), "lock thread %v", check.Name(thread))
 	}
-	var ok bool
-	if err := pc.QueryRow(ctx, `select pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
-		pc.Release()
-		return nil, s.target.wrap(s.db(err), "lock thread %v", check.Name(thread))
-	}
 	if !ok {
-		pc.Release()
 		return nil, &lockedError{thread: thread}
 	}
-	// The session may sit idle for as long as the run lasts: exempt it from
-	// idle_session_timeout (PostgreSQL 14+), which would drop the lock, and
-	// let the server notice within about two minutes a client machine
-	// that vanished without closing the connection.
-	if _, err := pc.Exec(ctx, `select set_config('tcp_keepalives_idle', $1, false),
-  set_config('tcp_keepalives_interval', $2, false), set_config('tcp_keepalives_count', $3, false),
-  case when current_setting('idle_session_timeout', true) is not null
-       then set_config('idle_session_timeout', '0', false) end`, "60", "10", "6"); err != nil {
-		pc.Conn().Close(context.WithoutCancel(ctx)) // drops the lock with the session
-		pc.Release()
-		return nil, s.target.wrap(s.db(err), "lock thread %v", check.Name(thread))
-	}
-	conn := pc.Hijack()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		_ = conn.Close(context.Background())
+		_ = conn.Close(context.Background()) // drops the lock with the session
 		return nil, fmt.Errorf("postgres store: lock thread %v: the store is closed", check.Name(thread))
 	}
 	s.locks[conn] = struct{}{}
@@ -761,20 +1067,118 @@ func (s *Store) Lock(ctx context.Context, thread string) (func() error, error) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			// Unlock before closing: the server frees a closed session's
-			// locks only when its backend has exited, which may be after a
-			// next Lock call.
+			// Unlock before the connection is reused or closed: the server
+			// frees a closed session's locks only when its backend has
+			// exited, which may be after a next Lock call.
 			var was bool
-			err := conn.QueryRow(ctx, `select pg_advisory_unlock($1)`, key).Scan(&was)
-			_ = conn.Close(ctx)
+			err := conn.SendBatch(ctx, unlockBatch(conn, key, &was)).Close()
 			switch {
+			case err != nil && was:
+				// Unlocked, but a reset failed: the lock is gone, the
+				// session is not reused.
+				_ = conn.Close(ctx)
 			case err != nil:
+				_ = conn.Close(ctx)
 				relErr = s.target.wrap(s.db(err), "release lock of thread %v: lost the connection that held it, so the server had already released it", check.Name(thread))
 			case !was:
+				_ = conn.Close(ctx) // a session in a state we did not make: not reused
 				relErr = fmt.Errorf("postgres store: release lock of thread %v: it was no longer held", check.Name(thread))
+			default:
+				s.putSpare(conn)
 			}
 		})
 		return relErr
 	}
 	return release, nil
+}
+
+// tryLock runs lockSQL on a spare lock connection or, when there is none,
+// on a pool connection, which it hijacks once it holds the lock. ok false
+// is a lock held elsewhere; the connection is then back where it came
+// from. On an error the connection is closed: a session lock may have
+// been taken before it failed, and a closed session drops it.
+func (s *Store) tryLock(ctx context.Context, key int64) (conn *pgx.Conn, ok bool, err error) {
+	if err := ctx.Err(); err != nil { // before a spare is pinged in vain
+		return nil, false, err
+	}
+	if conn = s.takeSpare(ctx); conn != nil {
+		if err := conn.QueryRow(ctx, lockSQL, key, "60", "10", "6").Scan(&ok); err != nil {
+			if pgconn.SafeToRetry(err) { // never sent (say, a cancelled context): still a good spare
+				s.putSpare(conn)
+			} else {
+				_ = conn.Close(context.WithoutCancel(ctx))
+			}
+			return nil, false, err
+		}
+		if !ok {
+			s.putSpare(conn)
+			return nil, false, nil
+		}
+		return conn, true, nil
+	}
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := pc.QueryRow(ctx, lockSQL, key, "60", "10", "6").Scan(&ok); err != nil {
+		if !pgconn.SafeToRetry(err) {
+			_ = pc.Conn().Close(context.WithoutCancel(ctx))
+		}
+		pc.Release() // the pool drops a closed connection
+		return nil, false, err
+	}
+	if !ok {
+		pc.Release()
+		return nil, false, nil
+	}
+	return pc.Hijack(), true, nil
+}
+
+// takeSpare returns the most recently released lock connection that is
+// still good, or nil. Like pgxpool, it pings one that sat idle for more
+// than a second (a server restart or idle_session_timeout may have closed
+// it), and closes one idle for longer than the pool keeps connections.
+func (s *Store) takeSpare(ctx context.Context) *pgx.Conn {
+	for {
+		s.mu.Lock()
+		if len(s.spare) == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		sc := s.spare[len(s.spare)-1]
+		s.spare = s.spare[:len(s.spare)-1]
+		s.mu.Unlock()
+		idle := time.Since(sc.since)
+		switch {
+		case sc.conn.IsClosed():
+			continue
+		case s.maxIdle > 0 && idle > s.maxIdle:
+		case idle <= time.Second:
+			return sc.conn
+		default:
+			if err := sc.conn.Ping(ctx); err == nil {
+				return sc.conn
+			}
+		}
+		_ = sc.conn.Close(context.WithoutCancel(ctx))
+		if ctx.Err() != nil {
+			return nil // the caller's query reports it
+		}
+	}
+}
+
+// putSpare keeps an unlocked lock connection for the next Lock, or closes
+// it when the store is closed or has spares enough.
+func (s *Store) putSpare(conn *pgx.Conn) {
+	s.mu.Lock()
+	if !s.closed && len(s.spare) < maxSpare && !conn.IsClosed() {
+		s.spare = append(s.spare, spareConn{conn: conn, since: time.Now()})
+		conn = nil
+	}
+	s.mu.Unlock()
+	if conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(ctx)
+	}
 }

@@ -28,7 +28,7 @@ import (
 )
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -79,6 +79,49 @@ var migrations = []string{
 	// 4: retention (Store.Prune). A kept checkpoint whose parent was pruned
 	// has parent_id NULL and the parent it had here; NULL otherwise.
 	`ALTER TABLE graph_checkpoints ADD COLUMN rerooted_from INTEGER;`,
+	// 5: long conversations. graph_checkpoints is rebuilt rather than
+	// altered: ADD COLUMN would put meta after state in every record, and
+	// SQLite reaches a column past a large value only by reading the value's
+	// whole overflow chain, so listing metadata would read every state. Here
+	// the small columns come first and the documents last. Old rows are
+	// whole states, hence bases. migrate turns foreign keys off for this
+	// (graph_writes and graph_events refer to the table) and checks them
+	// before committing.
+	`CREATE TABLE graph_checkpoints_v5 (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		parent_id     INTEGER,                    -- NULL for a root
+		rerooted_from INTEGER,                    -- the pruned parent of a re-rooted row
+		base          INTEGER NOT NULL DEFAULT 1, -- 1: state reads without its ancestors
+		created_at    INTEGER NOT NULL,           -- unix microseconds
+		meta          TEXT,                       -- the engine's listing document; NULL before v5
+		blob_refs     TEXT,                       -- JSON array of blob hashes, or NULL
+		state         TEXT    NOT NULL,           -- the engine's JSON document, verbatim
+		rebased       TEXT,                       -- Prune's self-contained state, or NULL
+		PRIMARY KEY (thread_id, checkpoint_id)
+	);
+	INSERT INTO graph_checkpoints_v5 (thread_id, checkpoint_id, parent_id, rerooted_from, created_at, state)
+		SELECT thread_id, checkpoint_id, parent_id, rerooted_from, created_at, state FROM graph_checkpoints;
+	DROP TABLE graph_checkpoints;
+	ALTER TABLE graph_checkpoints_v5 RENAME TO graph_checkpoints;
+	-- Stored once per thread by content hash, apart from the checkpoints.
+	CREATE TABLE graph_messages (
+		thread_id     TEXT    NOT NULL,
+		hash          TEXT    NOT NULL,
+		idx           INTEGER NOT NULL,
+		body          TEXT    NOT NULL, -- JSON, verbatim
+		checkpoint_id INTEGER NOT NULL, -- the put that stored it first
+		created_at    INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, hash)
+	);
+	CREATE INDEX graph_messages_idx ON graph_messages (thread_id, idx);
+	CREATE TABLE graph_blobs (
+		thread_id  TEXT    NOT NULL,
+		hash       TEXT    NOT NULL,
+		body       TEXT    NOT NULL, -- JSON, verbatim
+		created_at INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, hash)
+	);`,
 }
 
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
@@ -115,42 +158,94 @@ func (p *pool) prepare(ctx context.Context, queries ...string) error {
 const (
 	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
 	sqlExists        = `SELECT 1 FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlCheckpoint    = `SELECT parent_id, rerooted_from, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlCheckpoint    = `SELECT parent_id, rerooted_from, base, meta, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, base, created_at, meta, blob_refs, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	sqlTaskWrites    = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
-	sqlPutWrites     = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
-	sqlDeleteEvents  = `DELETE FROM graph_events WHERE thread_id = ?`
-	sqlDeleteWrites  = `DELETE FROM graph_writes WHERE thread_id = ?`
-	sqlDeleteThread  = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
-	sqlDeleteDrafts  = `DELETE FROM graph_drafts WHERE thread_id = ?`
-	sqlDeleteEpoch   = `DELETE FROM graph_epochs WHERE thread_id = ?`
-	sqlEpoch         = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
-	sqlPutDraft      = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	sqlFence         = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
+	// A hash the thread holds already keeps its first row.
+	sqlPutMessage   = `INSERT INTO graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlPutBlob      = `INSERT INTO graph_blobs (thread_id, hash, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlSettle       = `DELETE FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlTaskWrites   = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
+	sqlPutWrites    = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlDeleteEvents = `DELETE FROM graph_events WHERE thread_id = ?`
+	sqlDeleteWrites = `DELETE FROM graph_writes WHERE thread_id = ?`
+	sqlDeleteThread = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
+	sqlDeleteMsgs   = `DELETE FROM graph_messages WHERE thread_id = ?`
+	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
+	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
+	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
+	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlPutDraft     = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlFence        = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
 		ON CONFLICT (thread_id) DO UPDATE SET epoch = epoch + 1, fenced_at = excluded.fenced_at RETURNING epoch`
 
 	// Prune's statements take the ids as one JSON array (?2), a single
 	// bound parameter however many there are.
-	pruneIDs       = `(SELECT value FROM json_each(?2))`
-	sqlPruneFound  = `SELECT checkpoint_id FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
-	sqlPruneReroot = `UPDATE graph_checkpoints SET parent_id = NULL, rerooted_from = parent_id
-		WHERE thread_id = ?1 AND parent_id IN ` + pruneIDs + ` AND checkpoint_id NOT IN ` + pruneIDs + `
-		RETURNING checkpoint_id, rerooted_from`
+	pruneIDs      = `(SELECT value FROM json_each(?2))`
+	sqlPruneFound = `SELECT checkpoint_id FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	pruneKept     = ` WHERE thread_id = ?1 AND parent_id IN ` + pruneIDs + ` AND checkpoint_id NOT IN ` + pruneIDs
+	// The kept rows whose parent goes, and whether each reads on its own.
+	sqlPruneRerooted    = `SELECT checkpoint_id, parent_id, base OR rebased IS NOT NULL, blob_refs FROM graph_checkpoints` + pruneKept
+	sqlPruneReroot      = `UPDATE graph_checkpoints SET parent_id = NULL, rerooted_from = parent_id` + pruneKept
+	sqlRebase           = `UPDATE graph_checkpoints SET rebased = ?3, blob_refs = ?4 WHERE thread_id = ?1 AND checkpoint_id = ?2`
 	sqlPruneWrites      = `DELETE FROM graph_writes WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
 	sqlPruneEvents      = `DELETE FROM graph_events WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
 	sqlPruneCheckpoints = `DELETE FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	// blob_refs come before state in the record: this reads no state.
+	sqlPruneBlobs = `DELETE FROM graph_blobs WHERE thread_id = ?1 AND hash NOT IN
+		(SELECT r.value FROM graph_checkpoints c, json_each(c.blob_refs) r WHERE c.thread_id = ?1)`
 
-	selectCheckpoints = `SELECT checkpoint_id, parent_id, rerooted_from, state, created_at FROM graph_checkpoints `
+	// Every reader of checkpoints scans these columns, in this order.
+	cpColumns         = `checkpoint_id, parent_id, rerooted_from, base, created_at, meta, blob_refs`
+	selectCheckpoints = `SELECT ` + cpColumns + `, state, rebased FROM graph_checkpoints `
 	sqlGet            = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlLatest         = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
-	sqlHistory        = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
-	sqlWrites         = `SELECT task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
-	selectEvents      = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `
-	sqlEvents         = selectEvents + `WHERE thread_id = ? AND checkpoint_id = ? ORDER BY seq`
-	sqlThreadEvents   = selectEvents + `WHERE thread_id = ? ORDER BY checkpoint_id, seq`
-	sqlDraft          = `SELECT body, created_at FROM graph_drafts WHERE thread_id = ? AND operation_id = ?`
-	sqlDrafts         = `SELECT operation_id, body, created_at FROM graph_drafts WHERE thread_id = ? ORDER BY operation_id`
+	// A listing reads the state only of rows without meta: SQLite then
+	// never loads the state's pages of the others.
+	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL FROM graph_checkpoints
+		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
+	// Chain walks parent_id reading only the small columns, then reads the
+	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
+	// SQLite does not copy the states into a sorter.
+	sqlChain = `WITH RECURSIVE chain (id, parent, last) AS (
+			SELECT checkpoint_id, parent_id, base OR rebased IS NOT NULL OR parent_id IS NULL
+			FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2
+			UNION ALL
+			SELECT c.checkpoint_id, c.parent_id, c.base OR c.rebased IS NOT NULL OR c.parent_id IS NULL
+			FROM chain JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.parent
+			WHERE NOT chain.last
+		)
+		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased
+		FROM chain CROSS JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.id`
+	// Messages and Blobs take the hashes as one JSON array (?2).
+	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_messages `
+	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
+	sqlBlobs       = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// Size counts as memory.Store.Size does: octet_length of every text
+	// (SQLite takes it from the record header, without loading the text),
+	// the thread id once per row, 8 per number and time column.
+	sqlSize = `SELECT
+		(SELECT coalesce(sum(coalesce(octet_length(meta), 0) + octet_length(state) + coalesce(octet_length(rebased), 0) +
+			coalesce((SELECT sum(octet_length(value)) FROM json_each(blob_refs)), 0)), 0) + count(*) * (octet_length(?1) + 5*8)
+			FROM graph_checkpoints WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(task_id) + octet_length(writes)), 0) + count(*) * (octet_length(?1) + 2*8)
+			FROM graph_writes WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(type) + octet_length(payload)), 0) + count(*) * (octet_length(?1) + 3*8)
+			FROM graph_events WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 3*8)
+			FROM graph_messages WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
+			FROM graph_blobs WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(operation_id) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
+			FROM graph_drafts WHERE thread_id = ?1) +
+		(SELECT count(*) * (octet_length(?1) + 2*8) FROM graph_epochs WHERE thread_id = ?1)`
+	sqlWrites       = `SELECT task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
+	selectEvents    = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `
+	sqlEvents       = selectEvents + `WHERE thread_id = ? AND checkpoint_id = ? ORDER BY seq`
+	sqlThreadEvents = selectEvents + `WHERE thread_id = ? ORDER BY checkpoint_id, seq`
+	sqlDraft        = `SELECT body, created_at FROM graph_drafts WHERE thread_id = ? AND operation_id = ?`
+	sqlDrafts       = `SELECT operation_id, body, created_at FROM graph_drafts WHERE thread_id = ? ORDER BY operation_id`
 	// BINARY collation: ordered bytewise, like Go strings.
 	sqlThreads = `SELECT thread_id, count(*), max(checkpoint_id), max(created_at) FROM graph_checkpoints GROUP BY thread_id ORDER BY thread_id`
 )
@@ -199,11 +294,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s.r.SetMaxIdleConns(n)
 	err = errors.Join(
 		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
-			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread,
+			sqlPutMessage, sqlPutBlob, sqlSettle,
+			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
 			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence,
-			sqlPruneFound, sqlPruneReroot, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints),
-		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlWrites, sqlEvents, sqlThreadEvents, sqlThreads,
-			sqlDraft, sqlDrafts))
+			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
+			sqlPruneBlobs),
+		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlChain, sqlMessages, sqlMessagesAt, sqlBlobs, sqlSize,
+			sqlWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, err, hint(err))
@@ -280,7 +377,28 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			err = fmt.Errorf("open sqlite store %s: create or upgrade its tables: %w%s", s.path, err, hint(err))
 		}
 	}()
-	tx, err := s.w.BeginTx(ctx, nil)
+	// Rebuilding a table that others refer to (schema 5) needs foreign keys
+	// off, and SQLite ignores that pragma inside a transaction: so it is
+	// set on the connection around it. The write pool has that one
+	// connection.
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	err = s.upgrade(ctx, conn)
+	// Even after a cancelled upgrade: the connection goes back to the pool.
+	if _, on := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); on != nil && err == nil {
+		err = on
+	}
+	return err
+}
+
+func (s *Store) upgrade(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -302,6 +420,15 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("schema %d to %d: %w", v, v+1, err)
 		}
+	}
+	// What the foreign keys would have checked: the rebuilt table must
+	// still hold the checkpoint of every write and event.
+	var table string
+	switch err := tx.QueryRowContext(ctx, `PRAGMA foreign_key_check`).Scan(&table, new(any), new(any), new(any)); {
+	case err == nil:
+		return fmt.Errorf("schema %d: a row of %s refers to a missing checkpoint; nothing was changed", schemaVersion, table)
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM rewind_store_schema`); err != nil {
 		return err
@@ -407,12 +534,33 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			return err
 		}
 	}
+	refs, err := blobRefs(cp.BlobRefs)
+	if err != nil {
+		return err
+	}
 	now := time.Now().UnixMicro()
-	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), string(cp.State), now); err != nil {
+	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
+		nullText(cp.Meta), refs, string(cp.State)); err != nil {
 		return err
 	}
 	for _, e := range events {
 		if _, err := s.in(ctx, tx, sqlPutEvent).ExecContext(ctx, cp.ThreadID, cp.ID, e.Seq, e.Type, string(e.Payload), now); err != nil {
+			return err
+		}
+	}
+	for _, m := range cp.Messages {
+		if _, err := s.in(ctx, tx, sqlPutMessage).ExecContext(ctx, cp.ThreadID, m.Hash, m.Index, string(m.Body), cp.ID, now); err != nil {
+			return err
+		}
+	}
+	for _, b := range cp.Blobs {
+		if _, err := s.in(ctx, tx, sqlPutBlob).ExecContext(ctx, cp.ThreadID, b.Hash, string(b.Body), now); err != nil {
+			return err
+		}
+	}
+	if cp.Settles != 0 {
+		// Folded into this checkpoint's state: a resume must not apply them again.
+		if _, err := s.in(ctx, tx, sqlSettle).ExecContext(ctx, cp.ThreadID, cp.Settles); err != nil {
 			return err
 		}
 	}
@@ -426,8 +574,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 // holds the same content.
 func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
 	var parent, rerootedFrom sql.NullInt64
-	var state []byte
-	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &state)
+	var base bool
+	var meta, state []byte
+	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &base, &meta, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
@@ -438,7 +587,32 @@ func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, ev
 	if err != nil {
 		return false, false, err
 	}
-	return true, check.SameParent(parent.Int64, rerootedFrom.Int64, cp.ParentID) && check.SameJSON(state, cp.State) && check.SameEvents(old, events), nil
+	return true, check.SameParent(parent.Int64, rerootedFrom.Int64, cp.ParentID) && check.SameJSON(state, cp.State) &&
+		check.SameMeta(meta, cp.Meta) && base == cp.Base && check.SameEvents(old, events), nil
+}
+
+// nullText stores an absent document as NULL.
+func nullText(doc []byte) sql.NullString {
+	return sql.NullString{String: string(doc), Valid: len(doc) > 0}
+}
+
+// blobRefs is the blob_refs column: a JSON array, NULL when empty.
+func blobRefs(refs []string) (sql.NullString, error) {
+	if len(refs) == 0 {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(refs)
+	return sql.NullString{String: string(b), Valid: true}, err
+}
+
+// hashList is a JSON array of hashes for json_each, as text (SQLite reads a
+// blob as JSONB): [] rather than null.
+func hashList(hashes []string) (string, error) {
+	if hashes == nil {
+		hashes = []string{}
+	}
+	b, err := json.Marshal(hashes)
+	return string(b), err
 }
 
 // fence refuses, inside the write's transaction, a write whose epoch is
@@ -532,8 +706,14 @@ func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...a
 		cp := store.Checkpoint{ThreadID: thread}
 		var parent, rerootedFrom sql.NullInt64
 		var created int64
-		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.State, &created); err != nil {
+		var refs []byte
+		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased); err != nil {
 			return nil, err
+		}
+		if refs != nil {
+			if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
+				return nil, fmt.Errorf("checkpoint %d: its blob references: %w", cp.ID, err)
+			}
 		}
 		cp.ParentID, cp.RerootedFrom, cp.CreatedAt = parent.Int64, rerootedFrom.Int64, micros(created)
 		out = append(out, cp)
@@ -571,6 +751,82 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 		limit = -1 // no limit, to SQLite
 	}
 	return s.checkpoints(ctx, thread, sqlHistory, thread, before, limit)
+}
+
+// Chain implements store.Store in one query; see sqlChain.
+func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	cps, err := s.checkpoints(ctx, thread, sqlChain, thread, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, store.ErrNotFound
+	}
+	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(b.ID, a.ID) })
+	return cps, nil
+}
+
+func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
+	defer s.wrap(ctx, &err, "messages of thread %v", check.Name(thread))
+	list, err := hashList(hashes)
+	if err != nil {
+		return nil, err
+	}
+	return s.messages(ctx, thread, sqlMessages, thread, list)
+}
+
+func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ []store.Message, err error) {
+	defer s.wrap(ctx, &err, "messages #%d of thread %v", index, check.Name(thread))
+	return s.messages(ctx, thread, sqlMessagesAt, thread, index)
+}
+
+func (s *Store) messages(ctx context.Context, thread, query string, args ...any) ([]store.Message, error) {
+	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		m := store.Message{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&m.Hash, &m.Index, &m.Body, &m.CheckpointID, &created); err != nil {
+			return nil, err
+		}
+		m.CreatedAt = micros(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
+	defer s.wrap(ctx, &err, "blobs of thread %v", check.Name(thread))
+	list, err := hashList(hashes)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.stmts[sqlBlobs].QueryContext(ctx, thread, list)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Blob
+	for rows.Next() {
+		var b store.Blob
+		if err := rows.Scan(&b.Hash, &b.Body); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Size implements store.Store in one query (one snapshot); see sqlSize.
+func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
+	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))
+	err = s.r.stmts[sqlSize].QueryRowContext(ctx, thread).Scan(&n)
+	return n, err
 }
 
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
@@ -648,7 +904,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	}
 	defer tx.Rollback()
 	var deleted int64
-	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteDrafts, sqlDeleteEpoch} {
+	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch} {
 		res, err := s.in(ctx, tx, q).ExecContext(ctx, thread)
 		if err != nil {
 			return err
@@ -667,7 +923,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 
 // Prune implements store.Store, in one BEGIN IMMEDIATE transaction: no
 // other writer of the file can add a child of a checkpoint it deletes.
-func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res store.PruneResult, err error) {
+func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (res store.PruneResult, err error) {
 	defer s.wrap(ctx, &err, "prune thread %v", check.Name(thread))
 	ids = append([]int64{}, check.PruneIDs(ids)...) // [] rather than null when empty
 	list, err := json.Marshal(ids)
@@ -698,28 +954,30 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 	if len(ids) > 0 && ids[len(ids)-1] == newest.Int64 {
 		return store.PruneResult{}, check.PruneHead(newest.Int64)
 	}
-	if len(ids) == 0 {
-		return store.PruneResult{}, nil
-	}
-	rows, err := s.in(ctx, tx, sqlPruneReroot).QueryContext(ctx, thread, list)
+	rerooted, refs, err := s.pruneRerooted(ctx, tx, thread, list)
 	if err != nil {
 		return store.PruneResult{}, err
 	}
-	for rows.Next() {
-		var r store.Reroot
-		if err := rows.Scan(&r.ID, &r.From); err != nil {
-			rows.Close()
-			return store.PruneResult{}, err
-		}
-		res.Rerooted = append(res.Rerooted, r)
+	selfContained := make(map[int64]bool, len(rerooted))
+	for _, r := range rerooted {
+		selfContained[r.ID] = r.selfContained
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	if err := check.Rebases(rebase, selfContained); err != nil {
 		return store.PruneResult{}, err
 	}
-	slices.SortFunc(res.Rerooted, func(a, b store.Reroot) int { return cmp.Compare(a.ID, b.ID) })
-	counts := [3]int64{}
-	for i, q := range []string{sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints} {
-		r, err := s.in(ctx, tx, q).ExecContext(ctx, thread, list)
+	if len(ids) == 0 {
+		return store.PruneResult{}, nil
+	}
+	if err := s.pruneRebase(ctx, tx, thread, list, len(rerooted), rebase, refs); err != nil {
+		return store.PruneResult{}, err
+	}
+	counts := [4]int64{}
+	for i, q := range []string{sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints, sqlPruneBlobs} {
+		args := []any{thread, list}
+		if q == sqlPruneBlobs {
+			args = args[:1] // every blob of the thread that no remaining row refers to
+		}
+		r, err := s.in(ctx, tx, q).ExecContext(ctx, args...)
 		if err != nil {
 			return store.PruneResult{}, err
 		}
@@ -733,8 +991,74 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64) (res stor
 	if err := tx.Commit(); err != nil {
 		return store.PruneResult{}, err
 	}
-	res.Deleted, res.Writes, res.Events = ids, int(counts[0]), int(counts[1])
+	for _, r := range rerooted {
+		res.Rerooted = append(res.Rerooted, r.Reroot)
+	}
+	res.Deleted, res.Writes, res.Events, res.Blobs = ids, int(counts[0]), int(counts[1]), int(counts[3])
 	return res, nil
+}
+
+// rerooted is a kept checkpoint whose parent a prune deletes.
+type rerooted struct {
+	store.Reroot
+	selfContained bool // a base, or rebased already
+}
+
+// pruneRerooted lists the kept checkpoints whose parent is among the ids
+// (a JSON array), by ascending ID, with their blob references.
+func (s *Store) pruneRerooted(ctx context.Context, tx *sql.Tx, thread string, list []byte) ([]rerooted, map[int64][]string, error) {
+	rows, err := s.in(ctx, tx, sqlPruneRerooted).QueryContext(ctx, thread, list)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out []rerooted
+	refs := map[int64][]string{}
+	for rows.Next() {
+		var r rerooted
+		var blobRefs []byte
+		if err := rows.Scan(&r.ID, &r.From, &r.selfContained, &blobRefs); err != nil {
+			return nil, nil, err
+		}
+		if blobRefs != nil {
+			var hs []string
+			if err := json.Unmarshal(blobRefs, &hs); err != nil {
+				return nil, nil, fmt.Errorf("checkpoint %d: its blob references: %w", r.ID, err)
+			}
+			refs[r.ID] = hs
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(out, func(a, b rerooted) int { return cmp.Compare(a.ID, b.ID) })
+	return out, refs, nil
+}
+
+// pruneRebase re-roots the n kept children of the ids and stores the
+// rebases, checked already, adding their blob references to the row's.
+func (s *Store) pruneRebase(ctx context.Context, tx *sql.Tx, thread string, list []byte, n int, rebase []store.Rebase, refs map[int64][]string) error {
+	r, err := s.in(ctx, tx, sqlPruneReroot).ExecContext(ctx, thread, list)
+	if err != nil {
+		return err
+	}
+	if got, err := r.RowsAffected(); err != nil || got != int64(n) {
+		if err == nil {
+			err = fmt.Errorf("re-rooted %d checkpoints, expected %d; nothing was pruned, try again", got, n)
+		}
+		return err
+	}
+	for _, rb := range rebase {
+		blobs, err := blobRefs(append(slices.Clone(refs[rb.ID]), rb.BlobRefs...))
+		if err != nil {
+			return err
+		}
+		if _, err := s.in(ctx, tx, sqlRebase).ExecContext(ctx, thread, rb.ID, string(rb.State), blobs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pruneFound lists which of the ids (a JSON array) are checkpoints of the

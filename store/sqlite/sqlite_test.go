@@ -46,8 +46,9 @@ func open(tb testing.TB, path string) *sqlite.Store {
 	return s
 }
 
+// cp is a whole state: a base.
 func cp(id, parent int64) store.Checkpoint {
-	return store.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, State: fmt.Appendf(nil, `{"step":%d}`, id)}
+	return store.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, State: fmt.Appendf(nil, `{"step":%d}`, id), Base: true}
 }
 
 func TestOpenCreatesPrivateDirectoryAndFile(t *testing.T) {
@@ -165,7 +166,7 @@ func TestUpgradeInPlace(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
 			old := `CREATE TABLE rewind_store_schema (version INTEGER NOT NULL);` + strings.Join(sqlite.Migrations[:from], "\n") +
 				fmt.Sprintf(`; INSERT INTO rewind_store_schema (version) VALUES (%d);
-				INSERT INTO graph_checkpoints VALUES ('t', 1, NULL, '{"step":1}', 1700000000000000);
+				INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES ('t', 1, NULL, '{"step":1}', 1700000000000000);
 				INSERT INTO graph_events VALUES ('t', 1, 1, 'a', '{}', 1700000000000000);
 				INSERT INTO graph_writes VALUES ('t', 1, 'x', '{"w":1}', 1700000000000000);`, from)
 			exec1(t, path, old)
@@ -175,6 +176,9 @@ func TestUpgradeInPlace(t *testing.T) {
 			got, err := s.Get(ctx, "t", 1)
 			if err != nil || string(got.State) != `{"step":1}` || got.CreatedAt.Unix() != 1700000000 {
 				t.Fatalf("after the upgrade, Get = %s at %v, %v; want the old row", got.State, got.CreatedAt, err)
+			}
+			if !got.Base || got.Meta != nil || got.Rebased != nil || got.BlobRefs != nil {
+				t.Errorf("after the upgrade, Get = base %v, meta %q, rebased %q, blob refs %q; want an old row: a base without meta", got.Base, got.Meta, got.Rebased, got.BlobRefs)
 			}
 			if evs, err := s.Events(ctx, "t", 1); err != nil || len(evs) != 1 {
 				t.Errorf("Events = %v, %v; want the old one", evs, err)
@@ -189,7 +193,7 @@ func TestUpgradeInPlace(t *testing.T) {
 				t.Errorf("PutCheckpoint after the upgrade: %v", err)
 			}
 			// Old rows gain rerooted_from (NULL), and prune works on them.
-			if res, err := s.Prune(ctx, "t", []int64{1}); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) ||
+			if res, err := s.Prune(ctx, "t", []int64{1}, nil); err != nil || len(res.Rerooted) != 1 || res.Rerooted[0] != (store.Reroot{ID: 2, From: 1}) ||
 				res.Events != 1 || res.Writes != 1 {
 				t.Errorf("Prune after the upgrade = %+v, %v; want 1 deleted with its event and writes, 2 re-rooted from 1", res, err)
 			}

@@ -34,7 +34,7 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 		var id int64
 		for b.Loop() {
 			id++
-			cp := store.Checkpoint{ThreadID: "bench", ID: id, ParentID: id - 1, State: benchState, Epoch: epoch}
+			cp := store.Checkpoint{ThreadID: "bench", ID: id, ParentID: id - 1, State: benchState, Base: true, Epoch: epoch}
 			if err := s.PutCheckpoint(b.Context(), cp, benchEvents); err != nil {
 				b.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 				}
 			}
 			start := time.Now()
-			res, err := s.Prune(b.Context(), thread, doomed)
+			res, err := s.Prune(b.Context(), thread, doomed, nil)
 			pruning += time.Since(start)
 			if err != nil {
 				b.Fatal(err)
@@ -152,7 +152,7 @@ var benchEvents = []store.Event{
 }
 
 func benchPut(b *testing.B, s store.Store, thread string, id int64) {
-	cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: benchState}
+	cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: benchState, Base: true}
 	if err := s.PutCheckpoint(b.Context(), cp, benchEvents); err != nil {
 		b.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func wantLinks(t *testing.T, s store.Store, thread string, want ...link) {
 
 func prune(t *testing.T, s store.Store, thread string, ids ...int64) store.PruneResult {
 	t.Helper()
-	res, err := s.Prune(t.Context(), thread, ids)
+	res, err := s.Prune(t.Context(), thread, ids, nil)
 	if err != nil {
 		t.Fatalf("Prune(%s, %v): %v", clip(thread), ids, err)
 	}
@@ -136,7 +136,7 @@ func testPruneDeletes(t *testing.T, s store.Store) {
 
 	// Nothing to do is not an error; the thread must exist all the same.
 	wantPruned(t, prune(t, s, "t"), store.PruneResult{})
-	_, err = s.Prune(ctx, "never", nil)
+	_, err = s.Prune(ctx, "never", nil, nil)
 	wantIs(t, err, store.ErrNotFound)
 }
 
@@ -195,7 +195,7 @@ func testPruneAtomic(t *testing.T, s store.Store) {
 		{"the head among them", []int64{1, 2, 4}, store.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := s.Prune(ctx, "t", tc.ids)
+			res, err := s.Prune(ctx, "t", tc.ids, nil)
 			wantIs(t, err, tc.want)
 			if len(res.Deleted) != 0 || len(res.Rerooted) != 0 {
 				t.Errorf("a refused Prune reported %+v", res)
@@ -209,7 +209,7 @@ func testPruneAtomic(t *testing.T, s store.Store) {
 			}
 		})
 	}
-	_, err := s.Prune(ctx, "", []int64{1})
+	_, err := s.Prune(ctx, "", []int64{1}, nil)
 	wantIs(t, err, store.ErrNotFound)
 	if h, err := s.History(ctx, "u", 0, 0); err != nil || len(h) != 9 {
 		t.Errorf("History of the other thread = %v, %v; want 9 checkpoints", idsOf(h), err)
@@ -223,7 +223,7 @@ func testPruneHead(t *testing.T, s store.Store) {
 	chain(t, s, "t", 3)
 	put(t, s, checkpoint("t", 4, 1))
 	for _, ids := range [][]int64{{4}, {2, 4}, {4, 4}} {
-		_, err := s.Prune(ctx, "t", ids)
+		_, err := s.Prune(ctx, "t", ids, nil)
 		wantIs(t, err, store.ErrInvalid)
 		if errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Prune of the head matches ErrNotFound too: %v", err)
@@ -294,7 +294,7 @@ func testPruneRaces(t *testing.T, s store.Store) {
 		var pruneErr, putErr, writesErr error
 		start := make(chan struct{})
 		wg.Add(3)
-		go func() { defer wg.Done(); <-start; res, pruneErr = s.Prune(ctx, thread, []int64{1, 2}) }()
+		go func() { defer wg.Done(); <-start; res, pruneErr = s.Prune(ctx, thread, []int64{1, 2}, nil) }()
 		go func() { defer wg.Done(); <-start; putErr = s.PutCheckpoint(ctx, checkpoint(thread, 4, 2), nil) }()
 		go func() { defer wg.Done(); <-start; writesErr = s.PutWrites(ctx, writes(thread, 2, "late")) }()
 		close(start)

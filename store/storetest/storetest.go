@@ -67,6 +67,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PrunedIDsStayStale", testPrunedIDsStale},
 		{"PruneRerootedSameContent", testPruneSameContent},
 		{"PruneRacesWriters", testPruneRaces},
+		{"HistoryReadsMetadataOnly", testHistoryMetaOnly},
+		{"ChainStopsAtBase", testChain},
+		{"MessagesStoredOnce", testMessagesOnce},
+		{"BlobsStoredOnce", testBlobsOnce},
+		{"PutSettlesWrites", testSettles},
+		{"PruneRebasesAndFreesBlobs", testPruneRebase},
+		{"Size", testSize},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
@@ -896,7 +903,7 @@ func testCancelled(t *testing.T, s store.Store) {
 		{"Events", func(ctx context.Context) error { _, err := s.Events(ctx, "t", 0); return err }},
 		{"Threads", func(ctx context.Context) error { _, err := s.Threads(ctx); return err }},
 		{"DeleteThread", func(ctx context.Context) error { return s.DeleteThread(ctx, "t") }},
-		{"Prune", func(ctx context.Context) error { _, err := s.Prune(ctx, "t", []int64{1}); return err }},
+		{"Prune", func(ctx context.Context) error { _, err := s.Prune(ctx, "t", []int64{1}, nil); return err }},
 		{"Lock", func(ctx context.Context) error {
 			release, err := s.Lock(ctx, "t")
 			if err == nil {
@@ -1564,7 +1571,7 @@ func testTxHook(t *testing.T, s store.Store) {
 // checkpoint is a small, deterministic checkpoint whose state names its thread and id.
 func checkpoint(thread string, id, parent int64) store.Checkpoint {
 	state := fmt.Appendf(nil, `{"v":2,"thread":%s,"step":%d,"messages":[{"index":0,"role":"user","text":"hello %d"}]}`, jsonString(thread), id, id)
-	return store.Checkpoint{ThreadID: thread, ID: id, ParentID: parent, State: state}
+	return store.Checkpoint{ThreadID: thread, ID: id, ParentID: parent, State: state, Base: true}
 }
 
 func event(typ, payload string) store.Event {

@@ -96,14 +96,14 @@ func (b *buggy) wasPruned(thread string, id int64) ([2][]byte, bool) {
 	return p, ok
 }
 
-func (b *buggy) Prune(ctx context.Context, thread string, ids []int64) (store.PruneResult, error) {
+func (b *buggy) Prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (store.PruneResult, error) {
 	switch b.bug {
 	case "prune ignores context":
 		ctx = context.Background()
 	case "prune not atomic": // one id at a time
 		var res store.PruneResult
 		for _, id := range ids {
-			r, err := b.prune(ctx, thread, []int64{id})
+			r, err := b.prune(ctx, thread, []int64{id}, rebase)
 			if err != nil {
 				return res, err
 			}
@@ -116,11 +116,11 @@ func (b *buggy) Prune(ctx context.Context, thread string, ids []int64) (store.Pr
 			ids = slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return id == head.ID })
 		}
 	}
-	return b.prune(ctx, thread, ids)
+	return b.prune(ctx, thread, ids, rebase)
 }
 
 // prune prunes and remembers what was pruned, for the read-side bugs.
-func (b *buggy) prune(ctx context.Context, thread string, ids []int64) (store.PruneResult, error) {
+func (b *buggy) prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (store.PruneResult, error) {
 	kept := map[int64][2][]byte{}
 	for _, id := range ids {
 		var p [2][]byte
@@ -132,7 +132,7 @@ func (b *buggy) prune(ctx context.Context, thread string, ids []int64) (store.Pr
 		}
 		kept[id] = p
 	}
-	res, err := b.Store.Prune(ctx, thread, ids)
+	res, err := b.Store.Prune(ctx, thread, ids, rebase)
 	if err == nil {
 		b.mu.Lock()
 		for id, p := range kept {

@@ -128,14 +128,35 @@ func TestSentinelKeyReachesNoStoredOrPrintedByte(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cp := range cps {
-			haystack = append(haystack, string(cp.State))
+		for _, row := range cps {
+			cp, err := st.Get(ctx, th.ID, row.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			haystack = append(haystack, string(cp.State), string(cp.Meta), string(cp.Rebased))
+			blobs, err := st.Blobs(ctx, th.ID, cp.BlobRefs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range blobs {
+				haystack = append(haystack, string(b.Body))
+			}
 			ws, err := st.Writes(ctx, th.ID, cp.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range ws {
 				haystack = append(haystack, string(w.Writes))
+			}
+		}
+		// The transcript is stored apart, message by message.
+		for idx := int64(0); idx < 200; idx++ {
+			ms, err := st.MessagesAt(ctx, th.ID, idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				haystack = append(haystack, string(m.Body))
 			}
 		}
 		evs, err := st.Events(ctx, th.ID, 0)
@@ -164,17 +185,17 @@ func TestSentinelKeyReachesNoStoredOrPrintedByte(t *testing.T) {
 
 	// Usage figures come back per role for the engine to aggregate.
 	var usage model.Usage
-	evs, _ := st.Events(ctx, "t1", 0)
+	evs, err := e.Events(ctx, "t1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, ev := range evs {
 		if ev.Type == engine.EventModelCalled {
 			var d struct {
-				engine.Event
-				Data struct {
-					PromptTokens int `json:"promptTokens"`
-				} `json:"data"`
+				PromptTokens int `json:"promptTokens"`
 			}
-			_ = json.Unmarshal(ev.Payload, &d)
-			usage.PromptTokens += d.Data.PromptTokens
+			_ = json.Unmarshal(ev.Data, &d)
+			usage.PromptTokens += d.PromptTokens
 		}
 	}
 	if usage.PromptTokens == 0 {

@@ -50,7 +50,11 @@ func runTurns(t *testing.T, m model.Model, inputs ...string) (map[int64]string, 
 		t.Fatal(err)
 	}
 	out := map[int64]string{}
-	for _, cp := range cps {
+	for _, l := range cps {
+		cp, err := e.Get(ctx, "class-1", l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, err := json.Marshal(cp.Values)
 		if err != nil {
 			t.Fatal(err)

@@ -99,6 +99,9 @@ func Put(cp store.Checkpoint, events []store.Event) ([]store.Event, error) {
 	if err := JSON("state", cp.State); err != nil {
 		return nil, err
 	}
+	if err := content(cp); err != nil {
+		return nil, err
+	}
 	out := make([]store.Event, len(events))
 	for i, e := range events {
 		if e.Seq == 0 {
@@ -132,6 +135,108 @@ func Put(cp store.Checkpoint, events []store.Event) ([]store.Event, error) {
 		}
 	}
 	return out, nil
+}
+
+// content checks what a checkpoint carries besides its state.
+func content(cp store.Checkpoint) error {
+	if len(cp.Meta) > 0 {
+		if err := JSON("meta", cp.Meta); err != nil {
+			return err
+		}
+	}
+	if cp.Settles != 0 && cp.Settles != cp.ParentID {
+		return Invalid("checkpoint %d settles checkpoint %d: it can only settle its parent's superstep (%d)", cp.ID, cp.Settles, cp.ParentID)
+	}
+	if err := Hashes("blob reference", cp.BlobRefs); err != nil {
+		return err
+	}
+	for i, m := range cp.Messages {
+		if m.ThreadID != "" && m.ThreadID != cp.ThreadID {
+			return Invalid("message %d belongs to thread %v", i+1, Name(m.ThreadID))
+		}
+		if err := Body(fmt.Sprintf("message %d", i+1), m.Hash, m.Body); err != nil {
+			return err
+		}
+		if m.Index < 0 {
+			return Invalid("message %d has index %d; indices are not negative", i+1, m.Index)
+		}
+	}
+	for i, b := range cp.Blobs {
+		if err := Body(fmt.Sprintf("blob %d", i+1), b.Hash, b.Body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Body checks a message or blob: a JSON document named by its ContentHash.
+func Body(what, hash string, body []byte) error {
+	if err := JSON(what, body); err != nil {
+		return err
+	}
+	if want := store.ContentHash(body); hash != want {
+		return Invalid("%s has hash %q but its body hashes to %q", what, hash, want)
+	}
+	return nil
+}
+
+// Hashes checks content hashes: HashLen lowercase hex digits each.
+func Hashes(what string, hs []string) error {
+	for _, h := range hs {
+		if !IsHash(h) {
+			return Invalid("%s %q is not a content hash (%d lowercase hex digits)", what, h, store.HashLen)
+		}
+	}
+	return nil
+}
+
+// IsHash reports whether h has the form of a ContentHash.
+func IsHash(h string) bool {
+	if len(h) != store.HashLen {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Rebases validates Prune's rebases against the checkpoints it re-roots:
+// kept (id → whether it reads on its own) for every checkpoint it
+// re-roots. Every re-rooted checkpoint that does not read on its own
+// needs one, and only those may have one.
+func Rebases(rebase []store.Rebase, rerooted map[int64]bool) error {
+	seen := map[int64]bool{}
+	for _, r := range rebase {
+		selfContained, ok := rerooted[r.ID]
+		switch {
+		case !ok:
+			return Invalid("a rebase for checkpoint %d, which this prune does not re-root; nothing was pruned", r.ID)
+		case selfContained:
+			return Invalid("a rebase for checkpoint %d, which already reads on its own; nothing was pruned", r.ID)
+		case seen[r.ID]:
+			return Invalid("two rebases for checkpoint %d; nothing was pruned", r.ID)
+		}
+		seen[r.ID] = true
+		if err := JSON(fmt.Sprintf("rebase of checkpoint %d", r.ID), r.State); err != nil {
+			return err
+		}
+		if err := Hashes("blob reference", r.BlobRefs); err != nil {
+			return err
+		}
+	}
+	ids := make([]int64, 0, len(rerooted))
+	for id, selfContained := range rerooted {
+		if !selfContained && !seen[id] {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		return Invalid("pruning would leave checkpoint %d unreadable: its parent goes and it holds only a delta; give a rebase for it; nothing was pruned", slices.Min(ids))
+	}
+	return nil
 }
 
 // SameParent says whether a put's parent matches a stored checkpoint's
@@ -175,6 +280,15 @@ func Writes(w store.TaskWrites) error {
 		return err
 	}
 	return JSON("writes", w.Writes)
+}
+
+// SameMeta compares two metadata documents, either of which may be
+// absent.
+func SameMeta(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return SameJSON(a, b)
 }
 
 // SameEvents compares events normalised by Put.

@@ -1,0 +1,215 @@
+// Package bench measures a long conversation: it runs the ticket graph for
+// many turns on one new thread with the mock model at zero latency and
+// reports, turn by turn, the time a turn took and how much the store grew,
+// then how long listing the thread and loading a checkpoint take. It is
+// what `rewind bench` prints, and the numbers the long-conversation targets
+// are checked against.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// Sentences are the ten sentences of a support conversation; turn n sends
+// sentence n mod 10 with its own order number.
+var Sentences = []string{
+	"My order SO%d hasn't arrived: what is the order status, where is the parcel, and can I get a refund?",
+	"Where is the parcel for SO%d right now?",
+	"Can you send me the invoice for SO%d with the VAT on it?",
+	"Please change the delivery address of SO%d to my office.",
+	"Is SO%d still eligible for a refund, and how long does it take?",
+	"I want to cancel SO%d: is there a fee?",
+	"Does the warranty cover the damaged item in SO%d?",
+	"What is the status of SO%d: was it packed yet?",
+	"The tracking for SO%d has not moved in three days, what is going on?",
+	"Refund SO%d to my original payment method please, and confirm the window.",
+}
+
+// Options say what to run.
+type Options struct {
+	Turns int
+	// InlineBytes puts a value of this many bytes inline in state on the
+	// first turn (an attachment whose reference carries its content), to
+	// see that it is stored once.
+	InlineBytes int
+	// Thread names the new thread; empty picks one.
+	Thread string
+	// Reads is how many times the listing and each load are timed (the
+	// median is reported); default 9.
+	Reads int
+}
+
+// Turn is one turn's figures.
+type Turn struct {
+	Turn        int     `json:"turn"`
+	Ms          float64 `json:"ms"`
+	Checkpoints int     `json:"checkpoints"`
+	// Bytes is what the store grew by (store.Store.Size of the thread).
+	Bytes      int64 `json:"bytes"`
+	ModelCalls int   `json:"modelCalls"`
+}
+
+// Report is the whole run.
+type Report struct {
+	Store       string  `json:"store"`
+	Thread      string  `json:"thread"`
+	Turns       []Turn  `json:"turns"`
+	Checkpoints int64   `json:"checkpoints"`
+	TotalBytes  int64   `json:"totalBytes"`
+	HistoryMs   float64 `json:"historyMs"`
+	GetLatestMs float64 `json:"getLatestMs"`
+	GetMiddleMs float64 `json:"getMiddleMs"`
+	// RSSBytes is the process's peak resident memory.
+	RSSBytes    int64 `json:"rssBytes"`
+	InlineBytes int   `json:"inlineBytes,omitempty"`
+}
+
+// Run runs the conversation on st. progress, when set, sees each turn as it
+// ends.
+func Run(ctx context.Context, st store.Store, storeName string, o Options, progress func(Turn)) (Report, error) {
+	if o.Turns < 1 {
+		return Report{}, errors.New("bench: give at least one turn (--turns N)")
+	}
+	if o.Reads < 1 {
+		o.Reads = 9
+	}
+	if o.Thread == "" {
+		o.Thread = "bench-" + time.Now().UTC().Format("20060102-150405.000")
+	}
+	if _, err := st.Latest(ctx, o.Thread); err == nil {
+		return Report{}, fmt.Errorf("bench: thread %q exists; the bench needs a new thread", o.Thread)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return Report{}, fmt.Errorf("bench: %w", err)
+	}
+	mock := ticket.NewMock()
+	e, err := ticket.NewEngine(st, mock)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Store: storeName, Thread: o.Thread, InlineBytes: o.InlineBytes}
+	size, err := st.Size(ctx, o.Thread)
+	if err != nil {
+		return Report{}, fmt.Errorf("bench: %w", err)
+	}
+	var last int64
+	for n := 1; n <= o.Turns; n++ {
+		input := ticket.Input(fmt.Sprintf(Sentences[(n-1)%len(Sentences)], 20260000+n))
+		if n == 1 && o.InlineBytes > 0 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{InlineAttachment(o.InlineBytes)}))
+		}
+		start := time.Now()
+		res, err := e.Run(ctx, o.Thread, input, engine.RunConfig{})
+		took := time.Since(start)
+		if err != nil {
+			return rep, fmt.Errorf("bench: turn %d: %w", n, err)
+		}
+		now, err := st.Size(ctx, o.Thread)
+		if err != nil {
+			return rep, fmt.Errorf("bench: %w", err)
+		}
+		t := Turn{Turn: n, Ms: ms(took), Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum()}
+		last, size = res.Checkpoint, now
+		rep.Turns = append(rep.Turns, t)
+		if progress != nil {
+			progress(t)
+		}
+	}
+	rep.Checkpoints, rep.TotalBytes = last, size
+	if rep.HistoryMs, err = median(o.Reads, func() error {
+		cps, err := e.History(ctx, o.Thread, 0, 0)
+		if err == nil && int64(len(cps)) != last {
+			err = fmt.Errorf("listed %d checkpoints of %d", len(cps), last)
+		}
+		return err
+	}); err != nil {
+		return rep, fmt.Errorf("bench: list the thread: %w", err)
+	}
+	for _, at := range []struct {
+		id  int64
+		dst *float64
+	}{{last, &rep.GetLatestMs}, {max(last/2, 1), &rep.GetMiddleMs}} {
+		if *at.dst, err = median(o.Reads, func() error {
+			_, err := e.Get(ctx, o.Thread, at.id)
+			return err
+		}); err != nil {
+			return rep, fmt.Errorf("bench: load checkpoint %d: %w", at.id, err)
+		}
+	}
+	rep.RSSBytes = peakRSS()
+	return rep, nil
+}
+
+// InlineAttachment is an attachment whose reference carries n bytes of
+// content inline (a data: URL), the way a careless client stores an image.
+func InlineAttachment(n int) ticket.Attachment {
+	raw := make([]byte, n*3/4)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	return ticket.Attachment{ID: "att-inline", Kind: "image", Ref: "data:image/png;base64," + base64.StdEncoding.EncodeToString(raw), Caption: "pasted inline"}
+}
+
+func median(n int, f func() error) (float64, error) {
+	times := make([]float64, 0, n)
+	for range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		times = append(times, ms(time.Since(start)))
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// peakRSS is VmHWM from /proc (0 where there is none).
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// Medians summarises turns lo..hi (1-based, inclusive): median ms and mean
+// bytes a turn.
+func (r Report) Medians(lo, hi int) (ms float64, bytes float64) {
+	lo, hi = max(lo, 1), min(hi, len(r.Turns))
+	if lo > hi {
+		return 0, 0
+	}
+	var times []float64
+	var sum int64
+	for _, t := range r.Turns[lo-1 : hi] {
+		times = append(times, t.Ms)
+		sum += t.Bytes
+	}
+	slices.Sort(times)
+	return times[len(times)/2], float64(sum) / float64(hi-lo+1)
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"rewind/store"
+)
+
+// Large strings in stored documents (an inline attachment, a long tool
+// result, the summary) are kept once per thread as blobs, by content hash,
+// and the document holds {"$b": "<hash>"} in their place. A value of the
+// caller's that is itself an object with a "$b" or "$lit" key is wrapped
+// as {"$lit": {...}} so it is never mistaken for a reference.
+
+// blobMin is the shortest string (in bytes, as stored) kept as a blob.
+const blobMin = 1024
+
+var (
+	markBlob = []byte(`"$b"`)
+	markLit  = []byte(`"$lit"`)
+	// An escaped '$' could spell either key; such values take the slow path.
+	markEscapedDollar = []byte(`\u0024`)
+	blobRef           = regexp.MustCompile(`"\$b"\s*:\s*"([0-9a-f]{20})"`)
+)
+
+// blobber collects the blobs and references of the documents one
+// checkpoint writes.
+type blobber struct {
+	blobs []store.Blob
+	refs  []string
+	seen  map[string]bool
+}
+
+func (b *blobber) ref(h string) {
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.refs = append(b.refs, h)
+	}
+}
+
+// encode returns raw with its large strings replaced by blob references.
+// Values with nothing to replace or escape keep their bytes.
+func (b *blobber) encode(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) < blobMin && !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) && !bytes.Contains(raw, markEscapedDollar) {
+		return raw, nil
+	}
+	v, err := decodeAny(raw)
+	if err != nil {
+		return nil, err
+	}
+	changed := false
+	v = b.walk(v, &changed)
+	if !changed {
+		return raw, nil
+	}
+	return json.Marshal(v)
+}
+
+func (b *blobber) walk(v any, changed *bool) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) < blobMin {
+			return x
+		}
+		body, _ := json.Marshal(x)
+		h := store.ContentHash(body)
+		if !b.seen[h] {
+			b.blobs = append(b.blobs, store.Blob{Hash: h, Body: body})
+		}
+		b.ref(h)
+		*changed = true
+		return map[string]any{"$b": h}
+	case []any:
+		for i := range x {
+			x[i] = b.walk(x[i], changed)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			x[k] = b.walk(e, changed)
+		}
+		_, hasB := x["$b"]
+		_, hasLit := x["$lit"]
+		if hasB || hasLit {
+			*changed = true
+			return map[string]any{"$lit": x}
+		}
+		return x
+	}
+	return v
+}
+
+// blobRefs lists the blob hashes a stored document refers to.
+func blobRefs(doc []byte) []string {
+	if !bytes.Contains(doc, markBlob) {
+		return nil
+	}
+	var out []string
+	for _, m := range blobRef.FindAllSubmatch(doc, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
+
+// unblob puts the blobs back into a stored value.
+func unblob(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMessage, error) {
+	if !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) {
+		return raw, nil
+	}
+	v, err := decodeAny(raw)
+	if err != nil {
+		return nil, err
+	}
+	v, err = restore(v, blobs)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func restore(v any, blobs map[string]json.RawMessage) (any, error) {
+	switch x := v.(type) {
+	case []any:
+		for i := range x {
+			var err error
+			if x[i], err = restore(x[i], blobs); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	case map[string]any:
+		if len(x) == 1 {
+			if h, ok := x["$b"].(string); ok {
+				body, found := blobs[h]
+				if !found {
+					return nil, fmt.Errorf("blob %s is missing", h)
+				}
+				return decodeAny(body)
+			}
+			if inner, ok := x["$lit"].(map[string]any); ok {
+				x = inner // the caller's own object: restore its values only
+			}
+		}
+		for k, e := range x {
+			var err error
+			if x[k], err = restore(e, blobs); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+func decodeAny(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

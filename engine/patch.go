@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+)
+
+// A keyed channel holds a list of objects upserted by a key field
+// (MergeByID). A write usually changes a field or two of an item (a
+// subtask's status, its result), so the stored delta keeps only those:
+// {"$u": [{"$p": {key, changed fields...}, "$d": [removed fields]}, item, ...]}
+// where a full item stands for one the channel did not have yet.
+
+// Keyed declares that channel's items are objects keyed by field, upserted
+// by its reducer (MergeByID(field)): stored writes keep only the fields an
+// upsert changes.
+func (g *Graph) Keyed(channel, field string) *Graph {
+	if _, ok := g.channels[channel]; !ok {
+		return g.fail("keyed channel %q is not declared", channel)
+	}
+	if g.keyed == nil {
+		g.keyed = map[string]string{}
+	}
+	g.keyed[channel] = field
+	return g
+}
+
+type patchDoc struct {
+	Upserts []json.RawMessage `json:"$u"`
+}
+
+type itemPatch struct {
+	Set json.RawMessage `json:"$p"`
+	Del []string        `json:"$d,omitempty"`
+}
+
+// byKey indexes a keyed channel's items.
+func indexItems(current json.RawMessage, key string) map[string]map[string]any {
+	old, _ := decodeList(current)
+	out := make(map[string]map[string]any, len(old))
+	for _, it := range old {
+		if k, ok := it[key]; ok {
+			out[fmt.Sprint(k)] = it
+		}
+	}
+	return out
+}
+
+// patchWrite encodes an upsert write against the channel's items so far
+// (byKey, which it brings up to date). It returns the write unchanged when
+// a patch would not be smaller (new items only, or not a list of objects);
+// a replace starts the items afresh.
+func patchWrite(byKey map[string]map[string]any, write json.RawMessage, key string) json.RawMessage {
+	if list, replace := isReplace(write); replace {
+		clear(byKey)
+		for k, it := range indexItems(list, key) {
+			byKey[k] = it
+		}
+		return write
+	}
+	add, err := decodeList(write)
+	if err != nil || len(add) == 0 {
+		return write
+	}
+	doc := patchDoc{Upserts: make([]json.RawMessage, len(add))}
+	for i, it := range add {
+		k, ok := it[key]
+		prev, seen := byKey[fmt.Sprint(k)]
+		if !ok || !seen {
+			b, err := json.Marshal(it)
+			if err != nil {
+				return write
+			}
+			doc.Upserts[i] = b
+			byKey[fmt.Sprint(k)] = it
+			continue
+		}
+		set := map[string]any{key: k}
+		var del []string
+		for f, v := range it {
+			if pv, had := prev[f]; !had || !reflect.DeepEqual(pv, v) {
+				set[f] = v
+			}
+		}
+		for f := range prev {
+			if _, has := it[f]; !has {
+				del = append(del, f)
+			}
+		}
+		sort.Strings(del)
+		s, err := json.Marshal(set)
+		if err != nil {
+			return write
+		}
+		b, err := json.Marshal(itemPatch{Set: s, Del: del})
+		if err != nil {
+			return write
+		}
+		doc.Upserts[i] = b
+		byKey[fmt.Sprint(k)] = it
+	}
+	out, err := json.Marshal(doc)
+	if err != nil || len(out) >= len(write) {
+		return write
+	}
+	return out
+}
+
+// keyedList is a keyed channel's items held decoded while a chain of
+// deltas is replayed, so each write costs its own size, not the list's:
+// the same upserts MergeByID makes, marshalled once at the end.
+type keyedList struct {
+	key   string
+	order []string
+	items map[string]map[string]any
+	anon  int
+}
+
+func newKeyedList(current json.RawMessage, key string) (*keyedList, error) {
+	l := &keyedList{key: key, items: map[string]map[string]any{}}
+	old, err := decodeList(current)
+	if err != nil {
+		return nil, err
+	}
+	l.set(old)
+	return l, nil
+}
+
+func (l *keyedList) set(items []map[string]any) {
+	l.order, l.items = l.order[:0], map[string]map[string]any{}
+	for _, it := range items {
+		l.put(it)
+	}
+}
+
+func (l *keyedList) put(it map[string]any) {
+	k, ok := it[l.key]
+	id := fmt.Sprint(k)
+	if !ok { // MergeByID keeps a replace's items without a key; nothing can upsert them
+		l.anon++
+		id = fmt.Sprintf("\x00%d", l.anon)
+	}
+	if _, seen := l.items[id]; !seen {
+		l.order = append(l.order, id)
+	}
+	l.items[id] = it
+}
+
+// apply replays one stored write (a patch, an upsert list or a replace)
+// and returns the write it stands for.
+func (l *keyedList) apply(stored json.RawMessage) (json.RawMessage, error) {
+	if list, replace := isReplace(stored); replace {
+		items, err := decodeList(list)
+		if err != nil {
+			return nil, err
+		}
+		l.set(items)
+		return stored, nil
+	}
+	var doc patchDoc
+	if len(stored) == 0 || stored[0] != '{' || json.Unmarshal(stored, &doc) != nil || doc.Upserts == nil {
+		items, err := decodeList(stored)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if _, ok := it[l.key]; !ok {
+				return nil, fmt.Errorf("item without %q", l.key)
+			}
+			l.put(it)
+		}
+		return stored, nil
+	}
+	out := make([]map[string]any, len(doc.Upserts))
+	for i, raw := range doc.Upserts {
+		var p itemPatch
+		if json.Unmarshal(raw, &p) == nil && p.Set != nil {
+			var set map[string]any
+			if err := decodeInto(p.Set, &set); err != nil {
+				return nil, fmt.Errorf("a stored patch is not an object")
+			}
+			k := fmt.Sprint(set[l.key])
+			prev, ok := l.items[k]
+			if !ok {
+				return nil, fmt.Errorf("a stored patch changes item %s=%s, which the channel does not hold", l.key, k)
+			}
+			it := make(map[string]any, len(prev)+len(set))
+			for f, v := range prev {
+				it[f] = v
+			}
+			for f, v := range set {
+				it[f] = v
+			}
+			for _, f := range p.Del {
+				delete(it, f)
+			}
+			l.put(it)
+			out[i] = it
+			continue
+		}
+		var it map[string]any
+		if err := decodeInto(raw, &it); err != nil || it == nil {
+			return nil, fmt.Errorf("a stored upsert is not an object")
+		}
+		l.put(it)
+		out[i] = it
+	}
+	return json.Marshal(out)
+}
+
+func (l *keyedList) value() (json.RawMessage, error) {
+	out := make([]map[string]any, len(l.order))
+	for i, id := range l.order {
+		out[i] = l.items[id]
+	}
+	return json.Marshal(out)
+}
+
+func decodeInto(raw []byte, dst any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	return d.Decode(dst)
+}

@@ -1,0 +1,1034 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"rewind/engine/model"
+	"rewind/store"
+)
+
+// How a checkpoint is stored is a separate question from what it is: a
+// 1,000-turn thread has 8,000 checkpoints, so storage grows with what
+// changed, never with the history.
+//
+//   - Every checkpoint's row has a small listing document (Meta) and a
+//     state document. Most state documents are deltas: the writes applied
+//     to the parent's values, grouped by the task that made them. Every
+//     baseEvery-th checkpoint on a branch (and every root) is a base that
+//     also holds all channel values, so a checkpoint is rebuilt from at
+//     most baseEvery rows, read by one Store.Chain call.
+//   - The transcript channel's items (the conversation) are stored once,
+//     as store.Messages keyed by content hash; documents hold their hashes:
+//     {"$m": [...]} sets the list, {"$m+": [...]} appends to it.
+//   - Large strings are stored once as blobs (see blobs.go).
+//   - A task's writes, stored the moment it finishes, are folded into the
+//     next checkpoint's delta, which settles (deletes) them.
+//
+// Rows written before this format (no Meta) hold whole documents and are
+// read by decodeLegacy.
+
+// storageFormat marks a state document of this format.
+const storageFormat = 2
+
+// baseEvery bounds the rows read to rebuild one checkpoint.
+var baseEvery = 16
+
+// listing is the Meta document: what a listing shows, without values.
+type listing struct {
+	Step          int            `json:"step"`
+	Source        string         `json:"source"`
+	SchemaVersion int            `json:"v"`
+	Depth         int            `json:"depth,omitempty"`
+	Nodes         []string       `json:"nodes,omitempty"`
+	ModelCalls    map[string]int `json:"calls,omitempty"`
+	Next          []string       `json:"next,omitempty"`
+	Interrupt     *Interrupt     `json:"interrupt,omitempty"`
+	ForkedFrom    int64          `json:"forkedFrom,omitempty"`
+	AsNode        string         `json:"asNode,omitempty"`
+	Reused        []string       `json:"reused,omitempty"`
+	Messages      int            `json:"msgs"`
+	Bytes         int            `json:"bytes,omitempty"`
+	Row           int            `json:"row,omitempty"`
+}
+
+// stateDoc is the state document of this format.
+type stateDoc struct {
+	Format int    `json:"format"`
+	Tasks  []Task `json:"tasks"`
+	// Groups are the writes applied to the parent's values, in order.
+	Groups []writeGroup `json:"writes,omitempty"`
+	// Values are every channel's value: bases only.
+	Values    map[string]json.RawMessage `json:"values,omitempty"`
+	Usage     *usage                     `json:"usage,omitempty"`
+	Duration  int64                      `json:"durationMs,omitempty"`
+	Discarded []Task                     `json:"discarded,omitempty"`
+}
+
+type usage struct {
+	Prompt     int `json:"prompt,omitempty"`
+	Completion int `json:"completion,omitempty"`
+}
+
+// writeGroup is the writes of one task, or of the input/update that made
+// the checkpoint (Task empty, Node "input" or the node an update wrote as).
+type writeGroup struct {
+	Task   string        `json:"task,omitempty"`
+	Node   string        `json:"node"`
+	Writes []storedWrite `json:"w"`
+	Ms     int64         `json:"ms,omitempty"`
+	// Calls are the task's model calls: its model.called events, kept
+	// here rather than as event rows (see Engine.Events).
+	Calls []storedCall `json:"calls,omitempty"`
+}
+
+// storedCall is one model.called event: [role, prompt tokens, completion
+// tokens, ms, unix µs, error?] on disk.
+type storedCall struct {
+	Role               string
+	Prompt, Completion int
+	Ms, At             int64
+	Err                string
+}
+
+func (c storedCall) MarshalJSON() ([]byte, error) {
+	v := []any{c.Role, c.Prompt, c.Completion, c.Ms, c.At}
+	if c.Err != "" {
+		v = append(v, c.Err)
+	}
+	return json.Marshal(v)
+}
+
+func (c *storedCall) UnmarshalJSON(b []byte) error {
+	var v []json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil || len(v) < 5 {
+		return fmt.Errorf("a stored model call is not [role, prompt, completion, ms, at]")
+	}
+	for i, dst := range []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At} {
+		if err := json.Unmarshal(v[i], dst); err != nil {
+			return fmt.Errorf("a stored model call: %w", err)
+		}
+	}
+	if len(v) > 5 {
+		return json.Unmarshal(v[5], &c.Err)
+	}
+	return nil
+}
+
+// callOf turns a model.called event into its stored form.
+func callOf(ev Event) storedCall {
+	var d struct {
+		Role       string `json:"role"`
+		Prompt     int    `json:"promptTokens"`
+		Completion int    `json:"completionTokens"`
+		Ms         int64  `json:"durationMs"`
+		Err        string `json:"error"`
+	}
+	_ = json.Unmarshal(ev.Data, &d)
+	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err}
+}
+
+// event is the model.called event a stored call stands for.
+func (c storedCall) event(thread string, checkpoint int64, node, task string) Event {
+	data := map[string]any{"role": c.Role, "promptTokens": c.Prompt, "completionTokens": c.Completion, "durationMs": c.Ms}
+	if c.Err != "" {
+		data["error"] = c.Err
+	}
+	b, _ := json.Marshal(data)
+	return Event{Thread: thread, Checkpoint: checkpoint, Type: EventModelCalled, Node: node, Task: task, Data: b, At: time.UnixMicro(c.At).UTC()}
+}
+
+// storedWrite is [channel, value] on disk.
+type storedWrite struct {
+	Channel string
+	Value   json.RawMessage
+}
+
+func (w storedWrite) MarshalJSON() ([]byte, error) {
+	ch, err := json.Marshal(w.Channel)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat([]byte{'['}, ch, []byte{','}, w.Value, []byte{']'}), nil
+}
+
+// UnmarshalJSON needs no second validation: encoding/json checked b.
+func (w *storedWrite) UnmarshalJSON(b []byte) error {
+	pair, err := splitList(b)
+	if err != nil || len(pair) != 2 {
+		return fmt.Errorf("a stored write is not [channel, value]")
+	}
+	w.Value = pair[1]
+	return json.Unmarshal(pair[0], &w.Channel)
+}
+
+// WriteGroup is the writes one task (or the input) applied to make a
+// checkpoint.
+type WriteGroup struct {
+	Task   string  `json:"task,omitempty"`
+	Node   string  `json:"node"`
+	Writes []Write `json:"writes"`
+	// DurationMs is how long the task ran.
+	DurationMs int64 `json:"durationMs,omitempty"`
+	// Calls are the task's model.called events.
+	Calls []Event `json:"calls,omitempty"`
+}
+
+// transcript ops in stored documents.
+type transcriptOp struct {
+	Set    []string `json:"$m,omitempty"`
+	Append []string `json:"$m+,omitempty"`
+}
+
+// Transcript declares the channel that holds the conversation: an
+// IndexedAppend channel of JSON objects whose items are stored once each,
+// apart from checkpoints, and survive compaction and prune.
+// indexField is the field IndexedAppend numbers the items by.
+func (g *Graph) Transcript(channel, indexField string) *Graph {
+	if _, ok := g.channels[channel]; !ok {
+		return g.fail("transcript channel %q is not declared", channel)
+	}
+	g.transcript, g.transcriptIndex = channel, indexField
+	return g
+}
+
+// row is what commit hands the store, and what the writer remembers.
+type encoded struct {
+	row             store.Checkpoint
+	depth           int
+	bytes, rowBytes int
+}
+
+// encodeRow builds the stored row of cp, made from parent by groups.
+// parentDepth is -1 when cp has no parent in this thread.
+func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup) (encoded, error) {
+	depth := 0
+	if parent != nil && parent.ID != 0 {
+		depth = parent.depth + 1
+	}
+	base := depth == 0 || depth >= baseEvery
+	if base {
+		depth = 0
+	}
+	var b blobber
+	var msgs []store.Message
+	seenMsg := map[string]bool{}
+	addItems := func(items []json.RawMessage) ([]string, error) {
+		hs := make([]string, len(items))
+		for i, it := range items {
+			hs[i] = store.ContentHash(it)
+			if seenMsg[hs[i]] {
+				continue
+			}
+			seenMsg[hs[i]] = true
+			idx, err := itemIndex(it, g.transcriptField())
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, store.Message{Hash: hs[i], Index: idx, Body: it})
+		}
+		return hs, nil
+	}
+	doc := stateDoc{Format: storageFormat, Tasks: cp.Tasks, Discarded: cp.Metadata.Discarded, Duration: cp.Metadata.DurationMs}
+	if doc.Tasks == nil {
+		doc.Tasks = []Task{}
+	}
+	if u := cp.Metadata.Usage; u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
+		doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+	}
+	parentValues := g.initialValues()
+	if parent != nil {
+		parentValues = parent.Values
+	}
+	effects, err := g.transcriptEffects(parentValues, cp.Values, groups)
+	if err != nil {
+		return encoded{}, err
+	}
+	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
+	next := 0                                       // the next transcript effect
+	for _, grp := range groups {
+		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
+		for _, ev := range grp.Calls {
+			sg.Calls = append(sg.Calls, callOf(ev))
+		}
+		for _, w := range grp.Writes {
+			if w.Channel == g.transcript && g.transcript != "" {
+				eff := effects[next]
+				next++
+				hs, err := addItems(eff.items)
+				if err != nil {
+					return encoded{}, err
+				}
+				op := transcriptOp{Append: hs}
+				if eff.set {
+					op = transcriptOp{Set: hs}
+					if hs == nil {
+						op.Set = []string{}
+					}
+				}
+				enc, err := encodeOp(op)
+				if err != nil {
+					return encoded{}, err
+				}
+				sg.Writes = append(sg.Writes, storedWrite{w.Channel, enc})
+				continue
+			}
+			v := w.Value
+			if key, ok := g.keyed[w.Channel]; ok && !base {
+				if items[w.Channel] == nil {
+					items[w.Channel] = indexItems(parentValues[w.Channel], key)
+				}
+				v = patchWrite(items[w.Channel], w.Value, key)
+			}
+			v, err := b.encode(v)
+			if err != nil {
+				return encoded{}, fmt.Errorf("encode write to %q: %w", w.Channel, err)
+			}
+			sg.Writes = append(sg.Writes, storedWrite{w.Channel, v})
+		}
+		doc.Groups = append(doc.Groups, sg)
+	}
+	if base {
+		doc.Values = make(map[string]json.RawMessage, len(cp.Values))
+		for name, v := range cp.Values {
+			if name == g.transcript {
+				items, err := listItems(v)
+				if err != nil {
+					return encoded{}, fmt.Errorf("transcript %q: %w", name, err)
+				}
+				hs, err := addItems(items)
+				if err != nil {
+					return encoded{}, err
+				}
+				if hs == nil {
+					hs = []string{}
+				}
+				if doc.Values[name], err = encodeOp(transcriptOp{Set: hs}); err != nil {
+					return encoded{}, err
+				}
+				continue
+			}
+			enc, err := b.encode(v)
+			if err != nil {
+				return encoded{}, fmt.Errorf("encode channel %q: %w", name, err)
+			}
+			doc.Values[name] = enc
+		}
+	}
+	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
+		return encoded{}, err
+	}
+	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
+		return encoded{}, err
+	}
+	state, err := json.Marshal(doc)
+	if err != nil {
+		return encoded{}, err
+	}
+	meta := listing{Step: cp.Step, Source: cp.Source, SchemaVersion: g.SchemaVersion, Depth: depth,
+		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
+		ForkedFrom: cp.Metadata.ForkedFrom, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
+		Messages: cp.Values.Len(g.transcriptOr("messages"))}
+	for _, t := range cp.Tasks {
+		meta.Next = append(meta.Next, t.Node)
+	}
+	size := len(state)
+	for _, m := range msgs {
+		size += len(m.Body)
+	}
+	for _, bl := range b.blobs {
+		size += len(bl.Body)
+	}
+	metaDoc, err := json.Marshal(meta)
+	if err != nil {
+		return encoded{}, err
+	}
+	// The sizes count the listing too, with room for their own numbers.
+	extra := len(metaDoc) + len(`,"bytes":,"row":`) + 2*len(strconv.Itoa(size+len(metaDoc)+32))
+	meta.Bytes, meta.Row = size+extra, len(state)+extra
+	if metaDoc, err = json.Marshal(meta); err != nil {
+		return encoded{}, err
+	}
+	return encoded{
+		row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: base,
+			BlobRefs: blobRefs(state), Messages: msgs, Blobs: b.blobs},
+		depth:    depth,
+		bytes:    meta.Bytes,
+		rowBytes: meta.Row,
+	}, nil
+}
+
+func encodeOp(op transcriptOp) (json.RawMessage, error) { return json.Marshal(op) }
+
+// effect is what one write did to the transcript: items appended, or
+// (set) the whole new list.
+type effect struct {
+	items []json.RawMessage
+	set   bool
+}
+
+// transcriptEffects tells, for each transcript write of groups in order,
+// what it did. Appends are read off the final list (after is the value
+// with every write applied); a replace among them needs a replay.
+func (g *Graph) transcriptEffects(before, after Values, groups []WriteGroup) ([]effect, error) {
+	if g.transcript == "" {
+		return nil, nil
+	}
+	var ws []json.RawMessage
+	replay := false
+	for _, grp := range groups {
+		for _, w := range grp.Writes {
+			if w.Channel == g.transcript {
+				ws = append(ws, w.Value)
+				_, replace := isReplace(w.Value)
+				replay = replay || replace
+			}
+		}
+	}
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	final, err := listItems(after[g.transcript])
+	if err != nil {
+		return nil, fmt.Errorf("transcript %q: %w", g.transcript, err)
+	}
+	if !replay {
+		at := countList(before[g.transcript])
+		out := make([]effect, len(ws))
+		for i, w := range ws {
+			n := countList(w)
+			if at+n > len(final) {
+				replay = true
+				break
+			}
+			out[i] = effect{items: final[at : at+n]}
+			at += n
+		}
+		if !replay && at == len(final) {
+			return out, nil
+		}
+	}
+	// Replay the writes one at a time on the channel alone.
+	out := make([]effect, len(ws))
+	cur := Values{g.transcript: before[g.transcript]}
+	for i, w := range ws {
+		n := countList(cur[g.transcript])
+		next, err := g.apply(cur, []Write{{Channel: g.transcript, Value: w}})
+		if err != nil {
+			return nil, err
+		}
+		items, err := listItems(next[g.transcript])
+		if err != nil {
+			return nil, fmt.Errorf("transcript %q: %w", g.transcript, err)
+		}
+		if _, replace := isReplace(w); replace || len(items) < n {
+			out[i] = effect{items: items, set: true}
+		} else {
+			out[i] = effect{items: items[n:]}
+		}
+		cur = next
+	}
+	return out, nil
+}
+
+// encodeTasks keeps large Send arguments as blobs, in a copy.
+func (b *blobber) encodeTasks(ts []Task) ([]Task, error) {
+	if len(ts) == 0 {
+		return ts, nil
+	}
+	out := slices.Clone(ts)
+	for i := range out {
+		if len(out[i].Args) == 0 {
+			continue
+		}
+		var err error
+		if out[i].Args, err = b.encode(out[i].Args); err != nil {
+			return nil, fmt.Errorf("encode arguments of task %s: %w", out[i].ID, err)
+		}
+	}
+	return out, nil
+}
+
+func unblobTasks(ts []Task, blobs map[string]json.RawMessage) ([]Task, error) {
+	for i := range ts {
+		if len(ts[i].Args) == 0 {
+			continue
+		}
+		var err error
+		if ts[i].Args, err = unblob(ts[i].Args, blobs); err != nil {
+			return nil, fmt.Errorf("arguments of task %s: %w", ts[i].ID, err)
+		}
+	}
+	return ts, nil
+}
+
+func (g *Graph) transcriptField() string {
+	if g.transcriptIndex == "" {
+		return "index"
+	}
+	return g.transcriptIndex
+}
+
+func (g *Graph) transcriptOr(alt string) string {
+	if g.transcript == "" {
+		return alt
+	}
+	return g.transcript
+}
+
+// listItems splits a JSON list into its items, keeping their bytes.
+func listItems(raw json.RawMessage) ([]json.RawMessage, error) {
+	items, err := splitList(raw)
+	if err != nil {
+		return nil, fmt.Errorf("want a list: %w", err)
+	}
+	return items, nil
+}
+
+func itemIndex(item json.RawMessage, field string) (int64, error) {
+	raw, ok := topField(item, field)
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("a transcript item's %s is %s, not an integer", field, raw)
+	}
+	return n, nil
+}
+
+// parsedRow is one row of a chain, decoded.
+type parsedRow struct {
+	row    store.Checkpoint
+	meta   listing
+	doc    stateDoc
+	legacy bool
+	// cached is this row as this process already rebuilt it.
+	cached *Checkpoint
+}
+
+// rebuild reads the checkpoint at the head of chain (newest first, as
+// Store.Chain gives it).
+//
+// cached, when set, offers a checkpoint already rebuilt (by this process)
+// for a row of the chain: the replay then starts from it, not the base.
+func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Checkpoint, cached func(store.Checkpoint) (Checkpoint, bool)) (Checkpoint, error) {
+	head := chain[0]
+	where := fmt.Sprintf("checkpoint %d of thread %q", head.ID, head.ThreadID)
+	if len(head.Meta) == 0 {
+		// Written before this format: a whole document.
+		return g.decodeLegacy(head, g.SchemaVersion)
+	}
+	rows := make([]parsedRow, 0, len(chain))
+	var from *Checkpoint
+	for i, r := range chain {
+		if cached != nil && i > 0 {
+			if cp, ok := cached(r); ok {
+				from = &cp
+				break
+			}
+		}
+		p, err := g.parseRow(r)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		rows = append(rows, p)
+		if p.legacy {
+			break // a whole document: the base, whatever its flag says
+		}
+	}
+	if from != nil && rows[0].meta.SchemaVersion != g.SchemaVersion {
+		return g.rebuild(ctx, st, chain, nil) // values of another version: replay it all
+	}
+	if from != nil {
+		// The cached checkpoint stands in for the base: one more "row"
+		// whose values are known.
+		rows = append(rows, parsedRow{row: chain[len(rows)], cached: from})
+	}
+	chain = chain[:len(rows)]
+	last := rows[len(rows)-1]
+	version := rows[0].meta.SchemaVersion
+	for _, r := range rows {
+		if !r.legacy && r.cached == nil && r.meta.SchemaVersion != version {
+			return Checkpoint{}, fmt.Errorf("%s: its chain mixes schema versions %d and %d: %w", where, version, r.meta.SchemaVersion, ErrCorrupt)
+		}
+	}
+	if version > g.SchemaVersion {
+		return Checkpoint{}, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, version, g.SchemaVersion, ErrNewerSchema)
+	}
+
+	// The base: a legacy whole document, a rebase, or a base row.
+	var baseValues map[string]json.RawMessage
+	start := len(rows) - 1 // rows[start] is the base; deltas come after it
+	switch {
+	case last.cached != nil:
+		baseValues = last.cached.Values
+	case last.legacy:
+		cp, err := g.decodeLegacy(last.row, version)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		baseValues = cp.Values
+	case len(last.row.Rebased) > 0:
+		var rb stateDoc
+		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format != storageFormat || rb.Values == nil {
+			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
+		}
+		baseValues = rb.Values
+	case last.row.Base:
+		if last.doc.Values == nil {
+			return Checkpoint{}, fmt.Errorf("%s: base checkpoint %d holds no values: %w", where, last.row.ID, ErrCorrupt)
+		}
+		baseValues = last.doc.Values
+	default:
+		return Checkpoint{}, fmt.Errorf("%s: checkpoint %d holds only a delta and its parent is gone (pruned without a rebase?): %w; fork from a newer checkpoint", where, last.row.ID, ErrCorrupt)
+	}
+
+	// Blobs and messages are fetched once for the whole chain.
+	blobs, err := g.fetchBlobs(ctx, st, head.ThreadID, chain)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	}
+	values := Values{}
+	var transcript []string
+	transcriptInline := json.RawMessage(nil) // a legacy base's list
+	for name, raw := range baseValues {
+		if last.cached != nil {
+			if name == g.transcript {
+				transcriptInline = raw
+			} else {
+				values[name] = raw // decoded already
+			}
+			continue
+		}
+		if name == g.transcript && !last.legacy && !isList(raw) {
+			op, err := parseOp(raw)
+			if err != nil || op.Set == nil {
+				return Checkpoint{}, fmt.Errorf("%s: transcript of base %d: %w", where, last.row.ID, ErrCorrupt)
+			}
+			transcript = op.Set
+			continue
+		}
+		if name == g.transcript {
+			transcriptInline = raw
+			continue
+		}
+		v, err := unblob(raw, blobs)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, name, ErrCorrupt, err)
+		}
+		values[name] = v
+	}
+	// Deltas, oldest first. A transcript op on a legacy base needs the
+	// inline list's items as hashes; they are hashed on first use.
+	var inlineItems map[string]json.RawMessage
+	keyed := map[string]*keyedList{} // keyed channels, decoded while replaying
+	// applied are the head's own writes, decoded; transcript writes wait
+	// for the message bodies (ops[j] for applied write j).
+	var applied []WriteGroup
+	ops := map[[2]int]transcriptOp{}
+	record := func(grp writeGroup) {
+		applied = append(applied, WriteGroup{Task: grp.Task, Node: grp.Node, DurationMs: grp.Ms})
+		for _, c := range grp.Calls {
+			applied[len(applied)-1].Calls = append(applied[len(applied)-1].Calls, c.event(head.ThreadID, head.ID, grp.Node, grp.Task))
+		}
+	}
+	addApplied := func(w Write, op *transcriptOp) {
+		a := &applied[len(applied)-1]
+		if op != nil {
+			ops[[2]int{len(applied) - 1, len(a.Writes)}] = *op
+		}
+		a.Writes = append(a.Writes, w)
+	}
+	if start == 0 {
+		// A base stores its own writes whole (not as patches).
+		for _, grp := range rows[0].doc.Groups {
+			record(grp)
+			for _, w := range grp.Writes {
+				if w.Channel == g.transcript && g.transcript != "" {
+					op, err := parseOp(w.Value)
+					if err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: transcript write: %w", where, ErrCorrupt)
+					}
+					addApplied(Write{Channel: w.Channel}, &op)
+					continue
+				}
+				v, err := unblob(w.Value, blobs)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: its writes: %w (%w)", where, ErrCorrupt, err)
+				}
+				addApplied(Write{Channel: w.Channel, Value: v}, nil)
+			}
+		}
+	}
+	for i := start - 1; i >= 0; i-- {
+		for _, grp := range rows[i].doc.Groups {
+			if i == 0 {
+				record(grp)
+			}
+			for _, w := range grp.Writes {
+				if w.Channel == g.transcript && g.transcript != "" {
+					op, err := parseOp(w.Value)
+					if err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: transcript write of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
+					}
+					if i == 0 {
+						addApplied(Write{Channel: w.Channel}, &op)
+					}
+					if transcriptInline != nil {
+						items, err := listItems(transcriptInline)
+						if err != nil {
+							return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+						}
+						inlineItems = map[string]json.RawMessage{}
+						transcript = make([]string, len(items))
+						for j, it := range items {
+							transcript[j] = store.ContentHash(it)
+							inlineItems[transcript[j]] = it
+						}
+						transcriptInline = nil
+					}
+					if op.Set != nil {
+						transcript = slices.Clone(op.Set)
+					} else {
+						transcript = append(transcript, op.Append...)
+					}
+					continue
+				}
+				v, err := unblob(w.Value, blobs)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+				}
+				if key, ok := g.keyed[w.Channel]; ok {
+					l := keyed[w.Channel]
+					if l == nil {
+						if l, err = newKeyedList(values[w.Channel], key); err != nil {
+							return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, w.Channel, ErrCorrupt, err)
+						}
+						keyed[w.Channel] = l
+					}
+					if v, err = l.apply(v); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				} else if values, err = g.apply(values, []Write{{Channel: w.Channel, Value: v}}); err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+				}
+				if i == 0 {
+					addApplied(Write{Channel: w.Channel, Value: v}, nil)
+				}
+			}
+		}
+	}
+	for name, l := range keyed {
+		if values[name], err = l.value(); err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: channel %q: %w", where, name, err)
+		}
+	}
+	if g.transcript != "" {
+		if transcriptInline != nil {
+			values[g.transcript] = transcriptInline
+		} else {
+			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, inlineItems)
+			if err != nil {
+				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+			}
+			if values[g.transcript], err = joinItems(transcript, bodies); err != nil {
+				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+			}
+			for at, op := range ops {
+				hs, wrap := op.Append, false
+				if op.Set != nil {
+					hs, wrap = op.Set, true
+				}
+				list, err := joinItems(hs, bodies)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+				}
+				if wrap {
+					list, _ = json.Marshal(map[string]json.RawMessage{"replace": list})
+				}
+				applied[at[0]].Writes[at[1]].Value = list
+			}
+		}
+	}
+	for _, name := range g.chanList {
+		if _, ok := values[name]; !ok {
+			values[name] = append(json.RawMessage(nil), g.channels[name].initial...)
+		}
+	}
+	top := rows[0]
+	cp := top.checkpoint(g)
+	cp.Values = values
+	cp.Applied = applied
+	if cp.Tasks, err = unblobTasks(cp.Tasks, blobs); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+	}
+	if cp.Metadata.Discarded, err = unblobTasks(cp.Metadata.Discarded, blobs); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+	}
+	if version < g.SchemaVersion {
+		if err := g.migrateValues(&cp, version, where); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+	return cp, nil
+}
+
+// checkpoint is the row's own part of a Checkpoint (all but Values).
+func (p parsedRow) checkpoint(g *Graph) Checkpoint {
+	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
+		ForkedFrom: p.meta.ForkedFrom, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
+		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded}
+	if p.doc.Usage != nil {
+		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}
+	}
+	if len(p.doc.Groups) > 0 {
+		md.Writes = map[string][]string{}
+		for _, grp := range p.doc.Groups {
+			var chs []Write
+			for _, w := range grp.Writes {
+				chs = append(chs, Write{Channel: w.Channel})
+			}
+			md.Writes[grp.Node] = mergeSorted(md.Writes[grp.Node], channelsOf(chs))
+			if grp.Task != "" {
+				if md.TaskCounts == nil {
+					md.TaskCounts = map[string]int{}
+				}
+				md.TaskCounts[grp.Node]++
+			}
+		}
+	}
+	tasks := p.doc.Tasks
+	if tasks == nil {
+		tasks = []Task{}
+	}
+	return Checkpoint{Thread: p.row.ThreadID, ID: p.row.ID, ParentID: p.row.ParentID, RerootedFrom: p.row.RerootedFrom,
+		Step: p.meta.Step, Source: p.meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
+		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth}
+}
+
+func (g *Graph) parseRow(r store.Checkpoint) (parsedRow, error) {
+	p := parsedRow{row: r}
+	if len(r.Meta) == 0 {
+		p.legacy = true
+		return p, nil
+	}
+	where := fmt.Sprintf("checkpoint %d of thread %q", r.ID, r.ThreadID)
+	if err := json.Unmarshal(r.Meta, &p.meta); err != nil {
+		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+	}
+	if err := json.Unmarshal(r.State, &p.doc); err != nil || p.doc.Format == 0 {
+		if err == nil {
+			err = errors.New("no format")
+		}
+		return p, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+	}
+	if p.doc.Format > storageFormat {
+		return p, fmt.Errorf("%s is stored in format %d but this rewind reads up to %d: %w; upgrade rewind to open it", where, p.doc.Format, storageFormat, ErrNewerSchema)
+	}
+	if p.meta.SchemaVersion > g.SchemaVersion {
+		return p, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, p.meta.SchemaVersion, g.SchemaVersion, ErrNewerSchema)
+	}
+	if p.meta.SchemaVersion < 1 {
+		return p, fmt.Errorf("%s has schema v%d: %w; it cannot be read", where, p.meta.SchemaVersion, ErrUnknownSchema)
+	}
+	// Large task arguments are blobs too: restore them.
+	return p, nil
+}
+
+// isList tells an inline transcript (a rebase's) from an op.
+func isList(raw json.RawMessage) bool {
+	r := bytes.TrimSpace(raw)
+	return len(r) > 0 && r[0] == '['
+}
+
+func parseOp(raw json.RawMessage) (transcriptOp, error) {
+	var op transcriptOp
+	if err := json.Unmarshal(raw, &op); err != nil {
+		return op, err
+	}
+	if op.Set == nil && op.Append == nil {
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(raw, &probe) != nil || (probe["$m"] == nil && probe["$m+"] == nil) {
+			return op, errors.New("not a transcript op")
+		}
+		if probe["$m"] != nil {
+			op.Set = []string{}
+		}
+	}
+	return op, nil
+}
+
+func (g *Graph) fetchBlobs(ctx context.Context, st store.Store, thread string, chain []store.Checkpoint) (map[string]json.RawMessage, error) {
+	var want []string
+	for _, r := range chain {
+		want = append(want, blobRefs(r.State)...)
+		want = append(want, blobRefs(r.Rebased)...)
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	got, err := st.Blobs(ctx, thread, want)
+	if err != nil {
+		return nil, fmt.Errorf("read its blobs: %w", err)
+	}
+	out := make(map[string]json.RawMessage, len(got))
+	for _, b := range got {
+		out[b.Hash] = b.Body
+	}
+	return out, nil
+}
+
+// fetchMessages reads the bodies of the messages hashes name, but for the
+// ones already known.
+func (g *Graph) fetchMessages(ctx context.Context, st store.Store, thread string, hashes []string, known map[string]json.RawMessage) (map[string][]byte, error) {
+	var want []string
+	for _, h := range hashes {
+		if _, ok := known[h]; !ok {
+			want = append(want, h)
+		}
+	}
+	bodies := make(map[string][]byte, len(hashes))
+	for h, b := range known {
+		bodies[h] = b
+	}
+	if len(want) > 0 {
+		got, err := st.Messages(ctx, thread, want)
+		if err != nil {
+			return nil, fmt.Errorf("read its messages: %w", err)
+		}
+		for _, m := range got {
+			bodies[m.Hash] = m.Body
+		}
+	}
+	return bodies, nil
+}
+
+// joinItems makes the JSON list of the messages hashes name.
+func joinItems(hashes []string, bodies map[string][]byte) (json.RawMessage, error) {
+	var out bytes.Buffer
+	out.WriteByte('[')
+	for i, h := range hashes {
+		b, ok := bodies[h]
+		if !ok {
+			return nil, fmt.Errorf("message %s is missing from the store: %w", h, ErrCorrupt)
+		}
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(b)
+	}
+	out.WriteByte(']')
+	return out.Bytes(), nil
+}
+
+// migrateValues brings values written at schema version up to the graph's.
+func (g *Graph) migrateValues(cp *Checkpoint, version int, where string) error {
+	doc := map[string]any{}
+	vals := map[string]any{}
+	for k, raw := range cp.Values {
+		v, err := decodeAny(raw)
+		if err != nil {
+			return fmt.Errorf("%s: channel %q: %w", where, k, ErrCorrupt)
+		}
+		vals[k] = v
+	}
+	doc["values"] = vals
+	doc["tasks"] = cp.Tasks
+	from := version
+	for ; version < g.SchemaVersion; version++ {
+		m := g.Migrations[version]
+		if m == nil {
+			return fmt.Errorf("%s has schema v%d and no migration to v%d exists: %w", where, version, version+1, ErrUnknownSchema)
+		}
+		if err := m(doc); err != nil {
+			return fmt.Errorf("%s: migrating v%d to v%d: %w", where, version, version+1, err)
+		}
+	}
+	out := Values{}
+	for k, v := range doc["values"].(map[string]any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		out[k] = b
+	}
+	cp.Values = out
+	cp.MigratedFrom = from
+	return nil
+}
+
+// StoredMessage is an original message of the conversation as stored,
+// apart from checkpoints: it outlives compaction and prune.
+type StoredMessage struct {
+	Index int64           `json:"index"`
+	Body  json.RawMessage `json:"message"`
+	// Checkpoint is the checkpoint that first stored it.
+	Checkpoint int64     `json:"checkpoint"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// ErrNoTranscript: the graph keeps no transcript channel.
+var ErrNoTranscript = errors.New("this graph stores no transcript")
+
+// Message returns original message #index of the branch that checkpoint at
+// is on (0: the thread's newest), even when compaction folded it into the
+// summary long ago.
+func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (StoredMessage, error) {
+	if e.graph.transcript == "" {
+		return StoredMessage{}, ErrNoTranscript
+	}
+	if at == 0 {
+		head, err := e.store.Latest(ctx, thread)
+		if errors.Is(err, store.ErrNotFound) {
+			return StoredMessage{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+		}
+		if err != nil {
+			return StoredMessage{}, fmt.Errorf("read thread %q: %w", thread, err)
+		}
+		at = head.ID
+	}
+	found, err := e.store.MessagesAt(ctx, thread, index)
+	if err != nil {
+		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, thread, err)
+	}
+	chain, err := e.Ancestors(ctx, thread, at)
+	if err != nil {
+		return StoredMessage{}, err
+	}
+	onBranch := map[int64]bool{}
+	for _, c := range chain {
+		onBranch[c.ID] = true
+	}
+	var pick []store.Message
+	for _, m := range found {
+		if onBranch[m.CheckpointID] {
+			pick = append(pick, m)
+		}
+	}
+	if len(pick) == 0 && len(found) == 1 {
+		// Stored first by another branch that wrote the same message, or by
+		// a checkpoint prune has since deleted.
+		pick = found
+	}
+	switch {
+	case len(found) == 0:
+		return StoredMessage{}, fmt.Errorf("thread %q has no message #%d: see its messages with `rewind show %s`: %w", thread, index, thread, store.ErrNotFound)
+	case len(pick) == 0:
+		var where []string
+		for _, m := range found {
+			where = append(where, fmt.Sprintf("@%d", m.CheckpointID))
+		}
+		return StoredMessage{}, fmt.Errorf("thread %q has %d different messages #%d (first stored at %s), none on the branch of @%d: name a checkpoint of the branch you mean: %w",
+			thread, len(found), index, strings.Join(where, ", "), at, store.ErrNotFound)
+	}
+	m := pick[len(pick)-1] // the newest branch point wins
+	return StoredMessage{Index: m.Index, Body: m.Body, Checkpoint: m.CheckpointID, CreatedAt: m.CreatedAt}, nil
+}

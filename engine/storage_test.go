@@ -1,0 +1,336 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
+)
+
+// Stores under test: memory here; the file and server stores add
+// themselves in storage_stores_test.go.
+type storeCase struct {
+	name string
+	// open returns an empty store and a function that opens a new handle
+	// on the same data (nil when the store cannot be reopened).
+	open func(t *testing.T) (store.Store, func() store.Store)
+}
+
+var storeCases = []storeCase{{name: "memory", open: func(*testing.T) (store.Store, func() store.Store) { return memory.New(), nil }}}
+
+// reference records every checkpoint's values as the writer had them when
+// it committed: the whole state the stored deltas must rebuild.
+type reference struct {
+	mu     sync.Mutex
+	values map[int64]engine.Values
+}
+
+func (r *reference) hook(point string, info engine.HookInfo) {
+	if point == engine.HookAfterCommit && info.Committed != nil {
+		r.mu.Lock()
+		r.values[info.Committed.ID] = info.Committed.Values
+		r.mu.Unlock()
+	}
+}
+
+func (r *reference) ids() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int64
+	for id := range r.values {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sameValues compares two states channel by channel as JSON values.
+func sameValues(a, b engine.Values) (string, bool) {
+	for _, name := range unionKeys(a, b) {
+		var x, y any
+		if json.Unmarshal(a[name], &x) != nil || json.Unmarshal(b[name], &y) != nil || !reflect.DeepEqual(x, y) {
+			return name, false
+		}
+	}
+	return "", true
+}
+
+func unionKeys(a, b engine.Values) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// check reads every checkpoint through e (which may have them cached) and
+// through a new engine on the same store, which must rebuild them.
+func (r *reference) check(t *testing.T, e *engine.Engine, thread, when string) {
+	t.Helper()
+	fresh, err := ticket.NewEngine(e.Store(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.checkWith(t, e, thread, when+" (this process)")
+	r.checkWith(t, fresh, thread, when+" (rebuilt)")
+}
+
+func (r *reference) checkWith(t *testing.T, e *engine.Engine, thread, when string) {
+	t.Helper()
+	r.checkIDs(t, e, thread, when, r.ids())
+}
+
+// checkSome checks the checkpoints newer than since and a sample of the
+// older ones (a full check after every step would be quadratic).
+func (r *reference) checkSome(t *testing.T, e *engine.Engine, thread, when string, since int64, rng *rand.Rand) {
+	t.Helper()
+	var ids []int64
+	for _, id := range r.ids() {
+		if id > since || rng.IntN(8) == 0 {
+			ids = append(ids, id)
+		}
+	}
+	fresh, err := ticket.NewEngine(e.Store(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.checkIDs(t, e, thread, when+" (this process)", ids)
+	r.checkIDs(t, fresh, thread, when+" (rebuilt)", ids)
+}
+
+func (r *reference) checkIDs(t *testing.T, e *engine.Engine, thread, when string, ids []int64) {
+	t.Helper()
+	for _, id := range ids {
+		cp, err := e.Get(t.Context(), thread, id)
+		if err != nil {
+			t.Fatalf("%s: Get(%d): %v", when, id, err)
+		}
+		r.mu.Lock()
+		want := r.values[id]
+		r.mu.Unlock()
+		if ch, ok := sameValues(cp.Values, want); !ok {
+			t.Fatalf("%s: checkpoint %d rebuilt channel %q as\n%s\nbut it was written as\n%s", when, id, ch, cp.Values[ch], want[ch])
+		}
+	}
+}
+
+var sentences = []string{
+	"My order SO20260901 hasn't arrived: what is the order status, where is the parcel, and can I get a refund?",
+	"Where is SO20260902?",
+	"Please send the invoice for SO20260903.",
+	"Can I still cancel SO20260904?",
+	"Change the delivery address of SO20260905 to my office, and is it refundable?",
+}
+
+// TestRandomHistoriesRebuildExactly runs run, fork, resume after a kill,
+// discard and prune in a random order (compaction happens as the thread
+// grows) and checks after each that every checkpoint still rebuilds to the
+// values it was written with, on every store, and again after reopening it.
+func TestRandomHistoriesRebuildExactly(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			for _, c := range []struct {
+				seed      uint64
+				baseEvery int
+			}{{1, 2}, {2, 6}} { // short and long delta chains
+				t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
+					defer engine.SetBaseEvery(c.baseEvery)()
+					randomHistory(t, sc, c.seed)
+				})
+			}
+		})
+	}
+}
+
+func randomHistory(t *testing.T, sc storeCase, seed uint64) {
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(seed, 99))
+	st, reopen := sc.open(t)
+	ref := &reference{values: map[int64]engine.Values{}}
+	newEngine := func(st store.Store) *engine.Engine {
+		e, err := ticket.NewEngine(st, ticket.NewMock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := newEngine(st)
+	const thread = "random"
+	cfg := engine.RunConfig{Hook: ref.hook}
+	var log []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("operations: %s", strings.Join(log, "; "))
+		}
+	}()
+	var since int64
+	for step := 0; step < 40; step++ {
+		latest, err := e.Latest(ctx, thread)
+		pending := err == nil && len(latest.Tasks) > 0
+		ids := ref.ids()
+		op := rng.IntN(10)
+		switch {
+		case pending:
+			log = append(log, "resume")
+			if _, err := e.Resume(ctx, thread, cfg); err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+		case op < 5 || len(ids) == 0:
+			log = append(log, "run")
+			if _, err := e.Run(ctx, thread, ticket.Input(sentences[rng.IntN(len(sentences))]), cfg); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+		case op < 7:
+			at := ids[rng.IntN(len(ids))]
+			log = append(log, fmt.Sprint("fork@", at))
+			if _, err := e.Fork(ctx, thread, at, ticket.Input(sentences[rng.IntN(len(sentences))]), cfg); err != nil {
+				t.Fatalf("fork at %d: %v", at, err)
+			}
+		case op < 9:
+			// A kill: the run stops after some tasks finished (their writes
+			// stored), as a SIGKILL would leave it; the next step resumes.
+			after := int64(1 + rng.IntN(4))
+			log = append(log, fmt.Sprint("kill after ", after, " tasks"))
+			runCtx, cancel := context.WithCancel(ctx)
+			var finished atomic.Int64
+			kcfg := cfg
+			kcfg.Hook = func(point string, info engine.HookInfo) {
+				ref.hook(point, info)
+				if point == engine.HookTaskFinished && finished.Add(1) == after {
+					cancel()
+				}
+			}
+			_, err := e.Run(runCtx, thread, ticket.Input(sentences[rng.IntN(len(sentences))]), kcfg)
+			cancel()
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatalf("killed run: %v", err)
+			}
+		default:
+			keep := 3 + rng.IntN(15)
+			log = append(log, fmt.Sprint("prune keep-last ", keep))
+			res, err := e.Prune(ctx, thread, engine.PrunePolicy{KeepLast: keep})
+			if err != nil {
+				t.Fatalf("prune: %v", err)
+			}
+			ref.mu.Lock()
+			for _, id := range res.Pruned {
+				delete(ref.values, id)
+			}
+			ref.mu.Unlock()
+		}
+		when := fmt.Sprintf("after %s", log[len(log)-1])
+		if strings.HasPrefix(log[len(log)-1], "prune") {
+			ref.check(t, e, thread, when) // everything kept must still read
+		} else {
+			ref.checkSome(t, e, thread, when, since, rng)
+		}
+		if ids := ref.ids(); len(ids) > 0 {
+			since = ids[len(ids)-1]
+		}
+	}
+	ref.check(t, e, thread, "at the end")
+	if reopen != nil {
+		ref.check(t, newEngine(reopen()), thread, "after reopening the store")
+	}
+	if last, err := e.Latest(ctx, thread); err != nil || last.ID < 100 {
+		t.Fatalf("the history ends at checkpoint %d (%v): too short to test anything", last.ID, err)
+	}
+}
+
+// TestForkValuesNeverCollide is langgraphjs#1812 turned into a test: a fork
+// and the branch it left both carry on, and every checkpoint of each reads
+// its own branch's values, before and after compaction.
+func TestForkValuesNeverCollide(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			defer engine.SetBaseEvery(5)()
+			st, reopen := sc.open(t)
+			e, err := ticket.NewEngine(st, ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := &reference{values: map[int64]engine.Values{}}
+			cfg := engine.RunConfig{Hook: ref.hook}
+			if _, err := e.Run(ctx, "f", ticket.Input(sentences[0]), cfg); err != nil {
+				t.Fatal(err)
+			}
+			first, err := e.Latest(ctx, "f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Branch B from the end of turn 1, then both branches go on.
+			if _, err := e.Fork(ctx, "f", first.ID, ticket.Input(sentences[2]), cfg); err != nil {
+				t.Fatal(err)
+			}
+			bHead, _ := e.Latest(ctx, "f")
+			for i := 0; i < 3; i++ {
+				// Branch A: fork again from its own head (its continuation).
+				aHead := first.ID
+				if i > 0 {
+					aHead = ref.branchHead(t, e, "f", first.ID, bHead.ID)
+				}
+				if _, err := e.Fork(ctx, "f", aHead, ticket.Input(sentences[1]), cfg); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.Fork(ctx, "f", bHead.ID, ticket.Input(sentences[3]), cfg); err != nil {
+					t.Fatal(err)
+				}
+				bHead, _ = e.Latest(ctx, "f")
+			}
+			ref.check(t, e, "f", "both branches written")
+			last, _ := e.Latest(ctx, "f")
+			s, _ := ticket.Decode(last.Values)
+			if s.HistoryVersion == 0 {
+				t.Fatal("no compaction happened: the branches are too short to test it")
+			}
+			if reopen != nil {
+				e2, err := ticket.NewEngine(reopen(), ticket.NewMock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref.check(t, e2, "f", "after reopening")
+			}
+		})
+	}
+}
+
+// branchHead is the newest checkpoint that descends from from without
+// passing through not (the other branch).
+func (r *reference) branchHead(t *testing.T, e *engine.Engine, thread string, from, not int64) int64 {
+	t.Helper()
+	best := from
+	for _, id := range r.ids() {
+		chain, err := e.Ancestors(t.Context(), thread, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onA, onB := false, false
+		for _, c := range chain {
+			onA = onA || c.ID == from
+			onB = onB || c.ID == not
+		}
+		if onA && !onB && id > best {
+			best = id
+		}
+	}
+	return best
+}

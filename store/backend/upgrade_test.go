@@ -1,0 +1,279 @@
+package backend_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/backend"
+)
+
+// The fixtures in testdata/upgrade were written by the release before
+// incremental checkpoints (commit 3165cdd, store schema 4): a sqlite file,
+// a pg_dump of a PostgreSQL store, and what that release read from every
+// checkpoint (testdata/upgrade/make.sh and fixdump.go.txt made them). A
+// store written then must open, read the same, and carry on.
+
+type expectedCP struct {
+	ID           int64               `json:"id"`
+	ParentID     int64               `json:"parentId"`
+	RerootedFrom int64               `json:"rerootedFrom"`
+	Step         int                 `json:"step"`
+	Source       string              `json:"source"`
+	Values       engine.Values       `json:"values"`
+	Tasks        []engine.Task       `json:"tasks"`
+	Metadata     engine.Metadata     `json:"metadata"`
+	MigratedFrom int                 `json:"migratedFrom"`
+	Writes       []engine.TaskWrites `json:"writes"`
+	Events       int                 `json:"events"`
+}
+
+type expectedThread struct {
+	Checkpoints []expectedCP `json:"checkpoints"`
+	Drafts      int          `json:"drafts"`
+}
+
+func gunzip(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "upgrade", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, gunzip(t, "store-v4.db.gz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkUpgrade(t, "sqlite:"+path, "expected-sqlite.json.gz")
+}
+
+func TestUpgradePostgresStoreFromTheLastRelease(t *testing.T) {
+	admin := os.Getenv("REWIND_TEST_POSTGRES")
+	if admin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
+		}
+		t.Skip("REWIND_TEST_POSTGRES is unset: SKIPPING the PostgreSQL upgrade")
+	}
+	dbURL := loadDump(t, admin, gunzip(t, "store-pg-v4.sql.gz"))
+	checkUpgrade(t, dbURL, "expected-pg.json.gz")
+}
+
+// loadDump restores a plain pg_dump into a new database and returns its URL.
+func loadDump(t *testing.T, admin string, dump []byte) string {
+	t.Helper()
+	ctx := context.Background()
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "rewind_upgrade_" + hex.EncodeToString(b[:])
+	exec := func(dbURL, sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%.200s: %v", sql, err)
+		}
+	}
+	exec(admin, "create database "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() { exec(admin, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)") })
+	u.Path = "/" + name
+	// The dump's statements end with ';' at the end of a line; psql's
+	// backslash commands and comments are not SQL.
+	var stmts []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(dump))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "\\") || strings.HasPrefix(line, "--") || strings.TrimSpace(line) == "" && cur.Len() == 0 {
+			continue
+		}
+		cur.WriteString(line + "\n")
+		if strings.HasSuffix(strings.TrimSpace(line), ";") {
+			stmts = append(stmts, cur.String())
+			cur.Reset()
+		}
+	}
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("restore %.200s: %v", s, err)
+		}
+	}
+	return u.String()
+}
+
+func checkUpgrade(t *testing.T, spec, expectedFile string) {
+	ctx := context.Background()
+	var want map[string]expectedThread
+	if err := json.Unmarshal(gunzip(t, expectedFile), &want); err != nil {
+		t.Fatal(err)
+	}
+	st, err := backend.Open(ctx, spec)
+	if err != nil {
+		t.Fatalf("open the old store: %v", err)
+	}
+	defer st.Close()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads, err := e.Threads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(threads) != len(want) {
+		t.Fatalf("%d threads after the upgrade, want %d", len(threads), len(want))
+	}
+	for name, th := range want {
+		listed, err := e.History(ctx, name, 0, 0)
+		if err != nil {
+			t.Fatalf("History(%s): %v", name, err)
+		}
+		if len(listed) != len(th.Checkpoints) {
+			t.Fatalf("thread %s lists %d checkpoints, want %d", name, len(listed), len(th.Checkpoints))
+		}
+		for _, w := range th.Checkpoints {
+			cp, err := e.Get(ctx, name, w.ID)
+			if err != nil {
+				t.Fatalf("Get(%s, %d): %v", name, w.ID, err)
+			}
+			got := expectedCP{ID: cp.ID, ParentID: cp.ParentID, RerootedFrom: cp.RerootedFrom, Step: cp.Step, Source: cp.Source,
+				Values: cp.Values, Tasks: cp.Tasks, Metadata: cp.Metadata, MigratedFrom: cp.MigratedFrom}
+			if !sameJSON(t, got, w, "writes", "events") {
+				g, _ := json.Marshal(got)
+				x, _ := json.Marshal(w)
+				t.Fatalf("thread %s checkpoint %d reads differently after the upgrade:\n got %.600s\nwant %.600s", name, w.ID, g, x)
+			}
+			writes, err := e.PendingWrites(ctx, name, w.ID)
+			if err != nil || len(writes) != len(w.Writes) {
+				t.Fatalf("thread %s checkpoint %d: %d stored writes (%v), want %d", name, w.ID, len(writes), err, len(w.Writes))
+			}
+			evs, err := e.Events(ctx, name, w.ID)
+			if err != nil || len(evs) != w.Events {
+				t.Fatalf("thread %s checkpoint %d: %d events (%v), want %d", name, w.ID, len(evs), err, w.Events)
+			}
+		}
+		if d, ok := st.(store.Drafts); ok {
+			ds, err := d.ListDrafts(ctx, name)
+			if err != nil || len(ds) != th.Drafts {
+				t.Fatalf("thread %s: %d drafts (%v), want %d", name, len(ds), err, th.Drafts)
+			}
+		}
+	}
+
+	// And it carries on: a new turn on an old thread, a resume that reuses
+	// the writes the old release stored before it was killed, and a resume
+	// of a paused thread.
+	ref := map[int64]engine.Values{}
+	cfg := engine.RunConfig{Hook: func(point string, info engine.HookInfo) {
+		if point == engine.HookAfterCommit && info.Committed != nil && info.Thread == "long" {
+			ref[info.Committed.ID] = info.Committed.Values
+		}
+	}}
+	if _, err := e.Run(ctx, "long", ticket.Input("One more thing: is SO20260777 refundable?"), cfg); err != nil {
+		t.Fatalf("a new turn on an upgraded thread: %v", err)
+	}
+	for id, values := range ref {
+		cp, err := e.Get(ctx, "long", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameJSON(t, cp.Values, values) {
+			t.Fatalf("checkpoint %d written after the upgrade reads differently", id)
+		}
+	}
+	killed := want["killed"].Checkpoints
+	stored := len(killed[len(killed)-1].Writes)
+	res, err := e.Resume(ctx, "killed", engine.RunConfig{})
+	if err != nil {
+		t.Fatalf("resume the thread the old release was killed on: %v", err)
+	}
+	if stored == 0 || len(res.Steps) == 0 || len(res.Steps[0].Reused) != stored {
+		t.Fatalf("the resume reused %v of the %d tasks the old release had finished", res.Steps, stored)
+	}
+	if _, err := e.Resume(ctx, "paused", engine.RunConfig{}); err != nil {
+		t.Fatalf("resume the paused thread: %v", err)
+	}
+}
+
+// sameJSON compares two values as JSON, ignoring the named top-level keys.
+func sameJSON(t *testing.T, a, b any, ignore ...string) bool {
+	t.Helper()
+	norm := func(v any) any {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := out.(map[string]any); ok {
+			for _, k := range ignore {
+				delete(m, k)
+			}
+			// An empty task list and none read alike.
+			if ts, ok := m["tasks"].([]any); ok && len(ts) == 0 {
+				m["tasks"] = nil
+			}
+		}
+		return out
+	}
+	x, y := norm(a), norm(b)
+	if !reflect.DeepEqual(x, y) {
+		if mx, ok := x.(map[string]any); ok {
+			my := y.(map[string]any)
+			var keys []string
+			for k := range mx {
+				if !reflect.DeepEqual(mx[k], my[k]) {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			t.Logf("differing keys: %v", keys)
+		}
+		return false
+	}
+	return true
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
+	"unsafe"
 
 	"rewind/store"
 )
@@ -166,4 +168,74 @@ func decodeAny(raw []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// encodeMemo remembers the encoded form of large channel values, by the
+// identity of their bytes: a value that did not change is the same slice
+// from checkpoint to checkpoint (reducers make new bytes for what they
+// change), so a base does not decode and hash a 384 KB attachment again.
+// Entries hold their slice, so its address cannot be reused meanwhile.
+type encodeMemo struct {
+	mu      sync.Mutex
+	entries map[memoKey]memoEntry
+	order   []memoKey
+}
+
+type memoKey struct {
+	p uintptr
+	n int
+}
+
+type memoEntry struct {
+	raw   json.RawMessage
+	enc   json.RawMessage
+	blobs []store.Blob
+}
+
+const memoSize = 32
+
+func (m *encodeMemo) encode(b *blobber, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) < blobMin {
+		return b.encode(raw)
+	}
+	k := memoKey{uintptr(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)}
+	m.mu.Lock()
+	e, ok := m.entries[k]
+	m.mu.Unlock()
+	if ok {
+		// The blobs go along again: the store keeps one copy, and a prune
+		// may have freed them since.
+		for _, bl := range e.blobs {
+			if !b.seen[bl.Hash] {
+				b.blobs = append(b.blobs, bl)
+			}
+			b.ref(bl.Hash)
+		}
+		return e.enc, nil
+	}
+	var own blobber
+	enc, err := own.encode(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, bl := range own.blobs {
+		if !b.seen[bl.Hash] {
+			b.blobs = append(b.blobs, bl)
+		}
+		b.ref(bl.Hash)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.entries == nil {
+		m.entries = map[memoKey]memoEntry{}
+	}
+	if _, dup := m.entries[k]; !dup {
+		if len(m.order) >= memoSize {
+			delete(m.entries, m.order[0])
+			m.order = m.order[1:]
+		}
+		m.entries[k] = memoEntry{raw: raw, enc: enc, blobs: own.blobs}
+		m.order = append(m.order, k)
+	}
+	return enc, nil
 }

@@ -191,6 +191,7 @@ type Engine struct {
 	model model.Model
 	now   func() time.Time
 	cache *cache
+	memo  encodeMemo
 }
 
 // New validates the graph and builds an engine.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -72,6 +73,8 @@ type Graph struct {
 	transcript, transcriptIndex string
 	// keyed maps channels of keyed items to their key field.
 	keyed map[string]string
+	// objects are LastValue channels of objects, stored as field patches.
+	objects map[string]bool
 }
 
 // NewGraph starts an empty graph with the given schema version.
@@ -265,7 +268,8 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 type NodeContext struct {
 	Thread string
 	Task   Task
-	// Values is the state as of the superstep's checkpoint.
+	// Values is the state as of the superstep's checkpoint. Its map is
+	// the task's own; the values' bytes are shared and must not be changed.
 	Values Values
 	// Model is the configured model, counted per role for this task.
 	Model model.Model
@@ -288,13 +292,10 @@ func (nc *NodeContext) Emit(typ string, payload any) { nc.emit(typ, payload) }
 // Values is a thread's state: channel name → JSON value.
 type Values map[string]json.RawMessage
 
-func (v Values) clone() Values {
-	out := make(Values, len(v))
-	for k, b := range v {
-		out[k] = append(json.RawMessage(nil), b...)
-	}
-	return out
-}
+// clone copies the map, not the values: values are never changed in place
+// (reducers make new bytes), and a 384 KB value must not be copied for
+// every task that reads the state.
+func (v Values) clone() Values { return maps.Clone(v) }
 
 // Decode fills a struct from the channels (by their JSON names); with
 // names, from those channels only (a node that reads two small channels

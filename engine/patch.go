@@ -224,3 +224,92 @@ func decodeInto(raw []byte, dst any) error {
 	d.UseNumber()
 	return d.Decode(dst)
 }
+
+// An object channel holds one JSON object that each write replaces whole
+// (LastValue), though a write usually changes a field or two (a summary's
+// text and range, not its speakers). Its stored writes are
+// {"$o": {changed fields}, "$d": [removed fields]} against the value
+// before, or {"$w": value} when that is not smaller.
+
+// Object declares that channel is a LastValue channel of JSON objects whose
+// stored writes keep only the fields that changed.
+func (g *Graph) Object(channel string) *Graph {
+	if _, ok := g.channels[channel]; !ok {
+		return g.fail("object channel %q is not declared", channel)
+	}
+	if g.objects == nil {
+		g.objects = map[string]bool{}
+	}
+	g.objects[channel] = true
+	return g
+}
+
+type objectPatch struct {
+	Set   map[string]json.RawMessage `json:"$o,omitempty"`
+	Del   []string                   `json:"$d,omitempty"`
+	Whole json.RawMessage            `json:"$w,omitempty"`
+}
+
+// patchObject encodes write against current, both channel values.
+func patchObject(current, write json.RawMessage) json.RawMessage {
+	whole, _ := json.Marshal(objectPatch{Whole: write})
+	var cur, next map[string]json.RawMessage
+	if json.Unmarshal(current, &cur) != nil || json.Unmarshal(write, &next) != nil || cur == nil || next == nil {
+		return whole
+	}
+	p := objectPatch{Set: map[string]json.RawMessage{}}
+	for k, v := range next {
+		if old, ok := cur[k]; !ok || !sameJSON(old, v) {
+			p.Set[k] = v
+		}
+	}
+	for k := range cur {
+		if _, ok := next[k]; !ok {
+			p.Del = append(p.Del, k)
+		}
+	}
+	sort.Strings(p.Del)
+	if len(p.Set) == 0 {
+		p.Set = nil
+		if len(p.Del) == 0 {
+			p.Set = map[string]json.RawMessage{} // nothing changed: still a patch
+		}
+	}
+	out, err := json.Marshal(p)
+	if err != nil || len(out) >= len(whole) {
+		return whole
+	}
+	return out
+}
+
+// unpatchObject turns a stored write back into the value it wrote.
+func unpatchObject(current, stored json.RawMessage) (json.RawMessage, error) {
+	var p objectPatch
+	if err := json.Unmarshal(stored, &p); err != nil {
+		return nil, fmt.Errorf("a stored object write does not decode: %w", err)
+	}
+	if p.Whole != nil {
+		return p.Whole, nil
+	}
+	cur := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(current)) > 0 && string(bytes.TrimSpace(current)) != "null" {
+		if err := json.Unmarshal(current, &cur); err != nil {
+			return nil, fmt.Errorf("a stored object patch applies to a value that is not an object: %w", err)
+		}
+	}
+	for k, v := range p.Set {
+		cur[k] = v
+	}
+	for _, k := range p.Del {
+		delete(cur, k)
+	}
+	return json.Marshal(cur)
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	return decodeInto(a, &x) == nil && decodeInto(b, &y) == nil && reflect.DeepEqual(x, y)
+}

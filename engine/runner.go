@@ -20,7 +20,9 @@ type runner struct {
 	cfg    RunConfig
 	lastID int64
 	epoch  int64 // fencing token from the store
-	res    Result
+	// committed is the checkpoint this run stored last.
+	committed int64
+	res       Result
 }
 
 func (r *runner) event(typ, node, task string, data any) Event {
@@ -81,7 +83,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
 		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
-	enc, err := r.e.graph.encodeRow(cp, parent, groups)
+	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
 	}
@@ -107,7 +109,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		}
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
 	}
-	r.lastID = cp.ID
+	r.lastID, r.committed = cp.ID, cp.ID
 	cp.CreatedAt = r.e.now().UTC()
 	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
 	r.e.cache.put(*cp, row.Meta, row.State)
@@ -178,9 +180,14 @@ func (r *runner) finish(cp Checkpoint) {
 // superstep runs the pending tasks of cp (skipping those whose writes are
 // stored), applies all writes in task order and commits the next checkpoint.
 func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, error) {
-	stored, err := r.e.PendingWrites(ctx, r.thread, cp.ID)
-	if err != nil {
-		return Checkpoint{}, err
+	// A checkpoint this run just committed has no stored writes yet: only
+	// its own tasks (under this writer's epoch) could have made them.
+	var stored []TaskWrites
+	if cp.ID != r.committed {
+		var err error
+		if stored, err = r.e.PendingWrites(ctx, r.thread, cp.ID); err != nil {
+			return Checkpoint{}, err
+		}
 	}
 	done := map[string]TaskWrites{}
 	for _, tw := range stored {

@@ -122,6 +122,19 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// callsUsage is the tokens of the groups' model calls.
+func callsUsage(groups []WriteGroup) model.Usage {
+	var u model.Usage
+	for _, g := range groups {
+		for _, ev := range g.Calls {
+			c := callOf(ev)
+			u.PromptTokens += c.Prompt
+			u.CompletionTokens += c.Completion
+		}
+	}
+	return u
+}
+
 // callOf turns a model.called event into its stored form.
 func callOf(ev Event) storedCall {
 	var d struct {
@@ -208,7 +221,7 @@ type encoded struct {
 
 // encodeRow builds the stored row of cp, made from parent by groups.
 // parentDepth is -1 when cp has no parent in this thread.
-func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup) (encoded, error) {
+func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *encodeMemo) (encoded, error) {
 	depth := 0
 	if parent != nil && parent.ID != 0 {
 		depth = parent.depth + 1
@@ -240,7 +253,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Tasks == nil {
 		doc.Tasks = []Task{}
 	}
-	if u := cp.Metadata.Usage; u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
+	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(groups) {
 		doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 	}
 	parentValues := g.initialValues()
@@ -252,6 +265,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		return encoded{}, err
 	}
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
+	objects := map[string]json.RawMessage{}         // object channel → value, as the writes go
 	next := 0                                       // the next transcript effect
 	for _, grp := range groups {
 		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
@@ -287,6 +301,13 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 				}
 				v = patchWrite(items[w.Channel], w.Value, key)
 			}
+			if g.objects[w.Channel] && !base {
+				cur, ok := objects[w.Channel]
+				if !ok {
+					cur = parentValues[w.Channel]
+				}
+				v, objects[w.Channel] = patchObject(cur, w.Value), w.Value
+			}
 			v, err := b.encode(v)
 			if err != nil {
 				return encoded{}, fmt.Errorf("encode write to %q: %w", w.Channel, err)
@@ -315,7 +336,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 				}
 				continue
 			}
-			enc, err := b.encode(v)
+			enc, err := memo.encode(&b, v)
 			if err != nil {
 				return encoded{}, fmt.Errorf("encode channel %q: %w", name, err)
 			}
@@ -706,6 +727,11 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 				if err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 				}
+				if g.objects[w.Channel] && !rows[i].row.Base {
+					if v, err = unpatchObject(values[w.Channel], v); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				}
 				if key, ok := g.keyed[w.Channel]; ok {
 					l := keyed[w.Channel]
 					if l == nil {
@@ -788,6 +814,18 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded}
 	if p.doc.Usage != nil {
 		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}
+	} else {
+		// Usually the sum of the stored calls, and then not stored twice.
+		var u model.Usage
+		for _, g := range p.doc.Groups {
+			for _, c := range g.Calls {
+				u.PromptTokens += c.Prompt
+				u.CompletionTokens += c.Completion
+			}
+		}
+		if u != (model.Usage{}) {
+			md.Usage = &u
+		}
 	}
 	if len(p.doc.Groups) > 0 {
 		md.Writes = map[string][]string{}

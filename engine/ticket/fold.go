@@ -2,10 +2,11 @@ package ticket
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // SummaryBudget is the most runes Summary.Text may hold, at any turn and
@@ -76,25 +77,26 @@ func Compact(prev *Summary, head []Message, answer string) (Summary, CompactStat
 	return sum, st, nil
 }
 
+// speakersOf is the sorted set of the previous summary's speakers and the
+// head's.
 func speakersOf(prev *Summary, head []Message) []string {
-	set := map[string]bool{}
+	out := []string{} // never nil: it is stored as []
+	add := func(sp string) {
+		if !contains(out, sp) { // few distinct speakers, many repeats
+			out = append(out, sp)
+		}
+	}
 	if prev != nil {
 		for _, sp := range prev.Speakers {
-			set[sp] = true
+			add(sp)
 		}
 	}
 	for _, m := range head {
-		set[m.Speaker] = true
+		add(m.Speaker)
 	}
-	out := make([]string, 0, len(set))
-	for sp := range set {
-		out = append(out, sp)
-	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
-
-var reAnswerLine = regexp.MustCompile(`^[\s\-*•]*#(\d+) ([^:\n]+):\s*(.*)$`)
 
 // headEntries makes one line per head message. A pinned message's text is
 // made by code from the message itself; an unpinned one takes the model's
@@ -117,8 +119,12 @@ func headEntries(head []Message, answer string) ([]entry, int, error) {
 			fallback++
 			said.text = firstWords(content, 12)
 		}
-		text := lineText(sp, content, clipTo(said.text, lineCap))
-		out = append(out, entry{from: m.Index, to: m.Index, speakers: []string{sp}, text: text, class: classify(sp, text)})
+		class := classify(sp, content)
+		text := lineText(class, content, clipTo(said.text, lineCap))
+		if text != content {
+			class = classify(sp, text) // the line is classified as it reads
+		}
+		out = append(out, entry{from: m.Index, to: m.Index, speakers: []string{sp}, text: text, class: class})
 	}
 	return out, fallback, nil
 }
@@ -128,29 +134,52 @@ type answerLine struct{ speaker, text string }
 // answerLines reads the model's "#index speaker: text" lines; the first
 // line for an index wins, anything else is ignored.
 func answerLines(answer string) map[int]answerLine {
-	out := map[int]answerLine{}
-	for _, line := range strings.Split(answer, "\n") {
-		m := reAnswerLine.FindStringSubmatch(line)
-		if m == nil {
+	out := make(map[int]answerLine, strings.Count(answer, "\n")+1)
+	for len(answer) > 0 {
+		var line string
+		line, answer, _ = strings.Cut(answer, "\n")
+		i, sp, text, ok := readAnswerLine(line)
+		if _, dup := out[i]; !ok || dup {
 			continue
 		}
-		i, err := strconv.Atoi(m[1])
-		if _, dup := out[i]; err != nil || dup {
-			continue
-		}
-		out[i] = answerLine{speaker: strings.TrimSpace(m[2]), text: oneLine(m[3])}
+		out[i] = answerLine{speaker: strings.TrimSpace(sp), text: oneLine(text)}
 	}
 	return out
+}
+
+// readAnswerLine reads what ^[\s\-*•]*#(\d+) ([^:\n]+):\s*(.*)$ did, by
+// hand: markdown bullets, then "#index speaker:" and the text. ok is false
+// for anything else, and for an index too large for an int.
+func readAnswerLine(line string) (i int, speaker, text string, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t\n\f\r-*•"), "#")
+	n := skip(rest, 0, isDigit)
+	if !ok || n == 0 || !strings.HasPrefix(rest[n:], " ") {
+		return 0, "", "", false
+	}
+	i, err := strconv.Atoi(rest[:n])
+	rest = rest[n+1:]
+	colon := strings.IndexByte(rest, ':')
+	if err != nil || colon <= 0 || strings.IndexByte(rest[:colon], '\n') >= 0 {
+		return 0, "", "", false
+	}
+	text = strings.TrimLeft(rest[colon+1:], " \t\n\f\r")
+	if strings.IndexByte(text, '\n') >= 0 {
+		return 0, "", "", false // (.*)$ stops at a newline
+	}
+	return i, rest[:colon], text, true
 }
 
 // lineText is what a head message's line says. Requirements and approvals
 // are copied verbatim (clipped, their facts kept); other lines with facts
 // keep the model's words only if every fact survived, else just the facts.
-func lineText(speaker, content, said string) string {
+func lineText(class pinClass, content, said string) string {
 	text := said
-	switch classify(speaker, content) {
+	switch class {
 	case pinApproval, pinSignOff:
-		text = keepVerbatim(content, mustKeep(content), lineCap)
+		text = content
+		if utf8.RuneCountInString(content) > lineCap { // only a clip needs the facts
+			text = keepVerbatim(content, mustKeep(content), lineCap)
+		}
 	case pinFact:
 		fs := facts(content)
 		for _, f := range fs {
@@ -174,9 +203,15 @@ func firstWords(s string, n int) string {
 	return strings.Join(w, " ")
 }
 
+// speakerCleaner is built once: a Replacer prepares its tables on first use.
+var speakerCleaner = strings.NewReplacer(":", "_", ", ", ",")
+
 // cleanSpeaker keeps a speaker parseable as a line's coordinate.
 func cleanSpeaker(s string) string {
-	s = strings.NewReplacer(":", "_", ", ", ",").Replace(oneLine(s))
+	s = oneLine(s)
+	if strings.Contains(s, ":") || strings.Contains(s, ", ") { // Replace copies even when nothing changes
+		s = speakerCleaner.Replace(s)
+	}
 	if s == "" {
 		return "unknown"
 	}
@@ -188,7 +223,8 @@ func cleanSpeaker(s string) string {
 // pass without re-rendering everything at each step.
 type folder struct {
 	es              []entry
-	total, pins     int // runes of the rendered text and of its pinned lines
+	sizes           []int // es[i].size(), kept alongside: a phase's is not cheap
+	total, pins     int   // runes of the rendered text and of its pinned lines
 	folded, retired int
 	lineCursor      int   // lines older than this index are already folded
 	victims         []int // pinned lines' indices, in retirement order
@@ -198,10 +234,12 @@ type folder struct {
 
 func (f *folder) fit() {
 	f.total, f.pins = len(f.es)-1, 0
-	for _, e := range f.es {
-		f.total += e.size()
+	f.sizes = make([]int, len(f.es))
+	for i, e := range f.es {
+		f.sizes[i] = e.size()
+		f.total += f.sizes[i]
 		if e.pinned() {
-			f.pins += e.size() + 1
+			f.pins += f.sizes[i] + 1
 		}
 	}
 	// Nothing folds while the whole fits. Past the budget the oldest
@@ -251,7 +289,7 @@ func (f *folder) foldAt(i int) {
 }
 
 func (f *folder) retireAt(i int) {
-	f.pins -= f.es[i].size() + 1
+	f.pins -= f.sizes[i] + 1
 	f.toPhase(i)
 	f.retired++
 	f.victimCursor++
@@ -283,16 +321,19 @@ func retirementOrder(es []entry) []int {
 		}
 		return recent
 	}
-	var pins []entry
+	// A stable sort by rank, as buckets: ranks are 0 to 4.
+	var byRank [5][]int
+	n := 0
 	for _, e := range es {
 		if e.pinned() {
-			pins = append(pins, e)
+			r := rank(e)
+			byRank[r] = append(byRank[r], e.from)
+			n++
 		}
 	}
-	sort.SliceStable(pins, func(i, j int) bool { return rank(pins[i]) < rank(pins[j]) })
-	out := make([]int, len(pins))
-	for i, e := range pins {
-		out[i] = e.from
+	out := make([]int, 0, n)
+	for _, froms := range byRank {
+		out = append(out, froms...)
 	}
 	return out
 }
@@ -323,12 +364,14 @@ func (f *folder) toPhase(i int) {
 		p = mergePhases(p, f.es[hi])
 		hi++
 	}
-	for _, old := range f.es[lo:hi] {
-		f.total -= old.size() + 1
+	for _, n := range f.sizes[lo:hi] {
+		f.total -= n + 1
 	}
-	f.total += p.size() + 1
-	f.es[lo] = p
+	n := p.size()
+	f.total += n + 1
+	f.es[lo], f.sizes[lo] = p, n
 	f.es = append(f.es[:lo+1], f.es[hi:]...) // shift in place: no copy per fold
+	f.sizes = append(f.sizes[:lo+1], f.sizes[hi:]...)
 	if f.lineCursor > lo {
 		f.lineCursor = lo
 	}
@@ -350,24 +393,42 @@ func mergePhases(a, b entry) entry {
 
 // unionSpeakers is a's speakers then b's new ones, in order of first
 // appearance; a family collapsed by an earlier render ("executor[…]")
-// absorbs its members, so the list does not regrow them.
+// absorbs its members, so the list does not regrow them. Lists are short:
+// a linear search beats a map.
 func unionSpeakers(a, b []string) []string {
-	seen := map[string]bool{}
-	var all []string
-	for _, x := range append(append([]string(nil), a...), b...) {
-		if !seen[x] {
-			seen[x] = true
-			all = append(all, x)
+	all := make([]string, 0, len(a)+len(b))
+	for _, xs := range [][]string{a, b} {
+		for _, x := range xs {
+			if !contains(all, x) {
+				all = append(all, x)
+			}
 		}
 	}
-	out := all[:0]
+	if !slices.ContainsFunc(all, func(x string) bool { return collapsedIn(all, x) }) {
+		return all
+	}
+	out := make([]string, 0, len(all)) // not all[:0]: all is still searched
 	for _, x := range all {
-		if f := family(x); f != x && seen[f] {
-			continue
+		if !collapsedIn(all, x) {
+			out = append(out, x)
 		}
-		out = append(out, x)
 	}
 	return out
+}
+
+// collapsedIn says whether x's family, other than x, is in xs: whether
+// family(x) != x && contains(xs, family(x)), without building family(x).
+func collapsedIn(xs []string, x string) bool {
+	i := strings.IndexByte(x, '[')
+	if i <= 0 || x[i:] == "[…]" {
+		return false
+	}
+	for _, y := range xs {
+		if len(y) == i+len("[…]") && y[:i] == x[:i] && y[i:] == "[…]" {
+			return true
+		}
+	}
+	return false
 }
 
 // family is a bracketed speaker's collapsed form: "executor[t-1-order]" →

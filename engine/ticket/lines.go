@@ -1,10 +1,10 @@
 package ticket
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,31 +30,63 @@ type entry struct {
 
 func (e entry) pinned() bool { return !e.phase && e.class != notPinned }
 
-var (
-	reSingleLine = regexp.MustCompile(`^#(\d+) ([^:\n]+): (.*)$`)
-	reRangeLine  = regexp.MustCompile(`^#(\d+)–#(\d+) ([^:\n]+): (.*)$`)
-	reRetired    = regexp.MustCompile(`^(.*?)(?:; )?(\d+) facts? retired$`)
-)
-
 // render writes an entry as one line: "#12 user: …" or
 // "#1–#40 user, critic: …".
 func (e entry) render() string {
 	if !e.phase {
-		return fmt.Sprintf("#%d %s: %s", e.from, e.speakers[0], e.text)
+		return "#" + strconv.Itoa(e.from) + " " + e.speakers[0] + ": " + e.text
 	}
-	digest := e.text
-	if e.retired > 0 {
-		noun := "facts"
-		if e.retired == 1 {
-			noun = "fact"
-		}
-		digest = strings.TrimPrefix(fmt.Sprintf("%s; %d %s retired", digest, e.retired, noun), "; ")
-	}
-	return fmt.Sprintf("#%d–#%d %s: %s", e.from, e.to, speakerList(e.speakers), digest)
+	return "#" + strconv.Itoa(e.from) + "–#" + strconv.Itoa(e.to) + " " + speakerList(e.speakers) + ": " + e.digest()
 }
 
-// size is the entry's length in runes, as stored.
-func (e entry) size() int { return utf8.RuneCountInString(e.render()) }
+// digest is a phase line's text: its digest and how many facts retired.
+func (e entry) digest() string {
+	if e.retired <= 0 {
+		return e.text
+	}
+	noun := "facts"
+	if e.retired == 1 {
+		noun = "fact"
+	}
+	return strings.TrimPrefix(e.text+"; "+strconv.Itoa(e.retired)+" "+noun+" retired", "; ")
+}
+
+// size is the entry's length in runes, as stored, counted without
+// rendering: the folder asks for it at every step.
+func (e entry) size() int {
+	if !e.phase {
+		return 1 + digits(e.from) + 1 + utf8.RuneCountInString(e.speakers[0]) + 2 + utf8.RuneCountInString(e.text)
+	}
+	return 1 + digits(e.from) + 2 + digits(e.to) + 1 + speakerListSize(e.speakers) + 2 + e.digestSize()
+}
+
+// digestSize is utf8.RuneCountInString(e.digest()).
+func (e entry) digestSize() int {
+	n := utf8.RuneCountInString(e.text)
+	if e.retired <= 0 {
+		return n
+	}
+	n += len("; ") + digits(e.retired) + len(" facts retired")
+	if e.retired == 1 {
+		n-- // "fact"
+	}
+	if e.text == "" || strings.HasPrefix(e.text, "; ") {
+		n -= len("; ") // digest trims a leading "; "
+	}
+	return n
+}
+
+// digits is the length of n in decimal, sign included.
+func digits(n int) int {
+	d, u := 1, uint64(n)
+	if n < 0 {
+		d, u = 2, -u // two's complement: right for the most negative int too
+	}
+	for ; u >= 10; u /= 10 {
+		d++
+	}
+	return d
+}
 
 // speakerList joins speakers; past speakersCap, bracketed roles collapse
 // to their family ("executor[…]") so a long phase stays one short line.
@@ -72,32 +104,125 @@ func speakerList(sp []string) string {
 	return clipTo(strings.Join(fams, ", "), speakersCap)
 }
 
-func renderAll(es []entry) string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.render()
+// speakerListSize is utf8.RuneCountInString(speakerList(sp)), without
+// joining when the list is short enough to stay as it is.
+func speakerListSize(sp []string) int {
+	n := 0
+	for i, x := range sp {
+		if i > 0 {
+			n += len(", ")
+		}
+		n += utf8.RuneCountInString(x)
 	}
-	return strings.Join(lines, "\n")
+	if n <= speakersCap {
+		return n
+	}
+	return utf8.RuneCountInString(speakerList(sp))
+}
+
+func renderAll(es []entry) string {
+	var b strings.Builder
+	b.Grow(SummaryBudget + SummaryBudget/4) // mostly ASCII, within the budget
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.render())
+	}
+	return b.String()
+}
+
+// lineHead is a line's coordinates, its speakers as written and its text.
+// Lines are read by hand, not by regexp (every compaction reads every line
+// of the previous summary and of the candidate), and accepted exactly when
+// ^#(\d+) ([^:\n]+): (.*)$ or ^#(\d+)–#(\d+) ([^:\n]+): (.*)$ matches.
+type lineHead struct {
+	from, to int
+	phase    bool
+	speakers string
+	text     string
+}
+
+// readLineHead reads a line's coordinates; ok is false when it has none.
+func readLineHead(line string) (h lineHead, ok bool) {
+	if strings.IndexByte(line, '\n') >= 0 {
+		return h, false // neither (.*)$ nor [^:\n] crosses a newline
+	}
+	rest, ok := strings.CutPrefix(line, "#")
+	if ok {
+		h.from, rest, ok = leadingInt(rest)
+		h.to = h.from
+	}
+	if ok && strings.HasPrefix(rest, "–#") {
+		h.phase = true
+		h.to, rest, ok = leadingInt(rest[len("–#"):])
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, " ")
+	}
+	if !ok {
+		return h, false
+	}
+	// [^:\n]+ then ": ": the speakers end at the first colon.
+	colon := strings.IndexByte(rest, ':')
+	if colon <= 0 || !strings.HasPrefix(rest[colon+1:], " ") {
+		return h, false
+	}
+	h.speakers, h.text = rest[:colon], rest[colon+2:]
+	return h, true
+}
+
+// valid says whether a line's coordinates can stand in a summary.
+func (h lineHead) valid() bool { return h.from > 0 && h.to >= h.from }
+
+// leadingInt splits off s's leading ASCII digits, read by strconv.Atoi
+// with its error ignored: too large an index reads as the largest int.
+func leadingInt(s string) (int, string, bool) {
+	n := skip(s, 0, isDigit)
+	if n == 0 {
+		return 0, s, false
+	}
+	v, _ := strconv.Atoi(s[:n])
+	return v, s[n:], true
 }
 
 // parseLine reads one rendered line back; ok is false for anything else.
 func parseLine(line string) (entry, bool) {
-	if m := reRangeLine.FindStringSubmatch(line); m != nil {
-		from, _ := strconv.Atoi(m[1])
-		to, _ := strconv.Atoi(m[2])
-		e := entry{from: from, to: to, speakers: splitSpeakers(m[3]), text: m[4], phase: true}
-		if r := reRetired.FindStringSubmatch(m[4]); r != nil {
-			e.text = r[1]
-			e.retired, _ = strconv.Atoi(r[2])
+	h, ok := readLineHead(line)
+	if !ok {
+		return entry{}, false
+	}
+	if h.phase {
+		e := entry{from: h.from, to: h.to, speakers: splitSpeakers(h.speakers), text: h.text, phase: true}
+		if text, n, ok := cutRetired(h.text); ok {
+			e.text, e.retired = text, n
 		}
-		return e, from > 0 && to >= from
+		return e, h.valid()
 	}
-	if m := reSingleLine.FindStringSubmatch(line); m != nil {
-		i, _ := strconv.Atoi(m[1])
-		sp := strings.TrimSpace(m[2])
-		return entry{from: i, to: i, speakers: []string{sp}, text: m[3], class: classify(sp, m[3])}, i > 0
+	sp := strings.TrimSpace(h.speakers)
+	return entry{from: h.from, to: h.from, speakers: []string{sp}, text: h.text, class: classify(sp, h.text)}, h.valid()
+}
+
+// cutRetired splits "digest; 3 facts retired" into the digest and the
+// count, as ^(.*?)(?:; )?(\d+) facts? retired$ did: the count is the
+// whole run of digits before " fact(s) retired", and a "; " before it goes.
+func cutRetired(text string) (string, int, bool) {
+	body, ok := strings.CutSuffix(text, " facts retired")
+	if !ok {
+		body, ok = strings.CutSuffix(text, " fact retired")
 	}
-	return entry{}, false
+	if !ok {
+		return text, 0, false
+	}
+	start := len(body)
+	for start > 0 && isDigit(body[start-1]) {
+		start--
+	}
+	if start == len(body) {
+		return text, 0, false
+	}
+	n, _ := strconv.Atoi(body[start:])
+	return strings.TrimSuffix(body[:start], "; "), n, true
 }
 
 func splitSpeakers(s string) []string {
@@ -119,14 +244,21 @@ func parseSummary(s *Summary) []entry {
 		return nil
 	}
 	from := max(s.From, 1) // a summary without From still starts at #1
-	var got []entry
-	for _, line := range strings.Split(s.Text, "\n") {
+	got := make([]entry, 0, strings.Count(s.Text, "\n")+1)
+	for text := s.Text; text != ""; {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
 		if e, ok := parseLine(strings.TrimSpace(line)); ok {
 			got = append(got, e)
 		}
 	}
-	sort.SliceStable(got, func(i, j int) bool { return got[i].from < got[j].from }) // the first line for an index wins
-	var out []entry
+	// The first line for an index wins. A summary this code wrote is in
+	// order already.
+	byFrom := func(a, b entry) int { return cmp.Compare(a.from, b.from) }
+	if !slices.IsSortedFunc(got, byFrom) {
+		slices.SortStableFunc(got, byFrom)
+	}
+	out := make([]entry, 0, len(got)+1)
 	next := from
 	for _, e := range got {
 		if e.from < next || e.to > s.To {
@@ -161,9 +293,11 @@ func CheckSummary(text string, from, to int) error {
 		return errors.New("summary is empty")
 	}
 	next := from
-	for i, line := range strings.Split(text, "\n") {
-		e, ok := parseLine(line)
-		if !ok {
+	for i, rest, more := 0, text, true; more; i++ { // as strings.Split, without the slice
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
+		e, ok := readLineHead(line) // coordinates only: the gate needs no classes
+		if !ok || !e.valid() {
 			return fmt.Errorf("summary line %d has no #index speaker: %q", i+1, clipTo(line, 60))
 		}
 		if e.from != next {

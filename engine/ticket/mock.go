@@ -21,7 +21,6 @@ var (
 	reRound    = regexp.MustCompile(`(?m)^REVIEW ROUND (\d+)$`)
 	reOutput   = regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`)
 	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
-	reLine     = regexp.MustCompile(`^(#\d+) ([^:]+): (.*)$`)
 )
 
 // Respond answers the ticket graph's prompts deterministically.
@@ -111,25 +110,53 @@ func criticAnswer(prompt string) (string, error) {
 // fact token those words cut off, verbatim. Deterministic: the same
 // transcript gives the same lines.
 func summaryAnswer(prompt string) string {
-	var out []string
-	for _, line := range strings.Split(prompt, "\n") {
-		m := reLine.FindStringSubmatch(line)
-		if m == nil {
+	var b strings.Builder
+	for len(prompt) > 0 {
+		var line string
+		line, prompt, _ = strings.Cut(prompt, "\n")
+		index, speaker, said, ok := transcriptLine(line)
+		if !ok {
 			continue
 		}
-		words := strings.Fields(m[3])
-		text := strings.Join(words, " ")
-		if len(words) > 14 {
-			text = strings.Join(words[:14], " ") + " …"
-			for _, f := range facts(m[3]) {
-				if !strings.Contains(text, f) {
-					text += " " + f
-				}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(index)
+		b.WriteByte(' ')
+		b.WriteString(speaker)
+		b.WriteString(": ")
+		words := strings.Fields(said)
+		if len(words) <= 14 {
+			b.WriteString(strings.Join(words, " "))
+			continue
+		}
+		text := strings.Join(words[:14], " ") + " …"
+		for _, f := range facts(said) {
+			if !strings.Contains(text, f) {
+				text += " " + f
 			}
 		}
-		out = append(out, fmt.Sprintf("%s %s: %s", m[1], m[2], text))
+		b.WriteString(text)
 	}
-	return strings.Join(out, "\n")
+	return b.String()
+}
+
+// transcriptLine splits a "#index speaker: text" line by hand, as
+// ^(#\d+) ([^:]+): (.*)$ did: the speaker ends at the first colon.
+func transcriptLine(line string) (index, speaker, text string, ok bool) {
+	if !strings.HasPrefix(line, "#") {
+		return "", "", "", false
+	}
+	n := skip(line, 1, isDigit)
+	if n == 1 || !strings.HasPrefix(line[n:], " ") {
+		return "", "", "", false
+	}
+	rest := line[n+1:]
+	colon := strings.IndexByte(rest, ':')
+	if colon <= 0 || !strings.HasPrefix(rest[colon+1:], " ") || strings.IndexByte(rest[colon+2:], '\n') >= 0 {
+		return "", "", "", false
+	}
+	return line[:n], rest[:colon], rest[colon+2:], true
 }
 
 func replyAnswer(prompt string) string {

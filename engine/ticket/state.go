@@ -185,7 +185,8 @@ func declareChannels(g *engine.Graph) {
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").
 		Keyed("subtasks", "id").
-		Keyed("attachments", "id")
+		Keyed("attachments", "id").
+		Object("summary")
 }
 
 // Turn is one new user turn.

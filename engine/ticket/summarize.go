@@ -3,7 +3,9 @@ package ticket
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"rewind/engine"
@@ -39,14 +41,20 @@ func EstimateTokens(ms []Message) int {
 // given, plus the messages. (prev is optional so callers that hold only
 // messages keep compiling; they undercount by the summary.)
 func NeedsSummary(ms []Message, prev ...*Summary) string {
-	if len(ms) > MaxMessages {
-		return fmt.Sprintf("count %d exceeds %d", len(ms), MaxMessages)
-	}
 	sum := 0
 	for _, p := range prev {
 		sum += summaryChars(p)
 	}
-	t := sum + EstimateTokens(ms)
+	return needsSummary(len(ms), sum, EstimateTokens(ms))
+}
+
+// needsSummary is NeedsSummary from the figures, for a caller that has
+// them already.
+func needsSummary(count, sum, msgTokens int) string {
+	if count > MaxMessages {
+		return fmt.Sprintf("count %d exceeds %d", count, MaxMessages)
+	}
+	t := sum + msgTokens
 	if t <= MaxTokens {
 		return ""
 	}
@@ -83,13 +91,66 @@ func Cut(ms []Message) int {
 // previous summary is not sent: code merges and folds it.
 func Transcript(ms []Message) string {
 	var b strings.Builder
+	n := 0
 	for _, m := range ms {
-		fmt.Fprintf(&b, "#%d %s: %s\n", m.Index, cleanSpeaker(m.Speaker), oneLine(m.Content))
+		n += len(m.Speaker) + len(m.Content) + 16
+	}
+	b.Grow(n)
+	var num [20]byte
+	for _, m := range ms {
+		b.WriteByte('#')
+		b.Write(strconv.AppendInt(num[:0], int64(m.Index), 10))
+		b.WriteByte(' ')
+		b.WriteString(cleanSpeaker(m.Speaker))
+		b.WriteString(": ")
+		b.WriteString(oneLine(m.Content))
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine collapses every run of white space into one space and trims the
+// ends. Most text already reads so and is returned as it is.
+func oneLine(s string) string {
+	if isOneLine(s) {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isOneLine says whether strings.Fields and a join would give s back: no
+// white space but single ASCII spaces between words.
+func isOneLine(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ':
+			if s[i+1] == ' ' {
+				return false
+			}
+		case c < utf8.RuneSelf:
+			if asciiSpace[c] {
+				return false
+			}
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			i += size - 1
+		}
+	}
+	return true
+}
+
+// asciiSpace are the ASCII bytes unicode.IsSpace accepts, but ' '.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
 
 // The "You compress" opening is how a chat-model test double tells this
 // role apart; keep it.
@@ -100,13 +161,20 @@ const summarizerSystem = `You compress the newest part of a multi-agent support 
 // candidate summary that fails its check, skips compaction for this round
 // and the run goes on.
 func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values)
+	return summarize(ctx, nc.Values, nc.Model, nc.Thread, nc.Emit)
+}
+
+// summarize is the summarizer's work, apart from the NodeContext so that a
+// benchmark can run it.
+func summarize(ctx context.Context, values engine.Values, m model.Model, thread string, emit func(typ string, payload any)) ([]engine.Write, error) {
+	// Only the channels it reads: decoding is most of a quiet turn's cost.
+	s, err := Decode(values, "messages", "summary", "historyVersion")
 	if err != nil {
 		return nil, err
 	}
 	msgTokens, sumChars := EstimateTokens(s.Messages), summaryChars(s.Summary)
-	trigger := NeedsSummary(s.Messages, s.Summary)
-	nc.Emit(EventContextMeasured, map[string]any{"messages": len(s.Messages), "tokens": sumChars + msgTokens,
+	trigger := needsSummary(len(s.Messages), sumChars, msgTokens)
+	emit(EventContextMeasured, map[string]any{"messages": len(s.Messages), "tokens": sumChars + msgTokens,
 		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "trigger": trigger})
 	if trigger == "" {
 		return nil, nil
@@ -117,9 +185,9 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
 	skip := func(err error) {
-		nc.Emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
+		emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: Transcript(head)})
+	resp, err := m.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: Transcript(head)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -135,10 +203,10 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 	version := s.HistoryVersion + 1
 	sum.HistoryVersion, sum.Trigger = version, trigger
 	sources := make([]int, len(head))
-	for i, m := range head {
-		sources[i] = m.Index
+	for i, msg := range head {
+		sources[i] = msg.Index
 	}
-	nc.Emit(EventContextCompacted, map[string]any{
+	emit(EventContextCompacted, map[string]any{
 		"historyVersionBefore": s.HistoryVersion, "historyVersionAfter": version,
 		"trigger": trigger, "strategy": "indexed-fold@v2",
 		"sourceIndices": sources, "beforeMessages": len(s.Messages), "afterMessages": len(tail),
@@ -146,7 +214,7 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
 		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
 		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
-		"summaryId": fmt.Sprintf("summary:%s:v%d", nc.Thread, version),
+		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
 	})
 	return []engine.Write{
 		engine.Replace("messages", tail),

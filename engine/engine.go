@@ -451,6 +451,9 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	if err == nil && len(chain[0].Meta) > 0 {
 		e.cache.put(cp, chain[0].Meta, chain[0].State)
 	}
+	if errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "rewind rm") {
+		err = fmt.Errorf("%w: fork from an earlier checkpoint, or delete the thread with `rewind rm`", err)
+	}
 	return cp, err
 }
 

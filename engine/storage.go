@@ -556,7 +556,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 				break
 			}
 		}
-		p, err := g.parseRow(r)
+		p, err := g.parseRow(r, i == 0)
 		if err != nil {
 			return Checkpoint{}, err
 		}
@@ -852,17 +852,46 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth}
 }
 
-func (g *Graph) parseRow(r store.Checkpoint) (parsedRow, error) {
+// parseRow decodes a row of a chain: whole for the head, and for the
+// others only what a replay needs (their tasks, calls and listings are
+// someone else's to show).
+func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	p := parsedRow{row: r}
 	if len(r.Meta) == 0 {
 		p.legacy = true
 		return p, nil
 	}
 	where := fmt.Sprintf("checkpoint %d of thread %q", r.ID, r.ThreadID)
-	if err := json.Unmarshal(r.Meta, &p.meta); err != nil {
+	var err error
+	if head {
+		err = json.Unmarshal(r.Meta, &p.meta)
+	} else {
+		var m struct {
+			SchemaVersion int `json:"v"`
+			Depth         int `json:"depth"`
+		}
+		err = json.Unmarshal(r.Meta, &m)
+		p.meta.SchemaVersion, p.meta.Depth = m.SchemaVersion, m.Depth
+	}
+	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
-	if err := json.Unmarshal(r.State, &p.doc); err != nil || p.doc.Format == 0 {
+	if head {
+		err = json.Unmarshal(r.State, &p.doc)
+	} else {
+		var d struct {
+			Format int                         `json:"format"`
+			Groups []struct{ W []storedWrite } `json:"writes"`
+			Values map[string]json.RawMessage  `json:"values"`
+		}
+		err = json.Unmarshal(r.State, &d)
+		p.doc.Format, p.doc.Values = d.Format, d.Values
+		p.doc.Groups = make([]writeGroup, len(d.Groups))
+		for i, grp := range d.Groups {
+			p.doc.Groups[i].Writes = grp.W
+		}
+	}
+	if err != nil || p.doc.Format == 0 {
 		if err == nil {
 			err = errors.New("no format")
 		}
@@ -956,7 +985,7 @@ func joinItems(hashes []string, bodies map[string][]byte) (json.RawMessage, erro
 	for i, h := range hashes {
 		b, ok := bodies[h]
 		if !ok {
-			return nil, fmt.Errorf("message %s is missing from the store: %w", h, ErrCorrupt)
+			return nil, fmt.Errorf("message %s is missing from the store: %w; fork from an earlier checkpoint, or delete the thread with `rewind rm`", h, ErrCorrupt)
 		}
 		if i > 0 {
 			out.WriteByte(',')

@@ -72,7 +72,8 @@ func sqliteStore(b *testing.B) store.Store {
 }
 
 // BenchmarkLongThread reads a 125-turn (1,000-checkpoint) thread: loading
-// its newest and a middle checkpoint's values, listing it, and one more
+// its newest and a middle checkpoint's values (cold: rebuilt from the
+// store; warm: this process has them cached), listing it, and one more
 // turn on it.
 func BenchmarkLongThread(b *testing.B) {
 	for _, backend := range []struct {
@@ -89,6 +90,23 @@ func BenchmarkLongThread(b *testing.B) {
 					}
 				}
 			})
+			// Cold: a new engine has nothing cached, as in a new process.
+			for _, at := range []struct {
+				name string
+				id   int64
+			}{{"GetLatestCold", last}, {"GetMiddleCold", last / 2}} {
+				b.Run(at.name, func(b *testing.B) {
+					for b.Loop() {
+						fresh, err := ticket.NewEngine(e.Store(), ticket.NewMock())
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := fresh.Get(ctx, "long", at.id); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 			b.Run("GetMiddle", func(b *testing.B) {
 				for b.Loop() {
 					if _, err := e.Get(ctx, "long", last/2); err != nil {

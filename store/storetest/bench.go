@@ -62,6 +62,21 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 			}
 		}
 	})
+	// Chain is how a checkpoint is read: its row and its ancestors back to
+	// the nearest base (up to 16 rows here).
+	b.Run("Chain", func(b *testing.B) {
+		s := open(b)
+		fill(b, s, "bench", 160)
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			i++
+			id := i%160 + 1
+			if c, err := s.Chain(b.Context(), "bench", id); err != nil || len(c) != int((id-1)%16)+1 {
+				b.Fatalf("Chain(%d): %d rows, %v", id, len(c), err)
+			}
+		}
+	})
 	b.Run("History10k", func(b *testing.B) {
 		s := open(b)
 		fill(b, s, "bench", 10_000)
@@ -145,14 +160,25 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 var benchState = fmt.Appendf(nil, `{"v":2,"step":7,"source":"loop","messages":[%s],"summary":null}`,
 	strings.TrimSuffix(strings.Repeat(`{"index":1,"role":"executor","text":"looked up the ticket and found the customer's order"},`, 24), ","))
 
+// benchDelta is a ~600-byte delta, benchMeta a ~130-byte listing.
+var (
+	benchDelta = []byte(`{"format":2,"tasks":[{"id":"ac438e7ca3620722","node":"critic"}],"writes":[{"task":"642f2e97713f7ad2","node":"executor","w":[["messages",{"$m+":["04fb1150713f0162b200","b797134768ef48562ad3","ece51e896482a960b7b0"]}],["subtasks",{"$u":[{"$p":{"id":"t-1-shipping","result":"t-1-shipping: carrier UPS, lastScan 2026-09-07 14:40 sorting hub Utrecht, eta 2026-09-09.","status":"done","toolCalls":1}}]}],["budgetRemaining",-1]],"calls":[["executor",122,23,0,1796094488404943]]}]}`)
+	benchMeta  = []byte(`{"step":162,"source":"loop","v":2,"depth":2,"nodes":["executor"],"calls":{"executor":3},"next":["critic"],"msgs":17,"bytes":3194,"row":1200}`)
+)
+
 var benchEvents = []store.Event{
 	{Seq: 1, Type: "node.started", Payload: []byte(`{"node":"executor","task":"a1b2"}`)},
 	{Seq: 2, Type: "model.called", Payload: []byte(`{"model":"mock","tokens":412,"ms":3}`)},
 	{Seq: 3, Type: "node.finished", Payload: []byte(`{"node":"executor","task":"a1b2"}`)},
 }
 
+// benchPut writes checkpoints shaped like the engine's: a listing, and a
+// base holding every value every 16th checkpoint, a delta otherwise.
 func benchPut(b *testing.B, s store.Store, thread string, id int64) {
-	cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: benchState, Base: true}
+	cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, Meta: benchMeta, State: benchDelta, Base: id%16 == 1}
+	if cp.Base {
+		cp.State = benchState
+	}
 	if err := s.PutCheckpoint(b.Context(), cp, benchEvents); err != nil {
 		b.Fatal(err)
 	}

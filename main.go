@@ -468,13 +468,9 @@ func withEngine(ctx context.Context, o *options, fn func(*engine.Engine) error) 
 	return fn(e)
 }
 
-// turn is the new turn the flags describe.
+// turn is the new turn the flags describe (a draft gets its grant).
 func (o *options) turn() ticket.Turn {
-	t := ticket.Turn{Text: o.input, Attach: o.attach, Draft: o.draft}
-	if o.authTTL > 0 {
-		t.Authorization = &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: time.Now().UTC().Add(o.authTTL).Format(time.RFC3339)}
-	}
-	return t
+	return ticket.NewTurn(o.input, o.attach, o.draft, o.authTTL, time.Now())
 }
 
 // execute runs one invocation in this process (itself a process a drill or

@@ -25,17 +25,10 @@ type Input struct {
 	AuthTTL time.Duration
 }
 
-// turn is the input as the ticket graph's turn.
+// turn is the input as the ticket graph's turn (a draft gets its grant).
 func (in Input) turn() ticket.Turn {
-	t := ticket.Turn{Text: in.Text, Attach: in.Attach, Draft: in.Draft}
-	if in.Draft && in.AuthTTL > 0 {
-		t.Authorization = &ticket.Authorization{Ref: authRef, ExpiresAt: time.Now().UTC().Add(in.AuthTTL).Format(time.RFC3339)}
-	}
-	return t
+	return ticket.NewTurn(in.Text, in.Attach, in.Draft, in.AuthTTL, time.Now())
 }
-
-// authRef names the grant a draft turn is written under (as the CLI does).
-const authRef = "grant:customer-consent"
 
 // RunSettings is how one run executes (never stored in state).
 type RunSettings struct {

@@ -1,0 +1,18 @@
+package ticket
+
+import "time"
+
+// GrantRef names the authorization grant a draft turn is written under.
+const GrantRef = "grant:customer-consent"
+
+// NewTurn is a user's turn. Only a draft turn carries a grant, since only
+// its write step (create_draft) checks one; it expires ttl after now, and a
+// ttl of 0 attaches none. The CLI and the TUI both build turns here, so they
+// cannot disagree on when a grant is recorded.
+func NewTurn(text string, attach []string, draft bool, ttl time.Duration, now time.Time) Turn {
+	t := Turn{Text: text, Attach: attach, Draft: draft}
+	if draft && ttl > 0 {
+		t.Authorization = &Authorization{Ref: GrantRef, ExpiresAt: now.UTC().Add(ttl).Format(time.RFC3339)}
+	}
+	return t
+}

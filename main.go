@@ -20,11 +20,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"rewind/cli/app"
 	"rewind/engine"
 	"rewind/engine/bench"
 	"rewind/engine/drill"
 	"rewind/engine/model"
-	"rewind/engine/model/provider"
 	"rewind/engine/selftest"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
@@ -223,18 +223,22 @@ func dispatch(ctx context.Context, cmd string, pos []string, o *options, out io.
 		if err := want(0, 1, "tui [THREAD] [--store SPEC] [--theme NAME] [--mock-latency D]"); err != nil {
 			return err
 		}
-		m, err := o.model(ctx)
-		if err != nil {
-			return err
-		}
 		thread := o.thread
 		if len(pos) == 1 {
 			thread = pos[0]
 		}
-		exe, _ := os.Executable() // workers are this binary; without it runs stay in-process
-		return tui.Run(ctx, tui.Options{Store: o.store, Thread: thread, Theme: o.theme, MockLatency: o.mockLatency,
-			Model: m, InterruptBefore: o.before, InterruptAfter: o.after,
-			Exe: exe, WorkerFlags: o.modelFlags(), AuthTTL: o.authTTL})
+		a, err := o.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		opts := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: o.theme,
+			InterruptBefore: o.before, InterruptAfter: o.after, WorkerFlags: o.modelFlags().Args(), AuthTTL: o.authTTL}
+		if a.Store.Shared() {
+			opts.WorkerStore = a.Store.Spec
+			opts.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process
+		}
+		return tui.Run(ctx, opts)
 	case "selftest":
 		if err := want(0, 0, "selftest [--store SPEC] [--json]"); err != nil {
 			return err
@@ -400,72 +404,27 @@ func checkpointArg(s string) (int64, error) {
 	return id, nil
 }
 
-// model builds the run's model: the mock, an OpenAI-compatible server or a
-// replayed recording, optionally recorded (see engine/model/provider).
-func (o *options) model(ctx context.Context) (model.Model, error) {
-	var mockFlags []string
-	if o.mockLatency != 0 {
-		mockFlags = append(mockFlags, "--mock-latency")
-	}
-	if len(o.mockFail) > 0 {
-		mockFlags = append(mockFlags, "--mock-fail")
-	}
-	m, err := provider.Build(ctx, provider.Options{Provider: o.provider, Record: o.record, Replay: o.replay,
-		MockFlags: mockFlags, NewMock: o.mock, Getenv: os.Getenv})
-	if errors.Is(err, provider.ErrUsage) {
+// modelFlags are the flags that choose the model.
+func (o *options) modelFlags() app.ModelFlags {
+	return app.ModelFlags{Provider: o.provider, Record: o.record, Replay: o.replay, MockLatency: o.mockLatency, MockFail: o.mockFail}
+}
+
+// open opens the app the flags describe; a bad model flag is a usage error.
+func (o *options) open(ctx context.Context) (*app.App, error) {
+	a, err := app.Open(ctx, app.Config{Store: o.store, Model: o.modelFlags()})
+	if errors.Is(err, app.ErrUsage) {
 		return nil, usagef("%v", err)
 	}
-	return m, err
-}
-
-func (o *options) mock() (model.Model, error) {
-	m := ticket.NewMock()
-	m.Latency = o.mockLatency
-	for _, role := range o.mockFail {
-		switch role {
-		case model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply:
-			m.FailRole(role, -1)
-		default:
-			return nil, usagef("--mock-fail %q: not a model role (planner, executor, critic, summarizer, reply)", role)
-		}
-	}
-	return m, nil
-}
-
-// modelFlags are the model flags as given, for the TUI to pass to its
-// workers so they answer with the same model.
-func (o *options) modelFlags() []string {
-	var f []string
-	if o.mockLatency != 0 {
-		f = append(f, "--mock-latency", o.mockLatency.String())
-	}
-	for _, role := range o.mockFail {
-		f = append(f, "--mock-fail", role)
-	}
-	for _, kv := range [][2]string{{"--provider", o.provider}, {"--record", o.record}, {"--replay", o.replay}} {
-		if kv[1] != "" {
-			f = append(f, kv[0], kv[1])
-		}
-	}
-	return f
+	return a, err
 }
 
 func withEngine(ctx context.Context, o *options, fn func(*engine.Engine) error) error {
-	m, err := o.model(ctx)
+	a, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
-	spec := backend.Resolve(o.store)
-	st, err := backend.Open(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e, err := ticket.NewEngine(st, m)
-	if err != nil {
-		return err
-	}
-	return fn(e)
+	defer a.Close()
+	return fn(a.Engine)
 }
 
 // turn is the new turn the flags describe (a draft gets its grant).

@@ -23,33 +23,34 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/muesli/termenv"
 
-	"rewind/engine/model"
-	"rewind/engine/ticket"
-	"rewind/store/backend"
+	"rewind/engine"
 	"rewind/themes"
 )
 
-// Options are what `rewind tui` passes in.
+// Options are what `rewind tui` passes in: the app the CLI opened (its
+// store, model and engine come from cli/app, so the TUI links no store
+// backend) and the user's choices.
 type Options struct {
-	// Store is the --store flag (resolved like every command: flag,
-	// $REWIND_STORE, $DATABASE_URL, then the default sqlite file).
-	Store string
+	// Engine reads and runs the ticket graph on the opened store. Run does
+	// not close its store: the caller that opened it does.
+	Engine *engine.Engine
+	// StoreLabel names the store in the status bar, password hidden.
+	StoreLabel string
+	// WorkerStore is the store spec every `rewind worker` opens: the same
+	// sqlite file or PostgreSQL database. Empty when the store cannot be
+	// shared between processes (memory:): runs then stay in this process.
+	WorkerStore string
 	// Thread opens this thread at start; empty shows the threads list.
 	Thread string
 	// Theme is the --theme flag; empty means the config file, NO_COLOR, or
 	// the default.
 	Theme string
-	// MockLatency is waited per mock model call (time to kill a run by hand).
-	MockLatency time.Duration
-	// Model replaces the mock model when set.
-	Model model.Model
 	// InterruptBefore/After preset breakpoints.
 	InterruptBefore []string
 	InterruptAfter  []string
 	// Exe is the rewind binary that runs workers (`rewind worker …`): every
 	// run, resume, fork and approval answer is then a process of its own,
-	// so k kills it for real. Empty, or a memory: store (which cannot be
-	// shared between processes), runs in this process instead.
+	// so k kills it for real. Empty runs in this process instead.
 	Exe string
 	// WorkerFlags are passed to every worker: the model's flags, e.g.
 	// --mock-latency 400ms, --provider openai.
@@ -62,8 +63,11 @@ type Options struct {
 	Output io.Writer
 }
 
-// Run opens the store and runs the TUI until the user quits.
+// Run runs the TUI on the opened engine until the user quits.
 func Run(ctx context.Context, o Options) error {
+	if o.Engine == nil {
+		return errors.New("tui: no engine: open the app first (cli/app.Open) and pass its engine")
+	}
 	cfg, err := LoadConfig(ConfigPath())
 	if err != nil {
 		return err
@@ -73,30 +77,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	applyColorProfile(th, o.Theme != "" || cfg.Theme != "")
-	m := o.Model
-	if m == nil {
-		mock := ticket.NewMock()
-		mock.Latency = o.MockLatency
-		m = mock
-	}
-	spec := backend.Resolve(o.Store)
-	st, err := backend.Open(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e, err := ticket.NewEngine(st, m)
-	if err != nil {
-		return err
-	}
-	deps := Deps{Backend: EngineBackend(e), StoreLabel: backend.Describe(spec)}
+	deps := Deps{Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
 	switch {
-	case isMemory(spec):
-		deps.Runner, deps.RunnerLabel = NewLocalRunner(e), "in-process (a memory: store cannot cross processes; no kills)"
+	case o.WorkerStore == "":
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"
 	case o.Exe == "":
-		deps.Runner, deps.RunnerLabel = NewLocalRunner(e), "in-process"
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process"
 	default:
-		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: spec, Flags: o.WorkerFlags})
+		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: o.WorkerStore, Flags: o.WorkerFlags})
 		deps.RunnerLabel = "worker processes"
 	}
 	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL})
@@ -117,8 +105,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	return nil
 }
-
-func isMemory(spec string) bool { return spec == "memory:" || spec == "memory" }
 
 // applyColorProfile honours NO_COLOR: with the no-color theme, attributes
 // (bold, reverse) are kept while termenv would drop them with the colours;

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/engine/ticket"
 )
 
@@ -18,7 +19,11 @@ import (
 type Config struct {
 	// Store is --store; empty falls back as ResolveStore says.
 	Store string
-	Model ModelFlags
+	// Model is the model flags of a command that runs the graph. Nil for
+	// one that only reads, deletes or discards: it builds no model (so a
+	// $REWIND_PROVIDER set up for runs is not needed to read a log), and a
+	// model call fails.
+	Model *ModelFlags
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -32,9 +37,12 @@ type App struct {
 // store is opened (or a sqlite file created), then opens the store and the
 // engine. Close the App when done.
 func Open(ctx context.Context, cfg Config) (*App, error) {
-	m, err := cfg.Model.Build(ctx)
-	if err != nil {
-		return nil, err
+	var m model.Model = noModel{}
+	if cfg.Model != nil {
+		var err error
+		if m, err = cfg.Model.Build(ctx); err != nil {
+			return nil, err
+		}
 	}
 	spec := ResolveStore(cfg.Store)
 	st, err := spec.Open(ctx)
@@ -46,6 +54,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}
 	return &App{Engine: e, Store: spec, close: st.Close}, nil
+}
+
+// noModel is the model of a command that runs none.
+type noModel struct{}
+
+func (noModel) Complete(context.Context, model.Request) (model.Response, error) {
+	return model.Response{}, errors.New("this command runs no model: use run, resume, fork, approve or reject")
 }
 
 // Close closes the store.

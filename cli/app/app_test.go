@@ -17,7 +17,7 @@ import (
 // appears for a command that was refused.
 func TestBadModelFlagOpensNoStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
-	_, err := app.Open(context.Background(), app.Config{Store: "sqlite:" + path, Model: app.ModelFlags{MockFail: []string{"oracle"}}})
+	_, err := app.Open(context.Background(), app.Config{Store: "sqlite:" + path, Model: &app.ModelFlags{MockFail: []string{"oracle"}}})
 	if !errors.Is(err, app.ErrUsage) || !strings.Contains(err.Error(), "not a model role") || strings.HasPrefix(err.Error(), "usage") {
 		t.Fatalf("want a usage error naming the role, got %v", err)
 	}

@@ -1,4 +1,6 @@
-package main
+// Tests that drive the built binary in processes of its own, as a script
+// or a person would.
+package cli_test
 
 import (
 	"bytes"
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "rewind")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", binary, "rewind").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
@@ -42,8 +44,8 @@ type result struct {
 	stdout, stderr string
 }
 
-// cli runs the real binary in its own process with a clean environment.
-func cli(t *testing.T, env []string, args ...string) result {
+// rewind runs the real binary in its own process with a clean environment.
+func rewind(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
@@ -66,7 +68,7 @@ func dbSpec(t *testing.T) (string, string) {
 
 func TestSelftestPassesOnSQLite(t *testing.T) {
 	_, spec := dbSpec(t)
-	r := cli(t, nil, "selftest", "--store", spec, "--json")
+	r := rewind(t, nil, "selftest", "--store", spec, "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -90,7 +92,7 @@ func TestSelftestPassesOnSQLite(t *testing.T) {
 		}
 	}
 	// Human output ends with the plain tally line.
-	h := cli(t, nil, "selftest", "--store", spec)
+	h := rewind(t, nil, "selftest", "--store", spec)
 	if h.code != 0 || !strings.Contains(h.stdout, "5 passed, 0 failed") {
 		t.Fatalf("human selftest: %d\n%s", h.code, h.stdout)
 	}
@@ -110,7 +112,7 @@ func TestSelftestJSONIsTheSameOnEveryStore(t *testing.T) {
 	}
 	var first result
 	for i, s := range specs {
-		r := cli(t, nil, "selftest", "--store", s, "--json")
+		r := rewind(t, nil, "selftest", "--store", s, "--json")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s", s, r.code, r.stderr)
 		}
@@ -128,7 +130,7 @@ func TestSelftestJSONIsTheSameOnEveryStore(t *testing.T) {
 func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
-	r1 := cli(t, env, "run", "--thread", "ticket-1", "--input", "Where is my parcel for order SO20260901, what is the order status, and can I get a refund?", "--attach", "blob://tickets/2026/att-1.png", "--interrupt-before", "executor", "--json")
+	r1 := rewind(t, env, "run", "--thread", "ticket-1", "--input", "Where is my parcel for order SO20260901, what is the order status, and can I get a refund?", "--attach", "blob://tickets/2026/att-1.png", "--interrupt-before", "executor", "--json")
 	if r1.code != 0 {
 		t.Fatalf("run: %d %s", r1.code, r1.stderr)
 	}
@@ -142,7 +144,7 @@ func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
 	if run.Status != "interrupted" || len(run.Pending) != 3 || run.ModelCalls["planner"] != 1 {
 		t.Fatalf("run: %s", r1.stdout)
 	}
-	r2 := cli(t, env, "resume", "ticket-1", "--json")
+	r2 := rewind(t, env, "resume", "ticket-1", "--json")
 	if r2.code != 0 {
 		t.Fatalf("resume: %d %s", r2.code, r2.stderr)
 	}
@@ -167,7 +169,7 @@ func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
 			Messages []struct{ Content string } `json:"messages"`
 		} `json:"state"`
 	}
-	mustDecode(t, cli(t, env, "show", "ticket-1", "--json").stdout, &show)
+	mustDecode(t, rewind(t, env, "show", "ticket-1", "--json").stdout, &show)
 	copies := 0
 	for _, m := range show.State.Messages {
 		if strings.HasPrefix(m.Content, "Where is my parcel for order SO20260901") {
@@ -177,7 +179,7 @@ func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
 	if copies != 1 {
 		t.Fatalf("the input appears %d times after resume", copies)
 	}
-	again := cli(t, env, "resume", "ticket-1")
+	again := rewind(t, env, "resume", "ticket-1")
 	if again.code != 1 || !strings.Contains(again.stderr, "nothing to resume") {
 		t.Fatalf("second resume: %d %s", again.code, again.stderr)
 	}
@@ -193,16 +195,16 @@ func mustDecode(t *testing.T, s string, v any) {
 // snapshot is everything a user could read about a thread.
 func snapshot(t *testing.T, env []string, thread string) string {
 	t.Helper()
-	return cli(t, env, "log", thread, "--json").stdout + cli(t, env, "events", thread, "--json").stdout
+	return rewind(t, env, "log", thread, "--json").stdout + rewind(t, env, "events", thread, "--json").stdout
 }
 
 func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
-	if r := cli(t, env, "run", "--thread", "t", "--input", "Where is my parcel SO20260901?", "--interrupt-before", "executor"); r.code != 0 {
+	if r := rewind(t, env, "run", "--thread", "t", "--input", "Where is my parcel SO20260901?", "--interrupt-before", "executor"); r.code != 0 {
 		t.Fatalf("setup run: %s", r.stderr)
 	}
-	if r := cli(t, env, "run", "--thread", "other", "--input", "What is the order status of SO20260901?"); r.code != 0 {
+	if r := rewind(t, env, "run", "--thread", "other", "--input", "What is the order status of SO20260901?"); r.code != 0 {
 		t.Fatalf("setup run: %s", r.stderr)
 	}
 	// Plant a corrupt row and a checkpoint from a newer rewind.
@@ -265,7 +267,7 @@ func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := cli(t, env, tc.args...)
+			r := rewind(t, env, tc.args...)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
 			}
@@ -290,10 +292,10 @@ func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	hostile := "order SO20260901 status?\x1b]52;c;cm0gLXJmIC8=\x07\x1b[2J\u202eevil\r\u009b31m"
-	if r := cli(t, env, "run", "--thread", "esc", "--input", hostile); r.code != 0 {
+	if r := rewind(t, env, "run", "--thread", "esc", "--input", hostile); r.code != 0 {
 		t.Fatalf("run: %s", r.stderr)
 	}
-	r := cli(t, env, "show", "esc")
+	r := rewind(t, env, "show", "esc")
 	for _, bad := range []string{"\x1b", "\x07", "\u202e", "\r", "\u009b"} {
 		if strings.Contains(r.stdout, bad) {
 			t.Errorf("show printed raw %q", bad)
@@ -303,7 +305,7 @@ func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
 		t.Errorf("escapes are not visible:\n%s", r.stdout)
 	}
 	// The stored text itself is kept exactly.
-	j := cli(t, env, "show", "esc", "--json")
+	j := rewind(t, env, "show", "esc", "--json")
 	var out struct {
 		State struct {
 			Messages []struct{ Content string } `json:"messages"`
@@ -318,10 +320,10 @@ func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
 func TestForkAndLog(t *testing.T) {
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
-	if r := cli(t, env, "run", "--thread", "f", "--input", "What is the order status of SO20260901 and where is the parcel?"); r.code != 0 {
+	if r := rewind(t, env, "run", "--thread", "f", "--input", "What is the order status of SO20260901 and where is the parcel?"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	r := cli(t, env, "fork", "f", "1", "--input", "Please send me the invoice for SO20260901.", "--json")
+	r := rewind(t, env, "fork", "f", "1", "--input", "Please send me the invoice for SO20260901.", "--json")
 	if r.code != 0 {
 		t.Fatal(r.stderr)
 	}
@@ -333,25 +335,25 @@ func TestForkAndLog(t *testing.T) {
 	if fork.Start != 1 || fork.Status != "done" {
 		t.Fatalf("fork: %s", r.stdout)
 	}
-	lg := cli(t, env, "log", "f")
+	lg := rewind(t, env, "log", "f")
 	if !strings.Contains(lg.stdout, "fork") || !strings.Contains(lg.stdout, "executor ×2") {
 		t.Fatalf("log:\n%s", lg.stdout)
 	}
-	th := cli(t, env, "threads", "--json")
+	th := rewind(t, env, "threads", "--json")
 	if !strings.Contains(th.stdout, `"id": "f"`) {
 		t.Fatalf("threads: %s", th.stdout)
 	}
-	if rm := cli(t, env, "rm", "f"); rm.code != 0 {
+	if rm := rewind(t, env, "rm", "f"); rm.code != 0 {
 		t.Fatal(rm.stderr)
 	}
-	if gone := cli(t, env, "log", "f"); gone.code != 1 {
+	if gone := rewind(t, env, "log", "f"); gone.code != 1 {
 		t.Fatalf("log after rm: %d", gone.code)
 	}
 }
 
 func TestBadPostgresURLNamesHostAndHidesPassword(t *testing.T) {
 	// Port 1 on loopback: nothing listens, so the refusal is immediate.
-	r := cli(t, nil, "threads", "--store", "postgres://rewind:s3cr3t-pass@127.0.0.1:1/ticketsdb?sslmode=disable")
+	r := rewind(t, nil, "threads", "--store", "postgres://rewind:s3cr3t-pass@127.0.0.1:1/ticketsdb?sslmode=disable")
 	if r.code != 1 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -365,7 +367,7 @@ func TestBadPostgresURLNamesHostAndHidesPassword(t *testing.T) {
 	if strings.Count(strings.TrimSpace(msg), "\n") != 0 {
 		t.Errorf("not one line: %q", msg)
 	}
-	bad := cli(t, nil, "threads", "--store", "postgres://%zz@host/db")
+	bad := rewind(t, nil, "threads", "--store", "postgres://%zz@host/db")
 	if bad.code != 1 || !strings.Contains(bad.stderr, "postgres://USER") {
 		t.Errorf("malformed URL: %d %s", bad.code, bad.stderr)
 	}
@@ -382,7 +384,7 @@ type logRow struct {
 
 func logOf(t *testing.T, env []string, thread string) []logRow {
 	t.Helper()
-	r := cli(t, env, "log", thread, "--json")
+	r := rewind(t, env, "log", thread, "--json")
 	if r.code != 0 {
 		t.Fatalf("log %s: %d %s", thread, r.code, r.stderr)
 	}
@@ -396,7 +398,7 @@ func logOf(t *testing.T, env []string, thread string) []logRow {
 // stateOf is a checkpoint's state as `rewind show --json` gives it.
 func stateOf(t *testing.T, env []string, thread string, id int64) string {
 	t.Helper()
-	r := cli(t, env, "show", thread, fmt.Sprint(id), "--json")
+	r := rewind(t, env, "show", thread, fmt.Sprint(id), "--json")
 	if r.code != 0 {
 		t.Fatalf("show %s %d: %d %s", thread, id, r.code, r.stderr)
 	}
@@ -431,7 +433,7 @@ func TestPrune(t *testing.T) {
 		{"run", "--thread", "t", "--input", "And what is the refund status of SO20260901?", "--interrupt-before", "executor"},
 		{"run", "--thread", "other", "--input", "What is the order status of SO20260901?"},
 	} {
-		if r := cli(t, env, args...); r.code != 0 {
+		if r := rewind(t, env, args...); r.code != 0 {
 			t.Fatalf("%v: %s", args, r.stderr)
 		}
 	}
@@ -467,7 +469,7 @@ func TestPrune(t *testing.T) {
 	db.Close()
 
 	unchanged := snapshot(t, env, "t")
-	dry := cli(t, env, "prune", "t", "--older-than", "24h", "--dry-run", "--json")
+	dry := rewind(t, env, "prune", "t", "--older-than", "24h", "--dry-run", "--json")
 	if dry.code != 0 {
 		t.Fatalf("dry run: %d %s", dry.code, dry.stderr)
 	}
@@ -476,14 +478,14 @@ func TestPrune(t *testing.T) {
 	if !plan.DryRun || fmt.Sprint(plan.Pruned) != "[1 2]" || fmt.Sprint(plan.Rerooted) != fmt.Sprintf("[{3 2} {%d 2}]", forkID) {
 		t.Fatalf("dry run plan: %s", dry.stdout)
 	}
-	if human := cli(t, env, "prune", "t", "--older-than", "24h", "--dry-run"); !strings.HasPrefix(human.stdout, "would prune 2 checkpoint(s) of thread t;") {
+	if human := rewind(t, env, "prune", "t", "--older-than", "24h", "--dry-run"); !strings.HasPrefix(human.stdout, "would prune 2 checkpoint(s) of thread t;") {
 		t.Errorf("dry run says %q", human.stdout)
 	}
 	if snapshot(t, env, "t") != unchanged {
 		t.Fatal("a dry run changed the thread")
 	}
 
-	r := cli(t, env, "prune", "t", "--older-than", "24h")
+	r := rewind(t, env, "prune", "t", "--older-than", "24h")
 	want := fmt.Sprintf("pruned 2 checkpoint(s) of thread t; re-rooted #3 (was child of #2), #%d (was child of #2); %d kept\n", forkID, len(before)-2)
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("prune --older-than: exit %d\n%q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
@@ -501,7 +503,7 @@ func TestPrune(t *testing.T) {
 			t.Errorf("checkpoint %d: parent %d, rerooted from %d; want %d, %d", row.ID, row.Parent, row.RerootedFrom, wantRow.Parent, wantRow.RerootedFrom)
 		}
 	}
-	lg := cli(t, env, "log", "t").stdout
+	lg := rewind(t, env, "log", "t").stdout
 	for _, id := range []int64{3, forkID} {
 		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+pruned \(was #2\)\s`, id)).MatchString(lg) {
 			t.Errorf("log does not show %d as `pruned (was #2)`:\n%s", id, lg)
@@ -512,12 +514,12 @@ func TestPrune(t *testing.T) {
 			t.Errorf("checkpoint %d reads back differently after prune", id)
 		}
 	}
-	if ev := cli(t, env, "events", "t", "2"); ev.code != 1 || !strings.Contains(ev.stderr, "rewind log t") {
+	if ev := rewind(t, env, "events", "t", "2"); ev.code != 1 || !strings.Contains(ev.stderr, "rewind log t") {
 		t.Errorf("events of a pruned checkpoint: %d %s", ev.code, ev.stderr)
 	}
 
 	// Keep the newest 3: the old branch's finished tip goes too.
-	r = cli(t, env, "prune", "t", "--keep-last", "3", "--json")
+	r = rewind(t, env, "prune", "t", "--keep-last", "3", "--json")
 	var kept pruneOut
 	mustDecode(t, r.stdout, &kept)
 	if r.code != 0 || kept.DryRun || len(kept.Pruned) != len(before)-5 || kept.Kept != 3 || kept.Events == 0 ||
@@ -530,12 +532,12 @@ func TestPrune(t *testing.T) {
 	if got := stateOf(t, env, "t", head.ID); got != states[head.ID] {
 		t.Error("the paused head reads back differently after prune")
 	}
-	if r := cli(t, env, "prune", "t", "--keep-last", "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "nothing to prune on thread t") {
+	if r := rewind(t, env, "prune", "t", "--keep-last", "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "nothing to prune on thread t") {
 		t.Errorf("second prune: %d %q %s", r.code, r.stdout, r.stderr)
 	}
 
 	// The paused head resumes: exactly its pending executors run.
-	res := cli(t, env, "resume", "t", "--json")
+	res := rewind(t, env, "resume", "t", "--json")
 	var resumed struct {
 		Status string `json:"status"`
 		Start  int64  `json:"start"`
@@ -550,7 +552,7 @@ func TestPrune(t *testing.T) {
 
 	// --all: every thread; a dry run still changes nothing.
 	unchanged = snapshot(t, env, "t") + snapshot(t, env, "other")
-	all := cli(t, env, "prune", "--all", "--keep-last", "1", "--dry-run")
+	all := rewind(t, env, "prune", "--all", "--keep-last", "1", "--dry-run")
 	if all.code != 0 || !strings.Contains(all.stdout, "of thread t;") || !strings.Contains(all.stdout, "of thread other;") {
 		t.Fatalf("prune --all --dry-run: %d %s %s", all.code, all.stdout, all.stderr)
 	}
@@ -563,14 +565,14 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneIsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile("(?m)^\\| `rewind prune ").Match(readme) {
 		t.Error("README's CLI table has no `rewind prune` row")
 	}
-	if help := cli(t, nil, "help").stdout; !strings.Contains(help, "rewind prune") {
+	if help := rewind(t, nil, "help").stdout; !strings.Contains(help, "rewind prune") {
 		t.Errorf("`rewind help` does not list prune:\n%s", help)
 	}
 }
@@ -579,17 +581,17 @@ func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	for _, args := range [][]string{{"resume", "ghost"}, {"fork", "ghost", "1", "--input", "x"}, {"discard", "ghost"}, {"approve", "ghost"}} {
-		if r := cli(t, env, args...); r.code != 1 || !strings.Contains(r.stderr, "rewind threads") {
+		if r := rewind(t, env, args...); r.code != 1 || !strings.Contains(r.stderr, "rewind threads") {
 			t.Errorf("%v: exit %d %s", args, r.code, r.stderr)
 		}
 	}
-	if r := cli(t, env, "rm", "ghost"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+	if r := rewind(t, env, "rm", "ghost"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("rm of a thread that never existed: exit %d %s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
 func TestHelpNamesEveryKillPoint(t *testing.T) {
-	r := cli(t, nil, "help")
+	r := rewind(t, nil, "help")
 	for _, p := range worker.Points {
 		if !strings.Contains(r.stdout, p.Name) {
 			t.Errorf("`rewind help` does not name kill point %q", p.Name)

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/engine/bench"
+)
+
+func newBenchCmd() *cobra.Command {
+	var store string
+	var asJSON bool
+	var turns, inlineBytes int
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "a long conversation on a new thread (mock, zero latency): time and bytes per turn, listing and loading times",
+		Long: `A long conversation on a new thread, with the mock model at zero latency
+and ten support sentences cycled: time and bytes stored per turn, then
+listing and loading times and peak memory.`,
+		Example: `  rewind bench --store sqlite:/tmp/b.db --turns 1000
+  rewind bench --store memory: --turns 50 --json`,
+		Args: between(0, 0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if turns < 1 {
+				return usagef("bench: --turns %d: give at least 1", turns)
+			}
+			if inlineBytes < 0 {
+				return usagef("bench: --inline-bytes %d is negative", inlineBytes)
+			}
+			ctx, out, spec := c.Context(), c.OutOrStdout(), app.ResolveStore(store)
+			st, err := spec.Open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var progress func(bench.Turn)
+			if !asJSON {
+				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", spec.Label(), turns)
+				progress = func(t bench.Turn) {
+					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
+						fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
+					}
+				}
+			}
+			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes}, progress)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(out, rep)
+			}
+			early, earlyKB := rep.Medians(11, 20)
+			late, lateKB := rep.Medians(len(rep.Turns)-9, len(rep.Turns))
+			fmt.Fprintf(out, "turns 11-20: median %.2f ms, %.1f KB a turn; last 10: median %.2f ms, %.1f KB a turn\n", early, earlyKB/1024, late, lateKB/1024)
+			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms, middle %.3f ms (%.3f ms cached); peak RSS %.0f MB\n",
+				rep.Thread, rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, rep.GetLatestWarmMs, float64(rep.RSSBytes)/1e6)
+			return nil
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	c.Flags().IntVar(&turns, "turns", 100, "how many turns to run")
+	c.Flags().IntVar(&inlineBytes, "inline-bytes", 0, "attach an inline value of `B` bytes to every turn")
+	return c
+}

@@ -1,0 +1,85 @@
+// Package cli is rewind's command line, on cobra. Each command lives in a
+// file of its own (run.go for `rewind run`, …) and declares only the flags
+// it uses; the groups several commands share (--store, --json, the model
+// flags, the run flags) are in flags.go. Run is the entry main calls and
+// the tests drive.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2 // a command, flag or argument given wrong
+)
+
+// Run runs rewind with args (without the program's name), writes to stdout
+// and stderr, and returns the exit code. Every error is one line on stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root, started := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ue usageError
+	var fe failedChecks
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "rewind: %s\n", ue.msg)
+		return ExitUsage
+	case errors.Is(err, app.ErrUsage), !*started:
+		// Cobra refuses a command line before any command starts (an
+		// argument a built-in command does not know): that is usage too.
+		fmt.Fprintf(stderr, "rewind: %s\n", oneLine(err.Error()))
+		return ExitUsage
+	case errors.As(err, &fe):
+		fmt.Fprintf(stderr, "rewind: %s\n", fe)
+		return ExitFail
+	}
+	fmt.Fprintf(stderr, "rewind: %s\n", clean(err.Error()))
+	return ExitFail
+}
+
+// usageError is a command line given wrong: exit 2, its text the message.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// failedChecks ends a selftest whose checks ran and some failed.
+type failedChecks struct{ failed, total int }
+
+func (f failedChecks) Error() string {
+	return fmt.Sprintf("selftest: %d of %d checks failed", f.failed, f.total)
+}
+
+// oneLine keeps a library's error to one line.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
+
+// flagError words pflag's refusals the way rewind words errors: what is
+// wrong, and where to look.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
+		msg = "flag provided but not defined: " + name
+	} else if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: "); ok {
+		msg = "flag provided but not defined: " + rest
+	}
+	if c.HasParent() {
+		msg = strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": " + msg
+	}
+	return usagef("%s (see `%s --help`)", msg, c.CommandPath())
+}

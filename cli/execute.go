@@ -1,0 +1,175 @@
+package cli
+
+// What run, resume, fork, approve and reject share: their flags, one
+// invocation in this process (itself a process a drill or a person can
+// kill), and its report. Their `rewind worker` twins run the same
+// invocation but stream it as JSON lines to the parent process.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/engine/worker"
+)
+
+// execFlags are the flags of a command that runs the graph.
+type execFlags struct {
+	store         string
+	json          bool
+	model         app.ModelFlags
+	before, after []string
+	killAt        string
+	takeOver      bool
+	// worker streams JSON lines for a parent process (`rewind worker …`)
+	// instead of a report; a worker has no --json.
+	worker bool
+}
+
+func (f *execFlags) add(c *cobra.Command) {
+	addStore(c, &f.store)
+	if !f.worker {
+		addJSON(c, &f.json)
+	}
+	addModel(c, &f.model)
+	addInterrupts(c, &f.before, &f.after)
+	c.Flags().StringVar(&f.killAt, "kill-at", "", killAtUsage("SIGKILL this process"))
+	c.Flags().BoolVar(&f.takeOver, "take-over", false, "run a thread another live process holds; that process is fenced out")
+}
+
+// do performs req and reports it.
+func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) error {
+	req.KillAt = f.killAt
+	if req.KillAt != "" {
+		if _, _, err := worker.Parse(req.KillAt); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	a, err := openApp(ctx, f.store, &f.model)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
+	if f.worker {
+		return worker.Serve(ctx, a.Engine, req, out)
+	}
+	if !f.json {
+		req.Config.Observe = observe(out)
+	}
+	res, err := worker.Execute(ctx, a.Engine, req, func(m worker.Message) {
+		if m.Kill != "" && !f.json {
+			fmt.Fprintf(out, "  ✝ kill point %s reached: SIGKILL\n", m.Kill)
+		}
+	})
+	if err == nil && res.Status == "awaiting-approval" && !f.json {
+		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", clean(res.Thread), clean(res.Thread))
+	}
+	return report(out, f.json, res, err)
+}
+
+// openApp opens the app; model is nil for a command that runs none.
+func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
+	a, err := app.Open(ctx, app.Config{Store: store, Model: model})
+	if errors.Is(err, app.ErrUsage) {
+		return nil, usagef("%v", err)
+	}
+	return a, err
+}
+
+// observe prints a run's progress as it happens.
+func observe(out io.Writer) func(engine.Event) {
+	return func(ev engine.Event) {
+		switch ev.Type {
+		case engine.EventCheckpointSaved:
+			var d struct {
+				Source  string `json:"source"`
+				Step    int    `json:"step"`
+				Pending int    `json:"pending"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			fmt.Fprintf(out, "  checkpoint %-4d %-6s step %-3d pending %d\n", ev.Checkpoint, d.Source, d.Step, d.Pending)
+		case engine.EventNodeStarted:
+			fmt.Fprintf(out, "    ▸ %s %s\n", ev.Node, ev.Task)
+		case engine.EventTaskReused:
+			fmt.Fprintf(out, "    ↺ %s %s: writes already stored, not run again\n", ev.Node, ev.Task)
+		case ticket.EventContextCompacted:
+			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", clean(string(ev.Data)))
+		case ticket.EventCompactionFailed:
+			fmt.Fprintf(out, "    ! compaction skipped: %s\n", clean(string(ev.Data)))
+		}
+	}
+}
+
+// runReport is the --json shape of run, resume, fork, approve and reject.
+type runReport struct {
+	Thread         string              `json:"thread"`
+	Start          int64               `json:"start"`
+	Checkpoint     int64               `json:"checkpoint"`
+	Status         string              `json:"status"`
+	Interrupt      *engine.Interrupt   `json:"interrupt,omitempty"`
+	Pending        []engine.Task       `json:"pending"`
+	ModelCalls     map[string]int      `json:"modelCalls"`
+	ModelCallTotal int                 `json:"modelCallTotal"`
+	Usage          model.Usage         `json:"usage"`
+	MessagesBefore int                 `json:"messagesBefore"`
+	MessagesAfter  int                 `json:"messagesAfter"`
+	Steps          []engine.StepReport `json:"steps"`
+	Error          string              `json:"error,omitempty"`
+}
+
+func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
+	if runErr != nil && res.Thread == "" {
+		return runErr
+	}
+	calls := model.Counts(res.ModelCalls)
+	if asJSON {
+		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
+			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
+			MessagesAfter: res.MessagesAfter, Steps: res.Steps}
+		if r.Pending == nil {
+			r.Pending = []engine.Task{}
+		}
+		if runErr != nil {
+			r.Status, r.Error = "failed", runErr.Error()
+		}
+		if err := writeJSON(out, r); err != nil {
+			return err
+		}
+		return runErr
+	}
+	if runErr != nil {
+		fmt.Fprintf(out, "stopped at checkpoint %d after %d model call(s) (%s)\n", res.Checkpoint, calls.Sum(), calls)
+		return runErr
+	}
+	switch res.Status {
+	case "awaiting-approval":
+		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, res.Interrupt.Question, res.Interrupt.Operation)
+	case "interrupted":
+		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), engine.DescribeTasks(res.Pending))
+		fmt.Fprintf(out, "  resume with: rewind resume %s\n", clean(res.Thread))
+	default:
+		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
+	}
+	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
+	return nil
+}
+
+// withEngine opens the app of a command that runs no model and calls fn
+// with its engine.
+func withEngine(ctx context.Context, store string, fn func(*engine.Engine) error) error {
+	a, err := openApp(ctx, store, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a.Engine)
+}

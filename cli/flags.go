@@ -1,0 +1,77 @@
+package cli
+
+// The flag groups several commands share. A command adds the groups that
+// apply to it and nothing else, so a flag it would ignore is refused.
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/engine/ticket"
+	"rewind/engine/worker"
+)
+
+// addStore adds --store, for every command that opens a store.
+func addStore(c *cobra.Command, spec *string) {
+	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
+}
+
+// addJSON adds --json, for every command with something to report.
+func addJSON(c *cobra.Command, on *bool) {
+	c.Flags().BoolVar(on, "json", false, "machine-readable output")
+}
+
+// addModel adds the flags that choose the model, for the commands that
+// run the graph.
+func addModel(c *cobra.Command, m *app.ModelFlags) {
+	f := c.Flags()
+	f.StringVar(&m.Provider, "provider", "", "the model `P`: mock (offline, the default) or openai (an OpenAI-compatible server set up by environment; see README \"Real models\"); default $REWIND_PROVIDER")
+	f.StringVar(&m.Record, "record", "", "save every model exchange to `FILE` (added to if it is a recording)")
+	f.StringVar(&m.Replay, "replay", "", "answer model calls from the recording `FILE`, offline; refuses calls it does not hold")
+	f.DurationVar(&m.MockLatency, "mock-latency", 0, "wait `D` per mock model call (e.g. 300ms: time to kill a run by hand)")
+	f.StringArrayVar(&m.MockFail, "mock-fail", nil, "make every call of a model `ROLE` fail: planner, executor, critic, summarizer, reply")
+}
+
+// addInterrupts adds the static breakpoints of a run.
+func addInterrupts(c *cobra.Command, before, after *[]string) {
+	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs: planner, executor, critic, summarizer, reply, approval, create_draft")
+	c.Flags().StringArrayVar(after, "interrupt-after", nil, "pause after `NODE` ran")
+}
+
+// killAtUsage is --kill-at's help: the points by name.
+func killAtUsage(what string) string {
+	return what + " at kill `POINT` (POINT@N: the Nth time): " + worker.Names()
+}
+
+// turnFlags are a new turn's flags: run and fork.
+type turnFlags struct {
+	input   string
+	attach  []string
+	draft   bool
+	authTTL time.Duration
+}
+
+func (t *turnFlags) add(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&t.input, "input", "", "the customer's message")
+	f.StringArrayVar(&t.attach, "attach", nil, "attach a reference (`REF`, e.g. blob://tickets/att-1.png); repeatable")
+	f.BoolVar(&t.draft, "draft", false, "end with the reply created as an outgoing draft, behind the approval gate")
+	f.DurationVar(&t.authTTL, "auth-ttl", 0, "with --draft: record the authorization grant it is written under, expiring after `D` (e.g. 1h)")
+}
+
+// turn is the turn the flags describe; empty says what to give instead.
+func (t *turnFlags) turn(empty string) (ticket.Turn, error) {
+	if strings.TrimSpace(t.input) == "" {
+		return ticket.Turn{}, usagef("%s", empty)
+	}
+	if t.authTTL != 0 && !t.draft {
+		return ticket.Turn{}, usagef("--auth-ttl is the grant a draft is written under: add --draft, or drop --auth-ttl")
+	}
+	if t.authTTL < 0 {
+		return ticket.Turn{}, usagef("--auth-ttl %s is negative: give how long the grant lasts, e.g. 1h", t.authTTL)
+	}
+	return ticket.NewTurn(t.input, t.attach, t.draft, t.authTTL, time.Now()), nil
+}

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// run is Run in this process, for what fails or finishes before a store is
+// opened (flags, help, usage).
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// commands is every command of the tree with its words after `rewind`,
+// cobra's own completion requests aside.
+func commands() map[string]*cobra.Command {
+	root, _ := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
+	all := map[string]*cobra.Command{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if strings.HasPrefix(c.Name(), "__") {
+			return
+		}
+		all[strings.TrimPrefix(strings.TrimPrefix(c.CommandPath(), "rewind"), " ")] = c
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return all
+}
+
+// Each command declares only its own flags: every flag any other command
+// has is refused with the usage exit code, and names the flag.
+func TestEveryCommandRejectsFlagsNotItsOwn(t *testing.T) {
+	all := commands()
+	flags := map[string]bool{}
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = true })
+	}
+	var names []string
+	for n := range flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) < 20 {
+		t.Fatalf("only %d flags in the tree: %v", len(names), names)
+	}
+	tried := 0
+	for path, c := range all {
+		for _, name := range names {
+			if c.Flags().Lookup(name) != nil {
+				continue
+			}
+			args := append(strings.Fields(path), "--"+name)
+			code, _, stderr := run(t, args...)
+			if code != ExitUsage || !strings.Contains(stderr, "flag provided but not defined: --"+name) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("rewind %s: exit %d, want %d with one line naming the flag; stderr %q", strings.Join(args, " "), code, ExitUsage, stderr)
+			}
+			tried++
+		}
+	}
+	if tried < 100 {
+		t.Fatalf("only %d foreign flags tried", tried)
+	}
+	// The issue's own example, spelled out.
+	if code, _, stderr := run(t, "threads", "--draft"); code != ExitUsage {
+		t.Errorf("rewind threads --draft: exit %d (%s), want %d", code, stderr, ExitUsage)
+	}
+}
+
+// A command's own flags are accepted where they apply: the flags a worker
+// gets from the TUI and the drills parse.
+func TestSharedFlagsApplyWhereTheyShould(t *testing.T) {
+	all := commands()
+	for path, want := range map[string][]string{
+		"":              {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl", "version"},
+		"tui":           {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl"},
+		"run":           {"store", "json", "provider", "mock-latency", "mock-fail", "record", "replay", "thread", "input", "attach", "draft", "auth-ttl", "interrupt-before", "interrupt-after", "kill-at", "take-over"},
+		"resume":        {"store", "json", "provider", "mock-latency", "kill-at", "take-over", "interrupt-before"},
+		"fork":          {"store", "json", "provider", "input", "attach", "draft", "auth-ttl", "kill-at"},
+		"approve":       {"store", "json", "provider", "kill-at"},
+		"reject":        {"store", "json", "provider", "kill-at", "reason"},
+		"log":           {"store", "json"},
+		"show":          {"store", "json", "message"},
+		"events":        {"store", "json"},
+		"threads":       {"store", "json"},
+		"rm":            {"store", "json"},
+		"discard":       {"store", "json"},
+		"prune":         {"store", "json", "keep-last", "older-than", "all", "dry-run"},
+		"bench":         {"store", "json", "turns", "inline-bytes"},
+		"drill":         {"store", "json", "kill-at", "mock-latency"},
+		"selftest":      {"store", "json"},
+		"worker run":    {"store", "thread", "input", "attach", "draft", "auth-ttl", "kill-at", "mock-latency", "interrupt-before", "take-over"},
+		"worker resume": {"store", "kill-at", "mock-latency", "take-over"},
+		"worker fork":   {"store", "input", "kill-at"},
+		"worker reject": {"store", "reason", "kill-at"},
+	} {
+		c := all[path]
+		if c == nil {
+			t.Errorf("no command %q", path)
+			continue
+		}
+		for _, name := range want {
+			if c.Flags().Lookup(name) == nil {
+				t.Errorf("rewind %s has no --%s", path, name)
+			}
+		}
+	}
+}
+
+// Every public command explains itself: --help exits 0 with its usage and
+// examples.
+func TestEveryCommandHasHelpWithExamples(t *testing.T) {
+	for path, c := range commands() {
+		args := append(strings.Fields(path), "--help")
+		code, stdout, stderr := run(t, args...)
+		if code != ExitOK || stderr != "" {
+			t.Errorf("rewind %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+			continue
+		}
+		public := c.IsAvailableCommand() && c.HasParent() && !c.Parent().HasParent() && c.Name() != "help"
+		if public && (!strings.Contains(stdout, "Usage:\n  rewind "+c.Name()) || !strings.Contains(stdout, "Examples:\n")) {
+			t.Errorf("rewind %s --help lacks usage or examples:\n%s", path, stdout)
+		}
+	}
+	if code, stdout, _ := run(t, "log", "--help"); code != ExitOK || !strings.Contains(stdout, "rewind log T [flags]") {
+		t.Errorf("rewind log --help: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"frobnicate"}, {"lgo"}, {"log"}, {"log", "a", "b"}, {"threads", "x"}, {"tui", "a", "b"},
+		{"completion"}, {"completion", "tcsh"}, {"worker"}, {"worker", "explode"}, {"man"},
+		{"run", "--thread", "t", "--input", "hi", "--auth-ttl", "1h"},
+		{"run", "--thread", "t", "--input", "hi", "--kill-at", "nowhere"},
+		{"drill", "--store", "memory:"},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != ExitUsage || !strings.HasPrefix(stderr, "rewind: ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("rewind %s: exit %d, stderr %q; want 2 and one line", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if _, _, stderr := run(t, "lgo"); !strings.Contains(stderr, `did you mean "log"`) {
+		t.Errorf("no suggestion for a typo: %q", stderr)
+	}
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	code, stdout, _ := run(t, "--version")
+	if code != ExitOK || !strings.HasPrefix(stdout, "rewind ") || !strings.Contains(stdout, "revision") {
+		t.Errorf("--version: exit %d %q", code, stdout)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, stdout, stderr := run(t, "completion", sh)
+		if code != ExitOK || !strings.Contains(stdout, "rewind") || len(stdout) < 1000 {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, code, len(stdout), stderr)
+		}
+	}
+}
+
+// `rewind man DIR` writes a page per visible command, the hidden worker
+// not among them.
+func TestManPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man1")
+	if code, _, stderr := run(t, "man", dir); code != ExitOK {
+		t.Fatalf("man: %d %s", code, stderr)
+	}
+	for _, page := range []string{"rewind.1", "rewind-log.1", "rewind-run.1", "rewind-prune.1", "rewind-completion-bash.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil {
+			t.Errorf("%s: %v", page, err)
+			continue
+		}
+		if !bytes.Contains(b, []byte(".TH \"REWIND\"")) {
+			t.Errorf("%s is not a man page:\n%.200s", page, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "rewind-log.1")); !bytes.Contains(b, []byte(`\fB--store\fP`)) {
+		t.Errorf("rewind-log.1 does not document --store")
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "rewind-worker*")); len(matches) > 0 {
+		t.Errorf("man pages for the hidden worker: %v", matches)
+	}
+}
+
+func TestDescribeBuild(t *testing.T) {
+	bi := &debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "3905483c0ffee1234567890abcdef"}, {Key: "vcs.time", Value: "2026-09-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := describeBuild(bi), "v0.3.0, revision 3905483c0ffe of 2026-09-01T10:00:00Z, with uncommitted changes"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := describeBuild(&debug.BuildInfo{}); got != "(devel), revision unknown (built without VCS stamping)" {
+		t.Errorf("unstamped build: %q", got)
+	}
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"rewind/engine"
+	"rewind/engine/model"
+)
+
+func newLogCmd() *cobra.Command {
+	var store string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "log T",
+		Short: "the chain of T: id, parent, step, source, writer, model calls, next tasks",
+		Long: `The checkpoint chain of thread T, every branch: id, parent, step, source,
+the nodes that wrote it, model calls, messages and the tasks still to run.
+It reads listings only, never a state, so a 1,000-turn thread lists in
+milliseconds.`,
+		Example: `  rewind log ticket-1
+  rewind log ticket-1 --json | jq '.checkpoints[-1]'`,
+		Args: between(1, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return withEngine(c.Context(), store, func(e *engine.Engine) error {
+				return printLog(c, e, args[0], asJSON)
+			})
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	return c
+}
+
+// nextTask is a pending task in `log --json`: a listing names the node;
+// `show` has the task's id and arguments.
+type nextTask struct {
+	Node string `json:"node"`
+}
+
+func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) error {
+	ctx, out := c.Context(), c.OutOrStdout()
+	cps, err := e.History(ctx, thread, 0, 0)
+	if err != nil {
+		return err
+	}
+	if len(cps) == 0 {
+		_, err := e.Latest(ctx, thread) // says the thread is not found
+		return err
+	}
+	sort.Slice(cps, func(i, j int) bool { return cps[i].ID < cps[j].ID })
+	if asJSON {
+		type row struct {
+			ID       int64          `json:"id"`
+			Parent   int64          `json:"parent"`
+			Step     int            `json:"step"`
+			Source   string         `json:"source"`
+			Nodes    []string       `json:"nodes"`
+			Next     []nextTask     `json:"next"`
+			Calls    map[string]int `json:"modelCalls,omitempty"`
+			Messages int            `json:"messages"`
+			// Bytes is what the checkpoint added to the store.
+			Bytes int `json:"bytes,omitempty"`
+			// RerootedFrom is the parent a checkpoint had before prune deleted it.
+			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
+		}
+		rows := make([]row, len(cps))
+		for i, cp := range cps {
+			next := make([]nextTask, len(cp.Tasks))
+			for j, t := range cp.Tasks {
+				next[j] = nextTask{t.Node}
+			}
+			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom}
+			if rows[i].Nodes == nil {
+				rows[i].Nodes = []string{}
+			}
+		}
+		return writeJSON(out, map[string]any{"thread": thread, "checkpoints": rows})
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
+	for _, cp := range cps {
+		parent := parentLabel(cp, "-", "")
+		by := strings.Join(cp.Metadata.Nodes, ",")
+		if by == "" {
+			by = "(" + cp.Source + ")"
+		}
+		next := engine.DescribeTasks(cp.Tasks)
+		if next == "" {
+			next = "—"
+		}
+		if cp.Metadata.Interrupt != nil {
+			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, next)
+	}
+	return tw.Flush()
+}

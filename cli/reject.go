@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rewind/engine/worker"
+)
+
+// newRejectCmd is `rewind reject` (asWorker: `rewind worker reject`).
+func newRejectCmd(asWorker bool) *cobra.Command {
+	f := execFlags{worker: asWorker}
+	var reason string
+	c := &cobra.Command{
+		Use:     "reject T --reason TEXT",
+		Short:   "reject the draft thread T waits on (no draft is created), and carry on",
+		Example: `  rewind reject t --reason "the refund amount is wrong"`,
+		Args:    between(1, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return usagef("reject needs --reason TEXT: say why the draft must not be created")
+			}
+			return f.do(c.Context(), c.OutOrStdout(), worker.Request{Op: worker.OpReject, Thread: args[0], Reason: reason})
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why the draft must not be created (recorded with the decision)")
+	f.add(c)
+	return c
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/engine/selftest"
+)
+
+func newSelftestCmd() *cobra.Command {
+	var store string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "selftest",
+		Short: "the seed lab's five checks on the chosen store; exit 0 only when all pass",
+		Example: `  rewind selftest --store memory:
+  rewind selftest --store sqlite:/tmp/selftest.db --json`,
+		Args: between(0, 0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			out, spec := c.OutOrStdout(), app.ResolveStore(store)
+			open, cleanup := spec.Opener()
+			defer cleanup()
+			checks, err := selftest.Run(c.Context(), open)
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, ch := range checks {
+				if !ch.Passed {
+					failed++
+				}
+			}
+			if asJSON {
+				if err := writeJSON(out, map[string]any{"passed": failed == 0, "checks": checks}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(out, "selftest on %s\n", spec.Label())
+				for _, ch := range checks {
+					mark := "PASS"
+					if !ch.Passed {
+						mark = "FAIL"
+					}
+					fmt.Fprintf(out, "%s check %d: %s\n", mark, ch.N, ch.Name)
+					keys := make([]string, 0, len(ch.Figures))
+					for k := range ch.Figures {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						b, _ := json.Marshal(ch.Figures[k])
+						fmt.Fprintf(out, "       %s: %s\n", k, clean(string(b)))
+					}
+					for _, f := range ch.Failures {
+						fmt.Fprintf(out, "     ✗ %s\n", clean(f))
+					}
+				}
+				fmt.Fprintf(out, "%d passed, %d failed\n", len(checks)-failed, failed)
+			}
+			if failed > 0 {
+				return failedChecks{failed, len(checks)}
+			}
+			return nil
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	return c
+}

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+)
+
+func newShowCmd() *cobra.Command {
+	var store, message string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show T [CHECKPOINT]",
+		Short: "state, pending tasks and writes at a checkpoint (default: the latest)",
+		Long: `The state at a checkpoint of thread T (default: the latest): summary,
+verbatim tail, attachments, subtasks, budget, pending tasks with their
+arguments, the writes that made the checkpoint (by task) and what it stored,
+and the stored writes of a half-finished superstep.
+
+With --message N: original message #N of that checkpoint's branch, even long
+after compaction folded it into the summary.`,
+		Example: `  rewind show ticket-1
+  rewind show ticket-1 4 --json
+  rewind show ticket-1 --message 12`,
+		Args: between(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := optCheckpoint(args)
+			if err != nil {
+				return err
+			}
+			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			if message != "" {
+				n, err := strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
+				if err != nil || n < 0 {
+					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", message)
+				}
+				return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
+			}
+			return withEngine(ctx, store, func(e *engine.Engine) error { return printShow(ctx, e, thread, id, asJSON, out) })
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	c.Flags().StringVar(&message, "message", "", "print original message #`N` instead")
+	return c
+}
+
+func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, asJSON bool, out io.Writer) error {
+	var cp engine.Checkpoint
+	var err error
+	if id == 0 {
+		cp, err = e.Latest(ctx, thread)
+	} else {
+		cp, err = e.Get(ctx, thread, id)
+	}
+	if err != nil {
+		return err
+	}
+	s, err := ticket.Decode(cp.Values)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d of thread %q: %w", cp.ID, thread, err)
+	}
+	writes, err := e.PendingWrites(ctx, thread, cp.ID)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
+	}
+	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", clean(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, cp.Source, cp.SchemaVersion)
+	if cp.MigratedFrom != 0 {
+		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
+	}
+	fmt.Fprintln(out, ")")
+	if s.Summary != nil {
+		fmt.Fprintf(out, "\nSUMMARY of #%d–#%d (history v%d, %s)\n", s.Summary.From, s.Summary.To, s.Summary.HistoryVersion, clean(s.Summary.Trigger))
+		for _, line := range strings.Split(s.Summary.Text, "\n") {
+			fmt.Fprintf(out, "  %s\n", clean(line))
+		}
+	}
+	fmt.Fprintf(out, "\nMESSAGES (%d verbatim)\n", len(s.Messages))
+	for _, m := range s.Messages {
+		fmt.Fprintf(out, "  #%-3d %s: %s\n", m.Index, clean(m.Speaker), clean(m.Content))
+	}
+	if len(s.Attachments) > 0 {
+		fmt.Fprintln(out, "\nATTACHMENTS")
+		for _, a := range s.Attachments {
+			fmt.Fprintf(out, "  %s %s %s %s\n", clean(a.ID), clean(a.Kind), clean(a.Ref), clean(a.Caption))
+		}
+	}
+	if len(s.Subtasks) > 0 {
+		fmt.Fprintln(out, "\nSUBTASKS")
+		for _, st := range s.Subtasks {
+			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", clean(st.ID), st.Status, st.ToolCalls, clean(st.Goal))
+		}
+	}
+	budget := "none"
+	if s.BudgetRemaining != nil {
+		budget = strconv.Itoa(*s.BudgetRemaining)
+	}
+	fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
+	if len(cp.Tasks) > 0 {
+		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
+		for _, t := range cp.Tasks {
+			fmt.Fprintf(out, "  %s %s %s\n", t.ID, t.Node, clean(string(t.Args)))
+		}
+	}
+	if len(cp.Applied) > 0 {
+		fmt.Fprintf(out, "\nWRITES that made this checkpoint (%s stored)\n", byteSize(cp.Bytes))
+		for _, g := range cp.Applied {
+			chs := make([]string, len(g.Writes))
+			for i, x := range g.Writes {
+				chs[i] = x.Channel
+			}
+			who := g.Node
+			if g.Task != "" {
+				who = g.Task + " " + g.Node
+			}
+			fmt.Fprintf(out, "  %s → %s\n", clean(who), strings.Join(chs, ", "))
+		}
+	}
+	if len(writes) > 0 {
+		fmt.Fprintf(out, "\nSTORED WRITES of the pending superstep (%d task(s) done, reused on resume)\n", len(writes))
+		for _, w := range writes {
+			chs := make([]string, len(w.Writes))
+			for i, x := range w.Writes {
+				chs[i] = x.Channel
+			}
+			fmt.Fprintf(out, "  %s %s → %s\n", w.Task, w.Node, strings.Join(chs, ", "))
+		}
+	}
+	return nil
+}
+
+// printMessage prints an original message, even one compaction folded into
+// the summary long ago.
+func printMessage(ctx context.Context, e *engine.Engine, thread string, at, index int64, asJSON bool, out io.Writer) error {
+	m, err := e.Message(ctx, thread, at, index)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(out, m)
+	}
+	var msg ticket.Message
+	if err := json.Unmarshal(m.Body, &msg); err != nil {
+		return fmt.Errorf("message #%d of thread %q: %w", index, thread, err)
+	}
+	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, clean(msg.Speaker), clean(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+	if msg.ToolCall != nil {
+		fmt.Fprintf(out, "tool call %s %s(%s)\n", clean(msg.ToolCall.ID), clean(msg.ToolCall.Name), clean(string(msg.ToolCall.Args)))
+	}
+	if msg.ToolCallID != "" {
+		fmt.Fprintf(out, "result of %s\n", clean(msg.ToolCallID))
+	}
+	fmt.Fprintln(out, clean(msg.Content))
+	return nil
+}

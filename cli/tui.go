@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/tui"
+)
+
+// tuiFlags are the TUI's flags, on `rewind tui` and on `rewind` alone.
+type tuiFlags struct {
+	store, theme, thread string
+	model                app.ModelFlags
+	before, after        []string
+	authTTL              time.Duration
+}
+
+func (f *tuiFlags) add(c *cobra.Command) {
+	addStore(c, &f.store)
+	c.Flags().StringVar(&f.theme, "theme", "", "colour theme `NAME`: dark, light, high-contrast or no-color (default: the config file's, no-color under NO_COLOR, else dark)")
+	c.Flags().StringVar(&f.thread, "thread", "", "open thread `T` at start (default: the threads list)")
+	addModel(c, &f.model)
+	addInterrupts(c, &f.before, &f.after)
+	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
+}
+
+// run opens the app and runs the TUI on it until the user quits.
+func (f *tuiFlags) run(ctx context.Context, thread string) error {
+	a, err := openApp(ctx, f.store, &f.model)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme,
+		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL}
+	if a.Store.Shared() {
+		o.WorkerStore = a.Store.Spec
+		o.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process
+	}
+	return tui.Run(ctx, o)
+}
+
+func newTUICmd() *cobra.Command {
+	var f tuiFlags
+	c := &cobra.Command{
+		Use:   "tui [THREAD]",
+		Short: "the terminal UI (what `rewind` alone opens)",
+		Long: `The terminal UI: scrub the checkpoint chain, fork, send messages, kill runs
+and resume them; ? lists every key. Runs happen in worker processes (k is a
+real SIGKILL), except on a memory: store.`,
+		Example: `  rewind tui ticket-1
+  rewind tui --store memory: --theme light
+  rewind tui --mock-latency 400ms           # time to kill a run with k`,
+		Args: between(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			thread := f.thread
+			if len(args) == 1 {
+				thread = args[0]
+			}
+			return f.run(c.Context(), thread)
+		},
+	}
+	f.add(c)
+	return c
+}

@@ -82,6 +82,10 @@ type cache struct {
 	mu      sync.Mutex
 	details *lru[*detail]
 	raw     *lru[rawCP]
+	// stale counts, by thread, the times details were dropped: a detail
+	// built before a drop may hold stored writes that have changed since,
+	// and must be neither kept nor shown.
+	stale map[string]int
 }
 
 // rawCP is a read checkpoint with its decoded state: a checkpoint never
@@ -93,7 +97,7 @@ type rawCP struct {
 }
 
 func newCache() *cache {
-	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256)}
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}}
 }
 
 func (c *cache) detail(thread string, id int64) (*detail, bool) {
@@ -102,15 +106,27 @@ func (c *cache) detail(thread string, id int64) (*detail, bool) {
 	return c.details.get(ckey{thread, id})
 }
 
-func (c *cache) putDetail(thread string, d *detail) {
+// putDetail keeps d unless the thread's details were dropped since
+// version (from version) was read.
+func (c *cache) putDetail(thread string, d *detail, version int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.details.put(ckey{thread, d.cp.ID}, d)
+	if c.stale[thread] == version {
+		c.details.put(ckey{thread, d.cp.ID}, d)
+	}
+}
+
+// version is the thread's detail version (see stale).
+func (c *cache) version(thread string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stale[thread]
 }
 
 func (c *cache) drop(thread string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stale[thread]++
 	c.details.dropIf(func(k ckey) bool { return k.thread == thread })
 	c.raw.dropIf(func(k ckey) bool { return k.thread == thread })
 }
@@ -120,6 +136,7 @@ func (c *cache) drop(thread string) {
 func (c *cache) dropPending(thread string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stale[thread]++
 	for k, it := range c.details.items {
 		if k.thread == thread && len(it.v.cp.Tasks) > 0 {
 			delete(c.details.items, k)
@@ -227,6 +244,8 @@ type (
 		id     int64
 		d      *detail
 		err    error
+		// version is the cache's detail version the load began under.
+		version int
 	}
 	runStartedMsg struct {
 		gen    int
@@ -317,12 +336,13 @@ func syncHead(ctx context.Context, b Backend, gen int, thread string, known func
 
 func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread string, id int64) tea.Cmd {
 	return func() tea.Msg {
-		d, err := buildDetail(ctx, b, c, thread, id)
-		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err}
+		version := c.version(thread)
+		d, err := buildDetail(ctx, b, c, thread, id, version)
+		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err, version: version}
 	}
 }
 
-func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int64) (*detail, error) {
+func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int64, version int) (*detail, error) {
 	if d, ok := c.detail(thread, id); ok {
 		return d, nil
 	}
@@ -354,7 +374,7 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 	}
 	d.diff = diffValues(parentValues, cp.Values)
 	d.compaction = compactionOf(d)
-	c.putDetail(thread, d)
+	c.putDetail(thread, d, version)
 	return d, nil
 }
 

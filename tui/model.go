@@ -452,6 +452,13 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
+	if msg.version != m.cache.version(msg.thread) {
+		// Built before the stored writes changed: read it again.
+		if msg.id == m.tree.cursor {
+			return m.cursorMoved()
+		}
+		return nil
+	}
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
@@ -596,6 +603,13 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	}
 	m.streams = nil
 	m.head = nil // read again: the run moved it
+	// The run stored writes for checkpoints it did not finish (a kill, a
+	// failure): what was shown of them is out of date.
+	m.cache.dropPending(m.thread)
+	if m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+		m.cur = nil // "loading…" rather than writes that may be out of date
+		cmds = append(cmds, m.cursorMoved())
+	}
 	m.refreshLive()
 	cmds = append(cmds, m.reloadHead())
 	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))

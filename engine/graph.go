@@ -299,6 +299,13 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 type NodeContext struct {
 	Thread string
 	Task   Task
+	// Checkpoint is the checkpoint the task's superstep runs from (the one
+	// that holds the task); with Task.ID it names this task on its branch.
+	Checkpoint int64
+	// Epoch is the run's fencing token (see store.Store.Fence): a node that
+	// writes to the store itself (a side effect) passes it along, so a
+	// writer that was taken over cannot act any more. 0: unfenced.
+	Epoch int64
 	// Values is the state as of the superstep's checkpoint. Its map is
 	// the task's own; the values' bytes are shared and must not be changed.
 	Values Values
@@ -319,6 +326,19 @@ func (nc *NodeContext) Point(name string) {
 // Emit records an event; it is stored with the task's writes and committed
 // with the next checkpoint.
 func (nc *NodeContext) Emit(typ string, payload any) { nc.emit(typ, payload) }
+
+// Block records that the node did not perform side effect operation, and
+// why (say, its authorization expired). The node still returns the writes
+// that record the outcome in state; the run goes on, and its Result lists
+// the operation in Blocked so the caller can report a failure.
+func (nc *NodeContext) Block(operation, reason string) {
+	nc.emit(EventBlocked, blockedEvent{Operation: operation, Reason: reason})
+}
+
+type blockedEvent struct {
+	Operation string `json:"operation"`
+	Reason    string `json:"reason"`
+}
 
 // Values is a thread's state: channel name → JSON value.
 type Values map[string]json.RawMessage

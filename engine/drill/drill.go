@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rewind/engine"
@@ -562,6 +563,50 @@ func normalise(v engine.Values) map[string]any {
 				delete(m, "reused")
 			}
 		}
+	}
+	// Operation ids name a task of the thread (ticket.OperationID), so
+	// every drill thread has its own: compare them by position.
+	if ops, ok := out["operations"].(map[string]any); ok {
+		ids := make([]string, 0, len(ops))
+		for id := range ops {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		rename := map[string]string{}
+		for i, id := range ids {
+			rename[id] = fmt.Sprintf("op#%d", i+1)
+		}
+		out["operations"] = renameOps(ops, rename)
+		if ap, ok := out["approvals"].(map[string]any); ok {
+			out["approvals"] = renameOps(ap, rename)
+		}
+	}
+	return out
+}
+
+// renameOps rekeys m by rename and replaces the old ids in its string values.
+func renameOps(m map[string]any, rename map[string]string) map[string]any {
+	var fix func(v any) any
+	fix = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			for from, to := range rename {
+				x = strings.ReplaceAll(x, from, to)
+			}
+			return x
+		case map[string]any:
+			for k, e := range x {
+				x[k] = fix(e)
+			}
+		}
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if to, ok := rename[k]; ok {
+			k = to
+		}
+		out[k] = fix(v)
 	}
 	return out
 }

@@ -70,6 +70,11 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 			fmt.Fprintf(out, "  ✝ kill point %s reached: SIGKILL\n", m.Kill)
 		}
 	})
+	if err == nil {
+		// A side effect the run did not perform (a grant that expired, say)
+		// is not success: the command says why and exits 1.
+		err = res.BlockedErr()
+	}
 	if err == nil && res.Status == "awaiting-approval" && !f.json {
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", clean(res.Thread), clean(res.Thread))
 	}
@@ -123,7 +128,9 @@ type runReport struct {
 	MessagesBefore int                 `json:"messagesBefore"`
 	MessagesAfter  int                 `json:"messagesAfter"`
 	Steps          []engine.StepReport `json:"steps"`
-	Error          string              `json:"error,omitempty"`
+	// Blocked are side effects the run did not perform, with why.
+	Blocked []engine.Blocked `json:"blocked,omitempty"`
+	Error   string           `json:"error,omitempty"`
 }
 
 func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
@@ -134,11 +141,15 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 	if asJSON {
 		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
 			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
-			MessagesAfter: res.MessagesAfter, Steps: res.Steps}
+			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked}
 		if r.Pending == nil {
 			r.Pending = []engine.Task{}
 		}
-		if runErr != nil {
+		var be *engine.BlockedError
+		switch {
+		case errors.As(runErr, &be):
+			r.Status, r.Error = "blocked", runErr.Error()
+		case runErr != nil:
 			r.Status, r.Error = "failed", runErr.Error()
 		}
 		if err := writeJSON(out, r); err != nil {
@@ -146,7 +157,8 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 		}
 		return runErr
 	}
-	if runErr != nil {
+	var be *engine.BlockedError
+	if runErr != nil && !errors.As(runErr, &be) {
 		fmt.Fprintf(out, "stopped at checkpoint %d after %d model call(s) (%s)\n", res.Checkpoint, calls.Sum(), calls)
 		return runErr
 	}
@@ -160,7 +172,10 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
 	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
-	return nil
+	for _, b := range res.Blocked {
+		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", clean(b.Node), clean(b.Operation), b.Checkpoint, clean(b.Reason))
+	}
+	return runErr
 }
 
 // withEngine opens the app of a command that runs no model and calls fn

@@ -73,5 +73,9 @@ func (t *turnFlags) turn(empty string) (ticket.Turn, error) {
 	if t.authTTL < 0 {
 		return ticket.Turn{}, usagef("--auth-ttl %s is negative: give how long the grant lasts, e.g. 1h", t.authTTL)
 	}
-	return ticket.NewTurn(t.input, t.attach, t.draft, t.authTTL, time.Now()), nil
+	turn := ticket.NewTurn(t.input, t.attach, t.draft, t.authTTL, time.Now())
+	if err := turn.Validate(time.Now()); err != nil {
+		return ticket.Turn{}, usagef("%v", err)
+	}
+	return turn, nil
 }

@@ -86,6 +86,8 @@ const (
 	EventTaskReused      = "task.reused"
 	EventInterrupt       = "interrupt"
 	EventCheckpointSaved = "checkpoint.saved"
+	// EventBlocked is a side effect a node refused to perform (NodeContext.Block).
+	EventBlocked = "operation.blocked"
 )
 
 // persisted says whether an event type is stored. Progress events (a node
@@ -139,6 +141,50 @@ type Result struct {
 	Usage          model.Usage `json:"usage"`
 	MessagesBefore int         `json:"messagesBefore"`
 	MessagesAfter  int         `json:"messagesAfter"`
+	// Blocked are the side effects this invocation's supersteps recorded
+	// as not performed (NodeContext.Block). The run itself may be "done":
+	// see BlockedErr.
+	Blocked []Blocked `json:"blocked,omitempty"`
+}
+
+// Blocked is one side effect a node refused to perform.
+type Blocked struct {
+	Operation string `json:"operation"`
+	Node      string `json:"node"`
+	Task      string `json:"task"`
+	// Checkpoint is the checkpoint that recorded the outcome.
+	Checkpoint int64  `json:"checkpoint"`
+	Reason     string `json:"reason"`
+}
+
+// ErrBlocked is matched by errors.Is for a *BlockedError.
+var ErrBlocked = errors.New("a side effect was blocked")
+
+// BlockedError says that a run went through but a side effect it was
+// asked for did not happen: the caller should fail (exit non-zero).
+type BlockedError struct {
+	Thread  string
+	Blocked []Blocked
+}
+
+func (e *BlockedError) Error() string {
+	parts := make([]string, len(e.Blocked))
+	for i, b := range e.Blocked {
+		parts[i] = fmt.Sprintf("%s did not perform operation %s (recorded at @%d): %s", b.Node, b.Operation, b.Checkpoint, b.Reason)
+	}
+	return fmt.Sprintf("thread %q: %s", e.Thread, strings.Join(parts, "; "))
+}
+
+// Is makes errors.Is(err, ErrBlocked) work.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// BlockedErr is a *BlockedError when the invocation blocked a side effect,
+// nil otherwise.
+func (r Result) BlockedErr() error {
+	if len(r.Blocked) == 0 {
+		return nil
+	}
+	return &BlockedError{Thread: r.Thread, Blocked: slices.Clone(r.Blocked)}
 }
 
 // PendingError refuses a new turn on a thread that still has pending tasks.

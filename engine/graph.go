@@ -29,20 +29,48 @@ type Target struct {
 	Node string
 	Args json.RawMessage
 	send bool
+	// err is why Send could not encode the arguments; the router's caller
+	// reports it, so a bad packet never becomes a task.
+	err error
 }
 
 // Goto targets a node.
 func Goto(node string) Target { return Target{Node: node} }
 
 // Send targets a node with its own arguments: fan-out, one task per packet.
-// Args must be plain JSON data: they are stored in the checkpoint.
+// Args must be plain JSON data: they are stored in the checkpoint. Args
+// that json cannot encode make the route fail with an error naming the
+// node and the field (see Target.Err), never a task with null arguments.
 func Send(node string, args any) Target {
 	b, err := json.Marshal(args)
 	if err != nil {
-		b = json.RawMessage(`null`)
+		return Target{Node: node, send: true, err: &SendError{Node: node, Field: unencodable(args), Err: err}}
 	}
 	return Target{Node: node, Args: b, send: true}
 }
+
+// Err is why the target cannot become a task (a Send whose arguments do
+// not encode), or nil.
+func (t Target) Err() error { return t.err }
+
+// SendError is a Send whose arguments cannot be stored as JSON.
+type SendError struct {
+	Node string
+	// Field is the path of the value that does not encode ("task.result",
+	// "items[2]"); empty when it is the argument itself.
+	Field string
+	Err   error
+}
+
+func (e *SendError) Error() string {
+	what := "its argument"
+	if e.Field != "" {
+		what = "argument field " + e.Field
+	}
+	return fmt.Sprintf("Send to %s: %s cannot be stored as JSON (%v): a Send packet is stored in the checkpoint, so it must be plain data", e.Node, what, e.Err)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
 
 // Migration turns a checkpoint document of version N into version N+1. It
 // may only fill defaults and rename: if it could fail, a thread could never
@@ -254,6 +282,9 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 				return nil, fmt.Errorf("route after %s: %w", node, err)
 			}
 			for _, t := range ts {
+				if t.err != nil {
+					return nil, fmt.Errorf("route after %s: %w", node, t.err)
+				}
 				if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
 					return nil, fmt.Errorf("route after %s: unknown node %q", node, t.Node)
 				}
@@ -268,6 +299,13 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 type NodeContext struct {
 	Thread string
 	Task   Task
+	// Checkpoint is the checkpoint the task's superstep runs from (the one
+	// that holds the task); with Task.ID it names this task on its branch.
+	Checkpoint int64
+	// Epoch is the run's fencing token (see store.Store.Fence): a node that
+	// writes to the store itself (a side effect) passes it along, so a
+	// writer that was taken over cannot act any more. 0: unfenced.
+	Epoch int64
 	// Values is the state as of the superstep's checkpoint. Its map is
 	// the task's own; the values' bytes are shared and must not be changed.
 	Values Values
@@ -288,6 +326,19 @@ func (nc *NodeContext) Point(name string) {
 // Emit records an event; it is stored with the task's writes and committed
 // with the next checkpoint.
 func (nc *NodeContext) Emit(typ string, payload any) { nc.emit(typ, payload) }
+
+// Block records that the node did not perform side effect operation, and
+// why (say, its authorization expired). The node still returns the writes
+// that record the outcome in state; the run goes on, and its Result lists
+// the operation in Blocked so the caller can report a failure.
+func (nc *NodeContext) Block(operation, reason string) {
+	nc.emit(EventBlocked, blockedEvent{Operation: operation, Reason: reason})
+}
+
+type blockedEvent struct {
+	Operation string `json:"operation"`
+	Reason    string `json:"reason"`
+}
 
 // Values is a thread's state: channel name → JSON value.
 type Values map[string]json.RawMessage

@@ -241,6 +241,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	var groups []WriteGroup
 	var ran []string
 	var events []Event
+	var blocked []Blocked
 	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
 	md := Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}
 	ranHere := map[int]bool{}
@@ -268,6 +269,11 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 				grp.Calls = append(grp.Calls, ev)
 			case persisted(ev.Type):
 				events = append(events, ev)
+			}
+			if ev.Type == EventBlocked {
+				var b blockedEvent
+				_ = json.Unmarshal(ev.Data, &b)
+				blocked = append(blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
 			}
 		}
 		groups = append(groups, grp)
@@ -318,6 +324,10 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	}
 	report.Checkpoint = id
 	r.res.Steps = append(r.res.Steps, report)
+	for _, b := range blocked {
+		b.Checkpoint = id
+		r.res.Blocked = append(r.res.Blocked, b)
+	}
 	r.res.Interrupt = interrupt
 	return next, nil
 }
@@ -345,7 +355,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
-	nc := &NodeContext{Thread: r.thread, Task: t, Values: cp.Values.clone(), Model: counted, emit: emit,
+	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, emit: emit,
 		point: func(name string) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError

@@ -339,6 +339,9 @@ type Draft struct {
 	OperationID string
 	Body        []byte // JSON object
 	CreatedAt   time.Time
+	// Epoch is the writer's fencing token, as for Checkpoint.Epoch: checked
+	// when a new draft would be inserted, not stored (reads give 0).
+	Epoch int64
 }
 
 // Drafts is the side-effect table that lives in the same store; every
@@ -347,9 +350,15 @@ type Draft struct {
 type Drafts interface {
 	// CreateDraft inserts d unless a draft with the same thread and
 	// operation id exists. It returns the stored draft and whether this call
-	// created it: a repeated call gets the first draft, its body and its
-	// CreatedAt, with false, whatever body it brought. Of racing calls with
-	// one key exactly one gets true. Ids and body follow Store's input rules.
+	// created it. In this order, inside one transaction:
+	//   - an existing draft is returned with false, its body and its
+	//     CreatedAt, whatever body and epoch the call brought (a fenced
+	//     writer may still find what was done);
+	//   - an Epoch below the thread's is ErrFenced, above it ErrInvalid,
+	//     and nothing is written (a fenced writer cannot make a new draft);
+	//   - otherwise d is inserted and returned with true.
+	// Of racing calls with one key exactly one gets true. Ids and body
+	// follow Store's input rules.
 	CreateDraft(ctx context.Context, d Draft) (Draft, bool, error)
 	// Draft returns one draft or ErrNotFound.
 	Draft(ctx context.Context, thread, operationID string) (Draft, error)

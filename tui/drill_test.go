@@ -421,8 +421,9 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	if h.m.draft {
 		t.Fatal("the draft request is for one turn; it should be off again")
 	}
+	opID := h.m.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
 	s := h.screen()
-	for _, want := range []string{"waits for approval · a answers", "create_draft op-draft-m1", "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject draft"} {
+	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject draft"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("at the gate the screen lacks %q:\n%s", want, s)
 		}
@@ -432,7 +433,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 
 	h.key("a")
 	s = h.screen()
-	for _, want := range []string{"Approval · #", "operation      create_draft op-draft-m1", "Draft to the customer", "Here is where things stand", "y approve", "n reject"} {
+	for _, want := range []string{"Approval · #", "operation      create_draft " + opID, "Draft to the customer", "Here is where things stand", "y approve", "n reject"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("the approval dialog lacks %q:\n%s", want, s)
 		}
@@ -442,14 +443,14 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 		return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil && h.m.head.cp.ID > gateCP.ID
 	})
 	s = h.screen()
-	for _, want := range []string{"approved op-draft-m1", "operation create_draft op-draft-m1: done", "drafts table: 1 row for this thread (op-draft-m1) · 1 row for op-draft-m1"} {
+	for _, want := range []string{"approved " + opID, "operation create_draft " + opID + ": done", "drafts table: 1 row for this thread (" + opID + ") · 1 row for " + opID} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("after approving the screen lacks %q:\n%s", want, s)
 		}
 	}
 	ds, err := drafts.ListDrafts(context.Background(), "a")
-	if err != nil || len(ds) != 1 || ds[0].OperationID != "op-draft-m1" {
-		t.Fatalf("want exactly one draft row for op-draft-m1, got %+v (%v)", ds, err)
+	if err != nil || len(ds) != 1 || ds[0].OperationID != opID {
+		t.Fatalf("want exactly one draft row for %s, got %+v (%v)", opID, ds, err)
 	}
 	var body map[string]string
 	if err := json.Unmarshal(ds[0].Body, &body); err != nil || !strings.HasPrefix(body["body"], "Here is where things stand") {
@@ -457,7 +458,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	}
 	latest, _ := e.Latest(context.Background(), "a")
 	st, _ := ticket.Decode(latest.Values)
-	if d := st.Approvals["op-draft-m1"]; !d.Approved || st.Operations["op-draft-m1"].Status != ticket.OpDone {
+	if d := st.Approvals[opID]; !d.Approved || st.Operations[opID].Status != ticket.OpDone {
 		t.Fatalf("the decision and the operation should be recorded: %+v %+v", d, st.Operations)
 	}
 	if got := latest.Values.Len("messages"); got != before {
@@ -478,6 +479,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
+	opID := h.m.head.gate.op.ID
 	h.key("a", "n")
 	if !h.contains("Reason for rejecting (required)") {
 		t.Fatalf("n should ask for the reason:\n%s", h.screen())
@@ -490,7 +492,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	h.key("enter")
 	h.until("the rejected run", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
 	s := h.screen()
-	for _, want := range []string{"rejected op-draft-m1", "rejected: wrong tone for this customer", "0 rows for op-draft-m1"} {
+	for _, want := range []string{"rejected " + opID, "rejected: wrong tone for this customer", "0 rows for " + opID} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("after rejecting the screen lacks %q:\n%s", want, s)
 		}
@@ -509,6 +511,7 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
+	opID := h.m.head.gate.op.ID
 	if !h.contains("EXPIRED at") {
 		t.Fatalf("an expired grant should be flagged at the gate:\n%s", h.screen())
 	}
@@ -518,7 +521,7 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	}
 	h.key("y")
 	h.until("the run", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
-	if !h.contains("operation create_draft op-draft-m1: blocked") {
+	if !h.contains("operation create_draft " + opID + ": blocked") {
 		t.Fatalf("the operation should be blocked:\n%s", h.screen())
 	}
 	if ds, _ := drafts.ListDrafts(context.Background(), "x"); len(ds) != 0 {

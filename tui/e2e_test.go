@@ -198,7 +198,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	typeText("Please send me the invoice for SO20260901.")
 	send("Enter")
 	s = waitFor("the approval gate", has("waits for approval · a answers", "authorization grant:customer-consent expires"))
-	opID := regexp.MustCompile(`op-draft-m\d+`).FindString(s)
+	opID := regexp.MustCompile(`op-draft-c\d+-[0-9a-f]+`).FindString(s)
 	if opID == "" {
 		t.Fatalf("the gate should name the operation:\n%s", s)
 	}

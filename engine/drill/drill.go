@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rewind/engine"
@@ -108,6 +109,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Passed = res.Passed && exp.Passed
 	res.Outcomes = append(res.Outcomes, exp)
+	late, err := d.expiredAfterSideEffect(ctx)
+	if err != nil {
+		late = Outcome{Point: "expired-after-side-effect", Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+	}
+	res.Passed = res.Passed && late.Passed
+	res.Outcomes = append(res.Outcomes, late)
 	return res, nil
 }
 
@@ -469,16 +476,113 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	for _, o := range fin.state.Operations {
 		op = o
 	}
+	reported := s.result != nil && len(s.result.Blocked) == 1 && s.result.Blocked[0].Operation == op.ID
 	out.Checks = []Check{
 		{Name: "write step blocked", OK: op.Status == ticket.OpBlocked, Detail: fmt.Sprintf("operation %s is %s: %s", op.ID, op.Status, op.Result)},
 		{Name: "nothing stored", OK: fin.drafts == 0, Detail: fmt.Sprintf("%d draft row(s)", fin.drafts)},
 		{Name: "run finished", OK: s.result != nil && s.result.Status == "done", Detail: describe(s)},
+		{Name: "result reports the blocked write", OK: reported, Detail: fmt.Sprintf("worker result lists %s", blockedOf(s))},
 	}
 	out.Passed = true
 	for _, c := range out.Checks {
 		out.Passed = out.Passed && c.OK
 	}
 	out.Figures["reason"] = op.Result
+	return out, nil
+}
+
+func blockedOf(s step) string {
+	if s.result == nil || len(s.result.Blocked) == 0 {
+		return "no blocked operation"
+	}
+	parts := make([]string, len(s.result.Blocked))
+	for i, b := range s.result.Blocked {
+		parts[i] = b.Operation + " (" + b.Reason + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lateGrantTTL is how long the grant of the expired-after-side-effect
+// drill lasts: long enough for a worker to start and reach the side
+// effect, short enough to wait out.
+const lateGrantTTL = 3 * time.Second
+
+// expiredAfterSideEffect kills the approving worker right after the draft
+// was written, lets the grant expire, and resumes: the operation is looked
+// up by id first, so the draft is reused, not blocked and not made again.
+func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
+	thread := "drill:expired-after-side-effect"
+	d.say("expired after the side effect: the draft is written, the worker dies, the grant expires, a new worker resumes")
+	out := Outcome{Point: "expired-after-side-effect", Figures: map[string]any{}}
+	check := func(name string, ok bool, format string, a ...any) {
+		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	}
+	if err := d.seed(ctx, thread); err != nil {
+		return out, err
+	}
+	e, err := d.engine()
+	if err != nil {
+		return out, err
+	}
+	grant, err := ticket.NewGrant("auth:"+thread, lateGrantTTL, time.Now())
+	if err != nil {
+		return out, err
+	}
+	turn := ticket.Turn{Text: Sentence, Draft: true, Authorization: grant}
+	res, err := e.Run(ctx, thread, turn.Writes(), engine.RunConfig{})
+	if err != nil {
+		return out, err
+	}
+	if res.Status != "awaiting-approval" {
+		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
+	}
+	op := res.Interrupt.Operation
+	approve, err := d.spawn(ctx, worker.OpApprove, thread, "after-side-effect")
+	if err != nil {
+		return out, err
+	}
+	check("killed", approve.killed && approve.killAt == "after-side-effect", "approving worker: %s", describe(approve))
+	if !approve.killed {
+		out.Figures["hint"] = fmt.Sprintf("the approving worker must reach the side effect within the grant's %s", lateGrantTTL)
+		return out, nil
+	}
+	at, err := d.final(ctx, thread, nil)
+	if err != nil {
+		return out, err
+	}
+	check("draft written before the kill", at.drafts == 1 && at.state.Operations[op].Status == ticket.OpApproved,
+		"%d draft row(s); operation %s recorded as %s", at.drafts, op, at.state.Operations[op].Status)
+	expires, err := time.Parse(time.RFC3339, grant.ExpiresAt)
+	if err != nil {
+		return out, err
+	}
+	if wait := time.Until(expires) + 100*time.Millisecond; wait > 0 {
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	check("grant expired before the resume", !time.Now().Before(expires), "grant expired at %s", grant.ExpiresAt)
+	resume, err := d.spawn(ctx, worker.OpResume, thread, "")
+	if err != nil {
+		return out, err
+	}
+	fin, err := d.final(ctx, thread, nil)
+	if err != nil {
+		return out, err
+	}
+	got := fin.state.Operations[op]
+	check("resumed to completion", resume.result != nil && resume.result.Status == "done" && resume.errText == "", "%s", describe(resume))
+	check("draft reused, not blocked", got.Status == ticket.OpDone && got.Reused, "operation %s is %s (reused %v): %s", op, got.Status, got.Reused, got.Result)
+	check("nothing reported blocked", resume.result != nil && len(resume.result.Blocked) == 0, "worker result lists %s", blockedOf(resume))
+	check("no duplicate draft", fin.drafts == 1, "%d draft row(s) for the thread, want 1", fin.drafts)
+	out.Figures["operation"] = op
+	out.Figures["grantExpiresAt"] = grant.ExpiresAt
+	out.Passed = true
+	for _, c := range out.Checks {
+		out.Passed = out.Passed && c.OK
+	}
 	return out, nil
 }
 
@@ -554,7 +658,8 @@ func normalise(v engine.Values) map[string]any {
 		}
 	}
 	if a, ok := out["authorization"].(map[string]any); ok {
-		delete(a, "expiresAt")
+		delete(a, "expiresAt") // times of the grant differ from run to run
+		delete(a, "grantedAt")
 	}
 	if ops, ok := out["operations"].(map[string]any); ok {
 		for _, o := range ops {
@@ -562,6 +667,50 @@ func normalise(v engine.Values) map[string]any {
 				delete(m, "reused")
 			}
 		}
+	}
+	// Operation ids name a task of the thread (ticket.OperationID), so
+	// every drill thread has its own: compare them by position.
+	if ops, ok := out["operations"].(map[string]any); ok {
+		ids := make([]string, 0, len(ops))
+		for id := range ops {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		rename := map[string]string{}
+		for i, id := range ids {
+			rename[id] = fmt.Sprintf("op#%d", i+1)
+		}
+		out["operations"] = renameOps(ops, rename)
+		if ap, ok := out["approvals"].(map[string]any); ok {
+			out["approvals"] = renameOps(ap, rename)
+		}
+	}
+	return out
+}
+
+// renameOps rekeys m by rename and replaces the old ids in its string values.
+func renameOps(m map[string]any, rename map[string]string) map[string]any {
+	var fix func(v any) any
+	fix = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			for from, to := range rename {
+				x = strings.ReplaceAll(x, from, to)
+			}
+			return x
+		case map[string]any:
+			for k, e := range x {
+				x[k] = fix(e)
+			}
+		}
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if to, ok := rename[k]; ok {
+			k = to
+		}
+		out[k] = fix(v)
 	}
 	return out
 }

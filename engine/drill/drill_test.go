@@ -38,8 +38,8 @@ func runMatrix(t *testing.T, spec string) {
 	if err != nil {
 		t.Fatalf("drill: %v\n%s", err, strings.Join(lines, "\n"))
 	}
-	if len(res.Outcomes) != len(worker.Points)+1 {
-		t.Fatalf("%d outcomes, want every kill point plus the expired grant", len(res.Outcomes))
+	if len(res.Outcomes) != len(worker.Points)+2 {
+		t.Fatalf("%d outcomes, want every kill point plus the two expired grants", len(res.Outcomes))
 	}
 	for _, o := range res.Outcomes {
 		if !o.Passed {

@@ -12,7 +12,7 @@ const GrantRef = "grant:customer-consent"
 func NewTurn(text string, attach []string, draft bool, ttl time.Duration, now time.Time) Turn {
 	t := Turn{Text: text, Attach: attach, Draft: draft}
 	if draft && ttl > 0 {
-		t.Authorization = &Authorization{Ref: GrantRef, ExpiresAt: now.UTC().Add(ttl).Format(time.RFC3339)}
+		t.Authorization, _ = NewGrant(GrantRef, ttl, now) // ttl > 0: no error
 	}
 	return t
 }

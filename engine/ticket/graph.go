@@ -3,6 +3,8 @@ package ticket
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,6 +92,82 @@ func NewEngine(st store.Store, m model.Model, opts ...Option) (*engine.Engine, e
 	return engine.New(st, NewGraph(opts...), m)
 }
 
+// OperationID names the side effect a task records: the checkpoint the
+// task ran from and the task's id. It is unique per operation on every
+// branch of a thread, because a fork runs its own tasks from its own
+// checkpoints; it is never derived from message indices, which a fork
+// shares with the branch it left. A retry of the same task (after a crash
+// before its checkpoint) gets the same id, so it names the same operation.
+func OperationID(checkpoint int64, task string) string {
+	if len(task) > 8 {
+		task = task[:8]
+	}
+	return fmt.Sprintf("op-draft-c%d-%s", checkpoint, task)
+}
+
+// PayloadHash is the SHA-256 of a draft's payload, in hex: stored in the
+// draft's body, so a reuse can tell that the draft found under an
+// operation id is the payload that was approved.
+func PayloadHash(payload string) string {
+	sum := sha256.Sum256([]byte(payload))
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrDraftMismatch is matched by errors.Is for a *DraftMismatchError.
+var ErrDraftMismatch = errors.New("the stored draft is not the approved payload")
+
+// DraftMismatchError: a draft exists under the operation's id but holds
+// another payload than the one approved. Nothing is written and the
+// operation is not reported as reused.
+type DraftMismatchError struct {
+	Operation string
+	// StoredHash and Stored are the draft found (its payload's hash and a
+	// clip of its text); ApprovedHash and Approved the approved payload's.
+	StoredHash, Stored     string
+	ApprovedHash, Approved string
+}
+
+func (e *DraftMismatchError) Error() string {
+	return fmt.Sprintf("create_draft %s: the draft stored under this operation id (payload sha256 %s: %q) is not the approved payload (sha256 %s: %q); nothing was written: compare the thread's drafts and operations, then fork from before the reply to draft again",
+		e.Operation, short(e.StoredHash), e.Stored, short(e.ApprovedHash), e.Approved)
+}
+
+// Is makes errors.Is(err, ErrDraftMismatch) work.
+func (e *DraftMismatchError) Is(target error) bool { return target == ErrDraftMismatch }
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+// draftBody is what create_draft stores for op.
+func draftBody(op Operation) []byte {
+	body, _ := json.Marshal(map[string]string{"to": "customer", "body": op.Payload, "payloadSha256": PayloadHash(op.Payload)})
+	return body
+}
+
+// checkDraft compares a stored draft with the approved operation: by the
+// payload hash it records, or, for a draft stored before hashes were, by
+// its text.
+func checkDraft(op Operation, d store.Draft) error {
+	var body struct {
+		Body string `json:"body"`
+		Hash string `json:"payloadSha256"`
+	}
+	_ = json.Unmarshal(d.Body, &body)
+	want := PayloadHash(op.Payload)
+	got := body.Hash
+	if got == "" {
+		got = PayloadHash(body.Body)
+	}
+	if got == want {
+		return nil
+	}
+	return &DraftMismatchError{Operation: op.ID, StoredHash: got, Stored: clip(body.Body, 60), ApprovedHash: want, Approved: clip(op.Payload, 60)}
+}
+
 // PendingDraft is the draft operation the thread waits on, if any.
 func PendingDraft(s State) (Operation, bool) {
 	ids := make([]string, 0, len(s.Operations))
@@ -155,54 +233,124 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, nil
 }
 
-// createDraft performs the side effect exactly once: the operation id was
-// recorded before; the draft table is looked up by it, so a retry after a
-// crash reuses the draft instead of making another.
+// createDraft performs each approved draft exactly once. Its operation id
+// was recorded in a checkpoint before; the drafts table is looked up by it
+// first, so a retry after a crash reuses the draft, whatever the grant says
+// now (it was valid when the draft was made). Only a new write checks the
+// grant: none, one with a zero or negative lifetime, or an expired one
+// blocks it with a reason (recorded in the operation and reported in the
+// run's Result.Blocked). The write carries the run's fencing epoch, so a
+// writer that was taken over cannot make a draft.
 func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	s, err := Decode(nc.Values, "operations", "authorization")
 	if err != nil {
 		return nil, err
 	}
-	var op Operation
-	for _, o := range s.Operations {
+	ids := make([]string, 0, len(s.Operations))
+	for id, o := range s.Operations {
 		if o.Kind == KindCreateDraft && o.Status == OpApproved {
-			op = o
+			ids = append(ids, id)
 		}
 	}
-	if op.ID == "" {
+	if len(ids) == 0 {
 		return nil, nil
-	}
-	if a := s.Authorization; a != nil {
-		exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
-		if err != nil || !d.now().Before(exp) {
-			op.Status = OpBlocked
-			op.Result = fmt.Sprintf("authorization %s expired at %s; ask the customer to re-authorise, then fork this thread with a fresh grant", a.Ref, a.ExpiresAt)
-			return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op}), engine.Put("degraded", true)}, nil
-		}
 	}
 	if d.drafts == nil {
 		return nil, errors.New("create_draft has no drafts table: this store does not support side effects")
 	}
+	sort.Strings(ids)
+	done := map[string]Operation{}
+	degraded := false
+	for _, id := range ids {
+		op, err := d.perform(ctx, nc, s.Operations[id], s.Authorization)
+		if err != nil {
+			return nil, err
+		}
+		done[id] = op
+		degraded = degraded || op.Status == OpBlocked
+	}
+	ws := []engine.Write{engine.Put("operations", done)}
+	if degraded {
+		ws = append(ws, engine.Put("degraded", true))
+	}
+	return ws, nil
+}
+
+// perform reconciles, then authorizes, then writes one approved draft.
+func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation, grant *Authorization) (Operation, error) {
 	existing, err := d.drafts.Draft(ctx, nc.Thread, op.ID)
 	switch {
 	case err == nil:
+		if err := checkDraft(op, existing); err != nil {
+			return Operation{}, err
+		}
 		op.Status, op.Reused = OpDone, true
 		op.Result = "draft " + existing.OperationID
-	case errors.Is(err, store.ErrNotFound):
-		nc.Point(PointBeforeSideEffect)
-		body, _ := json.Marshal(map[string]string{"to": "customer", "body": op.Payload})
-		made, created, err := d.drafts.CreateDraft(ctx, store.Draft{ThreadID: nc.Thread, OperationID: op.ID, Body: body})
-		if err != nil {
-			return nil, fmt.Errorf("create_draft %s: %w", op.ID, err)
-		}
-		nc.Point(PointAfterSideEffect)
-		op.Status, op.Reused = OpDone, !created
-		op.Result = "draft " + made.OperationID
-	default:
-		return nil, fmt.Errorf("look up draft %s: %w", op.ID, err)
+		nc.Emit(EventSideEffectRecorded, map[string]any{"operation": op.ID, "reused": true, "payloadSha256": PayloadHash(op.Payload)})
+		return op, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return Operation{}, fmt.Errorf("look up draft %s: %w", op.ID, err)
 	}
-	nc.Emit("side_effect.recorded", map[string]any{"operation": op.ID, "reused": op.Reused})
-	return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, nil
+	if reason := grantProblem(grant, d.now()); reason != "" {
+		op.Status = OpBlocked
+		op.Result = reason + ": a new draft needs a valid grant; ask the customer to re-authorise, then fork this thread with a fresh one (--draft --auth-ttl D)"
+		nc.Block(op.ID, op.Result)
+		return op, nil
+	}
+	nc.Point(PointBeforeSideEffect)
+	made, created, err := d.drafts.CreateDraft(ctx, store.Draft{ThreadID: nc.Thread, OperationID: op.ID, Body: draftBody(op), Epoch: nc.Epoch})
+	if err != nil {
+		return Operation{}, fmt.Errorf("create_draft %s: %w", op.ID, err)
+	}
+	if !created {
+		// Another writer made it between the look-up and now.
+		if err := checkDraft(op, made); err != nil {
+			return Operation{}, err
+		}
+	}
+	nc.Point(PointAfterSideEffect)
+	op.Status, op.Reused = OpDone, !created
+	op.Result = "draft " + made.OperationID
+	nc.Emit(EventSideEffectRecorded, map[string]any{"operation": op.ID, "reused": op.Reused, "payloadSha256": PayloadHash(op.Payload)})
+	return op, nil
+}
+
+// EventSideEffectRecorded is a side effect done (or found done) by id.
+const EventSideEffectRecorded = "side_effect.recorded"
+
+// ErrBadGrant is matched by errors.Is when a draft turn has no usable
+// authorization grant (see Turn.Validate and NewGrant).
+var ErrBadGrant = errors.New("no valid authorization grant")
+
+// NewGrant is the grant a draft is written under: ref, valid for ttl from
+// now. A zero or negative ttl is refused.
+func NewGrant(ref string, ttl time.Duration, now time.Time) (*Authorization, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("%w: a grant must last longer than 0, not %s: give --auth-ttl D with D > 0", ErrBadGrant, ttl)
+	}
+	now = now.UTC()
+	return &Authorization{Ref: ref, GrantedAt: now.Format(time.RFC3339Nano), ExpiresAt: now.Add(ttl).Format(time.RFC3339Nano)}, nil
+}
+
+// grantProblem says why a new write may not happen under grant a at now,
+// or "" when it may.
+func grantProblem(a *Authorization, now time.Time) string {
+	if a == nil || *a == (Authorization{}) {
+		return "no authorization grant was given for this draft"
+	}
+	exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
+	if err != nil {
+		return fmt.Sprintf("authorization %s has no readable expiry (%q)", a.Ref, a.ExpiresAt)
+	}
+	if a.GrantedAt != "" {
+		if at, err := time.Parse(time.RFC3339, a.GrantedAt); err == nil && !exp.After(at) {
+			return fmt.Sprintf("authorization %s has a zero or negative lifetime (granted %s, expires %s)", a.Ref, a.GrantedAt, a.ExpiresAt)
+		}
+	}
+	if !now.Before(exp) {
+		return fmt.Sprintf("authorization %s expired at %s", a.Ref, a.ExpiresAt)
+	}
+	return ""
 }
 
 // dispatch sends every pending or bounced subtask to an executor; when none
@@ -436,12 +584,21 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 	text := strings.TrimSpace(resp.Text)
 	ws := []engine.Write{engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: "reply", Content: text}})}
 	if s.DraftRequested {
-		// The operation id is recorded in this checkpoint, before the side
-		// effect can happen: one id per user turn.
-		req, _ := lastUser(nc.Values, s.Request)
-		id := fmt.Sprintf("op-draft-m%d", req.Index)
+		// The operation id is recorded with this task's checkpoint, before
+		// the side effect can happen, and names this task on this branch.
+		id := OperationID(nc.Checkpoint, nc.Task.ID)
 		if _, exists := s.Operations[id]; !exists {
-			ws = append(ws, engine.Put("operations", map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text}}))
+			ops := map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text}}
+			// A draft still waiting for an answer is replaced by this turn's:
+			// one gate, for the newest draft. (An approved one stays: its
+			// side effect may have happened.)
+			for oid, o := range s.Operations {
+				if o.Kind == KindCreateDraft && o.Status == OpAwaitingApproval {
+					o.Status, o.Result = OpSuperseded, "superseded by "+id+", the draft of a newer turn"
+					ops[oid] = o
+				}
+			}
+			ws = append(ws, engine.Put("operations", ops))
 		}
 	}
 	return ws, nil

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"rewind/engine"
 )
@@ -101,6 +102,9 @@ const (
 	OpRejected         = "rejected"
 	OpDone             = "done"
 	OpBlocked          = "blocked"
+	// OpSuperseded: a draft that waited for approval when a newer turn
+	// asked for another; it was never performed.
+	OpSuperseded = "superseded"
 )
 
 // Operation is a side effect recorded by id in a checkpoint before it runs
@@ -134,9 +138,12 @@ type Decision struct {
 	At       string `json:"at,omitempty"`
 }
 
-// Authorization is a reference to a grant, with its expiry.
+// Authorization is a reference to a grant, with its expiry (RFC 3339).
+// GrantedAt, when recorded (NewGrant), lets a grant with a zero or
+// negative lifetime be told from an expired one.
 type Authorization struct {
 	Ref       string `json:"ref"`
+	GrantedAt string `json:"grantedAt,omitempty"`
 	ExpiresAt string `json:"expiresAt"`
 }
 
@@ -196,9 +203,22 @@ type Turn struct {
 	// Draft asks for the reply to be created as an outgoing draft: a side
 	// effect behind an approval gate.
 	Draft bool
-	// Authorization is the grant the draft is written under; its expiry is
-	// checked before the write step, also on resume.
+	// Authorization is the grant the draft is written under; a new write
+	// checks it (none, or an expired one, blocks the write). A draft turn
+	// always records its own grant, so it never inherits an older turn's.
 	Authorization *Authorization
+}
+
+// Validate refuses, before anything is stored, a turn that cannot do what
+// it asks: a draft turn needs a grant that is valid now.
+func (t Turn) Validate(now time.Time) error {
+	if !t.Draft {
+		return nil
+	}
+	if reason := grantProblem(t.Authorization, now); reason != "" {
+		return fmt.Errorf("%w: %s; a draft turn needs a valid grant: give --auth-ttl D with D > 0", ErrBadGrant, reason)
+	}
+	return nil
 }
 
 // Writes is the turn as input writes: the user's message, attachment
@@ -222,7 +242,7 @@ func (t Turn) Writes() []engine.Write {
 		}
 		ws = append(ws, engine.Put("attachments", atts))
 	}
-	if t.Authorization != nil {
+	if t.Draft || t.Authorization != nil {
 		ws = append(ws, engine.Put("authorization", t.Authorization))
 	}
 	return ws
@@ -259,6 +279,14 @@ func NewAttachment(ref string) Attachment {
 // v1 called the attachment reference `url`, counted tool calls in `calls`,
 // said WAITING for AWAITING_APPROVAL, and had no budget, history version,
 // operations or message indices.
+//
+// A v1 subtask WAITING for approval was a side effect waiting at the gate;
+// v2 keeps that in operations, so it becomes a create_draft operation
+// awaiting approval (MigratedOperationID), whose payload is the subtask's
+// result, or its goal when it has none. The next turn then stops at the
+// gate instead of dropping it. Branches forked from the thread share the
+// operation, as they share anything recorded before the fork: it is one
+// side effect, performed once.
 func migrateV1(doc map[string]any) error {
 	values, _ := doc["values"].(map[string]any)
 	if values == nil {
@@ -280,6 +308,19 @@ func migrateV1(doc map[string]any) error {
 		used += num(s["toolCalls"])
 		if s["status"] == "WAITING" {
 			s["status"] = StatusAwaitingApproval
+			ops, _ := values["operations"].(map[string]any)
+			if ops == nil {
+				ops = map[string]any{}
+				values["operations"] = ops
+			}
+			payload, _ := s["result"].(string)
+			if strings.TrimSpace(payload) == "" {
+				payload, _ = s["goal"].(string)
+			}
+			id := MigratedOperationID(fmt.Sprint(s["id"]))
+			if _, has := ops[id]; !has {
+				ops[id] = map[string]any{"id": id, "kind": KindCreateDraft, "status": OpAwaitingApproval, "payload": payload}
+			}
 		}
 	}
 	for i, m := range list(values["messages"]) {
@@ -303,6 +344,10 @@ func migrateV1(doc map[string]any) error {
 	}
 	return nil
 }
+
+// MigratedOperationID names the operation a v1 subtask that was WAITING
+// for approval becomes.
+func MigratedOperationID(subtask string) string { return "op-draft-v1-" + subtask }
 
 func list(v any) []map[string]any {
 	items, _ := v.([]any)

@@ -560,10 +560,13 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if old, ok := s.drafts[d.ThreadID][d.OperationID]; ok {
 		return copyDraft(old), false, nil
 	}
+	if err := check.Fenced(d.ThreadID, d.Epoch, s.epochs[d.ThreadID]); err != nil {
+		return store.Draft{}, false, err
+	}
 	if s.drafts[d.ThreadID] == nil {
 		s.drafts[d.ThreadID] = map[string]store.Draft{}
 	}
-	d.Body, d.CreatedAt = bytes.Clone(d.Body), now()
+	d.Body, d.CreatedAt, d.Epoch = bytes.Clone(d.Body), now(), 0 // epochs are checked, not kept
 	s.drafts[d.ThreadID][d.OperationID] = d
 	return copyDraft(d), true, nil
 }

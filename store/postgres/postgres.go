@@ -875,21 +875,25 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	return res, nil
 }
 
-// createDraftSQL inserts a draft unless its key exists and returns the
-// stored row either way. Both selects see the table as it was before the
-// insert, so exactly one of them gives a row, unless a concurrent insert
+// createDraftSQL inserts a draft unless its key exists or its epoch ($4)
+// is not current (see fenceOK), and returns the stored row either way.
+// Both selects see the table as it was before the insert, so exactly one
+// of them gives a row, unless the write was fenced or a concurrent insert
 // of the key committed after this statement began: then none does, and
-// the caller asks again.
-const createDraftSQL = `
+// the caller asks why (draftEpochSQL) or again.
+var createDraftSQL = `
 with ins as (
   insert into graph_drafts (thread_id, operation_id, body)
-  values ($1, $2, $3::jsonb)
+  select $1, $2, $3::jsonb
+  where ` + fenceOK(4) + `
   on conflict do nothing
   returning body, created_at
 )
 select body, created_at, true from ins
 union all
 select body, created_at, false from graph_drafts where thread_id = $1 and operation_id = $2`
+
+const draftEpochSQL = `select coalesce((select epoch from graph_epochs where thread_id = $1), 0)`
 
 // CreateDraft implements store.Drafts.
 func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, created bool, err error) {
@@ -903,8 +907,17 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	}
 	for range 3 {
 		stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
-		err := s.pool.QueryRow(ctx, createDraftSQL, d.ThreadID, d.OperationID, body).Scan(&stored.Body, &stored.CreatedAt, &created)
+		err := s.pool.QueryRow(ctx, createDraftSQL, d.ThreadID, d.OperationID, body, d.Epoch).Scan(&stored.Body, &stored.CreatedAt, &created)
 		if errors.Is(err, pgx.ErrNoRows) {
+			// No draft was there and none went in: a fenced (or never
+			// handed out) epoch, or a racing insert of the key.
+			var current int64
+			if err := s.pool.QueryRow(ctx, draftEpochSQL, d.ThreadID).Scan(&current); err != nil {
+				return store.Draft{}, false, s.db(err)
+			}
+			if err := check.Fenced(d.ThreadID, d.Epoch, current); err != nil {
+				return store.Draft{}, false, err
+			}
 			continue
 		}
 		if err != nil {

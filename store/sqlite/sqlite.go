@@ -1094,18 +1094,26 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 		return store.Draft{}, false, err
 	}
 	defer tx.Rollback()
-	res, err := s.in(ctx, tx, sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), time.Now().UnixMicro())
-	if err != nil {
-		return store.Draft{}, false, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return store.Draft{}, false, err
-	}
-	// The write transaction holds the only write lock: the row read back
-	// is the one inserted now or the one that was there.
+	// The write transaction (BEGIN IMMEDIATE) holds the only write lock:
+	// the row read is the one there, or the one inserted now.
 	stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
 	var createdAt int64
+	err = s.in(ctx, tx, sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt)
+	switch {
+	case err == nil:
+		stored.CreatedAt = micros(createdAt)
+		return stored, false, tx.Commit()
+	case !errors.Is(err, sql.ErrNoRows):
+		return store.Draft{}, false, err
+	}
+	// Only a new row is fenced: an existing draft is returned above.
+	if err := s.fence(ctx, tx, d.ThreadID, d.Epoch); err != nil {
+		return store.Draft{}, false, err
+	}
+	createdAt = time.Now().UnixMicro()
+	if _, err := s.in(ctx, tx, sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), createdAt); err != nil {
+		return store.Draft{}, false, err
+	}
 	if err := s.in(ctx, tx, sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt); err != nil {
 		return store.Draft{}, false, err
 	}
@@ -1113,7 +1121,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if err := tx.Commit(); err != nil {
 		return store.Draft{}, false, err
 	}
-	return stored, n == 1, nil
+	return stored, true, nil
 }
 
 func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.Draft, err error) {

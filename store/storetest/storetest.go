@@ -58,6 +58,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FenceEpochs", testFenceEpochs},
 		{"FencedWrites", testFencedWrites},
 		{"FencedBetweenWrites", testFencedBetweenWrites},
+		{"FencedDrafts", testFencedDrafts},
+		{"FencedBetweenDrafts", testFencedBetweenDrafts},
 		{"TxHook", testTxHook},
 		{"PruneDeletesEveryRow", testPruneDeletes},
 		{"PruneReroots", testPruneReroots},
@@ -1514,6 +1516,128 @@ func testFencedBetweenWrites(t *testing.T, s store.Store) {
 			if id == latest.ID+1 && len(ws) != 0 {
 				t.Errorf("round %d: the old writer stored writes at the new writer's checkpoint %d", round, id)
 			}
+		}
+	}
+}
+
+func draftEpoch(d store.Draft, epoch int64) store.Draft {
+	d.Epoch = epoch
+	return d
+}
+
+// A fenced writer cannot create a draft, but still finds one that exists:
+// only a new row is refused, after the lookup, as for checkpoints.
+func testFencedDrafts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	ds := drafts(t, s)
+	createDraft(t, ds, draft("t", "unfenced", `{"n":0}`), true)
+	old := fence(t, s, "t")
+	first := createDraft(t, ds, draftEpoch(draft("t", "op-1", `{"n":1}`), old), true)
+	if first.Epoch != 0 {
+		t.Errorf("CreateDraft returned epoch %d, want 0: epochs are checked, not kept", first.Epoch)
+	}
+	cur := fence(t, s, "t")
+
+	// The old writer's new draft is refused and leaves nothing.
+	got, created, err := ds.CreateDraft(ctx, draftEpoch(draft("t", "op-2", `{"n":2}`), old))
+	wantFenced(t, err, "t")
+	if created || got.OperationID != "" {
+		t.Errorf("a fenced CreateDraft gave %+v, created %v", got, created)
+	}
+	if _, err := ds.Draft(ctx, "t", "op-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Draft(op-2) after a fenced create = %v, want ErrNotFound", err)
+	}
+
+	// An existing draft is still returned to it, whatever body it brings:
+	// the lookup comes first, so a fenced retry finds what was done.
+	for _, epoch := range []int64{old, cur, 0, cur + 1} {
+		again := createDraft(t, ds, draftEpoch(draft("t", "op-1", `{"n":"other"}`), epoch), false)
+		wantDraft(t, again, "t", "op-1", first.Body)
+		if !again.CreatedAt.Equal(first.CreatedAt) || again.Epoch != 0 {
+			t.Errorf("CreateDraft(op-1, epoch %d) = created %v epoch %d, want the first draft's %v and epoch 0", epoch, again.CreatedAt, again.Epoch, first.CreatedAt)
+		}
+	}
+
+	// The new writer and unfenced writers create; an epoch never handed
+	// out is invalid, on a fenced thread and an unfenced one.
+	createDraft(t, ds, draftEpoch(draft("t", "op-3", `{"n":3}`), cur), true)
+	createDraft(t, ds, draft("t", "op-4", `{"n":4}`), true)
+	_, created, err = ds.CreateDraft(ctx, draftEpoch(draft("t", "op-5", `{}`), cur+1))
+	wantRefused(t, err, "draft")
+	_, created2, err2 := ds.CreateDraft(ctx, draftEpoch(draft("u", "op-1", `{}`), 1))
+	wantRefused(t, err2, "draft")
+	if created || created2 {
+		t.Error("a refused CreateDraft says it created the draft")
+	}
+	wantDrafts(t, ds, "t", "op-1", "op-3", "op-4", "unfenced")
+	wantDrafts(t, ds, "u")
+	for _, d := range mustListDrafts(t, ds, "t") {
+		if d.Epoch != 0 {
+			t.Errorf("ListDrafts gave %s with epoch %d, want 0", d.OperationID, d.Epoch)
+		}
+	}
+	if d, err := ds.Draft(ctx, "t", "op-3"); err != nil || d.Epoch != 0 {
+		t.Errorf("Draft(op-3) = epoch %d, %v; want 0", d.Epoch, err)
+	}
+	// A later fence refuses the writer that was current.
+	fence(t, s, "t")
+	_, _, err = ds.CreateDraft(ctx, draftEpoch(draft("t", "op-6", `{}`), cur))
+	wantFenced(t, err, "t")
+}
+
+func mustListDrafts(t *testing.T, ds store.Drafts, thread string) []store.Draft {
+	t.Helper()
+	list, err := ds.ListDrafts(t.Context(), thread)
+	if err != nil {
+		t.Fatalf("ListDrafts(%s): %v", clip(thread), err)
+	}
+	return list
+}
+
+// A writer creating drafts is fenced mid-stream: every draft it made
+// before Fence returned is there, none after, and its first refused call
+// is ErrFenced.
+func testFencedBetweenDrafts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	ds := drafts(t, s)
+	for round := range 5 {
+		thread := fmt.Sprint("race-", round)
+		old := fence(t, s, thread)
+		var acked atomic.Int64
+		var fenced atomic.Bool
+		done := make(chan error, 1)
+		go func() {
+			for n := int64(1); ; n++ {
+				after := fenced.Load()
+				if _, _, err := ds.CreateDraft(ctx, draftEpoch(draft(thread, fmt.Sprintf("op-%06d", n), `{}`), old)); err != nil {
+					done <- err
+					return
+				}
+				acked.Store(n)
+				if after {
+					done <- fmt.Errorf("draft op-%06d was created by the old writer after Fence returned", n)
+					return
+				}
+			}
+		}()
+		for acked.Load() < int64(2+round*5) {
+			select {
+			case err := <-done:
+				t.Fatalf("the old writer failed before the takeover: %v", err)
+			default:
+				runtime.Gosched()
+			}
+		}
+		fence(t, s, thread)
+		fenced.Store(true)
+		atFence := mustListDrafts(t, ds, thread)
+		wantFenced(t, <-done, thread)
+		after := mustListDrafts(t, ds, thread)
+		if len(after) != len(atFence) {
+			t.Errorf("round %d: %d drafts when Fence returned, %d once the old writer stopped: it created drafts after the fence", round, len(atFence), len(after))
+		}
+		if last := acked.Load(); int64(len(after)) != last {
+			t.Errorf("round %d: the old writer was told %d drafts were created, the store holds %d", round, last, len(after))
 		}
 	}
 }

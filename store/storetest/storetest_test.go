@@ -36,7 +36,7 @@ var bugs = []string{
 	"epoch too new accepted", "hook never called", "fence checked before the transaction",
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
-	"rerooted put conflicts",
+	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -378,6 +378,14 @@ func sameAsText(a, b []byte) bool {
 }
 
 func (b *buggy) CreateDraft(ctx context.Context, d store.Draft) (store.Draft, bool, error) {
+	switch {
+	case b.bug == "draft fence ignored":
+		d.Epoch = 0
+	case b.bug == "draft fence before lookup" && d.Epoch > 0 && d.Epoch < b.epoch(d.ThreadID):
+		return store.Draft{}, false, fmt.Errorf("fenced: %w", store.ErrFenced)
+	case b.bug == "draft epoch too new accepted" && d.Epoch > b.epoch(d.ThreadID):
+		d.Epoch = 0
+	}
 	got, created, err := b.Store.CreateDraft(ctx, d)
 	switch {
 	case err != nil:

@@ -104,6 +104,7 @@ var ownTables = map[string][]string{
 	"graph_epochs": {
 		"thread_id text not null", "epoch bigint not null", "fenced_at timestamp with time zone not null",
 	},
+	"graph_epoch_counter": {"issued bigint not null"},
 	"graph_messages": {
 		"thread_id text not null", "hash text not null", "idx bigint not null", "body text not null",
 		"checkpoint_id bigint not null", "created_at timestamp with time zone not null",

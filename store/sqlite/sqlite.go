@@ -28,7 +28,7 @@ import (
 )
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -122,6 +122,13 @@ var migrations = []string{
 		created_at INTEGER NOT NULL, -- unix microseconds
 		PRIMARY KEY (thread_id, hash)
 	);`,
+	// 6: one epoch counter for the store, so that an epoch is never handed
+	// out twice (Store.Fence), also after DeleteThread removed a thread's
+	// row of graph_epochs. It starts above every epoch handed out so far.
+	`CREATE TABLE graph_epoch_counter (
+		issued INTEGER NOT NULL -- the highest epoch Fence handed out, to any thread
+	);
+	INSERT INTO graph_epoch_counter (issued) SELECT coalesce(max(epoch), 0) FROM graph_epochs;`,
 }
 
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
@@ -175,9 +182,14 @@ const (
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
 	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlIssued       = `SELECT issued FROM graph_epoch_counter`
 	sqlPutDraft     = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	sqlFence        = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
-		ON CONFLICT (thread_id) DO UPDATE SET epoch = epoch + 1, fenced_at = excluded.fenced_at RETURNING epoch`
+	// The next epoch is above the counter and, in case the counter ever
+	// fell behind, above the thread's own.
+	sqlNextEpoch = `UPDATE graph_epoch_counter
+		SET issued = max(issued, coalesce((SELECT epoch FROM graph_epochs WHERE thread_id = ?), 0)) + 1 RETURNING issued`
+	sqlFence = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (thread_id) DO UPDATE SET epoch = ?2, fenced_at = ?3`
 
 	// Prune's statements take the ids as one JSON array (?2), a single
 	// bound parameter however many there are.
@@ -296,7 +308,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
 			sqlPutMessage, sqlPutBlob, sqlSettle,
 			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
-			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence,
+			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 			sqlPruneBlobs),
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlChain, sqlMessages, sqlMessagesAt, sqlBlobs, sqlSize,
@@ -616,17 +628,21 @@ func hashList(hashes []string) (string, error) {
 }
 
 // fence refuses, inside the write's transaction, a write whose epoch is
-// not the thread's current one. Unfenced writes skip the query.
+// not the thread's current one. Unfenced writes skip the query; the
+// counter is read only for a thread without an epoch.
 func (s *Store) fence(ctx context.Context, tx *sql.Tx, thread string, epoch int64) error {
 	if epoch == 0 {
 		return nil
 	}
-	var current int64
+	var current, issued int64
 	err := s.in(ctx, tx, sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.in(ctx, tx, sqlIssued).QueryRowContext(ctx).Scan(&issued)
+	}
+	if err != nil {
 		return err
 	}
-	return check.Fenced(thread, epoch, current)
+	return check.Fenced(thread, epoch, current, issued)
 }
 
 // Fence implements store.Store. BEGIN IMMEDIATE orders it with every write
@@ -641,7 +657,10 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 		return 0, err
 	}
 	defer tx.Rollback()
-	if err := s.in(ctx, tx, sqlFence).QueryRowContext(ctx, thread, time.Now().UnixMicro()).Scan(&epoch); err != nil {
+	if err := s.in(ctx, tx, sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
+		return 0, err
+	}
+	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, time.Now().UnixMicro()); err != nil {
 		return 0, err
 	}
 	return epoch, tx.Commit()

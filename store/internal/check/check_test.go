@@ -163,3 +163,28 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestFenced(t *testing.T) {
+	for _, tc := range []struct {
+		epoch, current, issued int64
+		want                   error // nil, ErrFenced or ErrInvalid
+	}{
+		{0, 0, 0, nil},
+		{0, 5, 9, nil},
+		{5, 5, 9, nil},
+		{4, 5, 9, store.ErrFenced},        // taken over
+		{5, 0, 9, store.ErrFenced},        // deleted since (or never fenced)
+		{9, 0, 9, store.ErrFenced},        // the newest epoch, of a deleted thread
+		{10, 0, 9, store.ErrInvalid},      // never handed out
+		{6, 5, 9, store.ErrInvalid},       // handed out, but not for this thread
+		{1 << 40, 5, 9, store.ErrInvalid}, // never handed out
+	} {
+		err := Fenced(strings.Repeat("t", 100), tc.epoch, tc.current, tc.issued)
+		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("Fenced(epoch %d, current %d, issued %d) = %v, want %v", tc.epoch, tc.current, tc.issued, err, tc.want)
+		}
+		if err != nil && len(err.Error()) > 300 {
+			t.Errorf("Fenced's message is %d bytes: the thread id must be clipped", len(err.Error()))
+		}
+	}
+}

@@ -692,12 +692,18 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
+	return e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it and resume, or take it over with --take-over")
+}
+
+// lockFor is lock with the advice a refusal gives, for a command whose
+// way out differs.
+func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string) (func(), int64, error) {
 	release, err := e.store.Lock(ctx, thread)
 	switch {
 	case errors.Is(err, store.ErrLocked) && takeOver:
 		release = func() error { return nil }
 	case errors.Is(err, store.ErrLocked):
-		return nil, 0, fmt.Errorf("thread %q is being run by another process: wait for it to finish, kill it and resume, or take it over with --take-over: %w", thread, err)
+		return nil, 0, fmt.Errorf("thread %q is being run by another process: %s: %w", thread, advice, err)
 	case err != nil:
 		return nil, 0, fmt.Errorf("lock thread %q: %w", thread, err)
 	}
@@ -707,6 +713,44 @@ func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func()
 		return nil, 0, fmt.Errorf("fence thread %q: %w", thread, err)
 	}
 	return func() { _ = release() }, epoch, nil
+}
+
+// DeleteThread removes a thread and everything stored for it (checkpoints,
+// pending writes, events, messages, blobs, drafts) as its writer: like
+// every command that changes a thread it takes the writer lock, so a
+// thread another live process is running is refused, unless takeOver,
+// which fences that process first. Every earlier writer stays fenced out
+// for good, also once the thread is started again. An unknown thread is
+// store.ErrNotFound, and nothing is locked or written for it.
+func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool) error {
+	if err := checkThread(thread); err != nil {
+		return err
+	}
+	// Before locking: fencing an unknown thread would leave an epoch
+	// behind. A thread without checkpoints may still hold drafts or an
+	// epoch (a run that died before its first checkpoint): Size sees
+	// them, and is cheap for such a thread.
+	_, err := e.store.Latest(ctx, thread)
+	if errors.Is(err, store.ErrNotFound) {
+		var n int64
+		if n, err = e.store.Size(ctx, thread); err == nil && n == 0 {
+			return fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, store.ErrNotFound)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("delete thread %q: %w", thread, err)
+	}
+	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over")
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = e.store.DeleteThread(ctx, thread)
+	e.cache.drop(thread)
+	if err != nil {
+		return fmt.Errorf("delete thread %q: %w", thread, err)
+	}
+	return nil
 }
 
 func checkThread(thread string) error {

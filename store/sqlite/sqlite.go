@@ -131,7 +131,12 @@ var migrations = []string{
 	INSERT INTO graph_epoch_counter (issued) SELECT coalesce(max(epoch), 0) FROM graph_epochs;`,
 }
 
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+// pragmas are every connection's. secure_delete overwrites deleted rows
+// with zeros, so a deleted thread (or a pruned checkpoint) leaves no text
+// in the file; journal_size_limit(0) cuts the WAL back to its live frames
+// whenever it starts over, so none lingers there either.
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+	"&_pragma=secure_delete(1)&_pragma=journal_size_limit(0)"
 
 // Store is safe for concurrent use, and several processes may open the same file.
 type Store struct {
@@ -937,7 +942,30 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	if deleted == 0 {
 		return store.ErrNotFound
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.wipeWAL(ctx)
+	return nil
+}
+
+// wipeWAL folds the WAL into the file and empties it, so that the rows a
+// delete zeroed in the file do not live on in the WAL's older frames. Best
+// effort, and it waits for readers only briefly: while another connection
+// is in the middle of a read the WAL cannot start over, and then
+// journal_size_limit cuts it when it does.
+func (s *Store) wipeWAL(ctx context.Context) {
+	conn, err := s.w.Conn(ctx) // the write pool's one connection
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 100`); err != nil {
+		return
+	}
+	var busy, log, done int
+	_ = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
+	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`) // as in pragmas
 }
 
 // Prune implements store.Store, in one BEGIN IMMEDIATE transaction: no

@@ -138,13 +138,20 @@ var migrations = []string{
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
 	"&_pragma=secure_delete(1)&_pragma=journal_size_limit(0)"
 
+// readOnlyPragmas are the connections' of a store this process cannot
+// write (see access).
+const readOnlyPragmas = "_pragma=busy_timeout(5000)&_pragma=query_only(1)"
+
 // Store is safe for concurrent use, and several processes may open the same file.
 type Store struct {
 	path  string // as given, for messages
 	locks string // absolute: a later chdir must not move the locks
-	w     pool   // one connection: SQLite has one writer at a time anyway
-	r     pool
-	hook  atomic.Pointer[func(stage string)]
+	// readOnly says why this process cannot write the file (see access);
+	// empty when it can.
+	readOnly string
+	w        pool // one connection: SQLite has one writer at a time anyway
+	r        pool
+	hook     atomic.Pointer[func(stage string)]
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -286,23 +293,44 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: create its directory: %w; choose a writable location", path, err)
 	}
-	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
-	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?"
-	if err := inspect(ctx, path, uri); err != nil {
+	if err := create(path); err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, locks: abs + ".locks"}
+	params, readOnly, err := access(path)
+	if err != nil {
+		return nil, err
+	}
+	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
+	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params
+	version, err := inspect(ctx, path, uri)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly}
+	conns := pragmas
+	if readOnly != "" {
+		// No journal_mode: a read-only connection must not try to set it.
+		conns = readOnlyPragmas
+		switch {
+		case version == 0:
+			return nil, fmt.Errorf("open sqlite store %s: it is not a rewind store yet, and %s", path, readOnly)
+		case version < schemaVersion:
+			return nil, fmt.Errorf("open sqlite store %s: it was written by an older rewind (store schema %d, this binary writes %d) and needs an upgrade, but %s", path, version, schemaVersion, readOnly)
+		}
+	}
 	// BEGIN IMMEDIATE takes the write lock up front, so a transaction never
 	// fails half-way because another process started writing.
-	if s.w.DB, err = sql.Open("sqlite", uri+pragmas+"&_txlock=immediate"); err != nil {
+	if s.w.DB, err = sql.Open("sqlite", uri+conns+"&_txlock=immediate"); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.w.SetMaxOpenConns(1)
-	if err := s.migrate(ctx); err != nil {
-		s.w.Close()
-		return nil, err
+	if readOnly == "" {
+		if err := s.migrate(ctx); err != nil {
+			s.w.Close()
+			return nil, err
+		}
 	}
-	if s.r.DB, err = sql.Open("sqlite", uri+pragmas+"&_pragma=query_only(1)"); err != nil {
+	if s.r.DB, err = sql.Open("sqlite", uri+conns+"&_pragma=query_only(1)"); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -325,56 +353,59 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// inspect checks an existing file through a read-only connection, before
-// anything (such as switching it to WAL) can change it.
-func inspect(ctx context.Context, path, uri string) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Private from the start: states hold conversations. SQLite gives
-		// its -wal and -shm files the same mode.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			return f.Close()
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
-		}
-		fi, err = os.Stat(path)
+// create makes the store's file when it is missing.
+func create(path string) error {
+	// Private from the start: states hold conversations. SQLite gives its
+	// -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
 	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
+	}
+	return nil
+}
+
+// inspect checks the file through a read-only connection, before anything
+// (such as switching it to WAL) can change it, and returns its store
+// schema version (0: a new file).
+func inspect(ctx context.Context, path, uri string) (int, error) {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: %w", path, err)
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
+		return 0, fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
 	}
 	if fi.Size() == 0 {
-		return nil
+		return 0, nil
 	}
 	db, err := sql.Open("sqlite", uri+"_pragma=busy_timeout(5000)&_pragma=query_only(1)")
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: %w", path, err)
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	defer db.Close()
 	var tables, ours int
 	err = db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'rewind_store_schema')
 		FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &ours)
 	if code(err) == sqlite3.SQLITE_NOTADB {
-		return fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
+		return 0, fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
 	}
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
 	}
 	if ours == 0 {
 		if tables > 0 {
-			return fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
+			return 0, fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
 		}
-		return nil
+		return 0, nil
 	}
 	var v int
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
-		return fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
 	}
-	return checkVersion(path, v)
+	return v, checkVersion(path, v)
 }
 
 var errNewer = errors.New("it was written by a newer rewind")
@@ -500,6 +531,15 @@ func micros(t int64) time.Time { return time.UnixMicro(t).UTC() }
 
 func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
 
+// begin starts a write transaction (BEGIN IMMEDIATE), or says why this
+// process cannot write the store.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	if s.readOnly != "" {
+		return nil, errors.New(s.readOnly)
+	}
+	return s.w.BeginTx(ctx, nil)
+}
+
 // in runs one of the write pool's statements inside tx.
 func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	return tx.StmtContext(ctx, s.w.stmts[query])
@@ -519,7 +559,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if events, err = check.Put(cp, events); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -657,7 +697,7 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 	if err := check.Text("thread id", thread); err != nil {
 		return 0, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -687,7 +727,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if err := check.Writes(w); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -922,7 +962,7 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	defer s.wrap(ctx, &err, "delete thread %v", check.Name(thread))
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -977,7 +1017,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	if err != nil {
 		return store.PruneResult{}, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return store.PruneResult{}, err
 	}
@@ -1136,7 +1176,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if err := check.Draft(d); err != nil {
 		return store.Draft{}, false, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return store.Draft{}, false, err
 	}

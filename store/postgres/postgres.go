@@ -54,6 +54,9 @@ type Store struct {
 	// it is closed rather than reused (the pool's MaxConnIdleTime).
 	maxIdle time.Duration
 
+	// privileges name the user and rewind's tables in permission errors.
+	privileges privileges
+
 	mu     sync.Mutex
 	locks  map[*pgx.Conn]struct{} // connections holding a thread lock
 	spare  []spareConn            // unlocked lock connections, most recently used last
@@ -153,6 +156,8 @@ func (s *Store) db(err error) error {
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.As(err, &pgErr) && pgErr.Code == "42501":
+		return s.deniedError(pgErr)
 	case errors.As(err, &pgErr):
 		// Input the server refuses is refused input, as in the other stores.
 		if pgErr.Code == "54000" && strings.Contains(pgErr.Message, "index row") {

@@ -12,7 +12,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Checkpoint is one stored instant of a thread.
@@ -105,6 +108,32 @@ func ContentHash(body []byte) string {
 
 // HashLen is the length of a ContentHash.
 const HashLen = 20
+
+// Name is a thread, task or operation id in a message, cut short: ids may
+// be 64 KB, and a message stays one readable line. %q and %v (and String)
+// quote it, %s does not; past 64 bytes it ends with …(N bytes).
+type Name string
+
+// nameMax is how much of an id a message keeps.
+const nameMax = 64
+
+func (n Name) String() string { return fmt.Sprintf("%q", n) }
+
+// Format implements fmt.Formatter.
+func (n Name) Format(f fmt.State, verb rune) {
+	s, rest := string(n), ""
+	if len(s) > nameMax {
+		s, rest = s[:nameMax], fmt.Sprintf("…(%d bytes)", len(n))
+		for len(s) > 0 && !utf8.ValidString(s) { // not half a character
+			s = s[:len(s)-1]
+		}
+	}
+	if verb == 's' {
+		fmt.Fprint(f, s+rest)
+		return
+	}
+	fmt.Fprint(f, strconv.Quote(s)+rest)
+}
 
 // TaskWrites are the writes of one finished task of the superstep that runs
 // from checkpoint CheckpointID. They are stored the moment the task finishes,

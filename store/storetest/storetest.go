@@ -6,6 +6,8 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Lock", testLock},
 		{"HostilePayloads", testHostilePayloads},
 		{"HostileThreadIDs", testHostileThreadIDs},
+		{"LongIDsClippedInErrors", testLongIDsInErrors},
 		{"NoAliasing", testNoAliasing},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentPuts", testConcurrent},
@@ -843,6 +846,83 @@ func testHostileThreadIDs(t *testing.T, s store.Store) {
 		if err := release(); err != nil {
 			t.Errorf("release: %v", err)
 		}
+	}
+}
+
+// Every error about a 64 KB id names it clipped (check.Name): a message
+// is one readable line, not the id again. Random ids do not compress, so
+// PostgreSQL refuses them for its index; repeated ones it stores.
+func testLongIDsInErrors(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	raw := make([]byte, 32<<10)
+	_, _ = rand.Read(raw)
+	ids := map[string]string{"repeated": strings.Repeat("x", 64<<10), "random": hex.EncodeToString(raw)}
+	ds, _ := s.(store.Drafts)
+	for name, long := range ids {
+		t.Run(name, func(t *testing.T) {
+			errs := map[string]error{}
+			call := func(what string, err error) {
+				if err != nil {
+					errs[what] = err
+				}
+			}
+			call("get", func() error { _, err := s.Get(ctx, long, 1); return err }())
+			call("latest", func() error { _, err := s.Latest(ctx, long); return err }())
+			call("chain", func() error { _, err := s.Chain(ctx, long, 1); return err }())
+			call("delete", s.DeleteThread(ctx, long))
+			call("prune", func() error { _, err := s.Prune(ctx, long, []int64{1}, nil); return err }())
+			call("missing parent", s.PutCheckpoint(ctx, checkpoint(long, 2, 1), nil))
+			call("missing checkpoint", s.PutWrites(ctx, writes(long, 1, long)))
+			call("epoch never handed out", s.PutCheckpoint(ctx, withEpoch(checkpoint(long, 1, 0), 1<<40), nil))
+			if err := s.PutCheckpoint(ctx, checkpoint(long, 1, 0), nil); err != nil {
+				call("first put", err) // PostgreSQL: too long for its index
+				t.Logf("refused: %.300s", err)
+			} else {
+				diff := checkpoint(long, 1, 0)
+				diff.State = []byte(`{"other":true}`)
+				call("conflict", s.PutCheckpoint(ctx, diff, nil))
+				put(t, s, checkpoint(long, 2, 1))
+				call("stale", s.PutCheckpoint(ctx, checkpoint(long, 1, 0), []store.Event{event("x", `{}`)}))
+				old := fence(t, s, long)
+				fence(t, s, long)
+				call("fenced", s.PutCheckpoint(ctx, withEpoch(checkpoint(long, 3, 2), old), nil))
+				call("fenced writes", s.PutWrites(ctx, writesEpoch(writes(long, 2, long), old)))
+				call("writes conflict", func() error {
+					if err := s.PutWrites(ctx, writes(long, 2, long)); err != nil {
+						return err
+					}
+					w := writes(long, 2, long)
+					w.Writes = []byte(`{"other":true}`)
+					return s.PutWrites(ctx, w)
+				}())
+				call("prune the head", func() error { _, err := s.Prune(ctx, long, []int64{2}, nil); return err }())
+				release, err := s.Lock(ctx, long)
+				if err != nil {
+					t.Fatalf("Lock: %v", err)
+				}
+				call("locked", func() error { _, err := s.Lock(ctx, long); return err }())
+				release()
+			}
+			if ds != nil {
+				call("draft not found", func() error { _, err := ds.Draft(ctx, long, long); return err }())
+				call("draft invalid", func() error {
+					_, _, err := ds.CreateDraft(ctx, store.Draft{ThreadID: long, OperationID: long, Body: []byte(`{`)})
+					return err
+				}())
+			}
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			call("cancelled put", s.PutCheckpoint(cancelled, checkpoint(long, 9, 0), nil))
+			call("cancelled lock", func() error { _, err := s.Lock(cancelled, long); return err }())
+			if len(errs) < 10 {
+				t.Fatalf("only %d calls failed: the test provokes too little", len(errs))
+			}
+			for what, err := range errs {
+				if msg := err.Error(); len(msg) > 1000 || strings.Contains(msg, long[:65]) { // check.Name keeps 64 bytes
+					t.Errorf("%s: a %d-byte error for a 64 KB id; ids must be clipped (check.Name): %s…", what, len(msg), clip(msg))
+				}
+			}
+		})
 	}
 }
 

@@ -36,7 +36,7 @@ var bugs = []string{
 	"epoch too new accepted", "hook never called", "fence checked before the transaction",
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
-	"rerooted put conflicts",
+	"rerooted put conflicts", "long ids echoed",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -218,6 +218,9 @@ func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		}
 	}
 	err := b.Store.PutCheckpoint(ctx, cp, events)
+	if err != nil && b.bug == "long ids echoed" {
+		err = fmt.Errorf("put checkpoint of thread %q: %w", cp.ThreadID, err)
+	}
 	if _, ok := b.wasPruned(cp.ThreadID, cp.ID); ok && b.bug == "pruned ids reused" && errors.Is(err, store.ErrStale) {
 		return nil
 	}

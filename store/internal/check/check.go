@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -19,15 +18,7 @@ import (
 
 // Name quotes a thread, task or operation id for messages, cut short: ids
 // may be huge.
-type Name string
-
-func (n Name) String() string {
-	if len(n) > 64 {
-		// string(...): a Name slice would call String again and quote twice.
-		return fmt.Sprintf("%q…(%d bytes)", string(n[:64]), len(n))
-	}
-	return strconv.Quote(string(n))
-}
+type Name = store.Name
 
 // invalid is refused input: it matches store.ErrInvalid, and its message
 // says what is wrong without the sentinel's text.

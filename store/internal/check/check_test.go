@@ -188,3 +188,23 @@ func TestFenced(t *testing.T) {
 		}
 	}
 }
+
+func TestNameVerbs(t *testing.T) {
+	long := strings.Repeat("é", 40) // 80 bytes: the cut must not split a character
+	for _, tc := range []struct {
+		format string
+		in     string
+		want   string
+	}{
+		{"%q", "t\n", `"t\n"`},
+		{"%v", "t", `"t"`},
+		{"%s", "t", `t`},
+		{"%q", long, `"` + strings.Repeat("é", 32) + `"…(80 bytes)`},
+		{"%s", long, strings.Repeat("é", 32) + `…(80 bytes)`},
+		{"%s", strings.Repeat("a", 63) + "é", strings.Repeat("a", 63) + `…(65 bytes)`},
+	} {
+		if got := fmt.Sprintf(tc.format, Name(tc.in)); got != tc.want {
+			t.Errorf("Sprintf(%s, Name(%.10q…)) = %s, want %s", tc.format, tc.in, got, tc.want)
+		}
+	}
+}

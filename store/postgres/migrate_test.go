@@ -283,4 +283,17 @@ func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
 	if got := query(t, dbURL, `select thread_id || ' ' || epoch from graph_epochs`); len(got) != 1 || got[0] != "t 2" {
 		t.Errorf("graph_epochs = %q, want [t 2]", got)
 	}
+	// The epoch counter outlives the thread and the process.
+	if err := s2.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	s3, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if e, err := s3.Fence(ctx, "t"); err != nil || e != 3 {
+		t.Errorf("Fence of a deleted thread after reopening = %d, %v; want 3", e, err)
+	}
 }

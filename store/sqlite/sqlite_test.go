@@ -253,6 +253,17 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Errorf("Writes = %v, %v", ws, err)
 	}
 	wantIs(t, s.PutCheckpoint(ctx, cp(1, 0), []store.Event{{Type: "b"}}), store.ErrConflict)
+
+	// The epoch counter outlives the thread and the process: a deleted
+	// thread's next writer gets a higher epoch after a restart too.
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path)
+	if e, err := s.Fence(ctx, "t"); err != nil || e != 3 {
+		t.Errorf("Fence of a deleted thread after reopening = %d, %v; want 3", e, err)
+	}
 }
 
 func TestLockAcrossHandles(t *testing.T) {

@@ -107,49 +107,56 @@ func TestDeletedThreadLeavesNoText(t *testing.T) {
 
 // While another process is in the middle of a read, the WAL cannot start
 // over at once, so the deleted text stays in its older frames for a
-// while; once the reader is done and
-// the WAL has been folded into the file, the next write cuts the WAL back
-// and the text is gone.
+// while; once the reader is done, the store's next write empties the WAL
+// first, and the text is gone. So does closing the store.
 func TestDeletedThreadTextGoesOnceReadersLeave(t *testing.T) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	sentinel := "SENTINEL" + hex.EncodeToString(b[:])
-	path := filepath.Join(t.TempDir(), "rewind.db")
-	s := open(t, path)
-	ctx := t.Context()
-	thread := secretThread(t, s, sentinel)
+	for _, then := range []string{"next write", "close"} {
+		t.Run(then, func(t *testing.T) {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			sentinel := "SENTINEL" + hex.EncodeToString(b[:])
+			path := filepath.Join(t.TempDir(), "rewind.db")
+			s := open(t, path)
+			ctx := t.Context()
+			thread := secretThread(t, s, sentinel)
 
-	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM graph_checkpoints`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteThread(ctx, thread); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), `COMMIT`); err != nil {
-		t.Fatal(err)
-	}
-	// What SQLite does by itself every 1,000 pages of WAL.
-	if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "other", ID: 1, State: []byte(`{}`)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := leaks(t, path, sentinel); len(got) > 0 {
-		t.Errorf("the deleted thread's text is still in %s", strings.Join(got, ", "))
+			other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			conn, err := other.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM graph_checkpoints`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteThread(ctx, thread); err != nil {
+				t.Fatal(err)
+			}
+			if got := leaks(t, path, sentinel); len(got) == 0 {
+				t.Fatal("the text is gone while a reader kept the WAL from starting over: the test cannot see what it tests")
+			}
+			if _, err := conn.ExecContext(context.Background(), `COMMIT`); err != nil {
+				t.Fatal(err)
+			}
+			if then == "close" {
+				err = s.Close() // other keeps the file open: the WAL stays
+			} else {
+				err = s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "other", ID: 1, State: []byte(`{}`)}, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := leaks(t, path, sentinel); len(got) > 0 {
+				t.Errorf("after the reader left and the %s, the deleted thread's text is still in %s", then, strings.Join(got, ", "))
+			}
+		})
 	}
 }

@@ -133,10 +133,9 @@ var migrations = []string{
 
 // pragmas are every connection's. secure_delete overwrites deleted rows
 // with zeros, so a deleted thread (or a pruned checkpoint) leaves no text
-// in the file; journal_size_limit(0) cuts the WAL back to its live frames
-// whenever it starts over, so none lingers there either.
+// in the file (DeleteThread empties the WAL too: see wipeWAL).
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
-	"&_pragma=secure_delete(1)&_pragma=journal_size_limit(0)"
+	"&_pragma=secure_delete(1)"
 
 // readOnlyPragmas are the connections' of a store this process cannot
 // write (see access).
@@ -152,6 +151,9 @@ type Store struct {
 	w        pool // one connection: SQLite has one writer at a time anyway
 	r        pool
 	hook     atomic.Pointer[func(stage string)]
+	// unwiped is set when a reader kept wipeWAL from emptying the WAL
+	// after a delete: the next write transaction, or Close, tries again.
+	unwiped atomic.Bool
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -536,6 +538,9 @@ func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id 
 func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 	if s.readOnly != "" {
 		return nil, errors.New(s.readOnly)
+	}
+	if s.unwiped.Load() {
+		s.wipeWAL(ctx)
 	}
 	return s.w.BeginTx(ctx, nil)
 }
@@ -990,11 +995,12 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 }
 
 // wipeWAL folds the WAL into the file and empties it, so that the rows a
-// delete zeroed in the file do not live on in the WAL's older frames. Best
-// effort, and it waits for readers only briefly: while another connection
-// is in the middle of a read the WAL cannot start over, and then
-// journal_size_limit cuts it when it does.
+// delete zeroed in the file do not live on in the WAL's older frames. It
+// waits for readers only briefly: while another connection is in the
+// middle of a read the WAL cannot start over, and then unwiped has the
+// next write transaction (or Close) try again.
 func (s *Store) wipeWAL(ctx context.Context) {
+	s.unwiped.Store(true)
 	conn, err := s.w.Conn(ctx) // the write pool's one connection
 	if err != nil {
 		return
@@ -1004,8 +1010,11 @@ func (s *Store) wipeWAL(ctx context.Context) {
 		return
 	}
 	var busy, log, done int
-	_ = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
+	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
 	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`) // as in pragmas
+	if err == nil && busy == 0 {
+		s.unwiped.Store(false)
+	}
 }
 
 // Prune implements store.Store, in one BEGIN IMMEDIATE transaction: no
@@ -1239,6 +1248,9 @@ func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft,
 }
 
 func (s *Store) Close() error {
+	if s.unwiped.Load() && s.w.DB != nil {
+		s.wipeWAL(context.Background())
+	}
 	var errs []error
 	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {
 		if db != nil {

@@ -1,31 +1,30 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
-	"rewind/store"
 )
 
 func newRmCmd() *cobra.Command {
 	var spec string
-	var asJSON bool
+	var asJSON, takeOver bool
 	c := &cobra.Command{
-		Use:     "rm T",
-		Short:   "delete every row of thread T (checkpoints, writes, events, messages, drafts)",
-		Example: `  rewind rm ticket-1`,
-		Args:    between(1, 1),
+		Use:   "rm T",
+		Short: "delete every row of thread T (checkpoints, writes, events, messages, drafts)",
+		Example: `  rewind rm ticket-1
+  rewind rm ticket-1 --take-over   # its run is stuck: fence it out, then delete`,
+		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			out, thread := c.OutOrStdout(), args[0]
 			return withEngine(c.Context(), spec, func(e *engine.Engine) error {
-				if err := e.Store().DeleteThread(c.Context(), thread); err != nil {
-					if errors.Is(err, store.ErrNotFound) {
-						return fmt.Errorf("thread %q not found: list threads with `rewind threads`", thread)
-					}
-					return fmt.Errorf("delete thread %q: %w", thread, err)
+				// As the thread's writer: a live run is refused (or, with
+				// --take-over, fenced out for good) rather than deleted
+				// under its feet.
+				if err := e.DeleteThread(c.Context(), thread, takeOver); err != nil {
+					return err
 				}
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "deleted": true})
@@ -37,5 +36,6 @@ func newRmCmd() *cobra.Command {
 	}
 	addStore(c, &spec)
 	addJSON(c, &asJSON)
+	c.Flags().BoolVar(&takeOver, "take-over", false, "delete a thread another live process is running; that process is fenced out")
 	return c
 }

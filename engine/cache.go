@@ -82,3 +82,16 @@ func (c *cache) put(cp Checkpoint, meta, state []byte) {
 		delete(c.items, old)
 	}
 }
+
+// drop forgets every checkpoint of a thread (deleted: its text should not
+// linger in this process either).
+func (c *cache) drop(thread string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.items {
+		if k.thread == thread {
+			c.order.Remove(e.pos)
+			delete(c.items, k)
+		}
+	}
+}

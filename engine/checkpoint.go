@@ -119,7 +119,7 @@ var (
 // target. It never half-reads: a newer, unknown or corrupt document is an
 // error.
 func (g *Graph) decodeLegacy(row store.Checkpoint, target int) (Checkpoint, error) {
-	where := fmt.Sprintf("checkpoint %d of thread %q", row.ID, row.ThreadID)
+	where := fmt.Sprintf("checkpoint %d of thread %q", row.ID, threadName(row.ThreadID))
 	dec := json.NewDecoder(bytes.NewReader(row.State))
 	dec.UseNumber()
 	var doc map[string]any

@@ -198,8 +198,7 @@ type PendingError struct {
 var ErrPending = errors.New("thread has pending tasks")
 
 func (e *PendingError) Error() string {
-	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s): finish them with `rewind resume %s`, branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`, or drop them with `rewind discard %s`",
-		e.Thread, len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks), e.Thread, e.Thread, e.Thread)
+	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s): finish them with `rewind resume %s`, branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`, or drop them with `rewind discard %s`", threadName(e.Thread), len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks), threadName(e.Thread), threadName(e.Thread), threadName(e.Thread))
 }
 
 // Is makes errors.Is(err, ErrPending) work.
@@ -260,7 +259,7 @@ func (e *Engine) Store() store.Store { return e.store }
 // Run starts a new turn on a thread (creating it when new) with input.
 func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunConfig) (Result, error) {
 	if len(input) == 0 {
-		return Result{}, fmt.Errorf("run on thread %q: %w: give the message to send", thread, ErrEmptyInput)
+		return Result{}, fmt.Errorf("run on thread %q: %w: give the message to send", threadName(thread), ErrEmptyInput)
 	}
 	if err := checkThread(thread); err != nil {
 		return Result{}, err
@@ -296,10 +295,10 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 // checkpoint are superseded by the new turn (recorded as discarded).
 func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (Result, error) {
 	if checkpoint <= 0 {
-		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", thread, ErrNoCheckpoint, thread)
+		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
 	}
 	if len(input) == 0 {
-		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", thread, checkpoint, ErrEmptyInput)
+		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", threadName(thread), checkpoint, ErrEmptyInput)
 	}
 	base, release, epoch, err := e.lockAt(ctx, thread, checkpoint, cfg)
 	if err != nil {
@@ -308,7 +307,7 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	defer release()
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil {
-		return Result{}, fmt.Errorf("fork thread %q: %w", thread, err)
+		return Result{}, fmt.Errorf("fork thread %q: %w", threadName(thread), err)
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID}
 	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
@@ -339,7 +338,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 		return Result{}, err
 	}
 	if len(cp.Tasks) == 0 {
-		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", thread, ErrNothingToResume, cp.ID, thread)
+		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", threadName(thread), ErrNothingToResume, cp.ID, threadName(thread))
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
@@ -352,7 +351,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 // continuation yet.
 func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, cfg RunConfig) (Result, error) {
 	if checkpoint <= 0 {
-		return Result{}, fmt.Errorf("resume thread %q: %w", thread, ErrNoCheckpoint)
+		return Result{}, fmt.Errorf("resume thread %q: %w", threadName(thread), ErrNoCheckpoint)
 	}
 	cp, release, epoch, err := e.lockAt(ctx, thread, checkpoint, cfg)
 	if err != nil {
@@ -360,11 +359,11 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 	}
 	defer release()
 	if len(cp.Tasks) == 0 {
-		return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it has no pending tasks; fork from it to continue with new input", thread, checkpoint, ErrNothingToResume)
+		return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it has no pending tasks; fork from it to continue with new input", threadName(thread), checkpoint, ErrNothingToResume)
 	}
 	rows, err := e.store.History(ctx, thread, 0, 0)
 	if err != nil {
-		return Result{}, fmt.Errorf("read history of thread %q: %w", thread, err)
+		return Result{}, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
 	}
 	for _, row := range rows {
 		if row.ParentID != checkpoint {
@@ -376,7 +375,7 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			return Result{}, err
 		}
 		if child.Source != SourceFork {
-			return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d; resume that branch's head (see `rewind log %s`) or fork from %d", thread, checkpoint, ErrNothingToResume, row.ID, thread, checkpoint)
+			return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d; resume that branch's head (see `rewind log %s`) or fork from %d", threadName(thread), checkpoint, ErrNothingToResume, row.ID, threadName(thread), checkpoint)
 		}
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
@@ -394,7 +393,7 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 		return Checkpoint{}, err
 	}
 	if asNode != "" && !e.graph.HasNode(asNode) {
-		return Checkpoint{}, fmt.Errorf("update thread %q: %w %q (nodes: %s)", thread, ErrUnknownNode, asNode, strings.Join(e.graph.Nodes(), ", "))
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w %q (nodes: %s)", threadName(thread), ErrUnknownNode, asNode, strings.Join(e.graph.Nodes(), ", "))
 	}
 	if checkpoint != 0 {
 		if _, err := e.Get(ctx, thread, checkpoint); err != nil {
@@ -408,12 +407,12 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 	defer release()
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w", threadName(thread), err)
 	}
 	var base Checkpoint
 	if checkpoint == 0 {
 		if latest.ID != 0 {
-			return Checkpoint{}, fmt.Errorf("update thread %q: %w: the thread exists, name the checkpoint to update (latest is %d)", thread, ErrNoCheckpoint, latest.ID)
+			return Checkpoint{}, fmt.Errorf("update thread %q: %w: the thread exists, name the checkpoint to update (latest is %d)", threadName(thread), ErrNoCheckpoint, latest.ID)
 		}
 		base = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
 	} else if base, err = e.Get(ctx, thread, checkpoint); err != nil {
@@ -422,14 +421,14 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID}
 	values, err := e.graph.apply(base.Values, writes)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+		return Checkpoint{}, fmt.Errorf("update thread %q: %w", threadName(thread), err)
 	}
 	id := r.lastID + 1
 	var tasks []Task
 	if asNode != "" {
 		targets, err := e.graph.next([]string{asNode}, values)
 		if err != nil {
-			return Checkpoint{}, fmt.Errorf("update thread %q: %w", thread, err)
+			return Checkpoint{}, fmt.Errorf("update thread %q: %w", threadName(thread), err)
 		}
 		tasks = tasksFor(thread, id, base.Step+1, targets)
 	} else {
@@ -460,7 +459,7 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 		return Checkpoint{}, err
 	}
 	if len(base.Tasks) == 0 {
-		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", thread, ErrNothingToResume, base.ID)
+		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
 	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
@@ -477,12 +476,12 @@ func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, 
 	rows, err := e.store.Chain(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, lerr := e.store.Latest(ctx, thread); errors.Is(lerr, store.ErrNotFound) {
-			return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+			return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
 		}
-		return Checkpoint{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, thread, thread, err)
+		return Checkpoint{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, threadName(thread), threadName(thread), err)
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, thread, err)
+		return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
 	return e.read(ctx, rows)
 }
@@ -507,10 +506,10 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) {
 	row, err := e.store.Latest(ctx, thread)
 	if errors.Is(err, store.ErrNotFound) {
-		return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+		return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("read thread %q: %w", thread, err)
+		return Checkpoint{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
 	}
 	if cp, ok := e.cache.get(row); ok {
 		return cp, nil
@@ -528,7 +527,7 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 func (e *Engine) History(ctx context.Context, thread string, before int64, limit int) ([]Checkpoint, error) {
 	rows, err := e.store.History(ctx, thread, before, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read history of thread %q: %w", thread, err)
+		return nil, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
 	}
 	out := make([]Checkpoint, 0, len(rows))
 	for _, row := range rows {
@@ -549,7 +548,7 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 	}
 	var m listing
 	if err := json.Unmarshal(row.Meta, &m); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, row.ThreadID, ErrCorrupt, err)
+		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
 	}
 	p := parsedRow{row: row, meta: m}
 	cp := p.checkpoint(g)
@@ -565,9 +564,9 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Checkpoint, error) {
 	if _, err := e.store.Get(ctx, thread, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, thread, thread, err)
+			return nil, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, threadName(thread), threadName(thread), err)
 		}
-		return nil, fmt.Errorf("read checkpoint %d of thread %q: %w", id, thread, err)
+		return nil, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
 	all, err := e.History(ctx, thread, id+1, 0)
 	if err != nil {
@@ -581,11 +580,11 @@ func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Chec
 	for next := id; next != 0; {
 		cp, ok := byID[next]
 		if !ok {
-			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is missing: %w", thread, chain[len(chain)-1].ID, next, ErrCorrupt)
+			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is missing: %w", threadName(thread), chain[len(chain)-1].ID, next, ErrCorrupt)
 		}
 		chain = append(chain, cp)
 		if cp.ParentID >= cp.ID {
-			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is not older: %w", thread, cp.ID, cp.ParentID, ErrCorrupt)
+			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is not older: %w", threadName(thread), cp.ID, cp.ParentID, ErrCorrupt)
 		}
 		next = cp.ParentID
 	}
@@ -609,13 +608,13 @@ type TaskWrites struct {
 func (e *Engine) PendingWrites(ctx context.Context, thread string, id int64) ([]TaskWrites, error) {
 	rows, err := e.store.Writes(ctx, thread, id)
 	if err != nil {
-		return nil, fmt.Errorf("read pending writes of checkpoint %d on thread %q: %w", id, thread, err)
+		return nil, fmt.Errorf("read pending writes of checkpoint %d on thread %q: %w", id, threadName(thread), err)
 	}
 	out := make([]TaskWrites, 0, len(rows))
 	for _, row := range rows {
 		var tw TaskWrites
 		if err := json.Unmarshal(row.Writes, &tw); err != nil {
-			return nil, fmt.Errorf("pending writes of task %s at checkpoint %d on thread %q are corrupt (%v): delete the thread or fork from an earlier checkpoint: %w", row.TaskID, id, thread, err, ErrCorrupt)
+			return nil, fmt.Errorf("pending writes of task %s at checkpoint %d on thread %q are corrupt (%v): delete the thread or fork from an earlier checkpoint: %w", row.TaskID, id, threadName(thread), err, ErrCorrupt)
 		}
 		tw.Task = row.TaskID
 		out = append(out, tw)
@@ -630,13 +629,13 @@ func (e *Engine) PendingWrites(ctx context.Context, thread string, id int64) ([]
 func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, error) {
 	rows, err := e.store.Events(ctx, thread, id)
 	if err != nil {
-		return nil, fmt.Errorf("read events of thread %q: %w", thread, err)
+		return nil, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
 	}
 	byCP := map[int64][]Event{}
 	for _, row := range rows {
 		var ev Event
 		if err := json.Unmarshal(row.Payload, &ev); err != nil {
-			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, thread, err, ErrCorrupt)
+			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, threadName(thread), err, ErrCorrupt)
 		}
 		ev.Thread, ev.Checkpoint, ev.Seq, ev.Type = thread, row.CheckpointID, row.Seq, row.Type
 		byCP[row.CheckpointID] = append(byCP[row.CheckpointID], ev)
@@ -645,7 +644,7 @@ func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, 
 	if id == 0 {
 		listed, err := e.store.History(ctx, thread, 0, 0)
 		if err != nil {
-			return nil, fmt.Errorf("read events of thread %q: %w", thread, err)
+			return nil, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
 		}
 		ids = ids[:0]
 		for _, l := range slices.Backward(listed) {
@@ -678,13 +677,13 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 		return nil, nil // no such checkpoint, or stored before calls moved
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, thread, err)
+		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
 	var doc struct {
 		Groups []writeGroup `json:"writes"`
 	}
 	if err := json.Unmarshal(row.State, &doc); err != nil {
-		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, thread, ErrCorrupt, err)
+		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
 	var out []Event
 	for _, g := range doc.Groups {
@@ -738,22 +737,70 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
+	return e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it and resume, or take it over with --take-over")
+}
+
+// lockFor is lock with the advice a refusal gives, for a command whose
+// way out differs.
+func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string) (func(), int64, error) {
 	release, err := e.store.Lock(ctx, thread)
 	switch {
 	case errors.Is(err, store.ErrLocked) && takeOver:
 		release = func() error { return nil }
 	case errors.Is(err, store.ErrLocked):
-		return nil, 0, fmt.Errorf("thread %q is being run by another process: wait for it to finish, kill it and resume, or take it over with --take-over: %w", thread, err)
+		return nil, 0, fmt.Errorf("thread %q is being run by another process: %s: %w", threadName(thread), advice, err)
 	case err != nil:
-		return nil, 0, fmt.Errorf("lock thread %q: %w", thread, err)
+		return nil, 0, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
 	epoch, err := e.store.Fence(ctx, thread)
 	if err != nil {
 		_ = release()
-		return nil, 0, fmt.Errorf("fence thread %q: %w", thread, err)
+		return nil, 0, fmt.Errorf("fence thread %q: %w", threadName(thread), err)
 	}
 	return func() { _ = release() }, epoch, nil
 }
+
+// DeleteThread removes a thread and everything stored for it (checkpoints,
+// pending writes, events, messages, blobs, drafts) as its writer: like
+// every command that changes a thread it takes the writer lock, so a
+// thread another live process is running is refused, unless takeOver,
+// which fences that process first. Every earlier writer stays fenced out
+// for good, also once the thread is started again. An unknown thread is
+// store.ErrNotFound, and nothing is locked or written for it.
+func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool) error {
+	if err := checkThread(thread); err != nil {
+		return err
+	}
+	// Before locking: fencing an unknown thread would leave an epoch
+	// behind. A thread without checkpoints may still hold drafts or an
+	// epoch (a run that died before its first checkpoint): Size sees
+	// them, and is cheap for such a thread.
+	_, err := e.store.Latest(ctx, thread)
+	if errors.Is(err, store.ErrNotFound) {
+		var n int64
+		if n, err = e.store.Size(ctx, thread); err == nil && n == 0 {
+			return fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
+	}
+	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over")
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = e.store.DeleteThread(ctx, thread)
+	e.cache.drop(thread)
+	if err != nil {
+		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
+	}
+	return nil
+}
+
+// threadName is a thread id in a message: %q quotes it, %s does not, and
+// both cut a long one short (ids may be 64 KB; a message stays one line).
+func threadName(thread string) store.Name { return store.Name(thread) }
 
 func checkThread(thread string) error {
 	if strings.TrimSpace(thread) == "" {

@@ -108,21 +108,21 @@ const prunePage = 500
 // changes nothing.
 func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (PruneResult, error) {
 	if err := policy.Validate(); err != nil {
-		return PruneResult{}, fmt.Errorf("prune thread %q: %w", thread, err)
+		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}
 	// Before locking: fencing an unknown thread would leave an epoch
 	// behind. The row is not decoded: a head this rewind cannot read is
 	// kept like any head, and the rest can still be trimmed.
 	if _, err := e.store.Latest(ctx, thread); errors.Is(err, store.ErrNotFound) {
-		return PruneResult{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+		return PruneResult{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
 	} else if err != nil {
-		return PruneResult{}, fmt.Errorf("prune thread %q: %w", thread, err)
+		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}
 	if !policy.DryRun {
 		release, _, err := e.lock(ctx, thread, false)
 		if errors.Is(err, store.ErrLocked) {
 			// Not e.lock's advice: prune has no --take-over, on purpose.
-			return PruneResult{}, fmt.Errorf("prune thread %q: wait for the run to finish (or kill it), then prune again: %w", thread, store.ErrLocked)
+			return PruneResult{}, fmt.Errorf("prune thread %q: wait for the run to finish (or kill it), then prune again: %w", threadName(thread), store.ErrLocked)
 		}
 		if err != nil {
 			return PruneResult{}, err
@@ -135,11 +135,11 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 	}
 	rebase, err := e.rebases(ctx, thread, res.Rerooted, res.deltas)
 	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune thread %q: %w", thread, err)
+		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}
 	done, err := e.store.Prune(ctx, thread, res.Pruned, rebase)
 	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune %d checkpoint(s) of thread %q: %w", len(res.Pruned), thread, err)
+		return PruneResult{}, fmt.Errorf("prune %d checkpoint(s) of thread %q: %w", len(res.Pruned), threadName(thread), err)
 	}
 	res.Pruned, res.Writes, res.Events, res.Blobs = done.Deleted, done.Writes, done.Events, done.Blobs
 	res.Rerooted = make([]Reroot, len(done.Rerooted))
@@ -161,7 +161,7 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 	for before := int64(0); ; {
 		rows, err := e.store.History(ctx, thread, before, prunePage)
 		if err != nil {
-			return PruneResult{}, fmt.Errorf("prune thread %q: read its checkpoints: %w", thread, err)
+			return PruneResult{}, fmt.Errorf("prune thread %q: read its checkpoints: %w", threadName(thread), err)
 		}
 		for _, row := range rows {
 			rank++

@@ -53,7 +53,7 @@ func (r *runner) hook(point string, info HookInfo) {
 func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, source, evType string, md Metadata) (Checkpoint, error) {
 	values, err := r.e.graph.apply(parent.Values, input)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("apply input to thread %q: %w", r.thread, err)
+		return Checkpoint{}, fmt.Errorf("apply input to thread %q: %w", threadName(r.thread), err)
 	}
 	id := r.lastID + 1
 	step := parent.Step + 1
@@ -85,7 +85,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
 	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
 	if err != nil {
-		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
+		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	rows := make([]store.Event, 0, len(events))
 	for i := range events {
@@ -105,9 +105,9 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
 	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
 		if errors.Is(err, store.ErrFenced) {
-			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", r.thread, cp.ID, err)
+			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", threadName(r.thread), cp.ID, err)
 		}
-		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, r.thread, err)
+		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
 	cp.CreatedAt = r.e.now().UTC()
@@ -150,7 +150,7 @@ func (r *runner) interruptAfter(ran []string) *Interrupt {
 func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 	for steps := 0; len(cp.Tasks) > 0 && r.res.Interrupt == nil; steps++ {
 		if steps >= r.cfg.maxSteps() {
-			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", r.thread, steps, r.thread)
+			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", threadName(r.thread), steps, threadName(r.thread))
 		}
 		next, err := r.superstep(ctx, cp)
 		if err != nil {
@@ -227,7 +227,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, r.thread)
+		return Checkpoint{}, fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, threadName(r.thread))
 	}
 
 	if gate != nil {
@@ -300,11 +300,11 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	}
 	values, err := r.e.graph.apply(cp.Values, writes)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", r.thread, cp.ID, err)
+		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
 	targets, err := r.e.graph.next(ran, values)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", r.thread, cp.ID, err)
+		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
 	id := r.lastID + 1
 	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceLoop, Values: values,
@@ -337,7 +337,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool) (TaskWrites, error) {
 	fn := r.e.graph.nodes[t.Node]
 	if fn == nil {
-		return TaskWrites{}, fmt.Errorf("checkpoint %d of thread %q has a task for node %q, which this graph does not have", cp.ID, r.thread, t.Node)
+		return TaskWrites{}, fmt.Errorf("checkpoint %d of thread %q has a task for node %q, which this graph does not have", cp.ID, threadName(r.thread), t.Node)
 	}
 	start := r.e.now()
 	rec := TaskWrites{Task: t.ID, Node: t.Node}

@@ -542,7 +542,7 @@ type parsedRow struct {
 // for a row of the chain: the replay then starts from it, not the base.
 func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Checkpoint, cached func(store.Checkpoint) (Checkpoint, bool)) (Checkpoint, error) {
 	head := chain[0]
-	where := fmt.Sprintf("checkpoint %d of thread %q", head.ID, head.ThreadID)
+	where := fmt.Sprintf("checkpoint %d of thread %q", head.ID, threadName(head.ThreadID))
 	if len(head.Meta) == 0 {
 		// Written before this format: a whole document.
 		return g.decodeLegacy(head, g.SchemaVersion)
@@ -861,7 +861,7 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		p.legacy = true
 		return p, nil
 	}
-	where := fmt.Sprintf("checkpoint %d of thread %q", r.ID, r.ThreadID)
+	where := fmt.Sprintf("checkpoint %d of thread %q", r.ID, threadName(r.ThreadID))
 	var err error
 	if head {
 		err = json.Unmarshal(r.Meta, &p.meta)
@@ -1055,16 +1055,16 @@ func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (S
 	if at == 0 {
 		head, err := e.store.Latest(ctx, thread)
 		if errors.Is(err, store.ErrNotFound) {
-			return StoredMessage{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", thread, err)
+			return StoredMessage{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
 		}
 		if err != nil {
-			return StoredMessage{}, fmt.Errorf("read thread %q: %w", thread, err)
+			return StoredMessage{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
 		}
 		at = head.ID
 	}
 	found, err := e.store.MessagesAt(ctx, thread, index)
 	if err != nil {
-		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, thread, err)
+		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, threadName(thread), err)
 	}
 	chain, err := e.Ancestors(ctx, thread, at)
 	if err != nil {
@@ -1087,14 +1087,13 @@ func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (S
 	}
 	switch {
 	case len(found) == 0:
-		return StoredMessage{}, fmt.Errorf("thread %q has no message #%d: see its messages with `rewind show %s`: %w", thread, index, thread, store.ErrNotFound)
+		return StoredMessage{}, fmt.Errorf("thread %q has no message #%d: see its messages with `rewind show %s`: %w", threadName(thread), index, threadName(thread), store.ErrNotFound)
 	case len(pick) == 0:
 		var where []string
 		for _, m := range found {
 			where = append(where, fmt.Sprintf("@%d", m.CheckpointID))
 		}
-		return StoredMessage{}, fmt.Errorf("thread %q has %d different messages #%d (first stored at %s), none on the branch of @%d: name a checkpoint of the branch you mean: %w",
-			thread, len(found), index, strings.Join(where, ", "), at, store.ErrNotFound)
+		return StoredMessage{}, fmt.Errorf("thread %q has %d different messages #%d (first stored at %s), none on the branch of @%d: name a checkpoint of the branch you mean: %w", threadName(thread), len(found), index, strings.Join(where, ", "), at, store.ErrNotFound)
 	}
 	m := pick[len(pick)-1] // the newest branch point wins
 	return StoredMessage{Index: m.Index, Body: m.Body, Checkpoint: m.CheckpointID, CreatedAt: m.CreatedAt}, nil

@@ -12,7 +12,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Checkpoint is one stored instant of a thread.
@@ -106,6 +109,32 @@ func ContentHash(body []byte) string {
 // HashLen is the length of a ContentHash.
 const HashLen = 20
 
+// Name is a thread, task or operation id in a message, cut short: ids may
+// be 64 KB, and a message stays one readable line. %q and %v (and String)
+// quote it, %s does not; past 64 bytes it ends with …(N bytes).
+type Name string
+
+// nameMax is how much of an id a message keeps.
+const nameMax = 64
+
+func (n Name) String() string { return fmt.Sprintf("%q", n) }
+
+// Format implements fmt.Formatter.
+func (n Name) Format(f fmt.State, verb rune) {
+	s, rest := string(n), ""
+	if len(s) > nameMax {
+		s, rest = s[:nameMax], fmt.Sprintf("…(%d bytes)", len(n))
+		for len(s) > 0 && !utf8.ValidString(s) { // not half a character
+			s = s[:len(s)-1]
+		}
+	}
+	if verb == 's' {
+		fmt.Fprint(f, s+rest)
+		return
+	}
+	fmt.Fprint(f, strconv.Quote(s)+rest)
+}
+
 // TaskWrites are the writes of one finished task of the superstep that runs
 // from checkpoint CheckpointID. They are stored the moment the task finishes,
 // so a resume can skip the task.
@@ -164,14 +193,19 @@ type Thread struct {
 // an error matching the context's error, having done nothing.
 //
 // Fencing. A writer that takes a thread over calls Fence and writes with
-// the epoch it returned (Checkpoint.Epoch, TaskWrites.Epoch). Inside the
-// write's own transaction, after the no-op check: Epoch 0 is unfenced and
-// accepted; an Epoch lower than the thread's current one is ErrFenced and
-// nothing is written (even when the write would also conflict, be stale or
-// miss its parent); an Epoch higher than the current one was never handed
-// out and is ErrInvalid. So a redelivered identical write from a fenced
-// writer stays a harmless no-op, and a fenced writer's new work cannot
-// fork the chain. Epoch is never part of "the same content".
+// the epoch it returned (Checkpoint.Epoch, TaskWrites.Epoch). Epochs are
+// handed out from one counter per store, so an epoch never comes back: not
+// for another thread, and not for a thread id deleted and used again.
+// Inside the write's own transaction, after the no-op check: Epoch 0 is
+// unfenced and accepted; the thread's current epoch is accepted; an Epoch
+// lower than the thread's current one, or any epoch Fence handed out when
+// the thread has none now (it was deleted since), is ErrFenced and nothing
+// is written (even when the write would also conflict, be stale or miss
+// its parent); any other Epoch was never handed out for the thread and is
+// ErrInvalid. So a redelivered identical write from a fenced writer stays
+// a harmless no-op, and a fenced writer's new work cannot fork the chain,
+// nor reach the thread's next life after DeleteThread. Epoch is never part
+// of "the same content".
 type Store interface {
 	// PutCheckpoint commits a checkpoint, its events, its new messages and
 	// blobs, and the deletion of the writes it settles, in one
@@ -185,7 +219,8 @@ type Store interface {
 	//     content: the parent of a re-rooted checkpoint matches both 0 and
 	//     its RerootedFrom, so a redelivered put from before a prune and a
 	//     put of a row read back after it are both no-ops;
-	//   - an Epoch below the thread's is ErrFenced, above it ErrInvalid;
+	//   - an Epoch the thread's writers were fenced from is ErrFenced, one
+	//     never handed out for the thread ErrInvalid (see Fencing above);
 	//   - same ID with different content is ErrConflict;
 	//   - an ID lower than the thread's newest is ErrStale (pruned IDs
 	//     included: Prune keeps the newest, so IDs are never reused);
@@ -195,8 +230,8 @@ type Store interface {
 	// ErrConflict, or nil when their content is the same.
 	PutCheckpoint(ctx context.Context, cp Checkpoint, events []Event) error
 	// PutWrites stores one finished task's writes at once. In this order:
-	// same key and same content is a no-op; an Epoch below the thread's is
-	// ErrFenced, above it ErrInvalid; different content is ErrConflict; the
+	// same key and same content is a no-op; a fenced Epoch is ErrFenced, one
+	// never handed out ErrInvalid; different content is ErrConflict; the
 	// checkpoint must exist in the same thread (ErrNotFound).
 	PutWrites(ctx context.Context, w TaskWrites) error
 
@@ -243,16 +278,22 @@ type Store interface {
 	// bytewise.
 	Threads(ctx context.Context) ([]Thread, error)
 	// Fence makes the caller the thread's newest writer: it atomically
-	// increments the thread's writer epoch and returns it (1 the first
-	// time). Writes carrying a lower epoch are refused from then on. The
-	// epoch is stored (it survives restarts) and needs no checkpoint; only
-	// DeleteThread removes it.
+	// hands out a new epoch, higher than every epoch the store handed out
+	// before for any thread (1 the first time in a new store), makes it the
+	// thread's writer epoch and returns it. Writes carrying a lower epoch
+	// are refused from then on. The epoch and the counter are stored (they
+	// survive restarts); the epoch needs no checkpoint.
 	Fence(ctx context.Context, thread string) (epoch int64, err error)
 
 	// DeleteThread removes every row of a thread in every table, in one
 	// transaction: checkpoints, writes, events, messages, blobs, drafts and
-	// its writer epoch. A thread with none of these is ErrNotFound. Other threads are
-	// untouched, and the thread can start afresh at ID 1.
+	// its writer epoch. A thread with none of these is ErrNotFound. Other
+	// threads are untouched, and the thread can start afresh at ID 1. The
+	// store's epoch counter stays, so every writer that fenced the thread
+	// before is fenced out of it for good (ErrFenced), also once a new
+	// writer fences it again; nothing of the thread, its id included, is
+	// kept. A write in flight that fenced the thread commits before the
+	// delete or is refused.
 	DeleteThread(ctx context.Context, thread string) error
 
 	// Prune deletes some checkpoints of a thread to reclaim space, in one

@@ -46,14 +46,14 @@ func (b engineBackend) ListDrafts(ctx context.Context, thread string) ([]store.D
 	return d.ListDrafts(ctx, thread)
 }
 
+// DeleteThread deletes as the thread's writer: a thread a run holds is
+// refused, not deleted under it.
 func (b engineBackend) DeleteThread(ctx context.Context, thread string) error {
-	if err := b.Store().DeleteThread(ctx, thread); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("thread %q is already gone", thread)
-		}
-		return fmt.Errorf("delete thread %q: %w", thread, err)
+	err := b.Engine.DeleteThread(ctx, thread, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("thread %v is already gone", store.Name(thread))
 	}
-	return nil
+	return err
 }
 
 // detail is everything shown about one checkpoint, loaded in a tea.Cmd.

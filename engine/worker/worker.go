@@ -20,6 +20,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
+	"rewind/store"
 )
 
 // Ops a worker performs.
@@ -181,10 +182,10 @@ func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool,
 		gate = gate || t.Node == ticket.NodeApproval
 	}
 	if !ok || !gate {
-		return fmt.Errorf("thread %q: %w at checkpoint %d; see `rewind show %s`", thread, ErrNoApprovalPending, cp.ID, thread)
+		return fmt.Errorf("thread %q: %w at checkpoint %d; see `rewind show %s`", store.Name(thread), ErrNoApprovalPending, cp.ID, store.Name(thread))
 	}
 	if !approved && reason == "" {
-		return fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", thread)
+		return fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", store.Name(thread))
 	}
 	if by == "" {
 		by = "operator"

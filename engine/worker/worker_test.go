@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,5 +206,79 @@ func TestStoppedWorkerIsFencedOutByATakeOver(t *testing.T) {
 	}
 	if latest := rows[0]; latest.ID != ob.result.Checkpoint {
 		t.Fatalf("latest checkpoint %d, the take-over finished at %d", latest.ID, ob.result.Checkpoint)
+	}
+}
+
+// Issue 11's first case with real processes: a worker running a new
+// thread is stopped with SIGSTOP mid-superstep, the thread is deleted with
+// take-over and run again by another worker, which stops before the
+// executors; the stopped worker, continued, would write its executors'
+// results and its next checkpoint on top of the new chain: it is fenced
+// out, and the new chain is untouched.
+func TestStoppedWorkerIsFencedAcrossDelete(t *testing.T) {
+	exe := buildRewind(t)
+	path := filepath.Join(t.TempDir(), "w.db")
+	ctx := context.Background()
+	spec := "sqlite:" + path
+	a, err := worker.Start(ctx, exe, []string{"worker", "run", "--thread", "d", "--input", sentence, "--store", spec, "--mock-latency", "1500ms"}, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	executors := 0
+	for m := range a.Messages() {
+		if m.Event != nil && m.Event.Type == engine.EventNodeStarted && m.Event.Node == ticket.NodeExecutor {
+			if executors++; executors == 3 {
+				break
+			}
+		}
+	}
+	if err := syscall.Kill(a.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(a.Pid(), syscall.SIGCONT)
+
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteThread(ctx, "d", false); !strings.Contains(fmt.Sprint(err), "being run by another process") {
+		t.Fatalf("DeleteThread while the worker is stopped = %v, want a refusal", err)
+	}
+	if err := e.DeleteThread(ctx, "d", true); err != nil {
+		t.Fatalf("DeleteThread with take-over: %v", err)
+	}
+	b, err := worker.Start(ctx, exe, []string{"worker", "run", "--thread", "d", "--input", sentence, "--store", spec, "--take-over", "--interrupt-before", ticket.NodeExecutor}, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := collect(b)
+	if ob.result == nil || ob.result.Status != "interrupted" {
+		t.Fatalf("the new run: %+v", ob)
+	}
+	if err := syscall.Kill(a.Pid(), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	oa := collect(a)
+	if oa.code != 1 || !strings.Contains(oa.err, "took over") {
+		got := "no result"
+		if oa.result != nil {
+			got = fmt.Sprintf("%s at checkpoint %d", oa.result.Status, oa.result.Checkpoint)
+		}
+		t.Fatalf("the stopped worker was not fenced out: code %d, %q, %s", oa.code, oa.err, got)
+	}
+	rows, err := st.History(ctx, "d", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 || rows[0].ID != ob.result.Checkpoint {
+		t.Fatalf("checkpoints %d, newest %d; want the new run's, ending at %d", len(rows), rows[0].ID, ob.result.Checkpoint)
+	}
+	if ws, err := st.Writes(ctx, "d", ob.result.Checkpoint); err != nil || len(ws) != 0 {
+		t.Errorf("the stopped worker's executor writes landed on the new run's checkpoint: %d, %v", len(ws), err)
 	}
 }

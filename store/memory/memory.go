@@ -23,6 +23,7 @@ type Store struct {
 	threads map[string]*thread
 	drafts  map[string]map[string]store.Draft // thread → operation id → draft
 	epochs  map[string]int64                  // thread → writer epoch (Fence)
+	issued  int64                             // the highest epoch Fence handed out, to any thread
 	locks   map[string]bool
 	hook    func(stage string)
 }
@@ -83,7 +84,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			return nil
 		}
 	}
-	if err := check.Fenced(cp.ThreadID, cp.Epoch, s.epochs[cp.ThreadID]); err != nil {
+	if err := check.Fenced(cp.ThreadID, cp.Epoch, s.epochs[cp.ThreadID], s.issued); err != nil {
 		return err
 	}
 	if found {
@@ -157,7 +158,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if found && check.SameJSON(ws[i].Writes, w.Writes) {
 		return nil
 	}
-	if err := check.Fenced(w.ThreadID, w.Epoch, s.epochs[w.ThreadID]); err != nil {
+	if err := check.Fenced(w.ThreadID, w.Epoch, s.epochs[w.ThreadID], s.issued); err != nil {
 		return err
 	}
 	switch {
@@ -534,8 +535,10 @@ func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.epochs[thread]++
-	return s.epochs[thread], nil
+	// Above the thread's own too, though the counter never falls behind it.
+	s.issued = max(s.issued, s.epochs[thread]) + 1
+	s.epochs[thread] = s.issued
+	return s.issued, nil
 }
 
 // SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
@@ -560,7 +563,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if old, ok := s.drafts[d.ThreadID][d.OperationID]; ok {
 		return copyDraft(old), false, nil
 	}
-	if err := check.Fenced(d.ThreadID, d.Epoch, s.epochs[d.ThreadID]); err != nil {
+	if err := check.Fenced(d.ThreadID, d.Epoch, s.epochs[d.ThreadID], s.issued); err != nil {
 		return store.Draft{}, false, err
 	}
 	if s.drafts[d.ThreadID] == nil {

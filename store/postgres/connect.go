@@ -82,6 +82,9 @@ func (t target) connectError(ctx context.Context, err error) error {
 			return t.wrap(err, "cannot connect to %s: the server refused the password; fix the password in the URL (or PGPASSWORD, ~/.pgpass)", t)
 		case "28000":
 			return t.wrap(err, "cannot connect to %s: the server refused this user; check the user name and the server's pg_hba.conf", t)
+		case "42501": // the cause first, the fix last
+			return &redacted{err: err, msg: fmt.Sprintf("postgres store: cannot connect to %s (%s): have the database's owner run GRANT CONNECT ON DATABASE %s TO %s",
+				t, t.mask(pgErr.Message), ident(t.database), ident(t.user))}
 		case "3D000":
 			return t.wrap(err, "cannot connect to %s: the database does not exist; create it (createdb -h %s -p %d -U %s %s) or name an existing one in the URL",
 				t, t.host, t.port, t.user, t.database)

@@ -104,6 +104,7 @@ var ownTables = map[string][]string{
 	"graph_epochs": {
 		"thread_id text not null", "epoch bigint not null", "fenced_at timestamp with time zone not null",
 	},
+	"graph_epoch_counter": {"issued bigint not null"},
 	"graph_messages": {
 		"thread_id text not null", "hash text not null", "idx bigint not null", "body text not null",
 		"checkpoint_id bigint not null", "created_at timestamp with time zone not null",
@@ -130,6 +131,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer pc.Release()
 	conn := pc.Conn()
+	if err := s.readPrivileges(ctx, conn); err != nil {
+		return err
+	}
+	if !s.privileges.usage && s.privileges.owner != "" {
+		return s.invisible()
+	}
 	for {
 		more, err := s.migrateStep(ctx, conn)
 		if err != nil {
@@ -178,6 +185,9 @@ select to_regclass($1) is not null,
 	if hasVersions {
 		if err := conn.QueryRow(ctx, `select coalesce(max(version), 0) from `+versionTable).Scan(&current); err != nil {
 			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42501" { // a table of rewind's this user may not read
+				return false, fmt.Errorf("postgres store: %s: cannot read the store schema version: %w", s.target, s.deniedError(pgErr))
+			}
 			if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42") { // wrong columns or types
 				return false, fmt.Errorf("postgres store: %s has a table %s that rewind did not create (%s); refusing to touch it: point rewind at an empty database: %w",
 					s.target, versionTable, pgErr.Message, ErrForeignSchema)
@@ -203,28 +213,36 @@ select to_regclass($1) is not null,
   name       text        not null,
   applied_at timestamptz not null default now()
 )`); err != nil {
-			return false, s.migrationError(err, "create "+versionTable)
+			return false, s.migrationError(err, "create "+versionTable, current)
 		}
 	}
 	m := migrations[current]
 	for _, stmt := range m.statements {
 		if err := execExt(ctx, conn, stmt); err != nil {
-			return false, s.migrationError(err, m.name)
+			return false, s.migrationError(err, m.name, current)
 		}
 	}
 	if _, err := conn.Exec(ctx, `insert into `+versionTable+` (version, name) values ($1, $2)`, m.version, m.name); err != nil {
-		return false, s.migrationError(err, m.name)
+		return false, s.migrationError(err, m.name, current)
 	}
 	if err := execExt(ctx, conn, "commit"); err != nil {
-		return false, s.migrationError(err, m.name)
+		return false, s.migrationError(err, m.name, current)
 	}
 	return true, nil
 }
 
-func (s *Store) migrationError(err error, name string) error {
+// migrationError explains why migration name failed on a store at schema
+// version current (0: a new one).
+func (s *Store) migrationError(err error, name string, current int) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-		return s.target.wrap(err, "cannot create the store's tables in %s (migration %s): permission denied; use a database the user owns or grant it CREATE on the schema", s.target, name)
+	p := s.privileges
+	if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "3F000") { // refused, or no schema to create in
+		if current == 0 {
+			return &denied{err: pgErr, msg: fmt.Sprintf("postgres store: cannot create the store's tables in %s (%s: %s): user %s may not create tables in schema %s: use a database the user owns, or have the schema's owner run GRANT USAGE, CREATE ON SCHEMA %s TO %s",
+				s.target, name, pgErr.Message, ident(p.user), ident(p.schemaOr()), ident(p.schemaOr()), ident(p.user))}
+		}
+		return &denied{err: pgErr, msg: fmt.Sprintf("postgres store: cannot apply store migration %s to %s (%s): user %s may not change rewind's tables: run rewind once as %s (the owner of rewind's tables) to upgrade the store, then, as %s: %s",
+			name, s.target, pgErr.Message, ident(p.user), ident(p.owner), ident(p.owner), p.grant())}
 	}
 	if errors.As(err, &pgErr) && pgErr.Code == "42P07" { // a table by a name a newer migration uses
 		return fmt.Errorf("postgres store: %s already has a table that store migration %s would create (%s), which rewind did not create; refusing to touch it: rename or drop it: %w",

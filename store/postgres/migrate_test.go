@@ -213,6 +213,35 @@ from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3
 	}
 }
 
+// A store from before the epoch counter (schema 5) gets one that starts
+// above every epoch handed out: a thread deleted after the upgrade and
+// started again never hands its old writers' epoch to the new one.
+func TestUpgradeSeedsEpochCounter(t *testing.T) {
+	ctx := context.Background()
+	dbURL := freshDB(t)
+	applyUpTo(t, dbURL, 5)
+	adminExec(t, dbURL, `insert into graph_epochs (thread_id, epoch) values ('a', 3), ('b', 7)`)
+	adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('b', 1, '{}')`)
+	s, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("Open of a schema 5 store: %v", err)
+	}
+	defer s.Close()
+	if err := s.DeleteThread(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Fence(ctx, "b"); err != nil || e != 8 {
+		t.Errorf("Fence of a deleted thread after the upgrade = %d, %v; want 8, above every old epoch", e, err)
+	}
+	if e, err := s.Fence(ctx, "a"); err != nil || e != 9 {
+		t.Errorf("Fence = %d, %v; want 9", e, err)
+	}
+	err = s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "b", ID: 1, State: []byte(`{}`), Epoch: 7}, nil)
+	if !errors.Is(err, store.ErrFenced) {
+		t.Errorf("a write with the deleted thread's old epoch = %v, want ErrFenced", err)
+	}
+}
+
 // A table by a newer migration's name, made by someone else in an older
 // store, is refused, not adopted.
 func TestUpgradeRefusesForeignNewTable(t *testing.T) {
@@ -253,5 +282,18 @@ func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
 	// Legible in psql during an incident.
 	if got := query(t, dbURL, `select thread_id || ' ' || epoch from graph_epochs`); len(got) != 1 || got[0] != "t 2" {
 		t.Errorf("graph_epochs = %q, want [t 2]", got)
+	}
+	// The epoch counter outlives the thread and the process.
+	if err := s2.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	s3, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if e, err := s3.Fence(ctx, "t"); err != nil || e != 3 {
+		t.Errorf("Fence of a deleted thread after reopening = %d, %v; want 3", e, err)
 	}
 }

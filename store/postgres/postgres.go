@@ -54,6 +54,9 @@ type Store struct {
 	// it is closed rather than reused (the pool's MaxConnIdleTime).
 	maxIdle time.Duration
 
+	// privileges name the user and rewind's tables in permission errors.
+	privileges privileges
+
 	mu     sync.Mutex
 	locks  map[*pgx.Conn]struct{} // connections holding a thread lock
 	spare  []spareConn            // unlocked lock connections, most recently used last
@@ -153,6 +156,8 @@ func (s *Store) db(err error) error {
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.As(err, &pgErr) && pgErr.Code == "42501":
+		return s.deniedError(pgErr)
 	case errors.As(err, &pgErr):
 		// Input the server refuses is refused input, as in the other stores.
 		if pgErr.Code == "54000" && strings.Contains(pgErr.Message, "index row") {
@@ -222,7 +227,7 @@ select count(*) from cp`
 // whyNotSQL tells why putCheckpointSQL inserted nothing: the newest id,
 // whether a checkpoint with this id holds the same parent, meta, state and
 // base, the same events (check.Put made seqs unique), whether the parent
-// exists, and the thread's writer epoch. A re-rooted checkpoint's parent
+// exists, the thread's writer epoch and the store's epoch counter. A re-rooted checkpoint's parent
 // matches both null and the parent it had (check.SameParent); a missing
 // meta matches only a missing one (check.SameMeta). Its parameters are
 // putCheckpointSQL's first seven, then $8 meta and $9 base.
@@ -238,7 +243,8 @@ select
       except
       select seq, type, payload from graph_events where thread_id = $1 and checkpoint_id = $2),
   $3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3),
-  coalesce((select epoch from graph_epochs where thread_id = $1), 0)`
+  coalesce((select epoch from graph_epochs where thread_id = $1), 0),
+  (select issued from graph_epoch_counter)`
 
 // PutCheckpoint implements store.Store.
 func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
@@ -309,14 +315,14 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		var newest *int64
 		var same *bool
 		var sameEvents, parentOK bool
-		var current int64
-		if err := s.pool.QueryRow(ctx, whyNotSQL, whyArgs...).Scan(&newest, &same, &sameEvents, &parentOK, &current); err != nil {
+		var current, issued int64
+		if err := s.pool.QueryRow(ctx, whyNotSQL, whyArgs...).Scan(&newest, &same, &sameEvents, &parentOK, &current, &issued); err != nil {
 			return s.db(err)
 		}
 		if same != nil && *same && sameEvents {
 			return nil
 		}
-		if err := check.Fenced(cp.ThreadID, cp.Epoch, current); err != nil {
+		if err := check.Fenced(cp.ThreadID, cp.Epoch, current, issued); err != nil {
 			return err
 		}
 		switch {
@@ -372,15 +378,34 @@ func (s *Store) SetTxHook(hook func(stage string)) {
 	s.hook.Store(&hook)
 }
 
+// fenceSQL hands out the next epoch of the store's counter and makes it
+// the thread's, in one statement. The thread's row is locked first: that
+// waits for its fenced writes in flight (which hold it FOR SHARE), before
+// the counter's row is locked, so they hold up fences of this thread
+// only. The counter's row lock orders concurrent fences; the next epoch
+// is above the thread's own too, in case the counter ever fell behind.
+const fenceSQL = `
+with mine as (
+  select epoch from graph_epochs where thread_id = $1 for update
+), next as (
+  update graph_epoch_counter set issued = greatest(issued, coalesce((select epoch from mine), 0)) + 1
+  returning issued
+)
+insert into graph_epochs as g (thread_id, epoch)
+select $1, issued from next
+on conflict (thread_id) do update set epoch = excluded.epoch, fenced_at = now()
+returning epoch`
+
 // Fence implements store.Store.
 func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err error) {
 	defer s.fail(&err, "fence thread %v", check.Name(thread))
 	if err := check.Text("thread id", thread); err != nil {
 		return 0, err
 	}
-	err = s.pool.QueryRow(ctx, `insert into graph_epochs as g (thread_id, epoch) values ($1, 1)
-on conflict (thread_id) do update set epoch = g.epoch + 1, fenced_at = now()
-returning epoch`, thread).Scan(&epoch)
+	err = s.pool.QueryRow(ctx, fenceSQL, thread).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) { // the counter's row is gone: someone edited the table
+		return 0, errors.New("table graph_epoch_counter has lost its one row: restore it from a backup, or insert a row with the highest epoch ever handed out")
+	}
 	return epoch, s.db(err)
 }
 
@@ -401,7 +426,8 @@ select
   (select count(*) from w),
   (select writes = $4::jsonb from graph_writes where thread_id = $1 and checkpoint_id = $2 and task_id = $3),
   exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
-  coalesce((select epoch from graph_epochs where thread_id = $1), 0)`
+  coalesce((select epoch from graph_epochs where thread_id = $1), 0),
+  (select issued from graph_epoch_counter)`
 
 // PutWrites implements store.Store.
 func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
@@ -417,8 +443,8 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		var n int
 		var same *bool
 		var cpExists bool
-		var current int64
-		err := s.pool.QueryRow(ctx, putWritesSQL, w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current)
+		var current, issued int64
+		err := s.pool.QueryRow(ctx, putWritesSQL, w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the checkpoint was deleted meanwhile
@@ -431,7 +457,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		}
 		// current is from before a Fence this statement may have waited
 		// for; then nothing below holds and the next try sees it.
-		if err := check.Fenced(w.ThreadID, w.Epoch, current); err != nil {
+		if err := check.Fenced(w.ThreadID, w.Epoch, current, issued); err != nil {
 			return err
 		}
 		switch {
@@ -697,9 +723,16 @@ from graph_checkpoints group by thread_id order by thread_id`)
 	return out, s.db(rows.Err())
 }
 
-// deleteThreadSQL deletes a thread from every table in one statement, hence
-// one transaction; writes and events go with their checkpoints (on delete
-// cascade). Messages and blobs have no foreign key (they outlive pruned
+// deleteFenceSQL starts DeleteThread's transaction: it waits for the
+// thread's fenced writes in flight (they hold its epoch row FOR SHARE
+// until they commit) and holds back new ones, so that deleteThreadSQL,
+// which takes its snapshot after it, sees everything they wrote. Once the
+// row is gone those writers are fenced (check.Fenced).
+const deleteFenceSQL = `select 1 from graph_epochs where thread_id = $1 for update`
+
+// deleteThreadSQL deletes a thread from every table in one statement;
+// writes and events go with their checkpoints (on delete cascade).
+// Messages and blobs have no foreign key (they outlive pruned
 // checkpoints), so they go explicitly.
 const deleteThreadSQL = `
 with c as (delete from graph_checkpoints where thread_id = $1 returning 1),
@@ -713,14 +746,22 @@ select (select count(*) from c) + (select count(*) from m) + (select count(*) fr
 // DeleteThread implements store.Store.
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	defer s.fail(&err, "delete thread %v", check.Name(thread))
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.db(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op after Commit
 	var n int64
-	if err := s.pool.QueryRow(ctx, deleteThreadSQL, thread).Scan(&n); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(deleteFenceSQL, thread)
+	b.Queue(deleteThreadSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return s.db(err)
 	}
 	if n == 0 {
 		return store.ErrNotFound
 	}
-	return nil
+	return s.db(tx.Commit(ctx))
 }
 
 // Prune's statements: $1 is the thread, $2 the ids as a bigint[] (one
@@ -893,7 +934,7 @@ select body, created_at, true from ins
 union all
 select body, created_at, false from graph_drafts where thread_id = $1 and operation_id = $2`
 
-const draftEpochSQL = `select coalesce((select epoch from graph_epochs where thread_id = $1), 0)`
+const draftEpochSQL = `select coalesce((select epoch from graph_epochs where thread_id = $1), 0), (select issued from graph_epoch_counter)`
 
 // CreateDraft implements store.Drafts.
 func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, created bool, err error) {
@@ -911,11 +952,11 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 		if errors.Is(err, pgx.ErrNoRows) {
 			// No draft was there and none went in: a fenced (or never
 			// handed out) epoch, or a racing insert of the key.
-			var current int64
-			if err := s.pool.QueryRow(ctx, draftEpochSQL, d.ThreadID).Scan(&current); err != nil {
+			var current, issued int64
+			if err := s.pool.QueryRow(ctx, draftEpochSQL, d.ThreadID).Scan(&current, &issued); err != nil {
 				return store.Draft{}, false, s.db(err)
 			}
-			if err := check.Fenced(d.ThreadID, d.Epoch, current); err != nil {
+			if err := check.Fenced(d.ThreadID, d.Epoch, current, issued); err != nil {
 				return store.Draft{}, false, err
 			}
 			continue

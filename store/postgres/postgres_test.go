@@ -596,6 +596,92 @@ func TestStoppedWriterIsFenced(t *testing.T) {
 	}
 }
 
+// TestStoppedWriterIsFencedAcrossDelete is issue 11's first case on the
+// store: a writer process is stopped with SIGSTOP, the thread is deleted
+// and a new writer starts it again from 1; the first writer, continued,
+// has every late write refused, though its next checkpoint would fit on
+// top of the new writer's chain. The writer is TestStoppedWriterIsFenced's.
+func TestStoppedWriterIsFencedAcrossDelete(t *testing.T) {
+	s, dbURL := openFresh(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cp1, evs1 := txKillCheckpoint(1)
+	if err := s.PutCheckpoint(ctx, cp1, evs1); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStoppedWriterIsFenced$")
+	cmd.Env = append(os.Environ(), "REWIND_FENCE_HELPER_URL="+dbURL)
+	cmd.Stderr = os.Stderr
+	orders, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out := bufio.NewScanner(stdout)
+	say := func(order, want string) {
+		t.Helper()
+		if order != "" {
+			fmt.Fprintln(orders, order)
+		}
+		if !out.Scan() || out.Text() != want {
+			t.Fatalf("worker said %q (%v), want %q", out.Text(), out.Err(), want)
+		}
+	}
+	say("", "epoch 1 <nil>")
+	say("put 2", "ok put 2")
+
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, cmd.Process.Pid)
+	late := []string{"put 3", "writes 2", "writes 1", "put 1", "put 4"}
+	for _, order := range late {
+		fmt.Fprintln(orders, order)
+	}
+
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := s.Fence(ctx, "t")
+	if err != nil || epoch <= 1 {
+		t.Fatalf("Fence after DeleteThread = %d, %v; want more than the stopped writer's 1", epoch, err)
+	}
+	var mine []store.Checkpoint
+	for id := int64(1); id <= 2; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: fmt.Appendf(nil, `{"by": "the new writer", "id": %d}`, id), Epoch: epoch}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			t.Fatalf("the new writer's put: %v", err)
+		}
+		mine = append(mine, cp)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range late {
+		say("", "fenced "+order)
+	}
+
+	h, err := s.History(ctx, "t", 0, 0)
+	if err != nil || len(h) != 2 || h[0].ID != 2 || h[1].ID != 1 {
+		t.Fatalf("history after the late writes = %d checkpoints, %v; want the new writer's 2 ← 1", len(h), err)
+	}
+	for _, cp := range mine {
+		if got, err := s.Get(ctx, "t", cp.ID); err != nil || string(got.State) != string(cp.State) {
+			t.Errorf("checkpoint %d = %s, %v; want the new writer's", cp.ID, got.State, err)
+		}
+		if ws, err := s.Writes(ctx, "t", cp.ID); err != nil || len(ws) != 0 {
+			t.Errorf("the stopped writer's late writes were stored at %d: %v, %v", cp.ID, ws, err)
+		}
+	}
+}
+
 // waitStopped waits until process pid is stopped (state T in /proc/PID/stat).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()

@@ -23,6 +23,12 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if s.readOnly != "" { // a lock directory made now would be another user's
+		return nil, errors.New(s.readOnly)
+	}
+	if err := foreignLocks(s.locks); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(s.locks, 0o700); err != nil {
 		return nil, fmt.Errorf("create the lock directory: %w; the database's directory must be writable", err)
 	}

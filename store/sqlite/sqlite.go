@@ -28,7 +28,7 @@ import (
 )
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -122,17 +122,38 @@ var migrations = []string{
 		created_at INTEGER NOT NULL, -- unix microseconds
 		PRIMARY KEY (thread_id, hash)
 	);`,
+	// 6: one epoch counter for the store, so that an epoch is never handed
+	// out twice (Store.Fence), also after DeleteThread removed a thread's
+	// row of graph_epochs. It starts above every epoch handed out so far.
+	`CREATE TABLE graph_epoch_counter (
+		issued INTEGER NOT NULL -- the highest epoch Fence handed out, to any thread
+	);
+	INSERT INTO graph_epoch_counter (issued) SELECT coalesce(max(epoch), 0) FROM graph_epochs;`,
 }
 
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+// pragmas are every connection's. secure_delete overwrites deleted rows
+// with zeros, so a deleted thread (or a pruned checkpoint) leaves no text
+// in the file (DeleteThread empties the WAL too: see wipeWAL).
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+	"&_pragma=secure_delete(1)"
+
+// readOnlyPragmas are the connections' of a store this process cannot
+// write (see access).
+const readOnlyPragmas = "_pragma=busy_timeout(5000)&_pragma=query_only(1)"
 
 // Store is safe for concurrent use, and several processes may open the same file.
 type Store struct {
 	path  string // as given, for messages
 	locks string // absolute: a later chdir must not move the locks
-	w     pool   // one connection: SQLite has one writer at a time anyway
-	r     pool
-	hook  atomic.Pointer[func(stage string)]
+	// readOnly says why this process cannot write the file (see access);
+	// empty when it can.
+	readOnly string
+	w        pool // one connection: SQLite has one writer at a time anyway
+	r        pool
+	hook     atomic.Pointer[func(stage string)]
+	// unwiped is set when a reader kept wipeWAL from emptying the WAL
+	// after a delete: the next write transaction, or Close, tries again.
+	unwiped atomic.Bool
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -175,9 +196,14 @@ const (
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
 	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlIssued       = `SELECT issued FROM graph_epoch_counter`
 	sqlPutDraft     = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	sqlFence        = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?, 1, ?)
-		ON CONFLICT (thread_id) DO UPDATE SET epoch = epoch + 1, fenced_at = excluded.fenced_at RETURNING epoch`
+	// The next epoch is above the counter and, in case the counter ever
+	// fell behind, above the thread's own.
+	sqlNextEpoch = `UPDATE graph_epoch_counter
+		SET issued = max(issued, coalesce((SELECT epoch FROM graph_epochs WHERE thread_id = ?), 0)) + 1 RETURNING issued`
+	sqlFence = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (thread_id) DO UPDATE SET epoch = ?2, fenced_at = ?3`
 
 	// Prune's statements take the ids as one JSON array (?2), a single
 	// bound parameter however many there are.
@@ -269,23 +295,44 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: create its directory: %w; choose a writable location", path, err)
 	}
-	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
-	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?"
-	if err := inspect(ctx, path, uri); err != nil {
+	if err := create(path); err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, locks: abs + ".locks"}
+	params, readOnly, err := access(path)
+	if err != nil {
+		return nil, err
+	}
+	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
+	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params
+	version, err := inspect(ctx, path, uri)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly}
+	conns := pragmas
+	if readOnly != "" {
+		// No journal_mode: a read-only connection must not try to set it.
+		conns = readOnlyPragmas
+		switch {
+		case version == 0:
+			return nil, fmt.Errorf("open sqlite store %s: it is not a rewind store yet, and %s", path, readOnly)
+		case version < schemaVersion:
+			return nil, fmt.Errorf("open sqlite store %s: it was written by an older rewind (store schema %d, this binary writes %d) and needs an upgrade, but %s", path, version, schemaVersion, readOnly)
+		}
+	}
 	// BEGIN IMMEDIATE takes the write lock up front, so a transaction never
 	// fails half-way because another process started writing.
-	if s.w.DB, err = sql.Open("sqlite", uri+pragmas+"&_txlock=immediate"); err != nil {
+	if s.w.DB, err = sql.Open("sqlite", uri+conns+"&_txlock=immediate"); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.w.SetMaxOpenConns(1)
-	if err := s.migrate(ctx); err != nil {
-		s.w.Close()
-		return nil, err
+	if readOnly == "" {
+		if err := s.migrate(ctx); err != nil {
+			s.w.Close()
+			return nil, err
+		}
 	}
-	if s.r.DB, err = sql.Open("sqlite", uri+pragmas+"&_pragma=query_only(1)"); err != nil {
+	if s.r.DB, err = sql.Open("sqlite", uri+conns+"&_pragma=query_only(1)"); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -296,7 +343,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
 			sqlPutMessage, sqlPutBlob, sqlSettle,
 			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
-			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlFence,
+			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 			sqlPruneBlobs),
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlChain, sqlMessages, sqlMessagesAt, sqlBlobs, sqlSize,
@@ -308,56 +355,59 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// inspect checks an existing file through a read-only connection, before
-// anything (such as switching it to WAL) can change it.
-func inspect(ctx context.Context, path, uri string) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Private from the start: states hold conversations. SQLite gives
-		// its -wal and -shm files the same mode.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			return f.Close()
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
-		}
-		fi, err = os.Stat(path)
+// create makes the store's file when it is missing.
+func create(path string) error {
+	// Private from the start: states hold conversations. SQLite gives its
+	// -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
 	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
+	}
+	return nil
+}
+
+// inspect checks the file through a read-only connection, before anything
+// (such as switching it to WAL) can change it, and returns its store
+// schema version (0: a new file).
+func inspect(ctx context.Context, path, uri string) (int, error) {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: %w", path, err)
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
+		return 0, fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
 	}
 	if fi.Size() == 0 {
-		return nil
+		return 0, nil
 	}
 	db, err := sql.Open("sqlite", uri+"_pragma=busy_timeout(5000)&_pragma=query_only(1)")
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: %w", path, err)
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	defer db.Close()
 	var tables, ours int
 	err = db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'rewind_store_schema')
 		FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &ours)
 	if code(err) == sqlite3.SQLITE_NOTADB {
-		return fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
+		return 0, fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
 	}
 	if err != nil {
-		return fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
 	}
 	if ours == 0 {
 		if tables > 0 {
-			return fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
+			return 0, fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
 		}
-		return nil
+		return 0, nil
 	}
 	var v int
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
-		return fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
 	}
-	return checkVersion(path, v)
+	return v, checkVersion(path, v)
 }
 
 var errNewer = errors.New("it was written by a newer rewind")
@@ -483,6 +533,18 @@ func micros(t int64) time.Time { return time.UnixMicro(t).UTC() }
 
 func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
 
+// begin starts a write transaction (BEGIN IMMEDIATE), or says why this
+// process cannot write the store.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	if s.readOnly != "" {
+		return nil, errors.New(s.readOnly)
+	}
+	if s.unwiped.Load() {
+		s.wipeWAL(ctx)
+	}
+	return s.w.BeginTx(ctx, nil)
+}
+
 // in runs one of the write pool's statements inside tx.
 func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	return tx.StmtContext(ctx, s.w.stmts[query])
@@ -502,7 +564,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if events, err = check.Put(cp, events); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -616,17 +678,21 @@ func hashList(hashes []string) (string, error) {
 }
 
 // fence refuses, inside the write's transaction, a write whose epoch is
-// not the thread's current one. Unfenced writes skip the query.
+// not the thread's current one. Unfenced writes skip the query; the
+// counter is read only for a thread without an epoch.
 func (s *Store) fence(ctx context.Context, tx *sql.Tx, thread string, epoch int64) error {
 	if epoch == 0 {
 		return nil
 	}
-	var current int64
+	var current, issued int64
 	err := s.in(ctx, tx, sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.in(ctx, tx, sqlIssued).QueryRowContext(ctx).Scan(&issued)
+	}
+	if err != nil {
 		return err
 	}
-	return check.Fenced(thread, epoch, current)
+	return check.Fenced(thread, epoch, current, issued)
 }
 
 // Fence implements store.Store. BEGIN IMMEDIATE orders it with every write
@@ -636,12 +702,15 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 	if err := check.Text("thread id", thread); err != nil {
 		return 0, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	if err := s.in(ctx, tx, sqlFence).QueryRowContext(ctx, thread, time.Now().UnixMicro()).Scan(&epoch); err != nil {
+	if err := s.in(ctx, tx, sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
+		return 0, err
+	}
+	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, time.Now().UnixMicro()); err != nil {
 		return 0, err
 	}
 	return epoch, tx.Commit()
@@ -663,7 +732,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if err := check.Writes(w); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -898,7 +967,7 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	defer s.wrap(ctx, &err, "delete thread %v", check.Name(thread))
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -918,7 +987,34 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	if deleted == 0 {
 		return store.ErrNotFound
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.wipeWAL(ctx)
+	return nil
+}
+
+// wipeWAL folds the WAL into the file and empties it, so that the rows a
+// delete zeroed in the file do not live on in the WAL's older frames. It
+// waits for readers only briefly: while another connection is in the
+// middle of a read the WAL cannot start over, and then unwiped has the
+// next write transaction (or Close) try again.
+func (s *Store) wipeWAL(ctx context.Context) {
+	s.unwiped.Store(true)
+	conn, err := s.w.Conn(ctx) // the write pool's one connection
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 100`); err != nil {
+		return
+	}
+	var busy, log, done int
+	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
+	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`) // as in pragmas
+	if err == nil && busy == 0 {
+		s.unwiped.Store(false)
+	}
 }
 
 // Prune implements store.Store, in one BEGIN IMMEDIATE transaction: no
@@ -930,7 +1026,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	if err != nil {
 		return store.PruneResult{}, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return store.PruneResult{}, err
 	}
@@ -1089,7 +1185,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if err := check.Draft(d); err != nil {
 		return store.Draft{}, false, err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return store.Draft{}, false, err
 	}
@@ -1160,6 +1256,9 @@ func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft,
 }
 
 func (s *Store) Close() error {
+	if s.unwiped.Load() && s.w.DB != nil {
+		s.wipeWAL(context.Background())
+	}
 	var errs []error
 	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {
 		if db != nil {

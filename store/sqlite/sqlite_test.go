@@ -253,6 +253,17 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Errorf("Writes = %v, %v", ws, err)
 	}
 	wantIs(t, s.PutCheckpoint(ctx, cp(1, 0), []store.Event{{Type: "b"}}), store.ErrConflict)
+
+	// The epoch counter outlives the thread and the process: a deleted
+	// thread's next writer gets a higher epoch after a restart too.
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path)
+	if e, err := s.Fence(ctx, "t"); err != nil || e != 3 {
+		t.Errorf("Fence of a deleted thread after reopening = %d, %v; want 3", e, err)
+	}
 }
 
 func TestLockAcrossHandles(t *testing.T) {
@@ -563,6 +574,91 @@ func TestStoppedWriterIsFenced(t *testing.T) {
 	}
 	if ws, err := s.Writes(ctx, "t", 2); err != nil || len(ws) != 0 {
 		t.Errorf("the stopped writer's late writes were stored: %v, %v", ws, err)
+	}
+}
+
+// TestStoppedWriterIsFencedAcrossDelete is issue 11's first case on the
+// store: a writer process is stopped with SIGSTOP, the thread is deleted
+// and a new writer starts it again from 1; the first writer, continued,
+// has every late write refused, though its next checkpoint would fit on
+// top of the new writer's chain.
+func TestStoppedWriterIsFencedAcrossDelete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rewind.db")
+	s := open(t, path)
+	ctx := t.Context()
+	if err := s.PutCheckpoint(ctx, killCheckpoint(1), killEvents(1)); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "REWIND_SQLITE_HELPER=fenced-writer", "REWIND_SQLITE_DB="+path)
+	cmd.Stderr = os.Stderr
+	orders, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out := bufio.NewScanner(stdout)
+	say := func(order, want string) {
+		t.Helper()
+		if order != "" {
+			fmt.Fprintln(orders, order)
+		}
+		if !out.Scan() || out.Text() != want {
+			t.Fatalf("worker said %q (%v), want %q", out.Text(), out.Err(), want)
+		}
+	}
+	say("", "epoch 1 <nil>")
+	say("put 2", "ok put 2")
+
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cmd.Process.Pid, 'T')
+	late := []string{"put 3", "writes 2", "writes 1", "put 1", "put 4"}
+	for _, order := range late {
+		fmt.Fprintln(orders, order)
+	}
+
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := s.Fence(ctx, "t")
+	if err != nil || epoch <= 1 {
+		t.Fatalf("Fence after DeleteThread = %d, %v; want more than the stopped writer's 1", epoch, err)
+	}
+	var mine []store.Checkpoint
+	for id := int64(1); id <= 2; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: fmt.Appendf(nil, `{"by":"the new writer","id":%d}`, id), Epoch: epoch}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			t.Fatalf("the new writer's put: %v", err)
+		}
+		mine = append(mine, cp)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range late {
+		say("", "fenced "+order)
+	}
+
+	h, err := s.History(ctx, "t", 0, 0)
+	if err != nil || !slices.Equal(idsOf(h), []int64{2, 1}) {
+		t.Fatalf("history after the late writes = %v, %v; want the new writer's 2 ← 1", idsOf(h), err)
+	}
+	for _, cp := range mine {
+		if got, err := s.Get(ctx, "t", cp.ID); err != nil || string(got.State) != string(cp.State) {
+			t.Errorf("checkpoint %d = %s, %v; want the new writer's", cp.ID, got.State, err)
+		}
+		if ws, err := s.Writes(ctx, "t", cp.ID); err != nil || len(ws) != 0 {
+			t.Errorf("the stopped writer's late writes were stored at %d: %v, %v", cp.ID, ws, err)
+		}
 	}
 }
 

@@ -76,6 +76,21 @@ func rawRows(t *testing.T, path string) (map[string][]rawCheckpoint, map[string]
 	return cps, counts
 }
 
+// rawInt reads one number from a store file with a plain connection.
+func rawInt(t *testing.T, path, query string) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
 func closeRows(rows *sql.Rows) error {
 	err := rows.Err()
 	if cerr := rows.Close(); err == nil {
@@ -147,6 +162,10 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	want, counts := rawRows(t, path)
 	if len(want) == 0 {
 		t.Fatal("the fixture has no checkpoints")
+	}
+	maxEpoch := rawInt(t, path, `SELECT max(epoch) FROM graph_epochs`)
+	if maxEpoch < 2 {
+		t.Fatalf("the fixture's highest epoch is %d; want one above 1", maxEpoch)
 	}
 
 	s := open(t, path)
@@ -229,6 +248,14 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	}
 	if _, err := s.Prune(ctx, "pruned", []int64{want["pruned"][len(want["pruned"])-1].id}, nil); err != nil {
 		t.Errorf("Prune of an old base: %v", err)
+	}
+	// The epoch counter starts above every epoch the old release handed
+	// out: a thread deleted now and used again gets a higher one.
+	if err := s.DeleteThread(ctx, "paused"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Fence(ctx, "paused"); err != nil || e != maxEpoch+1 {
+		t.Errorf("Fence of a deleted old thread = %d, %v; want %d, above every old epoch", e, err, maxEpoch+1)
 	}
 	s.Close()
 

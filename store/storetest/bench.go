@@ -142,7 +142,11 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 				}
 			}
 			start := time.Now()
-			res, err := s.Prune(b.Context(), thread, doomed, nil)
+			var rebase []store.Rebase
+			if first := int64(n - keep + 1); first%16 != 1 { // a delta: it needs a rebase
+				rebase = []store.Rebase{{ID: first, State: benchState}}
+			}
+			res, err := s.Prune(b.Context(), thread, doomed, rebase)
 			pruning += time.Since(start)
 			if err != nil {
 				b.Fatal(err)

@@ -6,6 +6,8 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Lock", testLock},
 		{"HostilePayloads", testHostilePayloads},
 		{"HostileThreadIDs", testHostileThreadIDs},
+		{"LongIDsClippedInErrors", testLongIDsInErrors},
 		{"NoAliasing", testNoAliasing},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentPuts", testConcurrent},
@@ -60,6 +63,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FencedBetweenWrites", testFencedBetweenWrites},
 		{"FencedDrafts", testFencedDrafts},
 		{"FencedBetweenDrafts", testFencedBetweenDrafts},
+		{"FencedAcrossDelete", testFencedAcrossDelete},
+		{"DeleteRacesFencedWriter", testDeleteRacesWriter},
 		{"TxHook", testTxHook},
 		{"PruneDeletesEveryRow", testPruneDeletes},
 		{"PruneReroots", testPruneReroots},
@@ -846,6 +851,83 @@ func testHostileThreadIDs(t *testing.T, s store.Store) {
 	}
 }
 
+// Every error about a 64 KB id names it clipped (check.Name): a message
+// is one readable line, not the id again. Random ids do not compress, so
+// PostgreSQL refuses them for its index; repeated ones it stores.
+func testLongIDsInErrors(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	raw := make([]byte, 32<<10)
+	_, _ = rand.Read(raw)
+	ids := map[string]string{"repeated": strings.Repeat("x", 64<<10), "random": hex.EncodeToString(raw)}
+	ds, _ := s.(store.Drafts)
+	for name, long := range ids {
+		t.Run(name, func(t *testing.T) {
+			errs := map[string]error{}
+			call := func(what string, err error) {
+				if err != nil {
+					errs[what] = err
+				}
+			}
+			call("get", func() error { _, err := s.Get(ctx, long, 1); return err }())
+			call("latest", func() error { _, err := s.Latest(ctx, long); return err }())
+			call("chain", func() error { _, err := s.Chain(ctx, long, 1); return err }())
+			call("delete", s.DeleteThread(ctx, long))
+			call("prune", func() error { _, err := s.Prune(ctx, long, []int64{1}, nil); return err }())
+			call("missing parent", s.PutCheckpoint(ctx, checkpoint(long, 2, 1), nil))
+			call("missing checkpoint", s.PutWrites(ctx, writes(long, 1, long)))
+			call("epoch never handed out", s.PutCheckpoint(ctx, withEpoch(checkpoint(long, 1, 0), 1<<40), nil))
+			if err := s.PutCheckpoint(ctx, checkpoint(long, 1, 0), nil); err != nil {
+				call("first put", err) // PostgreSQL: too long for its index
+				t.Logf("refused: %.300s", err)
+			} else {
+				diff := checkpoint(long, 1, 0)
+				diff.State = []byte(`{"other":true}`)
+				call("conflict", s.PutCheckpoint(ctx, diff, nil))
+				put(t, s, checkpoint(long, 2, 1))
+				call("stale", s.PutCheckpoint(ctx, checkpoint(long, 1, 0), []store.Event{event("x", `{}`)}))
+				old := fence(t, s, long)
+				fence(t, s, long)
+				call("fenced", s.PutCheckpoint(ctx, withEpoch(checkpoint(long, 3, 2), old), nil))
+				call("fenced writes", s.PutWrites(ctx, writesEpoch(writes(long, 2, long), old)))
+				call("writes conflict", func() error {
+					if err := s.PutWrites(ctx, writes(long, 2, long)); err != nil {
+						return err
+					}
+					w := writes(long, 2, long)
+					w.Writes = []byte(`{"other":true}`)
+					return s.PutWrites(ctx, w)
+				}())
+				call("prune the head", func() error { _, err := s.Prune(ctx, long, []int64{2}, nil); return err }())
+				release, err := s.Lock(ctx, long)
+				if err != nil {
+					t.Fatalf("Lock: %v", err)
+				}
+				call("locked", func() error { _, err := s.Lock(ctx, long); return err }())
+				release()
+			}
+			if ds != nil {
+				call("draft not found", func() error { _, err := ds.Draft(ctx, long, long); return err }())
+				call("draft invalid", func() error {
+					_, _, err := ds.CreateDraft(ctx, store.Draft{ThreadID: long, OperationID: long, Body: []byte(`{`)})
+					return err
+				}())
+			}
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			call("cancelled put", s.PutCheckpoint(cancelled, checkpoint(long, 9, 0), nil))
+			call("cancelled lock", func() error { _, err := s.Lock(cancelled, long); return err }())
+			if len(errs) < 10 {
+				t.Fatalf("only %d calls failed: the test provokes too little", len(errs))
+			}
+			for what, err := range errs {
+				if msg := err.Error(); len(msg) > 1000 || strings.Contains(msg, long[:65]) { // check.Name keeps 64 bytes
+					t.Errorf("%s: a %d-byte error for a 64 KB id; ids must be clipped (check.Name): %s…", what, len(msg), clip(msg))
+				}
+			}
+		})
+	}
+}
+
 func testNoAliasing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	cp := checkpoint("t", 1, 0)
@@ -1304,14 +1386,21 @@ func testFenceEpochs(t *testing.T, s store.Store) {
 			t.Errorf("Fence #%d = %d, want %d", want, got, want)
 		}
 	}
-	if got := fence(t, s, "u"); got != 1 {
-		t.Errorf("Fence of another thread = %d, want 1: epochs are per thread", got)
+	// One counter for the store: every epoch is higher than every one
+	// before it, whichever thread had it.
+	last := int64(3)
+	higher := func(th string) {
+		t.Helper()
+		if got := fence(t, s, th); got <= last {
+			t.Errorf("Fence(%s) = %d after %d: epochs never go back, whatever the thread", clip(th), got, last)
+		} else {
+			last = got
+		}
 	}
+	higher("u")
 	long := strings.Repeat("x", 64<<10)
 	for _, th := range []string{"'; drop table graph_epochs;--", "$1", "%", long, long + "y"} {
-		if got := fence(t, s, th); got != 1 {
-			t.Errorf("Fence(%s) = %d, want 1", clip(th), got)
-		}
+		higher(th)
 	}
 	for name, th := range map[string]string{"empty": "", "NUL": "a\x00", "not UTF-8": "a\xff"} {
 		_, err := s.Fence(ctx, th)
@@ -1322,9 +1411,10 @@ func testFenceEpochs(t *testing.T, s store.Store) {
 	if _, err := s.Fence(cancelled, "t"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Fence on a cancelled context = %v, want context.Canceled", err)
 	}
-	if got := fence(t, s, "t"); got != 4 {
-		t.Errorf("Fence after a cancelled one = %d, want 4", got)
+	if got := fence(t, s, "t"); got != last+1 {
+		t.Errorf("Fence after a cancelled one = %d, want %d", got, last+1)
 	}
+	last++
 	// An epoch is not a checkpoint: the thread has none to list or read.
 	if th, err := s.Threads(ctx); err != nil || len(th) != 0 {
 		t.Errorf("Threads after fencing only = %+v, %v; want none", th, err)
@@ -1332,21 +1422,25 @@ func testFenceEpochs(t *testing.T, s store.Store) {
 	_, err := s.Latest(ctx, "t")
 	wantIs(t, err, store.ErrNotFound)
 
-	// DeleteThread removes the epoch, also of a thread that has nothing else.
+	// DeleteThread removes the epoch, also of a thread that has nothing
+	// else, but not the counter: the thread's next epoch is higher still.
 	put(t, s, checkpoint("t", 1, 0))
 	if err := s.DeleteThread(ctx, "t"); err != nil {
 		t.Fatalf("DeleteThread: %v", err)
 	}
-	if got := fence(t, s, "t"); got != 1 {
-		t.Errorf("Fence after DeleteThread = %d, want 1", got)
+	if n, err := s.Size(ctx, "t"); err != nil || n != 0 {
+		t.Errorf("Size after DeleteThread = %d, %v; want 0: nothing of the thread stays", n, err)
 	}
+	higher("t")
 	if err := s.DeleteThread(ctx, "u"); err != nil {
 		t.Errorf("DeleteThread of a thread with only an epoch: %v", err)
 	}
 	wantIs(t, s.DeleteThread(ctx, "u"), store.ErrNotFound)
-	if got := fence(t, s, "u"); got != 1 {
-		t.Errorf("Fence after DeleteThread = %d, want 1", got)
+	higher("u")
+	if err := s.DeleteThread(ctx, long); err != nil {
+		t.Errorf("DeleteThread of a thread with only an epoch: %v", err)
 	}
+	higher(long)
 }
 
 func withEpoch(cp store.Checkpoint, epoch int64) store.Checkpoint {
@@ -1436,11 +1530,12 @@ func testFencedWrites(t *testing.T, s store.Store) {
 	put(t, s, checkpoint("u", 1, 0))
 	put(t, s, checkpoint("t", 4, 3)) // unfenced is still accepted
 
-	// An epoch never handed out is invalid, on a fenced thread and an unfenced one.
+	// An epoch never handed out is invalid, on a fenced thread and an
+	// unfenced one (cur is the store's newest).
 	wantRefused(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 5, 4), cur+1), nil), "checkpoint")
 	wantRefused(t, s.PutWrites(ctx, writesEpoch(writes("t", 4, "a"), cur+1)), "writes")
-	wantRefused(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("u", 2, 1), 1), nil), "checkpoint")
-	wantRefused(t, s.PutWrites(ctx, writesEpoch(writes("u", 1, "a"), 1)), "writes")
+	wantRefused(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("u", 2, 1), cur+1), nil), "checkpoint")
+	wantRefused(t, s.PutWrites(ctx, writesEpoch(writes("u", 1, "a"), cur+1)), "writes")
 	if got, err := s.Latest(ctx, "t"); err != nil || got.ID != 4 {
 		t.Errorf("Latest = %d, %v; want 4", got.ID, err)
 	}
@@ -1450,6 +1545,117 @@ func testFencedWrites(t *testing.T, s store.Store) {
 		t.Errorf("next Fence = %d, want %d", got, cur+1)
 	}
 	wantFenced(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 5, 4), cur), nil), "t")
+}
+
+// A writer is stuck (say, SIGSTOPped) while the thread is deleted and a
+// new writer starts it again: the stuck writer's late work is refused
+// (ErrFenced), before and after the new writer fenced, whatever it would
+// otherwise have been (a new root, a child of the new writer's checkpoint,
+// a conflict, writes), and leaves nothing behind.
+func testFencedAcrossDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	old := fence(t, s, "t")
+	put(t, s, withEpoch(checkpoint("t", 1, 0), old), event("by-old", `{}`))
+	put(t, s, withEpoch(checkpoint("t", 2, 1), old))
+	putWrites(t, s, writesEpoch(writes("t", 2, "a"), old))
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	late := func(stage string) map[string]error {
+		next := withEpoch(checkpoint("t", 2, 1), old)
+		next.State = []byte(`{"late":"` + stage + `"}`)
+		root := withEpoch(checkpoint("t", 1, 0), old)
+		root.State = []byte(`{"late root":"` + stage + `"}`)
+		return map[string]error{
+			"a new root":                s.PutCheckpoint(ctx, root, []store.Event{event("late", `{}`)}),
+			"the next checkpoint":       s.PutCheckpoint(ctx, next, nil),
+			"a checkpoint far ahead":    s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 9, 1), old), nil),
+			"writes of checkpoint 1":    s.PutWrites(ctx, writesEpoch(writes("t", 1, "late"), old)),
+			"writes of a gone one":      s.PutWrites(ctx, writesEpoch(writes("t", 2, "late"), old)),
+			"its deleted root, again":   s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 1, 0), old), []store.Event{event("by-old", `{}`)}),
+			"its deleted writes, again": s.PutWrites(ctx, writesEpoch(writes("t", 2, "a"), old)),
+		}
+	}
+	// Before anyone takes the thread again.
+	for name, err := range late("deleted") {
+		t.Run("deleted/"+name, func(t *testing.T) { wantFenced(t, err, "t") })
+	}
+	if n, err := s.Size(ctx, "t"); err != nil || n != 0 {
+		t.Errorf("Size after the late writes to a deleted thread = %d, %v; want 0", n, err)
+	}
+	// A new writer starts the thread afresh at 1, with a higher epoch.
+	cur := fence(t, s, "t")
+	if cur <= old {
+		t.Fatalf("Fence after DeleteThread = %d, want more than the deleted thread's %d", cur, old)
+	}
+	mine := withEpoch(checkpoint("t", 1, 0), cur)
+	mine.State = []byte(`{"by":"the new writer"}`)
+	put(t, s, mine, event("new", `{}`))
+	for name, err := range late("taken") {
+		t.Run("taken/"+name, func(t *testing.T) { wantFenced(t, err, "t") })
+	}
+	h, err := s.History(ctx, "t", 0, 0)
+	if err != nil || len(h) != 1 || h[0].ID != 1 {
+		t.Fatalf("History after the late writes = %v, %v; want only the new writer's 1", idsOf(h), err)
+	}
+	if got, err := s.Get(ctx, "t", 1); err != nil || !sameJSON(got.State, mine.State) {
+		t.Errorf("checkpoint 1 = %s, %v; want the new writer's", got.State, err)
+	}
+	wantEvents(t, s, "t", 0, []store.Event{{CheckpointID: 1, Type: "new"}})
+	wantTasks(t, s, "t", 1)
+	// The new writer goes on; an epoch never handed out is still invalid.
+	put(t, s, withEpoch(checkpoint("t", 2, 1), cur))
+	putWrites(t, s, writesEpoch(writes("t", 2, "a"), cur))
+	wantRefused(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 3, 2), cur+1), nil), "checkpoint")
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	wantRefused(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 1, 0), cur+1), nil), "checkpoint")
+	wantFenced(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 1, 0), cur), nil), "t")
+}
+
+// A fenced writer's thread is deleted under it, mid-stream: what it wrote
+// before goes with the thread, what it writes after is refused, and
+// nothing of it is left, not even a write that was in flight.
+func testDeleteRacesWriter(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for round := range 5 {
+		thread := fmt.Sprint("race-", round)
+		old := fence(t, s, thread)
+		var acked atomic.Int64
+		done := make(chan error, 1)
+		go func() {
+			for id := int64(1); ; id++ {
+				if err := s.PutCheckpoint(ctx, withEpoch(checkpoint(thread, id, id-1), old), []store.Event{event("old", `{}`)}); err != nil {
+					done <- err
+					return
+				}
+				if err := s.PutWrites(ctx, writesEpoch(writes(thread, id, "task"), old)); err != nil {
+					done <- err
+					return
+				}
+				acked.Store(id)
+			}
+		}()
+		for acked.Load() < int64(3+round*7) {
+			select {
+			case err := <-done:
+				t.Fatalf("the writer failed before the delete: %v", err)
+			default:
+				runtime.Gosched()
+			}
+		}
+		if err := s.DeleteThread(ctx, thread); err != nil {
+			t.Fatalf("DeleteThread: %v", err)
+		}
+		wantFenced(t, <-done, thread)
+		if cp, err := s.Latest(ctx, thread); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("round %d: after DeleteThread, checkpoint %d of the writer is there (%v): a write in flight outlived the delete", round, cp.ID, err)
+		}
+		if n, err := s.Size(ctx, thread); err != nil || n != 0 {
+			t.Errorf("round %d: Size after DeleteThread = %d, %v; want 0", round, n, err)
+		}
+	}
 }
 
 // A writer is fenced between two of its writes: everything it wrote before
@@ -1564,7 +1770,8 @@ func testFencedDrafts(t *testing.T, s store.Store) {
 	createDraft(t, ds, draft("t", "op-4", `{"n":4}`), true)
 	_, created, err = ds.CreateDraft(ctx, draftEpoch(draft("t", "op-5", `{}`), cur+1))
 	wantRefused(t, err, "draft")
-	_, created2, err2 := ds.CreateDraft(ctx, draftEpoch(draft("u", "op-1", `{}`), 1))
+	// Epochs are numbered across threads: one above every epoch handed out.
+	_, created2, err2 := ds.CreateDraft(ctx, draftEpoch(draft("u", "op-1", `{}`), cur+1))
 	wantRefused(t, err2, "draft")
 	if created || created2 {
 		t.Error("a refused CreateDraft says it created the draft")

@@ -32,11 +32,12 @@ var bugs = []string{
 	"release frees the next holder", "nul escapes refused", "big states refused",
 	"surrogates collapse", "numbers compared as text", "refusals unmarked",
 	"draft recreated", "draft body overwritten", "drafts survive delete", "drafts unordered",
-	"fence ignored", "conflict before fence", "fence before no-op", "epoch survives delete",
+	"fence ignored", "conflict before fence", "fence before no-op", "epoch survives delete", "epoch reset by delete",
 	"epoch too new accepted", "hook never called", "fence checked before the transaction",
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
+	"long ids echoed",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -73,7 +74,7 @@ func TestMutant(t *testing.T) {
 	}
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{},
-			pruned: map[[2]any][2][]byte{}}
+			pruned: map[[2]any][2][]byte{}, local: map[string]map[int64]int64{}}
 	})
 }
 
@@ -84,6 +85,9 @@ type buggy struct {
 	releases map[string]func() error
 	mu       sync.Mutex       // for epochs: Fence and writes race in the suite
 	epochs   map[string]int64 // as handed out by Fence
+	// For "epoch reset by delete": epochs counted per thread since its
+	// last delete (what this store hands out), and the real ones they stand for.
+	local map[string]map[int64]int64
 	// pruned keeps, by thread and checkpoint id, what Prune deleted: the
 	// first task's writes and the first event's payload (nil when none).
 	pruned map[[2]any][2][]byte
@@ -163,7 +167,19 @@ func (b *buggy) epoch(thread string) int64 {
 	return b.epochs[thread]
 }
 
+// real is the epoch a write carries to the memory store: for "epoch reset
+// by delete", the real epoch behind the per-thread one this store handed out.
+func (b *buggy) real(thread string, epoch int64) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.local[thread][epoch]; ok && b.bug == "epoch reset by delete" {
+		return r
+	}
+	return epoch
+}
+
 func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error {
+	cp.Epoch = b.real(cp.ThreadID, cp.Epoch)
 	switch {
 	case b.bug == "put ignores context":
 		ctx = context.Background()
@@ -203,6 +219,9 @@ func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		}
 	}
 	err := b.Store.PutCheckpoint(ctx, cp, events)
+	if err != nil && b.bug == "long ids echoed" {
+		err = fmt.Errorf("put checkpoint of thread %q: %w", cp.ThreadID, err)
+	}
 	if _, ok := b.wasPruned(cp.ThreadID, cp.ID); ok && b.bug == "pruned ids reused" && errors.Is(err, store.ErrStale) {
 		return nil
 	}
@@ -274,6 +293,7 @@ func (b *buggy) History(ctx context.Context, thread string, before int64, limit 
 }
 
 func (b *buggy) PutWrites(ctx context.Context, w store.TaskWrites) error {
+	w.Epoch = b.real(w.ThreadID, w.Epoch)
 	switch {
 	case b.bug == "fence ignored":
 		w.Epoch = 0
@@ -335,6 +355,7 @@ func (b *buggy) DeleteThread(ctx context.Context, thread string) error {
 	}
 	b.mu.Lock()
 	delete(b.epochs, thread)
+	delete(b.local, thread)
 	b.mu.Unlock()
 	if b.bug == "drafts survive delete" {
 		kept, _ := b.Store.ListDrafts(ctx, thread)
@@ -413,6 +434,14 @@ func (b *buggy) Fence(ctx context.Context, thread string) (int64, error) {
 	if err == nil {
 		b.mu.Lock()
 		b.epochs[thread] = e
+		if b.bug == "epoch reset by delete" { // the old stores: 1, 2, ... per thread, from 1 again after a delete
+			if b.local[thread] == nil {
+				b.local[thread] = map[int64]int64{}
+			}
+			n := int64(len(b.local[thread]) + 1)
+			b.local[thread][n] = e
+			e = n
+		}
 		b.mu.Unlock()
 	}
 	return e, err

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -19,15 +18,7 @@ import (
 
 // Name quotes a thread, task or operation id for messages, cut short: ids
 // may be huge.
-type Name string
-
-func (n Name) String() string {
-	if len(n) > 64 {
-		// string(...): a Name slice would call String again and quote twice.
-		return fmt.Sprintf("%q…(%d bytes)", string(n[:64]), len(n))
-	}
-	return strconv.Quote(string(n))
-}
+type Name = store.Name
 
 // invalid is refused input: it matches store.ErrInvalid, and its message
 // says what is wrong without the sentinel's text.
@@ -309,13 +300,17 @@ func Draft(d store.Draft) error {
 	return JSON("body", d.Body)
 }
 
-// Fenced decides a write carrying epoch on a thread whose current writer
-// epoch is current, once the write is known not to be a no-op.
-func Fenced(thread string, epoch, current int64) error {
+// Fenced decides a write carrying epoch on a thread whose writer epoch is
+// current (0: the thread has none, because it was never fenced or was
+// deleted since), once the write is known not to be a no-op. issued is
+// the highest epoch the store has handed out to any thread; it matters
+// only when current is 0, so a store may pass 0 without reading it
+// otherwise.
+func Fenced(thread string, epoch, current, issued int64) error {
 	switch {
 	case epoch == 0 || epoch == current:
 		return nil
-	case epoch < current:
+	case epoch < current, current == 0 && epoch <= issued:
 		return &fenced{thread: thread, epoch: epoch, current: current}
 	}
 	return Invalid("epoch %d was never handed out for thread %v (its current epoch is %d); write with the epoch Fence returned", epoch, Name(thread), current)
@@ -328,6 +323,10 @@ type fenced struct {
 }
 
 func (e *fenced) Error() string {
+	if e.current == 0 {
+		return fmt.Sprintf("a newer writer took over thread %v and deleted it (this process has epoch %d): this process's writes are refused",
+			Name(e.thread), e.epoch)
+	}
 	return fmt.Sprintf("a newer writer took over thread %v (epoch %d; this process has %d): this process's writes are refused; its work will be redone by the new writer",
 		Name(e.thread), e.current, e.epoch)
 }

@@ -163,3 +163,48 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestFenced(t *testing.T) {
+	for _, tc := range []struct {
+		epoch, current, issued int64
+		want                   error // nil, ErrFenced or ErrInvalid
+	}{
+		{0, 0, 0, nil},
+		{0, 5, 9, nil},
+		{5, 5, 9, nil},
+		{4, 5, 9, store.ErrFenced},        // taken over
+		{5, 0, 9, store.ErrFenced},        // deleted since (or never fenced)
+		{9, 0, 9, store.ErrFenced},        // the newest epoch, of a deleted thread
+		{10, 0, 9, store.ErrInvalid},      // never handed out
+		{6, 5, 9, store.ErrInvalid},       // handed out, but not for this thread
+		{1 << 40, 5, 9, store.ErrInvalid}, // never handed out
+	} {
+		err := Fenced(strings.Repeat("t", 100), tc.epoch, tc.current, tc.issued)
+		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("Fenced(epoch %d, current %d, issued %d) = %v, want %v", tc.epoch, tc.current, tc.issued, err, tc.want)
+		}
+		if err != nil && len(err.Error()) > 300 {
+			t.Errorf("Fenced's message is %d bytes: the thread id must be clipped", len(err.Error()))
+		}
+	}
+}
+
+func TestNameVerbs(t *testing.T) {
+	long := strings.Repeat("é", 40) // 80 bytes: the cut must not split a character
+	for _, tc := range []struct {
+		format string
+		in     string
+		want   string
+	}{
+		{"%q", "t\n", `"t\n"`},
+		{"%v", "t", `"t"`},
+		{"%s", "t", `t`},
+		{"%q", long, `"` + strings.Repeat("é", 32) + `"…(80 bytes)`},
+		{"%s", long, strings.Repeat("é", 32) + `…(80 bytes)`},
+		{"%s", strings.Repeat("a", 63) + "é", strings.Repeat("a", 63) + `…(65 bytes)`},
+	} {
+		if got := fmt.Sprintf(tc.format, Name(tc.in)); got != tc.want {
+			t.Errorf("Sprintf(%s, Name(%.10q…)) = %s, want %s", tc.format, tc.in, got, tc.want)
+		}
+	}
+}

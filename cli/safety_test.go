@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"rewind/store/sqlite"
 )
 
 // A draft turn needs a grant: refused at the start, before anything runs.
@@ -36,5 +39,35 @@ func TestBlockedApprovalExitsNonZero(t *testing.T) {
 	code, out, stderr = run(t, "approve", "--store", db, "b")
 	if code != ExitFail || !strings.Contains(out, "✗ blocked") || !strings.Contains(stderr, "expired") {
 		t.Fatalf("approve after the grant expired: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+}
+
+// rm is a writer's act: a thread another process runs is refused, and
+// --take-over fences that process out and deletes.
+func TestRmRefusesALiveThread(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.db")
+	db := "sqlite:" + path
+	if code, out, stderr := run(t, "run", "--store", db, "--thread", "live", "--input", "where is SO1?"); code != ExitOK {
+		t.Fatalf("run: %d %s %s", code, out, stderr)
+	}
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	release, err := st.Lock(context.Background(), "live") // a live writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	code, _, stderr := run(t, "rm", "--store", db, "live")
+	if code != ExitFail || !strings.Contains(stderr, "--take-over") {
+		t.Fatalf("rm of a live thread: exit %d, %q; want exit 1 naming --take-over", code, stderr)
+	}
+	if _, err := st.Latest(context.Background(), "live"); err != nil {
+		t.Fatalf("the refused rm deleted the thread: %v", err)
+	}
+	if code, out, stderr := run(t, "rm", "--store", db, "live", "--take-over"); code != ExitOK || !strings.Contains(out, "deleted") {
+		t.Fatalf("rm --take-over: exit %d %s %s", code, out, stderr)
 	}
 }

@@ -127,7 +127,7 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// The original branch is still there: switch to it at the same step.
 	send("[")
-	s = waitFor("the original branch", has("branch 1/2 at #2"))
+	waitFor("the original branch", has("branch 1/2 at #2"))
 	send("End")
 	s = waitFor("the original reply", has("at #8 8/8", "refund"))
 	if strings.Contains(s, "INV-") {

@@ -414,16 +414,6 @@ func (s *streams) apply(d stream.Delta) {
 	}
 }
 
-func (s *streams) active() int {
-	n := 0
-	for _, c := range s.calls {
-		if !c.done {
-			n++
-		}
-	}
-	return n
-}
-
 // --- rendering ---
 
 // liveMax is the most rows the live area takes: two fifths of the body.

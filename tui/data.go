@@ -65,7 +65,7 @@ type detail struct {
 	pstate   *ticket.State
 	events   []engine.Event
 	writes   []engine.TaskWrites
-	diff     []channelDiff
+	diff     []engine.ChannelDiff
 	// compaction is set when this checkpoint moved messages into the summary.
 	compaction *compactionInfo
 }
@@ -372,7 +372,7 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 	if d.parent != nil {
 		parentValues = d.parent.Values
 	}
-	d.diff = diffValues(parentValues, cp.Values)
+	d.diff = engine.Diff(parentValues, cp.Values)
 	d.compaction = compactionOf(d)
 	c.putDetail(thread, d, version)
 	return d, nil

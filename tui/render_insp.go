@@ -197,15 +197,15 @@ func (r *renderer) json(raw json.RawMessage, w int, indent string, unfold bool) 
 // diffLines renders channel diffs as a unified diff highlighted with
 // chroma's diff lexer; long lines wrap with their +/- marker repeated so
 // the colouring holds.
-func (r *renderer) diffLines(diffs []channelDiff, w int, unfold bool) []string {
+func (r *renderer) diffLines(diffs []engine.ChannelDiff, w int, unfold bool) []string {
 	if len(diffs) == 0 {
 		return nil
 	}
 	inner := max(w-4, 8)
 	var b strings.Builder
 	for _, cd := range diffs {
-		fmt.Fprintf(&b, "@@ %s: %s\n", cd.channel, safeLine(cd.summary))
-		for _, l := range cd.lines {
+		fmt.Fprintf(&b, "@@ %s: %s\n", safeLine(cd.Channel), safeLine(cd.Summary))
+		for _, l := range cd.Lines {
 			if l == "" {
 				continue
 			}
@@ -220,8 +220,8 @@ func (r *renderer) diffLines(diffs []channelDiff, w int, unfold bool) []string {
 				b.WriteString(marker + wl + "\n")
 			}
 		}
-		if cd.more > 0 {
-			fmt.Fprintf(&b, " … %d more line(s)\n", cd.more)
+		if cd.More > 0 {
+			fmt.Fprintf(&b, " … %d more line(s)\n", cd.More)
 		}
 	}
 	lines := r.hl.lines("diff", b.String())

@@ -25,7 +25,7 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	s := d.state
 	changed := map[string]bool{}
 	for _, cd := range d.diff {
-		changed[cd.channel] = true
+		changed[cd.Channel] = true
 	}
 	mark := func(ch string) string {
 		if changed[ch] && d.parent != nil {

@@ -153,42 +153,6 @@ func TestTreeOrphansAndCorruptParents(t *testing.T) {
 	}
 }
 
-func TestDiffValues(t *testing.T) {
-	parent := engine.Values{
-		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"}]`),
-		"budgetRemaining": json.RawMessage(`5`),
-		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"pending"}]`),
-		"attachments":     json.RawMessage(`[]`),
-	}
-	appended := engine.Values{
-		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"},{"index":3,"content":"c"},{"index":4,"content":"d"},{"index":5,"content":"e"}]`),
-		"budgetRemaining": json.RawMessage(`4`),
-		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"done"}]`),
-		"attachments":     json.RawMessage(` [] `),
-	}
-	got := map[string]channelDiff{}
-	for _, d := range diffValues(parent, appended) {
-		got[d.channel] = d
-	}
-	if len(got) != 3 {
-		t.Fatalf("want 3 changed channels, got %v", got)
-	}
-	if s := got["messages"].summary; s != "+3 (#3–#5)" {
-		t.Errorf("messages: %q", s)
-	}
-	if s := got["budgetRemaining"].summary; s != "5 → 4" {
-		t.Errorf("budget: %q", s)
-	}
-	if d := got["subtasks"]; d.summary != "~1 (t-1)" || len(d.lines) != 2 || !strings.HasPrefix(d.lines[0], "- ") || !strings.HasPrefix(d.lines[1], "+ ") {
-		t.Errorf("subtasks: %+v", d)
-	}
-	replaced := engine.Values{"messages": json.RawMessage(`[{"index":2,"content":"b"}]`)}
-	d := diffValues(engine.Values{"messages": parent["messages"]}, replaced)
-	if len(d) != 1 || !strings.HasPrefix(d[0].summary, "replaced wholesale 2 → 1 items") {
-		t.Errorf("replace: %+v", d)
-	}
-}
-
 func TestConfigAndThemeChoice(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rewind", "config.toml")

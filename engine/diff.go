@@ -1,4 +1,4 @@
-package tui
+package engine
 
 import (
 	"bytes"
@@ -7,18 +7,18 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-
-	"rewind/engine"
 )
 
-// channelDiff is how one channel changed between a checkpoint and its parent.
-type channelDiff struct {
-	channel string
-	summary string
-	// lines are unified-diff style: "+ item", "- item" (raw, sanitised when
-	// rendered).
-	lines []string
-	more  int
+// ChannelDiff is how one channel changed between two checkpoints.
+type ChannelDiff struct {
+	Channel string `json:"channel"`
+	// Summary says what changed in a few words ("+3 (#12–#14)").
+	Summary string `json:"summary"`
+	// Lines are unified-diff style: "+ item", "- item". They hold stored
+	// text as it is: sanitise before printing.
+	Lines []string `json:"lines"`
+	// More is how many lines were left out.
+	More int `json:"more,omitempty"`
 }
 
 const (
@@ -26,10 +26,11 @@ const (
 	maxDiffItemChars       = 1500
 )
 
-// diffValues compares two checkpoints' channel values. Lists of objects are
+// Diff compares two checkpoints' channel values (any two: a parent and its
+// child, or checkpoints of different branches). Lists of objects are
 // matched by their "index" (messages) or "id" (subtasks, attachments) so an
 // append shows as additions and a wholesale replace shows what was dropped.
-func diffValues(parent, cur engine.Values) []channelDiff {
+func Diff(parent, cur Values) []ChannelDiff {
 	names := map[string]bool{}
 	for k := range parent {
 		names[k] = true
@@ -42,13 +43,13 @@ func diffValues(parent, cur engine.Values) []channelDiff {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []channelDiff
+	var out []ChannelDiff
 	for _, ch := range keys {
 		a, b := parent[ch], cur[ch]
 		if bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) {
 			continue
 		}
-		av, bv := decodeAny(a), decodeAny(b)
+		av, bv := decodeLoose(a), decodeLoose(b)
 		if reflect.DeepEqual(av, bv) || (av == nil && isEmpty(bv)) || (bv == nil && isEmpty(av)) {
 			continue
 		}
@@ -68,7 +69,7 @@ func isEmpty(v any) bool {
 	return false
 }
 
-func decodeAny(raw json.RawMessage) any {
+func decodeLoose(raw json.RawMessage) any {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
@@ -81,14 +82,14 @@ func decodeAny(raw json.RawMessage) any {
 	return v
 }
 
-func diffChannel(ch string, a, b any) channelDiff {
-	cd := channelDiff{channel: ch}
+func diffChannel(ch string, a, b any) ChannelDiff {
+	cd := ChannelDiff{Channel: ch}
 	add := func(prefix string, v any) {
-		if len(cd.lines) >= maxDiffLinesPerChannel {
-			cd.more++
+		if len(cd.Lines) >= maxDiffLinesPerChannel {
+			cd.More++
 			return
 		}
-		cd.lines = append(cd.lines, prefix+compact(v))
+		cd.Lines = append(cd.Lines, prefix+compact(v))
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
@@ -130,9 +131,9 @@ func diffChannel(ch string, a, b any) channelDiff {
 		if len(removed) > 0 {
 			parts = append(parts, fmt.Sprintf("−%d %s", len(removed), span(removed)))
 		}
-		cd.summary = strings.Join(parts, ", ")
+		cd.Summary = strings.Join(parts, ", ")
 		if len(removed) > 0 {
-			cd.summary = fmt.Sprintf("replaced wholesale %d → %d items: %s", len(al), len(bl), cd.summary)
+			cd.Summary = fmt.Sprintf("replaced wholesale %d → %d items: %s", len(al), len(bl), cd.Summary)
 		}
 		return cd
 	}
@@ -166,20 +167,20 @@ func diffChannel(ch string, a, b any) channelDiff {
 				add("+ "+k+": ", y)
 			}
 		}
-		cd.summary = "changed " + strings.Join(fields, ", ")
+		cd.Summary = "changed " + strings.Join(fields, ", ")
 		return cd
 	}
 	switch {
 	case a == nil:
-		cd.summary = "set"
+		cd.Summary = "set"
 	case b == nil:
-		cd.summary = "cleared"
+		cd.Summary = "cleared"
 	default:
 		as, bs := compact(a), compact(b)
 		if len(as) < 24 && len(bs) < 24 {
-			cd.summary = as + " → " + bs
+			cd.Summary = as + " → " + bs
 		} else {
-			cd.summary = "changed"
+			cd.Summary = "changed"
 		}
 	}
 	if a != nil {
@@ -245,8 +246,19 @@ func compact(v any) string {
 	}
 	s := strings.TrimSpace(buf.String())
 	if len(s) > maxDiffItemChars {
-		cut, _ := clipRunes(s, maxDiffItemChars)
-		s = cut + fmt.Sprintf("… (%d bytes)", len(s))
+		s = clipText(s, maxDiffItemChars) + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return s
+}
+
+// clipText is the first n runes of s.
+func clipText(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i]
+		}
+		count++
 	}
 	return s
 }

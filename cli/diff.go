@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rewind/engine"
+)
+
+func newDiffCmd() *cobra.Command {
+	var store string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "diff T A B",
+		Short: "how the state changed from checkpoint A to checkpoint B (any two, also on different branches)",
+		Example: `  rewind diff ticket-1 7 8          # what one superstep changed
+  rewind diff ticket-1 8 16 --json  # the end of one branch against a fork's`,
+		Args: between(3, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			a, err := checkpointArg(strings.TrimPrefix(args[1], "@"))
+			if err != nil {
+				return err
+			}
+			b, err := checkpointArg(strings.TrimPrefix(args[2], "@"))
+			if err != nil {
+				return err
+			}
+			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			return withEngine(ctx, store, func(e *engine.Engine) error {
+				from, err := e.Get(ctx, thread, a)
+				if err != nil {
+					return err
+				}
+				to, err := e.Get(ctx, thread, b)
+				if err != nil {
+					return err
+				}
+				rel, err := relation(ctx, e, thread, a, b)
+				if err != nil {
+					return err
+				}
+				diffs := engine.Diff(from.Values, to.Values)
+				if asJSON {
+					if diffs == nil {
+						diffs = []engine.ChannelDiff{}
+					}
+					return writeJSON(out, map[string]any{"thread": thread, "from": a, "to": b, "relation": rel, "channels": diffs})
+				}
+				fmt.Fprintf(out, "@%d → @%d of thread %s (%s): %d channel(s) changed\n", a, b, clean(thread), rel, len(diffs))
+				for _, d := range diffs {
+					fmt.Fprintf(out, "@@ %s: %s\n", clean(d.Channel), clean(d.Summary))
+					for _, l := range d.Lines {
+						fmt.Fprintf(out, "  %s\n", clean(l))
+					}
+					if d.More > 0 {
+						fmt.Fprintf(out, "  … %d more line(s)\n", d.More)
+					}
+				}
+				return nil
+			})
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	return c
+}
+
+// relation says how two checkpoints of a thread stand: one an ancestor of
+// the other, or on branches that part at a common ancestor.
+func relation(ctx context.Context, e *engine.Engine, thread string, a, b int64) (string, error) {
+	if a == b {
+		return "the same checkpoint", nil
+	}
+	ca, err := e.Ancestors(ctx, thread, a)
+	if err != nil {
+		return "", err
+	}
+	cb, err := e.Ancestors(ctx, thread, b)
+	if err != nil {
+		return "", err
+	}
+	onA := map[int64]bool{}
+	for _, c := range ca {
+		onA[c.ID] = true
+	}
+	var common int64
+	for _, c := range cb {
+		if onA[c.ID] {
+			common = c.ID
+		}
+	}
+	switch {
+	case common == a:
+		return fmt.Sprintf("@%d is an ancestor of @%d", a, b), nil
+	case common == b:
+		return fmt.Sprintf("@%d is an ancestor of @%d", b, a), nil
+	case common != 0:
+		return fmt.Sprintf("different branches, parting after @%d", common), nil
+	}
+	return "different branches with no common checkpoint left (pruned)", nil
+}

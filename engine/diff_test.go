@@ -41,4 +41,3 @@ func TestDiffMatchesItemsByIndexAndID(t *testing.T) {
 		t.Errorf("replace: %+v", d)
 	}
 }
-

@@ -67,6 +67,8 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 			Bytes int `json:"bytes,omitempty"`
 			// RerootedFrom is the parent a checkpoint had before prune deleted it.
 			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
+			// Unreadable says why the checkpoint's listing does not read.
+			Unreadable string `json:"unreadable,omitempty"`
 		}
 		rows := make([]row, len(cps))
 		for i, cp := range cps {
@@ -74,7 +76,7 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 			for j, t := range cp.Tasks {
 				next[j] = nextTask{t.Node}
 			}
-			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom}
+			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom, cp.Unreadable}
 			if rows[i].Nodes == nil {
 				rows[i].Nodes = []string{}
 			}
@@ -96,7 +98,18 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 		if cp.Metadata.Interrupt != nil {
 			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
 		}
+		if cp.Unreadable != "" {
+			next = "? " + clean(firstLine(cp.Unreadable))
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, next)
 	}
 	return tw.Flush()
+}
+
+// firstLine is s up to its first line break, for a table cell.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -20,6 +20,9 @@ const (
 	SourceLoop   = "loop"
 	SourceUpdate = "update"
 	SourceFork   = "fork"
+	// SourceUnreadable marks a listed checkpoint whose listing does not
+	// read (see Checkpoint.Unreadable).
+	SourceUnreadable = "unreadable"
 )
 
 // Task is a node plus its arguments, not yet run at a checkpoint.
@@ -91,6 +94,10 @@ type Checkpoint struct {
 	// Applied are the writes that made this checkpoint from its parent, by
 	// task (or the input or update), in the order they were applied.
 	Applied []WriteGroup `json:"applied,omitempty"`
+	// Unreadable says why History could not read this checkpoint's
+	// listing (corrupt, or written by a newer rewind); only its ids are
+	// known.
+	Unreadable string `json:"unreadable,omitempty"`
 	// depth is how many deltas separate it from its stored base.
 	depth int
 }

@@ -533,7 +533,10 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 	for _, row := range rows {
 		cp, err := e.graph.listed(row)
 		if err != nil {
-			return nil, err
+			// One unreadable row must not hide the thread: list it as such
+			// (reading it says why and what to do).
+			cp = Checkpoint{Thread: thread, ID: row.ID, ParentID: row.ParentID, RerootedFrom: row.RerootedFrom,
+				CreatedAt: row.CreatedAt, Source: SourceUnreadable, Unreadable: err.Error(), Tasks: []Task{}}
 		}
 		out = append(out, cp)
 	}

@@ -334,3 +334,38 @@ func (r *reference) branchHead(t *testing.T, e *engine.Engine, thread string, fr
 	}
 	return best
 }
+
+// One unreadable listing does not hide the thread: History lists it as
+// unreadable, with why, and the rest reads as before.
+func TestHistoryListsAnUnreadableRow(t *testing.T) {
+	ctx := t.Context()
+	st := memory.New()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(ctx, "u", ticket.Input(sentences[1]), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := st.Latest(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := store.Checkpoint{ThreadID: "u", ID: head.ID + 1, ParentID: head.ID, Meta: []byte(`{"step":"not a number"}`), State: []byte(`{}`)}
+	if err := st.PutCheckpoint(ctx, bad, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.History(ctx, "u", 0, 0)
+	if err != nil {
+		t.Fatalf("History with one unreadable row: %v", err)
+	}
+	if len(h) != int(bad.ID) || h[0].Source != engine.SourceUnreadable || !strings.Contains(h[0].Unreadable, "corrupt") || h[1].Source == engine.SourceUnreadable {
+		t.Fatalf("History = %d rows, newest %q (%q)", len(h), h[0].Source, h[0].Unreadable)
+	}
+	if chain, err := e.Ancestors(ctx, "u", bad.ID); err != nil || len(chain) != int(bad.ID) {
+		t.Fatalf("Ancestors past the unreadable row: %d, %v", len(chain), err)
+	}
+	if _, err := e.Get(ctx, "u", bad.ID); !errors.Is(err, engine.ErrCorrupt) || !strings.Contains(err.Error(), "rewind rm") {
+		t.Fatalf("Get of the unreadable row: %v; want ErrCorrupt naming the fix", err)
+	}
+}

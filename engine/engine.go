@@ -389,6 +389,18 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 // carried over. Checkpoint 0 is allowed only for a thread with no
 // checkpoints yet: it creates the thread.
 func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string) (Checkpoint, error) {
+	return e.UpdateStateWith(ctx, thread, checkpoint, writes, asNode, UpdateOptions{})
+}
+
+// UpdateOptions change how UpdateStateWith takes the thread.
+type UpdateOptions struct {
+	// TakeOver writes even while another live process holds the thread, as
+	// RunConfig.TakeOver does: that process is fenced out.
+	TakeOver bool
+}
+
+// UpdateStateWith is UpdateState with options.
+func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string, o UpdateOptions) (Checkpoint, error) {
 	if err := checkThread(thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -400,7 +412,7 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 			return Checkpoint{}, err
 		}
 	}
-	release, epoch, err := e.lock(ctx, thread, false)
+	release, epoch, err := e.lock(ctx, thread, o.TakeOver)
 	if err != nil {
 		return Checkpoint{}, err
 	}

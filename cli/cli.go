@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/tui/termtext"
 )
 
 // Exit codes.
@@ -25,7 +26,8 @@ const (
 )
 
 // Run runs rewind with args (without the program's name), writes to stdout
-// and stderr, and returns the exit code. Every error is one line on stderr.
+// and stderr, and returns the exit code. Every error is one line on stderr,
+// through the sanitizer: ids and inputs in it cannot act on the terminal.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root, started := newRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -33,23 +35,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	code, msg := ExitFail, err.Error()
 	var ue usageError
-	var fe failedChecks
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "rewind: %s\n", ue.msg)
-		return ExitUsage
+		code, msg = ExitUsage, ue.msg
 	case errors.Is(err, app.ErrUsage), !*started:
 		// Cobra refuses a command line before any command starts (an
 		// argument a built-in command does not know): that is usage too.
-		fmt.Fprintf(stderr, "rewind: %s\n", oneLine(err.Error()))
-		return ExitUsage
-	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "rewind: %s\n", fe)
-		return ExitFail
+		code = ExitUsage
 	}
-	fmt.Fprintf(stderr, "rewind: %s\n", clean(err.Error()))
-	return ExitFail
+	fmt.Fprintf(stderr, "rewind: %s\n", termtext.Error(msg))
+	return code
 }
 
 // usageError is a command line given wrong: exit 2, its text the message.
@@ -65,9 +62,6 @@ type failedChecks struct{ failed, total int }
 func (f failedChecks) Error() string {
 	return fmt.Sprintf("selftest: %d of %d checks failed", f.failed, f.total)
 }
-
-// oneLine keeps a library's error to one line.
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
 
 // flagError words pflag's refusals the way rewind words errors: what is
 // wrong, and where to look.

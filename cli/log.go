@@ -10,6 +10,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/tui/termtext"
 )
 
 func newLogCmd() *cobra.Command {
@@ -96,7 +97,7 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 		if cp.Metadata.Interrupt != nil {
 			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, next)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, termtext.Name(next))
 	}
 	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // dialog is a modal box over the screen. update returns done when the
@@ -133,7 +134,7 @@ func (f *formDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string
 		lines = append(lines, "")
 	}
 	if f.err != "" {
-		lines = append(lines, th.Error.Render(trunc(safeLine(f.err), inner)))
+		lines = append(lines, th.Error.Render(trunc(termtext.Error(f.err), inner)))
 	}
 	h.Width = inner
 	lines = append(lines, h.View(f.keys))

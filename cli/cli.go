@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"rewind/cli/app"
 	"rewind/tui/termtext"
@@ -63,10 +65,32 @@ func (f failedChecks) Error() string {
 	return fmt.Sprintf("selftest: %d of %d checks failed", f.failed, f.total)
 }
 
+// clipIn cuts a long value given on the command line short in a library's
+// message, quoted or not, as store.Name cuts ids: an error stays one
+// readable line.
+func clipIn(msg, v string) string {
+	if len(v) <= 64 {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, strconv.Quote(v), fmt.Sprintf("%q", named(v)))
+	return strings.ReplaceAll(msg, v, fmt.Sprintf("%s", named(v)))
+}
+
 // flagError words pflag's refusals the way rewind words errors: what is
 // wrong, and where to look.
 func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
+	var notExist *pflag.NotExistError
+	var invalid *pflag.InvalidValueError
+	var syntax *pflag.InvalidSyntaxError
+	switch {
+	case errors.As(err, &notExist):
+		msg = clipIn(msg, notExist.GetSpecifiedName())
+	case errors.As(err, &invalid):
+		msg = clipIn(msg, invalid.GetValue())
+	case errors.As(err, &syntax):
+		msg = clipIn(msg, syntax.GetSpecifiedFlag())
+	}
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
 		msg = "flag provided but not defined: " + name
 	} else if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: "); ok {

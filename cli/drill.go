@@ -39,7 +39,7 @@ on any failure. Needs a store processes can share (sqlite or PostgreSQL).`,
 			for _, n := range killAt {
 				p, ok := worker.Lookup(n)
 				if !ok {
-					return usagef("unknown kill point %q: choose one of %s", n, worker.Names())
+					return usagef("unknown kill point %q: choose one of %s", named(n), worker.Names())
 				}
 				points = append(points, p)
 			}

@@ -19,6 +19,16 @@ func addStore(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
 }
 
+// checkStoreFlag refuses --store given empty: a script's unset variable
+// (--store "$STORE") must not fall back to the user's default store.
+func checkStoreFlag(c *cobra.Command) error {
+	f := c.Flags().Lookup("store")
+	if f == nil || !f.Changed || strings.TrimSpace(f.Value.String()) != "" {
+		return nil
+	}
+	return usagef("--store is given but empty (an unset variable?): give memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB, or leave --store out to use $REWIND_STORE, $DATABASE_URL or the default store")
+}
+
 // addJSON adds --json, for every command with something to report.
 func addJSON(c *cobra.Command, on *bool) {
 	c.Flags().BoolVar(on, "json", false, "machine-readable output")

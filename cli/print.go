@@ -12,8 +12,14 @@ import (
 	"strconv"
 
 	"rewind/engine"
+	"rewind/store"
 	"rewind/tui/termtext"
 )
+
+// named is an id, or a value given on the command line, in a message (as
+// store.Name): %q quotes it, %s leaves a plain word bare and quotes
+// anything else, and past 64 bytes it is cut with …(N bytes).
+func named(s string) store.Name { return store.Name(s) }
 
 // writeJSON writes v as indented JSON in which C1 controls, DEL and bidi
 // characters are escaped too (encoding/json escapes only C0), so stored

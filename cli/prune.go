@@ -41,14 +41,14 @@ freed; messages and drafts stay.`,
 			if keepLast != "" {
 				n, err := strconv.Atoi(keepLast)
 				if err != nil || n < 1 {
-					return usagef("--keep-last %q: give the number of newest checkpoints to keep, at least 1", keepLast)
+					return usagef("--keep-last %q: give the number of newest checkpoints to keep, at least 1", named(keepLast))
 				}
 				policy.KeepLast = n
 			}
 			if olderThan != "" {
 				d, err := time.ParseDuration(olderThan)
 				if err != nil || d <= 0 {
-					return usagef("--older-than %q: give a positive duration in h, m or s, e.g. 720h for 30 days", olderThan)
+					return usagef("--older-than %q: give a positive duration in h, m or s, e.g. 720h for 30 days", named(olderThan))
 				}
 				policy.OlderThan = d
 			}

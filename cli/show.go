@@ -41,7 +41,7 @@ after compaction folded it into the summary.`,
 			if message != "" {
 				n, err := strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
 				if err != nil || n < 0 {
-					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", message)
+					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", named(message))
 				}
 				return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 			}
@@ -67,7 +67,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	}
 	s, err := ticket.Decode(cp.Values)
 	if err != nil {
-		return fmt.Errorf("checkpoint %d of thread %q: %w", cp.ID, thread, err)
+		return fmt.Errorf("checkpoint %d of thread %q: %w", cp.ID, named(thread), err)
 	}
 	writes, err := e.PendingWrites(ctx, thread, cp.ID)
 	if err != nil {
@@ -153,7 +153,7 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 	}
 	var msg ticket.Message
 	if err := json.Unmarshal(m.Body, &msg); err != nil {
-		return fmt.Errorf("message #%d of thread %q: %w", index, thread, err)
+		return fmt.Errorf("message #%d of thread %q: %w", index, named(thread), err)
 	}
 	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, termtext.Line(msg.Speaker), termtext.Line(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 	if msg.ToolCall != nil {

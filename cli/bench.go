@@ -56,7 +56,7 @@ listing and loading times and peak memory.`,
 			late, lateKB := rep.Medians(len(rep.Turns)-9, len(rep.Turns))
 			fmt.Fprintf(out, "turns 11-20: median %.2f ms, %.1f KB a turn; last 10: median %.2f ms, %.1f KB a turn\n", early, earlyKB/1024, late, lateKB/1024)
 			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms, middle %.3f ms (%.3f ms cached); peak RSS %.0f MB\n",
-				termtext.Name(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, rep.GetLatestWarmMs, float64(rep.RSSBytes)/1e6)
+				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, rep.GetLatestWarmMs, float64(rep.RSSBytes)/1e6)
 			return nil
 		},
 	}

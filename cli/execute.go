@@ -77,7 +77,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		err = res.BlockedErr()
 	}
 	if err == nil && res.Status == "awaiting-approval" && !f.json {
-		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", termtext.Name(res.Thread), termtext.Name(res.Thread))
+		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
 	return report(out, f.json, res, err)
 }
@@ -104,9 +104,9 @@ func observe(out io.Writer) func(engine.Event) {
 			_ = json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(out, "  checkpoint %-4d %-6s step %-3d pending %d\n", ev.Checkpoint, d.Source, d.Step, d.Pending)
 		case engine.EventNodeStarted:
-			fmt.Fprintf(out, "    ▸ %s %s\n", termtext.Line(ev.Node), termtext.Name(ev.Task))
+			fmt.Fprintf(out, "    ▸ %s %s\n", termtext.Line(ev.Node), idText(ev.Task))
 		case engine.EventTaskReused:
-			fmt.Fprintf(out, "    ↺ %s %s: writes already stored, not run again\n", termtext.Line(ev.Node), termtext.Name(ev.Task))
+			fmt.Fprintf(out, "    ↺ %s %s: writes already stored, not run again\n", termtext.Line(ev.Node), idText(ev.Task))
 		case ticket.EventContextCompacted:
 			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionFailed:
@@ -165,16 +165,16 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 	}
 	switch res.Status {
 	case "awaiting-approval":
-		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), termtext.Name(res.Interrupt.Operation))
+		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), idText(res.Interrupt.Operation))
 	case "interrupted":
 		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, len(res.Pending), termtext.Line(engine.DescribeTasks(res.Pending)))
-		fmt.Fprintf(out, "  resume with: rewind resume %s\n", termtext.Name(res.Thread))
+		fmt.Fprintf(out, "  resume with: rewind resume %s\n", idText(res.Thread))
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
 	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
 	for _, b := range res.Blocked {
-		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), termtext.Name(b.Operation), b.Checkpoint, termtext.Line(b.Reason))
+		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), idText(b.Operation), b.Checkpoint, termtext.Line(b.Reason))
 	}
 	return runErr
 }

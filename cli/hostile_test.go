@@ -45,7 +45,7 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 			return out, stderr
 		}
 		out, _ := check([]string{"run", "--thread", id, "--input", payload, "--draft", "--auth-ttl", "1h"}, ExitOK)
-		if !strings.Contains(out, "rewind approve "+termtext.Name(id)) {
+		if !strings.Contains(out, "rewind approve "+idText(id)) {
 			t.Errorf("run does not name the thread escaped:\n%s", out)
 		}
 		check([]string{"run", "--thread", paused, "--input", payload, "--interrupt-before", "executor", "--json"}, ExitOK)
@@ -54,8 +54,8 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 {
 			t.Errorf("threads prints %d lines for 2 threads: an id faked a row:\n%s", len(lines), out)
 		}
-		if !strings.Contains(out, termtext.Name(id)) {
-			t.Errorf("threads does not show %q as %q:\n%s", id, termtext.Name(id), out)
+		if !strings.Contains(out, idText(id)) {
+			t.Errorf("threads does not show %q as %q:\n%s", id, idText(id), out)
 		}
 		out, _ = check([]string{"threads", "--json"}, ExitOK)
 		var rows []struct{ ID string }
@@ -91,9 +91,37 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 			check(args, ExitUsage)
 		}
 		out, _ = check([]string{"rm", id}, ExitOK)
-		if strings.Count(out, "\n") != 1 || !strings.Contains(out, termtext.Name(id)) {
-			t.Errorf("rm prints %q; want one line naming %q", out, termtext.Name(id))
+		if strings.Count(out, "\n") != 1 || !strings.Contains(out, idText(id)) {
+			t.Errorf("rm prints %q; want one line naming %q", out, idText(id))
 		}
 		check([]string{"rm", paused, "--json"}, ExitOK)
+	})
+}
+
+// A 64 KB thread id is cut short in plain output (threads, run's hints, rm)
+// and kept whole in --json.
+func TestLongIDsClippedInOutput(t *testing.T) {
+	long := strings.Repeat("x", 64<<10)
+	eachStore(t, func(t *testing.T, db string) {
+		for _, args := range [][]string{
+			{"run", "--thread", long, "--input", "where is SO20260901?", "--interrupt-before", "executor"},
+			{"threads"}, {"prune", long, "--keep-last", "1"}, {"discard", long}, {"rm", long},
+		} {
+			code, out, stderr := run(t, append(args, "--store", db)...)
+			if code != ExitOK {
+				t.Fatalf("%s: exit %d: %.300s", args[0], code, stderr)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if len(line) > 300 {
+					t.Errorf("%s prints a %d-byte line: %.200s…", args[0], len(line), line)
+				}
+			}
+			if args[0] == "run" {
+				_, out, _ = run(t, "threads", "--json", "--store", db)
+				if !strings.Contains(out, `"id": "`+long+`"`) {
+					t.Errorf("threads --json does not hold the whole id")
+				}
+			}
+		}
 	})
 }

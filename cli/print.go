@@ -21,6 +21,12 @@ import (
 // anything else, and past 64 bytes it is cut with …(N bytes).
 func named(s string) store.Name { return store.Name(s) }
 
+// idText is an id in the CLI's output, as its errors show it (store.Name):
+// a plain word bare, anything else quoted with its controls escaped
+// ("evil\x1b]52;…"), so a crafted id fakes no row and can be typed back in
+// a shell ($'…'), and cut past 64 bytes so a listing stays readable.
+func idText(id string) string { return termtext.Line(fmt.Sprintf("%s", named(id))) }
+
 // writeJSON writes v as indented JSON in which C1 controls, DEL and bidi
 // characters are escaped too (encoding/json escapes only C0), so stored
 // text cannot act on a terminal through --json either.

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
-	"rewind/tui/termtext"
 )
 
 func newPruneCmd() *cobra.Command {
@@ -110,14 +109,14 @@ freed; messages and drafts stay.`,
 // pruneSummary is one line: what was pruned, what now starts a chain.
 func pruneSummary(r engine.PruneResult) string {
 	if len(r.Pruned) == 0 {
-		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", termtext.Name(r.Thread), r.Kept)
+		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", idText(r.Thread), r.Kept)
 	}
 	verb, reroot, tail := "pruned", "re-rooted", ""
 	if r.DryRun {
 		verb, reroot, tail = "would prune", "would re-root", " (dry run: nothing changed)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %d checkpoint(s) of thread %s", verb, len(r.Pruned), termtext.Name(r.Thread))
+	fmt.Fprintf(&b, "%s %d checkpoint(s) of thread %s", verb, len(r.Pruned), idText(r.Thread))
 	for i, rr := range r.Rerooted {
 		if i == 5 {
 			fmt.Fprintf(&b, ", and %d more", len(r.Rerooted)-i)

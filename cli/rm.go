@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
-	"rewind/tui/termtext"
 )
 
 func newRmCmd() *cobra.Command {
@@ -30,7 +29,7 @@ func newRmCmd() *cobra.Command {
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "deleted": true})
 				}
-				fmt.Fprintf(out, "deleted thread %s\n", termtext.Name(thread))
+				fmt.Fprintf(out, "deleted thread %s\n", idText(thread))
 				return nil
 			})
 		},

@@ -76,7 +76,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", termtext.Name(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
+	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}
@@ -94,13 +94,13 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if len(s.Attachments) > 0 {
 		fmt.Fprintln(out, "\nATTACHMENTS")
 		for _, a := range s.Attachments {
-			fmt.Fprintf(out, "  %s %s %s %s\n", termtext.Name(a.ID), termtext.Line(a.Kind), termtext.Line(a.Ref), termtext.Line(a.Caption))
+			fmt.Fprintf(out, "  %s %s %s %s\n", idText(a.ID), termtext.Line(a.Kind), termtext.Line(a.Ref), termtext.Line(a.Caption))
 		}
 	}
 	if len(s.Subtasks) > 0 {
 		fmt.Fprintln(out, "\nSUBTASKS")
 		for _, st := range s.Subtasks {
-			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", termtext.Name(st.ID), termtext.Line(st.Status), st.ToolCalls, termtext.Line(st.Goal))
+			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", idText(st.ID), termtext.Line(st.Status), st.ToolCalls, termtext.Line(st.Goal))
 		}
 	}
 	budget := "none"
@@ -111,7 +111,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if len(cp.Tasks) > 0 {
 		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
 		for _, t := range cp.Tasks {
-			fmt.Fprintf(out, "  %s %s %s\n", termtext.Name(t.ID), termtext.Line(t.Node), termtext.Line(string(t.Args)))
+			fmt.Fprintf(out, "  %s %s %s\n", idText(t.ID), termtext.Line(t.Node), termtext.Line(string(t.Args)))
 		}
 	}
 	if len(cp.Applied) > 0 {
@@ -135,7 +135,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 			for i, x := range w.Writes {
 				chs[i] = x.Channel
 			}
-			fmt.Fprintf(out, "  %s %s → %s\n", termtext.Name(w.Task), termtext.Line(w.Node), termtext.Line(strings.Join(chs, ", ")))
+			fmt.Fprintf(out, "  %s %s → %s\n", idText(w.Task), termtext.Line(w.Node), termtext.Line(strings.Join(chs, ", ")))
 		}
 	}
 	return nil
@@ -157,10 +157,10 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 	}
 	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, termtext.Line(msg.Speaker), termtext.Line(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 	if msg.ToolCall != nil {
-		fmt.Fprintf(out, "tool call %s %s(%s)\n", termtext.Name(msg.ToolCall.ID), termtext.Line(msg.ToolCall.Name), termtext.Line(string(msg.ToolCall.Args)))
+		fmt.Fprintf(out, "tool call %s %s(%s)\n", idText(msg.ToolCall.ID), termtext.Line(msg.ToolCall.Name), termtext.Line(string(msg.ToolCall.Args)))
 	}
 	if msg.ToolCallID != "" {
-		fmt.Fprintf(out, "result of %s\n", termtext.Name(msg.ToolCallID))
+		fmt.Fprintf(out, "result of %s\n", idText(msg.ToolCallID))
 	}
 	fmt.Fprintln(out, termtext.Text(msg.Content))
 	return nil

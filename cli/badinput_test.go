@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -312,4 +313,26 @@ func sum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
+}
+
+// --input-file - reads the message from stdin, in a real process: the way
+// to give a long message without the command line.
+func TestInputFromStdin(t *testing.T) {
+	_, spec := dbSpec(t)
+	msg := strings.Repeat("Where is my parcel SO20260901? ", 2000)[:60000]
+	cmd := exec.Command(binary, "run", "--store", spec, "--thread", "stdin", "--input-file", "-", "--interrupt-before", "planner")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Stdin = strings.NewReader(msg + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run --input-file -: %v\n%s", err, out)
+	}
+	var show struct {
+		State struct {
+			Messages []struct{ Content string } `json:"messages"`
+		} `json:"state"`
+	}
+	mustDecode(t, rewind(t, nil, "show", "stdin", "--store", spec, "--json").stdout, &show)
+	if len(show.State.Messages) != 1 || show.State.Messages[0].Content != msg {
+		t.Fatalf("stored %d message(s); want the %d bytes read from stdin", len(show.State.Messages), len(msg))
+	}
 }

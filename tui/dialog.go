@@ -47,7 +47,6 @@ func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.
 		in.TextStyle = th.Text
 		in.PlaceholderStyle = th.Placeholder
 		in.Cursor.Style = th.Accent
-		in.CharLimit = 8000
 		if i == 0 {
 			in.Focus()
 		} else {
@@ -58,7 +57,7 @@ func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.
 }
 
 func newField(label, value, placeholder string, required bool) field {
-	in := textinput.New()
+	in := newInput()
 	in.SetValue(value)
 	in.Placeholder = placeholder
 	return field{label: label, required: required, input: in}
@@ -102,6 +101,12 @@ func (f *formDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 				return false, nil
 			}
 			return true, cmd
+		}
+	}
+	if k, ok := msg.(tea.KeyMsg); ok {
+		if why := admit(f.fields[f.focus].input, k); why != "" {
+			f.err = why
+			return false, nil
 		}
 	}
 	var cmd tea.Cmd

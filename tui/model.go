@@ -165,9 +165,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	for _, n := range s.InterruptAfter {
 		m.breaks["after:"+n] = true
 	}
-	m.composer = textinput.New()
+	m.composer = newInput()
 	m.composer.Prompt = "› "
-	m.composer.CharLimit = 8000
 	// ctrl+d toggles the draft request here; delete still deletes forward.
 	m.composer.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
 	m.setTheme(th)
@@ -792,6 +791,9 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, m.compKeys.Draft):
 		m.setDraft(!m.draft)
 		return nil
+	}
+	if why := admit(m.composer, msg); why != "" {
+		return m.setFlash(why, true)
 	}
 	var cmd tea.Cmd
 	m.composer, cmd = m.composer.Update(msg)

@@ -121,3 +121,20 @@ func FuzzSanitizers(f *testing.F) {
 		}
 	})
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int]string{0: "0 bytes", 900: "900 bytes", 1024: "1 KB", MaxInput: "64 KB", MaxInput + 1: "64 KB", 1536: "1.5 KB", 1 << 20: "1 MB", 1258291: "1.2 MB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestTooLong(t *testing.T) {
+	if s := TooLong(MaxInput); s != "" {
+		t.Errorf("TooLong(MaxInput) = %q, want it to fit", s)
+	}
+	if s := TooLong(MaxInput + 1); !strings.Contains(s, "65537 bytes") || !strings.Contains(s, "64 KB") {
+		t.Errorf("TooLong(MaxInput+1) = %q", s)
+	}
+}

@@ -61,7 +61,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	defer a.Close()
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
 	if f.worker {
-		return worker.Serve(ctx, a.Engine, req, out)
+		return worker.Serve(ctx, a.Engine, req, jsonLines{out})
 	}
 	if !f.json {
 		req.Config.Observe = observe(out)
@@ -80,6 +80,26 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
 	return report(out, f.json, res, err)
+}
+
+// jsonLines escapes a worker's JSON lines as writeJSON does --json, so
+// they are harmless on a terminal too and decode to the same values.
+// Serve writes each line in one Write, so no character is ever split.
+type jsonLines struct{ w io.Writer }
+
+func (j jsonLines) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(termtext.JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Sync passes Serve's flush after each line on to a file.
+func (j jsonLines) Sync() error {
+	if f, ok := j.w.(interface{ Sync() error }); ok {
+		return f.Sync()
+	}
+	return nil
 }
 
 // openApp opens the app; model is nil for a command that runs none.

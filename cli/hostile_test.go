@@ -77,6 +77,15 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 		check([]string{"run", "--thread", id, "--input", payload, "--draft", "--auth-ttl", "1h", "--json"}, ExitOK)
 		check([]string{"approve", id, "--json"}, ExitOK)
 
+		// A worker's JSON lines (the TUI reads them) are escaped as --json.
+		out, _ = check([]string{"worker", "run", "--thread", id + "-w", "--input", payload}, ExitOK)
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				t.Errorf("worker line does not decode: %v: %s", err, line)
+			}
+		}
+
 		// Errors that name a hostile id or input.
 		for _, args := range [][]string{
 			{"log", "nope" + id}, {"show", id, "99"}, {"resume", id}, {"rm", "nope" + id}, {"discard", id},

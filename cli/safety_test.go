@@ -102,8 +102,8 @@ func TestAnswerHonoursTakeOver(t *testing.T) {
 				}
 				args := append(append([]string{}, op...), "--store", db, "gate")
 				code, _, stderr := run(t, args...)
-				if code != ExitFail || !strings.Contains(stderr, "--take-over") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-					t.Fatalf("%s of a held thread: exit %d, %q; want exit 1, one line naming --take-over", op[0], code, stderr)
+				if code != ExitFail || !strings.HasSuffix(strings.TrimSpace(stderr), "--take-over") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Fatalf("%s of a held thread: exit %d, %q; want exit 1, one line ending with the fix, --take-over", op[0], code, stderr)
 				}
 				code, out, stderr := run(t, append(args, "--take-over")...)
 				if code != ExitOK || !strings.Contains(out, "done at checkpoint") {

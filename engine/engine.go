@@ -760,7 +760,8 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 	case errors.Is(err, store.ErrLocked) && takeOver:
 		release = func() error { return nil }
 	case errors.Is(err, store.ErrLocked):
-		return nil, 0, fmt.Errorf("thread %q is being run by another process: %s: %w", threadName(thread), advice, err)
+		// The fix last: the store's words would only repeat the cause.
+		return nil, 0, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
 	case err != nil:
 		return nil, 0, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
@@ -771,6 +772,16 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 	}
 	return func() { _ = release() }, epoch, nil
 }
+
+// fixLast is an error that ends with what to do, its cause's text left
+// out (it would only say the same again); errors.Is and As see the cause.
+type fixLast struct {
+	msg string
+	err error
+}
+
+func (e *fixLast) Error() string { return e.msg }
+func (e *fixLast) Unwrap() error { return e.err }
 
 // DeleteThread removes a thread and everything stored for it (checkpoints,
 // pending writes, events, messages, blobs, drafts) as its writer: like

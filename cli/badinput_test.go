@@ -79,7 +79,8 @@ func init() {
 // Every command, given each bad input (an unknown thread or checkpoint, a
 // 64 KB one, a bad store spec, an empty --store, PostgreSQL URLs that cannot connect,
 // with a wrong password and without sslmode, a corrupt sqlite file, a file
-// that is not a database, a store with a newer schema), fails with one
+// that is not a database, a database that is not rewind's, a store with a
+// newer schema), fails with one
 // line on stderr and a non-zero exit, never panics, never prints a
 // password, and leaves the files it was given as they were.
 func TestEveryCommandFailsOnOneLine(t *testing.T) {
@@ -120,6 +121,8 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	if err := os.WriteFile(notDB, []byte(strings.Repeat("hello, not a database\n", 300)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	foreign := filepath.Join(dir, "foreign.db")
+	execSQLite(t, foreign, `CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT)`)
 	newer := filepath.Join(dir, "newer.db")
 	if r := rewind(t, env, "threads", "--store", "sqlite:"+newer); r.code != 0 {
 		t.Fatal(r.stderr)
@@ -132,6 +135,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		"sqlite without a path":     "sqlite:",
 		"corrupt sqlite":            "sqlite:" + corrupt,
 		"not a database":            "sqlite:" + notDB,
+		"not rewind's database":     "sqlite:" + foreign,
 		"newer sqlite schema":       "sqlite:" + newer,
 		"postgres nobody listening": "postgres://rewind:" + password + "@127.0.0.1:1/rewind",
 		"postgres bad port":         "postgres://rewind:" + password + "@127.0.0.1:notaport/rewind",
@@ -153,7 +157,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL stores are SKIPPED")
 	}
 	sums := map[string][32]byte{}
-	for _, p := range []string{corrupt, notDB, newer} {
+	for _, p := range []string{corrupt, notDB, foreign, newer} {
 		sums[p] = sum(t, p)
 	}
 	before := snapshot(t, []string{"REWIND_STORE=" + good}, "t")

@@ -31,7 +31,7 @@ func optCheckpoint(args []string) (int64, error) {
 func checkpointArg(s string) (int64, error) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, usagef("checkpoint %q is not a checkpoint id: use the number from `rewind log THREAD`", s)
+		return 0, usagef("checkpoint %q is not a checkpoint id: use the number from `rewind log THREAD`", named(s))
 	}
 	return id, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine/bench"
+	"rewind/tui/termtext"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -37,7 +38,7 @@ listing and loading times and peak memory.`,
 			defer st.Close()
 			var progress func(bench.Turn)
 			if !asJSON {
-				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", spec.Label(), turns)
+				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", termtext.Line(spec.Label()), turns)
 				progress = func(t bench.Turn) {
 					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
 						fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
@@ -55,7 +56,7 @@ listing and loading times and peak memory.`,
 			late, lateKB := rep.Medians(len(rep.Turns)-9, len(rep.Turns))
 			fmt.Fprintf(out, "turns 11-20: median %.2f ms, %.1f KB a turn; last 10: median %.2f ms, %.1f KB a turn\n", early, earlyKB/1024, late, lateKB/1024)
 			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms, middle %.3f ms (%.3f ms cached); peak RSS %.0f MB\n",
-				rep.Thread, rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, rep.GetLatestWarmMs, float64(rep.RSSBytes)/1e6)
+				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetMiddleMs, rep.GetLatestWarmMs, float64(rep.RSSBytes)/1e6)
 			return nil
 		},
 	}

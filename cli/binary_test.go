@@ -301,7 +301,7 @@ func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
 			t.Errorf("show printed raw %q", bad)
 		}
 	}
-	if !strings.Contains(r.stdout, `\x1b]52;c;`) || !strings.Contains(r.stdout, `\u202e`) {
+	if !strings.Contains(r.stdout, "␛]52;c;") || !strings.Contains(r.stdout, "⟨U+202E⟩") {
 		t.Errorf("escapes are not visible:\n%s", r.stdout)
 	}
 	// The stored text itself is kept exactly.

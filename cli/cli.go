@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"rewind/cli/app"
+	"rewind/tui/termtext"
 )
 
 // Exit codes.
@@ -25,7 +28,8 @@ const (
 )
 
 // Run runs rewind with args (without the program's name), writes to stdout
-// and stderr, and returns the exit code. Every error is one line on stderr.
+// and stderr, and returns the exit code. Every error is one line on stderr,
+// through the sanitizer: ids and inputs in it cannot act on the terminal.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root, started := newRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -33,23 +37,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	code, msg := ExitFail, err.Error()
 	var ue usageError
-	var fe failedChecks
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "rewind: %s\n", ue.msg)
-		return ExitUsage
+		code, msg = ExitUsage, ue.msg
 	case errors.Is(err, app.ErrUsage), !*started:
 		// Cobra refuses a command line before any command starts (an
 		// argument a built-in command does not know): that is usage too.
-		fmt.Fprintf(stderr, "rewind: %s\n", oneLine(err.Error()))
-		return ExitUsage
-	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "rewind: %s\n", fe)
-		return ExitFail
+		code = ExitUsage
 	}
-	fmt.Fprintf(stderr, "rewind: %s\n", clean(err.Error()))
-	return ExitFail
+	fmt.Fprintf(stderr, "rewind: %s\n", termtext.Error(msg))
+	return code
 }
 
 // usageError is a command line given wrong: exit 2, its text the message.
@@ -66,13 +65,32 @@ func (f failedChecks) Error() string {
 	return fmt.Sprintf("selftest: %d of %d checks failed", f.failed, f.total)
 }
 
-// oneLine keeps a library's error to one line.
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
+// clipIn cuts a long value given on the command line short in a library's
+// message, quoted or not, as store.Name cuts ids: an error stays one
+// readable line.
+func clipIn(msg, v string) string {
+	if len(v) <= 64 {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, strconv.Quote(v), fmt.Sprintf("%q", named(v)))
+	return strings.ReplaceAll(msg, v, fmt.Sprintf("%s", named(v)))
+}
 
 // flagError words pflag's refusals the way rewind words errors: what is
 // wrong, and where to look.
 func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
+	var notExist *pflag.NotExistError
+	var invalid *pflag.InvalidValueError
+	var syntax *pflag.InvalidSyntaxError
+	switch {
+	case errors.As(err, &notExist):
+		msg = clipIn(msg, notExist.GetSpecifiedName())
+	case errors.As(err, &invalid):
+		msg = clipIn(msg, invalid.GetValue())
+	case errors.As(err, &syntax):
+		msg = clipIn(msg, syntax.GetSpecifiedFlag())
+	}
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
 		msg = "flag provided but not defined: " + name
 	} else if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: "); ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/tui/termtext"
 )
 
 func newDiffCmd() *cobra.Command {
@@ -49,11 +50,11 @@ func newDiffCmd() *cobra.Command {
 					}
 					return writeJSON(out, map[string]any{"thread": thread, "from": a, "to": b, "relation": rel, "channels": diffs})
 				}
-				fmt.Fprintf(out, "@%d → @%d of thread %s (%s): %d channel(s) changed\n", a, b, clean(thread), rel, len(diffs))
+				fmt.Fprintf(out, "@%d → @%d of thread %s (%s): %d channel(s) changed\n", a, b, idText(thread), rel, len(diffs))
 				for _, d := range diffs {
-					fmt.Fprintf(out, "@@ %s: %s\n", clean(d.Channel), clean(d.Summary))
+					fmt.Fprintf(out, "@@ %s: %s\n", termtext.Line(d.Channel), termtext.Line(d.Summary))
 					for _, l := range d.Lines {
-						fmt.Fprintf(out, "  %s\n", clean(l))
+						fmt.Fprintf(out, "  %s\n", termtext.Line(l))
 					}
 					if d.More > 0 {
 						fmt.Fprintf(out, "  … %d more line(s)\n", d.More)

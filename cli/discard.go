@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/tui/termtext"
 )
 
 func newDiscardCmd() *cobra.Command {
@@ -28,7 +29,7 @@ that names them, so a new turn can start without resuming.`,
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "checkpoint": cp.ID, "discarded": cp.Metadata.Discarded})
 				}
-				fmt.Fprintf(out, "discarded %d pending task(s) (%s) of thread %s at checkpoint %d\n", len(cp.Metadata.Discarded), engine.DescribeTasks(cp.Metadata.Discarded), clean(thread), cp.ID)
+				fmt.Fprintf(out, "discarded %d pending task(s) (%s) of thread %s at checkpoint %d\n", len(cp.Metadata.Discarded), termtext.Line(engine.DescribeTasks(cp.Metadata.Discarded)), idText(thread), cp.ID)
 				return nil
 			})
 		},

@@ -10,6 +10,7 @@ import (
 	"rewind/cli/app"
 	"rewind/engine/drill"
 	"rewind/engine/worker"
+	"rewind/tui/termtext"
 )
 
 func newDrillCmd() *cobra.Command {
@@ -38,7 +39,7 @@ on any failure. Needs a store processes can share (sqlite or PostgreSQL).`,
 			for _, n := range killAt {
 				p, ok := worker.Lookup(n)
 				if !ok {
-					return usagef("unknown kill point %q: choose one of %s", n, worker.Names())
+					return usagef("unknown kill point %q: choose one of %s", named(n), worker.Names())
 				}
 				points = append(points, p)
 			}
@@ -48,8 +49,8 @@ on any failure. Needs a store processes can share (sqlite or PostgreSQL).`,
 			}
 			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open}
 			if !asJSON {
-				cfg.Observe = func(line string) { fmt.Fprintln(out, clean(line)) }
-				fmt.Fprintf(out, "drill on %s\n", spec.Label())
+				cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
+				fmt.Fprintf(out, "drill on %s\n", termtext.Line(spec.Label()))
 			}
 			res, err := drill.Run(c.Context(), cfg)
 			if err != nil {
@@ -99,7 +100,7 @@ func printDrill(c *cobra.Command, res drill.Result, failed int) {
 			if !ch.OK {
 				tick = "✗"
 			}
-			fmt.Fprintf(out, "     %s %-34s %s\n", tick, ch.Name, clean(ch.Detail))
+			fmt.Fprintf(out, "     %s %-34s %s\n", tick, ch.Name, termtext.Line(ch.Detail))
 		}
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", len(res.Outcomes)-failed, failed)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/tui/termtext"
 )
 
 func newEventsCmd() *cobra.Command {
@@ -40,7 +41,7 @@ func newEventsCmd() *cobra.Command {
 					return writeJSON(out, evs)
 				}
 				for _, ev := range evs {
-					fmt.Fprintf(out, "%4d.%-3d %-28s %-10s %s\n", ev.Checkpoint, ev.Seq, ev.Type, ev.Node, clean(string(ev.Data)))
+					fmt.Fprintf(out, "%4d.%-3d %-28s %-10s %s\n", ev.Checkpoint, ev.Seq, termtext.Line(ev.Type), termtext.Line(ev.Node), termtext.Line(string(ev.Data)))
 				}
 				return nil
 			})

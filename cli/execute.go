@@ -19,6 +19,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/tui/termtext"
 )
 
 // execFlags are the flags of a command that runs the graph.
@@ -60,7 +61,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	defer a.Close()
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
 	if f.worker {
-		return worker.Serve(ctx, a.Engine, req, out)
+		return worker.Serve(ctx, a.Engine, req, jsonLines{out})
 	}
 	if !f.json {
 		req.Config.Observe = observe(out)
@@ -76,9 +77,29 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		err = res.BlockedErr()
 	}
 	if err == nil && res.Status == "awaiting-approval" && !f.json {
-		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", clean(res.Thread), clean(res.Thread))
+		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
 	return report(out, f.json, res, err)
+}
+
+// jsonLines escapes a worker's JSON lines as writeJSON does --json, so
+// they are harmless on a terminal too and decode to the same values.
+// Serve writes each line in one Write, so no character is ever split.
+type jsonLines struct{ w io.Writer }
+
+func (j jsonLines) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(termtext.JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Sync passes Serve's flush after each line on to a file.
+func (j jsonLines) Sync() error {
+	if f, ok := j.w.(interface{ Sync() error }); ok {
+		return f.Sync()
+	}
+	return nil
 }
 
 // openApp opens the app; model is nil for a command that runs none.
@@ -103,13 +124,13 @@ func observe(out io.Writer) func(engine.Event) {
 			_ = json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(out, "  checkpoint %-4d %-6s step %-3d pending %d\n", ev.Checkpoint, d.Source, d.Step, d.Pending)
 		case engine.EventNodeStarted:
-			fmt.Fprintf(out, "    ▸ %s %s\n", ev.Node, ev.Task)
+			fmt.Fprintf(out, "    ▸ %s %s\n", termtext.Line(ev.Node), idText(ev.Task))
 		case engine.EventTaskReused:
-			fmt.Fprintf(out, "    ↺ %s %s: writes already stored, not run again\n", ev.Node, ev.Task)
+			fmt.Fprintf(out, "    ↺ %s %s: writes already stored, not run again\n", termtext.Line(ev.Node), idText(ev.Task))
 		case ticket.EventContextCompacted:
-			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", clean(string(ev.Data)))
+			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionFailed:
-			fmt.Fprintf(out, "    ! compaction skipped: %s\n", clean(string(ev.Data)))
+			fmt.Fprintf(out, "    ! compaction skipped: %s\n", termtext.Line(string(ev.Data)))
 		}
 	}
 }
@@ -164,16 +185,16 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 	}
 	switch res.Status {
 	case "awaiting-approval":
-		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, res.Interrupt.Question, res.Interrupt.Operation)
+		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), idText(res.Interrupt.Operation))
 	case "interrupted":
-		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), engine.DescribeTasks(res.Pending))
-		fmt.Fprintf(out, "  resume with: rewind resume %s\n", clean(res.Thread))
+		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, len(res.Pending), termtext.Line(engine.DescribeTasks(res.Pending)))
+		fmt.Fprintf(out, "  resume with: rewind resume %s\n", idText(res.Thread))
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
 	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
 	for _, b := range res.Blocked {
-		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", clean(b.Node), clean(b.Operation), b.Checkpoint, clean(b.Reason))
+		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), idText(b.Operation), b.Checkpoint, termtext.Line(b.Reason))
 	}
 	return runErr
 }

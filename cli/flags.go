@@ -4,19 +4,63 @@ package cli
 // apply to it and nothing else, so a flag it would ignore is refused.
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/tui/termtext"
 )
 
 // addStore adds --store, for every command that opens a store.
 func addStore(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
+}
+
+// checkStoreFlag refuses --store given empty: a script's unset variable
+// (--store "$STORE") must not fall back to the user's default store.
+func checkStoreFlag(c *cobra.Command) error {
+	f := c.Flags().Lookup("store")
+	if f == nil || !f.Changed || strings.TrimSpace(f.Value.String()) != "" {
+		return nil
+	}
+	return usagef("--store is given but empty (an unset variable?): give memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB, or leave --store out to use $REWIND_STORE, $DATABASE_URL or the default store")
+}
+
+// readInput reads --input-file: PATH, or - for stdin. It reads no more
+// than one byte past the limit, so a huge file is refused without being
+// read whole; a final line break (a file's, a heredoc's) is not part of
+// the message.
+func readInput(path string, stdin io.Reader) (string, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", usagef("--input-file: %v: name a readable file, or - for stdin", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, termtext.MaxInput+2))
+	switch {
+	case err != nil && path != "-":
+		return "", usagef("--input-file: %v: name a readable file, or - for stdin", err)
+	case err != nil:
+		return "", fmt.Errorf("--input-file -: read stdin: %w", err)
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if len(s) > termtext.MaxInput {
+		// Read only so far: its whole size is not known.
+		return "", usagef("the message in %s is longer than the %s (%d bytes) one message may hold: shorten it", path, termtext.Size(termtext.MaxInput), termtext.MaxInput)
+	}
+	return s, nil
 }
 
 // addJSON adds --json, for every command with something to report.
@@ -48,24 +92,44 @@ func killAtUsage(what string) string {
 
 // turnFlags are a new turn's flags: run and fork.
 type turnFlags struct {
-	input   string
-	attach  []string
-	draft   bool
-	authTTL time.Duration
+	input, inputFile string
+	attach           []string
+	draft            bool
+	authTTL          time.Duration
 }
 
 func (t *turnFlags) add(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&t.input, "input", "", "the customer's message")
+	f.StringVar(&t.input, "input", "", "the customer's message (at most 64 KB)")
+	f.StringVar(&t.inputFile, "input-file", "", "read the customer's message from `PATH`, or - for stdin (a long message: no command-line limit)")
 	f.StringArrayVar(&t.attach, "attach", nil, "attach a reference (`REF`, e.g. blob://tickets/att-1.png); repeatable")
 	f.BoolVar(&t.draft, "draft", false, "end with the reply created as an outgoing draft, behind the approval gate")
 	f.DurationVar(&t.authTTL, "auth-ttl", 0, "with --draft: record the authorization grant it is written under, expiring after `D` (e.g. 1h)")
 }
 
-// turn is the turn the flags describe; empty says what to give instead.
-func (t *turnFlags) turn(empty string) (ticket.Turn, error) {
-	if strings.TrimSpace(t.input) == "" {
+// turn is the turn the flags describe, its message from --input or
+// --input-file (stdin is c's); empty says what to give instead.
+func (t *turnFlags) turn(c *cobra.Command, empty string) (ticket.Turn, error) {
+	text := t.input
+	if t.inputFile != "" {
+		if t.input != "" {
+			return ticket.Turn{}, usagef("give the message once: --input TEXT or --input-file PATH, not both")
+		}
+		var err error
+		if text, err = readInput(t.inputFile, c.InOrStdin()); err != nil {
+			return ticket.Turn{}, err
+		}
+	}
+	if strings.TrimSpace(text) == "" {
 		return ticket.Turn{}, usagef("%s", empty)
+	}
+	// The limit is the TUI's too; a longer message is refused whole,
+	// never cut.
+	if why := termtext.TooLong(len(text)); why != "" {
+		return ticket.Turn{}, usagef("the message is %s: shorten it", why)
+	}
+	if !utf8.ValidString(text) {
+		return ticket.Turn{}, usagef("the message is not UTF-8 text: convert it (e.g. iconv -t UTF-8) and give it again")
 	}
 	if t.authTTL != 0 && !t.draft {
 		return ticket.Turn{}, usagef("--auth-ttl is the grant a draft is written under: add --draft, or drop --auth-ttl")
@@ -73,7 +137,7 @@ func (t *turnFlags) turn(empty string) (ticket.Turn, error) {
 	if t.authTTL < 0 {
 		return ticket.Turn{}, usagef("--auth-ttl %s is negative: give how long the grant lasts, e.g. 1h", t.authTTL)
 	}
-	turn := ticket.NewTurn(t.input, t.attach, t.draft, t.authTTL, time.Now())
+	turn := ticket.NewTurn(text, t.attach, t.draft, t.authTTL, time.Now())
 	if err := turn.Validate(time.Now()); err != nil {
 		return ticket.Turn{}, usagef("%v", err)
 	}

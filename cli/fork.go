@@ -21,7 +21,7 @@ func newForkCmd(asWorker bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			turn, err := t.turn("fork needs --input TEXT: the new message for the branch (it is empty)")
+			turn, err := t.turn(c, "fork needs --input TEXT (or --input-file PATH): the new message for the branch (it is empty)")
 			if err != nil {
 				return err
 			}

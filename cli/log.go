@@ -10,6 +10,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/tui/termtext"
 )
 
 func newLogCmd() *cobra.Command {
@@ -98,10 +99,11 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 		if cp.Metadata.Interrupt != nil {
 			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
 		}
+		nextCell := termtext.Name(next)
 		if cp.Unreadable != "" {
-			next = "? " + clean(firstLine(cp.Unreadable))
+			nextCell = "? " + termtext.Line(firstLine(cp.Unreadable))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, cp.Source, by, model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, next)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, nextCell)
 	}
 	return tw.Flush()
 }

@@ -1,43 +1,44 @@
 package cli
 
-// Printing helpers. Anything printed from stored or model text goes
-// through clean.
+// Printing helpers. Anything printed from stored or model text, an id or
+// an error goes through termtext, the one sanitizer (Text, Line, Name,
+// Error), and every --json output through writeJSON.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"rewind/engine"
+	"rewind/store"
+	"rewind/tui/termtext"
 )
 
-// clean makes untrusted text safe to print on a terminal: control
-// characters (ESC, C1, CR, …) and bidi overrides become visible escapes.
-func clean(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		case r == 0xfffd:
-			b.WriteString("\\ufffd")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// named is an id, or a value given on the command line, in a message (as
+// store.Name): %q quotes it, %s leaves a plain word bare and quotes
+// anything else, and past 64 bytes it is cut with …(N bytes).
+func named(s string) store.Name { return store.Name(s) }
 
+// idText is an id in the CLI's output, as its errors show it (store.Name):
+// a plain word bare, anything else quoted with its controls escaped
+// ("evil\x1b]52;…"), so a crafted id fakes no row and can be typed back in
+// a shell ($'…'), and cut past 64 bytes so a listing stays readable.
+func idText(id string) string { return termtext.Line(fmt.Sprintf("%s", named(id))) }
+
+// writeJSON writes v as indented JSON in which C1 controls, DEL and bidi
+// characters are escaped too (encoding/json escapes only C0), so stored
+// text cannot act on a terminal through --json either.
 func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode the JSON output: %w", err)
+	}
+	_, err := out.Write(termtext.JSON(b.Bytes()))
+	return err
 }
 
 // parentLabel names a checkpoint's parent: its id (after prefix), "pruned

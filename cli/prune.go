@@ -40,14 +40,14 @@ freed; messages and drafts stay.`,
 			if keepLast != "" {
 				n, err := strconv.Atoi(keepLast)
 				if err != nil || n < 1 {
-					return usagef("--keep-last %q: give the number of newest checkpoints to keep, at least 1", keepLast)
+					return usagef("--keep-last %q: give the number of newest checkpoints to keep, at least 1", named(keepLast))
 				}
 				policy.KeepLast = n
 			}
 			if olderThan != "" {
 				d, err := time.ParseDuration(olderThan)
 				if err != nil || d <= 0 {
-					return usagef("--older-than %q: give a positive duration in h, m or s, e.g. 720h for 30 days", olderThan)
+					return usagef("--older-than %q: give a positive duration in h, m or s, e.g. 720h for 30 days", named(olderThan))
 				}
 				policy.OlderThan = d
 			}
@@ -109,14 +109,14 @@ freed; messages and drafts stay.`,
 // pruneSummary is one line: what was pruned, what now starts a chain.
 func pruneSummary(r engine.PruneResult) string {
 	if len(r.Pruned) == 0 {
-		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", clean(r.Thread), r.Kept)
+		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", idText(r.Thread), r.Kept)
 	}
 	verb, reroot, tail := "pruned", "re-rooted", ""
 	if r.DryRun {
 		verb, reroot, tail = "would prune", "would re-root", " (dry run: nothing changed)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %d checkpoint(s) of thread %s", verb, len(r.Pruned), clean(r.Thread))
+	fmt.Fprintf(&b, "%s %d checkpoint(s) of thread %s", verb, len(r.Pruned), idText(r.Thread))
 	for i, rr := range r.Rerooted {
 		if i == 5 {
 			fmt.Fprintf(&b, ", and %d more", len(r.Rerooted)-i)

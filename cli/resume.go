@@ -23,7 +23,7 @@ by design: to branch with new input, use fork.`,
 		Args: between(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if input != "" {
-				return usagef("resume takes no input: the state is in the checkpoint. To branch with new input use `rewind fork %s CHECKPOINT --input …`", args[0])
+				return usagef("resume takes no input: the state is in the checkpoint. To branch with new input use `rewind fork %s CHECKPOINT --input …`", named(args[0]))
 			}
 			id, err := optCheckpoint(args)
 			if err != nil {

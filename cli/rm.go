@@ -29,7 +29,7 @@ func newRmCmd() *cobra.Command {
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "deleted": true})
 				}
-				fmt.Fprintf(out, "deleted thread %s\n", clean(thread))
+				fmt.Fprintf(out, "deleted thread %s\n", idText(thread))
 				return nil
 			})
 		},

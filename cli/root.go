@@ -30,10 +30,13 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
 			}
-			return usagef("unknown command %q%s: see `rewind help`", args[0], hint)
+			return usagef("unknown command %q%s: see `rewind help`", named(args[0]), hint)
 		},
-		RunE:              func(c *cobra.Command, _ []string) error { return f.run(c.Context(), f.thread) },
-		PersistentPreRun:  func(*cobra.Command, []string) { *started = true },
+		RunE: func(c *cobra.Command, _ []string) error { return f.run(c.Context(), f.thread) },
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			*started = true
+			return checkStoreFlag(c)
+		},
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		DisableAutoGenTag: true, // man pages stay the same from build to build
@@ -76,11 +79,22 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 		switch c.Name() {
 		case "help":
 			c.Short = "help on any command"
+			// cobra shows the root's help for a topic it does not know,
+			// and exits 0: a typo would pass unnoticed in a script.
+			show := c.Run
+			c.Run = nil
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if found, _, err := c.Root().Find(args); len(args) > 0 && (err != nil || found == c.Root()) {
+					return usagef("help: no command %q: see `rewind help`", named(strings.Join(args, " ")))
+				}
+				show(c, args)
+				return nil
+			}
 		case "completion":
 			c.Args = cobra.ArbitraryArgs // RunE names the shells
 			c.RunE = func(c *cobra.Command, args []string) error {
 				if len(args) > 0 {
-					return usagef("completion: no script for %q: choose bash, zsh, fish or powershell", args[0])
+					return usagef("completion: no script for %q: choose bash, zsh, fish or powershell", named(args[0]))
 				}
 				return usagef("completion needs a shell: rewind completion bash|zsh|fish|powershell")
 			}

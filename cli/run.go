@@ -23,13 +23,14 @@ be resumed (or its tasks discarded) first.`,
 		Example: `  rewind run --thread ticket-1 --input "Where is my order SO20260901?"
   rewind run --thread t --input "…" --attach blob://tickets/att-1.png --interrupt-before executor
   rewind run --thread t --input "…" --draft --auth-ttl 1h     # pauses at the approval gate
-  rewind run --thread t --input "…" --mock-latency 500ms      # time to kill -9 it by hand`,
+  rewind run --thread t --input "…" --mock-latency 500ms      # time to kill -9 it by hand
+  rewind run --thread t --input-file message.txt               # up to 64 KB; - reads stdin`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if strings.TrimSpace(thread) == "" {
 				return usagef("run needs --thread T: name the thread, e.g. --thread ticket-1")
 			}
-			turn, err := t.turn("run needs --input TEXT: the customer's message (it is empty)")
+			turn, err := t.turn(c, "run needs --input TEXT (or --input-file PATH): the customer's message (it is empty)")
 			if err != nil {
 				return err
 			}

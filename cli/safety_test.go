@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"rewind/store"
+	"rewind/store/backend"
 	"rewind/store/sqlite"
 )
 
@@ -69,5 +72,49 @@ func TestRmRefusesALiveThread(t *testing.T) {
 	}
 	if code, out, stderr := run(t, "rm", "--store", db, "live", "--take-over"); code != ExitOK || !strings.Contains(out, "deleted") {
 		t.Fatalf("rm --take-over: exit %d %s %s", code, out, stderr)
+	}
+}
+
+// approve and reject are writers: a thread another live process holds is
+// refused (naming --take-over, on one line), and --take-over fences that
+// process out, records the decision and carries on.
+func TestAnswerHonoursTakeOver(t *testing.T) {
+	for _, op := range [][]string{{"approve"}, {"reject", "--reason", "wrong amount"}} {
+		t.Run(op[0], func(t *testing.T) {
+			eachStore(t, func(t *testing.T, db string) {
+				ctx := context.Background()
+				if code, out, stderr := run(t, "run", "--store", db, "--thread", "gate", "--input", "refund SO20260555 please", "--draft", "--auth-ttl", "1h"); code != ExitOK || !strings.Contains(out, "awaiting approval") {
+					t.Fatalf("draft turn: exit %d\n%s%s", code, out, stderr)
+				}
+				st, err := backend.Open(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				release, err := st.Lock(ctx, "gate") // a live (stuck) writer
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+				stale, err := st.Fence(ctx, "gate")
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := append(append([]string{}, op...), "--store", db, "gate")
+				code, _, stderr := run(t, args...)
+				if code != ExitFail || !strings.HasSuffix(strings.TrimSpace(stderr), "--take-over") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Fatalf("%s of a held thread: exit %d, %q; want exit 1, one line ending with the fix, --take-over", op[0], code, stderr)
+				}
+				code, out, stderr := run(t, append(args, "--take-over")...)
+				if code != ExitOK || !strings.Contains(out, "done at checkpoint") {
+					t.Fatalf("%s --take-over: exit %d\n%s%s", op[0], code, out, stderr)
+				}
+				// The process it took over from is fenced out.
+				err = st.PutWrites(ctx, store.TaskWrites{ThreadID: "gate", CheckpointID: 1, TaskID: "late", Writes: []byte(`{}`), Epoch: stale})
+				if !errors.Is(err, store.ErrFenced) {
+					t.Errorf("the taken-over writer's late write = %v, want ErrFenced", err)
+				}
+			})
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine/selftest"
+	"rewind/tui/termtext"
 )
 
 func newSelftestCmd() *cobra.Command {
@@ -39,7 +40,7 @@ func newSelftestCmd() *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintf(out, "selftest on %s\n", spec.Label())
+				fmt.Fprintf(out, "selftest on %s\n", termtext.Line(spec.Label()))
 				for _, ch := range checks {
 					mark := "PASS"
 					if !ch.Passed {
@@ -53,10 +54,10 @@ func newSelftestCmd() *cobra.Command {
 					sort.Strings(keys)
 					for _, k := range keys {
 						b, _ := json.Marshal(ch.Figures[k])
-						fmt.Fprintf(out, "       %s: %s\n", k, clean(string(b)))
+						fmt.Fprintf(out, "       %s: %s\n", termtext.Line(k), termtext.Line(string(b)))
 					}
 					for _, f := range ch.Failures {
-						fmt.Fprintf(out, "     ✗ %s\n", clean(f))
+						fmt.Fprintf(out, "     ✗ %s\n", termtext.Line(f))
 					}
 				}
 				fmt.Fprintf(out, "%d passed, %d failed\n", len(checks)-failed, failed)

@@ -12,6 +12,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/tui/termtext"
 )
 
 func newShowCmd() *cobra.Command {
@@ -40,7 +41,7 @@ after compaction folded it into the summary.`,
 			if message != "" {
 				n, err := strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
 				if err != nil || n < 0 {
-					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", message)
+					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", named(message))
 				}
 				return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 			}
@@ -66,7 +67,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	}
 	s, err := ticket.Decode(cp.Values)
 	if err != nil {
-		return fmt.Errorf("checkpoint %d of thread %q: %w", cp.ID, thread, err)
+		return fmt.Errorf("checkpoint %d of thread %q: %w", cp.ID, named(thread), err)
 	}
 	writes, err := e.PendingWrites(ctx, thread, cp.ID)
 	if err != nil {
@@ -75,31 +76,31 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", clean(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, cp.Source, cp.SchemaVersion)
+	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}
 	fmt.Fprintln(out, ")")
 	if s.Summary != nil {
-		fmt.Fprintf(out, "\nSUMMARY of #%d–#%d (history v%d, %s)\n", s.Summary.From, s.Summary.To, s.Summary.HistoryVersion, clean(s.Summary.Trigger))
+		fmt.Fprintf(out, "\nSUMMARY of #%d–#%d (history v%d, %s)\n", s.Summary.From, s.Summary.To, s.Summary.HistoryVersion, termtext.Line(s.Summary.Trigger))
 		for _, line := range strings.Split(s.Summary.Text, "\n") {
-			fmt.Fprintf(out, "  %s\n", clean(line))
+			fmt.Fprintf(out, "  %s\n", termtext.Line(line))
 		}
 	}
 	fmt.Fprintf(out, "\nMESSAGES (%d verbatim)\n", len(s.Messages))
 	for _, m := range s.Messages {
-		fmt.Fprintf(out, "  #%-3d %s: %s\n", m.Index, clean(m.Speaker), clean(m.Content))
+		fmt.Fprintf(out, "  #%-3d %s: %s\n", m.Index, termtext.Line(m.Speaker), termtext.Text(m.Content))
 	}
 	if len(s.Attachments) > 0 {
 		fmt.Fprintln(out, "\nATTACHMENTS")
 		for _, a := range s.Attachments {
-			fmt.Fprintf(out, "  %s %s %s %s\n", clean(a.ID), clean(a.Kind), clean(a.Ref), clean(a.Caption))
+			fmt.Fprintf(out, "  %s %s %s %s\n", idText(a.ID), termtext.Line(a.Kind), termtext.Line(a.Ref), termtext.Line(a.Caption))
 		}
 	}
 	if len(s.Subtasks) > 0 {
 		fmt.Fprintln(out, "\nSUBTASKS")
 		for _, st := range s.Subtasks {
-			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", clean(st.ID), st.Status, st.ToolCalls, clean(st.Goal))
+			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", idText(st.ID), termtext.Line(st.Status), st.ToolCalls, termtext.Line(st.Goal))
 		}
 	}
 	budget := "none"
@@ -110,7 +111,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if len(cp.Tasks) > 0 {
 		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
 		for _, t := range cp.Tasks {
-			fmt.Fprintf(out, "  %s %s %s\n", t.ID, t.Node, clean(string(t.Args)))
+			fmt.Fprintf(out, "  %s %s %s\n", idText(t.ID), termtext.Line(t.Node), termtext.Line(string(t.Args)))
 		}
 	}
 	if len(cp.Applied) > 0 {
@@ -124,7 +125,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 			if g.Task != "" {
 				who = g.Task + " " + g.Node
 			}
-			fmt.Fprintf(out, "  %s → %s\n", clean(who), strings.Join(chs, ", "))
+			fmt.Fprintf(out, "  %s → %s\n", termtext.Line(who), termtext.Line(strings.Join(chs, ", ")))
 		}
 	}
 	if len(writes) > 0 {
@@ -134,7 +135,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 			for i, x := range w.Writes {
 				chs[i] = x.Channel
 			}
-			fmt.Fprintf(out, "  %s %s → %s\n", w.Task, w.Node, strings.Join(chs, ", "))
+			fmt.Fprintf(out, "  %s %s → %s\n", idText(w.Task), termtext.Line(w.Node), termtext.Line(strings.Join(chs, ", ")))
 		}
 	}
 	return nil
@@ -152,15 +153,15 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 	}
 	var msg ticket.Message
 	if err := json.Unmarshal(m.Body, &msg); err != nil {
-		return fmt.Errorf("message #%d of thread %q: %w", index, thread, err)
+		return fmt.Errorf("message #%d of thread %q: %w", index, named(thread), err)
 	}
-	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, clean(msg.Speaker), clean(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(out, "#%d %s (%s, first stored at @%d, %s)\n", m.Index, termtext.Line(msg.Speaker), termtext.Line(msg.Role), m.Checkpoint, m.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 	if msg.ToolCall != nil {
-		fmt.Fprintf(out, "tool call %s %s(%s)\n", clean(msg.ToolCall.ID), clean(msg.ToolCall.Name), clean(string(msg.ToolCall.Args)))
+		fmt.Fprintf(out, "tool call %s %s(%s)\n", idText(msg.ToolCall.ID), termtext.Line(msg.ToolCall.Name), termtext.Line(string(msg.ToolCall.Args)))
 	}
 	if msg.ToolCallID != "" {
-		fmt.Fprintf(out, "result of %s\n", clean(msg.ToolCallID))
+		fmt.Fprintf(out, "result of %s\n", idText(msg.ToolCallID))
 	}
-	fmt.Fprintln(out, clean(msg.Content))
+	fmt.Fprintln(out, termtext.Text(msg.Content))
 	return nil
 }

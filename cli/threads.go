@@ -46,7 +46,7 @@ func newThreadsCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED")
 				for _, t := range ts {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", clean(t.ID), t.Checkpoints, t.LatestID, t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", idText(t.ID), t.Checkpoints, t.LatestID, t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
 				}
 				return tw.Flush()
 			})

@@ -16,7 +16,7 @@ func newWorkerCmd() *cobra.Command {
 		Args:   cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("worker: unknown operation %q: usage: rewind %s", args[0], c.Use)
+				return usagef("worker: unknown operation %q: usage: rewind %s", named(args[0]), c.Use)
 			}
 			return usagef("usage: rewind %s", c.Use)
 		},

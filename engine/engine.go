@@ -389,6 +389,18 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 // carried over. Checkpoint 0 is allowed only for a thread with no
 // checkpoints yet: it creates the thread.
 func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string) (Checkpoint, error) {
+	return e.UpdateStateWith(ctx, thread, checkpoint, writes, asNode, UpdateOptions{})
+}
+
+// UpdateOptions change how UpdateStateWith takes the thread.
+type UpdateOptions struct {
+	// TakeOver writes even while another live process holds the thread, as
+	// RunConfig.TakeOver does: that process is fenced out.
+	TakeOver bool
+}
+
+// UpdateStateWith is UpdateState with options.
+func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string, o UpdateOptions) (Checkpoint, error) {
 	if err := checkThread(thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -400,7 +412,7 @@ func (e *Engine) UpdateState(ctx context.Context, thread string, checkpoint int6
 			return Checkpoint{}, err
 		}
 	}
-	release, epoch, err := e.lock(ctx, thread, false)
+	release, epoch, err := e.lock(ctx, thread, o.TakeOver)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -751,7 +763,8 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 	case errors.Is(err, store.ErrLocked) && takeOver:
 		release = func() error { return nil }
 	case errors.Is(err, store.ErrLocked):
-		return nil, 0, fmt.Errorf("thread %q is being run by another process: %s: %w", threadName(thread), advice, err)
+		// The fix last: the store's words would only repeat the cause.
+		return nil, 0, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
 	case err != nil:
 		return nil, 0, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
@@ -762,6 +775,16 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 	}
 	return func() { _ = release() }, epoch, nil
 }
+
+// fixLast is an error that ends with what to do, its cause's text left
+// out (it would only say the same again); errors.Is and As see the cause.
+type fixLast struct {
+	msg string
+	err error
+}
+
+func (e *fixLast) Error() string { return e.msg }
+func (e *fixLast) Unwrap() error { return e.err }
 
 // DeleteThread removes a thread and everything stored for it (checkpoints,
 // pending writes, events, messages, blobs, drafts) as its writer: like

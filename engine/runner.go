@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -226,8 +227,8 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 			break
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, threadName(r.thread))
+	if err := r.tasksFailed(errs); err != nil {
+		return Checkpoint{}, err
 	}
 
 	if gate != nil {
@@ -331,6 +332,45 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	r.res.Interrupt = interrupt
 	return next, nil
 }
+
+// tasksFailed is the one error of a superstep whose tasks failed, on one
+// line. A writer taken over hears it once, not once per task (every task
+// storing its writes after the take-over is refused for the same reason),
+// and is not told to resume: the thread is the new writer's now.
+func (r *runner) tasksFailed(errs []error) error {
+	var failed oneLineErrors
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, err := range failed {
+		if errors.Is(err, store.ErrFenced) {
+			return fmt.Errorf("thread %q was taken over by another process: the writes of this run's superstep were refused and this run stops: %w", threadName(r.thread), err)
+		}
+	}
+	var err error = failed
+	if len(failed) == 1 {
+		err = failed[0]
+	}
+	return fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, threadName(r.thread))
+}
+
+// oneLineErrors is errors.Join on one line: an error is one line.
+type oneLineErrors []error
+
+func (es oneLineErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, err := range es {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("%d tasks failed: %s", len(es), strings.Join(msgs, "; "))
+}
+
+func (es oneLineErrors) Unwrap() []error { return es }
 
 // runTask runs one task and, with store, stores its writes the moment it
 // finishes.

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -111,7 +113,10 @@ const HashLen = 20
 
 // Name is a thread, task or operation id in a message, cut short: ids may
 // be 64 KB, and a message stays one readable line. %q and %v (and String)
-// quote it, %s does not; past 64 bytes it ends with …(N bytes).
+// quote it; %s prints a plain word (letters, digits, -_.:/@+=,) bare, so a
+// suggested command can be pasted, and quotes anything else, so an id with
+// spaces or control characters is never printed raw. Past 64 bytes it ends
+// with …(N bytes).
 type Name string
 
 // nameMax is how much of an id a message keeps.
@@ -128,11 +133,21 @@ func (n Name) Format(f fmt.State, verb rune) {
 			s = s[:len(s)-1]
 		}
 	}
-	if verb == 's' {
+	if verb == 's' && word(s) {
 		fmt.Fprint(f, s+rest)
 		return
 	}
 	fmt.Fprint(f, strconv.Quote(s)+rest)
+}
+
+// word: s is safe to print bare, and to paste into a shell.
+func word(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("-_.:/@+=,", r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // TaskWrites are the writes of one finished task of the superstep that runs

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // Config is the user's TUI settings file,
@@ -60,7 +61,7 @@ func LoadConfig(path string) (Config, error) {
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
-			return c, fmt.Errorf("config %s, line %d: want `key = value`, got %q", path, n, safeLine(line))
+			return c, fmt.Errorf("config %s, line %d: want `key = value`, got %q", path, n, termtext.Line(line))
 		}
 		k = strings.TrimSpace(k)
 		v = strings.Trim(strings.TrimSpace(v), `"'`)
@@ -73,7 +74,7 @@ func LoadConfig(path string) (Config, error) {
 		case "mouse":
 			b := v == "true" || v == "on" || v == "yes"
 			if !b && v != "false" && v != "off" && v != "no" {
-				return c, fmt.Errorf("config %s, line %d: mouse is true or false, got %q", path, n, safeLine(v))
+				return c, fmt.Errorf("config %s, line %d: mouse is true or false, got %q", path, n, termtext.Line(v))
 			}
 			c.Mouse = &b
 		default:

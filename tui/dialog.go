@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // dialog is a modal box over the screen. update returns done when the
@@ -46,7 +47,6 @@ func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.
 		in.TextStyle = th.Text
 		in.PlaceholderStyle = th.Placeholder
 		in.Cursor.Style = th.Accent
-		in.CharLimit = 8000
 		if i == 0 {
 			in.Focus()
 		} else {
@@ -57,7 +57,7 @@ func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.
 }
 
 func newField(label, value, placeholder string, required bool) field {
-	in := textinput.New()
+	in := newInput()
 	in.SetValue(value)
 	in.Placeholder = placeholder
 	return field{label: label, required: required, input: in}
@@ -103,6 +103,12 @@ func (f *formDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 			return true, cmd
 		}
 	}
+	if k, ok := msg.(tea.KeyMsg); ok {
+		if why := admit(f.fields[f.focus].input, k); why != "" {
+			f.err = why
+			return false, nil
+		}
+	}
 	var cmd tea.Cmd
 	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
 	return false, cmd
@@ -133,7 +139,7 @@ func (f *formDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string
 		lines = append(lines, "")
 	}
 	if f.err != "" {
-		lines = append(lines, th.Error.Render(trunc(safeLine(f.err), inner)))
+		lines = append(lines, th.Error.Render(trunc(termtext.Error(f.err), inner)))
 	}
 	h.Width = inner
 	lines = append(lines, h.View(f.keys))

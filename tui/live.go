@@ -26,6 +26,7 @@ import (
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/tui/termtext"
 )
 
 // headInfo is the thread's newest checkpoint as a drill sees it: its
@@ -170,14 +171,14 @@ func taskLabel(node string, args json.RawMessage) string {
 	if len(args) > 0 && json.Unmarshal(args, &a) == nil && a.Task.ID != "" {
 		label += " " + a.Task.ID
 	}
-	return safeLine(label)
+	return termtext.Line(label)
 }
 
 func shortID(id string) string {
 	if len(id) > 8 {
 		id = id[:8]
 	}
-	return safeLine(id)
+	return termtext.Name(id)
 }
 
 func plural(n int, one, many string) string {
@@ -374,10 +375,10 @@ func (s *streams) apply(d stream.Delta) {
 	c := s.byID[d.Call]
 	if c == nil {
 		s.counts[d.Role]++
-		label := fmt.Sprintf("%s·%d", safeLine(d.Role), s.counts[d.Role])
+		label := fmt.Sprintf("%s·%d", termtext.Line(d.Role), s.counts[d.Role])
 		if len(d.Task) >= 8 {
 			// The same short task id the task rows show.
-			label = safeLine(d.Role) + " " + safeLine(d.Task[:8])
+			label = termtext.Line(d.Role) + " " + termtext.Line(d.Task[:8])
 		}
 		c = &callStream{id: d.Call, role: d.Role, label: label}
 		s.byID[d.Call] = c
@@ -512,7 +513,7 @@ func (m *Model) liveRun() (string, []string, []string) {
 	}
 	var body []string
 	if m.killNotice != "" {
-		body = append(body, th.Error.Render("  ✝ kill point "+safeLine(m.killNotice)+" reached: the worker kills itself (SIGKILL)"))
+		body = append(body, th.Error.Render("  ✝ kill point "+termtext.Line(m.killNotice)+" reached: the worker kills itself (SIGKILL)"))
 	}
 	if p := m.phase; p != nil {
 		if p.over {
@@ -614,13 +615,13 @@ func (m *Model) streamRow(c *callStream) string {
 	mark := th.Accent.Render(" ▍")
 	switch {
 	case c.err != "":
-		mark = th.Error.Render(" ✗ " + trunc(safeLine(c.err), 40))
+		mark = th.Error.Render(" ✗ " + trunc(termtext.Error(c.err), 40))
 	case c.done:
 		mark = th.StatusDone.Render(" ✓")
 	}
 	head := "  " + m.roleStyle(c.role).Render(c.label) + th.Muted.Render(" › ")
 	room := m.w - width(head) - width(mark) - 1
-	text := strings.Join(strings.Fields(strings.ReplaceAll(safe(c.text), "\n", " ")), " ")
+	text := strings.Join(strings.Fields(strings.ReplaceAll(termtext.Text(c.text), "\n", " ")), " ")
 	if text == "" {
 		text = th.Muted.Render("…")
 	} else {
@@ -647,7 +648,7 @@ func (m *Model) liveKilled(head *headInfo) (string, []string) {
 	k := m.killed
 	title := fmt.Sprintf("✝ killed · worker pid %d · SIGKILL", k.pid)
 	if k.point != "" {
-		title += " at kill point " + safeLine(k.point)
+		title += " at kill point " + termtext.Line(k.point)
 	}
 	if head == nil {
 		return title, []string{m.th.Muted.Render("  reading the last checkpoint…")}
@@ -664,7 +665,7 @@ func (m *Model) liveKilled(head *headInfo) (string, []string) {
 func (m *Model) livePending(head *headInfo) (string, []string) {
 	title := fmt.Sprintf("#%d has %s", head.cp.ID, plural(len(head.cp.Tasks), "pending task", "pending tasks"))
 	if in := head.cp.Metadata.Interrupt; in != nil {
-		title += " · paused " + safeLine(in.When+" "+in.Node)
+		title += " · paused " + termtext.Line(in.When+" "+in.Node)
 	}
 	title += " · r resumes · f forks · D discards"
 	return title, m.pendingRows(head)
@@ -681,14 +682,14 @@ func (m *Model) pendingRows(head *headInfo) []string {
 	}
 	line := fmt.Sprintf("  last checkpoint #%d · step %d · %s · written by %s", cp.ID, cp.Step, cp.Source, by)
 	if len(cp.Tasks) == 0 {
-		rows := []string{th.Text.Render(safeLine(line) + " · nothing pending")}
+		rows := []string{th.Text.Render(termtext.Line(line) + " · nothing pending")}
 		if head.gate != nil {
 			rows = append(rows, m.gateRows(head.gate)...)
 		}
 		return rows
 	}
 	done := head.storedCount()
-	rows := []string{th.Text.Render(safeLine(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished (writes stored), %d to redispatch",
+	rows := []string{th.Text.Render(termtext.Line(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished (writes stored), %d to redispatch",
 		plural(len(cp.Tasks), "pending task", "pending tasks"), done, len(cp.Tasks)-done))}
 	for _, t := range cp.Tasks {
 		label := fmt.Sprintf("%-24s", taskLabel(t.Node, t.Args)) + " " + th.Muted.Render(shortID(t.ID))
@@ -702,7 +703,7 @@ func (m *Model) pendingRows(head *headInfo) []string {
 			if n := model.Counts(tw.ModelCalls).Sum(); n > 0 {
 				note += " · " + plural(n, "model call", "model calls")
 			}
-			rows = append(rows, "  "+th.StatusDone.Render("✓ ")+th.Text.Render(label)+th.StatusDone.Render("  finished → reused, not run again")+th.Muted.Render(safeLine(note)))
+			rows = append(rows, "  "+th.StatusDone.Render("✓ ")+th.Text.Render(label)+th.StatusDone.Render("  finished → reused, not run again")+th.Muted.Render(termtext.Line(note)))
 		} else {
 			rows = append(rows, "  "+th.StatusPending.Render("○ ")+th.Text.Render(label)+th.Warning.Render("  not finished → redispatched on resume")+th.Muted.Render(" · no writes stored"))
 		}
@@ -741,10 +742,10 @@ func (m *Model) livePhase() (string, []string) {
 	} else if p.endAt != 0 {
 		line += fmt.Sprintf(" · then %s up to #%d", plural(p.later, "more model call", "more model calls"), p.endAt)
 		if p.endState != "" && p.endState != "done" {
-			line += " (" + safeLine(p.endState) + ")"
+			line += " (" + termtext.Line(p.endState) + ")"
 		}
 	}
-	rows := []string{st.Render(safeLine(line))}
+	rows := []string{st.Render(termtext.Line(line))}
 	for _, t := range p.tasks {
 		rows = append(rows, m.phaseRow(t, false))
 	}
@@ -760,7 +761,7 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 	if !a.approve {
 		verb = "rejected"
 	}
-	title := verb + " " + safeLine(a.op) + " · esc hides"
+	title := verb + " " + termtext.Line(a.op) + " · esc hides"
 	var rows []string
 	if d, ok := head.state.Approvals[a.op]; ok {
 		line := "  decision recorded in state (not the conversation): " + map[bool]string{true: "approved", false: "rejected"}[d.Approved]
@@ -770,7 +771,7 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 		if d.By != "" {
 			line += " · by " + d.By
 		}
-		rows = append(rows, th.Text.Render(safeLine(line)))
+		rows = append(rows, th.Text.Render(termtext.Line(line)))
 	}
 	if op, ok := head.state.Operations[a.op]; ok {
 		st := th.StatusDone
@@ -787,7 +788,7 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 		if op.Reused {
 			line += " (reused: it already existed)"
 		}
-		rows = append(rows, st.Render(safeLine(line)))
+		rows = append(rows, st.Render(termtext.Line(line)))
 	}
 	if head.canDrafts {
 		ids := make([]string, 0, len(head.drafts))
@@ -803,7 +804,7 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 			line += " (" + strings.Join(ids, ", ") + ")"
 		}
 		line += fmt.Sprintf(" · %s for %s", plural(mine, "row", "rows"), a.op)
-		rows = append(rows, th.Text.Render(safeLine(line)))
+		rows = append(rows, th.Text.Render(termtext.Line(line)))
 	}
 	return title, rows
 }
@@ -827,5 +828,5 @@ func (m *Model) gateRows(g *gateInfo) []string {
 		line += fmt.Sprintf("authorization %s expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt))
 	}
 	draft := strings.Join(strings.Fields(g.op.Payload), " ")
-	return []string{st.Render(safeLine(line)), th.Muted.Render("  draft: ") + th.Text.Render(trunc(safeLine(draft), max(m.w-12, 8)))}
+	return []string{st.Render(termtext.Line(line)), th.Muted.Render("  draft: ") + th.Text.Render(trunc(termtext.Line(draft), max(m.w-12, 8)))}
 }

@@ -18,6 +18,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // Deps are what the TUI works with: where it reads, how it runs, and a
@@ -164,9 +165,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	for _, n := range s.InterruptAfter {
 		m.breaks["after:"+n] = true
 	}
-	m.composer = textinput.New()
+	m.composer = newInput()
 	m.composer.Prompt = "› "
-	m.composer.CharLimit = 8000
 	// ctrl+d toggles the draft request here; delete still deletes forward.
 	m.composer.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
 	m.setTheme(th)
@@ -296,7 +296,7 @@ func (m *Model) setDraft(on bool) {
 // setFlash shows a message in the status bar for a while.
 func (m *Model) setFlash(text string, isErr bool) tea.Cmd {
 	m.flashID++
-	m.flash, m.flashErr = safeLine(text), isErr
+	m.flash, m.flashErr = termtext.Error(text), isErr
 	id := m.flashID
 	d := 6 * time.Second
 	if isErr {
@@ -792,6 +792,9 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 		m.setDraft(!m.draft)
 		return nil
 	}
+	if why := admit(m.composer, msg); why != "" {
+		return m.setFlash(why, true)
+	}
 	var cmd tea.Cmd
 	m.composer, cmd = m.composer.Update(msg)
 	return cmd
@@ -982,7 +985,7 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		ctx, b, id := m.ctx, m.deps.Backend, t.ID
 		m.dialog = &confirmDialog{title: "Delete thread",
-			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", safeLine(id), t.Checkpoints),
+			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", termtext.Name(id), t.Checkpoints),
 			keys:     newConfirmKeys(),
 			onYes: func() tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }

@@ -8,6 +8,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/tui/termtext"
 )
 
 // progress follows a run's live events: which nodes run, how many tasks of
@@ -151,5 +152,5 @@ func (p *progress) line() string {
 	if p.compacted > 0 {
 		parts = append(parts, "compacted")
 	}
-	return safeLine(strings.Join(parts, " · "))
+	return termtext.Line(strings.Join(parts, " · "))
 }

@@ -10,6 +10,7 @@ import (
 
 	"rewind/engine/ticket"
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // renderer turns state into styled lines. It caches each message's lines,
@@ -113,13 +114,13 @@ func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note 
 	}
 	th := r.th
 	idx := th.Index.Render(fmt.Sprintf("#%d", m.Index))
-	spk := r.speakerStyle(m).Render(trunc(safeLine(m.Speaker), max(w/2, 12)))
+	spk := r.speakerStyle(m).Render(trunc(termtext.Line(m.Speaker), max(w/2, 12)))
 	var lines []string
 	switch {
 	case m.Role == ticket.RoleTool:
 		head := th.ToolRail.Render("╰▶ ") + idx + " " + spk + th.Muted.Render(" result")
 		if m.ToolCallID != "" {
-			head += th.Muted.Render(" ⇠ " + safeLine(m.ToolCallID))
+			head += th.Muted.Render(" ⇠ " + termtext.Name(m.ToolCallID))
 		}
 		if !attached && note != "" {
 			head += " " + th.Warning.Render(note)

@@ -9,6 +9,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/tui/termtext"
 )
 
 // toastRow is about where PostgreSQL starts moving a row's documents out
@@ -45,7 +46,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		}
 	}
 
-	add(th.Heading.Render(fmt.Sprintf("Checkpoint #%d", cp.ID)) + th.Muted.Render(fmt.Sprintf("  step %d · %s · schema v%d", cp.Step, safeLine(cp.Source), cp.SchemaVersion)))
+	add(th.Heading.Render(fmt.Sprintf("Checkpoint #%d", cp.ID)) + th.Muted.Render(fmt.Sprintf("  step %d · %s · schema v%d", cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)))
 	if cp.ParentID != 0 {
 		kv("parent", fmt.Sprintf("#%d", cp.ParentID))
 	} else {
@@ -93,7 +94,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		kv("as node", md.AsNode)
 	}
 	if md.Interrupt != nil {
-		add(th.Paused.Render(trunc(safeLine(fmt.Sprintf("  ⏸ interrupted %s %s", md.Interrupt.When, md.Interrupt.Node)), w)))
+		add(th.Paused.Render(trunc(termtext.Line(fmt.Sprintf("  ⏸ interrupted %s %s", md.Interrupt.When, md.Interrupt.Node)), w)))
 	}
 	if cp.MigratedFrom != 0 {
 		kv("migrated", fmt.Sprintf("read from schema v%d", cp.MigratedFrom))
@@ -105,7 +106,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		add(th.Muted.Render("  none: nothing runs after this checkpoint"))
 	}
 	for _, t := range cp.Tasks {
-		add(trunc("  ▸ "+th.Strong.Render(safeLine(t.Node))+" "+th.Muted.Render(safeLine(t.ID)), w))
+		add(trunc("  ▸ "+th.Strong.Render(termtext.Line(t.Node))+" "+th.Muted.Render(termtext.Name(t.ID)), w))
 		if len(t.Args) > 0 {
 			add(r.json(t.Args, w, "    ", unfold)...)
 		}
@@ -118,7 +119,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 			for _, x := range tw.Writes {
 				chs = append(chs, x.Channel)
 			}
-			line := fmt.Sprintf("  ✓ %s %s → %s", safeLine(tw.Task), safeLine(tw.Node), strings.Join(chs, ", "))
+			line := fmt.Sprintf("  ✓ %s %s → %s", termtext.Name(tw.Task), termtext.Line(tw.Node), strings.Join(chs, ", "))
 			if n := model.Counts(tw.ModelCalls).Sum(); n > 0 {
 				line += fmt.Sprintf(" · %d model call(s)", n)
 			}
@@ -145,12 +146,12 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		add(th.Muted.Render("  none"))
 	}
 	for _, ev := range d.events {
-		head := fmt.Sprintf("  %3d %s", ev.Seq, th.Accent.Render(safeLine(ev.Type)))
+		head := fmt.Sprintf("  %3d %s", ev.Seq, th.Accent.Render(termtext.Line(ev.Type)))
 		if ev.Node != "" {
-			head += " " + th.Strong.Render(safeLine(ev.Node))
+			head += " " + th.Strong.Render(termtext.Line(ev.Node))
 		}
 		if ev.Task != "" {
-			head += " " + th.Muted.Render(safeLine(ev.Task))
+			head += " " + th.Muted.Render(termtext.Name(ev.Task))
 		}
 		if !ev.At.IsZero() {
 			head += " " + th.Muted.Render(ev.At.Local().Format("15:04:05.000"))
@@ -183,7 +184,7 @@ func (r *renderer) json(raw json.RawMessage, w int, indent string, unfold bool) 
 	text, cut := clipRunes(text, limit)
 	inner := max(w-width(indent), 8)
 	var out []string
-	for _, l := range r.hl.lines("json", safe(text)) {
+	for _, l := range r.hl.lines("json", termtext.Text(text)) {
 		for _, wl := range wrapLines(l, inner) {
 			out = append(out, indent+wl)
 		}
@@ -204,13 +205,13 @@ func (r *renderer) diffLines(diffs []engine.ChannelDiff, w int, unfold bool) []s
 	inner := max(w-4, 8)
 	var b strings.Builder
 	for _, cd := range diffs {
-		fmt.Fprintf(&b, "@@ %s: %s\n", safeLine(cd.Channel), safeLine(cd.Summary))
+		fmt.Fprintf(&b, "@@ %s: %s\n", termtext.Line(cd.Channel), termtext.Line(cd.Summary))
 		for _, l := range cd.Lines {
 			if l == "" {
 				continue
 			}
 			marker := l[:1]
-			text := safeLine(l[1:])
+			text := termtext.Line(l[1:])
 			if !unfold {
 				if cut, rest := clipRunes(text, 4*inner); rest > 0 {
 					text = cut + "…"

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"rewind/engine/ticket"
+	"rewind/tui/termtext"
 )
 
 // state renders the structured channels as of the checkpoint: attachments
@@ -90,12 +91,12 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	}
 	for _, st := range s.Subtasks {
 		icon, style := r.statusIcon(st.Status)
-		head := fmt.Sprintf("  %s %s %s · tools %d", style.Render(icon), th.Strong.Render(trunc(safeLine(st.ID), max(w/2, 10))), style.Render(safeLine(st.Status)), st.ToolCalls)
+		head := fmt.Sprintf("  %s %s %s · tools %d", style.Render(icon), th.Strong.Render(trunc(termtext.Name(st.ID), max(w/2, 10))), style.Render(termtext.Line(st.Status)), st.ToolCalls)
 		if old, ok := prev[st.ID]; prev != nil && (!ok || old != st) {
 			if !ok {
 				head += th.Warning.Render(" • new")
 			} else if old.Status != st.Status {
-				head += th.Warning.Render(" • was " + safeLine(old.Status))
+				head += th.Warning.Render(" • was " + termtext.Line(old.Status))
 			} else {
 				head += th.Warning.Render(" • changed")
 			}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"rewind/tui/termtext"
 )
 
 // Limits that keep one huge message or tool result from freezing the UI:
@@ -22,7 +24,7 @@ type styleT = lipgloss.Style
 
 // wrap sanitises s and wraps it to width, returning its lines.
 func wrap(s string, width int) []string {
-	return wrapLines(safe(s), width)
+	return wrapLines(termtext.Text(s), width)
 }
 
 // wrapLines word-wraps (styled, already safe) text to width. ansi.Wrap can

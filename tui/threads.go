@@ -6,6 +6,7 @@ import (
 
 	"rewind/store"
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
 // threadList is the threads screen: the store's threads to open, create and
@@ -93,7 +94,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 	}
 	idW := 12
 	for _, t := range l.threads {
-		idW = max(idW, min(width(safeLine(t.ID)), l.w/2))
+		idW = max(idW, min(width(termtext.Name(t.ID)), l.w/2))
 	}
 	var out []string
 	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
@@ -106,7 +107,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		if !t.UpdatedAt.IsZero() {
 			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
 		}
-		row := fmt.Sprintf("%s%s  %5d checkpoints · latest #%-5d %s", mark, fit(safeLine(t.ID), idW), t.Checkpoints, t.LatestID, when)
+		row := fmt.Sprintf("%s%s  %5d checkpoints · latest #%-5d %s", mark, fit(termtext.Name(t.ID), idW), t.Checkpoints, t.LatestID, when)
 		row = strings.TrimRight(row, " ")
 		if i == l.sel {
 			out = append(out, th.Selected.Render(fit("▶ "+row, l.w)))

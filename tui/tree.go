@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"rewind/engine"
+	"rewind/tui/termtext"
 )
 
 // tlNode is what the timeline keeps of one checkpoint: metadata only, never
@@ -33,14 +34,14 @@ type tlNode struct {
 // nodeFrom keeps a checkpoint's metadata, sanitised once here since it is
 // drawn on every scrub.
 func nodeFrom(cp engine.Checkpoint) *tlNode {
-	n := &tlNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: safeLine(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
-	n.writer = safeLine(strings.Join(cp.Metadata.Nodes, ","))
+	n := &tlNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: termtext.Line(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
+	n.writer = termtext.Line(strings.Join(cp.Metadata.Nodes, ","))
 	if n.writer == "" {
 		n.writer = "(" + n.source + ")"
 	}
-	n.next = safeLine(engine.DescribeTasks(cp.Tasks))
+	n.next = termtext.Line(engine.DescribeTasks(cp.Tasks))
 	if in := cp.Metadata.Interrupt; in != nil && len(cp.Tasks) > 0 {
-		n.interrupt = safeLine(in.When + " " + in.Node)
+		n.interrupt = termtext.Line(in.When + " " + in.Node)
 	}
 	return n
 }

@@ -11,46 +11,24 @@ import (
 
 	"rewind/engine"
 	"rewind/themes"
+	"rewind/tui/termtext"
 )
 
-func TestSafe(t *testing.T) {
-	cases := map[string]string{
-		"plain text\nline 2":                    "plain text\nline 2",
-		"\x1b]52;c;ZXZpbA==\x07":                "␛]52;c;ZXZpbA==␇",
-		"\x1b]8;;http://x\x1b\\a\x1b]8;;\x1b\\": "␛]8;;http://x␛\\a␛]8;;␛\\",
-		"\x1b[2J\x1b[H":                         "␛[2J␛[H",
-		"a\r\nb\rc":                             "a\nb␍c",
-		"\u009b31m":                             "⟨U+009B⟩31m",
-		"x\u202ey\u2066z":                       "x⟨U+202E⟩y⟨U+2066⟩z",
-		"tab\there":                             "tab    here",
-		"bad \xff byte":                         "bad ⟨0xFF⟩ byte",
-		"del\x7f":                               "del␡",
-		"zero\u200bwidth\ufeff":                 "zero⟨U+200B⟩width⟨U+FEFF⟩",
-		"ünïcödé 日本 ✓":                          "ünïcödé 日本 ✓",
-	}
-	for in, want := range cases {
-		if got := safe(in); got != want {
-			t.Errorf("safe(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := safeLine("a\nb"); got != "a⏎b" {
-		t.Errorf("safeLine = %q", got)
-	}
-}
-
-// FuzzSafe: whatever comes in, nothing a terminal acts on comes out.
+// FuzzSafe: whatever comes in, nothing a terminal acts on comes out, and
+// the sanitized text renders in width (termtext's own tests hold its
+// table).
 func FuzzSafe(f *testing.F) {
 	for _, s := range []string{"\x1b[31m", "\x9b", "\u202e", "a\rb", "\xff\xfe", "ok"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := safe(s)
+		out := termtext.Text(s)
 		if !utf8.ValidString(out) {
 			t.Fatalf("invalid UTF-8 out of %q", s)
 		}
 		for _, r := range out {
 			if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
-				t.Fatalf("safe(%q) kept %U", s, r)
+				t.Fatalf("Text(%q) kept %U", s, r)
 			}
 		}
 		// Rendering it as a message never panics and stays in width.

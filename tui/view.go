@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"rewind/tui/termtext"
 )
 
 // Smallest screen drawn; below it a notice asks for more room.
@@ -234,14 +236,14 @@ func (m *Model) viewComposer() string {
 	case head != nil && len(head.cp.Tasks) > 0 && m.leaf == head.cp.ID:
 		hint = fmt.Sprintf("#%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.tree.len() == 0:
-		hint = "i: write the first message of " + safeLine(m.thread)
+		hint = "i: write the first message of " + termtext.Name(m.thread)
 	case m.leaf != 0 && m.leaf != m.tree.maxID:
 		hint = fmt.Sprintf("i: write a message (continues this branch from #%d) · f forks at the cursor", m.leaf)
 	case m.leaf != 0:
 		hint = fmt.Sprintf("i: write a message (continues at #%d) · f forks at the cursor", m.leaf)
 	}
 	if v := m.composer.Value(); v != "" {
-		hint = "unsent: " + safeLine(v) + "  (i edits)"
+		hint = "unsent: " + termtext.Line(v) + "  (i edits)"
 	}
 	if m.draft {
 		hint += " · the reply will be a draft (approval needed)"
@@ -264,7 +266,7 @@ func (m *Model) viewStatus() string {
 	// else its short one.
 	var optional [][]string
 	if m.screen == screenThread && m.thread != "" {
-		parts = append(parts, seg("thread", trunc(safeLine(m.thread), 24)))
+		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
 		if m.pos[1] > 0 {
 			parts = append(parts, seg("at", fmt.Sprintf("#%d %d/%d", m.tree.cursor, m.pos[0], m.pos[1])))
 		}
@@ -290,9 +292,9 @@ func (m *Model) viewStatus() string {
 		if i := strings.Index(l, " ("); i > 0 {
 			short = l[:i]
 		}
-		optional = append(optional, []string{seg("runs", safeLine(l)), seg("runs", safeLine(short))})
+		optional = append(optional, []string{seg("runs", termtext.Line(l)), seg("runs", termtext.Line(short))})
 	}
-	optional = append(optional, []string{seg("store", safeLine(m.deps.StoreLabel))})
+	optional = append(optional, []string{seg("store", termtext.Line(m.deps.StoreLabel))})
 	right := ""
 	switch {
 	case m.flash != "":
@@ -431,7 +433,7 @@ func (m *Model) viewHelp() string {
 
 func (m *Model) viewThreads() string {
 	th := m.th
-	title := fmt.Sprintf("Threads · %s", safeLine(m.deps.StoreLabel))
+	title := fmt.Sprintf("Threads · %s", termtext.Line(m.deps.StoreLabel))
 	if n := len(m.threads.threads); n > 0 {
 		title += fmt.Sprintf(" · %d", n)
 	}

@@ -154,7 +154,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 	case OpFork:
 		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
 	case OpApprove, OpReject:
-		if err := Answer(ctx, e, req.Thread, req.Op == OpApprove, req.Reason, req.By); err != nil {
+		// The decision is written under --take-over too: it is the first
+		// write of the invocation, so it is the one that must fence.
+		if err := Answer(ctx, e, req.Thread, req.Op == OpApprove, req.Reason, req.By, cfg.TakeOver); err != nil {
 			return engine.Result{}, err
 		}
 		return e.Resume(ctx, req.Thread, cfg)
@@ -166,8 +168,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 var ErrNoApprovalPending = errors.New("no approval is pending")
 
 // Answer records a decision for the operation the thread waits on, as an
-// update checkpoint (a decision, never conversation input).
-func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool, reason, by string) error {
+// update checkpoint (a decision, never conversation input). With takeOver a
+// live process holding the thread is fenced out first.
+func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool, reason, by string, takeOver bool) error {
 	cp, err := e.Latest(ctx, thread)
 	if err != nil {
 		return err
@@ -191,7 +194,7 @@ func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool,
 		by = "operator"
 	}
 	d := ticket.Decision{Approved: approved, Reason: reason, By: by, At: time.Now().UTC().Format(time.RFC3339)}
-	_, err = e.UpdateState(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "")
+	_, err = e.UpdateStateWith(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "", engine.UpdateOptions{TakeOver: takeOver})
 	return err
 }
 

@@ -88,10 +88,23 @@ func (keepOpen) Close() error { return nil }
 
 // Describe prints a spec with any password redacted.
 func Describe(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.User != nil {
+	u, err := url.Parse(spec)
+	if err == nil && u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 			return u.String()
+		}
+	}
+	if err != nil {
+		// A URL that does not parse (a bad port, say) may still hold a
+		// password: hide what lies between "USER:" and the last "@".
+		if i := strings.Index(spec, "://"); i >= 0 {
+			rest := spec[i+3:]
+			if at := strings.LastIndex(rest, "@"); at >= 0 {
+				if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+					return spec[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
+				}
+			}
 		}
 	}
 	return spec

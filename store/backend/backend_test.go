@@ -45,3 +45,20 @@ func TestOpenedStoresKeepOptionalInterfaces(t *testing.T) {
 		t.Errorf("the shared memory store lost its draft: %v", err)
 	}
 }
+
+// A spec is printed without its password, also when it does not parse.
+func TestDescribeHidesPasswords(t *testing.T) {
+	for spec, want := range map[string]string{
+		"postgres://u:pw@h:5432/db":         "postgres://u:xxxxx@h:5432/db",
+		"postgres://u:pw@h:notaport/db":     "postgres://u:xxxxx@h:notaport/db",
+		"postgres://u:p@w@[::1/db":          "postgres://u:xxxxx@[::1/db",
+		"postgres://u@h/db":                 "postgres://u@h/db",
+		"sqlite:/tmp/a:b@c.db":              "sqlite:/tmp/a:b@c.db",
+		"memory:":                           "memory:",
+		"postgresql://u:pw@h:5432/db?x=%zz": "postgresql://u:xxxxx@h:5432/db?x=%zz",
+	} {
+		if got := Describe(spec); got != want {
+			t.Errorf("Describe(%q) = %q, want %q", spec, got, want)
+		}
+	}
+}

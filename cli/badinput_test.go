@@ -1,0 +1,343 @@
+package cli_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"rewind/cli"
+)
+
+// password is in every URL with a password below: it must never be printed.
+const password = "S3cret-hunter2"
+
+// form is how a command is given a thread and a checkpoint; nil args:
+// the command takes neither, only a store.
+type form struct {
+	args       func(thread, checkpoint string) []string
+	checkpoint bool // the command takes a checkpoint
+	creates    bool // a new thread is no error: it is created
+}
+
+func thread(rest ...string) func(string, string) []string {
+	return func(th, _ string) []string { return append([]string{th}, rest...) }
+}
+
+func threadAt(rest ...string) func(string, string) []string {
+	return func(th, cp string) []string { return append([]string{th, cp}, rest...) }
+}
+
+// storeForms are the commands that open a store. A new command must be
+// added here (or to noStore), so that it is run with every bad input.
+var storeForms = map[string]form{
+	"":         {},
+	"tui":      {},
+	"selftest": {},
+	"threads":  {},
+	"bench":    {args: nil},
+	"drill":    {},
+	"run":      {args: func(th, _ string) []string { return []string{"--thread", th, "--input", "hi"} }, creates: true},
+	"resume":   {args: threadAt(), checkpoint: true},
+	"fork":     {args: threadAt("--input", "hi"), checkpoint: true},
+	"approve":  {args: thread()},
+	"reject":   {args: thread("--reason", "no")},
+	"discard":  {args: thread()},
+	"log":      {args: thread()},
+	"show":     {args: threadAt(), checkpoint: true},
+	"events":   {args: threadAt(), checkpoint: true},
+	"diff":     {args: func(th, cp string) []string { return []string{th, "1", cp} }, checkpoint: true},
+	"rm":       {args: thread()},
+	"prune":    {args: thread("--keep-last", "1")},
+}
+
+// noStore are the commands that open no store, with a bad input each.
+var noStore = map[string][]string{
+	"help":                  {"help", "frobnicate"},
+	"completion":            {"completion", "tcsh"},
+	"completion bash":       {"completion", "bash", "--frob"},
+	"completion fish":       {"completion", "fish", "--frob"},
+	"completion powershell": {"completion", "powershell", "--frob"},
+	"completion zsh":        {"completion", "zsh", "--frob"},
+	"man":                   nil, // given a file for DIR below
+	"worker":                {"worker", "frobnicate"},
+}
+
+func init() {
+	for _, op := range []string{"run", "resume", "fork", "approve", "reject"} {
+		storeForms["worker "+op] = storeForms[op]
+	}
+}
+
+// Every command, given each bad input (an unknown thread or checkpoint, a
+// 64 KB one, a bad store spec, an empty --store, PostgreSQL URLs that cannot connect,
+// with a wrong password and without sslmode, a corrupt sqlite file, a file
+// that is not a database, a database that is not rewind's, a store with a
+// newer schema), fails with one
+// line on stderr and a non-zero exit, never panics, never prints a
+// password, and leaves the files it was given as they were.
+func TestEveryCommandFailsOnOneLine(t *testing.T) {
+	for _, p := range cli.CommandPaths() {
+		_, s := storeForms[p]
+		_, n := noStore[p]
+		if !s && !n {
+			t.Errorf("command %q is in neither storeForms nor noStore: add it, so that it is run with every bad input", p)
+		}
+	}
+	dir := t.TempDir()
+	good := "sqlite:" + filepath.Join(dir, "good.db")
+	fallback := filepath.Join(dir, "fallback.db")
+	env := []string{"REWIND_STORE=sqlite:" + fallback}
+	setup := func(spec string) {
+		if r := rewind(t, env, "run", "--store", spec, "--thread", "t", "--input", "Where is my parcel SO20260901?", "--interrupt-before", "executor"); r.code != 0 {
+			t.Fatalf("setup on %s: %s", spec, r.stderr)
+		}
+	}
+	setup(good)
+
+	corrupt := filepath.Join(dir, "corrupt.db")
+	copyFile(t, strings.TrimPrefix(good, "sqlite:"), corrupt)
+	f, err := os.OpenFile(corrupt, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	junk := make([]byte, fi.Size()-4096)
+	for i := range junk {
+		junk[i] = byte(i*7 + 3)
+	}
+	if _, err := f.WriteAt(junk, 4096); err != nil { // the header stays: SQLite opens it, then finds damage
+		t.Fatal(err)
+	}
+	f.Close()
+	notDB := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(notDB, []byte(strings.Repeat("hello, not a database\n", 300)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	execSQLite(t, foreign, `CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT)`)
+	newer := filepath.Join(dir, "newer.db")
+	if r := rewind(t, env, "threads", "--store", "sqlite:"+newer); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	execSQLite(t, newer, `INSERT INTO rewind_store_schema (version) VALUES (99)`)
+
+	bad := map[string]string{
+		"unknown store":             "mysql://rewind:" + password + "@127.0.0.1/x",
+		"empty store":               "",
+		"sqlite without a path":     "sqlite:",
+		"corrupt sqlite":            "sqlite:" + corrupt,
+		"not a database":            "sqlite:" + notDB,
+		"not rewind's database":     "sqlite:" + foreign,
+		"newer sqlite schema":       "sqlite:" + newer,
+		"postgres nobody listening": "postgres://rewind:" + password + "@127.0.0.1:1/rewind",
+		"postgres bad port":         "postgres://rewind:" + password + "@127.0.0.1:notaport/rewind",
+		"postgres bad URL":          "postgres://rewind:" + password + "@[::1/rewind",
+	}
+	goods := map[string]string{"sqlite": good}
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+		pg := cli.FreshPostgres(t)
+		setup(pg)
+		goods["postgres"] = pg
+		bad["postgres wrong password, no sslmode"] = wrongPassword(t, pg)
+		newerPG := cli.FreshPostgres(t)
+		if r := rewind(t, env, "threads", "--store", newerPG); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		execPG(t, newerPG, `insert into rewind_schema_migrations (version, name) values (99, 'from the future')`)
+		bad["newer postgres schema"] = newerPG
+	} else {
+		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL stores are SKIPPED")
+	}
+	sums := map[string][32]byte{}
+	for _, p := range []string{corrupt, notDB, foreign, newer} {
+		sums[p] = sum(t, p)
+	}
+	before := snapshot(t, []string{"REWIND_STORE=" + good}, "t")
+
+	type tc struct {
+		name string
+		args []string
+		code int // 0: any failure
+	}
+	var cases []tc
+	for p, fm := range storeForms {
+		words := strings.Fields(p)
+		for what, spec := range bad {
+			args := append(append([]string{}, words...), "--store", spec)
+			if fm.args != nil {
+				args = append(args, fm.args("t", "1")...)
+			}
+			code := 0
+			if what == "empty store" {
+				code = 2
+			}
+			cases = append(cases, tc{fmt.Sprintf("%s/%s", p, what), args, code})
+		}
+		if fm.args == nil || fm.creates {
+			continue
+		}
+		for name, spec := range goods {
+			cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("nope", "1")...), 1})
+			if fm.checkpoint {
+				cases = append(cases, tc{fmt.Sprintf("%s/unknown checkpoint on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("t", "99")...), 1})
+			}
+		}
+	}
+	long := strings.Repeat("x", 64<<10)
+	for p, fm := range storeForms {
+		words := strings.Fields(p)
+		if fm.args == nil {
+			continue
+		}
+		if !fm.creates {
+			cases = append(cases, tc{p + "/64 KB thread id", append(append(append([]string{}, words...), "--store", good), fm.args(long, "1")...), 1})
+		}
+		if fm.checkpoint {
+			cases = append(cases, tc{p + "/64 KB checkpoint", append(append(append([]string{}, words...), "--store", good), fm.args("t", long)...), 2})
+		}
+	}
+	cases = append(cases,
+		tc{"64 KB command", []string{long}, 2},
+		tc{"64 KB flag", []string{"log", "t", "--" + long}, 2},
+		tc{"64 KB flag value", []string{"run", "--thread", "t", "--input", "x", "--auth-ttl", long}, 2},
+		tc{"64 KB help topic", []string{"help", long}, 2},
+		tc{"failing fan-out", []string{"run", "--store", good, "--thread", "fan", "--input", "Where is my parcel SO20260901, what is the order status, and can I get a refund?", "--mock-fail", "executor"}, 1},
+	)
+	for p, args := range noStore {
+		if args == nil {
+			args = []string{p, notDB}
+		}
+		cases = append(cases, tc{p + "/bad input", args, 0})
+	}
+	t.Run("each", func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				r := rewind(t, env, c.args...)
+				msg := strings.TrimSpace(r.stderr)
+				switch {
+				case r.code == 0 || (c.code != 0 && r.code != c.code):
+					t.Errorf("exit %d, want a failure (%d)\nstdout: %s\nstderr: %s", r.code, c.code, r.stdout, r.stderr)
+				case strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "rewind: "):
+					t.Errorf("want one line starting with \"rewind: \", got %q", msg)
+				}
+				if len(msg) > 1000 {
+					t.Errorf("a %d-byte error: long ids and values must be clipped: %.300s…", len(msg), msg)
+				}
+				out := r.stdout + r.stderr
+				if strings.Contains(out, "panic") || strings.Contains(out, "goroutine ") {
+					t.Errorf("panic: %s", out)
+				}
+				if strings.Contains(out, password) {
+					t.Errorf("the password is printed: %s", out)
+				}
+			})
+		}
+	})
+	for p, want := range sums {
+		if sum(t, p) != want {
+			t.Errorf("%s was changed by a command that refused it", p)
+		}
+	}
+	if _, err := os.Stat(fallback); !os.IsNotExist(err) {
+		t.Errorf("a command fell back to $REWIND_STORE (%v)", err)
+	}
+	if after := snapshot(t, []string{"REWIND_STORE=" + good}, "t"); after != before {
+		t.Error("a refused command changed stored data")
+	}
+}
+
+// wrongPassword is db's URL as role rewind_password_test with a wrong
+// password and no sslmode (so pgx tries TLS first, then plain: two
+// failures in one error). The cluster .ci/pg.sh starts checks that role's
+// password; one that trusts it cannot show the failure, and is skipped.
+func wrongPassword(t *testing.T, db string) string {
+	execPG(t, os.Getenv("REWIND_TEST_POSTGRES"), `do $$ begin
+  create role rewind_password_test login password 'right-one';
+exception when duplicate_object then null; end $$`)
+	u, _ := url.Parse(db)
+	u.User = url.UserPassword("rewind_password_test", password)
+	u.RawQuery = ""
+	ctx := context.Background()
+	if c, err := pgx.Connect(ctx, u.String()); err == nil {
+		c.Close(ctx)
+		t.Skip("this cluster does not check rewind_password_test's password (.ci/pg.sh sets that up)")
+	}
+	return u.String()
+}
+
+func execPG(t *testing.T, db, stmt string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func execSQLite(t *testing.T, path, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// --input-file - reads the message from stdin, in a real process: the way
+// to give a long message without the command line.
+func TestInputFromStdin(t *testing.T) {
+	_, spec := dbSpec(t)
+	msg := strings.Repeat("Where is my parcel SO20260901? ", 2000)[:60000]
+	cmd := exec.Command(binary, "run", "--store", spec, "--thread", "stdin", "--input-file", "-", "--interrupt-before", "planner")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Stdin = strings.NewReader(msg + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run --input-file -: %v\n%s", err, out)
+	}
+	var show struct {
+		State struct {
+			Messages []struct{ Content string } `json:"messages"`
+		} `json:"state"`
+	}
+	mustDecode(t, rewind(t, nil, "show", "stdin", "--store", spec, "--json").stdout, &show)
+	if len(show.State.Messages) != 1 || show.State.Messages[0].Content != msg {
+		t.Fatalf("stored %d message(s); want the %d bytes read from stdin", len(show.State.Messages), len(msg))
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"rewind/engine/model"
 )
 
 // Brain answers one chat request.
@@ -32,7 +34,32 @@ type Request struct {
 	Stream        bool
 	IncludeUsage  bool
 	Authorization string
+	// ResponseFormat is the response_format type asked for: "" (none),
+	// "text", "json_object" or "json_schema"; SchemaName, Schema and
+	// Strict are its json_schema.
+	ResponseFormat string
+	SchemaName     string
+	Schema         json.RawMessage
+	Strict         bool
 }
+
+// Formats says which response_format types a server accepts.
+type Formats int
+
+const (
+	// FormatsAll accepts json_schema and json_object (OpenAI, vLLM,
+	// llama.cpp, Ollama): the answer is the JSON alone, as a constrained
+	// decoder makes it.
+	FormatsAll Formats = iota
+	// FormatsObject accepts json_object only: json_schema is refused with
+	// a 400 naming response_format.
+	FormatsObject
+	// FormatsNone refuses any JSON response_format with a 400.
+	FormatsNone
+	// FormatsIgnored accepts any response_format and answers as the brain
+	// does, prose and all (some servers drop fields they do not know).
+	FormatsIgnored
+)
 
 // Fault makes one request fail. The zero Fault answers normally.
 type Fault struct {
@@ -42,7 +69,8 @@ type Fault struct {
 	// RetryAfter, when set, is sent as the Retry-After header.
 	RetryAfter string
 	// Body answers 200 with this raw body and ContentType (default
-	// application/json): malformed JSON, an HTML page, …
+	// application/json): malformed JSON, an HTML page, …; with Status, it
+	// is the error body instead of OpenAI's shape.
 	Body, ContentType string
 	// Stall holds the request until the client gives up or the server closes.
 	Stall bool
@@ -66,6 +94,11 @@ type Server struct {
 	ChunkRunes int
 	// NoUsage leaves usage out of answers (some local servers do).
 	NoUsage bool
+	// Formats is the response_format types the server accepts.
+	Formats Formats
+	// Models, when not nil, is what GET /v1/models lists; nil answers it
+	// with 404, as servers without the listing do.
+	Models []string
 
 	mu       sync.Mutex
 	faults   []Fault
@@ -125,6 +158,14 @@ type wireRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 // text reads a message's content: a string, or an array of text parts.
@@ -145,6 +186,10 @@ func text(raw json.RawMessage) string {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" && s.Models != nil {
+		s.listModels(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
@@ -159,6 +204,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Path: r.URL.Path, Model: wr.Model, Stream: wr.Stream, Authorization: r.Header.Get("Authorization")}
 	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
+	if rf := wr.ResponseFormat; rf != nil {
+		req.ResponseFormat = rf.Type
+		if js := rf.JSONSchema; js != nil {
+			req.SchemaName, req.Schema, req.Strict = js.Name, js.Schema, js.Strict
+		}
+	}
 	for _, m := range wr.Messages {
 		switch m.Role {
 		case "system", "developer":
@@ -191,6 +242,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
+		if f.Body != "" { // an error in the server's own shape
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.Status)
+			_, _ = w.Write([]byte(f.Body))
+			return
+		}
 		writeError(w, f.Status, f.Code, f.Message, "")
 		return
 	case f.Body != "":
@@ -202,10 +259,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(f.Body))
 		return
 	}
+	if refused := s.refuses(req.ResponseFormat); refused != "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", refused, "response_format")
+		return
+	}
 	answer, err := s.brain(req.Model, req.System, req.Prompt)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "brain_failed", err.Error(), "")
 		return
+	}
+	if s.Formats != FormatsIgnored && (req.ResponseFormat == "json_object" || req.ResponseFormat == "json_schema") {
+		answer = constrained(answer)
 	}
 	finish := "stop"
 	if f.FinishReason != "" {
@@ -226,6 +290,44 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, req, f, answer, finish, usage)
+}
+
+// refuses says why the server rejects a response_format type, or "".
+func (s *Server) refuses(typ string) string {
+	switch {
+	case typ != "json_schema" && typ != "json_object":
+		return ""
+	case s.Formats == FormatsNone, s.Formats == FormatsObject && typ == "json_schema":
+		// vLLM's and llama.cpp's wording differs; each names the field.
+		return fmt.Sprintf("response_format type %q is not supported by this server", typ)
+	}
+	return ""
+}
+
+// constrained is what a decoder held to JSON makes of an answer: the JSON
+// object in it, without the prose around it. An answer with none stays as
+// it is.
+func constrained(answer string) string {
+	for _, c := range model.Candidates(answer) {
+		var v map[string]any
+		if json.Unmarshal([]byte(c), &v) == nil {
+			return c
+		}
+	}
+	return answer
+}
+
+// listModels answers GET /v1/models as OpenAI does.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+	s.mu.Unlock()
+	data := make([]any, len(s.Models))
+	for i, m := range s.Models {
+		data[i] = map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer, finish string, usage map[string]int) {

@@ -415,6 +415,9 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	if err != nil {
 		data["error"] = err.Error()
 	}
+	if resp.JSONMode != "" {
+		data["jsonMode"] = resp.JSONMode
+	}
 	c.emit(EventModelCalled, data)
 	if err == nil {
 		c.hook(HookAfterModelCall, req.Role)

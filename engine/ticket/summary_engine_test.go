@@ -9,12 +9,18 @@ import (
 	"unicode/utf8"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/store/memory"
 )
 
 func newMemoryEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(memory.New(), NewGraph(), NewMock())
+	return newMemoryEngineWith(t, NewMock())
+}
+
+func newMemoryEngineWith(t *testing.T, m model.Model) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(memory.New(), NewGraph(), m)
 	if err != nil {
 		t.Fatal(err)
 	}

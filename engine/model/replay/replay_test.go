@@ -301,3 +301,39 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// The JSON mode a server accepted is recorded with the exchange and
+// reported again on replay, so a replayed run's model.called events say
+// how each answer was asked for, as the recorded run's did.
+func TestReplayKeepsTheJSONMode(t *testing.T) {
+	ctx := context.Background()
+	srv := openaitest.NewServer(openaitest.TicketBrain)
+	defer srv.Close()
+	srv.Formats = openaitest.FormatsObject
+	path := filepath.Join(t.TempDir(), "modes.json")
+	rec, err := replay.NewRecorder(ctx, fakeProvider(t, srv), path, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurns(t, rec, turn1)
+	f, err := replay.Load(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]string{}
+	for _, x := range f.Exchanges {
+		modes[x.Role] += x.JSONMode + " "
+	}
+	if modes[model.RolePlanner] != "object " || modes[model.RoleCritic] != "object object " || strings.TrimSpace(modes[model.RoleExecutor]+modes[model.RoleReply]) != "" {
+		t.Fatalf("recorded modes %q: want object for the planner and each critic call, none for text", modes)
+	}
+	rp, err := replay.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := f.Exchanges[0]
+	resp, err := rp.Complete(ctx, model.Request{Role: x.Role, System: x.System, Prompt: x.Prompt})
+	if err != nil || resp.JSONMode != x.JSONMode || resp.JSONMode == "" {
+		t.Fatalf("replayed %s: mode %q, %v; recorded %q", x.Role, resp.JSONMode, err, x.JSONMode)
+	}
+}

@@ -317,11 +317,21 @@ func constrained(answer string) string {
 	return answer
 }
 
-// listModels answers GET /v1/models as OpenAI does.
+// listModels answers GET /v1/models as OpenAI does; a queued fault's
+// status answers it instead.
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+	var f *Fault
+	if len(s.faults) > 0 {
+		f = &s.faults[0]
+		s.faults = s.faults[1:]
+	}
 	s.mu.Unlock()
+	if f != nil && f.Status != 0 {
+		writeError(w, f.Status, f.Code, f.Message, "")
+		return
+	}
 	data := make([]any, len(s.Models))
 	for i, m := range s.Models {
 		data[i] = map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}

@@ -134,8 +134,8 @@ func TestParsePlanMendsLooseAnswers(t *testing.T) {
 		}
 	}
 	for answer, why := range map[string]string{
-		"no json at all":                    "the answer holds no JSON object",
-		`{"subtasks": []}`:                  `the "subtasks" list is empty or no subtask has a goal`,
+		"no json at all":                     "the answer holds no JSON object",
+		`{"subtasks": []}`:                   `the "subtasks" list is empty or no subtask has a goal`,
 		`{"subtasks": "order and shipping"}`: `the JSON is not {"subtasks": [{"id", "goal", "topic"}, …]}`,
 	} {
 		if _, err := parsePlan(answer); err == nil || err.Error() != why {

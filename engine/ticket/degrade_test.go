@@ -15,7 +15,8 @@ import (
 const request = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
 
 // scripted is the mock with some roles answering from a script, one
-// answer per call (the last repeats); it keeps every prompt it was sent.
+// answer per call (the last repeats; "" is the mock's own answer); it
+// keeps every prompt it was sent.
 type scripted struct {
 	mu      sync.Mutex
 	answers map[string][]string
@@ -34,7 +35,9 @@ func (s *scripted) respond(req model.Request) (string, error) {
 		if len(a) > 1 {
 			s.answers[req.Role] = a[1:]
 		}
-		return out, nil
+		if out != "" { // "" answers as the mock does
+			return out, nil
+		}
 	}
 	return Respond(req)
 }

@@ -111,3 +111,70 @@ func TestTicketTurnOnEachKindOfServer(t *testing.T) {
 		})
 	}
 }
+
+// The summary check over the wire: the fake server's summarizer passes it
+// and compacts at once; one that rewrites order numbers is asked again
+// with the failures, and its summary is rejected with an event naming them.
+func TestSummaryCheckAgainstTheFakeServer(t *testing.T) {
+	lossy := func(mdl, system, prompt string) (string, error) {
+		text, err := openaitest.TicketBrain(mdl, system, prompt)
+		if strings.Contains(system, "You compress") {
+			text = strings.ReplaceAll(text, "SO20260901", "the order")
+		}
+		return text, err
+	}
+	for _, c := range []struct {
+		name  string
+		brain openaitest.Brain
+		calls int
+		event string
+	}{
+		{"faithful", openaitest.TicketBrain, 1, ticket.EventContextCompacted},
+		{"lossy", lossy, 2, ticket.EventCompactionRejected},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			srv := openaitest.NewServer(c.brain)
+			defer srv.Close()
+			cfg := openai.Config{BaseURL: srv.BaseURL(), Models: map[string]string{}, MaxAttempts: 1}
+			for _, r := range openai.Roles {
+				cfg.Models[r] = "fake-chat"
+			}
+			p, err := openai.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := engine.New(memory.New(), ticket.NewGraph(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range []string{turn1, turn2} {
+				if res, err := e.Run(ctx, "c", ticket.Input(in), engine.RunConfig{}); err != nil || res.Status != "done" {
+					t.Fatalf("%s %v", res.Status, err)
+				}
+			}
+			var summaries []string
+			for _, r := range srv.Requests() {
+				if strings.Contains(r.System, "You compress") {
+					summaries = append(summaries, r.Prompt)
+				}
+			}
+			if len(summaries) != c.calls || c.calls == 2 && !strings.Contains(summaries[1], "YOUR LAST ANSWER FAILED THE CHECK:\n- #1 lost SO20260901 (keep them verbatim)") {
+				t.Fatalf("%d summarizer requests: %q", len(summaries), summaries)
+			}
+			evs, err := e.Events(ctx, "c", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range evs {
+				if ev.Type == ticket.EventContextCompacted || ev.Type == ticket.EventCompactionRejected || ev.Type == ticket.EventCompactionFailed {
+					got = append(got, ev.Type+" "+string(ev.Data))
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], c.event) || c.calls == 2 && !strings.Contains(got[0], "lost SO20260901") {
+				t.Fatalf("events %q, want one %s", got, c.event)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -97,5 +98,16 @@ func TestModelFromTheServersListing(t *testing.T) {
 	_, err = ResolveModels(ctx, &Config{BaseURL: "http://" + dead + "/v1", APIKey: key})
 	if err == nil || !strings.Contains(err.Error(), "asking "+dead+" which models it has failed") || !strings.Contains(err.Error(), EnvBaseURL) || strings.Contains(err.Error(), key) {
 		t.Errorf("unreachable: %v", err)
+	}
+}
+
+// README's "Real models" names the default model; they change together.
+func TestREADMENamesTheDefaultModel(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "Unset: `"+DefaultModel+"`") {
+		t.Fatalf("README.md does not name the default model %s", DefaultModel)
 	}
 }

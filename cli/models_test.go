@@ -77,7 +77,7 @@ func TestShippedDemoReplaysThroughTheBinary(t *testing.T) {
 func TestLocalServerWithoutAModelThroughTheBinary(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.TicketBrain)
 	defer srv.Close()
-	srv.Models = []string{"local-model"}
+	srv.SetModels([]string{"local-model"})
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec, "REWIND_PROVIDER=openai", "OPENAI_BASE_URL=" + srv.BaseURL()}
 	r := rewind(t, env, "run", "--thread", "l", "--input", "Where is SO20260901?", "--json-mode", "object")
@@ -104,7 +104,7 @@ func TestLocalServerWithoutAModelThroughTheBinary(t *testing.T) {
 			t.Fatalf("a request for model %q", q.Model)
 		}
 	}
-	srv.Models = []string{"a", "b"}
+	srv.SetModels([]string{"a", "b"})
 	if r := rewind(t, env, "run", "--thread", "m", "--input", "Where is SO20260901?"); r.code != 1 || !strings.Contains(r.stderr, `offers 2 models ("a", "b"): set OPENAI_MODEL`) || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("two models: exit %d %s", r.code, r.stderr)
 	}

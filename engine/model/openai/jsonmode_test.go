@@ -49,7 +49,7 @@ func TestStructuredOutputFallsBackAndRemembers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, chatty, nil)
-			h.srv.Formats = c.formats
+			h.srv.SetFormats(c.formats)
 			resp, err := h.p.Complete(ctx, jsonReq())
 			if err != nil {
 				t.Fatal(err)
@@ -84,7 +84,7 @@ func TestStructuredOutputFallsBackAndRemembers(t *testing.T) {
 func TestForcedJSONModeIsNotWeakened(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, chatty, func(c *Config) { c.JSONMode = model.JSONSchema })
-	h.srv.Formats = openaitest.FormatsObject
+	h.srv.SetFormats(openaitest.FormatsObject)
 	_, err := h.p.Complete(ctx, jsonReq())
 	if !errors.Is(err, ErrFormatRefused) || len(h.srv.Requests()) != 1 {
 		t.Fatalf("forced schema on a json_object server: %v after %d requests, want ErrFormatRefused after 1", err, len(h.srv.Requests()))

@@ -42,7 +42,7 @@ func TestModelFromTheServersListing(t *testing.T) {
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 
-	srv.Models = []string{"llama-3.2-3b-instruct"}
+	srv.SetModels([]string{"llama-3.2-3b-instruct"})
 	cfg := Config{BaseURL: srv.BaseURL(), APIKey: key}
 	note, err := ResolveModels(ctx, &cfg)
 	if err != nil || cfg.Models[model.RoleReply] != "llama-3.2-3b-instruct" || len(cfg.Models) != len(Roles) {
@@ -70,7 +70,7 @@ func TestModelFromTheServersListing(t *testing.T) {
 		"none":       {[]string{}, []string{host + " lists no models", "load one", EnvModel}},
 		"no listing": {nil, []string{host + " has no models listing (GET …/models answered 404 Not Found)", EnvModel}},
 	} {
-		srv.Models = c.models
+		srv.SetModels(c.models)
 		cfg := Config{BaseURL: srv.BaseURL()}
 		_, err := ResolveModels(ctx, &cfg)
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "no model named for any role, and ") {
@@ -84,7 +84,7 @@ func TestModelFromTheServersListing(t *testing.T) {
 		}
 	}
 
-	srv.Models = []string{"x"}
+	srv.SetModels([]string{"x"})
 	srv.Fail(openaitest.Fault{Status: 401, Message: "bad key " + key})
 	if _, err := ResolveModels(ctx, &Config{BaseURL: srv.BaseURL(), APIKey: key}); err == nil || !strings.Contains(err.Error(), "refused to list its models (401 Unauthorized): check "+EnvAPIKey) || strings.Contains(err.Error(), key) {
 		t.Errorf("401: %v", err)

@@ -36,7 +36,7 @@ func TestTicketTurnOnEachKindOfServer(t *testing.T) {
 			ctx := context.Background()
 			srv := openaitest.NewServer(c.brain)
 			defer srv.Close()
-			srv.Formats = c.formats
+			srv.SetFormats(c.formats)
 			cfg := openai.Config{BaseURL: srv.BaseURL(), Models: map[string]string{}, MaxAttempts: 1}
 			for _, r := range openai.Roles {
 				cfg.Models[r] = "fake-chat"

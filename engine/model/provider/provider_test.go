@@ -220,7 +220,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 
 	srv := openaitest.NewServer(openaitest.TicketBrain)
 	defer srv.Close()
-	srv.Models = []string{"qwen2.5:7b"}
+	srv.SetModels([]string{"qwen2.5:7b"})
 	notes = nil
 	m, err = provider.Build(ctx, provider.Options{Provider: "openai", JSONMode: model.JSONObject, Notify: notify, Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})})
 	if err != nil {
@@ -234,7 +234,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 	if err != nil || resp.JSONMode != model.JSONObject || last.ResponseFormat != "json_object" || last.Model != "qwen2.5:7b" {
 		t.Fatalf("mode %q, sent %q to %q, %v", resp.JSONMode, last.ResponseFormat, last.Model, err)
 	}
-	srv.Models = []string{"a", "b"}
+	srv.SetModels([]string{"a", "b"})
 	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})}); err == nil || !strings.Contains(err.Error(), `offers 2 models ("a", "b")`) || errors.Is(err, provider.ErrUsage) {
 		t.Fatalf("two models: %v", err)
 	}

@@ -309,7 +309,7 @@ func TestReplayKeepsTheJSONMode(t *testing.T) {
 	ctx := context.Background()
 	srv := openaitest.NewServer(openaitest.TicketBrain)
 	defer srv.Close()
-	srv.Formats = openaitest.FormatsObject
+	srv.SetFormats(openaitest.FormatsObject)
 	path := filepath.Join(t.TempDir(), "modes.json")
 	rec, err := replay.NewRecorder(ctx, fakeProvider(t, srv), path, "fake")
 	if err != nil {

@@ -94,13 +94,10 @@ type Server struct {
 	ChunkRunes int
 	// NoUsage leaves usage out of answers (some local servers do).
 	NoUsage bool
-	// Formats is the response_format types the server accepts.
-	Formats Formats
-	// Models, when not nil, is what GET /v1/models lists; nil answers it
-	// with 404, as servers without the listing do.
-	Models []string
 
 	mu       sync.Mutex
+	formats  Formats
+	models   []string
 	faults   []Fault
 	faultFor func(Request) *Fault
 	requests []Request
@@ -122,6 +119,22 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 func (s *Server) Close() {
 	s.closed.Do(func() { close(s.quit) })
 	s.Server.Close()
+}
+
+// SetFormats says which response_format types the server accepts
+// (FormatsAll until told otherwise).
+func (s *Server) SetFormats(f Formats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.formats = f
+}
+
+// SetModels is what GET /v1/models lists; nil (the start) answers it with
+// 404, as servers without the listing do.
+func (s *Server) SetModels(ids []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = ids
 }
 
 // Fail queues faults for the next requests, one each.
@@ -186,8 +199,11 @@ func text(raw json.RawMessage) string {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" && s.Models != nil {
-		s.listModels(w, r)
+	s.mu.Lock()
+	models, formats := s.models, s.formats
+	s.mu.Unlock()
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" && models != nil {
+		s.listModels(w, r, models)
 		return
 	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
@@ -259,7 +275,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(f.Body))
 		return
 	}
-	if refused := s.refuses(req.ResponseFormat); refused != "" {
+	if refused := refuses(formats, req.ResponseFormat); refused != "" {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", refused, "response_format")
 		return
 	}
@@ -268,7 +284,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "brain_failed", err.Error(), "")
 		return
 	}
-	if s.Formats != FormatsIgnored && (req.ResponseFormat == "json_object" || req.ResponseFormat == "json_schema") {
+	if formats != FormatsIgnored && (req.ResponseFormat == "json_object" || req.ResponseFormat == "json_schema") {
 		answer = constrained(answer)
 	}
 	finish := "stop"
@@ -292,12 +308,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, req, f, answer, finish, usage)
 }
 
-// refuses says why the server rejects a response_format type, or "".
-func (s *Server) refuses(typ string) string {
+// refuses says why a server accepting formats rejects a response_format
+// type, or "".
+func refuses(formats Formats, typ string) string {
 	switch {
 	case typ != "json_schema" && typ != "json_object":
 		return ""
-	case s.Formats == FormatsNone, s.Formats == FormatsObject && typ == "json_schema":
+	case formats == FormatsNone, formats == FormatsObject && typ == "json_schema":
 		// vLLM's and llama.cpp's wording differs; each names the field.
 		return fmt.Sprintf("response_format type %q is not supported by this server", typ)
 	}
@@ -319,7 +336,7 @@ func constrained(answer string) string {
 
 // listModels answers GET /v1/models as OpenAI does; a queued fault's
 // status answers it instead.
-func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request, models []string) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
 	var f *Fault
@@ -332,8 +349,8 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f.Status, f.Code, f.Message, "")
 		return
 	}
-	data := make([]any, len(s.Models))
-	for i, m := range s.Models {
+	data := make([]any, len(models))
+	for i, m := range models {
 		data[i] = map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -73,6 +73,8 @@ func addJSON(c *cobra.Command, on *bool) {
 func addModel(c *cobra.Command, m *app.ModelFlags) {
 	f := c.Flags()
 	f.StringVar(&m.Provider, "provider", "", "the model `P`: mock (offline, the default) or openai (an OpenAI-compatible server set up by environment; see README \"Real models\"); default $REWIND_PROVIDER")
+	f.StringVar(&m.JSONMode, "json-mode", "", "with --provider openai, ask for JSON answers by `MODE`: schema (response_format json_schema, strict), object (json_object) or prompt (the prompt alone); default: the strongest the server accepts")
+	f.IntVar(&m.MaxTokensPerTurn, "max-tokens-per-turn", 0, "stop the run before its next step once the turn has used `N` tokens (prompt and completion, all roles); resume to carry on")
 	f.StringVar(&m.Record, "record", "", "save every model exchange to `FILE` (added to if it is a recording)")
 	f.StringVar(&m.Replay, "replay", "", "answer model calls from the recording `FILE`, offline; refuses calls it does not hold")
 	f.DurationVar(&m.MockLatency, "mock-latency", 0, "wait `D` per mock model call (e.g. 300ms: time to kill a run by hand)")

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/tui/termtext"
 )
@@ -73,8 +75,12 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if err != nil {
 		return err
 	}
+	costs, err := e.Costs(ctx, thread)
+	if err != nil {
+		return err
+	}
 	if asJSON {
-		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes})
+		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes, "costs": costs})
 	}
 	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
@@ -108,6 +114,7 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 		budget = strconv.Itoa(*s.BudgetRemaining)
 	}
 	fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
+	printCosts(out, costs)
 	if len(cp.Tasks) > 0 {
 		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
 		for _, t := range cp.Tasks {
@@ -139,6 +146,41 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 		}
 	}
 	return nil
+}
+
+// shownTurns is how many of the newest turns show lists one by one.
+const shownTurns = 8
+
+// printCosts prints the thread's tokens by role, then by turn.
+func printCosts(out io.Writer, c engine.Costs) {
+	fmt.Fprintf(out, "\nTOKENS of the thread, all branches: %d in / %d out\n", c.Total.PromptTokens, c.Total.CompletionTokens)
+	roles := make([]string, 0, len(c.Roles))
+	for r := range c.Roles {
+		roles = append(roles, r)
+	}
+	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
+	for _, r := range roles {
+		u := c.Roles[r]
+		fmt.Fprintf(out, "  %-10s %3d call(s) %8d in / %7d out\n", clean(r), u.Calls, u.PromptTokens, u.CompletionTokens)
+	}
+	turns := c.Turns
+	if len(turns) > shownTurns {
+		fmt.Fprintf(out, "  … %d earlier turn(s)\n", len(turns)-shownTurns)
+		turns = turns[len(turns)-shownTurns:]
+	}
+	for _, t := range turns {
+		fmt.Fprintf(out, "  turn @%-5d %8d in / %7d out\n", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+	}
+}
+
+// roleOrder lists the roles in the order a turn calls them.
+func roleOrder(role string) string {
+	for i, r := range []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply} {
+		if r == role {
+			return fmt.Sprint(i)
+		}
+	}
+	return "9" + role
 }
 
 // printMessage prints an original message, even one compaction folded into

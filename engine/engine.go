@@ -31,6 +31,11 @@ type RunConfig struct {
 	InterruptAfter []string
 	// MaxSteps bounds the supersteps of one invocation (default 100).
 	MaxSteps int
+	// MaxTokensPerTurn stops the run with a *BudgetError before the next
+	// superstep once the turn's model calls (this invocation's and, on a
+	// resume, those before it) have used this many tokens; 0 takes the
+	// engine's (SetMaxTokensPerTurn), which is none by default.
+	MaxTokensPerTurn int
 	// Observe, when set, sees every event once, as it happens (for
 	// progress). Parallel tasks call it from their own goroutines, so it
 	// must be safe for concurrent use, and it must not block.
@@ -237,6 +242,8 @@ type Engine struct {
 	now   func() time.Time
 	cache *cache
 	memo  encodeMemo
+	// maxTurnTokens is the default RunConfig.MaxTokensPerTurn.
+	maxTurnTokens int
 }
 
 // New validates the graph and builds an engine.

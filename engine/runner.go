@@ -147,16 +147,33 @@ func (r *runner) interruptAfter(ran []string) *Interrupt {
 	return nil
 }
 
-// drive runs supersteps from cp until no task is pending or an interrupt.
+// drive runs supersteps from cp until no task is pending or an interrupt,
+// or until the turn has used its token budget: that is checked between
+// supersteps, so a superstep under way finishes and is stored.
 func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
+	budget, used := r.tokenBudget(), 0
+	if budget > 0 {
+		var err error
+		if used, err = r.turnUsed(ctx, cp); err != nil {
+			r.finish(cp)
+			return r.res, err
+		}
+	}
 	for steps := 0; len(cp.Tasks) > 0 && r.res.Interrupt == nil; steps++ {
 		if steps >= r.cfg.maxSteps() {
 			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", threadName(r.thread), steps, threadName(r.thread))
+		}
+		if budget > 0 && used >= budget {
+			r.finish(cp)
+			return r.res, &BudgetError{Thread: r.thread, Checkpoint: cp.ID, Used: used, Budget: budget, Pending: cp.Tasks}
 		}
 		next, err := r.superstep(ctx, cp)
 		if err != nil {
 			r.finish(cp)
 			return r.res, err
+		}
+		if u := next.Metadata.Usage; u != nil {
+			used += u.PromptTokens + u.CompletionTokens
 		}
 		cp = next
 	}
@@ -454,6 +471,9 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": time.Since(start).Milliseconds()}
 	if err != nil {
 		data["error"] = err.Error()
+	}
+	if resp.JSONMode != "" {
+		data["jsonMode"] = resp.JSONMode
 	}
 	c.emit(EventModelCalled, data)
 	if err == nil {

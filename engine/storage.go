@@ -90,18 +90,25 @@ type writeGroup struct {
 }
 
 // storedCall is one model.called event: [role, prompt tokens, completion
-// tokens, ms, unix µs, error?] on disk.
+// tokens, ms, unix µs, error?, JSON mode?] on disk. The optional elements
+// are left off when empty (an error slot stays, "", before a mode), so a
+// call stored before modes were recorded reads as one without a mode, and
+// a reader that knows no modes reads the first six elements as before.
 type storedCall struct {
 	Role               string
 	Prompt, Completion int
 	Ms, At             int64
 	Err                string
+	Mode               string
 }
 
 func (c storedCall) MarshalJSON() ([]byte, error) {
 	v := []any{c.Role, c.Prompt, c.Completion, c.Ms, c.At}
-	if c.Err != "" {
+	if c.Err != "" || c.Mode != "" {
 		v = append(v, c.Err)
+	}
+	if c.Mode != "" {
+		v = append(v, c.Mode)
 	}
 	return json.Marshal(v)
 }
@@ -111,13 +118,11 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil || len(v) < 5 {
 		return fmt.Errorf("a stored model call is not [role, prompt, completion, ms, at]")
 	}
-	for i, dst := range []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At} {
-		if err := json.Unmarshal(v[i], dst); err != nil {
+	dst := []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At, &c.Err, &c.Mode}
+	for i := 0; i < len(v) && i < len(dst); i++ {
+		if err := json.Unmarshal(v[i], dst[i]); err != nil {
 			return fmt.Errorf("a stored model call: %w", err)
 		}
-	}
-	if len(v) > 5 {
-		return json.Unmarshal(v[5], &c.Err)
 	}
 	return nil
 }
@@ -143,9 +148,10 @@ func callOf(ev Event) storedCall {
 		Completion int    `json:"completionTokens"`
 		Ms         int64  `json:"durationMs"`
 		Err        string `json:"error"`
+		Mode       string `json:"jsonMode"`
 	}
 	_ = json.Unmarshal(ev.Data, &d)
-	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err}
+	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err, Mode: d.Mode}
 }
 
 // event is the model.called event a stored call stands for.
@@ -153,6 +159,9 @@ func (c storedCall) event(thread string, checkpoint int64, node, task string) Ev
 	data := map[string]any{"role": c.Role, "promptTokens": c.Prompt, "completionTokens": c.Completion, "durationMs": c.Ms}
 	if c.Err != "" {
 		data["error"] = c.Err
+	}
+	if c.Mode != "" {
+		data["jsonMode"] = c.Mode
 	}
 	b, _ := json.Marshal(data)
 	return Event{Thread: thread, Checkpoint: checkpoint, Type: EventModelCalled, Node: node, Task: task, Data: b, At: time.UnixMicro(c.At).UTC()}

@@ -53,6 +53,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}
+	if cfg.Model != nil {
+		e.SetMaxTokensPerTurn(cfg.Model.MaxTokensPerTurn) // every run's budget, the TUI's too
+	}
 	return &App{Engine: e, Store: spec, close: st.Close}, nil
 }
 

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"rewind/cli/app"
+	"rewind/engine"
+	"rewind/engine/model/openai"
+	"rewind/engine/ticket"
 )
 
 // A bad model flag is a usage error and opens nothing: no sqlite file
@@ -58,12 +61,45 @@ func TestStoreLabelHidesThePassword(t *testing.T) {
 
 // Args gives a worker the flags that build the same model.
 func TestModelFlagsArgs(t *testing.T) {
-	f := app.ModelFlags{MockLatency: 300 * time.Millisecond, MockFail: []string{"critic"}, Record: "r.jsonl"}
-	want := []string{"--mock-latency", "300ms", "--mock-fail", "critic", "--record", "r.jsonl"}
+	f := app.ModelFlags{MockLatency: 300 * time.Millisecond, MockFail: []string{"critic"}, Record: "r.jsonl", JSONMode: "object", MaxTokensPerTurn: 9000}
+	want := []string{"--mock-latency", "300ms", "--mock-fail", "critic", "--json-mode", "object", "--record", "r.jsonl", "--max-tokens-per-turn", "9000"}
 	if got := f.Args(); !slices.Equal(got, want) {
 		t.Fatalf("args %q, want %q", got, want)
 	}
 	if got := (app.ModelFlags{}).Args(); len(got) != 0 {
 		t.Fatalf("no flags should give no args, got %q", got)
+	}
+}
+
+// --max-tokens-per-turn is the budget of every run the app's engine makes,
+// whoever starts it (a command or the TUI).
+func TestMaxTokensPerTurnIsTheEnginesBudget(t *testing.T) {
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{Store: "memory:", Model: &app.ModelFlags{MaxTokensPerTurn: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Engine.Run(ctx, "b", ticket.Input("Where is SO20260901?"), engine.RunConfig{})
+	if !errors.Is(err, engine.ErrTokenBudget) || res.ModelCalls["planner"] != 1 || res.ModelCalls["executor"] != 0 {
+		t.Fatalf("%v after calls %v: want the run stopped after the planner", err, res.ModelCalls)
+	}
+	if _, err := app.Open(ctx, app.Config{Store: "memory:", Model: &app.ModelFlags{MaxTokensPerTurn: -1}}); !errors.Is(err, app.ErrUsage) {
+		t.Fatalf("a negative budget: %v", err)
+	}
+}
+
+// With OpenAI's API and no model named, the app says which model it uses.
+func TestDefaultModelIsPrinted(t *testing.T) {
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_MODEL", "REWIND_MODEL_PLANNER", "REWIND_MODEL_EXECUTOR", "REWIND_MODEL_CRITIC", "REWIND_MODEL_SUMMARIZER", "REWIND_MODEL_REPLY", "REWIND_PROVIDER"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-test-notreal")
+	var notes strings.Builder
+	if _, err := (app.ModelFlags{Provider: "openai", Notes: &notes}).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(notes.String(), "rewind: no model named for any role: using "+openai.DefaultModel+", rewind's default on api.openai.com") || strings.Count(notes.String(), "\n") != 1 {
+		t.Fatalf("printed %q", notes.String())
 	}
 }

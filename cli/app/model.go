@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"rewind/engine/model"
@@ -12,12 +14,19 @@ import (
 )
 
 // ModelFlags are the flags that choose and shape the model: --provider,
-// --record, --replay, and the mock's --mock-latency and --mock-fail.
+// --json-mode, --record, --replay, the mock's --mock-latency and
+// --mock-fail, and --max-tokens-per-turn, the budget of every turn the
+// engine runs with this model.
 type ModelFlags struct {
-	Provider       string
-	Record, Replay string
-	MockLatency    time.Duration
-	MockFail       []string
+	Provider         string
+	JSONMode         string
+	Record, Replay   string
+	MockLatency      time.Duration
+	MockFail         []string
+	MaxTokensPerTurn int
+	// Notes is where a choice made for the user (a default model) is
+	// said; nil is os.Stderr.
+	Notes io.Writer
 }
 
 // ErrUsage is matched by errors.Is for a model flag that is wrong as given
@@ -34,8 +43,16 @@ func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 	if len(f.MockFail) > 0 {
 		mockFlags = append(mockFlags, "--mock-fail")
 	}
-	return provider.Build(ctx, provider.Options{Provider: f.Provider, Record: f.Record, Replay: f.Replay,
-		MockFlags: mockFlags, NewMock: f.mock, Getenv: os.Getenv})
+	if f.MaxTokensPerTurn < 0 {
+		return nil, usageError(fmt.Sprintf("--max-tokens-per-turn %d is negative: give the most tokens a turn may use, e.g. 20000, or 0 for no limit", f.MaxTokensPerTurn))
+	}
+	notes := f.Notes
+	if notes == nil {
+		notes = os.Stderr
+	}
+	return provider.Build(ctx, provider.Options{Provider: f.Provider, JSONMode: f.JSONMode, Record: f.Record, Replay: f.Replay,
+		MockFlags: mockFlags, NewMock: f.mock, Getenv: os.Getenv,
+		Notify: func(s string) { fmt.Fprintf(notes, "rewind: %s\n", s) }})
 }
 
 func (f ModelFlags) mock() (model.Model, error) {
@@ -62,10 +79,13 @@ func (f ModelFlags) Args() []string {
 	for _, role := range f.MockFail {
 		a = append(a, "--mock-fail", role)
 	}
-	for _, kv := range [][2]string{{"--provider", f.Provider}, {"--record", f.Record}, {"--replay", f.Replay}} {
+	for _, kv := range [][2]string{{"--provider", f.Provider}, {"--json-mode", f.JSONMode}, {"--record", f.Record}, {"--replay", f.Replay}} {
 		if kv[1] != "" {
 			a = append(a, kv[0], kv[1])
 		}
+	}
+	if f.MaxTokensPerTurn != 0 {
+		a = append(a, "--max-tokens-per-turn", strconv.Itoa(f.MaxTokensPerTurn))
 	}
 	return a
 }

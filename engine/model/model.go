@@ -5,6 +5,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -29,7 +30,31 @@ type Request struct {
 	Role   string `json:"role"`
 	System string `json:"system,omitempty"`
 	Prompt string `json:"prompt"`
+	// JSON, when set, asks for an answer that is one JSON object of this
+	// schema. A provider that can constrain the answer does; any other
+	// answers as it would anyway, so callers still parse tolerantly
+	// (Candidates).
+	JSON *Schema `json:"json,omitempty"`
 }
+
+// Schema names a JSON Schema for structured output. Write it in the subset
+// strict structured outputs accept: every property required, no
+// additionalProperties.
+type Schema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// How a JSON answer was asked for, weakest last: a provider tries them in
+// this order and records the one the server accepted.
+const (
+	JSONSchema = "schema" // response_format json_schema, strict
+	JSONObject = "object" // response_format json_object
+	JSONPrompt = "prompt" // the system prompt alone
+)
+
+// JSONModes lists the modes in the order they are tried.
+var JSONModes = []string{JSONSchema, JSONObject, JSONPrompt}
 
 // Usage counts tokens of one call.
 type Usage struct {
@@ -47,6 +72,10 @@ func (u *Usage) Add(o Usage) {
 type Response struct {
 	Text  string `json:"text"`
 	Usage Usage  `json:"usage"`
+	// JSONMode is how a Request.JSON answer was asked for (JSONSchema,
+	// JSONObject or JSONPrompt); empty for a text request, or a model
+	// with no such modes (the mock).
+	JSONMode string `json:"jsonMode,omitempty"`
 }
 
 // Model answers requests. Implementations must honour ctx cancellation.

@@ -402,6 +402,27 @@ func lastUser(v engine.Values, req *Request) (Message, bool) {
 
 const plannerSystem = `You are the planner of a customer-support team. Split the customer's request into at most 4 independent subtasks, one per question asked. Answer only JSON: {"subtasks":[{"id":"t-1-<topic>","goal":"<what to find out, with the order number>","topic":"<topic>"}]}`
 
+// plannerSchema is the answer plannerSystem describes, for servers that
+// hold answers to a schema. Strict mode wants every property required and
+// no others.
+var plannerSchema = &model.Schema{Name: "plan", Schema: json.RawMessage(`{"type":"object","properties":{"subtasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"goal":{"type":"string"},"topic":{"type":"string"}},"required":["id","goal","topic"],"additionalProperties":false}}},"required":["subtasks"],"additionalProperties":false}`)}
+
+// Events of a model answer that could not be used as asked.
+const (
+	// EventPlannerRetried: the plan did not parse; the planner was asked
+	// once more with the reason.
+	EventPlannerRetried = "planner.retried"
+	// EventPlannerDegraded: the retry did not parse either; the whole
+	// request became one subtask.
+	EventPlannerDegraded = "planner.degraded"
+	// EventCriticDegraded: the verdict did not parse; nothing was approved
+	// and nothing sent back, and the findings go out marked unverified.
+	EventCriticDegraded = "critic.degraded"
+)
+
+// planner asks for the plan, once more with the reason when the answer is
+// not one, and then makes the whole request one subtask: a model that
+// cannot plan still gets the request looked at and answered.
 func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	s, err := Decode(nc.Values, "request")
 	if err != nil {
@@ -411,28 +432,92 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 	if !ok {
 		return nil, errors.New("no user message to plan from")
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: "REQUEST: " + req.Content})
+	prompt := "REQUEST: " + req.Content
+	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: prompt, JSON: plannerSchema})
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Subtasks []Subtask `json:"subtasks"`
-	}
-	if err := json.Unmarshal([]byte(extractJSON(resp.Text)), &out); err != nil || len(out.Subtasks) == 0 {
-		return nil, fmt.Errorf("planner answer is not a subtask list (%q): check the planner model", clip(resp.Text, 200))
-	}
-	if len(out.Subtasks) > MaxSubtasks {
-		out.Subtasks = out.Subtasks[:MaxSubtasks]
-	}
-	for i := range out.Subtasks {
-		st := &out.Subtasks[i]
-		if st.ID == "" {
-			st.ID = fmt.Sprintf("t-%d", i+1)
+	subtasks, perr := parsePlan(resp.Text)
+	if perr != nil {
+		nc.Emit(EventPlannerRetried, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200)})
+		again := prompt + "\n\nYOUR LAST ANSWER COULD NOT BE USED: " + perr.Error() + ". Answer again with only the JSON object the instructions describe."
+		if resp, err = nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: again, JSON: plannerSchema}); err != nil {
+			return nil, err
 		}
-		st.Status, st.ToolCalls, st.Result, st.Feedback = StatusPending, 0, "", ""
+		if subtasks, perr = parsePlan(resp.Text); perr != nil {
+			subtasks = []Subtask{{ID: "t-1-request", Goal: req.Content, Topic: guessTopic(req.Content)}}
+			nc.Emit(EventPlannerDegraded, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200), "subtasks": 1,
+				"what": "the planner's answer was not a plan twice: the whole request is one subtask"})
+		}
 	}
-	return []engine.Write{engine.Replace("subtasks", out.Subtasks), engine.Put("request", Request{Index: req.Index, Text: req.Content})}, nil
+	for i := range subtasks {
+		subtasks[i].Status = StatusPending
+	}
+	return []engine.Write{engine.Replace("subtasks", subtasks), engine.Put("request", Request{Index: req.Index, Text: req.Content})}, nil
 }
+
+// planItem is a subtask as a model writes it.
+type planItem struct {
+	ID    string `json:"id"`
+	Goal  string `json:"goal"`
+	Topic string `json:"topic"`
+}
+
+// parsePlan reads the planner's answer: the first JSON candidate that is a
+// {"subtasks": [...]} object (or a bare list of subtasks) with a goal in
+// at least one item. Loose answers are mended: missing ids numbered,
+// repeated ids made unique, an unknown topic guessed from the goal, more
+// than MaxSubtasks cut. The error says what was wrong, for the retry.
+func parsePlan(text string) ([]Subtask, error) {
+	why := "the answer holds no JSON object"
+	for _, c := range model.Candidates(text) {
+		var items []planItem
+		var obj struct {
+			Subtasks *[]planItem `json:"subtasks"`
+		}
+		switch {
+		case json.Unmarshal([]byte(c), &obj) == nil && obj.Subtasks != nil:
+			items = *obj.Subtasks
+		case json.Unmarshal([]byte(c), &items) == nil:
+		case json.Valid([]byte(c)):
+			why = `the JSON is not {"subtasks": [{"id", "goal", "topic"}, …]}`
+			continue
+		default:
+			continue
+		}
+		var out []Subtask
+		seen := map[string]bool{}
+		for _, it := range items {
+			goal := strings.TrimSpace(it.Goal)
+			if goal == "" {
+				continue
+			}
+			id := strings.TrimSpace(it.ID)
+			if id == "" || seen[id] {
+				id = fmt.Sprintf("t-%d", len(out)+1)
+				for seen[id] {
+					id += "x"
+				}
+			}
+			seen[id] = true
+			topic := strings.ToLower(strings.TrimSpace(it.Topic))
+			if topicOf(topic).name != topic {
+				topic = guessTopic(goal)
+			}
+			out = append(out, Subtask{ID: id, Goal: goal, Topic: topic})
+		}
+		if len(out) == 0 {
+			why = `the "subtasks" list is empty or no subtask has a goal`
+			continue
+		}
+		return out[:min(len(out), MaxSubtasks)], nil
+	}
+	return nil, errors.New(why)
+}
+
+// guessTopic is the topic of a goal by the mock planner's keywords, so a
+// subtask without a known topic still gets the right tool.
+func guessTopic(goal string) string { return plan(goal)[0].Topic }
 
 const executorSystem = `You are an executor of a customer-support team. You get one subtask and the result of the tool you called for it. Write the finding in one or two sentences, citing the tool's figures. If the critic gave feedback, address it.`
 
@@ -488,6 +573,35 @@ func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, erro
 
 const criticSystem = `You are the critic of a customer-support team. Check each executor output against the customer's requirement. Answer only JSON: {"approve":["<id>"],"redo":[{"id":"<id>","reason":"<what is missing>"}]}`
 
+// criticSchema is the verdict criticSystem describes.
+var criticSchema = &model.Schema{Name: "verdict", Schema: json.RawMessage(`{"type":"object","properties":{"approve":{"type":"array","items":{"type":"string"}},"redo":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"reason":{"type":"string"}},"required":["id","reason"],"additionalProperties":false}}},"required":["approve","redo"],"additionalProperties":false}`)}
+
+// verdict is the critic's answer: what to send back, and why.
+type verdict struct {
+	Redo []struct {
+		ID     string `json:"id"`
+		Reason string `json:"reason"`
+	} `json:"redo"`
+}
+
+// parseVerdict reads the first JSON candidate that has "approve" or
+// "redo"; anything else is no verdict.
+func parseVerdict(text string) (verdict, error) {
+	for _, c := range model.Candidates(text) {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal([]byte(c), &keys) != nil {
+			continue
+		}
+		_, a := keys["approve"]
+		_, r := keys["redo"]
+		var v verdict
+		if (a || r) && json.Unmarshal([]byte(c), &v) == nil {
+			return v, nil
+		}
+	}
+	return verdict{}, errors.New(`the answer holds no {"approve": […], "redo": […]} object`)
+}
+
 func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	s, err := Decode(nc.Values, "request", "subtasks", "reviewRounds")
 	if err != nil {
@@ -509,21 +623,28 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	if len(reviewed) == 0 {
 		return []engine.Write{engine.Put("reviewRounds", 1)}, nil
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleCritic, System: criticSystem, Prompt: b.String()})
+	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleCritic, System: criticSystem, Prompt: b.String(), JSON: criticSchema})
 	if err != nil {
 		return nil, err
 	}
-	var verdict struct {
-		Redo []struct {
-			ID     string `json:"id"`
-			Reason string `json:"reason"`
-		} `json:"redo"`
-	}
-	if err := json.Unmarshal([]byte(extractJSON(resp.Text)), &verdict); err != nil {
-		return nil, fmt.Errorf("critic answer is not a verdict (%q): check the critic model", clip(resp.Text, 200))
+	v, perr := parseVerdict(resp.Text)
+	if perr != nil {
+		// No verdict approves nothing and sends nothing back: the findings
+		// go to the reply as they are, which says they are unverified.
+		ids := make([]string, len(reviewed))
+		for i, st := range reviewed {
+			ids[i] = st.ID
+		}
+		nc.Emit(EventCriticDegraded, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200), "unreviewed": ids})
+		remark := fmt.Sprintf("review %d: the critic's answer could not be read (%s); approved none, sent none back", round, perr)
+		return []engine.Write{
+			engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: "critic", Content: remark}}),
+			engine.Put("reviewRounds", 1),
+			engine.Put("degraded", true),
+		}, nil
 	}
 	redo := map[string]string{}
-	for _, r := range verdict.Redo {
+	for _, r := range v.Redo {
 		redo[r.ID] = r.Reason
 	}
 	degraded := false
@@ -602,15 +723,6 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 		}
 	}
 	return ws, nil
-}
-
-// extractJSON takes the outermost {...} so a model's prose around it is ignored.
-func extractJSON(s string) string {
-	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
-	if i < 0 || j < i {
-		return s
-	}
-	return s[i : j+1]
 }
 
 func orNone(xs []string) string {

@@ -23,7 +23,14 @@ const (
 const (
 	EventContextMeasured  = "context.measured"
 	EventContextCompacted = "context.compacted"
+	// EventCompactionFailed: the summary call failed; compaction waits for
+	// the next round.
 	EventCompactionFailed = "context.compaction_skipped"
+	// EventCompactionRejected: the candidate summary failed its check
+	// (after one retry with the failures, when the model's answer was at
+	// fault); its failures are named and compaction waits for the next
+	// round.
+	EventCompactionRejected = "context.compaction_rejected"
 )
 
 // EstimateTokens is the conservative 1 character ≈ 1 token estimate:
@@ -157,9 +164,10 @@ var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': t
 const summarizerSystem = `You compress the newest part of a multi-agent support conversation. For every input line write exactly one output line, starting with its original "#index speaker:" exactly as given, then at most 20 words. Keep every number, id, date, amount and reference verbatim. Requirements from the user must stay distinguishable from executor output. Do not merge, skip or reorder lines.`
 
 // summarizer compacts long history into the summary field. Attachments and
-// structured fields are never touched; a failed summary call, or a
-// candidate summary that fails its check, skips compaction for this round
-// and the run goes on.
+// structured fields are never touched. A failed summary call skips
+// compaction for this round; a candidate summary that fails its check is
+// asked for once more with the failures, then rejected for this round.
+// Either way the run goes on.
 func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	return summarize(ctx, nc.Values, nc.Model, nc.Thread, nc.Emit)
 }
@@ -184,21 +192,42 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		return nil, nil
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
-	skip := func(err error) {
-		emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
+	transcript := Transcript(head)
+	reject := func(failed []string, attempts int) {
+		emit(EventCompactionRejected, map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion})
 	}
-	resp, err := m.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: Transcript(head)})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
+	var sum Summary
+	var st CompactStats
+	var retried []string // the first answer's failures, when it was asked again
+	prompt := transcript
+	for attempt := 1; ; attempt++ {
+		resp, err := m.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: prompt})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
+			return nil, nil
 		}
-		skip(err)
-		return nil, nil
-	}
-	sum, st, err := Compact(s.Summary, head, resp.Text)
-	if err != nil {
-		skip(err)
-		return nil, nil
+		if failed := checkAnswer(head, resp.Text); len(failed) > 0 {
+			if attempt == 1 {
+				retried, prompt = failed, retryPrompt(transcript, failed)
+				continue
+			}
+			reject(failed, attempt)
+			return nil, nil
+		}
+		// From here a failure is code's or the state's: another answer
+		// would not change it.
+		if sum, st, err = Compact(s.Summary, head, resp.Text); err != nil {
+			reject([]string{err.Error()}, attempt)
+			return nil, nil
+		}
+		if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
+			reject(failed, attempt)
+			return nil, nil
+		}
+		break
 	}
 	version := s.HistoryVersion + 1
 	sum.HistoryVersion, sum.Trigger = version, trigger
@@ -215,6 +244,7 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
 		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
 		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
+		"attempts":  1 + min(len(retried), 1), "retriedFor": retried,
 	})
 	return []engine.Write{
 		engine.Replace("messages", tail),

@@ -9,12 +9,18 @@ import (
 	"unicode/utf8"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/store/memory"
 )
 
 func newMemoryEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(memory.New(), NewGraph(), NewMock())
+	return newMemoryEngineWith(t, NewMock())
+}
+
+func newMemoryEngineWith(t *testing.T, m model.Model) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(memory.New(), NewGraph(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +143,8 @@ func TestSummarizerTriggersOnSummaryPlusMessages(t *testing.T) {
 }
 
 // A candidate that cannot be right (the head overlaps what the summary
-// already covers) is rejected with an event; the run goes on unchanged.
+// already covers) is rejected with an event naming why; the run goes on
+// unchanged.
 func TestRejectedCandidateSkipsCompaction(t *testing.T) {
 	ctx := context.Background()
 	e := newMemoryEngine(t)
@@ -153,9 +160,10 @@ func TestRejectedCandidateSkipsCompaction(t *testing.T) {
 	if err != nil || res.Status != "done" {
 		t.Fatalf("%v %s", err, res.Status)
 	}
-	skipped := eventsOf(t, e, "t", EventCompactionFailed)
-	if len(skipped) != 1 || !strings.Contains(skipped[0]["error"].(string), "already covers up to #30") {
-		t.Fatalf("skip events %v", skipped)
+	// Another answer would not help: rejected at once, the model asked once.
+	rejected := eventsOf(t, e, "t", EventCompactionRejected)
+	if len(rejected) != 1 || !strings.Contains(fmt.Sprint(rejected[0]["failures"]), "already covers up to #30") || rejected[0]["attempts"] != 1.0 {
+		t.Fatalf("reject events %v", rejected)
 	}
 	s := latestState(t, e, "t")
 	if s.HistoryVersion != 0 || s.Summary.Text != prev.Text || len(s.Messages) != 24 {

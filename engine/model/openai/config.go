@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,10 @@ type Config struct {
 	OnDelta stream.Func
 	// HTTPClient replaces the default client (tests, proxies).
 	HTTPClient *http.Client
+	// JSONMode forces how JSON answers are asked for (model.JSONSchema,
+	// JSONObject or JSONPrompt). Empty tries them in that order and keeps
+	// the first the server accepts.
+	JSONMode string
 }
 
 // Environment variables read by FromEnv.
@@ -166,6 +171,9 @@ func (c *Config) validate() (*url.URL, error) {
 	}
 	if c.APIKey == "" && isOpenAI(u) {
 		return nil, fmt.Errorf("%s is not set and %s needs one: export it, or point %s at a local server (llama.cpp, vLLM, Ollama), which needs none", EnvAPIKey, u.Host, EnvBaseURL)
+	}
+	if c.JSONMode != "" && !slices.Contains(model.JSONModes, c.JSONMode) {
+		return nil, fmt.Errorf("JSON mode %q is not one of %s: choose one, or leave it out to let rewind pick", c.JSONMode, strings.Join(model.JSONModes, ", "))
 	}
 	var missing []string
 	for _, r := range Roles {

@@ -13,6 +13,8 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"rewind/engine/model"
 )
 
 // Kinds of failure, matched with errors.Is on an *Error.
@@ -29,6 +31,9 @@ var (
 	ErrMalformed     = errors.New("malformed answer")
 	ErrTruncated     = errors.New("truncated answer")
 	ErrIncomplete    = errors.New("incomplete answer")
+	// ErrFormatRefused is a 400 refusing the request's response_format:
+	// the server cannot hold answers to that JSON mode.
+	ErrFormatRefused = errors.New("response format refused")
 )
 
 // Error is a failed call: one line naming the role, the server's host, the
@@ -81,7 +86,7 @@ type failure struct {
 
 // classify turns what the SDK returned into a failure. actx is the attempt's
 // context (with the per-attempt timeout), ctx the caller's.
-func (p *Provider) classify(ctx, actx context.Context, err error, role string) *failure {
+func (p *Provider) classify(ctx, actx context.Context, err error, role, mode string) *failure {
 	if ctx.Err() != nil {
 		return &failure{kind: ctx.Err(), what: "was cancelled (" + ctx.Err().Error() + ")"}
 	}
@@ -91,7 +96,7 @@ func (p *Provider) classify(ctx, actx context.Context, err error, role string) *
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		return p.classifyStatus(apiErr, role)
+		return p.classifyStatus(apiErr, role, mode)
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
@@ -117,7 +122,7 @@ func (p *Provider) classify(ctx, actx context.Context, err error, role string) *
 		hint: fmt.Sprintf("the server may not speak the OpenAI chat API at this address; check %s (most servers want …/v1)", EnvBaseURL)}
 }
 
-func (p *Provider) classifyStatus(e *sdk.Error, role string) *failure {
+func (p *Provider) classifyStatus(e *sdk.Error, role, mode string) *failure {
 	f := &failure{status: e.StatusCode}
 	msg := strings.TrimSpace(e.Message)
 	detail := http.StatusText(e.StatusCode)
@@ -147,6 +152,9 @@ func (p *Provider) classifyStatus(e *sdk.Error, role string) *failure {
 	case s == http.StatusTooManyRequests:
 		f.kind, f.what, f.retry = ErrRateLimited, fmt.Sprintf("was rate limited (%d %s)", s, detail), true
 		f.hint = "wait a minute and resume the run (`rewind resume THREAD`), or lower the load"
+	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && mode != "" && namesFormat(e):
+		f.kind, f.what = ErrFormatRefused, fmt.Sprintf("was refused in JSON mode %s (%d %s)", mode, s, detail)
+		f.hint = fmt.Sprintf("the server does not accept this response_format; leave --json-mode out to let rewind fall back, or force a weaker mode with --json-mode %s", weaker(mode))
 	case s == http.StatusRequestTimeout || s == http.StatusConflict || s >= 500:
 		f.kind, f.what, f.retry = ErrServer, fmt.Sprintf("failed on the server (%d %s)", s, detail), true
 		f.hint = "the server is failing; try again later, or check its status page or logs"
@@ -158,6 +166,32 @@ func (p *Provider) classifyStatus(e *sdk.Error, role string) *failure {
 		f.retryAfter, f.hasAfter = retryAfter(e.Response.Header, time.Now())
 	}
 	return f
+}
+
+// namesFormat says whether a refusal is about the response_format: the
+// error's param, message or, for servers that answer in their own shape
+// (FastAPI's {"detail": …}), the body.
+func namesFormat(e *sdk.Error) bool {
+	text := e.Param + " " + e.Code + " " + e.Message + " " + e.RawJSON()
+	if e.Response != nil && e.Response.Body != nil {
+		b, _ := io.ReadAll(io.LimitReader(e.Response.Body, 8<<10))
+		text += " " + string(b)
+	}
+	text = strings.ToLower(text)
+	for _, k := range []string{"response_format", "json_schema", "json_object", "response format"} {
+		if strings.Contains(text, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// weaker is the mode to suggest after mode was refused.
+func weaker(mode string) string {
+	if mode == model.JSONSchema {
+		return model.JSONObject
+	}
+	return model.JSONPrompt
 }
 
 // retryAfter reads retry-after-ms (OpenAI's) or Retry-After (seconds or an

@@ -17,11 +17,14 @@ package openai
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -42,6 +45,11 @@ type Provider struct {
 	// sleep waits between attempts; tests replace it to see the delays
 	// without waiting them out.
 	sleep func(ctx context.Context, d time.Duration) error
+
+	// mode is the strongest JSON mode this server has not refused, so a
+	// refusal costs one request per run, not one per call.
+	mu   sync.Mutex
+	mode string
 }
 
 var _ model.Model = (*Provider)(nil)
@@ -66,7 +74,10 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	p := &Provider{cfg: cfg, chat: sdk.NewChatCompletionService(opts...), host: u.Host, key: cfg.APIKey, sleep: model.Sleep}
+	p := &Provider{cfg: cfg, chat: sdk.NewChatCompletionService(opts...), host: u.Host, key: cfg.APIKey, sleep: model.Sleep, mode: cfg.JSONMode}
+	if p.mode == "" {
+		p.mode = model.JSONSchema
+	}
 	p.cfg.APIKey = ""
 	return p, nil
 }
@@ -92,12 +103,62 @@ func (p *Provider) Models() map[string]string {
 	return out
 }
 
-// Complete implements model.Model.
+// JSONMode is the mode JSON requests are sent in now: the forced one, or
+// the strongest the server has not refused so far.
+func (p *Provider) JSONMode() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+// Complete implements model.Model. A request for JSON goes out in the
+// current JSON mode; when the server refuses that mode's response_format
+// (a 400 naming it) and no mode was forced, the call is sent again in the
+// next weaker mode, which the provider keeps for later calls.
 func (p *Provider) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	mdl := p.cfg.Models[req.Role]
 	if mdl == "" {
 		return model.Response{}, fmt.Errorf("openai provider: no model for role %q: set %s or %s", req.Role, RoleEnv(req.Role), EnvModel)
 	}
+	if req.JSON == nil {
+		return p.complete(ctx, req, mdl, "")
+	}
+	mode := p.JSONMode()
+	for {
+		resp, err := p.complete(ctx, req, mdl, mode)
+		if err == nil {
+			resp.JSONMode = mode
+			return resp, nil
+		}
+		if !errors.Is(err, ErrFormatRefused) || p.cfg.JSONMode != "" {
+			return resp, err
+		}
+		next, ok := p.weaken(mode)
+		if !ok {
+			return resp, err
+		}
+		mode = next
+	}
+}
+
+// weaken is the mode after one the server refused, kept for later calls;
+// ok is false when there is none.
+func (p *Provider) weaken(refused string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := slices.Index(model.JSONModes, refused)
+	if i < 0 || i+1 >= len(model.JSONModes) {
+		return "", false
+	}
+	next := model.JSONModes[i+1]
+	if p.mode == refused { // a parallel call may have moved on already
+		p.mode = next
+	}
+	return next, true
+}
+
+// complete makes one call in JSON mode (or "" for text), with retries.
+func (p *Provider) complete(ctx context.Context, req model.Request, mdl, mode string) (model.Response, error) {
 	listen := p.listener(ctx)
 	var call uint64
 	if listen != nil {
@@ -119,7 +180,7 @@ func (p *Provider) Complete(ctx context.Context, req model.Request) (model.Respo
 			emit(stream.Delta{Reset: true})
 			shown = false
 		}
-		resp, f := p.attempt(ctx, req, mdl, listen != nil || p.cfg.Stream, onText)
+		resp, f := p.attempt(ctx, req, mdl, mode, listen != nil || p.cfg.Stream, onText)
 		if f == nil {
 			emit(stream.Delta{Done: true})
 			return resp, nil
@@ -167,7 +228,7 @@ func (p *Provider) backoff(attempt int) time.Duration {
 }
 
 // attempt makes one request. onText sees streamed pieces as they arrive.
-func (p *Provider) attempt(ctx context.Context, req model.Request, mdl string, streaming bool, onText func(string)) (model.Response, *failure) {
+func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode string, streaming bool, onText func(string)) (model.Response, *failure) {
 	actx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	var msgs []sdk.ChatCompletionMessageParamUnion
@@ -176,11 +237,19 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl string, s
 	}
 	msgs = append(msgs, sdk.UserMessage(req.Prompt))
 	params := sdk.ChatCompletionNewParams{Model: mdl, Messages: msgs}
+	switch {
+	case req.JSON == nil:
+	case mode == model.JSONSchema:
+		params.ResponseFormat.OfJSONSchema = &sdk.ResponseFormatJSONSchemaParam{JSONSchema: sdk.ResponseFormatJSONSchemaJSONSchemaParam{
+			Name: req.JSON.Name, Strict: sdk.Bool(true), Schema: req.JSON.Schema}}
+	case mode == model.JSONObject:
+		params.ResponseFormat.OfJSONObject = &sdk.ResponseFormatJSONObjectParam{}
+	}
 
 	if !streaming {
 		resp, err := p.chat.New(actx, params)
 		if err != nil {
-			return model.Response{}, p.classify(ctx, actx, err, req.Role)
+			return model.Response{}, p.classify(ctx, actx, err, req.Role, mode)
 		}
 		if len(resp.Choices) == 0 {
 			return model.Response{}, &failure{kind: ErrMalformed, what: "got an answer with no choices",
@@ -219,11 +288,11 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl string, s
 		}
 	}
 	if err := st.Err(); err != nil {
-		return model.Response{}, p.classify(ctx, actx, err, req.Role)
+		return model.Response{}, p.classify(ctx, actx, err, req.Role, mode)
 	}
 	if actx.Err() != nil {
 		// A deadline can end the body read without a read error.
-		return model.Response{}, p.classify(ctx, actx, actx.Err(), req.Role)
+		return model.Response{}, p.classify(ctx, actx, actx.Err(), req.Role, mode)
 	}
 	if finish == "" {
 		if raw != nil && text.Len() == 0 && !strings.Contains(raw.Header.Get("Content-Type"), "text/event-stream") {

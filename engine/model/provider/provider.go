@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,12 @@ type Options struct {
 	NewMock func() (model.Model, error)
 	// Getenv reads the environment (os.Getenv); nil reads nothing.
 	Getenv func(string) string
+	// JSONMode is --json-mode: how the openai provider asks for JSON
+	// (schema, object or prompt); "" lets it find out.
+	JSONMode string
+	// Notify, when set, is told what was chosen for the user (a default
+	// model); the CLI prints it.
+	Notify func(string)
 }
 
 // ErrUsage is matched by errors.Is for a bad combination of flags; the CLI
@@ -77,6 +84,16 @@ func Build(ctx context.Context, o Options) (model.Model, error) {
 	if from == EnvProvider {
 		via = " (from " + EnvProvider + ")"
 	}
+	if o.JSONMode != "" && !slices.Contains(model.JSONModes, o.JSONMode) {
+		return nil, usagef("--json-mode %q is not a JSON mode: choose %s, or leave it out to let rewind find out", o.JSONMode, strings.Join(model.JSONModes, ", "))
+	}
+	if o.JSONMode != "" && (name != OpenAI || o.Replay != "") {
+		who := "the mock"
+		if o.Replay != "" {
+			who = "--replay"
+		}
+		return nil, usagef("--json-mode shapes requests to an OpenAI-compatible server, which %s does not send: use it with --provider openai, or drop it", who)
+	}
 	if o.Record != "" && o.Replay != "" {
 		return nil, usagef("--record and --replay together would only copy the recording: replay with --replay FILE, or record a new run with --record FILE")
 	}
@@ -101,6 +118,14 @@ func Build(ctx context.Context, o Options) (model.Model, error) {
 		cfg, err := openai.FromEnv(getenv)
 		if err != nil {
 			return nil, fmt.Errorf("openai provider: %w", err)
+		}
+		cfg.JSONMode = o.JSONMode
+		note, err := openai.ResolveModels(ctx, &cfg)
+		if err != nil {
+			return nil, fmt.Errorf("openai provider: %w", err)
+		}
+		if note != "" && o.Notify != nil {
+			o.Notify(note)
 		}
 		p, err := openai.New(cfg)
 		if err != nil {

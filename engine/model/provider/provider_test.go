@@ -37,6 +37,9 @@ func TestBadCombinationsAreUsageErrors(t *testing.T) {
 		{"replay with openai", provider.Options{Provider: "openai", Replay: rec}, "--provider openai would not be used"},
 		{"replay with mock flags", provider.Options{Replay: rec, MockFlags: []string{"--mock-fail"}}, "drop --mock-fail"},
 		{"openai with mock flags", provider.Options{Provider: "openai", MockFlags: []string{"--mock-latency", "--mock-fail"}}, "--mock-latency and --mock-fail are for the mock model, not for the openai provider: drop"},
+		{"unknown json mode", provider.Options{Provider: "openai", JSONMode: "yaml"}, `--json-mode "yaml" is not a JSON mode: choose schema, object, prompt`},
+		{"json mode with the mock", provider.Options{JSONMode: "object"}, "which the mock does not send: use it with --provider openai"},
+		{"json mode with replay", provider.Options{Replay: rec, JSONMode: "prompt", Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, "which --replay does not send"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.o.NewMock = mock
@@ -197,5 +200,42 @@ func TestShippedDemoReplays(t *testing.T) {
 	}
 	if len(turns) > 1 && s.Summary == nil {
 		t.Error("the second turn did not compact history: the demo no longer shows the summary panel")
+	}
+}
+
+// Without a model named, OpenAI's API gets the documented default and a
+// local server its only model; either way the CLI is told which. --json-mode
+// reaches the provider.
+func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
+	ctx := context.Background()
+	var notes []string
+	notify := func(s string) { notes = append(notes, s) }
+	m, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_API_KEY": "sk-x"}), Notify: notify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.(*openai.Provider).Models()[model.RoleCritic]; got != openai.DefaultModel || len(notes) != 1 || !strings.Contains(notes[0], "using "+openai.DefaultModel) {
+		t.Fatalf("critic model %q, notes %q", got, notes)
+	}
+
+	srv := openaitest.NewServer(openaitest.TicketBrain)
+	defer srv.Close()
+	srv.SetModels([]string{"qwen2.5:7b"})
+	notes = nil
+	m, err = provider.Build(ctx, provider.Options{Provider: "openai", JSONMode: model.JSONObject, Notify: notify, Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], `using "qwen2.5:7b", the only model`) {
+		t.Fatalf("notes %q", notes)
+	}
+	resp, err := m.Complete(ctx, model.Request{Role: model.RolePlanner, System: "You are the planner.", Prompt: "REQUEST: where is SO20260901?", JSON: &model.Schema{Name: "plan", Schema: []byte(`{"type":"object"}`)}})
+	last := srv.Requests()[len(srv.Requests())-1]
+	if err != nil || resp.JSONMode != model.JSONObject || last.ResponseFormat != "json_object" || last.Model != "qwen2.5:7b" {
+		t.Fatalf("mode %q, sent %q to %q, %v", resp.JSONMode, last.ResponseFormat, last.Model, err)
+	}
+	srv.SetModels([]string{"a", "b"})
+	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})}); err == nil || !strings.Contains(err.Error(), `offers 2 models ("a", "b")`) || errors.Is(err, provider.ErrUsage) {
+		t.Fatalf("two models: %v", err)
 	}
 }

@@ -3,8 +3,8 @@
 // network and no key, and get the same checkpoints every time.
 //
 // A Recorder wraps any model.Model and appends each finished exchange
-// (role, system prompt, prompt, answer or error, usage; never a key or a
-// server address) to the file as it happens, so a killed run still leaves a
+// (role, system prompt, prompt, answer or error, usage, JSON mode; never a
+// key or a server address) to the file as it happens, so a killed run still leaves a
 // valid recording and a resumed run adds to it. A Replayer answers each call
 // from the recording, matched by role and prompt and, among identical
 // requests, in recorded order; it refuses, naming the call and how its
@@ -36,6 +36,9 @@ type Exchange struct {
 	Prompt string      `json:"prompt"`
 	Text   string      `json:"text,omitempty"`
 	Usage  model.Usage `json:"usage"`
+	// JSONMode is how a JSON answer was asked for (model.Response.JSONMode);
+	// replay reports it again, so the replayed run's events match.
+	JSONMode string `json:"jsonMode,omitempty"`
 	// Error is the call's failure as the run saw it; replay fails the call
 	// the same way (e.g. a failed summary skips compaction again).
 	Error string `json:"error,omitempty"`
@@ -155,7 +158,7 @@ func (r *Recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	if ctx.Err() != nil {
 		return resp, err
 	}
-	x := Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Text: resp.Text, Usage: resp.Usage}
+	x := Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Text: resp.Text, Usage: resp.Usage, JSONMode: resp.JSONMode}
 	if err != nil {
 		x = Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Error: err.Error()}
 	}
@@ -288,7 +291,7 @@ func (r *Replayer) Complete(ctx context.Context, req model.Request) (model.Respo
 	if x.Error != "" {
 		return model.Response{}, fmt.Errorf("replay: this %s call failed when it was recorded (%s): %w", req.Role, x.Error, ErrRecordedFailure)
 	}
-	return model.Response{Text: x.Text, Usage: x.Usage}, nil
+	return model.Response{Text: x.Text, Usage: x.Usage, JSONMode: x.JSONMode}, nil
 }
 
 // explain says why req has no answer; r.mu is held.

@@ -36,6 +36,20 @@ func TicketBrain(_, system, prompt string) (string, error) {
 	return "", fmt.Errorf("the ticket brain does not know the system prompt %q", clip(system, 60))
 }
 
+// ProseBrain is TicketBrain with a model that cannot keep to a format: it
+// answers the planner and the critic in sentences, with no JSON at all,
+// whatever it is asked.
+func ProseBrain(mdl, system, prompt string) (string, error) {
+	s := strings.ToLower(system)
+	switch {
+	case strings.Contains(s, "you are the planner"):
+		return "I would first look up the order, then check where the parcel is, and finally see whether a refund is possible.", nil
+	case strings.Contains(s, "you are the critic"):
+		return "These findings look reasonable to me; the customer should be satisfied.", nil
+	}
+	return TicketBrain(mdl, system, prompt)
+}
+
 func fenced(intro, raw, outro string) (string, error) {
 	var b bytes.Buffer
 	if err := json.Indent(&b, []byte(raw), "", "  "); err != nil {

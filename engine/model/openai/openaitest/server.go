@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"rewind/engine/model"
 )
 
 // Brain answers one chat request.
@@ -32,7 +34,32 @@ type Request struct {
 	Stream        bool
 	IncludeUsage  bool
 	Authorization string
+	// ResponseFormat is the response_format type asked for: "" (none),
+	// "text", "json_object" or "json_schema"; SchemaName, Schema and
+	// Strict are its json_schema.
+	ResponseFormat string
+	SchemaName     string
+	Schema         json.RawMessage
+	Strict         bool
 }
+
+// Formats says which response_format types a server accepts.
+type Formats int
+
+const (
+	// FormatsAll accepts json_schema and json_object (OpenAI, vLLM,
+	// llama.cpp, Ollama): the answer is the JSON alone, as a constrained
+	// decoder makes it.
+	FormatsAll Formats = iota
+	// FormatsObject accepts json_object only: json_schema is refused with
+	// a 400 naming response_format.
+	FormatsObject
+	// FormatsNone refuses any JSON response_format with a 400.
+	FormatsNone
+	// FormatsIgnored accepts any response_format and answers as the brain
+	// does, prose and all (some servers drop fields they do not know).
+	FormatsIgnored
+)
 
 // Fault makes one request fail. The zero Fault answers normally.
 type Fault struct {
@@ -42,7 +69,8 @@ type Fault struct {
 	// RetryAfter, when set, is sent as the Retry-After header.
 	RetryAfter string
 	// Body answers 200 with this raw body and ContentType (default
-	// application/json): malformed JSON, an HTML page, …
+	// application/json): malformed JSON, an HTML page, …; with Status, it
+	// is the error body instead of OpenAI's shape.
 	Body, ContentType string
 	// Stall holds the request until the client gives up or the server closes.
 	Stall bool
@@ -68,6 +96,8 @@ type Server struct {
 	NoUsage bool
 
 	mu       sync.Mutex
+	formats  Formats
+	models   []string
 	faults   []Fault
 	faultFor func(Request) *Fault
 	requests []Request
@@ -89,6 +119,22 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 func (s *Server) Close() {
 	s.closed.Do(func() { close(s.quit) })
 	s.Server.Close()
+}
+
+// SetFormats says which response_format types the server accepts
+// (FormatsAll until told otherwise).
+func (s *Server) SetFormats(f Formats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.formats = f
+}
+
+// SetModels is what GET /v1/models lists; nil (the start) answers it with
+// 404, as servers without the listing do.
+func (s *Server) SetModels(ids []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = ids
 }
 
 // Fail queues faults for the next requests, one each.
@@ -125,6 +171,14 @@ type wireRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 // text reads a message's content: a string, or an array of text parts.
@@ -145,6 +199,13 @@ func text(raw json.RawMessage) string {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	models, formats := s.models, s.formats
+	s.mu.Unlock()
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" && models != nil {
+		s.listModels(w, r, models)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
@@ -159,6 +220,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Path: r.URL.Path, Model: wr.Model, Stream: wr.Stream, Authorization: r.Header.Get("Authorization")}
 	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
+	if rf := wr.ResponseFormat; rf != nil {
+		req.ResponseFormat = rf.Type
+		if js := rf.JSONSchema; js != nil {
+			req.SchemaName, req.Schema, req.Strict = js.Name, js.Schema, js.Strict
+		}
+	}
 	for _, m := range wr.Messages {
 		switch m.Role {
 		case "system", "developer":
@@ -191,6 +258,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
+		if f.Body != "" { // an error in the server's own shape
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.Status)
+			_, _ = w.Write([]byte(f.Body))
+			return
+		}
 		writeError(w, f.Status, f.Code, f.Message, "")
 		return
 	case f.Body != "":
@@ -202,10 +275,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(f.Body))
 		return
 	}
+	if refused := refuses(formats, req.ResponseFormat); refused != "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", refused, "response_format")
+		return
+	}
 	answer, err := s.brain(req.Model, req.System, req.Prompt)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "brain_failed", err.Error(), "")
 		return
+	}
+	if formats != FormatsIgnored && (req.ResponseFormat == "json_object" || req.ResponseFormat == "json_schema") {
+		answer = constrained(answer)
 	}
 	finish := "stop"
 	if f.FinishReason != "" {
@@ -226,6 +306,55 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, req, f, answer, finish, usage)
+}
+
+// refuses says why a server accepting formats rejects a response_format
+// type, or "".
+func refuses(formats Formats, typ string) string {
+	switch {
+	case typ != "json_schema" && typ != "json_object":
+		return ""
+	case formats == FormatsNone, formats == FormatsObject && typ == "json_schema":
+		// vLLM's and llama.cpp's wording differs; each names the field.
+		return fmt.Sprintf("response_format type %q is not supported by this server", typ)
+	}
+	return ""
+}
+
+// constrained is what a decoder held to JSON makes of an answer: the JSON
+// object in it, without the prose around it. An answer with none stays as
+// it is.
+func constrained(answer string) string {
+	for _, c := range model.Candidates(answer) {
+		var v map[string]any
+		if json.Unmarshal([]byte(c), &v) == nil {
+			return c
+		}
+	}
+	return answer
+}
+
+// listModels answers GET /v1/models as OpenAI does; a queued fault's
+// status answers it instead.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request, models []string) {
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+	var f *Fault
+	if len(s.faults) > 0 {
+		f = &s.faults[0]
+		s.faults = s.faults[1:]
+	}
+	s.mu.Unlock()
+	if f != nil && f.Status != 0 {
+		writeError(w, f.Status, f.Code, f.Message, "")
+		return
+	}
+	data := make([]any, len(models))
+	for i, m := range models {
+		data[i] = map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer, finish string, usage map[string]int) {

@@ -161,7 +161,7 @@ func printCosts(out io.Writer, c engine.Costs) {
 	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
 	for _, r := range roles {
 		u := c.Roles[r]
-		fmt.Fprintf(out, "  %-10s %3d call(s) %8d in / %7d out\n", clean(r), u.Calls, u.PromptTokens, u.CompletionTokens)
+		fmt.Fprintf(out, "  %-10s %3d call(s) %8d in / %7d out\n", termtext.Line(r), u.Calls, u.PromptTokens, u.CompletionTokens)
 	}
 	turns := c.Turns
 	if len(turns) > shownTurns {

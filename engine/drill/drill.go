@@ -681,8 +681,10 @@ func normalise(v engine.Values) map[string]any {
 			rename[id] = fmt.Sprintf("op#%d", i+1)
 		}
 		out["operations"] = renameOps(ops, rename)
-		if ap, ok := out["approvals"].(map[string]any); ok {
-			out["approvals"] = renameOps(ap, rename)
+		for _, ch := range []string{"approvals", "verificationResults"} {
+			if m, ok := out[ch].(map[string]any); ok {
+				out[ch] = renameOps(m, rename)
+			}
 		}
 	}
 	return out

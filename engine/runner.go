@@ -273,6 +273,10 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		if errors.As(err, &fe) {
 			return Checkpoint{}, err // the run ends here: no resume to suggest
 		}
+		if errors.Is(err, store.ErrFenced) {
+			// Taken over or cancelled: resuming is the new writer's business.
+			return Checkpoint{}, fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing (see `rewind show %s`): %w", threadName(r.thread), threadName(r.thread), err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Checkpoint{}, fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, threadName(r.thread))

@@ -110,6 +110,16 @@ func observe(out io.Writer) func(engine.Event) {
 			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", clean(string(ev.Data)))
 		case ticket.EventCompactionFailed:
 			fmt.Fprintf(out, "    ! compaction skipped: %s\n", clean(string(ev.Data)))
+		case engine.EventRechecked:
+			var d struct {
+				Reason string `json:"reason"`
+				Next   string `json:"next"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			if d.Next != "" {
+				d.Reason += ": redispatched " + d.Next
+			}
+			fmt.Fprintf(out, "    ↻ %s\n", clean(d.Reason))
 		}
 	}
 }
@@ -130,7 +140,9 @@ type runReport struct {
 	Steps          []engine.StepReport `json:"steps"`
 	// Blocked are side effects the run did not perform, with why.
 	Blocked []engine.Blocked `json:"blocked,omitempty"`
-	Error   string           `json:"error,omitempty"`
+	// Rechecked is what a resume redid because a record it built on changed.
+	Rechecked *engine.Rechecked `json:"rechecked,omitempty"`
+	Error     string            `json:"error,omitempty"`
 }
 
 func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
@@ -141,7 +153,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 	if asJSON {
 		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
 			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
-			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked}
+			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked, Rechecked: res.Rechecked}
 		if r.Pending == nil {
 			r.Pending = []engine.Task{}
 		}

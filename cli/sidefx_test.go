@@ -118,3 +118,33 @@ func TestCancelARunningProcess(t *testing.T) {
 		t.Fatalf("cancel a done run: %d %s", r.code, r.stderr)
 	}
 }
+
+// Issue 10, item 3: a resume after a record changed says what it re-reads,
+// in text and in --json.
+func TestResumeSaysWhatItReReads(t *testing.T) {
+	_, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	for _, th := range []string{"text", "json"} {
+		if r := rewind(t, env, "run", "--thread", th, "--input", draftSentence, "--interrupt-before", "summarizer"); r.code != 0 {
+			t.Fatalf("run: %d %s", r.code, r.stderr)
+		}
+	}
+	if r := rewind(t, env, "source", "bump", "shipments/SO20260901"); r.code != 0 {
+		t.Fatalf("bump: %d %s", r.code, r.stderr)
+	}
+	r := rewind(t, env, "resume", "text")
+	if r.code != 0 || !strings.Contains(r.stdout, "↻ sources changed since they were read: shipments/SO20260901 v1 → v2 (read by t-2-shipping); re-read: redispatched executor") {
+		t.Fatalf("resume: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = rewind(t, env, "resume", "json", "--json")
+	var rep struct {
+		Rechecked struct {
+			Reason     string
+			Checkpoint int64
+			Next       string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep.Rechecked.Next != "executor" || rep.Rechecked.Checkpoint == 0 || !strings.Contains(rep.Rechecked.Reason, "v1 → v2") {
+		t.Fatalf("resume --json: %d %v %+v\n%s", r.code, err, rep, r.stdout)
+	}
+}

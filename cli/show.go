@@ -103,6 +103,10 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if run.Reason != "" {
 		fmt.Fprintf(out, ": %s", clean(run.Reason))
 	}
+	if run.Status == engine.RunRunning {
+		// A killed worker cannot record its death.
+		fmt.Fprintf(out, " (if no process runs it any more, `rewind resume %s` carries it on)", clean(thread))
+	}
 	fmt.Fprintln(out)
 	if s.Summary != nil {
 		fmt.Fprintf(out, "\nSUMMARY of #%d–#%d (history v%d, %s)\n", s.Summary.From, s.Summary.To, s.Summary.HistoryVersion, clean(s.Summary.Trigger))

@@ -55,8 +55,12 @@ var storeForms = map[string]form{
 	"show":     {args: threadAt(), checkpoint: true},
 	"events":   {args: threadAt(), checkpoint: true},
 	"diff":     {args: func(th, cp string) []string { return []string{th, "1", cp} }, checkpoint: true},
-	"rm":       {args: thread()},
-	"prune":    {args: thread("--keep-last", "1")},
+	"cancel":   {args: thread()},
+	// Versions of the mock's records, kept beside the store: no thread.
+	"source":      {},
+	"source bump": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
+	"rm":          {args: thread()},
+	"prune":       {args: thread("--keep-last", "1")},
 }
 
 // noStore are the commands that open no store, with a bad input each.

@@ -25,8 +25,11 @@ func newDrillCmd() *cobra.Command {
 the thread is resumed in new processes and checked: resumed to completion,
 the resume phase's model calls equal what the pending tasks need, no
 completed task ran again, no duplicate draft, budget not reset, final state
-equal to an uninterrupted run's. Plus an expired-authorization check. Exit 1
-on any failure. Needs a store processes can share (sqlite or PostgreSQL).`,
+equal to an uninterrupted run's. Plus two grant checks, and at the points
+where it matters a record the run read is changed after the kill (as
+` + "`rewind source bump`" + ` would) and the verdict checked: re-read, write blocked,
+or the draft's verification failed. Exit 1 on any failure. Needs a store
+processes can share (sqlite or PostgreSQL).`,
 		Example: `  rewind drill --store sqlite:/tmp/drill.db
   rewind drill --store sqlite:/tmp/drill.db --kill-at mid-fanout --json`,
 		Args: between(0, 0),
@@ -47,7 +50,7 @@ on any failure. Needs a store processes can share (sqlite or PostgreSQL).`,
 			if err != nil {
 				return fmt.Errorf("drill: find the rewind binary to start workers: %w", err)
 			}
-			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open}
+			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open, Sources: spec.SourcesPath()}
 			if !asJSON {
 				cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
 				fmt.Fprintf(out, "drill on %s\n", termtext.Line(spec.Label()))
@@ -94,6 +97,9 @@ func printDrill(c *cobra.Command, res drill.Result, failed int) {
 		if f := oc.Figures; f["killedAtCheckpoint"] != nil {
 			fmt.Fprintf(out, "     at checkpoint %v: pending %v · stored writes %v · redispatched %v · resume-phase calls %v (expected %v) · total calls %v (uninterrupted %v)\n",
 				f["killedAtCheckpoint"], orDash(f["pendingTasks"]), f["storedWrites"], f["redispatched"], f["resumePhaseCalls"], f["resumePhaseExpected"], f["modelCalls"], f["baselineModelCalls"])
+		}
+		if f := oc.Figures; f["verdict"] != nil {
+			fmt.Fprintf(out, "     killed at checkpoint %v, then %v went v%v → v%v: verdict %v\n", f["killedAt"], f["source"], f["from"], f["to"], f["verdict"])
 		}
 		for _, ch := range oc.Checks {
 			tick := "✓"

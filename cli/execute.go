@@ -131,6 +131,16 @@ func observe(out io.Writer) func(engine.Event) {
 			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionFailed:
 			fmt.Fprintf(out, "    ! compaction skipped: %s\n", termtext.Line(string(ev.Data)))
+		case engine.EventRechecked:
+			var d struct {
+				Reason string `json:"reason"`
+				Next   string `json:"next"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			if d.Next != "" {
+				d.Reason += ": redispatched " + d.Next
+			}
+			fmt.Fprintf(out, "    ↻ %s\n", termtext.Line(d.Reason))
 		}
 	}
 }
@@ -151,7 +161,9 @@ type runReport struct {
 	Steps          []engine.StepReport `json:"steps"`
 	// Blocked are side effects the run did not perform, with why.
 	Blocked []engine.Blocked `json:"blocked,omitempty"`
-	Error   string           `json:"error,omitempty"`
+	// Rechecked is what a resume redid because a record it built on changed.
+	Rechecked *engine.Rechecked `json:"rechecked,omitempty"`
+	Error     string            `json:"error,omitempty"`
 }
 
 func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
@@ -162,7 +174,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 	if asJSON {
 		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
 			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
-			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked}
+			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked, Rechecked: res.Rechecked}
 		if r.Pending == nil {
 			r.Pending = []engine.Task{}
 		}

@@ -47,7 +47,12 @@ after compaction folded it into the summary.`,
 				}
 				return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 			}
-			return withEngine(ctx, store, func(e *engine.Engine) error { return printShow(ctx, e, thread, id, asJSON, out) })
+			a, err := openApp(ctx, store, nil)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			return printShow(ctx, a.Engine, a.Sources, thread, id, asJSON, out)
 		},
 	}
 	addStore(c, &store)
@@ -56,7 +61,7 @@ after compaction folded it into the summary.`,
 	return c
 }
 
-func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, asJSON bool, out io.Writer) error {
+func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread string, id int64, asJSON bool, out io.Writer) error {
 	var cp engine.Checkpoint
 	var err error
 	if id == 0 {
@@ -79,14 +84,36 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if err != nil {
 		return err
 	}
+	// What the records the thread read are at now, to tell a stale read.
+	now, err := src.Versions(ctx)
+	if err != nil {
+		return err
+	}
+	current := map[string]int{}
+	for id := range s.SourceVersions {
+		current[id] = ticket.BaseVersion
+		if v, ok := now[id]; ok {
+			current[id] = v
+		}
+	}
+	run := e.Graph().StatusOf(cp)
 	if asJSON {
-		return writeJSON(out, map[string]any{"checkpoint": cp, "state": s, "pendingWrites": writes, "costs": costs})
+		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
 	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}
 	fmt.Fprintln(out, ")")
+	fmt.Fprintf(out, "run %s as of @%d", run.Status, run.Checkpoint)
+	if run.Reason != "" {
+		fmt.Fprintf(out, ": %s", termtext.Line(run.Reason))
+	}
+	if run.Status == engine.RunRunning {
+		// A killed worker cannot record its death.
+		fmt.Fprintf(out, " (if no process runs it any more, `rewind resume %s` carries it on)", idText(thread))
+	}
+	fmt.Fprintln(out)
 	if s.Summary != nil {
 		fmt.Fprintf(out, "\nSUMMARY of #%d–#%d (history v%d, %s)\n", s.Summary.From, s.Summary.To, s.Summary.HistoryVersion, termtext.Line(s.Summary.Trigger))
 		for _, line := range strings.Split(s.Summary.Text, "\n") {
@@ -95,7 +122,11 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	}
 	fmt.Fprintf(out, "\nMESSAGES (%d verbatim)\n", len(s.Messages))
 	for _, m := range s.Messages {
-		fmt.Fprintf(out, "  #%-3d %s: %s\n", m.Index, termtext.Line(m.Speaker), termtext.Text(m.Content))
+		read := ""
+		if m.Source != nil {
+			read = fmt.Sprintf(" [read %s v%d]", termtext.Line(m.Source.ID), m.Source.Version)
+		}
+		fmt.Fprintf(out, "  #%-3d %s: %s%s\n", m.Index, termtext.Line(m.Speaker), termtext.Text(m.Content), read)
 	}
 	if len(s.Attachments) > 0 {
 		fmt.Fprintln(out, "\nATTACHMENTS")
@@ -106,7 +137,47 @@ func printShow(ctx context.Context, e *engine.Engine, thread string, id int64, a
 	if len(s.Subtasks) > 0 {
 		fmt.Fprintln(out, "\nSUBTASKS")
 		for _, st := range s.Subtasks {
-			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s\n", idText(st.ID), termtext.Line(st.Status), st.ToolCalls, termtext.Line(st.Goal))
+			read := ""
+			if st.Source != "" {
+				read = fmt.Sprintf("  (read %s v%d)", termtext.Line(st.Source), st.SourceVersion)
+			}
+			fmt.Fprintf(out, "  %-16s %-18s tools %d  %s%s\n", idText(st.ID), termtext.Line(st.Status), st.ToolCalls, termtext.Line(st.Goal), read)
+		}
+	}
+	if len(s.SourceVersions) > 0 {
+		fmt.Fprintln(out, "\nSOURCE VERSIONS (read by this thread · now)")
+		for _, id := range sortedKeys(s.SourceVersions) {
+			v, cur := s.SourceVersions[id], current[id]
+			note := "unchanged"
+			if cur != v {
+				note = fmt.Sprintf("changed since: now v%d", cur)
+			}
+			fmt.Fprintf(out, "  %-28s v%d · %s\n", idText(id), v, note)
+		}
+	}
+	if len(s.Operations) > 0 {
+		fmt.Fprintln(out, "\nOPERATIONS")
+		for _, id := range sortedKeys(s.Operations) {
+			op := s.Operations[id]
+			fmt.Fprintf(out, "  %s %s %s", idText(id), termtext.Line(op.Kind), termtext.Line(op.Status))
+			if len(op.Sources) > 0 {
+				parts := make([]string, 0, len(op.Sources))
+				for _, sid := range sortedKeys(op.Sources) {
+					parts = append(parts, fmt.Sprintf("%s v%d", termtext.Line(sid), op.Sources[sid]))
+				}
+				fmt.Fprintf(out, " · built from %s", strings.Join(parts, ", "))
+			}
+			if op.Result != "" {
+				fmt.Fprintf(out, " · %s", termtext.Line(op.Result))
+			}
+			fmt.Fprintln(out)
+			if v, ok := s.VerificationResults[id]; ok {
+				verdict := "verified"
+				if !v.OK {
+					verdict = "verification FAILED: " + strings.Join(v.Problems, "; ")
+				}
+				fmt.Fprintf(out, "    %s (%s)\n", termtext.Line(verdict), termtext.Line(strings.Join(v.Checks, "; ")))
+			}
 		}
 	}
 	budget := "none"
@@ -206,4 +277,13 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 	}
 	fmt.Fprintln(out, termtext.Text(msg.Content))
 	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -62,8 +62,17 @@ type Metadata struct {
 	Interrupt  *Interrupt `json:"interrupt,omitempty"`
 	ForkedFrom int64      `json:"forkedFrom,omitempty"`
 	AsNode     string     `json:"asNode,omitempty"`
-	// Discarded are pending tasks dropped on purpose (a fork or a discard).
+	// Discarded are pending tasks dropped on purpose (a fork, a discard,
+	// a cancel or a failed run).
 	Discarded []Task `json:"discarded,omitempty"`
+	// Status is the run's status as this checkpoint left it (see
+	// RunStatus); Reason says why for failed and cancelled. Empty for
+	// checkpoints stored before statuses were recorded.
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Events is how many events were stored with the checkpoint (0 also
+	// for checkpoints stored before they were counted).
+	Events int `json:"events,omitempty"`
 }
 
 // Checkpoint is a decoded, migrated checkpoint.

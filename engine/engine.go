@@ -134,12 +134,13 @@ type StepReport struct {
 type Result struct {
 	Thread string `json:"thread"`
 	// Start is the checkpoint the invocation started from (0 for a new thread).
-	Start      int64        `json:"start"`
-	Checkpoint int64        `json:"checkpoint"`
-	Status     string       `json:"status"` // "done" or "interrupted"
-	Interrupt  *Interrupt   `json:"interrupt,omitempty"`
-	Pending    []Task       `json:"pending"`
-	Steps      []StepReport `json:"steps"`
+	Start      int64 `json:"start"`
+	Checkpoint int64 `json:"checkpoint"`
+	// Status is "done", "interrupted", "awaiting-approval" or "failed".
+	Status    string       `json:"status"`
+	Interrupt *Interrupt   `json:"interrupt,omitempty"`
+	Pending   []Task       `json:"pending"`
+	Steps     []StepReport `json:"steps"`
 	// ModelCalls made by this invocation, by role.
 	ModelCalls map[string]int `json:"modelCalls"`
 	// Usage is the tokens of those calls.
@@ -150,6 +151,9 @@ type Result struct {
 	// as not performed (NodeContext.Block). The run itself may be "done":
 	// see BlockedErr.
 	Blocked []Blocked `json:"blocked,omitempty"`
+	// Rechecked is what a resume redid because the graph's resume check
+	// found that something it would build on had changed.
+	Rechecked *Rechecked `json:"rechecked,omitempty"`
 }
 
 // Blocked is one side effect a node refused to perform.
@@ -344,11 +348,17 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 	if err != nil {
 		return Result{}, err
 	}
+	if err := e.ended(thread, cp); err != nil {
+		return Result{}, err
+	}
 	if len(cp.Tasks) == 0 {
 		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", threadName(thread), ErrNothingToResume, cp.ID, threadName(thread))
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
+	if cp, err = e.recover(ctx, r, cp); err != nil {
+		return Result{}, err
+	}
 	return r.drive(ctx, cp)
 }
 
@@ -365,6 +375,9 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 		return Result{}, err
 	}
 	defer release()
+	if err := e.ended(thread, cp); err != nil {
+		return Result{}, err
+	}
 	if len(cp.Tasks) == 0 {
 		return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it has no pending tasks; fork from it to continue with new input", threadName(thread), checkpoint, ErrNothingToResume)
 	}
@@ -387,6 +400,9 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
+	if cp, err = e.recover(ctx, r, cp); err != nil {
+		return Result{}, err
+	}
 	return r.drive(ctx, cp)
 }
 
@@ -481,8 +497,9 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
+	// Dropping the pending work on purpose ends the run: cancelled.
 	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
-		Metadata: Metadata{Discarded: base.Tasks}}
+		Metadata: Metadata{Discarded: base.Tasks, Status: RunCancelled, Reason: "its pending tasks were discarded"}}
 	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
 		return Checkpoint{}, err
 	}

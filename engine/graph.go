@@ -103,6 +103,10 @@ type Graph struct {
 	keyed map[string]string
 	// objects are LastValue channels of objects, stored as field patches.
 	objects map[string]bool
+	// gates are the nodes that may pause for a person (see Gate).
+	gates map[string]bool
+	// resumeCheck is the graph's own check before a resume (see OnResume).
+	resumeCheck ResumeCheck
 }
 
 // NewGraph starts an empty graph with the given schema version.
@@ -311,6 +315,7 @@ type NodeContext struct {
 	Values Values
 	// Model is the configured model, counted per role for this task.
 	Model model.Model
+	base  model.Model // the engine's, uncounted: for ModelName
 	emit  func(typ string, payload any)
 	point func(name string)
 }

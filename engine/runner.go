@@ -24,6 +24,12 @@ type runner struct {
 	// committed is the checkpoint this run stored last.
 	committed int64
 	res       Result
+	// failed is set when a task failed the run (NodeContext.Fail).
+	failed *RunFailedError
+	// rerun are tasks whose stored writes a recheck refused (see
+	// Recheck.Rerun), and carry the events to store with the next commit.
+	rerun map[string]string
+	carry []Event
 }
 
 func (r *runner) event(typ, node, task string, data any) Event {
@@ -84,9 +90,8 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
 		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
-	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
-	if err != nil {
-		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
+	if cp.Metadata.Status == "" {
+		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
 	}
 	rows := make([]store.Event, 0, len(events))
 	for i := range events {
@@ -100,6 +105,12 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		}
 		events[i].Seq = len(rows) + 1
 		rows = append(rows, store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: events[i].Seq, Type: events[i].Type, Payload: payload})
+	}
+	// The listing counts them, so a resume can tell a lost event row.
+	cp.Metadata.Events = len(rows)
+	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	row := enc.row
 	row.Epoch, row.Settles = r.epoch, settles
@@ -168,6 +179,10 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 			return r.res, &BudgetError{Thread: r.thread, Checkpoint: cp.ID, Used: used, Budget: budget, Pending: cp.Tasks}
 		}
 		next, err := r.superstep(ctx, cp)
+		var fe *failError
+		if errors.As(err, &fe) {
+			return r.fail(ctx, cp, err)
+		}
 		if err != nil {
 			r.finish(cp)
 			return r.res, err
@@ -176,9 +191,32 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 			used += u.PromptTokens + u.CompletionTokens
 		}
 		cp = next
+		if r.failed != nil {
+			r.finish(cp)
+			r.res.Status = RunFailed
+			return r.res, r.failed
+		}
 	}
 	r.finish(cp)
 	return r.res, nil
+}
+
+// fail records that a task's error ended the run (see Fail): a checkpoint
+// after cp with the same values, no pending tasks and status failed.
+func (r *runner) fail(ctx context.Context, cp Checkpoint, err error) (Result, error) {
+	node, task := "", ""
+	var te *taskError
+	if errors.As(err, &te) {
+		node, task = te.node, te.task
+	}
+	ended, cerr := r.e.end(ctx, r, cp, RunFailed, err.Error(), EventRunFailed, node, task)
+	if cerr != nil {
+		r.finish(cp)
+		return r.res, errors.Join(err, cerr)
+	}
+	r.finish(ended)
+	r.res.Status = RunFailed
+	return r.res, &RunFailedError{Thread: r.thread, Checkpoint: ended.ID, Node: nodeOr(node, "a task"), Reason: err.Error(), Err: err}
 }
 
 func (r *runner) finish(cp Checkpoint) {
@@ -214,8 +252,10 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	records := make([]TaskWrites, len(cp.Tasks))
 	errs := make([]error, len(cp.Tasks))
 	var todo []int
+	rerun := r.rerun
+	r.rerun = nil // only the superstep the resume starts from
 	for i, t := range cp.Tasks {
-		if tw, ok := done[t.ID]; ok {
+		if tw, ok := done[t.ID]; ok && rerun[t.ID] == "" {
 			records[i] = tw
 			continue
 		}
@@ -232,7 +272,9 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i], storeEach)
+			// A rerun task's stale writes are still stored under its key
+			// (the commit settles them): its new ones go with the commit.
+			records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i], storeEach && rerun[cp.Tasks[i].ID] == "")
 		}(i)
 	}
 	wg.Wait()
@@ -258,8 +300,10 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	var writes []Write
 	var groups []WriteGroup
 	var ran []string
-	var events []Event
+	events := r.carry
+	r.carry = nil
 	var blocked []Blocked
+	var failed *RunFailedError
 	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
 	md := Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}
 	ranHere := map[int]bool{}
@@ -287,6 +331,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 				grp.Calls = append(grp.Calls, ev)
 			case persisted(ev.Type):
 				events = append(events, ev)
+			}
+			if ev.Type == EventRunFailed && failed == nil {
+				var d struct {
+					Reason string `json:"reason"`
+				}
+				_ = json.Unmarshal(ev.Data, &d)
+				failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
 			}
 			if ev.Type == EventBlocked {
 				var b blockedEvent
@@ -327,6 +378,11 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	id := r.lastID + 1
 	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceLoop, Values: values,
 		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: md}
+	if failed != nil {
+		// A task failed the run: what would have run next never does.
+		next.Metadata.Discarded, next.Tasks = next.Tasks, []Task{}
+		next.Metadata.Status, next.Metadata.Reason = RunFailed, failed.Reason
+	}
 	var interrupt *Interrupt
 	if len(next.Tasks) > 0 {
 		if interrupt = r.interruptAfter(ran); interrupt == nil {
@@ -341,6 +397,10 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		return Checkpoint{}, err
 	}
 	report.Checkpoint = id
+	if failed != nil {
+		failed.Checkpoint = id
+		r.failed = failed
+	}
 	r.res.Steps = append(r.res.Steps, report)
 	for _, b := range blocked {
 		b.Checkpoint = id
@@ -365,8 +425,13 @@ func (r *runner) tasksFailed(errs []error) error {
 		return nil
 	}
 	for _, err := range failed {
+		var fe *failError
+		if errors.As(err, &fe) {
+			return err // the run ends here: no resume to suggest
+		}
 		if errors.Is(err, store.ErrFenced) {
-			return fmt.Errorf("thread %q was taken over by another process: the writes of this run's superstep were refused and this run stops: %w", threadName(r.thread), err)
+			// Taken over or cancelled: resuming is the new writer's business.
+			return fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing (see `rewind show %s`): %w", threadName(r.thread), threadName(r.thread), err)
 		}
 	}
 	var err error = failed
@@ -412,7 +477,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
-	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, emit: emit,
+	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
 		point: func(name string) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError
@@ -420,7 +485,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		return TaskWrites{}, gate
 	}
 	if err != nil {
-		return TaskWrites{}, fmt.Errorf("node %s (task %s) failed: %w", t.Node, t.ID, err)
+		return TaskWrites{}, &taskError{node: t.Node, task: t.ID, err: err}
 	}
 	// Validate now, so a bad write fails the task rather than the superstep.
 	if _, err := r.e.graph.apply(cp.Values, writes); err != nil {
@@ -515,3 +580,15 @@ func toWrites(chs []string) []Write {
 	}
 	return out
 }
+
+// taskError is a node's error, naming the task.
+type taskError struct {
+	node, task string
+	err        error
+}
+
+func (e *taskError) Error() string {
+	return fmt.Sprintf("node %s (task %s) failed: %v", e.node, e.task, e.err)
+}
+
+func (e *taskError) Unwrap() error { return e.err }

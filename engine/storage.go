@@ -54,6 +54,9 @@ type listing struct {
 	ForkedFrom    int64          `json:"forkedFrom,omitempty"`
 	AsNode        string         `json:"asNode,omitempty"`
 	Reused        []string       `json:"reused,omitempty"`
+	Status        string         `json:"status,omitempty"`
+	Reason        string         `json:"reason,omitempty"`
+	Events        int            `json:"events,omitempty"`
 	Messages      int            `json:"msgs"`
 	Bytes         int            `json:"bytes,omitempty"`
 	Row           int            `json:"row,omitempty"`
@@ -365,6 +368,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	meta := listing{Step: cp.Step, Source: cp.Source, SchemaVersion: g.SchemaVersion, Depth: depth,
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
 		ForkedFrom: cp.Metadata.ForkedFrom, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
+		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
 		Messages: cp.Values.Len(g.transcriptOr("messages"))}
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
@@ -820,7 +824,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
 		ForkedFrom: p.meta.ForkedFrom, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
-		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded}
+		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}
 	if p.doc.Usage != nil {
 		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}
 	} else {

@@ -13,7 +13,7 @@ import (
 
 // state renders the structured channels as of the checkpoint: attachments
 // (references intact), subtasks, review rounds, budget, history version,
-// operations and authorization. Changed channels are marked against the
+// the source versions read, operations and authorization. Changed channels are marked against the
 // parent.
 func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	th := r.th
@@ -115,6 +115,28 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 		}
 		if st.Status == ticket.StatusAwaitingApproval {
 			wrapped("waits for a person's answer (a)", "      ", th.StatusApproval)
+		}
+	}
+	if len(s.SourceVersions) > 0 {
+		// The version of each record the tools read: a resume re-reads,
+		// and the gate blocks a draft, when one has changed since.
+		add("")
+		add(th.Heading.Render(fmt.Sprintf("Source versions (%d)", len(s.SourceVersions))) + mark("sourceVersions"))
+		ids := make([]string, 0, len(s.SourceVersions))
+		for id := range s.SourceVersions {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			line := fmt.Sprintf("  %s %s", termtext.Line(id), th.Strong.Render(fmt.Sprintf("v%d", s.SourceVersions[id])))
+			if d.pstate != nil {
+				if old, ok := d.pstate.SourceVersions[id]; !ok {
+					line += th.Warning.Render(" • new")
+				} else if old != s.SourceVersions[id] {
+					line += th.Warning.Render(fmt.Sprintf(" • was v%d", old))
+				}
+			}
+			add(trunc(line, w))
 		}
 	}
 	if len(s.Operations) > 0 {

@@ -30,7 +30,9 @@ type Config struct {
 type App struct {
 	Engine *engine.Engine
 	Store  Store
-	close  func() error
+	// Sources are the versions of the records the mock's tools read.
+	Sources ticket.Sources
+	close   func() error
 }
 
 // Open builds the model first, so a bad model flag is refused before any
@@ -49,14 +51,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := ticket.NewEngine(st, m)
+	src := spec.Sources()
+	e, err := ticket.NewEngine(st, m, ticket.WithSources(src))
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}
 	if cfg.Model != nil {
 		e.SetMaxTokensPerTurn(cfg.Model.MaxTokensPerTurn) // every run's budget, the TUI's too
 	}
-	return &App{Engine: e, Store: spec, close: st.Close}, nil
+	return &App{Engine: e, Store: spec, Sources: src, close: st.Close}, nil
 }
 
 // noModel is the model of a command that runs none.

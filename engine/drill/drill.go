@@ -3,7 +3,10 @@
 // the thread in new processes, and checks what must hold afterwards: the
 // run completes, only the pending tasks are redispatched, nothing that
 // finished runs twice, no side effect is duplicated, the budget is not
-// reset, and the final state equals an uninterrupted run's.
+// reset, and the final state equals an uninterrupted run's. At the points
+// where it matters, a record the run read is then changed (a source bump
+// by another process), and the verdict is checked: re-read, write
+// blocked, or draft failing its verification.
 package drill
 
 import (
@@ -34,6 +37,9 @@ type Config struct {
 	Env []string
 	// Open opens the same store in this process, to seed and inspect.
 	Open func(ctx context.Context) (store.Store, error)
+	// Sources is the file of source versions the workers and this process
+	// share (passed to the workers as $REWIND_SOURCES).
+	Sources string
 	// Points to drill; empty means all.
 	Points []worker.Point
 	// MockLatency is passed to the workers.
@@ -74,9 +80,10 @@ type Result struct {
 
 // Run drills every configured point.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Exe == "" || cfg.Store == "" || cfg.Open == nil {
-		return Result{}, errors.New("drill needs the rewind binary, a store spec and an opener")
+	if cfg.Exe == "" || cfg.Store == "" || cfg.Open == nil || cfg.Sources == "" {
+		return Result{}, errors.New("drill needs the rewind binary, a store spec, an opener and a source versions file")
 	}
+	cfg.Env = append(append([]string(nil), cfg.Env...), "REWIND_SOURCES="+cfg.Sources)
 	points := cfg.Points
 	if len(points) == 0 {
 		points = worker.Points
@@ -115,6 +122,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Passed = res.Passed && late.Passed
 	res.Outcomes = append(res.Outcomes, late)
+	// Last: each bumps a record, which every later run would read anew.
+	for _, p := range points {
+		if _, ok := SourceVerdicts[p.Name]; !ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		out, err := d.sourceChanged(ctx, p, base)
+		if err != nil {
+			out = Outcome{Point: SourcePoint(p.Name), Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+		}
+		res.Passed = res.Passed && out.Passed
+		res.Outcomes = append(res.Outcomes, out)
+	}
 	return res, nil
 }
 
@@ -130,7 +152,7 @@ func (d *driller) say(format string, a ...any) {
 }
 
 func (d *driller) engine() (*engine.Engine, error) {
-	return ticket.NewEngine(d.st, ticket.NewMock())
+	return ticket.NewEngine(d.st, ticket.NewMock(), ticket.WithSources(ticket.FileSources{Path: d.cfg.Sources}))
 }
 
 // seed gives a fresh thread its earlier history.
@@ -326,25 +348,9 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	}
-	if err := d.seed(ctx, thread); err != nil {
-		return out, err
-	}
-	steps := []step{}
-	killAt := p.DrillSpec()
-	cur, err := d.spawn(ctx, worker.OpRun, thread, killAt)
+	steps, cur, err := d.runToKill(ctx, thread, p)
 	if err != nil {
 		return out, err
-	}
-	steps = append(steps, cur)
-	// Points after the gate are reached by the worker that answers it.
-	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != "awaiting-approval" {
-		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
-			return out, err
-		}
-		steps = append(steps, cur)
-		if cur.result != nil && cur.result.Status == "done" {
-			break
-		}
 	}
 	check("killed", cur.killed && cur.killAt == p.Name, "worker died by SIGKILL at %q (killed %v)", cur.killAt, cur.killed)
 	if !cur.killed {
@@ -440,6 +446,31 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 		out.Passed = out.Passed && c.OK
 	}
 	return out, nil
+}
+
+// runToKill seeds thread and runs its turn in workers until the one that
+// dies at p: the workers, the last of them the killed one (if any was).
+func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) ([]step, step, error) {
+	if err := d.seed(ctx, thread); err != nil {
+		return nil, step{}, err
+	}
+	killAt := p.DrillSpec()
+	cur, err := d.spawn(ctx, worker.OpRun, thread, killAt)
+	if err != nil {
+		return nil, step{}, err
+	}
+	steps := []step{cur}
+	// Points after the gate are reached by the worker that answers it.
+	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != "awaiting-approval" {
+		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
+			return nil, step{}, err
+		}
+		steps = append(steps, cur)
+		if cur.result != nil && cur.result.Status == "done" {
+			break
+		}
+	}
+	return steps, cur, nil
 }
 
 // expiredAuthorization pauses at the gate with a grant that then expires:
@@ -681,8 +712,10 @@ func normalise(v engine.Values) map[string]any {
 			rename[id] = fmt.Sprintf("op#%d", i+1)
 		}
 		out["operations"] = renameOps(ops, rename)
-		if ap, ok := out["approvals"].(map[string]any); ok {
-			out["approvals"] = renameOps(ap, rename)
+		for _, ch := range []string{"approvals", "verificationResults"} {
+			if m, ok := out[ch].(map[string]any); ok {
+				out[ch] = renameOps(m, rename)
+			}
 		}
 	}
 	return out

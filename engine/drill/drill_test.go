@@ -31,15 +31,15 @@ func runMatrix(t *testing.T, spec string) {
 	ctx := context.Background()
 	var lines []string
 	res, err := drill.Run(ctx, drill.Config{
-		Exe: exe, Store: spec, Env: os.Environ(),
+		Exe: exe, Store: spec, Env: os.Environ(), Sources: filepath.Join(t.TempDir(), "sources.json"),
 		Open:    func(ctx context.Context) (store.Store, error) { return backend.Open(ctx, spec) },
 		Observe: func(l string) { lines = append(lines, l) },
 	})
 	if err != nil {
 		t.Fatalf("drill: %v\n%s", err, strings.Join(lines, "\n"))
 	}
-	if len(res.Outcomes) != len(worker.Points)+2 {
-		t.Fatalf("%d outcomes, want every kill point plus the two expired grants", len(res.Outcomes))
+	if len(res.Outcomes) != len(worker.Points)+2+len(drill.SourceVerdicts) {
+		t.Fatalf("%d outcomes, want every kill point, the two expired grants and the source drills", len(res.Outcomes))
 	}
 	for _, o := range res.Outcomes {
 		if !o.Passed {

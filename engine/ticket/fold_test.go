@@ -39,7 +39,7 @@ func simTurn(turn int) []Message {
 		tp := topicOf(st.Topic)
 		ref := refOf(st.Goal)
 		args, _ := json.Marshal(map[string]any{"order": ref})
-		res := runTool(tp.tool, ref, 0)
+		res := runTool(tp.tool, ref, 0, BaseVersion)
 		finding, err := executorAnswer(fmt.Sprintf("SUBTASK %s: %s\nTOOL %s(%s) RESULT: %s", st.ID, st.Goal, tp.tool, args, res))
 		if err != nil {
 			panic(err)

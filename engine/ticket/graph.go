@@ -26,6 +26,7 @@ const (
 	NodeReply      = "reply"
 	NodeApproval   = "approval"
 	NodeDraft      = "create_draft"
+	NodeVerify     = "verify"
 )
 
 // Points inside create_draft where a crash drill may kill the process.
@@ -44,34 +45,46 @@ type ExecutorArgs struct {
 type Option func(*deps)
 
 type deps struct {
-	drafts store.Drafts
-	now    func() time.Time
+	drafts  store.Drafts
+	now     func() time.Time
+	sources Sources
 }
 
 // WithDrafts gives create_draft the table it writes to.
 func WithDrafts(d store.Drafts) Option { return func(x *deps) { x.drafts = d } }
+
+// WithSources gives the tools the versioned records they read (default:
+// this process's MemorySources, every record at BaseVersion).
+func WithSources(s Sources) Option { return func(x *deps) { x.sources = s } }
 
 // WithClock replaces the clock authorization expiry is checked against.
 func WithClock(now func() time.Time) Option { return func(x *deps) { x.now = now } }
 
 // NewGraph wires the ticket graph:
 // planner → executor ×N (Send) → critic ⟲ executor (redo) → summarizer →
-// reply, and when the turn asks for a draft: → approval gate → create_draft.
+// reply, and when the turn asks for a draft: → approval gate →
+// create_draft → verify. The seed's three steps are read (the executors),
+// draft (create_draft) and verify.
 func NewGraph(opts ...Option) *engine.Graph {
 	d := &deps{now: time.Now}
 	for _, o := range opts {
 		o(d)
 	}
+	if d.sources == nil {
+		d.sources = NewMemorySources()
+	}
 	g := engine.NewGraph("ticket", SchemaVersion)
 	g.Migrations[1] = migrateV1
 	declareChannels(g)
 	g.Node(NodePlanner, planner).
-		Node(NodeExecutor, executor).
+		Node(NodeExecutor, d.executor).
 		Node(NodeCritic, critic).
 		Node(NodeSummarizer, summarizer).
 		Node(NodeReply, reply).
 		Node(NodeApproval, approval).
+		Gate(NodeApproval).
 		Node(NodeDraft, d.createDraft).
+		Node(NodeVerify, d.verify).
 		Entry(NodePlanner).
 		Route(NodePlanner, dispatch).
 		Edge(NodeExecutor, NodeCritic).
@@ -79,7 +92,9 @@ func NewGraph(opts ...Option) *engine.Graph {
 		Edge(NodeSummarizer, NodeReply).
 		Route(NodeReply, afterReply).
 		Route(NodeApproval, afterApproval).
-		Edge(NodeDraft, engine.End)
+		Route(NodeDraft, afterDraft).
+		Edge(NodeVerify, engine.End).
+		OnResume(d.recheck)
 	return g
 }
 
@@ -263,6 +278,9 @@ func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engin
 	degraded := false
 	for _, id := range ids {
 		op, err := d.perform(ctx, nc, s.Operations[id], s.Authorization)
+		if errors.Is(err, ErrDraftMismatch) {
+			return nil, engine.Fail(err) // a retry would find the same draft
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +312,19 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	if reason := grantProblem(grant, d.now()); reason != "" {
 		op.Status = OpBlocked
 		op.Result = reason + ": a new draft needs a valid grant; ask the customer to re-authorise, then fork this thread with a fresh one (--draft --auth-ttl D)"
+		nc.Block(op.ID, op.Result)
+		return op, nil
+	}
+	// The proposal was written from what the tools read then: a record
+	// that changed since makes it stale, so the write is not let through.
+	current, err := d.sources.Versions(ctx)
+	if err != nil {
+		return Operation{}, fmt.Errorf("create_draft %s: check its sources: %w", op.ID, err)
+	}
+	if cs := changed(op.Sources, current); len(cs) > 0 {
+		op.Status = OpBlocked
+		op.Result = fmt.Sprintf("source changed since the reply was written: %s; the draft would state what is no longer true: ask again in a new turn (`rewind run --thread %s --input …`) so the executors re-read it",
+			describeChanges(cs), store.Name(nc.Thread))
 		nc.Block(op.ID, op.Result)
 		return op, nil
 	}
@@ -521,7 +552,7 @@ func guessTopic(goal string) string { return plan(goal)[0].Topic }
 
 const executorSystem = `You are an executor of a customer-support team. You get one subtask and the result of the tool you called for it. Write the finding in one or two sentences, citing the tool's figures. If the critic gave feedback, address it.`
 
-func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	var args ExecutorArgs
 	if err := json.Unmarshal(nc.Task.Args, &args); err != nil {
 		return nil, fmt.Errorf("executor arguments: %w", err)
@@ -546,7 +577,13 @@ func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, erro
 	round := s.ReviewRounds
 	callArgs, _ := json.Marshal(map[string]any{"order": ref})
 	callID := fmt.Sprintf("call-%s-%d", st.ID, st.ToolCalls+1)
-	result := runTool(t.tool, ref, round)
+	source := SourceOf(t.tool, ref)
+	versions, err := d.sources.Versions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("executor %s: read %s: %w", st.ID, source, err)
+	}
+	read := SourceRead{ID: source, Version: versionOf(versions, source)}
+	result := runTool(t.tool, ref, round, read.Version)
 	prompt := fmt.Sprintf("SUBTASK %s: %s\nTOOL %s(%s) RESULT: %s", st.ID, st.Goal, t.tool, callArgs, result)
 	if args.Feedback != "" {
 		prompt += "\nFEEDBACK: " + args.Feedback
@@ -560,15 +597,36 @@ func executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, erro
 	st.Status = StatusDone
 	st.Result = finding
 	st.Feedback = ""
+	st.Source, st.SourceVersion = read.ID, read.Version
 	return []engine.Write{
 		engine.Put("messages", []Message{
 			{Role: RoleAssistant, Speaker: speaker, Content: fmt.Sprintf("calling %s(%s)", t.tool, callArgs), ToolCall: &ToolCall{ID: callID, Name: t.tool, Args: callArgs}},
-			{Role: RoleTool, Speaker: "tool[" + t.tool + "]", Content: string(result), ToolCallID: callID},
+			{Role: RoleTool, Speaker: "tool[" + t.tool + "]", Content: string(result), ToolCallID: callID, Source: &read},
 			{Role: RoleAssistant, Speaker: speaker, Content: finding},
 		}),
 		engine.Put("subtasks", []Subtask{st}),
 		engine.Put("budgetRemaining", -1),
+		engine.Put("sourceVersions", map[string]int{read.ID: read.Version}),
 	}, nil
+}
+
+// readBy is the versions of the records subtasks' results were read
+// from; of a record two of them read, the older version, so a change
+// since either read shows.
+func readBy(sts []Subtask) map[string]int {
+	var out map[string]int
+	for _, st := range sts {
+		if st.Source == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		if v, ok := out[st.Source]; !ok || st.SourceVersion < v {
+			out[st.Source] = st.SourceVersion
+		}
+	}
+	return out
 }
 
 const criticSystem = `You are the critic of a customer-support team. Check each executor output against the customer's requirement. Answer only JSON: {"approve":["<id>"],"redo":[{"id":"<id>","reason":"<what is missing>"}]}`
@@ -709,7 +767,7 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 		// the side effect can happen, and names this task on this branch.
 		id := OperationID(nc.Checkpoint, nc.Task.ID)
 		if _, exists := s.Operations[id]; !exists {
-			ops := map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text}}
+			ops := map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text, Sources: readBy(s.Subtasks)}}
 			// A draft still waiting for an answer is replaced by this turn's:
 			// one gate, for the newest draft. (An approved one stays: its
 			// side effect may have happened.)

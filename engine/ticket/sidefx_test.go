@@ -477,12 +477,19 @@ func TestMigratedWaitingSubtaskKeepsTheGate(t *testing.T) {
 	})
 }
 
-// lateDrafts hides drafts from the look-up, as if another writer inserted
-// one between create_draft's look-up and its insert.
-type lateDrafts struct{ store.Drafts }
+// lateDrafts hides a draft from its first look-up, as if another writer
+// inserted it between create_draft's look-up and its insert; later
+// look-ups (verify's) find it.
+type lateDrafts struct {
+	store.Drafts
+	looked *sync.Map
+}
 
-func (lateDrafts) Draft(context.Context, string, string) (store.Draft, error) {
-	return store.Draft{}, store.ErrNotFound
+func (l lateDrafts) Draft(ctx context.Context, thread, op string) (store.Draft, error) {
+	if _, again := l.looked.LoadOrStore(thread+"\x00"+op, true); !again {
+		return store.Draft{}, store.ErrNotFound
+	}
+	return l.Drafts.Draft(ctx, thread, op)
 }
 
 // A draft that a racing writer inserted after the look-up is checked too:
@@ -490,7 +497,7 @@ func (lateDrafts) Draft(context.Context, string, string) (store.Draft, error) {
 func TestRacingDraftMustMatchTheApprovedPayload(t *testing.T) {
 	ctx := t.Context()
 	st := memory.New()
-	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(lateDrafts{st})), ticket.NewMock())
+	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(lateDrafts{st, &sync.Map{}})), ticket.NewMock())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,8 @@ type Message struct {
 	Content    string    `json:"content"`
 	ToolCall   *ToolCall `json:"toolCall,omitempty"`
 	ToolCallID string    `json:"toolCallId,omitempty"`
+	// Source is the record a tool result read, at the version read.
+	Source *SourceRead `json:"source,omitempty"`
 }
 
 // ToolCall is an executor's call of a tool.
@@ -93,6 +95,9 @@ type Subtask struct {
 	Status    string `json:"status"`
 	Result    string `json:"result,omitempty"`
 	Feedback  string `json:"feedback,omitempty"`
+	// Source and SourceVersion are the record its result was read from.
+	Source        string `json:"source,omitempty"`
+	SourceVersion int    `json:"sourceVersion,omitempty"`
 }
 
 // Operation statuses.
@@ -118,6 +123,19 @@ type Operation struct {
 	Result  string `json:"result,omitempty"`
 	// Reused is set when a retry found the side effect already done.
 	Reused bool `json:"reused,omitempty"`
+	// Sources are the versions of the records the payload was built from:
+	// the gate blocks the write, and verify fails the draft, when one of
+	// them changed since.
+	Sources map[string]int `json:"sources,omitempty"`
+}
+
+// Verification is the verify step's finding on one draft.
+type Verification struct {
+	Operation string `json:"operation"`
+	OK        bool   `json:"ok"`
+	// Checks are what held; Problems what did not.
+	Checks   []string `json:"checks"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Request is the current turn's requirement, kept as a structured field so
@@ -162,6 +180,11 @@ type State struct {
 	Request         *Request             `json:"request"`
 	DraftRequested  bool                 `json:"draftRequested"`
 	Approvals       map[string]Decision  `json:"approvals"`
+	// SourceVersions is the version of each record this thread's tools
+	// last read.
+	SourceVersions map[string]int `json:"sourceVersions"`
+	// VerificationResults are the verify step's findings, by operation.
+	VerificationResults map[string]Verification `json:"verificationResults"`
 }
 
 // Decode reads the typed state from channel values: all of them, or only
@@ -188,6 +211,10 @@ func declareChannels(g *engine.Graph) {
 		Channel("request", engine.LastValue, nil).
 		Channel("draftRequested", engine.LastValue, false).
 		Channel("approvals", engine.MergeMap, map[string]Decision{}).
+		// New channels with a default: a thread stored before them reads
+		// them as empty, so no schema bump.
+		Channel("sourceVersions", engine.MergeMap, map[string]int{}).
+		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").

@@ -169,7 +169,16 @@ const summarizerSystem = `You compress the newest part of a multi-agent support 
 // asked for once more with the failures, then rejected for this round.
 // Either way the run goes on.
 func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	return summarize(ctx, nc.Values, nc.Model, nc.Thread, nc.Emit)
+	// The compaction's event names the model that wrote the summary, so a
+	// resume can check it is one this version accepts (CheckCompactions).
+	name := nc.ModelName(model.RoleSummarizer)
+	emit := func(typ string, payload any) {
+		if m, ok := payload.(map[string]any); ok && typ == EventContextCompacted {
+			m["model"] = name
+		}
+		nc.Emit(typ, payload)
+	}
+	return summarize(ctx, nc.Values, nc.Model, nc.Thread, emit)
 }
 
 // summarize is the summarizer's work, apart from the NodeContext so that a

@@ -108,10 +108,15 @@ func refOf(goal string) string {
 	return ""
 }
 
-// runTool is the deterministic fake back office the executors query.
-func runTool(name, ref string, round int) json.RawMessage {
+// runTool is the deterministic fake back office the executors query: the
+// record of ref at version (see Sources). A bumped record reads
+// differently, as a changed order would.
+func runTool(name, ref string, round, version int) json.RawMessage {
 	h := fnv.New32a()
 	h.Write([]byte(ref))
+	if version > BaseVersion {
+		fmt.Fprintf(h, "#v%d", version)
+	}
 	n := int(h.Sum32())
 	day := 2 + n%6
 	var v any

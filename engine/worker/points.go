@@ -43,6 +43,7 @@ var Points = []Point{
 	{Name: "before-side-effect", Desc: "before create_draft writes the draft"},
 	{Name: "after-side-effect", Desc: "after the draft was written, before its result is recorded"},
 	{Name: "after-side-effect-recorded", Desc: "after the draft's result was recorded in a checkpoint"},
+	{Name: "after-verify", Desc: "after the verify step's finding on the draft was recorded in a checkpoint"},
 	// The third transaction of a turn commits the executors' superstep, so
 	// the kill loses a whole superstep whose task writes are all stored.
 	{Name: "mid-transaction", Desc: "in the middle of a store transaction (checkpoint written, not committed)", DrillAt: 3},
@@ -185,6 +186,8 @@ func (t *Trigger) committed(cp *engine.Checkpoint) {
 		case n == ticket.NodeSummarizer && t.Point.Name == "after-compaction-commit" && wrote(cp, "summary"):
 			t.Reached(t.Point.Name)
 		case n == ticket.NodeDraft && t.Point.Name == "after-side-effect-recorded":
+			t.Reached(t.Point.Name)
+		case n == ticket.NodeVerify && t.Point.Name == "after-verify":
 			t.Reached(t.Point.Name)
 		}
 	}

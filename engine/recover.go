@@ -1,0 +1,240 @@
+package engine
+
+// Recovery checks (seed 003): before a resume carries a run on, the engine
+// checks that the run may go on (not failed, not cancelled), that the
+// stored events are continuous with the checkpoints, and asks the graph
+// whether what it would build on still holds (OnResume). A failed check
+// stops the resume with a reason that names the fix; nothing is written.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"rewind/engine/model"
+	"rewind/store"
+)
+
+// EventRechecked is a resume that found, through the graph's OnResume
+// check, that some of what it would build on is out of date, and what it
+// redid about it.
+const EventRechecked = "resume.rechecked"
+
+// ResumeInfo is what a graph's resume check sees.
+type ResumeInfo struct {
+	// Checkpoint is the one the resume carries on from.
+	Checkpoint Checkpoint
+	// Stored are the writes its pending tasks already stored (a
+	// half-finished superstep); a resume reuses them unless told not to.
+	Stored []TaskWrites
+	// Events are the stored events of the checkpoint's branch, oldest
+	// first, model calls aside. Their continuity is already checked.
+	Events []Event
+	// Rerooted says the branch's oldest checkpoints were pruned: its first
+	// events are not the thread's first.
+	Rerooted bool
+}
+
+// ResumeCheck is a graph's own recovery check (see Graph.OnResume). An
+// error refuses the resume; it must say what to do.
+type ResumeCheck func(ctx context.Context, in ResumeInfo) (Recheck, error)
+
+// Recheck is a resume check's verdict. The zero value lets the resume go on
+// as it would.
+type Recheck struct {
+	// Reason is one line saying what changed; empty when nothing did.
+	Reason string
+	// Rerun maps pending tasks whose stored writes must not be reused (what
+	// they read has changed) to why: they run again.
+	Rerun map[string]string
+	// Writes, when any, are applied in an update checkpoint that replaces
+	// the pending tasks with Next: the work to redo. The old pending tasks
+	// are recorded as discarded, with their stored writes.
+	Writes []Write
+	Next   []Target
+}
+
+// OnResume registers the graph's check before a resume carries on (see
+// ResumeCheck).
+func (g *Graph) OnResume(fn ResumeCheck) *Graph { g.resumeCheck = fn; return g }
+
+// Rechecked is what a resume redid because its graph's check found
+// something changed (see Recheck).
+type Rechecked struct {
+	Reason string `json:"reason"`
+	// Rerun are tasks whose stored writes were not reused.
+	Rerun []string `json:"rerun,omitempty"`
+	// Checkpoint is the update checkpoint that replaced the pending tasks
+	// (0 when none was needed), and Next what it made pending.
+	Checkpoint int64  `json:"checkpoint,omitempty"`
+	Next       string `json:"next,omitempty"`
+}
+
+// ErrDiscontinuous is matched by errors.Is when the stored events and
+// checkpoints of a thread do not follow on from each other.
+var ErrDiscontinuous = fmt.Errorf("%w: the stored events are not continuous with the checkpoints", ErrCorrupt)
+
+// recover runs the recovery checks before r carries on from cp (whose
+// run the caller found neither failed nor cancelled), and returns the checkpoint to carry on from: cp, or the update checkpoint a
+// recheck made. It runs under the thread's lock.
+func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpoint, error) {
+	events, rerooted, err := e.branchEvents(ctx, r.thread, cp.ID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if e.graph.resumeCheck == nil {
+		return cp, nil
+	}
+	stored, err := e.PendingWrites(ctx, r.thread, cp.ID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: events, Rerooted: rerooted})
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("resume thread %q at @%d: %w", threadName(r.thread), cp.ID, err)
+	}
+	if v.Reason == "" {
+		return cp, nil
+	}
+	rc := &Rechecked{Reason: v.Reason}
+	r.res.Rechecked = rc
+	data := map[string]any{"reason": v.Reason}
+	if len(v.Writes) == 0 {
+		r.rerun = v.Rerun
+		for id := range v.Rerun {
+			rc.Rerun = append(rc.Rerun, id)
+		}
+		sort.Strings(rc.Rerun)
+		data["rerun"] = v.Rerun
+		// Stored with the checkpoint the resumed superstep commits.
+		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))
+		r.observe(r.carry[len(r.carry)-1])
+		return cp, nil
+	}
+	for _, t := range v.Next {
+		if t.err != nil {
+			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w", threadName(r.thread), t.err)
+		}
+		if !e.graph.HasNode(t.Node) {
+			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w %q", threadName(r.thread), ErrUnknownNode, t.Node)
+		}
+	}
+	values, err := e.graph.apply(cp.Values, v.Writes)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w", threadName(r.thread), err)
+	}
+	id := r.lastID + 1
+	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceUpdate, Values: values,
+		Tasks: tasksFor(r.thread, id, cp.Step+1, v.Next),
+		// The run goes on at once: it is running, not paused by an edit.
+		Metadata: Metadata{Discarded: cp.Tasks, AsNode: "resume", Status: RunRunning, Writes: map[string][]string{"resume": channelsOf(v.Writes)}}}
+	rc.Checkpoint, rc.Next = id, describeTasks(next.Tasks)
+	data["next"] = rc.Next
+	if err := r.commit(ctx, &next, &cp, []WriteGroup{{Node: "resume", Writes: v.Writes}}, 0, []Event{r.event(EventRechecked, "", "", data)}); err != nil {
+		return Checkpoint{}, err
+	}
+	return next, nil
+}
+
+// branchEvents reads the stored events of thread, checks that they are
+// continuous with its checkpoints, and returns those of checkpoint id's
+// branch, oldest first; rerooted says the branch lost its oldest
+// checkpoints to a prune.
+//
+// Continuous: every event belongs to a stored checkpoint (so none waits
+// beyond the newest one, where the resume will write), and each
+// checkpoint's events are numbered 1, 2, … without a gap, up to the count
+// its listing recorded (checkpoints stored before counts were have none).
+func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]Event, bool, error) {
+	rows, err := e.store.Events(ctx, thread, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
+	}
+	listed, err := e.store.History(ctx, thread, 0, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
+	}
+	parent := make(map[int64]store.Checkpoint, len(listed))
+	for _, l := range listed {
+		parent[l.ID] = l
+	}
+	name := threadName(thread)
+	fix := fmt.Sprintf("fork from a checkpoint before it (`rewind fork %s CHECKPOINT --input …`), or delete the thread with `rewind rm %s`", name, name)
+	next := map[int64]int{}
+	for _, row := range rows {
+		if _, ok := parent[row.CheckpointID]; !ok {
+			newest := int64(0)
+			if len(listed) > 0 {
+				newest = listed[0].ID
+			}
+			return nil, false, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
+				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous, fix)
+		}
+		want := next[row.CheckpointID] + 1
+		if row.Seq != want {
+			return nil, false, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
+				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous, fix)
+		}
+		next[row.CheckpointID] = want
+	}
+	for _, l := range listed {
+		var m struct {
+			Events int `json:"events"`
+		}
+		_ = json.Unmarshal(l.Meta, &m)
+		if got := next[l.ID]; m.Events > got {
+			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
+				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)
+		}
+	}
+	branch := map[int64]bool{}
+	rerooted := false
+	for at := id; at != 0; {
+		l, ok := parent[at]
+		if !ok || branch[at] {
+			return nil, false, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", name, id, at, ErrCorrupt)
+		}
+		branch[at] = true
+		rerooted = rerooted || l.RerootedFrom != 0
+		at = l.ParentID
+	}
+	var out []Event
+	for _, row := range rows {
+		if !branch[row.CheckpointID] {
+			continue
+		}
+		var p storedEvent
+		if err := json.Unmarshal(row.Payload, &p); err != nil {
+			return nil, false, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
+		}
+		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: p.Data, At: p.At})
+	}
+	return out, rerooted, nil
+}
+
+// ModelName names the model that answers role's calls, for a record such
+// as a compaction's event: the model a provider names for the role, "mock"
+// for the mock, the source of a replayed recording, or else the model's
+// Go type.
+func (nc *NodeContext) ModelName(role string) string { return modelName(nc.base, role) }
+
+func modelName(m model.Model, role string) string {
+	if n, ok := m.(interface{ ModelName(role string) string }); ok && n.ModelName(role) != "" {
+		return n.ModelName(role)
+	}
+	if n, ok := m.(interface{ Models() map[string]string }); ok && n.Models()[role] != "" {
+		return n.Models()[role]
+	}
+	if _, ok := m.(*model.Mock); ok {
+		return "mock"
+	}
+	if n, ok := m.(interface{ Source() string }); ok && strings.TrimSpace(n.Source()) != "" {
+		return "replay of " + n.Source()
+	}
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%T", m)
+}

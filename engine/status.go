@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"rewind/store"
+)
+
+// Run statuses: where a thread's run stands. Each checkpoint records the
+// status its commit left the run in (Metadata.Status, stored in the
+// listing), so `rewind threads` and `show` read it without a state.
+//
+// A process cannot record its own death: a run whose worker was killed,
+// or stopped on an error a resume can retry, stays "running" until a
+// resume carries it on. Only what a resume must not revive is recorded as
+// an end: failed and cancelled.
+const (
+	// RunRunning: tasks are pending and nothing stopped the run on purpose.
+	RunRunning = "running"
+	// RunPaused: stopped before or after a node (an interrupt), or its
+	// state was edited (an update) with tasks pending: a resume carries on.
+	RunPaused = "paused"
+	// RunAwaitingApproval: only a gate (Graph.Gate) is pending.
+	RunAwaitingApproval = "awaiting-approval"
+	// RunDone: no task is pending.
+	RunDone = "done"
+	// RunFailed: a node ended the run (NodeContext.Fail, Fail); its pending
+	// tasks were dropped and no resume revives it.
+	RunFailed = "failed"
+	// RunCancelled: a person cancelled it (Engine.Cancel) or discarded its
+	// pending tasks; no resume revives it, and a late write of the worker
+	// that ran it is refused (it was fenced).
+	RunCancelled = "cancelled"
+)
+
+// Event types of a run's end.
+const (
+	EventRunFailed    = "run.failed"
+	EventRunCancelled = "run.cancelled"
+)
+
+// RunStatus is where a run stands as of one checkpoint.
+type RunStatus struct {
+	Status     string `json:"status"`
+	Checkpoint int64  `json:"checkpoint"`
+	// Reason says why a run failed or was cancelled.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Gate declares a node that may pause the run for a person's answer
+// (AwaitApproval): a checkpoint whose only pending tasks are gates leaves
+// the run awaiting approval.
+func (g *Graph) Gate(node string) *Graph {
+	if g.gates == nil {
+		g.gates = map[string]bool{}
+	}
+	g.gates[node] = true
+	return g
+}
+
+// StatusOf is the run status checkpoint cp records, or, for one stored
+// before statuses were, the one its tasks and interrupt imply. It reads
+// listings too (History), whose tasks carry only their nodes.
+func (g *Graph) StatusOf(cp Checkpoint) RunStatus {
+	st := RunStatus{Status: cp.Metadata.Status, Checkpoint: cp.ID, Reason: cp.Metadata.Reason}
+	if st.Status == "" {
+		st.Status = g.derivedStatus(cp)
+	}
+	return st
+}
+
+// derivedStatus is the status a checkpoint's shape implies.
+func (g *Graph) derivedStatus(cp Checkpoint) string {
+	if len(cp.Tasks) == 0 {
+		return RunDone
+	}
+	if in := cp.Metadata.Interrupt; in != nil && in.When != "approval" {
+		return RunPaused
+	}
+	gates := true
+	for _, t := range cp.Tasks {
+		gates = gates && g.gates[t.Node]
+	}
+	switch {
+	case gates && cp.Source != SourceUpdate:
+		return RunAwaitingApproval
+	case cp.Source == SourceUpdate:
+		// Someone changed the state (an answer at the gate, an edit):
+		// nothing runs until a resume.
+		return RunPaused
+	}
+	return RunRunning
+}
+
+// Status reads where thread's run stands from its newest checkpoint's
+// listing (no state is read).
+func (e *Engine) Status(ctx context.Context, thread string) (RunStatus, error) {
+	rows, err := e.History(ctx, thread, 0, 1)
+	if err != nil {
+		return RunStatus{}, err
+	}
+	if len(rows) == 0 {
+		return RunStatus{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+	}
+	return e.graph.StatusOf(rows[0]), nil
+}
+
+// Errors of a run that ended and must not be revived.
+var (
+	ErrRunFailed    = errors.New("the run failed")
+	ErrRunCancelled = errors.New("the run was cancelled")
+)
+
+// RunEndedError refuses to carry on a run that failed or was cancelled.
+type RunEndedError struct {
+	Thread string
+	RunStatus
+}
+
+func (e *RunEndedError) Error() string {
+	what := "failed"
+	if e.Status == RunCancelled {
+		what = "was cancelled"
+	}
+	reason := ""
+	if e.Reason != "" {
+		reason = " (" + e.Reason + ")"
+	}
+	return fmt.Sprintf("thread %q: the run %s at @%d%s, so nothing of it runs again: start a new turn with `rewind run --thread %s --input …`, or branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`",
+		threadName(e.Thread), what, e.Checkpoint, reason, threadName(e.Thread), threadName(e.Thread))
+}
+
+// Is makes errors.Is match ErrRunFailed or ErrRunCancelled, and
+// ErrNothingToResume: an ended run has nothing pending.
+func (e *RunEndedError) Is(target error) bool {
+	return target == ErrNothingToResume || target == ErrRunFailed && e.Status == RunFailed || target == ErrRunCancelled && e.Status == RunCancelled
+}
+
+// ended refuses a checkpoint whose run failed or was cancelled.
+func (e *Engine) ended(thread string, cp Checkpoint) error {
+	st := e.graph.StatusOf(cp)
+	if st.Status == RunFailed || st.Status == RunCancelled {
+		return &RunEndedError{Thread: thread, RunStatus: st}
+	}
+	return nil
+}
+
+// Fail marks err, returned by a node, as the end of the run: the runner
+// records the run as failed (a checkpoint with status failed, the pending
+// tasks dropped), so a resume does not retry what cannot succeed. Other
+// errors leave the run to a resume.
+func Fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &failError{err}
+}
+
+type failError struct{ err error }
+
+func (f *failError) Error() string { return f.err.Error() }
+func (f *failError) Unwrap() error { return f.err }
+
+// Fail records that the run fails at this task, and why (reason names
+// the fix): the task's writes are still applied and committed, the
+// checkpoint records the run as failed with no pending tasks, and the
+// invocation returns a *RunFailedError.
+func (nc *NodeContext) Fail(reason string) {
+	nc.emit(EventRunFailed, map[string]any{"reason": reason})
+}
+
+// RunFailedError is an invocation whose run failed (see Fail); errors.Is
+// matches ErrRunFailed, and errors.As the node's own error when it gave one.
+type RunFailedError struct {
+	Thread     string
+	Checkpoint int64
+	Node       string
+	Reason     string
+	Err        error
+}
+
+func (e *RunFailedError) Error() string {
+	return fmt.Sprintf("thread %q: %s failed the run, recorded at @%d: %s", threadName(e.Thread), e.Node, e.Checkpoint, e.Reason)
+}
+
+func (e *RunFailedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRunFailed) work.
+func (e *RunFailedError) Is(target error) bool { return target == ErrRunFailed }
+
+// Cancel ends thread's run on purpose: its pending tasks are dropped and
+// recorded as discarded in a checkpoint whose status is cancelled, with
+// reason. It fences the thread first, taking it over from a live worker if
+// one runs it, so that worker's late writes and drafts are refused: a late
+// result changes nothing. A thread with nothing pending is refused.
+func (e *Engine) Cancel(ctx context.Context, thread, reason string) (Checkpoint, error) {
+	if err := e.mustExist(ctx, thread); err != nil {
+		return Checkpoint{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, true)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer release()
+	base, err := e.Latest(ctx, thread)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := e.ended(thread, base); err != nil {
+		return Checkpoint{}, fmt.Errorf("cancel: %w", err)
+	}
+	if len(base.Tasks) == 0 {
+		return Checkpoint{}, fmt.Errorf("cancel thread %q: %w: its run is done at @%d; start a new turn with `rewind run --thread %s --input …`", threadName(thread), ErrNothingToResume, base.ID, threadName(thread))
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "cancelled by the operator"
+	}
+	return e.end(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}, base, RunCancelled, reason, EventRunCancelled, "", "")
+}
+
+// end commits, as a child of base, the checkpoint that ends its run: the
+// same values, no pending tasks (base's recorded as discarded), the
+// status and reason, and an event saying so.
+func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, event, node, task string) (Checkpoint, error) {
+	source := SourceUpdate
+	if status == RunFailed {
+		source = SourceLoop
+	}
+	cp := Checkpoint{Thread: r.thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: source, Values: base.Values, Tasks: []Task{},
+		Metadata: Metadata{Discarded: base.Tasks, Status: status, Reason: reason}}
+	if node != "" {
+		cp.Metadata.Nodes = []string{node}
+	}
+	data := map[string]any{"reason": reason, "discarded": describeTasks(base.Tasks)}
+	if task != "" {
+		data["task"] = task // not the event's own task: it is new to observers
+	}
+	ev := r.event(event, node, "", data)
+	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{ev}); err != nil {
+		return Checkpoint{}, err
+	}
+	return cp, nil
+}

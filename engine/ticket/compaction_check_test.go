@@ -1,0 +1,130 @@
+package ticket_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// compacted is a context.compacted event at checkpoint at.
+func compacted(at int64, before, after int, strategy string, model any) engine.Event {
+	data := map[string]any{"historyVersionBefore": before, "historyVersionAfter": after, "strategy": strategy}
+	if model != nil {
+		data["model"] = model
+	}
+	b, _ := json.Marshal(data)
+	return engine.Event{Checkpoint: at, Type: ticket.EventContextCompacted, Data: b}
+}
+
+func atVersion(t *testing.T, version, summaryVersion int) engine.Checkpoint {
+	t.Helper()
+	hv, _ := json.Marshal(version)
+	sum := []byte("null")
+	if summaryVersion >= 0 {
+		sum, _ = json.Marshal(ticket.Summary{Text: "#1 user: hi", From: 1, To: 1, HistoryVersion: summaryVersion})
+	}
+	return engine.Checkpoint{Thread: "h", ID: 40, Values: engine.Values{"historyVersion": hv, "summary": sum}}
+}
+
+// Issue 10, item 5 (seed 003): a resume checks that the checkpoint's
+// history version follows on from the compactions its branch recorded, and
+// that each was made with a strategy and a model this version accepts.
+func TestCheckCompactions(t *testing.T) {
+	const v1, v2 = "indexed-transcript@v1", "indexed-fold@v2"
+	for _, tc := range []struct {
+		name     string
+		cp       engine.Checkpoint
+		events   []engine.Event
+		rerooted bool
+		want     string // "" accepts
+	}{
+		{"two compactions in a row", atVersion(t, 2, 2), []engine.Event{compacted(5, 0, 1, v1, nil), compacted(9, 1, 2, v2, "mock")}, false, ""},
+		{"never compacted", atVersion(t, 0, -1), nil, false, ""},
+		{"a strategy from a newer rewind", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, "structured-summary@v3", "gpt-x")},
+			false, `strategy "structured-summary@v3", which this rewind does not accept (it reads indexed-transcript@v1, indexed-fold@v2): fork from before it (` + "`rewind fork h 4 --input …`"},
+		{"a model left unnamed", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, v2, "")}, false, "names no model"},
+		{"a compaction missing", atVersion(t, 3, 3), []engine.Event{compacted(5, 0, 1, v2, "mock"), compacted(9, 2, 3, v2, "mock")},
+			false, "the compaction at @9 goes from history v2 to v3, but the branch was at v1"},
+		{"a compaction applied twice", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, v2, "mock"), compacted(9, 0, 1, v2, "mock")},
+			false, "the compaction at @9 goes from history v0 to v1, but the branch was at v1"},
+		{"the checkpoint ahead of its events", atVersion(t, 2, 2), []engine.Event{compacted(5, 0, 1, v2, "mock")},
+			false, "@40 is at history v2, but the last compaction on its branch (@5) published v1"},
+		{"a version with no compaction", atVersion(t, 1, 1), nil, false, "no compaction is recorded on its branch"},
+		{"a summary of another version", atVersion(t, 1, 2), []engine.Event{compacted(5, 0, 1, v2, "mock")}, false, "its summary says v2"},
+		{"pruned: the first kept compaction starts later", atVersion(t, 4, 4), []engine.Event{compacted(30, 3, 4, v2, "mock")}, true, ""},
+		{"pruned: every compaction gone", atVersion(t, 5, 5), nil, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ticket.CheckCompactions(engine.ResumeInfo{Checkpoint: tc.cp, Events: tc.events, Rerooted: tc.rerooted})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "rewind ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v\nwant %q with the fix", err, tc.want)
+			}
+		})
+	}
+}
+
+// newerStrategy shows a thread's compactions as a newer rewind would have
+// stored them.
+type newerStrategy struct{ store.Store }
+
+func (s newerStrategy) Events(ctx context.Context, thread string, id int64) ([]store.Event, error) {
+	evs, err := s.Store.Events(ctx, thread, id)
+	for i := range evs {
+		evs[i].Payload = []byte(strings.ReplaceAll(string(evs[i].Payload), "indexed-fold@v2", "structured-summary@v3"))
+	}
+	return evs, err
+}
+
+// The summarizer records its strategy (one this version accepts) and its
+// model; a resume of a thread compacted by a strategy it does not accept is
+// refused before anything runs; the same thread as stored resumes.
+func TestResumeChecksTheCompactionsStrategyAndModel(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
+		ctx := t.Context()
+		e := draftEngine(t, st)
+		if _, err := e.Run(ctx, "c", ticket.Input(sentence), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run(ctx, "c", ticket.Input("And where is the parcel for SO20260901 now?"), engine.RunConfig{InterruptBefore: []string{ticket.NodeReply}})
+		if err != nil || res.Status != "interrupted" {
+			t.Fatalf("second turn: %v %s", err, res.Status)
+		}
+		evs, err := e.Events(ctx, "c", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range evs {
+			if ev.Type == ticket.EventContextCompacted {
+				var d struct{ Strategy, Model string }
+				_ = json.Unmarshal(ev.Data, &d)
+				got = append(got, d.Strategy+" by "+d.Model)
+			}
+		}
+		if fmt.Sprint(got) != "[indexed-fold@v2 by mock]" {
+			t.Fatalf("compactions recorded: %v", got)
+		}
+		if _, err := draftEngine(t, newerStrategy{reopen()}).Resume(ctx, "c", engine.RunConfig{}); !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), "structured-summary@v3") {
+			t.Fatalf("resume a thread compacted by a newer strategy: %v", err)
+		}
+		if l := mustLatest(t, e, "c"); l.ID != res.Checkpoint {
+			t.Fatalf("a refused resume wrote @%d", l.ID)
+		}
+		if res, err := draftEngine(t, reopen()).Resume(ctx, "c", engine.RunConfig{}); err != nil || res.Status != "done" {
+			t.Fatalf("resume as stored: %v %s", err, res.Status)
+		}
+	})
+}

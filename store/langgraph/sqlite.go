@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -25,16 +27,52 @@ var (
 	sqliteWriteCols      = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
 )
 
-// sqliteURI opens a file read-only: mode=ro still reads the commits in
-// its WAL (another process may be writing), and query_only refuses any
-// write on the connection too.
-func sqliteURI(path string) (string, error) {
+// sqliteURI opens a file read-only and leaves nothing beside it. A
+// database in rollback mode, or in WAL mode with a writer's -wal and -shm
+// beside it, opens with mode=ro: it reads the commits waiting in the WAL
+// (a LangGraph app may be writing). A WAL database whose writer has closed
+// has neither file, and mode=ro would make them, owned by this user and
+// left behind (a writer of another user could no longer use them): then
+// the file is whole and opens immutable. query_only refuses writes on the
+// connection too.
+func sqliteURI(path, mode string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
 	// A URI, so that '?', '#' and '%' in the path stay part of the name.
-	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?mode=ro&_pragma=query_only(1)&_pragma=busy_timeout(5000)", nil
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + mode + "&_pragma=query_only(1)&_pragma=busy_timeout(5000)", nil
+}
+
+// Open modes (see sqliteURI).
+const (
+	modeRO        = "mode=ro"
+	modeImmutable = "immutable=1"
+)
+
+// openMode picks the mode for the file as it is now.
+func openMode(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return modeRO
+	}
+	defer f.Close()
+	var header [20]byte
+	if _, err := io.ReadFull(f, header[:]); err != nil || header[18] != 2 { // 2: WAL
+		return modeRO
+	}
+	if exists(path+"-wal") && exists(path+"-shm") {
+		return modeRO
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return modeRO // commits wait in it: read them, even if that makes a -shm
+	}
+	return modeImmutable
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 func detectSQLite(ctx context.Context, path string) (Detected, error) {
@@ -74,7 +112,11 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 }
 
 func openRO(path string) (*sql.DB, error) {
-	uri, err := sqliteURI(path)
+	return openIn(path, openMode(path))
+}
+
+func openIn(path, mode string) (*sql.DB, error) {
+	uri, err := sqliteURI(path, mode)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -157,19 +199,24 @@ func list(names []string) string {
 
 // sqliteDB is an open LangGraph SQLite file.
 type sqliteDB struct {
-	db *sql.DB
-	d  Detected
+	d Detected
 	// order sorts a checkpoint's writes as they were stored: by rowid,
 	// unless the table has none.
 	order string
+
+	mu   sync.Mutex
+	db   *sql.DB
+	mode string
+	old  []*sql.DB
 }
 
 func openSQLite(ctx context.Context, d Detected) (*sqliteDB, error) {
-	db, err := openRO(d.Where)
+	mode := openMode(d.Where)
+	db, err := openIn(d.Where, mode)
 	if err != nil {
 		return nil, err
 	}
-	s := &sqliteDB{db: db, d: d, order: "rowid"}
+	s := &sqliteDB{db: db, d: d, mode: mode, order: "rowid"}
 	if _, err := db.ExecContext(ctx, `SELECT rowid FROM writes LIMIT 0`); err != nil {
 		s.order = "task_id, idx"
 	}
@@ -180,10 +227,39 @@ func (s *sqliteDB) about() About {
 	return About{Kind: KindLangGraph, Backend: "sqlite", Where: s.d.Where, Schema: s.d.Schema, ReadOnly: true}
 }
 
-func (s *sqliteDB) close() error { return s.db.Close() }
+func (s *sqliteDB) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.Close()
+	for _, db := range s.old {
+		err = errors.Join(err, db.Close())
+	}
+	return err
+}
+
+// handle is the pool for the file as it is now: a writer that starts
+// after an immutable open makes a WAL, which only a mode=ro connection
+// reads, so the mode is checked again before each read.
+func (s *sqliteDB) handle() (*sql.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mode := openMode(s.d.Where); mode != s.mode {
+		db, err := openIn(s.d.Where, mode)
+		if err != nil {
+			return nil, err
+		}
+		s.old = append(s.old, s.db) // reads may still use it; closed with the source
+		s.db, s.mode = db, mode
+	}
+	return s.db, nil
+}
 
 func (s *sqliteDB) snapshot(ctx context.Context) (snapshot, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	db, err := s.handle()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", s.d.Where, err)
 	}

@@ -34,6 +34,8 @@ type Detected struct {
 	Schema string `json:"schema,omitempty"`
 	// url is the spec itself, password and all, to connect with.
 	url string
+	// why a rewind kind is not a LangGraph database, for Open's error.
+	why string
 }
 
 // Detect tells what a spec (memory:, sqlite:PATH, PATH.db, postgres://…)
@@ -51,7 +53,7 @@ func Detect(ctx context.Context, spec string) (Detected, error) {
 	case "postgres":
 		return detectPostgres(ctx, where)
 	}
-	return Detected{Kind: KindRewind, Backend: backend, Where: "memory:"}, nil
+	return Detected{Kind: KindRewind, Backend: backend, Where: "memory:", why: "is rewind's in-memory store"}, nil
 }
 
 // Open opens the LangGraph database a spec names, read-only. A rewind
@@ -62,7 +64,7 @@ func Open(ctx context.Context, spec string) (Source, error) {
 		return nil, err
 	}
 	if d.Kind != KindLangGraph {
-		return nil, fmt.Errorf("%s is not a LangGraph database (it has no LangGraph checkpoint tables; rewind opens it as its own store): name a database LangGraph's SqliteSaver or PostgresSaver wrote", d.Where)
+		return nil, fmt.Errorf("%s %s, not a LangGraph database: name a database LangGraph's SqliteSaver or PostgresSaver wrote", d.Where, d.why)
 	}
 	var db database
 	switch d.Backend {

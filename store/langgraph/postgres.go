@@ -77,7 +77,11 @@ func detectPostgres(ctx context.Context, url string) (Detected, error) {
 	}
 	lg := without(names[:3], found)
 	switch {
-	case slices.Contains(found, "rewind_schema_migrations"), len(lg) == 3:
+	case slices.Contains(found, "rewind_schema_migrations"):
+		d.why = "is a rewind store"
+		return d, nil
+	case len(lg) == 3:
+		d.why = "holds none of LangGraph's tables (checkpoints, checkpoint_blobs, checkpoint_writes)"
 		return d, nil
 	case len(lg) > 0:
 		return d, fmt.Errorf("%s has %s of LangGraph's tables but not %s: %w; name a database LangGraph's PostgresSaver set up (saver.setup()) or a rewind store",

@@ -80,12 +80,14 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return d, nil // rewind's opener makes a new store there
+		d.why = "does not exist" // rewind's opener makes a new store there
+		return d, nil
 	case err != nil:
 		return d, fmt.Errorf("open %s: %w", path, err)
 	case !fi.Mode().IsRegular():
 		return d, fmt.Errorf("open %s: not a regular file; name a database file", path)
 	case fi.Size() == 0:
+		d.why = "is an empty file"
 		return d, nil
 	}
 	db, err := openRO(path)
@@ -97,7 +99,12 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 	if err != nil {
 		return d, err
 	}
-	if slices.Contains(tables, "rewind_store_schema") || len(tables) == 0 {
+	switch {
+	case slices.Contains(tables, "rewind_store_schema"):
+		d.why = "is a rewind store"
+		return d, nil
+	case len(tables) == 0:
+		d.why = "holds no tables"
 		return d, nil
 	}
 	if !slices.Contains(tables, "checkpoints") || !slices.Contains(tables, "writes") {

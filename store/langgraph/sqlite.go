@@ -34,14 +34,15 @@ var (
 // has neither file, and mode=ro would make them, owned by this user and
 // left behind (a writer of another user could no longer use them): then
 // the file is whole and opens immutable. query_only refuses writes on the
-// connection too.
+// connection too; reads are memory-mapped, which halves the cost of
+// listing a long thread (every checkpoint holds all its values).
 func sqliteURI(path, mode string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
 	// A URI, so that '?', '#' and '%' in the path stay part of the name.
-	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + mode + "&_pragma=query_only(1)&_pragma=busy_timeout(5000)", nil
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + mode + "&_pragma=query_only(1)&_pragma=busy_timeout(5000)&_pragma=mmap_size(268435456)", nil
 }
 
 // Open modes (see sqliteURI).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,14 +125,16 @@ func (d *doc) msgpackValues(mp *mpReader, full bool) error {
 }
 
 // jsonDoc is a checkpoint stored as JSON (LangGraph.js, and PostgreSQL's
-// checkpoint column, which holds the primitives inline).
+// checkpoint column, which holds the primitives inline). Versions are
+// read as they are, not through a generic decode: a listing of a long
+// thread reads thousands.
 type jsonDoc struct {
-	V               json.RawMessage            `json:"v"`
-	TS              string                     `json:"ts"`
-	ChannelValues   map[string]json.RawMessage `json:"channel_values"`
-	ChannelVersions json.RawMessage            `json:"channel_versions"`
-	VersionsSeen    json.RawMessage            `json:"versions_seen"`
-	PendingSends    json.RawMessage            `json:"pending_sends"`
+	V               json.RawMessage                       `json:"v"`
+	TS              string                                `json:"ts"`
+	ChannelValues   map[string]json.RawMessage            `json:"channel_values"`
+	ChannelVersions map[string]json.RawMessage            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]json.RawMessage `json:"versions_seen"`
+	PendingSends    json.RawMessage                       `json:"pending_sends"`
 }
 
 func (d *doc) readJSON(data []byte, full bool) error {
@@ -139,18 +142,27 @@ func (d *doc) readJSON(data []byte, full bool) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
-	for key, raw := range map[string]json.RawMessage{"v": j.V, "channel_versions": j.ChannelVersions,
-		"versions_seen": j.VersionsSeen, "pending_sends": j.PendingSends} {
-		if len(raw) == 0 {
-			continue
-		}
-		v, err := decodeJSON(raw)
-		if err != nil {
-			return fmt.Errorf("json: %s: %w", key, err)
-		}
-		d.field(key, v)
+	if n, err := strconv.Atoi(string(j.V)); err == nil {
+		d.format = n
 	}
-	d.field("ts", j.TS)
+	d.ts = parseTS(j.TS)
+	for ch, raw := range j.ChannelVersions {
+		d.versions[ch] = jsonVersion(raw)
+	}
+	for node, seen := range j.VersionsSeen {
+		m := make(map[string]any, len(seen))
+		for ch, raw := range seen {
+			m[ch] = jsonVersion(raw)
+		}
+		d.seen[node] = m
+	}
+	if len(j.PendingSends) > 0 {
+		v, err := decodeJSON(j.PendingSends)
+		if err != nil {
+			return fmt.Errorf("json: pending_sends: %w", err)
+		}
+		d.field("pending_sends", v)
+	}
 	var bad []string
 	for name, raw := range j.ChannelValues {
 		if !full && !wanted(name) {
@@ -166,6 +178,22 @@ func (d *doc) readJSON(data []byte, full bool) error {
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("json: channel %s does not decode", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// jsonVersion reads a channel version: a string (Python) or a number
+// (LangGraph.js).
+func jsonVersion(raw json.RawMessage) any {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return f
 	}
 	return nil
 }

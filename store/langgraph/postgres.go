@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -36,6 +37,16 @@ func pgConfig(url string) (*pgxpool.Config, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "rewind (LangGraph reader)"
+	// JIT compiling a listing's query costs more than it saves (150 ms
+	// on a 10,000-checkpoint thread). A server without JIT says so.
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `SET jit = off`)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42704" { // unrecognized parameter
+			return nil
+		}
+		return err
+	}
 	return cfg, nil
 }
 
@@ -185,36 +196,23 @@ func (s *pgSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (stri
 	return id, err
 }
 
-// pgListingDoc is the checkpoint without the inline values a listing
-// does not read.
-const pgListingDoc = `(c.checkpoint - 'channel_values') || jsonb_build_object('channel_values', coalesce(
-	(SELECT jsonb_object_agg(e.key, CASE WHEN e.key = '__pregel_tasks' OR e.key LIKE 'join:%' THEN e.value ELSE 'null'::jsonb END)
-	 FROM jsonb_each(c.checkpoint -> 'channel_values') e), '{}'::jsonb))`
-
 func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error) {
-	docExpr := pgListingDoc
+	// A listing reads the checkpoint without its inline values, only
+	// their names: Python keeps primitives inline (strings however long),
+	// never Sends or joins.
+	docExpr := `c.checkpoint - 'channel_values', ARRAY(SELECT jsonb_object_keys(coalesce(c.checkpoint -> 'channel_values', '{}')))`
 	if q.full {
-		docExpr = `c.checkpoint`
+		docExpr = `c.checkpoint, NULL::text[]`
 	}
-	// The blobs of the channel versions the checkpoint names; a listing
-	// reads only which exist (and the Sends).
-	query := `SELECT c.checkpoint_id, coalesce(c.parent_checkpoint_id, ''), ` + docExpr + `, c.metadata, b.channels, b.types, b.blobs
-		FROM checkpoints c
-		LEFT JOIN LATERAL (
-			SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
-			       array_agg(CASE WHEN $3 OR bl.channel = '__pregel_tasks' OR bl.channel LIKE 'join:%' THEN bl.blob END) AS blobs
-			FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
-			JOIN checkpoint_blobs bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-			     AND bl.channel = v.key AND bl.version = v.value
-		) b ON true
-		WHERE c.thread_id = $1 AND c.checkpoint_ns = $2`
-	args := []any{c.Thread, c.NS, q.full}
+	query := `SELECT c.checkpoint_id, coalesce(c.parent_checkpoint_id, ''), ` + docExpr + `, c.metadata
+		FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2`
+	args := []any{c.Thread, c.NS}
 	switch {
 	case q.id != "":
-		query += ` AND c.checkpoint_id = $4`
+		query += ` AND c.checkpoint_id = $3`
 		args = append(args, q.id)
 	case q.before != "":
-		query += ` AND c.checkpoint_id < $4`
+		query += ` AND c.checkpoint_id < $3`
 		args = append(args, q.before)
 	}
 	query += ` ORDER BY c.checkpoint_id DESC`
@@ -225,23 +223,75 @@ func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, e
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
 		var out row
 		var cp, md []byte
-		var channels, types []string
-		var blobs [][]byte
-		if err := r.Scan(&out.id, &out.parent, &cp, &md, &channels, &types, &blobs); err != nil {
+		var inline []string
+		if err := r.Scan(&out.id, &out.parent, &cp, &inline, &md); err != nil {
 			return out, err
 		}
 		out.doc = readDoc(TypeJSON, cp, q.full)
-		for i := range channels {
-			if i < len(types) && i < len(blobs) {
-				out.doc.addBlob(channels[i], types[i], blobs[i], q.full)
-			}
+		for _, name := range inline {
+			out.doc.values[name] = nil
 		}
 		out.meta = readMeta(md)
 		return out, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, s.blobs(ctx, c, out, q.full)
+}
+
+// blobs adds the values stored apart: one query for the channel versions
+// the rows name (a listing reads which exist, and only the Sends' and
+// joins' values).
+func (s *pgSnap) blobs(ctx context.Context, c Chain, rows []row, full bool) error {
+	type key struct{ channel, version string }
+	var channels, versions []string
+	seen := map[key]bool{}
+	for _, r := range rows {
+		for ch, v := range r.doc.versions {
+			k := key{ch, versionText(v)}
+			if !seen[k] {
+				seen[k] = true
+				channels, versions = append(channels, k.channel), append(versions, k.version)
+			}
+		}
+	}
+	if len(channels) == 0 {
+		return nil
+	}
+	res, err := s.tx.Query(ctx, `SELECT bl.channel, bl.version, bl.type,
+		       CASE WHEN $5 OR bl.channel = '`+chanTasks+`' OR bl.channel LIKE 'join:%' THEN bl.blob END
+		FROM checkpoint_blobs bl JOIN unnest($3::text[], $4::text[]) AS v(channel, version)
+		     ON bl.channel = v.channel AND bl.version = v.version
+		WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2`, c.Thread, c.NS, channels, versions, full)
+	if err != nil {
+		return err
+	}
+	type blob struct {
+		typ  string
+		data []byte
+	}
+	found := map[key]blob{}
+	var k key
+	var b blob
+	_, err = pgx.ForEachRow(res, []any{&k.channel, &k.version, &b.typ, &b.data}, func() error {
+		found[k] = b
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		for ch, v := range r.doc.versions {
+			if b, ok := found[key{ch, versionText(v)}]; ok {
+				r.doc.addBlob(ch, b.typ, b.data, full)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *pgSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {

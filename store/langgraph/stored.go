@@ -3,7 +3,6 @@ package langgraph
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -240,6 +239,3 @@ func (d *doc) addBlob(channel, typ string, blob []byte, full bool) {
 	}
 	d.values[channel] = Decode(typ, blob)
 }
-
-// errNoDoc: a checkpoint row with no checkpoint in it.
-var errNoDoc = errors.New("the row holds no checkpoint")

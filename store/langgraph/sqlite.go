@@ -338,7 +338,7 @@ func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]ro
 	for rows.Next() {
 		var r row
 		var typ string
-		var cp, md []byte
+		var cp, md sql.RawBytes // decoded before the next row: no copy
 		if err := rows.Scan(&r.id, &r.parent, &typ, &cp, &md); err != nil {
 			return nil, err
 		}

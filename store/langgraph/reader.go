@@ -66,7 +66,10 @@ func (r *reader) Threads(ctx context.Context) ([]Thread, error) {
 		}
 		return id
 	})
-	return ts, lookupErr
+	if lookupErr != nil {
+		return nil, lookupErr
+	}
+	return ts, nil
 }
 
 func (r *reader) History(ctx context.Context, c Chain, before string, limit int) ([]Listing, error) {

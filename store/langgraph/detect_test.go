@@ -1,0 +1,155 @@
+package langgraph_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"rewind/store/langgraph"
+	"rewind/store/postgres"
+	"rewind/store/sqlite"
+)
+
+func TestDetectSQLite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name, ddl string) string {
+		path := filepath.Join(dir, name)
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(ddl); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	rewindStore := filepath.Join(dir, "rewind.db")
+	st, err := sqlite.Open(ctx, rewindStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(text, []byte("these are notes, not a database, but long enough to look like one......................................................."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, spec string
+		kind       string
+		err        string // "" for none; ErrNeither is checked when it says "neither"
+	}{
+		{"a Python SqliteSaver file", "sqlite:" + copyFixture(t, "sqlite-python.db"), langgraph.KindLangGraph, ""},
+		{"a LangGraph.js file named .db", copyFixture(t, "sqlite-js.db"), langgraph.KindLangGraph, ""},
+		{"a rewind store", "sqlite:" + rewindStore, langgraph.KindRewind, ""},
+		{"a missing file (rewind makes a store)", "sqlite:" + filepath.Join(dir, "new.db"), langgraph.KindRewind, ""},
+		{"an empty file", "sqlite:" + empty, langgraph.KindRewind, ""},
+		{"an empty database", "sqlite:" + write("blank.db", "PRAGMA user_version = 1"), langgraph.KindRewind, ""},
+		{"another app's database", "sqlite:" + write("other.db", "CREATE TABLE users (id INTEGER); CREATE TABLE orders (id INTEGER)"), "", "neither: it has orders, users"},
+		{"LangGraph before 0.2", "sqlite:" + write("old.db", "CREATE TABLE checkpoints (thread_id TEXT, thread_ts TEXT, parent_ts TEXT, checkpoint BLOB, metadata BLOB); CREATE TABLE writes (thread_id TEXT, thread_ts TEXT, task_id TEXT, idx INTEGER, channel TEXT, value BLOB)"), "", "before 0.2"},
+		{"not a database", "sqlite:" + text, "", "not a SQLite database"},
+		{"a directory", "sqlite:" + dir, "", "not a regular file"},
+		{"memory", "memory:", langgraph.KindRewind, ""},
+		{"nonsense", "mysql://x", "", "unknown store"},
+		{"no file", "sqlite:", "", "names no file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := langgraph.Detect(ctx, c.spec)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(c.err, "neither: ")) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("Detect(%s) = %+v, %v; want one line containing %q", c.spec, d, err, c.err)
+				}
+				if strings.HasPrefix(c.err, "neither") && !errors.Is(err, langgraph.ErrNeither) {
+					t.Errorf("%v does not match ErrNeither", err)
+				}
+				return
+			}
+			if err != nil || d.Kind != c.kind {
+				t.Fatalf("Detect(%s) = %+v, %v; want kind %s", c.spec, d, err, c.kind)
+			}
+			if c.kind == langgraph.KindLangGraph && (d.Backend != "sqlite" || !strings.Contains(d.Schema, "checkpoints and writes")) {
+				t.Errorf("detected %+v", d)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.db")); !os.IsNotExist(err) {
+		t.Errorf("Detect made the missing file: %v", err)
+	}
+	for spec, why := range map[string]string{"sqlite:" + rewindStore: "is a rewind store", "sqlite:" + filepath.Join(dir, "new.db"): "does not exist",
+		"sqlite:" + empty: "is an empty file", "memory:": "in-memory"} {
+		if _, err := langgraph.Open(ctx, spec); err == nil || !strings.Contains(err.Error(), why+", not a LangGraph database") && !strings.Contains(err.Error(), why) {
+			t.Errorf("Open(%s): %v, want it refused: %s", spec, err, why)
+		}
+	}
+}
+
+func TestDetectPostgres(t *testing.T) {
+	ctx := context.Background()
+	admin := pgAdmin(t)
+	exec := func(dbURL, sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewindDB := newDatabase(t, admin)
+	st, err := postgres.Open(ctx, rewindDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	partial := newDatabase(t, admin)
+	exec(partial, `CREATE TABLE checkpoints (thread_id text, checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, checkpoint jsonb, metadata jsonb)`)
+	cases := []struct {
+		name, spec, kind, schema, err string
+	}{
+		{"Python's PostgresSaver", loadDump(t, admin, "postgres-python.sql"), langgraph.KindLangGraph, "migrations 0–9, writes with task_path", ""},
+		{"LangGraph.js's PostgresSaver", loadDump(t, admin, "postgres-js.sql"), langgraph.KindLangGraph, "migrations 0–4", ""},
+		{"a rewind store", rewindDB, langgraph.KindRewind, "", ""},
+		{"an empty database", newDatabase(t, admin), langgraph.KindRewind, "", ""},
+		{"some of LangGraph's tables", partial, "", "", "has checkpoints of LangGraph's tables but not checkpoint_blobs, checkpoint_writes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := langgraph.Detect(ctx, c.spec)
+			if c.err != "" {
+				if !errors.Is(err, langgraph.ErrNeither) || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("Detect = %+v, %v; want ErrNeither saying %q", d, err, c.err)
+				}
+				return
+			}
+			if err != nil || d.Kind != c.kind || d.Backend != "postgres" || !strings.Contains(d.Schema, c.schema) {
+				t.Fatalf("Detect = %+v, %v; want kind %s, schema with %q", d, err, c.kind, c.schema)
+			}
+			if c.kind == langgraph.KindLangGraph && strings.Contains(c.schema, "0–4") && strings.Contains(d.Schema, "task_path") {
+				t.Errorf("LangGraph.js's writes have no task_path: %+v", d)
+			}
+		})
+	}
+	// A password never shows, not even in the error of a failed connect.
+	u, _ := url.Parse(admin)
+	u.User = url.UserPassword(u.User.Username(), "s3cret-pw")
+	u.Host = "127.0.0.1:1"
+	_, err = langgraph.Detect(ctx, u.String())
+	if err == nil || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "xxxxx") {
+		t.Errorf("a failed connect says %v: want the URL with its password masked", err)
+	}
+}

@@ -1,0 +1,88 @@
+// Package langgraph reads the checkpoint databases that LangGraph's own
+// checkpointers write (Python and LangGraph.js; SqliteSaver and
+// PostgresSaver), read-only, with no LangGraph code: rewind can then show
+// any LangGraph thread as it shows its own.
+//
+// # Opening
+//
+// Detect tells what a store spec (sqlite:PATH, PATH.db, postgres://…,
+// memory:) names, without writing anything: KindLangGraph (LangGraph's
+// tables: SQLite checkpoints and writes; PostgreSQL checkpoints,
+// checkpoint_blobs, checkpoint_writes and checkpoint_migrations, whose
+// migration number and columns Detected.Schema reports), KindRewind (a
+// rewind store, or a place where rewind's opener makes one), or an error
+// matching ErrNeither. Open opens a LangGraph database as a Source:
+// SQLite with mode=ro (which still reads a writer's WAL; a WAL file whose
+// writer has closed opens immutable, so nothing is left beside it) and
+// query_only; PostgreSQL in read-only, repeatable-read transactions on a
+// session whose default is read only.
+//
+// # Values
+//
+// Decode turns a stored value (the type column: msgpack with LangGraph's
+// extension codes 0–7, json with LangChain's {"lc": 1, "type":
+// "constructor", …} objects, null, empty, bytes) into plain values that
+// encoding/json prints and a generic tree walks, typed objects marked with
+// "$type" (see KeyType); what it cannot read (pickle, encrypted, a custom
+// serializer, a corrupt value) is {"$opaque": type, "$size": n}, never an
+// error. Messages normalises LangChain messages (role human, ai, tool,
+// system; content; tool calls with ids, joined to the tool messages that
+// answer them).
+//
+// # The interface
+//
+// Source is what a browser reads, and all it reads:
+//
+//	About() About                                       what is open ("LangGraph database, read-only")
+//	Threads(ctx) ([]Thread, error)                       threads, each with its chains (namespaces)
+//	History(ctx, chain, before, limit) ([]Listing, error) a chain's listings, newest first, no values
+//	Checkpoint(ctx, chain, id) (Checkpoint, error)       the values at one checkpoint ("" = newest)
+//	Writes(ctx, chain, id) ([]TaskWrites, error)          what the superstep from id stored, by task
+//	Close() error
+//
+// A Chain is a thread and a namespace: "" for the root graph, "node:<task
+// id>" for a run of a subgraph (nested ones joined by "|"), which hangs off
+// the parent chain's checkpoint whose task ran it
+// (Namespace.ParentCheckpoint). Ids are strings. A Listing has the id,
+// parent, step, source (input, loop, update for update_state, fork), time,
+// the tasks due next (nodes, then one per queued Send) and counts; a
+// Checkpoint adds every channel's decoded value (internal channels
+// marked; __pregel_tasks's Sends also in Next, with their arguments) and
+// the metadata. TaskWrites name LangGraph's special writes (error,
+// scheduled, interrupt, resume) and carry the error text and the
+// interrupt values.
+//
+// # How rewind's uses map to it
+//
+// rewind's engine could implement Source without changing (an adapter in
+// engine_source_test.go does, and the same walk reads both). What cli/ and
+// tui/ read from engine.Engine today, and its counterpart:
+//
+//   - Engine.Threads (rewind threads, the TUI's thread list) → Threads;
+//     a rewind thread has one chain, NS "", and Latest is its newest id.
+//   - Engine.History(thread, before, limit) (rewind log, the TUI timeline,
+//     paged: first 200, then 2000) → History(chain, before, limit), ids
+//     as text. Listing.Next is Checkpoint.Tasks' nodes, WrittenBy is
+//     Metadata.Nodes; rewind's message count has no LangGraph counterpart
+//     in a listing (its values are not read), Counts say what is.
+//   - Engine.Get and Engine.Latest (rewind show, diff, the TUI's detail)
+//     → Checkpoint(chain, id or ""); Values are Channels, State() gives
+//     them as engine.Values for engine.Diff (rewind diff, the TUI's diff
+//     pane), which matches LangChain messages by their "id".
+//   - Engine.Ancestors (how two checkpoints of rewind diff stand) → walk
+//     Listing.Parent over History.
+//   - Engine.PendingWrites (show's stored writes, the TUI's pending work)
+//     and Checkpoint.Applied (the writes that made a checkpoint) → Writes:
+//     LangGraph stores a superstep's writes under the checkpoint it ran
+//     from, so Writes(id) is the pending work of a checkpoint with tasks
+//     due and, for one with children, what made them (rewind: its
+//     PendingWrites, and its loop children's Applied).
+//   - Engine.Events (rewind events) → Writes: LangGraph keeps no event log;
+//     its writes, interrupts and errors are the record.
+//   - Engine.Message (show --message) → Checkpoint(…).Messages(): LangGraph
+//     keeps every message in the channel (no compaction).
+//
+// Everything else the CLI and TUI do writes (run, resume, fork, approve,
+// discard, rm, prune) and has no place here: a LangGraph source refuses it
+// by not having it.
+package langgraph

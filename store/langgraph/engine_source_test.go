@@ -1,0 +1,297 @@
+package langgraph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/store/langgraph"
+	"rewind/store/memory"
+)
+
+// engineSource is rewind's engine read through Source, written out as the
+// package doc maps it: one interface, two sources.
+type engineSource struct{ e *engine.Engine }
+
+func (s engineSource) About() langgraph.About {
+	return langgraph.About{Kind: langgraph.KindRewind, Backend: "memory", Where: "memory:"}
+}
+
+func (s engineSource) Close() error { return nil }
+
+func (s engineSource) Threads(ctx context.Context) ([]langgraph.Thread, error) {
+	ts, err := s.e.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]langgraph.Thread, len(ts))
+	for i, t := range ts {
+		latest := strconv.FormatInt(t.LatestID, 10)
+		out[i] = langgraph.Thread{ID: t.ID, Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt,
+			Namespaces: []langgraph.Namespace{{Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt}}}
+	}
+	return out, nil
+}
+
+func ids(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint %q: %w", s, langgraph.ErrNotFound)
+	}
+	return n, nil
+}
+
+func text(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+func (s engineSource) listing(c langgraph.Chain, cp engine.Checkpoint) langgraph.Listing {
+	l := langgraph.Listing{Chain: c, ID: text(cp.ID), Parent: text(cp.ParentID), Step: cp.Step, Source: cp.Source,
+		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []langgraph.Task{}}
+	for _, t := range cp.Tasks {
+		task := langgraph.Task{Node: t.Node}
+		if len(t.Args) > 0 {
+			task.Send = true
+			_ = json.Unmarshal(t.Args, &task.Arg)
+		}
+		l.Next = append(l.Next, task)
+	}
+	return l
+}
+
+func (s engineSource) History(ctx context.Context, c langgraph.Chain, before string, limit int) ([]langgraph.Listing, error) {
+	b, err := ids(before)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := s.e.History(ctx, c.Thread, b, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 && before == "" {
+		return nil, fmt.Errorf("thread %q: %w", c.Thread, langgraph.ErrNotFound)
+	}
+	out := make([]langgraph.Listing, len(cps))
+	for i, cp := range cps {
+		out[i] = s.listing(c, cp)
+	}
+	return out, nil
+}
+
+func (s engineSource) Checkpoint(ctx context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error) {
+	n, err := ids(id)
+	if err != nil {
+		return langgraph.Checkpoint{}, err
+	}
+	var cp engine.Checkpoint
+	if n == 0 {
+		cp, err = s.e.Latest(ctx, c.Thread)
+	} else {
+		cp, err = s.e.Get(ctx, c.Thread, n)
+	}
+	if err != nil {
+		return langgraph.Checkpoint{}, err
+	}
+	out := langgraph.Checkpoint{Listing: s.listing(c, cp), Format: cp.SchemaVersion}
+	for name, raw := range cp.Values {
+		out.Channels = append(out.Channels, langgraph.Channel{Name: name, Value: langgraph.Decode("json", raw)})
+	}
+	sort.Slice(out.Channels, func(i, j int) bool { return out.Channels[i].Name < out.Channels[j].Name })
+	b, _ := json.Marshal(cp.Metadata)
+	_ = json.Unmarshal(b, &out.Metadata)
+	out.Counts.Channels = len(out.Channels)
+	return out, nil
+}
+
+func (s engineSource) Writes(ctx context.Context, c langgraph.Chain, id string) ([]langgraph.TaskWrites, error) {
+	n, err := ids(id)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := s.e.PendingWrites(ctx, c.Thread, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []langgraph.TaskWrites
+	add := func(task, node string, ws []engine.Write) {
+		tw := langgraph.TaskWrites{Task: task, Node: node, Writes: []langgraph.Write{}}
+		for i, w := range ws {
+			tw.Writes = append(tw.Writes, langgraph.Write{Idx: i, Channel: w.Channel, Type: "json", Value: langgraph.Decode("json", w.Value)})
+		}
+		out = append(out, tw)
+	}
+	for _, p := range pending {
+		add(p.Task, p.Node, p.Writes)
+	}
+	// What made its loop children: their Applied.
+	all, err := s.e.History(ctx, c.Thread, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, child := range all {
+		if child.ParentID != n || child.Source != engine.SourceLoop {
+			continue
+		}
+		full, err := s.e.Get(ctx, c.Thread, child.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range full.Applied {
+			add(g.Task, g.Node, g.Writes)
+		}
+	}
+	return out, nil
+}
+
+// walk reads a source as a TUI would, knowing nothing of which it is, and
+// returns what it saw, one line per checkpoint.
+func walk(t *testing.T, src langgraph.Source) []string {
+	t.Helper()
+	ctx := context.Background()
+	ts, err := src.Threads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, th := range ts {
+		for _, ns := range th.Namespaces {
+			c := langgraph.Chain{Thread: th.ID, NS: ns.NS}
+			h, err := src.History(ctx, c, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string]langgraph.Listing{}
+			for _, l := range h {
+				byID[l.ID] = l
+			}
+			for _, l := range h {
+				if _, ok := byID[l.Parent]; l.Parent != "" && !ok {
+					t.Errorf("%s: checkpoint %s has parent %s, not in its chain", c, l.ID, l.Parent)
+				}
+				cp, err := src.Checkpoint(ctx, c, l.ID)
+				if err != nil || cp.ID != l.ID {
+					t.Fatalf("%s: checkpoint %s read as %s: %v", c, l.ID, cp.ID, err)
+				}
+				var parent langgraph.Checkpoint
+				if l.Parent != "" {
+					if parent, err = src.Checkpoint(ctx, c, l.Parent); err != nil {
+						t.Fatal(err)
+					}
+				}
+				diff := engine.Diff(engine.Values(parent.State()), engine.Values(cp.State()))
+				ws, err := src.Writes(ctx, c, l.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var next, changed []string
+				for _, task := range cp.Next {
+					next = append(next, task.Node)
+				}
+				for _, d := range diff {
+					changed = append(changed, d.Channel)
+				}
+				out = append(out, fmt.Sprintf("%s step %d %s next [%s] changed [%s] %d task(s) wrote, %d message(s)",
+					c.Thread, cp.Step, cp.Source, strings.Join(next, " "), strings.Join(changed, " "), len(ws), len(cp.Messages())))
+			}
+		}
+	}
+	return out
+}
+
+// A rewind graph shaped like the fixtures' (a fan-out of Sends, a fork),
+// read through the engine, and a LangGraph database, read by the same
+// walk.
+func TestOneWalkReadsBothSources(t *testing.T) {
+	ctx := context.Background()
+	g := engine.NewGraph("walk", 1).
+		Channel("messages", engine.IndexedAppend("index"), []any{}).
+		Channel("findings", engine.IndexedAppend("index"), []any{}).
+		Node("plan", func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("messages", []map[string]any{{"role": "ai", "content": "fanning out", "id": "ai-2"}})}, nil
+		}).
+		Node("worker", func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("findings", []map[string]any{{"part": string(nc.Task.Args)}})}, nil
+		}).
+		Entry("plan").
+		Route("plan", func(engine.Values) ([]engine.Target, error) {
+			return []engine.Target{engine.Send("worker", 0), engine.Send("worker", 1), engine.Send("worker", 2)}, nil
+		}).
+		Edge("worker", engine.End)
+	e, err := engine.New(memory.New(), g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := []engine.Write{engine.Put("messages", []map[string]any{{"role": "user", "content": "go", "id": "h-1"}})}
+	if _, err := e.Run(ctx, "t-rewind", input, engine.RunConfig{InterruptBefore: []string{"worker"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Resume(ctx, "t-rewind", engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Fork(ctx, "t-rewind", 1, input, engine.RunConfig{InterruptBefore: []string{"worker"}}); err != nil {
+		t.Fatal(err)
+	}
+	var src langgraph.Source = engineSource{e}
+	got := walk(t, src)
+	if len(got) != 5 || !slices.Contains(got, "t-rewind step 1 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 2 message(s)") ||
+		!slices.Contains(got, "t-rewind step 2 loop next [] changed [findings] 0 task(s) wrote, 2 message(s)") ||
+		!slices.Contains(got, "t-rewind step 1 fork next [plan] changed [messages] 1 task(s) wrote, 2 message(s)") {
+		t.Errorf("rewind's engine through Source:\n%s", strings.Join(got, "\n"))
+	}
+
+	lg := walk(t, open(t, "sqlite:"+copyFixture(t, "sqlite-python.db")))
+	for _, want := range []string{
+		"t-main step 3 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 4 message(s)",
+		"t-main step 2 update next [tools] changed [findings] 1 task(s) wrote, 2 message(s)",
+		"t-fail step 3 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 4 message(s)",
+	} {
+		if !slices.Contains(lg, want) {
+			t.Errorf("the LangGraph walk lacks %q:\n%s", want, strings.Join(lg, "\n"))
+		}
+	}
+}
+
+// engine.Diff compares two LangGraph checkpoints of different branches:
+// the fork by update_state added a finding the main branch has not.
+func TestDiffAcrossLangGraphBranches(t *testing.T) {
+	ctx := context.Background()
+	src := open(t, "sqlite:"+copyFixture(t, "sqlite-python.db"))
+	h := history(t, src, tMain)
+	upd := latestWith(t, h, "made by update_state", func(l langgraph.Listing) bool { return l.Source == langgraph.SourceUpdate })
+	sibling := latestWith(t, h, "beside the update", func(l langgraph.Listing) bool { return l.Parent == upd.Parent && l.ID != upd.ID })
+	a, err := src.Checkpoint(ctx, tMain, sibling.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := src.Checkpoint(ctx, tMain, upd.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := engine.Diff(engine.Values(a.State()), engine.Values(b.State()))
+	byChannel := map[string]engine.ChannelDiff{}
+	for _, d := range diff {
+		byChannel[d.Channel] = d
+	}
+	f, ok := byChannel["findings"]
+	if !ok || !slices.ContainsFunc(f.Lines, func(l string) bool { return strings.Contains(l, "forked-note") }) {
+		t.Errorf("diff %+v, want findings + forked-note", diff)
+	}
+	// The fork went back to before the tool ran: its result is not there.
+	m, ok := byChannel["messages"]
+	if !ok || !strings.Contains(m.Summary, "−1 (tool-1)") || len(m.Lines) != 1 {
+		t.Errorf("messages diff %+v, want the tool message (matched by id) only on the main branch", m)
+	}
+}

@@ -1,0 +1,278 @@
+package langgraph
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// LangGraph's msgpack extension codes (langgraph.checkpoint.serde.jsonplus).
+// Each payload is itself msgpack: a tuple naming the constructor
+// (module, name) and its arguments.
+const (
+	extConstructorSingleArg = 0 // (module, name, arg)
+	extConstructorPosArgs   = 1 // (module, name, args)
+	extConstructorKwArgs    = 2 // (module, name, kwargs)
+	extMethodSingleArg      = 3 // (module, name, arg, method)
+	extPydanticV1           = 4 // (module, name, kwargs)
+	extPydanticV2           = 5 // (module, name, kwargs, method)
+	extNumpyArray           = 6 // (dtype, shape, order, buffer)
+	extPandasDataFrame      = 7 // (arrow IPC bytes, metadata)
+	extPandasSeries         = 8 // (arrow IPC bytes, metadata)
+	extTimestamp            = -1
+)
+
+// decodeMsgpack reads one whole msgpack value.
+func decodeMsgpack(data []byte) (any, error) {
+	r := bytes.NewReader(data)
+	d := msgpack.NewDecoder(r)
+	v, err := (&mpReader{d: d, limit: len(data)}).value(0)
+	if err != nil {
+		return nil, fmt.Errorf("msgpack: %w", err)
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("msgpack: %d bytes left after the value", r.Len())
+	}
+	return v, nil
+}
+
+// mpReader walks a msgpack value. limit (the input's size) caps what a
+// declared length may allocate, so a corrupt header costs nothing.
+type mpReader struct {
+	d     *msgpack.Decoder
+	limit int
+}
+
+func (r *mpReader) value(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	c, err := r.d.PeekCode()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		return r.mapValue(depth)
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		return r.arrayValue(depth)
+	case msgpcode.IsExt(c):
+		id, n, err := r.d.DecodeExtHeader()
+		if err != nil {
+			return nil, err
+		}
+		if n > r.limit {
+			return nil, fmt.Errorf("extension of %d bytes in a value of %d", n, r.limit)
+		}
+		buf := make([]byte, n)
+		if err := r.d.ReadFull(buf); err != nil {
+			return nil, err
+		}
+		return extValue(id, buf, depth+1), nil
+	case msgpcode.IsBin(c):
+		b, err := r.d.DecodeBytes()
+		if err != nil {
+			return nil, err
+		}
+		return bytesValue("builtins.bytes", b), nil
+	}
+	v, err := r.d.DecodeInterface()
+	if err != nil {
+		return nil, err
+	}
+	return scalar(v), nil
+}
+
+func (r *mpReader) mapValue(depth int) (any, error) {
+	n, err := r.d.DecodeMapLen()
+	if err != nil || n < 0 {
+		return nil, err // n < 0: nil, which PeekCode ruled out
+	}
+	m := make(map[string]any, min(n, r.limit))
+	for range n {
+		k, err := r.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		v, err := r.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		m[keyString(k)] = v
+	}
+	return m, nil
+}
+
+func (r *mpReader) arrayValue(depth int) (any, error) {
+	n, err := r.d.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	l := make([]any, 0, min(n, r.limit))
+	for range n {
+		v, err := r.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, v)
+	}
+	return l, nil
+}
+
+// scalar widens the decoder's sized numbers to int64, uint64 and float64.
+func scalar(v any) any {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return x
+	case float32:
+		return float(float64(x))
+	case float64:
+		return float(x)
+	}
+	return v
+}
+
+// keyString prints a map key: strings as they are, anything else (msgpack
+// allows tuples, numbers…) as JSON text.
+func keyString(k any) string {
+	if s, ok := k.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Sprint(k)
+	}
+	return string(b)
+}
+
+// extValue decodes one of LangGraph's extension types. A payload that
+// does not read as its code says comes back opaque, with the reason.
+func extValue(code int8, data []byte, depth int) any {
+	name := fmt.Sprintf("msgpack ext %d", code)
+	if code == extTimestamp {
+		t, err := timestamp(data)
+		if err != nil {
+			return opaque(name, len(data), err)
+		}
+		return map[string]any{KeyType: "datetime.datetime", KeyValue: t.Format(time.RFC3339Nano)}
+	}
+	if code < 0 || code > extPandasSeries {
+		return opaque(name, len(data), nil)
+	}
+	if depth > maxDepth {
+		return opaque(name, len(data), fmt.Errorf("nested deeper than %d", maxDepth))
+	}
+	r := bytes.NewReader(data)
+	inner, err := (&mpReader{d: msgpack.NewDecoder(r), limit: len(data)}).value(depth)
+	if err == nil && r.Len() != 0 {
+		err = fmt.Errorf("%d bytes left after the value", r.Len())
+	}
+	if err != nil {
+		return opaque(name, len(data), err)
+	}
+	tup, _ := inner.([]any)
+	v, err := constructed(code, tup)
+	if err != nil {
+		return opaque(name, len(data), err)
+	}
+	return v
+}
+
+// constructed reads the tuple of an extension code.
+func constructed(code int8, tup []any) (any, error) {
+	switch code {
+	case extNumpyArray:
+		if len(tup) != 4 {
+			return nil, fmt.Errorf("numpy array: want (dtype, shape, order, buffer), got %d items", len(tup))
+		}
+		m := map[string]any{KeyType: "numpy.ndarray", "dtype": tup[0], "shape": tup[1], "order": tup[2]}
+		if b, ok := tup[3].(map[string]any); ok {
+			m[KeySize] = b[KeySize]
+		}
+		return m, nil
+	case extPandasDataFrame, extPandasSeries:
+		if len(tup) != 2 {
+			return nil, fmt.Errorf("pandas value: want (arrow bytes, metadata), got %d items", len(tup))
+		}
+		path := map[int8]string{extPandasDataFrame: "pandas.DataFrame", extPandasSeries: "pandas.Series"}[code]
+		m := map[string]any{KeyOpaque: "arrow", KeyType: path, "metadata": tup[1]}
+		if b, ok := tup[0].(map[string]any); ok {
+			m[KeySize] = b[KeySize]
+		}
+		return m, nil
+	}
+	want := map[int8]int{extConstructorSingleArg: 3, extConstructorPosArgs: 3, extConstructorKwArgs: 3,
+		extMethodSingleArg: 4, extPydanticV1: 3, extPydanticV2: 3}[code]
+	if len(tup) < want {
+		return nil, fmt.Errorf("want a tuple (module, name, …) of %d items, got %d", want, len(tup))
+	}
+	module, ok1 := tup[0].(string)
+	name, ok2 := tup[1].(string)
+	if !ok1 || !ok2 {
+		return nil, errors.New("the constructor's module and name are not strings")
+	}
+	path := module + "." + name
+	switch code {
+	case extConstructorSingleArg:
+		return single(path, tup[2]), nil
+	case extConstructorPosArgs:
+		args, _ := tup[2].([]any)
+		if path == "langgraph.types.Send" && len(args) == 2 {
+			return map[string]any{KeyType: path, "node": args[0], "arg": args[1]}, nil
+		}
+		return map[string]any{KeyType: path, KeyArgs: tup[2]}, nil
+	case extMethodSingleArg:
+		return map[string]any{KeyType: path, KeyValue: tup[2], KeyMethod: tup[3]}, nil
+	}
+	// kwargs: dataclasses, namedtuples, pydantic models, LangChain messages
+	fields, ok := tup[2].(map[string]any)
+	if !ok {
+		return map[string]any{KeyType: path, KeyValue: tup[2]}, nil
+	}
+	return typed(path, fields), nil
+}
+
+// single is an object stored as one argument; a UUID gets its dashes back.
+func single(path string, arg any) map[string]any {
+	if s, ok := arg.(string); ok && path == "uuid.UUID" && len(s) == 32 {
+		arg = strings.Join([]string{s[:8], s[8:12], s[12:16], s[16:20], s[20:]}, "-")
+	}
+	return map[string]any{KeyType: path, KeyValue: arg}
+}
+
+// timestamp reads msgpack's own timestamp extension (-1).
+func timestamp(b []byte) (time.Time, error) {
+	switch len(b) {
+	case 4:
+		return time.Unix(int64(binary.BigEndian.Uint32(b)), 0).UTC(), nil
+	case 8:
+		v := binary.BigEndian.Uint64(b)
+		return time.Unix(int64(v&0x3ffffffff), int64(v>>34)).UTC(), nil
+	case 12:
+		return time.Unix(int64(binary.BigEndian.Uint64(b[4:])), int64(binary.BigEndian.Uint32(b))).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("timestamp of %d bytes", len(b))
+}

@@ -1,0 +1,314 @@
+package langgraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PostgreSQL: LangGraph's PostgresSaver keeps checkpoints (the checkpoint
+// as jsonb, primitives inline), checkpoint_blobs (every other channel
+// value, by channel and version), checkpoint_writes and
+// checkpoint_migrations (one row per migration applied: Python's 0–9 add
+// task_path to the writes at 9; LangGraph.js has 0–4).
+var (
+	pgCheckpointCols = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata"}
+	pgBlobCols       = []string{"thread_id", "checkpoint_ns", "channel", "version", "type", "blob"}
+	pgWriteCols      = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "blob"}
+)
+
+// pgConfig connects read-only: every transaction of the session is read
+// only, whatever a query says.
+func pgConfig(url string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgconn masks the password in its message.
+		return nil, fmt.Errorf("bad PostgreSQL URL (want postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE): %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "rewind (LangGraph reader)"
+	// JIT compiling a listing's query costs more than it saves (150 ms
+	// on a 10,000-checkpoint thread). A server without JIT says so.
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `SET jit = off`)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42704" { // unrecognized parameter
+			return nil
+		}
+		return err
+	}
+	return cfg, nil
+}
+
+func pgConnect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx)
+		if err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w; check that the server runs and the URL's user, password and database", redact(url), err)
+	}
+	return pool, nil
+}
+
+func detectPostgres(ctx context.Context, url string) (Detected, error) {
+	d := Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}
+	pool, err := pgConnect(ctx, url)
+	if err != nil {
+		return d, err
+	}
+	defer pool.Close()
+	names := []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations", "rewind_schema_migrations"}
+	var found []string
+	for _, n := range names {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
+			return d, fmt.Errorf("read the tables of %s: %w", d.Where, err)
+		}
+		if ok {
+			found = append(found, n)
+		}
+	}
+	lg := without(names[:3], found)
+	switch {
+	case slices.Contains(found, "rewind_schema_migrations"):
+		d.why = "is a rewind store"
+		return d, nil
+	case len(lg) == 3:
+		d.why = "holds none of LangGraph's tables (checkpoints, checkpoint_blobs, checkpoint_writes)"
+		return d, nil
+	case len(lg) > 0:
+		return d, fmt.Errorf("%s has %s of LangGraph's tables but not %s: %w; name a database LangGraph's PostgresSaver set up (saver.setup()) or a rewind store",
+			d.Where, list(without(names[:3], lg)), list(lg), ErrNeither)
+	}
+	taskPath := false
+	for table, want := range map[string][]string{"checkpoints": pgCheckpointCols, "checkpoint_blobs": pgBlobCols, "checkpoint_writes": pgWriteCols} {
+		have, err := pgColumns(ctx, pool, table)
+		if err != nil {
+			return d, fmt.Errorf("read the columns of %s in %s: %w", table, d.Where, err)
+		}
+		if missing := without(want, have); len(missing) > 0 {
+			return d, fmt.Errorf("%s: table %s lacks %s: a table named like LangGraph's but with other columns: %w", d.Where, table, list(missing), ErrNeither)
+		}
+		taskPath = taskPath || table == "checkpoint_writes" && slices.Contains(have, "task_path")
+	}
+	d.Kind, d.Schema = KindLangGraph, "LangGraph PostgresSaver tables"
+	if slices.Contains(found, "checkpoint_migrations") {
+		var v *int
+		if err := pool.QueryRow(ctx, `SELECT max(v) FROM checkpoint_migrations`).Scan(&v); err != nil {
+			return d, fmt.Errorf("read the migrations of %s: %w", d.Where, err)
+		}
+		if v != nil {
+			d.Schema += fmt.Sprintf(", migrations 0–%d", *v)
+		}
+	}
+	if taskPath {
+		d.Schema += ", writes with task_path"
+	}
+	return d, nil
+}
+
+func pgColumns(ctx context.Context, pool *pgxpool.Pool, table string) ([]string, error) {
+	rows, err := pool.Query(ctx, `SELECT attname FROM pg_attribute
+		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, table)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// pgDB is an open LangGraph PostgreSQL database.
+type pgDB struct {
+	pool     *pgxpool.Pool
+	d        Detected
+	taskPath bool
+}
+
+func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
+	pool, err := pgConnect(ctx, d.url)
+	if err != nil {
+		return nil, err
+	}
+	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path")}, nil
+}
+
+func (p *pgDB) about() About {
+	return About{Kind: KindLangGraph, Backend: "postgres", Where: p.d.Where, Schema: p.d.Schema, ReadOnly: true}
+}
+
+func (p *pgDB) close() error { p.pool.Close(); return nil }
+
+func (p *pgDB) snapshot(ctx context.Context) (snapshot, error) {
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p.d.Where, err)
+	}
+	return &pgSnap{tx: tx, taskPath: p.taskPath}, nil
+}
+
+type pgSnap struct {
+	tx       pgx.Tx
+	taskPath bool
+}
+
+func (s *pgSnap) done() { _ = s.tx.Rollback(context.Background()) }
+
+func (s *pgSnap) namespaces(ctx context.Context) ([]nsRow, error) {
+	rows, err := s.tx.Query(ctx, `
+		SELECT g.thread_id, g.checkpoint_ns, g.n, g.latest, c.metadata
+		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS latest, min(checkpoint_id) AS first
+		      FROM checkpoints GROUP BY thread_id, checkpoint_ns) g
+		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND c.checkpoint_id = g.first`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (nsRow, error) {
+		var n nsRow
+		err := r.Scan(&n.thread, &n.ns, &n.checkpoints, &n.latest, &n.firstMeta)
+		return n, err
+	})
+}
+
+func (s *pgSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {
+	var id string
+	err := s.tx.QueryRow(ctx, `SELECT checkpoint_id FROM checkpoint_writes
+		WHERE thread_id = $1 AND checkpoint_ns = $2 AND task_id = $3 ORDER BY checkpoint_id LIMIT 1`, c.Thread, c.NS, task).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error) {
+	// A listing reads the checkpoint without its inline values, only
+	// their names: Python keeps primitives inline (strings however long),
+	// never Sends or joins.
+	docExpr := `c.checkpoint - 'channel_values', ARRAY(SELECT jsonb_object_keys(coalesce(c.checkpoint -> 'channel_values', '{}')))`
+	if q.full {
+		docExpr = `c.checkpoint, NULL::text[]`
+	}
+	query := `SELECT c.checkpoint_id, coalesce(c.parent_checkpoint_id, ''), ` + docExpr + `, c.metadata
+		FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2`
+	args := []any{c.Thread, c.NS}
+	switch {
+	case q.id != "":
+		query += ` AND c.checkpoint_id = $3`
+		args = append(args, q.id)
+	case q.before != "":
+		query += ` AND c.checkpoint_id < $3`
+		args = append(args, q.before)
+	}
+	query += ` ORDER BY c.checkpoint_id DESC`
+	if q.limit > 0 {
+		query += fmt.Sprintf(` LIMIT %d`, q.limit)
+	}
+	rows, err := s.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var out row
+		var cp, md []byte
+		var inline []string
+		if err := r.Scan(&out.id, &out.parent, &cp, &inline, &md); err != nil {
+			return out, err
+		}
+		out.doc = readDoc(TypeJSON, cp, q.full)
+		for _, name := range inline {
+			out.doc.values[name] = nil
+		}
+		out.meta = readMeta(md)
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, s.blobs(ctx, c, out, q.full)
+}
+
+// blobs adds the values stored apart: one query for the channel versions
+// the rows name (a listing reads which exist, and only the Sends' and
+// joins' values).
+func (s *pgSnap) blobs(ctx context.Context, c Chain, rows []row, full bool) error {
+	type key struct{ channel, version string }
+	var channels, versions []string
+	seen := map[key]bool{}
+	for _, r := range rows {
+		for ch, v := range r.doc.versions {
+			k := key{ch, versionText(v)}
+			if !seen[k] {
+				seen[k] = true
+				channels, versions = append(channels, k.channel), append(versions, k.version)
+			}
+		}
+	}
+	if len(channels) == 0 {
+		return nil
+	}
+	res, err := s.tx.Query(ctx, `SELECT bl.channel, bl.version, bl.type,
+		       CASE WHEN $5 OR bl.channel = '`+chanTasks+`' OR bl.channel LIKE 'join:%' THEN bl.blob END
+		FROM checkpoint_blobs bl JOIN unnest($3::text[], $4::text[]) AS v(channel, version)
+		     ON bl.channel = v.channel AND bl.version = v.version
+		WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2`, c.Thread, c.NS, channels, versions, full)
+	if err != nil {
+		return err
+	}
+	type blob struct {
+		typ  string
+		data []byte
+	}
+	found := map[key]blob{}
+	var k key
+	var b blob
+	_, err = pgx.ForEachRow(res, []any{&k.channel, &k.version, &b.typ, &b.data}, func() error {
+		found[k] = b
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		for ch, v := range r.doc.versions {
+			if b, ok := found[key{ch, versionText(v)}]; ok {
+				r.doc.addBlob(ch, b.typ, b.data, full)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *pgSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {
+	path, order := `''`, `task_id, idx`
+	if s.taskPath {
+		path, order = `task_path`, `task_path, task_id, idx`
+	}
+	rows, err := s.tx.Query(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), `+path+`,
+		CASE WHEN $5 OR channel = '`+chanTasks+`' THEN blob END
+		FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id BETWEEN $3 AND $4
+		ORDER BY checkpoint_id, `+order, c.Thread, c.NS, from, to, values)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (writeRow, error) {
+		var w writeRow
+		err := r.Scan(&w.checkpoint, &w.task, &w.idx, &w.channel, &w.typ, &w.path, &w.value)
+		return w, err
+	})
+}

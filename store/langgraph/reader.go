@@ -1,0 +1,195 @@
+package langgraph
+
+import (
+	"context"
+	"fmt"
+
+	"rewind/store"
+)
+
+// KindLangGraph is About.Kind of this package's sources.
+const KindLangGraph = "langgraph"
+
+// database is what a backend gives the reader: read-only snapshots.
+type database interface {
+	snapshot(ctx context.Context) (snapshot, error)
+	about() About
+	close() error
+}
+
+// snapshot reads one consistent view of the tables.
+type snapshot interface {
+	// namespaces lists every (thread, namespace) with its counts.
+	namespaces(ctx context.Context) ([]nsRow, error)
+	// taskCheckpoint is the first checkpoint of chain c where task stored
+	// writes ("" when none).
+	taskCheckpoint(ctx context.Context, c Chain, task string) (string, error)
+	// checkpoints reads a chain's rows newest first (see rowQuery).
+	checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error)
+	// writes reads the writes of checkpoints from..to (ids, inclusive).
+	// Without values, only Sends (__pregel_tasks) carry theirs.
+	writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error)
+	done()
+}
+
+// rowQuery picks rows: the one id, or those before before (all when ""),
+// at most limit (all when <= 0); full reads every value.
+type rowQuery struct {
+	id     string
+	before string
+	limit  int
+	full   bool
+}
+
+// reader is a Source over a database.
+type reader struct{ db database }
+
+func (r *reader) About() About { return r.db.about() }
+
+func (r *reader) Close() error { return r.db.close() }
+
+func (r *reader) Threads(ctx context.Context) ([]Thread, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.done()
+	rows, err := s.namespaces(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	var lookupErr error
+	ts := buildThreads(rows, func(thread, parentNS, task string) string {
+		id, err := s.taskCheckpoint(ctx, Chain{thread, parentNS}, task)
+		if err != nil && lookupErr == nil {
+			lookupErr = fmt.Errorf("list threads: find the checkpoint of thread %v that runs task %v: %w", store.Name(thread), store.Name(task), err)
+		}
+		return id
+	})
+	if lookupErr != nil {
+		return nil, lookupErr
+	}
+	return ts, nil
+}
+
+func (r *reader) History(ctx context.Context, c Chain, before string, limit int) ([]Listing, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.done()
+	rows, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("read the history of %s: %w", c, err)
+	}
+	if len(rows) == 0 {
+		if before != "" {
+			return []Listing{}, nil
+		}
+		return nil, notFound(c, "")
+	}
+	counts, err := attachWrites(ctx, s, c, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Listing, len(rows))
+	for i, rw := range rows {
+		out[i] = rw.listing(c, counts[rw.id], false)
+	}
+	return out, nil
+}
+
+func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer s.done()
+	rw, err := one(ctx, s, c, id, true)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	counts, err := attachWrites(ctx, s, c, []row{rw})
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return rw.checkpoint(c, counts[rw.id]), nil
+}
+
+func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.done()
+	rw, err := one(ctx, s, c, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := attachWrites(ctx, s, c, []row{rw}); err != nil {
+		return nil, err
+	}
+	ws, err := s.writes(ctx, c, rw.id, rw.id, true)
+	if err != nil {
+		return nil, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
+	}
+	return groupWrites(ws, rw.doc.next(false)), nil
+}
+
+// one reads checkpoint id ("": the newest) of chain c.
+func one(ctx context.Context, s snapshot, c Chain, id string, full bool) (row, error) {
+	rows, err := s.checkpoints(ctx, c, rowQuery{id: id, limit: 1, full: full})
+	if err != nil {
+		return row{}, fmt.Errorf("read checkpoint %v of %s: %w", store.Name(id), c, err)
+	}
+	if len(rows) == 0 {
+		return row{}, notFound(c, id)
+	}
+	return rows[0], nil
+}
+
+// attachWrites counts the rows' writes, and gives a checkpoint older than
+// format 4 the Sends its parent's tasks stored (where LangGraph kept
+// them then).
+func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[string]Counts, error) {
+	lo, hi := rows[len(rows)-1].id, rows[0].id
+	for _, rw := range rows {
+		if old(rw.doc) && rw.parent != "" && rw.parent < lo {
+			lo = rw.parent
+		}
+	}
+	ws, err := s.writes(ctx, c, lo, hi, false)
+	if err != nil {
+		return nil, fmt.Errorf("read the writes of %s: %w", c, err)
+	}
+	sends := map[string][]any{}
+	for _, w := range ws {
+		if w.channel == chanTasks {
+			sends[w.checkpoint] = append(sends[w.checkpoint], Decode(w.typ, w.value))
+		}
+	}
+	for _, rw := range rows {
+		if old(rw.doc) && len(rw.doc.pendingSends) == 0 {
+			rw.doc.pendingSends = sends[rw.parent]
+		}
+	}
+	return countWrites(ws), nil
+}
+
+// old: a checkpoint format before Sends moved into __pregel_tasks.
+func old(d *doc) bool { return d.format > 0 && d.format < 4 }
+
+// String names a chain in messages.
+func (c Chain) String() string {
+	if c.NS == "" {
+		return fmt.Sprintf("thread %v", store.Name(c.Thread))
+	}
+	return fmt.Sprintf("namespace %v of thread %v", store.Name(c.NS), store.Name(c.Thread))
+}
+
+func notFound(c Chain, id string) error {
+	if id == "" {
+		return fmt.Errorf("%s has no checkpoints: list the threads and their namespaces with `rewind threads`: %w", c, ErrNotFound)
+	}
+	return fmt.Errorf("checkpoint %v not found in %s: list its checkpoints with `rewind log`: %w", store.Name(id), c, ErrNotFound)
+}

@@ -1,0 +1,373 @@
+package langgraph
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite: LangGraph's SqliteSaver (Python and JS write the same DDL)
+// keeps checkpoints(thread_id, checkpoint_ns, checkpoint_id,
+// parent_checkpoint_id, type, checkpoint, metadata) and writes(thread_id,
+// checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value).
+var (
+	sqliteCheckpointCols = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"}
+	sqliteWriteCols      = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
+)
+
+// sqliteURI opens a file read-only and leaves nothing beside it. A
+// database in rollback mode, or in WAL mode with a writer's -wal and -shm
+// beside it, opens with mode=ro: it reads the commits waiting in the WAL
+// (a LangGraph app may be writing). A WAL database whose writer has closed
+// has neither file, and mode=ro would make them, owned by this user and
+// left behind (a writer of another user could no longer use them): then
+// the file is whole and opens immutable. query_only refuses writes on the
+// connection too; reads are memory-mapped, which halves the cost of
+// listing a long thread (every checkpoint holds all its values).
+func sqliteURI(path, mode string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	// A URI, so that '?', '#' and '%' in the path stay part of the name.
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + mode + "&_pragma=query_only(1)&_pragma=busy_timeout(5000)&_pragma=mmap_size(268435456)", nil
+}
+
+// Open modes (see sqliteURI).
+const (
+	modeRO        = "mode=ro"
+	modeImmutable = "immutable=1"
+)
+
+// openMode picks the mode for the file as it is now.
+func openMode(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return modeRO
+	}
+	defer f.Close()
+	var header [20]byte
+	if _, err := io.ReadFull(f, header[:]); err != nil || header[18] != 2 { // 2: WAL
+		return modeRO
+	}
+	if exists(path+"-wal") && exists(path+"-shm") {
+		return modeRO
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return modeRO // commits wait in it: read them, even if that makes a -shm
+	}
+	return modeImmutable
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func detectSQLite(ctx context.Context, path string) (Detected, error) {
+	d := Detected{Kind: KindRewind, Backend: "sqlite", Where: path}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.why = "does not exist" // rewind's opener makes a new store there
+		return d, nil
+	case err != nil:
+		return d, fmt.Errorf("open %s: %w", path, err)
+	case !fi.Mode().IsRegular():
+		return d, fmt.Errorf("open %s: not a regular file; name a database file", path)
+	case fi.Size() == 0:
+		d.why = "is an empty file"
+		return d, nil
+	}
+	db, err := openRO(path)
+	if err != nil {
+		return d, err
+	}
+	defer db.Close()
+	tables, err := sqliteTables(ctx, db, path)
+	if err != nil {
+		return d, err
+	}
+	switch {
+	case slices.Contains(tables, "rewind_store_schema"):
+		d.why = "is a rewind store"
+		return d, nil
+	case len(tables) == 0:
+		d.why = "holds no tables"
+		return d, nil
+	}
+	if !slices.Contains(tables, "checkpoints") || !slices.Contains(tables, "writes") {
+		return d, fmt.Errorf("%s is a SQLite database with neither a rewind store nor LangGraph's checkpoint tables (checkpoints and writes); it has %s: %w; name a rewind store or a LangGraph SqliteSaver file",
+			path, list(tables), ErrNeither)
+	}
+	if err := sqliteColumns(ctx, db, path); err != nil {
+		return d, err
+	}
+	d.Kind, d.Schema = KindLangGraph, "LangGraph SqliteSaver tables checkpoints and writes"
+	return d, nil
+}
+
+func openRO(path string) (*sql.DB, error) {
+	return openIn(path, openMode(path))
+}
+
+func openIn(path, mode string) (*sql.DB, error) {
+	uri, err := sqliteURI(path, mode)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return db, nil
+}
+
+func sqliteTables(ctx context.Context, db *sql.DB, path string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_NOTADB {
+			return nil, fmt.Errorf("%s is not a SQLite database: %w; name a rewind store or a LangGraph SqliteSaver file", path, ErrNeither)
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// sqliteColumns checks LangGraph's columns, so an older layout or a
+// look-alike table is named rather than misread.
+func sqliteColumns(ctx context.Context, db *sql.DB, path string) error {
+	for table, want := range map[string][]string{"checkpoints": sqliteCheckpointCols, "writes": sqliteWriteCols} {
+		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+		if err != nil {
+			return fmt.Errorf("read the columns of %s in %s: %w", table, path, err)
+		}
+		var have []string
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				rows.Close()
+				return fmt.Errorf("read the columns of %s in %s: %w", table, path, err)
+			}
+			have = append(have, name)
+		}
+		rows.Close()
+		if missing := without(want, have); len(missing) > 0 {
+			why := "a table named like LangGraph's but with other columns"
+			if slices.Contains(have, "thread_ts") {
+				why = "the layout of LangGraph before 0.2 (thread_ts), which this reader does not read"
+			}
+			return fmt.Errorf("%s: table %s lacks %s: %s: %w", path, table, list(missing), why, ErrNeither)
+		}
+	}
+	return nil
+}
+
+func without(want, have []string) []string {
+	var out []string
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func list(names []string) string {
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
+	}
+	return strings.Join(names, ", ")
+}
+
+// sqliteDB is an open LangGraph SQLite file.
+type sqliteDB struct {
+	d Detected
+	// order sorts a checkpoint's writes as they were stored: by rowid,
+	// unless the table has none.
+	order string
+
+	mu   sync.Mutex
+	db   *sql.DB
+	mode string
+	old  []*sql.DB
+}
+
+func openSQLite(ctx context.Context, d Detected) (*sqliteDB, error) {
+	mode := openMode(d.Where)
+	db, err := openIn(d.Where, mode)
+	if err != nil {
+		return nil, err
+	}
+	s := &sqliteDB{db: db, d: d, mode: mode, order: "rowid"}
+	if _, err := db.ExecContext(ctx, `SELECT rowid FROM writes LIMIT 0`); err != nil {
+		s.order = "task_id, idx"
+	}
+	return s, nil
+}
+
+func (s *sqliteDB) about() About {
+	return About{Kind: KindLangGraph, Backend: "sqlite", Where: s.d.Where, Schema: s.d.Schema, ReadOnly: true}
+}
+
+func (s *sqliteDB) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.Close()
+	for _, db := range s.old {
+		err = errors.Join(err, db.Close())
+	}
+	return err
+}
+
+// handle is the pool for the file as it is now: a writer that starts
+// after an immutable open makes a WAL, which only a mode=ro connection
+// reads, so the mode is checked again before each read.
+func (s *sqliteDB) handle() (*sql.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mode := openMode(s.d.Where); mode != s.mode {
+		db, err := openIn(s.d.Where, mode)
+		if err != nil {
+			return nil, err
+		}
+		s.old = append(s.old, s.db) // reads may still use it; closed with the source
+		s.db, s.mode = db, mode
+	}
+	return s.db, nil
+}
+
+func (s *sqliteDB) snapshot(ctx context.Context) (snapshot, error) {
+	db, err := s.handle()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.d.Where, err)
+	}
+	return &sqliteSnap{tx: tx, order: s.order}, nil
+}
+
+type sqliteSnap struct {
+	tx    *sql.Tx
+	order string
+}
+
+func (s *sqliteSnap) done() { _ = s.tx.Rollback() }
+
+func (s *sqliteSnap) namespaces(ctx context.Context) ([]nsRow, error) {
+	rows, err := s.tx.QueryContext(ctx, `
+		SELECT g.thread_id, g.checkpoint_ns, g.n, g.latest, c.metadata
+		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS latest, min(checkpoint_id) AS first
+		      FROM checkpoints GROUP BY thread_id, checkpoint_ns) g
+		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND c.checkpoint_id = g.first`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []nsRow
+	for rows.Next() {
+		var r nsRow
+		if err := rows.Scan(&r.thread, &r.ns, &r.checkpoints, &r.latest, &r.firstMeta); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqliteSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {
+	var id string
+	err := s.tx.QueryRowContext(ctx, `SELECT checkpoint_id FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND task_id = ?
+		ORDER BY checkpoint_id LIMIT 1`, c.Thread, c.NS, task).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error) {
+	query := `SELECT checkpoint_id, coalesce(parent_checkpoint_id, ''), coalesce(type, ''), checkpoint, metadata
+		FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?`
+	args := []any{c.Thread, c.NS}
+	switch {
+	case q.id != "":
+		query += ` AND checkpoint_id = ?`
+		args = append(args, q.id)
+	case q.before != "":
+		query += ` AND checkpoint_id < ?`
+		args = append(args, q.before)
+	}
+	query += ` ORDER BY checkpoint_id DESC`
+	if q.limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.limit)
+	}
+	rows, err := s.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		var r row
+		var typ string
+		var cp, md sql.RawBytes // decoded before the next row: no copy
+		if err := rows.Scan(&r.id, &r.parent, &typ, &cp, &md); err != nil {
+			return nil, err
+		}
+		r.doc = readDoc(typ, cp, q.full)
+		r.meta = readMeta(md)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqliteSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {
+	value := `CASE WHEN channel = '` + chanTasks + `' THEN value END`
+	if values {
+		value = `value`
+	}
+	rows, err := s.tx.QueryContext(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), `+value+`
+		FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id BETWEEN ? AND ?
+		ORDER BY checkpoint_id, `+s.order, c.Thread, c.NS, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []writeRow
+	for rows.Next() {
+		var w writeRow
+		if err := rows.Scan(&w.checkpoint, &w.task, &w.idx, &w.channel, &w.typ, &w.value); err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,241 @@
+package langgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// doc is a stored checkpoint as read: the channels that hold a value,
+// their versions, what each node has seen, and the Sends it queues.
+type doc struct {
+	format   int
+	ts       time.Time
+	versions map[string]any
+	seen     map[string]map[string]any
+	// values has a key for every channel holding a value. Read for a
+	// listing (full false), it holds only the values a listing needs
+	// (wanted); the others are nil.
+	values map[string]any
+	// pendingSends are the Sends of a checkpoint older than format 4,
+	// which kept them beside the channels.
+	pendingSends []any
+	// damaged says why the stored checkpoint did not read whole.
+	damaged string
+}
+
+func newDoc() *doc {
+	return &doc{versions: map[string]any{}, seen: map[string]map[string]any{}, values: map[string]any{}}
+}
+
+// Channel names with a meaning to the reader.
+const (
+	chanTasks     = "__pregel_tasks"
+	chanStart     = "__start__"
+	chanError     = "__error__"
+	chanScheduled = "__scheduled__"
+	chanInterrupt = "__interrupt__"
+	chanResume    = "__resume__"
+)
+
+// wanted: the values a listing decodes (Sends, and joins to tell whether
+// they are complete); the rest it only sees exist.
+func wanted(ch string) bool {
+	return ch == chanTasks || strings.HasPrefix(ch, "join:")
+}
+
+// readDoc decodes a checkpoint stored with type typ (SQLite's checkpoint
+// column). A value that does not decode leaves a damaged doc, never an
+// error: the listing still shows, with the reason.
+func readDoc(typ string, data []byte, full bool) *doc {
+	d := newDoc()
+	var err error
+	switch typ {
+	case TypeMsgpack:
+		err = d.readMsgpack(data, full)
+	case TypeJSON, "":
+		err = d.readJSON(data, full)
+	default:
+		err = fmt.Errorf("stored as %q (%d bytes), which this reader cannot decode", typ, len(data))
+	}
+	if err != nil {
+		d.damaged = "the stored checkpoint does not decode: " + err.Error()
+	}
+	return d
+}
+
+func (d *doc) readMsgpack(data []byte, full bool) error {
+	r := bytes.NewReader(data)
+	dec := msgpack.NewDecoder(r)
+	mp := &mpReader{d: dec, limit: len(data)}
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return fmt.Errorf("msgpack: %w", err)
+	}
+	for range n {
+		k, err := mp.value(1)
+		if err != nil {
+			return fmt.Errorf("msgpack: %w", err)
+		}
+		key := keyString(k)
+		if key == "channel_values" {
+			if err := d.msgpackValues(mp, full); err != nil {
+				return fmt.Errorf("msgpack: channel_values: %w", err)
+			}
+			continue
+		}
+		v, err := mp.value(1)
+		if err != nil {
+			return fmt.Errorf("msgpack: %s: %w", key, err)
+		}
+		d.field(key, v)
+	}
+	return nil
+}
+
+func (d *doc) msgpackValues(mp *mpReader, full bool) error {
+	n, err := mp.d.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	for range n {
+		k, err := mp.value(2)
+		if err != nil {
+			return err
+		}
+		name := keyString(k)
+		if !full && !wanted(name) {
+			d.values[name] = nil
+			if err := mp.d.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		if d.values[name], err = mp.value(2); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonDoc is a checkpoint stored as JSON (LangGraph.js, and PostgreSQL's
+// checkpoint column, which holds the primitives inline). Versions are
+// read as they are, not through a generic decode: a listing of a long
+// thread reads thousands.
+type jsonDoc struct {
+	V               json.RawMessage                       `json:"v"`
+	TS              string                                `json:"ts"`
+	ChannelValues   map[string]json.RawMessage            `json:"channel_values"`
+	ChannelVersions map[string]json.RawMessage            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]json.RawMessage `json:"versions_seen"`
+	PendingSends    json.RawMessage                       `json:"pending_sends"`
+}
+
+func (d *doc) readJSON(data []byte, full bool) error {
+	var j jsonDoc
+	if err := json.Unmarshal(data, &j); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	if n, err := strconv.Atoi(string(j.V)); err == nil {
+		d.format = n
+	}
+	d.ts = parseTS(j.TS)
+	for ch, raw := range j.ChannelVersions {
+		d.versions[ch] = jsonVersion(raw)
+	}
+	for node, seen := range j.VersionsSeen {
+		m := make(map[string]any, len(seen))
+		for ch, raw := range seen {
+			m[ch] = jsonVersion(raw)
+		}
+		d.seen[node] = m
+	}
+	if len(j.PendingSends) > 0 {
+		v, err := decodeJSON(j.PendingSends)
+		if err != nil {
+			return fmt.Errorf("json: pending_sends: %w", err)
+		}
+		d.field("pending_sends", v)
+	}
+	var bad []string
+	for name, raw := range j.ChannelValues {
+		if !full && !wanted(name) {
+			d.values[name] = nil
+			continue
+		}
+		v, err := decodeJSON(raw)
+		if err != nil {
+			bad = append(bad, name)
+			v = opaque(TypeJSON, len(raw), err)
+		}
+		d.values[name] = v
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("json: channel %s does not decode", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// jsonVersion reads a channel version: a string (Python) or a number
+// (LangGraph.js).
+func jsonVersion(raw json.RawMessage) any {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return f
+	}
+	return nil
+}
+
+// field keeps one top-level field of a checkpoint.
+func (d *doc) field(key string, v any) {
+	switch key {
+	case "v":
+		if n, ok := v.(int64); ok {
+			d.format = int(n)
+		}
+	case "ts":
+		if s, ok := v.(string); ok {
+			d.ts = parseTS(s)
+		}
+	case "channel_versions":
+		if m, ok := v.(map[string]any); ok {
+			d.versions = m
+		}
+	case "versions_seen":
+		if m, ok := v.(map[string]any); ok {
+			for node, s := range m {
+				if sm, ok := s.(map[string]any); ok {
+					d.seen[node] = sm
+				}
+			}
+		}
+	case "pending_sends":
+		if l, ok := v.([]any); ok {
+			d.pendingSends = l
+		}
+	}
+}
+
+// addBlob adds a channel value stored apart (PostgreSQL's
+// checkpoint_blobs); an "empty" blob means the channel holds none.
+func (d *doc) addBlob(channel, typ string, blob []byte, full bool) {
+	if typ == TypeEmpty {
+		return
+	}
+	if !full && !wanted(channel) {
+		d.values[channel] = nil
+		return
+	}
+	d.values[channel] = Decode(typ, blob)
+}

@@ -145,7 +145,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 		}
 	}
 	if len(s.SourceVersions) > 0 {
-		fmt.Fprintln(out, "\nSOURCE VERSIONS (read by this thread · now)")
+		fmt.Fprintln(out, "\nSOURCE VERSIONS (read this turn · now)")
 		for _, id := range sortedKeys(s.SourceVersions) {
 			v, cur := s.SourceVersions[id], current[id]
 			note := "unchanged"

@@ -201,6 +201,20 @@ func MergeMap(current, write json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(cur) // map keys marshal sorted: deterministic bytes
 }
 
+// TurnMap is MergeMap for what matters only until the next turn: a write
+// {"$reset": {...}} replaces the whole object (a new turn starts it
+// afresh), so the value cannot grow with the thread.
+func TurnMap(current, write json.RawMessage) (json.RawMessage, error) {
+	var reset struct {
+		Reset json.RawMessage `json:"$reset"`
+	}
+	if w := bytes.TrimSpace(write); len(w) > 0 && w[0] == '{' && bytes.Contains(w, []byte(`"$reset"`)) &&
+		json.Unmarshal(w, &reset) == nil && reset.Reset != nil {
+		return MergeMap(nil, reset.Reset)
+	}
+	return MergeMap(current, write)
+}
+
 // Counter adds a number write to the current value; {"set": n} sets it and
 // {"set": null} clears it. Adding to an empty (null) counter leaves it empty,
 // so "no limit" stays "no limit".

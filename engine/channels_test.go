@@ -144,3 +144,19 @@ func TestValidateCatchesWiringMistakes(t *testing.T) {
 		}
 	}
 }
+
+func TestTurnMapResets(t *testing.T) {
+	v, err := TurnMap(nil, json.RawMessage(`{"a":1}`))
+	if err == nil {
+		v, err = TurnMap(v, json.RawMessage(`{"b":2}`))
+	}
+	if err != nil || string(v) != `{"a":1,"b":2}` {
+		t.Fatalf("upserts = %s, %v", v, err)
+	}
+	if v, err = TurnMap(v, json.RawMessage(`{"$reset":{"c":3}}`)); err != nil || string(v) != `{"c":3}` {
+		t.Fatalf("reset = %s, %v", v, err)
+	}
+	if v, err = TurnMap(v, json.RawMessage(`{"$reset":{}}`)); err != nil || string(v) != `{}` {
+		t.Fatalf("reset to empty = %s, %v", v, err)
+	}
+}

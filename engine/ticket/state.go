@@ -180,8 +180,10 @@ type State struct {
 	Request         *Request             `json:"request"`
 	DraftRequested  bool                 `json:"draftRequested"`
 	Approvals       map[string]Decision  `json:"approvals"`
-	// SourceVersions is the version of each record this thread's tools
-	// last read.
+	// SourceVersions is the version of each record this turn's tools read
+	// (a new turn starts it afresh, so it does not grow with the thread;
+	// what pending work depends on is kept with that work: subtasks and
+	// operations).
 	SourceVersions map[string]int `json:"sourceVersions"`
 	// VerificationResults are the verify step's findings, by operation.
 	VerificationResults map[string]Verification `json:"verificationResults"`
@@ -213,7 +215,7 @@ func declareChannels(g *engine.Graph) {
 		Channel("approvals", engine.MergeMap, map[string]Decision{}).
 		// New channels with a default: a thread stored before them reads
 		// them as empty, so no schema bump.
-		Channel("sourceVersions", engine.MergeMap, map[string]int{}).
+		Channel("sourceVersions", engine.TurnMap, map[string]int{}).
 		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
@@ -261,6 +263,7 @@ func (t Turn) Writes() []engine.Write {
 		engine.Put("reviewRounds", map[string]int{"set": 0}),
 		engine.Put("degraded", false),
 		engine.Put("draftRequested", t.Draft),
+		engine.Put("sourceVersions", map[string]any{"$reset": map[string]int{}}),
 	}
 	if len(t.Attach) > 0 {
 		atts := make([]Attachment, len(t.Attach))

@@ -1,0 +1,39 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"rewind/store/memory"
+)
+
+// A long conversation stays small: what a turn stores does not grow with
+// the thread (no channel may keep everything the thread ever did), and
+// an inline value is stored once. Bytes, not time: this cannot be flaky.
+func TestStorageStaysFlat(t *testing.T) {
+	rep, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 160, Reads: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, early := rep.Medians(11, 30)
+	_, late := rep.Medians(141, 160)
+	if late > 1.2*early {
+		t.Errorf("a turn stores %.0f bytes at turns 141-160 but %.0f at turns 11-30: storage grows with the thread", late, early)
+	}
+	if early > 16<<10 {
+		t.Errorf("a turn stores %.0f bytes: more than 16 KB", early)
+	}
+
+	plain, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 10, Reads: 1, Thread: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inline = 384 << 10
+	with, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 10, Reads: 1, Thread: "t", InlineBytes: inline}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra := with.TotalBytes - plain.TotalBytes; float64(extra) > 1.1*inline {
+		t.Errorf("a %d-byte inline value cost %d bytes over 10 turns: it must be stored once", inline, extra)
+	}
+}

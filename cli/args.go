@@ -29,7 +29,8 @@ func optCheckpoint(args []string) (int64, error) {
 }
 
 func checkpointArg(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	// "@16" is how output names checkpoints; "#16" was, before.
+	id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimPrefix(s, "@"), "#"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, usagef("checkpoint %q is not a checkpoint id: use the number from `rewind log THREAD`", named(s))
 	}

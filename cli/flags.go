@@ -78,6 +78,8 @@ func addModel(c *cobra.Command, m *app.ModelFlags) {
 	f.StringVar(&m.Record, "record", "", "save every model exchange to `FILE` (added to if it is a recording)")
 	f.StringVar(&m.Replay, "replay", "", "answer model calls from the recording `FILE`, offline; refuses calls it does not hold")
 	f.DurationVar(&m.MockLatency, "mock-latency", 0, "wait `D` per mock model call (e.g. 300ms: time to kill a run by hand)")
+	f.DurationVar(&m.MockJitter, "mock-jitter", 0, "add up to `D` to each mock call's wait, different per task and the same on every run with one --mock-seed (parallel executors finish apart, so a hand kill during the fan-out catches some done and some not)")
+	f.Uint64Var(&m.MockSeed, "mock-seed", 1, "the `N` that picks --mock-jitter's waits")
 	f.StringArrayVar(&m.MockFail, "mock-fail", nil, "make every call of a model `ROLE` fail: planner, executor, critic, summarizer, reply")
 }
 

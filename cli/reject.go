@@ -12,19 +12,22 @@ import (
 func newRejectCmd(asWorker bool) *cobra.Command {
 	f := execFlags{worker: asWorker}
 	var reason string
+	var redraft bool
 	c := &cobra.Command{
-		Use:     "reject T --reason TEXT",
-		Short:   "reject the draft thread T waits on (no draft is created), and carry on",
-		Example: `  rewind reject t --reason "the refund amount is wrong"`,
-		Args:    between(1, 1),
+		Use:   "reject T --reason TEXT",
+		Short: "reject the draft thread T waits on (no draft is created), and carry on",
+		Example: `  rewind reject t --reason "the refund amount is wrong"
+  rewind reject t --reason "say the refund takes 5 days" --redraft`,
+		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				return usagef("reject needs --reason TEXT: say why the draft must not be created")
 			}
-			return f.do(c.Context(), c.OutOrStdout(), worker.Request{Op: worker.OpReject, Thread: args[0], Reason: reason})
+			return f.do(c.Context(), c.OutOrStdout(), worker.Request{Op: worker.OpReject, Thread: args[0], Reason: reason, Redraft: redraft})
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why the draft must not be created (recorded with the decision)")
+	c.Flags().BoolVar(&redraft, "redraft", false, "write the reply again with the reason: the new reply is a new draft waiting for approval")
 	f.add(c)
 	return c
 }

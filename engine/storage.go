@@ -1075,17 +1075,64 @@ func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (S
 		}
 		at = head.ID
 	}
-	found, err := e.store.MessagesAt(ctx, thread, index)
-	if err != nil {
-		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, threadName(thread), err)
-	}
-	chain, err := e.Ancestors(ctx, thread, at)
+	onBranch, err := e.branchOf(ctx, thread, at)
 	if err != nil {
 		return StoredMessage{}, err
 	}
-	onBranch := map[int64]bool{}
+	return e.messageOn(ctx, thread, at, index, onBranch)
+}
+
+// Transcript returns original messages #from to #to of the branch that
+// checkpoint at is on (0: the thread's newest), as Message does for one,
+// reading the branch once. An index no message has is left out.
+func (e *Engine) Transcript(ctx context.Context, thread string, at, from, to int64) ([]StoredMessage, error) {
+	if e.graph.transcript == "" {
+		return nil, ErrNoTranscript
+	}
+	if at == 0 {
+		head, err := e.store.Latest(ctx, thread)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read thread %q: %w", threadName(thread), err)
+		}
+		at = head.ID
+	}
+	onBranch, err := e.branchOf(ctx, thread, at)
+	if err != nil {
+		return nil, err
+	}
+	var out []StoredMessage
+	for i := from; i <= to; i++ {
+		m, err := e.messageOn(ctx, thread, at, i, onBranch)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (e *Engine) branchOf(ctx context.Context, thread string, at int64) (map[int64]bool, error) {
+	chain, err := e.Ancestors(ctx, thread, at)
+	if err != nil {
+		return nil, err
+	}
+	onBranch := make(map[int64]bool, len(chain))
 	for _, c := range chain {
 		onBranch[c.ID] = true
+	}
+	return onBranch, nil
+}
+
+func (e *Engine) messageOn(ctx context.Context, thread string, at, index int64, onBranch map[int64]bool) (StoredMessage, error) {
+	found, err := e.store.MessagesAt(ctx, thread, index)
+	if err != nil {
+		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, threadName(thread), err)
 	}
 	var pick []store.Message
 	for _, m := range found {

@@ -22,6 +22,8 @@ type ModelFlags struct {
 	JSONMode         string
 	Record, Replay   string
 	MockLatency      time.Duration
+	MockJitter       time.Duration
+	MockSeed         uint64
 	MockFail         []string
 	MaxTokensPerTurn int
 	// Notes is where a choice made for the user (a default model) is
@@ -40,8 +42,14 @@ func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 	if f.MockLatency != 0 {
 		mockFlags = append(mockFlags, "--mock-latency")
 	}
+	if f.MockJitter != 0 {
+		mockFlags = append(mockFlags, "--mock-jitter")
+	}
 	if len(f.MockFail) > 0 {
 		mockFlags = append(mockFlags, "--mock-fail")
+	}
+	if f.MockLatency < 0 || f.MockJitter < 0 {
+		return nil, usageError("--mock-latency and --mock-jitter take a duration of 0 or more, e.g. 300ms")
 	}
 	if f.MaxTokensPerTurn < 0 {
 		return nil, usageError(fmt.Sprintf("--max-tokens-per-turn %d is negative: give the most tokens a turn may use, e.g. 20000, or 0 for no limit", f.MaxTokensPerTurn))
@@ -57,7 +65,7 @@ func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 
 func (f ModelFlags) mock() (model.Model, error) {
 	m := ticket.NewMock()
-	m.Latency = f.MockLatency
+	m.Latency, m.Jitter, m.Seed = f.MockLatency, f.MockJitter, f.MockSeed
 	for _, role := range f.MockFail {
 		switch role {
 		case model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply:
@@ -75,6 +83,9 @@ func (f ModelFlags) Args() []string {
 	var a []string
 	if f.MockLatency != 0 {
 		a = append(a, "--mock-latency", f.MockLatency.String())
+	}
+	if f.MockJitter != 0 {
+		a = append(a, "--mock-jitter", f.MockJitter.String(), "--mock-seed", strconv.FormatUint(f.MockSeed, 10))
 	}
 	for _, role := range f.MockFail {
 		a = append(a, "--mock-fail", role)

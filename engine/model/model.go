@@ -5,9 +5,11 @@ package model
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -90,11 +92,17 @@ var ErrInjected = errors.New("injected model failure")
 type Responder func(req Request) (string, error)
 
 // Mock is a deterministic offline model. It counts calls per role, can wait
-// a fixed latency per call (so a person can kill a run by hand) and can be
-// told to fail the calls of given roles.
+// a latency per call (so a person can kill a run by hand) and can be told
+// to fail the calls of given roles.
 type Mock struct {
 	Respond Responder
 	Latency time.Duration
+	// Jitter adds up to this much to each call's latency, chosen from the
+	// request and Seed: parallel calls finish apart (a kill during a
+	// fan-out catches some done and some not), and the same run, or a
+	// resume redoing a call, waits the same again.
+	Jitter time.Duration
+	Seed   uint64
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -120,8 +128,8 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	// With a listener the latency is spent streaming the answer instead.
-	if m.Latency > 0 && stream.Listener(ctx) == nil {
-		if err := Sleep(ctx, m.Latency); err != nil {
+	if wait := m.Wait(req); wait > 0 && stream.Listener(ctx) == nil {
+		if err := Sleep(ctx, wait); err != nil {
 			return Response{}, err
 		}
 	}
@@ -147,11 +155,27 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fmt.Errorf("mock %s call: %w", req.Role, err)
 	}
 	if l := stream.Listener(ctx); l != nil {
-		if err := m.stream(ctx, l, req.Role, text); err != nil {
+		if err := m.stream(ctx, l, req.Role, text, m.Wait(req)); err != nil {
 			return Response{}, err
 		}
 	}
 	return Response{Text: text, Usage: Usage{PromptTokens: approxTokens(req.System + req.Prompt), CompletionTokens: approxTokens(text)}}, nil
+}
+
+// Wait is how long the mock takes to answer req: Latency plus its share of
+// Jitter, a function of Seed, the role and the prompt alone.
+func (m *Mock) Wait(req Request) time.Duration {
+	if m.Jitter <= 0 {
+		return m.Latency
+	}
+	h := fnv.New64a()
+	var seed [8]byte
+	binary.LittleEndian.PutUint64(seed[:], m.Seed)
+	h.Write(seed[:])
+	h.Write([]byte(req.Role))
+	h.Write([]byte{0})
+	h.Write([]byte(req.Prompt))
+	return m.Latency + time.Duration(h.Sum64()%uint64(m.Jitter))
 }
 
 // Calls returns the calls made so far, by role.
@@ -218,12 +242,12 @@ func (c Counts) String() string {
 
 // stream shows the answer word by word over the mock's latency, so a
 // display sees tokens arrive as it would from a real model.
-func (m *Mock) stream(ctx context.Context, l stream.Func, role, text string) error {
+func (m *Mock) stream(ctx context.Context, l stream.Func, role, text string, wait time.Duration) error {
 	call := stream.NewCall()
 	words := strings.SplitAfter(text, " ")
 	pause := time.Duration(0)
-	if m.Latency > 0 && len(words) > 0 {
-		pause = m.Latency / time.Duration(len(words))
+	if wait > 0 && len(words) > 0 {
+		pause = wait / time.Duration(len(words))
 	}
 	if pause == 0 {
 		words = []string{text}

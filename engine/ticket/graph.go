@@ -213,7 +213,7 @@ func afterReply(v engine.Values) ([]engine.Target, error) {
 }
 
 func afterApproval(v engine.Values) ([]engine.Target, error) {
-	s, err := Decode(v, "operations")
+	s, err := Decode(v, "operations", "approvals")
 	if err != nil {
 		return nil, err
 	}
@@ -222,13 +222,31 @@ func afterApproval(v engine.Values) ([]engine.Target, error) {
 			return []engine.Target{engine.Goto(NodeDraft)}, nil
 		}
 	}
+	ids := make([]string, 0, len(s.Operations))
+	for id := range s.Operations {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		op := s.Operations[id]
+		if d := s.Approvals[id]; op.Kind == KindCreateDraft && op.Status == OpRejected && d.Redraft && op.RedraftedBy == "" {
+			return []engine.Target{engine.Send(NodeReply, ReplyArgs{Revise: id, Reason: d.Reason})}, nil
+		}
+	}
 	return nil, nil
+}
+
+// ReplyArgs send the reply node back to write a rejected draft again.
+type ReplyArgs struct {
+	// Revise is the rejected operation; Reason is the operator's.
+	Revise string `json:"revise"`
+	Reason string `json:"reason"`
 }
 
 // approval is the gate: without a recorded decision the run pauses; the
 // decision is applied to the operation, never added to the conversation.
 func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values, "operations", "approvals")
+	s, err := Decode(nc.Values, "operations", "approvals", "messages")
 	if err != nil {
 		return nil, err
 	}
@@ -242,10 +260,37 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	}
 	if d.Approved {
 		op.Status = OpApproved
-	} else {
-		op.Status, op.Result = OpRejected, "rejected: "+d.Reason
+		return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, nil
 	}
-	return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, nil
+	op.Status, op.Result = OpRejected, "rejected: "+d.Reason
+	// The reply stays in the conversation as written; a note after it says
+	// the customer never got it, so neither a reader nor the summary takes
+	// it for an answer that went out.
+	note := fmt.Sprintf("not sent: the draft of %s was rejected by %s (%s)", replyRef(s.Messages, op.Payload), orOperator(d.By), d.Reason)
+	if d.Redraft {
+		note += "; the reply is written again with the reason"
+	}
+	return []engine.Write{
+		engine.Put("operations", map[string]Operation{op.ID: op}),
+		engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: NodeApproval, Content: note}}),
+	}, nil
+}
+
+// replyRef names the reply message a draft was made from ("reply #29").
+func replyRef(msgs []Message, payload string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Speaker == NodeReply && msgs[i].Content == payload {
+			return fmt.Sprintf("reply #%d", msgs[i].Index)
+		}
+	}
+	return "the reply"
+}
+
+func orOperator(by string) string {
+	if by == "" {
+		return "the operator"
+	}
+	return by
 }
 
 // createDraft performs each approved draft exactly once. Its operation id
@@ -464,6 +509,9 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 		return nil, errors.New("no user message to plan from")
 	}
 	prompt := "REQUEST: " + req.Content
+	if ctxLine := orderContext(nc.Values, req); ctxLine != "" {
+		prompt += "\n" + ctxLine
+	}
 	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: prompt, JSON: plannerSchema})
 	if err != nil {
 		return nil, err
@@ -485,6 +533,39 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 		subtasks[i].Status = StatusPending
 	}
 	return []engine.Write{engine.Replace("subtasks", subtasks), engine.Put("request", Request{Index: req.Index, Text: req.Content})}, nil
+}
+
+// orderContext names the order an earlier message was about when the
+// request names none ("change the delivery address to my office"), so a
+// follow-up is planned for that order instead of for no order at all. The
+// verbatim messages are searched newest first, then the summary, whose
+// pinned lines keep order numbers verbatim.
+func orderContext(v engine.Values, req Message) string {
+	if orderRef.MatchString(req.Content) {
+		return ""
+	}
+	items, _ := v.Items("messages")
+	for i := len(items) - 1; i >= 0; i-- {
+		var m Message
+		if json.Unmarshal(items[i], &m) != nil || m.Index >= req.Index {
+			continue
+		}
+		if ref := orderRef.FindString(m.Content); ref != "" {
+			return fmt.Sprintf("CONTEXT: order %s (named in #%d %s)", ref, m.Index, m.Speaker)
+		}
+	}
+	s, err := Decode(v, "summary")
+	if err != nil || s.Summary == nil {
+		return ""
+	}
+	lines := strings.Split(s.Summary.Text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if ref := orderRef.FindString(lines[i]); ref != "" {
+			at, _, _ := strings.Cut(lines[i], ":")
+			return fmt.Sprintf("CONTEXT: order %s (named in the summary, %s)", ref, at)
+		}
+	}
+	return ""
 }
 
 // planItem is a subtask as a model writes it.
@@ -756,6 +837,18 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 	if s.Degraded {
 		b.WriteString("NOTE: some findings are unverified or blocked; say so.\n")
 	}
+	var revise ReplyArgs
+	if len(nc.Task.Args) > 0 && string(nc.Task.Args) != "null" {
+		if err := json.Unmarshal(nc.Task.Args, &revise); err != nil {
+			return nil, fmt.Errorf("reply arguments: %w", err)
+		}
+	}
+	if revise.Revise != "" {
+		if old, ok := s.Operations[revise.Revise]; ok {
+			fmt.Fprintf(&b, "PREVIOUS DRAFT: %s\n", strings.ReplaceAll(old.Payload, "\n", " "))
+		}
+		fmt.Fprintf(&b, "REVISE: the operator rejected the previous draft: %s\n", revise.Reason)
+	}
 	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleReply, System: replySystem, Prompt: b.String()})
 	if err != nil {
 		return nil, err
@@ -776,6 +869,10 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 					o.Status, o.Result = OpSuperseded, "superseded by "+id+", the draft of a newer turn"
 					ops[oid] = o
 				}
+			}
+			if o, ok := s.Operations[revise.Revise]; ok {
+				o.RedraftedBy = id
+				ops[revise.Revise] = o
 			}
 			ws = append(ws, engine.Put("operations", ops))
 		}

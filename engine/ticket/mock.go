@@ -15,6 +15,8 @@ func NewMock() *model.Mock { return model.NewMock(Respond) }
 
 var (
 	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
+	reRevise   = regexp.MustCompile(`(?m)^REVISE: the operator rejected the previous draft: (.*)$`)
+	reContext  = regexp.MustCompile(`(?m)^CONTEXT: order (\S+)`)
 	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
 	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
 	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
@@ -31,7 +33,13 @@ func Respond(req model.Request) (string, error) {
 		if m == nil {
 			return "", fmt.Errorf("planner prompt has no REQUEST line")
 		}
-		b, err := json.Marshal(map[string]any{"subtasks": plan(m[1])})
+		request := m[1]
+		// A follow-up without an order number is about the order the
+		// conversation was about.
+		if c := reContext.FindStringSubmatch(req.Prompt); c != nil && !orderRef.MatchString(request) {
+			request += " [" + c[1] + "]"
+		}
+		b, err := json.Marshal(map[string]any{"subtasks": plan(request)})
 		return string(b), err
 	case model.RoleExecutor:
 		return executorAnswer(req.Prompt)
@@ -167,6 +175,9 @@ func replyAnswer(prompt string) string {
 	}
 	if strings.Contains(prompt, "NOTE: some findings are unverified") {
 		b.WriteString("\nSome points could not be fully verified; a colleague will follow up.")
+	}
+	if m := reRevise.FindStringSubmatch(prompt); m != nil {
+		fmt.Fprintf(&b, "\n(Revised: %s.)", strings.TrimRight(m[1], ". "))
 	}
 	return b.String()
 }

@@ -127,6 +127,9 @@ type Operation struct {
 	// the gate blocks the write, and verify fails the draft, when one of
 	// them changed since.
 	Sources map[string]int `json:"sources,omitempty"`
+	// RedraftedBy is the operation of the reply written again after this
+	// one was rejected with Redraft.
+	RedraftedBy string `json:"redraftedBy,omitempty"`
 }
 
 // Verification is the verify step's finding on one draft.
@@ -154,6 +157,9 @@ type Decision struct {
 	Reason   string `json:"reason,omitempty"`
 	By       string `json:"by,omitempty"`
 	At       string `json:"at,omitempty"`
+	// Redraft (a rejection only) sends the reply back to be written again
+	// with Reason; the new reply is a new draft behind the gate.
+	Redraft bool `json:"redraft,omitempty"`
 }
 
 // Authorization is a reference to a grant, with its expiry (RFC 3339).

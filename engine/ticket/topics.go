@@ -32,6 +32,8 @@ var topics = []topic{
 
 var orderRef = regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`)
 
+var addressPhrases = strings.NewReplacer("delivery address", "address", "shipping address", "address", "deliver it to", "address")
+
 // MaxSubtasks caps how many subtasks the planner makes.
 const MaxSubtasks = 4
 
@@ -42,7 +44,8 @@ func plan(request string) []Subtask {
 	if ref == "" {
 		ref = "no order number given"
 	}
-	lower := strings.ToLower(request)
+	// "the delivery address" is about the address, not about a delivery.
+	lower := addressPhrases.Replace(strings.ToLower(request))
 	type hit struct {
 		pos int
 		t   topic

@@ -39,6 +39,7 @@ type Request struct {
 	Checkpoint int64
 	Turn       ticket.Turn
 	Reason     string // reject
+	Redraft    bool   // reject: write the reply again with the reason
 	By         string // who answered an approval
 	Config     engine.RunConfig
 	// KillAt is "POINT" or "POINT@N" (see Points).
@@ -156,7 +157,8 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 	case OpApprove, OpReject:
 		// The decision is written under --take-over too: it is the first
 		// write of the invocation, so it is the one that must fence.
-		if err := Answer(ctx, e, req.Thread, req.Op == OpApprove, req.Reason, req.By, cfg.TakeOver); err != nil {
+		d := ticket.Decision{Approved: req.Op == OpApprove, Reason: req.Reason, By: req.By, Redraft: req.Redraft && req.Op == OpReject}
+		if err := AnswerWith(ctx, e, req.Thread, d, cfg.TakeOver); err != nil {
 			return engine.Result{}, err
 		}
 		return e.Resume(ctx, req.Thread, cfg)
@@ -171,6 +173,13 @@ var ErrNoApprovalPending = errors.New("no approval is pending")
 // update checkpoint (a decision, never conversation input). With takeOver a
 // live process holding the thread is fenced out first.
 func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool, reason, by string, takeOver bool) error {
+	return AnswerWith(ctx, e, thread, ticket.Decision{Approved: approved, Reason: reason, By: by}, takeOver)
+}
+
+// AnswerWith records decision d (its At is set here); a rejection with
+// Redraft sends the reply node back to write the reply again with the
+// reason.
+func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.Decision, takeOver bool) error {
 	cp, err := e.Latest(ctx, thread)
 	if err != nil {
 		return err
@@ -187,13 +196,13 @@ func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool,
 	if !ok || !gate {
 		return fmt.Errorf("thread %q: %w at checkpoint %d; see `rewind show %s`", store.Name(thread), ErrNoApprovalPending, cp.ID, store.Name(thread))
 	}
-	if !approved && reason == "" {
+	if !d.Approved && d.Reason == "" {
 		return fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", store.Name(thread))
 	}
-	if by == "" {
-		by = "operator"
+	if d.By == "" {
+		d.By = "operator"
 	}
-	d := ticket.Decision{Approved: approved, Reason: reason, By: by, At: time.Now().UTC().Format(time.RFC3339)}
+	d.At = time.Now().UTC().Format(time.RFC3339)
 	_, err = e.UpdateStateWith(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "", engine.UpdateOptions{TakeOver: takeOver})
 	return err
 }

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store/sqlite"
+)
+
+// check fidelity passes on what the summarizer stored and fails, naming
+// the fact and what the summary says instead, once a summary changes an
+// amount; the stored thread is left as it was.
+func TestCheckFidelityPassesThenCatchesAnAlteredFact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.db")
+	db := "sqlite:" + path
+	for _, in := range []string{"Where is my order SO20260901? I paid 49.95 EUR and want a refund.", "change the delivery address to my office"} {
+		if code, out, stderr := run(t, "run", "--store", db, "--thread", "f", "--input", in); code != ExitOK {
+			t.Fatalf("run: %d %s %s", code, out, stderr)
+		}
+	}
+	code, out, stderr := run(t, "check", "fidelity", "--store", db, "f")
+	if code != ExitOK || !strings.Contains(out, "PASS:") || !strings.Contains(out, "summary of #1–") {
+		t.Fatalf("check fidelity on the mock's summary: %d\n%s%s", code, out, stderr)
+	}
+
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := e.Latest(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ticket.Decode(head.Values, "summary")
+	if err != nil || s.Summary == nil || !strings.Contains(s.Summary.Text, "49.95 EUR") {
+		t.Fatalf("no summary keeping 49.95 EUR to alter: %v %+v", err, s.Summary)
+	}
+	altered := *s.Summary
+	altered.Text = strings.ReplaceAll(altered.Text, "49.95 EUR", "94.95 EUR")
+	cp, err := e.UpdateState(ctx, "f", head.ID, []engine.Write{engine.Put("summary", altered)}, "")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, stderr = run(t, "check", "fidelity", "--store", db, "f")
+	if code != ExitFail || !strings.Contains(out, "altered  #1 user: 49.95 EUR (the summary says [94.95 EUR])") || !strings.Contains(out, "FAIL:") || !strings.Contains(stderr, "fidelity check failed") {
+		t.Fatalf("check fidelity on an altered summary: %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = run(t, "check", "fidelity", "--store", db, "f", "--json")
+	var got struct {
+		Checkpoint int64 `json:"checkpoint"`
+		Pass       bool  `json:"pass"`
+		Report     struct {
+			Counts struct{ Altered int } `json:"counts"`
+		} `json:"report"`
+	}
+	if code != ExitFail || json.Unmarshal([]byte(out), &got) != nil || got.Pass || got.Report.Counts.Altered == 0 || got.Checkpoint != cp.ID {
+		t.Fatalf("--json on an altered summary: %d %+v\n%s", code, got, out)
+	}
+	// The checkpoint before the edit still passes.
+	if code, out, stderr := run(t, "check", "fidelity", "--store", db, "f", "@"+jsonNumber(head.ID)); code != ExitOK {
+		t.Fatalf("check fidelity at the checkpoint before the edit: %d\n%s%s", code, out, stderr)
+	}
+}
+
+func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }

@@ -57,6 +57,8 @@ var storeForms = map[string]form{
 	"diff":           {args: func(th, cp string) []string { return []string{th, "1", cp} }, checkpoint: true},
 	"cancel":         {args: thread()},
 	"check fidelity": {args: threadAt(), checkpoint: true},
+	// A lesson makes its own threads: no thread is given.
+	"demo": {args: func(string, string) []string { return []string{"fork"} }, creates: true},
 	// Versions of the mock's records, kept beside the store: no thread.
 	"source":      {},
 	"source bump": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
@@ -68,6 +70,7 @@ var storeForms = map[string]form{
 var noStore = map[string][]string{
 	"help":                  {"help", "frobnicate"},
 	"check":                 {"check", "--frob"},
+	"demo lesson":           {"demo", "no-such-lesson"},
 	"completion":            {"completion", "tcsh"},
 	"completion bash":       {"completion", "bash", "--frob"},
 	"completion fish":       {"completion", "fish", "--frob"},

@@ -75,3 +75,35 @@ func TestCheckFidelityPassesThenCatchesAnAlteredFact(t *testing.T) {
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// rewind demo lists the lessons, and a lesson prepares its threads in the
+// store given, prints its script and its verdict, and says how to open it.
+func TestDemoLessonPreparesItsThreadsAndReachesItsVerdict(t *testing.T) {
+	code, out, stderr := run(t, "demo")
+	if code != ExitOK || !strings.Contains(out, "summary ") || !strings.Contains(out, "stale-source") {
+		t.Fatalf("demo: %d\n%s%s", code, out, stderr)
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "demo.db")
+	code, out, stderr = run(t, "demo", "fork", "--store", db)
+	if code != ExitOK || !strings.Contains(out, "LESSON fork") || !strings.Contains(out, "1. open lesson:fork") ||
+		!strings.Contains(out, "PASS: with @1: 2 branches from @1") || !strings.Contains(out, "open it: rewind tui --store "+db+" lesson:fork") {
+		t.Fatalf("demo fork: %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := run(t, "log", "--store", db, "lesson:fork"); code != ExitOK || !strings.Contains(out, "fork") {
+		t.Fatalf("the lesson's thread is not in its store: %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = run(t, "demo", "summary", "--store", db, "--json")
+	var got struct {
+		Lesson  struct{ Name string }
+		Verdict struct {
+			Passed bool
+			Line   string
+		}
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &got) != nil || !got.Verdict.Passed || got.Lesson.Name != "summary" {
+		t.Fatalf("demo summary --json: %d %+v\n%s", code, got, out)
+	}
+	if code, _, stderr := run(t, "demo", "kill", "--store", "memory:"); code != ExitUsage || !strings.Contains(stderr, "kills real worker processes") {
+		t.Fatalf("a process lesson on memory: %d %s", code, stderr)
+	}
+}

@@ -1,0 +1,540 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"rewind/engine"
+	"rewind/engine/bench"
+	"rewind/engine/drill"
+	"rewind/engine/model"
+	"rewind/engine/selftest"
+	"rewind/engine/ticket"
+	"rewind/engine/worker"
+	"rewind/store"
+)
+
+// The lesson threads.
+const (
+	ThreadSummary     = "lesson:summary"
+	ThreadSummaryBad  = "lesson:summary-bad-summarizer"
+	ThreadFork        = "lesson:fork"
+	ThreadForkWrong   = "lesson:fork-without-id"
+	ThreadBytesRef    = "lesson:bytes-reference"
+	ThreadBytesBlob   = "lesson:bytes-inline"
+	ThreadNewerSchema = "lesson:newer-schema"
+)
+
+// The customer's turns of the summary lesson: enough to compact twice.
+var summaryTurns = []string{
+	"My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?",
+	"I paid 49.95 EUR by card on 2026-09-01. Please send me the invoice.",
+	"change the delivery address to my office",
+	"Can I still cancel it?",
+}
+
+var lessons = []Lesson{
+	{
+		Name: "summary", Title: "The summary vs the verbatim tail",
+		Proves: "compaction keeps each message's #index and speaker, pins facts verbatim, and a summary that changes a fact is refused before it is stored",
+		Thread: ThreadSummary,
+		Steps: []Step{
+			{Do: "2 (State tab), then ←/→ along the timeline", See: "SUMMARY of #1–#N stays apart from MESSAGES: the tail starts at #N+1, verbatim"},
+			{Do: "scrub to the first summarizer checkpoint", See: "every summary line starts with #index speaker:, ids and amounts (SO20260901, 49.95 EUR) copied verbatim"},
+			{Do: "rewind check fidelity " + ThreadSummary, See: "PASS: every pinned fact kept with its index and speaker (or folded by the 2,000-rune budget)"},
+			{Do: "open thread " + ThreadSummaryBad, See: "a summarizer that changes ids was refused: context.compaction_rejected, no summary stored, the run went on"},
+		},
+		run: runSummary,
+	},
+	{
+		Name: "resume", Title: "Resume vs the wrong resume",
+		Proves: "a resume takes no input: it continues the pending tasks; feeding the input again doubles the user's sentence",
+		Thread: selftest.ThreadMain,
+		Steps: []Step{
+			{Do: "open " + selftest.ThreadMain + ", 1 (Conversation)", See: "the customer's sentence once: the run was interrupted before the executors and resumed with no input"},
+			{Do: "scrub to the interrupted checkpoint, 3 (Inspector)", See: "3 pending executor tasks with their full arguments: the resume ran exactly those"},
+			{Do: "open " + selftest.ThreadWrong, See: "the same sentence twice: the input was fed again at the interrupt (the wrong way)"},
+			{Do: "rewind diff " + selftest.ThreadMain + " A B across the two threads' heads, or compare the message counts", See: "one extra user message is all the wrong way added"},
+		},
+		run: runResume,
+	},
+	{
+		Name: "fork", Title: "Fork with and without a checkpoint id",
+		Proves: "a fork from a named checkpoint is a new branch and leaves the head alone; a new input without the id lands on the head",
+		Thread: ThreadFork,
+		Steps: []Step{
+			{Do: "open " + ThreadFork + ", [ and ] to switch branches", See: "two branches from @1: the original turn and the fork's sentence, both whole"},
+			{Do: "f on @1 and type a new sentence", See: "a third branch appears; nothing is deleted"},
+			{Do: "open " + ThreadForkWrong, See: "one straight chain: the second sentence went on top of the head, so the first turn's answer is now history, not a branch"},
+		},
+		run: runFork,
+	},
+	{
+		Name: "migration", Title: "Reading an old checkpoint",
+		Proves: "a v1 checkpoint read without its migration is wrong; through the registry it is right; a newer schema is refused with the fix named",
+		Thread: selftest.ThreadV1,
+		Steps: []Step{
+			{Do: "open " + selftest.ThreadV1, See: "the state of a v1 checkpoint, read through the v1→v2 migration (schema v2, migrated from v1)"},
+			{Do: "rewind show " + selftest.ThreadV1 + " --json", See: "migratedFrom: 1; the attachment reference and the budget as v2 names them"},
+			{Do: "rewind show " + ThreadNewerSchema, See: "a checkpoint a newer rewind wrote is refused, and the error says to upgrade rewind"},
+		},
+		run: runMigration,
+	},
+	{
+		Name: "kill", Title: "Kill points", Processes: true,
+		Proves: "at every seed kill point a resume redoes only what was lost: pending tasks kept, stored writes reused, no duplicate side effect",
+		Thread: "drill:mid-fanout",
+		Steps: []Step{
+			{Do: "K (arm a kill point), choose mid-fanout, then i and a message", See: "the worker dies after one executor stored its writes"},
+			{Do: "r (resume)", See: "the strip: ↺ reused for the stored executor, ↻ redispatched for the others"},
+			{Do: "by hand: rewind run --thread t --input … --mock-latency 300ms --mock-jitter 900ms, kill -9 it mid-fan-out", See: "with jitter the executors finish apart: some reused, some redispatched"},
+		},
+		run: runKill,
+	},
+	{
+		Name: "side-effect", Title: "A side effect behind approval, killed and resumed", Processes: true,
+		Proves: "a draft killed right after it was written is found by its operation id on resume: exactly one draft",
+		Thread: "drill:after-side-effect",
+		Steps: []Step{
+			{Do: "ctrl+d (draft turn), a message, then a (approve)", See: "the gate waits; approving records the operation id before the write"},
+			{Do: "K → after-side-effect, approve, then r", See: "create_draft looks the id up first: the draft is reused, not written twice"},
+		},
+		run: runSideEffect,
+	},
+	{
+		Name: "bytes", Title: "Bytes per checkpoint",
+		Proves: "a large value is stored once, by hash, not again in every checkpoint",
+		Thread: ThreadBytesBlob,
+		Steps: []Step{
+			{Do: "open " + ThreadBytesBlob + ", 3 (Inspector)", See: "the first checkpoint stores the 384 KB value; the next ones store only what changed"},
+			{Do: "rewind log " + ThreadBytesRef + " and " + ThreadBytesBlob, See: "per-checkpoint bytes: the inline thread costs the value once, then the same as the reference thread"},
+		},
+		run: runBytes,
+	},
+	{
+		Name: "stale-source", Title: "A source that changes while the run waits", Processes: true,
+		Proves: "a record that changes after it was read is caught: re-read before the reply, or the write is blocked at the gate, or the verification fails",
+		Thread: "drill:" + drill.SourcePoint("awaiting-approval"),
+		Steps: []Step{
+			{Do: "a draft turn, then rewind source bump shipments/SO20260901 in another terminal", See: "the record's version moves on while the run waits for approval"},
+			{Do: "a (approve)", See: "the gate blocks the draft, naming the record and both versions"},
+		},
+		run: runStale,
+	},
+}
+
+func runSummary(ctx context.Context, env Env) (Verdict, error) {
+	fig := map[string]any{}
+	var fails []string
+	err := withEngine(ctx, env, nil, func(e *engine.Engine, st store.Store) error {
+		if err := fresh(ctx, st, ThreadSummary, ThreadSummaryBad); err != nil {
+			return err
+		}
+		for _, turn := range summaryTurns {
+			if _, err := e.Run(ctx, ThreadSummary, ticket.Input(turn), engine.RunConfig{}); err != nil {
+				return err
+			}
+		}
+		head, err := e.Latest(ctx, ThreadSummary)
+		if err != nil {
+			return err
+		}
+		s, err := ticket.Decode(head.Values)
+		if err != nil {
+			return err
+		}
+		if s.Summary == nil {
+			fails = append(fails, "no summary after 4 turns")
+			return nil
+		}
+		fig["summary"] = fmt.Sprintf("#%d–#%d", s.Summary.From, s.Summary.To)
+		if len(s.Messages) > 0 {
+			fig["tail"] = fmt.Sprintf("#%d–#%d", s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index)
+			if s.Messages[0].Index != s.Summary.To+1 {
+				fails = append(fails, fmt.Sprintf("the tail starts at #%d, the summary ends at #%d", s.Messages[0].Index, s.Summary.To))
+			}
+		}
+		if err := ticket.CheckSummary(s.Summary.Text, s.Summary.From, s.Summary.To); err != nil {
+			fails = append(fails, "summary lines: "+err.Error())
+		}
+		stored, err := e.Transcript(ctx, ThreadSummary, head.ID, int64(s.Summary.From), int64(s.Summary.To))
+		if err != nil {
+			return err
+		}
+		msgs, err := decodeMessages(stored)
+		if err != nil {
+			return err
+		}
+		r := ticket.CheckFidelity(s.Summary, msgs)
+		fig["fidelity"] = strings.TrimPrefix(r.Verdict(), "PASS: ")
+		if !r.OK() {
+			fails = append(fails, r.Verdict())
+		}
+		altered := *s.Summary
+		altered.Text = strings.ReplaceAll(altered.Text, "SO20260901", "SO20260910")
+		if bad := ticket.CheckFidelity(&altered, msgs); bad.OK() {
+			fails = append(fails, "the fidelity check passed a summary with the order id changed")
+		} else {
+			fig["alteredFidelity"] = bad.Verdict()
+		}
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	// A summarizer that rewrites ids: the check before storing refuses it.
+	var rejected bool
+	err = withEngine(ctx, env, alteringSummarizer{ticket.NewMock()}, func(e *engine.Engine, _ store.Store) error {
+		for _, turn := range summaryTurns {
+			res, err := e.Run(ctx, ThreadSummaryBad, ticket.Input(turn), engine.RunConfig{})
+			if err != nil {
+				return err
+			}
+			if res.Status != engine.RunDone {
+				fails = append(fails, "the run with a bad summarizer ended "+res.Status)
+			}
+		}
+		evs, err := e.Events(ctx, ThreadSummaryBad, 0)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			rejected = rejected || ev.Type == "context.compaction_rejected"
+		}
+		head, err := e.Latest(ctx, ThreadSummaryBad)
+		if err != nil {
+			return err
+		}
+		s, err := ticket.Decode(head.Values)
+		if err != nil {
+			return err
+		}
+		if s.Summary != nil && strings.Contains(s.Summary.Text, "SO2026O") {
+			fails = append(fails, "a summary with rewritten ids was stored")
+		}
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	fig["badSummarizerRejected"] = rejected
+	if !rejected {
+		fails = append(fails, "the summarizer that rewrites ids was not refused (no context.compaction_rejected)")
+	}
+	return verdict(fig, fmt.Sprintf("summary %v apart from tail %v; %v; a summarizer rewriting ids was refused before storing", fig["summary"], fig["tail"], fig["fidelity"]), fails), nil
+}
+
+// alteringSummarizer writes the order ids wrong ("SO2026O901"), as a
+// careless model would.
+type alteringSummarizer struct{ model.Model }
+
+func (a alteringSummarizer) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := a.Model.Complete(ctx, req)
+	if err == nil && req.Role == model.RoleSummarizer {
+		resp.Text = strings.ReplaceAll(resp.Text, "SO20260", "SO2026O")
+	}
+	return resp, err
+}
+
+func runResume(ctx context.Context, env Env) (Verdict, error) {
+	checks, err := selftest.Run(ctx, env.Open)
+	if err != nil {
+		return Verdict{}, err
+	}
+	c := checks[1]
+	fig := c.Figures
+	good := fmt.Sprintf("resume ran the %v pending subtasks (calls %v, planner %v) and the sentence is there %v time(s); the wrong way has it %v times",
+		fig["pendingSubtasks"], fig["resumeStepModelCalls"], fig["plannerCallsOnResume"], fig["sentenceCopies"], fig["wrongWaySentenceCopies"])
+	return verdict(fig, good, c.Failures), nil
+}
+
+func runMigration(ctx context.Context, env Env) (Verdict, error) {
+	checks, err := selftest.Run(ctx, env.Open)
+	if err != nil {
+		return Verdict{}, err
+	}
+	c := checks[4]
+	side := func(k string) string {
+		m, _ := c.Figures[k].(map[string]any)
+		return fmt.Sprintf("attachment %q, status %v, budget %v", fmt.Sprint(m["ref"]), m["status"], m["budget"])
+	}
+	good := fmt.Sprintf("a v1 checkpoint read raw: %s; through the migration: %s", side("without"), side("with"))
+	fails := c.Failures
+	// A checkpoint a newer rewind wrote: refused, naming the fix.
+	refusal, err := newerSchemaRefusal(ctx, env)
+	if err != nil {
+		return Verdict{}, err
+	}
+	c.Figures["newerSchema"] = refusal
+	if !strings.Contains(refusal, "upgrade rewind") {
+		fails = append(fails, "a newer schema was not refused with the fix named: "+refusal)
+	}
+	good += "; a schema v99 checkpoint is refused: " + refusal
+	return verdict(c.Figures, good, fails), nil
+}
+
+func newerSchemaRefusal(ctx context.Context, env Env) (string, error) {
+	var refusal string
+	err := withEngine(ctx, env, nil, func(e *engine.Engine, st store.Store) error {
+		if err := fresh(ctx, st, ThreadNewerSchema); err != nil {
+			return err
+		}
+		row := store.Checkpoint{ThreadID: ThreadNewerSchema, ID: 1, State: []byte(`{"schemaVersion": 99, "values": {}}`)}
+		if err := st.PutCheckpoint(ctx, row, nil); err != nil {
+			return err
+		}
+		_, err := e.Get(ctx, ThreadNewerSchema, 1)
+		if !errors.Is(err, engine.ErrNewerSchema) {
+			return fmt.Errorf("a schema v99 checkpoint read as %v, want it refused as newer", err)
+		}
+		refusal = err.Error()
+		return nil
+	})
+	return refusal, err
+}
+
+func runFork(ctx context.Context, env Env) (Verdict, error) {
+	fig := map[string]any{}
+	var fails []string
+	err := withEngine(ctx, env, nil, func(e *engine.Engine, st store.Store) error {
+		if err := fresh(ctx, st, ThreadFork, ThreadForkWrong); err != nil {
+			return err
+		}
+		for _, th := range []string{ThreadFork, ThreadForkWrong} {
+			if _, err := e.Run(ctx, th, ticket.Input(selftest.SentenceMain), engine.RunConfig{}); err != nil {
+				return err
+			}
+		}
+		before, err := e.Latest(ctx, ThreadFork)
+		if err != nil {
+			return err
+		}
+		if _, err := e.Fork(ctx, ThreadFork, 1, ticket.Input(selftest.SentenceFork), engine.RunConfig{}); err != nil {
+			return err
+		}
+		if _, err := e.Run(ctx, ThreadForkWrong, ticket.Input(selftest.SentenceFork), engine.RunConfig{}); err != nil {
+			return err
+		}
+		right, err := children(ctx, e, ThreadFork, 1)
+		if err != nil {
+			return err
+		}
+		wrong, err := children(ctx, e, ThreadForkWrong, 1)
+		if err != nil {
+			return err
+		}
+		fig["branchesFromAt1"], fig["branchesWithoutID"] = right, wrong
+		mainHead, err := e.Get(ctx, ThreadFork, before.ID)
+		if err != nil {
+			return err
+		}
+		ms, err := ticket.Decode(mainHead.Values, "messages")
+		if err != nil {
+			return err
+		}
+		wrongHead, err := e.Latest(ctx, ThreadForkWrong)
+		if err != nil {
+			return err
+		}
+		ws, err := ticket.Decode(wrongHead.Values, "messages", "summary")
+		if err != nil {
+			return err
+		}
+		fig["userMessagesOnMainHead"] = users(ms.Messages)
+		fig["userMessagesOnWrongHead"] = users(ws.Messages) + summarizedUsers(ws.Summary)
+		if right != 2 {
+			fails = append(fails, fmt.Sprintf("@1 of %s has %d children, want 2 (the turn and the fork)", ThreadFork, right))
+		}
+		if wrong != 1 {
+			fails = append(fails, fmt.Sprintf("@1 of %s has %d children, want 1 (no branch without an id)", ThreadForkWrong, wrong))
+		}
+		if users(ms.Messages) != 1 {
+			fails = append(fails, "the fork changed the main branch's head")
+		}
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	good := fmt.Sprintf("with @1: %v branches from @1, the main head keeps %v request; without an id: %v branch, the head now holds %v requests",
+		fig["branchesFromAt1"], fig["userMessagesOnMainHead"], fig["branchesWithoutID"], fig["userMessagesOnWrongHead"])
+	return verdict(fig, good, fails), nil
+}
+
+func children(ctx context.Context, e *engine.Engine, thread string, of int64) (int, error) {
+	cps, err := e.History(ctx, thread, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, cp := range cps {
+		if cp.ParentID == of {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func users(ms []ticket.Message) int {
+	n := 0
+	for _, m := range ms {
+		if m.Role == ticket.RoleUser {
+			n++
+		}
+	}
+	return n
+}
+
+func summarizedUsers(s *ticket.Summary) int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(s.Text, "\n") {
+		if _, rest, ok := strings.Cut(line, " "); ok && strings.HasPrefix(rest, "user:") {
+			n++
+		}
+	}
+	return n
+}
+
+func runBytes(ctx context.Context, env Env) (Verdict, error) {
+	st, err := env.Open(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer st.Close()
+	if err := fresh(ctx, st, ThreadBytesRef, ThreadBytesBlob); err != nil {
+		return Verdict{}, err
+	}
+	const turns, inline = 4, 384 << 10
+	ref, err := bench.Run(ctx, st, env.Spec, bench.Options{Turns: turns, Thread: ThreadBytesRef, Reads: 1}, nil)
+	if err != nil {
+		return Verdict{}, err
+	}
+	blob, err := bench.Run(ctx, st, env.Spec, bench.Options{Turns: turns, Thread: ThreadBytesBlob, InlineBytes: inline, Reads: 1}, nil)
+	if err != nil {
+		return Verdict{}, err
+	}
+	extra := blob.TotalBytes - ref.TotalBytes
+	ratio := float64(extra) / float64(inline)
+	fig := map[string]any{"referenceBytes": ref.TotalBytes, "inlineBytes": blob.TotalBytes, "checkpoints": blob.Checkpoints, "valueBytes": inline, "extraOverValue": ratio}
+	var fails []string
+	if ratio > 1.2 {
+		fails = append(fails, fmt.Sprintf("the inline thread stores %.1f× the value more than the reference thread over %d checkpoints: it is stored more than once", ratio, blob.Checkpoints))
+	}
+	good := fmt.Sprintf("%d checkpoints: reference thread %d KB, with a 384 KB inline value %d KB (the value stored %.2f×, once)",
+		blob.Checkpoints, ref.TotalBytes>>10, blob.TotalBytes>>10, ratio)
+	return verdict(fig, good, fails), nil
+}
+
+func runDrill(ctx context.Context, env Env, points []string, pick func(drill.Outcome) bool) (drill.Result, []drill.Outcome, error) {
+	var ps []worker.Point
+	for _, name := range points {
+		p, ok := worker.Lookup(name)
+		if !ok {
+			return drill.Result{}, nil, fmt.Errorf("no kill point %q", name)
+		}
+		ps = append(ps, p)
+	}
+	res, err := drill.Run(ctx, drill.Config{Exe: env.Exe, Store: env.Spec, Env: env.Environ, Open: env.Open, Sources: env.Sources, Points: ps, Observe: env.Say})
+	if err != nil {
+		return res, nil, err
+	}
+	var out []drill.Outcome
+	for _, o := range res.Outcomes {
+		if pick(o) {
+			out = append(out, o)
+		}
+	}
+	return res, out, nil
+}
+
+func outcomeVerdict(outs []drill.Outcome, describe func(drill.Outcome) string) Verdict {
+	fig := map[string]any{}
+	var fails, lines []string
+	for _, o := range outs {
+		fig[o.Point] = o.Figures
+		if !o.Passed {
+			for _, c := range o.Checks {
+				if !c.OK {
+					fails = append(fails, fmt.Sprintf("%s: %s (%s)", o.Point, c.Name, c.Detail))
+				}
+			}
+			continue
+		}
+		lines = append(lines, describe(o))
+	}
+	return verdict(fig, strings.Join(lines, "; "), fails)
+}
+
+func runKill(ctx context.Context, env Env) (Verdict, error) {
+	var names []string
+	for _, p := range worker.Points {
+		names = append(names, p.Name)
+	}
+	_, outs, err := runDrill(ctx, env, names, func(o drill.Outcome) bool { _, isPoint := worker.Lookup(o.Point); return isPoint })
+	if err != nil {
+		return Verdict{}, err
+	}
+	v := outcomeVerdict(outs, func(o drill.Outcome) string {
+		return fmt.Sprintf("%s: pending %v, stored %v, redispatched %v", o.Point, orDash(o.Figures["pendingTasks"]), o.Figures["storedWrites"], o.Figures["redispatched"])
+	})
+	if v.Passed {
+		v.Line = fmt.Sprintf("PASS: %d kill points, no duplicate work or side effect — %s", len(outs), strings.TrimPrefix(v.Line, "PASS: "))
+	}
+	return v, nil
+}
+
+func runSideEffect(ctx context.Context, env Env) (Verdict, error) {
+	_, outs, err := runDrill(ctx, env, []string{"after-side-effect"}, func(o drill.Outcome) bool { return o.Point == "after-side-effect" })
+	if err != nil {
+		return Verdict{}, err
+	}
+	return outcomeVerdict(outs, func(o drill.Outcome) string {
+		return fmt.Sprintf("killed after the draft was written, resumed: %s", checkDetail(o, "no duplicate draft"))
+	}), nil
+}
+
+func runStale(ctx context.Context, env Env) (Verdict, error) {
+	points := []string{"mid-fanout", "awaiting-approval", "after-side-effect"}
+	_, outs, err := runDrill(ctx, env, points, func(o drill.Outcome) bool { return strings.HasPrefix(o.Point, "source-changed-at-") })
+	if err != nil {
+		return Verdict{}, err
+	}
+	return outcomeVerdict(outs, func(o drill.Outcome) string {
+		at := strings.TrimPrefix(o.Point, "source-changed-at-")
+		return fmt.Sprintf("changed at %s → %s", at, drill.SourceVerdicts[at])
+	}), nil
+}
+
+func checkDetail(o drill.Outcome, name string) string {
+	for _, c := range o.Checks {
+		if c.Name == name {
+			return c.Name + ": " + c.Detail
+		}
+	}
+	return "passed"
+}
+
+func orDash(v any) any {
+	if v == nil {
+		return "–"
+	}
+	return v
+}
+
+func decodeMessages(stored []engine.StoredMessage) ([]ticket.Message, error) {
+	out := make([]ticket.Message, 0, len(stored))
+	for _, m := range stored {
+		var msg ticket.Message
+		if err := json.Unmarshal(m.Body, &msg); err != nil {
+			return nil, fmt.Errorf("message #%d: %w", m.Index, err)
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}

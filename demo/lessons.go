@@ -1,0 +1,130 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// Step is one line of a lesson's script.
+type Step struct {
+	// Do is what to press or type.
+	Do string `json:"do"`
+	// See is what to look at, and what it shows.
+	See string `json:"see"`
+}
+
+// Lesson is one lesson: its script and its headless run.
+type Lesson struct {
+	Name   string `json:"name"`
+	Title  string `json:"title"`
+	Proves string `json:"proves"`
+	// Thread is the thread the lesson opens.
+	Thread string `json:"thread"`
+	Steps  []Step `json:"steps"`
+	// Processes: the lesson kills real worker processes (Env.Exe).
+	Processes bool `json:"processes,omitempty"`
+	run       func(ctx context.Context, env Env) (Verdict, error)
+}
+
+// Env is where a lesson runs: its own store, and what a lesson that kills
+// workers needs to start them.
+type Env struct {
+	// Spec is the store's spec (workers open it themselves).
+	Spec string
+	Open func(ctx context.Context) (store.Store, error)
+	// Exe is the rewind binary; Sources the source versions file; Environ
+	// the workers' environment. Only lessons with Processes use them.
+	Exe     string
+	Sources string
+	Environ []string
+	// Say reports progress (may be nil).
+	Say func(string)
+}
+
+// Verdict is how a lesson ended.
+type Verdict struct {
+	Lesson string `json:"lesson"`
+	Passed bool   `json:"passed"`
+	// Line is the one-line verdict.
+	Line    string         `json:"line"`
+	Figures map[string]any `json:"figures"`
+}
+
+// Run runs the lesson headless: it prepares the lesson's threads in env's
+// store and checks what they show.
+func (l Lesson) Run(ctx context.Context, env Env) (Verdict, error) {
+	if l.Processes && (env.Exe == "" || env.Sources == "") {
+		return Verdict{}, fmt.Errorf("lesson %s kills worker processes: it needs the rewind binary and a source versions file", l.Name)
+	}
+	v, err := l.run(ctx, env)
+	v.Lesson = l.Name
+	if v.Figures == nil {
+		v.Figures = map[string]any{}
+	}
+	return v, err
+}
+
+// Lessons lists every lesson, in teaching order.
+func Lessons() []Lesson { return lessons }
+
+// Find looks a lesson up by name.
+func Find(name string) (Lesson, bool) {
+	for _, l := range lessons {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Lesson{}, false
+}
+
+// Names lists the lessons' names, for an error message.
+func Names() string {
+	names := make([]string, len(lessons))
+	for i, l := range lessons {
+		names[i] = l.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// verdict builds a Verdict from checks: passed when none failed, its line
+// the good news or the first failure.
+func verdict(figures map[string]any, good string, failures []string) Verdict {
+	if len(failures) == 0 {
+		return Verdict{Passed: true, Line: "PASS: " + good, Figures: figures}
+	}
+	return Verdict{Passed: false, Line: "FAIL: " + strings.Join(failures, "; "), Figures: figures}
+}
+
+// withEngine opens the lesson's store with the mock model.
+func withEngine(ctx context.Context, env Env, m model.Model, fn func(*engine.Engine, store.Store) error) error {
+	st, err := env.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if m == nil {
+		m = ticket.NewMock()
+	}
+	e, err := engine.New(st, ticket.NewGraph(), m)
+	if err != nil {
+		return err
+	}
+	return fn(e, st)
+}
+
+// fresh clears the lesson's threads, so a lesson run twice starts over.
+func fresh(ctx context.Context, st store.Store, threads ...string) error {
+	for _, t := range threads {
+		if err := st.DeleteThread(ctx, t); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("clear lesson thread %q: %w", t, err)
+		}
+	}
+	return nil
+}

@@ -37,7 +37,7 @@ type headInfo struct {
 	cp     engine.Checkpoint
 	// costs are the thread's tokens (nil when the backend cannot sum
 	// them, or they did not read), loaded with the head.
-	costs *engine.Costs
+	costs  *engine.Costs
 	state  ticket.State
 	stored map[string]engine.TaskWrites
 	gate   *gateInfo

@@ -20,16 +20,39 @@ func TestTokenBudgetThroughTheBinary(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	show := rewind(t, env, "show", "b")
-	for _, want := range []string{"TOKENS of the thread, all branches:", "  planner      1 call(s)", "turn @1 ", "PENDING TASKS"} {
+	for _, want := range []string{"run paused as of @", "budget of 300 (--max-tokens-per-turn)", "TOKENS of the thread, all branches (each call once):", "  planner      1 call(s)",
+		"  this branch (root to @", "  last turn (from @1):", "    planner      1 call(s)", "turn @1 ", "PENDING TASKS"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, show.stdout)
 		}
+	}
+	// threads: the run's status and its tokens, from the listings.
+	var rows []struct {
+		ID, Status, Reason string
+		Tokens             struct {
+			Total    struct{ PromptTokens, CompletionTokens int }
+			LastTurn *struct {
+				Start int64
+				Total struct{ PromptTokens int }
+			}
+		}
+	}
+	mustDecode(t, rewind(t, env, "threads", "--json").stdout, &rows)
+	if len(rows) != 1 || rows[0].Status != "paused" || !strings.Contains(rows[0].Reason, "--max-tokens-per-turn") || rows[0].Tokens.Total.PromptTokens == 0 ||
+		rows[0].Tokens.LastTurn == nil || rows[0].Tokens.LastTurn.Start != 1 || rows[0].Tokens.LastTurn.Total.PromptTokens != rows[0].Tokens.Total.PromptTokens {
+		t.Fatalf("threads --json %+v", rows)
+	}
+	if out := rewind(t, env, "threads").stdout; !strings.Contains(out, "STATUS") || !strings.Contains(out, "LAST TURN IN/OUT") || !strings.Contains(out, " paused ") {
+		t.Errorf("threads:\n%s", out)
 	}
 	if r := rewind(t, env, "resume", "b", "--max-tokens-per-turn", "300"); r.code != 1 || !strings.Contains(r.stderr, "--max-tokens-per-turn") || strings.Contains(r.stdout, "model calls: 1") {
 		t.Fatalf("resume under the same budget: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	if r := rewind(t, env, "resume", "b"); r.code != 0 || !strings.Contains(r.stdout, "done at checkpoint") {
 		t.Fatalf("resume: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if out := rewind(t, env, "threads").stdout; !strings.Contains(out, " done ") {
+		t.Errorf("threads after the resume:\n%s", out)
 	}
 	var js struct {
 		Costs struct {

@@ -80,7 +80,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if err != nil {
 		return err
 	}
-	costs, err := e.Costs(ctx, thread)
+	costs, err := e.CostsAt(ctx, thread, cp.ID)
 	if err != nil {
 		return err
 	}
@@ -222,17 +222,16 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 // shownTurns is how many of the newest turns show lists one by one.
 const shownTurns = 8
 
-// printCosts prints the thread's tokens by role, then by turn.
+// printCosts prints the thread's tokens by role (each call once, all
+// branches), the shown checkpoint's branch and its last turn by role, then
+// the newest turns.
 func printCosts(out io.Writer, c engine.Costs) {
-	fmt.Fprintf(out, "\nTOKENS of the thread, all branches: %d in / %d out\n", c.Total.PromptTokens, c.Total.CompletionTokens)
-	roles := make([]string, 0, len(c.Roles))
-	for r := range c.Roles {
-		roles = append(roles, r)
-	}
-	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
-	for _, r := range roles {
-		u := c.Roles[r]
-		fmt.Fprintf(out, "  %-10s %3d call(s) %8d in / %7d out\n", termtext.Line(r), u.Calls, u.PromptTokens, u.CompletionTokens)
+	fmt.Fprintf(out, "\nTOKENS of the thread, all branches (each call once): %d in / %d out\n", c.Total.PromptTokens, c.Total.CompletionTokens)
+	printRoles(out, "  ", c.Roles)
+	fmt.Fprintf(out, "  this branch (root to @%d): %d in / %d out\n", c.Branch.Head, c.Branch.Total.PromptTokens, c.Branch.Total.CompletionTokens)
+	if t := c.LastTurn; t != nil {
+		fmt.Fprintf(out, "  last turn (from @%d): %d in / %d out\n", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+		printRoles(out, "    ", t.Roles)
 	}
 	turns := c.Turns
 	if len(turns) > shownTurns {
@@ -241,6 +240,19 @@ func printCosts(out io.Writer, c engine.Costs) {
 	}
 	for _, t := range turns {
 		fmt.Fprintf(out, "  turn @%-5d %8d in / %7d out\n", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+	}
+}
+
+// printRoles prints tokens by role, in the order a turn calls them.
+func printRoles(out io.Writer, indent string, byRole map[string]engine.RoleUsage) {
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, r)
+	}
+	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
+	for _, r := range roles {
+		u := byRole[r]
+		fmt.Fprintf(out, "%s%-10s %3d call(s) %8d in / %7d out\n", indent, termtext.Line(r), u.Calls, u.PromptTokens, u.CompletionTokens)
 	}
 }
 

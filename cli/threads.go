@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -8,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/tui/termtext"
 )
 
 func newThreadsCmd() *cobra.Command {
@@ -26,17 +30,14 @@ func newThreadsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				rows := make([]threadRow, len(ts))
+				for i, t := range ts {
+					if rows[i], err = threadOf(c.Context(), e, t.ID); err != nil {
+						return err
+					}
+					rows[i].Checkpoints, rows[i].Latest, rows[i].UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
+				}
 				if asJSON {
-					type row struct {
-						ID          string    `json:"id"`
-						Checkpoints int       `json:"checkpoints"`
-						Latest      int64     `json:"latest"`
-						UpdatedAt   time.Time `json:"updatedAt"`
-					}
-					rows := make([]row, len(ts))
-					for i, t := range ts {
-						rows[i] = row{t.ID, t.Checkpoints, t.LatestID, t.UpdatedAt}
-					}
 					return writeJSON(out, rows)
 				}
 				if len(ts) == 0 {
@@ -44,9 +45,17 @@ func newThreadsCmd() *cobra.Command {
 					return nil
 				}
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED")
-				for _, t := range ts {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", idText(t.ID), t.Checkpoints, t.LatestID, t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+				fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tTOKENS IN/OUT\tLAST TURN IN/OUT\tUPDATED")
+				for _, r := range rows {
+					tokens, last := fmt.Sprintf("%d/%d", r.Tokens.Total.PromptTokens, r.Tokens.Total.CompletionTokens), "-"
+					if r.TokensError != "" {
+						tokens, last = "unreadable", "?"
+					}
+					if r.Tokens.LastTurn != nil {
+						last = fmt.Sprintf("%d/%d", r.Tokens.LastTurn.Total.PromptTokens, r.Tokens.LastTurn.Total.CompletionTokens)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", idText(r.ID), termtext.Line(r.Status), r.Checkpoints, r.Latest,
+						tokens, last, r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
 				}
 				return tw.Flush()
 			})
@@ -55,4 +64,44 @@ func newThreadsCmd() *cobra.Command {
 	addStore(c, &store)
 	addJSON(c, &asJSON)
 	return c
+}
+
+// threadRow is one thread in `rewind threads`.
+type threadRow struct {
+	ID          string    `json:"id"`
+	Status      string    `json:"status"`
+	Reason      string    `json:"reason,omitempty"`
+	Checkpoints int       `json:"checkpoints"`
+	Latest      int64     `json:"latest"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	// Tokens of every branch (each call once) and of the latest
+	// checkpoint's turn.
+	Tokens struct {
+		Roles    map[string]engine.RoleUsage `json:"roles"`
+		Total    model.Usage                 `json:"total"`
+		LastTurn *engine.TurnUsage           `json:"lastTurn,omitempty"`
+	} `json:"tokens"`
+	// TokensError says why the tokens could not be read (a damaged row).
+	TokensError string `json:"tokensError,omitempty"`
+}
+
+// threadOf reads a thread's run status and costs from its listings.
+func threadOf(ctx context.Context, e *engine.Engine, thread string) (threadRow, error) {
+	r := threadRow{ID: thread}
+	st, err := e.Status(ctx, thread)
+	if err != nil {
+		return r, err
+	}
+	r.Status, r.Reason = st.Status, st.Reason
+	c, err := e.Costs(ctx, thread)
+	if errors.Is(err, engine.ErrCorrupt) {
+		// One damaged thread must not hide the others.
+		r.TokensError = err.Error()
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Tokens.Roles, r.Tokens.Total, r.Tokens.LastTurn = c.Roles, c.Total, c.LastTurn
+	return r, nil
 }

@@ -55,6 +55,10 @@ type Metadata struct {
 	ModelCalls map[string]int `json:"modelCalls,omitempty"`
 	// Usage is the token count of those calls.
 	Usage *model.Usage `json:"usage,omitempty"`
+	// Tokens are the calls stored with the checkpoint (its tasks' model.called
+	// events) by role, read from the listing: what Costs sums. Nil when
+	// there were none, and for checkpoints stored before listings held them.
+	Tokens map[string]RoleUsage `json:"tokens,omitempty"`
 	// Reused lists tasks whose stored writes were used instead of running
 	// them again (a resume after a crash mid-superstep).
 	Reused     []string   `json:"reused,omitempty"`
@@ -66,8 +70,9 @@ type Metadata struct {
 	// a cancel or a failed run).
 	Discarded []Task `json:"discarded,omitempty"`
 	// Status is the run's status as this checkpoint left it (see
-	// RunStatus); Reason says why for failed and cancelled. Empty for
-	// checkpoints stored before statuses were recorded.
+	// RunStatus); Reason says why for failed, cancelled and paused at the
+	// token budget. Empty for checkpoints stored before statuses were
+	// recorded.
 	Status string `json:"status,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// Events is how many events were stored with the checkpoint (0 also
@@ -109,6 +114,9 @@ type Checkpoint struct {
 	Unreadable string `json:"unreadable,omitempty"`
 	// depth is how many deltas separate it from its stored base.
 	depth int
+	// tokensUnlisted: stored before listings held Tokens, with model
+	// calls; Costs reads its state for them.
+	tokensUnlisted bool
 }
 
 // document is the stored JSON form (thread, ids and time live in the row).

@@ -26,19 +26,44 @@ type TurnUsage struct {
 	Total model.Usage          `json:"total"`
 }
 
-// Costs is a thread's model tokens, from the calls stored with every
-// checkpoint of every branch (forks included: each cost what it cost) and
-// with a half-finished superstep's stored writes.
+// BranchUsage is what one branch cost: the checkpoints from the root to
+// Head, the ancestors it shares with other branches included.
+type BranchUsage struct {
+	Head  int64                `json:"head"`
+	Roles map[string]RoleUsage `json:"roles"`
+	Total model.Usage          `json:"total"`
+}
+
+// Costs is a thread's model tokens, from the calls stored with its
+// checkpoints (read from their listings) and with a half-finished
+// superstep's stored writes.
+//
+// With forks: Roles, Total and Turns count every checkpoint of every
+// branch once (a fork's checkpoints are its own, its shared ancestors are
+// counted where they were made), so the thread's total never counts a call
+// twice. Branch is one branch's own view: what its chain from the root
+// cost, shared ancestors included, so two branches' figures overlap by
+// design. LastTurn is the turn Branch.Head belongs to.
 type Costs struct {
 	Roles map[string]RoleUsage `json:"roles"`
 	// Turns, oldest first. Checkpoints before the first input (an update
 	// that created the thread) count in Roles and Total only.
-	Turns []TurnUsage `json:"turns"`
-	Total model.Usage `json:"total"`
+	Turns    []TurnUsage `json:"turns"`
+	Total    model.Usage `json:"total"`
+	Branch   BranchUsage `json:"branch"`
+	LastTurn *TurnUsage  `json:"lastTurn,omitempty"`
 }
 
-// Costs sums the thread's stored model calls by role and by turn.
+// Costs sums the thread's stored model calls by role and by turn, with
+// its latest checkpoint's branch.
 func (e *Engine) Costs(ctx context.Context, thread string) (Costs, error) {
+	return e.CostsAt(ctx, thread, 0)
+}
+
+// CostsAt is Costs with checkpoint head's branch (0: the latest). It reads
+// the thread's listings and its unsettled writes, never a state (but the
+// state of a checkpoint stored before listings held tokens).
+func (e *Engine) CostsAt(ctx context.Context, thread string, head int64) (Costs, error) {
 	listed, err := e.History(ctx, thread, 0, 0)
 	if err != nil {
 		return Costs{}, err
@@ -49,6 +74,21 @@ func (e *Engine) Costs(ctx context.Context, thread string) (Costs, error) {
 	byID := make(map[int64]Checkpoint, len(listed))
 	for _, cp := range listed {
 		byID[cp.ID] = cp
+	}
+	if head == 0 {
+		head = listed[0].ID
+	}
+	if _, ok := byID[head]; !ok {
+		return Costs{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", head, threadName(thread), threadName(thread), store.ErrNotFound)
+	}
+	onBranch := map[int64]bool{}
+	for id := head; id != 0 && !onBranch[id]; {
+		onBranch[id] = true
+		cp, ok := byID[id]
+		if !ok || cp.ParentID >= id {
+			break
+		}
+		id = cp.ParentID
 	}
 	// turnOf is the turn's start for a checkpoint: itself when it is an
 	// input or fork, else its parent's (0: before any input).
@@ -70,47 +110,54 @@ func (e *Engine) Costs(ctx context.Context, thread string) (Costs, error) {
 		turnOf[id] = t
 		return t
 	}
-	out := Costs{Roles: map[string]RoleUsage{}}
+	out := Costs{Roles: map[string]RoleUsage{}, Branch: BranchUsage{Head: head, Roles: map[string]RoleUsage{}}}
 	turns := map[int64]*TurnUsage{}
-	add := func(id int64, role string, u model.Usage) {
-		r := out.Roles[role]
-		r.Calls++
-		r.Usage.Add(u)
-		out.Roles[role] = r
-		out.Total.Add(u)
+	add := func(id int64, role string, r RoleUsage) {
+		addRole(out.Roles, role, r)
+		out.Total.Add(r.Usage)
+		if onBranch[id] {
+			addRole(out.Branch.Roles, role, r)
+			out.Branch.Total.Add(r.Usage)
+		}
 		start := startOf(id)
 		if start == 0 {
 			return
 		}
 		t := turns[start]
-		if t == nil {
-			t = &TurnUsage{Start: start, Roles: map[string]RoleUsage{}}
-			turns[start] = t
-		}
-		tr := t.Roles[role]
-		tr.Calls++
-		tr.Usage.Add(u)
-		t.Roles[role] = tr
-		t.Total.Add(u)
+		addRole(t.Roles, role, r)
+		t.Total.Add(r.Usage)
+	}
+	// Tasks that finished before a crash or a stop: their calls were made,
+	// though no checkpoint holds them yet. One query for the thread.
+	pending, err := e.store.Writes(ctx, thread, 0)
+	if err != nil {
+		return Costs{}, fmt.Errorf("read pending writes of thread %q: %w", threadName(thread), err)
+	}
+	pendingOf := map[int64][]store.TaskWrites{}
+	for _, w := range pending {
+		pendingOf[w.CheckpointID] = append(pendingOf[w.CheckpointID], w)
 	}
 	for _, cp := range listed {
 		start := startOf(cp.ID)
 		if start != 0 && turns[start] == nil {
 			turns[start] = &TurnUsage{Start: start, Roles: map[string]RoleUsage{}}
 		}
-		calls, err := e.storedCalls(ctx, thread, cp.ID)
-		if err != nil {
-			return Costs{}, err
+		if cp.tokensUnlisted {
+			calls, err := e.storedCalls(ctx, thread, cp.ID)
+			if err != nil {
+				return Costs{}, err
+			}
+			for _, c := range calls {
+				add(cp.ID, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
+			}
 		}
-		for _, c := range calls {
-			add(cp.ID, c.Role, model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion})
+		for role, r := range cp.Metadata.Tokens {
+			add(cp.ID, role, r)
 		}
 		if len(cp.Tasks) == 0 {
 			continue
 		}
-		// Tasks that finished before a crash or a stop: their calls were
-		// made, though no checkpoint holds them yet.
-		writes, err := e.PendingWrites(ctx, thread, cp.ID)
+		writes, err := decodeWrites(thread, cp.ID, pendingOf[cp.ID])
 		if err != nil {
 			return Costs{}, err
 		}
@@ -118,7 +165,7 @@ func (e *Engine) Costs(ctx context.Context, thread string) (Costs, error) {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
 					c := callOf(ev)
-					add(cp.ID, c.Role, model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion})
+					add(cp.ID, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
 				}
 			}
 		}
@@ -127,7 +174,33 @@ func (e *Engine) Costs(ctx context.Context, thread string) (Costs, error) {
 		out.Turns = append(out.Turns, *t)
 	}
 	sort.Slice(out.Turns, func(i, j int) bool { return out.Turns[i].Start < out.Turns[j].Start })
+	if t := turns[startOf(head)]; t != nil {
+		last := *t
+		out.LastTurn = &last
+	}
 	return out, nil
+}
+
+func addRole(m map[string]RoleUsage, role string, r RoleUsage) {
+	cur := m[role]
+	cur.Calls += r.Calls
+	cur.Usage.Add(r.Usage)
+	m[role] = cur
+}
+
+// callTokens are the groups' model calls by role, as a listing keeps them.
+func callTokens(groups []WriteGroup) map[string]RoleUsage {
+	var out map[string]RoleUsage
+	for _, g := range groups {
+		for _, ev := range g.Calls {
+			c := callOf(ev)
+			if out == nil {
+				out = map[string]RoleUsage{}
+			}
+			addRole(out, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
+		}
+	}
+	return out
 }
 
 // storedCalls are the model calls stored with checkpoint id's writes.
@@ -201,12 +274,17 @@ func (r *runner) turnUsed(ctx context.Context, cp Checkpoint) (int, error) {
 	}
 	used := 0
 	for i := len(chain) - 1; i >= 0 && chain[i].Source != SourceInput && chain[i].Source != SourceFork; i-- {
-		calls, err := r.e.storedCalls(ctx, r.thread, chain[i].ID)
-		if err != nil {
-			return 0, err
+		if chain[i].tokensUnlisted {
+			calls, err := r.e.storedCalls(ctx, r.thread, chain[i].ID)
+			if err != nil {
+				return 0, err
+			}
+			for _, c := range calls {
+				used += c.Prompt + c.Completion
+			}
 		}
-		for _, c := range calls {
-			used += c.Prompt + c.Completion
+		for _, u := range chain[i].Metadata.Tokens {
+			used += u.PromptTokens + u.CompletionTokens
 		}
 	}
 	return used, nil

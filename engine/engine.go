@@ -93,6 +93,10 @@ const (
 	EventCheckpointSaved = "checkpoint.saved"
 	// EventBlocked is a side effect a node refused to perform (NodeContext.Block).
 	EventBlocked = "operation.blocked"
+	// EventTokenBudget: the turn used its token budget
+	// (RunConfig.MaxTokensPerTurn) with tasks still pending; stored with
+	// the checkpoint the run pauses at.
+	EventTokenBudget = "run.token_budget"
 )
 
 // persisted says whether an event type is stored. Progress events (a node
@@ -649,6 +653,11 @@ func (e *Engine) PendingWrites(ctx context.Context, thread string, id int64) ([]
 	if err != nil {
 		return nil, fmt.Errorf("read pending writes of checkpoint %d on thread %q: %w", id, threadName(thread), err)
 	}
+	return decodeWrites(thread, id, rows)
+}
+
+// decodeWrites decodes checkpoint id's stored task writes.
+func decodeWrites(thread string, id int64, rows []store.TaskWrites) ([]TaskWrites, error) {
 	out := make([]TaskWrites, 0, len(rows))
 	for _, row := range rows {
 		var tw TaskWrites

@@ -30,6 +30,9 @@ type runner struct {
 	// Recheck.Rerun), and carry the events to store with the next commit.
 	rerun map[string]string
 	carry []Event
+	// budget is the turn's token budget (0: none) and used what the turn
+	// has used so far.
+	budget, used int
 }
 
 func (r *runner) event(typ, node, task string, data any) Event {
@@ -108,6 +111,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
+	cp.Metadata.Tokens = callTokens(groups) // as the listing reads them
 	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
@@ -162,10 +166,10 @@ func (r *runner) interruptAfter(ran []string) *Interrupt {
 // or until the turn has used its token budget: that is checked between
 // supersteps, so a superstep under way finishes and is stored.
 func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
-	budget, used := r.tokenBudget(), 0
-	if budget > 0 {
+	r.budget, r.used = r.tokenBudget(), 0
+	if r.budget > 0 {
 		var err error
-		if used, err = r.turnUsed(ctx, cp); err != nil {
+		if r.used, err = r.turnUsed(ctx, cp); err != nil {
 			r.finish(cp)
 			return r.res, err
 		}
@@ -174,9 +178,9 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 		if steps >= r.cfg.maxSteps() {
 			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", threadName(r.thread), steps, threadName(r.thread))
 		}
-		if budget > 0 && used >= budget {
+		if r.budget > 0 && r.used >= r.budget {
 			r.finish(cp)
-			return r.res, &BudgetError{Thread: r.thread, Checkpoint: cp.ID, Used: used, Budget: budget, Pending: cp.Tasks}
+			return r.res, &BudgetError{Thread: r.thread, Checkpoint: cp.ID, Used: r.used, Budget: r.budget, Pending: cp.Tasks}
 		}
 		next, err := r.superstep(ctx, cp)
 		var fe *failError
@@ -187,9 +191,7 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 			r.finish(cp)
 			return r.res, err
 		}
-		if u := next.Metadata.Usage; u != nil {
-			used += u.PromptTokens + u.CompletionTokens
-		}
+		r.used += usedBy(next)
 		cp = next
 		if r.failed != nil {
 			r.finish(cp)
@@ -393,6 +395,12 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		next.Metadata.Interrupt = interrupt
 		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
 	}
+	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && failed == nil && len(next.Tasks) > 0 {
+		// The run stops here (drive): the checkpoint says so, and why.
+		next.Metadata.Status = RunPaused
+		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn)", used, r.budget)
+		events = append(events, r.event(EventTokenBudget, "", "", map[string]any{"used": used, "budget": r.budget, "pending": describeTasks(next.Tasks)}))
+	}
 	if err := r.commit(ctx, &next, &cp, groups, cp.ID, events); err != nil {
 		return Checkpoint{}, err
 	}
@@ -592,3 +600,11 @@ func (e *taskError) Error() string {
 }
 
 func (e *taskError) Unwrap() error { return e.err }
+
+// usedBy is the tokens the superstep that made cp used.
+func usedBy(cp Checkpoint) int {
+	if u := cp.Metadata.Usage; u != nil {
+		return u.PromptTokens + u.CompletionTokens
+	}
+	return 0
+}

@@ -20,8 +20,9 @@ import (
 const (
 	// RunRunning: tasks are pending and nothing stopped the run on purpose.
 	RunRunning = "running"
-	// RunPaused: stopped before or after a node (an interrupt), or its
-	// state was edited (an update) with tasks pending: a resume carries on.
+	// RunPaused: stopped before or after a node (an interrupt), at the
+	// turn's token budget (with a reason), or its state was edited (an
+	// update) with tasks pending: a resume carries on.
 	RunPaused = "paused"
 	// RunAwaitingApproval: only a gate (Graph.Gate) is pending.
 	RunAwaitingApproval = "awaiting-approval"
@@ -46,7 +47,8 @@ const (
 type RunStatus struct {
 	Status     string `json:"status"`
 	Checkpoint int64  `json:"checkpoint"`
-	// Reason says why a run failed or was cancelled.
+	// Reason says why a run failed or was cancelled, or paused at its
+	// token budget.
 	Reason string `json:"reason,omitempty"`
 }
 

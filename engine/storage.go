@@ -49,17 +49,21 @@ type listing struct {
 	Depth         int            `json:"depth,omitempty"`
 	Nodes         []string       `json:"nodes,omitempty"`
 	ModelCalls    map[string]int `json:"calls,omitempty"`
-	Next          []string       `json:"next,omitempty"`
-	Interrupt     *Interrupt     `json:"interrupt,omitempty"`
-	ForkedFrom    int64          `json:"forkedFrom,omitempty"`
-	AsNode        string         `json:"asNode,omitempty"`
-	Reused        []string       `json:"reused,omitempty"`
-	Status        string         `json:"status,omitempty"`
-	Reason        string         `json:"reason,omitempty"`
-	Events        int            `json:"events,omitempty"`
-	Messages      int            `json:"msgs"`
-	Bytes         int            `json:"bytes,omitempty"`
-	Row           int            `json:"row,omitempty"`
+	// Tokens are the stored calls' tokens by role: [calls, prompt,
+	// completion]. Listings written before it have calls without it
+	// (Costs then reads those rows' states).
+	Tokens     map[string][3]int `json:"tok,omitempty"`
+	Next       []string          `json:"next,omitempty"`
+	Interrupt  *Interrupt        `json:"interrupt,omitempty"`
+	ForkedFrom int64             `json:"forkedFrom,omitempty"`
+	AsNode     string            `json:"asNode,omitempty"`
+	Reused     []string          `json:"reused,omitempty"`
+	Status     string            `json:"status,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	Events     int               `json:"events,omitempty"`
+	Messages   int               `json:"msgs"`
+	Bytes      int               `json:"bytes,omitempty"`
+	Row        int               `json:"row,omitempty"`
 }
 
 // stateDoc is the state document of this format.
@@ -372,6 +376,12 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		Messages: cp.Values.Len(g.transcriptOr("messages"))}
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
+	}
+	for role, u := range callTokens(groups) {
+		if meta.Tokens == nil {
+			meta.Tokens = map[string][3]int{}
+		}
+		meta.Tokens[role] = [3]int{u.Calls, u.PromptTokens, u.CompletionTokens}
 	}
 	size := len(state)
 	for _, m := range msgs {
@@ -825,6 +835,12 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
 		ForkedFrom: p.meta.ForkedFrom, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
 		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}
+	if p.meta.Tokens != nil {
+		md.Tokens = make(map[string]RoleUsage, len(p.meta.Tokens))
+		for role, t := range p.meta.Tokens {
+			md.Tokens[role] = RoleUsage{Calls: t[0], Usage: model.Usage{PromptTokens: t[1], CompletionTokens: t[2]}}
+		}
+	}
 	if p.doc.Usage != nil {
 		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}
 	} else {
@@ -862,7 +878,8 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 	}
 	return Checkpoint{Thread: p.row.ThreadID, ID: p.row.ID, ParentID: p.row.ParentID, RerootedFrom: p.row.RerootedFrom,
 		Step: p.meta.Step, Source: p.meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
-		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth}
+		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth,
+		tokensUnlisted: p.meta.Tokens == nil && len(p.meta.ModelCalls) > 0}
 }
 
 // parseRow decodes a row of a chain: whole for the head, and for the

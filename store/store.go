@@ -284,7 +284,9 @@ type Store interface {
 	// each number and time. 0 for an unknown thread.
 	Size(ctx context.Context, thread string) (int64, error)
 	// Writes lists the stored task writes of one checkpoint's superstep,
-	// ordered by task ID bytewise.
+	// ordered by task ID bytewise; checkpointID 0 lists the whole thread's
+	// (one query for a thread's unsettled writes), ordered by checkpoint
+	// then task ID.
 	Writes(ctx context.Context, thread string, checkpointID int64) ([]TaskWrites, error)
 	// Events lists a checkpoint's events in Seq order; checkpointID 0 lists
 	// the whole thread's, ordered by checkpoint then Seq.

@@ -35,6 +35,9 @@ import (
 type headInfo struct {
 	thread string
 	cp     engine.Checkpoint
+	// costs are the thread's tokens (nil when the backend cannot sum
+	// them, or they did not read), loaded with the head.
+	costs  *engine.Costs
 	state  ticket.State
 	stored map[string]engine.TaskWrites
 	gate   *gateInfo
@@ -58,6 +61,11 @@ type headMsg struct {
 	thread string
 	head   *headInfo
 	err    error
+}
+
+// coster is a Backend that sums a thread's tokens (Engine.Costs).
+type coster interface {
+	Costs(ctx context.Context, thread string) (engine.Costs, error)
 }
 
 // readHead reads the newest checkpoint and its stored writes. It runs in a
@@ -114,6 +122,13 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 	return func() tea.Msg {
 		h, err := readHead(ctx, b, thread)
+		if c, ok := b.(coster); ok && h != nil && err == nil {
+			// From the listings; a thread whose costs do not read still
+			// shows its head.
+			if costs, cerr := c.Costs(ctx, thread); cerr == nil {
+				h.costs = &costs
+			}
+		}
 		return headMsg{gen: gen, thread: thread, head: h, err: err}
 	}
 }

@@ -347,6 +347,7 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 	}
 	m.head = msg.head
 	m.refreshLive()
+	m.syncPanes() // the inspector's header shows the head's costs
 	return nil
 }
 

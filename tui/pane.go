@@ -1,5 +1,7 @@
 package tui
 
+import "rewind/engine"
+
 // scroller shows a window of pre-rendered lines: setting content is O(1)
 // and a view is O(height), so no keypress re-measures a whole transcript.
 type scroller struct {
@@ -47,6 +49,7 @@ type paneKey struct {
 	w      int
 	unfold bool
 	theme  int
+	costs  *engine.Costs
 }
 
 func (p *contentPane) SetSize(w, h int) {
@@ -67,6 +70,9 @@ func (m *Model) syncPanes() {
 		}
 		pane := &m.panes[p]
 		k := paneKey{d: m.cur, w: pane.w, unfold: m.unfold, theme: m.themeGen}
+		if p == paneInsp && m.head != nil {
+			k.costs = m.head.costs
+		}
 		if k == pane.key && pane.scroll.lines != nil {
 			continue
 		}
@@ -77,7 +83,7 @@ func (m *Model) syncPanes() {
 		case paneState:
 			lines = m.rend.state(m.cur, pane.w, m.unfold)
 		case paneInsp:
-			lines = m.rend.inspector(m.cur, pane.w, m.unfold)
+			lines = append(m.rend.costsHeader(k.costs, pane.w), m.rend.inspector(m.cur, pane.w, m.unfold)...)
 		}
 		sameCheckpoint := pane.key.d == m.cur && pane.key.d != nil
 		off := 0

@@ -24,6 +24,47 @@ func sizeText(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1000)
 }
 
+// costsHeader is the thread's tokens above the inspector: the total
+// (every branch, each call once) and the last turn's by role. Nothing
+// before they are loaded.
+func (r *renderer) costsHeader(c *engine.Costs, w int) []string {
+	if c == nil {
+		return nil
+	}
+	th := r.th
+	out := []string{th.Muted.Render("thread tokens ") + th.Text.Render(fmt.Sprintf("%d in · %d out", c.Total.PromptTokens, c.Total.CompletionTokens))}
+	if t := c.LastTurn; t != nil {
+		roles := make([]string, 0, len(t.Roles))
+		for role := range t.Roles {
+			roles = append(roles, role)
+		}
+		sort.Slice(roles, func(i, j int) bool { return roleRank(roles[i]) < roleRank(roles[j]) })
+		parts := make([]string, len(roles))
+		for i, role := range roles {
+			u := t.Roles[role]
+			parts[i] = fmt.Sprintf("%s %d/%d", termtext.Line(role), u.PromptTokens, u.CompletionTokens)
+		}
+		line := fmt.Sprintf("last turn @%d: %d in · %d out", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, ", ") + ")"
+		}
+		for _, l := range wrap(line, max(w-2, 8)) {
+			out = append(out, th.Muted.Render(l))
+		}
+	}
+	return append(out, "")
+}
+
+// roleRank orders roles as a turn calls them.
+func roleRank(role string) string {
+	for i, r := range []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply} {
+		if r == role {
+			return fmt.Sprint(i)
+		}
+	}
+	return "9" + role
+}
+
 // inspector renders a checkpoint's metadata, its pending tasks with their
 // full arguments, the stored writes of the superstep that runs from it, the
 // diff against its parent and the events committed with it.

@@ -173,11 +173,48 @@ func checkUpgrade(t *testing.T, spec, expectedFile string) {
 		if len(listed) != len(th.Checkpoints) {
 			t.Fatalf("thread %s lists %d checkpoints, want %d", name, len(listed), len(th.Checkpoints))
 		}
+		// The calls stored with each checkpoint and its stored writes
+		// (this release's writes were never settled), read from the
+		// states: what Costs must sum from the listings.
+		calls := map[string]engine.RoleUsage{}
+		count := func(ev engine.Event) {
+			var u struct {
+				Role             string `json:"role"`
+				PromptTokens     int    `json:"promptTokens"`
+				CompletionTokens int    `json:"completionTokens"`
+			}
+			if err := json.Unmarshal(ev.Data, &u); err != nil {
+				t.Fatal(err)
+			}
+			r := calls[u.Role]
+			r.Calls++
+			r.PromptTokens += u.PromptTokens
+			r.CompletionTokens += u.CompletionTokens
+			calls[u.Role] = r
+		}
 		for _, w := range th.Checkpoints {
 			w = addedChannels(v1Gate(t, w))
 			cp, err := e.Get(ctx, name, w.ID)
 			if err != nil {
 				t.Fatalf("Get(%s, %d): %v", name, w.ID, err)
+			}
+			for _, g := range cp.Applied {
+				for _, ev := range g.Calls {
+					count(ev)
+				}
+			}
+			if len(cp.Tasks) > 0 {
+				pending, err := e.PendingWrites(ctx, name, cp.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tw := range pending {
+					for _, ev := range tw.Events {
+						if ev.Type == engine.EventModelCalled {
+							count(ev)
+						}
+					}
+				}
 			}
 			got := expectedCP{ID: cp.ID, ParentID: cp.ParentID, RerootedFrom: cp.RerootedFrom, Step: cp.Step, Source: cp.Source,
 				Values: cp.Values, Tasks: cp.Tasks, Metadata: cp.Metadata, MigratedFrom: cp.MigratedFrom}
@@ -194,6 +231,10 @@ func checkUpgrade(t *testing.T, spec, expectedFile string) {
 			if err != nil || len(evs) != w.Events {
 				t.Fatalf("thread %s checkpoint %d: %d events (%v), want %d", name, w.ID, len(evs), err, w.Events)
 			}
+		}
+		costs, err := e.Costs(ctx, name)
+		if err != nil || !sameJSON(t, costs.Roles, calls) {
+			t.Fatalf("thread %s costs %+v (%v), its states' calls %+v", name, costs.Roles, err, calls)
 		}
 		if d, ok := st.(store.Drafts); ok {
 			ds, err := d.ListDrafts(ctx, name)

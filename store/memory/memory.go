@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -386,7 +387,14 @@ func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (
 	if th == nil {
 		return nil, nil
 	}
-	out := slices.Clone(th.writes[checkpointID])
+	var out []store.TaskWrites
+	if checkpointID == 0 {
+		for _, id := range slices.Sorted(maps.Keys(th.writes)) {
+			out = append(out, th.writes[id]...)
+		}
+	} else {
+		out = slices.Clone(th.writes[checkpointID])
+	}
 	for i := range out {
 		out[i].Writes = bytes.Clone(out[i].Writes)
 	}

@@ -654,16 +654,21 @@ func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 // Writes implements store.Store.
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
 	defer s.fail(&err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
-	rows, err := s.pool.Query(ctx, `select task_id, writes, created_at from graph_writes
-where thread_id = $1 and checkpoint_id = $2 order by task_id`, thread, checkpointID)
+	const cols = `select checkpoint_id, task_id, writes, created_at from graph_writes `
+	var rows pgx.Rows
+	if checkpointID == 0 {
+		rows, err = s.pool.Query(ctx, cols+`where thread_id = $1 order by checkpoint_id, task_id`, thread)
+	} else {
+		rows, err = s.pool.Query(ctx, cols+`where thread_id = $1 and checkpoint_id = $2 order by task_id`, thread, checkpointID)
+	}
 	if err != nil {
 		return nil, s.db(err)
 	}
 	defer rows.Close()
 	var out []store.TaskWrites
 	for rows.Next() {
-		w := store.TaskWrites{ThreadID: thread, CheckpointID: checkpointID}
-		if err := rows.Scan(&w.TaskID, &w.Writes, &w.CreatedAt); err != nil {
+		w := store.TaskWrites{ThreadID: thread}
+		if err := rows.Scan(&w.CheckpointID, &w.TaskID, &w.Writes, &w.CreatedAt); err != nil {
 			return nil, s.db(err)
 		}
 		if w.Writes, err = fromJSONB(w.Writes); err != nil {

@@ -266,7 +266,8 @@ const (
 		(SELECT coalesce(sum(octet_length(operation_id) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
 			FROM graph_drafts WHERE thread_id = ?1) +
 		(SELECT count(*) * (octet_length(?1) + 2*8) FROM graph_epochs WHERE thread_id = ?1)`
-	sqlWrites       = `SELECT task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
+	sqlWrites       = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
+	sqlThreadWrites = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? ORDER BY checkpoint_id, task_id`
 	selectEvents    = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `
 	sqlEvents       = selectEvents + `WHERE thread_id = ? AND checkpoint_id = ? ORDER BY seq`
 	sqlThreadEvents = selectEvents + `WHERE thread_id = ? ORDER BY checkpoint_id, seq`
@@ -347,7 +348,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 			sqlPruneBlobs),
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHistory, sqlChain, sqlMessages, sqlMessagesAt, sqlBlobs, sqlSize,
-			sqlWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
+			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, err, hint(err))
@@ -900,16 +901,21 @@ func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
 	defer s.wrap(ctx, &err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
-	rows, err := s.r.stmts[sqlWrites].QueryContext(ctx, thread, checkpointID)
+	var rows *sql.Rows
+	if checkpointID == 0 {
+		rows, err = s.r.stmts[sqlThreadWrites].QueryContext(ctx, thread)
+	} else {
+		rows, err = s.r.stmts[sqlWrites].QueryContext(ctx, thread, checkpointID)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []store.TaskWrites
 	for rows.Next() {
-		w := store.TaskWrites{ThreadID: thread, CheckpointID: checkpointID}
+		w := store.TaskWrites{ThreadID: thread}
 		var created int64
-		if err := rows.Scan(&w.TaskID, &w.Writes, &created); err != nil {
+		if err := rows.Scan(&w.CheckpointID, &w.TaskID, &w.Writes, &created); err != nil {
 			return nil, err
 		}
 		w.CreatedAt = micros(created)

@@ -520,6 +520,23 @@ func testWrites(t *testing.T, s store.Store) {
 	}
 	wantTasks(t, s, "t", 1, "x")
 	wantTasks(t, s, "t", 3)
+	// Checkpoint 0: the whole thread's, by checkpoint then task.
+	all, err := s.Writes(t.Context(), "t", 0)
+	if err != nil {
+		t.Fatalf("Writes of the whole thread: %v", err)
+	}
+	var keys []string
+	for _, w := range all {
+		keys = append(keys, fmt.Sprintf("%d/%s", w.CheckpointID, w.TaskID))
+		if want := writes("t", w.CheckpointID, w.TaskID); w.ThreadID != "t" || !sameJSON(w.Writes, want.Writes) {
+			t.Errorf("Writes(0) returned %s/%d/%q %s, want %s", w.ThreadID, w.CheckpointID, w.TaskID, clip(string(w.Writes)), want.Writes)
+		}
+	}
+	if want := []string{"1/x", "2/B", "2/a", "2/a1", "2/a\u00e9", "2/b"}; !slices.Equal(keys, want) {
+		t.Errorf("Writes(0) = %q, want %q (by checkpoint, then task bytewise)", keys, want)
+	}
+	wantTasks(t, s, "u", 0)
+	wantTasks(t, s, "nope", 0)
 	wantTasks(t, s, "nope", 1)
 	wantTasks(t, s, "u", 3)
 

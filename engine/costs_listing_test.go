@@ -1,0 +1,284 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
+	"rewind/store/sqlite"
+)
+
+// stateCounter counts the calls that read checkpoint states.
+type stateCounter struct {
+	store.Store
+	reads atomic.Int64
+}
+
+func (s *stateCounter) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	s.reads.Add(1)
+	return s.Store.Get(ctx, thread, id)
+}
+
+func (s *stateCounter) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	s.reads.Add(1)
+	return s.Store.Chain(ctx, thread, id)
+}
+
+func (s *stateCounter) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	s.reads.Add(1)
+	return s.Store.Latest(ctx, thread)
+}
+
+// Costs read from the listings give exactly what reading every
+// checkpoint's state gave, for the thread and for each branch, on a thread
+// with several turns, a compaction, a fork and a half-finished superstep,
+// on every store and after reopening it.
+func TestCostsFromListingsMatchTheStates(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, reopen := sc.open(t)
+			mock := ticket.NewMock()
+			e, err := ticket.NewEngine(st, mock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				if _, err := e.Run(ctx, "c", ticket.Input(sentences[i%len(sentences)]), engine.RunConfig{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mainHead, err := e.Latest(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fork, err := e.Fork(ctx, "c", 3, ticket.Input(sentences[2]), engine.RunConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A superstep one executor failed: the others' calls are
+			// stored as pending writes only.
+			mock.FailRole(model.RoleExecutor, 1)
+			if _, err := e.Run(ctx, "c", ticket.Input(sentences[0]), engine.RunConfig{}); err == nil {
+				t.Fatal("the failing executor did not fail the run")
+			}
+			if w, err := e.PendingWrites(ctx, "c", mustLatest(t, e, "c").ID); err != nil || len(w) == 0 {
+				t.Fatalf("no pending writes to count (%v): the test lost its half-finished superstep", err)
+			}
+			check := func(e *engine.Engine, when string) {
+				for _, head := range []int64{0, mainHead.ID, fork.Checkpoint, 3} {
+					got, err := e.CostsAt(ctx, "c", head)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := e.CostsFromStates(ctx, "c", head)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got.Roles, want.Roles) || got.Total != want.Total || !reflect.DeepEqual(got.Turns, want.Turns) {
+						t.Errorf("%s: from listings %+v / %+v\nfrom states %+v / %+v", when, got.Total, got.Roles, want.Total, want.Roles)
+					}
+					if !reflect.DeepEqual(got.Branch, want.Branch) {
+						t.Errorf("%s, branch of @%d: from listings %+v, from states %+v", when, head, got.Branch, want.Branch)
+					}
+					if got.Roles[model.RoleSummarizer].Calls == 0 || got.Roles[model.RoleExecutor].Calls == 0 {
+						t.Fatalf("%s: roles %+v: want a compaction's summarizer call and the executors", when, got.Roles)
+					}
+					wantLast := map[int64]int64{0: got.Turns[len(got.Turns)-1].Start, 3: got.Turns[0].Start}
+					if w, ok := wantLast[head]; ok && (got.LastTurn == nil || got.LastTurn.Start != w) {
+						t.Errorf("%s, head @%d: last turn %+v, want the turn from @%d", when, head, got.LastTurn, w)
+					}
+				}
+				// The fork's branch shares the main branch's first turns:
+				// its own figures include them, the thread's count them once.
+				all, _ := e.Costs(ctx, "c")
+				main, _ := e.CostsAt(ctx, "c", mainHead.ID)
+				forked, _ := e.CostsAt(ctx, "c", fork.Checkpoint)
+				shared, _ := e.CostsAt(ctx, "c", 3)
+				var sum model.Usage
+				for _, tu := range all.Turns {
+					sum.Add(tu.Total)
+				}
+				if sum != all.Total {
+					t.Errorf("%s: turns add up to %+v, the thread to %+v", when, sum, all.Total)
+				}
+				// Each branch's own turns, plus what they share, are in the
+				// thread's total once (the failed turn is the fork's).
+				own := main.Branch.Total.PromptTokens + forked.Branch.Total.PromptTokens - shared.Branch.Total.PromptTokens
+				if shared.Branch.Total.PromptTokens == 0 || own+all.LastTurn.Total.PromptTokens != all.Total.PromptTokens {
+					t.Errorf("%s: main %d + fork %d - shared %d + the last turn %d prompt tokens, the thread %d",
+						when, main.Branch.Total.PromptTokens, forked.Branch.Total.PromptTokens, shared.Branch.Total.PromptTokens, all.LastTurn.Total.PromptTokens, all.Total.PromptTokens)
+				}
+			}
+			check(e, "this process")
+			if reopen != nil {
+				e2, err := ticket.NewEngine(reopen(), ticket.NewMock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(e2, "after reopening")
+			}
+		})
+	}
+}
+
+func mustLatest(t *testing.T, e *engine.Engine, thread string) engine.Checkpoint {
+	t.Helper()
+	cp, err := e.Latest(t.Context(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// Costs and a budget's resume read listings, not states: no Get, Chain or
+// Latest reaches the store while Costs sums a thread.
+func TestCostsReadNoState(t *testing.T) {
+	ctx := t.Context()
+	st := &stateCounter{Store: memory.New()}
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := e.Run(ctx, "c", ticket.Input(sentences[i]), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.reads.Store(0)
+	c, err := e.Costs(ctx, "c")
+	if err != nil || c.Total.PromptTokens == 0 {
+		t.Fatalf("costs %+v, %v", c.Total, err)
+	}
+	if n := st.reads.Load(); n != 0 {
+		t.Errorf("Costs read %d state(s): want the listings only", n)
+	}
+	// Every listing with calls holds their tokens.
+	hist, err := e.History(ctx, "c", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range hist {
+		calls := 0
+		for _, r := range cp.Metadata.Tokens {
+			calls += r.Calls
+		}
+		want := 0
+		for _, n := range cp.Metadata.ModelCalls {
+			want += n
+		}
+		if calls != want {
+			t.Errorf("@%d lists %d call(s) with tokens, %d by role", cp.ID, calls, want)
+		}
+	}
+}
+
+// A run stopped by its token budget records why: the checkpoint it stops
+// at is paused with the reason, and a run.token_budget event is stored with
+// it; a resume with a larger budget carries on.
+func TestTokenBudgetPausesTheRunWithAnEvent(t *testing.T) {
+	ctx := t.Context()
+	e, err := ticket.NewEngine(memory.New(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Run(ctx, "b", ticket.Input(sentences[0]), engine.RunConfig{MaxTokensPerTurn: 1})
+	if !strings.Contains(err.Error(), "--max-tokens-per-turn") {
+		t.Fatalf("run: %v, want the budget's error", err)
+	}
+	st, err := e.Status(ctx, "b")
+	if err != nil || st.Status != engine.RunPaused || !strings.Contains(st.Reason, "budget of 1 (--max-tokens-per-turn)") {
+		t.Fatalf("status %+v, %v: want paused at the budget", st, err)
+	}
+	evs, err := e.Events(ctx, "b", st.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range evs {
+		if ev.Type == engine.EventTokenBudget {
+			var d struct{ Used, Budget int }
+			if err := json.Unmarshal(ev.Data, &d); err != nil || d.Budget != 1 || d.Used < 1 {
+				t.Errorf("event data %s (%v)", ev.Data, err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no %s event at @%d: %+v", engine.EventTokenBudget, st.Checkpoint, evs)
+	}
+	res, err := e.Resume(ctx, "b", engine.RunConfig{MaxTokensPerTurn: 1 << 30})
+	if err != nil || res.Status != "done" {
+		t.Fatalf("resume: %s, %v", res.Status, err)
+	}
+	if st, _ := e.Status(ctx, "b"); st.Status != engine.RunDone || st.Reason != "" {
+		t.Errorf("after the resume: %+v", st)
+	}
+}
+
+// Listings stored before they held tokens (the previous release's) read
+// as having none: Costs and a budget's resume read those rows' states, and
+// give what they gave. The rows are made by removing the field in SQL.
+func TestCostsOfListingsWithoutTokens(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := e.Run(ctx, "o", ticket.Input(sentences[i]), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Run(ctx, "o", ticket.Input(sentences[3]), engine.RunConfig{InterruptBefore: []string{ticket.NodeCritic}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.Costs(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if r, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_remove(meta, '$.tok') WHERE thread_id = 'o' AND json_extract(meta, '$.tok') IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	} else if n, _ := r.RowsAffected(); n < 10 {
+		t.Fatalf("stripped %d listings", n)
+	}
+	old, err := ticket.NewEngine(st, ticket.NewMock()) // no cache of the rows as they were
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := old.Costs(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("costs with tokens listed %+v, without %+v", before.Total, after.Total)
+	}
+	// The interrupted turn's tokens count against a budget just the same.
+	last := after.LastTurn.Total
+	budget := last.PromptTokens + last.CompletionTokens
+	if _, err := old.Resume(ctx, "o", engine.RunConfig{MaxTokensPerTurn: budget}); !errors.Is(err, engine.ErrTokenBudget) {
+		t.Errorf("resume under a budget the turn has used: %v", err)
+	}
+}

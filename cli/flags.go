@@ -100,6 +100,7 @@ type turnFlags struct {
 	attach           []string
 	draft            bool
 	authTTL          time.Duration
+	scenario         string
 }
 
 func (t *turnFlags) add(c *cobra.Command) {
@@ -109,6 +110,7 @@ func (t *turnFlags) add(c *cobra.Command) {
 	f.StringArrayVar(&t.attach, "attach", nil, "attach a reference (`REF`, e.g. blob://tickets/att-1.png); repeatable")
 	f.BoolVar(&t.draft, "draft", false, "end with the reply created as an outgoing draft, behind the approval gate")
 	f.DurationVar(&t.authTTL, "auth-ttl", 0, "with --draft: record the authorization grant it is written under, expiring after `D` (e.g. 1h)")
+	f.StringVar(&t.scenario, "scenario", "", "what the thread is about from this turn on: `S` is ticket (a customer's support ticket, the default) or site-log (a construction site's daily log); later turns keep it")
 }
 
 // turn is the turn the flags describe, its message from --input or
@@ -141,7 +143,11 @@ func (t *turnFlags) turn(c *cobra.Command, empty string) (ticket.Turn, error) {
 	if t.authTTL < 0 {
 		return ticket.Turn{}, usagef("--auth-ttl %s is negative: give how long the grant lasts, e.g. 1h", t.authTTL)
 	}
+	if err := ticket.CheckScenario(t.scenario); err != nil {
+		return ticket.Turn{}, usagef("--scenario: %v", err)
+	}
 	turn := ticket.NewTurn(text, t.attach, t.draft, t.authTTL, time.Now())
+	turn.Scenario = t.scenario
 	if err := turn.Validate(time.Now()); err != nil {
 		return ticket.Turn{}, usagef("%v", err)
 	}

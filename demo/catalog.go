@@ -26,6 +26,7 @@ const (
 	ThreadBytesRef    = "lesson:bytes-reference"
 	ThreadBytesBlob   = "lesson:bytes-inline"
 	ThreadNewerSchema = "lesson:newer-schema"
+	ThreadSiteLog     = "lesson:site-log"
 )
 
 // The customer's turns of the summary lesson: enough to compact twice.
@@ -48,6 +49,17 @@ var lessons = []Lesson{
 			{Do: "open thread " + ThreadSummaryBad, See: "a summarizer that changes ids was refused: context.compaction_rejected, no summary stored, the run went on"},
 		},
 		run: runSummary,
+	},
+	{
+		Name: "site-log", Title: "Two weeks of a site log: what a summary must never rewrite",
+		Proves: "through repeated compaction the summary keeps depths, batches, change orders and who signed verbatim with their #index and speaker, or says it folded them",
+		Thread: ThreadSiteLog,
+		Steps: []Step{
+			{Do: "open " + ThreadSiteLog + ", 2 (State tab), G (last checkpoint)", See: "the summary: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
+			{Do: "rewind show " + ThreadSiteLog + " --message 1", See: "the original day 1 entry, still stored after compaction folded it"},
+			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded by the budget; none lost, altered or moved"},
+		},
+		run: runSiteLog,
 	},
 	{
 		Name: "resume", Title: "Resume vs the wrong resume",
@@ -237,6 +249,67 @@ func (a alteringSummarizer) Complete(ctx context.Context, req model.Request) (mo
 		resp.Text = strings.ReplaceAll(resp.Text, "SO20260", "SO2026O")
 	}
 	return resp, err
+}
+
+// siteLogDays is how many days the site-log lesson logs: enough to compact
+// several times.
+const siteLogDays = 14
+
+func runSiteLog(ctx context.Context, env Env) (Verdict, error) {
+	fig := map[string]any{}
+	var fails []string
+	err := withEngine(ctx, env, nil, func(e *engine.Engine, st store.Store) error {
+		if err := fresh(ctx, st, ThreadSiteLog); err != nil {
+			return err
+		}
+		for d := 1; d <= siteLogDays; d++ {
+			turn := ticket.Turn{Text: ticket.SiteLogDay(d), Scenario: ticket.ScenarioSiteLog}
+			if _, err := e.Run(ctx, ThreadSiteLog, turn.Writes(), engine.RunConfig{}); err != nil {
+				return fmt.Errorf("day %d: %w", d, err)
+			}
+		}
+		head, err := e.Latest(ctx, ThreadSiteLog)
+		if err != nil {
+			return err
+		}
+		s, err := ticket.Decode(head.Values)
+		if err != nil {
+			return err
+		}
+		if s.Summary == nil {
+			fails = append(fails, "no summary after two weeks")
+			return nil
+		}
+		stored, err := e.Transcript(ctx, ThreadSiteLog, head.ID, int64(s.Summary.From), int64(s.Summary.To))
+		if err != nil {
+			return err
+		}
+		msgs, err := decodeMessages(stored)
+		if err != nil {
+			return err
+		}
+		r := ticket.CheckFidelity(s.Summary, msgs)
+		fig["summary"] = fmt.Sprintf("#%d–#%d", s.Summary.From, s.Summary.To)
+		fig["compactions"] = s.Summary.HistoryVersion
+		fig["fidelity"] = r.Counts
+		signed := strings.Count(s.Summary.Text, "signed by J. Devries")
+		fig["signOffsVerbatim"] = signed
+		if !r.OK() {
+			fails = append(fails, r.Verdict())
+		}
+		if signed == 0 {
+			fails = append(fails, "no sign-off is left verbatim in the summary")
+		}
+		fig["line"] = fmt.Sprintf("%d days, %d compactions, summary %s in %d runes; %s; %d sign-off(s) verbatim",
+			siteLogDays, s.Summary.HistoryVersion, fig["summary"], len([]rune(s.Summary.Text)), strings.TrimPrefix(r.Verdict(), "PASS: "), signed)
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	good, _ := fig["line"].(string)
+	delete(fig, "line")
+	return verdict(fig, good, fails), nil
 }
 
 func runResume(ctx context.Context, env Env) (Verdict, error) {

@@ -478,6 +478,8 @@ func lastUser(v engine.Values, req *Request) (Message, bool) {
 
 const plannerSystem = `You are the planner of a customer-support team. Split the customer's request into at most 4 independent subtasks, one per question asked. Answer only JSON: {"subtasks":[{"id":"t-1-<topic>","goal":"<what to find out, with the order number>","topic":"<topic>"}]}`
 
+const sitePlannerSystem = `You are the planner of a construction site's records team. Split the day's log entry into at most 4 independent checks, one per matter logged (excavation, concrete, change, inspection, weather, safety). Answer only JSON: {"subtasks":[{"id":"t-1-<topic>","goal":"<what to check, with the log id>","topic":"<topic>"}]}`
+
 // plannerSchema is the answer plannerSystem describes, for servers that
 // hold answers to a schema. Strict mode wants every property required and
 // no others.
@@ -500,7 +502,7 @@ const (
 // not one, and then makes the whole request one subtask: a model that
 // cannot plan still gets the request looked at and answered.
 func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values, "request")
+	s, err := Decode(nc.Values, "request", "scenario")
 	if err != nil {
 		return nil, err
 	}
@@ -512,19 +514,24 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 	if ctxLine := orderContext(nc.Values, req); ctxLine != "" {
 		prompt += "\n" + ctxLine
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: prompt, JSON: plannerSchema})
+	system := plannerSystem
+	if s.Scenario == ScenarioSiteLog {
+		prompt += "\nSCENARIO: " + ScenarioSiteLog
+		system = sitePlannerSystem
+	}
+	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: system, Prompt: prompt, JSON: plannerSchema})
 	if err != nil {
 		return nil, err
 	}
-	subtasks, perr := parsePlan(resp.Text)
+	subtasks, perr := parsePlanIn(s.Scenario, resp.Text)
 	if perr != nil {
 		nc.Emit(EventPlannerRetried, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200)})
 		again := prompt + "\n\nYOUR LAST ANSWER COULD NOT BE USED: " + perr.Error() + ". Answer again with only the JSON object the instructions describe."
-		if resp, err = nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: plannerSystem, Prompt: again, JSON: plannerSchema}); err != nil {
+		if resp, err = nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: system, Prompt: again, JSON: plannerSchema}); err != nil {
 			return nil, err
 		}
-		if subtasks, perr = parsePlan(resp.Text); perr != nil {
-			subtasks = []Subtask{{ID: "t-1-request", Goal: req.Content, Topic: guessTopic(req.Content)}}
+		if subtasks, perr = parsePlanIn(s.Scenario, resp.Text); perr != nil {
+			subtasks = []Subtask{{ID: "t-1-request", Goal: req.Content, Topic: guessTopicIn(s.Scenario, req.Content)}}
 			nc.Emit(EventPlannerDegraded, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200), "subtasks": 1,
 				"what": "the planner's answer was not a plan twice: the whole request is one subtask"})
 		}
@@ -580,7 +587,10 @@ type planItem struct {
 // at least one item. Loose answers are mended: missing ids numbered,
 // repeated ids made unique, an unknown topic guessed from the goal, more
 // than MaxSubtasks cut. The error says what was wrong, for the retry.
-func parsePlan(text string) ([]Subtask, error) {
+func parsePlan(text string) ([]Subtask, error) { return parsePlanIn(ScenarioTicket, text) }
+
+// parsePlanIn is parsePlan for a scenario's topics.
+func parsePlanIn(scenario, text string) ([]Subtask, error) {
 	why := "the answer holds no JSON object"
 	for _, c := range model.Candidates(text) {
 		var items []planItem
@@ -614,7 +624,7 @@ func parsePlan(text string) ([]Subtask, error) {
 			seen[id] = true
 			topic := strings.ToLower(strings.TrimSpace(it.Topic))
 			if topicOf(topic).name != topic {
-				topic = guessTopic(goal)
+				topic = guessTopicIn(scenario, goal)
 			}
 			out = append(out, Subtask{ID: id, Goal: goal, Topic: topic})
 		}
@@ -629,7 +639,9 @@ func parsePlan(text string) ([]Subtask, error) {
 
 // guessTopic is the topic of a goal by the mock planner's keywords, so a
 // subtask without a known topic still gets the right tool.
-func guessTopic(goal string) string { return plan(goal)[0].Topic }
+func guessTopic(goal string) string { return guessTopicIn(ScenarioTicket, goal) }
+
+func guessTopicIn(scenario, goal string) string { return planIn(scenario, goal)[0].Topic }
 
 const executorSystem = `You are an executor of a customer-support team. You get one subtask and the result of the tool you called for it. Write the finding in one or two sentences, citing the tool's figures. If the critic gave feedback, address it.`
 
@@ -656,7 +668,11 @@ func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.W
 	t := topicOf(st.Topic)
 	ref := refOf(st.Goal)
 	round := s.ReviewRounds
-	callArgs, _ := json.Marshal(map[string]any{"order": ref})
+	argName := "order"
+	if _, site := siteSources[t.tool]; site {
+		argName = "log"
+	}
+	callArgs, _ := json.Marshal(map[string]any{argName: ref})
 	callID := fmt.Sprintf("call-%s-%d", st.ID, st.ToolCalls+1)
 	source := SourceOf(t.tool, ref)
 	versions, err := d.sources.Versions(ctx)
@@ -822,8 +838,10 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 
 const replySystem = `You write the final reply to the customer from the approved findings. Be brief and concrete.`
 
+const siteReplySystem = `You write the site manager's daily report from the approved findings. Copy every depth, batch number, change order, date and name exactly as found.`
+
 func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-	s, err := Decode(nc.Values, "request", "subtasks", "degraded", "draftRequested", "operations")
+	s, err := Decode(nc.Values, "request", "subtasks", "degraded", "draftRequested", "operations", "scenario")
 	if err != nil {
 		return nil, err
 	}
@@ -849,7 +867,12 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 		}
 		fmt.Fprintf(&b, "REVISE: the operator rejected the previous draft: %s\n", revise.Reason)
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleReply, System: replySystem, Prompt: b.String()})
+	system := replySystem
+	if s.Scenario == ScenarioSiteLog {
+		b.WriteString("SCENARIO: " + ScenarioSiteLog + "\n")
+		system = siteReplySystem
+	}
+	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleReply, System: system, Prompt: b.String()})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func NewMock() *model.Mock { return model.NewMock(Respond) }
 var (
 	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
 	reRevise   = regexp.MustCompile(`(?m)^REVISE: the operator rejected the previous draft: (.*)$`)
+	reScenario = regexp.MustCompile(`(?m)^SCENARIO: (\S+)$`)
 	reContext  = regexp.MustCompile(`(?m)^CONTEXT: order (\S+)`)
 	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
 	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
@@ -39,7 +40,11 @@ func Respond(req model.Request) (string, error) {
 		if c := reContext.FindStringSubmatch(req.Prompt); c != nil && !orderRef.MatchString(request) {
 			request += " [" + c[1] + "]"
 		}
-		b, err := json.Marshal(map[string]any{"subtasks": plan(request)})
+		scenario := ScenarioTicket
+		if s := reScenario.FindStringSubmatch(req.Prompt); s != nil {
+			scenario = s[1]
+		}
+		b, err := json.Marshal(map[string]any{"subtasks": planIn(scenario, request)})
 		return string(b), err
 	case model.RoleExecutor:
 		return executorAnswer(req.Prompt)
@@ -64,7 +69,7 @@ func executorAnswer(prompt string) (string, error) {
 		return "", fmt.Errorf("tool result is not JSON: %w", err)
 	}
 	keys := make([]string, 0, len(result))
-	for _, k := range []string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"} {
+	for _, k := range append([]string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"}, siteResultKeys...) {
 		if v, ok := result[k]; ok {
 			keys = append(keys, fmt.Sprintf("%s %v", k, v))
 		}
@@ -169,7 +174,11 @@ func transcriptLine(line string) (index, speaker, text string, ok bool) {
 
 func replyAnswer(prompt string) string {
 	var b strings.Builder
-	b.WriteString("Here is where things stand:")
+	if reScenario.MatchString(prompt) {
+		b.WriteString("Daily report:")
+	} else {
+		b.WriteString("Here is where things stand:")
+	}
 	for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
 		fmt.Fprintf(&b, "\n- %s", f[3])
 	}

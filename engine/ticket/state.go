@@ -186,6 +186,8 @@ type State struct {
 	Request         *Request             `json:"request"`
 	DraftRequested  bool                 `json:"draftRequested"`
 	Approvals       map[string]Decision  `json:"approvals"`
+	// Scenario is what the thread is about: "" (the ticket) or site-log.
+	Scenario string `json:"scenario"`
 	// SourceVersions is the version of each record this turn's tools read
 	// (a new turn starts it afresh, so it does not grow with the thread;
 	// what pending work depends on is kept with that work: subtasks and
@@ -223,6 +225,7 @@ func declareChannels(g *engine.Graph) {
 		// them as empty, so no schema bump.
 		Channel("sourceVersions", engine.TurnMap, map[string]int{}).
 		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
+		Channel("scenario", engine.LastValue, "").
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").
@@ -242,6 +245,10 @@ type Turn struct {
 	// checks it (none, or an expired one, blocks the write). A draft turn
 	// always records its own grant, so it never inherits an older turn's.
 	Authorization *Authorization
+	// Scenario, when set, is what the thread is about from this turn on
+	// (ScenarioTicket, ScenarioSiteLog); a turn without it keeps the
+	// thread's.
+	Scenario string
 }
 
 // Validate refuses, before anything is stored, a turn that cannot do what
@@ -270,6 +277,9 @@ func (t Turn) Writes() []engine.Write {
 		engine.Put("degraded", false),
 		engine.Put("draftRequested", t.Draft),
 		engine.Put("sourceVersions", map[string]any{"$reset": map[string]int{}}),
+	}
+	if t.Scenario != "" {
+		ws = append(ws, engine.Put("scenario", t.Scenario))
 	}
 	if len(t.Attach) > 0 {
 		atts := make([]Attachment, len(t.Attach))

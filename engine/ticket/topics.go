@@ -39,10 +39,16 @@ const MaxSubtasks = 4
 
 // plan splits a request into subtasks, ordered by where each topic first
 // appears in the text.
-func plan(request string) []Subtask {
+func plan(request string) []Subtask { return planIn(ScenarioTicket, request) }
+
+// planIn is plan with the scenario's topics.
+func planIn(scenario, request string) []Subtask {
 	ref := orderRef.FindString(request)
 	if ref == "" {
 		ref = "no order number given"
+		if scenario == ScenarioSiteLog {
+			ref = "no log id given"
+		}
 	}
 	// "the delivery address" is about the address, not about a delivery.
 	lower := addressPhrases.Replace(strings.ToLower(request))
@@ -51,7 +57,7 @@ func plan(request string) []Subtask {
 		t   topic
 	}
 	var hits []hit
-	for _, t := range topics {
+	for _, t := range topicsOf(scenario) {
 		best := -1
 		for _, k := range t.keywords {
 			if p := wordIndex(lower, k); p >= 0 && (best < 0 || p < best) {
@@ -96,9 +102,11 @@ func wordIndex(s, k string) int {
 func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
 
 func topicOf(name string) topic {
-	for _, t := range topics {
-		if t.name == name {
-			return t
+	for _, ts := range [][]topic{topics, siteTopics} {
+		for _, t := range ts {
+			if t.name == name {
+				return t
+			}
 		}
 	}
 	return topic{name: "general", tool: "search_kb", redo: "quote the knowledge-base article you relied on"}
@@ -115,6 +123,9 @@ func refOf(goal string) string {
 // record of ref at version (see Sources). A bumped record reads
 // differently, as a changed order would.
 func runTool(name, ref string, round, version int) json.RawMessage {
+	if b, ok := siteTool(name, ref, version); ok {
+		return b
+	}
 	h := fnv.New32a()
 	h.Write([]byte(ref))
 	if version > BaseVersion {

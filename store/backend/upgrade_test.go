@@ -371,6 +371,9 @@ func addedChannels(w expectedCP) expectedCP {
 			values[ch] = json.RawMessage(`{}`)
 		}
 	}
+	if _, ok := values["scenario"]; !ok {
+		values["scenario"] = json.RawMessage(`""`)
+	}
 	w.Values = values
 	return w
 }

@@ -838,7 +838,7 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 
 const replySystem = `You write the final reply to the customer from the approved findings. Be brief and concrete.`
 
-const siteReplySystem = `You write the site manager's daily report from the approved findings. Copy every depth, batch number, change order, date and name exactly as found.`
+const siteReplySystem = `You write the final reply of the day: the site manager's daily report from the approved findings. Copy every depth, batch number, change order, date and name exactly as found.`
 
 func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	s, err := Decode(nc.Values, "request", "subtasks", "degraded", "draftRequested", "operations", "scenario")

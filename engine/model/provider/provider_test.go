@@ -103,20 +103,20 @@ func TestBuildChoosesTheModel(t *testing.T) {
 	}
 }
 
-var updateDemo = flag.Bool("update-demo", false, "record demo/recorded/ticket-1.json again against the fake server")
+var updateDemo = flag.Bool("update-demo", false, "record demo/recorded/*.json again against the fake server")
 
-const (
-	demoReadme = "../../../demo/README.md"
-	demoFile   = "../../../demo/recorded/ticket-1.json"
-)
+const demoReadme = "../../../demo/README.md"
 
-type demoTurn struct{ thread, input string }
+// The shipped recordings, one per scenario.
+var demoFiles = []string{"ticket-1.json", "site-log-1.json"}
 
-var demoCommand = regexp.MustCompile(`(?m)^go run \. run --thread (\S+) --input "([^"]+)" --replay demo/recorded/ticket-1\.json\s*$`)
+type demoTurn struct{ thread, scenario, input string }
 
-// demoTurns reads the commands demo/README.md tells a class to run, so the
-// README cannot drift from the recording either.
-func demoTurns(t *testing.T) []demoTurn {
+var demoCommand = regexp.MustCompile(`(?m)^go run \. run --thread (\S+)(?: --scenario (\S+))? --input "([^"]+)" --replay demo/recorded/(\S+\.json)\s*$`)
+
+// demoTurns reads the commands demo/README.md tells a class to run with
+// recording file, so the README cannot drift from the recording either.
+func demoTurns(t *testing.T, file string) []demoTurn {
 	t.Helper()
 	b, err := os.ReadFile(demoReadme)
 	if err != nil {
@@ -124,10 +124,12 @@ func demoTurns(t *testing.T) []demoTurn {
 	}
 	var out []demoTurn
 	for _, m := range demoCommand.FindAllStringSubmatch(string(b), -1) {
-		out = append(out, demoTurn{m[1], m[2]})
+		if m[4] == file {
+			out = append(out, demoTurn{m[1], m[2], m[3]})
+		}
 	}
 	if len(out) == 0 {
-		t.Fatalf("%s has no `go run . run --thread T --input \"…\" --replay demo/recorded/ticket-1.json` line", demoReadme)
+		t.Fatalf("%s has no `go run . run --thread T --input \"…\" --replay demo/recorded/%s` line", demoReadme, file)
 	}
 	return out
 }
@@ -148,7 +150,7 @@ func runDemo(t *testing.T, opts provider.Options, turns []demoTurn) (ticket.Stat
 	calls := map[string]int{}
 	var last engine.Result
 	for _, turn := range turns {
-		res, err := e.Run(ctx, turn.thread, ticket.Input(turn.input), engine.RunConfig{})
+		res, err := e.Run(ctx, turn.thread, ticket.Turn{Text: turn.input, Scenario: turn.scenario}.Writes(), engine.RunConfig{})
 		if err != nil || res.Status != "done" {
 			t.Fatalf("turn %q: %s %v", turn.input, res.Status, err)
 		}
@@ -172,7 +174,14 @@ func runDemo(t *testing.T, opts provider.Options, turns []demoTurn) (ticket.Stat
 // TestShippedDemoReplays replays demo/recorded/ticket-1.json through the
 // CLI's constructor with the README's own commands, offline.
 func TestShippedDemoReplays(t *testing.T) {
-	turns := demoTurns(t)
+	for _, file := range demoFiles {
+		t.Run(file, func(t *testing.T) { replayShipped(t, file) })
+	}
+}
+
+func replayShipped(t *testing.T, file string) {
+	turns := demoTurns(t, file)
+	demoFile := "../../../demo/recorded/" + file
 	if *updateDemo {
 		srv := openaitest.NewServer(openaitest.TicketBrain)
 		defer srv.Close()
@@ -187,12 +196,15 @@ func TestShippedDemoReplays(t *testing.T) {
 	s, calls := runDemo(t, provider.Options{Replay: demoFile, Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, turns)
 	t.Logf("replayed %d turns: %d model calls (%s), %d verbatim messages, summary %t", len(turns), model.Counts(calls).Sum(), model.Counts(calls), len(s.Messages), s.Summary != nil)
 	last := s.Messages[len(s.Messages)-1]
-	if last.Speaker != "reply" || !strings.Contains(last.Content, "Kind regards") {
+	signature, tools := "Kind regards", map[string]string{"order": "lookup_order", "shipping": "shipping_events", "refund": "refund_policy"}
+	if s.Scenario == ticket.ScenarioSiteLog {
+		signature, tools = "Site manager", map[string]string{"excavation": "site_survey", "concrete": "batch_ticket", "change": "change_orders", "inspection": "inspection_log", "weather": "weather_log"}
+	}
+	if last.Speaker != "reply" || !strings.Contains(last.Content, signature) {
 		t.Errorf("last message %+v, want the recorded reply", last)
 	}
 	// Each finding cites its own tool, and the reply passes them on: the
 	// recording answers each role as that role.
-	tools := map[string]string{"order": "lookup_order", "shipping": "shipping_events", "refund": "refund_policy"}
 	for _, st := range s.Subtasks {
 		if tool := tools[st.Topic]; tool == "" || st.Status != ticket.StatusApproved || !strings.Contains(st.Result, tool) || !strings.Contains(last.Content, st.Result) {
 			t.Errorf("subtask %s [%s] %s: %q", st.ID, st.Topic, st.Status, st.Result)

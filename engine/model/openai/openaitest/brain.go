@@ -151,6 +151,18 @@ func executor(prompt string) (string, error) {
 		} else {
 			out = "cancel_check: the order can no longer be cancelled."
 		}
+	case "site_survey":
+		out = fmt.Sprintf("site_survey: the excavation at grid %s is %s deep against %s on the drawing, surveyed on %s.", v("grid"), v("depth"), v("drawing"), v("surveyedOn"))
+	case "batch_ticket":
+		out = fmt.Sprintf("batch_ticket: batch %s, %s of %s; the test cubes gave %s.", v("batch"), v("volume"), v("grade"), v("cubes"))
+	case "change_orders":
+		out = fmt.Sprintf("change_orders: %s was approved in writing by %s on %s.", v("changeOrder"), v("approvedBy"), v("approvedOn"))
+	case "inspection_log":
+		out = fmt.Sprintf("inspection_log: inspected by %s, result: %s.", v("inspector"), v("result"))
+	case "weather_log":
+		out = fmt.Sprintf("weather_log: %s of rain, wind %s, %s lost.", v("rain"), v("wind"), v("hoursLost"))
+	case "safety_register":
+		out = fmt.Sprintf("safety_register: incident %s, action: %s.", v("incident"), v("action"))
 	case "payment_lookup":
 		b, _ := json.Marshal(r["charges"])
 		out = fmt.Sprintf("payment_lookup lists these charges for order %s: %s.", v("order"), b)
@@ -193,6 +205,20 @@ func critic(prompt string) (string, error) {
 
 func reply(prompt string) string {
 	var b strings.Builder
+	if strings.Contains(prompt, "SCENARIO: site-log") {
+		b.WriteString("Daily report")
+		if m := reRequest.FindStringSubmatch(prompt); m != nil {
+			if ref := reOrder.FindString(m[1]); ref != "" {
+				fmt.Fprintf(&b, " for %s", ref)
+			}
+		}
+		b.WriteString(":\n")
+		for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
+			fmt.Fprintf(&b, "\n- %s", f[3])
+		}
+		b.WriteString("\n\nSite manager")
+		return b.String()
+	}
 	b.WriteString("Hello,\n\nthank you for your patience")
 	if m := reRequest.FindStringSubmatch(prompt); m != nil {
 		if ref := reOrder.FindString(m[1]); ref != "" {

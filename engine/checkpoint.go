@@ -65,7 +65,10 @@ type Metadata struct {
 	DurationMs int64      `json:"durationMs,omitempty"`
 	Interrupt  *Interrupt `json:"interrupt,omitempty"`
 	ForkedFrom int64      `json:"forkedFrom,omitempty"`
-	AsNode     string     `json:"asNode,omitempty"`
+	// Replay marks a fork that runs ForkedFrom's due tasks again, with no
+	// input (Engine.Replay).
+	Replay bool   `json:"replay,omitempty"`
+	AsNode string `json:"asNode,omitempty"`
 	// Discarded are pending tasks dropped on purpose (a fork, a discard,
 	// a cancel or a failed run).
 	Discarded []Task `json:"discarded,omitempty"`

@@ -56,6 +56,7 @@ type listing struct {
 	Next       []string          `json:"next,omitempty"`
 	Interrupt  *Interrupt        `json:"interrupt,omitempty"`
 	ForkedFrom int64             `json:"forkedFrom,omitempty"`
+	Replay     bool              `json:"replay,omitempty"`
 	AsNode     string            `json:"asNode,omitempty"`
 	Reused     []string          `json:"reused,omitempty"`
 	Status     string            `json:"status,omitempty"`
@@ -371,7 +372,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	meta := listing{Step: cp.Step, Source: cp.Source, SchemaVersion: g.SchemaVersion, Depth: depth,
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
-		ForkedFrom: cp.Metadata.ForkedFrom, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
+		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
 		Messages: cp.Values.Len(g.transcriptOr("messages"))}
 	for _, t := range cp.Tasks {
@@ -833,7 +834,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 // checkpoint is the row's own part of a Checkpoint (all but Values).
 func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
-		ForkedFrom: p.meta.ForkedFrom, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
+		ForkedFrom: p.meta.ForkedFrom, Replay: p.meta.Replay, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
 		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}
 	if p.meta.Tokens != nil {
 		md.Tokens = make(map[string]RoleUsage, len(p.meta.Tokens))

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrNothingToReplay: the checkpoint has no tasks due (it ends a turn), so
+// there is nothing to run again; a fork with new input starts a new turn.
+var ErrNothingToReplay = errors.New("nothing to replay")
+
+// Replay runs the tasks due at checkpoint id again, on a new branch: a
+// child of id (source fork, Metadata.Replay) with id's values and its due
+// tasks under new ids, driven on from there. Nothing of id's own
+// continuation is reused or changed, and no input is added: what differs
+// on the new branch is only what the nodes do differently this time (a
+// real model's answers, a source that changed, a fixed bug).
+func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunConfig) (Result, error) {
+	if id <= 0 {
+		return Result{}, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
+	}
+	base, release, epoch, err := e.lockAt(ctx, thread, id, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	if len(base.Tasks) == 0 {
+		return Result{}, fmt.Errorf("replay thread %q at checkpoint %d: %w: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again) or fork it with new input", threadName(thread), id, ErrNothingToReplay)
+	}
+	latest, err := e.store.Latest(ctx, thread)
+	if err != nil {
+		return Result{}, fmt.Errorf("replay thread %q: %w", threadName(thread), err)
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID}
+	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
+	cp := Checkpoint{Thread: thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceFork, Values: base.Values,
+		Metadata: Metadata{ForkedFrom: base.ID, Replay: true}}
+	cp.Tasks = reid(thread, cp.ID, cp.Step, base.Tasks)
+	events := []Event{r.event(EventFork, "", "", map[string]any{"parent": base.ID, "replay": true, "tasks": describeTasks(cp.Tasks)})}
+	if interrupt := r.interruptBefore(cp.Tasks); interrupt != nil {
+		cp.Metadata.Interrupt = interrupt
+		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+		r.res.Interrupt = interrupt
+	}
+	if err := r.commit(ctx, &cp, &base, nil, 0, events); err != nil {
+		return Result{}, err
+	}
+	return r.drive(ctx, cp)
+}

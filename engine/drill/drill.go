@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		out, err := d.drill(ctx, p, base)
 		if err != nil {
-			out = Outcome{Point: p.Name, Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+			out = Outcome{Point: string(p.Name), Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
 		}
 		res.Passed = res.Passed && out.Passed
 		res.Outcomes = append(res.Outcomes, out)
@@ -188,7 +188,7 @@ func (f finalRun) figures() map[string]any {
 type step struct {
 	op      string
 	killed  bool
-	killAt  string
+	killAt  worker.KillPoint
 	result  *engine.Result
 	errText string
 	code    int
@@ -236,7 +236,7 @@ func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, e
 func describe(s step) string {
 	switch {
 	case s.killed:
-		return "killed (SIGKILL) at " + s.killAt
+		return "killed (SIGKILL) at " + string(s.killAt)
 	case s.errText != "":
 		return "failed: " + s.errText
 	case s.result != nil:
@@ -342,9 +342,9 @@ func (d *driller) baseline(ctx context.Context) (finalRun, error) {
 
 // drill kills a worker at p, resumes the thread in new workers and checks.
 func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Outcome, error) {
-	thread := "drill:" + p.Name
+	thread := "drill:" + string(p.Name)
 	d.say("kill point %s: %s", p.Name, p.Desc)
-	out := Outcome{Point: p.Name, Figures: map[string]any{}}
+	out := Outcome{Point: string(p.Name), Figures: map[string]any{}}
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	}
@@ -461,7 +461,7 @@ func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) 
 	}
 	steps := []step{cur}
 	// Points after the gate are reached by the worker that answers it.
-	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != "awaiting-approval" {
+	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != worker.AwaitingApproval {
 		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
 			return nil, step{}, err
 		}
@@ -568,11 +568,11 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
 	}
 	op := res.Interrupt.Operation
-	approve, err := d.spawn(ctx, worker.OpApprove, thread, "after-side-effect")
+	approve, err := d.spawn(ctx, worker.OpApprove, thread, string(worker.AfterSideEffect))
 	if err != nil {
 		return out, err
 	}
-	check("killed", approve.killed && approve.killAt == "after-side-effect", "approving worker: %s", describe(approve))
+	check("killed", approve.killed && approve.killAt == worker.AfterSideEffect, "approving worker: %s", describe(approve))
 	if !approve.killed {
 		out.Figures["hint"] = fmt.Sprintf("the approving worker must reach the side effect within the grant's %s", lateGrantTTL)
 		return out, nil

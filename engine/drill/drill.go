@@ -366,24 +366,15 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 	if err != nil {
 		return out, err
 	}
-	stored, err := e.PendingWrites(ctx, thread, at.ID)
+	plan, err := e.PlanResume(ctx, thread, at.ID)
 	if err != nil {
 		return out, err
 	}
-	done := map[string]bool{}
-	for _, w := range stored {
-		done[w.Task] = true
-	}
-	var redispatch []engine.Task
-	for _, t := range at.Tasks {
-		if !done[t.ID] {
-			redispatch = append(redispatch, t)
-		}
-	}
+	redispatch := plan.Redispatched()
 	expected := expectedCalls(at, redispatch)
 	out.Figures["killedAtCheckpoint"] = at.ID
 	out.Figures["pendingTasks"] = engine.DescribeTasks(at.Tasks)
-	out.Figures["storedWrites"] = len(stored)
+	out.Figures["storedWrites"] = len(plan.Reused())
 	out.Figures["redispatched"] = len(redispatch)
 
 	recovery := len(steps)
@@ -411,16 +402,10 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 		check("no completed task ran again", true, "nothing ran before the gate")
 		out.Figures["resumePhaseCalls"] = calls
 	} else {
-		s0 := steps[recovery].result.Steps[0]
-		calls := sum(s0.ModelCalls)
-		check("resume-phase calls = pending tasks", calls == expected, "resumed superstep made %d model calls (%v) for %d redispatched task(s); want %d", calls, s0.ModelCalls, len(redispatch), expected)
-		again := []string{}
-		for _, t := range s0.Ran {
-			if done[t.ID] {
-				again = append(again, t.Node+" "+t.ID)
-			}
-		}
-		check("no completed task ran again", len(again) == 0 && len(s0.Reused) == len(stored), "re-ran %v; reused %d of %d stored", again, len(s0.Reused), len(stored))
+		o := plan.Outcome(*steps[recovery].result)
+		calls := o.ModelCalls
+		check("resume-phase calls = pending tasks", o.Complete && calls == expected, "resumed superstep (from @%d: %v) made %d model calls (%v) for %d redispatched task(s); want %d", steps[recovery].result.Steps[0].From, o.Complete, calls, steps[recovery].result.Steps[0].ModelCalls, len(redispatch), expected)
+		check("no completed task ran again", len(o.RanAgain) == 0 && len(o.Reused) == len(plan.Reused()), "re-ran %s; reused %d of %d stored", engine.DescribeTasks(o.RanAgain), len(o.Reused), len(plan.Reused()))
 		out.Figures["resumePhaseCalls"] = calls
 	}
 	out.Figures["resumePhaseExpected"] = expected

@@ -173,7 +173,7 @@ type runReport struct {
 	Rechecked *engine.Rechecked `json:"rechecked,omitempty"`
 	// Resume is, for a resume, what it found and did with the pending tasks.
 	Resume *resumeReport `json:"resume,omitempty"`
-	Error     string            `json:"error,omitempty"`
+	Error  string        `json:"error,omitempty"`
 }
 
 // resumeReport is a resume's plan (read before it ran) and its outcome.

@@ -85,8 +85,10 @@ func testPruneDeletes(t *testing.T, s store.Store) {
 	chain(t, s, "t", 6)
 	chain(t, s, other, 6)
 	putWrites(t, s, writes("t", 2, "second"))
-	ds := drafts(t, s)
-	createDraft(t, ds, draft("t", "op-1", `{"to":"customer"}`), true)
+	ds, hasDrafts := s.(store.Drafts) // a backend without Drafts has none to keep
+	if hasDrafts {
+		createDraft(t, ds, draft("t", "op-1", `{"to":"customer"}`), true)
+	}
 	epoch := fence(t, s, "t")
 
 	res := prune(t, s, "t", 3, 1, 2, 1)
@@ -106,7 +108,9 @@ func testPruneDeletes(t *testing.T, s store.Store) {
 		t.Errorf("Events of the pruned thread = %d events, %v; want the 6 of checkpoints 4-6", len(evs), err)
 	}
 	// Side effects are records of what happened: they stay.
-	wantDrafts(t, ds, "t", "op-1")
+	if hasDrafts {
+		wantDrafts(t, ds, "t", "op-1")
+	}
 	// So does the writer epoch: a fenced writer stays fenced.
 	if got := fence(t, s, "t"); got != epoch+1 {
 		t.Errorf("Fence after Prune = %d, want %d: Prune must keep the writer epoch", got, epoch+1)

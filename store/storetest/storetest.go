@@ -22,7 +22,9 @@ import (
 )
 
 // Capability is a part of the contract beyond the core every backend keeps
-// (put, read, delete, prune, Lock within a process).
+// (put, read, delete, prune, Lock within a process). Fence is in the Store
+// interface, so core clauses call it too (an epoch survives Prune, long ids
+// in its errors); Fencing gates the clauses about fenced writes.
 type Capability string
 
 const (
@@ -129,7 +131,7 @@ var clauses = []clause{
 	{"FencedAcrossDelete", []Capability{Fencing}, testFencedAcrossDelete},
 	{"DeleteRacesFencedWriter", []Capability{Fencing}, testDeleteRacesWriter},
 	// The transaction hook.
-	{"TxHook", []Capability{TxHook}, testTxHook},
+	{"TxHook", []Capability{TxHook, Fencing}, testTxHook},
 	// Prune.
 	{"PruneDeletesEveryRow", nil, testPruneDeletes},
 	{"PruneReroots", nil, testPruneReroots},

@@ -37,7 +37,7 @@ var bugs = []string{
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
-	"long ids echoed",
+	"long ids echoed", "drafts declared but missing",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -75,6 +75,10 @@ func TestMutant(t *testing.T) {
 	}
 	if !slices.Contains(bugs, bug) {
 		t.Fatalf("unknown bug %q", bug)
+	}
+	if bug == "drafts declared but missing" {
+		storetest.Run(t, storetest.Backend{Caps: memoryCaps, Open: openNoDrafts})
+		return
 	}
 	storetest.Run(t, storetest.Backend{Caps: memoryCaps, Open: func(t *testing.T) store.Store {
 		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{},

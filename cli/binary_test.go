@@ -593,7 +593,7 @@ func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
 func TestHelpNamesEveryKillPoint(t *testing.T) {
 	r := rewind(t, nil, "help")
 	for _, p := range worker.Points {
-		if !strings.Contains(r.stdout, p.Name) {
+		if !strings.Contains(r.stdout, string(p.Name)) {
 			t.Errorf("`rewind help` does not name kill point %q", p.Name)
 		}
 	}

@@ -66,6 +66,14 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	if !f.json {
 		req.Config.Observe = observe(out)
 	}
+	// A resume's report says which pending tasks it reused and which it
+	// redispatched: the plan is read before it runs.
+	var plan *engine.ResumePlan
+	if req.Op == worker.OpResume {
+		if p, err := a.Engine.PlanResume(ctx, req.Thread, req.Checkpoint); err == nil && len(p.Tasks) > 0 {
+			plan = &p
+		}
+	}
 	res, err := worker.Execute(ctx, a.Engine, req, func(m worker.Message) {
 		if m.Kill != "" && !f.json {
 			fmt.Fprintf(out, "  ✝ kill point %s reached: SIGKILL\n", m.Kill)
@@ -79,7 +87,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	if err == nil && res.Status == "awaiting-approval" && !f.json {
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
-	return report(out, f.json, res, err)
+	return report(out, f.json, res, plan, err)
 }
 
 // jsonLines escapes a worker's JSON lines as writeJSON does --json, so
@@ -163,18 +171,32 @@ type runReport struct {
 	Blocked []engine.Blocked `json:"blocked,omitempty"`
 	// Rechecked is what a resume redid because a record it built on changed.
 	Rechecked *engine.Rechecked `json:"rechecked,omitempty"`
-	Error     string            `json:"error,omitempty"`
+	// Resume is, for a resume, what it found and did with the pending tasks.
+	Resume *resumeReport `json:"resume,omitempty"`
+	Error  string        `json:"error,omitempty"`
 }
 
-func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
+// resumeReport is a resume's plan (read before it ran) and its outcome.
+type resumeReport struct {
+	Plan    engine.ResumePlan    `json:"plan"`
+	Outcome engine.ResumeOutcome `json:"outcome"`
+}
+
+// report prints a run's result; plan, for a resume, is what it was to
+// reuse and redispatch.
+func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePlan, runErr error) error {
 	if runErr != nil && res.Thread == "" {
 		return runErr
 	}
 	calls := model.Counts(res.ModelCalls)
+	var resumed *resumeReport
+	if plan != nil {
+		resumed = &resumeReport{Plan: *plan, Outcome: plan.Outcome(res)}
+	}
 	if asJSON {
 		r := runReport{Thread: res.Thread, Start: res.Start, Checkpoint: res.Checkpoint, Status: res.Status, Interrupt: res.Interrupt,
 			Pending: res.Pending, ModelCalls: res.ModelCalls, ModelCallTotal: calls.Sum(), Usage: res.Usage, MessagesBefore: res.MessagesBefore,
-			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked, Rechecked: res.Rechecked}
+			MessagesAfter: res.MessagesAfter, Steps: res.Steps, Blocked: res.Blocked, Rechecked: res.Rechecked, Resume: resumed}
 		if r.Pending == nil {
 			r.Pending = []engine.Task{}
 		}
@@ -205,6 +227,9 @@ func report(out io.Writer, asJSON bool, res engine.Result, runErr error) error {
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
 	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
+	if resumed != nil && resumed.Outcome.Complete {
+		fmt.Fprintf(out, "  %s\n", resumed.Outcome)
+	}
 	for _, b := range res.Blocked {
 		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), idText(b.Operation), b.Checkpoint, termtext.Line(b.Reason))
 	}

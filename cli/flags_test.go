@@ -89,7 +89,7 @@ func TestSharedFlagsApplyWhereTheyShould(t *testing.T) {
 		"":              {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl", "version"},
 		"tui":           {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl"},
 		"run":           {"store", "json", "provider", "mock-latency", "mock-fail", "record", "replay", "thread", "input", "attach", "draft", "auth-ttl", "interrupt-before", "interrupt-after", "kill-at", "take-over"},
-		"resume":        {"store", "json", "provider", "mock-latency", "kill-at", "take-over", "interrupt-before"},
+		"resume":        {"store", "json", "provider", "mock-latency", "kill-at", "take-over", "interrupt-before", "plan"},
 		"fork":          {"store", "json", "provider", "input", "attach", "draft", "auth-ttl", "kill-at"},
 		"approve":       {"store", "json", "provider", "kill-at"},
 		"reject":        {"store", "json", "provider", "kill-at", "reason"},

@@ -47,7 +47,7 @@ $REWIND_STORE, then $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind.
 Kill points (--kill-at POINT of run, resume, fork, approve, reject and drill; POINT@N: the Nth time):
 `)
 	for _, p := range worker.Points {
-		line(w, p.Name, p.Desc)
+		line(w, string(p.Name), p.Desc)
 	}
 	fmt.Fprintf(w, "\nFlags of the TUI:\n%s\nRun `rewind COMMAND --help` for a command's flags and examples.\n", root.LocalFlags().FlagUsagesWrapped(100))
 }

@@ -1,23 +1,36 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
+	"rewind/engine"
 	"rewind/engine/worker"
+	"rewind/tui/termtext"
 )
 
 // newResumeCmd is `rewind resume` (asWorker: `rewind worker resume`).
 func newResumeCmd(asWorker bool) *cobra.Command {
 	f := execFlags{worker: asWorker}
 	var input string
+	var plan bool
 	c := &cobra.Command{
 		Use:   "resume T [CHECKPOINT]",
 		Short: "carry on from T's latest checkpoint, or a paused branch head (no input)",
 		Long: `Carry on from thread T's latest checkpoint, or from CHECKPOINT, a paused
 branch head a fork left behind. Tasks whose writes were stored before a
 crash are reused, not run again; only the rest run. Resume takes no input
-by design: to branch with new input, use fork.`,
+by design: to branch with new input, use fork.
+
+With --plan it runs nothing and prints what a resume would do: the
+checkpoint it carries on from and, for each pending task, whether its
+writes are stored (reused) or not (redispatched). After a resume the
+report says what it did (also under "resume" in --json).`,
 		Example: `  rewind resume ticket-1
+  rewind resume ticket-1 --plan             # what it would reuse and redispatch
   rewind resume ticket-1 14                 # a paused branch head
   rewind resume ticket-1 --take-over        # fence out a stuck (kill -STOP) writer`,
 		Args: between(1, 2),
@@ -29,6 +42,15 @@ by design: to branch with new input, use fork.`,
 			if err != nil {
 				return err
 			}
+			if plan {
+				return withEngine(c.Context(), f.store, func(e *engine.Engine) error {
+					p, err := e.PlanResume(c.Context(), args[0], id)
+					if err != nil {
+						return err
+					}
+					return printPlan(c.OutOrStdout(), f.json, p)
+				})
+			}
 			return f.do(c.Context(), c.OutOrStdout(), worker.Request{Op: worker.OpResume, Thread: args[0], Checkpoint: id})
 		},
 	}
@@ -36,5 +58,25 @@ by design: to branch with new input, use fork.`,
 	c.Flags().StringVar(&input, "input", "", "")
 	_ = c.Flags().MarkHidden("input")
 	f.add(c)
+	if !asWorker {
+		c.Flags().BoolVar(&plan, "plan", false, "run nothing: print which pending tasks a resume would reuse (writes stored) and redispatch")
+	}
 	return c
+}
+
+// printPlan prints the engine's resume plan.
+func printPlan(out io.Writer, asJSON bool, p engine.ResumePlan) error {
+	if asJSON {
+		return writeJSON(out, p)
+	}
+	fmt.Fprintf(out, "resume of thread %s from %s\n", idText(p.Thread), p)
+	for _, t := range p.Tasks {
+		label := termtext.Line(t.Node)
+		if t.Stored {
+			fmt.Fprintf(out, "  ↺ %s %s: reused, writes stored (%s, %d model call(s))\n", label, idText(t.ID), termtext.Line(strings.Join(t.Channels, ", ")), t.ModelCalls)
+		} else {
+			fmt.Fprintf(out, "  ○ %s %s: redispatched, no writes stored\n", label, idText(t.ID))
+		}
+	}
+	return nil
 }

@@ -547,7 +547,7 @@ func outcomeVerdict(outs []drill.Outcome, describe func(drill.Outcome) string) V
 func runKill(ctx context.Context, env Env) (Verdict, error) {
 	var names []string
 	for _, p := range worker.Points {
-		names = append(names, p.Name)
+		names = append(names, string(p.Name))
 	}
 	_, outs, err := runDrill(ctx, env, names, func(o drill.Outcome) bool { _, isPoint := worker.Lookup(o.Point); return isPoint })
 	if err != nil {
@@ -580,7 +580,7 @@ func runStale(ctx context.Context, env Env) (Verdict, error) {
 	}
 	return outcomeVerdict(outs, func(o drill.Outcome) string {
 		at := strings.TrimPrefix(o.Point, "source-changed-at-")
-		return fmt.Sprintf("changed at %s → %s", at, drill.SourceVerdicts[at])
+		return fmt.Sprintf("changed at %s → %s", at, drill.SourceVerdicts[worker.KillPoint(at)])
 	}), nil
 }
 

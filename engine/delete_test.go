@@ -163,7 +163,7 @@ func TestStuckRunIsFencedAcrossDelete(t *testing.T) {
 			}
 			stuck, cont := make(chan struct{}), make(chan struct{})
 			commits := 0
-			hook := func(point string, info engine.HookInfo) {
+			hook := func(point engine.HookPoint, info engine.HookInfo) {
 				if point == engine.HookBeforeCommit {
 					if commits++; commits == 3 {
 						close(stuck)

@@ -41,7 +41,7 @@ type RunConfig struct {
 	// must be safe for concurrent use, and it must not block.
 	Observe func(Event)
 	// Hook, when set, is called at named points of the run (crash drills).
-	Hook func(point string, info HookInfo)
+	Hook func(point HookPoint, info HookInfo)
 	// TakeOver runs the thread even while another live process holds it
 	// (a stuck or stopped worker). That process is fenced: its late writes
 	// are refused, so the chain cannot fork.
@@ -58,13 +58,19 @@ type HookInfo struct {
 	Committed *Checkpoint
 }
 
-// Hook points.
+// HookPoint names a point of a run where RunConfig.Hook is called. The
+// engine's are below; a graph names its own (NodeContext.Point) with
+// constants of this type too (e.g. ticket.PointBeforeSideEffect). Kill
+// points (engine/worker) are built on them.
+type HookPoint string
+
+// The engine's hook points.
 const (
-	HookBeforeModelCall = "before-model-call"
-	HookAfterModelCall  = "after-model-call"
-	HookTaskFinished    = "task-finished"
-	HookBeforeCommit    = "before-checkpoint-commit"
-	HookAfterCommit     = "after-checkpoint-commit"
+	HookBeforeModelCall HookPoint = "before-model-call"
+	HookAfterModelCall  HookPoint = "after-model-call"
+	HookTaskFinished    HookPoint = "task-finished"
+	HookBeforeCommit    HookPoint = "before-checkpoint-commit"
+	HookAfterCommit     HookPoint = "after-checkpoint-commit"
 )
 
 // Event is something that happened during a run.

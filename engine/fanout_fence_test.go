@@ -38,7 +38,7 @@ func TestFencedFanOutReportsOnce(t *testing.T) {
 			var mu sync.Mutex
 			arrived := map[string]bool{}
 			all := make(chan struct{})
-			hook := func(point string, info engine.HookInfo) {
+			hook := func(point engine.HookPoint, info engine.HookInfo) {
 				if point != engine.HookBeforeModelCall || info.Task == nil {
 					return
 				}

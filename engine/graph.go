@@ -317,12 +317,12 @@ type NodeContext struct {
 	Model model.Model
 	base  model.Model // the engine's, uncounted: for ModelName
 	emit  func(typ string, payload any)
-	point func(name string)
+	point func(name HookPoint)
 }
 
 // Point marks a named moment inside a node (say, just before a side effect)
 // where a crash drill may kill the process. It does nothing otherwise.
-func (nc *NodeContext) Point(name string) {
+func (nc *NodeContext) Point(name HookPoint) {
 	if nc.point != nil {
 		nc.point(name)
 	}

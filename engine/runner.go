@@ -51,7 +51,7 @@ func (r *runner) observe(ev Event) {
 	}
 }
 
-func (r *runner) hook(point string, info HookInfo) {
+func (r *runner) hook(point HookPoint, info HookInfo) {
 	if r.cfg.Hook != nil {
 		info.Thread = r.thread
 		r.cfg.Hook(point, info)
@@ -481,12 +481,12 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		}
 		r.observe(ev)
 	}
-	counted := &countingModel{inner: r.e.model, calls: map[string]int{}, emit: emit, hook: func(point, role string) {
+	counted := &countingModel{inner: r.e.model, calls: map[string]int{}, emit: emit, hook: func(point HookPoint, role string) {
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
 	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
-		point: func(name string) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
+		point: func(name HookPoint) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError
 	if errors.As(err, &gate) {
@@ -527,7 +527,7 @@ func (r *runner) storeWrites(ctx context.Context, checkpoint int64, rec TaskWrit
 type countingModel struct {
 	inner model.Model
 	emit  func(string, any)
-	hook  func(point, role string)
+	hook  func(point HookPoint, role string)
 	mu    sync.Mutex
 	calls map[string]int
 	usage model.Usage

@@ -97,7 +97,7 @@ func TestRunStatusIsStoredWithEachCheckpoint(t *testing.T) {
 			// A run in progress records running at each commit.
 			var during []string
 			e2 := reopened(t, st, reopen, g)
-			if _, err := e2.Resume(ctx, "s", engine.RunConfig{Hook: func(point string, info engine.HookInfo) {
+			if _, err := e2.Resume(ctx, "s", engine.RunConfig{Hook: func(point engine.HookPoint, info engine.HookInfo) {
 				if point == engine.HookAfterCommit {
 					during = append(during, info.Committed.Metadata.Status)
 				}

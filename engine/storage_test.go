@@ -37,7 +37,7 @@ type reference struct {
 	values map[int64]engine.Values
 }
 
-func (r *reference) hook(point string, info engine.HookInfo) {
+func (r *reference) hook(point engine.HookPoint, info engine.HookInfo) {
 	if point == engine.HookAfterCommit && info.Committed != nil {
 		r.mu.Lock()
 		r.values[info.Committed.ID] = info.Committed.Values
@@ -212,7 +212,7 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 			runCtx, cancel := context.WithCancel(ctx)
 			var finished atomic.Int64
 			kcfg := cfg
-			kcfg.Hook = func(point string, info engine.HookInfo) {
+			kcfg.Hook = func(point engine.HookPoint, info engine.HookInfo) {
 				ref.hook(point, info)
 				if point == engine.HookTaskFinished && finished.Add(1) == after {
 					cancel()

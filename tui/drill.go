@@ -28,7 +28,7 @@ type pointDialog struct {
 func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
 	d := &pointDialog{points: worker.Points, armed: armed, keys: newPickKeys(), onPick: onPick}
 	for i, p := range d.points {
-		if p.Name == armed {
+		if string(p.Name) == armed {
 			d.sel = i + 1
 		}
 	}
@@ -48,7 +48,7 @@ func (d *pointDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	case key.Matches(k, d.keys.Pick):
 		name := ""
 		if d.sel > 0 {
-			name = d.points[d.sel-1].Name
+			name = string(d.points[d.sel-1].Name)
 		}
 		return true, d.onPick(name)
 	case key.Matches(k, d.keys.Cancel):
@@ -68,8 +68,8 @@ func (d *pointDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) strin
 	desc := "Runs are not killed."
 	if d.sel > 0 {
 		p := d.points[d.sel-1]
-		desc = p.Name + ": " + p.Desc + "."
-		if p.Name == "mid-transaction" {
+		desc = string(p.Name) + ": " + p.Desc + "."
+		if p.Name == worker.MidTransaction {
 			desc += " Needs sqlite or postgres."
 		}
 	}
@@ -85,12 +85,12 @@ func (d *pointDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) strin
 	rows := make([]string, 0, len(d.points)+1)
 	nameW := 0
 	for _, p := range d.points {
-		nameW = max(nameW, width(p.Name))
+		nameW = max(nameW, width(string(p.Name)))
 	}
 	for i := 0; i <= len(d.points); i++ {
 		name, text := "off", "no kill point"
 		if i > 0 {
-			name, text = d.points[i-1].Name, d.points[i-1].Desc
+			name, text = string(d.points[i-1].Name), d.points[i-1].Desc
 		}
 		mark := "  "
 		if name == d.armed || (name == "off" && d.armed == "") {

@@ -31,16 +31,17 @@ import (
 
 // headInfo is the thread's newest checkpoint as a drill sees it: its
 // pending tasks, which of them already stored their writes (finished before
-// a crash: reused on resume), and the approval gate it may wait at.
+// a crash: reused on resume; the engine's ResumePlan), and the approval gate
+// it may wait at.
 type headInfo struct {
 	thread string
 	cp     engine.Checkpoint
 	// costs are the thread's tokens (nil when the backend cannot sum
 	// them, or they did not read), loaded with the head.
-	costs  *engine.Costs
-	state  ticket.State
-	stored map[string]engine.TaskWrites
-	gate   *gateInfo
+	costs *engine.Costs
+	state ticket.State
+	plan  engine.ResumePlan
+	gate  *gateInfo
 	// drafts are the thread's rows in the drafts table (nil when the
 	// backend cannot list them).
 	drafts    []store.Draft
@@ -97,16 +98,14 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 		return nil, err
 	}
 	cp := cps[0]
-	h := &headInfo{thread: thread, cp: cp, stored: map[string]engine.TaskWrites{}}
+	h := &headInfo{thread: thread, cp: cp}
+	var ws []engine.TaskWrites
 	if len(cp.Tasks) > 0 {
-		ws, err := b.PendingWrites(ctx, thread, cp.ID)
-		if err != nil {
+		if ws, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
 			return nil, err
 		}
-		for _, w := range ws {
-			h.stored[w.Task] = w
-		}
 	}
+	h.plan = engine.PlanFrom(cp, ws)
 	if s, err := ticket.Decode(cp.Values); err == nil {
 		h.state = s
 		h.gate = gateOf(cp, s, time.Now())
@@ -161,17 +160,6 @@ func expiry(s string) string {
 		return s + " (unreadable)"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-// storedCount says how many pending tasks have their writes stored.
-func (h *headInfo) storedCount() int {
-	n := 0
-	for _, t := range h.cp.Tasks {
-		if _, ok := h.stored[t.ID]; ok {
-			n++
-		}
-	}
-	return n
 }
 
 // taskLabel names a task for people: its node and, for an executor, the
@@ -231,6 +219,7 @@ const (
 // after a kill makes exactly as many calls as there were unfinished tasks.
 type phase struct {
 	from  int64
+	plan  engine.ResumePlan
 	pid   int
 	tasks []*phaseTask
 	byID  map[string]*phaseTask
@@ -262,11 +251,10 @@ func (f phaseFigure) String() string {
 }
 
 func newPhase(h *headInfo, pid int) *phase {
-	p := &phase{from: h.cp.ID, pid: pid, byID: map[string]*phaseTask{}}
-	for _, t := range h.cp.Tasks {
-		_, stored := h.stored[t.ID]
-		pt := &phaseTask{id: t.ID, node: t.Node, label: taskLabel(t.Node, t.Args), stored: stored}
-		if stored {
+	p := &phase{from: h.cp.ID, plan: h.plan, pid: pid, byID: map[string]*phaseTask{}}
+	for _, t := range h.plan.Tasks {
+		pt := &phaseTask{id: t.ID, node: t.Node, label: taskLabel(t.Node, t.Args), stored: t.Stored}
+		if t.Stored {
 			pt.state = taskReused
 		}
 		p.tasks = append(p.tasks, pt)
@@ -275,15 +263,7 @@ func newPhase(h *headInfo, pid int) *phase {
 	return p
 }
 
-func (p *phase) toRun() int {
-	n := 0
-	for _, t := range p.tasks {
-		if !t.stored {
-			n++
-		}
-	}
-	return n
-}
+func (p *phase) toRun() int { return len(p.plan.Redispatched()) }
 
 func (p *phase) apply(ev engine.Event) {
 	if p.over {
@@ -318,20 +298,12 @@ func (p *phase) apply(ev engine.Event) {
 func (p *phase) finish(res engine.Result, runErr error) {
 	p.endAt = res.Checkpoint
 	p.endState = res.Status
-	if len(res.Steps) > 0 && res.Steps[0].From == p.from {
-		st := res.Steps[0]
-		f := &phaseFigure{redispatched: len(st.Ran), reused: len(st.Reused), complete: true}
-		for _, n := range st.ModelCalls {
-			f.calls += n
-		}
+	if o := p.plan.Outcome(res); o.Complete {
+		f := &phaseFigure{redispatched: len(o.Redispatched), reused: len(o.Reused), calls: o.ModelCalls, complete: true}
 		p.figure = f
-		total := 0
-		for _, n := range res.ModelCalls {
-			total += n
-		}
-		p.later = max(total-f.calls, 0)
+		p.later = max(model.Counts(res.ModelCalls).Sum()-f.calls, 0)
 		ran := map[string]bool{}
-		for _, t := range st.Ran {
+		for _, t := range o.Redispatched {
 			ran[t.ID] = true
 		}
 		for _, t := range p.tasks {
@@ -532,14 +504,7 @@ func (m *Model) liveRun() (string, []string, []string) {
 	}
 	if p := m.phase; p != nil {
 		if p.over {
-			f := phaseFigure{calls: p.calls}
-			for _, t := range p.tasks {
-				if t.stored {
-					f.reused++
-				} else {
-					f.redispatched++
-				}
-			}
+			f := phaseFigure{calls: p.calls, reused: len(p.plan.Reused()), redispatched: p.toRun()}
 			body = append(body, th.StatusDone.Render("  ✓ "+f.String()))
 		} else {
 			body = append(body, th.Strong.Render(fmt.Sprintf("  resume from #%d: %d to redispatch, %d reused · %s so far", p.from, p.toRun(), len(p.tasks)-p.toRun(), plural(p.calls, "model call", "model calls"))))
@@ -703,19 +668,14 @@ func (m *Model) pendingRows(head *headInfo) []string {
 		}
 		return rows
 	}
-	done := head.storedCount()
+	done := len(head.plan.Reused())
 	rows := []string{th.Text.Render(termtext.Line(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished (writes stored), %d to redispatch",
 		plural(len(cp.Tasks), "pending task", "pending tasks"), done, len(cp.Tasks)-done))}
-	for _, t := range cp.Tasks {
+	for _, t := range head.plan.Tasks {
 		label := fmt.Sprintf("%-24s", taskLabel(t.Node, t.Args)) + " " + th.Muted.Render(shortID(t.ID))
-		if tw, ok := head.stored[t.ID]; ok {
-			chs := make([]string, 0, len(tw.Writes))
-			for _, x := range tw.Writes {
-				chs = append(chs, x.Channel)
-			}
-			sort.Strings(chs)
-			note := " · stored writes: " + strings.Join(dedupeStrings(chs), ", ")
-			if n := model.Counts(tw.ModelCalls).Sum(); n > 0 {
+		if t.Stored {
+			note := " · stored writes: " + strings.Join(t.Channels, ", ")
+			if n := t.ModelCalls; n > 0 {
 				note += " · " + plural(n, "model call", "model calls")
 			}
 			rows = append(rows, "  "+th.StatusDone.Render("✓ ")+th.Text.Render(label)+th.StatusDone.Render("  finished → reused, not run again")+th.Muted.Render(termtext.Line(note)))
@@ -727,16 +687,6 @@ func (m *Model) pendingRows(head *headInfo) []string {
 		rows = append(rows, m.gateRows(head.gate)...)
 	}
 	return rows
-}
-
-func dedupeStrings(xs []string) []string {
-	out := xs[:0:0]
-	for i, x := range xs {
-		if i == 0 || x != xs[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // livePhase: the resume that just ended, with its phase's figure.

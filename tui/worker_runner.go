@@ -153,8 +153,8 @@ func (r *workerRun) pump() {
 		case m.Delta != nil:
 			r.out <- RunUpdate{Delta: m.Delta}
 		case m.Kill != "":
-			point = m.Kill
-			r.out <- RunUpdate{Kill: m.Kill}
+			point = string(m.Kill)
+			r.out <- RunUpdate{Kill: point}
 		}
 		if m.Result != nil {
 			final.Result, gotResult = *m.Result, true

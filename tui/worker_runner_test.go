@@ -118,7 +118,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	if k.point != "" || !processGone(k.pid) {
 		t.Fatalf("k should SIGKILL the worker: %+v (gone %v)", k, processGone(k.pid))
 	}
-	pending, stored := len(h.m.head.cp.Tasks), h.m.head.storedCount()
+	pending, stored := len(h.m.head.cp.Tasks), len(h.m.head.plan.Reused())
 	if pending == 0 {
 		t.Fatalf("the kill left nothing pending:\n%s", h.screen())
 	}

@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		out, err := d.drill(ctx, p, base)
 		if err != nil {
-			out = Outcome{Point: p.Name, Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+			out = Outcome{Point: string(p.Name), Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
 		}
 		res.Passed = res.Passed && out.Passed
 		res.Outcomes = append(res.Outcomes, out)
@@ -188,7 +188,7 @@ func (f finalRun) figures() map[string]any {
 type step struct {
 	op      string
 	killed  bool
-	killAt  string
+	killAt  worker.KillPoint
 	result  *engine.Result
 	errText string
 	code    int
@@ -236,7 +236,7 @@ func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, e
 func describe(s step) string {
 	switch {
 	case s.killed:
-		return "killed (SIGKILL) at " + s.killAt
+		return "killed (SIGKILL) at " + string(s.killAt)
 	case s.errText != "":
 		return "failed: " + s.errText
 	case s.result != nil:
@@ -342,9 +342,9 @@ func (d *driller) baseline(ctx context.Context) (finalRun, error) {
 
 // drill kills a worker at p, resumes the thread in new workers and checks.
 func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Outcome, error) {
-	thread := "drill:" + p.Name
+	thread := "drill:" + string(p.Name)
 	d.say("kill point %s: %s", p.Name, p.Desc)
-	out := Outcome{Point: p.Name, Figures: map[string]any{}}
+	out := Outcome{Point: string(p.Name), Figures: map[string]any{}}
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	}
@@ -366,24 +366,15 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 	if err != nil {
 		return out, err
 	}
-	stored, err := e.PendingWrites(ctx, thread, at.ID)
+	plan, err := e.PlanResume(ctx, thread, at.ID)
 	if err != nil {
 		return out, err
 	}
-	done := map[string]bool{}
-	for _, w := range stored {
-		done[w.Task] = true
-	}
-	var redispatch []engine.Task
-	for _, t := range at.Tasks {
-		if !done[t.ID] {
-			redispatch = append(redispatch, t)
-		}
-	}
+	redispatch := plan.Redispatched()
 	expected := expectedCalls(at, redispatch)
 	out.Figures["killedAtCheckpoint"] = at.ID
 	out.Figures["pendingTasks"] = engine.DescribeTasks(at.Tasks)
-	out.Figures["storedWrites"] = len(stored)
+	out.Figures["storedWrites"] = len(plan.Reused())
 	out.Figures["redispatched"] = len(redispatch)
 
 	recovery := len(steps)
@@ -411,16 +402,10 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 		check("no completed task ran again", true, "nothing ran before the gate")
 		out.Figures["resumePhaseCalls"] = calls
 	} else {
-		s0 := steps[recovery].result.Steps[0]
-		calls := sum(s0.ModelCalls)
-		check("resume-phase calls = pending tasks", calls == expected, "resumed superstep made %d model calls (%v) for %d redispatched task(s); want %d", calls, s0.ModelCalls, len(redispatch), expected)
-		again := []string{}
-		for _, t := range s0.Ran {
-			if done[t.ID] {
-				again = append(again, t.Node+" "+t.ID)
-			}
-		}
-		check("no completed task ran again", len(again) == 0 && len(s0.Reused) == len(stored), "re-ran %v; reused %d of %d stored", again, len(s0.Reused), len(stored))
+		o := plan.Outcome(*steps[recovery].result)
+		calls := o.ModelCalls
+		check("resume-phase calls = pending tasks", o.Complete && calls == expected, "resumed superstep (from @%d: %v) made %d model calls (%v) for %d redispatched task(s); want %d", steps[recovery].result.Steps[0].From, o.Complete, calls, steps[recovery].result.Steps[0].ModelCalls, len(redispatch), expected)
+		check("no completed task ran again", len(o.RanAgain) == 0 && len(o.Reused) == len(plan.Reused()), "re-ran %s; reused %d of %d stored", engine.DescribeTasks(o.RanAgain), len(o.Reused), len(plan.Reused()))
 		out.Figures["resumePhaseCalls"] = calls
 	}
 	out.Figures["resumePhaseExpected"] = expected
@@ -461,7 +446,7 @@ func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) 
 	}
 	steps := []step{cur}
 	// Points after the gate are reached by the worker that answers it.
-	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != "awaiting-approval" {
+	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != worker.AwaitingApproval {
 		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
 			return nil, step{}, err
 		}
@@ -568,11 +553,11 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
 	}
 	op := res.Interrupt.Operation
-	approve, err := d.spawn(ctx, worker.OpApprove, thread, "after-side-effect")
+	approve, err := d.spawn(ctx, worker.OpApprove, thread, string(worker.AfterSideEffect))
 	if err != nil {
 		return out, err
 	}
-	check("killed", approve.killed && approve.killAt == "after-side-effect", "approving worker: %s", describe(approve))
+	check("killed", approve.killed && approve.killAt == worker.AfterSideEffect, "approving worker: %s", describe(approve))
 	if !approve.killed {
 		out.Figures["hint"] = fmt.Sprintf("the approving worker must reach the side effect within the grant's %s", lateGrantTTL)
 		return out, nil

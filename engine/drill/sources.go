@@ -32,19 +32,19 @@ const (
 
 // SourceVerdicts are the kill points with a source drill, and the verdict
 // each must give.
-var SourceVerdicts = map[string]string{
-	"mid-fanout":                 VerdictReRead,
-	"before-summary":             VerdictReRead,
-	"after-compaction-commit":    VerdictReRead,
-	"mid-transaction":            VerdictReRead,
-	"awaiting-approval":          VerdictBlocked,
-	"before-side-effect":         VerdictBlocked,
-	"after-side-effect":          VerdictStale,
-	"after-side-effect-recorded": VerdictStale,
+var SourceVerdicts = map[worker.KillPoint]string{
+	worker.MidFanout:               VerdictReRead,
+	worker.BeforeSummary:           VerdictReRead,
+	worker.AfterCompactionCommit:   VerdictReRead,
+	worker.MidTransaction:          VerdictReRead,
+	worker.AwaitingApproval:        VerdictBlocked,
+	worker.BeforeSideEffect:        VerdictBlocked,
+	worker.AfterSideEffect:         VerdictStale,
+	worker.AfterSideEffectRecorded: VerdictStale,
 }
 
 // SourcePoint names the source drill at kill point p.
-func SourcePoint(p string) string { return "source-changed-at-" + p }
+func SourcePoint(p worker.KillPoint) string { return "source-changed-at-" + string(p) }
 
 // drillSource is the record the drill changes: what the shipping subtask
 // reads.

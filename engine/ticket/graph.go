@@ -29,10 +29,10 @@ const (
 	NodeVerify     = "verify"
 )
 
-// Points inside create_draft where a crash drill may kill the process.
+// Hook points inside create_draft where a crash drill may kill the process.
 const (
-	PointBeforeSideEffect = "before-side-effect"
-	PointAfterSideEffect  = "after-side-effect"
+	PointBeforeSideEffect engine.HookPoint = "before-side-effect"
+	PointAfterSideEffect  engine.HookPoint = "after-side-effect"
 )
 
 // ExecutorArgs is what a Send to the executor carries.

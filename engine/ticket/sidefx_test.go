@@ -179,7 +179,7 @@ func TestResumeAfterTheSideEffectReusesTheDraftWhateverTheGrant(t *testing.T) {
 		// The process dies right after the side effect: its checkpoint never commits.
 		crash, cancel := context.WithCancel(ctx)
 		defer cancel()
-		_, err = e.ResumeAt(crash, th, approved, engine.RunConfig{Hook: func(point string, _ engine.HookInfo) {
+		_, err = e.ResumeAt(crash, th, approved, engine.RunConfig{Hook: func(point engine.HookPoint, _ engine.HookInfo) {
 			if point == ticket.PointAfterSideEffect {
 				cancel()
 			}
@@ -393,7 +393,7 @@ func TestFencedWriterCannotCreateADraft(t *testing.T) {
 		op := pending(t, e, th, res.Checkpoint)
 		approved := answer(t, e, th, res.Checkpoint)
 		// Another process takes the thread over just before the side effect.
-		_, err = e.ResumeAt(ctx, th, approved, engine.RunConfig{Hook: func(point string, _ engine.HookInfo) {
+		_, err = e.ResumeAt(ctx, th, approved, engine.RunConfig{Hook: func(point engine.HookPoint, _ engine.HookInfo) {
 			if point == ticket.PointBeforeSideEffect {
 				if _, err := reopen().Fence(ctx, th); err != nil {
 					t.Error(err)

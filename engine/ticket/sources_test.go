@@ -306,7 +306,7 @@ func TestVerifyChecksTheDraft(t *testing.T) {
 				op := pending(t, e, th, res.Checkpoint)
 				// The record changes right after the draft is written, before
 				// its result is recorded (a kill there and a resume see the same).
-				res, err = e.ResumeAt(ctx, th, answer(t, e, th, res.Checkpoint), engine.RunConfig{Hook: func(point string, _ engine.HookInfo) {
+				res, err = e.ResumeAt(ctx, th, answer(t, e, th, res.Checkpoint), engine.RunConfig{Hook: func(point engine.HookPoint, _ engine.HookInfo) {
 					if stale && point == ticket.PointAfterSideEffect {
 						bump(t, src, refunds)
 					}

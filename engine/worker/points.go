@@ -15,10 +15,33 @@ import (
 	"rewind/engine/ticket"
 )
 
-// Point is a named moment where a worker can be killed.
+// KillPoint names a moment where a worker can be killed (--kill-at). The
+// constants below are the only ones; Points describes each, in order.
+type KillPoint string
+
+// The kill points, in the order a turn reaches them. Add one here, to
+// Points (with its description) and to Trigger.Hook or Reached's callers;
+// a drill then kills at it (engine/drill), the TUI's picker and --kill-at
+// list it by themselves.
+const (
+	BeforeModelCall         KillPoint = "before-model-call"
+	AfterModelCall          KillPoint = "after-model-call"
+	MidFanout               KillPoint = "mid-fanout"
+	BeforeSummary           KillPoint = "before-summary"
+	AfterSummary            KillPoint = "after-summary"
+	AfterCompactionCommit   KillPoint = "after-compaction-commit"
+	AwaitingApproval        KillPoint = "awaiting-approval"
+	BeforeSideEffect        KillPoint = KillPoint(ticket.PointBeforeSideEffect)
+	AfterSideEffect         KillPoint = KillPoint(ticket.PointAfterSideEffect)
+	AfterSideEffectRecorded KillPoint = "after-side-effect-recorded"
+	AfterVerify             KillPoint = "after-verify"
+	MidTransaction          KillPoint = "mid-transaction"
+)
+
+// Point is a kill point with its description.
 type Point struct {
-	Name string `json:"name"`
-	Desc string `json:"description"`
+	Name KillPoint `json:"name"`
+	Desc string    `json:"description"`
 	// DrillAt is which occurrence a drill kills at (0 means the first).
 	DrillAt int `json:"drillAt,omitempty"`
 }
@@ -28,31 +51,31 @@ func (p Point) DrillSpec() string {
 	if p.DrillAt > 1 {
 		return fmt.Sprintf("%s@%d", p.Name, p.DrillAt)
 	}
-	return p.Name
+	return string(p.Name)
 }
 
 // Points lists every kill point, in the order a turn reaches them.
 var Points = []Point{
-	{Name: "before-model-call", Desc: "before the first model call (the planner's)"},
-	{Name: "after-model-call", Desc: "after the planner's call returned, before its writes are stored"},
-	{Name: "mid-fanout", Desc: "after one executor stored its writes while the others are still running"},
-	{Name: "before-summary", Desc: "in compaction: before the summary call"},
-	{Name: "after-summary", Desc: "in compaction: after the summary call, before its checkpoint commits"},
-	{Name: "after-compaction-commit", Desc: "in compaction: after its checkpoint committed, before the next model call"},
-	{Name: "awaiting-approval", Desc: "while the run waits at the approval gate"},
-	{Name: "before-side-effect", Desc: "before create_draft writes the draft"},
-	{Name: "after-side-effect", Desc: "after the draft was written, before its result is recorded"},
-	{Name: "after-side-effect-recorded", Desc: "after the draft's result was recorded in a checkpoint"},
-	{Name: "after-verify", Desc: "after the verify step's finding on the draft was recorded in a checkpoint"},
+	{Name: BeforeModelCall, Desc: "before the first model call (the planner's)"},
+	{Name: AfterModelCall, Desc: "after the planner's call returned, before its writes are stored"},
+	{Name: MidFanout, Desc: "after one executor stored its writes while the others are still running"},
+	{Name: BeforeSummary, Desc: "in compaction: before the summary call"},
+	{Name: AfterSummary, Desc: "in compaction: after the summary call, before its checkpoint commits"},
+	{Name: AfterCompactionCommit, Desc: "in compaction: after its checkpoint committed, before the next model call"},
+	{Name: AwaitingApproval, Desc: "while the run waits at the approval gate"},
+	{Name: BeforeSideEffect, Desc: "before create_draft writes the draft"},
+	{Name: AfterSideEffect, Desc: "after the draft was written, before its result is recorded"},
+	{Name: AfterSideEffectRecorded, Desc: "after the draft's result was recorded in a checkpoint"},
+	{Name: AfterVerify, Desc: "after the verify step's finding on the draft was recorded in a checkpoint"},
 	// The third transaction of a turn commits the executors' superstep, so
 	// the kill loses a whole superstep whose task writes are all stored.
-	{Name: "mid-transaction", Desc: "in the middle of a store transaction (checkpoint written, not committed)", DrillAt: 3},
+	{Name: MidTransaction, Desc: "in the middle of a store transaction (checkpoint written, not committed)", DrillAt: 3},
 }
 
 // Lookup finds a point by name.
 func Lookup(name string) (Point, bool) {
 	for _, p := range Points {
-		if p.Name == name {
+		if string(p.Name) == name {
 			return p, true
 		}
 	}
@@ -63,12 +86,13 @@ func Lookup(name string) (Point, bool) {
 func Names() string {
 	ns := make([]string, len(Points))
 	for i, p := range Points {
-		ns[i] = p.Name
+		ns[i] = string(p.Name)
 	}
 	return strings.Join(ns, ", ")
 }
 
-// Parse reads "POINT" or "POINT@N" (the Nth time the point is reached).
+// Parse reads "POINT" or "POINT@N" (the Nth time the point is reached). An
+// unknown POINT is an error that lists the valid ones.
 func Parse(spec string) (Point, int, error) {
 	name, nth := spec, 1
 	if i := strings.LastIndex(spec, "@"); i > 0 {
@@ -91,7 +115,7 @@ func Parse(spec string) (Point, int, error) {
 type Trigger struct {
 	Point Point
 	Nth   int
-	Kill  func(point string)
+	Kill  func(point KillPoint)
 
 	seen     atomic.Int64
 	mu       sync.Mutex
@@ -100,12 +124,12 @@ type Trigger struct {
 }
 
 // NewTrigger builds a trigger for a point.
-func NewTrigger(p Point, nth int, kill func(point string)) *Trigger {
+func NewTrigger(p Point, nth int, kill func(point KillPoint)) *Trigger {
 	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
 }
 
 // Reached counts a point reached outside the engine's hooks.
-func (t *Trigger) Reached(name string) {
+func (t *Trigger) Reached(name KillPoint) {
 	if t == nil || name != t.Point.Name {
 		return
 	}
@@ -115,7 +139,7 @@ func (t *Trigger) Reached(name string) {
 }
 
 // Hook is the engine.RunConfig hook.
-func (t *Trigger) Hook(point string, info engine.HookInfo) {
+func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 	if t == nil {
 		return
 	}
@@ -124,31 +148,31 @@ func (t *Trigger) Hook(point string, info engine.HookInfo) {
 		node = info.Task.Node
 	}
 	switch t.Point.Name {
-	case "before-model-call":
+	case BeforeModelCall:
 		if point == engine.HookBeforeModelCall {
 			t.Reached(t.Point.Name)
 		}
-	case "after-model-call":
+	case AfterModelCall:
 		if point == engine.HookAfterModelCall {
 			t.Reached(t.Point.Name)
 		}
-	case "before-summary":
+	case BeforeSummary:
 		if point == engine.HookBeforeModelCall && info.Role == model.RoleSummarizer {
 			t.Reached(t.Point.Name)
 		}
-	case "after-summary":
+	case AfterSummary:
 		if point == engine.HookAfterModelCall && info.Role == model.RoleSummarizer {
 			t.Reached(t.Point.Name)
 		}
-	case "before-side-effect":
+	case BeforeSideEffect:
 		if point == ticket.PointBeforeSideEffect {
 			t.Reached(t.Point.Name)
 		}
-	case "after-side-effect":
+	case AfterSideEffect:
 		if point == ticket.PointAfterSideEffect {
 			t.Reached(t.Point.Name)
 		}
-	case "mid-fanout":
+	case MidFanout:
 		t.fanout(point, info, node)
 	}
 	if point == engine.HookAfterCommit && info.Committed != nil {
@@ -159,7 +183,7 @@ func (t *Trigger) Hook(point string, info engine.HookInfo) {
 // fanout lets exactly one executor of a parallel superstep finish, holds
 // the others before their model call, and kills once the first has stored
 // its writes: a crash with some, but not all, executors done.
-func (t *Trigger) fanout(point string, info engine.HookInfo, node string) {
+func (t *Trigger) fanout(point engine.HookPoint, info engine.HookInfo, node string) {
 	if node != ticket.NodeExecutor {
 		return
 	}
@@ -183,11 +207,11 @@ func (t *Trigger) fanout(point string, info engine.HookInfo, node string) {
 func (t *Trigger) committed(cp *engine.Checkpoint) {
 	for _, n := range cp.Metadata.Nodes {
 		switch {
-		case n == ticket.NodeSummarizer && t.Point.Name == "after-compaction-commit" && wrote(cp, "summary"):
+		case n == ticket.NodeSummarizer && t.Point.Name == AfterCompactionCommit && wrote(cp, "summary"):
 			t.Reached(t.Point.Name)
-		case n == ticket.NodeDraft && t.Point.Name == "after-side-effect-recorded":
+		case n == ticket.NodeDraft && t.Point.Name == AfterSideEffectRecorded:
 			t.Reached(t.Point.Name)
-		case n == ticket.NodeVerify && t.Point.Name == "after-verify":
+		case n == ticket.NodeVerify && t.Point.Name == AfterVerify:
 			t.Reached(t.Point.Name)
 		}
 	}

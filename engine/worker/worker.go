@@ -53,7 +53,7 @@ type Message struct {
 	// engine/model/stream): for watching only, never state. Pieces of the
 	// same call may arrive merged.
 	Delta  *stream.Delta  `json:"delta,omitempty"`
-	Kill   string         `json:"kill,omitempty"`
+	Kill   KillPoint      `json:"kill,omitempty"`
 	Result *engine.Result `json:"result,omitempty"`
 	Error  string         `json:"error,omitempty"`
 }
@@ -108,17 +108,17 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 		if err != nil {
 			return engine.Result{}, err
 		}
-		trig = NewTrigger(p, nth, func(point string) {
+		trig = NewTrigger(p, nth, func(point KillPoint) {
 			emit(Message{Kill: point})
 			Killer()
 			select {} // a replaced Killer must not let the run go on
 		})
-		if p.Name == "mid-transaction" {
+		if p.Name == MidTransaction {
 			h, ok := e.Store().(TxHooker)
 			if !ok {
 				return engine.Result{}, fmt.Errorf("kill point mid-transaction: this store cannot stop inside a transaction; use sqlite or postgres")
 			}
-			h.SetTxHook(func(string) { trig.Reached("mid-transaction") })
+			h.SetTxHook(func(string) { trig.Reached(MidTransaction) })
 		}
 	}
 	cfg := req.Config
@@ -130,7 +130,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 		}
 	}
 	prevHook := cfg.Hook
-	cfg.Hook = func(point string, info engine.HookInfo) {
+	cfg.Hook = func(point engine.HookPoint, info engine.HookInfo) {
 		if prevHook != nil {
 			prevHook(point, info)
 		}
@@ -138,7 +138,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 	}
 	res, err := perform(ctx, e, req, cfg)
 	if err == nil && res.Status == "awaiting-approval" {
-		trig.Reached("awaiting-approval")
+		trig.Reached(AwaitingApproval)
 	}
 	return res, err
 }

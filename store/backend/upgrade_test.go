@@ -248,7 +248,7 @@ func checkUpgrade(t *testing.T, spec, expectedFile string) {
 	// the writes the old release stored before it was killed, and a resume
 	// of a paused thread.
 	ref := map[int64]engine.Values{}
-	cfg := engine.RunConfig{Hook: func(point string, info engine.HookInfo) {
+	cfg := engine.RunConfig{Hook: func(point engine.HookPoint, info engine.HookInfo) {
 		if point == engine.HookAfterCommit && info.Committed != nil && info.Thread == "long" {
 			ref[info.Committed.ID] = info.Committed.Values
 		}

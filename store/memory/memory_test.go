@@ -9,7 +9,11 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+	// Every capability but Processes: no other process can reach memory.
+	storetest.Run(t, storetest.Backend{
+		Open: func(t *testing.T) store.Store { return open(t) },
+		Caps: []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook},
+	})
 }
 
 func BenchmarkStore(b *testing.B) {

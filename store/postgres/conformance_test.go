@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"rewind/store"
@@ -9,9 +10,28 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, _ := openFresh(t)
-		return s
+	storetest.Run(t, storetest.Backend{
+		Open: func(t *testing.T) store.Store {
+			s, _ := openFresh(t)
+			return s
+		},
+		Caps: storetest.Capabilities,
+		Fresh: func(t *testing.T) (store.Store, string) {
+			s, dbURL := openFresh(t)
+			return s, dbURL
+		},
+		Reopen: func(ctx context.Context, dbURL string) (store.Store, error) { return Open(ctx, dbURL) },
+		// Inside the killed writer's transaction another session sees it
+		// holding both tables it inserted into.
+		InsideTx: func(s store.Store) error {
+			var locked int
+			err := s.(*Store).pool.QueryRow(context.Background(), `select count(distinct c.relname) from pg_locks l join pg_class c on c.oid = l.relation
+where c.relname in ('graph_checkpoints', 'graph_events') and l.mode = 'RowExclusiveLock' and l.pid <> pg_backend_pid()`).Scan(&locked)
+			if err != nil || locked != 2 {
+				return fmt.Errorf("another session sees the open transaction holding %d of its 2 tables (%v)", locked, err)
+			}
+			return nil
+		},
 	})
 }
 

@@ -1,0 +1,254 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// The schema: its version, the migrations that build and upgrade it, and
+// the checks Open makes before it writes to a file (a SQLite database,
+// rewind's, not from a newer rewind).
+
+// schemaVersion is the newest store schema this binary knows.
+const schemaVersion = 6
+
+// migrations[v] takes a store from schema v to v+1. The parent of a
+// checkpoint is checked by PutCheckpoint, not by a foreign key: that would
+// need one more index on every row.
+var migrations = []string{
+	`CREATE TABLE graph_checkpoints (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		parent_id     INTEGER,          -- NULL for a root
+		state         TEXT    NOT NULL, -- the engine's JSON document, verbatim
+		created_at    INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, checkpoint_id)
+	);
+	CREATE TABLE graph_writes (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		task_id       TEXT    NOT NULL,
+		writes        TEXT    NOT NULL,
+		created_at    INTEGER NOT NULL,
+		PRIMARY KEY (thread_id, checkpoint_id, task_id),
+		FOREIGN KEY (thread_id, checkpoint_id) REFERENCES graph_checkpoints (thread_id, checkpoint_id)
+	);
+	CREATE TABLE graph_events (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		seq           INTEGER NOT NULL,
+		type          TEXT    NOT NULL,
+		payload       TEXT    NOT NULL,
+		created_at    INTEGER NOT NULL,
+		PRIMARY KEY (thread_id, checkpoint_id, seq),
+		FOREIGN KEY (thread_id, checkpoint_id) REFERENCES graph_checkpoints (thread_id, checkpoint_id)
+	);`,
+	// 2: side effects (seed 002), keyed by the operation id the engine
+	// records before the call, so a retry finds the draft it already made.
+	`CREATE TABLE graph_drafts (
+		thread_id    TEXT    NOT NULL,
+		operation_id TEXT    NOT NULL,
+		body         TEXT    NOT NULL, -- JSON, verbatim
+		created_at   INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, operation_id)
+	);`,
+	// 3: writer epochs for fencing takeovers (Store.Fence).
+	`CREATE TABLE graph_epochs (
+		thread_id TEXT    NOT NULL PRIMARY KEY,
+		epoch     INTEGER NOT NULL,
+		fenced_at INTEGER NOT NULL -- unix microseconds
+	);`,
+	// 4: retention (Store.Prune). A kept checkpoint whose parent was pruned
+	// has parent_id NULL and the parent it had here; NULL otherwise.
+	`ALTER TABLE graph_checkpoints ADD COLUMN rerooted_from INTEGER;`,
+	// 5: long conversations. graph_checkpoints is rebuilt rather than
+	// altered: ADD COLUMN would put meta after state in every record, and
+	// SQLite reaches a column past a large value only by reading the value's
+	// whole overflow chain, so listing metadata would read every state. Here
+	// the small columns come first and the documents last. Old rows are
+	// whole states, hence bases. migrate turns foreign keys off for this
+	// (graph_writes and graph_events refer to the table) and checks them
+	// before committing.
+	`CREATE TABLE graph_checkpoints_v5 (
+		thread_id     TEXT    NOT NULL,
+		checkpoint_id INTEGER NOT NULL,
+		parent_id     INTEGER,                    -- NULL for a root
+		rerooted_from INTEGER,                    -- the pruned parent of a re-rooted row
+		base          INTEGER NOT NULL DEFAULT 1, -- 1: state reads without its ancestors
+		created_at    INTEGER NOT NULL,           -- unix microseconds
+		meta          TEXT,                       -- the engine's listing document; NULL before v5
+		blob_refs     TEXT,                       -- JSON array of blob hashes, or NULL
+		state         TEXT    NOT NULL,           -- the engine's JSON document, verbatim
+		rebased       TEXT,                       -- Prune's self-contained state, or NULL
+		PRIMARY KEY (thread_id, checkpoint_id)
+	);
+	INSERT INTO graph_checkpoints_v5 (thread_id, checkpoint_id, parent_id, rerooted_from, created_at, state)
+		SELECT thread_id, checkpoint_id, parent_id, rerooted_from, created_at, state FROM graph_checkpoints;
+	DROP TABLE graph_checkpoints;
+	ALTER TABLE graph_checkpoints_v5 RENAME TO graph_checkpoints;
+	-- Stored once per thread by content hash, apart from the checkpoints.
+	CREATE TABLE graph_messages (
+		thread_id     TEXT    NOT NULL,
+		hash          TEXT    NOT NULL,
+		idx           INTEGER NOT NULL,
+		body          TEXT    NOT NULL, -- JSON, verbatim
+		checkpoint_id INTEGER NOT NULL, -- the put that stored it first
+		created_at    INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, hash)
+	);
+	CREATE INDEX graph_messages_idx ON graph_messages (thread_id, idx);
+	CREATE TABLE graph_blobs (
+		thread_id  TEXT    NOT NULL,
+		hash       TEXT    NOT NULL,
+		body       TEXT    NOT NULL, -- JSON, verbatim
+		created_at INTEGER NOT NULL, -- unix microseconds
+		PRIMARY KEY (thread_id, hash)
+	);`,
+	// 6: one epoch counter for the store, so that an epoch is never handed
+	// out twice (Store.Fence), also after DeleteThread removed a thread's
+	// row of graph_epochs. It starts above every epoch handed out so far.
+	`CREATE TABLE graph_epoch_counter (
+		issued INTEGER NOT NULL -- the highest epoch Fence handed out, to any thread
+	);
+	INSERT INTO graph_epoch_counter (issued) SELECT coalesce(max(epoch), 0) FROM graph_epochs;`,
+}
+
+// create makes the store's file when it is missing.
+func create(path string) error {
+	// Private from the start: states hold conversations. SQLite gives its
+	// -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("open sqlite store %s: create the file: %w; choose a writable location", path, err)
+	}
+	return nil
+}
+
+// inspect checks the file through a read-only connection, before anything
+// (such as switching it to WAL) can change it, and returns its store
+// schema version (0: a new file).
+func inspect(ctx context.Context, path, uri string) (int, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("open sqlite store %s: not a regular file; name a database file", path)
+	}
+	if fi.Size() == 0 {
+		return 0, nil
+	}
+	db, err := sql.Open("sqlite", uri+"_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+	if err != nil {
+		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	defer db.Close()
+	var tables, ours int
+	err = db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'rewind_store_schema')
+		FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &ours)
+	if code(err) == sqlite3.SQLITE_NOTADB {
+		return 0, fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
+	}
+	if ours == 0 {
+		if tables > 0 {
+			return 0, fmt.Errorf("open sqlite store %s: a SQLite database, but not a rewind store (it has no rewind_store_schema table); rewind left it untouched; name a new file", path)
+		}
+		return 0, nil
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
+	}
+	return v, checkVersion(path, v)
+}
+
+var errNewer = errors.New("it was written by a newer rewind")
+
+func checkVersion(path string, v int) error {
+	if v > schemaVersion {
+		return fmt.Errorf("open sqlite store %s: %w (store schema %d, this binary knows %d); upgrade rewind to open it", path, errNewer, v, schemaVersion)
+	}
+	return nil
+}
+
+// migrate creates or upgrades the tables, in one transaction so that two
+// processes opening a new file at once do not both create them.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, errNewer) {
+			err = fmt.Errorf("open sqlite store %s: create or upgrade its tables: %w%s", s.path, err, hint(err))
+		}
+	}()
+	// Rebuilding a table that others refer to (schema 5) needs foreign keys
+	// off, and SQLite ignores that pragma inside a transaction: so it is
+	// set on the connection around it. The write pool has that one
+	// connection.
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	err = s.upgrade(ctx, conn)
+	// Even after a cancelled upgrade: the connection goes back to the pool.
+	if _, on := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); on != nil && err == nil {
+		err = on
+	}
+	return err
+}
+
+func (s *Store) upgrade(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rewind_store_schema (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
+		return err
+	}
+	if err := checkVersion(s.path, v); err != nil {
+		return err
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	for ; v < schemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("schema %d to %d: %w", v, v+1, err)
+		}
+	}
+	// What the foreign keys would have checked: the rebuilt table must
+	// still hold the checkpoint of every write and event.
+	var table string
+	switch err := tx.QueryRowContext(ctx, `PRAGMA foreign_key_check`).Scan(&table, new(any), new(any), new(any)); {
+	case err == nil:
+		return fmt.Errorf("schema %d: a row of %s refers to a missing checkpoint; nothing was changed", schemaVersion, table)
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rewind_store_schema`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rewind_store_schema (version) VALUES (?)`, schemaVersion); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,105 @@
+package sqlite
+
+// The statements, prepared once per pool (see pool.prepare).
+
+// The statements, all with bound parameters.
+const (
+	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
+	sqlExists        = `SELECT 1 FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlCheckpoint    = `SELECT parent_id, rerooted_from, base, meta, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, base, created_at, meta, blob_refs, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	// A hash the thread holds already keeps its first row.
+	sqlPutMessage   = `INSERT INTO graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlPutBlob      = `INSERT INTO graph_blobs (thread_id, hash, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlSettle       = `DELETE FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlTaskWrites   = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
+	sqlPutWrites    = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlDeleteEvents = `DELETE FROM graph_events WHERE thread_id = ?`
+	sqlDeleteWrites = `DELETE FROM graph_writes WHERE thread_id = ?`
+	sqlDeleteThread = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
+	sqlDeleteMsgs   = `DELETE FROM graph_messages WHERE thread_id = ?`
+	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
+	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
+	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
+	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlIssued       = `SELECT issued FROM graph_epoch_counter`
+	sqlPutDraft     = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	// The next epoch is above the counter and, in case the counter ever
+	// fell behind, above the thread's own.
+	sqlNextEpoch = `UPDATE graph_epoch_counter
+		SET issued = max(issued, coalesce((SELECT epoch FROM graph_epochs WHERE thread_id = ?), 0)) + 1 RETURNING issued`
+	sqlFence = `INSERT INTO graph_epochs (thread_id, epoch, fenced_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (thread_id) DO UPDATE SET epoch = ?2, fenced_at = ?3`
+
+	// Prune's statements take the ids as one JSON array (?2), a single
+	// bound parameter however many there are.
+	pruneIDs      = `(SELECT value FROM json_each(?2))`
+	sqlPruneFound = `SELECT checkpoint_id FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	pruneKept     = ` WHERE thread_id = ?1 AND parent_id IN ` + pruneIDs + ` AND checkpoint_id NOT IN ` + pruneIDs
+	// The kept rows whose parent goes, and whether each reads on its own.
+	sqlPruneRerooted    = `SELECT checkpoint_id, parent_id, base OR rebased IS NOT NULL, blob_refs FROM graph_checkpoints` + pruneKept
+	sqlPruneReroot      = `UPDATE graph_checkpoints SET parent_id = NULL, rerooted_from = parent_id` + pruneKept
+	sqlRebase           = `UPDATE graph_checkpoints SET rebased = ?3, blob_refs = ?4 WHERE thread_id = ?1 AND checkpoint_id = ?2`
+	sqlPruneWrites      = `DELETE FROM graph_writes WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	sqlPruneEvents      = `DELETE FROM graph_events WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	sqlPruneCheckpoints = `DELETE FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id IN ` + pruneIDs
+	// blob_refs come before state in the record: this reads no state.
+	sqlPruneBlobs = `DELETE FROM graph_blobs WHERE thread_id = ?1 AND hash NOT IN
+		(SELECT r.value FROM graph_checkpoints c, json_each(c.blob_refs) r WHERE c.thread_id = ?1)`
+
+	// Every reader of checkpoints scans these columns, in this order.
+	cpColumns         = `checkpoint_id, parent_id, rerooted_from, base, created_at, meta, blob_refs`
+	selectCheckpoints = `SELECT ` + cpColumns + `, state, rebased FROM graph_checkpoints `
+	sqlGet            = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlLatest         = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
+	// A listing reads the state only of rows without meta: SQLite then
+	// never loads the state's pages of the others.
+	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL FROM graph_checkpoints
+		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
+	// Chain walks parent_id reading only the small columns, then reads the
+	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
+	// SQLite does not copy the states into a sorter.
+	sqlChain = `WITH RECURSIVE chain (id, parent, last) AS (
+			SELECT checkpoint_id, parent_id, base OR rebased IS NOT NULL OR parent_id IS NULL
+			FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2
+			UNION ALL
+			SELECT c.checkpoint_id, c.parent_id, c.base OR c.rebased IS NOT NULL OR c.parent_id IS NULL
+			FROM chain JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.parent
+			WHERE NOT chain.last
+		)
+		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased
+		FROM chain CROSS JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.id`
+	// Messages and Blobs take the hashes as one JSON array (?2).
+	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_messages `
+	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
+	sqlBlobs       = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// Size counts as memory.Store.Size does: octet_length of every text
+	// (SQLite takes it from the record header, without loading the text),
+	// the thread id once per row, 8 per number and time column.
+	sqlSize = `SELECT
+		(SELECT coalesce(sum(coalesce(octet_length(meta), 0) + octet_length(state) + coalesce(octet_length(rebased), 0) +
+			coalesce((SELECT sum(octet_length(value)) FROM json_each(blob_refs)), 0)), 0) + count(*) * (octet_length(?1) + 5*8)
+			FROM graph_checkpoints WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(task_id) + octet_length(writes)), 0) + count(*) * (octet_length(?1) + 2*8)
+			FROM graph_writes WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(type) + octet_length(payload)), 0) + count(*) * (octet_length(?1) + 3*8)
+			FROM graph_events WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 3*8)
+			FROM graph_messages WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
+			FROM graph_blobs WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(operation_id) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
+			FROM graph_drafts WHERE thread_id = ?1) +
+		(SELECT count(*) * (octet_length(?1) + 2*8) FROM graph_epochs WHERE thread_id = ?1)`
+	sqlWrites       = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
+	sqlThreadWrites = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? ORDER BY checkpoint_id, task_id`
+	selectEvents    = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `
+	sqlEvents       = selectEvents + `WHERE thread_id = ? AND checkpoint_id = ? ORDER BY seq`
+	sqlThreadEvents = selectEvents + `WHERE thread_id = ? ORDER BY checkpoint_id, seq`
+	sqlDraft        = `SELECT body, created_at FROM graph_drafts WHERE thread_id = ? AND operation_id = ?`
+	sqlDrafts       = `SELECT operation_id, body, created_at FROM graph_drafts WHERE thread_id = ? ORDER BY operation_id`
+	// BINARY collation: ordered bytewise, like Go strings.
+	sqlThreads = `SELECT thread_id, count(*), max(checkpoint_id), max(created_at) FROM graph_checkpoints GROUP BY thread_id ORDER BY thread_id`
+)

@@ -1,0 +1,222 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"rewind/store"
+	"rewind/store/internal/check"
+)
+
+// Reads: checkpoints, messages, blobs, writes, events, threads and size.
+
+func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...any) ([]store.Checkpoint, error) {
+	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Checkpoint
+	for rows.Next() {
+		cp := store.Checkpoint{ThreadID: thread}
+		var parent, rerootedFrom sql.NullInt64
+		var created int64
+		var refs []byte
+		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased); err != nil {
+			return nil, err
+		}
+		if refs != nil {
+			if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
+				return nil, fmt.Errorf("checkpoint %d: its blob references: %w", cp.ID, err)
+			}
+		}
+		cp.ParentID, cp.RerootedFrom, cp.CreatedAt = parent.Int64, rerootedFrom.Int64, micros(created)
+		out = append(out, cp)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) one(ctx context.Context, thread, query string, args ...any) (store.Checkpoint, error) {
+	cps, err := s.checkpoints(ctx, thread, query, args...)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if len(cps) == 0 {
+		return store.Checkpoint{}, store.ErrNotFound
+	}
+	return cps[0], nil
+}
+
+func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "get checkpoint %d of thread %v", id, check.Name(thread))
+	return s.one(ctx, thread, sqlGet, thread, id)
+}
+
+func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "latest checkpoint of thread %v", check.Name(thread))
+	return s.one(ctx, thread, sqlLatest, thread)
+}
+
+func (s *Store) History(ctx context.Context, thread string, before int64, limit int) (_ []store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "history of thread %v", check.Name(thread))
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if limit <= 0 {
+		limit = -1 // no limit, to SQLite
+	}
+	return s.checkpoints(ctx, thread, sqlHistory, thread, before, limit)
+}
+
+// Chain implements store.Store in one query; see sqlChain.
+func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	cps, err := s.checkpoints(ctx, thread, sqlChain, thread, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, store.ErrNotFound
+	}
+	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(b.ID, a.ID) })
+	return cps, nil
+}
+
+func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
+	defer s.wrap(ctx, &err, "messages of thread %v", check.Name(thread))
+	list, err := hashList(hashes)
+	if err != nil {
+		return nil, err
+	}
+	return s.messages(ctx, thread, sqlMessages, thread, list)
+}
+
+func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ []store.Message, err error) {
+	defer s.wrap(ctx, &err, "messages #%d of thread %v", index, check.Name(thread))
+	return s.messages(ctx, thread, sqlMessagesAt, thread, index)
+}
+
+func (s *Store) messages(ctx context.Context, thread, query string, args ...any) ([]store.Message, error) {
+	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		m := store.Message{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&m.Hash, &m.Index, &m.Body, &m.CheckpointID, &created); err != nil {
+			return nil, err
+		}
+		m.CreatedAt = micros(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
+	defer s.wrap(ctx, &err, "blobs of thread %v", check.Name(thread))
+	list, err := hashList(hashes)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.stmts[sqlBlobs].QueryContext(ctx, thread, list)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Blob
+	for rows.Next() {
+		var b store.Blob
+		if err := rows.Scan(&b.Hash, &b.Body); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Size implements store.Store in one query (one snapshot); see sqlSize.
+func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
+	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))
+	err = s.r.stmts[sqlSize].QueryRowContext(ctx, thread).Scan(&n)
+	return n, err
+}
+
+func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
+	defer s.wrap(ctx, &err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	var rows *sql.Rows
+	if checkpointID == 0 {
+		rows, err = s.r.stmts[sqlThreadWrites].QueryContext(ctx, thread)
+	} else {
+		rows, err = s.r.stmts[sqlWrites].QueryContext(ctx, thread, checkpointID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.TaskWrites
+	for rows.Next() {
+		w := store.TaskWrites{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&w.CheckpointID, &w.TaskID, &w.Writes, &created); err != nil {
+			return nil, err
+		}
+		w.CreatedAt = micros(created)
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
+	defer s.wrap(ctx, &err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	if checkpointID == 0 {
+		return queryEvents(ctx, s.r.stmts[sqlThreadEvents], thread, thread)
+	}
+	return queryEvents(ctx, s.r.stmts[sqlEvents], thread, thread, checkpointID)
+}
+
+func queryEvents(ctx context.Context, st *sql.Stmt, thread string, args ...any) ([]store.Event, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		e := store.Event{ThreadID: thread}
+		var created int64
+		if err := rows.Scan(&e.CheckpointID, &e.Seq, &e.Type, &e.Payload, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = micros(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
+	defer s.wrap(ctx, &err, "list threads")
+	rows, err := s.r.stmts[sqlThreads].QueryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Thread
+	for rows.Next() {
+		var th store.Thread
+		var updated int64
+		if err := rows.Scan(&th.ID, &th.Checkpoints, &th.LatestID, &updated); err != nil {
+			return nil, err
+		}
+		th.UpdatedAt = micros(updated)
+		out = append(out, th)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"rewind/store"
+	"rewind/store/internal/check"
+)
+
+// Writes: PutCheckpoint and PutWrites in BEGIN IMMEDIATE transactions,
+// the fencing epochs they check, and the mid-transaction hook.
+
+// begin starts a write transaction (BEGIN IMMEDIATE), or says why this
+// process cannot write the store.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	if s.readOnly != "" {
+		return nil, errors.New(s.readOnly)
+	}
+	if s.unwiped.Load() {
+		s.wipeWAL(ctx)
+	}
+	return s.w.BeginTx(ctx, nil)
+}
+
+// in runs one of the write pool's statements inside tx.
+func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.w.stmts[query])
+}
+
+func (s *Store) exists(ctx context.Context, tx *sql.Tx, thread string, id int64) (bool, error) {
+	var one int
+	err := s.in(ctx, tx, sqlExists).QueryRowContext(ctx, thread, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
+	defer s.wrap(ctx, &err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
+	if events, err = check.Put(cp, events); err != nil {
+		return err
+	}
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var newest sql.NullInt64
+	if err := s.in(ctx, tx, sqlNewest).QueryRowContext(ctx, cp.ThreadID).Scan(&newest); err != nil {
+		return err
+	}
+	var found, same bool
+	if newest.Valid && cp.ID <= newest.Int64 {
+		if found, same, err = s.compare(ctx, tx, cp, events); err != nil || same {
+			return err
+		}
+	}
+	if err := s.fence(ctx, tx, cp.ThreadID, cp.Epoch); err != nil {
+		return err
+	}
+	switch {
+	case found:
+		return store.ErrConflict
+	case newest.Valid && cp.ID < newest.Int64:
+		return fmt.Errorf("the newest is %d: %w", newest.Int64, store.ErrStale)
+	}
+	if cp.ParentID != 0 {
+		if ok, err := s.exists(ctx, tx, cp.ThreadID, cp.ParentID); !ok {
+			if err == nil {
+				err = fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+			}
+			return err
+		}
+	}
+	refs, err := blobRefs(cp.BlobRefs)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixMicro()
+	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
+		nullText(cp.Meta), refs, string(cp.State)); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if _, err := s.in(ctx, tx, sqlPutEvent).ExecContext(ctx, cp.ThreadID, cp.ID, e.Seq, e.Type, string(e.Payload), now); err != nil {
+			return err
+		}
+	}
+	for _, m := range cp.Messages {
+		if _, err := s.in(ctx, tx, sqlPutMessage).ExecContext(ctx, cp.ThreadID, m.Hash, m.Index, string(m.Body), cp.ID, now); err != nil {
+			return err
+		}
+	}
+	for _, b := range cp.Blobs {
+		if _, err := s.in(ctx, tx, sqlPutBlob).ExecContext(ctx, cp.ThreadID, b.Hash, string(b.Body), now); err != nil {
+			return err
+		}
+	}
+	if cp.Settles != 0 {
+		// Folded into this checkpoint's state: a resume must not apply them again.
+		if _, err := s.in(ctx, tx, sqlSettle).ExecContext(ctx, cp.ThreadID, cp.Settles); err != nil {
+			return err
+		}
+	}
+	if hook := s.hook.Load(); hook != nil {
+		(*hook)("checkpoint-written")
+	}
+	return tx.Commit()
+}
+
+// compare looks for a stored checkpoint with cp's ID and says whether it
+// holds the same content.
+func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
+	var parent, rerootedFrom sql.NullInt64
+	var base bool
+	var meta, state []byte
+	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &base, &meta, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	old, err := queryEvents(ctx, s.in(ctx, tx, sqlEvents), cp.ThreadID, cp.ThreadID, cp.ID)
+	if err != nil {
+		return false, false, err
+	}
+	return true, check.SameParent(parent.Int64, rerootedFrom.Int64, cp.ParentID) && check.SameJSON(state, cp.State) &&
+		check.SameMeta(meta, cp.Meta) && base == cp.Base && check.SameEvents(old, events), nil
+}
+
+// nullText stores an absent document as NULL.
+func nullText(doc []byte) sql.NullString {
+	return sql.NullString{String: string(doc), Valid: len(doc) > 0}
+}
+
+// blobRefs is the blob_refs column: a JSON array, NULL when empty.
+func blobRefs(refs []string) (sql.NullString, error) {
+	if len(refs) == 0 {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(refs)
+	return sql.NullString{String: string(b), Valid: true}, err
+}
+
+// hashList is a JSON array of hashes for json_each, as text (SQLite reads a
+// blob as JSONB): [] rather than null.
+func hashList(hashes []string) (string, error) {
+	if hashes == nil {
+		hashes = []string{}
+	}
+	b, err := json.Marshal(hashes)
+	return string(b), err
+}
+
+// fence refuses, inside the write's transaction, a write whose epoch is
+// not the thread's current one. Unfenced writes skip the query; the
+// counter is read only for a thread without an epoch.
+func (s *Store) fence(ctx context.Context, tx *sql.Tx, thread string, epoch int64) error {
+	if epoch == 0 {
+		return nil
+	}
+	var current, issued int64
+	err := s.in(ctx, tx, sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.in(ctx, tx, sqlIssued).QueryRowContext(ctx).Scan(&issued)
+	}
+	if err != nil {
+		return err
+	}
+	return check.Fenced(thread, epoch, current, issued)
+}
+
+// Fence implements store.Store. BEGIN IMMEDIATE orders it with every write
+// of every process on the file.
+func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err error) {
+	defer s.wrap(ctx, &err, "fence thread %v", check.Name(thread))
+	if err := check.Text("thread id", thread); err != nil {
+		return 0, err
+	}
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := s.in(ctx, tx, sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
+		return 0, err
+	}
+	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, time.Now().UnixMicro()); err != nil {
+		return 0, err
+	}
+	return epoch, tx.Commit()
+}
+
+// SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
+// once a new checkpoint's rows are written, before COMMIT: the crash drills
+// kill the process there. nil removes it.
+func (s *Store) SetTxHook(hook func(stage string)) {
+	if hook == nil {
+		s.hook.Store(nil)
+		return
+	}
+	s.hook.Store(&hook)
+}
+
+func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
+	defer s.wrap(ctx, &err, "put writes of task %v at checkpoint %d of thread %v", check.Name(w.TaskID), w.CheckpointID, check.Name(w.ThreadID))
+	if err := check.Writes(w); err != nil {
+		return err
+	}
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var old []byte
+	err = s.in(ctx, tx, sqlTaskWrites).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old)
+	found := err == nil
+	switch {
+	case found && check.SameJSON(old, w.Writes):
+		return nil
+	case !found && !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	if err := s.fence(ctx, tx, w.ThreadID, w.Epoch); err != nil {
+		return err
+	}
+	if found {
+		return store.ErrConflict
+	}
+	if ok, err := s.exists(ctx, tx, w.ThreadID, w.CheckpointID); !ok {
+		if err == nil {
+			err = fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
+		}
+		return err
+	}
+	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

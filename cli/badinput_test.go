@@ -48,6 +48,7 @@ var storeForms = map[string]form{
 	"run":            {args: func(th, _ string) []string { return []string{"--thread", th, "--input", "hi"} }, creates: true},
 	"resume":         {args: threadAt(), checkpoint: true},
 	"fork":           {args: threadAt("--input", "hi"), checkpoint: true},
+	"replay":         {args: threadAt(), checkpoint: true},
 	"approve":        {args: thread()},
 	"reject":         {args: thread("--reason", "no")},
 	"discard":        {args: thread()},
@@ -81,7 +82,7 @@ var noStore = map[string][]string{
 }
 
 func init() {
-	for _, op := range []string{"run", "resume", "fork", "approve", "reject"} {
+	for _, op := range []string{"run", "resume", "fork", "replay", "approve", "reject"} {
 		storeForms["worker "+op] = storeForms[op]
 	}
 }

@@ -70,6 +70,8 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
 			// Unreadable says why the checkpoint's listing does not read.
 			Unreadable string `json:"unreadable,omitempty"`
+			// ReplayOf is the checkpoint a replay runs again.
+			ReplayOf int64 `json:"replayOf,omitempty"`
 		}
 		rows := make([]row, len(cps))
 		for i, cp := range cps {
@@ -77,7 +79,10 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 			for j, t := range cp.Tasks {
 				next[j] = nextTask{t.Node}
 			}
-			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom, cp.Unreadable}
+			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom, cp.Unreadable, 0}
+			if cp.Metadata.Replay {
+				rows[i].ReplayOf = cp.Metadata.ForkedFrom
+			}
 			if rows[i].Nodes == nil {
 				rows[i].Nodes = []string{}
 			}
@@ -91,6 +96,9 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 		by := strings.Join(cp.Metadata.Nodes, ",")
 		if by == "" {
 			by = "(" + cp.Source + ")"
+		}
+		if cp.Metadata.Replay {
+			by = fmt.Sprintf("(replay of @%d)", cp.Metadata.ForkedFrom)
 		}
 		next := engine.DescribeTasks(cp.Tasks)
 		if next == "" {

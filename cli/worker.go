@@ -21,7 +21,7 @@ func newWorkerCmd() *cobra.Command {
 			return usagef("usage: rewind %s", c.Use)
 		},
 	}
-	for _, op := range []*cobra.Command{newRunCmd(true), newResumeCmd(true), newForkCmd(true), newApproveCmd(true), newRejectCmd(true)} {
+	for _, op := range []*cobra.Command{newRunCmd(true), newResumeCmd(true), newForkCmd(true), newReplayCmd(true), newApproveCmd(true), newRejectCmd(true)} {
 		op.Short += " (JSON lines)"
 		op.Example = ""
 		c.AddCommand(op)

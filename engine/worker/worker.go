@@ -28,6 +28,7 @@ const (
 	OpRun     = "run"
 	OpResume  = "resume"
 	OpFork    = "fork"
+	OpReplay  = "replay"
 	OpApprove = "approve"
 	OpReject  = "reject"
 )
@@ -152,6 +153,8 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 			return e.ResumeAt(ctx, req.Thread, req.Checkpoint, cfg)
 		}
 		return e.Resume(ctx, req.Thread, cfg)
+	case OpReplay:
+		return e.Replay(ctx, req.Thread, req.Checkpoint, cfg)
 	case OpFork:
 		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
 	case OpApprove, OpReject:

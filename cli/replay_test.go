@@ -41,3 +41,44 @@ func TestReplayFromTheCLI(t *testing.T) {
 		t.Fatalf("replay of a turn's end: %d %s", code, stderr)
 	}
 }
+
+// approve --edit opens the draft in $EDITOR; the operation records the
+// edited text, create_draft writes it, verify passes, and the conversation
+// says the draft went out edited. An editor that fails approves nothing.
+func TestApproveAnEditedDraft(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "e.db")
+	if code, out, stderr := run(t, "run", "--store", db, "--thread", "e", "--draft", "--auth-ttl", "1h", "--input", "Where is SO20260901?"); code != ExitOK {
+		t.Fatalf("run: %d %s %s", code, out, stderr)
+	}
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", "false")
+	if code, _, stderr := run(t, "approve", "--store", db, "e", "--edit"); code != ExitFail || !strings.Contains(stderr, "nothing was approved") {
+		t.Fatalf("approve with a failing editor: %d %s", code, stderr)
+	}
+	t.Setenv("EDITOR", "sed -i s/Here/HERE/")
+	code, out, stderr := run(t, "approve", "--store", db, "e", "--edit")
+	if code != ExitOK {
+		t.Fatalf("approve --edit: %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = run(t, "show", "--store", db, "e")
+	if code != ExitOK || !strings.Contains(out, "edited by operator before approval") || !strings.Contains(out, "approval: approved with edits by operator") || !strings.Contains(out, "verified (") {
+		t.Fatalf("show after an edited approval:\n%s", out)
+	}
+	code, out, _ = run(t, "show", "--store", db, "e", "--json")
+	var got struct {
+		State struct {
+			Operations map[string]struct {
+				Payload  string `json:"payload"`
+				Original string `json:"original"`
+			} `json:"operations"`
+		} `json:"state"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &got) != nil || len(got.State.Operations) != 1 {
+		t.Fatalf("show --json: %s", out)
+	}
+	for _, op := range got.State.Operations {
+		if !strings.HasPrefix(op.Payload, "HERE is where") || !strings.HasPrefix(op.Original, "Here is where") {
+			t.Fatalf("operation payload %q (original %q): the edit is not what it records", op.Payload, op.Original)
+		}
+	}
+}

@@ -170,6 +170,12 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 			if op.Result != "" {
 				fmt.Fprintf(out, " · %s", termtext.Line(op.Result))
 			}
+			if op.EditedBy != "" {
+				fmt.Fprintf(out, " · edited by %s before approval", termtext.Line(op.EditedBy))
+			}
+			if op.RedraftedBy != "" {
+				fmt.Fprintf(out, " · redrafted as %s", idText(op.RedraftedBy))
+			}
 			fmt.Fprintln(out)
 			if v, ok := s.VerificationResults[id]; ok {
 				verdict := "verified"

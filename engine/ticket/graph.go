@@ -260,7 +260,15 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	}
 	if d.Approved {
 		op.Status = OpApproved
-		return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, nil
+		ws := []engine.Write{}
+		if d.Payload != "" && d.Payload != op.Payload {
+			// The reply stays as written; the note says what goes out.
+			op.Original, op.Payload, op.EditedBy = op.Payload, d.Payload, orOperator(d.By)
+			note := fmt.Sprintf("approved with edits by %s: the draft of %s goes out as edited (%d → %d characters; see operation %s)",
+				op.EditedBy, replyRef(s.Messages, op.Original), len([]rune(op.Original)), len([]rune(op.Payload)), op.ID)
+			ws = append(ws, engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: NodeApproval, Content: note}}))
+		}
+		return append([]engine.Write{engine.Put("operations", map[string]Operation{op.ID: op})}, ws...), nil
 	}
 	op.Status, op.Result = OpRejected, "rejected: "+d.Reason
 	// The reply stays in the conversation as written; a note after it says

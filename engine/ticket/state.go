@@ -130,6 +130,10 @@ type Operation struct {
 	// RedraftedBy is the operation of the reply written again after this
 	// one was rejected with Redraft.
 	RedraftedBy string `json:"redraftedBy,omitempty"`
+	// EditedBy is who edited the payload before approving it; Original is
+	// the payload as the reply wrote it.
+	EditedBy string `json:"editedBy,omitempty"`
+	Original string `json:"original,omitempty"`
 }
 
 // Verification is the verify step's finding on one draft.
@@ -160,6 +164,9 @@ type Decision struct {
 	// Redraft (a rejection only) sends the reply back to be written again
 	// with Reason; the new reply is a new draft behind the gate.
 	Redraft bool `json:"redraft,omitempty"`
+	// Payload (an approval only) is the draft as the operator edited it:
+	// what the operation records and create_draft writes.
+	Payload string `json:"payload,omitempty"`
 }
 
 // Authorization is a reference to a grant, with its expiry (RFC 3339).

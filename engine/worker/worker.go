@@ -41,6 +41,7 @@ type Request struct {
 	Turn       ticket.Turn
 	Reason     string // reject
 	Redraft    bool   // reject: write the reply again with the reason
+	Payload    string // approve: the draft as edited
 	By         string // who answered an approval
 	Config     engine.RunConfig
 	// KillAt is "POINT" or "POINT@N" (see Points).
@@ -161,6 +162,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 		// The decision is written under --take-over too: it is the first
 		// write of the invocation, so it is the one that must fence.
 		d := ticket.Decision{Approved: req.Op == OpApprove, Reason: req.Reason, By: req.By, Redraft: req.Redraft && req.Op == OpReject}
+		if req.Op == OpApprove {
+			d.Payload = req.Payload
+		}
 		if err := AnswerWith(ctx, e, req.Thread, d, cfg.TakeOver); err != nil {
 			return engine.Result{}, err
 		}

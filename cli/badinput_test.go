@@ -49,6 +49,7 @@ var storeForms = map[string]form{
 	"resume":         {args: threadAt(), checkpoint: true},
 	"fork":           {args: threadAt("--input", "hi"), checkpoint: true},
 	"replay":         {args: threadAt(), checkpoint: true},
+	"edit":           {args: threadAt("reviewRounds", "--value", "1"), checkpoint: true},
 	"approve":        {args: thread()},
 	"reject":         {args: thread("--reason", "no")},
 	"discard":        {args: thread()},

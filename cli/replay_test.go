@@ -82,3 +82,38 @@ func TestApproveAnEditedDraft(t *testing.T) {
 		}
 	}
 }
+
+// edit sets a channel at a checkpoint as a new update checkpoint (in
+// $EDITOR, or --value), and a resume of it runs the due tasks on the
+// edited state; a value the channel cannot hold stores nothing.
+func TestEditStateFromTheCLI(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "s.db")
+	if code, out, stderr := run(t, "run", "--store", db, "--thread", "s", "--input", "Where is my parcel SO20260901?"); code != ExitOK {
+		t.Fatalf("run: %d %s %s", code, out, stderr)
+	}
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", "sed -i s/Where.is.my.parcel/Send.the.invoice.for/")
+	code, out, stderr := run(t, "edit", "--store", db, "s", "@1", "messages")
+	if code != ExitOK || !strings.Contains(out, "new checkpoint @9 (update, parent @1)") || !strings.Contains(out, "rewind resume s 9") {
+		t.Fatalf("edit in $EDITOR: %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := run(t, "resume", "--store", db, "s", "9"); code != ExitOK {
+		t.Fatalf("resume the edited branch: %d\n%s%s", code, out, stderr)
+	}
+	if code, out, _ := run(t, "show", "--store", db, "s"); code != ExitOK || !strings.Contains(out, "t-1-invoice") || !strings.Contains(out, "Send.the.invoice.for SO20260901") {
+		t.Fatalf("the edited branch's end:\n%s", out)
+	}
+	before := func() string { _, out, _ := run(t, "log", "--store", db, "s"); return out }()
+	if code, _, stderr := run(t, "edit", "--store", db, "s", "1", "messages", "--value", `"x"`); code != ExitFail || !strings.Contains(stderr, "nothing was stored") {
+		t.Fatalf("an edit the channel cannot hold: %d %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "edit", "--store", db, "s", "1", "messages", "--value", `{`); code != ExitUsage || !strings.Contains(stderr, "not JSON") {
+		t.Fatalf("an edit that is not JSON: %d %s", code, stderr)
+	}
+	if after := func() string { _, out, _ := run(t, "log", "--store", db, "s"); return out }(); after != before {
+		t.Fatalf("a refused edit changed the thread:\n%s\nthen\n%s", before, after)
+	}
+	if code, out, _ := run(t, "edit", "--store", db, "s", "8", "reviewRounds", "--value", "2", "--json"); code != ExitOK || !strings.Contains(out, `"checkpoint": 17`) {
+		t.Fatalf("edit --value --json: %d %s", code, out)
+	}
+}

@@ -107,6 +107,8 @@ type Graph struct {
 	gates map[string]bool
 	// resumeCheck is the graph's own check before a resume (see OnResume).
 	resumeCheck ResumeCheck
+	// stateCheck is the graph's check of an edited state (see CheckState).
+	stateCheck StateCheck
 }
 
 // NewGraph starts an empty graph with the given schema version.

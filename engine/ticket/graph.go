@@ -94,7 +94,8 @@ func NewGraph(opts ...Option) *engine.Graph {
 		Route(NodeApproval, afterApproval).
 		Route(NodeDraft, afterDraft).
 		Edge(NodeVerify, engine.End).
-		OnResume(d.recheck)
+		OnResume(d.recheck).
+		CheckState(func(v engine.Values) error { _, err := Decode(v); return err })
 	return g
 }
 

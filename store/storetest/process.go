@@ -474,14 +474,30 @@ func testStoppedAcrossDelete(t *testing.T, b Backend) {
 func verifyKilled(t *testing.T, s store.Store) int64 {
 	t.Helper()
 	ctx := t.Context()
-	// History has the states: these rows have no Meta.
-	history, err := s.History(ctx, "t", 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := s.Events(ctx, "t", 0)
-	if err != nil {
-		t.Fatal(err)
+	// History has the states: these rows have no Meta. A server may still
+	// be committing the killed writer's last transaction (PostgreSQL ends
+	// a dead client's session when it notices), so the two reads are taken
+	// again until no commit landed between them.
+	var history []store.Checkpoint
+	var all []store.Event
+	for try := 0; ; try++ {
+		h1, err := s.History(ctx, "t", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.Events(ctx, "t", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2, err := s.History(ctx, "t", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h1) == len(h2) || try == 50 {
+			history, all = h2, evs
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	events := map[int64]int{}
 	for _, ev := range all {

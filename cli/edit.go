@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"rewind/engine"
+)
+
+func newEditCmd() *cobra.Command {
+	var store, value, valueFile string
+	var asJSON, takeOver bool
+	c := &cobra.Command{
+		Use:   "edit T CHECKPOINT CHANNEL",
+		Short: "set one channel of the state at CHECKPOINT (in $EDITOR, or --value) as a new update checkpoint: a branch to resume from",
+		Long: `Edit opens CHANNEL's value at CHECKPOINT as JSON in $VISUAL or $EDITOR (or
+takes --value / --value-file), checks it (the channel must be able to hold
+it, and the graph's state must still read), and stores it as a new update
+checkpoint whose parent is CHECKPOINT, keeping the tasks that were due
+there. Nothing is overwritten: when CHECKPOINT already has a continuation
+the edit is a new branch. Then resume it (rewind resume T NEW) to run the
+due tasks on the edited state, and compare with rewind diff.`,
+		Example: `  rewind edit ticket-1 1 messages           # change what the customer wrote, then:
+  rewind resume ticket-1 17
+  rewind edit ticket-1 5 reviewRounds --value 2`,
+		Args: between(3, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := checkpointArg(args[1])
+			if err != nil {
+				return err
+			}
+			if value != "" && valueFile != "" {
+				return usagef("give the value once: --value JSON or --value-file PATH, not both")
+			}
+			thread, channel, out := args[0], args[2], c.OutOrStdout()
+			var raw []byte
+			switch {
+			case value != "":
+				raw = []byte(value)
+			case valueFile != "":
+				text, err := readInput(valueFile, c.InOrStdin())
+				if err != nil {
+					return err
+				}
+				raw = []byte(text)
+			}
+			if raw != nil && !json.Valid(raw) {
+				return usagef("the value of %s is not JSON: give it as JSON, e.g. --value '\"text\"' or --value 3", named(channel))
+			}
+			return withEngine(c.Context(), store, func(e *engine.Engine) error {
+				if raw == nil {
+					cp, err := e.Get(c.Context(), thread, id)
+					if err != nil {
+						return err
+					}
+					cur, ok := cp.Values[channel]
+					if !ok {
+						return fmt.Errorf("edit thread %s: %w: no channel %q at @%d", idText(thread), engine.ErrBadEdit, named(channel), id)
+					}
+					if raw, err = editJSON(cur, channel); err != nil {
+						return err
+					}
+					if bytes.Equal(bytes.TrimSpace(raw), bytes.TrimSpace(indentJSON(cur))) {
+						fmt.Fprintf(out, "%s at @%d unchanged: nothing stored\n", channel, id)
+						return nil
+					}
+				}
+				cp, err := e.EditState(c.Context(), thread, id, channel, raw, engine.UpdateOptions{TakeOver: takeOver})
+				if errors.Is(err, engine.ErrBadEdit) {
+					return fmt.Errorf("%w; nothing was stored", err)
+				}
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(out, map[string]any{"thread": thread, "from": id, "channel": channel, "checkpoint": cp.ID, "pending": engine.DescribeTasks(cp.Tasks)})
+				}
+				fmt.Fprintf(out, "edited %s at @%d: new checkpoint @%d (update, parent @%d)\n", channel, id, cp.ID, id)
+				if len(cp.Tasks) > 0 {
+					fmt.Fprintf(out, "  due: %s — run them on the edited state: rewind resume %s %d\n", engine.DescribeTasks(cp.Tasks), idText(thread), cp.ID)
+				} else {
+					fmt.Fprintf(out, "  nothing is due there: continue with new input: rewind fork %s %d --input …\n", idText(thread), cp.ID)
+				}
+				return nil
+			})
+		},
+	}
+	addStore(c, &store)
+	addJSON(c, &asJSON)
+	c.Flags().StringVar(&value, "value", "", "the channel's new value as `JSON`, instead of opening an editor")
+	c.Flags().StringVar(&valueFile, "value-file", "", "read the new value (JSON) from `PATH`, or - for stdin")
+	c.Flags().BoolVar(&takeOver, "take-over", false, "write even if another live process holds the thread (it is fenced out)")
+	return c
+}
+
+func indentJSON(raw []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// editJSON opens raw, indented, in the user's editor and returns what was
+// saved.
+func editJSON(raw []byte, channel string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "rewind-edit-")
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: %w", channel, err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, channel+".json")
+	if err := os.WriteFile(path, append(indentJSON(raw), '\n'), 0o600); err != nil {
+		return nil, fmt.Errorf("edit %s: %w", channel, err)
+	}
+	editor := os.Getenv("VISUAL")
+	if editor == "" {
+		editor = os.Getenv("EDITOR")
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	cmd := exec.Command("sh", "-c", editor+` "$1"`, "editor", path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("the editor (%s) failed: %v: nothing was stored", editor, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the edited %s: %w", channel, err)
+	}
+	if !json.Valid(b) {
+		return nil, usagef("the edited %s is not JSON: nothing was stored; run edit again", channel)
+	}
+	return b, nil
+}

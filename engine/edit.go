@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrBadEdit is matched (errors.Is) by an edited value the channel or the
+// graph cannot take. Nothing is stored.
+var ErrBadEdit = errors.New("the edited value cannot be stored")
+
+// StateCheck is a graph's check of a whole state after an edit (see
+// Graph.CheckState): an error names what is wrong.
+type StateCheck func(Values) error
+
+// CheckState sets the check an edited state must pass (EditState).
+func (g *Graph) CheckState(fn StateCheck) *Graph { g.stateCheck = fn; return g }
+
+// EditState sets channel to value at checkpoint id, as a new update
+// checkpoint whose parent is id (a new branch when id already has a
+// continuation), keeping id's pending tasks: a resume of the new
+// checkpoint (ResumeAt) runs them on the edited state. The write is chosen
+// so the channel ends up holding exactly value through its own reducer (a
+// list is replaced, a counter set, a map reset); a value the reducer cannot
+// hold, or a state the graph's check refuses, is an error matching
+// ErrBadEdit and stores nothing.
+func (e *Engine) EditState(ctx context.Context, thread string, id int64, channel string, value json.RawMessage, o UpdateOptions) (Checkpoint, error) {
+	if _, ok := e.graph.channels[channel]; !ok {
+		return Checkpoint{}, fmt.Errorf("edit thread %q: %w: no channel %q (channels: %s)", threadName(thread), ErrBadEdit, clipName(channel), strings.Join(e.graph.chanList, ", "))
+	}
+	if !json.Valid(value) {
+		return Checkpoint{}, fmt.Errorf("edit %s of thread %q: %w: the value is not JSON", channel, threadName(thread), ErrBadEdit)
+	}
+	base, err := e.Get(ctx, thread, id)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	w, err := e.graph.setWrite(base.Values, channel, value)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("edit %s at checkpoint %d of thread %q: %w", channel, id, threadName(thread), err)
+	}
+	return e.UpdateStateWith(ctx, thread, id, []Write{w}, "", o)
+}
+
+// setWrite finds the write that makes channel hold exactly value from v:
+// the reducers differ in what replaces a value, so each form is tried and
+// the one whose result is value wins.
+func (g *Graph) setWrite(v Values, channel string, value json.RawMessage) (Write, error) {
+	forms := []Write{
+		Replace(channel, json.RawMessage(value)),
+		Put(channel, map[string]json.RawMessage{"set": value}),
+		Put(channel, map[string]json.RawMessage{"$reset": value}),
+		{Channel: channel, Value: value},
+	}
+	var last error
+	for _, w := range forms {
+		out, err := g.apply(v, []Write{w})
+		if err != nil {
+			last = err
+			continue
+		}
+		if !sameJSON(out[channel], value) {
+			continue
+		}
+		if g.stateCheck != nil {
+			if err := g.stateCheck(out); err != nil {
+				return Write{}, fmt.Errorf("%w: %v", ErrBadEdit, err)
+			}
+		}
+		return w, nil
+	}
+	if last != nil {
+		return Write{}, fmt.Errorf("%w: %v", ErrBadEdit, last)
+	}
+	return Write{}, fmt.Errorf("%w: channel %q merges what is written into what it holds, so this value (which drops something it holds) cannot be set; change values, do not remove them", ErrBadEdit, channel)
+}
+
+func clipName(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
+}

@@ -19,10 +19,11 @@ import (
 
 // TestEndToEndInTmux builds the real binary and drives it in tmux like a
 // person: send a message, wait for the reply, scrub back, fork with new
-// input; then the crash drills in real worker processes: kill a run with k
-// while its executors run and resume it, arm a kill point from the drill
-// menu and resume, and approve a draft; and check the screen and then the
-// store.
+// input; then the crash drills in real worker processes: kill a run with X
+// (asked, y) while its executors run and resume it, arm a kill point from
+// the drill menu and resume, approve a draft, and quit during a run (asked);
+// and check the screen and then the store. It starts as README's first
+// run does: the threads list, n for a new thread.
 func TestEndToEndInTmux(t *testing.T) {
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
@@ -41,7 +42,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	// The program gets its own state and config dirs; TERM names tmux so the
 	// terminal is not queried for its background colour.
-	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui e2e --store %s --mock-latency 400ms 2>%s",
+	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s --mock-latency 400ms 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
 	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
@@ -92,53 +93,63 @@ func TestEndToEndInTmux(t *testing.T) {
 		}
 	}
 
-	waitFor("the empty thread", has("No checkpoints yet", "thread e2e"))
-
-	// Send a message and wait for the reply.
-	send("i")
+	// The first screen is the threads list: n makes a thread with its first
+	// message.
+	waitFor("the threads list", has("Threads · sqlite", "n new thread"))
+	send("n")
+	waitFor("the new-thread dialog", has("New thread", "ticket-1"))
+	send("C-u") // the suggested name goes
+	typeText("e2e")
+	send("Tab")
 	typeText(firstInput)
 	send("Enter")
-	s := waitFor("the reply", has("Here is where things stand", "at #8 8/8"))
+	s := waitFor("the reply", has("Here is where things stand", "at @8 8/8", "thread e2e"))
 	if !strings.Contains(s, "#1 user") && !strings.Contains(s, "refund") {
 		t.Fatalf("the conversation should show the turn:\n%s", s)
 	}
 
+	// k and j move the timeline's row, like every Bubble Tea list.
+	send("k")
+	waitFor("k: one row up", has("at @7 7/8"))
+	send("j")
+	waitFor("j: one row down", has("at @8 8/8"))
+
 	// Scrub back to the start, then one step forward.
 	send("Home")
-	s = waitFor("checkpoint #1", has("at #1 1/8", "Conversation · #1"))
+	s = waitFor("checkpoint #1", has("at @1 1/8", "Conversation · @1"))
 	if strings.Contains(s, "Here is where things stand") {
-		t.Fatalf("at #1 the reply must not show yet:\n%s", s)
+		t.Fatalf("at @1 the reply must not show yet:\n%s", s)
 	}
 	send("Right")
-	s = waitFor("checkpoint #2", has("at #2 2/8", "Checkpoint #2 "))
+	s = waitFor("checkpoint #2", has("at @2 2/8", "Checkpoint @2 "))
 	if !strings.Contains(s, "Pending tasks (3)") {
 		t.Fatalf("#2 should show its three pending executor tasks:\n%s", s)
 	}
 
-	// Fork at #2 with new input.
+	// Fork at @2 with new input.
 	send("f")
-	waitFor("the fork dialog", has("Fork at #2"))
+	waitFor("the fork dialog", has("Fork at @2"))
 	typeText(forkInput)
 	send("Enter")
-	s = waitFor("the fork's reply", has("at #16 10/10", "branch 2/2 at #2", "INV-"))
+	s = waitFor("the fork's reply", has("at @16 10/10", "branch 2/2 at @2", "INV-"))
 	if !strings.Contains(s, "fork") {
 		t.Fatalf("the timeline should show the fork:\n%s", s)
 	}
 
 	// The original branch is still there: switch to it at the same step.
 	send("[")
-	waitFor("the original branch", has("branch 1/2 at #2"))
+	waitFor("the original branch", has("branch 1/2 at @2"))
 	send("End")
-	s = waitFor("the original reply", has("at #8 8/8", "refund"))
+	s = waitFor("the original reply", has("at @8 8/8", "refund"))
 	if strings.Contains(s, "INV-") {
 		t.Fatalf("the original branch must not show the fork's invoice:\n%s", s)
 	}
 
 	// Back to the newest checkpoint, where new turns go.
 	send("]")
-	waitFor("the fork's branch", has("branch 2/2 at #2"))
+	waitFor("the fork's branch", has("branch 2/2 at @2"))
 	send("End")
-	waitFor("the newest checkpoint", has("at #16 10/10"))
+	waitFor("the newest checkpoint", has("at @16 10/10"))
 	if strings.Contains(capture(), "runs in-process") {
 		t.Fatal("a sqlite store should run in worker processes")
 	}
@@ -147,8 +158,10 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("i")
 	typeText(firstInput)
 	send("Enter")
-	waitFor("the executors to run", has("● executor t-", "k kills it"))
-	send("k")
+	waitFor("the executors to run", has("● executor t-", "X/ctrl+k kills it"))
+	send("X")
+	waitFor("the kill question", has("Kill the worker", "Send SIGKILL to worker pid"))
+	send("y")
 	s = waitFor("the kill report", has("✝ killed · worker pid", "finished (writes stored)"))
 	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
 	if counts == nil {
@@ -203,11 +216,24 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Fatalf("the gate should name the operation:\n%s", s)
 	}
 	send("a")
-	waitFor("the approval dialog", has("Approval · #", "Draft to the customer", "y approve"))
+	waitFor("the approval dialog", has("Approval · @", "Draft to the customer", "y approve"))
 	send("y")
 	waitFor("the approved draft", has("approved "+opID, "drafts table: 1 row for this thread"))
 
+	// q during a run asks, saying the run stays resumable; n stays, y quits.
+	send("Escape")
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "drafts table: 1 row") })
+	send("i")
+	typeText(forkInput)
+	send("Enter")
+	waitFor("a run under way", has("x stops it"))
 	send("q")
+	waitFor("the quit question", has("Quit during a run", "stays resumable"))
+	send("n")
+	waitFor("the question to close", func(s string) bool { return !strings.Contains(s, "Quit during a run") })
+	send("q")
+	waitFor("the quit question again", has("Quit during a run"))
+	send("y")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := tmux("has-session", "-t", "e2e"); err != nil {

@@ -31,18 +31,18 @@ func TestGolden(t *testing.T) {
 		// screen shows.
 		setup func(t *testing.T) (Deps, []string)
 	}{
-		{"thread", nil, []string{"· #16"}, nil},
-		{"inspector", []string{"home", "right", "3"}, []string{"at #2 2/10", "Pending tasks (3)"}, nil},
-		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at #10 4/10", "t-1-invoice"}, nil},
+		{"thread", nil, []string{"· @16"}, nil},
+		{"inspector", []string{"home", "right", "3"}, []string{"at @2 2/10", "Pending tasks (3)"}, nil},
+		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at @10 4/10", "t-1-invoice"}, nil},
 		{"threads", []string{"t"}, []string{"16 checkpoints"}, nil},
 		{"help", []string{"?"}, []string{"Keys · thread view"}, nil},
-		{"fork", []string{"home", "right", "f"}, []string{"Fork at #2"}, nil},
+		{"fork", []string{"home", "right", "f"}, []string{"Fork at @2"}, nil},
 		{"drill", []string{"K", "down", "down", "down"}, []string{"Crash drill", "mid-fanout: after one executor"}, func(t *testing.T) (Deps, []string) {
 			e := newEngine(t)
 			seed(t, e, "t")
-			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· #16"}
+			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· @16"}
 		}},
-		{"pending", nil, []string{"#2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
+		{"pending", nil, []string{"@2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
 			// Two executors failed, one stored its writes: what a crash
 			// mid fan-out leaves behind.
 			e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
@@ -54,7 +54,7 @@ func TestGolden(t *testing.T) {
 			}
 			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"2/2", "finished → reused"}
 		}},
-		{"approval", []string{"a"}, []string{"Approval · #8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
+		{"approval", []string{"a"}, []string{"Approval · @8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())
 			turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: "2099-01-01T00:00:00Z"}}
 			if _, err := e.Run(context.Background(), "t", turn.Writes(), engine.RunConfig{}); err != nil {
@@ -68,7 +68,7 @@ func TestGolden(t *testing.T) {
 			for _, sc := range screens {
 				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
 					var deps Deps
-					first := []string{"10/10", "· #16"}
+					first := []string{"10/10", "· @16"}
 					if sc.setup != nil {
 						deps, first = sc.setup(t)
 					} else {

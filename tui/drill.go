@@ -316,11 +316,16 @@ func (m *Model) askKill() tea.Cmd {
 	if !ok || !m.canKill() || m.runKill != "" {
 		return m.kill()
 	}
-	m.dialog = &confirmDialog{title: "Kill the worker",
-		question: fmt.Sprintf("Send SIGKILL to worker pid %d, like `kill -9`? The tasks it finished stay stored; r resumes the rest in a new worker.", k.Pid()),
+	m.dialog = m.killDialog(k.Pid())
+	return nil
+}
+
+// killDialog asks before SIGKILL goes to worker pid.
+func (m *Model) killDialog(pid int) dialog {
+	return &confirmDialog{title: "Kill the worker",
+		question: fmt.Sprintf("Send SIGKILL to worker pid %d, like `kill -9`? The tasks it finished stay stored; r resumes the rest in a new worker.", pid),
 		keys:     newConfirmKeys(),
 		onYes:    m.kill}
-	return nil
 }
 
 // kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).

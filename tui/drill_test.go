@@ -438,7 +438,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	}
 	opID := h.m.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
 	s := h.screen()
-	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject draft"} {
+	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("at the gate the screen lacks %q:\n%s", want, s)
 		}

@@ -181,7 +181,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	executorsOnly := strings.Count(s, "○ executor t-") == todo
 	send("r")
-	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from #", "up to #"))
+	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from @", "up to @"))
 	calls := regexp.MustCompile(`resume: \d+ redispatched, \d+ reused, (\d+) model calls?`).FindStringSubmatch(s)
 	if n, _ := strconv.Atoi(calls[1]); executorsOnly && n != todo {
 		t.Fatalf("the resume phase made %d model calls for %d redispatched executors:\n%s", n, todo, s)
@@ -190,7 +190,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	// Arm a kill point from the drill menu: the next worker dies mid
 	// fan-out, with one executor's writes stored; r redispatches the others.
 	send("Escape") // waited for: an ESC with the next key in one read is alt+key
-	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from @") })
 	send("K")
 	waitFor("the drill menu", has("Crash drill · kill point for the next run", "mid-fanout"))
 	send("Down", "Down", "Down", "Enter")
@@ -200,11 +200,11 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("Enter")
 	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished (writes stored), 2 to redispatch"))
 	send("r")
-	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to #"))
+	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to @"))
 
 	// A draft turn, answered with approve.
 	send("Escape")
-	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from @") })
 	send("i")
 	send("C-d")
 	waitFor("the draft toggle", has("✉ draft reply"))

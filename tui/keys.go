@@ -240,7 +240,7 @@ func (k confirmKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Short
 // newQuitKeys answer "quit during a run?": a second ctrl+c quits too.
 func newQuitKeys() confirmKeys {
 	return confirmKeys{
-		Yes: key.NewBinding(key.WithKeys("y", "Y", "ctrl+c"), key.WithHelp("y", "quit")),
+		Yes: key.NewBinding(key.WithKeys("y", "Y", "ctrl+c"), key.WithHelp("y/ctrl+c", "quit (during a run)")),
 		No:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "stay")),
 	}
 }

@@ -764,9 +764,14 @@ func (m *Model) askQuit() tea.Cmd {
 	if !m.busy() {
 		return m.quit()
 	}
-	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.thread) + "`)."
-	m.dialog = &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
+	m.dialog = m.quitDialog()
 	return nil
+}
+
+// quitDialog asks before quitting during a run.
+func (m *Model) quitDialog() dialog {
+	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.thread) + "`)."
+	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
 }
 
 // quit stops a run under way first (its finished tasks stay stored).

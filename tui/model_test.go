@@ -123,8 +123,8 @@ func TestSendStartsANewThreadWithLiveProgress(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "fresh"}, 80, 24)
 	h.until("empty thread", func() bool { return !h.m.loading })
-	if !h.contains("No checkpoints yet") {
-		t.Fatalf("an unknown thread should say it is empty:\n%s", h.screen())
+	if !h.contains("No checkpoints yet") || !h.contains("No checkpoints on fresh yet") || h.contains("loading…") {
+		t.Fatalf("an unknown thread should say it is empty, not loading:\n%s", h.screen())
 	}
 	h.key("i")
 	h.typeText(firstInput)

@@ -143,7 +143,12 @@ func (m *Model) framePane(p, w int, focused bool) string {
 	if focused {
 		titleStyle = m.th.PaneTitleFocused
 	}
-	return frame(m.paneTitle(p, focused), m.panes[p].scroll.view(), w, m.lay.bodyH, focused, m.border(focused), titleStyle)
+	lines := m.panes[p].scroll.view()
+	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
+		// Nothing to load: say so rather than "loading…".
+		lines = wrapStyled(m.th.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
+	}
+	return frame(m.paneTitle(p, focused), lines, w, m.lay.bodyH, focused, m.border(focused), titleStyle)
 }
 
 // paneTitle names the pane (as tabs when several share a column) and the
@@ -373,13 +378,17 @@ func (m *Model) shortHelp() []key.Binding {
 	}
 	switch {
 	case m.busy() && m.canKill():
-		return []key.Binding{k.Prev, k.Next, k.FocusNext, k.Log, k.Stop, k.Kill, k.Quit, k.Help}
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Kill, "kill worker"), short(k.Quit, "quit"), k.Help}
 	case m.busy():
-		return []key.Binding{k.Prev, k.Next, k.FocusNext, k.Log, k.Stop, k.Quit, k.Help}
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Quit, "quit"), k.Help}
 	case head != nil && head.gate != nil:
-		return []key.Binding{k.Prev, k.Next, k.Fork, k.Approve, k.Quit, k.Help}
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Approve, "approve/reject"),
+			short(k.Quit, "quit"), k.Help}
 	case head != nil && len(head.cp.Tasks) > 0:
-		return []key.Binding{k.Prev, k.Next, k.Discard, k.Fork, k.Resume, k.Quit, k.Help}
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Discard, "discard"),
+			short(k.Resume, "resume"), short(k.Quit, "quit"), k.Help}
 	}
 	return k.ShortHelp()
 }

@@ -303,3 +303,69 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Fatalf("the operation should be approved and done: %s", out)
 	}
 }
+
+// Mouse capture is on by default and off with --no-mouse or mouse = false
+// in the config file, as tmux sees it (the pane's mouse flag): then the
+// terminal selects text.
+func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	bin := rewindBinary(t)
+	for _, c := range []struct {
+		name, flag, config, want string
+	}{
+		{"default", "", "", "1"},
+		{"flag", "--no-mouse", "", "0"},
+		{"config", "", "mouse = false\n", "0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.config != "" {
+				if err := os.MkdirAll(filepath.Join(dir, "config", "rewind"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "config", "rewind", "config.toml"), []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			socket := fmt.Sprintf("rewind-mouse-%d-%s", os.Getpid(), c.name)
+			tmux := func(args ...string) (string, error) {
+				out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+				return string(out), err
+			}
+			shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui %s --store sqlite:%s 2>%s",
+				filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, c.flag, filepath.Join(dir, "x.db"), filepath.Join(dir, "stderr"))
+			if out, err := tmux("new-session", "-d", "-s", "m", "-x", "100", "-y", "30", shell); err != nil {
+				t.Fatalf("tmux new-session: %v\n%s", err, out)
+			}
+			t.Cleanup(func() {
+				_, _ = tmux("kill-session", "-t", "m")
+				_, _ = tmux("kill-server")
+			})
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				screen, _ := tmux("capture-pane", "-p", "-t", "m")
+				if strings.Contains(screen, "No threads yet") {
+					break
+				}
+				if time.Now().After(deadline) {
+					stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+					t.Fatalf("the threads list never showed; screen:\n%s\nstderr: %s", screen, stderr)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			out, err := tmux("display-message", "-p", "-t", "m", "#{mouse_any_flag}")
+			if err != nil {
+				t.Fatalf("tmux display-message: %v %s", err, out)
+			}
+			if got := strings.TrimSpace(out); got != c.want {
+				t.Fatalf("the pane's mouse flag is %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -427,7 +427,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	h.m.deps.Backend = EngineBackend(e)
 	h.until("the empty thread", func() bool { return !h.m.loading })
 	h.key("i", "ctrl+d")
-	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d reply as a draft: ON") {
+	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d draft: ON") {
 		t.Fatalf("ctrl+d should turn the draft request on, visibly:\n%s", h.screen())
 	}
 	h.typeText(firstInput)

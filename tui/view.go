@@ -348,7 +348,12 @@ func (m *Model) viewHelpLine() string {
 	case m.screen == screenThreads:
 		return m.keyLine(m.listKeys.ShortHelp())
 	case m.composing:
-		return m.keyLine(m.compKeys.ShortHelp())
+		k := m.compKeys
+		draft := "draft: off"
+		if m.draft {
+			draft = "draft: ON"
+		}
+		return m.keyLine([]key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back (text kept)"), short(k.Clear, "clear")})
 	}
 	return m.keyLine(m.shortHelp())
 }

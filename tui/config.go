@@ -78,8 +78,23 @@ func parseConfig(path, text string) (Config, error) {
 		}
 		return c, fmt.Errorf("config %s: %w: the file is TOML (key = value)", path, err)
 	}
+	// The line scanner this parser replaced ignored table headers, so a
+	// [tui] table holding theme and mouse was read as the top level: it
+	// still is.
+	if legacy, ok := raw["tui"].(map[string]any); ok {
+		delete(raw, "tui")
+		for k, v := range legacy {
+			if _, dup := raw[k]; !dup {
+				raw[k] = v
+			}
+		}
+	}
 	at := func(section, k string) string {
-		return fmt.Sprintf("config %s, line %d", path, lineOf(text, section, k))
+		n := lineOf(text, section, k)
+		if n == 0 && section == "" {
+			n = lineOf(text, "tui", k)
+		}
+		return fmt.Sprintf("config %s, line %d", path, n)
 	}
 	names := sortedKeys(raw)
 	for _, k := range names {
@@ -258,7 +273,7 @@ func SaveTheme(path, name string) error {
 	lines := strings.Split(string(old), "\n")
 	if len(old) == 0 {
 		lines = []string{"# rewind TUI (T saves the theme here)", line, ""}
-	} else if n := lineOf(string(old), "", "theme"); n > 0 {
+	} else if n := max(lineOf(string(old), "", "theme"), lineOf(string(old), "tui", "theme")); n > 0 {
 		comment := ""
 		if i := strings.Index(lines[n-1], "#"); i > 0 {
 			comment = "  " + strings.TrimSpace(lines[n-1][i:])

@@ -151,7 +151,7 @@ func TestConfigAndThemeChoice(t *testing.T) {
 		t.Fatalf("config: %+v %v", c, err)
 	}
 	// The line scanner's files keep loading: mouse = "off" was accepted.
-	write("theme = 'dark'\nmouse = \"off\"\n")
+	write("# mine\n[tui]\ntheme = 'dark' # comment\nmouse = \"off\"\n")
 	if c, err := LoadConfig(path); err != nil || c.Theme != "dark" || c.Mouse == nil || *c.Mouse {
 		t.Fatalf("an old config: %+v %v", c, err)
 	}
@@ -161,6 +161,7 @@ func TestConfigAndThemeChoice(t *testing.T) {
 		"\n\ntheme = neon\n":                   {"line 3", "quote text values"},
 		"mouse = true\nmouse = maybe\n":        {"line 2", "quote text values"},
 		"mouse = \"sometimes\"\n":              {"line 1", "mouse is true or false"},
+		"[tui]\ntheme = \"neon\"\n":            {"line 2", "neon"},
 		"just words\n":                         {"line 1", "key = value"},
 		"theme = \"dark\"\nthem = \"light\"\n": {"line 2", `unknown setting "them"`, "theme, mouse and [keys]"},
 		"[keys]\nkil = \"X\"\n":                {"line 2", `no key is named "kil"`, "kill"},
@@ -242,5 +243,44 @@ func TestProgressCountsEachEventOnce(t *testing.T) {
 	}
 	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model calls" {
 		t.Fatalf("progress line: %q", got)
+	}
+}
+
+// T's save keeps the file's other lines and replaces the theme where it is,
+// also inside an old [tui] table.
+func TestSaveThemeKeepsTheRest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rewind", "config.toml")
+	if err := SaveTheme(path, "light"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadConfig(path); err != nil || c.Theme != "light" {
+		t.Fatalf("a new file: %+v %v", c, err)
+	}
+	for before, after := range map[string]string{
+		"# mine\n[tui]\ntheme = \"dark\"\nmouse = false\n":              "# mine\n[tui]\ntheme = \"light\"\nmouse = false\n",
+		"mouse = true # yes\n\n[keys]\nkill = \"ctrl+k\"\n":             "mouse = true # yes\n\ntheme = \"light\"\n[keys]\nkill = \"ctrl+k\"\n",
+		"theme = \"dark\"   # the old one\n[keys]\nkill = \"ctrl+k\"\n": "theme = \"light\"  # the old one\n[keys]\nkill = \"ctrl+k\"\n",
+	} {
+		if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := SaveTheme(path, "light"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if string(got) != after {
+			t.Errorf("saving into %q gave %q, want %q", before, got, after)
+		}
+	}
+	// A file that does not load is left alone, and the error says so.
+	bad := "mouse = maybe\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveTheme(path, "light"); err == nil || !strings.Contains(err.Error(), "fix it by hand") {
+		t.Errorf("saving into a broken file: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != bad {
+		t.Errorf("a broken file was changed: %q", got)
 	}
 }

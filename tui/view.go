@@ -317,7 +317,8 @@ func (m *Model) viewStatus() string {
 	left := strings.Join(parts, sep)
 	if right != "" {
 		// A status line too long for the bar says where to read it whole.
-		if room := max(m.w-width(left)-4, 8); width(right) > room {
+		// It gets half the bar at least: the left side is cut for it.
+		if room := max(m.w-width(left)-4, m.w/2); width(right) > room {
 			more := " (" + m.keys.Log.Help().Key + ")"
 			right = trunc(right, max(room-width(more), 1)) + th.StatusLabel.Render(more)
 		}
@@ -353,7 +354,7 @@ func (m *Model) viewHelpLine() string {
 		if m.draft {
 			draft = "draft: ON"
 		}
-		return m.keyLine([]key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back (text kept)"), short(k.Clear, "clear")})
+		return m.keyLine([]key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back"), short(k.Clear, "clear")})
 	}
 	return m.keyLine(m.shortHelp())
 }

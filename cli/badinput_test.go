@@ -39,8 +39,9 @@ func threadAt(rest ...string) func(string, string) []string {
 // storeForms are the commands that open a store. A new command must be
 // added here (or to noStore), so that it is run with every bad input.
 var storeForms = map[string]form{
-	"":               {},
-	"tui":            {},
+	// An unknown thread is refused before the screen opens.
+	"":               {args: func(th, _ string) []string { return []string{"--thread", th} }},
+	"tui":            {args: thread()},
 	"selftest":       {},
 	"threads":        {},
 	"bench":          {args: nil},

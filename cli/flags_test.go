@@ -86,8 +86,8 @@ func TestEveryCommandRejectsFlagsNotItsOwn(t *testing.T) {
 func TestSharedFlagsApplyWhereTheyShould(t *testing.T) {
 	all := commands()
 	for path, want := range map[string][]string{
-		"":              {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl", "version"},
-		"tui":           {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl"},
+		"":              {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl", "no-mouse", "version"},
+		"tui":           {"store", "theme", "thread", "provider", "mock-latency", "mock-fail", "record", "replay", "interrupt-before", "interrupt-after", "auth-ttl", "no-mouse"},
 		"run":           {"store", "json", "provider", "mock-latency", "mock-fail", "record", "replay", "thread", "input", "attach", "draft", "auth-ttl", "interrupt-before", "interrupt-after", "kill-at", "take-over"},
 		"resume":        {"store", "json", "provider", "mock-latency", "kill-at", "take-over", "interrupt-before", "plan"},
 		"fork":          {"store", "json", "provider", "input", "attach", "draft", "auth-ttl", "kill-at"},

@@ -14,6 +14,7 @@ import (
 // tuiFlags are the TUI's flags, on `rewind tui` and on `rewind` alone.
 type tuiFlags struct {
 	store, theme, thread string
+	noMouse              bool
 	model                app.ModelFlags
 	before, after        []string
 	authTTL              time.Duration
@@ -23,6 +24,7 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	addStore(c, &f.store)
 	c.Flags().StringVar(&f.theme, "theme", "", "colour theme `NAME`: dark, light, high-contrast or no-color (default: the config file's, no-color under NO_COLOR, else dark)")
 	c.Flags().StringVar(&f.thread, "thread", "", "open thread `T` at start (default: the threads list)")
+	c.Flags().BoolVar(&f.noMouse, "no-mouse", false, "leave the mouse to the terminal, so it selects text (also mouse = false in the config file)")
 	addModel(c, &f.model)
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
@@ -35,7 +37,14 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		return err
 	}
 	defer a.Close()
-	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme,
+	if thread != "" {
+		// A thread that is not there is an error before the screen opens,
+		// as in the CLI; new threads are made from the threads list (n).
+		if _, err := a.Engine.Latest(ctx, thread); err != nil {
+			return err // the CLI's words: thread "T" not found: list threads with `rewind threads`
+		}
+	}
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL}
 	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
@@ -50,11 +59,13 @@ func newTUICmd() *cobra.Command {
 		Use:   "tui [THREAD]",
 		Short: "the terminal UI (what `rewind` alone opens)",
 		Long: `The terminal UI: scrub the checkpoint chain, fork, send messages, kill runs
-and resume them; ? lists every key. Runs happen in worker processes (k is a
-real SIGKILL), except on a memory: store.`,
+and resume them; ? lists every key. Runs happen in worker processes (X is a
+real SIGKILL, asked first), except on a memory: store. THREAD must exist:
+new threads start from the threads list (n).`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
-  rewind tui --mock-latency 400ms           # time to kill a run with k`,
+  rewind tui --no-mouse                     # the terminal selects text
+  rewind tui --mock-latency 400ms           # time to kill a run with X`,
 		Args: between(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			thread := f.thread

@@ -256,7 +256,7 @@ func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) st
 		body = append(body[:room-1:room-1], th.Fold.Render(fmt.Sprintf("  … %d more line(s) (the state pane (2) shows the operation)", hidden)))
 	}
 	lines := append(append(append([]string{}, head...), body...), foot...)
-	return box(th, fmt.Sprintf("Approval · #%d", g.checkpoint), lines, w)
+	return box(th, fmt.Sprintf("Approval · @%d", g.checkpoint), lines, w)
 }
 
 // --- keys of the drill dialogs ---
@@ -309,6 +309,25 @@ type killSentMsg struct {
 	err error
 }
 
+// askKill asks before the kill, unless the run is a drill (it carries a
+// kill point): the user armed it to see a worker die.
+func (m *Model) askKill() tea.Cmd {
+	k, ok := m.run.(Killer)
+	if !ok || !m.canKill() || m.runKill != "" {
+		return m.kill()
+	}
+	m.dialog = m.killDialog(k.Pid())
+	return nil
+}
+
+// killDialog asks before SIGKILL goes to worker pid.
+func (m *Model) killDialog(pid int) dialog {
+	return &confirmDialog{title: "Kill the worker",
+		question: fmt.Sprintf("Send SIGKILL to worker pid %d, like `kill -9`? The tasks it finished stay stored; r resumes the rest in a new worker.", pid),
+		keys:     newConfirmKeys(),
+		onYes:    m.kill}
+}
+
 // kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).
 func (m *Model) kill() tea.Cmd {
 	if !m.canKill() {
@@ -316,9 +335,9 @@ func (m *Model) kill() tea.Cmd {
 	}
 	if m.run == nil {
 		if m.starting {
-			return m.setFlash("the worker is still starting: press k again in a moment", true)
+			return m.setFlash("the worker is still starting: press "+m.keys.Kill.Help().Key+" again in a moment", true)
 		}
-		return m.setFlash("no run is under way: k kills a running worker (K arms a kill point instead)", true)
+		return m.setFlash("no run is under way: "+m.keys.Kill.Help().Key+" kills a running worker (K arms a kill point instead)", true)
 	}
 	k, ok := m.run.(Killer)
 	if !ok {
@@ -366,6 +385,7 @@ func (m *Model) openApproval() tea.Cmd {
 		ans := &answerInfo{approve: approve, op: h.gate.op.ID, reason: reason}
 		m.runKind = kind
 		m.starting = true
+		m.clearFlash()
 		m.refreshLive()
 		start := func() tea.Msg {
 			r, err := ap.Answer(ctx, thread, approve, reason, rs)

@@ -246,18 +246,33 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 		return h.m.run != nil && r != nil && r.settled()
 	})
 	h.drain()
-	if !h.contains("worker pid 4242 · k kills it") {
+	if !h.contains("worker pid 4242 · X/ctrl+k kills it") {
 		t.Fatalf("the live area should name the worker and the kill key:\n%s", h.screen())
 	}
 
-	h.key("k")
+	// X asks first: n keeps the worker running, y kills it.
+	h.key("X")
+	if !h.contains("Send SIGKILL to worker pid 4242") {
+		t.Fatalf("X should ask before the kill:\n%s", h.screen())
+	}
+	h.key("n")
+	h.drain()
+	select {
+	case <-fr.lastRun().killed:
+		t.Fatal("n should keep the worker, it was killed")
+	default:
+	}
+	if h.m.dialog != nil || h.m.run == nil {
+		t.Fatalf("n should close the question and keep the run: dialog %v", h.m.dialog)
+	}
+	h.key("X", "y")
 	h.until("the kill report", func() bool {
 		return h.m.killed != nil && h.m.head != nil && h.m.head.thread == "k" && !h.m.busy()
 	})
 	s := h.screen()
 	for _, want := range []string{
 		"✝ killed · worker pid 4242 · SIGKILL · r resumes in a new worker",
-		"last checkpoint #2 · step 1 · loop · written by planner",
+		"last checkpoint @2 · step 1 · loop · written by planner",
 		"3 pending tasks: 1 finished (writes stored), 2 to redispatch",
 		"executor t-1-order", "finished → reused, not run again",
 		"executor t-2-shipping", "executor t-3-refund", "not finished → redispatched on resume",
@@ -270,7 +285,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 		t.Fatalf("exactly the two failed executors are to be redispatched:\n%s", s)
 	}
 	h.key("3")
-	h.until("the inspector at #2", func() bool { return h.at(2) })
+	h.until("the inspector at @2", func() bool { return h.at(2) })
 	if insp := strings.Join(h.m.panes[paneInsp].scroll.lines, "\n"); !strings.Contains(insp, "Stored writes of the next superstep (1/3 tasks done)") {
 		t.Fatalf("the inspector should show the one stored write:\n%s", insp)
 	}
@@ -281,7 +296,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	})
 	s = h.screen()
 	for _, want := range []string{
-		"resumed from #2 · worker pid 4242",
+		"resumed from @2 · worker pid 4242",
 		"resume: 2 redispatched, 1 reused, 2 model calls",
 		"↺ executor t-1-order", "skipped: its writes were stored before, reused, not run again",
 		"✓ executor t-2-shipping", "✓ executor t-3-refund", "redispatched · done · 1 model call",
@@ -391,9 +406,9 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 	h.typeText("hello")
 	h.key("enter")
 	h.until("the run", func() bool { return h.m.run != nil })
-	h.key("k")
+	h.key("X")
 	if !strings.Contains(h.m.flash, "no worker to kill") {
-		t.Fatalf("k on an in-process run should explain, flash %q", h.m.flash)
+		t.Fatalf("X on an in-process run should explain, flash %q", h.m.flash)
 	}
 	h.key("x")
 	h.until("the stop", func() bool {
@@ -412,7 +427,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	h.m.deps.Backend = EngineBackend(e)
 	h.until("the empty thread", func() bool { return !h.m.loading })
 	h.key("i", "ctrl+d")
-	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d reply as a draft: ON") {
+	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d draft: ON") {
 		t.Fatalf("ctrl+d should turn the draft request on, visibly:\n%s", h.screen())
 	}
 	h.typeText(firstInput)
@@ -423,7 +438,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	}
 	opID := h.m.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
 	s := h.screen()
-	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject draft"} {
+	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("at the gate the screen lacks %q:\n%s", want, s)
 		}
@@ -433,7 +448,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 
 	h.key("a")
 	s = h.screen()
-	for _, want := range []string{"Approval · #", "operation      create_draft " + opID, "Draft to the customer", "Here is where things stand", "y approve", "n reject"} {
+	for _, want := range []string{"Approval · @", "operation      create_draft " + opID, "Draft to the customer", "Here is where things stand", "y approve", "n reject"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("the approval dialog lacks %q:\n%s", want, s)
 		}
@@ -644,7 +659,7 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 		}
 	}
 	close(g.release)
-	h.until("the reply", func() bool { return h.at(8) && strings.Contains(h.m.flash, "done at #8") })
+	h.until("the reply", func() bool { return h.at(8) && strings.Contains(h.m.flash, "done at @8") })
 	if h.contains(label+" ›") || !h.contains("#16 reply") {
 		t.Fatalf("after the run the reply is a stored message, not a stream:\n%s", h.screen())
 	}

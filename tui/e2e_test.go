@@ -19,10 +19,11 @@ import (
 
 // TestEndToEndInTmux builds the real binary and drives it in tmux like a
 // person: send a message, wait for the reply, scrub back, fork with new
-// input; then the crash drills in real worker processes: kill a run with k
-// while its executors run and resume it, arm a kill point from the drill
-// menu and resume, and approve a draft; and check the screen and then the
-// store.
+// input; then the crash drills in real worker processes: kill a run with X
+// (asked, y) while its executors run and resume it, arm a kill point from
+// the drill menu and resume, approve a draft, and quit during a run (asked);
+// and check the screen and then the store. It starts as README's first
+// run does: the threads list, n for a new thread.
 func TestEndToEndInTmux(t *testing.T) {
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
@@ -41,7 +42,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	// The program gets its own state and config dirs; TERM names tmux so the
 	// terminal is not queried for its background colour.
-	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui e2e --store %s --mock-latency 400ms 2>%s",
+	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s --mock-latency 400ms 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
 	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
@@ -92,53 +93,63 @@ func TestEndToEndInTmux(t *testing.T) {
 		}
 	}
 
-	waitFor("the empty thread", has("No checkpoints yet", "thread e2e"))
-
-	// Send a message and wait for the reply.
-	send("i")
+	// The first screen is the threads list: n makes a thread with its first
+	// message.
+	waitFor("the threads list", has("Threads · sqlite", "n new thread"))
+	send("n")
+	waitFor("the new-thread dialog", has("New thread", "ticket-1"))
+	send("C-u") // the suggested name goes
+	typeText("e2e")
+	send("Tab")
 	typeText(firstInput)
 	send("Enter")
-	s := waitFor("the reply", has("Here is where things stand", "at #8 8/8"))
+	s := waitFor("the reply", has("Here is where things stand", "at @8 8/8", "thread e2e"))
 	if !strings.Contains(s, "#1 user") && !strings.Contains(s, "refund") {
 		t.Fatalf("the conversation should show the turn:\n%s", s)
 	}
 
+	// k and j move the timeline's row, like every Bubble Tea list.
+	send("k")
+	waitFor("k: one row up", has("at @7 7/8"))
+	send("j")
+	waitFor("j: one row down", has("at @8 8/8"))
+
 	// Scrub back to the start, then one step forward.
 	send("Home")
-	s = waitFor("checkpoint #1", has("at #1 1/8", "Conversation · #1"))
+	s = waitFor("checkpoint #1", has("at @1 1/8", "Conversation · @1"))
 	if strings.Contains(s, "Here is where things stand") {
-		t.Fatalf("at #1 the reply must not show yet:\n%s", s)
+		t.Fatalf("at @1 the reply must not show yet:\n%s", s)
 	}
 	send("Right")
-	s = waitFor("checkpoint #2", has("at #2 2/8", "Checkpoint #2 "))
+	s = waitFor("checkpoint #2", has("at @2 2/8", "Checkpoint @2 "))
 	if !strings.Contains(s, "Pending tasks (3)") {
 		t.Fatalf("#2 should show its three pending executor tasks:\n%s", s)
 	}
 
-	// Fork at #2 with new input.
+	// Fork at @2 with new input.
 	send("f")
-	waitFor("the fork dialog", has("Fork at #2"))
+	waitFor("the fork dialog", has("Fork at @2"))
 	typeText(forkInput)
 	send("Enter")
-	s = waitFor("the fork's reply", has("at #16 10/10", "branch 2/2 at #2", "INV-"))
+	s = waitFor("the fork's reply", has("at @16 10/10", "branch 2/2 at @2", "INV-"))
 	if !strings.Contains(s, "fork") {
 		t.Fatalf("the timeline should show the fork:\n%s", s)
 	}
 
 	// The original branch is still there: switch to it at the same step.
 	send("[")
-	waitFor("the original branch", has("branch 1/2 at #2"))
+	waitFor("the original branch", has("branch 1/2 at @2"))
 	send("End")
-	s = waitFor("the original reply", has("at #8 8/8", "refund"))
+	s = waitFor("the original reply", has("at @8 8/8", "refund"))
 	if strings.Contains(s, "INV-") {
 		t.Fatalf("the original branch must not show the fork's invoice:\n%s", s)
 	}
 
 	// Back to the newest checkpoint, where new turns go.
 	send("]")
-	waitFor("the fork's branch", has("branch 2/2 at #2"))
+	waitFor("the fork's branch", has("branch 2/2 at @2"))
 	send("End")
-	waitFor("the newest checkpoint", has("at #16 10/10"))
+	waitFor("the newest checkpoint", has("at @16 10/10"))
 	if strings.Contains(capture(), "runs in-process") {
 		t.Fatal("a sqlite store should run in worker processes")
 	}
@@ -147,8 +158,10 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("i")
 	typeText(firstInput)
 	send("Enter")
-	waitFor("the executors to run", has("● executor t-", "k kills it"))
-	send("k")
+	waitFor("the executors to run", has("● executor t-", "X/ctrl+k kills it"))
+	send("X")
+	waitFor("the kill question", has("Kill the worker", "Send SIGKILL to worker pid"))
+	send("y")
 	s = waitFor("the kill report", has("✝ killed · worker pid", "finished (writes stored)"))
 	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
 	if counts == nil {
@@ -168,7 +181,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	executorsOnly := strings.Count(s, "○ executor t-") == todo
 	send("r")
-	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from #", "up to #"))
+	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from @", "up to @"))
 	calls := regexp.MustCompile(`resume: \d+ redispatched, \d+ reused, (\d+) model calls?`).FindStringSubmatch(s)
 	if n, _ := strconv.Atoi(calls[1]); executorsOnly && n != todo {
 		t.Fatalf("the resume phase made %d model calls for %d redispatched executors:\n%s", n, todo, s)
@@ -177,7 +190,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	// Arm a kill point from the drill menu: the next worker dies mid
 	// fan-out, with one executor's writes stored; r redispatches the others.
 	send("Escape") // waited for: an ESC with the next key in one read is alt+key
-	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from @") })
 	send("K")
 	waitFor("the drill menu", has("Crash drill · kill point for the next run", "mid-fanout"))
 	send("Down", "Down", "Down", "Enter")
@@ -187,11 +200,11 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("Enter")
 	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished (writes stored), 2 to redispatch"))
 	send("r")
-	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to #"))
+	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to @"))
 
 	// A draft turn, answered with approve.
 	send("Escape")
-	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from #") })
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "resumed from @") })
 	send("i")
 	send("C-d")
 	waitFor("the draft toggle", has("✉ draft reply"))
@@ -203,11 +216,24 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Fatalf("the gate should name the operation:\n%s", s)
 	}
 	send("a")
-	waitFor("the approval dialog", has("Approval · #", "Draft to the customer", "y approve"))
+	waitFor("the approval dialog", has("Approval · @", "Draft to the customer", "y approve"))
 	send("y")
 	waitFor("the approved draft", has("approved "+opID, "drafts table: 1 row for this thread"))
 
+	// q during a run asks, saying the run stays resumable; n stays, y quits.
+	send("Escape")
+	waitFor("the report to close", func(s string) bool { return !strings.Contains(s, "drafts table: 1 row") })
+	send("i")
+	typeText(forkInput)
+	send("Enter")
+	waitFor("a run under way", has("x stops it"))
 	send("q")
+	waitFor("the quit question", has("Quit during a run", "stays resumable"))
+	send("n")
+	waitFor("the question to close", func(s string) bool { return !strings.Contains(s, "Quit during a run") })
+	send("q")
+	waitFor("the quit question again", has("Quit during a run"))
+	send("y")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := tmux("has-session", "-t", "e2e"); err != nil {
@@ -275,5 +301,71 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	if show.State.Operations[opID].Status != "done" || !show.State.Approvals[opID].Approved {
 		t.Fatalf("the operation should be approved and done: %s", out)
+	}
+}
+
+// Mouse capture is on by default and off with --no-mouse or mouse = false
+// in the config file, as tmux sees it (the pane's mouse flag): then the
+// terminal selects text.
+func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	bin := rewindBinary(t)
+	for _, c := range []struct {
+		name, flag, config, want string
+	}{
+		{"default", "", "", "1"},
+		{"flag", "--no-mouse", "", "0"},
+		{"config", "", "mouse = false\n", "0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.config != "" {
+				if err := os.MkdirAll(filepath.Join(dir, "config", "rewind"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "config", "rewind", "config.toml"), []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			socket := fmt.Sprintf("rewind-mouse-%d-%s", os.Getpid(), c.name)
+			tmux := func(args ...string) (string, error) {
+				out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+				return string(out), err
+			}
+			shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui %s --store sqlite:%s 2>%s",
+				filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, c.flag, filepath.Join(dir, "x.db"), filepath.Join(dir, "stderr"))
+			if out, err := tmux("new-session", "-d", "-s", "m", "-x", "100", "-y", "30", shell); err != nil {
+				t.Fatalf("tmux new-session: %v\n%s", err, out)
+			}
+			t.Cleanup(func() {
+				_, _ = tmux("kill-session", "-t", "m")
+				_, _ = tmux("kill-server")
+			})
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				screen, _ := tmux("capture-pane", "-p", "-t", "m")
+				if strings.Contains(screen, "No threads yet") {
+					break
+				}
+				if time.Now().After(deadline) {
+					stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+					t.Fatalf("the threads list never showed; screen:\n%s\nstderr: %s", screen, stderr)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			out, err := tmux("display-message", "-p", "-t", "m", "#{mouse_any_flag}")
+			if err != nil {
+				t.Fatalf("tmux display-message: %v %s", err, out)
+			}
+			if got := strings.TrimSpace(out); got != c.want {
+				t.Fatalf("the pane's mouse flag is %q, want %q", got, c.want)
+			}
+		})
 	}
 }

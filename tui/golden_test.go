@@ -30,19 +30,34 @@ func TestGolden(t *testing.T) {
 		// instead of the seeded two-branch thread, and says what the first
 		// screen shows.
 		setup func(t *testing.T) (Deps, []string)
+		// poke, when set, changes the settled model last: what keys alone
+		// cannot reach without a run under way (whose timings vary).
+		poke func(m *Model)
 	}{
-		{"thread", nil, []string{"· #16"}, nil},
-		{"inspector", []string{"home", "right", "3"}, []string{"at #2 2/10", "Pending tasks (3)"}, nil},
-		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at #10 4/10", "t-1-invoice"}, nil},
-		{"threads", []string{"t"}, []string{"16 checkpoints"}, nil},
-		{"help", []string{"?"}, []string{"Keys · thread view"}, nil},
-		{"fork", []string{"home", "right", "f"}, []string{"Fork at #2"}, nil},
+		{"thread", nil, []string{"· @16", "? help"}, nil, nil},
+		{"inspector", []string{"home", "right", "3"}, []string{"at @2 2/10", "Pending tasks (3)"}, nil, nil},
+		{"state", []string{"home", "right", "right", "right", "2"}, []string{"at @10 4/10", "t-1-invoice"}, nil, nil},
+		{"threads", []string{"t"}, []string{"16 checkpoints", "? help"}, nil, nil},
+		{"help", []string{"?"}, []string{"Keys · thread view", "close"}, nil, nil},
+		{"help-scrolled", []string{"?", "G"}, []string{"Keys · thread view", "of"}, nil, nil},
+		{"log", nil, []string{"Status log · 3", "ending here"}, nil, func(m *Model) {
+			m.setFlash("theme light (saved to /home/you/.config/rewind/config.toml)", false)
+			m.setFlash("run failed: resume thread \"ticket-1\" at checkpoint 87: a long error from the store that the status bar cannot hold whole, ending here", true)
+			m.setFlash("stopped at @87: finished tasks are stored, r resumes the rest", false)
+			m.openPager(false)
+		}},
+		{"status-cut", nil, []string{"(L)"}, nil, func(m *Model) {
+			m.setFlash("run failed: resume thread \"ticket-1\" at checkpoint 87: a long error from the store that the status bar cannot hold whole, ending here, after more words than fit in a hundred and sixty columns", true)
+		}},
+		{"kill", nil, []string{"Kill the worker", "pid 4242"}, nil, func(m *Model) { m.dialog = m.killDialog(fakePid) }},
+		{"quit", nil, []string{"Quit during a run", "stays resumable"}, nil, func(m *Model) { m.dialog = m.quitDialog() }},
+		{"fork", []string{"home", "right", "f"}, []string{"Fork at @2"}, nil, nil},
 		{"drill", []string{"K", "down", "down", "down"}, []string{"Crash drill", "mid-fanout: after one executor"}, func(t *testing.T) (Deps, []string) {
 			e := newEngine(t)
 			seed(t, e, "t")
-			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· #16"}
-		}},
-		{"pending", nil, []string{"#2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
+			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· @16"}
+		}, nil},
+		{"pending", nil, []string{"@2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
 			// Two executors failed, one stored its writes: what a crash
 			// mid fan-out leaves behind.
 			e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
@@ -53,22 +68,22 @@ func TestGolden(t *testing.T) {
 				t.Fatal("the flaky executors should stop the run")
 			}
 			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"2/2", "finished → reused"}
-		}},
-		{"approval", []string{"a"}, []string{"Approval · #8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
+		}, nil},
+		{"approval", []string{"a"}, []string{"Approval · @8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())
 			turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: "2099-01-01T00:00:00Z"}}
 			if _, err := e.Run(context.Background(), "t", turn.Writes(), engine.RunConfig{}); err != nil {
 				t.Fatal(err)
 			}
 			return depsFor(e), []string{"8/8", "waits for approval"}
-		}},
+		}, nil},
 	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
-		for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
 			for _, sc := range screens {
 				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
 					var deps Deps
-					first := []string{"10/10", "· #16"}
+					first := []string{"10/10", "· @16"}
 					if sc.setup != nil {
 						deps, first = sc.setup(t)
 					} else {
@@ -82,7 +97,7 @@ func TestGolden(t *testing.T) {
 					for _, k := range sc.keys {
 						tm.Send(keyMsg(k))
 					}
-					tm.Send(quitWhenSettled{})
+					tm.Send(quitWhenSettled{poke: sc.poke})
 					final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(settling).Model
 					view := final.View()
 					for _, want := range sc.wait {
@@ -102,17 +117,20 @@ func TestGolden(t *testing.T) {
 // fast the loads were.
 type settling struct{ *Model }
 
-type quitWhenSettled struct{}
+type quitWhenSettled struct{ poke func(*Model) }
 
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(quitWhenSettled); ok {
+	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
 		settled := !m.loading && !m.busy() && m.headLoading == 0 && (m.screen == screenThreads && m.threads.loaded ||
 			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
 		if settled {
+			if q.poke != nil {
+				q.poke(m)
+			}
 			return s, tea.Quit
 		}
-		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return quitWhenSettled{} })
+		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return q })
 	}
 	_, cmd := s.Model.Update(msg)
 	return s, cmd

@@ -308,14 +308,21 @@ func (h *harness) dispatch(msg tea.Msg) {
 	h.exec(cmd)
 }
 
-// until processes messages until cond holds.
+// until processes messages until cond holds. cond is also checked again
+// every few milliseconds: it may wait for something outside the model (a
+// fake worker's run settling) that changes after the last message, and
+// then no message would come to wake it (this hung
+// TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest under load).
 func (h *harness) until(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.After(60 * time.Second)
+	recheck := time.NewTicker(5 * time.Millisecond)
+	defer recheck.Stop()
 	for !cond() {
 		select {
 		case msg := <-h.msgs:
 			h.dispatch(msg)
+		case <-recheck.C:
 		case <-deadline:
 			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
 		}

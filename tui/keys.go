@@ -1,6 +1,36 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// Keys follow the Bubble Tea apps people already know (gh-dash,
+// soft-serve, lazygit): j/k and the arrows move in every list and pane,
+// h/l scrub, ? opens the help, q quits. What cannot be undone sits on a
+// key that is not hit by accident (X, ctrl+k) and asks first. Every key of
+// the thread view can be rebound in the config file's [keys] table, under
+// the name keyNames gives it.
+
+// bind is a binding whose help label is written from its keys, so a
+// rebound key shows as itself in the footer, the help and README.
+func bind(desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keyLabel(keys), desc))
+}
+
+// keyLabel writes keys the way the help shows them: ←/h, pgup/ctrl+u.
+func keyLabel(keys []string) string {
+	names := map[string]string{"left": "←", "right": "→", "up": "↑", "down": "↓", "pgdown": "pgdn", " ": "space"}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if n, ok := names[k]; ok {
+			k = n
+		}
+		out[i] = k
+	}
+	return strings.Join(out, "/")
+}
 
 // threadKeys are the keys of the thread view.
 type threadKeys struct {
@@ -13,49 +43,89 @@ type threadKeys struct {
 	Kill, Drill, Dismiss        key.Binding
 	DraftHelp                   key.Binding // shown in help; the composer handles ctrl+d
 	Discard, Approve, Breaks    key.Binding
-	Threads, Fold, Theme        key.Binding
+	Threads, Fold, Theme, Log   key.Binding
 	Help, Quit                  key.Binding
 }
 
 func newThreadKeys() threadKeys {
 	return threadKeys{
-		Prev:       key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous checkpoint")),
-		Next:       key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next checkpoint")),
-		First:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first of branch")),
-		Last:       key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last of branch")),
-		BranchPrev: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous branch")),
-		BranchNext: key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next branch")),
-		Up:         key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "scroll / row up")),
-		Down:       key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "scroll / row down")),
-		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		FocusNext:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
-		FocusPrev:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
-		TabConv:    key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "conversation")),
-		TabState:   key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "state")),
-		TabInsp:    key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "inspector")),
-		Compose:    key.NewBinding(key.WithKeys("i", "enter"), key.WithHelp("i", "write a message")),
-		Fork:       key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fork here")),
-		Resume:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
-		Stop:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop the run")),
-		Kill:       key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill worker (SIGKILL)")),
-		Drill:      key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "arm a kill point")),
-		Dismiss:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "hide drill report")),
-		DraftHelp:  key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "draft reply (writing)")),
-		Discard:    key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "discard pending")),
-		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve/reject draft")),
-		Breaks:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "breakpoints")),
-		Threads:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "threads")),
-		Fold:       key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "fold/unfold text")),
-		Theme:      key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "next theme")),
-		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Prev:       bind("previous checkpoint", "left", "h"),
+		Next:       bind("next checkpoint", "right", "l"),
+		First:      bind("first of branch", "home", "g"),
+		Last:       bind("last of branch", "end", "G"),
+		BranchPrev: bind("previous branch", "["),
+		BranchNext: bind("next branch", "]"),
+		Up:         bind("up: row or scroll", "up", "k"),
+		Down:       bind("down: row or scroll", "down", "j"),
+		PageUp:     bind("page up", "pgup", "ctrl+u"),
+		PageDown:   bind("page down", "pgdown", "ctrl+d"),
+		FocusNext:  bind("next pane", "tab"),
+		FocusPrev:  bind("previous pane", "shift+tab"),
+		TabConv:    bind("conversation", "1"),
+		TabState:   bind("state", "2"),
+		TabInsp:    bind("inspector", "3"),
+		Compose:    bind("write a message", "i", "enter"),
+		Fork:       bind("fork here", "f"),
+		Resume:     bind("resume", "r"),
+		Stop:       bind("stop the run", "x"),
+		Kill:       bind("kill worker (asks)", "X", "ctrl+k"),
+		Drill:      bind("arm a kill point", "K"),
+		Dismiss:    bind("hide drill report", "esc"),
+		DraftHelp:  bind("draft reply (writing)", "ctrl+d"),
+		Discard:    bind("discard pending", "D"),
+		Approve:    bind("approve/reject draft", "a"),
+		Breaks:     bind("breakpoints", "b"),
+		Threads:    bind("threads", "t"),
+		Fold:       bind("fold/unfold text", "z"),
+		Theme:      bind("next theme (saved)", "T"),
+		Log:        bind("status log", "L"),
+		Help:       bind("help", "?"),
+		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
 	}
 }
 
-// ShortHelp is the key line under the status bar.
+// keyName is a rebindable key and the name the config file gives it.
+type keyName struct {
+	name string
+	b    *key.Binding
+}
+
+// keyNames are the thread view's keys by config name, in help order.
+func (k *threadKeys) keyNames() []keyName {
+	return []keyName{
+		{"prev", &k.Prev}, {"next", &k.Next}, {"first", &k.First}, {"last", &k.Last},
+		{"branch_prev", &k.BranchPrev}, {"branch_next", &k.BranchNext},
+		{"up", &k.Up}, {"down", &k.Down}, {"page_up", &k.PageUp}, {"page_down", &k.PageDown},
+		{"focus_next", &k.FocusNext}, {"focus_prev", &k.FocusPrev},
+		{"tab_conversation", &k.TabConv}, {"tab_state", &k.TabState}, {"tab_inspector", &k.TabInsp},
+		{"compose", &k.Compose}, {"fork", &k.Fork}, {"resume", &k.Resume}, {"stop", &k.Stop},
+		{"kill", &k.Kill}, {"drill", &k.Drill}, {"dismiss", &k.Dismiss},
+		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
+		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log},
+		{"help", &k.Help}, {"quit", &k.Quit},
+	}
+}
+
+// short is b for the footer: a short description, and when b has a
+// one-letter key, only that and the arrows (the help lists the others).
+func short(b key.Binding, desc string) key.Binding {
+	var keys []string
+	for _, k := range b.Keys() {
+		if len([]rune(k)) == 1 && k != " " || k == "left" || k == "right" || k == "up" || k == "down" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		keys = b.Keys()
+	}
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(keyLabel(keys), desc))
+}
+
+// ShortHelp is the key line under the status bar. ? help comes last: the
+// footer drops keys from the left when it is short of room.
 func (k threadKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Prev, k.Next, k.Compose, k.Fork, k.Resume, k.FocusNext, k.Threads, k.Help, k.Quit}
+	return []key.Binding{short(k.Threads, "threads"), short(k.FocusNext, "pane"), short(k.Resume, "resume"), short(k.Fork, "fork"),
+		short(k.Compose, "write"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Quit, "quit"), k.Help}
 }
 
 // FullHelp is the `?` screen.
@@ -64,35 +134,58 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
-		{k.Threads, k.Fold, k.Theme, k.Help, k.Quit},
+		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
 	}
 }
 
 // threadListKeys are the keys of the threads screen.
 type threadListKeys struct {
-	Up, Down, Open, New, Delete, Refresh, Back, Help, Quit key.Binding
+	Up, Down, Open, New, Delete, Refresh, Back, Log, Help, Quit key.Binding
 }
 
 func newThreadListKeys() threadListKeys {
 	return threadListKeys{
-		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "up")),
-		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "down")),
-		Open:    key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("enter", "open")),
-		New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new thread")),
-		Delete:  key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
-		Refresh: key.NewBinding(key.WithKeys("R", "ctrl+r"), key.WithHelp("R", "refresh")),
-		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Up:      bind("up", "up", "k"),
+		Down:    bind("down", "down", "j"),
+		Open:    bind("open", "enter", "o"),
+		New:     bind("new thread", "n"),
+		Delete:  bind("delete (asks y/n)", "d", "delete"),
+		Refresh: bind("refresh", "R", "ctrl+r"),
+		Back:    bind("back", "esc"),
+		Log:     bind("status log", "L"),
+		Help:    bind("help", "?"),
+		Quit:    bind("quit", "q", "ctrl+c"),
 	}
 }
 
 func (k threadListKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Open, k.New, k.Delete, k.Back, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, short(k.Open, "open"), k.New, short(k.Delete, "delete"), k.Back, short(k.Quit, "quit"), k.Help}
 }
 
 func (k threadListKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.New, k.Delete, k.Refresh}, {k.Back, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.New, k.Delete, k.Refresh}, {k.Back, k.Log, k.Help, k.Quit}}
+}
+
+// pagerKeys scroll the help and the status log; any other key closes them.
+type pagerKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
+
+func newPagerKeys() pagerKeys {
+	return pagerKeys{
+		Up:       bind("scroll up", "up", "k"),
+		Down:     bind("scroll down", "down", "j"),
+		PageUp:   bind("page up", "pgup", "ctrl+u"),
+		PageDown: bind("page down", "pgdown", "ctrl+d", " "),
+		Top:      bind("top", "home", "g"),
+		Bottom:   bind("bottom", "end", "G"),
+		Close:    bind("close", "esc", "q", "?", "L"),
+	}
+}
+
+func (k pagerKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page"), short(k.Close, "close")}
+}
+func (k pagerKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Close}}
 }
 
 // formKeys are the keys of dialogs with text fields.
@@ -114,18 +207,21 @@ func (k formKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHel
 
 // composerKeys are the keys while writing a message.
 type composerKeys struct {
-	Send, Draft, Leave key.Binding
+	Send, Draft, Leave, Clear key.Binding
 }
 
 func newComposerKeys() composerKeys {
 	return composerKeys{
 		Send:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
 		Draft: key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "reply as a draft: off")),
-		Leave: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to scrubbing")),
+		Leave: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to scrubbing (text kept)")),
+		Clear: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "clear, then close")),
 	}
 }
 
-func (k composerKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Send, k.Draft, k.Leave} }
+func (k composerKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Draft, k.Leave, k.Clear}
+}
 func (k composerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // confirmKeys answer a yes/no question.
@@ -140,6 +236,14 @@ func newConfirmKeys() confirmKeys {
 
 func (k confirmKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Yes, k.No} }
 func (k confirmKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// newQuitKeys answer "quit during a run?": a second ctrl+c quits too.
+func newQuitKeys() confirmKeys {
+	return confirmKeys{
+		Yes: key.NewBinding(key.WithKeys("y", "Y", "ctrl+c"), key.WithHelp("y/ctrl+c", "quit (during a run)")),
+		No:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "stay")),
+	}
+}
 
 // toggleKeys drive the breakpoints dialog.
 type toggleKeys struct{ Up, Down, Toggle, Close key.Binding }

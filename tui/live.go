@@ -491,7 +491,7 @@ func (m *Model) liveRun() (string, []string, []string) {
 	case m.starting:
 		title += " · starting…"
 	case m.runPid > 0:
-		title += fmt.Sprintf(" · worker pid %d · k kills it", m.runPid)
+		title += fmt.Sprintf(" · worker pid %d · %s kills it", m.runPid, m.keys.Kill.Help().Key)
 	default:
 		title += " · in-process"
 	}
@@ -507,7 +507,7 @@ func (m *Model) liveRun() (string, []string, []string) {
 			f := phaseFigure{calls: p.calls, reused: len(p.plan.Reused()), redispatched: p.toRun()}
 			body = append(body, th.StatusDone.Render("  ✓ "+f.String()))
 		} else {
-			body = append(body, th.Strong.Render(fmt.Sprintf("  resume from #%d: %d to redispatch, %d reused · %s so far", p.from, p.toRun(), len(p.tasks)-p.toRun(), plural(p.calls, "model call", "model calls"))))
+			body = append(body, th.Strong.Render(fmt.Sprintf("  resume from @%d: %d to redispatch, %d reused · %s so far", p.from, p.toRun(), len(p.tasks)-p.toRun(), plural(p.calls, "model call", "model calls"))))
 			for _, t := range p.tasks {
 				body = append(body, m.phaseRow(t, true))
 			}
@@ -643,7 +643,7 @@ func (m *Model) liveKilled(head *headInfo) (string, []string) {
 // livePending: the newest checkpoint has tasks that never ran (a pause, a
 // stop, or a crash in another process).
 func (m *Model) livePending(head *headInfo) (string, []string) {
-	title := fmt.Sprintf("#%d has %s", head.cp.ID, plural(len(head.cp.Tasks), "pending task", "pending tasks"))
+	title := fmt.Sprintf("@%d has %s", head.cp.ID, plural(len(head.cp.Tasks), "pending task", "pending tasks"))
 	if in := head.cp.Metadata.Interrupt; in != nil {
 		title += " · paused " + termtext.Line(in.When+" "+in.Node)
 	}
@@ -660,7 +660,7 @@ func (m *Model) pendingRows(head *headInfo) []string {
 	if by == "" {
 		by = "(" + cp.Source + ")"
 	}
-	line := fmt.Sprintf("  last checkpoint #%d · step %d · %s · written by %s", cp.ID, cp.Step, cp.Source, by)
+	line := fmt.Sprintf("  last checkpoint @%d · step %d · %s · written by %s", cp.ID, cp.Step, cp.Source, by)
 	if len(cp.Tasks) == 0 {
 		rows := []string{th.Text.Render(termtext.Line(line) + " · nothing pending")}
 		if head.gate != nil {
@@ -693,7 +693,7 @@ func (m *Model) pendingRows(head *headInfo) []string {
 func (m *Model) livePhase() (string, []string) {
 	th := m.th
 	p := m.phase
-	title := fmt.Sprintf("resumed from #%d", p.from)
+	title := fmt.Sprintf("resumed from @%d", p.from)
 	if p.pid > 0 {
 		title += fmt.Sprintf(" · worker pid %d", p.pid)
 	}
@@ -705,7 +705,7 @@ func (m *Model) livePhase() (string, []string) {
 		line += " (the resume stopped before its first superstep committed)"
 		st = th.Warning
 	} else if p.endAt != 0 {
-		line += fmt.Sprintf(" · then %s up to #%d", plural(p.later, "more model call", "more model calls"), p.endAt)
+		line += fmt.Sprintf(" · then %s up to @%d", plural(p.later, "more model call", "more model calls"), p.endAt)
 		if p.endState != "" && p.endState != "done" {
 			line += " (" + termtext.Line(p.endState) + ")"
 		}
@@ -776,7 +776,7 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 
 // liveGate: a draft waits for a person's answer.
 func (m *Model) liveGate(g *gateInfo) (string, []string) {
-	return fmt.Sprintf("⏸ #%d waits for approval · a answers", g.checkpoint), m.gateRows(g)
+	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.checkpoint), m.gateRows(g)
 }
 
 func (m *Model) gateRows(g *gateInfo) []string {

@@ -41,6 +41,12 @@ type Settings struct {
 	// AuthTTL is how long the authorization grant of a draft turn lasts
 	// (default 1h).
 	AuthTTL time.Duration
+	// ConfigPath is the config file T saves the theme to ("" saves none).
+	ConfigPath string
+	// NoColor is NO_COLOR: the theme stays no-color, T cannot change it.
+	NoColor bool
+	// Keys rebinds keys of the thread view (the config's [keys]).
+	Keys map[string][]string
 }
 
 type screen int
@@ -136,6 +142,14 @@ type Model struct {
 	threads  threadList
 	dialog   dialog
 	showHelp bool
+	// The help and the status log are pagers over the screen.
+	showLog   bool
+	pagerOff  int
+	pagerKeys pagerKeys
+	statusLog []logEntry
+
+	configPath string
+	noColor    bool
 
 	flash    string
 	flashErr bool
@@ -151,10 +165,15 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m := &Model{
 		ctx: ctx, deps: deps,
-		keys: newThreadKeys(), listKeys: newThreadListKeys(), compKeys: newComposerKeys(),
+		keys: newThreadKeys(), listKeys: newThreadListKeys(), compKeys: newComposerKeys(), pagerKeys: newPagerKeys(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
 		mainTab: paneConv, sideTab: paneInsp, thread: s.Thread, authTTL: s.AuthTTL,
+		configPath: s.ConfigPath, noColor: s.NoColor,
+	}
+	if err := m.keys.rebind(s.Keys); err != nil {
+		m.keys = newThreadKeys()
+		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	if m.authTTL <= 0 {
 		m.authTTL = time.Hour
@@ -248,11 +267,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case deletedMsg:
 		return m, m.onDeleted(msg)
+	case themeSavedMsg:
+		if msg.err != nil {
+			return m, m.setFlash(fmt.Sprintf("theme %s, not saved: %v", msg.name, msg.err), true)
+		}
+		return m, m.setFlash(fmt.Sprintf("theme %s (saved to %s)", msg.name, msg.path), false)
 	case discardedMsg:
 		if msg.err != nil {
 			return m, m.setFlash(msg.err.Error(), true)
 		}
-		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at #%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
+		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at @%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
 			m.reloadHead())
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
@@ -272,7 +296,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 type (
 	flashExpiredMsg struct{ id int }
 	quitMsg         struct{}
+	themeSavedMsg   struct {
+		name, path string
+		err        error
+	}
 )
+
+// saveTheme writes the theme into the config file, in a Cmd.
+func (m *Model) saveTheme(name string) tea.Cmd {
+	path := m.configPath
+	if path == "" {
+		return m.setFlash("theme "+name+" (not saved: no config file for this session)", false)
+	}
+	return func() tea.Msg { return themeSavedMsg{name: name, path: path, err: SaveTheme(path, name)} }
+}
 
 // cancelRun stops a run from a Cmd: for a worker it is a signal.
 func cancelRun(r RunHandle) tea.Cmd {
@@ -293,16 +330,42 @@ func (m *Model) setDraft(on bool) {
 	m.relayout()
 }
 
-// setFlash shows a message in the status bar for a while.
+// logEntry is one status line, kept in full for the status log (L).
+type logEntry struct {
+	text  string
+	isErr bool
+}
+
+// maxLog status lines are kept; older ones go first.
+const maxLog = 500
+
+// setFlash shows a message in the status bar for a while; the status log
+// keeps it in full.
 func (m *Model) setFlash(text string, isErr bool) tea.Cmd {
 	m.flashID++
 	m.flash, m.flashErr = termtext.Error(text), isErr
+	m.logStatus(m.flash, isErr)
 	id := m.flashID
 	d := 6 * time.Second
 	if isErr {
 		d = 12 * time.Second
 	}
 	return tea.Tick(d, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
+}
+
+// logStatus adds a line to the status log.
+func (m *Model) logStatus(text string, isErr bool) {
+	if len(m.statusLog) >= maxLog {
+		m.statusLog = append(m.statusLog[:0:0], m.statusLog[len(m.statusLog)-maxLog+1:]...)
+	}
+	m.statusLog = append(m.statusLog, logEntry{text: text, isErr: isErr})
+}
+
+// clearFlash takes the last status off the bar (a new run starts): the
+// status log still has it.
+func (m *Model) clearFlash() {
+	m.flashID++
+	m.flash, m.flashErr = "", false
 }
 
 // openThread switches the thread view to thread and starts loading it.
@@ -499,6 +562,7 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 	}
 	m.starting = true
 	m.runKind = kind
+	m.clearFlash()
 	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
 	if in.Text != "" {
 		in.AuthTTL = m.authTTL
@@ -633,19 +697,19 @@ func (m *Model) describeEnd(u RunUpdate) string {
 	}
 	if u.Err != nil {
 		if errors.Is(u.Err, context.Canceled) {
-			return fmt.Sprintf("stopped at #%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
+			return fmt.Sprintf("stopped at @%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
 		}
 		var pe *engine.PendingError
 		if errors.As(u.Err, &pe) {
-			return fmt.Sprintf("#%d has %d pending task(s) (%s): r resumes them, f forks, D discards them", pe.Checkpoint, len(pe.Tasks), engine.DescribeTasks(pe.Tasks))
+			return fmt.Sprintf("@%d has %d pending task(s) (%s): r resumes them, f forks, D discards them", pe.Checkpoint, len(pe.Tasks), engine.DescribeTasks(pe.Tasks))
 		}
 		return "run failed: " + u.Err.Error()
 	}
 	if res.Status == "awaiting-approval" && res.Interrupt != nil {
-		return fmt.Sprintf("waiting for approval at #%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
+		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
 	}
 	if res.Status == "interrupted" && res.Interrupt != nil {
-		return fmt.Sprintf("paused %s %s at #%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
+		return fmt.Sprintf("paused %s %s at @%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
 	}
 	verb := "done"
 	switch m.runKind {
@@ -654,7 +718,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 	case "reject":
 		verb = "rejected, done"
 	}
-	return fmt.Sprintf("%s at #%d · %d model call(s) (%s) · messages %d → %d%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached)
+	return fmt.Sprintf("%s at @%d · %d model call(s) (%s) · messages %d → %d%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached)
 }
 
 // send continues the current branch with a new message: on the thread's
@@ -673,7 +737,7 @@ func (m *Model) send(text string) tea.Cmd {
 		return m.startRun("run", 0, in)
 	}
 	if leaf.pending > 0 {
-		return m.setFlash(fmt.Sprintf("this branch ends at #%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, #%d)", leaf.id, m.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("this branch ends at @%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%d)", leaf.id, m.tree.maxID), true)
 	}
 	return m.startRun("fork", leaf.id, in)
 }
@@ -693,6 +757,22 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 		m.syncPanes()
 	}
 	return tea.Batch(cmds...)
+}
+
+// askQuit quits at once when no run is under way; during one it asks
+// first, saying the run stays resumable.
+func (m *Model) askQuit() tea.Cmd {
+	if !m.busy() {
+		return m.quit()
+	}
+	m.dialog = m.quitDialog()
+	return nil
+}
+
+// quitDialog asks before quitting during a run.
+func (m *Model) quitDialog() dialog {
+	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.thread) + "`)."
+	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
 }
 
 // quit stops a run under way first (its finished tasks stay stored).
@@ -732,12 +812,8 @@ func (m *Model) Shutdown(timeout time.Duration) {
 // --- keys ---
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
-	if m.showHelp {
-		m.showHelp = false
-		if key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c" {
-			return m.quit()
-		}
-		return nil
+	if m.showHelp || m.showLog {
+		return m.onPagerKey(msg)
 	}
 	if m.dialog != nil {
 		done, cmd := m.dialog.update(msg)
@@ -769,8 +845,15 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
-	case msg.String() == "ctrl+c":
-		return m.quit()
+	case key.Matches(msg, m.compKeys.Clear):
+		// Clear the text first (the status log keeps it), then close.
+		if v := m.composer.Value(); v != "" {
+			m.composer.Reset()
+			return m.setFlash("message cleared (ctrl+c again closes the composer); it was: "+v, false)
+		}
+		m.composing = false
+		m.composer.Blur()
+		return nil
 	case key.Matches(msg, m.compKeys.Leave):
 		m.composing = false
 		m.composer.Blur()
@@ -807,9 +890,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	moved := false
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m.quit()
+		return m.askQuit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.openPager(true)
+	case key.Matches(msg, k.Log):
+		m.openPager(false)
 	case key.Matches(msg, k.Prev):
 		moved = t.step(-1)
 	case key.Matches(msg, k.Next):
@@ -856,7 +941,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return tea.Batch(cancelRun(m.run), m.setFlash("stopping the run…", false))
 	case key.Matches(msg, k.Kill):
-		return m.kill()
+		return m.askKill()
 	case key.Matches(msg, k.Drill):
 		return m.openDrill()
 	case key.Matches(msg, k.Dismiss):
@@ -874,8 +959,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.unfold = !m.unfold
 		m.syncPanes()
 	case key.Matches(msg, k.Theme):
+		if m.noColor {
+			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
+		}
 		m.setTheme(themes.Or(themes.Next(m.th.Name)))
-		return m.setFlash("theme "+m.th.Name, false)
+		return m.saveTheme(m.th.Name)
 	}
 	if moved {
 		return m.cursorMoved()
@@ -898,7 +986,7 @@ func (m *Model) resume() tea.Cmd {
 	}
 	latest := m.tree.nodes[m.tree.maxID]
 	if latest == nil || latest.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint #%d has no pending tasks", m.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%d has no pending tasks", m.tree.maxID), true)
 	}
 	return m.startRun("resume", 0, Input{})
 }
@@ -911,11 +999,11 @@ func (m *Model) openFork() tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	note := fmt.Sprintf("A new branch starts at #%d with this message; nothing is deleted, the old branch stays.", id)
+	note := fmt.Sprintf("A new branch starts at @%d with this message; nothing is deleted, the old branch stays.", id)
 	if n := m.tree.nodes[id]; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
 	}
-	f := newForm(m.th, fmt.Sprintf("Fork at #%d", id), note, func(v []string) (tea.Cmd, error) {
+	f := newForm(m.th, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
 		var attach []string
 		if v[1] != "" {
 			attach = []string{v[1]}
@@ -936,7 +1024,7 @@ func (m *Model) openDiscard() tea.Cmd {
 	}
 	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
 	m.dialog = &confirmDialog{title: "Discard pending tasks",
-		question: fmt.Sprintf("Drop the %d pending task(s) of #%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
+		question: fmt.Sprintf("Drop the %d pending task(s) of @%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
 			return func() tea.Msg {
@@ -951,9 +1039,11 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.listKeys
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m.quit()
+		return m.askQuit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.openPager(true)
+	case key.Matches(msg, k.Log):
+		m.openPager(false)
 	case key.Matches(msg, k.Up):
 		m.threads.move(-1)
 	case key.Matches(msg, k.Down):
@@ -1083,7 +1173,16 @@ func (m *Model) scrollFocused(n int) tea.Cmd {
 }
 
 func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
-	if msg.Action != tea.MouseActionPress || m.dialog != nil || m.showHelp {
+	if msg.Action != tea.MouseActionPress || m.dialog != nil {
+		return nil
+	}
+	if m.showHelp || m.showLog {
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.pagerOff = max(m.pagerOff-3, 0)
+		case tea.MouseButtonWheelDown:
+			m.pagerOff += 3 // the view clamps it
+		}
 		return nil
 	}
 	wheel := 0

@@ -17,7 +17,7 @@ func TestScrubShowsStateAtCursor(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("the newest checkpoint", func() bool { return h.at(16) })
-	if !h.contains("at #16 10/10") {
+	if !h.contains("at @16 10/10") {
 		t.Fatalf("status bar lacks the position 10/10:\n%s", h.screen())
 	}
 	if !h.contains("INV-") || h.contains("refund_policy") {
@@ -27,9 +27,9 @@ func TestScrubShowsStateAtCursor(t *testing.T) {
 	h.key("home")
 	h.until("#1", func() bool { return h.at(1) })
 	s := h.screen()
-	for _, want := range []string{"at #1 1/10", "#1 user", "Pending tasks (1)", "planner"} {
+	for _, want := range []string{"at @1 1/10", "#1 user", "Pending tasks (1)", "planner"} {
 		if !strings.Contains(s, want) {
-			t.Fatalf("at #1 the screen lacks %q:\n%s", want, s)
+			t.Fatalf("at @1 the screen lacks %q:\n%s", want, s)
 		}
 	}
 	if strings.Contains(s, "executor[") {
@@ -40,7 +40,7 @@ func TestScrubShowsStateAtCursor(t *testing.T) {
 	// child by accident.
 	h.key("right", "right")
 	h.until("#9", func() bool { return h.at(9) })
-	if !h.contains("at #9 3/10") || !h.contains(forkInput) {
+	if !h.contains("at @9 3/10") || !h.contains(forkInput) {
 		t.Fatalf("after → → the cursor should be on the fork #9 showing its input:\n%s", h.screen())
 	}
 
@@ -49,9 +49,9 @@ func TestScrubShowsStateAtCursor(t *testing.T) {
 	h.until("#3", func() bool { return h.at(3) })
 	h.key("2")
 	s = h.screen()
-	for _, want := range []string{"at #3 3/8", "t-1-order", "t-2-shipping", "t-3-refund", "branch 1/2 at #2"} {
+	for _, want := range []string{"at @3 3/8", "t-1-order", "t-2-shipping", "t-3-refund", "branch 1/2 at @2"} {
 		if !strings.Contains(s, want) {
-			t.Fatalf("on the original branch at #3 the screen lacks %q:\n%s", want, s)
+			t.Fatalf("on the original branch at @3 the screen lacks %q:\n%s", want, s)
 		}
 	}
 	h.key("right", "]")
@@ -64,8 +64,8 @@ func TestScrubShowsStateAtCursor(t *testing.T) {
 	h.key("[", "end")
 	h.until("#8", func() bool { return h.at(8) })
 	h.key("1")
-	if !h.contains("at #8 8/8") || !h.contains("Here is where things stand") {
-		t.Fatalf("End on the original branch should reach its reply at #8:\n%s", h.screen())
+	if !h.contains("at @8 8/8") || !h.contains("Here is where things stand") {
+		t.Fatalf("End on the original branch should reach its reply at @8:\n%s", h.screen())
 	}
 	h.key("left")
 	h.until("#7", func() bool { return h.at(7) })
@@ -87,7 +87,7 @@ func TestForkRunsANewBranch(t *testing.T) {
 	h.key("home", "right")
 	h.until("#2", func() bool { return h.at(2) })
 	h.key("f")
-	if !h.contains("Fork at #2") {
+	if !h.contains("Fork at @2") {
 		t.Fatalf("f should open the fork dialog:\n%s", h.screen())
 	}
 	h.typeText("Can I change the delivery address of SO20260901?")
@@ -100,7 +100,7 @@ func TestForkRunsANewBranch(t *testing.T) {
 	if n := len(h.m.tree.nodes[2].kids); n != 3 {
 		t.Fatalf("#2 should have 3 branches now, has %d", n)
 	}
-	if !h.contains("address") || !h.contains("done at #24") {
+	if !h.contains("address") || !h.contains("done at @24") {
 		t.Fatalf("the new branch's reply and the run's end should show:\n%s", h.screen())
 	}
 	// Nothing was deleted: the original branch still ends with its reply.
@@ -110,7 +110,7 @@ func TestForkRunsANewBranch(t *testing.T) {
 	}
 	s, _ := ticket.Decode(cp.Values)
 	if got := s.Messages[len(s.Messages)-1].Speaker; got != "reply" {
-		t.Fatalf("the original branch changed: last speaker at #8 is %q", got)
+		t.Fatalf("the original branch changed: last speaker at @8 is %q", got)
 	}
 	h.key("[")
 	h.until("the sibling at the same step", func() bool { return h.loaded() && h.m.tree.cursor != 24 })
@@ -123,8 +123,8 @@ func TestSendStartsANewThreadWithLiveProgress(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "fresh"}, 80, 24)
 	h.until("empty thread", func() bool { return !h.m.loading })
-	if !h.contains("No checkpoints yet") {
-		t.Fatalf("an unknown thread should say it is empty:\n%s", h.screen())
+	if !h.contains("No checkpoints yet") || !h.contains("No checkpoints on fresh yet") || h.contains("loading…") {
+		t.Fatalf("an unknown thread should say it is empty, not loading:\n%s", h.screen())
 	}
 	h.key("i")
 	h.typeText(firstInput)
@@ -137,7 +137,7 @@ func TestSendStartsANewThreadWithLiveProgress(t *testing.T) {
 	if !sawRun {
 		t.Fatal("the run never showed as under way")
 	}
-	if !h.contains("Here is where things stand") || !h.contains("done at #8") {
+	if !h.contains("Here is where things stand") || !h.contains("done at @8") {
 		t.Fatalf("the reply and the run's end should show:\n%s", h.screen())
 	}
 }
@@ -149,7 +149,7 @@ func TestSendOnAnOlderBranchForksFromItsEnd(t *testing.T) {
 	h.until("loaded", func() bool { return h.at(16) })
 	h.key("[", "end")
 	h.until("#8", func() bool { return h.at(8) })
-	if !h.contains("continues this branch from #8") {
+	if !h.contains("continues this branch from @8") {
 		t.Fatalf("the composer hint should say where a message goes:\n%s", h.screen())
 	}
 	h.key("i")
@@ -170,7 +170,7 @@ func TestBreakpointPausesAndResumeFinishes(t *testing.T) {
 	h.key("enter")
 	h.until("the pause", func() bool { return h.at(2) && h.m.flash != "" })
 	s := h.screen()
-	for _, want := range []string{"paused before executor at #2", "Pending tasks (3)", `"id": "t-1-order"`, "⏸"} {
+	for _, want := range []string{"paused before executor at @2", "Pending tasks (3)", `"id": "t-1-order"`, "⏸"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("a paused run should show %q:\n%s", want, s)
 		}
@@ -181,8 +181,8 @@ func TestBreakpointPausesAndResumeFinishes(t *testing.T) {
 			return h.loaded() && h.m.run == nil && h.m.flash != "" && !strings.Contains(h.m.flash, "stopping")
 		})
 	}
-	if !strings.Contains(h.m.flash, "done at #8") {
-		t.Fatalf("resuming should finish the turn at #8, flash %q:\n%s", h.m.flash, h.screen())
+	if !strings.Contains(h.m.flash, "done at @8") {
+		t.Fatalf("resuming should finish the turn at @8, flash %q:\n%s", h.m.flash, h.screen())
 	}
 }
 
@@ -195,7 +195,7 @@ func TestDiscardAndDeleteAskFirst(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "p"}, 80, 24)
 	h.until("loaded", func() bool { return h.at(2) })
 	h.key("D")
-	if !h.contains("Drop the 3 pending task(s) of #2") {
+	if !h.contains("Drop the 3 pending task(s) of @2") {
 		t.Fatalf("D should ask first:\n%s", h.screen())
 	}
 	h.key("n")
@@ -347,9 +347,19 @@ func TestQuitStopsARunFirst(t *testing.T) {
 	h.typeText("hello")
 	h.key("enter")
 	h.until("the run", func() bool { return h.m.run != nil })
-	_, cmd := h.m.Update(keyMsg("q"))
+	// q asks first, saying the run stays resumable; n stays.
+	h.key("q")
+	if h.m.quitting || !h.contains("Quit during a run") || !h.contains("resumable") {
+		t.Fatalf("q during a run should ask first:\n%s", h.screen())
+	}
+	h.key("n")
+	if h.m.quitting || h.m.dialog != nil || h.m.run == nil {
+		t.Fatal("n should keep the run and the screen")
+	}
+	h.key("q")
+	_, cmd := h.m.Update(keyMsg("y"))
 	if !h.m.quitting || cmd == nil {
-		t.Fatal("q during a run should stop it first")
+		t.Fatal("q, y during a run should stop it first")
 	}
 	select {
 	case <-stuck:

@@ -87,9 +87,9 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		}
 	}
 
-	add(th.Heading.Render(fmt.Sprintf("Checkpoint #%d", cp.ID)) + th.Muted.Render(fmt.Sprintf("  step %d · %s · schema v%d", cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)))
+	add(th.Heading.Render(fmt.Sprintf("Checkpoint @%d", cp.ID)) + th.Muted.Render(fmt.Sprintf("  step %d · %s · schema v%d", cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)))
 	if cp.ParentID != 0 {
-		kv("parent", fmt.Sprintf("#%d", cp.ParentID))
+		kv("parent", fmt.Sprintf("@%d", cp.ParentID))
 	} else {
 		kv("parent", "none (root)")
 	}
@@ -126,7 +126,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		kv("reused", strings.Join(md.Reused, ", ")+" (stored writes used, not run again)")
 	}
 	if md.ForkedFrom != 0 {
-		kv("forked", fmt.Sprintf("from #%d", md.ForkedFrom))
+		kv("forked", fmt.Sprintf("from @%d", md.ForkedFrom))
 	}
 	if len(md.Discarded) > 0 {
 		kv("dropped", fmt.Sprintf("%d pending task(s): %s", len(md.Discarded), engine.DescribeTasks(md.Discarded)))
@@ -174,7 +174,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	if d.parent == nil {
 		add(th.Heading.Render("Diff") + th.Muted.Render(" · root checkpoint: everything is new"))
 	} else {
-		add(th.Heading.Render(fmt.Sprintf("Diff against parent #%d", d.parent.ID)) + th.Muted.Render(fmt.Sprintf(" · %d channel(s) changed", len(d.diff))))
+		add(th.Heading.Render(fmt.Sprintf("Diff against parent @%d", d.parent.ID)) + th.Muted.Render(fmt.Sprintf(" · %d channel(s) changed", len(d.diff))))
 	}
 	if len(d.diff) == 0 && d.parent != nil {
 		add(th.Muted.Render("  no channel changed"))

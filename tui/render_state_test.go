@@ -29,6 +29,6 @@ func TestStatePaneListsSourceVersions(t *testing.T) {
 	h.key("home")
 	h.until("#1", func() bool { return h.at(1) })
 	if h.contains("Source versions") {
-		t.Fatalf("nothing was read at #1, yet the State pane lists source versions:\n%s", h.screen())
+		t.Fatalf("nothing was read at @1, yet the State pane lists source versions:\n%s", h.screen())
 	}
 }

@@ -107,7 +107,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		if !t.UpdatedAt.IsZero() {
 			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
 		}
-		row := fmt.Sprintf("%s%s  %5d checkpoints · latest #%-5d %s", mark, fit(termtext.Name(t.ID), idW), t.Checkpoints, t.LatestID, when)
+		row := fmt.Sprintf("%s%s  %5d checkpoints · latest @%-5d %s", mark, fit(termtext.Name(t.ID), idW), t.Checkpoints, t.LatestID, when)
 		row = strings.TrimRight(row, " ")
 		if i == l.sel {
 			out = append(out, th.Selected.Render(fit("▶ "+row, l.w)))

@@ -117,7 +117,7 @@ func renderRow(th *themes.Theme, k rowKey) string {
 	} else if k.pending > 0 && k.head {
 		writer += " …"
 	}
-	idPart := fmt.Sprintf("%s %-4s ", marker, fmt.Sprintf("#%d", n.id))
+	idPart := fmt.Sprintf("%s %-4s ", marker, fmt.Sprintf("@%d", n.id))
 	srcPart := src + strings.Repeat(" ", max(6-width(src), 0)) + " "
 	if right != "" {
 		writer = fit(writer, max(avail-width(idPart)-width(srcPart)-width(right), 1))

@@ -344,7 +344,7 @@ func (t *tree) position() (int, int) {
 }
 
 // branchInfo says which of the branches at the nearest branch point the
-// cursor is on ("branch 2/3 at #4"), or "" on a line without forks.
+// cursor is on ("branch 2/3 at @4"), or "" on a line without forks.
 func (t *tree) branchInfo() string {
 	child, bp := t.cursor, t.parentOf(t.cursor)
 	for bp != 0 && len(t.nodes[bp].kids) < 2 {
@@ -359,7 +359,7 @@ func (t *tree) branchInfo() string {
 	kids := t.nodes[bp].kids
 	for i, k := range kids {
 		if k == child {
-			return fmt.Sprintf("branch %d/%d at #%d", i+1, len(kids), bp)
+			return fmt.Sprintf("branch %d/%d at @%d", i+1, len(kids), bp)
 		}
 	}
 	return ""

@@ -24,7 +24,6 @@ import (
 	"github.com/muesli/termenv"
 
 	"rewind/engine"
-	"rewind/themes"
 )
 
 // Options are what `rewind tui` passes in: the app the CLI opened (its
@@ -45,12 +44,15 @@ type Options struct {
 	// Theme is the --theme flag; empty means the config file, NO_COLOR, or
 	// the default.
 	Theme string
+	// NoMouse leaves the mouse to the terminal (plain text selection), as
+	// mouse = false in the config file does.
+	NoMouse bool
 	// InterruptBefore/After preset breakpoints.
 	InterruptBefore []string
 	InterruptAfter  []string
 	// Exe is the rewind binary that runs workers (`rewind worker …`): every
 	// run, resume, fork and approval answer is then a process of its own,
-	// so k kills it for real. Empty runs in this process instead.
+	// so X kills it for real. Empty runs in this process instead.
 	Exe string
 	// WorkerFlags are passed to every worker: the model's flags, e.g.
 	// --mock-latency 400ms, --provider openai.
@@ -68,7 +70,8 @@ func Run(ctx context.Context, o Options) error {
 	if o.Engine == nil {
 		return errors.New("tui: no engine: open the app first (cli/app.Open) and pass its engine")
 	}
-	cfg, err := LoadConfig(ConfigPath())
+	cfgPath := ConfigPath()
+	cfg, err := LoadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -76,7 +79,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	applyColorProfile(th, o.Theme != "" || cfg.Theme != "")
+	noColor := os.Getenv("NO_COLOR") != ""
+	applyColorProfile(noColor)
 	deps := Deps{Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
 	switch {
 	case o.WorkerStore == "":
@@ -87,9 +91,10 @@ func Run(ctx context.Context, o Options) error {
 		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: o.WorkerStore, Flags: o.WorkerFlags})
 		deps.RunnerLabel = "worker processes"
 	}
-	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL})
+	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL,
+		ConfigPath: cfgPath, NoColor: noColor, Keys: cfg.Keys})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
-	if cfg.Mouse == nil || *cfg.Mouse {
+	if !o.NoMouse && (cfg.Mouse == nil || *cfg.Mouse) {
 		opts = append(opts, tea.WithMouseCellMotion())
 	}
 	if o.Input != nil {
@@ -106,21 +111,12 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// applyColorProfile honours NO_COLOR: with the no-color theme, attributes
-// (bold, reverse) are kept while termenv would drop them with the colours;
-// a colour theme chosen by flag or config file wins over NO_COLOR.
-func applyColorProfile(th *themes.Theme, explicit bool) {
-	if os.Getenv("NO_COLOR") == "" {
+// applyColorProfile honours NO_COLOR: the theme is no-color, and the
+// attributes (bold, reverse) are kept while termenv would drop them with
+// the colours.
+func applyColorProfile(noColor bool) {
+	if !noColor || !term.IsTerminal(os.Stdout.Fd()) {
 		return
 	}
-	if !term.IsTerminal(os.Stdout.Fd()) {
-		return
-	}
-	out := termenv.NewOutput(os.Stdout)
-	switch {
-	case th.Name == themes.NoColor:
-		lipgloss.SetColorProfile(termenv.ANSI)
-	case explicit:
-		lipgloss.SetColorProfile(out.ColorProfile())
-	}
+	lipgloss.SetColorProfile(termenv.ANSI)
 }

@@ -74,7 +74,7 @@ func TestTreeScrubbing(t *testing.T) {
 	tr := testTree()
 	tr.jump(4)
 	if a, b := tr.position(); a != 4 || b != 4 || tr.leaf() != 4 {
-		t.Fatalf("at #4: position %d/%d leaf %d", a, b, tr.leaf())
+		t.Fatalf("at @4: position %d/%d leaf %d", a, b, tr.leaf())
 	}
 	tr.first()
 	if tr.cursor != 1 {
@@ -86,9 +86,9 @@ func TestTreeScrubbing(t *testing.T) {
 	if tr.cursor != 3 {
 		t.Fatalf("→→ from #1 should reach #3, at %d", tr.cursor)
 	}
-	// ] at #3 goes to the same distance from #2 on the next branch: #5.
+	// ] at @3 goes to the same distance from #2 on the next branch: #5.
 	tr.switchBranch(1)
-	if tr.cursor != 5 || tr.branchInfo() != "branch 2/2 at #2" {
+	if tr.cursor != 5 || tr.branchInfo() != "branch 2/2 at @2" {
 		t.Fatalf("] → %d (%s)", tr.cursor, tr.branchInfo())
 	}
 	// At a branch point the cursor stays and the branch ahead changes.
@@ -145,18 +145,43 @@ func TestConfigAndThemeChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("# mine\n[tui]\ntheme = \"light\" # comment\nmouse = off\nfuture = 1\n")
+	write("# mine\ntheme = \"light\" # comment\nmouse = false\n\n[keys]\nkill = \"ctrl+k\"\nup = [\"up\", \"w\"]\n")
 	c, err := LoadConfig(path)
-	if err != nil || c.Theme != "light" || c.Mouse == nil || *c.Mouse {
+	if err != nil || c.Theme != "light" || c.Mouse == nil || *c.Mouse || len(c.Keys["kill"]) != 1 || len(c.Keys["up"]) != 2 {
 		t.Fatalf("config: %+v %v", c, err)
 	}
-	write("theme = neon\n")
-	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "line 1") {
-		t.Fatalf("a bad theme should be an error with its line, got %v", err)
+	// The line scanner's files keep loading: mouse = "off" was accepted.
+	write("# mine\n[tui]\ntheme = 'dark' # comment\nmouse = \"off\"\n")
+	if c, err := LoadConfig(path); err != nil || c.Theme != "dark" || c.Mouse == nil || *c.Mouse {
+		t.Fatalf("an old config: %+v %v", c, err)
 	}
-	write("just words\n")
-	if _, err := LoadConfig(path); err == nil {
-		t.Fatal("a line without = should be an error")
+	// Every error names the file, the line and the fix.
+	for text, want := range map[string][]string{
+		"# a\ntheme = \"neon\"\n":              {"line 2", "neon"},
+		"\n\ntheme = neon\n":                   {"line 3", "quote text values"},
+		"mouse = true\nmouse = maybe\n":        {"line 2", "quote text values"},
+		"mouse = \"sometimes\"\n":              {"line 1", "mouse is true or false"},
+		"[tui]\ntheme = \"neon\"\n":            {"line 2", "neon"},
+		"just words\n":                         {"line 1", "key = value"},
+		"theme = \"dark\"\nthem = \"light\"\n": {"line 2", `unknown setting "them"`, "theme, mouse and [keys]"},
+		"[keys]\nkil = \"X\"\n":                {"line 2", `no key is named "kil"`, "kill"},
+		"[keys]\n\nkill = []\n":                {"line 3", `kill = ["ctrl+k", "X"]`},
+		"[keys]\nkill = \"j\"\n":               {"line 2", `"j" would do both`, "down", "kill"},
+	} {
+		write(text)
+		_, err := LoadConfig(path)
+		if err == nil {
+			t.Errorf("%q should be refused", text)
+			continue
+		}
+		for _, w := range append(want, path) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: the error %q lacks %q", text, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: the error is not one line: %q", text, err)
+		}
 	}
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	if ConfigPath() != path {
@@ -184,11 +209,14 @@ func TestConfigAndThemeChoice(t *testing.T) {
 	if got := pick("", Config{}, "1"); got != themes.NoColor {
 		t.Errorf("NO_COLOR: %s", got)
 	}
-	if got := pick("", Config{Theme: "light"}, "1"); got != themes.Light {
-		t.Errorf("the config file wins over NO_COLOR: %s", got)
+	if got := pick("", Config{Theme: "light"}, ""); got != themes.Light {
+		t.Errorf("the config file: %s", got)
 	}
-	if got := pick("high-contrast", Config{Theme: "light"}, "1"); got != themes.HighContrast {
-		t.Errorf("the flag wins: %s", got)
+	if got := pick("high-contrast", Config{Theme: "light"}, ""); got != themes.HighContrast {
+		t.Errorf("the flag wins over the config: %s", got)
+	}
+	if got := pick("high-contrast", Config{Theme: "light"}, "1"); got != themes.NoColor {
+		t.Errorf("NO_COLOR always wins: %s", got)
 	}
 	if _, err := ResolveTheme("neon", Config{}, env("")); err == nil {
 		t.Error("an unknown --theme should be an error")
@@ -215,5 +243,44 @@ func TestProgressCountsEachEventOnce(t *testing.T) {
 	}
 	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model calls" {
 		t.Fatalf("progress line: %q", got)
+	}
+}
+
+// T's save keeps the file's other lines and replaces the theme where it is,
+// also inside an old [tui] table.
+func TestSaveThemeKeepsTheRest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rewind", "config.toml")
+	if err := SaveTheme(path, "light"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadConfig(path); err != nil || c.Theme != "light" {
+		t.Fatalf("a new file: %+v %v", c, err)
+	}
+	for before, after := range map[string]string{
+		"# mine\n[tui]\ntheme = \"dark\"\nmouse = false\n":              "# mine\n[tui]\ntheme = \"light\"\nmouse = false\n",
+		"mouse = true # yes\n\n[keys]\nkill = \"ctrl+k\"\n":             "mouse = true # yes\n\ntheme = \"light\"\n[keys]\nkill = \"ctrl+k\"\n",
+		"theme = \"dark\"   # the old one\n[keys]\nkill = \"ctrl+k\"\n": "theme = \"light\"  # the old one\n[keys]\nkill = \"ctrl+k\"\n",
+	} {
+		if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := SaveTheme(path, "light"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if string(got) != after {
+			t.Errorf("saving into %q gave %q, want %q", before, got, after)
+		}
+	}
+	// A file that does not load is left alone, and the error says so.
+	bad := "mouse = maybe\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveTheme(path, "light"); err == nil || !strings.Contains(err.Error(), "fix it by hand") {
+		t.Errorf("saving into a broken file: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != bad {
+		t.Errorf("a broken file was changed: %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/tui/termtext"
 )
@@ -93,8 +94,8 @@ func (m *Model) View() string {
 		screen = m.viewThread()
 	}
 	switch {
-	case m.showHelp:
-		screen = overlay(screen, m.viewHelp(), m.w, m.h)
+	case m.showHelp || m.showLog:
+		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
 		screen = overlay(screen, m.dialog.view(m.th, m.help, m.w-4, m.h-2), m.w, m.h)
 	}
@@ -142,7 +143,12 @@ func (m *Model) framePane(p, w int, focused bool) string {
 	if focused {
 		titleStyle = m.th.PaneTitleFocused
 	}
-	return frame(m.paneTitle(p, focused), m.panes[p].scroll.view(), w, m.lay.bodyH, focused, m.border(focused), titleStyle)
+	lines := m.panes[p].scroll.view()
+	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
+		// Nothing to load: say so rather than "loading…".
+		lines = wrapStyled(m.th.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
+	}
+	return frame(m.paneTitle(p, focused), lines, w, m.lay.bodyH, focused, m.border(focused), titleStyle)
 }
 
 // paneTitle names the pane (as tabs when several share a column) and the
@@ -173,9 +179,9 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	}
 	title := strings.Join(parts, " ")
 	if m.cur != nil {
-		title += fmt.Sprintf(" · #%d", m.cur.cp.ID)
+		title += fmt.Sprintf(" · @%d", m.cur.cp.ID)
 		if m.cur.cp.ID != m.tree.cursor && m.tree.cursor != 0 {
-			title += fmt.Sprintf(" (loading #%d)", m.tree.cursor)
+			title += fmt.Sprintf(" (loading @%d)", m.tree.cursor)
 		}
 	}
 	if sc := &m.panes[p].scroll; sc.maxOff() > 0 {
@@ -229,18 +235,18 @@ func (m *Model) viewComposer() string {
 	case m.busy():
 		hint = "a run is under way · x stops it"
 		if m.canKill() {
-			hint += ", k kills its worker"
+			hint += ", " + m.keys.Kill.Help().Key + " kills its worker"
 		}
 	case head != nil && head.gate != nil && m.leaf == head.cp.ID:
-		hint = fmt.Sprintf("#%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
+		hint = fmt.Sprintf("@%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
 	case head != nil && len(head.cp.Tasks) > 0 && m.leaf == head.cp.ID:
-		hint = fmt.Sprintf("#%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
+		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.tree.len() == 0:
 		hint = "i: write the first message of " + termtext.Name(m.thread)
 	case m.leaf != 0 && m.leaf != m.tree.maxID:
-		hint = fmt.Sprintf("i: write a message (continues this branch from #%d) · f forks at the cursor", m.leaf)
+		hint = fmt.Sprintf("i: write a message (continues this branch from @%d) · f forks at the cursor", m.leaf)
 	case m.leaf != 0:
-		hint = fmt.Sprintf("i: write a message (continues at #%d) · f forks at the cursor", m.leaf)
+		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.leaf)
 	}
 	if v := m.composer.Value(); v != "" {
 		hint = "unsent: " + termtext.Line(v) + "  (i edits)"
@@ -268,7 +274,7 @@ func (m *Model) viewStatus() string {
 	if m.screen == screenThread && m.thread != "" {
 		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
 		if m.pos[1] > 0 {
-			parts = append(parts, seg("at", fmt.Sprintf("#%d %d/%d", m.tree.cursor, m.pos[0], m.pos[1])))
+			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.pos[0], m.pos[1])))
 		}
 		if m.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.branch))
@@ -310,7 +316,12 @@ func (m *Model) viewStatus() string {
 	}
 	left := strings.Join(parts, sep)
 	if right != "" {
-		right = trunc(right, max(m.w-width(left)-4, 8))
+		// A status line too long for the bar says where to read it whole.
+		// It gets half the bar at least: the left side is cut for it.
+		if room := max(m.w-width(left)-4, m.w/2); width(right) > room {
+			more := " (" + m.keys.Log.Help().Key + ")"
+			right = trunc(right, max(room-width(more), 1)) + th.StatusLabel.Render(more)
+		}
 	}
 	room := m.w - width(left) - width(right) - 2
 optional:
@@ -331,16 +342,36 @@ optional:
 
 func (m *Model) viewHelpLine() string {
 	switch {
-	case m.showHelp:
-		return fit(m.th.HelpDesc.Render(" any key closes the help"), m.w)
+	case m.showHelp || m.showLog:
+		return m.keyLine(m.pagerKeys.ShortHelp())
 	case m.dialog != nil:
 		return fit("", m.w)
 	case m.screen == screenThreads:
-		return fit(" "+m.help.ShortHelpView(m.listKeys.ShortHelp()), m.w)
+		return m.keyLine(m.listKeys.ShortHelp())
 	case m.composing:
-		return fit(" "+m.help.ShortHelpView(m.compKeys.ShortHelp()), m.w)
+		k := m.compKeys
+		draft := "draft: off"
+		if m.draft {
+			draft = "draft: ON"
+		}
+		return m.keyLine([]key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back"), short(k.Clear, "clear")})
 	}
-	return fit(" "+m.help.ShortHelpView(m.shortHelp()), m.w)
+	return m.keyLine(m.shortHelp())
+}
+
+// keyLine is the footer: bubbles/help's short view of bs. When it is too
+// wide, keys are dropped from the left, so the last ones (? help) stay.
+func (m *Model) keyLine(bs []key.Binding) string {
+	h := m.help
+	h.Width = 0 // measured here: help would cut the right end
+	line := h.ShortHelpView(bs)
+	cut := ""
+	for len(bs) > 1 && width(line)+1+width(cut) > m.w {
+		bs = bs[1:]
+		cut = m.th.HelpSep.Render("… ")
+		line = h.ShortHelpView(bs)
+	}
+	return fit(" "+cut+line, m.w)
 }
 
 // shortHelp puts the keys that matter now first: kill during a run,
@@ -353,22 +384,26 @@ func (m *Model) shortHelp() []key.Binding {
 	}
 	switch {
 	case m.busy() && m.canKill():
-		return []key.Binding{k.Kill, k.Stop, k.Prev, k.Next, k.FocusNext, k.Help, k.Quit}
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Kill, "kill worker"), short(k.Quit, "quit"), k.Help}
 	case m.busy():
-		return []key.Binding{k.Stop, k.Prev, k.Next, k.FocusNext, k.Help, k.Quit}
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Quit, "quit"), k.Help}
 	case head != nil && head.gate != nil:
-		return []key.Binding{k.Approve, k.Prev, k.Next, k.Fork, k.Help, k.Quit}
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Approve, "approve/reject"),
+			short(k.Quit, "quit"), k.Help}
 	case head != nil && len(head.cp.Tasks) > 0:
-		return []key.Binding{k.Resume, k.Fork, k.Discard, k.Prev, k.Next, k.Help, k.Quit}
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Discard, "discard"),
+			short(k.Resume, "resume"), short(k.Quit, "quit"), k.Help}
 	}
 	return k.ShortHelp()
 }
 
-// viewHelp lists every key of the current screen, in as many columns as fit.
-func (m *Model) viewHelp() string {
+// helpLines lists every key of the current screen, in as many columns as
+// fit, and the width of the box that shows them.
+func (m *Model) helpLines() (title string, lines []string, w int) {
 	th := m.th
 	var groups [][]key.Binding
-	title := "Keys"
 	if m.screen == screenThreads {
 		groups = m.listKeys.FullHelp()
 		title = "Keys · threads"
@@ -386,9 +421,6 @@ func (m *Model) viewHelp() string {
 	colW := keyW + 2 + descW
 	maxW := m.w - 6
 	cols := min(max(maxW/(colW+3), 1), len(groups))
-	if cols == 0 {
-		cols = 1
-	}
 	colLines := make([][]string, cols)
 	for _, g := range groups {
 		// Each group goes to the shortest column, so the box stays low.
@@ -403,7 +435,7 @@ func (m *Model) viewHelp() string {
 		}
 		for _, b := range g {
 			k := b.Help().Key
-			colLines[c] = append(colLines[c], th.HelpKey.Render(k+strings.Repeat(" ", keyW-width(k)))+"  "+th.HelpDesc.Render(b.Help().Desc))
+			colLines[c] = append(colLines[c], th.HelpKey.Render(k+strings.Repeat(" ", max(keyW-width(k), 0)))+"  "+th.HelpDesc.Render(b.Help().Desc))
 		}
 	}
 	rows := 0
@@ -411,7 +443,6 @@ func (m *Model) viewHelp() string {
 		rows = max(rows, len(c))
 	}
 	cw := min(colW, maxW/cols-3)
-	var lines []string
 	for r := 0; r < rows; r++ {
 		var b strings.Builder
 		for c := range colLines {
@@ -426,9 +457,97 @@ func (m *Model) viewHelp() string {
 		}
 		lines = append(lines, b.String())
 	}
-	lines = append(lines, "", th.Muted.Render("Scrubbing follows the highlighted branch; [ ] switch branches; "), th.Muted.Render("sending continues the branch's end, f forks at the cursor."))
-	w := min(cols*(cw+3)+4, m.w-2)
-	return box(th, title, lines, w)
+	w = min(cols*(cw+3)+4, m.w-2)
+	lines = append(lines, "")
+	for _, l := range wrap("Scrubbing follows the highlighted branch; [ ] switch branches; sending continues the branch's end, f forks at the cursor. L shows every status line in full. Keys can be rebound in "+configHint+".", w-4) {
+		lines = append(lines, th.Muted.Render(l))
+	}
+	return title, lines, w
+}
+
+// logLines are the status log's lines, each status in full, wrapped.
+func (m *Model) logLines() (title string, lines []string, w int) {
+	th := m.th
+	w = min(m.w-2, 100)
+	inner := max(w-6, 8)
+	title = fmt.Sprintf("Status log · %d", len(m.statusLog))
+	if len(m.statusLog) == 0 {
+		return title, []string{th.Muted.Render("No status lines yet.")}, w
+	}
+	for _, e := range m.statusLog {
+		mark, st := "· ", th.Text
+		if e.isErr {
+			mark, st = "✗ ", th.Error
+		}
+		for i, l := range wrap(e.text, inner) {
+			if i > 0 {
+				mark = "  "
+			}
+			lines = append(lines, st.Render(mark+l))
+		}
+	}
+	return title, lines, w
+}
+
+// pagerRoom is how many lines of the help or the log fit on the screen.
+func (m *Model) pagerRoom() int { return max(m.h-2-3, 1) }
+
+func (m *Model) pagerContent() (string, []string, int) {
+	if m.showLog {
+		return m.logLines()
+	}
+	return m.helpLines()
+}
+
+// viewPager draws the help or the status log, scrolled to pagerOff.
+func (m *Model) viewPager() string {
+	title, lines, w := m.pagerContent()
+	room := m.pagerRoom()
+	if len(lines) > room {
+		off := min(max(m.pagerOff, 0), len(lines)-room)
+		title += fmt.Sprintf(" · %d–%d of %d · j/k scroll", off+1, off+room, len(lines))
+		lines = lines[off : off+room]
+	}
+	return box(m.th, title, lines, w)
+}
+
+// openPager shows the help (help) or the status log, the log at its end.
+func (m *Model) openPager(help bool) {
+	m.showHelp, m.showLog, m.pagerOff = help, !help, 0
+	if !help {
+		_, lines, _ := m.logLines()
+		m.pagerOff = max(len(lines)-m.pagerRoom(), 0)
+	}
+}
+
+// onPagerKey scrolls the help or the log; any other key closes it.
+func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.pagerKeys
+	_, lines, _ := m.pagerContent()
+	maxOff := max(len(lines)-m.pagerRoom(), 0)
+	page := max(m.pagerRoom()-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		m.pagerOff--
+	case key.Matches(msg, k.Down):
+		m.pagerOff++
+	case key.Matches(msg, k.PageUp):
+		m.pagerOff -= page
+	case key.Matches(msg, k.PageDown):
+		m.pagerOff += page
+	case key.Matches(msg, k.Top):
+		m.pagerOff = 0
+	case key.Matches(msg, k.Bottom):
+		m.pagerOff = maxOff
+	default:
+		m.showHelp, m.showLog = false, false
+		if msg.String() == "ctrl+c" {
+			return m.askQuit()
+		}
+		return nil
+	}
+	m.pagerOff = min(max(m.pagerOff, 0), maxOff)
+	return nil
 }
 
 func (m *Model) viewThreads() string {

@@ -97,7 +97,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		t.Fatalf("the resumed turn should end with nothing pending: head #%d, latest %+v (%v)", h.m.head.cp.ID, latest, err)
 	}
 
-	// 3. k kills the worker while its executors run.
+	// 3. X (asked, y) kills the worker while its executors run.
 	h.key("esc", "i")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -112,11 +112,11 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		}
 		return false
 	})
-	h.key("k")
-	h.until("the kill by k", func() bool { return h.m.killed != nil && h.m.head != nil && h.loaded() })
+	h.key("X", "y")
+	h.until("the kill by X", func() bool { return h.m.killed != nil && h.m.head != nil && h.loaded() })
 	k := *h.m.killed
 	if k.point != "" || !processGone(k.pid) {
-		t.Fatalf("k should SIGKILL the worker: %+v (gone %v)", k, processGone(k.pid))
+		t.Fatalf("X should SIGKILL the worker: %+v (gone %v)", k, processGone(k.pid))
 	}
 	pending, stored := len(h.m.head.cp.Tasks), len(h.m.head.plan.Reused())
 	if pending == 0 {

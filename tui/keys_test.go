@@ -1,0 +1,283 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/themes"
+)
+
+// j/k and the arrows move the timeline's row and scroll a pane; h/l scrub.
+func TestJKMoveAndHLScrub(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)
+	h.until("the thread", h.loaded)
+	start := h.m.tree.cursor
+	h.key("k")
+	h.until("k moved", h.loaded)
+	up := h.m.tree.cursor
+	if up == start {
+		t.Fatalf("k should move the timeline's row up from #%d", start)
+	}
+	h.key("j")
+	h.until("j moved", h.loaded)
+	if h.m.tree.cursor != start {
+		t.Fatalf("j should move back down to #%d, at #%d", start, h.m.tree.cursor)
+	}
+	h.key("h")
+	h.until("h scrubbed", h.loaded)
+	if h.m.tree.cursor == start {
+		t.Fatal("h should step back a checkpoint")
+	}
+	h.key("l")
+	h.until("l scrubbed", h.loaded)
+	if h.m.tree.cursor != start {
+		t.Fatalf("l should step forward to #%d, at #%d", start, h.m.tree.cursor)
+	}
+	// In a pane, k and j scroll.
+	h.key("tab")
+	p := h.m.focusedPane()
+	sc := &h.m.panes[p].scroll
+	if sc.maxOff() == 0 {
+		t.Fatalf("the conversation should be longer than its pane:\n%s", h.screen())
+	}
+	off := sc.off
+	h.key("k")
+	if sc.off != off-1 {
+		t.Fatalf("k should scroll the pane up: %d → %d", off, sc.off)
+	}
+	h.key("j")
+	if sc.off != off {
+		t.Fatalf("j should scroll the pane down: → %d", sc.off)
+	}
+}
+
+// ctrl+c in the composer clears its text first (the status log keeps it),
+// then closes it; only then does it quit.
+func TestCtrlCInTheComposerNeverLosesText(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)
+	h.until("the thread", h.loaded)
+	h.key("i")
+	h.typeText("a message I typed with care")
+	_, cmd := h.m.Update(keyMsg("ctrl+c"))
+	if !h.m.composing || h.m.composer.Value() != "" {
+		t.Fatalf("the first ctrl+c clears the text and keeps the composer: %q", h.m.composer.Value())
+	}
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("ctrl+c with text quit the program")
+		}
+	}
+	last := h.m.statusLog[len(h.m.statusLog)-1].text
+	if !strings.Contains(last, "a message I typed with care") {
+		t.Fatalf("the status log should keep the cleared text, has %q", last)
+	}
+	_, cmd = h.m.Update(keyMsg("ctrl+c"))
+	if h.m.composing || cmd != nil {
+		t.Fatal("the second ctrl+c closes the composer, nothing else")
+	}
+	_, cmd = h.m.Update(keyMsg("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("ctrl+c outside the composer, with no run, quits")
+	}
+	if _, quit := cmd().(tea.QuitMsg); !quit {
+		t.Fatal("ctrl+c outside the composer, with no run, quits")
+	}
+}
+
+// The footer keeps `? help` at every width, whatever the screen shows.
+func TestFooterAlwaysShowsHelp(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	for _, w := range []int{60, 80, 120} {
+		h := newHarness(t, e, Settings{Thread: "t"}, w, 24)
+		h.until("the thread", h.loaded)
+		footer := func() string {
+			lines := strings.Split(h.screen(), "\n")
+			return lines[len(lines)-1]
+		}
+		check := func(what string) {
+			t.Helper()
+			if f := footer(); !strings.HasSuffix(strings.TrimRight(f, " "), "? help") {
+				t.Errorf("%d columns, %s: the footer should end with `? help`: %q", w, what, f)
+			}
+		}
+		check("thread view")
+		h.m.starting = true // a run under way: the key line changes
+		check("during a run")
+		h.m.starting = false
+		h.key("i")
+		if f := footer(); !strings.Contains(f, "ctrl+c") {
+			t.Errorf("%d columns: the composer's footer should name ctrl+c: %q", w, f)
+		}
+		h.key("esc", "t")
+		h.until("threads", func() bool { return h.m.threads.loaded })
+		check("threads")
+	}
+}
+
+// At 60×20 the help scrolls: every key of the thread view can be read.
+func TestHelpScrollsToEveryKey(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 60, 20)
+	h.until("the thread", h.loaded)
+	h.key("?")
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		s := h.screen()
+		if n := len(strings.Split(s, "\n")); n != 20 {
+			t.Fatalf("the screen has %d lines, want 20:\n%s", n, s)
+		}
+		for _, l := range strings.Split(s, "\n") {
+			seen[strings.Join(strings.Fields(l), " ")] = true
+		}
+		before := h.m.pagerOff
+		h.key("j")
+		if h.m.pagerOff == before {
+			break
+		}
+	}
+	all := strings.Join(func() []string {
+		var out []string
+		for l := range seen {
+			out = append(out, l)
+		}
+		return out
+	}(), "\n")
+	for _, g := range h.m.keys.FullHelp() {
+		for _, b := range g {
+			if want := b.Help().Key + " " + b.Help().Desc; !strings.Contains(all, want) {
+				t.Errorf("scrolling the help never shows %q", want)
+			}
+		}
+	}
+	if !h.m.showHelp {
+		t.Fatal("j scrolls the help, it does not close it")
+	}
+	h.key("esc")
+	if h.m.showHelp {
+		t.Fatal("esc closes the help")
+	}
+}
+
+// A status line too long for the bar says (L); L shows it whole; a new run
+// takes the old status off the bar.
+func TestStatusLogKeepsEveryLineInFull(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)
+	h.until("the thread", h.loaded)
+	words := strings.Fields("run failed: resume thread ticket-1 at checkpoint @87: the store said something long that the status bar cannot hold, ending with zebra")
+	h.m.setFlash(strings.Join(words, " "), true)
+	h.m.setFlash("a second, short line", false)
+	h.m.setFlash(strings.Join(words, " "), true)
+	if s := h.screen(); !strings.Contains(s, "(L)") || strings.Contains(s, "zebra") {
+		t.Fatalf("the cut status should point at L:\n%s", s)
+	}
+	h.key("L")
+	s := h.screen()
+	for _, w := range append(words, "a second, short line", "Status log · 3") {
+		if !strings.Contains(s, w) {
+			t.Errorf("the status log lacks %q:\n%s", w, s)
+		}
+	}
+	h.key("esc")
+	if h.m.flash == "" {
+		t.Fatal("setup: a status should be up")
+	}
+	h.m.deps.Runner = blockingRunner{make(chan struct{})}
+	h.key("i")
+	h.typeText("hello")
+	h.key("enter")
+	if h.m.flash != "" {
+		t.Fatalf("a new run should clear the old status, shows %q", h.m.flash)
+	}
+}
+
+// T cycles the theme and saves it in the config file, comments kept;
+// under NO_COLOR it changes nothing.
+func TestThemeIsSavedAndNoColorWins(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	path := filepath.Join(t.TempDir(), "rewind", "config.toml")
+	h := newHarness(t, e, Settings{Thread: "t", ConfigPath: path}, 80, 24)
+	h.until("the thread", h.loaded)
+	h.key("T")
+	h.until("the theme saved", func() bool { return strings.Contains(h.m.flash, "saved to") })
+	c, err := LoadConfig(path)
+	if err != nil || c.Theme != h.m.th.Name || c.Theme == themes.Dark {
+		t.Fatalf("the config should hold the new theme %s: %+v %v", h.m.th.Name, c, err)
+	}
+	if err := os.WriteFile(path, []byte("# mine\nmouse = false # keep\n\n[keys]\nkill = \"ctrl+k\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.key("T")
+	h.until("the theme saved again", func() bool { return strings.Contains(h.m.flash, "theme "+h.m.th.Name+" (saved") })
+	b, _ := os.ReadFile(path)
+	for _, want := range []string{"# mine", "mouse = false # keep", "theme = \"" + h.m.th.Name + "\"", "[keys]\nkill = \"ctrl+k\""} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("the saved config lacks %q:\n%s", want, b)
+		}
+	}
+
+	nc := newHarness(t, e, Settings{Thread: "t", Theme: themes.Or(themes.NoColor), NoColor: true, ConfigPath: path}, 80, 24)
+	nc.until("the thread", nc.loaded)
+	nc.key("T")
+	nc.drain()
+	if nc.m.th.Name != themes.NoColor || !strings.Contains(nc.m.flash, "NO_COLOR") {
+		t.Fatalf("T under NO_COLOR should keep no-color and say why: %s, %q", nc.m.th.Name, nc.m.flash)
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Fatal("T under NO_COLOR should not write the config")
+	}
+}
+
+// Keys rebound in the config file work, and their help says so.
+func TestKeysRebindFromTheConfig(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t", Keys: map[string][]string{"prev": {"p"}, "help": {"?", "f1"}}}, 80, 24)
+	h.until("the thread", h.loaded)
+	start := h.m.tree.cursor
+	h.key("h")
+	h.drain()
+	if h.m.tree.cursor != start {
+		t.Fatal("h is not prev any more")
+	}
+	h.key("p")
+	h.until("p scrubbed", h.loaded)
+	if h.m.tree.cursor == start {
+		t.Fatal("p should be prev")
+	}
+	if got := h.m.keys.Prev.Help().Key; got != "p" {
+		t.Fatalf("the help should show the new key, shows %q", got)
+	}
+}
+
+// Checkpoints are written @16, messages #16: on one screen they cannot be
+// taken for each other.
+func TestCheckpointsAndMessagesAreNamedApart(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", h.loaded)
+	s := h.screen()
+	for _, want := range []string{"@1 ", "@16 ", "Conversation · @16", "at @16 10/10", "branch 2/2 at @2", "#11 reply"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, s)
+		}
+	}
+	for _, bad := range []string{"#16 ", "· #16", "at #"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("a checkpoint is written with #: %q:\n%s", bad, s)
+		}
+	}
+}

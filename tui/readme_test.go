@@ -1,0 +1,100 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"rewind/themes"
+)
+
+const (
+	keysBegin = "<!-- keys: generated from tui/keys.go by `go test ./tui -run TestREADMEListsEveryKey -update`; do not edit by hand -->"
+	keysEnd   = "<!-- keys: end -->"
+)
+
+// keyTable is README's key table, written from the bindings themselves.
+func keyTable() string {
+	var b strings.Builder
+	row := func(k key.Binding, name string) {
+		h := k.Help()
+		if name != "" {
+			name = "`" + name + "`"
+		}
+		b.WriteString("| `" + h.Key + "` | " + h.Desc + " | " + name + " |\n")
+	}
+	section := func(title string, bs []key.Binding) {
+		b.WriteString("\n" + title + "\n\n| Key | Does |\n|---|---|\n")
+		for _, k := range bs {
+			b.WriteString("| `" + k.Help().Key + "` | " + k.Help().Desc + " |\n")
+		}
+	}
+	lk := newThreadListKeys()
+	section("**Threads** (the first screen):", []key.Binding{lk.Up, lk.Down, lk.Open, lk.New, lk.Delete, lk.Refresh, lk.Back, lk.Log, lk.Help, lk.Quit})
+
+	tk := newThreadKeys()
+	names := map[*key.Binding]string{}
+	for _, n := range tk.keyNames() {
+		names[n.b] = n.name
+	}
+	b.WriteString("\n**Thread view** (the last column is the name to rebind it under `[keys]` in the config file):\n\n| Key | Does | `[keys]` name |\n|---|---|---|\n")
+	ptr := map[string]*key.Binding{}
+	for _, n := range tk.keyNames() {
+		ptr[n.b.Help().Key+"\x00"+n.b.Help().Desc] = n.b
+	}
+	for _, g := range tk.FullHelp() {
+		for _, k := range g {
+			name := ""
+			if p, ok := ptr[k.Help().Key+"\x00"+k.Help().Desc]; ok {
+				name = names[p]
+			}
+			row(k, name)
+		}
+	}
+	ck := newComposerKeys()
+	section("**Writing a message** (`i`):", []key.Binding{ck.Send, ck.Draft, ck.Leave, ck.Clear})
+	pk := newPagerKeys()
+	section("**Help and status log** (`?`, `L`; any other key closes them):", []key.Binding{pk.Up, pk.Down, pk.PageUp, pk.PageDown, pk.Top, pk.Bottom, pk.Close})
+	yn, qk := newConfirmKeys(), newQuitKeys()
+	section("**Questions** (kill, quit during a run, delete, discard):", []key.Binding{yn.Yes, yn.No, qk.Yes})
+	return b.String()
+}
+
+// README lists every key as the bindings define it: the table between the
+// markers is generated, so it cannot drift from the code. And its first
+// steps start where the program does, on the threads list (n).
+func TestREADMEListsEveryKey(t *testing.T) {
+	path := filepath.Join("..", "README.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	i, j := strings.Index(readme, keysBegin), strings.Index(readme, keysEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README lacks the key table markers %q … %q", keysBegin, keysEnd)
+	}
+	want := keyTable()
+	got := readme[i+len(keysBegin) : j]
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" && got != want+"\n" {
+		readme = readme[:i+len(keysBegin)] + want + "\n" + readme[j:]
+		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got = want + "\n"
+	}
+	if got != want+"\n" {
+		t.Errorf("README's key table is not the bindings': run `go test ./tui -run TestREADMEListsEveryKey -update`; want:\n%s", want)
+	}
+	// The first screen (no threads yet) asks for n; README's first steps too.
+	var l threadList
+	l.set(nil, nil, "")
+	first := strings.Join(l.lines(themes.Or(themes.Dark), ""), "\n")
+	if !strings.Contains(first, "Press n") || !strings.Contains(readme, "lists threads: press `n`") {
+		t.Errorf("the first screen says %q; README's first steps should say the same key (\"lists threads: press `n`\")", first)
+	}
+}

@@ -152,7 +152,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	c := langgraph.Chain{Thread: "big"}
 	for b.Loop() {
 		cp, err := src.Checkpoint(context.Background(), c, id(bigThread/2))
-		if err != nil || len(cp.Messages()) != 20 {
+		if err != nil || len(langgraph.CheckpointMessages(cp)) != 20 {
 			b.Fatalf("%+v, %v", cp.Listing, err)
 		}
 	}

@@ -202,7 +202,8 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 			}
 			switch {
 			case readsLangGraph[p] && fm.args == nil:
-				// threads: reads it whole (cli/langgraph_test.go).
+				// threads reads it whole (cli/langgraph_test.go); the
+				// TUI opens its read-only browser (tui/browse_test.go).
 			case readsLangGraph[p]:
 				// No thread t there (LangGraph's are t-main and t-fail).
 				cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, what), args, 1, "not found"})
@@ -309,7 +310,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 
 // readsLangGraph are the commands that read a LangGraph database; every
 // other refuses it.
-var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true}
+var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true, "tui": true, "": true}
 
 // pgTables lists the tables of the database db names, with their row
 // counts.

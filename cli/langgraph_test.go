@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"slices"
@@ -310,4 +311,32 @@ from information_schema.tables where table_schema not in ('pg_catalog', 'informa
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A LangGraph thread id is stored text: escapes, bidi overrides and line
+// breaks in it reach no terminal through threads, log or their errors.
+func TestLangGraphIDsThroughTheSanitizer(t *testing.T) {
+	path := lgtest.Copy(t, "sqlite-python.db")
+	evil := "t-\x1b]52;c;aGk=\x07\u202eevil\nrow"
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"checkpoints", "writes"} {
+		if _, err := db.Exec("UPDATE "+table+" SET thread_id = ? WHERE thread_id = 't-fail'", evil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for _, args := range [][]string{{"threads"}, {"threads", "--json"}, {"log", evil}, {"events", evil}, {"show", evil}, {"log", evil + "x"}} {
+		_, out, stderr := run(t, append(args, "--store", "sqlite:"+path)...)
+		for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+			if strings.Contains(out+stderr, bad) {
+				t.Errorf("%q prints %q raw:\n%s%s", args, bad, out, stderr)
+			}
+		}
+	}
+	if _, out, _ := run(t, "threads", "--store", "sqlite:"+path); !strings.Contains(out, `"t-\x1b]52;c;aGk=\a\u202eevil\nrow"`) {
+		t.Errorf("threads does not show the id quoted and escaped:\n%s", out)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"rewind/cli"
+	"rewind/store/langgraph/lgtest"
 )
 
 // password is in every URL with a password below: it must never be printed.
@@ -169,20 +170,55 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	} else {
 		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL stores are SKIPPED")
 	}
+	// LangGraph's databases: the commands that read open them read-only,
+	// every other refuses them before rewind's opener touches them.
+	langgraphs := map[string]string{
+		"LangGraph Python sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-python.db"),
+		"LangGraph JS sqlite":     "sqlite:" + lgtest.Copy(t, "sqlite-js.db"),
+	}
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+		langgraphs["LangGraph Python postgres"] = lgtest.Dump(t, "postgres-python.sql")
+		langgraphs["LangGraph JS postgres"] = lgtest.Dump(t, "postgres-js.sql")
+	}
+	lgTables := map[string]string{}
 	sums := map[string][32]byte{}
 	for _, p := range []string{corrupt, notDB, foreign, newer} {
 		sums[p] = sum(t, p)
+	}
+	for _, spec := range langgraphs {
+		if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
+			sums[path] = sum(t, path)
+		} else {
+			lgTables[spec] = pgTables(t, spec)
+		}
 	}
 	before := snapshot(t, []string{"REWIND_STORE=" + good}, "t")
 
 	type tc struct {
 		name string
 		args []string
-		code int // 0: any failure
+		code int    // 0: any failure
+		says string // in the message, when not ""
 	}
 	var cases []tc
 	for p, fm := range storeForms {
 		words := strings.Fields(p)
+		for what, spec := range langgraphs {
+			args := append(append([]string{}, words...), "--store", spec)
+			if fm.args != nil {
+				args = append(args, fm.args("t", "1")...)
+			}
+			switch {
+			case readsLangGraph[p] && fm.args == nil:
+				// threads reads it whole (cli/langgraph_test.go); the
+				// TUI opens its read-only browser (tui/browse_test.go).
+			case readsLangGraph[p]:
+				// No thread t there (LangGraph's are t-main and t-fail).
+				cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, what), args, 1, "not found"})
+			default:
+				cases = append(cases, tc{fmt.Sprintf("%s/%s", p, what), args, 2, "is a LangGraph database"})
+			}
+		}
 		for what, spec := range bad {
 			args := append(append([]string{}, words...), "--store", spec)
 			if fm.args != nil {
@@ -192,15 +228,15 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 			if what == "empty store" {
 				code = 2
 			}
-			cases = append(cases, tc{fmt.Sprintf("%s/%s", p, what), args, code})
+			cases = append(cases, tc{fmt.Sprintf("%s/%s", p, what), args, code, ""})
 		}
 		if fm.args == nil || fm.creates {
 			continue
 		}
 		for name, spec := range goods {
-			cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("nope", "1")...), 1})
+			cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("nope", "1")...), 1, ""})
 			if fm.checkpoint {
-				cases = append(cases, tc{fmt.Sprintf("%s/unknown checkpoint on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("t", "99")...), 1})
+				cases = append(cases, tc{fmt.Sprintf("%s/unknown checkpoint on %s", p, name), append(append(append([]string{}, words...), "--store", spec), fm.args("t", "99")...), 1, ""})
 			}
 		}
 	}
@@ -211,24 +247,24 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 			continue
 		}
 		if !fm.creates {
-			cases = append(cases, tc{p + "/64 KB thread id", append(append(append([]string{}, words...), "--store", good), fm.args(long, "1")...), 1})
+			cases = append(cases, tc{p + "/64 KB thread id", append(append(append([]string{}, words...), "--store", good), fm.args(long, "1")...), 1, ""})
 		}
 		if fm.checkpoint {
-			cases = append(cases, tc{p + "/64 KB checkpoint", append(append(append([]string{}, words...), "--store", good), fm.args("t", long)...), 2})
+			cases = append(cases, tc{p + "/64 KB checkpoint", append(append(append([]string{}, words...), "--store", good), fm.args("t", long)...), 2, ""})
 		}
 	}
 	cases = append(cases,
-		tc{"64 KB command", []string{long}, 2},
-		tc{"64 KB flag", []string{"log", "t", "--" + long}, 2},
-		tc{"64 KB flag value", []string{"run", "--thread", "t", "--input", "x", "--auth-ttl", long}, 2},
-		tc{"64 KB help topic", []string{"help", long}, 2},
-		tc{"failing fan-out", []string{"run", "--store", good, "--thread", "fan", "--input", "Where is my parcel SO20260901, what is the order status, and can I get a refund?", "--mock-fail", "executor"}, 1},
+		tc{"64 KB command", []string{long}, 2, ""},
+		tc{"64 KB flag", []string{"log", "t", "--" + long}, 2, ""},
+		tc{"64 KB flag value", []string{"run", "--thread", "t", "--input", "x", "--auth-ttl", long}, 2, ""},
+		tc{"64 KB help topic", []string{"help", long}, 2, ""},
+		tc{"failing fan-out", []string{"run", "--store", good, "--thread", "fan", "--input", "Where is my parcel SO20260901, what is the order status, and can I get a refund?", "--mock-fail", "executor"}, 1, ""},
 	)
 	for p, args := range noStore {
 		if args == nil {
 			args = []string{p, notDB}
 		}
-		cases = append(cases, tc{p + "/bad input", args, 0})
+		cases = append(cases, tc{p + "/bad input", args, 0, ""})
 	}
 	t.Run("each", func(t *testing.T) {
 		for _, c := range cases {
@@ -241,6 +277,8 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 					t.Errorf("exit %d, want a failure (%d)\nstdout: %s\nstderr: %s", r.code, c.code, r.stdout, r.stderr)
 				case strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "rewind: "):
 					t.Errorf("want one line starting with \"rewind: \", got %q", msg)
+				case !strings.Contains(msg, c.says):
+					t.Errorf("the error does not say %q: %s", c.says, msg)
 				}
 				if len(msg) > 1000 {
 					t.Errorf("a %d-byte error: long ids and values must be clipped: %.300s…", len(msg), msg)
@@ -259,6 +297,16 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		if sum(t, p) != want {
 			t.Errorf("%s was changed by a command that refused it", p)
 		}
+		for _, beside := range []string{"-wal", "-shm", "-journal", ".sources.json"} {
+			if _, err := os.Stat(p + beside); err == nil {
+				t.Errorf("a command left %s beside %s", beside, p)
+			}
+		}
+	}
+	for spec, want := range lgTables {
+		if got := pgTables(t, spec); got != want {
+			t.Errorf("the tables of a LangGraph database changed: %s, were %s", got, want)
+		}
 	}
 	if _, err := os.Stat(fallback); !os.IsNotExist(err) {
 		t.Errorf("a command fell back to $REWIND_STORE (%v)", err)
@@ -266,6 +314,40 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	if after := snapshot(t, []string{"REWIND_STORE=" + good}, "t"); after != before {
 		t.Error("a refused command changed stored data")
 	}
+}
+
+// readsLangGraph are the commands that read a LangGraph database; every
+// other refuses it.
+var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true, "tui": true, "": true}
+
+// pgTables lists the tables of the database db names, with their row
+// counts.
+func pgTables(t *testing.T, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `select table_schema || '.' || table_name from information_schema.tables
+where table_schema not in ('pg_catalog', 'information_schema') order by 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		var count int
+		if err := c.QueryRow(ctx, "select count(*) from "+pgx.Identifier(strings.Split(n, ".")).Sanitize()).Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s (%d rows)", n, count))
+	}
+	return strings.Join(out, ", ")
 }
 
 // wrongPassword is db's URL as role rewind_password_test with a wrong

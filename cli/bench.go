@@ -31,6 +31,9 @@ listing and loading times and peak memory.`,
 				return usagef("bench: --inline-bytes %d is negative", inlineBytes)
 			}
 			ctx, out, spec := c.Context(), c.OutOrStdout(), app.ResolveStore(store)
+			if err := spec.Writable(c.Context()); err != nil {
+				return err // a LangGraph database: refused before anything is written
+			}
 			st, err := spec.Open(ctx)
 			if err != nil {
 				return err

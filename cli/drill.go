@@ -35,6 +35,9 @@ processes can share (sqlite or PostgreSQL).`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			out, spec := c.OutOrStdout(), app.ResolveStore(store)
+			if err := spec.Writable(c.Context()); err != nil {
+				return err // a LangGraph database: refused before anything is written
+			}
 			if !spec.Shared() {
 				return usagef("drill kills real processes, which cannot share a memory: store; use --store sqlite:PATH or postgres://…")
 			}

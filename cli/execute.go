@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +122,10 @@ func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App
 
 // observe prints a run's progress as it happens.
 func observe(out io.Writer) func(engine.Event) {
+	var mu sync.Mutex // parallel tasks report at once
 	return func(ev engine.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		switch ev.Type {
 		case engine.EventCheckpointSaved:
 			var d struct {

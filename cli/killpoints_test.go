@@ -17,6 +17,8 @@ func TestUnknownKillPointListsValidOnes(t *testing.T) {
 		"run":            {"run", "--thread", "t", "--input", "hi", "--store", db},
 		"resume":         {"resume", "t", "--store", db},
 		"fork":           {"fork", "t", "1", "--input", "hi", "--store", db},
+		"replay":         {"replay", "t", "1", "--store", db},
+		"worker replay":  {"worker", "replay", "t", "1", "--store", db},
 		"approve":        {"approve", "t", "--store", db},
 		"reject":         {"reject", "t", "--reason", "no", "--store", db},
 		"drill":          {"drill", "--store", db},

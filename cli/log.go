@@ -10,11 +10,12 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
 func newLogCmd() *cobra.Command {
-	var store string
+	var store, ns string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "log T",
@@ -22,18 +23,27 @@ func newLogCmd() *cobra.Command {
 		Long: `The checkpoint chain of thread T, every branch: id, parent, step, source,
 the nodes that wrote it, model calls, messages and the tasks still to run.
 It reads listings only, never a state, so a 1,000-turn thread lists in
-milliseconds.`,
+milliseconds.
+
+On a LangGraph database (read-only): the chain of the root graph, or of a
+subgraph run with --ns; WRITES counts what the superstep from each
+checkpoint stored.`,
 		Example: `  rewind log ticket-1
-  rewind log ticket-1 --json | jq '.checkpoints[-1]'`,
+  rewind log ticket-1 --json | jq '.checkpoints[-1]'
+  rewind log t-main --store sqlite:checkpoints.db --ns 'review:1f0…'`,
 		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withEngine(c.Context(), store, func(e *engine.Engine) error {
-				return printLog(c, e, args[0], asJSON)
+			lg := func(src browse.Source) error { return lgLog(c.Context(), src, args[0], ns, asJSON, c.OutOrStdout()) }
+			return withSource(c.Context(), store, ns, lg, func() error {
+				return withEngine(c.Context(), store, func(e *engine.Engine) error {
+					return printLog(c, e, args[0], asJSON)
+				})
 			})
 		},
 	}
 	addStore(c, &store)
 	addJSON(c, &asJSON)
+	addNS(c, &ns)
 	return c
 }
 

@@ -23,6 +23,9 @@ func newSelftestCmd() *cobra.Command {
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			out, spec := c.OutOrStdout(), app.ResolveStore(store)
+			if err := spec.Writable(c.Context()); err != nil {
+				return err // a LangGraph database: refused before anything is written
+			}
 			open, cleanup := spec.Opener()
 			defer cleanup()
 			checks, err := selftest.Run(c.Context(), open)

@@ -14,11 +14,12 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/ticket"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
 func newShowCmd() *cobra.Command {
-	var store, message string
+	var store, message, ns string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "show T [CHECKPOINT]",
@@ -29,35 +30,59 @@ arguments, the writes that made the checkpoint (by task) and what it stored,
 and the stored writes of a half-finished superstep.
 
 With --message N: original message #N of that checkpoint's branch, even long
-after compaction folded it into the summary.`,
+after compaction folded it into the summary.
+
+On a LangGraph database (read-only; a checkpoint is its UUID, --ns picks a
+subgraph's chain): the conversation with each tool call joined to its
+result, every channel, the tasks due (queued Sends with their arguments)
+and the writes stored for the superstep from it, errors and interrupts
+named.`,
 		Example: `  rewind show ticket-1
   rewind show ticket-1 4 --json
-  rewind show ticket-1 --message 12`,
+  rewind show ticket-1 --message 12
+  rewind show t-main 1f0a… --store sqlite:checkpoints.db`,
 		Args: between(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := optCheckpoint(args)
-			if err != nil {
-				return err
-			}
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			var n int64 = -1
 			if message != "" {
-				n, err := strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
+				var err error
+				n, err = strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
 				if err != nil || n < 0 {
 					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", named(message))
 				}
-				return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 			}
-			a, err := openApp(ctx, store, nil)
-			if err != nil {
-				return err
+			lg := func(src browse.Source) error {
+				at := ""
+				if len(args) == 2 {
+					at = strings.TrimPrefix(args[1], "@")
+				}
+				if n >= 0 {
+					return lgMessage(ctx, src, thread, ns, at, n, asJSON, out)
+				}
+				return lgShow(ctx, src, thread, ns, at, asJSON, out)
 			}
-			defer a.Close()
-			return printShow(ctx, a.Engine, a.Sources, thread, id, asJSON, out)
+			return withSource(ctx, store, ns, lg, func() error {
+				id, err := optCheckpoint(args)
+				if err != nil {
+					return err
+				}
+				if n >= 0 {
+					return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
+				}
+				a, err := openApp(ctx, store, nil)
+				if err != nil {
+					return err
+				}
+				defer a.Close()
+				return printShow(ctx, a.Engine, a.Sources, thread, id, asJSON, out)
+			})
 		},
 	}
 	addStore(c, &store)
 	addJSON(c, &asJSON)
 	c.Flags().StringVar(&message, "message", "", "print original message #`N` instead")
+	addNS(c, &ns)
 	return c
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
@@ -21,43 +22,47 @@ func newThreadsCmd() *cobra.Command {
 		Use:   "threads",
 		Short: "every thread in the store",
 		Example: `  rewind threads
-  rewind threads --store postgres://rewind@127.0.0.1:5518/rewind --json`,
+  rewind threads --store postgres://rewind@127.0.0.1:5518/rewind --json
+  rewind threads --store sqlite:checkpoints.db   # a LangGraph database, read-only`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			out := c.OutOrStdout()
-			return withEngine(c.Context(), store, func(e *engine.Engine) error {
-				ts, err := e.Threads(c.Context())
-				if err != nil {
-					return err
-				}
-				rows := make([]threadRow, len(ts))
-				for i, t := range ts {
-					if rows[i], err = threadOf(c.Context(), e, t.ID); err != nil {
+			lg := func(src browse.Source) error { return lgThreads(c.Context(), src, asJSON, out) }
+			return withSource(c.Context(), store, "", lg, func() error {
+				return withEngine(c.Context(), store, func(e *engine.Engine) error {
+					ts, err := e.Threads(c.Context())
+					if err != nil {
 						return err
 					}
-					rows[i].Checkpoints, rows[i].Latest, rows[i].UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
-				}
-				if asJSON {
-					return writeJSON(out, rows)
-				}
-				if len(ts) == 0 {
-					fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
-					return nil
-				}
-				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tTOKENS IN/OUT\tLAST TURN IN/OUT\tUPDATED")
-				for _, r := range rows {
-					tokens, last := fmt.Sprintf("%d/%d", r.Tokens.Total.PromptTokens, r.Tokens.Total.CompletionTokens), "-"
-					if r.TokensError != "" {
-						tokens, last = "unreadable", "?"
+					rows := make([]threadRow, len(ts))
+					for i, t := range ts {
+						if rows[i], err = threadOf(c.Context(), e, t.ID); err != nil {
+							return err
+						}
+						rows[i].Checkpoints, rows[i].Latest, rows[i].UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
 					}
-					if r.Tokens.LastTurn != nil {
-						last = fmt.Sprintf("%d/%d", r.Tokens.LastTurn.Total.PromptTokens, r.Tokens.LastTurn.Total.CompletionTokens)
+					if asJSON {
+						return writeJSON(out, rows)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", idText(r.ID), termtext.Line(r.Status), r.Checkpoints, r.Latest,
-						tokens, last, r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
-				}
-				return tw.Flush()
+					if len(ts) == 0 {
+						fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
+						return nil
+					}
+					tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tTOKENS IN/OUT\tLAST TURN IN/OUT\tUPDATED")
+					for _, r := range rows {
+						tokens, last := fmt.Sprintf("%d/%d", r.Tokens.Total.PromptTokens, r.Tokens.Total.CompletionTokens), "-"
+						if r.TokensError != "" {
+							tokens, last = "unreadable", "?"
+						}
+						if r.Tokens.LastTurn != nil {
+							last = fmt.Sprintf("%d/%d", r.Tokens.LastTurn.Total.PromptTokens, r.Tokens.LastTurn.Total.CompletionTokens)
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", idText(r.ID), termtext.Line(r.Status), r.Checkpoints, r.Latest,
+							tokens, last, r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+					}
+					return tw.Flush()
+				})
 			})
 		},
 	}

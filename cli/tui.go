@@ -32,6 +32,15 @@ func (f *tuiFlags) add(c *cobra.Command) {
 
 // run opens the app and runs the TUI on it until the user quits.
 func (f *tuiFlags) run(ctx context.Context, thread string) error {
+	spec := app.ResolveStore(f.store)
+	src, err := spec.OpenLangGraph(ctx)
+	if err != nil {
+		return err
+	}
+	if src != nil { // a LangGraph database: the read-only browser
+		defer src.Close()
+		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
+	}
 	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {
 		return err
@@ -61,7 +70,11 @@ func newTUICmd() *cobra.Command {
 		Long: `The terminal UI: scrub the checkpoint chain, fork, send messages, kill runs
 and resume them; ? lists every key. Runs happen in worker processes (X is a
 real SIGKILL, asked first), except on a memory: store. THREAD must exist:
-new threads start from the threads list (n).`,
+new threads start from the threads list (n).
+
+On a LangGraph database, a read-only browser: threads and their subgraph
+runs, the chain's timeline (⑂ marks a fork point) and the state at the
+checkpoint under the cursor; keys that would write say so.`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
   rewind tui --no-mouse                     # the terminal selects text

@@ -26,9 +26,15 @@ var big struct {
 	err  error
 }
 
+// TestMain removes the big thread's file, unless $REWIND_BENCH_KEEP is
+// set: then it says where it is, to time `rewind log` on it (README,
+// "LangGraph databases").
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if big.dir != "" {
+	switch {
+	case big.dir != "" && os.Getenv("REWIND_BENCH_KEEP") != "":
+		fmt.Printf("kept the 10,000-checkpoint thread: sqlite:%s (thread big)\n", big.path)
+	case big.dir != "":
 		os.RemoveAll(big.dir)
 	}
 	os.Exit(code)
@@ -152,7 +158,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	c := langgraph.Chain{Thread: "big"}
 	for b.Loop() {
 		cp, err := src.Checkpoint(context.Background(), c, id(bigThread/2))
-		if err != nil || len(cp.Messages()) != 20 {
+		if err != nil || len(langgraph.CheckpointMessages(cp)) != 20 {
 			b.Fatalf("%+v, %v", cp.Listing, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"rewind/store/browse"
 )
 
 // What a store spec names.
@@ -13,7 +15,7 @@ const (
 	// KindRewind: a rewind store, or a place where rewind's opener makes
 	// one (a missing or empty SQLite file, a PostgreSQL database without
 	// LangGraph's tables, memory:).
-	KindRewind = "rewind"
+	KindRewind = browse.KindRewind
 	// KindLangGraph (declared with the reader): LangGraph's checkpoint
 	// tables, which Open reads.
 )

@@ -2,11 +2,8 @@ package langgraph_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,146 +12,6 @@ import (
 	"rewind/store/langgraph"
 	"rewind/store/memory"
 )
-
-// engineSource is rewind's engine read through Source, written out as the
-// package doc maps it: one interface, two sources.
-type engineSource struct{ e *engine.Engine }
-
-func (s engineSource) About() langgraph.About {
-	return langgraph.About{Kind: langgraph.KindRewind, Backend: "memory", Where: "memory:"}
-}
-
-func (s engineSource) Close() error { return nil }
-
-func (s engineSource) Threads(ctx context.Context) ([]langgraph.Thread, error) {
-	ts, err := s.e.Threads(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]langgraph.Thread, len(ts))
-	for i, t := range ts {
-		latest := strconv.FormatInt(t.LatestID, 10)
-		out[i] = langgraph.Thread{ID: t.ID, Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt,
-			Namespaces: []langgraph.Namespace{{Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt}}}
-	}
-	return out, nil
-}
-
-func ids(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint %q: %w", s, langgraph.ErrNotFound)
-	}
-	return n, nil
-}
-
-func text(id int64) string {
-	if id == 0 {
-		return ""
-	}
-	return strconv.FormatInt(id, 10)
-}
-
-func (s engineSource) listing(c langgraph.Chain, cp engine.Checkpoint) langgraph.Listing {
-	l := langgraph.Listing{Chain: c, ID: text(cp.ID), Parent: text(cp.ParentID), Step: cp.Step, Source: cp.Source,
-		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []langgraph.Task{}}
-	for _, t := range cp.Tasks {
-		task := langgraph.Task{Node: t.Node}
-		if len(t.Args) > 0 {
-			task.Send = true
-			_ = json.Unmarshal(t.Args, &task.Arg)
-		}
-		l.Next = append(l.Next, task)
-	}
-	return l
-}
-
-func (s engineSource) History(ctx context.Context, c langgraph.Chain, before string, limit int) ([]langgraph.Listing, error) {
-	b, err := ids(before)
-	if err != nil {
-		return nil, err
-	}
-	cps, err := s.e.History(ctx, c.Thread, b, limit)
-	if err != nil {
-		return nil, err
-	}
-	if len(cps) == 0 && before == "" {
-		return nil, fmt.Errorf("thread %q: %w", c.Thread, langgraph.ErrNotFound)
-	}
-	out := make([]langgraph.Listing, len(cps))
-	for i, cp := range cps {
-		out[i] = s.listing(c, cp)
-	}
-	return out, nil
-}
-
-func (s engineSource) Checkpoint(ctx context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error) {
-	n, err := ids(id)
-	if err != nil {
-		return langgraph.Checkpoint{}, err
-	}
-	var cp engine.Checkpoint
-	if n == 0 {
-		cp, err = s.e.Latest(ctx, c.Thread)
-	} else {
-		cp, err = s.e.Get(ctx, c.Thread, n)
-	}
-	if err != nil {
-		return langgraph.Checkpoint{}, err
-	}
-	out := langgraph.Checkpoint{Listing: s.listing(c, cp), Format: cp.SchemaVersion}
-	for name, raw := range cp.Values {
-		out.Channels = append(out.Channels, langgraph.Channel{Name: name, Value: langgraph.Decode("json", raw)})
-	}
-	sort.Slice(out.Channels, func(i, j int) bool { return out.Channels[i].Name < out.Channels[j].Name })
-	b, _ := json.Marshal(cp.Metadata)
-	_ = json.Unmarshal(b, &out.Metadata)
-	out.Counts.Channels = len(out.Channels)
-	return out, nil
-}
-
-func (s engineSource) Writes(ctx context.Context, c langgraph.Chain, id string) ([]langgraph.TaskWrites, error) {
-	n, err := ids(id)
-	if err != nil {
-		return nil, err
-	}
-	pending, err := s.e.PendingWrites(ctx, c.Thread, n)
-	if err != nil {
-		return nil, err
-	}
-	var out []langgraph.TaskWrites
-	add := func(task, node string, ws []engine.Write) {
-		tw := langgraph.TaskWrites{Task: task, Node: node, Writes: []langgraph.Write{}}
-		for i, w := range ws {
-			tw.Writes = append(tw.Writes, langgraph.Write{Idx: i, Channel: w.Channel, Type: "json", Value: langgraph.Decode("json", w.Value)})
-		}
-		out = append(out, tw)
-	}
-	for _, p := range pending {
-		add(p.Task, p.Node, p.Writes)
-	}
-	// What made its loop children: their Applied.
-	all, err := s.e.History(ctx, c.Thread, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	for _, child := range all {
-		if child.ParentID != n || child.Source != engine.SourceLoop {
-			continue
-		}
-		full, err := s.e.Get(ctx, c.Thread, child.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range full.Applied {
-			add(g.Task, g.Node, g.Writes)
-		}
-	}
-	return out, nil
-}
 
 // walk reads a source as a TUI would, knowing nothing of which it is, and
 // returns what it saw, one line per checkpoint.
@@ -204,7 +61,7 @@ func walk(t *testing.T, src langgraph.Source) []string {
 					changed = append(changed, d.Channel)
 				}
 				out = append(out, fmt.Sprintf("%s step %d %s next [%s] changed [%s] %d task(s) wrote, %d message(s)",
-					c.Thread, cp.Step, cp.Source, strings.Join(next, " "), strings.Join(changed, " "), len(ws), len(cp.Messages())))
+					c.Thread, cp.Step, cp.Source, strings.Join(next, " "), strings.Join(changed, " "), len(ws), len(langgraph.CheckpointMessages(cp))))
 			}
 		}
 	}
@@ -244,7 +101,7 @@ func TestOneWalkReadsBothSources(t *testing.T) {
 	if _, err := e.Fork(ctx, "t-rewind", 1, input, engine.RunConfig{InterruptBefore: []string{"worker"}}); err != nil {
 		t.Fatal(err)
 	}
-	var src langgraph.Source = engineSource{e}
+	var src langgraph.Source = e.Browse(langgraph.About{Backend: "memory", Where: "memory:"})
 	got := walk(t, src)
 	if len(got) != 5 || !slices.Contains(got, "t-rewind step 1 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 2 message(s)") ||
 		!slices.Contains(got, "t-rewind step 2 loop next [] changed [findings] 0 task(s) wrote, 2 message(s)") ||

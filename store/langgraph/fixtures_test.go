@@ -188,7 +188,7 @@ func TestFixtureToolCallJoinedToItsResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs := cp.Messages()
+		msgs := langgraph.CheckpointMessages(cp)
 		var roles []string
 		for _, m := range msgs {
 			roles = append(roles, m.Role)

@@ -58,9 +58,9 @@ func Messages(v any) (msgs []Message, ok bool) {
 	return msgs, true
 }
 
-// Messages reads the checkpoint's "messages" channel (see Messages); nil
-// when it has none.
-func (c Checkpoint) Messages() []Message {
+// CheckpointMessages reads the checkpoint's "messages" channel (see
+// Messages); nil when it has none.
+func CheckpointMessages(c Checkpoint) []Message {
 	v, _ := c.Value("messages")
 	msgs, _ := Messages(v)
 	return msgs

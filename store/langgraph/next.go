@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"rewind/store/browse"
 )
 
 // Which tasks are due at a checkpoint is not stored: LangGraph works it
@@ -183,7 +185,7 @@ func (d *doc) channels() []Channel {
 	for name, v := range d.values {
 		out = append(out, Channel{Name: name, Version: versionText(d.versions[name]), Internal: internal(name), Value: v})
 	}
-	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) })
+	sort.Slice(out, func(i, j int) bool { return browse.Less(out[i], out[j]) })
 	return out
 }
 

@@ -5,10 +5,11 @@ import (
 	"fmt"
 
 	"rewind/store"
+	"rewind/store/browse"
 )
 
 // KindLangGraph is About.Kind of this package's sources.
-const KindLangGraph = "langgraph"
+const KindLangGraph = browse.KindLangGraph
 
 // database is what a backend gives the reader: read-only snapshots.
 type database interface {
@@ -60,7 +61,7 @@ func (r *reader) Threads(ctx context.Context) ([]Thread, error) {
 	}
 	var lookupErr error
 	ts := buildThreads(rows, func(thread, parentNS, task string) string {
-		id, err := s.taskCheckpoint(ctx, Chain{thread, parentNS}, task)
+		id, err := s.taskCheckpoint(ctx, Chain{Thread: thread, NS: parentNS}, task)
 		if err != nil && lookupErr == nil {
 			lookupErr = fmt.Errorf("list threads: find the checkpoint of thread %v that runs task %v: %w", store.Name(thread), store.Name(task), err)
 		}
@@ -178,14 +179,6 @@ func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[str
 
 // old: a checkpoint format before Sends moved into __pregel_tasks.
 func old(d *doc) bool { return d.format > 0 && d.format < 4 }
-
-// String names a chain in messages.
-func (c Chain) String() string {
-	if c.NS == "" {
-		return fmt.Sprintf("thread %v", store.Name(c.Thread))
-	}
-	return fmt.Sprintf("namespace %v of thread %v", store.Name(c.NS), store.Name(c.Thread))
-}
 
 func notFound(c Chain, id string) error {
 	if id == "" {

@@ -1,0 +1,493 @@
+package cli
+
+// The read commands (threads, log, show, events, diff) on a LangGraph
+// database: read-only, through browse.Source, the interface rewind's own
+// engine implements too (engine.Browse). A rewind store keeps its own
+// printers (their output is unchanged); these print what a LangGraph
+// database holds: UUID ids, subgraph namespaces (--ns), LangChain
+// messages, and writes instead of events.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"rewind/cli/app"
+	"rewind/engine"
+	"rewind/store/browse"
+	"rewind/store/langgraph"
+	"rewind/tui/termtext"
+)
+
+// addNS adds --ns, the namespace of a subgraph's chain in a LangGraph
+// database.
+func addNS(c *cobra.Command, ns *string) {
+	c.Flags().StringVar(ns, "ns", "", "on a LangGraph database, the chain of subgraph run `NS` (e.g. review:<task id>, as `rewind threads` lists them; default the root graph's)")
+}
+
+// withSource runs lg on the store when it is a LangGraph database, and
+// rw (rewind's own printer) otherwise. A rewind store has one chain per
+// thread: --ns is refused on it.
+func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func() error) error {
+	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		if ns != "" {
+			return usagef("--ns %s names a subgraph's chain of a LangGraph database; a rewind thread has one chain: leave --ns out", named(ns))
+		}
+		return rw()
+	}
+	defer src.Close()
+	return lg(src)
+}
+
+// lgThreads is `rewind threads` on a LangGraph database: each thread, and
+// under it the chains of its subgraph runs.
+func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Writer) error {
+	ts, err := src.Threads(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ts == nil {
+			ts = []browse.Thread{}
+		}
+		return writeJSON(out, ts)
+	}
+	if len(ts) == 0 {
+		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	subgraphs := slices.ContainsFunc(ts, func(t browse.Thread) bool { return len(t.Namespaces) > 1 })
+	if subgraphs {
+		fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
+	} else {
+		fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED")
+	}
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", idText(t.ID), t.Checkpoints, idOrDash(t.Latest), t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+		for _, ns := range t.Namespaces {
+			if ns.NS == "" {
+				continue
+			}
+			// A subgraph's run: its chain, and the parent checkpoint whose
+			// task runs it.
+			fmt.Fprintf(tw, "  --ns %s\t%d\t%s\t%s\t@%s\n", idText(ns.NS), ns.Checkpoints, idOrDash(ns.Latest), ns.UpdatedAt.Local().Format("2006-01-02 15:04:05"), idOrDash(ns.ParentCheckpoint))
+		}
+	}
+	return tw.Flush()
+}
+
+// idOrDash is an id as idText prints it, or - for none.
+func idOrDash(id string) string {
+	if id == "" {
+		return "-"
+	}
+	return idText(id)
+}
+
+// chainOf is thread's chain ns, or an error naming the namespaces it has.
+func chainOf(ctx context.Context, src browse.Source, thread, ns string) (browse.Chain, []browse.Namespace, error) {
+	c := browse.Chain{Thread: thread, NS: ns}
+	ts, err := src.Threads(ctx)
+	if err != nil {
+		return c, nil, err
+	}
+	i := slices.IndexFunc(ts, func(t browse.Thread) bool { return t.ID == thread })
+	if i < 0 {
+		return c, nil, fmt.Errorf("thread %s %w in this LangGraph database: list its threads with `rewind threads`", named(thread), browse.ErrNotFound)
+	}
+	nss := ts[i].Namespaces
+	if !slices.ContainsFunc(nss, func(n browse.Namespace) bool { return n.NS == ns }) {
+		return c, nil, fmt.Errorf("namespace %s of thread %s %w: `rewind threads` lists the namespaces", named(ns), named(thread), browse.ErrNotFound)
+	}
+	return c, nss, nil
+}
+
+// lgLog is `rewind log` on a LangGraph database: the chain oldest first,
+// listings only (no values are read), then the subgraph runs hanging off
+// its checkpoints.
+func lgLog(ctx context.Context, src browse.Source, thread, ns string, asJSON bool, out io.Writer) error {
+	c, nss, err := chainOf(ctx, src, thread, ns)
+	if err != nil {
+		return err
+	}
+	h, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(h)
+	var subs []browse.Namespace
+	for _, n := range nss {
+		if n.NS != "" && n.Parent == ns {
+			subs = append(subs, n)
+		}
+	}
+	if asJSON {
+		if subs == nil {
+			subs = []browse.Namespace{}
+		}
+		return writeJSON(out, map[string]any{"thread": thread, "ns": ns, "checkpoints": h, "subgraphs": subs})
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
+	for _, l := range h {
+		by := strings.Join(l.WrittenBy, ",")
+		if by == "" {
+			by = "(" + l.Source + ")"
+		}
+		next := describeNext(l.Next)
+		if l.Damaged != "" {
+			next = "? " + termtext.Line(firstLine(l.Damaged))
+		}
+		writes := fmt.Sprintf("%d", l.Counts.Writes)
+		if l.Counts.Errors > 0 {
+			writes += fmt.Sprintf(" (%d error)", l.Counts.Errors)
+		}
+		if l.Counts.Interrupts > 0 {
+			writes += fmt.Sprintf(" (%d interrupt)", l.Counts.Interrupts)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idText(l.ID), idOrDash(l.Parent), l.Step, termtext.Name(l.Source), termtext.Name(by), writes, next)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range subs {
+		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idText(s.Task), idOrDash(s.ParentCheckpoint), idText(thread), idText(s.NS))
+	}
+	return nil
+}
+
+// describeNext names the tasks due: nodes, and Sends as node×N.
+func describeNext(next []browse.Task) string {
+	var parts []string
+	for i := 0; i < len(next); {
+		j := i
+		for j < len(next) && next[j].Node == next[i].Node && next[j].Send == next[i].Send {
+			j++
+		}
+		p := termtext.Name(next[i].Node)
+		if next[i].Send {
+			p += " (Send)"
+		}
+		if j-i > 1 {
+			p += fmt.Sprintf("×%d", j-i)
+		}
+		parts = append(parts, p)
+		i = j
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, " ")
+}
+
+// oneLine is a value as compact JSON on one line, cut past n bytes.
+func oneLine(v any, n int) string {
+	b, err := json.Marshal(v)
+	s := string(b)
+	if err != nil {
+		s = fmt.Sprint(v)
+	}
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
+	}
+	return termtext.Line(s)
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// lgShow is `rewind show` on a LangGraph database: the checkpoint, its
+// conversation (tool calls joined to their results), every channel, the
+// tasks due with the Sends' arguments, and the writes stored for the
+// superstep from it.
+func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSON bool, out io.Writer) error {
+	c, _, err := chainOf(ctx, src, thread, ns)
+	if err != nil {
+		return err
+	}
+	cp, err := src.Checkpoint(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	ws, err := src.Writes(ctx, c, cp.ID)
+	if err != nil {
+		return err
+	}
+	msgs := langgraph.CheckpointMessages(cp)
+	if asJSON {
+		if ws == nil {
+			ws = []browse.TaskWrites{}
+		}
+		if msgs == nil {
+			msgs = []langgraph.Message{}
+		}
+		return writeJSON(out, map[string]any{"checkpoint": cp, "messages": msgs, "writes": ws})
+	}
+	where := "thread " + idText(thread)
+	if ns != "" {
+		where += " --ns " + idText(ns)
+	}
+	fmt.Fprintf(out, "%s · checkpoint %s (parent %s, step %d, source %s, format v%d)\n", where, idText(cp.ID), idOrDash(cp.Parent), cp.Step, termtext.Line(cp.Source), cp.Format)
+	fmt.Fprintf(out, "%s\n", src.About().Status())
+	if cp.Damaged != "" {
+		fmt.Fprintf(out, "damaged: %s\n", termtext.Line(cp.Damaged))
+	}
+	if len(msgs) > 0 {
+		fmt.Fprintf(out, "\nMESSAGES (%d)\n", len(msgs))
+		for _, m := range msgs {
+			printLGMessage(out, m, msgs)
+		}
+	}
+	fmt.Fprintln(out, "\nSTATE")
+	for _, ch := range cp.Channels {
+		if ch.Internal || ch.Name == "messages" && msgs != nil {
+			continue
+		}
+		fmt.Fprintf(out, "  %s = %s\n", termtext.Line(ch.Name), oneLine(ch.Value, 400))
+	}
+	fmt.Fprintln(out, "\nNEXT")
+	if len(cp.Next) == 0 {
+		fmt.Fprintln(out, "  — (nothing due)")
+	}
+	for _, t := range cp.Next {
+		if t.Send {
+			fmt.Fprintf(out, "  %s (Send) %s\n", termtext.Name(t.Node), oneLine(t.Arg, 200))
+		} else {
+			fmt.Fprintf(out, "  %s\n", termtext.Name(t.Node))
+		}
+	}
+	if len(ws) > 0 {
+		fmt.Fprintln(out, "\nWRITES (the superstep from here, by task)")
+		printTaskWrites(out, "  ", ws)
+	}
+	return nil
+}
+
+// printLGMessage prints one message; an AI message's tool calls point to
+// the messages that answer them, a tool message to the call it answers.
+func printLGMessage(out io.Writer, m langgraph.Message, all []langgraph.Message) {
+	fmt.Fprintf(out, "  #%d %s", m.Index+1, termtext.Line(m.Role))
+	if m.Name != "" {
+		fmt.Fprintf(out, " (%s)", termtext.Line(m.Name))
+	}
+	if m.ToolCallID != "" {
+		fmt.Fprintf(out, " ← call %s", idText(m.ToolCallID))
+		if m.CallIndex >= 0 {
+			fmt.Fprintf(out, " of #%d", m.CallIndex+1)
+		}
+	}
+	fmt.Fprintln(out, ":")
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		for _, line := range strings.Split(m.Content, "\n") {
+			fmt.Fprintf(out, "      %s\n", termtext.Line(line))
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		answer := "no result yet"
+		if tc.Result >= 0 && tc.Result < len(all) {
+			answer = fmt.Sprintf("→ #%d", tc.Result+1)
+		}
+		fmt.Fprintf(out, "      tool call %s %s(%s) %s\n", idText(tc.ID), termtext.Line(tc.Name), oneLine(tc.Args, 200), answer)
+	}
+}
+
+// printTaskWrites prints writes grouped by task, LangGraph's special ones
+// named, with the error text and the interrupt values.
+func printTaskWrites(out io.Writer, indent string, ws []browse.TaskWrites) {
+	for _, tw := range ws {
+		who := termtext.Name(tw.Node)
+		if tw.Command {
+			who = "(the run's command)"
+		} else if who == "" {
+			who = "?"
+		}
+		fmt.Fprintf(out, "%stask %s %s: %d write(s)\n", indent, idText(tw.Task), who, len(tw.Writes))
+		for _, w := range tw.Writes {
+			kind := ""
+			if w.Kind != "" {
+				kind = " [" + termtext.Line(w.Kind) + "]"
+			}
+			fmt.Fprintf(out, "%s  %3d %s%s = %s\n", indent, w.Idx, termtext.Line(w.Channel), kind, oneLine(w.Value, 300))
+		}
+		if tw.Error != "" {
+			fmt.Fprintf(out, "%s  error: %s\n", indent, termtext.Line(tw.Error))
+		}
+		for _, in := range tw.Interrupts {
+			fmt.Fprintf(out, "%s  interrupt %s: %s\n", indent, idText(in.ID), oneLine(in.Value, 300))
+		}
+	}
+}
+
+// lgMessage is `show --message N` on a LangGraph database: message #N
+// (1-based) of the checkpoint's messages channel, whole.
+func lgMessage(ctx context.Context, src browse.Source, thread, ns, id string, n int64, asJSON bool, out io.Writer) error {
+	c, _, err := chainOf(ctx, src, thread, ns)
+	if err != nil {
+		return err
+	}
+	cp, err := src.Checkpoint(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	msgs := langgraph.CheckpointMessages(cp)
+	if n < 1 || n > int64(len(msgs)) {
+		return fmt.Errorf("message #%d of thread %s %w: checkpoint %s holds %d message(s): give --message 1 to %d", n, named(thread), browse.ErrNotFound, named(cp.ID), len(msgs), len(msgs))
+	}
+	m := msgs[n-1]
+	if asJSON {
+		return writeJSON(out, m)
+	}
+	printLGMessage(out, m, msgs)
+	return nil
+}
+
+// lgEvents is `rewind events` on a LangGraph database: LangGraph keeps no
+// event log; its writes (with errors and interrupts) are the record, by
+// the checkpoint whose superstep stored them.
+func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJSON bool, out io.Writer) error {
+	c, _, err := chainOf(ctx, src, thread, ns)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	if id != "" {
+		cp, err := src.Checkpoint(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		ids = []string{cp.ID}
+	} else {
+		h, err := src.History(ctx, c, "", 0)
+		if err != nil {
+			return err
+		}
+		slices.Reverse(h)
+		for _, l := range h {
+			if l.Counts.Writes > 0 {
+				ids = append(ids, l.ID)
+			}
+		}
+	}
+	type group struct {
+		Checkpoint string              `json:"checkpoint"`
+		Tasks      []browse.TaskWrites `json:"tasks"`
+	}
+	groups := []group{}
+	for _, cid := range ids {
+		ws, err := src.Writes(ctx, c, cid)
+		if err != nil {
+			return err
+		}
+		if len(ws) > 0 || id != "" {
+			if ws == nil {
+				ws = []browse.TaskWrites{}
+			}
+			groups = append(groups, group{cid, ws})
+		}
+	}
+	if asJSON {
+		return writeJSON(out, groups)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(out, "@%s\n", idText(g.Checkpoint))
+		printTaskWrites(out, "  ", g.Tasks)
+	}
+	return nil
+}
+
+// lgDiff is `rewind diff` on a LangGraph database: how the graph's
+// channels changed from A to B (engine.Diff, messages matched by id), and
+// how the two stand in the chain.
+func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJSON bool, out io.Writer) error {
+	c, _, err := chainOf(ctx, src, thread, ns)
+	if err != nil {
+		return err
+	}
+	from, err := src.Checkpoint(ctx, c, a)
+	if err != nil {
+		return err
+	}
+	to, err := src.Checkpoint(ctx, c, b)
+	if err != nil {
+		return err
+	}
+	h, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		return err
+	}
+	rel := chainRelation(h, a, b)
+	diffs := engine.Diff(engine.Values(from.State()), engine.Values(to.State()))
+	if asJSON {
+		if diffs == nil {
+			diffs = []engine.ChannelDiff{}
+		}
+		return writeJSON(out, map[string]any{"thread": thread, "ns": ns, "from": a, "to": b, "relation": rel, "channels": diffs})
+	}
+	fmt.Fprintf(out, "@%s → @%s of thread %s (%s): %d channel(s) changed\n", idText(a), idText(b), idText(thread), termtext.Line(rel), len(diffs))
+	for _, d := range diffs {
+		fmt.Fprintf(out, "@@ %s: %s\n", termtext.Line(d.Channel), termtext.Line(d.Summary))
+		for _, l := range d.Lines {
+			fmt.Fprintf(out, "  %s\n", termtext.Line(l))
+		}
+		if d.More > 0 {
+			fmt.Fprintf(out, "  … %d more line(s)\n", d.More)
+		}
+	}
+	return nil
+}
+
+// chainRelation says how a and b stand, walking parents over the chain's
+// listings.
+func chainRelation(h []browse.Listing, a, b string) string {
+	if a == b {
+		return "the same checkpoint"
+	}
+	parent := make(map[string]string, len(h))
+	for _, l := range h {
+		parent[l.ID] = l.Parent
+	}
+	ancestors := func(id string) []string { // id first, root last
+		var out []string
+		seen := map[string]bool{}
+		for id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+			id = parent[id]
+		}
+		return out
+	}
+	onA := map[string]bool{}
+	for _, id := range ancestors(a) {
+		onA[id] = true
+	}
+	common := ""
+	for _, id := range ancestors(b) {
+		if onA[id] {
+			common = id
+			break
+		}
+	}
+	switch {
+	case common == a:
+		return fmt.Sprintf("@%s is an ancestor of @%s", a, b)
+	case common == b:
+		return fmt.Sprintf("@%s is an ancestor of @%s", b, a)
+	case common != "":
+		return fmt.Sprintf("different branches, parting after @%s", common)
+	}
+	return "no common checkpoint"
+}

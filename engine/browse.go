@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"rewind/store"
+	"rewind/store/browse"
+)
+
+// Browse is the engine read through browse.Source, the read-only interface
+// a LangGraph database implements too: one interface, two sources. A
+// rewind thread has one chain (namespace ""); ids are checkpoint numbers
+// in base 10; values are the channels as JSON decodes them. about is what
+// Source.About reports (the caller knows the store); Close closes nothing,
+// the engine's owner does.
+func (e *Engine) Browse(about browse.About) browse.Source {
+	about.Kind = browse.KindRewind
+	return browseSource{e, about}
+}
+
+type browseSource struct {
+	e     *Engine
+	about browse.About
+}
+
+func (s browseSource) About() browse.About { return s.about }
+
+func (s browseSource) Close() error { return nil }
+
+// notFound makes a missing thread or checkpoint match browse.ErrNotFound
+// too.
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) && !errors.Is(err, browse.ErrNotFound) {
+		return fmt.Errorf("%w (%w)", err, browse.ErrNotFound)
+	}
+	return err
+}
+
+func (s browseSource) Threads(ctx context.Context) ([]browse.Thread, error) {
+	ts, err := s.e.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]browse.Thread, len(ts))
+	for i, t := range ts {
+		latest := strconv.FormatInt(t.LatestID, 10)
+		out[i] = browse.Thread{ID: t.ID, Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt,
+			Namespaces: []browse.Namespace{{Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt}}}
+	}
+	return out, nil
+}
+
+// browseID reads a checkpoint id given as text (0 for "").
+func browseID(c browse.Chain, s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("checkpoint %v not found in %s: rewind's checkpoints are numbers (see `rewind log`): %w", store.Name(s), c, browse.ErrNotFound)
+	}
+	return n, nil
+}
+
+// chain refuses a namespace: rewind's graph has no subgraphs.
+func chain(c browse.Chain) error {
+	if c.NS != "" {
+		return fmt.Errorf("%s not found: a rewind thread has one chain, namespace \"\": %w", c, browse.ErrNotFound)
+	}
+	return nil
+}
+
+func browseText(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+func browseListing(c browse.Chain, cp Checkpoint) browse.Listing {
+	l := browse.Listing{Chain: c, ID: browseText(cp.ID), Parent: browseText(cp.ParentID), Step: cp.Step, Source: cp.Source,
+		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable}
+	for _, t := range cp.Tasks {
+		task := browse.Task{Node: t.Node}
+		if len(t.Args) > 0 {
+			task.Send = true
+			_ = json.Unmarshal(t.Args, &task.Arg)
+			l.Counts.Sends++
+		}
+		l.Next = append(l.Next, task)
+	}
+	return l
+}
+
+func (s browseSource) History(ctx context.Context, c browse.Chain, before string, limit int) ([]browse.Listing, error) {
+	if err := chain(c); err != nil {
+		return nil, err
+	}
+	b, err := browseID(c, before)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := s.e.History(ctx, c.Thread, b, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 && before == "" {
+		_, err := s.e.Latest(ctx, c.Thread) // says the thread is not found
+		if err == nil {
+			err = fmt.Errorf("%s has no checkpoints: %w", c, browse.ErrNotFound)
+		}
+		return nil, notFound(err)
+	}
+	out := make([]browse.Listing, len(cps))
+	for i, cp := range cps {
+		out[i] = browseListing(c, cp)
+	}
+	return out, nil
+}
+
+func (s browseSource) Checkpoint(ctx context.Context, c browse.Chain, id string) (browse.Checkpoint, error) {
+	if err := chain(c); err != nil {
+		return browse.Checkpoint{}, err
+	}
+	n, err := browseID(c, id)
+	if err != nil {
+		return browse.Checkpoint{}, err
+	}
+	var cp Checkpoint
+	if n == 0 {
+		cp, err = s.e.Latest(ctx, c.Thread)
+	} else {
+		cp, err = s.e.Get(ctx, c.Thread, n)
+	}
+	if err != nil {
+		return browse.Checkpoint{}, notFound(err)
+	}
+	out := browse.Checkpoint{Listing: browseListing(c, cp), Format: cp.SchemaVersion, Channels: []browse.Channel{}}
+	for name, raw := range cp.Values {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			v = map[string]any{"$opaque": "json", "$size": len(raw), "$error": err.Error()}
+		}
+		out.Channels = append(out.Channels, browse.Channel{Name: name, Value: v})
+	}
+	sort.Slice(out.Channels, func(i, j int) bool { return browse.Less(out.Channels[i], out.Channels[j]) })
+	b, err := json.Marshal(cp.Metadata)
+	if err == nil {
+		_ = json.Unmarshal(b, &out.Metadata)
+	}
+	out.Counts.Channels = len(out.Channels)
+	return out, nil
+}
+
+// Writes are the checkpoint's pending writes (a superstep still to finish)
+// and what made its loop children (their Applied): as LangGraph keeps
+// them, under the checkpoint the superstep ran from.
+func (s browseSource) Writes(ctx context.Context, c browse.Chain, id string) ([]browse.TaskWrites, error) {
+	if err := chain(c); err != nil {
+		return nil, err
+	}
+	n, err := browseID(c, id)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		latest, err := s.e.Latest(ctx, c.Thread)
+		if err != nil {
+			return nil, notFound(err)
+		}
+		n = latest.ID
+	} else if _, err := s.e.Get(ctx, c.Thread, n); err != nil {
+		return nil, notFound(err)
+	}
+	pending, err := s.e.PendingWrites(ctx, c.Thread, n)
+	if err != nil {
+		return nil, err
+	}
+	out := []browse.TaskWrites{}
+	add := func(task, node string, ws []Write) {
+		tw := browse.TaskWrites{Task: task, Node: node, Writes: []browse.Write{}}
+		for i, w := range ws {
+			var v any
+			if err := json.Unmarshal(w.Value, &v); err != nil {
+				v = map[string]any{"$opaque": "json", "$size": len(w.Value), "$error": err.Error()}
+			}
+			tw.Writes = append(tw.Writes, browse.Write{Idx: i, Channel: w.Channel, Type: "json", Value: v})
+		}
+		out = append(out, tw)
+	}
+	for _, p := range pending {
+		add(p.Task, p.Node, p.Writes)
+	}
+	all, err := s.e.History(ctx, c.Thread, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, child := range all {
+		if child.ParentID != n || child.Source != SourceLoop {
+			continue
+		}
+		full, err := s.e.Get(ctx, c.Thread, child.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range full.Applied {
+			add(g.Task, g.Node, g.Writes)
+		}
+	}
+	return out, nil
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/store/browse"
 	"rewind/tui"
 )
 
@@ -39,6 +40,12 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	}
 	if src != nil { // a LangGraph database: the read-only browser
 		defer src.Close()
+		if thread != "" {
+			// As on a rewind store: an unknown thread fails before the screen.
+			if _, err := src.History(ctx, browse.Chain{Thread: thread}, "", 1); err != nil {
+				return err
+			}
+		}
 		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
 	}
 	a, err := openApp(ctx, f.store, &f.model)

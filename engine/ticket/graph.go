@@ -648,8 +648,6 @@ func parsePlanIn(scenario, text string) ([]Subtask, error) {
 
 // guessTopic is the topic of a goal by the mock planner's keywords, so a
 // subtask without a known topic still gets the right tool.
-func guessTopic(goal string) string { return guessTopicIn(ScenarioTicket, goal) }
-
 func guessTopicIn(scenario, goal string) string { return planIn(scenario, goal)[0].Topic }
 
 const executorSystem = `You are an executor of a customer-support team. You get one subtask and the result of the tool you called for it. Write the finding in one or two sentences, citing the tool's figures. If the critic gave feedback, address it.`

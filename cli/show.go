@@ -125,7 +125,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
+	fmt.Fprintf(out, "thread %s · checkpoint @%d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "@"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}

@@ -47,6 +47,10 @@ type Settings struct {
 	NoColor bool
 	// Keys rebinds keys of the thread view (the config's [keys]).
 	Keys map[string][]string
+	// Lessons, Prepare and Lesson are `rewind demo` (lessons.go).
+	Lessons []Lesson
+	Prepare PrepareFunc
+	Lesson  string
 }
 
 type screen int
@@ -54,6 +58,7 @@ type screen int
 const (
 	screenThread screen = iota
 	screenThreads
+	screenLessons
 )
 
 type focusID int
@@ -140,6 +145,9 @@ type Model struct {
 	live        []string      // the rendered live area
 
 	threads  threadList
+	lessons  *lessonPicker
+	script   *scriptPanel
+	prepare  PrepareFunc
 	dialog   dialog
 	showHelp bool
 	// The help and the status log are pagers over the screen.
@@ -150,6 +158,7 @@ type Model struct {
 
 	configPath string
 	noColor    bool
+	lesson     string // to prepare at start
 
 	flash    string
 	flashErr bool
@@ -192,6 +201,10 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
+	m.lessons, m.prepare, m.lesson = newLessonPicker(m.th, s.Lessons), s.Prepare, s.Lesson
+	if len(s.Lessons) > 0 && s.Thread == "" {
+		m.screen = screenLessons
+	}
 	return m
 }
 
@@ -204,6 +217,12 @@ func (m *Model) setTheme(th *themes.Theme) {
 		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
 	}
 	m.spin.Style = th.StatusRun
+	if m.lessons != nil {
+		m.lessons.setTheme(th)
+	}
+	if m.script != nil {
+		m.script.render(th)
+	}
 	m.composer.PromptStyle = th.Prompt
 	m.composer.TextStyle = th.Text
 	m.composer.PlaceholderStyle = th.Placeholder
@@ -217,6 +236,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{loadThreads(m.ctx, m.deps.Backend)}
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
+	}
+	if l, ok := m.lessons.find(m.lesson); ok {
+		cmds = append(cmds, m.startLesson(l))
 	}
 	return tea.Batch(cmds...)
 }
@@ -250,6 +272,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, nil
+	case lessonProgressMsg, lessonDoneMsg:
+		return m, m.onLessonMsg(msg)
 	case historyMsg:
 		return m, m.onHistory(msg)
 	case detailMsg:
@@ -840,6 +864,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.screen == screenThreads {
 		return m.onThreadsKey(msg)
 	}
+	if m.screen == screenLessons {
+		return m.onLessonsKey(msg)
+	}
 	return m.onThreadKey(msg)
 }
 
@@ -958,6 +985,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Fold):
 		m.unfold = !m.unfold
 		m.syncPanes()
+	case key.Matches(msg, k.Script):
+		return m.toggleScript()
 	case key.Matches(msg, k.Theme):
 		if m.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)

@@ -147,6 +147,7 @@ type Model struct {
 	threads  threadList
 	lessons  *lessonPicker
 	script   *scriptPanel
+	fidelity *lru[*fidelityBadge] // by checkpoint (fidelity.go)
 	prepare  PrepareFunc
 	dialog   dialog
 	showHelp bool
@@ -272,6 +273,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, nil
+	case fidelityMsg:
+		return m, m.onFidelity(msg)
 	case lessonProgressMsg, lessonDoneMsg:
 		return m, m.onLessonMsg(msg)
 	case historyMsg:
@@ -528,7 +531,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return nil
+		return m.checkFidelity()
 	}
 	return loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id)
 }
@@ -550,6 +553,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
+		return m.checkFidelity()
 	}
 	return nil
 }

@@ -147,7 +147,7 @@ func (r *renderer) fidelityHeader(d *detail, b *fidelityBadge, w int) []string {
 	}
 	th := r.th
 	s := d.state.Summary
-	head := th.Heading.Render("Summary") + th.Muted.Render(fmt.Sprintf(" #%d–#%d · ", s.From, s.To))
+	head := th.Heading.Render("Summary") + th.Muted.Render(fmt.Sprintf(" #%d–#%d", s.From, s.To))
 	var badge string
 	switch {
 	case b == nil || b.loading:
@@ -162,5 +162,8 @@ func (r *renderer) fidelityHeader(d *detail, b *fidelityBadge, w int) []string {
 			badge = th.Error.Render(text) + th.Muted.Render(" (rewind check fidelity)")
 		}
 	}
-	return []string{trunc(head+badge, w), ""}
+	if width(head+badge) > w { // the badge on a line of its own
+		return []string{trunc(head, w), trunc("  "+badge, w), ""}
+	}
+	return []string{head + th.Muted.Render(" · ") + badge, ""}
 }

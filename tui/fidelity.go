@@ -43,7 +43,9 @@ type fidelityMsg struct {
 }
 
 // checkFidelity starts the badge of the checkpoint under the cursor when
-// it has a summary and no badge yet.
+// it has a summary and no badge yet. One check runs at a time: scrubbing
+// a long thread does not pile them up; when one ends, the checkpoint then
+// under the cursor gets its own.
 func (m *Model) checkFidelity() tea.Cmd {
 	d := m.cur
 	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" {
@@ -53,9 +55,10 @@ func (m *Model) checkFidelity() tea.Cmd {
 		m.fidelity = newLRU[*fidelityBadge](256)
 	}
 	k := ckey{m.thread, d.cp.ID}
-	if b, ok := m.fidelity.get(k); ok && b.gen == m.gen {
+	if b, ok := m.fidelity.get(k); ok && b.gen == m.gen || m.fidelityBusy {
 		return nil
 	}
+	m.fidelityBusy = true
 	m.fidelity.put(k, &fidelityBadge{gen: m.gen, loading: true})
 	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary)
 }
@@ -90,15 +93,15 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread || m.fidelity == nil {
-		return nil
+	m.fidelityBusy = false
+	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity != nil {
+		m.fidelity.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, report: msg.report, err: msg.err})
+		if m.cur != nil && m.cur.cp.ID == msg.id {
+			m.panes[paneState].key = paneKey{} // its inputs changed: render it again
+			m.syncPanes()
+		}
 	}
-	m.fidelity.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, report: msg.report, err: msg.err})
-	if m.cur != nil && m.cur.cp.ID == msg.id {
-		m.panes[paneState].key = paneKey{} // its inputs changed: render it again
-		m.syncPanes()
-	}
-	return nil
+	return m.checkFidelity() // the cursor may have moved on meanwhile
 }
 
 // fidelityBadgeOf is the badge of the checkpoint shown, if any.

@@ -93,6 +93,16 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	if m.checkFidelity() == nil {
 		t.Fatal("a badge of an earlier opening of the thread was reused")
 	}
+	// One check at a time: scrubbing on while one runs starts none; its
+	// end starts the one of the checkpoint then under the cursor.
+	m.cur = &detail{cp: engine.Checkpoint{ID: 9}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 2}}}
+	if m.checkFidelity() != nil {
+		t.Fatal("a second check started while one runs")
+	}
+	if m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: 7}) == nil {
+		t.Fatal("the end of a check started none for the checkpoint under the cursor")
+	}
+	m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: 9})
 	m.cur = &detail{cp: engine.Checkpoint{ID: 8}}
 	if m.checkFidelity() != nil {
 		t.Fatal("a check started at a checkpoint without a summary")

@@ -81,7 +81,9 @@ func TestDemoLessonInTmux(t *testing.T) {
 		t.Fatalf("the lesson's thread should show its two branches:\n%s", s)
 	}
 	send("s")
-	waitFor("s hides the script", func(s string) bool { return !strings.Contains(s, "Lesson fork") && strings.Contains(s, "thread lesson:fork") })
+	waitFor("s hides the script", func(s string) bool {
+		return !strings.Contains(s, "Lesson fork") && strings.Contains(s, "thread lesson:fork")
+	})
 	send("s")
 	waitFor("s shows it again", has("Lesson fork · s hides"))
 	if out, err := tmux("resize-window", "-t", "demo", "-x", "80", "-y", "24"); err != nil {

@@ -145,10 +145,6 @@ type Model struct {
 	live        []string      // the rendered live area
 
 	threads  threadList
-	lessons  *lessonPicker
-	script   *scriptPanel
-	fidelity *lru[*fidelityBadge] // by checkpoint (fidelity.go)
-	prepare  PrepareFunc
 	dialog   dialog
 	showHelp bool
 	// The help and the status log are pagers over the screen.
@@ -159,7 +155,14 @@ type Model struct {
 
 	configPath string
 	noColor    bool
-	lesson     string // to prepare at start
+
+	// Lessons (lessons.go, script.go) and the fidelity badge (fidelity.go).
+	lesson       string // to prepare at start
+	lessons      *lessonPicker
+	script       *scriptPanel
+	prepare      PrepareFunc
+	fidelity     *lru[*fidelityBadge] // by checkpoint
+	fidelityBusy bool                 // a check is under way
 
 	flash    string
 	flashErr bool

@@ -63,15 +63,15 @@ func (p *scriptPanel) render(th *themes.Theme) {
 		return
 	}
 	inner := p.w - 2
-	var body []string
-	add := func(text, indent string, st styleT) {
+	var head, body []string
+	add := func(to *[]string, text, indent string, st styleT) {
 		for _, l := range wrap(termtext.Line(text), max(inner-width(indent), 8)) {
-			body = append(body, indent+st.Render(l))
+			*to = append(*to, indent+st.Render(l))
 		}
 	}
 	l := p.lesson
-	add(l.Title, "", th.Heading)
-	add(l.Proves, "", th.Muted)
+	add(&head, l.Title, "", th.Heading)
+	add(&head, l.Proves, "", th.Muted)
 	for i, s := range l.Steps {
 		body = append(body, "")
 		num := fmt.Sprintf("%d. ", i+1)
@@ -83,7 +83,7 @@ func (p *scriptPanel) render(th *themes.Theme) {
 			}
 			body = append(body, lead+th.Strong.Render(line))
 		}
-		add("→ "+s.See, "   ", th.Text)
+		add(&body, "→ "+s.See, "   ", th.Text)
 	}
 	vst := th.Success
 	if !p.verdict.Passed {
@@ -96,6 +96,13 @@ func (p *scriptPanel) render(th *themes.Theme) {
 	room := p.h - 2
 	if len(foot) > room {
 		foot = foot[:room]
+	}
+	// The steps come first: the title and what the lesson proves go when
+	// the panel is short of rows.
+	if space := room - len(foot) - 1; len(head)+len(body) <= space {
+		body = append(head, body...)
+	} else if len(body) > 0 {
+		body = body[1:] // the blank line before the first step
 	}
 	if space := room - len(foot) - 1; len(body) > space {
 		body = append(body[:max(space-1, 0)], th.Muted.Render("… s hides this panel"))

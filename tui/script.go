@@ -94,8 +94,10 @@ func (p *scriptPanel) render(th *themes.Theme) {
 		foot = append(foot, vst.Render(line))
 	}
 	room := p.h - 2
-	if len(foot) > room {
-		foot = foot[:room]
+	// A long verdict (the kill lesson's names every kill point) keeps a
+	// third of the panel; the status log (L) holds it whole.
+	if most := max(room/3, 2); len(foot) > most {
+		foot = append(foot[:most-1], th.Muted.Render("… the whole verdict: L"))
 	}
 	// The steps come first: the title and what the lesson proves go when
 	// the panel is short of rows.

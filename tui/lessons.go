@@ -282,3 +282,17 @@ func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) viewLessons() string {
 	return m.lessons.View(m.th, m.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
+
+// LessonKeys are the keys a lesson's script may tell a person to press, by
+// what they do: the thread view's (by their config names) and the
+// composer's. cli's test holds the lessons' steps to them.
+func LessonKeys() map[string][]string {
+	k := newThreadKeys()
+	out := map[string][]string{}
+	for _, n := range k.keyNames() {
+		out[n.name] = n.b.Keys()
+	}
+	c := newComposerKeys()
+	out["draft"] = c.Draft.Keys()
+	return out
+}

@@ -296,3 +296,13 @@ func LessonKeys() map[string][]string {
 	out["draft"] = c.Draft.Keys()
 	return out
 }
+
+// wheel moves the picker's cursor by n rows (the mouse wheel).
+func (p *lessonPicker) wheel(n int) {
+	for ; n < 0; n++ {
+		p.list.CursorUp()
+	}
+	for ; n > 0; n-- {
+		p.list.CursorDown()
+	}
+}

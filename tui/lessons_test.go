@@ -125,6 +125,14 @@ func TestLessonPickerPreparesAndOpens(t *testing.T) {
 	if !h.contains("Lessons · 3") {
 		t.Fatalf("rewind demo starts on the picker:\n%s", h.screen())
 	}
+	h.dispatch(tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelDown, X: 10, Y: 5})
+	if !h.contains("▸ fork") {
+		t.Fatalf("the wheel did not move the picker's cursor:\n%s", h.screen())
+	}
+	h.dispatch(tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelUp, X: 10, Y: 5})
+	if !h.contains("▸ summary") || h.m.thread != "" {
+		t.Fatalf("the wheel on the picker moves its cursor only:\n%s", h.screen())
+	}
 	h.key("enter") // summary: this test's prepare refuses it
 	h.until("the failure on the status line", func() bool { return h.contains("lesson summary is not in this test") })
 	if h.m.screen != screenLessons || h.m.script != nil {

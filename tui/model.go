@@ -1237,6 +1237,10 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.screen == screenLessons {
+		m.lessons.wheel(wheel / 3)
+		return nil
+	}
 	l := m.lay
 	if msg.Y >= l.bodyH {
 		return nil

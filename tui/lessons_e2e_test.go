@@ -89,12 +89,14 @@ func TestDemoLessonInTmux(t *testing.T) {
 	if out, err := tmux("resize-window", "-t", "demo", "-x", "80", "-y", "24"); err != nil {
 		t.Fatalf("resize: %v\n%s", err, out)
 	}
-	s = waitFor("the script over the panes at 80 columns", has("Lesson fork · s hides", "PASS: with @1"))
+	s = waitFor("the script over the panes at 80 columns", has("Lesson fork 1/2", "1. open lesson:fork", "s: the next steps", "PASS: with @1"))
 	for i, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		if n := len([]rune(line)); n > 80 {
 			t.Fatalf("line %d is %d columns wide at 80:\n%s", i, n, s)
 		}
 	}
+	send("s") // the steps that did not fit
+	waitFor("the next page of steps", has("Lesson fork 2/2", "3. open lesson:fork-", "s hides this panel"))
 	send("q")
 	waitFor("the program to end", func(s string) bool { return !strings.Contains(s, "Lesson fork") })
 	_, _ = tmux("kill-session", "-t", "demo")

@@ -76,16 +76,25 @@ func TestLessonGolden(t *testing.T) {
 		keys   []string
 		wait   []string
 		poke   func(m *Model)
+		only   [2]int // only at this size
 	}{
-		{"picker", "", []string{"down"}, []string{"Lessons · 3", "✝ kills workers", "▸ fork", "enter prepare"}, nil},
+		{"picker", "", []string{"down"}, []string{"Lessons · 3", "✝ kills workers", "▸ fork", "enter prepare"}, nil, [2]int{}},
 		{"preparing", "", nil, []string{"preparing fork…", "forking at @2"}, func(m *Model) {
 			m.lessons.preparing, m.lessons.progress = "fork", []string{"running the lesson headless", "forking at @2"}
-		}},
-		{"script", "fork", nil, []string{"Lesson fork · s hides", "1. open t", "PASS: with @2"}, nil},
-		{"script-hidden", "fork", []string{"s"}, []string{"Conversation"}, nil},
+		}, [2]int{}},
+		{"script", "fork", nil, []string{"Lesson fork", "1. open t", "PASS: with @2"}, nil, [2]int{}},
+		{"script-hidden", "fork", nil, []string{"Conversation"}, func(m *Model) {
+			for i := 0; i < 5 && !m.script.hidden; i++ { // s turns the pages, then hides
+				m.toggleScript()
+			}
+		}, [2]int{}},
+		{"script-page2", "fork", []string{"s"}, []string{"Lesson fork 2/2", "3. open t-wrong", "s hides this panel", "PASS: with @2"}, nil, [2]int{80, 24}},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		for _, sc := range screens {
+			if sc.only != [2]int{} && sc.only != size {
+				continue
+			}
 			t.Run(fmt.Sprintf("%dx%d/%s", size[0], size[1], sc.name), func(t *testing.T) {
 				e := newEngine(t)
 				m := New(context.Background(), depsFor(e), Settings{Theme: themes.Or(themes.Dark), Lessons: testLessons, Prepare: lessonPrepare(t, e), Lesson: sc.lesson})

@@ -14,14 +14,18 @@ import (
 // scriptPanel is a lesson's script beside the thread view: the steps (what
 // to press, what to look at) and the verdict line at the bottom. On a
 // screen wide enough it takes a column of its own and the panes shrink;
-// below that it is drawn over the right of the panes. s toggles it.
+// below that it is drawn over the right of the panes. s turns its pages of
+// steps, then hides it, then shows it again.
 type scriptPanel struct {
 	lesson  Lesson
 	verdict LessonVerdict
 	hidden  bool
-	th      *themes.Theme
-	w, h    int
-	lines   []string // the framed panel, rendered once per size and theme
+	// page is the page of steps shown, of pages (steps that do not fit
+	// the panel's rows go on further pages).
+	page, pages int
+	th          *themes.Theme
+	w, h        int
+	lines       []string // the framed panel, rendered once per size and theme
 }
 
 func newScriptPanel(l Lesson, v LessonVerdict) *scriptPanel {
@@ -63,56 +67,90 @@ func (p *scriptPanel) render(th *themes.Theme) {
 		return
 	}
 	inner := p.w - 2
-	var head, body []string
-	add := func(to *[]string, text, indent string, st styleT) {
+	wrapped := func(text, indent string, st styleT) []string {
+		var out []string
 		for _, l := range wrap(termtext.Line(text), max(inner-width(indent), 8)) {
-			*to = append(*to, indent+st.Render(l))
+			out = append(out, indent+st.Render(l))
 		}
+		return out
 	}
 	l := p.lesson
-	add(&head, l.Title, "", th.Heading)
-	add(&head, l.Proves, "", th.Muted)
+	head := append(wrapped(l.Title, "", th.Heading), wrapped(l.Proves, "", th.Muted)...)
+	// A step is a block: what to press, then what to look at.
+	var steps [][]string
 	for i, s := range l.Steps {
-		body = append(body, "")
-		num := fmt.Sprintf("%d. ", i+1)
-		first := true
-		for _, line := range wrap(termtext.Line(s.Do), max(inner-3, 8)) {
+		var b []string
+		for j, line := range wrap(termtext.Line(s.Do), max(inner-3, 8)) {
 			lead := "   "
-			if first {
-				lead, first = th.Accent.Render(num), false
+			if j == 0 {
+				lead = th.Accent.Render(fmt.Sprintf("%d. ", i+1))
 			}
-			body = append(body, lead+th.Strong.Render(line))
+			b = append(b, lead+th.Strong.Render(line))
 		}
-		add(&body, "→ "+s.See, "   ", th.Text)
+		steps = append(steps, append(b, wrapped("→ "+s.See, "   ", th.Text)...))
 	}
 	vst := th.Success
 	if !p.verdict.Passed {
 		vst = th.Error
 	}
-	var foot []string
-	for _, line := range wrap(termtext.Line(p.verdict.Line), max(inner, 8)) {
-		foot = append(foot, vst.Render(line))
-	}
+	foot := wrapped(p.verdict.Line, "", vst)
 	room := p.h - 2
 	// A long verdict (the kill lesson's names every kill point) keeps a
 	// third of the panel; the status log (L) holds it whole.
 	if most := max(room/3, 2); len(foot) > most {
 		foot = append(foot[:most-1], th.Muted.Render("… the whole verdict: L"))
 	}
+	space := max(room-len(foot)-1, 1) // a blank row above the verdict
 	// The steps come first: the title and what the lesson proves go when
-	// the panel is short of rows.
-	if space := room - len(foot) - 1; len(head)+len(body) <= space {
-		body = append(head, body...)
-	} else if len(body) > 0 {
-		body = body[1:] // the blank line before the first step
+	// all does not fit. Steps that do not fit go on further pages, whole
+	// when they can: s turns the pages, then hides the panel.
+	var pages [][]string
+	cur := []string{}
+	all := len(head)
+	for _, b := range steps {
+		all += 1 + len(b)
 	}
-	if space := room - len(foot) - 1; len(body) > space {
-		body = append(body[:max(space-1, 0)], th.Muted.Render("… s hides this panel"))
+	if all <= space {
+		cur = append(cur, head...)
+	}
+	size := space
+	if all > space {
+		size = max(space-1, 1) // a row for the hint
+	}
+	for _, b := range steps {
+		if len(cur) > 0 && len(cur)+1+len(b) > size {
+			pages, cur = append(pages, cur), []string{}
+		}
+		if len(cur) > 0 {
+			cur = append(cur, "")
+		}
+		for len(cur)+len(b) > size { // a step longer than a page
+			n := size - len(cur)
+			cur = append(cur, b[:n]...)
+			pages, cur, b = append(pages, cur), []string{}, b[n:]
+		}
+		cur = append(cur, b...)
+	}
+	pages = append(pages, cur)
+	p.pages = len(pages)
+	p.page = min(p.page, p.pages-1)
+	body := pages[p.page]
+	title := "Lesson " + termtext.Line(l.Name)
+	switch {
+	case p.pages == 1:
+		title += " · s hides"
+	case p.page < p.pages-1:
+		title += fmt.Sprintf(" %d/%d", p.page+1, p.pages)
+		body = append(body, th.Muted.Render("… s: the next steps"))
+	default:
+		title += fmt.Sprintf(" %d/%d", p.page+1, p.pages)
+		if len(body) < room-len(foot)-1 {
+			body = append(body, "", th.Muted.Render("s hides this panel"))
+		}
 	}
 	for len(body) < room-len(foot) {
 		body = append(body, "")
 	}
-	title := "Lesson " + termtext.Line(l.Name) + " · s hides"
 	p.lines = strings.Split(frame(title, append(body, foot...), p.w, p.h, false, th.Border, th.PaneTitle), "\n")
 }
 
@@ -148,7 +186,17 @@ func (m *Model) toggleScript() tea.Cmd {
 	if m.script == nil {
 		return m.setFlash("no lesson script here: rewind demo opens a lesson with its script", false)
 	}
-	m.script.hidden = !m.script.hidden
+	p := m.script
+	switch {
+	case p.hidden:
+		p.hidden, p.page = false, 0
+	case p.page < p.pages-1:
+		p.page++
+		p.render(m.th)
+		return nil
+	default:
+		p.hidden = true
+	}
 	m.relayout()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
@@ -105,6 +106,8 @@ type lessonPicker struct {
 	keys      lessonKeys
 	preparing string   // the lesson whose run is under way
 	progress  []string // its progress lines, newest last
+	cancel    context.CancelFunc
+	ended     chan struct{} // closed when the run under way returns
 	w, h      int
 }
 
@@ -198,10 +201,11 @@ type (
 // prepareLesson runs prepare in a Cmd; its progress lines arrive one
 // lessonProgressMsg at a time, each carrying the Cmd that waits for the
 // next, and lessonDoneMsg ends it.
-func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson) tea.Cmd {
+func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson, ended chan struct{}) tea.Cmd {
 	lines := make(chan string, 64)
 	done := make(chan lessonDoneMsg, 1)
 	go func() {
+		defer close(ended)
 		v, err := prepare(ctx, l.Name, func(s string) {
 			select {
 			case lines <- s:
@@ -232,7 +236,9 @@ func (m *Model) startLesson(l Lesson) tea.Cmd {
 	m.screen = screenLessons
 	m.lessons.preparing, m.lessons.progress = l.Name, nil
 	m.logStatus("preparing lesson "+l.Name, false)
-	return prepareLesson(m.ctx, m.prepare, l)
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.lessons.cancel, m.lessons.ended = cancel, make(chan struct{})
+	return prepareLesson(ctx, m.prepare, l, m.lessons.ended)
 }
 
 // onLessonMsg handles the preparation's messages.
@@ -243,6 +249,7 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		return msg.next
 	case lessonDoneMsg:
 		m.lessons.preparing = ""
+		m.lessons.cancel()
 		if msg.err != nil {
 			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
 		}
@@ -304,5 +311,19 @@ func (p *lessonPicker) wheel(n int) {
 	}
 	for ; n > 0; n-- {
 		p.list.CursorDown()
+	}
+}
+
+// stop cancels a lesson being prepared (the program is ending) and waits
+// up to timeout for its run to return: a lesson's workers are not left
+// running behind the TUI.
+func (p *lessonPicker) stop(timeout time.Duration) {
+	if p == nil || p.cancel == nil {
+		return
+	}
+	p.cancel()
+	select {
+	case <-p.ended:
+	case <-time.After(timeout):
 	}
 }

@@ -168,3 +168,27 @@ func TestLessonPickerPreparesAndOpens(t *testing.T) {
 		t.Fatalf("s again did not bring the script back:\n%s", h.screen())
 	}
 }
+
+// Quitting while a lesson is being prepared cancels its run and waits for
+// it: a lesson's workers are not left running behind the TUI.
+func TestQuitCancelsALessonBeingPrepared(t *testing.T) {
+	e := newEngine(t)
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	prepare := func(ctx context.Context, name string, say func(string)) (LessonVerdict, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return LessonVerdict{}, ctx.Err()
+	}
+	h := newHarnessDeps(t, depsFor(e), Settings{Lessons: testLessons, Prepare: prepare, Lesson: "fork"}, 120, 40)
+	<-started
+	if !h.contains("preparing fork…") {
+		t.Fatalf("the picker does not say the lesson is being prepared:\n%s", h.screen())
+	}
+	h.m.Shutdown(time.Minute)
+	select {
+	case <-cancelled:
+	default:
+		t.Fatal("Shutdown returned with the lesson's run still under way")
+	}
+}

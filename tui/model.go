@@ -822,6 +822,7 @@ func (m *Model) quit() tea.Cmd {
 // Shutdown stops a run under way and waits (up to timeout) for it to end,
 // so the store is not closed under its feet.
 func (m *Model) Shutdown(timeout time.Duration) {
+	m.lessons.stop(timeout)
 	r := m.run
 	if r == nil {
 		return

@@ -102,6 +102,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "K (arm a kill point), choose mid-fanout, then i and a message", See: "the worker dies after one executor stored its writes"},
 			{Do: "r (resume)", See: "the strip: ↺ reused for the stored executor, ↻ redispatched for the others"},
+			{Do: "or kill by hand: i and a message, then X (asks y/n) while the executors run", See: "a real SIGKILL of the worker; r shows which executors were reused"},
 			{Do: "by hand: rewind run --thread t --input … --mock-latency 300ms --mock-jitter 900ms, kill -9 it mid-fan-out", See: "with jitter the executors finish apart: some reused, some redispatched"},
 		},
 		run: runKill,

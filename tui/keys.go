@@ -44,6 +44,7 @@ type threadKeys struct {
 	DraftHelp                   key.Binding // shown in help; the composer handles ctrl+d
 	Discard, Approve, Breaks    key.Binding
 	Threads, Fold, Theme, Log   key.Binding
+	Script                      key.Binding // a lesson's script panel
 	Help, Quit                  key.Binding
 }
 
@@ -79,6 +80,7 @@ func newThreadKeys() threadKeys {
 		Fold:       bind("fold/unfold text", "z"),
 		Theme:      bind("next theme (saved)", "T"),
 		Log:        bind("status log", "L"),
+		Script:     bind("lesson script panel", "s"),
 		Help:       bind("help", "?"),
 		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
 	}
@@ -101,7 +103,7 @@ func (k *threadKeys) keyNames() []keyName {
 		{"compose", &k.Compose}, {"fork", &k.Fork}, {"resume", &k.Resume}, {"stop", &k.Stop},
 		{"kill", &k.Kill}, {"drill", &k.Drill}, {"dismiss", &k.Dismiss},
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
-		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log},
+		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
 		{"help", &k.Help}, {"quit", &k.Quit},
 	}
 }
@@ -134,7 +136,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
-		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
+		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
 	}
 }
 

@@ -282,6 +282,11 @@ func (m *Model) viewStatus() string {
 		if m.armed != "" {
 			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))
 		}
+		if live, following := m.followMarker(); live != "" {
+			parts = append(parts, live)
+		} else if following != "" {
+			optional = append(optional, []string{following})
+		}
 		if rs := m.runSettings(); len(rs.InterruptBefore)+len(rs.InterruptAfter) > 0 {
 			var bs []string
 			for _, n := range rs.InterruptBefore {

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -190,14 +191,26 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 }
 
 // followMarker is the status bar's follow segment: who is writing the open
-// thread, or that it is followed; "" when it is not.
-func (m *Model) followMarker() (live, following string) {
+// thread, in the longest form that fits in room columns, or that it is
+// followed; "" when it is not.
+func (m *Model) followMarker(room int) (live, following string) {
 	f := &m.follow
 	if !f.on || m.busy() || m.screen != screenThread {
 		return "", ""
 	}
-	if f.writer != "" {
-		return m.th.StatusRun.Render("● live: written by " + termtext.Line(f.writer)), ""
+	if f.writer == "" {
+		return "", m.th.StatusLabel.Render("following")
 	}
-	return "", m.th.StatusLabel.Render("following")
+	who := termtext.Line(f.writer)
+	forms := []string{"● live: written by " + who, "● live: " + who}
+	if pid, ok := strings.CutPrefix(who, "pid "); ok {
+		forms = append(forms, "● pid "+pid)
+	}
+	forms = append(forms, "● live")
+	for _, s := range forms[:len(forms)-1] {
+		if width(s) <= room {
+			return m.th.StatusRun.Render(s), ""
+		}
+	}
+	return m.th.StatusRun.Render(forms[len(forms)-1]), ""
 }

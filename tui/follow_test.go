@@ -121,3 +121,18 @@ func TestFollowNeedsAWatchableStore(t *testing.T) {
 		t.Errorf("follow mode on a store that cannot be watched: on %v, flash %q\n%s", h.m.follow.on, h.m.flash, h.screen())
 	}
 }
+
+// liveBackend is a Backend whose thread another process (pid 4242) is
+// running: the follow marker's golden. Its watch never fires.
+type liveBackend struct{ Backend }
+
+func (liveBackend) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
+	c := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		close(c)
+	}()
+	return c, nil
+}
+
+func (liveBackend) Writer(ctx context.Context, thread string) (string, error) { return "pid 4242", nil }

@@ -29,11 +29,16 @@ func (e *Engine) Watch(ctx context.Context, thread string) (<-chan struct{}, err
 }
 
 // Writer says who holds the thread's writer lock, the live process running
-// it: "pid 1234", "pid 1234 on 10.0.0.5", "another process" when the store
-// cannot name it, "" when nobody runs it.
+// it: "pid 1234", "pid 1234 on 10.0.0.5", "" when nobody runs it. A store
+// that cannot name the holder gives "another process" while the thread's
+// listing says a run is under way.
 func (e *Engine) Writer(ctx context.Context, thread string) (string, error) {
 	h, ok := e.store.(store.LockHolders)
-	if !ok {
+	if !ok { // the listing says whether a run is under way, not whose
+		st, err := e.Status(ctx, thread)
+		if err != nil || st.Status != RunRunning {
+			return "", nil
+		}
 		return "another process", nil
 	}
 	who, err := h.LockHolder(ctx, thread)

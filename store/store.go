@@ -424,3 +424,31 @@ type Drafts interface {
 	// an unknown thread gives an empty list.
 	ListDrafts(ctx context.Context, thread string) ([]Draft, error)
 }
+
+// Watcher is a store that tells a waiter that a thread changed, also when
+// another handle or another process made the change: the TUI follows a
+// thread that a run elsewhere is writing. Every backend implements it
+// (capability Watch in store/storetest): memory in-process, SQLite by
+// polling PRAGMA data_version, PostgreSQL by LISTEN/NOTIFY.
+type Watcher interface {
+	// Watch returns a channel that receives once a PutCheckpoint that stored
+	// a new checkpoint of the thread has committed, whichever handle or
+	// process made it. It is armed when Watch returns: such a commit after
+	// that wakes it. Wake-ups coalesce (the channel holds one; several
+	// commits may give one receive), so the receiver re-reads the thread.
+	// A put that stored nothing (a no-op, a refused put, a transaction
+	// rolled back) and new checkpoints of other threads do not wake it;
+	// other changes of the thread (its deletion, a prune) may, and so may
+	// a lost connection to the server, once, since a commit may have been
+	// missed. The channel is closed when ctx is done or the store closes.
+	Watch(ctx context.Context, thread string) (<-chan struct{}, error)
+}
+
+// LockHolders is a store that can say, cheaply, who holds a thread's
+// writer lock (Store.Lock) without taking or disturbing it.
+type LockHolders interface {
+	// LockHolder describes the live holder of the thread's lock in a few
+	// words ("pid 1234", "pid 1234 on 10.0.0.5"), "" when no live process
+	// holds it. A holder this store cannot name shows as "another process".
+	LockHolder(ctx context.Context, thread string) (string, error)
+}

@@ -111,6 +111,10 @@ func runSync(m *Model, cmd tea.Cmd) {
 			continue
 		}
 		msg := c()
+		if w, ok := msg.(watchStartedMsg); ok && w.cancel != nil {
+			w.cancel() // follow mode waits for changes: not synchronously
+			continue
+		}
 		if batch, ok := msg.(tea.BatchMsg); ok {
 			queue = append(queue, batch...)
 			continue

@@ -77,6 +77,13 @@ func TestGolden(t *testing.T) {
 			}
 			return depsFor(e), []string{"8/8", "waits for approval"}
 		}, nil},
+		{"following", nil, []string{"● live"}, func(t *testing.T) (Deps, []string) {
+			e := newEngine(t)
+			seed(t, e, "t")
+			deps := depsFor(e)
+			deps.Backend = liveBackend{deps.Backend}
+			return deps, []string{"10/10", "· @16", "● live"}
+		}, nil},
 	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
 		for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {

@@ -143,6 +143,7 @@ type Model struct {
 	phase       *phase        // the resume phase under way or just ended
 	streams     *streams      // model calls streaming in the run under way
 	live        []string      // the rendered live area
+	follow      follower      // a run elsewhere, followed (follow.go)
 
 	threads  threadList
 	dialog   dialog
@@ -290,6 +291,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onRunUpdates(msg)
 	case headMsg:
 		return m, m.onHead(msg)
+	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg:
+		return m, m.onFollow(msg)
 	case killSentMsg:
 		if msg.err != nil {
 			return m, m.setFlash(fmt.Sprintf("kill worker pid %d: %v", msg.pid, msg.err), true)
@@ -420,7 +423,8 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.head, m.killed, m.phase, m.answer = nil, nil, nil, nil
 	m.syncPanes()
 	m.refreshLive()
-	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead())
+	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead(),
+		m.follow.start(m.ctx, m.deps.Backend, m.gen, thread))
 }
 
 // reloadHead reads the thread's newest checkpoint again (after a run, a
@@ -780,6 +784,7 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Backend)}
 	if msg.thread == m.thread {
 		m.thread = ""
+		m.follow.stop()
 		m.gen++
 		m.tree = newTree()
 		m.cur = nil
@@ -823,6 +828,7 @@ func (m *Model) quit() tea.Cmd {
 // so the store is not closed under its feet.
 func (m *Model) Shutdown(timeout time.Duration) {
 	m.lessons.stop(timeout)
+	m.follow.stop()
 	r := m.run
 	if r == nil {
 		return

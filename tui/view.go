@@ -290,6 +290,11 @@ func (m *Model) viewStatus() string {
 		if m.armed != "" {
 			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))
 		}
+		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
+			parts = append(parts, live)
+		} else if following != "" {
+			optional = append(optional, []string{following})
+		}
 		if rs := m.runSettings(); len(rs.InterruptBefore)+len(rs.InterruptAfter) > 0 {
 			var bs []string
 			for _, n := range rs.InterruptBefore {

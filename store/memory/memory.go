@@ -27,6 +27,7 @@ type Store struct {
 	issued  int64                             // the highest epoch Fence handed out, to any thread
 	locks   map[string]bool
 	hook    func(stage string)
+	watch   watchers // Watch
 }
 
 type thread struct {
@@ -136,6 +137,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		th.events[cp.ID] = events
 	}
 	th.updated = t
+	s.watch.wake(cp.ThreadID)
 	return nil
 }
 
@@ -632,7 +634,10 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 	}), nil
 }
 
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error {
+	s.watch.close()
+	return nil
+}
 
 func copyCheckpoint(cp store.Checkpoint) store.Checkpoint {
 	cp.State, cp.Meta, cp.Rebased, cp.BlobRefs = bytes.Clone(cp.State), bytes.Clone(cp.Meta), bytes.Clone(cp.Rebased), slices.Clone(cp.BlobRefs)

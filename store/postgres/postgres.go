@@ -57,6 +57,8 @@ type Store struct {
 	// privileges name the user and rewind's tables in permission errors.
 	privileges privileges
 
+	done chan struct{} // closed by Close: ends the watchers
+
 	mu     sync.Mutex
 	locks  map[*pgx.Conn]struct{} // connections holding a thread lock
 	spare  []spareConn            // unlocked lock connections, most recently used last
@@ -94,7 +96,8 @@ func open(ctx context.Context, url string, configure func(*pgxpool.Config)) (*St
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "rewind" // for pg_stat_activity
+		// For pg_stat_activity, and LockHolder names the process by it.
+		cfg.ConnConfig.RuntimeParams["application_name"] = appName()
 	}
 	if configure != nil {
 		configure(cfg)
@@ -108,7 +111,7 @@ func open(ctx context.Context, url string, configure func(*pgxpool.Config)) (*St
 		pool.Close()
 		return nil, t.connectError(ctx, err)
 	}
-	s := &Store{pool: pool, target: t, maxIdle: cfg.MaxConnIdleTime, locks: map[*pgx.Conn]struct{}{}}
+	s := &Store{pool: pool, target: t, maxIdle: cfg.MaxConnIdleTime, locks: map[*pgx.Conn]struct{}{}, done: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -124,6 +127,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	locks, spare := s.locks, s.spare
 	s.locks, s.spare = nil, nil
 	s.mu.Unlock()
@@ -194,7 +198,9 @@ func fenceOK(n int) string {
 //	$1 thread, $2 id, $3 parent (null: none), $4 state, $5-$7 events (seq,
 //	type, payload), $8 epoch, $9 meta (null: none), $10 base, $11 blob
 //	refs, $12-$14 messages (hash, index, body), $15-$16 blobs (hash,
-//	body), $17 the checkpoint it settles (0: none).
+//	body), $17 the checkpoint it settles (0: none), $18 the notification's
+//	payload (notePayload): NOTIFY is sent at COMMIT, so only a put that
+//	stored a checkpoint and committed wakes Watch.
 var putCheckpointSQL = `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs)
@@ -221,8 +227,10 @@ with cp as (
 ), settled as (
   delete from graph_writes
   where $17::bigint <> 0 and thread_id = $1 and checkpoint_id = $17 and exists (select 1 from cp)
+), note as (
+  select pg_notify('` + notifyChannel + `', $18::text) from cp
 )
-select count(*) from cp`
+select count(*) from cp, note`
 
 // whyNotSQL tells why putCheckpointSQL inserted nothing: the newest id,
 // whether a checkpoint with this id holds the same parent, meta, state and
@@ -296,7 +304,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}
 	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
 	putArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
-		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles}
+		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID)}
 
 	// More than one try covers a race with a concurrent delete, insert or
 	// fence that made the insert skip but left nothing to explain it.

@@ -281,8 +281,8 @@ func TestLockReleasedWhenConnectionKilled(t *testing.T) {
 		t.Fatalf("b.Lock = %v, want ErrLocked", err)
 	}
 	if got := query(t, dbURL, `select application_name from pg_stat_activity where pid in (select pid from pg_locks where locktype = 'advisory'
-  and database = (select oid from pg_database where datname = current_database()))`); len(got) != 1 || got[0] != "rewind" {
-		t.Errorf("lock holder's application_name = %q, want rewind", got)
+  and database = (select oid from pg_database where datname = current_database()))`); len(got) != 1 || got[0] != appName() {
+		t.Errorf("lock holder's application_name = %q, want %q", got, appName())
 	}
 	pids := advisoryHolders(t, dbURL)
 	if len(pids) != 1 {

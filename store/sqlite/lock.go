@@ -2,12 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -32,8 +30,7 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 	if err := os.MkdirAll(s.locks, 0o700); err != nil {
 		return nil, fmt.Errorf("create the lock directory: %w; the database's directory must be writable", err)
 	}
-	sum := sha256.Sum256([]byte(thread))
-	file := filepath.Join(s.locks, hex.EncodeToString(sum[:]))
+	file := s.lockFile(thread)
 	for {
 		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
@@ -54,6 +51,11 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 				return nil, err
 			}
 			continue
+		}
+		// Who holds it, for LockHolder where /proc/locks cannot tell; best
+		// effort: the lock is the flock, not this.
+		if f.Truncate(0) == nil {
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
 		return sync.OnceValue(func() error {
 			rmErr := os.Remove(file)

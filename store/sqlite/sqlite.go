@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,11 @@ type Store struct {
 	// unwiped is set when a reader kept wipeWAL from emptying the WAL
 	// after a delete: the next write transaction, or Close, tries again.
 	unwiped atomic.Bool
+	// watchDSN opens a watcher's own connection (Watch); done is closed
+	// by Close, which ends the watchers.
+	watchDSN  string
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -97,7 +103,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly}
+	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly, done: make(chan struct{})}
 	conns := pragmas
 	if readOnly != "" {
 		// No journal_mode: a read-only connection must not try to set it.
@@ -121,7 +127,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, err
 		}
 	}
-	if s.r.DB, err = sql.Open("sqlite", uri+conns+"&_pragma=query_only(1)"); err != nil {
+	s.watchDSN = uri + conns + "&_pragma=query_only(1)"
+	if s.r.DB, err = sql.Open("sqlite", s.watchDSN); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -189,6 +196,11 @@ func micros(t int64) time.Time { return time.UnixMicro(t).UTC() }
 func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
 
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.done != nil {
+			close(s.done)
+		}
+	})
 	if s.unwiped.Load() && s.w.DB != nil {
 		s.wipeWAL(context.Background())
 	}

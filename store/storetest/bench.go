@@ -13,6 +13,7 @@ import (
 // makes while scrubbing. open must return a fresh, empty store and close it
 // with b.Cleanup.
 func Bench(b *testing.B, open func(b *testing.B) store.Store) {
+	benchWatch(b, open)
 	b.Run("PutCheckpoint", func(b *testing.B) {
 		s := open(b)
 		b.ReportAllocs()

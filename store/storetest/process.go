@@ -46,6 +46,9 @@ var processTests = []struct {
 	{"KillInsideTransaction", []Capability{TxHook}, testKillInsideTx},
 	{"StoppedWriterIsFenced", []Capability{Fencing}, testStoppedWriter},
 	{"StoppedWriterIsFencedAcrossDelete", []Capability{Fencing}, testStoppedAcrossDelete},
+	{"WatchOtherHandle", []Capability{Watch}, testWatchOtherHandle},
+	{"WatchSeesAnotherProcess", []Capability{Watch}, testWatchProcess},
+	{"LockHolderInAnotherProcess", []Capability{Watch}, testLockHolder},
 }
 
 func runProcesses(t *testing.T, b Backend) {
@@ -75,13 +78,14 @@ const (
 	partWrite   = "write"         // put killCheckpoint from $FROM on, forever
 	partHook    = "hook-kill"     // put checkpoint 3 and die inside its transaction
 	partFenced  = "fenced-writer" // fence "t", then write as told on stdin
+	partPutter  = "putter"        // put "t"'s checkpoints as told on stdin
 	childExitOK = 0
 )
 
 // runChild plays the child's part and exits; it never returns.
 func runChild(t *testing.T, b Backend) {
 	part, addr := os.Getenv(childEnv), os.Getenv(addrEnv)
-	if part != partFenced { // that one reads its orders from stdin
+	if part != partFenced && part != partPutter { // those read their orders from stdin
 		go func() { // die with the parent, whose end of stdin then closes
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(3)
@@ -143,6 +147,19 @@ func runChild(t *testing.T, b Backend) {
 			default:
 				fmt.Println("error", what, id, err)
 			}
+		}
+		os.Exit(3)
+	case partPutter:
+		// "put ID": checkpoint ID of "t", unfenced, its parent ID-1.
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			var id int64
+			_, _ = fmt.Sscanf(in.Text(), "put %d", &id)
+			if err := s.PutCheckpoint(ctx, checkpoint("t", id, id-1), nil); err != nil {
+				fmt.Println("error", err)
+				continue
+			}
+			fmt.Println("ok", id)
 		}
 		os.Exit(3)
 	case partWrite:

@@ -6,7 +6,7 @@
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites), read.go (Get,
 // Latest, History, Chain), content.go (Messages, Blobs, Size), events.go
 // (Events, Threads), delete.go (DeleteThread), prune.go (Prune), lock.go
-// (Lock), fencing.go (Fencing, Fence), drafts.go (store.Drafts), txhook.go
+// (Lock), watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing, Fence), drafts.go (store.Drafts), txhook.go
 // (the mid-transaction hook) and process.go (what only another process can
 // show: SIGKILL and SIGSTOP). A backend declares the capabilities it has
 // (Backend.Caps); a clause whose capability it lacks is skipped, saying so.
@@ -40,10 +40,14 @@ const (
 	// Reopen), so a writer can be SIGKILLed or SIGSTOPped for real:
 	// process.go. Memory has none.
 	Processes Capability = "processes"
+	// Watch: the store is a store.Watcher (a waiter wakes when a thread
+	// gets a new checkpoint, from any handle or process) and a
+	// store.LockHolders (it names a lock's holder): watch.go.
+	Watch Capability = "watch"
 )
 
 // Capabilities are every capability, for a backend that has them all.
-var Capabilities = []Capability{Drafts, Fencing, TxHook, Processes}
+var Capabilities = []Capability{Drafts, Fencing, TxHook, Processes, Watch}
 
 // Backend is a store under test.
 type Backend struct {
@@ -132,6 +136,10 @@ var clauses = []clause{
 	{"DeleteRacesFencedWriter", []Capability{Fencing}, testDeleteRacesWriter},
 	// The transaction hook.
 	{"TxHook", []Capability{TxHook, Fencing}, testTxHook},
+	// Watch.
+	{"Watch", []Capability{Watch}, testWatch},
+	{"WatchRolledBack", []Capability{Watch, TxHook}, testWatchRolledBack},
+	{"LockHolder", []Capability{Watch}, testLockHolderHere},
 	// Prune.
 	{"PruneDeletesEveryRow", nil, testPruneDeletes},
 	{"PruneReroots", nil, testPruneReroots},

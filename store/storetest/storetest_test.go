@@ -37,7 +37,7 @@ var bugs = []string{
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
-	"long ids echoed", "drafts declared but missing",
+	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -65,7 +65,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 
 // memoryCaps are the memory store's capabilities (as store/memory's
 // conformance test declares them): all but Processes.
-var memoryCaps = []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook}
+var memoryCaps = []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook, storetest.Watch}
 
 // TestMutant runs the suite on one buggy store, in the child process only.
 func TestMutant(t *testing.T) {
@@ -459,4 +459,25 @@ func (b *buggy) SetTxHook(hook func(string)) {
 	if b.bug != "hook never called" {
 		b.Store.SetTxHook(hook)
 	}
+}
+
+func (b *buggy) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
+	c, err := b.Store.Watch(ctx, thread)
+	if err != nil || b.bug != "watch never wakes" {
+		return c, err
+	}
+	quiet := make(chan struct{})
+	go func() {
+		for range c { // swallowed
+		}
+		close(quiet)
+	}()
+	return quiet, nil
+}
+
+func (b *buggy) LockHolder(ctx context.Context, thread string) (string, error) {
+	if b.bug == "lock holder unnamed" {
+		return "", nil
+	}
+	return b.Store.LockHolder(ctx, thread)
 }

@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"rewind/store"
+	"rewind/store/internal/check"
+)
+
+var (
+	_ store.Watcher     = (*Store)(nil)
+	_ store.LockHolders = (*Store)(nil)
+)
+
+// notifyChannel is the channel PutCheckpoint NOTIFYs with the thread.
+const notifyChannel = "rewind_threads"
+
+// notePayload is what NOTIFY carries for a thread: the id itself, or,
+// past 1,000 bytes (a payload holds less than 8,000) and for an id that
+// could be mistaken for a hash, "sha256:" and its hash.
+func notePayload(thread string) string {
+	if len(thread) <= 1000 && !strings.HasPrefix(thread, "sha256:") {
+		return thread
+	}
+	sum := sha256.Sum256([]byte(thread))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// appName is the application_name of this process's sessions: LockHolder
+// reads the lock holder's pid from it.
+func appName() string { return "rewind pid " + strconv.Itoa(os.Getpid()) }
+
+// Watch implements store.Watcher: LISTEN on a connection of its own (taken
+// from the pool and kept) and wait for the thread's notifications, which
+// PostgreSQL delivers only for committed transactions. A lost connection
+// is replaced, and wakes the watcher once, since a commit may have been
+// missed.
+func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
+	conn, err := s.listen(ctx)
+	if err != nil {
+		return nil, s.target.wrap(s.db(err), "watch thread %v", check.Name(thread))
+	}
+	want := notePayload(thread)
+	c := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.done:
+		case <-wctx.Done():
+		}
+		cancel()
+	}()
+	go func() {
+		defer close(c)
+		defer cancel()
+		defer func() {
+			if conn != nil {
+				_ = conn.Close(context.Background())
+			}
+		}()
+		for wctx.Err() == nil {
+			if conn == nil {
+				if conn, err = s.listen(wctx); err != nil {
+					conn = nil
+					select {
+					case <-wctx.Done():
+					case <-time.After(time.Second):
+					}
+					continue
+				}
+				wake() // a commit may have come while no one listened
+			}
+			n, err := conn.WaitForNotification(wctx)
+			switch {
+			case err != nil:
+				_ = conn.Close(context.Background())
+				conn = nil
+			case n.Channel == notifyChannel && n.Payload == want:
+				wake()
+			}
+		}
+	}()
+	return c, nil
+}
+
+// listen takes a connection out of the pool for good and LISTENs on it.
+func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := pc.Hijack()
+	if _, err := conn.Exec(ctx, "listen "+notifyChannel); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return conn, nil
+}
+
+// lockHolderSQL finds the session holding the advisory lock on key $1
+// (pg_try_advisory_lock(bigint) puts its high half in classid, its low
+// half in objid) and what pg_stat_activity shows of it.
+const lockHolderSQL = `
+select l.pid, coalesce(a.application_name, ''), coalesce(host(a.client_addr), '')
+from pg_locks l left join pg_stat_activity a on a.pid = l.pid
+where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+  and l.database = (select oid from pg_database where datname = current_database())
+  and l.classid = ((($1::bigint >> 32) & 4294967295)::bigint)::oid
+  and l.objid = (($1::bigint & 4294967295)::bigint)::oid
+limit 1`
+
+// LockHolder implements store.LockHolders from pg_locks and
+// pg_stat_activity: "pid N" for a rewind process (its application_name),
+// with " on ADDRESS" when it connected from another machine; the server
+// process otherwise.
+func (s *Store) LockHolder(ctx context.Context, thread string) (_ string, err error) {
+	defer s.fail(&err, "lock holder of thread %v", check.Name(thread))
+	var backend int64
+	var app, addr string
+	err = s.pool.QueryRow(ctx, lockHolderSQL, lockKey(thread)).Scan(&backend, &app, &addr)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.db(err)
+	}
+	who := fmt.Sprintf("server process %d", backend)
+	if rest, ok := strings.CutPrefix(app, "rewind pid "); ok {
+		who = "pid " + rest
+	} else if app != "" {
+		who += " (" + app + ")"
+	}
+	if addr != "" && addr != "127.0.0.1" && addr != "::1" {
+		who += " on " + addr
+	}
+	return who, nil
+}

@@ -1,0 +1,216 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/tui/termtext"
+)
+
+// Follow mode: while a thread is open and this TUI is not running it, a
+// run elsewhere (another terminal, a worker on another machine sharing the
+// database) makes the timeline grow by itself. The store wakes a waiter on
+// every committed checkpoint (Engine.Watch); the wait is a tea.Cmd that
+// re-arms itself, and each wake-up reads the new listings (Model.sync),
+// which keeps the cursor where the user put it unless it was at the head.
+// The status bar says who is writing: the holder of the thread's writer
+// lock (Engine.Writer).
+
+// watcher is a Backend that can wait for a thread's changes and name the
+// process running it.
+type watcher interface {
+	Watch(ctx context.Context, thread string) (<-chan struct{}, error)
+	Writer(ctx context.Context, thread string) (string, error)
+}
+
+// writerEvery is how often, while someone is writing, the TUI asks whether
+// they still are: the end of a run (the lock released) commits nothing.
+const writerEvery = time.Second
+
+// follower is the follow mode's state for the open thread.
+type follower struct {
+	gen    int // the thread view generation it follows
+	thread string
+	cancel context.CancelFunc
+	c      <-chan struct{}
+	on     bool   // watching
+	writer string // who holds the thread's lock ("" nobody), when not this TUI
+	wakes  int    // changes seen
+	asking bool   // a writer query or its tick is under way
+}
+
+type (
+	watchStartedMsg struct {
+		gen    int
+		thread string
+		c      <-chan struct{}
+		cancel context.CancelFunc
+		err    error
+	}
+	watchWokeMsg struct {
+		gen    int
+		thread string
+		closed bool
+	}
+	writerMsg struct {
+		gen    int
+		thread string
+		who    string
+		err    error
+	}
+	writerTickMsg struct {
+		gen    int
+		thread string
+	}
+)
+
+// start begins following thread (generation gen), stopping any earlier
+// watch. Nothing happens for a backend that cannot watch.
+func (f *follower) start(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
+	f.stop()
+	w, ok := b.(watcher)
+	if !ok {
+		return nil
+	}
+	f.gen, f.thread = gen, thread
+	return func() tea.Msg {
+		wctx, cancel := context.WithCancel(ctx)
+		c, err := w.Watch(wctx, thread)
+		if err != nil {
+			cancel()
+		}
+		return watchStartedMsg{gen: gen, thread: thread, c: c, cancel: cancel, err: err}
+	}
+}
+
+// stop cancels the watch (the store closes its channel and the waiting Cmd
+// ends).
+func (f *follower) stop() {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	*f = follower{}
+}
+
+// wait is the Cmd that waits for the next change.
+func (f *follower) wait() tea.Cmd {
+	c, gen, thread := f.c, f.gen, f.thread
+	return func() tea.Msg {
+		_, ok := <-c
+		return watchWokeMsg{gen: gen, thread: thread, closed: !ok}
+	}
+}
+
+// askWriter reads who holds the thread's lock.
+func (f *follower) askWriter(ctx context.Context, b Backend) tea.Cmd {
+	w, ok := b.(watcher)
+	if !ok || f.asking {
+		return nil
+	}
+	f.asking = true
+	gen, thread := f.gen, f.thread
+	return func() tea.Msg {
+		who, err := w.Writer(ctx, thread)
+		return writerMsg{gen: gen, thread: thread, who: who, err: err}
+	}
+}
+
+func (f *follower) current(gen int, thread string) bool {
+	return f.gen == gen && f.thread == thread
+}
+
+// onFollow handles the follow mode's messages.
+func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
+	f := &m.follow
+	switch msg := msg.(type) {
+	case watchStartedMsg:
+		if !f.current(msg.gen, msg.thread) || msg.gen != m.gen {
+			if msg.cancel != nil {
+				msg.cancel() // a thread closed since
+			}
+			return nil
+		}
+		if msg.err != nil {
+			if errors.Is(msg.err, engine.ErrNoWatch) {
+				return nil
+			}
+			return m.setFlash("not following the thread: "+msg.err.Error(), true)
+		}
+		f.c, f.cancel, f.on = msg.c, msg.cancel, true
+		return tea.Batch(f.wait(), f.askWriter(m.ctx, m.deps.Backend))
+	case watchWokeMsg:
+		if !f.current(msg.gen, msg.thread) || !f.on {
+			return nil
+		}
+		if msg.closed {
+			f.on = false
+			return nil
+		}
+		f.wakes++
+		if m.busy() {
+			return f.wait() // this TUI's own run: it follows it already
+		}
+		return tea.Batch(f.wait(), m.sync(false), m.reloadHead(), f.askWriter(m.ctx, m.deps.Backend))
+	case writerMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		f.asking = false
+		if msg.err != nil {
+			return nil // the marker stays as it was; the next wake-up asks again
+		}
+		was := f.writer
+		f.writer = msg.who
+		if m.busy() {
+			f.writer = ""
+		}
+		var cmds []tea.Cmd
+		if f.writer != "" {
+			f.asking = true
+			gen, thread := f.gen, f.thread
+			cmds = append(cmds, tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} }))
+		}
+		if was != "" && f.writer == "" && !m.busy() {
+			// The run elsewhere ended: its last status (done, paused, …).
+			cmds = append(cmds, m.sync(false), m.reloadHead())
+		}
+		return tea.Batch(cmds...)
+	case writerTickMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		f.asking = false
+		return f.askWriter(m.ctx, m.deps.Backend)
+	}
+	return nil
+}
+
+// followMarker is the status bar's follow segment: who is writing the open
+// thread, in the longest form that fits in room columns, or that it is
+// followed; "" when it is not.
+func (m *Model) followMarker(room int) (live, following string) {
+	f := &m.follow
+	if !f.on || m.busy() || m.screen != screenThread {
+		return "", ""
+	}
+	if f.writer == "" {
+		return "", m.th.StatusLabel.Render("following")
+	}
+	who := termtext.Line(f.writer)
+	forms := []string{"● live: written by " + who, "● live: " + who}
+	if pid, ok := strings.CutPrefix(who, "pid "); ok {
+		forms = append(forms, "● pid "+pid)
+	}
+	forms = append(forms, "● live")
+	for _, s := range forms[:len(forms)-1] {
+		if width(s) <= room {
+			return m.th.StatusRun.Render(s), ""
+		}
+	}
+	return m.th.StatusRun.Render(forms[len(forms)-1]), ""
+}

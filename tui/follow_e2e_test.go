@@ -1,0 +1,102 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFollowInTmux: the TUI is open on a thread in tmux; `rewind run` in
+// another process adds a turn; without a key press, the status bar names
+// the writer while it runs and the timeline grows to the new head. With
+// REWIND_TEST_POSTGRES set it runs on PostgreSQL too (LISTEN/NOTIFY).
+func TestFollowInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	bin := rewindBinary(t)
+	stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "x.db")}
+	if url := os.Getenv("REWIND_TEST_POSTGRES"); url != "" {
+		stores["postgres"] = url
+	}
+	for name, spec := range stores {
+		t.Run(name, func(t *testing.T) { followInTmux(t, tmuxBin, bin, spec) })
+	}
+}
+
+func followInTmux(t *testing.T, tmuxBin, bin, storeSpec string) {
+	dir := t.TempDir()
+	thread := fmt.Sprintf("follow-%d-%d", os.Getpid(), time.Now().UnixNano())
+	rewind := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+		return cmd
+	}
+	if out, err := rewind("run", "--store", storeSpec, "--thread", thread, "--input", firstInput).CombinedOutput(); err != nil {
+		t.Fatalf("rewind run: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = rewind("rm", "--store", storeSpec, thread).Run() })
+
+	socket := fmt.Sprintf("rewind-follow-%d", os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s %s 2>%s",
+		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, thread, filepath.Join(dir, "stderr"))
+	if out, err := tmux("new-session", "-d", "-s", "follow", "-x", "120", "-y", "40", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = tmux("kill-session", "-t", "follow")
+		_, _ = tmux("kill-server")
+	})
+	waitFor := func(what string, parts ...string) string {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			out, _ := tmux("capture-pane", "-p", "-t", "follow")
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(out, p)
+			}
+			if ok {
+				return out
+			}
+			if time.Now().After(deadline) {
+				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, out, stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("the thread at its head, followed", "at @8 8/8", "following")
+
+	// Another process runs a turn, slowly enough to be seen running.
+	run := rewind("run", "--store", storeSpec, "--thread", thread, "--input", "And when will the refund arrive?", "--mock-latency", "300ms")
+	out := &strings.Builder{}
+	run.Stdout, run.Stderr = out, out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = run.Process.Kill() })
+	waitFor("the writer named while it runs", "● live: written by pid "+strconv.Itoa(run.Process.Pid))
+	if err := run.Wait(); err != nil {
+		t.Fatalf("the other process's run: %v\n%s", err, out)
+	}
+	// No key was pressed: the timeline followed to the new head.
+	// The second turn's 8 checkpoints follow the first's.
+	s := waitFor("the new turn on the timeline, the cursor at its head", "following", "at @16 16/16", "@9   input")
+	if strings.Contains(s, "● live") {
+		t.Fatalf("the writer is still shown after its run ended:\n%s", s)
+	}
+}

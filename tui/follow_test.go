@@ -1,0 +1,138 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
+)
+
+// watchedStore is the test store (fixed times) that can also be watched
+// and names its lock's holder, as every real store does.
+type watchedStore struct {
+	fixedStore
+	m *memory.Store
+}
+
+func (w watchedStore) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
+	return w.m.Watch(ctx, thread)
+}
+
+func (w watchedStore) LockHolder(ctx context.Context, thread string) (string, error) {
+	return w.m.LockHolder(ctx, thread)
+}
+
+func watchedEngine(t *testing.T) (*engine.Engine, store.Store) {
+	t.Helper()
+	m := memory.New()
+	st := watchedStore{fixedStore{m}, m}
+	e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, st
+}
+
+// A turn run by someone else (here another engine on the same store, as
+// another process would) joins the open timeline without a key press; the
+// cursor follows the head when it was there, and stays where the user put
+// it otherwise.
+func TestFollowGrowsTheTimeline(t *testing.T) {
+	e, st := watchedEngine(t)
+	other, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread loaded and followed", func() bool { return h.loaded() && h.m.follow.on })
+	head := h.m.tree.maxID
+	h.until("the cursor at the head", func() bool { return h.at(head) })
+	h.until("the marker", func() bool { return h.contains("following") })
+
+	if _, err := other.Run(ctx, "t", ticket.Input("second question"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	newest, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.until("the other run's checkpoints on the timeline, the cursor at the new head", func() bool {
+		return h.m.tree.maxID == newest.ID && h.at(newest.ID)
+	})
+
+	// The user moves away from the head: the next turn does not move the cursor.
+	h.key("k", "k")
+	at := h.m.tree.cursor
+	if at == newest.ID {
+		t.Fatal("k did not move the cursor")
+	}
+	if _, err := other.Run(ctx, "t", ticket.Input("third question"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.until("the third turn on the timeline", func() bool { return h.m.tree.maxID == third.ID })
+	h.drain()
+	if h.m.tree.cursor != at {
+		t.Errorf("cursor moved from @%d to @%d while the user was away from the head", at, h.m.tree.cursor)
+	}
+}
+
+// The status bar names the process holding the thread's lock while it
+// does, and says "following" once it let go.
+func TestFollowShowsTheWriter(t *testing.T) {
+	e, st := watchedEngine(t)
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	release, err := st.Lock(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	want := "● live: written by pid " + strconv.Itoa(os.Getpid())
+	h.until("the live marker", func() bool { return h.contains(want) })
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	h.until("following once the writer let go", func() bool { return h.contains("following") && !h.contains("● live") })
+}
+
+// A store that cannot be watched shows no marker and no error.
+func TestFollowNeedsAWatchableStore(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("loaded", h.loaded)
+	h.drain()
+	if h.m.follow.on || h.contains("following") || h.m.flashErr {
+		t.Errorf("follow mode on a store that cannot be watched: on %v, flash %q\n%s", h.m.follow.on, h.m.flash, h.screen())
+	}
+}
+
+// liveBackend is a Backend whose thread another process (pid 4242) is
+// running: the follow marker's golden. Its watch never fires.
+type liveBackend struct{ Backend }
+
+func (liveBackend) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
+	c := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		close(c)
+	}()
+	return c, nil
+}
+
+func (liveBackend) Writer(ctx context.Context, thread string) (string, error) { return "pid 4242", nil }

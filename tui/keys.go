@@ -45,6 +45,8 @@ type threadKeys struct {
 	Discard, Approve, Breaks    key.Binding
 	Threads, Fold, Theme, Log   key.Binding
 	Help, Quit                  key.Binding
+	Replay, EditState, Mark     key.Binding // parity.go
+	Compare, Graph              key.Binding
 }
 
 func newThreadKeys() threadKeys {
@@ -81,6 +83,11 @@ func newThreadKeys() threadKeys {
 		Log:        bind("status log", "L"),
 		Help:       bind("help", "?"),
 		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
+		Replay:     bind("replay from here (asks)", "p"),
+		EditState:  bind("edit state here ($EDITOR)", "e"),
+		Mark:       bind("mark for compare", "m"),
+		Compare:    bind("compare with the mark", "="),
+		Graph:      bind("graph view", "v"),
 	}
 }
 
@@ -103,6 +110,7 @@ func (k *threadKeys) keyNames() []keyName {
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
 		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log},
 		{"help", &k.Help}, {"quit", &k.Quit},
+		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph},
 	}
 }
 
@@ -134,6 +142,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
+		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
 	}
 }

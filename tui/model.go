@@ -139,6 +139,8 @@ type Model struct {
 	streams     *streams      // model calls streaming in the run under way
 	live        []string      // the rendered live area
 
+	par parity // replay, edit state, compare, graph view (parity.go)
+
 	threads  threadList
 	dialog   dialog
 	showHelp bool
@@ -249,7 +251,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.total = t.Checkpoints
 			}
 		}
-		return m, nil
+		return m, m.loadThreadStates()
 	case historyMsg:
 		return m, m.onHistory(msg)
 	case detailMsg:
@@ -278,6 +280,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at @%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
 			m.reloadHead())
+	case parityMsg:
+		return m, m.onParityMsg(msg)
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tea.KeyMsg:
@@ -886,6 +890,9 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
+	if cmd, ok := m.onParityKey(msg); ok {
+		return cmd
+	}
 	t := m.tree
 	moved := false
 	switch {
@@ -1082,7 +1089,7 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
 			}}
 	}
-	return nil
+	return m.loadThreadStates()
 }
 
 func (m *Model) openNewThread() tea.Cmd {

@@ -212,8 +212,11 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 			question: termtext.Error(msg.err.Error()) + "\n\nEdit it again? (n drops the edit)",
 			keys:     newConfirmKeys(),
 			onYes:    func() tea.Cmd { return runEditor(ed) },
+			onNo: func() tea.Cmd {
+				m.par.edit = nil
+				return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("edit of %s at @%d dropped: nothing stored", termtext.Line(ed.channel), ed.id), false))
+			},
 		}
-		m.par.editRefused = ed
 		return flash
 	case msg.err != nil:
 		m.par.edit = nil

@@ -16,8 +16,6 @@ type parity struct {
 	markThread string
 	// edit is the state edit under way (editstate.go).
 	edit *stateEdit
-	// editRefused is an edit the engine refused, kept for "edit again".
-	editRefused *stateEdit
 }
 
 // onParityKey handles the parity keys of the thread view.

@@ -92,6 +92,9 @@ func loadCompare(ctx context.Context, b Backend, thread string, d *compareDialog
 }
 
 func (d *compareDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil {
+		return eachKey(keys, d.update)
+	}
 	switch msg := msg.(type) {
 	case compareMsg:
 		if msg.dlg == d {

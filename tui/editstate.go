@@ -269,6 +269,9 @@ type channelDialog struct {
 }
 
 func (d *channelDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil {
+		return eachKey(keys, d.update)
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil

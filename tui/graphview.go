@@ -90,6 +90,9 @@ func newGraphDialog(d *detail) *graphDialog {
 }
 
 func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil {
+		return eachKey(keys, g.update)
+	}
 	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, g.keys.Close) {
 		return true, nil
 	}

@@ -41,3 +41,32 @@ func (m *Model) parityLoading() bool {
 	d, ok := m.dialog.(*compareDialog)
 	return ok && d.loading || m.threads.inFlight > 0
 }
+
+// splitRunes: Bubble Tea v1 may deliver fast-typed keys as one message
+// ("jjj"); a list box takes each rune as its own key. It returns the keys
+// one by one, or nil when msg is a single key.
+func splitRunes(msg tea.Msg) []tea.KeyMsg {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok || k.Type != tea.KeyRunes || len(k.Runes) < 2 || k.Paste {
+		return nil
+	}
+	out := make([]tea.KeyMsg, len(k.Runes))
+	for i, r := range k.Runes {
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt}
+	}
+	return out
+}
+
+// eachKey runs update on every key of a split message, stopping when the
+// box closes.
+func eachKey(keys []tea.KeyMsg, update func(tea.Msg) (bool, tea.Cmd)) (bool, tea.Cmd) {
+	var cmds []tea.Cmd
+	for _, k := range keys {
+		done, cmd := update(k)
+		cmds = append(cmds, cmd)
+		if done {
+			return true, tea.Batch(cmds...)
+		}
+	}
+	return false, tea.Batch(cmds...)
+}

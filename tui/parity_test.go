@@ -297,3 +297,25 @@ func TestApproveAnEditedDraft(t *testing.T) {
 		t.Fatalf("the operation should record the edited draft: %+v", s.Operations)
 	}
 }
+
+// Keys typed fast arrive as one message ("jjj"): the channel list and the
+// compare take each as its own key.
+func TestParityBoxesSplitFastKeys(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", h.loaded)
+	h.key("e")
+	d, ok := h.m.dialog.(*channelDialog)
+	if !ok {
+		t.Fatalf("e should list the channels: %q", h.m.flash)
+	}
+	h.typeText("jjj")
+	if d.sel != 3 {
+		t.Fatalf("jjj should move three rows, moved %d", d.sel)
+	}
+	h.typeText("kq")
+	if h.m.dialog != nil || d.sel != 2 {
+		t.Fatalf("kq should move up and close: sel %d, dialog %v", d.sel, h.m.dialog)
+	}
+}

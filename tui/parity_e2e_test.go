@@ -13,8 +13,12 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/store/backend"
 )
+
+// draftSig is the line the EDITOR script adds to a draft.
+const draftSig = "Edited by a person before approval."
 
 // TestParityEndToEndInTmux drives the Studio-parity keys in the real
 // binary with real worker processes: replay from @2 (a new branch
@@ -50,7 +54,9 @@ func TestParityEndToEndInTmux(t *testing.T) {
 
 	// The editor: a script that changes the customer's message.
 	editor := filepath.Join(dir, "edit.sh")
-	script := "#!/bin/sh\nsed -i 's/My order SO20260901 hasn.t arrived[^\"]*/" + forkInput + "/' \"$1\"\n"
+	// A state value (.json) gets the customer's message changed; a draft
+	// (.txt) gets a line added.
+	script := "#!/bin/sh\ncase \"$1\" in\n*.json) sed -i 's/My order SO20260901 hasn.t arrived[^\"]*/" + forkInput + "/' \"$1\" ;;\n*) printf '\\n%s\\n' '" + draftSig + "' >> \"$1\" ;;\nesac\n"
 	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +151,24 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	waitFor("the graph", "Graph · @2", "◌ executor ×3", "wrote @2")
 	send("Escape")
 
+	// A draft turn: e in the approval edits the draft, y approves it as
+	// edited, and the drafts table holds the edited text.
+	send("End")
+	send("i")
+	send("C-d")
+	waitFor("the draft toggle", "✉ draft reply")
+	if out, err := tmux("send-keys", "-t", "par", "-l", forkInput); err != nil {
+		t.Fatalf("send-keys -l: %v\n%s", err, out)
+	}
+	send("Enter")
+	waitFor("the approval gate", "waits for approval · a answers")
+	send("a")
+	waitFor("the approval dialog", "Draft to the customer", "e edit")
+	send("e")
+	waitFor("the edited draft", "EDITED", draftSig)
+	send("y")
+	waitFor("the approved draft", "approved ", "drafts table: 1 row for this thread")
+
 	// The store agrees: @24 is an update of @1 whose branch planned the
 	// invoice, and @17 the replay of @2.
 	out, err := exec.Command(bin, "show", "p", "--json", "--store", storeSpec).CombinedOutput()
@@ -187,5 +211,14 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	}
 	if c := log.Checkpoints[byID[24]]; c.Parent != 1 || c.Source != "update" {
 		t.Fatalf("@24 should be the update of @1: %+v", c)
+	}
+	st, err = backend.Open(ctx, storeSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ds, err := st.(store.Drafts).ListDrafts(ctx, "p")
+	if err != nil || len(ds) != 1 || !strings.Contains(string(ds[0].Body), draftSig) {
+		t.Fatalf("the drafts table should hold the edited draft: %+v (%v)", ds, err)
 	}
 }

@@ -39,7 +39,7 @@ func newCompareKeys() compareKeys {
 }
 
 func (k compareKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page"), short(k.Close, "close")}
+	return []key.Binding{short(k.Close, "close"), short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page")}
 }
 func (k compareKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 

@@ -76,6 +76,19 @@ func TestGolden(t *testing.T) {
 		}},
 		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { m.openGraph() }},
 		{"edit-channels", []string{"home"}, []string{"which channel?", "messages"}, nil, func(m *Model) { m.openEditState() }},
+		{"threads-state", []string{"t"}, []string{"awaiting approval", "paused", "done", "“Where is the parcel"}, func(t *testing.T) (Deps, []string) {
+			e, _ := newDraftEngine(t, ticket.NewMock())
+			seed(t, e, "t")
+			ctx := context.Background()
+			if _, err := e.Run(ctx, "paused-one", ticket.Input("Where is the parcel for SO20260901?"), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}}); err != nil {
+				t.Fatal(err)
+			}
+			turn := ticket.Turn{Text: forkInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:x", ExpiresAt: "2099-01-01T00:00:00Z"}}
+			if _, err := e.Run(ctx, "draft-one", turn.Writes(), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			return depsFor(e), []string{"10/10", "· @16"}
+		}, nil},
 		{"approval", []string{"a"}, []string{"Approval · @8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())
 			turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: "2099-01-01T00:00:00Z"}}

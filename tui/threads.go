@@ -102,6 +102,10 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 	for _, t := range l.threads {
 		idW = max(idW, min(width(termtext.Name(t.ID)), l.w/2))
 	}
+	stW := 1
+	for _, t := range l.threads {
+		stW = max(stW, width(l.states[t.ID].text()))
+	}
 	var out []string
 	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
 		t := l.threads[i]
@@ -114,7 +118,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
 		}
 		st := l.states[t.ID]
-		row := fmt.Sprintf("%s%s  %-17s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), st.text(), t.Checkpoints)
+		row := fmt.Sprintf("%s%s  %s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), fit(st.text(), stW), t.Checkpoints)
 		if l.w >= 110 {
 			row += fmt.Sprintf(" · latest @%-5d %s", t.LatestID, when)
 		}

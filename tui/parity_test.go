@@ -319,3 +319,33 @@ func TestParityBoxesSplitFastKeys(t *testing.T) {
 		t.Fatalf("kq should move up and close: sel %d, dialog %v", d.sel, h.m.dialog)
 	}
 }
+
+// An edited checkpoint that is no longer the newest (another edit came
+// after it) still resumes where it is: r on it runs its tasks there.
+func TestResumeAnOlderEditedBranchHead(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", h.loaded)
+	h.key("home")
+	h.until("@1", func() bool { return h.at(1) })
+	ed := pickChannel(t, h, "messages")
+	editUser(t, ed.path, forkInput)
+	h.dispatch(editedMsg{ed: ed})
+	h.until("@17", func() bool { return h.at(17) })
+	h.key("home")
+	h.until("@1", func() bool { return h.at(1) })
+	ed = pickChannel(t, h, "messages")
+	editUser(t, ed.path, firstInput+" Thanks.")
+	h.dispatch(editedMsg{ed: ed})
+	h.until("@18", func() bool { return h.at(18) })
+	// Back to @17, the other edit: a paused branch head, not the newest.
+	h.key("[")
+	h.until("@17", func() bool { return h.at(17) })
+	h.key("r")
+	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.flash, "done at") })
+	up, err := e.Get(context.Background(), "t", 19)
+	if err != nil || up.ParentID != 17 {
+		t.Fatalf("r on @17 should carry on from @17, @19 has parent @%d (%v)", up.ParentID, err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"rewind/engine"
 	"rewind/engine/ticket"
 )
@@ -347,5 +349,35 @@ func TestResumeAnOlderEditedBranchHead(t *testing.T) {
 	up, err := e.Get(context.Background(), "t", 19)
 	if err != nil || up.ParentID != 17 {
 		t.Fatalf("r on @17 should carry on from @17, @19 has parent @%d (%v)", up.ParentID, err)
+	}
+}
+
+// The parity boxes fit the screen at every size, down to 60×12.
+func TestParityBoxesFitAtEverySize(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", h.loaded)
+	h.key("m", "[", "home", "right")
+	h.until("@2", func() bool { return h.at(2) })
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {160, 48}, {60, 20}, {60, 12}, {61, 13}, {240, 70}} {
+		h.dispatch(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		for _, k := range []string{"=", "v", "e", "p"} {
+			h.key(k)
+			h.until("the box", func() bool { d, ok := h.m.dialog.(*compareDialog); return h.m.dialog != nil && (!ok || !d.loading) })
+			assertFits(t, h.m.View(), size, k)
+			h.key("G")
+			assertFits(t, h.m.View(), size, []string{k, "G"})
+			h.key("esc")
+			if h.m.dialog != nil {
+				t.Fatalf("esc should close the box of %s", k)
+			}
+		}
+	}
+	h.key("t")
+	h.until("the states", func() bool { return h.m.threads.inFlight == 0 && h.contains("done") })
+	for _, size := range [][2]int{{80, 24}, {60, 12}, {240, 70}} {
+		h.dispatch(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		assertFits(t, h.m.View(), size, "t")
 	}
 }

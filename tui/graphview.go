@@ -102,37 +102,58 @@ func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 func (g *graphDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 56)
 	inner := w - 4
-	lines := []string{th.Muted.Render(trunc("● wrote it  ◌ due next  ⏸ the run waits there", inner)), ""}
-	// Connectors between the nodes when there is room for them.
-	links := maxH >= len(g.nodes)*2+7
-	for i, n := range g.nodes {
-		mark, st, note := "·", th.Muted, ""
+	room := maxH - 3 // the box's borders and its top margin
+	n := len(g.nodes)
+	// What goes in when there is room: connectors between the nodes, the
+	// legend, the reading note; on a short screen, a window of the nodes
+	// around the first lit one.
+	links := room >= 2*n-1+5
+	legend := room >= n+5
+	note := !links && room >= n+6
+	var rows []string
+	first := -1
+	for i, nd := range g.nodes {
+		mark, st, what := "·", th.Muted, ""
 		switch {
-		case n.wrote > 0:
-			mark, st, note = "●", th.Success, "wrote @"+fmt.Sprint(g.id)
-			if n.wrote > 1 {
-				note += fmt.Sprintf(" (×%d)", n.wrote)
+		case nd.wrote > 0:
+			mark, st, what = "●", th.Success, "wrote @"+fmt.Sprint(g.id)
+			if nd.wrote > 1 {
+				what += fmt.Sprintf(" (×%d)", nd.wrote)
 			}
-		case n.pending > 0:
-			mark, st, note = "◌", th.StatusPending, "due"
-			if n.pending > 1 {
-				note += fmt.Sprintf(" ×%d", n.pending)
+		case nd.pending > 0:
+			mark, st, what = "◌", th.StatusPending, "due"
+			if nd.pending > 1 {
+				what += fmt.Sprintf(" ×%d", nd.pending)
 			}
 		}
-		if n.paused != "" {
-			note += " ⏸ " + n.paused
+		if nd.paused != "" {
+			what += " ⏸ " + nd.paused
 		}
-		left := fmt.Sprintf("%s %-22s", mark, n.label)
-		lines = append(lines, st.Render(trunc(left+" "+note, inner)))
-		if links && i < len(g.nodes)-1 {
-			lines = append(lines, th.Rail.Render("│"))
+		if first < 0 && mark != "·" {
+			first = len(rows)
+		}
+		left := fmt.Sprintf("%s %-22s", mark, nd.label)
+		rows = append(rows, st.Render(trunc(left+" "+what, inner)))
+		if links && i < n-1 {
+			rows = append(rows, th.Rail.Render("│"))
 		}
 	}
-	if len(g.nodes) > 0 && !links {
+	if fit := max(room-2, 1); len(rows) > fit {
+		start := min(max(first-1, 0), len(rows)-fit)
+		rows = rows[start : start+fit]
+	}
+	var lines []string
+	if legend {
+		lines = append(lines, th.Muted.Render(trunc("● wrote it  ◌ due next  ⏸ the run waits there", inner)), "")
+	}
+	lines = append(lines, rows...)
+	if note {
 		lines = append(lines, th.Muted.Render(trunc("(top to bottom; each row runs after the one above)", inner)))
 	}
-	lines = append(lines, "")
 	h.Width = inner
+	if room > len(lines)+1 {
+		lines = append(lines, "")
+	}
 	lines = append(lines, h.View(g.keys))
 	title := fmt.Sprintf("Graph · @%d (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
 	return box(th, title, lines, w)

@@ -30,13 +30,17 @@ var graphOrder = []struct{ node, loop string }{
 	{ticket.NodeVerify, ""},
 }
 
-type graphKeys struct{ Close key.Binding }
+type graphKeys struct{ Prev, Next, Close key.Binding }
 
-func newGraphKeys() graphKeys {
-	return graphKeys{Close: bind("close", "esc", "q", "v", "enter")}
+// newGraphKeys: the thread view's prev/next (as rebound) scrub under the
+// drawing.
+func newGraphKeys(tk threadKeys) graphKeys {
+	return graphKeys{Prev: tk.Prev, Next: tk.Next, Close: bind("close", "esc", "q", "v", "enter")}
 }
 
-func (k graphKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
+func (k graphKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Prev, "prev"), short(k.Next, "next"), k.Close}
+}
 func (k graphKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // graphNode is one node as the view draws it.
@@ -48,17 +52,27 @@ type graphNode struct {
 	paused  string // "before", "after" or "approval" when the run waits at it
 }
 
-// graphDialog is the drawing for one checkpoint.
+// graphDialog is the drawing for the checkpoint under the cursor: h/l
+// scrub, and it follows the checkpoint shown.
 type graphDialog struct {
+	m      *Model
+	from   *detail // what it was drawn from
 	id     int64
 	source string
 	nodes  []graphNode
 	keys   graphKeys
 }
 
-// newGraphDialog reads what the drawing needs from a loaded checkpoint.
-func newGraphDialog(d *detail) *graphDialog {
-	g := &graphDialog{id: d.cp.ID, source: d.cp.Source, keys: newGraphKeys()}
+// newGraphDialog draws the model's loaded checkpoint.
+func newGraphDialog(m *Model) *graphDialog {
+	g := &graphDialog{m: m, keys: newGraphKeys(m.keys)}
+	g.draw(m.cur)
+	return g
+}
+
+// draw reads what the drawing needs from a loaded checkpoint.
+func (g *graphDialog) draw(d *detail) {
+	g.from, g.id, g.source, g.nodes = d, d.cp.ID, d.cp.Source, nil
 	wrote := map[string]int{}
 	for _, n := range d.cp.Metadata.Nodes {
 		wrote[n]++
@@ -86,20 +100,35 @@ func newGraphDialog(d *detail) *graphDialog {
 		}
 		g.nodes = append(g.nodes, n)
 	}
-	return g
 }
 
 func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil {
 		return eachKey(keys, g.update)
 	}
-	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, g.keys.Close) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	moved := false
+	switch {
+	case key.Matches(k, g.keys.Close):
 		return true, nil
+	case key.Matches(k, g.keys.Prev):
+		moved = g.m.tree.step(-1)
+	case key.Matches(k, g.keys.Next):
+		moved = g.m.tree.step(1)
+	}
+	if moved {
+		return false, g.m.cursorMoved()
 	}
 	return false, nil
 }
 
 func (g *graphDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	if c := g.m.cur; c != nil && c != g.from && c.cp.ID == g.m.tree.cursor {
+		g.draw(c) // the cursor's checkpoint has loaded
+	}
 	w := min(maxW, 56)
 	inner := w - 4
 	room := maxH - 3 // the box's borders and its top margin
@@ -156,6 +185,9 @@ func (g *graphDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) strin
 	}
 	lines = append(lines, h.View(g.keys))
 	title := fmt.Sprintf("Graph · @%d (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
+	if g.id != g.m.tree.cursor {
+		title += fmt.Sprintf(" · loading @%d…", g.m.tree.cursor)
+	}
 	return box(th, title, lines, w)
 }
 
@@ -164,6 +196,6 @@ func (m *Model) openGraph() tea.Cmd {
 	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
 	}
-	m.dialog = newGraphDialog(m.cur)
+	m.dialog = newGraphDialog(m)
 	return nil
 }

@@ -231,6 +231,12 @@ func TestGraphViewLightsWriterAndDue(t *testing.T) {
 		}
 	}
 	assertFits(t, h.m.View(), [2]int{60, 20}, "v")
+	// h scrubs under the drawing, which follows: at @1 the planner is due.
+	h.key("h")
+	h.until("@1 drawn", func() bool { return h.at(1) && h.contains("Graph · @1 (input)") })
+	if s := h.screen(); !strings.Contains(s, "◌ planner") || strings.Contains(s, "wrote @") {
+		t.Fatalf("at @1 the planner is due and no node wrote it:\n%s", s)
+	}
 	h.key("esc")
 	h.key("G")
 	h.until("@16", func() bool { return h.at(16) })

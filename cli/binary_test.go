@@ -486,7 +486,7 @@ func TestPrune(t *testing.T) {
 	}
 
 	r := rewind(t, env, "prune", "t", "--older-than", "24h")
-	want := fmt.Sprintf("pruned 2 checkpoint(s) of thread t; re-rooted #3 (was child of #2), #%d (was child of #2); %d kept\n", forkID, len(before)-2)
+	want := fmt.Sprintf("pruned 2 checkpoint(s) of thread t; re-rooted @3 (was child of @2), @%d (was child of @2); %d kept\n", forkID, len(before)-2)
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("prune --older-than: exit %d\n%q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
 	}
@@ -505,8 +505,8 @@ func TestPrune(t *testing.T) {
 	}
 	lg := rewind(t, env, "log", "t").stdout
 	for _, id := range []int64{3, forkID} {
-		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+pruned \(was #2\)\s`, id)).MatchString(lg) {
-			t.Errorf("log does not show %d as `pruned (was #2)`:\n%s", id, lg)
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+pruned \(was @2\)\s`, id)).MatchString(lg) {
+			t.Errorf("log does not show %d as `pruned (was @2)`:\n%s", id, lg)
 		}
 	}
 	for id, st := range states {

@@ -1,23 +1,26 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
 	"rewind/demo"
 	"rewind/store/backend"
+	"rewind/tui"
 	"rewind/tui/termtext"
 )
 
 func newDemoCmd() *cobra.Command {
 	var storeFlag string
-	var asJSON, list bool
+	var asJSON, list, headless bool
 	c := &cobra.Command{
 		Use:   "demo [LESSON]",
 		Short: "lessons for a class, offline: each prepares its own threads, shows its script and ends with a verdict",
@@ -25,21 +28,29 @@ func newDemoCmd() *cobra.Command {
 store: $XDG_STATE_HOME/rewind/demo.db unless --store is given), prints its
 script (what to press, what to look at, what it proves) and checks what the
 threads show, ending with a one-line verdict (exit 1 if it does not hold).
-Then open the lesson's thread with the command it prints. Without LESSON the
-lessons are listed. Lessons that kill workers need a store processes can
-share (sqlite or PostgreSQL).`,
-		Example: `  rewind demo                 # the lessons
-  rewind demo summary         # prepare, script, verdict
+On a terminal, rewind demo opens a lesson picker in the TUI, and
+rewind demo LESSON prepares the lesson and opens the TUI on its thread with
+the script in a side panel (s hides it). With --headless, or when stdout is
+not a terminal, the script and the verdict are printed instead, and without
+LESSON the lessons are listed. Lessons that kill workers need a store
+processes can share (sqlite or PostgreSQL).`,
+		Example: `  rewind demo                 # the lesson picker (a list when not a terminal)
+  rewind demo fork            # prepare, then the TUI with the script beside it
+  rewind demo summary --headless  # prepare, script, verdict printed
   rewind demo kill --json     # for a script`,
 		Args: between(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			out := c.OutOrStdout()
-			if len(args) == 0 || list {
+			interactive := !headless && !asJSON && !list && out == os.Stdout && term.IsTerminal(os.Stdout.Fd())
+			if !interactive && (len(args) == 0 || list) {
 				return listLessons(out, asJSON)
 			}
-			l, ok := demo.Find(args[0])
-			if !ok {
-				return usagef("no lesson %q: choose one of %s (rewind demo lists them)", named(args[0]), demo.Names())
+			var l demo.Lesson
+			if len(args) == 1 {
+				var ok bool
+				if l, ok = demo.Find(args[0]); !ok {
+					return usagef("no lesson %q: choose one of %s (rewind demo lists them)", named(args[0]), demo.Names())
+				}
 			}
 			spec := app.ResolveStore(storeFlag)
 			if storeFlag == "" {
@@ -55,6 +66,9 @@ share (sqlite or PostgreSQL).`,
 				return fmt.Errorf("demo: find the rewind binary to start workers: %w", err)
 			}
 			env := demo.Env{Spec: spec.Spec, Open: open, Exe: exe, Sources: spec.SourcesPath(), Environ: os.Environ()}
+			if interactive {
+				return demoTUI(c.Context(), spec, env, l.Name)
+			}
 			if !asJSON {
 				printScript(out, l, spec.Label())
 				fmt.Fprintln(out, "preparing…")
@@ -80,6 +94,7 @@ share (sqlite or PostgreSQL).`,
 	addStore(c, &storeFlag)
 	addJSON(c, &asJSON)
 	c.Flags().BoolVar(&list, "list", false, "list the lessons")
+	c.Flags().BoolVar(&headless, "headless", false, "print the script and the verdict instead of opening the TUI (the default when stdout is not a terminal)")
 	return c
 }
 
@@ -107,6 +122,53 @@ func printScript(out io.Writer, l demo.Lesson, store string) {
 		fmt.Fprintf(out, "%d. %s\n   → %s\n", i+1, s.Do, s.See)
 	}
 	fmt.Fprintln(out)
+}
+
+// tuiLessons are the lessons as the TUI shows them (plain data: tui links
+// no demo and no store backend).
+func tuiLessons() []tui.Lesson {
+	var out []tui.Lesson
+	for _, l := range demo.Lessons() {
+		tl := tui.Lesson{Name: l.Name, Title: l.Title, Proves: l.Proves, Thread: l.Thread, KillsWorkers: l.Processes}
+		for _, s := range l.Steps {
+			tl.Steps = append(tl.Steps, tui.LessonStep{Do: s.Do, See: s.See})
+		}
+		out = append(out, tl)
+	}
+	return out
+}
+
+// demoTUI opens the TUI on the lesson store: the picker, or lesson name
+// prepared at start. A lesson is prepared by its headless run, in a Cmd.
+func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) error {
+	a, err := openApp(ctx, spec.Spec, &app.ModelFlags{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	prepare := func(ctx context.Context, name string, say func(string)) (tui.LessonVerdict, error) {
+		l, ok := demo.Find(name)
+		if !ok {
+			return tui.LessonVerdict{}, fmt.Errorf("no lesson %q: choose one of %s", name, demo.Names())
+		}
+		if l.Processes && !spec.Shared() {
+			return tui.LessonVerdict{}, fmt.Errorf("lesson %s kills real worker processes, which cannot share a memory: store; start rewind demo with --store sqlite:PATH", l.Name)
+		}
+		e := env
+		e.Say = say
+		say("running the lesson headless in " + spec.Label() + " (offline)")
+		v, err := l.Run(ctx, e)
+		if err != nil {
+			return tui.LessonVerdict{}, fmt.Errorf("lesson %s: %w", l.Name, err)
+		}
+		return tui.LessonVerdict{Line: v.Line, Passed: v.Passed}, nil
+	}
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(), Prepare: prepare, Lesson: name}
+	if a.Store.Shared() {
+		o.WorkerStore = a.Store.Spec
+		o.Exe = env.Exe
+	}
+	return tui.Run(ctx, o)
 }
 
 // shellWord quotes s for a shell when it needs it.

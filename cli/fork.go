@@ -14,7 +14,7 @@ func newForkCmd(asWorker bool) *cobra.Command {
 		Use:   "fork T CHECKPOINT --input TEXT",
 		Short: "a new branch whose parent is CHECKPOINT, with new input; nothing is deleted",
 		Example: `  rewind fork ticket-1 2 --input "Please send me the invoice for SO20260901."
-  rewind log ticket-1                       # the fork branches from #2`,
+  rewind log ticket-1                       # the fork branches from @2`,
 		Args: between(2, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := checkpointArg(args[1])

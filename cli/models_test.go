@@ -37,13 +37,17 @@ func TestTokenBudgetThroughTheBinary(t *testing.T) {
 			}
 		}
 	}
-	mustDecode(t, rewind(t, env, "threads", "--json").stdout, &rows)
+	mustDecode(t, rewind(t, env, "threads", "--json", "--tokens").stdout, &rows)
 	if len(rows) != 1 || rows[0].Status != "paused" || !strings.Contains(rows[0].Reason, "--max-tokens-per-turn") || rows[0].Tokens.Total.PromptTokens == 0 ||
 		rows[0].Tokens.LastTurn == nil || rows[0].Tokens.LastTurn.Start != 1 || rows[0].Tokens.LastTurn.Total.PromptTokens != rows[0].Tokens.Total.PromptTokens {
 		t.Fatalf("threads --json %+v", rows)
 	}
-	if out := rewind(t, env, "threads").stdout; !strings.Contains(out, "STATUS") || !strings.Contains(out, "LAST TURN IN/OUT") || !strings.Contains(out, " paused ") {
+	if out := rewind(t, env, "threads", "--tokens").stdout; !strings.Contains(out, "STATUS") || !strings.Contains(out, "LAST TURN IN/OUT") || !strings.Contains(out, " paused ") {
 		t.Errorf("threads:\n%s", out)
+	}
+	// Without --tokens, threads reads only each thread's newest listing.
+	if out := rewind(t, env, "threads").stdout; !strings.Contains(out, " paused ") || strings.Contains(out, "TOKENS") {
+		t.Errorf("threads without --tokens:\n%s", out)
 	}
 	if r := rewind(t, env, "resume", "b", "--max-tokens-per-turn", "300"); r.code != 1 || !strings.Contains(r.stderr, "--max-tokens-per-turn") || strings.Contains(r.stdout, "model calls: 1") {
 		t.Fatalf("resume under the same budget: exit %d %s %s", r.code, r.stdout, r.stderr)

@@ -42,13 +42,13 @@ func writeJSON(out io.Writer, v any) error {
 }
 
 // parentLabel names a checkpoint's parent: its id (after prefix), "pruned
-// (was #N)" when prune deleted it, or none for a root.
+// (was @N)" when prune deleted it, or none for a root.
 func parentLabel(cp engine.Checkpoint, none, prefix string) string {
 	switch {
 	case cp.ParentID != 0:
 		return prefix + strconv.FormatInt(cp.ParentID, 10)
 	case cp.RerootedFrom != 0:
-		return fmt.Sprintf("pruned (was #%d)", cp.RerootedFrom)
+		return fmt.Sprintf("pruned (was @%d)", cp.RerootedFrom)
 	}
 	return none
 }

@@ -20,7 +20,7 @@ func newPruneCmd() *cobra.Command {
 		Long: `Delete old checkpoints of thread T (or of every thread with --all) with their
 writes and events, keeping the newest N (--keep-last) and/or those younger
 than D (--older-than), the head and paused branch tips. A kept checkpoint
-whose parent went is re-rooted (rewind log shows "pruned (was #14)") and
+whose parent went is re-rooted (rewind log shows "pruned (was @14)") and
 stored whole if it was a delta; large values nothing refers to any more are
 freed; messages and drafts stay.`,
 		Example: `  rewind prune ticket-1 --keep-last 50 --dry-run
@@ -126,13 +126,13 @@ func pruneSummary(r engine.PruneResult) string {
 		if i == 0 {
 			sep = "; " + reroot + " "
 		}
-		fmt.Fprintf(&b, "%s#%d (was child of #%d)", sep, rr.ID, rr.From)
+		fmt.Fprintf(&b, "%s@%d (was child of @%d)", sep, rr.ID, rr.From)
 	}
 	fmt.Fprintf(&b, "; %d kept", r.Kept)
 	if len(r.KeptTips) > 0 {
 		tips := make([]string, len(r.KeptTips))
 		for i, id := range r.KeptTips {
-			tips[i] = fmt.Sprintf("#%d", id)
+			tips[i] = fmt.Sprintf("@%d", id)
 		}
 		fmt.Fprintf(&b, " (with paused branch tip(s) %s)", strings.Join(tips, ", "))
 	}

@@ -3,7 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -50,11 +51,7 @@ func newSelftestCmd() *cobra.Command {
 						mark = "FAIL"
 					}
 					fmt.Fprintf(out, "%s check %d: %s\n", mark, ch.N, ch.Name)
-					keys := make([]string, 0, len(ch.Figures))
-					for k := range ch.Figures {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
+					keys := slices.Sorted(maps.Keys(ch.Figures))
 					for _, k := range keys {
 						b, _ := json.Marshal(ch.Figures[k])
 						fmt.Fprintf(out, "       %s: %s\n", termtext.Line(k), termtext.Line(string(b)))

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,7 +127,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "#"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
+	fmt.Fprintf(out, "thread %s · checkpoint @%d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "@"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
 		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
 	}
@@ -323,10 +325,6 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 }
 
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	return keys
 }

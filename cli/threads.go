@@ -17,11 +17,12 @@ import (
 
 func newThreadsCmd() *cobra.Command {
 	var store string
-	var asJSON bool
+	var asJSON, tokens bool
 	c := &cobra.Command{
 		Use:   "threads",
-		Short: "every thread in the store",
+		Short: "every thread in the store, with its run status (and with --tokens what it cost)",
 		Example: `  rewind threads
+  rewind threads --tokens                        # sums every listing: slower on long threads
   rewind threads --store postgres://rewind@127.0.0.1:5518/rewind --json
   rewind threads --store sqlite:checkpoints.db   # a LangGraph database, read-only`,
 		Args: between(0, 0),
@@ -36,7 +37,7 @@ func newThreadsCmd() *cobra.Command {
 					}
 					rows := make([]threadRow, len(ts))
 					for i, t := range ts {
-						if rows[i], err = threadOf(c.Context(), e, t.ID); err != nil {
+						if rows[i], err = threadOf(c.Context(), e, t.ID, tokens); err != nil {
 							return err
 						}
 						rows[i].Checkpoints, rows[i].Latest, rows[i].UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
@@ -49,6 +50,13 @@ func newThreadsCmd() *cobra.Command {
 						return nil
 					}
 					tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+					if !tokens {
+						fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED")
+						for _, r := range rows {
+							fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", idText(r.ID), termtext.Line(r.Status), r.Checkpoints, r.Latest, r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+						}
+						return tw.Flush()
+					}
 					fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tTOKENS IN/OUT\tLAST TURN IN/OUT\tUPDATED")
 					for _, r := range rows {
 						tokens, last := fmt.Sprintf("%d/%d", r.Tokens.Total.PromptTokens, r.Tokens.Total.CompletionTokens), "-"
@@ -68,6 +76,7 @@ func newThreadsCmd() *cobra.Command {
 	}
 	addStore(c, &store)
 	addJSON(c, &asJSON)
+	c.Flags().BoolVar(&tokens, "tokens", false, "add each thread's tokens (all branches, and the last turn's): reads every listing of every thread")
 	return c
 }
 
@@ -81,23 +90,31 @@ type threadRow struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 	// Tokens of every branch (each call once) and of the latest
 	// checkpoint's turn.
-	Tokens struct {
-		Roles    map[string]engine.RoleUsage `json:"roles"`
-		Total    model.Usage                 `json:"total"`
-		LastTurn *engine.TurnUsage           `json:"lastTurn,omitempty"`
-	} `json:"tokens"`
+	Tokens *threadTokens `json:"tokens,omitempty"`
 	// TokensError says why the tokens could not be read (a damaged row).
 	TokensError string `json:"tokensError,omitempty"`
 }
 
-// threadOf reads a thread's run status and costs from its listings.
-func threadOf(ctx context.Context, e *engine.Engine, thread string) (threadRow, error) {
+// threadTokens is a thread's tokens in `rewind threads --tokens`.
+type threadTokens struct {
+	Roles    map[string]engine.RoleUsage `json:"roles"`
+	Total    model.Usage                 `json:"total"`
+	LastTurn *engine.TurnUsage           `json:"lastTurn,omitempty"`
+}
+
+// threadOf reads a thread's run status (its newest listing) and, with
+// tokens, its costs (every listing).
+func threadOf(ctx context.Context, e *engine.Engine, thread string, tokens bool) (threadRow, error) {
 	r := threadRow{ID: thread}
 	st, err := e.Status(ctx, thread)
 	if err != nil {
 		return r, err
 	}
 	r.Status, r.Reason = st.Status, st.Reason
+	if !tokens {
+		return r, nil
+	}
+	r.Tokens = &threadTokens{}
 	c, err := e.Costs(ctx, thread)
 	if errors.Is(err, engine.ErrCorrupt) {
 		// One damaged thread must not hide the others.

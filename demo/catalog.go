@@ -43,7 +43,8 @@ var lessons = []Lesson{
 		Proves: "compaction keeps each message's #index and speaker, pins facts verbatim, and a summary that changes a fact is refused before it is stored",
 		Thread: ThreadSummary,
 		Steps: []Step{
-			{Do: "2 (State tab), then ←/→ along the timeline", See: "SUMMARY of #1–#N stays apart from MESSAGES: the tail starts at #N+1, verbatim"},
+			{Do: "1 (Conversation), then h/l along the timeline", See: "the summary box of #1–#N stays apart from the verbatim tail, which starts at #N+1"},
+			{Do: "2 (State tab)", See: "the fidelity badge: every pinned fact kept with its index and speaker, or folded by the 2,000-rune budget"},
 			{Do: "scrub to the first summarizer checkpoint", See: "every summary line starts with #index speaker:, ids and amounts (SO20260901, 49.95 EUR) copied verbatim"},
 			{Do: "rewind check fidelity " + ThreadSummary, See: "PASS: every pinned fact kept with its index and speaker (or folded by the 2,000-rune budget)"},
 			{Do: "open thread " + ThreadSummaryBad, See: "a summarizer that changes ids was refused: context.compaction_rejected, no summary stored, the run went on"},
@@ -55,7 +56,7 @@ var lessons = []Lesson{
 		Proves: "through repeated compaction the summary keeps depths, batches, change orders and who signed verbatim with their #index and speaker, or says it folded them",
 		Thread: ThreadSiteLog,
 		Steps: []Step{
-			{Do: "open " + ThreadSiteLog + ", 2 (State tab), G (last checkpoint)", See: "the summary: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
+			{Do: "open " + ThreadSiteLog + ", 1 (Conversation), G (last checkpoint)", See: "the summary box: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
 			{Do: "rewind show " + ThreadSiteLog + " --message 1", See: "the original day 1 entry, still stored after compaction folded it"},
 			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded by the budget; none lost, altered or moved"},
 		},
@@ -102,6 +103,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "K (arm a kill point), choose mid-fanout, then i and a message", See: "the worker dies after one executor stored its writes"},
 			{Do: "r (resume)", See: "the strip: ↺ reused for the stored executor, ↻ redispatched for the others"},
+			{Do: "or kill by hand: i and a message, then X (asks y/n) while the executors run", See: "a real SIGKILL of the worker; r shows which executors were reused"},
 			{Do: "by hand: rewind run --thread t --input … --mock-latency 300ms --mock-jitter 900ms, kill -9 it mid-fan-out", See: "with jitter the executors finish apart: some reused, some redispatched"},
 		},
 		run: runKill,

@@ -7,3 +7,7 @@
 // checks, the crash drills, the storage bench, the fidelity check); the
 // package imports nothing from tui.
 package demo
+
+// README's pictures: `go generate ./demo` runs pictures.sh (tmux, freeze).
+//
+//go:generate ./pictures.sh

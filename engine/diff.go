@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -38,11 +39,7 @@ func Diff(parent, cur Values) []ChannelDiff {
 	for k := range cur {
 		names[k] = true
 	}
-	keys := make([]string, 0, len(names))
-	for k := range names {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(names))
 	var out []ChannelDiff
 	for _, ch := range keys {
 		a, b := parent[ch], cur[ch]
@@ -147,11 +144,7 @@ func diffChannel(ch string, a, b any) ChannelDiff {
 		for k := range bm {
 			keys[k] = true
 		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
+		sorted := slices.Sorted(maps.Keys(keys))
 		var fields []string
 		for _, k := range sorted {
 			x, inA := am[k]

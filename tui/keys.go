@@ -44,6 +44,7 @@ type threadKeys struct {
 	DraftHelp                   key.Binding // shown in help; the composer handles ctrl+d
 	Discard, Approve, Breaks    key.Binding
 	Threads, Fold, Theme, Log   key.Binding
+	Script                      key.Binding // a lesson's script panel
 	Help, Quit                  key.Binding
 	Replay, EditState, Mark     key.Binding // parity.go
 	Compare, Graph              key.Binding
@@ -81,10 +82,11 @@ func newThreadKeys() threadKeys {
 		Fold:       bind("fold/unfold text", "z"),
 		Theme:      bind("next theme (saved)", "T"),
 		Log:        bind("status log", "L"),
+		Script:     bind("lesson script panel", "s"),
 		Help:       bind("help", "?"),
 		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
-		Replay:     bind("replay from here (asks)", "p"),
-		EditState:  bind("edit state here ($EDITOR)", "e"),
+		Replay:     bind("replay here (asks)", "p"),
+		EditState:  bind("edit state ($EDITOR)", "e"),
 		Mark:       bind("mark for compare", "m"),
 		Compare:    bind("compare with the mark", "="),
 		Graph:      bind("graph view", "v"),
@@ -108,7 +110,7 @@ func (k *threadKeys) keyNames() []keyName {
 		{"compose", &k.Compose}, {"fork", &k.Fork}, {"resume", &k.Resume}, {"stop", &k.Stop},
 		{"kill", &k.Kill}, {"drill", &k.Drill}, {"dismiss", &k.Dismiss},
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
-		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log},
+		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
 		{"help", &k.Help}, {"quit", &k.Quit},
 		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph},
 	}
@@ -143,7 +145,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
 		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
-		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
+		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
 	}
 }
 

@@ -47,6 +47,10 @@ type Settings struct {
 	NoColor bool
 	// Keys rebinds keys of the thread view (the config's [keys]).
 	Keys map[string][]string
+	// Lessons, Prepare and Lesson are `rewind demo` (lessons.go).
+	Lessons []Lesson
+	Prepare PrepareFunc
+	Lesson  string
 }
 
 type screen int
@@ -54,6 +58,7 @@ type screen int
 const (
 	screenThread screen = iota
 	screenThreads
+	screenLessons
 )
 
 type focusID int
@@ -153,6 +158,14 @@ type Model struct {
 	configPath string
 	noColor    bool
 
+	// Lessons (lessons.go, script.go) and the fidelity badge (fidelity.go).
+	lesson       string // to prepare at start
+	lessons      *lessonPicker
+	script       *scriptPanel
+	prepare      PrepareFunc
+	fidelity     *lru[*fidelityBadge] // by checkpoint
+	fidelityBusy bool                 // a check is under way
+
 	flash    string
 	flashErr bool
 	flashID  int
@@ -194,6 +207,10 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
+	m.lessons, m.prepare, m.lesson = newLessonPicker(m.th, s.Lessons), s.Prepare, s.Lesson
+	if len(s.Lessons) > 0 && s.Thread == "" {
+		m.screen = screenLessons
+	}
 	return m
 }
 
@@ -206,6 +223,12 @@ func (m *Model) setTheme(th *themes.Theme) {
 		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
 	}
 	m.spin.Style = th.StatusRun
+	if m.lessons != nil {
+		m.lessons.setTheme(th)
+	}
+	if m.script != nil {
+		m.script.render(th)
+	}
 	m.composer.PromptStyle = th.Prompt
 	m.composer.TextStyle = th.Text
 	m.composer.PlaceholderStyle = th.Placeholder
@@ -219,6 +242,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{loadThreads(m.ctx, m.deps.Backend)}
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
+	}
+	if l, ok := m.lessons.find(m.lesson); ok {
+		cmds = append(cmds, m.startLesson(l))
 	}
 	return tea.Batch(cmds...)
 }
@@ -252,6 +278,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, m.loadThreadStates()
+	case fidelityMsg:
+		return m, m.onFidelity(msg)
+	case lessonProgressMsg, lessonDoneMsg:
+		return m, m.onLessonMsg(msg)
 	case historyMsg:
 		return m, m.onHistory(msg)
 	case detailMsg:
@@ -508,7 +538,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return nil
+		return m.checkFidelity()
 	}
 	return loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id)
 }
@@ -530,6 +560,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
+		return m.checkFidelity()
 	}
 	return nil
 }
@@ -795,6 +826,7 @@ func (m *Model) quit() tea.Cmd {
 // Shutdown stops a run under way and waits (up to timeout) for it to end,
 // so the store is not closed under its feet.
 func (m *Model) Shutdown(timeout time.Duration) {
+	m.lessons.stop(timeout)
 	r := m.run
 	if r == nil {
 		return
@@ -843,6 +875,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if m.screen == screenThreads {
 		return m.onThreadsKey(msg)
+	}
+	if m.screen == screenLessons {
+		return m.onLessonsKey(msg)
 	}
 	return m.onThreadKey(msg)
 }
@@ -965,6 +1000,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Fold):
 		m.unfold = !m.unfold
 		m.syncPanes()
+	case key.Matches(msg, k.Script):
+		return m.toggleScript()
 	case key.Matches(msg, k.Theme):
 		if m.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
@@ -1206,6 +1243,10 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		if wheel != 0 {
 			m.threads.move(wheel / 3)
 		}
+		return nil
+	}
+	if m.screen == screenLessons {
+		m.lessons.wheel(wheel / 3)
 		return nil
 	}
 	l := m.lay

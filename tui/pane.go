@@ -81,7 +81,7 @@ func (m *Model) syncPanes() {
 		case paneConv:
 			lines = m.rend.conversation(m.cur, pane.w, m.unfold)
 		case paneState:
-			lines = m.rend.state(m.cur, pane.w, m.unfold)
+			lines = append(m.rend.fidelityHeader(m.cur, m.fidelityBadgeOf(m.cur), pane.w), m.rend.state(m.cur, pane.w, m.unfold)...)
 		case paneInsp:
 			lines = append(m.rend.costsHeader(k.costs, pane.w), m.rend.inspector(m.cur, pane.w, m.unfold)...)
 		}

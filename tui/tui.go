@@ -60,6 +60,12 @@ type Options struct {
 	// AuthTTL is the authorization grant's lifetime on a draft turn
 	// (default 1h).
 	AuthTTL time.Duration
+	// Lessons opens the lesson picker (`rewind demo`) when Thread is empty;
+	// Prepare runs a lesson headless in the store Engine reads; Lesson
+	// prepares that one at start and opens it with its script.
+	Lessons []Lesson
+	Prepare PrepareFunc
+	Lesson  string
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -92,7 +98,7 @@ func Run(ctx context.Context, o Options) error {
 		deps.RunnerLabel = "worker processes"
 	}
 	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL,
-		ConfigPath: cfgPath, NoColor: noColor, Keys: cfg.Keys})
+		ConfigPath: cfgPath, NoColor: noColor, Keys: cfg.Keys, Lessons: o.Lessons, Prepare: o.Prepare, Lesson: o.Lesson})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
 	if !o.NoMouse && (cfg.Mouse == nil || *cfg.Mouse) {
 		opts = append(opts, tea.WithMouseCellMotion())

@@ -45,7 +45,7 @@ func computeLayout(w, h, liveH int) layout {
 
 func (m *Model) relayout() {
 	m.live = m.buildLive()
-	m.lay = computeLayout(m.w, m.h, len(m.live))
+	m.lay = computeLayout(m.w-m.script.shrinkBy(m.w), m.h, len(m.live))
 	l := m.lay
 	// The conversation follows its end: keep it there when its height
 	// changes (the live area comes and goes).
@@ -74,6 +74,8 @@ func (m *Model) relayout() {
 	m.composer.Width = max(m.w-4-width(m.draftTag()), 10)
 	m.help.Width = m.w
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
+	m.lessons.SetSize(m.w, max(m.h-2, 1))
+	m.script.SetSize(m.w, l.bodyH)
 	m.tl.SetSize(l.tlW-2, l.paneInner)
 	m.tl.ensureVisible(m.tree)
 	m.syncPanes()
@@ -90,6 +92,8 @@ func (m *Model) View() string {
 	var screen string
 	if m.screen == screenThreads {
 		screen = m.viewThreads()
+	} else if m.screen == screenLessons {
+		screen = m.viewLessons()
 	} else {
 		screen = m.viewThread()
 	}
@@ -110,13 +114,17 @@ func (m *Model) viewThread() string {
 	if l.wide {
 		cols = append(cols, strings.Split(m.framePane(side, l.sideW, m.focus == focusSide), "\n"))
 	}
-	var b strings.Builder
-	for row := 0; row < l.bodyH; row++ {
+	rows := make([]string, l.bodyH)
+	for row := range rows {
 		for _, c := range cols {
 			if row < len(c) {
-				b.WriteString(c[row])
+				rows[row] += c[row]
 			}
 		}
+	}
+	var b strings.Builder
+	for _, r := range m.script.draw(rows, m.w) {
+		b.WriteString(r)
 		b.WriteByte('\n')
 	}
 	for _, l := range m.live {
@@ -348,6 +356,8 @@ func (m *Model) viewHelpLine() string {
 		return fit("", m.w)
 	case m.screen == screenThreads:
 		return m.keyLine(m.listKeys.ShortHelp())
+	case m.screen == screenLessons:
+		return m.keyLine(m.lessons.keys.ShortHelp())
 	case m.composing:
 		k := m.compKeys
 		draft := "draft: off"
@@ -407,6 +417,9 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 	if m.screen == screenThreads {
 		groups = m.listKeys.FullHelp()
 		title = "Keys · threads"
+	} else if m.screen == screenLessons {
+		groups = m.lessons.keys.FullHelp()
+		title = "Keys · lessons"
 	} else {
 		groups = m.keys.FullHelp()
 		title = "Keys · thread view"

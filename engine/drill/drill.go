@@ -14,8 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -644,11 +645,7 @@ func sameState(a, b engine.Values) (bool, string) {
 	if reflect.DeepEqual(na, nb) {
 		return true, "equal (decision and grant times, reuse flags aside)"
 	}
-	keys := make([]string, 0, len(na))
-	for k := range na {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(na))
 	for _, k := range keys {
 		if !reflect.DeepEqual(na[k], nb[k]) {
 			x, _ := json.Marshal(na[k])
@@ -687,11 +684,7 @@ func normalise(v engine.Values) map[string]any {
 	// Operation ids name a task of the thread (ticket.OperationID), so
 	// every drill thread has its own: compare them by position.
 	if ops, ok := out["operations"].(map[string]any); ok {
-		ids := make([]string, 0, len(ops))
-		for id := range ops {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(ops))
 		rename := map[string]string{}
 		for i, id := range ids {
 			rename[id] = fmt.Sprintf("op#%d", i+1)

@@ -10,7 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -222,11 +223,7 @@ func (c Counts) Add(other map[string]int) {
 
 // String prints "critic=2 executor=4" with roles sorted.
 func (c Counts) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c))
 	s := ""
 	for i, k := range keys {
 		if i > 0 {

@@ -48,3 +48,24 @@ func TestFollowUpWithoutAnyOrder(t *testing.T) {
 		t.Fatalf("subtasks %+v", s.Subtasks)
 	}
 }
+
+// The mock quotes a tool's list of charges as JSON, as a person would, not
+// in Go's map syntax.
+func TestMockQuotesStructuredToolFieldsAsJSON(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t, memory.New())
+	if _, err := e.Run(ctx, "p", ticket.Input("I was charged twice for SO20260901: check the payment."), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	s := state(t, mustLatest(t, e, "p"))
+	found := false
+	for _, m := range s.Messages {
+		if strings.Contains(m.Content, "map[") {
+			t.Errorf("#%d %s: %s", m.Index, m.Speaker, m.Content)
+		}
+		found = found || strings.Contains(m.Content, `charges [{"amount":`)
+	}
+	if !found {
+		t.Fatalf("no executor quoted the charges as JSON: %+v", s.Messages)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -186,11 +188,7 @@ func checkDraft(op Operation, d store.Draft) error {
 
 // PendingDraft is the draft operation the thread waits on, if any.
 func PendingDraft(s State) (Operation, bool) {
-	ids := make([]string, 0, len(s.Operations))
-	for id := range s.Operations {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(s.Operations))
 	for _, id := range ids {
 		if op := s.Operations[id]; op.Kind == KindCreateDraft && op.Status == OpAwaitingApproval {
 			return op, true
@@ -223,11 +221,7 @@ func afterApproval(v engine.Values) ([]engine.Target, error) {
 			return []engine.Target{engine.Goto(NodeDraft)}, nil
 		}
 	}
-	ids := make([]string, 0, len(s.Operations))
-	for id := range s.Operations {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(s.Operations))
 	for _, id := range ids {
 		op := s.Operations[id]
 		if d := s.Approvals[id]; op.Kind == KindCreateDraft && op.Status == OpRejected && d.Redraft && op.RedraftedBy == "" {

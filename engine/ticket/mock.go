@@ -71,7 +71,7 @@ func executorAnswer(prompt string) (string, error) {
 	keys := make([]string, 0, len(result))
 	for _, k := range append([]string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"}, siteResultKeys...) {
 		if v, ok := result[k]; ok {
-			keys = append(keys, fmt.Sprintf("%s %v", k, v))
+			keys = append(keys, k+" "+plain(v))
 		}
 	}
 	answer := fmt.Sprintf("%s: %s.", st[1], strings.Join(keys, ", "))
@@ -79,6 +79,21 @@ func executorAnswer(prompt string) (string, error) {
 		answer += " Verified per review: " + fb[1] + "."
 	}
 	return answer, nil
+}
+
+// plain writes a tool field as a person would quote it: text as is,
+// anything else (a list of charges) as JSON, never Go's map syntax.
+func plain(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v)
 }
 
 func criticAnswer(prompt string) (string, error) {

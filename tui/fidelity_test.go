@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/themes"
+)
+
+// transcriptOnly is a Backend that reads only the transcript.
+type transcriptOnly struct {
+	Backend
+	msgs []ticket.Message
+}
+
+func (b transcriptOnly) Transcript(_ context.Context, _ string, _, from, to int64) ([]engine.StoredMessage, error) {
+	var out []engine.StoredMessage
+	for _, m := range b.msgs {
+		if int64(m.Index) < from || int64(m.Index) > to {
+			continue
+		}
+		body, _ := json.Marshal(m)
+		out = append(out, engine.StoredMessage{Index: int64(m.Index), Body: body})
+	}
+	return out, nil
+}
+
+// The badge of a summary that keeps every fact, of one the budget folded
+// some of, and of one that altered an amount: read through the Cmd from
+// the stored transcript, then drawn in the State pane's header.
+func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
+	originals := []ticket.Message{
+		{Index: 1, Role: ticket.RoleUser, Speaker: "user", Content: "Order SO20260901 arrived damaged; I paid 49.95 EUR on 2026-09-01."},
+		{Index: 2, Role: ticket.RoleAssistant, Speaker: "executor[t-2]", Content: "invoice INV-004213 has VAT 21%"},
+		{Index: 3, Role: ticket.RoleUser, Speaker: "user", Content: "thanks, that is all"},
+	}
+	cases := []struct {
+		name, text, want string
+		pass             bool
+	}{
+		{"kept", "#1 user: Order SO20260901 arrived damaged; paid 49.95 EUR on 2026-09-01.\n#2 executor[t-2]: invoice INV-004213, VAT 21%\n#3 user: thanks",
+			"fidelity ✓ 5 kept", true},
+		{"folded", "#1 user: Order SO20260901 arrived damaged; paid 49.95 EUR on 2026-09-01.\n#2–#3 executor[t-2], user: answered; 2 facts retired",
+			"fidelity ✓ 3 kept · 2 folded", true},
+		{"altered", "#1 user: Order SO20260901 arrived damaged; paid 94.95 EUR on 2026-09-01.\n#2–#3 executor[t-2], user: answered; 2 facts retired",
+			"fidelity ✗ 1 altered · 2 kept · 2 folded", false},
+	}
+	r := newRenderer(themes.Or(themes.Default))
+	for _, tc := range cases {
+		s := &ticket.Summary{Text: tc.text, From: 1, To: 3, HistoryVersion: 1}
+		msg, ok := loadFidelity(context.Background(), transcriptOnly{msgs: originals}, 1, "t", 7, s)().(fidelityMsg)
+		if !ok || msg.err != nil {
+			t.Fatalf("%s: %#v", tc.name, msg)
+		}
+		text, pass := badgeText(msg.report)
+		if text != tc.want || pass != tc.pass {
+			t.Errorf("%s: badge %q (pass %v), want %q (pass %v)", tc.name, text, pass, tc.want, tc.pass)
+		}
+		d := &detail{cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: s}}
+		head := strings.Join(r.fidelityHeader(d, &fidelityBadge{gen: 1, report: msg.report}, 120), "\n")
+		if !strings.Contains(ansi.Strip(head), tc.want) || !strings.Contains(ansi.Strip(head), "Summary #1–#3") {
+			t.Errorf("%s: header %q", tc.name, ansi.Strip(head))
+		}
+	}
+}
+
+// The badge is computed once per checkpoint: moving back to a checkpoint
+// whose badge is kept starts no second check.
+func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
+	m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
+	m.thread, m.gen = "t", 3
+	m.cur = &detail{cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
+	if m.checkFidelity() == nil {
+		t.Fatal("no check started at a checkpoint with a summary")
+	}
+	if m.checkFidelity() != nil {
+		t.Fatal("a second check started while the first is under way")
+	}
+	m.onFidelity(fidelityMsg{gen: 3, thread: "t", id: 7})
+	if b := m.fidelityBadgeOf(m.cur); b == nil || b.loading {
+		t.Fatalf("badge not kept: %+v", b)
+	}
+	if m.checkFidelity() != nil {
+		t.Fatal("a kept badge was checked again")
+	}
+	m.gen++ // the thread opened again (a lesson prepared anew)
+	if m.checkFidelity() == nil {
+		t.Fatal("a badge of an earlier opening of the thread was reused")
+	}
+	// One check at a time: scrubbing on while one runs starts none; its
+	// end starts the one of the checkpoint then under the cursor.
+	m.cur = &detail{cp: engine.Checkpoint{ID: 9}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 2}}}
+	if m.checkFidelity() != nil {
+		t.Fatal("a second check started while one runs")
+	}
+	if m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: 7}) == nil {
+		t.Fatal("the end of a check started none for the checkpoint under the cursor")
+	}
+	m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: 9})
+	m.cur = &detail{cp: engine.Checkpoint{ID: 8}}
+	if m.checkFidelity() != nil {
+		t.Fatal("a check started at a checkpoint without a summary")
+	}
+}

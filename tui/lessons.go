@@ -1,0 +1,329 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// Lesson is a lesson as the TUI shows it: plain data, so tui links neither
+// package demo nor the store backends a lesson's run opens.
+type Lesson struct {
+	Name, Title, Proves string
+	// Thread is the thread the lesson opens once prepared.
+	Thread string
+	Steps  []LessonStep
+	// KillsWorkers: the lesson kills real worker processes (marked in the
+	// picker).
+	KillsWorkers bool
+}
+
+// LessonStep is one line of a lesson's script.
+type LessonStep struct{ Do, See string }
+
+// LessonVerdict is how a lesson's headless run ended.
+type LessonVerdict struct {
+	Line   string
+	Passed bool
+}
+
+// PrepareFunc prepares lesson name in the lesson store (its headless run)
+// and returns its verdict. say reports progress; it is called from the
+// Cmd's goroutine, never from Update.
+type PrepareFunc func(ctx context.Context, name string, say func(string)) (LessonVerdict, error)
+
+// lessonKeys are the keys of the lesson picker.
+type lessonKeys struct {
+	Up, Down, Open, Threads, Log, Help, Quit key.Binding
+}
+
+func newLessonKeys() lessonKeys {
+	return lessonKeys{
+		Up:      bind("up", "up", "k"),
+		Down:    bind("down", "down", "j"),
+		Open:    bind("prepare and open", "enter", "o"),
+		Threads: bind("threads", "t"),
+		Log:     bind("status log", "L"),
+		Help:    bind("help", "?"),
+		Quit:    bind("quit", "q", "ctrl+c"),
+	}
+}
+
+func (k lessonKeys) ShortHelp() []key.Binding {
+	open := key.NewBinding(key.WithKeys(k.Open.Keys()...), key.WithHelp("enter", "prepare & open"))
+	return []key.Binding{k.Up, k.Down, open, k.Threads, short(k.Quit, "quit"), k.Help}
+}
+
+func (k lessonKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.Threads, k.Log, k.Help, k.Quit}}
+}
+
+// lessonItem is a row of the picker.
+type lessonItem struct{ l Lesson }
+
+func (i lessonItem) FilterValue() string { return i.l.Name }
+
+// lessonDelegate draws a row: name and title (kill lessons marked), and
+// what the lesson proves, in the theme's styles.
+type lessonDelegate struct{ th *themes.Theme }
+
+func (d lessonDelegate) Height() int                         { return 2 }
+func (d lessonDelegate) Spacing() int                        { return 1 }
+func (d lessonDelegate) Update(tea.Msg, *list.Model) tea.Cmd { return nil }
+func (d lessonDelegate) Render(w io.Writer, m list.Model, index int, item list.Item) {
+	it, ok := item.(lessonItem)
+	if !ok {
+		return
+	}
+	th, l := d.th, it.l
+	width := max(m.Width(), 10)
+	cursor, name := "  ", th.Strong.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+	if index == m.Index() {
+		cursor, name = th.Accent.Render("▸ "), th.Selected.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+	}
+	head := cursor + name + " " + th.Text.Render(termtext.Line(l.Title))
+	if l.KillsWorkers {
+		head += th.Warning.Render(" ✝ kills workers")
+	}
+	proves := "  " + strings.Repeat(" ", 14) + th.Muted.Render(termtext.Line(l.Proves))
+	fmt.Fprint(w, trunc(head, width)+"\n"+trunc(proves, width))
+}
+
+// lessonPicker is the screen `rewind demo` opens: the lessons, and the
+// progress of the one being prepared.
+type lessonPicker struct {
+	lessons   []Lesson
+	list      list.Model
+	keys      lessonKeys
+	preparing string   // the lesson whose run is under way
+	progress  []string // its progress lines, newest last
+	cancel    context.CancelFunc
+	ended     chan struct{} // closed when the run under way returns
+	w, h      int
+}
+
+func newLessonPicker(th *themes.Theme, ls []Lesson) *lessonPicker {
+	items := make([]list.Item, len(ls))
+	for i, l := range ls {
+		items[i] = lessonItem{l}
+	}
+	p := &lessonPicker{lessons: ls, keys: newLessonKeys()}
+	p.list = list.New(items, lessonDelegate{th}, 0, 0)
+	p.list.SetShowTitle(false)
+	p.list.SetShowHelp(false)
+	p.list.SetShowStatusBar(false)
+	p.list.SetFilteringEnabled(false)
+	p.list.SetShowPagination(true)
+	p.list.DisableQuitKeybindings()
+	return p
+}
+
+func (p *lessonPicker) setTheme(th *themes.Theme) { p.list.SetDelegate(lessonDelegate{th}) }
+
+// progressRows is how many rows the progress box below the list takes.
+const progressRows = 5
+
+// SetSize gives the picker the screen minus the status bar and key line.
+func (p *lessonPicker) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.list.SetSize(max(w-2, 10), max(h-2-progressRows, 2))
+}
+
+// find looks a lesson up by name.
+func (p *lessonPicker) find(name string) (Lesson, bool) {
+	for _, l := range p.lessons {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Lesson{}, false
+}
+
+// Update moves the cursor; it returns the lesson chosen, if any.
+func (p *lessonPicker) Update(msg tea.KeyMsg) (chosen *Lesson, cmd tea.Cmd) {
+	switch {
+	case key.Matches(msg, p.keys.Open):
+		it, ok := p.list.SelectedItem().(lessonItem)
+		if !ok {
+			return nil, nil
+		}
+		return &it.l, nil
+	case key.Matches(msg, p.keys.Up):
+		p.list.CursorUp()
+	case key.Matches(msg, p.keys.Down):
+		p.list.CursorDown()
+	default:
+		p.list, cmd = p.list.Update(msg)
+	}
+	return nil, cmd
+}
+
+// View is the picker's body: the list framed, then the progress box.
+func (p *lessonPicker) View(th *themes.Theme, store string) string {
+	title := fmt.Sprintf("Lessons · %d · store %s", len(p.lessons), termtext.Line(store))
+	body := frame(title, strings.Split(p.list.View(), "\n"), p.w, p.h-progressRows, true, th.BorderFocused, th.PaneTitleFocused)
+	var lines []string
+	switch {
+	case p.preparing != "":
+		lines = append(lines, th.StatusRun.Render("preparing "+termtext.Line(p.preparing)+"…"))
+		from := max(len(p.progress)-(progressRows-3), 0)
+		for _, l := range p.progress[from:] {
+			lines = append(lines, th.Muted.Render(termtext.Line(l)))
+		}
+	default:
+		lines = append(lines, th.Muted.Render("enter prepares the lesson in its own store (offline), then opens its thread with the script beside it"))
+	}
+	return body + "\n" + frame("", lines, p.w, progressRows, false, th.Border, th.PaneTitle)
+}
+
+// Messages of a lesson's preparation.
+type (
+	lessonProgressMsg struct {
+		name, line string
+		next       tea.Cmd
+	}
+	lessonDoneMsg struct {
+		lesson  Lesson
+		verdict LessonVerdict
+		err     error
+	}
+)
+
+// prepareLesson runs prepare in a Cmd; its progress lines arrive one
+// lessonProgressMsg at a time, each carrying the Cmd that waits for the
+// next, and lessonDoneMsg ends it.
+func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson, ended chan struct{}) tea.Cmd {
+	lines := make(chan string, 64)
+	done := make(chan lessonDoneMsg, 1)
+	go func() {
+		defer close(ended)
+		v, err := prepare(ctx, l.Name, func(s string) {
+			select {
+			case lines <- s:
+			default: // a slow screen drops progress lines, never the run
+			}
+		})
+		done <- lessonDoneMsg{lesson: l, verdict: v, err: err}
+		close(lines)
+	}()
+	var wait tea.Cmd
+	wait = func() tea.Msg {
+		if s, ok := <-lines; ok {
+			return lessonProgressMsg{name: l.Name, line: s, next: wait}
+		}
+		return <-done
+	}
+	return wait
+}
+
+// startLesson starts preparing l, from the picker or at start.
+func (m *Model) startLesson(l Lesson) tea.Cmd {
+	if m.lessons.preparing != "" {
+		return m.setFlash("lesson "+m.lessons.preparing+" is being prepared: wait for it", true)
+	}
+	if m.prepare == nil {
+		return m.setFlash("no lesson store: run rewind demo to prepare lessons", true)
+	}
+	m.screen = screenLessons
+	m.lessons.preparing, m.lessons.progress = l.Name, nil
+	m.logStatus("preparing lesson "+l.Name, false)
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.lessons.cancel, m.lessons.ended = cancel, make(chan struct{})
+	return prepareLesson(ctx, m.prepare, l, m.lessons.ended)
+}
+
+// onLessonMsg handles the preparation's messages.
+func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case lessonProgressMsg:
+		m.lessons.progress = append(m.lessons.progress, msg.line)
+		return msg.next
+	case lessonDoneMsg:
+		m.lessons.preparing = ""
+		m.lessons.cancel()
+		if msg.err != nil {
+			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
+		}
+		m.script = newScriptPanel(msg.lesson, msg.verdict)
+		m.script.render(m.th)
+		m.relayout()
+		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
+		return tea.Batch(m.openThread(msg.lesson.Thread), loadThreads(m.ctx, m.deps.Backend))
+	}
+	return nil
+}
+
+// onLessonsKey handles keys on the picker.
+func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.lessons.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.askQuit()
+	case key.Matches(msg, k.Help):
+		m.openPager(true)
+		return nil
+	case key.Matches(msg, k.Log):
+		m.openPager(false)
+		return nil
+	case key.Matches(msg, k.Threads):
+		m.screen = screenThreads
+		return loadThreads(m.ctx, m.deps.Backend)
+	}
+	chosen, cmd := m.lessons.Update(msg)
+	if chosen != nil {
+		return m.startLesson(*chosen)
+	}
+	return cmd
+}
+
+// viewLessons draws the picker screen.
+func (m *Model) viewLessons() string {
+	return m.lessons.View(m.th, m.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+}
+
+// LessonKeys are the keys a lesson's script may tell a person to press, by
+// what they do: the thread view's (by their config names) and the
+// composer's. cli's test holds the lessons' steps to them.
+func LessonKeys() map[string][]string {
+	k := newThreadKeys()
+	out := map[string][]string{}
+	for _, n := range k.keyNames() {
+		out[n.name] = n.b.Keys()
+	}
+	c := newComposerKeys()
+	out["draft"] = c.Draft.Keys()
+	return out
+}
+
+// wheel moves the picker's cursor by n rows (the mouse wheel).
+func (p *lessonPicker) wheel(n int) {
+	for ; n < 0; n++ {
+		p.list.CursorUp()
+	}
+	for ; n > 0; n-- {
+		p.list.CursorDown()
+	}
+}
+
+// stop cancels a lesson being prepared (the program is ending) and waits
+// up to timeout for its run to return: a lesson's workers are not left
+// running behind the TUI.
+func (p *lessonPicker) stop(timeout time.Duration) {
+	if p == nil || p.cancel == nil {
+		return
+	}
+	p.cancel()
+	select {
+	case <-p.ended:
+	case <-time.After(timeout):
+	}
+}

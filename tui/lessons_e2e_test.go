@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoLessonInTmux runs `rewind demo fork` in tmux as a teacher would:
+// the lesson is prepared in its own store, the TUI opens on its thread with
+// the script beside the panes and the verdict at the bottom; s hides the
+// script and brings it back; at 80 columns the script goes over the panes.
+// Then `rewind demo` alone opens the picker, and enter on a lesson opens it.
+func TestDemoLessonInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	dir := t.TempDir()
+	bin := rewindBinary(t)
+	socket := fmt.Sprintf("rewind-demo-%d", os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	start := func(args string) {
+		t.Helper()
+		shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s demo %s 2>>%s",
+			filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, args, filepath.Join(dir, "stderr"))
+		if out, err := tmux("new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", shell); err != nil {
+			t.Fatalf("tmux new-session: %v\n%s", err, out)
+		}
+	}
+	capture := func() string {
+		out, _ := tmux("capture-pane", "-p", "-t", "demo")
+		return out
+	}
+	waitFor := func(what string, cond func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			s := capture()
+			if cond(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	has := func(parts ...string) func(string) bool {
+		return func(s string) bool {
+			for _, p := range parts {
+				if !strings.Contains(s, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	send := func(keys ...string) {
+		t.Helper()
+		if out, err := tmux(append([]string{"send-keys", "-t", "demo"}, keys...)...); err != nil {
+			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
+		}
+	}
+
+	start("fork")
+	s := waitFor("the lesson's thread with its script", has("Lesson fork · s hides", "thread lesson:fork", "PASS: with @1", "1. open lesson:fork"))
+	if !strings.Contains(s, "branch 2/2 at @1") {
+		t.Fatalf("the lesson's thread should show its two branches:\n%s", s)
+	}
+	send("s")
+	waitFor("s hides the script", func(s string) bool {
+		return !strings.Contains(s, "Lesson fork") && strings.Contains(s, "thread lesson:fork")
+	})
+	send("s")
+	waitFor("s shows it again", has("Lesson fork · s hides"))
+	if out, err := tmux("resize-window", "-t", "demo", "-x", "80", "-y", "24"); err != nil {
+		t.Fatalf("resize: %v\n%s", err, out)
+	}
+	s = waitFor("the script over the panes at 80 columns", has("Lesson fork 1/2", "1. open lesson:fork", "s: the next steps", "PASS: with @1"))
+	for i, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Fatalf("line %d is %d columns wide at 80:\n%s", i, n, s)
+		}
+	}
+	send("s") // the steps that did not fit
+	waitFor("the next page of steps", has("Lesson fork 2/2", "3. open lesson:fork-", "s hides this panel"))
+	send("q")
+	waitFor("the program to end", func(s string) bool { return !strings.Contains(s, "Lesson fork") })
+	_, _ = tmux("kill-session", "-t", "demo")
+
+	// The picker: enter on a lesson prepares it and opens it.
+	start("")
+	waitFor("the lesson picker", has("Lessons · 9", "✝ kills workers", "enter prepare"))
+	send("j", "j", "j", "Enter")
+	waitFor("the fork lesson from the picker", has("Lesson fork · s hides", "thread lesson:fork"))
+	send("q")
+}

@@ -271,6 +271,7 @@ func TestThreadsListShowsStateAndLastInput(t *testing.T) {
 // e in the approval dialog edits the draft; y approves it as edited, and
 // the operation records the edited text.
 func TestApproveAnEditedDraft(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // e writes the draft's file; no editor runs here to remove it
 	e, _ := newDraftEngine(t, ticket.NewMock())
 	turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:x", ExpiresAt: "2099-01-01T00:00:00Z"}}
 	if _, err := e.Run(context.Background(), "g", turn.Writes(), engine.RunConfig{}); err != nil {

@@ -56,7 +56,7 @@ func rwDiff(ctx context.Context, store string, args []string, asJSON bool, out i
 		if err != nil {
 			return err
 		}
-		rel, err := relation(ctx, e, thread, a, b)
+		rel, err := e.Relation(ctx, thread, a, b)
 		if err != nil {
 			return err
 		}
@@ -79,39 +79,4 @@ func rwDiff(ctx context.Context, store string, args []string, asJSON bool, out i
 		}
 		return nil
 	})
-}
-
-// relation says how two checkpoints of a thread stand: one an ancestor of
-// the other, or on branches that part at a common ancestor.
-func relation(ctx context.Context, e *engine.Engine, thread string, a, b int64) (string, error) {
-	if a == b {
-		return "the same checkpoint", nil
-	}
-	ca, err := e.Ancestors(ctx, thread, a)
-	if err != nil {
-		return "", err
-	}
-	cb, err := e.Ancestors(ctx, thread, b)
-	if err != nil {
-		return "", err
-	}
-	onA := map[int64]bool{}
-	for _, c := range ca {
-		onA[c.ID] = true
-	}
-	var common int64
-	for _, c := range cb {
-		if onA[c.ID] {
-			common = c.ID
-		}
-	}
-	switch {
-	case common == a:
-		return fmt.Sprintf("@%d is an ancestor of @%d", a, b), nil
-	case common == b:
-		return fmt.Sprintf("@%d is an ancestor of @%d", b, a), nil
-	case common != 0:
-		return fmt.Sprintf("different branches, parting after @%d", common), nil
-	}
-	return "different branches with no common checkpoint left (pruned)", nil
 }

@@ -151,6 +151,7 @@ type confirmDialog struct {
 	title, question string
 	keys            confirmKeys
 	onYes           func() tea.Cmd
+	onNo            func() tea.Cmd // may be nil
 }
 
 func (c *confirmDialog) update(msg tea.Msg) (bool, tea.Cmd) {
@@ -162,6 +163,9 @@ func (c *confirmDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	case key.Matches(k, c.keys.Yes):
 		return true, c.onYes()
 	case key.Matches(k, c.keys.No):
+		if c.onNo != nil {
+			return true, c.onNo()
+		}
 		return true, nil
 	}
 	return false, nil

@@ -4,6 +4,7 @@ package tui
 // dialog (a), and the keys and commands behind k, K, a and esc.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -130,6 +131,23 @@ type approvalDialog struct {
 	// The draft wrapped for the last width (View stays cheap).
 	wrapW   int
 	wrapped []string
+
+	// edited is the draft as the user edited it (e), when edited is set.
+	edited   string
+	isEdited bool
+}
+
+// payload is the draft as it will be approved.
+func (a *approvalDialog) payload() string {
+	if a.isEdited {
+		return a.edited
+	}
+	return a.gate.op.Payload
+}
+
+// setEdited keeps an edited draft; the dialog shows it.
+func (a *approvalDialog) setEdited(text string) {
+	a.edited, a.isEdited, a.wrapped = text, true, nil
 }
 
 func newApprovalDialog(th *themes.Theme, g *gateInfo, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
@@ -163,6 +181,8 @@ func (a *approvalDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 		switch {
 		case key.Matches(k, a.keys.Approve):
 			return true, a.onAnswer(true, "")
+		case key.Matches(k, a.keys.Edit):
+			return false, editDraft(a)
 		case key.Matches(k, a.keys.Reject):
 			a.asking = true
 			a.err = ""
@@ -218,7 +238,11 @@ func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) st
 	default:
 		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt)), th.Text)...)
 	}
-	head = append(head, "", th.Heading.Render("Draft to the customer"))
+	if a.isEdited {
+		head = append(head, "", th.Heading.Render("Draft to the customer")+th.Warning.Render(" · EDITED (y approves it as edited)"))
+	} else {
+		head = append(head, "", th.Heading.Render("Draft to the customer"))
+	}
 
 	var foot []string
 	if maxH >= 22 {
@@ -243,7 +267,7 @@ func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) st
 
 	if a.wrapW != inner-2 || a.wrapped == nil {
 		a.wrapW = inner - 2
-		text, _ := clipRunes(g.op.Payload, maxRunesFolded)
+		text, _ := clipRunes(a.payload(), maxRunesFolded)
 		a.wrapped = nil
 		for _, l := range wrap(text, inner-2) {
 			a.wrapped = append(a.wrapped, "  "+th.Text.Render(l))
@@ -275,19 +299,22 @@ func newPickKeys() pickKeys {
 func (k pickKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Pick, k.Cancel} }
 func (k pickKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
-type approvalKeys struct{ Approve, Reject, Cancel, Submit, Back key.Binding }
+type approvalKeys struct{ Approve, Reject, Edit, Cancel, Submit, Back key.Binding }
 
 func newApprovalKeys() approvalKeys {
 	return approvalKeys{
 		Approve: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
-		Reject:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject (with a reason)")),
+		Reject:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject (why)")),
+		Edit:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
 		Cancel:  key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc", "answer later")),
 		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "reject")),
 		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 }
 
-func (k approvalKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Approve, k.Reject, k.Cancel} }
+func (k approvalKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Approve, k.Reject, k.Edit, k.Cancel}
+}
 func (k approvalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // reasonHelp is the help line while typing the reason.
@@ -376,7 +403,8 @@ func (m *Model) openApproval() tea.Cmd {
 		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
 	}
 	ctx, thread, gen := m.ctx, m.thread, m.gen
-	m.dialog = newApprovalDialog(m.th, h.gate, func(approve bool, reason string) tea.Cmd {
+	var dlg *approvalDialog
+	dlg = newApprovalDialog(m.th, h.gate, func(approve bool, reason string) tea.Cmd {
 		kind := "approve"
 		if !approve {
 			kind = "reject"
@@ -387,12 +415,22 @@ func (m *Model) openApproval() tea.Cmd {
 		m.starting = true
 		m.clearFlash()
 		m.refreshLive()
+		edited, payload := dlg.isEdited && approve, dlg.payload()
 		start := func() tea.Msg {
-			r, err := ap.Answer(ctx, thread, approve, reason, rs)
+			var r RunHandle
+			var err error
+			if ea, ok := ap.(EditedApprover); ok && edited {
+				r, err = ea.ApproveEdited(ctx, thread, payload, rs)
+			} else if edited {
+				err = errors.New("this runner cannot approve an edited draft: approve it as written, or use `rewind approve --edit`")
+			} else {
+				r, err = ap.Answer(ctx, thread, approve, reason, rs)
+			}
 			return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, answer: ans}
 		}
 		return tea.Batch(start, m.spin.Tick)
 	})
+	m.dialog = dlg
 	return nil
 }
 

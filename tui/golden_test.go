@@ -69,6 +69,26 @@ func TestGolden(t *testing.T) {
 			}
 			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"2/2", "finished → reused"}
 		}, nil},
+		{"compare", []string{"m", "["}, []string{"Compare @16 (mark) → @8 (cursor)", "parting after @2"}, nil, func(m *Model) {
+			if msg := m.openCompare()(); msg != nil {
+				m.dialog.update(msg)
+			}
+		}},
+		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { m.openGraph() }},
+		{"edit-channels", []string{"home"}, []string{"which channel?", "messages"}, nil, func(m *Model) { m.openEditState() }},
+		{"threads-state", []string{"t"}, []string{"awaiting approval", "paused", "done", "“Where is the parcel"}, func(t *testing.T) (Deps, []string) {
+			e, _ := newDraftEngine(t, ticket.NewMock())
+			seed(t, e, "t")
+			ctx := context.Background()
+			if _, err := e.Run(ctx, "paused-one", ticket.Input("Where is the parcel for SO20260901?"), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}}); err != nil {
+				t.Fatal(err)
+			}
+			turn := ticket.Turn{Text: forkInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:x", ExpiresAt: "2099-01-01T00:00:00Z"}}
+			if _, err := e.Run(ctx, "draft-one", turn.Writes(), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			return depsFor(e), []string{"10/10", "· @16"}
+		}, nil},
 		{"approval", []string{"a"}, []string{"Approval · @8", "Draft to the customer"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())
 			turn := ticket.Turn{Text: firstInput, Draft: true, Authorization: &ticket.Authorization{Ref: "grant:customer-consent", ExpiresAt: "2099-01-01T00:00:00Z"}}
@@ -130,7 +150,7 @@ func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
 		settled := !m.loading && !m.busy() && m.headLoading == 0 && (m.screen == screenThreads && m.threads.loaded ||
-			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
+			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor) && !m.parityLoading()
 		if settled {
 			if q.poke != nil {
 				q.poke(m)

@@ -46,6 +46,8 @@ type threadKeys struct {
 	Threads, Fold, Theme, Log   key.Binding
 	Script                      key.Binding // a lesson's script panel
 	Help, Quit                  key.Binding
+	Replay, EditState, Mark     key.Binding // parity.go
+	Compare, Graph              key.Binding
 }
 
 func newThreadKeys() threadKeys {
@@ -83,6 +85,11 @@ func newThreadKeys() threadKeys {
 		Script:     bind("lesson script panel", "s"),
 		Help:       bind("help", "?"),
 		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
+		Replay:     bind("replay here (asks)", "p"),
+		EditState:  bind("edit state ($EDITOR)", "e"),
+		Mark:       bind("mark for compare", "m"),
+		Compare:    bind("compare with the mark", "="),
+		Graph:      bind("graph view", "v"),
 	}
 }
 
@@ -105,6 +112,7 @@ func (k *threadKeys) keyNames() []keyName {
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
 		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
 		{"help", &k.Help}, {"quit", &k.Quit},
+		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph},
 	}
 }
 
@@ -136,6 +144,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
+		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
 	}
 }

@@ -145,6 +145,8 @@ type Model struct {
 	live        []string      // the rendered live area
 	follow      follower      // a run elsewhere, followed (follow.go)
 
+	par parity // replay, edit state, compare, graph view (parity.go)
+
 	threads  threadList
 	dialog   dialog
 	showHelp bool
@@ -276,7 +278,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.total = t.Checkpoints
 			}
 		}
-		return m, nil
+		return m, m.loadThreadStates()
 	case fidelityMsg:
 		return m, m.onFidelity(msg)
 	case lessonProgressMsg, lessonDoneMsg:
@@ -311,6 +313,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at @%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
 			m.reloadHead())
+	case parityMsg:
+		return m, m.onParityMsg(msg)
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tea.KeyMsg:
@@ -927,6 +931,9 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
+	if cmd, ok := m.onParityKey(msg); ok {
+		return cmd
+	}
 	t := m.tree
 	moved := false
 	switch {
@@ -1125,7 +1132,7 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
 			}}
 	}
-	return nil
+	return m.loadThreadStates()
 }
 
 func (m *Model) openNewThread() tea.Cmd {

@@ -18,6 +18,11 @@ type threadList struct {
 	sel     int
 	off     int
 	w, h    int
+	// states are the rows' run status and last input, read lazily
+	// (threadstate.go) for listing gen.
+	states   map[string]threadState
+	gen      int
+	inFlight int // reads of states under way
 }
 
 func (l *threadList) SetSize(w, h int) {
@@ -27,6 +32,7 @@ func (l *threadList) SetSize(w, h int) {
 
 func (l *threadList) set(ts []store.Thread, err error, current string) {
 	l.loaded, l.err = true, err
+	l.gen++ // the states shown stay until they are read again
 	if err != nil {
 		return
 	}
@@ -96,6 +102,10 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 	for _, t := range l.threads {
 		idW = max(idW, min(width(termtext.Name(t.ID)), l.w/2))
 	}
+	stW := 1
+	for _, t := range l.threads {
+		stW = max(stW, width(l.states[t.ID].text()))
+	}
 	var out []string
 	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
 		t := l.threads[i]
@@ -107,7 +117,12 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		if !t.UpdatedAt.IsZero() {
 			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
 		}
-		row := fmt.Sprintf("%s%s  %5d checkpoints · latest @%-5d %s", mark, fit(termtext.Name(t.ID), idW), t.Checkpoints, t.LatestID, when)
+		st := l.states[t.ID]
+		row := fmt.Sprintf("%s%s  %s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), fit(st.text(), stW), t.Checkpoints)
+		if l.w >= 110 {
+			row += fmt.Sprintf(" · latest @%-5d %s", t.LatestID, when)
+		}
+		row += "  " + quoteInput(st.lastInput)
 		row = strings.TrimRight(row, " ")
 		if i == l.sel {
 			out = append(out, th.Selected.Render(fit("▶ "+row, l.w)))

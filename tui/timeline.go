@@ -133,7 +133,7 @@ func renderRow(th *themes.Theme, k rowKey) string {
 	switch k.source {
 	case "input":
 		srcStyle = th.SourceInput
-	case "fork":
+	case "fork", "replay":
 		srcStyle = th.SourceFork
 	case "update":
 		srcStyle = th.SourceUpdate

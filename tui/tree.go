@@ -39,6 +39,9 @@ func nodeFrom(cp engine.Checkpoint) *tlNode {
 	if n.writer == "" {
 		n.writer = "(" + n.source + ")"
 	}
+	if cp.Metadata.Replay {
+		n.source, n.writer = "replay", fmt.Sprintf("of @%d", cp.Metadata.ForkedFrom)
+	}
 	n.next = termtext.Line(engine.DescribeTasks(cp.Tasks))
 	if in := cp.Metadata.Interrupt; in != nil && len(cp.Tasks) > 0 {
 		n.interrupt = termtext.Line(in.When + " " + in.Node)

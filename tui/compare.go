@@ -1,0 +1,221 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// Compare: m marks the checkpoint under the cursor, = diffs the cursor
+// against the mark (engine.Diff, any two checkpoints, also on different
+// branches) in a scrollable box that says how the two stand.
+
+// relater is a Backend that says how two checkpoints stand
+// (Engine.Relation).
+type relater interface {
+	Relation(ctx context.Context, thread string, a, b int64) (string, error)
+}
+
+type compareKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
+
+func newCompareKeys() compareKeys {
+	return compareKeys{
+		Up:       bind("scroll up", "up", "k"),
+		Down:     bind("scroll down", "down", "j"),
+		PageUp:   bind("page up", "pgup", "ctrl+u"),
+		PageDown: bind("page down", "pgdown", "ctrl+d", " "),
+		Top:      bind("top", "home", "g"),
+		Bottom:   bind("bottom", "end", "G"),
+		Close:    bind("close", "esc", "q", "="),
+	}
+}
+
+func (k compareKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Close, "close"), short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page")}
+}
+func (k compareKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// compareDialog shows how the state changed from checkpoint a (the mark)
+// to b (the cursor).
+type compareDialog struct {
+	a, b    int64
+	loading bool
+	err     error
+	rel     string
+	diffs   []engine.ChannelDiff
+	off     int
+	room    int // body rows at the last view
+	keys    compareKeys
+
+	// The body rendered for the last width and theme (View stays cheap).
+	wrapW   int
+	wrapTh  *themes.Theme
+	wrapped []string
+}
+
+// compareMsg carries what the compare read.
+type compareMsg struct {
+	dlg   *compareDialog
+	rel   string
+	diffs []engine.ChannelDiff
+	err   error
+}
+
+// loadCompare reads both checkpoints and how they stand, in a Cmd.
+func loadCompare(ctx context.Context, b Backend, thread string, d *compareDialog) tea.Cmd {
+	a, bb := d.a, d.b
+	return func() tea.Msg {
+		from, err := b.Get(ctx, thread, a)
+		if err != nil {
+			return compareMsg{dlg: d, err: err}
+		}
+		to, err := b.Get(ctx, thread, bb)
+		if err != nil {
+			return compareMsg{dlg: d, err: err}
+		}
+		rel := ""
+		if r, ok := b.(relater); ok {
+			if rel, err = r.Relation(ctx, thread, a, bb); err != nil {
+				return compareMsg{dlg: d, err: err}
+			}
+		}
+		return compareMsg{dlg: d, rel: rel, diffs: engine.Diff(from.Values, to.Values)}
+	}
+}
+
+func (d *compareDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil {
+		return eachKey(keys, d.update)
+	}
+	switch msg := msg.(type) {
+	case compareMsg:
+		if msg.dlg == d {
+			d.loading, d.err, d.rel, d.diffs, d.wrapped = false, msg.err, msg.rel, msg.diffs, nil
+		}
+		return false, nil
+	case tea.KeyMsg:
+		k := d.keys
+		page := max(d.room-1, 1)
+		switch {
+		case key.Matches(msg, k.Close):
+			return true, nil
+		case key.Matches(msg, k.Up):
+			d.off--
+		case key.Matches(msg, k.Down):
+			d.off++
+		case key.Matches(msg, k.PageUp):
+			d.off -= page
+		case key.Matches(msg, k.PageDown):
+			d.off += page
+		case key.Matches(msg, k.Top):
+			d.off = 0
+		case key.Matches(msg, k.Bottom):
+			d.off = len(d.wrapped)
+		}
+		d.off = min(max(d.off, 0), max(len(d.wrapped)-d.room, 0))
+	}
+	return false, nil
+}
+
+// body renders the diff for width w.
+func (d *compareDialog) body(th *themes.Theme, w int) []string {
+	if d.wrapped != nil && d.wrapW == w && d.wrapTh == th {
+		return d.wrapped
+	}
+	d.wrapW, d.wrapTh = w, th
+	var out []string
+	for _, c := range d.diffs {
+		out = append(out, th.DiffHunk.Render(trunc("@@ "+termtext.Line(c.Channel)+": "+termtext.Line(c.Summary), w)))
+		for _, l := range c.Lines {
+			st := th.Text
+			switch {
+			case strings.HasPrefix(l, "+"):
+				st = th.DiffAdd
+			case strings.HasPrefix(l, "-"):
+				st = th.DiffDel
+			}
+			for _, wl := range wrap(termtext.Line(l), w-2) {
+				out = append(out, st.Render("  "+wl))
+			}
+		}
+		if c.More > 0 {
+			out = append(out, th.Fold.Render(fmt.Sprintf("  … %d more line(s) (rewind diff --json has them all)", c.More)))
+		}
+	}
+	if out == nil {
+		out = []string{th.Muted.Render("no channel differs")}
+	}
+	d.wrapped = out
+	return out
+}
+
+func (d *compareDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 110)
+	inner := w - 4
+	title := fmt.Sprintf("Compare @%d (mark) → @%d (cursor)", d.a, d.b)
+	var head []string
+	switch {
+	case d.loading:
+		head = append(head, th.Muted.Render("reading both checkpoints…"))
+	case d.err != nil:
+		head = append(head, wrapStyled(th.Error, termtext.Error(d.err.Error()), inner)...)
+	default:
+		rel := d.rel
+		if rel != "" {
+			rel += " · "
+		}
+		head = append(head, wrapStyled(th.Strong, fmt.Sprintf("%s%d channel(s) changed", rel, len(d.diffs)), inner)...)
+	}
+	head = append(head, "")
+	h.Width = inner
+	foot := []string{"", h.View(d.keys)}
+	var body []string
+	if !d.loading && d.err == nil {
+		body = d.body(th, inner)
+	}
+	d.room = max(maxH-len(head)-len(foot)-3, 1)
+	if len(body) > d.room {
+		off := min(max(d.off, 0), len(body)-d.room)
+		title += fmt.Sprintf(" · %d–%d of %d", off+1, off+d.room, len(body))
+		body = body[off : off+d.room]
+	}
+	lines := append(append(append([]string{}, head...), body...), foot...)
+	return box(th, title, lines, w)
+}
+
+// --- the model's side ---
+
+// toggleMark marks the checkpoint under the cursor (again: unmarks it).
+func (m *Model) toggleMark() tea.Cmd {
+	id := m.tree.cursor
+	if id == 0 {
+		return m.setFlash("no checkpoint under the cursor to mark", true)
+	}
+	if m.par.mark == id && m.par.markThread == m.thread {
+		m.par.mark = 0
+		return m.setFlash(fmt.Sprintf("mark on @%d removed", id), false)
+	}
+	m.par.mark, m.par.markThread = id, m.thread
+	return m.setFlash(fmt.Sprintf("marked @%d: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
+}
+
+// openCompare diffs the cursor against the mark.
+func (m *Model) openCompare() tea.Cmd {
+	if m.par.mark == 0 || m.par.markThread != m.thread {
+		return m.setFlash("mark a checkpoint first: "+m.keys.Mark.Help().Key+" marks the one under the cursor", true)
+	}
+	if m.tree.cursor == 0 {
+		return m.setFlash("no checkpoint under the cursor to compare", true)
+	}
+	d := &compareDialog{a: m.par.mark, b: m.tree.cursor, loading: true, keys: newCompareKeys()}
+	m.dialog = d
+	return loadCompare(m.ctx, m.deps.Backend, m.thread, d)
+}

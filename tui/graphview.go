@@ -1,0 +1,201 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine/ticket"
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// The graph view (v): a small drawing of the ticket graph with the node(s)
+// that wrote the checkpoint under the cursor lit and the pending ones
+// marked. It fits 60 columns.
+
+// graphOrder is the ticket graph top to bottom; loop says where a node
+// goes back to.
+var graphOrder = []struct{ node, loop string }{
+	{ticket.NodePlanner, ""},
+	{ticket.NodeExecutor, ""},
+	{ticket.NodeCritic, ticket.NodeExecutor},
+	{ticket.NodeSummarizer, ""},
+	{ticket.NodeReply, ""},
+	{ticket.NodeApproval, ""},
+	{ticket.NodeDraft, ""},
+	{ticket.NodeVerify, ""},
+}
+
+type graphKeys struct{ Prev, Next, Close key.Binding }
+
+// newGraphKeys: the thread view's prev/next (as rebound) scrub under the
+// drawing.
+func newGraphKeys(tk threadKeys) graphKeys {
+	return graphKeys{Prev: tk.Prev, Next: tk.Next, Close: bind("close", "esc", "q", "v", "enter")}
+}
+
+func (k graphKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Prev, "prev"), short(k.Next, "next"), k.Close}
+}
+func (k graphKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// graphNode is one node as the view draws it.
+type graphNode struct {
+	name    string
+	label   string // "executor ×3", "critic ⟲ executor"
+	wrote   int    // tasks of it that wrote the checkpoint
+	pending int    // tasks of it due
+	paused  string // "before", "after" or "approval" when the run waits at it
+}
+
+// graphDialog is the drawing for the checkpoint under the cursor: h/l
+// scrub, and it follows the checkpoint shown.
+type graphDialog struct {
+	m      *Model
+	from   *detail // what it was drawn from
+	id     int64
+	source string
+	nodes  []graphNode
+	keys   graphKeys
+}
+
+// newGraphDialog draws the model's loaded checkpoint.
+func newGraphDialog(m *Model) *graphDialog {
+	g := &graphDialog{m: m, keys: newGraphKeys(m.keys)}
+	g.draw(m.cur)
+	return g
+}
+
+// draw reads what the drawing needs from a loaded checkpoint.
+func (g *graphDialog) draw(d *detail) {
+	g.from, g.id, g.source, g.nodes = d, d.cp.ID, d.cp.Source, nil
+	wrote := map[string]int{}
+	for _, n := range d.cp.Metadata.Nodes {
+		wrote[n]++
+	}
+	due := map[string]int{}
+	for _, t := range d.cp.Tasks {
+		due[t.Node]++
+	}
+	paused := map[string]string{}
+	if in := d.cp.Metadata.Interrupt; in != nil && len(d.cp.Tasks) > 0 {
+		paused[in.Node] = in.When
+	}
+	fan := len(d.state.Subtasks)
+	for _, o := range graphOrder {
+		n := graphNode{name: o.node, label: o.node, wrote: wrote[o.node], pending: due[o.node], paused: paused[o.node]}
+		if o.node == ticket.NodeExecutor {
+			if k := max(fan, n.pending, n.wrote); k > 0 {
+				n.label += fmt.Sprintf(" ×%d", k)
+			} else {
+				n.label += " ×N"
+			}
+		}
+		if o.loop != "" {
+			n.label += " ⟲ " + o.loop
+		}
+		g.nodes = append(g.nodes, n)
+	}
+}
+
+func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil {
+		return eachKey(keys, g.update)
+	}
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	moved := false
+	switch {
+	case key.Matches(k, g.keys.Close):
+		return true, nil
+	case key.Matches(k, g.keys.Prev):
+		moved = g.m.tree.step(-1)
+	case key.Matches(k, g.keys.Next):
+		moved = g.m.tree.step(1)
+	}
+	if moved {
+		return false, g.m.cursorMoved()
+	}
+	return false, nil
+}
+
+func (g *graphDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	if c := g.m.cur; c != nil && c != g.from && c.cp.ID == g.m.tree.cursor {
+		g.draw(c) // the cursor's checkpoint has loaded
+	}
+	w := min(maxW, 56)
+	inner := w - 4
+	room := maxH - 3 // the box's borders and its top margin
+	n := len(g.nodes)
+	// What goes in when there is room: connectors between the nodes, the
+	// legend, the reading note; on a short screen, a window of the nodes
+	// around the first lit one.
+	links := room >= 2*n-1+5
+	legend := room >= n+5
+	note := !links && room >= n+6
+	var rows []string
+	first := -1
+	for i, nd := range g.nodes {
+		mark, st, what := "·", th.Muted, ""
+		switch {
+		case nd.wrote > 0:
+			mark, st, what = "●", th.Success, "wrote @"+fmt.Sprint(g.id)
+			if nd.wrote > 1 {
+				what += fmt.Sprintf(" (×%d)", nd.wrote)
+			}
+		case nd.pending > 0:
+			mark, st, what = "◌", th.StatusPending, "due"
+			if nd.pending > 1 {
+				what += fmt.Sprintf(" ×%d", nd.pending)
+			}
+		}
+		if nd.paused != "" {
+			what += " ⏸ " + nd.paused
+		}
+		if first < 0 && mark != "·" {
+			first = len(rows)
+		}
+		left := fmt.Sprintf("%s %-22s", mark, nd.label)
+		rows = append(rows, st.Render(trunc(left+" "+what, inner)))
+		if links && i < n-1 {
+			rows = append(rows, th.Rail.Render("│"))
+		}
+	}
+	if fit := max(room-2, 1); len(rows) > fit {
+		start := min(max(first-1, 0), len(rows)-fit)
+		rows = rows[start : start+fit]
+	}
+	var lines []string
+	if legend {
+		lines = append(lines, th.Muted.Render(trunc("● wrote it  ◌ due next  ⏸ the run waits there", inner)), "")
+	}
+	lines = append(lines, rows...)
+	if note {
+		lines = append(lines, th.Muted.Render(trunc("(top to bottom; each row runs after the one above)", inner)))
+	}
+	h.Width = inner
+	if room > len(lines)+1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, h.View(g.keys))
+	title := fmt.Sprintf("Graph · @%d (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
+	if g.id != g.m.tree.cursor {
+		title += fmt.Sprintf(" · loading @%d…", g.m.tree.cursor)
+	}
+	return box(th, title, lines, w)
+}
+
+// openGraph shows the graph for the checkpoint under the cursor.
+func (m *Model) openGraph() tea.Cmd {
+	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
+		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
+	}
+	m.dialog = newGraphDialog(m)
+	return nil
+}

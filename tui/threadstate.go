@@ -1,0 +1,133 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/tui/termtext"
+)
+
+// The threads list with state: each row shows where the thread's run
+// stands (Engine.Status) and its last input (the newest user message),
+// read lazily, in a Cmd, for the rows on screen.
+
+// statuser is a Backend that reads a thread's run status.
+type statuser interface {
+	Status(ctx context.Context, thread string) (engine.RunStatus, error)
+}
+
+// threadState is what a row shows of a thread beyond its listing.
+type threadState struct {
+	status    string // running, paused, awaiting-approval, done, failed, cancelled
+	lastInput string // sanitized, one line
+	err       bool
+	gen       int // the listing it was read for (asked: the one asked)
+	asked     int
+}
+
+// threadStateMsg carries the states read for some threads; gen is the
+// listing they were read for.
+type threadStateMsg struct {
+	gen    int
+	states map[string]threadState
+}
+
+func (threadStateMsg) parityMsg() {}
+
+// loadThreadStates reads the state of the visible rows not read yet.
+func (m *Model) loadThreadStates() tea.Cmd {
+	l := &m.threads
+	if !l.loaded || l.err != nil {
+		return nil
+	}
+	if l.states == nil {
+		l.states = map[string]threadState{}
+	}
+	var ids []string
+	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {
+		id := l.threads[i].ID
+		if st := l.states[id]; st.gen != l.gen && st.asked != l.gen {
+			ids = append(ids, id)
+			st.asked = l.gen // in flight
+			l.states[id] = st
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, b, gen := m.ctx, m.deps.Backend, l.gen
+	l.inFlight++
+	return func() tea.Msg {
+		out := make(map[string]threadState, len(ids))
+		for _, id := range ids {
+			st := readThreadState(ctx, b, id)
+			st.gen, st.asked = gen, gen
+			out[id] = st
+		}
+		return threadStateMsg{gen: gen, states: out}
+	}
+}
+
+// readThreadState reads one thread's status and last input.
+func readThreadState(ctx context.Context, b Backend, thread string) threadState {
+	var st threadState
+	if s, ok := b.(statuser); ok {
+		rs, err := s.Status(ctx, thread)
+		if err != nil {
+			return threadState{status: "unreadable", err: true}
+		}
+		st.status = rs.Status
+	}
+	rows, err := b.History(ctx, thread, 0, 1)
+	if err != nil || len(rows) == 0 {
+		return st
+	}
+	cp, err := b.Get(ctx, thread, rows[0].ID)
+	if err != nil {
+		return st
+	}
+	s, err := ticket.Decode(cp.Values, "messages")
+	if err != nil {
+		return st
+	}
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if s.Messages[i].Role == ticket.RoleUser {
+			text, _ := clipRunes(s.Messages[i].Content, 400)
+			st.lastInput = termtext.Line(strings.Join(strings.Fields(text), " "))
+			break
+		}
+	}
+	return st
+}
+
+// onThreadStates keeps the states read for the current listing.
+func (m *Model) onThreadStates(msg threadStateMsg) {
+	l := &m.threads
+	l.inFlight = max(l.inFlight-1, 0)
+	if l.states == nil {
+		return
+	}
+	for id, st := range msg.states {
+		l.states[id] = st
+	}
+}
+
+// stateText is the status column of a row.
+func (s threadState) text() string {
+	if s.gen == 0 {
+		return "…"
+	}
+	return strings.ReplaceAll(s.status, "-", " ")
+}
+
+// quoteInput writes the last input for a row ("" when there is none).
+func quoteInput(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "“" + s + "”"
+}

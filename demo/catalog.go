@@ -70,7 +70,7 @@ var lessons = []Lesson{
 			{Do: "open " + selftest.ThreadMain + ", 1 (Conversation)", See: "the customer's sentence once: the run was interrupted before the executors and resumed with no input"},
 			{Do: "scrub to the interrupted checkpoint, 3 (Inspector)", See: "3 pending executor tasks with their full arguments: the resume ran exactly those"},
 			{Do: "open " + selftest.ThreadWrong, See: "the same sentence twice: the input was fed again at the interrupt (the wrong way)"},
-			{Do: "rewind diff " + selftest.ThreadMain + " A B across the two threads' heads, or compare the message counts", See: "one extra user message is all the wrong way added"},
+			{Do: "rewind show " + selftest.ThreadWrong + " and rewind show " + selftest.ThreadMain + " side by side", See: "the same turn, but the wrong way's transcript holds the customer's sentence twice: one extra user message is all it added"},
 		},
 		run: runResume,
 	},

@@ -45,6 +45,8 @@ type threadKeys struct {
 	Discard, Approve, Breaks    key.Binding
 	Threads, Fold, Theme, Log   key.Binding
 	Help, Quit                  key.Binding
+	// nav.go, search.go, trace.go
+	TurnPrev, TurnNext, Goto, Search, SearchNext, SearchPrev, Zoom, Trace key.Binding
 }
 
 func newThreadKeys() threadKeys {
@@ -81,6 +83,14 @@ func newThreadKeys() threadKeys {
 		Log:        bind("status log", "L"),
 		Help:       bind("help", "?"),
 		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
+		TurnPrev:   bind("previous turn", "{"),
+		TurnNext:   bind("next turn", "}"),
+		Goto:       bind("go to checkpoint (@N)", ":"),
+		Search:     bind("search", "/"),
+		SearchNext: bind("next match", "n"),
+		SearchPrev: bind("previous match", "N"),
+		Zoom:       bind("zoom pane", "+"),
+		Trace:      bind("resume trace (⟲ ✝)", "o"),
 	}
 }
 
@@ -103,6 +113,8 @@ func (k *threadKeys) keyNames() []keyName {
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
 		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log},
 		{"help", &k.Help}, {"quit", &k.Quit},
+		{"turn_prev", &k.TurnPrev}, {"turn_next", &k.TurnNext}, {"goto", &k.Goto}, {"search", &k.Search},
+		{"search_next", &k.SearchNext}, {"search_prev", &k.SearchPrev}, {"zoom", &k.Zoom}, {"trace", &k.Trace},
 	}
 }
 
@@ -135,6 +147,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
+		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
 	}
 }
 

@@ -129,7 +129,7 @@ type quitWhenSettled struct{ poke func(*Model) }
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
-		settled := !m.loading && !m.busy() && m.headLoading == 0 && !m.nav.search.running && !m.nav.tracing && (m.screen == screenThreads && m.threads.loaded ||
+		settled := !m.loading && !m.busy() && m.headLoading == 0 && !m.nav.search.running && !m.nav.tracing && m.nav.origLoading == 0 && len(m.tl.loadingWords) == 0 && (m.screen == screenThreads && m.threads.loaded ||
 			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
 		if settled {
 			if q.poke != nil {
@@ -159,6 +159,12 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, wants ...string) {
 // longThread is three turns, compacted once: the turn headers and the
 // pinned summary and question.
 func longThread(t *testing.T) (Deps, []string) {
+	return depsFor(longEngine(t)), []string{"turn 3", "? answering #"}
+}
+
+// longEngine holds thread "t": three turns (@1, @9, @17 start them), the
+// last one's question compacted into the summary by its reply (@24).
+func longEngine(t testing.TB) *engine.Engine {
 	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), ticket.NewMock())
 	if err != nil {
 		t.Fatal(err)
@@ -168,13 +174,17 @@ func longThread(t *testing.T) (Deps, []string) {
 			t.Fatal(err)
 		}
 	}
-	return depsFor(e), []string{"turn 3", "? answering #"}
+	return e
 }
 
 // resumedThread is a run stopped mid fan-out (two executors failed, one
 // stored its writes) and resumed: the resume reused one task and
 // redispatched two.
 func resumedThread(t *testing.T) (Deps, []string) {
+	return depsFor(resumedEngine(t)), []string{"⟲", "✝"}
+}
+
+func resumedEngine(t testing.TB) *engine.Engine {
 	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
 	if err != nil {
 		t.Fatal(err)
@@ -186,5 +196,5 @@ func resumedThread(t *testing.T) (Deps, []string) {
 	if _, err := e.Resume(ctx, "t", engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	return depsFor(e), []string{"⟲", "✝"}
+	return e
 }

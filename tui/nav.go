@@ -383,7 +383,10 @@ func (m *Model) convPins(w int) []string {
 	if d == nil || d.stateErr != nil || w < 4 {
 		return nil
 	}
-	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.unfold, orig: m.nav.orig[origKey{d.cp.ID, reqIndex(d)}]}
+	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.unfold, orig: m.nav.orig[reqKey(d)].text}
+	if at := m.nav.orig[reqKey(d)].at; at != 0 {
+		key.origAt = "@" + strconv.FormatInt(at, 10)
+	}
 	if key == m.nav.pinKey && m.nav.pins != nil {
 		return m.nav.pins
 	}
@@ -404,7 +407,10 @@ func (m *Model) convPins(w int) []string {
 		if inSummary(s, r.Index) {
 			where = " (in the summary)"
 			if key.orig != "" {
-				text = key.orig
+				text, where = key.orig, " (summary, "+key.origAt+")"
+				if key.origAt == "" {
+					where = " (in the summary)"
+				}
 			}
 		}
 		label := fmt.Sprintf("? answering #%d%s: ", r.Index, where)
@@ -424,18 +430,20 @@ type pinKey struct {
 	theme  int
 	unfold bool
 	orig   string
+	origAt string
 }
 
+// origKey is a question: every checkpoint of a turn shares it.
 type origKey struct {
-	cp    int64
 	index int
+	text  string
 }
 
-func reqIndex(d *detail) int {
+func reqKey(d *detail) origKey {
 	if d.state.Request == nil {
-		return 0
+		return origKey{}
 	}
-	return d.state.Request.Index
+	return origKey{d.state.Request.Index, d.state.Request.Text}
 }
 
 // inSummary: message index went into the summary (it is not in the tail).
@@ -451,68 +459,78 @@ func inSummary(s ticket.State, index int) bool {
 	return true
 }
 
-// messageReader reads an original message (Engine.Message).
-type messageReader interface {
-	Message(ctx context.Context, thread string, at, index int64) (engine.StoredMessage, error)
-}
-
 type origMsg struct {
 	gen    int
 	thread string
 	key    origKey
-	text   string
+	orig   storedQuestion
+}
+
+// storedQuestion is a question as the store keeps it, apart from the
+// checkpoints' tail.
+type storedQuestion struct {
+	text string
+	at   int64 // the checkpoint that stored it first
 }
 
 // wantOriginal reads the question the current reply answers when it went
-// into the summary: the original message, as stored.
+// into the summary: the original message as stored (Store.MessagesAt,
+// one read; Engine.Message would list the whole branch to pick it).
 func (m *Model) wantOriginal() tea.Cmd {
 	d := m.cur
 	if d == nil || d.stateErr != nil || d.state.Request == nil || !inSummary(d.state, d.state.Request.Index) {
 		return nil
 	}
-	k := origKey{d.cp.ID, d.state.Request.Index}
+	k := reqKey(d)
 	if m.nav.orig == nil {
-		m.nav.orig = map[origKey]string{}
+		m.nav.orig = map[origKey]storedQuestion{}
 	}
 	if _, ok := m.nav.orig[k]; ok {
 		return nil
 	}
-	r, ok := m.deps.Backend.(messageReader)
+	r, ok := m.deps.Backend.(messageIndex)
 	if !ok {
 		return nil
 	}
-	m.nav.orig[k] = "" // asked
+	m.nav.orig[k] = storedQuestion{} // asked
+	m.nav.origLoading++
 	ctx, gen, thread := m.ctx, m.gen, m.thread
 	return func() tea.Msg {
-		sm, err := r.Message(ctx, thread, k.cp, int64(k.index))
+		ms, err := r.MessagesAt(ctx, thread, int64(k.index))
 		if err != nil {
 			return origMsg{gen: gen, thread: thread, key: k}
 		}
-		var msg ticket.Message
-		text := ""
-		if jsonErr := json.Unmarshal(sm.Body, &msg); jsonErr == nil {
-			text = msg.Content
+		// Branches may hold different messages with this index: the one
+		// the request quotes is this branch's.
+		for _, sm := range ms {
+			var msg ticket.Message
+			if json.Unmarshal(sm.Body, &msg) == nil && msg.Role == ticket.RoleUser && strings.TrimSpace(msg.Content) == strings.TrimSpace(k.text) {
+				return origMsg{gen: gen, thread: thread, key: k, orig: storedQuestion{text: msg.Content, at: sm.CheckpointID}}
+			}
 		}
-		return origMsg{gen: gen, thread: thread, key: k, text: text}
+		return origMsg{gen: gen, thread: thread, key: k}
 	}
 }
 
 func (m *Model) onOriginal(msg origMsg) tea.Cmd {
+	m.nav.origLoading = max(m.nav.origLoading-1, 0)
 	if msg.gen != m.gen || msg.thread != m.thread || m.nav.orig == nil {
 		return nil
 	}
-	m.nav.orig[msg.key] = msg.text
+	m.nav.orig[msg.key] = msg.orig
 	return nil
 }
 
 // navState is the Model's part for this file, search.go and trace.go.
 type navState struct {
-	prompt    *navPrompt
-	zoom      bool
-	tracing   bool // a resume trace is being read (trace.go)
-	zoomSized int
-	search    searchState
-	orig      map[origKey]string // originals of questions in the summary
-	pinKey    pinKey
-	pins      []string
+	prompt  *navPrompt
+	zoom    bool
+	tracing bool // a resume trace is being read (trace.go)
+	// origLoading counts reads of questions in flight.
+	origLoading int
+	zoomSized   int
+	search      searchState
+	orig        map[origKey]storedQuestion // questions gone into the summary
+	pinKey      pinKey
+	pins        []string
 }

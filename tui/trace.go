@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -116,7 +117,15 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 	}
 	var re, rd []string
 	for _, t := range d.msg.plan.Tasks {
-		line := termtext.Name(t.ID) + " (" + termtext.Line(t.Node) + ")"
+		line := termtext.Line(t.Node) + " " + termtext.Name(t.ID)
+		var args struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		}
+		if json.Unmarshal(t.Args, &args) == nil && args.Task.ID != "" {
+			line = termtext.Name(args.Task.ID) + " (" + line + ")"
+		}
 		if len(t.Channels) > 0 {
 			line += " wrote " + termtext.Line(strings.Join(t.Channels, ", "))
 		}

@@ -94,10 +94,12 @@ func TestNavigationInTmux(t *testing.T) {
 
 	// : goes to a checkpoint; an unknown one is refused on the status line.
 	send(":")
+	waitFor("the : prompt", "@80 or 80: go to a checkpoint")
 	typeText("@100")
 	send("Enter")
 	waitFor(": @100", "at @100 100/240")
 	send(":")
+	waitFor("the : prompt", "@80 or 80: go to a checkpoint")
 	typeText("9999")
 	send("Enter")
 	waitFor(": 9999 refused", "no checkpoint @9999", "at @100 100/240")
@@ -105,6 +107,7 @@ func TestNavigationInTmux(t *testing.T) {
 	// / searches the messages (turn 7's question and the answers that
 	// quote its order); enter goes to the first match, n to the next.
 	send("/")
+	waitFor("the / prompt", "search messages, state and events")
 	typeText("SO20260007")
 	send("Enter")
 	waitFor("the results", `Search "SO20260007"`, "#67 user")

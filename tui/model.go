@@ -846,8 +846,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	// ("ll]"); outside text fields each rune is its own command.
 	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 		cmds := make([]tea.Cmd, 0, len(msg.Runes))
-		for _, r := range msg.Runes {
+		for i, r := range msg.Runes {
 			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			if m.nav.prompt != nil && i+1 < len(msg.Runes) {
+				// ":80" typed fast: the rest is the prompt's text.
+				cmds = append(cmds, m.onPromptKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))
+				break
+			}
 			if m.dialog != nil || m.composing || m.nav.prompt != nil {
 				break // the rest would be typed into what just opened
 			}

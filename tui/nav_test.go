@@ -77,6 +77,12 @@ func TestGotoKey(t *testing.T) {
 		t.Fatal("q in the prompt should be text")
 	}
 	h.key("esc")
+	// ":9" typed fast arrives as one message: 9 is the prompt's text.
+	h.typeText(":9")
+	h.key("enter")
+	if h.m.tree.cursor != 9 {
+		t.Fatalf("a fast :9 should go to @9, at @%d", h.m.tree.cursor)
+	}
 }
 
 // / searches messages, state and events; enter jumps to a hit, n and N

@@ -1243,7 +1243,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if wheel != 0 {
 		if target == focusTimeline {
 			m.tl.scroll(m.tree, wheel)
-			return nil
+			return m.wantWords()
 		}
 		main, side := m.visiblePanes()
 		p := main

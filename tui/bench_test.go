@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
+	"rewind/engine/bench"
 	"rewind/engine/ticket"
 	"rewind/store/memory"
 )
@@ -184,10 +185,28 @@ func TestTenThousandCheckpoints(t *testing.T) {
 // key's Update, the load of the checkpoint it asks for (its Cmd, run
 // inline), the Update with the result, and the View. It reports the median
 // and 99th percentile of a step and the heap after loading the thread.
+//
+// The real-* cases scrub a real conversation instead: 1000 turns of the
+// ticket graph run by engine/bench (what `rewind bench --turns 1000`
+// writes, 8000 checkpoints), whose rows are grouped by turn and show the
+// customer's words (read in the step's Cmds, which the step runs).
 func BenchmarkScrubStep(b *testing.B) {
+	type bcase struct {
+		name string
+		open func(testing.TB, int, int) *Model
+		size [2]int
+	}
+	var cases []bcase
 	for _, size := range [][2]int{{80, 24}, {160, 48}} {
-		b.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(b *testing.B) {
-			m := openBig(b, size[0], size[1])
+		cases = append(cases, bcase{fmt.Sprintf("%dx%d", size[0], size[1]), openBig, size})
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		cases = append(cases, bcase{fmt.Sprintf("real-%dx%d", size[0], size[1]), openReal, size})
+	}
+	for _, c := range cases {
+		size := c.size
+		b.Run(c.name, func(b *testing.B) {
+			m := c.open(b, size[0], size[1])
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -199,9 +218,7 @@ func BenchmarkScrubStep(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				_, cmd := m.Update(dir)
-				if cmd != nil {
-					m.Update(cmd())
-				}
+				runSync(m, cmd)
 				_ = m.View()
 				steps = append(steps, time.Since(start))
 				if m.pos[0] <= 1 {
@@ -217,4 +234,35 @@ func BenchmarkScrubStep(b *testing.B) {
 			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "MiB-heap-loaded")
 		})
 	}
+}
+
+var (
+	realOnce sync.Once
+	realEng  *engine.Engine
+	realErr  error
+)
+
+// realTurns is how long the real conversation of the benchmark is.
+const realTurns = 1000
+
+// openReal opens the real conversation (see BenchmarkScrubStep) at its
+// newest checkpoint.
+func openReal(tb testing.TB, w, h int) *Model {
+	realOnce.Do(func() {
+		st := memory.New()
+		if _, realErr = bench.Run(context.Background(), st, "memory", bench.Options{Turns: realTurns, Thread: "real", Reads: 1}, nil); realErr != nil {
+			return
+		}
+		realEng, realErr = ticket.NewEngine(st, ticket.NewMock())
+	})
+	if realErr != nil {
+		tb.Fatal(realErr)
+	}
+	m := New(context.Background(), depsFor(realEng), Settings{Thread: "real"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	runSync(m, m.Init())
+	if m.tree.len() < realTurns || m.cur == nil {
+		tb.Fatalf("the real thread did not load: %d checkpoints, detail %v", m.tree.len(), m.cur != nil)
+	}
+	return m
 }

@@ -95,7 +95,7 @@ func followInTmux(t *testing.T, tmuxBin, bin, storeSpec string) {
 	}
 	// No key was pressed: the timeline followed to the new head.
 	// The second turn's 8 checkpoints follow the first's.
-	s := waitFor("the new turn on the timeline, the cursor at its head", "following", "at @16 16/16", "@9   input")
+	s := waitFor("the new turn on the timeline, the cursor at its head", "following", "at @16 16/16", "@9   › And when will")
 	if strings.Contains(s, "● live") {
 		t.Fatalf("the writer is still shown after its run ended:\n%s", s)
 	}

@@ -104,6 +104,13 @@ func TestGolden(t *testing.T) {
 			deps.Backend = liveBackend{deps.Backend}
 			return deps, []string{"10/10", "· @16", "● live"}
 		}, nil},
+		// Finding the way (nav.go, search.go, trace.go).
+		{"turns", nil, []string{"turn 3", "▤ summary", "? answering #"}, longThread, nil},
+		{"summary-pinned", []string{"tab", "up", "up", "up", "up", "up", "up", "up", "up"}, []string{"▤ summary", "? answering #"}, longThread, nil},
+		{"search", []string{"/", "invoice", "enter"}, []string{`Search "invoice"`, "enter"}, nil, nil},
+		{"zoom", []string{"tab", "+"}, []string{"1 Conversation", "· @16"}, nil, nil},
+		{"zoom-timeline", []string{"+"}, []string{"Timeline · 16 · + back", "turn 2"}, nil, nil},
+		{"trace", []string{"home", "right", "o"}, []string{"✝", "⟲", "reused (stored writes", "redispatched"}, resumedThread, nil},
 	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
 		for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
@@ -149,7 +156,7 @@ type quitWhenSettled struct{ poke func(*Model) }
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
-		settled := !m.loading && !m.busy() && m.headLoading == 0 && (m.screen == screenThreads && m.threads.loaded ||
+		settled := !m.loading && !m.busy() && m.headLoading == 0 && !m.nav.search.running && !m.nav.tracing && m.nav.origLoading == 0 && len(m.tl.loadingWords) == 0 && (m.screen == screenThreads && m.threads.loaded ||
 			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor) && !m.parityLoading()
 		if settled {
 			if q.poke != nil {
@@ -174,4 +181,47 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, wants ...string) {
 		}
 		return true
 	}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// longThread is three turns, compacted once: the turn headers and the
+// pinned summary and question.
+func longThread(t *testing.T) (Deps, []string) {
+	return depsFor(longEngine(t)), []string{"turn 3", "? answering #"}
+}
+
+// longEngine holds thread "t": three turns (@1, @9, @17 start them), the
+// last one's question compacted into the summary by its reply (@24).
+func longEngine(t testing.TB) *engine.Engine {
+	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := e.Run(context.Background(), "t", ticket.Input(fmt.Sprintf("Turn %d: my order SO2026090%d hasn't arrived: where is the parcel, and can I get a refund?", i+1, i+1)), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// resumedThread is a run stopped mid fan-out (two executors failed, one
+// stored its writes) and resumed: the resume reused one task and
+// redispatched two.
+func resumedThread(t *testing.T) (Deps, []string) {
+	return depsFor(resumedEngine(t)), []string{"⟲", "✝"}
+}
+
+func resumedEngine(t testing.TB) *engine.Engine {
+	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err == nil {
+		t.Fatal("the flaky executors should stop the run")
+	}
+	if _, err := e.Resume(ctx, "t", engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

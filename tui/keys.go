@@ -48,6 +48,8 @@ type threadKeys struct {
 	Help, Quit                  key.Binding
 	Replay, EditState, Mark     key.Binding // parity.go
 	Compare, Graph              key.Binding
+	// nav.go, search.go, trace.go
+	TurnPrev, TurnNext, Goto, Search, SearchNext, SearchPrev, Zoom, Trace key.Binding
 }
 
 func newThreadKeys() threadKeys {
@@ -90,6 +92,14 @@ func newThreadKeys() threadKeys {
 		Mark:       bind("mark for compare", "m"),
 		Compare:    bind("compare with the mark", "="),
 		Graph:      bind("graph view", "v"),
+		TurnPrev:   bind("previous turn", "{"),
+		TurnNext:   bind("next turn", "}"),
+		Goto:       bind("go to checkpoint (@N)", ":"),
+		Search:     bind("search", "/"),
+		SearchNext: bind("next match", "n"),
+		SearchPrev: bind("previous match", "N"),
+		Zoom:       bind("zoom pane", "+"),
+		Trace:      bind("resume trace (⟲ ✝)", "o"),
 	}
 }
 
@@ -113,6 +123,8 @@ func (k *threadKeys) keyNames() []keyName {
 		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
 		{"help", &k.Help}, {"quit", &k.Quit},
 		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph},
+		{"turn_prev", &k.TurnPrev}, {"turn_next", &k.TurnNext}, {"goto", &k.Goto}, {"search", &k.Search},
+		{"search_next", &k.SearchNext}, {"search_prev", &k.SearchPrev}, {"zoom", &k.Zoom}, {"trace", &k.Trace},
 	}
 }
 
@@ -146,6 +158,8 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
 		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
+		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
+		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
 	}
 }
 

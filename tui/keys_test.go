@@ -244,7 +244,7 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 func TestKeysRebindFromTheConfig(t *testing.T) {
 	e := newEngine(t)
 	seed(t, e, "t")
-	h := newHarness(t, e, Settings{Thread: "t", Keys: map[string][]string{"prev": {"o"}, "help": {"?", "f1"}}}, 80, 24)
+	h := newHarness(t, e, Settings{Thread: "t", Keys: map[string][]string{"prev": {"w"}, "help": {"?", "f1"}}}, 80, 24)
 	h.until("the thread", h.loaded)
 	start := h.m.tree.cursor
 	h.key("h")
@@ -252,12 +252,12 @@ func TestKeysRebindFromTheConfig(t *testing.T) {
 	if h.m.tree.cursor != start {
 		t.Fatal("h is not prev any more")
 	}
-	h.key("o")
-	h.until("o scrubbed", h.loaded)
+	h.key("w")
+	h.until("w scrubbed", h.loaded)
 	if h.m.tree.cursor == start {
-		t.Fatal("o should be prev")
+		t.Fatal("w should be prev")
 	}
-	if got := h.m.keys.Prev.Help().Key; got != "o" {
+	if got := h.m.keys.Prev.Help().Key; got != "w" {
 		t.Fatalf("the help should show the new key, shows %q", got)
 	}
 }

@@ -171,6 +171,8 @@ type Model struct {
 	flashErr bool
 	flashID  int
 	quitting bool
+
+	nav navState // nav.go: goto, search, zoom, pins
 }
 
 // New builds the root model.
@@ -256,7 +258,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
-		return m, nil
+		return m, m.wantWords()
+	case wordsMsg:
+		return m, m.onWords(msg)
+	case searchMsg:
+		return m, m.onSearch(msg)
+	case traceMsg:
+		return m, m.onTrace(msg)
+	case origMsg:
+		return m, m.onOriginal(msg)
 	case spinner.TickMsg:
 		if m.run == nil && !m.starting {
 			return m, nil
@@ -326,6 +336,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		_, cmd = m.dialog.update(msg)
 	} else if m.composing {
 		m.composer, cmd = m.composer.Update(msg)
+	} else if m.nav.prompt != nil {
+		m.nav.prompt.in, cmd = m.nav.prompt.in.Update(msg)
 	}
 	return m, cmd
 }
@@ -516,6 +528,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		m.total = m.tree.len()
 	}
 	m.afterTreeChange()
+	cmds = append(cmds, m.wantWords())
 	if moved {
 		// The checkpoint to show comes before older pages of the timeline.
 		cmds = append([]tea.Cmd{m.cursorMoved()}, cmds...)
@@ -542,9 +555,9 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return m.checkFidelity()
+		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal())
 	}
-	return loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id)
+	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
@@ -564,7 +577,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return m.checkFidelity()
+		return tea.Batch(m.checkFidelity(), m.wantOriginal())
 	}
 	return nil
 }
@@ -867,13 +880,21 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.composing {
 		return m.onComposerKey(msg)
 	}
+	if m.nav.prompt != nil {
+		return m.onPromptKey(msg)
+	}
 	// Bubble Tea v1 may deliver several fast-typed keys as one message
 	// ("ll]"); outside text fields each rune is its own command.
 	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 		cmds := make([]tea.Cmd, 0, len(msg.Runes))
-		for _, r := range msg.Runes {
+		for i, r := range msg.Runes {
 			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-			if m.dialog != nil || m.composing {
+			if m.nav.prompt != nil && i+1 < len(msg.Runes) {
+				// ":80" typed fast: the rest is the prompt's text.
+				cmds = append(cmds, m.onPromptKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))
+				break
+			}
+			if m.dialog != nil || m.composing || m.nav.prompt != nil {
 				break // the rest would be typed into what just opened
 			}
 		}
@@ -936,6 +957,10 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	t := m.tree
 	moved := false
+	if cmd, ok := m.onNavKey(msg); ok {
+		return cmd
+	}
+	defer m.afterNavKey()
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m.askQuit()
@@ -1271,7 +1296,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if wheel != 0 {
 		if target == focusTimeline {
 			m.tl.scroll(m.tree, wheel)
-			return nil
+			return m.wantWords()
 		}
 		main, side := m.visiblePanes()
 		p := main

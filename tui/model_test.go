@@ -313,8 +313,13 @@ func TestMouseWheelAndClick(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)
 	h.until("loaded", func() bool { return h.at(16) })
-	// Click the first timeline row (y=1 is inside the frame's top border).
+	// Click the first timeline row (y=1 is inside the frame's top border,
+	// the turn 1 header; the row is under it).
 	h.dispatch(tea.MouseMsg{X: 5, Y: 1, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
+	if h.m.tree.cursor != 16 {
+		t.Fatalf("a click on a turn header should move nothing, at @%d", h.m.tree.cursor)
+	}
+	h.dispatch(tea.MouseMsg{X: 5, Y: 2, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
 	h.until("#1 by click", func() bool { return h.at(1) })
 	h.key("end")
 	h.until("#16", func() bool { return h.at(16) })
@@ -431,11 +436,16 @@ func TestCompactionIsShown(t *testing.T) {
 	h.m.tree.jump(compacted)
 	h.exec(h.m.cursorMoved())
 	h.until("the compaction", func() bool { return h.at(compacted) })
-	all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n")
-	for _, want := range []string{"Summary · #1–", "history v1", "compacted at this checkpoint", "verbatim tail · #"} {
+	// The summary's header is pinned above the tail; z unfolds the summary.
+	all := strings.Join(append(h.m.convPins(h.m.panes[paneConv].w), h.m.panes[paneConv].scroll.lines...), "\n")
+	for _, want := range []string{"summary #1–", "history v1", "compacted at this checkpoint", "verbatim tail · #"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("the compaction checkpoint should show %q:\n%s", want, all)
 		}
+	}
+	h.key("z")
+	if all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
+		t.Fatalf("z should unfold the summary:\n%s", all)
 	}
 	h.key("3")
 	if !h.contains("replaced wholesale") {

@@ -73,6 +73,9 @@ func (m *Model) syncPanes() {
 		if p == paneInsp && m.head != nil {
 			k.costs = m.head.costs
 		}
+		if p == paneConv { // the pinned lines (nav.go) come off its height
+			pane.scroll.h = max(pane.h-len(m.convPins(pane.w)), 1)
+		}
 		if k == pane.key && pane.scroll.lines != nil {
 			continue
 		}

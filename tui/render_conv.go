@@ -156,7 +156,7 @@ func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
 	}
 	s := d.state
 	var out []string
-	if s.Summary != nil {
+	if s.Summary != nil && unfold {
 		out = append(out, r.summary(s.Summary, w, unfold)...)
 	}
 	if c := d.compaction; c != nil {

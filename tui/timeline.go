@@ -13,6 +13,9 @@ import (
 type timelinePane struct {
 	off, w, h int
 	rows      map[rowKey]string
+	// words are the customer's words of turn rows, loaded for the rows
+	// on screen (nav.go); loadingWords are those asked for.
+	words, loadingWords map[int64]string
 }
 
 // rowKey is everything a row's look depends on.
@@ -21,11 +24,15 @@ type rowKey struct {
 	w, theme, nest, pending      int
 	cursor, onBranch, head, fork bool
 	source, writer, interrupt    string
+	// nav.go: a turn's first row shows the customer's words; drill marks.
+	turnStart, resumed bool
+	reused             int
+	preview            string
 }
 
 func (p *timelinePane) SetSize(w, h int) { p.w, p.h = max(w, 1), max(h, 0) }
 
-func (p *timelinePane) reset() { p.off, p.rows = 0, nil }
+func (p *timelinePane) reset() { p.off, p.rows, p.words, p.loadingWords = 0, nil, nil, nil }
 
 // ensureVisible scrolls so the cursor's row is on screen.
 func (p *timelinePane) ensureVisible(t *tree) {
@@ -39,20 +46,33 @@ func (p *timelinePane) ensureVisible(t *tree) {
 	if n.row >= p.off+p.h {
 		p.off = n.row - p.h + 1
 	}
+	// Turn headers take lines too (nav.go).
+	for p.off < n.row && p.linesTo(t, n.row) > p.h {
+		p.off++
+	}
 	p.scroll(t, 0)
 }
 
 func (p *timelinePane) scroll(t *tree, n int) {
-	p.off = min(max(p.off+n, 0), max(len(t.rows)-p.h, 0))
+	p.off = min(max(p.off+n, 0), p.maxOff(t))
 }
 
-// at is the checkpoint on inner row y, if any.
+// at is the checkpoint on inner line y, if any (a turn header is none).
 func (p *timelinePane) at(t *tree, y int) (int64, bool) {
-	r := p.off + y
-	if y < 0 || y >= p.h || r >= len(t.rows) {
+	if y < 0 || y >= p.h {
 		return 0, false
 	}
-	return t.rows[r], true
+	line := 0
+	for r := p.off; r < len(t.rows) && line <= y; r++ {
+		if t.nodes[t.rows[r]].turnStart {
+			line++
+		}
+		if line == y {
+			return t.rows[r], true
+		}
+		line++
+	}
+	return 0, false
 }
 
 // lines renders the visible rows; leaf is the current branch's end.
@@ -68,7 +88,14 @@ func (p *timelinePane) lines(t *tree, th *themes.Theme, theme int) []string {
 	for r := p.off; r < len(t.rows) && len(out) < p.h; r++ {
 		n := t.nodes[t.rows[r]]
 		k := rowKey{n: n, w: p.w, theme: theme, cursor: n.id == t.cursor, onBranch: t.isAncestor(n.id, leaf), head: n.id == t.maxID,
-			nest: n.nest, fork: n.fork, pending: n.pending, source: n.source, writer: n.writer, interrupt: n.interrupt}
+			nest: n.nest, fork: n.fork, pending: n.pending, source: n.source, writer: n.writer, interrupt: n.interrupt,
+			turnStart: n.turnStart, resumed: n.resumed, reused: len(n.reused), preview: p.words[n.id]}
+		if n.turnStart {
+			out = append(out, p.turnHeader(th, theme, n))
+			if len(out) == p.h {
+				break
+			}
+		}
 		row, ok := p.rows[k]
 		if !ok {
 			row = renderRow(th, k)
@@ -112,13 +139,19 @@ func renderRow(th *themes.Theme, k rowKey) string {
 		right = " " + n.at.Local().Format("15:04:05")
 	}
 	writer := k.writer
+	if k.turnStart {
+		writer = turnWords(k)
+	}
 	if k.interrupt != "" {
 		writer += " ⏸"
 	} else if k.pending > 0 && k.head {
 		writer += " …"
 	}
-	idPart := fmt.Sprintf("%s %-4s ", marker, fmt.Sprintf("@%d", n.id))
+	idPart := fmt.Sprintf("%s %-4s%s", marker, fmt.Sprintf("@%d", n.id), drillMark(k))
 	srcPart := src + strings.Repeat(" ", max(6-width(src), 0)) + " "
+	if k.turnStart && k.source == "input" {
+		srcPart = "" // the customer's words say it
+	}
 	if right != "" {
 		writer = fit(writer, max(avail-width(idPart)-width(srcPart)-width(right), 1))
 	}

@@ -21,6 +21,10 @@ type tlNode struct {
 	pending    int
 	interrupt  string // "before executor"
 	at         time.Time
+	// turnStart: new input starts a turn here (an input, or a fork with
+	// input); reused: the tasks a resume reused here (nav.go).
+	turnStart bool
+	reused    []string
 
 	// Derived by rebuild.
 	kids  []int64
@@ -29,6 +33,10 @@ type tlNode struct {
 	size  int // rows in its subtree (it and its descendants)
 	nest  int // fork nesting level, for drawing rails
 	fork  bool
+	turn  int // turns started on the way from the root, this one's included
+	// resumed: a child finished this checkpoint's superstep in a resume
+	// that reused stored writes (a run stopped here, killed or failed).
+	resumed bool
 }
 
 // nodeFrom keeps a checkpoint's metadata, sanitised once here since it is
@@ -46,6 +54,8 @@ func nodeFrom(cp engine.Checkpoint) *tlNode {
 	if in := cp.Metadata.Interrupt; in != nil && len(cp.Tasks) > 0 {
 		n.interrupt = termtext.Line(in.When + " " + in.Node)
 	}
+	n.turnStart = isTurnStart(cp)
+	n.reused = cp.Metadata.Reused
 	return n
 }
 
@@ -85,6 +95,7 @@ func (t *tree) merge(ns []*tlNode) (added []int64) {
 			// Keep the derived fields; refresh the metadata.
 			old.parent, old.step, old.source, old.writer, old.next, old.pending, old.interrupt, old.at =
 				n.parent, n.step, n.source, n.writer, n.next, n.pending, n.interrupt, n.at
+			old.turnStart, old.reused = n.turnStart, n.reused
 			continue
 		}
 		t.nodes[n.id] = n
@@ -115,6 +126,7 @@ func (t *tree) rebuild() {
 	for id, n := range t.nodes {
 		ids = append(ids, id)
 		n.kids = n.kids[:0]
+		n.resumed = false
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	t.roots = t.roots[:0]
@@ -124,9 +136,14 @@ func (t *tree) rebuild() {
 			p := t.nodes[n.parent]
 			p.kids = append(p.kids, id)
 			n.depth = p.depth + 1
+			n.turn = p.turn
+			p.resumed = p.resumed || len(n.reused) > 0
 		} else {
 			t.roots = append(t.roots, id)
-			n.depth = 0
+			n.depth, n.turn = 0, 0
+		}
+		if n.turnStart {
+			n.turn++
 		}
 	}
 	for i := len(ids) - 1; i >= 0; i-- {

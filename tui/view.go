@@ -79,6 +79,7 @@ func (m *Model) relayout() {
 	m.tl.SetSize(l.tlW-2, l.paneInner)
 	m.tl.ensureVisible(m.tree)
 	m.syncPanes()
+	m.zoomSizes()
 }
 
 // View draws the screen from cached, pre-rendered lines.
@@ -113,6 +114,9 @@ func (m *Model) viewThread() string {
 	cols := [][]string{tl, strings.Split(m.framePane(main, l.mainW, m.focus == focusMain), "\n")}
 	if l.wide {
 		cols = append(cols, strings.Split(m.framePane(side, l.sideW, m.focus == focusSide), "\n"))
+	}
+	if m.nav.zoom {
+		cols = m.zoomedCols()
 	}
 	rows := make([]string, l.bodyH)
 	for row := range rows {
@@ -155,6 +159,9 @@ func (m *Model) framePane(p, w int, focused bool) string {
 	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
 		lines = wrapStyled(m.th.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
+	}
+	if p == paneConv {
+		lines = append(m.convPins(w-2), lines...)
 	}
 	return frame(m.paneTitle(p, focused), lines, w, m.lay.bodyH, focused, m.border(focused), titleStyle)
 }
@@ -227,6 +234,9 @@ func (m *Model) draftTag() string {
 
 func (m *Model) viewComposer() string {
 	th := m.th
+	if m.nav.prompt != nil {
+		return m.viewPrompt()
+	}
 	if m.composing {
 		tag := m.draftTag()
 		return fit(" "+fit(m.composer.View(), max(m.w-1-width(tag), 1))+tag, m.w)
@@ -359,6 +369,8 @@ func (m *Model) viewHelpLine() string {
 		return m.keyLine(m.pagerKeys.ShortHelp())
 	case m.dialog != nil:
 		return fit("", m.w)
+	case m.nav.prompt != nil:
+		return m.keyLine(m.nav.prompt.keys.ShortHelp())
 	case m.screen == screenThreads:
 		return m.keyLine(m.listKeys.ShortHelp())
 	case m.screen == screenLessons:

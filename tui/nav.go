@@ -1,0 +1,536 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// Finding the way in a long thread (issue 12, item 4): timeline rows
+// grouped by turn under a "turn N" header, a turn's first row showing the
+// customer's words (read for the rows on screen, in a Cmd, and kept), {/}
+// from turn to turn, : to a checkpoint, / to search (search.go), + to zoom
+// the focused pane.
+
+// isTurnStart: new input starts a turn at cp (an input, or a fork that is
+// not a replay: a fork carries the new branch's input).
+func isTurnStart(cp engine.Checkpoint) bool {
+	return cp.Source == engine.SourceInput || cp.Source == engine.SourceFork && !cp.Metadata.Replay
+}
+
+// maxWords is how much of the customer's words a row keeps.
+const maxWords = 160
+
+// turnWords is what a turn's first row says after its id and source.
+func turnWords(k rowKey) string {
+	if k.preview == "" {
+		return "› …"
+	}
+	return "› " + k.preview
+}
+
+// drillMark is one cell after a row's id: ✝ a run stopped here and a
+// resume finished it, ⟲ that resume (it reused stored writes).
+func drillMark(k rowKey) string {
+	switch {
+	case k.reused > 0:
+		return "⟲"
+	case k.resumed:
+		return "✝"
+	}
+	return " "
+}
+
+// turnHeader is the line above a turn's first row.
+func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *tlNode) string {
+	k := rowKey{n: n, w: p.w, theme: theme, nest: -1 - n.nest, pending: -1 - n.turn}
+	if row, ok := p.rows[k]; ok {
+		return row
+	}
+	rail := strings.Repeat("│ ", min(n.nest, 6))
+	t := "┄ turn " + strconv.Itoa(n.turn) + " "
+	if date := n.at.Local().Format("2006-01-02 15:04") + " "; !n.at.IsZero() && width(rail)+width(t)+width(date)+2 <= p.w {
+		t += date
+	}
+	if fill := p.w - width(rail) - width(t); fill > 0 {
+		t += strings.Repeat("┄", fill)
+	}
+	row := th.Rail.Render(rail) + th.Muted.Render(trunc(t, max(p.w-width(rail), 1)))
+	p.rows[k] = row
+	return row
+}
+
+// linesTo is how many lines rows off..r take (turn headers included).
+func (p *timelinePane) linesTo(t *tree, r int) int {
+	n := 0
+	for i := p.off; i <= r && i < len(t.rows); i++ {
+		n++
+		if t.nodes[t.rows[i]].turnStart {
+			n++
+		}
+	}
+	return n
+}
+
+// maxOff is the largest offset that still fills the pane.
+func (p *timelinePane) maxOff(t *tree) int {
+	lines := 0
+	for r := len(t.rows) - 1; r >= 0; r-- {
+		lines++
+		if t.nodes[t.rows[r]].turnStart {
+			lines++
+		}
+		if lines > p.h {
+			return r + 1
+		}
+	}
+	return 0
+}
+
+// wordsMsg brings the customer's words of turn rows.
+type wordsMsg struct {
+	gen    int
+	thread string
+	words  map[int64]string
+}
+
+// wantWords asks for the words of the turn rows on screen not yet read.
+func (m *Model) wantWords() tea.Cmd {
+	t, p := m.tree, &m.tl
+	if m.thread == "" || p.h <= 0 {
+		return nil
+	}
+	if p.words == nil {
+		p.words, p.loadingWords = map[int64]string{}, map[int64]string{}
+	}
+	var ids []int64
+	lines := 0
+	for r := p.off; r < len(t.rows) && lines < p.h; r++ {
+		n := t.nodes[t.rows[r]]
+		lines++
+		if !n.turnStart {
+			continue
+		}
+		lines++
+		if _, ok := p.words[n.id]; ok {
+			continue
+		}
+		if _, ok := p.loadingWords[n.id]; ok {
+			continue
+		}
+		p.loadingWords[n.id] = ""
+		ids = append(ids, n.id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	return func() tea.Msg {
+		out := make(map[int64]string, len(ids))
+		for _, id := range ids {
+			out[id] = readWords(ctx, b, thread, id)
+		}
+		return wordsMsg{gen: gen, thread: thread, words: out}
+	}
+}
+
+// readWords is the customer's message that started a turn at id: the
+// newest user message of its state.
+func readWords(ctx context.Context, b Backend, thread string, id int64) string {
+	cp, err := b.Get(ctx, thread, id)
+	if err != nil {
+		return "(unreadable: " + termtext.Line(err.Error()) + ")"
+	}
+	s, err := ticket.Decode(cp.Values, "messages")
+	if err != nil {
+		return "(unreadable state)"
+	}
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if s.Messages[i].Role == ticket.RoleUser {
+			w, _ := clipRunes(strings.Join(strings.Fields(s.Messages[i].Content), " "), maxWords)
+			return termtext.Line(w)
+		}
+	}
+	return "(no message)"
+}
+
+func (m *Model) onWords(msg wordsMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread || m.tl.words == nil {
+		return nil
+	}
+	for id, w := range msg.words {
+		m.tl.words[id] = w
+		delete(m.tl.loadingWords, id)
+	}
+	return m.wantWords() // the screen may have moved on meanwhile
+}
+
+// --- keys ---
+
+// onNavKey handles the navigation keys; ok is false for any other key.
+func (m *Model) onNavKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.TurnPrev):
+		return m.jumpTurn(-1), true
+	case key.Matches(msg, k.TurnNext):
+		return m.jumpTurn(1), true
+	case key.Matches(msg, k.Goto):
+		return m.openPrompt(promptGoto), true
+	case key.Matches(msg, k.Search):
+		return m.openPrompt(promptSearch), true
+	case key.Matches(msg, k.SearchNext):
+		return m.nextHit(1), true
+	case key.Matches(msg, k.SearchPrev):
+		return m.nextHit(-1), true
+	case key.Matches(msg, k.Zoom):
+		m.nav.zoom = !m.nav.zoom
+		m.relayout()
+		return m.wantWords(), true
+	case key.Matches(msg, k.Trace):
+		return m.openTrace(), true
+	}
+	return nil, false
+}
+
+// afterNavKey lays the screen out again when a key changed which pane is
+// zoomed.
+func (m *Model) afterNavKey() {
+	if m.nav.zoom && m.zoomedPane() != m.nav.zoomSized {
+		m.relayout()
+	}
+}
+
+// jumpTurn moves to the first checkpoint of the previous turn (dir < 0:
+// the start of the turn under the cursor, or the one before when already
+// there) or of the next turn on the branch.
+func (m *Model) jumpTurn(dir int) tea.Cmd {
+	t := m.tree
+	if t.nodes[t.cursor] == nil {
+		return nil
+	}
+	id := t.cursor
+	for {
+		if dir < 0 {
+			id = t.parentOf(id)
+		} else {
+			id = t.preferred(id)
+		}
+		if id == 0 {
+			if dir < 0 {
+				return m.setFlash("no earlier turn on this branch", false)
+			}
+			return m.setFlash("no later turn on this branch", false)
+		}
+		if t.nodes[id].turnStart {
+			t.jump(id)
+			return m.cursorMoved()
+		}
+	}
+}
+
+// gotoCheckpoint puts the cursor on the checkpoint the text names (@80 or
+// 80).
+func (m *Model) gotoCheckpoint(text string) tea.Cmd {
+	s := strings.TrimSpace(text)
+	if strings.HasPrefix(s, "#") {
+		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
+	if err != nil || id <= 0 {
+		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
+	}
+	if !m.tree.jump(id) {
+		if m.loading {
+			return m.setFlash(fmt.Sprintf("@%d is not loaded yet (the timeline is still loading): try again in a moment", id), true)
+		}
+		return m.setFlash(fmt.Sprintf("no checkpoint @%d on thread %s (it has @1–@%d)", id, termtext.Name(m.thread), m.tree.maxID), true)
+	}
+	return m.cursorMoved()
+}
+
+// --- the : and / prompt ---
+
+type promptKind int
+
+const (
+	promptGoto promptKind = iota
+	promptSearch
+)
+
+// navPrompt is the one-line input of : and /, in the composer's row.
+type navPrompt struct {
+	kind promptKind
+	in   textinput.Model
+	keys promptKeys
+}
+
+type promptKeys struct{ Submit, Cancel key.Binding }
+
+func newPromptKeys() promptKeys {
+	return promptKeys{
+		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")),
+		Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Cancel} }
+func (k promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+func (m *Model) openPrompt(kind promptKind) tea.Cmd {
+	if m.thread == "" || m.tree.len() == 0 {
+		return m.setFlash("open a thread with checkpoints first (t)", true)
+	}
+	in := newInput()
+	in.CharLimit = 200
+	in.Prompt = ": "
+	in.Placeholder = "@80 or 80: go to a checkpoint"
+	if kind == promptSearch {
+		in.Prompt = "/ "
+		in.Placeholder = "search messages, state and events"
+		in.SetValue(m.nav.search.query)
+		in.CursorEnd()
+	}
+	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.th.Prompt, m.th.Text, m.th.Placeholder, m.th.Accent
+	m.nav.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys()}
+	return m.nav.prompt.in.Focus()
+}
+
+func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
+	p := m.nav.prompt
+	switch {
+	case key.Matches(msg, p.keys.Cancel):
+		m.nav.prompt = nil
+		return nil
+	case key.Matches(msg, p.keys.Submit):
+		m.nav.prompt = nil
+		text := strings.TrimSpace(p.in.Value())
+		if text == "" {
+			return nil
+		}
+		if p.kind == promptGoto {
+			return m.gotoCheckpoint(text)
+		}
+		return m.startSearch(text)
+	}
+	var cmd tea.Cmd
+	p.in, cmd = p.in.Update(msg)
+	return cmd
+}
+
+func (m *Model) viewPrompt() string {
+	return fit(" "+m.nav.prompt.in.View(), m.w)
+}
+
+// --- zoom ---
+
+// zoomedPane is what + shows full screen: the focused pane, or -1 for the
+// timeline.
+func (m *Model) zoomedPane() int {
+	if m.focus == focusTimeline {
+		return -1
+	}
+	return m.focusedPane()
+}
+
+// zoomSizes gives the zoomed pane the whole body (relayout calls it).
+func (m *Model) zoomSizes() {
+	if !m.nav.zoom {
+		return
+	}
+	p := m.zoomedPane()
+	m.nav.zoomSized = p
+	inner := m.lay.paneInner
+	if p < 0 {
+		m.tl.SetSize(m.w-2, inner)
+		m.tl.ensureVisible(m.tree)
+		return
+	}
+	m.panes[p].SetSize(m.w-2, inner)
+	m.syncPanes()
+}
+
+// zoomedCols is the body when a pane is zoomed.
+func (m *Model) zoomedCols() [][]string {
+	l := m.lay
+	p := m.zoomedPane()
+	var s string
+	if p < 0 {
+		s = frame(m.timelineTitle()+" · + back", m.timelineContent(), m.w, l.bodyH, true, m.border(true), m.th.PaneTitleFocused)
+	} else {
+		s = m.framePane(p, m.w, true)
+	}
+	return [][]string{strings.Split(s, "\n")}
+}
+
+// --- the summary and the question, pinned (item 8) ---
+
+// convPins are the lines pinned above the conversation's tail: the
+// summary's one-line header and the question the current reply answers.
+func (m *Model) convPins(w int) []string {
+	d := m.cur
+	if d == nil || d.stateErr != nil || w < 4 {
+		return nil
+	}
+	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.unfold, orig: m.nav.orig[reqKey(d)].text}
+	if at := m.nav.orig[reqKey(d)].at; at != 0 {
+		key.origAt = "@" + strconv.FormatInt(at, 10)
+	}
+	if key == m.nav.pinKey && m.nav.pins != nil {
+		return m.nav.pins
+	}
+	th := m.th
+	var out []string
+	s := d.state
+	if sm := s.Summary; sm != nil {
+		t := fmt.Sprintf("▤ summary #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
+		if m.unfold {
+			t += " · shown below · z folds"
+		} else {
+			t += " · z unfolds"
+		}
+		out = append(out, th.SummaryTitle.Render(trunc(t, w)))
+	}
+	if r := s.Request; r != nil {
+		text, where := r.Text, ""
+		if inSummary(s, r.Index) {
+			where = " (in the summary)"
+			if key.orig != "" {
+				text, where = key.orig, " (summary, "+key.origAt+")"
+				if key.origAt == "" {
+					where = " (in the summary)"
+				}
+			}
+		}
+		label := fmt.Sprintf("? answering #%d%s: ", r.Index, where)
+		words := termtext.Line(strings.Join(strings.Fields(text), " "))
+		out = append(out, th.SpeakerUser.Render(label)+th.Text.Render(trunc(words, max(w-width(label), 1))))
+	}
+	if len(out) > 0 {
+		out = append(out, th.Muted.Render(strings.Repeat("╌", w)))
+	}
+	m.nav.pinKey, m.nav.pins = key, out
+	return out
+}
+
+type pinKey struct {
+	d      *detail
+	w      int
+	theme  int
+	unfold bool
+	orig   string
+	origAt string
+}
+
+// origKey is a question: every checkpoint of a turn shares it.
+type origKey struct {
+	index int
+	text  string
+}
+
+func reqKey(d *detail) origKey {
+	if d.state.Request == nil {
+		return origKey{}
+	}
+	return origKey{d.state.Request.Index, d.state.Request.Text}
+}
+
+// inSummary: message index went into the summary (it is not in the tail).
+func inSummary(s ticket.State, index int) bool {
+	if s.Summary == nil {
+		return false
+	}
+	for _, msg := range s.Messages {
+		if msg.Index == index {
+			return false
+		}
+	}
+	return true
+}
+
+type origMsg struct {
+	gen    int
+	thread string
+	key    origKey
+	orig   storedQuestion
+}
+
+// storedQuestion is a question as the store keeps it, apart from the
+// checkpoints' tail.
+type storedQuestion struct {
+	text string
+	at   int64 // the checkpoint that stored it first
+}
+
+// wantOriginal reads the question the current reply answers when it went
+// into the summary: the original message as stored (Store.MessagesAt,
+// one read; Engine.Message would list the whole branch to pick it).
+func (m *Model) wantOriginal() tea.Cmd {
+	d := m.cur
+	if d == nil || d.stateErr != nil || d.state.Request == nil || !inSummary(d.state, d.state.Request.Index) {
+		return nil
+	}
+	k := reqKey(d)
+	if m.nav.orig == nil {
+		m.nav.orig = map[origKey]storedQuestion{}
+	}
+	if _, ok := m.nav.orig[k]; ok {
+		return nil
+	}
+	r, ok := m.deps.Backend.(messageIndex)
+	if !ok {
+		return nil
+	}
+	m.nav.orig[k] = storedQuestion{} // asked
+	m.nav.origLoading++
+	ctx, gen, thread := m.ctx, m.gen, m.thread
+	return func() tea.Msg {
+		ms, err := r.MessagesAt(ctx, thread, int64(k.index))
+		if err != nil {
+			return origMsg{gen: gen, thread: thread, key: k}
+		}
+		// Branches may hold different messages with this index: the one
+		// the request quotes is this branch's.
+		for _, sm := range ms {
+			var msg ticket.Message
+			if json.Unmarshal(sm.Body, &msg) == nil && msg.Role == ticket.RoleUser && strings.TrimSpace(msg.Content) == strings.TrimSpace(k.text) {
+				return origMsg{gen: gen, thread: thread, key: k, orig: storedQuestion{text: msg.Content, at: sm.CheckpointID}}
+			}
+		}
+		return origMsg{gen: gen, thread: thread, key: k}
+	}
+}
+
+func (m *Model) onOriginal(msg origMsg) tea.Cmd {
+	m.nav.origLoading = max(m.nav.origLoading-1, 0)
+	if msg.gen != m.gen || msg.thread != m.thread || m.nav.orig == nil {
+		return nil
+	}
+	m.nav.orig[msg.key] = msg.orig
+	return nil
+}
+
+// navState is the Model's part for this file, search.go and trace.go.
+type navState struct {
+	prompt  *navPrompt
+	zoom    bool
+	tracing bool // a resume trace is being read (trace.go)
+	// origLoading counts reads of questions in flight.
+	origLoading int
+	zoomSized   int
+	search      searchState
+	orig        map[origKey]storedQuestion // questions gone into the summary
+	pinKey      pinKey
+	pins        []string
+}

@@ -1,0 +1,217 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// { and } go from turn to turn on the branch; the timeline groups rows
+// under "turn N" headers and a turn's first row shows the customer's words.
+func TestTurnKeys(t *testing.T) {
+	h := newHarness(t, longEngine(t), Settings{Thread: "t"}, 80, 24)
+	h.until("loaded", func() bool { return h.at(24) })
+	h.until("the words of turn 3", func() bool { return h.contains("› Turn 3: my") })
+	if !h.contains("┄ turn 3") {
+		t.Fatalf("the timeline should show turn headers:\n%s", h.screen())
+	}
+	for _, step := range []struct {
+		key  string
+		want int64
+	}{{"{", 17}, {"{", 9}, {"}", 17}, {"{", 9}, {"{", 1}} {
+		h.key(step.key)
+		h.until(step.key+" to @"+itoa(step.want), func() bool { return h.at(step.want) })
+	}
+	h.key("{")
+	if h.m.tree.cursor != 1 || !strings.Contains(h.m.flash, "no earlier turn") {
+		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.flash)
+	}
+	h.key("end")
+	h.until("@24", func() bool { return h.at(24) })
+	h.key("}")
+	if h.m.tree.cursor != 24 || !strings.Contains(h.m.flash, "no later turn") {
+		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.flash)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// : goes to a checkpoint, @N or N; an unknown one or a message number is
+// refused on the status line; esc leaves the prompt.
+func TestGotoKey(t *testing.T) {
+	h := newHarness(t, longEngine(t), Settings{Thread: "t"}, 80, 24)
+	h.until("loaded", func() bool { return h.at(24) })
+	h.key(":")
+	if !strings.Contains(h.screen(), ": ") || h.m.nav.prompt == nil {
+		t.Fatalf(": should open the prompt:\n%s", h.screen())
+	}
+	h.typeText("@9")
+	h.key("enter")
+	h.until("@9", func() bool { return h.at(9) })
+	h.key(":")
+	h.typeText("17")
+	h.key("enter")
+	h.until("@17", func() bool { return h.at(17) })
+	for _, bad := range []struct{ text, want string }{
+		{"999", "no checkpoint @999"},
+		{"#5", "names a message"},
+		{"abc", "not a checkpoint"},
+	} {
+		h.key(":")
+		h.typeText(bad.text)
+		h.key("enter")
+		if h.m.tree.cursor != 17 || !strings.Contains(h.m.flash, bad.want) || !h.m.flashErr {
+			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.tree.cursor, h.m.flash)
+		}
+	}
+	h.key(":")
+	h.typeText("9")
+	h.key("esc")
+	if h.m.nav.prompt != nil || h.m.tree.cursor != 17 {
+		t.Fatalf("esc should close the prompt and go nowhere: at @%d", h.m.tree.cursor)
+	}
+	// Keys typed into the prompt are not commands (q does not quit).
+	h.key(":")
+	h.typeText("q")
+	if h.m.nav.prompt == nil || h.m.nav.prompt.in.Value() != "q" {
+		t.Fatal("q in the prompt should be text")
+	}
+	h.key("esc")
+	// ":9" typed fast arrives as one message: 9 is the prompt's text.
+	h.typeText(":9")
+	h.key("enter")
+	if h.m.tree.cursor != 9 {
+		t.Fatalf("a fast :9 should go to @9, at @%d", h.m.tree.cursor)
+	}
+}
+
+// / searches messages, state and events; enter jumps to a hit, n and N
+// step through the hits.
+func TestSearchKeys(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("loaded", func() bool { return h.at(16) })
+	h.key("/")
+	h.typeText("invoice")
+	h.key("enter")
+	h.until("the results", func() bool { _, ok := h.m.dialog.(*searchDialog); return ok })
+	hits := h.m.nav.search.hits
+	kinds := map[string]bool{}
+	for _, hit := range hits {
+		kinds[strings.Fields(hit.where)[0]] = true
+	}
+	if !kinds["#2"] || !kinds["state"] {
+		t.Fatalf("the search should find the fork's message #2 and the state: %+v", hits)
+	}
+	if !h.contains(`Search "invoice"`) {
+		t.Fatalf("the results list should be on screen:\n%s", h.screen())
+	}
+	h.key("down", "enter")
+	h.until("the second hit", func() bool { return h.at(hits[1].id) })
+	h.key("n")
+	h.until("the third hit", func() bool { return h.at(hits[2].id) })
+	h.key("N", "N")
+	h.until("the first hit", func() bool { return h.at(hits[0].id) })
+	// Events are searched too.
+	h.key("/")
+	h.m.nav.prompt.in.SetValue("")
+	h.typeText("model.called")
+	h.key("enter")
+	h.until("event hits", func() bool { return !h.m.nav.search.running })
+	if len(h.m.nav.search.hits) == 0 || !strings.HasPrefix(h.m.nav.search.hits[0].where, "event") {
+		t.Fatalf("model.called should be found in the events: %+v", h.m.nav.search.hits)
+	}
+	h.key("esc")
+	h.key("/")
+	h.m.nav.prompt.in.SetValue("")
+	h.typeText("no such words anywhere")
+	h.key("enter")
+	h.until("no match", func() bool { return strings.Contains(h.m.flash, "no match") })
+	if h.m.dialog != nil {
+		t.Fatal("no match should open no list")
+	}
+}
+
+// + zooms the focused pane to the whole width and back.
+func TestZoomKey(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("loaded", func() bool { return h.at(16) })
+	h.key("tab", "+")
+	first := strings.SplitN(h.screen(), "\n", 2)[0]
+	if h.m.panes[paneConv].w != 118 || strings.Contains(first, "Timeline") || !strings.Contains(first, "Conversation") {
+		t.Fatalf("+ should show the conversation alone, %d wide:\n%s", h.m.panes[paneConv].w, h.screen())
+	}
+	h.key("tab") // the zoom follows the focus
+	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Inspector") || h.m.panes[paneInsp].w != 118 {
+		t.Fatalf("tab while zoomed should zoom the next pane:\n%s", h.screen())
+	}
+	h.key("+")
+	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Timeline") || h.m.panes[paneInsp].w == 118 {
+		t.Fatalf("+ again should bring the layout back:\n%s", h.screen())
+	}
+	assertFits(t, h.m.View(), [2]int{120, 40}, "+")
+}
+
+// ✝ and ⟲ mark a stopped run and the resume that reused its writes; o
+// lists what it reused and redispatched.
+func TestTraceKey(t *testing.T) {
+	h := newHarness(t, resumedEngine(t), Settings{Thread: "t"}, 120, 40)
+	h.until("loaded", func() bool { return h.loaded() })
+	if !h.contains("@2  ✝") || !h.contains("@3  ⟲") {
+		t.Fatalf("the timeline should mark @2 ✝ and @3 ⟲:\n%s", h.screen())
+	}
+	h.key("home")
+	h.until("@1", func() bool { return h.at(1) })
+	h.key("o")
+	if h.m.dialog != nil || !strings.Contains(h.m.flash, "no resume at @1") {
+		t.Fatalf("o off a resume should say so: %q", h.m.flash)
+	}
+	for _, id := range []int64{2, 3} {
+		h.key(":")
+		h.typeText(itoa(id))
+		h.key("enter")
+		h.until("@"+itoa(id), func() bool { return h.at(id) })
+		h.key("o")
+		h.until("the trace", func() bool { _, ok := h.m.dialog.(*traceDialog); return ok })
+		for _, want := range []string{"Resume @2 → @3", "reused (stored writes, not run again): 1", "redispatched (run again): 2"} {
+			if !h.contains(want) {
+				t.Fatalf("the trace from @%d should say %q:\n%s", id, want, h.screen())
+			}
+		}
+		h.key("esc")
+	}
+}
+
+// The summary's header and the question the reply answers stay above the
+// tail while it scrolls; the question, gone into the summary, is read as
+// stored (Engine.Message).
+func TestPinnedSummaryAndQuestion(t *testing.T) {
+	h := newHarness(t, longEngine(t), Settings{Thread: "t"}, 80, 24)
+	h.until("loaded", func() bool { return h.at(24) })
+	k := reqKey(h.m.cur)
+	h.until("the original question", func() bool { return h.m.nav.orig[k].at == 17 })
+	// The pins come off the pane's height: the tail's last line still shows.
+	if !h.contains("working days.") {
+		t.Fatalf("the reply's last line should be on screen under the pins:\n%s", h.screen())
+	}
+	for i := 0; i < 2; i++ {
+		lines := strings.Split(h.screen(), "\n")
+		if !strings.Contains(lines[1], "▤ summary #1–") || !strings.Contains(lines[2], "? answering #33 (summary, @17): Turn") {
+			t.Fatalf("the summary and the question should be pinned on top:\n%s", h.screen())
+		}
+		h.key("tab")
+		for j := 0; j < 40; j++ {
+			h.key("up")
+		}
+	}
+	if h.m.panes[paneConv].scroll.off != 0 {
+		t.Fatal("the conversation should have scrolled to its top")
+	}
+	h.key("z")
+	if all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
+		t.Fatal("z should unfold the summary into the pane")
+	}
+}

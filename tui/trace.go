@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// Drills leave a trace (issue 12, item 7): a run that stopped with pending
+// tasks (a kill, a failure) and a resume that finished them reusing stored
+// writes are marked on the timeline for good, from what the listings store:
+// ⟲ on the checkpoint the resume completed (Metadata.Reused), ✝ on the one
+// it carried on from. o opens what the resume reused and redispatched
+// (engine.PlanFrom on the stopped checkpoint and its stored writes).
+
+type traceMsg struct {
+	gen      int
+	thread   string
+	from, to int64
+	plan     engine.ResumePlan
+	reused   []string
+	err      error
+}
+
+// openTrace reads the resume around the cursor.
+func (m *Model) openTrace() tea.Cmd {
+	t := m.tree
+	n := t.nodes[t.cursor]
+	if n == nil {
+		return nil
+	}
+	var child *tlNode
+	switch {
+	case len(n.reused) > 0:
+		child = n
+	case n.resumed:
+		for _, k := range n.kids {
+			if c := t.nodes[k]; len(c.reused) > 0 {
+				child = c
+				break
+			}
+		}
+	}
+	if child == nil || t.parentOf(child.id) == 0 {
+		return m.setFlash(fmt.Sprintf("no resume at @%d: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
+	}
+	ctx, b, gen, thread, from, to, reused := m.ctx, m.deps.Backend, m.gen, m.thread, child.parent, child.id, child.reused
+	m.nav.tracing = true
+	return func() tea.Msg {
+		plan, err := readPlan(ctx, b, thread, from)
+		return traceMsg{gen: gen, thread: thread, from: from, to: to, plan: plan, reused: reused, err: err}
+	}
+}
+
+func readPlan(ctx context.Context, b Backend, thread string, id int64) (engine.ResumePlan, error) {
+	cp, err := b.Get(ctx, thread, id)
+	if err != nil {
+		return engine.ResumePlan{}, err
+	}
+	ws, err := b.PendingWrites(ctx, thread, id)
+	if err != nil {
+		return engine.ResumePlan{}, err
+	}
+	return engine.PlanFrom(cp, ws), nil
+}
+
+func (m *Model) onTrace(msg traceMsg) tea.Cmd {
+	m.nav.tracing = false
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setFlash("read the resume's plan: "+msg.err.Error(), true)
+	}
+	if m.dialog == nil {
+		m.dialog = &traceDialog{msg: msg, keys: newTraceKeys()}
+	}
+	return nil
+}
+
+// traceDialog shows what a resume reused and redispatched.
+type traceDialog struct {
+	msg  traceMsg
+	keys traceKeys
+}
+
+type traceKeys struct{ Close key.Binding }
+
+func newTraceKeys() traceKeys {
+	return traceKeys{Close: key.NewBinding(key.WithKeys("esc", "enter", "q", "o"), key.WithHelp("esc", "close"))}
+}
+
+func (k traceKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
+func (k traceKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+func (d *traceDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, d.keys.Close) {
+		return true, nil
+	}
+	return false, nil
+}
+
+// lines are the dialog's text, apart from its keys.
+func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
+	reused := map[string]bool{}
+	for _, id := range d.msg.reused {
+		reused[id] = true
+	}
+	var re, rd []string
+	for _, t := range d.msg.plan.Tasks {
+		line := termtext.Line(t.Node) + " " + termtext.Name(t.ID)
+		var args struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		}
+		if json.Unmarshal(t.Args, &args) == nil && args.Task.ID != "" {
+			line = termtext.Name(args.Task.ID) + " (" + line + ")"
+		}
+		if len(t.Channels) > 0 {
+			line += " wrote " + termtext.Line(strings.Join(t.Channels, ", "))
+		}
+		if reused[t.ID] {
+			re = append(re, line)
+		} else {
+			rd = append(rd, line)
+		}
+	}
+	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %d pending task(s); a resume finished them at @%d, reusing the writes the stopped run had stored.",
+		d.msg.from, len(d.msg.plan.Tasks), d.msg.to), inner)
+	out = append(out, "", th.Accent.Render(fmt.Sprintf("⟲ reused (stored writes, not run again): %d", len(re))))
+	for _, l := range re {
+		out = append(out, th.Text.Render("  "+trunc(l, inner-2)))
+	}
+	out = append(out, "", th.Warning.Render(fmt.Sprintf("↻ redispatched (run again): %d", len(rd))))
+	for _, l := range rd {
+		out = append(out, th.Text.Render("  "+trunc(l, inner-2)))
+	}
+	return out
+}
+
+func (d *traceDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+	w := min(maxW, 76)
+	lines := d.lines(th, w-4)
+	if room := maxH - 6; len(lines) > room && room > 0 {
+		lines = append(lines[:room-1], th.Muted.Render("…"))
+	}
+	lines = append(lines, "")
+	h.Width = w - 4
+	lines = append(lines, h.View(d.keys))
+	return box(th, fmt.Sprintf("Resume @%d → @%d", d.msg.from, d.msg.to), lines, w)
+}

@@ -258,7 +258,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
-		return m, m.wantWords()
+		// A taller list shows rows whose state is not read yet.
+		return m, tea.Batch(m.wantWords(), m.loadThreadStates())
 	case wordsMsg:
 		return m, m.onWords(msg)
 	case searchMsg:

@@ -39,7 +39,22 @@ func (m *Model) onParityKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 // parityLoading: a parity box is still reading what it shows.
 func (m *Model) parityLoading() bool {
 	d, ok := m.dialog.(*compareDialog)
-	return ok && d.loading || m.threads.inFlight > 0
+	return ok && d.loading || m.threads.inFlight > 0 || m.threadStatesMissing()
+}
+
+// threadStatesMissing says a visible row of the threads list has no state
+// read for the current listing yet.
+func (m *Model) threadStatesMissing() bool {
+	l := &m.threads
+	if m.screen != screenThreads || !l.loaded || l.err != nil {
+		return false
+	}
+	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {
+		if l.states[l.threads[i].ID].gen != l.gen {
+			return true
+		}
+	}
+	return false
 }
 
 // splitRunes: Bubble Tea v1 may deliver fast-typed keys as one message

@@ -90,14 +90,15 @@ shot() {
 mkdir -p "$out"
 
 # The summary vs the verbatim tail: the first compaction's summary, its
-# lines #index speaker:, then the tail; the State pane's fidelity badge.
+# lines #index speaker: (unfolded from its pinned line), then the tail;
+# the State pane's fidelity badge.
 open tui --store "$store" lesson:summary
 wait_for "at @32 32/32"
 keys 2 G
 for _ in $(seq 16); do keys h; done
 wait_for "at @16 16/32" "fidelity ✓"
-keys 1 PgUp PgUp PgUp PgUp PgUp PgUp # 1 focuses the conversation: its top
-wait_for "Summary · #1–#22" "verbatim tail"
+keys 1 z PgUp PgUp PgUp PgUp PgUp PgUp # 1 focuses the conversation, z unfolds the pinned summary: its top
+wait_for "Summary · #1–#22" "#1 user: My order"
 shot summary-vs-tail
 
 # The diff: the summarizer's checkpoint against its parent (Inspector).

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 )
 
 // The 10,000-checkpoint thread of bench_test.go as PostgresSaver stores
@@ -16,8 +17,7 @@ import (
 // channel version's value a blob.
 func buildBigPostgres(b *testing.B) string {
 	ctx := context.Background()
-	admin := pgAdmin(b)
-	dbURL := loadDump(b, admin, "postgres-python.sql") // LangGraph's own DDL, and two small threads beside
+	dbURL := lgtest.Dump(b, "postgres-python.sql") // LangGraph's own DDL, and two small threads beside
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		b.Fatal(err)

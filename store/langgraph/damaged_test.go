@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 )
 
 // A copy of the Python fixture with values broken the ways a database can
@@ -16,7 +17,7 @@ import (
 // what does not decode shows as opaque, with why.
 func TestDamagedValuesShowAsOpaque(t *testing.T) {
 	ctx := context.Background()
-	path := copyFixture(t, "sqlite-python.db")
+	path := lgtest.Copy(t, "sqlite-python.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)

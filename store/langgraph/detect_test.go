@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres"
 	"rewind/store/sqlite"
 )
@@ -51,8 +52,8 @@ func TestDetectSQLite(t *testing.T) {
 		kind       string
 		err        string // "" for none; ErrNeither is checked when it says "neither"
 	}{
-		{"a Python SqliteSaver file", "sqlite:" + copyFixture(t, "sqlite-python.db"), langgraph.KindLangGraph, ""},
-		{"a LangGraph.js file named .db", copyFixture(t, "sqlite-js.db"), langgraph.KindLangGraph, ""},
+		{"a Python SqliteSaver file", "sqlite:" + lgtest.Copy(t, "sqlite-python.db"), langgraph.KindLangGraph, ""},
+		{"a LangGraph.js file named .db", lgtest.Copy(t, "sqlite-js.db"), langgraph.KindLangGraph, ""},
 		{"a rewind store", "sqlite:" + rewindStore, langgraph.KindRewind, ""},
 		{"a missing file (rewind makes a store)", "sqlite:" + filepath.Join(dir, "new.db"), langgraph.KindRewind, ""},
 		{"an empty file", "sqlite:" + empty, langgraph.KindRewind, ""},
@@ -98,7 +99,7 @@ func TestDetectSQLite(t *testing.T) {
 
 func TestDetectPostgres(t *testing.T) {
 	ctx := context.Background()
-	admin := pgAdmin(t)
+	admin := lgtest.Admin(t)
 	exec := func(dbURL, sql string) {
 		t.Helper()
 		conn, err := pgx.Connect(ctx, dbURL)
@@ -110,21 +111,21 @@ func TestDetectPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rewindDB := newDatabase(t, admin)
+	rewindDB := lgtest.NewDatabase(t, admin)
 	st, err := postgres.Open(ctx, rewindDB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	partial := newDatabase(t, admin)
+	partial := lgtest.NewDatabase(t, admin)
 	exec(partial, `CREATE TABLE checkpoints (thread_id text, checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, checkpoint jsonb, metadata jsonb)`)
 	cases := []struct {
 		name, spec, kind, schema, err string
 	}{
-		{"Python's PostgresSaver", loadDump(t, admin, "postgres-python.sql"), langgraph.KindLangGraph, "migrations 0–9, writes with task_path", ""},
-		{"LangGraph.js's PostgresSaver", loadDump(t, admin, "postgres-js.sql"), langgraph.KindLangGraph, "migrations 0–4", ""},
+		{"Python's PostgresSaver", lgtest.Dump(t, "postgres-python.sql"), langgraph.KindLangGraph, "migrations 0–9, writes with task_path", ""},
+		{"LangGraph.js's PostgresSaver", lgtest.Dump(t, "postgres-js.sql"), langgraph.KindLangGraph, "migrations 0–4", ""},
 		{"a rewind store", rewindDB, langgraph.KindRewind, "", ""},
-		{"an empty database", newDatabase(t, admin), langgraph.KindRewind, "", ""},
+		{"an empty database", lgtest.NewDatabase(t, admin), langgraph.KindRewind, "", ""},
 		{"some of LangGraph's tables", partial, "", "", "has checkpoints of LangGraph's tables but not checkpoint_blobs, checkpoint_writes"},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 	"rewind/store/memory"
 )
 
@@ -109,7 +110,7 @@ func TestOneWalkReadsBothSources(t *testing.T) {
 		t.Errorf("rewind's engine through Source:\n%s", strings.Join(got, "\n"))
 	}
 
-	lg := walk(t, open(t, "sqlite:"+copyFixture(t, "sqlite-python.db")))
+	lg := walk(t, open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python.db")))
 	for _, want := range []string{
 		"t-main step 3 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 4 message(s)",
 		"t-main step 2 update next [tools] changed [findings] 1 task(s) wrote, 2 message(s)",
@@ -125,7 +126,7 @@ func TestOneWalkReadsBothSources(t *testing.T) {
 // the fork by update_state added a finding the main branch has not.
 func TestDiffAcrossLangGraphBranches(t *testing.T) {
 	ctx := context.Background()
-	src := open(t, "sqlite:"+copyFixture(t, "sqlite-python.db"))
+	src := open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python.db"))
 	h := history(t, src, tMain)
 	upd := latestWith(t, h, "made by update_state", func(l langgraph.Listing) bool { return l.Source == langgraph.SourceUpdate })
 	sibling := latestWith(t, h, "beside the update", func(l langgraph.Listing) bool { return l.Parent == upd.Parent && l.ID != upd.ID })

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 )
 
 // The four fixtures (testdata/README.md) were written by LangGraph's own
@@ -31,16 +32,16 @@ type fixture struct {
 
 var fixtures = []fixture{
 	{name: "sqlite-python", mainCheckpoints: 12, subgraph: true, replay: langgraph.SourceLoop,
-		open: func(t *testing.T) langgraph.Source { return open(t, "sqlite:"+copyFixture(t, "sqlite-python.db")) }},
+		open: func(t *testing.T) langgraph.Source { return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python.db")) }},
 	{name: "sqlite-js", mainCheckpoints: 13, replay: langgraph.SourceFork,
-		open: func(t *testing.T) langgraph.Source { return open(t, "sqlite:"+copyFixture(t, "sqlite-js.db")) }},
+		open: func(t *testing.T) langgraph.Source { return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-js.db")) }},
 	{name: "postgres-python", mainCheckpoints: 12, subgraph: true, replay: langgraph.SourceLoop,
-		open: func(t *testing.T) langgraph.Source { return open(t, loadDump(t, pgAdmin(t), "postgres-python.sql")) }},
+		open: func(t *testing.T) langgraph.Source { return open(t, lgtest.Dump(t, "postgres-python.sql")) }},
 	// LangGraph.js's PostgresSaver numbers channel versions per channel,
 	// so fork A's trigger (branch:to:tools, version 4) collided with the
 	// main branch's consumed one and the fork ran nothing: 10, not 13.
 	{name: "postgres-js", mainCheckpoints: 10, replay: langgraph.SourceFork,
-		open: func(t *testing.T) langgraph.Source { return open(t, loadDump(t, pgAdmin(t), "postgres-js.sql")) }},
+		open: func(t *testing.T) langgraph.Source { return open(t, lgtest.Dump(t, "postgres-js.sql")) }},
 }
 
 var (

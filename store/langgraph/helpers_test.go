@@ -1,133 +1,14 @@
 package langgraph_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph"
 )
 
-// copyFixture copies testdata/name into a temp dir: tests open copies,
-// never the fixtures themselves.
-func copyFixture(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// pgAdmin is the admin URL of the test server; without it the test skips
-// loudly, and fails under CI.
-func pgAdmin(t testing.TB) string {
-	t.Helper()
-	admin := os.Getenv("REWIND_TEST_POSTGRES")
-	if admin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-		}
-		t.Skip("REWIND_TEST_POSTGRES is unset: SKIPPING the PostgreSQL LangGraph tests")
-	}
-	return admin
-}
-
-// newDatabase creates a database of its own on the test server, dropped
-// when the test ends, and returns its URL.
-func newDatabase(t testing.TB, admin string) string {
-	t.Helper()
-	ctx := context.Background()
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "rewind_langgraph_" + hex.EncodeToString(b[:])
-	exec := func(sql string) {
-		t.Helper()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	exec("CREATE DATABASE " + pgx.Identifier{name}.Sanitize())
-	t.Cleanup(func() { exec("DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)") })
-	u.Path = "/" + name
-	return u.String()
-}
-
-// loadDump restores testdata/name, a plain pg_dump, into a new database
-// and returns its URL. psql's backslash commands are not SQL; a COPY's
-// rows (up to "\.") go through the COPY protocol.
-func loadDump(t testing.TB, admin, name string) string {
-	t.Helper()
-	ctx := context.Background()
-	dump, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbURL := newDatabase(t, admin)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var stmt, rows strings.Builder
-	copying := ""
-	sc := bufio.NewScanner(bytes.NewReader(dump))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case copying != "" && line == `\.`:
-			if _, err := conn.PgConn().CopyFrom(ctx, strings.NewReader(rows.String()), copying); err != nil {
-				t.Fatalf("restore %s: %s: %v", name, copying, err)
-			}
-			copying = ""
-			rows.Reset()
-		case copying != "":
-			rows.WriteString(line + "\n")
-		case strings.HasPrefix(line, `\`), strings.HasPrefix(line, "--"), stmt.Len() == 0 && strings.TrimSpace(line) == "":
-		default:
-			stmt.WriteString(line + "\n")
-			if !strings.HasSuffix(strings.TrimSpace(line), ";") {
-				continue
-			}
-			s := stmt.String()
-			stmt.Reset()
-			if strings.HasPrefix(s, "COPY ") && strings.Contains(s, "FROM stdin;") {
-				copying = strings.TrimSuffix(strings.TrimSpace(s), ";")
-				continue
-			}
-			if _, err := conn.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
-				t.Fatalf("restore %s: %.200s: %v", name, s, err)
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return dbURL
-}
+// The fixtures (copies of the SQLite files, the PostgreSQL dumps loaded into
+// databases of their own) come from rewind/store/langgraph/lgtest.
 
 // open opens a spec as a LangGraph source, closed when the test ends.
 func open(t testing.TB, spec string) langgraph.Source {

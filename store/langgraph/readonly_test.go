@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 )
 
 // files lists a directory with each file's digest.
@@ -55,7 +56,7 @@ func TestSQLiteCannotBeWritten(t *testing.T) {
 	}{{"sqlite-python.db", false}, {"sqlite-js.db", false}, {"sqlite-python.db", true}} {
 		name := c.name
 		t.Run(fmt.Sprintf("%s wal %t", name, c.wal), func(t *testing.T) {
-			path := copyFixture(t, name)
+			path := lgtest.Copy(t, name)
 			if c.wal {
 				toWAL(t, path)
 			}
@@ -185,7 +186,7 @@ func exists(path string) bool {
 
 func TestPostgresCannotBeWritten(t *testing.T) {
 	ctx := context.Background()
-	dbURL := loadDump(t, pgAdmin(t), "postgres-python.sql")
+	dbURL := lgtest.Dump(t, "postgres-python.sql")
 	src := open(t, dbURL)
 	if a := src.About(); !a.ReadOnly || a.Status() != "LangGraph database, read-only" || a.Backend != "postgres" || !strings.Contains(a.Schema, "0–9") {
 		t.Errorf("about %+v", a)

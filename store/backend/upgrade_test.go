@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"rewind/store/postgres/pgtest"
 	"sort"
 	"strings"
 	"testing"
@@ -77,42 +75,15 @@ func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
 }
 
 func TestUpgradePostgresStoreFromTheLastRelease(t *testing.T) {
-	admin := os.Getenv("REWIND_TEST_POSTGRES")
-	if admin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-		}
-		t.Skip("REWIND_TEST_POSTGRES is unset: SKIPPING the PostgreSQL upgrade")
-	}
-	dbURL := loadDump(t, admin, gunzip(t, "store-pg-v4.sql.gz"))
+	dbURL := loadDump(t, gunzip(t, "store-pg-v4.sql.gz"))
 	checkUpgrade(t, dbURL, "expected-pg.json.gz")
 }
 
 // loadDump restores a plain pg_dump into a new database and returns its URL.
-func loadDump(t *testing.T, admin string, dump []byte) string {
+func loadDump(t *testing.T, dump []byte) string {
 	t.Helper()
 	ctx := context.Background()
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "rewind_upgrade_" + hex.EncodeToString(b[:])
-	exec := func(dbURL, sql string) {
-		t.Helper()
-		conn, err := pgx.Connect(ctx, dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%.200s: %v", sql, err)
-		}
-	}
-	exec(admin, "create database "+pgx.Identifier{name}.Sanitize())
-	t.Cleanup(func() { exec(admin, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)") })
-	u.Path = "/" + name
+	dbURL := pgtest.Fresh(t, "rewind_upgrade")
 	// The dump's statements end with ';' at the end of a line; psql's
 	// backslash commands and comments are not SQL.
 	var stmts []string
@@ -130,7 +101,7 @@ func loadDump(t *testing.T, admin string, dump []byte) string {
 			cur.Reset()
 		}
 	}
-	conn, err := pgx.Connect(ctx, u.String())
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +111,7 @@ func loadDump(t *testing.T, admin string, dump []byte) string {
 			t.Fatalf("restore %.200s: %v", s, err)
 		}
 	}
-	return u.String()
+	return dbURL
 }
 
 func checkUpgrade(t *testing.T, spec, expectedFile string) {

@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
+	"rewind/store/postgres/pgtest"
 	"testing"
 	"time"
 
@@ -40,20 +38,7 @@ func adminURL(t testing.TB) string {
 // returns its URL.
 func freshDB(t testing.TB) string {
 	t.Helper()
-	admin := adminURL(t)
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("REWIND_TEST_POSTGRES must be a postgres:// URL: %v", err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "rewind_test_" + hex.EncodeToString(b[:])
-	adminExec(t, admin, "create database "+pgx.Identifier{name}.Sanitize())
-	t.Cleanup(func() {
-		adminExec(t, admin, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)")
-	})
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.Fresh(t, "rewind_test")
 }
 
 // adminExec runs one statement on its own connection to dbURL.

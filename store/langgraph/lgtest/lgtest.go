@@ -8,11 +8,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
+	"rewind/store/postgres/pgtest"
 	"runtime"
 	"strings"
 	"testing"
@@ -45,43 +43,14 @@ func Copy(t testing.TB, name string) string {
 // loudly, and fails under CI.
 func Admin(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv("REWIND_TEST_POSTGRES")
-	if admin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-		}
-		t.Skip("REWIND_TEST_POSTGRES is unset: SKIPPING the PostgreSQL LangGraph tests")
-	}
-	return admin
+	return pgtest.Admin(t)
 }
 
-// newDatabase creates a database of its own on the test server, dropped
+// NewDatabase creates a database of its own on the test server, dropped
 // when the test ends, and returns its URL.
 func NewDatabase(t testing.TB, admin string) string {
 	t.Helper()
-	ctx := context.Background()
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "rewind_langgraph_" + hex.EncodeToString(b[:])
-	exec := func(sql string) {
-		t.Helper()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	exec("CREATE DATABASE " + pgx.Identifier{name}.Sanitize())
-	t.Cleanup(func() { exec("DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)") })
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.Fresh(t, "rewind_langgraph")
 }
 
 // Dump restores testdata/name, a plain pg_dump, into a new database of

@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -105,34 +101,9 @@ func editDraft(ctx context.Context, storeSpec, thread string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "rewind-draft-")
+	b, err := inEditor(ctx, "draft.txt", []byte(payload+"\n"), "nothing was approved")
 	if err != nil {
-		return "", fmt.Errorf("edit the draft: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "draft.txt")
-	if err := os.WriteFile(path, []byte(payload+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("edit the draft: %w", err)
-	}
-	editor := os.Getenv("VISUAL")
-	if editor == "" {
-		editor = os.Getenv("EDITOR")
-	}
-	if editor == "" {
-		editor = "vi"
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "editor", path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return "", fmt.Errorf("the editor (%s) exited with %d: nothing was approved", editor, exit.ExitCode())
-		}
-		return "", fmt.Errorf("run the editor %q: %w: set $EDITOR to one you have", editor, err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read the edited draft: %w", err)
+		return "", err
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
 }

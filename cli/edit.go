@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +62,7 @@ due tasks on the edited state, and compare with rewind diff.`,
 					if !ok {
 						return fmt.Errorf("edit thread %s: %w: no channel %q at @%d", idText(thread), engine.ErrBadEdit, named(channel), id)
 					}
-					if raw, err = editJSON(cur, channel); err != nil {
+					if raw, err = editJSON(c.Context(), cur, channel); err != nil {
 						return err
 					}
 					if bytes.Equal(bytes.TrimSpace(raw), bytes.TrimSpace(indentJSON(cur))) {
@@ -110,31 +108,10 @@ func indentJSON(raw []byte) []byte {
 
 // editJSON opens raw, indented, in the user's editor and returns what was
 // saved.
-func editJSON(raw []byte, channel string) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "rewind-edit-")
+func editJSON(ctx context.Context, raw []byte, channel string) ([]byte, error) {
+	b, err := inEditor(ctx, channel+".json", append(indentJSON(raw), '\n'), "nothing was stored")
 	if err != nil {
-		return nil, fmt.Errorf("edit %s: %w", channel, err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, channel+".json")
-	if err := os.WriteFile(path, append(indentJSON(raw), '\n'), 0o600); err != nil {
-		return nil, fmt.Errorf("edit %s: %w", channel, err)
-	}
-	editor := os.Getenv("VISUAL")
-	if editor == "" {
-		editor = os.Getenv("EDITOR")
-	}
-	if editor == "" {
-		editor = "vi"
-	}
-	cmd := exec.Command("sh", "-c", editor+` "$1"`, "editor", path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("the editor (%s) failed: %v: nothing was stored", editor, err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read the edited %s: %w", channel, err)
+		return nil, err
 	}
 	if !json.Valid(b) {
 		return nil, usagef("the edited %s is not JSON: nothing was stored; run edit again", channel)

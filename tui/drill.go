@@ -339,8 +339,8 @@ type killSentMsg struct {
 // askKill asks before the kill, unless the run is a drill (it carries a
 // kill point): the user armed it to see a worker die.
 func (m *Model) askKill() tea.Cmd {
-	k, ok := m.run.(Killer)
-	if !ok || !m.canKill() || m.runKill != "" {
+	k, ok := m.live.run.(Killer)
+	if !ok || !m.canKill() || m.live.killAt != "" {
 		return m.kill()
 	}
 	m.dialog = m.killDialog(k.Pid())
@@ -360,13 +360,13 @@ func (m *Model) kill() tea.Cmd {
 	if !m.canKill() {
 		return m.setFlash("runs are in-process here (a memory: store cannot cross processes), so there is no worker to kill: x stops a run", true)
 	}
-	if m.run == nil {
-		if m.starting {
+	if m.live.run == nil {
+		if m.live.starting {
 			return m.setFlash("the worker is still starting: press "+m.keys.Kill.Help().Key+" again in a moment", true)
 		}
 		return m.setFlash("no run is under way: "+m.keys.Kill.Help().Key+" kills a running worker (K arms a kill point instead)", true)
 	}
-	k, ok := m.run.(Killer)
+	k, ok := m.live.run.(Killer)
 	if !ok {
 		return m.setFlash("this run is in-process (a memory: store cannot cross processes), so there is no worker to kill: x stops it", true)
 	}
@@ -398,7 +398,7 @@ func (m *Model) openApproval() tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: answer when it has paused", true)
 	}
-	h := m.head
+	h := m.live.head
 	if h == nil || h.thread != m.thread || h.gate == nil {
 		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
 	}
@@ -411,8 +411,8 @@ func (m *Model) openApproval() tea.Cmd {
 		}
 		rs := m.runSettings()
 		ans := &answerInfo{approve: approve, op: h.gate.op.ID, reason: reason}
-		m.runKind = kind
-		m.starting = true
+		m.live.kind = kind
+		m.live.starting = true
 		m.clearFlash()
 		m.refreshLive()
 		edited, payload := dlg.isEdited && approve, dlg.payload()
@@ -436,10 +436,8 @@ func (m *Model) openApproval() tea.Cmd {
 
 // dismiss hides the drill reports (the kill and the resume's figure).
 func (m *Model) dismiss() tea.Cmd {
-	if m.killed == nil && m.phase == nil && m.answer == nil {
-		return nil
+	if m.live.dismiss() {
+		m.refreshLive()
 	}
-	m.killed, m.phase, m.answer = nil, nil, nil
-	m.refreshLive()
 	return nil
 }

@@ -243,7 +243,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	h.key("enter")
 	h.until("the run to be under way with its executors done or failed", func() bool {
 		r := fr.lastRun()
-		return h.m.run != nil && r != nil && r.settled()
+		return h.m.live.run != nil && r != nil && r.settled()
 	})
 	h.drain()
 	if !h.contains("worker pid 4242 · X/ctrl+k kills it") {
@@ -262,12 +262,12 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 		t.Fatal("n should keep the worker, it was killed")
 	default:
 	}
-	if h.m.dialog != nil || h.m.run == nil {
+	if h.m.dialog != nil || h.m.live.run == nil {
 		t.Fatalf("n should close the question and keep the run: dialog %v", h.m.dialog)
 	}
 	h.key("X", "y")
 	h.until("the kill report", func() bool {
-		return h.m.killed != nil && h.m.head != nil && h.m.head.thread == "k" && !h.m.busy()
+		return h.m.live.killed != nil && h.m.live.head != nil && h.m.live.head.thread == "k" && !h.m.busy()
 	})
 	s := h.screen()
 	for _, want := range []string{
@@ -292,7 +292,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 
 	h.key("r")
 	h.until("the resume to end", func() bool {
-		return h.m.phase != nil && h.m.phase.figure != nil && h.loaded() && h.m.head != nil
+		return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil
 	})
 	s = h.screen()
 	for _, want := range []string{
@@ -327,7 +327,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	}
 
 	h.key("esc")
-	if h.m.phase != nil || h.contains("resume: 2 redispatched") {
+	if h.m.live.phase != nil || h.contains("resume: 2 redispatched") {
 		t.Fatalf("esc should hide the report:\n%s", h.screen())
 	}
 }
@@ -359,7 +359,7 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the worker's death at its kill point", func() bool { return h.m.killed != nil && h.m.head != nil })
+	h.until("the worker's death at its kill point", func() bool { return h.m.live.killed != nil && h.m.live.head != nil })
 	if rs := fr.settings(); len(rs) != 1 || rs[0].KillAt != "mid-fanout" {
 		t.Fatalf("the run should carry --kill-at mid-fanout, runner saw %+v", rs)
 	}
@@ -405,7 +405,7 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")
-	h.until("the run", func() bool { return h.m.run != nil })
+	h.until("the run", func() bool { return h.m.live.run != nil })
 	h.key("X")
 	if !strings.Contains(h.m.flash, "no worker to kill") {
 		t.Fatalf("X on an in-process run should explain, flash %q", h.m.flash)
@@ -432,18 +432,18 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	}
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
+	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
 	if h.m.draft {
 		t.Fatal("the draft request is for one turn; it should be off again")
 	}
-	opID := h.m.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
+	opID := h.m.live.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
 	s := h.screen()
 	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("at the gate the screen lacks %q:\n%s", want, s)
 		}
 	}
-	gateCP := h.m.head.cp
+	gateCP := h.m.live.head.cp
 	before := gateCP.Values.Len("messages")
 
 	h.key("a")
@@ -455,7 +455,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	}
 	h.key("y")
 	h.until("the approved run", func() bool {
-		return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil && h.m.head.cp.ID > gateCP.ID
+		return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil && h.m.live.head.cp.ID > gateCP.ID
 	})
 	s = h.screen()
 	for _, want := range []string{"approved " + opID, "operation create_draft " + opID + ": done", "drafts table: 1 row for this thread (" + opID + ") · 1 row for " + opID} {
@@ -493,8 +493,8 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
-	opID := h.m.head.gate.op.ID
+	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+	opID := h.m.live.head.gate.op.ID
 	h.key("a", "n")
 	if !h.contains("Reason for rejecting (required)") {
 		t.Fatalf("n should ask for the reason:\n%s", h.screen())
@@ -505,7 +505,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	}
 	h.typeText("wrong tone for this customer")
 	h.key("enter")
-	h.until("the rejected run", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
+	h.until("the rejected run", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
 	s := h.screen()
 	for _, want := range []string{"rejected " + opID, "rejected: wrong tone for this customer", "0 rows for " + opID} {
 		if !strings.Contains(s, want) {
@@ -525,8 +525,8 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
-	opID := h.m.head.gate.op.ID
+	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+	opID := h.m.live.head.gate.op.ID
 	if !h.contains("EXPIRED at") {
 		t.Fatalf("an expired grant should be flagged at the gate:\n%s", h.screen())
 	}
@@ -535,7 +535,7 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 		t.Fatalf("the dialog should warn before approving:\n%s", h.screen())
 	}
 	h.key("y")
-	h.until("the run", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
+	h.until("the run", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
 	if !h.contains("operation create_draft " + opID + ": blocked") {
 		t.Fatalf("the operation should be blocked:\n%s", h.screen())
 	}
@@ -553,7 +553,7 @@ func TestStreamedTokensShowPerCall(t *testing.T) {
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the run", func() bool { return h.m.run != nil })
+	h.until("the run", func() bool { return h.m.live.run != nil })
 	ev := func(typ, node, task string, data any) RunUpdate {
 		b, _ := json.Marshal(data)
 		return RunUpdate{Event: &engine.Event{Thread: "s", Type: typ, Node: node, Task: task, Data: b}}
@@ -589,7 +589,7 @@ func TestStreamedTokensShowPerCall(t *testing.T) {
 	script <- RunUpdate{Done: true, Err: errors.New("scripted end")}
 	close(script)
 	h.until("the end", func() bool { return !h.m.busy() })
-	if h.contains("executor·1") || h.m.streams != nil {
+	if h.contains("executor·1") || h.m.live.streams != nil {
 		t.Fatalf("the live streams go when the run ends:\n%s", h.screen())
 	}
 }
@@ -636,11 +636,11 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 		default:
 			return false
 		}
-		if h.m.streams == nil || len(h.m.streams.calls) == 0 {
+		if h.m.live.streams == nil || len(h.m.live.streams.calls) == 0 {
 			return false
 		}
 		// The live area shows the end of what the call has said so far.
-		last := h.m.streams.calls[len(h.m.streams.calls)-1]
+		last := h.m.live.streams.calls[len(h.m.live.streams.calls)-1]
 		text := strings.Join(strings.Fields(last.text), " ")
 		label = last.label
 		// Calls are labelled with the task that made them.
@@ -686,15 +686,15 @@ func TestDrillScreensFitAtEverySize(t *testing.T) {
 		{gate, [][]string{{"1"}, {"a"}, {"n"}, {"esc", "esc"}}},
 	} {
 		h := newHarnessDeps(t, fakeDeps(c.e, &fakeRunner{local: NewLocalRunner(c.e)}), Settings{Thread: "p"}, 80, 24)
-		h.until("the head", func() bool { return h.loaded() && h.m.head != nil })
+		h.until("the head", func() bool { return h.loaded() && h.m.live.head != nil })
 		for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {160, 48}, {60, 12}, {61, 13}, {240, 70}} {
 			h.dispatch(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			for _, keys := range c.keys {
 				h.key(keys...)
 				assertFits(t, h.m.View(), size, keys)
 			}
-			if len(h.m.live) == 0 || len(h.m.live) > liveMax(size[1]) {
-				t.Fatalf("at %dx%d the live area has %d lines (at most %d)", size[0], size[1], len(h.m.live), liveMax(size[1]))
+			if len(h.m.live.lines) == 0 || len(h.m.live.lines) > liveMax(size[1]) {
+				t.Fatalf("at %dx%d the live area has %d lines (at most %d)", size[0], size[1], len(h.m.live.lines), liveMax(size[1]))
 			}
 		}
 	}

@@ -110,9 +110,9 @@ func TestFooterAlwaysShowsHelp(t *testing.T) {
 			}
 		}
 		check("thread view")
-		h.m.starting = true // a run under way: the key line changes
+		h.m.live.starting = true // a run under way: the key line changes
 		check("during a run")
-		h.m.starting = false
+		h.m.live.starting = false
 		h.key("i")
 		if f := footer(); !strings.Contains(f, "ctrl+c") {
 			t.Errorf("%d columns: the composer's footer should name ctrl+c: %q", w, f)

@@ -9,397 +9,190 @@ package tui
 // approval gate, the draft waiting for an answer.
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
 	"rewind/engine/model"
-	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
-	"rewind/store"
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
-// headInfo is the thread's newest checkpoint as a drill sees it: its
-// pending tasks, which of them already stored their writes (finished before
-// a crash: reused on resume; the engine's ResumePlan), and the approval gate
-// it may wait at.
-type headInfo struct {
-	thread string
-	cp     engine.Checkpoint
-	// costs are the thread's tokens (nil when the backend cannot sum
-	// them, or they did not read), loaded with the head.
-	costs *engine.Costs
-	state ticket.State
-	plan  engine.ResumePlan
-	gate  *gateInfo
-	// drafts are the thread's rows in the drafts table (nil when the
-	// backend cannot list them).
-	drafts    []store.Draft
-	canDrafts bool
+// liveStrip is the live area as a component: it holds the run under way
+// (its handle, kind, worker, kill point, progress and streams) and what the
+// last one left (the head it reads, a kill, a resume phase, an approval
+// answer), and renders them into lines when they change; View only joins
+// them. The root routes run messages here (start, apply, end) and lays the
+// strip out between the panes and the composer.
+type liveStrip struct {
+	theme   *themes.Theme
+	w, h    int    // the screen's: the strip takes at most liveMax(h) rows
+	thread  string // the thread shown ("" off the thread view: nothing shows)
+	keys    threadKeys
+	canKill func() bool // runs happen in workers that can be killed
+
+	// The run under way.
+	run        RunHandle
+	starting   bool
+	kind       string // "run", "resume", "fork", "approve", "reject", "replay"
+	pid        int    // its worker process, 0 in-process
+	killAt     string // the kill point it carries
+	killNotice string // the kill point it reached
+	progress   *progress
+	streams    *streams // model calls streaming in the run under way
+
+	// Between runs.
+	head        *headInfo   // the thread's newest checkpoint
+	headLoading int         // reads of it in flight
+	killed      *killInfo   // the last run ended by SIGKILL
+	answer      *answerInfo // the approval answer under way or just given
+	phase       *phase      // the resume phase under way or just ended
+
+	lines []string // rendered by render, joined by View
 }
 
-// gateInfo is a draft waiting at the approval gate.
-type gateInfo struct {
-	checkpoint int64
-	op         ticket.Operation
-	auth       *ticket.Authorization
-	// expired is whether the grant had expired when the head was read.
-	expired bool
+func newLiveStrip(keys threadKeys, canKill func() bool) liveStrip {
+	return liveStrip{keys: keys, canKill: canKill}
 }
 
-type headMsg struct {
-	gen    int
-	thread string
-	head   *headInfo
-	err    error
+// SetSize takes the screen's size.
+func (s *liveStrip) SetSize(w, h int) { s.w, s.h = w, h }
+
+// Height is how many rows the strip takes now.
+func (s *liveStrip) Height() int { return len(s.lines) }
+
+// View is the strip's lines, each ending in a newline (none when empty).
+func (s *liveStrip) View() string {
+	var b strings.Builder
+	for _, l := range s.lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
-// coster is a Backend that sums a thread's tokens (Engine.Costs).
-type coster interface {
-	Costs(ctx context.Context, thread string) (engine.Costs, error)
+// render re-renders the lines for thread ("" when the thread view is not
+// shown).
+func (s *liveStrip) render(thread string) {
+	s.thread = thread
+	s.lines = s.buildLive()
 }
 
-// readHead reads the newest checkpoint and its stored writes. It runs in a
-// tea.Cmd (or in a run's start Cmd, before the run can add writes).
-func readHead(ctx context.Context, b Backend, thread string) (*headInfo, error) {
-	return readHeadAt(ctx, b, thread, 0)
-}
+func (s *liveStrip) busy() bool { return s.run != nil || s.starting }
 
-// readHeadAt reads checkpoint at (0: the newest) the same way.
-func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headInfo, error) {
-	var cps []engine.Checkpoint
-	var err error
-	if at == 0 {
-		// The listing names the head; Get reads it whole.
-		if cps, err = b.History(ctx, thread, 0, 1); err == nil && len(cps) == 1 {
-			at = cps[0].ID
-		}
-	}
-	if at != 0 {
-		var cp engine.Checkpoint
-		if cp, err = b.Get(ctx, thread, at); err == nil {
-			cps = []engine.Checkpoint{cp}
-		}
-	}
-	if errors.Is(err, store.ErrNotFound) || (err == nil && len(cps) == 0) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	cp := cps[0]
-	h := &headInfo{thread: thread, cp: cp}
-	var ws []engine.TaskWrites
-	if len(cp.Tasks) > 0 {
-		if ws, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
-			return nil, err
-		}
-	}
-	h.plan = engine.PlanFrom(cp, ws)
-	if s, err := ticket.Decode(cp.Values); err == nil {
-		h.state = s
-		h.gate = gateOf(cp, s, time.Now())
-	}
-	if dl, ok := b.(draftLister); ok {
-		if ds, err := dl.ListDrafts(ctx, thread); err == nil {
-			h.drafts, h.canDrafts = ds, true
-		}
-	}
-	return h, nil
-}
-
-func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
-	return func() tea.Msg {
-		h, err := readHead(ctx, b, thread)
-		if c, ok := b.(coster); ok && h != nil && err == nil {
-			// From the listings; a thread whose costs do not read still
-			// shows its head.
-			if costs, cerr := c.Costs(ctx, thread); cerr == nil {
-				h.costs = &costs
-			}
-		}
-		return headMsg{gen: gen, thread: thread, head: h, err: err}
-	}
-}
-
-// gateOf finds an unanswered draft at the approval gate.
-func gateOf(cp engine.Checkpoint, s ticket.State, now time.Time) *gateInfo {
-	atGate := false
-	for _, t := range cp.Tasks {
-		atGate = atGate || t.Node == ticket.NodeApproval
-	}
-	op, ok := ticket.PendingDraft(s)
-	if !atGate || !ok {
+// headOf is the head when it is the thread's.
+func (s *liveStrip) headOf(thread string) *headInfo {
+	if s.head != nil && s.head.thread != thread {
 		return nil
 	}
-	if _, answered := s.Approvals[op.ID]; answered {
-		return nil
+	return s.head
+}
+
+// ShortHelp puts the keys that matter now first: kill during a run, resume
+// after a kill, the answer at an approval gate; nil when nothing is
+// particular (the thread view's own keys then).
+func (s *liveStrip) ShortHelp() []key.Binding {
+	k := s.keys
+	head := s.headOf(s.thread)
+	switch {
+	case s.busy() && s.canKill():
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Kill, "kill worker"), short(k.Quit, "quit"), k.Help}
+	case s.busy():
+		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
+			short(k.Stop, "stop"), short(k.Quit, "quit"), k.Help}
+	case head != nil && head.gate != nil:
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Approve, "approve/reject"),
+			short(k.Quit, "quit"), k.Help}
+	case head != nil && len(head.cp.Tasks) > 0:
+		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Discard, "discard"),
+			short(k.Resume, "resume"), short(k.Quit, "quit"), k.Help}
 	}
-	g := &gateInfo{checkpoint: cp.ID, op: op, auth: s.Authorization}
-	if a := s.Authorization; a != nil {
-		exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
-		g.expired = err != nil || !now.Before(exp)
+	return nil
+}
+
+// FullHelp lists the keys that act on what the strip shows.
+func (s *liveStrip) FullHelp() [][]key.Binding {
+	k := s.keys
+	return [][]key.Binding{{k.Stop, k.Kill, k.Drill}, {k.Resume, k.Discard, k.Approve, k.Dismiss}}
+}
+
+// start takes a run that started.
+func (s *liveStrip) start(msg runStartedMsg, current bool) {
+	s.run = msg.run
+	s.progress = newProgress(msg.kind)
+	s.kind, s.killAt, s.killNotice, s.pid = msg.kind, msg.rs.KillAt, "", 0
+	if k, ok := msg.run.(Killer); ok {
+		s.pid = k.Pid()
 	}
-	return g
-}
-
-// expiry prints an authorization's RFC 3339 expiry for people (UTC).
-func expiry(s string) string {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return s + " (unreadable)"
+	s.killed, s.phase, s.answer = nil, nil, nil
+	if (msg.kind == "approve" || msg.kind == "reject") && msg.answer != nil {
+		s.answer = msg.answer
 	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-// taskLabel names a task for people: its node and, for an executor, the
-// subtask it works on.
-func taskLabel(node string, args json.RawMessage) string {
-	var a struct {
-		Task struct {
-			ID string `json:"id"`
-		} `json:"task"`
+	if msg.kind == "resume" && msg.head != nil && current && len(msg.head.cp.Tasks) > 0 {
+		s.phase = newPhase(msg.head, s.pid)
 	}
-	label := node
-	if len(args) > 0 && json.Unmarshal(args, &a) == nil && a.Task.ID != "" {
-		label += " " + a.Task.ID
-	}
-	return termtext.Line(label)
+	s.streams = newStreams()
 }
 
-func shortID(id string) string {
-	if len(id) > 8 {
-		id = id[:8]
-	}
-	return termtext.Name(id)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// answerInfo is an approval answer given from the TUI.
-type answerInfo struct {
-	approve bool
-	op      string
-	reason  string
-	ended   bool
-}
-
-// killInfo is a run that ended by SIGKILL.
-type killInfo struct {
-	pid   int
-	point string
-}
-
-// Task states in the live area.
-const (
-	taskPending = iota
-	taskRunning
-	taskDone
-	taskReused
-)
-
-// phase follows the first superstep of a resume: the head's pending tasks,
-// those with stored writes reused, the others redispatched, and the model
-// calls the redispatched ones make. That is the drill's figure: a resume
-// after a kill makes exactly as many calls as there were unfinished tasks.
-type phase struct {
-	from  int64
-	plan  engine.ResumePlan
-	pid   int
-	tasks []*phaseTask
-	byID  map[string]*phaseTask
-	calls int
-	// over is set once the phase's superstep committed its checkpoint.
-	over bool
-	// After the run: the figure from the result (complete) or, when the run
-	// did not get through the phase, what was seen.
-	figure   *phaseFigure
-	later    int   // model calls after the phase
-	endAt    int64 // checkpoint the run ended at
-	endState string
-}
-
-type phaseTask struct {
-	id, node, label string
-	stored          bool
-	state           int
-	calls           int
-}
-
-type phaseFigure struct {
-	redispatched, reused, calls int
-	complete                    bool
-}
-
-func (f phaseFigure) String() string {
-	return fmt.Sprintf("resume: %d redispatched, %d reused, %s", f.redispatched, f.reused, plural(f.calls, "model call", "model calls"))
-}
-
-func newPhase(h *headInfo, pid int) *phase {
-	p := &phase{from: h.cp.ID, plan: h.plan, pid: pid, byID: map[string]*phaseTask{}}
-	for _, t := range h.plan.Tasks {
-		pt := &phaseTask{id: t.ID, node: t.Node, label: taskLabel(t.Node, t.Args), stored: t.Stored}
-		if t.Stored {
-			pt.state = taskReused
-		}
-		p.tasks = append(p.tasks, pt)
-		p.byID[t.ID] = pt
-	}
-	return p
-}
-
-func (p *phase) toRun() int { return len(p.plan.Redispatched()) }
-
-func (p *phase) apply(ev engine.Event) {
-	if p.over {
-		return
-	}
-	t := p.byID[ev.Task]
-	switch ev.Type {
-	case engine.EventNodeStarted:
-		if t != nil && t.state == taskPending {
-			t.state = taskRunning
-		}
-	case engine.EventNodeFinished:
-		if t != nil {
-			t.state = taskDone
-		}
-	case engine.EventModelCalled:
-		if t != nil {
-			t.calls++
-			p.calls++
-		}
-	case engine.EventTaskReused:
-		if t != nil {
-			t.state = taskReused
-		}
-	case engine.EventCheckpointSaved:
-		p.over = true
-	}
-}
-
-// finish fixes the figure from the run's result: its first superstep, when
-// it started from the resumed checkpoint, is the resume phase.
-func (p *phase) finish(res engine.Result, runErr error) {
-	p.endAt = res.Checkpoint
-	p.endState = res.Status
-	if o := p.plan.Outcome(res); o.Complete {
-		f := &phaseFigure{redispatched: len(o.Redispatched), reused: len(o.Reused), calls: o.ModelCalls, complete: true}
-		p.figure = f
-		p.later = max(model.Counts(res.ModelCalls).Sum()-f.calls, 0)
-		ran := map[string]bool{}
-		for _, t := range o.Redispatched {
-			ran[t.ID] = true
-		}
-		for _, t := range p.tasks {
-			switch {
-			case ran[t.id]:
-				t.state = taskDone
-			case t.stored:
-				t.state = taskReused
+// apply takes a batch of the run's updates: saved is whether a checkpoint
+// was stored, finished whether the run ended (with final).
+func (s *liveStrip) apply(updates []RunUpdate) (saved, finished bool, final RunUpdate) {
+	for _, u := range updates {
+		if u.Event != nil {
+			s.progress.apply(*u.Event)
+			if s.phase != nil {
+				s.phase.apply(*u.Event)
+			}
+			if u.Event.Type == engine.EventCheckpointSaved {
+				saved = true
 			}
 		}
-		return
-	}
-	f := &phaseFigure{calls: p.calls}
-	for _, t := range p.tasks {
-		if t.stored {
-			f.reused++
-		} else if t.state != taskPending {
-			f.redispatched++
+		if u.Delta != nil && s.streams != nil {
+			s.streams.apply(*u.Delta)
+		}
+		if u.Kill != "" {
+			s.killNotice = u.Kill
+		}
+		if u.Done {
+			finished, final = true, u
 		}
 	}
-	p.figure = f
-	if runErr != nil {
-		p.endState = "stopped"
-	}
+	return saved, finished, final
 }
 
-// streams keeps what each model call has shown so far, in the order the
-// calls started. Parallel executors stream at the same time; each call gets
-// a label (its role and a number) so their pieces can be told apart.
-type streams struct {
-	calls  []*callStream
-	byID   map[uint64]*callStream
-	counts map[string]int
+// end takes the run's last update: what ended it stays shown.
+func (s *liveStrip) end(final RunUpdate) {
+	s.run = nil
+	var ke *KilledError
+	if errors.As(final.Err, &ke) {
+		s.killed = &killInfo{pid: ke.Pid, point: ke.Point}
+		s.phase = nil // the kill report shows where the resume stopped
+	}
+	if s.phase != nil {
+		s.phase.finish(final.Result, final.Err)
+	}
+	if s.answer != nil {
+		s.answer.ended = s.killed == nil
+	}
+	s.streams = nil
+	s.head = nil // read again: the run moved it
 }
 
-type callStream struct {
-	id    uint64
-	role  string
-	label string
-	text  string
-	done  bool
-	err   string
-}
-
-// Limits: a call keeps the tail of its text; a run keeps its latest calls.
-const (
-	streamTail  = 4096
-	streamCalls = 32
-)
-
-func newStreams() *streams {
-	return &streams{byID: map[uint64]*callStream{}, counts: map[string]int{}}
-}
-
-func (s *streams) apply(d stream.Delta) {
-	c := s.byID[d.Call]
-	if c == nil {
-		s.counts[d.Role]++
-		label := fmt.Sprintf("%s·%d", termtext.Line(d.Role), s.counts[d.Role])
-		if len(d.Task) >= 8 {
-			// The same short task id the task rows show.
-			label = termtext.Line(d.Role) + " " + termtext.Line(d.Task[:8])
-		}
-		c = &callStream{id: d.Call, role: d.Role, label: label}
-		s.byID[d.Call] = c
-		s.calls = append(s.calls, c)
-		if len(s.calls) > streamCalls {
-			// Drop the oldest finished call (or the oldest one).
-			drop := 0
-			for i, x := range s.calls {
-				if x.done {
-					drop = i
-					break
-				}
-			}
-			delete(s.byID, s.calls[drop].id)
-			s.calls = append(s.calls[:drop], s.calls[drop+1:]...)
-		}
+// dismiss hides what the last run left; false when nothing was shown.
+func (s *liveStrip) dismiss() bool {
+	if s.killed == nil && s.phase == nil && s.answer == nil {
+		return false
 	}
-	if d.Reset {
-		c.text = ""
-	}
-	if d.Text != "" {
-		c.text += d.Text
-		if len(c.text) > streamTail {
-			cut := len(c.text) - streamTail
-			for cut < len(c.text) && (c.text[cut]&0xC0) == 0x80 {
-				cut++ // keep whole UTF-8 sequences
-			}
-			c.text = c.text[cut:]
-		}
-	}
-	if d.Done {
-		c.done = true
-		c.err = d.Err
-	}
+	s.killed, s.phase, s.answer = nil, nil, nil
+	return true
 }
 
 // --- rendering ---
@@ -407,33 +200,30 @@ func (s *streams) apply(d stream.Delta) {
 // liveMax is the most rows the live area takes: two fifths of the body.
 func liveMax(h int) int { return max((h-3)*2/5, 2) }
 
-// buildLive renders the live area for the current state; it is called from
-// Update when something it shows changed, and View only joins its lines.
-func (m *Model) buildLive() []string {
-	if m.screen != screenThread || m.thread == "" || m.w < minWidth || m.h < minHeight {
+// buildLive renders the live area for the current state; render calls it
+// when something it shows changed.
+func (s *liveStrip) buildLive() []string {
+	if s.thread == "" || s.w < minWidth || s.h < minHeight {
 		return nil
 	}
-	head := m.head
-	if head != nil && head.thread != m.thread {
-		head = nil
-	}
-	limit := liveMax(m.h)
+	head := s.headOf(s.thread)
+	limit := liveMax(s.h)
 	var title string
 	var body []string
 	var tail []string // shown last, trimmed first (streams)
 	switch {
-	case m.busy():
-		title, body, tail = m.liveRun()
-	case m.killed != nil:
-		title, body = m.liveKilled(head)
-	case m.phase != nil && m.phase.figure != nil:
-		title, body = m.livePhase()
-	case m.answer != nil && m.answer.ended && head != nil:
-		title, body = m.liveAnswer(head)
+	case s.busy():
+		title, body, tail = s.liveRun()
+	case s.killed != nil:
+		title, body = s.liveKilled(head)
+	case s.phase != nil && s.phase.figure != nil:
+		title, body = s.livePhase()
+	case s.answer != nil && s.answer.ended && head != nil:
+		title, body = s.liveAnswer(head)
 	case head != nil && head.gate != nil:
-		title, body = m.liveGate(head.gate)
+		title, body = s.liveGate(head.gate)
 	case head != nil && len(head.cp.Tasks) > 0:
-		title, body = m.livePending(head)
+		title, body = s.livePending(head)
 	default:
 		return nil
 	}
@@ -446,7 +236,7 @@ func (m *Model) buildLive() []string {
 		if over := len(body) + len(tail) - room; over > 0 {
 			keepBody := max(len(body)-over-1, 0)
 			hidden := len(body) - keepBody
-			body = append(body[:keepBody:keepBody], m.th.Fold.Render(fmt.Sprintf("  … %d more line(s): the inspector (3) lists every pending task", hidden)))
+			body = append(body[:keepBody:keepBody], s.theme.Fold.Render(fmt.Sprintf("  … %d more line(s): the inspector (3) lists every pending task", hidden)))
 		}
 	}
 	lines := append(body, tail...)
@@ -454,25 +244,15 @@ func (m *Model) buildLive() []string {
 		lines = lines[:room]
 	}
 	out := make([]string, 0, 1+len(lines))
-	out = append(out, rule(m.th, title, m.w))
+	out = append(out, rule(s.theme, title, s.w))
 	for _, l := range lines {
-		out = append(out, fit(l, m.w))
+		out = append(out, fit(l, s.w))
 	}
 	return out
 }
 
-// refreshLive re-renders the live area and relays out when its height
-// changed.
-func (m *Model) refreshLive() {
-	before := len(m.live)
-	m.live = m.buildLive()
-	if len(m.live) != before {
-		m.relayout()
-	}
-}
-
-func (m *Model) kindWord() string {
-	switch m.runKind {
+func (s *liveStrip) kindWord() string {
+	switch s.kind {
 	case "approve":
 		return "approve and resume"
 	case "reject":
@@ -480,53 +260,53 @@ func (m *Model) kindWord() string {
 	case "":
 		return "run"
 	}
-	return m.runKind
+	return s.kind
 }
 
 // liveRun: the run under way.
-func (m *Model) liveRun() (string, []string, []string) {
-	th := m.th
-	title := "live · " + m.kindWord()
+func (s *liveStrip) liveRun() (string, []string, []string) {
+	th := s.theme
+	title := "live · " + s.kindWord()
 	switch {
-	case m.starting:
+	case s.starting:
 		title += " · starting…"
-	case m.runPid > 0:
-		title += fmt.Sprintf(" · worker pid %d · %s kills it", m.runPid, m.keys.Kill.Help().Key)
+	case s.pid > 0:
+		title += fmt.Sprintf(" · worker pid %d · %s kills it", s.pid, s.keys.Kill.Help().Key)
 	default:
 		title += " · in-process"
 	}
-	if m.runKill != "" {
-		title += " · ✝ dies at " + m.runKill
+	if s.killAt != "" {
+		title += " · ✝ dies at " + s.killAt
 	}
 	var body []string
-	if m.killNotice != "" {
-		body = append(body, th.Error.Render("  ✝ kill point "+termtext.Line(m.killNotice)+" reached: the worker kills itself (SIGKILL)"))
+	if s.killNotice != "" {
+		body = append(body, th.Error.Render("  ✝ kill point "+termtext.Line(s.killNotice)+" reached: the worker kills itself (SIGKILL)"))
 	}
-	if p := m.phase; p != nil {
+	if p := s.phase; p != nil {
 		if p.over {
 			f := phaseFigure{calls: p.calls, reused: len(p.plan.Reused()), redispatched: p.toRun()}
 			body = append(body, th.StatusDone.Render("  ✓ "+f.String()))
 		} else {
 			body = append(body, th.Strong.Render(fmt.Sprintf("  resume from @%d: %d to redispatch, %d reused · %s so far", p.from, p.toRun(), len(p.tasks)-p.toRun(), plural(p.calls, "model call", "model calls"))))
 			for _, t := range p.tasks {
-				body = append(body, m.phaseRow(t, true))
+				body = append(body, s.phaseRow(t, true))
 			}
 		}
 	}
-	if m.phase == nil || m.phase.over {
-		body = append(body, m.stepRows()...)
+	if s.phase == nil || s.phase.over {
+		body = append(body, s.stepRows()...)
 	}
 	var tail []string
-	if m.streams != nil {
-		for _, c := range m.streams.calls {
-			tail = append(tail, m.streamRow(c))
+	if s.streams != nil {
+		for _, c := range s.streams.calls {
+			tail = append(tail, s.streamRow(c))
 		}
 	}
 	return title, body, tail
 }
 
-func (m *Model) phaseRow(t *phaseTask, live bool) string {
-	th := m.th
+func (s *liveStrip) phaseRow(t *phaseTask, live bool) string {
+	th := s.theme
 	label := fmt.Sprintf("%-24s", t.label) + " " + th.Muted.Render(shortID(t.id))
 	calls := ""
 	if t.calls > 0 {
@@ -547,12 +327,12 @@ func (m *Model) phaseRow(t *phaseTask, live bool) string {
 }
 
 // stepRows lists the current superstep's tasks from the run's events.
-func (m *Model) stepRows() []string {
-	p := m.prog
+func (s *liveStrip) stepRows() []string {
+	p := s.progress
 	if p == nil {
 		return nil
 	}
-	th := m.th
+	th := s.theme
 	var rows []string
 	order := append([]string(nil), p.order...)
 	sort.SliceStable(order, func(i, j int) bool { return p.labels[order[i]] < p.labels[order[j]] })
@@ -577,21 +357,21 @@ func (m *Model) stepRows() []string {
 	return rows
 }
 
-func (m *Model) roleStyle(role string) lipgloss.Style {
+func (s *liveStrip) roleStyle(role string) lipgloss.Style {
 	switch role {
 	case model.RoleExecutor:
-		return m.th.SpeakerExecutor
+		return s.theme.SpeakerExecutor
 	case model.RoleCritic:
-		return m.th.SpeakerCritic
+		return s.theme.SpeakerCritic
 	case model.RoleReply:
-		return m.th.SpeakerReply
+		return s.theme.SpeakerReply
 	}
-	return m.th.SpeakerOther
+	return s.theme.SpeakerOther
 }
 
 // streamRow shows a call's label and the tail of what it has said so far.
-func (m *Model) streamRow(c *callStream) string {
-	th := m.th
+func (s *liveStrip) streamRow(c *callStream) string {
+	th := s.theme
 	mark := th.Accent.Render(" ▍")
 	switch {
 	case c.err != "":
@@ -599,8 +379,8 @@ func (m *Model) streamRow(c *callStream) string {
 	case c.done:
 		mark = th.StatusDone.Render(" ✓")
 	}
-	head := "  " + m.roleStyle(c.role).Render(c.label) + th.Muted.Render(" › ")
-	room := m.w - width(head) - width(mark) - 1
+	head := "  " + s.roleStyle(c.role).Render(c.label) + th.Muted.Render(" › ")
+	room := s.w - width(head) - width(mark) - 1
 	text := strings.Join(strings.Fields(strings.ReplaceAll(termtext.Text(c.text), "\n", " ")), " ")
 	if text == "" {
 		text = th.Muted.Render("…")
@@ -624,37 +404,37 @@ func tailFit(s string, n int) string {
 
 // liveKilled: the run's worker died by SIGKILL; show where it left the
 // thread.
-func (m *Model) liveKilled(head *headInfo) (string, []string) {
-	k := m.killed
+func (s *liveStrip) liveKilled(head *headInfo) (string, []string) {
+	k := s.killed
 	title := fmt.Sprintf("✝ killed · worker pid %d · SIGKILL", k.pid)
 	if k.point != "" {
 		title += " at kill point " + termtext.Line(k.point)
 	}
 	if head == nil {
-		return title, []string{m.th.Muted.Render("  reading the last checkpoint…")}
+		return title, []string{s.theme.Muted.Render("  reading the last checkpoint…")}
 	}
 	if len(head.cp.Tasks) > 0 && head.gate == nil {
 		title += " · r resumes in a new worker"
 	}
 	title += " · esc hides"
-	return title, m.pendingRows(head)
+	return title, s.pendingRows(head)
 }
 
 // livePending: the newest checkpoint has tasks that never ran (a pause, a
 // stop, or a crash in another process).
-func (m *Model) livePending(head *headInfo) (string, []string) {
+func (s *liveStrip) livePending(head *headInfo) (string, []string) {
 	title := fmt.Sprintf("@%d has %s", head.cp.ID, plural(len(head.cp.Tasks), "pending task", "pending tasks"))
 	if in := head.cp.Metadata.Interrupt; in != nil {
 		title += " · paused " + termtext.Line(in.When+" "+in.Node)
 	}
 	title += " · r resumes · f forks · D discards"
-	return title, m.pendingRows(head)
+	return title, s.pendingRows(head)
 }
 
 // pendingRows: the checkpoint, then each pending task with whether its
 // writes are stored (finished: reused) or not (redispatched on resume).
-func (m *Model) pendingRows(head *headInfo) []string {
-	th := m.th
+func (s *liveStrip) pendingRows(head *headInfo) []string {
+	th := s.theme
 	cp := head.cp
 	by := strings.Join(cp.Metadata.Nodes, ",")
 	if by == "" {
@@ -664,7 +444,7 @@ func (m *Model) pendingRows(head *headInfo) []string {
 	if len(cp.Tasks) == 0 {
 		rows := []string{th.Text.Render(termtext.Line(line) + " · nothing pending")}
 		if head.gate != nil {
-			rows = append(rows, m.gateRows(head.gate)...)
+			rows = append(rows, s.gateRows(head.gate)...)
 		}
 		return rows
 	}
@@ -684,15 +464,15 @@ func (m *Model) pendingRows(head *headInfo) []string {
 		}
 	}
 	if head.gate != nil {
-		rows = append(rows, m.gateRows(head.gate)...)
+		rows = append(rows, s.gateRows(head.gate)...)
 	}
 	return rows
 }
 
 // livePhase: the resume that just ended, with its phase's figure.
-func (m *Model) livePhase() (string, []string) {
-	th := m.th
-	p := m.phase
+func (s *liveStrip) livePhase() (string, []string) {
+	th := s.theme
+	p := s.phase
 	title := fmt.Sprintf("resumed from @%d", p.from)
 	if p.pid > 0 {
 		title += fmt.Sprintf(" · worker pid %d", p.pid)
@@ -712,16 +492,16 @@ func (m *Model) livePhase() (string, []string) {
 	}
 	rows := []string{st.Render(termtext.Line(line))}
 	for _, t := range p.tasks {
-		rows = append(rows, m.phaseRow(t, false))
+		rows = append(rows, s.phaseRow(t, false))
 	}
 	return title, rows
 }
 
 // liveAnswer: what the approval answer led to: the operation's outcome and
 // the drafts table's rows (exactly one on approval, none on rejection).
-func (m *Model) liveAnswer(head *headInfo) (string, []string) {
-	th := m.th
-	a := m.answer
+func (s *liveStrip) liveAnswer(head *headInfo) (string, []string) {
+	th := s.theme
+	a := s.answer
 	verb := "approved"
 	if !a.approve {
 		verb = "rejected"
@@ -775,12 +555,12 @@ func (m *Model) liveAnswer(head *headInfo) (string, []string) {
 }
 
 // liveGate: a draft waits for a person's answer.
-func (m *Model) liveGate(g *gateInfo) (string, []string) {
-	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.checkpoint), m.gateRows(g)
+func (s *liveStrip) liveGate(g *gateInfo) (string, []string) {
+	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.checkpoint), s.gateRows(g)
 }
 
-func (m *Model) gateRows(g *gateInfo) []string {
-	th := m.th
+func (s *liveStrip) gateRows(g *gateInfo) []string {
+	th := s.theme
 	line := "  " + g.op.Kind + " " + g.op.ID + " · "
 	st := th.StatusApproval
 	switch {
@@ -793,5 +573,5 @@ func (m *Model) gateRows(g *gateInfo) []string {
 		line += fmt.Sprintf("authorization %s expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt))
 	}
 	draft := strings.Join(strings.Fields(g.op.Payload), " ")
-	return []string{st.Render(termtext.Line(line)), th.Muted.Render("  draft: ") + th.Text.Render(trunc(termtext.Line(draft), max(m.w-12, 8)))}
+	return []string{st.Render(termtext.Line(line)), th.Muted.Render("  draft: ") + th.Text.Render(trunc(termtext.Line(draft), max(s.w-12, 8)))}
 }

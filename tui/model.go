@@ -122,27 +122,14 @@ type Model struct {
 	composer  textinput.Model
 	composing bool
 
-	run        RunHandle
-	starting   bool
-	prog       *progress
 	followNext bool
 	breaks     map[string]bool
 
-	// Drills, approval and streaming (live.go, drill.go).
-	draft       bool          // the next message asks for a draft reply
-	authTTL     time.Duration // of a draft's authorization grant
-	armed       string        // kill point for the next run
-	runKind     string        // of the run under way
-	runPid      int           // its worker process, 0 in-process
-	runKill     string        // the kill point it carries
-	killNotice  string        // the kill point it reached
-	head        *headInfo     // the thread's newest checkpoint
-	headLoading int           // reads of it in flight
-	killed      *killInfo     // the last run ended by SIGKILL
-	answer      *answerInfo   // the approval answer under way or just given
-	phase       *phase        // the resume phase under way or just ended
-	streams     *streams      // model calls streaming in the run under way
-	live        []string      // the rendered live area
+	// Drills, approval and streaming (drill.go; the live strip, live.go).
+	draft   bool          // the next message asks for a draft reply
+	authTTL time.Duration // of a draft's authorization grant
+	armed   string        // kill point for the next run
+	live    liveStrip     // the run under way and what the last one left
 	follow      follower      // a run elsewhere, followed (follow.go)
 
 	par parity // replay, edit state, compare, graph view (parity.go)
@@ -206,6 +193,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.composer.Prompt = "› "
 	// ctrl+d toggles the draft request here; delete still deletes forward.
 	m.composer.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
+	m.live = newLiveStrip(m.keys, m.canKill)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
@@ -236,8 +224,9 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.composer.TextStyle = th.Text
 	m.composer.PlaceholderStyle = th.Placeholder
 	m.composer.Cursor.Style = th.Accent
+	m.live.theme = th
 	m.syncPanes()
-	m.live = m.buildLive()
+	m.refreshLive()
 }
 
 // Init loads the threads and, when one was named, opens it.
@@ -269,7 +258,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case origMsg:
 		return m, m.onOriginal(msg)
 	case spinner.TickMsg:
-		if m.run == nil && !m.starting {
+		if m.live.run == nil && !m.live.starting {
 			return m, nil
 		}
 		var cmd tea.Cmd
@@ -437,7 +426,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 		}
 	}
 	m.cache.drop(thread)
-	m.head, m.killed, m.phase, m.answer = nil, nil, nil, nil
+	m.live.head, m.live.killed, m.live.phase, m.live.answer = nil, nil, nil, nil
 	m.syncPanes()
 	m.refreshLive()
 	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead(),
@@ -447,19 +436,19 @@ func (m *Model) openThread(thread string) tea.Cmd {
 // reloadHead reads the thread's newest checkpoint again (after a run, a
 // kill, a discard, or on opening the thread).
 func (m *Model) reloadHead() tea.Cmd {
-	m.headLoading++
+	m.live.headLoading++
 	return loadHead(m.ctx, m.deps.Backend, m.gen, m.thread)
 }
 
 func (m *Model) onHead(msg headMsg) tea.Cmd {
-	m.headLoading = max(m.headLoading-1, 0)
+	m.live.headLoading = max(m.live.headLoading-1, 0)
 	if msg.gen != m.gen || msg.thread != m.thread {
 		return nil
 	}
 	if msg.err != nil {
 		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
 	}
-	m.head = msg.head
+	m.live.head = msg.head
 	m.refreshLive()
 	m.syncPanes() // the inspector's header shows the head's costs
 	return nil
@@ -585,6 +574,24 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 
 // --- runs ---
 
+// liveThread is the thread the live strip shows: none off the thread view.
+func (m *Model) liveThread() string {
+	if m.screen != screenThread {
+		return ""
+	}
+	return m.thread
+}
+
+// refreshLive re-renders the live strip and relays out when its height
+// changed.
+func (m *Model) refreshLive() {
+	before := m.live.Height()
+	m.live.render(m.liveThread())
+	if m.live.Height() != before {
+		m.relayout()
+	}
+}
+
 func (m *Model) runSettings() RunSettings {
 	var rs RunSettings
 	keys := make([]string, 0, len(m.breaks))
@@ -606,15 +613,15 @@ func (m *Model) runSettings() RunSettings {
 	return rs
 }
 
-func (m *Model) busy() bool { return m.run != nil || m.starting }
+func (m *Model) busy() bool { return m.live.run != nil || m.live.starting }
 
 // startRun launches a run in a Cmd; kind is "run", "resume" or "fork".
 func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	m.starting = true
-	m.runKind = kind
+	m.live.starting = true
+	m.live.kind = kind
 	m.clearFlash()
 	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
 	if in.Text != "" {
@@ -643,84 +650,37 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 }
 
 func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	m.starting = false
+	m.live.starting = false
 	if msg.err != nil {
 		m.refreshLive()
 		return m.setFlash(msg.err.Error(), true)
 	}
-	m.run = msg.run
-	m.prog = newProgress(msg.kind)
 	m.followNext = msg.gen == m.gen
-	m.runKind, m.runKill, m.killNotice, m.runPid = msg.kind, msg.rs.KillAt, "", 0
-	if k, ok := msg.run.(Killer); ok {
-		m.runPid = k.Pid()
-	}
 	if msg.rs.KillAt != "" && msg.rs.KillAt == m.armed {
 		m.armed = "" // a kill point is armed for one run
 	}
-	m.killed, m.phase, m.answer = nil, nil, nil
-	if (msg.kind == "approve" || msg.kind == "reject") && msg.answer != nil {
-		m.answer = msg.answer
-	}
-	if msg.kind == "resume" && msg.head != nil && msg.gen == m.gen && len(msg.head.cp.Tasks) > 0 {
-		m.phase = newPhase(msg.head, m.runPid)
-	}
-	m.streams = newStreams()
+	m.live.start(msg, msg.gen == m.gen)
 	m.refreshLive()
 	return waitRun(msg.run)
 }
 
 func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
-	if msg.run != m.run || m.run == nil {
+	if msg.run != m.live.run || m.live.run == nil {
 		return nil
 	}
 	var cmds []tea.Cmd
-	saved, finished := false, false
-	var final RunUpdate
-	for _, u := range msg.updates {
-		if u.Event != nil {
-			m.prog.apply(*u.Event)
-			if m.phase != nil {
-				m.phase.apply(*u.Event)
-			}
-			if u.Event.Type == engine.EventCheckpointSaved {
-				saved = true
-			}
-		}
-		if u.Delta != nil && m.streams != nil {
-			m.streams.apply(*u.Delta)
-		}
-		if u.Kill != "" {
-			m.killNotice = u.Kill
-		}
-		if u.Done {
-			finished, final = true, u
-		}
-	}
+	saved, finished, final := m.live.apply(msg.updates)
 	if saved || finished {
 		cmds = append(cmds, m.sync(false))
 	}
 	if !finished {
 		m.refreshLive()
-		return tea.Batch(append(cmds, waitRun(m.run))...)
+		return tea.Batch(append(cmds, waitRun(m.live.run))...)
 	}
-	m.run = nil
-	if m.prog.checkpoints == 0 {
+	if m.live.progress.checkpoints == 0 {
 		m.followNext = false // nothing was written: there is nothing to follow
 	}
-	var ke *KilledError
-	if errors.As(final.Err, &ke) {
-		m.killed = &killInfo{pid: ke.Pid, point: ke.Point}
-		m.phase = nil // the kill report shows where the resume stopped
-	}
-	if m.phase != nil {
-		m.phase.finish(final.Result, final.Err)
-	}
-	if m.answer != nil {
-		m.answer.ended = m.killed == nil
-	}
-	m.streams = nil
-	m.head = nil // read again: the run moved it
+	m.live.end(final)
 	// The run stored writes for checkpoints it did not finish (a kill, a
 	// failure): what was shown of them is out of date.
 	m.cache.dropPending(m.thread)
@@ -745,8 +705,8 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		return ke.Error() + ": the screen shows what is stored; r resumes in a new worker"
 	}
 	unreached := ""
-	if m.runKill != "" {
-		unreached = " · kill point " + m.runKill + " was not reached"
+	if m.live.killAt != "" {
+		unreached = " · kill point " + m.live.killAt + " was not reached"
 	}
 	if u.Err != nil {
 		if errors.Is(u.Err, context.Canceled) {
@@ -765,7 +725,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		return fmt.Sprintf("paused %s %s at @%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
 	}
 	verb := "done"
-	switch m.runKind {
+	switch m.live.kind {
 	case "approve":
 		verb = "approved, done"
 	case "reject":
@@ -831,12 +791,12 @@ func (m *Model) quitDialog() dialog {
 
 // quit stops a run under way first (its finished tasks stay stored).
 func (m *Model) quit() tea.Cmd {
-	if m.run == nil {
+	if m.live.run == nil {
 		return tea.Quit
 	}
 	if !m.quitting {
 		m.quitting = true
-		return tea.Batch(cancelRun(m.run), m.setFlash("stopping the run, then quitting…", false),
+		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run, then quitting…", false),
 			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
 	}
 	return tea.Quit
@@ -847,7 +807,7 @@ func (m *Model) quit() tea.Cmd {
 func (m *Model) Shutdown(timeout time.Duration) {
 	m.lessons.stop(timeout)
 	m.follow.stop()
-	r := m.run
+	r := m.live.run
 	if r == nil {
 		return
 	}
@@ -1010,10 +970,10 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Resume):
 		return m.resume()
 	case key.Matches(msg, k.Stop):
-		if m.run == nil {
+		if m.live.run == nil {
 			return m.setFlash("no run is under way", false)
 		}
-		return tea.Batch(cancelRun(m.run), m.setFlash("stopping the run…", false))
+		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run…", false))
 	case key.Matches(msg, k.Kill):
 		return m.askKill()
 	case key.Matches(msg, k.Drill):

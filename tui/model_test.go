@@ -131,7 +131,7 @@ func TestSendStartsANewThreadWithLiveProgress(t *testing.T) {
 	h.key("enter")
 	sawRun := false
 	h.until("the reply", func() bool {
-		sawRun = sawRun || h.m.run != nil
+		sawRun = sawRun || h.m.live.run != nil
 		return h.at(8)
 	})
 	if !sawRun {
@@ -178,7 +178,7 @@ func TestBreakpointPausesAndResumeFinishes(t *testing.T) {
 	for i := 0; i < 5 && !strings.Contains(h.m.flash, "done"); i++ {
 		h.key("r")
 		h.until("the run to end", func() bool {
-			return h.loaded() && h.m.run == nil && h.m.flash != "" && !strings.Contains(h.m.flash, "stopping")
+			return h.loaded() && h.m.live.run == nil && h.m.flash != "" && !strings.Contains(h.m.flash, "stopping")
 		})
 	}
 	if !strings.Contains(h.m.flash, "done at @8") {
@@ -351,14 +351,14 @@ func TestQuitStopsARunFirst(t *testing.T) {
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")
-	h.until("the run", func() bool { return h.m.run != nil })
+	h.until("the run", func() bool { return h.m.live.run != nil })
 	// q asks first, saying the run stays resumable; n stays.
 	h.key("q")
 	if h.m.quitting || !h.contains("Quit during a run") || !h.contains("resumable") {
 		t.Fatalf("q during a run should ask first:\n%s", h.screen())
 	}
 	h.key("n")
-	if h.m.quitting || h.m.dialog != nil || h.m.run == nil {
+	if h.m.quitting || h.m.dialog != nil || h.m.live.run == nil {
 		t.Fatal("n should keep the run and the screen")
 	}
 	h.key("q")
@@ -472,7 +472,7 @@ func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
 	h.until("#2", func() bool { return h.at(2) })
 	h.key("r")
 	h.until("the paused branch to finish", func() bool {
-		return h.loaded() && h.m.run == nil && strings.Contains(h.m.flash, "done")
+		return h.loaded() && h.m.live.run == nil && strings.Contains(h.m.flash, "done")
 	})
 	chain, err := e.Ancestors(ctx, "pb", h.m.tree.maxID)
 	if err != nil {

@@ -70,8 +70,8 @@ func (m *Model) syncPanes() {
 		}
 		pane := &m.panes[p]
 		k := paneKey{d: m.cur, w: pane.w, unfold: m.unfold, theme: m.themeGen}
-		if p == paneInsp && m.head != nil {
-			k.costs = m.head.costs
+		if p == paneInsp && m.live.head != nil {
+			k.costs = m.live.head.costs
 		}
 		if p == paneConv { // the pinned lines (nav.go) come off its height
 			pane.scroll.h = max(pane.h-len(m.convPins(pane.w)), 1)

@@ -278,7 +278,7 @@ func TestApproveAnEditedDraft(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, e, Settings{Thread: "g"}, 120, 40)
-	h.until("the gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
+	h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
 	h.key("a")
 	a, ok := h.m.dialog.(*approvalDialog)
 	if !ok {

@@ -44,8 +44,9 @@ func computeLayout(w, h, liveH int) layout {
 }
 
 func (m *Model) relayout() {
-	m.live = m.buildLive()
-	m.lay = computeLayout(m.w-m.script.shrinkBy(m.w), m.h, len(m.live))
+	m.live.SetSize(m.w, m.h)
+	m.live.render(m.liveThread())
+	m.lay = computeLayout(m.w-m.script.shrinkBy(m.w), m.h, m.live.Height())
 	l := m.lay
 	// The conversation follows its end: keep it there when its height
 	// changes (the live area comes and goes).
@@ -131,10 +132,7 @@ func (m *Model) viewThread() string {
 		b.WriteString(r)
 		b.WriteByte('\n')
 	}
-	for _, l := range m.live {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
+	b.WriteString(m.live.View())
 	b.WriteString(m.viewComposer())
 	b.WriteByte('\n')
 	b.WriteString(m.viewStatus())
@@ -245,7 +243,7 @@ func (m *Model) viewComposer() string {
 		return fit("", m.w)
 	}
 	hint := "i: write a message"
-	head := m.head
+	head := m.live.head
 	if head != nil && (head.thread != m.thread || head.cp.ID != m.tree.maxID) {
 		head = nil
 	}
@@ -332,10 +330,10 @@ func (m *Model) viewStatus() string {
 			st = th.Error
 		}
 		right = st.Render(m.flash)
-	case m.starting:
+	case m.live.starting:
 		right = th.StatusRun.Render(m.spin.View() + " starting…")
-	case m.run != nil && m.prog != nil:
-		right = th.StatusRun.Render(m.spin.View() + " " + m.prog.line())
+	case m.live.run != nil && m.live.progress != nil:
+		right = th.StatusRun.Render(m.spin.View() + " " + m.live.progress.line())
 	}
 	left := strings.Join(parts, sep)
 	if right != "" {
@@ -404,26 +402,10 @@ func (m *Model) keyLine(bs []key.Binding) string {
 // shortHelp puts the keys that matter now first: kill during a run,
 // resume after a kill, the answer at an approval gate.
 func (m *Model) shortHelp() []key.Binding {
-	k := m.keys
-	head := m.head
-	if head != nil && head.thread != m.thread {
-		head = nil
+	if bs := m.live.ShortHelp(); bs != nil {
+		return bs
 	}
-	switch {
-	case m.busy() && m.canKill():
-		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
-			short(k.Stop, "stop"), short(k.Kill, "kill worker"), short(k.Quit, "quit"), k.Help}
-	case m.busy():
-		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
-			short(k.Stop, "stop"), short(k.Quit, "quit"), k.Help}
-	case head != nil && head.gate != nil:
-		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Approve, "approve/reject"),
-			short(k.Quit, "quit"), k.Help}
-	case head != nil && len(head.cp.Tasks) > 0:
-		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Discard, "discard"),
-			short(k.Resume, "resume"), short(k.Quit, "quit"), k.Help}
-	}
-	return k.ShortHelp()
+	return m.keys.ShortHelp()
 }
 
 // helpLines lists every key of the current screen, in as many columns as

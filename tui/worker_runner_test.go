@@ -72,9 +72,9 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the worker's death at mid-fanout", func() bool {
-		return h.m.killed != nil && h.m.head != nil && h.m.head.thread == "w" && h.loaded()
+		return h.m.live.killed != nil && h.m.live.head != nil && h.m.live.head.thread == "w" && h.loaded()
 	})
-	first := *h.m.killed
+	first := *h.m.live.killed
 	if first.point != "mid-fanout" || first.pid <= 0 || !processGone(first.pid) {
 		t.Fatalf("want worker killed at mid-fanout and gone, got %+v (gone %v)", first, processGone(first.pid))
 	}
@@ -86,15 +86,15 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 
 	// 2. r resumes in a new worker: two redispatched, one reused.
 	h.key("r")
-	h.until("the resume", func() bool { return h.m.phase != nil && h.m.phase.figure != nil && h.loaded() && h.m.head != nil })
+	h.until("the resume", func() bool { return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil })
 	if !h.contains("resume: 2 redispatched, 1 reused, 2 model calls") {
 		t.Fatalf("the resume phase figure is missing:\n%s", h.screen())
 	}
-	if p := h.m.phase.pid; p <= 0 || p == first.pid {
+	if p := h.m.live.phase.pid; p <= 0 || p == first.pid {
 		t.Fatalf("the resume should run in a new worker, pid %d (killed one was %d)", p, first.pid)
 	}
-	if latest, err := e.Latest(ctx, "w"); err != nil || h.m.head.cp.ID != latest.ID || len(latest.Tasks) != 0 {
-		t.Fatalf("the resumed turn should end with nothing pending: head #%d, latest %+v (%v)", h.m.head.cp.ID, latest, err)
+	if latest, err := e.Latest(ctx, "w"); err != nil || h.m.live.head.cp.ID != latest.ID || len(latest.Tasks) != 0 {
+		t.Fatalf("the resumed turn should end with nothing pending: head #%d, latest %+v (%v)", h.m.live.head.cp.ID, latest, err)
 	}
 
 	// 3. X (asked, y) kills the worker while its executors run.
@@ -102,10 +102,10 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("executors running", func() bool {
-		if h.m.run == nil || h.m.prog == nil {
+		if h.m.live.run == nil || h.m.live.progress == nil {
 			return false
 		}
-		for _, n := range h.m.prog.running {
+		for _, n := range h.m.live.progress.running {
 			if n == ticket.NodeExecutor {
 				return true
 			}
@@ -113,12 +113,12 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		return false
 	})
 	h.key("X", "y")
-	h.until("the kill by X", func() bool { return h.m.killed != nil && h.m.head != nil && h.loaded() })
-	k := *h.m.killed
+	h.until("the kill by X", func() bool { return h.m.live.killed != nil && h.m.live.head != nil && h.loaded() })
+	k := *h.m.live.killed
 	if k.point != "" || !processGone(k.pid) {
 		t.Fatalf("X should SIGKILL the worker: %+v (gone %v)", k, processGone(k.pid))
 	}
-	pending, stored := len(h.m.head.cp.Tasks), len(h.m.head.plan.Reused())
+	pending, stored := len(h.m.live.head.cp.Tasks), len(h.m.live.head.plan.Reused())
 	if pending == 0 {
 		t.Fatalf("the kill left nothing pending:\n%s", h.screen())
 	}
@@ -126,15 +126,15 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		t.Fatalf("the kill report lacks %q:\n%s", want, h.screen())
 	}
 	h.key("r")
-	h.until("the second resume", func() bool { return h.m.phase != nil && h.m.phase.figure != nil && h.loaded() && h.m.head != nil })
-	f := *h.m.phase.figure
+	h.until("the second resume", func() bool { return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil })
+	f := *h.m.live.phase.figure
 	if f.redispatched != pending-stored || f.reused != stored || !h.contains(f.String()) {
 		t.Fatalf("after a kill with %d pending and %d stored the resume shows %+v:\n%s", pending, stored, f, h.screen())
 	}
 	// An unfinished executor makes one model call when redispatched; a
 	// finished one makes none.
 	allExecutors := true
-	for _, task := range h.m.phase.tasks {
+	for _, task := range h.m.live.phase.tasks {
 		allExecutors = allExecutors && task.node == ticket.NodeExecutor
 	}
 	if allExecutors && f.calls != pending-stored {
@@ -145,10 +145,10 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.key("esc", "i", "ctrl+d")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the approval gate", func() bool { return h.loaded() && h.m.head != nil && h.m.head.gate != nil })
-	op := h.m.head.gate.op.ID
+	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+	op := h.m.live.head.gate.op.ID
 	h.key("a", "y")
-	h.until("the approval", func() bool { return h.m.answer != nil && h.m.answer.ended && h.loaded() && h.m.head != nil })
+	h.until("the approval", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
 	ds, err := drafts.ListDrafts(ctx, "w")
 	if err != nil || len(ds) != 1 || ds[0].OperationID != op {
 		t.Fatalf("want one draft row for %s, got %+v (%v)", op, ds, err)

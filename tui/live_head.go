@@ -1,0 +1,151 @@
+package tui
+
+// What the live strip (live.go) shows between runs is read here, in
+// tea.Cmds: the thread's newest checkpoint, its pending tasks and which of
+// them stored their writes (the engine's ResumePlan), the approval gate it
+// may wait at, the drafts table and the thread's costs.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// headInfo is the thread's newest checkpoint as a drill sees it: its
+// pending tasks, which of them already stored their writes (finished before
+// a crash: reused on resume; the engine's ResumePlan), and the approval gate
+// it may wait at.
+type headInfo struct {
+	thread string
+	cp     engine.Checkpoint
+	// costs are the thread's tokens (nil when the backend cannot sum
+	// them, or they did not read), loaded with the head.
+	costs *engine.Costs
+	state ticket.State
+	plan  engine.ResumePlan
+	gate  *gateInfo
+	// drafts are the thread's rows in the drafts table (nil when the
+	// backend cannot list them).
+	drafts    []store.Draft
+	canDrafts bool
+}
+
+// gateInfo is a draft waiting at the approval gate.
+type gateInfo struct {
+	checkpoint int64
+	op         ticket.Operation
+	auth       *ticket.Authorization
+	// expired is whether the grant had expired when the head was read.
+	expired bool
+}
+
+type headMsg struct {
+	gen    int
+	thread string
+	head   *headInfo
+	err    error
+}
+
+// coster is a Backend that sums a thread's tokens (Engine.Costs).
+type coster interface {
+	Costs(ctx context.Context, thread string) (engine.Costs, error)
+}
+
+// readHead reads the newest checkpoint and its stored writes. It runs in a
+// tea.Cmd (or in a run's start Cmd, before the run can add writes).
+func readHead(ctx context.Context, b Backend, thread string) (*headInfo, error) {
+	return readHeadAt(ctx, b, thread, 0)
+}
+
+// readHeadAt reads checkpoint at (0: the newest) the same way.
+func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headInfo, error) {
+	var cps []engine.Checkpoint
+	var err error
+	if at == 0 {
+		// The listing names the head; Get reads it whole.
+		if cps, err = b.History(ctx, thread, 0, 1); err == nil && len(cps) == 1 {
+			at = cps[0].ID
+		}
+	}
+	if at != 0 {
+		var cp engine.Checkpoint
+		if cp, err = b.Get(ctx, thread, at); err == nil {
+			cps = []engine.Checkpoint{cp}
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && len(cps) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp := cps[0]
+	h := &headInfo{thread: thread, cp: cp}
+	var ws []engine.TaskWrites
+	if len(cp.Tasks) > 0 {
+		if ws, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
+			return nil, err
+		}
+	}
+	h.plan = engine.PlanFrom(cp, ws)
+	if s, err := ticket.Decode(cp.Values); err == nil {
+		h.state = s
+		h.gate = gateOf(cp, s, time.Now())
+	}
+	if dl, ok := b.(draftLister); ok {
+		if ds, err := dl.ListDrafts(ctx, thread); err == nil {
+			h.drafts, h.canDrafts = ds, true
+		}
+	}
+	return h, nil
+}
+
+func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
+	return func() tea.Msg {
+		h, err := readHead(ctx, b, thread)
+		if c, ok := b.(coster); ok && h != nil && err == nil {
+			// From the listings; a thread whose costs do not read still
+			// shows its head.
+			if costs, cerr := c.Costs(ctx, thread); cerr == nil {
+				h.costs = &costs
+			}
+		}
+		return headMsg{gen: gen, thread: thread, head: h, err: err}
+	}
+}
+
+// gateOf finds an unanswered draft at the approval gate.
+func gateOf(cp engine.Checkpoint, s ticket.State, now time.Time) *gateInfo {
+	atGate := false
+	for _, t := range cp.Tasks {
+		atGate = atGate || t.Node == ticket.NodeApproval
+	}
+	op, ok := ticket.PendingDraft(s)
+	if !atGate || !ok {
+		return nil
+	}
+	if _, answered := s.Approvals[op.ID]; answered {
+		return nil
+	}
+	g := &gateInfo{checkpoint: cp.ID, op: op, auth: s.Authorization}
+	if a := s.Authorization; a != nil {
+		exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
+		g.expired = err != nil || !now.Before(exp)
+	}
+	return g
+}
+
+// expiry prints an authorization's RFC 3339 expiry for people (UTC).
+func expiry(s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return s + " (unreadable)"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}

@@ -433,7 +433,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
-	if h.m.draft {
+	if h.m.composer.draft {
 		t.Fatal("the draft request is for one turn; it should be off again")
 	}
 	opID := h.m.live.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
@@ -505,7 +505,9 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	}
 	h.typeText("wrong tone for this customer")
 	h.key("enter")
-	h.until("the rejected run", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
+	h.until("the rejected run", func() bool {
+		return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil
+	})
 	s := h.screen()
 	for _, want := range []string{"rejected " + opID, "rejected: wrong tone for this customer", "0 rows for " + opID} {
 		if !strings.Contains(s, want) {
@@ -535,7 +537,9 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 		t.Fatalf("the dialog should warn before approving:\n%s", h.screen())
 	}
 	h.key("y")
-	h.until("the run", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
+	h.until("the run", func() bool {
+		return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil
+	})
 	if !h.contains("operation create_draft " + opID + ": blocked") {
 		t.Fatalf("the operation should be blocked:\n%s", h.screen())
 	}

@@ -67,7 +67,7 @@ func TestCtrlCInTheComposerNeverLosesText(t *testing.T) {
 	h.key("i")
 	h.typeText("a message I typed with care")
 	_, cmd := h.m.Update(keyMsg("ctrl+c"))
-	if !h.m.composing || h.m.composer.Value() != "" {
+	if !h.m.composer.open || h.m.composer.Value() != "" {
 		t.Fatalf("the first ctrl+c clears the text and keeps the composer: %q", h.m.composer.Value())
 	}
 	if cmd != nil {
@@ -80,7 +80,7 @@ func TestCtrlCInTheComposerNeverLosesText(t *testing.T) {
 		t.Fatalf("the status log should keep the cleared text, has %q", last)
 	}
 	_, cmd = h.m.Update(keyMsg("ctrl+c"))
-	if h.m.composing || cmd != nil {
+	if h.m.composer.open || cmd != nil {
 		t.Fatal("the second ctrl+c closes the composer, nothing else")
 	}
 	_, cmd = h.m.Update(keyMsg("ctrl+c"))

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
@@ -95,7 +94,6 @@ type Model struct {
 	spin     spinner.Model
 	keys     threadKeys
 	listKeys threadListKeys
-	compKeys composerKeys
 
 	w, h   int
 	lay    layout
@@ -119,18 +117,16 @@ type Model struct {
 	panes   [paneCount]contentPane
 	unfold  bool
 
-	composer  textinput.Model
-	composing bool
+	composer composer // the message line (composer.go)
 
 	followNext bool
 	breaks     map[string]bool
 
 	// Drills, approval and streaming (drill.go; the live strip, live.go).
-	draft   bool          // the next message asks for a draft reply
 	authTTL time.Duration // of a draft's authorization grant
 	armed   string        // kill point for the next run
 	live    liveStrip     // the run under way and what the last one left
-	follow      follower      // a run elsewhere, followed (follow.go)
+	follow  follower      // a run elsewhere, followed (follow.go)
 
 	par parity // replay, edit state, compare, graph view (parity.go)
 
@@ -170,7 +166,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m := &Model{
 		ctx: ctx, deps: deps,
-		keys: newThreadKeys(), listKeys: newThreadListKeys(), compKeys: newComposerKeys(), pagerKeys: newPagerKeys(),
+		keys: newThreadKeys(), listKeys: newThreadListKeys(), pagerKeys: newPagerKeys(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
 		mainTab: paneConv, sideTab: paneInsp, thread: s.Thread, authTTL: s.AuthTTL,
@@ -189,10 +185,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	for _, n := range s.InterruptAfter {
 		m.breaks["after:"+n] = true
 	}
-	m.composer = newInput()
-	m.composer.Prompt = "› "
-	// ctrl+d toggles the draft request here; delete still deletes forward.
-	m.composer.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
+	m.composer = newComposer()
 	m.live = newLiveStrip(m.keys, m.canKill)
 	m.setTheme(th)
 	if s.Thread == "" {
@@ -220,10 +213,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 	if m.script != nil {
 		m.script.render(th)
 	}
-	m.composer.PromptStyle = th.Prompt
-	m.composer.TextStyle = th.Text
-	m.composer.PlaceholderStyle = th.Placeholder
-	m.composer.Cursor.Style = th.Accent
+	m.composer.setTheme(th)
 	m.live.theme = th
 	m.syncPanes()
 	m.refreshLive()
@@ -324,8 +314,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	if m.dialog != nil {
 		_, cmd = m.dialog.update(msg)
-	} else if m.composing {
-		m.composer, cmd = m.composer.Update(msg)
+	} else if m.composer.open {
+		cmd = m.composer.updateOther(msg)
 	} else if m.nav.prompt != nil {
 		m.nav.prompt.in, cmd = m.nav.prompt.in.Update(msg)
 	}
@@ -356,17 +346,6 @@ func cancelRun(r RunHandle) tea.Cmd {
 		r.Cancel()
 		return nil
 	}
-}
-
-// setDraft turns the draft request of the next message on or off.
-func (m *Model) setDraft(on bool) {
-	m.draft = on
-	desc := "reply as a draft: off"
-	if on {
-		desc = "reply as a draft: ON"
-	}
-	m.compKeys.Draft.SetHelp("ctrl+d", desc)
-	m.relayout()
 }
 
 // logEntry is one status line, kept in full for the status log (L).
@@ -741,7 +720,7 @@ func (m *Model) send(text string) tea.Cmd {
 	if m.thread == "" {
 		return m.setFlash("open or create a thread first (t)", true)
 	}
-	in := Input{Text: text, Draft: m.draft}
+	in := Input{Text: text, Draft: m.composer.draft}
 	if m.tree.len() == 0 {
 		return m.startRun("run", 0, in)
 	}
@@ -838,7 +817,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	}
-	if m.composing {
+	if m.composer.open {
 		return m.onComposerKey(msg)
 	}
 	if m.nav.prompt != nil {
@@ -855,7 +834,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 				cmds = append(cmds, m.onPromptKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))
 				break
 			}
-			if m.dialog != nil || m.composing || m.nav.prompt != nil {
+			if m.dialog != nil || m.composer.open || m.nav.prompt != nil {
 				break // the rest would be typed into what just opened
 			}
 		}
@@ -871,43 +850,26 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
+	out, cmd := m.composer.Update(msg)
 	switch {
-	case key.Matches(msg, m.compKeys.Clear):
-		// Clear the text first (the status log keeps it), then close.
-		if v := m.composer.Value(); v != "" {
-			m.composer.Reset()
-			return m.setFlash("message cleared (ctrl+c again closes the composer); it was: "+v, false)
-		}
-		m.composing = false
-		m.composer.Blur()
-		return nil
-	case key.Matches(msg, m.compKeys.Leave):
-		m.composing = false
-		m.composer.Blur()
-		return nil
-	case key.Matches(msg, m.compKeys.Send):
-		text := strings.TrimSpace(m.composer.Value())
-		if text == "" {
+	case out.cleared != "":
+		return m.setFlash("message cleared (ctrl+c again closes the composer); it was: "+out.cleared, false)
+	case out.refused != "":
+		return m.setFlash(out.refused, true)
+	case out.resized:
+		m.relayout()
+	case key.Matches(msg, m.composer.keys.Send):
+		if out.send == "" {
 			return nil
 		}
 		if m.busy() {
 			return m.setFlash("a run is under way: your text is kept, send it when the run ends (x stops it)", true)
 		}
-		cmd := m.send(text)
-		m.composer.Reset()
-		m.composing = false
-		m.composer.Blur()
-		m.setDraft(false) // a draft is asked for one turn at a time
+		cmd := m.send(out.send)
+		m.composer.sent()
+		m.relayout()
 		return cmd
-	case key.Matches(msg, m.compKeys.Draft):
-		m.setDraft(!m.draft)
-		return nil
 	}
-	if why := admit(m.composer, msg); why != "" {
-		return m.setFlash(why, true)
-	}
-	var cmd tea.Cmd
-	m.composer, cmd = m.composer.Update(msg)
 	return cmd
 }
 
@@ -963,7 +925,6 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		if m.thread == "" {
 			return m.setFlash("open or create a thread first (t)", true)
 		}
-		m.composing = true
 		return m.composer.Focus()
 	case key.Matches(msg, k.Fork):
 		return m.openFork()

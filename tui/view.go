@@ -72,7 +72,7 @@ func (m *Model) relayout() {
 			m.mainTab, m.focus = m.sideTab, focusMain
 		}
 	}
-	m.composer.Width = max(m.w-4-width(m.draftTag()), 10)
+	m.composer.SetSize(m.w)
 	m.help.Width = m.w
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
@@ -222,22 +222,12 @@ func wrapStyled(st styleT, text string, w int) []string {
 	return lines
 }
 
-// draftTag tells, right of the input, whether the reply will be a draft.
-func (m *Model) draftTag() string {
-	if m.draft {
-		return m.th.StatusApproval.Render(" ✉ draft reply: awaits approval · ctrl+d ")
-	}
-	return m.th.Placeholder.Render(" ctrl+d: draft reply ")
-}
-
 func (m *Model) viewComposer() string {
-	th := m.th
 	if m.nav.prompt != nil {
 		return m.viewPrompt()
 	}
-	if m.composing {
-		tag := m.draftTag()
-		return fit(" "+fit(m.composer.View(), max(m.w-1-width(tag), 1))+tag, m.w)
+	if m.composer.open {
+		return m.composer.View("")
 	}
 	if m.screen == screenThreads || m.thread == "" {
 		return fit("", m.w)
@@ -264,13 +254,7 @@ func (m *Model) viewComposer() string {
 	case m.leaf != 0:
 		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.leaf)
 	}
-	if v := m.composer.Value(); v != "" {
-		hint = "unsent: " + termtext.Line(v) + "  (i edits)"
-	}
-	if m.draft {
-		hint += " · the reply will be a draft (approval needed)"
-	}
-	return fit(" "+th.Prompt.Render("›")+" "+th.Placeholder.Render(hint), m.w)
+	return m.composer.View(hint)
 }
 
 // viewStatus is the status bar: thread, position, branch, breakpoints and
@@ -373,13 +357,8 @@ func (m *Model) viewHelpLine() string {
 		return m.keyLine(m.listKeys.ShortHelp())
 	case m.screen == screenLessons:
 		return m.keyLine(m.lessons.keys.ShortHelp())
-	case m.composing:
-		k := m.compKeys
-		draft := "draft: off"
-		if m.draft {
-			draft = "draft: ON"
-		}
-		return m.keyLine([]key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back"), short(k.Clear, "clear")})
+	case m.composer.open:
+		return m.keyLine(m.composer.ShortHelp())
 	}
 	return m.keyLine(m.shortHelp())
 }

@@ -86,7 +86,9 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 
 	// 2. r resumes in a new worker: two redispatched, one reused.
 	h.key("r")
-	h.until("the resume", func() bool { return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil })
+	h.until("the resume", func() bool {
+		return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil
+	})
 	if !h.contains("resume: 2 redispatched, 1 reused, 2 model calls") {
 		t.Fatalf("the resume phase figure is missing:\n%s", h.screen())
 	}
@@ -126,7 +128,9 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		t.Fatalf("the kill report lacks %q:\n%s", want, h.screen())
 	}
 	h.key("r")
-	h.until("the second resume", func() bool { return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil })
+	h.until("the second resume", func() bool {
+		return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil
+	})
 	f := *h.m.live.phase.figure
 	if f.redispatched != pending-stored || f.reused != stored || !h.contains(f.String()) {
 		t.Fatalf("after a kill with %d pending and %d stored the resume shows %+v:\n%s", pending, stored, f, h.screen())
@@ -148,7 +152,9 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
 	op := h.m.live.head.gate.op.ID
 	h.key("a", "y")
-	h.until("the approval", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil })
+	h.until("the approval", func() bool {
+		return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil
+	})
 	ds, err := drafts.ListDrafts(ctx, "w")
 	if err != nil || len(ds) != 1 || ds[0].OperationID != op {
 		t.Fatalf("want one draft row for %s, got %+v (%v)", op, ds, err)

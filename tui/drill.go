@@ -404,7 +404,7 @@ func (m *Model) openApproval() tea.Cmd {
 	}
 	ctx, thread, gen := m.ctx, m.thread, m.gen
 	var dlg *approvalDialog
-	dlg = newApprovalDialog(m.th, h.gate, func(approve bool, reason string) tea.Cmd {
+	dlg = newApprovalDialog(m.theme, h.gate, func(approve bool, reason string) tea.Cmd {
 		kind := "approve"
 		if !approve {
 			kind = "reject"

@@ -148,7 +148,7 @@ func (r *renderer) fidelityHeader(d *detail, b *fidelityBadge, w int) []string {
 	if d == nil || d.stateErr != nil || d.state.Summary == nil {
 		return nil
 	}
-	th := r.th
+	th := r.theme
 	s := d.state.Summary
 	head := th.Heading.Render("Summary") + th.Muted.Render(fmt.Sprintf(" #%d–#%d", s.From, s.To))
 	var badge string

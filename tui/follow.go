@@ -199,7 +199,7 @@ func (m *Model) followMarker(room int) (live, following string) {
 		return "", ""
 	}
 	if f.writer == "" {
-		return "", m.th.StatusLabel.Render("following")
+		return "", m.theme.StatusLabel.Render("following")
 	}
 	who := termtext.Line(f.writer)
 	forms := []string{"● live: written by " + who, "● live: " + who}
@@ -209,8 +209,8 @@ func (m *Model) followMarker(room int) (live, following string) {
 	forms = append(forms, "● live")
 	for _, s := range forms[:len(forms)-1] {
 		if width(s) <= room {
-			return m.th.StatusRun.Render(s), ""
+			return m.theme.StatusRun.Render(s), ""
 		}
 	}
-	return m.th.StatusRun.Render(forms[len(forms)-1]), ""
+	return m.theme.StatusRun.Render(forms[len(forms)-1]), ""
 }

@@ -213,16 +213,16 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	h.key("T")
 	h.until("the theme saved", func() bool { return strings.Contains(h.m.flash, "saved to") })
 	c, err := LoadConfig(path)
-	if err != nil || c.Theme != h.m.th.Name || c.Theme == themes.Dark {
-		t.Fatalf("the config should hold the new theme %s: %+v %v", h.m.th.Name, c, err)
+	if err != nil || c.Theme != h.m.theme.Name || c.Theme == themes.Dark {
+		t.Fatalf("the config should hold the new theme %s: %+v %v", h.m.theme.Name, c, err)
 	}
 	if err := os.WriteFile(path, []byte("# mine\nmouse = false # keep\n\n[keys]\nkill = \"ctrl+k\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h.key("T")
-	h.until("the theme saved again", func() bool { return strings.Contains(h.m.flash, "theme "+h.m.th.Name+" (saved") })
+	h.until("the theme saved again", func() bool { return strings.Contains(h.m.flash, "theme "+h.m.theme.Name+" (saved") })
 	b, _ := os.ReadFile(path)
-	for _, want := range []string{"# mine", "mouse = false # keep", "theme = \"" + h.m.th.Name + "\"", "[keys]\nkill = \"ctrl+k\""} {
+	for _, want := range []string{"# mine", "mouse = false # keep", "theme = \"" + h.m.theme.Name + "\"", "[keys]\nkill = \"ctrl+k\""} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("the saved config lacks %q:\n%s", want, b)
 		}
@@ -232,8 +232,8 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	nc.until("the thread", nc.loaded)
 	nc.key("T")
 	nc.drain()
-	if nc.m.th.Name != themes.NoColor || !strings.Contains(nc.m.flash, "NO_COLOR") {
-		t.Fatalf("T under NO_COLOR should keep no-color and say why: %s, %q", nc.m.th.Name, nc.m.flash)
+	if nc.m.theme.Name != themes.NoColor || !strings.Contains(nc.m.flash, "NO_COLOR") {
+		t.Fatalf("T under NO_COLOR should keep no-color and say why: %s, %q", nc.m.theme.Name, nc.m.flash)
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Fatal("T under NO_COLOR should not write the config")

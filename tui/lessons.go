@@ -254,7 +254,7 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
 		}
 		m.script = newScriptPanel(msg.lesson, msg.verdict)
-		m.script.render(m.th)
+		m.script.render(m.theme)
 		m.relayout()
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
 		return tea.Batch(m.openThread(msg.lesson.Thread), loadThreads(m.ctx, m.deps.Backend))
@@ -287,7 +287,7 @@ func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
 
 // viewLessons draws the picker screen.
 func (m *Model) viewLessons() string {
-	return m.lessons.View(m.th, m.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+	return m.lessons.View(m.theme, m.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
 
 // LessonKeys are the keys a lesson's script may tell a person to press, by

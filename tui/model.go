@@ -87,8 +87,8 @@ type Model struct {
 	ctx  context.Context
 	deps Deps
 
-	th       *themes.Theme
-	rend     *renderer
+	theme    *themes.Theme
+	renderer *renderer // the panes' drawing, for the theme
 	themeGen int
 	help     help.Model
 	spin     spinner.Model
@@ -96,26 +96,26 @@ type Model struct {
 	listKeys threadListKeys
 
 	w, h   int
-	lay    layout
+	layout layout
 	screen screen
 
 	// The thread view.
-	thread  string
-	gen     int
-	tree    *tree
-	tl      timelinePane
-	loading bool
-	total   int
-	cache   *cache
-	cur     *detail
-	pos     [2]int
-	leaf    int64
-	branch  string
-	focus   focusID
-	mainTab int // narrow layout: which pane the main column shows
-	sideTab int // wide layout: which pane the side column shows
-	panes   [paneCount]contentPane
-	unfold  bool
+	thread   string
+	gen      int
+	tree     *tree
+	timeline timelinePane
+	loading  bool
+	total    int
+	cache    *cache
+	cur      *detail
+	position [2]int // the cursor's place on its branch: n of m
+	leaf     int64
+	branch   string
+	focus    focusID
+	mainTab  int // narrow layout: which pane the main column shows
+	sideTab  int // wide layout: which pane the side column shows
+	panes    [paneCount]contentPane
+	unfold   bool
 
 	composer composer // the message line (composer.go)
 
@@ -191,7 +191,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons, m.prepare, m.lesson = newLessonPicker(m.th, s.Lessons), s.Prepare, s.Lesson
+	m.lessons, m.prepare, m.lesson = newLessonPicker(m.theme, s.Lessons), s.Prepare, s.Lesson
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -199,8 +199,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 }
 
 func (m *Model) setTheme(th *themes.Theme) {
-	m.th = th
-	m.rend = newRenderer(th)
+	m.theme = th
+	m.renderer = newRenderer(th)
 	m.themeGen++
 	m.help.Styles = help.Styles{
 		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
@@ -392,9 +392,9 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.thread = thread
 	m.gen++
 	m.tree = newTree()
-	m.tl.reset()
+	m.timeline.reset()
 	m.cur = nil
-	m.pos = [2]int{}
+	m.position = [2]int{}
 	m.leaf = 0
 	m.branch = ""
 	m.loading = true
@@ -509,9 +509,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 func (m *Model) afterTreeChange() {
 	m.leaf = m.tree.leaf()
 	a, b := m.tree.position()
-	m.pos = [2]int{a, b}
+	m.position = [2]int{a, b}
 	m.branch = m.tree.branchInfo()
-	m.tl.ensureVisible(m.tree)
+	m.timeline.ensureVisible(m.tree)
 }
 
 // cursorMoved shows the checkpoint under the cursor, loading it if needed.
@@ -908,9 +908,9 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Down):
 		return m.scrollFocused(1)
 	case key.Matches(msg, k.PageUp):
-		return m.scrollFocused(-max(m.lay.bodyH-3, 1))
+		return m.scrollFocused(-max(m.layout.bodyH-3, 1))
 	case key.Matches(msg, k.PageDown):
-		return m.scrollFocused(max(m.lay.bodyH-3, 1))
+		return m.scrollFocused(max(m.layout.bodyH-3, 1))
 	case key.Matches(msg, k.FocusNext):
 		m.cycleFocus(1)
 	case key.Matches(msg, k.FocusPrev):
@@ -959,8 +959,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		if m.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
 		}
-		m.setTheme(themes.Or(themes.Next(m.th.Name)))
-		return m.saveTheme(m.th.Name)
+		m.setTheme(themes.Or(themes.Next(m.theme.Name)))
+		return m.saveTheme(m.theme.Name)
 	}
 	if moved {
 		return m.cursorMoved()
@@ -1000,7 +1000,7 @@ func (m *Model) openFork() tea.Cmd {
 	if n := m.tree.nodes[id]; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
 	}
-	f := newForm(m.th, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
+	f := newForm(m.theme, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
 		var attach []string
 		if v[1] != "" {
 			attach = []string{v[1]}
@@ -1093,7 +1093,7 @@ func (m *Model) openNewThread() tea.Cmd {
 			break
 		}
 	}
-	f := newForm(m.th, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
+	f := newForm(m.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
 		if strings.ContainsFunc(v[0], func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			return nil, errors.New("the thread name has control characters")
 		}
@@ -1116,14 +1116,14 @@ func (m *Model) openNewThread() tea.Cmd {
 // --- focus, panes, scrolling, mouse ---
 
 func (m *Model) visiblePanes() (main, side int) {
-	if m.lay.wide {
+	if m.layout.wide {
 		return paneConv, m.sideTab
 	}
 	return m.mainTab, -1
 }
 
 func (m *Model) showPane(p int) {
-	if m.lay.wide {
+	if m.layout.wide {
 		if p == paneConv {
 			m.focus = focusMain
 		} else {
@@ -1139,7 +1139,7 @@ func (m *Model) showPane(p int) {
 
 func (m *Model) cycleFocus(d int) {
 	n := 2
-	if m.lay.wide {
+	if m.layout.wide {
 		n = 3
 	}
 	m.focus = focusID(((int(m.focus)+d)%n + n) % n)
@@ -1202,7 +1202,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		m.lessons.wheel(wheel / 3)
 		return nil
 	}
-	l := m.lay
+	l := m.layout
 	if msg.Y >= l.bodyH {
 		return nil
 	}
@@ -1217,7 +1217,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	if wheel != 0 {
 		if target == focusTimeline {
-			m.tl.scroll(m.tree, wheel)
+			m.timeline.scroll(m.tree, wheel)
 			return m.wantWords()
 		}
 		main, side := m.visiblePanes()
@@ -1232,7 +1232,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	m.focus = target
 	if target == focusTimeline {
-		if id, ok := m.tl.at(m.tree, msg.Y-1); ok && m.tree.jump(id) {
+		if id, ok := m.timeline.at(m.tree, msg.Y-1); ok && m.tree.jump(id) {
 			return m.cursorMoved()
 		}
 	}

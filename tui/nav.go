@@ -107,7 +107,7 @@ type wordsMsg struct {
 
 // wantWords asks for the words of the turn rows on screen not yet read.
 func (m *Model) wantWords() tea.Cmd {
-	t, p := m.tree, &m.tl
+	t, p := m.tree, &m.timeline
 	if m.thread == "" || p.h <= 0 {
 		return nil
 	}
@@ -166,12 +166,12 @@ func readWords(ctx context.Context, b Backend, thread string, id int64) string {
 }
 
 func (m *Model) onWords(msg wordsMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread || m.tl.words == nil {
+	if msg.gen != m.gen || msg.thread != m.thread || m.timeline.words == nil {
 		return nil
 	}
 	for id, w := range msg.words {
-		m.tl.words[id] = w
-		delete(m.tl.loadingWords, id)
+		m.timeline.words[id] = w
+		delete(m.timeline.loadingWords, id)
 	}
 	return m.wantWords() // the screen may have moved on meanwhile
 }
@@ -302,7 +302,7 @@ func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 		in.SetValue(m.nav.search.query)
 		in.CursorEnd()
 	}
-	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.th.Prompt, m.th.Text, m.th.Placeholder, m.th.Accent
+	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.theme.Prompt, m.theme.Text, m.theme.Placeholder, m.theme.Accent
 	m.nav.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys()}
 	return m.nav.prompt.in.Focus()
 }
@@ -351,10 +351,10 @@ func (m *Model) zoomSizes() {
 	}
 	p := m.zoomedPane()
 	m.nav.zoomSized = p
-	inner := m.lay.paneInner
+	inner := m.layout.paneInner
 	if p < 0 {
-		m.tl.SetSize(m.w-2, inner)
-		m.tl.ensureVisible(m.tree)
+		m.timeline.SetSize(m.w-2, inner)
+		m.timeline.ensureVisible(m.tree)
 		return
 	}
 	m.panes[p].SetSize(m.w-2, inner)
@@ -363,11 +363,11 @@ func (m *Model) zoomSizes() {
 
 // zoomedCols is the body when a pane is zoomed.
 func (m *Model) zoomedCols() [][]string {
-	l := m.lay
+	l := m.layout
 	p := m.zoomedPane()
 	var s string
 	if p < 0 {
-		s = frame(m.timelineTitle()+" · + back", m.timelineContent(), m.w, l.bodyH, true, m.border(true), m.th.PaneTitleFocused)
+		s = frame(m.timelineTitle()+" · + back", m.timelineContent(), m.w, l.bodyH, true, m.border(true), m.theme.PaneTitleFocused)
 	} else {
 		s = m.framePane(p, m.w, true)
 	}
@@ -390,7 +390,7 @@ func (m *Model) convPins(w int) []string {
 	if key == m.nav.pinKey && m.nav.pins != nil {
 		return m.nav.pins
 	}
-	th := m.th
+	th := m.theme
 	var out []string
 	s := d.state
 	if sm := s.Summary; sm != nil {

@@ -60,7 +60,7 @@ func (p *contentPane) SetSize(w, h int) {
 
 // syncPanes re-renders the visible panes whose inputs changed.
 func (m *Model) syncPanes() {
-	if m.rend == nil {
+	if m.renderer == nil {
 		return
 	}
 	main, side := m.visiblePanes()
@@ -82,11 +82,11 @@ func (m *Model) syncPanes() {
 		var lines []string
 		switch p {
 		case paneConv:
-			lines = m.rend.conversation(m.cur, pane.w, m.unfold)
+			lines = m.renderer.conversation(m.cur, pane.w, m.unfold)
 		case paneState:
-			lines = append(m.rend.fidelityHeader(m.cur, m.fidelityBadgeOf(m.cur), pane.w), m.rend.state(m.cur, pane.w, m.unfold)...)
+			lines = append(m.renderer.fidelityHeader(m.cur, m.fidelityBadgeOf(m.cur), pane.w), m.renderer.state(m.cur, pane.w, m.unfold)...)
 		case paneInsp:
-			lines = append(m.rend.costsHeader(k.costs, pane.w), m.rend.inspector(m.cur, pane.w, m.unfold)...)
+			lines = append(m.renderer.costsHeader(k.costs, pane.w), m.renderer.inspector(m.cur, pane.w, m.unfold)...)
 		}
 		sameCheckpoint := pane.key.d == m.cur && pane.key.d != nil
 		off := 0

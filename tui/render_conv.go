@@ -17,7 +17,7 @@ import (
 // so scrubbing between neighbouring checkpoints (which share almost all
 // messages) re-renders only what is new.
 type renderer struct {
-	th       *themes.Theme
+	theme    *themes.Theme
 	hl       *highlighter
 	msgCache map[msgKey][]string
 }
@@ -32,7 +32,7 @@ type msgKey struct {
 }
 
 func newRenderer(th *themes.Theme) *renderer {
-	return &renderer{th: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}}
+	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}}
 }
 
 func hashMessage(m ticket.Message) uint64 {
@@ -48,17 +48,17 @@ func (r *renderer) speakerStyle(m ticket.Message) lipgloss.Style {
 	sp := m.Speaker
 	switch {
 	case m.Role == ticket.RoleUser:
-		return r.th.SpeakerUser
+		return r.theme.SpeakerUser
 	case m.Role == ticket.RoleTool:
-		return r.th.SpeakerTool
+		return r.theme.SpeakerTool
 	case strings.HasPrefix(sp, "executor"):
-		return r.th.SpeakerExecutor
+		return r.theme.SpeakerExecutor
 	case sp == "critic":
-		return r.th.SpeakerCritic
+		return r.theme.SpeakerCritic
 	case sp == "reply":
-		return r.th.SpeakerReply
+		return r.theme.SpeakerReply
 	}
-	return r.th.SpeakerOther
+	return r.theme.SpeakerOther
 }
 
 // body wraps a message's text under an indent, clipped and folded so a huge
@@ -97,7 +97,7 @@ func (r *renderer) body(text string, w int, unfold bool, indent string, rail lip
 		if unfold {
 			tail = " not shown"
 		}
-		out = append(out, pre+r.th.Fold.Render("… "+strings.Join(more, ", ")+tail))
+		out = append(out, pre+r.theme.Fold.Render("… "+strings.Join(more, ", ")+tail))
 	}
 	return out
 }
@@ -112,7 +112,7 @@ func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note 
 	if len(r.msgCache) > 4096 {
 		r.msgCache = map[msgKey][]string{}
 	}
-	th := r.th
+	th := r.theme
 	idx := th.Index.Render(fmt.Sprintf("#%d", m.Index))
 	spk := r.speakerStyle(m).Render(trunc(termtext.Line(m.Speaker), max(w/2, 12)))
 	var lines []string
@@ -147,7 +147,7 @@ func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note 
 // verbatim tail with original indices and speakers; tool calls and their
 // results are drawn joined.
 func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
-	th := r.th
+	th := r.theme
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
 	}
@@ -210,7 +210,7 @@ func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
 }
 
 func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {
-	th := r.th
+	th := r.theme
 	title := fmt.Sprintf("Summary · #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
 	inner := max(w-4, 8)
 	var body []string

@@ -31,7 +31,7 @@ func (r *renderer) costsHeader(c *engine.Costs, w int) []string {
 	if c == nil {
 		return nil
 	}
-	th := r.th
+	th := r.theme
 	out := []string{th.Muted.Render("thread tokens ") + th.Text.Render(fmt.Sprintf("%d in · %d out", c.Total.PromptTokens, c.Total.CompletionTokens))}
 	if t := c.LastTurn; t != nil {
 		roles := make([]string, 0, len(t.Roles))
@@ -69,7 +69,7 @@ func roleRank(role string) string {
 // full arguments, the stored writes of the superstep that runs from it, the
 // diff against its parent and the events committed with it.
 func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
-	th := r.th
+	th := r.theme
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
 	}
@@ -231,7 +231,7 @@ func (r *renderer) json(raw json.RawMessage, w int, indent string, unfold bool) 
 		}
 	}
 	if cut > 0 {
-		out = append(out, indent+r.th.Fold.Render(fmt.Sprintf("… %d more characters · z unfolds", cut)))
+		out = append(out, indent+r.theme.Fold.Render(fmt.Sprintf("… %d more characters · z unfolds", cut)))
 	}
 	return out
 }

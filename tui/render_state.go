@@ -16,7 +16,7 @@ import (
 // the source versions read, operations and authorization. Changed channels are marked against the
 // parent.
 func (r *renderer) state(d *detail, w int, unfold bool) []string {
-	th := r.th
+	th := r.theme
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
 	}
@@ -192,7 +192,7 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 }
 
 func (r *renderer) statusIcon(status string) (string, lipgloss.Style) {
-	th := r.th
+	th := r.theme
 	switch strings.ToLower(status) {
 	case ticket.StatusApproved:
 		return "✓", th.StatusDone

@@ -23,7 +23,7 @@ type scriptPanel struct {
 	// page is the page of steps shown, of pages (steps that do not fit
 	// the panel's rows go on further pages).
 	page, pages int
-	th          *themes.Theme
+	theme       *themes.Theme
 	w, h        int
 	lines       []string // the framed panel, rendered once per size and theme
 }
@@ -56,12 +56,12 @@ func (p *scriptPanel) SetSize(w, h int) {
 		return
 	}
 	p.w, p.h = panelWidth(w), h
-	p.render(p.th)
+	p.render(p.theme)
 }
 
 // render draws the panel's lines for its size and theme.
 func (p *scriptPanel) render(th *themes.Theme) {
-	p.th = th
+	p.theme = th
 	if th == nil || p.w < 4 || p.h < 3 {
 		p.lines = nil
 		return
@@ -192,7 +192,7 @@ func (m *Model) toggleScript() tea.Cmd {
 		p.hidden, p.page = false, 0
 	case p.page < p.pages-1:
 		p.page++
-		p.render(m.th)
+		p.render(m.theme)
 		return nil
 	default:
 		p.hidden = true

@@ -183,14 +183,14 @@ func renderRow(th *themes.Theme, k rowKey) string {
 
 // timelineContent is the timeline pane's lines, or what to say instead.
 func (m *Model) timelineContent() []string {
-	th := m.th
+	th := m.theme
 	switch {
 	case m.thread == "":
 		return []string{th.Muted.Render("No thread open."), th.Muted.Render("t lists threads.")}
 	case m.tree.len() == 0 && m.loading:
 		return []string{th.Muted.Render("loading…")}
 	case m.tree.len() == 0:
-		return append([]string{th.Text.Render("No checkpoints yet.")}, wrapStyled(th.Muted, "Press i and type the customer's message to start this thread.", m.tl.w)...)
+		return append([]string{th.Text.Render("No checkpoints yet.")}, wrapStyled(th.Muted, "Press i and type the customer's message to start this thread.", m.timeline.w)...)
 	}
-	return m.tl.lines(m.tree, th, m.themeGen)
+	return m.timeline.lines(m.tree, th, m.themeGen)
 }

@@ -33,7 +33,7 @@ func FuzzSafe(f *testing.F) {
 		}
 		// Rendering it as a message never panics and stays in width.
 		r := newRenderer(themes.Or(themes.Dark))
-		for _, l := range r.body(s, 30, false, "   ", r.th.Text, r.th.Text) {
+		for _, l := range r.body(s, 30, false, "   ", r.theme.Text, r.theme.Text) {
 			if width(l) > 30 {
 				t.Fatalf("line %q is wider than 30", l)
 			}

@@ -46,8 +46,8 @@ func computeLayout(w, h, liveH int) layout {
 func (m *Model) relayout() {
 	m.live.SetSize(m.w, m.h)
 	m.live.render(m.liveThread())
-	m.lay = computeLayout(m.w-m.script.shrinkBy(m.w), m.h, m.live.Height())
-	l := m.lay
+	m.layout = computeLayout(m.w-m.script.shrinkBy(m.w), m.h, m.live.Height())
+	l := m.layout
 	// The conversation follows its end: keep it there when its height
 	// changes (the live area comes and goes).
 	convAtEnd := m.panes[paneConv].scroll.atBottom()
@@ -77,8 +77,8 @@ func (m *Model) relayout() {
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
 	m.script.SetSize(m.w, l.bodyH)
-	m.tl.SetSize(l.tlW-2, l.paneInner)
-	m.tl.ensureVisible(m.tree)
+	m.timeline.SetSize(l.tlW-2, l.paneInner)
+	m.timeline.ensureVisible(m.tree)
 	m.syncPanes()
 	m.zoomSizes()
 }
@@ -103,14 +103,14 @@ func (m *Model) View() string {
 	case m.showHelp || m.showLog:
 		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
-		screen = overlay(screen, m.dialog.view(m.th, m.help, m.w-4, m.h-2), m.w, m.h)
+		screen = overlay(screen, m.dialog.view(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
 	}
 	return screen
 }
 
 func (m *Model) viewThread() string {
-	l := m.lay
-	tl := strings.Split(frame(m.timelineTitle(), m.timelineContent(), l.tlW, l.bodyH, m.focus == focusTimeline, m.border(m.focus == focusTimeline), m.th.PaneTitle), "\n")
+	l := m.layout
+	tl := strings.Split(frame(m.timelineTitle(), m.timelineContent(), l.tlW, l.bodyH, m.focus == focusTimeline, m.border(m.focus == focusTimeline), m.theme.PaneTitle), "\n")
 	main, side := m.visiblePanes()
 	cols := [][]string{tl, strings.Split(m.framePane(main, l.mainW, m.focus == focusMain), "\n")}
 	if l.wide {
@@ -143,32 +143,32 @@ func (m *Model) viewThread() string {
 
 func (m *Model) border(focused bool) (s styleT) {
 	if focused {
-		return m.th.BorderFocused
+		return m.theme.BorderFocused
 	}
-	return m.th.Border
+	return m.theme.Border
 }
 
 func (m *Model) framePane(p, w int, focused bool) string {
-	titleStyle := m.th.PaneTitle
+	titleStyle := m.theme.PaneTitle
 	if focused {
-		titleStyle = m.th.PaneTitleFocused
+		titleStyle = m.theme.PaneTitleFocused
 	}
 	lines := m.panes[p].scroll.view()
 	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
-		lines = wrapStyled(m.th.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
+		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
 	}
 	if p == paneConv {
 		lines = append(m.convPins(w-2), lines...)
 	}
-	return frame(m.paneTitle(p, focused), lines, w, m.lay.bodyH, focused, m.border(focused), titleStyle)
+	return frame(m.paneTitle(p, focused), lines, w, m.layout.bodyH, focused, m.border(focused), titleStyle)
 }
 
 // paneTitle names the pane (as tabs when several share a column) and the
 // checkpoint it shows.
 func (m *Model) paneTitle(p int, focused bool) string {
 	var tabs []int
-	if m.lay.wide {
+	if m.layout.wide {
 		if p == paneConv {
 			tabs = []int{paneConv}
 		} else {
@@ -185,9 +185,9 @@ func (m *Model) paneTitle(p int, focused bool) string {
 			continue
 		}
 		if t == p {
-			parts = append(parts, m.th.TabActive.Render("["+name+"]"))
+			parts = append(parts, m.theme.TabActive.Render("["+name+"]"))
 		} else {
-			parts = append(parts, m.th.Tab.Render(name))
+			parts = append(parts, m.theme.Tab.Render(name))
 		}
 	}
 	title := strings.Join(parts, " ")
@@ -262,7 +262,7 @@ func (m *Model) viewComposer() string {
 // space is short the store goes first, then the breakpoints; the position
 // always stays.
 func (m *Model) viewStatus() string {
-	th := m.th
+	th := m.theme
 	sep := th.StatusLabel.Render(" │ ")
 	seg := func(label, value string) string {
 		return th.StatusLabel.Render(label+" ") + th.StatusValue.Render(value)
@@ -273,8 +273,8 @@ func (m *Model) viewStatus() string {
 	var optional [][]string
 	if m.screen == screenThread && m.thread != "" {
 		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
-		if m.pos[1] > 0 {
-			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.pos[0], m.pos[1])))
+		if m.position[1] > 0 {
+			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.position[0], m.position[1])))
 		}
 		if m.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.branch))
@@ -372,7 +372,7 @@ func (m *Model) keyLine(bs []key.Binding) string {
 	cut := ""
 	for len(bs) > 1 && width(line)+1+width(cut) > m.w {
 		bs = bs[1:]
-		cut = m.th.HelpSep.Render("… ")
+		cut = m.theme.HelpSep.Render("… ")
 		line = h.ShortHelpView(bs)
 	}
 	return fit(" "+cut+line, m.w)
@@ -390,7 +390,7 @@ func (m *Model) shortHelp() []key.Binding {
 // helpLines lists every key of the current screen, in as many columns as
 // fit, and the width of the box that shows them.
 func (m *Model) helpLines() (title string, lines []string, w int) {
-	th := m.th
+	th := m.theme
 	var groups [][]key.Binding
 	if m.screen == screenThreads {
 		groups = m.listKeys.FullHelp()
@@ -458,7 +458,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 
 // logLines are the status log's lines, each status in full, wrapped.
 func (m *Model) logLines() (title string, lines []string, w int) {
-	th := m.th
+	th := m.theme
 	w = min(m.w-2, 100)
 	inner := max(w-6, 8)
 	title = fmt.Sprintf("Status log · %d", len(m.statusLog))
@@ -499,7 +499,7 @@ func (m *Model) viewPager() string {
 		title += fmt.Sprintf(" · %d–%d of %d · j/k scroll", off+1, off+room, len(lines))
 		lines = lines[off : off+room]
 	}
-	return box(m.th, title, lines, w)
+	return box(m.theme, title, lines, w)
 }
 
 // openPager shows the help (help) or the status log, the log at its end.
@@ -542,7 +542,7 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) viewThreads() string {
-	th := m.th
+	th := m.theme
 	title := fmt.Sprintf("Threads · %s", termtext.Line(m.deps.StoreLabel))
 	if n := len(m.threads.threads); n > 0 {
 		title += fmt.Sprintf(" · %d", n)

@@ -375,7 +375,7 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 	h.key("esc", "i")
 	h.typeText("Thanks! Can I also get the invoice?")
 	h.key("enter")
-	h.until("the second run", func() bool { return len(fr.settings()) == 2 && h.loaded() && h.m.flash != "" })
+	h.until("the second run", func() bool { return len(fr.settings()) == 2 && h.loaded() && h.m.status.text != "" })
 	if rs := fr.settings(); rs[1].KillAt != "" {
 		t.Fatalf("the second run should not be killed, it carries %q", rs[1].KillAt)
 	}
@@ -397,8 +397,8 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 		t.Fatalf("the status bar should say where runs happen:\n%s", h.screen())
 	}
 	h.key("K")
-	if h.m.dialog != nil || !strings.Contains(h.m.flash, "kill points need worker processes") {
-		t.Fatalf("K in-process should explain, not arm: dialog %v, flash %q", h.m.dialog, h.m.flash)
+	if h.m.dialog != nil || !strings.Contains(h.m.status.text, "kill points need worker processes") {
+		t.Fatalf("K in-process should explain, not arm: dialog %v, flash %q", h.m.dialog, h.m.status.text)
 	}
 	stuck := make(chan struct{})
 	h.m.deps.Runner = blockingRunner{stuck}
@@ -407,8 +407,8 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 	h.key("enter")
 	h.until("the run", func() bool { return h.m.live.run != nil })
 	h.key("X")
-	if !strings.Contains(h.m.flash, "no worker to kill") {
-		t.Fatalf("X on an in-process run should explain, flash %q", h.m.flash)
+	if !strings.Contains(h.m.status.text, "no worker to kill") {
+		t.Fatalf("X on an in-process run should explain, flash %q", h.m.status.text)
 	}
 	h.key("x")
 	h.until("the stop", func() bool {
@@ -480,8 +480,8 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 		t.Fatalf("an approval is a decision, not a message: messages %d → %d", before, got)
 	}
 	h.key("a")
-	if !strings.Contains(h.m.flash, "nothing waits for approval") {
-		t.Fatalf("a with no gate should say so, flash %q", h.m.flash)
+	if !strings.Contains(h.m.status.text, "nothing waits for approval") {
+		t.Fatalf("a with no gate should say so, flash %q", h.m.status.text)
 	}
 }
 
@@ -663,7 +663,7 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 		}
 	}
 	close(g.release)
-	h.until("the reply", func() bool { return h.at(8) && strings.Contains(h.m.flash, "done at @8") })
+	h.until("the reply", func() bool { return h.at(8) && strings.Contains(h.m.status.text, "done at @8") })
 	if h.contains(label+" ›") || !h.contains("#16 reply") {
 		t.Fatalf("after the run the reply is a stored message, not a stream:\n%s", h.screen())
 	}

@@ -117,8 +117,8 @@ func TestFollowNeedsAWatchableStore(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("loaded", h.loaded)
 	h.drain()
-	if h.m.follow.on || h.contains("following") || h.m.flashErr {
-		t.Errorf("follow mode on a store that cannot be watched: on %v, flash %q\n%s", h.m.follow.on, h.m.flash, h.screen())
+	if h.m.follow.on || h.contains("following") || h.m.status.isErr {
+		t.Errorf("follow mode on a store that cannot be watched: on %v, flash %q\n%s", h.m.follow.on, h.m.status.text, h.screen())
 	}
 }
 

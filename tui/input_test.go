@@ -36,8 +36,8 @@ func TestLongPasteUpToTheLimit(t *testing.T) {
 	if v := h.m.composer.Value(); v != "" {
 		t.Fatalf("a 1 MB paste put %d bytes in the composer; want it refused whole", len(v))
 	}
-	if !strings.Contains(h.m.flash, "paste of 1 MB refused") || !strings.Contains(h.m.flash, "64 KB") || !h.m.flashErr || !h.contains("paste of 1 MB refused") {
-		t.Fatalf("the refusal is not shown: flash %q\n%s", h.m.flash, h.screen())
+	if !strings.Contains(h.m.status.text, "paste of 1 MB refused") || !strings.Contains(h.m.status.text, "64 KB") || !h.m.status.isErr || !h.contains("paste of 1 MB refused") {
+		t.Fatalf("the refusal is not shown: flash %q\n%s", h.m.status.text, h.screen())
 	}
 
 	h.dispatch(paste(full))
@@ -45,8 +45,8 @@ func TestLongPasteUpToTheLimit(t *testing.T) {
 		t.Fatalf("a %d-byte paste left %d bytes in the composer", len(full), len(v))
 	}
 	h.typeText("x")
-	if v := h.m.composer.Value(); v != full || !strings.Contains(h.m.flash, "the message is full") {
-		t.Fatalf("a key at the limit: composer %d bytes, flash %q", len(v), h.m.flash)
+	if v := h.m.composer.Value(); v != full || !strings.Contains(h.m.status.text, "the message is full") {
+		t.Fatalf("a key at the limit: composer %d bytes, flash %q", len(v), h.m.status.text)
 	}
 	h.key("enter")
 	h.until("the reply", func() bool { return h.m.tree.maxID >= 8 && h.at(h.m.tree.maxID) })

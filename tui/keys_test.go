@@ -75,7 +75,7 @@ func TestCtrlCInTheComposerNeverLosesText(t *testing.T) {
 			t.Fatal("ctrl+c with text quit the program")
 		}
 	}
-	last := h.m.statusLog[len(h.m.statusLog)-1].text
+	last := h.m.status.log[len(h.m.status.log)-1].text
 	if !strings.Contains(last, "a message I typed with care") {
 		t.Fatalf("the status log should keep the cleared text, has %q", last)
 	}
@@ -139,9 +139,9 @@ func TestHelpScrollsToEveryKey(t *testing.T) {
 		for _, l := range strings.Split(s, "\n") {
 			seen[strings.Join(strings.Fields(l), " ")] = true
 		}
-		before := h.m.pagerOff
+		before := h.m.pager.off
 		h.key("j")
-		if h.m.pagerOff == before {
+		if h.m.pager.off == before {
 			break
 		}
 	}
@@ -159,11 +159,11 @@ func TestHelpScrollsToEveryKey(t *testing.T) {
 			}
 		}
 	}
-	if !h.m.showHelp {
+	if !h.m.pager.help {
 		t.Fatal("j scrolls the help, it does not close it")
 	}
 	h.key("esc")
-	if h.m.showHelp {
+	if h.m.pager.help {
 		t.Fatal("esc closes the help")
 	}
 }
@@ -190,15 +190,15 @@ func TestStatusLogKeepsEveryLineInFull(t *testing.T) {
 		}
 	}
 	h.key("esc")
-	if h.m.flash == "" {
+	if h.m.status.text == "" {
 		t.Fatal("setup: a status should be up")
 	}
 	h.m.deps.Runner = blockingRunner{make(chan struct{})}
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")
-	if h.m.flash != "" {
-		t.Fatalf("a new run should clear the old status, shows %q", h.m.flash)
+	if h.m.status.text != "" {
+		t.Fatalf("a new run should clear the old status, shows %q", h.m.status.text)
 	}
 }
 
@@ -211,7 +211,7 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "t", ConfigPath: path}, 80, 24)
 	h.until("the thread", h.loaded)
 	h.key("T")
-	h.until("the theme saved", func() bool { return strings.Contains(h.m.flash, "saved to") })
+	h.until("the theme saved", func() bool { return strings.Contains(h.m.status.text, "saved to") })
 	c, err := LoadConfig(path)
 	if err != nil || c.Theme != h.m.theme.Name || c.Theme == themes.Dark {
 		t.Fatalf("the config should hold the new theme %s: %+v %v", h.m.theme.Name, c, err)
@@ -220,7 +220,7 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.key("T")
-	h.until("the theme saved again", func() bool { return strings.Contains(h.m.flash, "theme "+h.m.theme.Name+" (saved") })
+	h.until("the theme saved again", func() bool { return strings.Contains(h.m.status.text, "theme "+h.m.theme.Name+" (saved") })
 	b, _ := os.ReadFile(path)
 	for _, want := range []string{"# mine", "mouse = false # keep", "theme = \"" + h.m.theme.Name + "\"", "[keys]\nkill = \"ctrl+k\""} {
 		if !strings.Contains(string(b), want) {
@@ -232,8 +232,8 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	nc.until("the thread", nc.loaded)
 	nc.key("T")
 	nc.drain()
-	if nc.m.theme.Name != themes.NoColor || !strings.Contains(nc.m.flash, "NO_COLOR") {
-		t.Fatalf("T under NO_COLOR should keep no-color and say why: %s, %q", nc.m.theme.Name, nc.m.flash)
+	if nc.m.theme.Name != themes.NoColor || !strings.Contains(nc.m.status.text, "NO_COLOR") {
+		t.Fatalf("T under NO_COLOR should keep no-color and say why: %s, %q", nc.m.theme.Name, nc.m.status.text)
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Fatal("T under NO_COLOR should not write the config")

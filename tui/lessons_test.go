@@ -153,11 +153,11 @@ func TestLessonPickerPreparesAndOpens(t *testing.T) {
 		t.Fatalf("the script panel lacks its steps or verdict:\n%s", h.screen())
 	}
 	found := false
-	for _, e := range h.m.statusLog {
+	for _, e := range h.m.status.log {
 		found = found || strings.Contains(e.text, "forking at @2") || strings.Contains(e.text, "lesson fork: PASS")
 	}
 	if !found {
-		t.Fatalf("the status log lacks the lesson's verdict: %+v", h.m.statusLog)
+		t.Fatalf("the status log lacks the lesson's verdict: %+v", h.m.status.log)
 	}
 	h.key("s")
 	if h.contains("Lesson fork") {

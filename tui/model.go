@@ -93,7 +93,6 @@ type Model struct {
 	help     help.Model
 	spin     spinner.Model
 	keys     threadKeys
-	listKeys threadListKeys
 
 	w, h   int
 	layout layout
@@ -130,14 +129,10 @@ type Model struct {
 
 	par parity // replay, edit state, compare, graph view (parity.go)
 
-	threads  threadList
-	dialog   dialog
-	showHelp bool
-	// The help and the status log are pagers over the screen.
-	showLog   bool
-	pagerOff  int
-	pagerKeys pagerKeys
-	statusLog []logEntry
+	threads threadList
+	dialog  dialog
+	pager   pager      // the help and the status log, over the screen
+	status  statusLine // the status bar's message and the status log
 
 	configPath string
 	noColor    bool
@@ -150,9 +145,6 @@ type Model struct {
 	fidelity     *lru[*fidelityBadge] // by checkpoint
 	fidelityBusy bool                 // a check is under way
 
-	flash    string
-	flashErr bool
-	flashID  int
 	quitting bool
 
 	nav navState // nav.go: goto, search, zoom, pins
@@ -166,7 +158,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m := &Model{
 		ctx: ctx, deps: deps,
-		keys: newThreadKeys(), listKeys: newThreadListKeys(), pagerKeys: newPagerKeys(),
+		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
 		mainTab: paneConv, sideTab: paneInsp, thread: s.Thread, authTTL: s.AuthTTL,
@@ -255,9 +247,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
 	case flashExpiredMsg:
-		if msg.id == m.flashID {
-			m.flash = ""
-		}
+		m.status.Update(msg)
 		return m, nil
 	case quitMsg:
 		return m, tea.Quit
@@ -323,9 +313,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 type (
-	flashExpiredMsg struct{ id int }
-	quitMsg         struct{}
-	themeSavedMsg   struct {
+	quitMsg       struct{}
+	themeSavedMsg struct {
 		name, path string
 		err        error
 	}
@@ -348,43 +337,16 @@ func cancelRun(r RunHandle) tea.Cmd {
 	}
 }
 
-// logEntry is one status line, kept in full for the status log (L).
-type logEntry struct {
-	text  string
-	isErr bool
-}
-
-// maxLog status lines are kept; older ones go first.
-const maxLog = 500
-
 // setFlash shows a message in the status bar for a while; the status log
 // keeps it in full.
-func (m *Model) setFlash(text string, isErr bool) tea.Cmd {
-	m.flashID++
-	m.flash, m.flashErr = termtext.Error(text), isErr
-	m.logStatus(m.flash, isErr)
-	id := m.flashID
-	d := 6 * time.Second
-	if isErr {
-		d = 12 * time.Second
-	}
-	return tea.Tick(d, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
-}
+func (m *Model) setFlash(text string, isErr bool) tea.Cmd { return m.status.set(text, isErr) }
 
 // logStatus adds a line to the status log.
-func (m *Model) logStatus(text string, isErr bool) {
-	if len(m.statusLog) >= maxLog {
-		m.statusLog = append(m.statusLog[:0:0], m.statusLog[len(m.statusLog)-maxLog+1:]...)
-	}
-	m.statusLog = append(m.statusLog, logEntry{text: text, isErr: isErr})
-}
+func (m *Model) logStatus(text string, isErr bool) { m.status.add(text, isErr) }
 
 // clearFlash takes the last status off the bar (a new run starts): the
 // status log still has it.
-func (m *Model) clearFlash() {
-	m.flashID++
-	m.flash, m.flashErr = "", false
-}
+func (m *Model) clearFlash() { m.status.clear() }
 
 // openThread switches the thread view to thread and starts loading it.
 func (m *Model) openThread(thread string) tea.Cmd {
@@ -807,7 +769,7 @@ func (m *Model) Shutdown(timeout time.Duration) {
 // --- keys ---
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
-	if m.showHelp || m.showLog {
+	if m.pager.shown() {
 		return m.onPagerKey(msg)
 	}
 	if m.dialog != nil {
@@ -1033,25 +995,20 @@ func (m *Model) openDiscard() tea.Cmd {
 }
 
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.listKeys
-	switch {
-	case key.Matches(msg, k.Quit):
+	switch m.threads.Update(msg) {
+	case listQuit:
 		return m.askQuit()
-	case key.Matches(msg, k.Help):
+	case listHelp:
 		m.openPager(true)
-	case key.Matches(msg, k.Log):
+	case listLog:
 		m.openPager(false)
-	case key.Matches(msg, k.Up):
-		m.threads.move(-1)
-	case key.Matches(msg, k.Down):
-		m.threads.move(1)
-	case key.Matches(msg, k.Refresh):
+	case listRefresh:
 		return loadThreads(m.ctx, m.deps.Backend)
-	case key.Matches(msg, k.Back):
+	case listBack:
 		if m.thread != "" {
 			m.screen = screenThread
 		}
-	case key.Matches(msg, k.Open):
+	case listOpen:
 		t, ok := m.threads.selected()
 		if !ok {
 			return nil
@@ -1061,9 +1018,9 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 			return m.sync(false)
 		}
 		return m.openThread(t.ID)
-	case key.Matches(msg, k.New):
+	case listNew:
 		return m.openNewThread()
-	case key.Matches(msg, k.Delete):
+	case listDelete:
 		t, ok := m.threads.selected()
 		if !ok {
 			return nil
@@ -1173,12 +1130,12 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if msg.Action != tea.MouseActionPress || m.dialog != nil {
 		return nil
 	}
-	if m.showHelp || m.showLog {
+	if m.pager.shown() {
 		switch msg.Button {
 		case tea.MouseButtonWheelUp:
-			m.pagerOff = max(m.pagerOff-3, 0)
+			m.pager.wheel(-3)
 		case tea.MouseButtonWheelDown:
-			m.pagerOff += 3 // the view clamps it
+			m.pager.wheel(3)
 		}
 		return nil
 	}

@@ -168,21 +168,21 @@ func TestBreakpointPausesAndResumeFinishes(t *testing.T) {
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
-	h.until("the pause", func() bool { return h.at(2) && h.m.flash != "" })
+	h.until("the pause", func() bool { return h.at(2) && h.m.status.text != "" })
 	s := h.screen()
 	for _, want := range []string{"paused before executor at @2", "Pending tasks (3)", `"id": "t-1-order"`, "⏸"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("a paused run should show %q:\n%s", want, s)
 		}
 	}
-	for i := 0; i < 5 && !strings.Contains(h.m.flash, "done"); i++ {
+	for i := 0; i < 5 && !strings.Contains(h.m.status.text, "done"); i++ {
 		h.key("r")
 		h.until("the run to end", func() bool {
-			return h.loaded() && h.m.live.run == nil && h.m.flash != "" && !strings.Contains(h.m.flash, "stopping")
+			return h.loaded() && h.m.live.run == nil && h.m.status.text != "" && !strings.Contains(h.m.status.text, "stopping")
 		})
 	}
-	if !strings.Contains(h.m.flash, "done at @8") {
-		t.Fatalf("resuming should finish the turn at @8, flash %q:\n%s", h.m.flash, h.screen())
+	if !strings.Contains(h.m.status.text, "done at @8") {
+		t.Fatalf("resuming should finish the turn at @8, flash %q:\n%s", h.m.status.text, h.screen())
 	}
 }
 
@@ -472,7 +472,7 @@ func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
 	h.until("#2", func() bool { return h.at(2) })
 	h.key("r")
 	h.until("the paused branch to finish", func() bool {
-		return h.loaded() && h.m.live.run == nil && strings.Contains(h.m.flash, "done")
+		return h.loaded() && h.m.live.run == nil && strings.Contains(h.m.status.text, "done")
 	})
 	chain, err := e.Ancestors(ctx, "pb", h.m.tree.maxID)
 	if err != nil {

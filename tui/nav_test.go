@@ -23,14 +23,14 @@ func TestTurnKeys(t *testing.T) {
 		h.until(step.key+" to @"+itoa(step.want), func() bool { return h.at(step.want) })
 	}
 	h.key("{")
-	if h.m.tree.cursor != 1 || !strings.Contains(h.m.flash, "no earlier turn") {
-		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.flash)
+	if h.m.tree.cursor != 1 || !strings.Contains(h.m.status.text, "no earlier turn") {
+		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.status.text)
 	}
 	h.key("end")
 	h.until("@24", func() bool { return h.at(24) })
 	h.key("}")
-	if h.m.tree.cursor != 24 || !strings.Contains(h.m.flash, "no later turn") {
-		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.flash)
+	if h.m.tree.cursor != 24 || !strings.Contains(h.m.status.text, "no later turn") {
+		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.status.text)
 	}
 }
 
@@ -60,8 +60,8 @@ func TestGotoKey(t *testing.T) {
 		h.key(":")
 		h.typeText(bad.text)
 		h.key("enter")
-		if h.m.tree.cursor != 17 || !strings.Contains(h.m.flash, bad.want) || !h.m.flashErr {
-			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.tree.cursor, h.m.flash)
+		if h.m.tree.cursor != 17 || !strings.Contains(h.m.status.text, bad.want) || !h.m.status.isErr {
+			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.tree.cursor, h.m.status.text)
 		}
 	}
 	h.key(":")
@@ -127,7 +127,7 @@ func TestSearchKeys(t *testing.T) {
 	h.m.nav.prompt.in.SetValue("")
 	h.typeText("no such words anywhere")
 	h.key("enter")
-	h.until("no match", func() bool { return strings.Contains(h.m.flash, "no match") })
+	h.until("no match", func() bool { return strings.Contains(h.m.status.text, "no match") })
 	if h.m.dialog != nil {
 		t.Fatal("no match should open no list")
 	}
@@ -166,8 +166,8 @@ func TestTraceKey(t *testing.T) {
 	h.key("home")
 	h.until("@1", func() bool { return h.at(1) })
 	h.key("o")
-	if h.m.dialog != nil || !strings.Contains(h.m.flash, "no resume at @1") {
-		t.Fatalf("o off a resume should say so: %q", h.m.flash)
+	if h.m.dialog != nil || !strings.Contains(h.m.status.text, "no resume at @1") {
+		t.Fatalf("o off a resume should say so: %q", h.m.status.text)
 	}
 	for _, id := range []int64{2, 3} {
 		h.key(":")

@@ -31,7 +31,7 @@ func TestReplayKeyAsksThenRunsANewBranch(t *testing.T) {
 		t.Fatal("p ran before the answer")
 	}
 	h.key("y")
-	h.until("the replay's end", func() bool { return h.loaded() && strings.Contains(h.m.flash, "done at") })
+	h.until("the replay's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
 	cur := h.m.tree.nodes[h.m.tree.cursor]
 	if h.m.tree.cursor <= 16 || !h.m.tree.isAncestor(17, cur.id) {
 		t.Fatalf("the cursor should follow the new branch from @17, it is at @%d", h.m.tree.cursor)
@@ -52,8 +52,8 @@ func TestReplayWithNothingDueSaysWhy(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("the thread", h.loaded)
 	h.key("p")
-	if h.m.dialog != nil || !strings.Contains(h.m.flash, "nothing to replay at @16") || !h.m.flashErr {
-		t.Fatalf("p at a turn's end should say why: dialog %v, flash %q", h.m.dialog, h.m.flash)
+	if h.m.dialog != nil || !strings.Contains(h.m.status.text, "nothing to replay at @16") || !h.m.status.isErr {
+		t.Fatalf("p at a turn's end should say why: dialog %v, flash %q", h.m.dialog, h.m.status.text)
 	}
 }
 
@@ -63,7 +63,7 @@ func pickChannel(t *testing.T, h *harness, channel string) *stateEdit {
 	h.key("e")
 	d, ok := h.m.dialog.(*channelDialog)
 	if !ok {
-		t.Fatalf("e should list the channels, dialog %#v flash %q", h.m.dialog, h.m.flash)
+		t.Fatalf("e should list the channels, dialog %#v flash %q", h.m.dialog, h.m.status.text)
 	}
 	for d.rows[d.sel].raw != channel {
 		if d.sel == len(d.rows)-1 {
@@ -117,8 +117,8 @@ func TestEditStateStoresAnUpdateThatResumes(t *testing.T) {
 	editUser(t, ed.path, forkInput)
 	h.dispatch(editedMsg{ed: ed})
 	h.until("the update", func() bool { return h.at(17) })
-	if !strings.Contains(h.m.flash, "stored as update @17") || !strings.Contains(h.m.flash, "r resumes it") {
-		t.Fatalf("the status line should say how to run it: %q", h.m.flash)
+	if !strings.Contains(h.m.status.text, "stored as update @17") || !strings.Contains(h.m.status.text, "r resumes it") {
+		t.Fatalf("the status line should say how to run it: %q", h.m.status.text)
 	}
 	if _, err := os.Stat(ed.path); !os.IsNotExist(err) {
 		t.Fatalf("the edit's file should be gone: %v", err)
@@ -128,7 +128,7 @@ func TestEditStateStoresAnUpdateThatResumes(t *testing.T) {
 		t.Fatalf("@17 should be an update of @1 keeping its task: %s parent %d tasks %d", up.Source, up.ParentID, len(up.Tasks))
 	}
 	h.key("r")
-	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.flash, "done at") })
+	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
 	latest, _ := e.Get(context.Background(), "t", h.m.tree.maxID)
 	s, _ := ticket.Decode(latest.Values)
 	topics := ""
@@ -154,8 +154,8 @@ func TestEditStateRefusedStoresNothing(t *testing.T) {
 	h.dispatch(editedMsg{ed: ed})
 	h.until("the refusal", func() bool { return h.m.dialog != nil })
 	d, ok := h.m.dialog.(*confirmDialog)
-	if !ok || !strings.Contains(d.question, "cannot be stored") || !strings.Contains(d.question, "Edit it again?") || !h.m.flashErr {
-		t.Fatalf("a refused value should say why and offer to edit again: %#v flash %q", h.m.dialog, h.m.flash)
+	if !ok || !strings.Contains(d.question, "cannot be stored") || !strings.Contains(d.question, "Edit it again?") || !h.m.status.isErr {
+		t.Fatalf("a refused value should say why and offer to edit again: %#v flash %q", h.m.dialog, h.m.status.text)
 	}
 	if cps, _ := e.History(context.Background(), "t", 0, 0); len(cps) != 16 {
 		t.Fatalf("a refused edit stored something: %d checkpoints", len(cps))
@@ -165,8 +165,8 @@ func TestEditStateRefusedStoresNothing(t *testing.T) {
 	}
 	h.key("n")
 	h.until("the file removed", func() bool { _, err := os.Stat(ed.path); return os.IsNotExist(err) })
-	if h.m.par.edit != nil || !strings.Contains(h.m.flash, "dropped") {
-		t.Fatalf("n should drop the edit: %q", h.m.flash)
+	if h.m.par.edit != nil || !strings.Contains(h.m.status.text, "dropped") {
+		t.Fatalf("n should drop the edit: %q", h.m.status.text)
 	}
 }
 
@@ -178,8 +178,8 @@ func TestCompareAcrossBranches(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("the thread", h.loaded)
 	h.key("=")
-	if h.m.dialog != nil || !strings.Contains(h.m.flash, "mark a checkpoint first") {
-		t.Fatalf("= with no mark should say what to do: %q", h.m.flash)
+	if h.m.dialog != nil || !strings.Contains(h.m.status.text, "mark a checkpoint first") {
+		t.Fatalf("= with no mark should say what to do: %q", h.m.status.text)
 	}
 	h.key("m")
 	if h.m.par.mark != 16 {
@@ -282,7 +282,7 @@ func TestApproveAnEditedDraft(t *testing.T) {
 	h.key("a")
 	a, ok := h.m.dialog.(*approvalDialog)
 	if !ok {
-		t.Fatalf("a should open the approval, flash %q", h.m.flash)
+		t.Fatalf("a should open the approval, flash %q", h.m.status.text)
 	}
 	h.key("e")
 	if h.m.dialog != a {
@@ -295,7 +295,7 @@ func TestApproveAnEditedDraft(t *testing.T) {
 		t.Fatalf("the dialog should show the edited draft:\n%s", h.screen())
 	}
 	h.key("y")
-	h.until("the approval's end", func() bool { return h.loaded() && strings.Contains(h.m.flash, "approved, done") })
+	h.until("the approval's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "approved, done") })
 	latest, _ := e.Get(context.Background(), "g", h.m.tree.maxID)
 	s, _ := ticket.Decode(latest.Values)
 	found := false
@@ -317,7 +317,7 @@ func TestParityBoxesSplitFastKeys(t *testing.T) {
 	h.key("e")
 	d, ok := h.m.dialog.(*channelDialog)
 	if !ok {
-		t.Fatalf("e should list the channels: %q", h.m.flash)
+		t.Fatalf("e should list the channels: %q", h.m.status.text)
 	}
 	h.typeText("jjj")
 	if d.sel != 3 {
@@ -352,7 +352,7 @@ func TestResumeAnOlderEditedBranchHead(t *testing.T) {
 	h.key("[")
 	h.until("@17", func() bool { return h.at(17) })
 	h.key("r")
-	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.flash, "done at") })
+	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
 	up, err := e.Get(context.Background(), "t", 19)
 	if err != nil || up.ParentID != 17 {
 		t.Fatalf("r on @17 should carry on from @17, @19 has parent @%d (%v)", up.ParentID, err)

@@ -4,14 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"rewind/store"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
 // threadList is the threads screen: the store's threads to open, create and
-// delete.
+// delete. It owns its rows, selection and keys; what a key asks of the
+// root (open, delete, a new thread) comes back from Update as a listAction.
 type threadList struct {
+	keys    threadListKeys
 	threads []store.Thread
 	loaded  bool
 	err     error
@@ -24,6 +29,65 @@ type threadList struct {
 	gen      int
 	inFlight int // reads of states under way
 }
+
+func newThreadList() threadList { return threadList{keys: newThreadListKeys()} }
+
+// listAction is what a key on the threads screen asks of the root.
+type listAction int
+
+const (
+	listNone listAction = iota
+	listQuit
+	listHelp
+	listLog
+	listRefresh
+	listBack
+	listOpen
+	listNew
+	listDelete
+)
+
+// Update takes a key: it moves the selection itself and returns what the
+// root must do (listOpen and listDelete concern selected()).
+func (l *threadList) Update(msg tea.KeyMsg) listAction {
+	k := l.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return listQuit
+	case key.Matches(msg, k.Help):
+		return listHelp
+	case key.Matches(msg, k.Log):
+		return listLog
+	case key.Matches(msg, k.Up):
+		l.move(-1)
+	case key.Matches(msg, k.Down):
+		l.move(1)
+	case key.Matches(msg, k.Refresh):
+		return listRefresh
+	case key.Matches(msg, k.Back):
+		return listBack
+	case key.Matches(msg, k.Open):
+		return listOpen
+	case key.Matches(msg, k.New):
+		return listNew
+	case key.Matches(msg, k.Delete):
+		return listDelete
+	}
+	return listNone
+}
+
+// View frames the list (the screen but its status bar and key line);
+// current is the thread open in the thread view, label the store's.
+func (l *threadList) View(th *themes.Theme, current, label string, w, h int) string {
+	title := fmt.Sprintf("Threads · %s", termtext.Line(label))
+	if n := len(l.threads); n > 0 {
+		title += fmt.Sprintf(" · %d", n)
+	}
+	return frame(title, l.lines(th, current), w, h, true, th.BorderFocused, th.PaneTitleFocused)
+}
+
+func (l *threadList) ShortHelp() []key.Binding  { return l.keys.ShortHelp() }
+func (l *threadList) FullHelp() [][]key.Binding { return l.keys.FullHelp() }
 
 func (l *threadList) SetSize(w, h int) {
 	l.w, l.h = w, h

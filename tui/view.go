@@ -74,6 +74,7 @@ func (m *Model) relayout() {
 	}
 	m.composer.SetSize(m.w)
 	m.help.Width = m.w
+	m.pager.SetSize(m.h)
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
 	m.script.SetSize(m.w, l.bodyH)
@@ -100,7 +101,7 @@ func (m *Model) View() string {
 		screen = m.viewThread()
 	}
 	switch {
-	case m.showHelp || m.showLog:
+	case m.pager.shown():
 		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
 		screen = overlay(screen, m.dialog.view(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
@@ -308,12 +309,12 @@ func (m *Model) viewStatus() string {
 	optional = append(optional, []string{seg("store", termtext.Line(m.deps.StoreLabel))})
 	right := ""
 	switch {
-	case m.flash != "":
+	case m.status.text != "":
 		st := th.StatusValue
-		if m.flashErr {
+		if m.status.isErr {
 			st = th.Error
 		}
-		right = st.Render(m.flash)
+		right = st.Render(m.status.text)
 	case m.live.starting:
 		right = th.StatusRun.Render(m.spin.View() + " starting…")
 	case m.live.run != nil && m.live.progress != nil:
@@ -347,14 +348,14 @@ optional:
 
 func (m *Model) viewHelpLine() string {
 	switch {
-	case m.showHelp || m.showLog:
-		return m.keyLine(m.pagerKeys.ShortHelp())
+	case m.pager.shown():
+		return m.keyLine(m.pager.ShortHelp())
 	case m.dialog != nil:
 		return fit("", m.w)
 	case m.nav.prompt != nil:
 		return m.keyLine(m.nav.prompt.keys.ShortHelp())
 	case m.screen == screenThreads:
-		return m.keyLine(m.listKeys.ShortHelp())
+		return m.keyLine(m.threads.ShortHelp())
 	case m.screen == screenLessons:
 		return m.keyLine(m.lessons.keys.ShortHelp())
 	case m.composer.open:
@@ -393,7 +394,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 	th := m.theme
 	var groups [][]key.Binding
 	if m.screen == screenThreads {
-		groups = m.listKeys.FullHelp()
+		groups = m.threads.FullHelp()
 		title = "Keys · threads"
 	} else if m.screen == screenLessons {
 		groups = m.lessons.keys.FullHelp()
@@ -461,11 +462,11 @@ func (m *Model) logLines() (title string, lines []string, w int) {
 	th := m.theme
 	w = min(m.w-2, 100)
 	inner := max(w-6, 8)
-	title = fmt.Sprintf("Status log · %d", len(m.statusLog))
-	if len(m.statusLog) == 0 {
+	title = fmt.Sprintf("Status log · %d", len(m.status.log))
+	if len(m.status.log) == 0 {
 		return title, []string{th.Muted.Render("No status lines yet.")}, w
 	}
-	for _, e := range m.statusLog {
+	for _, e := range m.status.log {
 		mark, st := "· ", th.Text
 		if e.isErr {
 			mark, st = "✗ ", th.Error
@@ -480,73 +481,39 @@ func (m *Model) logLines() (title string, lines []string, w int) {
 	return title, lines, w
 }
 
-// pagerRoom is how many lines of the help or the log fit on the screen.
-func (m *Model) pagerRoom() int { return max(m.h-2-3, 1) }
-
 func (m *Model) pagerContent() (string, []string, int) {
-	if m.showLog {
+	if m.pager.log {
 		return m.logLines()
 	}
 	return m.helpLines()
 }
 
-// viewPager draws the help or the status log, scrolled to pagerOff.
+// viewPager draws the help or the status log.
 func (m *Model) viewPager() string {
 	title, lines, w := m.pagerContent()
-	room := m.pagerRoom()
-	if len(lines) > room {
-		off := min(max(m.pagerOff, 0), len(lines)-room)
-		title += fmt.Sprintf(" · %d–%d of %d · j/k scroll", off+1, off+room, len(lines))
-		lines = lines[off : off+room]
-	}
-	return box(m.theme, title, lines, w)
+	return m.pager.View(m.theme, title, lines, w)
 }
 
 // openPager shows the help (help) or the status log, the log at its end.
 func (m *Model) openPager(help bool) {
-	m.showHelp, m.showLog, m.pagerOff = help, !help, 0
+	n := 0
 	if !help {
 		_, lines, _ := m.logLines()
-		m.pagerOff = max(len(lines)-m.pagerRoom(), 0)
+		n = len(lines)
 	}
+	m.pager.open(help, n)
 }
 
 // onPagerKey scrolls the help or the log; any other key closes it.
 func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.pagerKeys
 	_, lines, _ := m.pagerContent()
-	maxOff := max(len(lines)-m.pagerRoom(), 0)
-	page := max(m.pagerRoom()-1, 1)
-	switch {
-	case key.Matches(msg, k.Up):
-		m.pagerOff--
-	case key.Matches(msg, k.Down):
-		m.pagerOff++
-	case key.Matches(msg, k.PageUp):
-		m.pagerOff -= page
-	case key.Matches(msg, k.PageDown):
-		m.pagerOff += page
-	case key.Matches(msg, k.Top):
-		m.pagerOff = 0
-	case key.Matches(msg, k.Bottom):
-		m.pagerOff = maxOff
-	default:
-		m.showHelp, m.showLog = false, false
-		if msg.String() == "ctrl+c" {
-			return m.askQuit()
-		}
-		return nil
+	if m.pager.Update(msg, len(lines)) && msg.String() == "ctrl+c" {
+		return m.askQuit()
 	}
-	m.pagerOff = min(max(m.pagerOff, 0), maxOff)
 	return nil
 }
 
 func (m *Model) viewThreads() string {
-	th := m.theme
-	title := fmt.Sprintf("Threads · %s", termtext.Line(m.deps.StoreLabel))
-	if n := len(m.threads.threads); n > 0 {
-		title += fmt.Sprintf(" · %d", n)
-	}
-	body := frame(title, m.threads.lines(th, m.thread), m.w, m.h-2, true, th.BorderFocused, th.PaneTitleFocused)
+	body := m.threads.View(m.theme, m.thread, m.deps.StoreLabel, m.w, m.h-2)
 	return body + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }

@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/themes"
+)
+
+// pager shows the help (?) or the status log (L) over the screen, scrolled
+// by its own keys; any other key closes it. The root gives it the lines
+// (helpLines, logLines: they name the current screen's keys and the
+// status log).
+type pager struct {
+	help, log bool // which one is open (neither: closed)
+	off       int  // the first line shown
+	keys      pagerKeys
+	h         int // the screen's height
+}
+
+func newPager() pager { return pager{keys: newPagerKeys()} }
+
+// SetSize takes the screen's height.
+func (p *pager) SetSize(h int) { p.h = h }
+
+// shown is whether the help or the log is open.
+func (p *pager) shown() bool { return p.help || p.log }
+
+// room is how many lines of the help or the log fit on the screen.
+func (p *pager) room() int { return max(p.h-2-3, 1) }
+
+// open shows the help (help) or the status log, the log at its end (it has
+// lines lines).
+func (p *pager) open(help bool, lines int) {
+	p.help, p.log, p.off = help, !help, 0
+	if !help {
+		p.off = max(lines-p.room(), 0)
+	}
+}
+
+// Update scrolls by a key over lines lines; closed is whether the key
+// closed the pager instead.
+func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
+	k := p.keys
+	maxOff := max(lines-p.room(), 0)
+	page := max(p.room()-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		p.off--
+	case key.Matches(msg, k.Down):
+		p.off++
+	case key.Matches(msg, k.PageUp):
+		p.off -= page
+	case key.Matches(msg, k.PageDown):
+		p.off += page
+	case key.Matches(msg, k.Top):
+		p.off = 0
+	case key.Matches(msg, k.Bottom):
+		p.off = maxOff
+	default:
+		p.help, p.log = false, false
+		return true
+	}
+	p.off = min(max(p.off, 0), maxOff)
+	return false
+}
+
+// wheel scrolls by the mouse wheel (View clamps it).
+func (p *pager) wheel(n int) { p.off = max(p.off+n, 0) }
+
+// View draws the box of title and lines, w wide, scrolled to off.
+func (p *pager) View(th *themes.Theme, title string, lines []string, w int) string {
+	room := p.room()
+	if len(lines) > room {
+		off := min(max(p.off, 0), len(lines)-room)
+		title += fmt.Sprintf(" · %d–%d of %d · j/k scroll", off+1, off+room, len(lines))
+		lines = lines[off : off+room]
+	}
+	return box(th, title, lines, w)
+}
+
+func (p *pager) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *pager) FullHelp() [][]key.Binding { return p.keys.FullHelp() }

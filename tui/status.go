@@ -1,0 +1,66 @@
+package tui
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/tui/termtext"
+)
+
+// statusLine is the message at the right of the status bar and the status
+// log (L) that keeps every one in full: a status line is never the only
+// copy.
+type statusLine struct {
+	text  string // shown until it expires (empty: none)
+	isErr bool
+	id    int // of the text shown: an older expiry leaves a newer text
+	log   []logEntry
+}
+
+// logEntry is one status line, kept in full for the status log (L).
+type logEntry struct {
+	text  string
+	isErr bool
+}
+
+// maxLog status lines are kept; older ones go first.
+const maxLog = 500
+
+type flashExpiredMsg struct{ id int }
+
+// set shows text for a while (errors longer) and logs it; the Cmd expires
+// it.
+func (s *statusLine) set(text string, isErr bool) tea.Cmd {
+	s.id++
+	s.text, s.isErr = termtext.Error(text), isErr
+	s.add(s.text, isErr)
+	id := s.id
+	d := 6 * time.Second
+	if isErr {
+		d = 12 * time.Second
+	}
+	return tea.Tick(d, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
+}
+
+// Update takes the expiry of a status line.
+func (s *statusLine) Update(msg flashExpiredMsg) {
+	if msg.id == s.id {
+		s.text = ""
+	}
+}
+
+// add adds a line to the status log only.
+func (s *statusLine) add(text string, isErr bool) {
+	if len(s.log) >= maxLog {
+		s.log = append(s.log[:0:0], s.log[len(s.log)-maxLog+1:]...)
+	}
+	s.log = append(s.log, logEntry{text: text, isErr: isErr})
+}
+
+// clear takes the line off the bar (a new run starts): the log still has
+// it.
+func (s *statusLine) clear() {
+	s.id++
+	s.text, s.isErr = "", false
+}

@@ -91,9 +91,9 @@ func loadCompare(ctx context.Context, b Backend, thread string, d *compareDialog
 	}
 }
 
-func (d *compareDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (d *compareDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil {
-		return eachKey(keys, d.update)
+		return eachKey(keys, d.Update)
 	}
 	switch msg := msg.(type) {
 	case compareMsg:
@@ -157,7 +157,7 @@ func (d *compareDialog) body(th *themes.Theme, w int) []string {
 	return out
 }
 
-func (d *compareDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (d *compareDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 110)
 	inner := w - 4
 	title := fmt.Sprintf("Compare @%d (mark) → @%d (cursor)", d.a, d.b)

@@ -13,12 +13,43 @@ import (
 	"rewind/tui/termtext"
 )
 
-// dialog is a modal box over the screen. update returns done when the
-// dialog should close, and a command to run.
+// dialog is a modal box over the screen, a component like the panes:
+// Update takes every message while it is open and returns done when it
+// should close, and a command to run; View draws it within maxW×maxH (a
+// dialog is sized when drawn: it lives shorter than a resize); its keys
+// are a help.KeyMap (the box shows them). The dialogs: formDialog,
+// confirmDialog, breakDialog (here), pointDialog and approvalDialog
+// (drill.go), compareDialog (compare.go), channelDialog (editstate.go),
+// graphDialog (graphview.go), searchDialog (search.go), traceDialog
+// (trace.go).
 type dialog interface {
-	update(msg tea.Msg) (done bool, cmd tea.Cmd)
-	view(th *themes.Theme, h help.Model, maxW, maxH int) string
+	Update(msg tea.Msg) (done bool, cmd tea.Cmd)
+	View(th *themes.Theme, h help.Model, maxW, maxH int) string
+	help.KeyMap
 }
+
+// The dialogs' key maps, in one place.
+
+func (f *formDialog) ShortHelp() []key.Binding      { return f.keys.ShortHelp() }
+func (f *formDialog) FullHelp() [][]key.Binding     { return f.keys.FullHelp() }
+func (c *confirmDialog) ShortHelp() []key.Binding   { return c.keys.ShortHelp() }
+func (c *confirmDialog) FullHelp() [][]key.Binding  { return c.keys.FullHelp() }
+func (b *breakDialog) ShortHelp() []key.Binding     { return b.keys.ShortHelp() }
+func (b *breakDialog) FullHelp() [][]key.Binding    { return b.keys.FullHelp() }
+func (d *pointDialog) ShortHelp() []key.Binding     { return d.keys.ShortHelp() }
+func (d *pointDialog) FullHelp() [][]key.Binding    { return d.keys.FullHelp() }
+func (a *approvalDialog) ShortHelp() []key.Binding  { return a.keys.ShortHelp() }
+func (a *approvalDialog) FullHelp() [][]key.Binding { return a.keys.FullHelp() }
+func (d *compareDialog) ShortHelp() []key.Binding   { return d.keys.ShortHelp() }
+func (d *compareDialog) FullHelp() [][]key.Binding  { return d.keys.FullHelp() }
+func (d *channelDialog) ShortHelp() []key.Binding   { return d.keys.ShortHelp() }
+func (d *channelDialog) FullHelp() [][]key.Binding  { return d.keys.FullHelp() }
+func (g *graphDialog) ShortHelp() []key.Binding     { return g.keys.ShortHelp() }
+func (g *graphDialog) FullHelp() [][]key.Binding    { return g.keys.FullHelp() }
+func (d *searchDialog) ShortHelp() []key.Binding    { return d.keys.ShortHelp() }
+func (d *searchDialog) FullHelp() [][]key.Binding   { return d.keys.FullHelp() }
+func (d *traceDialog) ShortHelp() []key.Binding     { return d.keys.ShortHelp() }
+func (d *traceDialog) FullHelp() [][]key.Binding    { return d.keys.FullHelp() }
 
 // field is one text input of a form.
 type field struct {
@@ -77,7 +108,7 @@ func (f *formDialog) setFocus(i int) tea.Cmd {
 	return cmd
 }
 
-func (f *formDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (f *formDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if k, ok := msg.(tea.KeyMsg); ok {
 		switch {
 		case key.Matches(k, f.keys.Cancel):
@@ -114,7 +145,7 @@ func (f *formDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
-func (f *formDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (f *formDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 76)
 	inner := w - 4
 	var lines []string
@@ -154,7 +185,7 @@ type confirmDialog struct {
 	onNo            func() tea.Cmd // may be nil
 }
 
-func (c *confirmDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (c *confirmDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -171,7 +202,7 @@ func (c *confirmDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (c *confirmDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (c *confirmDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 64)
 	var lines []string
 	for _, l := range wrap(c.question, w-4) {
@@ -199,7 +230,7 @@ func (b *breakDialog) items() []string {
 	return out
 }
 
-func (b *breakDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (b *breakDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -222,7 +253,7 @@ func (b *breakDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (b *breakDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (b *breakDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 56)
 	lines := []string{th.Muted.Render("Pause runs before or after a node; r resumes."), ""}
 	for i, it := range b.items() {

@@ -36,7 +36,7 @@ func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
 	return d
 }
 
-func (d *pointDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (d *pointDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -58,7 +58,7 @@ func (d *pointDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *pointDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (d *pointDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 84)
 	inner := w - 4
 	var top []string
@@ -162,16 +162,16 @@ func newApprovalDialog(th *themes.Theme, g *gateInfo, onAnswer func(bool, string
 	return &approvalDialog{gate: g, reason: in, keys: newApprovalKeys(), onAnswer: onAnswer}
 }
 
-func (a *approvalDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (a *approvalDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, isKey := msg.(tea.KeyMsg)
 	if !a.asking && isKey && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		// Fast typing arrives as one message ("nwrong tone"): the first key
 		// chooses, the rest is the reason.
-		done, cmd := a.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[:1]})
+		done, cmd := a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[:1]})
 		if done || !a.asking {
 			return done, cmd
 		}
-		_, more := a.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[1:]})
+		_, more := a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: k.Runes[1:]})
 		return false, tea.Batch(cmd, more)
 	}
 	if !a.asking {
@@ -212,7 +212,7 @@ func (a *approvalDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
-func (a *approvalDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (a *approvalDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 84)
 	inner := w - 4
 	g := a.gate

@@ -268,9 +268,9 @@ type channelDialog struct {
 	onPick  func(channel string) tea.Cmd
 }
 
-func (d *channelDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (d *channelDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil {
-		return eachKey(keys, d.update)
+		return eachKey(keys, d.Update)
 	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
@@ -289,7 +289,7 @@ func (d *channelDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *channelDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (d *channelDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 76)
 	inner := w - 4
 	note := fmt.Sprintf("The value opens in $EDITOR as JSON. Saving stores it as a new update checkpoint after @%d (the old branch stays)", d.id)

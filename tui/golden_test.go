@@ -71,7 +71,7 @@ func TestGolden(t *testing.T) {
 		}, nil},
 		{"compare", []string{"m", "["}, []string{"Compare @16 (mark) → @8 (cursor)", "parting after @2"}, nil, func(m *Model) {
 			if msg := m.openCompare()(); msg != nil {
-				m.dialog.update(msg)
+				m.dialog.Update(msg)
 			}
 		}},
 		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { m.openGraph() }},

@@ -102,9 +102,9 @@ func (g *graphDialog) draw(d *detail) {
 	}
 }
 
-func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (g *graphDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil {
-		return eachKey(keys, g.update)
+		return eachKey(keys, g.Update)
 	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
@@ -125,7 +125,7 @@ func (g *graphDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (g *graphDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (g *graphDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	if c := g.m.cur; c != nil && c != g.from && c.cp.ID == g.m.tree.cursor {
 		g.draw(c) // the cursor's checkpoint has loaded
 	}

@@ -303,7 +303,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// Other messages (cursor blinks) belong to whichever input has focus.
 	var cmd tea.Cmd
 	if m.dialog != nil {
-		_, cmd = m.dialog.update(msg)
+		_, cmd = m.dialog.Update(msg)
 	} else if m.composer.open {
 		cmd = m.composer.updateOther(msg)
 	} else if m.nav.prompt != nil {
@@ -773,7 +773,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onPagerKey(msg)
 	}
 	if m.dialog != nil {
-		done, cmd := m.dialog.update(msg)
+		done, cmd := m.dialog.Update(msg)
 		if done {
 			m.dialog = nil
 		}

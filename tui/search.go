@@ -266,7 +266,7 @@ func (k searchKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortH
 // rows is how many hits the list shows at once.
 func (d *searchDialog) rows() int { return max(d.m.h-10, 3) }
 
-func (d *searchDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (d *searchDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -295,7 +295,7 @@ func (d *searchDialog) update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *searchDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (d *searchDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 110)
 	inner := w - 4
 	title := fmt.Sprintf("Search %q · %d match(es)", termtext.Line(d.query), len(d.hits))

@@ -102,7 +102,7 @@ func newTraceKeys() traceKeys {
 func (k traceKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
 func (k traceKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
-func (d *traceDialog) update(msg tea.Msg) (bool, tea.Cmd) {
+func (d *traceDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, d.keys.Close) {
 		return true, nil
 	}
@@ -148,7 +148,7 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 	return out
 }
 
-func (d *traceDialog) view(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (d *traceDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
 	w := min(maxW, 76)
 	lines := d.lines(th, w-4)
 	if room := maxH - 6; len(lines) > room && room > 0 {

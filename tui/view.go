@@ -104,7 +104,7 @@ func (m *Model) View() string {
 	case m.pager.shown():
 		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
-		screen = overlay(screen, m.dialog.view(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
+		screen = overlay(screen, m.dialog.View(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
 	}
 	return screen
 }

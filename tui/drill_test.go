@@ -286,7 +286,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	}
 	h.key("3")
 	h.until("the inspector at @2", func() bool { return h.at(2) })
-	if insp := strings.Join(h.m.panes[paneInsp].scroll.lines, "\n"); !strings.Contains(insp, "Stored writes of the next superstep (1/3 tasks done)") {
+	if insp := strings.Join(h.m.content.panes[paneInsp].scroll.lines, "\n"); !strings.Contains(insp, "Stored writes of the next superstep (1/3 tasks done)") {
 		t.Fatalf("the inspector should show the one stored write:\n%s", insp)
 	}
 

@@ -97,7 +97,7 @@ func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity != nil {
 		m.fidelity.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, report: msg.report, err: msg.err})
 		if m.cur != nil && m.cur.cp.ID == msg.id {
-			m.panes[paneState].key = paneKey{} // its inputs changed: render it again
+			m.content.panes[paneState].key = paneKey{} // its inputs changed: render it again
 			m.syncPanes()
 		}
 	}

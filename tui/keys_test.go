@@ -42,7 +42,7 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 	// In a pane, k and j scroll.
 	h.key("tab")
 	p := h.m.focusedPane()
-	sc := &h.m.panes[p].scroll
+	sc := &h.m.content.panes[p].scroll
 	if sc.maxOff() == 0 {
 		t.Fatalf("the conversation should be longer than its pane:\n%s", h.screen())
 	}

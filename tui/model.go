@@ -88,7 +88,6 @@ type Model struct {
 	deps Deps
 
 	theme    *themes.Theme
-	renderer *renderer // the panes' drawing, for the theme
 	themeGen int
 	help     help.Model
 	spin     spinner.Model
@@ -111,10 +110,7 @@ type Model struct {
 	leaf     int64
 	branch   string
 	focus    focusID
-	mainTab  int // narrow layout: which pane the main column shows
-	sideTab  int // wide layout: which pane the side column shows
-	panes    [paneCount]contentPane
-	unfold   bool
+	content  contentPanes // conversation, state, inspector (panes.go)
 
 	composer composer // the message line (composer.go)
 
@@ -161,7 +157,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
-		mainTab: paneConv, sideTab: paneInsp, thread: s.Thread, authTTL: s.AuthTTL,
+		content: newContentPanes(), thread: s.Thread, authTTL: s.AuthTTL,
 		configPath: s.ConfigPath, noColor: s.NoColor,
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
@@ -192,7 +188,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 
 func (m *Model) setTheme(th *themes.Theme) {
 	m.theme = th
-	m.renderer = newRenderer(th)
+	m.content.setTheme(th)
 	m.themeGen++
 	m.help.Styles = help.Styles{
 		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
@@ -913,7 +909,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.screen = screenThreads
 		return loadThreads(m.ctx, m.deps.Backend)
 	case key.Matches(msg, k.Fold):
-		m.unfold = !m.unfold
+		m.content.unfold = !m.content.unfold
 		m.syncPanes()
 	case key.Matches(msg, k.Script):
 		return m.toggleScript()
@@ -1072,26 +1068,23 @@ func (m *Model) openNewThread() tea.Cmd {
 
 // --- focus, panes, scrolling, mouse ---
 
-func (m *Model) visiblePanes() (main, side int) {
-	if m.layout.wide {
-		return paneConv, m.sideTab
-	}
-	return m.mainTab, -1
-}
+func (m *Model) visiblePanes() (main, side int) { return m.content.visible() }
 
 func (m *Model) showPane(p int) {
-	if m.layout.wide {
-		if p == paneConv {
-			m.focus = focusMain
-		} else {
-			m.sideTab = p
-			m.focus = focusSide
-		}
-	} else {
-		m.mainTab = p
-		m.focus = focusMain
+	m.focus = focusMain
+	if m.content.show(p) {
+		m.focus = focusSide
 	}
 	m.syncPanes()
+}
+
+// syncPanes re-renders the visible panes whose inputs changed.
+func (m *Model) syncPanes() {
+	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelityBadgeOf, pins: func(w int) int { return len(m.convPins(w)) }}
+	if m.live.head != nil {
+		in.costs = m.live.head.costs
+	}
+	m.content.sync(in)
 }
 
 func (m *Model) cycleFocus(d int) {
@@ -1120,9 +1113,7 @@ func (m *Model) scrollFocused(n int) tea.Cmd {
 		}
 		return nil
 	}
-	if p := m.focusedPane(); p >= 0 {
-		m.panes[p].scroll.by(n)
-	}
+	m.content.scroll(m.focusedPane(), n)
 	return nil
 }
 
@@ -1183,7 +1174,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 			p = side
 		}
 		if p >= 0 {
-			m.panes[p].scroll.by(wheel)
+			m.content.panes[p].scroll.by(wheel)
 		}
 		return nil
 	}

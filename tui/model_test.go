@@ -272,15 +272,15 @@ func TestUntrustedTextIsHarmless(t *testing.T) {
 		h.key("1")
 		s := h.screen()
 		for _, want := range []string{"␛]52;c;ZXZpbA==␇", "⟨U+009B⟩", "⟨U+202E⟩", "␍over"} {
-			if !strings.Contains(s, want) && !strings.Contains(strings.Join(h.m.panes[paneConv].scroll.lines, "\n"), want) {
+			if !strings.Contains(s, want) && !strings.Contains(strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"), want) {
 				t.Fatalf("%q should be shown visibly:\n%s", want, s)
 			}
 		}
-		all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n")
+		all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n")
 		if !strings.Contains(all, "more characters · z unfolds") {
 			t.Fatal("a 2 MB tool result should be folded")
 		}
-		if got := len(h.m.panes[paneConv].scroll.lines); got > 200 {
+		if got := len(h.m.content.panes[paneConv].scroll.lines); got > 200 {
 			t.Fatalf("the folded conversation has %d lines", got)
 		}
 	}
@@ -324,9 +324,9 @@ func TestMouseWheelAndClick(t *testing.T) {
 	h.key("end")
 	h.until("#16", func() bool { return h.at(16) })
 	h.key("3")
-	before := h.m.panes[paneInsp].scroll.off
+	before := h.m.content.panes[paneInsp].scroll.off
 	h.dispatch(tea.MouseMsg{X: 60, Y: 5, Action: tea.MouseActionPress, Button: tea.MouseButtonWheelDown})
-	if after := h.m.panes[paneInsp].scroll.off; after <= before {
+	if after := h.m.content.panes[paneInsp].scroll.off; after <= before {
 		t.Fatalf("the wheel should scroll the inspector: offset %d → %d", before, after)
 	}
 }
@@ -437,14 +437,14 @@ func TestCompactionIsShown(t *testing.T) {
 	h.exec(h.m.cursorMoved())
 	h.until("the compaction", func() bool { return h.at(compacted) })
 	// The summary's header is pinned above the tail; z unfolds the summary.
-	all := strings.Join(append(h.m.convPins(h.m.panes[paneConv].w), h.m.panes[paneConv].scroll.lines...), "\n")
+	all := strings.Join(append(h.m.convPins(h.m.content.panes[paneConv].w), h.m.content.panes[paneConv].scroll.lines...), "\n")
 	for _, want := range []string{"summary #1–", "history v1", "compacted at this checkpoint", "verbatim tail · #"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("the compaction checkpoint should show %q:\n%s", want, all)
 		}
 	}
 	h.key("z")
-	if all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
+	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
 		t.Fatalf("z should unfold the summary:\n%s", all)
 	}
 	h.key("3")

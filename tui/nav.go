@@ -357,7 +357,7 @@ func (m *Model) zoomSizes() {
 		m.timeline.ensureVisible(m.tree)
 		return
 	}
-	m.panes[p].SetSize(m.w-2, inner)
+	m.content.panes[p].SetSize(m.w-2, inner)
 	m.syncPanes()
 }
 
@@ -383,7 +383,7 @@ func (m *Model) convPins(w int) []string {
 	if d == nil || d.stateErr != nil || w < 4 {
 		return nil
 	}
-	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.unfold, orig: m.nav.orig[reqKey(d)].text}
+	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.content.unfold, orig: m.nav.orig[reqKey(d)].text}
 	if at := m.nav.orig[reqKey(d)].at; at != 0 {
 		key.origAt = "@" + strconv.FormatInt(at, 10)
 	}
@@ -395,7 +395,7 @@ func (m *Model) convPins(w int) []string {
 	s := d.state
 	if sm := s.Summary; sm != nil {
 		t := fmt.Sprintf("▤ summary #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
-		if m.unfold {
+		if m.content.unfold {
 			t += " · shown below · z folds"
 		} else {
 			t += " · z unfolds"

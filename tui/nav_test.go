@@ -141,15 +141,15 @@ func TestZoomKey(t *testing.T) {
 	h.until("loaded", func() bool { return h.at(16) })
 	h.key("tab", "+")
 	first := strings.SplitN(h.screen(), "\n", 2)[0]
-	if h.m.panes[paneConv].w != 118 || strings.Contains(first, "Timeline") || !strings.Contains(first, "Conversation") {
-		t.Fatalf("+ should show the conversation alone, %d wide:\n%s", h.m.panes[paneConv].w, h.screen())
+	if h.m.content.panes[paneConv].w != 118 || strings.Contains(first, "Timeline") || !strings.Contains(first, "Conversation") {
+		t.Fatalf("+ should show the conversation alone, %d wide:\n%s", h.m.content.panes[paneConv].w, h.screen())
 	}
 	h.key("tab") // the zoom follows the focus
-	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Inspector") || h.m.panes[paneInsp].w != 118 {
+	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Inspector") || h.m.content.panes[paneInsp].w != 118 {
 		t.Fatalf("tab while zoomed should zoom the next pane:\n%s", h.screen())
 	}
 	h.key("+")
-	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Timeline") || h.m.panes[paneInsp].w == 118 {
+	if first := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(first, "Timeline") || h.m.content.panes[paneInsp].w == 118 {
 		t.Fatalf("+ again should bring the layout back:\n%s", h.screen())
 	}
 	assertFits(t, h.m.View(), [2]int{120, 40}, "+")
@@ -207,11 +207,11 @@ func TestPinnedSummaryAndQuestion(t *testing.T) {
 			h.key("up")
 		}
 	}
-	if h.m.panes[paneConv].scroll.off != 0 {
+	if h.m.content.panes[paneConv].scroll.off != 0 {
 		t.Fatal("the conversation should have scrolled to its top")
 	}
 	h.key("z")
-	if all := strings.Join(h.m.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
+	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
 		t.Fatal("z should unfold the summary into the pane")
 	}
 }

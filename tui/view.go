@@ -50,27 +50,19 @@ func (m *Model) relayout() {
 	l := m.layout
 	// The conversation follows its end: keep it there when its height
 	// changes (the live area comes and goes).
-	convAtEnd := m.panes[paneConv].scroll.atBottom()
+	convAtEnd := m.content.panes[paneConv].scroll.atBottom()
 	defer func() {
 		if convAtEnd {
-			sc := &m.panes[paneConv].scroll
+			sc := &m.content.panes[paneConv].scroll
 			sc.off = sc.maxOff()
 		}
 	}()
-	if l.wide {
-		m.panes[paneConv].SetSize(l.mainW-2, l.paneInner)
-		m.panes[paneState].SetSize(l.sideW-2, l.paneInner)
-		m.panes[paneInsp].SetSize(l.sideW-2, l.paneInner)
-		if m.focus == focusMain && m.mainTab != paneConv {
-			m.sideTab, m.focus = m.mainTab, focusSide
-		}
-	} else {
-		for p := range m.panes {
-			m.panes[p].SetSize(l.mainW-2, l.paneInner)
-		}
-		if m.focus == focusSide {
-			m.mainTab, m.focus = m.sideTab, focusMain
-		}
+	m.content.SetSize(l)
+	c := &m.content
+	if l.wide && m.focus == focusMain && c.mainTab != paneConv {
+		c.sideTab, m.focus = c.mainTab, focusSide
+	} else if !l.wide && m.focus == focusSide {
+		c.mainTab, m.focus = c.sideTab, focusMain
 	}
 	m.composer.SetSize(m.w)
 	m.help.Width = m.w
@@ -154,7 +146,7 @@ func (m *Model) framePane(p, w int, focused bool) string {
 	if focused {
 		titleStyle = m.theme.PaneTitleFocused
 	}
-	lines := m.panes[p].scroll.view()
+	lines := m.content.View(p)
 	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
 		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
@@ -198,7 +190,7 @@ func (m *Model) paneTitle(p int, focused bool) string {
 			title += fmt.Sprintf(" (loading @%d)", m.tree.cursor)
 		}
 	}
-	if sc := &m.panes[p].scroll; sc.maxOff() > 0 {
+	if sc := &m.content.panes[p].scroll; sc.maxOff() > 0 {
 		title += fmt.Sprintf(" · %d%%", 100*sc.off/sc.maxOff())
 	}
 	return title

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"rewind/engine"
+	"rewind/themes"
+)
+
+// contentPanes are the conversation, state and inspector panes as one
+// component: which pane each column shows, folding (z), the renderer, and
+// each pane's rendered lines (pane.go: re-rendered only when what they
+// show, their width, the folding or the theme changed). The root keeps the
+// focus and lays the columns out.
+type contentPanes struct {
+	panes    [paneCount]contentPane
+	mainTab  int  // narrow layout: which pane the main column shows
+	sideTab  int  // wide layout: which pane the side column shows
+	unfold   bool // summaries and long values shown whole
+	renderer *renderer
+	wide     bool // the layout has a side column
+}
+
+func newContentPanes() contentPanes { return contentPanes{mainTab: paneConv, sideTab: paneInsp} }
+
+func (c *contentPanes) setTheme(th *themes.Theme) { c.renderer = newRenderer(th) }
+
+// SetSize sizes the panes for l: wide, the conversation is the main column
+// and the state and the inspector share the side one; narrow, the main
+// column shows one of the three.
+func (c *contentPanes) SetSize(l layout) {
+	c.wide = l.wide
+	if l.wide {
+		c.panes[paneConv].SetSize(l.mainW-2, l.paneInner)
+		c.panes[paneState].SetSize(l.sideW-2, l.paneInner)
+		c.panes[paneInsp].SetSize(l.sideW-2, l.paneInner)
+		return
+	}
+	for p := range c.panes {
+		c.panes[p].SetSize(l.mainW-2, l.paneInner)
+	}
+}
+
+// visible are the panes the main and side columns show (side -1: none).
+func (c *contentPanes) visible() (main, side int) {
+	if c.wide {
+		return paneConv, c.sideTab
+	}
+	return c.mainTab, -1
+}
+
+// show puts pane p on screen; side is whether it went to the side column.
+func (c *contentPanes) show(p int) (side bool) {
+	if !c.wide {
+		c.mainTab = p
+		return false
+	}
+	if p == paneConv {
+		return false
+	}
+	c.sideTab = p
+	return true
+}
+
+// scroll moves pane p by n lines.
+func (c *contentPanes) scroll(p, n int) {
+	if p >= 0 {
+		c.panes[p].scroll.by(n)
+	}
+}
+
+// View is pane p's visible lines.
+func (c *contentPanes) View(p int) []string { return c.panes[p].scroll.view() }
+
+// paneInputs are what the panes render from.
+type paneInputs struct {
+	cur   *detail       // the checkpoint shown
+	costs *engine.Costs // the thread's, in the inspector's header
+	theme int           // the theme's generation
+	badge func(*detail) *fidelityBadge
+	pins  func(w int) int // rows pinned above the conversation (nav.go)
+}
+
+// sync re-renders the visible panes whose inputs changed.
+func (c *contentPanes) sync(in paneInputs) {
+	if c.renderer == nil {
+		return
+	}
+	main, side := c.visible()
+	for _, p := range []int{main, side} {
+		if p < 0 {
+			continue
+		}
+		pane := &c.panes[p]
+		k := paneKey{d: in.cur, w: pane.w, unfold: c.unfold, theme: in.theme}
+		if p == paneInsp {
+			k.costs = in.costs
+		}
+		if p == paneConv { // the pinned lines (nav.go) come off its height
+			pane.scroll.h = max(pane.h-in.pins(pane.w), 1)
+		}
+		if k == pane.key && pane.scroll.lines != nil {
+			continue
+		}
+		var lines []string
+		switch p {
+		case paneConv:
+			lines = c.renderer.conversation(in.cur, pane.w, c.unfold)
+		case paneState:
+			lines = append(c.renderer.fidelityHeader(in.cur, in.badge(in.cur), pane.w), c.renderer.state(in.cur, pane.w, c.unfold)...)
+		case paneInsp:
+			lines = append(c.renderer.costsHeader(k.costs, pane.w), c.renderer.inspector(in.cur, pane.w, c.unfold)...)
+		}
+		sameCheckpoint := pane.key.d == in.cur && pane.key.d != nil
+		off := 0
+		switch {
+		case sameCheckpoint && p == paneConv && pane.scroll.atBottom():
+			off = len(lines)
+		case sameCheckpoint:
+			off = pane.scroll.off
+		case p == paneConv:
+			// The newest messages are what a checkpoint added: show the end.
+			off = len(lines)
+		}
+		pane.key = k
+		pane.scroll.set(lines, off)
+	}
+}

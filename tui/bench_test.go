@@ -158,8 +158,8 @@ func TestTenThousandCheckpoints(t *testing.T) {
 	}
 	_, cmd := m.Update(keyMsg("home"))
 	runSync(m, cmd)
-	if m.cur == nil || m.cur.cp.ID != 1 || m.position[0] != 1 {
-		t.Fatalf("Home should reach #1, at #%d pos %v", m.tree.cursor, m.position)
+	if m.cur == nil || m.cur.cp.ID != 1 || m.timeline.position[0] != 1 {
+		t.Fatalf("Home should reach #1, at #%d pos %v", m.tree.cursor, m.timeline.position)
 	}
 	// → walks the branch; End reaches its leaf, the newest checkpoint.
 	for i := 0; i < 200; i++ {
@@ -168,8 +168,8 @@ func TestTenThousandCheckpoints(t *testing.T) {
 			m.Update(cmd())
 		}
 	}
-	if m.position[0] != 201 || m.cur.cp.ID != m.tree.cursor {
-		t.Fatalf("→ ×200 from #1 should be at step 201 showing it, at %v showing #%d", m.position, m.cur.cp.ID)
+	if m.timeline.position[0] != 201 || m.cur.cp.ID != m.tree.cursor {
+		t.Fatalf("→ ×200 from #1 should be at step 201 showing it, at %v showing #%d", m.timeline.position, m.cur.cp.ID)
 	}
 	_, cmd = m.Update(keyMsg("end"))
 	runSync(m, cmd)
@@ -221,9 +221,9 @@ func BenchmarkScrubStep(b *testing.B) {
 				runSync(m, cmd)
 				_ = m.View()
 				steps = append(steps, time.Since(start))
-				if m.position[0] <= 1 {
+				if m.timeline.position[0] <= 1 {
 					dir = right
-				} else if m.position[0] >= m.position[1] {
+				} else if m.timeline.position[0] >= m.timeline.position[1] {
 					dir = left
 				}
 			}

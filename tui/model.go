@@ -103,12 +103,9 @@ type Model struct {
 	tree     *tree
 	timeline timelinePane
 	loading  bool
-	total    int
 	cache    *cache
 	cur      *detail
-	position [2]int // the cursor's place on its branch: n of m
 	leaf     int64
-	branch   string
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
 
@@ -175,6 +172,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m.composer = newComposer()
 	m.live = newLiveStrip(m.keys, m.canKill)
+	m.timeline.keys = newTimelineKeys(m.keys)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
@@ -251,7 +249,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.threads.set(msg.threads, msg.err, m.thread)
 		for _, t := range msg.threads {
 			if t.ID == m.thread {
-				m.total = t.Checkpoints
+				m.timeline.total = t.Checkpoints
 			}
 		}
 		return m, m.loadThreadStates()
@@ -352,14 +350,14 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.tree = newTree()
 	m.timeline.reset()
 	m.cur = nil
-	m.position = [2]int{}
+	m.timeline.position = [2]int{}
 	m.leaf = 0
-	m.branch = ""
+	m.timeline.branch = ""
 	m.loading = true
-	m.total = 0
+	m.timeline.total = 0
 	for _, t := range m.threads.threads {
 		if t.ID == thread {
-			m.total = t.Checkpoints
+			m.timeline.total = t.Checkpoints
 		}
 	}
 	m.cache.drop(thread)
@@ -451,8 +449,8 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 			moved = true
 		}
 	}
-	if m.total < m.tree.len() {
-		m.total = m.tree.len()
+	if m.timeline.total < m.tree.len() {
+		m.timeline.total = m.tree.len()
 	}
 	m.afterTreeChange()
 	cmds = append(cmds, m.wantWords())
@@ -466,10 +464,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 // afterTreeChange refreshes what is derived from the tree and cursor.
 func (m *Model) afterTreeChange() {
 	m.leaf = m.tree.leaf()
-	a, b := m.tree.position()
-	m.position = [2]int{a, b}
-	m.branch = m.tree.branchInfo()
-	m.timeline.ensureVisible(m.tree)
+	m.timeline.follow(m.tree)
 }
 
 // cursorMoved shows the checkpoint under the cursor, loading it if needed.
@@ -836,12 +831,16 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.onParityKey(msg); ok {
 		return cmd
 	}
-	t := m.tree
-	moved := false
 	if cmd, ok := m.onNavKey(msg); ok {
 		return cmd
 	}
 	defer m.afterNavKey()
+	if moved, ok := m.timeline.Update(msg, m.tree); ok {
+		if moved {
+			return m.cursorMoved()
+		}
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m.askQuit()
@@ -849,18 +848,6 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.openPager(true)
 	case key.Matches(msg, k.Log):
 		m.openPager(false)
-	case key.Matches(msg, k.Prev):
-		moved = t.step(-1)
-	case key.Matches(msg, k.Next):
-		moved = t.step(1)
-	case key.Matches(msg, k.First):
-		moved = t.first()
-	case key.Matches(msg, k.Last):
-		moved = t.last()
-	case key.Matches(msg, k.BranchPrev):
-		moved = t.switchBranch(-1)
-	case key.Matches(msg, k.BranchNext):
-		moved = t.switchBranch(1)
 	case key.Matches(msg, k.Up):
 		return m.scrollFocused(-1)
 	case key.Matches(msg, k.Down):
@@ -919,9 +906,6 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.setTheme(themes.Or(themes.Next(m.theme.Name)))
 		return m.saveTheme(m.theme.Name)
-	}
-	if moved {
-		return m.cursorMoved()
 	}
 	return nil
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"rewind/themes"
 )
 
@@ -16,6 +19,72 @@ type timelinePane struct {
 	// words are the customer's words of turn rows, loaded for the rows
 	// on screen (nav.go); loadingWords are those asked for.
 	words, loadingWords map[int64]string
+	// What the title and the status bar say of the tree: how many
+	// checkpoints the thread has (the listing's, before they all load),
+	// the cursor's place on its branch (n of m) and the branch.
+	total    int
+	position [2]int
+	branch   string
+	keys     timelineKeys
+}
+
+// timelineKeys scrub the tree: the thread view's bindings (rebindable).
+type timelineKeys struct {
+	Prev, Next, First, Last, BranchPrev, BranchNext key.Binding
+}
+
+func newTimelineKeys(k threadKeys) timelineKeys {
+	return timelineKeys{Prev: k.Prev, Next: k.Next, First: k.First, Last: k.Last, BranchPrev: k.BranchPrev, BranchNext: k.BranchNext}
+}
+
+func (k timelineKeys) ShortHelp() []key.Binding { return []key.Binding{k.Prev, k.Next} }
+func (k timelineKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Prev, k.Next, k.First, k.Last}, {k.BranchPrev, k.BranchNext}}
+}
+
+func (p *timelinePane) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *timelinePane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+// Update scrubs t by a key: handled is whether the key is the timeline's,
+// moved whether the cursor moved (the root then shows the checkpoint).
+func (p *timelinePane) Update(msg tea.KeyMsg, t *tree) (moved, handled bool) {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.Prev):
+		return t.step(-1), true
+	case key.Matches(msg, k.Next):
+		return t.step(1), true
+	case key.Matches(msg, k.First):
+		return t.first(), true
+	case key.Matches(msg, k.Last):
+		return t.last(), true
+	case key.Matches(msg, k.BranchPrev):
+		return t.switchBranch(-1), true
+	case key.Matches(msg, k.BranchNext):
+		return t.switchBranch(1), true
+	}
+	return false, false
+}
+
+// title names the pane: how many checkpoints, or how far loading got.
+func (p *timelinePane) title(t *tree, loading bool) string {
+	n := t.len()
+	title := fmt.Sprintf("Timeline · %d", n)
+	if loading && p.total > n {
+		title = fmt.Sprintf("Timeline · loading %d/%d", n, p.total)
+	} else if loading {
+		title = "Timeline · loading…"
+	}
+	return title
+}
+
+// follow takes what the tree's cursor changed: its place and branch, and
+// the rows scrolled to show it.
+func (p *timelinePane) follow(t *tree) {
+	a, b := t.position()
+	p.position = [2]int{a, b}
+	p.branch = t.branchInfo()
+	p.ensureVisible(t)
 }
 
 // rowKey is everything a row's look depends on.

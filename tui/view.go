@@ -196,16 +196,7 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	return title
 }
 
-func (m *Model) timelineTitle() string {
-	n := m.tree.len()
-	t := fmt.Sprintf("Timeline · %d", n)
-	if m.loading && m.total > n {
-		t = fmt.Sprintf("Timeline · loading %d/%d", n, m.total)
-	} else if m.loading {
-		t = "Timeline · loading…"
-	}
-	return t
-}
+func (m *Model) timelineTitle() string { return m.timeline.title(m.tree, m.loading) }
 
 func wrapStyled(st styleT, text string, w int) []string {
 	lines := wrap(text, w)
@@ -266,11 +257,11 @@ func (m *Model) viewStatus() string {
 	var optional [][]string
 	if m.screen == screenThread && m.thread != "" {
 		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
-		if m.position[1] > 0 {
-			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.position[0], m.position[1])))
+		if m.timeline.position[1] > 0 {
+			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
 		}
-		if m.branch != "" {
-			parts = append(parts, th.StatusLabel.Render(m.branch))
+		if m.timeline.branch != "" {
+			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
 		}
 		if m.armed != "" {
 			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))

@@ -260,16 +260,39 @@ type Engine struct {
 	maxTurnTokens int
 }
 
+// Option configures an engine (New).
+type Option func(*Engine)
+
+// WithClock gives the engine the clock it stamps events, checkpoints and
+// durations with (default time.Now): a test gives a fixed or stepping one
+// so what is stored does not depend on when it ran. The store stamps its
+// own rows (memory.WithClock for the memory store).
+func WithClock(now func() time.Time) Option {
+	return func(e *Engine) {
+		if now != nil {
+			e.now = now
+		}
+	}
+}
+
 // New validates the graph and builds an engine.
-func New(st store.Store, g *Graph, m model.Model) (*Engine, error) {
+func New(st store.Store, g *Graph, m model.Model, opts ...Option) (*Engine, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
 	if st == nil || m == nil {
 		return nil, errors.New("engine needs a store and a model")
 	}
-	return &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache()}, nil
+	e := &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache()}
+	for _, o := range opts {
+		o(e)
+	}
+	return e, nil
 }
+
+// Now reads the engine's clock (WithClock): what a caller stamps into the
+// engine's documents (an approval's time) takes it too.
+func (e *Engine) Now() time.Time { return e.now() }
 
 // Graph returns the engine's graph.
 func (e *Engine) Graph() *Graph { return e.graph }

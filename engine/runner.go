@@ -127,6 +127,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
 	cp.CreatedAt = r.e.now().UTC()
+	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
 	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
 	r.e.cache.put(*cp, row.Meta, row.State)
 	// Task events were observed live as they happened; only the runtime's
@@ -481,7 +482,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		}
 		r.observe(ev)
 	}
-	counted := &countingModel{inner: r.e.model, calls: map[string]int{}, emit: emit, hook: func(point HookPoint, role string) {
+	counted := &countingModel{inner: r.e.model, now: r.e.now, calls: map[string]int{}, emit: emit, hook: func(point HookPoint, role string) {
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
@@ -501,7 +502,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	}
 	rec.Writes = writes
 	rec.ModelCalls, rec.Usage = counted.snapshot()
-	rec.DurationMs = time.Since(start).Milliseconds()
+	rec.DurationMs = r.e.now().Sub(start).Milliseconds()
 	emit(EventNodeFinished, map[string]any{"durationMs": rec.DurationMs})
 	if store {
 		if err := r.storeWrites(ctx, cp.ID, rec); err != nil {
@@ -526,6 +527,7 @@ func (r *runner) storeWrites(ctx context.Context, checkpoint int64, rec TaskWrit
 // countingModel counts one task's model calls and emits model.called.
 type countingModel struct {
 	inner model.Model
+	now   func() time.Time // the engine's clock
 	emit  func(string, any)
 	hook  func(point HookPoint, role string)
 	mu    sync.Mutex
@@ -535,13 +537,13 @@ type countingModel struct {
 
 func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	c.hook(HookBeforeModelCall, req.Role)
-	start := time.Now()
+	start := c.now()
 	resp, err := c.inner.Complete(ctx, req)
 	c.mu.Lock()
 	c.calls[req.Role]++
 	c.usage.Add(resp.Usage)
 	c.mu.Unlock()
-	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": time.Since(start).Milliseconds()}
+	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": c.now().Sub(start).Milliseconds()}
 	if err != nil {
 		data["error"] = err.Error()
 	}

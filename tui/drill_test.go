@@ -18,13 +18,12 @@ import (
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
 	"rewind/store"
-	"rewind/store/memory"
 )
 
-// draftStore is the test store with its drafts table reachable (the
-// fixed-time wrapper alone hides it).
+// draftStore is the test store with its drafts table reachable (and, like
+// storeOnly, no Watch).
 type draftStore struct {
-	fixedStore
+	storeOnly
 	store.Drafts
 }
 
@@ -32,13 +31,9 @@ type draftStore struct {
 // table (the memory store's), answering with m.
 func newDraftEngine(t testing.TB, m model.Model) (*engine.Engine, store.Drafts) {
 	t.Helper()
-	ms := memory.New()
-	st := draftStore{fixedStore{ms}, ms}
-	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(st)), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, st
+	ms := newStore()
+	st := draftStore{storeOnly{ms}, ms}
+	return newClockedEngine(t, st, ticket.NewGraph(ticket.WithDrafts(st)), m), st
 }
 
 // flakyModel is the mock, except that the first executor call of each named
@@ -231,7 +226,7 @@ func fakeDeps(e *engine.Engine, r Runner) Deps {
 
 func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	fm := newFlaky("t-2-shipping", "t-3-refund")
-	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), fm)
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), fm, engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +619,7 @@ func (g gatedModel) Complete(ctx context.Context, req model.Request) (model.Resp
 
 func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T) {
 	g := gatedModel{inner: ticket.NewMock(), shown: make(chan struct{}), release: make(chan struct{})}
-	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), g)
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), g, engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -670,7 +665,7 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 }
 
 func TestDrillScreensFitAtEverySize(t *testing.T) {
-	pending, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+	pending, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,33 +9,12 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
-	"rewind/store/memory"
 )
-
-// watchedStore is the test store (fixed times) that can also be watched
-// and names its lock's holder, as every real store does.
-type watchedStore struct {
-	fixedStore
-	m *memory.Store
-}
-
-func (w watchedStore) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
-	return w.m.Watch(ctx, thread)
-}
-
-func (w watchedStore) LockHolder(ctx context.Context, thread string) (string, error) {
-	return w.m.LockHolder(ctx, thread)
-}
 
 func watchedEngine(t *testing.T) (*engine.Engine, store.Store) {
 	t.Helper()
-	m := memory.New()
-	st := watchedStore{fixedStore{m}, m}
-	e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, st
+	st := newStore() // it can be watched and names its lock's holder, as every real store does
+	return newClockedEngine(t, st, ticket.NewGraph(), ticket.NewMock()), st
 }
 
 // A turn run by someone else (here another engine on the same store, as
@@ -44,7 +23,7 @@ func watchedEngine(t *testing.T) (*engine.Engine, store.Store) {
 // it otherwise.
 func TestFollowGrowsTheTimeline(t *testing.T) {
 	e, st := watchedEngine(t)
-	other, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	other, err := engine.New(st, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
-	"rewind/store/memory"
 	"rewind/themes"
 )
 
@@ -60,7 +59,7 @@ func TestGolden(t *testing.T) {
 		{"pending", nil, []string{"@2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
 			// Two executors failed, one stored its writes: what a crash
 			// mid fan-out leaves behind.
-			e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+			e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +191,7 @@ func longThread(t *testing.T) (Deps, []string) {
 // longEngine holds thread "t": three turns (@1, @9, @17 start them), the
 // last one's question compacted into the summary by its reply (@24).
 func longEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), ticket.NewMock())
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +211,7 @@ func resumedThread(t *testing.T) (Deps, []string) {
 }
 
 func resumedEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}

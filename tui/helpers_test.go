@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +20,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/memory"
@@ -76,143 +75,33 @@ const (
 
 var epoch = time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 
-// fixedStore pins every time and duration a store returns, so views are
-// byte-for-byte stable (the engine's own clock cannot be injected).
-type fixedStore struct{ store.Store }
+// fixedClock is the tests' clock: the engine and the memory store stamp
+// every event, checkpoint, row and duration with epoch (durations are 0),
+// so views are byte-for-byte stable, and so are the sizes a listing
+// records (they count the digits of those times).
+func fixedClock() time.Time { return epoch }
 
-func (f fixedStore) fixCP(c store.Checkpoint) store.Checkpoint {
-	c.CreatedAt = epoch.Add(time.Duration(c.ID) * time.Second)
-	c.State = zeroDurations(c.State)
-	c.Meta = fixedSizes(c.Meta)
-	return c
-}
+// newStore is a memory store on the fixed clock.
+func newStore() *memory.Store { return memory.New(memory.WithClock(fixedClock)) }
 
-// fixedSizes replaces the sizes a listing records: they count the digits
-// of run times, which vary from run to run.
-func fixedSizes(meta []byte) []byte {
-	var m map[string]json.RawMessage
-	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
-		return meta
-	}
-	m["bytes"], m["row"] = json.RawMessage("1500"), json.RawMessage("1200")
-	out, err := json.Marshal(m)
-	if err != nil {
-		return meta
-	}
-	return out
-}
+// storeOnly is a store with the store.Store contract alone: it cannot be
+// watched (the view does not follow it) and has no drafts table, like a
+// backend without those capabilities. Most tests and the goldens use it.
+type storeOnly struct{ store.Store }
 
-func (f fixedStore) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
-	c, err := f.Store.Get(ctx, thread, id)
-	return f.fixCP(c), err
-}
-
-func (f fixedStore) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
-	c, err := f.Store.Latest(ctx, thread)
-	return f.fixCP(c), err
-}
-
-func (f fixedStore) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
-	cs, err := f.Store.Chain(ctx, thread, id)
-	for i := range cs {
-		cs[i] = f.fixCP(cs[i])
-	}
-	return cs, err
-}
-
-func (f fixedStore) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
-	cs, err := f.Store.History(ctx, thread, before, limit)
-	for i := range cs {
-		cs[i] = f.fixCP(cs[i])
-	}
-	return cs, err
-}
-
-func (f fixedStore) Events(ctx context.Context, thread string, id int64) ([]store.Event, error) {
-	evs, err := f.Store.Events(ctx, thread, id)
-	for i := range evs {
-		var m map[string]any
-		d := json.NewDecoder(bytes.NewReader(zeroDurations(evs[i].Payload)))
-		d.UseNumber()
-		if d.Decode(&m) == nil {
-			m["at"] = epoch.Add(time.Duration(evs[i].CheckpointID)*time.Second + time.Duration(evs[i].Seq)*time.Millisecond)
-			evs[i].Payload, _ = json.Marshal(m)
-		}
-	}
-	return evs, err
-}
-
-func (f fixedStore) Writes(ctx context.Context, thread string, id int64) ([]store.TaskWrites, error) {
-	ws, err := f.Store.Writes(ctx, thread, id)
-	for i := range ws {
-		ws[i].Writes = zeroDurations(ws[i].Writes)
-	}
-	return ws, err
-}
-
-func (f fixedStore) Threads(ctx context.Context) ([]store.Thread, error) {
-	ts, err := f.Store.Threads(ctx)
-	for i := range ts {
-		ts[i].UpdatedAt = epoch.Add(time.Duration(ts[i].LatestID) * time.Second)
-	}
-	return ts, err
-}
-
-// zeroDurations sets every "durationMs" and "at" in a JSON document to a
-// fixed value.
-func zeroDurations(doc []byte) []byte {
-	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return doc
-	}
-	var walk func(any)
-	walk = func(x any) {
-		switch t := x.(type) {
-		case map[string]any:
-			for k, c := range t {
-				switch k {
-				case "durationMs", "ms":
-					t[k] = 0
-				case "calls":
-					// Stored model calls: [role, prompt, completion, ms, unix µs].
-					if calls, ok := c.([]any); ok {
-						for i, call := range calls {
-							if a, ok := call.([]any); ok && len(a) >= 5 {
-								a[3], a[4] = 0, epoch.Add(time.Duration(i)*time.Millisecond).UnixMicro()
-							}
-						}
-					}
-				case "at":
-					if _, ok := c.(string); ok {
-						t[k] = epoch
-					}
-				default:
-					walk(c)
-				}
-			}
-		case []any:
-			for _, c := range t {
-				walk(c)
-			}
-		}
-	}
-	walk(v)
-	b, err := json.Marshal(v)
-	if err != nil {
-		return doc
-	}
-	return b
-}
-
-func newEngine(t testing.TB) *engine.Engine {
+// newClockedEngine is an engine on st with the fixed clock.
+func newClockedEngine(t testing.TB, st store.Store, g *engine.Graph, m model.Model) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(fixedStore{memory.New()}, ticket.NewGraph(), ticket.NewMock())
+	e, err := engine.New(st, g, m, engine.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+func newEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	return newClockedEngine(t, storeOnly{newStore()}, ticket.NewGraph(), ticket.NewMock())
 }
 
 // seed runs the first turn on thread and forks at checkpoint 2: 16

@@ -35,7 +35,18 @@ func TestDemoLessonInTmux(t *testing.T) {
 		t.Helper()
 		shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s demo %s 2>>%s",
 			filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, args, filepath.Join(dir, "stderr"))
-		if out, err := tmux("new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", shell); err != nil {
+		// After q the last session ends and its server exits: a new
+		// session started meanwhile can meet the exiting server, so try
+		// again (a few times) when tmux says so.
+		for try := 0; ; try++ {
+			out, err := tmux("new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", shell)
+			if err == nil {
+				break
+			}
+			if try < 5 && strings.Contains(out, "server exited unexpectedly") {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
 			t.Fatalf("tmux new-session: %v\n%s", err, out)
 		}
 	}

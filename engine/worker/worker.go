@@ -209,7 +209,7 @@ func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.D
 	if d.By == "" {
 		d.By = "operator"
 	}
-	d.At = time.Now().UTC().Format(time.RFC3339)
+	d.At = e.Now().UTC().Format(time.RFC3339)
 	_, err = e.UpdateStateWith(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "", engine.UpdateOptions{TakeOver: takeOver})
 	return err
 }

@@ -27,7 +27,8 @@ type Store struct {
 	issued  int64                             // the highest epoch Fence handed out, to any thread
 	locks   map[string]bool
 	hook    func(stage string)
-	watch   watchers // Watch
+	watch   watchers         // Watch
+	clock   func() time.Time // stamps rows (WithClock; nil: time.Now)
 }
 
 type thread struct {
@@ -44,9 +45,21 @@ var (
 	_ store.Drafts = (*Store)(nil)
 )
 
+// Option configures a store (New).
+type Option func(*Store)
+
+// WithClock gives the store the clock it stamps rows with (created and
+// updated times; default time.Now), so a test's stored times do not
+// depend on when it ran.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = now } }
+
 // New returns an empty store.
-func New() *Store {
-	return &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{}}
+func New(opts ...Option) *Store {
+	s := &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // find works on a nil thread too: an unknown thread has no checkpoints.
@@ -58,7 +71,13 @@ func (th *thread) find(id int64) (int, bool) {
 }
 
 // now matches what the SQL backends keep: UTC, microseconds.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+func (s *Store) now() time.Time {
+	t := time.Now
+	if s.clock != nil {
+		t = s.clock
+	}
+	return t().UTC().Truncate(time.Microsecond)
+}
 
 func wrap(err *error, format string, args ...any) {
 	if *err != nil {
@@ -111,7 +130,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			messages: map[string]store.Message{}, blobs: map[string][]byte{}}
 		s.threads[cp.ThreadID] = th
 	}
-	t := now()
+	t := s.now()
 	for _, m := range cp.Messages {
 		if _, ok := th.messages[m.Hash]; !ok {
 			m.ThreadID, m.Body, m.CheckpointID, m.CreatedAt = cp.ThreadID, bytes.Clone(m.Body), cp.ID, t
@@ -170,7 +189,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	case !cpFound:
 		return fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
 	}
-	w.Writes, w.CreatedAt, w.Epoch = bytes.Clone(w.Writes), now(), 0
+	w.Writes, w.CreatedAt, w.Epoch = bytes.Clone(w.Writes), s.now(), 0
 	th.writes[w.CheckpointID] = slices.Insert(ws, i, w)
 	return nil
 }
@@ -579,7 +598,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if s.drafts[d.ThreadID] == nil {
 		s.drafts[d.ThreadID] = map[string]store.Draft{}
 	}
-	d.Body, d.CreatedAt, d.Epoch = bytes.Clone(d.Body), now(), 0 // epochs are checked, not kept
+	d.Body, d.CreatedAt, d.Epoch = bytes.Clone(d.Body), s.now(), 0 // epochs are checked, not kept
 	s.drafts[d.ThreadID][d.OperationID] = d
 	return copyDraft(d), true, nil
 }

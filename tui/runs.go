@@ -1,0 +1,375 @@
+package tui
+
+// Runs, for the root model: starting one (a turn, a resume, a fork, an
+// answer), following its updates into the live strip (live.go), saying how
+// it ended, and stopping or quitting during one. The dialogs that start
+// them (fork, discard, new thread) are here too.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/tui/termtext"
+)
+
+// cancelRun stops a run from a Cmd: for a worker it is a signal.
+func cancelRun(r RunHandle) tea.Cmd {
+	return func() tea.Msg {
+		r.Cancel()
+		return nil
+	}
+}
+
+// liveThread is the thread the live strip shows: none off the thread view.
+func (m *Model) liveThread() string {
+	if m.screen != screenThread {
+		return ""
+	}
+	return m.thread
+}
+
+// refreshLive re-renders the live strip and relays out when its height
+// changed.
+func (m *Model) refreshLive() {
+	before := m.live.Height()
+	m.live.render(m.liveThread())
+	if m.live.Height() != before {
+		m.relayout()
+	}
+}
+
+func (m *Model) runSettings() RunSettings {
+	var rs RunSettings
+	keys := make([]string, 0, len(m.breaks))
+	for k := range m.breaks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		when, node, _ := strings.Cut(k, ":")
+		if when == "before" {
+			rs.InterruptBefore = append(rs.InterruptBefore, node)
+		} else {
+			rs.InterruptAfter = append(rs.InterruptAfter, node)
+		}
+	}
+	if m.canKill() {
+		rs.KillAt = m.armed
+	}
+	return rs
+}
+
+func (m *Model) busy() bool { return m.live.run != nil || m.live.starting }
+
+// startRun launches a run in a Cmd; kind is "run", "resume" or "fork".
+func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	}
+	m.live.starting = true
+	m.live.kind = kind
+	m.clearFlash()
+	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
+	if in.Text != "" {
+		in.AuthTTL = m.authTTL
+	}
+	m.refreshLive()
+	start := func() tea.Msg {
+		var r RunHandle
+		var err error
+		var head *headInfo
+		switch kind {
+		case "resume":
+			// What is stored before the resume starts tells which tasks it
+			// will reuse and which it redispatches.
+			rs.At = from
+			head, _ = readHeadAt(ctx, b, thread, from)
+			r, err = runner.Resume(ctx, thread, rs)
+		case "fork":
+			r, err = runner.Fork(ctx, thread, from, in, rs)
+		default:
+			r, err = runner.Start(ctx, thread, in, rs)
+		}
+		return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, head: head}
+	}
+	return tea.Batch(start, m.spin.Tick)
+}
+
+func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
+	m.live.starting = false
+	if msg.err != nil {
+		m.refreshLive()
+		return m.setFlash(msg.err.Error(), true)
+	}
+	m.followNext = msg.gen == m.gen
+	if msg.rs.KillAt != "" && msg.rs.KillAt == m.armed {
+		m.armed = "" // a kill point is armed for one run
+	}
+	m.live.start(msg, msg.gen == m.gen)
+	m.refreshLive()
+	return waitRun(msg.run)
+}
+
+func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
+	if msg.run != m.live.run || m.live.run == nil {
+		return nil
+	}
+	var cmds []tea.Cmd
+	saved, finished, final := m.live.apply(msg.updates)
+	if saved || finished {
+		cmds = append(cmds, m.sync(false))
+	}
+	if !finished {
+		m.refreshLive()
+		return tea.Batch(append(cmds, waitRun(m.live.run))...)
+	}
+	if m.live.progress.checkpoints == 0 {
+		m.followNext = false // nothing was written: there is nothing to follow
+	}
+	m.live.end(final)
+	// The run stored writes for checkpoints it did not finish (a kill, a
+	// failure): what was shown of them is out of date.
+	m.cache.dropPending(m.thread)
+	if m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+		m.cur = nil // "loading…" rather than writes that may be out of date
+		cmds = append(cmds, m.cursorMoved())
+	}
+	m.refreshLive()
+	cmds = append(cmds, m.reloadHead())
+	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))
+	if m.quitting {
+		cmds = append(cmds, tea.Quit)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) describeEnd(u RunUpdate) string {
+	res := u.Result
+	calls := model.Counts(res.ModelCalls)
+	var ke *KilledError
+	if errors.As(u.Err, &ke) {
+		return ke.Error() + ": the screen shows what is stored; r resumes in a new worker"
+	}
+	unreached := ""
+	if m.live.killAt != "" {
+		unreached = " · kill point " + m.live.killAt + " was not reached"
+	}
+	if u.Err != nil {
+		if errors.Is(u.Err, context.Canceled) {
+			return fmt.Sprintf("stopped at @%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
+		}
+		var pe *engine.PendingError
+		if errors.As(u.Err, &pe) {
+			return fmt.Sprintf("@%d has %d pending task(s) (%s): r resumes them, f forks, D discards them", pe.Checkpoint, len(pe.Tasks), engine.DescribeTasks(pe.Tasks))
+		}
+		return "run failed: " + u.Err.Error()
+	}
+	if res.Status == "awaiting-approval" && res.Interrupt != nil {
+		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
+	}
+	if res.Status == "interrupted" && res.Interrupt != nil {
+		return fmt.Sprintf("paused %s %s at @%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
+	}
+	verb := "done"
+	switch m.live.kind {
+	case "approve":
+		verb = "approved, done"
+	case "reject":
+		verb = "rejected, done"
+	}
+	return fmt.Sprintf("%s at @%d · %d model call(s) (%s) · messages %d → %d%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached)
+}
+
+// send continues the current branch with a new message: on the thread's
+// newest checkpoint that is a new turn; on an older branch it forks from the
+// branch's end, so the message lands where the user is looking.
+func (m *Model) send(text string) tea.Cmd {
+	if m.thread == "" {
+		return m.setFlash("open or create a thread first (t)", true)
+	}
+	in := Input{Text: text, Draft: m.composer.draft}
+	if m.tree.len() == 0 {
+		return m.startRun("run", 0, in)
+	}
+	leaf := m.tree.nodes[m.leaf]
+	if leaf == nil || leaf.id == m.tree.maxID {
+		return m.startRun("run", 0, in)
+	}
+	if leaf.pending > 0 {
+		return m.setFlash(fmt.Sprintf("this branch ends at @%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%d)", leaf.id, m.tree.maxID), true)
+	}
+	return m.startRun("fork", leaf.id, in)
+}
+
+func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.setFlash(msg.err.Error(), true)
+	}
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Backend)}
+	if msg.thread == m.thread {
+		m.thread = ""
+		m.follow.stop()
+		m.gen++
+		m.tree = newTree()
+		m.cur = nil
+		m.cache.drop(msg.thread)
+		m.afterTreeChange()
+		m.syncPanes()
+	}
+	return tea.Batch(cmds...)
+}
+
+// askQuit quits at once when no run is under way; during one it asks
+// first, saying the run stays resumable.
+func (m *Model) askQuit() tea.Cmd {
+	if !m.busy() {
+		return m.quit()
+	}
+	m.dialog = m.quitDialog()
+	return nil
+}
+
+// quitDialog asks before quitting during a run.
+func (m *Model) quitDialog() dialog {
+	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.thread) + "`)."
+	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
+}
+
+// quit stops a run under way first (its finished tasks stay stored).
+func (m *Model) quit() tea.Cmd {
+	if m.live.run == nil {
+		return tea.Quit
+	}
+	if !m.quitting {
+		m.quitting = true
+		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run, then quitting…", false),
+			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
+	}
+	return tea.Quit
+}
+
+// Shutdown stops a run under way and waits (up to timeout) for it to end,
+// so the store is not closed under its feet.
+func (m *Model) Shutdown(timeout time.Duration) {
+	m.lessons.stop(timeout)
+	m.follow.stop()
+	r := m.live.run
+	if r == nil {
+		return
+	}
+	r.Cancel()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case _, ok := <-r.Updates():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+func (m *Model) resume() tea.Cmd {
+	if m.thread == "" || m.tree.len() == 0 {
+		return m.setFlash("nothing to resume here", true)
+	}
+	// What is on screen comes first: a paused checkpoint under the cursor
+	// (say, one a fork branched from) or the paused end of the branch on
+	// screen resumes where it stopped; the engine refuses one already
+	// continued.
+	for _, id := range []int64{m.tree.cursor, m.tree.leaf()} {
+		if n := m.tree.nodes[id]; n != nil && id != m.tree.maxID && n.pending > 0 {
+			return m.startRun("resume", id, Input{})
+		}
+	}
+	latest := m.tree.nodes[m.tree.maxID]
+	if latest == nil || latest.pending == 0 {
+		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%d has no pending tasks", m.tree.maxID), true)
+	}
+	return m.startRun("resume", 0, Input{})
+}
+
+func (m *Model) openFork() tea.Cmd {
+	id := m.tree.cursor
+	if id == 0 {
+		return m.setFlash("no checkpoint under the cursor to fork from", true)
+	}
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	}
+	note := fmt.Sprintf("A new branch starts at @%d with this message; nothing is deleted, the old branch stays.", id)
+	if n := m.tree.nodes[id]; n != nil && n.pending > 0 {
+		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
+	}
+	f := newForm(m.theme, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
+		var attach []string
+		if v[1] != "" {
+			attach = []string{v[1]}
+		}
+		return m.startRun("fork", id, Input{Text: v[0], Attach: attach}), nil
+	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
+	m.dialog = f
+	return f.fields[0].input.Focus()
+}
+
+func (m *Model) openDiscard() tea.Cmd {
+	latest := m.tree.nodes[m.tree.maxID]
+	if latest == nil || latest.pending == 0 {
+		return m.setFlash("the newest checkpoint has no pending tasks to discard", true)
+	}
+	if m.busy() {
+		return m.setFlash("a run is under way", true)
+	}
+	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
+	m.dialog = &confirmDialog{title: "Discard pending tasks",
+		question: fmt.Sprintf("Drop the %d pending task(s) of @%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
+		keys:     newConfirmKeys(),
+		onYes: func() tea.Cmd {
+			return func() tea.Msg {
+				cp, err := b.DiscardPending(ctx, thread)
+				return discardedMsg{gen: gen, thread: thread, cp: cp, err: err}
+			}
+		}}
+	return nil
+}
+
+func (m *Model) openNewThread() tea.Cmd {
+	if m.busy() {
+		return m.setFlash("a run is under way: wait for it first", true)
+	}
+	name := ""
+	for i := len(m.threads.threads) + 1; ; i++ {
+		name = fmt.Sprintf("ticket-%d", i)
+		if !m.threads.find(name) {
+			break
+		}
+	}
+	f := newForm(m.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
+		if strings.ContainsFunc(v[0], func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return nil, errors.New("the thread name has control characters")
+		}
+		if m.threads.find(v[0]) {
+			return nil, fmt.Errorf("thread %s exists: open it from the list", v[0])
+		}
+		var attach []string
+		if v[2] != "" {
+			attach = []string{v[2]}
+		}
+		open := m.openThread(v[0])
+		return tea.Sequence(open, m.startRun("run", 0, Input{Text: v[1], Attach: attach})), nil
+	}, newField("Thread name", name, "ticket-1", true),
+		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
+		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
+	m.dialog = f
+	return f.fields[0].input.Focus()
+}

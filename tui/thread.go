@@ -1,0 +1,169 @@
+package tui
+
+// The thread view's loading, for the root model: opening a thread, reading
+// its history into the tree page by page, following new checkpoints, and
+// loading the checkpoint under the cursor (data.go holds the Cmds).
+
+import tea "github.com/charmbracelet/bubbletea"
+
+// openThread switches the thread view to thread and starts loading it.
+func (m *Model) openThread(thread string) tea.Cmd {
+	m.screen = screenThread
+	m.thread = thread
+	m.gen++
+	m.tree = newTree()
+	m.timeline.reset()
+	m.cur = nil
+	m.timeline.position = [2]int{}
+	m.leaf = 0
+	m.timeline.branch = ""
+	m.loading = true
+	m.timeline.total = 0
+	for _, t := range m.threads.threads {
+		if t.ID == thread {
+			m.timeline.total = t.Checkpoints
+		}
+	}
+	m.cache.drop(thread)
+	m.live.head, m.live.killed, m.live.phase, m.live.answer = nil, nil, nil, nil
+	m.syncPanes()
+	m.refreshLive()
+	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead(),
+		m.follow.start(m.ctx, m.deps.Backend, m.gen, thread))
+}
+
+// reloadHead reads the thread's newest checkpoint again (after a run, a
+// kill, a discard, or on opening the thread).
+func (m *Model) reloadHead() tea.Cmd {
+	m.live.headLoading++
+	return loadHead(m.ctx, m.deps.Backend, m.gen, m.thread)
+}
+
+func (m *Model) onHead(msg headMsg) tea.Cmd {
+	m.live.headLoading = max(m.live.headLoading-1, 0)
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+	}
+	m.live.head = msg.head
+	m.refreshLive()
+	m.syncPanes() // the inspector's header shows the head's costs
+	return nil
+}
+
+// sync reads the thread's newest checkpoints into the timeline.
+func (m *Model) sync(follow bool) tea.Cmd {
+	if m.thread == "" {
+		return nil
+	}
+	if follow {
+		m.followNext = true
+	}
+	t := m.tree
+	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
+	known := make(map[int64]bool, 64)
+	for id := t.maxID; id > 0 && id > t.maxID-syncPage*4; id-- {
+		if _, ok := t.nodes[id]; ok {
+			known[id] = true
+		}
+	}
+	empty := t.len() == 0
+	return syncHead(m.ctx, m.deps.Backend, m.gen, m.thread, func(id int64) bool { return empty || known[id] })
+}
+
+func (m *Model) onHistory(msg historyMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		m.loading = false
+		return m.setFlash(msg.err.Error(), true)
+	}
+	wasEmpty := m.tree.len() == 0
+	head := m.tree.maxID
+	added := m.tree.merge(msg.nodes)
+	var cmds []tea.Cmd
+	moved := false
+	if !msg.sync && msg.more {
+		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
+	} else if !msg.sync {
+		m.loading = false
+	}
+	if wasEmpty && m.tree.len() > 0 && !m.followNext {
+		moved = m.tree.jump(m.tree.maxID)
+	}
+	if msg.sync {
+		// Follow a run: its first checkpoint, then every new child of the
+		// checkpoint under the cursor while the cursor is at the head.
+		for _, id := range added {
+			n := m.tree.nodes[id]
+			atHead := m.tree.cursor == head && n.parent == m.tree.cursor
+			if m.followNext || atHead || m.tree.cursor == 0 {
+				m.tree.jump(id)
+				m.followNext = false
+				moved = true
+			}
+			head = max(head, id)
+		}
+		// A run changes the stored writes of the checkpoints it starts from.
+		m.cache.dropPending(m.thread)
+		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+			moved = true
+		}
+	}
+	if m.timeline.total < m.tree.len() {
+		m.timeline.total = m.tree.len()
+	}
+	m.afterTreeChange()
+	cmds = append(cmds, m.wantWords())
+	if moved {
+		// The checkpoint to show comes before older pages of the timeline.
+		cmds = append([]tea.Cmd{m.cursorMoved()}, cmds...)
+	}
+	return tea.Batch(cmds...)
+}
+
+// afterTreeChange refreshes what is derived from the tree and cursor.
+func (m *Model) afterTreeChange() {
+	m.leaf = m.tree.leaf()
+	m.timeline.follow(m.tree)
+}
+
+// cursorMoved shows the checkpoint under the cursor, loading it if needed.
+func (m *Model) cursorMoved() tea.Cmd {
+	m.afterTreeChange()
+	id := m.tree.cursor
+	if id == 0 {
+		return nil
+	}
+	if d, ok := m.cache.detail(m.thread, id); ok {
+		m.cur = d
+		m.syncPanes()
+		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal())
+	}
+	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
+}
+
+func (m *Model) onDetail(msg detailMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setFlash(msg.err.Error(), true)
+	}
+	if msg.version != m.cache.version(msg.thread) {
+		// Built before the stored writes changed: read it again.
+		if msg.id == m.tree.cursor {
+			return m.cursorMoved()
+		}
+		return nil
+	}
+	if msg.id == m.tree.cursor {
+		m.cur = msg.d
+		m.syncPanes()
+		return tea.Batch(m.checkFidelity(), m.wantOriginal())
+	}
+	return nil
+}

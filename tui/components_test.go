@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine"
+	"rewind/store"
+	"rewind/themes"
+)
+
+// The components own their state: each is driven here alone, through its
+// Update, SetSize and View, without a root model or a store.
+
+func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+func TestComposerAlone(t *testing.T) {
+	c := newComposer()
+	c.setTheme(themes.Or(themes.Dark))
+	c.SetSize(80)
+	c.Focus()
+	if out, _ := c.Update(runes("where is my parcel?")); out != (composerOutcome{}) {
+		t.Fatalf("typing asks nothing of the root: %+v", out)
+	}
+	if out, _ := c.Update(tea.KeyMsg{Type: tea.KeyCtrlD}); !out.resized || !c.draft || !strings.Contains(c.View(""), "draft reply: awaits approval") {
+		t.Fatalf("ctrl+d asks for a draft and says so: %+v, draft %v, %q", out, c.draft, c.View(""))
+	}
+	if out, _ := c.Update(tea.KeyMsg{Type: tea.KeyEnter}); out.send != "where is my parcel?" || c.Value() == "" {
+		t.Fatalf("enter hands the text to send and keeps it until sent: %+v, kept %q", out, c.Value())
+	}
+	c.sent()
+	if c.open || c.draft || c.Value() != "" {
+		t.Fatalf("after sending the composer is empty, closed, and the draft request off: open %v draft %v %q", c.open, c.draft, c.Value())
+	}
+	c.Focus()
+	c.Update(runes("half a thought"))
+	c.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if c.open || !strings.Contains(c.View("i: write a message"), "unsent: half a thought") {
+		t.Fatalf("esc closes and keeps the text: open %v, %q", c.open, c.View("i: write a message"))
+	}
+	c.Focus()
+	if out, _ := c.Update(tea.KeyMsg{Type: tea.KeyCtrlC}); out.cleared != "half a thought" || !c.open {
+		t.Fatalf("the first ctrl+c clears (and says what it cleared), the composer stays: %+v open %v", out, c.open)
+	}
+	if c.Update(tea.KeyMsg{Type: tea.KeyCtrlC}); c.open {
+		t.Fatal("the second ctrl+c closes the composer")
+	}
+}
+
+func TestPagerAlone(t *testing.T) {
+	p := newPager()
+	p.SetSize(24) // room: 19 lines
+	p.open(false, 100)
+	if !p.log || p.off != 100-p.room() {
+		t.Fatalf("the log opens at its end: log %v off %d", p.log, p.off)
+	}
+	if closed := p.Update(runes("j"), 100); closed || p.off != 100-p.room() {
+		t.Fatalf("j at the end stays there: closed %v off %d", closed, p.off)
+	}
+	p.Update(runes("g"), 100)
+	p.Update(runes("k"), 100)
+	if p.off != 0 {
+		t.Fatalf("g goes to the top, k stops there: off %d", p.off)
+	}
+	lines := make([]string, 100)
+	for i := range lines {
+		lines[i] = "line"
+	}
+	if v := p.View(themes.Or(themes.Dark), "Status log", lines, 40); !strings.Contains(v, "1–19 of 100") {
+		t.Fatalf("the box says which lines it shows:\n%s", v)
+	}
+	if closed := p.Update(runes("x"), 100); !closed || p.shown() {
+		t.Fatalf("any other key closes it: closed %v shown %v", closed, p.shown())
+	}
+}
+
+func TestThreadListAlone(t *testing.T) {
+	l := newThreadList()
+	l.SetSize(80, 10)
+	l.set([]store.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, "")
+	if a := l.Update(runes("j")); a != listNone {
+		t.Fatalf("j moves the selection itself: %v", a)
+	}
+	if sel, _ := l.selected(); sel.ID != "b" {
+		t.Fatalf("j should select b, selects %q", sel.ID)
+	}
+	for key, want := range map[string]listAction{"o": listOpen, "d": listDelete, "n": listNew, "q": listQuit, "?": listHelp, "L": listLog} {
+		if a := l.Update(runes(key)); a != want {
+			t.Errorf("%s: action %v, want %v", key, a, want)
+		}
+	}
+	if v := l.View(themes.Or(themes.Dark), "b", "memory:", 80, 10); !strings.Contains(v, "Threads · memory: · 2") || !strings.Contains(v, "▶ ● b") {
+		t.Fatalf("the list names the store, counts the threads and marks the selected, open one:\n%s", v)
+	}
+}
+
+type doneRun struct{ ch chan RunUpdate }
+
+func (r doneRun) Updates() <-chan RunUpdate { return r.ch }
+func (r doneRun) Cancel()                   {}
+
+func TestLiveStripAlone(t *testing.T) {
+	s := newLiveStrip(newThreadKeys(), func() bool { return true })
+	s.theme = themes.Or(themes.Dark)
+	s.SetSize(120, 40)
+	s.render("t")
+	if s.Height() != 0 || s.ShortHelp() != nil {
+		t.Fatalf("nothing under way, nothing shown: %d lines, keys %v", s.Height(), s.ShortHelp())
+	}
+	s.start(runStartedMsg{kind: "run", run: doneRun{}}, true)
+	s.render("t")
+	if !s.busy() || !strings.Contains(s.View(), "live · run") || !strings.Contains(fmtKeys(s.ShortHelp()), "kill worker") {
+		t.Fatalf("a run under way shows and puts kill in the footer:\n%s\n%v", s.View(), fmtKeys(s.ShortHelp()))
+	}
+	saved, finished, final := s.apply([]RunUpdate{
+		{Event: &engine.Event{Type: engine.EventCheckpointSaved}},
+		{Done: true, Err: &KilledError{Pid: 42, Point: "before-commit"}},
+	})
+	if !saved || !finished {
+		t.Fatalf("apply: saved %v finished %v", saved, finished)
+	}
+	s.end(final)
+	s.render("t")
+	if s.busy() || s.killed == nil || !strings.Contains(s.View(), "killed · worker pid 42") {
+		t.Fatalf("a kill stays shown after the run:\n%s", s.View())
+	}
+	if s.render(""); s.Height() != 0 {
+		t.Fatal("off the thread view the strip shows nothing")
+	}
+	if !s.dismiss() || s.dismiss() {
+		t.Fatal("esc hides what the run left, once")
+	}
+}
+
+func fmtKeys(bs []key.Binding) string {
+	var parts []string
+	for _, b := range bs {
+		parts = append(parts, b.Help().Desc)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func TestTimelineKeysAlone(t *testing.T) {
+	var p timelinePane
+	p.keys = newTimelineKeys(newThreadKeys())
+	tr := newTree()
+	tr.merge([]*tlNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
+	tr.jump(3)
+	if moved, ok := p.Update(runes("h"), tr); !ok || !moved || tr.cursor != 2 {
+		t.Fatalf("h steps back: ok %v moved %v at @%d", ok, moved, tr.cursor)
+	}
+	if moved, ok := p.Update(runes("g"), tr); !ok || !moved || tr.cursor != 1 {
+		t.Fatalf("g goes to the first: ok %v moved %v at @%d", ok, moved, tr.cursor)
+	}
+	if _, ok := p.Update(runes("i"), tr); ok {
+		t.Fatal("i is not the timeline's")
+	}
+	p.follow(tr)
+	if p.position != [2]int{1, 3} || p.title(tr, false) != "Timeline · 3" {
+		t.Fatalf("position %v, title %q", p.position, p.title(tr, false))
+	}
+}

@@ -150,6 +150,9 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	send("v")
 	waitFor("the graph", "Graph · @2", "◌ executor ×3", "wrote @2")
 	send("Escape")
+	// Wait for it to close: an Escape followed at once by End's sequence
+	// reads as alt+End, and the graph would stay open (a flake under -race).
+	waitFor("the graph closed", "? help")
 
 	// A draft turn: e in the approval edits the draft, y approves it as
 	// edited, and the drafts table holds the edited text.

@@ -37,22 +37,13 @@ type browseSettling struct{ *Browser }
 
 func (s browseSettling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(quitWhenSettled); ok {
-		m := s.Browser
-		_, read := m.cps[m.curID()]
-		if m.Settled() && (m.onThreads || read) {
+		if s.Browser.Settled() {
 			return s, tea.Quit
 		}
 		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return quitWhenSettled{} })
 	}
 	_, cmd := s.Browser.Update(msg)
 	return s, cmd
-}
-
-func (m *Browser) curID() string {
-	if m.cur < len(m.list) {
-		return m.list[m.cur].ID
-	}
-	return ""
 }
 
 // The read-only browser on LangGraph's Python SqliteSaver file: the
@@ -113,14 +104,9 @@ func TestBrowseGolden(t *testing.T) {
 func TestBrowseRefusesWritingKeys(t *testing.T) {
 	src, _ := openFixture(t, "sqlite-js.db")
 	m := NewBrowser(context.Background(), src, "sqlite:sqlite-js.db", "t-fail", themes.Or(themes.Dark))
-	run := func(cmd tea.Cmd) {
-		for cmd != nil {
-			msg := cmd()
-			_, cmd = m.Update(msg)
-		}
-	}
+	run := runBrowser(m)
 	run(m.Init())
-	if m.onThreads || m.chain.Thread != "t-fail" || len(m.list) == 0 {
+	if m.onThreads || m.chain.Thread != "t-fail" || len(m.tl.Listings()) == 0 {
 		t.Fatalf("want thread t-fail open at start, got threads screen %v, chain %+v", m.onThreads, m.chain)
 	}
 	for k, what := range writeKeys {
@@ -135,6 +121,29 @@ func TestBrowseRefusesWritingKeys(t *testing.T) {
 	if strings.Contains(m.View(), "would write") {
 		t.Error("the refusal stays after a move")
 	}
+}
+
+// runBrowser runs a command and what it leads to, in the test's
+// goroutine; follow is off, so no tick waits.
+func runBrowser(m *Browser) func(tea.Cmd) {
+	m.follow.on = false
+	var run func(tea.Cmd)
+	run = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		switch msg := cmd().(type) {
+		case nil:
+		case tea.BatchMsg:
+			for _, c := range msg {
+				run(c)
+			}
+		default:
+			_, next := m.Update(msg)
+			run(next)
+		}
+	}
+	return run
 }
 
 func sum(t *testing.T, path string) [32]byte {

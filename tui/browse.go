@@ -624,14 +624,14 @@ func (m *Browser) View() string {
 	title := "rewind · threads"
 	if !m.onThreads {
 		title = "rewind · thread " + termtext.Name(m.chain.Thread)
-		if m.chain.NS != "" {
-			title += " · subgraph " + termtext.Name(m.chain.NS)
-		}
 		if n := len(m.tl.rows); n > 0 {
 			title += fmt.Sprintf(" · %d/%d", m.tl.cur+1, n)
 		}
 		if m.older {
 			title += " · reading older…"
+		}
+		if m.chain.NS != "" {
+			title += " · subgraph " + termtext.Name(m.chain.NS)
 		}
 	}
 	status := m.src.About().Status() + " · " + termtext.Line(m.label)

@@ -234,3 +234,37 @@ func TestBrowseFollowsNewCheckpoints(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// One interface, two sources: the same browser on rewind's own engine
+// (engine.Browse over a store holding a thread with a fork) shows the
+// fork in its timeline and the checkpoint's channels in its state.
+func TestBrowseRewindEngine(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t1")
+	src := e.Browse(browse.About{Backend: "memory", Where: "memory:"})
+	m, press := openBrowser(t, src, "t1", 120, 40)
+	var fork *tlRow
+	for i, r := range m.tl.rows {
+		if r.children > 1 {
+			fork = &m.tl.rows[i]
+		}
+	}
+	if fork == nil || fork.l.ID != "2" || len(m.tl.rows) != 16 {
+		t.Fatalf("want 16 checkpoints with a fork at 2, got %d rows, fork %+v", len(m.tl.rows), fork)
+	}
+	s := screenOf(m)
+	if !strings.Contains(s, "⑂ 2 ") || !strings.Contains(s, "└") || !strings.Contains(s, "rewind store") {
+		t.Errorf("the timeline does not show the fork:\n%s", s)
+	}
+	press("2")
+	cp, _ := m.cps.get(cacheKey(m.chain, m.tl.CurrentID()))
+	if cp == nil || len(cp.Channels) == 0 {
+		t.Fatalf("no checkpoint read: %+v", cp)
+	}
+	s = screenOf(m)
+	for _, ch := range cp.Channels {
+		if !ch.Internal && !strings.Contains(s, ch.Name+" = ") {
+			t.Errorf("the state lacks channel %s:\n%s", ch.Name, s)
+		}
+	}
+}

@@ -103,8 +103,11 @@ type Browser struct {
 	// older: the chain's older listings are being read (the newest page
 	// shows first).
 	older bool
-	tab   int
-	focus int
+	// olderFrom is the oldest listing read while the older ones wait
+	// for the first screen.
+	olderFrom string
+	tab       int
+	focus     int
 
 	cps     *browseCache[*browse.Checkpoint]
 	wss     *browseCache[[]browse.TaskWrites]
@@ -240,7 +243,7 @@ func (m *Browser) readThreads() tea.Cmd {
 
 // openChain shows chain c, its cursor on checkpoint at ("": the head).
 func (m *Browser) openChain(c browse.Chain, at string) tea.Cmd {
-	m.onThreads, m.chain, m.want, m.older = false, c, at, false
+	m.onThreads, m.chain, m.want, m.older, m.olderFrom = false, c, at, false, ""
 	m.gen++
 	m.tl = newBrowseTimeline(m.th)
 	m.tl.SetMark(m.diff.Marked(c))
@@ -359,6 +362,7 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cp := msg.cp
 		m.cps.put(cacheKey(msg.c, msg.id), &cp)
 		m.syncPanes()
+		return m, m.readOlder()
 	case browseWritesMsg:
 		m.inFlight--
 		if msg.err != nil {
@@ -367,6 +371,7 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.wss.put(cacheKey(msg.c, msg.id), msg.ws)
 		m.syncPanes()
+		return m, m.readOlder()
 	case browseDiffMsg:
 		m.diff.Update(msg)
 	case browseFollowTick:
@@ -411,19 +416,35 @@ func (m *Browser) onHistory(msg browseHistoryMsg) tea.Cmd {
 	}
 	h := slices.Clone(msg.h)
 	slices.Reverse(h)
-	var cmd tea.Cmd
 	if msg.older {
 		m.older = false
 		h = append(h, m.tl.Listings()...)
 	} else if len(msg.h) == browseFirstPage {
-		m.older = true
-		cmd = m.readHistory(m.chain, h[0].ID, 0, true)
+		m.older, m.olderFrom = true, h[0].ID
 	}
 	m.tl.SetListings(h)
 	if m.want != "" && m.tl.MoveTo(m.want) && !m.older {
 		m.want = ""
 	}
-	return tea.Batch(cmd, m.load())
+	return tea.Batch(m.load(), m.readOlder())
+}
+
+// readOlder reads the chain's older listings once the first screen is
+// whole (the checkpoint under the cursor and its writes in): a long
+// chain's first screen does not wait behind them.
+func (m *Browser) readOlder() tea.Cmd {
+	if m.olderFrom == "" {
+		return nil
+	}
+	key := cacheKey(m.chain, m.tl.CurrentID())
+	_, cp := m.cps.get(key)
+	_, ws := m.wss.get(key)
+	if !cp || !ws {
+		return nil
+	}
+	from := m.olderFrom
+	m.olderFrom = ""
+	return m.readHistory(m.chain, from, 0, true)
 }
 
 // merge adds follow's newest listings to the chain; a checkpoint whose

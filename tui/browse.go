@@ -661,7 +661,7 @@ func (m *Browser) View() string {
 	}
 	switch {
 	case m.errText != "":
-		status += " · " + termtext.Error(m.errText)
+		status = termtext.Error(m.errText) + " · " + status
 	case m.status != "":
 		status = termtext.Line(m.status)
 	}

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"context"
-	"os"
-	"sync"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -13,26 +11,6 @@ import (
 	"rewind/store/langgraph/lgtest"
 	"rewind/themes"
 )
-
-var bigLG struct {
-	once sync.Once
-	dir  string
-	path string
-}
-
-// bigLangGraph is a LangGraph SQLite file with thread "big" of 10,000
-// checkpoints (lgtest.Big), made once per test binary.
-func bigLangGraph(b *testing.B) string {
-	bigLG.once.Do(func() {
-		dir, err := os.MkdirTemp("", "browse-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		bigLG.dir = dir
-		bigLG.path = lgtest.Big(b, dir, 10000)
-	})
-	return bigLG.path
-}
 
 // openFirstScreen runs the browser as the program does (each Cmd in its
 // own goroutine) until its first screen of thread is whole: the newest
@@ -77,7 +55,7 @@ func openFirstScreen(tb testing.TB, src browse.Source, thread string, all bool) 
 // LangGraph thread, the source opened fresh each time: until its first
 // screen is whole (first), and until every listing is in (all).
 func BenchmarkBrowseOpen10k(b *testing.B) {
-	path := bigLangGraph(b)
+	path := lgtest.Big(b, b.TempDir(), 10000)
 	for _, all := range []bool{false, true} {
 		name := "first"
 		if all {

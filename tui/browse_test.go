@@ -63,13 +63,13 @@ func TestBrowseGolden(t *testing.T) {
 		wait       []string
 	}{
 		{"threads", nil, nil, "", []string{"t-main", "└ review:", "LangGraph database, read-only"}},
-		{"conversation", []string{"down", "enter"}, nil, "8/12", []string{"thread t-main · 8/12", "⑂", "└→ #3 tool: 3 hits for tables", "← call_1 of #2"}},
-		{"fork", []string{"down", "enter"}, []string{"g", "j", "j"}, "8/12", []string{"3/12", "⑂", "└✎", "update"}},
-		{"sends", []string{"down", "enter"}, []string{"g", "j", "j", "j", "j", "2"}, "8/12", []string{"5/12", "queued Sends (__pregel_tasks) = 3", "Send → worker"}},
+		{"conversation", []string{"down", "enter"}, nil, "12/12", []string{"thread t-main · 12/12", "⑂", "└→ #3 tool: 3 hits for tables", "← call_1 of #2"}},
+		{"fork", []string{"down", "enter"}, []string{"g", "j", "j"}, "12/12", []string{"3/12", "⑂", "└✎", "update", "└●"}},
+		{"sends", []string{"down", "enter"}, append(gotoID("8a03"), "2"), "12/12", []string{"9/12", "queued Sends (__pregel_tasks) = 3", "Send → worker"}},
 		{"failed", []string{"enter"}, []string{"3"}, "5/5", []string{"thread t-fail", "[error] __error__", "error: RuntimeError('worker 1 exploded')"}},
-		{"diff", []string{"down", "enter"}, []string{"m", "k", "k", "k", "="}, "8/12", []string{"@1f1ed296-8a69 → @1f1ed296-8a03", "is an", "@@ findings"}},
-		{"subgraph", []string{"down", "enter"}, []string{"g", "j", "j", "j", "j", "j", "enter"}, "8/12", []string{"subgraph review:", "3/3"}},
-		{"refused", []string{"down", "enter"}, []string{"f"}, "8/12", []string{"read-only: forking would write to this LangGraph database"}},
+		{"diff", []string{"down", "enter"}, []string{"m", "k", "k", "k", "="}, "12/12", []string{"@1f1ed296-8a69 → @1f1ed296-8a03", "is an", "@@ findings"}},
+		{"subgraph", []string{"down", "enter"}, append(gotoID("8a09"), "enter"), "12/12", []string{"subgraph review:", "3/3"}},
+		{"refused", []string{"down", "enter"}, []string{"f"}, "12/12", []string{"read-only: forking would write to this LangGraph database"}},
 	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
 		for _, size := range [][2]int{{80, 24}, {120, 40}} {

@@ -1,9 +1,9 @@
 package tui
 
 // The browser's timeline: a chain's checkpoints as a tree. A fork point
-// (a checkpoint with two children or more) is marked ⑂; its oldest child
-// continues the column, each later one starts a branch one column in
-// (└). update_state checkpoints are marked ✎, an input ○, a fork's copy
+// (a checkpoint with two children or more) is marked ⑂; the child
+// leading to the newest checkpoint continues the column, after the other
+// branches, which start one column in (└) right under the fork point. update_state checkpoints are marked ✎, an input ○, a fork's copy
 // ◇. Ids show as their shortest unique prefix (the inspector has them
 // whole; : goes to one by prefix). A checkpoint whose task ran a subgraph
 // says ⤷ and its node: enter descends into that run. Works from listings
@@ -160,6 +160,15 @@ func (t *browseTimeline) build() {
 			roots = append(roots, i)
 		}
 	}
+	// newest is the newest checkpoint under each (children come after
+	// their parent in the source's order).
+	newest := make([]int, n)
+	for i := n - 1; i >= 0; i-- {
+		newest[i] = max(newest[i], i)
+		if p, ok := index[t.order[i].Parent]; ok && p != i {
+			newest[p] = max(newest[p], newest[i])
+		}
+	}
 	t.head = ""
 	if n > 0 {
 		t.head = t.order[n-1].ID
@@ -184,12 +193,22 @@ func (t *browseTimeline) build() {
 		seen[it.i] = true
 		t.byID[t.order[it.i].ID] = len(t.rows)
 		t.rows = append(t.rows, tlRow{l: t.order[it.i], depth: it.depth, branch: it.branch, children: len(kids[it.i])})
+		// The child whose subtree holds the newest checkpoint continues
+		// the column, after the other branches (each one column in).
 		k := kids[it.i]
-		for j := len(k) - 1; j >= 1; j-- {
-			stack = append(stack, item{k[j], it.depth + 1, true})
+		main := -1
+		for j, c := range k {
+			if main < 0 || newest[c] > newest[k[main]] {
+				main = j
+			}
 		}
-		if len(k) > 0 {
-			stack = append(stack, item{k[0], it.depth, false})
+		if main >= 0 {
+			stack = append(stack, item{k[main], it.depth, false})
+		}
+		for j := len(k) - 1; j >= 0; j-- {
+			if j != main {
+				stack = append(stack, item{k[j], it.depth + 1, true})
+			}
 		}
 	}
 	t.short = uniquePrefix(t.order)
@@ -308,8 +327,8 @@ func (t *browseTimeline) row(i int) string {
 	r := t.rows[i]
 	th := t.th
 	indent := ""
-	if r.depth > 0 {
-		indent = strings.Repeat(" ", r.depth-1)
+	if d := min(r.depth, 8); d > 0 { // deeper branches stay in column 8
+		indent = strings.Repeat(" ", d-1)
 		if r.branch {
 			indent += th.Rail.Render("└")
 		} else {

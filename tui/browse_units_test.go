@@ -52,14 +52,14 @@ func TestBrowseTimelineTree(t *testing.T) {
 			branches = append(branches, r.l.ID[:13]+"/"+r.l.Source)
 		}
 	}
-	if fmt.Sprint(forks) != "[1f1ed296-89fd 1f1ed296-8a03]" || fmt.Sprint(branches) != "[1f1ed296-8a69/loop 1f1ed296-8a4a/update]" {
+	if fmt.Sprint(forks) != "[1f1ed296-89fd 1f1ed296-8a03]" || fmt.Sprint(branches) != "[1f1ed296-8a4a/update 1f1ed296-8a09/loop]" {
 		t.Errorf("fork points %v, branches %v", forks, branches)
 	}
 	if tl.short != 13 || tl.Short(tl.head) != "1f1ed296-8a69" {
 		t.Errorf("unique prefix length %d, head shown as %q", tl.short, tl.Short(tl.head))
 	}
 	screen := screenOf(m)
-	for _, want := range []string{"⑂ 1f1ed296-89fd", "└✎ 1f1ed296-8a4a  2 update", "└● 1f1ed296-8a69", "⤷review", "@1f1ed296-8a69-6983-8004-28d55692a089"} {
+	for _, want := range []string{"⑂ 1f1ed296-89fd", "└✎ 1f1ed296-8a4a  2 update", "└● 1f1ed296-8a09  4 → review ⤷review", "▸ ● 1f1ed296-8a69", "@1f1ed296-8a69-6983-8004-28d55692a089"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
@@ -120,7 +120,8 @@ func TestBrowseConversation(t *testing.T) {
 func TestBrowseStateTree(t *testing.T) {
 	src, _ := openFixture(t, "sqlite-python.db")
 	m, press := openBrowser(t, src, "t-main", 120, 40)
-	press("g", "j", "j", "j", "j", "2")
+	press(gotoID("8a03")...)
+	press("2")
 	s := screenOf(m)
 	for _, want := range []string{"▾ messages = [4]", "▸ [1] = AIMessage {9}", "note = Note {2}", "queued Sends (__pregel_tasks) = 3", "internal channel(s) hidden"} {
 		if !strings.Contains(s, want) {
@@ -155,7 +156,8 @@ func TestBrowseWrites(t *testing.T) {
 		}
 	}
 	m2, press2 := openBrowser(t, src, "t-main", 120, 40)
-	press2("g", "j", "j", "j", "j", "j", "3")
+	press2(gotoID("8a09")...)
+	press2("3")
 	if s := screenOf(m2); !strings.Contains(s, "[interrupt] __interrupt__") || !strings.Contains(s, "⏸") {
 		t.Errorf("the interrupt is not named:\n%s", s)
 	}
@@ -170,14 +172,15 @@ func TestBrowseDiffAndSubgraph(t *testing.T) {
 	if !strings.Contains(screenOf(m), "nothing marked in this chain") {
 		t.Errorf("= without a mark:\n%s", screenOf(m))
 	}
-	press("m", "G", "=")
+	press("m", "g", "j", "j", "j", "j", "=")
 	s := screenOf(m)
-	for _, want := range []string{"@1f1ed296-8a69 → @1f1ed296-8a59", "different branches, parting after @1f1ed296-89fd", "@@ "} {
+	for _, want := range []string{"@1f1ed296-8a69 → @1f1ed296-8a4f", "different branches, parting after @1f1ed296-89fd", "@@ "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the diff lacks %q:\n%s", want, s)
 		}
 	}
-	press("g", "j", "j", "j", "j", "j", "enter")
+	press(gotoID("8a09")...)
+	press("enter")
 	if m.chain.NS == "" || !strings.Contains(screenOf(m), "subgraph review:") {
 		t.Fatalf("enter on ⤷review does not open the run:\n%s", screenOf(m))
 	}
@@ -267,4 +270,13 @@ func TestBrowseRewindEngine(t *testing.T) {
 			t.Errorf("the state lacks channel %s:\n%s", ch.Name, s)
 		}
 	}
+}
+
+// gotoID is the keys of ": 1f1ed296-<suffix> enter".
+func gotoID(suffix string) []string {
+	keys := []string{":"}
+	for _, r := range "1f1ed296-" + suffix {
+		keys = append(keys, string(r))
+	}
+	return append(keys, "enter")
 }

@@ -3,10 +3,12 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -279,4 +281,30 @@ func gotoID(suffix string) []string {
 		keys = append(keys, string(r))
 	}
 	return append(keys, "enter")
+}
+
+// README's browser key table names every key the browser binds.
+func TestREADMEListsBrowserKeys(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i := strings.Index(readme, "<!-- browser keys:")
+	if i < 0 {
+		t.Fatal("README has no browser key table")
+	}
+	table := readme[i:]
+	table = table[:strings.Index(table, "\n\n")]
+	m := NewBrowser(context.Background(), nil, "", "", themes.Or(themes.Dark))
+	var all []key.Binding
+	for _, g := range (browserHelp{m}).FullHelp() {
+		all = append(all, g...)
+	}
+	all = append(all, m.prompt.KeyMap().Go)
+	for _, k := range all {
+		if label := k.Help().Key; !strings.Contains(table, "`"+label+"`") {
+			t.Errorf("README's browser key table lacks `%s` (%s)", label, k.Help().Desc)
+		}
+	}
 }

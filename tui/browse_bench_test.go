@@ -20,8 +20,7 @@ func openFirstScreen(tb testing.TB, src browse.Source, thread string, all bool) 
 	m := NewBrowser(context.Background(), src, "bench", thread, themes.Or(themes.Dark))
 	m.follow.on = false
 	msgs := make(chan tea.Msg, 64)
-	var run func(tea.Cmd)
-	run = func(cmd tea.Cmd) {
+	run := func(cmd tea.Cmd) {
 		if cmd == nil {
 			return
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/store/browse"
@@ -154,6 +153,3 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
-
-// convHelp is the pane's help entry.
-func (c *browseConv) help() []key.Binding { return c.pane.keys.ShortHelp() }

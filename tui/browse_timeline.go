@@ -11,7 +11,6 @@ package tui
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -380,9 +379,4 @@ func (t *browseTimeline) row(i int) string {
 		return th.Cursor.Render("▸ ") + line
 	}
 	return "  " + line
-}
-
-// rowsHave says whether the chain has checkpoint id (tests).
-func (t *browseTimeline) rowsHave(id string) bool {
-	return slices.ContainsFunc(t.rows, func(r tlRow) bool { return r.l.ID == id })
 }

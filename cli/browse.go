@@ -21,7 +21,6 @@ import (
 	"rewind/cli/app"
 	"rewind/engine"
 	"rewind/store/browse"
-	"rewind/store/langgraph"
 	"rewind/tui/termtext"
 )
 
@@ -227,13 +226,13 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 	if err != nil {
 		return err
 	}
-	msgs := langgraph.CheckpointMessages(cp)
+	msgs := cp.Messages()
 	if asJSON {
 		if ws == nil {
 			ws = []browse.TaskWrites{}
 		}
 		if msgs == nil {
-			msgs = []langgraph.Message{}
+			msgs = []browse.Message{}
 		}
 		return writeJSON(out, map[string]any{"checkpoint": cp, "messages": msgs, "writes": ws})
 	}
@@ -279,7 +278,7 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 
 // printLGMessage prints one message; an AI message's tool calls point to
 // the messages that answer them, a tool message to the call it answers.
-func printLGMessage(out io.Writer, m langgraph.Message, all []langgraph.Message) {
+func printLGMessage(out io.Writer, m browse.Message, all []browse.Message) {
 	fmt.Fprintf(out, "  #%d %s", m.Index+1, termtext.Line(m.Role))
 	if m.Name != "" {
 		fmt.Fprintf(out, " (%s)", termtext.Line(m.Name))
@@ -343,7 +342,7 @@ func lgMessage(ctx context.Context, src browse.Source, thread, ns, id string, n 
 	if err != nil {
 		return err
 	}
-	msgs := langgraph.CheckpointMessages(cp)
+	msgs := cp.Messages()
 	if n < 1 || n > int64(len(msgs)) {
 		return fmt.Errorf("message #%d of thread %s %w: checkpoint %s holds %d message(s): give --message 1 to %d", n, named(thread), browse.ErrNotFound, named(cp.ID), len(msgs), len(msgs))
 	}
@@ -429,7 +428,7 @@ func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJ
 	if err != nil {
 		return err
 	}
-	rel := chainRelation(h, a, b)
+	rel := browse.Relation(h, a, b)
 	diffs := engine.Diff(engine.Values(from.State()), engine.Values(to.State()))
 	if asJSON {
 		if diffs == nil {
@@ -448,46 +447,4 @@ func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJ
 		}
 	}
 	return nil
-}
-
-// chainRelation says how a and b stand, walking parents over the chain's
-// listings.
-func chainRelation(h []browse.Listing, a, b string) string {
-	if a == b {
-		return "the same checkpoint"
-	}
-	parent := make(map[string]string, len(h))
-	for _, l := range h {
-		parent[l.ID] = l.Parent
-	}
-	ancestors := func(id string) []string { // id first, root last
-		var out []string
-		seen := map[string]bool{}
-		for id != "" && !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-			id = parent[id]
-		}
-		return out
-	}
-	onA := map[string]bool{}
-	for _, id := range ancestors(a) {
-		onA[id] = true
-	}
-	common := ""
-	for _, id := range ancestors(b) {
-		if onA[id] {
-			common = id
-			break
-		}
-	}
-	switch {
-	case common == a:
-		return fmt.Sprintf("@%s is an ancestor of @%s", a, b)
-	case common == b:
-		return fmt.Sprintf("@%s is an ancestor of @%s", b, a)
-	case common != "":
-		return fmt.Sprintf("different branches, parting after @%s", common)
-	}
-	return "no common checkpoint"
 }

@@ -80,8 +80,10 @@ real SIGKILL, asked first), except on a memory: store. THREAD must exist:
 new threads start from the threads list (n).
 
 On a LangGraph database, a read-only browser: threads and their subgraph
-runs, the chain's timeline (⑂ marks a fork point) and the state at the
-checkpoint under the cursor; keys that would write say so.`,
+runs, the chain's timeline as a tree (⑂ a fork point, ✎ update_state, ⤷ a
+subgraph run: enter), and for the checkpoint under the cursor the
+conversation, the state tree, the writes by task and a diff (m, =); it
+follows the database as it is written (F); keys that would write say so.`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
   rewind tui --no-mouse                     # the terminal selects text

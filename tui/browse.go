@@ -15,9 +15,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"rewind/store/browse"
@@ -68,38 +70,136 @@ func RunBrowse(ctx context.Context, o BrowseOptions) error {
 	return nil
 }
 
-// Browser is the read-only browser's model.
+// Browser is the read-only browser's root: it reads (every read a
+// tea.Cmd), routes keys and answers to the component that owns them
+// (browse_*.go) and lays the screen out. It knows only browse.Source.
 type Browser struct {
 	ctx   context.Context
 	src   browse.Source
 	label string
 	th    *themes.Theme
+	keys  browserKeys
+	help  help.Model
 	w, h  int
 
-	// The threads screen: one row per chain (a thread's root, then its
-	// subgraph runs).
-	onThreads bool
-	rows      []browse.Chain
-	rowInfo   []string
-	row       int
-	loaded    bool
+	threads *browseThreads
+	tl      *browseTimeline
+	conv    *browseConv
+	state   *browseState
+	writes  *browseWrites
+	diff    *browseDiff
+	follow  *browseFollow
+	prompt  *browseGoto
 
-	// The chain screen: its listings oldest first, the cursor, and the
-	// checkpoints read so far (values on demand).
-	chain    browse.Chain
-	list     []browse.Listing
-	cur      int
-	cps      map[string]browse.Checkpoint
-	start    string // the thread to open once the threads are read
-	status   string
-	errText  string
+	onThreads bool
+	showHelp  bool
+	// chain is the chain on screen; stack the chains it was entered
+	// from (a subgraph's run is entered from its parent's checkpoint).
+	chain browse.Chain
+	stack []chainAt
+	// want is the checkpoint to put the cursor on once the chain is read.
+	want string
+	gen  int
+	// older: the chain's older listings are being read (the newest page
+	// shows first).
+	older bool
+	// olderFrom is the oldest listing read while the older ones wait
+	// for the first screen.
+	olderFrom string
+	tab       int
+	focus     int
+
+	cps     *browseCache[*browse.Checkpoint]
+	wss     *browseCache[[]browse.TaskWrites]
+	start   string // the thread to open once the threads are read
+	status  string
+	errText string
+	// inFlight counts the reads out (follow's polls aside).
 	inFlight int
 }
 
+// chainAt is a chain and the checkpoint the cursor was on.
+type chainAt struct {
+	c  browse.Chain
+	at string
+}
+
+// The detail panes (tab), and where the keys go (focus).
+const (
+	tabConv = iota
+	tabState
+	tabWrites
+	tabDiff
+)
+
+const (
+	bFocusTimeline = iota
+	bFocusDetail
+)
+
+// browseFirstPage is how many of the newest listings show before the rest.
+const browseFirstPage = 200
+
+// browserKeys are the root's own keys.
+type browserKeys struct {
+	Threads, Focus, Conv, State, Writes, Diff, Help, Quit key.Binding
+}
+
+func newBrowserKeys() browserKeys {
+	return browserKeys{
+		Threads: bind("threads", "t"),
+		Focus:   bind("timeline/pane focus", "tab"),
+		Conv:    bind("conversation", "1"),
+		State:   bind("state", "2"),
+		Writes:  bind("writes", "3"),
+		Diff:    bind("diff", "4"),
+		Help:    bind("help", "?"),
+		Quit:    bind("quit", "q", "ctrl+c"),
+	}
+}
+
+// browserHelp is what the footer and ? show: the focused part's keys,
+// then the root's.
+type browserHelp struct{ m *Browser }
+
+func (h browserHelp) ShortHelp() []key.Binding {
+	m := h.m
+	k := m.keys
+	switch {
+	case m.prompt.active:
+		return m.prompt.KeyMap().ShortHelp()
+	case m.onThreads:
+		return append(m.threads.KeyMap().ShortHelp(), k.Help, k.Quit)
+	case m.focus == bFocusDetail && m.tab == tabState:
+		return append(m.state.KeyMap().ShortHelp(), k.Focus, k.Help, k.Quit)
+	case m.focus == bFocusDetail:
+		return append(m.conv.KeyMap().ShortHelp(), k.Focus, k.Help, k.Quit)
+	}
+	return append(m.tl.KeyMap().ShortHelp(), k.Focus, m.diff.keys.Mark, m.diff.keys.Compare, k.Help, k.Quit)
+}
+
+func (h browserHelp) FullHelp() [][]key.Binding {
+	m := h.m
+	k := m.keys
+	out := m.tl.KeyMap().FullHelp()
+	out = append(out, []key.Binding{k.Focus, k.Conv, k.State, k.Writes, k.Diff}, m.diff.KeyMap().ShortHelp())
+	out = append(out, m.state.KeyMap().FullHelp()...)
+	return append(out, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
+}
+
 // NewBrowser makes the browser's model; thread, when not "", opens at
-// start.
+// start. It follows the database (a poll a second) until F turns it off.
 func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th *themes.Theme) *Browser {
-	return &Browser{ctx: ctx, src: src, label: label, th: th, w: 80, h: 24, onThreads: true, start: thread, cps: map[string]browse.Checkpoint{}}
+	m := &Browser{ctx: ctx, src: src, label: label, th: th, w: 80, h: 24, onThreads: true, start: thread,
+		keys: newBrowserKeys(), help: help.New(),
+		threads: newBrowseThreads(th), tl: newBrowseTimeline(th), conv: newBrowseConv(th), state: newBrowseState(th),
+		writes: newBrowseWrites(th), diff: newBrowseDiff(th), follow: newBrowseFollow(true, time.Second), prompt: newBrowseGoto(th),
+		cps: newBrowseCache[*browse.Checkpoint](64), wss: newBrowseCache[[]browse.TaskWrites](64)}
+	m.help.Styles.ShortKey, m.help.Styles.FullKey = th.HelpKey, th.HelpKey
+	m.help.Styles.ShortDesc, m.help.Styles.FullDesc = th.HelpDesc, th.HelpDesc
+	m.help.Styles.ShortSeparator, m.help.Styles.FullSeparator = th.HelpSep, th.HelpSep
+	m.layout()
+	return m
 }
 
 type (
@@ -108,9 +208,11 @@ type (
 		err error
 	}
 	browseHistoryMsg struct {
-		c   browse.Chain
-		h   []browse.Listing
-		err error
+		gen   int
+		c     browse.Chain
+		h     []browse.Listing
+		older bool
+		err   error
 	}
 	browseCheckpointMsg struct {
 		c   browse.Chain
@@ -118,10 +220,20 @@ type (
 		cp  browse.Checkpoint
 		err error
 	}
+	browseWritesMsg struct {
+		c   browse.Chain
+		id  string
+		ws  []browse.TaskWrites
+		err error
+	}
 )
 
-// Init reads the threads.
+// Init reads the threads and arms follow.
 func (m *Browser) Init() tea.Cmd {
+	return tea.Batch(m.readThreads(), m.follow.Arm())
+}
+
+func (m *Browser) readThreads() tea.Cmd {
 	m.inFlight++
 	return func() tea.Msg {
 		ts, err := m.src.Threads(m.ctx)
@@ -129,33 +241,85 @@ func (m *Browser) Init() tea.Cmd {
 	}
 }
 
-func (m *Browser) openChain(c browse.Chain) tea.Cmd {
-	m.onThreads, m.chain, m.list, m.cur = false, c, nil, 0
+// openChain shows chain c, its cursor on checkpoint at ("": the head).
+func (m *Browser) openChain(c browse.Chain, at string) tea.Cmd {
+	m.onThreads, m.chain, m.want, m.older, m.olderFrom = false, c, at, false, ""
+	m.gen++
+	m.tl = newBrowseTimeline(m.th)
+	m.tl.SetMark(m.diff.Marked(c))
+	m.layout()
+	subs := map[string][]browse.Namespace{}
+	for _, ns := range m.threads.Namespaces(c.Thread) {
+		if ns.NS != "" && ns.NS != c.NS && ns.Parent == c.NS {
+			subs[ns.ParentCheckpoint] = append(subs[ns.ParentCheckpoint], ns)
+		}
+	}
+	m.tl.SetSubgraphs(subs)
+	m.syncPanes()
+	return m.readHistory(c, "", browseFirstPage, false)
+}
+
+func (m *Browser) readHistory(c browse.Chain, before string, limit int, older bool) tea.Cmd {
 	m.inFlight++
+	gen := m.gen
 	return func() tea.Msg {
-		h, err := m.src.History(m.ctx, c, "", 0)
-		return browseHistoryMsg{c, h, err}
+		h, err := m.src.History(m.ctx, c, before, limit)
+		return browseHistoryMsg{gen, c, h, older, err}
 	}
 }
 
-// load reads the checkpoint under the cursor, once.
+// load reads what the panes show of the checkpoint under the cursor, once.
 func (m *Browser) load() tea.Cmd {
-	if m.onThreads || m.cur >= len(m.list) {
+	id := m.tl.CurrentID()
+	if m.onThreads || id == "" {
 		return nil
 	}
-	c, id := m.chain, m.list[m.cur].ID
-	if _, ok := m.cps[id]; ok {
-		return nil
+	c := m.chain
+	key := cacheKey(c, id)
+	var cmds []tea.Cmd
+	if _, ok := m.cps.get(key); !ok {
+		m.inFlight++
+		cmds = append(cmds, func() tea.Msg {
+			cp, err := m.src.Checkpoint(m.ctx, c, id)
+			return browseCheckpointMsg{c, id, cp, err}
+		})
 	}
-	m.inFlight++
-	return func() tea.Msg {
-		cp, err := m.src.Checkpoint(m.ctx, c, id)
-		return browseCheckpointMsg{c, id, cp, err}
+	if _, ok := m.wss.get(key); !ok {
+		m.inFlight++
+		cmds = append(cmds, func() tea.Msg {
+			ws, err := m.src.Writes(m.ctx, c, id)
+			return browseWritesMsg{c, id, ws, err}
+		})
 	}
+	m.syncPanes()
+	return tea.Batch(cmds...)
 }
 
-// Settled says no read is in flight (tests wait for it).
-func (m *Browser) Settled() bool { return m.inFlight == 0 && m.loaded }
+// syncPanes gives the panes what is read of the checkpoint under the cursor.
+func (m *Browser) syncPanes() {
+	key := cacheKey(m.chain, m.tl.CurrentID())
+	cp, _ := m.cps.get(key)
+	m.conv.SetCheckpoint(cp)
+	m.state.SetCheckpoint(cp)
+	ws, ok := m.wss.get(key)
+	m.writes.SetWrites(ws, ok)
+	m.tl.SetMark(m.diff.Marked(m.chain))
+}
+
+// Settled says no read is in flight and what the screen shows is read
+// (tests wait for it).
+func (m *Browser) Settled() bool {
+	if m.inFlight != 0 || !m.threads.loaded || m.diff.Loading() {
+		return false
+	}
+	if m.onThreads {
+		return true
+	}
+	key := cacheKey(m.chain, m.tl.CurrentID())
+	_, cp := m.cps.get(key)
+	_, ws := m.wss.get(key)
+	return !m.older && cp && ws
+}
 
 // writeKeys are the thread view's keys that write, and what they do.
 var writeKeys = map[string]string{
@@ -164,105 +328,278 @@ var writeKeys = map[string]string{
 	"b": "setting breakpoints", "ctrl+d": "writing a draft", "d": "deleting a thread",
 }
 
-// Update handles keys and the reads' answers.
+// Update routes keys and the reads' answers.
 func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
+		m.layout()
 	case browseThreadsMsg:
 		m.inFlight--
-		m.loaded = true
 		if msg.err != nil {
 			m.errText = msg.err.Error()
 			return m, nil
 		}
-		m.rows, m.rowInfo = nil, nil
-		for _, t := range msg.ts {
-			for _, ns := range t.Namespaces {
-				c := browse.Chain{Thread: t.ID, NS: ns.NS}
-				info := fmt.Sprintf("%d checkpoints · %s", ns.Checkpoints, ns.UpdatedAt.UTC().Format("2006-01-02 15:04"))
-				if ns.NS != "" {
-					info += " · runs from @" + lgShortID(ns.ParentCheckpoint)
-				}
-				m.rows, m.rowInfo = append(m.rows, c), append(m.rowInfo, info)
-			}
-		}
+		m.threads.SetThreads(msg.ts)
 		if m.start != "" {
-			want := m.start
-			i := slices.IndexFunc(m.rows, func(c browse.Chain) bool { return c.Thread == want && c.NS == "" })
+			want := browse.Chain{Thread: m.start}
 			m.start = ""
-			if i < 0 {
-				m.errText = fmt.Sprintf("thread %s is not in this database: pick one below", termtext.Name(want))
+			if !m.threads.Select(want) {
+				m.errText = fmt.Sprintf("thread %s is not in this database: pick one below", termtext.Name(want.Thread))
 				return m, nil
 			}
-			m.row = i
-			return m, m.openChain(m.rows[i])
+			return m, m.openChain(want, "")
 		}
 	case browseHistoryMsg:
 		m.inFlight--
-		if msg.c != m.chain {
-			return m, nil
-		}
-		if msg.err != nil {
-			m.errText = msg.err.Error()
-			return m, nil
-		}
-		m.list = slices.Clone(msg.h)
-		slices.Reverse(m.list)
-		m.cur = len(m.list) - 1
-		return m, m.load()
+		return m, m.onHistory(msg)
 	case browseCheckpointMsg:
 		m.inFlight--
 		if msg.err != nil {
 			m.errText = msg.err.Error()
 			return m, nil
 		}
-		if msg.c == m.chain {
-			m.cps[msg.id] = msg.cp
+		cp := msg.cp
+		m.cps.put(cacheKey(msg.c, msg.id), &cp)
+		m.syncPanes()
+		return m, m.readOlder()
+	case browseWritesMsg:
+		m.inFlight--
+		if msg.err != nil {
+			m.errText = msg.err.Error()
+			return m, nil
 		}
+		m.wss.put(cacheKey(msg.c, msg.id), msg.ws)
+		m.syncPanes()
+		return m, m.readOlder()
+	case browseDiffMsg:
+		m.diff.Update(msg)
+	case browseFollowTick:
+		if m.onThreads {
+			if !m.threads.loaded || m.inFlight > 0 {
+				return m, m.follow.Arm()
+			}
+			return m, tea.Batch(m.readThreads(), m.follow.Arm())
+		}
+		if m.older || len(m.tl.Listings()) == 0 {
+			return m, m.follow.Arm()
+		}
+		return m, m.follow.Poll(m.ctx, m.src, msg, m.chain)
+	case browseFollowMsg:
+		current, next := m.follow.Update(msg)
+		if !current || msg.c != m.chain || msg.err != nil {
+			return m, next
+		}
+		return m, tea.Batch(next, m.merge(msg.h))
 	case tea.KeyMsg:
-		return m, m.key(msg.String())
+		if keys := splitRunes(msg); keys != nil { // keys typed fast come as one message
+			cmds := make([]tea.Cmd, len(keys))
+			for i, k := range keys {
+				cmds[i] = m.key(k)
+			}
+			return m, tea.Batch(cmds...)
+		}
+		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-func (m *Browser) key(k string) tea.Cmd {
-	m.errText, m.status = "", ""
-	if k == "q" || k == "ctrl+c" {
-		return tea.Quit
+// onHistory shows a chain's listings: the newest page, then the rest.
+func (m *Browser) onHistory(msg browseHistoryMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.c != m.chain {
+		return nil
 	}
-	if m.onThreads {
-		switch k {
-		case "up", "k":
-			m.row = max(0, m.row-1)
-		case "down", "j":
-			m.row = min(len(m.rows)-1, m.row+1)
-		case "enter", "right":
-			if m.row < len(m.rows) {
-				return m.openChain(m.rows[m.row])
+	if msg.err != nil {
+		m.errText = msg.err.Error()
+		m.older = false
+		return nil
+	}
+	h := slices.Clone(msg.h)
+	slices.Reverse(h)
+	if msg.older {
+		m.older = false
+		h = append(h, m.tl.Listings()...)
+	} else if len(msg.h) == browseFirstPage {
+		m.older, m.olderFrom = true, h[0].ID
+	}
+	m.tl.SetListings(h)
+	if m.want != "" && m.tl.MoveTo(m.want) && !m.older {
+		m.want = ""
+	}
+	return tea.Batch(m.load(), m.readOlder())
+}
+
+// readOlder reads the chain's older listings once the first screen is
+// whole (the checkpoint under the cursor and its writes in): a long
+// chain's first screen does not wait behind them.
+func (m *Browser) readOlder() tea.Cmd {
+	if m.olderFrom == "" {
+		return nil
+	}
+	key := cacheKey(m.chain, m.tl.CurrentID())
+	_, cp := m.cps.get(key)
+	_, ws := m.wss.get(key)
+	if !cp || !ws {
+		return nil
+	}
+	from := m.olderFrom
+	m.olderFrom = ""
+	return m.readHistory(m.chain, from, 0, true)
+}
+
+// merge adds follow's newest listings to the chain; a checkpoint whose
+// writes changed is read again.
+func (m *Browser) merge(newest []browse.Listing) tea.Cmd {
+	order := m.tl.Listings()
+	at := make(map[string]int, len(order))
+	for i, l := range order {
+		at[l.ID] = i
+	}
+	var added []browse.Listing
+	changed := false
+	for _, l := range newest {
+		i, ok := at[l.ID]
+		switch {
+		case !ok:
+			added = append(added, l)
+		case order[i].Counts != l.Counts || len(order[i].Next) != len(l.Next):
+			order[i] = l
+			m.wss.drop(cacheKey(m.chain, l.ID))
+			changed = true
+		}
+	}
+	if len(added) == len(newest) && len(newest) == followPage {
+		return m.openChain(m.chain, m.tl.CurrentID()) // more came than a poll reads
+	}
+	if len(added) == 0 && !changed {
+		return nil
+	}
+	slices.Reverse(added)
+	m.tl.SetListings(append(slices.Clone(order), added...))
+	if len(added) > 0 {
+		m.status = fmt.Sprintf("%d new checkpoint(s)", len(added))
+	}
+	return m.load()
+}
+
+func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
+	if m.prompt.active {
+		done, prefix := m.prompt.Update(k)
+		if done {
+			if err := m.tl.Goto(prefix); err != nil {
+				m.errText = err.Error()
 			}
-		default:
-			m.refuse(k)
+			return m.load()
 		}
 		return nil
 	}
-	switch k {
-	case "left", "h", "up", "k":
-		m.cur = max(0, m.cur-1)
-	case "right", "l", "down", "j":
-		m.cur = min(len(m.list)-1, m.cur+1)
-	case "home", "g":
-		m.cur = 0
-	case "end", "G":
-		m.cur = len(m.list) - 1
-	case "t", "esc":
-		m.onThreads = true
+	m.errText, m.status = "", ""
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return tea.Quit
+	case key.Matches(k, m.keys.Help):
+		m.showHelp = !m.showHelp
 		return nil
-	default:
-		m.refuse(k)
+	case key.Matches(k, m.follow.keys.Toggle):
+		cmd := m.follow.Toggle()
+		m.status = "follow off: the screen stays as read"
+		if m.follow.on {
+			m.status = "following: new checkpoints appear as they are written"
+		}
+		return cmd
+	}
+	if m.onThreads {
+		handled, open := m.threads.Update(k)
+		switch {
+		case open != nil:
+			m.stack = nil
+			return m.openChain(*open, "")
+		case !handled:
+			m.refuse(k.String())
+		}
 		return nil
 	}
-	return m.load()
+	switch {
+	case key.Matches(k, m.keys.Threads):
+		m.onThreads = true
+		m.threads.Select(m.chain)
+		return nil
+	case key.Matches(k, m.keys.Focus):
+		m.focus = 1 - m.focus
+		return nil
+	case key.Matches(k, m.keys.Conv):
+		m.tab, m.focus = tabConv, bFocusDetail
+		return nil
+	case key.Matches(k, m.keys.State):
+		m.tab, m.focus = tabState, bFocusDetail
+		return nil
+	case key.Matches(k, m.keys.Writes):
+		m.tab, m.focus = tabWrites, bFocusDetail
+		return nil
+	case key.Matches(k, m.keys.Diff):
+		m.tab, m.focus = tabDiff, bFocusDetail
+		return nil
+	case key.Matches(k, m.diff.keys.Mark):
+		m.diff.Mark(m.chain, m.tl.CurrentID())
+		m.tl.SetMark(m.tl.CurrentID())
+		m.status = fmt.Sprintf("marked @%s: move, then = compares it with the cursor", m.tl.Short(m.tl.CurrentID()))
+		return nil
+	case key.Matches(k, m.diff.keys.Compare):
+		cmd := m.diff.Compare(m.ctx, m.src, m.chain, m.tl.CurrentID(), m.tl.Listings(), m.tl.Short)
+		if cmd == nil {
+			m.status = "nothing marked in this chain: m marks the checkpoint under the cursor"
+			return nil
+		}
+		m.tab = tabDiff
+		return cmd
+	case key.Matches(k, m.tl.keys.Goto):
+		m.prompt.Open()
+		return nil
+	case key.Matches(k, m.tl.keys.Back):
+		return m.back()
+	case m.focus == bFocusDetail && m.tab == tabState && m.state.Update(k):
+		return nil
+	case key.Matches(k, m.tl.keys.Descend):
+		if subs := m.tl.Subgraphs(m.tl.CurrentID()); len(subs) > 0 {
+			m.stack = append(m.stack, chainAt{m.chain, m.tl.CurrentID()})
+			if len(subs) > 1 {
+				m.status = fmt.Sprintf("%d subgraph runs start here: showing the first", len(subs))
+			}
+			return m.openChain(browse.Chain{Thread: m.chain.Thread, NS: subs[0].NS}, "")
+		}
+	case m.focus == bFocusDetail && !key.Matches(k, m.tl.keys.Prev, m.tl.keys.Next) && m.paneUpdate(k):
+		return nil
+	case m.tl.Update(k):
+		return m.load()
+	}
+	m.refuse(k.String())
+	return nil
+}
+
+// paneUpdate gives a key to the pane on show.
+func (m *Browser) paneUpdate(k tea.KeyMsg) bool {
+	switch m.tab {
+	case tabConv:
+		return m.conv.Update(k)
+	case tabState:
+		return m.state.Update(k)
+	case tabWrites:
+		return m.writes.Update(k)
+	}
+	return m.diff.Update(k)
+}
+
+// back leaves a subgraph's run for the chain it was entered from, or the
+// root chain for the threads.
+func (m *Browser) back() tea.Cmd {
+	if len(m.stack) == 0 {
+		m.onThreads = true
+		m.threads.Select(m.chain)
+		return nil
+	}
+	top := m.stack[len(m.stack)-1]
+	m.stack = m.stack[:len(m.stack)-1]
+	return m.openChain(top.c, top.at)
 }
 
 // refuse says why a writing key does nothing here.
@@ -272,117 +609,199 @@ func (m *Browser) refuse(k string) {
 	}
 }
 
-// lgShortID is a UUID's distinctive part: its first 8 and last 4 characters.
-func lgShortID(id string) string {
-	if len(id) <= 16 {
-		return termtext.Name(id)
-	}
-	return termtext.Name(id[:8] + "…" + id[len(id)-4:])
+// layout gives the parts their sizes.
+func (m *Browser) layout() {
+	body := max(1, m.h-3)
+	m.threads.SetSize(m.w, body)
+	lw := m.leftWidth()
+	m.tl.SetSize(lw, body)
+	rw, ph := max(1, m.w-lw-3), max(1, body-4)
+	m.conv.SetSize(rw, ph)
+	m.state.SetSize(rw, ph)
+	m.writes.SetSize(rw, ph)
+	m.diff.SetSize(rw, ph)
+	m.prompt.SetSize(m.w, 1)
+	m.help.Width = m.w
 }
 
-func (m *Browser) fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	return ansi.Truncate(s, w, "…")
-}
+func (m *Browser) leftWidth() int { return max(22, min(60, m.w*2/5)) }
 
-// View draws the screen: a title, the body, the status bar.
+// View lays out the title, the body, the help line and the status bar.
 func (m *Browser) View() string {
-	body := m.h - 2
-	var lines []string
-	if m.onThreads {
-		lines = m.threadsView(body)
-	} else {
-		lines = m.chainView(body)
+	body := max(1, m.h-3)
+	var b string
+	switch {
+	case m.showHelp:
+		b = m.help.FullHelpView(browserHelp{m}.FullHelp())
+	case m.onThreads:
+		b = m.threads.View()
+	default:
+		b = m.chainView(body)
 	}
+	lines := strings.Split(b, "\n")
 	for len(lines) < body {
 		lines = append(lines, "")
 	}
 	title := "rewind · threads"
 	if !m.onThreads {
 		title = "rewind · thread " + termtext.Name(m.chain.Thread)
-		if m.chain.NS != "" {
-			title += " · " + termtext.Name(m.chain.NS)
+		if n := len(m.tl.rows); n > 0 {
+			title += fmt.Sprintf(" · %d/%d", m.tl.cur+1, n)
 		}
-		if len(m.list) > 0 {
-			title += fmt.Sprintf(" · %d/%d", m.cur+1, len(m.list))
+		if m.older {
+			title += " · reading older…"
+		}
+		if m.chain.NS != "" {
+			title += " · subgraph " + termtext.Name(m.chain.NS)
 		}
 	}
 	status := m.src.About().Status() + " · " + termtext.Line(m.label)
+	if f := m.follow.View(); f != "" {
+		status += " · " + f
+	}
 	switch {
 	case m.errText != "":
-		status += " · " + termtext.Error(m.errText)
+		status = termtext.Error(m.errText) + " · " + status
 	case m.status != "":
 		status = termtext.Line(m.status)
 	}
-	bar := m.th.StatusBar.Width(m.w).Render(m.fit(status, m.w))
-	return m.th.Heading.Render(m.fit(title, m.w)) + "\n" + strings.Join(lines[:body], "\n") + "\n" + bar
+	foot := m.help.ShortHelpView(browserHelp{m}.ShortHelp())
+	if m.prompt.active {
+		foot = m.prompt.View()
+	}
+	bar := m.th.StatusBar.Width(m.w).Render(ansi.Truncate(status, m.w, "…"))
+	return m.th.Heading.Render(ansi.Truncate(title, m.w, "…")) + "\n" + strings.Join(lines[:body], "\n") + "\n" +
+		ansi.Truncate(foot, m.w, "…") + "\n" + bar
 }
 
-func (m *Browser) threadsView(n int) []string {
-	if !m.loaded {
-		return []string{"  reading the threads…"}
+// chainView is the timeline beside the inspector and the pane on show.
+func (m *Browser) chainView(n int) string {
+	lw := m.leftWidth()
+	rw := max(1, m.w-lw-3)
+	left := strings.Split(m.tl.View(), "\n")
+	right := m.inspector(rw)
+	right = append(right, m.tabs(rw))
+	var pane string
+	switch m.tab {
+	case tabConv:
+		pane = m.conv.View()
+	case tabState:
+		pane = m.state.View()
+	case tabWrites:
+		pane = m.writes.View()
+	default:
+		pane = m.diff.View()
 	}
-	if len(m.rows) == 0 {
-		return []string{"  no threads in this database"}
+	right = append(right, strings.Split(pane, "\n")...)
+	sep := m.th.Border.Render(" │ ")
+	if m.focus == bFocusDetail {
+		sep = m.th.BorderFocused.Render(" ┃ ")
 	}
-	var out []string
-	first := max(0, m.row-n+1)
-	for i := first; i < len(m.rows) && len(out) < n; i++ {
-		c := m.rows[i]
-		name := termtext.Name(c.Thread)
-		if c.NS != "" {
-			name = "  └ " + termtext.Name(c.NS)
-		}
-		line := m.fit(fmt.Sprintf("%-40s %s", name, m.rowInfo[i]), m.w-2)
-		if i == m.row {
-			out = append(out, m.th.Cursor.Render("▸ "+line))
-		} else {
-			out = append(out, "  "+line)
-		}
-	}
-	return out
-}
-
-func (m *Browser) chainView(n int) []string {
-	if len(m.list) == 0 {
-		return []string{"  reading the chain…"}
-	}
-	left := min(46, m.w/2)
-	var tl []string
-	first := max(0, min(m.cur-n/2, len(m.list)-n))
-	children := map[string]int{}
-	for _, l := range m.list {
-		children[l.Parent]++
-	}
-	for i := first; i < len(m.list) && len(tl) < n; i++ {
-		l := m.list[i]
-		mark := " "
-		if children[l.ID] > 1 {
-			mark = "⑂" // a fork point
-		}
-		next := describeNext(l.Next)
-		row := m.fit(fmt.Sprintf("%s %3d %-6s %s %s", mark, l.Step, termtext.Name(l.Source), lgShortID(l.ID), next), left-2)
-		if i == m.cur {
-			tl = append(tl, m.th.Cursor.Render("▸ "+row))
-		} else {
-			tl = append(tl, "  "+row)
-		}
-	}
-	right := m.stateLines(m.w - left - 3)
 	out := make([]string, n)
 	for i := range out {
 		l, r := "", ""
-		if i < len(tl) {
-			l = tl[i]
+		if i < len(left) {
+			l = left[i]
 		}
 		if i < len(right) {
-			r = right[i]
+			r = ansi.Truncate(right[i], rw, "…")
 		}
-		out[i] = l + strings.Repeat(" ", max(0, left-lipgloss.Width(l))) + " │ " + r
+		out[i] = l + strings.Repeat(" ", max(0, lw-ansi.StringWidth(l))) + sep + r
 	}
-	return out
+	return strings.Join(out, "\n")
+}
+
+// inspector is the checkpoint under the cursor, from its listing: the
+// whole id, where it stands, what is due and what it stored.
+func (m *Browser) inspector(w int) []string {
+	l, ok := m.tl.Current()
+	if !ok {
+		return []string{"", "", ""}
+	}
+	th := m.th
+	out := []string{th.Strong.Render("@" + termtext.Name(l.ID))}
+	parent := "none"
+	if l.Parent != "" {
+		parent = "@" + m.tl.Short(l.Parent)
+	}
+	when := ""
+	if !l.CreatedAt.IsZero() {
+		when = " · " + l.CreatedAt.UTC().Format("2006-01-02 15:04:05")
+	}
+	out = append(out, th.Muted.Render(fmt.Sprintf("step %d · %s · parent %s%s", l.Step, termtext.Name(l.Source), parent, when)))
+	line := "next " + describeNext(l.Next) + fmt.Sprintf(" · %d write(s)", l.Counts.Writes)
+	if l.Counts.Errors > 0 {
+		line += th.Error.Render(fmt.Sprintf(" · %d error(s)", l.Counts.Errors))
+	}
+	if l.Counts.Interrupts > 0 {
+		line += th.Paused.Render(fmt.Sprintf(" · %d interrupt(s)", l.Counts.Interrupts))
+	}
+	for _, s := range m.tl.Subgraphs(l.ID) {
+		line += th.Accent.Render(" · ⤷" + termtext.Name(s.Node) + " (enter)")
+	}
+	if l.Damaged != "" {
+		line = th.Error.Render("damaged: " + termtext.Line(l.Damaged))
+	}
+	return append(out, line)
+}
+
+// tabs is the detail panes' tab bar.
+func (m *Browser) tabs(w int) string {
+	names := []string{"1 conversation", "2 state", "3 writes", "4 diff"}
+	if l, ok := m.tl.Current(); ok && l.Counts.Writes > 0 {
+		names[tabWrites] = fmt.Sprintf("3 writes (%d)", l.Counts.Writes)
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		if i == m.tab {
+			parts[i] = m.th.TabActive.Render(n)
+		} else {
+			parts[i] = m.th.Tab.Render(n)
+		}
+	}
+	return ansi.Truncate(strings.Join(parts, "  "), w, "…")
+}
+
+// browseCache keeps the values read for the last n checkpoints.
+type browseCache[V any] struct {
+	n     int
+	m     map[string]V
+	order []string
+}
+
+func newBrowseCache[V any](n int) *browseCache[V] {
+	return &browseCache[V]{n: n, m: map[string]V{}}
+}
+
+func cacheKey(c browse.Chain, id string) string { return c.Thread + "\x00" + c.NS + "\x00" + id }
+
+func (c *browseCache[V]) get(k string) (V, bool) {
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *browseCache[V]) put(k string, v V) {
+	if _, ok := c.m[k]; !ok {
+		c.order = append(c.order, k)
+	}
+	c.m[k] = v
+	for len(c.order) > c.n {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+func (c *browseCache[V]) drop(k string) {
+	delete(c.m, k)
+	c.order = slices.DeleteFunc(c.order, func(s string) bool { return s == k })
+}
+
+// lgShortID is a UUID's distinctive part: its first 8 and last 4 characters.
+func lgShortID(id string) string {
+	if len(id) <= 16 {
+		return termtext.Name(id)
+	}
+	return termtext.Name(id[:8] + "…" + id[len(id)-4:])
 }
 
 // describeNext names the tasks due: nodes, and Sends as node×N.
@@ -407,81 +826,6 @@ func describeNext(next []browse.Task) string {
 		return "—"
 	}
 	return "→ " + strings.Join(parts, " ")
-}
-
-// stateLines is the checkpoint under the cursor: its place, the tasks
-// due, the messages, then every other channel of the graph's.
-func (m *Browser) stateLines(w int) []string {
-	l := m.list[m.cur]
-	cp, ok := m.cps[l.ID]
-	out := []string{m.th.Strong.Render(m.fit(fmt.Sprintf("@%s", termtext.Name(l.ID)), w)),
-		m.fit(fmt.Sprintf("step %d · %s · parent %s", l.Step, termtext.Name(l.Source), lgShortID(l.Parent)), w),
-		m.fit(fmt.Sprintf("next %s · %d write(s) from here", describeNext(l.Next), l.Counts.Writes), w)}
-	if l.Damaged != "" {
-		out = append(out, m.th.Error.Render(m.fit("damaged: "+termtext.Line(l.Damaged), w)))
-	}
-	if !ok {
-		return append(out, "", "reading…")
-	}
-	for _, t := range cp.Next {
-		if t.Send {
-			out = append(out, m.fit("  Send "+termtext.Name(t.Node)+" "+oneLine(t.Arg), w))
-		}
-	}
-	out = append(out, "", m.th.Heading.Render("State"))
-	for _, ch := range cp.Channels {
-		if ch.Internal {
-			continue
-		}
-		if ch.Name == "messages" {
-			if msgs, isList := ch.Value.([]any); isList {
-				out = append(out, m.fit(fmt.Sprintf("messages (%d)", len(msgs)), w))
-				for i, v := range msgs {
-					out = append(out, m.fit(fmt.Sprintf("  #%d %s", i+1, messageLine(v)), w))
-				}
-				continue
-			}
-		}
-		out = append(out, m.fit(termtext.Line(ch.Name)+" = "+oneLine(ch.Value), w))
-	}
-	return out
-}
-
-// messageLine is a LangChain message on one line: its type and text, or
-// its tool calls.
-func messageLine(v any) string {
-	f, ok := v.(map[string]any)
-	if !ok {
-		return oneLine(v)
-	}
-	if kw, ok := f["kwargs"].(map[string]any); ok { // LangChain.js's {"lc": 1, …}
-		f = kw
-	}
-	role, _ := f["type"].(string)
-	if role == "" {
-		role, _ = f["role"].(string)
-	}
-	if typ, _ := f["$type"].(string); role == "" && typ != "" { // langchain_core.messages.HumanMessage
-		typ = typ[strings.LastIndex(typ, ".")+1:]
-		role = strings.ToLower(strings.TrimSuffix(typ, "Message"))
-		if role == "aI" || role == "ai" {
-			role = "ai"
-		}
-	}
-	text, _ := f["content"].(string)
-	if calls, ok := f["tool_calls"].([]any); ok && len(calls) > 0 && text == "" {
-		var names []string
-		for _, c := range calls {
-			if cm, ok := c.(map[string]any); ok {
-				names = append(names, fmt.Sprintf("%v(%v)", cm["name"], cm["id"]))
-			}
-		}
-		text = "tool call " + strings.Join(names, ", ")
-	}
-	if id, ok := f["tool_call_id"].(string); ok && id != "" {
-		role += " ← " + id
-	}
-	return termtext.Line(role + ": " + text)
 }
 
 // oneLine is a value as compact JSON on one line.

@@ -277,3 +277,47 @@ func (c Chain) String() string {
 	}
 	return fmt.Sprintf("namespace %v of thread %v", store.Name(c.NS), store.Name(c.Thread))
 }
+
+// Relation says how checkpoints a and b of one chain stand ("the same
+// checkpoint", "@A is an ancestor of @B", "different branches, parting
+// after @C", "no common checkpoint"), walking parents over the chain's
+// listings h: what `rewind diff` and the browser's diff say.
+func Relation(h []Listing, a, b string) string {
+	if a == b {
+		return "the same checkpoint"
+	}
+	parent := make(map[string]string, len(h))
+	for _, l := range h {
+		parent[l.ID] = l.Parent
+	}
+	ancestors := func(id string) []string { // id first, root last
+		var out []string
+		seen := map[string]bool{}
+		for id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+			id = parent[id]
+		}
+		return out
+	}
+	onA := map[string]bool{}
+	for _, id := range ancestors(a) {
+		onA[id] = true
+	}
+	common := ""
+	for _, id := range ancestors(b) {
+		if onA[id] {
+			common = id
+			break
+		}
+	}
+	switch {
+	case common == a:
+		return fmt.Sprintf("@%s is an ancestor of @%s", a, b)
+	case common == b:
+		return fmt.Sprintf("@%s is an ancestor of @%s", b, a)
+	case common != "":
+		return fmt.Sprintf("different branches, parting after @%s", common)
+	}
+	return "no common checkpoint"
+}

@@ -31,3 +31,16 @@ const (
 	SourceUpdate = browse.SourceUpdate
 	SourceFork   = browse.SourceFork
 )
+
+// Messages are LangChain messages made plain (package browse's, which the
+// TUI reads too).
+type (
+	Message  = browse.Message
+	ToolCall = browse.ToolCall
+)
+
+// Messages reads a list of LangChain messages (browse.Messages).
+func Messages(v any) ([]Message, bool) { return browse.Messages(v) }
+
+// CheckpointMessages reads the checkpoint's "messages" channel.
+func CheckpointMessages(c Checkpoint) []Message { return c.Messages() }

@@ -3,6 +3,8 @@ package langgraph
 import (
 	"encoding/base64"
 	"math"
+
+	"rewind/store/browse"
 )
 
 // Keys that mark what a decoded value was. Decoded values are plain Go
@@ -29,7 +31,7 @@ import (
 // marker; map keys that were not strings (msgpack allows any) are printed
 // as JSON text.
 const (
-	KeyType   = "$type"
+	KeyType   = browse.KeyType
 	KeyValue  = "$value"
 	KeyArgs   = "$args"
 	KeyMethod = "$method"
@@ -91,13 +93,7 @@ func IsOpaque(v any) (typ string, ok bool) {
 }
 
 // TypeOf is the constructor path of a typed object ("" for plain values).
-func TypeOf(v any) string {
-	if m, ok := v.(map[string]any); ok {
-		s, _ := m[KeyType].(string)
-		return s
-	}
-	return ""
-}
+func TypeOf(v any) string { return browse.TypeOf(v) }
 
 func opaque(typ string, size int, err error) map[string]any {
 	m := map[string]any{KeyOpaque: typ, KeySize: int64(size)}

@@ -1,4 +1,4 @@
-package langgraph
+package browse
 
 import (
 	"encoding/json"
@@ -58,12 +58,25 @@ func Messages(v any) (msgs []Message, ok bool) {
 	return msgs, true
 }
 
-// CheckpointMessages reads the checkpoint's "messages" channel (see
-// Messages); nil when it has none.
-func CheckpointMessages(c Checkpoint) []Message {
+// Messages reads the checkpoint's "messages" channel (see package
+// function Messages); nil when it has none.
+func (c Checkpoint) Messages() []Message {
 	v, _ := c.Value("messages")
 	msgs, _ := Messages(v)
 	return msgs
+}
+
+// KeyType marks a decoded value stored by its constructor path (see
+// store/langgraph's Decode): {"$type": "langchain_core.messages.ai.AIMessage", …}.
+const KeyType = "$type"
+
+// TypeOf is a decoded value's constructor path ("" for a plain value).
+func TypeOf(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		s, _ := m[KeyType].(string)
+		return s
+	}
+	return ""
 }
 
 // roles maps LangChain's class names to roles.

@@ -1,0 +1,120 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rewind/store/langgraph/lgtest"
+)
+
+// TestBrowseEndToEndInTmux runs the real `rewind tui` on a copy of the
+// Python SqliteSaver fixture as a LangGraph developer would: to the fork
+// point, the conversation with the tool call joined to its result, the
+// failed fan-out's error write, a diff of two checkpoints, and a
+// checkpoint another process appends showing up (follow). On PostgreSQL
+// too when REWIND_TEST_POSTGRES is set.
+func TestBrowseEndToEndInTmux(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := lgtest.Copy(t, "sqlite-python.db")
+		w := lgtest.OpenWriter(t, path)
+		browseE2E(t, "sqlite:"+path, func() {
+			w.Checkpoint("t-fail", "", "1f1ed297-0000-6000-8000-000000000001", "1f1ed296-8a78-63f4-8003-43a23134f7fa", "loop", 4,
+				map[string]any{"messages": []any{map[string]any{"type": "human", "content": "written while you watched"}}}, "")
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		if os.Getenv("REWIND_TEST_POSTGRES") == "" && os.Getenv("CI") == "" {
+			t.Skip("REWIND_TEST_POSTGRES is not set: the PostgreSQL fixture is not browsed (source .ci/pg.sh; pg_start)")
+		}
+		browseE2E(t, lgtest.Dump(t, "postgres-python.sql"), nil)
+	})
+}
+
+func browseE2E(t *testing.T, storeSpec string, appendOne func()) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+	dir := t.TempDir()
+	bin := rewindBinary(t)
+	socket := fmt.Sprintf("rewind-browse-%d-%d", os.Getpid(), time.Now().UnixNano())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store '%s' 2>%s",
+		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
+	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = tmux("kill-session", "-t", "e2e")
+		_, _ = tmux("kill-server")
+	})
+	capture := func() string {
+		out, _ := tmux("capture-pane", "-p", "-t", "e2e")
+		return out
+	}
+	waitFor := func(what string, parts ...string) string {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			s := capture()
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(s, p)
+			}
+			if ok {
+				return s
+			}
+			if time.Now().After(deadline) {
+				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	send := func(keys ...string) {
+		t.Helper()
+		for _, k := range keys { // one at a time, as a person types
+			if out, err := tmux("send-keys", "-t", "e2e", k); err != nil {
+				t.Fatalf("send-keys %s: %v\n%s", k, err, out)
+			}
+		}
+	}
+
+	waitFor("the threads", "t-main", "└ review:", "LangGraph database, read-only")
+	send("j", "Enter")
+	waitFor("t-main's timeline at its head", "thread t-main · 12/12", "└→ #3 tool: 3 hits for tables")
+	// To the fork point: the third checkpoint has two children, the
+	// update_state branch drawn under it.
+	send("g", "j", "j")
+	waitFor("the fork point", "thread t-main · 3/12", "▸ ⑂ ", "└✎", "update")
+	waitFor("the call not answered yet at the fork", "┌ search call_1", "└→ no result yet")
+	// Down its main line: the AI message's tool call joined to its result.
+	send(":", "z", "z", "Enter")
+	waitFor("the goto prefix refused", "no checkpoint of this chain starts with zz")
+	send("g", "j", "j", "j", "j", "j", "j", "j")
+	waitFor("the tool call joined", "thread t-main · 8/12", "┌ search call_1", "└→ #3 tool: 3 hits for tables", "← call_1 of #2")
+	// Compare it with the update_state branch's last checkpoint, across
+	// the fork.
+	send("m", "g", "j", "j", "j", "j", "j", "j", "=")
+	waitFor("the diff", "thread t-main · 7/12", "different branches, parting after @", "@@ ")
+	// The failed fan-out: t-fail's writes, the error write and its text.
+	send("t", "k", "Enter", "3")
+	waitFor("the failed fan-out", "thread t-fail · 5/5", "[error] __error__", "error: RuntimeError('worker 1 exploded')")
+	if appendOne != nil {
+		appendOne()
+		send("1")
+		waitFor("the appended checkpoint", "thread t-fail · 6/6", "written while you watched")
+	}
+	send("q")
+}

@@ -1,0 +1,70 @@
+package tui
+
+// The browser's goto prompt (:): an id prefix typed on the status line;
+// enter goes to the one checkpoint of the chain it starts, esc cancels.
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+type gotoKeys struct{ Go, Cancel, Erase key.Binding }
+
+func (k gotoKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Go, k.Cancel} }
+func (k gotoKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Go, k.Cancel, k.Erase}} }
+
+// browseGoto is the prompt.
+type browseGoto struct {
+	th     *themes.Theme
+	keys   gotoKeys
+	active bool
+	text   []rune
+	w      int
+}
+
+func newBrowseGoto(th *themes.Theme) *browseGoto {
+	return &browseGoto{th: th, w: 80, keys: gotoKeys{
+		Go: bind("go", "enter"), Cancel: bind("cancel", "esc"), Erase: bind("erase", "backspace"),
+	}}
+}
+
+// KeyMap is the prompt's keys.
+func (g *browseGoto) KeyMap() gotoKeys { return g.keys }
+
+// SetSize sets the prompt's width.
+func (g *browseGoto) SetSize(w, _ int) { g.w = w }
+
+// Open starts a prompt.
+func (g *browseGoto) Open() { g.active, g.text = true, nil }
+
+// Update edits; done holds the prefix when enter was pressed.
+func (g *browseGoto) Update(msg tea.Msg) (done bool, prefix string) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, ""
+	}
+	switch {
+	case key.Matches(k, g.keys.Go):
+		g.active = false
+		return true, string(g.text)
+	case key.Matches(k, g.keys.Cancel):
+		g.active = false
+	case key.Matches(k, g.keys.Erase):
+		if len(g.text) > 0 {
+			g.text = g.text[:len(g.text)-1]
+		}
+	case k.Type == tea.KeyRunes:
+		if len(g.text) < 200 {
+			g.text = append(g.text, k.Runes...)
+		}
+	}
+	return false, ""
+}
+
+// View is the prompt line.
+func (g *browseGoto) View() string {
+	return g.th.Prompt.Render("go to @") + termtext.Name(string(g.text)) + g.th.Cursor.Render("▏")
+}

@@ -48,7 +48,7 @@ func buildBigPostgres(b *testing.B) string {
 		writes = append(writes, []any{"big", "", id(n), fmt.Sprintf("task-%d", n), 0, "messages", "msgpack", mp(b, []any{aiMessage(n + 1)}), "~__pregel_pull, agent"})
 	}
 	blobs = append(blobs, []any{"big", "", "note", version(1), "msgpack",
-		mp(b, ext{5, []any{"__main__", "Note", map[string]any{"title": "t", "score": 0.5}, "model_validate_json"}})})
+		mp(b, ext{Code: 5, Payload: []any{"__main__", "Note", map[string]any{"title": "t", "score": 0.5}, "model_validate_json"}})})
 	for table, rows := range map[string][][]any{"checkpoints": cps, "checkpoint_blobs": blobs, "checkpoint_writes": writes} {
 		cols := map[string][]string{
 			"checkpoints":       {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"},

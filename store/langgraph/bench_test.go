@@ -55,7 +55,7 @@ func bigFile(b *testing.B) string {
 }
 
 func aiMessage(i int) ext {
-	return ext{5, []any{"langchain_core.messages.ai", "AIMessage", map[string]any{
+	return ext{Code: 5, Payload: []any{"langchain_core.messages.ai", "AIMessage", map[string]any{
 		"content": fmt.Sprintf("step %d: a reply of a realistic length, with a tool call to make the message look like one an agent sends", i),
 		"id":      fmt.Sprintf("ai-%d", i), "type": "ai", "name": nil, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
 		"tool_calls": []any{map[string]any{"name": "search", "args": map[string]any{"q": "x", "k": i}, "id": fmt.Sprintf("call_%d", i), "type": "tool_call"}},
@@ -89,8 +89,8 @@ func buildBig(b *testing.B, dir string) (string, error) {
 		}
 		values := map[string]any{
 			"messages": window, "findings": []any{"a", "b", fmt.Sprint(n)}, "topic": "tables",
-			"note":            ext{5, []any{"__main__", "Note", map[string]any{"title": "t", "score": 0.5}, "model_validate_json"}},
-			"stamp":           ext{3, []any{"datetime", "datetime", "2026-01-02T03:04:05+00:00", "fromisoformat"}},
+			"note":            ext{Code: 5, Payload: []any{"__main__", "Note", map[string]any{"title": "t", "score": 0.5}, "model_validate_json"}},
+			"stamp":           ext{Code: 3, Payload: []any{"datetime", "datetime", "2026-01-02T03:04:05+00:00", "fromisoformat"}},
 			"branch:to:agent": nil,
 		}
 		versions := map[string]any{"messages": fmt.Sprintf("%032d.0.5", n), "branch:to:agent": fmt.Sprintf("%032d.0.5", n)}

@@ -10,7 +10,7 @@ import (
 )
 
 func send(node string, arg any) ext {
-	return ext{1, []any{"langgraph.types", "Send", []any{node, arg}}}
+	return ext{Code: 1, Payload: []any{"langgraph.types", "Send", []any{node, arg}}}
 }
 
 // Checkpoints of LangGraph before format 4 kept their Sends beside the

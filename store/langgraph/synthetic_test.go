@@ -4,34 +4,14 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"rewind/store/langgraph/lgtest"
 	"testing"
 
 	_ "modernc.org/sqlite"
 )
 
-// The DDL of LangGraph's SqliteSaver (Python and JS write the same).
-const langgraphDDL = `
-CREATE TABLE checkpoints (
-	thread_id TEXT NOT NULL,
-	checkpoint_ns TEXT NOT NULL DEFAULT '',
-	checkpoint_id TEXT NOT NULL,
-	parent_checkpoint_id TEXT,
-	type TEXT,
-	checkpoint BLOB,
-	metadata BLOB,
-	PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
-CREATE TABLE writes (
-	thread_id TEXT NOT NULL,
-	checkpoint_ns TEXT NOT NULL DEFAULT '',
-	checkpoint_id TEXT NOT NULL,
-	task_id TEXT NOT NULL,
-	idx INTEGER NOT NULL,
-	channel TEXT NOT NULL,
-	type TEXT,
-	value BLOB,
-	PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);`
+// LangGraph's SqliteSaver schema, as lgtest writes it.
+const langgraphDDL = lgtest.DDL
 
 // lgFile is a LangGraph SQLite file a test writes, as LangGraph would.
 type lgFile struct {

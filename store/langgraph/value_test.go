@@ -20,30 +20,30 @@ func TestDecodeLangGraphExtensions(t *testing.T) {
 		in   any
 		want any
 	}{
-		{"uuid (0)", ext{0, []any{"uuid", "UUID", "0123456789abcdef0123456789abcdef"}},
+		{"uuid (0)", ext{Code: 0, Payload: []any{"uuid", "UUID", "0123456789abcdef0123456789abcdef"}},
 			obj{"$type": "uuid.UUID", "$value": "01234567-89ab-cdef-0123-456789abcdef"}},
-		{"set (0)", ext{0, []any{"builtins", "set", []any{"a", "b"}}},
+		{"set (0)", ext{Code: 0, Payload: []any{"builtins", "set", []any{"a", "b"}}},
 			obj{"$type": "builtins.set", "$value": []any{"a", "b"}}},
-		{"enum (0)", ext{0, []any{"app.colors", "Color", 2}},
+		{"enum (0)", ext{Code: 0, Payload: []any{"app.colors", "Color", 2}},
 			obj{"$type": "app.colors.Color", "$value": int64(2)}},
-		{"timedelta (1)", ext{1, []any{"datetime", "timedelta", []any{1, 2, 3}}},
+		{"timedelta (1)", ext{Code: 1, Payload: []any{"datetime", "timedelta", []any{1, 2, 3}}},
 			obj{"$type": "datetime.timedelta", "$args": []any{int64(1), int64(2), int64(3)}}},
-		{"Send (1)", ext{1, []any{"langgraph.types", "Send", []any{"worker", map[string]any{"part": 1}}}},
+		{"Send (1)", ext{Code: 1, Payload: []any{"langgraph.types", "Send", []any{"worker", map[string]any{"part": 1}}}},
 			obj{"$type": "langgraph.types.Send", "node": "worker", "arg": obj{"part": int64(1)}}},
-		{"dataclass (2)", ext{2, []any{"app", "Point", map[string]any{"x": 1, "y": -2}}},
+		{"dataclass (2)", ext{Code: 2, Payload: []any{"app", "Point", map[string]any{"x": 1, "y": -2}}},
 			obj{"$type": "app.Point", "x": int64(1), "y": int64(-2)}},
-		{"datetime (3)", ext{3, []any{"datetime", "datetime", "2026-01-02T03:04:05+00:00", "fromisoformat"}},
+		{"datetime (3)", ext{Code: 3, Payload: []any{"datetime", "datetime", "2026-01-02T03:04:05+00:00", "fromisoformat"}},
 			obj{"$type": "datetime.datetime", "$value": "2026-01-02T03:04:05+00:00", "$method": "fromisoformat"}},
-		{"pydantic v1 (4)", ext{4, []any{"app", "Old", map[string]any{"a": "b"}}},
+		{"pydantic v1 (4)", ext{Code: 4, Payload: []any{"app", "Old", map[string]any{"a": "b"}}},
 			obj{"$type": "app.Old", "a": "b"}},
-		{"pydantic v2 with a datetime inside (5)", ext{5, []any{"app", "Note", map[string]any{
-			"title": "t", "at": ext{3, []any{"datetime", "datetime", "2026-01-02T03:04:05", "fromisoformat"}}}, "model_validate_json"}},
+		{"pydantic v2 with a datetime inside (5)", ext{Code: 5, Payload: []any{"app", "Note", map[string]any{
+			"title": "t", "at": ext{Code: 3, Payload: []any{"datetime", "datetime", "2026-01-02T03:04:05", "fromisoformat"}}}, "model_validate_json"}},
 			obj{"$type": "app.Note", "title": "t", "at": obj{"$type": "datetime.datetime", "$value": "2026-01-02T03:04:05", "$method": "fromisoformat"}}},
-		{"numpy array (6)", ext{6, []any{"<f8", []any{2}, "C", bin(make([]byte, 16))}},
+		{"numpy array (6)", ext{Code: 6, Payload: []any{"<f8", []any{2}, "C", bin(make([]byte, 16))}},
 			obj{"$type": "numpy.ndarray", "dtype": "<f8", "shape": []any{int64(2)}, "order": "C", "$size": int64(16)}},
-		{"pandas DataFrame (7)", ext{7, []any{bin(make([]byte, 10)), map[string]any{"index_name": nil}}},
+		{"pandas DataFrame (7)", ext{Code: 7, Payload: []any{bin(make([]byte, 10)), map[string]any{"index_name": nil}}},
 			obj{"$type": "pandas.DataFrame", "$opaque": "arrow", "$size": int64(10), "metadata": obj{"index_name": nil}}},
-		{"an unknown extension", ext{42, "whatever"}, obj{"$opaque": "msgpack ext 42", "$size": int64(9)}},
+		{"an unknown extension", ext{Code: 42, Payload: "whatever"}, obj{"$opaque": "msgpack ext 42", "$size": int64(9)}},
 		{"a timestamp (-1)", raw{0xd6, 0xff, 0, 0, 0, 1}, obj{"$type": "datetime.datetime", "$value": "1970-01-01T00:00:01Z"}},
 		{"binary", bin("hi"), obj{"$type": "builtins.bytes", "$size": int64(2), "$base64": "aGk="}},
 		{"not-a-string keys", map[any]any{1: "one"}, obj{"1": "one"}},
@@ -109,7 +109,7 @@ func TestDecodeOpaque(t *testing.T) {
 		{"no type", "", []byte("x"), "(no type)", ""},
 		{"truncated msgpack", "msgpack", mp(t, map[string]any{"a": "long string"})[:6], "msgpack", "EOF"},
 		{"bytes after the value", "msgpack", append(mp(t, 1), 2), "msgpack", "left after"},
-		{"a corrupt extension tuple", "msgpack", mp(t, ext{2, "not a tuple"}), "msgpack ext 2", "want a tuple"},
+		{"a corrupt extension tuple", "msgpack", mp(t, ext{Code: 2, Payload: "not a tuple"}), "msgpack ext 2", "want a tuple"},
 		{"a length past the data", "msgpack", []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x01}, "msgpack", "EOF"},
 		{"nested too deep", "msgpack", deep, "msgpack", "deeper"},
 		{"broken JSON", "json", []byte(`{"a": [1, 2`), "json", "EOF"},
@@ -156,8 +156,8 @@ func TestDecodeNullEmptyAndBytes(t *testing.T) {
 // FuzzDecode: no input makes Decode fail, panic or return a value JSON
 // cannot print. The seeds run with every `go test`.
 func FuzzDecode(f *testing.F) {
-	f.Add("msgpack", mp(f, ext{5, []any{"m", "N", map[string]any{"a": ext{0, []any{"uuid", "UUID", "00"}}}, "x"}}))
-	f.Add("msgpack", mp(f, []any{ext{1, []any{"langgraph.types", "Send", []any{"w", 1}}}, math.Inf(1)}))
+	f.Add("msgpack", mp(f, ext{Code: 5, Payload: []any{"m", "N", map[string]any{"a": ext{Code: 0, Payload: []any{"uuid", "UUID", "00"}}}, "x"}}))
+	f.Add("msgpack", mp(f, []any{ext{Code: 1, Payload: []any{"langgraph.types", "Send", []any{"w", 1}}}, math.Inf(1)}))
 	f.Add("msgpack", []byte{0xc7, 0x03, 0x05, 0x93, 0xa1, 0x61})
 	f.Add("json", []byte(`{"lc":1,"type":"constructor","id":["a"],"kwargs":{"k":[1,{"lc":2}]}}`))
 	f.Fuzz(func(t *testing.T, typ string, data []byte) {

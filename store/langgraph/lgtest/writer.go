@@ -39,14 +39,20 @@ CREATE TABLE IF NOT EXISTS writes (
 
 // Ext is a msgpack extension value: LangGraph's serializer wraps each
 // typed object in one (code 5: a pydantic model by constructor path, its
-// payload [module, class, fields, method]).
+// payload [module, class, fields, method]), its payload msgpack too.
 type Ext struct {
 	Code    int8
 	Payload any
 }
 
-// MP encodes v as LangGraph's serializer does: maps with sorted keys,
-// lists, Ext values, scalars.
+// Bin is msgpack binary data for MP.
+type Bin []byte
+
+// Raw is msgpack MP writes as it is.
+type Raw []byte
+
+// MP encodes v as LangGraph's serializer does: maps (keys sorted, any key
+// type), lists, Ext and Bin values, scalars.
 func MP(t testing.TB, v any) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -67,6 +73,11 @@ func encode(e *msgpack.Encoder, v any) error {
 			return err
 		}
 		_, err := e.Writer().Write(inner.Bytes())
+		return err
+	case Bin:
+		return e.EncodeBytes(x)
+	case Raw:
+		_, err := e.Writer().Write(x)
 		return err
 	case []any:
 		if err := e.EncodeArrayLen(len(x)); err != nil {
@@ -92,6 +103,19 @@ func encode(e *msgpack.Encoder, v any) error {
 				return err
 			}
 			if err := encode(e, x[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[any]any:
+		if err := e.EncodeMapLen(len(x)); err != nil {
+			return err
+		}
+		for k, it := range x {
+			if err := encode(e, k); err != nil {
+				return err
+			}
+			if err := encode(e, it); err != nil {
 				return err
 			}
 		}

@@ -3,9 +3,7 @@ package tui
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,58 +34,19 @@ func TestBrowseEndToEndInTmux(t *testing.T) {
 }
 
 func browseE2E(t *testing.T, storeSpec string, appendOne func()) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
 	socket := fmt.Sprintf("rewind-browse-%d-%d", os.Getpid(), time.Now().UnixNano())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
 	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store '%s' 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
-	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = tmux("kill-session", "-t", "e2e")
-		_, _ = tmux("kill-server")
-	})
-	capture := func() string {
-		out, _ := tmux("capture-pane", "-p", "-t", "e2e")
-		return out
-	}
-	waitFor := func(what string, parts ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			s := capture()
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(s, p)
-			}
-			if ok {
-				return s
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	term := newTmux(t, tmuxBin, socket, "e2e", filepath.Join(dir, "stderr"))
+	term.start(120, 40, shell)
+	waitFor := term.waitFor
 	send := func(keys ...string) {
 		t.Helper()
 		for _, k := range keys { // one at a time, as a person types
-			if out, err := tmux("send-keys", "-t", "e2e", k); err != nil {
-				t.Fatalf("send-keys %s: %v\n%s", k, err, out)
-			}
+			term.send(k)
 		}
 	}
 

@@ -6,9 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestNavigationInTmux drives the real binary in tmux on a 30-turn thread
@@ -16,13 +14,7 @@ import (
 // @8(N-1)+1): { and } from turn to turn, : to a checkpoint (and an unknown
 // one refused), / to search and enter to go to a match, n to the next.
 func TestNavigationInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
 	storeSpec := "sqlite:" + filepath.Join(dir, "x.db")
@@ -38,50 +30,11 @@ func TestNavigationInTmux(t *testing.T) {
 		t.Fatalf("rewind bench --json: %v, %d checkpoints (want 240)\n%s", err, rep.Checkpoints, out)
 	}
 	socket := fmt.Sprintf("rewind-e2e-nav-%d", os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
 	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s %s 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, rep.Thread, filepath.Join(dir, "stderr"))
-	if out, err := tmux("new-session", "-d", "-s", "nav", "-x", "120", "-y", "40", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = tmux("kill-session", "-t", "nav")
-		_, _ = tmux("kill-server")
-	})
-	waitFor := func(what string, parts ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			s, _ := tmux("capture-pane", "-p", "-t", "nav")
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(s, p)
-			}
-			if ok {
-				return s
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	send := func(keys ...string) {
-		t.Helper()
-		if out, err := tmux(append([]string{"send-keys", "-t", "nav"}, keys...)...); err != nil {
-			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
-		}
-	}
-	typeText := func(s string) {
-		t.Helper()
-		if out, err := tmux("send-keys", "-t", "nav", "-l", s); err != nil {
-			t.Fatalf("send-keys -l: %v\n%s", err, out)
-		}
-	}
+	term := newTmux(t, tmuxBin, socket, "nav", filepath.Join(dir, "stderr"))
+	term.start(120, 40, shell)
+	waitFor, send, typeText := term.waitFor, term.send, term.typeText
 
 	// The newest checkpoint, under the last turn's header with its words.
 	waitFor("the thread", "at @240 240/240", "turn 30", "› Refund SO20260030")

@@ -25,73 +25,19 @@ import (
 // and check the screen and then the store. It starts as README's first
 // run does: the threads list, n for a new thread.
 func TestEndToEndInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
 	storeSpec := "sqlite:" + filepath.Join(dir, "x.db")
 	socket := fmt.Sprintf("rewind-e2e-%d", os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
 	// The program gets its own state and config dirs; TERM names tmux so the
 	// terminal is not queried for its background colour.
 	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s --mock-latency 400ms 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, filepath.Join(dir, "stderr"))
-	if out, err := tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = tmux("kill-session", "-t", "e2e")
-		_, _ = tmux("kill-server")
-	})
-	capture := func() string {
-		out, _ := tmux("capture-pane", "-p", "-t", "e2e")
-		return out
-	}
-	waitFor := func(what string, cond func(string) bool) string {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			s := capture()
-			if cond(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	has := func(parts ...string) func(string) bool {
-		return func(s string) bool {
-			for _, p := range parts {
-				if !strings.Contains(s, p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	send := func(keys ...string) {
-		t.Helper()
-		if out, err := tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...); err != nil {
-			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
-		}
-	}
-	typeText := func(s string) {
-		t.Helper()
-		if out, err := tmux("send-keys", "-t", "e2e", "-l", s); err != nil {
-			t.Fatalf("send-keys -l: %v\n%s", err, out)
-		}
-	}
+	term := newTmux(t, tmuxBin, socket, "e2e", filepath.Join(dir, "stderr"))
+	term.start(120, 40, shell)
+	tmux, capture, waitFor, send, typeText := term.run, term.capture, term.waitUntil, term.send, term.typeText
+	has := screenHas
 
 	// The first screen is the threads list: n makes a thread with its first
 	// message.
@@ -308,13 +254,7 @@ func TestEndToEndInTmux(t *testing.T) {
 // in the config file, as tmux sees it (the pane's mouse flag): then the
 // terminal selects text.
 func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	for _, c := range []struct {
 		name, flag, config, want string
@@ -334,32 +274,12 @@ func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
 				}
 			}
 			socket := fmt.Sprintf("rewind-mouse-%d-%s", os.Getpid(), c.name)
-			tmux := func(args ...string) (string, error) {
-				out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-				return string(out), err
-			}
 			shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui %s --store sqlite:%s 2>%s",
 				filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, c.flag, filepath.Join(dir, "x.db"), filepath.Join(dir, "stderr"))
-			if out, err := tmux("new-session", "-d", "-s", "m", "-x", "100", "-y", "30", shell); err != nil {
-				t.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
-			t.Cleanup(func() {
-				_, _ = tmux("kill-session", "-t", "m")
-				_, _ = tmux("kill-server")
-			})
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				screen, _ := tmux("capture-pane", "-p", "-t", "m")
-				if strings.Contains(screen, "No threads yet") {
-					break
-				}
-				if time.Now().After(deadline) {
-					stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-					t.Fatalf("the threads list never showed; screen:\n%s\nstderr: %s", screen, stderr)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			out, err := tmux("display-message", "-p", "-t", "m", "#{mouse_any_flag}")
+			term := newTmux(t, tmuxBin, socket, "m", filepath.Join(dir, "stderr"))
+			term.start(100, 30, shell)
+			term.waitFor("the threads list", "No threads yet")
+			out, err := term.run("display-message", "-p", "-t", "m", "#{mouse_any_flag}")
 			if err != nil {
 				t.Fatalf("tmux display-message: %v %s", err, out)
 			}

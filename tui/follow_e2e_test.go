@@ -16,13 +16,7 @@ import (
 // the writer while it runs and the timeline grows to the new head. With
 // REWIND_TEST_POSTGRES set it runs on PostgreSQL too (LISTEN/NOTIFY).
 func TestFollowInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "x.db")}
 	if url := os.Getenv("REWIND_TEST_POSTGRES"); url != "" {
@@ -47,38 +41,11 @@ func followInTmux(t *testing.T, tmuxBin, bin, storeSpec string) {
 	t.Cleanup(func() { _ = rewind("rm", "--store", storeSpec, thread).Run() })
 
 	socket := fmt.Sprintf("rewind-follow-%d", os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
 	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s tui --store %s %s 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, storeSpec, thread, filepath.Join(dir, "stderr"))
-	if out, err := tmux("new-session", "-d", "-s", "follow", "-x", "120", "-y", "40", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = tmux("kill-session", "-t", "follow")
-		_, _ = tmux("kill-server")
-	})
-	waitFor := func(what string, parts ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			out, _ := tmux("capture-pane", "-p", "-t", "follow")
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(out, p)
-			}
-			if ok {
-				return out
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, out, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	term := newTmux(t, tmuxBin, socket, "follow", filepath.Join(dir, "stderr"))
+	term.start(120, 40, shell)
+	waitFor := term.waitFor
 	waitFor("the thread at its head, followed", "at @8 8/8", "following")
 
 	// Another process runs a turn, slowly enough to be seen running.

@@ -3,11 +3,9 @@ package tui
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDemoLessonInTmux runs `rewind demo fork` in tmux as a teacher would:
@@ -16,74 +14,16 @@ import (
 // script and brings it back; at 80 columns the script goes over the panes.
 // Then `rewind demo` alone opens the picker, and enter on a lesson opens it.
 func TestDemoLessonInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
 	socket := fmt.Sprintf("rewind-demo-%d", os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	term := newTmux(t, tmuxBin, socket, "demo", filepath.Join(dir, "stderr"))
+	tmux, waitFor, send, has := term.run, term.waitUntil, term.send, screenHas
 	start := func(args string) {
 		t.Helper()
-		shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s demo %s 2>>%s",
-			filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, args, filepath.Join(dir, "stderr"))
-		// After q the last session ends and its server exits: a new
-		// session started meanwhile can meet the exiting server, so try
-		// again (a few times) when tmux says so.
-		for try := 0; ; try++ {
-			out, err := tmux("new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", shell)
-			if err == nil {
-				break
-			}
-			if try < 5 && strings.Contains(out, "server exited unexpectedly") {
-				time.Sleep(200 * time.Millisecond)
-				continue
-			}
-			t.Fatalf("tmux new-session: %v\n%s", err, out)
-		}
-	}
-	capture := func() string {
-		out, _ := tmux("capture-pane", "-p", "-t", "demo")
-		return out
-	}
-	waitFor := func(what string, cond func(string) bool) string {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			s := capture()
-			if cond(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	has := func(parts ...string) func(string) bool {
-		return func(s string) bool {
-			for _, p := range parts {
-				if !strings.Contains(s, p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	send := func(keys ...string) {
-		t.Helper()
-		if out, err := tmux(append([]string{"send-keys", "-t", "demo"}, keys...)...); err != nil {
-			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
-		}
+		term.start(120, 40, fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color %s demo %s 2>>%s",
+			filepath.Join(dir, "state"), filepath.Join(dir, "config"), bin, args, filepath.Join(dir, "stderr")))
 	}
 
 	start("fork")

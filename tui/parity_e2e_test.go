@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
@@ -26,13 +25,7 @@ const draftSig = "Edited by a person before approval."
 // resume it (the new branch plans the edited question), compare two
 // checkpoints across a fork, and the graph view.
 func TestParityEndToEndInTmux(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required in CI for the end-to-end test: %v", err)
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
 	storeSpec := "sqlite:" + filepath.Join(dir, "x.db")
@@ -62,48 +55,11 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	}
 
 	socket := fmt.Sprintf("rewind-parity-%d", os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command(tmuxBin, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
 	shell := fmt.Sprintf("env XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s TERM=tmux-256color VISUAL= EDITOR=%s %s tui p --store %s 2>%s",
 		filepath.Join(dir, "state"), filepath.Join(dir, "config"), editor, bin, storeSpec, filepath.Join(dir, "stderr"))
-	if out, err := tmux("new-session", "-d", "-s", "par", "-x", "120", "-y", "40", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = tmux("kill-session", "-t", "par")
-		_, _ = tmux("kill-server")
-	})
-	capture := func() string {
-		out, _ := tmux("capture-pane", "-p", "-t", "par")
-		return out
-	}
-	waitFor := func(what string, parts ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			s := capture()
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(s, p)
-			}
-			if ok {
-				return s
-			}
-			if time.Now().After(deadline) {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("timed out waiting for %s; screen:\n%s\nstderr:\n%s", what, s, stderr)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	send := func(keys ...string) {
-		t.Helper()
-		if out, err := tmux(append([]string{"send-keys", "-t", "par"}, keys...)...); err != nil {
-			t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
-		}
-	}
+	term := newTmux(t, tmuxBin, socket, "par", filepath.Join(dir, "stderr"))
+	term.start(120, 40, shell)
+	waitFor, send := term.waitFor, term.send
 
 	waitFor("the thread", "at @16 10/10")
 
@@ -160,9 +116,7 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	send("i")
 	send("C-d")
 	waitFor("the draft toggle", "✉ draft reply")
-	if out, err := tmux("send-keys", "-t", "par", "-l", forkInput); err != nil {
-		t.Fatalf("send-keys -l: %v\n%s", err, out)
-	}
+	term.typeText(forkInput)
 	send("Enter")
 	waitFor("the approval gate", "waits for approval · a answers")
 	send("a")

@@ -77,19 +77,19 @@ type Browser struct {
 	ctx   context.Context
 	src   browse.Source
 	label string
-	th    *themes.Theme
+	theme *themes.Theme
 	keys  browserKeys
 	help  help.Model
 	w, h  int
 
-	threads *browseThreads
-	tl      *browseTimeline
-	conv    *browseConv
-	state   *browseState
-	writes  *browseWrites
-	diff    *browseDiff
-	follow  *browseFollow
-	prompt  *browseGoto
+	threads  *browseThreads
+	timeline *browseTimeline
+	conv     *browseConv
+	state    *browseState
+	writes   *browseWrites
+	diff     *browseDiff
+	follow   *browseFollow
+	prompt   *browseGoto
 
 	onThreads bool
 	showHelp  bool
@@ -175,13 +175,13 @@ func (h browserHelp) ShortHelp() []key.Binding {
 	case m.focus == bFocusDetail:
 		return append(m.conv.KeyMap().ShortHelp(), k.Focus, k.Help, k.Quit)
 	}
-	return append(m.tl.KeyMap().ShortHelp(), k.Focus, m.diff.keys.Mark, m.diff.keys.Compare, k.Help, k.Quit)
+	return append(m.timeline.KeyMap().ShortHelp(), k.Focus, m.diff.keys.Mark, m.diff.keys.Compare, k.Help, k.Quit)
 }
 
 func (h browserHelp) FullHelp() [][]key.Binding {
 	m := h.m
 	k := m.keys
-	out := m.tl.KeyMap().FullHelp()
+	out := m.timeline.KeyMap().FullHelp()
 	out = append(out, []key.Binding{k.Focus, k.Conv, k.State, k.Writes, k.Diff}, m.diff.KeyMap().ShortHelp())
 	out = append(out, m.state.KeyMap().FullHelp()...)
 	return append(out, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
@@ -190,9 +190,9 @@ func (h browserHelp) FullHelp() [][]key.Binding {
 // NewBrowser makes the browser's model; thread, when not "", opens at
 // start. It follows the database (a poll a second) until F turns it off.
 func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th *themes.Theme) *Browser {
-	m := &Browser{ctx: ctx, src: src, label: label, th: th, w: 80, h: 24, onThreads: true, start: thread,
+	m := &Browser{ctx: ctx, src: src, label: label, theme: th, w: 80, h: 24, onThreads: true, start: thread,
 		keys: newBrowserKeys(), help: help.New(),
-		threads: newBrowseThreads(th), tl: newBrowseTimeline(th), conv: newBrowseConv(th), state: newBrowseState(th),
+		threads: newBrowseThreads(th), timeline: newBrowseTimeline(th), conv: newBrowseConv(th), state: newBrowseState(th),
 		writes: newBrowseWrites(th), diff: newBrowseDiff(th), follow: newBrowseFollow(true, time.Second), prompt: newBrowseGoto(th),
 		cps: newBrowseCache[*browse.Checkpoint](64), wss: newBrowseCache[[]browse.TaskWrites](64)}
 	m.help.Styles.ShortKey, m.help.Styles.FullKey = th.HelpKey, th.HelpKey
@@ -245,8 +245,8 @@ func (m *Browser) readThreads() tea.Cmd {
 func (m *Browser) openChain(c browse.Chain, at string) tea.Cmd {
 	m.onThreads, m.chain, m.want, m.older, m.olderFrom = false, c, at, false, ""
 	m.gen++
-	m.tl = newBrowseTimeline(m.th)
-	m.tl.SetMark(m.diff.Marked(c))
+	m.timeline = newBrowseTimeline(m.theme)
+	m.timeline.SetMark(m.diff.Marked(c))
 	m.layout()
 	subs := map[string][]browse.Namespace{}
 	for _, ns := range m.threads.Namespaces(c.Thread) {
@@ -254,7 +254,7 @@ func (m *Browser) openChain(c browse.Chain, at string) tea.Cmd {
 			subs[ns.ParentCheckpoint] = append(subs[ns.ParentCheckpoint], ns)
 		}
 	}
-	m.tl.SetSubgraphs(subs)
+	m.timeline.SetSubgraphs(subs)
 	m.syncPanes()
 	return m.readHistory(c, "", browseFirstPage, false)
 }
@@ -270,7 +270,7 @@ func (m *Browser) readHistory(c browse.Chain, before string, limit int, older bo
 
 // load reads what the panes show of the checkpoint under the cursor, once.
 func (m *Browser) load() tea.Cmd {
-	id := m.tl.CurrentID()
+	id := m.timeline.CurrentID()
 	if m.onThreads || id == "" {
 		return nil
 	}
@@ -297,13 +297,13 @@ func (m *Browser) load() tea.Cmd {
 
 // syncPanes gives the panes what is read of the checkpoint under the cursor.
 func (m *Browser) syncPanes() {
-	key := cacheKey(m.chain, m.tl.CurrentID())
+	key := cacheKey(m.chain, m.timeline.CurrentID())
 	cp, _ := m.cps.get(key)
 	m.conv.SetCheckpoint(cp)
 	m.state.SetCheckpoint(cp)
 	ws, ok := m.wss.get(key)
 	m.writes.SetWrites(ws, ok)
-	m.tl.SetMark(m.diff.Marked(m.chain))
+	m.timeline.SetMark(m.diff.Marked(m.chain))
 }
 
 // Settled says no read is in flight and what the screen shows is read
@@ -315,7 +315,7 @@ func (m *Browser) Settled() bool {
 	if m.onThreads {
 		return true
 	}
-	key := cacheKey(m.chain, m.tl.CurrentID())
+	key := cacheKey(m.chain, m.timeline.CurrentID())
 	_, cp := m.cps.get(key)
 	_, ws := m.wss.get(key)
 	return !m.older && cp && ws
@@ -381,7 +381,7 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, tea.Batch(m.readThreads(), m.follow.Arm())
 		}
-		if m.older || len(m.tl.Listings()) == 0 {
+		if m.older || len(m.timeline.Listings()) == 0 {
 			return m, m.follow.Arm()
 		}
 		return m, m.follow.Poll(m.ctx, m.src, msg, m.chain)
@@ -418,12 +418,12 @@ func (m *Browser) onHistory(msg browseHistoryMsg) tea.Cmd {
 	slices.Reverse(h)
 	if msg.older {
 		m.older = false
-		h = append(h, m.tl.Listings()...)
+		h = append(h, m.timeline.Listings()...)
 	} else if len(msg.h) == browseFirstPage {
 		m.older, m.olderFrom = true, h[0].ID
 	}
-	m.tl.SetListings(h)
-	if m.want != "" && m.tl.MoveTo(m.want) && !m.older {
+	m.timeline.SetListings(h)
+	if m.want != "" && m.timeline.MoveTo(m.want) && !m.older {
 		m.want = ""
 	}
 	return tea.Batch(m.load(), m.readOlder())
@@ -436,7 +436,7 @@ func (m *Browser) readOlder() tea.Cmd {
 	if m.olderFrom == "" {
 		return nil
 	}
-	key := cacheKey(m.chain, m.tl.CurrentID())
+	key := cacheKey(m.chain, m.timeline.CurrentID())
 	_, cp := m.cps.get(key)
 	_, ws := m.wss.get(key)
 	if !cp || !ws {
@@ -450,7 +450,7 @@ func (m *Browser) readOlder() tea.Cmd {
 // merge adds follow's newest listings to the chain; a checkpoint whose
 // writes changed is read again.
 func (m *Browser) merge(newest []browse.Listing) tea.Cmd {
-	order := m.tl.Listings()
+	order := m.timeline.Listings()
 	at := make(map[string]int, len(order))
 	for i, l := range order {
 		at[l.ID] = i
@@ -469,13 +469,13 @@ func (m *Browser) merge(newest []browse.Listing) tea.Cmd {
 		}
 	}
 	if len(added) == len(newest) && len(newest) == followPage {
-		return m.openChain(m.chain, m.tl.CurrentID()) // more came than a poll reads
+		return m.openChain(m.chain, m.timeline.CurrentID()) // more came than a poll reads
 	}
 	if len(added) == 0 && !changed {
 		return nil
 	}
 	slices.Reverse(added)
-	m.tl.SetListings(append(slices.Clone(order), added...))
+	m.timeline.SetListings(append(slices.Clone(order), added...))
 	if len(added) > 0 {
 		m.status = fmt.Sprintf("%d new checkpoint(s)", len(added))
 	}
@@ -486,7 +486,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 	if m.prompt.active {
 		done, prefix := m.prompt.Update(k)
 		if done {
-			if err := m.tl.Goto(prefix); err != nil {
+			if err := m.timeline.Goto(prefix); err != nil {
 				m.errText = err.Error()
 			}
 			return m.load()
@@ -540,36 +540,36 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 		m.tab, m.focus = tabDiff, bFocusDetail
 		return nil
 	case key.Matches(k, m.diff.keys.Mark):
-		m.diff.Mark(m.chain, m.tl.CurrentID())
-		m.tl.SetMark(m.tl.CurrentID())
-		m.status = fmt.Sprintf("marked @%s: move, then = compares it with the cursor", m.tl.Short(m.tl.CurrentID()))
+		m.diff.Mark(m.chain, m.timeline.CurrentID())
+		m.timeline.SetMark(m.timeline.CurrentID())
+		m.status = fmt.Sprintf("marked @%s: move, then = compares it with the cursor", m.timeline.Short(m.timeline.CurrentID()))
 		return nil
 	case key.Matches(k, m.diff.keys.Compare):
-		cmd := m.diff.Compare(m.ctx, m.src, m.chain, m.tl.CurrentID(), m.tl.Listings(), m.tl.Short)
+		cmd := m.diff.Compare(m.ctx, m.src, m.chain, m.timeline.CurrentID(), m.timeline.Listings(), m.timeline.Short)
 		if cmd == nil {
 			m.status = "nothing marked in this chain: m marks the checkpoint under the cursor"
 			return nil
 		}
 		m.tab = tabDiff
 		return cmd
-	case key.Matches(k, m.tl.keys.Goto):
+	case key.Matches(k, m.timeline.keys.Goto):
 		m.prompt.Open()
 		return nil
-	case key.Matches(k, m.tl.keys.Back):
+	case key.Matches(k, m.timeline.keys.Back):
 		return m.back()
 	case m.focus == bFocusDetail && m.tab == tabState && m.state.Update(k):
 		return nil
-	case key.Matches(k, m.tl.keys.Descend):
-		if subs := m.tl.Subgraphs(m.tl.CurrentID()); len(subs) > 0 {
-			m.stack = append(m.stack, chainAt{m.chain, m.tl.CurrentID()})
+	case key.Matches(k, m.timeline.keys.Descend):
+		if subs := m.timeline.Subgraphs(m.timeline.CurrentID()); len(subs) > 0 {
+			m.stack = append(m.stack, chainAt{m.chain, m.timeline.CurrentID()})
 			if len(subs) > 1 {
 				m.status = fmt.Sprintf("%d subgraph runs start here: showing the first", len(subs))
 			}
 			return m.openChain(browse.Chain{Thread: m.chain.Thread, NS: subs[0].NS}, "")
 		}
-	case m.focus == bFocusDetail && !key.Matches(k, m.tl.keys.Prev, m.tl.keys.Next) && m.paneUpdate(k):
+	case m.focus == bFocusDetail && !key.Matches(k, m.timeline.keys.Prev, m.timeline.keys.Next) && m.paneUpdate(k):
 		return nil
-	case m.tl.Update(k):
+	case m.timeline.Update(k):
 		return m.load()
 	}
 	m.refuse(k.String())
@@ -614,7 +614,7 @@ func (m *Browser) layout() {
 	body := max(1, m.h-3)
 	m.threads.SetSize(m.w, body)
 	lw := m.leftWidth()
-	m.tl.SetSize(lw, body)
+	m.timeline.SetSize(lw, body)
 	rw, ph := max(1, m.w-lw-3), max(1, body-4)
 	m.conv.SetSize(rw, ph)
 	m.state.SetSize(rw, ph)
@@ -645,8 +645,8 @@ func (m *Browser) View() string {
 	title := "rewind · threads"
 	if !m.onThreads {
 		title = "rewind · thread " + termtext.Name(m.chain.Thread)
-		if n := len(m.tl.rows); n > 0 {
-			title += fmt.Sprintf(" · %d/%d", m.tl.cur+1, n)
+		if n := len(m.timeline.rows); n > 0 {
+			title += fmt.Sprintf(" · %d/%d", m.timeline.cur+1, n)
 		}
 		if m.older {
 			title += " · reading older…"
@@ -669,8 +669,8 @@ func (m *Browser) View() string {
 	if m.prompt.active {
 		foot = m.prompt.View()
 	}
-	bar := m.th.StatusBar.Width(m.w).Render(ansi.Truncate(status, m.w, "…"))
-	return m.th.Heading.Render(ansi.Truncate(title, m.w, "…")) + "\n" + strings.Join(lines[:body], "\n") + "\n" +
+	bar := m.theme.StatusBar.Width(m.w).Render(ansi.Truncate(status, m.w, "…"))
+	return m.theme.Heading.Render(ansi.Truncate(title, m.w, "…")) + "\n" + strings.Join(lines[:body], "\n") + "\n" +
 		ansi.Truncate(foot, m.w, "…") + "\n" + bar
 }
 
@@ -678,7 +678,7 @@ func (m *Browser) View() string {
 func (m *Browser) chainView(n int) string {
 	lw := m.leftWidth()
 	rw := max(1, m.w-lw-3)
-	left := strings.Split(m.tl.View(), "\n")
+	left := strings.Split(m.timeline.View(), "\n")
 	right := m.inspector(rw)
 	right = append(right, m.tabs(rw))
 	var pane string
@@ -693,9 +693,9 @@ func (m *Browser) chainView(n int) string {
 		pane = m.diff.View()
 	}
 	right = append(right, strings.Split(pane, "\n")...)
-	sep := m.th.Border.Render(" │ ")
+	sep := m.theme.Border.Render(" │ ")
 	if m.focus == bFocusDetail {
-		sep = m.th.BorderFocused.Render(" ┃ ")
+		sep = m.theme.BorderFocused.Render(" ┃ ")
 	}
 	out := make([]string, n)
 	for i := range out {
@@ -714,15 +714,15 @@ func (m *Browser) chainView(n int) string {
 // inspector is the checkpoint under the cursor, from its listing: the
 // whole id, where it stands, what is due and what it stored.
 func (m *Browser) inspector(w int) []string {
-	l, ok := m.tl.Current()
+	l, ok := m.timeline.Current()
 	if !ok {
 		return []string{"", "", ""}
 	}
-	th := m.th
+	th := m.theme
 	out := []string{th.Strong.Render("@" + termtext.Name(l.ID))}
 	parent := "none"
 	if l.Parent != "" {
-		parent = "@" + m.tl.Short(l.Parent)
+		parent = "@" + m.timeline.Short(l.Parent)
 	}
 	when := ""
 	if !l.CreatedAt.IsZero() {
@@ -736,7 +736,7 @@ func (m *Browser) inspector(w int) []string {
 	if l.Counts.Interrupts > 0 {
 		line += th.Paused.Render(fmt.Sprintf(" · %d interrupt(s)", l.Counts.Interrupts))
 	}
-	for _, s := range m.tl.Subgraphs(l.ID) {
+	for _, s := range m.timeline.Subgraphs(l.ID) {
 		line += th.Accent.Render(" · ⤷" + termtext.Name(s.Node) + " (enter)")
 	}
 	if l.Damaged != "" {
@@ -748,15 +748,15 @@ func (m *Browser) inspector(w int) []string {
 // tabs is the detail panes' tab bar.
 func (m *Browser) tabs(w int) string {
 	names := []string{"1 conversation", "2 state", "3 writes", "4 diff"}
-	if l, ok := m.tl.Current(); ok && l.Counts.Writes > 0 {
+	if l, ok := m.timeline.Current(); ok && l.Counts.Writes > 0 {
 		names[tabWrites] = fmt.Sprintf("3 writes (%d)", l.Counts.Writes)
 	}
 	parts := make([]string, len(names))
 	for i, n := range names {
 		if i == m.tab {
-			parts[i] = m.th.TabActive.Render(n)
+			parts[i] = m.theme.TabActive.Render(n)
 		} else {
-			parts[i] = m.th.Tab.Render(n)
+			parts[i] = m.theme.Tab.Render(n)
 		}
 	}
 	return ansi.Truncate(strings.Join(parts, "  "), w, "…")

@@ -28,8 +28,8 @@ func openFirstScreen(tb testing.TB, src browse.Source, thread string, all bool) 
 	}
 	run(m.Init())
 	for {
-		if len(m.tl.rows) > 0 && (!all && m.inFlight <= 1 || m.inFlight == 0) {
-			key := cacheKey(m.chain, m.tl.CurrentID())
+		if len(m.timeline.rows) > 0 && (!all && m.inFlight <= 1 || m.inFlight == 0) {
+			key := cacheKey(m.chain, m.timeline.CurrentID())
 			_, cp := m.cps.get(key)
 			_, ws := m.wss.get(key)
 			if cp && ws && (!all || !m.older) {
@@ -67,8 +67,8 @@ func BenchmarkBrowseOpen10k(b *testing.B) {
 					b.Fatal(err)
 				}
 				m := openFirstScreen(b, src, "big", all)
-				if len(m.tl.rows) < 200 || all && len(m.tl.rows) != 10000 {
-					b.Fatalf("%d rows", len(m.tl.rows))
+				if len(m.timeline.rows) < 200 || all && len(m.timeline.rows) != 10000 {
+					b.Fatalf("%d rows", len(m.timeline.rows))
 				}
 				src.Close()
 			}

@@ -119,7 +119,7 @@ func TestBrowseRefusesWritingKeys(t *testing.T) {
 	m := NewBrowser(context.Background(), src, "sqlite:sqlite-js.db", "t-fail", themes.Or(themes.Dark))
 	run := runBrowser(m)
 	run(m.Init())
-	if m.onThreads || m.chain.Thread != "t-fail" || len(m.tl.Listings()) == 0 {
+	if m.onThreads || m.chain.Thread != "t-fail" || len(m.timeline.Listings()) == 0 {
 		t.Fatalf("want thread t-fail open at start, got threads screen %v, chain %+v", m.onThreads, m.chain)
 	}
 	for k, what := range writeKeys {

@@ -44,7 +44,7 @@ func screenOf(m *Browser) string { return ansi.Strip(m.View()) }
 func TestBrowseTimelineTree(t *testing.T) {
 	src, _ := openFixture(t, "sqlite-python.db")
 	m, press := openBrowser(t, src, "t-main", 120, 40)
-	tl := m.tl
+	tl := m.timeline
 	var forks, branches []string
 	for _, r := range tl.rows {
 		if r.children > 1 {
@@ -187,8 +187,8 @@ func TestBrowseDiffAndSubgraph(t *testing.T) {
 		t.Fatalf("enter on ⤷review does not open the run:\n%s", screenOf(m))
 	}
 	press("esc")
-	if m.chain.NS != "" || !strings.HasPrefix(m.tl.CurrentID(), "1f1ed296-8a09") {
-		t.Errorf("esc does not come back to the parent's checkpoint: %v at %s", m.chain, m.tl.CurrentID())
+	if m.chain.NS != "" || !strings.HasPrefix(m.timeline.CurrentID(), "1f1ed296-8a09") {
+		t.Errorf("esc does not come back to the parent's checkpoint: %v at %s", m.chain, m.timeline.CurrentID())
 	}
 }
 
@@ -200,7 +200,7 @@ func TestBrowseFollowsNewCheckpoints(t *testing.T) {
 	src, path := openFixture(t, "sqlite-python.db")
 	m, press := openBrowser(t, src, "t-fail", 120, 40)
 	w := lgtest.OpenWriter(t, path)
-	head := m.tl.CurrentID()
+	head := m.timeline.CurrentID()
 	poll := func() {
 		m.follow.on = true
 		cmd := m.follow.Poll(m.ctx, m.src, browseFollowTick{m.follow.gen}, m.chain)
@@ -224,18 +224,18 @@ func TestBrowseFollowsNewCheckpoints(t *testing.T) {
 	}()
 	<-done
 	poll()
-	if n := len(m.tl.rows); n != 8 || !strings.HasPrefix(m.tl.CurrentID(), "1f1ed297-0000-6000-8000-000000000003") {
-		t.Fatalf("after 3 new checkpoints: %d rows, cursor %s; want 8, on the new head", n, m.tl.CurrentID())
+	if n := len(m.timeline.rows); n != 8 || !strings.HasPrefix(m.timeline.CurrentID(), "1f1ed297-0000-6000-8000-000000000003") {
+		t.Fatalf("after 3 new checkpoints: %d rows, cursor %s; want 8, on the new head", n, m.timeline.CurrentID())
 	}
 	if s := screenOf(m); !strings.Contains(s, "#1 human") || !strings.Contains(s, "new 3") {
 		t.Errorf("the new head is not shown:\n%s", s)
 	}
 	press("k", "k")
-	at := m.tl.CurrentID()
+	at := m.timeline.CurrentID()
 	w.Checkpoint("t-fail", "", "1f1ed297-0000-6000-8000-000000000004", "1f1ed297-0000-6000-8000-000000000003", "loop", 7, nil, "")
 	poll()
-	if len(m.tl.rows) != 9 || m.tl.CurrentID() != at {
-		t.Errorf("a new checkpoint moved the cursor off the middle: %d rows, at %s, want %s", len(m.tl.rows), m.tl.CurrentID(), at)
+	if len(m.timeline.rows) != 9 || m.timeline.CurrentID() != at {
+		t.Errorf("a new checkpoint moved the cursor off the middle: %d rows, at %s, want %s", len(m.timeline.rows), m.timeline.CurrentID(), at)
 	}
 	_ = time.Second
 }
@@ -249,20 +249,20 @@ func TestBrowseRewindEngine(t *testing.T) {
 	src := e.Browse(browse.About{Backend: "memory", Where: "memory:"})
 	m, press := openBrowser(t, src, "t1", 120, 40)
 	var fork *tlRow
-	for i, r := range m.tl.rows {
+	for i, r := range m.timeline.rows {
 		if r.children > 1 {
-			fork = &m.tl.rows[i]
+			fork = &m.timeline.rows[i]
 		}
 	}
-	if fork == nil || fork.l.ID != "2" || len(m.tl.rows) != 16 {
-		t.Fatalf("want 16 checkpoints with a fork at 2, got %d rows, fork %+v", len(m.tl.rows), fork)
+	if fork == nil || fork.l.ID != "2" || len(m.timeline.rows) != 16 {
+		t.Fatalf("want 16 checkpoints with a fork at 2, got %d rows, fork %+v", len(m.timeline.rows), fork)
 	}
 	s := screenOf(m)
 	if !strings.Contains(s, "⑂ 2 ") || !strings.Contains(s, "└") || !strings.Contains(s, "rewind store") {
 		t.Errorf("the timeline does not show the fork:\n%s", s)
 	}
 	press("2")
-	cp, _ := m.cps.get(cacheKey(m.chain, m.tl.CurrentID()))
+	cp, _ := m.cps.get(cacheKey(m.chain, m.timeline.CurrentID()))
 	if cp == nil || len(cp.Channels) == 0 {
 		t.Fatalf("no checkpoint read: %+v", cp)
 	}

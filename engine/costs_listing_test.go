@@ -259,7 +259,16 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if r, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_remove(meta, '$.tok') WHERE thread_id = 'o' AND json_extract(meta, '$.tok') IS NOT NULL`); err != nil {
+	// As that release wrote them: source, status and nodes spelled out, the
+	// calls by role and no tokens.
+	if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_set(meta, '$.source', 'loop', '$.status', coalesce(json_extract(meta, '$.status'), 'running'),
+		'$.nodes', coalesce(json(json_extract(meta, '$.nodes')), json((SELECT json_group_array(key) FROM json_each(meta, '$.t')))))
+		WHERE thread_id = 'o' AND json_extract(meta, '$.source') IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_remove(json_set(meta, '$.calls', coalesce(json(json_extract(meta, '$.calls')),
+		json((SELECT json_group_object(key, json_extract(value, '$[0]')) FROM json_each(meta, '$.t'))))), '$.t', '$.tok')
+		WHERE thread_id = 'o' AND coalesce(json_extract(meta, '$.t'), json_extract(meta, '$.tok')) IS NOT NULL`); err != nil {
 		t.Fatal(err)
 	} else if n, _ := r.RowsAffected(); n < 10 {
 		t.Fatalf("stripped %d listings", n)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,17 +43,25 @@ const storageFormat = 2
 var baseEvery = 16
 
 // listing is the Meta document: what a listing shows, without values.
+//
+// A listing leaves out what it can be read back from (see compact and
+// fill): "source" when it is "loop" (listings written before always have
+// one), and then "status" when it is "running" and "nodes" when they are
+// the roles of "t"; and "calls" when "t" (the tokens by role, which
+// replaced "tok") counts the same calls.
 type listing struct {
 	Step          int            `json:"step"`
-	Source        string         `json:"source"`
+	Source        string         `json:"source,omitempty"`
 	SchemaVersion int            `json:"v"`
 	Depth         int            `json:"depth,omitempty"`
 	Nodes         []string       `json:"nodes,omitempty"`
 	ModelCalls    map[string]int `json:"calls,omitempty"`
 	// Tokens are the stored calls' tokens by role: [calls, prompt,
 	// completion]. Listings written before it have calls without it
-	// (Costs then reads those rows' states).
-	Tokens     map[string][3]int `json:"tok,omitempty"`
+	// (Costs then reads those rows' states). OldTokens is the same under
+	// the key listings used before calls was left out.
+	Tokens     map[string][3]int `json:"t,omitempty"`
+	OldTokens  map[string][3]int `json:"tok,omitempty"`
 	Next       []string          `json:"next,omitempty"`
 	Interrupt  *Interrupt        `json:"interrupt,omitempty"`
 	ForkedFrom int64             `json:"forkedFrom,omitempty"`
@@ -384,6 +393,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		}
 		meta.Tokens[role] = [3]int{u.Calls, u.PromptTokens, u.CompletionTokens}
 	}
+	meta = meta.compact()
 	size := len(state)
 	for _, m := range msgs {
 		size += len(m.Body)
@@ -831,8 +841,60 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	return cp, nil
 }
 
+// compact leaves out of a listing what fill reads back the same.
+func (l listing) compact() listing {
+	if l.Tokens != nil && l.ModelCalls == nil {
+		l.OldTokens, l.Tokens = l.Tokens, nil // "tok" reads no calls into it
+	}
+	if l.Tokens != nil && maps.Equal(l.ModelCalls, callsOf(l.Tokens)) {
+		l.ModelCalls = nil
+	}
+	if l.Source != SourceLoop || l.Status == "" || l.Nodes == nil && l.Tokens != nil {
+		return l
+	}
+	l.Source = ""
+	if l.Status == RunRunning {
+		l.Status = ""
+	}
+	if l.Tokens != nil && slices.Equal(l.Nodes, slices.Sorted(maps.Keys(l.Tokens))) {
+		l.Nodes = nil
+	}
+	return l
+}
+
+// fill reads back what compact left out of a listing.
+func (l listing) fill() listing {
+	switch {
+	case l.Tokens == nil:
+		l.Tokens = l.OldTokens
+	case l.ModelCalls == nil:
+		l.ModelCalls = callsOf(l.Tokens)
+	}
+	l.OldTokens = nil
+	if l.Source == "" {
+		l.Source = SourceLoop
+		if l.Status == "" {
+			l.Status = RunRunning
+		}
+		if l.Nodes == nil && l.Tokens != nil {
+			l.Nodes = slices.Sorted(maps.Keys(l.Tokens))
+		}
+	}
+	return l
+}
+
+// callsOf counts the calls of tokens by role.
+func callsOf(tokens map[string][3]int) map[string]int {
+	out := make(map[string]int, len(tokens))
+	for role, t := range tokens {
+		out[role] = t[0]
+	}
+	return out
+}
+
 // checkpoint is the row's own part of a Checkpoint (all but Values).
 func (p parsedRow) checkpoint(g *Graph) Checkpoint {
+	p.meta = p.meta.fill()
 	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
 		ForkedFrom: p.meta.ForkedFrom, Replay: p.meta.Replay, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
 		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}

@@ -733,12 +733,14 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	if err != nil {
 		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
-	var doc struct {
-		Groups []writeGroup `json:"writes"`
+	var doc stateDoc
+	var m struct {
+		Step int `json:"step"`
 	}
-	if err := json.Unmarshal(row.State, &doc); err != nil {
+	if err := errors.Join(json.Unmarshal(row.State, &doc), json.Unmarshal(row.Meta, &m)); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
+	doc.fillIDs(row, m.Step)
 	var out []Event
 	for _, g := range doc.Groups {
 		for _, c := range g.Calls {

@@ -36,8 +36,10 @@ import (
 // Rows written before this format (no Meta) hold whole documents and are
 // read by decodeLegacy.
 
-// storageFormat marks a state document of this format.
-const storageFormat = 2
+// storageFormat marks a state document of this format. Format 3 leaves
+// out the ids a reader derives (see stateDoc.fillIDs); format 2 spelled
+// them out and reads as before.
+const storageFormat = 3
 
 // baseEvery bounds the rows read to rebuild one checkpoint.
 var baseEvery = 16
@@ -78,8 +80,8 @@ type listing struct {
 
 // stateDoc is the state document of this format.
 type stateDoc struct {
-	Format int    `json:"format"`
-	Tasks  []Task `json:"tasks"`
+	Format int         `json:"format"`
+	Tasks  storedTasks `json:"tasks"`
 	// Groups are the writes applied to the parent's values, in order.
 	Groups []writeGroup `json:"writes,omitempty"`
 	// Values are every channel's value: bases only.
@@ -97,7 +99,10 @@ type usage struct {
 // writeGroup is the writes of one task, or of the input/update that made
 // the checkpoint (Task empty, Node "input" or the node an update wrote as).
 type writeGroup struct {
-	Task   string        `json:"task,omitempty"`
+	Task string `json:"task,omitempty"`
+	// Packet stands for Task when the id is the one the parent gave its
+	// Packet-th task of Node (format 3).
+	Packet *int          `json:"p,omitempty"`
 	Node   string        `json:"node"`
 	Writes []storedWrite `json:"w"`
 	Ms     int64         `json:"ms,omitempty"`
@@ -375,6 +380,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
 		return encoded{}, err
 	}
+	doc.omitIDs(cp, parent)
 	state, err := json.Marshal(doc)
 	if err != nil {
 		return encoded{}, err
@@ -421,6 +427,80 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 }
 
 func encodeOp(op transcriptOp) (json.RawMessage, error) { return json.Marshal(op) }
+
+// storedTasks are a document's tasks; an id left out is derived.
+type storedTasks []Task
+
+func (ts storedTasks) MarshalJSON() ([]byte, error) {
+	type task struct {
+		ID   string          `json:"id,omitempty"`
+		Node string          `json:"node"`
+		Args json.RawMessage `json:"args,omitempty"`
+	}
+	out := make([]task, len(ts))
+	for i, t := range ts {
+		out[i] = task(t)
+	}
+	return json.Marshal(out)
+}
+
+// omitIDs leaves out of doc the task ids fillIDs derives: a task's own
+// (taskID of this checkpoint) and a group's (taskID of the parent's).
+func (doc *stateDoc) omitIDs(cp, parent *Checkpoint) {
+	packets := map[string]int{}
+	for i, t := range doc.Tasks {
+		k := packets[t.Node]
+		packets[t.Node]++
+		if t.ID == taskID(cp.Thread, cp.ID, cp.Step, t.Node, k) {
+			doc.Tasks[i].ID = ""
+		}
+	}
+	if parent == nil || cp.ParentID == 0 {
+		return
+	}
+	for i, g := range doc.Groups {
+		if g.Task == "" {
+			continue
+		}
+		k := 0
+		for _, t := range parent.Tasks {
+			if t.ID == g.Task {
+				break
+			}
+			if t.Node == g.Node {
+				k++
+			}
+		}
+		if g.Task == taskID(cp.Thread, cp.ParentID, cp.Step-1, g.Node, k) {
+			doc.Groups[i].Task, doc.Groups[i].Packet = "", &k
+		}
+	}
+}
+
+// fillIDs derives the ids omitIDs left out of the document of row, whose
+// listing gives step.
+func (doc *stateDoc) fillIDs(row store.Checkpoint, step int) {
+	if doc.Format < 3 {
+		return
+	}
+	packets := map[string]int{}
+	for i, t := range doc.Tasks {
+		k := packets[t.Node]
+		packets[t.Node]++
+		if t.ID == "" {
+			doc.Tasks[i].ID = taskID(row.ThreadID, row.ID, step, t.Node, k)
+		}
+	}
+	parent := row.ParentID
+	if parent == 0 {
+		parent = row.RerootedFrom // pruned: the id it had
+	}
+	for i, g := range doc.Groups {
+		if g.Task == "" && g.Packet != nil {
+			doc.Groups[i].Task, doc.Groups[i].Packet = taskID(row.ThreadID, parent, step-1, g.Node, *g.Packet), nil
+		}
+	}
+}
 
 // effect is what one write did to the transcript: items appended, or
 // (set) the whole new list.
@@ -633,7 +713,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		baseValues = cp.Values
 	case len(last.row.Rebased) > 0:
 		var rb stateDoc
-		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format != storageFormat || rb.Values == nil {
+		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
 			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
 		}
 		baseValues = rb.Values
@@ -970,7 +1050,9 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
-		err = json.Unmarshal(r.State, &p.doc)
+		if err = json.Unmarshal(r.State, &p.doc); err == nil {
+			p.doc.fillIDs(r, p.meta.Step)
+		}
 	} else {
 		var d struct {
 			Format int                         `json:"format"`

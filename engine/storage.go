@@ -1123,7 +1123,9 @@ func (g *Graph) fetchBlobs(ctx context.Context, st store.Store, thread string, c
 	}
 	out := make(map[string]json.RawMessage, len(got))
 	for _, b := range got {
-		out[b.Hash] = b.Body
+		if out[b.Hash], err = unzipBlob(b.Body); err != nil {
+			return nil, fmt.Errorf("blob %s: %w (%w)", b.Hash, ErrCorrupt, err)
+		}
 	}
 	return out, nil
 }

@@ -21,7 +21,8 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		"no nodes but tokens":       {Source: SourceLoop, ModelCalls: map[string]int{"executor": 3}, Tokens: tok, Status: RunRunning},
 		"no status":                 {Source: SourceLoop, Nodes: []string{"reply"}},
 		"a loop step without calls": {Source: SourceLoop, Nodes: []string{"summarizer"}, Status: RunRunning},
-		"an input":                  {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}},
+		"an input":                  {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, Bytes: 900, Row: 300},
+		"bytes of the row alone":    {Source: SourceInput, Status: RunRunning, Bytes: 300, Row: 300},
 		"a paused loop step":        {Source: SourceLoop, Status: RunPaused, Nodes: []string{"critic"}},
 	}
 	for name, l := range cases {

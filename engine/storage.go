@@ -42,15 +42,15 @@ import (
 const storageFormat = 3
 
 // baseEvery bounds the rows read to rebuild one checkpoint.
-var baseEvery = 16
+var baseEvery = 32
 
 // listing is the Meta document: what a listing shows, without values.
 //
 // A listing leaves out what it can be read back from (see compact and
 // fill): "source" when it is "loop" (listings written before always have
 // one), and then "status" when it is "running" and "nodes" when they are
-// the roles of "t"; and "calls" when "t" (the tokens by role, which
-// replaced "tok") counts the same calls.
+// the roles of "t"; "calls" when "t" (the tokens by role, which replaced
+// "tok") counts the same calls; "bytes" when it is "row".
 type listing struct {
 	Step          int            `json:"step"`
 	Source        string         `json:"source,omitempty"`
@@ -120,8 +120,12 @@ type writeGroup struct {
 // are left off when empty (an error slot stays, "", before a mode), so a
 // call stored before modes were recorded reads as one without a mode, and
 // a reader that knows no modes reads the first six elements as before.
+//
+// In format 3 a call whose role is its group's node has 0 for the role
+// (fillRoles reads it back).
 type storedCall struct {
 	Role               string
+	sameRole           bool // stored as 0: the group's node
 	Prompt, Completion int
 	Ms, At             int64
 	Err                string
@@ -130,6 +134,9 @@ type storedCall struct {
 
 func (c storedCall) MarshalJSON() ([]byte, error) {
 	v := []any{c.Role, c.Prompt, c.Completion, c.Ms, c.At}
+	if c.sameRole {
+		v[0] = 0
+	}
 	if c.Err != "" || c.Mode != "" {
 		v = append(v, c.Err)
 	}
@@ -145,6 +152,9 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("a stored model call is not [role, prompt, completion, ms, at]")
 	}
 	dst := []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At, &c.Err, &c.Mode}
+	if string(v[0]) == "0" {
+		c.sameRole, dst[0] = true, new(int)
+	}
 	for i := 0; i < len(v) && i < len(dst); i++ {
 		if err := json.Unmarshal(v[i], dst[i]); err != nil {
 			return fmt.Errorf("a stored model call: %w", err)
@@ -305,7 +315,9 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	for _, grp := range groups {
 		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
 		for _, ev := range grp.Calls {
-			sg.Calls = append(sg.Calls, callOf(ev))
+			c := callOf(ev)
+			c.sameRole = c.Role == grp.Node
+			sg.Calls = append(sg.Calls, c)
 		}
 		for _, w := range grp.Writes {
 			if w.Channel == g.transcript && g.transcript != "" {
@@ -493,9 +505,21 @@ func (doc *stateDoc) omitIDs(cp, parent *Checkpoint) {
 	}
 }
 
+// fillRoles reads back the roles of calls stored as their group's node.
+func (doc *stateDoc) fillRoles() {
+	for _, g := range doc.Groups {
+		for i := range g.Calls {
+			if g.Calls[i].sameRole {
+				g.Calls[i].Role, g.Calls[i].sameRole = g.Node, false
+			}
+		}
+	}
+}
+
 // fillIDs derives the ids omitIDs left out of the document of row, whose
-// listing gives step.
+// listing gives step, and the roles of its calls.
 func (doc *stateDoc) fillIDs(row store.Checkpoint, step int) {
+	doc.fillRoles()
 	if doc.Format < 3 {
 		return
 	}
@@ -956,6 +980,9 @@ func (l listing) compact() listing {
 	if l.Tokens != nil && maps.Equal(l.ModelCalls, callsOf(l.Tokens)) {
 		l.ModelCalls = nil
 	}
+	if l.Bytes == l.Row {
+		l.Bytes = 0
+	}
 	if l.Source != SourceLoop || l.Status == "" || l.Nodes == nil && l.Tokens != nil {
 		return l
 	}
@@ -978,6 +1005,9 @@ func (l listing) fill() listing {
 		l.ModelCalls = callsOf(l.Tokens)
 	}
 	l.OldTokens = nil
+	if l.Bytes == 0 {
+		l.Bytes = l.Row
+	}
 	if l.Source == "" {
 		l.Source = SourceLoop
 		if l.Status == "" {

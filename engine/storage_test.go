@@ -57,7 +57,11 @@ func taskIDs(cp engine.Checkpoint) string {
 	}
 	var made []task
 	for _, g := range cp.Applied {
-		made = append(made, task{ID: g.Task, Node: g.Node})
+		var calls []string // the roles and tokens of its model calls
+		for _, ev := range g.Calls {
+			calls = append(calls, string(ev.Data))
+		}
+		made = append(made, task{ID: g.Task, Node: g.Node, Args: calls})
 	}
 	b, _ := json.Marshal([]any{pending, made})
 	return string(b)

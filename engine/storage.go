@@ -80,8 +80,11 @@ type listing struct {
 
 // stateDoc is the state document of this format.
 type stateDoc struct {
-	Format int         `json:"format"`
-	Tasks  storedTasks `json:"tasks"`
+	Format int `json:"format"`
+	// Tasks are the pending tasks. Format 3 leaves them out when the
+	// listing's next names them all (no id of their own, no arguments
+	// but in Args).
+	Tasks storedTasks `json:"tasks,omitempty"`
 	// Args are tasks' arguments that refer to items of the checkpoint's
 	// keyed channels, by task index (format 3, see argrefs.go); those
 	// tasks have no args of their own.
@@ -405,10 +408,13 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			doc.Args[i], doc.Tasks[i].Args = ref, nil
 		}
 	}
+	doc.omitIDs(cp, parent)
+	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
+		doc.Tasks = nil // the listing's next
+	}
 	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
 		return encoded{}, err
 	}
-	doc.omitIDs(cp, parent)
 	state, err := json.Marshal(doc)
 	if err != nil {
 		return encoded{}, err
@@ -442,7 +448,11 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	// The sizes count the listing too, with room for their own numbers.
 	extra := len(metaDoc) + len(`,"bytes":,"row":`) + 2*len(strconv.Itoa(size+len(metaDoc)+32))
 	meta.Bytes, meta.Row = size+extra, len(state)+extra
-	if metaDoc, err = json.Marshal(meta); err != nil {
+	stored := meta
+	if stored.Bytes == stored.Row {
+		stored.Bytes = 0 // fill reads it back
+	}
+	if metaDoc, err = json.Marshal(stored); err != nil {
 		return encoded{}, err
 	}
 	return encoded{
@@ -980,9 +990,6 @@ func (l listing) compact() listing {
 	if l.Tokens != nil && maps.Equal(l.ModelCalls, callsOf(l.Tokens)) {
 		l.ModelCalls = nil
 	}
-	if l.Bytes == l.Row {
-		l.Bytes = 0
-	}
 	if l.Source != SourceLoop || l.Status == "" || l.Nodes == nil && l.Tokens != nil {
 		return l
 	}
@@ -1108,6 +1115,11 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	}
 	if head {
 		if err = json.Unmarshal(r.State, &p.doc); err == nil {
+			if p.doc.Format >= 3 && p.doc.Tasks == nil {
+				for _, n := range p.meta.Next {
+					p.doc.Tasks = append(p.doc.Tasks, Task{Node: n})
+				}
+			}
 			p.doc.fillIDs(r, p.meta.Step)
 		}
 	} else {

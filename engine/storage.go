@@ -81,14 +81,10 @@ type listing struct {
 // stateDoc is the state document of this format.
 type stateDoc struct {
 	Format int `json:"format"`
-	// Tasks are the pending tasks. Format 3 leaves them out when the
-	// listing's next names them all (no id of their own, no arguments
-	// but in Args).
+	// Tasks are the pending tasks, arguments and all (a Send is stored as
+	// plain JSON). Format 3 leaves them out when the listing's next names
+	// them all: none has arguments or an id of its own.
 	Tasks storedTasks `json:"tasks,omitempty"`
-	// Args are tasks' arguments that refer to items of the checkpoint's
-	// keyed channels, by task index (format 3, see argrefs.go); those
-	// tasks have no args of their own.
-	Args map[int]json.RawMessage `json:"a,omitempty"`
 	// Groups are the writes applied to the parent's values, in order.
 	Groups []writeGroup `json:"writes,omitempty"`
 	// Values are every channel's value: bases only.
@@ -395,18 +391,6 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
 		return encoded{}, err
-	}
-	keyedNow := &keyedItems{values: cp.Values, keyed: g.keyed}
-	for i, t := range doc.Tasks {
-		if len(t.Args) == 0 || !bytes.Equal(t.Args, cp.Tasks[i].Args) {
-			continue // none, or blobs in it
-		}
-		if ref := g.refArgs(t.Args, keyedNow); ref != nil {
-			if doc.Args == nil {
-				doc.Args = map[int]json.RawMessage{}
-			}
-			doc.Args[i], doc.Tasks[i].Args = ref, nil
-		}
 	}
 	doc.omitIDs(cp, parent)
 	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
@@ -959,17 +943,6 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	cp.Applied = applied
 	if cp.Tasks, err = unblobTasks(cp.Tasks, blobs); err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
-	}
-	if len(top.doc.Args) > 0 && top.doc.Format >= 3 {
-		items := &keyedItems{values: values, keyed: g.keyed}
-		for i, enc := range top.doc.Args {
-			if i < 0 || i >= len(cp.Tasks) {
-				return Checkpoint{}, fmt.Errorf("%s: arguments of task #%d, which it does not have: %w", where, i, ErrCorrupt)
-			}
-			if cp.Tasks[i].Args, err = resolveArgs(enc, items); err != nil {
-				return Checkpoint{}, fmt.Errorf("%s: arguments of task %s: %w (%w)", where, cp.Tasks[i].ID, ErrCorrupt, err)
-			}
-		}
 	}
 	if cp.Metadata.Discarded, err = unblobTasks(cp.Metadata.Discarded, blobs); err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)

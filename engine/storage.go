@@ -392,6 +392,17 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
 		return encoded{}, err
 	}
+	if !base {
+		for _, grp := range doc.Groups {
+			for j, w := range grp.Writes {
+				if _, ok := g.keyed[w.Channel]; ok {
+					if ref := refReplace(w.Value, doc.Tasks); ref != nil {
+						grp.Writes[j].Value = ref
+					}
+				}
+			}
+		}
+	}
 	doc.omitIDs(cp, parent)
 	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
 		doc.Tasks = nil // the listing's next
@@ -678,6 +689,8 @@ type parsedRow struct {
 	row    store.Checkpoint
 	meta   listing
 	doc    stateDoc
+	// tasks are a row's tasks as stored, but for the head's (in doc).
+	tasks json.RawMessage
 	legacy bool
 	// cached is this row as this process already rebuilt it.
 	cached *Checkpoint
@@ -871,7 +884,17 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 					}
 					continue
 				}
-				v, err := unblob(w.Value, blobs)
+				stored := w.Value
+				if rows[i].doc.Format >= 3 && bytes.HasPrefix(stored, markReplaceRefs) {
+					tasks := rows[i].doc.Tasks
+					if i > 0 && json.Unmarshal(rows[i].tasks, &tasks) != nil {
+						return Checkpoint{}, fmt.Errorf("%s: tasks of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
+					}
+					if stored, err = expandReplace(stored, tasks); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				}
+				v, err := unblob(stored, blobs)
 				if err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 				}
@@ -1098,11 +1121,12 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	} else {
 		var d struct {
 			Format int                         `json:"format"`
+			Tasks  json.RawMessage             `json:"tasks"`
 			Groups []struct{ W []storedWrite } `json:"writes"`
 			Values map[string]json.RawMessage  `json:"values"`
 		}
 		err = json.Unmarshal(r.State, &d)
-		p.doc.Format, p.doc.Values = d.Format, d.Values
+		p.doc.Format, p.doc.Values, p.tasks = d.Format, d.Values, d.Tasks
 		p.doc.Groups = make([]writeGroup, len(d.Groups))
 		for i, grp := range d.Groups {
 			p.doc.Groups[i].Writes = grp.W

@@ -686,11 +686,11 @@ func itemIndex(item json.RawMessage, field string) (int64, error) {
 
 // parsedRow is one row of a chain, decoded.
 type parsedRow struct {
-	row    store.Checkpoint
-	meta   listing
-	doc    stateDoc
+	row  store.Checkpoint
+	meta listing
+	doc  stateDoc
 	// tasks are a row's tasks as stored, but for the head's (in doc).
-	tasks json.RawMessage
+	tasks  json.RawMessage
 	legacy bool
 	// cached is this row as this process already rebuilt it.
 	cached *Checkpoint

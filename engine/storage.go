@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -459,7 +461,51 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}, nil
 }
 
-func encodeOp(op transcriptOp) (json.RawMessage, error) { return json.Marshal(op) }
+func encodeOp(op transcriptOp) (json.RawMessage, error) {
+	key, hs := "$m+", op.Append
+	if op.Set != nil {
+		key, hs = "$m", op.Set
+	}
+	if packed, ok := packHashes(hs); ok {
+		return json.Marshal(map[string]string{key: packed})
+	}
+	if hs == nil {
+		hs = []string{}
+	}
+	return json.Marshal(map[string][]string{key: hs})
+}
+
+// A transcript op of format 3 spells its hashes as one string: each
+// 20-digit hex hash as the 14 characters of its 10 bytes in unpadded
+// base64url (format 2: a list of hex strings, which it reads too).
+const packedHash = 14
+
+func packHashes(hs []string) (string, bool) {
+	var b strings.Builder
+	for _, h := range hs {
+		raw, err := hex.DecodeString(h)
+		if err != nil || len(raw) != 10 || hex.EncodeToString(raw) != h {
+			return "", false
+		}
+		b.WriteString(base64.RawURLEncoding.EncodeToString(raw))
+	}
+	return b.String(), true
+}
+
+func unpackHashes(s string) ([]string, error) {
+	if len(s)%packedHash != 0 {
+		return nil, fmt.Errorf("a packed hash list of %d characters", len(s))
+	}
+	out := make([]string, 0, len(s)/packedHash)
+	for i := 0; i < len(s); i += packedHash {
+		raw, err := base64.RawURLEncoding.DecodeString(s[i : i+packedHash])
+		if err != nil {
+			return nil, fmt.Errorf("a packed hash list: %w", err)
+		}
+		out = append(out, hex.EncodeToString(raw))
+	}
+	return out, nil
+}
 
 // storedTasks are a document's tasks; an id left out is derived.
 type storedTasks []Task
@@ -1159,6 +1205,19 @@ func isList(raw json.RawMessage) bool {
 
 func parseOp(raw json.RawMessage) (transcriptOp, error) {
 	var op transcriptOp
+	var packed struct {
+		Set    *string `json:"$m"`
+		Append *string `json:"$m+"`
+	}
+	if json.Unmarshal(raw, &packed) == nil && (packed.Set != nil || packed.Append != nil) {
+		var err error
+		if packed.Set != nil {
+			op.Set, err = unpackHashes(*packed.Set)
+		} else {
+			op.Append, err = unpackHashes(*packed.Append)
+		}
+		return op, err
+	}
 	if err := json.Unmarshal(raw, &op); err != nil {
 		return op, err
 	}

@@ -259,25 +259,43 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// As that release wrote them: source, status and nodes spelled out, the
-	// calls by role and no tokens.
-	if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_set(meta, '$.source', 'loop', '$.status', coalesce(json_extract(meta, '$.status'), 'running'),
-		'$.nodes', coalesce(json(json_extract(meta, '$.nodes')), json((SELECT json_group_array(key) FROM json_each(meta, '$.t')))))
-		WHERE thread_id = 'o' AND json_extract(meta, '$.source') IS NULL`); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_remove(json_set(meta, '$.calls', coalesce(json(json_extract(meta, '$.calls')),
-		json((SELECT json_group_object(key, json_extract(value, '$[0]')) FROM json_each(meta, '$.t'))))), '$.t', '$.tok')
-		WHERE thread_id = 'o' AND coalesce(json_extract(meta, '$.t'), json_extract(meta, '$.tok')) IS NOT NULL`); err != nil {
-		t.Fatal(err)
-	} else if n, _ := r.RowsAffected(); n < 10 {
-		t.Fatalf("stripped %d listings", n)
-	}
-	old, err := ticket.NewEngine(st, ticket.NewMock()) // no cache of the rows as they were
+	// As that release wrote them: an object, source, status and nodes
+	// spelled out, the calls by role and no tokens.
+	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := old.Costs(ctx, "o")
+	old := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var meta []byte
+		if err := rows.Scan(&id, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if old[id], err = engine.ListingWithoutTokens(meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stripped := 0
+	for id, meta := range old {
+		if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = ? WHERE thread_id = 'o' AND checkpoint_id = ?`, string(meta), id); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(meta), `"calls"`) {
+			stripped++
+		}
+	}
+	if stripped < 10 {
+		t.Fatalf("stripped %d listings", stripped)
+	}
+	oldEngine, err := ticket.NewEngine(st, ticket.NewMock()) // no cache of the rows as they were
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := oldEngine.Costs(ctx, "o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +305,7 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 	// The interrupted turn's tokens count against a budget just the same.
 	last := after.LastTurn.Total
 	budget := last.PromptTokens + last.CompletionTokens
-	if _, err := old.Resume(ctx, "o", engine.RunConfig{MaxTokensPerTurn: budget}); !errors.Is(err, engine.ErrTokenBudget) {
+	if _, err := oldEngine.Resume(ctx, "o", engine.RunConfig{MaxTokensPerTurn: budget}); !errors.Is(err, engine.ErrTokenBudget) {
 		t.Errorf("resume under a budget the turn has used: %v", err)
 	}
 }

@@ -734,9 +734,7 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
 	var doc stateDoc
-	var m struct {
-		Step int `json:"step"`
-	}
+	var m listing
 	if err := errors.Join(json.Unmarshal(row.State, &doc), json.Unmarshal(row.Meta, &m)); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}

@@ -180,9 +180,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 		next[row.CheckpointID] = want
 	}
 	for _, l := range listed {
-		var m struct {
-			Events int `json:"events"`
-		}
+		var m listing
 		_ = json.Unmarshal(l.Meta, &m)
 		if got := next[l.ID]; m.Events > got {
 			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",

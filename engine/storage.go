@@ -1145,10 +1145,7 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	if head {
 		err = json.Unmarshal(r.Meta, &p.meta)
 	} else {
-		var m struct {
-			SchemaVersion int `json:"v"`
-			Depth         int `json:"depth"`
-		}
+		var m listing
 		err = json.Unmarshal(r.Meta, &m)
 		p.meta.SchemaVersion, p.meta.Depth = m.SchemaVersion, m.Depth
 	}

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// A listing of format 3 is stored as a JSON array, its fields by position
+// (listingFields), the empty ones at the end left off and the others
+// written as 0; a listing written before is an object (the json tags of
+// listing), which reads as it always did.
+
+// listingObject is a listing as an object, as listings were stored before.
+type listingObject listing
+
+// listingFields are the positions of a stored listing.
+func (l *listing) listingFields() []any {
+	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
+		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens}
+}
+
+func (l listing) MarshalJSON() ([]byte, error) {
+	fields := l.listingFields()
+	out := make([][]byte, len(fields))
+	last := -1
+	for i, f := range fields {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		switch string(b) {
+		case "0", `""`, "null", "false", "[]", "{}":
+			b = []byte("0")
+		default:
+			last = i
+		}
+		out[i] = b
+	}
+	return append(append([]byte{'['}, bytes.Join(out[:last+1], []byte{','})...), ']'), nil
+}
+
+func (l *listing) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		return json.Unmarshal(b, (*listingObject)(l))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	*l = listing{}
+	fields := l.listingFields()
+	for i, raw := range items {
+		if i >= len(fields) {
+			break // a newer rewind's field
+		}
+		switch string(raw) {
+		case "0", `""`, "null", "false":
+			continue
+		}
+		if n, ok := fields[i].(*int); ok {
+			v, err := strconv.Atoi(string(raw))
+			if err != nil {
+				return fmt.Errorf("listing field %d: %s is not a whole number", i, raw)
+			}
+			*n = v
+			continue
+		}
+		if err := json.Unmarshal(raw, fields[i]); err != nil {
+			return fmt.Errorf("listing field %d: %w", i, err)
+		}
+	}
+	return nil
+}

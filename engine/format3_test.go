@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/store"
 )
@@ -56,5 +57,51 @@ func TestReplaceRefersToSends(t *testing.T) {
 	}
 	if _, err := expandReplace(ref, tasks[:1]); err == nil {
 		t.Errorf("a reference to a task the checkpoint does not send reads")
+	}
+}
+
+// An event's payload keeps its time in nanoseconds and packs runs of
+// whole numbers, and reads back as it was emitted; data that spells "$r"
+// itself, or a time not in UTC, is stored as it is.
+func TestEventPayloadsReadBack(t *testing.T) {
+	at := time.Date(2026, 12, 1, 7, 59, 34, 453750330, time.UTC)
+	cases := []struct {
+		data   string
+		packed bool
+	}{
+		{`{"retired":31,"sourceIndices":[541,542,543,544,545,550,551,552,553,7],"x":[[1,2,3,4]]}`, true},
+		{`{"sourceIndices":[1,2,3]}`, false},
+		{`{"literal":{"$r":[1,4]},"ids":[1,2,3,4,5]}`, false},
+		{`{"big":[9007199254740993,9007199254740994,9007199254740995,9007199254740996]}`, true},
+		{`{"floats":[1.0,2.0,3.0,4.0]}`, false},
+		{``, false},
+	}
+	for _, c := range cases {
+		ev := Event{Node: "summarizer", Task: "eb95229cde9d7d3a", Data: json.RawMessage(c.data), At: at}
+		b, err := ev.stored()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p storedEvent
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		data, err := p.data()
+		if err != nil || string(data) != c.data || !p.At.Equal(at) || p.At.Location() != time.UTC || p.Node != ev.Node || p.Task != ev.Task {
+			t.Errorf("%s stored as %s reads back as %s at %v (%v)", c.data, b, data, p.At, err)
+		}
+		if (p.Runs != nil) != c.packed {
+			t.Errorf("%s stored as %s", c.data, b)
+		}
+	}
+	local := at.In(time.FixedZone("CET", 3600))
+	b, _ := Event{At: local}.stored()
+	var p storedEvent
+	if err := json.Unmarshal(b, &p); err != nil || !p.At.Equal(local) || p.At.Location().String() == "UTC" {
+		t.Errorf("a time in CET stored as %s reads back as %v (%v)", b, p.At, err)
+	}
+	var old storedEvent
+	if err := json.Unmarshal([]byte(`{"data":{"parent":4},"at":"2026-12-01T07:59:34.45375033Z"}`), &old); err != nil || !old.At.Equal(at) {
+		t.Errorf("a payload of format 2 reads as %+v (%v)", old, err)
 	}
 }

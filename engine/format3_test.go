@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -103,5 +104,29 @@ func TestEventPayloadsReadBack(t *testing.T) {
 	var old storedEvent
 	if err := json.Unmarshal([]byte(`{"data":{"parent":4},"at":"2026-12-01T07:59:34.45375033Z"}`), &old); err != nil || !old.At.Equal(at) {
 		t.Errorf("a payload of format 2 reads as %+v (%v)", old, err)
+	}
+}
+
+// A write group is stored as an array and reads back whole, task id,
+// packet, calls and duration included; the object form reads too.
+func TestWriteGroupsReadBack(t *testing.T) {
+	k := 2
+	for _, g := range []writeGroup{
+		{Node: "input", Writes: []storedWrite{{"messages", json.RawMessage(`{"$m+":""}`)}}},
+		{Node: "executor", Packet: &k, Writes: []storedWrite{}, Calls: []storedCall{{Role: "executor", Prompt: 3, At: 7}}},
+		{Node: "critic", Task: "eb95229cde9d7d3a", Writes: []storedWrite{{"reviewRounds", json.RawMessage(`1`)}}, Ms: 12},
+	} {
+		b, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back writeGroup
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, g) {
+			t.Errorf("%+v stored as %s reads back as %+v (%v)", g, b, back, err)
+		}
+	}
+	var old writeGroup
+	if err := json.Unmarshal([]byte(`{"task":"eb95229cde9d7d3a","node":"critic","w":[["reviewRounds",1]],"calls":[["critic",1,2,3,4]]}`), &old); err != nil || old.Task != "eb95229cde9d7d3a" || len(old.Writes) != 1 || len(old.Calls) != 1 {
+		t.Errorf("a group of format 2 reads as %+v (%v)", old, err)
 	}
 }

@@ -74,3 +74,76 @@ func (l *listing) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// A write group of format 3 is stored as [node, task, writes, calls, ms]:
+// task is the packet number (writeGroup.Packet), the id, or null for none;
+// calls and ms are left off when there are none. A group written before
+// is an object, which reads as it always did.
+
+type writeGroupObject writeGroup
+
+func (g writeGroup) MarshalJSON() ([]byte, error) {
+	var task any
+	switch {
+	case g.Packet != nil:
+		task = *g.Packet
+	case g.Task != "":
+		task = g.Task
+	}
+	writes := g.Writes
+	if writes == nil {
+		writes = []storedWrite{}
+	}
+	v := []any{g.Node, task, writes}
+	if len(g.Calls) > 0 || g.Ms != 0 {
+		v = append(v, g.Calls)
+	}
+	if g.Ms != 0 {
+		v = append(v, g.Ms)
+	}
+	return json.Marshal(v)
+}
+
+func (g *writeGroup) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		return json.Unmarshal(b, (*writeGroupObject)(g))
+	}
+	var v []json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if len(v) < 3 {
+		return fmt.Errorf("a stored write group is not [node, task, writes, …]")
+	}
+	*g = writeGroup{}
+	if err := json.Unmarshal(v[0], &g.Node); err != nil {
+		return fmt.Errorf("a stored write group's node: %w", err)
+	}
+	switch t := bytes.TrimSpace(v[1]); {
+	case len(t) > 0 && t[0] == '"':
+		if err := json.Unmarshal(t, &g.Task); err != nil {
+			return err
+		}
+	case string(t) != "null":
+		k, err := strconv.Atoi(string(t))
+		if err != nil {
+			return fmt.Errorf("a stored write group's task is %s", t)
+		}
+		g.Packet = &k
+	}
+	if err := json.Unmarshal(v[2], &g.Writes); err != nil {
+		return err
+	}
+	if len(v) > 3 {
+		if err := json.Unmarshal(v[3], &g.Calls); err != nil {
+			return err
+		}
+	}
+	if len(v) > 4 {
+		if err := json.Unmarshal(v[4], &g.Ms); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1163,16 +1163,16 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		}
 	} else {
 		var d struct {
-			Format int                         `json:"format"`
-			Tasks  json.RawMessage             `json:"tasks"`
-			Groups []struct{ W []storedWrite } `json:"writes"`
-			Values map[string]json.RawMessage  `json:"values"`
+			Format int                        `json:"format"`
+			Tasks  json.RawMessage            `json:"tasks"`
+			Groups []writeGroup               `json:"writes"`
+			Values map[string]json.RawMessage `json:"values"`
 		}
 		err = json.Unmarshal(r.State, &d)
 		p.doc.Format, p.doc.Values, p.tasks = d.Format, d.Values, d.Tasks
 		p.doc.Groups = make([]writeGroup, len(d.Groups))
 		for i, grp := range d.Groups {
-			p.doc.Groups[i].Writes = grp.W
+			p.doc.Groups[i].Writes = grp.Writes
 		}
 	}
 	if err != nil || p.doc.Format == 0 {

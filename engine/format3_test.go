@@ -130,3 +130,33 @@ func TestWriteGroupsReadBack(t *testing.T) {
 		t.Errorf("a group of format 2 reads as %+v (%v)", old, err)
 	}
 }
+
+// A long string value equal to a transcript text is stored as a reference
+// to it and reads back byte for byte; a key, a shorter string, a string
+// inside another and a write that spells "$c" itself are left alone.
+func TestWritesReferToMessageTexts(t *testing.T) {
+	g := &Graph{transcript: "messages"}
+	finding := `t-1-order: stage at local depot, since 2026-09-03 09:55.`
+	msg := `{"content":"` + finding + `","index":4,"role":"assistant","speaker":"executor[t-1-order]"}`
+	texts := g.transcriptTexts(Values{"messages": json.RawMessage(`[` + msg + `]`)})
+	bodies := map[string][]byte{store.ContentHash([]byte(msg)): []byte(msg)}
+	write := `{"$u":[{"$p":{"id":"t-1","result":"` + finding + `","note":"x ` + finding + `"}}],"` + finding + `":1}`
+	ref := refContent(json.RawMessage(write), texts)
+	if ref == nil || strings.Count(string(ref), `"$c"`) != 1 || !strings.Contains(string(ref), `"`+finding+`":1`) {
+		t.Fatalf("stored as %s", ref)
+	}
+	back, err := expandContent(ref, bodies)
+	if err != nil || string(back) != write {
+		t.Errorf("reads back as %s (%v)", back, err)
+	}
+	if refContent(json.RawMessage(`{"$c":"`+finding+`","r":"`+finding+`"}`), texts) != nil {
+		t.Errorf("a write that spells $c is stored with references")
+	}
+	if _, err := expandContent(ref, nil); err == nil {
+		t.Errorf("a reference to a message the store lacks reads")
+	}
+	hs, err := contentHashes([]writeGroup{{Writes: []storedWrite{{"subtasks", ref}}, Refs: []int{0}}})
+	if err != nil || len(hs) != 1 || hs[0] != store.ContentHash([]byte(msg)) {
+		t.Errorf("the write refers to %v (%v)", hs, err)
+	}
+}

@@ -75,10 +75,11 @@ func (l *listing) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// A write group of format 3 is stored as [node, task, writes, calls, ms]:
-// task is the packet number (writeGroup.Packet), the id, or null for none;
-// calls and ms are left off when there are none. A group written before
-// is an object, which reads as it always did.
+// A write group of format 3 is stored as [node, task, writes, calls, ms,
+// refs]: task is the packet number (writeGroup.Packet), the id, or null
+// for none; calls, ms and refs are left off when there are none (calls and
+// ms written as 0 before a refs). A group written before is an object,
+// which reads as it always did.
 
 type writeGroupObject writeGroup
 
@@ -94,14 +95,15 @@ func (g writeGroup) MarshalJSON() ([]byte, error) {
 	if writes == nil {
 		writes = []storedWrite{}
 	}
-	v := []any{g.Node, task, writes}
-	if len(g.Calls) > 0 || g.Ms != 0 {
-		v = append(v, g.Calls)
+	v := []any{g.Node, task, writes, g.Calls, g.Ms, g.Refs}
+	if g.Calls == nil {
+		v[3] = 0
 	}
-	if g.Ms != 0 {
-		v = append(v, g.Ms)
+	n := len(v)
+	for n > 3 && (n == 6 && len(g.Refs) == 0 || n == 5 && g.Ms == 0 || n == 4 && len(g.Calls) == 0) {
+		n--
 	}
-	return json.Marshal(v)
+	return json.Marshal(v[:n])
 }
 
 func (g *writeGroup) UnmarshalJSON(b []byte) error {
@@ -135,13 +137,18 @@ func (g *writeGroup) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(v[2], &g.Writes); err != nil {
 		return err
 	}
-	if len(v) > 3 {
+	if len(v) > 3 && string(v[3]) != "0" {
 		if err := json.Unmarshal(v[3], &g.Calls); err != nil {
 			return err
 		}
 	}
 	if len(v) > 4 {
 		if err := json.Unmarshal(v[4], &g.Ms); err != nil {
+			return err
+		}
+	}
+	if len(v) > 5 {
+		if err := json.Unmarshal(v[5], &g.Refs); err != nil {
 			return err
 		}
 	}

@@ -114,6 +114,9 @@ type writeGroup struct {
 	// Calls are the task's model calls: its model.called events, kept
 	// here rather than as event rows (see Engine.Events).
 	Calls []storedCall `json:"calls,omitempty"`
+	// Refs lists the writes that hold references to message texts
+	// (format 3, see contentrefs.go).
+	Refs []int `json:"-"`
 }
 
 // storedCall is one model.called event: [role, prompt tokens, completion
@@ -395,12 +398,20 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		return encoded{}, err
 	}
 	if !base {
-		for _, grp := range doc.Groups {
+		texts := g.transcriptTexts(cp.Values)
+		for gi, grp := range doc.Groups {
 			for j, w := range grp.Writes {
 				if _, ok := g.keyed[w.Channel]; ok {
 					if ref := refReplace(w.Value, doc.Tasks); ref != nil {
 						grp.Writes[j].Value = ref
 					}
+				}
+				if w.Channel == g.transcript {
+					continue
+				}
+				if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
+					grp.Writes[j].Value = ref
+					doc.Groups[gi].Refs = append(doc.Groups[gi].Refs, j)
 				}
 			}
 		}
@@ -824,6 +835,45 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
 	}
+	// Writes that refer to message texts read them first.
+	var texts map[string]json.RawMessage
+	for i := start - 1; i >= 0; i-- {
+		if rows[i].doc.Format < 3 {
+			continue
+		}
+		hs, err := contentHashes(rows[i].doc.Groups)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+		}
+		if len(hs) == 0 {
+			continue
+		}
+		if texts == nil {
+			texts = map[string]json.RawMessage{}
+		}
+		for _, h := range hs {
+			texts[h] = nil
+		}
+	}
+	if texts != nil {
+		want := slices.Collect(maps.Keys(texts))
+		bodies, err := g.fetchMessages(ctx, st, head.ThreadID, want, nil)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+		}
+		for i := start - 1; i >= 0; i-- {
+			for _, grp := range rows[i].doc.Groups {
+				for _, j := range grp.Refs {
+					if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, bodies); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				}
+			}
+		}
+		for h, b := range bodies {
+			texts[h] = b
+		}
+	}
 	values := Values{}
 	var transcript []string
 	transcriptInline := json.RawMessage(nil) // a legacy base's list
@@ -978,7 +1028,13 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		if transcriptInline != nil {
 			values[g.transcript] = transcriptInline
 		} else {
-			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, inlineItems)
+			known := inlineItems
+			if texts != nil {
+				known = maps.Clone(texts)
+				maps.Copy(known, inlineItems)
+				maps.DeleteFunc(known, func(_ string, b json.RawMessage) bool { return b == nil })
+			}
+			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, known)
 			if err != nil {
 				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
 			}
@@ -1170,10 +1226,7 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		}
 		err = json.Unmarshal(r.State, &d)
 		p.doc.Format, p.doc.Values, p.tasks = d.Format, d.Values, d.Tasks
-		p.doc.Groups = make([]writeGroup, len(d.Groups))
-		for i, grp := range d.Groups {
-			p.doc.Groups[i].Writes = grp.Writes
-		}
+		p.doc.Groups = d.Groups
 	}
 	if err != nil || p.doc.Format == 0 {
 		if err == nil {

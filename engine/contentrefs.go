@@ -26,8 +26,9 @@ const contentMin = 32
 
 var markContent = []byte(`"$c"`)
 
-// contentRef matches a reference in a listed write.
-var contentRef = regexp.MustCompile(`\{"\$c":"([0-9A-Za-z_-]{14})([^"\\]*)"\}`)
+// contentRef matches a reference in a listed write, as stored or as
+// PostgreSQL's jsonb gives it back (with spaces).
+var contentRef = regexp.MustCompile(`\{\s*"\$c"\s*:\s*"([0-9A-Za-z_-]{14})([^"\\]*)"\s*\}`)
 
 // transcriptTexts maps the JSON spelling of each long string field of the
 // transcript's items to its reference.

@@ -17,7 +17,12 @@ import (
 //
 // Items are objects, so an array is always a reference.
 
-var markReplaceRefs = []byte(`{"$ra":`)
+// isReplaceRefs tells a stored replace with references, as written or as
+// PostgreSQL's jsonb gives it back.
+func isReplaceRefs(stored json.RawMessage) bool {
+	_, ok := topField(stored, "$ra")
+	return ok
+}
 
 // objectFields splits a JSON object into its members, in order.
 func objectFields(raw []byte) ([][2]json.RawMessage, error) {

@@ -981,7 +981,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 					continue
 				}
 				stored := w.Value
-				if rows[i].doc.Format >= 3 && bytes.HasPrefix(stored, markReplaceRefs) {
+				if rows[i].doc.Format >= 3 && isReplaceRefs(stored) {
 					tasks := rows[i].doc.Tasks
 					if i > 0 && json.Unmarshal(rows[i].tasks, &tasks) != nil {
 						return Checkpoint{}, fmt.Errorf("%s: tasks of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)

@@ -57,9 +57,11 @@ func taskIDs(cp engine.Checkpoint) string {
 	}
 	var made []task
 	for _, g := range cp.Applied {
-		var calls []string // the roles and tokens of its model calls
+		var calls []any // the roles and tokens of its model calls
 		for _, ev := range g.Calls {
-			calls = append(calls, string(ev.Data))
+			var data any
+			_ = json.Unmarshal(ev.Data, &data)
+			calls = append(calls, data)
 		}
 		made = append(made, task{ID: g.Task, Node: g.Node, Args: calls})
 	}

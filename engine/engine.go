@@ -733,6 +733,7 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	if err := errors.Join(json.Unmarshal(row.State, &doc), json.Unmarshal(row.Meta, &m)); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
+	doc.Format = max(doc.Format, m.format)
 	doc.fillIDs(row, m.Step)
 	var out []Event
 	for _, g := range doc.Groups {

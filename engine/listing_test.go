@@ -34,6 +34,10 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
+		if back.format != 3 {
+			t.Errorf("%s: stored as %s, reads back as format %d", name, b, back.format)
+		}
+		back.format = 0
 		if got := back.fill(); !reflect.DeepEqual(got, l) {
 			t.Errorf("%s: stored as %s, reads back as %+v, want %+v", name, b, got, l)
 		}
@@ -51,9 +55,13 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	if b, _ := json.Marshal(cases["a loop step"].compact()); string(b) != `[3,2,0,4,0,0,{"executor":[3,358,64]}]` {
 		t.Errorf("a loop step's listing is stored as %s", b)
 	}
-	// A field a newer rewind adds past the last is left alone.
+	// A field a newer rewind adds past the last is left alone; a newer
+	// format is read as one.
 	var newer listing
-	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
 		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
+	}
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
+		t.Errorf("a listing of format 4 reads as format %d (%v)", newer.format, err)
 	}
 }

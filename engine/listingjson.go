@@ -10,7 +10,9 @@ import (
 // A listing of format 3 is stored as a JSON array, its fields by position
 // (listingFields), the empty ones at the end left off and the others
 // written as 0; a listing written before is an object (the json tags of
-// listing), which reads as it always did.
+// listing), which reads as it always did. The array's last position is the
+// storage format of the row's state document, left off while it is 3: a
+// document of format 3 does not say it (stateDoc.Format).
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing
@@ -18,10 +20,13 @@ type listingObject listing
 // listingFields are the positions of a stored listing.
 func (l *listing) listingFields() []any {
 	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
-		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens}
+		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format}
 }
 
 func (l listing) MarshalJSON() ([]byte, error) {
+	if l.format == 3 {
+		l.format = 0
+	}
 	fields := l.listingFields()
 	out := make([][]byte, len(fields))
 	last := -1
@@ -51,6 +56,11 @@ func (l *listing) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*l = listing{}
+	defer func() {
+		if l.format == 0 {
+			l.format = 3
+		}
+	}()
 	fields := l.listingFields()
 	for i, raw := range items {
 		if i >= len(fields) {

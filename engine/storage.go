@@ -78,11 +78,16 @@ type listing struct {
 	Messages   int               `json:"msgs"`
 	Bytes      int               `json:"bytes,omitempty"`
 	Row        int               `json:"row,omitempty"`
+	// format is the storage format of the row's document, which an array
+	// listing implies (listingjson.go); 0 for an object listing.
+	format int
 }
 
 // stateDoc is the state document of this format.
 type stateDoc struct {
-	Format int `json:"format"`
+	// Format is left out of a document whose listing is an array (format
+	// 3 and up): the listing says it (listing.format).
+	Format int `json:"format,omitempty"`
 	// Tasks are the pending tasks, arguments and all (a Send is stored as
 	// plain JSON). Format 3 leaves them out when the listing's next names
 	// them all: none has arguments or an id of its own.
@@ -423,6 +428,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
 		return encoded{}, err
 	}
+	doc.Format = 0 // the listing's shape says it
 	state, err := json.Marshal(doc)
 	if err != nil {
 		return encoded{}, err
@@ -1203,13 +1209,14 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	} else {
 		var m listing
 		err = json.Unmarshal(r.Meta, &m)
-		p.meta.SchemaVersion, p.meta.Depth = m.SchemaVersion, m.Depth
+		p.meta.SchemaVersion, p.meta.Depth, p.meta.format = m.SchemaVersion, m.Depth, m.format
 	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
 		if err = json.Unmarshal(r.State, &p.doc); err == nil {
+			p.doc.Format = max(p.doc.Format, p.meta.format)
 			if p.doc.Format >= 3 && p.doc.Tasks == nil {
 				for _, n := range p.meta.Next {
 					p.doc.Tasks = append(p.doc.Tasks, Task{Node: n})
@@ -1225,7 +1232,7 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 			Values map[string]json.RawMessage `json:"values"`
 		}
 		err = json.Unmarshal(r.State, &d)
-		p.doc.Format, p.doc.Values, p.tasks = d.Format, d.Values, d.Tasks
+		p.doc.Format, p.doc.Values, p.tasks = max(d.Format, p.meta.format), d.Values, d.Tasks
 		p.doc.Groups = d.Groups
 	}
 	if err != nil || p.doc.Format == 0 {

@@ -30,8 +30,17 @@ import (
 //     most baseEvery rows, read by one Store.Chain call.
 //   - The transcript channel's items (the conversation) are stored once,
 //     as store.Messages keyed by content hash; documents hold their hashes:
-//     {"$m": [...]} sets the list, {"$m+": [...]} appends to it.
-//   - Large strings are stored once as blobs (see blobs.go).
+//     {"$m": "…"} sets the list, {"$m+": "…"} appends to it (format 3
+//     packs the hashes into one string; format 2 wrote a list).
+//   - Large strings are stored once as blobs (see blobs.go), compressed
+//     when that pays.
+//   - Format 3 stores nothing twice it can read back from the same row or
+//     the messages: the listing is an array of fields by position
+//     (listingjson.go) that leaves out what fill derives; task ids are
+//     derived (omitIDs); a replace of items a pending Send carries refers
+//     to it (sendrefs.go); a text the transcript holds is a reference to
+//     its message (contentrefs.go). A pending Send is always stored whole,
+//     as plain JSON (the seed's check 3 reads it raw).
 //   - A task's writes, stored the moment it finishes, are folded into the
 //     next checkpoint's delta, which settles (deletes) them.
 //
@@ -44,7 +53,7 @@ import (
 const storageFormat = 3
 
 // baseEvery bounds the rows read to rebuild one checkpoint.
-var baseEvery = 32
+var baseEvery = 64
 
 // listing is the Meta document: what a listing shows, without values.
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"rewind/store"
 )
@@ -42,27 +43,50 @@ func (g *Graph) transcriptTexts(values Values) map[string]string {
 	}
 	out := map[string]string{}
 	for _, it := range items {
-		fs, err := objectFields(it)
-		if err != nil {
-			continue
-		}
-		packed, ok := packHashes([]string{store.ContentHash(it)})
-		if !ok {
-			continue
-		}
-		for _, f := range fs {
-			var name string
-			if len(f[1]) < contentMin || f[1][0] != '"' || json.Unmarshal(f[0], &name) != nil || !plainName(name) {
-				continue
-			}
-			if _, seen := out[string(f[1])]; !seen {
-				ref, _ := json.Marshal(map[string]string{"$c": packed + name})
-				out[string(f[1])] = string(ref)
+		for _, t := range itemTexts(it) {
+			if _, seen := out[t[0]]; !seen {
+				out[t[0]] = t[1]
 			}
 		}
 	}
 	return out
 }
+
+// itemTexts are an item's long string fields (as JSON) and their
+// references, remembered: a transcript item is read by every checkpoint
+// until compaction retires it.
+func itemTexts(it json.RawMessage) [][2]string {
+	textsMu.Lock()
+	got, ok := textsMemo[string(it)]
+	textsMu.Unlock()
+	if ok {
+		return got
+	}
+	fs, err := objectFields(it)
+	packed, packs := packHashes([]string{store.ContentHash(it)})
+	if err == nil && packs {
+		for _, f := range fs {
+			var name string
+			if len(f[1]) < contentMin || f[1][0] != '"' || json.Unmarshal(f[0], &name) != nil || !plainName(name) {
+				continue
+			}
+			ref, _ := json.Marshal(map[string]string{"$c": packed + name})
+			got = append(got, [2]string{string(f[1]), string(ref)})
+		}
+	}
+	textsMu.Lock()
+	defer textsMu.Unlock()
+	if len(textsMemo) >= 4096 {
+		clear(textsMemo)
+	}
+	textsMemo[string(it)] = got
+	return got
+}
+
+var (
+	textsMu   sync.Mutex
+	textsMemo = map[string][][2]string{}
+)
 
 // plainName: a field name a reference spells without escapes.
 func plainName(s string) bool {

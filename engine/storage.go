@@ -411,6 +411,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
 		return encoded{}, err
 	}
+	var again []store.Message // not counted in the sizes: stored before
 	if !base {
 		texts := g.transcriptTexts(cp.Values)
 		for gi, grp := range doc.Groups {
@@ -426,6 +427,26 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 				if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
 					grp.Writes[j].Value = ref
 					doc.Groups[gi].Refs = append(doc.Groups[gi].Refs, j)
+				}
+			}
+		}
+		// The messages referred to go along again (the store keeps one
+		// copy): an item of the values may never have been stored by
+		// itself (read back from a whole legacy document, say).
+		if hs, _ := contentHashes(doc.Groups); len(hs) > 0 {
+			want := map[string]bool{}
+			for _, h := range hs {
+				want[h] = !seenMsg[h]
+			}
+			items, _ := listItems(cp.Values[g.transcript])
+			for _, it := range items {
+				if h := store.ContentHash(it); want[h] {
+					want[h] = false
+					idx, err := itemIndex(it, g.transcriptField())
+					if err != nil {
+						return encoded{}, err
+					}
+					again = append(again, store.Message{Hash: h, Index: idx, Body: it})
 				}
 			}
 		}
@@ -480,7 +501,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	return encoded{
 		row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: base,
-			BlobRefs: blobRefs(state), Messages: msgs, Blobs: b.blobs},
+			BlobRefs: blobRefs(state), Messages: append(msgs, again...), Blobs: b.blobs},
 		depth:    depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,

@@ -1172,13 +1172,13 @@ func callsOf(tokens map[string][3]int) map[string]int {
 
 // checkpoint is the row's own part of a Checkpoint (all but Values).
 func (p parsedRow) checkpoint(g *Graph) Checkpoint {
-	p.meta = p.meta.fill()
-	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
-		ForkedFrom: p.meta.ForkedFrom, Replay: p.meta.Replay, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
-		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}
-	if p.meta.Tokens != nil {
-		md.Tokens = make(map[string]RoleUsage, len(p.meta.Tokens))
-		for role, t := range p.meta.Tokens {
+	meta := p.meta.fill()
+	md := Metadata{Nodes: meta.Nodes, ModelCalls: meta.ModelCalls, Interrupt: meta.Interrupt,
+		ForkedFrom: meta.ForkedFrom, Replay: meta.Replay, AsNode: meta.AsNode, Reused: meta.Reused,
+		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: meta.Status, Reason: meta.Reason, Events: meta.Events}
+	if meta.Tokens != nil {
+		md.Tokens = make(map[string]RoleUsage, len(meta.Tokens))
+		for role, t := range meta.Tokens {
 			md.Tokens[role] = RoleUsage{Calls: t[0], Usage: model.Usage{PromptTokens: t[1], CompletionTokens: t[2]}}
 		}
 	}
@@ -1218,9 +1218,9 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 		tasks = []Task{}
 	}
 	return Checkpoint{Thread: p.row.ThreadID, ID: p.row.ID, ParentID: p.row.ParentID, RerootedFrom: p.row.RerootedFrom,
-		Step: p.meta.Step, Source: p.meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
-		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth,
-		tokensUnlisted: p.meta.Tokens == nil && len(p.meta.ModelCalls) > 0}
+		Step: meta.Step, Source: meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
+		CreatedAt: p.row.CreatedAt, Messages: meta.Messages, Bytes: meta.Bytes, RowBytes: meta.Row, depth: meta.Depth,
+		tokensUnlisted: meta.Tokens == nil && len(meta.ModelCalls) > 0}
 }
 
 // parseRow decodes a row of a chain: whole for the head, and for the

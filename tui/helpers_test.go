@@ -170,6 +170,17 @@ func (f fixedStore) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, err
 }
 
+// fixCalls pins stored model calls: [role, prompt, completion, ms, unix µs].
+func fixCalls(c any) {
+	if calls, ok := c.([]any); ok {
+		for i, call := range calls {
+			if a, ok := call.([]any); ok && len(a) >= 5 {
+				a[3], a[4] = 0, epoch.Add(time.Duration(i)*time.Millisecond).UnixMicro()
+			}
+		}
+	}
+}
+
 // zeroDurations sets every "durationMs" and "at" in a JSON document to a
 // fixed value.
 func zeroDurations(doc []byte) []byte {
@@ -188,13 +199,21 @@ func zeroDurations(doc []byte) []byte {
 				case "durationMs", "ms":
 					t[k] = 0
 				case "calls":
-					// Stored model calls: [role, prompt, completion, ms, unix µs].
-					if calls, ok := c.([]any); ok {
-						for i, call := range calls {
-							if a, ok := call.([]any); ok && len(a) >= 5 {
-								a[3], a[4] = 0, epoch.Add(time.Duration(i)*time.Millisecond).UnixMicro()
+					fixCalls(c)
+				case "writes":
+					// Write groups stored as [node, task, writes, calls, ms, refs].
+					groups, _ := c.([]any)
+					for _, g := range groups {
+						if a, ok := g.([]any); ok {
+							if len(a) > 3 {
+								fixCalls(a[3])
 							}
+							if len(a) > 4 {
+								a[4] = 0
+							}
+							continue
 						}
+						walk(g)
 					}
 				case "at":
 					if _, ok := c.(string); ok {

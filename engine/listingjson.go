@@ -31,9 +31,34 @@ func (l listing) MarshalJSON() ([]byte, error) {
 	out := make([][]byte, len(fields))
 	last := -1
 	for i, f := range fields {
-		b, err := json.Marshal(f)
-		if err != nil {
-			return nil, err
+		var b []byte
+		switch x := f.(type) { // the common fields without reflection
+		case *int:
+			b = strconv.AppendInt(nil, int64(*x), 10)
+		case *int64:
+			b = strconv.AppendInt(nil, *x, 10)
+		case *string:
+			if *x == "" {
+				b = []byte("0")
+			}
+		case *[]string:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		case *map[string][3]int:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		case *map[string]int:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		}
+		if b == nil {
+			var err error
+			if b, err = json.Marshal(f); err != nil {
+				return nil, err
+			}
 		}
 		switch string(b) {
 		case "0", `""`, "null", "false", "[]", "{}":

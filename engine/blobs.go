@@ -2,8 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"compress/flate"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"sync"
 	"unsafe"
@@ -19,6 +22,53 @@ import (
 
 // blobMin is the shortest string (in bytes, as stored) kept as a blob.
 const blobMin = 1024
+
+// A blob's body is the JSON string it stands for, or (format 3) when that
+// is at least a quarter shorter, {"$z": "<base64 of its raw DEFLATE>"}:
+// a summary's text is one such every compaction. Its hash is the stored
+// body's (as the store checks); compression is deterministic, so the same
+// text is still one blob. Bodies
+// over zipMax stay as they are (an attachment is usually compressed
+// already, and a base re-encodes it in every new process).
+const zipMax = 64 << 10
+
+var markZip = []byte(`{"$z":`)
+
+// zipBlob is the body a blob of body is stored with.
+func zipBlob(body []byte) []byte {
+	if len(body) > zipMax {
+		return body
+	}
+	var z bytes.Buffer
+	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	_, _ = w.Write(body)
+	if w.Close() != nil {
+		return body
+	}
+	out, err := json.Marshal(map[string]string{"$z": base64.StdEncoding.EncodeToString(z.Bytes())})
+	if err != nil || len(out) > len(body)*3/4 {
+		return body
+	}
+	return out
+}
+
+// unzipBlob is the JSON string a stored blob body stands for.
+func unzipBlob(stored []byte) ([]byte, error) {
+	if !bytes.HasPrefix(stored, markZip) {
+		return stored, nil
+	}
+	var z struct {
+		Z []byte `json:"$z"`
+	}
+	if err := json.Unmarshal(stored, &z); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z.Z)), zipMax+1))
+	if err != nil || len(body) > zipMax {
+		return nil, fmt.Errorf("a compressed blob does not inflate (%v)", err)
+	}
+	return body, nil
+}
 
 var (
 	markBlob = []byte(`"$b"`)
@@ -71,6 +121,7 @@ func (b *blobber) walk(v any, changed *bool) any {
 			return x
 		}
 		body, _ := json.Marshal(x)
+		body = zipBlob(body)
 		h := store.ContentHash(body)
 		if !b.seen[h] {
 			b.blobs = append(b.blobs, store.Blob{Hash: h, Body: body})

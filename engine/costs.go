@@ -218,6 +218,7 @@ func (e *Engine) storedCalls(ctx context.Context, thread string, id int64) ([]st
 	if err := json.Unmarshal(row.State, &doc); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
+	(&stateDoc{Groups: doc.Groups}).fillRoles()
 	var out []storedCall
 	for _, g := range doc.Groups {
 		out = append(out, g.Calls...)

@@ -259,16 +259,44 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if r, err := db.Exec(`UPDATE graph_checkpoints SET meta = json_remove(meta, '$.tok') WHERE thread_id = 'o' AND json_extract(meta, '$.tok') IS NOT NULL`); err != nil {
-		t.Fatal(err)
-	} else if n, _ := r.RowsAffected(); n < 10 {
-		t.Fatalf("stripped %d listings", n)
-	}
-	old, err := ticket.NewEngine(st, ticket.NewMock()) // no cache of the rows as they were
+	// As that release wrote them: an object, source, status and nodes
+	// spelled out, the calls by role and no tokens.
+	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := old.Costs(ctx, "o")
+	old := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var meta []byte
+		if err := rows.Scan(&id, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if old[id], err = engine.ListingWithoutTokens(meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stripped := 0
+	for id, meta := range old {
+		// An object listing says nothing of the document's format: the document does.
+		if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = ?, state = json_set(state, '$.format', 3) WHERE thread_id = 'o' AND checkpoint_id = ?`, string(meta), id); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(meta), `"calls"`) {
+			stripped++
+		}
+	}
+	if stripped < 10 {
+		t.Fatalf("stripped %d listings", stripped)
+	}
+	oldEngine, err := ticket.NewEngine(st, ticket.NewMock()) // no cache of the rows as they were
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := oldEngine.Costs(ctx, "o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +306,7 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 	// The interrupted turn's tokens count against a budget just the same.
 	last := after.LastTurn.Total
 	budget := last.PromptTokens + last.CompletionTokens
-	if _, err := old.Resume(ctx, "o", engine.RunConfig{MaxTokensPerTurn: budget}); !errors.Is(err, engine.ErrTokenBudget) {
+	if _, err := oldEngine.Resume(ctx, "o", engine.RunConfig{MaxTokensPerTurn: budget}); !errors.Is(err, engine.ErrTokenBudget) {
 		t.Errorf("resume under a budget the turn has used: %v", err)
 	}
 }

@@ -117,18 +117,8 @@ func persisted(typ string) bool {
 	return true
 }
 
-// storedEvent is an event's stored payload: thread, checkpoint, seq and
-// type are columns of the row.
-type storedEvent struct {
-	Node string          `json:"node,omitempty"`
-	Task string          `json:"task,omitempty"`
-	Data json.RawMessage `json:"data,omitempty"`
-	At   time.Time       `json:"at"`
-}
-
-func (ev Event) stored() ([]byte, error) {
-	return json.Marshal(storedEvent{Node: ev.Node, Task: ev.Task, Data: ev.Data, At: ev.At})
-}
+// An event's stored payload is a storedEvent (eventcodec.go): thread,
+// checkpoint, seq and type are columns of the row.
 
 // StepReport is one superstep of an invocation.
 type StepReport struct {
@@ -710,11 +700,16 @@ func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, 
 	}
 	byCP := map[int64][]Event{}
 	for _, row := range rows {
-		var ev Event
-		if err := json.Unmarshal(row.Payload, &ev); err != nil {
+		var p storedEvent
+		err := json.Unmarshal(row.Payload, &p)
+		var data json.RawMessage
+		if err == nil {
+			data, err = p.data()
+		}
+		if err != nil {
 			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, threadName(thread), err, ErrCorrupt)
 		}
-		ev.Thread, ev.Checkpoint, ev.Seq, ev.Type = thread, row.CheckpointID, row.Seq, row.Type
+		ev := Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time}
 		byCP[row.CheckpointID] = append(byCP[row.CheckpointID], ev)
 	}
 	ids := []int64{id}
@@ -756,12 +751,13 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	if err != nil {
 		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
-	var doc struct {
-		Groups []writeGroup `json:"writes"`
-	}
-	if err := json.Unmarshal(row.State, &doc); err != nil {
+	var doc stateDoc
+	var m listing
+	if err := errors.Join(json.Unmarshal(row.State, &doc), json.Unmarshal(row.Meta, &m)); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
+	doc.Format = max(doc.Format, m.format)
+	doc.fillIDs(row, m.Step)
 	var out []Event
 	for _, g := range doc.Groups {
 		for _, c := range g.Calls {

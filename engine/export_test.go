@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -143,4 +144,17 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 		}
 	}
 	return out, nil
+}
+
+// ListingWithoutTokens rewrites a stored listing as the release before
+// tokens wrote it: an object with source, status, nodes and calls spelled
+// out, and no tokens.
+func ListingWithoutTokens(meta []byte) ([]byte, error) {
+	var l listing
+	if err := json.Unmarshal(meta, &l); err != nil {
+		return nil, err
+	}
+	l = l.fill()
+	l.Tokens, l.OldTokens = nil, nil
+	return json.Marshal(listingObject(l))
 }

@@ -180,9 +180,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 		next[row.CheckpointID] = want
 	}
 	for _, l := range listed {
-		var m struct {
-			Events int `json:"events"`
-		}
+		var m listing
 		_ = json.Unmarshal(l.Meta, &m)
 		if got := next[l.ID]; m.Events > got {
 			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
@@ -206,10 +204,15 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 			continue
 		}
 		var p storedEvent
-		if err := json.Unmarshal(row.Payload, &p); err != nil {
+		err := json.Unmarshal(row.Payload, &p)
+		var data json.RawMessage
+		if err == nil {
+			data, err = p.data()
+		}
+		if err != nil {
 			return nil, false, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
 		}
-		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: p.Data, At: p.At})
+		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
 	}
 	return out, rerooted, nil
 }

@@ -3,9 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,32 +30,51 @@ import (
 //     most baseEvery rows, read by one Store.Chain call.
 //   - The transcript channel's items (the conversation) are stored once,
 //     as store.Messages keyed by content hash; documents hold their hashes:
-//     {"$m": [...]} sets the list, {"$m+": [...]} appends to it.
-//   - Large strings are stored once as blobs (see blobs.go).
+//     {"$m": "…"} sets the list, {"$m+": "…"} appends to it (format 3
+//     packs the hashes into one string; format 2 wrote a list).
+//   - Large strings are stored once as blobs (see blobs.go), compressed
+//     when that pays.
+//   - Format 3 stores nothing twice it can read back from the same row or
+//     the messages: the listing is an array of fields by position
+//     (listingjson.go) that leaves out what fill derives; task ids are
+//     derived (omitIDs); a replace of items a pending Send carries refers
+//     to it (sendrefs.go); a text the transcript holds is a reference to
+//     its message (contentrefs.go). A pending Send is always stored whole,
+//     as plain JSON (the seed's check 3 reads it raw).
 //   - A task's writes, stored the moment it finishes, are folded into the
 //     next checkpoint's delta, which settles (deletes) them.
 //
 // Rows written before this format (no Meta) hold whole documents and are
 // read by decodeLegacy.
 
-// storageFormat marks a state document of this format.
-const storageFormat = 2
+// storageFormat marks a state document of this format. Format 3 leaves
+// out the ids a reader derives (see stateDoc.fillIDs); format 2 spelled
+// them out and reads as before.
+const storageFormat = 3
 
 // baseEvery bounds the rows read to rebuild one checkpoint.
-var baseEvery = 16
+var baseEvery = 64
 
 // listing is the Meta document: what a listing shows, without values.
+//
+// A listing leaves out what it can be read back from (see compact and
+// fill): "source" when it is "loop" (listings written before always have
+// one), and then "status" when it is "running" and "nodes" when they are
+// the roles of "t"; "calls" when "t" (the tokens by role, which replaced
+// "tok") counts the same calls; "bytes" when it is "row".
 type listing struct {
 	Step          int            `json:"step"`
-	Source        string         `json:"source"`
+	Source        string         `json:"source,omitempty"`
 	SchemaVersion int            `json:"v"`
 	Depth         int            `json:"depth,omitempty"`
 	Nodes         []string       `json:"nodes,omitempty"`
 	ModelCalls    map[string]int `json:"calls,omitempty"`
 	// Tokens are the stored calls' tokens by role: [calls, prompt,
 	// completion]. Listings written before it have calls without it
-	// (Costs then reads those rows' states).
-	Tokens     map[string][3]int `json:"tok,omitempty"`
+	// (Costs then reads those rows' states). OldTokens is the same under
+	// the key listings used before calls was left out.
+	Tokens     map[string][3]int `json:"t,omitempty"`
+	OldTokens  map[string][3]int `json:"tok,omitempty"`
 	Next       []string          `json:"next,omitempty"`
 	Interrupt  *Interrupt        `json:"interrupt,omitempty"`
 	ForkedFrom int64             `json:"forkedFrom,omitempty"`
@@ -65,12 +87,20 @@ type listing struct {
 	Messages   int               `json:"msgs"`
 	Bytes      int               `json:"bytes,omitempty"`
 	Row        int               `json:"row,omitempty"`
+	// format is the storage format of the row's document, which an array
+	// listing implies (listingjson.go); 0 for an object listing.
+	format int
 }
 
 // stateDoc is the state document of this format.
 type stateDoc struct {
-	Format int    `json:"format"`
-	Tasks  []Task `json:"tasks"`
+	// Format is left out of a document whose listing is an array (format
+	// 3 and up): the listing says it (listing.format).
+	Format int `json:"format,omitempty"`
+	// Tasks are the pending tasks, arguments and all (a Send is stored as
+	// plain JSON). Format 3 leaves them out when the listing's next names
+	// them all: none has arguments or an id of its own.
+	Tasks storedTasks `json:"tasks,omitempty"`
 	// Groups are the writes applied to the parent's values, in order.
 	Groups []writeGroup `json:"writes,omitempty"`
 	// Values are every channel's value: bases only.
@@ -88,13 +118,19 @@ type usage struct {
 // writeGroup is the writes of one task, or of the input/update that made
 // the checkpoint (Task empty, Node "input" or the node an update wrote as).
 type writeGroup struct {
-	Task   string        `json:"task,omitempty"`
+	Task string `json:"task,omitempty"`
+	// Packet stands for Task when the id is the one the parent gave its
+	// Packet-th task of Node (format 3).
+	Packet *int          `json:"p,omitempty"`
 	Node   string        `json:"node"`
 	Writes []storedWrite `json:"w"`
 	Ms     int64         `json:"ms,omitempty"`
 	// Calls are the task's model calls: its model.called events, kept
 	// here rather than as event rows (see Engine.Events).
 	Calls []storedCall `json:"calls,omitempty"`
+	// Refs lists the writes that hold references to message texts
+	// (format 3, see contentrefs.go).
+	Refs []int `json:"-"`
 }
 
 // storedCall is one model.called event: [role, prompt tokens, completion
@@ -102,8 +138,12 @@ type writeGroup struct {
 // are left off when empty (an error slot stays, "", before a mode), so a
 // call stored before modes were recorded reads as one without a mode, and
 // a reader that knows no modes reads the first six elements as before.
+//
+// In format 3 a call whose role is its group's node has 0 for the role
+// (fillRoles reads it back).
 type storedCall struct {
 	Role               string
+	sameRole           bool // stored as 0: the group's node
 	Prompt, Completion int
 	Ms, At             int64
 	Err                string
@@ -112,6 +152,9 @@ type storedCall struct {
 
 func (c storedCall) MarshalJSON() ([]byte, error) {
 	v := []any{c.Role, c.Prompt, c.Completion, c.Ms, c.At}
+	if c.sameRole {
+		v[0] = 0
+	}
 	if c.Err != "" || c.Mode != "" {
 		v = append(v, c.Err)
 	}
@@ -127,6 +170,9 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("a stored model call is not [role, prompt, completion, ms, at]")
 	}
 	dst := []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At, &c.Err, &c.Mode}
+	if string(v[0]) == "0" {
+		c.sameRole, dst[0] = true, new(int)
+	}
 	for i := 0; i < len(v) && i < len(dst); i++ {
 		if err := json.Unmarshal(v[i], dst[i]); err != nil {
 			return fmt.Errorf("a stored model call: %w", err)
@@ -287,7 +333,9 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	for _, grp := range groups {
 		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
 		for _, ev := range grp.Calls {
-			sg.Calls = append(sg.Calls, callOf(ev))
+			c := callOf(ev)
+			c.sameRole = c.Role == grp.Node
+			sg.Calls = append(sg.Calls, c)
 		}
 		for _, w := range grp.Writes {
 			if w.Channel == g.transcript && g.transcript != "" {
@@ -363,9 +411,54 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
 		return encoded{}, err
 	}
+	var again []store.Message // not counted in the sizes: stored before
+	if !base {
+		texts := g.transcriptTexts(cp.Values)
+		for gi, grp := range doc.Groups {
+			for j, w := range grp.Writes {
+				if _, ok := g.keyed[w.Channel]; ok {
+					if ref := refReplace(w.Value, doc.Tasks); ref != nil {
+						grp.Writes[j].Value = ref
+					}
+				}
+				if w.Channel == g.transcript {
+					continue
+				}
+				if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
+					grp.Writes[j].Value = ref
+					doc.Groups[gi].Refs = append(doc.Groups[gi].Refs, j)
+				}
+			}
+		}
+		// The messages referred to go along again (the store keeps one
+		// copy): an item of the values may never have been stored by
+		// itself (read back from a whole legacy document, say).
+		if hs, _ := contentHashes(doc.Groups); len(hs) > 0 {
+			want := map[string]bool{}
+			for _, h := range hs {
+				want[h] = !seenMsg[h]
+			}
+			items, _ := listItems(cp.Values[g.transcript])
+			for _, it := range items {
+				if h := store.ContentHash(it); want[h] {
+					want[h] = false
+					idx, err := itemIndex(it, g.transcriptField())
+					if err != nil {
+						return encoded{}, err
+					}
+					again = append(again, store.Message{Hash: h, Index: idx, Body: it})
+				}
+			}
+		}
+	}
+	doc.omitIDs(cp, parent)
+	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
+		doc.Tasks = nil // the listing's next
+	}
 	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
 		return encoded{}, err
 	}
+	doc.Format = 0 // the listing's shape says it
 	state, err := json.Marshal(doc)
 	if err != nil {
 		return encoded{}, err
@@ -384,6 +477,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		}
 		meta.Tokens[role] = [3]int{u.Calls, u.PromptTokens, u.CompletionTokens}
 	}
+	meta = meta.compact()
 	size := len(state)
 	for _, m := range msgs {
 		size += len(m.Body)
@@ -398,19 +492,153 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	// The sizes count the listing too, with room for their own numbers.
 	extra := len(metaDoc) + len(`,"bytes":,"row":`) + 2*len(strconv.Itoa(size+len(metaDoc)+32))
 	meta.Bytes, meta.Row = size+extra, len(state)+extra
-	if metaDoc, err = json.Marshal(meta); err != nil {
+	stored := meta
+	if stored.Bytes == stored.Row {
+		stored.Bytes = 0 // fill reads it back
+	}
+	if metaDoc, err = json.Marshal(stored); err != nil {
 		return encoded{}, err
 	}
 	return encoded{
 		row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: base,
-			BlobRefs: blobRefs(state), Messages: msgs, Blobs: b.blobs},
+			BlobRefs: blobRefs(state), Messages: append(msgs, again...), Blobs: b.blobs},
 		depth:    depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,
 	}, nil
 }
 
-func encodeOp(op transcriptOp) (json.RawMessage, error) { return json.Marshal(op) }
+func encodeOp(op transcriptOp) (json.RawMessage, error) {
+	key, hs := "$m+", op.Append
+	if op.Set != nil {
+		key, hs = "$m", op.Set
+	}
+	if packed, ok := packHashes(hs); ok {
+		return json.Marshal(map[string]string{key: packed})
+	}
+	if hs == nil {
+		hs = []string{}
+	}
+	return json.Marshal(map[string][]string{key: hs})
+}
+
+// A transcript op of format 3 spells its hashes as one string: each
+// 20-digit hex hash as the 14 characters of its 10 bytes in unpadded
+// base64url (format 2: a list of hex strings, which it reads too).
+const packedHash = 14
+
+func packHashes(hs []string) (string, bool) {
+	var b strings.Builder
+	for _, h := range hs {
+		raw, err := hex.DecodeString(h)
+		if err != nil || len(raw) != 10 || hex.EncodeToString(raw) != h {
+			return "", false
+		}
+		b.WriteString(base64.RawURLEncoding.EncodeToString(raw))
+	}
+	return b.String(), true
+}
+
+func unpackHashes(s string) ([]string, error) {
+	if len(s)%packedHash != 0 {
+		return nil, fmt.Errorf("a packed hash list of %d characters", len(s))
+	}
+	out := make([]string, 0, len(s)/packedHash)
+	for i := 0; i < len(s); i += packedHash {
+		raw, err := base64.RawURLEncoding.DecodeString(s[i : i+packedHash])
+		if err != nil {
+			return nil, fmt.Errorf("a packed hash list: %w", err)
+		}
+		out = append(out, hex.EncodeToString(raw))
+	}
+	return out, nil
+}
+
+// storedTasks are a document's tasks; an id left out is derived.
+type storedTasks []Task
+
+func (ts storedTasks) MarshalJSON() ([]byte, error) {
+	type task struct {
+		ID   string          `json:"id,omitempty"`
+		Node string          `json:"node"`
+		Args json.RawMessage `json:"args,omitempty"`
+	}
+	out := make([]task, len(ts))
+	for i, t := range ts {
+		out[i] = task(t)
+	}
+	return json.Marshal(out)
+}
+
+// omitIDs leaves out of doc the task ids fillIDs derives: a task's own
+// (taskID of this checkpoint) and a group's (taskID of the parent's).
+func (doc *stateDoc) omitIDs(cp, parent *Checkpoint) {
+	packets := map[string]int{}
+	for i, t := range doc.Tasks {
+		k := packets[t.Node]
+		packets[t.Node]++
+		if t.ID == taskID(cp.Thread, cp.ID, cp.Step, t.Node, k) {
+			doc.Tasks[i].ID = ""
+		}
+	}
+	if parent == nil || cp.ParentID == 0 {
+		return
+	}
+	for i, g := range doc.Groups {
+		if g.Task == "" {
+			continue
+		}
+		k := 0
+		for _, t := range parent.Tasks {
+			if t.ID == g.Task {
+				break
+			}
+			if t.Node == g.Node {
+				k++
+			}
+		}
+		if g.Task == taskID(cp.Thread, cp.ParentID, cp.Step-1, g.Node, k) {
+			doc.Groups[i].Task, doc.Groups[i].Packet = "", &k
+		}
+	}
+}
+
+// fillRoles reads back the roles of calls stored as their group's node.
+func (doc *stateDoc) fillRoles() {
+	for _, g := range doc.Groups {
+		for i := range g.Calls {
+			if g.Calls[i].sameRole {
+				g.Calls[i].Role, g.Calls[i].sameRole = g.Node, false
+			}
+		}
+	}
+}
+
+// fillIDs derives the ids omitIDs left out of the document of row, whose
+// listing gives step, and the roles of its calls.
+func (doc *stateDoc) fillIDs(row store.Checkpoint, step int) {
+	doc.fillRoles()
+	if doc.Format < 3 {
+		return
+	}
+	packets := map[string]int{}
+	for i, t := range doc.Tasks {
+		k := packets[t.Node]
+		packets[t.Node]++
+		if t.ID == "" {
+			doc.Tasks[i].ID = taskID(row.ThreadID, row.ID, step, t.Node, k)
+		}
+	}
+	parent := row.ParentID
+	if parent == 0 {
+		parent = row.RerootedFrom // pruned: the id it had
+	}
+	for i, g := range doc.Groups {
+		if g.Task == "" && g.Packet != nil {
+			doc.Groups[i].Task, doc.Groups[i].Packet = taskID(row.ThreadID, parent, step-1, g.Node, *g.Packet), nil
+		}
+	}
+}
 
 // effect is what one write did to the transcript: items appended, or
 // (set) the whole new list.
@@ -551,9 +779,11 @@ func itemIndex(item json.RawMessage, field string) (int64, error) {
 
 // parsedRow is one row of a chain, decoded.
 type parsedRow struct {
-	row    store.Checkpoint
-	meta   listing
-	doc    stateDoc
+	row  store.Checkpoint
+	meta listing
+	doc  stateDoc
+	// tasks are a row's tasks as stored, but for the head's (in doc).
+	tasks  json.RawMessage
 	legacy bool
 	// cached is this row as this process already rebuilt it.
 	cached *Checkpoint
@@ -623,7 +853,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		baseValues = cp.Values
 	case len(last.row.Rebased) > 0:
 		var rb stateDoc
-		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format != storageFormat || rb.Values == nil {
+		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
 			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
 		}
 		baseValues = rb.Values
@@ -640,6 +870,45 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	blobs, err := g.fetchBlobs(ctx, st, head.ThreadID, chain)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	}
+	// Writes that refer to message texts read them first.
+	var texts map[string]json.RawMessage
+	for i := start - 1; i >= 0; i-- {
+		if rows[i].doc.Format < 3 {
+			continue
+		}
+		hs, err := contentHashes(rows[i].doc.Groups)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+		}
+		if len(hs) == 0 {
+			continue
+		}
+		if texts == nil {
+			texts = map[string]json.RawMessage{}
+		}
+		for _, h := range hs {
+			texts[h] = nil
+		}
+	}
+	if texts != nil {
+		want := slices.Collect(maps.Keys(texts))
+		bodies, err := g.fetchMessages(ctx, st, head.ThreadID, want, nil)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+		}
+		for i := start - 1; i >= 0; i-- {
+			for _, grp := range rows[i].doc.Groups {
+				for _, j := range grp.Refs {
+					if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, bodies); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				}
+			}
+		}
+		for h, b := range bodies {
+			texts[h] = b
+		}
 	}
 	values := Values{}
 	var transcript []string
@@ -747,7 +1016,17 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 					}
 					continue
 				}
-				v, err := unblob(w.Value, blobs)
+				stored := w.Value
+				if rows[i].doc.Format >= 3 && isReplaceRefs(stored) {
+					tasks := rows[i].doc.Tasks
+					if i > 0 && json.Unmarshal(rows[i].tasks, &tasks) != nil {
+						return Checkpoint{}, fmt.Errorf("%s: tasks of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
+					}
+					if stored, err = expandReplace(stored, tasks); err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+					}
+				}
+				v, err := unblob(stored, blobs)
 				if err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 				}
@@ -785,7 +1064,13 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		if transcriptInline != nil {
 			values[g.transcript] = transcriptInline
 		} else {
-			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, inlineItems)
+			known := inlineItems
+			if texts != nil {
+				known = maps.Clone(texts)
+				maps.Copy(known, inlineItems)
+				maps.DeleteFunc(known, func(_ string, b json.RawMessage) bool { return b == nil })
+			}
+			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, known)
 			if err != nil {
 				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
 			}
@@ -831,14 +1116,69 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	return cp, nil
 }
 
+// compact leaves out of a listing what fill reads back the same.
+func (l listing) compact() listing {
+	if l.Tokens != nil && l.ModelCalls == nil {
+		l.OldTokens, l.Tokens = l.Tokens, nil // "tok" reads no calls into it
+	}
+	if l.Tokens != nil && maps.Equal(l.ModelCalls, callsOf(l.Tokens)) {
+		l.ModelCalls = nil
+	}
+	if l.Source != SourceLoop || l.Status == "" || l.Nodes == nil && l.Tokens != nil {
+		return l
+	}
+	l.Source = ""
+	if l.Status == RunRunning {
+		l.Status = ""
+	}
+	if l.Tokens != nil && slices.Equal(l.Nodes, slices.Sorted(maps.Keys(l.Tokens))) {
+		l.Nodes = nil
+	}
+	return l
+}
+
+// fill reads back what compact left out of a listing.
+func (l listing) fill() listing {
+	switch {
+	case l.Tokens == nil:
+		l.Tokens = l.OldTokens
+	case l.ModelCalls == nil:
+		l.ModelCalls = callsOf(l.Tokens)
+	}
+	l.OldTokens = nil
+	if l.Bytes == 0 {
+		l.Bytes = l.Row
+	}
+	if l.Source == "" {
+		l.Source = SourceLoop
+		if l.Status == "" {
+			l.Status = RunRunning
+		}
+		if l.Nodes == nil && l.Tokens != nil {
+			l.Nodes = slices.Sorted(maps.Keys(l.Tokens))
+		}
+	}
+	return l
+}
+
+// callsOf counts the calls of tokens by role.
+func callsOf(tokens map[string][3]int) map[string]int {
+	out := make(map[string]int, len(tokens))
+	for role, t := range tokens {
+		out[role] = t[0]
+	}
+	return out
+}
+
 // checkpoint is the row's own part of a Checkpoint (all but Values).
 func (p parsedRow) checkpoint(g *Graph) Checkpoint {
-	md := Metadata{Nodes: p.meta.Nodes, ModelCalls: p.meta.ModelCalls, Interrupt: p.meta.Interrupt,
-		ForkedFrom: p.meta.ForkedFrom, Replay: p.meta.Replay, AsNode: p.meta.AsNode, Reused: p.meta.Reused,
-		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: p.meta.Status, Reason: p.meta.Reason, Events: p.meta.Events}
-	if p.meta.Tokens != nil {
-		md.Tokens = make(map[string]RoleUsage, len(p.meta.Tokens))
-		for role, t := range p.meta.Tokens {
+	meta := p.meta.fill()
+	md := Metadata{Nodes: meta.Nodes, ModelCalls: meta.ModelCalls, Interrupt: meta.Interrupt,
+		ForkedFrom: meta.ForkedFrom, Replay: meta.Replay, AsNode: meta.AsNode, Reused: meta.Reused,
+		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: meta.Status, Reason: meta.Reason, Events: meta.Events}
+	if meta.Tokens != nil {
+		md.Tokens = make(map[string]RoleUsage, len(meta.Tokens))
+		for role, t := range meta.Tokens {
 			md.Tokens[role] = RoleUsage{Calls: t[0], Usage: model.Usage{PromptTokens: t[1], CompletionTokens: t[2]}}
 		}
 	}
@@ -878,9 +1218,9 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 		tasks = []Task{}
 	}
 	return Checkpoint{Thread: p.row.ThreadID, ID: p.row.ID, ParentID: p.row.ParentID, RerootedFrom: p.row.RerootedFrom,
-		Step: p.meta.Step, Source: p.meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
-		CreatedAt: p.row.CreatedAt, Messages: p.meta.Messages, Bytes: p.meta.Bytes, RowBytes: p.meta.Row, depth: p.meta.Depth,
-		tokensUnlisted: p.meta.Tokens == nil && len(p.meta.ModelCalls) > 0}
+		Step: meta.Step, Source: meta.Source, SchemaVersion: g.SchemaVersion, Tasks: tasks, Metadata: md,
+		CreatedAt: p.row.CreatedAt, Messages: meta.Messages, Bytes: meta.Bytes, RowBytes: meta.Row, depth: meta.Depth,
+		tokensUnlisted: meta.Tokens == nil && len(meta.ModelCalls) > 0}
 }
 
 // parseRow decodes a row of a chain: whole for the head, and for the
@@ -897,30 +1237,33 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	if head {
 		err = json.Unmarshal(r.Meta, &p.meta)
 	} else {
-		var m struct {
-			SchemaVersion int `json:"v"`
-			Depth         int `json:"depth"`
-		}
+		var m listing
 		err = json.Unmarshal(r.Meta, &m)
-		p.meta.SchemaVersion, p.meta.Depth = m.SchemaVersion, m.Depth
+		p.meta.SchemaVersion, p.meta.Depth, p.meta.format = m.SchemaVersion, m.Depth, m.format
 	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
-		err = json.Unmarshal(r.State, &p.doc)
+		if err = json.Unmarshal(r.State, &p.doc); err == nil {
+			p.doc.Format = max(p.doc.Format, p.meta.format)
+			if p.doc.Format >= 3 && p.doc.Tasks == nil {
+				for _, n := range p.meta.Next {
+					p.doc.Tasks = append(p.doc.Tasks, Task{Node: n})
+				}
+			}
+			p.doc.fillIDs(r, p.meta.Step)
+		}
 	} else {
 		var d struct {
-			Format int                         `json:"format"`
-			Groups []struct{ W []storedWrite } `json:"writes"`
-			Values map[string]json.RawMessage  `json:"values"`
+			Format int                        `json:"format"`
+			Tasks  json.RawMessage            `json:"tasks"`
+			Groups []writeGroup               `json:"writes"`
+			Values map[string]json.RawMessage `json:"values"`
 		}
 		err = json.Unmarshal(r.State, &d)
-		p.doc.Format, p.doc.Values = d.Format, d.Values
-		p.doc.Groups = make([]writeGroup, len(d.Groups))
-		for i, grp := range d.Groups {
-			p.doc.Groups[i].Writes = grp.W
-		}
+		p.doc.Format, p.doc.Values, p.tasks = max(d.Format, p.meta.format), d.Values, d.Tasks
+		p.doc.Groups = d.Groups
 	}
 	if err != nil || p.doc.Format == 0 {
 		if err == nil {
@@ -949,6 +1292,19 @@ func isList(raw json.RawMessage) bool {
 
 func parseOp(raw json.RawMessage) (transcriptOp, error) {
 	var op transcriptOp
+	var packed struct {
+		Set    *string `json:"$m"`
+		Append *string `json:"$m+"`
+	}
+	if json.Unmarshal(raw, &packed) == nil && (packed.Set != nil || packed.Append != nil) {
+		var err error
+		if packed.Set != nil {
+			op.Set, err = unpackHashes(*packed.Set)
+		} else {
+			op.Append, err = unpackHashes(*packed.Append)
+		}
+		return op, err
+	}
 	if err := json.Unmarshal(raw, &op); err != nil {
 		return op, err
 	}
@@ -979,7 +1335,9 @@ func (g *Graph) fetchBlobs(ctx context.Context, st store.Store, thread string, c
 	}
 	out := make(map[string]json.RawMessage, len(got))
 	for _, b := range got {
-		out[b.Hash] = b.Body
+		if out[b.Hash], err = unzipBlob(b.Body); err != nil {
+			return nil, fmt.Errorf("blob %s: %w (%w)", b.Hash, ErrCorrupt, err)
+		}
 	}
 	return out, nil
 }

@@ -35,12 +35,48 @@ var storeCases = []storeCase{{name: "memory", open: func(*testing.T) (store.Stor
 type reference struct {
 	mu     sync.Mutex
 	values map[int64]engine.Values
+	// tasks are each checkpoint's pending tasks and the tasks whose writes
+	// made it, as the writer had them.
+	tasks map[int64]string
+}
+
+// taskIDs is what a checkpoint holds of tasks: its pending tasks (id, node,
+// arguments) and which tasks' writes made it.
+func taskIDs(cp engine.Checkpoint) string {
+	type task struct {
+		ID, Node string
+		Args     any
+	}
+	var pending []task
+	for _, t := range cp.Tasks {
+		var args any
+		if len(t.Args) > 0 {
+			_ = json.Unmarshal(t.Args, &args)
+		}
+		pending = append(pending, task{t.ID, t.Node, args})
+	}
+	var made []task
+	for _, g := range cp.Applied {
+		var calls []any // the roles and tokens of its model calls
+		for _, ev := range g.Calls {
+			var data any
+			_ = json.Unmarshal(ev.Data, &data)
+			calls = append(calls, data)
+		}
+		made = append(made, task{ID: g.Task, Node: g.Node, Args: calls})
+	}
+	b, _ := json.Marshal([]any{pending, made})
+	return string(b)
 }
 
 func (r *reference) hook(point engine.HookPoint, info engine.HookInfo) {
 	if point == engine.HookAfterCommit && info.Committed != nil {
 		r.mu.Lock()
 		r.values[info.Committed.ID] = info.Committed.Values
+		if r.tasks == nil {
+			r.tasks = map[int64]string{}
+		}
+		r.tasks[info.Committed.ID] = taskIDs(*info.Committed)
 		r.mu.Unlock()
 	}
 }
@@ -124,10 +160,13 @@ func (r *reference) checkIDs(t *testing.T, e *engine.Engine, thread, when string
 			t.Fatalf("%s: Get(%d): %v", when, id, err)
 		}
 		r.mu.Lock()
-		want := r.values[id]
+		want, tasks := r.values[id], r.tasks[id]
 		r.mu.Unlock()
 		if ch, ok := sameValues(cp.Values, want); !ok {
 			t.Fatalf("%s: checkpoint %d rebuilt channel %q as\n%s\nbut it was written as\n%s", when, id, ch, cp.Values[ch], want[ch])
+		}
+		if got := taskIDs(cp); got != tasks {
+			t.Fatalf("%s: checkpoint %d rebuilt its tasks as\n%s\nbut they were written as\n%s", when, id, got, tasks)
 		}
 	}
 }

@@ -20,8 +20,9 @@ func TestStorageStaysFlat(t *testing.T) {
 	if late > 1.2*early {
 		t.Errorf("a turn stores %.0f bytes at turns 141-160 but %.0f at turns 11-30: storage grows with the thread", late, early)
 	}
-	if early > 16<<10 {
-		t.Errorf("a turn stores %.0f bytes: more than 16 KB", early)
+	// Issue 9's target is 8 KB a turn; a turn stores about 7.6 KB now.
+	if early > 8<<10 {
+		t.Errorf("a turn stores %.0f bytes: more than 8 KB", early)
 	}
 
 	plain, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 10, Reads: 1, Thread: "t"}, nil)

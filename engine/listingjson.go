@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// A listing of format 3 is stored as a JSON array, its fields by position
+// (listingFields), the empty ones at the end left off and the others
+// written as 0; a listing written before is an object (the json tags of
+// listing), which reads as it always did. The array's last position is the
+// storage format of the row's state document, left off while it is 3: a
+// document of format 3 does not say it (stateDoc.Format).
+
+// listingObject is a listing as an object, as listings were stored before.
+type listingObject listing
+
+// listingFields are the positions of a stored listing.
+func (l *listing) listingFields() []any {
+	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
+		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format}
+}
+
+func (l listing) MarshalJSON() ([]byte, error) {
+	if l.format == 3 {
+		l.format = 0
+	}
+	fields := l.listingFields()
+	out := make([][]byte, len(fields))
+	last := -1
+	for i, f := range fields {
+		var b []byte
+		switch x := f.(type) { // the common fields without reflection
+		case *int:
+			b = strconv.AppendInt(nil, int64(*x), 10)
+		case *int64:
+			b = strconv.AppendInt(nil, *x, 10)
+		case *string:
+			if *x == "" {
+				b = []byte("0")
+			}
+		case *[]string:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		case *map[string][3]int:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		case *map[string]int:
+			if len(*x) == 0 {
+				b = []byte("0")
+			}
+		}
+		if b == nil {
+			var err error
+			if b, err = json.Marshal(f); err != nil {
+				return nil, err
+			}
+		}
+		switch string(b) {
+		case "0", `""`, "null", "false", "[]", "{}":
+			b = []byte("0")
+		default:
+			last = i
+		}
+		out[i] = b
+	}
+	return append(append([]byte{'['}, bytes.Join(out[:last+1], []byte{','})...), ']'), nil
+}
+
+func (l *listing) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		return json.Unmarshal(b, (*listingObject)(l))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	*l = listing{}
+	defer func() {
+		if l.format == 0 {
+			l.format = 3
+		}
+	}()
+	fields := l.listingFields()
+	for i, raw := range items {
+		if i >= len(fields) {
+			break // a newer rewind's field
+		}
+		switch string(raw) {
+		case "0", `""`, "null", "false":
+			continue
+		}
+		if n, ok := fields[i].(*int); ok {
+			v, err := strconv.Atoi(string(raw))
+			if err != nil {
+				return fmt.Errorf("listing field %d: %s is not a whole number", i, raw)
+			}
+			*n = v
+			continue
+		}
+		if err := json.Unmarshal(raw, fields[i]); err != nil {
+			return fmt.Errorf("listing field %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// A write group of format 3 is stored as [node, task, writes, calls, ms,
+// refs]: task is the packet number (writeGroup.Packet), the id, or null
+// for none; calls, ms and refs are left off when there are none (calls and
+// ms written as 0 before a refs). A group written before is an object,
+// which reads as it always did.
+
+type writeGroupObject writeGroup
+
+func (g writeGroup) MarshalJSON() ([]byte, error) {
+	var task any
+	switch {
+	case g.Packet != nil:
+		task = *g.Packet
+	case g.Task != "":
+		task = g.Task
+	}
+	writes := g.Writes
+	if writes == nil {
+		writes = []storedWrite{}
+	}
+	v := []any{g.Node, task, writes, g.Calls, g.Ms, g.Refs}
+	if g.Calls == nil {
+		v[3] = 0
+	}
+	n := len(v)
+	for n > 3 && (n == 6 && len(g.Refs) == 0 || n == 5 && g.Ms == 0 || n == 4 && len(g.Calls) == 0) {
+		n--
+	}
+	return json.Marshal(v[:n])
+}
+
+func (g *writeGroup) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		return json.Unmarshal(b, (*writeGroupObject)(g))
+	}
+	var v []json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if len(v) < 3 {
+		return fmt.Errorf("a stored write group is not [node, task, writes, …]")
+	}
+	*g = writeGroup{}
+	if err := json.Unmarshal(v[0], &g.Node); err != nil {
+		return fmt.Errorf("a stored write group's node: %w", err)
+	}
+	switch t := bytes.TrimSpace(v[1]); {
+	case len(t) > 0 && t[0] == '"':
+		if err := json.Unmarshal(t, &g.Task); err != nil {
+			return err
+		}
+	case string(t) != "null":
+		k, err := strconv.Atoi(string(t))
+		if err != nil {
+			return fmt.Errorf("a stored write group's task is %s", t)
+		}
+		g.Packet = &k
+	}
+	if err := json.Unmarshal(v[2], &g.Writes); err != nil {
+		return err
+	}
+	if len(v) > 3 && string(v[3]) != "0" {
+		if err := json.Unmarshal(v[3], &g.Calls); err != nil {
+			return err
+		}
+	}
+	if len(v) > 4 {
+		if err := json.Unmarshal(v[4], &g.Ms); err != nil {
+			return err
+		}
+	}
+	if len(v) > 5 {
+		if err := json.Unmarshal(v[5], &g.Refs); err != nil {
+			return err
+		}
+	}
+	return nil
+}

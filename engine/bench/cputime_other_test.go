@@ -1,0 +1,6 @@
+//go:build !unix
+
+package bench
+
+// cpuTime is not measured here (see cputime_unix_test.go).
+func cpuTime() int64 { return 0 }

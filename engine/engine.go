@@ -609,7 +609,7 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 		return g.decodeLegacy(row, g.SchemaVersion)
 	}
 	var m listing
-	if err := json.Unmarshal(row.Meta, &m); err != nil {
+	if err := decodeListing(row.Meta, &m, false); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
 	}
 	p := parsedRow{row: row, meta: m}
@@ -753,7 +753,7 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	}
 	var doc stateDoc
 	var m listing
-	if err := errors.Join(json.Unmarshal(row.State, &doc), json.Unmarshal(row.Meta, &m)); err != nil {
+	if err := errors.Join(decodeStateDoc(row.State, &doc), decodeListing(row.Meta, &m, false)); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
 	doc.Format = max(doc.Format, m.format)

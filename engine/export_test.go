@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"rewind/engine/model"
@@ -157,4 +158,46 @@ func ListingWithoutTokens(meta []byte) ([]byte, error) {
 	l = l.fill()
 	l.Tokens, l.OldTokens = nil, nil
 	return json.Marshal(listingObject(l))
+}
+
+// ReadersAgree decodes a stored row's listing and state document with the
+// hand readers (storedoc.go) and with encoding/json, whole and as a
+// replay reads them, and says how they differ ("" when they agree). fast
+// says whether the hand readers read both documents (rather than giving
+// up on them, which leaves them to encoding/json).
+// A nil meta checks the state document alone (a rebased one).
+func ReadersAgree(meta, state []byte) (diff string, fast bool) {
+	fast = true
+	for _, core := range []bool{false, true} {
+		if meta == nil {
+			break
+		}
+		var a, b listing
+		ok := readListing(meta, &a, core)
+		err := json.Unmarshal(meta, &b)
+		if core {
+			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format}
+		}
+		fast = fast && ok
+		if ok && (err != nil || !reflect.DeepEqual(a, b)) {
+			return fmt.Sprintf("listing (core %v): read %+v, encoding/json %+v (%v)", core, a, b, err), fast
+		}
+	}
+	var a, b stateDoc
+	ok := readStateDoc(state, &a, false, nil)
+	err := json.Unmarshal(state, &b)
+	fast = fast && ok
+	if ok && (err != nil || !reflect.DeepEqual(a, b)) {
+		return fmt.Sprintf("state: read %+v, encoding/json %+v (%v)", a, b, err), fast
+	}
+	var c stateDoc
+	var tasks json.RawMessage
+	ok = readStateDoc(state, &c, true, &tasks)
+	var d coreDoc
+	err = json.Unmarshal(state, &d)
+	fast = fast && ok
+	if got := (coreDoc{Format: c.Format, Tasks: tasks, Groups: c.Groups, Values: c.Values}); ok && (err != nil || !reflect.DeepEqual(got, d)) {
+		return fmt.Sprintf("state (core): read %+v, encoding/json %+v (%v)", got, d, err), fast
+	}
+	return "", fast
 }

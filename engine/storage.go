@@ -853,7 +853,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		baseValues = cp.Values
 	case len(last.row.Rebased) > 0:
 		var rb stateDoc
-		if err := json.Unmarshal(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
+		if err := decodeStateDoc(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
 			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
 		}
 		baseValues = rb.Values
@@ -1232,20 +1232,13 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		p.legacy = true
 		return p, nil
 	}
-	where := fmt.Sprintf("checkpoint %d of thread %q", r.ID, threadName(r.ThreadID))
-	var err error
-	if head {
-		err = json.Unmarshal(r.Meta, &p.meta)
-	} else {
-		var m listing
-		err = json.Unmarshal(r.Meta, &m)
-		p.meta.SchemaVersion, p.meta.Depth, p.meta.format = m.SchemaVersion, m.Depth, m.format
-	}
+	where := rowName{r.ID, r.ThreadID} // spelled out on an error only
+	err := decodeListing(r.Meta, &p.meta, !head)
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
-		if err = json.Unmarshal(r.State, &p.doc); err == nil {
+		if err = decodeStateDoc(r.State, &p.doc); err == nil {
 			p.doc.Format = max(p.doc.Format, p.meta.format)
 			if p.doc.Format >= 3 && p.doc.Tasks == nil {
 				for _, n := range p.meta.Next {
@@ -1255,13 +1248,8 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 			p.doc.fillIDs(r, p.meta.Step)
 		}
 	} else {
-		var d struct {
-			Format int                        `json:"format"`
-			Tasks  json.RawMessage            `json:"tasks"`
-			Groups []writeGroup               `json:"writes"`
-			Values map[string]json.RawMessage `json:"values"`
-		}
-		err = json.Unmarshal(r.State, &d)
+		var d coreDoc
+		d, err = decodeCoreDoc(r.State)
 		p.doc.Format, p.doc.Values, p.tasks = max(d.Format, p.meta.format), d.Values, d.Tasks
 		p.doc.Groups = d.Groups
 	}
@@ -1282,6 +1270,16 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	}
 	// Large task arguments are blobs too: restore them.
 	return p, nil
+}
+
+// rowName is "checkpoint N of thread T", as %s spells it.
+type rowName struct {
+	id     int64
+	thread string
+}
+
+func (n rowName) String() string {
+	return fmt.Sprintf("checkpoint %d of thread %q", n.id, threadName(n.thread))
 }
 
 // isList tells an inline transcript (a rebase's) from an op.

@@ -286,6 +286,7 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 		}
 	}
 	ref.check(t, e, thread, "at the end")
+	checkReaders(t, st, thread)
 	if reopen != nil {
 		ref.check(t, newEngine(reopen()), thread, "after reopening the store")
 	}

@@ -57,6 +57,13 @@ func unzipBlob(stored []byte) ([]byte, error) {
 	if !bytes.HasPrefix(stored, markZip) {
 		return stored, nil
 	}
+	if body, ok := unzipFast(stored); ok {
+		return body, nil
+	}
+	return unzipSlow(stored)
+}
+
+func unzipSlow(stored []byte) ([]byte, error) {
 	var z struct {
 		Z []byte `json:"$z"`
 	}
@@ -166,6 +173,13 @@ func unblob(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMess
 	if !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) {
 		return raw, nil
 	}
+	if out, ok := unblobFast(raw, blobs); ok {
+		return out, nil
+	}
+	return unblobSlow(raw, blobs)
+}
+
+func unblobSlow(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMessage, error) {
 	v, err := decodeAny(raw)
 	if err != nil {
 		return nil, err
@@ -212,6 +226,9 @@ func restore(v any, blobs map[string]json.RawMessage) (any, error) {
 }
 
 func decodeAny(raw []byte) (any, error) {
+	if v, ok := readAny(raw); ok {
+		return v, nil
+	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any

@@ -49,6 +49,13 @@ func isReplace(write json.RawMessage) (json.RawMessage, bool) {
 	if len(w) == 0 || w[0] != '{' {
 		return nil, false
 	}
+	if list, found, ok := readReplace(w); ok {
+		return list, found
+	}
+	return isReplaceSlow(w)
+}
+
+func isReplaceSlow(w []byte) (json.RawMessage, bool) {
 	var r struct {
 		Replace json.RawMessage `json:"replace"`
 	}
@@ -61,6 +68,9 @@ func isReplace(write json.RawMessage) (json.RawMessage, bool) {
 func decodeList(raw json.RawMessage) ([]map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
+	}
+	if items, ok := readObjects(raw); ok {
+		return items, nil
 	}
 	var items []map[string]any
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -185,6 +195,13 @@ func MergeByID(field string) Reducer {
 
 // MergeMap upserts the keys of an object write into the current object.
 func MergeMap(current, write json.RawMessage) (json.RawMessage, error) {
+	if v, ok := mergeMap(current, write); ok {
+		return v, nil
+	}
+	return mergeMapSlow(current, write)
+}
+
+func mergeMapSlow(current, write json.RawMessage) (json.RawMessage, error) {
 	cur := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(current)) > 0 && string(bytes.TrimSpace(current)) != "null" {
 		if err := json.Unmarshal(current, &cur); err != nil {
@@ -228,6 +245,11 @@ func Counter(current, write json.RawMessage) (json.RawMessage, error) {
 			return nil, fmt.Errorf("want a number or {\"set\": n}")
 		}
 		return s.Set, nil
+	}
+	if d, ok := smallInt(w); ok {
+		if c, ok := smallInt(bytes.TrimSpace(current)); ok {
+			return strconv.AppendInt(nil, c+d, 10), nil // as float64s add and print them
+		}
 	}
 	var delta float64
 	if err := json.Unmarshal(w, &delta); err != nil {

@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
+	"strconv"
 
 	"rewind/engine/model"
 	"rewind/store"
@@ -200,4 +204,146 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 		return fmt.Sprintf("state (core): read %+v, encoding/json %+v (%v)", got, d, err), fast
 	}
 	return "", fast
+}
+
+// ReadAnyAgrees decodes b with the hand reader and with a json.Decoder
+// (UseNumber), and says how they differ ("" when they agree); fast says
+// whether the hand reader read it.
+func ReadAnyAgrees(b []byte) (diff string, fast bool) {
+	a, ok := readAny(b)
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var want any
+	err := d.Decode(&want)
+	if err == nil && d.More() {
+		err = errors.New("more after the value")
+	}
+	if _, tail := d.Token(); err == nil && tail != io.EOF {
+		err = errors.New("more after the value")
+	}
+	if ok && (err != nil || !reflect.DeepEqual(a, want)) {
+		return fmt.Sprintf("read %#v, encoding/json %#v (%v)", a, want, err), ok
+	}
+	return "", ok
+}
+
+// FastValuesAgree runs the fast form and the encoding/json form of the
+// replay's value functions (fastvalues.go) on the same input and says how
+// they differ ("" when they agree); fast says whether the fast form took
+// it. what names the function: "merge", "unpatch", "replace", "members",
+// "unzip", "unblob" (JSON values compared; bytes too when b is as
+// json.Marshal writes it), "counter", "compact".
+func FastValuesAgree(what string, a, b []byte, blobs map[string]json.RawMessage) (diff string, fast bool) {
+	same := func(x, y []byte, err error) string {
+		if err != nil || !bytes.Equal(x, y) {
+			return fmt.Sprintf("fast %s, encoding/json %s (%v)", x, y, err)
+		}
+		return ""
+	}
+	switch what {
+	case "merge":
+		x, ok := mergeMap(a, b)
+		y, err := mergeMapSlow(a, b)
+		if ok {
+			return same(x, y, err), true
+		}
+	case "unpatch":
+		x, ok := unpatchObjectFast(a, b)
+		y, err := unpatchObjectSlow(a, b)
+		if ok {
+			return same(x, y, err), true
+		}
+	case "replace":
+		x, found, ok := readReplace(a)
+		y, want := isReplaceSlow(a)
+		if ok {
+			if found != want || !bytes.Equal(x, y) {
+				return fmt.Sprintf("fast %s %v, encoding/json %s %v", x, found, y, want), true
+			}
+			return "", true
+		}
+	case "members":
+		x, ok := objectMembers(a)
+		y, err := objectFieldsSlow(a)
+		if ok {
+			if err != nil || !reflect.DeepEqual(x, y) {
+				return fmt.Sprintf("fast %q, encoding/json %q (%v)", x, y, err), true
+			}
+			return "", true
+		}
+	case "unzip":
+		x, ok := unzipFast(a)
+		y, err := unzipSlow(a)
+		if ok {
+			return same(x, y, err), true
+		}
+	case "unblob":
+		x, ok := unblobFast(a, blobs)
+		y, err := unblobSlow(a, blobs)
+		if ok {
+			var vx, vy any
+			if err != nil || json.Unmarshal(x, &vx) != nil || json.Unmarshal(y, &vy) != nil || !reflect.DeepEqual(vx, vy) {
+				return fmt.Sprintf("fast %s, encoding/json %s (%v)", x, y, err), true
+			}
+			if va, err := decodeAny(a); err == nil {
+				if canon, _ := json.Marshal(va); !bytes.Equal(canon, a) {
+					return "", true // as PostgreSQL gives it: the same value will do
+				}
+			}
+			return same(x, y, nil), true // as SQLite gives it: the same bytes
+		}
+	case "counter":
+		x, okx := smallInt(a)
+		y, oky := smallInt(b)
+		if okx && oky {
+			var fx, fy float64
+			if json.Unmarshal(a, &fx) != nil || json.Unmarshal(b, &fy) != nil {
+				return fmt.Sprintf("%s or %s is not a number", a, b), true
+			}
+			want, _ := json.Marshal(fx + fy)
+			return same(strconv.AppendInt(nil, x+y, 10), want, nil), true
+		}
+	case "compact":
+		var buf bytes.Buffer
+		if json.Compact(&buf, a) != nil {
+			return "", false
+		}
+		var esc bytes.Buffer
+		json.HTMLEscape(&esc, buf.Bytes())
+		return same(appendCompact(nil, a), esc.Bytes(), nil), true
+	}
+	return "", false
+}
+
+// ZipBlob is the body a blob is stored with.
+func ZipBlob(body []byte) []byte { return zipBlob(body) }
+
+// KeyedApplyAgrees replays a stored write to a keyed channel (key "id")
+// holding current, by the fast form and by encoding/json, and says how the
+// lists and the writes they give back differ ("" when they agree); fast
+// says whether the fast form took it.
+func KeyedApplyAgrees(current, stored []byte) (diff string, fast bool) {
+	ups, ok := readUpserts(stored)
+	if !ok {
+		return "", false
+	}
+	a, errA := newKeyedList(current, "id")
+	b, errB := newKeyedList(current, "id")
+	if errA != nil || errB != nil {
+		return "", false
+	}
+	x, errX := a.upsert(ups, true)
+	y, errY := b.applySlow(stored, true)
+	va, _ := a.value()
+	vb, _ := b.value()
+	if (errX == nil) != (errY == nil) || !bytes.Equal(x, y) || !bytes.Equal(va, vb) {
+		return fmt.Sprintf("fast %s → %s (%v), encoding/json %s → %s (%v)", x, va, errX, y, vb, errY), true
+	}
+	return "", true
+}
+
+// PatchWrite is the stored form of an upsert write to a keyed channel
+// (key "id") holding current.
+func PatchWrite(current, write []byte) []byte {
+	return patchWrite(indexItems(current, "id"), write, "id")
 }

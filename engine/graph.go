@@ -256,6 +256,23 @@ func (g *Graph) apply(v Values, writes []Write) (Values, error) {
 	return out, nil
 }
 
+// applyTo folds one write into v itself (a replay's own values).
+func (g *Graph) applyTo(v Values, channel string, write json.RawMessage) error {
+	spec, ok := g.channels[channel]
+	if !ok {
+		return fmt.Errorf("write to unknown channel %q", channel)
+	}
+	if len(write) == 0 {
+		return fmt.Errorf("empty write to channel %q", channel)
+	}
+	nv, err := spec.reducer(v[channel], write)
+	if err != nil {
+		return fmt.Errorf("channel %q: %w", channel, err)
+	}
+	v[channel] = nv
+	return nil
+}
+
 // next evaluates the outgoing edges of the nodes that ran, in order, and
 // returns the targets: one per distinct plain node, one per Send packet.
 func (g *Graph) next(ran []string, v Values) ([]Target, error) {

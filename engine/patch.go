@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 )
 
 // A keyed channel holds a list of objects upserted by a key field
@@ -150,8 +151,8 @@ func (l *keyedList) put(it map[string]any) {
 }
 
 // apply replays one stored write (a patch, an upsert list or a replace)
-// and returns the write it stands for.
-func (l *keyedList) apply(stored json.RawMessage) (json.RawMessage, error) {
+// and returns the write it stands for when want is set.
+func (l *keyedList) apply(stored json.RawMessage, want bool) (json.RawMessage, error) {
 	if list, replace := isReplace(stored); replace {
 		items, err := decodeList(list)
 		if err != nil {
@@ -160,6 +161,14 @@ func (l *keyedList) apply(stored json.RawMessage) (json.RawMessage, error) {
 		l.set(items)
 		return stored, nil
 	}
+	if ups, ok := readUpserts(stored); ok {
+		return l.upsert(ups, want)
+	}
+	return l.applySlow(stored, want)
+}
+
+// applySlow is apply for a write that is not a replace, by encoding/json.
+func (l *keyedList) applySlow(stored json.RawMessage, want bool) (json.RawMessage, error) {
 	var doc patchDoc
 	if len(stored) == 0 || stored[0] != '{' || json.Unmarshal(stored, &doc) != nil || doc.Upserts == nil {
 		items, err := decodeList(stored)
@@ -208,6 +217,97 @@ func (l *keyedList) apply(stored json.RawMessage) (json.RawMessage, error) {
 		l.put(it)
 		out[i] = it
 	}
+	if !want {
+		return nil, nil
+	}
+	return json.Marshal(out)
+}
+
+// upsertOp is one upsert of a stored patch document, decoded: a patch
+// (set, del) of the item with set's key, or a whole item.
+type upsertOp struct {
+	set, item map[string]any
+	del       []string
+}
+
+// readUpserts decodes {"$u": [...]} as apply's encoding/json form reads
+// it; ok false: not such a document, or one that form reads otherwise.
+func readUpserts(stored []byte) ([]upsertOp, bool) {
+	v, ok := readAny(stored)
+	doc, isObj := v.(map[string]any)
+	if !ok || !isObj || len(doc) != 1 {
+		return nil, false
+	}
+	list, ok := doc["$u"].([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]upsertOp, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		for k := range m {
+			if k != "$p" && k != "$d" && (strings.EqualFold(k, "$p") || strings.EqualFold(k, "$d")) {
+				return nil, false
+			}
+		}
+		p, isPatch := m["$p"]
+		if !isPatch {
+			out[i].item = m
+			continue
+		}
+		if out[i].set, ok = p.(map[string]any); !ok || out[i].set == nil {
+			return nil, false
+		}
+		if d, has := m["$d"]; has {
+			names, ok := d.([]any)
+			if !ok {
+				return nil, false
+			}
+			for _, n := range names {
+				s, ok := n.(string)
+				if !ok {
+					return nil, false
+				}
+				out[i].del = append(out[i].del, s)
+			}
+		}
+	}
+	return out, true
+}
+
+// upsert replays decoded upserts, as apply does.
+func (l *keyedList) upsert(ups []upsertOp, want bool) (json.RawMessage, error) {
+	out := make([]map[string]any, len(ups))
+	for i, u := range ups {
+		if u.item != nil {
+			l.put(u.item)
+			out[i] = u.item
+			continue
+		}
+		k := fmt.Sprint(u.set[l.key])
+		prev, ok := l.items[k]
+		if !ok {
+			return nil, fmt.Errorf("a stored patch changes item %s=%s, which the channel does not hold", l.key, k)
+		}
+		it := make(map[string]any, len(prev)+len(u.set))
+		for f, v := range prev {
+			it[f] = v
+		}
+		for f, v := range u.set {
+			it[f] = v
+		}
+		for _, f := range u.del {
+			delete(it, f)
+		}
+		l.put(it)
+		out[i] = it
+	}
+	if !want {
+		return nil, nil
+	}
 	return json.Marshal(out)
 }
 
@@ -220,6 +320,20 @@ func (l *keyedList) value() (json.RawMessage, error) {
 }
 
 func decodeInto(raw []byte, dst any) error {
+	switch d := dst.(type) {
+	case *any:
+		if v, ok := readAny(raw); ok {
+			*d = v
+			return nil
+		}
+	case *map[string]any:
+		if v, ok := readAny(raw); ok && *d == nil {
+			if m, ok := v.(map[string]any); ok {
+				*d = m
+				return nil
+			}
+		}
+	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	return d.Decode(dst)
@@ -284,6 +398,13 @@ func patchObject(current, write json.RawMessage) json.RawMessage {
 
 // unpatchObject turns a stored write back into the value it wrote.
 func unpatchObject(current, stored json.RawMessage) (json.RawMessage, error) {
+	if v, ok := unpatchObjectFast(current, stored); ok {
+		return v, nil
+	}
+	return unpatchObjectSlow(current, stored)
+}
+
+func unpatchObjectSlow(current, stored json.RawMessage) (json.RawMessage, error) {
 	var p objectPatch
 	if err := json.Unmarshal(stored, &p); err != nil {
 		return nil, fmt.Errorf("a stored object write does not decode: %w", err)

@@ -26,6 +26,13 @@ func isReplaceRefs(stored json.RawMessage) bool {
 
 // objectFields splits a JSON object into its members, in order.
 func objectFields(raw []byte) ([][2]json.RawMessage, error) {
+	if fs, ok := objectMembers(raw); ok {
+		return fs, nil
+	}
+	return objectFieldsSlow(raw)
+}
+
+func objectFieldsSlow(raw []byte) ([][2]json.RawMessage, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil, errors.New("not an object")

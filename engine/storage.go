@@ -805,7 +805,8 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	var from *Checkpoint
 	for i, r := range chain {
 		if cached != nil && i > 0 {
-			if cp, ok := cached(r); ok {
+			if c, ok := cached(r); ok {
+				cp := c // on the heap only when found
 				from = &cp
 				break
 			}
@@ -1043,10 +1044,10 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 						}
 						keyed[w.Channel] = l
 					}
-					if v, err = l.apply(v); err != nil {
+					if v, err = l.apply(v, i == 0); err != nil {
 						return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 					}
-				} else if values, err = g.apply(values, []Write{{Channel: w.Channel, Value: v}}); err != nil {
+				} else if err = g.applyTo(values, w.Channel, v); err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 				}
 				if i == 0 {

@@ -265,12 +265,15 @@ func (r *rd) int() (int64, bool) {
 	return n, err == nil
 }
 
-// strings reads a list of strings.
-func (r *rd) strList() ([]string, bool) {
+// strList reads a list of strings (checks it only, unless keep).
+func (r *rd) strList(keep bool) ([]string, bool) {
 	if !r.eat('[') {
 		return nil, false
 	}
-	out := []string{}
+	var out []string
+	if keep {
+		out = []string{}
+	}
 	if r.eat(']') {
 		return out, true
 	}
@@ -279,7 +282,9 @@ func (r *rd) strList() ([]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, s)
+		if keep {
+			out = append(out, s)
+		}
 		if r.eat(',') {
 			continue
 		}
@@ -341,9 +346,13 @@ func (r *rd) object(member func(key string) bool) bool {
 	}
 }
 
-// tokens reads {"role": [calls, prompt, completion], …}.
-func (r *rd) tokens() (map[string][3]int, bool) {
-	out := map[string][3]int{}
+// tokens reads {"role": [calls, prompt, completion], …} (checks it
+// only, unless keep).
+func (r *rd) tokens(keep bool) (map[string][3]int, bool) {
+	var out map[string][3]int
+	if keep {
+		out = map[string][3]int{}
+	}
 	ok := r.object(func(k string) bool {
 		var t [3]int
 		if !r.eat('[') {
@@ -368,18 +377,25 @@ func (r *rd) tokens() (map[string][3]int, bool) {
 			}
 			break
 		}
-		out[k] = t
+		if keep {
+			out[k] = t
+		}
 		return true
 	})
 	return out, ok
 }
 
-// counts reads {"role": n, …}.
-func (r *rd) counts() (map[string]int, bool) {
-	out := map[string]int{}
+// counts reads {"role": n, …} (checks it only, unless keep).
+func (r *rd) counts(keep bool) (map[string]int, bool) {
+	var out map[string]int
+	if keep {
+		out = map[string]int{}
+	}
 	ok := r.object(func(k string) bool {
 		n, ok := r.int()
-		out[k] = int(n)
+		if keep {
+			out[k] = int(n)
+		}
 		return ok
 	})
 	return out, ok
@@ -445,14 +461,14 @@ func (l *listing) readField(r *rd, i int, core bool) bool {
 		return ok
 	}
 	list := func(dst *[]string) bool {
-		s, ok := r.strList()
+		s, ok := r.strList(!core)
 		if !core {
 			*dst = s
 		}
 		return ok
 	}
 	tokens := func(dst *map[string][3]int) bool {
-		t, ok := r.tokens()
+		t, ok := r.tokens(!core)
 		if !core {
 			*dst = t
 		}
@@ -484,7 +500,7 @@ func (l *listing) readField(r *rd, i int, core bool) bool {
 	case 11:
 		return list(&l.Nodes)
 	case 12:
-		c, ok := r.counts()
+		c, ok := r.counts(!core)
 		if !core {
 			l.ModelCalls = c
 		}
@@ -531,8 +547,13 @@ func decodeListing(b []byte, l *listing, core bool) error {
 	if readListing(b, l, core) {
 		return nil
 	}
-	*l = listing{}
-	return json.Unmarshal(b, l)
+	var slow listing // on the heap only when it is needed
+	err := json.Unmarshal(b, &slow)
+	if core {
+		slow = listing{SchemaVersion: slow.SchemaVersion, Depth: slow.Depth, format: slow.format}
+	}
+	*l = slow
+	return err
 }
 
 // stateKeys are the keys of a state document, as its readers know them.
@@ -581,15 +602,21 @@ func readStateDoc(b []byte, doc *stateDoc, core bool, tasks *json.RawMessage) bo
 				if !ok {
 					return false
 				}
-				switch k {
+				switch k { // (into locals: doc stays where the caller has it)
 				case "usage":
-					return json.Unmarshal(v, &doc.Usage) == nil
+					var u *usage
+					err := json.Unmarshal(v, &u)
+					doc.Usage = u
+					return err == nil
 				case "durationMs":
 					n, err := strconv.ParseInt(string(v), 10, 64)
 					doc.Duration = n
 					return err == nil
 				default:
-					return json.Unmarshal(v, &doc.Discarded) == nil
+					var ts []Task
+					err := json.Unmarshal(v, &ts)
+					doc.Discarded = ts
+					return err == nil
 				}
 			}
 		}
@@ -826,8 +853,10 @@ func decodeStateDoc(b []byte, doc *stateDoc) error {
 	if readStateDoc(b, doc, false, nil) {
 		return nil
 	}
-	*doc = stateDoc{}
-	return json.Unmarshal(b, doc)
+	var slow stateDoc
+	err := json.Unmarshal(b, &slow)
+	*doc = slow
+	return err
 }
 
 // coreDoc is the part of a state document a replay reads: what parseRow
@@ -849,4 +878,174 @@ func decodeCoreDoc(b []byte) (coreDoc, error) {
 	var d coreDoc
 	err := json.Unmarshal(b, &d)
 	return d, err
+}
+
+// readAny decodes one JSON value as a json.Decoder with UseNumber does
+// (objects as map[string]any, lists as []any, numbers as json.Number); ok
+// false: give up (an escape of a UTF-16 surrogate, invalid UTF-8, bad
+// JSON, anything after the value).
+func readAny(b []byte) (any, bool) {
+	r := rd{b: b}
+	v, ok := r.any(0)
+	if !ok || !r.end() {
+		return nil, false
+	}
+	return v, true
+}
+
+func (r *rd) any(depth int) (any, bool) {
+	switch c := r.peek(); {
+	case c == '{':
+		if depth >= maxDepth {
+			return nil, false
+		}
+		r.i++
+		m := map[string]any{}
+		if r.eat('}') {
+			return m, true
+		}
+		for {
+			if r.peek() != '"' {
+				return nil, false
+			}
+			k, ok := r.text()
+			if !ok || !r.eat(':') {
+				return nil, false
+			}
+			v, ok := r.any(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			m[k] = v // the last of duplicate keys wins, as in encoding/json
+			if r.eat(',') {
+				continue
+			}
+			return m, r.eat('}')
+		}
+	case c == '[':
+		if depth >= maxDepth {
+			return nil, false
+		}
+		r.i++
+		l := []any{}
+		if r.eat(']') {
+			return l, true
+		}
+		for {
+			v, ok := r.any(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			l = append(l, v)
+			if r.eat(',') {
+				continue
+			}
+			return l, r.eat(']')
+		}
+	case c == '"':
+		return r.text()
+	case c == '-' || c >= '0' && c <= '9':
+		start := r.i
+		if !r.skipNumber() {
+			return nil, false
+		}
+		return json.Number(r.b[start:r.i]), true
+	case c == 't':
+		return true, r.literal("true")
+	case c == 'f':
+		return false, r.literal("false")
+	case c == 'n':
+		return nil, r.literal("null")
+	}
+	return nil, false
+}
+
+// text reads a string, unescaping it.
+func (r *rd) text() (string, bool) {
+	start := r.i + 1
+	j := start
+	for ; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			s := r.b[start:j]
+			if !isASCII(s) && !utf8.Valid(s) {
+				return "", false
+			}
+			r.i = j + 1
+			return string(s), true
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	out := make([]byte, 0, j-start+16)
+	out = append(out, r.b[start:j]...)
+	for j < len(r.b) {
+		c := r.b[j]
+		switch {
+		case c == '"':
+			if !utf8.Valid(out) {
+				return "", false
+			}
+			r.i = j + 1
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			j++
+			continue
+		}
+		if j+1 >= len(r.b) {
+			return "", false
+		}
+		switch e := r.b[j+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if len(r.b)-j < 6 {
+				return "", false
+			}
+			n, err := strconv.ParseUint(string(r.b[j+2:j+6]), 16, 32)
+			if err != nil || n >= 0xd800 && n < 0xe000 {
+				return "", false // a surrogate: left to encoding/json
+			}
+			out = utf8.AppendRune(out, rune(n))
+			j += 4
+		default:
+			return "", false
+		}
+		j += 2
+	}
+	return "", false
+}
+
+// readObjects decodes a list of objects as decodeList's json.Decoder does;
+// ok false: give up (a null item, or anything readAny gives up on).
+func readObjects(b []byte) ([]map[string]any, bool) {
+	v, ok := readAny(b)
+	l, isList := v.([]any)
+	if !ok || !isList {
+		return nil, false
+	}
+	out := make([]map[string]any, len(l))
+	for i, it := range l {
+		if out[i], ok = it.(map[string]any); !ok {
+			return nil, false
+		}
+	}
+	return out, true
 }

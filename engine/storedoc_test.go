@@ -3,7 +3,11 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"rewind/engine"
@@ -152,4 +156,219 @@ func TestFastReadersAgree(t *testing.T) {
 		t.Fatalf("of the broken documents the hand readers read %d and left %d to encoding/json: the test tries too little of one", read, refused)
 	}
 	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read, refused)
+}
+
+// randomJSON is a random JSON value with the escapes, numbers and nesting
+// stored values have, and some they do not.
+func randomJSON(rng *rand.Rand, depth int) string {
+	strs := []string{`""`, `"a"`, `"id"`, `"t-1-refund"`, `"é ü"`, `"a\"b"`, `"a\\b"`, `"\n\t\r\b\f\/"`, `"\u00e9"`, `"\u0000"`,
+		`"\ud83d\ude00"`, `"\ud800"`, `"<&>"`, "\"\u2028\""}
+	nums := []string{"0", "-0", "1", "-12", "1.5", "1e3", "-2.5E-3", "12345678901234567890", "0.0"}
+	switch k := rng.IntN(8); {
+	case depth > 4 || k < 2:
+		return strs[rng.IntN(len(strs))]
+	case k < 4:
+		return nums[rng.IntN(len(nums))]
+	case k == 4:
+		return []string{"true", "false", "null"}[rng.IntN(3)]
+	case k == 5:
+		var b strings.Builder
+		b.WriteByte('[')
+		for i := rng.IntN(4); i > 0; i-- {
+			b.WriteString(randomJSON(rng, depth+1))
+			if i > 1 {
+				b.WriteString([]string{",", " , ", ",\n"}[rng.IntN(3)])
+			}
+		}
+		b.WriteByte(']')
+		return b.String()
+	default:
+		var b strings.Builder
+		b.WriteByte('{')
+		for i := rng.IntN(4); i > 0; i-- {
+			b.WriteString(strs[rng.IntN(len(strs))])
+			b.WriteString([]string{":", " : "}[rng.IntN(2)])
+			b.WriteString(randomJSON(rng, depth+1))
+			if i > 1 {
+				b.WriteByte(',')
+			}
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+}
+
+// TestReadAnyAgrees compares the hand decoder of values with encoding/json
+// on random values, the same values broken, and every value of stored
+// rows.
+func TestReadAnyAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	read, refused := 0, 0
+	try := func(b []byte) {
+		diff, fast := engine.ReadAnyAgrees(b)
+		if diff != "" {
+			t.Fatalf("%s: %s", b, diff)
+		}
+		if fast {
+			read++
+		} else {
+			refused++
+		}
+	}
+	for n := 0; n < 20000; n++ {
+		b := []byte(randomJSON(rng, 0))
+		try(b)
+		if len(b) > 0 {
+			at := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				try(append(b[:at:at], b[at+1:]...))
+			case 1:
+				try(append(b[:at:at], append([]byte{`"\,]}{[ 0x\x01`[rng.IntN(10)]}, b[at:]...)...))
+			default:
+				try(append(b[:at:at], append([]byte("\xff"), b[at:]...)...))
+			}
+		}
+	}
+	for _, doc := range storedRows(t) {
+		try(doc)
+	}
+	if read < 5000 || refused < 1000 {
+		t.Fatalf("the hand decoder read %d values and left %d to encoding/json: the test tries too little of one", read, refused)
+	}
+}
+
+// randomObject is a JSON object with keys plain and not, spaced or not.
+func randomObject(rng *rand.Rand, keys []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := rng.IntN(5); i > 0; i-- {
+		k, _ := json.Marshal(keys[rng.IntN(len(keys))])
+		b.Write(k)
+		b.WriteString([]string{":", ": ", " :\n"}[rng.IntN(3)])
+		b.WriteString(randomJSON(rng, 2))
+		if i > 1 {
+			b.WriteString([]string{",", ", "}[rng.IntN(2)])
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// TestFastValuesAgree compares the replay's fast value functions
+// (fastvalues.go) with their encoding/json forms on random input.
+func TestFastValuesAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := []string{"a", "b", "count", "text", "to", "from", "A", "<k>", "é", "a\"b", "$o", "$d", "$w", "$O", "replace", "Replace", "x y"}
+	fast := map[string]int{}
+	tried := map[string]int{}
+	try := func(what string, a, b []byte, blobs map[string]json.RawMessage) {
+		tried[what]++
+		diff, ok := engine.FastValuesAgree(what, a, b, blobs)
+		if diff != "" {
+			t.Fatalf("%s(%s, %s): %s", what, a, b, diff)
+		}
+		if ok {
+			fast[what]++
+		}
+	}
+	blobs := map[string]json.RawMessage{}
+	var hashes []string
+	for i := 0; i < 4; i++ {
+		body, _ := json.Marshal(strings.Repeat(fmt.Sprintf("text %d <&> é ", i), 100+rng.IntN(100)))
+		h := store.ContentHash(body)
+		blobs[h], hashes = body, append(hashes, h)
+	}
+	hashes = append(hashes, "0123456789abcdef0123") // missing
+	for n := 0; n < 4000; n++ {
+		cur, write := randomObject(rng, keys), randomObject(rng, keys)
+		try("merge", []byte(cur), []byte(write), nil)
+		try("members", []byte(cur), nil, nil)
+		try("replace", []byte(cur), nil, nil)
+		try("compact", []byte(randomJSON(rng, 0)), nil, nil)
+		var patch string
+		switch rng.IntN(4) {
+		case 0:
+			patch = `{"$w":` + randomJSON(rng, 1) + `}`
+		case 1:
+			patch = `{"$o":` + write + `}`
+		case 2:
+			patch = `{"$o": ` + write + `, "$d": ["a","text","é"]}`
+		default:
+			patch = randomObject(rng, keys)
+		}
+		try("unpatch", []byte(cur), []byte(patch), nil)
+		a, b := rng.Int64N(2e15)-1e15, rng.Int64N(2e15)-1e15
+		if rng.IntN(4) == 0 {
+			a, b = rng.Int64N(20)-10, rng.Int64N(20)-10
+		}
+		try("counter", strconv.AppendInt(nil, a, 10), strconv.AppendInt(nil, b, 10), nil)
+		// Blob references in a value, as stored (canonical) or respaced.
+		ref := func() string {
+			return fmt.Sprintf(`{"$b":"%s"}`, hashes[rng.IntN(len(hashes))])
+		}
+		val := fmt.Sprintf(`{"count":%d,"text":%s,"more":[%s,%s]}`, n, ref(), ref(), randomJSON(rng, 2))
+		switch rng.IntN(4) {
+		case 0:
+			val = strings.ReplaceAll(val, `:`, `: `)
+		case 1:
+			val = strings.Replace(val, `{"$b"`, `{"$lit":{"$b"`, 1) + "}"
+		case 2:
+			val = strings.Replace(val, `"$b"`, `"x":1,"$b"`, 1)
+		}
+		try("unblob", []byte(val), nil, blobs)
+	}
+	for _, body := range blobs {
+		try("unzip", engine.ZipBlob(body), nil, nil)
+	}
+	for _, what := range []string{"merge", "members", "replace", "compact", "unpatch", "counter", "unblob", "unzip"} {
+		if fast[what] == 0 || what != "compact" && what != "counter" && what != "unzip" && fast[what] == tried[what] {
+			t.Errorf("%s: the fast form took %d of %d inputs: the test tries too little of one way", what, fast[what], tried[what])
+		}
+	}
+}
+
+// TestKeyedReplayAgrees replays stored patches of a keyed channel (as
+// patchWrite makes them, and broken) by the fast form and by
+// encoding/json.
+func TestKeyedReplayAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	item := func() string {
+		id := []string{`"a"`, `"b"`, `"c"`, `1`, `"1"`}[rng.IntN(5)]
+		return fmt.Sprintf(`{"id":%s,"status":%s,"n":%s}`, id, randomJSON(rng, 3), randomJSON(rng, 3))
+	}
+	list := func(n int) string {
+		var items []string
+		for range n {
+			items = append(items, item())
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	fast := 0
+	for n := 0; n < 5000; n++ {
+		cur, write := list(rng.IntN(4)), list(1+rng.IntN(3))
+		stored := string(engine.PatchWrite([]byte(cur), []byte(write)))
+		switch rng.IntN(6) {
+		case 0:
+			stored = strings.Replace(stored, `"$d"`, `"$D"`, 1)
+		case 1:
+			stored = strings.Replace(stored, `"$p":{`, `"$p":null,"x":{`, 1)
+		case 2:
+			stored = strings.Replace(stored, `"$d":[`, `"$d":[1,`, 1)
+		case 3:
+			stored = strings.Replace(stored, `{"$u":[`, `{"$u":[null,`, 1)
+		case 4:
+			stored = strings.Replace(stored, `{"$p"`, `{"$q":1,"$p"`, 1)
+		}
+		diff, ok := engine.KeyedApplyAgrees([]byte(cur), []byte(stored))
+		if diff != "" {
+			t.Fatalf("%s on %s: %s", stored, cur, diff)
+		}
+		if ok {
+			fast++
+		}
+	}
+	if fast < 500 || fast > 4900 {
+		t.Fatalf("the fast form took %d of 5000 patches: the test tries too little of one way", fast)
+	}
 }

@@ -168,18 +168,47 @@ func blobRefs(doc []byte) []string {
 	return out
 }
 
+// blobSet is the blobs a rebuild read, each inflated when first used (a
+// chain holds the summary's text of every compaction since its base;
+// only the newest is read).
+type blobSet struct {
+	stored map[string][]byte          // as stored
+	bodies map[string]json.RawMessage // inflated
+}
+
+// get is blob h's body: ok false when the store does not hold it.
+func (s *blobSet) get(h string) (json.RawMessage, bool, error) {
+	if b, ok := s.bodies[h]; ok {
+		return b, true, nil
+	}
+	stored, ok := s.stored[h]
+	if !ok {
+		return nil, false, nil
+	}
+	b, err := unzipBlob(stored)
+	if err != nil {
+		return nil, true, fmt.Errorf("blob %s: %w (%w)", h, ErrCorrupt, err)
+	}
+	if s.bodies == nil {
+		s.bodies = map[string]json.RawMessage{}
+	}
+	s.bodies[h] = b
+	return b, true, nil
+}
+
 // unblob puts the blobs back into a stored value.
-func unblob(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMessage, error) {
+func (s *blobSet) unblob(raw json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) {
 		return raw, nil
 	}
-	if out, ok := unblobFast(raw, blobs); ok {
-		return out, nil
+	out, ok, err := unblobFast(raw, s)
+	if err != nil || ok {
+		return out, err
 	}
-	return unblobSlow(raw, blobs)
+	return unblobSlow(raw, s)
 }
 
-func unblobSlow(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMessage, error) {
+func unblobSlow(raw json.RawMessage, blobs *blobSet) (json.RawMessage, error) {
 	v, err := decodeAny(raw)
 	if err != nil {
 		return nil, err
@@ -191,7 +220,7 @@ func unblobSlow(raw json.RawMessage, blobs map[string]json.RawMessage) (json.Raw
 	return json.Marshal(v)
 }
 
-func restore(v any, blobs map[string]json.RawMessage) (any, error) {
+func restore(v any, blobs *blobSet) (any, error) {
 	switch x := v.(type) {
 	case []any:
 		for i := range x {
@@ -204,7 +233,10 @@ func restore(v any, blobs map[string]json.RawMessage) (any, error) {
 	case map[string]any:
 		if len(x) == 1 {
 			if h, ok := x["$b"].(string); ok {
-				body, found := blobs[h]
+				body, found, err := blobs.get(h)
+				if err != nil {
+					return nil, err
+				}
 				if !found {
 					return nil, fmt.Errorf("blob %s is missing", h)
 				}

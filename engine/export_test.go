@@ -15,6 +15,13 @@ import (
 	"rewind/store"
 )
 
+// ReplayAll makes rebuilds replay every stored write, also those a newer
+// write replaces whole (see dropReplaced); it returns the undo.
+func ReplayAll() func() {
+	replayAll = true
+	return func() { replayAll = false }
+}
+
 // SetBaseEvery makes every nth checkpoint of a branch a base, for tests
 // that want short and long delta chains; it returns the undo.
 func SetBaseEvery(n int) func() {
@@ -278,8 +285,8 @@ func FastValuesAgree(what string, a, b []byte, blobs map[string]json.RawMessage)
 			return same(x, y, err), true
 		}
 	case "unblob":
-		x, ok := unblobFast(a, blobs)
-		y, err := unblobSlow(a, blobs)
+		x, ok, _ := unblobFast(a, &blobSet{bodies: blobs})
+		y, err := unblobSlow(a, &blobSet{bodies: blobs})
 		if ok {
 			var vx, vy any
 			if err != nil || json.Unmarshal(x, &vx) != nil || json.Unmarshal(y, &vy) != nil || !reflect.DeepEqual(vx, vy) {

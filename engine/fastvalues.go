@@ -349,28 +349,33 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // unblobFast puts the blobs back into a stored value by their bytes. It
 // gives the JSON value unblob gives (the same bytes where the value is as
 // encoding/json writes it: the stored form on SQLite), or ok false.
-func unblobFast(raw json.RawMessage, blobs map[string]json.RawMessage) (json.RawMessage, bool) {
+func unblobFast(raw json.RawMessage, blobs *blobSet) (json.RawMessage, bool, error) {
 	refs, ok := blobAt(raw)
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	if len(refs) == 0 {
-		return raw, true
+		return raw, true, nil
 	}
 	size := len(raw)
-	for _, ref := range refs {
-		body, found := blobs[string(raw[ref[2]:ref[2]+20])]
-		if !found || len(body) == 0 || body[0] != '"' {
-			return nil, false // missing, or not a string: restore says why
+	got := make([]json.RawMessage, len(refs))
+	for i, ref := range refs {
+		body, found, err := blobs.get(string(raw[ref[2] : ref[2]+20]))
+		if err != nil {
+			return nil, false, err
 		}
+		if !found || len(body) == 0 || body[0] != '"' {
+			return nil, false, nil // missing, or not a string: restore says why
+		}
+		got[i] = body
 		size += len(body)
 	}
 	out := make([]byte, 0, size)
 	last := 0
-	for _, ref := range refs {
+	for i, ref := range refs {
 		out = append(out, raw[last:ref[0]]...)
-		out = append(out, blobs[string(raw[ref[2]:ref[2]+20])]...)
+		out = append(out, got[i]...)
 		last = ref[1]
 	}
-	return append(out, raw[last:]...), true
+	return append(out, raw[last:]...), true, nil
 }

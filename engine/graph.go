@@ -80,6 +80,9 @@ type Migration func(doc map[string]any) error
 type channelSpec struct {
 	reducer Reducer
 	initial json.RawMessage
+	// kind is which of the engine's own reducers it is, if any: a replay
+	// skips the writes a newer one replaces whole (see resets).
+	kind reducerKind
 }
 
 // Graph is a compiled set of channels, nodes and edges.
@@ -140,7 +143,7 @@ func (g *Graph) Channel(name string, r Reducer, initial any) *Graph {
 	if err != nil {
 		return g.fail("channel %q: initial value: %v", name, err)
 	}
-	g.channels[name] = channelSpec{reducer: r, initial: b}
+	g.channels[name] = channelSpec{reducer: r, initial: b, kind: kindOf(r)}
 	g.chanList = append(g.chanList, name)
 	return g
 }

@@ -729,13 +729,13 @@ func (b *blobber) encodeTasks(ts []Task) ([]Task, error) {
 	return out, nil
 }
 
-func unblobTasks(ts []Task, blobs map[string]json.RawMessage) ([]Task, error) {
+func unblobTasks(ts []Task, blobs *blobSet) ([]Task, error) {
 	for i := range ts {
 		if len(ts[i].Args) == 0 {
 			continue
 		}
 		var err error
-		if ts[i].Args, err = unblob(ts[i].Args, blobs); err != nil {
+		if ts[i].Args, err = blobs.unblob(ts[i].Args); err != nil {
 			return nil, fmt.Errorf("arguments of task %s: %w", ts[i].ID, err)
 		}
 	}
@@ -867,13 +867,96 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		return Checkpoint{}, fmt.Errorf("%s: checkpoint %d holds only a delta and its parent is gone (pruned without a rebase?): %w; fork from a newer checkpoint", where, last.row.ID, ErrCorrupt)
 	}
 
-	// Blobs and messages are fetched once for the whole chain.
-	blobs, err := g.fetchBlobs(ctx, st, head.ThreadID, chain)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	// A write a newer row's write to its channel replaces whole is not
+	// replayed (resets), nor is a base value so replaced.
+	reset := g.dropReplaced(rows, start)
+
+	// The transcript, as hashes: its ops are replayed first, so that its
+	// messages, the texts writes refer to and the blobs are read at once.
+	var transcript []string
+	transcriptInline := json.RawMessage(nil) // a legacy base's list
+	if raw, ok := baseValues[g.transcript]; ok && g.transcript != "" {
+		switch {
+		case last.cached != nil || last.legacy || isList(raw):
+			transcriptInline = raw
+		default:
+			op, err := parseOp(raw)
+			if err != nil || op.Set == nil {
+				return Checkpoint{}, fmt.Errorf("%s: transcript of base %d: %w", where, last.row.ID, ErrCorrupt)
+			}
+			transcript = op.Set
+		}
 	}
-	// Writes that refer to message texts read them first.
-	var texts map[string]json.RawMessage
+	// A transcript op on a legacy base needs the inline list's items as
+	// hashes; they are hashed on first use.
+	var inlineItems map[string]json.RawMessage
+	var headOps []transcriptOp // the head's own transcript writes, in order
+	for i := start - 1; i >= 0 && g.transcript != ""; i-- {
+		for _, grp := range rows[i].doc.Groups {
+			for _, w := range grp.Writes {
+				if w.Channel != g.transcript || w.Value == nil {
+					continue
+				}
+				op, err := parseOp(w.Value)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: transcript write of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
+				}
+				if i == 0 {
+					headOps = append(headOps, op)
+				}
+				if transcriptInline != nil {
+					items, err := listItems(transcriptInline)
+					if err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+					}
+					inlineItems = make(map[string]json.RawMessage, len(items))
+					transcript = make([]string, len(items))
+					for j, it := range items {
+						transcript[j] = store.ContentHash(it)
+						inlineItems[transcript[j]] = it
+					}
+					transcriptInline = nil
+				}
+				if op.Set != nil {
+					transcript = slices.Clone(op.Set)
+				} else {
+					transcript = append(transcript, op.Append...)
+				}
+			}
+		}
+	}
+	if start == 0 && g.transcript != "" {
+		// A base stores its own writes whole; its transcript writes are
+		// ops all the same.
+		for _, grp := range rows[0].doc.Groups {
+			for _, w := range grp.Writes {
+				if w.Channel == g.transcript {
+					op, err := parseOp(w.Value)
+					if err != nil {
+						return Checkpoint{}, fmt.Errorf("%s: transcript write: %w", where, ErrCorrupt)
+					}
+					headOps = append(headOps, op)
+				}
+			}
+		}
+	}
+
+	// What to read: the messages of the transcript and of the head's ops,
+	// the texts live writes refer to, and the blobs of what is replayed.
+	wantMsg := map[string]bool{}
+	if transcriptInline == nil {
+		for _, h := range transcript {
+			wantMsg[h] = true
+		}
+	}
+	for _, op := range headOps {
+		for _, h := range op.Set {
+			wantMsg[h] = true
+		}
+		for _, h := range op.Append {
+			wantMsg[h] = true
+		}
+	}
 	for i := start - 1; i >= 0; i-- {
 		if rows[i].doc.Format < 3 {
 			continue
@@ -882,68 +965,80 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		if err != nil {
 			return Checkpoint{}, fmt.Errorf("%s: checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 		}
-		if len(hs) == 0 {
-			continue
-		}
-		if texts == nil {
-			texts = map[string]json.RawMessage{}
-		}
 		for _, h := range hs {
-			texts[h] = nil
+			wantMsg[h] = true
 		}
 	}
-	if texts != nil {
-		want := slices.Collect(maps.Keys(texts))
-		bodies, err := g.fetchMessages(ctx, st, head.ThreadID, want, nil)
-		if err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	for h := range inlineItems {
+		delete(wantMsg, h)
+	}
+	var wantBlob []string
+	if last.cached == nil {
+		for name, raw := range baseValues {
+			if name != g.transcript && !reset[name] {
+				wantBlob = append(wantBlob, blobRefs(raw)...)
+			}
 		}
-		for i := start - 1; i >= 0; i-- {
-			for _, grp := range rows[i].doc.Groups {
-				for _, j := range grp.Refs {
-					if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, bodies); err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-					}
+	}
+	for i := start - 1; i >= 0; i-- {
+		replaces := false
+		for _, grp := range rows[i].doc.Groups {
+			for _, w := range grp.Writes {
+				if w.Channel != g.transcript && w.Value != nil {
+					wantBlob = append(wantBlob, blobRefs(w.Value)...)
+					replaces = replaces || rows[i].doc.Format >= 3 && isReplaceRefs(w.Value)
 				}
 			}
 		}
-		for h, b := range bodies {
-			texts[h] = b
+		if replaces && i > 0 {
+			wantBlob = append(wantBlob, blobRefs(rows[i].tasks)...) // the items it takes from its Sends
 		}
 	}
-	values := Values{}
-	var transcript []string
-	transcriptInline := json.RawMessage(nil) // a legacy base's list
+	if start == 0 {
+		for _, grp := range rows[0].doc.Groups {
+			for _, w := range grp.Writes {
+				wantBlob = append(wantBlob, blobRefs(w.Value)...)
+			}
+		}
+	}
+	for _, ts := range [][]Task{rows[0].doc.Tasks, rows[0].doc.Discarded} {
+		for _, t := range ts {
+			wantBlob = append(wantBlob, blobRefs(t.Args)...)
+		}
+	}
+	bodies, blobs, err := g.fetchBodies(ctx, st, head.ThreadID, wantMsg, inlineItems, wantBlob)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	}
+	// Writes that refer to message texts read them first.
+	for i := start - 1; i >= 0; i-- {
+		for _, grp := range rows[i].doc.Groups {
+			for _, j := range grp.Refs {
+				if grp.Writes[j].Value == nil {
+					continue // replaced: not replayed
+				}
+				if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, bodies); err != nil {
+					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+				}
+			}
+		}
+	}
+
+	values := make(Values, len(g.chanList))
 	for name, raw := range baseValues {
-		if last.cached != nil {
-			if name == g.transcript {
-				transcriptInline = raw
-			} else {
-				values[name] = raw // decoded already
+		switch {
+		case name == g.transcript && g.transcript != "":
+		case last.cached != nil || reset[name]:
+			values[name] = raw // decoded already, or replaced before it counts
+		default:
+			v, err := blobs.unblob(raw)
+			if err != nil {
+				return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, name, ErrCorrupt, err)
 			}
-			continue
+			values[name] = v
 		}
-		if name == g.transcript && !last.legacy && !isList(raw) {
-			op, err := parseOp(raw)
-			if err != nil || op.Set == nil {
-				return Checkpoint{}, fmt.Errorf("%s: transcript of base %d: %w", where, last.row.ID, ErrCorrupt)
-			}
-			transcript = op.Set
-			continue
-		}
-		if name == g.transcript {
-			transcriptInline = raw
-			continue
-		}
-		v, err := unblob(raw, blobs)
-		if err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, name, ErrCorrupt, err)
-		}
-		values[name] = v
 	}
-	// Deltas, oldest first. A transcript op on a legacy base needs the
-	// inline list's items as hashes; they are hashed on first use.
-	var inlineItems map[string]json.RawMessage
+	// Deltas, oldest first.
 	keyed := map[string]*keyedList{} // keyed channels, decoded while replaying
 	// applied are the head's own writes, decoded; transcript writes wait
 	// for the message bodies (ops[j] for applied write j).
@@ -962,20 +1057,18 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		}
 		a.Writes = append(a.Writes, w)
 	}
+	nextOp := 0
 	if start == 0 {
 		// A base stores its own writes whole (not as patches).
 		for _, grp := range rows[0].doc.Groups {
 			record(grp)
 			for _, w := range grp.Writes {
 				if w.Channel == g.transcript && g.transcript != "" {
-					op, err := parseOp(w.Value)
-					if err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: transcript write: %w", where, ErrCorrupt)
-					}
-					addApplied(Write{Channel: w.Channel}, &op)
+					addApplied(Write{Channel: w.Channel}, &headOps[nextOp])
+					nextOp++
 					continue
 				}
-				v, err := unblob(w.Value, blobs)
+				v, err := blobs.unblob(w.Value)
 				if err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: its writes: %w (%w)", where, ErrCorrupt, err)
 				}
@@ -990,32 +1083,14 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 			}
 			for _, w := range grp.Writes {
 				if w.Channel == g.transcript && g.transcript != "" {
-					op, err := parseOp(w.Value)
-					if err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: transcript write of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
-					}
 					if i == 0 {
-						addApplied(Write{Channel: w.Channel}, &op)
-					}
-					if transcriptInline != nil {
-						items, err := listItems(transcriptInline)
-						if err != nil {
-							return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
-						}
-						inlineItems = map[string]json.RawMessage{}
-						transcript = make([]string, len(items))
-						for j, it := range items {
-							transcript[j] = store.ContentHash(it)
-							inlineItems[transcript[j]] = it
-						}
-						transcriptInline = nil
-					}
-					if op.Set != nil {
-						transcript = slices.Clone(op.Set)
-					} else {
-						transcript = append(transcript, op.Append...)
+						addApplied(Write{Channel: w.Channel}, &headOps[nextOp])
+						nextOp++
 					}
 					continue
+				}
+				if w.Value == nil {
+					continue // replaced by a newer write (dropReplaced checked it)
 				}
 				stored := w.Value
 				if rows[i].doc.Format >= 3 && isReplaceRefs(stored) {
@@ -1027,7 +1102,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 					}
 				}
-				v, err := unblob(stored, blobs)
+				v, err := blobs.unblob(stored)
 				if err != nil {
 					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
 				}
@@ -1064,34 +1139,22 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	if g.transcript != "" {
 		if transcriptInline != nil {
 			values[g.transcript] = transcriptInline
-		} else {
-			known := inlineItems
-			if texts != nil {
-				known = maps.Clone(texts)
-				maps.Copy(known, inlineItems)
-				maps.DeleteFunc(known, func(_ string, b json.RawMessage) bool { return b == nil })
+		} else if values[g.transcript], err = joinItems(transcript, bodies); err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+		}
+		for at, op := range ops {
+			hs, wrap := op.Append, false
+			if op.Set != nil {
+				hs, wrap = op.Set, true
 			}
-			bodies, err := g.fetchMessages(ctx, st, head.ThreadID, transcript, known)
+			list, err := joinItems(hs, bodies)
 			if err != nil {
 				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
 			}
-			if values[g.transcript], err = joinItems(transcript, bodies); err != nil {
-				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+			if wrap {
+				list, _ = json.Marshal(map[string]json.RawMessage{"replace": list})
 			}
-			for at, op := range ops {
-				hs, wrap := op.Append, false
-				if op.Set != nil {
-					hs, wrap = op.Set, true
-				}
-				list, err := joinItems(hs, bodies)
-				if err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
-				}
-				if wrap {
-					list, _ = json.Marshal(map[string]json.RawMessage{"replace": list})
-				}
-				applied[at[0]].Writes[at[1]].Value = list
-			}
+			applied[at[0]].Writes[at[1]].Value = list
 		}
 	}
 	for _, name := range g.chanList {
@@ -1319,26 +1382,43 @@ func parseOp(raw json.RawMessage) (transcriptOp, error) {
 	return op, nil
 }
 
-func (g *Graph) fetchBlobs(ctx context.Context, st store.Store, thread string, chain []store.Checkpoint) (map[string]json.RawMessage, error) {
+// fetchBodies reads the messages and blobs a rebuild needs: the messages
+// msgs names but for the ones known already (which it gives back too), and
+// the blobs (inflated when first used).
+func (g *Graph) fetchBodies(ctx context.Context, st store.Store, thread string, msgs map[string]bool, known map[string]json.RawMessage, blobs []string) (map[string][]byte, *blobSet, error) {
+	bodies := make(map[string][]byte, len(msgs)+len(known))
+	for h, b := range known {
+		bodies[h] = b
+	}
 	var want []string
-	for _, r := range chain {
-		want = append(want, blobRefs(r.State)...)
-		want = append(want, blobRefs(r.Rebased)...)
-	}
-	if len(want) == 0 {
-		return nil, nil
-	}
-	got, err := st.Blobs(ctx, thread, want)
-	if err != nil {
-		return nil, fmt.Errorf("read its blobs: %w", err)
-	}
-	out := make(map[string]json.RawMessage, len(got))
-	for _, b := range got {
-		if out[b.Hash], err = unzipBlob(b.Body); err != nil {
-			return nil, fmt.Errorf("blob %s: %w (%w)", b.Hash, ErrCorrupt, err)
+	for h := range msgs {
+		if _, ok := known[h]; !ok {
+			want = append(want, h)
 		}
 	}
-	return out, nil
+	slices.Sort(blobs)
+	blobs = slices.Compact(blobs)
+	set := &blobSet{}
+	if len(want) > 0 {
+		got, err := st.Messages(ctx, thread, want)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read its messages: %w", err)
+		}
+		for _, m := range got {
+			bodies[m.Hash] = m.Body
+		}
+	}
+	if len(blobs) > 0 {
+		got, err := st.Blobs(ctx, thread, blobs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read its blobs: %w", err)
+		}
+		set.stored = make(map[string][]byte, len(got))
+		for _, b := range got {
+			set.stored[b.Hash] = b.Body
+		}
+	}
+	return bodies, set, nil
 }
 
 // fetchMessages reads the bodies of the messages hashes name, but for the

@@ -189,7 +189,7 @@ func TestRandomHistoriesRebuildExactly(t *testing.T) {
 			for _, c := range []struct {
 				seed      uint64
 				baseEvery int
-			}{{1, 2}, {2, 6}} { // short and long delta chains
+			}{{1, 2}, {2, 6}, {3, 64}} { // short and long delta chains
 				t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
 					defer engine.SetBaseEvery(c.baseEvery)()
 					randomHistory(t, sc, c.seed)
@@ -287,6 +287,7 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 	}
 	ref.check(t, e, thread, "at the end")
 	checkReaders(t, st, thread)
+	checkReplayAll(t, st, thread)
 	if reopen != nil {
 		ref.check(t, newEngine(reopen()), thread, "after reopening the store")
 	}

@@ -218,8 +218,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
-		// A taller list shows rows whose state is not read yet.
-		return m, tea.Batch(m.wantWords(), m.loadThreadStates())
+		// A taller list shows rows whose state is not read yet; a wider
+		// screen may bring the State pane (and its badge) into view.
+		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.checkFidelity())
 	case wordsMsg:
 		return m, m.onWords(msg)
 	case searchMsg:
@@ -433,11 +434,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.FocusPrev):
 		m.cycleFocus(-1)
 	case key.Matches(msg, k.TabConv):
-		m.showPane(paneConv)
+		return m.showPane(paneConv)
 	case key.Matches(msg, k.TabState):
-		m.showPane(paneState)
+		return m.showPane(paneState)
 	case key.Matches(msg, k.TabInsp):
-		m.showPane(paneInsp)
+		return m.showPane(paneInsp)
 	case key.Matches(msg, k.Compose):
 		if m.thread == "" {
 			return m.setFlash("open or create a thread first (t)", true)
@@ -531,12 +532,15 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) visiblePanes() (main, side int) { return m.content.visible() }
 
-func (m *Model) showPane(p int) {
+// showPane puts pane p on screen (and the State pane's fidelity badge
+// starts when it comes into view).
+func (m *Model) showPane(p int) tea.Cmd {
 	m.focus = focusMain
 	if m.content.show(p) {
 		m.focus = focusSide
 	}
 	m.syncPanes()
+	return m.checkFidelity()
 }
 
 // syncPanes re-renders the visible panes whose inputs changed.

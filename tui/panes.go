@@ -47,6 +47,12 @@ func (c *contentPanes) visible() (main, side int) {
 	return c.mainTab, -1
 }
 
+// shows is whether pane p is on screen.
+func (c *contentPanes) shows(p int) bool {
+	main, side := c.visible()
+	return p == main || p == side
+}
+
 // show puts pane p on screen; side is whether it went to the side column.
 func (c *contentPanes) show(p int) (side bool) {
 	if !c.wide {

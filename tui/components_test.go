@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -162,4 +163,33 @@ func TestTimelineKeysAlone(t *testing.T) {
 	if p.position != [2]int{1, 3} || p.title(tr, false) != "Timeline · 3" {
 		t.Fatalf("position %v, title %q", p.position, p.title(tr, false))
 	}
+}
+
+// A dialog takes the room SetSize gives it: the root sizes it when it opens
+// and again when the terminal is resized under it.
+func TestDialogTakesItsSize(t *testing.T) {
+	th := themes.Or(themes.Default)
+	d := &confirmDialog{title: "Delete thread", question: strings.Repeat("Delete it all? ", 12), keys: newConfirmKeys(), onYes: func() tea.Cmd { return nil }}
+	widest := func(s string) int {
+		w := 0
+		for _, l := range strings.Split(s, "\n") {
+			w = max(w, width(l))
+		}
+		return w
+	}
+	d.SetSize(40, 20)
+	if w := widest(d.View(th, help.New())); w > 40 {
+		t.Fatalf("given 40 columns the dialog is %d wide", w)
+	}
+	m := New(t.Context(), Deps{}, Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.openDialog(d)
+	if w := widest(d.View(th, help.New())); w != 64 {
+		t.Fatalf("opened on 120 columns the dialog is %d wide, want its 64", w)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	if w := widest(d.View(th, help.New())); w > 56 {
+		t.Fatalf("resized to 60 columns the dialog is still %d wide", w)
+	}
+	assertFits(t, m.View(), [2]int{60, 20}, "a resize under a dialog")
 }

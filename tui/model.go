@@ -464,7 +464,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Approve):
 		return m.openApproval()
 	case key.Matches(msg, k.Breaks):
-		m.dialog = &breakDialog{nodes: graphNodes, on: m.breaks, keys: newToggleKeys()}
+		m.openDialog(&breakDialog{nodes: graphNodes, on: m.breaks, keys: newToggleKeys()})
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
 		return loadThreads(m.ctx, m.deps.Backend)
@@ -518,12 +518,12 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setFlash("a run is under way on this thread", true)
 		}
 		ctx, b, id := m.ctx, m.deps.Backend, t.ID
-		m.dialog = &confirmDialog{title: "Delete thread",
+		m.openDialog(&confirmDialog{title: "Delete thread",
 			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", termtext.Name(id), t.Checkpoints),
 			keys:     newConfirmKeys(),
 			onYes: func() tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
-			}}
+			}})
 	}
 	return m.loadThreadStates()
 }

@@ -233,7 +233,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if !m.busy() {
 		return m.quit()
 	}
-	m.dialog = m.quitDialog()
+	m.openDialog(m.quitDialog())
 	return nil
 }
 
@@ -318,7 +318,7 @@ func (m *Model) openFork() tea.Cmd {
 		}
 		return m.startRun("fork", id, Input{Text: v[0], Attach: attach}), nil
 	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
-	m.dialog = f
+	m.openDialog(f)
 	return f.fields[0].input.Focus()
 }
 
@@ -331,7 +331,7 @@ func (m *Model) openDiscard() tea.Cmd {
 		return m.setFlash("a run is under way", true)
 	}
 	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
-	m.dialog = &confirmDialog{title: "Discard pending tasks",
+	m.openDialog(&confirmDialog{title: "Discard pending tasks",
 		question: fmt.Sprintf("Drop the %d pending task(s) of @%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
@@ -339,7 +339,7 @@ func (m *Model) openDiscard() tea.Cmd {
 				cp, err := b.DiscardPending(ctx, thread)
 				return discardedMsg{gen: gen, thread: thread, cp: cp, err: err}
 			}
-		}}
+		}})
 	return nil
 }
 
@@ -370,6 +370,6 @@ func (m *Model) openNewThread() tea.Cmd {
 	}, newField("Thread name", name, "ticket-1", true),
 		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
 		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
-	m.dialog = f
+	m.openDialog(f)
 	return f.fields[0].input.Focus()
 }

@@ -67,6 +67,9 @@ func (m *Model) relayout() {
 	m.composer.SetSize(m.w)
 	m.help.Width = m.w
 	m.pager.SetSize(m.h)
+	if m.dialog != nil {
+		m.dialog.SetSize(dialogRoom(m.w, m.h))
+	}
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
 	m.script.SetSize(m.w, l.bodyH)
@@ -96,7 +99,7 @@ func (m *Model) View() string {
 	case m.pager.shown():
 		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
-		screen = overlay(screen, m.dialog.View(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
+		screen = overlay(screen, m.dialog.View(m.theme, m.help), m.w, m.h)
 	}
 	return screen
 }

@@ -381,8 +381,8 @@ func (m *Model) openDrill() tea.Cmd {
 	if !m.canKill() {
 		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
 	}
-	m.openDialog(newPointDialog(m.armed, func(name string) tea.Cmd {
-		m.armed = name
+	m.openDialog(newPointDialog(m.next.armed, func(name string) tea.Cmd {
+		m.next.armed = name
 		if name == "" {
 			return m.setFlash("no kill point armed", false)
 		}

@@ -49,6 +49,13 @@ func countsOf(r ticket.FidelityReport) fidelityCounts {
 	return fidelityCounts{facts: len(r.Facts), kept: c.Kept, folded: c.Folded, moved: c.Moved, altered: c.Altered, lost: c.Lost}
 }
 
+// fidelityChecks are the badges kept, by checkpoint, and whether a check
+// is under way.
+type fidelityChecks struct {
+	badges *lru[*fidelityBadge]
+	busy   bool
+}
+
 type fidelityMsg struct {
 	gen    int
 	thread string
@@ -66,15 +73,16 @@ func (m *Model) checkFidelity() tea.Cmd {
 	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" || !m.content.shows(paneState) {
 		return nil
 	}
-	if m.fidelity == nil {
-		m.fidelity = newLRU[*fidelityBadge](256)
+	f := &m.fidelity
+	if f.badges == nil {
+		f.badges = newLRU[*fidelityBadge](256)
 	}
 	k := ckey{m.thread, d.cp.ID}
-	if b, ok := m.fidelity.get(k); ok && b.gen == m.gen || m.fidelityBusy {
+	if b, ok := f.badges.get(k); ok && b.gen == m.gen || f.busy {
 		return nil
 	}
-	m.fidelityBusy = true
-	m.fidelity.put(k, &fidelityBadge{gen: m.gen, loading: true})
+	f.busy = true
+	f.badges.put(k, &fidelityBadge{gen: m.gen, loading: true})
 	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary)
 }
 
@@ -108,9 +116,9 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	m.fidelityBusy = false
-	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity != nil {
-		m.fidelity.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
+	m.fidelity.busy = false
+	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity.badges != nil {
+		m.fidelity.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
 		if m.cur != nil && m.cur.cp.ID == msg.id {
 			m.content.panes[paneState].key = paneKey{} // its inputs changed: render it again
 			m.syncPanes()
@@ -121,10 +129,10 @@ func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 
 // fidelityBadgeOf is the badge of the checkpoint shown, if any.
 func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
-	if d == nil || m.fidelity == nil {
+	if d == nil || m.fidelity.badges == nil {
 		return nil
 	}
-	b, ok := m.fidelity.get(ckey{m.thread, d.cp.ID})
+	b, ok := m.fidelity.badges.get(ckey{m.thread, d.cp.ID})
 	if !ok || b.gen != m.gen {
 		return nil
 	}

@@ -103,17 +103,17 @@ type Model struct {
 	leaf     int64
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
+	// followNext: the next checkpoint a sync brings gets the cursor (a
+	// run's first).
+	followNext bool
 
 	composer composer // the message line (composer.go)
 
-	followNext bool
-	breaks     map[string]bool
-
-	// Drills, approval and streaming (drill.go; the live strip, live.go).
-	authTTL time.Duration // of a draft's authorization grant
-	armed   string        // kill point for the next run
-	live    liveStrip     // the run under way and what the last one left
-	follow  follower      // a run elsewhere, followed (follow.go)
+	// Runs (runs.go), drills, approval and streaming (drill.go; the live
+	// strip, live.go).
+	next   nextRun   // breakpoints, kill point and grant of the next run
+	live   liveStrip // the run under way and what the last one left
+	follow follower  // a run elsewhere, followed (follow.go)
 
 	par parity // replay, edit state, compare, graph view (parity.go)
 
@@ -122,18 +122,13 @@ type Model struct {
 	pager   pager      // the help and the status log, over the screen
 	status  statusLine // the status bar's message and the status log
 
-	configPath string
-	noColor    bool
+	themeConfig themeConfig // where T saves the theme, NO_COLOR (config.go)
 
-	// Lessons (lessons.go, script.go) and the fidelity badge (fidelity.go).
-	lesson       string // to prepare at start
-	lessons      *lessonPicker
-	script       *scriptPanel
-	prepare      PrepareFunc
-	fidelity     *lru[*fidelityBadge] // by checkpoint
-	fidelityBusy bool                 // a check is under way
+	lessons  *lessonPicker  // the lessons and the one being prepared (lessons.go)
+	script   *scriptPanel   // the lesson's panel (script.go)
+	fidelity fidelityChecks // the State pane's badges (fidelity.go)
 
-	quitting bool
+	quitting bool // quit once the run under way has stopped (runs.go)
 
 	nav navState // nav.go: goto, search, zoom, pins
 }
@@ -148,22 +143,13 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		ctx: ctx, deps: deps,
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
-		content: newContentPanes(), thread: s.Thread, authTTL: s.AuthTTL,
-		configPath: s.ConfigPath, noColor: s.NoColor,
+		tree: newTree(), cache: newCache(), content: newContentPanes(), thread: s.Thread,
+		next:        newNextRun(s),
+		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
 		m.keys = newThreadKeys()
 		m.logStatus("keys not rebound: "+err.Error(), true)
-	}
-	if m.authTTL <= 0 {
-		m.authTTL = time.Hour
-	}
-	for _, n := range s.InterruptBefore {
-		m.breaks["before:"+n] = true
-	}
-	for _, n := range s.InterruptAfter {
-		m.breaks["after:"+n] = true
 	}
 	m.composer = newComposer()
 	m.live = newLiveStrip(m.keys, m.canKill)
@@ -172,7 +158,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons, m.prepare, m.lesson = newLessonPicker(m.theme, s.Lessons), s.Prepare, s.Lesson
+	m.lessons = newLessonPicker(m.theme, s.Lessons)
+	m.lessons.prepare, m.lessons.start = s.Prepare, s.Lesson
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -206,7 +193,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
 	}
-	if l, ok := m.lessons.find(m.lesson); ok {
+	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))
 	}
 	return tea.Batch(cmds...)
@@ -312,7 +299,7 @@ type (
 
 // saveTheme writes the theme into the config file, in a Cmd.
 func (m *Model) saveTheme(name string) tea.Cmd {
-	path := m.configPath
+	path := m.themeConfig.path
 	if path == "" {
 		return m.setFlash("theme "+name+" (not saved: no config file for this session)", false)
 	}
@@ -464,7 +451,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Approve):
 		return m.openApproval()
 	case key.Matches(msg, k.Breaks):
-		m.openDialog(&breakDialog{nodes: graphNodes, on: m.breaks, keys: newToggleKeys()})
+		m.openDialog(&breakDialog{nodes: graphNodes, on: m.next.breaks, keys: newToggleKeys()})
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
 		return loadThreads(m.ctx, m.deps.Backend)
@@ -474,7 +461,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Script):
 		return m.toggleScript()
 	case key.Matches(msg, k.Theme):
-		if m.noColor {
+		if m.themeConfig.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
 		}
 		m.setTheme(themes.Or(themes.Next(m.theme.Name)))

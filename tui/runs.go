@@ -46,10 +46,32 @@ func (m *Model) refreshLive() {
 	}
 }
 
+// nextRun is what the next run starts with: the breakpoints (b), the kill
+// point armed for it (K), and how long a draft's authorization grant lasts.
+type nextRun struct {
+	breaks  map[string]bool // "before:executor"
+	armed   string          // kill point for the next run only
+	authTTL time.Duration   // of a draft's authorization grant
+}
+
+func newNextRun(s Settings) nextRun {
+	n := nextRun{breaks: map[string]bool{}, authTTL: s.AuthTTL}
+	if n.authTTL <= 0 {
+		n.authTTL = time.Hour
+	}
+	for _, node := range s.InterruptBefore {
+		n.breaks["before:"+node] = true
+	}
+	for _, node := range s.InterruptAfter {
+		n.breaks["after:"+node] = true
+	}
+	return n
+}
+
 func (m *Model) runSettings() RunSettings {
 	var rs RunSettings
-	keys := make([]string, 0, len(m.breaks))
-	for k := range m.breaks {
+	keys := make([]string, 0, len(m.next.breaks))
+	for k := range m.next.breaks {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -62,7 +84,7 @@ func (m *Model) runSettings() RunSettings {
 		}
 	}
 	if m.canKill() {
-		rs.KillAt = m.armed
+		rs.KillAt = m.next.armed
 	}
 	return rs
 }
@@ -79,7 +101,7 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 	m.clearFlash()
 	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
 	if in.Text != "" {
-		in.AuthTTL = m.authTTL
+		in.AuthTTL = m.next.authTTL
 	}
 	m.refreshLive()
 	start := func() tea.Msg {
@@ -110,8 +132,8 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		return m.setFlash(msg.err.Error(), true)
 	}
 	m.followNext = msg.gen == m.gen
-	if msg.rs.KillAt != "" && msg.rs.KillAt == m.armed {
-		m.armed = "" // a kill point is armed for one run
+	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
+		m.next.armed = "" // a kill point is armed for one run
 	}
 	m.live.start(msg, msg.gen == m.gen)
 	m.refreshLive()

@@ -266,8 +266,8 @@ func (m *Model) viewStatus() string {
 		if m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
 		}
-		if m.armed != "" {
-			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))
+		if m.next.armed != "" {
+			parts = append(parts, th.Error.Render("✝ next run dies at "+m.next.armed))
 		}
 		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
 			parts = append(parts, live)

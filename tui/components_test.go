@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
 	"rewind/store"
@@ -192,4 +193,23 @@ func TestDialogTakesItsSize(t *testing.T) {
 		t.Fatalf("resized to 60 columns the dialog is still %d wide", w)
 	}
 	assertFits(t, m.View(), [2]int{60, 20}, "a resize under a dialog")
+}
+
+// The footer asks the component with the focus for its keys: the
+// timeline's scrubbing always (h/l work from any focus), a pane's
+// scrolling and folding when a pane has the focus, rebound keys as bound.
+func TestFooterAsksTheFocusedComponent(t *testing.T) {
+	m := New(t.Context(), Deps{}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
+	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • q quit") || strings.Contains(f, "scroll") {
+		t.Fatalf("the timeline has the focus: its keys, no pane's: %q", f)
+	}
+	m.cycleFocus(1)
+	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • q quit • ? help") {
+		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) before quit and help: %q", f)
+	}
+	if got := fmtKeys(m.content.ShortHelp()); !strings.Contains(got, "scroll") || !strings.Contains(got, "fold") {
+		t.Fatalf("the panes' keys: %s", got)
+	}
 }

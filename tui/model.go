@@ -154,6 +154,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.composer = newComposer()
 	m.live = newLiveStrip(m.keys, m.canKill)
 	m.timeline.keys = newTimelineKeys(m.keys)
+	m.content.keys = newContentKeys(m.keys)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads

@@ -365,13 +365,20 @@ func (m *Model) keyLine(bs []key.Binding) string {
 	return fit(" "+cut+line, m.w)
 }
 
-// shortHelp puts the keys that matter now first: kill during a run,
-// resume after a kill, the answer at an approval gate.
+// shortHelp is the thread view's footer. The live strip's keys when it
+// has any (kill during a run, resume after a kill, the answer at an
+// approval gate); else the thread view's with the focused component's:
+// the timeline's (h/l scrub from any focus) and, when a pane has the
+// focus, the pane's.
 func (m *Model) shortHelp() []key.Binding {
 	if bs := m.live.ShortHelp(); bs != nil {
 		return bs
 	}
-	return m.keys.ShortHelp()
+	focused := m.timeline.ShortHelp()
+	if m.focus != focusTimeline {
+		focused = append(focused, m.content.ShortHelp()...)
+	}
+	return m.keys.footer(focused)
 }
 
 // helpLines lists every key of the current screen, in as many columns as

@@ -161,7 +161,6 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
 		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
-		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
 		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
 	}
 }

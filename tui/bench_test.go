@@ -196,7 +196,8 @@ func TestTenThousandCheckpoints(t *testing.T) {
 //     the screen showing the new checkpoint whole.
 //
 // ns/op is a settled step. It also reports the heap after loading the
-// thread. The default panes are shown (the conversation; the inspector
+// thread, and how many frames showed their checkpoint whole (read ahead
+// into the cache by the step before: thread.go's prefetch). The default panes are shown (the conversation; the inspector
 // beside it when wide): the State pane's fidelity badge is checked only
 // while that pane shows (fidelity.go).
 //
@@ -231,6 +232,7 @@ func BenchmarkScrubStep(b *testing.B) {
 			dir := left
 			frames := make([]time.Duration, 0, b.N)
 			steps := make([]time.Duration, 0, b.N)
+			atOnce := 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -238,6 +240,9 @@ func BenchmarkScrubStep(b *testing.B) {
 				_, cmd := m.Update(dir)
 				_ = m.View()
 				frames = append(frames, time.Since(start))
+				if m.cur != nil && m.cur.cp.ID == m.tree.cursor {
+					atOnce++
+				}
 				runSync(m, cmd)
 				_ = m.View()
 				steps = append(steps, time.Since(start))
@@ -260,6 +265,7 @@ func BenchmarkScrubStep(b *testing.B) {
 				b.ReportMetric(float64(d.ds[len(d.ds)*99/100].Microseconds()), "µs-p99/"+d.name)
 			}
 			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "MiB-heap-loaded")
+			b.ReportMetric(100*float64(atOnce)/float64(b.N), "%-shown-in-frame")
 		})
 	}
 }

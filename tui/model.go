@@ -245,6 +245,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHistory(msg)
 	case detailMsg:
 		return m, m.onDetail(msg)
+	case prefetchedMsg:
+		return m, m.onPrefetched(msg)
 	case runStartedMsg:
 		return m, m.onRunStarted(msg)
 	case runUpdatesMsg:

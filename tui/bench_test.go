@@ -3,6 +3,8 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -15,6 +17,8 @@ import (
 	"rewind/engine"
 	"rewind/engine/bench"
 	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/backend"
 	"rewind/store/memory"
 )
 
@@ -181,15 +185,28 @@ func TestTenThousandCheckpoints(t *testing.T) {
 	}
 }
 
-// BenchmarkScrubStep is one scrub step on a 10,000-checkpoint thread: the
-// key's Update, the load of the checkpoint it asks for (its Cmd, run
-// inline), the Update with the result, and the View. It reports the median
-// and 99th percentile of a step and the heap after loading the thread.
+// BenchmarkScrubStep is one scrub step (← and →, back and forth over the
+// newest branch), timed in two parts as the user sees it:
+//   - frame: the key's Update and the View the terminal then draws (the
+//     timeline moved; the panes show the checkpoint when it is cached, else
+//     say they are loading it). No I/O: what a held-down key waits for.
+//   - settled: then the Cmds the step asked for, run inline as Bubble Tea
+//     runs them on its goroutines (the checkpoint's load, the words of rows
+//     that came on screen), the Updates with their results, and the View:
+//     the screen showing the new checkpoint whole.
 //
-// The real-* cases scrub a real conversation instead: 1000 turns of the
-// ticket graph run by engine/bench (what `rewind bench --turns 1000`
-// writes, 8000 checkpoints), whose rows are grouped by turn and show the
-// customer's words (read in the step's Cmds, which the step runs).
+// ns/op is a settled step. It also reports the heap after loading the
+// thread, and how many frames showed their checkpoint whole (read ahead
+// into the cache by the step before: thread.go's prefetch). The default panes are shown (the conversation; the inspector
+// beside it when wide): the State pane's fidelity badge is checked only
+// while that pane shows (fidelity.go).
+//
+// The synthetic cases scrub a 10,000-checkpoint thread of the memory store;
+// the real-* cases a real conversation: 1000 turns of the ticket graph run
+// by engine/bench (what `rewind bench --turns 1000` writes, 8000
+// checkpoints), whose rows are grouped by turn and show the customer's
+// words, on the memory store and (real-sqlite-*) on a SQLite file, what a
+// user opens.
 func BenchmarkScrubStep(b *testing.B) {
 	type bcase struct {
 		name string
@@ -201,7 +218,8 @@ func BenchmarkScrubStep(b *testing.B) {
 		cases = append(cases, bcase{fmt.Sprintf("%dx%d", size[0], size[1]), openBig, size})
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		cases = append(cases, bcase{fmt.Sprintf("real-%dx%d", size[0], size[1]), openReal, size})
+		cases = append(cases, bcase{fmt.Sprintf("real-%dx%d", size[0], size[1]), openReal, size},
+			bcase{fmt.Sprintf("real-sqlite-%dx%d", size[0], size[1]), openRealSQLite, size})
 	}
 	for _, c := range cases {
 		size := c.size
@@ -212,12 +230,19 @@ func BenchmarkScrubStep(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			left, right := keyMsg("left"), keyMsg("right")
 			dir := left
+			frames := make([]time.Duration, 0, b.N)
 			steps := make([]time.Duration, 0, b.N)
+			atOnce := 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				_, cmd := m.Update(dir)
+				_ = m.View()
+				frames = append(frames, time.Since(start))
+				if m.cur != nil && m.cur.cp.ID == m.tree.cursor {
+					atOnce++
+				}
 				runSync(m, cmd)
 				_ = m.View()
 				steps = append(steps, time.Since(start))
@@ -228,41 +253,80 @@ func BenchmarkScrubStep(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			sort.Slice(steps, func(i, j int) bool { return steps[i] < steps[j] })
-			b.ReportMetric(float64(steps[len(steps)/2].Microseconds()), "µs-median/step")
-			b.ReportMetric(float64(steps[len(steps)*99/100].Microseconds()), "µs-p99/step")
+			if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
+				b.Fatalf("the step did not settle: showing %v, cursor @%d", m.cur != nil, m.tree.cursor)
+			}
+			for _, d := range []struct {
+				name string
+				ds   []time.Duration
+			}{{"frame", frames}, {"settled", steps}} {
+				sort.Slice(d.ds, func(i, j int) bool { return d.ds[i] < d.ds[j] })
+				b.ReportMetric(float64(d.ds[len(d.ds)/2].Microseconds()), "µs-median/"+d.name)
+				b.ReportMetric(float64(d.ds[len(d.ds)*99/100].Microseconds()), "µs-p99/"+d.name)
+			}
 			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "MiB-heap-loaded")
+			b.ReportMetric(100*float64(atOnce)/float64(b.N), "%-shown-in-frame")
 		})
 	}
 }
 
-var (
-	realOnce sync.Once
-	realEng  *engine.Engine
-	realErr  error
-)
-
 // realTurns is how long the real conversation of the benchmark is.
 const realTurns = 1000
 
-// openReal opens the real conversation (see BenchmarkScrubStep) at its
-// newest checkpoint.
-func openReal(tb testing.TB, w, h int) *Model {
-	realOnce.Do(func() {
-		st := memory.New()
-		if _, realErr = bench.Run(context.Background(), st, "memory", bench.Options{Turns: realTurns, Thread: "real", Reads: 1}, nil); realErr != nil {
+// realThread is the real conversation (see BenchmarkScrubStep) written
+// once per test binary into a store that open makes.
+type realThread struct {
+	once sync.Once
+	eng  *engine.Engine
+	err  error
+}
+
+func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, string, error)) *Model {
+	r.once.Do(func() {
+		st, name, err := open()
+		if err != nil {
+			r.err = err
 			return
 		}
-		realEng, realErr = ticket.NewEngine(st, ticket.NewMock())
+		if _, r.err = bench.Run(context.Background(), st, name, bench.Options{Turns: realTurns, Thread: "real", Reads: 1}, nil); r.err != nil {
+			return
+		}
+		r.eng, r.err = ticket.NewEngine(st, ticket.NewMock())
 	})
-	if realErr != nil {
-		tb.Fatal(realErr)
+	if r.err != nil {
+		tb.Fatal(r.err)
 	}
-	m := New(context.Background(), depsFor(realEng), Settings{Thread: "real"})
+	m := New(context.Background(), depsFor(r.eng), Settings{Thread: "real"})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	runSync(m, m.Init())
 	if m.tree.len() < realTurns || m.cur == nil {
 		tb.Fatalf("the real thread did not load: %d checkpoints, detail %v", m.tree.len(), m.cur != nil)
 	}
 	return m
+}
+
+var realMemory, realSQLite realThread
+
+// openReal opens the real conversation on the memory store at its newest
+// checkpoint.
+func openReal(tb testing.TB, w, h int) *Model {
+	return realMemory.open(tb, w, h, func() (store.Store, string, error) { return memory.New(), "memory", nil })
+}
+
+// realSQLiteDir holds the real conversation's SQLite file (TestMain
+// removes it).
+var realSQLiteDir string
+
+// openRealSQLite opens the real conversation on a SQLite file.
+func openRealSQLite(tb testing.TB, w, h int) *Model {
+	return realSQLite.open(tb, w, h, func() (store.Store, string, error) {
+		dir, err := os.MkdirTemp("", "rewind-tui-bench-")
+		if err != nil {
+			return nil, "", err
+		}
+		realSQLiteDir = dir
+		spec := "sqlite:" + filepath.Join(dir, "real.db")
+		st, err := backend.Open(context.Background(), spec)
+		return st, spec, err
+	})
 }

@@ -46,14 +46,15 @@ func (k compareKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Short
 // compareDialog shows how the state changed from checkpoint a (the mark)
 // to b (the cursor).
 type compareDialog struct {
-	a, b    int64
-	loading bool
-	err     error
-	rel     string
-	diffs   []engine.ChannelDiff
-	off     int
-	room    int // body rows at the last view
-	keys    compareKeys
+	dialogSize // SetSize: the room the root gives it
+	a, b       int64
+	loading    bool
+	err        error
+	rel        string
+	diffs      []engine.ChannelDiff
+	off        int
+	room       int // body rows at the last view
+	keys       compareKeys
 
 	// The body rendered for the last width and theme (View stays cheap).
 	wrapW   int
@@ -157,8 +158,8 @@ func (d *compareDialog) body(th *themes.Theme, w int) []string {
 	return out
 }
 
-func (d *compareDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 110)
+func (d *compareDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 110)
 	inner := w - 4
 	title := fmt.Sprintf("Compare @%d (mark) → @%d (cursor)", d.a, d.b)
 	var head []string
@@ -181,7 +182,7 @@ func (d *compareDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) str
 	if !d.loading && d.err == nil {
 		body = d.body(th, inner)
 	}
-	d.room = max(maxH-len(head)-len(foot)-3, 1)
+	d.room = max(d.maxH-len(head)-len(foot)-3, 1)
 	if len(body) > d.room {
 		off := min(max(d.off, 0), len(body)-d.room)
 		title += fmt.Sprintf(" · %d–%d of %d", off+1, off+d.room, len(body))
@@ -216,6 +217,6 @@ func (m *Model) openCompare() tea.Cmd {
 		return m.setFlash("no checkpoint under the cursor to compare", true)
 	}
 	d := &compareDialog{a: m.par.mark, b: m.tree.cursor, loading: true, keys: newCompareKeys()}
-	m.dialog = d
+	m.openDialog(d)
 	return loadCompare(m.ctx, m.deps.Backend, m.thread, d)
 }

@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
 	"rewind/store"
@@ -161,5 +163,53 @@ func TestTimelineKeysAlone(t *testing.T) {
 	p.follow(tr)
 	if p.position != [2]int{1, 3} || p.title(tr, false) != "Timeline · 3" {
 		t.Fatalf("position %v, title %q", p.position, p.title(tr, false))
+	}
+}
+
+// A dialog takes the room SetSize gives it: the root sizes it when it opens
+// and again when the terminal is resized under it.
+func TestDialogTakesItsSize(t *testing.T) {
+	th := themes.Or(themes.Default)
+	d := &confirmDialog{title: "Delete thread", question: strings.Repeat("Delete it all? ", 12), keys: newConfirmKeys(), onYes: func() tea.Cmd { return nil }}
+	widest := func(s string) int {
+		w := 0
+		for _, l := range strings.Split(s, "\n") {
+			w = max(w, width(l))
+		}
+		return w
+	}
+	d.SetSize(40, 20)
+	if w := widest(d.View(th, help.New())); w > 40 {
+		t.Fatalf("given 40 columns the dialog is %d wide", w)
+	}
+	m := New(t.Context(), Deps{}, Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.openDialog(d)
+	if w := widest(d.View(th, help.New())); w != 64 {
+		t.Fatalf("opened on 120 columns the dialog is %d wide, want its 64", w)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	if w := widest(d.View(th, help.New())); w > 56 {
+		t.Fatalf("resized to 60 columns the dialog is still %d wide", w)
+	}
+	assertFits(t, m.View(), [2]int{60, 20}, "a resize under a dialog")
+}
+
+// The footer asks the component with the focus for its keys: the
+// timeline's scrubbing always (h/l work from any focus), a pane's
+// scrolling and folding when a pane has the focus, rebound keys as bound.
+func TestFooterAsksTheFocusedComponent(t *testing.T) {
+	m := New(t.Context(), Deps{}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
+	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • q quit") || strings.Contains(f, "scroll") {
+		t.Fatalf("the timeline has the focus: its keys, no pane's: %q", f)
+	}
+	m.cycleFocus(1)
+	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • q quit • ? help") {
+		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) before quit and help: %q", f)
+	}
+	if got := fmtKeys(m.content.ShortHelp()); !strings.Contains(got, "scroll") || !strings.Contains(got, "fold") {
+		t.Fatalf("the panes' keys: %s", got)
 	}
 }

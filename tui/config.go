@@ -258,6 +258,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// themeConfig is what this session lets T do with the theme: the config
+// file it saves the choice to ("" saves none) and NO_COLOR (the theme stays
+// no-color, T cannot change it).
+type themeConfig struct {
+	path    string
+	noColor bool
+}
+
 // SaveTheme writes theme = "NAME" into the config file at path, keeping
 // every other line (comments too); the file and its directory are made
 // when missing. The file is checked again before it replaces the old one.

@@ -86,6 +86,9 @@ type cache struct {
 	// built before a drop may hold stored writes that have changed since,
 	// and must be neither kept nor shown.
 	stale map[string]int
+	// prefetching: a prefetch (thread.go) is under way. Read and set on
+	// the Update goroutine only.
+	prefetching bool
 }
 
 // rawCP is a read checkpoint with its decoded state: a checkpoint never
@@ -238,7 +241,9 @@ type (
 		sync   bool
 		err    error
 	}
-	detailMsg struct {
+	// prefetchedMsg: a prefetch (thread.go) put its details in the cache.
+	prefetchedMsg struct{ gen int }
+	detailMsg     struct {
 		gen    int
 		thread string
 		id     int64

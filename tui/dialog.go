@@ -15,17 +15,33 @@ import (
 
 // dialog is a modal box over the screen, a component like the panes:
 // Update takes every message while it is open and returns done when it
-// should close, and a command to run; View draws it within maxW×maxH (a
-// dialog is sized when drawn: it lives shorter than a resize); its keys
-// are a help.KeyMap (the box shows them). The dialogs: formDialog,
+// should close, and a command to run; SetSize gives it the room it may
+// take (the root's openDialog when it opens, relayout on a resize); View
+// draws it within that room; its keys are a help.KeyMap (the box shows
+// them). The dialogs: formDialog,
 // confirmDialog, breakDialog (here), pointDialog and approvalDialog
 // (drill.go), compareDialog (compare.go), channelDialog (editstate.go),
 // graphDialog (graphview.go), searchDialog (search.go), traceDialog
 // (trace.go).
 type dialog interface {
 	Update(msg tea.Msg) (done bool, cmd tea.Cmd)
-	View(th *themes.Theme, h help.Model, maxW, maxH int) string
+	SetSize(maxW, maxH int)
+	View(th *themes.Theme, h help.Model) string
 	help.KeyMap
+}
+
+// dialogSize is a dialog's room, embedded in every dialog.
+type dialogSize struct{ maxW, maxH int }
+
+func (s *dialogSize) SetSize(maxW, maxH int) { s.maxW, s.maxH = maxW, maxH }
+
+// dialogRoom is the room a dialog gets on a w×h screen.
+func dialogRoom(w, h int) (int, int) { return w - 4, h - 2 }
+
+// openDialog shows d over the screen, sized for it.
+func (m *Model) openDialog(d dialog) {
+	d.SetSize(dialogRoom(m.w, m.h))
+	m.dialog = d
 }
 
 // The dialogs' key maps, in one place.
@@ -60,13 +76,14 @@ type field struct {
 
 // formDialog asks for a few text fields (fork input, new thread).
 type formDialog struct {
-	title    string
-	note     string
-	fields   []field
-	focus    int
-	err      string
-	keys     formKeys
-	onSubmit func(values []string) (tea.Cmd, error)
+	dialogSize // SetSize: the room the root gives it
+	title      string
+	note       string
+	fields     []field
+	focus      int
+	err        string
+	keys       formKeys
+	onSubmit   func(values []string) (tea.Cmd, error)
 }
 
 func newForm(th *themes.Theme, title, note string, onSubmit func([]string) (tea.Cmd, error), fields ...field) *formDialog {
@@ -145,8 +162,8 @@ func (f *formDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
-func (f *formDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 76)
+func (f *formDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(f.maxW, 76)
 	inner := w - 4
 	var lines []string
 	if f.note != "" {
@@ -179,6 +196,7 @@ func (f *formDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string
 
 // confirmDialog asks a yes/no question.
 type confirmDialog struct {
+	dialogSize      // SetSize: the room the root gives it
 	title, question string
 	keys            confirmKeys
 	onYes           func() tea.Cmd
@@ -202,8 +220,8 @@ func (c *confirmDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (c *confirmDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 64)
+func (c *confirmDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(c.maxW, 64)
 	var lines []string
 	for _, l := range wrap(c.question, w-4) {
 		lines = append(lines, th.Text.Render(l))
@@ -216,10 +234,11 @@ func (c *confirmDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) str
 
 // breakDialog toggles interrupts before/after each node for the next runs.
 type breakDialog struct {
-	nodes []string
-	on    map[string]bool // "before:executor"
-	sel   int
-	keys  toggleKeys
+	dialogSize // SetSize: the room the root gives it
+	nodes      []string
+	on         map[string]bool // "before:executor"
+	sel        int
+	keys       toggleKeys
 }
 
 func (b *breakDialog) items() []string {
@@ -253,8 +272,8 @@ func (b *breakDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (b *breakDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 56)
+func (b *breakDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(b.maxW, 56)
 	lines := []string{th.Muted.Render("Pause runs before or after a node; r resumes."), ""}
 	for i, it := range b.items() {
 		when, node, _ := strings.Cut(it, ":")

@@ -19,11 +19,12 @@ import (
 
 // pointDialog picks the kill point armed for the next run.
 type pointDialog struct {
-	points []worker.Point
-	sel    int // 0 is "off", i is points[i-1]
-	armed  string
-	keys   pickKeys
-	onPick func(name string) tea.Cmd
+	dialogSize // SetSize: the room the root gives it
+	points     []worker.Point
+	sel        int // 0 is "off", i is points[i-1]
+	armed      string
+	keys       pickKeys
+	onPick     func(name string) tea.Cmd
 }
 
 func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
@@ -58,8 +59,8 @@ func (d *pointDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *pointDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 84)
+func (d *pointDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 84)
 	inner := w - 4
 	var top []string
 	for _, l := range wrap("The next run's worker kills itself with SIGKILL at the chosen moment, exactly like `kill -9`; r then resumes the thread in a new worker. Armed for one run (a send, fork, resume or approval answer).", inner) {
@@ -106,10 +107,10 @@ func (d *pointDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) strin
 	}
 	// On a short screen the explanation goes first, then the list is
 	// shown as a window around the selection.
-	if len(top)+len(bottom)+len(rows)+3 > maxH {
+	if len(top)+len(bottom)+len(rows)+3 > d.maxH {
 		top = nil
 	}
-	room := max(maxH-len(top)-len(bottom)-3, 3)
+	room := max(d.maxH-len(top)-len(bottom)-3, 3)
 	if len(rows) > room {
 		start := min(max(d.sel-room/2, 0), len(rows)-room)
 		rows = rows[start : start+room]
@@ -121,12 +122,13 @@ func (d *pointDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) strin
 // approvalDialog shows the draft at the approval gate and takes the
 // answer: approve, or reject with a reason.
 type approvalDialog struct {
-	gate     *gateInfo
-	asking   bool // reject: asking for the reason
-	reason   textinput.Model
-	err      string
-	keys     approvalKeys
-	onAnswer func(approve bool, reason string) tea.Cmd
+	dialogSize // SetSize: the room the root gives it
+	gate       *gateInfo
+	asking     bool // reject: asking for the reason
+	reason     textinput.Model
+	err        string
+	keys       approvalKeys
+	onAnswer   func(approve bool, reason string) tea.Cmd
 
 	// The draft wrapped for the last width (View stays cheap).
 	wrapW   int
@@ -212,8 +214,8 @@ func (a *approvalDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
-func (a *approvalDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 84)
+func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(a.maxW, 84)
 	inner := w - 4
 	g := a.gate
 	kv := func(k, v string, st styleT) []string {
@@ -245,7 +247,7 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) st
 	}
 
 	var foot []string
-	if maxH >= 22 {
+	if a.maxH >= 22 {
 		foot = append(foot, "")
 		for _, l := range wrap("The answer is recorded as a decision in the next checkpoint, never as a conversation message.", inner) {
 			foot = append(foot, th.Muted.Render(l))
@@ -274,7 +276,7 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) st
 		}
 	}
 	body := a.wrapped
-	room := max(maxH-len(head)-len(foot)-3, 2)
+	room := max(a.maxH-len(head)-len(foot)-3, 2)
 	if len(body) > room {
 		hidden := len(body) - (room - 1)
 		body = append(body[:room-1:room-1], th.Fold.Render(fmt.Sprintf("  … %d more line(s) (the state pane (2) shows the operation)", hidden)))
@@ -343,7 +345,7 @@ func (m *Model) askKill() tea.Cmd {
 	if !ok || !m.canKill() || m.live.killAt != "" {
 		return m.kill()
 	}
-	m.dialog = m.killDialog(k.Pid())
+	m.openDialog(m.killDialog(k.Pid()))
 	return nil
 }
 
@@ -379,13 +381,13 @@ func (m *Model) openDrill() tea.Cmd {
 	if !m.canKill() {
 		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
 	}
-	m.dialog = newPointDialog(m.armed, func(name string) tea.Cmd {
-		m.armed = name
+	m.openDialog(newPointDialog(m.next.armed, func(name string) tea.Cmd {
+		m.next.armed = name
 		if name == "" {
 			return m.setFlash("no kill point armed", false)
 		}
 		return m.setFlash("armed: the next run's worker dies at "+name, false)
-	})
+	}))
 	return nil
 }
 
@@ -430,7 +432,7 @@ func (m *Model) openApproval() tea.Cmd {
 		}
 		return tea.Batch(start, m.spin.Tick)
 	})
-	m.dialog = dlg
+	m.openDialog(dlg)
 	return nil
 }
 

@@ -108,11 +108,11 @@ func (m *Model) openEditState() tea.Cmd {
 	}
 	ed := &stateEdit{thread: m.thread, gen: m.gen, id: cp.ID}
 	values := cp.Values
-	m.dialog = &channelDialog{id: cp.ID, pending: len(cp.Tasks), rows: rows, keys: newChannelKeys(), onPick: func(name string) tea.Cmd {
+	m.openDialog(&channelDialog{id: cp.ID, pending: len(cp.Tasks), rows: rows, keys: newChannelKeys(), onPick: func(name string) tea.Cmd {
 		e := *ed
 		e.channel = name
 		return writeEditFile(&e, values[name])
-	}}
+	}})
 	return nil
 }
 
@@ -208,7 +208,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 	case errors.Is(msg.err, engine.ErrBadEdit):
 		// Refused: nothing is stored; the file keeps the text to fix.
 		flash := m.setFlash(msg.err.Error(), true)
-		m.dialog = &confirmDialog{title: "Edit refused · nothing stored",
+		m.openDialog(&confirmDialog{title: "Edit refused · nothing stored",
 			question: termtext.Error(msg.err.Error()) + "\n\nEdit it again? (n drops the edit)",
 			keys:     newConfirmKeys(),
 			onYes:    func() tea.Cmd { return runEditor(ed) },
@@ -216,7 +216,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 				m.par.edit = nil
 				return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("edit of %s at @%d dropped: nothing stored", termtext.Line(ed.channel), ed.id), false))
 			},
-		}
+		})
 		return flash
 	case msg.err != nil:
 		m.par.edit = nil
@@ -260,12 +260,13 @@ func (k channelKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Short
 
 // channelDialog chooses the channel to edit.
 type channelDialog struct {
-	id      int64
-	pending int
-	rows    []chanRow
-	sel     int
-	keys    channelKeys
-	onPick  func(channel string) tea.Cmd
+	dialogSize // SetSize: the room the root gives it
+	id         int64
+	pending    int
+	rows       []chanRow
+	sel        int
+	keys       channelKeys
+	onPick     func(channel string) tea.Cmd
 }
 
 func (d *channelDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
@@ -289,8 +290,8 @@ func (d *channelDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *channelDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 76)
+func (d *channelDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 76)
 	inner := w - 4
 	note := fmt.Sprintf("The value opens in $EDITOR as JSON. Saving stores it as a new update checkpoint after @%d (the old branch stays)", d.id)
 	if d.pending > 0 {
@@ -314,10 +315,10 @@ func (d *channelDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) str
 	}
 	h.Width = inner
 	bottom := []string{"", h.View(d.keys)}
-	if len(top)+len(bottom)+len(rows)+3 > maxH {
+	if len(top)+len(bottom)+len(rows)+3 > d.maxH {
 		top = nil
 	}
-	room := max(maxH-len(top)-len(bottom)-3, 3)
+	room := max(d.maxH-len(top)-len(bottom)-3, 3)
 	if len(rows) > room {
 		start := min(max(d.sel-room/2, 0), len(rows)-room)
 		rows = rows[start : start+room]

@@ -19,7 +19,11 @@ import (
 // whether the summary keeps every pinned fact of the messages it covers
 // with its index and speaker (ticket.CheckFidelity over the stored
 // transcript of the summary's range, as `rewind check fidelity` does). It
-// is computed in a Cmd once per checkpoint and kept; View only reads it.
+// is computed in a Cmd once per checkpoint, and only while the State pane
+// is on screen: on a long thread the check reads every message the summary
+// covers (thousands), so a badge nobody sees is not paid for. A badge keeps
+// its counts, not the report's facts (one per pinned fact: thousands too).
+// View only reads it.
 
 // transcriptReader is a Backend that reads the stored transcript.
 type transcriptReader interface {
@@ -30,36 +34,55 @@ type transcriptReader interface {
 type fidelityBadge struct {
 	gen     int // the thread's opening it belongs to
 	loading bool
-	report  ticket.FidelityReport
+	counts  fidelityCounts
 	err     error
+}
+
+// fidelityCounts is what a badge says of a report.
+type fidelityCounts struct {
+	facts                              int
+	kept, folded, moved, altered, lost int
+}
+
+func countsOf(r ticket.FidelityReport) fidelityCounts {
+	c := r.Counts
+	return fidelityCounts{facts: len(r.Facts), kept: c.Kept, folded: c.Folded, moved: c.Moved, altered: c.Altered, lost: c.Lost}
+}
+
+// fidelityChecks are the badges kept, by checkpoint, and whether a check
+// is under way.
+type fidelityChecks struct {
+	badges *lru[*fidelityBadge]
+	busy   bool
 }
 
 type fidelityMsg struct {
 	gen    int
 	thread string
 	id     int64
-	report ticket.FidelityReport
+	counts fidelityCounts
 	err    error
 }
 
 // checkFidelity starts the badge of the checkpoint under the cursor when
-// it has a summary and no badge yet. One check runs at a time: scrubbing
+// it has a summary and no badge yet, and the State pane shows it. One check runs at a time: scrubbing
 // a long thread does not pile them up; when one ends, the checkpoint then
 // under the cursor gets its own.
 func (m *Model) checkFidelity() tea.Cmd {
 	d := m.cur
-	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" {
+	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" || !m.content.shows(paneState) {
 		return nil
 	}
-	if m.fidelity == nil {
-		m.fidelity = newLRU[*fidelityBadge](256)
+	f := &m.fidelity
+	if f.badges == nil {
+		f.badges = newLRU[*fidelityBadge](256)
 	}
 	k := ckey{m.thread, d.cp.ID}
-	if b, ok := m.fidelity.get(k); ok && b.gen == m.gen || m.fidelityBusy {
+	if b, ok := f.badges.get(k); ok && b.gen == m.gen || f.busy {
 		return nil
 	}
-	m.fidelityBusy = true
-	m.fidelity.put(k, &fidelityBadge{gen: m.gen, loading: true})
+	f.busy = true
+	f.badges.put(k, &fidelityBadge{gen: m.gen, loading: true})
 	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary)
 }
 
@@ -86,16 +109,16 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 			}
 			originals = append(originals, om)
 		}
-		msg.report = ticket.CheckFidelity(s, originals)
+		msg.counts = countsOf(ticket.CheckFidelity(s, originals))
 		return msg
 	}
 }
 
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	m.fidelityBusy = false
-	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity != nil {
-		m.fidelity.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, report: msg.report, err: msg.err})
+	m.fidelity.busy = false
+	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity.badges != nil {
+		m.fidelity.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
 		if m.cur != nil && m.cur.cp.ID == msg.id {
 			m.content.panes[paneState].key = paneKey{} // its inputs changed: render it again
 			m.syncPanes()
@@ -106,10 +129,10 @@ func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 
 // fidelityBadgeOf is the badge of the checkpoint shown, if any.
 func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
-	if d == nil || m.fidelity == nil {
+	if d == nil || m.fidelity.badges == nil {
 		return nil
 	}
-	b, ok := m.fidelity.get(ckey{m.thread, d.cp.ID})
+	b, ok := m.fidelity.badges.get(ckey{m.thread, d.cp.ID})
 	if !ok || b.gen != m.gen {
 		return nil
 	}
@@ -118,23 +141,22 @@ func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
 
 // badgeText is the badge's words and whether the check passed:
 // "fidelity ✓ 13 kept · 50 folded", "fidelity ✗ 1 altered · 12 kept".
-func badgeText(r ticket.FidelityReport) (string, bool) {
-	c := r.Counts
-	if len(r.Facts) == 0 {
+func badgeText(c fidelityCounts) (string, bool) {
+	if c.facts == 0 {
 		return "fidelity ✓ no pinned facts to keep", true
 	}
 	var bad []string
 	for _, kv := range []struct {
 		n    int
 		what string
-	}{{c.Altered, "altered"}, {c.Moved, "moved"}, {c.Lost, "lost"}} {
+	}{{c.altered, "altered"}, {c.moved, "moved"}, {c.lost, "lost"}} {
 		if kv.n > 0 {
 			bad = append(bad, fmt.Sprintf("%d %s", kv.n, kv.what))
 		}
 	}
-	good := []string{fmt.Sprintf("%d kept", c.Kept)}
-	if c.Folded > 0 {
-		good = append(good, fmt.Sprintf("%d folded", c.Folded))
+	good := []string{fmt.Sprintf("%d kept", c.kept)}
+	if c.folded > 0 {
+		good = append(good, fmt.Sprintf("%d folded", c.folded))
 	}
 	if len(bad) == 0 {
 		return "fidelity ✓ " + strings.Join(good, " · "), true
@@ -158,7 +180,7 @@ func (r *renderer) fidelityHeader(d *detail, b *fidelityBadge, w int) []string {
 	case b.err != nil:
 		badge = th.Warning.Render("fidelity not checked: " + termtext.Error(b.err.Error()))
 	default:
-		text, ok := badgeText(b.report)
+		text, ok := badgeText(b.counts)
 		if ok {
 			badge = th.Success.Render(text)
 		} else {

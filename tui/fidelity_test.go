@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
@@ -58,12 +59,12 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 		if !ok || msg.err != nil {
 			t.Fatalf("%s: %#v", tc.name, msg)
 		}
-		text, pass := badgeText(msg.report)
+		text, pass := badgeText(msg.counts)
 		if text != tc.want || pass != tc.pass {
 			t.Errorf("%s: badge %q (pass %v), want %q (pass %v)", tc.name, text, pass, tc.want, tc.pass)
 		}
 		d := &detail{cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: s}}
-		head := strings.Join(r.fidelityHeader(d, &fidelityBadge{gen: 1, report: msg.report}, 120), "\n")
+		head := strings.Join(r.fidelityHeader(d, &fidelityBadge{gen: 1, counts: msg.counts}, 120), "\n")
 		if !strings.Contains(ansi.Strip(head), tc.want) || !strings.Contains(ansi.Strip(head), "Summary #1–#3") {
 			t.Errorf("%s: header %q", tc.name, ansi.Strip(head))
 		}
@@ -75,6 +76,7 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
 	m.thread, m.gen = "t", 3
+	m.showPane(paneState)
 	m.cur = &detail{cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
 	if m.checkFidelity() == nil {
 		t.Fatal("no check started at a checkpoint with a summary")
@@ -106,5 +108,27 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	m.cur = &detail{cp: engine.Checkpoint{ID: 8}}
 	if m.checkFidelity() != nil {
 		t.Fatal("a check started at a checkpoint without a summary")
+	}
+}
+
+// The badge is checked only while the State pane is on screen: scrubbing
+// with the conversation shown reads no transcript (on a long thread a check
+// reads thousands of messages); showing the State pane starts it, in the
+// narrow layout (2) and in the wide one's side column.
+func TestFidelityBadgeOnlyWhenStateShows(t *testing.T) {
+	for _, w := range []int{80, 140} {
+		m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		m.thread, m.gen = "t", 3
+		m.cur = &detail{cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
+		if m.checkFidelity() != nil {
+			t.Fatalf("%d columns: a check started with the State pane off screen", w)
+		}
+		if m.showPane(paneInsp) != nil {
+			t.Fatalf("%d columns: showing the inspector started a check", w)
+		}
+		if m.showPane(paneState) == nil {
+			t.Fatalf("%d columns: showing the State pane started no check", w)
+		}
 	}
 }

@@ -55,12 +55,13 @@ type graphNode struct {
 // graphDialog is the drawing for the checkpoint under the cursor: h/l
 // scrub, and it follows the checkpoint shown.
 type graphDialog struct {
-	m      *Model
-	from   *detail // what it was drawn from
-	id     int64
-	source string
-	nodes  []graphNode
-	keys   graphKeys
+	dialogSize // SetSize: the room the root gives it
+	m          *Model
+	from       *detail // what it was drawn from
+	id         int64
+	source     string
+	nodes      []graphNode
+	keys       graphKeys
 }
 
 // newGraphDialog draws the model's loaded checkpoint.
@@ -125,13 +126,13 @@ func (g *graphDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (g *graphDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
+func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 	if c := g.m.cur; c != nil && c != g.from && c.cp.ID == g.m.tree.cursor {
 		g.draw(c) // the cursor's checkpoint has loaded
 	}
-	w := min(maxW, 56)
+	w := min(g.maxW, 56)
 	inner := w - 4
-	room := maxH - 3 // the box's borders and its top margin
+	room := g.maxH - 3 // the box's borders and its top margin
 	n := len(g.nodes)
 	// What goes in when there is room: connectors between the nodes, the
 	// legend, the reading note; on a short screen, a window of the nodes
@@ -196,6 +197,6 @@ func (m *Model) openGraph() tea.Cmd {
 	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
 	}
-	m.dialog = newGraphDialog(m)
+	m.openDialog(newGraphDialog(m))
 	return nil
 }

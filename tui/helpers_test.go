@@ -33,8 +33,10 @@ func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
 	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
+	for _, dir := range []string{binDir, realSQLiteDir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -143,11 +143,14 @@ func short(b key.Binding, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(keyLabel(keys), desc))
 }
 
-// ShortHelp is the key line under the status bar. ? help comes last: the
-// footer drops keys from the left when it is short of room.
-func (k threadKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Threads, "threads"), short(k.FocusNext, "pane"), short(k.Resume, "resume"), short(k.Fork, "fork"),
-		short(k.Compose, "write"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Quit, "quit"), k.Help}
+// footer is the key line under the status bar: the thread view's keys,
+// then focused (the keys of the components that have the focus), then quit
+// and ? help, last: the footer drops keys from the left when it is short
+// of room.
+func (k threadKeys) footer(focused []key.Binding) []key.Binding {
+	bs := []key.Binding{short(k.Threads, "threads"), short(k.FocusNext, "pane"), short(k.Resume, "resume"), short(k.Fork, "fork"),
+		short(k.Compose, "write")}
+	return append(append(bs, focused...), short(k.Quit, "quit"), k.Help)
 }
 
 // FullHelp is the `?` screen.
@@ -158,7 +161,6 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
 		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
-		{k.Threads, k.Fold, k.Theme, k.Log, k.Help, k.Quit},
 		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
 	}
 }

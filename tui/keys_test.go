@@ -281,3 +281,17 @@ func TestCheckpointsAndMessagesAreNamedApart(t *testing.T) {
 		}
 	}
 }
+
+// The help lists each key of the thread view once.
+func TestHelpListsEachKeyOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, g := range newThreadKeys().FullHelp() {
+		for _, b := range g {
+			if h := b.Help().Key + " " + b.Help().Desc; seen[h] {
+				t.Errorf("the help lists %q twice", h)
+			} else {
+				seen[h] = true
+			}
+		}
+	}
+}

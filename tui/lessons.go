@@ -109,6 +109,8 @@ type lessonPicker struct {
 	cancel    context.CancelFunc
 	ended     chan struct{} // closed when the run under way returns
 	w, h      int
+	prepare   PrepareFunc // runs a lesson headless (Settings.Prepare)
+	start     string      // the lesson to prepare at start (Settings.Lesson)
 }
 
 func newLessonPicker(th *themes.Theme, ls []Lesson) *lessonPicker {
@@ -230,7 +232,7 @@ func (m *Model) startLesson(l Lesson) tea.Cmd {
 	if m.lessons.preparing != "" {
 		return m.setFlash("lesson "+m.lessons.preparing+" is being prepared: wait for it", true)
 	}
-	if m.prepare == nil {
+	if m.lessons.prepare == nil {
 		return m.setFlash("no lesson store: run rewind demo to prepare lessons", true)
 	}
 	m.screen = screenLessons
@@ -238,7 +240,7 @@ func (m *Model) startLesson(l Lesson) tea.Cmd {
 	m.logStatus("preparing lesson "+l.Name, false)
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.lessons.cancel, m.lessons.ended = cancel, make(chan struct{})
-	return prepareLesson(ctx, m.prepare, l, m.lessons.ended)
+	return prepareLesson(ctx, m.lessons.prepare, l, m.lessons.ended)
 }
 
 // onLessonMsg handles the preparation's messages.

@@ -103,17 +103,17 @@ type Model struct {
 	leaf     int64
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
+	// followNext: the next checkpoint a sync brings gets the cursor (a
+	// run's first).
+	followNext bool
 
 	composer composer // the message line (composer.go)
 
-	followNext bool
-	breaks     map[string]bool
-
-	// Drills, approval and streaming (drill.go; the live strip, live.go).
-	authTTL time.Duration // of a draft's authorization grant
-	armed   string        // kill point for the next run
-	live    liveStrip     // the run under way and what the last one left
-	follow  follower      // a run elsewhere, followed (follow.go)
+	// Runs (runs.go), drills, approval and streaming (drill.go; the live
+	// strip, live.go).
+	next   nextRun   // breakpoints, kill point and grant of the next run
+	live   liveStrip // the run under way and what the last one left
+	follow follower  // a run elsewhere, followed (follow.go)
 
 	par parity // replay, edit state, compare, graph view (parity.go)
 
@@ -122,18 +122,13 @@ type Model struct {
 	pager   pager      // the help and the status log, over the screen
 	status  statusLine // the status bar's message and the status log
 
-	configPath string
-	noColor    bool
+	themeConfig themeConfig // where T saves the theme, NO_COLOR (config.go)
 
-	// Lessons (lessons.go, script.go) and the fidelity badge (fidelity.go).
-	lesson       string // to prepare at start
-	lessons      *lessonPicker
-	script       *scriptPanel
-	prepare      PrepareFunc
-	fidelity     *lru[*fidelityBadge] // by checkpoint
-	fidelityBusy bool                 // a check is under way
+	lessons  *lessonPicker  // the lessons and the one being prepared (lessons.go)
+	script   *scriptPanel   // the lesson's panel (script.go)
+	fidelity fidelityChecks // the State pane's badges (fidelity.go)
 
-	quitting bool
+	quitting bool // quit once the run under way has stopped (runs.go)
 
 	nav navState // nav.go: goto, search, zoom, pins
 }
@@ -148,31 +143,24 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		ctx: ctx, deps: deps,
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		tree: newTree(), cache: newCache(), breaks: map[string]bool{},
-		content: newContentPanes(), thread: s.Thread, authTTL: s.AuthTTL,
-		configPath: s.ConfigPath, noColor: s.NoColor,
+		tree: newTree(), cache: newCache(), content: newContentPanes(), thread: s.Thread,
+		next:        newNextRun(s),
+		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
 		m.keys = newThreadKeys()
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
-	if m.authTTL <= 0 {
-		m.authTTL = time.Hour
-	}
-	for _, n := range s.InterruptBefore {
-		m.breaks["before:"+n] = true
-	}
-	for _, n := range s.InterruptAfter {
-		m.breaks["after:"+n] = true
-	}
 	m.composer = newComposer()
 	m.live = newLiveStrip(m.keys, m.canKill)
 	m.timeline.keys = newTimelineKeys(m.keys)
+	m.content.keys = newContentKeys(m.keys)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons, m.prepare, m.lesson = newLessonPicker(m.theme, s.Lessons), s.Prepare, s.Lesson
+	m.lessons = newLessonPicker(m.theme, s.Lessons)
+	m.lessons.prepare, m.lessons.start = s.Prepare, s.Lesson
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -206,7 +194,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
 	}
-	if l, ok := m.lessons.find(m.lesson); ok {
+	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))
 	}
 	return tea.Batch(cmds...)
@@ -218,8 +206,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
-		// A taller list shows rows whose state is not read yet.
-		return m, tea.Batch(m.wantWords(), m.loadThreadStates())
+		// A taller list shows rows whose state is not read yet; a wider
+		// screen may bring the State pane (and its badge) into view.
+		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.checkFidelity())
 	case wordsMsg:
 		return m, m.onWords(msg)
 	case searchMsg:
@@ -256,6 +245,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHistory(msg)
 	case detailMsg:
 		return m, m.onDetail(msg)
+	case prefetchedMsg:
+		return m, m.onPrefetched(msg)
 	case runStartedMsg:
 		return m, m.onRunStarted(msg)
 	case runUpdatesMsg:
@@ -311,7 +302,7 @@ type (
 
 // saveTheme writes the theme into the config file, in a Cmd.
 func (m *Model) saveTheme(name string) tea.Cmd {
-	path := m.configPath
+	path := m.themeConfig.path
 	if path == "" {
 		return m.setFlash("theme "+name+" (not saved: no config file for this session)", false)
 	}
@@ -433,11 +424,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.FocusPrev):
 		m.cycleFocus(-1)
 	case key.Matches(msg, k.TabConv):
-		m.showPane(paneConv)
+		return m.showPane(paneConv)
 	case key.Matches(msg, k.TabState):
-		m.showPane(paneState)
+		return m.showPane(paneState)
 	case key.Matches(msg, k.TabInsp):
-		m.showPane(paneInsp)
+		return m.showPane(paneInsp)
 	case key.Matches(msg, k.Compose):
 		if m.thread == "" {
 			return m.setFlash("open or create a thread first (t)", true)
@@ -463,7 +454,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Approve):
 		return m.openApproval()
 	case key.Matches(msg, k.Breaks):
-		m.dialog = &breakDialog{nodes: graphNodes, on: m.breaks, keys: newToggleKeys()}
+		m.openDialog(&breakDialog{nodes: graphNodes, on: m.next.breaks, keys: newToggleKeys()})
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
 		return loadThreads(m.ctx, m.deps.Backend)
@@ -473,7 +464,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Script):
 		return m.toggleScript()
 	case key.Matches(msg, k.Theme):
-		if m.noColor {
+		if m.themeConfig.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
 		}
 		m.setTheme(themes.Or(themes.Next(m.theme.Name)))
@@ -517,12 +508,12 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setFlash("a run is under way on this thread", true)
 		}
 		ctx, b, id := m.ctx, m.deps.Backend, t.ID
-		m.dialog = &confirmDialog{title: "Delete thread",
+		m.openDialog(&confirmDialog{title: "Delete thread",
 			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", termtext.Name(id), t.Checkpoints),
 			keys:     newConfirmKeys(),
 			onYes: func() tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
-			}}
+			}})
 	}
 	return m.loadThreadStates()
 }
@@ -531,12 +522,15 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) visiblePanes() (main, side int) { return m.content.visible() }
 
-func (m *Model) showPane(p int) {
+// showPane puts pane p on screen (and the State pane's fidelity badge
+// starts when it comes into view).
+func (m *Model) showPane(p int) tea.Cmd {
 	m.focus = focusMain
 	if m.content.show(p) {
 		m.focus = focusSide
 	}
 	m.syncPanes()
+	return m.checkFidelity()
 }
 
 // syncPanes re-renders the visible panes whose inputs changed.

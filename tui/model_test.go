@@ -482,3 +482,27 @@ func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
 		t.Fatalf("the resume should continue #2 directly, chain %d→%d (%s)", chain[1].ID, chain[2].ID, chain[2].Source)
 	}
 }
+
+// A scrub step shows its checkpoint at once: once the checkpoint under the
+// cursor is shown, its neighbours on the branch are read ahead into the
+// cache, so the step's own Update (no Cmd run yet) shows the parent whole.
+func TestScrubStepShowsPrefetchedCheckpoint(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the newest checkpoint", func() bool { return h.at(16) })
+	parent := h.m.tree.parentOf(16)
+	h.until("its parent read ahead", func() bool {
+		_, ok := h.m.cache.detail("t", parent)
+		return ok && !h.m.cache.prefetching
+	})
+	_, cmd := h.m.Update(keyMsg("left"))
+	if h.m.tree.cursor != parent || h.m.cur == nil || h.m.cur.cp.ID != parent || strings.Contains(h.m.View(), "(loading") {
+		t.Fatalf("← should show @%d at once; showing @%v:\n%s", parent, h.m.cur != nil && h.m.cur.cp.ID == parent, h.m.View())
+	}
+	h.exec(cmd)
+	h.until("the next step's read ahead", func() bool {
+		_, ok := h.m.cache.detail("t", h.m.tree.parentOf(parent))
+		return ok
+	})
+}

@@ -197,18 +197,22 @@ func TestPinnedSummaryAndQuestion(t *testing.T) {
 	if !h.contains("working days.") {
 		t.Fatalf("the reply's last line should be on screen under the pins:\n%s", h.screen())
 	}
+	// Before and after the conversation (focused by tab) scrolls to its top.
 	for i := 0; i < 2; i++ {
 		lines := strings.Split(h.screen(), "\n")
 		if !strings.Contains(lines[1], "▤ summary #1–") || !strings.Contains(lines[2], "? answering #33 (summary, @17): Turn") {
 			t.Fatalf("the summary and the question should be pinned on top:\n%s", h.screen())
 		}
+		if i > 0 {
+			break
+		}
 		h.key("tab")
 		for j := 0; j < 40; j++ {
 			h.key("up")
 		}
-	}
-	if h.m.content.panes[paneConv].scroll.off != 0 {
-		t.Fatal("the conversation should have scrolled to its top")
+		if h.m.content.panes[paneConv].scroll.off != 0 {
+			t.Fatal("the conversation should have scrolled to its top")
+		}
 	}
 	h.key("z")
 	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {

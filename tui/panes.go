@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/charmbracelet/bubbles/key"
+
 	"rewind/engine"
 	"rewind/themes"
 )
@@ -17,9 +19,33 @@ type contentPanes struct {
 	unfold   bool // summaries and long values shown whole
 	renderer *renderer
 	wide     bool // the layout has a side column
+	keys     contentKeys
 }
 
 func newContentPanes() contentPanes { return contentPanes{mainTab: paneConv, sideTab: paneInsp} }
+
+// contentKeys scroll and switch the content panes: the thread view's bindings
+// (rebindable), copied when the model is built.
+type contentKeys struct {
+	Up, Down, PageUp, PageDown, TabConv, TabState, TabInsp, Fold key.Binding
+}
+
+func newContentKeys(k threadKeys) contentKeys {
+	return contentKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+		TabConv: k.TabConv, TabState: k.TabState, TabInsp: k.TabInsp, Fold: k.Fold}
+}
+
+// ShortHelp is a focused pane's part of the footer.
+func (k contentKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Down, "scroll"), short(k.Fold, "fold")}
+}
+
+func (k contentKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
+}
+
+func (c *contentPanes) ShortHelp() []key.Binding  { return c.keys.ShortHelp() }
+func (c *contentPanes) FullHelp() [][]key.Binding { return c.keys.FullHelp() }
 
 func (c *contentPanes) setTheme(th *themes.Theme) { c.renderer = newRenderer(th) }
 
@@ -45,6 +71,12 @@ func (c *contentPanes) visible() (main, side int) {
 		return paneConv, c.sideTab
 	}
 	return c.mainTab, -1
+}
+
+// shows is whether pane p is on screen.
+func (c *contentPanes) shows(p int) bool {
+	main, side := c.visible()
+	return p == main || p == side
 }
 
 // show puts pane p on screen; side is whether it went to the side column.

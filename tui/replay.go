@@ -50,7 +50,7 @@ func (m *Model) askReplay() tea.Cmd {
 		return m.setFlash(fmt.Sprintf("nothing to replay at @%d: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again), or f forks it with new input", id), true)
 	}
 	q := fmt.Sprintf("Replay from @%d? A new branch starts at @%d and runs its due tasks (%s) again, with no new input. Nothing is deleted: the old branch stays.", id, id, n.next)
-	m.dialog = &confirmDialog{title: fmt.Sprintf("Replay from @%d", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return m.startReplay(id) }}
+	m.openDialog(&confirmDialog{title: fmt.Sprintf("Replay from @%d", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return m.startReplay(id) }})
 	return nil
 }
 

@@ -46,10 +46,32 @@ func (m *Model) refreshLive() {
 	}
 }
 
+// nextRun is what the next run starts with: the breakpoints (b), the kill
+// point armed for it (K), and how long a draft's authorization grant lasts.
+type nextRun struct {
+	breaks  map[string]bool // "before:executor"
+	armed   string          // kill point for the next run only
+	authTTL time.Duration   // of a draft's authorization grant
+}
+
+func newNextRun(s Settings) nextRun {
+	n := nextRun{breaks: map[string]bool{}, authTTL: s.AuthTTL}
+	if n.authTTL <= 0 {
+		n.authTTL = time.Hour
+	}
+	for _, node := range s.InterruptBefore {
+		n.breaks["before:"+node] = true
+	}
+	for _, node := range s.InterruptAfter {
+		n.breaks["after:"+node] = true
+	}
+	return n
+}
+
 func (m *Model) runSettings() RunSettings {
 	var rs RunSettings
-	keys := make([]string, 0, len(m.breaks))
-	for k := range m.breaks {
+	keys := make([]string, 0, len(m.next.breaks))
+	for k := range m.next.breaks {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -62,7 +84,7 @@ func (m *Model) runSettings() RunSettings {
 		}
 	}
 	if m.canKill() {
-		rs.KillAt = m.armed
+		rs.KillAt = m.next.armed
 	}
 	return rs
 }
@@ -79,7 +101,7 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 	m.clearFlash()
 	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
 	if in.Text != "" {
-		in.AuthTTL = m.authTTL
+		in.AuthTTL = m.next.authTTL
 	}
 	m.refreshLive()
 	start := func() tea.Msg {
@@ -110,8 +132,8 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		return m.setFlash(msg.err.Error(), true)
 	}
 	m.followNext = msg.gen == m.gen
-	if msg.rs.KillAt != "" && msg.rs.KillAt == m.armed {
-		m.armed = "" // a kill point is armed for one run
+	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
+		m.next.armed = "" // a kill point is armed for one run
 	}
 	m.live.start(msg, msg.gen == m.gen)
 	m.refreshLive()
@@ -233,7 +255,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if !m.busy() {
 		return m.quit()
 	}
-	m.dialog = m.quitDialog()
+	m.openDialog(m.quitDialog())
 	return nil
 }
 
@@ -318,7 +340,7 @@ func (m *Model) openFork() tea.Cmd {
 		}
 		return m.startRun("fork", id, Input{Text: v[0], Attach: attach}), nil
 	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
-	m.dialog = f
+	m.openDialog(f)
 	return f.fields[0].input.Focus()
 }
 
@@ -331,7 +353,7 @@ func (m *Model) openDiscard() tea.Cmd {
 		return m.setFlash("a run is under way", true)
 	}
 	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
-	m.dialog = &confirmDialog{title: "Discard pending tasks",
+	m.openDialog(&confirmDialog{title: "Discard pending tasks",
 		question: fmt.Sprintf("Drop the %d pending task(s) of @%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
@@ -339,7 +361,7 @@ func (m *Model) openDiscard() tea.Cmd {
 				cp, err := b.DiscardPending(ctx, thread)
 				return discardedMsg{gen: gen, thread: thread, cp: cp, err: err}
 			}
-		}}
+		}})
 	return nil
 }
 
@@ -370,6 +392,6 @@ func (m *Model) openNewThread() tea.Cmd {
 	}, newField("Thread name", name, "ticket-1", true),
 		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
 		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
-	m.dialog = f
+	m.openDialog(f)
 	return f.fields[0].input.Focus()
 }

@@ -209,7 +209,7 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("no match for %q in messages, state or events", termtext.Line(msg.query)), true)
 	}
 	if m.dialog == nil {
-		m.dialog = &searchDialog{m: m, query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()}
+		m.openDialog(&searchDialog{m: m, query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()})
 	}
 	return m.setFlash(fmt.Sprintf("%d match(es) for %q: enter goes, n/N step through them", len(msg.hits), termtext.Line(msg.query)), false)
 }
@@ -239,12 +239,13 @@ func (m *Model) goHit(i int) tea.Cmd {
 
 // searchDialog lists a search's hits.
 type searchDialog struct {
-	m        *Model
-	query    string
-	hits     []searchHit
-	more     bool
-	sel, off int
-	keys     searchKeys
+	dialogSize // SetSize: the room the root gives it
+	m          *Model
+	query      string
+	hits       []searchHit
+	more       bool
+	sel, off   int
+	keys       searchKeys
 }
 
 type searchKeys struct{ Up, Down, PageUp, PageDown, Go, Close key.Binding }
@@ -295,8 +296,8 @@ func (d *searchDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *searchDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 110)
+func (d *searchDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 110)
 	inner := w - 4
 	title := fmt.Sprintf("Search %q · %d match(es)", termtext.Line(d.query), len(d.hits))
 	if d.more {

@@ -141,7 +141,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal())
+		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch())
 	}
 	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
 }
@@ -163,7 +163,48 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal())
+		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch())
 	}
 	return nil
+}
+
+// prefetch loads, into the cache, the checkpoints a scrub step reaches
+// from the one shown (its parent and the branch's next), so that step
+// shows its checkpoint at once instead of "loading" until a read returns.
+// It starts once the checkpoint under the cursor is shown (it never
+// competes with the read the screen waits for), one at a time; when it
+// ends, the cursor's neighbours then get theirs.
+func (m *Model) prefetch() tea.Cmd {
+	t := m.tree
+	if m.cache.prefetching || m.thread == "" || m.cur == nil || m.cur.cp.ID != t.cursor {
+		return nil
+	}
+	var ids []int64
+	for _, id := range []int64{t.parentOf(t.cursor), t.preferred(t.cursor)} {
+		if _, ok := m.cache.detail(m.thread, id); id != 0 && !ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	m.cache.prefetching = true
+	ctx, b, c, gen, thread := m.ctx, m.deps.Backend, m.cache, m.gen, m.thread
+	return func() tea.Msg {
+		version := c.version(thread)
+		for _, id := range ids {
+			// An error is left to the step that reaches id: its own
+			// load reports it.
+			_, _ = buildDetail(ctx, b, c, thread, id, version)
+		}
+		return prefetchedMsg{gen: gen}
+	}
+}
+
+func (m *Model) onPrefetched(msg prefetchedMsg) tea.Cmd {
+	m.cache.prefetching = false
+	if msg.gen != m.gen {
+		return nil
+	}
+	return m.prefetch() // the cursor may have moved on meanwhile
 }

@@ -37,7 +37,10 @@ func newTimelineKeys(k threadKeys) timelineKeys {
 	return timelineKeys{Prev: k.Prev, Next: k.Next, First: k.First, Last: k.Last, BranchPrev: k.BranchPrev, BranchNext: k.BranchNext}
 }
 
-func (k timelineKeys) ShortHelp() []key.Binding { return []key.Binding{k.Prev, k.Next} }
+// ShortHelp is the timeline's part of the footer: h/l scrub from any focus.
+func (k timelineKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Prev, "prev"), short(k.Next, "next")}
+}
 func (k timelineKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Prev, k.Next, k.First, k.Last}, {k.BranchPrev, k.BranchNext}}
 }

@@ -82,15 +82,16 @@ func (m *Model) onTrace(msg traceMsg) tea.Cmd {
 		return m.setFlash("read the resume's plan: "+msg.err.Error(), true)
 	}
 	if m.dialog == nil {
-		m.dialog = &traceDialog{msg: msg, keys: newTraceKeys()}
+		m.openDialog(&traceDialog{msg: msg, keys: newTraceKeys()})
 	}
 	return nil
 }
 
 // traceDialog shows what a resume reused and redispatched.
 type traceDialog struct {
-	msg  traceMsg
-	keys traceKeys
+	dialogSize // SetSize: the room the root gives it
+	msg        traceMsg
+	keys       traceKeys
 }
 
 type traceKeys struct{ Close key.Binding }
@@ -148,10 +149,10 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 	return out
 }
 
-func (d *traceDialog) View(th *themes.Theme, h help.Model, maxW, maxH int) string {
-	w := min(maxW, 76)
+func (d *traceDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 76)
 	lines := d.lines(th, w-4)
-	if room := maxH - 6; len(lines) > room && room > 0 {
+	if room := d.maxH - 6; len(lines) > room && room > 0 {
 		lines = append(lines[:room-1], th.Muted.Render("…"))
 	}
 	lines = append(lines, "")

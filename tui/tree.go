@@ -34,6 +34,10 @@ type tlNode struct {
 	nest  int // fork nesting level, for drawing rails
 	fork  bool
 	turn  int // turns started on the way from the root, this one's included
+	// forkAt is the nearest ancestor with more than one child (0: none)
+	// and forkVia its child on the way here: the branch the node is on,
+	// kept so a scrub step does not walk the branch back to find it.
+	forkAt, forkVia int64
 	// resumed: a child finished this checkpoint's superstep in a resume
 	// that reused stored writes (a run stopped here, killed or failed).
 	resumed bool
@@ -144,6 +148,18 @@ func (t *tree) rebuild() {
 		}
 		if n.turnStart {
 			n.turn++
+		}
+	}
+	for _, id := range ids { // parents first: a linked parent is older
+		n := t.nodes[id]
+		n.forkAt, n.forkVia = 0, 0
+		if !t.linked(n) {
+			continue
+		}
+		if p := t.nodes[n.parent]; len(p.kids) > 1 {
+			n.forkAt, n.forkVia = p.id, id
+		} else {
+			n.forkAt, n.forkVia = p.forkAt, p.forkVia
 		}
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
@@ -366,12 +382,13 @@ func (t *tree) position() (int, int) {
 // branchInfo says which of the branches at the nearest branch point the
 // cursor is on ("branch 2/3 at @4"), or "" on a line without forks.
 func (t *tree) branchInfo() string {
-	child, bp := t.cursor, t.parentOf(t.cursor)
-	for bp != 0 && len(t.nodes[bp].kids) < 2 {
-		child, bp = bp, t.parentOf(bp)
+	cur := t.nodes[t.cursor]
+	if cur == nil {
+		return ""
 	}
+	child, bp := cur.forkVia, cur.forkAt
 	if bp == 0 {
-		if cur := t.nodes[t.cursor]; cur != nil && len(cur.kids) > 1 {
+		if len(cur.kids) > 1 {
 			return fmt.Sprintf("%d branches ahead", len(cur.kids))
 		}
 		return ""

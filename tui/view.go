@@ -67,6 +67,9 @@ func (m *Model) relayout() {
 	m.composer.SetSize(m.w)
 	m.help.Width = m.w
 	m.pager.SetSize(m.h)
+	if m.dialog != nil {
+		m.dialog.SetSize(dialogRoom(m.w, m.h))
+	}
 	m.threads.SetSize(m.w-2, max(m.h-4, 1))
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
 	m.script.SetSize(m.w, l.bodyH)
@@ -96,7 +99,7 @@ func (m *Model) View() string {
 	case m.pager.shown():
 		screen = overlay(screen, m.viewPager(), m.w, m.h)
 	case m.dialog != nil:
-		screen = overlay(screen, m.dialog.View(m.theme, m.help, m.w-4, m.h-2), m.w, m.h)
+		screen = overlay(screen, m.dialog.View(m.theme, m.help), m.w, m.h)
 	}
 	return screen
 }
@@ -263,8 +266,8 @@ func (m *Model) viewStatus() string {
 		if m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
 		}
-		if m.armed != "" {
-			parts = append(parts, th.Error.Render("✝ next run dies at "+m.armed))
+		if m.next.armed != "" {
+			parts = append(parts, th.Error.Render("✝ next run dies at "+m.next.armed))
 		}
 		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
 			parts = append(parts, live)
@@ -362,13 +365,20 @@ func (m *Model) keyLine(bs []key.Binding) string {
 	return fit(" "+cut+line, m.w)
 }
 
-// shortHelp puts the keys that matter now first: kill during a run,
-// resume after a kill, the answer at an approval gate.
+// shortHelp is the thread view's footer. The live strip's keys when it
+// has any (kill during a run, resume after a kill, the answer at an
+// approval gate); else the thread view's with the focused component's:
+// the timeline's (h/l scrub from any focus) and, when a pane has the
+// focus, the pane's.
 func (m *Model) shortHelp() []key.Binding {
 	if bs := m.live.ShortHelp(); bs != nil {
 		return bs
 	}
-	return m.keys.ShortHelp()
+	focused := m.timeline.ShortHelp()
+	if m.focus != focusTimeline {
+		focused = append(focused, m.content.ShortHelp()...)
+	}
+	return m.keys.footer(focused)
 }
 
 // helpLines lists every key of the current screen, in as many columns as

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
 )
 
 // Run statuses: where a thread's run stands. Each checkpoint records the

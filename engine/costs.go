@@ -69,7 +69,7 @@ func (e *Engine) CostsAt(ctx context.Context, thread string, head int64) (Costs,
 		return Costs{}, err
 	}
 	if len(listed) == 0 {
-		return Costs{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+		return Costs{}, threadNotFound(thread)
 	}
 	byID := make(map[int64]Checkpoint, len(listed))
 	for _, cp := range listed {
@@ -79,7 +79,7 @@ func (e *Engine) CostsAt(ctx context.Context, thread string, head int64) (Costs,
 		head = listed[0].ID
 	}
 	if _, ok := byID[head]; !ok {
-		return Costs{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", head, threadName(thread), threadName(thread), store.ErrNotFound)
+		return Costs{}, checkpointNotFound(thread, head)
 	}
 	onBranch := map[int64]bool{}
 	for id := head; id != 0 && !onBranch[id]; {

@@ -535,9 +535,9 @@ func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, 
 	rows, err := e.store.Chain(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, lerr := e.store.Latest(ctx, thread); errors.Is(lerr, store.ErrNotFound) {
-			return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+			return Checkpoint{}, threadNotFound(thread)
 		}
-		return Checkpoint{}, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, threadName(thread), threadName(thread), err)
+		return Checkpoint{}, checkpointNotFound(thread, id)
 	}
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
@@ -565,7 +565,7 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) {
 	row, err := e.store.Latest(ctx, thread)
 	if errors.Is(err, store.ErrNotFound) {
-		return Checkpoint{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+		return Checkpoint{}, threadNotFound(thread)
 	}
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
@@ -626,7 +626,7 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 func (e *Engine) Ancestors(ctx context.Context, thread string, id int64) ([]Checkpoint, error) {
 	if _, err := e.store.Get(ctx, thread, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("checkpoint %d not found on thread %q: list its checkpoints with `rewind log %s`: %w", id, threadName(thread), threadName(thread), err)
+			return nil, checkpointNotFound(thread, id)
 		}
 		return nil, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
@@ -863,7 +863,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	if errors.Is(err, store.ErrNotFound) {
 		var n int64
 		if n, err = e.store.Size(ctx, thread); err == nil && n == 0 {
-			return fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+			return threadNotFound(thread)
 		}
 	}
 	if err != nil {

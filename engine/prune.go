@@ -114,7 +114,7 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 	// behind. The row is not decoded: a head this rewind cannot read is
 	// kept like any head, and the rest can still be trimmed.
 	if _, err := e.store.Latest(ctx, thread); errors.Is(err, store.ErrNotFound) {
-		return PruneResult{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+		return PruneResult{}, threadNotFound(thread)
 	} else if err != nil {
 		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}

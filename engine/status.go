@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"rewind/store"
 )
 
 // Run statuses: where a thread's run stands. Each checkpoint records the
@@ -105,7 +103,7 @@ func (e *Engine) Status(ctx context.Context, thread string) (RunStatus, error) {
 		return RunStatus{}, err
 	}
 	if len(rows) == 0 {
-		return RunStatus{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+		return RunStatus{}, threadNotFound(thread)
 	}
 	return e.graph.StatusOf(rows[0]), nil
 }

@@ -1523,7 +1523,7 @@ func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (S
 	if at == 0 {
 		head, err := e.store.Latest(ctx, thread)
 		if errors.Is(err, store.ErrNotFound) {
-			return StoredMessage{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+			return StoredMessage{}, threadNotFound(thread)
 		}
 		if err != nil {
 			return StoredMessage{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
@@ -1547,7 +1547,7 @@ func (e *Engine) Transcript(ctx context.Context, thread string, at, from, to int
 	if at == 0 {
 		head, err := e.store.Latest(ctx, thread)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), err)
+			return nil, threadNotFound(thread)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read thread %q: %w", threadName(thread), err)

@@ -807,20 +807,15 @@ func lgShortID(id string) string {
 // describeNext names the tasks due: nodes, and Sends as node×N.
 func describeNext(next []browse.Task) string {
 	var parts []string
-	for i := 0; i < len(next); {
-		j := i
-		for j < len(next) && next[j].Node == next[i].Node && next[j].Send == next[i].Send {
-			j++
-		}
-		p := termtext.Name(next[i].Node)
-		if next[i].Send {
+	for _, d := range browse.Group(next) {
+		p := termtext.Name(d.Node)
+		if d.Send {
 			p += "(Send)"
 		}
-		if j-i > 1 {
-			p += fmt.Sprintf("×%d", j-i)
+		if d.N > 1 {
+			p += fmt.Sprintf("×%d", d.N)
 		}
 		parts = append(parts, p)
-		i = j
 	}
 	if len(parts) == 0 {
 		return "—"

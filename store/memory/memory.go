@@ -85,6 +85,18 @@ func wrap(err *error, format string, args ...any) {
 	}
 }
 
+// read is every read's preamble: the context checked, f run under the
+// read lock, and a failure named by format and args as wrap names it.
+func read[T any](s *Store, ctx context.Context, f func() (T, error), format string, args ...any) (out T, err error) {
+	defer wrap(&err, format, args...)
+	if err = ctx.Err(); err != nil {
+		return out, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return f()
+}
+
 func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
 	defer wrap(&err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
 	if err := ctx.Err(); err != nil {
@@ -194,59 +206,47 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	return nil
 }
 
-func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
-	defer wrap(&err, "get checkpoint %d of thread %v", id, check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return store.Checkpoint{}, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	i, ok := th.find(id)
-	if !ok {
-		return store.Checkpoint{}, store.ErrNotFound
-	}
-	return copyCheckpoint(th.cps[i]), nil
+func (s *Store) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	return read(s, ctx, func() (store.Checkpoint, error) {
+		th := s.threads[thread]
+		i, ok := th.find(id)
+		if !ok {
+			return store.Checkpoint{}, store.ErrNotFound
+		}
+		return copyCheckpoint(th.cps[i]), nil
+	}, "get checkpoint %d of thread %v", id, check.Name(thread))
 }
 
-func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
-	defer wrap(&err, "latest checkpoint of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return store.Checkpoint{}, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return store.Checkpoint{}, store.ErrNotFound
-	}
-	return copyCheckpoint(th.cps[len(th.cps)-1]), nil
+func (s *Store) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	return read(s, ctx, func() (store.Checkpoint, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return store.Checkpoint{}, store.ErrNotFound
+		}
+		return copyCheckpoint(th.cps[len(th.cps)-1]), nil
+	}, "latest checkpoint of thread %v", check.Name(thread))
 }
 
-func (s *Store) History(ctx context.Context, thread string, before int64, limit int) (_ []store.Checkpoint, err error) {
-	defer wrap(&err, "history of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	end := len(th.cps)
-	if before > 0 {
-		end, _ = th.find(before)
-	}
-	n := end
-	if limit > 0 {
-		n = min(n, limit)
-	}
-	out := make([]store.Checkpoint, n)
-	for i := range out {
-		out[i] = listed(th.cps[end-1-i])
-	}
-	return out, nil
+func (s *Store) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	return read(s, ctx, func() ([]store.Checkpoint, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
+		}
+		end := len(th.cps)
+		if before > 0 {
+			end, _ = th.find(before)
+		}
+		n := end
+		if limit > 0 {
+			n = min(n, limit)
+		}
+		out := make([]store.Checkpoint, n)
+		for i := range out {
+			out[i] = listed(th.cps[end-1-i])
+		}
+		return out, nil
+	}, "history of thread %v", check.Name(thread))
 }
 
 // listed is a checkpoint as History gives it: metadata, no state unless
@@ -260,206 +260,174 @@ func listed(cp store.Checkpoint) store.Checkpoint {
 	return cp
 }
 
-func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
-	defer wrap(&err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	var out []store.Checkpoint
-	for next := id; ; {
-		i, ok := th.find(next)
-		if !ok {
-			if len(out) == 0 {
-				return nil, store.ErrNotFound
+func (s *Store) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	return read(s, ctx, func() ([]store.Checkpoint, error) {
+		th := s.threads[thread]
+		var out []store.Checkpoint
+		for next := id; ; {
+			i, ok := th.find(next)
+			if !ok {
+				if len(out) == 0 {
+					return nil, store.ErrNotFound
+				}
+				return out, nil // a missing parent: the engine reports the broken chain
 			}
-			return out, nil // a missing parent: the engine reports the broken chain
+			cp := th.cps[i]
+			out = append(out, copyCheckpoint(cp))
+			if cp.Base || len(cp.Rebased) > 0 || cp.ParentID == 0 {
+				return out, nil
+			}
+			next = cp.ParentID
 		}
-		cp := th.cps[i]
-		out = append(out, copyCheckpoint(cp))
-		if cp.Base || len(cp.Rebased) > 0 || cp.ParentID == 0 {
-			return out, nil
-		}
-		next = cp.ParentID
-	}
+	}, "chain of checkpoint %d of thread %v", id, check.Name(thread))
 }
 
-func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
-	defer wrap(&err, "messages of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	var out []store.Message
-	seen := map[string]bool{}
-	for _, h := range hashes {
-		if m, ok := th.messages[h]; ok && !seen[h] {
-			seen[h] = true
-			m.Body = bytes.Clone(m.Body)
-			out = append(out, m)
+func (s *Store) Messages(ctx context.Context, thread string, hashes []string) ([]store.Message, error) {
+	return read(s, ctx, func() ([]store.Message, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
 		}
-	}
-	return out, nil
+		var out []store.Message
+		seen := map[string]bool{}
+		for _, h := range hashes {
+			if m, ok := th.messages[h]; ok && !seen[h] {
+				seen[h] = true
+				m.Body = bytes.Clone(m.Body)
+				out = append(out, m)
+			}
+		}
+		return out, nil
+	}, "messages of thread %v", check.Name(thread))
 }
 
-func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ []store.Message, err error) {
-	defer wrap(&err, "messages #%d of thread %v", index, check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	var out []store.Message
-	for _, m := range th.messages {
-		if m.Index == index {
-			m.Body = bytes.Clone(m.Body)
-			out = append(out, m)
+func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error) {
+	return read(s, ctx, func() ([]store.Message, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
 		}
-	}
-	slices.SortFunc(out, func(a, b store.Message) int {
-		return cmp.Or(cmp.Compare(a.CheckpointID, b.CheckpointID), strings.Compare(a.Hash, b.Hash))
-	})
-	return out, nil
+		var out []store.Message
+		for _, m := range th.messages {
+			if m.Index == index {
+				m.Body = bytes.Clone(m.Body)
+				out = append(out, m)
+			}
+		}
+		slices.SortFunc(out, func(a, b store.Message) int {
+			return cmp.Or(cmp.Compare(a.CheckpointID, b.CheckpointID), strings.Compare(a.Hash, b.Hash))
+		})
+		return out, nil
+	}, "messages #%d of thread %v", index, check.Name(thread))
 }
 
-func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
-	defer wrap(&err, "blobs of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	var out []store.Blob
-	seen := map[string]bool{}
-	for _, h := range hashes {
-		if b, ok := th.blobs[h]; ok && !seen[h] {
-			seen[h] = true
-			out = append(out, store.Blob{Hash: h, Body: bytes.Clone(b)})
+func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) ([]store.Blob, error) {
+	return read(s, ctx, func() ([]store.Blob, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
 		}
-	}
-	return out, nil
+		var out []store.Blob
+		seen := map[string]bool{}
+		for _, h := range hashes {
+			if b, ok := th.blobs[h]; ok && !seen[h] {
+				seen[h] = true
+				out = append(out, store.Blob{Hash: h, Body: bytes.Clone(b)})
+			}
+		}
+		return out, nil
+	}, "blobs of thread %v", check.Name(thread))
 }
 
 // Size implements store.Store with the SQL stores' rule: the lengths of
 // texts and documents, 8 bytes for each number and time.
-func (s *Store) Size(ctx context.Context, thread string) (_ int64, err error) {
-	defer wrap(&err, "size of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t := int64(len(thread))
-	var n int64
-	if th := s.threads[thread]; th != nil {
-		for _, cp := range th.cps {
-			n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
-			for _, r := range cp.BlobRefs {
-				n += int64(len(r))
+func (s *Store) Size(ctx context.Context, thread string) (int64, error) {
+	return read(s, ctx, func() (int64, error) {
+		t := int64(len(thread))
+		var n int64
+		if th := s.threads[thread]; th != nil {
+			for _, cp := range th.cps {
+				n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
+				for _, r := range cp.BlobRefs {
+					n += int64(len(r))
+				}
+				for _, e := range th.events[cp.ID] {
+					n += t + int64(len(e.Type)+len(e.Payload)) + 3*8
+				}
 			}
-			for _, e := range th.events[cp.ID] {
-				n += t + int64(len(e.Type)+len(e.Payload)) + 3*8
+			for _, ws := range th.writes {
+				for _, w := range ws {
+					n += t + int64(len(w.TaskID)+len(w.Writes)) + 2*8
+				}
+			}
+			for _, m := range th.messages {
+				n += t + int64(len(m.Hash)+len(m.Body)) + 3*8
+			}
+			for h, b := range th.blobs {
+				n += t + int64(len(h)+len(b)) + 8
 			}
 		}
-		for _, ws := range th.writes {
-			for _, w := range ws {
-				n += t + int64(len(w.TaskID)+len(w.Writes)) + 2*8
-			}
+		for op, d := range s.drafts[thread] {
+			n += t + int64(len(op)+len(d.Body)) + 8
 		}
-		for _, m := range th.messages {
-			n += t + int64(len(m.Hash)+len(m.Body)) + 3*8
+		if s.epochs[thread] != 0 {
+			n += t + 2*8
 		}
-		for h, b := range th.blobs {
-			n += t + int64(len(h)+len(b)) + 8
-		}
-	}
-	for op, d := range s.drafts[thread] {
-		n += t + int64(len(op)+len(d.Body)) + 8
-	}
-	if s.epochs[thread] != 0 {
-		n += t + 2*8
-	}
-	return n, nil
+		return n, nil
+	}, "size of thread %v", check.Name(thread))
 }
 
-func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
-	defer wrap(&err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	var out []store.TaskWrites
-	if checkpointID == 0 {
-		for _, id := range slices.Sorted(maps.Keys(th.writes)) {
-			out = append(out, th.writes[id]...)
+func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) ([]store.TaskWrites, error) {
+	return read(s, ctx, func() ([]store.TaskWrites, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
 		}
-	} else {
-		out = slices.Clone(th.writes[checkpointID])
-	}
-	for i := range out {
-		out[i].Writes = bytes.Clone(out[i].Writes)
-	}
-	return out, nil
+		var out []store.TaskWrites
+		if checkpointID == 0 {
+			for _, id := range slices.Sorted(maps.Keys(th.writes)) {
+				out = append(out, th.writes[id]...)
+			}
+		} else {
+			out = slices.Clone(th.writes[checkpointID])
+		}
+		for i := range out {
+			out[i].Writes = bytes.Clone(out[i].Writes)
+		}
+		return out, nil
+	}, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
 }
 
-func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
-	defer wrap(&err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil
-	}
-	var out []store.Event
-	if checkpointID != 0 {
-		out = slices.Clone(th.events[checkpointID])
-	} else {
-		for _, cp := range th.cps {
-			out = append(out, th.events[cp.ID]...)
+func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) ([]store.Event, error) {
+	return read(s, ctx, func() ([]store.Event, error) {
+		th := s.threads[thread]
+		if th == nil {
+			return nil, nil
 		}
-	}
-	for i := range out {
-		out[i].Payload = bytes.Clone(out[i].Payload)
-	}
-	return out, nil
+		var out []store.Event
+		if checkpointID != 0 {
+			out = slices.Clone(th.events[checkpointID])
+		} else {
+			for _, cp := range th.cps {
+				out = append(out, th.events[cp.ID]...)
+			}
+		}
+		for i := range out {
+			out[i].Payload = bytes.Clone(out[i].Payload)
+		}
+		return out, nil
+	}, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
 }
 
-func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
-	defer wrap(&err, "list threads")
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]store.Thread, 0, len(s.threads))
-	for id, th := range s.threads {
-		out = append(out, store.Thread{ID: id, Checkpoints: len(th.cps), LatestID: th.cps[len(th.cps)-1].ID, UpdatedAt: th.updated})
-	}
-	slices.SortFunc(out, func(a, b store.Thread) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+func (s *Store) Threads(ctx context.Context) ([]store.Thread, error) {
+	return read(s, ctx, func() ([]store.Thread, error) {
+		out := make([]store.Thread, 0, len(s.threads))
+		for id, th := range s.threads {
+			out = append(out, store.Thread{ID: id, Checkpoints: len(th.cps), LatestID: th.cps[len(th.cps)-1].ID, UpdatedAt: th.updated})
+		}
+		slices.SortFunc(out, func(a, b store.Thread) int { return strings.Compare(a.ID, b.ID) })
+		return out, nil
+	}, "list threads")
 }
 
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
@@ -603,33 +571,25 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	return copyDraft(d), true, nil
 }
 
-func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.Draft, err error) {
-	defer wrap(&err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return store.Draft{}, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	d, ok := s.drafts[thread][operationID]
-	if !ok {
-		return store.Draft{}, store.ErrNotFound
-	}
-	return copyDraft(d), nil
+func (s *Store) Draft(ctx context.Context, thread, operationID string) (store.Draft, error) {
+	return read(s, ctx, func() (store.Draft, error) {
+		d, ok := s.drafts[thread][operationID]
+		if !ok {
+			return store.Draft{}, store.ErrNotFound
+		}
+		return copyDraft(d), nil
+	}, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
 }
 
-func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft, err error) {
-	defer wrap(&err, "list drafts of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []store.Draft
-	for _, d := range s.drafts[thread] {
-		out = append(out, copyDraft(d))
-	}
-	slices.SortFunc(out, func(a, b store.Draft) int { return strings.Compare(a.OperationID, b.OperationID) })
-	return out, nil
+func (s *Store) ListDrafts(ctx context.Context, thread string) ([]store.Draft, error) {
+	return read(s, ctx, func() ([]store.Draft, error) {
+		var out []store.Draft
+		for _, d := range s.drafts[thread] {
+			out = append(out, copyDraft(d))
+		}
+		slices.SortFunc(out, func(a, b store.Draft) int { return strings.Compare(a.OperationID, b.OperationID) })
+		return out, nil
+	}, "list drafts of thread %v", check.Name(thread))
 }
 
 // Lock is in-process only: there is no other process to exclude.

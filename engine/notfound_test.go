@@ -1,0 +1,56 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"rewind/engine"
+	"rewind/store"
+	"rewind/store/browse"
+	"rewind/store/memory"
+	"rewind/store/sqlite"
+)
+
+// An unknown thread or checkpoint is one line that ends with how to see
+// what is there, on every store: the store's words (its name, the query)
+// are not left trailing after the fix. errors.Is still finds the cause.
+func TestNotFoundEndsWithTheFix(t *testing.T) {
+	ctx := context.Background()
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "nf.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	for name, st := range map[string]store.Store{"memory": memory.New(), "sqlite": lite} {
+		e := newTestEngine(t, st, gateGraph(nil))
+		if _, err := e.Run(ctx, "t", input("user"), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		const thread = "thread \"nosuch\" not found: list threads with `rewind threads`"
+		const checkpoint = "checkpoint 999 not found on thread \"t\": list its checkpoints with `rewind log t`"
+		for what, c := range map[string]struct {
+			want string
+			call func() error
+		}{
+			"Get thread":     {thread, func() error { _, err := e.Get(ctx, "nosuch", 1); return err }},
+			"Get checkpoint": {checkpoint, func() error { _, err := e.Get(ctx, "t", 999); return err }},
+			"Latest":         {thread, func() error { _, err := e.Latest(ctx, "nosuch"); return err }},
+			"Ancestors":      {checkpoint, func() error { _, err := e.Ancestors(ctx, "t", 999); return err }},
+			"Status":         {thread, func() error { _, err := e.Status(ctx, "nosuch"); return err }},
+			"browse Checkpoint": {checkpoint, func() error {
+				_, err := e.Browse(browse.About{}).Checkpoint(ctx, browse.Chain{Thread: "t"}, "999")
+				return err
+			}},
+		} {
+			err := c.call()
+			if err == nil || err.Error() != c.want {
+				t.Errorf("%s: %s: got %v, want %q", name, what, err, c.want)
+			}
+			if !errors.Is(err, store.ErrNotFound) || !errors.Is(err, browse.ErrNotFound) {
+				t.Errorf("%s: %s: %v does not match store.ErrNotFound and browse.ErrNotFound", name, what, err)
+			}
+		}
+	}
+}

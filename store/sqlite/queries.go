@@ -75,6 +75,10 @@ const (
 	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
 	sqlBlobs       = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// Bodies reads both in one statement (one snapshot): blob rows have
+	// NULL for the message columns.
+	sqlBodies = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT hash, NULL, body, NULL, NULL FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?3))`
 	// Size counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),
 	// the thread id once per row, 8 per number and time column.

@@ -142,6 +142,40 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	return out, rows.Err()
 }
 
+// Bodies implements store.Store in one statement; see sqlBodies.
+func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
+	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
+	ms, err := hashList(messages)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := hashList(blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.r.stmts[sqlBodies].QueryContext(ctx, thread, ms, bs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var outM []store.Message
+	var outB []store.Blob
+	for rows.Next() {
+		var hash string
+		var idx, checkpoint, created sql.NullInt64
+		var body []byte
+		if err := rows.Scan(&hash, &idx, &body, &checkpoint, &created); err != nil {
+			return nil, nil, err
+		}
+		if !idx.Valid {
+			outB = append(outB, store.Blob{Hash: hash, Body: body})
+			continue
+		}
+		outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
+	}
+	return outM, outB, rows.Err()
+}
+
 // Size implements store.Store in one query (one snapshot); see sqlSize.
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))

@@ -38,6 +38,7 @@ var bugs = []string{
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
 	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
+	"bodies cross threads", "bodies drop blobs",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -480,4 +481,23 @@ func (b *buggy) LockHolder(ctx context.Context, thread string) (string, error) {
 		return "", nil
 	}
 	return b.Store.LockHolder(ctx, thread)
+}
+
+func (b *buggy) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	ms, bs, err := b.Store.Bodies(ctx, thread, messages, blobs)
+	switch b.bug {
+	case "bodies drop blobs":
+		if len(ms) > 0 {
+			bs = nil
+		}
+	case "bodies cross threads": // looks the hashes up in every thread
+		ts, _ := b.Store.Threads(ctx)
+		for _, th := range ts {
+			if th.ID != thread {
+				m2, b2, _ := b.Store.Bodies(ctx, th.ID, messages, blobs)
+				ms, bs = append(ms, m2...), append(bs, b2...)
+			}
+		}
+	}
+	return ms, bs, err
 }

@@ -108,6 +108,7 @@ var clauses = []clause{
 	{"Forks", nil, testForks},
 	{"HistoryReadsMetadataOnly", nil, testHistoryMetaOnly},
 	{"ChainStopsAtBase", nil, testChain},
+	{"ChainAcrossBranches", nil, testChainAcrossBranches},
 	// Messages, Blobs, Size.
 	{"MessagesStoredOnce", nil, testMessagesOnce},
 	{"BlobsStoredOnce", nil, testBlobsOnce},

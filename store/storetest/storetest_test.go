@@ -38,7 +38,7 @@ var bugs = []string{
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
 	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
-	"bodies cross threads", "bodies drop blobs",
+	"bodies cross threads", "bodies drop blobs", "chain by id range",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -500,4 +500,28 @@ func (b *buggy) Bodies(ctx context.Context, thread string, messages, blobs []str
 		}
 	}
 	return ms, bs, err
+}
+
+// Chain, for "chain by id range": the rows from the nearest one at or
+// below id that reads on its own, up to id, whatever their parents.
+func (b *buggy) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	chain, err := b.Store.Chain(ctx, thread, id)
+	if b.bug != "chain by id range" || err != nil {
+		return chain, err
+	}
+	var out []store.Checkpoint
+	for at := id; at > 0; at-- {
+		cp, err := b.Store.Get(ctx, thread, at)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+		if cp.Base || cp.Rebased != nil || cp.ParentID == 0 {
+			break
+		}
+	}
+	return out, nil
 }

@@ -828,7 +828,6 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		// whose values are known.
 		rows = append(rows, parsedRow{row: chain[len(rows)], cached: from})
 	}
-	chain = chain[:len(rows)]
 	last := rows[len(rows)-1]
 	version := rows[0].meta.SchemaVersion
 	for _, r := range rows {
@@ -1414,31 +1413,6 @@ func (g *Graph) fetchBodies(ctx context.Context, st store.Store, thread string, 
 		set.stored[b.Hash] = b.Body
 	}
 	return bodies, set, nil
-}
-
-// fetchMessages reads the bodies of the messages hashes name, but for the
-// ones already known.
-func (g *Graph) fetchMessages(ctx context.Context, st store.Store, thread string, hashes []string, known map[string]json.RawMessage) (map[string][]byte, error) {
-	var want []string
-	for _, h := range hashes {
-		if _, ok := known[h]; !ok {
-			want = append(want, h)
-		}
-	}
-	bodies := make(map[string][]byte, len(hashes))
-	for h, b := range known {
-		bodies[h] = b
-	}
-	if len(want) > 0 {
-		got, err := st.Messages(ctx, thread, want)
-		if err != nil {
-			return nil, fmt.Errorf("read its messages: %w", err)
-		}
-		for _, m := range got {
-			bodies[m.Hash] = m.Body
-		}
-	}
-	return bodies, nil
 }
 
 // joinItems makes the JSON list of the messages hashes name.

@@ -1398,24 +1398,19 @@ func (g *Graph) fetchBodies(ctx context.Context, st store.Store, thread string, 
 	slices.Sort(blobs)
 	blobs = slices.Compact(blobs)
 	set := &blobSet{}
-	if len(want) > 0 {
-		got, err := st.Messages(ctx, thread, want)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read its messages: %w", err)
-		}
-		for _, m := range got {
-			bodies[m.Hash] = m.Body
-		}
+	if len(want) == 0 && len(blobs) == 0 {
+		return bodies, set, nil
 	}
-	if len(blobs) > 0 {
-		got, err := st.Blobs(ctx, thread, blobs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read its blobs: %w", err)
-		}
-		set.stored = make(map[string][]byte, len(got))
-		for _, b := range got {
-			set.stored[b.Hash] = b.Body
-		}
+	ms, bs, err := st.Bodies(ctx, thread, want, blobs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read its messages and blobs: %w", err)
+	}
+	for _, m := range ms {
+		bodies[m.Hash] = m.Body
+	}
+	set.stored = make(map[string][]byte, len(bs))
+	for _, b := range bs {
+		set.stored[b.Hash] = b.Body
 	}
 	return bodies, set, nil
 }

@@ -278,6 +278,11 @@ type Store interface {
 	// Blobs returns the thread's blobs with these hashes, one per distinct
 	// hash found, in no particular order; unknown hashes are left out.
 	Blobs(ctx context.Context, thread string, hashes []string) ([]Blob, error)
+	// Bodies is Messages(thread, messages) and Blobs(thread, blobs), by
+	// their rules (one per distinct hash found, in no particular order,
+	// unknown hashes left out), read at once: one round trip for the
+	// bodies a checkpoint's rebuild reads after its chain.
+	Bodies(ctx context.Context, thread string, messages, blobs []string) ([]Message, []Blob, error)
 	// Size is how many bytes the thread's rows hold in all of the store's
 	// tables (checkpoints, writes, events, messages, blobs, drafts and its
 	// writer epoch): the lengths of their texts and documents plus 8 for

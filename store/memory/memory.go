@@ -627,3 +627,35 @@ func copyDraft(d store.Draft) store.Draft {
 	d.Body = bytes.Clone(d.Body)
 	return d
 }
+
+// Bodies implements store.Store: Messages and Blobs under one lock.
+func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
+	defer wrap(&err, "messages and blobs of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.threads[thread]
+	if th == nil {
+		return nil, nil, nil
+	}
+	var ms []store.Message
+	seen := map[string]bool{}
+	for _, h := range messages {
+		if m, ok := th.messages[h]; ok && !seen[h] {
+			seen[h] = true
+			m.Body = bytes.Clone(m.Body)
+			ms = append(ms, m)
+		}
+	}
+	var bs []store.Blob
+	clear(seen)
+	for _, h := range blobs {
+		if b, ok := th.blobs[h]; ok && !seen[h] {
+			seen[h] = true
+			bs = append(bs, store.Blob{Hash: h, Body: bytes.Clone(b)})
+		}
+	}
+	return ms, bs, nil
+}

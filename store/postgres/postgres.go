@@ -609,6 +609,43 @@ func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) (
 	return out, s.db(rows.Err())
 }
 
+// Bodies implements store.Store in one statement (one snapshot): blob
+// rows have null for the message columns.
+func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
+	defer s.fail(&err, "messages and blobs of thread %v", check.Name(thread))
+	rows, err := s.pool.Query(ctx, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+where thread_id = $1 and hash = any($2::text[])
+union all select hash, null, body, null, null from graph_blobs where thread_id = $1 and hash = any($3::text[])`, thread, messages, blobs)
+	if err != nil {
+		return nil, nil, s.db(err)
+	}
+	defer rows.Close()
+	var outM []store.Message
+	var outB []store.Blob
+	for rows.Next() {
+		var hash string
+		var idx, checkpoint *int64
+		var body []byte
+		var created *time.Time
+		if err := rows.Scan(&hash, &idx, &body, &checkpoint, &created); err != nil {
+			return nil, nil, s.db(err)
+		}
+		if idx == nil {
+			outB = append(outB, store.Blob{Hash: hash, Body: body})
+			continue
+		}
+		m := store.Message{ThreadID: thread, Hash: hash, Index: *idx, Body: body}
+		if checkpoint != nil {
+			m.CheckpointID = *checkpoint
+		}
+		if created != nil {
+			m.CreatedAt = *created
+		}
+		outM = append(outM, m)
+	}
+	return outM, outB, s.db(rows.Err())
+}
+
 // Blobs implements store.Store: the hashes go as one text[] parameter.
 func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
 	defer s.fail(&err, "blobs of thread %v", check.Name(thread))

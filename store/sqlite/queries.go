@@ -70,11 +70,25 @@ const (
 		)
 		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased
 		FROM chain CROSS JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.id`
+	// Chain reads first the rows from the nearest row at or below id that
+	// reads on its own up to id, in one index range: the whole chain when
+	// its branch forks nowhere in between (Chain walks the parents in Go,
+	// and falls back to sqlChain when one is not in the range). A third
+	// less CPU than sqlChain for a 40-row chain.
+	sqlChainRange = selectCheckpoints + `WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND checkpoint_id >= coalesce((
+			SELECT checkpoint_id FROM graph_checkpoints
+			WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND (base OR rebased IS NOT NULL OR parent_id IS NULL)
+			ORDER BY checkpoint_id DESC LIMIT 1), 0)
+		ORDER BY checkpoint_id DESC`
 	// Messages and Blobs take the hashes as one JSON array (?2).
 	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_messages `
 	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
 	sqlBlobs       = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// Bodies reads both in one statement (one snapshot): blob rows have
+	// NULL for the message columns.
+	sqlBodies = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT hash, NULL, body, NULL, NULL FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?3))`
 	// Size counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),
 	// the thread id once per row, 8 per number and time column.

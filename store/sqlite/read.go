@@ -73,9 +73,17 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 	return s.checkpoints(ctx, thread, sqlHistory, thread, before, limit)
 }
 
-// Chain implements store.Store in one query; see sqlChain.
+// Chain implements store.Store in one index range where the branch
+// allows (sqlChainRange), else in one recursive query (sqlChain).
 func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
 	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	span, err := s.checkpoints(ctx, thread, sqlChainRange, thread, id)
+	if err != nil {
+		return nil, err
+	}
+	if chain, ok := walkChain(span, id); ok {
+		return chain, nil
+	}
 	cps, err := s.checkpoints(ctx, thread, sqlChain, thread, id)
 	if err != nil {
 		return nil, err
@@ -85,6 +93,25 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.C
 	}
 	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(b.ID, a.ID) })
 	return cps, nil
+}
+
+// walkChain follows the parents from id through rows (newest first, as
+// sqlChainRange reads them) to the first that reads on its own; ok false
+// when a parent is not among them (the branch forks before the range).
+func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
+	var out []store.Checkpoint
+	want := id
+	for _, r := range rows { // ids fall: a parent comes after its child
+		if r.ID != want {
+			continue // another branch's
+		}
+		out = append(out, r)
+		if r.Base || r.Rebased != nil || r.ParentID == 0 {
+			return out, true
+		}
+		want = r.ParentID
+	}
+	return nil, false
 }
 
 func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {
@@ -140,6 +167,40 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 		out = append(out, b)
 	}
 	return out, rows.Err()
+}
+
+// Bodies implements store.Store in one statement; see sqlBodies.
+func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
+	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
+	ms, err := hashList(messages)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := hashList(blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.r.stmts[sqlBodies].QueryContext(ctx, thread, ms, bs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var outM []store.Message
+	var outB []store.Blob
+	for rows.Next() {
+		var hash string
+		var idx, checkpoint, created sql.NullInt64
+		var body []byte
+		if err := rows.Scan(&hash, &idx, &body, &checkpoint, &created); err != nil {
+			return nil, nil, err
+		}
+		if !idx.Valid {
+			outB = append(outB, store.Blob{Hash: hash, Body: body})
+			continue
+		}
+		outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
+	}
+	return outM, outB, rows.Err()
 }
 
 // Size implements store.Store in one query (one snapshot); see sqlSize.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,10 @@ func testCancelled(t *testing.T, s store.Store) {
 		{"Writes", func(ctx context.Context) error { _, err := s.Writes(ctx, "t", 1); return err }},
 		{"Events", func(ctx context.Context) error { _, err := s.Events(ctx, "t", 0); return err }},
 		{"Threads", func(ctx context.Context) error { _, err := s.Threads(ctx); return err }},
+		{"Bodies", func(ctx context.Context) error {
+			_, _, err := s.Bodies(ctx, "t", []string{strings.Repeat("0", store.HashLen)}, []string{strings.Repeat("1", store.HashLen)})
+			return err
+		}},
 		{"DeleteThread", func(ctx context.Context) error { return s.DeleteThread(ctx, "t") }},
 		{"Prune", func(ctx context.Context) error { _, err := s.Prune(ctx, "t", []int64{1}, nil); return err }},
 		{"Lock", func(ctx context.Context) error {

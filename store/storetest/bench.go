@@ -78,6 +78,44 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 			}
 		}
 	})
+	// What a rebuild reads after its chain: 30 messages and a blob, by
+	// Messages then Blobs (two round trips) or by Bodies (one).
+	b.Run("Bodies", func(b *testing.B) {
+		s := open(b)
+		cp := checkpoint("bench", 1, 0)
+		for i := range 30 {
+			cp.Messages = append(cp.Messages, message(int64(i+1), fmt.Sprintf("message %d of a long thread", i)))
+		}
+		big := blob(strings.Repeat("a summary of the conversation ", 60))
+		cp.Blobs, cp.BlobRefs = []store.Blob{big}, []string{big.Hash}
+		if err := s.PutCheckpoint(b.Context(), cp, nil); err != nil {
+			b.Fatal(err)
+		}
+		var hashes []string
+		for _, m := range cp.Messages {
+			hashes = append(hashes, m.Hash)
+		}
+		b.Run("MessagesThenBlobs", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ms, err := s.Messages(b.Context(), "bench", hashes)
+				if err != nil || len(ms) != 30 {
+					b.Fatalf("Messages: %d, %v", len(ms), err)
+				}
+				if bs, err := s.Blobs(b.Context(), "bench", cp.BlobRefs); err != nil || len(bs) != 1 {
+					b.Fatalf("Blobs: %d, %v", len(bs), err)
+				}
+			}
+		})
+		b.Run("Bodies", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if ms, bs, err := s.Bodies(b.Context(), "bench", hashes, cp.BlobRefs); err != nil || len(ms) != 30 || len(bs) != 1 {
+					b.Fatalf("Bodies: %d, %d, %v", len(ms), len(bs), err)
+				}
+			}
+		})
+	})
 	b.Run("History10k", func(b *testing.B) {
 		s := open(b)
 		fill(b, s, "bench", 10_000)

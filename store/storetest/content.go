@@ -9,8 +9,8 @@ import (
 	"rewind/store"
 )
 
-// Messages, Blobs and Size: message and blob bodies stored once by hash,
-// and a thread's size.
+// Messages, Blobs, Bodies and Size: message and blob bodies stored once by
+// hash, both read at once, and a thread's size.
 
 func message(index int64, text string) store.Message {
 	body := fmt.Appendf(nil, `{"index":%d,"role":"user","content":%s}`, index, jsonString(text))
@@ -111,6 +111,67 @@ func testBlobsOnce(t *testing.T, s store.Store) {
 	wantRefused(t, s.PutCheckpoint(ctx, bad, nil), "not a content hash")
 	bad.BlobRefs, bad.Blobs = nil, []store.Blob{{Hash: big.Hash, Body: []byte(`"other"`)}}
 	wantRefused(t, s.PutCheckpoint(ctx, bad, nil), "hashes to")
+}
+
+// testBodies: Bodies gives what Messages and Blobs give for the same
+// hashes, of its own thread only.
+func testBodies(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m1, m2, other := message(1, "where is SO20260901?"), message(2, "it shipped"), message(1, "another thread's")
+	b1, b2 := blob(strings.Repeat("a summary ", 200)), blob(strings.Repeat("another thread's blob ", 100))
+	cp := checkpoint("t", 1, 0)
+	cp.Messages, cp.Blobs, cp.BlobRefs = []store.Message{m1}, []store.Blob{b1}, []string{b1.Hash}
+	put(t, s, cp)
+	cp2 := delta("t", 2, 1)
+	cp2.Messages = []store.Message{m2}
+	put(t, s, cp2)
+	cpu := checkpoint("u", 1, 0)
+	cpu.Messages, cpu.Blobs, cpu.BlobRefs = []store.Message{other}, []store.Blob{b2}, []string{b2.Hash}
+	put(t, s, cpu)
+
+	unknown := strings.Repeat("0", store.HashLen)
+	wantM := []string{m2.Hash, m1.Hash, m1.Hash, unknown, other.Hash}
+	wantB := []string{b1.Hash, unknown, b1.Hash, b2.Hash}
+	ms, bs, err := s.Bodies(ctx, "t", wantM, wantB)
+	if err != nil {
+		t.Fatalf("Bodies: %v", err)
+	}
+	msgs, err := s.Messages(ctx, "t", wantM)
+	if err != nil {
+		t.Fatalf("Messages: %v", err)
+	}
+	blobs, err := s.Blobs(ctx, "t", wantB)
+	if err != nil {
+		t.Fatalf("Blobs: %v", err)
+	}
+	byHash := func(a, b store.Message) int { return strings.Compare(a.Hash, b.Hash) }
+	slices.SortFunc(ms, byHash)
+	slices.SortFunc(msgs, byHash)
+	if len(ms) != 2 || len(msgs) != 2 {
+		t.Fatalf("Bodies gave %d messages and Messages %d: want #1 and #2 of thread t, once each", len(ms), len(msgs))
+	}
+	for i := range ms {
+		a, b := ms[i], msgs[i]
+		if a.Hash != b.Hash || a.Index != b.Index || string(a.Body) != string(b.Body) || a.CheckpointID != b.CheckpointID ||
+			!a.CreatedAt.Equal(b.CreatedAt) || a.ThreadID != b.ThreadID {
+			t.Errorf("Bodies gave message %+v, Messages %+v", a, b)
+		}
+	}
+	if len(bs) != 1 || len(blobs) != 1 || bs[0].Hash != b1.Hash || string(bs[0].Body) != string(b1.Body) || string(blobs[0].Body) != string(bs[0].Body) {
+		t.Fatalf("Bodies gave %d blobs (%v): want thread t's one, byte for byte, as Blobs gives it", len(bs), bs)
+	}
+	if ms, bs, err := s.Bodies(ctx, "t", nil, nil); err != nil || len(ms)+len(bs) != 0 {
+		t.Errorf("Bodies of no hashes = %v, %v, %v; want nothing", ms, bs, err)
+	}
+	if ms, bs, err := s.Bodies(ctx, "t", []string{m1.Hash}, nil); err != nil || len(ms) != 1 || len(bs) != 0 {
+		t.Errorf("Bodies of one message = %d messages, %d blobs, %v; want the message alone", len(ms), len(bs), err)
+	}
+	if ms, bs, err := s.Bodies(ctx, "t", nil, []string{b1.Hash}); err != nil || len(ms) != 0 || len(bs) != 1 {
+		t.Errorf("Bodies of one blob = %d messages, %d blobs, %v; want the blob alone", len(ms), len(bs), err)
+	}
+	if ms, bs, err := s.Bodies(ctx, "nope", wantM, wantB); err != nil || len(ms)+len(bs) != 0 {
+		t.Errorf("Bodies of an unknown thread = %v, %v, %v; want nothing", ms, bs, err)
+	}
 }
 
 func testSize(t *testing.T, s store.Store) {

@@ -183,6 +183,48 @@ func chainIDs(t *testing.T, s store.Store, thread string, id int64) []int64 {
 	return idsOf(rows)
 }
 
+// testChainAcrossBranches: two branches whose ids interleave, a base on
+// one of them, a rebased row: Chain follows the parents, never the ids.
+func testChainAcrossBranches(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	put(t, s, checkpoint("t", 1, 0))
+	put(t, s, delta("t", 2, 1))
+	for id := int64(3); id <= 10; id++ { // odd ids fork from 2, even ones go on from it
+		parent := id - 2
+		if id == 3 {
+			parent = 2
+		}
+		put(t, s, delta("t", id, parent))
+	}
+	put(t, s, checkpoint("t", 11, 9)) // a base on the odd branch
+	put(t, s, delta("t", 12, 10))     // the even branch goes on past it
+	put(t, s, delta("t", 13, 11))
+	for _, tc := range []struct {
+		id   int64
+		want []int64
+	}{
+		{10, []int64{10, 8, 6, 4, 2, 1}},
+		{9, []int64{9, 7, 5, 3, 2, 1}},
+		{11, []int64{11}},
+		{12, []int64{12, 10, 8, 6, 4, 2, 1}},
+		{13, []int64{13, 11}},
+	} {
+		if got := chainIDs(t, s, "t", tc.id); !slices.Equal(got, tc.want) {
+			t.Errorf("Chain(%d) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+	// A rebased row stops the chain, the newest first.
+	if _, err := s.Prune(ctx, "t", []int64{3}, []store.Rebase{{ID: 5, State: checkpoint("t", 5, 0).State}}); err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	if got := chainIDs(t, s, "t", 9); !slices.Equal(got, []int64{9, 7, 5}) {
+		t.Errorf("Chain(9) after 5 was rebased = %v, want [9 7 5]", got)
+	}
+	if got := chainIDs(t, s, "t", 12); !slices.Equal(got, []int64{12, 10, 8, 6, 4, 2, 1}) {
+		t.Errorf("Chain(12) after a prune of the other branch = %v, want [12 10 8 6 4 2 1]", got)
+	}
+}
+
 func testChain(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	put(t, s, checkpoint("t", 1, 0))

@@ -4,7 +4,7 @@
 //
 // One file per clause of the contract in store/store.go: input.go (Input),
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites), read.go (Get,
-// Latest, History, Chain), content.go (Messages, Blobs, Size), events.go
+// Latest, History, Chain), content.go (Messages, Blobs, Bodies, Size), events.go
 // (Events, Threads), delete.go (DeleteThread), prune.go (Prune), lock.go
 // (Lock), watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing, Fence), drafts.go (store.Drafts), txhook.go
 // (the mid-transaction hook) and process.go (what only another process can
@@ -108,9 +108,11 @@ var clauses = []clause{
 	{"Forks", nil, testForks},
 	{"HistoryReadsMetadataOnly", nil, testHistoryMetaOnly},
 	{"ChainStopsAtBase", nil, testChain},
+	{"ChainAcrossBranches", nil, testChainAcrossBranches},
 	// Messages, Blobs, Size.
 	{"MessagesStoredOnce", nil, testMessagesOnce},
 	{"BlobsStoredOnce", nil, testBlobsOnce},
+	{"BodiesAreMessagesAndBlobs", nil, testBodies},
 	{"Size", nil, testSize},
 	// Events, Threads.
 	{"Events", nil, testEvents},

@@ -38,6 +38,7 @@ var bugs = []string{
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
 	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
+	"bodies cross threads", "bodies drop blobs", "chain by id range",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -480,4 +481,47 @@ func (b *buggy) LockHolder(ctx context.Context, thread string) (string, error) {
 		return "", nil
 	}
 	return b.Store.LockHolder(ctx, thread)
+}
+
+func (b *buggy) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	ms, bs, err := b.Store.Bodies(ctx, thread, messages, blobs)
+	switch b.bug {
+	case "bodies drop blobs":
+		if len(ms) > 0 {
+			bs = nil
+		}
+	case "bodies cross threads": // looks the hashes up in every thread
+		ts, _ := b.Store.Threads(ctx)
+		for _, th := range ts {
+			if th.ID != thread {
+				m2, b2, _ := b.Store.Bodies(ctx, th.ID, messages, blobs)
+				ms, bs = append(ms, m2...), append(bs, b2...)
+			}
+		}
+	}
+	return ms, bs, err
+}
+
+// Chain, for "chain by id range": the rows from the nearest one at or
+// below id that reads on its own, up to id, whatever their parents.
+func (b *buggy) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	chain, err := b.Store.Chain(ctx, thread, id)
+	if b.bug != "chain by id range" || err != nil {
+		return chain, err
+	}
+	var out []store.Checkpoint
+	for at := id; at > 0; at-- {
+		cp, err := b.Store.Get(ctx, thread, at)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+		if cp.Base || cp.Rebased != nil || cp.ParentID == 0 {
+			break
+		}
+	}
+	return out, nil
 }

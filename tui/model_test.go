@@ -506,3 +506,45 @@ func TestScrubStepShowsPrefetchedCheckpoint(t *testing.T) {
 		return ok
 	})
 }
+
+// Keys faster than loads (a repeated or fast-typed h) do not pile loads
+// up: a load that starts after the cursor moved on skips its reads, and
+// the one of the checkpoint the cursor stops on still reads.
+func TestStaleLoadsSkipTheirReads(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	m := New(context.Background(), depsFor(e), Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	runSync(m, m.Init())
+	if m.cur == nil || m.cur.cp.ID != 16 {
+		t.Fatal("the thread did not open at @16")
+	}
+	_, cmd := m.Update(runes("hhhhh"))
+	var loads []detailMsg
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		case detailMsg:
+			loads = append(loads, msg)
+		}
+	}
+	read := 0
+	for _, l := range loads {
+		if !l.skipped {
+			read++
+			if l.id != m.tree.cursor || l.d == nil {
+				t.Fatalf("the load that read is of @%d, the cursor is on @%d", l.id, m.tree.cursor)
+			}
+		}
+	}
+	if len(loads) < 2 || read != 1 {
+		t.Fatalf("five steps back: %d loads, %d of them read; want only the last to read", len(loads), read)
+	}
+}

@@ -548,3 +548,41 @@ func TestStaleLoadsSkipTheirReads(t *testing.T) {
 		t.Fatalf("five steps back: %d loads, %d of them read; want only the last to read", len(loads), read)
 	}
 }
+
+// costCounter counts the reads of a thread's costs.
+type costCounter struct {
+	Backend
+	n *int
+}
+
+func (c costCounter) Costs(ctx context.Context, thread string) (engine.Costs, error) {
+	*c.n++
+	return c.Backend.(coster).Costs(ctx, thread)
+}
+
+// The thread's costs (a sum over every listing) are read for the
+// inspector's header only: not on opening with the conversation shown,
+// once when the inspector comes into view, not again for the same head.
+func TestCostsAreReadForTheInspectorOnly(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	reads := 0
+	m := New(context.Background(), Deps{Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e)}, Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	runSync(m, m.Init())
+	if m.cur == nil || reads != 0 {
+		t.Fatalf("opened with the conversation shown: %d reads of the costs", reads)
+	}
+	_, cmd := m.Update(runes("3"))
+	runSync(m, cmd)
+	if reads != 1 || !strings.Contains(m.View(), "thread tokens") {
+		t.Fatalf("the inspector shown: %d reads of the costs, want 1, and them in its header:\n%s", reads, m.View())
+	}
+	for _, msg := range []tea.Msg{runes("h"), runes("h"), runes("l"), runes("3"), tea.WindowSizeMsg{Width: 90, Height: 24}} {
+		_, cmd := m.Update(msg)
+		runSync(m, cmd)
+	}
+	if reads != 1 {
+		t.Fatalf("scrubbing, 3 again and a resize read the costs again: %d reads", reads)
+	}
+}

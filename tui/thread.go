@@ -49,8 +49,7 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 	}
 	m.live.head = msg.head
 	m.refreshLive()
-	m.syncPanes() // the inspector's header shows the head's costs
-	return nil
+	return m.wantCosts()
 }
 
 // sync reads the thread's newest checkpoints into the timeline.
@@ -166,7 +165,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch())
+		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts())
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,9 +108,13 @@ func bigThread(tb testing.TB) *engine.Engine {
 
 // runSync runs a command and feeds what it returns back into the model
 // until nothing is left (the benchmark's paths start no timers).
-func runSync(m *Model, cmd tea.Cmd) {
+func runSync(m *Model, cmd tea.Cmd) { runUntil(m, cmd, nil) }
+
+// runUntil is runSync that stops once done holds (nil: never), leaving
+// the rest of the commands unrun.
+func runUntil(m *Model, cmd tea.Cmd, done func() bool) {
 	queue := []tea.Cmd{cmd}
-	for len(queue) > 0 {
+	for len(queue) > 0 && (done == nil || !done()) {
 		c := queue[0]
 		queue = queue[1:]
 		if c == nil {
@@ -266,6 +271,39 @@ func BenchmarkScrubStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "MiB-heap-loaded")
 			b.ReportMetric(100*float64(atOnce)/float64(b.N), "%-shown-in-frame")
+		})
+	}
+}
+
+// BenchmarkFirstScreen opens the real 1,000-turn conversation (see
+// BenchmarkScrubStep) at 80×24: New, the window's size, and the commands
+// Init starts run one after the other, each result fed back to Update,
+// until the screen shows the newest checkpoint; then the View. One core
+// does everything the program would spread over its goroutines, so this is
+// the open's work before its first screen; what the program does after it
+// (older pages of the timeline, the thread's costs if not read yet) is left
+// unrun.
+func BenchmarkFirstScreen(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		open func(testing.TB, int, int) *Model
+	}{{"real-80x24", openReal}, {"real-sqlite-80x24", openRealSQLite}} {
+		b.Run(c.name, func(b *testing.B) {
+			c.open(b, 80, 24) // writes the thread once
+			eng := realMemory.eng
+			if c.name != "real-80x24" {
+				eng = realSQLite.eng
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m := New(context.Background(), depsFor(eng), Settings{Thread: "real"})
+				m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+				runUntil(m, m.Init(), func() bool { return m.cur != nil && m.cur.cp.ID == m.tree.maxID })
+				if v := m.View(); !strings.Contains(v, fmt.Sprintf("· @%d", m.tree.maxID)) {
+					b.Fatalf("the first screen does not show @%d:\n%s", m.tree.maxID, v)
+				}
+			}
 		})
 	}
 }

@@ -89,6 +89,10 @@ type cache struct {
 	// prefetching: a prefetch (thread.go) is under way. Read and set on
 	// the Update goroutine only.
 	prefetching bool
+	// wanted is, by thread, the checkpoint whose load the cursor waits
+	// for: a load that starts after the cursor moved on skips its reads
+	// (keys typed or repeated faster than loads do not pile them up).
+	wanted map[string]int64
 }
 
 // rawCP is a read checkpoint with its decoded state: a checkpoint never
@@ -100,7 +104,21 @@ type rawCP struct {
 }
 
 func newCache() *cache {
-	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}}
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, wanted: map[string]int64{}}
+}
+
+// want says the cursor now waits for checkpoint id of thread.
+func (c *cache) want(thread string, id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wanted[thread] = id
+}
+
+// isWanted is whether the cursor still waits for checkpoint id of thread.
+func (c *cache) isWanted(thread string, id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wanted[thread] == id
 }
 
 func (c *cache) detail(thread string, id int64) (*detail, bool) {
@@ -251,6 +269,8 @@ type (
 		err    error
 		// version is the cache's detail version the load began under.
 		version int
+		// skipped: the cursor had moved on before the load began.
+		skipped bool
 	}
 	runStartedMsg struct {
 		gen    int
@@ -342,6 +362,9 @@ func syncHead(ctx context.Context, b Backend, gen int, thread string, known func
 func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread string, id int64) tea.Cmd {
 	return func() tea.Msg {
 		version := c.version(thread)
+		if !c.isWanted(thread, id) {
+			return detailMsg{gen: gen, thread: thread, id: id, version: version, skipped: true}
+		}
 		d, err := buildDetail(ctx, b, c, thread, id, version)
 		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err, version: version}
 	}

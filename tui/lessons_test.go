@@ -49,11 +49,22 @@ func lessonPrepare(t *testing.T, e *engine.Engine) PrepareFunc {
 // thread shows the checkpoint under the cursor.
 type lessonSettled struct{ *Model }
 
+// hideScript presses s until the script panel hides (it turns its pages
+// first: how many depends on the size), running what each press asks.
+type hideScript struct{}
+
 func (s lessonSettled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(hideScript); ok {
+		var cmds []tea.Cmd
+		for i := 0; i < 5 && !s.Model.script.hidden; i++ {
+			cmds = append(cmds, s.Model.toggleScript())
+		}
+		return s, tea.Batch(cmds...)
+	}
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
 		settled := m.lessons.preparing == "" && (m.screen == screenLessons && m.w > 0 ||
-			m.screen == screenThread && m.script != nil && !m.loading && m.live.headLoading == 0 && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
+			m.screen == screenThread && m.script != nil && !m.loading && m.live.headLoading == 0 && !m.live.costsLoading && m.cur != nil && m.cur.cp.ID == m.tree.cursor)
 		if settled {
 			if q.poke != nil {
 				q.poke(m)
@@ -77,18 +88,15 @@ func TestLessonGolden(t *testing.T) {
 		wait   []string
 		poke   func(m *Model)
 		only   [2]int // only at this size
+		hide   bool   // s until the script hides (hideScript)
 	}{
-		{"picker", "", []string{"down"}, []string{"Lessons · 3", "✝ kills workers", "▸ fork", "enter prepare"}, nil, [2]int{}},
+		{"picker", "", []string{"down"}, []string{"Lessons · 3", "✝ kills workers", "▸ fork", "enter prepare"}, nil, [2]int{}, false},
 		{"preparing", "", nil, []string{"preparing fork…", "forking at @2"}, func(m *Model) {
 			m.lessons.preparing, m.lessons.progress = "fork", []string{"running the lesson headless", "forking at @2"}
-		}, [2]int{}},
-		{"script", "fork", nil, []string{"Lesson fork", "1. open t", "PASS: with @2"}, nil, [2]int{}},
-		{"script-hidden", "fork", nil, []string{"Conversation"}, func(m *Model) {
-			for i := 0; i < 5 && !m.script.hidden; i++ { // s turns the pages, then hides
-				m.toggleScript()
-			}
-		}, [2]int{}},
-		{"script-page2", "fork", []string{"s"}, []string{"Lesson fork 2/2", "3. open t-wrong", "s hides this panel", "PASS: with @2"}, nil, [2]int{80, 24}},
+		}, [2]int{}, false},
+		{"script", "fork", nil, []string{"Lesson fork", "1. open t", "PASS: with @2"}, nil, [2]int{}, false},
+		{"script-hidden", "fork", nil, []string{"Conversation"}, nil, [2]int{}, true},
+		{"script-page2", "fork", []string{"s"}, []string{"Lesson fork 2/2", "3. open t-wrong", "s hides this panel", "PASS: with @2"}, nil, [2]int{80, 24}, false},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		for _, sc := range screens {
@@ -106,6 +114,9 @@ func TestLessonGolden(t *testing.T) {
 				}
 				for _, k := range sc.keys {
 					tm.Send(keyMsg(k))
+				}
+				if sc.hide {
+					tm.Send(hideScript{})
 				}
 				tm.Send(quitWhenSettled{poke: sc.poke})
 				final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(lessonSettled).Model

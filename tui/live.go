@@ -49,11 +49,14 @@ type liveStrip struct {
 	streams    *streams // model calls streaming in the run under way
 
 	// Between runs.
-	head        *headInfo   // the thread's newest checkpoint
-	headLoading int         // reads of it in flight
-	killed      *killInfo   // the last run ended by SIGKILL
-	answer      *answerInfo // the approval answer under way or just given
-	phase       *phase      // the resume phase under way or just ended
+	head        *headInfo // the thread's newest checkpoint
+	headLoading int       // reads of it in flight
+	// costsLoading: a read of the thread's costs is in flight (wantCosts,
+	// live_head.go).
+	costsLoading bool
+	killed       *killInfo   // the last run ended by SIGKILL
+	answer       *answerInfo // the approval answer under way or just given
+	phase        *phase      // the resume phase under way or just ended
 
 	lines []string // rendered by render, joined by View
 }

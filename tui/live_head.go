@@ -25,11 +25,13 @@ type headInfo struct {
 	thread string
 	cp     engine.Checkpoint
 	// costs are the thread's tokens (nil when the backend cannot sum
-	// them, or they did not read), loaded with the head.
-	costs *engine.Costs
-	state ticket.State
-	plan  engine.ResumePlan
-	gate  *gateInfo
+	// them, or they did not read), read after the head, for the inspector
+	// (wantCosts); costsRead says they were.
+	costs     *engine.Costs
+	costsRead bool
+	state     ticket.State
+	plan      engine.ResumePlan
+	gate      *gateInfo
 	// drafts are the thread's rows in the drafts table (nil when the
 	// backend cannot list them).
 	drafts    []store.Draft
@@ -55,6 +57,50 @@ type headMsg struct {
 // coster is a Backend that sums a thread's tokens (Engine.Costs).
 type coster interface {
 	Costs(ctx context.Context, thread string) (engine.Costs, error)
+}
+
+// costsMsg brings the thread's costs read for head.
+type costsMsg struct {
+	gen    int
+	thread string
+	head   int64
+	costs  *engine.Costs // nil: they did not read
+}
+
+// wantCosts reads the thread's costs for the inspector's header. They sum
+// every listing of the thread (on a 1,000-turn thread the costliest read
+// of opening it), so they are read only while the inspector shows, once
+// per head, and after the checkpoint under the cursor is shown: the first
+// screen does not wait for them.
+func (m *Model) wantCosts() tea.Cmd {
+	h := m.live.head
+	c, ok := m.deps.Backend.(coster)
+	if !ok || h == nil || h.costsRead || m.live.costsLoading || m.cur == nil || !m.content.shows(paneInsp) {
+		return nil
+	}
+	m.live.costsLoading = true
+	ctx, gen, thread, id := m.ctx, m.gen, m.thread, h.cp.ID
+	return func() tea.Msg {
+		msg := costsMsg{gen: gen, thread: thread, head: id}
+		// A thread whose costs do not read still shows its head.
+		if costs, err := c.Costs(ctx, thread); err == nil {
+			msg.costs = &costs
+		}
+		return msg
+	}
+}
+
+func (m *Model) onCosts(msg costsMsg) tea.Cmd {
+	m.live.costsLoading = false
+	if msg.gen != m.gen || msg.thread != m.thread {
+		return nil
+	}
+	if h := m.live.head; h != nil && h.cp.ID == msg.head {
+		h.costs, h.costsRead = msg.costs, true
+		m.syncPanes() // the inspector's header shows them
+		return nil
+	}
+	return m.wantCosts() // the head moved on meanwhile
 }
 
 // readHead reads the newest checkpoint and its stored writes. It runs in a
@@ -109,13 +155,6 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 	return func() tea.Msg {
 		h, err := readHead(ctx, b, thread)
-		if c, ok := b.(coster); ok && h != nil && err == nil {
-			// From the listings; a thread whose costs do not read still
-			// shows its head.
-			if costs, cerr := c.Costs(ctx, thread); cerr == nil {
-				h.costs = &costs
-			}
-		}
 		return headMsg{gen: gen, thread: thread, head: h, err: err}
 	}
 }

@@ -208,7 +208,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		// A taller list shows rows whose state is not read yet; a wider
 		// screen may bring the State pane (and its badge) into view.
-		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.checkFidelity())
+		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.paneReads())
 	case wordsMsg:
 		return m, m.onWords(msg)
 	case searchMsg:
@@ -253,6 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onRunUpdates(msg)
 	case headMsg:
 		return m, m.onHead(msg)
+	case costsMsg:
+		return m, m.onCosts(msg)
 	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg:
 		return m, m.onFollow(msg)
 	case killSentMsg:
@@ -522,16 +524,20 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) visiblePanes() (main, side int) { return m.content.visible() }
 
-// showPane puts pane p on screen (and the State pane's fidelity badge
-// starts when it comes into view).
+// showPane puts pane p on screen.
 func (m *Model) showPane(p int) tea.Cmd {
 	m.focus = focusMain
 	if m.content.show(p) {
 		m.focus = focusSide
 	}
 	m.syncPanes()
-	return m.checkFidelity()
+	return m.paneReads()
 }
+
+// paneReads starts what the panes now on screen read only while they show
+// (after they came into view: a pane switched to, a wider screen): the
+// State pane's fidelity badge, the inspector's thread costs.
+func (m *Model) paneReads() tea.Cmd { return tea.Batch(m.checkFidelity(), m.wantCosts()) }
 
 // syncPanes re-renders the visible panes whose inputs changed.
 func (m *Model) syncPanes() {

@@ -506,3 +506,83 @@ func TestScrubStepShowsPrefetchedCheckpoint(t *testing.T) {
 		return ok
 	})
 }
+
+// Keys faster than loads (a repeated or fast-typed h) do not pile loads
+// up: a load that starts after the cursor moved on skips its reads, and
+// the one of the checkpoint the cursor stops on still reads.
+func TestStaleLoadsSkipTheirReads(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	m := New(context.Background(), depsFor(e), Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	runSync(m, m.Init())
+	if m.cur == nil || m.cur.cp.ID != 16 {
+		t.Fatal("the thread did not open at @16")
+	}
+	_, cmd := m.Update(runes("hhhhh"))
+	var loads []detailMsg
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		case detailMsg:
+			loads = append(loads, msg)
+		}
+	}
+	read := 0
+	for _, l := range loads {
+		if !l.skipped {
+			read++
+			if l.id != m.tree.cursor || l.d == nil {
+				t.Fatalf("the load that read is of @%d, the cursor is on @%d", l.id, m.tree.cursor)
+			}
+		}
+	}
+	if len(loads) < 2 || read != 1 {
+		t.Fatalf("five steps back: %d loads, %d of them read; want only the last to read", len(loads), read)
+	}
+}
+
+// costCounter counts the reads of a thread's costs.
+type costCounter struct {
+	Backend
+	n *int
+}
+
+func (c costCounter) Costs(ctx context.Context, thread string) (engine.Costs, error) {
+	*c.n++
+	return c.Backend.(coster).Costs(ctx, thread)
+}
+
+// The thread's costs (a sum over every listing) are read for the
+// inspector's header only: not on opening with the conversation shown,
+// once when the inspector comes into view, not again for the same head.
+func TestCostsAreReadForTheInspectorOnly(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	reads := 0
+	m := New(context.Background(), Deps{Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e)}, Settings{Thread: "t"})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	runSync(m, m.Init())
+	if m.cur == nil || reads != 0 {
+		t.Fatalf("opened with the conversation shown: %d reads of the costs", reads)
+	}
+	_, cmd := m.Update(runes("3"))
+	runSync(m, cmd)
+	if reads != 1 || !strings.Contains(m.View(), "thread tokens") {
+		t.Fatalf("the inspector shown: %d reads of the costs, want 1, and them in its header:\n%s", reads, m.View())
+	}
+	for _, msg := range []tea.Msg{runes("h"), runes("h"), runes("l"), runes("3"), tea.WindowSizeMsg{Width: 90, Height: 24}} {
+		_, cmd := m.Update(msg)
+		runSync(m, cmd)
+	}
+	if reads != 1 {
+		t.Fatalf("scrubbing, 3 again and a resize read the costs again: %d reads", reads)
+	}
+}

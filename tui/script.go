@@ -198,5 +198,5 @@ func (m *Model) toggleScript() tea.Cmd {
 		p.hidden = true
 	}
 	m.relayout()
-	return nil
+	return m.paneReads() // the panes may have widened into a side column
 }

@@ -49,8 +49,7 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 	}
 	m.live.head = msg.head
 	m.refreshLive()
-	m.syncPanes() // the inspector's header shows the head's costs
-	return nil
+	return m.wantCosts()
 }
 
 // sync reads the thread's newest checkpoints into the timeline.
@@ -119,8 +118,10 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	m.afterTreeChange()
 	cmds = append(cmds, m.wantWords())
 	if moved {
-		// The checkpoint to show comes before older pages of the timeline.
-		cmds = append([]tea.Cmd{m.cursorMoved()}, cmds...)
+		// The checkpoint to show comes before older pages of the timeline:
+		// they are read once it is (on opening a long thread, the first
+		// screen waits for one page and one checkpoint only).
+		return tea.Sequence(m.cursorMoved(), tea.Batch(cmds...))
 	}
 	return tea.Batch(cmds...)
 }
@@ -138,6 +139,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if id == 0 {
 		return nil
 	}
+	m.cache.want(m.thread, id) // a load for where the cursor was is not waited for
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
@@ -147,7 +149,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread {
+	if msg.gen != m.gen || msg.thread != m.thread || msg.skipped {
 		return nil
 	}
 	if msg.err != nil {
@@ -163,7 +165,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch())
+		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts())
 	}
 	return nil
 }

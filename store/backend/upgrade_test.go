@@ -23,11 +23,13 @@ import (
 	"rewind/store/backend"
 )
 
-// The fixtures in testdata/upgrade were written by the release before
-// incremental checkpoints (commit 3165cdd, store schema 4): a sqlite file,
-// a pg_dump of a PostgreSQL store, and what that release read from every
-// checkpoint (testdata/upgrade/make.sh and fixdump.go.txt made them). A
-// store written then must open, read the same, and carry on.
+// The fixtures in testdata/upgrade were written by two releases: v4, the
+// one before incremental checkpoints (commit 3165cdd, store schema 4), and
+// v6, the one before PostgreSQL's documents became json (commit b0125d0:
+// storage format 3, store schema 6, jsonb). Each is a sqlite file, a
+// pg_dump (--inserts) of a PostgreSQL store, and what that release read
+// from every checkpoint (testdata/upgrade/make.sh and fixdump.go.txt made
+// them). A store written then must open, read the same, and carry on.
 
 type expectedCP struct {
 	ID           int64               `json:"id"`
@@ -67,16 +69,35 @@ func gunzip(t *testing.T, name string) []byte {
 }
 
 func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, gunzip(t, "store-v4.db.gz"), 0o600); err != nil {
-		t.Fatal(err)
+	for _, v := range []string{"v4", "v6"} {
+		t.Run(v, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "old.db")
+			if err := os.WriteFile(path, gunzip(t, "store-"+v+".db.gz"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			checkUpgrade(t, "sqlite:"+path, expected("sqlite", v))
+		})
 	}
-	checkUpgrade(t, "sqlite:"+path, "expected-sqlite.json.gz")
 }
 
+// PostgreSQL's store schema 7 keeps documents as json: the v6 fixture's
+// rows were jsonb (spaces after colons and commas, keys reordered) and
+// must read the same after the upgrade, as its references did before.
 func TestUpgradePostgresStoreFromTheLastRelease(t *testing.T) {
-	dbURL := loadDump(t, gunzip(t, "store-pg-v4.sql.gz"))
-	checkUpgrade(t, dbURL, "expected-pg.json.gz")
+	for _, v := range []string{"v4", "v6"} {
+		t.Run(v, func(t *testing.T) {
+			dbURL := loadDump(t, gunzip(t, "store-pg-"+v+".sql.gz"))
+			checkUpgrade(t, dbURL, expected("pg", v))
+		})
+	}
+}
+
+// expected names what the release that wrote a fixture read from it.
+func expected(store, version string) string {
+	if version == "v4" {
+		return "expected-" + store + ".json.gz"
+	}
+	return "expected-" + store + "-" + version + ".json.gz"
 }
 
 // loadDump restores a plain pg_dump into a new database and returns its URL.

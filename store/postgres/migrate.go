@@ -86,19 +86,19 @@ func splitSQL(body string) []string {
 var ownTables = map[string][]string{
 	"graph_checkpoints": {
 		"thread_id text not null", "checkpoint_id bigint not null", "parent_id bigint",
-		"state jsonb not null", "created_at timestamp with time zone not null", "rerooted_from bigint",
-		"meta jsonb", "base boolean not null", "rebased jsonb", "blob_refs text[]",
+		"state json not null", "created_at timestamp with time zone not null", "rerooted_from bigint",
+		"meta json", "base boolean not null", "rebased json", "blob_refs text[]",
 	},
 	"graph_writes": {
 		"thread_id text not null", "checkpoint_id bigint not null", "task_id text not null",
-		"writes jsonb not null", "created_at timestamp with time zone not null",
+		"writes json not null", "created_at timestamp with time zone not null",
 	},
 	"graph_events": {
 		"thread_id text not null", "checkpoint_id bigint not null", "seq integer not null",
-		"type text not null", "payload jsonb not null", "created_at timestamp with time zone not null",
+		"type text not null", "payload json not null", "created_at timestamp with time zone not null",
 	},
 	"graph_drafts": {
-		"thread_id text not null", "operation_id text not null", "body jsonb not null",
+		"thread_id text not null", "operation_id text not null", "body json not null",
 		"created_at timestamp with time zone not null",
 	},
 	"graph_epochs": {

@@ -276,7 +276,7 @@ func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
 	if e, err := s2.Fence(ctx, "t"); err != nil || e != 2 {
 		t.Errorf("Fence after reopening = %d, %v; want 2", e, err)
 	}
-	if d, created, err := s2.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{"n":2}`)}); err != nil || created || string(d.Body) != `{"n": 1}` {
+	if d, created, err := s2.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{"n":2}`)}); err != nil || created || string(d.Body) != `{"n":1}` {
 		t.Errorf("CreateDraft after reopening = %s, created %v, %v; want the first draft", d.Body, created, err)
 	}
 	// Legible in psql during an incident.

@@ -8,8 +8,11 @@
 // migrations, recorded in rewind_schema_migrations); it refuses a database
 // whose tables it did not create, or whose store schema is newer than it.
 //
-// Documents are stored as jsonb. The JSON escapes jsonb refuses (\u0000
-// and unpaired surrogates) are kept under a private-use marker rune, U+E000,
+// Documents are stored as json: the text as written, checked to be JSON,
+// given back byte for byte (rows stored before store schema 7 were jsonb
+// and read back as jsonb printed them: the same JSON). Equality is asked
+// of their jsonb form, so the JSON escapes jsonb refuses (\u0000 and
+// unpaired surrogates) are kept under a private-use marker rune, U+E000,
 // and given back as the same JSON; see toJSONB. Message and blob bodies
 // are text, given back byte for byte.
 //
@@ -204,7 +207,7 @@ func fenceOK(n int) string {
 var putCheckpointSQL = `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs)
-  select $1, $2, $3, $9::jsonb, $4::jsonb, $10::boolean, $11::text[]
+  select $1, $2, $3, $9::json, $4::json, $10::boolean, $11::text[]
   where not exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id >= $2)
     and ($3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3))
     and ` + fenceOK(8) + `
@@ -212,7 +215,7 @@ with cp as (
   returning created_at
 ), ev as (
   insert into graph_events (thread_id, checkpoint_id, seq, type, payload, created_at)
-  select $1, $2, e.seq, e.type, e.payload::jsonb, cp.created_at
+  select $1, $2, e.seq, e.type, e.payload::json, cp.created_at
   from cp, unnest($5::int[], $6::text[], $7::text[]) as e(seq, type, payload)
 ), msg as (
   insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at)
@@ -243,13 +246,13 @@ const whyNotSQL = `
 select
   (select max(checkpoint_id) from graph_checkpoints where thread_id = $1),
   (select (parent_id is not distinct from $3::bigint or parent_id is null and rerooted_from is not distinct from $3::bigint)
-          and state = $4::jsonb and meta is not distinct from $8::jsonb and base = $9::boolean
+          and state::jsonb = $4::jsonb and meta::jsonb is not distinct from $8::jsonb and base = $9::boolean
      from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
   (select count(*) from graph_events where thread_id = $1 and checkpoint_id = $2) = cardinality($5::int[])
     and not exists (
       select e.seq, e.type, e.payload::jsonb from unnest($5::int[], $6::text[], $7::text[]) as e(seq, type, payload)
       except
-      select seq, type, payload from graph_events where thread_id = $1 and checkpoint_id = $2),
+      select seq, type, payload::jsonb from graph_events where thread_id = $1 and checkpoint_id = $2),
   $3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3),
   coalesce((select epoch from graph_epochs where thread_id = $1), 0),
   (select issued from graph_epoch_counter)`
@@ -424,7 +427,7 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 var putWritesSQL = `
 with w as (
   insert into graph_writes (thread_id, checkpoint_id, task_id, writes)
-  select $1, $2, $3, $4::jsonb
+  select $1, $2, $3, $4::json
   where exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2)
     and ` + fenceOK(5) + `
   on conflict do nothing
@@ -432,7 +435,7 @@ with w as (
 )
 select
   (select count(*) from w),
-  (select writes = $4::jsonb from graph_writes where thread_id = $1 and checkpoint_id = $2 and task_id = $3),
+  (select writes::jsonb = $4::jsonb from graph_writes where thread_id = $1 and checkpoint_id = $2 and task_id = $3),
   exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
   coalesce((select epoch from graph_epochs where thread_id = $1), 0),
   (select issued from graph_epoch_counter)`
@@ -486,7 +489,7 @@ const checkpointCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted
 // where there is no meta. CASE evaluates state only for those rows, so a
 // listing never reads (or detoasts) the states of rows that have meta.
 const listedCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), meta,
-  case when meta is null then state end, base, null::jsonb, blob_refs, created_at`
+  case when meta is null then state end, base, null::json, blob_refs, created_at`
 
 func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
@@ -666,7 +669,8 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 }
 
 // sizeSQL counts a thread's bytes by memory.Store.Size's rule: the octet
-// lengths of texts and of documents as jsonb prints them, the blob refs'
+// lengths of texts and documents (as jsonb printed those stored before
+// version 7), the blob refs'
 // hashes, and 8 for each number and time column (5 for a checkpoint: id,
 // parent, rerooted_from, base, created_at). Every table is read by its
 // primary key's thread prefix.
@@ -842,7 +846,7 @@ returning checkpoint_id, rerooted_from`
 	// $2 ids, $3 states, $4 each rebase's blob refs joined by spaces
 	// (check.Rebases made them hex): a ragged list in one parameter.
 	pruneRebaseSQL = `update graph_checkpoints g
-set rebased = r.state::jsonb,
+set rebased = r.state::json,
     blob_refs = nullif(coalesce(g.blob_refs, '{}') || string_to_array(r.refs, ' '), '{}')
 from unnest($2::bigint[], $3::text[], $4::text[]) as r(id, state, refs)
 where g.thread_id = $1 and g.checkpoint_id = r.id`
@@ -975,7 +979,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 var createDraftSQL = `
 with ins as (
   insert into graph_drafts (thread_id, operation_id, body)
-  select $1, $2, $3::jsonb
+  select $1, $2, $3::json
   where ` + fenceOK(4) + `
   on conflict do nothing
   returning body, created_at

@@ -370,7 +370,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	for _, n := range ran {
 		md.TaskCounts[n]++
 	}
-	values, err := r.e.graph.apply(cp.Values, writes)
+	// apply folds the writes in order, so the first task's own (applied
+	// when it finished) are a prefix already done.
+	from, rest := cp.Values, writes
+	if len(records) > 0 && records[0].applied != nil {
+		from, rest = records[0].applied, writes[len(records[0].Writes):]
+	}
+	values, err := r.e.graph.apply(from, rest)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
@@ -497,10 +503,12 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		return TaskWrites{}, &taskError{node: t.Node, task: t.ID, err: err}
 	}
 	// Validate now, so a bad write fails the task rather than the superstep.
-	if _, err := r.e.graph.apply(cp.Values, writes); err != nil {
+	// The first task's result is where the superstep's fold starts.
+	applied, err := r.e.graph.apply(cp.Values, writes)
+	if err != nil {
 		return TaskWrites{}, fmt.Errorf("node %s (task %s) wrote badly: %w", t.Node, t.ID, err)
 	}
-	rec.Writes = writes
+	rec.Writes, rec.applied = writes, applied
 	rec.ModelCalls, rec.Usage = counted.snapshot()
 	rec.DurationMs = r.e.now().Sub(start).Milliseconds()
 	emit(EventNodeFinished, map[string]any{"durationMs": rec.DurationMs})

@@ -1,0 +1,295 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// marshalDecoded is what canonValue must equal: raw decoded as the list
+// reducers decode (UseNumber, into any) and marshalled again.
+func marshalDecoded(raw []byte) ([]byte, bool) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	if _, err := d.Token(); err == nil { // trailing data
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
+}
+
+var canonCases = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `""`,
+	` { "b" : 1 , "a" : [ 1 , 2 ] } `,
+	`{"b":1,"a":2,"b":3}`,                        // duplicate: the last wins
+	`{"b":{"y":1,"x":{"q":[],"p":{}}},"a":null}`, // nested unsorted
+	`{"content":"calling lookup_order({\"order\":\"SO1\"})","role":"assistant"}`,
+	`"<a href=\"x\">&amp;</a>"`, `"\u003c\u003e\u0026"`, `"\u003C"`, `"\/"`, `"/"`,
+	`"tab\there\nline\r\b\f\u0001\u001f\u007f"`, "\"raw \x7f del\"",
+	`"\u00e9 é \ud83d\ude00 😀"`, `"\ud800"`, `"\ufffd"`, "\"\xff bad\"", "\"\xe2\x80\xa8 \u2028 \u2029\"",
+	`{"\u0062":1,"a":2}`, `{"a\"b":1,"a":2,"a#":3}`, `{"é":1,"e":2,"z":3}`, `{"<":1,"&":2}`,
+	`[1,"2",{"3":[4,{"5":6}]}]`, `{"index":1.0,"x":100000000000000000000000}`,
+	// not JSON, or not one value: canonValue must say so
+	`{"a":1,}`, `[1,]`, `{"a" 1}`, `{a:1}`, `01`, `1.`, `.5`, `1e`, `-`, `tru`, `nul`, `"abc`, "\"a\x01b\"", `"\x"`, `"\u12"`,
+	`[1] [2]`, `{"a":1} x`, `[1}`, `{"a":1]`, ``, ` `,
+}
+
+func TestCanonValueIsMarshalOfDecoded(t *testing.T) {
+	for _, c := range canonCases {
+		checkCanon(t, []byte(c))
+	}
+	deep := strings.Repeat("[", canonDepth+5) + strings.Repeat("]", canonDepth+5)
+	if _, ok := canonValue([]byte(deep)); ok {
+		t.Errorf("canonValue followed %d levels", canonDepth+5)
+	}
+}
+
+func checkCanon(t *testing.T, raw []byte) {
+	t.Helper()
+	want, wantOK := marshalDecoded(raw)
+	got, ok := canonValue(raw)
+	if !ok {
+		return // the slow path decides
+	}
+	if !wantOK {
+		t.Fatalf("canonValue(%q) = %q, but it does not decode as one value", raw, got)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("canonValue(%q) = %q, want %q", raw, got, want)
+	}
+}
+
+// Of these, canonValue must give the form itself (no slow path).
+func TestCanonValueIsCertain(t *testing.T) {
+	for _, c := range []string{`{"b":1,"a":2}`, `{"content":"calling f({\"order\":\"SO1\"})\n<x>","speaker":"executor[t-1]"}`, `"é 😀"`} {
+		if _, ok := canonValue([]byte(c)); !ok {
+			t.Errorf("canonValue(%q) took the slow path", c)
+		}
+	}
+}
+
+func FuzzCanonValue(f *testing.F) {
+	for _, c := range canonCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkCanon(t, raw) })
+}
+
+func TestCanonObjectsIsDecodeList(t *testing.T) {
+	for _, c := range []string{``, `null`, ` null `, `[]`, `[ ]`, `[{}]`, `[{"b":1,"a":2},{"a":{"d":1,"c":2}}]`, `[{"a":1},null]`, `[1]`, `[{"a":1}] x`, `{"a":1}`, `[{"a":1},]`} {
+		checkCanonObjects(t, []byte(c))
+	}
+}
+
+func checkCanonObjects(t *testing.T, raw []byte) {
+	t.Helper()
+	items, ok := canonObjects(raw)
+	if !ok {
+		return
+	}
+	old, err := decodeList(raw)
+	if err != nil {
+		t.Fatalf("canonObjects(%q) read %d items, decodeList: %v", raw, len(items), err)
+	}
+	if len(old) != len(items) {
+		t.Fatalf("canonObjects(%q) read %d items, decodeList %d", raw, len(items), len(old))
+	}
+	for i, it := range old {
+		if it == nil {
+			t.Fatalf("canonObjects(%q) read item %d, which decodes as null", raw, i)
+		}
+		want, _ := json.Marshal(it)
+		if !bytes.Equal(items[i], want) {
+			t.Fatalf("canonObjects(%q) item %d = %q, want %q", raw, i, items[i], want)
+		}
+	}
+}
+
+func FuzzCanonObjects(f *testing.F) {
+	for _, c := range canonCases {
+		f.Add([]byte("[" + c + "]"))
+		f.Add([]byte("[" + c + "," + c + "]"))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkCanonObjects(t, raw) })
+}
+
+// The list reducers as they were before canonEnc: what they write is part
+// of the schema, so the fast paths must write the same bytes and fail the
+// same way.
+func refIndexedAppend(field string) Reducer {
+	return func(current, write json.RawMessage) (json.RawMessage, error) {
+		if list, ok := isReplace(write); ok {
+			items, err := decodeList(list)
+			if err != nil {
+				return nil, err
+			}
+			if items == nil {
+				items = []map[string]any{}
+			}
+			return json.Marshal(items)
+		}
+		old, err := splitList(current)
+		if err != nil {
+			return nil, fmt.Errorf("want a list: %w", err)
+		}
+		add, err := decodeList(write)
+		if err != nil {
+			return nil, err
+		}
+		next := int64(1)
+		if n := len(old); n > 0 {
+			if last := bytes.TrimSpace(old[n-1]); len(last) == 0 || last[0] != '{' {
+				return nil, fmt.Errorf("last item is not an object")
+			}
+			if v, ok := topField(old[n-1], field); ok {
+				if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+					next = i + 1
+				}
+			}
+		}
+		var out bytes.Buffer
+		out.WriteByte('[')
+		for i, it := range old {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(it)
+		}
+		for i, it := range add {
+			if _, has := it[field]; !has {
+				it[field] = next
+			} else if v, ok := it[field].(json.Number); ok {
+				if i, err := v.Int64(); err == nil && i >= next {
+					next = i
+				}
+			}
+			next++
+			b, err := json.Marshal(it)
+			if err != nil {
+				return nil, err
+			}
+			if len(old) > 0 || i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(b)
+		}
+		out.WriteByte(']')
+		return out.Bytes(), nil
+	}
+}
+
+func refMergeByID(field string) Reducer {
+	return func(current, write json.RawMessage) (json.RawMessage, error) {
+		if list, ok := isReplace(write); ok {
+			items, err := decodeList(list)
+			if err != nil {
+				return nil, err
+			}
+			if items == nil {
+				items = []map[string]any{}
+			}
+			return json.Marshal(items)
+		}
+		old, err := decodeList(current)
+		if err != nil {
+			return nil, err
+		}
+		add, err := decodeList(write)
+		if err != nil {
+			return nil, err
+		}
+		pos := map[string]int{}
+		for i, it := range old {
+			pos[fmt.Sprint(it[field])] = i
+		}
+		for _, it := range add {
+			id, ok := it[field]
+			if !ok {
+				return nil, fmt.Errorf("item without %q", field)
+			}
+			if i, seen := pos[fmt.Sprint(id)]; seen {
+				old[i] = it
+				continue
+			}
+			pos[fmt.Sprint(id)] = len(old)
+			old = append(old, it)
+		}
+		if old == nil {
+			old = []map[string]any{}
+		}
+		return json.Marshal(old)
+	}
+}
+
+// reduceOutcome is what a reducer did: its bytes, its error, or a panic.
+func reduceOutcome(r Reducer, current, write []byte) (out string) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = fmt.Sprint("panic: ", p)
+		}
+	}()
+	b, err := r(current, write)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return "ok: " + string(b)
+}
+
+var reducerCases = [][2]string{
+	{``, `[{"role":"user","content":"hi <there> & \"you\""}]`},
+	{`[{"index":1,"role":"user"}]`, `[{"role":"assistant","speaker":"executor[t-1]","toolCall":{"name":"f","id":"c1","args":"{\"order\":\"SO1\"}"}},{"index":7,"z":1},{"index":"x"},{"index":2.5}]`},
+	{`[{"index":1}]`, `[{"index":1}]`},
+	{`[{"index":3}]`, `{"replace":[{"b":1,"a":2,"index":1}]}`},
+	{`[{"index":3}]`, `{"replace":null}`},
+	{`null`, `null`},
+	{`[]`, `[]`},
+	{`[{"id":"t-1","status":"pending","goal":"g"},{"id":2},{"x":1}]`, `[{"id":"t-1","status":"done","result":"r"},{"id":"2","new":true},{"id":null},{"id":3}]`},
+	{`[{"id":"t-1"}]`, `[{"noid":1}]`},
+	{`[{"id":{"a":1}}]`, `[{"id":{"a":1},"v":2}]`},
+	{`[{"id":"a\u0062"}]`, `[{"id":"ab","v":2},{"\u0069d":"q"},{"i\u0064":"ab","v":3}]`},
+	{`[{"id":"t","b":1,"b":2}]`, `[{"b":3,"id":"t","b":4}]`},
+	{`[{"index":1}]`, `[null]`},
+	{`[{"index":1}]`, `[1]`},
+	{`[{"index":1}] `, `[{"a":1}] x`},
+	{`[1]`, `[{"a":1}]`},
+	{`{`, `[{"a":1}]`},
+	{`[{"index":1}]`, `[{"a":1},]`},
+	{`[{"index":9223372036854775807}]`, `[{"a":1}]`},
+	{`[{"index":1}]`, `[{},{"a":{"z":1,"y":[{"q":1,"p":2}]}},{"zzz":1},{"aaa":1},{"index":-5},{"index":100}]`},
+}
+
+func TestListReducersWriteAsBefore(t *testing.T) {
+	for _, c := range reducerCases {
+		checkReducers(t, []byte(c[0]), []byte(c[1]))
+	}
+}
+
+func checkReducers(t *testing.T, current, write []byte) {
+	t.Helper()
+	for _, r := range []struct {
+		name      string
+		new, prev Reducer
+	}{
+		{"IndexedAppend", IndexedAppend("index"), refIndexedAppend("index")},
+		{"MergeByID", MergeByID("id"), refMergeByID("id")},
+	} {
+		got, want := reduceOutcome(r.new, current, write), reduceOutcome(r.prev, current, write)
+		if got != want {
+			t.Fatalf("%s(%q, %q):\n got %s\nwant %s", r.name, current, write, got, want)
+		}
+	}
+}
+
+func FuzzListReducers(f *testing.F) {
+	for _, c := range reducerCases {
+		f.Add([]byte(c[0]), []byte(c[1]))
+	}
+	f.Fuzz(func(t *testing.T, current, write []byte) { checkReducers(t, current, write) })
+}

@@ -111,11 +111,11 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
-	cp.Metadata.Tokens = callTokens(groups) // as the listing reads them
 	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
+	cp.Metadata.Tokens = enc.tokens // as the listing reads them
 	row := enc.row
 	row.Epoch, row.Settles = r.epoch, settles
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})

@@ -358,7 +358,7 @@ func canonObjects(raw []byte) (items [][]byte, ok bool) {
 	if raw[i] != '[' {
 		return nil, false
 	}
-	e := canonEnc{buf: make([]byte, 0, len(raw)+len(raw)/8)}
+	e := canonEnc{buf: make([]byte, 0, len(raw)+len(raw)/8), members: make([]canonMember, 0, 32)}
 	var spans []int
 	j := skipSpace(raw, i+1)
 	if j < len(raw) && raw[j] == ']' {

@@ -119,6 +119,7 @@ func IndexedAppend(field string) Reducer {
 			}
 		}
 		var out bytes.Buffer
+		out.Grow(len(current) + len(write) + 16*(len(fast)+len(add)) + 2)
 		out.WriteByte('[')
 		for i, it := range old {
 			if i > 0 {

@@ -89,9 +89,11 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 // new messages and blobs, and (settles ≠ 0) the end of the task writes
 // it folds in, in one transaction.
 func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []WriteGroup, settles int64, events []Event) error {
-	events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
-		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
-		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+	if r.cfg.Observe != nil { // not stored: only an observer hears it
+		events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
+			"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
+			"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+	}
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
@@ -264,7 +266,9 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		}
 		todo = append(todo, i)
 	}
-	r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	if r.cfg.Observe != nil {
+		r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	}
 	// A task that runs alone has nothing to wait for: its writes become
 	// durable with the checkpoint that follows at once, in one
 	// transaction. Tasks that run side by side store theirs as each
@@ -480,6 +484,9 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	rec := TaskWrites{Task: t.ID, Node: t.Node}
 	var mu sync.Mutex
 	emit := func(typ string, data any) {
+		if !persisted(typ) && r.cfg.Observe == nil {
+			return // only an observer would hear it
+		}
 		ev := r.event(typ, t.Node, t.ID, data)
 		if persisted(typ) {
 			mu.Lock()

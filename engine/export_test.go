@@ -158,3 +158,6 @@ func ListingWithoutTokens(meta []byte) ([]byte, error) {
 	l.Tokens, l.OldTokens = nil, nil
 	return json.Marshal(listingObject(l))
 }
+
+// Every state document the tests write is checked against json.Marshal.
+func init() { checkStateJSON = true }

@@ -567,7 +567,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		return encoded{}, err
 	}
 	doc.Format = 0 // the listing's shape says it
-	state, err := json.Marshal(doc)
+	state, err := marshalState(&doc)
 	if err != nil {
 		return encoded{}, err
 	}

@@ -293,3 +293,49 @@ func FuzzListReducers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, current, write []byte) { checkReducers(t, current, write) })
 }
+
+// patchKeyed must write what indexItems and patchWrite wrote, write after
+// write.
+func checkPatchKeyed(t *testing.T, parent []byte, writes ...[]byte) {
+	t.Helper()
+	ref := indexItems(parent, "id")
+	citems, items := map[string]canonKeyed{}, map[string]map[string]map[string]any{}
+	for i, w := range writes {
+		want := patchWrite(ref, w, "id")
+		got := patchKeyed(citems, items, parent, Write{Channel: "subtasks", Value: w}, "id")
+		if !bytes.Equal(got, want) {
+			t.Fatalf("parent %q, write %d %q:\n got %s\nwant %s", parent, i, w, got, want)
+		}
+	}
+}
+
+var patchCases = [][]string{
+	{`[{"id":"t-1","status":"pending","goal":"find the order SO1 and its status"},{"id":"t-2","status":"pending","goal":"g2"}]`,
+		`[{"id":"t-1","status":"done","goal":"find the order SO1 and its status","result":"it is late"}]`,
+		`[{"id":"t-1","status":"approved","goal":"find the order SO1 and its status"},{"id":"t-3","goal":"new"}]`},
+	{`[{"id":1,"a":[1,2],"b":{"y":1,"x":2}}]`, `[{"id":"1","a":[1,2],"b":{"x":2,"y":1},"c":null}]`, `{"replace":[{"id":1,"q":1}]}`, `[{"id":1,"q":2,"zzzzzzzzzzzzzzzzzzzzzzzzz":1}]`},
+	{`[{"id":"a","v":1}]`, `[{"v":2},{"v":3},{"id":null,"v":4}]`},
+	{`[{"id":"a","k\u00e9y":"<x>","v":"1"}]`, `[{"id":"a","kéy":"<x>","v":1}]`},
+	{`[{"id":{"o":1}}]`, `[{"id":{"o":1},"v":1}]`},
+	{`garbage`, `[{"id":"a","v":1}]`, `[{"id":"a","v":2,"w":"a long enough field to make a patch pay"}]`},
+	{`[{"id":"a","v":1}]`, `[{"id":"a","v":1}] x`, `[1]`, `[]`, `null`, `{"replace":null}`},
+	{`[{"id":"a","v":1,"v":2}]`, `[{"id":"a","v":2,"long":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]`},
+}
+
+func TestPatchKeyedIsPatchWrite(t *testing.T) {
+	for _, c := range patchCases {
+		var ws [][]byte
+		for _, w := range c[1:] {
+			ws = append(ws, []byte(w))
+		}
+		checkPatchKeyed(t, []byte(c[0]), ws...)
+	}
+}
+
+func FuzzPatchKeyed(f *testing.F) {
+	for _, c := range patchCases {
+		w2 := c[len(c)-1]
+		f.Add([]byte(c[0]), []byte(c[1]), []byte(w2))
+	}
+	f.Fuzz(func(t *testing.T, parent, w1, w2 []byte) { checkPatchKeyed(t, parent, w1, w2) })
+}

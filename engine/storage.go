@@ -437,6 +437,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		return encoded{}, err
 	}
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
+	citems := map[string]canonKeyed{}               // the same in canonical form, while it can be
 	objects := map[string]json.RawMessage{}         // object channel → value, as the writes go
 	next := 0                                       // the next transcript effect
 	for gi, grp := range groups {
@@ -469,10 +470,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			}
 			v := w.Value
 			if key, ok := g.keyed[w.Channel]; ok && !base {
-				if items[w.Channel] == nil {
-					items[w.Channel] = indexItems(parentValues[w.Channel], key)
-				}
-				v = patchWrite(items[w.Channel], w.Value, key)
+				v = patchKeyed(citems, items, parentValues[w.Channel], w, key)
 			}
 			if g.objects[w.Channel] && !base {
 				cur, ok := objects[w.Channel]

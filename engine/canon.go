@@ -19,10 +19,15 @@ import (
 // jsonEsc is how encoding/json spells each ASCII byte inside a string.
 var jsonEsc [utf8.RuneSelf]string
 
+// plainByte are the bytes a string holds as they are, read and written
+// alike: ASCII that encoding/json does not escape.
+var plainByte [256]bool
+
 func init() {
 	for b := range utf8.RuneSelf {
 		enc, _ := json.Marshal(string(rune(b)))
 		jsonEsc[b] = string(enc[1 : len(enc)-1])
+		plainByte[b] = jsonEsc[b] == string(rune(b)) && b != '"' && b != '\\'
 	}
 }
 
@@ -128,6 +133,9 @@ func (e *canonEnc) str(raw []byte, i int, wantKey bool) (key []byte, end int) {
 	same, escaped := true, false
 	j := i + 1
 	for {
+		for j < len(raw) && plainByte[raw[j]] {
+			j++
+		}
 		if j >= len(raw) {
 			return nil, -1
 		}

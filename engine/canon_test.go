@@ -339,3 +339,42 @@ func FuzzPatchKeyed(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, parent, w1, w2 []byte) { checkPatchKeyed(t, parent, w1, w2) })
 }
+
+// refIsReplace is isReplace without its quick refusal.
+func refIsReplace(write json.RawMessage) (json.RawMessage, bool) {
+	w := bytes.TrimSpace(write)
+	if len(w) == 0 || w[0] != '{' {
+		return nil, false
+	}
+	var r struct {
+		Replace json.RawMessage `json:"replace"`
+	}
+	if err := json.Unmarshal(w, &r); err != nil || r.Replace == nil {
+		return nil, false
+	}
+	return r.Replace, true
+}
+
+var replaceCases = []string{`{"replace":[1]}`, `{"REPLACE":[1]}`, `{"rEpLaCe":null}`, `{"r\u0065place":[2]}`, `{"$u":[{"a":"replace"}]}`, `{"x":1}`, `{"replac":1}`, `[{"replace":1}]`, ` {"Replace" : {} } `, `{"replace":1,"replace":2}`, "{\"repl\u0430ce\":1}"}
+
+func TestIsReplaceAsUnmarshal(t *testing.T) {
+	for _, c := range replaceCases {
+		checkIsReplace(t, []byte(c))
+	}
+}
+
+func checkIsReplace(t *testing.T, w []byte) {
+	t.Helper()
+	got, ok := isReplace(w)
+	want, wantOK := refIsReplace(w)
+	if ok != wantOK || !bytes.Equal(got, want) {
+		t.Fatalf("isReplace(%q) = %s, %v; want %s, %v", w, got, ok, want, wantOK)
+	}
+}
+
+func FuzzIsReplace(f *testing.F) {
+	for _, c := range replaceCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, w []byte) { checkIsReplace(t, w) })
+}

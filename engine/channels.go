@@ -47,7 +47,7 @@ func LastValue(_, write json.RawMessage) (json.RawMessage, error) {
 // isReplace reports whether a write is {"replace": [...]} and returns the list.
 func isReplace(write json.RawMessage) (json.RawMessage, bool) {
 	w := bytes.TrimSpace(write)
-	if len(w) == 0 || w[0] != '{' {
+	if len(w) == 0 || w[0] != '{' || !mayHoldKey(w, "replace") {
 		return nil, false
 	}
 	var r struct {
@@ -57,6 +57,22 @@ func isReplace(write json.RawMessage) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return r.Replace, true
+}
+
+// mayHoldKey is false when no key of the JSON object w can be one that
+// encoding/json matches to a field named key (an ASCII word of letters
+// none of which a non-ASCII rune folds to: not k or s): w spells it
+// nowhere, in any case, and has no escape.
+func mayHoldKey(w []byte, key string) bool {
+	if bytes.IndexByte(w, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+len(key) <= len(w); i++ {
+		if w[i]|0x20 == key[0] && bytes.EqualFold(w[i:i+len(key)], []byte(key)) {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeList(raw json.RawMessage) ([]map[string]any, error) {

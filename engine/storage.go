@@ -405,7 +405,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	addItems := func(items []json.RawMessage) ([]string, error) {
 		hs := make([]string, len(items))
 		for i, it := range items {
-			hs[i] = store.ContentHash(it)
+			hs[i] = itemHash(it)
 			if seenMsg[hs[i]] {
 				continue
 			}
@@ -546,7 +546,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			}
 			items, _ := listItems(cp.Values[g.transcript])
 			for _, it := range items {
-				if h := store.ContentHash(it); want[h] {
+				if h := itemHash(it); want[h] {
 					want[h] = false
 					idx, err := itemIndex(it, g.transcriptField())
 					if err != nil {
@@ -573,7 +573,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
 		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
-		Messages: cp.Values.Len(g.transcriptOr("messages"))}
+		Messages: cp.Messages} // commit counted them
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
 	}

@@ -349,6 +349,133 @@ func canonValue(raw []byte) ([]byte, bool) {
 	return e.buf, true
 }
 
+// canonEnd is the index past the value at raw[i] when it is written
+// exactly as canonEnc would write it (so it is its own canonical form), or
+// -1. It writes nothing: most values reach a reducer in that form already.
+func canonEnd(raw []byte, i, depth int) int {
+	if i >= len(raw) || depth > canonDepth {
+		return -1
+	}
+	switch c := raw[i]; {
+	case c == '{':
+		j := i + 1
+		if j < len(raw) && raw[j] == '}' {
+			return j + 1
+		}
+		var last []byte
+		for first := true; ; first = false {
+			key, end := canonStrEnd(raw, j)
+			if end < 0 || key == nil || !first && bytes.Compare(last, key) >= 0 {
+				return -1 // a key with an escape is left to canonEnc
+			}
+			last = key
+			if end >= len(raw) || raw[end] != ':' {
+				return -1
+			}
+			if j = canonEnd(raw, end+1, depth+1); j < 0 || j >= len(raw) {
+				return -1
+			}
+			switch raw[j] {
+			case '}':
+				return j + 1
+			case ',':
+				j++
+			default:
+				return -1
+			}
+		}
+	case c == '[':
+		j := i + 1
+		if j < len(raw) && raw[j] == ']' {
+			return j + 1
+		}
+		for {
+			if j = canonEnd(raw, j, depth+1); j < 0 || j >= len(raw) {
+				return -1
+			}
+			switch raw[j] {
+			case ']':
+				return j + 1
+			case ',':
+				j++
+			default:
+				return -1
+			}
+		}
+	case c == '"':
+		_, end := canonStrEnd(raw, i)
+		return end
+	case c == 't', c == 'f', c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(raw[i:], []byte(lit)) {
+				return i + len(lit)
+			}
+		}
+		return -1
+	case c == '-' || (c >= '0' && c <= '9'):
+		return numberEnd(raw, i)
+	}
+	return -1
+}
+
+// canonStrEnd is the index past the string at raw[i] when encoding/json
+// would write its text just so, or -1; text is what is between the quotes
+// when it has no escape (nil otherwise).
+func canonStrEnd(raw []byte, i int) (text []byte, end int) {
+	if i >= len(raw) || raw[i] != '"' {
+		return nil, -1
+	}
+	escaped := false
+	for j := i + 1; j < len(raw); {
+		for j < len(raw) && plainByte[raw[j]] {
+			j++
+		}
+		if j >= len(raw) {
+			return nil, -1
+		}
+		switch c := raw[j]; {
+		case c == '"':
+			if escaped {
+				return nil, j + 1
+			}
+			return raw[i+1 : j : j], j + 1
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(raw) {
+				return nil, -1
+			}
+			switch x := raw[j+1]; x {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				if jsonEsc[unescape(x)] != string(raw[j:j+2]) {
+					return nil, -1
+				}
+				j += 2
+				continue
+			case 'u':
+			default:
+				return nil, -1
+			}
+			if j+6 > len(raw) {
+				return nil, -1
+			}
+			r, ok := hex4(raw[j+2 : j+6])
+			if !ok || !(r < utf8.RuneSelf && jsonEsc[r] == string(raw[j:j+6]) || string(raw[j:j+6]) == `\u2028` || string(raw[j:j+6]) == `\u2029`) {
+				return nil, -1
+			}
+			j += 6
+		case c < utf8.RuneSelf:
+			return nil, -1 // a byte encoding/json escapes
+		default:
+			r, size := utf8.DecodeRune(raw[j:])
+			if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+				return nil, -1
+			}
+			j += size
+		}
+	}
+	return nil, -1
+}
+
 // canonObjects reads raw as decodeList does (a JSON list of objects; empty
 // or null is none) and gives each item as json.Marshal writes it decoded:
 // the items are consecutive in one buffer, so joining them with commas
@@ -365,6 +492,9 @@ func canonObjects(raw []byte) (items [][]byte, ok bool) {
 	}
 	if raw[i] != '[' {
 		return nil, false
+	}
+	if items, ok := canonItems(raw); ok {
+		return items, true
 	}
 	e := canonEnc{buf: make([]byte, 0, len(raw)+len(raw)/8), members: make([]canonMember, 0, 32)}
 	var spans []int
@@ -407,6 +537,40 @@ func canonObjects(raw []byte) (items [][]byte, ok bool) {
 		items = [][]byte{}
 	}
 	return items, true
+}
+
+// canonItems is canonObjects for a list in canonical form already (no
+// space, every item its own canonical form): the items are raw's.
+func canonItems(raw []byte) ([][]byte, bool) {
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, false
+	}
+	items := [][]byte{}
+	j := 1
+	if raw[j] == ']' {
+		return items, j+1 == len(raw)
+	}
+	for {
+		if raw[j] != '{' {
+			return nil, false
+		}
+		end := canonEnd(raw, j, 1)
+		if end < 0 || end >= len(raw) {
+			return nil, false
+		}
+		items = append(items, raw[j:end:end])
+		switch raw[end] {
+		case ']':
+			return items, end+1 == len(raw)
+		case ',':
+			j = end + 1
+			if j >= len(raw) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
 }
 
 // joinList writes items as a JSON list.

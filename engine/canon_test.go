@@ -378,3 +378,35 @@ func FuzzIsReplace(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, w []byte) { checkIsReplace(t, w) })
 }
+
+// canonEnd accepts a value only when it is canonEnc's output for it.
+func checkCanonEnd(t *testing.T, raw []byte) {
+	t.Helper()
+	if end := canonEnd(raw, 0, 0); end == len(raw) {
+		got, ok := canonValue(raw)
+		if !ok || !bytes.Equal(got, raw) {
+			t.Fatalf("canonEnd accepts %q, whose form is %q (%v)", raw, got, ok)
+		}
+	}
+}
+
+func FuzzCanonEnd(f *testing.F) {
+	for _, c := range canonCases {
+		f.Add([]byte(c))
+		if v, ok := canonValue([]byte(c)); ok {
+			f.Add(v)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkCanonEnd(t, raw) })
+}
+
+func TestCanonEndTakesCanonicalForms(t *testing.T) {
+	for _, c := range canonCases {
+		checkCanonEnd(t, []byte(c))
+		if v, ok := canonValue([]byte(c)); ok && !bytes.Contains(v, []byte(`\`)) {
+			if end := canonEnd(v, 0, 0); end != len(v) && !bytes.Contains(v, []byte(`{"\`)) {
+				t.Errorf("canonEnd refuses the canonical %q", v)
+			}
+		}
+	}
+}

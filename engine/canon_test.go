@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -409,4 +410,70 @@ func TestCanonEndTakesCanonicalForms(t *testing.T) {
 			}
 		}
 	}
+}
+
+// refWalkList is walkList before strings were skipped by IndexByte.
+func refWalkList(raw []byte, item func([]byte)) error {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || string(raw[i:]) == "null" || string(trimRight(raw[i:])) == "null" {
+		return nil
+	}
+	if raw[i] != '[' {
+		return errNotList
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return nil
+	}
+	depth, start, inString := 0, i, false
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}':
+			depth--
+		case ']':
+			if depth == 0 {
+				item(trimRight(raw[start:i]))
+				return nil
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				item(trimRight(raw[start:i]))
+				start = skipSpace(raw, i+1)
+			}
+		}
+	}
+	return errNotList
+}
+
+func checkWalkList(t *testing.T, raw []byte) {
+	t.Helper()
+	var got, want [][]byte
+	err := walkList(raw, func(b []byte) { got = append(got, b) })
+	wantErr := refWalkList(raw, func(b []byte) { want = append(want, b) })
+	if (err == nil) != (wantErr == nil) || !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("walkList(%q) = %q, %v; want %q, %v", raw, got, err, want, wantErr)
+	}
+}
+
+func FuzzWalkList(f *testing.F) {
+	for _, c := range canonCases {
+		f.Add([]byte("[" + c + "," + c + "]"))
+	}
+	f.Add([]byte(`[{"a":"x\"]","b":"\\"},"q"]`))
+	f.Fuzz(func(t *testing.T, raw []byte) { checkWalkList(t, raw) })
 }

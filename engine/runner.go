@@ -33,6 +33,8 @@ type runner struct {
 	// budget is the turn's token budget (0: none) and used what the turn
 	// has used so far.
 	budget, used int
+	// stored are the hashes of the messages this run's commits stored.
+	stored map[string]bool
 }
 
 func (r *runner) event(typ, node, task string, data any) Event {
@@ -113,7 +115,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
-	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
+	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo, r.stored)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
@@ -128,6 +130,14 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
+	if r.stored == nil {
+		r.stored = map[string]bool{}
+	}
+	for _, m := range row.Messages {
+		// Messages are deleted only with the thread, which takes the lock
+		// or fences this run out: what it stored stays for its later rows.
+		r.stored[m.Hash] = true
+	}
 	cp.CreatedAt = r.e.now().UTC()
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
 	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups

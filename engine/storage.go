@@ -389,8 +389,10 @@ type encoded struct {
 }
 
 // encodeRow builds the stored row of cp, made from parent by groups.
-// parentDepth is -1 when cp has no parent in this thread.
-func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *encodeMemo) (encoded, error) {
+// parentDepth is -1 when cp has no parent in this thread. known are the
+// messages the writer knows the thread holds (it stored them in this run,
+// under its lock): a reference to one does not send it again.
+func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *encodeMemo, known map[string]bool) (encoded, error) {
 	depth := 0
 	if parent != nil && parent.ID != 0 {
 		depth = parent.depth + 1
@@ -542,7 +544,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		if hs, _ := contentHashes(doc.Groups); len(hs) > 0 {
 			want := map[string]bool{}
 			for _, h := range hs {
-				want[h] = !seenMsg[h]
+				want[h] = !seenMsg[h] && !known[h]
 			}
 			items, _ := listItems(cp.Values[g.transcript])
 			for _, it := range items {

@@ -533,9 +533,6 @@ func canonObjects(raw []byte) (items [][]byte, ok bool) {
 	for k := range items {
 		items[k] = e.buf[spans[2*k]:spans[2*k+1]:spans[2*k+1]]
 	}
-	if items == nil {
-		items = [][]byte{}
-	}
 	return items, true
 }
 

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"compress/flate"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -476,4 +478,27 @@ func FuzzWalkList(f *testing.F) {
 	}
 	f.Add([]byte(`[{"a":"x\"]","b":"\\"},"q"]`))
 	f.Fuzz(func(t *testing.T, raw []byte) { checkWalkList(t, raw) })
+}
+
+// zipBlob with a reused compressor, and remembered, zips as a new one does.
+func TestZipBlobAsNewWriter(t *testing.T) {
+	for _, n := range []int{blobMin, 3000, 20000} {
+		body, _ := json.Marshal(strings.Repeat("the parcel of SO20260001 is at the Utrecht hub; ", n/48+1))
+		var z bytes.Buffer
+		w, _ := flate.NewWriter(&z, flate.BestCompression)
+		_, _ = w.Write(body)
+		_ = w.Close()
+		want, _ := json.Marshal(map[string]string{"$z": base64.StdEncoding.EncodeToString(z.Bytes())})
+		if len(want) > len(body)*3/4 {
+			want = body
+		}
+		for range 3 {
+			if got := zipBlob(body); !bytes.Equal(got, want) {
+				t.Fatalf("zipBlob of %d bytes = %.60s…, want %.60s…", len(body), got, want)
+			}
+			if got := deflateBlob(body); !bytes.Equal(got, want) {
+				t.Fatalf("deflateBlob of %d bytes = %.60s…, want %.60s…", len(body), got, want)
+			}
+		}
+	}
 }

@@ -34,13 +34,44 @@ const zipMax = 64 << 10
 
 var markZip = []byte(`{"$z":`)
 
-// zipBlob is the body a blob of body is stored with.
+// zipBlob is the body a blob of body is stored with. The same large
+// value is usually written again by the next checkpoints (a summary, a
+// long tool result): what it zips to is remembered, and the compressors
+// (most of a long thread's turn's allocations when new) are reused.
 func zipBlob(body []byte) []byte {
 	if len(body) > zipMax {
 		return body
 	}
+	zipMu.Lock()
+	out, ok := zipMemo[string(body)]
+	zipMu.Unlock()
+	if ok {
+		return out
+	}
+	out = deflateBlob(body)
+	zipMu.Lock()
+	if len(zipMemo) >= 64 {
+		clear(zipMemo)
+	}
+	zipMemo[string(body)] = out
+	zipMu.Unlock()
+	return out
+}
+
+var (
+	zipMu   sync.Mutex
+	zipMemo = map[string][]byte{}
+	zippers = sync.Pool{New: func() any {
+		w, _ := flate.NewWriter(nil, flate.BestCompression)
+		return w
+	}}
+)
+
+func deflateBlob(body []byte) []byte {
 	var z bytes.Buffer
-	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	w := zippers.Get().(*flate.Writer)
+	defer zippers.Put(w)
+	w.Reset(&z) // as new from flate.NewWriter(&z, flate.BestCompression)
 	_, _ = w.Write(body)
 	if w.Close() != nil {
 		return body

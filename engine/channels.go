@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Reducer folds one write into a channel's current value. Values and writes
@@ -46,7 +47,7 @@ func LastValue(_, write json.RawMessage) (json.RawMessage, error) {
 // isReplace reports whether a write is {"replace": [...]} and returns the list.
 func isReplace(write json.RawMessage) (json.RawMessage, bool) {
 	w := bytes.TrimSpace(write)
-	if len(w) == 0 || w[0] != '{' {
+	if len(w) == 0 || w[0] != '{' || !mayHoldKey(w, "replace") {
 		return nil, false
 	}
 	if list, found, ok := readReplace(w); ok {
@@ -63,6 +64,22 @@ func isReplaceSlow(w []byte) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return r.Replace, true
+}
+
+// mayHoldKey is false when no key of the JSON object w can be one that
+// encoding/json matches to a field named key (an ASCII word of letters
+// none of which a non-ASCII rune folds to: not k or s): w spells it
+// nowhere, in any case, and has no escape.
+func mayHoldKey(w []byte, key string) bool {
+	if bytes.IndexByte(w, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+len(key) <= len(w); i++ {
+		if w[i]|0x20 == key[0] && bytes.EqualFold(w[i:i+len(key)], []byte(key)) {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeList(raw json.RawMessage) ([]map[string]any, error) {
@@ -85,8 +102,12 @@ func decodeList(raw json.RawMessage) ([]map[string]any, error) {
 // integer in field (starting at 1) unless it already has one, so items keep
 // their original position even after a replace drops older ones.
 func IndexedAppend(field string) Reducer {
+	plain := plainKey(field)
 	return func(current, write json.RawMessage) (json.RawMessage, error) {
 		if list, ok := isReplace(write); ok {
+			if items, ok := canonObjects(list); ok {
+				return joinList(items), nil
+			}
 			items, err := decodeList(list)
 			if err != nil {
 				return nil, err
@@ -102,9 +123,15 @@ func IndexedAppend(field string) Reducer {
 		if err != nil {
 			return nil, fmt.Errorf("want a list: %w", err)
 		}
-		add, err := decodeList(write)
-		if err != nil {
-			return nil, err
+		// The new items as json.Marshal writes them decoded, without
+		// decoding them when canonObjects can.
+		fast, canon := canonObjects(write)
+		canon = canon && plain
+		var add []map[string]any
+		if !canon {
+			if add, err = decodeList(write); err != nil {
+				return nil, err
+			}
 		}
 		next := int64(1)
 		if n := len(old); n > 0 {
@@ -118,6 +145,7 @@ func IndexedAppend(field string) Reducer {
 			}
 		}
 		var out bytes.Buffer
+		out.Grow(len(current) + len(write) + 16*(len(fast)+len(add)) + 2)
 		out.WriteByte('[')
 		for i, it := range old {
 			if i > 0 {
@@ -125,16 +153,27 @@ func IndexedAppend(field string) Reducer {
 			}
 			out.Write(it)
 		}
-		for i, it := range add {
-			if _, has := it[field]; !has {
-				it[field] = next
-			} else if v, ok := it[field].(json.Number); ok {
-				if i, err := v.Int64(); err == nil && i >= next {
-					next = i
+		for i, it := range fast {
+			if !canon {
+				break
+			}
+			b, ok := withIndex(it, field, &next)
+			if !ok { // a key spelled with escapes: this item decoded
+				var m map[string]any
+				if err := decodeInto(it, &m); err != nil {
+					return nil, err
+				}
+				if b, err = indexItem(m, field, &next); err != nil {
+					return nil, err
 				}
 			}
-			next++
-			b, err := json.Marshal(it)
+			if len(old) > 0 || i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(b)
+		}
+		for i, it := range add {
+			b, err := indexItem(it, field, &next)
 			if err != nil {
 				return nil, err
 			}
@@ -148,11 +187,86 @@ func IndexedAppend(field string) Reducer {
 	}
 }
 
+// indexItem numbers a new item of IndexedAppend and marshals it.
+func indexItem(it map[string]any, field string, next *int64) ([]byte, error) {
+	if _, has := it[field]; !has {
+		it[field] = *next
+	} else if v, ok := it[field].(json.Number); ok {
+		if i, err := v.Int64(); err == nil && i >= *next {
+			*next = i
+		}
+	}
+	*next++
+	return json.Marshal(it)
+}
+
+// withIndex is indexItem for an item in canonObjects' form: ok is false
+// when a key of it is spelled with escapes.
+func withIndex(it []byte, field string, next *int64) (_ []byte, ok bool) {
+	insert := len(it) - 1 // where field goes when it has none: before '}'
+	for i := 1; i < len(it)-1; {
+		kEnd := stringEnd(it, i)
+		if kEnd < 0 {
+			return nil, false
+		}
+		key := it[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		vEnd := valueEnd(it, kEnd+1)
+		if vEnd < 0 {
+			return nil, false
+		}
+		if c := bytes.Compare(key, []byte(field)); c == 0 {
+			v := it[kEnd+1 : vEnd]
+			if v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
+				if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && i >= *next {
+					*next = i
+				}
+			}
+			*next++
+			return it, true
+		} else if c > 0 {
+			insert = i
+			break
+		}
+		i = vEnd + 1 // past the comma
+	}
+	out := make([]byte, 0, len(it)+len(field)+24)
+	out = append(out, it[:insert]...)
+	if insert > 1 && it[insert-1] != ',' {
+		out = append(out, ',') // after the last member
+	}
+	out = append(out, '"')
+	out = append(out, field...)
+	out = append(out, `":`...)
+	out = strconv.AppendInt(out, *next, 10)
+	if insert < len(it)-1 {
+		out = append(out, ',')
+	}
+	out = append(out, it[insert:]...)
+	*next++
+	return out, true
+}
+
+// plainKey tells a key that json.Marshal writes as it is, in quotes.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf || jsonEsc[k[i]] != k[i:i+1] {
+			return false
+		}
+	}
+	return true
+}
+
 // MergeByID upserts list items by their id field, keeping first-seen order;
 // {"replace": [...]} replaces the list.
 func MergeByID(field string) Reducer {
 	return func(current, write json.RawMessage) (json.RawMessage, error) {
 		if list, ok := isReplace(write); ok {
+			if items, ok := canonObjects(list); ok {
+				return joinList(items), nil
+			}
 			items, err := decodeList(list)
 			if err != nil {
 				return nil, err
@@ -161,6 +275,9 @@ func MergeByID(field string) Reducer {
 				items = []map[string]any{}
 			}
 			return json.Marshal(items)
+		}
+		if out, ok := mergeCanon(current, write, field); ok {
+			return out, nil
 		}
 		old, err := decodeList(current)
 		if err != nil {
@@ -191,6 +308,65 @@ func MergeByID(field string) Reducer {
 		}
 		return json.Marshal(old)
 	}
+}
+
+// mergeCanon is MergeByID on items in canonObjects' form: ok is false
+// when it cannot tell (the slow path then says what is wrong, if anything).
+func mergeCanon(current, write json.RawMessage, field string) (json.RawMessage, bool) {
+	old, ok := canonObjects(current)
+	if !ok {
+		return nil, false
+	}
+	add, ok := canonObjects(write)
+	if !ok {
+		return nil, false
+	}
+	pos := make(map[string]int, len(old)+len(add))
+	for i, it := range old {
+		id, _, ok := itemID(it, field)
+		if !ok {
+			return nil, false
+		}
+		pos[id] = i
+	}
+	for _, it := range add {
+		id, has, ok := itemID(it, field)
+		if !ok || !has {
+			return nil, false
+		}
+		if i, seen := pos[id]; seen {
+			old[i] = it
+			continue
+		}
+		pos[id] = len(old)
+		old = append(old, it)
+	}
+	return joinList(old), true
+}
+
+// itemID is fmt.Sprint of an item's field as MergeByID decodes it ("<nil>"
+// when it has none); ok is false for a value it does not spell so.
+func itemID(it []byte, field string) (id string, has, ok bool) {
+	v, has := topField(it, field)
+	if !has {
+		return "<nil>", false, true
+	}
+	switch c := v[0]; {
+	case c == '"':
+		if bytes.IndexByte(v, '\\') < 0 {
+			return string(v[1 : len(v)-1]), true, true
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return "", true, false
+		}
+		return s, true, true
+	case c == 'n':
+		return "<nil>", true, true
+	case c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9'):
+		return string(v), true, true // true, false, or a json.Number as written
+	}
+	return "", true, false
 }
 
 // MergeMap upserts the keys of an object write into the current object.

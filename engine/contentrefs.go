@@ -55,15 +55,26 @@ func (g *Graph) transcriptTexts(values Values) map[string]string {
 // itemTexts are an item's long string fields (as JSON) and their
 // references, remembered: a transcript item is read by every checkpoint
 // until compaction retires it.
-func itemTexts(it json.RawMessage) [][2]string {
+func itemTexts(it json.RawMessage) [][2]string { return itemMemo(it).texts }
+
+// itemHash is store.ContentHash(it), remembered with itemTexts.
+func itemHash(it json.RawMessage) string { return itemMemo(it).hash }
+
+type itemFacts struct {
+	hash  string
+	texts [][2]string
+}
+
+func itemMemo(it json.RawMessage) itemFacts {
 	textsMu.Lock()
 	got, ok := textsMemo[string(it)]
 	textsMu.Unlock()
 	if ok {
 		return got
 	}
+	got.hash = store.ContentHash(it)
 	fs, err := objectFields(it)
-	packed, packs := packHashes([]string{store.ContentHash(it)})
+	packed, packs := packHashes([]string{got.hash})
 	if err == nil && packs {
 		for _, f := range fs {
 			var name string
@@ -71,7 +82,7 @@ func itemTexts(it json.RawMessage) [][2]string {
 				continue
 			}
 			ref, _ := json.Marshal(map[string]string{"$c": packed + name})
-			got = append(got, [2]string{string(f[1]), string(ref)})
+			got.texts = append(got.texts, [2]string{string(f[1]), string(ref)})
 		}
 	}
 	textsMu.Lock()
@@ -85,7 +96,7 @@ func itemTexts(it json.RawMessage) [][2]string {
 
 var (
 	textsMu   sync.Mutex
-	textsMemo = map[string][][2]string{}
+	textsMemo = map[string]itemFacts{}
 )
 
 // plainName: a field name a reference spells without escapes.

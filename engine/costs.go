@@ -189,11 +189,10 @@ func addRole(m map[string]RoleUsage, role string, r RoleUsage) {
 }
 
 // callTokens are the groups' model calls by role, as a listing keeps them.
-func callTokens(groups []WriteGroup) map[string]RoleUsage {
+func callTokens(calls [][]storedCall) map[string]RoleUsage {
 	var out map[string]RoleUsage
-	for _, g := range groups {
-		for _, ev := range g.Calls {
-			c := callOf(ev)
+	for _, cs := range calls {
+		for _, c := range cs {
 			if out == nil {
 				out = map[string]RoleUsage{}
 			}

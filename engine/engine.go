@@ -663,6 +663,9 @@ type TaskWrites struct {
 	ModelCalls map[string]int `json:"modelCalls,omitempty"`
 	Usage      model.Usage    `json:"usage"`
 	DurationMs int64          `json:"durationMs"`
+	// applied is the checkpoint's values with Writes applied, when this
+	// process ran the task.
+	applied Values
 }
 
 // PendingWrites lists the stored writes of the superstep that runs from

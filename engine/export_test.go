@@ -354,3 +354,6 @@ func KeyedApplyAgrees(current, stored []byte) (diff string, fast bool) {
 func PatchWrite(current, write []byte) []byte {
 	return patchWrite(indexItems(current, "id"), write, "id")
 }
+
+// Every state document the tests write is checked against json.Marshal.
+func init() { checkStateJSON = true }

@@ -41,16 +41,6 @@ func readFields(b []byte) ([]field, bool) {
 	return out, ok && r.end()
 }
 
-// plainKey: encoding/json writes k as it is, in quotes.
-func plainKey(k string) bool {
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
 // appendObject writes fs as json.Marshal writes a map[string]json.RawMessage
 // of them: keys sorted, values compacted with HTML's characters escaped.
 // ok is false when a key is not plain (the caller gives up).

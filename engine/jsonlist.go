@@ -55,6 +55,11 @@ func walkList(raw []byte, item func([]byte)) error {
 		}
 		switch c {
 		case '"':
+			// Most strings hold no escape: their end is the next quote.
+			if k := bytes.IndexByte(raw[i+1:], '"'); k >= 0 && bytes.IndexByte(raw[i+1:i+1+k], '\\') < 0 {
+				i += 1 + k
+				continue
+			}
 			inString = true
 		case '{', '[':
 			depth++

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -106,6 +108,158 @@ func patchWrite(byKey map[string]map[string]any, write json.RawMessage, key stri
 	out, err := json.Marshal(doc)
 	if err != nil || len(out) >= len(write) {
 		return write
+	}
+	return out
+}
+
+// canonKeyed is a keyed channel's items in canonObjects' form, by their
+// key as indexItems spells it: patchCanon compares fields by their bytes,
+// which for decoded JSON is reflect.DeepEqual.
+type canonKeyed map[string][]byte
+
+// indexCanon is indexItems in canonObjects' form; ok is false when it
+// cannot tell.
+func indexCanon(current json.RawMessage, key string) (canonKeyed, bool) {
+	items, ok := canonObjects(current)
+	if !ok {
+		return nil, false
+	}
+	out := make(canonKeyed, len(items))
+	for _, it := range items {
+		id, has, ok := itemID(it, key)
+		if !ok {
+			return nil, false
+		}
+		if has {
+			out[id] = it
+		}
+	}
+	return out, true
+}
+
+// patchKeyed is patchWrite for a write to keyed channel w.Channel, whose
+// items before the commit are parent: by canonical bytes while it can
+// (citems), decoded (items) from the first write it cannot tell.
+func patchKeyed(citems map[string]canonKeyed, items map[string]map[string]map[string]any, parent json.RawMessage, w Write, key string) json.RawMessage {
+	ch := w.Channel
+	if _, decoded := items[ch]; !decoded {
+		ck, ok := citems[ch]
+		if !ok {
+			if ck, ok = indexCanon(parent, key); ok {
+				citems[ch] = ck
+			}
+		}
+		if !ok {
+			items[ch] = indexItems(parent, key)
+		} else {
+			if v, ok := patchCanon(ck, w.Value, key); ok {
+				return v
+			}
+			m := make(map[string]map[string]any, len(ck))
+			for id, it := range ck {
+				var d map[string]any
+				_ = decodeInto(it, &d) // canonObjects' form decodes
+				m[id] = d
+			}
+			items[ch] = m
+			delete(citems, ch)
+		}
+	}
+	return patchWrite(items[ch], w.Value, key)
+}
+
+// patchCanon is patchWrite on items in canonObjects' form; ok is false
+// (and byKey unchanged) when it cannot tell.
+func patchCanon(byKey canonKeyed, write json.RawMessage, key string) (json.RawMessage, bool) {
+	if list, replace := isReplace(write); replace {
+		items, ok := indexCanon(list, key)
+		if !ok {
+			return nil, false
+		}
+		clear(byKey)
+		maps.Copy(byKey, items)
+		return write, true
+	}
+	add, ok := canonObjects(write)
+	if !ok {
+		return nil, false
+	}
+	if len(add) == 0 {
+		return write, true
+	}
+	ids := make([]string, len(add))
+	for i, it := range add {
+		id, _, ok := itemID(it, key)
+		if !ok {
+			return nil, false
+		}
+		ids[i] = id
+	}
+	keyName := appendJSONString(nil, key)
+	out := append(make([]byte, 0, len(write)), `{"$u":[`...)
+	for i, it := range add {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		_, has := topField(it, key)
+		prev, seen := byKey[ids[i]]
+		byKey[ids[i]] = it
+		if !has || !seen {
+			out = append(out, it...)
+			continue
+		}
+		was := map[string][]byte{}
+		for _, m := range canonMembers(prev) {
+			was[string(m[0])] = m[1]
+		}
+		now := canonMembers(it)
+		out = append(out, `{"$p":{`...)
+		first := true
+		for _, m := range now {
+			if pv, had := was[string(m[0])]; had && string(m[0]) != string(keyName) && bytes.Equal(pv, m[1]) {
+				continue
+			}
+			if !first {
+				out = append(out, ',')
+			}
+			first = false
+			out = append(append(append(out, m[0]...), ':'), m[1]...)
+		}
+		out = append(out, '}')
+		first = true
+		for _, m := range canonMembers(prev) {
+			if slices.ContainsFunc(now, func(n [2][]byte) bool { return bytes.Equal(n[0], m[0]) }) {
+				continue
+			}
+			if first {
+				out = append(out, `,"$d":[`...)
+			} else {
+				out = append(out, ',')
+			}
+			first = false
+			out = append(out, m[0]...)
+		}
+		if !first {
+			out = append(out, ']')
+		}
+		out = append(out, '}')
+	}
+	out = append(out, "]}"...)
+	if len(out) >= len(write) {
+		return write, true
+	}
+	return out, true
+}
+
+// canonMembers are the [key, value] pairs of an object in canonObjects'
+// form, the key as written (quoted). (objectMembers reads any object.)
+func canonMembers(obj []byte) [][2][]byte {
+	var out [][2][]byte
+	for i := 1; i < len(obj)-1; {
+		kEnd := stringEnd(obj, i)
+		vEnd := valueEnd(obj, kEnd+1)
+		out = append(out, [2][]byte{obj[i:kEnd], obj[kEnd+1 : vEnd]})
+		i = vEnd + 1
 	}
 	return out
 }

@@ -33,6 +33,8 @@ type runner struct {
 	// budget is the turn's token budget (0: none) and used what the turn
 	// has used so far.
 	budget, used int
+	// stored are the hashes of the messages this run's commits stored.
+	stored map[string]bool
 }
 
 func (r *runner) event(typ, node, task string, data any) Event {
@@ -89,9 +91,11 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 // new messages and blobs, and (settles ≠ 0) the end of the task writes
 // it folds in, in one transaction.
 func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []WriteGroup, settles int64, events []Event) error {
-	events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
-		"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
-		"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+	if r.cfg.Observe != nil { // not stored: only an observer hears it
+		events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
+			"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
+			"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+	}
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
@@ -111,11 +115,11 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
-	cp.Metadata.Tokens = callTokens(groups) // as the listing reads them
-	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo)
+	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo, r.stored)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
+	cp.Metadata.Tokens = enc.tokens // as the listing reads them
 	row := enc.row
 	row.Epoch, row.Settles = r.epoch, settles
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
@@ -126,6 +130,14 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
+	if r.stored == nil {
+		r.stored = map[string]bool{}
+	}
+	for _, m := range row.Messages {
+		// Messages are deleted only with the thread, which takes the lock
+		// or fences this run out: what it stored stays for its later rows.
+		r.stored[m.Hash] = true
+	}
 	cp.CreatedAt = r.e.now().UTC()
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
 	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
@@ -264,7 +276,9 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		}
 		todo = append(todo, i)
 	}
-	r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	if r.cfg.Observe != nil {
+		r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	}
 	// A task that runs alone has nothing to wait for: its writes become
 	// durable with the checkpoint that follows at once, in one
 	// transaction. Tasks that run side by side store theirs as each
@@ -370,7 +384,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	for _, n := range ran {
 		md.TaskCounts[n]++
 	}
-	values, err := r.e.graph.apply(cp.Values, writes)
+	// apply folds the writes in order, so the first task's own (applied
+	// when it finished) are a prefix already done.
+	from, rest := cp.Values, writes
+	if len(records) > 0 && records[0].applied != nil {
+		from, rest = records[0].applied, writes[len(records[0].Writes):]
+	}
+	values, err := r.e.graph.apply(from, rest)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
@@ -474,6 +494,9 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	rec := TaskWrites{Task: t.ID, Node: t.Node}
 	var mu sync.Mutex
 	emit := func(typ string, data any) {
+		if !persisted(typ) && r.cfg.Observe == nil {
+			return // only an observer would hear it
+		}
 		ev := r.event(typ, t.Node, t.ID, data)
 		if persisted(typ) {
 			mu.Lock()
@@ -497,10 +520,12 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		return TaskWrites{}, &taskError{node: t.Node, task: t.ID, err: err}
 	}
 	// Validate now, so a bad write fails the task rather than the superstep.
-	if _, err := r.e.graph.apply(cp.Values, writes); err != nil {
+	// The first task's result is where the superstep's fold starts.
+	applied, err := r.e.graph.apply(cp.Values, writes)
+	if err != nil {
 		return TaskWrites{}, fmt.Errorf("node %s (task %s) wrote badly: %w", t.Node, t.ID, err)
 	}
-	rec.Writes = writes
+	rec.Writes, rec.applied = writes, applied
 	rec.ModelCalls, rec.Usage = counted.snapshot()
 	rec.DurationMs = r.e.now().Sub(start).Milliseconds()
 	emit(EventNodeFinished, map[string]any{"durationMs": rec.DurationMs})

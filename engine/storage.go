@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"rewind/engine/model"
 	"rewind/store"
@@ -181,12 +182,23 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// callsUsage is the tokens of the groups' model calls.
-func callsUsage(groups []WriteGroup) model.Usage {
-	var u model.Usage
-	for _, g := range groups {
+// groupCalls is the stored form of the groups' model calls, group by
+// group.
+func groupCalls(groups []WriteGroup) [][]storedCall {
+	out := make([][]storedCall, len(groups))
+	for i, g := range groups {
 		for _, ev := range g.Calls {
-			c := callOf(ev)
+			out[i] = append(out[i], callOf(ev))
+		}
+	}
+	return out
+}
+
+// callsUsage is the tokens of the groups' model calls.
+func callsUsage(calls [][]storedCall) model.Usage {
+	var u model.Usage
+	for _, cs := range calls {
+		for _, c := range cs {
 			u.PromptTokens += c.Prompt
 			u.CompletionTokens += c.Completion
 		}
@@ -196,6 +208,10 @@ func callsUsage(groups []WriteGroup) model.Usage {
 
 // callOf turns a model.called event into its stored form.
 func callOf(ev Event) storedCall {
+	if c, ok := quickCall(ev.Data); ok {
+		c.At = ev.At.UnixMicro()
+		return c
+	}
 	var d struct {
 		Role       string `json:"role"`
 		Prompt     int    `json:"promptTokens"`
@@ -204,8 +220,96 @@ func callOf(ev Event) storedCall {
 		Err        string `json:"error"`
 		Mode       string `json:"jsonMode"`
 	}
-	_ = json.Unmarshal(ev.Data, &d)
+	_ = json.Unmarshal(ev.Data, &d) // what it cannot read stays zero
 	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err, Mode: d.Mode}
+}
+
+// quickCall reads a model.called event's data as callOf's json.Unmarshal
+// does, when it is as countingModel writes it: an object of those keys
+// exactly, with integers and strings without escapes. ok is false for
+// anything else.
+func quickCall(data []byte) (c storedCall, ok bool) {
+	if len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' {
+		return c, false
+	}
+	for i := 1; i < len(data)-1; {
+		kEnd := stringEnd(data, i)
+		if kEnd < 0 || kEnd >= len(data) || data[kEnd] != ':' {
+			return c, false
+		}
+		vEnd := valueEnd(data, kEnd+1)
+		if vEnd < 0 {
+			return c, false
+		}
+		key, v := data[i+1:kEnd-1], data[kEnd+1:vEnd]
+		if len(v) == 0 {
+			return c, false
+		}
+		var str *string
+		var num *int
+		switch string(key) {
+		case "role":
+			str = &c.Role
+		case "error":
+			str = &c.Err
+		case "jsonMode":
+			str = &c.Mode
+		case "promptTokens":
+			num = &c.Prompt
+		case "completionTokens":
+			num = &c.Completion
+		case "durationMs":
+			n, ok := plainInt(v)
+			if !ok {
+				return c, false
+			}
+			c.Ms = n
+		default:
+			return c, false
+		}
+		switch {
+		case str != nil:
+			if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || !plainString(v[1:len(v)-1]) {
+				return c, false
+			}
+			*str = string(v[1 : len(v)-1])
+		case num != nil:
+			n, ok := plainInt(v)
+			if !ok || int64(int(n)) != n {
+				return c, false
+			}
+			*num = int(n)
+		}
+		if vEnd == len(data)-1 {
+			return c, true
+		}
+		if data[vEnd] != ',' {
+			return c, false
+		}
+		i = vEnd + 1
+	}
+	return c, false
+}
+
+// plainString tells a JSON string's text that reads as it is written: no
+// escape, no control character, valid UTF-8.
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// plainInt reads a JSON integer written without sign tricks, exponent or
+// fraction ("0", "-12").
+func plainInt(v []byte) (int64, bool) {
+	if numberEnd(v, 0) != len(v) || bytes.ContainsAny(v, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
 }
 
 // event is the model.called event a stored call stands for.
@@ -280,11 +384,15 @@ type encoded struct {
 	row             store.Checkpoint
 	depth           int
 	bytes, rowBytes int
+	// tokens are the groups' model calls by role (Metadata.Tokens).
+	tokens map[string]RoleUsage
 }
 
 // encodeRow builds the stored row of cp, made from parent by groups.
-// parentDepth is -1 when cp has no parent in this thread.
-func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *encodeMemo) (encoded, error) {
+// parentDepth is -1 when cp has no parent in this thread. known are the
+// messages the writer knows the thread holds (it stored them in this run,
+// under its lock): a reference to one does not send it again.
+func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *encodeMemo, known map[string]bool) (encoded, error) {
 	depth := 0
 	if parent != nil && parent.ID != 0 {
 		depth = parent.depth + 1
@@ -299,7 +407,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	addItems := func(items []json.RawMessage) ([]string, error) {
 		hs := make([]string, len(items))
 		for i, it := range items {
-			hs[i] = store.ContentHash(it)
+			hs[i] = itemHash(it)
 			if seenMsg[hs[i]] {
 				continue
 			}
@@ -316,24 +424,27 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if doc.Tasks == nil {
 		doc.Tasks = []Task{}
 	}
-	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(groups) {
+	calls := groupCalls(groups)
+	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(calls) {
 		doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 	}
-	parentValues := g.initialValues()
+	var parentValues Values
 	if parent != nil {
 		parentValues = parent.Values
+	} else {
+		parentValues = g.initialValues()
 	}
 	effects, err := g.transcriptEffects(parentValues, cp.Values, groups)
 	if err != nil {
 		return encoded{}, err
 	}
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
+	citems := map[string]canonKeyed{}               // the same in canonical form, while it can be
 	objects := map[string]json.RawMessage{}         // object channel → value, as the writes go
 	next := 0                                       // the next transcript effect
-	for _, grp := range groups {
+	for gi, grp := range groups {
 		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
-		for _, ev := range grp.Calls {
-			c := callOf(ev)
+		for _, c := range calls[gi] {
 			c.sameRole = c.Role == grp.Node
 			sg.Calls = append(sg.Calls, c)
 		}
@@ -361,10 +472,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			}
 			v := w.Value
 			if key, ok := g.keyed[w.Channel]; ok && !base {
-				if items[w.Channel] == nil {
-					items[w.Channel] = indexItems(parentValues[w.Channel], key)
-				}
-				v = patchWrite(items[w.Channel], w.Value, key)
+				v = patchKeyed(citems, items, parentValues[w.Channel], w, key)
 			}
 			if g.objects[w.Channel] && !base {
 				cur, ok := objects[w.Channel]
@@ -436,11 +544,11 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		if hs, _ := contentHashes(doc.Groups); len(hs) > 0 {
 			want := map[string]bool{}
 			for _, h := range hs {
-				want[h] = !seenMsg[h]
+				want[h] = !seenMsg[h] && !known[h]
 			}
 			items, _ := listItems(cp.Values[g.transcript])
 			for _, it := range items {
-				if h := store.ContentHash(it); want[h] {
+				if h := itemHash(it); want[h] {
 					want[h] = false
 					idx, err := itemIndex(it, g.transcriptField())
 					if err != nil {
@@ -459,7 +567,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		return encoded{}, err
 	}
 	doc.Format = 0 // the listing's shape says it
-	state, err := json.Marshal(doc)
+	state, err := marshalState(&doc)
 	if err != nil {
 		return encoded{}, err
 	}
@@ -467,11 +575,12 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
 		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
-		Messages: cp.Values.Len(g.transcriptOr("messages"))}
+		Messages: cp.Messages} // commit counted them
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
 	}
-	for role, u := range callTokens(groups) {
+	tokens := callTokens(calls)
+	for role, u := range tokens {
 		if meta.Tokens == nil {
 			meta.Tokens = map[string][3]int{}
 		}
@@ -505,6 +614,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		depth:    depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,
+		tokens:   tokens,
 	}, nil
 }
 

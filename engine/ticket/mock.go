@@ -3,7 +3,6 @@ package ticket
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"rewind/engine/model"
@@ -13,18 +12,138 @@ import (
 // depend on its input, so a different sentence plans different subtasks.
 func NewMock() *model.Mock { return model.NewMock(Respond) }
 
+// The prompts' lines are read by hand-written matchers (mockLine): each
+// does what the regexp in its comment does (mock_test.go holds them to
+// it), at a fraction of a regexp's cost.
 var (
-	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
-	reRevise   = regexp.MustCompile(`(?m)^REVISE: the operator rejected the previous draft: (.*)$`)
-	reScenario = regexp.MustCompile(`(?m)^SCENARIO: (\S+)$`)
-	reContext  = regexp.MustCompile(`(?m)^CONTEXT: order (\S+)`)
-	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
-	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
-	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
-	reRound    = regexp.MustCompile(`(?m)^REVIEW ROUND (\d+)$`)
-	reOutput   = regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`)
-	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
+	reRequest  = restAfter("REQUEST: ")                                          // (?m)^REQUEST: (.*)$
+	reRevise   = restAfter("REVISE: the operator rejected the previous draft: ") // (?m)^REVISE: the operator rejected the previous draft: (.*)$
+	reScenario = mockLine(func(l string) []string {                              // (?m)^SCENARIO: (\S+)$
+		rest, ok := strings.CutPrefix(l, "SCENARIO: ")
+		if !ok || rest == "" || nonSpace(rest) != len(rest) {
+			return nil
+		}
+		return []string{l, rest}
+	})
+	reContext = mockLine(func(l string) []string { // (?m)^CONTEXT: order (\S+)
+		rest, ok := strings.CutPrefix(l, "CONTEXT: order ")
+		if n := nonSpace(rest); ok && n > 0 {
+			return []string{l[:len(l)-len(rest)+n], rest[:n]}
+		}
+		return nil
+	})
+	reSubtask = mockLine(func(l string) []string { // (?m)^SUBTASK (\S+): (.*)$
+		rest, ok := strings.CutPrefix(l, "SUBTASK ")
+		n := nonSpace(rest)
+		if !ok || n < 2 || rest[n-1] != ':' || n == len(rest) || rest[n] != ' ' {
+			return nil
+		}
+		return []string{l, rest[:n-1], rest[n+1:]}
+	})
+	reTool = mockLine(func(l string) []string { // (?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$
+		rest, ok := strings.CutPrefix(l, "TOOL ")
+		n := wordRun(rest)
+		if !ok || n == 0 || n == len(rest) || rest[n] != '(' {
+			return nil
+		}
+		args, result, ok := strings.Cut(rest[n+1:], ") RESULT: ")
+		if !ok {
+			return nil
+		}
+		return []string{l, rest[:n], args, result}
+	})
+	reFeedback = restAfter("FEEDBACK: ")            // (?m)^FEEDBACK: (.*)$
+	reRound    = mockLine(func(l string) []string { // (?m)^REVIEW ROUND (\d+)$
+		rest, ok := strings.CutPrefix(l, "REVIEW ROUND ")
+		if !ok || rest == "" || strings.TrimLeft(rest, "0123456789") != "" {
+			return nil
+		}
+		return []string{l, rest}
+	})
+	reOutput  = itemLine("OUTPUT ")  // (?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$
+	reFinding = itemLine("FINDING ") // (?m)^FINDING (\S+) \[(\w+)\]: (.*)$
 )
+
+// mockLine finds the lines of a prompt that match: match gives the
+// submatches of a line (nil: none), as a (?m)^…$ regexp's.
+type mockLine func(line string) []string
+
+func (m mockLine) FindStringSubmatch(s string) []string {
+	for {
+		line, rest, more := strings.Cut(s, "\n")
+		if sub := m(line); sub != nil {
+			return sub
+		}
+		if !more {
+			return nil
+		}
+		s = rest
+	}
+}
+
+func (m mockLine) FindAllStringSubmatch(s string, _ int) [][]string {
+	var out [][]string
+	for {
+		line, rest, more := strings.Cut(s, "\n")
+		if sub := m(line); sub != nil {
+			out = append(out, sub)
+		}
+		if !more {
+			return out
+		}
+		s = rest
+	}
+}
+
+func (m mockLine) MatchString(s string) bool { return m.FindStringSubmatch(s) != nil }
+
+// restAfter is (?m)^prefix(.*)$.
+func restAfter(prefix string) mockLine {
+	return func(l string) []string {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			return []string{l, rest}
+		}
+		return nil
+	}
+}
+
+// itemLine is (?m)^prefix(\S+) \[(\w+)\]: (.*)$.
+func itemLine(prefix string) mockLine {
+	return func(l string) []string {
+		rest, ok := strings.CutPrefix(l, prefix)
+		n := nonSpace(rest)
+		if !ok || n == 0 || !strings.HasPrefix(rest[n:], " [") {
+			return nil
+		}
+		tag := rest[n+2:]
+		w := wordRun(tag)
+		if w == 0 || !strings.HasPrefix(tag[w:], "]: ") {
+			return nil
+		}
+		return []string{l, rest[:n], tag[:w], tag[w+3:]}
+	}
+}
+
+// nonSpace is the length of s's leading run of \S (RE2's \s is [\t\n\f\r ]).
+func nonSpace(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\t', '\n', '\f', '\r', ' ':
+			return i
+		}
+	}
+	return len(s)
+}
+
+// wordRun is the length of s's leading run of \w ([0-9A-Za-z_]).
+func wordRun(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return i
+		}
+	}
+	return len(s)
+}
 
 // Respond answers the ticket graph's prompts deterministically.
 func Respond(req model.Request) (string, error) {

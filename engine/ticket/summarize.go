@@ -2,9 +2,11 @@ package ticket
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -70,6 +72,42 @@ func needsSummary(count, sum, msgTokens int) string {
 	}
 	return fmt.Sprintf("estimated %d tokens exceeds %d", t, MaxTokens)
 }
+
+// measureMessages is the number of messages and EstimateTokens of them,
+// each message decoded once in this process (the same messages are
+// measured every turn until compaction). ok is false when one does not
+// decode: Decode then says why.
+func measureMessages(v engine.Values) (count, tokens int, ok bool) {
+	items, err := v.Items("messages")
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, it := range items {
+		measuredMu.Lock()
+		n, seen := measured[string(it)]
+		measuredMu.Unlock()
+		if !seen {
+			var m Message
+			if json.Unmarshal(it, &m) != nil {
+				return 0, 0, false
+			}
+			n = utf8.RuneCountInString(m.Content)
+			measuredMu.Lock()
+			if len(measured) >= 4096 {
+				clear(measured)
+			}
+			measured[string(it)] = n
+			measuredMu.Unlock()
+		}
+		tokens += n
+	}
+	return len(items), tokens, true
+}
+
+var (
+	measuredMu sync.Mutex
+	measured   = map[string]int{}
+)
 
 // summaryChars is the summary's size in the same 1 char ≈ 1 token estimate.
 func summaryChars(s *Summary) int {
@@ -184,17 +222,27 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 // summarize is the summarizer's work, apart from the NodeContext so that a
 // benchmark can run it.
 func summarize(ctx context.Context, values engine.Values, m model.Model, thread string, emit func(typ string, payload any)) ([]engine.Write, error) {
-	// Only the channels it reads: decoding is most of a quiet turn's cost.
-	s, err := Decode(values, "messages", "summary", "historyVersion")
-	if err != nil {
-		return nil, err
+	// Only the channels it reads: decoding is most of a quiet turn's cost,
+	// and a quiet turn only measures the messages (measureMessages).
+	s, err := Decode(values, "summary", "historyVersion")
+	count, msgTokens, measured := measureMessages(values)
+	if err != nil || !measured {
+		if s, err = Decode(values, "messages", "summary", "historyVersion"); err != nil {
+			return nil, err
+		}
+		count, msgTokens = len(s.Messages), EstimateTokens(s.Messages)
 	}
-	msgTokens, sumChars := EstimateTokens(s.Messages), summaryChars(s.Summary)
-	trigger := needsSummary(len(s.Messages), sumChars, msgTokens)
-	emit(EventContextMeasured, map[string]any{"messages": len(s.Messages), "tokens": sumChars + msgTokens,
+	sumChars := summaryChars(s.Summary)
+	trigger := needsSummary(count, sumChars, msgTokens)
+	emit(EventContextMeasured, map[string]any{"messages": count, "tokens": sumChars + msgTokens,
 		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "trigger": trigger})
 	if trigger == "" {
 		return nil, nil
+	}
+	if s.Messages == nil {
+		if s, err = Decode(values, "messages", "summary", "historyVersion"); err != nil {
+			return nil, err
+		}
 	}
 	cut := Cut(s.Messages)
 	if cut == 0 {

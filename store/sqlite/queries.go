@@ -5,7 +5,6 @@ package sqlite
 // The statements, all with bound parameters.
 const (
 	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
-	sqlExists        = `SELECT 1 FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlCheckpoint    = `SELECT parent_id, rerooted_from, base, meta, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, base, created_at, meta, blob_refs, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
@@ -13,7 +12,6 @@ const (
 	sqlPutMessage   = `INSERT INTO graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	sqlPutBlob      = `INSERT INTO graph_blobs (thread_id, hash, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	sqlSettle       = `DELETE FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlTaskWrites   = `SELECT writes FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? AND task_id = ?`
 	sqlPutWrites    = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
 	sqlDeleteEvents = `DELETE FROM graph_events WHERE thread_id = ?`
 	sqlDeleteWrites = `DELETE FROM graph_writes WHERE thread_id = ?`
@@ -23,8 +21,20 @@ const (
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
 	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
-	sqlIssued       = `SELECT issued FROM graph_epoch_counter`
-	sqlPutDraft     = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	// What PutCheckpoint decides by, in one statement: the thread's newest
+	// id, its writer epoch (NULL: none), the epoch counter and whether
+	// checkpoint ?2 (the parent) exists.
+	sqlPutCheckpointState = `SELECT (SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?1),
+	(SELECT epoch FROM graph_epochs WHERE thread_id = ?1), (SELECT issued FROM graph_epoch_counter),
+	EXISTS (SELECT 1 FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2)`
+	// What PutWrites decides by: the task's stored writes (NULL: none),
+	// the thread's writer epoch, the epoch counter and whether checkpoint
+	// ?2 exists.
+	sqlPutWritesState = `SELECT (SELECT writes FROM graph_writes WHERE thread_id = ?1 AND checkpoint_id = ?2 AND task_id = ?3),
+	(SELECT epoch FROM graph_epochs WHERE thread_id = ?1), (SELECT issued FROM graph_epoch_counter),
+	EXISTS (SELECT 1 FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2)`
+	sqlIssued   = `SELECT issued FROM graph_epoch_counter`
+	sqlPutDraft = `INSERT INTO graph_drafts (thread_id, operation_id, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	// The next epoch is above the counter and, in case the counter ever
 	// fell behind, above the thread's own.
 	sqlNextEpoch = `UPDATE graph_epoch_counter

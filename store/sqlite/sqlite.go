@@ -136,9 +136,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s.r.SetMaxOpenConns(n)
 	s.r.SetMaxIdleConns(n)
 	err = errors.Join(
-		s.w.prepare(ctx, sqlNewest, sqlExists, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
+		s.w.prepare(ctx, sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
 			sqlPutMessage, sqlPutBlob, sqlSettle,
-			sqlTaskWrites, sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
+			sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
 			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 			sqlPruneBlobs),

@@ -32,15 +32,6 @@ func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	return tx.StmtContext(ctx, s.w.stmts[query])
 }
 
-func (s *Store) exists(ctx context.Context, tx *sql.Tx, thread string, id int64) (bool, error) {
-	var one int
-	err := s.in(ctx, tx, sqlExists).QueryRowContext(ctx, thread, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
 	defer s.wrap(ctx, &err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
 	if events, err = check.Put(cp, events); err != nil {
@@ -51,8 +42,12 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		return err
 	}
 	defer tx.Rollback()
+	// One statement reads all that the put decides by (the transaction
+	// holds the write lock: nothing changes between the decisions).
 	var newest sql.NullInt64
-	if err := s.in(ctx, tx, sqlNewest).QueryRowContext(ctx, cp.ThreadID).Scan(&newest); err != nil {
+	var ep epochs
+	var parentOK bool
+	if err := s.in(ctx, tx, sqlPutCheckpointState).QueryRowContext(ctx, cp.ThreadID, cp.ParentID).Scan(&newest, &ep.current, &ep.issued, &parentOK); err != nil {
 		return err
 	}
 	var found, same bool
@@ -61,7 +56,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			return err
 		}
 	}
-	if err := s.fence(ctx, tx, cp.ThreadID, cp.Epoch); err != nil {
+	if err := ep.fenced(cp.ThreadID, cp.Epoch); err != nil {
 		return err
 	}
 	switch {
@@ -69,14 +64,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		return store.ErrConflict
 	case newest.Valid && cp.ID < newest.Int64:
 		return fmt.Errorf("the newest is %d: %w", newest.Int64, store.ErrStale)
-	}
-	if cp.ParentID != 0 {
-		if ok, err := s.exists(ctx, tx, cp.ThreadID, cp.ParentID); !ok {
-			if err == nil {
-				err = fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
-			}
-			return err
-		}
+	case cp.ParentID != 0 && !parentOK:
+		return fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
 	}
 	refs, err := blobRefs(cp.BlobRefs)
 	if err != nil {
@@ -159,6 +148,25 @@ func hashList(hashes []string) (string, error) {
 	return string(b), err
 }
 
+// epochs are a thread's writer epoch (NULL: it has none) and the store's
+// epoch counter (NULL: its row is gone), as one statement read them.
+type epochs struct{ current, issued sql.NullInt64 }
+
+// fenced is fence on epochs read already.
+func (e epochs) fenced(thread string, epoch int64) error {
+	if epoch == 0 {
+		return nil
+	}
+	var issued int64 // read only for a thread without an epoch, as fence does
+	if !e.current.Valid {
+		if !e.issued.Valid {
+			return sql.ErrNoRows // as fence's read of the counter says
+		}
+		issued = e.issued.Int64
+	}
+	return check.Fenced(thread, epoch, e.current.Int64, issued)
+}
+
 // fence refuses, inside the write's transaction, a write whose epoch is
 // not the thread's current one. Unfenced writes skip the query; the
 // counter is read only for a thread without an epoch.
@@ -220,25 +228,23 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	}
 	defer tx.Rollback()
 	var old []byte
-	err = s.in(ctx, tx, sqlTaskWrites).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old)
-	found := err == nil
-	switch {
-	case found && check.SameJSON(old, w.Writes):
+	var ep epochs
+	var cpOK bool
+	if err := s.in(ctx, tx, sqlPutWritesState).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old, &ep.current, &ep.issued, &cpOK); err != nil {
+		return err
+	}
+	found := old != nil
+	if found && check.SameJSON(old, w.Writes) {
 		return nil
-	case !found && !errors.Is(err, sql.ErrNoRows):
+	}
+	if err := ep.fenced(w.ThreadID, w.Epoch); err != nil {
 		return err
 	}
-	if err := s.fence(ctx, tx, w.ThreadID, w.Epoch); err != nil {
-		return err
-	}
-	if found {
+	switch {
+	case found:
 		return store.ErrConflict
-	}
-	if ok, err := s.exists(ctx, tx, w.ThreadID, w.CheckpointID); !ok {
-		if err == nil {
-			err = fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
-		}
-		return err
+	case !cpOK:
+		return fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
 	}
 	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), time.Now().UnixMicro()); err != nil {
 		return err

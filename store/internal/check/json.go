@@ -29,6 +29,10 @@ func numbers(what string, doc []byte) error {
 			i = skipString(doc, i)
 		case c == '-' || '0' <= c && c <= '9':
 			j := numberEnd(doc, i)
+			if plainInteger(doc[i:j]) {
+				i = j // most numbers: a few digits, which numeric holds
+				continue
+			}
 			if n, ok := parseNumber(doc[i:j]); !ok || !n.fitsNumeric() {
 				lit := string(doc[i:j])
 				if len(lit) > 40 {
@@ -44,8 +48,28 @@ func numbers(what string, doc []byte) error {
 	return nil
 }
 
+// plainInteger: an optional minus and 1 to 18 digits, no leading zero.
+func plainInteger(lit []byte) bool {
+	if len(lit) > 0 && lit[0] == '-' {
+		lit = lit[1:]
+	}
+	if len(lit) == 0 || len(lit) > 18 || len(lit) > 1 && lit[0] == '0' {
+		return false
+	}
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // skipString returns the index after the string that starts at doc[i].
 func skipString(doc []byte, i int) int {
+	// Most strings hold no escape: their end is the next quote.
+	if k := bytes.IndexByte(doc[i+1:], '"'); k >= 0 && bytes.IndexByte(doc[i+1:i+1+k], '\\') < 0 {
+		return i + k + 2
+	}
 	for i++; i < len(doc); i++ {
 		switch doc[i] {
 		case '\\':

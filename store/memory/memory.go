@@ -284,21 +284,25 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) ([]store.Che
 
 func (s *Store) Messages(ctx context.Context, thread string, hashes []string) ([]store.Message, error) {
 	return read(s, ctx, func() ([]store.Message, error) {
-		th := s.threads[thread]
-		if th == nil {
-			return nil, nil
-		}
-		var out []store.Message
-		seen := map[string]bool{}
-		for _, h := range hashes {
-			if m, ok := th.messages[h]; ok && !seen[h] {
-				seen[h] = true
-				m.Body = bytes.Clone(m.Body)
-				out = append(out, m)
-			}
-		}
-		return out, nil
+		return s.threads[thread].messagesOf(hashes), nil
 	}, "messages of thread %v", check.Name(thread))
+}
+
+// messagesOf are the thread's messages of hashes, each once, copied.
+func (th *thread) messagesOf(hashes []string) []store.Message {
+	if th == nil {
+		return nil
+	}
+	var out []store.Message
+	seen := map[string]bool{}
+	for _, h := range hashes {
+		if m, ok := th.messages[h]; ok && !seen[h] {
+			seen[h] = true
+			m.Body = bytes.Clone(m.Body)
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error) {
@@ -323,20 +327,24 @@ func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) ([]s
 
 func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) ([]store.Blob, error) {
 	return read(s, ctx, func() ([]store.Blob, error) {
-		th := s.threads[thread]
-		if th == nil {
-			return nil, nil
-		}
-		var out []store.Blob
-		seen := map[string]bool{}
-		for _, h := range hashes {
-			if b, ok := th.blobs[h]; ok && !seen[h] {
-				seen[h] = true
-				out = append(out, store.Blob{Hash: h, Body: bytes.Clone(b)})
-			}
-		}
-		return out, nil
+		return s.threads[thread].blobsOf(hashes), nil
 	}, "blobs of thread %v", check.Name(thread))
+}
+
+// blobsOf are the thread's blobs of hashes, each once, copied.
+func (th *thread) blobsOf(hashes []string) []store.Blob {
+	if th == nil {
+		return nil
+	}
+	var out []store.Blob
+	seen := map[string]bool{}
+	for _, h := range hashes {
+		if b, ok := th.blobs[h]; ok && !seen[h] {
+			seen[h] = true
+			out = append(out, store.Blob{Hash: h, Body: bytes.Clone(b)})
+		}
+	}
+	return out
 }
 
 // Size implements store.Store with the SQL stores' rule: the lengths of
@@ -629,33 +637,14 @@ func copyDraft(d store.Draft) store.Draft {
 }
 
 // Bodies implements store.Store: Messages and Blobs under one lock.
-func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
-	defer wrap(&err, "messages and blobs of thread %v", check.Name(thread))
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	type bodies struct {
+		ms []store.Message
+		bs []store.Blob
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	th := s.threads[thread]
-	if th == nil {
-		return nil, nil, nil
-	}
-	var ms []store.Message
-	seen := map[string]bool{}
-	for _, h := range messages {
-		if m, ok := th.messages[h]; ok && !seen[h] {
-			seen[h] = true
-			m.Body = bytes.Clone(m.Body)
-			ms = append(ms, m)
-		}
-	}
-	var bs []store.Blob
-	clear(seen)
-	for _, h := range blobs {
-		if b, ok := th.blobs[h]; ok && !seen[h] {
-			seen[h] = true
-			bs = append(bs, store.Blob{Hash: h, Body: bytes.Clone(b)})
-		}
-	}
-	return ms, bs, nil
+	got, err := read(s, ctx, func() (bodies, error) {
+		th := s.threads[thread]
+		return bodies{th.messagesOf(messages), th.blobsOf(blobs)}, nil
+	}, "messages and blobs of thread %v", check.Name(thread))
+	return got.ms, got.bs, err
 }

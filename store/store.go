@@ -60,7 +60,14 @@ type Checkpoint struct {
 	// the put deletes them in its transaction. 0: none; anything but 0 or
 	// ParentID is ErrInvalid. Write-only.
 	Settles int64
-	// CreatedAt is set by the store when the row is first written.
+	// CreatedAt is when the row was first written: the writer's time when
+	// PutCheckpoint is given one (not zero), else the store's clock. It is
+	// kept to the microsecond (a store may drop finer precision, so a
+	// writer that compares it with what it gave truncates it first), and
+	// the checkpoint's events and new messages take the same time. The
+	// engine stamps every row it writes: a reader that cached a row knows
+	// it by its time too, so a thread deleted and written again with the
+	// same documents is not taken for the old one.
 	CreatedAt time.Time
 	// Epoch is the writer's fencing token from Store.Fence, checked when
 	// the checkpoint is written and not stored (reads give 0). 0 writes
@@ -226,11 +233,13 @@ type Store interface {
 	// blobs, and the deletion of the writes it settles, in one
 	// transaction. Events are numbered by position when Seq is 0 and
 	// listed by Seq; an empty payload is {}. A message or blob whose hash is
-	// not ContentHash(Body) is ErrInvalid. The outcome, checked in this
-	// order:
+	// not ContentHash(Body) is ErrInvalid. A CreatedAt the caller gives is
+	// the row's, its events' and its new messages' (and the thread's
+	// UpdatedAt), to the microsecond; a zero one is the store's clock. The
+	// outcome, checked in this order:
 	//   - same ID and same content (parent, meta, state, base, events' seq,
 	//     type and payload) is a no-op, even after newer checkpoints, and keeps the
-	//     stored row and its CreatedAt; re-rooting is not a change of
+	//     stored row and its CreatedAt (a CreatedAt is not content); re-rooting is not a change of
 	//     content: the parent of a re-rooted checkpoint matches both 0 and
 	//     its RerootedFrom, so a redelivered put from before a prune and a
 	//     put of a row read back after it are both no-ops;
@@ -275,6 +284,11 @@ type Store interface {
 	// per branch that wrote a different one), ordered by CheckpointID then
 	// Hash.
 	MessagesAt(ctx context.Context, thread string, index int64) ([]Message, error)
+	// MessagesIn returns every message of the thread with an index in
+	// [from, to], ordered by Index, then CheckpointID, then Hash, in one
+	// read: a transcript's range costs one round trip, not one per index.
+	// from > to, or an unknown thread, gives none.
+	MessagesIn(ctx context.Context, thread string, from, to int64) ([]Message, error)
 	// Blobs returns the thread's blobs with these hashes, one per distinct
 	// hash found, in no particular order; unknown hashes are left out.
 	Blobs(ctx context.Context, thread string, hashes []string) ([]Blob, error)

@@ -143,6 +143,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		s.threads[cp.ThreadID] = th
 	}
 	t := s.now()
+	if !cp.CreatedAt.IsZero() {
+		t = cp.CreatedAt.Truncate(time.Microsecond) // the writer's, as the other stores keep it
+	}
 	for _, m := range cp.Messages {
 		if _, ok := th.messages[m.Hash]; !ok {
 			m.ThreadID, m.Body, m.CheckpointID, m.CreatedAt = cp.ThreadID, bytes.Clone(m.Body), cp.ID, t
@@ -323,6 +326,26 @@ func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) ([]s
 		})
 		return out, nil
 	}, "messages #%d of thread %v", index, check.Name(thread))
+}
+
+func (s *Store) MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error) {
+	return read(s, ctx, func() ([]store.Message, error) {
+		th := s.threads[thread]
+		if th == nil || from > to {
+			return nil, nil
+		}
+		var out []store.Message
+		for _, m := range th.messages {
+			if m.Index >= from && m.Index <= to {
+				m.Body = bytes.Clone(m.Body)
+				out = append(out, m)
+			}
+		}
+		slices.SortFunc(out, func(a, b store.Message) int {
+			return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.CheckpointID, b.CheckpointID), strings.Compare(a.Hash, b.Hash))
+		})
+		return out, nil
+	}, "messages #%d to #%d of thread %v", from, to, check.Name(thread))
 }
 
 func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) ([]store.Blob, error) {

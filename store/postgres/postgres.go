@@ -203,11 +203,12 @@ func fenceOK(n int) string {
 //	refs, $12-$14 messages (hash, index, body), $15-$16 blobs (hash,
 //	body), $17 the checkpoint it settles (0: none), $18 the notification's
 //	payload (notePayload): NOTIFY is sent at COMMIT, so only a put that
-//	stored a checkpoint and committed wakes Watch.
+//	stored a checkpoint and committed wakes Watch; $19 the writer's
+//	CreatedAt (null: the transaction's now()).
 var putCheckpointSQL = `
 with cp as (
-  insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs)
-  select $1, $2, $3, $9::json, $4::json, $10::boolean, $11::text[]
+  insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs, created_at)
+  select $1, $2, $3, $9::json, $4::json, $10::boolean, $11::text[], coalesce($19::timestamptz, now())
   where not exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id >= $2)
     and ($3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3))
     and ` + fenceOK(8) + `
@@ -305,9 +306,13 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	for i, b := range cp.Blobs {
 		bHashes[i], bBodies[i] = b.Hash, string(b.Body)
 	}
+	var created *time.Time // timestamptz keeps microseconds
+	if !cp.CreatedAt.IsZero() {
+		created = &cp.CreatedAt
+	}
 	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
 	putArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
-		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID)}
+		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created}
 
 	// More than one try covers a race with a concurrent delete, insert or
 	// fence that made the insert skip but left nothing to explain it.
@@ -593,6 +598,14 @@ func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ [
 	defer s.fail(&err, "messages #%d of thread %v", index, check.Name(thread))
 	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
 where thread_id = $1 and idx = $2 order by checkpoint_id, hash`, thread, index)
+}
+
+// MessagesIn implements store.Store: one range of graph_messages_idx
+// (thread_id, idx).
+func (s *Store) MessagesIn(ctx context.Context, thread string, from, to int64) (_ []store.Message, err error) {
+	defer s.fail(&err, "messages #%d to #%d of thread %v", from, to, check.Name(thread))
+	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+where thread_id = $1 and idx between $2 and $3 order by idx, checkpoint_id, hash`, thread, from, to)
 }
 
 func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {

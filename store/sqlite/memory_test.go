@@ -118,6 +118,7 @@ func compare(t *testing.T, ctx context.Context, lite, mem store.Store, thread st
 		same(fmt.Sprint("Writes ", id), func(s store.Store) (any, error) { return s.Writes(ctx, thread, id) })
 		same(fmt.Sprint("MessagesAt ", id), func(s store.Store) (any, error) { return s.MessagesAt(ctx, thread, id) })
 	}
+	same("MessagesIn", func(s store.Store) (any, error) { return s.MessagesIn(ctx, thread, 0, newest+1) })
 	var hashes []string
 	for id := int64(0); id <= newest; id++ {
 		at, _ := mem.MessagesAt(ctx, thread, id)

@@ -94,7 +94,9 @@ const (
 	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_messages `
 	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
-	sqlBlobs       = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// MessagesIn: one range of graph_messages_idx (thread_id, idx).
+	sqlMessagesIn = selectMessages + `WHERE thread_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx, checkpoint_id, hash`
+	sqlBlobs      = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.
 	sqlBodies = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))

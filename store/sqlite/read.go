@@ -128,6 +128,11 @@ func (s *Store) MessagesAt(ctx context.Context, thread string, index int64) (_ [
 	return s.messages(ctx, thread, sqlMessagesAt, thread, index)
 }
 
+func (s *Store) MessagesIn(ctx context.Context, thread string, from, to int64) (_ []store.Message, err error) {
+	defer s.wrap(ctx, &err, "messages #%d to #%d of thread %v", from, to, check.Name(thread))
+	return s.messages(ctx, thread, sqlMessagesIn, thread, from, to)
+}
+
 func (s *Store) messages(ctx context.Context, thread, query string, args ...any) ([]store.Message, error) {
 	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
 	if err != nil {

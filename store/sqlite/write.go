@@ -72,6 +72,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		return err
 	}
 	now := time.Now().UnixMicro()
+	if !cp.CreatedAt.IsZero() {
+		now = cp.CreatedAt.UnixMicro() // the writer's (to the microsecond)
+	}
 	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
 		nullText(cp.Meta), refs, string(cp.State)); err != nil {
 		return err

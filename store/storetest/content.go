@@ -220,3 +220,78 @@ func testSize(t *testing.T, s store.Store) {
 		t.Errorf("DeleteThread emptied another thread")
 	}
 }
+
+// testMessagesIn: MessagesIn is MessagesAt of every index of the range at
+// once, ordered by index, then checkpoint, then hash.
+func testMessagesIn(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	// Main branch @1 #1, @2 #2 #3, @4 #4 #5; a fork @3 from @1 writes its
+	// own #2 and #3.
+	main := []store.Message{message(1, "where is SO20260901?"), message(2, "it shipped"), message(3, "thanks"),
+		message(4, "and a refund?"), message(5, "refunded")}
+	fork := []store.Message{message(2, "it was cancelled"), message(3, "why?")}
+	cp1 := checkpoint("t", 1, 0)
+	cp1.Messages = main[:1]
+	put(t, s, cp1)
+	cp2 := delta("t", 2, 1)
+	cp2.Messages = main[:3]
+	put(t, s, cp2)
+	cp3 := delta("t", 3, 1)
+	cp3.Messages = append([]store.Message{main[0]}, fork...)
+	put(t, s, cp3)
+	cp4 := delta("t", 4, 2)
+	cp4.Messages = main
+	put(t, s, cp4)
+	other := checkpoint("u", 1, 0)
+	other.Messages = []store.Message{message(2, "another thread's")}
+	put(t, s, other)
+
+	type want struct {
+		index, checkpoint int64
+		body              []byte
+	}
+	check := func(from, to int64, wants ...want) {
+		t.Helper()
+		got, err := s.MessagesIn(ctx, "t", from, to)
+		if err != nil {
+			t.Fatalf("MessagesIn(%d, %d): %v", from, to, err)
+		}
+		ok := len(got) == len(wants)
+		for i := 0; ok && i < len(got); i++ {
+			g, w := got[i], wants[i]
+			ok = g.Index == w.index && g.CheckpointID == w.checkpoint && string(g.Body) == string(w.body) &&
+				g.Hash == store.ContentHash(w.body) && g.ThreadID == "t" && !g.CreatedAt.IsZero()
+		}
+		if !ok {
+			var desc []string
+			for _, g := range got {
+				desc = append(desc, fmt.Sprintf("#%d@%d %s", g.Index, g.CheckpointID, g.Body))
+			}
+			t.Errorf("MessagesIn(%d, %d) = [%s], want %d messages by index, then checkpoint", from, to, strings.Join(desc, "; "), len(wants))
+		}
+		// The same as MessagesAt of each index.
+		var at []store.Message
+		for i := max(from, 0); i <= min(to, 6); i++ {
+			ms, err := s.MessagesAt(ctx, "t", i)
+			if err != nil {
+				t.Fatalf("MessagesAt(%d): %v", i, err)
+			}
+			at = append(at, ms...)
+		}
+		if len(at) != len(got) {
+			t.Errorf("MessagesIn(%d, %d) gave %d messages, MessagesAt of each index %d", from, to, len(got), len(at))
+		}
+	}
+	// By index first: the fork's #2 (@3) comes before the main branch's #3 (@2).
+	check(2, 3, want{2, 2, main[1].Body}, want{2, 3, fork[0].Body}, want{3, 2, main[2].Body}, want{3, 3, fork[1].Body})
+	check(1, 5, want{1, 1, main[0].Body}, want{2, 2, main[1].Body}, want{2, 3, fork[0].Body}, want{3, 2, main[2].Body},
+		want{3, 3, fork[1].Body}, want{4, 4, main[3].Body}, want{5, 4, main[4].Body})
+	check(5, 5, want{5, 4, main[4].Body}) // both ends count
+	check(4, 1<<62, want{4, 4, main[3].Body}, want{5, 4, main[4].Body})
+	check(-3, 1, want{1, 1, main[0].Body})
+	check(6, 9)
+	check(3, 2) // from > to
+	if got, err := s.MessagesIn(ctx, "nope", 1, 5); err != nil || len(got) != 0 {
+		t.Errorf("MessagesIn of an unknown thread = %v, %v; want none", got, err)
+	}
+}

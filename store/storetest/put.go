@@ -316,3 +316,81 @@ func testSettles(t *testing.T, s store.Store) {
 	bad.Settles = 1
 	wantRefused(t, s.PutCheckpoint(ctx, bad, nil), "only settle its parent")
 }
+
+// testWritersCreatedAt: a CreatedAt the writer gives is the row's (and its
+// events' and new messages', and the thread's UpdatedAt), to the
+// microsecond, on every read; a no-op re-put with another time keeps the
+// first; a zero one is the store's clock.
+func testWritersCreatedAt(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	at := time.Date(2021, 3, 4, 5, 6, 7, 123456000, time.UTC) // long ago: no store's clock gives it
+	same := func(what string, got time.Time) {
+		t.Helper()
+		if !got.Equal(at) {
+			t.Errorf("%s created %v, want the writer's %v", what, got, at)
+		}
+	}
+	cp := checkpoint("t", 1, 0)
+	cp.CreatedAt = at
+	m := message(1, "where is SO20260901?")
+	cp.Messages = []store.Message{m}
+	put(t, s, cp, event("node.started", `{"node":"planner"}`))
+	d := delta("t", 2, 1)
+	d.CreatedAt = at.In(time.FixedZone("east", 5*3600)) // the same instant, written elsewhere
+	put(t, s, d)
+
+	got, err := s.Get(ctx, "t", 1)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	same("Get @1", got.CreatedAt)
+	chain, err := s.Chain(ctx, "t", 2)
+	if err != nil || len(chain) != 2 {
+		t.Fatalf("Chain = %d rows, %v; want 2", len(chain), err)
+	}
+	same("Chain @2", chain[0].CreatedAt)
+	same("Chain @1", chain[1].CreatedAt)
+	latest, err := s.Latest(ctx, "t")
+	if err != nil {
+		t.Fatalf("Latest: %v", err)
+	}
+	same("Latest", latest.CreatedAt)
+	h, err := s.History(ctx, "t", 0, 0)
+	if err != nil || len(h) != 2 {
+		t.Fatalf("History = %d rows, %v; want 2", len(h), err)
+	}
+	same("History @2", h[0].CreatedAt)
+	same("History @1", h[1].CreatedAt)
+	evs, err := s.Events(ctx, "t", 1)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("Events = %v, %v; want 1", evs, err)
+	}
+	same("the event of @1", evs[0].CreatedAt)
+	ms, err := s.MessagesAt(ctx, "t", 1)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("MessagesAt = %v, %v; want 1", ms, err)
+	}
+	same("message #1", ms[0].CreatedAt)
+	th, err := s.Threads(ctx)
+	if err != nil || len(th) != 1 {
+		t.Fatalf("Threads = %v, %v; want 1", th, err)
+	}
+	same("Threads' UpdatedAt", th[0].UpdatedAt)
+
+	// A re-put of the same content is a no-op, whatever time it brings.
+	again := checkpoint("t", 1, 0)
+	again.CreatedAt = at.Add(time.Hour)
+	if err := s.PutCheckpoint(ctx, again, []store.Event{event("node.started", `{"node":"planner"}`)}); err != nil {
+		t.Fatalf("re-put: %v, want nil", err)
+	}
+	if got, err := s.Get(ctx, "t", 1); err != nil || !got.CreatedAt.Equal(at) {
+		t.Errorf("after a no-op re-put @1 created %v (%v), want still %v", got.CreatedAt, err, at)
+	}
+
+	// Without one, the store's clock.
+	start := time.Now()
+	put(t, s, delta("t", 3, 2))
+	if got, err := s.Get(ctx, "t", 3); err != nil || got.CreatedAt.Before(start.Add(-5*time.Minute)) || got.CreatedAt.After(time.Now().Add(5*time.Minute)) {
+		t.Errorf("@3 put without a CreatedAt was created %v (%v), want about %v", got.CreatedAt, err, start)
+	}
+}

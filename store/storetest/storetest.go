@@ -4,7 +4,7 @@
 //
 // One file per clause of the contract in store/store.go: input.go (Input),
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites), read.go (Get,
-// Latest, History, Chain), content.go (Messages, Blobs, Bodies, Size), events.go
+// Latest, History, Chain), content.go (Messages, MessagesAt, MessagesIn, Blobs, Bodies, Size), events.go
 // (Events, Threads), delete.go (DeleteThread), prune.go (Prune), lock.go
 // (Lock), watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing, Fence), drafts.go (store.Drafts), txhook.go
 // (the mid-transaction hook) and process.go (what only another process can
@@ -101,6 +101,7 @@ var clauses = []clause{
 	{"ConcurrentPuts", nil, testConcurrent},
 	{"Writes", nil, testWrites},
 	{"PutSettlesWrites", nil, testSettles},
+	{"WritersCreatedAt", nil, testWritersCreatedAt},
 	// Get, Latest, History, Chain.
 	{"Latest", nil, testLatest},
 	{"NotFound", nil, testNotFound},
@@ -113,6 +114,7 @@ var clauses = []clause{
 	{"MessagesStoredOnce", nil, testMessagesOnce},
 	{"BlobsStoredOnce", nil, testBlobsOnce},
 	{"BodiesAreMessagesAndBlobs", nil, testBodies},
+	{"MessagesInRange", nil, testMessagesIn},
 	{"Size", nil, testSize},
 	// Events, Threads.
 	{"Events", nil, testEvents},

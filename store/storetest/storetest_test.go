@@ -5,6 +5,7 @@ package storetest_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,7 +39,8 @@ var bugs = []string{
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
 	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
-	"bodies cross threads", "bodies drop blobs", "chain by id range",
+	"bodies cross threads", "bodies drop blobs", "chain by id range", "writer's created at ignored",
+	"messages range open at the end", "messages range by checkpoint",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -197,6 +199,9 @@ func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	case b.bug == "nul escapes refused" && bytes.Contains(cp.State, []byte(`\u0000`)),
 		b.bug == "big states refused" && len(cp.State) > 512<<10:
 		return errors.New("put checkpoint: refused")
+	}
+	if b.bug == "writer's created at ignored" {
+		cp.CreatedAt = time.Time{} // the store's clock stamps it
 	}
 	switch {
 	case b.bug == "fence ignored":
@@ -524,4 +529,16 @@ func (b *buggy) Chain(ctx context.Context, thread string, id int64) ([]store.Che
 		}
 	}
 	return out, nil
+}
+
+func (b *buggy) MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error) {
+	switch b.bug {
+	case "messages range open at the end":
+		to--
+	case "messages range by checkpoint":
+		ms, err := b.Store.MessagesIn(ctx, thread, from, to)
+		slices.SortStableFunc(ms, func(x, y store.Message) int { return cmp.Compare(x.CheckpointID, y.CheckpointID) })
+		return ms, err
+	}
+	return b.Store.MessagesIn(ctx, thread, from, to)
 }

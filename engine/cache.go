@@ -5,17 +5,30 @@ import (
 	"crypto/sha256"
 	"maps"
 	"sync"
+	"time"
 
 	"rewind/store"
 )
 
 // cache keeps checkpoints this process wrote or rebuilt, so the next turn
-// starts without replaying its head's chain, and a scrub step replays one
-// delta from its neighbour rather than a chain from its base. A checkpoint
-// never changes once written; an entry is used only while the stored row
-// holds the very documents it was cached from (and the same parent), so a
-// thread deleted and written again (ids restart at 1) is not confused with
-// the old one.
+// starts without replaying its head's chain, a warm Get reads one row, and
+// a scrub step replays one delta from its neighbour rather than a chain
+// from its base. A checkpoint never changes once written; an entry is used
+// only while the stored row is the very row it was cached from: the same
+// documents, parent, re-rooting and CreatedAt.
+//
+// The documents alone do not say that. A thread deleted and written again
+// (by this or another process: `rewind rm`, then a new run; ids restart at
+// 1) may store a row whose delta is byte for byte the old one's while its
+// ancestors differ, and values rebuilt on the old ancestors would then be
+// served for it, and for every row rebuilt from it
+// (TestCacheNeverOutlivesTheStoredThread). CreatedAt tells the two apart:
+// the engine stamps every row it writes with its clock, to the microsecond,
+// and the store keeps that stamp, so a row written again later has
+// another. (Engines on one fixed clock that write a thread, delete it and
+// write it again with identical rows are not told apart; only a test clock
+// gets there.) Deleting a thread through this engine drops its entries
+// anyway.
 type cache struct {
 	mu    sync.Mutex
 	max   int
@@ -29,9 +42,10 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	cp  Checkpoint
-	sum [32]byte // of the row's documents
-	pos *list.Element
+	cp      Checkpoint
+	sum     [32]byte  // of the row's documents
+	created time.Time // the row's CreatedAt
+	pos     *list.Element
 }
 
 // rowSum identifies a stored row's content.
@@ -52,13 +66,23 @@ func newCache() *cache {
 	return &cache{max: cacheSize, order: list.New(), items: map[cacheKey]cacheEntry{}}
 }
 
+// has says whether an entry for this checkpoint id is kept (whether it
+// is still the stored row's, only get can say).
+func (c *cache) has(thread string, id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.items[cacheKey{thread, id}]
+	return ok
+}
+
 // get returns the cached checkpoint for a stored row, as a copy the caller
 // may change.
 func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[cacheKey{row.ThreadID, row.ID}]
-	if !ok || e.cp.ParentID != row.ParentID || e.cp.RerootedFrom != row.RerootedFrom || e.sum != rowSum(row.Meta, row.State) {
+	if !ok || e.cp.ParentID != row.ParentID || e.cp.RerootedFrom != row.RerootedFrom || !e.created.Equal(row.CreatedAt) ||
+		e.sum != rowSum(row.Meta, row.State) {
 		return Checkpoint{}, false
 	}
 	c.order.MoveToFront(e.pos)
@@ -67,8 +91,8 @@ func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 	return cp, true
 }
 
-// put keeps cp, read from or written as a row with these documents.
-func (c *cache) put(cp Checkpoint, meta, state []byte) {
+// put keeps cp, read from or written as row (its documents and CreatedAt).
+func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := cacheKey{cp.Thread, cp.ID}
@@ -76,7 +100,7 @@ func (c *cache) put(cp Checkpoint, meta, state []byte) {
 		c.order.Remove(e.pos)
 	}
 	cp.Values = maps.Clone(cp.Values)
-	c.items[k] = cacheEntry{cp: cp, sum: rowSum(meta, state), pos: c.order.PushFront(k)}
+	c.items[k] = cacheEntry{cp: cp, sum: rowSum(row.Meta, row.State), created: row.CreatedAt, pos: c.order.PushFront(k)}
 	for c.order.Len() > c.max {
 		old := c.order.Remove(c.order.Back()).(cacheKey)
 		delete(c.items, old)

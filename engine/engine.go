@@ -255,8 +255,10 @@ type Option func(*Engine)
 
 // WithClock gives the engine the clock it stamps events, checkpoints and
 // durations with (default time.Now): a test gives a fixed or stepping one
-// so what is stored does not depend on when it ran. The store stamps its
-// own rows (memory.WithClock for the memory store).
+// so what is stored does not depend on when it ran. A checkpoint row, its
+// events' rows and its messages are stored with the engine's time (to the
+// microsecond); the store stamps its other rows (task writes, drafts) with
+// its own clock (memory.WithClock for the memory store).
 func WithClock(now func() time.Time) Option {
 	return func(e *Engine) {
 		if now != nil {
@@ -279,6 +281,11 @@ func New(st store.Store, g *Graph, m model.Model, opts ...Option) (*Engine, erro
 	}
 	return e, nil
 }
+
+// stamp is the time a checkpoint row is stored with: the engine's clock,
+// to the microsecond (what SQLite and PostgreSQL keep), so the row read
+// back holds the very time the cache has for it.
+func (e *Engine) stamp() time.Time { return e.now().UTC().Truncate(time.Microsecond) }
 
 // Now reads the engine's clock (WithClock): what a caller stamps into the
 // engine's documents (an approval's time) takes it too.
@@ -531,7 +538,33 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 
 // Get reads one checkpoint, rebuilt from its stored chain, through the
 // migration registry.
+//
+// A checkpoint this engine has cached costs one row: the row is read and,
+// when it is the one cached (cache.get), that is the answer; otherwise,
+// and for one not cached, the chain is read and replayed (from the nearest
+// cached ancestor).
 func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, error) {
+	if e.cache.has(thread, id) {
+		row, err := e.store.Get(ctx, thread, id)
+		switch {
+		case err == nil:
+			if cp, ok := e.cache.get(row); ok {
+				return cp, nil
+			}
+			if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 {
+				return e.read(ctx, []store.Checkpoint{row}) // reads on its own
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
+		}
+		// Gone or another row now (the thread was deleted and written
+		// again): the chain read says which.
+	}
+	return e.getChain(ctx, thread, id)
+}
+
+// getChain reads checkpoint id's chain and rebuilds it.
+func (e *Engine) getChain(ctx context.Context, thread string, id int64) (Checkpoint, error) {
 	rows, err := e.store.Chain(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, lerr := e.store.Latest(ctx, thread); errors.Is(lerr, store.ErrNotFound) {
@@ -553,7 +586,7 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	}
 	cp, err := e.graph.rebuild(ctx, e.store, chain, e.cache.get)
 	if err == nil && len(chain[0].Meta) > 0 {
-		e.cache.put(cp, chain[0].Meta, chain[0].State)
+		e.cache.put(cp, chain[0])
 	}
 	if errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "rewind rm") {
 		err = fmt.Errorf("%w: fork from an earlier checkpoint, or delete the thread with `rewind rm`", err)
@@ -576,7 +609,7 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 	if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 {
 		return e.read(ctx, []store.Checkpoint{row})
 	}
-	return e.Get(ctx, thread, row.ID)
+	return e.getChain(ctx, thread, row.ID)
 }
 
 // History lists checkpoints newest first (id < before when before > 0, at

@@ -122,6 +122,9 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	cp.Metadata.Tokens = enc.tokens // as the listing reads them
 	row := enc.row
 	row.Epoch, row.Settles = r.epoch, settles
+	// The engine's clock stamps the row, as the store keeps it (to the
+	// microsecond): the cache knows this row by it (cache.go).
+	row.CreatedAt = r.e.stamp()
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
 	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
 		if errors.Is(err, store.ErrFenced) {
@@ -138,10 +141,10 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		// or fences this run out: what it stored stays for its later rows.
 		r.stored[m.Hash] = true
 	}
-	cp.CreatedAt = r.e.now().UTC()
+	cp.CreatedAt = row.CreatedAt
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
 	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
-	r.e.cache.put(*cp, row.Meta, row.State)
+	r.e.cache.put(*cp, row)
 	// Task events were observed live as they happened; only the runtime's
 	// own events are new to an observer here.
 	for _, ev := range events {

@@ -1,0 +1,212 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"sync"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
+)
+
+// TestCacheNeverOutlivesTheStoredThread: an engine's cache answers for a
+// row only while the store holds that very row. Here another process (a
+// second handle on the same store; for memory, another engine on it)
+// deletes a thread this engine wrote and cached, and writes it again: the
+// same second turn after another first one, so some rows of the new thread
+// are byte for byte the old ones (the same deltas, parents and listings)
+// on other ancestors. Every checkpoint must read as the new thread holds
+// it, as a new engine reads it.
+func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, reopen := sc.open(t)
+			other := st
+			if reopen != nil {
+				other = reopen()
+			}
+			newEngine := func(st store.Store) *engine.Engine {
+				e, err := ticket.NewEngine(st, ticket.NewMock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			const thread = "reborn"
+			conversation := func(e *engine.Engine, first string) int64 {
+				var head int64
+				for _, in := range []string{first, "thanks, and can I get a refund?"} {
+					res, err := e.Run(ctx, thread, ticket.Input(in), engine.RunConfig{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					head = res.Checkpoint
+				}
+				return head
+			}
+			mine := newEngine(st)
+			head := conversation(mine, "where is my order SO20260901?")
+			old := map[int64]store.Checkpoint{}
+			for id := int64(1); id <= head; id++ {
+				if _, err := mine.Get(ctx, thread, id); err != nil { // cached, if the run had not
+					t.Fatal(err)
+				}
+				row, err := st.Get(ctx, thread, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				old[id] = row
+			}
+
+			theirs := newEngine(other)
+			if err := theirs.DeleteThread(ctx, thread, false); err != nil {
+				t.Fatal(err)
+			}
+			if again := conversation(theirs, "where is my order SO20260777?"); again != head {
+				t.Fatalf("the new thread ends at @%d, the old one at @%d", again, head)
+			}
+			same := 0
+			for id, o := range old {
+				n, err := other.Get(ctx, thread, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Equal(n.Meta, o.Meta) && bytes.Equal(n.State, o.State) && n.ParentID == o.ParentID {
+					same++
+				}
+			}
+			if same == 0 {
+				t.Fatal("no row of the new thread is byte for byte an old one: the test no longer sets up its case")
+			}
+
+			fresh := newEngine(other)
+			check := func(how string, got, want engine.Checkpoint) {
+				t.Helper()
+				if name, ok := sameValues(got.Values, want.Values); !ok || !got.CreatedAt.Equal(want.CreatedAt) {
+					t.Errorf("%s @%d: %s is the deleted thread's (created %v, the stored row %v)", how, want.ID, name, got.CreatedAt, want.CreatedAt)
+				}
+			}
+			for id := int64(1); id <= head; id++ {
+				got, err := mine.Get(ctx, thread, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fresh.Get(ctx, thread, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("Get", got, want)
+			}
+			got, err := mine.Latest(ctx, thread)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.Latest(ctx, thread)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("Latest", got, want)
+			t.Logf("%d of %d rows of the new thread are byte for byte the old ones", same, head)
+		})
+	}
+}
+
+// counting is a store that counts the reads made through it, by method.
+type counting struct {
+	store.Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *counting) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[method]++
+}
+
+// took returns the calls counted since the last took and starts again.
+func (c *counting) took() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = map[string]int{}
+	return out
+}
+
+func (c *counting) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	c.count("Get")
+	return c.Store.Get(ctx, thread, id)
+}
+
+func (c *counting) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	c.count("Latest")
+	return c.Store.Latest(ctx, thread)
+}
+
+func (c *counting) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	c.count("Chain")
+	return c.Store.Chain(ctx, thread, id)
+}
+
+func (c *counting) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	c.count("History")
+	return c.Store.History(ctx, thread, before, limit)
+}
+
+func (c *counting) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	c.count("Bodies")
+	return c.Store.Bodies(ctx, thread, messages, blobs)
+}
+
+func (c *counting) MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error) {
+	c.count("MessagesAt")
+	return c.Store.MessagesAt(ctx, thread, index)
+}
+
+func (c *counting) MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error) {
+	c.count("MessagesIn")
+	return c.Store.MessagesIn(ctx, thread, from, to)
+}
+
+// TestWarmGetReadsOneRow: a checkpoint the engine has cached costs one
+// row (Store.Get), not its chain; one it has not reads the chain.
+func TestWarmGetReadsOneRow(t *testing.T) {
+	ctx := t.Context()
+	st := &counting{Store: memory.New(), calls: map[string]int{}}
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head int64
+	for _, in := range []string{"where is my order SO20260901?", "thanks, and can I get a refund?"} {
+		res, err := e.Run(ctx, "t", ticket.Input(in), engine.RunConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head = res.Checkpoint
+	}
+	st.took()
+	for _, id := range []int64{head, head - 1, head - 3} {
+		if _, err := e.Get(ctx, "t", id); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.took(); !maps.Equal(got, map[string]int{"Get": 1}) {
+			t.Errorf("a warm Get of @%d read %v, want one row", id, got)
+		}
+	}
+	cold, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cold.Get(ctx, "t", head); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.took(); got["Chain"] != 1 || got["Get"] != 0 {
+		t.Errorf("a cold Get read %v, want its chain (and no row before it)", got)
+	}
+}

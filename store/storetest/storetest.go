@@ -3,13 +3,15 @@
 // only; Bench measures the hot paths so backends can be compared.
 //
 // One file per clause of the contract in store/store.go: input.go (Input),
-// atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites), read.go (Get,
-// Latest, History, Chain), content.go (Messages, MessagesAt, MessagesIn, Blobs, Bodies, Size), events.go
-// (Events, Threads), delete.go (DeleteThread), prune.go (Prune), lock.go
-// (Lock), watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing, Fence), drafts.go (store.Drafts), txhook.go
-// (the mid-transaction hook) and process.go (what only another process can
-// show: SIGKILL and SIGSTOP). A backend declares the capabilities it has
-// (Backend.Caps); a clause whose capability it lacks is skipped, saying so.
+// atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites, the writer's
+// CreatedAt), read.go (Get, Latest, History, Chain), content.go (Messages,
+// MessagesAt, MessagesIn, Blobs, Bodies, Size), events.go (Events,
+// Threads), delete.go (DeleteThread), prune.go (Prune), lock.go (Lock),
+// watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
+// Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook)
+// and process.go (what only another process can show: SIGKILL and
+// SIGSTOP). A backend declares the capabilities it has (Backend.Caps); a
+// clause whose capability it lacks is skipped, saying so.
 package storetest
 
 import (

@@ -1618,7 +1618,8 @@ func (e *Engine) Message(ctx context.Context, thread string, at, index int64) (S
 
 // Transcript returns original messages #from to #to of the branch that
 // checkpoint at is on (0: the thread's newest), as Message does for one,
-// reading the branch once. An index no message has is left out.
+// reading the branch once and the messages at once (Store.MessagesIn): a
+// few reads, however long the range. An index no message has is left out.
 func (e *Engine) Transcript(ctx context.Context, thread string, at, from, to int64) ([]StoredMessage, error) {
 	if e.graph.transcript == "" {
 		return nil, ErrNoTranscript
@@ -1637,9 +1638,18 @@ func (e *Engine) Transcript(ctx context.Context, thread string, at, from, to int
 	if err != nil {
 		return nil, err
 	}
+	found, err := e.store.MessagesIn(ctx, thread, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read messages #%d to #%d of thread %q: %w", from, to, threadName(thread), err)
+	}
 	var out []StoredMessage
-	for i := from; i <= to; i++ {
-		m, err := e.messageOn(ctx, thread, at, i, onBranch)
+	for len(found) > 0 {
+		n := 1 // found[:n] have one index (MessagesIn orders by index)
+		for n < len(found) && found[n].Index == found[0].Index {
+			n++
+		}
+		m, err := pickOn(thread, at, found[0].Index, found[:n], onBranch)
+		found = found[n:]
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -1668,6 +1678,12 @@ func (e *Engine) messageOn(ctx context.Context, thread string, at, index int64, 
 	if err != nil {
 		return StoredMessage{}, fmt.Errorf("read message #%d of thread %q: %w", index, threadName(thread), err)
 	}
+	return pickOn(thread, at, index, found, onBranch)
+}
+
+// pickOn picks, of the stored messages #index (found, ordered by
+// checkpoint), the one of the branch of checkpoint at (onBranch).
+func pickOn(thread string, at, index int64, found []store.Message, onBranch map[int64]bool) (StoredMessage, error) {
 	var pick []store.Message
 	for _, m := range found {
 		if onBranch[m.CheckpointID] {

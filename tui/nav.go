@@ -474,8 +474,9 @@ type storedQuestion struct {
 }
 
 // wantOriginal reads the question the current reply answers when it went
-// into the summary: the original message as stored (Store.MessagesAt,
-// one read; Engine.Message would list the whole branch to pick it).
+// into the summary: the original message as stored (Store.MessagesIn of
+// its one index, one read; Engine.Message would list the whole branch to
+// pick it).
 func (m *Model) wantOriginal() tea.Cmd {
 	d := m.cur
 	if d == nil || d.stateErr != nil || d.state.Request == nil || !inSummary(d.state, d.state.Request.Index) {
@@ -496,7 +497,7 @@ func (m *Model) wantOriginal() tea.Cmd {
 	m.nav.origLoading++
 	ctx, gen, thread := m.ctx, m.gen, m.thread
 	return func() tea.Msg {
-		ms, err := r.MessagesAt(ctx, thread, int64(k.index))
+		ms, err := r.MessagesIn(ctx, thread, int64(k.index), int64(k.index))
 		if err != nil {
 			return origMsg{gen: gen, thread: thread, key: k}
 		}

@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+
+	"rewind/store"
 )
 
 // { and } go from turn to turn on the branch; the timeline groups rows
@@ -217,5 +221,58 @@ func TestPinnedSummaryAndQuestion(t *testing.T) {
 	h.key("z")
 	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
 		t.Fatal("z should unfold the summary into the pane")
+	}
+}
+
+// pagedMessages is a Backend whose messages are a list read by
+// MessagesIn; it counts the reads.
+type pagedMessages struct {
+	Backend
+	msgs  []store.Message // by index
+	reads int
+}
+
+func (p *pagedMessages) MessagesIn(_ context.Context, _ string, from, to int64) ([]store.Message, error) {
+	p.reads++
+	var out []store.Message
+	for _, m := range p.msgs {
+		if m.Index >= from && m.Index <= to {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// A search reads the messages a page of indexes at a time, every branch's
+// message of an index, up to the first index none has.
+func TestSearchReadsMessagesByThePage(t *testing.T) {
+	p := &pagedMessages{}
+	msg := func(index, at int64, text string) store.Message {
+		return store.Message{Index: index, CheckpointID: at, Body: fmt.Appendf(nil, `{"role":"user","speaker":"user","content":%q}`, text)}
+	}
+	for i := int64(1); i <= 1200; i++ {
+		text := "nothing here"
+		if i == 3 || i == 700 || i == 1100 {
+			text = "a needle at " + itoa(i)
+		}
+		p.msgs = append(p.msgs, msg(i, i, text))
+		if i == 700 {
+			p.msgs = append(p.msgs, msg(i, 2000, "a fork's needle")) // another branch's #700
+		}
+	}
+	p.msgs = append(p.msgs, msg(1202, 1202, "a needle past the gap"))
+	hits, more, err := runSearch(t.Context(), p, "t", "NEEDLE", nil, nil, nil)
+	if err != nil || more {
+		t.Fatalf("search: %v (more %v)", err, more)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, fmt.Sprintf("%s@%d", strings.Fields(h.where)[0], h.id))
+	}
+	if want := "#3@3 #700@700 #1100@1100 #700@2000"; strings.Join(got, " ") != want {
+		t.Errorf("hits %v, want %s (sorted by checkpoint; nothing past #1201, which no message has)", got, want)
+	}
+	if p.reads != 3 {
+		t.Errorf("the search read the messages %d times, want 3 (512 indexes a read)", p.reads)
 	}
 }

@@ -43,15 +43,19 @@ type searchHit struct {
 // maxHits bounds a search's results.
 const maxHits = 500
 
-// messageIndex reads original messages by index (the store's MessagesAt).
+// messageIndex reads original messages by index (the store's MessagesIn).
 type messageIndex interface {
-	MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error)
+	MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error)
 }
 
-// MessagesAt reads the stored messages with this index, on every branch.
-func (b engineBackend) MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error) {
-	return b.Store().MessagesAt(ctx, thread, index)
+// MessagesIn reads the stored messages with an index in [from, to], on
+// every branch, ordered by index, in one read.
+func (b engineBackend) MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error) {
+	return b.Store().MessagesIn(ctx, thread, from, to)
 }
+
+// searchPage is how many message indexes a search reads at once.
+const searchPage = 512
 
 type searchMsg struct {
 	gen    int
@@ -108,16 +112,29 @@ func runSearch(ctx context.Context, b Backend, thread, q string, branch []int64,
 		}
 		hits = append(hits, h)
 	}
-	// Messages, as stored: every branch's, the summary's originals too.
+	// Messages, as stored: every branch's, the summary's originals too,
+	// from #1 to the first index none has, a page of indexes a read.
 	if mi, ok := b.(messageIndex); ok {
+		var page []store.Message
 		for i := int64(1); len(hits) < maxHits; i++ {
-			ms, err := mi.MessagesAt(ctx, thread, i)
-			if err != nil {
-				return hits, more, fmt.Errorf("search messages: %w", err)
+			if len(page) == 0 || page[0].Index > i {
+				if (i-1)%searchPage != 0 {
+					break // the page read has no #i
+				}
+				var err error
+				if page, err = mi.MessagesIn(ctx, thread, i, i+searchPage-1); err != nil {
+					return hits, more, fmt.Errorf("search messages: %w", err)
+				}
 			}
-			if len(ms) == 0 {
+			n := 0 // page[:n] are #i
+			for n < len(page) && page[n].Index == i {
+				n++
+			}
+			if n == 0 {
 				break
 			}
+			ms := page[:n]
+			page = page[n:]
 			for _, sm := range ms {
 				var msg ticket.Message
 				text := string(sm.Body)

@@ -149,6 +149,27 @@ func BenchmarkLongThread(b *testing.B) {
 					}
 				}
 			})
+			// Transcript: every original message of the thread (the check
+			// of a summary against what it folded in reads a range of them).
+			b.Run("Transcript", func(b *testing.B) {
+				n := int64(0)
+				for {
+					ms, err := e.Store().MessagesAt(ctx, "long", n+1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(ms) == 0 {
+						break
+					}
+					n++
+				}
+				for b.Loop() {
+					if got, err := e.Transcript(ctx, "long", 0, 1, n); err != nil || int64(len(got)) != n {
+						b.Fatal(len(got), err)
+					}
+				}
+				b.ReportMetric(float64(n), "messages")
+			})
 			b.Run("Turn", func(b *testing.B) {
 				n := 0
 				for b.Loop() {

@@ -10,7 +10,6 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
-	"rewind/store/memory"
 )
 
 // TestCacheNeverOutlivesTheStoredThread: an engine's cache answers for a
@@ -174,39 +173,54 @@ func (c *counting) MessagesIn(ctx context.Context, thread string, from, to int64
 }
 
 // TestWarmGetReadsOneRow: a checkpoint the engine has cached costs one
-// row (Store.Get), not its chain; one it has not reads the chain.
+// row (Store.Get), not its chain; one it has not reads the chain. On every
+// store: the row read back must carry the very CreatedAt the engine
+// stamped (SQLite and PostgreSQL keep microseconds), or every warm read
+// would miss.
 func TestWarmGetReadsOneRow(t *testing.T) {
-	ctx := t.Context()
-	st := &counting{Store: memory.New(), calls: map[string]int{}}
-	e, err := ticket.NewEngine(st, ticket.NewMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var head int64
-	for _, in := range []string{"where is my order SO20260901?", "thanks, and can I get a refund?"} {
-		res, err := e.Run(ctx, "t", ticket.Input(in), engine.RunConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		head = res.Checkpoint
-	}
-	st.took()
-	for _, id := range []int64{head, head - 1, head - 3} {
-		if _, err := e.Get(ctx, "t", id); err != nil {
-			t.Fatal(err)
-		}
-		if got := st.took(); !maps.Equal(got, map[string]int{"Get": 1}) {
-			t.Errorf("a warm Get of @%d read %v, want one row", id, got)
-		}
-	}
-	cold, err := ticket.NewEngine(st, ticket.NewMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cold.Get(ctx, "t", head); err != nil {
-		t.Fatal(err)
-	}
-	if got := st.took(); got["Chain"] != 1 || got["Get"] != 0 {
-		t.Errorf("a cold Get read %v, want its chain (and no row before it)", got)
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			inner, _ := sc.open(t)
+			st := &counting{Store: inner, calls: map[string]int{}}
+			e, err := ticket.NewEngine(st, ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var head int64
+			for _, in := range []string{"where is my order SO20260901?", "thanks, and can I get a refund?"} {
+				res, err := e.Run(ctx, "t", ticket.Input(in), engine.RunConfig{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				head = res.Checkpoint
+			}
+			st.took()
+			for _, id := range []int64{head, head - 1, head - 3} {
+				if _, err := e.Get(ctx, "t", id); err != nil {
+					t.Fatal(err)
+				}
+				if got := st.took(); !maps.Equal(got, map[string]int{"Get": 1}) {
+					t.Errorf("a warm Get of @%d read %v, want one row", id, got)
+				}
+			}
+			cold, err := ticket.NewEngine(st, ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cold.Get(ctx, "t", head); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.took(); got["Chain"] != 1 || got["Get"] != 0 {
+				t.Errorf("a cold Get read %v, want its chain (and no row before it)", got)
+			}
+			// What it read, it has: the next Get is warm.
+			if _, err := cold.Get(ctx, "t", head); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.took(); !maps.Equal(got, map[string]int{"Get": 1}) {
+				t.Errorf("a second Get of @%d read %v, want one row", head, got)
+			}
+		})
 	}
 }

@@ -1661,14 +1661,32 @@ func (e *Engine) Transcript(ctx context.Context, thread string, at, from, to int
 	return out, nil
 }
 
+// branchOf is the ids of checkpoint at and its ancestors, as Ancestors
+// lists them, from one read of the rows' ids and parents (Store.History:
+// no listing is decoded).
 func (e *Engine) branchOf(ctx context.Context, thread string, at int64) (map[int64]bool, error) {
-	chain, err := e.Ancestors(ctx, thread, at)
+	rows, err := e.store.History(ctx, thread, at+1, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
 	}
-	onBranch := make(map[int64]bool, len(chain))
-	for _, c := range chain {
-		onBranch[c.ID] = true
+	if at < 1 || len(rows) == 0 || rows[0].ID != at {
+		return nil, checkpointNotFound(thread, at)
+	}
+	parent := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		parent[r.ID] = r.ParentID
+	}
+	onBranch := map[int64]bool{}
+	for next := at; next != 0; {
+		p, ok := parent[next]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("thread %q: a checkpoint of the branch of @%d has parent %d, which is missing: %w", threadName(thread), at, next, ErrCorrupt)
+		case p >= next:
+			return nil, fmt.Errorf("thread %q: checkpoint %d has parent %d, which is not older: %w", threadName(thread), next, p, ErrCorrupt)
+		}
+		onBranch[next] = true
+		next = p
 	}
 	return onBranch, nil
 }

@@ -106,6 +106,7 @@ type Model struct {
 	// followNext: the next checkpoint a sync brings gets the cursor (a
 	// run's first).
 	followNext bool
+	opening    opening // until the thread's first screen shows (thread.go)
 
 	composer composer // the message line (composer.go)
 
@@ -188,11 +189,15 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.refreshLive()
 }
 
-// Init loads the threads and, when one was named, opens it.
+// Init opens the thread named, and reads the threads list once its first
+// screen shows (thread.go: opening); with none named, it reads the list.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{loadThreads(m.ctx, m.deps.Backend)}
+	var cmds []tea.Cmd
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
+		m.opening.threads = true
+	} else {
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))

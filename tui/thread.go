@@ -26,10 +26,37 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	}
 	m.cache.drop(thread)
 	m.live.head, m.live.killed, m.live.phase, m.live.answer = nil, nil, nil, nil
+	m.follow.stop()
+	m.opening.pending = true
 	m.syncPanes()
 	m.refreshLive()
-	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead(),
-		m.follow.start(m.ctx, m.deps.Backend, m.gen, thread))
+	return loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage)
+}
+
+// opening is a thread's open until its first screen shows. That screen
+// waits for the timeline's first page and the checkpoint under the cursor
+// only; what it does not show starts once it does (opened): the head's
+// run state and drafts (the live strip), the watch for other writers and,
+// for a thread named at start, the threads list. On a 1,000-turn thread
+// they took the store (and the machine's cores) from the two reads the
+// screen waits for.
+type opening struct {
+	pending bool // the first screen is not shown yet
+	threads bool // read the threads list then too
+}
+
+// opened starts what the first screen did not wait for, once.
+func (m *Model) opened() tea.Cmd {
+	if !m.opening.pending {
+		return nil
+	}
+	m.opening.pending = false
+	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread)}
+	if m.opening.threads {
+		m.opening.threads = false
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
+	}
+	return tea.Batch(cmds...)
 }
 
 // reloadHead reads the thread's newest checkpoint again (after a run, a
@@ -78,7 +105,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.loading = false
-		return m.setFlash(msg.err.Error(), true)
+		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	wasEmpty := m.tree.len() == 0
 	head := m.tree.maxID
@@ -89,6 +116,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
 	} else if !msg.sync {
 		m.loading = false
+		if m.tree.len() == 0 {
+			cmds = append(cmds, m.opened()) // no checkpoint to wait for
+		}
 	}
 	if wasEmpty && m.tree.len() > 0 && !m.followNext {
 		moved = m.tree.jump(m.tree.maxID)
@@ -143,7 +173,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch())
+		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
 	}
 	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
 }
@@ -153,7 +183,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		return m.setFlash(msg.err.Error(), true)
+		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	if msg.version != m.cache.version(msg.thread) {
 		// Built before the stored writes changed: read it again.
@@ -165,7 +195,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts())
+		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts(), m.opened())
 	}
 	return nil
 }

@@ -12,13 +12,8 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.thread = thread
 	m.gen++
 	m.tree = newTree()
-	m.timeline.reset()
+	m.timeline.reset() // loading, at no checkpoint
 	m.cur = nil
-	m.timeline.position = [2]int{}
-	m.leaf = 0
-	m.timeline.branch = ""
-	m.loading = true
-	m.timeline.total = 0
 	for _, t := range m.threads.threads {
 		if t.ID == thread {
 			m.timeline.total = t.Checkpoints
@@ -85,7 +80,7 @@ func (m *Model) sync(follow bool) tea.Cmd {
 		return nil
 	}
 	if follow {
-		m.followNext = true
+		m.timeline.followNext = true
 	}
 	t := m.tree
 	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
@@ -104,7 +99,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.loading = false
+		m.timeline.loading = false
 		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	wasEmpty := m.tree.len() == 0
@@ -115,12 +110,12 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	if !msg.sync && msg.more {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
 	} else if !msg.sync {
-		m.loading = false
+		m.timeline.loading = false
 		if m.tree.len() == 0 {
 			cmds = append(cmds, m.opened()) // no checkpoint to wait for
 		}
 	}
-	if wasEmpty && m.tree.len() > 0 && !m.followNext {
+	if wasEmpty && m.tree.len() > 0 && !m.timeline.followNext {
 		moved = m.tree.jump(m.tree.maxID)
 	}
 	if msg.sync {
@@ -129,9 +124,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		for _, id := range added {
 			n := m.tree.nodes[id]
 			atHead := m.tree.cursor == head && n.parent == m.tree.cursor
-			if m.followNext || atHead || m.tree.cursor == 0 {
+			if m.timeline.followNext || atHead || m.tree.cursor == 0 {
 				m.tree.jump(id)
-				m.followNext = false
+				m.timeline.followNext = false
 				moved = true
 			}
 			head = max(head, id)
@@ -158,8 +153,8 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 
 // afterTreeChange refreshes what is derived from the tree and cursor.
 func (m *Model) afterTreeChange() {
-	m.leaf = m.tree.leaf()
 	m.timeline.follow(m.tree)
+	m.dialogFollows()
 }
 
 // cursorMoved shows the checkpoint under the cursor, loading it if needed.

@@ -56,7 +56,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if thread != "" {
 		// A thread that is not there is an error before the screen opens,
 		// as in the CLI; new threads are made from the threads list (n).
-		if _, err := a.Engine.Latest(ctx, thread); err != nil {
+		// Status reads the newest listing only (Latest would rebuild the
+		// head's whole state, which the screen reads again anyway).
+		if _, err := a.Engine.Status(ctx, thread); err != nil {
 			return err // the CLI's words: thread "T" not found: list threads with `rewind threads`
 		}
 	}

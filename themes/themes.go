@@ -8,14 +8,22 @@
 package themes
 
 import (
+	"embed"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/lipgloss"
 )
+
+// chromaBases are the chroma styles the themes start from: chroma's own
+// files, copied (chroma/README.md), because its styles package parses
+// every style it has when the program starts.
+//
+//go:embed chroma/*.xml
+var chromaBases embed.FS
 
 // Theme names.
 const (
@@ -31,8 +39,8 @@ const Default = Dark
 // Theme is every style the TUI uses.
 type Theme struct {
 	Name string
-	// Chroma highlights JSON (pending task arguments, writes) and diffs.
-	Chroma *chroma.Style
+	// chroma is the style Chroma returns, built on its first call.
+	chroma func() *chroma.Style
 
 	// Pane frames.
 	Border           lipgloss.Style
@@ -163,6 +171,22 @@ var builders = map[string]func() *Theme{
 	NoColor:      noColor,
 }
 
+// Chroma is the chroma style that highlights JSON (pending task arguments,
+// writes) and diffs in the theme's palette. It is parsed on first use, not
+// when the theme is built: a screen that highlights nothing never pays it.
+func (t *Theme) Chroma() *chroma.Style {
+	if t.chroma == nil {
+		return fallbackStyle()
+	}
+	return t.chroma()
+}
+
+// lazyChroma is chromaStyle(base, add, del, hunk), built once, when first
+// asked for.
+func lazyChroma(base, add, del, hunk string) func() *chroma.Style {
+	return sync.OnceValue(func() *chroma.Style { return chromaStyle(base, add, del, hunk) })
+}
+
 // palette is what differs between the coloured themes.
 type palette struct {
 	fg, muted, faint, accent, accent2         string
@@ -175,7 +199,7 @@ func fg(c string) lipgloss.Style { return lipgloss.NewStyle().Foreground(lipglos
 
 func fromPalette(name string, p palette, chromaBase string, diffAdd, diffDel string) *Theme {
 	t := &Theme{Name: name}
-	t.Chroma = chromaStyle(chromaBase, diffAdd, diffDel, p.accent)
+	t.chroma = lazyChroma(chromaBase, diffAdd, diffDel, p.accent)
 
 	t.Border = fg(p.border)
 	t.BorderFocused = fg(p.borderFocus).Bold(true)
@@ -280,7 +304,7 @@ func highContrast() *Theme {
 // theme for NO_COLOR, and every cue it gives also has a textual marker.
 func noColor() *Theme {
 	p := lipgloss.NewStyle()
-	t := &Theme{Name: NoColor, Chroma: chromaStyle("bw", "bold", "underline", "")}
+	t := &Theme{Name: NoColor, chroma: lazyChroma("bw", "bold", "underline", "")}
 	t.Border, t.BorderFocused = p, p.Bold(true)
 	t.PaneTitle, t.PaneTitleFocused = p, p.Bold(true).Underline(true)
 	t.Tab, t.TabActive = p, p.Bold(true).Underline(true)
@@ -302,10 +326,34 @@ func noColor() *Theme {
 	return t
 }
 
-// chromaStyle takes a built-in chroma style and makes sure diff insertions,
+// baseStyle parses the embedded chroma style base (chroma/base.xml).
+func baseStyle(base string) (*chroma.Style, error) {
+	f, err := chromaBases.Open("chroma/" + base + ".xml")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return chroma.NewXMLStyle(f)
+}
+
+// fallbackStyle is chroma's fallback, swapoff (styles.Fallback), for a
+// style that does not build: high-contrast's, whose hunk colour is an ANSI
+// number chroma does not take, has always been it.
+var fallbackStyle = sync.OnceValue(func() *chroma.Style {
+	if s, err := baseStyle("swapoff"); err == nil {
+		return s
+	}
+	return chroma.MustNewStyle("fallback", chroma.StyleEntries{})
+})
+
+// chromaStyle takes a chroma style and makes sure diff insertions,
 // deletions and hunk headers are marked in the theme's colours.
 func chromaStyle(base, add, del, hunk string) *chroma.Style {
-	b := styles.Get(base).Builder()
+	bs, err := baseStyle(base)
+	if err != nil {
+		bs = fallbackStyle()
+	}
+	b := bs.Builder()
 	if add != "" {
 		b.Add(chroma.GenericInserted, add)
 	}
@@ -321,7 +369,7 @@ func chromaStyle(base, add, del, hunk string) *chroma.Style {
 	}
 	s, err := b.Build()
 	if err != nil {
-		return styles.Fallback
+		return fallbackStyle()
 	}
 	return s
 }

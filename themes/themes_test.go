@@ -18,10 +18,10 @@ func TestEveryThemeIsComplete(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if th.Name != name || th.Chroma == nil {
-			t.Fatalf("%s: name %q, chroma %v", name, th.Name, th.Chroma)
+		if th.Name != name || th.Chroma() == nil {
+			t.Fatalf("%s: name %q, chroma %v", name, th.Name, th.Chroma())
 		}
-		if e := th.Chroma.Get(chroma.GenericInserted); e.IsZero() {
+		if e := th.Chroma().Get(chroma.GenericInserted); e.IsZero() {
 			t.Fatalf("%s: its chroma style does not mark diff insertions", name)
 		}
 		// Every style field must be set: a zero style would mean the TUI
@@ -29,6 +29,9 @@ func TestEveryThemeIsComplete(t *testing.T) {
 		v := reflect.ValueOf(*th)
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
 			st, ok := v.Field(i).Interface().(lipgloss.Style)
 			if !ok || name == NoColor {
 				continue
@@ -47,6 +50,9 @@ func TestNoColorThemeHasNoColours(t *testing.T) {
 	}
 	v := reflect.ValueOf(*th)
 	for i := 0; i < v.NumField(); i++ {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
 		st, ok := v.Field(i).Interface().(lipgloss.Style)
 		if !ok {
 			continue
@@ -58,8 +64,8 @@ func TestNoColorThemeHasNoColours(t *testing.T) {
 			t.Errorf("no-color style %s has a background", v.Type().Field(i).Name)
 		}
 	}
-	for _, tt := range th.Chroma.Types() {
-		if e := th.Chroma.Get(tt); e.Colour.IsSet() && tt != chroma.Error {
+	for _, tt := range th.Chroma().Types() {
+		if e := th.Chroma().Get(tt); e.Colour.IsSet() && tt != chroma.Error {
 			t.Errorf("no-color chroma style colours %s", tt)
 		}
 	}
@@ -70,7 +76,7 @@ func TestThemesDiffer(t *testing.T) {
 	if reflect.DeepEqual(d.Text.GetForeground(), l.Text.GetForeground()) {
 		t.Fatal("dark and light share their text colour")
 	}
-	if d.Chroma.Name == l.Chroma.Name {
+	if d.Chroma().Name == l.Chroma().Name {
 		t.Fatal("dark and light share a chroma style")
 	}
 }

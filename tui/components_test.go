@@ -105,7 +105,7 @@ func (r doneRun) Updates() <-chan RunUpdate { return r.ch }
 func (r doneRun) Cancel()                   {}
 
 func TestLiveStripAlone(t *testing.T) {
-	s := newLiveStrip(newThreadKeys(), func() bool { return true })
+	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true })
 	s.theme = themes.Or(themes.Dark)
 	s.SetSize(120, 40)
 	s.render("t")
@@ -114,7 +114,8 @@ func TestLiveStripAlone(t *testing.T) {
 	}
 	s.start(runStartedMsg{kind: "run", run: doneRun{}}, true)
 	s.render("t")
-	if !s.busy() || !strings.Contains(s.View(), "live · run") || !strings.Contains(fmtKeys(s.ShortHelp()), "kill worker") {
+	if !s.busy() || !strings.Contains(s.View(), "live · run") || !strings.Contains(fmtKeys(s.ShortHelp()), "kill worker") ||
+		!strings.Contains(fmtKeys(s.ShortHelp()), fmtKeys(newTimelineKeys(newThreadKeys()).ShortHelp())) {
 		t.Fatalf("a run under way shows and puts kill in the footer:\n%s\n%v", s.View(), fmtKeys(s.ShortHelp()))
 	}
 	saved, finished, final := s.apply([]RunUpdate{
@@ -161,8 +162,13 @@ func TestTimelineKeysAlone(t *testing.T) {
 		t.Fatal("i is not the timeline's")
 	}
 	p.follow(tr)
-	if p.position != [2]int{1, 3} || p.title(tr, false) != "Timeline · 3" {
-		t.Fatalf("position %v, title %q", p.position, p.title(tr, false))
+	if p.position != [2]int{1, 3} || p.leaf != 3 || p.title(tr) != "Timeline · 3" {
+		t.Fatalf("position %v, leaf @%d, title %q", p.position, p.leaf, p.title(tr))
+	}
+	p.reset()
+	p.total = 8000
+	if p.title(newTree()) != "Timeline · loading 0/8000" || p.leaf != 0 || p.keys.Prev.Keys() == nil {
+		t.Fatalf("a thread being opened: title %q, leaf @%d, keys kept %v", p.title(newTree()), p.leaf, p.keys.Prev.Keys())
 	}
 }
 
@@ -211,5 +217,58 @@ func TestFooterAsksTheFocusedComponent(t *testing.T) {
 	}
 	if got := fmtKeys(m.content.ShortHelp()); !strings.Contains(got, "scroll") || !strings.Contains(got, "fold") {
 		t.Fatalf("the panes' keys: %s", got)
+	}
+}
+
+// The graph view asks the root to scrub (scrubMsg) and draws what the root
+// passes in, never the root's tree.
+func TestGraphDialogAlone(t *testing.T) {
+	th := themes.Or(themes.Default)
+	at := func(id int64, nodes ...string) *detail {
+		return &detail{cp: engine.Checkpoint{ID: id, Source: "loop", Metadata: engine.Metadata{Nodes: nodes}}}
+	}
+	g := newGraphDialog(at(2, "planner"), newGraphKeys(newThreadKeys()))
+	g.SetSize(76, 22)
+	if done, cmd := g.Update(runes("h")); done || cmd == nil || cmd() != (scrubMsg{by: -1}) {
+		t.Fatal("h asks the root to step back")
+	}
+	if done, cmd := g.Update(runes("l")); done || cmd == nil || cmd() != (scrubMsg{by: 1}) {
+		t.Fatal("l asks the root to step on")
+	}
+	g.followCursor(at(2, "planner"), 3)
+	if v := ansi.Strip(g.View(th, help.New())); !strings.Contains(v, "Graph · @2 (loop) · loading @3…") {
+		t.Fatalf("the cursor went on to @3, not loaded yet:\n%s", v)
+	}
+	g.followCursor(at(3, "executor"), 3)
+	if v := ansi.Strip(g.View(th, help.New())); !strings.Contains(v, "Graph · @3 (loop)") || strings.Contains(v, "loading") || !strings.Contains(v, "wrote @3") {
+		t.Fatalf("@3 loaded:\n%s", v)
+	}
+	if done, _ := g.Update(runes("v")); !done {
+		t.Fatal("v closes it")
+	}
+}
+
+// The search results list as many hits as its room holds and asks the
+// root to go to the one chosen (goHitMsg).
+func TestSearchDialogAlone(t *testing.T) {
+	th := themes.Or(themes.Default)
+	d := &searchDialog{query: "refund", keys: newSearchKeys()}
+	for i := 1; i <= 40; i++ {
+		d.hits = append(d.hits, searchHit{id: int64(i), where: "listing", text: "refund"})
+	}
+	d.SetSize(dialogRoom(80, 24))
+	if d.rows() != 14 {
+		t.Fatalf("on 80x24 it lists %d hits at once, want 14", d.rows())
+	}
+	if v := ansi.Strip(d.View(th, help.New())); !strings.Contains(v, "1–14 of 40") {
+		t.Fatalf("view:\n%s", v)
+	}
+	d.SetSize(dialogRoom(80, 40))
+	d.Update(runes("j"))
+	if v := ansi.Strip(d.View(th, help.New())); d.rows() != 30 || !strings.Contains(v, "1–30 of 40") {
+		t.Fatalf("taller: %d rows:\n%s", d.rows(), v)
+	}
+	if done, cmd := d.Update(keyMsg("enter")); !done || cmd == nil || cmd() != (goHitMsg{i: 1}) {
+		t.Fatal("enter closes it and asks for hit 2 (index 1)")
 	}
 }

@@ -30,6 +30,20 @@ type dialog interface {
 	help.KeyMap
 }
 
+// cursorFollower is a dialog that shows the checkpoint under the cursor
+// (the graph view): the root passes it in whenever the cursor or the
+// checkpoint shown changes.
+type cursorFollower interface {
+	followCursor(cur *detail, cursor int64)
+}
+
+// dialogFollows gives a dialog that follows the cursor where it is now.
+func (m *Model) dialogFollows() {
+	if f, ok := m.dialog.(cursorFollower); ok {
+		f.followCursor(m.cur, m.tree.cursor)
+	}
+}
+
 // dialogSize is a dialog's room, embedded in every dialog.
 type dialogSize struct{ maxW, maxH int }
 

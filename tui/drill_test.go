@@ -232,7 +232,7 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	}
 	fr := &fakeRunner{local: NewLocalRunner(e), hold: true}
 	h := newHarnessDeps(t, fakeDeps(e, fr), Settings{Thread: "k"}, 140, 44)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -331,7 +331,7 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 	e := newEngine(t)
 	fr := &fakeRunner{local: NewLocalRunner(e)}
 	h := newHarnessDeps(t, fakeDeps(e, fr), Settings{Thread: "d"}, 120, 40)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("K")
 	s := h.screen()
 	for _, want := range []string{"Crash drill · kill point for the next run", "off", "before-model-call", "mid-fanout", "mid-transaction", "after one executor stored its writes"} {
@@ -387,7 +387,7 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 	deps := depsFor(e)
 	deps.RunnerLabel = "in-process (a memory: store cannot cross processes; no kills)"
 	h := newHarnessDeps(t, deps, Settings{Thread: "m"}, 200, 40)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	if !h.contains("runs in-process (a memory: store cannot cross processes; no kills)") {
 		t.Fatalf("the status bar should say where runs happen:\n%s", h.screen())
 	}
@@ -420,7 +420,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "a"}, 120, 40)
 	h.m.deps.Backend = EngineBackend(e)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d draft: ON") {
 		t.Fatalf("ctrl+d should turn the draft request on, visibly:\n%s", h.screen())
@@ -484,7 +484,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "r"}, 100, 30)
 	h.m.deps.Backend = EngineBackend(e)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -518,7 +518,7 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "x", AuthTTL: time.Nanosecond}, 120, 40)
 	h.m.deps.Backend = EngineBackend(e)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -548,7 +548,7 @@ func TestStreamedTokensShowPerCall(t *testing.T) {
 	script := make(chan RunUpdate, 64)
 	fr := &fakeRunner{local: NewLocalRunner(e), script: script}
 	h := newHarnessDeps(t, fakeDeps(e, fr), Settings{Thread: "s"}, 100, 30)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -624,7 +624,7 @@ func TestInProcessRunsStreamAndCheckpointsHoldOnlyFinishedMessages(t *testing.T)
 		t.Fatal(err)
 	}
 	h := newHarness(t, e, Settings{Thread: "g"}, 120, 40)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")

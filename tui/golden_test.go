@@ -155,7 +155,7 @@ type quitWhenSettled struct{ poke func(*Model) }
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
-		settled := !m.loading && !m.busy() && m.live.headLoading == 0 && !m.live.costsLoading && !m.nav.search.running && !m.nav.tracing && m.nav.origLoading == 0 && len(m.timeline.loadingWords) == 0 && (m.screen == screenThreads && m.threads.loaded ||
+		settled := !m.timeline.loading && !m.busy() && m.live.headLoading == 0 && !m.live.costsLoading && !m.nav.search.running && !m.nav.tracing && m.nav.origLoading == 0 && len(m.timeline.loadingWords) == 0 && (m.screen == screenThreads && m.threads.loaded ||
 			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor) && !m.parityLoading()
 		if settled {
 			if q.poke != nil {

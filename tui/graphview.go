@@ -53,22 +53,32 @@ type graphNode struct {
 }
 
 // graphDialog is the drawing for the checkpoint under the cursor: h/l
-// scrub, and it follows the checkpoint shown.
+// scrub (it asks the root to, with a scrubMsg), and it follows the
+// checkpoint shown (the root passes it in: followCursor).
 type graphDialog struct {
-	dialogSize // SetSize: the room the root gives it
-	m          *Model
+	dialogSize         // SetSize: the room the root gives it
 	from       *detail // what it was drawn from
 	id         int64
 	source     string
 	nodes      []graphNode
+	cursor     int64 // the checkpoint under the cursor (loading while ≠ id)
 	keys       graphKeys
 }
 
-// newGraphDialog draws the model's loaded checkpoint.
-func newGraphDialog(m *Model) *graphDialog {
-	g := &graphDialog{m: m, keys: newGraphKeys(m.keys)}
-	g.draw(m.cur)
+// newGraphDialog draws d, the loaded checkpoint under the cursor.
+func newGraphDialog(d *detail, keys graphKeys) *graphDialog {
+	g := &graphDialog{keys: keys, cursor: d.cp.ID}
+	g.draw(d)
 	return g
+}
+
+// followCursor takes the checkpoint under the cursor and what is shown
+// of it: the drawing is of the cursor's checkpoint once it has loaded.
+func (g *graphDialog) followCursor(cur *detail, cursor int64) {
+	g.cursor = cursor
+	if cur != nil && cur != g.from && cur.cp.ID == cursor {
+		g.draw(cur)
+	}
 }
 
 // draw reads what the drawing needs from a loaded checkpoint.
@@ -111,25 +121,18 @@ func (g *graphDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if !ok {
 		return false, nil
 	}
-	moved := false
 	switch {
 	case key.Matches(k, g.keys.Close):
 		return true, nil
 	case key.Matches(k, g.keys.Prev):
-		moved = g.m.tree.step(-1)
+		return false, scrub(-1)
 	case key.Matches(k, g.keys.Next):
-		moved = g.m.tree.step(1)
-	}
-	if moved {
-		return false, g.m.cursorMoved()
+		return false, scrub(1)
 	}
 	return false, nil
 }
 
 func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
-	if c := g.m.cur; c != nil && c != g.from && c.cp.ID == g.m.tree.cursor {
-		g.draw(c) // the cursor's checkpoint has loaded
-	}
 	w := min(g.maxW, 56)
 	inner := w - 4
 	room := g.maxH - 3 // the box's borders and its top margin
@@ -186,8 +189,8 @@ func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 	}
 	lines = append(lines, h.View(g.keys))
 	title := fmt.Sprintf("Graph · @%d (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
-	if g.id != g.m.tree.cursor {
-		title += fmt.Sprintf(" · loading @%d…", g.m.tree.cursor)
+	if g.id != g.cursor {
+		title += fmt.Sprintf(" · loading @%d…", g.cursor)
 	}
 	return box(th, title, lines, w)
 }
@@ -197,6 +200,19 @@ func (m *Model) openGraph() tea.Cmd {
 	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
 	}
-	m.openDialog(newGraphDialog(m))
+	m.openDialog(newGraphDialog(m.cur, newGraphKeys(m.keys)))
 	return nil
+}
+
+// scrubMsg asks the root to step the cursor along its branch (a dialog's
+// h/l: the graph view's).
+type scrubMsg struct{ by int }
+
+func scrub(by int) tea.Cmd { return func() tea.Msg { return scrubMsg{by: by} } }
+
+func (m *Model) onScrub(msg scrubMsg) tea.Cmd {
+	if m.screen != screenThread || !m.tree.step(msg.by) {
+		return nil
+	}
+	return m.cursorMoved()
 }

@@ -1,22 +1,55 @@
 package tui
 
 import (
+	"embed"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/charmbracelet/lipgloss"
 )
+
+// The lexers the TUI highlights with, parsed on first use: chroma's own
+// files, copied (lexers/README.md), because chroma's lexers package
+// registers every lexer it has when the program starts.
+//
+//go:embed lexers/*.xml
+var lexerFiles embed.FS
+
+var lexerByName = map[string]func() chroma.Lexer{
+	"json": lazyLexer("lexers/json.xml"),
+	"diff": lazyLexer("lexers/diff.xml"),
+}
+
+func lazyLexer(path string) func() chroma.Lexer {
+	return sync.OnceValue(func() chroma.Lexer {
+		l, err := chroma.NewXMLLexer(lexerFiles, path)
+		if err != nil {
+			return nil // the text shows plain (TestEmbeddedLexersMatch)
+		}
+		return chroma.Coalesce(l)
+	})
+}
+
+// lexer is the named lexer (json, diff), or nil.
+func lexer(name string) chroma.Lexer {
+	if f, ok := lexerByName[name]; ok {
+		return f()
+	}
+	return nil
+}
 
 // highlighter colours JSON and diffs with the theme's chroma style. It
 // renders through lipgloss, so the colour profile (and NO_COLOR, and the
 // Ascii profile of the tests) applies to highlighted text like to the rest.
 type highlighter struct {
-	style  *chroma.Style
+	// style is the theme's chroma style (Theme.Chroma: parsed when it is
+	// first asked for, by the first text highlighted).
+	style  func() *chroma.Style
 	styles map[chroma.TokenType]lipgloss.Style
 }
 
-func newHighlighter(s *chroma.Style) *highlighter {
+func newHighlighter(s func() *chroma.Style) *highlighter {
 	return &highlighter{style: s, styles: map[chroma.TokenType]lipgloss.Style{}}
 }
 
@@ -26,7 +59,7 @@ func (h *highlighter) styleFor(tt chroma.TokenType) lipgloss.Style {
 	}
 	s := lipgloss.NewStyle()
 	if h.style != nil {
-		e := h.style.Get(tt)
+		e := h.style().Get(tt)
 		if e.Colour.IsSet() {
 			s = s.Foreground(lipgloss.Color(e.Colour.String()))
 		}
@@ -47,12 +80,12 @@ func (h *highlighter) styleFor(tt chroma.TokenType) lipgloss.Style {
 // lines highlights already sanitised text with the named lexer and returns
 // its lines, styled. Each line is styled on its own, so a line can be
 // wrapped, cut or framed without a colour leaking into the next.
-func (h *highlighter) lines(lexer, text string) []string {
-	l := lexers.Get(lexer)
+func (h *highlighter) lines(name, text string) []string {
+	l := lexer(name)
 	if l == nil {
 		return strings.Split(text, "\n")
 	}
-	it, err := chroma.Coalesce(l).Tokenise(nil, text)
+	it, err := l.Tokenise(nil, text)
 	if err != nil {
 		return strings.Split(text, "\n")
 	}

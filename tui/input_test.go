@@ -24,7 +24,7 @@ func paste(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: [
 func TestLongPasteUpToTheLimit(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "long"}, 160, 48)
-	h.until("empty thread", func() bool { return !h.m.loading })
+	h.until("empty thread", func() bool { return !h.m.timeline.loading })
 	full := strings.Repeat("Où est ma commande SO20260901 ? ", termtext.MaxInput)
 	full = strings.TrimSpace(strings.ToValidUTF8(full[:termtext.MaxInput-8], ""))
 	for len(full) < termtext.MaxInput {

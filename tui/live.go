@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -32,10 +33,13 @@ import (
 // them. The root routes run messages here (start, apply, end) and lays the
 // strip out between the panes and the composer.
 type liveStrip struct {
-	theme   *themes.Theme
-	w, h    int    // the screen's: the strip takes at most liveMax(h) rows
-	thread  string // the thread shown ("" off the thread view: nothing shows)
-	keys    threadKeys
+	theme  *themes.Theme
+	w, h   int    // the screen's: the strip takes at most liveMax(h) rows
+	thread string // the thread shown ("" off the thread view: nothing shows)
+	keys   threadKeys
+	// scrub is the timeline's keys (h/l scrub during a run and at a gate
+	// too): the footer asks it for them.
+	scrub   help.KeyMap
 	canKill func() bool // runs happen in workers that can be killed
 
 	// The run under way.
@@ -47,6 +51,7 @@ type liveStrip struct {
 	killNotice string // the kill point it reached
 	progress   *progress
 	streams    *streams // model calls streaming in the run under way
+	quitting   bool     // quit once the run under way has stopped (runs.go)
 
 	// Between runs.
 	head        *headInfo // the thread's newest checkpoint
@@ -61,8 +66,8 @@ type liveStrip struct {
 	lines []string // rendered by render, joined by View
 }
 
-func newLiveStrip(keys threadKeys, canKill func() bool) liveStrip {
-	return liveStrip{keys: keys, canKill: canKill}
+func newLiveStrip(keys threadKeys, scrub help.KeyMap, canKill func() bool) liveStrip {
+	return liveStrip{keys: keys, scrub: scrub, canKill: canKill}
 }
 
 // SetSize takes the screen's size.
@@ -104,21 +109,25 @@ func (s *liveStrip) headOf(thread string) *headInfo {
 func (s *liveStrip) ShortHelp() []key.Binding {
 	k := s.keys
 	head := s.headOf(s.thread)
+	var first, then []key.Binding
 	switch {
 	case s.busy() && s.canKill():
-		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
-			short(k.Stop, "stop"), short(k.Kill, "kill worker"), short(k.Quit, "quit"), k.Help}
+		first, then = []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log")}, []key.Binding{short(k.Stop, "stop"), short(k.Kill, "kill worker")}
 	case s.busy():
-		return []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log"), short(k.Prev, "prev"), short(k.Next, "next"),
-			short(k.Stop, "stop"), short(k.Quit, "quit"), k.Help}
+		first, then = []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log")}, []key.Binding{short(k.Stop, "stop")}
 	case head != nil && head.gate != nil:
-		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Approve, "approve/reject"),
-			short(k.Quit, "quit"), k.Help}
+		first, then = []key.Binding{short(k.Fork, "fork")}, []key.Binding{short(k.Approve, "approve/reject")}
 	case head != nil && len(head.cp.Tasks) > 0:
-		return []key.Binding{short(k.Fork, "fork"), short(k.Prev, "prev"), short(k.Next, "next"), short(k.Discard, "discard"),
-			short(k.Resume, "resume"), short(k.Quit, "quit"), k.Help}
+		first, then = []key.Binding{short(k.Fork, "fork")}, []key.Binding{short(k.Discard, "discard"), short(k.Resume, "resume")}
+	default:
+		return nil
 	}
-	return nil
+	// The timeline's keys (h/l) between them: they scrub from any focus.
+	bs := first
+	if s.scrub != nil {
+		bs = append(bs, s.scrub.ShortHelp()...)
+	}
+	return append(append(bs, then...), short(k.Quit, "quit"), k.Help)
 }
 
 // FullHelp lists the keys that act on what the strip shows.

@@ -97,15 +97,11 @@ type Model struct {
 	gen      int
 	tree     *tree
 	timeline timelinePane
-	loading  bool
 	cache    *cache
 	cur      *detail
-	leaf     int64
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
-	// followNext: the next checkpoint a sync brings gets the cursor (a
-	// run's first).
-	followNext bool
+	opening  opening      // until the thread's first screen shows (thread.go)
 
 	composer composer // the message line (composer.go)
 
@@ -127,8 +123,6 @@ type Model struct {
 	lessons  *lessonPicker  // the lessons and the one being prepared (lessons.go)
 	script   *scriptPanel   // the lesson's panel (script.go)
 	fidelity fidelityChecks // the State pane's badges (fidelity.go)
-
-	quitting bool // quit once the run under way has stopped (runs.go)
 
 	nav navState // nav.go: goto, search, zoom, pins
 }
@@ -152,8 +146,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	m.composer = newComposer()
-	m.live = newLiveStrip(m.keys, m.canKill)
 	m.timeline.keys = newTimelineKeys(m.keys)
+	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
 	m.content.keys = newContentKeys(m.keys)
 	m.setTheme(th)
 	if s.Thread == "" {
@@ -188,11 +182,15 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.refreshLive()
 }
 
-// Init loads the threads and, when one was named, opens it.
+// Init opens the thread named, and reads the threads list once its first
+// screen shows (thread.go: opening); with none named, it reads the list.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{loadThreads(m.ctx, m.deps.Backend)}
+	var cmds []tea.Cmd
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
+		m.opening.threads = true
+	} else {
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))
@@ -213,6 +211,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onWords(msg)
 	case searchMsg:
 		return m, m.onSearch(msg)
+	case goHitMsg:
+		return m, m.goHit(msg.i)
+	case scrubMsg:
+		return m, m.onScrub(msg)
 	case traceMsg:
 		return m, m.onTrace(msg)
 	case origMsg:
@@ -546,6 +548,7 @@ func (m *Model) syncPanes() {
 		in.costs = m.live.head.costs
 	}
 	m.content.sync(in)
+	m.dialogFollows()
 }
 
 func (m *Model) cycleFocus(d int) {

@@ -122,7 +122,7 @@ func TestForkRunsANewBranch(t *testing.T) {
 func TestSendStartsANewThreadWithLiveProgress(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "fresh"}, 80, 24)
-	h.until("empty thread", func() bool { return !h.m.loading })
+	h.until("empty thread", func() bool { return !h.m.timeline.loading })
 	if !h.contains("No checkpoints yet") || !h.contains("No checkpoints on fresh yet") || h.contains("loading…") {
 		t.Fatalf("an unknown thread should say it is empty, not loading:\n%s", h.screen())
 	}
@@ -164,7 +164,7 @@ func TestSendOnAnOlderBranchForksFromItsEnd(t *testing.T) {
 func TestBreakpointPausesAndResumeFinishes(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "bp", InterruptBefore: []string{ticket.NodeExecutor}}, 120, 40)
-	h.until("empty", func() bool { return !h.m.loading })
+	h.until("empty", func() bool { return !h.m.timeline.loading })
 	h.key("i")
 	h.typeText(firstInput)
 	h.key("enter")
@@ -345,7 +345,7 @@ func TestFastTypedKeysAreSplit(t *testing.T) {
 func TestQuitStopsARunFirst(t *testing.T) {
 	e := newEngine(t)
 	h := newHarness(t, e, Settings{Thread: "q"}, 80, 24)
-	h.until("empty", func() bool { return !h.m.loading })
+	h.until("empty", func() bool { return !h.m.timeline.loading })
 	stuck := make(chan struct{})
 	h.m.deps.Runner = blockingRunner{stuck}
 	h.key("i")
@@ -354,16 +354,16 @@ func TestQuitStopsARunFirst(t *testing.T) {
 	h.until("the run", func() bool { return h.m.live.run != nil })
 	// q asks first, saying the run stays resumable; n stays.
 	h.key("q")
-	if h.m.quitting || !h.contains("Quit during a run") || !h.contains("resumable") {
+	if h.m.live.quitting || !h.contains("Quit during a run") || !h.contains("resumable") {
 		t.Fatalf("q during a run should ask first:\n%s", h.screen())
 	}
 	h.key("n")
-	if h.m.quitting || h.m.dialog != nil || h.m.live.run == nil {
+	if h.m.live.quitting || h.m.dialog != nil || h.m.live.run == nil {
 		t.Fatal("n should keep the run and the screen")
 	}
 	h.key("q")
 	_, cmd := h.m.Update(keyMsg("y"))
-	if !h.m.quitting || cmd == nil {
+	if !h.m.live.quitting || cmd == nil {
 		t.Fatal("q, y during a run should stop it first")
 	}
 	select {

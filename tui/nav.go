@@ -252,7 +252,7 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
 	}
 	if !m.tree.jump(id) {
-		if m.loading {
+		if m.timeline.loading {
 			return m.setFlash(fmt.Sprintf("@%d is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
 		return m.setFlash(fmt.Sprintf("no checkpoint @%d on thread %s (it has @1–@%d)", id, termtext.Name(m.thread), m.tree.maxID), true)

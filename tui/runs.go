@@ -131,7 +131,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		m.refreshLive()
 		return m.setFlash(msg.err.Error(), true)
 	}
-	m.followNext = msg.gen == m.gen
+	m.timeline.followNext = msg.gen == m.gen
 	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
 		m.next.armed = "" // a kill point is armed for one run
 	}
@@ -154,7 +154,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 		return tea.Batch(append(cmds, waitRun(m.live.run))...)
 	}
 	if m.live.progress.checkpoints == 0 {
-		m.followNext = false // nothing was written: there is nothing to follow
+		m.timeline.followNext = false // nothing was written: there is nothing to follow
 	}
 	m.live.end(final)
 	// The run stored writes for checkpoints it did not finish (a kill, a
@@ -167,7 +167,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	m.refreshLive()
 	cmds = append(cmds, m.reloadHead())
 	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))
-	if m.quitting {
+	if m.live.quitting {
 		cmds = append(cmds, tea.Quit)
 	}
 	return tea.Batch(cmds...)
@@ -221,7 +221,7 @@ func (m *Model) send(text string) tea.Cmd {
 	if m.tree.len() == 0 {
 		return m.startRun("run", 0, in)
 	}
-	leaf := m.tree.nodes[m.leaf]
+	leaf := m.tree.nodes[m.timeline.leaf]
 	if leaf == nil || leaf.id == m.tree.maxID {
 		return m.startRun("run", 0, in)
 	}
@@ -270,8 +270,8 @@ func (m *Model) quit() tea.Cmd {
 	if m.live.run == nil {
 		return tea.Quit
 	}
-	if !m.quitting {
-		m.quitting = true
+	if !m.live.quitting {
+		m.live.quitting = true
 		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run, then quitting…", false),
 			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
 	}

@@ -226,7 +226,7 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("no match for %q in messages, state or events", termtext.Line(msg.query)), true)
 	}
 	if m.dialog == nil {
-		m.openDialog(&searchDialog{m: m, query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()})
+		m.openDialog(&searchDialog{query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()})
 	}
 	return m.setFlash(fmt.Sprintf("%d match(es) for %q: enter goes, n/N step through them", len(msg.hits), termtext.Line(msg.query)), false)
 }
@@ -245,6 +245,9 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 }
 
 func (m *Model) goHit(i int) tea.Cmd {
+	if i < 0 || i >= len(m.nav.search.hits) {
+		return nil // a newer search came meanwhile
+	}
 	h := m.nav.search.hits[i]
 	m.nav.search.at = i
 	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%d %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
@@ -254,10 +257,10 @@ func (m *Model) goHit(i int) tea.Cmd {
 	return tea.Batch(flash, m.cursorMoved())
 }
 
-// searchDialog lists a search's hits.
+// searchDialog lists a search's hits; enter asks the root to go to one
+// (goHitMsg).
 type searchDialog struct {
 	dialogSize // SetSize: the room the root gives it
-	m          *Model
 	query      string
 	hits       []searchHit
 	more       bool
@@ -281,8 +284,12 @@ func newSearchKeys() searchKeys {
 func (k searchKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
 func (k searchKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
-// rows is how many hits the list shows at once.
-func (d *searchDialog) rows() int { return max(d.m.h-10, 3) }
+// rows is how many hits the list shows at once: the room but the box's
+// frame, margin, note and keys.
+func (d *searchDialog) rows() int { return max(d.maxH-8, 3) }
+
+// goHitMsg asks the root to go to search hit i (the dialog's enter).
+type goHitMsg struct{ i int }
 
 func (d *searchDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
@@ -299,7 +306,8 @@ func (d *searchDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	case key.Matches(k, d.keys.PageDown):
 		d.sel += d.rows()
 	case key.Matches(k, d.keys.Go):
-		return true, d.m.goHit(d.sel)
+		i := d.sel
+		return true, func() tea.Msg { return goHitMsg{i: i} }
 	case key.Matches(k, d.keys.Close):
 		return true, nil
 	}

@@ -12,13 +12,8 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.thread = thread
 	m.gen++
 	m.tree = newTree()
-	m.timeline.reset()
+	m.timeline.reset() // loading, at no checkpoint
 	m.cur = nil
-	m.timeline.position = [2]int{}
-	m.leaf = 0
-	m.timeline.branch = ""
-	m.loading = true
-	m.timeline.total = 0
 	for _, t := range m.threads.threads {
 		if t.ID == thread {
 			m.timeline.total = t.Checkpoints
@@ -26,10 +21,37 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	}
 	m.cache.drop(thread)
 	m.live.head, m.live.killed, m.live.phase, m.live.answer = nil, nil, nil, nil
+	m.follow.stop()
+	m.opening.pending = true
 	m.syncPanes()
 	m.refreshLive()
-	return tea.Batch(loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage), m.reloadHead(),
-		m.follow.start(m.ctx, m.deps.Backend, m.gen, thread))
+	return loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage)
+}
+
+// opening is a thread's open until its first screen shows. That screen
+// waits for the timeline's first page and the checkpoint under the cursor
+// only; what it does not show starts once it does (opened): the head's
+// run state and drafts (the live strip), the watch for other writers and,
+// for a thread named at start, the threads list. On a 1,000-turn thread
+// they took the store (and the machine's cores) from the two reads the
+// screen waits for.
+type opening struct {
+	pending bool // the first screen is not shown yet
+	threads bool // read the threads list then too
+}
+
+// opened starts what the first screen did not wait for, once.
+func (m *Model) opened() tea.Cmd {
+	if !m.opening.pending {
+		return nil
+	}
+	m.opening.pending = false
+	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread)}
+	if m.opening.threads {
+		m.opening.threads = false
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
+	}
+	return tea.Batch(cmds...)
 }
 
 // reloadHead reads the thread's newest checkpoint again (after a run, a
@@ -58,7 +80,7 @@ func (m *Model) sync(follow bool) tea.Cmd {
 		return nil
 	}
 	if follow {
-		m.followNext = true
+		m.timeline.followNext = true
 	}
 	t := m.tree
 	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
@@ -77,8 +99,8 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.loading = false
-		return m.setFlash(msg.err.Error(), true)
+		m.timeline.loading = false
+		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	wasEmpty := m.tree.len() == 0
 	head := m.tree.maxID
@@ -88,9 +110,12 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	if !msg.sync && msg.more {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
 	} else if !msg.sync {
-		m.loading = false
+		m.timeline.loading = false
+		if m.tree.len() == 0 {
+			cmds = append(cmds, m.opened()) // no checkpoint to wait for
+		}
 	}
-	if wasEmpty && m.tree.len() > 0 && !m.followNext {
+	if wasEmpty && m.tree.len() > 0 && !m.timeline.followNext {
 		moved = m.tree.jump(m.tree.maxID)
 	}
 	if msg.sync {
@@ -99,9 +124,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		for _, id := range added {
 			n := m.tree.nodes[id]
 			atHead := m.tree.cursor == head && n.parent == m.tree.cursor
-			if m.followNext || atHead || m.tree.cursor == 0 {
+			if m.timeline.followNext || atHead || m.tree.cursor == 0 {
 				m.tree.jump(id)
-				m.followNext = false
+				m.timeline.followNext = false
 				moved = true
 			}
 			head = max(head, id)
@@ -128,8 +153,8 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 
 // afterTreeChange refreshes what is derived from the tree and cursor.
 func (m *Model) afterTreeChange() {
-	m.leaf = m.tree.leaf()
 	m.timeline.follow(m.tree)
+	m.dialogFollows()
 }
 
 // cursorMoved shows the checkpoint under the cursor, loading it if needed.
@@ -143,7 +168,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch())
+		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
 	}
 	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
 }
@@ -153,7 +178,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		return m.setFlash(msg.err.Error(), true)
+		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	if msg.version != m.cache.version(msg.thread) {
 		// Built before the stored writes changed: read it again.
@@ -165,7 +190,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts())
+		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts(), m.opened())
 	}
 	return nil
 }

@@ -26,6 +26,13 @@ type timelinePane struct {
 	position [2]int
 	branch   string
 	keys     timelineKeys
+	// loading: the thread's history is still being read, page by page.
+	loading bool
+	// leaf is the end of the cursor's branch (where i continues).
+	leaf int64
+	// followNext: the next checkpoint a sync brings gets the cursor (a
+	// run's first).
+	followNext bool
 }
 
 // timelineKeys scrub the tree: the thread view's bindings (rebindable).
@@ -70,20 +77,21 @@ func (p *timelinePane) Update(msg tea.KeyMsg, t *tree) (moved, handled bool) {
 }
 
 // title names the pane: how many checkpoints, or how far loading got.
-func (p *timelinePane) title(t *tree, loading bool) string {
+func (p *timelinePane) title(t *tree) string {
 	n := t.len()
 	title := fmt.Sprintf("Timeline · %d", n)
-	if loading && p.total > n {
+	if p.loading && p.total > n {
 		title = fmt.Sprintf("Timeline · loading %d/%d", n, p.total)
-	} else if loading {
+	} else if p.loading {
 		title = "Timeline · loading…"
 	}
 	return title
 }
 
-// follow takes what the tree's cursor changed: its place and branch, and
-// the rows scrolled to show it.
+// follow takes what the tree's cursor changed: its place, branch and
+// leaf, and the rows scrolled to show it.
 func (p *timelinePane) follow(t *tree) {
+	p.leaf = t.leaf()
 	a, b := t.position()
 	p.position = [2]int{a, b}
 	p.branch = t.branchInfo()
@@ -104,7 +112,10 @@ type rowKey struct {
 
 func (p *timelinePane) SetSize(w, h int) { p.w, p.h = max(w, 1), max(h, 0) }
 
-func (p *timelinePane) reset() { p.off, p.rows, p.words, p.loadingWords = 0, nil, nil, nil }
+// reset empties the pane for a thread being opened: its history loads.
+func (p *timelinePane) reset() {
+	*p = timelinePane{w: p.w, h: p.h, keys: p.keys, loading: true}
+}
 
 // ensureVisible scrolls so the cursor's row is on screen.
 func (p *timelinePane) ensureVisible(t *tree) {
@@ -259,7 +270,7 @@ func (m *Model) timelineContent() []string {
 	switch {
 	case m.thread == "":
 		return []string{th.Muted.Render("No thread open."), th.Muted.Render("t lists threads.")}
-	case m.tree.len() == 0 && m.loading:
+	case m.tree.len() == 0 && m.timeline.loading:
 		return []string{th.Muted.Render("loading…")}
 	case m.tree.len() == 0:
 		return append([]string{th.Text.Render("No checkpoints yet.")}, wrapStyled(th.Muted, "Press i and type the customer's message to start this thread.", m.timeline.w)...)

@@ -150,7 +150,7 @@ func (m *Model) framePane(p, w int, focused bool) string {
 		titleStyle = m.theme.PaneTitleFocused
 	}
 	lines := m.content.View(p)
-	if m.cur == nil && m.thread != "" && !m.loading && m.tree.len() == 0 {
+	if m.cur == nil && m.thread != "" && !m.timeline.loading && m.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
 		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
 	}
@@ -199,7 +199,7 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	return title
 }
 
-func (m *Model) timelineTitle() string { return m.timeline.title(m.tree, m.loading) }
+func (m *Model) timelineTitle() string { return m.timeline.title(m.tree) }
 
 func wrapStyled(st styleT, text string, w int) []string {
 	lines := wrap(text, w)
@@ -230,16 +230,16 @@ func (m *Model) viewComposer() string {
 		if m.canKill() {
 			hint += ", " + m.keys.Kill.Help().Key + " kills its worker"
 		}
-	case head != nil && head.gate != nil && m.leaf == head.cp.ID:
+	case head != nil && head.gate != nil && m.timeline.leaf == head.cp.ID:
 		hint = fmt.Sprintf("@%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
-	case head != nil && len(head.cp.Tasks) > 0 && m.leaf == head.cp.ID:
+	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.cp.ID:
 		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.tree.len() == 0:
 		hint = "i: write the first message of " + termtext.Name(m.thread)
-	case m.leaf != 0 && m.leaf != m.tree.maxID:
-		hint = fmt.Sprintf("i: write a message (continues this branch from @%d) · f forks at the cursor", m.leaf)
-	case m.leaf != 0:
-		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.leaf)
+	case m.timeline.leaf != 0 && m.timeline.leaf != m.tree.maxID:
+		hint = fmt.Sprintf("i: write a message (continues this branch from @%d) · f forks at the cursor", m.timeline.leaf)
+	case m.timeline.leaf != 0:
+		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.timeline.leaf)
 	}
 	return m.composer.View(hint)
 }

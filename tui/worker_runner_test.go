@@ -61,7 +61,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	}
 	runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: spec, Flags: []string{"--mock-latency", "150ms"}})
 	h := newHarnessDeps(t, Deps{Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes"}, Settings{Thread: "w"}, 150, 44)
-	h.until("the empty thread", func() bool { return !h.m.loading })
+	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 
 	// 1. The worker kills itself at the kill point armed in the menu.
 	h.key("K", "down", "down", "down", "enter")

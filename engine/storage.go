@@ -982,6 +982,11 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	// A write a newer row's write to its channel replaces whole is not
 	// replayed (resets), nor is a base value so replaced.
 	reset := g.dropReplaced(rows, start)
+	// Nor is a field of an object patch, or of the base's object, that a
+	// newer patch names again.
+	if last.cached == nil && !last.legacy {
+		g.dropPatched(rows, start, baseValues, reset)
+	}
 
 	// The transcript, as hashes: its ops are replayed first, so that its
 	// messages, the texts writes refer to and the blobs are read at once.

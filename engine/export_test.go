@@ -187,7 +187,7 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 		ok := readListing(meta, &a, core)
 		err := json.Unmarshal(meta, &b)
 		if core {
-			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format}
+			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format, Events: b.Events}
 		}
 		fast = fast && ok
 		if ok && (err != nil || !reflect.DeepEqual(a, b)) {

@@ -201,6 +201,16 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 	if ok && (err != nil || !reflect.DeepEqual(a, b)) {
 		return fmt.Sprintf("state: read %+v, encoding/json %+v (%v)", a, b, err), fast
 	}
+	for _, g := range b.Groups {
+		for _, w := range g.Writes {
+			op, ok := readOp(w.Value) // a transcript op, if it is one
+			want, err := parseOpSlow(w.Value)
+			if ok && (err != nil || !reflect.DeepEqual(op, want)) {
+				return fmt.Sprintf("transcript op %s: read %+v, encoding/json %+v (%v)", w.Value, op, want, err), fast
+			}
+			fast = fast && (ok || !bytes.HasPrefix(w.Value, []byte(`{"$m`)))
+		}
+	}
 	var c stateDoc
 	var tasks json.RawMessage
 	ok = readStateDoc(state, &c, true, &tasks)

@@ -1469,7 +1469,46 @@ func isList(raw json.RawMessage) bool {
 	return len(r) > 0 && r[0] == '['
 }
 
+// parseOp reads a stored transcript op: {"$m": packed} or {"$m+": packed}
+// (format 3) by hand, any other form (format 2's lists) with
+// encoding/json. A replay reads one per row of its chain.
 func parseOp(raw json.RawMessage) (transcriptOp, error) {
+	if op, ok := readOp(raw); ok {
+		return op, nil
+	}
+	return parseOpSlow(raw)
+}
+
+// readOp reads an op of one member, "$m" or "$m+", whose value is a
+// string without escapes, as parseOpSlow does; ok is false on anything
+// else (or a packed list that does not unpack: parseOpSlow says why).
+func readOp(raw []byte) (op transcriptOp, ok bool) {
+	r := rd{b: raw}
+	var key, packed string
+	n := 0
+	ok = r.object(func(k string) bool {
+		n++
+		key = k
+		var ok bool
+		packed, ok = r.str()
+		return ok && n == 1 && (k == "$m" || k == "$m+")
+	})
+	if !ok || n != 1 || !r.end() {
+		return transcriptOp{}, false
+	}
+	hs, err := unpackHashes(packed)
+	if err != nil {
+		return transcriptOp{}, false
+	}
+	if key == "$m" {
+		op.Set = hs
+	} else {
+		op.Append = hs
+	}
+	return op, true
+}
+
+func parseOpSlow(raw json.RawMessage) (transcriptOp, error) {
 	var op transcriptOp
 	var packed struct {
 		Set    *string `json:"$m"`

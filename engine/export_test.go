@@ -187,7 +187,7 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 		ok := readListing(meta, &a, core)
 		err := json.Unmarshal(meta, &b)
 		if core {
-			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format}
+			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format, Events: b.Events}
 		}
 		fast = fast && ok
 		if ok && (err != nil || !reflect.DeepEqual(a, b)) {
@@ -200,6 +200,16 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 	fast = fast && ok
 	if ok && (err != nil || !reflect.DeepEqual(a, b)) {
 		return fmt.Sprintf("state: read %+v, encoding/json %+v (%v)", a, b, err), fast
+	}
+	for _, g := range b.Groups {
+		for _, w := range g.Writes {
+			op, ok := readOp(w.Value) // a transcript op, if it is one
+			want, err := parseOpSlow(w.Value)
+			if ok && (err != nil || !reflect.DeepEqual(op, want)) {
+				return fmt.Sprintf("transcript op %s: read %+v, encoding/json %+v (%v)", w.Value, op, want, err), fast
+			}
+			fast = fast && (ok || !bytes.HasPrefix(w.Value, []byte(`{"$m`)))
+		}
 	}
 	var c stateDoc
 	var tasks json.RawMessage

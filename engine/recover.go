@@ -181,7 +181,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 	}
 	for _, l := range listed {
 		var m listing
-		_ = json.Unmarshal(l.Meta, &m)
+		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
 		if got := next[l.ID]; m.Events > got {
 			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
 				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)

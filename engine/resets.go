@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 )
 
 // A replay need not apply a stored write whose channel a newer row of the
@@ -102,4 +103,161 @@ func (g *Graph) dropReplaced(rows []parsedRow, start int) map[string]bool {
 		}
 	}
 	return reset
+}
+
+// An object channel's patch ({"$o": {fields}, "$d": [fields]}) sets or
+// deletes only the fields it names, so a field a newer patch of the chain
+// names again need not be read from an older patch, nor from the base's
+// value: dropPatched leaves it out of them before anything is decoded,
+// and its blobs (a summary's text, inflated) are not read. A patch left
+// empty is not replayed. Only the forms rewind writes are touched (plain
+// field names, none starting with "$", which a blob wrapper could be);
+// any other write names nothing and keeps all its fields. The head's own
+// writes are always replayed whole.
+func (g *Graph) dropPatched(rows []parsedRow, start int, base map[string]json.RawMessage, reset map[string]bool) {
+	if replayAll || start == 0 {
+		return
+	}
+	var named map[string][]string // channel: the fields newer patches name
+	for i := 0; i < start; i++ {  // newest first
+		gs := rows[i].doc.Groups
+		for gi := len(gs) - 1; gi >= 0; gi-- {
+			ws := gs[gi].Writes
+			for wi := len(ws) - 1; wi >= 0; wi-- {
+				w := &ws[wi]
+				if len(w.Value) == 0 || !g.patchable(w.Channel) {
+					continue // nil: replaced whole (dropReplaced)
+				}
+				set, del, ok := readPatch(w.Value)
+				if !ok {
+					continue
+				}
+				if named == nil {
+					named = map[string][]string{}
+				}
+				older := named[w.Channel]
+				if i > 0 && len(older) > 0 {
+					keep := func(k string) bool { return !slices.Contains(older, k) }
+					set2, del2 := filter(set, func(f field) bool { return keep(f.key) }), filter(del, keep)
+					switch {
+					case len(set2) == 0 && len(del2) == 0:
+						w.Value = nil // all of it written again later
+					case len(set2) < len(set) || len(del2) < len(del):
+						w.Value = appendPatch(nil, set2, del2)
+					}
+				}
+				for _, f := range set {
+					if !slices.Contains(older, f.key) {
+						older = append(older, f.key)
+					}
+				}
+				for _, k := range del {
+					if !slices.Contains(older, k) {
+						older = append(older, k)
+					}
+				}
+				named[w.Channel] = older
+			}
+		}
+	}
+	for name, fields := range named {
+		raw, ok := base[name]
+		if !ok || reset[name] {
+			continue
+		}
+		fs, ok := readFields(raw)
+		if !ok || slices.ContainsFunc(fs, func(f field) bool { return f.key == "" || f.key[0] == '$' }) {
+			continue
+		}
+		kept := filter(fs, func(f field) bool { return !slices.Contains(fields, f.key) })
+		if len(kept) < len(fs) {
+			base[name] = appendFields(nil, kept)
+		}
+	}
+}
+
+// patchable: channel is an object channel whose patches dropPatched reads.
+func (g *Graph) patchable(channel string) bool {
+	_, keyed := g.keyed[channel]
+	spec, declared := g.channels[channel]
+	return declared && g.objects[channel] && !keyed && spec.kind == lastValueReducer
+}
+
+// readPatch reads a stored object patch as unpatchObjectFast does: only
+// {"$o": {…}, "$d": […]} (either or both), fields named plainly and none
+// starting with "$".
+func readPatch(stored []byte) (set []field, del []string, ok bool) {
+	r := rd{b: stored}
+	plain := func(k string) bool { return k != "" && k[0] != '$' && plainKey(k) }
+	ok = r.object(func(k string) bool {
+		switch k {
+		case "$o":
+			if r.peek() != '{' {
+				return false
+			}
+			return r.object(func(k string) bool {
+				v, ok := r.value()
+				set = append(set, field{k, v})
+				return ok && plain(k)
+			})
+		case "$d":
+			var ok bool
+			del, ok = r.strList(true)
+			return ok && !slices.ContainsFunc(del, func(k string) bool { return !plain(k) })
+		}
+		return false
+	})
+	return set, del, ok && r.end()
+}
+
+// appendPatch writes a patch of set and del (its fields' values as they
+// were stored).
+func appendPatch(dst []byte, set []field, del []string) []byte {
+	dst = append(dst, '{')
+	if len(set) > 0 {
+		dst = append(dst, `"$o":`...)
+		dst = appendFields(dst, set)
+	}
+	if len(del) > 0 {
+		if len(set) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"$d":[`...)
+		for i, k := range del {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '"')
+			dst = append(dst, k...)
+			dst = append(dst, '"')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendFields writes fs as an object, in their order, values as they are.
+// Their keys need no escaping (plainKey).
+func appendFields(dst []byte, fs []field) []byte {
+	dst = append(dst, '{')
+	for i, f := range fs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, f.key...)
+		dst = append(dst, '"', ':')
+		dst = append(dst, f.val...)
+	}
+	return append(dst, '}')
+}
+
+func filter[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"rewind/engine"
@@ -50,12 +51,20 @@ func resetGraph() *engine.Graph {
 				ws = append(ws, engine.Put("turn", map[string]int{fmt.Sprint("k", n%5): n}))
 			}
 			ws = append(ws, engine.Put("merge", map[string]int{fmt.Sprint("m", n%7): n}))
-			obj := map[string]any{"fixed": "a long text that stays the same from write to write", "n": n}
+			// "n" changes every write, "even" and "third" come and go, and
+			// "slow" (a blob) and "rare" change every few writes: an older
+			// patch's field that no newer patch names must survive its
+			// newer ones, and one they set or delete is read from them.
+			obj := map[string]any{"fixed": "a long text that stays the same from write to write", "n": n,
+				"slow": fmt.Sprint(seed/5, strings.Repeat("a long text kept as a blob ", 50))}
 			if n%2 == 0 {
 				obj["even"] = n
 			}
 			if n%3 == 0 {
 				obj["third"] = []int{n, n}
+			}
+			if seed%7 != 3 {
+				obj["rare"] = seed / 7
 			}
 			if rng.IntN(5) == 0 {
 				obj = map[string]any{"other": n} // smaller whole: stored as $w

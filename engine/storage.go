@@ -53,8 +53,11 @@ import (
 // them out and reads as before.
 const storageFormat = 3
 
-// baseEvery bounds the rows read to rebuild one checkpoint.
-var baseEvery = 64
+// baseEvery bounds the rows read to rebuild one checkpoint. 32 (it was
+// 64) halves the mean chain a cold load reads and replays for about 200
+// bytes more per turn (7,702 -> 7,905 B at 300 turns, still flat and
+// under issue 9's 8 KB).
+var baseEvery = 32
 
 // listing is the Meta document: what a listing shows, without values.
 //
@@ -979,6 +982,11 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	// A write a newer row's write to its channel replaces whole is not
 	// replayed (resets), nor is a base value so replaced.
 	reset := g.dropReplaced(rows, start)
+	// Nor is a field of an object patch, or of the base's object, that a
+	// newer patch names again.
+	if last.cached == nil && !last.legacy {
+		g.dropPatched(rows, start, baseValues, reset)
+	}
 
 	// The transcript, as hashes: its ops are replayed first, so that its
 	// messages, the texts writes refer to and the blobs are read at once.
@@ -1461,7 +1469,46 @@ func isList(raw json.RawMessage) bool {
 	return len(r) > 0 && r[0] == '['
 }
 
+// parseOp reads a stored transcript op: {"$m": packed} or {"$m+": packed}
+// (format 3) by hand, any other form (format 2's lists) with
+// encoding/json. A replay reads one per row of its chain.
 func parseOp(raw json.RawMessage) (transcriptOp, error) {
+	if op, ok := readOp(raw); ok {
+		return op, nil
+	}
+	return parseOpSlow(raw)
+}
+
+// readOp reads an op of one member, "$m" or "$m+", whose value is a
+// string without escapes, as parseOpSlow does; ok is false on anything
+// else (or a packed list that does not unpack: parseOpSlow says why).
+func readOp(raw []byte) (op transcriptOp, ok bool) {
+	r := rd{b: raw}
+	var key, packed string
+	n := 0
+	ok = r.object(func(k string) bool {
+		n++
+		key = k
+		var ok bool
+		packed, ok = r.str()
+		return ok && n == 1 && (k == "$m" || k == "$m+")
+	})
+	if !ok || n != 1 || !r.end() {
+		return transcriptOp{}, false
+	}
+	hs, err := unpackHashes(packed)
+	if err != nil {
+		return transcriptOp{}, false
+	}
+	if key == "$m" {
+		op.Set = hs
+	} else {
+		op.Append = hs
+	}
+	return op, true
+}
+
+func parseOpSlow(raw json.RawMessage) (transcriptOp, error) {
 	var op transcriptOp
 	var packed struct {
 		Set    *string `json:"$m"`

@@ -189,7 +189,7 @@ func TestRandomHistoriesRebuildExactly(t *testing.T) {
 			for _, c := range []struct {
 				seed      uint64
 				baseEvery int
-			}{{1, 2}, {2, 6}, {3, 64}} { // short and long delta chains
+			}{{1, 2}, {2, 6}, {3, 64}, {7, 32}} { // short and long delta chains (seed 7's hold summary patches an older one's fields outlive)
 				t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
 					defer engine.SetBaseEvery(c.baseEvery)()
 					randomHistory(t, sc, c.seed)

@@ -403,7 +403,8 @@ func (r *rd) counts(keep bool) (map[string]int, bool) {
 
 // readListing reads a stored listing of format 3 (an array) as
 // listing.UnmarshalJSON does. core reads only the schema version, depth
-// and format (what a replay needs), checking the rest.
+// and format (what a replay needs) and the events stored (what a resume's
+// continuity check needs), checking the rest.
 func readListing(b []byte, l *listing, core bool) bool {
 	r := rd{b: b}
 	if !r.eat('[') {
@@ -448,7 +449,7 @@ func readListing(b []byte, l *listing, core bool) bool {
 func (l *listing) readField(r *rd, i int, core bool) bool {
 	num := func(dst *int) bool {
 		n, ok := r.int()
-		if ok && (!core || dst == &l.SchemaVersion || dst == &l.Depth || dst == &l.format) {
+		if ok && (!core || dst == &l.SchemaVersion || dst == &l.Depth || dst == &l.format || dst == &l.Events) {
 			*dst = int(n)
 		}
 		return ok
@@ -550,7 +551,7 @@ func decodeListing(b []byte, l *listing, core bool) error {
 	var slow listing // on the heap only when it is needed
 	err := json.Unmarshal(b, &slow)
 	if core {
-		slow = listing{SchemaVersion: slow.SchemaVersion, Depth: slow.Depth, format: slow.format}
+		slow = listing{SchemaVersion: slow.SchemaVersion, Depth: slow.Depth, format: slow.format, Events: slow.Events}
 	}
 	*l = slow
 	return err

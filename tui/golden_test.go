@@ -130,7 +130,7 @@ func TestGolden(t *testing.T) {
 					for _, k := range sc.keys {
 						tm.Send(keyMsg(k))
 					}
-					tm.Send(quitWhenSettled{poke: sc.poke})
+					tm.Send(quitWhenSettled{poke: sc.poke, t: t, by: time.Now().Add(45 * time.Second)})
 					final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(settling).Model
 					view := final.View()
 					for _, want := range sc.wait {
@@ -150,17 +150,52 @@ func TestGolden(t *testing.T) {
 // fast the loads were.
 type settling struct{ *Model }
 
-type quitWhenSettled struct{ poke func(*Model) }
+type quitWhenSettled struct {
+	poke func(*Model)
+	// t and by, when set, fail the test with what is still loading once by
+	// passes: a screen that never settles says why, not only "timeout".
+	t  testing.TB
+	by time.Time
+}
+
+// unsettled names what the model still waits for ("" when settled).
+func unsettled(m *Model) string {
+	var why []string
+	for _, c := range []struct {
+		busy bool
+		name string
+	}{
+		{m.timeline.loading, "timeline page"},
+		{m.busy(), "run"},
+		{m.live.headLoading != 0, "head"},
+		{m.live.costsLoading, "costs"},
+		{m.nav.search.running, "search"},
+		{m.nav.tracing, "trace"},
+		{m.nav.origLoading != 0, "original"},
+		{len(m.timeline.loadingWords) != 0, "timeline words"},
+		{m.screen == screenThreads && !m.threads.loaded, "threads list"},
+		{m.screen == screenThread && (m.cur == nil || m.cur.cp.ID != m.tree.cursor), "cursor checkpoint"},
+		{m.parityLoading(), "compare or thread states"},
+	} {
+		if c.busy {
+			why = append(why, c.name)
+		}
+	}
+	return strings.Join(why, ", ")
+}
 
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
-		settled := !m.timeline.loading && !m.busy() && m.live.headLoading == 0 && !m.live.costsLoading && !m.nav.search.running && !m.nav.tracing && m.nav.origLoading == 0 && len(m.timeline.loadingWords) == 0 && (m.screen == screenThreads && m.threads.loaded ||
-			m.screen == screenThread && m.cur != nil && m.cur.cp.ID == m.tree.cursor) && !m.parityLoading()
-		if settled {
+		why := unsettled(m)
+		if why == "" {
 			if q.poke != nil {
 				q.poke(m)
 			}
+			return s, tea.Quit
+		}
+		if q.t != nil && time.Now().After(q.by) {
+			q.t.Errorf("the screen never settled: still loading %s", why)
 			return s, tea.Quit
 		}
 		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return q })

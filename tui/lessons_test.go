@@ -118,7 +118,7 @@ func TestLessonGolden(t *testing.T) {
 				if sc.hide {
 					tm.Send(hideScript{})
 				}
-				tm.Send(quitWhenSettled{poke: sc.poke})
+				tm.Send(quitWhenSettled{poke: sc.poke, t: t, by: time.Now().Add(45 * time.Second)})
 				final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(lessonSettled).Model
 				view := final.View()
 				for _, want := range sc.wait {

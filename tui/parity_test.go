@@ -391,3 +391,30 @@ func TestParityBoxesFitAtEverySize(t *testing.T) {
 		assertFits(t, h.m.View(), size, "t")
 	}
 }
+
+// Two listings' state reads answered out of order: the newer answer stays,
+// and the list settles (it once waited for ever, never reading again).
+func TestThreadStatesAnsweredOutOfOrderSettle(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{}, 120, 40)
+	h.until("the states", func() bool {
+		return h.m.threads.loaded && h.m.threads.inFlight == 0 && !h.m.threadStatesMissing()
+	})
+	m := h.m
+	ts := m.threads.threads
+	_, first := m.Update(threadsMsg{threads: ts})
+	_, second := m.Update(threadsMsg{threads: ts})
+	if first == nil || second == nil {
+		t.Fatal("each listing should read its rows' states")
+	}
+	newer, older := second(), first()
+	m.Update(newer)
+	m.Update(older)
+	if m.threadStatesMissing() || m.threads.inFlight != 0 {
+		t.Fatalf("the older answer undid the newer one: missing=%v in flight=%d", m.threadStatesMissing(), m.threads.inFlight)
+	}
+	if !strings.Contains(m.View(), "done") {
+		t.Fatalf("the rows lost their state:\n%s", m.View())
+	}
+}

@@ -111,7 +111,16 @@ func (m *Model) onThreadStates(msg threadStateMsg) {
 	if l.states == nil {
 		return
 	}
+	// Two listings close together (the one the open asked for and a
+	// refresh) ask twice; their answers may come back in either order, and
+	// an older answer must not undo a newer one (the row would wait for a
+	// read nobody asks for again).
 	for id, st := range msg.states {
+		cur := l.states[id]
+		if cur.gen >= st.gen {
+			continue
+		}
+		st.asked = max(st.asked, cur.asked)
 		l.states[id] = st
 	}
 }

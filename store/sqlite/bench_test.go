@@ -53,3 +53,18 @@ func BenchmarkHistoryMeta(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLockRelease takes and releases one thread's writer lock, as
+// every run does once (the file stays open between runs: lock.go).
+func BenchmarkLockRelease(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "lock.db"))
+	for b.Loop() {
+		release, err := s.Lock(b.Context(), "t")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := release(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

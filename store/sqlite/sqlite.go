@@ -50,6 +50,9 @@ type Store struct {
 	watchDSN  string
 	done      chan struct{}
 	closeOnce sync.Once
+	// lockFiles are the threads' lock files Lock keeps open (lock.go).
+	lockMu    sync.Mutex
+	lockFiles map[string]*lockFile
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -204,7 +207,7 @@ func (s *Store) Close() error {
 	if s.unwiped.Load() && s.w.DB != nil {
 		s.wipeWAL(context.Background())
 	}
-	var errs []error
+	errs := []error{s.closeLocks()}
 	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {
 		if db != nil {
 			errs = append(errs, db.Close())

@@ -294,14 +294,58 @@ func TestLockAcrossHandles(t *testing.T) {
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(path + ".locks"); len(entries) != 0 {
-		t.Errorf("a released lock left %d files behind", len(entries))
-	}
 	release, err = b.Lock(t.Context(), "t")
 	if err != nil {
 		t.Fatalf("Lock after release: %v", err)
 	}
-	release()
+	// b keeps its file open between runs: a's Lock is refused while b
+	// holds it, and b's own second Lock too.
+	_, err = a.Lock(t.Context(), "t")
+	wantIs(t, err, store.ErrLocked)
+	_, err = b.Lock(t.Context(), "t")
+	wantIs(t, err, store.ErrLocked)
+	if who, err := a.LockHolder(t.Context(), "t"); err != nil || who != fmt.Sprintf("pid %d", os.Getpid()) {
+		t.Errorf("LockHolder while b holds it = %q, %v", who, err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if who, err := a.LockHolder(t.Context(), "t"); err != nil || who != "" {
+		t.Errorf("LockHolder after the release = %q, %v; want nobody", who, err)
+	}
+	for i := 0; i < 3; i++ { // released and taken again, from either handle
+		for _, s := range []*sqlite.Store{a, b} {
+			release, err := s.Lock(t.Context(), "t")
+			if err != nil {
+				t.Fatalf("Lock %d after a release: %v", i, err)
+			}
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A lock file outlives its release, not the stores; past the files a
+	// store keeps open, a release removes its own.
+	if _, err := b.Lock(t.Context(), "u"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		release, err := a.Lock(t.Context(), fmt.Sprintf("many-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if entries, _ := os.ReadDir(path + ".locks"); len(entries) > 40 {
+		t.Errorf("%d lock files for 42 threads: a store keeps at most 32 open, plus one held", len(entries))
+	}
+	a.Close()
+	b.Close()
+	if entries, _ := os.ReadDir(path + ".locks"); len(entries) != 0 {
+		t.Errorf("the closed stores left %d lock files behind", len(entries))
+	}
 }
 
 func idsOf(cps []store.Checkpoint) []int64 {

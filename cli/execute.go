@@ -230,7 +230,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
-	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %d in / %d out · messages %d → %d\n", calls.Sum(), calls, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.MessagesBefore, res.MessagesAfter)
+	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %s in / %s out · messages %d → %d\n", calls.Sum(), calls, termtext.Count(res.Usage.PromptTokens), termtext.Count(res.Usage.CompletionTokens), res.MessagesBefore, res.MessagesAfter)
 	if resumed != nil && resumed.Outcome.Complete {
 		fmt.Fprintf(out, "  %s\n", resumed.Outcome)
 	}

@@ -259,11 +259,11 @@ const shownTurns = 8
 // branches), the shown checkpoint's branch and its last turn by role, then
 // the newest turns.
 func printCosts(out io.Writer, c engine.Costs) {
-	fmt.Fprintf(out, "\nTOKENS of the thread, all branches (each call once): %d in / %d out\n", c.Total.PromptTokens, c.Total.CompletionTokens)
+	fmt.Fprintf(out, "\nTOKENS of the thread, all branches (each call once): %s in / %s out\n", termtext.Count(c.Total.PromptTokens), termtext.Count(c.Total.CompletionTokens))
 	printRoles(out, "  ", c.Roles)
-	fmt.Fprintf(out, "  this branch (root to @%d): %d in / %d out\n", c.Branch.Head, c.Branch.Total.PromptTokens, c.Branch.Total.CompletionTokens)
+	fmt.Fprintf(out, "  this branch (root to @%d): %s in / %s out\n", c.Branch.Head, termtext.Count(c.Branch.Total.PromptTokens), termtext.Count(c.Branch.Total.CompletionTokens))
 	if t := c.LastTurn; t != nil {
-		fmt.Fprintf(out, "  last turn (from @%d): %d in / %d out\n", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+		fmt.Fprintf(out, "  last turn (from @%d): %s in / %s out\n", t.Start, termtext.Count(t.Total.PromptTokens), termtext.Count(t.Total.CompletionTokens))
 		printRoles(out, "    ", t.Roles)
 	}
 	turns := c.Turns
@@ -272,7 +272,7 @@ func printCosts(out io.Writer, c engine.Costs) {
 		turns = turns[len(turns)-shownTurns:]
 	}
 	for _, t := range turns {
-		fmt.Fprintf(out, "  turn @%-5d %8d in / %7d out\n", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+		fmt.Fprintf(out, "  turn @%-5d %8s in / %7s out\n", t.Start, termtext.Count(t.Total.PromptTokens), termtext.Count(t.Total.CompletionTokens))
 	}
 }
 
@@ -285,7 +285,7 @@ func printRoles(out io.Writer, indent string, byRole map[string]engine.RoleUsage
 	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
 	for _, r := range roles {
 		u := byRole[r]
-		fmt.Fprintf(out, "%s%-10s %3d call(s) %8d in / %7d out\n", indent, termtext.Line(r), u.Calls, u.PromptTokens, u.CompletionTokens)
+		fmt.Fprintf(out, "%s%-10s %3s call(s) %8s in / %7s out\n", indent, termtext.Line(r), termtext.Count(u.Calls), termtext.Count(u.PromptTokens), termtext.Count(u.CompletionTokens))
 	}
 }
 

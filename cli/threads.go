@@ -59,7 +59,7 @@ func newThreadsCmd() *cobra.Command {
 					}
 					fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tTOKENS IN/OUT\tLAST TURN IN/OUT\tUPDATED")
 					for _, r := range rows {
-						tokens, last := fmt.Sprintf("%d/%d", r.Tokens.Total.PromptTokens, r.Tokens.Total.CompletionTokens), "-"
+						tokens, last := termtext.Count(r.Tokens.Total.PromptTokens)+"/"+termtext.Count(r.Tokens.Total.CompletionTokens), "-"
 						if r.TokensError != "" {
 							tokens, last = "unreadable", "?"
 						}

@@ -32,7 +32,7 @@ func (r *renderer) costsHeader(c *engine.Costs, w int) []string {
 		return nil
 	}
 	th := r.theme
-	out := []string{th.Muted.Render("thread tokens ") + th.Text.Render(fmt.Sprintf("%d in · %d out", c.Total.PromptTokens, c.Total.CompletionTokens))}
+	out := []string{th.Muted.Render("thread tokens ") + th.Text.Render(fmt.Sprintf("%s in · %s out", termtext.Count(c.Total.PromptTokens), termtext.Count(c.Total.CompletionTokens)))}
 	if t := c.LastTurn; t != nil {
 		roles := make([]string, 0, len(t.Roles))
 		for role := range t.Roles {
@@ -42,9 +42,9 @@ func (r *renderer) costsHeader(c *engine.Costs, w int) []string {
 		parts := make([]string, len(roles))
 		for i, role := range roles {
 			u := t.Roles[role]
-			parts[i] = fmt.Sprintf("%s %d/%d", termtext.Line(role), u.PromptTokens, u.CompletionTokens)
+			parts[i] = fmt.Sprintf("%s %s/%s", termtext.Line(role), termtext.Count(u.PromptTokens), termtext.Count(u.CompletionTokens))
 		}
-		line := fmt.Sprintf("last turn @%d: %d in · %d out", t.Start, t.Total.PromptTokens, t.Total.CompletionTokens)
+		line := fmt.Sprintf("last turn @%d: %s in · %s out", t.Start, termtext.Count(t.Total.PromptTokens), termtext.Count(t.Total.CompletionTokens))
 		if len(parts) > 0 {
 			line += " (" + strings.Join(parts, ", ") + ")"
 		}
@@ -111,7 +111,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		kv("calls", model.Counts(md.ModelCalls).String())
 	}
 	if u := md.Usage; u != nil {
-		kv("tokens", fmt.Sprintf("%d in · %d out", u.PromptTokens, u.CompletionTokens))
+		kv("tokens", fmt.Sprintf("%s in · %s out", termtext.Count(u.PromptTokens), termtext.Count(u.CompletionTokens)))
 	}
 	if md.DurationMs > 0 {
 		kv("took", fmt.Sprintf("%d ms", md.DurationMs))

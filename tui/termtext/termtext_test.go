@@ -138,3 +138,11 @@ func TestTooLong(t *testing.T) {
 		t.Errorf("TooLong(MaxInput+1) = %q", s)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 12345: "12,345", 1072714: "1,072,714", -4200: "-4,200"} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"rewind/store"
@@ -27,9 +26,79 @@ const contentMin = 32
 
 var markContent = []byte(`"$c"`)
 
-// contentRef matches a reference in a listed write, as stored or as
-// PostgreSQL's jsonb gives it back (with spaces).
-var contentRef = regexp.MustCompile(`\{\s*"\$c"\s*:\s*"([0-9A-Za-z_-]{14})([^"\\]*)"\s*\}`)
+// contentRefs finds the references in a listed write, as stored or as
+// PostgreSQL's jsonb gives it back (with spaces): each
+// {"$c": "<14-character packed hash><field>"}, in order. It matches what
+// the pattern \{\s*"\$c"\s*:\s*"([0-9A-Za-z_-]{14})([^"\\]*)"\s*\} does
+// (contentrefs_test.go holds it to that), without a regexp: a cold read
+// scans every listed write of its chain.
+func contentRefs(b []byte) []contentMatch {
+	var out []contentMatch
+	for off := 0; off < len(b); {
+		i := bytes.Index(b[off:], markContent)
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + len(markContent)
+		start := i - 1
+		for start >= 0 && reSpace(b[start]) {
+			start--
+		}
+		if start < 0 || b[start] != '{' {
+			continue
+		}
+		j := skipReSpace(b, off)
+		if j >= len(b) || b[j] != ':' {
+			continue
+		}
+		if j = skipReSpace(b, j+1); j >= len(b) || b[j] != '"' {
+			continue
+		}
+		h := j + 1
+		for j = h; j < len(b) && j-h < 14 && hashChar(b[j]); j++ {
+		}
+		if j-h != 14 {
+			continue
+		}
+		f := j
+		for j < len(b) && b[j] != '"' && b[j] != '\\' {
+			j++
+		}
+		if j >= len(b) || b[j] != '"' {
+			continue
+		}
+		field := b[f:j]
+		if j = skipReSpace(b, j+1); j >= len(b) || b[j] != '}' {
+			continue
+		}
+		out = append(out, contentMatch{start: start, end: j + 1, hash: b[h:f], field: field})
+		off = j + 1
+	}
+	return out
+}
+
+// contentMatch is one reference contentRefs found: b[start:end] is the
+// whole object.
+type contentMatch struct {
+	start, end  int
+	hash, field []byte
+}
+
+// reSpace is \s as RE2 has it.
+func reSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+func skipReSpace(b []byte, i int) int {
+	for i < len(b) && reSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// hashChar is a character of a packed hash (base64url).
+func hashChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '-'
+}
 
 // transcriptTexts maps the JSON spelling of each long string field of the
 // transcript's items to its reference.
@@ -150,8 +219,8 @@ func contentHashes(groups []writeGroup) ([]string, error) {
 			if i < 0 || i >= len(g.Writes) {
 				return nil, fmt.Errorf("a write group lists write #%d of %d as holding references", i, len(g.Writes))
 			}
-			for _, m := range contentRef.FindAllSubmatch(g.Writes[i].Value, -1) {
-				hs, err := unpackHashes(string(m[1]))
+			for _, m := range contentRefs(g.Writes[i].Value) {
+				hs, err := unpackHashes(string(m.hash))
 				if err != nil {
 					return nil, err
 				}
@@ -165,25 +234,39 @@ func contentHashes(groups []writeGroup) ([]string, error) {
 // expandContent reads back a listed write, given the bodies of the
 // messages it refers to.
 func expandContent(stored json.RawMessage, bodies map[string][]byte) (json.RawMessage, error) {
+	refs := contentRefs(stored)
+	if len(refs) == 0 {
+		return append(json.RawMessage(nil), stored...), nil
+	}
 	var err error
-	out := contentRef.ReplaceAllFunc(stored, func(m []byte) []byte {
-		sub := contentRef.FindSubmatch(m)
-		hs, e := unpackHashes(string(sub[1]))
+	out := make([]byte, 0, len(stored)*2)
+	last := 0
+	for _, m := range refs {
+		out = append(out, stored[last:m.start]...)
+		last = m.end
+		v, e := contentValue(m, bodies)
 		if e != nil {
-			err = e
-			return m
+			err = e // the reference stays as stored
+			v = stored[m.start:m.end]
 		}
-		body, ok := bodies[hs[0]]
-		if !ok {
-			err = fmt.Errorf("message %s is missing from the store", hs[0])
-			return m
-		}
-		v, ok := topField(body, string(sub[2]))
-		if !ok || len(v) == 0 || v[0] != '"' {
-			err = fmt.Errorf("message %s has no text %q", hs[0], sub[2])
-			return m
-		}
-		return v
-	})
-	return out, err
+		out = append(out, v...)
+	}
+	return append(out, stored[last:]...), err
+}
+
+// contentValue is the message text reference m stands for.
+func contentValue(m contentMatch, bodies map[string][]byte) ([]byte, error) {
+	hs, err := unpackHashes(string(m.hash))
+	if err != nil {
+		return nil, err
+	}
+	body, ok := bodies[hs[0]]
+	if !ok {
+		return nil, fmt.Errorf("message %s is missing from the store", hs[0])
+	}
+	v, ok := topField(body, string(m.field))
+	if !ok || len(v) == 0 || v[0] != '"' {
+		return nil, fmt.Errorf("message %s has no text %q", hs[0], m.field)
+	}
+	return v, nil
 }

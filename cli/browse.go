@@ -115,12 +115,12 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (browse.
 // lgLog is `rewind log` on a LangGraph database: the chain oldest first,
 // listings only (no values are read), then the subgraph runs hanging off
 // its checkpoints.
-func lgLog(ctx context.Context, src browse.Source, thread, ns string, asJSON bool, out io.Writer) error {
+func lgLog(ctx context.Context, src browse.Source, thread, ns string, last int, asJSON bool, out io.Writer) error {
 	c, nss, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c, "", 0)
+	h, err := src.History(ctx, c, "", last)
 	if err != nil {
 		return err
 	}

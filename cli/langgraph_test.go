@@ -130,6 +130,13 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 				t.Errorf("log t-main: %d fork point(s), update %q, Sends at %q: want 2 fork points (update_state, a replay), an update, 3 Sends", forks, update, sends)
 			}
 			latest := log.Checkpoints[len(log.Checkpoints)-1].ID
+			var newest struct {
+				Checkpoints []lgListing `json:"checkpoints"`
+			}
+			if read(&newest, "log", "t-main", "-n", "2", "--json"); len(newest.Checkpoints) != 2 || newest.Checkpoints[1].ID != latest ||
+				newest.Checkpoints[0].ID != log.Checkpoints[len(log.Checkpoints)-2].ID {
+				t.Errorf("log -n 2: %+v, want the newest two of %d", newest.Checkpoints, len(log.Checkpoints))
+			}
 			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send)×3") {
 				t.Errorf("log t-main does not show the 3 Sends:\n%s", out)
 			}

@@ -17,6 +17,7 @@ import (
 func newLogCmd() *cobra.Command {
 	var store, ns string
 	var asJSON bool
+	var last int
 	c := &cobra.Command{
 		Use:   "log T",
 		Short: "the chain of T: id, parent, step, source, writer, model calls, next tasks",
@@ -27,20 +28,30 @@ milliseconds.
 
 On a LangGraph database (read-only): the chain of the root graph, or of a
 subgraph run with --ns; WRITES counts what the superstep from each
-checkpoint stored.`,
+checkpoint stored.
+
+-n N lists only the newest N checkpoints (of every branch), oldest first,
+and reads only their listings: a screenful of a long thread.`,
 		Example: `  rewind log ticket-1
+  rewind log ticket-1 -n 20
   rewind log ticket-1 --json | jq '.checkpoints[-1]'
   rewind log t-main --store sqlite:checkpoints.db --ns 'review:1f0…'`,
 		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			lg := func(src browse.Source) error { return lgLog(c.Context(), src, args[0], ns, asJSON, c.OutOrStdout()) }
+			if last < 0 {
+				return usagef("-n %d is negative: give how many of the newest checkpoints to list, e.g. -n 20 (0 lists them all)", last)
+			}
+			lg := func(src browse.Source) error {
+				return lgLog(c.Context(), src, args[0], ns, last, asJSON, c.OutOrStdout())
+			}
 			return withSource(c.Context(), store, ns, lg, func() error {
 				return withEngine(c.Context(), store, func(e *engine.Engine) error {
-					return printLog(c, e, args[0], asJSON)
+					return printLog(c, e, args[0], last, asJSON)
 				})
 			})
 		},
 	}
+	c.Flags().IntVarP(&last, "last", "n", 0, "list only the newest `N` checkpoints (0: all)")
 	addStore(c, &store)
 	addJSON(c, &asJSON)
 	addNS(c, &ns)
@@ -53,9 +64,9 @@ type nextTask struct {
 	Node string `json:"node"`
 }
 
-func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) error {
+func printLog(c *cobra.Command, e *engine.Engine, thread string, last int, asJSON bool) error {
 	ctx, out := c.Context(), c.OutOrStdout()
-	cps, err := e.History(ctx, thread, 0, 0)
+	cps, err := e.History(ctx, thread, 0, last)
 	if err != nil {
 		return err
 	}
@@ -123,7 +134,15 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, asJSON bool) er
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, nextCell)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if last > 0 && len(cps) == last {
+		if earlier, err := e.History(ctx, thread, cps[0].ID, 1); err == nil && len(earlier) > 0 {
+			fmt.Fprintf(out, "… the newest %d; earlier checkpoints from @%d down: rewind log %s lists every one\n", last, earlier[0].ID, idText(thread))
+		}
+	}
+	return nil
 }
 
 // firstLine is s up to its first line break, for a table cell.

@@ -117,3 +117,24 @@ func TestEditStateFromTheCLI(t *testing.T) {
 		t.Fatalf("edit --value --json: %d %s", code, out)
 	}
 }
+
+// log -n N lists the newest N checkpoints, oldest first, and says where
+// the earlier ones start; a negative N is a usage error.
+func TestLogNewest(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "n.db")
+	if code, out, stderr := run(t, "run", "--store", db, "--thread", "n", "--input", "Where is SO20260901?"); code != ExitOK {
+		t.Fatalf("run: %d %s %s", code, out, stderr)
+	}
+	code, out, stderr := run(t, "log", "--store", db, "n", "-n", "3")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != ExitOK || len(lines) != 5 || !strings.HasPrefix(lines[1], "6 ") || !strings.HasPrefix(lines[3], "8 ") ||
+		!strings.Contains(lines[4], "earlier checkpoints from @5 down") {
+		t.Fatalf("log -n 3: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, _ := run(t, "log", "--store", db, "n", "--last", "100"); code != ExitOK || strings.Contains(out, "earlier") || strings.Count(out, "\n") != 9 {
+		t.Fatalf("log --last 100 of 8 checkpoints:\n%s", out)
+	}
+	if code, _, stderr := run(t, "log", "--store", db, "n", "-n", "-1"); code != ExitUsage || !strings.Contains(stderr, "-n 20") {
+		t.Fatalf("log -n -1: exit %d %s", code, stderr)
+	}
+}

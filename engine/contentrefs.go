@@ -102,11 +102,11 @@ func hashChar(c byte) bool {
 
 // transcriptTexts maps the JSON spelling of each long string field of the
 // transcript's items to its reference.
-func (g *Graph) transcriptTexts(values Values) map[string]string {
+func (g *Graph) transcriptTexts(transcript *transcriptItems) map[string]string {
 	if g.transcript == "" {
 		return nil
 	}
-	items, err := listItems(values[g.transcript])
+	items, err := transcript.get()
 	if err != nil {
 		return nil
 	}
@@ -119,6 +119,23 @@ func (g *Graph) transcriptTexts(values Values) map[string]string {
 		}
 	}
 	return out
+}
+
+// transcriptItems is a checkpoint's transcript split into its items, once:
+// encoding a checkpoint asks for them up to three times.
+type transcriptItems struct {
+	raw   json.RawMessage
+	done  bool
+	items []json.RawMessage
+	err   error
+}
+
+func (t *transcriptItems) get() ([]json.RawMessage, error) {
+	if !t.done {
+		t.items, t.err = listItems(t.raw)
+		t.done = true
+	}
+	return t.items, t.err
 }
 
 // itemTexts are an item's long string fields (as JSON) and their

@@ -138,7 +138,7 @@ func TestWritesReferToMessageTexts(t *testing.T) {
 	g := &Graph{transcript: "messages"}
 	finding := `t-1-order: stage at local depot, since 2026-09-03 09:55.`
 	msg := `{"content":"` + finding + `","index":4,"role":"assistant","speaker":"executor[t-1-order]"}`
-	texts := g.transcriptTexts(Values{"messages": json.RawMessage(`[` + msg + `]`)})
+	texts := g.transcriptTexts(&transcriptItems{raw: json.RawMessage(`[` + msg + `]`)})
 	bodies := map[string][]byte{store.ContentHash([]byte(msg)): []byte(msg)}
 	write := `{"$u":[{"$p":{"id":"t-1","result":"` + finding + `","note":"x ` + finding + `"}}],"` + finding + `":1}`
 	ref := refContent(json.RawMessage(write), texts)

@@ -437,7 +437,8 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	} else {
 		parentValues = g.initialValues()
 	}
-	effects, err := g.transcriptEffects(parentValues, cp.Values, groups)
+	final := &transcriptItems{raw: cp.Values[g.transcript]}
+	effects, err := g.transcriptEffects(parentValues, final, groups)
 	if err != nil {
 		return encoded{}, err
 	}
@@ -524,7 +525,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	var again []store.Message // not counted in the sizes: stored before
 	if !base {
-		texts := g.transcriptTexts(cp.Values)
+		texts := g.transcriptTexts(final)
 		for gi, grp := range doc.Groups {
 			for j, w := range grp.Writes {
 				if _, ok := g.keyed[w.Channel]; ok {
@@ -549,7 +550,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			for _, h := range hs {
 				want[h] = !seenMsg[h] && !known[h]
 			}
-			items, _ := listItems(cp.Values[g.transcript])
+			items, _ := final.get()
 			for _, it := range items {
 				if h := itemHash(it); want[h] {
 					want[h] = false
@@ -763,7 +764,7 @@ type effect struct {
 // transcriptEffects tells, for each transcript write of groups in order,
 // what it did. Appends are read off the final list (after is the value
 // with every write applied); a replace among them needs a replay.
-func (g *Graph) transcriptEffects(before, after Values, groups []WriteGroup) ([]effect, error) {
+func (g *Graph) transcriptEffects(before Values, after *transcriptItems, groups []WriteGroup) ([]effect, error) {
 	if g.transcript == "" {
 		return nil, nil
 	}
@@ -781,7 +782,7 @@ func (g *Graph) transcriptEffects(before, after Values, groups []WriteGroup) ([]
 	if len(ws) == 0 {
 		return nil, nil
 	}
-	final, err := listItems(after[g.transcript])
+	final, err := after.get()
 	if err != nil {
 		return nil, fmt.Errorf("transcript %q: %w", g.transcript, err)
 	}

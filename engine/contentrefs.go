@@ -28,10 +28,10 @@ var markContent = []byte(`"$c"`)
 
 // contentRefs finds the references in a listed write, as stored or as
 // PostgreSQL's jsonb gives it back (with spaces): each
-// {"$c": "<14-character packed hash><field>"}, in order. It matches what
-// the pattern \{\s*"\$c"\s*:\s*"([0-9A-Za-z_-]{14})([^"\\]*)"\s*\} does
-// (contentrefs_test.go holds it to that), without a regexp: a cold read
-// scans every listed write of its chain.
+// {"$c": "<packed hash><field>"}, in order, as the pattern
+// \{ws"\$c"ws:ws"([0-9A-Za-z_-]{14})([^"\\]*)"ws\} (ws: JSON whitespace)
+// finds them (contentrefs_test.go holds it to that), without a regexp: a
+// cold read scans every listed write of its chain.
 func contentRefs(b []byte) []contentMatch {
 	var out []contentMatch
 	for off := 0; off < len(b); {
@@ -41,24 +41,21 @@ func contentRefs(b []byte) []contentMatch {
 		}
 		i += off
 		off = i + len(markContent)
-		start := i - 1
-		for start >= 0 && reSpace(b[start]) {
-			start--
-		}
-		if start < 0 || b[start] != '{' {
+		pre := trimRight(b[:i])
+		if len(pre) == 0 || pre[len(pre)-1] != '{' {
 			continue
 		}
-		j := skipReSpace(b, off)
+		j := skipSpace(b, off)
 		if j >= len(b) || b[j] != ':' {
 			continue
 		}
-		if j = skipReSpace(b, j+1); j >= len(b) || b[j] != '"' {
+		if j = skipSpace(b, j+1); j >= len(b) || b[j] != '"' {
 			continue
 		}
 		h := j + 1
-		for j = h; j < len(b) && j-h < 14 && hashChar(b[j]); j++ {
+		for j = h; j < len(b) && j-h < packedHash && hashChar(b[j]); j++ {
 		}
-		if j-h != 14 {
+		if j-h != packedHash {
 			continue
 		}
 		f := j
@@ -69,10 +66,10 @@ func contentRefs(b []byte) []contentMatch {
 			continue
 		}
 		field := b[f:j]
-		if j = skipReSpace(b, j+1); j >= len(b) || b[j] != '}' {
+		if j = skipSpace(b, j+1); j >= len(b) || b[j] != '}' {
 			continue
 		}
-		out = append(out, contentMatch{start: start, end: j + 1, hash: b[h:f], field: field})
+		out = append(out, contentMatch{start: len(pre) - 1, end: j + 1, hash: b[h:f], field: field})
 		off = j + 1
 	}
 	return out
@@ -83,16 +80,6 @@ func contentRefs(b []byte) []contentMatch {
 type contentMatch struct {
 	start, end  int
 	hash, field []byte
-}
-
-// reSpace is \s as RE2 has it.
-func reSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
-
-func skipReSpace(b []byte, i int) int {
-	for i < len(b) && reSpace(b[i]) {
-		i++
-	}
-	return i
 }
 
 // hashChar is a character of a packed hash (base64url).

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// contentRefPattern is what contentRefs finds, as the regexp it replaced.
-var contentRefPattern = regexp.MustCompile(`\{\s*"\$c"\s*:\s*"([0-9A-Za-z_-]{14})([^"\\]*)"\s*\}`)
+// contentRefPattern is what contentRefs finds, as the regexp it replaced
+// (whitespace as JSON has it: stored documents have no other).
+var contentRefPattern = regexp.MustCompile(`\{[ \t\n\r]*"\$c"[ \t\n\r]*:[ \t\n\r]*"([0-9A-Za-z_-]{14})([^"\\]*)"[ \t\n\r]*\}`)
 
 // contentRefs finds exactly the pattern's matches: in references as the
 // encoder writes them, as jsonb gives them back, and in near misses built

@@ -134,10 +134,11 @@ func (s *Store) LockHolder(ctx context.Context, thread string) (_ string, err er
 	} else if err != nil {
 		return "", err
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	text := strings.TrimSpace(string(b))
+	if text == "" {
 		return "", nil // released: an unlocked file is left empty
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(text)
 	if err != nil || pid <= 0 {
 		return "another process", nil
 	}

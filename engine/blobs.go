@@ -122,6 +122,10 @@ type blobber struct {
 	blobs []store.Blob
 	refs  []string
 	seen  map[string]bool
+	// inline keeps large strings where they are and only escapes the
+	// caller's "$b" and "$lit" objects: a document that reads on its own
+	// (a head snapshot, a rebase).
+	inline bool
 }
 
 func (b *blobber) ref(h string) {
@@ -137,7 +141,7 @@ func (b *blobber) ref(h string) {
 // encode returns raw with its large strings replaced by blob references.
 // Values with nothing to replace or escape keep their bytes.
 func (b *blobber) encode(raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) < blobMin && !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) && !bytes.Contains(raw, markEscapedDollar) {
+	if (b.inline || len(raw) < blobMin) && !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) && !bytes.Contains(raw, markEscapedDollar) {
 		return raw, nil
 	}
 	v, err := decodeAny(raw)
@@ -155,7 +159,7 @@ func (b *blobber) encode(raw json.RawMessage) (json.RawMessage, error) {
 func (b *blobber) walk(v any, changed *bool) any {
 	switch x := v.(type) {
 	case string:
-		if len(x) < blobMin {
+		if b.inline || len(x) < blobMin {
 			return x
 		}
 		body, _ := json.Marshal(x)

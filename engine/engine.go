@@ -551,7 +551,7 @@ func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, 
 			if cp, ok := e.cache.get(row); ok {
 				return cp, nil
 			}
-			if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 {
+			if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 || len(row.Head) > 0 {
 				return e.read(ctx, []store.Checkpoint{row}) // reads on its own
 			}
 		case !errors.Is(err, store.ErrNotFound):
@@ -606,7 +606,7 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 	if cp, ok := e.cache.get(row); ok {
 		return cp, nil
 	}
-	if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 {
+	if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 || len(row.Head) > 0 {
 		return e.read(ctx, []store.Checkpoint{row})
 	}
 	return e.getChain(ctx, thread, row.ID)

@@ -442,6 +442,13 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if err != nil {
 		return encoded{}, err
 	}
+	// A checkpoint a run ends at (no task due) also goes as the thread's
+	// head snapshot: whole, so a new process reads the thread's newest
+	// state in one row (see headDoc).
+	var head *headWriter
+	if len(cp.Tasks) == 0 && valuesSize(cp.Values) <= headMax {
+		head = &headWriter{lit: blobber{inline: true}}
+	}
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
 	citems := map[string]canonKeyed{}               // the same in canonical form, while it can be
 	objects := map[string]json.RawMessage{}         // object channel → value, as the writes go
@@ -472,7 +479,13 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 					return encoded{}, err
 				}
 				sg.Writes = append(sg.Writes, storedWrite{w.Channel, enc})
+				if err := head.write(gi, w.Channel, enc, false); err != nil {
+					return encoded{}, err
+				}
 				continue
+			}
+			if err := head.write(gi, w.Channel, w.Value, true); err != nil {
+				return encoded{}, err
 			}
 			v := w.Value
 			if key, ok := g.keyed[w.Channel]; ok && !base {
@@ -564,6 +577,10 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		}
 	}
 	doc.omitIDs(cp, parent)
+	headDoc, err := head.doc(g, &doc, cp)
+	if err != nil {
+		return encoded{}, err
+	}
 	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
 		doc.Tasks = nil // the listing's next
 	}
@@ -614,7 +631,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	return encoded{
 		row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: base,
-			BlobRefs: blobRefs(state), Messages: append(msgs, again...), Blobs: b.blobs},
+			BlobRefs: blobRefs(state), Messages: append(msgs, again...), Blobs: b.blobs, Head: headDoc},
 		depth:    depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,
@@ -930,7 +947,7 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 			return Checkpoint{}, err
 		}
 		rows = append(rows, p)
-		if p.legacy {
+		if p.legacy || len(r.Head) > 0 {
 			break // a whole document: the base, whatever its flag says
 		}
 	}
@@ -1085,6 +1102,18 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 		}
 		for _, h := range hs {
 			wantMsg[h] = true
+		}
+	}
+	if transcriptInline != nil && len(wantMsg) > 0 {
+		// The head's own transcript writes name messages of the inline
+		// list (a head snapshot's): no need to read them.
+		items, err := listItems(transcriptInline)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+		}
+		inlineItems = make(map[string]json.RawMessage, len(items))
+		for _, it := range items {
+			inlineItems[itemHash(it)] = it
 		}
 	}
 	for h := range inlineItems {
@@ -1416,11 +1445,16 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	}
 	where := rowName{r.ID, r.ThreadID} // spelled out on an error only
 	err := decodeListing(r.Meta, &p.meta, !head)
+	state := r.State
+	if len(r.Head) > 0 {
+		// The head snapshot: this row as a base that reads on its own.
+		state, p.row.Base = r.Head, true
+	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
-		if err = decodeStateDoc(r.State, &p.doc); err == nil {
+		if err = decodeStateDoc(state, &p.doc); err == nil {
 			p.doc.Format = max(p.doc.Format, p.meta.format)
 			if p.doc.Format >= 3 && p.doc.Tasks == nil {
 				for _, n := range p.meta.Next {
@@ -1431,7 +1465,7 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		}
 	} else {
 		var d coreDoc
-		d, err = decodeCoreDoc(r.State)
+		d, err = decodeCoreDoc(state)
 		p.doc.Format, p.doc.Values, p.tasks = max(d.Format, p.meta.format), d.Values, d.Tasks
 		p.doc.Groups = d.Groups
 	}

@@ -47,6 +47,17 @@ type Checkpoint struct {
 	// stops there too. State stays as it was put. Read-only: Get, Latest
 	// and Chain fill it; PutCheckpoint ignores it.
 	Rebased []byte
+	// Head is the thread's head snapshot: the engine's document that holds
+	// this checkpoint whole, kept for the newest checkpoint a put gave one
+	// (a cache of what its chain reads, so a new process reads the newest
+	// state in one row). A put that stores a new row with Head stores it
+	// in its transaction and drops the thread's older snapshot; a put
+	// without it, or one that is a no-op, leaves the snapshot as it is.
+	// Get, Latest and Chain fill it on the row it is for, and Chain stops
+	// there as at a base; History never does. DeleteThread drops it, Prune
+	// too (its document may hold what a prune frees), and Size counts it.
+	// It is not content: puts that differ only in Head are the same put.
+	Head []byte
 	// BlobRefs are the hashes of the blobs State refers to; Prune frees a
 	// blob once no remaining checkpoint refers to it.
 	BlobRefs []string

@@ -38,6 +38,8 @@ type thread struct {
 	messages map[string]store.Message     // by hash
 	blobs    map[string][]byte            // by hash
 	updated  time.Time
+	head     []byte // the head snapshot (store.Checkpoint.Head), of headID
+	headID   int64
 }
 
 var (
@@ -160,6 +162,10 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if cp.Settles != 0 {
 		delete(th.writes, cp.Settles)
 	}
+	if len(cp.Head) > 0 {
+		th.head, th.headID = bytes.Clone(cp.Head), cp.ID
+	}
+	cp.Head = nil                                                                                                                         // kept apart, for one row
 	cp.State, cp.Meta, cp.BlobRefs, cp.CreatedAt, cp.Epoch = bytes.Clone(cp.State), bytes.Clone(cp.Meta), slices.Clone(cp.BlobRefs), t, 0 // epochs are checked, not kept
 	cp.RerootedFrom, cp.Rebased = 0, nil                                                                                                  // only Prune sets them
 	cp.Messages, cp.Blobs, cp.Settles = nil, nil, 0                                                                                       // write-only
@@ -216,7 +222,7 @@ func (s *Store) Get(ctx context.Context, thread string, id int64) (store.Checkpo
 		if !ok {
 			return store.Checkpoint{}, store.ErrNotFound
 		}
-		return copyCheckpoint(th.cps[i]), nil
+		return th.withHead(th.cps[i]), nil
 	}, "get checkpoint %d of thread %v", id, check.Name(thread))
 }
 
@@ -226,7 +232,7 @@ func (s *Store) Latest(ctx context.Context, thread string) (store.Checkpoint, er
 		if th == nil {
 			return store.Checkpoint{}, store.ErrNotFound
 		}
-		return copyCheckpoint(th.cps[len(th.cps)-1]), nil
+		return th.withHead(th.cps[len(th.cps)-1]), nil
 	}, "latest checkpoint of thread %v", check.Name(thread))
 }
 
@@ -275,9 +281,9 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) ([]store.Che
 				}
 				return out, nil // a missing parent: the engine reports the broken chain
 			}
-			cp := th.cps[i]
-			out = append(out, copyCheckpoint(cp))
-			if cp.Base || len(cp.Rebased) > 0 || cp.ParentID == 0 {
+			cp := th.withHead(th.cps[i])
+			out = append(out, cp)
+			if cp.Base || len(cp.Rebased) > 0 || len(cp.Head) > 0 || cp.ParentID == 0 {
 				return out, nil
 			}
 			next = cp.ParentID
@@ -379,6 +385,9 @@ func (s *Store) Size(ctx context.Context, thread string) (int64, error) {
 		if th := s.threads[thread]; th != nil {
 			for _, cp := range th.cps {
 				n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
+				if cp.ID == th.headID {
+					n += t + int64(len(th.head)) + 8
+				}
 				for _, r := range cp.BlobRefs {
 					n += int64(len(r))
 				}
@@ -537,6 +546,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	}
 	th.cps = kept
 	if len(ids) > 0 {
+		th.head, th.headID = nil, 0 // it may hold a blob this frees
 		live := map[string]bool{}
 		for _, cp := range kept {
 			for _, h := range cp.BlobRefs {
@@ -647,6 +657,15 @@ func (s *Store) Lock(ctx context.Context, thread string) (_ func() error, err er
 func (s *Store) Close() error {
 	s.watch.close()
 	return nil
+}
+
+// withHead is a copy of cp with the head snapshot when it is cp's.
+func (th *thread) withHead(cp store.Checkpoint) store.Checkpoint {
+	cp = copyCheckpoint(cp)
+	if cp.ID == th.headID {
+		cp.Head = bytes.Clone(th.head)
+	}
+	return cp
 }
 
 func copyCheckpoint(cp store.Checkpoint) store.Checkpoint {

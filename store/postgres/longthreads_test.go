@@ -292,7 +292,7 @@ func TestPlans(t *testing.T) {
 		}
 		return pages
 	}
-	if all := toastPages(`select ` + checkpointCols + ` from graph_checkpoints where thread_id = $1`); all < 1000 {
+	if all := toastPages(`select ` + checkpointCols + ` from graph_checkpoints g where thread_id = $1`); all < 1000 {
 		t.Errorf("reading 300 states of 64 KB fetched %d TOAST pages: the test does not see TOAST reads", all)
 	}
 	if listed := toastPages(`select ` + listedCols + ` from graph_checkpoints where thread_id = $1`); listed != 0 {

@@ -113,6 +113,7 @@ var ownTables = map[string][]string{
 		"thread_id text not null", "hash text not null", "body text not null",
 		"created_at timestamp with time zone not null",
 	},
+	"graph_heads": {"thread_id text not null", "checkpoint_id bigint not null", "doc json not null"},
 }
 
 const versionTable = "rewind_schema_migrations"

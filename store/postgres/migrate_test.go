@@ -183,7 +183,8 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 				t.Fatalf("Open of a schema %d store: %v", from, err)
 			}
 			defer s.Close()
-			if got, err := s.Get(ctx, "t", 1); err != nil || string(got.State) != `{"old": true}` {
+			// Schemas before 7 spell it as jsonb printed it.
+			if got, err := s.Get(ctx, "t", 1); err != nil || string(got.State) != `{"old": true}` && string(got.State) != `{"old":true}` {
 				t.Errorf("Get after the upgrade = %s, %v; want the old row", got.State, err)
 			}
 			if evs, err := s.Events(ctx, "t", 1); err != nil || len(evs) != 1 {

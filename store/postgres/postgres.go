@@ -204,7 +204,8 @@ func fenceOK(n int) string {
 //	body), $17 the checkpoint it settles (0: none), $18 the notification's
 //	payload (notePayload): NOTIFY is sent at COMMIT, so only a put that
 //	stored a checkpoint and committed wakes Watch; $19 the writer's
-//	CreatedAt (null: the transaction's now()).
+//	CreatedAt (null: the transaction's now()); $20 the head snapshot
+//	(null: none, the thread's stays).
 var putCheckpointSQL = `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs, created_at)
@@ -228,6 +229,10 @@ with cp as (
   select $1, b.hash, b.body, cp.created_at
   from cp, unnest($15::text[], $16::text[]) as b(hash, body)
   on conflict do nothing
+), head as (
+  insert into graph_heads (thread_id, checkpoint_id, doc)
+  select $1, $2, $20::json from cp where $20::text is not null
+  on conflict (thread_id) do update set checkpoint_id = excluded.checkpoint_id, doc = excluded.doc
 ), settled as (
   delete from graph_writes
   where $17::bigint <> 0 and thread_id = $1 and checkpoint_id = $17 and exists (select 1 from cp)
@@ -306,13 +311,22 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	for i, b := range cp.Blobs {
 		bHashes[i], bBodies[i] = b.Hash, string(b.Body)
 	}
+	var head *string // null: no head snapshot in this put
+	if len(cp.Head) > 0 {
+		doc, err := toJSONB(cp.Head)
+		if err != nil {
+			return fmt.Errorf("head snapshot %w", err)
+		}
+		h := string(doc)
+		head = &h
+	}
 	var created *time.Time // timestamptz keeps microseconds
 	if !cp.CreatedAt.IsZero() {
 		created = &cp.CreatedAt
 	}
 	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
 	putArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
-		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created}
+		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head}
 
 	// More than one try covers a race with a concurrent delete, insert or
 	// fence that made the insert skip but left nothing to explain it.
@@ -487,14 +501,17 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	return errors.New("it keeps racing with another writer of the thread; try again")
 }
 
-// checkpointCols are a whole row, in the order scanCheckpoints reads.
-const checkpointCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), meta, state, base, rebased, blob_refs, created_at`
+// checkpointCols are a whole row of g (the table or the chain), in the
+// order scanCheckpoints reads, with its head snapshot (null but for one
+// row of the thread $1).
+const checkpointCols = `g.checkpoint_id, coalesce(g.parent_id, 0), coalesce(g.rerooted_from, 0), g.meta, g.state, g.base, g.rebased, g.blob_refs, g.created_at,
+  (select h.doc from graph_heads h where h.thread_id = $1 and h.checkpoint_id = g.checkpoint_id)`
 
 // listedCols are a row as History gives it: no rebased, and state only
 // where there is no meta. CASE evaluates state only for those rows, so a
 // listing never reads (or detoasts) the states of rows that have meta.
 const listedCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_from, 0), meta,
-  case when meta is null then state end, base, null::json, blob_refs, created_at`
+  case when meta is null then state end, base, null::json, blob_refs, created_at, null::json`
 
 func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
@@ -505,7 +522,7 @@ func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any
 	var out []store.Checkpoint
 	for rows.Next() {
 		cp := store.Checkpoint{ThreadID: thread}
-		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.Rebased, &cp.BlobRefs, &cp.CreatedAt); err != nil {
+		if err := rows.Scan(&cp.ID, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.Rebased, &cp.BlobRefs, &cp.CreatedAt, &cp.Head); err != nil {
 			return nil, s.db(err)
 		}
 		if cp.Meta, err = fromJSONB(cp.Meta); err != nil {
@@ -516,6 +533,9 @@ func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any
 		}
 		if cp.Rebased, err = fromJSONB(cp.Rebased); err != nil {
 			return nil, fmt.Errorf("rebased state of checkpoint %d %w", cp.ID, err)
+		}
+		if cp.Head, err = fromJSONB(cp.Head); err != nil {
+			return nil, fmt.Errorf("head snapshot of checkpoint %d %w", cp.ID, err)
 		}
 		out = append(out, cp)
 	}
@@ -536,13 +556,13 @@ func (s *Store) one(ctx context.Context, thread, sql string, args ...any) (store
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, thread string, id int64) (_ store.Checkpoint, err error) {
 	defer s.fail(&err, "get checkpoint %d of thread %v", id, check.Name(thread))
-	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints where thread_id = $1 and checkpoint_id = $2`, thread, id)
+	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints g where thread_id = $1 and checkpoint_id = $2`, thread, id)
 }
 
 // Latest implements store.Store.
 func (s *Store) Latest(ctx context.Context, thread string) (_ store.Checkpoint, err error) {
 	defer s.fail(&err, "latest checkpoint of thread %v", check.Name(thread))
-	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints where thread_id = $1 order by checkpoint_id desc limit 1`, thread)
+	return s.one(ctx, thread, `select `+checkpointCols+` from graph_checkpoints g where thread_id = $1 order by checkpoint_id desc limit 1`, thread)
 }
 
 // History implements store.Store.
@@ -561,7 +581,8 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 
 // chainSQL follows parent_id from checkpoint $2 in one statement, up to
 // and including the first row that reads on its own: a base, a rebased
-// row, or one without a parent (the join then finds nothing). n numbers
+// row, the head snapshot's, or one without a parent (the join then finds
+// nothing). n numbers
 // the rows newest first.
 const chainSQL = `
 with recursive chain as (
@@ -570,8 +591,9 @@ with recursive chain as (
   select c.n + 1, g.*
   from chain c join graph_checkpoints g on g.thread_id = $1 and g.checkpoint_id = c.parent_id
   where not c.base and c.rebased is null
+    and c.checkpoint_id is distinct from (select checkpoint_id from graph_heads where thread_id = $1)
 )
-select ` + checkpointCols + ` from chain order by n`
+select ` + checkpointCols + ` from chain g order by n`
 
 // Chain implements store.Store in one query.
 func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
@@ -704,6 +726,7 @@ select (
   + coalesce((select sum(octet_length(thread_id) + octet_length(operation_id) + octet_length(body::text) + 8)
               from graph_drafts where thread_id = $1), 0)
   + coalesce((select octet_length(thread_id) + 2*8 from graph_epochs where thread_id = $1), 0)
+  + coalesce((select octet_length(thread_id) + octet_length(doc::text) + 8 from graph_heads where thread_id = $1), 0)
 )::bigint`
 
 // Size implements store.Store in one query.
@@ -806,9 +829,10 @@ with c as (delete from graph_checkpoints where thread_id = $1 returning 1),
 m as (delete from graph_messages where thread_id = $1 returning 1),
 b as (delete from graph_blobs where thread_id = $1 returning 1),
 d as (delete from graph_drafts where thread_id = $1 returning 1),
-e as (delete from graph_epochs where thread_id = $1 returning 1)
+e as (delete from graph_epochs where thread_id = $1 returning 1),
+h as (delete from graph_heads where thread_id = $1 returning 1)
 select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
-  + (select count(*) from d) + (select count(*) from e)`
+  + (select count(*) from d) + (select count(*) from e) + (select count(*) from h)`
 
 // DeleteThread implements store.Store.
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
@@ -949,6 +973,9 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	if len(rebase) > 0 {
 		changes.Queue(pruneRebaseSQL, thread, rbIDs, rbStates, rbRefs)
 	}
+	// The head snapshot may hold a blob this frees: it goes, and the
+	// thread's next run writes one again.
+	changes.Queue(`delete from graph_heads where thread_id = $1`, thread)
 	var deleted int64
 	changes.Queue(pruneWritesSQL, thread, ids).Exec(func(ct pgconn.CommandTag) error {
 		res.Writes = int(ct.RowsAffected())

@@ -22,7 +22,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	}
 	defer tx.Rollback()
 	var deleted int64
-	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch} {
+	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead} {
 		res, err := s.in(ctx, tx, q).ExecContext(ctx, thread)
 		if err != nil {
 			return err
@@ -114,6 +114,11 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 		return store.PruneResult{}, nil
 	}
 	if err := s.pruneRebase(ctx, tx, thread, list, len(rerooted), rebase, refs); err != nil {
+		return store.PruneResult{}, err
+	}
+	// The head snapshot may hold a blob this frees: it goes, and the
+	// thread's next run writes one again.
+	if _, err := s.in(ctx, tx, sqlDeleteHead).ExecContext(ctx, thread); err != nil {
 		return store.PruneResult{}, err
 	}
 	counts := [4]int64{}

@@ -16,7 +16,7 @@ import (
 // rewind's, not from a newer rewind).
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 7
+const schemaVersion = 8
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -164,6 +164,14 @@ var migrations = []string{
 	DROP TABLE graph_messages;
 	ALTER TABLE graph_messages_v7 RENAME TO graph_messages;
 	CREATE INDEX graph_messages_idx ON graph_messages (thread_id, idx);`,
+	// 8: the head snapshot (store.Checkpoint.Head), one a thread: a cache
+	// of the newest state, so no foreign key (it goes with its thread in
+	// DeleteThread, and with any prune).
+	`CREATE TABLE graph_heads (
+		thread_id     TEXT    NOT NULL PRIMARY KEY,
+		checkpoint_id INTEGER NOT NULL,
+		doc           TEXT    NOT NULL -- the engine's JSON document, verbatim
+	) WITHOUT ROWID;`,
 }
 
 // create makes the store's file when it is missing.

@@ -20,7 +20,11 @@ const (
 	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
-	sqlEpoch        = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
+	sqlDeleteHead   = `DELETE FROM graph_heads WHERE thread_id = ?`
+	// One head snapshot a thread: a new one takes the place of the old.
+	sqlPutHead = `INSERT INTO graph_heads (thread_id, checkpoint_id, doc) VALUES (?1, ?2, ?3)
+		ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = ?2, doc = ?3`
+	sqlEpoch = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
 	// What PutCheckpoint decides by, in one statement: the thread's newest
 	// id, its writer epoch (NULL: none), the epoch counter and whether
 	// checkpoint ?2 (the parent) exists.
@@ -59,26 +63,31 @@ const (
 		(SELECT r.value FROM graph_checkpoints c, json_each(c.blob_refs) r WHERE c.thread_id = ?1)`
 
 	// Every reader of checkpoints scans these columns, in this order.
-	cpColumns         = `checkpoint_id, parent_id, rerooted_from, base, created_at, meta, blob_refs`
-	selectCheckpoints = `SELECT ` + cpColumns + `, state, rebased FROM graph_checkpoints `
-	sqlGet            = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlLatest         = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
+	cpColumns = `checkpoint_id, parent_id, rerooted_from, base, created_at, meta, blob_refs`
+	// headOf is the row's head snapshot, NULL for every row but one.
+	headOf            = `(SELECT h.doc FROM graph_heads h WHERE h.thread_id = c.thread_id AND h.checkpoint_id = c.checkpoint_id)`
+	selectCheckpoints = `SELECT ` + cpColumns + `, state, rebased, ` + headOf + ` FROM graph_checkpoints c `
+	// A row reads on its own: a base, a rebase, a root or the head snapshot's.
+	readsAlone = `(base OR rebased IS NOT NULL OR parent_id IS NULL OR checkpoint_id IS (SELECT checkpoint_id FROM graph_heads WHERE thread_id = ?1))`
+	sqlGet     = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlLatest  = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
 	// A listing reads the state only of rows without meta: SQLite then
 	// never loads the state's pages of the others.
-	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL FROM graph_checkpoints
+	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL, NULL FROM graph_checkpoints
 		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
 	// Chain walks parent_id reading only the small columns, then reads the
 	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
 	// SQLite does not copy the states into a sorter.
 	sqlChain = `WITH RECURSIVE chain (id, parent, last) AS (
-			SELECT checkpoint_id, parent_id, base OR rebased IS NOT NULL OR parent_id IS NULL
+			SELECT checkpoint_id, parent_id, ` + readsAlone + `
 			FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2
 			UNION ALL
-			SELECT c.checkpoint_id, c.parent_id, c.base OR c.rebased IS NOT NULL OR c.parent_id IS NULL
+			SELECT c.checkpoint_id, c.parent_id, c.base OR c.rebased IS NOT NULL OR c.parent_id IS NULL OR
+				c.checkpoint_id IS (SELECT checkpoint_id FROM graph_heads WHERE thread_id = ?1)
 			FROM chain JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.parent
 			WHERE NOT chain.last
 		)
-		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased
+		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased, ` + headOf + `
 		FROM chain CROSS JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.id`
 	// Chain reads first the rows from the nearest row at or below id that
 	// reads on its own up to id, in one index range: the whole chain when
@@ -87,7 +96,7 @@ const (
 	// less CPU than sqlChain for a 40-row chain.
 	sqlChainRange = selectCheckpoints + `WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND checkpoint_id >= coalesce((
 			SELECT checkpoint_id FROM graph_checkpoints
-			WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND (base OR rebased IS NOT NULL OR parent_id IS NULL)
+			WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND ` + readsAlone + `
 			ORDER BY checkpoint_id DESC LIMIT 1), 0)
 		ORDER BY checkpoint_id DESC`
 	// Messages and Blobs take the hashes as one JSON array (?2).
@@ -118,7 +127,8 @@ const (
 			FROM graph_blobs WHERE thread_id = ?1) +
 		(SELECT coalesce(sum(octet_length(operation_id) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
 			FROM graph_drafts WHERE thread_id = ?1) +
-		(SELECT count(*) * (octet_length(?1) + 2*8) FROM graph_epochs WHERE thread_id = ?1)`
+		(SELECT count(*) * (octet_length(?1) + 2*8) FROM graph_epochs WHERE thread_id = ?1) +
+		(SELECT coalesce(sum(octet_length(doc)), 0) + count(*) * (octet_length(?1) + 8) FROM graph_heads WHERE thread_id = ?1)`
 	sqlWrites       = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ? ORDER BY task_id`
 	sqlThreadWrites = `SELECT checkpoint_id, task_id, writes, created_at FROM graph_writes WHERE thread_id = ? ORDER BY checkpoint_id, task_id`
 	selectEvents    = `SELECT checkpoint_id, seq, type, payload, created_at FROM graph_events `

@@ -27,7 +27,7 @@ func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...a
 		var parent, rerootedFrom sql.NullInt64
 		var created int64
 		var refs []byte
-		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased); err != nil {
+		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head); err != nil {
 			return nil, err
 		}
 		if refs != nil {
@@ -106,7 +106,7 @@ func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
 			continue // another branch's
 		}
 		out = append(out, r)
-		if r.Base || r.Rebased != nil || r.ParentID == 0 {
+		if r.Base || r.Rebased != nil || r.Head != nil || r.ParentID == 0 {
 			return out, true
 		}
 		want = r.ParentID

@@ -79,6 +79,11 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		nullText(cp.Meta), refs, string(cp.State)); err != nil {
 		return err
 	}
+	if len(cp.Head) > 0 {
+		if _, err := s.in(ctx, tx, sqlPutHead).ExecContext(ctx, cp.ThreadID, cp.ID, string(cp.Head)); err != nil {
+			return err
+		}
+	}
 	for _, e := range events {
 		if _, err := s.in(ctx, tx, sqlPutEvent).ExecContext(ctx, cp.ThreadID, cp.ID, e.Seq, e.Type, string(e.Payload), now); err != nil {
 			return err

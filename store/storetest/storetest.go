@@ -112,6 +112,7 @@ var clauses = []clause{
 	{"HistoryReadsMetadataOnly", nil, testHistoryMetaOnly},
 	{"ChainStopsAtBase", nil, testChain},
 	{"ChainAcrossBranches", nil, testChainAcrossBranches},
+	{"HeadSnapshot", nil, testHeadSnapshot},
 	// Messages, Blobs, Size.
 	{"MessagesStoredOnce", nil, testMessagesOnce},
 	{"BlobsStoredOnce", nil, testBlobsOnce},

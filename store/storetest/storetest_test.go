@@ -41,6 +41,7 @@ var bugs = []string{
 	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
 	"bodies cross threads", "bodies drop blobs", "chain by id range", "writer's created at ignored",
 	"messages range open at the end", "messages range by checkpoint",
+	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -202,6 +203,14 @@ func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}
 	if b.bug == "writer's created at ignored" {
 		cp.CreatedAt = time.Time{} // the store's clock stamps it
+	}
+	switch b.bug {
+	case "head snapshot dropped":
+		cp.Head = nil
+	case "head snapshot is content":
+		if old, err := b.Store.Get(ctx, cp.ThreadID, cp.ID); err == nil && len(cp.Head) > 0 && !decodedEqual(old.Head, cp.Head) {
+			return store.ErrConflict
+		}
 	}
 	switch {
 	case b.bug == "fence ignored":
@@ -511,6 +520,14 @@ func (b *buggy) Bodies(ctx context.Context, thread string, messages, blobs []str
 // below id that reads on its own, up to id, whatever their parents.
 func (b *buggy) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
 	chain, err := b.Store.Chain(ctx, thread, id)
+	if b.bug == "chain passes the head snapshot" && err == nil {
+		last := &chain[len(chain)-1]
+		if len(last.Head) > 0 && !last.Base && last.Rebased == nil && last.ParentID != 0 {
+			last.Head = nil
+			rest, err := b.Store.Chain(ctx, thread, last.ParentID)
+			return append(chain, rest...), err
+		}
+	}
 	if b.bug != "chain by id range" || err != nil {
 		return chain, err
 	}

@@ -90,6 +90,11 @@ func Put(cp store.Checkpoint, events []store.Event) ([]store.Event, error) {
 	if err := JSON("state", cp.State); err != nil {
 		return nil, err
 	}
+	if len(cp.Head) > 0 {
+		if err := JSON("head snapshot", cp.Head); err != nil {
+			return nil, err
+		}
+	}
 	if err := content(cp); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -77,6 +78,29 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 // allows (sqlChainRange), else in one recursive query (sqlChain).
 func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
 	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	for range 3 {
+		chain, err := s.chain(ctx, thread, id)
+		if err != nil {
+			return nil, err
+		}
+		last := &chain[len(chain)-1]
+		if last.Head == nil {
+			return chain, nil
+		}
+		// It stops at the head snapshot: read it.
+		err = s.r.stmts[sqlHeadDoc].QueryRowContext(ctx, thread, last.ID).Scan(&last.Head)
+		if err == nil {
+			return chain, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		// A newer put replaced it meanwhile: its chain goes on now.
+	}
+	return nil, errors.New("the thread's head snapshot keeps moving; try again")
+}
+
+func (s *Store) chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
 	span, err := s.checkpoints(ctx, thread, sqlChainRange, thread, id)
 	if err != nil {
 		return nil, err

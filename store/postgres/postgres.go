@@ -503,9 +503,10 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 
 // checkpointCols are a whole row of g (the table or the chain), in the
 // order scanCheckpoints reads, with its head snapshot (null but for one
-// row of the thread $1).
+// row of the thread $1). The subqueries are not correlated: PostgreSQL
+// runs each once a statement (an InitPlan), not once a row.
 const checkpointCols = `g.checkpoint_id, coalesce(g.parent_id, 0), coalesce(g.rerooted_from, 0), g.meta, g.state, g.base, g.rebased, g.blob_refs, g.created_at,
-  (select h.doc from graph_heads h where h.thread_id = $1 and h.checkpoint_id = g.checkpoint_id)`
+  case when g.checkpoint_id = (select checkpoint_id from graph_heads where thread_id = $1) then (select doc from graph_heads where thread_id = $1) end`
 
 // listedCols are a row as History gives it: no rebased, and state only
 // where there is no meta. CASE evaluates state only for those rows, so a

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"rewind/store"
 )
 
 // The head snapshot: the checkpoint a run ends at is also stored whole,
@@ -92,4 +94,95 @@ func (h *headWriter) doc(g *Graph, doc *stateDoc, cp *Checkpoint) ([]byte, error
 		return nil, err
 	}
 	return marshalState(&hd)
+}
+
+// wholeDoc is cp, a checkpoint as read, in the head snapshot's form: what
+// Prune stores as the rebase of a delta checkpoint whose parent it
+// deletes, so that the writes that made it still read whole (not as the
+// patches of a parent that is gone) and every id and task argument as it
+// was. stored is cp's row: its transcript writes are already ops. ok is
+// false when its writes do not line up with cp's (then the rebase holds
+// the values only, as before).
+func (g *Graph) wholeDoc(cp *Checkpoint, stored store.Checkpoint) (_ []byte, ok bool, err error) {
+	var own stateDoc
+	if len(stored.Meta) == 0 || decodeStateDoc(stored.State, &own) != nil || len(own.Groups) != len(cp.Applied) {
+		return nil, false, nil
+	}
+	lit := blobber{inline: true}
+	doc := stateDoc{Format: storageFormat, Duration: cp.Metadata.DurationMs, Tasks: cp.Tasks,
+		Values: make(map[string]json.RawMessage, len(cp.Values))}
+	if doc.Tasks == nil {
+		doc.Tasks = []Task{}
+	}
+	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(groupCalls(cp.Applied)) {
+		doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+	}
+	for gi, grp := range cp.Applied {
+		if len(own.Groups[gi].Writes) != len(grp.Writes) {
+			return nil, false, nil
+		}
+		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
+		for _, ev := range grp.Calls {
+			c := callOf(ev)
+			c.sameRole = c.Role == grp.Node
+			sg.Calls = append(sg.Calls, c)
+		}
+		for wi, w := range grp.Writes {
+			if w.Channel == g.transcript && g.transcript != "" {
+				sg.Writes = append(sg.Writes, own.Groups[gi].Writes[wi]) // an op of hashes
+				continue
+			}
+			v, err := lit.encode(w.Value)
+			if err != nil {
+				return nil, false, fmt.Errorf("the write of %s to %q: %w", grp.Node, w.Channel, err)
+			}
+			sg.Writes = append(sg.Writes, storedWrite{w.Channel, v})
+		}
+		doc.Groups = append(doc.Groups, sg)
+	}
+	for name, v := range cp.Values {
+		if name == g.transcript && g.transcript != "" {
+			doc.Values[name] = v
+			continue
+		}
+		enc, err := lit.encode(v)
+		if err != nil {
+			return nil, false, fmt.Errorf("channel %q: %w", name, err)
+		}
+		doc.Values[name] = enc
+	}
+	if doc.Tasks, err = lit.encodeTasks(doc.Tasks); err != nil {
+		return nil, false, err
+	}
+	if doc.Discarded, err = lit.encodeTasks(cp.Metadata.Discarded); err != nil {
+		return nil, false, err
+	}
+	out, err := marshalState(&doc)
+	return out, err == nil, err
+}
+
+// wholeRebase tells a rebase in wholeDoc's form (it holds the writes) from
+// one an older rewind stored (values only: its row's own document still
+// gives the writes).
+func wholeRebase(doc []byte) bool {
+	var d stateDoc
+	return decodeStateDoc(doc, &d) == nil && len(d.Groups) > 0
+}
+
+// valuesDoc is a rebase of cp's values only (its row's document gives the
+// writes), the caller's "$b"/"$lit" objects escaped as in a base.
+func (g *Graph) valuesDoc(cp *Checkpoint) ([]byte, error) {
+	lit := blobber{inline: true}
+	values := make(map[string]json.RawMessage, len(cp.Values))
+	for name, v := range cp.Values {
+		enc := v
+		if name != g.transcript || g.transcript == "" {
+			var err error
+			if enc, err = lit.encode(v); err != nil {
+				return nil, fmt.Errorf("channel %q: %w", name, err)
+			}
+		}
+		values[name] = enc
+	}
+	return json.Marshal(stateDoc{Format: storageFormat, Tasks: []Task{}, Values: values})
 }

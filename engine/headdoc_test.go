@@ -153,22 +153,7 @@ func sameDoc(a, b []byte) bool {
 // with a long string and a value of the caller's that looks like a blob
 // reference: the snapshot holds the write whole and the object escaped.
 func TestHeadSnapshotHoldsWholeWrites(t *testing.T) {
-	edit := func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-		var doc map[string]any
-		if err := json.Unmarshal(nc.Values["doc"], &doc); err != nil || doc == nil {
-			doc = map[string]any{}
-		}
-		n, _ := doc["n"].(float64)
-		doc["n"] = n + 1
-		doc["text"] = strings.Repeat(fmt.Sprint("turn ", n+1, " "), 300) // a blob in a base
-		doc["fake"] = map[string]any{"$b": "0123456789abcdef0123"}
-		return []engine.Write{engine.Put("doc", doc)}, nil
-	}
-	newEngine := func(st store.Store) (*engine.Engine, error) {
-		g := engine.NewGraph("head-test", 1).Channel("doc", engine.LastValue, map[string]any{}).Object("doc").Channel("note", engine.LastValue, nil).
-			Node("edit", edit).Entry("edit").Edge("edit", engine.End)
-		return engine.New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
-	}
+	newEngine := objectEngine
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			defer engine.SetBaseEvery(4)()
@@ -193,6 +178,80 @@ func TestHeadSnapshotHoldsWholeWrites(t *testing.T) {
 			var doc map[string]any
 			if err := json.Unmarshal(cp.Values["doc"], &doc); err != nil || doc["n"] != 6.0 || !reflect.DeepEqual(doc["fake"], map[string]any{"$b": "0123456789abcdef0123"}) {
 				t.Fatalf("the newest doc read back as %s (%v)", cp.Values["doc"], err)
+			}
+		})
+	}
+}
+
+// objectEngine runs a graph whose one node patches an object channel
+// (stored as a patch of its parent's), with a long string (a blob in a
+// base) and a value of the caller's that looks like a blob reference.
+func objectEngine(st store.Store) (*engine.Engine, error) {
+	edit := func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+		var doc map[string]any
+		if err := json.Unmarshal(nc.Values["doc"], &doc); err != nil || doc == nil {
+			doc = map[string]any{}
+		}
+		n, _ := doc["n"].(float64)
+		doc["n"] = n + 1
+		doc["text"] = strings.Repeat(fmt.Sprint("turn ", n+1, " "), 300) // a blob in a base
+		doc["fake"] = map[string]any{"$b": "0123456789abcdef0123"}
+		return []engine.Write{engine.Put("doc", doc)}, nil
+	}
+	g := engine.NewGraph("head-test", 1).Channel("doc", engine.LastValue, map[string]any{}).Object("doc").Channel("note", engine.LastValue, nil).
+		Node("edit", edit).Entry("edit").Edge("edit", engine.End)
+	return engine.New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+}
+
+// A prune that deletes a delta checkpoint's parent stores the checkpoint
+// whole: it reads as it did before, the writes that made it included
+// (not the patches of a parent that is gone).
+func TestPruneRebaseKeepsWholeWrites(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			defer engine.SetBaseEvery(50)()
+			st, _ := sc.open(t)
+			e, err := objectEngine(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				if _, err := e.Run(ctx, "p", []engine.Write{engine.Put("note", i)}, engine.RunConfig{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			read := func(id int64) map[string]any {
+				fresh, _ := objectEngine(st)
+				cp, err := fresh.Get(ctx, "p", id)
+				if err != nil {
+					t.Fatalf("Get(%d): %v", id, err)
+				}
+				raw, _ := json.Marshal(cp)
+				var m map[string]any
+				if err := json.Unmarshal(raw, &m); err != nil {
+					t.Fatal(err)
+				}
+				delete(m, "parentId")
+				delete(m, "rerootedFrom")
+				return m
+			}
+			latest, _ := e.Latest(ctx, "p")
+			keep := int64(3)
+			before := map[int64]map[string]any{}
+			for id := latest.ID - keep + 1; id <= latest.ID; id++ {
+				before[id] = read(id)
+			}
+			res, err := e.Prune(ctx, "p", engine.PrunePolicy{KeepLast: int(keep)})
+			if err != nil || len(res.Rerooted) != 1 {
+				t.Fatalf("Prune = %+v, %v; want one checkpoint re-rooted", res, err)
+			}
+			for id, want := range before {
+				if got := read(id); !reflect.DeepEqual(got, want) {
+					g, _ := json.Marshal(got)
+					w, _ := json.Marshal(want)
+					t.Errorf("checkpoint %d after the prune reads\n%s\nbut before it\n%s", id, g, w)
+				}
 			}
 		})
 	}

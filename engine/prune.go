@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -66,7 +65,14 @@ func (e *Engine) rebases(ctx context.Context, thread string, rerooted []Reroot, 
 		if err != nil {
 			return nil, fmt.Errorf("read checkpoint %d to rebase it: %w", r.ID, err)
 		}
-		doc, err := json.Marshal(stateDoc{Format: storageFormat, Tasks: []Task{}, Values: cp.Values})
+		row, err := e.store.Get(ctx, thread, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint %d to rebase it: %w", r.ID, err)
+		}
+		doc, ok, err := e.graph.wholeDoc(&cp, row)
+		if err == nil && !ok {
+			doc, err = e.graph.valuesDoc(&cp)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("encode the rebase of checkpoint %d: %w", r.ID, err)
 		}

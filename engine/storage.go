@@ -1446,9 +1446,13 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	where := rowName{r.ID, r.ThreadID} // spelled out on an error only
 	err := decodeListing(r.Meta, &p.meta, !head)
 	state := r.State
-	if len(r.Head) > 0 {
+	switch {
+	case len(r.Head) > 0:
 		// The head snapshot: this row as a base that reads on its own.
 		state, p.row.Base = r.Head, true
+	case head && len(r.Rebased) > 0 && wholeRebase(r.Rebased):
+		// A rebase in the same form (wholeDoc): its writes read whole.
+		state, p.row.Base = r.Rebased, true
 	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)

@@ -153,12 +153,11 @@ func sameDoc(a, b []byte) bool {
 // with a long string and a value of the caller's that looks like a blob
 // reference: the snapshot holds the write whole and the object escaped.
 func TestHeadSnapshotHoldsWholeWrites(t *testing.T) {
-	newEngine := objectEngine
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			defer engine.SetBaseEvery(4)()
 			st, _ := sc.open(t)
-			e, err := newEngine(st)
+			e, err := objectEngine(st)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,11 +165,11 @@ func TestHeadSnapshotHoldsWholeWrites(t *testing.T) {
 				if _, err := e.Run(t.Context(), "o", []engine.Write{engine.Put("note", i)}, engine.RunConfig{}); err != nil {
 					t.Fatal(err)
 				}
-				if !checkHeadWith(t, st, "o", fmt.Sprint("after run ", i+1), newEngine) {
+				if !checkHeadWith(t, st, "o", fmt.Sprint("after run ", i+1), objectEngine) {
 					t.Fatalf("run %d has no head snapshot", i+1)
 				}
 			}
-			fresh, _ := newEngine(st)
+			fresh, _ := objectEngine(st)
 			cp, err := fresh.Latest(t.Context(), "o")
 			if err != nil {
 				t.Fatal(err)

@@ -551,8 +551,8 @@ func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, 
 			if cp, ok := e.cache.get(row); ok {
 				return cp, nil
 			}
-			if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 || len(row.Head) > 0 {
-				return e.read(ctx, []store.Checkpoint{row}) // reads on its own
+			if readsAlone(row) {
+				return e.read(ctx, []store.Checkpoint{row})
 			}
 		case !errors.Is(err, store.ErrNotFound):
 			return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
@@ -606,10 +606,16 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 	if cp, ok := e.cache.get(row); ok {
 		return cp, nil
 	}
-	if row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 || len(row.Head) > 0 {
+	if readsAlone(row) {
 		return e.read(ctx, []store.Checkpoint{row})
 	}
 	return e.getChain(ctx, thread, row.ID)
+}
+
+// readsAlone says row is its own chain: a base, a row from before
+// listings (a whole document), a rebase or the head snapshot.
+func readsAlone(row store.Checkpoint) bool {
+	return row.Base || len(row.Meta) == 0 || len(row.Rebased) > 0 || len(row.Head) > 0
 }
 
 // History lists checkpoints newest first (id < before when before > 0, at

@@ -69,10 +69,7 @@ func (e *Engine) rebases(ctx context.Context, thread string, rerooted []Reroot, 
 		if err != nil {
 			return nil, fmt.Errorf("read checkpoint %d to rebase it: %w", r.ID, err)
 		}
-		doc, ok, err := e.graph.wholeDoc(&cp, row)
-		if err == nil && !ok {
-			doc, err = e.graph.valuesDoc(&cp)
-		}
+		doc, err := e.graph.rebaseDoc(&cp, row)
 		if err != nil {
 			return nil, fmt.Errorf("encode the rebase of checkpoint %d: %w", r.ID, err)
 		}

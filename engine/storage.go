@@ -445,9 +445,9 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	// A checkpoint a run ends at (no task due) also goes as the thread's
 	// head snapshot: whole, so a new process reads the thread's newest
 	// state in one row (see headDoc).
-	var head *headWriter
+	var headOps [][]json.RawMessage // its transcript ops, when it is one (see wholeDoc)
 	if len(cp.Tasks) == 0 && valuesSize(cp.Values) <= headMax {
-		head = &headWriter{lit: blobber{inline: true}}
+		headOps = make([][]json.RawMessage, len(groups))
 	}
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
 	citems := map[string]canonKeyed{}               // the same in canonical form, while it can be
@@ -459,7 +459,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 			c.sameRole = c.Role == grp.Node
 			sg.Calls = append(sg.Calls, c)
 		}
-		for _, w := range grp.Writes {
+		for wi, w := range grp.Writes {
 			if w.Channel == g.transcript && g.transcript != "" {
 				eff := effects[next]
 				next++
@@ -479,13 +479,13 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 					return encoded{}, err
 				}
 				sg.Writes = append(sg.Writes, storedWrite{w.Channel, enc})
-				if err := head.write(gi, w.Channel, enc, false); err != nil {
-					return encoded{}, err
+				if headOps != nil {
+					if headOps[gi] == nil {
+						headOps[gi] = make([]json.RawMessage, len(grp.Writes))
+					}
+					headOps[gi][wi] = enc
 				}
 				continue
-			}
-			if err := head.write(gi, w.Channel, w.Value, true); err != nil {
-				return encoded{}, err
 			}
 			v := w.Value
 			if key, ok := g.keyed[w.Channel]; ok && !base {
@@ -577,9 +577,11 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		}
 	}
 	doc.omitIDs(cp, parent)
-	headDoc, err := head.doc(g, &doc, cp)
-	if err != nil {
-		return encoded{}, err
+	var headDoc []byte
+	if headOps != nil {
+		if headDoc, err = g.wholeDoc(cp, groups, headOps); err != nil {
+			return encoded{}, fmt.Errorf("encode the head snapshot: %w", err)
+		}
 	}
 	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
 		doc.Tasks = nil // the listing's next
@@ -982,17 +984,17 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 			return Checkpoint{}, err
 		}
 		baseValues = cp.Values
+	case last.row.Base: // a head snapshot or a whole rebase too (parseRow)
+		if last.doc.Values == nil {
+			return Checkpoint{}, fmt.Errorf("%s: base checkpoint %d holds no values: %w", where, last.row.ID, ErrCorrupt)
+		}
+		baseValues = last.doc.Values
 	case len(last.row.Rebased) > 0:
 		var rb stateDoc
 		if err := decodeStateDoc(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
 			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
 		}
 		baseValues = rb.Values
-	case last.row.Base:
-		if last.doc.Values == nil {
-			return Checkpoint{}, fmt.Errorf("%s: base checkpoint %d holds no values: %w", where, last.row.ID, ErrCorrupt)
-		}
-		baseValues = last.doc.Values
 	default:
 		return Checkpoint{}, fmt.Errorf("%s: checkpoint %d holds only a delta and its parent is gone (pruned without a rebase?): %w; fork from a newer checkpoint", where, last.row.ID, ErrCorrupt)
 	}
@@ -1040,15 +1042,8 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 					headOps = append(headOps, op)
 				}
 				if transcriptInline != nil {
-					items, err := listItems(transcriptInline)
-					if err != nil {
+					if transcript, inlineItems, err = hashItems(transcriptInline); err != nil {
 						return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
-					}
-					inlineItems = make(map[string]json.RawMessage, len(items))
-					transcript = make([]string, len(items))
-					for j, it := range items {
-						transcript[j] = store.ContentHash(it)
-						inlineItems[transcript[j]] = it
 					}
 					transcriptInline = nil
 				}
@@ -1107,13 +1102,9 @@ func (g *Graph) rebuild(ctx context.Context, st store.Store, chain []store.Check
 	if transcriptInline != nil && len(wantMsg) > 0 {
 		// The head's own transcript writes name messages of the inline
 		// list (a head snapshot's): no need to read them.
-		items, err := listItems(transcriptInline)
-		if err != nil {
+		var err error
+		if _, inlineItems, err = hashItems(transcriptInline); err != nil {
 			return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
-		}
-		inlineItems = make(map[string]json.RawMessage, len(items))
-		for _, it := range items {
-			inlineItems[itemHash(it)] = it
 		}
 	}
 	for h := range inlineItems {
@@ -1446,19 +1437,29 @@ func (g *Graph) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 	where := rowName{r.ID, r.ThreadID} // spelled out on an error only
 	err := decodeListing(r.Meta, &p.meta, !head)
 	state := r.State
+	var whole *stateDoc // a rebase in wholeDoc's form, decoded
 	switch {
 	case len(r.Head) > 0:
 		// The head snapshot: this row as a base that reads on its own.
 		state, p.row.Base = r.Head, true
-	case head && len(r.Rebased) > 0 && wholeRebase(r.Rebased):
-		// A rebase in the same form (wholeDoc): its writes read whole.
-		state, p.row.Base = r.Rebased, true
+	case head && len(r.Rebased) > 0:
+		// A rebase that holds the writes (rebaseDoc) reads as a base; an
+		// older one, values only, leaves them to the row's own document.
+		var rb stateDoc
+		if decodeStateDoc(r.Rebased, &rb) == nil && len(rb.Groups) > 0 {
+			whole, p.row.Base = &rb, true
+		}
 	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
 	}
 	if head {
-		if err = decodeStateDoc(state, &p.doc); err == nil {
+		if whole != nil {
+			p.doc = *whole
+		} else {
+			err = decodeStateDoc(state, &p.doc)
+		}
+		if err == nil {
 			p.doc.Format = max(p.doc.Format, p.meta.format)
 			if p.doc.Format >= 3 && p.doc.Tasks == nil {
 				for _, n := range p.meta.Next {
@@ -1500,6 +1501,22 @@ type rowName struct {
 
 func (n rowName) String() string {
 	return fmt.Sprintf("checkpoint %d of thread %q", n.id, threadName(n.thread))
+}
+
+// hashItems reads an inline transcript list: its items' hashes in order,
+// and the items by hash.
+func hashItems(raw json.RawMessage) ([]string, map[string]json.RawMessage, error) {
+	items, err := listItems(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	hashes := make([]string, len(items))
+	byHash := make(map[string]json.RawMessage, len(items))
+	for i, it := range items {
+		hashes[i] = store.ContentHash(it) // not itemHash: a read need not remember texts
+		byHash[hashes[i]] = it
+	}
+	return hashes, byHash, nil
 }
 
 // isList tells an inline transcript (a rebase's) from an op.

@@ -385,9 +385,6 @@ func (s *Store) Size(ctx context.Context, thread string) (int64, error) {
 		if th := s.threads[thread]; th != nil {
 			for _, cp := range th.cps {
 				n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
-				if cp.ID == th.headID {
-					n += t + int64(len(th.head)) + 8
-				}
 				for _, r := range cp.BlobRefs {
 					n += int64(len(r))
 				}
@@ -405,6 +402,9 @@ func (s *Store) Size(ctx context.Context, thread string) (int64, error) {
 			}
 			for h, b := range th.blobs {
 				n += t + int64(len(h)+len(b)) + 8
+			}
+			if th.head != nil {
+				n += t + int64(len(th.head)) + 8
 			}
 		}
 		for op, d := range s.drafts[thread] {

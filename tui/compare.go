@@ -196,7 +196,7 @@ func (d *compareDialog) View(th *themes.Theme, h help.Model) string {
 
 // toggleMark marks the checkpoint under the cursor (again: unmarks it).
 func (m *Model) toggleMark() tea.Cmd {
-	id := m.tree.cursor
+	id := m.timeline.tree.cursor
 	if id == 0 {
 		return m.setFlash("no checkpoint under the cursor to mark", true)
 	}
@@ -213,10 +213,10 @@ func (m *Model) openCompare() tea.Cmd {
 	if m.par.mark == 0 || m.par.markThread != m.thread {
 		return m.setFlash("mark a checkpoint first: "+m.keys.Mark.Help().Key+" marks the one under the cursor", true)
 	}
-	if m.tree.cursor == 0 {
+	if m.timeline.tree.cursor == 0 {
 		return m.setFlash("no checkpoint under the cursor to compare", true)
 	}
-	d := &compareDialog{a: m.par.mark, b: m.tree.cursor, loading: true, keys: newCompareKeys()}
+	d := &compareDialog{a: m.par.mark, b: m.timeline.tree.cursor, loading: true, keys: newCompareKeys()}
 	m.openDialog(d)
 	return loadCompare(m.ctx, m.deps.Backend, m.thread, d)
 }

@@ -152,23 +152,24 @@ func TestTimelineKeysAlone(t *testing.T) {
 	tr := newTree()
 	tr.merge([]*tlNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
 	tr.jump(3)
-	if moved, ok := p.Update(runes("h"), tr); !ok || !moved || tr.cursor != 2 {
+	p.tree = tr
+	if moved, ok := p.Update(runes("h")); !ok || !moved || tr.cursor != 2 {
 		t.Fatalf("h steps back: ok %v moved %v at @%d", ok, moved, tr.cursor)
 	}
-	if moved, ok := p.Update(runes("g"), tr); !ok || !moved || tr.cursor != 1 {
+	if moved, ok := p.Update(runes("g")); !ok || !moved || tr.cursor != 1 {
 		t.Fatalf("g goes to the first: ok %v moved %v at @%d", ok, moved, tr.cursor)
 	}
-	if _, ok := p.Update(runes("i"), tr); ok {
+	if _, ok := p.Update(runes("i")); ok {
 		t.Fatal("i is not the timeline's")
 	}
-	p.follow(tr)
-	if p.position != [2]int{1, 3} || p.leaf != 3 || p.title(tr) != "Timeline · 3" {
-		t.Fatalf("position %v, leaf @%d, title %q", p.position, p.leaf, p.title(tr))
+	p.follow()
+	if p.position != [2]int{1, 3} || p.leaf != 3 || p.title() != "Timeline · 3" {
+		t.Fatalf("position %v, leaf @%d, title %q", p.position, p.leaf, p.title())
 	}
-	p.reset()
+	p.reset("t1")
 	p.total = 8000
-	if p.title(newTree()) != "Timeline · loading 0/8000" || p.leaf != 0 || p.keys.Prev.Keys() == nil {
-		t.Fatalf("a thread being opened: title %q, leaf @%d, keys kept %v", p.title(newTree()), p.leaf, p.keys.Prev.Keys())
+	if p.title() != "Timeline · loading 0/8000" || p.leaf != 0 || p.keys.Prev.Keys() == nil || p.tree.len() != 0 {
+		t.Fatalf("a thread being opened: title %q, leaf @%d, keys kept %v, %d checkpoints", p.title(), p.leaf, p.keys.Prev.Keys(), p.tree.len())
 	}
 }
 

@@ -40,7 +40,7 @@ type cursorFollower interface {
 // dialogFollows gives a dialog that follows the cursor where it is now.
 func (m *Model) dialogFollows() {
 	if f, ok := m.dialog.(cursorFollower); ok {
-		f.followCursor(m.cur, m.tree.cursor)
+		f.followCursor(m.cur, m.timeline.tree.cursor)
 	}
 }
 

@@ -90,7 +90,7 @@ func (m *Model) openEditState() tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
+	if m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.EditState.Help().Key+" again in a moment", true)
 	}
 	cp := m.cur.cp

@@ -33,7 +33,7 @@ func TestFollowGrowsTheTimeline(t *testing.T) {
 	}
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("the thread loaded and followed", func() bool { return h.loaded() && h.m.follow.on })
-	head := h.m.tree.maxID
+	head := h.m.timeline.tree.maxID
 	h.until("the cursor at the head", func() bool { return h.at(head) })
 	h.until("the marker", func() bool { return h.contains("following") })
 
@@ -45,12 +45,12 @@ func TestFollowGrowsTheTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.until("the other run's checkpoints on the timeline, the cursor at the new head", func() bool {
-		return h.m.tree.maxID == newest.ID && h.at(newest.ID)
+		return h.m.timeline.tree.maxID == newest.ID && h.at(newest.ID)
 	})
 
 	// The user moves away from the head: the next turn does not move the cursor.
 	h.key("k", "k")
-	at := h.m.tree.cursor
+	at := h.m.timeline.tree.cursor
 	if at == newest.ID {
 		t.Fatal("k did not move the cursor")
 	}
@@ -61,10 +61,10 @@ func TestFollowGrowsTheTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.until("the third turn on the timeline", func() bool { return h.m.tree.maxID == third.ID })
+	h.until("the third turn on the timeline", func() bool { return h.m.timeline.tree.maxID == third.ID })
 	h.drain()
-	if h.m.tree.cursor != at {
-		t.Errorf("cursor moved from @%d to @%d while the user was away from the head", at, h.m.tree.cursor)
+	if h.m.timeline.tree.cursor != at {
+		t.Errorf("cursor moved from @%d to @%d while the user was away from the head", at, h.m.timeline.tree.cursor)
 	}
 }
 

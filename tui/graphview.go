@@ -197,7 +197,7 @@ func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 
 // openGraph shows the graph for the checkpoint under the cursor.
 func (m *Model) openGraph() tea.Cmd {
-	if m.cur == nil || m.cur.cp.ID != m.tree.cursor {
+	if m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
 	}
 	m.openDialog(newGraphDialog(m.cur, newGraphKeys(m.keys)))
@@ -211,7 +211,7 @@ type scrubMsg struct{ by int }
 func scrub(by int) tea.Cmd { return func() tea.Msg { return scrubMsg{by: by} } }
 
 func (m *Model) onScrub(msg scrubMsg) tea.Cmd {
-	if m.screen != screenThread || !m.tree.step(msg.by) {
+	if m.screen != screenThread || !m.timeline.tree.step(msg.by) {
 		return nil
 	}
 	return m.cursorMoved()

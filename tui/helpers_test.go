@@ -276,10 +276,10 @@ func (h *harness) screen() string { return ansi.Strip(h.m.View()) }
 // loaded reports that the thread view shows the checkpoint under the cursor.
 func (h *harness) loaded() bool {
 	m := h.m
-	return !m.timeline.loading && m.cur != nil && m.tree.cursor == m.cur.cp.ID && !m.busy()
+	return !m.timeline.loading && m.cur != nil && m.timeline.tree.cursor == m.cur.cp.ID && !m.busy()
 }
 
-func (h *harness) at(id int64) bool { return h.loaded() && h.m.tree.cursor == id }
+func (h *harness) at(id int64) bool { return h.loaded() && h.m.timeline.tree.cursor == id }
 
 func (h *harness) contains(s string) bool { return strings.Contains(h.screen(), s) }
 

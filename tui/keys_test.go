@@ -17,27 +17,27 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)
 	h.until("the thread", h.loaded)
-	start := h.m.tree.cursor
+	start := h.m.timeline.tree.cursor
 	h.key("k")
 	h.until("k moved", h.loaded)
-	up := h.m.tree.cursor
+	up := h.m.timeline.tree.cursor
 	if up == start {
 		t.Fatalf("k should move the timeline's row up from #%d", start)
 	}
 	h.key("j")
 	h.until("j moved", h.loaded)
-	if h.m.tree.cursor != start {
-		t.Fatalf("j should move back down to #%d, at #%d", start, h.m.tree.cursor)
+	if h.m.timeline.tree.cursor != start {
+		t.Fatalf("j should move back down to #%d, at #%d", start, h.m.timeline.tree.cursor)
 	}
 	h.key("h")
 	h.until("h scrubbed", h.loaded)
-	if h.m.tree.cursor == start {
+	if h.m.timeline.tree.cursor == start {
 		t.Fatal("h should step back a checkpoint")
 	}
 	h.key("l")
 	h.until("l scrubbed", h.loaded)
-	if h.m.tree.cursor != start {
-		t.Fatalf("l should step forward to #%d, at #%d", start, h.m.tree.cursor)
+	if h.m.timeline.tree.cursor != start {
+		t.Fatalf("l should step forward to #%d, at #%d", start, h.m.timeline.tree.cursor)
 	}
 	// In a pane, k and j scroll.
 	h.key("tab")
@@ -246,15 +246,15 @@ func TestKeysRebindFromTheConfig(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t", Keys: map[string][]string{"prev": {"w"}, "help": {"?", "f1"}}}, 80, 24)
 	h.until("the thread", h.loaded)
-	start := h.m.tree.cursor
+	start := h.m.timeline.tree.cursor
 	h.key("h")
 	h.drain()
-	if h.m.tree.cursor != start {
+	if h.m.timeline.tree.cursor != start {
 		t.Fatal("h is not prev any more")
 	}
 	h.key("w")
 	h.until("w scrubbed", h.loaded)
-	if h.m.tree.cursor == start {
+	if h.m.timeline.tree.cursor == start {
 		t.Fatal("w should be prev")
 	}
 	if got := h.m.keys.Prev.Help().Key; got != "w" {

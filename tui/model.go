@@ -95,7 +95,6 @@ type Model struct {
 	// The thread view.
 	thread   string
 	gen      int
-	tree     *tree
 	timeline timelinePane
 	cache    *cache
 	cur      *detail
@@ -137,7 +136,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		ctx: ctx, deps: deps,
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		tree: newTree(), cache: newCache(), content: newContentPanes(), thread: s.Thread,
+		cache: newCache(), content: newContentPanes(), thread: s.Thread,
 		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
 	}
@@ -147,6 +146,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m.composer = newComposer()
 	m.timeline.keys = newTimelineKeys(m.keys)
+	m.timeline.reset(s.Thread)
+	m.timeline.loading = false // until Init opens the thread
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
 	m.content.keys = newContentKeys(m.keys)
 	m.setTheme(th)
@@ -165,6 +166,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.theme = th
 	m.content.setTheme(th)
 	m.themeGen++
+	m.timeline.setTheme(th, m.themeGen)
 	m.help.Styles = help.Styles{
 		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
 		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
@@ -402,7 +404,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	defer m.afterNavKey()
-	if moved, ok := m.timeline.Update(msg, m.tree); ok {
+	if moved, ok := m.timeline.Update(msg); ok {
 		if moved {
 			return m.cursorMoved()
 		}
@@ -496,7 +498,7 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		if t.ID == m.thread && m.tree.len() > 0 {
+		if t.ID == m.thread && m.timeline.tree.len() > 0 {
 			m.screen = screenThread
 			return m.sync(false)
 		}
@@ -572,7 +574,7 @@ func (m *Model) focusedPane() int {
 
 func (m *Model) scrollFocused(n int) tea.Cmd {
 	if m.focus == focusTimeline {
-		if m.tree.moveRow(n) {
+		if m.timeline.tree.moveRow(n) {
 			return m.cursorMoved()
 		}
 		return nil
@@ -629,7 +631,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	if wheel != 0 {
 		if target == focusTimeline {
-			m.timeline.scroll(m.tree, wheel)
+			m.timeline.scroll(wheel)
 			return m.wantWords()
 		}
 		main, side := m.visiblePanes()
@@ -644,7 +646,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	m.focus = target
 	if target == focusTimeline {
-		if id, ok := m.timeline.at(m.tree, msg.Y-1); ok && m.tree.jump(id) {
+		if id, ok := m.timeline.at(msg.Y - 1); ok && m.timeline.tree.jump(id) {
 			return m.cursorMoved()
 		}
 	}

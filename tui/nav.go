@@ -72,8 +72,8 @@ func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *tlNode) string
 }
 
 // linesTo is how many lines rows off..r take (turn headers included).
-func (p *timelinePane) linesTo(t *tree, r int) int {
-	n := 0
+func (p *timelinePane) linesTo(r int) int {
+	t, n := p.tree, 0
 	for i := p.off; i <= r && i < len(t.rows); i++ {
 		n++
 		if t.nodes[t.rows[i]].turnStart {
@@ -84,8 +84,8 @@ func (p *timelinePane) linesTo(t *tree, r int) int {
 }
 
 // maxOff is the largest offset that still fills the pane.
-func (p *timelinePane) maxOff(t *tree) int {
-	lines := 0
+func (p *timelinePane) maxOff() int {
+	t, lines := p.tree, 0
 	for r := len(t.rows) - 1; r >= 0; r-- {
 		lines++
 		if t.nodes[t.rows[r]].turnStart {
@@ -107,7 +107,7 @@ type wordsMsg struct {
 
 // wantWords asks for the words of the turn rows on screen not yet read.
 func (m *Model) wantWords() tea.Cmd {
-	t, p := m.tree, &m.timeline
+	t, p := m.timeline.tree, &m.timeline
 	if m.thread == "" || p.h <= 0 {
 		return nil
 	}
@@ -216,7 +216,7 @@ func (m *Model) afterNavKey() {
 // the start of the turn under the cursor, or the one before when already
 // there) or of the next turn on the branch.
 func (m *Model) jumpTurn(dir int) tea.Cmd {
-	t := m.tree
+	t := m.timeline.tree
 	if t.nodes[t.cursor] == nil {
 		return nil
 	}
@@ -251,11 +251,11 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 	if err != nil || id <= 0 {
 		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
 	}
-	if !m.tree.jump(id) {
+	if !m.timeline.tree.jump(id) {
 		if m.timeline.loading {
 			return m.setFlash(fmt.Sprintf("@%d is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
-		return m.setFlash(fmt.Sprintf("no checkpoint @%d on thread %s (it has @1–@%d)", id, termtext.Name(m.thread), m.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("no checkpoint @%d on thread %s (it has @1–@%d)", id, termtext.Name(m.thread), m.timeline.tree.maxID), true)
 	}
 	return m.cursorMoved()
 }
@@ -289,7 +289,7 @@ func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, 
 func (k promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
-	if m.thread == "" || m.tree.len() == 0 {
+	if m.thread == "" || m.timeline.tree.len() == 0 {
 		return m.setFlash("open a thread with checkpoints first (t)", true)
 	}
 	in := newInput()
@@ -354,7 +354,7 @@ func (m *Model) zoomSizes() {
 	inner := m.layout.paneInner
 	if p < 0 {
 		m.timeline.SetSize(m.w-2, inner)
-		m.timeline.ensureVisible(m.tree)
+		m.timeline.ensureVisible()
 		return
 	}
 	m.content.panes[p].SetSize(m.w-2, inner)
@@ -367,7 +367,7 @@ func (m *Model) zoomedCols() [][]string {
 	p := m.zoomedPane()
 	var s string
 	if p < 0 {
-		s = frame(m.timelineTitle()+" · + back", m.timelineContent(), m.w, l.bodyH, true, m.border(true), m.theme.PaneTitleFocused)
+		s = frame(m.timeline.title()+" · + back", m.timeline.View(), m.w, l.bodyH, true, m.border(true), m.theme.PaneTitleFocused)
 	} else {
 		s = m.framePane(p, m.w, true)
 	}

@@ -27,14 +27,14 @@ func TestTurnKeys(t *testing.T) {
 		h.until(step.key+" to @"+itoa(step.want), func() bool { return h.at(step.want) })
 	}
 	h.key("{")
-	if h.m.tree.cursor != 1 || !strings.Contains(h.m.status.text, "no earlier turn") {
-		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.status.text)
+	if h.m.timeline.tree.cursor != 1 || !strings.Contains(h.m.status.text, "no earlier turn") {
+		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.timeline.tree.cursor, h.m.status.text)
 	}
 	h.key("end")
 	h.until("@24", func() bool { return h.at(24) })
 	h.key("}")
-	if h.m.tree.cursor != 24 || !strings.Contains(h.m.status.text, "no later turn") {
-		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.tree.cursor, h.m.status.text)
+	if h.m.timeline.tree.cursor != 24 || !strings.Contains(h.m.status.text, "no later turn") {
+		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.timeline.tree.cursor, h.m.status.text)
 	}
 }
 
@@ -64,15 +64,15 @@ func TestGotoKey(t *testing.T) {
 		h.key(":")
 		h.typeText(bad.text)
 		h.key("enter")
-		if h.m.tree.cursor != 17 || !strings.Contains(h.m.status.text, bad.want) || !h.m.status.isErr {
-			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.tree.cursor, h.m.status.text)
+		if h.m.timeline.tree.cursor != 17 || !strings.Contains(h.m.status.text, bad.want) || !h.m.status.isErr {
+			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.timeline.tree.cursor, h.m.status.text)
 		}
 	}
 	h.key(":")
 	h.typeText("9")
 	h.key("esc")
-	if h.m.nav.prompt != nil || h.m.tree.cursor != 17 {
-		t.Fatalf("esc should close the prompt and go nowhere: at @%d", h.m.tree.cursor)
+	if h.m.nav.prompt != nil || h.m.timeline.tree.cursor != 17 {
+		t.Fatalf("esc should close the prompt and go nowhere: at @%d", h.m.timeline.tree.cursor)
 	}
 	// Keys typed into the prompt are not commands (q does not quit).
 	h.key(":")
@@ -84,8 +84,8 @@ func TestGotoKey(t *testing.T) {
 	// ":9" typed fast arrives as one message: 9 is the prompt's text.
 	h.typeText(":9")
 	h.key("enter")
-	if h.m.tree.cursor != 9 {
-		t.Fatalf("a fast :9 should go to @9, at @%d", h.m.tree.cursor)
+	if h.m.timeline.tree.cursor != 9 {
+		t.Fatalf("a fast :9 should go to @9, at @%d", h.m.timeline.tree.cursor)
 	}
 }
 

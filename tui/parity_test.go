@@ -32,9 +32,9 @@ func TestReplayKeyAsksThenRunsANewBranch(t *testing.T) {
 	}
 	h.key("y")
 	h.until("the replay's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
-	cur := h.m.tree.nodes[h.m.tree.cursor]
-	if h.m.tree.cursor <= 16 || !h.m.tree.isAncestor(17, cur.id) {
-		t.Fatalf("the cursor should follow the new branch from @17, it is at @%d", h.m.tree.cursor)
+	cur := h.m.timeline.tree.nodes[h.m.timeline.tree.cursor]
+	if h.m.timeline.tree.cursor <= 16 || !h.m.timeline.tree.isAncestor(17, cur.id) {
+		t.Fatalf("the cursor should follow the new branch from @17, it is at @%d", h.m.timeline.tree.cursor)
 	}
 	first, err := e.Get(context.Background(), "t", 17)
 	if err != nil || !first.Metadata.Replay || first.ParentID != 2 {
@@ -129,13 +129,13 @@ func TestEditStateStoresAnUpdateThatResumes(t *testing.T) {
 	}
 	h.key("r")
 	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
-	latest, _ := e.Get(context.Background(), "t", h.m.tree.maxID)
+	latest, _ := e.Get(context.Background(), "t", h.m.timeline.tree.maxID)
 	s, _ := ticket.Decode(latest.Values)
 	topics := ""
 	for _, st := range s.Subtasks {
 		topics += st.Topic + " "
 	}
-	if !h.m.tree.isAncestor(17, latest.ID) || topics != "invoice " {
+	if !h.m.timeline.tree.isAncestor(17, latest.ID) || topics != "invoice " {
 		t.Fatalf("the branch from @17 should plan the edited question (invoice), planned %q at @%d", topics, latest.ID)
 	}
 }
@@ -296,7 +296,7 @@ func TestApproveAnEditedDraft(t *testing.T) {
 	}
 	h.key("y")
 	h.until("the approval's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "approved, done") })
-	latest, _ := e.Get(context.Background(), "g", h.m.tree.maxID)
+	latest, _ := e.Get(context.Background(), "g", h.m.timeline.tree.maxID)
 	s, _ := ticket.Decode(latest.Values)
 	found := false
 	for _, op := range s.Operations {

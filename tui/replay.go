@@ -35,8 +35,8 @@ func (w *workerRunner) Replay(ctx context.Context, thread string, checkpoint int
 // askReplay asks before replaying from the checkpoint under the cursor; a
 // checkpoint with nothing due says why on the status line.
 func (m *Model) askReplay() tea.Cmd {
-	id := m.tree.cursor
-	n := m.tree.nodes[id]
+	id := m.timeline.tree.cursor
+	n := m.timeline.tree.nodes[id]
 	if m.thread == "" || n == nil {
 		return m.setFlash("no checkpoint under the cursor to replay from", true)
 	}

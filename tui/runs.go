@@ -218,15 +218,15 @@ func (m *Model) send(text string) tea.Cmd {
 		return m.setFlash("open or create a thread first (t)", true)
 	}
 	in := Input{Text: text, Draft: m.composer.draft}
-	if m.tree.len() == 0 {
+	if m.timeline.tree.len() == 0 {
 		return m.startRun("run", 0, in)
 	}
-	leaf := m.tree.nodes[m.timeline.leaf]
-	if leaf == nil || leaf.id == m.tree.maxID {
+	leaf := m.timeline.tree.nodes[m.timeline.leaf]
+	if leaf == nil || leaf.id == m.timeline.tree.maxID {
 		return m.startRun("run", 0, in)
 	}
 	if leaf.pending > 0 {
-		return m.setFlash(fmt.Sprintf("this branch ends at @%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%d)", leaf.id, m.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("this branch ends at @%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%d)", leaf.id, m.timeline.tree.maxID), true)
 	}
 	return m.startRun("fork", leaf.id, in)
 }
@@ -240,7 +240,7 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 		m.thread = ""
 		m.follow.stop()
 		m.gen++
-		m.tree = newTree()
+		m.timeline.reset("")
 		m.cur = nil
 		m.cache.drop(msg.thread)
 		m.afterTreeChange()
@@ -302,27 +302,27 @@ func (m *Model) Shutdown(timeout time.Duration) {
 }
 
 func (m *Model) resume() tea.Cmd {
-	if m.thread == "" || m.tree.len() == 0 {
+	if m.thread == "" || m.timeline.tree.len() == 0 {
 		return m.setFlash("nothing to resume here", true)
 	}
 	// What is on screen comes first: a paused checkpoint under the cursor
 	// (say, one a fork branched from) or the paused end of the branch on
 	// screen resumes where it stopped; the engine refuses one already
 	// continued.
-	for _, id := range []int64{m.tree.cursor, m.tree.leaf()} {
-		if n := m.tree.nodes[id]; n != nil && id != m.tree.maxID && n.pending > 0 {
+	for _, id := range []int64{m.timeline.tree.cursor, m.timeline.tree.leaf()} {
+		if n := m.timeline.tree.nodes[id]; n != nil && id != m.timeline.tree.maxID && n.pending > 0 {
 			return m.startRun("resume", id, Input{})
 		}
 	}
-	latest := m.tree.nodes[m.tree.maxID]
+	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
 	if latest == nil || latest.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%d has no pending tasks", m.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%d has no pending tasks", m.timeline.tree.maxID), true)
 	}
 	return m.startRun("resume", 0, Input{})
 }
 
 func (m *Model) openFork() tea.Cmd {
-	id := m.tree.cursor
+	id := m.timeline.tree.cursor
 	if id == 0 {
 		return m.setFlash("no checkpoint under the cursor to fork from", true)
 	}
@@ -330,7 +330,7 @@ func (m *Model) openFork() tea.Cmd {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
 	note := fmt.Sprintf("A new branch starts at @%d with this message; nothing is deleted, the old branch stays.", id)
-	if n := m.tree.nodes[id]; n != nil && n.pending > 0 {
+	if n := m.timeline.tree.nodes[id]; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
 	}
 	f := newForm(m.theme, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
@@ -345,7 +345,7 @@ func (m *Model) openFork() tea.Cmd {
 }
 
 func (m *Model) openDiscard() tea.Cmd {
-	latest := m.tree.nodes[m.tree.maxID]
+	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
 	if latest == nil || latest.pending == 0 {
 		return m.setFlash("the newest checkpoint has no pending tasks to discard", true)
 	}

@@ -77,7 +77,7 @@ func (m *Model) startSearch(q string) tea.Cmd {
 		return m.setFlash("a search is under way", true)
 	}
 	m.nav.search = searchState{query: q, running: true}
-	t := m.tree
+	t := m.timeline.tree
 	// Snapshots for the Cmd's goroutine: the branch on screen, listings,
 	// the state under the cursor.
 	var branch []int64
@@ -251,7 +251,7 @@ func (m *Model) goHit(i int) tea.Cmd {
 	h := m.nav.search.hits[i]
 	m.nav.search.at = i
 	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%d %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
-	if !m.tree.jump(h.id) {
+	if !m.timeline.tree.jump(h.id) {
 		return m.setFlash(fmt.Sprintf("match %d/%d is at @%d, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
 	}
 	return tea.Batch(flash, m.cursorMoved())

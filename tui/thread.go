@@ -11,8 +11,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.screen = screenThread
 	m.thread = thread
 	m.gen++
-	m.tree = newTree()
-	m.timeline.reset() // loading, at no checkpoint
+	m.timeline.reset(thread) // loading, at no checkpoint
 	m.cur = nil
 	for _, t := range m.threads.threads {
 		if t.ID == thread {
@@ -82,7 +81,7 @@ func (m *Model) sync(follow bool) tea.Cmd {
 	if follow {
 		m.timeline.followNext = true
 	}
-	t := m.tree
+	t := m.timeline.tree
 	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
 	known := make(map[int64]bool, 64)
 	for id := t.maxID; id > 0 && id > t.maxID-syncPage*4; id-- {
@@ -102,30 +101,30 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		m.timeline.loading = false
 		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
-	wasEmpty := m.tree.len() == 0
-	head := m.tree.maxID
-	added := m.tree.merge(msg.nodes)
+	wasEmpty := m.timeline.tree.len() == 0
+	head := m.timeline.tree.maxID
+	added := m.timeline.tree.merge(msg.nodes)
 	var cmds []tea.Cmd
 	moved := false
 	if !msg.sync && msg.more {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
 	} else if !msg.sync {
 		m.timeline.loading = false
-		if m.tree.len() == 0 {
+		if m.timeline.tree.len() == 0 {
 			cmds = append(cmds, m.opened()) // no checkpoint to wait for
 		}
 	}
-	if wasEmpty && m.tree.len() > 0 && !m.timeline.followNext {
-		moved = m.tree.jump(m.tree.maxID)
+	if wasEmpty && m.timeline.tree.len() > 0 && !m.timeline.followNext {
+		moved = m.timeline.tree.jump(m.timeline.tree.maxID)
 	}
 	if msg.sync {
 		// Follow a run: its first checkpoint, then every new child of the
 		// checkpoint under the cursor while the cursor is at the head.
 		for _, id := range added {
-			n := m.tree.nodes[id]
-			atHead := m.tree.cursor == head && n.parent == m.tree.cursor
-			if m.timeline.followNext || atHead || m.tree.cursor == 0 {
-				m.tree.jump(id)
+			n := m.timeline.tree.nodes[id]
+			atHead := m.timeline.tree.cursor == head && n.parent == m.timeline.tree.cursor
+			if m.timeline.followNext || atHead || m.timeline.tree.cursor == 0 {
+				m.timeline.tree.jump(id)
 				m.timeline.followNext = false
 				moved = true
 			}
@@ -137,8 +136,8 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 			moved = true
 		}
 	}
-	if m.timeline.total < m.tree.len() {
-		m.timeline.total = m.tree.len()
+	if m.timeline.total < m.timeline.tree.len() {
+		m.timeline.total = m.timeline.tree.len()
 	}
 	m.afterTreeChange()
 	cmds = append(cmds, m.wantWords())
@@ -153,14 +152,14 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 
 // afterTreeChange refreshes what is derived from the tree and cursor.
 func (m *Model) afterTreeChange() {
-	m.timeline.follow(m.tree)
+	m.timeline.follow()
 	m.dialogFollows()
 }
 
 // cursorMoved shows the checkpoint under the cursor, loading it if needed.
 func (m *Model) cursorMoved() tea.Cmd {
 	m.afterTreeChange()
-	id := m.tree.cursor
+	id := m.timeline.tree.cursor
 	if id == 0 {
 		return nil
 	}
@@ -182,12 +181,12 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	}
 	if msg.version != m.cache.version(msg.thread) {
 		// Built before the stored writes changed: read it again.
-		if msg.id == m.tree.cursor {
+		if msg.id == m.timeline.tree.cursor {
 			return m.cursorMoved()
 		}
 		return nil
 	}
-	if msg.id == m.tree.cursor {
+	if msg.id == m.timeline.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
 		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts(), m.opened())
@@ -202,7 +201,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 // competes with the read the screen waits for), one at a time; when it
 // ends, the cursor's neighbours then get theirs.
 func (m *Model) prefetch() tea.Cmd {
-	t := m.tree
+	t := m.timeline.tree
 	if m.cache.prefetching || m.thread == "" || m.cur == nil || m.cur.cp.ID != t.cursor {
 		return nil
 	}

@@ -14,6 +14,13 @@ import (
 // around the cursor. Rows are cached (see rowKey), so a scrub step renders
 // only the rows whose look changed.
 type timelinePane struct {
+	// tree is the open thread's checkpoints as far as they are loaded,
+	// with the cursor; thread is "" when none is open.
+	tree   *tree
+	thread string
+	theme  *themes.Theme
+	// themeGen changes with the theme: cached rows of another are stale.
+	themeGen  int
 	off, w, h int
 	rows      map[rowKey]string
 	// words are the customer's words of turn rows, loaded for the rows
@@ -55,10 +62,10 @@ func (k timelineKeys) FullHelp() [][]key.Binding {
 func (p *timelinePane) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *timelinePane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
 
-// Update scrubs t by a key: handled is whether the key is the timeline's,
+// Update scrubs the tree by a key: handled is whether the key is the timeline's,
 // moved whether the cursor moved (the root then shows the checkpoint).
-func (p *timelinePane) Update(msg tea.KeyMsg, t *tree) (moved, handled bool) {
-	k := p.keys
+func (p *timelinePane) Update(msg tea.KeyMsg) (moved, handled bool) {
+	k, t := p.keys, p.tree
 	switch {
 	case key.Matches(msg, k.Prev):
 		return t.step(-1), true
@@ -77,8 +84,8 @@ func (p *timelinePane) Update(msg tea.KeyMsg, t *tree) (moved, handled bool) {
 }
 
 // title names the pane: how many checkpoints, or how far loading got.
-func (p *timelinePane) title(t *tree) string {
-	n := t.len()
+func (p *timelinePane) title() string {
+	n := p.tree.len()
 	title := fmt.Sprintf("Timeline · %d", n)
 	if p.loading && p.total > n {
 		title = fmt.Sprintf("Timeline · loading %d/%d", n, p.total)
@@ -90,12 +97,13 @@ func (p *timelinePane) title(t *tree) string {
 
 // follow takes what the tree's cursor changed: its place, branch and
 // leaf, and the rows scrolled to show it.
-func (p *timelinePane) follow(t *tree) {
+func (p *timelinePane) follow() {
+	t := p.tree
 	p.leaf = t.leaf()
 	a, b := t.position()
 	p.position = [2]int{a, b}
 	p.branch = t.branchInfo()
-	p.ensureVisible(t)
+	p.ensureVisible()
 }
 
 // rowKey is everything a row's look depends on.
@@ -112,13 +120,19 @@ type rowKey struct {
 
 func (p *timelinePane) SetSize(w, h int) { p.w, p.h = max(w, 1), max(h, 0) }
 
-// reset empties the pane for a thread being opened: its history loads.
-func (p *timelinePane) reset() {
-	*p = timelinePane{w: p.w, h: p.h, keys: p.keys, loading: true}
+// setTheme takes the theme rows are drawn in; gen changes with it.
+func (p *timelinePane) setTheme(th *themes.Theme, gen int) { p.theme, p.themeGen = th, gen }
+
+// reset empties the pane for thread being opened ("" for none): its
+// history loads.
+func (p *timelinePane) reset(thread string) {
+	*p = timelinePane{w: p.w, h: p.h, keys: p.keys, theme: p.theme, themeGen: p.themeGen,
+		tree: newTree(), thread: thread, loading: thread != ""}
 }
 
 // ensureVisible scrolls so the cursor's row is on screen.
-func (p *timelinePane) ensureVisible(t *tree) {
+func (p *timelinePane) ensureVisible() {
+	t := p.tree
 	n := t.nodes[t.cursor]
 	if n == nil || p.h <= 0 {
 		return
@@ -130,18 +144,19 @@ func (p *timelinePane) ensureVisible(t *tree) {
 		p.off = n.row - p.h + 1
 	}
 	// Turn headers take lines too (nav.go).
-	for p.off < n.row && p.linesTo(t, n.row) > p.h {
+	for p.off < n.row && p.linesTo(n.row) > p.h {
 		p.off++
 	}
-	p.scroll(t, 0)
+	p.scroll(0)
 }
 
-func (p *timelinePane) scroll(t *tree, n int) {
-	p.off = min(max(p.off+n, 0), p.maxOff(t))
+func (p *timelinePane) scroll(n int) {
+	p.off = min(max(p.off+n, 0), p.maxOff())
 }
 
 // at is the checkpoint on inner line y, if any (a turn header is none).
-func (p *timelinePane) at(t *tree, y int) (int64, bool) {
+func (p *timelinePane) at(y int) (int64, bool) {
+	t := p.tree
 	if y < 0 || y >= p.h {
 		return 0, false
 	}
@@ -158,8 +173,9 @@ func (p *timelinePane) at(t *tree, y int) (int64, bool) {
 	return 0, false
 }
 
-// lines renders the visible rows; leaf is the current branch's end.
-func (p *timelinePane) lines(t *tree, th *themes.Theme, theme int) []string {
+// rowLines renders the visible rows (rows are cached by what they show).
+func (p *timelinePane) rowLines() []string {
+	t, th, theme := p.tree, p.theme, p.themeGen
 	leaf := t.leaf()
 	out := make([]string, 0, p.h)
 	if len(p.rows) > 8192 {
@@ -264,16 +280,16 @@ func renderRow(th *themes.Theme, k rowKey) string {
 	return th.Rail.Render(railS) + trunc(body, avail)
 }
 
-// timelineContent is the timeline pane's lines, or what to say instead.
-func (m *Model) timelineContent() []string {
-	th := m.theme
+// View is the pane's lines: the visible rows, or what to say instead.
+func (p *timelinePane) View() []string {
+	th := p.theme
 	switch {
-	case m.thread == "":
+	case p.thread == "":
 		return []string{th.Muted.Render("No thread open."), th.Muted.Render("t lists threads.")}
-	case m.tree.len() == 0 && m.timeline.loading:
+	case p.tree.len() == 0 && p.loading:
 		return []string{th.Muted.Render("loading…")}
-	case m.tree.len() == 0:
-		return append([]string{th.Text.Render("No checkpoints yet.")}, wrapStyled(th.Muted, "Press i and type the customer's message to start this thread.", m.timeline.w)...)
+	case p.tree.len() == 0:
+		return append([]string{th.Text.Render("No checkpoints yet.")}, wrapStyled(th.Muted, "Press i and type the customer's message to start this thread.", p.w)...)
 	}
-	return m.timeline.lines(m.tree, th, m.themeGen)
+	return p.rowLines()
 }

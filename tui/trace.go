@@ -33,7 +33,7 @@ type traceMsg struct {
 
 // openTrace reads the resume around the cursor.
 func (m *Model) openTrace() tea.Cmd {
-	t := m.tree
+	t := m.timeline.tree
 	n := t.nodes[t.cursor]
 	if n == nil {
 		return nil

@@ -74,7 +74,7 @@ func (m *Model) relayout() {
 	m.lessons.SetSize(m.w, max(m.h-2, 1))
 	m.script.SetSize(m.w, l.bodyH)
 	m.timeline.SetSize(l.tlW-2, l.paneInner)
-	m.timeline.ensureVisible(m.tree)
+	m.timeline.ensureVisible()
 	m.syncPanes()
 	m.zoomSizes()
 }
@@ -106,7 +106,7 @@ func (m *Model) View() string {
 
 func (m *Model) viewThread() string {
 	l := m.layout
-	tl := strings.Split(frame(m.timelineTitle(), m.timelineContent(), l.tlW, l.bodyH, m.focus == focusTimeline, m.border(m.focus == focusTimeline), m.theme.PaneTitle), "\n")
+	tl := strings.Split(frame(m.timeline.title(), m.timeline.View(), l.tlW, l.bodyH, m.focus == focusTimeline, m.border(m.focus == focusTimeline), m.theme.PaneTitle), "\n")
 	main, side := m.visiblePanes()
 	cols := [][]string{tl, strings.Split(m.framePane(main, l.mainW, m.focus == focusMain), "\n")}
 	if l.wide {
@@ -150,7 +150,7 @@ func (m *Model) framePane(p, w int, focused bool) string {
 		titleStyle = m.theme.PaneTitleFocused
 	}
 	lines := m.content.View(p)
-	if m.cur == nil && m.thread != "" && !m.timeline.loading && m.tree.len() == 0 {
+	if m.cur == nil && m.thread != "" && !m.timeline.loading && m.timeline.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
 		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
 	}
@@ -189,8 +189,8 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	title := strings.Join(parts, " ")
 	if m.cur != nil {
 		title += fmt.Sprintf(" · @%d", m.cur.cp.ID)
-		if m.cur.cp.ID != m.tree.cursor && m.tree.cursor != 0 {
-			title += fmt.Sprintf(" (loading @%d)", m.tree.cursor)
+		if m.cur.cp.ID != m.timeline.tree.cursor && m.timeline.tree.cursor != 0 {
+			title += fmt.Sprintf(" (loading @%d)", m.timeline.tree.cursor)
 		}
 	}
 	if sc := &m.content.panes[p].scroll; sc.maxOff() > 0 {
@@ -198,8 +198,6 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	}
 	return title
 }
-
-func (m *Model) timelineTitle() string { return m.timeline.title(m.tree) }
 
 func wrapStyled(st styleT, text string, w int) []string {
 	lines := wrap(text, w)
@@ -221,7 +219,7 @@ func (m *Model) viewComposer() string {
 	}
 	hint := "i: write a message"
 	head := m.live.head
-	if head != nil && (head.thread != m.thread || head.cp.ID != m.tree.maxID) {
+	if head != nil && (head.thread != m.thread || head.cp.ID != m.timeline.tree.maxID) {
 		head = nil
 	}
 	switch {
@@ -234,9 +232,9 @@ func (m *Model) viewComposer() string {
 		hint = fmt.Sprintf("@%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
 	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.cp.ID:
 		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
-	case m.tree.len() == 0:
+	case m.timeline.tree.len() == 0:
 		hint = "i: write the first message of " + termtext.Name(m.thread)
-	case m.timeline.leaf != 0 && m.timeline.leaf != m.tree.maxID:
+	case m.timeline.leaf != 0 && m.timeline.leaf != m.timeline.tree.maxID:
 		hint = fmt.Sprintf("i: write a message (continues this branch from @%d) · f forks at the cursor", m.timeline.leaf)
 	case m.timeline.leaf != 0:
 		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.timeline.leaf)
@@ -261,7 +259,7 @@ func (m *Model) viewStatus() string {
 	if m.screen == screenThread && m.thread != "" {
 		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
 		if m.timeline.position[1] > 0 {
-			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
 		}
 		if m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))

@@ -413,8 +413,7 @@ func (m *Model) openApproval() tea.Cmd {
 		}
 		rs := m.runSettings()
 		ans := &answerInfo{approve: approve, op: h.gate.op.ID, reason: reason}
-		m.live.kind = kind
-		m.live.starting = true
+		m.live.begin(kind)
 		m.clearFlash()
 		m.refreshLive()
 		edited, payload := dlg.isEdited && approve, dlg.payload()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
@@ -30,8 +31,8 @@ import (
 // (its handle, kind, worker, kill point, progress and streams) and what the
 // last one left (the head it reads, a kill, a resume phase, an approval
 // answer), and renders them into lines when they change; View only joins
-// them. The root routes run messages here (start, apply, end) and lays the
-// strip out between the panes and the composer.
+// them. The root routes run messages to Update and lays the strip out
+// between the panes and the composer.
 type liveStrip struct {
 	theme  *themes.Theme
 	w, h   int    // the screen's: the strip takes at most liveMax(h) rows
@@ -70,6 +71,9 @@ func newLiveStrip(keys threadKeys, scrub help.KeyMap, canKill func() bool) liveS
 	return liveStrip{keys: keys, scrub: scrub, canKill: canKill}
 }
 
+// setTheme takes the theme the strip renders in (the root re-renders it).
+func (s *liveStrip) setTheme(th *themes.Theme) { s.theme = th }
+
 // SetSize takes the screen's size.
 func (s *liveStrip) SetSize(w, h int) { s.w, s.h = w, h }
 
@@ -94,6 +98,88 @@ func (s *liveStrip) render(thread string) {
 }
 
 func (s *liveStrip) busy() bool { return s.run != nil || s.starting }
+
+// readingHead counts a read of the head sent.
+func (s *liveStrip) readingHead() { s.headLoading++ }
+
+// headRead takes a read of the head that came back: h is kept when the
+// read is of the thread shown (current) and did not fail.
+func (s *liveStrip) headRead(h *headInfo, current bool) {
+	s.headLoading = max(s.headLoading-1, 0)
+	if current {
+		s.head = h
+	}
+}
+
+// wantsCosts says whether the head's costs are still to be read (and none
+// are being read); it marks them as being read.
+func (s *liveStrip) wantsCosts() bool {
+	if s.head == nil || s.head.costsRead || s.costsLoading {
+		return false
+	}
+	s.costsLoading = true
+	return true
+}
+
+// setCosts takes the costs read for head: false when the head moved on
+// meanwhile (they are read again for the new one).
+func (s *liveStrip) setCosts(head int64, costs *engine.Costs) bool {
+	s.costsLoading = false
+	if s.head == nil || s.head.cp.ID != head {
+		return false
+	}
+	s.head.costs, s.head.costsRead = costs, true
+	return true
+}
+
+// begin marks a run of kind as starting (its start Cmd is in flight).
+func (s *liveStrip) begin(kind string) { s.starting, s.kind = true, kind }
+
+// forget drops what the last run left: another thread is being opened.
+func (s *liveStrip) forget() { s.head, s.killed, s.phase, s.answer = nil, nil, nil, nil }
+
+// stopping marks the run under way as stopping for a quit; first says
+// whether it was not already.
+func (s *liveStrip) stopping() (first bool) {
+	first, s.quitting = !s.quitting, true
+	return first
+}
+
+// runNews is what a run message changed that the root acts on.
+type runNews struct {
+	startErr error // the run did not start
+	started  bool
+	saved    bool // a checkpoint was stored
+	finished bool // the run ended, with final
+	final    RunUpdate
+}
+
+// Update takes the messages of the run under way: its start (current says
+// whether it runs on the thread shown) and batches of its updates; the Cmd
+// waits for the next batch.
+func (s *liveStrip) Update(msg tea.Msg, current bool) (runNews, tea.Cmd) {
+	switch msg := msg.(type) {
+	case runStartedMsg:
+		s.starting = false
+		if msg.err != nil {
+			return runNews{startErr: msg.err}, nil
+		}
+		s.start(msg, current)
+		return runNews{started: true}, waitRun(msg.run)
+	case runUpdatesMsg:
+		if msg.run != s.run || s.run == nil {
+			return runNews{}, nil
+		}
+		var n runNews
+		n.saved, n.finished, n.final = s.apply(msg.updates)
+		if !n.finished {
+			return n, waitRun(s.run)
+		}
+		s.end(n.final)
+		return n, nil
+	}
+	return runNews{}, nil
+}
 
 // headOf is the head when it is the thread's.
 func (s *liveStrip) headOf(thread string) *headInfo {

@@ -73,12 +73,11 @@ type costsMsg struct {
 // per head, and after the checkpoint under the cursor is shown: the first
 // screen does not wait for them.
 func (m *Model) wantCosts() tea.Cmd {
-	h := m.live.head
 	c, ok := m.deps.Backend.(coster)
-	if !ok || h == nil || h.costsRead || m.live.costsLoading || m.cur == nil || !m.content.shows(paneInsp) {
+	if !ok || m.cur == nil || !m.content.shows(paneInsp) || !m.live.wantsCosts() {
 		return nil
 	}
-	m.live.costsLoading = true
+	h := m.live.head
 	ctx, gen, thread, id := m.ctx, m.gen, m.thread, h.cp.ID
 	return func() tea.Msg {
 		msg := costsMsg{gen: gen, thread: thread, head: id}
@@ -91,12 +90,11 @@ func (m *Model) wantCosts() tea.Cmd {
 }
 
 func (m *Model) onCosts(msg costsMsg) tea.Cmd {
-	m.live.costsLoading = false
 	if msg.gen != m.gen || msg.thread != m.thread {
+		m.live.setCosts(0, nil) // no longer in flight
 		return nil
 	}
-	if h := m.live.head; h != nil && h.cp.ID == msg.head {
-		h.costs, h.costsRead = msg.costs, true
+	if m.live.setCosts(msg.head, msg.costs) {
 		m.syncPanes() // the inspector's header shows them
 		return nil
 	}

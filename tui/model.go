@@ -145,9 +145,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	m.composer = newComposer()
-	m.timeline.keys = newTimelineKeys(m.keys)
-	m.timeline.reset(s.Thread)
-	m.timeline.loading = false // until Init opens the thread
+	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
 	m.content.keys = newContentKeys(m.keys)
 	m.setTheme(th)
@@ -179,7 +177,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 		m.script.render(th)
 	}
 	m.composer.setTheme(th)
-	m.live.theme = th
+	m.live.setTheme(th)
 	m.syncPanes()
 	m.refreshLive()
 }

@@ -64,8 +64,7 @@ func (m *Model) startReplay(id int64) tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	m.live.starting = true
-	m.live.kind = "replay"
+	m.live.begin("replay")
 	m.clearFlash()
 	ctx, thread, rs, gen := m.ctx, m.thread, m.runSettings(), m.gen
 	m.refreshLive()

@@ -96,8 +96,7 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	m.live.starting = true
-	m.live.kind = kind
+	m.live.begin(kind)
 	m.clearFlash()
 	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
 	if in.Text != "" {
@@ -126,37 +125,35 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 }
 
 func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	m.live.starting = false
-	if msg.err != nil {
+	news, wait := m.live.Update(msg, msg.gen == m.gen)
+	if news.startErr != nil {
 		m.refreshLive()
-		return m.setFlash(msg.err.Error(), true)
+		return m.setFlash(news.startErr.Error(), true)
 	}
 	m.timeline.followNext = msg.gen == m.gen
 	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
 		m.next.armed = "" // a kill point is armed for one run
 	}
-	m.live.start(msg, msg.gen == m.gen)
 	m.refreshLive()
-	return waitRun(msg.run)
+	return wait
 }
 
 func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
-	if msg.run != m.live.run || m.live.run == nil {
-		return nil
-	}
+	news, wait := m.live.Update(msg, false)
 	var cmds []tea.Cmd
-	saved, finished, final := m.live.apply(msg.updates)
-	if saved || finished {
+	if news.saved || news.finished {
 		cmds = append(cmds, m.sync(false))
 	}
-	if !finished {
-		m.refreshLive()
-		return tea.Batch(append(cmds, waitRun(m.live.run))...)
+	if !news.finished {
+		if wait != nil {
+			m.refreshLive()
+		}
+		return tea.Batch(append(cmds, wait)...)
 	}
+	final := news.final
 	if m.live.progress.checkpoints == 0 {
 		m.timeline.followNext = false // nothing was written: there is nothing to follow
 	}
-	m.live.end(final)
 	// The run stored writes for checkpoints it did not finish (a kill, a
 	// failure): what was shown of them is out of date.
 	m.cache.dropPending(m.thread)
@@ -270,8 +267,7 @@ func (m *Model) quit() tea.Cmd {
 	if m.live.run == nil {
 		return tea.Quit
 	}
-	if !m.live.quitting {
-		m.live.quitting = true
+	if m.live.stopping() {
 		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run, then quitting…", false),
 			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
 	}

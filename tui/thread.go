@@ -19,7 +19,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 		}
 	}
 	m.cache.drop(thread)
-	m.live.head, m.live.killed, m.live.phase, m.live.answer = nil, nil, nil, nil
+	m.live.forget()
 	m.follow.stop()
 	m.opening.pending = true
 	m.syncPanes()
@@ -56,19 +56,19 @@ func (m *Model) opened() tea.Cmd {
 // reloadHead reads the thread's newest checkpoint again (after a run, a
 // kill, a discard, or on opening the thread).
 func (m *Model) reloadHead() tea.Cmd {
-	m.live.headLoading++
+	m.live.readingHead()
 	return loadHead(m.ctx, m.deps.Backend, m.gen, m.thread)
 }
 
 func (m *Model) onHead(msg headMsg) tea.Cmd {
-	m.live.headLoading = max(m.live.headLoading-1, 0)
-	if msg.gen != m.gen || msg.thread != m.thread {
+	current := msg.gen == m.gen && msg.thread == m.thread
+	m.live.headRead(msg.head, current && msg.err == nil)
+	if !current {
 		return nil
 	}
 	if msg.err != nil {
 		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
 	}
-	m.live.head = msg.head
 	m.refreshLive()
 	return m.wantCosts()
 }

@@ -120,6 +120,12 @@ type rowKey struct {
 
 func (p *timelinePane) SetSize(w, h int) { p.w, p.h = max(w, 1), max(h, 0) }
 
+// newTimelinePane is the pane of thread ("" for none), empty until Init
+// opens the thread.
+func newTimelinePane(keys timelineKeys, thread string) timelinePane {
+	return timelinePane{keys: keys, tree: newTree(), thread: thread}
+}
+
 // setTheme takes the theme rows are drawn in; gen changes with it.
 func (p *timelinePane) setTheme(th *themes.Theme, gen int) { p.theme, p.themeGen = th, gen }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/themes"
 )
@@ -123,7 +124,7 @@ func (d *pointDialog) View(th *themes.Theme, h help.Model) string {
 // answer: approve, or reject with a reason.
 type approvalDialog struct {
 	dialogSize // SetSize: the room the root gives it
-	gate       *gateInfo
+	gate       *ticket.Gate
 	asking     bool // reject: asking for the reason
 	reason     textinput.Model
 	err        string
@@ -144,7 +145,7 @@ func (a *approvalDialog) payload() string {
 	if a.isEdited {
 		return a.edited
 	}
-	return a.gate.op.Payload
+	return a.gate.Op.Payload
 }
 
 // setEdited keeps an edited draft; the dialog shows it.
@@ -152,7 +153,7 @@ func (a *approvalDialog) setEdited(text string) {
 	a.edited, a.isEdited, a.wrapped = text, true, nil
 }
 
-func newApprovalDialog(th *themes.Theme, g *gateInfo, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
+func newApprovalDialog(th *themes.Theme, g *ticket.Gate, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
 	in := textinput.New()
 	in.Prompt = "› "
 	in.PromptStyle = th.Prompt
@@ -230,15 +231,15 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 		return out
 	}
 	var head []string
-	head = append(head, kv("operation", g.op.Kind+" "+g.op.ID, th.Strong)...)
+	head = append(head, kv("operation", g.Op.Kind+" "+g.Op.ID, th.Strong)...)
 	head = append(head, kv("question", "create this reply as an outgoing draft to the customer?", th.Text)...)
 	switch {
-	case g.auth == nil:
+	case g.Grant == nil:
 		head = append(head, kv("authorization", "none attached", th.Muted)...)
-	case g.expired:
-		head = append(head, kv("authorization", fmt.Sprintf("%s EXPIRED at %s: approving records the decision, but create_draft will be blocked and write nothing", g.auth.Ref, expiry(g.auth.ExpiresAt)), th.Error)...)
+	case g.Problem != "":
+		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but create_draft will write nothing", g.Problem), th.Error)...)
 	default:
-		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt)), th.Text)...)
+		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.Grant.Ref, expiry(g.Grant.ExpiresAt)), th.Text)...)
 	}
 	if a.isEdited {
 		head = append(head, "", th.Heading.Render("Draft to the customer")+th.Warning.Render(" · EDITED (y approves it as edited)"))
@@ -282,7 +283,7 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 		body = append(body[:room-1:room-1], th.Fold.Render(fmt.Sprintf("  … %d more line(s) (the state pane (2) shows the operation)", hidden)))
 	}
 	lines := append(append(append([]string{}, head...), body...), foot...)
-	return box(th, fmt.Sprintf("Approval · @%d", g.checkpoint), lines, w)
+	return box(th, fmt.Sprintf("Approval · @%d", g.Checkpoint), lines, w)
 }
 
 // --- keys of the drill dialogs ---
@@ -412,7 +413,7 @@ func (m *Model) openApproval() tea.Cmd {
 			kind = "reject"
 		}
 		rs := m.runSettings()
-		ans := &answerInfo{approve: approve, op: h.gate.op.ID, reason: reason}
+		ans := &answerInfo{approve: approve, op: h.gate.Op.ID, reason: reason}
 		m.live.begin(kind)
 		m.clearFlash()
 		m.refreshLive()

@@ -431,7 +431,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 	if h.m.composer.draft {
 		t.Fatal("the draft request is for one turn; it should be off again")
 	}
-	opID := h.m.live.head.gate.op.ID // names the reply task's checkpoint and id (ticket.OperationID)
+	opID := h.m.live.head.gate.Op.ID // names the reply task's checkpoint and id (ticket.OperationID)
 	s := h.screen()
 	for _, want := range []string{"waits for approval · a answers", "create_draft " + opID, "authorization grant:customer-consent expires 20", "draft: Here is where things stand", "a approve/reject"} {
 		if !strings.Contains(s, want) {
@@ -489,7 +489,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
-	opID := h.m.live.head.gate.op.ID
+	opID := h.m.live.head.gate.Op.ID
 	h.key("a", "n")
 	if !h.contains("Reason for rejecting (required)") {
 		t.Fatalf("n should ask for the reason:\n%s", h.screen())
@@ -523,8 +523,8 @@ func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
-	opID := h.m.live.head.gate.op.ID
-	if !h.contains("EXPIRED at") {
+	opID := h.m.live.head.gate.Op.ID
+	if !h.contains("BLOCKED: authorization") || !h.contains("expired at") {
 		t.Fatalf("an expired grant should be flagged at the gate:\n%s", h.screen())
 	}
 	h.key("a")

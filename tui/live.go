@@ -653,23 +653,23 @@ func (s *liveStrip) liveAnswer(head *headInfo) (string, []string) {
 }
 
 // liveGate: a draft waits for a person's answer.
-func (s *liveStrip) liveGate(g *gateInfo) (string, []string) {
-	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.checkpoint), s.gateRows(g)
+func (s *liveStrip) liveGate(g *ticket.Gate) (string, []string) {
+	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.Checkpoint), s.gateRows(g)
 }
 
-func (s *liveStrip) gateRows(g *gateInfo) []string {
+func (s *liveStrip) gateRows(g *ticket.Gate) []string {
 	th := s.theme
-	line := "  " + g.op.Kind + " " + g.op.ID + " · "
+	line := "  " + g.Op.Kind + " " + g.Op.ID + " · "
 	st := th.StatusApproval
 	switch {
-	case g.auth == nil:
+	case g.Grant == nil:
 		line += "no authorization attached"
-	case g.expired:
-		line += fmt.Sprintf("authorization %s EXPIRED at %s: approving records the decision, but the draft will be blocked", g.auth.Ref, expiry(g.auth.ExpiresAt))
+	case g.Problem != "":
+		line += "BLOCKED: " + g.Problem + "; approving records the decision, but the draft will write nothing"
 		st = th.Error
 	default:
-		line += fmt.Sprintf("authorization %s expires %s", g.auth.Ref, expiry(g.auth.ExpiresAt))
+		line += fmt.Sprintf("authorization %s expires %s", g.Grant.Ref, expiry(g.Grant.ExpiresAt))
 	}
-	draft := strings.Join(strings.Fields(g.op.Payload), " ")
+	draft := strings.Join(strings.Fields(g.Op.Payload), " ")
 	return []string{st.Render(termtext.Line(line)), th.Muted.Render("  draft: ") + th.Text.Render(trunc(termtext.Line(draft), max(s.w-12, 8)))}
 }

@@ -31,20 +31,11 @@ type headInfo struct {
 	costsRead bool
 	state     ticket.State
 	plan      engine.ResumePlan
-	gate      *gateInfo
+	gate      *ticket.Gate
 	// drafts are the thread's rows in the drafts table (nil when the
 	// backend cannot list them).
 	drafts    []store.Draft
 	canDrafts bool
-}
-
-// gateInfo is a draft waiting at the approval gate.
-type gateInfo struct {
-	checkpoint int64
-	op         ticket.Operation
-	auth       *ticket.Authorization
-	// expired is whether the grant had expired when the head was read.
-	expired bool
 }
 
 type headMsg struct {
@@ -157,25 +148,13 @@ func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 	}
 }
 
-// gateOf finds an unanswered draft at the approval gate.
-func gateOf(cp engine.Checkpoint, s ticket.State, now time.Time) *gateInfo {
-	atGate := false
-	for _, t := range cp.Tasks {
-		atGate = atGate || t.Node == ticket.NodeApproval
+// gateOf is the draft waiting at cp's approval gate, nil when none (the
+// engine's rule: ticket.WaitingDraft).
+func gateOf(cp engine.Checkpoint, s ticket.State, now time.Time) *ticket.Gate {
+	if g, ok := ticket.WaitingDraft(cp, s, now); ok {
+		return &g
 	}
-	op, ok := ticket.PendingDraft(s)
-	if !atGate || !ok {
-		return nil
-	}
-	if _, answered := s.Approvals[op.ID]; answered {
-		return nil
-	}
-	g := &gateInfo{checkpoint: cp.ID, op: op, auth: s.Authorization}
-	if a := s.Authorization; a != nil {
-		exp, err := time.Parse(time.RFC3339, a.ExpiresAt)
-		g.expired = err != nil || !now.Before(exp)
-	}
-	return g
+	return nil
 }
 
 // expiry prints an authorization's RFC 3339 expiry for people (UTC).

@@ -191,7 +191,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		}
 		return "run failed: " + u.Err.Error()
 	}
-	if res.Status == "awaiting-approval" && res.Interrupt != nil {
+	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
 	}
 	if res.Status == "interrupted" && res.Interrupt != nil {

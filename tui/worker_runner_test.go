@@ -150,7 +150,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.typeText(firstInput)
 	h.key("enter")
 	h.until("the approval gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
-	op := h.m.live.head.gate.op.ID
+	op := h.m.live.head.gate.Op.ID
 	h.key("a", "y")
 	h.until("the approval", func() bool {
 		return h.m.live.answer != nil && h.m.live.answer.ended && h.loaded() && h.m.live.head != nil

@@ -266,7 +266,7 @@ func (d *driller) complete(ctx context.Context, thread string, last step, killAt
 		if err != nil {
 			return err
 		}
-		if _, waiting := ticket.PendingDraft(s); waiting && onlyGate(cp) && last.result != nil && last.result.Status == "awaiting-approval" {
+		if _, waiting := ticket.WaitingDraft(cp, s, time.Now()); waiting && onlyGate(cp) && last.result != nil && last.result.Status == engine.RunAwaitingApproval {
 			op = worker.OpApprove
 		}
 		next, err := d.spawn(ctx, op, thread, killAt)
@@ -447,7 +447,7 @@ func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) 
 	}
 	steps := []step{cur}
 	// Points after the gate are reached by the worker that answers it.
-	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == "awaiting-approval" && p.Name != worker.AwaitingApproval {
+	for !cur.killed && cur.errText == "" && cur.result != nil && cur.result.Status == engine.RunAwaitingApproval && p.Name != worker.AwaitingApproval {
 		if cur, err = d.spawn(ctx, worker.OpApprove, thread, killAt); err != nil {
 			return nil, step{}, err
 		}
@@ -478,7 +478,7 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if res.Status != "awaiting-approval" {
+	if res.Status != engine.RunAwaitingApproval {
 		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
 	}
 	s, err := d.spawn(ctx, worker.OpApprove, thread, "")
@@ -550,7 +550,7 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if res.Status != "awaiting-approval" {
+	if res.Status != engine.RunAwaitingApproval {
 		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
 	}
 	op := res.Interrupt.Operation

@@ -357,7 +357,7 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	case !errors.Is(err, store.ErrNotFound):
 		return Operation{}, fmt.Errorf("look up draft %s: %w", op.ID, err)
 	}
-	if reason := grantProblem(grant, d.now()); reason != "" {
+	if reason := GrantProblem(grant, d.now()); reason != "" {
 		op.Status = OpBlocked
 		op.Result = reason + ": a new draft needs a valid grant; ask the customer to re-authorise, then fork this thread with a fresh one (--draft --auth-ttl D)"
 		nc.Block(op.ID, op.Result)
@@ -411,9 +411,9 @@ func NewGrant(ref string, ttl time.Duration, now time.Time) (*Authorization, err
 	return &Authorization{Ref: ref, GrantedAt: now.Format(time.RFC3339Nano), ExpiresAt: now.Add(ttl).Format(time.RFC3339Nano)}, nil
 }
 
-// grantProblem says why a new write may not happen under grant a at now,
+// GrantProblem says why a new write may not happen under grant a at now,
 // or "" when it may.
-func grantProblem(a *Authorization, now time.Time) string {
+func GrantProblem(a *Authorization, now time.Time) string {
 	if a == nil || *a == (Authorization{}) {
 		return "no authorization grant was given for this draft"
 	}

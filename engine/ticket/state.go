@@ -264,7 +264,7 @@ func (t Turn) Validate(now time.Time) error {
 	if !t.Draft {
 		return nil
 	}
-	if reason := grantProblem(t.Authorization, now); reason != "" {
+	if reason := GrantProblem(t.Authorization, now); reason != "" {
 		return fmt.Errorf("%w: %s; a draft turn needs a valid grant: give --auth-ttl D with D > 0", ErrBadGrant, reason)
 	}
 	return nil

@@ -237,7 +237,7 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 	case g.Grant == nil:
 		head = append(head, kv("authorization", "none attached", th.Muted)...)
 	case g.Problem != "":
-		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but create_draft will write nothing", g.Problem), th.Error)...)
+		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but create_draft will be blocked and write nothing", g.Problem), th.Error)...)
 	default:
 		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.Grant.Ref, expiry(g.Grant.ExpiresAt)), th.Text)...)
 	}

@@ -665,7 +665,7 @@ func (s *liveStrip) gateRows(g *ticket.Gate) []string {
 	case g.Grant == nil:
 		line += "no authorization attached"
 	case g.Problem != "":
-		line += "BLOCKED: " + g.Problem + "; approving records the decision, but the draft will write nothing"
+		line += "BLOCKED: " + g.Problem + "; approving records the decision, but the draft will be blocked"
 		st = th.Error
 	default:
 		line += fmt.Sprintf("authorization %s expires %s", g.Grant.Ref, expiry(g.Grant.ExpiresAt))

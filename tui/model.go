@@ -402,6 +402,9 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	defer m.afterNavKey()
+	if m.focus != focusTimeline && m.content.Update(msg, m.focusedPane(), max(m.layout.bodyH-3, 1)) {
+		return nil
+	}
 	if moved, ok := m.timeline.Update(msg); ok {
 		if moved {
 			return m.cursorMoved()
@@ -637,9 +640,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		if target == focusSide {
 			p = side
 		}
-		if p >= 0 {
-			m.content.panes[p].scroll.by(wheel)
-		}
+		m.content.scroll(p, wheel)
 		return nil
 	}
 	m.focus = target

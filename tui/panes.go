@@ -2,6 +2,7 @@ package tui
 
 import (
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
 	"rewind/themes"
@@ -89,6 +90,25 @@ func (c *contentPanes) show(p int) (side bool) {
 		return false
 	}
 	c.sideTab = p
+	return true
+}
+
+// Update scrolls pane p, the focused one, by a key (a page is page
+// lines): handled is whether the key was the panes'.
+func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
+	k := c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		c.scroll(p, -1)
+	case key.Matches(msg, k.Down):
+		c.scroll(p, 1)
+	case key.Matches(msg, k.PageUp):
+		c.scroll(p, -page)
+	case key.Matches(msg, k.PageDown):
+		c.scroll(p, page)
+	default:
+		return false
+	}
 	return true
 }
 

@@ -131,6 +131,33 @@ func newLessonPicker(th *themes.Theme, ls []Lesson) *lessonPicker {
 
 func (p *lessonPicker) setTheme(th *themes.Theme) { p.list.SetDelegate(lessonDelegate{th}) }
 
+func (p *lessonPicker) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *lessonPicker) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+// begin marks l as being prepared under parent: the Cmd prepares it (nil
+// with why not, when another is under way or there is no lesson store).
+func (p *lessonPicker) begin(parent context.Context, l Lesson) (tea.Cmd, string) {
+	if p.preparing != "" {
+		return nil, "lesson " + p.preparing + " is being prepared: wait for it"
+	}
+	if p.prepare == nil {
+		return nil, "no lesson store: run rewind demo to prepare lessons"
+	}
+	p.preparing, p.progress = l.Name, nil
+	ctx, cancel := context.WithCancel(parent)
+	p.cancel, p.ended = cancel, make(chan struct{})
+	return prepareLesson(ctx, p.prepare, l, p.ended), ""
+}
+
+// progressed takes a progress line of the preparation under way.
+func (p *lessonPicker) progressed(line string) { p.progress = append(p.progress, line) }
+
+// prepared ends the preparation under way.
+func (p *lessonPicker) prepared() {
+	p.preparing = ""
+	p.cancel()
+}
+
 // progressRows is how many rows the progress box below the list takes.
 const progressRows = 5
 
@@ -229,29 +256,23 @@ func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson, ended cha
 
 // startLesson starts preparing l, from the picker or at start.
 func (m *Model) startLesson(l Lesson) tea.Cmd {
-	if m.lessons.preparing != "" {
-		return m.setFlash("lesson "+m.lessons.preparing+" is being prepared: wait for it", true)
-	}
-	if m.lessons.prepare == nil {
-		return m.setFlash("no lesson store: run rewind demo to prepare lessons", true)
+	cmd, refused := m.lessons.begin(m.ctx, l)
+	if refused != "" {
+		return m.setFlash(refused, true)
 	}
 	m.screen = screenLessons
-	m.lessons.preparing, m.lessons.progress = l.Name, nil
 	m.logStatus("preparing lesson "+l.Name, false)
-	ctx, cancel := context.WithCancel(m.ctx)
-	m.lessons.cancel, m.lessons.ended = cancel, make(chan struct{})
-	return prepareLesson(ctx, m.lessons.prepare, l, m.lessons.ended)
+	return cmd
 }
 
 // onLessonMsg handles the preparation's messages.
 func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case lessonProgressMsg:
-		m.lessons.progress = append(m.lessons.progress, msg.line)
+		m.lessons.progressed(msg.line)
 		return msg.next
 	case lessonDoneMsg:
-		m.lessons.preparing = ""
-		m.lessons.cancel()
+		m.lessons.prepared()
 		if msg.err != nil {
 			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
 		}

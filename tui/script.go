@@ -181,21 +181,29 @@ func (p *scriptPanel) draw(rows []string, w int) []string {
 	return rows
 }
 
-// toggleScript shows or hides the lesson's script panel.
-func (m *Model) toggleScript() tea.Cmd {
-	if m.script == nil {
-		return m.setFlash("no lesson script here: rewind demo opens a lesson with its script", false)
-	}
-	p := m.script
+// toggle turns the panel's next page of steps, or hides it after the last,
+// or shows it again; relayout says whether its column came or went.
+func (p *scriptPanel) toggle() (relayout bool) {
 	switch {
 	case p.hidden:
 		p.hidden, p.page = false, 0
 	case p.page < p.pages-1:
 		p.page++
-		p.render(m.theme)
-		return nil
+		p.render(p.theme)
+		return false
 	default:
 		p.hidden = true
+	}
+	return true
+}
+
+// toggleScript shows or hides the lesson's script panel.
+func (m *Model) toggleScript() tea.Cmd {
+	if m.script == nil {
+		return m.setFlash("no lesson script here: rewind demo opens a lesson with its script", false)
+	}
+	if !m.script.toggle() {
+		return nil
 	}
 	m.relayout()
 	return m.paneReads() // the panes may have widened into a side column

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -48,6 +49,17 @@ func (s *statusLine) Update(msg flashExpiredMsg) {
 	if msg.id == s.id {
 		s.text = ""
 	}
+}
+
+// View is the line shown in th's style ("" when none).
+func (s *statusLine) View(th *themes.Theme) string {
+	if s.text == "" {
+		return ""
+	}
+	if s.isErr {
+		return th.Error.Render(s.text)
+	}
+	return th.StatusValue.Render(s.text)
 }
 
 // add adds a line to the status log only.

@@ -294,11 +294,7 @@ func (m *Model) viewStatus() string {
 	right := ""
 	switch {
 	case m.status.text != "":
-		st := th.StatusValue
-		if m.status.isErr {
-			st = th.Error
-		}
-		right = st.Render(m.status.text)
+		right = m.status.View(th)
 	case m.live.starting:
 		right = th.StatusRun.Render(m.spin.View() + " starting…")
 	case m.live.run != nil && m.live.progress != nil:
@@ -341,7 +337,7 @@ func (m *Model) viewHelpLine() string {
 	case m.screen == screenThreads:
 		return m.keyLine(m.threads.ShortHelp())
 	case m.screen == screenLessons:
-		return m.keyLine(m.lessons.keys.ShortHelp())
+		return m.keyLine(m.lessons.ShortHelp())
 	case m.composer.open:
 		return m.keyLine(m.composer.ShortHelp())
 	}
@@ -388,7 +384,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		groups = m.threads.FullHelp()
 		title = "Keys · threads"
 	} else if m.screen == screenLessons {
-		groups = m.lessons.keys.FullHelp()
+		groups = m.lessons.FullHelp()
 		title = "Keys · lessons"
 	} else {
 		groups = m.keys.FullHelp()

@@ -235,7 +235,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.threads.set(msg.threads, msg.err, m.thread)
 		for _, t := range msg.threads {
 			if t.ID == m.thread {
-				m.timeline.total = t.Checkpoints
+				m.timeline.setTotal(t.Checkpoints)
 			}
 		}
 		return m, m.loadThreadStates()

@@ -130,7 +130,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		m.refreshLive()
 		return m.setFlash(news.startErr.Error(), true)
 	}
-	m.timeline.followNext = msg.gen == m.gen
+	m.timeline.followNextRun(msg.gen == m.gen)
 	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
 		m.next.armed = "" // a kill point is armed for one run
 	}
@@ -152,7 +152,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	}
 	final := news.final
 	if m.live.progress.checkpoints == 0 {
-		m.timeline.followNext = false // nothing was written: there is nothing to follow
+		m.timeline.followNextRun(false) // nothing was written: there is nothing to follow
 	}
 	// The run stored writes for checkpoints it did not finish (a kill, a
 	// failure): what was shown of them is out of date.

@@ -15,7 +15,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.cur = nil
 	for _, t := range m.threads.threads {
 		if t.ID == thread {
-			m.timeline.total = t.Checkpoints
+			m.timeline.setTotal(t.Checkpoints)
 		}
 	}
 	m.cache.drop(thread)
@@ -79,7 +79,7 @@ func (m *Model) sync(follow bool) tea.Cmd {
 		return nil
 	}
 	if follow {
-		m.timeline.followNext = true
+		m.timeline.followNextRun(true)
 	}
 	t := m.timeline.tree
 	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
@@ -98,46 +98,22 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.timeline.loading = false
+		m.timeline.loadFailed()
 		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
-	wasEmpty := m.timeline.tree.len() == 0
-	head := m.timeline.tree.maxID
-	added := m.timeline.tree.merge(msg.nodes)
+	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
 	var cmds []tea.Cmd
-	moved := false
 	if !msg.sync && msg.more {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
-	} else if !msg.sync {
-		m.timeline.loading = false
-		if m.timeline.tree.len() == 0 {
-			cmds = append(cmds, m.opened()) // no checkpoint to wait for
-		}
-	}
-	if wasEmpty && m.timeline.tree.len() > 0 && !m.timeline.followNext {
-		moved = m.timeline.tree.jump(m.timeline.tree.maxID)
+	} else if !msg.sync && m.timeline.tree.len() == 0 {
+		cmds = append(cmds, m.opened()) // no checkpoint to wait for
 	}
 	if msg.sync {
-		// Follow a run: its first checkpoint, then every new child of the
-		// checkpoint under the cursor while the cursor is at the head.
-		for _, id := range added {
-			n := m.timeline.tree.nodes[id]
-			atHead := m.timeline.tree.cursor == head && n.parent == m.timeline.tree.cursor
-			if m.timeline.followNext || atHead || m.timeline.tree.cursor == 0 {
-				m.timeline.tree.jump(id)
-				m.timeline.followNext = false
-				moved = true
-			}
-			head = max(head, id)
-		}
 		// A run changes the stored writes of the checkpoints it starts from.
 		m.cache.dropPending(m.thread)
 		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
 			moved = true
 		}
-	}
-	if m.timeline.total < m.timeline.tree.len() {
-		m.timeline.total = m.timeline.tree.len()
 	}
 	m.afterTreeChange()
 	cmds = append(cmds, m.wantWords())

@@ -83,6 +83,47 @@ func (p *timelinePane) Update(msg tea.KeyMsg) (moved, handled bool) {
 	return false, false
 }
 
+// takePage merges a page of the thread's history into the tree: sync says
+// it is the newest checkpoints, read after a run stored some; last that it
+// ends the opening read. moved says whether the cursor moved: to the head
+// on the first page, or following a run (its first checkpoint, then every
+// new child of the checkpoint under the cursor while that is the head).
+func (p *timelinePane) takePage(nodes []*tlNode, sync, last bool) (moved bool) {
+	t := p.tree
+	wasEmpty, head := t.len() == 0, t.maxID
+	added := t.merge(nodes)
+	if !sync && last {
+		p.loading = false
+	}
+	if wasEmpty && t.len() > 0 && !p.followNext {
+		moved = t.jump(t.maxID)
+	}
+	if sync {
+		for _, id := range added {
+			n := t.nodes[id]
+			atHead := t.cursor == head && n.parent == t.cursor
+			if p.followNext || atHead || t.cursor == 0 {
+				t.jump(id)
+				p.followNext = false
+				moved = true
+			}
+			head = max(head, id)
+		}
+	}
+	p.total = max(p.total, t.len())
+	return moved
+}
+
+// loadFailed ends the loading of a history that did not read.
+func (p *timelinePane) loadFailed() { p.loading = false }
+
+// followNextRun says whether the next checkpoint a sync brings takes the
+// cursor (a run's first).
+func (p *timelinePane) followNextRun(follow bool) { p.followNext = follow }
+
+// setTotal takes the thread's checkpoint count from its listing.
+func (p *timelinePane) setTotal(n int) { p.total = n }
+
 // title names the pane: how many checkpoints, or how far loading got.
 func (p *timelinePane) title() string {
 	n := p.tree.len()

@@ -120,7 +120,7 @@ func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity.badges != nil {
 		m.fidelity.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
 		if m.cur != nil && m.cur.cp.ID == msg.id {
-			m.content.panes[paneState].key = paneKey{} // its inputs changed: render it again
+			m.content.invalidate(paneState) // its badge changed: render it again
 			m.syncPanes()
 		}
 	}

@@ -113,12 +113,14 @@ type lessonPicker struct {
 	start     string      // the lesson to prepare at start (Settings.Lesson)
 }
 
-func newLessonPicker(th *themes.Theme, ls []Lesson) *lessonPicker {
+// newLessonPicker lists ls; prepare runs one headless, start names the one
+// to prepare at start ("" for none).
+func newLessonPicker(th *themes.Theme, ls []Lesson, prepare PrepareFunc, start string) *lessonPicker {
 	items := make([]list.Item, len(ls))
 	for i, l := range ls {
 		items[i] = lessonItem{l}
 	}
-	p := &lessonPicker{lessons: ls, keys: newLessonKeys()}
+	p := &lessonPicker{lessons: ls, keys: newLessonKeys(), prepare: prepare, start: start}
 	p.list = list.New(items, lessonDelegate{th}, 0, 0)
 	p.list.SetShowTitle(false)
 	p.list.SetShowHelp(false)

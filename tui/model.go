@@ -136,7 +136,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		ctx: ctx, deps: deps,
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		cache: newCache(), content: newContentPanes(), thread: s.Thread,
+		cache: newCache(), thread: s.Thread,
 		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
 	}
@@ -147,13 +147,12 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.composer = newComposer()
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
-	m.content.keys = newContentKeys(m.keys)
+	m.content = newContentPanes(newContentKeys(m.keys))
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons = newLessonPicker(m.theme, s.Lessons)
-	m.lessons.prepare, m.lessons.start = s.Prepare, s.Lesson
+	m.lessons = newLessonPicker(m.theme, s.Lessons, s.Prepare, s.Lesson)
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -466,7 +465,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.screen = screenThreads
 		return loadThreads(m.ctx, m.deps.Backend)
 	case key.Matches(msg, k.Fold):
-		m.content.unfold = !m.content.unfold
+		m.content.toggleFold()
 		m.syncPanes()
 	case key.Matches(msg, k.Script):
 		return m.toggleScript()

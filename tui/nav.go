@@ -71,6 +71,45 @@ func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *tlNode) string
 	return row
 }
 
+// wordsWanted are the turn rows on screen whose words are neither read
+// nor being read; they are marked as being read.
+func (p *timelinePane) wordsWanted() []int64 {
+	t := p.tree
+	if p.h <= 0 {
+		return nil
+	}
+	if p.words == nil {
+		p.words, p.loadingWords = map[int64]string{}, map[int64]string{}
+	}
+	var ids []int64
+	lines := 0
+	for r := p.off; r < len(t.rows) && lines < p.h; r++ {
+		n := t.nodes[t.rows[r]]
+		lines++
+		if !n.turnStart {
+			continue
+		}
+		lines++
+		if _, ok := p.words[n.id]; ok {
+			continue
+		}
+		if _, ok := p.loadingWords[n.id]; ok {
+			continue
+		}
+		p.loadingWords[n.id] = ""
+		ids = append(ids, n.id)
+	}
+	return ids
+}
+
+// takeWords keeps the customer's words read for turn rows.
+func (p *timelinePane) takeWords(words map[int64]string) {
+	for id, w := range words {
+		p.words[id] = w
+		delete(p.loadingWords, id)
+	}
+}
+
 // linesTo is how many lines rows off..r take (turn headers included).
 func (p *timelinePane) linesTo(r int) int {
 	t, n := p.tree, 0
@@ -107,31 +146,10 @@ type wordsMsg struct {
 
 // wantWords asks for the words of the turn rows on screen not yet read.
 func (m *Model) wantWords() tea.Cmd {
-	t, p := m.timeline.tree, &m.timeline
-	if m.thread == "" || p.h <= 0 {
+	if m.thread == "" {
 		return nil
 	}
-	if p.words == nil {
-		p.words, p.loadingWords = map[int64]string{}, map[int64]string{}
-	}
-	var ids []int64
-	lines := 0
-	for r := p.off; r < len(t.rows) && lines < p.h; r++ {
-		n := t.nodes[t.rows[r]]
-		lines++
-		if !n.turnStart {
-			continue
-		}
-		lines++
-		if _, ok := p.words[n.id]; ok {
-			continue
-		}
-		if _, ok := p.loadingWords[n.id]; ok {
-			continue
-		}
-		p.loadingWords[n.id] = ""
-		ids = append(ids, n.id)
-	}
+	ids := m.timeline.wordsWanted()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -169,10 +187,7 @@ func (m *Model) onWords(msg wordsMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.thread != m.thread || m.timeline.words == nil {
 		return nil
 	}
-	for id, w := range msg.words {
-		m.timeline.words[id] = w
-		delete(m.timeline.loadingWords, id)
-	}
+	m.timeline.takeWords(msg.words)
 	return m.wantWords() // the screen may have moved on meanwhile
 }
 

@@ -23,7 +23,45 @@ type contentPanes struct {
 	keys     contentKeys
 }
 
-func newContentPanes() contentPanes { return contentPanes{mainTab: paneConv, sideTab: paneInsp} }
+func newContentPanes(keys contentKeys) contentPanes {
+	return contentPanes{mainTab: paneConv, sideTab: paneInsp, keys: keys}
+}
+
+// refocus keeps the focused pane on screen after SetSize: widened, the
+// pane the main column showed moves to the side column (with the focus);
+// narrowed, the side column's pane moves to the main one. It returns the
+// focus.
+func (c *contentPanes) refocus(f focusID) focusID {
+	switch {
+	case c.wide && f == focusMain && c.mainTab != paneConv:
+		c.sideTab = c.mainTab
+		return focusSide
+	case !c.wide && f == focusSide:
+		c.mainTab = c.sideTab
+		return focusMain
+	}
+	return f
+}
+
+// scrolled is how far down pane p is scrolled, in percent; ok is false
+// when it fits (nothing to scroll).
+func (c *contentPanes) scrolled(p int) (pct int, ok bool) {
+	sc := &c.panes[p].scroll
+	if sc.maxOff() <= 0 {
+		return 0, false
+	}
+	return 100 * sc.off / sc.maxOff(), true
+}
+
+// toEnd scrolls pane p to its last line.
+func (c *contentPanes) toEnd(p int) { c.panes[p].scroll.off = c.panes[p].scroll.maxOff() }
+
+// invalidate makes pane p render again at the next sync (an input it
+// reads beside paneInputs changed).
+func (c *contentPanes) invalidate(p int) { c.panes[p].key = paneKey{} }
+
+// toggleFold shows summaries and long values whole, or folds them again.
+func (c *contentPanes) toggleFold() { c.unfold = !c.unfold }
 
 // contentKeys scroll and switch the content panes: the thread view's bindings
 // (rebindable), copied when the model is built.

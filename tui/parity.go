@@ -45,8 +45,13 @@ func (m *Model) parityLoading() bool {
 // threadStatesMissing says a visible row of the threads list has no state
 // read for the current listing yet.
 func (m *Model) threadStatesMissing() bool {
-	l := &m.threads
-	if m.screen != screenThreads || !l.loaded || l.err != nil {
+	return m.screen == screenThreads && m.threads.statesMissing()
+}
+
+// statesMissing says a visible row has no state read for the current
+// listing yet.
+func (l *threadList) statesMissing() bool {
+	if !l.loaded || l.err != nil {
 		return false
 	}
 	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {

@@ -38,16 +38,15 @@ type threadStateMsg struct {
 
 func (threadStateMsg) parityMsg() {}
 
-// loadThreadStates reads the state of the visible rows not read yet.
-func (m *Model) loadThreadStates() tea.Cmd {
-	l := &m.threads
+// statesWanted are the visible rows whose state is neither read nor being
+// read for the current listing (gen); they are marked as being read.
+func (l *threadList) statesWanted() (ids []string, gen int) {
 	if !l.loaded || l.err != nil {
-		return nil
+		return nil, 0
 	}
 	if l.states == nil {
 		l.states = map[string]threadState{}
 	}
-	var ids []string
 	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {
 		id := l.threads[i].ID
 		if st := l.states[id]; st.gen != l.gen && st.asked != l.gen {
@@ -56,11 +55,19 @@ func (m *Model) loadThreadStates() tea.Cmd {
 			l.states[id] = st
 		}
 	}
+	if len(ids) > 0 {
+		l.inFlight++
+	}
+	return ids, l.gen
+}
+
+// loadThreadStates reads the state of the visible rows not read yet.
+func (m *Model) loadThreadStates() tea.Cmd {
+	ids, gen := m.threads.statesWanted()
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, gen := m.ctx, m.deps.Backend, l.gen
-	l.inFlight++
+	ctx, b := m.ctx, m.deps.Backend
 	return func() tea.Msg {
 		out := make(map[string]threadState, len(ids))
 		for _, id := range ids {
@@ -105,8 +112,10 @@ func readThreadState(ctx context.Context, b Backend, thread string) threadState 
 }
 
 // onThreadStates keeps the states read for the current listing.
-func (m *Model) onThreadStates(msg threadStateMsg) {
-	l := &m.threads
+func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.takeStates(msg.states) }
+
+// takeStates keeps states read (an older answer never undoes a newer one).
+func (l *threadList) takeStates(states map[string]threadState) {
 	l.inFlight = max(l.inFlight-1, 0)
 	if l.states == nil {
 		return
@@ -115,7 +124,7 @@ func (m *Model) onThreadStates(msg threadStateMsg) {
 	// refresh) ask twice; their answers may come back in either order, and
 	// an older answer must not undo a newer one (the row would wait for a
 	// read nobody asks for again).
-	for id, st := range msg.states {
+	for id, st := range states {
 		cur := l.states[id]
 		if cur.gen >= st.gen {
 			continue

@@ -53,17 +53,11 @@ func (m *Model) relayout() {
 	convAtEnd := m.content.panes[paneConv].scroll.atBottom()
 	defer func() {
 		if convAtEnd {
-			sc := &m.content.panes[paneConv].scroll
-			sc.off = sc.maxOff()
+			m.content.toEnd(paneConv)
 		}
 	}()
 	m.content.SetSize(l)
-	c := &m.content
-	if l.wide && m.focus == focusMain && c.mainTab != paneConv {
-		c.sideTab, m.focus = c.mainTab, focusSide
-	} else if !l.wide && m.focus == focusSide {
-		c.mainTab, m.focus = c.sideTab, focusMain
-	}
+	m.focus = m.content.refocus(m.focus)
 	m.composer.SetSize(m.w)
 	m.help.Width = m.w
 	m.pager.SetSize(m.h)
@@ -193,8 +187,8 @@ func (m *Model) paneTitle(p int, focused bool) string {
 			title += fmt.Sprintf(" (loading @%d)", m.timeline.tree.cursor)
 		}
 	}
-	if sc := &m.content.panes[p].scroll; sc.maxOff() > 0 {
-		title += fmt.Sprintf(" · %d%%", 100*sc.off/sc.maxOff())
+	if pct, ok := m.content.scrolled(p); ok {
+		title += fmt.Sprintf(" · %d%%", pct)
 	}
 	return title
 }

@@ -85,7 +85,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		// is not success: the command says why and exits 1.
 		err = res.BlockedErr()
 	}
-	if err == nil && res.Status == "awaiting-approval" && !f.json {
+	if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
 	return report(out, f.json, res, plan, err)
@@ -222,7 +222,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		return runErr
 	}
 	switch res.Status {
-	case "awaiting-approval":
+	case engine.RunAwaitingApproval:
 		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), idText(res.Interrupt.Operation))
 	case "interrupted":
 		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, len(res.Pending), termtext.Line(engine.DescribeTasks(res.Pending)))

@@ -131,7 +131,7 @@ var lessons = []Lesson{
 	{
 		Name: "stale-source", Title: "A source that changes while the run waits", Processes: true,
 		Proves: "a record that changes after it was read is caught: re-read before the reply, or the write is blocked at the gate, or the verification fails",
-		Thread: "drill:" + drill.SourcePoint("awaiting-approval"),
+		Thread: "drill:" + drill.SourcePoint(worker.AwaitingApproval),
 		Steps: []Step{
 			{Do: "a draft turn, then rewind source bump shipments/SO20260901 in another terminal", See: "the record's version moves on while the run waits for approval"},
 			{Do: "a (approve)", See: "the gate blocks the draft, naming the record and both versions"},
@@ -506,10 +506,10 @@ func runBytes(ctx context.Context, env Env) (Verdict, error) {
 	return verdict(fig, good, fails), nil
 }
 
-func runDrill(ctx context.Context, env Env, points []string, pick func(drill.Outcome) bool) (drill.Result, []drill.Outcome, error) {
+func runDrill(ctx context.Context, env Env, points []worker.KillPoint, pick func(drill.Outcome) bool) (drill.Result, []drill.Outcome, error) {
 	var ps []worker.Point
 	for _, name := range points {
-		p, ok := worker.Lookup(name)
+		p, ok := worker.Lookup(string(name))
 		if !ok {
 			return drill.Result{}, nil, fmt.Errorf("no kill point %q", name)
 		}
@@ -547,9 +547,9 @@ func outcomeVerdict(outs []drill.Outcome, describe func(drill.Outcome) string) V
 }
 
 func runKill(ctx context.Context, env Env) (Verdict, error) {
-	var names []string
+	var names []worker.KillPoint
 	for _, p := range worker.Points {
-		names = append(names, string(p.Name))
+		names = append(names, p.Name)
 	}
 	_, outs, err := runDrill(ctx, env, names, func(o drill.Outcome) bool { _, isPoint := worker.Lookup(o.Point); return isPoint })
 	if err != nil {
@@ -565,7 +565,7 @@ func runKill(ctx context.Context, env Env) (Verdict, error) {
 }
 
 func runSideEffect(ctx context.Context, env Env) (Verdict, error) {
-	_, outs, err := runDrill(ctx, env, []string{"after-side-effect"}, func(o drill.Outcome) bool { return o.Point == "after-side-effect" })
+	_, outs, err := runDrill(ctx, env, []worker.KillPoint{worker.AfterSideEffect}, func(o drill.Outcome) bool { return o.Point == string(worker.AfterSideEffect) })
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -575,7 +575,7 @@ func runSideEffect(ctx context.Context, env Env) (Verdict, error) {
 }
 
 func runStale(ctx context.Context, env Env) (Verdict, error) {
-	points := []string{"mid-fanout", "awaiting-approval", "after-side-effect"}
+	points := []worker.KillPoint{worker.MidFanout, worker.AwaitingApproval, worker.AfterSideEffect}
 	_, outs, err := runDrill(ctx, env, points, func(o drill.Outcome) bool { return strings.HasPrefix(o.Point, "source-changed-at-") })
 	if err != nil {
 		return Verdict{}, err

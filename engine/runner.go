@@ -243,7 +243,7 @@ func (r *runner) finish(cp Checkpoint) {
 	r.res.MessagesAfter = cp.Values.Len("messages")
 	switch {
 	case r.res.Interrupt != nil && r.res.Interrupt.When == "approval":
-		r.res.Status = "awaiting-approval"
+		r.res.Status = RunAwaitingApproval
 	case len(cp.Tasks) > 0:
 		r.res.Status = "interrupted"
 	default:

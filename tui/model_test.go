@@ -244,6 +244,26 @@ func TestNewThreadDialogCreatesAndRuns(t *testing.T) {
 	}
 }
 
+// A thread name with a bidi override would show as another name in every
+// list: the form refuses it as it refuses an escape, and creates nothing.
+func TestNewThreadDialogRefusesInvisibleCharacters(t *testing.T) {
+	e := newEngine(t)
+	h := newHarness(t, e, Settings{}, 80, 24)
+	h.until("threads", func() bool { return h.m.threads.loaded })
+	h.key("n")
+	h.key("ctrl+u")
+	h.typeText("evil\u202egnp.exe")
+	h.key("tab")
+	h.typeText(firstInput)
+	h.key("enter")
+	if !h.contains("invisible characters") {
+		t.Fatalf("a bidi override in the name should be refused:\n%s", h.screen())
+	}
+	if ts, err := e.Threads(context.Background()); err != nil || len(ts) != 0 {
+		t.Fatalf("nothing should be created: %v %v", ts, err)
+	}
+}
+
 func TestUntrustedTextIsHarmless(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()

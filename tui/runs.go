@@ -373,8 +373,8 @@ func (m *Model) openNewThread() tea.Cmd {
 		}
 	}
 	f := newForm(m.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
-		if strings.ContainsFunc(v[0], func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return nil, errors.New("the thread name has control characters")
+		if strings.ContainsFunc(v[0], termtext.Unsafe) {
+			return nil, errors.New("the thread name has control or invisible characters (escapes, bidi marks): type it again without them")
 		}
 		if m.threads.find(v[0]) {
 			return nil, fmt.Errorf("thread %s exists: open it from the list", v[0])

@@ -139,7 +139,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 		trig.Hook(point, info)
 	}
 	res, err := perform(ctx, e, req, cfg)
-	if err == nil && res.Status == "awaiting-approval" {
+	if err == nil && res.Status == engine.RunAwaitingApproval {
 		trig.Reached(AwaitingApproval)
 	}
 	return res, err

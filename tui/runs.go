@@ -9,7 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,11 +71,7 @@ func newNextRun(s Settings) nextRun {
 
 func (m *Model) runSettings() RunSettings {
 	var rs RunSettings
-	keys := make([]string, 0, len(m.next.breaks))
-	for k := range m.next.breaks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m.next.breaks))
 	for _, k := range keys {
 		when, node, _ := strings.Cut(k, ":")
 		if when == "before" {

@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -13,10 +14,5 @@ func FreshPostgres(t *testing.T) string { return freshPostgres(t) }
 // CommandPaths is every command's words after `rewind` ("" for rewind
 // alone), sorted.
 func CommandPaths() []string {
-	var out []string
-	for p := range commands() {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(commands()))
 }

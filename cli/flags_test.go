@@ -3,10 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,11 +51,7 @@ func TestEveryCommandRejectsFlagsNotItsOwn(t *testing.T) {
 	for _, c := range all {
 		c.Flags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = true })
 	}
-	var names []string
-	for n := range flags {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(flags))
 	if len(names) < 20 {
 		t.Fatalf("only %d flags in the tree: %v", len(names), names)
 	}

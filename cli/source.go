@@ -3,7 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -46,10 +47,7 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 			}
 			ids := args
 			if len(ids) == 0 {
-				for id := range vs {
-					ids = append(ids, id)
-				}
-				sort.Strings(ids)
+				ids = slices.Sorted(maps.Keys(vs))
 			}
 			out := c.OutOrStdout()
 			rows := make([]ticket.SourceRead, len(ids))

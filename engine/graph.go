@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 
 	"rewind/engine/model"
 )
@@ -214,12 +213,7 @@ func (g *Graph) Validate() error {
 
 // Nodes lists the node names, sorted.
 func (g *Graph) Nodes() []string {
-	out := make([]string, 0, len(g.nodes))
-	for n := range g.nodes {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(g.nodes))
 }
 
 // HasNode reports whether the graph declares node.

@@ -10,7 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"rewind/engine/model"
@@ -103,10 +104,7 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	data := map[string]any{"reason": v.Reason}
 	if len(v.Writes) == 0 {
 		r.rerun = v.Rerun
-		for id := range v.Rerun {
-			rc.Rerun = append(rc.Rerun, id)
-		}
-		sort.Strings(rc.Rerun)
+		rc.Rerun = slices.Sorted(maps.Keys(v.Rerun))
 		data["rerun"] = v.Rerun
 		// Stored with the checkpoint the resumed superstep commits.
 		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))

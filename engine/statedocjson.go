@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -79,11 +80,7 @@ func (w *stateWriter) doc(doc *stateDoc) bool {
 	if len(doc.Values) > 0 {
 		field("values")
 		w.out.WriteByte('{')
-		keys := make([]string, 0, len(doc.Values))
-		for k := range doc.Values {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(doc.Values))
 		for i, k := range keys {
 			if i > 0 {
 				w.out.WriteByte(',')

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -84,12 +85,7 @@ func (r *reference) hook(point engine.HookPoint, info engine.HookInfo) {
 func (r *reference) ids() []int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []int64
-	for id := range r.values {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(r.values))
 }
 
 // sameValues compares two states channel by channel as JSON values.

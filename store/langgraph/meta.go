@@ -1,7 +1,8 @@
 package langgraph
 
 import (
-	"sort"
+	"maps"
+	"slices"
 )
 
 // meta is what a listing takes from a checkpoint's metadata.
@@ -52,10 +53,7 @@ func readMeta(data []byte) meta {
 		}
 	}
 	if ws, ok := all["writes"].(map[string]any); ok {
-		for node := range ws {
-			m.writtenBy = append(m.writtenBy, node)
-		}
-		sort.Strings(m.writtenBy)
+		m.writtenBy = slices.Sorted(maps.Keys(ws))
 	}
 	return m
 }

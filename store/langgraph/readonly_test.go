@@ -114,9 +114,7 @@ func TestSQLiteCannotBeWritten(t *testing.T) {
 }
 
 func keys(m map[string][32]byte) []string {
-	out := slices.Collect(maps.Keys(m))
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // A LangGraph app writing while rewind reads: its newest commits are in

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -365,11 +366,7 @@ func mapsEqual(a, b map[string]int) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(a))
 	for _, k := range keys {
 		if v, ok := b[k]; !ok || v != a[k] {
 			return false

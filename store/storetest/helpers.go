@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -149,11 +150,7 @@ func reformat(t *testing.T, doc []byte) []byte {
 		t.Fatalf("reformat: %v", err)
 	}
 	if m, ok := v.(map[string]any); ok {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		var b bytes.Buffer
 		b.WriteString("{\n")
 		for i := len(keys) - 1; i >= 0; i-- {

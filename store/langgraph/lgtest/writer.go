@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"database/sql"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -90,11 +91,7 @@ func encode(e *msgpack.Encoder, v any) error {
 		}
 		return nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		if err := e.EncodeMapLen(len(x)); err != nil {
 			return err
 		}

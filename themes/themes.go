@@ -10,7 +10,8 @@ package themes
 import (
 	"embed"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,12 +119,7 @@ type Theme struct {
 
 // Names lists the themes, sorted.
 func Names() []string {
-	out := make([]string, 0, len(builders))
-	for n := range builders {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(builders))
 }
 
 // Get returns the named theme; aliases like "nocolor", "mono" and "hc" are

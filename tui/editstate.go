@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -94,11 +95,7 @@ func (m *Model) openEditState() tea.Cmd {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.EditState.Help().Key+" again in a moment", true)
 	}
 	cp := m.cur.cp
-	names := make([]string, 0, len(cp.Values))
-	for k := range cp.Values {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(cp.Values))
 	if len(names) == 0 {
 		return m.setFlash(fmt.Sprintf("@%d holds no channel to edit", cp.ID), true)
 	}

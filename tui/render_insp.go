@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,11 +100,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	}
 	md := cp.Metadata
 	if len(md.Writes) > 0 {
-		nodes := make([]string, 0, len(md.Writes))
-		for n := range md.Writes {
-			nodes = append(nodes, n)
-		}
-		sort.Strings(nodes)
+		nodes := slices.Sorted(maps.Keys(md.Writes))
 		for _, n := range nodes {
 			kv("wrote", n+" → "+strings.Join(md.Writes[n], ", "))
 		}

@@ -2,7 +2,8 @@ package tui
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -122,11 +123,7 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 		// and the gate blocks a draft, when one has changed since.
 		add("")
 		add(th.Heading.Render(fmt.Sprintf("Source versions (%d)", len(s.SourceVersions))) + mark("sourceVersions"))
-		ids := make([]string, 0, len(s.SourceVersions))
-		for id := range s.SourceVersions {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(s.SourceVersions))
 		for _, id := range ids {
 			line := fmt.Sprintf("  %s %s", termtext.Line(id), th.Strong.Render(fmt.Sprintf("v%d", s.SourceVersions[id])))
 			if d.pstate != nil {
@@ -142,11 +139,7 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	if len(s.Operations) > 0 {
 		add("")
 		add(th.Heading.Render(fmt.Sprintf("Operations (%d)", len(s.Operations))) + mark("operations"))
-		ids := make([]string, 0, len(s.Operations))
-		for id := range s.Operations {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(s.Operations))
 		for _, id := range ids {
 			op := s.Operations[id]
 			line := fmt.Sprintf("%s · %s · %s %s", op.ID, op.Kind, op.Status, op.Result)
@@ -159,11 +152,7 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	if len(s.Approvals) > 0 {
 		add("")
 		add(th.Heading.Render(fmt.Sprintf("Approvals (%d)", len(s.Approvals))) + mark("approvals"))
-		ids := make([]string, 0, len(s.Approvals))
-		for id := range s.Approvals {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(s.Approvals))
 		for _, id := range ids {
 			d := s.Approvals[id]
 			verdict, st := "approved", th.StatusDone

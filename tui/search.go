@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -152,11 +154,7 @@ func runSearch(ctx context.Context, b Backend, thread, q string, branch []int64,
 	}
 	// The state under the cursor, channel by channel.
 	if cur != nil {
-		names := make([]string, 0, len(cur.Values))
-		for name := range cur.Values {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(cur.Values))
 		for _, name := range names {
 			v := string(cur.Values[name])
 			if at := strings.Index(strings.ToLower(v), needle); at >= 0 {

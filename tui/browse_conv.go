@@ -18,16 +18,16 @@ import (
 
 // browseConv draws one checkpoint's messages.
 type browseConv struct {
-	th   *themes.Theme
-	pane linePane
-	cp   *browse.Checkpoint
+	theme *themes.Theme
+	pane  linePane
+	cp    *browse.Checkpoint
 	// drawn is the checkpoint and width the lines were made for.
 	drawnID string
 	drawnW  int
 }
 
 func newBrowseConv(th *themes.Theme) *browseConv {
-	return &browseConv{th: th, pane: newLinePane()}
+	return &browseConv{theme: th, pane: newLinePane()}
 }
 
 // KeyMap is the pane's scrolling keys.
@@ -69,11 +69,11 @@ func (c *browseConv) draw(keep bool) {
 	c.drawnW = c.pane.w
 	if c.cp == nil {
 		c.drawnID = ""
-		c.pane.setLines([]string{c.th.Muted.Render("reading…")}, false)
+		c.pane.setLines([]string{c.theme.Muted.Render("reading…")}, false)
 		return
 	}
 	c.drawnID = c.cp.ID
-	c.pane.setLines(convLines(c.th, *c.cp, c.pane.w), keep)
+	c.pane.setLines(convLines(c.theme, *c.cp, c.pane.w), keep)
 }
 
 // convLines draws the messages of cp at width w.

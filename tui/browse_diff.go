@@ -36,9 +36,9 @@ type browseDiffMsg struct {
 
 // browseDiff holds the mark and the last comparison.
 type browseDiff struct {
-	th   *themes.Theme
-	keys diffKeys
-	pane linePane
+	theme *themes.Theme
+	keys  diffKeys
+	pane  linePane
 	// mark is the marked checkpoint of chain markChain.
 	mark      string
 	markChain browse.Chain
@@ -49,7 +49,7 @@ type browseDiff struct {
 }
 
 func newBrowseDiff(th *themes.Theme) *browseDiff {
-	return &browseDiff{th: th, pane: newLinePane(), keys: diffKeys{
+	return &browseDiff{theme: th, pane: newLinePane(), keys: diffKeys{
 		Mark: bind("mark for diff", "m"), Compare: bind("diff mark → cursor", "="),
 	}}
 }
@@ -129,7 +129,7 @@ func (d *browseDiff) View() string { return d.pane.View() }
 
 func (d *browseDiff) draw(keep bool) {
 	d.drawnW = d.pane.w
-	th := d.th
+	th := d.theme
 	switch {
 	case d.loading:
 		d.pane.setLines([]string{th.Muted.Render("comparing…")}, false)

@@ -18,7 +18,7 @@ func (k gotoKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Go, k.C
 
 // browseGoto is the prompt.
 type browseGoto struct {
-	th     *themes.Theme
+	theme  *themes.Theme
 	keys   gotoKeys
 	active bool
 	text   []rune
@@ -26,7 +26,7 @@ type browseGoto struct {
 }
 
 func newBrowseGoto(th *themes.Theme) *browseGoto {
-	return &browseGoto{th: th, w: 80, keys: gotoKeys{
+	return &browseGoto{theme: th, w: 80, keys: gotoKeys{
 		Go: bind("go", "enter"), Cancel: bind("cancel", "esc"), Erase: bind("erase", "backspace"),
 	}}
 }
@@ -66,5 +66,5 @@ func (g *browseGoto) Update(msg tea.Msg) (done bool, prefix string) {
 
 // View is the prompt line.
 func (g *browseGoto) View() string {
-	return g.th.Prompt.Render("go to @") + termtext.Name(string(g.text)) + g.th.Cursor.Render("▏")
+	return g.theme.Prompt.Render("go to @") + termtext.Name(string(g.text)) + g.theme.Cursor.Render("▏")
 }

@@ -47,9 +47,9 @@ type stateNode struct {
 
 // browseState draws one checkpoint's channels as a tree.
 type browseState struct {
-	th   *themes.Theme
-	keys stateKeys
-	cp   *browse.Checkpoint
+	theme *themes.Theme
+	keys  stateKeys
+	cp    *browse.Checkpoint
 	// open overrides a node's default (open above depth 1).
 	open  map[string]bool
 	rows  []stateNode
@@ -61,7 +61,7 @@ type browseState struct {
 }
 
 func newBrowseState(th *themes.Theme) *browseState {
-	return &browseState{th: th, keys: stateKeys{newPaneKeys(), bind("open/close a node", "enter", " ")}, open: map[string]bool{}, w: 40, h: 10, dirty: true}
+	return &browseState{theme: th, keys: stateKeys{newPaneKeys(), bind("open/close a node", "enter", " ")}, open: map[string]bool{}, w: 40, h: 10, dirty: true}
 }
 
 // KeyMap is the pane's keys.
@@ -245,11 +245,11 @@ func (s *browseState) View() string {
 	}
 	s.dirty = false
 	if s.cp == nil {
-		s.cache = s.th.Muted.Render("reading…")
+		s.cache = s.theme.Muted.Render("reading…")
 		return s.cache
 	}
 	if len(s.rows) == 0 {
-		s.cache = s.th.Muted.Render("no channels hold a value at this checkpoint")
+		s.cache = s.theme.Muted.Render("no channels hold a value at this checkpoint")
 		return s.cache
 	}
 	s.top = max(0, min(s.top, s.cur))
@@ -268,15 +268,15 @@ func (s *browseState) View() string {
 		}
 		label := n.label
 		if n.depth == 0 {
-			label = s.th.Strong.Render(label)
+			label = s.theme.Strong.Render(label)
 		}
 		line := strings.Repeat("  ", n.depth) + mark + label
 		if n.text != "" {
-			line += " " + s.th.Muted.Render("=") + " " + n.text
+			line += " " + s.theme.Muted.Render("=") + " " + n.text
 		}
 		line = ansi.Truncate(line, s.w-1, "…")
 		if i == s.cur {
-			line = s.th.Cursor.Render("›") + line
+			line = s.theme.Cursor.Render("›") + line
 		} else {
 			line = " " + line
 		}

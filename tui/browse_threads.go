@@ -26,7 +26,7 @@ func (k threadsKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Short
 
 // browseThreads lists the chains.
 type browseThreads struct {
-	th     *themes.Theme
+	theme  *themes.Theme
 	keys   threadsKeys
 	loaded bool
 	ts     []browse.Thread
@@ -39,7 +39,7 @@ type browseThreads struct {
 }
 
 func newBrowseThreads(th *themes.Theme) *browseThreads {
-	return &browseThreads{th: th, w: 80, h: 20, dirty: true, keys: threadsKeys{
+	return &browseThreads{theme: th, w: 80, h: 20, dirty: true, keys: threadsKeys{
 		Up: bind("up", "up", "k"), Down: bind("down", "down", "j"), Open: bind("open", "enter", "right", "l"),
 	}}
 }
@@ -132,7 +132,7 @@ func (p *browseThreads) View() string {
 		}
 		line := ansi.Truncate(fmt.Sprintf("%-40s %s", name, p.info[i]), p.w-2, "…")
 		if i == p.row {
-			out = append(out, p.th.Cursor.Render("▸ "+line))
+			out = append(out, p.theme.Cursor.Render("▸ "+line))
 		} else {
 			out = append(out, "  "+line)
 		}

@@ -62,8 +62,8 @@ type tlRow struct {
 
 // browseTimeline is one chain's tree.
 type browseTimeline struct {
-	th   *themes.Theme
-	keys browseTimelineKeys
+	theme *themes.Theme
+	keys  browseTimelineKeys
 	// order is the listings oldest first (as the source orders them).
 	order []browse.Listing
 	rows  []tlRow
@@ -82,7 +82,7 @@ type browseTimeline struct {
 }
 
 func newBrowseTimeline(th *themes.Theme) *browseTimeline {
-	return &browseTimeline{th: th, keys: newBrowseTimelineKeys(), byID: map[string]int{}, w: 30, h: 10, dirty: true}
+	return &browseTimeline{theme: th, keys: newBrowseTimelineKeys(), byID: map[string]int{}, w: 30, h: 10, dirty: true}
 }
 
 // KeyMap is the timeline's keys.
@@ -304,7 +304,7 @@ func (t *browseTimeline) View() string {
 	}
 	t.dirty = false
 	if len(t.rows) == 0 {
-		t.cache = t.th.Muted.Render("reading the chain…")
+		t.cache = t.theme.Muted.Render("reading the chain…")
 		return t.cache
 	}
 	if t.cur < t.top {
@@ -324,7 +324,7 @@ func (t *browseTimeline) View() string {
 
 func (t *browseTimeline) row(i int) string {
 	r := t.rows[i]
-	th := t.th
+	th := t.theme
 	indent := ""
 	if d := min(r.depth, 8); d > 0 { // deeper branches stay in column 8
 		indent = strings.Repeat(" ", d-1)

@@ -17,7 +17,7 @@ import (
 
 // browseWrites draws one checkpoint's writes.
 type browseWrites struct {
-	th     *themes.Theme
+	theme  *themes.Theme
 	pane   linePane
 	ws     []browse.TaskWrites
 	read   bool
@@ -25,7 +25,7 @@ type browseWrites struct {
 }
 
 func newBrowseWrites(th *themes.Theme) *browseWrites {
-	return &browseWrites{th: th, pane: newLinePane()}
+	return &browseWrites{theme: th, pane: newLinePane()}
 }
 
 // KeyMap is the pane's scrolling keys.
@@ -59,10 +59,10 @@ func (p *browseWrites) View() string { return p.pane.View() }
 func (p *browseWrites) draw(keep bool) {
 	p.drawnW = p.pane.w
 	if !p.read {
-		p.pane.setLines([]string{p.th.Muted.Render("reading…")}, false)
+		p.pane.setLines([]string{p.theme.Muted.Render("reading…")}, false)
 		return
 	}
-	p.pane.setLines(writesLines(p.th, p.ws, p.pane.w), keep)
+	p.pane.setLines(writesLines(p.theme, p.ws, p.pane.w), keep)
 }
 
 // writesLines draws ws at width w.

@@ -93,7 +93,7 @@ func trunc(s string, w int) string {
 func width(s string) int { return ansi.StringWidth(s) }
 
 // borderSet is one frame's glyphs.
-type borderSet struct{ tl, tr, bl, br, h, v string }
+type borderSet struct{ topLeft, topRight, bottomLeft, bottomRight, horizontal, vertical string }
 
 var (
 	plainBorder   = borderSet{"╭", "╮", "╰", "╯", "─", "│"}
@@ -119,13 +119,13 @@ func frame(title string, lines []string, w, h int, focused bool, border, titleSt
 		t = trunc(" "+title+" ", inner-2)
 	}
 	tw := width(t)
-	b.WriteString(border.Render(bs.tl + bs.h))
+	b.WriteString(border.Render(bs.topLeft + bs.horizontal))
 	b.WriteString(titleStyle.Render(t))
 	if rest := inner - 1 - tw; rest > 0 {
-		b.WriteString(border.Render(strings.Repeat(bs.h, rest)))
+		b.WriteString(border.Render(strings.Repeat(bs.horizontal, rest)))
 	}
-	b.WriteString(border.Render(bs.tr))
-	v := border.Render(bs.v)
+	b.WriteString(border.Render(bs.topRight))
+	v := border.Render(bs.vertical)
 	for i := 0; i < h-2; i++ {
 		b.WriteByte('\n')
 		line := ""
@@ -137,7 +137,7 @@ func frame(title string, lines []string, w, h int, focused bool, border, titleSt
 		b.WriteString(v)
 	}
 	b.WriteByte('\n')
-	b.WriteString(border.Render(bs.bl + strings.Repeat(bs.h, inner) + bs.br))
+	b.WriteString(border.Render(bs.bottomLeft + strings.Repeat(bs.horizontal, inner) + bs.bottomRight))
 	return b.String()
 }
 

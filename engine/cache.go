@@ -42,10 +42,10 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	cp      Checkpoint
-	sum     [32]byte  // of the row's documents
-	created time.Time // the row's CreatedAt
-	pos     *list.Element
+	cp        Checkpoint
+	sum       [32]byte      // of the row's documents
+	created   time.Time     // the row's CreatedAt
+	orderElem *list.Element // its element in c.order (most recent first)
 }
 
 // rowSum identifies a stored row's content.
@@ -85,7 +85,7 @@ func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 		e.sum != rowSum(row.Meta, row.State) {
 		return Checkpoint{}, false
 	}
-	c.order.MoveToFront(e.pos)
+	c.order.MoveToFront(e.orderElem)
 	cp := e.cp
 	cp.Values = maps.Clone(cp.Values)
 	return cp, true
@@ -97,10 +97,10 @@ func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
 	defer c.mu.Unlock()
 	k := cacheKey{cp.Thread, cp.ID}
 	if e, ok := c.items[k]; ok {
-		c.order.Remove(e.pos)
+		c.order.Remove(e.orderElem)
 	}
 	cp.Values = maps.Clone(cp.Values)
-	c.items[k] = cacheEntry{cp: cp, sum: rowSum(row.Meta, row.State), created: row.CreatedAt, pos: c.order.PushFront(k)}
+	c.items[k] = cacheEntry{cp: cp, sum: rowSum(row.Meta, row.State), created: row.CreatedAt, orderElem: c.order.PushFront(k)}
 	for c.order.Len() > c.max {
 		old := c.order.Remove(c.order.Back()).(cacheKey)
 		delete(c.items, old)
@@ -114,7 +114,7 @@ func (c *cache) drop(thread string) {
 	defer c.mu.Unlock()
 	for k, e := range c.items {
 		if k.thread == thread {
-			c.order.Remove(e.pos)
+			c.order.Remove(e.orderElem)
 			delete(c.items, k)
 		}
 	}

@@ -53,8 +53,8 @@ func planIn(scenario, request string) []Subtask {
 	// "the delivery address" is about the address, not about a delivery.
 	lower := addressPhrases.Replace(strings.ToLower(request))
 	type hit struct {
-		pos int
-		t   topic
+		keywordAt int // where the topic's first keyword is in the request
+		t         topic
 	}
 	var hits []hit
 	for _, t := range topicsOf(scenario) {
@@ -68,7 +68,7 @@ func planIn(scenario, request string) []Subtask {
 			hits = append(hits, hit{best, t})
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].keywordAt < hits[j].keywordAt })
 	if len(hits) > MaxSubtasks {
 		hits = hits[:MaxSubtasks]
 	}

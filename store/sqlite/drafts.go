@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"rewind/store"
 	"rewind/store/internal/check"
@@ -38,7 +37,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if err := s.fence(ctx, tx, d.ThreadID, d.Epoch); err != nil {
 		return store.Draft{}, false, err
 	}
-	createdAt = time.Now().UnixMicro()
+	createdAt = s.now()
 	if _, err := s.in(ctx, tx, sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), createdAt); err != nil {
 		return store.Draft{}, false, err
 	}

@@ -53,6 +53,23 @@ type Store struct {
 	// lockFiles are the threads' lock files Lock keeps open (lock.go).
 	lockMu    sync.Mutex
 	lockFiles map[string]*lockFile
+	clock     func() time.Time // stamps rows (WithClock; nil: time.Now)
+}
+
+// Option configures a store (Open).
+type Option func(*Store)
+
+// WithClock gives the store the clock it stamps rows with (a checkpoint
+// given no CreatedAt, task writes, drafts, fences; default time.Now), so a
+// test's stored times do not depend on when it ran.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = now } }
+
+// now is the store's clock in the microseconds a row keeps.
+func (s *Store) now() int64 {
+	if s.clock != nil {
+		return s.clock().UnixMicro()
+	}
+	return time.Now().UnixMicro()
 }
 
 // pool is a database handle with its statements prepared once: parsing is
@@ -82,7 +99,7 @@ var (
 // Open opens the store in the SQLite file at path, creating the file and its
 // directory when missing. It refuses, without writing to it, a file that is
 // not a SQLite database, not rewind's, or written by a newer rewind.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open sqlite store: no path given; name the database file, e.g. ./rewind.db")
 	}
@@ -107,6 +124,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly, done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
 	conns := pragmas
 	if readOnly != "" {
 		// No journal_mode: a read-only connection must not try to set it.

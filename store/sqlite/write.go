@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"rewind/store"
 	"rewind/store/internal/check"
@@ -71,7 +70,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if err != nil {
 		return err
 	}
-	now := time.Now().UnixMicro()
+	now := s.now()
 	if !cp.CreatedAt.IsZero() {
 		now = cp.CreatedAt.UnixMicro() // the writer's (to the microsecond)
 	}
@@ -208,7 +207,7 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 	if err := s.in(ctx, tx, sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
 		return 0, err
 	}
-	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, time.Now().UnixMicro()); err != nil {
+	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, s.now()); err != nil {
 		return 0, err
 	}
 	return epoch, tx.Commit()
@@ -254,7 +253,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	case !cpOK:
 		return fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
 	}
-	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), time.Now().UnixMicro()); err != nil {
+	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), s.now()); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -112,7 +112,7 @@ func withEngine(ctx context.Context, env Env, m model.Model, fn func(*engine.Eng
 	if m == nil {
 		m = ticket.NewMock()
 	}
-	e, err := engine.New(st, ticket.NewGraph(), m)
+	e, err := ticket.NewEngine(st, m)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func Run(ctx context.Context, open Opener) ([]Check, error) {
 }
 
 func newEngine(st store.Store) (*engine.Engine, error) {
-	return engine.New(st, ticket.NewGraph(), ticket.NewMock())
+	return ticket.NewEngine(st, ticket.NewMock())
 }
 
 // History builds n messages of realistic history: rounds of a user question,

@@ -51,8 +51,8 @@ func (k browseTimelineKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Prev, k.Next, k.First, k.Last, k.PageUp, k.PageDown}, {k.Descend, k.Back, k.Goto}}
 }
 
-// tlRow is one checkpoint in the tree's order.
-type tlRow struct {
+// timelineRow is one checkpoint in the tree's order.
+type timelineRow struct {
 	l     browse.Listing
 	depth int
 	// branch marks the first row of a branch (a later child of a fork).
@@ -66,7 +66,7 @@ type browseTimeline struct {
 	keys  browseTimelineKeys
 	// order is the listings oldest first (as the source orders them).
 	order []browse.Listing
-	rows  []tlRow
+	rows  []timelineRow
 	byID  map[string]int
 	cur   int
 	top   int
@@ -172,7 +172,7 @@ func (t *browseTimeline) build() {
 	if n > 0 {
 		t.head = t.order[n-1].ID
 	}
-	t.rows = make([]tlRow, 0, n)
+	t.rows = make([]timelineRow, 0, n)
 	clear(t.byID)
 	type item struct {
 		i, depth int
@@ -191,7 +191,7 @@ func (t *browseTimeline) build() {
 		}
 		seen[it.i] = true
 		t.byID[t.order[it.i].ID] = len(t.rows)
-		t.rows = append(t.rows, tlRow{l: t.order[it.i], depth: it.depth, branch: it.branch, children: len(kids[it.i])})
+		t.rows = append(t.rows, timelineRow{l: t.order[it.i], depth: it.depth, branch: it.branch, children: len(kids[it.i])})
 		// The child whose subtree holds the newest checkpoint continues
 		// the column, after the other branches (each one column in).
 		k := kids[it.i]

@@ -248,7 +248,7 @@ func TestBrowseRewindEngine(t *testing.T) {
 	seed(t, e, "t1")
 	src := e.Browse(browse.About{Backend: "memory", Where: "memory:"})
 	m, press := openBrowser(t, src, "t1", 120, 40)
-	var fork *tlRow
+	var fork *timelineRow
 	for i, r := range m.timeline.rows {
 		if r.children > 1 {
 			fork = &m.timeline.rows[i]

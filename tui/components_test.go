@@ -150,7 +150,7 @@ func TestTimelineKeysAlone(t *testing.T) {
 	var p timelinePane
 	p.keys = newTimelineKeys(newThreadKeys())
 	tr := newTree()
-	tr.merge([]*tlNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
+	tr.merge([]*timelineNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
 	tr.jump(3)
 	p.tree = tr
 	if moved, ok := p.Update(runes("h")); !ok || !moved || tr.cursor != 2 {

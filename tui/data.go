@@ -252,7 +252,7 @@ type (
 	historyMsg struct {
 		gen    int
 		thread string
-		nodes  []*tlNode
+		nodes  []*timelineNode
 		// before is the oldest id of this page (the next page reads below it).
 		before int64
 		more   bool
@@ -320,7 +320,7 @@ func loadHistory(ctx context.Context, b Backend, gen int, thread string, before 
 		if err != nil {
 			return msg
 		}
-		msg.nodes = make([]*tlNode, len(cps))
+		msg.nodes = make([]*timelineNode, len(cps))
 		for i, cp := range cps {
 			msg.nodes[i] = nodeFrom(cp)
 		}

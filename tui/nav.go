@@ -53,7 +53,7 @@ func drillMark(k rowKey) string {
 }
 
 // turnHeader is the line above a turn's first row.
-func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *tlNode) string {
+func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *timelineNode) string {
 	k := rowKey{n: n, w: p.w, theme: theme, nest: -1 - n.nest, pending: -1 - n.turn}
 	if row, ok := p.rows[k]; ok {
 		return row

@@ -88,7 +88,7 @@ func (p *timelinePane) Update(msg tea.KeyMsg) (moved, handled bool) {
 // ends the opening read. moved says whether the cursor moved: to the head
 // on the first page, or following a run (its first checkpoint, then every
 // new child of the checkpoint under the cursor while that is the head).
-func (p *timelinePane) takePage(nodes []*tlNode, sync, last bool) (moved bool) {
+func (p *timelinePane) takePage(nodes []*timelineNode, sync, last bool) (moved bool) {
 	t := p.tree
 	wasEmpty, head := t.len() == 0, t.maxID
 	added := t.merge(nodes)
@@ -149,7 +149,7 @@ func (p *timelinePane) follow() {
 
 // rowKey is everything a row's look depends on.
 type rowKey struct {
-	n                            *tlNode
+	n                            *timelineNode
 	w, theme, nest, pending      int
 	cursor, onBranch, head, fork bool
 	source, writer, interrupt    string

@@ -38,7 +38,7 @@ func (m *Model) openTrace() tea.Cmd {
 	if n == nil {
 		return nil
 	}
-	var child *tlNode
+	var child *timelineNode
 	switch {
 	case len(n.reused) > 0:
 		child = n

@@ -10,9 +10,9 @@ import (
 	"rewind/tui/termtext"
 )
 
-// tlNode is what the timeline keeps of one checkpoint: metadata only, never
+// timelineNode is what the timeline keeps of one checkpoint: metadata only, never
 // its channel values, so a thread of 10,000 checkpoints stays small.
-type tlNode struct {
+type timelineNode struct {
 	id, parent int64
 	step       int
 	source     string
@@ -45,8 +45,8 @@ type tlNode struct {
 
 // nodeFrom keeps a checkpoint's metadata, sanitised once here since it is
 // drawn on every scrub.
-func nodeFrom(cp engine.Checkpoint) *tlNode {
-	n := &tlNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: termtext.Line(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
+func nodeFrom(cp engine.Checkpoint) *timelineNode {
+	n := &timelineNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: termtext.Line(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
 	n.writer = termtext.Line(strings.Join(cp.Metadata.Nodes, ","))
 	if n.writer == "" {
 		n.writer = "(" + n.source + ")"
@@ -75,7 +75,7 @@ func nodeFrom(cp engine.Checkpoint) *tlNode {
 // a leaf, following at each branch point the child last visited (prefer),
 // or the newest child if none was.
 type tree struct {
-	nodes  map[int64]*tlNode
+	nodes  map[int64]*timelineNode
 	rows   []int64 // node ids in display order
 	roots  []int64
 	maxID  int64
@@ -87,13 +87,13 @@ type tree struct {
 }
 
 func newTree() *tree {
-	return &tree{nodes: map[int64]*tlNode{}, prefer: map[int64]int64{}}
+	return &tree{nodes: map[int64]*timelineNode{}, prefer: map[int64]int64{}}
 }
 
 func (t *tree) len() int { return len(t.nodes) }
 
 // merge adds or refreshes nodes; it reports whether any node was new.
-func (t *tree) merge(ns []*tlNode) (added []int64) {
+func (t *tree) merge(ns []*timelineNode) (added []int64) {
 	for _, n := range ns {
 		if old, ok := t.nodes[n.id]; ok {
 			// Keep the derived fields; refresh the metadata.
@@ -117,7 +117,7 @@ func (t *tree) merge(ns []*tlNode) (added []int64) {
 
 // linked reports whether n hangs under a loaded parent. A parent that is not
 // older is treated as missing, so corrupt data cannot make a cycle.
-func (t *tree) linked(n *tlNode) bool {
+func (t *tree) linked(n *timelineNode) bool {
 	if n.parent == 0 || n.parent >= n.id {
 		return false
 	}

@@ -41,14 +41,14 @@ func FuzzSafe(f *testing.F) {
 	})
 }
 
-func node(id, parent int64) *tlNode {
-	return &tlNode{id: id, parent: parent, source: "loop", writer: "n"}
+func node(id, parent int64) *timelineNode {
+	return &timelineNode{id: id, parent: parent, source: "loop", writer: "n"}
 }
 
 // tree: 1-2-3-4 with a fork 5 from 2 (5-6) and a fork 7 from 5.
 func testTree() *tree {
 	t := newTree()
-	t.merge([]*tlNode{node(1, 0), node(2, 1), node(3, 2), node(4, 3), node(5, 2), node(6, 5), node(7, 5)})
+	t.merge([]*timelineNode{node(1, 0), node(2, 1), node(3, 2), node(4, 3), node(5, 2), node(6, 5), node(7, 5)})
 	return t
 }
 
@@ -117,7 +117,7 @@ func TestTreeOrphansAndCorruptParents(t *testing.T) {
 	tr := newTree()
 	// A partial load: #10's parent is not loaded yet; #11 claims a parent
 	// that is newer than itself (corrupt) and must not make a cycle.
-	tr.merge([]*tlNode{node(10, 4), node(12, 10), node(11, 13), node(13, 11)})
+	tr.merge([]*timelineNode{node(10, 4), node(12, 10), node(11, 13), node(13, 11)})
 	if len(tr.roots) != 2 || len(tr.rows) != 4 {
 		t.Fatalf("roots %v rows %v", tr.roots, tr.rows)
 	}
@@ -125,7 +125,7 @@ func TestTreeOrphansAndCorruptParents(t *testing.T) {
 	if a, b := tr.position(); a != 2 || b != 2 {
 		t.Fatalf("position %d/%d", a, b)
 	}
-	tr.merge([]*tlNode{node(4, 0)})
+	tr.merge([]*timelineNode{node(4, 0)})
 	if a, _ := tr.position(); a != 3 {
 		t.Fatalf("after the parent loads, #12 is third on its branch, got %d", a)
 	}

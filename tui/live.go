@@ -121,11 +121,13 @@ func (s *liveStrip) wantsCosts() bool {
 	return true
 }
 
-// setCosts takes the costs read for head: false when the head moved on
-// meanwhile (they are read again for the new one).
-func (s *liveStrip) setCosts(head int64, costs *engine.Costs) bool {
+// costsRead takes a read of the costs of head that came back (as
+// headRead, current says it is of the thread shown): kept is false when it
+// is not, or the head moved on meanwhile (they are read again for the new
+// one).
+func (s *liveStrip) costsRead(head int64, costs *engine.Costs, current bool) (kept bool) {
 	s.costsLoading = false
-	if s.head == nil || s.head.cp.ID != head {
+	if !current || s.head == nil || s.head.cp.ID != head {
 		return false
 	}
 	s.head.costs, s.head.costsRead = costs, true
@@ -148,9 +150,8 @@ func (s *liveStrip) stopping() (first bool) {
 // runNews is what a run message changed that the root acts on.
 type runNews struct {
 	startErr error // the run did not start
-	started  bool
-	saved    bool // a checkpoint was stored
-	finished bool // the run ended, with final
+	saved    bool  // a checkpoint was stored
+	finished bool  // the run ended, with final
 	final    RunUpdate
 }
 
@@ -165,7 +166,7 @@ func (s *liveStrip) Update(msg tea.Msg, current bool) (runNews, tea.Cmd) {
 			return runNews{startErr: msg.err}, nil
 		}
 		s.start(msg, current)
-		return runNews{started: true}, waitRun(msg.run)
+		return runNews{}, waitRun(msg.run)
 	case runUpdatesMsg:
 		if msg.run != s.run || s.run == nil {
 			return runNews{}, nil

@@ -81,12 +81,12 @@ func (m *Model) wantCosts() tea.Cmd {
 }
 
 func (m *Model) onCosts(msg costsMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread {
-		m.live.setCosts(0, nil) // no longer in flight
-		return nil
-	}
-	if m.live.setCosts(msg.head, msg.costs) {
+	current := msg.gen == m.gen && msg.thread == m.thread
+	switch {
+	case m.live.costsRead(msg.head, msg.costs, current):
 		m.syncPanes() // the inspector's header shows them
+		return nil
+	case !current:
 		return nil
 	}
 	return m.wantCosts() // the head moved on meanwhile

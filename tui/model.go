@@ -418,13 +418,13 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Log):
 		m.openPager(false)
 	case key.Matches(msg, k.Up):
-		return m.scrollFocused(-1)
+		return m.moveTimelineRow(-1)
 	case key.Matches(msg, k.Down):
-		return m.scrollFocused(1)
+		return m.moveTimelineRow(1)
 	case key.Matches(msg, k.PageUp):
-		return m.scrollFocused(-max(m.layout.bodyH-3, 1))
+		return m.moveTimelineRow(-max(m.layout.bodyH-3, 1))
 	case key.Matches(msg, k.PageDown):
-		return m.scrollFocused(max(m.layout.bodyH-3, 1))
+		return m.moveTimelineRow(max(m.layout.bodyH-3, 1))
 	case key.Matches(msg, k.FocusNext):
 		m.cycleFocus(1)
 	case key.Matches(msg, k.FocusPrev):
@@ -572,14 +572,12 @@ func (m *Model) focusedPane() int {
 	return -1
 }
 
-func (m *Model) scrollFocused(n int) tea.Cmd {
-	if m.focus == focusTimeline {
-		if m.timeline.tree.moveRow(n) {
-			return m.cursorMoved()
-		}
-		return nil
+// moveTimelineRow moves the timeline's cursor by n rows (j/k with the
+// timeline focused; a focused pane scrolls by the same keys in its Update).
+func (m *Model) moveTimelineRow(n int) tea.Cmd {
+	if m.timeline.tree.moveRow(n) {
+		return m.cursorMoved()
 	}
-	m.content.scroll(m.focusedPane(), n)
 	return nil
 }
 

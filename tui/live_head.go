@@ -131,7 +131,9 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 	h.plan = engine.PlanFrom(cp, ws)
 	if s, err := ticket.Decode(cp.Values); err == nil {
 		h.state = s
-		h.gate = gateOf(cp, s, time.Now())
+		if g, ok := ticket.WaitingDraft(cp, s, time.Now()); ok {
+			h.gate = &g
+		}
 	}
 	if dl, ok := b.(draftLister); ok {
 		if ds, err := dl.ListDrafts(ctx, thread); err == nil {
@@ -146,15 +148,6 @@ func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 		h, err := readHead(ctx, b, thread)
 		return headMsg{gen: gen, thread: thread, head: h, err: err}
 	}
-}
-
-// gateOf is the draft waiting at cp's approval gate, nil when none (the
-// engine's rule: ticket.WaitingDraft).
-func gateOf(cp engine.Checkpoint, s ticket.State, now time.Time) *ticket.Gate {
-	if g, ok := ticket.WaitingDraft(cp, s, now); ok {
-		return &g
-	}
-	return nil
 }
 
 // expiry prints an authorization's RFC 3339 expiry for people (UTC).

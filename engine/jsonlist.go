@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
+	"slices"
+	"sync"
 )
 
 // Channel values are JSON the engine's own reducers produced, so walking a
@@ -12,21 +15,88 @@ import (
 
 var errNotList = errors.New("not a JSON list")
 
-// splitList returns the items of a JSON array as sub-slices of raw.
-// Empty input and null are no items.
+// splitList returns the items of a JSON array as sub-slices of raw (or of
+// an equal copy of it). Empty input and null are no items.
 func splitList(raw []byte) ([]json.RawMessage, error) {
+	if len(raw) >= listMemoMin {
+		if items, ok := lists.get(raw); ok {
+			return items, nil
+		}
+	}
 	var out []json.RawMessage
 	err := walkList(raw, func(item []byte) { out = append(out, item) })
+	if err == nil && len(raw) >= listMemoMin {
+		lists.put(raw, out)
+	}
 	return out, err
 }
 
 // countList is the number of items of a JSON array (0 for anything else).
 func countList(raw []byte) int {
+	if len(raw) >= listMemoMin {
+		items, err := splitList(raw)
+		if err != nil {
+			return 0
+		}
+		return len(items)
+	}
 	n := 0
 	if walkList(raw, func([]byte) { n++ }) != nil {
 		return 0
 	}
 	return n
+}
+
+// listMemoMin is the shortest list whose split is remembered: below it a
+// walk costs about what a lookup does.
+const listMemoMin = 1024
+
+// lists remembers the last few long lists split. A turn splits the same
+// transcript dozens of times (every node reads it, every checkpoint's
+// encoding counts and hashes it); a lookup hashes and compares the bytes,
+// which is several times cheaper than walking them.
+var lists = listMemo{seed: maphash.MakeSeed()}
+
+type listMemo struct {
+	seed maphash.Seed
+	mu   sync.Mutex
+	memo [8]listSplit
+	next int
+}
+
+// listSplit is one list: its own copy of the bytes (so nothing the caller
+// does to raw later can change it) and its items, sub-slices of that copy
+// capped at their length.
+type listSplit struct {
+	hash  uint64
+	raw   []byte
+	items []json.RawMessage
+}
+
+func (m *listMemo) get(raw []byte) ([]json.RawMessage, bool) {
+	h := maphash.Bytes(m.seed, raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.memo {
+		if e := &m.memo[i]; e.hash == h && e.raw != nil && bytes.Equal(e.raw, raw) {
+			return slices.Clone(e.items), true
+		}
+	}
+	return nil, false
+}
+
+func (m *listMemo) put(raw []byte, items []json.RawMessage) {
+	own := bytes.Clone(raw)
+	mine := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		at := cap(raw) - cap(it) // it is raw[at:...]
+		mine[i] = own[at : at+len(it) : at+len(it)]
+	}
+	h := maphash.Bytes(m.seed, raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.memo[m.next] = listSplit{hash: h, raw: own, items: mine}
+	m.next = (m.next + 1) % len(m.memo)
 }
 
 func walkList(raw []byte, item func([]byte)) error {

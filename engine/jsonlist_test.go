@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +51,48 @@ func FuzzTopField(f *testing.F) {
 			t.Fatalf("topField(%q) = %q, %v; want %q, %v", raw, got, ok, want, wantOK)
 		}
 	})
+}
+
+func TestSplitListRemembersWithoutSharingTheCallersBytes(t *testing.T) {
+	raw := []byte(`[` + strings.Repeat(`{"index":1,"content":"a long enough message \"quoted\""},`, 40) + `{"index":2}]`)
+	first, err := splitList(raw)
+	if err != nil || len(first) != 41 {
+		t.Fatalf("split: %d items, %v", len(first), err)
+	}
+	// The caller's bytes change after the split (a buffer reused): what
+	// was remembered must not follow them.
+	want := string(first[40])
+	copy(raw[len(raw)-12:], `{"index":9}]`)
+	again, err := splitList(raw)
+	if err != nil || string(again[40]) != `{"index":9}` {
+		t.Fatalf("the split of changed bytes reads %q (%v)", again[40], err)
+	}
+	copy(raw[len(raw)-12:], `{"index":2}]`)
+	third, _ := splitList(raw)
+	if string(third[40]) != want {
+		t.Fatalf("the remembered split reads %q, want %q", third[40], want)
+	}
+	// A caller may change its slice of items; the next caller must not see it.
+	third[0] = json.RawMessage(`{}`)
+	if fourth, _ := splitList(raw); string(fourth[0]) == `{}` || countList(raw) != 41 {
+		t.Fatalf("a caller's change to its items reached the next split: %q", fourth[0])
+	}
+	// Appending to an item must not write into the remembered bytes.
+	fifth, _ := splitList(raw)
+	_ = append(fifth[1], 'x')
+	if sixth, _ := splitList(raw); string(sixth[0])+string(sixth[1]) != string(first[0])+string(first[1]) || !remembered(raw) {
+		t.Fatalf("an append to one item changed the remembered list")
+	}
+}
+
+// remembered says whether the memo holds exactly raw.
+func remembered(raw []byte) bool {
+	lists.mu.Lock()
+	defer lists.mu.Unlock()
+	for _, e := range lists.memo {
+		if bytes.Equal(e.raw, raw) {
+			return true
+		}
+	}
+	return false
 }

@@ -256,12 +256,33 @@ func (w *stateWriter) raw(v []byte) bool {
 	if json.Compact(&w.out, v) != nil {
 		return false
 	}
-	if bytes.ContainsAny(v, "<>&\u2028\u2029") {
+	if htmlEscaped(v) {
 		w.tmp = append(w.tmp[:0], w.out.Bytes()[start:]...)
 		w.out.Truncate(start)
 		json.HTMLEscape(&w.out, w.tmp)
 	}
 	return true
+}
+
+// htmlEscaped says whether b holds a byte json.Marshal escapes in a raw
+// value: <, >, & or the first byte of U+2028 or U+2029 (then it looks
+// closer). A byte search each: ContainsAny decodes every rune when the set
+// has one past ASCII, and a head snapshot holds the whole transcript.
+func htmlEscaped(b []byte) bool {
+	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
+		return true
+	}
+	for i := bytes.IndexByte(b, 0xe2); i >= 0 && i+2 < len(b); {
+		if b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9) {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], 0xe2)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // appendJSONString appends s quoted as encoding/json writes a string.

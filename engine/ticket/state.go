@@ -7,10 +7,15 @@
 package ticket
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"maps"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"rewind/engine"
@@ -208,10 +213,125 @@ type State struct {
 // the named channels (the other fields stay zero).
 func Decode(v engine.Values, channels ...string) (State, error) {
 	var s State
-	if err := v.Decode(&s, channels...); err != nil {
+	rest := channels
+	if len(channels) > 0 {
+		rest = make([]string, 0, len(channels))
+		for _, ch := range channels {
+			if !decodedMemo.read(v, ch, &s) {
+				rest = append(rest, ch)
+			}
+		}
+		if len(rest) == 0 {
+			return s, nil
+		}
+	}
+	if err := v.Decode(&s, rest...); err != nil {
 		return State{}, fmt.Errorf("decode ticket state: %w", err)
 	}
+	if len(channels) > 0 {
+		for _, ch := range rest {
+			decodedMemo.keep(v, ch, &s)
+		}
+	}
 	return s, nil
+}
+
+// decodedMemo remembers the channels every node decodes (the transcript,
+// the summary, the subtasks, the operations), by content: a turn's nodes
+// decode the same bytes again and again, and a copy of the Go value costs
+// a fraction of decoding it. A read hands out a deep copy, so a node may
+// change what it got.
+var decodedMemo = channelMemo{seed: maphash.MakeSeed(), copies: map[string]func(dst, src *State){
+	"messages": func(dst, src *State) {
+		dst.Messages = slices.Clone(src.Messages)
+		for i, m := range dst.Messages {
+			if m.ToolCall != nil {
+				tc := *m.ToolCall
+				dst.Messages[i].ToolCall = &tc
+			}
+			if m.Source != nil {
+				sr := *m.Source
+				dst.Messages[i].Source = &sr
+			}
+		}
+	},
+	"summary": func(dst, src *State) {
+		if src.Summary != nil {
+			sum := *src.Summary
+			sum.Speakers = slices.Clone(sum.Speakers)
+			dst.Summary = &sum
+		}
+	},
+	"subtasks": func(dst, src *State) { dst.Subtasks = slices.Clone(src.Subtasks) },
+	"operations": func(dst, src *State) {
+		dst.Operations = maps.Clone(src.Operations)
+		for id, op := range dst.Operations {
+			op.Sources = maps.Clone(op.Sources)
+			dst.Operations[id] = op
+		}
+	},
+}}
+
+// channelMemo holds a few decodings of each channel it has a copy for.
+type channelMemo struct {
+	seed   maphash.Seed
+	copies map[string]func(dst, src *State)
+	mu     sync.Mutex
+	memo   map[string]*[4]decoded
+	next   map[string]int
+}
+
+// decoded is one channel's value: its own copy of the bytes (compared on
+// a hit) and the state with that channel decoded.
+type decoded struct {
+	hash uint64
+	raw  []byte
+	s    State
+}
+
+// read fills the channel ch of s from the memo; false when it cannot.
+func (m *channelMemo) read(v engine.Values, ch string, s *State) bool {
+	cp, raw := m.copies[ch], v[ch]
+	if cp == nil || len(raw) == 0 {
+		return false
+	}
+	h := maphash.Bytes(m.seed, raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ring := m.memo[ch]
+	if ring == nil {
+		return false
+	}
+	for i := range ring {
+		if e := &ring[i]; e.hash == h && e.raw != nil && bytes.Equal(e.raw, raw) {
+			cp(s, &e.s)
+			return true
+		}
+	}
+	return false
+}
+
+// keep remembers channel ch as s holds it, decoded from v.
+func (m *channelMemo) keep(v engine.Values, ch string, s *State) {
+	cp, raw := m.copies[ch], v[ch]
+	if cp == nil || len(raw) == 0 {
+		return
+	}
+	var e decoded
+	cp(&e.s, s) // a copy: the caller may change s
+	e.hash, e.raw = maphash.Bytes(m.seed, raw), bytes.Clone(raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.memo == nil {
+		m.memo, m.next = map[string]*[4]decoded{}, map[string]int{}
+	}
+	ring := m.memo[ch]
+	if ring == nil {
+		ring = &[4]decoded{}
+		m.memo[ch] = ring
+	}
+	ring[m.next[ch]] = e
+	m.next[ch] = (m.next[ch] + 1) % len(ring)
 }
 
 func declareChannels(g *engine.Graph) {

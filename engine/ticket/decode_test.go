@@ -1,0 +1,54 @@
+package ticket
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"rewind/engine"
+)
+
+// Decode remembers channels by content and hands out copies: what it
+// returns is what encoding/json makes of the bytes, however often they are
+// decoded and whatever a node did to an earlier result.
+func TestDecodeHandsOutCopiesOfWhatItRemembers(t *testing.T) {
+	v := engine.Values{
+		"messages":   json.RawMessage(`[{"index":1,"role":"user","speaker":"user","content":"refund SO1"},{"index":2,"role":"assistant","speaker":"executor","content":"x","toolCall":{"id":"c1","name":"lookup","args":{"order":"SO1"}},"source":{"id":"orders","version":3}}]`),
+		"summary":    json.RawMessage(`{"text":"#1 user: hi","from":1,"to":1,"count":1,"speakers":["user"],"historyVersion":1,"trigger":"messages"}`),
+		"subtasks":   json.RawMessage(`[{"id":"t-1","goal":"find the order","toolCalls":0,"status":"pending"}]`),
+		"operations": json.RawMessage(`{"op-1":{"id":"op-1","kind":"create_draft","status":"done","sources":{"orders":3}}}`),
+		"request":    json.RawMessage(`{"index":1,"text":"refund SO1"}`),
+	}
+	names := []string{"messages", "summary", "subtasks", "operations", "request"}
+	var want State
+	if err := v.Decode(&want, names...); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		got, err := Decode(v, names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: Decode = %+v, want %+v", round, got, want)
+		}
+		// A node changes everything it was given.
+		got.Messages[0].Content = "changed"
+		got.Messages[1].ToolCall.Name = "changed"
+		got.Messages[1].Source.Version = 99
+		got.Summary.Text, got.Summary.Speakers[0] = "changed", "changed"
+		got.Subtasks[0].Status = "changed"
+		op := got.Operations["op-1"]
+		op.Sources["orders"] = 99
+		got.Operations["op-2"] = Operation{}
+	}
+	// Other bytes are other values.
+	v["summary"] = json.RawMessage(`null`)
+	if got, err := Decode(v, "summary"); err != nil || got.Summary != nil {
+		t.Fatalf("a null summary decodes as %+v (%v)", got.Summary, err)
+	}
+	v["messages"] = json.RawMessage(`"not a list"`)
+	if _, err := Decode(v, "messages"); err == nil {
+		t.Fatal("a corrupt transcript decoded")
+	}
+}

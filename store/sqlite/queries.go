@@ -2,25 +2,30 @@ package sqlite
 
 // The statements, prepared once per pool (see pool.prepare).
 
+// The multi-row INSERTs of a put's rows (see insertRows): the put's
+// parameters first (?1 to ?fixed), then each row's own.
+var (
+	putEvents = rowsInsert{0, `INSERT INTO graph_events (thread_id, checkpoint_id, created_at, seq, type, payload) VALUES `, `(?1, ?2, ?3`, 3, 3, ``}
+	// A hash the thread holds already keeps its first row.
+	putMessages = rowsInsert{1, `INSERT INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES `, `(?1, ?2, ?3`, 3, 3, ` ON CONFLICT DO NOTHING`}
+	putBlobs    = rowsInsert{2, `INSERT INTO graph_blobs (thread_id, created_at, hash, body) VALUES `, `(?1, ?2`, 2, 2, ` ON CONFLICT DO NOTHING`}
+)
+
 // The statements, all with bound parameters.
 const (
 	sqlNewest        = `SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?`
 	sqlCheckpoint    = `SELECT parent_id, rerooted_from, base, meta, state FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlPutCheckpoint = `INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, base, created_at, meta, blob_refs, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlPutEvent      = `INSERT INTO graph_events (thread_id, checkpoint_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	// A hash the thread holds already keeps its first row.
-	sqlPutMessage   = `INSERT INTO graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	sqlPutBlob      = `INSERT INTO graph_blobs (thread_id, hash, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	sqlSettle       = `DELETE FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ?`
-	sqlPutWrites    = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
-	sqlDeleteEvents = `DELETE FROM graph_events WHERE thread_id = ?`
-	sqlDeleteWrites = `DELETE FROM graph_writes WHERE thread_id = ?`
-	sqlDeleteThread = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
-	sqlDeleteMsgs   = `DELETE FROM graph_messages WHERE thread_id = ?`
-	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
-	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
-	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
-	sqlDeleteHead   = `DELETE FROM graph_heads WHERE thread_id = ?`
+	sqlSettle        = `DELETE FROM graph_writes WHERE thread_id = ? AND checkpoint_id = ?`
+	sqlPutWrites     = `INSERT INTO graph_writes (thread_id, checkpoint_id, task_id, writes, created_at) VALUES (?, ?, ?, ?, ?)`
+	sqlDeleteEvents  = `DELETE FROM graph_events WHERE thread_id = ?`
+	sqlDeleteWrites  = `DELETE FROM graph_writes WHERE thread_id = ?`
+	sqlDeleteThread  = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
+	sqlDeleteMsgs    = `DELETE FROM graph_messages WHERE thread_id = ?`
+	sqlDeleteBlobs   = `DELETE FROM graph_blobs WHERE thread_id = ?`
+	sqlDeleteDrafts  = `DELETE FROM graph_drafts WHERE thread_id = ?`
+	sqlDeleteEpoch   = `DELETE FROM graph_epochs WHERE thread_id = ?`
+	sqlDeleteHead    = `DELETE FROM graph_heads WHERE thread_id = ?`
 	// One head snapshot a thread: a new one takes the place of the old.
 	sqlPutHead = `INSERT INTO graph_heads (thread_id, checkpoint_id, doc) VALUES (?1, ?2, ?3)
 		ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = ?2, doc = ?3`

@@ -77,6 +77,29 @@ func (s *Store) now() int64 {
 type pool struct {
 	*sql.DB
 	stmts map[string]*sql.Stmt
+	// rows are the multi-row INSERTs, prepared on first use:
+	// rows[kind][n-1] inserts n rows (see insertRows).
+	rows [3][maxRows]atomic.Pointer[sql.Stmt]
+}
+
+// ready prepares q's statements for n rows, before the transaction
+// that runs them: the write pool's one connection is the transaction's
+// then.
+func (p *pool) ready(ctx context.Context, q rowsInsert, n int) error {
+	for from := 0; from < n; from += maxRows {
+		slot := &p.rows[q.kind][min(n-from, maxRows)-1]
+		if slot.Load() != nil {
+			continue
+		}
+		st, err := p.PrepareContext(ctx, q.query(min(n-from, maxRows)))
+		if err != nil {
+			return err
+		}
+		if !slot.CompareAndSwap(nil, st) {
+			st.Close() // another put prepared it meanwhile
+		}
+	}
+	return nil
 }
 
 func (p *pool) prepare(ctx context.Context, queries ...string) error {
@@ -159,8 +182,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.r.SetMaxOpenConns(n)
 	s.r.SetMaxIdleConns(n)
 	err = errors.Join(
-		s.w.prepare(ctx, sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlPutEvent, sqlEvents,
-			sqlPutMessage, sqlPutBlob, sqlSettle,
+		s.w.prepare(ctx, sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlEvents, sqlSettle,
 			sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
 			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,

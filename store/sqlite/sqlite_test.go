@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/store"
+	"rewind/store/memory"
 	"rewind/store/sqlite"
 	"rewind/store/storetest"
 )
@@ -360,5 +364,57 @@ func wantIs(t *testing.T, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
 		t.Errorf("error = %v, want %v", err, target)
+	}
+}
+
+// TestManyRowsAPut: a put's messages, events and blobs go in multi-row
+// INSERTs of up to 16 rows; past that, and with hashes repeated within a
+// put and from an earlier one, every row reads back as the memory
+// store's reference keeps it.
+func TestManyRowsAPut(t *testing.T) {
+	ctx := context.Background()
+	sq, ref := open(t, filepath.Join(t.TempDir(), "rewind.db")), store.Store(memory.New())
+	var hashes, blobHashes []string
+	for id := int64(1); id <= 3; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{}`), CreatedAt: time.UnixMicro(1e15 + id).UTC()}
+		var events []store.Event
+		for i := range 16*int(id) + 1 {
+			body := fmt.Appendf(nil, `{"n":%d}`, i%23) // repeats within the put and across puts
+			cp.Messages = append(cp.Messages, store.Message{Hash: store.ContentHash(body), Index: int64(i), Body: body})
+			blob := fmt.Appendf(nil, `"blob %d"`, i%19)
+			cp.Blobs = append(cp.Blobs, store.Blob{Hash: store.ContentHash(blob), Body: blob})
+			events = append(events, store.Event{Type: fmt.Sprint("e", i), Payload: fmt.Appendf(nil, `[%d]`, i)})
+			hashes, blobHashes = append(hashes, cp.Messages[i].Hash), append(blobHashes, cp.Blobs[i].Hash)
+		}
+		for _, st := range []store.Store{sq, ref} {
+			if err := st.PutCheckpoint(ctx, cp, events); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sortMsgs := func(ms []store.Message) []store.Message {
+		slices.SortFunc(ms, func(a, b store.Message) int { return strings.Compare(a.Hash, b.Hash) })
+		return ms
+	}
+	sortBlobs := func(bs []store.Blob) []store.Blob {
+		slices.SortFunc(bs, func(a, b store.Blob) int { return strings.Compare(a.Hash, b.Hash) })
+		return bs
+	}
+	got, err1 := sq.Messages(ctx, "t", hashes)
+	want, err2 := ref.Messages(ctx, "t", hashes)
+	if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(sortMsgs(got), sortMsgs(want)) || len(got) != 23 {
+		t.Errorf("messages: %v\n got %v\nwant %v", err, got, want)
+	}
+	gotB, err1 := sq.Blobs(ctx, "t", blobHashes)
+	wantB, err2 := ref.Blobs(ctx, "t", blobHashes)
+	if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(sortBlobs(gotB), sortBlobs(wantB)) || len(gotB) != 19 {
+		t.Errorf("blobs: %v\n got %v\nwant %v", err, gotB, wantB)
+	}
+	for id := int64(1); id <= 3; id++ {
+		got, err1 := sq.Events(ctx, "t", id)
+		want, err2 := ref.Events(ctx, "t", id)
+		if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(got, want) || len(got) != 16*int(id)+1 {
+			t.Errorf("events of %d: %v\n got %v\nwant %v", id, err, got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"rewind/store"
 	"rewind/store/internal/check"
@@ -15,10 +16,16 @@ import (
 // the fencing epochs they check, and the mid-transaction hook.
 
 // begin starts a write transaction (BEGIN IMMEDIATE), or says why this
-// process cannot write the store.
-func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+// process cannot write the store. It runs ready first, if given, when
+// the write pool's connection is free (pool.ready).
+func (s *Store) begin(ctx context.Context, ready ...func() error) (*sql.Tx, error) {
 	if s.readOnly != "" {
 		return nil, errors.New(s.readOnly)
+	}
+	for _, r := range ready {
+		if err := r(); err != nil {
+			return nil, err
+		}
 	}
 	if s.unwiped.Load() {
 		s.wipeWAL(ctx)
@@ -36,7 +43,10 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if events, err = check.Put(cp, events); err != nil {
 		return err
 	}
-	tx, err := s.begin(ctx)
+	tx, err := s.begin(ctx, func() error {
+		return errors.Join(s.w.ready(ctx, putEvents, len(events)), s.w.ready(ctx, putMessages, len(cp.Messages)),
+			s.w.ready(ctx, putBlobs, len(cp.Blobs)))
+	})
 	if err != nil {
 		return err
 	}
@@ -83,20 +93,24 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 			return err
 		}
 	}
-	for _, e := range events {
-		if _, err := s.in(ctx, tx, sqlPutEvent).ExecContext(ctx, cp.ThreadID, cp.ID, e.Seq, e.Type, string(e.Payload), now); err != nil {
-			return err
-		}
+	put := []any{cp.ThreadID, cp.ID, now}
+	if err := s.insertRows(ctx, tx, putEvents, put, len(events), func(args []any, i int) []any {
+		e := events[i]
+		return append(args, e.Seq, e.Type, string(e.Payload))
+	}); err != nil {
+		return err
 	}
-	for _, m := range cp.Messages {
-		if _, err := s.in(ctx, tx, sqlPutMessage).ExecContext(ctx, cp.ThreadID, m.Hash, m.Index, string(m.Body), cp.ID, now); err != nil {
-			return err
-		}
+	if err := s.insertRows(ctx, tx, putMessages, put, len(cp.Messages), func(args []any, i int) []any {
+		m := cp.Messages[i]
+		return append(args, m.Hash, m.Index, string(m.Body))
+	}); err != nil {
+		return err
 	}
-	for _, b := range cp.Blobs {
-		if _, err := s.in(ctx, tx, sqlPutBlob).ExecContext(ctx, cp.ThreadID, b.Hash, string(b.Body), now); err != nil {
-			return err
-		}
+	if err := s.insertRows(ctx, tx, putBlobs, []any{cp.ThreadID, now}, len(cp.Blobs), func(args []any, i int) []any {
+		b := cp.Blobs[i]
+		return append(args, b.Hash, string(b.Body))
+	}); err != nil {
+		return err
 	}
 	if cp.Settles != 0 {
 		// Folded into this checkpoint's state: a resume must not apply them again.
@@ -108,6 +122,55 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		(*hook)("checkpoint-written")
 	}
 	return tx.Commit()
+}
+
+// rowsInsert is a multi-row INSERT: head, then for each row open, the
+// row's width parameters and ")", then tail.
+type rowsInsert struct {
+	kind         int // its place in pool.rows
+	head, open   string
+	fixed, width int // the put's parameters, each row's
+	tail         string
+}
+
+// maxRows caps the rows of one INSERT.
+const maxRows = 16
+
+// query is the INSERT of n rows.
+func (q rowsInsert) query(n int) string {
+	var b strings.Builder
+	b.WriteString(q.head)
+	p := q.fixed
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(q.open)
+		for range q.width {
+			p++
+			fmt.Fprintf(&b, ", ?%d", p)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(q.tail)
+	return b.String()
+}
+
+// insertRows inserts n rows, up to maxRows a statement (a statement a
+// row cost a put more than its rows did), once pool.ready prepared them.
+// row appends row i's own parameters.
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, q rowsInsert, fixed []any, n int, row func(args []any, i int) []any) error {
+	for from := 0; from < n; from += maxRows {
+		count := min(n-from, maxRows)
+		args := append(make([]any, 0, len(fixed)+count*q.width), fixed...)
+		for i := from; i < from+count; i++ {
+			args = row(args, i)
+		}
+		if _, err := tx.StmtContext(ctx, s.w.rows[q.kind][count-1].Load()).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compare looks for a stored checkpoint with cp's ID and says whether it

@@ -42,6 +42,17 @@ func TestDecodeHandsOutCopiesOfWhatItRemembers(t *testing.T) {
 		op.Sources["orders"] = 99
 		got.Operations["op-2"] = Operation{}
 	}
+	// The same messages in another list: decoded item by item from what
+	// was remembered of each, untouched by the changes above.
+	items, _ := v.Items("messages")
+	other := engine.Values{"messages": json.RawMessage("[" + string(items[1]) + "," + string(items[0]) + "]")}
+	got, err := Decode(other, "messages")
+	if err != nil || !reflect.DeepEqual(got.Messages, []Message{want.Messages[1], want.Messages[0]}) {
+		t.Fatalf("the same items in another list decode as %+v (%v)", got.Messages, err)
+	}
+	if m, ok := lastUser(other, nil); !ok || !reflect.DeepEqual(m, want.Messages[0]) {
+		t.Fatalf("lastUser = %+v", m)
+	}
 	// Other bytes are other values.
 	v["summary"] = json.RawMessage(`null`)
 	if got, err := Decode(v, "summary"); err != nil || got.Summary != nil {

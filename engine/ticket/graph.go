@@ -464,8 +464,8 @@ func lastUser(v engine.Values, req *Request) (Message, bool) {
 		if !bytes.Contains(items[i], []byte(`"user"`)) {
 			continue // not the user's: its role would say so
 		}
-		var m Message
-		if json.Unmarshal(items[i], &m) != nil || m.Role != RoleUser {
+		m, err := decodeMessage(items[i])
+		if err != nil || m.Role != RoleUser {
 			continue
 		}
 		if req == nil || m.Index >= req.Index {
@@ -556,8 +556,8 @@ func orderContext(v engine.Values, req Message) string {
 	}
 	items, _ := v.Items("messages")
 	for i := len(items) - 1; i >= 0; i-- {
-		var m Message
-		if json.Unmarshal(items[i], &m) != nil || m.Index >= req.Index {
+		m, err := decodeMessage(items[i])
+		if err != nil || m.Index >= req.Index {
 			continue
 		}
 		if ref := orderRef.FindString(m.Content); ref != "" {

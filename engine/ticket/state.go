@@ -225,15 +225,84 @@ func Decode(v engine.Values, channels ...string) (State, error) {
 			return s, nil
 		}
 	}
-	if err := v.Decode(&s, rest...); err != nil {
-		return State{}, fmt.Errorf("decode ticket state: %w", err)
+	if i := slices.Index(rest, "messages"); i >= 0 {
+		if ms, ok := decodeMessages(v); ok {
+			s.Messages = ms
+			rest = slices.Delete(slices.Clone(rest), i, i+1)
+		}
+	}
+	// No names left is nothing left to decode (no names at all is all).
+	if len(channels) == 0 || len(rest) > 0 {
+		if err := v.Decode(&s, rest...); err != nil {
+			return State{}, fmt.Errorf("decode ticket state: %w", err)
+		}
 	}
 	if len(channels) > 0 {
 		for _, ch := range rest {
 			decodedMemo.keep(v, ch, &s)
 		}
+		if s.Messages != nil && !slices.Contains(rest, "messages") && slices.Contains(channels, "messages") {
+			decodedMemo.keep(v, "messages", &s)
+		}
 	}
 	return s, nil
+}
+
+// decodeMessages is the transcript decoded item by item, each item once
+// in its life (decodeMessage): a compaction decodes twenty messages of
+// which it decoded eighteen before. False when it cannot tell (then the
+// whole decode says what is wrong).
+func decodeMessages(v engine.Values) ([]Message, bool) {
+	items, err := v.Items("messages")
+	if err != nil || len(items) == 0 {
+		return nil, false
+	}
+	ms := make([]Message, len(items))
+	for i, it := range items {
+		if ms[i], err = decodeMessage(it); err != nil {
+			return nil, false
+		}
+	}
+	return ms, true
+}
+
+// decodeMessage is json.Unmarshal of one transcript item, remembered by
+// its bytes: a message is read by every turn until compaction retires it.
+func decodeMessage(it json.RawMessage) (Message, error) {
+	messagesMu.Lock()
+	m, ok := messagesMemo[string(it)]
+	messagesMu.Unlock()
+	if ok {
+		return m.clone(), nil
+	}
+	if err := json.Unmarshal(it, &m); err != nil {
+		return Message{}, err
+	}
+	messagesMu.Lock()
+	if len(messagesMemo) >= 4096 {
+		clear(messagesMemo)
+	}
+	messagesMemo[string(it)] = m.clone()
+	messagesMu.Unlock()
+	return m, nil
+}
+
+var (
+	messagesMu   sync.Mutex
+	messagesMemo = map[string]Message{}
+)
+
+// clone is m with its own ToolCall and Source.
+func (m Message) clone() Message {
+	if m.ToolCall != nil {
+		tc := *m.ToolCall
+		m.ToolCall = &tc
+	}
+	if m.Source != nil {
+		sr := *m.Source
+		m.Source = &sr
+	}
+	return m
 }
 
 // decodedMemo remembers the channels every node decodes (the transcript,
@@ -245,14 +314,7 @@ var decodedMemo = channelMemo{seed: maphash.MakeSeed(), copies: map[string]func(
 	"messages": func(dst, src *State) {
 		dst.Messages = slices.Clone(src.Messages)
 		for i, m := range dst.Messages {
-			if m.ToolCall != nil {
-				tc := *m.ToolCall
-				dst.Messages[i].ToolCall = &tc
-			}
-			if m.Source != nil {
-				sr := *m.Source
-				dst.Messages[i].Source = &sr
-			}
+			dst.Messages[i] = m.clone()
 		}
 	},
 	"summary": func(dst, src *State) {

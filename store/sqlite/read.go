@@ -84,7 +84,7 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.C
 			return nil, err
 		}
 		last := &chain[len(chain)-1]
-		if last.Head == nil {
+		if last.Head == nil || len(last.Head) > 0 { // no head, or read already (a doc is never empty)
 			return chain, nil
 		}
 		// It stops at the head snapshot: read it.

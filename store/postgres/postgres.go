@@ -190,56 +190,145 @@ func fenceOK(n int) string {
 }
 
 // putCheckpointSQL writes the checkpoint, its events, its new messages and
-// blobs, and deletes the task writes it settles, in one statement, hence
-// one transaction and one round trip. The checkpoint goes in only when it
-// is newer than the thread's newest, its parent exists and its epoch is
-// current; everything else happens only with it (each CTE reads cp).
-// Messages and blobs already held by the thread are left as they are (on
-// conflict do nothing), so the first put of a hash keeps its row. On zero
-// rows the caller asks why.
+// blobs, its head snapshot, and deletes the task writes it settles, in one
+// statement, hence one transaction and one round trip. The checkpoint goes
+// in only when it is newer than the thread's newest, its parent exists and
+// its epoch is current; everything else happens only with it (each CTE
+// reads cp). Messages and blobs already held by the thread are left as
+// they are (on conflict do nothing), so the first put of a hash keeps its
+// row. On zero rows the caller asks why.
 //
-//	$1 thread, $2 id, $3 parent (null: none), $4 state, $5-$7 events (seq,
-//	type, payload), $8 epoch, $9 meta (null: none), $10 base, $11 blob
-//	refs, $12-$14 messages (hash, index, body), $15-$16 blobs (hash,
-//	body), $17 the checkpoint it settles (0: none), $18 the notification's
-//	payload (notePayload): NOTIFY is sent at COMMIT, so only a put that
-//	stored a checkpoint and committed wakes Watch; $19 the writer's
-//	CreatedAt (null: the transaction's now()); $20 the head snapshot
-//	(null: none, the thread's stays).
-var putCheckpointSQL = `
+// It is a template: putStatements keep only the optional parts a put has
+// (a put without events has no events CTE, so the server neither sets up
+// nor runs an insert into graph_events: that cut a typical put's server
+// CPU by about a third) and number the @names they keep $1, $2, ... The
+// names are putArgs'; @note is the notification's payload (notePayload):
+// NOTIFY is sent at COMMIT, so only a put that stored a checkpoint and
+// committed wakes Watch. @parent and @meta are null for none, @created
+// null for the transaction's now().
+const putCheckpointSQL = `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs, created_at)
-  select $1, $2, $3, $9::json, $4::json, $10::boolean, $11::text[], coalesce($19::timestamptz, now())
-  where not exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id >= $2)
-    and ($3::bigint is null or exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $3))
-    and ` + fenceOK(8) + `
+  select @thread, @id, @parent, @meta::json, @state::json, @base::boolean, @refs::text[], coalesce(@created::timestamptz, now())
+  where not exists (select 1 from graph_checkpoints where thread_id = @thread and checkpoint_id >= @id)
+    and (@parent::bigint is null or exists (select 1 from graph_checkpoints where thread_id = @thread and checkpoint_id = @parent))
+    and ` + fenceOKNamed + `
   on conflict do nothing
   returning created_at
-), ev as (
-  insert into graph_events (thread_id, checkpoint_id, seq, type, payload, created_at)
-  select $1, $2, e.seq, e.type, e.payload::json, cp.created_at
-  from cp, unnest($5::int[], $6::text[], $7::text[]) as e(seq, type, payload)
-), msg as (
-  insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at)
-  select $1, m.hash, m.idx, m.body, $2, cp.created_at
-  from cp, unnest($12::text[], $13::bigint[], $14::text[]) as m(hash, idx, body)
-  on conflict do nothing
-), blob as (
-  insert into graph_blobs (thread_id, hash, body, created_at)
-  select $1, b.hash, b.body, cp.created_at
-  from cp, unnest($15::text[], $16::text[]) as b(hash, body)
-  on conflict do nothing
-), head as (
-  insert into graph_heads (thread_id, checkpoint_id, doc)
-  select $1, $2, $20::json from cp where $20::text is not null
-  on conflict (thread_id) do update set checkpoint_id = excluded.checkpoint_id, doc = excluded.doc
-), settled as (
-  delete from graph_writes
-  where $17::bigint <> 0 and thread_id = $1 and checkpoint_id = $17 and exists (select 1 from cp)
-), note as (
-  select pg_notify('` + notifyChannel + `', $18::text) from cp
+)` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, note as (
+  select pg_notify('` + notifyChannel + `', @note::text) from cp
 )
 select count(*) from cp, note`
+
+// The optional parts of putCheckpointSQL, each a CTE after cp.
+const (
+	putEventsSQL = `, ev as (
+  insert into graph_events (thread_id, checkpoint_id, seq, type, payload, created_at)
+  select @thread, @id, e.seq, e.type, e.payload::json, cp.created_at
+  from cp, unnest(@ev_seq::int[], @ev_type::text[], @ev_payload::text[]) as e(seq, type, payload)
+)`
+	putMessagesSQL = `, msg as (
+  insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at)
+  select @thread, m.hash, m.idx, m.body, @id, cp.created_at
+  from cp, unnest(@m_hash::text[], @m_idx::bigint[], @m_body::text[]) as m(hash, idx, body)
+  on conflict do nothing
+)`
+	putBlobsSQL = `, blob as (
+  insert into graph_blobs (thread_id, hash, body, created_at)
+  select @thread, b.hash, b.body, cp.created_at
+  from cp, unnest(@b_hash::text[], @b_body::text[]) as b(hash, body)
+  on conflict do nothing
+)`
+	putHeadSQL = `, head as (
+  insert into graph_heads (thread_id, checkpoint_id, doc)
+  select @thread, @id, @head::json from cp
+  on conflict (thread_id) do update set checkpoint_id = excluded.checkpoint_id, doc = excluded.doc
+)`
+	putSettlesSQL = `, settled as (
+  delete from graph_writes
+  where thread_id = @thread and checkpoint_id = @settles and exists (select 1 from cp)
+)`
+)
+
+// fenceOKNamed is fenceOK for putCheckpointSQL's names.
+const fenceOKNamed = `case when @epoch::bigint = 0 then true
+       else @epoch = (select epoch from graph_epochs where thread_id = @thread for share) end`
+
+// putArgs name putCheckpointSQL's arguments, in the order PutCheckpoint
+// gives them.
+var putArgs = []string{"thread", "id", "parent", "state", "ev_seq", "ev_type", "ev_payload", "epoch", "meta", "base", "refs",
+	"m_hash", "m_idx", "m_body", "b_hash", "b_body", "settles", "note", "created", "head"}
+
+// putPart is an optional part of a put's statement.
+type putPart uint8
+
+const (
+	putEvents putPart = 1 << iota
+	putMessages
+	putBlobs
+	putHead
+	putSettles
+	putShapes = 1 << iota // how many statements there are
+)
+
+// putStatement is putCheckpointSQL for a put with these parts: its text
+// and which of putArgs it takes, in $ order.
+type putStatement struct {
+	sql  string
+	args []int
+}
+
+var putStatements = func() (out [putShapes]putStatement) {
+	parts := []struct {
+		part putPart
+		sql  string
+	}{{putEvents, putEventsSQL}, {putMessages, putMessagesSQL}, {putBlobs, putBlobsSQL}, {putHead, putHeadSQL}, {putSettles, putSettlesSQL}}
+	for shape := range out {
+		sql := putCheckpointSQL
+		for _, p := range parts {
+			if putPart(shape)&p.part == 0 {
+				sql = strings.Replace(sql, p.sql, "", 1)
+			}
+		}
+		out[shape] = numberArgs(sql, putArgs)
+	}
+	return out
+}()
+
+// numberArgs replaces each @name of sql by $N, numbered in order of first
+// use, and says which of names each $N is.
+func numberArgs(sql string, names []string) putStatement {
+	var b strings.Builder
+	var order []int
+	num := map[string]int{}
+	for {
+		i := strings.IndexByte(sql, '@')
+		if i < 0 {
+			b.WriteString(sql)
+			break
+		}
+		b.WriteString(sql[:i])
+		sql = sql[i+1:]
+		end := strings.IndexFunc(sql, func(r rune) bool { return !(r == '_' || 'a' <= r && r <= 'z') })
+		if end < 0 {
+			end = len(sql)
+		}
+		name := sql[:end]
+		sql = sql[end:]
+		n, ok := num[name]
+		if !ok {
+			at := slices.Index(names, name)
+			if at < 0 {
+				panic("postgres store: no argument @" + name)
+			}
+			order = append(order, at)
+			n = len(order)
+			num[name] = n
+		}
+		fmt.Fprintf(&b, "$%d", n)
+	}
+	return putStatement{sql: b.String(), args: order}
+}
 
 // whyNotSQL tells why putCheckpointSQL inserted nothing: the newest id,
 // whether a checkpoint with this id holds the same parent, meta, state and
@@ -247,7 +336,7 @@ select count(*) from cp, note`
 // exists, the thread's writer epoch and the store's epoch counter. A re-rooted checkpoint's parent
 // matches both null and the parent it had (check.SameParent); a missing
 // meta matches only a missing one (check.SameMeta). Its parameters are
-// putCheckpointSQL's first seven, then $8 meta and $9 base.
+// putArgs' first seven, then $8 meta and $9 base.
 const whyNotSQL = `
 select
   (select max(checkpoint_id) from graph_checkpoints where thread_id = $1),
@@ -325,13 +414,34 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		created = &cp.CreatedAt
 	}
 	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
-	putArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
+	var shape putPart
+	if len(events) > 0 {
+		shape |= putEvents
+	}
+	if len(cp.Messages) > 0 {
+		shape |= putMessages
+	}
+	if len(cp.Blobs) > 0 {
+		shape |= putBlobs
+	}
+	if head != nil {
+		shape |= putHead
+	}
+	if cp.Settles != 0 {
+		shape |= putSettles
+	}
+	all := [...]any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
 		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head}
+	stmt := putStatements[shape]
+	putArgs := make([]any, len(stmt.args))
+	for i, a := range stmt.args {
+		putArgs[i] = all[a]
+	}
 
 	// More than one try covers a race with a concurrent delete, insert or
 	// fence that made the insert skip but left nothing to explain it.
 	for range 3 {
-		n, err := s.insertCheckpoint(ctx, putArgs)
+		n, err := s.insertCheckpoint(ctx, stmt.sql, putArgs)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the parent was deleted meanwhile
@@ -375,13 +485,13 @@ func optJSONB(doc []byte) ([]byte, error) {
 	return toJSONB(doc)
 }
 
-// insertCheckpoint runs putCheckpointSQL: on its own (one statement, one
+// insertCheckpoint runs a putStatement: on its own (one statement, one
 // round trip), or with a hook set, in an explicit transaction so the hook
 // runs after the rows are written and before COMMIT.
-func (s *Store) insertCheckpoint(ctx context.Context, args []any) (n int, err error) {
+func (s *Store) insertCheckpoint(ctx context.Context, sql string, args []any) (n int, err error) {
 	hook := s.hook.Load()
 	if hook == nil {
-		err = s.pool.QueryRow(ctx, putCheckpointSQL, args...).Scan(&n)
+		err = s.pool.QueryRow(ctx, sql, args...).Scan(&n)
 		return n, err
 	}
 	tx, err := s.pool.Begin(ctx)
@@ -389,7 +499,7 @@ func (s *Store) insertCheckpoint(ctx context.Context, args []any) (n int, err er
 		return 0, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op after Commit
-	if err := tx.QueryRow(ctx, putCheckpointSQL, args...).Scan(&n); err != nil || n == 0 {
+	if err := tx.QueryRow(ctx, sql, args...).Scan(&n); err != nil || n == 0 {
 		return n, err
 	}
 	(*hook)("checkpoint-written")

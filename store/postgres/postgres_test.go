@@ -405,3 +405,68 @@ func TestDocumentsReadBackAsWritten(t *testing.T) {
 		t.Errorf("a reformatted retry of checkpoint 3: %v", err)
 	}
 }
+
+// A put's statement holds only the parts it has (putStatement): every one
+// of them stores what it was given and nothing it was not.
+func TestPutShapes(t *testing.T) {
+	s, _ := openFresh(t)
+	ctx := context.Background()
+	msg, blob := []byte(`{"role":"user","content":"hi"}`), []byte(`{"blob":1}`)
+	for shape := range putPart(putShapes) {
+		th := fmt.Sprintf("shape-%02d", shape)
+		has := func(p putPart) bool { return shape&p != 0 }
+		if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: th, ID: 1, State: []byte(`{}`), Base: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, store.TaskWrites{ThreadID: th, CheckpointID: 1, TaskID: "task", Writes: []byte(`[]`)}); err != nil {
+			t.Fatal(err)
+		}
+		cp := store.Checkpoint{ThreadID: th, ID: 2, ParentID: 1, State: []byte(`{"d":1}`), Meta: []byte(`{"m":1}`)}
+		var events []store.Event
+		if has(putEvents) {
+			events = []store.Event{{Seq: 1, Type: "e", Payload: []byte(`{"p":1}`)}}
+		}
+		if has(putMessages) {
+			cp.Messages = []store.Message{{Hash: store.ContentHash(msg), Index: 0, Body: msg}}
+		}
+		if has(putBlobs) {
+			cp.Blobs = []store.Blob{{Hash: store.ContentHash(blob), Body: blob}}
+			cp.BlobRefs = []string{store.ContentHash(blob)}
+		}
+		if has(putHead) {
+			cp.Head = []byte(`{"head":2}`)
+		}
+		if has(putSettles) {
+			cp.Settles = 1
+		}
+		if err := s.PutCheckpoint(ctx, cp, events); err != nil {
+			t.Fatalf("shape %05b: %v", shape, err)
+		}
+		got, err := s.Get(ctx, th, 2)
+		if err != nil || string(got.State) != `{"d":1}` || string(got.Meta) != `{"m":1}` || got.ParentID != 1 {
+			t.Fatalf("shape %05b: Get = %+v, %v", shape, got, err)
+		}
+		ev, err1 := s.Events(ctx, th, 2)
+		ms, err2 := s.Messages(ctx, th, []string{store.ContentHash(msg)})
+		bs, err3 := s.Blobs(ctx, th, []string{store.ContentHash(blob)})
+		ws, err4 := s.Writes(ctx, th, 1)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			what string
+			got  bool
+			want bool
+		}{
+			{"events", len(ev) == 1, has(putEvents)},
+			{"a message", len(ms) == 1, has(putMessages)},
+			{"a blob", len(bs) == 1, has(putBlobs)},
+			{"a head snapshot", string(got.Head) == `{"head":2}`, has(putHead)},
+			{"the parent's writes settled", len(ws) == 0, has(putSettles)},
+		} {
+			if c.got != c.want {
+				t.Errorf("shape %05b: %s: %v, want %v", shape, c.what, c.got, c.want)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"rewind/store"
@@ -97,6 +98,13 @@ func (g *Graph) transcriptTexts(transcript *transcriptItems) map[string]string {
 	if err != nil {
 		return nil
 	}
+	h := maphash.Bytes(textsSeed, transcript.raw)
+	textsMu.Lock()
+	last := lastTexts
+	textsMu.Unlock()
+	if last.hash == h && bytes.Equal(last.raw, transcript.raw) {
+		return last.texts
+	}
 	out := map[string]string{}
 	for _, it := range items {
 		for _, t := range itemTexts(it) {
@@ -105,7 +113,23 @@ func (g *Graph) transcriptTexts(transcript *transcriptItems) map[string]string {
 			}
 		}
 	}
+	textsMu.Lock()
+	lastTexts = transcriptTextsOf{hash: h, raw: bytes.Clone(transcript.raw), texts: out}
+	textsMu.Unlock()
 	return out
+}
+
+// lastTexts is the last transcript's texts: the checkpoints of a turn
+// mostly share one transcript. Callers only read the map.
+var (
+	textsSeed = maphash.MakeSeed()
+	lastTexts transcriptTextsOf
+)
+
+type transcriptTextsOf struct {
+	hash  uint64
+	raw   []byte
+	texts map[string]string
 }
 
 // transcriptItems is a checkpoint's transcript split into its items, once:

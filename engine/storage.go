@@ -538,7 +538,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	}
 	var again []store.Message // not counted in the sizes: stored before
 	if !base {
-		texts := g.transcriptTexts(final)
+		var texts map[string]string // made when a write is long enough to hold one
 		for gi, grp := range doc.Groups {
 			for j, w := range grp.Writes {
 				if _, ok := g.keyed[w.Channel]; ok {
@@ -548,6 +548,9 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 				}
 				if w.Channel == g.transcript {
 					continue
+				}
+				if texts == nil && len(grp.Writes[j].Value) >= contentMin {
+					texts = g.transcriptTexts(final)
 				}
 				if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
 					grp.Writes[j].Value = ref
@@ -617,7 +620,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	for _, bl := range b.blobs {
 		size += len(bl.Body)
 	}
-	metaDoc, err := json.Marshal(meta)
+	metaDoc, err := meta.MarshalJSON() // json.Marshal would only check it again
 	if err != nil {
 		return encoded{}, err
 	}
@@ -628,7 +631,7 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 	if stored.Bytes == stored.Row {
 		stored.Bytes = 0 // fill reads it back
 	}
-	if metaDoc, err = json.Marshal(stored); err != nil {
+	if metaDoc, err = stored.MarshalJSON(); err != nil {
 		return encoded{}, err
 	}
 	return encoded{

@@ -31,11 +31,13 @@ const (
 		ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = ?2, doc = ?3`
 	sqlEpoch = `SELECT epoch FROM graph_epochs WHERE thread_id = ?`
 	// What PutCheckpoint decides by, in one statement: the thread's newest
-	// id, its writer epoch (NULL: none), the epoch counter and whether
-	// checkpoint ?2 (the parent) exists.
+	// id, its writer epoch (NULL: none), the epoch counter, whether
+	// checkpoint ?2 (the parent) exists and whether checkpoint ?3 (the one
+	// it settles) has writes to settle (most have none: no DELETE then).
 	sqlPutCheckpointState = `SELECT (SELECT max(checkpoint_id) FROM graph_checkpoints WHERE thread_id = ?1),
 	(SELECT epoch FROM graph_epochs WHERE thread_id = ?1), (SELECT issued FROM graph_epoch_counter),
-	EXISTS (SELECT 1 FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2)`
+	EXISTS (SELECT 1 FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2),
+	EXISTS (SELECT 1 FROM graph_writes WHERE thread_id = ?1 AND checkpoint_id = ?3)`
 	// What PutWrites decides by: the task's stored writes (NULL: none),
 	// the thread's writer epoch, the epoch counter and whether checkpoint
 	// ?2 exists.

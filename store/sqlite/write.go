@@ -55,8 +55,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	// holds the write lock: nothing changes between the decisions).
 	var newest sql.NullInt64
 	var ep epochs
-	var parentOK bool
-	if err := s.in(ctx, tx, sqlPutCheckpointState).QueryRowContext(ctx, cp.ThreadID, cp.ParentID).Scan(&newest, &ep.current, &ep.issued, &parentOK); err != nil {
+	var parentOK, settle bool
+	if err := s.in(ctx, tx, sqlPutCheckpointState).QueryRowContext(ctx, cp.ThreadID, cp.ParentID, cp.Settles).Scan(&newest, &ep.current, &ep.issued, &parentOK, &settle); err != nil {
 		return err
 	}
 	var found, same bool
@@ -112,7 +112,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}); err != nil {
 		return err
 	}
-	if cp.Settles != 0 {
+	if cp.Settles != 0 && settle {
 		// Folded into this checkpoint's state: a resume must not apply them again.
 		if _, err := s.in(ctx, tx, sqlSettle).ExecContext(ctx, cp.ThreadID, cp.Settles); err != nil {
 			return err

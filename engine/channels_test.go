@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -158,5 +159,26 @@ func TestTurnMapResets(t *testing.T) {
 	}
 	if v, err = TurnMap(v, json.RawMessage(`{"$reset":{}}`)); err != nil || string(v) != `{}` {
 		t.Fatalf("reset to empty = %s, %v", v, err)
+	}
+}
+
+// An object write stored as a patch against the value before it reads
+// back as the write, whatever the objects' spelling.
+func TestPatchObjectReadsBackAsTheWrite(t *testing.T) {
+	objects := []string{`null`, `{}`, `{"text":"a","n":1}`, `{"text":"a","n":2,"extra":[1,{"x":null}]}`,
+		`{ "text" : "b <&> \u2028" , "n" : 1 }`, `{"te\u0078t":"escaped key","n":1}`, `{"n":1,"n":3}`,
+		`{"text":"` + strings.Repeat("long ", 300) + `","speakers":["user","critic"]}`}
+	for _, cur := range objects {
+		for _, w := range objects[1:] {
+			stored := patchObject(json.RawMessage(cur), json.RawMessage(w))
+			got, err := unpatchObject(json.RawMessage(cur), stored)
+			if err != nil {
+				t.Fatalf("%s over %s: stored %s does not read back: %v", w, cur, stored, err)
+			}
+			var a, b any
+			if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(w), &b) != nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s over %s: stored %s reads back as %s", w, cur, stored, got)
+			}
+		}
 	}
 }

@@ -520,9 +520,13 @@ type objectPatch struct {
 
 // patchObject encodes write against current, both channel values.
 func patchObject(current, write json.RawMessage) json.RawMessage {
-	whole, _ := json.Marshal(objectPatch{Whole: write})
-	var cur, next map[string]json.RawMessage
-	if json.Unmarshal(current, &cur) != nil || json.Unmarshal(write, &next) != nil || cur == nil || next == nil {
+	// {"$w": write} as json.Marshal writes it; the state document's writer
+	// compacts and escapes every value it holds in any case.
+	whole := slices.Concat([]byte(`{"$w":`), write, []byte(`}`))
+	cur, ok1 := objectMap(current)
+	next, ok2 := objectMap(write)
+	if !ok1 || !ok2 || cur == nil || next == nil {
+		whole, _ = json.Marshal(objectPatch{Whole: write})
 		return whole
 	}
 	p := objectPatch{Set: map[string]json.RawMessage{}}
@@ -548,6 +552,21 @@ func patchObject(current, write json.RawMessage) json.RawMessage {
 		return whole
 	}
 	return out
+}
+
+// objectMap is json.Unmarshal of an object into a map of its members (nil
+// for null); false when it is not one. Plain keys need no decoding.
+func objectMap(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	fs, ok := objectMembers(raw)
+	if !ok {
+		var m map[string]json.RawMessage
+		return m, json.Unmarshal(raw, &m) == nil
+	}
+	m := make(map[string]json.RawMessage, len(fs))
+	for _, f := range fs {
+		m[string(f[0][1:len(f[0])-1])] = f[1] // the last of duplicate keys wins, as in encoding/json
+	}
+	return m, true
 }
 
 // unpatchObject turns a stored write back into the value it wrote.

@@ -2,7 +2,6 @@ package ticket
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,8 +86,8 @@ func measureMessages(v engine.Values) (count, tokens int, ok bool) {
 		n, seen := measured[string(it)]
 		measuredMu.Unlock()
 		if !seen {
-			var m Message
-			if json.Unmarshal(it, &m) != nil {
+			m, err := decodeMessage(it)
+			if err != nil {
 				return 0, 0, false
 			}
 			n = utf8.RuneCountInString(m.Content)

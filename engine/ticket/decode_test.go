@@ -3,6 +3,7 @@ package ticket
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"rewind/engine"
@@ -61,5 +62,42 @@ func TestDecodeHandsOutCopiesOfWhatItRemembers(t *testing.T) {
 	v["messages"] = json.RawMessage(`"not a list"`)
 	if _, err := Decode(v, "messages"); err == nil {
 		t.Fatal("a corrupt transcript decoded")
+	}
+}
+
+// Every channel of the state is remembered, each by a copy of its own
+// field: a copy that wrote another field, or a channel added without one,
+// fails here.
+func TestDecodeRemembersEveryChannel(t *testing.T) {
+	full := engine.Values{
+		"messages": json.RawMessage(`[{"index":1,"role":"user","speaker":"user","content":"hi"}]`), "summary": json.RawMessage(`{"text":"x","speakers":["user"]}`),
+		"attachments": json.RawMessage(`[{"id":"a","kind":"image","ref":"r"}]`), "subtasks": json.RawMessage(`[{"id":"t-1","goal":"g","toolCalls":1,"status":"done"}]`),
+		"reviewRounds": json.RawMessage(`2`), "degraded": json.RawMessage(`true`), "budgetRemaining": json.RawMessage(`3`), "historyVersion": json.RawMessage(`4`),
+		"operations": json.RawMessage(`{"o":{"id":"o","kind":"k","status":"done","sources":{"s":1}}}`), "authorization": json.RawMessage(`{"ref":"r","expiresAt":"e"}`),
+		"request": json.RawMessage(`{"index":1,"text":"hi"}`), "draftRequested": json.RawMessage(`true`), "approvals": json.RawMessage(`{"o":{"approved":true}}`),
+		"sourceVersions": json.RawMessage(`{"s":2}`), "verificationResults": json.RawMessage(`{"o":{"operation":"o","ok":true,"checks":["c"],"problems":["p"]}}`),
+		"scenario": json.RawMessage(`"site"`),
+	}
+	st := reflect.TypeFor[State]()
+	for i := range st.NumField() {
+		ch, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if decodedMemo.copies[ch] == nil {
+			t.Errorf("channel %q has no copy in decodedMemo: every node's Decode of it goes through encoding/json", ch)
+		}
+		if full[ch] == nil {
+			t.Fatalf("the test has no value for channel %q", ch)
+		}
+	}
+	for ch := range full {
+		var want State
+		if err := full.Decode(&want, ch); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second is the memo's
+			got, err := Decode(full, ch)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("channel %q: Decode = %+v (%v), want %+v", ch, got, err, want)
+			}
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -27,48 +29,87 @@ func (l listing) MarshalJSON() ([]byte, error) {
 	if l.format == 3 {
 		l.format = 0
 	}
-	fields := l.listingFields()
-	out := make([][]byte, len(fields))
-	last := -1
-	for i, f := range fields {
-		var b []byte
-		switch x := f.(type) { // the common fields without reflection
-		case *int:
-			b = strconv.AppendInt(nil, int64(*x), 10)
-		case *int64:
-			b = strconv.AppendInt(nil, *x, 10)
-		case *string:
-			if *x == "" {
-				b = []byte("0")
-			}
-		case *[]string:
-			if len(*x) == 0 {
-				b = []byte("0")
-			}
-		case *map[string][3]int:
-			if len(*x) == 0 {
-				b = []byte("0")
-			}
-		case *map[string]int:
-			if len(*x) == 0 {
-				b = []byte("0")
-			}
+	buf := make([]byte, 1, 160)
+	buf[0] = '['
+	end := len(buf) // after the last field that is not zero
+	for i, f := range l.listingFields() {
+		if i > 0 {
+			buf = append(buf, ',')
 		}
-		if b == nil {
-			var err error
-			if b, err = json.Marshal(f); err != nil {
-				return nil, err
-			}
+		at := len(buf)
+		var err error
+		if buf, err = appendListingField(buf, f); err != nil {
+			return nil, err
 		}
-		switch string(b) {
+		switch string(buf[at:]) {
 		case "0", `""`, "null", "false", "[]", "{}":
-			b = []byte("0")
+			buf = append(buf[:at], '0')
 		default:
-			last = i
+			end = len(buf)
 		}
-		out[i] = b
 	}
-	return append(append([]byte{'['}, bytes.Join(out[:last+1], []byte{','})...), ']'), nil
+	return append(buf[:end], ']'), nil
+}
+
+// appendListingField appends f as json.Marshal writes it, the common
+// types without reflection (a listing is written twice a checkpoint).
+func appendListingField(buf []byte, f any) ([]byte, error) {
+	switch x := f.(type) {
+	case *int:
+		return strconv.AppendInt(buf, int64(*x), 10), nil
+	case *int64:
+		return strconv.AppendInt(buf, *x, 10), nil
+	case *bool:
+		return strconv.AppendBool(buf, *x), nil
+	case *string:
+		return appendJSONString(buf, *x), nil
+	case *[]string:
+		if *x == nil {
+			return append(buf, "null"...), nil
+		}
+		buf = append(buf, '[')
+		for i, s := range *x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendJSONString(buf, s)
+		}
+		return append(buf, ']'), nil
+	case *map[string]int:
+		if *x == nil {
+			return append(buf, "null"...), nil
+		}
+		buf = append(buf, '{')
+		for i, k := range slices.Sorted(maps.Keys(*x)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(appendJSONString(buf, k), ':')
+			buf = strconv.AppendInt(buf, int64((*x)[k]), 10)
+		}
+		return append(buf, '}'), nil
+	case *map[string][3]int:
+		if *x == nil {
+			return append(buf, "null"...), nil
+		}
+		buf = append(buf, '{')
+		for i, k := range slices.Sorted(maps.Keys(*x)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(appendJSONString(buf, k), ':', '[')
+			for j, n := range (*x)[k] {
+				if j > 0 {
+					buf = append(buf, ',')
+				}
+				buf = strconv.AppendInt(buf, int64(n), 10)
+			}
+			buf = append(buf, ']')
+		}
+		return append(buf, '}'), nil
+	}
+	b, err := json.Marshal(f)
+	return append(buf, b...), err
 }
 
 func (l *listing) UnmarshalJSON(b []byte) error {

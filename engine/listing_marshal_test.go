@@ -31,7 +31,6 @@ func marshalListingSlow(l listing) ([]byte, error) {
 	return append(append([]byte{'['}, bytes.Join(out[:last+1], []byte{','})...), ']'), nil
 }
 
-
 // A listing is written byte for byte as json.Marshal of each field writes
 // it, whatever its fields hold.
 func TestListingIsWrittenAsBefore(t *testing.T) {

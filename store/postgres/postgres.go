@@ -180,13 +180,26 @@ func (s *Store) db(err error) error {
 	return fmt.Errorf("%s: %w", s.target, err)
 }
 
-// fenceOK is true when the write's epoch ($N) is 0 (unfenced) or the
-// thread's current one. FOR SHARE holds the epoch row until COMMIT, so a
-// concurrent Fence waits for this write, or this write waits for the Fence
-// and then sees its epoch. CASE keeps unfenced writes from touching it.
-func fenceOK(n int) string {
-	return fmt.Sprintf(`case when $%[1]d::bigint = 0 then true
-       else $%[1]d = (select epoch from graph_epochs where thread_id = $1 for share) end`, n)
+// fenceOK is true when the write's epoch ($N) is the thread's current
+// one. FOR SHARE holds the epoch row until COMMIT, so a concurrent Fence
+// waits for this write, or this write waits for the Fence and then sees
+// its epoch. An unfenced write (epoch 0) takes a statement that never
+// touches the row (fenced false: it asks for the lock, and so for the
+// UPDATE privilege, only when it is fenced).
+func fenceOK(n int, fenced bool) string {
+	if !fenced {
+		return fmt.Sprintf(`$%d::bigint = 0`, n)
+	}
+	return fmt.Sprintf(`$%d::bigint = (select epoch from graph_epochs where thread_id = $1 for share)`, n)
+}
+
+// fenced indexes the two forms of a statement with fenceOK: 0 for an
+// unfenced write (epoch 0), 1 for a fenced one.
+func fenced(epoch int64) int {
+	if epoch == 0 {
+		return 0
+	}
+	return 1
 }
 
 // putCheckpointSQL writes the checkpoint, its events, its new messages and
@@ -250,9 +263,12 @@ const (
 )`
 )
 
-// fenceOKNamed is fenceOK for putCheckpointSQL's names.
-const fenceOKNamed = `case when @epoch::bigint = 0 then true
-       else @epoch = (select epoch from graph_epochs where thread_id = @thread for share) end`
+// fenceOKNamed is fenceOK for putCheckpointSQL's names; an unfenced put
+// has unfencedNamed instead.
+const (
+	fenceOKNamed  = `@epoch::bigint = (select epoch from graph_epochs where thread_id = @thread for share)`
+	unfencedNamed = `@epoch::bigint = 0`
+)
 
 // putArgs name putCheckpointSQL's arguments, in the order PutCheckpoint
 // gives them.
@@ -268,6 +284,7 @@ const (
 	putBlobs
 	putHead
 	putSettles
+	putFenced             // epoch not 0: fenceOK
 	putShapes = 1 << iota // how many statements there are
 )
 
@@ -289,6 +306,9 @@ var putStatements = func() (out [putShapes]putStatement) {
 			if putPart(shape)&p.part == 0 {
 				sql = strings.Replace(sql, p.sql, "", 1)
 			}
+		}
+		if putPart(shape)&putFenced == 0 {
+			sql = strings.Replace(sql, fenceOKNamed, unfencedNamed, 1)
 		}
 		out[shape] = numberArgs(sql, putArgs)
 	}
@@ -430,6 +450,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if cp.Settles != 0 {
 		shape |= putSettles
 	}
+	if cp.Epoch != 0 {
+		shape |= putFenced
+	}
 	all := [...]any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
 		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head}
 	stmt := putStatements[shape]
@@ -550,15 +573,18 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 }
 
 // putWritesSQL inserts one task's writes if the checkpoint exists and the
-// epoch is current (see fenceOK). The outer select sees the tables as they
-// were before the insert, so it shows an existing row (to compare) but not
-// the one just inserted.
-var putWritesSQL = `
+// epoch is current (see fenceOK; index it by fenced). The outer select
+// sees the tables as they were before the insert, so it shows an existing
+// row (to compare) but not the one just inserted.
+var putWritesSQL = [2]string{putWrites(false), putWrites(true)}
+
+func putWrites(fenced bool) string {
+	return `
 with w as (
   insert into graph_writes (thread_id, checkpoint_id, task_id, writes)
   select $1, $2, $3, $4::json
   where exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2)
-    and ` + fenceOK(5) + `
+    and ` + fenceOK(5, fenced) + `
   on conflict do nothing
   returning 1
 )
@@ -568,6 +594,7 @@ select
   exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2),
   coalesce((select epoch from graph_epochs where thread_id = $1), 0),
   (select issued from graph_epoch_counter)`
+}
 
 // PutWrites implements store.Store.
 func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
@@ -584,7 +611,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		var same *bool
 		var cpExists bool
 		var current, issued int64
-		err := s.pool.QueryRow(ctx, putWritesSQL, w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
+		err := s.pool.QueryRow(ctx, putWritesSQL[fenced(w.Epoch)], w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the checkpoint was deleted meanwhile
@@ -1122,22 +1149,27 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 }
 
 // createDraftSQL inserts a draft unless its key exists or its epoch ($4)
-// is not current (see fenceOK), and returns the stored row either way.
+// is not current (see fenceOK; index it by fenced), and returns the stored
+// row either way.
 // Both selects see the table as it was before the insert, so exactly one
 // of them gives a row, unless the write was fenced or a concurrent insert
 // of the key committed after this statement began: then none does, and
 // the caller asks why (draftEpochSQL) or again.
-var createDraftSQL = `
+var createDraftSQL = [2]string{createDraft(false), createDraft(true)}
+
+func createDraft(fenced bool) string {
+	return `
 with ins as (
   insert into graph_drafts (thread_id, operation_id, body)
   select $1, $2, $3::json
-  where ` + fenceOK(4) + `
+  where ` + fenceOK(4, fenced) + `
   on conflict do nothing
   returning body, created_at
 )
 select body, created_at, true from ins
 union all
 select body, created_at, false from graph_drafts where thread_id = $1 and operation_id = $2`
+}
 
 const draftEpochSQL = `select coalesce((select epoch from graph_epochs where thread_id = $1), 0), (select issued from graph_epoch_counter)`
 
@@ -1153,7 +1185,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	}
 	for range 3 {
 		stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
-		err := s.pool.QueryRow(ctx, createDraftSQL, d.ThreadID, d.OperationID, body, d.Epoch).Scan(&stored.Body, &stored.CreatedAt, &created)
+		err := s.pool.QueryRow(ctx, createDraftSQL[fenced(d.Epoch)], d.ThreadID, d.OperationID, body, d.Epoch).Scan(&stored.Body, &stored.CreatedAt, &created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// No draft was there and none went in: a fenced (or never
 			// handed out) epoch, or a racing insert of the key.

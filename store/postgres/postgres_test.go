@@ -415,13 +415,20 @@ func TestPutShapes(t *testing.T) {
 	for shape := range putPart(putShapes) {
 		th := fmt.Sprintf("shape-%02d", shape)
 		has := func(p putPart) bool { return shape&p != 0 }
-		if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: th, ID: 1, State: []byte(`{}`), Base: true}, nil); err != nil {
+		var epoch int64
+		if has(putFenced) {
+			var err error
+			if epoch, err = s.Fence(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: th, ID: 1, State: []byte(`{}`), Base: true, Epoch: epoch}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutWrites(ctx, store.TaskWrites{ThreadID: th, CheckpointID: 1, TaskID: "task", Writes: []byte(`[]`)}); err != nil {
+		if err := s.PutWrites(ctx, store.TaskWrites{ThreadID: th, CheckpointID: 1, TaskID: "task", Writes: []byte(`[]`), Epoch: epoch}); err != nil {
 			t.Fatal(err)
 		}
-		cp := store.Checkpoint{ThreadID: th, ID: 2, ParentID: 1, State: []byte(`{"d":1}`), Meta: []byte(`{"m":1}`)}
+		cp := store.Checkpoint{ThreadID: th, ID: 2, ParentID: 1, State: []byte(`{"d":1}`), Meta: []byte(`{"m":1}`), Epoch: epoch}
 		var events []store.Event
 		if has(putEvents) {
 			events = []store.Event{{Seq: 1, Type: "e", Payload: []byte(`{"p":1}`)}}
@@ -440,11 +447,21 @@ func TestPutShapes(t *testing.T) {
 			cp.Settles = 1
 		}
 		if err := s.PutCheckpoint(ctx, cp, events); err != nil {
-			t.Fatalf("shape %05b: %v", shape, err)
+			t.Fatalf("shape %06b: %v", shape, err)
+		}
+		if has(putFenced) {
+			stale := cp
+			stale.ID, stale.ParentID, stale.Settles, stale.Epoch = 3, 2, 0, epoch
+			if _, err := s.Fence(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutCheckpoint(ctx, stale, nil); !errors.Is(err, store.ErrFenced) {
+				t.Errorf("shape %06b: a put with a fenced epoch: %v, want ErrFenced", shape, err)
+			}
 		}
 		got, err := s.Get(ctx, th, 2)
 		if err != nil || string(got.State) != `{"d":1}` || string(got.Meta) != `{"m":1}` || got.ParentID != 1 {
-			t.Fatalf("shape %05b: Get = %+v, %v", shape, got, err)
+			t.Fatalf("shape %06b: Get = %+v, %v", shape, got, err)
 		}
 		ev, err1 := s.Events(ctx, th, 2)
 		ms, err2 := s.Messages(ctx, th, []string{store.ContentHash(msg)})
@@ -465,7 +482,7 @@ func TestPutShapes(t *testing.T) {
 			{"the parent's writes settled", len(ws) == 0, has(putSettles)},
 		} {
 			if c.got != c.want {
-				t.Errorf("shape %05b: %s: %v, want %v", shape, c.what, c.got, c.want)
+				t.Errorf("shape %06b: %s: %v, want %v", shape, c.what, c.got, c.want)
 			}
 		}
 	}

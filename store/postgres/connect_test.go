@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,25 @@ exception when duplicate_object then null; end $$`)
 		}
 	})
 
+	t.Run("server without plan_cache_mode", func(t *testing.T) {
+		t.Parallel()
+		addr, got := fakeOldServer(t)
+		checkOpenFails(t, "postgres://bob:"+secret+"@"+addr+"/appdb?sslmode=disable", addr, "appdb", "refused the password")
+		var modes []string
+		for len(modes) < 2 {
+			select {
+			case m := <-got:
+				modes = append(modes, m)
+				continue
+			case <-time.After(time.Second):
+			}
+			break
+		}
+		if !slices.Equal(modes, []string{"force_generic_plan", ""}) {
+			t.Errorf("the server got plan_cache_mode %q; want force_generic_plan, then none", modes)
+		}
+	})
+
 	t.Run("missing database", func(t *testing.T) {
 		t.Parallel()
 		u, _ := url.Parse(adminURL(t))
@@ -169,6 +189,44 @@ func fakeAuthServer(t *testing.T) (string, <-chan string) {
 				}
 				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01",
 					Message: fmt.Sprintf("password authentication failed for user %q", user)})
+				_ = be.Flush()
+			}()
+		}
+	}()
+	return l.Addr().String(), got
+}
+
+// fakeOldServer is a server from before PostgreSQL 12: it refuses the
+// startup parameter plan_cache_mode, and every password. It sends the
+// plan_cache_mode of each startup.
+func fakeOldServer(t *testing.T) (string, <-chan string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	got := make(chan string, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				be := pgproto3.NewBackend(c, c)
+				msg, err := be.ReceiveStartupMessage()
+				if err != nil {
+					return
+				}
+				mode := msg.(*pgproto3.StartupMessage).Parameters["plan_cache_mode"]
+				got <- mode
+				refusal := &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01", Message: "password authentication failed"}
+				if mode != "" {
+					refusal.Code, refusal.Message = "42704", `unrecognized configuration parameter "plan_cache_mode"`
+				}
+				be.Send(refusal)
 				_ = be.Flush()
 			}()
 		}

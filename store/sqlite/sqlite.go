@@ -50,6 +50,12 @@ type Store struct {
 	watchDSN  string
 	done      chan struct{}
 	closeOnce sync.Once
+	// The WAL checkpointer (checkpointer): commits counts the writes'
+	// commits, every checkpointEvery-th wakes it, and ckptDone is closed
+	// once it has stopped. nil for a read-only store.
+	commits  atomic.Int64
+	ckpt     chan struct{}
+	ckptDone chan struct{}
 	// lockFiles are the threads' lock files Lock keeps open (lock.go).
 	lockMu    sync.Mutex
 	lockFiles map[string]*lockFile
@@ -193,6 +199,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, err, hint(err))
 	}
+	if readOnly == "" {
+		if err := s.startCheckpointer(uri + conns); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
@@ -246,6 +258,9 @@ func (s *Store) Close() error {
 			close(s.done)
 		}
 	})
+	if s.ckptDone != nil {
+		<-s.ckptDone // its checkpoint ends before the file is let go
+	}
 	if s.unwiped.Load() && s.w.DB != nil {
 		s.wipeWAL(context.Background())
 	}

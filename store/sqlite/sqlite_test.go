@@ -418,3 +418,29 @@ func TestManyRowsAPut(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointerFoldsTheWAL: the puts' commits wake the WAL
+// checkpointer, which copies them into the file long before SQLite's
+// own checkpoint (at 1,000 frames) would.
+func TestCheckpointerFoldsTheWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rewind.db")
+	s := open(t, path)
+	for id := int64(1); id <= 64; id++ { // checkpointEvery commits, a few frames each
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: fmt.Appendf(nil, `{"m":"checkpointer marker %d"}`, id)}
+		if err := s.PutCheckpoint(context.Background(), cp, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		file, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(file, []byte("checkpointer marker 64")) {
+			return
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("the 64th put is not in the file: nothing checkpointed the WAL")
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"rewind/store"
 )
@@ -67,4 +69,104 @@ func BenchmarkLockRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTurn is the store's part of a ticket turn (an op), shaped as
+// the engine writes one (recorded from the LongThread bench): 8 puts, the
+// first a base re-sending the last turn's 18 messages, 16 new messages,
+// 3 events, a blob sent twice, a 5 KB head snapshot on the last, each put
+// settling its parent, and 3 task writes. Threads run 125 turns.
+// cpu-ns/op includes the WAL checkpointer's goroutine.
+func BenchmarkTurn(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "turn.db"))
+	ctx := b.Context()
+	doc := func(n int, tag string, i int) []byte {
+		return fmt.Appendf(nil, `{"role":"assistant","content":%q,"n":%d}`, strings.Repeat(tag, n/len(tag)), i)
+	}
+	// The documents, made before the clock starts.
+	var msgs [125][16]store.Message
+	var bases, heads [125][]byte
+	for n := range 125 {
+		for i := range 16 {
+			body := doc(200, "message ", n*100+i)
+			msgs[n][i] = store.Message{Hash: store.ContentHash(body), Index: int64(n*16 + i), Body: body}
+		}
+		bases[n], heads[n] = doc(2000, "base ", n), doc(5000, "head ", n)
+	}
+	msg := func(turn, i int) store.Message { return msgs[turn][i] }
+	var states [8][]byte
+	for i := range states {
+		states[i] = doc(300, "state ", i)
+	}
+	var writes [3][]byte
+	for k := range writes {
+		writes[k] = doc(1400, "write ", k)
+	}
+	tasks := []string{"task-0", "task-1", "task-2"}
+	blob := []byte(`{"attachment":"` + strings.Repeat("b", 300) + `"}`)
+	// news[i] is how many new messages put i stores.
+	news := []int{1, 0, 9, 1, 3, 1, 0, 1}
+	var epoch int64
+	var thread string
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.ReportAllocs()
+	start, turn := cpu(), 0
+	for b.Loop() {
+		n := turn % 125
+		if n == 0 {
+			thread = fmt.Sprint("bench-", turn)
+			var err error
+			if epoch, err = s.Fence(ctx, thread); err != nil {
+				b.Fatal(err)
+			}
+		}
+		id, next := int64(n*8), 0
+		for i, fresh := range news {
+			id++
+			cp := store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, Epoch: epoch, State: states[i],
+				Meta: []byte(`{"step":3,"source":"loop","status":"running"}`), Settles: id - 1}
+			var events []store.Event
+			switch i {
+			case 0:
+				cp.Base, cp.Settles, cp.State = true, 0, bases[n]
+				for k := range 18 * min(n, 1) { // the last turn's, again
+					cp.Messages = append(cp.Messages, msg(n-1, k%16))
+				}
+				cp.Blobs, cp.BlobRefs = []store.Blob{{Hash: store.ContentHash(blob), Body: blob}}, []string{store.ContentHash(blob)}
+				events = []store.Event{{Type: "input", Payload: []byte(`{"text":"hello"}`)}}
+			case 6:
+				for k := next - 6; k < next; k++ {
+					cp.Messages = append(cp.Messages, msg(n, k))
+				}
+				cp.Blobs, cp.BlobRefs = []store.Blob{{Hash: store.ContentHash(blob), Body: blob}}, []string{store.ContentHash(blob)}
+				events = []store.Event{{Type: "tool", Payload: []byte(`{"ok":true}`)}, {Type: "draft", Payload: []byte(`{"id":"op"}`)}}
+			case 7:
+				cp.Head = heads[n]
+			}
+			if id == 1 {
+				cp.ParentID, cp.Settles = 0, 0
+			}
+			for range fresh {
+				cp.Messages = append(cp.Messages, msg(n, next))
+				next++
+			}
+			if err := s.PutCheckpoint(ctx, cp, events); err != nil {
+				b.Fatal(err)
+			}
+			if i == 1 {
+				for k := range 3 {
+					w := store.TaskWrites{ThreadID: thread, CheckpointID: id, TaskID: tasks[k], Epoch: epoch, Writes: writes[k]}
+					if err := s.PutWrites(ctx, w); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+		turn++
+	}
+	b.ReportMetric(float64(cpu()-start)/float64(turn), "cpu-ns/op")
 }

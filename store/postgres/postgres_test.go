@@ -511,3 +511,55 @@ func TestGenericPlans(t *testing.T) {
 		}
 	}
 }
+
+// A put that meets an insert of its id committed after its snapshot (the
+// primary key refuses it) answers as for any stored id: nil for the same
+// checkpoint, ErrConflict for another.
+func TestPutRacesAnInsertOfItsID(t *testing.T) {
+	s, dbURL := openFresh(t)
+	ctx := context.Background()
+	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`), Base: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		state string
+		want  error
+	}{{`{"n":1}`, nil}, {`{"n":"other"}`, store.ErrConflict}} {
+		id := int64(2 + i)
+		conn, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, state, base) values ('t', $1, $2, '{"n":1}', false)`, id, id-1); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(c.state)}, nil)
+		}()
+		// The put waits for the insert's transaction on the primary key.
+		for waiting := false; !waiting; {
+			select {
+			case err := <-done:
+				t.Fatalf("put %d returned %v before the racing insert committed", id, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			var n int
+			if err := conn.QueryRow(ctx, `select count(*) from pg_locks where locktype = 'transactionid' and not granted`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			waiting = n > 0
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("put %d after a racing insert of the %s checkpoint: %v, want %v", id, map[bool]string{true: "same", false: "other"}[c.want == nil], err, c.want)
+		}
+		conn.Close(ctx)
+	}
+}

@@ -246,8 +246,8 @@ func fenced(epoch int64) int {
 //
 // It is a template: putStatements keep only the optional parts a put has
 // (a put without events has no events CTE, so the server neither sets up
-// nor runs an insert into graph_events: that cut a typical put's server
-// CPU by about a third) and number the @names they keep $1, $2, ... The
+// nor runs an insert into graph_events: that cut a turn's mix of puts'
+// server CPU by about a fifth) and number the @names they keep $1, $2, ... The
 // names are putArgs'; @note is the notification's payload (notePayload):
 // NOTIFY is sent at COMMIT, so only a put that stored a checkpoint and
 // committed wakes Watch. @parent and @meta are null for none, @created

@@ -444,3 +444,20 @@ func TestCheckpointerFoldsTheWAL(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledInsideThePut: a put whose context ends while its
+// statements run (they run without its cancel: quiet) commits nothing
+// and says why.
+func TestCancelledInsideThePut(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "rewind.db"))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.SetTxHook(func(string) { cancel() })
+	cp := store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`)}
+	if err := s.PutCheckpoint(ctx, cp, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("put cancelled before its COMMIT: %v, want context.Canceled", err)
+	}
+	s.SetTxHook(nil)
+	if _, err := s.Latest(context.Background(), "t"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Latest after the cancelled put: %v, want ErrNotFound", err)
+	}
+}

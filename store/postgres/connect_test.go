@@ -152,54 +152,47 @@ exception when duplicate_object then null; end $$`)
 // fakeAuthServer speaks just enough of the protocol to ask for a cleartext
 // password and refuse it as PostgreSQL does. It sends the password it got.
 func fakeAuthServer(t *testing.T) (string, <-chan string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	got := make(chan string, 16)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				be := pgproto3.NewBackend(c, c)
-				msg, err := be.ReceiveStartupMessage()
-				if err != nil {
-					return
-				}
-				user := msg.(*pgproto3.StartupMessage).Parameters["user"]
-				be.Send(&pgproto3.AuthenticationCleartextPassword{})
-				if err := be.Flush(); err != nil {
-					return
-				}
-				if err := be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-					return
-				}
-				pm, err := be.Receive()
-				if err != nil {
-					return
-				}
-				if p, ok := pm.(*pgproto3.PasswordMessage); ok {
-					got <- p.Password
-				}
-				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01",
-					Message: fmt.Sprintf("password authentication failed for user %q", user)})
-				_ = be.Flush()
-			}()
+	return fakeServer(t, func(be *pgproto3.Backend, startup *pgproto3.StartupMessage, got chan<- string) {
+		user := startup.Parameters["user"]
+		be.Send(&pgproto3.AuthenticationCleartextPassword{})
+		if err := be.Flush(); err != nil {
+			return
 		}
-	}()
-	return l.Addr().String(), got
+		if err := be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
+			return
+		}
+		pm, err := be.Receive()
+		if err != nil {
+			return
+		}
+		if p, ok := pm.(*pgproto3.PasswordMessage); ok {
+			got <- p.Password
+		}
+		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01",
+			Message: fmt.Sprintf("password authentication failed for user %q", user)})
+		_ = be.Flush()
+	})
 }
 
 // fakeOldServer is a server from before PostgreSQL 12: it refuses the
 // startup parameter plan_cache_mode, and every password. It sends the
 // plan_cache_mode of each startup.
 func fakeOldServer(t *testing.T) (string, <-chan string) {
+	return fakeServer(t, func(be *pgproto3.Backend, startup *pgproto3.StartupMessage, got chan<- string) {
+		mode := startup.Parameters["plan_cache_mode"]
+		got <- mode
+		refusal := &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01", Message: "password authentication failed"}
+		if mode != "" {
+			refusal.Code, refusal.Message = "42704", `unrecognized configuration parameter "plan_cache_mode"`
+		}
+		be.Send(refusal)
+		_ = be.Flush()
+	})
+}
+
+// fakeServer listens on a loopback port until the test ends and answers
+// each connection's startup message with serve, which may send on got.
+func fakeServer(t *testing.T, serve func(be *pgproto3.Backend, startup *pgproto3.StartupMessage, got chan<- string)) (string, <-chan string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -220,14 +213,9 @@ func fakeOldServer(t *testing.T) (string, <-chan string) {
 				if err != nil {
 					return
 				}
-				mode := msg.(*pgproto3.StartupMessage).Parameters["plan_cache_mode"]
-				got <- mode
-				refusal := &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "28P01", Message: "password authentication failed"}
-				if mode != "" {
-					refusal.Code, refusal.Message = "42704", `unrecognized configuration parameter "plan_cache_mode"`
+				if startup, ok := msg.(*pgproto3.StartupMessage); ok {
+					serve(be, startup, got)
 				}
-				be.Send(refusal)
-				_ = be.Flush()
 			}()
 		}
 	}()

@@ -132,14 +132,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if hook := s.hook.Load(); hook != nil {
 		(*hook)("checkpoint-written")
 	}
-	if err := cancelled(); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.committed()
-	return nil
+	return s.commit(tx, cancelled)
 }
 
 // rowsInsert is a multi-row INSERT: head, then for each row open, the
@@ -338,14 +331,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), s.now()); err != nil {
 		return err
 	}
-	if err := cancelled(); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.committed()
-	return nil
+	return s.commit(tx, cancelled)
 }
 
 // checkpointEvery is how many commits wake the checkpointer: about 450
@@ -386,6 +372,19 @@ func (s *Store) startCheckpointer(dsn string) error {
 			}
 		}
 	}()
+	return nil
+}
+
+// commit ends a write: COMMIT, unless its context was cancelled meanwhile
+// (see quiet), and a count towards the next WAL checkpoint.
+func (s *Store) commit(tx *sql.Tx, cancelled func() error) error {
+	if err := cancelled(); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.committed()
 	return nil
 }
 

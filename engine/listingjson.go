@@ -76,37 +76,15 @@ func appendListingField(buf []byte, f any) ([]byte, error) {
 		}
 		return append(buf, ']'), nil
 	case *map[string]int:
-		if *x == nil {
-			return append(buf, "null"...), nil
-		}
-		buf = append(buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(*x)) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(appendJSONString(buf, k), ':')
-			buf = strconv.AppendInt(buf, int64((*x)[k]), 10)
-		}
-		return append(buf, '}'), nil
+		return appendCounts(buf, *x, func(buf []byte, n int) []byte { return strconv.AppendInt(buf, int64(n), 10) }), nil
 	case *map[string][3]int:
-		if *x == nil {
-			return append(buf, "null"...), nil
-		}
-		buf = append(buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(*x)) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(appendJSONString(buf, k), ':', '[')
-			for j, n := range (*x)[k] {
-				if j > 0 {
-					buf = append(buf, ',')
-				}
+		return appendCounts(buf, *x, func(buf []byte, ns [3]int) []byte {
+			for j, n := range ns {
+				buf = append(buf, "[,"[min(j, 1)]) // [ before the first, , between
 				buf = strconv.AppendInt(buf, int64(n), 10)
 			}
-			buf = append(buf, ']')
-		}
-		return append(buf, '}'), nil
+			return append(buf, ']')
+		}), nil
 	}
 	b, err := json.Marshal(f)
 	return append(buf, b...), err
@@ -229,4 +207,20 @@ func (g *writeGroup) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// appendCounts appends m as json.Marshal writes a map: null when nil, keys
+// sorted, each value by value.
+func appendCounts[V any](buf []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(buf, "null"...)
+	}
+	buf = append(buf, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = value(append(appendJSONString(buf, k), ':'), m[k])
+	}
+	return append(buf, '}')
 }

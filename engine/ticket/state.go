@@ -225,6 +225,7 @@ func Decode(v engine.Values, channels ...string) (State, error) {
 			return s, nil
 		}
 	}
+	missed := rest
 	if i := slices.Index(rest, "messages"); i >= 0 {
 		if ms, ok := decodeMessages(v); ok {
 			s.Messages = ms
@@ -238,11 +239,8 @@ func Decode(v engine.Values, channels ...string) (State, error) {
 		}
 	}
 	if len(channels) > 0 {
-		for _, ch := range rest {
+		for _, ch := range missed {
 			decodedMemo.keep(v, ch, &s)
-		}
-		if s.Messages != nil && !slices.Contains(rest, "messages") && slices.Contains(channels, "messages") {
-			decodedMemo.keep(v, "messages", &s)
 		}
 	}
 	return s, nil

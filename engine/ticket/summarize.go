@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -73,40 +72,23 @@ func needsSummary(count, sum, msgTokens int) string {
 }
 
 // measureMessages is the number of messages and EstimateTokens of them,
-// each message decoded once in this process (the same messages are
-// measured every turn until compaction). ok is false when one does not
-// decode: Decode then says why.
+// each message decoded once in this process (decodeMessage: the same
+// messages are measured every turn until compaction). ok is false when one
+// does not decode: Decode then says why.
 func measureMessages(v engine.Values) (count, tokens int, ok bool) {
 	items, err := v.Items("messages")
 	if err != nil {
 		return 0, 0, false
 	}
 	for _, it := range items {
-		measuredMu.Lock()
-		n, seen := measured[string(it)]
-		measuredMu.Unlock()
-		if !seen {
-			m, err := decodeMessage(it)
-			if err != nil {
-				return 0, 0, false
-			}
-			n = utf8.RuneCountInString(m.Content)
-			measuredMu.Lock()
-			if len(measured) >= 4096 {
-				clear(measured)
-			}
-			measured[string(it)] = n
-			measuredMu.Unlock()
+		m, err := decodeMessage(it)
+		if err != nil {
+			return 0, 0, false
 		}
-		tokens += n
+		tokens += utf8.RuneCountInString(m.Content)
 	}
 	return len(items), tokens, true
 }
-
-var (
-	measuredMu sync.Mutex
-	measured   = map[string]int{}
-)
 
 // summaryChars is the summary's size in the same 1 char ≈ 1 token estimate.
 func summaryChars(s *Summary) int {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"sync"
 
 	"rewind/store"
@@ -98,12 +97,8 @@ func (g *Graph) transcriptTexts(transcript *transcriptItems) map[string]string {
 	if err != nil {
 		return nil
 	}
-	h := maphash.Bytes(textsSeed, transcript.raw)
-	textsMu.Lock()
-	last := lastTexts
-	textsMu.Unlock()
-	if last.hash == h && bytes.Equal(last.raw, transcript.raw) {
-		return last.texts
+	if texts, ok := lastTexts.get(transcript.raw); ok {
+		return texts
 	}
 	out := map[string]string{}
 	for _, it := range items {
@@ -113,24 +108,13 @@ func (g *Graph) transcriptTexts(transcript *transcriptItems) map[string]string {
 			}
 		}
 	}
-	textsMu.Lock()
-	lastTexts = transcriptTextsOf{hash: h, raw: bytes.Clone(transcript.raw), texts: out}
-	textsMu.Unlock()
+	lastTexts.put(bytes.Clone(transcript.raw), out)
 	return out
 }
 
 // lastTexts is the last transcript's texts: the checkpoints of a turn
 // mostly share one transcript. Callers only read the map.
-var (
-	textsSeed = maphash.MakeSeed()
-	lastTexts transcriptTextsOf
-)
-
-type transcriptTextsOf struct {
-	hash  uint64
-	raw   []byte
-	texts map[string]string
-}
+var lastTexts = newContentMemo[map[string]string](1)
 
 // transcriptItems is a checkpoint's transcript split into its items, once:
 // encoding a checkpoint asks for them up to three times.

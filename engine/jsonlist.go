@@ -20,13 +20,21 @@ var errNotList = errors.New("not a JSON list")
 func splitList(raw []byte) ([]json.RawMessage, error) {
 	if len(raw) >= listMemoMin {
 		if items, ok := lists.get(raw); ok {
-			return items, nil
+			return slices.Clone(items), nil
 		}
 	}
 	var out []json.RawMessage
 	err := walkList(raw, func(item []byte) { out = append(out, item) })
 	if err == nil && len(raw) >= listMemoMin {
-		lists.put(raw, out)
+		// The memo's items are sub-slices of its own copy, capped at
+		// their length.
+		own := bytes.Clone(raw)
+		mine := make([]json.RawMessage, len(out))
+		for i, it := range out {
+			at := cap(raw) - cap(it) // it is raw[at:...]
+			mine[i] = own[at : at+len(it) : at+len(it)]
+		}
+		lists.put(own, mine)
 	}
 	return out, err
 }
@@ -34,9 +42,12 @@ func splitList(raw []byte) ([]json.RawMessage, error) {
 // countList is the number of items of a JSON array (0 for anything else).
 func countList(raw []byte) int {
 	if len(raw) >= listMemoMin {
-		items, err := splitList(raw)
-		if err != nil {
-			return 0
+		items, ok := lists.get(raw)
+		if !ok {
+			var err error
+			if items, err = splitList(raw); err != nil { // and remember it
+				return 0
+			}
 		}
 		return len(items)
 	}
@@ -55,47 +66,49 @@ const listMemoMin = 1024
 // transcript dozens of times (every node reads it, every checkpoint's
 // encoding counts and hashes it); a lookup hashes and compares the bytes,
 // which is several times cheaper than walking them.
-var lists = listMemo{seed: maphash.MakeSeed()}
+var lists = newContentMemo[[]json.RawMessage](8)
 
-type listMemo struct {
+// contentMemo remembers values made from byte strings, by their content:
+// a hash and a comparison with its own copy of the bytes, so nothing a
+// caller does to its bytes later changes what it holds. It keeps the
+// last n; what it hands out callers must only read.
+type contentMemo[V any] struct {
 	seed maphash.Seed
 	mu   sync.Mutex
-	memo [8]listSplit
+	memo []contentEntry[V]
 	next int
 }
 
-// listSplit is one list: its own copy of the bytes (so nothing the caller
-// does to raw later can change it) and its items, sub-slices of that copy
-// capped at their length.
-type listSplit struct {
-	hash  uint64
-	raw   []byte
-	items []json.RawMessage
+type contentEntry[V any] struct {
+	hash uint64
+	raw  []byte
+	v    V
 }
 
-func (m *listMemo) get(raw []byte) ([]json.RawMessage, bool) {
+func newContentMemo[V any](n int) *contentMemo[V] {
+	return &contentMemo[V]{seed: maphash.MakeSeed(), memo: make([]contentEntry[V], n)}
+}
+
+func (m *contentMemo[V]) get(raw []byte) (V, bool) {
 	h := maphash.Bytes(m.seed, raw)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range m.memo {
 		if e := &m.memo[i]; e.hash == h && e.raw != nil && bytes.Equal(e.raw, raw) {
-			return slices.Clone(e.items), true
+			return e.v, true
 		}
 	}
-	return nil, false
+	var zero V
+	return zero, false
 }
 
-func (m *listMemo) put(raw []byte, items []json.RawMessage) {
-	own := bytes.Clone(raw)
-	mine := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		at := cap(raw) - cap(it) // it is raw[at:...]
-		mine[i] = own[at : at+len(it) : at+len(it)]
-	}
-	h := maphash.Bytes(m.seed, raw)
+// put remembers v for own, which becomes the memo's: the caller neither
+// changes nor keeps it (v may point into it).
+func (m *contentMemo[V]) put(own []byte, v V) {
+	h := maphash.Bytes(m.seed, own)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.memo[m.next] = listSplit{hash: h, raw: own, items: mine}
+	m.memo[m.next] = contentEntry[V]{hash: h, raw: own, v: v}
 	m.next = (m.next + 1) % len(m.memo)
 }
 

@@ -17,6 +17,9 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// literals are the words a value may be, by their first byte.
+var literals = [256]string{'t': "true", 'f': "false", 'n': "null"}
+
 // accepts is JSON's rule in one pass: true exactly when json.Valid,
 // utf8.Valid and numbers all accept doc. It only decides; the three
 // passes say what is wrong (JSON calls them when this refuses), so a
@@ -63,18 +66,8 @@ func accepts(doc []byte) bool {
 					return false
 				}
 				state = after
-			case c == 't':
-				if i = word(doc, i, "true"); i < 0 {
-					return false
-				}
-				state = after
-			case c == 'f':
-				if i = word(doc, i, "false"); i < 0 {
-					return false
-				}
-				state = after
-			case c == 'n':
-				if i = word(doc, i, "null"); i < 0 {
+			case literals[c] != "":
+				if i = word(doc, i, literals[c]); i < 0 {
 					return false
 				}
 				state = after

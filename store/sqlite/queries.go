@@ -5,14 +5,14 @@ package sqlite
 // The multi-row INSERTs of a put's rows (see insertRows): the put's
 // parameters first (?1 to ?fixed), then each row's own.
 var (
-	putEvents = rowsInsert{0, `INSERT INTO graph_events (thread_id, checkpoint_id, created_at, seq, type, payload) VALUES `, `(?1, ?2, ?3`, 3, 3, ``}
+	putEvents = rowsInsert{0, `INSERT INTO graph_events (thread_id, checkpoint_id, created_at, seq, type, payload) VALUES `, `(?1, ?2, ?3`, 3, 3}
 	// A hash the thread holds already keeps its first row. OR IGNORE, not
 	// ON CONFLICT DO NOTHING: no constraint of these tables can then abort
 	// the statement half-way, so SQLite keeps no statement journal for it
 	// (a fifth of a multi-row INSERT's cost). The key is the only
 	// constraint a put's rows can meet: every column is bound, never NULL.
-	putMessages = rowsInsert{1, `INSERT OR IGNORE INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES `, `(?1, ?2, ?3`, 3, 3, ``}
-	putBlobs    = rowsInsert{2, `INSERT OR IGNORE INTO graph_blobs (thread_id, created_at, hash, body) VALUES `, `(?1, ?2`, 2, 2, ``}
+	putMessages = rowsInsert{1, `INSERT OR IGNORE INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES `, `(?1, ?2, ?3`, 3, 3}
+	putBlobs    = rowsInsert{2, `INSERT OR IGNORE INTO graph_blobs (thread_id, created_at, hash, body) VALUES `, `(?1, ?2`, 2, 2}
 )
 
 // The statements, all with bound parameters.

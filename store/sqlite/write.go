@@ -136,12 +136,11 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 }
 
 // rowsInsert is a multi-row INSERT: head, then for each row open, the
-// row's width parameters and ")", then tail.
+// row's width parameters and ")".
 type rowsInsert struct {
 	kind         int // its place in pool.rows
 	head, open   string
 	fixed, width int // the put's parameters, each row's
-	tail         string
 }
 
 // maxRows caps the rows of one INSERT.
@@ -163,7 +162,6 @@ func (q rowsInsert) query(n int) string {
 		}
 		b.WriteString(")")
 	}
-	b.WriteString(q.tail)
 	return b.String()
 }
 

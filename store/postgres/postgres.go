@@ -208,18 +208,19 @@ func (s *Store) db(err error) error {
 	return fmt.Errorf("%s: %w", s.target, err)
 }
 
-// fenceOK is true when the write's epoch ($N) is the thread's current
+// fenceOK is true when the write's epoch (the parameter epoch, of the
+// thread in the parameter thread: "$5" or "@epoch") is the thread's current
 // one. FOR SHARE holds the epoch row until COMMIT, so a concurrent Fence
 // waits for this write, or this write waits for the Fence and then sees
 // its epoch. An unfenced write (epoch 0) takes a statement that never
 // touches the row (fenced false: it asks for the lock, and so for the
 // UPDATE privilege, only when it is fenced); plans are generic, so the
 // statement itself must leave the lock out, not a plan for epoch 0.
-func fenceOK(n int, fenced bool) string {
+func fenceOK(epoch, thread string, fenced bool) string {
 	if !fenced {
-		return fmt.Sprintf(`$%d::bigint = 0`, n)
+		return epoch + `::bigint = 0`
 	}
-	return fmt.Sprintf(`$%d::bigint = (select epoch from graph_epochs where thread_id = $1 for share)`, n)
+	return epoch + `::bigint = (select epoch from graph_epochs where thread_id = ` + thread + ` for share)`
 }
 
 // fenced indexes the two forms of a statement with fenceOK: 0 for an
@@ -252,13 +253,13 @@ func fenced(epoch int64) int {
 // NOTIFY is sent at COMMIT, so only a put that stored a checkpoint and
 // committed wakes Watch. @parent and @meta are null for none, @created
 // null for the transaction's now().
-const putCheckpointSQL = `
+var putCheckpointSQL = `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs, created_at)
   select @thread, @id, @parent, @meta::json, @state::json, @base::boolean, @refs::text[], coalesce(@created::timestamptz, now())
   where not exists (select 1 from graph_checkpoints where thread_id = @thread and checkpoint_id >= @id)
     and (@parent::bigint is null or exists (select 1 from graph_checkpoints where thread_id = @thread and checkpoint_id = @parent))
-    and ` + fenceOKNamed + `
+    and ` + fenceOK("@epoch", "@thread", true) + `
   returning created_at
 )` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, note as (
   select pg_notify('` + notifyChannel + `', @note::text) from cp
@@ -293,13 +294,6 @@ const (
   delete from graph_writes
   where thread_id = @thread and checkpoint_id = @settles and exists (select 1 from cp)
 )`
-)
-
-// fenceOKNamed is fenceOK for putCheckpointSQL's names; an unfenced put
-// has unfencedNamed instead.
-const (
-	fenceOKNamed  = `@epoch::bigint = (select epoch from graph_epochs where thread_id = @thread for share)`
-	unfencedNamed = `@epoch::bigint = 0`
 )
 
 // putArgs name putCheckpointSQL's arguments, in the order PutCheckpoint
@@ -340,7 +334,7 @@ var putStatements = func() (out [putShapes]putStatement) {
 			}
 		}
 		if putPart(shape)&putFenced == 0 {
-			sql = strings.Replace(sql, fenceOKNamed, unfencedNamed, 1)
+			sql = strings.Replace(sql, fenceOK("@epoch", "@thread", true), fenceOK("@epoch", "@thread", false), 1)
 		}
 		out[shape] = numberArgs(sql, putArgs)
 	}
@@ -618,7 +612,7 @@ with w as (
   insert into graph_writes (thread_id, checkpoint_id, task_id, writes)
   select $1, $2, $3, $4::json
   where exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2)
-    and ` + fenceOK(5, fenced) + `
+    and ` + fenceOK("$5", "$1", fenced) + `
   on conflict do nothing
   returning 1
 )
@@ -1196,7 +1190,7 @@ func createDraft(fenced bool) string {
 with ins as (
   insert into graph_drafts (thread_id, operation_id, body)
   select $1, $2, $3::json
-  where ` + fenceOK(4, fenced) + `
+  where ` + fenceOK("$4", "$1", fenced) + `
   on conflict do nothing
   returning body, created_at
 )

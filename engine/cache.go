@@ -34,6 +34,7 @@ type cache struct {
 	max   int
 	order *list.List // of cacheKey, newest at the front
 	items map[cacheKey]cacheEntry
+	held  map[string]int // thread → its entries
 }
 
 type cacheKey struct {
@@ -44,6 +45,7 @@ type cacheKey struct {
 type cacheEntry struct {
 	cp        Checkpoint
 	sum       [32]byte      // of the row's documents
+	listed    [32]byte      // of its listing (Meta) alone: see getListed
 	created   time.Time     // the row's CreatedAt
 	orderElem *list.Element // its element in c.order (most recent first)
 }
@@ -63,7 +65,7 @@ func rowSum(meta, state []byte) [32]byte {
 const cacheSize = 256
 
 func newCache() *cache {
-	return &cache{max: cacheSize, order: list.New(), items: map[cacheKey]cacheEntry{}}
+	return &cache{max: cacheSize, order: list.New(), items: map[cacheKey]cacheEntry{}, held: map[string]int{}}
 }
 
 // has says whether an entry for this checkpoint id is kept (whether it
@@ -91,6 +93,36 @@ func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 	return cp, true
 }
 
+// holds says whether any checkpoint of the thread is kept.
+func (c *cache) holds(thread string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held[thread] > 0
+}
+
+// getListed is get for a row as History lists it: its listing stands for
+// its documents. A put writes a row's listing and state together, and
+// nothing changes either later (a prune's rebase and re-rooting keep the
+// values; the re-rooting is compared), so the same listing, parent and
+// CreatedAt (the writer's clock, to the microsecond) are the same row.
+// A row without a listing (stored before listings) is never a hit.
+func (c *cache) getListed(row store.Checkpoint) (Checkpoint, bool) {
+	if len(row.Meta) == 0 {
+		return Checkpoint{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[cacheKey{row.ThreadID, row.ID}]
+	if !ok || e.cp.ParentID != row.ParentID || e.cp.RerootedFrom != row.RerootedFrom || !e.created.Equal(row.CreatedAt) ||
+		e.listed != sha256.Sum256(row.Meta) {
+		return Checkpoint{}, false
+	}
+	c.order.MoveToFront(e.orderElem)
+	cp := e.cp
+	cp.Values = maps.Clone(cp.Values)
+	return cp, true
+}
+
 // put keeps cp, read from or written as row (its documents and CreatedAt).
 func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
 	c.mu.Lock()
@@ -98,12 +130,22 @@ func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
 	k := cacheKey{cp.Thread, cp.ID}
 	if e, ok := c.items[k]; ok {
 		c.order.Remove(e.orderElem)
+	} else {
+		c.held[k.thread]++
 	}
 	cp.Values = maps.Clone(cp.Values)
-	c.items[k] = cacheEntry{cp: cp, sum: rowSum(row.Meta, row.State), created: row.CreatedAt, orderElem: c.order.PushFront(k)}
+	c.items[k] = cacheEntry{cp: cp, sum: rowSum(row.Meta, row.State), listed: sha256.Sum256(row.Meta), created: row.CreatedAt, orderElem: c.order.PushFront(k)}
 	for c.order.Len() > c.max {
 		old := c.order.Remove(c.order.Back()).(cacheKey)
-		delete(c.items, old)
+		c.forget(old)
+	}
+}
+
+// forget drops k's entry from items and held (c.mu held).
+func (c *cache) forget(k cacheKey) {
+	delete(c.items, k)
+	if c.held[k.thread]--; c.held[k.thread] <= 0 {
+		delete(c.held, k.thread)
 	}
 }
 
@@ -115,7 +157,7 @@ func (c *cache) drop(thread string) {
 	for k, e := range c.items {
 		if k.thread == thread {
 			c.order.Remove(e.orderElem)
-			delete(c.items, k)
+			c.forget(k)
 		}
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"maps"
 	"sync"
 	"testing"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/memory"
 )
 
 // TestCacheNeverOutlivesTheStoredThread: an engine's cache answers for a
@@ -222,5 +224,113 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 				t.Errorf("a second Get of @%d read %v, want one row", head, got)
 			}
 		})
+	}
+}
+
+// TestWarmLatestReadsTheListing: the newest checkpoint, when it is the one
+// this engine has cached, costs its listing alone (History, one row), not
+// its state and the head snapshot; once another writer has added a turn,
+// the listing differs and Latest reads the new head, as a new engine does.
+// A cold engine's Latest reads no listing first.
+func TestWarmLatestReadsTheListing(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			inner, _ := sc.open(t)
+			st := &counting{Store: inner, calls: map[string]int{}}
+			newEngine := func(s store.Store) *engine.Engine {
+				e, err := ticket.NewEngine(s, ticket.NewMock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			e := newEngine(st)
+			res, err := e.Run(ctx, "t", ticket.Input("where is my order SO20260901?"), engine.RunConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.took()
+			got, err := e.Latest(ctx, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := st.took(); !maps.Equal(calls, map[string]int{"History": 1}) || got.ID != res.Checkpoint {
+				t.Errorf("a warm Latest read %v and returned @%d; want one listing and @%d", calls, got.ID, res.Checkpoint)
+			}
+			other := newEngine(inner)
+			if _, err := other.Run(ctx, "t", ticket.Input("thanks, and can I get a refund?"), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			got, err = e.Latest(ctx, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := newEngine(inner).Latest(ctx, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name, ok := sameValues(got.Values, want.Values); !ok || got.ID != want.ID || got.ID <= res.Checkpoint {
+				t.Errorf("Latest after another writer's turn = @%d (%s differs), want @%d as a new engine reads it", got.ID, name, want.ID)
+			}
+			if calls := st.took(); calls["History"] != 1 || calls["Latest"] != 1 {
+				t.Errorf("Latest after another writer's turn read %v, want the listing, then the newest row", calls)
+			}
+			cold := newEngine(st)
+			if _, err := cold.Latest(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if calls := st.took(); calls["History"] != 0 || calls["Latest"] != 1 {
+				t.Errorf("a cold Latest read %v, want the newest row and no listing before it", calls)
+			}
+		})
+	}
+}
+
+// TestWarmLatestTellsARewrittenThread: a thread deleted and written again
+// by another writer with the very same turn has byte-identical listings;
+// only CreatedAt tells its head from the one this engine cached, and
+// Latest must return the stored one.
+func TestWarmLatestTellsARewrittenThread(t *testing.T) {
+	ctx := t.Context()
+	st := memory.New()
+	clockAt := func(base time.Time) func() time.Time {
+		return func() time.Time { return base } // every duration zero: the same documents
+	}
+	mine, err := engine.New(st, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(clockAt(time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := engine.New(st, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(clockAt(time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ticket.Input("where is my order SO20260901?")
+	if _, err := mine.Run(ctx, "t", in, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := theirs.DeleteThread(ctx, "t", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := theirs.Run(ctx, "t", in, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before.Meta, after.Meta) || before.ID != after.ID {
+		t.Fatal("the rewritten head's listing differs from the old one: the test no longer sets up its case")
+	}
+	got, err := mine.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.CreatedAt.Equal(after.CreatedAt) {
+		t.Errorf("Latest = the deleted thread's head (created %v), want the stored one (created %v)", got.CreatedAt, after.CreatedAt)
 	}
 }

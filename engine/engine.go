@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"rewind/engine/model"
@@ -246,6 +247,9 @@ type Engine struct {
 	now   func() time.Time
 	cache *cache
 	memo  encodeMemo
+	// fenced is the epoch this engine's last Fence of each thread handed
+	// out (see lockFor).
+	fenced epochs
 	// maxTurnTokens is the default RunConfig.MaxTokensPerTurn.
 	maxTurnTokens int
 }
@@ -308,7 +312,7 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 	if err := cfg.validate(e.graph); err != nil {
 		return Result{}, err
 	}
-	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	release, epoch, err := e.lockTurn(ctx, thread, cfg.TakeOver)
 	if err != nil {
 		return Result{}, err
 	}
@@ -596,6 +600,19 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 
 // Latest reads the thread's newest checkpoint.
 func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) {
+	if e.cache.holds(thread) {
+		// Most often the one this engine wrote last: its listing says so,
+		// without reading the state and the head snapshot.
+		rows, err := e.store.History(ctx, thread, 0, 1)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
+		}
+		if len(rows) == 1 {
+			if cp, ok := e.cache.getListed(rows[0]); ok {
+				return cp, nil
+			}
+		}
+	}
 	row, err := e.store.Latest(ctx, thread)
 	if errors.Is(err, store.ErrNotFound) {
 		return Checkpoint{}, threadNotFound(thread)
@@ -852,28 +869,84 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
-	return e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it and resume, or take it over with --take-over")
+	return e.lockFor(ctx, thread, takeOver, lockAdvice, false)
+}
+
+const lockAdvice = "wait for it to finish, kill it and resume, or take it over with --take-over"
+
+// lockTurn is lock for a new turn (Run), which may keep the epoch this
+// engine fenced the thread with before (see fence). Every other writer
+// (a resume, a fork, an edit) fences anew: a resume is a new writer of
+// the run it takes up.
+func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
+	return e.lockFor(ctx, thread, takeOver, lockAdvice, true)
 }
 
 // lockFor is lock with the advice a refusal gives, for a command whose
 // way out differs.
-func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string) (func(), int64, error) {
+func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string, reuse bool) (func(), int64, error) {
 	release, err := e.store.Lock(ctx, thread)
+	tookOver := false
 	switch {
 	case errors.Is(err, store.ErrLocked) && takeOver:
-		release = func() error { return nil }
+		release, tookOver = func() error { return nil }, true
 	case errors.Is(err, store.ErrLocked):
 		// The fix last: the store's words would only repeat the cause.
 		return nil, 0, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
 	case err != nil:
 		return nil, 0, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
-	epoch, err := e.store.Fence(ctx, thread)
+	epoch, err := e.fence(ctx, thread, reuse && !tookOver)
 	if err != nil {
 		_ = release()
-		return nil, 0, fmt.Errorf("fence thread %q: %w", threadName(thread), err)
+		return nil, 0, err
 	}
 	return func() { _ = release() }, epoch, nil
+}
+
+// fence makes this engine the thread's newest writer. With reuse (a new
+// turn, holding the lock), an engine that fenced the thread before and
+// finds its epoch still the thread's is that already: nobody fenced since
+// (every writer fences before it writes), so it keeps the epoch and
+// spares the store a write transaction every turn. A take-over always
+// fences anew: that is what stops the other writer.
+func (e *Engine) fence(ctx context.Context, thread string, reuse bool) (int64, error) {
+	if mine := e.fenced.get(thread); mine != 0 && reuse {
+		cur, err := e.store.Epoch(ctx, thread)
+		if err != nil {
+			return 0, fmt.Errorf("fence thread %q: %w", threadName(thread), err)
+		}
+		if cur == mine {
+			return mine, nil
+		}
+	}
+	epoch, err := e.store.Fence(ctx, thread)
+	if err != nil {
+		return 0, fmt.Errorf("fence thread %q: %w", threadName(thread), err)
+	}
+	e.fenced.set(thread, epoch)
+	return epoch, nil
+}
+
+// epochs maps a thread to an epoch, safe for concurrent use.
+type epochs struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (es *epochs) get(thread string) int64 {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.m[thread]
+}
+
+func (es *epochs) set(thread string, epoch int64) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.m == nil {
+		es.m = map[string]int64{}
+	}
+	es.m[thread] = epoch
 }
 
 // fixLast is an error that ends with what to do, its cause's text left
@@ -911,7 +984,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
 	}
-	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over")
+	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over", false)
 	if err != nil {
 		return err
 	}

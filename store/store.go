@@ -331,6 +331,11 @@ type Store interface {
 	// are refused from then on. The epoch and the counter are stored (they
 	// survive restarts); the epoch needs no checkpoint.
 	Fence(ctx context.Context, thread string) (epoch int64, err error)
+	// Epoch is the thread's writer epoch as the last Fence set it, or 0
+	// when it has none (never fenced, or deleted since). It only reads:
+	// a writer that fenced the thread before and still finds its epoch
+	// there is its newest writer, as if it had fenced again.
+	Epoch(ctx context.Context, thread string) (int64, error)
 
 	// DeleteThread removes every row of a thread in every table, in one
 	// transaction: checkpoints, writes, events, messages, blobs, drafts and

@@ -579,6 +579,19 @@ func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {
 	return s.issued, nil
 }
 
+func (s *Store) Epoch(ctx context.Context, thread string) (_ int64, err error) {
+	defer wrap(&err, "read the writer epoch of thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := check.Text("thread id", thread); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epochs[thread], nil
+}
+
 // SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
 // once a new checkpoint is checked and about to become visible, with the
 // store locked: it must not call the store. nil removes it.

@@ -600,6 +600,19 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 	return epoch, s.db(err)
 }
 
+// Epoch implements store.Store.
+func (s *Store) Epoch(ctx context.Context, thread string) (epoch int64, err error) {
+	defer s.fail(&err, "read the writer epoch of thread %v", check.Name(thread))
+	if err := check.Text("thread id", thread); err != nil {
+		return 0, err
+	}
+	err = s.pool.QueryRow(ctx, `select epoch from graph_epochs where thread_id = $1`, thread).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return epoch, s.db(err)
+}
+
 // putWritesSQL inserts one task's writes if the checkpoint exists and the
 // epoch is current (see fenceOK; index it by fenced). The outer select
 // sees the tables as they were before the insert, so it shows an existing

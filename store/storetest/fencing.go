@@ -370,3 +370,59 @@ func testFencedBetweenWrites(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testEpochReads: Epoch reads what Fence set, per thread, and nothing
+// once the thread is deleted; reading changes nothing.
+func testEpochReads(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	epoch := func(th string) int64 {
+		t.Helper()
+		e, err := s.Epoch(ctx, th)
+		if err != nil {
+			t.Fatalf("Epoch(%s): %v", clip(th), err)
+		}
+		return e
+	}
+	if got := epoch("t"); got != 0 {
+		t.Errorf("Epoch of a thread never fenced = %d, want 0", got)
+	}
+	first := fence(t, s, "t")
+	other := fence(t, s, "u")
+	for range 2 { // a read is not a fence
+		if got := epoch("t"); got != first {
+			t.Errorf("Epoch(t) = %d, want %d: what its last Fence handed out", got, first)
+		}
+	}
+	if got := epoch("u"); got != other {
+		t.Errorf("Epoch(u) = %d, want %d", got, other)
+	}
+	// The epoch read is the one writes are checked against.
+	put(t, s, withEpoch(checkpoint("t", 1, 0), epoch("t")))
+	again := fence(t, s, "t")
+	if got := epoch("t"); got != again || got <= first {
+		t.Errorf("Epoch(t) after a second Fence = %d, want %d (above %d)", got, again, first)
+	}
+	wantFenced(t, s.PutCheckpoint(ctx, withEpoch(checkpoint("t", 2, 1), first), nil), "t")
+	long := strings.Repeat("x", 64<<10)
+	if e := fence(t, s, long); epoch(long) != e {
+		t.Errorf("Epoch of a 64 KB thread id = %d, want %d", epoch(long), e)
+	}
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	if got := epoch("t"); got != 0 {
+		t.Errorf("Epoch after DeleteThread = %d, want 0: the thread has no writer", got)
+	}
+	if got := epoch("u"); got != other {
+		t.Errorf("Epoch(u) after deleting t = %d, want %d", got, other)
+	}
+	for name, th := range map[string]string{"empty": "", "NUL": "a\x00", "not UTF-8": "a\xff"} {
+		_, err := s.Epoch(ctx, th)
+		t.Run(name, func(t *testing.T) { wantRefused(t, err, "read the writer epoch") })
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Epoch(cancelled, "u"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Epoch on a cancelled context = %v, want context.Canceled", err)
+	}
+}

@@ -135,6 +135,7 @@ var clauses = []clause{
 	{"DraftsInvalid", []Capability{Drafts}, testDraftsInvalid},
 	// Fencing.
 	{"FenceEpochs", []Capability{Fencing}, testFenceEpochs},
+	{"EpochReads", []Capability{Fencing}, testEpochReads},
 	{"FencedWrites", []Capability{Fencing}, testFencedWrites},
 	{"FencedBetweenWrites", []Capability{Fencing}, testFencedBetweenWrites},
 	{"FencedDrafts", []Capability{Fencing, Drafts}, testFencedDrafts},

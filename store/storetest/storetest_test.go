@@ -42,6 +42,7 @@ var bugs = []string{
 	"bodies cross threads", "bodies drop blobs", "chain by id range", "writer's created at ignored",
 	"messages range open at the end", "messages range by checkpoint",
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
+	"epoch read is the counter", "epoch read fences",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -450,6 +451,22 @@ func (b *buggy) ListDrafts(ctx context.Context, thread string) ([]store.Draft, e
 		ds = nil
 	}
 	return ds, err
+}
+
+func (b *buggy) Epoch(ctx context.Context, thread string) (int64, error) {
+	switch b.bug {
+	case "epoch read is the counter": // the newest epoch of any thread
+		var newest int64
+		b.mu.Lock()
+		for _, e := range b.epochs {
+			newest = max(newest, e)
+		}
+		b.mu.Unlock()
+		return newest, ctx.Err()
+	case "epoch read fences":
+		return b.Fence(ctx, thread)
+	}
+	return b.Store.Epoch(ctx, thread)
 }
 
 func (b *buggy) Fence(ctx context.Context, thread string) (int64, error) {

@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/store"
+)
+
+// fenceCounter counts the Fence calls that reach its store.
+type fenceCounter struct {
+	store.Store
+	fences atomic.Int64
+}
+
+func (f *fenceCounter) Fence(ctx context.Context, thread string) (int64, error) {
+	f.fences.Add(1)
+	return f.Store.Fence(ctx, thread)
+}
+
+// A new turn keeps the epoch its engine fenced the thread with while
+// nobody fenced it since, and fences anew once another writer did; a
+// fork fences anew always. Were the kept epoch not checked, the turn
+// after another writer's would be refused as taken over.
+func TestNewTurnKeepsItsEpochUntilAnotherWriterFences(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			counted := &fenceCounter{Store: st}
+			a, err := ticket.NewEngine(counted, ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ticket.NewEngine(st, ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn := func(e *engine.Engine, text string) engine.Result {
+				t.Helper()
+				res, err := e.Run(ctx, "t", ticket.Input(text), engine.RunConfig{})
+				if err != nil || res.Status != "done" {
+					t.Fatalf("turn %q: %v (status %s)", text, err, res.Status)
+				}
+				return res
+			}
+			epoch := func() int64 {
+				t.Helper()
+				e, err := st.Epoch(ctx, "t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			turn(a, "where is SO1, refund?")
+			first := epoch()
+			turn(a, "and SO2?")
+			if n := counted.fences.Load(); n != 1 || epoch() != first {
+				t.Fatalf("after two turns of one engine: %d fences, epoch %d; want 1 fence and epoch %d kept", n, epoch(), first)
+			}
+			turn(b, "another writer's turn")
+			other := epoch()
+			if other <= first {
+				t.Fatalf("the other writer's epoch %d, want above %d", other, first)
+			}
+			last := turn(a, "back to the first")
+			if n := counted.fences.Load(); n != 2 || epoch() <= other {
+				t.Fatalf("after another writer: %d fences, epoch %d; want a second fence above %d", n, epoch(), other)
+			}
+			if _, err := a.Fork(ctx, "t", last.Start, ticket.Input("a fork"), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if n := counted.fences.Load(); n != 3 {
+				t.Fatalf("%d fences after a fork, want 3: a fork fences anew", n)
+			}
+		})
+	}
+}

@@ -20,10 +20,10 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer tx.end()
 	var deleted int64
 	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead} {
-		res, err := s.in(ctx, tx, q).ExecContext(ctx, thread)
+		res, err := tx.in(q).ExecContext(ctx, thread)
 		if err != nil {
 			return err
 		}
@@ -36,10 +36,10 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	if deleted == 0 {
 		return store.ErrNotFound
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(); err != nil {
 		return err
 	}
-	s.wipeWAL(ctx)
+	s.wipeWAL(ctx) // before tx.end lets the next writer in
 	return nil
 }
 
@@ -47,20 +47,20 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 // delete zeroed in the file do not live on in the WAL's older frames. It
 // waits for readers only briefly: while another connection is in the
 // middle of a read the WAL cannot start over, and then unwiped has the
-// next write transaction (or Close) try again.
+// next write transaction (or Close) try again. It runs on the writer's
+// connection, s.w.mu held, between transactions.
 func (s *Store) wipeWAL(ctx context.Context) {
 	s.unwiped.Store(true)
-	conn, err := s.w.Conn(ctx) // the write pool's one connection
-	if err != nil {
+	if s.w.take(ctx) != nil {
 		return
 	}
-	defer conn.Close()
+	conn := s.w.conn
 	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 100`); err != nil {
 		return
 	}
 	var busy, log, done int
-	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
-	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`) // as in pragmas
+	err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done)
+	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`) // the writer's (see writer.begin)
 	if err == nil && busy == 0 {
 		s.unwiped.Store(false)
 	}
@@ -79,9 +79,9 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	if err != nil {
 		return store.PruneResult{}, err
 	}
-	defer tx.Rollback()
+	defer tx.end()
 	var newest sql.NullInt64
-	if err := s.in(ctx, tx, sqlNewest).QueryRowContext(ctx, thread).Scan(&newest); err != nil {
+	if err := tx.in(sqlNewest).QueryRowContext(ctx, thread).Scan(&newest); err != nil {
 		return store.PruneResult{}, err
 	}
 	if !newest.Valid {
@@ -118,7 +118,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	}
 	// The head snapshot may hold a blob this frees: it goes, and the
 	// thread's next run writes one again.
-	if _, err := s.in(ctx, tx, sqlDeleteHead).ExecContext(ctx, thread); err != nil {
+	if _, err := tx.in(sqlDeleteHead).ExecContext(ctx, thread); err != nil {
 		return store.PruneResult{}, err
 	}
 	counts := [4]int64{}
@@ -127,7 +127,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 		if q == sqlPruneBlobs {
 			args = args[:1] // every blob of the thread that no remaining row refers to
 		}
-		r, err := s.in(ctx, tx, q).ExecContext(ctx, args...)
+		r, err := tx.in(q).ExecContext(ctx, args...)
 		if err != nil {
 			return store.PruneResult{}, err
 		}
@@ -138,7 +138,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	if counts[2] != int64(len(ids)) {
 		return store.PruneResult{}, fmt.Errorf("deleted %d checkpoints, expected %d; nothing was pruned, try again", counts[2], len(ids))
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(); err != nil {
 		return store.PruneResult{}, err
 	}
 	for _, r := range rerooted {
@@ -156,8 +156,8 @@ type rerooted struct {
 
 // pruneRerooted lists the kept checkpoints whose parent is among the ids
 // (a JSON array), by ascending ID, with their blob references.
-func (s *Store) pruneRerooted(ctx context.Context, tx *sql.Tx, thread string, list []byte) ([]rerooted, map[int64][]string, error) {
-	rows, err := s.in(ctx, tx, sqlPruneRerooted).QueryContext(ctx, thread, list)
+func (s *Store) pruneRerooted(ctx context.Context, tx *wtx, thread string, list []byte) ([]rerooted, map[int64][]string, error) {
+	rows, err := tx.in(sqlPruneRerooted).QueryContext(ctx, thread, list)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,8 +188,8 @@ func (s *Store) pruneRerooted(ctx context.Context, tx *sql.Tx, thread string, li
 
 // pruneRebase re-roots the n kept children of the ids and stores the
 // rebases, checked already, adding their blob references to the row's.
-func (s *Store) pruneRebase(ctx context.Context, tx *sql.Tx, thread string, list []byte, n int, rebase []store.Rebase, refs map[int64][]string) error {
-	r, err := s.in(ctx, tx, sqlPruneReroot).ExecContext(ctx, thread, list)
+func (s *Store) pruneRebase(ctx context.Context, tx *wtx, thread string, list []byte, n int, rebase []store.Rebase, refs map[int64][]string) error {
+	r, err := tx.in(sqlPruneReroot).ExecContext(ctx, thread, list)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (s *Store) pruneRebase(ctx context.Context, tx *sql.Tx, thread string, list
 		if err != nil {
 			return err
 		}
-		if _, err := s.in(ctx, tx, sqlRebase).ExecContext(ctx, thread, rb.ID, string(rb.State), blobs); err != nil {
+		if _, err := tx.in(sqlRebase).ExecContext(ctx, thread, rb.ID, string(rb.State), blobs); err != nil {
 			return err
 		}
 	}
@@ -213,8 +213,8 @@ func (s *Store) pruneRebase(ctx context.Context, tx *sql.Tx, thread string, list
 
 // pruneFound lists which of the ids (a JSON array) are checkpoints of the
 // thread, ascending.
-func (s *Store) pruneFound(ctx context.Context, tx *sql.Tx, thread string, list []byte, n int) ([]int64, error) {
-	rows, err := s.in(ctx, tx, sqlPruneFound).QueryContext(ctx, thread, list)
+func (s *Store) pruneFound(ctx context.Context, tx *wtx, thread string, list []byte, n int) ([]int64, error) {
+	rows, err := tx.in(sqlPruneFound).QueryContext(ctx, thread, list)
 	if err != nil {
 		return nil, err
 	}

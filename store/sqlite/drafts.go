@@ -20,16 +20,17 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	if err != nil {
 		return store.Draft{}, false, err
 	}
-	defer tx.Rollback()
+	defer tx.end()
+	ctx = quiet(ctx)
 	// The write transaction (BEGIN IMMEDIATE) holds the only write lock:
 	// the row read is the one there, or the one inserted now.
 	stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
 	var createdAt int64
-	err = s.in(ctx, tx, sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt)
+	err = tx.in(sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt)
 	switch {
 	case err == nil:
 		stored.CreatedAt = micros(createdAt)
-		return stored, false, tx.Commit()
+		return stored, false, tx.commit()
 	case !errors.Is(err, sql.ErrNoRows):
 		return store.Draft{}, false, err
 	}
@@ -38,14 +39,14 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 		return store.Draft{}, false, err
 	}
 	createdAt = s.now()
-	if _, err := s.in(ctx, tx, sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), createdAt); err != nil {
+	if _, err := tx.in(sqlPutDraft).ExecContext(ctx, d.ThreadID, d.OperationID, string(d.Body), createdAt); err != nil {
 		return store.Draft{}, false, err
 	}
-	if err := s.in(ctx, tx, sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt); err != nil {
+	if err := tx.in(sqlDraft).QueryRowContext(ctx, d.ThreadID, d.OperationID).Scan(&stored.Body, &createdAt); err != nil {
 		return store.Draft{}, false, err
 	}
 	stored.CreatedAt = micros(createdAt)
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(); err != nil {
 		return store.Draft{}, false, err
 	}
 	return stored, true, nil

@@ -1,6 +1,23 @@
 package sqlite
 
+import "context"
+
 // For the upgrade tests: the schema this binary writes and how it got there.
 const SchemaVersion = schemaVersion
 
 var Migrations = migrations
+
+// LoseTheTransaction rolls back the write in progress behind the store's
+// back, as SQLite itself does after some failures (an I/O error, a full
+// disk, an interrupt): for a tx hook, which runs inside the write.
+func LoseTheTransaction(s *Store) error {
+	_, err := s.w.conn.ExecContext(context.Background(), sqlRollback)
+	return err
+}
+
+// WriteConn is the connection the writer holds (nil: none).
+func WriteConn(s *Store) any {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.w.conn
+}

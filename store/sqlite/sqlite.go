@@ -39,7 +39,7 @@ type Store struct {
 	// readOnly says why this process cannot write the file (see access);
 	// empty when it can.
 	readOnly string
-	w        pool // one connection: SQLite has one writer at a time anyway
+	w        writer // the write pool's one connection (write.go)
 	r        pool
 	hook     atomic.Pointer[func(stage string)]
 	// unwiped is set when a reader kept wipeWAL from emptying the WAL
@@ -83,29 +83,6 @@ func (s *Store) now() int64 {
 type pool struct {
 	*sql.DB
 	stmts map[string]*sql.Stmt
-	// rows are the multi-row INSERTs, prepared on first use:
-	// rows[kind][n-1] inserts n rows (see insertRows).
-	rows [3][maxRows]atomic.Pointer[sql.Stmt]
-}
-
-// ready prepares q's statements for n rows, before the transaction
-// that runs them: the write pool's one connection is the transaction's
-// then.
-func (p *pool) ready(ctx context.Context, q rowsInsert, n int) error {
-	for from := 0; from < n; from += maxRows {
-		slot := &p.rows[q.kind][min(n-from, maxRows)-1]
-		if slot.Load() != nil {
-			continue
-		}
-		st, err := p.PrepareContext(ctx, q.query(min(n-from, maxRows)))
-		if err != nil {
-			return err
-		}
-		if !slot.CompareAndSwap(nil, st) {
-			st.Close() // another put prepared it meanwhile
-		}
-	}
-	return nil
 }
 
 func (p *pool) prepare(ctx context.Context, queries ...string) error {
@@ -168,7 +145,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		}
 	}
 	// BEGIN IMMEDIATE takes the write lock up front, so a transaction never
-	// fails half-way because another process started writing.
+	// fails half-way because another process started writing (_txlock:
+	// migrate's; the writer runs its own BEGIN IMMEDIATE).
 	if s.w.DB, err = sql.Open("sqlite", uri+conns+"&_txlock=immediate"); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -187,12 +165,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	s.r.SetMaxOpenConns(n)
 	s.r.SetMaxIdleConns(n)
-	err = errors.Join(
-		s.w.prepare(ctx, sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlEvents, sqlSettle,
-			sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
-			sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
-			sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
-			sqlPruneBlobs),
+	s.w.queries = []string{sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlEvents, sqlSettle,
+		sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteBlobs,
+		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
+		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
+		sqlPruneBlobs}
+	s.w.mu.Lock()
+	err = s.w.take(ctx) // the writer's connection, from now on
+	s.w.mu.Unlock()
+	err = errors.Join(err,
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHeadDoc, sqlHistory, sqlChain, sqlChainRange, sqlMessages, sqlMessagesAt, sqlMessagesIn, sqlBlobs, sqlBodies, sqlSize,
 			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {
@@ -218,6 +199,9 @@ func code(err error) int {
 
 // hint tells what to do about the SQLite errors a user can fix.
 func hint(err error) string {
+	if errors.Is(err, sql.ErrConnDone) {
+		return "; the store's connection to its file broke, try again"
+	}
 	switch code(err) {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return "; another process is holding the database, try again"
@@ -261,8 +245,14 @@ func (s *Store) Close() error {
 	if s.ckptDone != nil {
 		<-s.ckptDone // its checkpoint ends before the file is let go
 	}
-	if s.unwiped.Load() && s.w.DB != nil {
-		s.wipeWAL(context.Background())
+	if s.w.DB != nil {
+		s.w.mu.Lock() // after the write in progress, if any
+		if s.unwiped.Load() && !s.w.closed {
+			s.wipeWAL(context.Background())
+		}
+		s.w.release(false)
+		s.w.closed = true
+		s.w.mu.Unlock()
 	}
 	errs := []error{s.closeLocks()}
 	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {

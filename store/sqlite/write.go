@@ -3,49 +3,260 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"rewind/store"
 	"rewind/store/internal/check"
 )
 
-// Writes: PutCheckpoint and PutWrites in BEGIN IMMEDIATE transactions,
-// the fencing epochs they check, and the mid-transaction hook.
+// Writes: the write connection and its transactions, PutCheckpoint and
+// PutWrites, the fencing epochs they check, and the mid-transaction hook.
+
+// writer is the write pool's one connection, held for the store's life:
+// its statements are prepared on it once, and a write transaction is
+// BEGIN IMMEDIATE … COMMIT run on it, one writer of this process at a
+// time (mu; BEGIN IMMEDIATE, under busy_timeout, orders those of other
+// processes). A database/sql Tx cost every write a context and a
+// goroutine watching it (and one more for each query's rows, and the
+// driver's for BEGIN and COMMIT), a fresh binding of each statement it
+// ran (Tx.StmtContext) and their closing at COMMIT: a fifth of
+// BenchmarkTurn's CPU.
+type writer struct {
+	*sql.DB // one connection: SQLite has one writer at a time anyway
+	// queries are the statements prepared on every connection it takes.
+	queries []string
+	mu      sync.Mutex
+	// Held with mu:
+	// conn is the connection, nil until a write takes it (again, after
+	// release let go of one found broken: database/sql opens a new one).
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+	// rows are the multi-row INSERTs, prepared on first use:
+	// rows[kind][n-1] inserts n rows (see insertRows).
+	rows   [3][maxRows]*sql.Stmt
+	closed bool
+	tx     wtx // the transaction in progress
+}
+
+// The transaction's own statements.
+const (
+	sqlBegin    = `BEGIN IMMEDIATE`
+	sqlCommit   = `COMMIT`
+	sqlRollback = `ROLLBACK`
+)
+
+var errClosed = errors.New("the store is closed")
+
+// take makes sure the writer holds its connection, its statements
+// prepared; w.mu is held.
+func (w *writer) take(ctx context.Context) error {
+	if w.closed {
+		return errClosed
+	}
+	if w.conn != nil {
+		return nil
+	}
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	w.conn, w.stmts = conn, make(map[string]*sql.Stmt, len(w.queries)+3)
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // see begin
+		w.release(true)
+		return err
+	}
+	for _, q := range append([]string{sqlBegin, sqlCommit, sqlRollback}, w.queries...) {
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			w.release(false)
+			return fmt.Errorf("prepare statements: %w", err)
+		}
+		w.stmts[q] = st
+	}
+	return nil
+}
+
+// release lets go of the connection (w.mu held): back to the pool, or,
+// when broken, closed (database/sql then opens a new one for take).
+func (w *writer) release(broken bool) {
+	if w.conn == nil {
+		return
+	}
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	for k := range w.rows {
+		for n, st := range w.rows[k] {
+			if st != nil {
+				st.Close()
+				w.rows[k][n] = nil
+			}
+		}
+	}
+	if broken {
+		// driver.ErrBadConn from Raw has database/sql close the driver's
+		// connection instead of pooling it; SQLite rolls back what it held.
+		_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	_ = w.conn.Close()
+	w.conn, w.stmts = nil, nil
+}
+
+// ready prepares q's statements for n rows, before the transaction
+// that runs them (w.mu held).
+func (w *writer) ready(ctx context.Context, q rowsInsert, n int) error {
+	for from := 0; from < n; from += maxRows {
+		count := min(n-from, maxRows)
+		if w.rows[q.kind][count-1] != nil {
+			continue
+		}
+		st, err := w.conn.PrepareContext(ctx, q.query(count))
+		if err != nil {
+			return err
+		}
+		w.rows[q.kind][count-1] = st
+	}
+	return nil
+}
+
+// wtx is a write transaction on the writer's connection (see begin).
+type wtx struct {
+	s    *Store
+	ctx  context.Context // the write's: a write it ended commits nothing
+	open bool            // after BEGIN, until COMMIT or ROLLBACK
+}
+
+// in is one of the writer's statements, to run inside tx.
+func (tx *wtx) in(query string) *sql.Stmt { return tx.s.w.stmts[query] }
 
 // begin starts a write transaction (BEGIN IMMEDIATE), or says why this
-// process cannot write the store. It runs ready first, if given, when
-// the write pool's connection is free (pool.ready).
-func (s *Store) begin(ctx context.Context, ready ...func() error) (*sql.Tx, error) {
+// process cannot write the store. It runs ready first, if given, with
+// the writer's connection held. The caller defers tx.end.
+func (s *Store) begin(ctx context.Context, ready ...func() error) (*wtx, error) {
 	if s.readOnly != "" {
 		return nil, errors.New(s.readOnly)
 	}
+	w := &s.w
+	w.mu.Lock()
+	err := w.take(ctx)
 	for _, r := range ready {
-		if err := r(); err != nil {
-			return nil, err
+		if err == nil {
+			err = r()
 		}
 	}
-	if s.unwiped.Load() {
+	if err == nil && s.unwiped.Load() {
 		s.wipeWAL(ctx)
 	}
-	return s.w.BeginTx(ctx, nil)
+	if err == nil {
+		err = w.begin(ctx)
+		if broken(err) {
+			// As database/sql would: once more on a new connection.
+			w.release(true)
+			if err = w.take(ctx); err == nil {
+				err = w.begin(ctx)
+			}
+		}
+	}
+	if err != nil {
+		if broken(err) {
+			w.release(true)
+		}
+		w.mu.Unlock()
+		return nil, err
+	}
+	w.tx = wtx{s: s, ctx: ctx, open: true}
+	return &w.tx, nil
+}
+
+// busyTimeout is how long a write waits for another process's (as
+// pragmas set it): the writer's connection waits only in begin.
+const busyTimeout = "5000"
+
+// begin runs BEGIN IMMEDIATE (w.mu held). The connection does not wait
+// for a lock (busy_timeout 0, see take), so the first try needs no
+// watch on ctx: the driver starts a goroutine to watch a cancellable
+// context for a statement, a tenth of a put's CPU. Only once another
+// process holds the write lock does BEGIN wait for it, under
+// busy_timeout, watching ctx: the wait ends once ctx is done.
+func (w *writer) begin(ctx context.Context) error {
+	_, err := w.stmts[sqlBegin].ExecContext(quiet(ctx))
+	if err == nil || code(err) != sqlite3.SQLITE_BUSY {
+		return err
+	}
+	if _, err := w.conn.ExecContext(ctx, `PRAGMA busy_timeout = `+busyTimeout); err != nil {
+		return err
+	}
+	_, err = w.stmts[sqlBegin].ExecContext(ctx)
+	if _, off := w.conn.ExecContext(quiet(ctx), `PRAGMA busy_timeout = 0`); off != nil && err == nil {
+		// A connection that would wait, inside a transaction: it goes
+		// (SQLite rolls back), and the next write starts on a new one.
+		w.release(true)
+		return off
+	}
+	return err
+}
+
+// broken says that an error of BEGIN leaves the connection unusable: it
+// is gone, or in a state BEGIN cannot start from. A busy store, a done
+// context and SQLite's refusals leave it as it was.
+func broken(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, sql.ErrConnDone), errors.Is(err, driver.ErrBadConn):
+		return true
+	}
+	switch code(err) {
+	case 0, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT:
+		return false
+	}
+	return true
+}
+
+// commit ends a write with COMMIT, unless its context is done (see
+// quiet), and counts it towards the next WAL checkpoint. A COMMIT that
+// failed leaves the rollback to end.
+func (tx *wtx) commit() error {
+	if err := tx.ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := tx.in(sqlCommit).ExecContext(context.Background()); err != nil {
+		return err
+	}
+	tx.open = false
+	tx.s.committed()
+	return nil
+}
+
+// end rolls back a transaction commit did not end, and lets the next
+// writer in. A ROLLBACK that fails (the connection is broken, or SQLite
+// rolled back already) costs the connection: the next write starts on a
+// new one, never inside a transaction left open.
+func (tx *wtx) end() {
+	w := &tx.s.w
+	if tx.open {
+		tx.open = false
+		if _, err := tx.in(sqlRollback).ExecContext(context.Background()); err != nil {
+			w.release(true)
+		}
+	}
+	w.mu.Unlock()
 }
 
 // quiet gives the statements of a write transaction ctx without its
 // cancel: the driver starts a goroutine to watch a cancellable context
 // for every statement, a tenth of a put's CPU. The transaction keeps ctx
-// (database/sql rolls it back once ctx is done, and the statements then
-// fail), and the caller checks cancelled before COMMIT, so a cancelled
-// write still commits nothing.
-func quiet(ctx context.Context) (_ context.Context, cancelled func() error) {
-	return context.WithoutCancel(ctx), ctx.Err
-}
-
-// in runs one of the write pool's statements inside tx.
-func (s *Store) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
-	return tx.StmtContext(ctx, s.w.stmts[query])
+// (commit checks it before COMMIT), so a cancelled write still commits
+// nothing.
+func quiet(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
 }
 
 func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
@@ -60,14 +271,14 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	ctx, cancelled := quiet(ctx)
+	defer tx.end()
+	ctx = quiet(ctx)
 	// One statement reads all that the put decides by (the transaction
 	// holds the write lock: nothing changes between the decisions).
 	var newest sql.NullInt64
 	var ep epochs
 	var parentOK, settle bool
-	if err := s.in(ctx, tx, sqlPutCheckpointState).QueryRowContext(ctx, cp.ThreadID, cp.ParentID, cp.Settles).Scan(&newest, &ep.current, &ep.issued, &parentOK, &settle); err != nil {
+	if err := tx.in(sqlPutCheckpointState).QueryRowContext(ctx, cp.ThreadID, cp.ParentID, cp.Settles).Scan(&newest, &ep.current, &ep.issued, &parentOK, &settle); err != nil {
 		return err
 	}
 	var found, same bool
@@ -95,12 +306,12 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if !cp.CreatedAt.IsZero() {
 		now = cp.CreatedAt.UnixMicro() // the writer's (to the microsecond)
 	}
-	if _, err := s.in(ctx, tx, sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
+	if _, err := tx.in(sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
 		nullText(cp.Meta), refs, string(cp.State)); err != nil {
 		return err
 	}
 	if len(cp.Head) > 0 {
-		if _, err := s.in(ctx, tx, sqlPutHead).ExecContext(ctx, cp.ThreadID, cp.ID, string(cp.Head)); err != nil {
+		if _, err := tx.in(sqlPutHead).ExecContext(ctx, cp.ThreadID, cp.ID, string(cp.Head)); err != nil {
 			return err
 		}
 	}
@@ -125,14 +336,14 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}
 	if cp.Settles != 0 && settle {
 		// Folded into this checkpoint's state: a resume must not apply them again.
-		if _, err := s.in(ctx, tx, sqlSettle).ExecContext(ctx, cp.ThreadID, cp.Settles); err != nil {
+		if _, err := tx.in(sqlSettle).ExecContext(ctx, cp.ThreadID, cp.Settles); err != nil {
 			return err
 		}
 	}
 	if hook := s.hook.Load(); hook != nil {
 		(*hook)("checkpoint-written")
 	}
-	return s.commit(tx, cancelled)
+	return tx.commit()
 }
 
 // rowsInsert is a multi-row INSERT: head, then for each row open, the
@@ -166,16 +377,16 @@ func (q rowsInsert) query(n int) string {
 }
 
 // insertRows inserts n rows, up to maxRows a statement (a statement a
-// row cost a put more than its rows did), once pool.ready prepared them.
+// row cost a put more than its rows did), once writer.ready prepared them.
 // row appends row i's own parameters.
-func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, q rowsInsert, fixed []any, n int, row func(args []any, i int) []any) error {
+func (s *Store) insertRows(ctx context.Context, tx *wtx, q rowsInsert, fixed []any, n int, row func(args []any, i int) []any) error {
 	for from := 0; from < n; from += maxRows {
 		count := min(n-from, maxRows)
 		args := append(make([]any, 0, len(fixed)+count*q.width), fixed...)
 		for i := from; i < from+count; i++ {
 			args = row(args, i)
 		}
-		if _, err := tx.StmtContext(ctx, s.w.rows[q.kind][count-1].Load()).ExecContext(ctx, args...); err != nil {
+		if _, err := tx.s.w.rows[q.kind][count-1].ExecContext(ctx, args...); err != nil {
 			return err
 		}
 	}
@@ -184,18 +395,18 @@ func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, q rowsInsert, fixed 
 
 // compare looks for a stored checkpoint with cp's ID and says whether it
 // holds the same content.
-func (s *Store) compare(ctx context.Context, tx *sql.Tx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
+func (s *Store) compare(ctx context.Context, tx *wtx, cp store.Checkpoint, events []store.Event) (found, same bool, err error) {
 	var parent, rerootedFrom sql.NullInt64
 	var base bool
 	var meta, state []byte
-	err = s.in(ctx, tx, sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &base, &meta, &state)
+	err = tx.in(sqlCheckpoint).QueryRowContext(ctx, cp.ThreadID, cp.ID).Scan(&parent, &rerootedFrom, &base, &meta, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
 	if err != nil {
 		return false, false, err
 	}
-	old, err := queryEvents(ctx, s.in(ctx, tx, sqlEvents), cp.ThreadID, cp.ThreadID, cp.ID)
+	old, err := queryEvents(ctx, tx.in(sqlEvents), cp.ThreadID, cp.ThreadID, cp.ID)
 	if err != nil {
 		return false, false, err
 	}
@@ -249,14 +460,14 @@ func (e epochs) fenced(thread string, epoch int64) error {
 // fence refuses, inside the write's transaction, a write whose epoch is
 // not the thread's current one. Unfenced writes skip the query; the
 // counter is read only for a thread without an epoch.
-func (s *Store) fence(ctx context.Context, tx *sql.Tx, thread string, epoch int64) error {
+func (s *Store) fence(ctx context.Context, tx *wtx, thread string, epoch int64) error {
 	if epoch == 0 {
 		return nil
 	}
 	var current, issued int64
-	err := s.in(ctx, tx, sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
+	err := tx.in(sqlEpoch).QueryRowContext(ctx, thread).Scan(&current)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = s.in(ctx, tx, sqlIssued).QueryRowContext(ctx).Scan(&issued)
+		err = tx.in(sqlIssued).QueryRowContext(ctx).Scan(&issued)
 	}
 	if err != nil {
 		return err
@@ -275,14 +486,15 @@ func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err erro
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	if err := s.in(ctx, tx, sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
+	defer tx.end()
+	ctx = quiet(ctx)
+	if err := tx.in(sqlNextEpoch).QueryRowContext(ctx, thread).Scan(&epoch); err != nil {
 		return 0, err
 	}
-	if _, err := s.in(ctx, tx, sqlFence).ExecContext(ctx, thread, epoch, s.now()); err != nil {
+	if _, err := tx.in(sqlFence).ExecContext(ctx, thread, epoch, s.now()); err != nil {
 		return 0, err
 	}
-	return epoch, tx.Commit()
+	return epoch, tx.commit()
 }
 
 // SetTxHook sets a function PutCheckpoint calls with "checkpoint-written"
@@ -305,12 +517,12 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	ctx, cancelled := quiet(ctx)
+	defer tx.end()
+	ctx = quiet(ctx)
 	var old []byte
 	var ep epochs
 	var cpOK bool
-	if err := s.in(ctx, tx, sqlPutWritesState).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old, &ep.current, &ep.issued, &cpOK); err != nil {
+	if err := tx.in(sqlPutWritesState).QueryRowContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID).Scan(&old, &ep.current, &ep.issued, &cpOK); err != nil {
 		return err
 	}
 	found := old != nil
@@ -326,10 +538,10 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	case !cpOK:
 		return fmt.Errorf("checkpoint %d: %w", w.CheckpointID, store.ErrNotFound)
 	}
-	if _, err := s.in(ctx, tx, sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), s.now()); err != nil {
+	if _, err := tx.in(sqlPutWrites).ExecContext(ctx, w.ThreadID, w.CheckpointID, w.TaskID, string(w.Writes), s.now()); err != nil {
 		return err
 	}
-	return s.commit(tx, cancelled)
+	return tx.commit()
 }
 
 // checkpointEvery is how many commits wake the checkpointer: about 450
@@ -370,19 +582,6 @@ func (s *Store) startCheckpointer(dsn string) error {
 			}
 		}
 	}()
-	return nil
-}
-
-// commit ends a write: COMMIT, unless its context was cancelled meanwhile
-// (see quiet), and a count towards the next WAL checkpoint.
-func (s *Store) commit(tx *sql.Tx, cancelled func() error) error {
-	if err := cancelled(); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.committed()
 	return nil
 }
 

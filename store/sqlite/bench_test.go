@@ -170,3 +170,53 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu()-start)/float64(turn), "cpu-ns/op")
 }
+
+// BenchmarkMessageReads reads a long thread's messages (125 turns of 16,
+// 0.2-2 KB each) as the engine does: Bodies of 24 hashes spread over the
+// thread (a cold rebuild's references), MessagesIn of 64 indexes (a
+// transcript's range) and MessagesAt of one.
+func BenchmarkMessageReads(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "reads.db"))
+	ctx := b.Context()
+	var hashes []string
+	for turn := range 125 {
+		cp := store.Checkpoint{ThreadID: "long", ID: int64(turn + 1), ParentID: int64(turn), Base: true, State: []byte(`{}`)}
+		for i := range 16 {
+			idx := turn*16 + i
+			body := fmt.Appendf(nil, `{"role":"assistant","n":%d,"content":%q}`, idx, strings.Repeat("message ", 25+(idx*37)%225))
+			cp.Messages = append(cp.Messages, store.Message{Hash: store.ContentHash(body), Index: int64(idx), Body: body})
+			hashes = append(hashes, cp.Messages[i].Hash)
+		}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var some []string
+	for i := range 24 {
+		some = append(some, hashes[(i*877)%len(hashes)])
+	}
+	b.Run("Bodies24", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ms, _, err := s.Bodies(ctx, "long", some, nil); err != nil || len(ms) != 24 {
+				b.Fatal(len(ms), err)
+			}
+		}
+	})
+	b.Run("MessagesIn64", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ms, err := s.MessagesIn(ctx, "long", 1000, 1063); err != nil || len(ms) != 64 {
+				b.Fatal(len(ms), err)
+			}
+		}
+	})
+	b.Run("MessagesAt", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ms, err := s.MessagesAt(ctx, "long", 1000); err != nil || len(ms) != 1 {
+				b.Fatal(len(ms), err)
+			}
+		}
+	})
+}

@@ -6,12 +6,13 @@ package sqlite
 // parameters first (?1 to ?fixed), then each row's own.
 var (
 	putEvents = rowsInsert{0, `INSERT INTO graph_events (thread_id, checkpoint_id, created_at, seq, type, payload) VALUES `, `(?1, ?2, ?3`, 3, 3}
-	// A hash the thread holds already keeps its first row. OR IGNORE, not
-	// ON CONFLICT DO NOTHING: no constraint of these tables can then abort
-	// the statement half-way, so SQLite keeps no statement journal for it
-	// (a fifth of a multi-row INSERT's cost). The key is the only
-	// constraint a put's rows can meet: every column is bound, never NULL.
-	putMessages = rowsInsert{1, `INSERT OR IGNORE INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES `, `(?1, ?2, ?3`, 3, 3}
+	// A hash the thread holds already keeps its first row (a message's
+	// key is kept by triggers: migrations[8]). OR IGNORE, not ON CONFLICT
+	// DO NOTHING: no constraint of these tables can then abort the
+	// statement half-way, so SQLite keeps no statement journal for it (a
+	// fifth of a multi-row INSERT's cost). The key is the only constraint
+	// a put's rows can meet: every column is bound, never NULL.
+	putMessages = rowsInsert{1, `INSERT OR IGNORE INTO graph_message_bodies (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES `, `(?1, ?2, ?3`, 3, 3}
 	putBlobs    = rowsInsert{2, `INSERT OR IGNORE INTO graph_blobs (thread_id, created_at, hash, body) VALUES `, `(?1, ?2`, 2, 2}
 )
 
@@ -25,7 +26,8 @@ const (
 	sqlDeleteEvents  = `DELETE FROM graph_events WHERE thread_id = ?`
 	sqlDeleteWrites  = `DELETE FROM graph_writes WHERE thread_id = ?`
 	sqlDeleteThread  = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
-	sqlDeleteMsgs    = `DELETE FROM graph_messages WHERE thread_id = ?`
+	sqlDeleteMsgs    = `DELETE FROM graph_message_bodies WHERE thread_id = ?`
+	sqlDeleteMsgKeys = `DELETE FROM graph_message_keys WHERE thread_id = ?`
 	sqlDeleteBlobs   = `DELETE FROM graph_blobs WHERE thread_id = ?`
 	sqlDeleteDrafts  = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch   = `DELETE FROM graph_epochs WHERE thread_id = ?`
@@ -117,16 +119,19 @@ const (
 			WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND ` + readsAlone + `
 			ORDER BY checkpoint_id DESC LIMIT 1), 0)
 		ORDER BY checkpoint_id DESC`
-	// Messages and Blobs take the hashes as one JSON array (?2).
-	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_messages `
-	sqlMessages    = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
-	sqlMessagesAt  = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
-	// MessagesIn: one range of graph_messages_idx (thread_id, idx).
+	// Messages and Blobs take the hashes as one JSON array (?2); a
+	// message's hash finds its row through graph_message_keys.
+	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_message_bodies `
+	byHashes       = `WHERE thread_id = ?1 AND (idx, hash) IN
+		(SELECT idx, hash FROM graph_message_keys WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2)))`
+	sqlMessages   = selectMessages + byHashes
+	sqlMessagesAt = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
+	// MessagesIn: one range of graph_message_bodies' key.
 	sqlMessagesIn = selectMessages + `WHERE thread_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx, checkpoint_id, hash`
 	sqlBlobs      = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.
-	sqlBodies = selectMessages + `WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))
+	sqlBodies = selectMessages + byHashes + `
 		UNION ALL SELECT hash, NULL, body, NULL, NULL FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?3))`
 	// Size counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),
@@ -140,7 +145,7 @@ const (
 		(SELECT coalesce(sum(octet_length(type) + octet_length(payload)), 0) + count(*) * (octet_length(?1) + 3*8)
 			FROM graph_events WHERE thread_id = ?1) +
 		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 3*8)
-			FROM graph_messages WHERE thread_id = ?1) +
+			FROM graph_message_bodies WHERE thread_id = ?1) +
 		(SELECT coalesce(sum(octet_length(hash) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)
 			FROM graph_blobs WHERE thread_id = ?1) +
 		(SELECT coalesce(sum(octet_length(operation_id) + octet_length(body)), 0) + count(*) * (octet_length(?1) + 8)

@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"compress/gzip"
 	"database/sql"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"rewind/store"
+	"rewind/store/memory"
 	"rewind/store/sqlite"
 )
 
@@ -303,5 +309,122 @@ func TestStateLastInRecord(t *testing.T) {
 	}
 	if n := len(cols); n < 2 || cols[n-2] != "state" || cols[n-1] != "rebased" || !slices.Contains(cols, "meta") {
 		t.Errorf("graph_checkpoints columns = %v; want meta among the first, state and rebased last", cols)
+	}
+}
+
+// TestUpgradeKeepsMessages opens files of every schema that held messages
+// in graph_messages (5 to 8), written as those stores wrote them: after
+// the upgrade to their rows clustered by index (schema 9) every read of
+// them gives what the memory store gives for the same puts, and so do
+// new puts on top (a hash stored already keeps its first row) and a
+// thread deleted and written again.
+func TestUpgradeKeepsMessages(t *testing.T) {
+	type put struct {
+		cp   store.Checkpoint
+		msgs []store.Message
+	}
+	message := func(n, idx int) store.Message {
+		body := fmt.Appendf(nil, `{"role":"user","content":"message %d"}`, n)
+		return store.Message{Hash: store.ContentHash(body), Index: int64(idx), Body: body}
+	}
+	var puts []put
+	for _, thread := range []string{"t", "u"} {
+		for id := int64(1); id <= 3; id++ {
+			p := put{cp: store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, Base: true, State: fmt.Appendf(nil, `{"step":%d}`, id),
+				CreatedAt: time.UnixMicro(1_700_000_000_000_000 + id).UTC()}}
+			for i := range 6 {
+				// Hashes again at other indexes, several messages an index,
+				// and "u" sharing some of "t"'s.
+				p.msgs = append(p.msgs, message((int(id)*5+i)%9, int(id)*2+i%3))
+			}
+			puts = append(puts, p)
+		}
+	}
+	for from := 5; from < sqlite.SchemaVersion; from++ {
+		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "old.db")
+			var old strings.Builder
+			fmt.Fprintf(&old, "CREATE TABLE rewind_store_schema (version INTEGER NOT NULL); %s; INSERT INTO rewind_store_schema (version) VALUES (%d);\n",
+				strings.Join(sqlite.Migrations[:from], "\n"), from)
+			ctx := t.Context()
+			ref := memory.New()
+			for _, p := range puts {
+				cp := p.cp
+				cp.Messages = p.msgs
+				if err := ref.PutCheckpoint(ctx, cp, nil); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&old, "INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES ('%s', %d, %s, '%s', %d);\n",
+					cp.ThreadID, cp.ID, map[bool]string{true: "NULL", false: fmt.Sprint(cp.ParentID)}[cp.ParentID == 0], cp.State, cp.CreatedAt.UnixMicro())
+				for _, m := range p.msgs { // as the old stores put them: the first row of a hash stays
+					fmt.Fprintf(&old, "INSERT OR IGNORE INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES ('%s', %d, %d, '%s', %d, '%s');\n",
+						cp.ThreadID, cp.ID, cp.CreatedAt.UnixMicro(), m.Hash, m.Index, m.Body)
+				}
+			}
+			exec1(t, path, old.String())
+			s := open(t, path)
+			agree := func(when string) {
+				t.Helper()
+				for _, thread := range []string{"t", "u"} {
+					var hashes []string
+					for i := range 9 {
+						hashes = append(hashes, message(i, 0).Hash)
+					}
+					hashes = append(hashes, "0123456789abcdef0123", hashes[0]) // unknown, and again
+					sortMsgs := func(ms []store.Message) []store.Message {
+						slices.SortFunc(ms, func(a, b store.Message) int { return strings.Compare(a.Hash, b.Hash) })
+						return ms
+					}
+					got, err1 := s.Messages(ctx, thread, hashes)
+					want, err2 := ref.Messages(ctx, thread, hashes)
+					if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(sortMsgs(got), sortMsgs(want)) {
+						t.Errorf("%s: Messages(%s): %v\n got %v\nwant %v", when, thread, err, got, want)
+					}
+					got, _, err1 = s.Bodies(ctx, thread, hashes, nil)
+					if err1 != nil || !reflect.DeepEqual(sortMsgs(got), want) {
+						t.Errorf("%s: Bodies(%s): %v\n got %v\nwant %v", when, thread, err1, got, want)
+					}
+					for idx := int64(0); idx <= 12; idx++ {
+						got, err1 := s.MessagesAt(ctx, thread, idx)
+						want, err2 := ref.MessagesAt(ctx, thread, idx)
+						if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(got, want) {
+							t.Errorf("%s: MessagesAt(%s, %d): %v\n got %v\nwant %v", when, thread, idx, err, got, want)
+						}
+					}
+					got, err1 = s.MessagesIn(ctx, thread, 3, 9)
+					want, err2 = ref.MessagesIn(ctx, thread, 3, 9)
+					if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(got, want) || len(want) == 0 {
+						t.Errorf("%s: MessagesIn(%s, 3, 9): %v\n got %v\nwant %v", when, thread, err, got, want)
+					}
+					n1, err1 := s.Size(ctx, thread)
+					n2, err2 := ref.Size(ctx, thread)
+					if err := errors.Join(err1, err2); err != nil || n1 != n2 {
+						t.Errorf("%s: Size(%s) = %d, %v; want %d", when, thread, n1, err, n2)
+					}
+				}
+			}
+			agree("after the upgrade")
+			// On top: hashes stored already, at new indexes, and new ones.
+			next := store.Checkpoint{ThreadID: "t", ID: 4, ParentID: 3, Base: true, State: []byte(`{}`), CreatedAt: time.UnixMicro(1_800_000_000_000_000).UTC(),
+				Messages: []store.Message{message(0, 11), message(4, 12), message(20, 12), message(21, 3)}}
+			for _, st := range []store.Store{s, ref} {
+				if err := st.PutCheckpoint(ctx, next, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			agree("after a put on top")
+			// Deleted, and written again: the old rows' hashes are forgotten.
+			again := store.Checkpoint{ThreadID: "u", ID: 1, Base: true, State: []byte(`{}`), CreatedAt: time.UnixMicro(1_800_000_000_000_001).UTC(),
+				Messages: []store.Message{message(1, 7), message(5, 8)}}
+			for _, st := range []store.Store{s, ref} {
+				if err := st.DeleteThread(ctx, "u"); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.PutCheckpoint(ctx, again, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			agree("after a delete and a new put")
+		})
 	}
 }

@@ -71,7 +71,7 @@ func gunzip(t *testing.T, name string) []byte {
 }
 
 func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
-	for _, v := range []string{"v4", "v6", "v7"} {
+	for _, v := range []string{"v4", "v6", "v7", "v8"} {
 		t.Run(v, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
 			if err := os.WriteFile(path, gunzip(t, "store-"+v+".db.gz"), 0o600); err != nil {

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"rewind/store"
@@ -55,4 +57,63 @@ func testDeleteThread(t *testing.T, s store.Store) {
 	}
 	wantIs(t, s.DeleteThread(ctx, "x"), store.ErrNotFound)
 	wantIs(t, s.DeleteThread(ctx, "never"), store.ErrNotFound)
+}
+
+// testDeleteForgetsBodies: a deleted thread's messages and blobs are gone
+// with it, also as hashes the store knows: the thread started again
+// stores the same messages and blobs anew (first stored by its own
+// checkpoints), and reads them back, while another thread's copies of
+// the same bodies stay.
+func testDeleteForgetsBodies(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m1, m2, b := message(1, "where is SO20260901?"), message(2, "it shipped"), blob(strings.Repeat("a long tool result ", 80))
+	for _, th := range []string{"x", "y"} {
+		cp1 := checkpoint(th, 1, 0)
+		cp1.Messages, cp1.Blobs, cp1.BlobRefs = []store.Message{m1}, []store.Blob{b}, []string{b.Hash}
+		put(t, s, cp1)
+		cp2 := delta(th, 2, 1)
+		cp2.Messages = []store.Message{m1, m2}
+		put(t, s, cp2)
+	}
+	if err := s.DeleteThread(ctx, "x"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	if got, err := s.Messages(ctx, "x", []string{m1.Hash, m2.Hash}); err != nil || len(got) != 0 {
+		t.Errorf("Messages of the deleted thread = %v, %v; want none", got, err)
+	}
+	if got, err := s.MessagesAt(ctx, "x", 1); err != nil || len(got) != 0 {
+		t.Errorf("MessagesAt(1) of the deleted thread = %v, %v; want none", got, err)
+	}
+	if got, err := s.Blobs(ctx, "x", []string{b.Hash}); err != nil || len(got) != 0 {
+		t.Errorf("Blobs of the deleted thread = %d, %v; want none", len(got), err)
+	}
+	// Its next life stores them again: #2 first, then #1 and the blob.
+	again := checkpoint("x", 1, 0)
+	again.Messages = []store.Message{m2}
+	put(t, s, again)
+	next := delta("x", 2, 1)
+	next.Messages, next.Blobs, next.BlobRefs = []store.Message{m1, m2}, []store.Blob{b}, []string{b.Hash}
+	put(t, s, next)
+	got, err := s.Messages(ctx, "x", []string{m1.Hash, m2.Hash})
+	if err != nil {
+		t.Fatalf("Messages: %v", err)
+	}
+	slices.SortFunc(got, func(a, b store.Message) int { return int(a.Index - b.Index) })
+	if len(got) != 2 || string(got[0].Body) != string(m1.Body) || got[0].CheckpointID != 2 || got[1].CheckpointID != 1 {
+		t.Errorf("Messages of the thread started again = %v, want #1 first stored by checkpoint 2 and #2 by 1", got)
+	}
+	if at, err := s.MessagesAt(ctx, "x", 1); err != nil || len(at) != 1 || at[0].Hash != m1.Hash {
+		t.Errorf("MessagesAt(1) of the thread started again = %v, %v; want #1", at, err)
+	}
+	msgs, blobs, err := s.Bodies(ctx, "x", []string{m1.Hash}, []string{b.Hash})
+	if err != nil || len(msgs) != 1 || len(blobs) != 1 || string(blobs[0].Body) != string(b.Body) {
+		t.Errorf("Bodies of the thread started again = %d messages, %d blobs, %v; want one of each", len(msgs), len(blobs), err)
+	}
+	// The other thread kept its own copies throughout.
+	if got, err := s.Messages(ctx, "y", []string{m1.Hash, m2.Hash}); err != nil || len(got) != 2 {
+		t.Errorf("Messages of the other thread = %d, %v; want both", len(got), err)
+	}
+	if got, err := s.Blobs(ctx, "y", []string{b.Hash}); err != nil || len(got) != 1 {
+		t.Errorf("Blobs of the other thread = %d, %v; want its blob", len(got), err)
+	}
 }

@@ -124,6 +124,7 @@ var clauses = []clause{
 	{"Threads", nil, testThreads},
 	// DeleteThread.
 	{"DeleteThread", nil, testDeleteThread},
+	{"DeleteForgetsBodies", nil, testDeleteForgetsBodies},
 	// Lock.
 	{"Lock", nil, testLock},
 	// Drafts.

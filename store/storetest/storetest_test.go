@@ -42,7 +42,7 @@ var bugs = []string{
 	"bodies cross threads", "bodies drop blobs", "chain by id range", "writer's created at ignored",
 	"messages range open at the end", "messages range by checkpoint",
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
-	"epoch read is the counter", "epoch read fences",
+	"epoch read is the counter", "epoch read fences", "deleted message hashes kept",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -87,7 +87,7 @@ func TestMutant(t *testing.T) {
 	}
 	storetest.Run(t, storetest.Backend{Caps: memoryCaps, Open: func(t *testing.T) store.Store {
 		return &buggy{Store: memory.New(), bug: bug, aliased: map[[2]any][]byte{}, releases: map[string]func() error{}, epochs: map[string]int64{},
-			pruned: map[[2]any][2][]byte{}, local: map[string]map[int64]int64{}}
+			pruned: map[[2]any][2][]byte{}, local: map[string]map[int64]int64{}, gone: map[[2]string]bool{}}
 	}})
 }
 
@@ -101,6 +101,9 @@ type buggy struct {
 	// For "epoch reset by delete": epochs counted per thread since its
 	// last delete (what this store hands out), and the real ones they stand for.
 	local map[string]map[int64]int64
+	// For "deleted message hashes kept": thread, hash of every message
+	// a delete removed.
+	gone map[[2]string]bool
 	// pruned keeps, by thread and checkpoint id, what Prune deleted: the
 	// first task's writes and the first event's payload (nil when none).
 	pruned map[[2]any][2][]byte
@@ -193,6 +196,11 @@ func (b *buggy) real(thread string, epoch int64) int64 {
 
 func (b *buggy) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error {
 	cp.Epoch = b.real(cp.ThreadID, cp.Epoch)
+	if b.bug == "deleted message hashes kept" { // a hash index the delete missed: a re-put looks stored
+		b.mu.Lock()
+		cp.Messages = slices.DeleteFunc(slices.Clone(cp.Messages), func(m store.Message) bool { return b.gone[[2]string{cp.ThreadID, m.Hash}] })
+		b.mu.Unlock()
+	}
 	switch {
 	case b.bug == "put ignores context":
 		ctx = context.Background()
@@ -376,6 +384,14 @@ func (b *buggy) DeleteThread(ctx context.Context, thread string) error {
 			b.Store.Fence(ctx, thread)
 		}
 		return err
+	}
+	if b.bug == "deleted message hashes kept" {
+		ms, _ := b.Store.MessagesIn(ctx, thread, 0, 1<<40)
+		b.mu.Lock()
+		for _, m := range ms {
+			b.gone[[2]string{thread, m.Hash}] = true
+		}
+		b.mu.Unlock()
 	}
 	b.mu.Lock()
 	delete(b.epochs, thread)

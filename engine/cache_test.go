@@ -117,7 +117,7 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 	}
 }
 
-// counting is a store that counts the reads made through it, by method.
+// counting is a store that counts the calls made through it, by method.
 type counting struct {
 	store.Store
 	mu    sync.Mutex
@@ -137,6 +137,11 @@ func (c *counting) took() map[string]int {
 	out := c.calls
 	c.calls = map[string]int{}
 	return out
+}
+
+func (c *counting) Fence(ctx context.Context, thread string) (int64, error) {
+	c.count("Fence")
+	return c.Store.Fence(ctx, thread)
 }
 
 func (c *counting) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {

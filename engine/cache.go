@@ -93,6 +93,22 @@ func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 	return cp, true
 }
 
+// own returns the cached checkpoint id of the thread without a stored row
+// to check it against: for a checkpoint this engine knows it wrote last
+// (see epochs.trusted).
+func (c *cache) own(thread string, id int64) (Checkpoint, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[cacheKey{thread, id}]
+	if !ok {
+		return Checkpoint{}, false
+	}
+	c.order.MoveToFront(e.orderElem)
+	cp := e.cp
+	cp.Values = maps.Clone(cp.Values)
+	return cp, true
+}
+
 // holds says whether any checkpoint of the thread is kept.
 func (c *cache) holds(thread string) bool {
 	c.mu.Lock()

@@ -144,6 +144,11 @@ func (c *counting) Fence(ctx context.Context, thread string) (int64, error) {
 	return c.Store.Fence(ctx, thread)
 }
 
+func (c *counting) Epoch(ctx context.Context, thread string) (int64, error) {
+	c.count("Epoch")
+	return c.Store.Epoch(ctx, thread)
+}
+
 func (c *counting) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
 	c.count("Get")
 	return c.Store.Get(ctx, thread, id)

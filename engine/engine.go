@@ -312,27 +312,56 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 	if err := cfg.validate(e.graph); err != nil {
 		return Result{}, err
 	}
-	release, epoch, err := e.lockTurn(ctx, thread, cfg.TakeOver)
+	release, epoch, trusted, err := e.lockTurn(ctx, thread, cfg.TakeOver)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
+	if trusted != 0 {
+		// The epoch and the newest checkpoint taken on trust (lockTurn):
+		// the input's put is refused unless the epoch is still the
+		// thread's, and then nobody else wrote it since. Refused, or
+		// failed for any other reason, the turn starts over the long
+		// way, reading both: nothing of this try was stored. (Pending
+		// tasks on trust are no answer either: another writer may have
+		// finished them since.)
+		if parent, ok := e.cache.own(thread, trusted); ok {
+			r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg)
+			if err == nil {
+				return r.drive(ctx, cp)
+			}
+			if ctx.Err() != nil {
+				return Result{}, err
+			}
+		}
+		if epoch, err = e.fence(ctx, thread, true); err != nil {
+			return Result{}, err
+		}
+	}
 	parent, err := e.Latest(ctx, thread)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		parent = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
 	case err != nil:
 		return Result{}, err
-	case len(parent.Tasks) > 0:
-		return Result{}, &PendingError{Thread: thread, Checkpoint: parent.ID, Tasks: parent.Tasks}
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: parent.ID}
-	r.res = Result{Thread: thread, Start: parent.ID, MessagesBefore: parent.Values.Len("messages"), ModelCalls: map[string]int{}}
-	cp, err := r.entry(ctx, parent, input, SourceInput, EventInput, Metadata{})
+	r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg)
 	if err != nil {
 		return Result{}, err
 	}
 	return r.drive(ctx, cp)
+}
+
+// startTurn stores a new turn's input checkpoint on parent, the thread's
+// newest (or an empty thread's start).
+func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, parent Checkpoint, input []Write, cfg RunConfig) (*runner, Checkpoint, error) {
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: parent.ID}
+	if len(parent.Tasks) > 0 {
+		return r, Checkpoint{}, &PendingError{Thread: thread, Checkpoint: parent.ID, Tasks: parent.Tasks}
+	}
+	r.res = Result{Thread: thread, Start: parent.ID, MessagesBefore: parent.Values.Len("messages"), ModelCalls: map[string]int{}}
+	cp, err := r.entry(ctx, parent, input, SourceInput, EventInput, Metadata{})
+	return r, cp, err
 }
 
 // Fork starts a new branch whose parent is checkpoint id, with new input.
@@ -878,30 +907,56 @@ const lockAdvice = "wait for it to finish, kill it and resume, or take it over w
 // engine fenced the thread with before (see fence). Every other writer
 // (a resume, a fork, an edit) fences anew: a resume is a new writer of
 // the run it takes up.
-func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
-	return e.lockFor(ctx, thread, takeOver, lockAdvice, true)
+//
+// When this engine's last write to the thread was its newest checkpoint,
+// under the epoch it still holds (see epochs.trusted), the turn takes both
+// on trust: it reads neither the epoch nor the newest listing, and its
+// first put, which the store refuses unless the epoch is still the
+// thread's, checks them (see Run). trusted is then that checkpoint's id.
+func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func(), epoch, trusted int64, err error) {
+	release, tookOver, err := e.lockStore(ctx, thread, takeOver, lockAdvice)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if m, ok := e.fenced.trusted(thread); ok && !tookOver && e.cache.has(thread, m.newest) {
+		return release, m.epoch, m.newest, nil
+	}
+	if epoch, err = e.fence(ctx, thread, !tookOver); err != nil {
+		release()
+		return nil, 0, 0, err
+	}
+	return release, epoch, 0, nil
 }
 
 // lockFor is lock with the advice a refusal gives, for a command whose
 // way out differs.
 func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string, reuse bool) (func(), int64, error) {
-	release, err := e.store.Lock(ctx, thread)
-	tookOver := false
-	switch {
-	case errors.Is(err, store.ErrLocked) && takeOver:
-		release, tookOver = func() error { return nil }, true
-	case errors.Is(err, store.ErrLocked):
-		// The fix last: the store's words would only repeat the cause.
-		return nil, 0, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
-	case err != nil:
-		return nil, 0, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
+	release, tookOver, err := e.lockStore(ctx, thread, takeOver, advice)
+	if err != nil {
+		return nil, 0, err
 	}
 	epoch, err := e.fence(ctx, thread, reuse && !tookOver)
 	if err != nil {
-		_ = release()
+		release()
 		return nil, 0, err
 	}
-	return func() { _ = release() }, epoch, nil
+	return release, epoch, nil
+}
+
+// lockStore takes the store's writer lock of the thread, or with
+// takeOver goes on without it (tookOver) when another process holds it.
+func (e *Engine) lockStore(ctx context.Context, thread string, takeOver bool, advice string) (release func(), tookOver bool, err error) {
+	unlock, err := e.store.Lock(ctx, thread)
+	switch {
+	case errors.Is(err, store.ErrLocked) && takeOver:
+		return func() {}, true, nil
+	case errors.Is(err, store.ErrLocked):
+		// The fix last: the store's words would only repeat the cause.
+		return nil, false, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
+	case err != nil:
+		return nil, false, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
+	}
+	return func() { _ = unlock() }, false, nil
 }
 
 // fence makes this engine the thread's newest writer. With reuse (a new
@@ -928,11 +983,20 @@ func (e *Engine) fence(ctx context.Context, thread string, reuse bool) (int64, e
 	return epoch, nil
 }
 
-// epochs maps a thread to an epoch, safe for concurrent use.
+// epochs maps a thread to the epoch this engine's last Fence of it
+// handed out and to what it last committed to it, safe for concurrent
+// use.
 type epochs struct {
-	mu sync.Mutex
-	m  map[string]int64
+	mu    sync.Mutex
+	m     map[string]int64
+	marks map[string]writeMark
 }
+
+// writeMark is the checkpoint an engine committed last to a thread, and
+// the epoch it wrote it with. Every writer fences before it writes, so
+// while that epoch is the thread's, nobody else wrote the thread since:
+// that checkpoint is still its newest.
+type writeMark struct{ epoch, newest int64 }
 
 func (es *epochs) get(thread string) int64 {
 	es.mu.Lock()
@@ -947,6 +1011,39 @@ func (es *epochs) set(thread string, epoch int64) {
 		es.m = map[string]int64{}
 	}
 	es.m[thread] = epoch
+}
+
+// wrote marks id as the newest checkpoint this engine committed to the
+// thread with epoch; an epoch of 0 (an unfenced write) marks nothing.
+func (es *epochs) wrote(thread string, epoch, id int64) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.marks == nil {
+		es.marks = map[string]writeMark{}
+	}
+	if epoch == 0 {
+		delete(es.marks, thread)
+		return
+	}
+	es.marks[thread] = writeMark{epoch: epoch, newest: id}
+}
+
+// unsure forgets the thread's mark: a put whose outcome is not known
+// (it failed: it may have committed all the same), or a write of the
+// thread that is not a checkpoint of a run (a prune, a delete).
+func (es *epochs) unsure(thread string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	delete(es.marks, thread)
+}
+
+// trusted is the thread's mark when its epoch is the one this engine
+// holds for the thread (no Fence of this engine since the write).
+func (es *epochs) trusted(thread string) (writeMark, bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	m, ok := es.marks[thread]
+	return m, ok && m.epoch == es.m[thread]
 }
 
 // fixLast is an error that ends with what to do, its cause's text left
@@ -991,6 +1088,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	defer release()
 	err = e.store.DeleteThread(ctx, thread)
 	e.cache.drop(thread)
+	e.fenced.unsure(thread)
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
 	}

@@ -126,6 +126,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	// microsecond): the cache knows this row by it (cache.go).
 	row.CreatedAt = r.e.stamp()
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
+	r.e.fenced.unsure(r.thread) // until the put says it is stored
 	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", threadName(r.thread), cp.ID, err)
@@ -133,6 +134,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
+	r.e.fenced.wrote(r.thread, r.epoch, cp.ID)
 	if r.stored == nil {
 		r.stored = map[string]bool{}
 	}

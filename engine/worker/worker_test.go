@@ -51,6 +51,7 @@ type outcome struct {
 	err    string
 	killed bool
 	code   int
+	stderr string
 }
 
 func collect(p *worker.Proc) outcome {
@@ -63,7 +64,7 @@ func collect(p *worker.Proc) outcome {
 			o.err = m.Error
 		}
 	}
-	o.killed, o.code, _ = p.Wait()
+	o.killed, o.code, o.stderr = p.Wait()
 	return o
 }
 

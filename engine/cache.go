@@ -87,10 +87,7 @@ func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
 		e.sum != rowSum(row.Meta, row.State) {
 		return Checkpoint{}, false
 	}
-	c.order.MoveToFront(e.orderElem)
-	cp := e.cp
-	cp.Values = maps.Clone(cp.Values)
-	return cp, true
+	return c.hit(e), true
 }
 
 // own returns the cached checkpoint id of the thread without a stored row
@@ -103,10 +100,16 @@ func (c *cache) own(thread string, id int64) (Checkpoint, bool) {
 	if !ok {
 		return Checkpoint{}, false
 	}
+	return c.hit(e), true
+}
+
+// hit marks e used and returns its checkpoint as a copy the caller may
+// change (c.mu held).
+func (c *cache) hit(e cacheEntry) Checkpoint {
 	c.order.MoveToFront(e.orderElem)
 	cp := e.cp
 	cp.Values = maps.Clone(cp.Values)
-	return cp, true
+	return cp
 }
 
 // holds says whether any checkpoint of the thread is kept.
@@ -133,10 +136,7 @@ func (c *cache) getListed(row store.Checkpoint) (Checkpoint, bool) {
 		e.listed != sha256.Sum256(row.Meta) {
 		return Checkpoint{}, false
 	}
-	c.order.MoveToFront(e.orderElem)
-	cp := e.cp
-	cp.Values = maps.Clone(cp.Values)
-	return cp, true
+	return c.hit(e), true
 }
 
 // put keeps cp, read from or written as row (its documents and CreatedAt).

@@ -918,7 +918,7 @@ func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (re
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if m, ok := e.fenced.trusted(thread); ok && !tookOver && e.cache.has(thread, m.newest) {
+	if m, ok := e.fenced.trusted(thread); ok && !tookOver {
 		return release, m.epoch, m.newest, nil
 	}
 	if epoch, err = e.fence(ctx, thread, !tookOver); err != nil {
@@ -1028,9 +1028,10 @@ func (es *epochs) wrote(thread string, epoch, id int64) {
 	es.marks[thread] = writeMark{epoch: epoch, newest: id}
 }
 
-// unsure forgets the thread's mark: a put whose outcome is not known
-// (it failed: it may have committed all the same), or a write of the
-// thread that is not a checkpoint of a run (a prune, a delete).
+// unsure forgets the thread's mark while a put's outcome is not known
+// (one that failed may have committed all the same). Other writes of the
+// thread (a prune, a delete) need no call: they fence anew, so the mark's
+// epoch is no longer the one this engine holds.
 func (es *epochs) unsure(thread string) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
@@ -1088,7 +1089,6 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	defer release()
 	err = e.store.DeleteThread(ctx, thread)
 	e.cache.drop(thread)
-	e.fenced.unsure(thread)
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
 	}

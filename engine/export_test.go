@@ -367,3 +367,11 @@ func PatchWrite(current, write []byte) []byte {
 
 // Every state document the tests write is checked against json.Marshal.
 func init() { checkStateJSON = true }
+
+// SkipString reads the JSON string at the start of b: where it ends, and
+// whether it is one.
+func SkipString(b []byte) (int, bool) {
+	r := rd{b: b}
+	ok := r.skipString()
+	return r.i, ok
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -142,6 +143,14 @@ func (r *rd) literal(s string) bool {
 func (r *rd) skipString() bool {
 	r.i++ // the quote
 	for r.i < len(r.b) {
+		// Eight plain bytes at a time: message texts are most of a
+		// head snapshot, and a byte at a time was most of reading one.
+		for len(r.b)-r.i >= 8 && !stringStop(binary.LittleEndian.Uint64(r.b[r.i:])) {
+			r.i += 8
+		}
+		if r.i >= len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
@@ -176,6 +185,19 @@ func (r *rd) skipString() bool {
 	}
 	return false
 }
+
+// stringStop says whether any of w's eight bytes ends a plain run of a
+// JSON string: a quote, a backslash or a control character. It is the
+// has-a-byte-less-than-n test (exact as to whether one is, though it may
+// flag a later byte too: the byte loop reads them one by one).
+func stringStop(w uint64) bool {
+	return byteBelow(w^(ones*'"'), 1) || byteBelow(w^(ones*'\\'), 1) || byteBelow(w, 0x20)
+}
+
+const ones, tops = 0x0101010101010101, 0x8080808080808080
+
+// byteBelow says whether a byte of x is below n (n at most 0x80).
+func byteBelow(x, n uint64) bool { return (x-ones*n)&^x&tops != 0 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 

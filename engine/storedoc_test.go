@@ -414,3 +414,49 @@ func checkReplayAllWith(t *testing.T, st store.Store, thread string, newEngine f
 		}
 	}
 }
+
+// TestSkipStringReadsEveryByte puts each byte that can end or break a
+// string's plain run (and its neighbours in value) at every place of an
+// eight-byte word: the word-at-a-time reader must stop where a reader of
+// one byte at a time stops, and agree with encoding/json.
+func TestSkipStringReadsEveryByte(t *testing.T) {
+	special := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	for n := 0; n < 20; n++ {
+		for at := 0; at < n; at++ {
+			for _, c := range special {
+				body := bytes.Repeat([]byte("a"), n)
+				body[at] = c
+				doc := append(append([]byte(`"`), body...), `"tail`...)
+				got, ok := engine.SkipString(doc)
+				// One byte at a time: the string ends at the first quote
+				// not escaped; a control byte or a bad escape refuses it.
+				want, wantOK := 1, false
+				for want < len(doc) {
+					b := doc[want]
+					if b == '"' {
+						want, wantOK = want+1, true
+						break
+					}
+					if b < 0x20 {
+						break
+					}
+					if b == '\\' {
+						if want+1 < len(doc) && bytes.IndexByte([]byte(`"\/bfnrt`), doc[want+1]) >= 0 {
+							want += 2
+							continue
+						}
+						break
+					}
+					want++
+				}
+				if ok != wantOK || ok && got != want {
+					t.Fatalf("%q: read to %d (%v), want %d (%v)", doc, got, ok, want, wantOK)
+				}
+				var s string
+				if jsonOK := json.Unmarshal(doc[:max(got, 1)], &s) == nil; ok && !jsonOK {
+					t.Fatalf("%q: read as a string up to %d, which encoding/json refuses", doc, got)
+				}
+			}
+		}
+	}
+}

@@ -1633,7 +1633,12 @@ func (g *Graph) fetchBodies(ctx context.Context, st store.Store, thread string, 
 
 // joinItems makes the JSON list of the messages hashes name.
 func joinItems(hashes []string, bodies map[string][]byte) (json.RawMessage, error) {
+	n := len(hashes) + 1 // the brackets and commas
+	for _, h := range hashes {
+		n += len(bodies[h])
+	}
 	var out bytes.Buffer
+	out.Grow(n) // once: a long transcript grew it a dozen times
 	out.WriteByte('[')
 	for i, h := range hashes {
 		b, ok := bodies[h]

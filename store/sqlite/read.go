@@ -123,7 +123,7 @@ func (s *Store) chain(ctx context.Context, thread string, id int64) ([]store.Che
 // sqlChainRange reads them) to the first that reads on its own; ok false
 // when a parent is not among them (the branch forks before the range).
 func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
-	var out []store.Checkpoint
+	out := rows[:0] // in place: a kept row never moves up past one not read yet
 	want := id
 	for _, r := range rows { // ids fall: a parent comes after its child
 		if r.ID != want {
@@ -131,6 +131,7 @@ func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
 		}
 		out = append(out, r)
 		if r.Base || r.Rebased != nil || r.Head != nil || r.ParentID == 0 {
+			clear(rows[len(out):]) // the rows left out hold no state on
 			return out, true
 		}
 		want = r.ParentID

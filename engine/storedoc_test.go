@@ -460,3 +460,22 @@ func TestSkipStringReadsEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSkipString reads a message text as a head snapshot holds it
+// (plain) and one full of escapes (a tool result quoting JSON).
+func BenchmarkSkipString(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"plain", strings.Repeat("Here is where things stand: eligible true, window 30 days from delivery. ", 3)},
+		{"escaped", strings.Repeat(`t-2-payment: charges [{\"amount\":\"152.32 EUR\"}]. Verified per review: list each charge `, 2)},
+	} {
+		doc := []byte(`"` + c.text + `"`)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if n, ok := engine.SkipString(doc); !ok || n != len(doc) {
+					b.Fatal(n, ok)
+				}
+			}
+		})
+	}
+}

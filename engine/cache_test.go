@@ -127,7 +127,17 @@ type counting struct {
 func (c *counting) count(method string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
 	c.calls[method]++
+}
+
+// n is how many calls of method were counted since the last took.
+func (c *counting) n(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[method]
 }
 
 // took returns the calls counted since the last took and starts again.
@@ -194,7 +204,7 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
-			st := &counting{Store: inner, calls: map[string]int{}}
+			st := &counting{Store: inner}
 			e, err := ticket.NewEngine(st, ticket.NewMock())
 			if err != nil {
 				t.Fatal(err)
@@ -247,7 +257,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
-			st := &counting{Store: inner, calls: map[string]int{}}
+			st := &counting{Store: inner}
 			newEngine := func(s store.Store) *engine.Engine {
 				e, err := ticket.NewEngine(s, ticket.NewMock())
 				if err != nil {

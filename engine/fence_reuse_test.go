@@ -16,7 +16,7 @@ func TestNewTurnKeepsItsEpochUntilAnotherWriterFences(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			st, _ := sc.open(t)
-			counted := &counting{Store: st, calls: map[string]int{}}
+			counted := &counting{Store: st}
 			a, err := ticket.NewEngine(counted, ticket.NewMock())
 			if err != nil {
 				t.Fatal(err)
@@ -44,7 +44,7 @@ func TestNewTurnKeepsItsEpochUntilAnotherWriterFences(t *testing.T) {
 			turn(a, "where is SO1, refund?")
 			first := epoch()
 			turn(a, "and SO2?")
-			if n := counted.calls["Fence"]; n != 1 || epoch() != first {
+			if n := counted.n("Fence"); n != 1 || epoch() != first {
 				t.Fatalf("after two turns of one engine: %d fences, epoch %d; want 1 fence and epoch %d kept", n, epoch(), first)
 			}
 			turn(b, "another writer's turn")
@@ -53,13 +53,13 @@ func TestNewTurnKeepsItsEpochUntilAnotherWriterFences(t *testing.T) {
 				t.Fatalf("the other writer's epoch %d, want above %d", other, first)
 			}
 			last := turn(a, "back to the first")
-			if n := counted.calls["Fence"]; n != 2 || epoch() <= other {
+			if n := counted.n("Fence"); n != 2 || epoch() <= other {
 				t.Fatalf("after another writer: %d fences, epoch %d; want a second fence above %d", n, epoch(), other)
 			}
 			if _, err := a.Fork(ctx, "t", last.Start, ticket.Input("a fork"), engine.RunConfig{}); err != nil {
 				t.Fatal(err)
 			}
-			if n := counted.calls["Fence"]; n != 3 {
+			if n := counted.n("Fence"); n != 3 {
 				t.Fatalf("%d fences after a fork, want 3: a fork fences anew", n)
 			}
 		})

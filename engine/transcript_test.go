@@ -84,7 +84,7 @@ func TestTranscriptReadsAFewTimes(t *testing.T) {
 	ctx := t.Context()
 	reads := map[int]map[string]int{}
 	for _, turns := range []int{2, 6} {
-		st := &counting{Store: memory.New(), calls: map[string]int{}}
+		st := &counting{Store: memory.New()}
 		e, err := ticket.NewEngine(st, ticket.NewMock())
 		if err != nil {
 			t.Fatal(err)

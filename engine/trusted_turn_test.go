@@ -17,7 +17,7 @@ func TestTrustedTurnReadsNothingBeforeItsInput(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
-			st := &counting{Store: inner, calls: map[string]int{}}
+			st := &counting{Store: inner}
 			e, err := ticket.NewEngine(st, ticket.NewMock())
 			if err != nil {
 				t.Fatal(err)

@@ -131,7 +131,7 @@ func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
 		}
 		out = append(out, r)
 		if r.Base || r.Rebased != nil || r.Head != nil || r.ParentID == 0 {
-			clear(rows[len(out):]) // the rows left out hold no state on
+			clear(rows[len(out):]) // so that the rows left out keep no state alive
 			return out, true
 		}
 		want = r.ParentID

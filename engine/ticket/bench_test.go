@@ -99,6 +99,17 @@ func sqliteStore(b *testing.B) store.Store {
 	return st
 }
 
+// postgresStore is a new database on $REWIND_TEST_POSTGRES's server
+// (skipped without it), dropped when b ends.
+func postgresStore(b *testing.B) store.Store {
+	st, err := postgres.Open(context.Background(), pgtest.Fresh(b, "rewind_long"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
 // BenchmarkLongThread reads a 125-turn (1,000-checkpoint) thread: loading
 // its newest and a middle checkpoint's values (cold: rebuilt from the
 // store; warm: this process has them cached), listing it, and one more
@@ -107,7 +118,7 @@ func BenchmarkLongThread(b *testing.B) {
 	for _, backend := range []struct {
 		name string
 		open func(*testing.B) store.Store
-	}{{"memory", func(*testing.B) store.Store { return memory.New() }}, {"sqlite", sqliteStore}} {
+	}{{"memory", func(*testing.B) store.Store { return memory.New() }}, {"sqlite", sqliteStore}, {"postgres", postgresStore}} {
 		b.Run(backend.name, func(b *testing.B) {
 			e, last := longThread(b, backend.open(b), 125)
 			ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 	"rewind/store"
 	"rewind/store/backend"
 	"rewind/store/memory"
+	"rewind/store/postgres/pgtest"
 )
 
 const bigCheckpoints = 10_000
@@ -224,7 +225,8 @@ func BenchmarkScrubStep(b *testing.B) {
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		cases = append(cases, bcase{fmt.Sprintf("real-%dx%d", size[0], size[1]), openReal, size},
-			bcase{fmt.Sprintf("real-sqlite-%dx%d", size[0], size[1]), openRealSQLite, size})
+			bcase{fmt.Sprintf("real-sqlite-%dx%d", size[0], size[1]), openRealSQLite, size},
+			bcase{fmt.Sprintf("real-postgres-%dx%d", size[0], size[1]), openRealPostgres, size})
 	}
 	for _, c := range cases {
 		size := c.size
@@ -287,13 +289,11 @@ func BenchmarkFirstScreen(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		open func(testing.TB, int, int) *Model
-	}{{"real-80x24", openReal}, {"real-sqlite-80x24", openRealSQLite}} {
+		real *realThread
+	}{{"real-80x24", openReal, &realMemory}, {"real-sqlite-80x24", openRealSQLite, &realSQLite}, {"real-postgres-80x24", openRealPostgres, &realPostgres}} {
 		b.Run(c.name, func(b *testing.B) {
 			c.open(b, 80, 24) // writes the thread once
-			eng := realMemory.eng
-			if c.name != "real-80x24" {
-				eng = realSQLite.eng
-			}
+			eng := c.real.eng
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -315,8 +315,16 @@ const realTurns = 1000
 // once per test binary into a store that open makes.
 type realThread struct {
 	once sync.Once
+	st   store.Store
 	eng  *engine.Engine
 	err  error
+}
+
+// close closes the store, if open wrote one.
+func (r *realThread) close() {
+	if r.st != nil {
+		_ = r.st.Close()
+	}
 }
 
 func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, string, error)) *Model {
@@ -326,6 +334,7 @@ func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, str
 			r.err = err
 			return
 		}
+		r.st = st
 		if _, r.err = bench.Run(context.Background(), st, name, bench.Options{Turns: realTurns, Thread: "real", Reads: 1}, nil); r.err != nil {
 			return
 		}
@@ -343,7 +352,7 @@ func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, str
 	return m
 }
 
-var realMemory, realSQLite realThread
+var realMemory, realSQLite, realPostgres realThread
 
 // openReal opens the real conversation on the memory store at its newest
 // checkpoint.
@@ -366,5 +375,25 @@ func openRealSQLite(tb testing.TB, w, h int) *Model {
 		spec := "sqlite:" + filepath.Join(dir, "real.db")
 		st, err := backend.Open(context.Background(), spec)
 		return st, spec, err
+	})
+}
+
+// dropRealPostgres drops the real conversation's PostgreSQL database
+// (TestMain calls it).
+var dropRealPostgres func() error
+
+// openRealPostgres opens the real conversation on a new database of
+// $REWIND_TEST_POSTGRES's server (skipped without it). It outlives the
+// benchmark that writes it, so that the others read it too.
+func openRealPostgres(tb testing.TB, w, h int) *Model {
+	admin := pgtest.Admin(tb)
+	return realPostgres.open(tb, w, h, func() (store.Store, string, error) {
+		dbURL, drop, err := pgtest.Create(context.Background(), admin, "rewind_tui_bench")
+		if err != nil {
+			return nil, "", err
+		}
+		dropRealPostgres = drop
+		st, err := backend.Open(context.Background(), dbURL)
+		return st, dbURL, err
 	})
 }

@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
 	code := m.Run()
+	if dropRealPostgres != nil {
+		realPostgres.close()
+		if err := dropRealPostgres(); err != nil {
+			fmt.Fprintln(os.Stderr, "drop the benchmarks' PostgreSQL database:", err)
+		}
+	}
 	for _, dir := range []string{binDir, realSQLiteDir} {
 		if dir != "" {
 			_ = os.RemoveAll(dir)

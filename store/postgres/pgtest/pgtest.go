@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -32,30 +33,54 @@ func Admin(t testing.TB) string {
 // server, dropped (with force) when the test ends, and returns its URL.
 func Fresh(t testing.TB, prefix string) string {
 	t.Helper()
-	admin := Admin(t)
+	dbURL, drop, err := Create(context.Background(), Admin(t), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return dbURL
+}
+
+// Create is Fresh for a database that outlives one test (say, one that
+// several benchmarks share, dropped by TestMain): the caller drops it.
+func Create(ctx context.Context, admin, prefix string) (dbURL string, drop func() error, err error) {
 	u, err := url.Parse(admin)
 	if err != nil {
-		t.Fatalf("REWIND_TEST_POSTGRES must be a postgres:// URL: %v", err)
+		return "", nil, fmt.Errorf("REWIND_TEST_POSTGRES must be a postgres:// URL: %w", err)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	name := pgx.Identifier{prefix + "_" + hex.EncodeToString(b[:])}.Sanitize()
-	Exec(t, admin, "create database "+name)
-	t.Cleanup(func() { Exec(t, admin, "drop database if exists "+name+" with (force)") })
-	u.Path = "/" + prefix + "_" + hex.EncodeToString(b[:])
-	return u.String()
+	raw := prefix + "_" + hex.EncodeToString(b[:])
+	name := pgx.Identifier{raw}.Sanitize()
+	if err := exec(ctx, admin, "create database "+name); err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + raw
+	return u.String(), func() error {
+		return exec(context.Background(), admin, "drop database if exists "+name+" with (force)")
+	}, nil
 }
 
 // Exec runs sql on the database dbURL names, failing the test on an error.
 func Exec(t testing.TB, dbURL, sql string) {
 	t.Helper()
-	ctx := context.Background()
+	if err := exec(context.Background(), dbURL, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exec(ctx context.Context, dbURL, sql string) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		t.Fatalf("connect to the test server: %v", err)
+		return fmt.Errorf("connect to the test server: %w", err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("%.200s: %v", sql, err)
+		return fmt.Errorf("%.200s: %w", sql, err)
 	}
+	return nil
 }

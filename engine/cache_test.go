@@ -31,13 +31,6 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 			if reopen != nil {
 				other = reopen()
 			}
-			newEngine := func(st store.Store) *engine.Engine {
-				e, err := ticket.NewEngine(st, ticket.NewMock())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
 			const thread = "reborn"
 			conversation := func(e *engine.Engine, first string) int64 {
 				var head int64
@@ -50,7 +43,7 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 				}
 				return head
 			}
-			mine := newEngine(st)
+			mine := ticketEngine(t, st)
 			head := conversation(mine, "where is my order SO20260901?")
 			old := map[int64]store.Checkpoint{}
 			for id := int64(1); id <= head; id++ {
@@ -64,7 +57,7 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 				old[id] = row
 			}
 
-			theirs := newEngine(other)
+			theirs := ticketEngine(t, other)
 			if err := theirs.DeleteThread(ctx, thread, false); err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +78,7 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 				t.Fatal("no row of the new thread is byte for byte an old one: the test no longer sets up its case")
 			}
 
-			fresh := newEngine(other)
+			fresh := ticketEngine(t, other)
 			check := func(how string, got, want engine.Checkpoint) {
 				t.Helper()
 				if name, ok := sameValues(got.Values, want.Values); !ok || !got.CreatedAt.Equal(want.CreatedAt) {
@@ -205,10 +198,7 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
 			st := &counting{Store: inner}
-			e, err := ticket.NewEngine(st, ticket.NewMock())
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := ticketEngine(t, st)
 			var head int64
 			for _, in := range []string{"where is my order SO20260901?", "thanks, and can I get a refund?"} {
 				res, err := e.Run(ctx, "t", ticket.Input(in), engine.RunConfig{})
@@ -226,10 +216,7 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 					t.Errorf("a warm Get of @%d read %v, want one row", id, got)
 				}
 			}
-			cold, err := ticket.NewEngine(st, ticket.NewMock())
-			if err != nil {
-				t.Fatal(err)
-			}
+			cold := ticketEngine(t, st)
 			if _, err := cold.Get(ctx, "t", head); err != nil {
 				t.Fatal(err)
 			}
@@ -258,14 +245,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
 			st := &counting{Store: inner}
-			newEngine := func(s store.Store) *engine.Engine {
-				e, err := ticket.NewEngine(s, ticket.NewMock())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
-			e := newEngine(st)
+			e := ticketEngine(t, st)
 			res, err := e.Run(ctx, "t", ticket.Input("where is my order SO20260901?"), engine.RunConfig{})
 			if err != nil {
 				t.Fatal(err)
@@ -278,7 +258,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 			if calls := st.took(); !maps.Equal(calls, map[string]int{"History": 1}) || got.ID != res.Checkpoint {
 				t.Errorf("a warm Latest read %v and returned @%d; want one listing and @%d", calls, got.ID, res.Checkpoint)
 			}
-			other := newEngine(inner)
+			other := ticketEngine(t, inner)
 			if _, err := other.Run(ctx, "t", ticket.Input("thanks, and can I get a refund?"), engine.RunConfig{}); err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +266,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := newEngine(inner).Latest(ctx, "t")
+			want, err := ticketEngine(t, inner).Latest(ctx, "t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +276,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 			if calls := st.took(); calls["History"] != 1 || calls["Latest"] != 1 {
 				t.Errorf("Latest after another writer's turn read %v, want the listing, then the newest row", calls)
 			}
-			cold := newEngine(st)
+			cold := ticketEngine(t, st)
 			if _, err := cold.Latest(ctx, "t"); err != nil {
 				t.Fatal(err)
 			}

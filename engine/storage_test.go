@@ -31,6 +31,16 @@ type storeCase struct {
 
 var storeCases = []storeCase{{name: "memory", open: func(*testing.T) (store.Store, func() store.Store) { return memory.New(), nil }}}
 
+// ticketEngine is the ticket graph with the mock model on st.
+func ticketEngine(t testing.TB, st store.Store) *engine.Engine {
+	t.Helper()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // reference records every checkpoint's values as the writer had them when
 // it committed: the whole state the stored deltas must rebuild.
 type reference struct {
@@ -200,14 +210,7 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	st, reopen := sc.open(t)
 	ref := &reference{values: map[int64]engine.Values{}}
-	newEngine := func(st store.Store) *engine.Engine {
-		e, err := ticket.NewEngine(st, ticket.NewMock())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	e := newEngine(st)
+	e := ticketEngine(t, st)
 	const thread = "random"
 	cfg := engine.RunConfig{Hook: ref.hook}
 	var log []string
@@ -285,7 +288,7 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 	checkReaders(t, st, thread)
 	checkReplayAll(t, st, thread)
 	if reopen != nil {
-		ref.check(t, newEngine(reopen()), thread, "after reopening the store")
+		ref.check(t, ticketEngine(t, reopen()), thread, "after reopening the store")
 	}
 	if last, err := e.Latest(ctx, thread); err != nil || last.ID < 100 {
 		t.Fatalf("the history ends at checkpoint %d (%v): too short to test anything", last.ID, err)

@@ -18,10 +18,7 @@ func TestTrustedTurnReadsNothingBeforeItsInput(t *testing.T) {
 			ctx := t.Context()
 			inner, _ := sc.open(t)
 			st := &counting{Store: inner}
-			e, err := ticket.NewEngine(st, ticket.NewMock())
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := ticketEngine(t, st)
 			first, err := e.Run(ctx, "t", ticket.Input("where is my order SO20260901?"), engine.RunConfig{})
 			if err != nil {
 				t.Fatal(err)
@@ -54,13 +51,7 @@ func TestTrustedTurnSeesAnotherWriter(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			st, _ := sc.open(t)
-			newEngine := func() *engine.Engine {
-				e, err := ticket.NewEngine(st, ticket.NewMock())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
+			newEngine := func() *engine.Engine { return ticketEngine(t, st) }
 			e, other := newEngine(), newEngine()
 			run := func(e *engine.Engine, text string, cfg engine.RunConfig) engine.Result {
 				t.Helper()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/sqlite"
@@ -158,7 +159,7 @@ func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
 		} `json:"steps"`
 	}
 	mustDecode(t, r2.stdout, &res)
-	if res.Status != "done" || res.ModelCalls["planner"] != 0 || res.Steps[0].ModelCalls["executor"] != 3 || len(res.Steps[0].ModelCalls) != 1 {
+	if res.Status != "done" || res.ModelCalls["planner"] != 0 || res.Steps[0].ModelCalls["executor"] != 3*ticket.MockCallsPerSubtask || len(res.Steps[0].ModelCalls) != 1 {
 		t.Fatalf("resume: %s", r2.stdout)
 	}
 	if res.MessagesBefore != 1 || res.MessagesAfter <= 1 {
@@ -546,7 +547,7 @@ func TestPrune(t *testing.T) {
 		} `json:"steps"`
 	}
 	mustDecode(t, res.stdout, &resumed)
-	if res.code != 0 || resumed.Status != "done" || resumed.Start != head.ID || resumed.Steps[0].ModelCalls["executor"] != len(head.Next) {
+	if res.code != 0 || resumed.Status != "done" || resumed.Start != head.ID || resumed.Steps[0].ModelCalls["executor"] != len(head.Next)*ticket.MockCallsPerSubtask {
 		t.Fatalf("resume after prune: %d %s %s", res.code, res.stdout, res.stderr)
 	}
 

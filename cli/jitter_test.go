@@ -23,7 +23,8 @@ import (
 const jitterSentence = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
 
 // executorWaits is what each executor of the first fan-out waits with the
-// mock's latency, jitter and seed, sorted (a dry run with no waiting).
+// mock's latency, jitter and seed, all its calls (a tool round and the
+// finding) together, sorted (a dry run with no waiting).
 func executorWaits(t *testing.T, latency, jitter time.Duration, seed uint64) []time.Duration {
 	t.Helper()
 	twin := ticket.NewMock()
@@ -36,8 +37,12 @@ func executorWaits(t *testing.T, latency, jitter time.Duration, seed uint64) []t
 	if _, err := e.Run(context.Background(), "dry", ticket.Input(jitterSentence), engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(rec.waits)
-	return rec.waits
+	var waits []time.Duration
+	for _, w := range rec.waits {
+		waits = append(waits, w)
+	}
+	slices.Sort(waits)
+	return waits
 }
 
 type waitsOf struct {
@@ -45,7 +50,7 @@ type waitsOf struct {
 	twin     *model.Mock
 	mu       sync.Mutex
 	reviewed bool
-	waits    []time.Duration
+	waits    map[string]time.Duration // by the executor's task
 }
 
 func (w *waitsOf) Complete(ctx context.Context, req model.Request) (model.Response, error) {
@@ -54,7 +59,10 @@ func (w *waitsOf) Complete(ctx context.Context, req model.Request) (model.Respon
 		w.reviewed = true
 	}
 	if req.Role == model.RoleExecutor && !w.reviewed {
-		w.waits = append(w.waits, w.twin.Wait(req))
+		if w.waits == nil {
+			w.waits = map[string]time.Duration{}
+		}
+		w.waits[req.Prompt()] += w.twin.Wait(req)
 	}
 	w.mu.Unlock()
 	return w.Model.Complete(ctx, req)

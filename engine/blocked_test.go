@@ -39,7 +39,7 @@ func TestBlockedSideEffectIsReported(t *testing.T) {
 		Node("start", node("start")).Node("write", node("write")).Node("other", node("other")).
 		Entry("start").Edge("start", "write").Edge("start", "other").Edge("write", End).Edge("other", End)
 	st := memory.New()
-	e, err := New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	e, err := New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestBrowseReadsTheEngine(t *testing.T) {
 			return []engine.Target{engine.Send("worker", 0), engine.Send("worker", 1), engine.Send("worker", 2)}, nil
 		}).
 		Edge("worker", engine.End)
-	e, err := engine.New(memory.New(), g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	e, err := engine.New(memory.New(), g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func TestTokenBudgetStopsBetweenSupersteps(t *testing.T) {
 	if !errors.As(err, &be) || !errors.Is(err, engine.ErrTokenBudget) {
 		t.Fatalf("run: %v, want a *BudgetError", err)
 	}
-	if res.Status != "interrupted" || len(res.Pending) != 1 || res.Pending[0].Node != ticket.NodeCritic || res.ModelCalls[model.RoleExecutor] != 3 || res.ModelCalls[model.RoleCritic] != 0 {
+	if res.Status != "interrupted" || len(res.Pending) != 1 || res.Pending[0].Node != ticket.NodeCritic || res.ModelCalls[model.RoleExecutor] != 3*ticket.MockCallsPerSubtask || res.ModelCalls[model.RoleCritic] != 0 {
 		t.Fatalf("stopped %s with pending %v after calls %v: want the three executors run and the critic pending", res.Status, res.Pending, res.ModelCalls)
 	}
 	if be.Used < budget || be.Budget != budget || be.Checkpoint != res.Checkpoint {
@@ -239,14 +239,14 @@ func TestCostsCountAHalfFinishedSuperstep(t *testing.T) {
 		t.Fatal("the failing executor did not fail the run")
 	}
 	c, err := e.Costs(ctx, "h")
-	if err != nil || c.Roles[model.RoleExecutor].Calls != 2 || c.Roles[model.RoleExecutor].CompletionTokens == 0 {
+	if err != nil || c.Roles[model.RoleExecutor].Calls != 2*ticket.MockCallsPerSubtask || c.Roles[model.RoleExecutor].CompletionTokens == 0 {
 		t.Fatalf("after the failure: executor %+v, %v; want the two stored executors' calls", c.Roles[model.RoleExecutor], err)
 	}
 	if _, err := e.Resume(ctx, "h", engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	// Three executors, then the one the critic sent back.
-	if c, err = e.Costs(ctx, "h"); err != nil || c.Roles[model.RoleExecutor].Calls != 4 || strings.Count(calledModes(t, e, "h")[model.RoleExecutor], ";") != 4 {
+	if c, err = e.Costs(ctx, "h"); err != nil || c.Roles[model.RoleExecutor].Calls != 4*ticket.MockCallsPerSubtask || strings.Count(calledModes(t, e, "h")[model.RoleExecutor], ";") != 4*ticket.MockCallsPerSubtask {
 		t.Fatalf("after the resume: executor %+v, %v; want four calls, none counted twice", c.Roles[model.RoleExecutor], err)
 	}
 }

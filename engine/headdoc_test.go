@@ -199,7 +199,7 @@ func objectEngine(st store.Store) (*engine.Engine, error) {
 	}
 	g := engine.NewGraph("head-test", 1).Channel("doc", engine.LastValue, map[string]any{}).Object("doc").Channel("note", engine.LastValue, nil).
 		Node("edit", edit).Entry("edit").Edge("edit", engine.End)
-	return engine.New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	return engine.New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 }
 
 // A prune that deletes a delta checkpoint's parent stores the checkpoint

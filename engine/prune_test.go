@@ -30,7 +30,7 @@ func pruneEngine(t testing.TB) (*Engine, *memory.Store) {
 		Node("a", node("a")).Node("b", node("b")).
 		Entry("a").Edge("a", "b").Edge("b", End)
 	st := memory.New()
-	e, err := New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	e, err := New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}

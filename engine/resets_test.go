@@ -95,7 +95,7 @@ func TestReplaySkipsOnlyWhatIsReplaced(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			defer engine.SetBaseEvery(64)()
 			st, _ := sc.open(t)
-			e, err := engine.New(st, resetGraph(), model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+			e, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestReplaySkipsOnlyWhatIsReplaced(t *testing.T) {
 				}
 			}
 			for _, id := range ref.ids() {
-				fresh, err := engine.New(st, resetGraph(), model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+				fresh, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,7 +120,7 @@ func TestReplaySkipsOnlyWhatIsReplaced(t *testing.T) {
 				}
 			}
 			checkReplayAllWith(t, st, "r", func() *engine.Engine {
-				e, err := engine.New(st, resetGraph(), model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+				e, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -589,6 +589,13 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	if resp.JSONMode != "" {
 		data["jsonMode"] = resp.JSONMode
 	}
+	// The request is kept by its hash: the graph builds it again from the
+	// checkpoint the task ran from (what the model saw), and the hash says
+	// whether that is what was sent.
+	data["request"] = req.Hash()[:RequestHashLen]
+	if req.KeepAnswer && err == nil {
+		data["answer"] = resp.Text
+	}
 	c.emit(EventModelCalled, data)
 	if err == nil {
 		c.hook(HookAfterModelCall, req.Role)

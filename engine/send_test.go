@@ -52,7 +52,7 @@ func TestSendArgumentsMustEncode(t *testing.T) {
 				}).
 				Edge("work", End)
 			st := memory.New()
-			e, err := New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+			e, err := New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -226,13 +226,14 @@ func (w *stateWriter) call(c storedCall) {
 		w.out.WriteByte(',')
 		w.int(n)
 	}
-	if c.Err != "" || c.Mode != "" {
-		w.out.WriteByte(',')
-		w.str(c.Err)
+	tail := [...]string{c.Err, c.Mode, c.Req, c.Answer}
+	n := len(tail)
+	for n > 0 && tail[n-1] == "" {
+		n--
 	}
-	if c.Mode != "" {
+	for _, s := range tail[:n] {
 		w.out.WriteByte(',')
-		w.str(c.Mode)
+		w.str(s)
 	}
 	w.out.WriteByte(']')
 }

@@ -37,7 +37,7 @@ func gateGraph(nodeWork engine.NodeFunc) *engine.Graph {
 
 func newTestEngine(t *testing.T, st store.Store, g *engine.Graph) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+	e, err := engine.New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,10 +138,17 @@ type writeGroup struct {
 }
 
 // storedCall is one model.called event: [role, prompt tokens, completion
-// tokens, ms, unix µs, error?, JSON mode?] on disk. The optional elements
-// are left off when empty (an error slot stays, "", before a mode), so a
-// call stored before modes were recorded reads as one without a mode, and
-// a reader that knows no modes reads the first six elements as before.
+// tokens, ms, unix µs, error?, JSON mode?, request?, answer?] on disk. The
+// optional elements are left off when empty (a slot before a later one
+// stays, ""), so a call stored before modes (or requests) were recorded
+// reads as one without, and a reader that knows fewer elements reads the
+// first ones as before.
+//
+// Request is the request's hash (model.Request.Hash, the first
+// RequestHashLen hex digits): the request itself is built again from the
+// checkpoint the task ran from, by the graph, and this tells whether the
+// rebuilt one is what was sent. Answer is the model's raw answer when the
+// node keeps it nowhere else (a plan, a verdict: model.Request.KeepAnswer).
 //
 // In format 3 a call whose role is its group's node has 0 for the role
 // (fillRoles reads it back).
@@ -152,18 +159,25 @@ type storedCall struct {
 	Ms, At             int64
 	Err                string
 	Mode               string
+	Req                string
+	Answer             string
 }
+
+// RequestHashLen is how many hex digits of a request's hash a stored call
+// keeps: 64 bits tell a rebuilt request from another.
+const RequestHashLen = 16
 
 func (c storedCall) MarshalJSON() ([]byte, error) {
 	v := []any{c.Role, c.Prompt, c.Completion, c.Ms, c.At}
 	if c.sameRole {
 		v[0] = 0
 	}
-	if c.Err != "" || c.Mode != "" {
-		v = append(v, c.Err)
+	tail := []string{c.Err, c.Mode, c.Req, c.Answer}
+	for len(tail) > 0 && tail[len(tail)-1] == "" {
+		tail = tail[:len(tail)-1]
 	}
-	if c.Mode != "" {
-		v = append(v, c.Mode)
+	for _, s := range tail {
+		v = append(v, s)
 	}
 	return json.Marshal(v)
 }
@@ -173,7 +187,7 @@ func (c *storedCall) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil || len(v) < 5 {
 		return fmt.Errorf("a stored model call is not [role, prompt, completion, ms, at]")
 	}
-	dst := []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At, &c.Err, &c.Mode}
+	dst := []any{&c.Role, &c.Prompt, &c.Completion, &c.Ms, &c.At, &c.Err, &c.Mode, &c.Req, &c.Answer}
 	if string(v[0]) == "0" {
 		c.sameRole, dst[0] = true, new(int)
 	}
@@ -222,9 +236,11 @@ func callOf(ev Event) storedCall {
 		Ms         int64  `json:"durationMs"`
 		Err        string `json:"error"`
 		Mode       string `json:"jsonMode"`
+		Req        string `json:"request"`
+		Answer     string `json:"answer"`
 	}
 	_ = json.Unmarshal(ev.Data, &d) // what it cannot read stays zero
-	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err, Mode: d.Mode}
+	return storedCall{Role: d.Role, Prompt: d.Prompt, Completion: d.Completion, Ms: d.Ms, At: ev.At.UnixMicro(), Err: d.Err, Mode: d.Mode, Req: d.Req, Answer: d.Answer}
 }
 
 // quickCall reads a model.called event's data as callOf's json.Unmarshal
@@ -257,6 +273,10 @@ func quickCall(data []byte) (c storedCall, ok bool) {
 			str = &c.Err
 		case "jsonMode":
 			str = &c.Mode
+		case "request":
+			str = &c.Req
+		case "answer":
+			str = &c.Answer
 		case "promptTokens":
 			num = &c.Prompt
 		case "completionTokens":
@@ -323,6 +343,12 @@ func (c storedCall) event(thread string, checkpoint int64, node, task string) Ev
 	}
 	if c.Mode != "" {
 		data["jsonMode"] = c.Mode
+	}
+	if c.Req != "" {
+		data["request"] = c.Req
+	}
+	if c.Answer != "" {
+		data["answer"] = c.Answer
 	}
 	b, _ := json.Marshal(data)
 	return Event{Thread: thread, Checkpoint: checkpoint, Type: EventModelCalled, Node: node, Task: task, Data: b, At: time.UnixMicro(c.At).UTC()}

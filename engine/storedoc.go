@@ -855,6 +855,12 @@ func (r *rd) calls() ([]storedCall, bool) {
 				c.Err, ok = r.str()
 			case 6:
 				c.Mode, ok = r.str()
+			case 7:
+				c.Req, ok = r.str()
+			case 8:
+				if ok = r.peek() == '"'; ok {
+					c.Answer, ok = r.text()
+				}
 			default:
 				_, ok = r.value()
 			}

@@ -58,12 +58,12 @@ func newFlaky(failing ...string) *flakyModel {
 func (f *flakyModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if req.Role == model.RoleExecutor {
 		f.mu.Lock()
-		for _, line := range strings.Split(req.Prompt, "\n") {
+		for _, line := range strings.Split(req.Prompt(), "\n") {
 			id, _, ok := strings.Cut(strings.TrimPrefix(line, "SUBTASK "), ":")
 			if !ok || !strings.HasPrefix(line, "SUBTASK ") {
 				continue
 			}
-			if !strings.Contains(req.Prompt, "FEEDBACK:") {
+			if !strings.Contains(req.Prompt(), "FEEDBACK:") && !hasToolResult(req) {
 				f.first[id]++
 			}
 			if f.fail[id] > 0 {
@@ -292,9 +292,9 @@ func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {
 	s = h.screen()
 	for _, want := range []string{
 		"resumed from @2 · worker pid 4242",
-		"resume: 2 redispatched, 1 reused, 2 model calls",
+		"resume: 2 redispatched, 1 reused, 4 model calls",
 		"↺ executor t-1-order", "skipped: its writes were stored before, reused, not run again",
-		"✓ executor t-2-shipping", "✓ executor t-3-refund", "redispatched · done · 1 model call",
+		"✓ executor t-2-shipping", "✓ executor t-3-refund", "redispatched · done · 2 model calls",
 	} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("after the resume the screen lacks %q:\n%s", want, s)
@@ -697,4 +697,15 @@ func TestDrillScreensFitAtEverySize(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hasToolResult says whether an executor's request already holds its tool
+// result: the second call of a subtask, not a new one.
+func hasToolResult(req model.Request) bool {
+	for _, part := range ticket.Parts(req.Messages) {
+		if part == model.PartRounds {
+			return true
+		}
+	}
+	return false
 }

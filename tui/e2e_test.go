@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/backend"
 )
@@ -129,7 +130,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("r")
 	s = waitFor("the resumed turn", has(fmt.Sprintf("resume: %d redispatched, %d reused, ", todo, stored), "resumed from @", "up to @"))
 	calls := regexp.MustCompile(`resume: \d+ redispatched, \d+ reused, (\d+) model calls?`).FindStringSubmatch(s)
-	if n, _ := strconv.Atoi(calls[1]); executorsOnly && n != todo {
+	if n, _ := strconv.Atoi(calls[1]); executorsOnly && n != todo*ticket.MockCallsPerSubtask {
 		t.Fatalf("the resume phase made %d model calls for %d redispatched executors:\n%s", n, todo, s)
 	}
 
@@ -146,7 +147,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("Enter")
 	waitFor("the worker's death", has("SIGKILL at kill point mid-fanout", "3 pending tasks: 1 finished (writes stored), 2 to redispatch"))
 	send("r")
-	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 2 model calls", "up to @"))
+	waitFor("the drill's resume", has("resume: 2 redispatched, 1 reused, 4 model calls", "up to @"))
 
 	// A draft turn, answered with approve.
 	send("Escape")

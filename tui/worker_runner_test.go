@@ -89,7 +89,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	h.until("the resume", func() bool {
 		return h.m.live.phase != nil && h.m.live.phase.figure != nil && h.loaded() && h.m.live.head != nil
 	})
-	if !h.contains("resume: 2 redispatched, 1 reused, 2 model calls") {
+	if !h.contains("resume: 2 redispatched, 1 reused, 4 model calls") {
 		t.Fatalf("the resume phase figure is missing:\n%s", h.screen())
 	}
 	if p := h.m.live.phase.pid; p <= 0 || p == first.pid {
@@ -135,13 +135,13 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 	if f.redispatched != pending-stored || f.reused != stored || !h.contains(f.String()) {
 		t.Fatalf("after a kill with %d pending and %d stored the resume shows %+v:\n%s", pending, stored, f, h.screen())
 	}
-	// An unfinished executor makes one model call when redispatched; a
-	// finished one makes none.
+	// An unfinished executor makes its calls again when redispatched (a
+	// tool round and the finding); a finished one makes none.
 	allExecutors := true
 	for _, task := range h.m.live.phase.tasks {
 		allExecutors = allExecutors && task.node == ticket.NodeExecutor
 	}
-	if allExecutors && f.calls != pending-stored {
+	if allExecutors && f.calls != (pending-stored)*ticket.MockCallsPerSubtask {
 		t.Fatalf("the resume phase made %d model calls for %d redispatched executors", f.calls, pending-stored)
 	}
 

@@ -17,12 +17,18 @@ func TestStorageStaysFlat(t *testing.T) {
 	}
 	_, early := rep.Medians(11, 30)
 	_, late := rep.Medians(141, 160)
+	t.Logf("a turn stores %.0f bytes at turns 11-30, %.0f at turns 141-160 (medians)", early, late)
 	if late > 1.2*early {
 		t.Errorf("a turn stores %.0f bytes at turns 141-160 but %.0f at turns 11-30: storage grows with the thread", late, early)
 	}
-	// Issue 9's target is 8 KB a turn; a turn stores about 7.6 KB now.
-	if early > 8<<10 {
-		t.Errorf("a turn stores %.0f bytes: more than 8 KB", early)
+	// Issue 9's target was 8 KB a turn (7.6 KB then). Since the models
+	// read the conversation (issue 30) a turn stores about 8.7 KB: each
+	// call's request hash and the plan's and verdicts' raw answers (about
+	// 0.6 KB: what `show --calls` shows the model saw), and the executors'
+	// tool rounds as calls of their own (0.2 KB). The bound moves with it,
+	// and stays one: a turn must not grow.
+	if early > 9<<10 {
+		t.Errorf("a turn stores %.0f bytes: more than 9 KB", early)
 	}
 
 	plain, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 10, Reads: 1, Thread: "t"}, nil)

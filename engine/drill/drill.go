@@ -612,7 +612,9 @@ func expectedCalls(cp engine.Checkpoint, tasks []engine.Task) int {
 	n := 0
 	for _, t := range tasks {
 		switch t.Node {
-		case ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeReply:
+		case ticket.NodeExecutor:
+			n += ticket.MockCallsPerSubtask // a tool round, then the finding
+		case ticket.NodePlanner, ticket.NodeCritic, ticket.NodeReply:
 			n++
 		case ticket.NodeSummarizer:
 			if ticket.NeedsSummary(s.Messages, s.Summary) != "" && ticket.Cut(s.Messages) > 0 {

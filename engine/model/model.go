@@ -28,16 +28,21 @@ const (
 	RoleReply      = "reply"
 )
 
-// Request is one chat call.
+// Request is one chat call: the role that makes it (a provider may map
+// each role to a model), the chat messages, the tools the model may call.
 type Request struct {
-	Role   string `json:"role"`
-	System string `json:"system,omitempty"`
-	Prompt string `json:"prompt"`
+	Role     string    `json:"role"`
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
 	// JSON, when set, asks for an answer that is one JSON object of this
 	// schema. A provider that can constrain the answer does; any other
 	// answers as it would anyway, so callers still parse tolerantly
 	// (Candidates).
 	JSON *Schema `json:"json,omitempty"`
+	// KeepAnswer asks the engine to store the answer's text with the
+	// call: the caller keeps it nowhere else (a plan, a verdict), and a
+	// person looking at what the model saw wants what it said, too.
+	KeepAnswer bool `json:"-"`
 }
 
 // Schema names a JSON Schema for structured output. Write it in the subset
@@ -71,10 +76,11 @@ func (u *Usage) Add(o Usage) {
 	u.CompletionTokens += o.CompletionTokens
 }
 
-// Response is a finished answer.
+// Response is a finished answer: text, tool calls, or both.
 type Response struct {
-	Text  string `json:"text"`
-	Usage Usage  `json:"usage"`
+	Text      string     `json:"text"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	Usage     Usage      `json:"usage"`
 	// JSONMode is how a Request.JSON answer was asked for (JSONSchema,
 	// JSONObject or JSONPrompt); empty for a text request, or a model
 	// with no such modes (the mock).
@@ -86,11 +92,65 @@ type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
+// Windowed is a model that knows each role's context window, in tokens.
+type Windowed interface {
+	ContextWindow(role string) int
+}
+
+// DefaultWindow is the context window assumed for a model that says
+// none: small enough that rewind's requests are held to what most local
+// models take.
+const DefaultWindow = 16384
+
+// WindowOf is m's context window for role, or DefaultWindow.
+func WindowOf(m Model, role string) int {
+	if w, ok := m.(Windowed); ok {
+		if n := w.ContextWindow(role); n > 0 {
+			return n
+		}
+	}
+	return DefaultWindow
+}
+
+// RequestError is a request the server refused as malformed (a 400): a
+// dangling tool call, a context past the window. Retrying the same
+// request cannot help.
+type RequestError struct {
+	Status        int
+	Code, Message string
+}
+
+// Unwrap tells the kind: ErrContextLength or ErrRequestInvalid.
+func (e *RequestError) Unwrap() error {
+	if e.Code == "context_length_exceeded" {
+		return ErrContextLength
+	}
+	return ErrRequestInvalid
+}
+
+// Kinds of a refused request, matched with errors.Is.
+var (
+	ErrRequestInvalid = errors.New("request refused as invalid")
+	ErrContextLength  = errors.New("request longer than the context window")
+)
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("the server refused the request (%d %s): %s", e.Status, e.Code, e.Message)
+}
+
 // ErrInjected is the failure a Mock returns when told to fail.
 var ErrInjected = errors.New("injected model failure")
 
-// Responder produces a mock's answer text from a request.
-type Responder func(req Request) (string, error)
+// Responder produces a mock's answer from a request.
+type Responder func(req Request) (Response, error)
+
+// Text is a Responder that answers with text alone.
+func Text(f func(req Request) (string, error)) Responder {
+	return func(req Request) (Response, error) {
+		s, err := f(req)
+		return Response{Text: s}, err
+	}
+}
 
 // Mock is a deterministic offline model. It counts calls per role, can wait
 // a latency per call (so a person can kill a run by hand) and can be told
@@ -104,6 +164,9 @@ type Mock struct {
 	// resume redoing a call, waits the same again.
 	Jitter time.Duration
 	Seed   uint64
+	// Window, when set, is the context window in tokens: a longer request
+	// is refused with a 400 context_length_exceeded, as a server does.
+	Window int
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -151,16 +214,53 @@ func (m *Mock) Complete(ctx context.Context, req Request) (Response, error) {
 	if m.Respond == nil {
 		return Response{}, fmt.Errorf("mock model has no responder for role %q", req.Role)
 	}
-	text, err := m.Respond(req)
+	// The mock holds requests to the rules a real server does.
+	if err := CheckSequence(req.Messages); err != nil {
+		return Response{}, &RequestError{Status: 400, Code: "invalid_request_error", Message: err.Error()}
+	}
+	if w := m.Window; w > 0 {
+		if n := req.TotalTokens(); n > w {
+			return Response{}, &RequestError{Status: 400, Code: "context_length_exceeded",
+				Message: fmt.Sprintf("this model's maximum context length is %d tokens; the messages resulted in %d tokens", w, n)}
+		}
+	}
+	resp, err := m.Respond(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("mock %s call: %w", req.Role, err)
 	}
 	if l := stream.Listener(ctx); l != nil {
-		if err := m.stream(ctx, l, req.Role, text, m.Wait(req)); err != nil {
+		shown := resp.Text
+		if shown == "" && len(resp.ToolCalls) > 0 {
+			shown = describeCalls(resp.ToolCalls)
+		}
+		if err := m.stream(ctx, l, req.Role, shown, m.Wait(req)); err != nil {
 			return Response{}, err
 		}
 	}
-	return Response{Text: text, Usage: Usage{PromptTokens: approxTokens(req.System + req.Prompt), CompletionTokens: approxTokens(text)}}, nil
+	out := resp.Text
+	for _, c := range resp.ToolCalls {
+		out += c.Name + c.Arguments
+	}
+	resp.Usage = Usage{PromptTokens: req.TotalTokens(), CompletionTokens: approxTokens(out)}
+	return resp, nil
+}
+
+// ContextWindow implements Windowed: the mock's Window, or
+// DefaultWindow.
+func (m *Mock) ContextWindow(string) int {
+	if m.Window > 0 {
+		return m.Window
+	}
+	return DefaultWindow
+}
+
+// describeCalls is tool calls as a person reads them: "order_status({…})".
+func describeCalls(cs []ToolCall) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.Name + "(" + c.Arguments + ")"
+	}
+	return "calling " + strings.Join(parts, ", ")
 }
 
 // Wait is how long the mock takes to answer req: Latency plus its share of
@@ -175,7 +275,7 @@ func (m *Mock) Wait(req Request) time.Duration {
 	h.Write(seed[:])
 	h.Write([]byte(req.Role))
 	h.Write([]byte{0})
-	h.Write([]byte(req.Prompt))
+	h.Write([]byte(req.Prompt()))
 	return m.Latency + time.Duration(h.Sum64()%uint64(m.Jitter))
 }
 

@@ -23,20 +23,20 @@ type scripted struct {
 	prompts map[string][]string
 }
 
-func (s *scripted) respond(req model.Request) (string, error) {
+func (s *scripted) respond(req model.Request) (model.Response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.prompts == nil {
 		s.prompts = map[string][]string{}
 	}
-	s.prompts[req.Role] = append(s.prompts[req.Role], req.Prompt)
+	s.prompts[req.Role] = append(s.prompts[req.Role], Instructions(req))
 	if a := s.answers[req.Role]; len(a) > 0 {
 		out := a[0]
 		if len(a) > 1 {
 			s.answers[req.Role] = a[1:]
 		}
 		if out != "" { // "" answers as the mock does
-			return out, nil
+			return model.Response{Text: out}, nil
 		}
 	}
 	return Respond(req)
@@ -60,8 +60,8 @@ func runScripted(t *testing.T, answers map[string][]string) (*scripted, engine.R
 // A prose plan is asked for once more, with why it could not be used; a
 // good second answer is the plan.
 func TestPlannerRetriesWithTheParseError(t *testing.T) {
-	good, _ := Respond(model.Request{Role: model.RolePlanner, Prompt: "REQUEST: " + request})
-	s, res, st, evs := runScripted(t, map[string][]string{model.RolePlanner: {"I would split this into order, shipping and refund questions.", good}})
+	good, _ := Respond(model.Simple(model.RolePlanner, "", "REQUEST: "+request))
+	s, res, st, evs := runScripted(t, map[string][]string{model.RolePlanner: {"I would split this into order, shipping and refund questions.", good.Text}})
 	if len(s.prompts[model.RolePlanner]) != 2 || !strings.Contains(s.prompts[model.RolePlanner][1], "YOUR LAST ANSWER COULD NOT BE USED: the answer holds no JSON object") {
 		t.Fatalf("planner prompts %q: want a second one naming the parse error", s.prompts[model.RolePlanner])
 	}
@@ -99,7 +99,7 @@ func TestUnreadableVerdictApprovesNothing(t *testing.T) {
 		}
 	}
 	last := st.Messages[len(st.Messages)-1]
-	if !st.Degraded || st.ReviewRounds != 1 || res.ModelCalls[model.RoleExecutor] != 3 || res.ModelCalls[model.RoleCritic] != 1 || !strings.Contains(last.Content, "could not be fully verified") {
+	if !st.Degraded || st.ReviewRounds != 1 || res.ModelCalls[model.RoleExecutor] != 3*MockCallsPerSubtask || res.ModelCalls[model.RoleCritic] != 1 || !strings.Contains(last.Content, "could not be fully verified") {
 		t.Fatalf("degraded %t, rounds %d, calls %v, reply %q", st.Degraded, st.ReviewRounds, res.ModelCalls, last.Content)
 	}
 }

@@ -40,7 +40,7 @@ func simTurn(turn int) []Message {
 		ref := refOf(st.Goal)
 		args, _ := json.Marshal(map[string]any{"order": ref})
 		res := runTool(tp.tool, ref, 0, BaseVersion)
-		finding, err := executorAnswer(fmt.Sprintf("SUBTASK %s: %s\nTOOL %s(%s) RESULT: %s", st.ID, st.Goal, tp.tool, args, res))
+		finding, err := executorAnswer(st.ID, string(res), "SUBTASK "+st.ID+": "+st.Goal)
 		if err != nil {
 			panic(err)
 		}

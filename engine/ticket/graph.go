@@ -509,28 +509,18 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 	if err != nil {
 		return nil, err
 	}
-	req, ok := lastUser(nc.Values, s.Request)
-	if !ok {
-		return nil, errors.New("no user message to plan from")
+	call, req, err := plannerRequest(nc.Values, s)
+	if err != nil {
+		return nil, err
 	}
-	prompt := "REQUEST: " + req.Content
-	if ctxLine := orderContext(nc.Values, req); ctxLine != "" {
-		prompt += "\n" + ctxLine
-	}
-	system := plannerSystem
-	if s.Scenario == ScenarioSiteLog {
-		prompt += "\nSCENARIO: " + ScenarioSiteLog
-		system = sitePlannerSystem
-	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: system, Prompt: prompt, JSON: plannerSchema})
+	resp, err := nc.Model.Complete(ctx, call)
 	if err != nil {
 		return nil, err
 	}
 	subtasks, perr := parsePlanIn(s.Scenario, resp.Text)
 	if perr != nil {
 		nc.Emit(EventPlannerRetried, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200)})
-		again := prompt + "\n\nYOUR LAST ANSWER COULD NOT BE USED: " + perr.Error() + ". Answer again with only the JSON object the instructions describe."
-		if resp, err = nc.Model.Complete(ctx, model.Request{Role: model.RolePlanner, System: system, Prompt: again, JSON: plannerSchema}); err != nil {
+		if resp, err = nc.Model.Complete(ctx, plannerRetry(call, resp.Text, perr)); err != nil {
 			return nil, err
 		}
 		if subtasks, perr = parsePlanIn(s.Scenario, resp.Text); perr != nil {
@@ -543,39 +533,6 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 		subtasks[i].Status = StatusPending
 	}
 	return []engine.Write{engine.Replace("subtasks", subtasks), engine.Put("request", Request{Index: req.Index, Text: req.Content})}, nil
-}
-
-// orderContext names the order an earlier message was about when the
-// request names none ("change the delivery address to my office"), so a
-// follow-up is planned for that order instead of for no order at all. The
-// verbatim messages are searched newest first, then the summary, whose
-// pinned lines keep order numbers verbatim.
-func orderContext(v engine.Values, req Message) string {
-	if orderRef.MatchString(req.Content) {
-		return ""
-	}
-	items, _ := v.Items("messages")
-	for i := len(items) - 1; i >= 0; i-- {
-		m, err := decodeMessage(items[i])
-		if err != nil || m.Index >= req.Index {
-			continue
-		}
-		if ref := orderRef.FindString(m.Content); ref != "" {
-			return fmt.Sprintf("CONTEXT: order %s (named in #%d %s)", ref, m.Index, m.Speaker)
-		}
-	}
-	s, err := Decode(v, "summary")
-	if err != nil || s.Summary == nil {
-		return ""
-	}
-	lines := strings.Split(s.Summary.Text, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if ref := orderRef.FindString(lines[i]); ref != "" {
-			at, _, _ := strings.Cut(lines[i], ":")
-			return fmt.Sprintf("CONTEXT: order %s (named in the summary, %s)", ref, at)
-		}
-	}
-	return ""
 }
 
 // planItem is a subtask as a model writes it.
@@ -644,14 +601,21 @@ func parsePlanIn(scenario, text string) ([]Subtask, error) {
 // subtask without a known topic still gets the right tool.
 func guessTopicIn(scenario, goal string) string { return planIn(scenario, goal)[0].Topic }
 
-const executorSystem = `You are an executor of a customer-support team. You get one subtask and the result of the tool you called for it. Write the finding in one or two sentences, citing the tool's figures. If the critic gave feedback, address it.`
+const executorSystem = `You are an executor of a customer-support team. You get one subtask. Call the tool that answers it (look up the record, never guess), then write the finding in one or two sentences, citing the tool's figures exactly. If the critic gave feedback, address it.`
 
+const siteExecutorSystem = `You are an executor of a construction site's records team. You get one check of a day's log. Call the tool that reads the record, then write the finding in one or two sentences, copying every depth, batch number, change order, date and name exactly as the tool gives it. If the critic gave feedback, address it.`
+
+// executor works one subtask with the model: the model calls the
+// scenario's tools (the runtime runs each and answers with its result),
+// for at most MaxToolRounds rounds and the turn's tool budget, then
+// writes the finding. Every call and result goes into the conversation,
+// joined, as the model made them.
 func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
 	var args ExecutorArgs
 	if err := json.Unmarshal(nc.Task.Args, &args); err != nil {
 		return nil, fmt.Errorf("executor arguments: %w", err)
 	}
-	s, err := Decode(nc.Values, "budgetRemaining", "reviewRounds")
+	s, err := Decode(nc.Values, "budgetRemaining", "reviewRounds", "scenario")
 	if err != nil {
 		return nil, err
 	}
@@ -666,46 +630,160 @@ func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.W
 			engine.Put("degraded", true),
 		}, nil
 	}
-	t := topicOf(st.Topic)
-	ref := refOf(st.Goal)
-	round := s.ReviewRounds
-	argName := "order"
-	if _, site := siteSources[t.tool]; site {
-		argName = "log"
+	allowance := MaxToolRounds
+	if s.BudgetRemaining != nil {
+		allowance = min(allowance, *s.BudgetRemaining)
 	}
-	callArgs, _ := json.Marshal(map[string]any{argName: ref})
-	callID := fmt.Sprintf("call-%s-%d", st.ID, st.ToolCalls+1)
-	source := SourceOf(t.tool, ref)
-	versions, err := d.sources.Versions(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("executor %s: read %s: %w", st.ID, source, err)
-	}
-	read := SourceRead{ID: source, Version: versionOf(versions, source)}
-	result := runTool(t.tool, ref, round, read.Version)
-	prompt := fmt.Sprintf("SUBTASK %s: %s\nTOOL %s(%s) RESULT: %s", st.ID, st.Goal, t.tool, callArgs, result)
-	if args.Feedback != "" {
-		prompt += "\nFEEDBACK: " + args.Feedback
-	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleExecutor, System: executorSystem, Prompt: prompt})
+	call, err := executorRequest(nc.Values, s, args)
 	if err != nil {
 		return nil, err
 	}
-	finding := strings.TrimSpace(resp.Text)
-	st.ToolCalls++
+	w := toolWork{d: d, nc: nc, scenario: s.Scenario, round: s.ReviewRounds, allowance: allowance, speaker: speaker}
+	finding, degraded, err := w.run(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	st.ToolCalls += w.made
 	st.Status = StatusDone
 	st.Result = finding
 	st.Feedback = ""
-	st.Source, st.SourceVersion = read.ID, read.Version
-	return []engine.Write{
-		engine.Put("messages", []Message{
-			{Role: RoleAssistant, Speaker: speaker, Content: fmt.Sprintf("calling %s(%s)", t.tool, callArgs), ToolCall: &ToolCall{ID: callID, Name: t.tool, Args: callArgs}},
-			{Role: RoleTool, Speaker: "tool[" + t.tool + "]", Content: string(result), ToolCallID: callID, Source: &read},
-			{Role: RoleAssistant, Speaker: speaker, Content: finding},
-		}),
+	if w.last != nil {
+		st.Source, st.SourceVersion = w.last.ID, w.last.Version
+	}
+	msgs := append(w.written, Message{Role: RoleAssistant, Speaker: speaker, Content: finding})
+	ws := []engine.Write{
+		engine.Put("messages", msgs),
 		engine.Put("subtasks", []Subtask{st}),
-		engine.Put("budgetRemaining", -1),
-		engine.Put("sourceVersions", map[string]int{read.ID: read.Version}),
-	}, nil
+	}
+	if w.made > 0 {
+		ws = append(ws, engine.Put("budgetRemaining", -w.made), engine.Put("sourceVersions", w.reads))
+	}
+	if degraded {
+		ws = append(ws, engine.Put("degraded", true))
+	}
+	return ws, nil
+}
+
+// toolWork is one executor task's rounds of tool calls.
+type toolWork struct {
+	d         *deps
+	nc        *engine.NodeContext
+	scenario  string
+	round     int // review round: the knowledge base answers by it
+	allowance int // tool calls this task may run
+	speaker   string
+
+	made    int            // tool calls run
+	bad     int            // calls answered with an error
+	written []Message      // the calls and results, for the conversation
+	reads   map[string]int // records read, at the version read
+	last    *SourceRead
+}
+
+// run asks the model until it answers without a tool call. A model that
+// keeps calling past its allowance and MaxToolRounds more is stopped: the
+// task is degraded and says why.
+func (w *toolWork) run(ctx context.Context, call model.Request) (finding string, degraded bool, err error) {
+	for rounds := 1; ; rounds++ {
+		resp, err := w.nc.Model.Complete(ctx, call)
+		if err != nil {
+			return "", false, err
+		}
+		if len(resp.ToolCalls) == 0 {
+			text := stripCoordinates(resp.Text)
+			if text == "" {
+				w.nc.Emit(EventToolError, map[string]any{"error": "the model answered with nothing", "round": rounds})
+				return "not checked: the model gave no finding", true, nil
+			}
+			return text, false, nil
+		}
+		if rounds > MaxToolRounds+1 {
+			w.nc.Emit(EventToolLoop, map[string]any{"rounds": rounds - 1, "calls": w.made, "refused": w.bad})
+			return fmt.Sprintf("not checked: the model kept calling tools after %d rounds and was stopped", rounds-1), true, nil
+		}
+		asst := Message{Role: RoleAssistant, Speaker: w.speaker, Content: strings.TrimSpace(resp.Text)}
+		if asst.Content == "" {
+			asst.Content = describeToolCalls(resp.ToolCalls)
+		}
+		for i, c := range resp.ToolCalls {
+			tc := callOf(c)
+			if i == 0 {
+				asst.ToolCall = &tc
+			} else {
+				asst.ToolCalls = append(asst.ToolCalls, tc)
+			}
+		}
+		results, err := w.answer(ctx, resp.ToolCalls, rounds)
+		if err != nil {
+			return "", false, err
+		}
+		w.written = append(w.written, asst)
+		w.written = append(w.written, results...)
+		call.Messages = append(call.Messages, roundMessage(asst))
+		for _, r := range results {
+			call.Messages = append(call.Messages, roundMessage(r))
+		}
+	}
+}
+
+// answer runs (or refuses) one round's calls, a tool message each.
+func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds int) ([]Message, error) {
+	out := make([]Message, 0, len(calls))
+	for _, c := range calls {
+		m := Message{Role: RoleTool, Speaker: "tool[" + clip(cleanSpeaker(c.Name), 40) + "]", ToolCallID: c.ID}
+		spec, ref, aerr := toolArgs(w.scenario, c)
+		switch {
+		case aerr != nil:
+			w.bad++
+			m.Content = toolError(aerr.Error())
+			w.nc.Emit(EventToolError, map[string]any{"tool": clip(c.Name, 64), "error": aerr.Error(), "round": rounds})
+		case w.made >= w.allowance || rounds > MaxToolRounds:
+			w.bad++
+			why := fmt.Sprintf("not run: this task may make %d tool calls (the turn's budget and %d rounds) and made %d; answer from the results you have", w.allowance, MaxToolRounds, w.made)
+			m.Content = toolError(why)
+			w.nc.Emit(EventToolRefused, map[string]any{"tool": spec.name, "why": why, "round": rounds})
+		default:
+			source := SourceOf(spec.name, ref)
+			versions, err := w.d.sources.Versions(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("executor: read %s: %w", source, err)
+			}
+			read := SourceRead{ID: source, Version: versionOf(versions, source)}
+			m.Content = string(runTool(spec.name, ref, w.round, read.Version))
+			m.Speaker = "tool[" + spec.name + "]"
+			m.Source = &read
+			w.made++
+			if w.reads == nil {
+				w.reads = map[string]int{}
+			}
+			w.reads[read.ID] = read.Version
+			w.last = &read
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// describeToolCalls is "calling order_status({…})", the text of a call
+// message whose model wrote none.
+func describeToolCalls(cs []model.ToolCall) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s(%s)", clip(c.Name, 40), clip(c.Arguments, 200))
+	}
+	return "calling " + strings.Join(parts, ", ")
+}
+
+// roundMessage is a message of the task's own rounds as the next round's
+// request carries it: as the model wrote it, without coordinates (its
+// index is given when the task's writes are applied).
+func roundMessage(m Message) model.Message {
+	cm := chatMessage(m)
+	if m.Role != RoleTool {
+		cm.Content = m.Content
+	}
+	cm.Part = model.PartRounds
+	return cm
 }
 
 // readBy is the versions of the records subtasks' results were read
@@ -764,22 +842,14 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 		return nil, err
 	}
 	round := s.ReviewRounds + 1
-	var b strings.Builder
-	fmt.Fprintf(&b, "REVIEW ROUND %d\n", round)
-	if req, ok := lastUser(nc.Values, s.Request); ok {
-		fmt.Fprintf(&b, "REQUIREMENT #%d %s: %s\n", req.Index, req.Speaker, req.Content)
-	}
-	var reviewed []Subtask
-	for _, st := range s.Subtasks {
-		if st.Status == StatusDone {
-			fmt.Fprintf(&b, "OUTPUT %s [%s]: %s\n", st.ID, st.Topic, st.Result)
-			reviewed = append(reviewed, st)
-		}
+	call, reviewed, err := criticRequest(nc.Values, s)
+	if err != nil {
+		return nil, err
 	}
 	if len(reviewed) == 0 {
 		return []engine.Write{engine.Put("reviewRounds", 1)}, nil
 	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleCritic, System: criticSystem, Prompt: b.String(), JSON: criticSchema})
+	resp, err := nc.Model.Complete(ctx, call)
 	if err != nil {
 		return nil, err
 	}
@@ -846,38 +916,15 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	if req, ok := lastUser(nc.Values, s.Request); ok {
-		fmt.Fprintf(&b, "REQUEST: %s\n", req.Content)
-	}
-	for _, st := range s.Subtasks {
-		fmt.Fprintf(&b, "FINDING %s [%s]: %s\n", st.ID, st.Status, st.Result)
-	}
-	if s.Degraded {
-		b.WriteString("NOTE: some findings are unverified or blocked; say so.\n")
-	}
-	var revise ReplyArgs
-	if len(nc.Task.Args) > 0 && string(nc.Task.Args) != "null" {
-		if err := json.Unmarshal(nc.Task.Args, &revise); err != nil {
-			return nil, fmt.Errorf("reply arguments: %w", err)
-		}
-	}
-	if revise.Revise != "" {
-		if old, ok := s.Operations[revise.Revise]; ok {
-			fmt.Fprintf(&b, "PREVIOUS DRAFT: %s\n", strings.ReplaceAll(old.Payload, "\n", " "))
-		}
-		fmt.Fprintf(&b, "REVISE: the operator rejected the previous draft: %s\n", revise.Reason)
-	}
-	system := replySystem
-	if s.Scenario == ScenarioSiteLog {
-		b.WriteString("SCENARIO: " + ScenarioSiteLog + "\n")
-		system = siteReplySystem
-	}
-	resp, err := nc.Model.Complete(ctx, model.Request{Role: model.RoleReply, System: system, Prompt: b.String()})
+	call, revise, err := replyRequest(nc.Values, s, nc.Task.Args)
 	if err != nil {
 		return nil, err
 	}
-	text := strings.TrimSpace(resp.Text)
+	resp, err := nc.Model.Complete(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	text := stripCoordinates(resp.Text)
 	ws := []engine.Write{engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: "reply", Content: text}})}
 	if s.DraftRequested {
 		// The operation id is recorded with this task's checkpoint, before

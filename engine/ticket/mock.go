@@ -8,6 +8,11 @@ import (
 	"rewind/engine/model"
 )
 
+// MockCallsPerSubtask is how many model calls the mock's executor makes
+// for a subtask: one asks for the tool, one writes the finding from its
+// result.
+const MockCallsPerSubtask = 2
+
 // NewMock is the deterministic offline model for this graph: its answers
 // depend on its input, so a different sentence plans different subtasks.
 func NewMock() *model.Mock { return model.NewMock(Respond) }
@@ -145,47 +150,179 @@ func wordRun(s string) int {
 	return len(s)
 }
 
-// Respond answers the ticket graph's prompts deterministically.
-func Respond(req model.Request) (string, error) {
+// Respond answers the ticket graph's requests deterministically, reading
+// them as a chat model would: the task in the last instructions, the
+// conversation before it, and its own tool rounds after it.
+func Respond(req model.Request) (model.Response, error) {
+	task := Instructions(req)
+	text := func(s string, err error) (model.Response, error) { return model.Response{Text: s}, err }
 	switch req.Role {
 	case model.RolePlanner:
-		m := reRequest.FindStringSubmatch(req.Prompt)
+		m := reRequest.FindStringSubmatch(task)
 		if m == nil {
-			return "", fmt.Errorf("planner prompt has no REQUEST line")
+			return model.Response{}, fmt.Errorf("planner request has no REQUEST line")
 		}
 		request := m[1]
 		// A follow-up without an order number is about the order the
-		// conversation was about.
-		if c := reContext.FindStringSubmatch(req.Prompt); c != nil && !orderRef.MatchString(request) {
-			request += " [" + c[1] + "]"
+		// conversation was about: the newest one it names.
+		if !orderRef.MatchString(request) {
+			if ref := ConversationRef(req); ref != "" {
+				request += " [" + ref + "]"
+			}
 		}
 		scenario := ScenarioTicket
-		if s := reScenario.FindStringSubmatch(req.Prompt); s != nil {
+		if s := reScenario.FindStringSubmatch(task); s != nil {
 			scenario = s[1]
 		}
-		b, err := json.Marshal(map[string]any{"subtasks": planIn(scenario, request)})
-		return string(b), err
+		// The plan as the instructions ask for it: id, goal, topic.
+		var items []planItem
+		for _, st := range planIn(scenario, request) {
+			items = append(items, planItem{ID: st.ID, Goal: st.Goal, Topic: st.Topic})
+		}
+		b, err := json.Marshal(map[string]any{"subtasks": items})
+		return text(string(b), err)
 	case model.RoleExecutor:
-		return executorAnswer(req.Prompt)
+		return executorAct(req, task)
 	case model.RoleCritic:
-		return criticAnswer(req.Prompt)
+		return text(criticAnswer(task))
 	case model.RoleSummarizer:
-		return summaryAnswer(req.Prompt), nil
+		return text(summaryAnswer(req.Prompt()), nil)
 	case model.RoleReply:
-		return replyAnswer(req.Prompt), nil
+		return text(replyAnswer(task), nil)
 	}
-	return "", fmt.Errorf("mock has no answer for role %q", req.Role)
+	return model.Response{}, fmt.Errorf("mock has no answer for role %q", req.Role)
 }
 
-func executorAnswer(prompt string) (string, error) {
-	st := reSubtask.FindStringSubmatch(prompt)
-	tool := reTool.FindStringSubmatch(prompt)
-	if st == nil || tool == nil {
-		return "", fmt.Errorf("executor prompt lacks SUBTASK or TOOL lines")
+// Instructions is the text of a request's instruction messages (the
+// task, and a retry's reason), the conversation left out.
+func Instructions(req model.Request) string {
+	var b strings.Builder
+	for i, part := range Parts(req.Messages) {
+		if m := req.Messages[i]; m.Role == model.ChatUser && part == model.PartInstructions {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(m.Content)
+		}
 	}
+	if b.Len() == 0 {
+		return req.Prompt()
+	}
+	return b.String()
+}
+
+// Parts tells each message's part of the context as a model reading the
+// request would: a message's own Part when it has one (rewind's), else by
+// its form (what came over the wire): the first system message and any
+// user message without "#index speaker:" are instructions, a system
+// message opening "SUMMARY" the summary, messages with coordinates the
+// tail, and whatever follows the last instruction the call's own rounds.
+func Parts(ms []model.Message) []string {
+	out := make([]string, len(ms))
+	lastTask := -1
+	for i, m := range ms {
+		switch {
+		case m.Part != "":
+			out[i] = m.Part
+		case m.Role == model.ChatSystem && strings.HasPrefix(m.Content, "SUMMARY"):
+			out[i] = model.PartSummary
+		case m.Role == model.ChatSystem && i == 0:
+			out[i] = model.PartInstructions
+		case m.Role == model.ChatUser && !hasCoordinates(m.Content):
+			out[i] = model.PartInstructions
+		default:
+			out[i] = model.PartTail
+		}
+		if m.Role == model.ChatUser && out[i] == model.PartInstructions {
+			lastTask = i
+		}
+	}
+	for i := lastTask + 1; lastTask >= 0 && i < len(ms); i++ {
+		if ms[i].Part == "" {
+			out[i] = model.PartRounds
+		}
+	}
+	return out
+}
+
+// hasCoordinates says whether s opens with "#index speaker: ".
+func hasCoordinates(s string) bool {
+	_, _, _, ok := transcriptLine(firstLine(s))
+	return ok
+}
+
+// ConversationRef is the newest order (or day-log) number the request's
+// conversation names: the verbatim tail from its end, then the summary's
+// lines from the last. "" when it names none.
+func ConversationRef(req model.Request) string {
+	parts := Parts(req.Messages)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if parts[i] != model.PartTail && parts[i] != model.PartSummary && parts[i] != model.PartFacts {
+			continue
+		}
+		lines := strings.Split(req.Messages[i].Content, "\n")
+		for j := len(lines) - 1; j >= 0; j-- {
+			if refs := orderRef.FindAllString(lines[j], -1); len(refs) > 0 {
+				return refs[len(refs)-1]
+			}
+		}
+	}
+	return ""
+}
+
+// executorAct is the mock executor: with no result yet for its subtask it
+// calls the topic's tool with the goal's reference; with one, it writes
+// the finding from it.
+func executorAct(req model.Request, task string) (model.Response, error) {
+	st := reSubtask.FindStringSubmatch(task)
+	if st == nil {
+		return model.Response{}, fmt.Errorf("executor request lacks a SUBTASK line")
+	}
+	var result string
+	for i, part := range Parts(req.Messages) {
+		if m := req.Messages[i]; part == model.PartRounds && m.Role == model.ChatTool {
+			result = m.Content
+		}
+	}
+	if result == "" {
+		tool := topicOf(topicLine(task)).tool
+		arg := "order"
+		if _, site := siteSources[tool]; site {
+			arg = "log"
+		}
+		args, _ := json.Marshal(map[string]string{arg: refOf(st[2])})
+		prefix := "call-" + st[1] + "-"
+		n := 1
+		for _, m := range req.Messages {
+			for _, c := range m.ToolCalls {
+				if strings.HasPrefix(c.ID, prefix) {
+					n++
+				}
+			}
+		}
+		return model.Response{ToolCalls: []model.ToolCall{{ID: prefix + fmt.Sprint(n), Name: tool, Arguments: string(args)}}}, nil
+	}
+	answer, err := executorAnswer(st[1], result, task)
+	return model.Response{Text: answer}, err
+}
+
+// topicLine is the task's TOPIC line.
+func topicLine(task string) string {
+	for _, l := range strings.Split(task, "\n") {
+		if t, ok := strings.CutPrefix(l, "TOPIC: "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+func executorAnswer(id, toolResult, task string) (string, error) {
 	var result map[string]any
-	if err := json.Unmarshal([]byte(tool[3]), &result); err != nil {
+	if err := json.Unmarshal([]byte(toolResult), &result); err != nil {
 		return "", fmt.Errorf("tool result is not JSON: %w", err)
+	}
+	if e, ok := result["error"].(string); ok {
+		return fmt.Sprintf("%s: could not look it up (%s).", id, e), nil
 	}
 	keys := make([]string, 0, len(result))
 	for _, k := range append([]string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"}, siteResultKeys...) {
@@ -193,8 +330,8 @@ func executorAnswer(prompt string) (string, error) {
 			keys = append(keys, k+" "+plain(v))
 		}
 	}
-	answer := fmt.Sprintf("%s: %s.", st[1], strings.Join(keys, ", "))
-	if fb := reFeedback.FindStringSubmatch(prompt); fb != nil {
+	answer := fmt.Sprintf("%s: %s.", id, strings.Join(keys, ", "))
+	if fb := reFeedback.FindStringSubmatch(task); fb != nil {
 		answer += " Verified per review: " + fb[1] + "."
 	}
 	return answer, nil

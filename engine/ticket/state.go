@@ -41,21 +41,28 @@ const (
 // Message is one entry of the conversation as the agents see it. Index is
 // its original position (from 1) and survives compaction.
 type Message struct {
-	Index      int       `json:"index,omitempty"` // 0 on write: the reducer assigns it
-	Role       string    `json:"role"`
-	Speaker    string    `json:"speaker"`
-	Content    string    `json:"content"`
-	ToolCall   *ToolCall `json:"toolCall,omitempty"`
-	ToolCallID string    `json:"toolCallId,omitempty"`
+	Index   int    `json:"index,omitempty"` // 0 on write: the reducer assigns it
+	Role    string `json:"role"`
+	Speaker string `json:"speaker"`
+	Content string `json:"content"`
+	// ToolCall is an assistant message's one tool call; ToolCalls holds
+	// the calls after the first when a model made several at once (Calls
+	// lists them all).
+	ToolCall   *ToolCall  `json:"toolCall,omitempty"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
 	// Source is the record a tool result read, at the version read.
 	Source *SourceRead `json:"source,omitempty"`
 }
 
-// ToolCall is an executor's call of a tool.
+// ToolCall is a tool call a model made. Args are its arguments when they
+// are JSON; ArgsText the text it wrote when they are not (a malformed
+// call is kept as made, and answered with an error).
 type ToolCall struct {
-	ID   string          `json:"id"`
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgsText string          `json:"argsText,omitempty"`
 }
 
 // Summary is the compacted early history, kept apart from the messages.
@@ -296,6 +303,7 @@ func (m Message) clone() Message {
 		tc := *m.ToolCall
 		m.ToolCall = &tc
 	}
+	m.ToolCalls = slices.Clone(m.ToolCalls)
 	if m.Source != nil {
 		sr := *m.Source
 		m.Source = &sr

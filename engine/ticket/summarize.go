@@ -231,15 +231,19 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
 	transcript := Transcript(head)
+	var retried []string // the first answer's failures, when it was asked again
 	reject := func(failed []string, attempts int) {
-		emit(EventCompactionRejected, map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion})
+		ev := map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion}
+		if len(retried) > 0 {
+			ev["retriedFor"] = retried
+		}
+		emit(EventCompactionRejected, ev)
 	}
 	var sum Summary
 	var st CompactStats
-	var retried []string // the first answer's failures, when it was asked again
 	prompt := transcript
 	for attempt := 1; ; attempt++ {
-		resp, err := m.Complete(ctx, model.Request{Role: model.RoleSummarizer, System: summarizerSystem, Prompt: prompt})
+		resp, err := m.Complete(ctx, summarizerRequest(prompt))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -289,4 +293,13 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		engine.Put("summary", sum),
 		engine.Put("historyVersion", 1),
 	}, nil
+}
+
+// summarizerRequest is the summarizer's request for a transcript (or a
+// retry's prompt): the previous summary is not sent, code merges it. Its
+// answer is not kept with the call (a kilobyte or two each compaction):
+// what it became is the summary field, and a retry's reasons are in the
+// compaction's event.
+func summarizerRequest(prompt string) model.Request {
+	return model.Simple(model.RoleSummarizer, summarizerSystem, prompt)
 }

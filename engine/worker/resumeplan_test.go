@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"rewind/engine"
@@ -92,7 +93,7 @@ func TestResumePlanAfterAKill(t *testing.T) {
 				t.Fatalf("after a kill at mid-fanout: %d reused, %d to redispatch (%s), want 1 and 2", len(reused), len(redo), plan)
 			}
 			for _, pt := range plan.Tasks {
-				if pt.Stored != (pt.ID == reused[0].ID) || (pt.Stored && (len(pt.Channels) == 0 || pt.ModelCalls != 1)) {
+				if pt.Stored != (pt.ID == reused[0].ID) || (pt.Stored && (len(pt.Channels) == 0 || pt.ModelCalls != ticket.MockCallsPerSubtask)) {
 					t.Errorf("planned task %+v", pt)
 				}
 			}
@@ -122,8 +123,8 @@ func TestResumePlanAfterAKill(t *testing.T) {
 			if !out.Complete || out.From != plan.Checkpoint {
 				t.Fatalf("outcome %+v: want the resume's first superstep from @%d", out, plan.Checkpoint)
 			}
-			if len(out.Reused) != 1 || out.Reused[0].ID != reused[0].ID || len(out.Redispatched) != 2 || len(out.RanAgain) != 0 || out.ModelCalls != 2 {
-				t.Fatalf("outcome %s (%+v), want 1 reused (%s), 2 redispatched with 2 model calls, none ran again", out, out, reused[0].ID)
+			if len(out.Reused) != 1 || out.Reused[0].ID != reused[0].ID || len(out.Redispatched) != 2 || len(out.RanAgain) != 0 || out.ModelCalls != 2*ticket.MockCallsPerSubtask {
+				t.Fatalf("outcome %s (%+v), want 1 reused (%s), 2 redispatched with %d model calls, none ran again", out, out, reused[0].ID, 2*ticket.MockCallsPerSubtask)
 			}
 			// A plan from a checkpoint the resume did not start from is not
 			// its outcome.
@@ -144,16 +145,23 @@ func killInProcess(t *testing.T, e *engine.Engine, thread string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	first := make(chan string, 1)
+	var mu sync.Mutex
+	first := ""
 	hook := func(point engine.HookPoint, info engine.HookInfo) {
 		if info.Task == nil || info.Task.Node != ticket.NodeExecutor {
 			return
 		}
 		switch point {
 		case engine.HookBeforeModelCall:
-			select {
-			case first <- info.Task.ID:
-			default:
+			// The first executor makes all its calls (a tool round and
+			// the finding); the others wait for the kill.
+			mu.Lock()
+			if first == "" {
+				first = info.Task.ID
+			}
+			mine := first == info.Task.ID
+			mu.Unlock()
+			if !mine {
 				<-ctx.Done()
 			}
 		case engine.HookTaskFinished:

@@ -27,9 +27,13 @@ func (s streamingModel) Complete(ctx context.Context, req model.Request) (model.
 		call := stream.NewCall()
 		listen(stream.Delta{Call: call, Role: req.Role, Text: "garbled"})
 		listen(stream.Delta{Call: call, Role: req.Role, Reset: true})
-		half := len(resp.Text) / 2
-		listen(stream.Delta{Call: call, Role: req.Role, Text: resp.Text[:half]})
-		listen(stream.Delta{Call: call, Role: req.Role, Text: resp.Text[half:]})
+		text := resp.Text
+		for _, c := range resp.ToolCalls { // a tool call shows as it is written
+			text += "calling " + c.Name + " " + c.Arguments
+		}
+		half := len(text) / 2
+		listen(stream.Delta{Call: call, Role: req.Role, Text: text[:half]})
+		listen(stream.Delta{Call: call, Role: req.Role, Text: text[half:]})
 		d := stream.Delta{Call: call, Role: req.Role, Done: true}
 		if err != nil {
 			d.Err = err.Error()

@@ -138,8 +138,8 @@ func TestKilledWorkerIsResumedByANewOne(t *testing.T) {
 	if o.result == nil || o.result.Status != "done" || o.result.Start != latest.ID {
 		t.Fatalf("resume after the kill: %+v", o)
 	}
-	if o.result.Steps[0].ModelCalls["executor"] != 3 {
-		t.Fatalf("resumed superstep calls %v, want the 3 pending executors", o.result.Steps[0].ModelCalls)
+	if o.result.Steps[0].ModelCalls["executor"] != 3*ticket.MockCallsPerSubtask {
+		t.Fatalf("resumed superstep calls %v, want the 3 pending executors' %d each", o.result.Steps[0].ModelCalls, ticket.MockCallsPerSubtask)
 	}
 }
 

@@ -59,6 +59,10 @@ type Config struct {
 	// JSONObject or JSONPrompt). Empty tries them in that order and keeps
 	// the first the server accepts.
 	JSONMode string
+	// ContextWindow is the models' context window in tokens (0: the
+	// server's, else model.DefaultWindow): rewind compacts the
+	// conversation before a request would pass it.
+	ContextWindow int
 }
 
 // Environment variables read by FromEnv.
@@ -71,6 +75,7 @@ const (
 	EnvRoleModelPrefix = "REWIND_MODEL_"
 	EnvTimeout         = "REWIND_MODEL_TIMEOUT"
 	EnvRetries         = "REWIND_MODEL_RETRIES"
+	EnvContextWindow   = "REWIND_CONTEXT_WINDOW"
 )
 
 // RoleEnv is the variable naming role's model, e.g. REWIND_MODEL_PLANNER.
@@ -106,6 +111,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q is not a retry count from 0 to 10", EnvRetries, v)
 		}
 		cfg.MaxAttempts = n + 1
+	}
+	if v := strings.TrimSpace(getenv(EnvContextWindow)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1024 || n > 10_000_000 {
+			return Config{}, fmt.Errorf("%s=%q is not a context window from 1024 to 10000000 tokens: write the model's window, e.g. 32768", EnvContextWindow, v)
+		}
+		cfg.ContextWindow = n
 	}
 	return cfg, nil
 }

@@ -15,8 +15,8 @@ var planSchema = &model.Schema{Name: "plan", Schema: json.RawMessage(`{"type":"o
 
 // chatty answers the way chat models do when asked for JSON in the prompt:
 // the JSON in a fence, inside prose.
-func chatty(_, _, _ string) (string, error) {
-	return "Sure, here is the plan:\n\n```json\n{\"subtasks\": [\"order\"]}\n```\n\nLet me know {if} it helps.", nil
+func chatty(string, model.Request) (model.Response, error) {
+	return model.Response{Text: "Sure, here is the plan:\n\n```json\n{\"subtasks\": [\"order\"]}\n```\n\nLet me know {if} it helps."}, nil
 }
 
 func jsonReq() model.Request {

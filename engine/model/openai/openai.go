@@ -17,6 +17,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -29,6 +30,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
@@ -101,6 +103,15 @@ func (p *Provider) Models() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// ContextWindow implements model.Windowed: the configured window, else
+// model.DefaultWindow.
+func (p *Provider) ContextWindow(string) int {
+	if p.cfg.ContextWindow > 0 {
+		return p.cfg.ContextWindow
+	}
+	return model.DefaultWindow
 }
 
 // JSONMode is the mode JSON requests are sent in now: the forced one, or
@@ -231,12 +242,7 @@ func (p *Provider) backoff(attempt int) time.Duration {
 func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode string, streaming bool, onText func(string)) (model.Response, *failure) {
 	actx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	var msgs []sdk.ChatCompletionMessageParamUnion
-	if req.System != "" {
-		msgs = append(msgs, sdk.SystemMessage(req.System))
-	}
-	msgs = append(msgs, sdk.UserMessage(req.Prompt))
-	params := sdk.ChatCompletionNewParams{Model: mdl, Messages: msgs}
+	params := sdk.ChatCompletionNewParams{Model: mdl, Messages: wireMessages(req.Messages), Tools: wireTools(req.Tools)}
 	switch {
 	case req.JSON == nil:
 	case mode == model.JSONSchema:
@@ -257,7 +263,13 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 		}
 		ch := resp.Choices[0]
 		u := resp.Usage
-		return p.finish(req, ch.Message.Content, ch.Message.Refusal, ch.FinishReason, u.JSON.PromptTokens.Valid(), int(u.PromptTokens), int(u.CompletionTokens))
+		var calls []model.ToolCall
+		for _, c := range ch.Message.ToolCalls {
+			if c.Type == "function" || c.Type == "" {
+				calls = append(calls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+		}
+		return p.finish(req, ch.Message.Content, calls, ch.Message.Refusal, ch.FinishReason, u.JSON.PromptTokens.Valid(), int(u.PromptTokens), int(u.CompletionTokens))
 	}
 
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
@@ -265,6 +277,7 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 	st := p.chat.NewStreaming(actx, params, option.WithResponseInto(&raw))
 	defer st.Close()
 	var text, refusal strings.Builder
+	var calls streamedCalls
 	finish := ""
 	var sawUsage bool
 	var pt, ct int
@@ -280,6 +293,17 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 			if s := ch.Delta.Content; s != "" {
 				text.WriteString(s)
 				onText(p.redact(s))
+			}
+			for _, c := range ch.Delta.ToolCalls {
+				calls.add(c.Index, c.ID, c.Function.Name, c.Function.Arguments)
+				// A tool call shows as it is written: its name, then its
+				// arguments piece by piece.
+				if c.Function.Name != "" {
+					onText("calling " + c.Function.Name + " ")
+				}
+				if c.Function.Arguments != "" {
+					onText(p.redact(c.Function.Arguments))
+				}
 			}
 			refusal.WriteString(ch.Delta.Refusal)
 			if ch.FinishReason != "" {
@@ -302,7 +326,7 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 		return model.Response{}, &failure{kind: ErrTruncated, what: fmt.Sprintf("got a stream that ended before the answer was complete (no finish_reason after %d characters)", text.Len()),
 			hint: "the connection or the server broke off; try again, or check the server's logs", retry: true}
 	}
-	return p.finish(req, text.String(), refusal.String(), finish, sawUsage, pt, ct)
+	return p.finish(req, text.String(), calls.list(), refusal.String(), finish, sawUsage, pt, ct)
 }
 
 // think is the reasoning block some local models put before the answer; it
@@ -310,7 +334,7 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 var think = regexp.MustCompile(`(?s)^\s*<think>.*?</think>`)
 
 // finish checks a complete answer and builds the response.
-func (p *Provider) finish(req model.Request, text, refusal, reason string, haveUsage bool, pt, ct int) (model.Response, *failure) {
+func (p *Provider) finish(req model.Request, text string, calls []model.ToolCall, refusal, reason string, haveUsage bool, pt, ct int) (model.Response, *failure) {
 	switch reason {
 	case "length":
 		return model.Response{}, &failure{kind: ErrIncomplete, what: fmt.Sprintf("was cut off at the model's output limit (finish_reason length, %d characters)", len(text)),
@@ -320,7 +344,7 @@ func (p *Provider) finish(req model.Request, text, refusal, reason string, haveU
 			hint: "rephrase the ticket or use another model"}
 	}
 	text = strings.TrimSpace(think.ReplaceAllString(text, ""))
-	if text == "" {
+	if text == "" && len(calls) == 0 {
 		if refusal != "" {
 			return model.Response{}, &failure{kind: ErrIncomplete, what: "was refused by the model (" + p.clip(refusal) + ")", hint: "rephrase the ticket or use another model"}
 		}
@@ -330,7 +354,84 @@ func (p *Provider) finish(req model.Request, text, refusal, reason string, haveU
 	if !haveUsage {
 		// Some local servers report no usage; estimate like the mock does
 		// (4 bytes a token) rather than report zero work.
-		pt, ct = (len(req.System)+len(req.Prompt)+3)/4, (len(text)+3)/4
+		out := len(text)
+		for _, c := range calls {
+			out += len(c.Name) + len(c.Arguments)
+		}
+		pt, ct = req.TotalTokens(), (out+3)/4
 	}
-	return model.Response{Text: p.redact(text), Usage: model.Usage{PromptTokens: pt, CompletionTokens: ct}}, nil
+	for i := range calls {
+		calls[i].Arguments = p.redact(calls[i].Arguments)
+	}
+	return model.Response{Text: p.redact(text), ToolCalls: calls, Usage: model.Usage{PromptTokens: pt, CompletionTokens: ct}}, nil
+}
+
+// wireMessages is the request's messages as the SDK sends them (the part
+// each belongs to stays behind).
+func wireMessages(ms []model.Message) []sdk.ChatCompletionMessageParamUnion {
+	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(ms))
+	for _, m := range ms {
+		switch m.Role {
+		case model.ChatSystem:
+			out = append(out, sdk.SystemMessage(m.Content))
+		case model.ChatAssistant:
+			var a sdk.ChatCompletionAssistantMessageParam
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = sdk.String(m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID: c.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments}}})
+			}
+			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case model.ChatTool:
+			out = append(out, sdk.ToolMessage(m.Content, m.ToolCallID))
+		default:
+			out = append(out, sdk.UserMessage(m.Content))
+		}
+	}
+	return out
+}
+
+// wireTools is the tools as function tools.
+func wireTools(ts []model.Tool) []sdk.ChatCompletionToolUnionParam {
+	var out []sdk.ChatCompletionToolUnionParam
+	for _, t := range ts {
+		var params shared.FunctionParameters
+		_ = json.Unmarshal(t.Parameters, &params) // a tool's schema is rewind's own, valid JSON
+		out = append(out, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: t.Name, Description: sdk.String(t.Description), Parameters: params}))
+	}
+	return out
+}
+
+// streamedCalls puts tool calls back together from a stream's deltas:
+// each delta carries a call's index and a piece of its arguments.
+type streamedCalls struct {
+	byIndex map[int64]*model.ToolCall
+	order   []int64
+}
+
+func (s *streamedCalls) add(index int64, id, name, args string) {
+	if s.byIndex == nil {
+		s.byIndex = map[int64]*model.ToolCall{}
+	}
+	c, ok := s.byIndex[index]
+	if !ok {
+		c = &model.ToolCall{}
+		s.byIndex[index] = c
+		s.order = append(s.order, index)
+	}
+	if id != "" {
+		c.ID = id
+	}
+	c.Name += name
+	c.Arguments += args
+}
+
+func (s *streamedCalls) list() []model.ToolCall {
+	var out []model.ToolCall
+	for _, i := range s.order {
+		out = append(out, *s.byIndex[i])
+	}
+	return out
 }

@@ -63,7 +63,7 @@ func (h *harness) waits() []time.Duration {
 	return append([]time.Duration(nil), h.delays...)
 }
 
-var req = model.Request{Role: model.RolePlanner, System: "You are the planner.", Prompt: "REQUEST: where is my parcel?"}
+var req = model.Simple(model.RolePlanner, "You are the planner.", "REQUEST: where is my parcel?")
 
 func TestCompleteSendsRoleModelAndKey(t *testing.T) {
 	h := newHarness(t, openaitest.Echo, nil)
@@ -71,20 +71,20 @@ func TestCompleteSendsRoleModelAndKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != "echo: "+req.Prompt {
+	if resp.Text != "echo: "+req.Prompt() {
 		t.Errorf("text %q", resp.Text)
 	}
 	if resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 {
 		t.Errorf("usage %+v: the server reported usage", resp.Usage)
 	}
-	if _, err := h.p.Complete(context.Background(), model.Request{Role: model.RoleSummarizer, Prompt: "#1 user: hi"}); err != nil {
+	if _, err := h.p.Complete(context.Background(), model.Simple(model.RoleSummarizer, "", "#1 user: hi")); err != nil {
 		t.Fatal(err)
 	}
 	got := h.srv.Requests()
 	if len(got) != 2 || got[0].Model != "fake-large" || got[1].Model != "fake-small" {
 		t.Fatalf("requests %+v: want the planner on fake-large and the summarizer on fake-small", got)
 	}
-	if got[0].System != req.System || got[0].Prompt != req.Prompt || got[0].Stream {
+	if got[0].System != req.System() || got[0].Prompt != req.Prompt() || got[0].Stream {
 		t.Errorf("request %+v", got[0])
 	}
 	if got[0].Authorization != "Bearer "+key {
@@ -143,7 +143,7 @@ func TestStreamingReportsDeltasAndReturnsWholeText(t *testing.T) {
 			if last := got[len(got)-1]; !last.Done || last.Err != "" {
 				t.Errorf("last delta %+v, want Done", last)
 			}
-			if pieces < 2 || joined.String() != resp.Text || resp.Text != "echo: "+req.Prompt {
+			if pieces < 2 || joined.String() != resp.Text || resp.Text != "echo: "+req.Prompt() {
 				t.Errorf("%d pieces %q, final %q", pieces, joined.String(), resp.Text)
 			}
 			if resp.Usage.CompletionTokens != (len(resp.Text)+3)/4 {
@@ -239,7 +239,7 @@ func TestFailuresGiveOneClearLine(t *testing.T) {
 		{name: "invalid JSON", faults: []openaitest.Fault{{Body: `{"id": nope}`}}, kind: ErrMalformed, requests: 1, want: []string{"not a chat completion"}},
 		{name: "HTML page", faults: []openaitest.Fault{{Body: "<html>login</html>", ContentType: "text/html"}}, kind: ErrMalformed, requests: 1, want: []string{"not a chat completion"}},
 		{name: "no choices", faults: []openaitest.Fault{{Body: `{"id":"x","object":"chat.completion","choices":[]}`}}, kind: ErrMalformed, requests: 1, want: []string{"no choices"}},
-		{name: "empty answer", brain: func(string, string, string) (string, error) { return "  ", nil }, kind: ErrMalformed, requests: 1, want: []string{"empty answer"}},
+		{name: "empty answer", brain: func(string, model.Request) (model.Response, error) { return model.Response{Text: "  "}, nil }, kind: ErrMalformed, requests: 1, want: []string{"empty answer"}},
 		{name: "length", faults: []openaitest.Fault{{FinishReason: "length"}}, kind: ErrIncomplete, requests: 1, want: []string{"output limit"}},
 		{name: "stream length", stream: true, faults: []openaitest.Fault{{FinishReason: "length"}}, kind: ErrIncomplete, requests: 1, want: []string{"output limit"}},
 		{name: "stream cut cleanly", stream: true, always: &openaitest.Fault{CutAfter: 2}, kind: ErrTruncated, requests: 4, want: []string{"ended before the answer was complete", "after 4 attempts"}},
@@ -308,7 +308,7 @@ func TestRetriesRecoverAndResetTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != "echo: "+req.Prompt || len(h.srv.Requests()) != 4 {
+	if resp.Text != "echo: "+req.Prompt() || len(h.srv.Requests()) != 4 {
 		t.Fatalf("text %q after %d requests", resp.Text, len(h.srv.Requests()))
 	}
 	w := h.waits()
@@ -382,8 +382,8 @@ func TestCallerDeadlineAndCancel(t *testing.T) {
 }
 
 func TestAnswerCleanup(t *testing.T) {
-	brain := func(string, string, string) (string, error) {
-		return "<think>maybe {\"x\": 1}</think>\n{\"subtasks\":[]} (key " + key + ")", nil
+	brain := func(string, model.Request) (model.Response, error) {
+		return model.Response{Text: "<think>maybe {\"x\": 1}</think>\n{\"subtasks\":[]} (key " + key + ")"}, nil
 	}
 	h := newHarness(t, brain, func(c *Config) { c.Stream = true })
 	h.srv.NoUsage = true

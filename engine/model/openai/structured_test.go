@@ -116,12 +116,12 @@ func TestTicketTurnOnEachKindOfServer(t *testing.T) {
 // and compacts at once; one that rewrites order numbers is asked again
 // with the failures, and its summary is rejected with an event naming them.
 func TestSummaryCheckAgainstTheFakeServer(t *testing.T) {
-	lossy := func(mdl, system, prompt string) (string, error) {
-		text, err := openaitest.TicketBrain(mdl, system, prompt)
-		if strings.Contains(system, "You compress") {
-			text = strings.ReplaceAll(text, "SO20260901", "the order")
+	lossy := func(mdl string, req model.Request) (model.Response, error) {
+		resp, err := openaitest.TicketBrain(mdl, req)
+		if strings.Contains(req.System(), "You compress") {
+			resp.Text = strings.ReplaceAll(resp.Text, "SO20260901", "the order")
 		}
-		return text, err
+		return resp, err
 	}
 	for _, c := range []struct {
 		name  string

@@ -67,7 +67,7 @@ func TestBuildChoosesTheModel(t *testing.T) {
 	if _, ok := m.(*openai.Provider); err != nil || !ok {
 		t.Fatalf("REWIND_PROVIDER=openai: %T %v", m, err)
 	}
-	if _, err := m.Complete(ctx, model.Request{Role: model.RoleReply, Prompt: "hi"}); err != nil {
+	if _, err := m.Complete(ctx, model.Simple(model.RoleReply, "", "hi")); err != nil {
 		t.Errorf("local server without a key: %v", err)
 	}
 	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(nil), NewMock: mock}); err == nil || errors.Is(err, provider.ErrUsage) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
@@ -84,7 +84,7 @@ func TestBuildChoosesTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Complete(ctx, model.Request{Role: model.RoleReply, Prompt: "hi"}); err != nil {
+	if _, err := m.Complete(ctx, model.Simple(model.RoleReply, "", "hi")); err != nil {
 		t.Fatal(err)
 	}
 	f, err := replay.Load(ctx, path)
@@ -98,7 +98,7 @@ func TestBuildChoosesTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := m.Complete(ctx, model.Request{Role: model.RoleReply, Prompt: "hi"}); err != nil || resp.Text != "echo: hi" || len(srv.Requests()) != before {
+	if resp, err := m.Complete(ctx, model.Simple(model.RoleReply, "", "hi")); err != nil || resp.Text != "echo: hi" || len(srv.Requests()) != before {
 		t.Errorf("replay: %q %v", resp.Text, err)
 	}
 }
@@ -241,7 +241,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], `using "qwen2.5:7b", the only model`) {
 		t.Fatalf("notes %q", notes)
 	}
-	resp, err := m.Complete(ctx, model.Request{Role: model.RolePlanner, System: "You are the planner.", Prompt: "REQUEST: where is SO20260901?", JSON: &model.Schema{Name: "plan", Schema: []byte(`{"type":"object"}`)}})
+	resp, err := m.Complete(ctx, withJSON(model.Simple(model.RolePlanner, "You are the planner.", "REQUEST: where is SO20260901?"), &model.Schema{Name: "plan", Schema: []byte(`{"type":"object"}`)}))
 	last := srv.Requests()[len(srv.Requests())-1]
 	if err != nil || resp.JSONMode != model.JSONObject || last.ResponseFormat != "json_object" || last.Model != "qwen2.5:7b" {
 		t.Fatalf("mode %q, sent %q to %q, %v", resp.JSONMode, last.ResponseFormat, last.Model, err)
@@ -250,4 +250,9 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})}); err == nil || !strings.Contains(err.Error(), `offers 2 models ("a", "b")`) || errors.Is(err, provider.ErrUsage) {
 		t.Fatalf("two models: %v", err)
 	}
+}
+
+func withJSON(r model.Request, s *model.Schema) model.Request {
+	r.JSON = s
+	return r
 }

@@ -3,10 +3,10 @@
 // network and no key, and get the same checkpoints every time.
 //
 // A Recorder wraps any model.Model and appends each finished exchange
-// (role, system prompt, prompt, answer or error, usage, JSON mode; never a
+// (role, chat messages, tool names, answer and tool calls or error, usage, JSON mode; never a
 // key or a server address) to the file as it happens, so a killed run still leaves a
 // valid recording and a resumed run adds to it. A Replayer answers each call
-// from the recording, matched by role and prompt and, among identical
+// from the recording, matched by role and request and, among identical
 // requests, in recorded order; it refuses, naming the call and how its
 // prompt differs, when the run asks something the recording does not hold.
 package replay
@@ -27,15 +27,19 @@ import (
 )
 
 // Format names the file layout; a file of another format is refused.
-const Format = "rewind.recording/v1"
+// v1 held a system prompt and one prompt a call, from before requests
+// carried the conversation.
+const Format = "rewind.recording/v2"
 
 // Exchange is one model call and its outcome.
 type Exchange struct {
-	Role   string      `json:"role"`
-	System string      `json:"system,omitempty"`
-	Prompt string      `json:"prompt"`
-	Text   string      `json:"text,omitempty"`
-	Usage  model.Usage `json:"usage"`
+	Role string `json:"role"`
+	// Messages and Tools are the request as sent (Tools by name).
+	Messages  []model.Message  `json:"messages"`
+	Tools     []string         `json:"tools,omitempty"`
+	Text      string           `json:"text,omitempty"`
+	ToolCalls []model.ToolCall `json:"toolCalls,omitempty"`
+	Usage     model.Usage      `json:"usage"`
 	// JSONMode is how a JSON answer was asked for (model.Response.JSONMode);
 	// replay reports it again, so the replayed run's events match.
 	JSONMode string `json:"jsonMode,omitempty"`
@@ -67,6 +71,9 @@ func Load(ctx context.Context, path string) (*File, error) {
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%w (%v)", errFormat, err)
+	}
+	if f.Format == "rewind.recording/v1" {
+		return nil, fmt.Errorf("%w (format %q was recorded before requests carried the conversation; its calls cannot match today's requests: record it again with --record)", errFormat, f.Format)
 	}
 	if f.Format != Format {
 		return nil, fmt.Errorf("%w (format %q, want %q)", errFormat, f.Format, Format)
@@ -158,9 +165,9 @@ func (r *Recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	if ctx.Err() != nil {
 		return resp, err
 	}
-	x := Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Text: resp.Text, Usage: resp.Usage, JSONMode: resp.JSONMode}
+	x := Exchange{Role: req.Role, Messages: req.Messages, Tools: toolNames(req.Tools), Text: resp.Text, ToolCalls: resp.ToolCalls, Usage: resp.Usage, JSONMode: resp.JSONMode}
 	if err != nil {
-		x = Exchange{Role: req.Role, System: req.System, Prompt: req.Prompt, Error: err.Error()}
+		x = Exchange{Role: req.Role, Messages: req.Messages, Tools: toolNames(req.Tools), Error: err.Error()}
 	}
 	r.mu.Lock()
 	r.file.Exchanges = append(r.file.Exchanges, x)
@@ -230,13 +237,31 @@ func Open(ctx context.Context, path string) (*Replayer, error) {
 	}
 	r := &Replayer{path: path, file: f, byKey: map[string][]int{}, used: make([]bool, len(f.Exchanges)), roleCall: map[string]int{}}
 	for i, x := range f.Exchanges {
-		k := key(x.Role, x.Prompt)
+		k := key(x.Role, prompt(x.Messages, x.Tools))
 		r.byKey[k] = append(r.byKey[k], i)
 	}
 	return r, nil
 }
 
 func key(role, prompt string) string { return role + "\x00" + prompt }
+
+// prompt is a request as the text a replay matches and diffs: every
+// message as model.Render writes it, then the tools offered.
+func prompt(ms []model.Message, tools []string) string {
+	s := model.Render(ms)
+	if len(tools) > 0 {
+		s += "tools: " + strings.Join(tools, ", ") + "\n"
+	}
+	return s
+}
+
+func toolNames(ts []model.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
 
 // Source says what answered when the recording was made.
 func (r *Replayer) Source() string { return r.file.Source }
@@ -266,14 +291,15 @@ func (r *Replayer) Complete(ctx context.Context, req model.Request) (model.Respo
 	r.calls++
 	r.roleCall[req.Role]++
 	idx := -1
-	for _, i := range r.byKey[key(req.Role, req.Prompt)] {
+	asked := prompt(req.Messages, toolNames(req.Tools))
+	for _, i := range r.byKey[key(req.Role, asked)] {
 		if !r.used[i] {
 			idx = i
 			break
 		}
 	}
 	if idx < 0 {
-		err := &MismatchError{File: r.path, Role: req.Role, Call: r.calls, RoleCall: r.roleCall[req.Role], Diff: r.explain(req)}
+		err := &MismatchError{File: r.path, Role: req.Role, Call: r.calls, RoleCall: r.roleCall[req.Role], Diff: r.explain(req.Role, asked)}
 		r.mu.Unlock()
 		return model.Response{}, err
 	}
@@ -286,34 +312,40 @@ func (r *Replayer) Complete(ctx context.Context, req model.Request) (model.Respo
 		if x.Text != "" {
 			listen(stream.Delta{Call: call, Role: req.Role, Text: x.Text})
 		}
+		for _, c := range x.ToolCalls {
+			listen(stream.Delta{Call: call, Role: req.Role, Text: c.Name + "(" + c.Arguments + ") "})
+		}
 		listen(stream.Delta{Call: call, Role: req.Role, Done: true, Err: x.Error})
 	}
 	if x.Error != "" {
 		return model.Response{}, fmt.Errorf("replay: this %s call failed when it was recorded (%s): %w", req.Role, x.Error, ErrRecordedFailure)
 	}
-	return model.Response{Text: x.Text, Usage: x.Usage, JSONMode: x.JSONMode}, nil
+	return model.Response{Text: x.Text, ToolCalls: x.ToolCalls, Usage: x.Usage, JSONMode: x.JSONMode}, nil
 }
 
-// explain says why req has no answer; r.mu is held.
-func (r *Replayer) explain(req model.Request) string {
-	if n := len(r.byKey[key(req.Role, req.Prompt)]); n > 0 {
-		return fmt.Sprintf("the recording answers this exact %s prompt %d time(s) and the run asked once more", req.Role, n)
+// explain says why a request of role, as prompt renders it, has no
+// answer; r.mu is held.
+func (r *Replayer) explain(role, asked string) string {
+	if n := len(r.byKey[key(role, asked)]); n > 0 {
+		return fmt.Sprintf("the recording answers this exact %s request %d time(s) and the run asked once more", role, n)
 	}
 	best, bestLen := -1, -1
+	var bestText string
 	for i, x := range r.file.Exchanges {
-		if x.Role != req.Role {
+		if x.Role != role {
 			continue
 		}
-		n := commonPrefix(x.Prompt, req.Prompt)
+		text := prompt(x.Messages, x.Tools)
+		n := commonPrefix(text, asked)
 		// Prefer the closest prompt, and among equals one not yet used.
 		if n > bestLen || (n == bestLen && r.used[best] && !r.used[i]) {
-			best, bestLen = i, n
+			best, bestLen, bestText = i, n, text
 		}
 	}
 	if best < 0 {
-		return fmt.Sprintf("the recording holds no %s call at all", req.Role)
+		return fmt.Sprintf("the recording holds no %s call at all", role)
 	}
-	return fmt.Sprintf("its prompt differs from recorded exchange %d: %s", best+1, Diff(r.file.Exchanges[best].Prompt, req.Prompt))
+	return fmt.Sprintf("its request differs from recorded exchange %d: %s", best+1, Diff(bestText, asked))
 }
 
 func commonPrefix(a, b string) int {

@@ -15,39 +15,43 @@ import (
 // the plan and the verdict as JSON inside prose and a code fence, findings
 // and the reply as sentences. Its decisions (which subtasks, which output
 // the critic bounces) follow the ticket mock, so a run takes the same path.
-// It tells the role from the system prompt, as a real model would have to.
-func TicketBrain(_, system, prompt string) (string, error) {
+// It tells the role from the system prompt, as a real model would have to,
+// and reads the request's conversation and tool rounds as the mock does.
+func TicketBrain(_ string, req model.Request) (model.Response, error) {
+	text := func(s string, err error) (model.Response, error) { return model.Response{Text: s}, err }
+	system, prompt := req.System(), ticket.Instructions(req)
 	// Each system prompt mentions other roles ("check each executor
 	// output", "if the critic gave feedback"), so match how it introduces
 	// the model itself.
 	s := strings.ToLower(system)
 	switch {
 	case strings.Contains(s, "you compress"):
-		return ticket.Respond(model.Request{Role: model.RoleSummarizer, Prompt: prompt})
+		req.Role = model.RoleSummarizer
+		return ticket.Respond(req)
 	case strings.Contains(s, "you are the critic"):
-		return critic(prompt)
+		return text(critic(req, prompt))
 	case strings.Contains(s, "you are the planner"):
-		return planner(prompt)
+		return text(planner(req))
 	case strings.Contains(s, "you are an executor"):
-		return executor(prompt)
+		return executor(req, prompt)
 	case strings.Contains(s, "final reply"):
-		return reply(prompt), nil
+		return text(reply(req, prompt), nil)
 	}
-	return "", fmt.Errorf("the ticket brain does not know the system prompt %q", clip(system, 60))
+	return model.Response{}, fmt.Errorf("the ticket brain does not know the system prompt %q", clip(system, 60))
 }
 
 // ProseBrain is TicketBrain with a model that cannot keep to a format: it
 // answers the planner and the critic in sentences, with no JSON at all,
 // whatever it is asked.
-func ProseBrain(mdl, system, prompt string) (string, error) {
-	s := strings.ToLower(system)
+func ProseBrain(mdl string, req model.Request) (model.Response, error) {
+	s := strings.ToLower(req.System())
 	switch {
 	case strings.Contains(s, "you are the planner"):
-		return "I would first look up the order, then check where the parcel is, and finally see whether a refund is possible.", nil
+		return model.Response{Text: "I would first look up the order, then check where the parcel is, and finally see whether a refund is possible."}, nil
 	case strings.Contains(s, "you are the critic"):
-		return "These findings look reasonable to me; the customer should be satisfied.", nil
+		return model.Response{Text: "These findings look reasonable to me; the customer should be satisfied."}, nil
 	}
-	return TicketBrain(mdl, system, prompt)
+	return TicketBrain(mdl, req)
 }
 
 func fenced(intro, raw, outro string) (string, error) {
@@ -62,11 +66,13 @@ func fenced(intro, raw, outro string) (string, error) {
 	return out, nil
 }
 
-func planner(prompt string) (string, error) {
-	raw, err := ticket.Respond(model.Request{Role: model.RolePlanner, Prompt: prompt})
+func planner(req model.Request) (string, error) {
+	req.Role = model.RolePlanner
+	resp, err := ticket.Respond(req)
 	if err != nil {
 		return "", err
 	}
+	raw := resp.Text
 	// Keep only the fields the system prompt asks for, as a model would.
 	var plan struct {
 		Subtasks []struct {
@@ -103,8 +109,6 @@ func count(n int, noun string) string {
 }
 
 var (
-	reSubtask  = regexp.MustCompile(`(?m)^SUBTASK (\S+): (.*)$`)
-	reTool     = regexp.MustCompile(`(?m)^TOOL (\w+)\((.*?)\) RESULT: (.*)$`)
 	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
 	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
 	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
@@ -112,19 +116,42 @@ var (
 	reOrder    = regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`)
 )
 
-func executor(prompt string) (string, error) {
-	tool := reTool.FindStringSubmatch(prompt)
-	if reSubtask.FindStringSubmatch(prompt) == nil || tool == nil {
-		return "", fmt.Errorf("executor prompt lacks SUBTASK or TOOL lines")
+func executor(req model.Request, prompt string) (model.Response, error) {
+	req.Role = model.RoleExecutor
+	act, err := ticket.Respond(req)
+	if err != nil {
+		return model.Response{}, err
+	}
+	if len(act.ToolCalls) > 0 {
+		// A server's call ids are its own; rewind must send them back as
+		// given.
+		for i := range act.ToolCalls {
+			act.ToolCalls[i].ID = "call_" + strings.NewReplacer("-", "", "_", "").Replace(act.ToolCalls[i].ID)
+		}
+		return model.Response{ToolCalls: act.ToolCalls}, nil
+	}
+	var tool, result string
+	parts := ticket.Parts(req.Messages)
+	names := map[string]string{}
+	for i, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+		if parts[i] == model.PartRounds && m.Role == model.ChatTool {
+			tool, result = names[m.ToolCallID], m.Content
+		}
 	}
 	var r map[string]any
-	if err := json.Unmarshal([]byte(tool[3]), &r); err != nil {
-		return "", fmt.Errorf("tool result is not JSON: %w", err)
+	if err := json.Unmarshal([]byte(result), &r); err != nil {
+		return model.Response{}, fmt.Errorf("tool result is not JSON: %w", err)
+	}
+	if e, ok := r["error"].(string); ok {
+		return model.Response{Text: "I could not look this up: " + e}, nil
 	}
 	v := func(k string) string { return fmt.Sprint(r[k]) }
 	yes := func(k string) bool { b, _ := r[k].(bool); return b }
 	var out string
-	switch tool[1] {
+	switch tool {
 	case "lookup_order":
 		out = fmt.Sprintf("According to lookup_order, order %s is at the stage \"%s\" since %s, with %s item(s) in it.", v("order"), v("stage"), v("since"), v("items"))
 	case "shipping_events":
@@ -172,14 +199,16 @@ func executor(prompt string) (string, error) {
 	if fb := reFeedback.FindStringSubmatch(prompt); fb != nil {
 		out = "Revised after review (" + fb[1] + "): " + out
 	}
-	return out, nil
+	return model.Response{Text: out}, nil
 }
 
-func critic(prompt string) (string, error) {
-	raw, err := ticket.Respond(model.Request{Role: model.RoleCritic, Prompt: prompt})
+func critic(req model.Request, prompt string) (string, error) {
+	req.Role = model.RoleCritic
+	resp, err := ticket.Respond(req)
 	if err != nil {
 		return "", err
 	}
+	raw := resp.Text
 	var verdict struct {
 		Redo []struct {
 			ID     string `json:"id"`
@@ -203,14 +232,20 @@ func critic(prompt string) (string, error) {
 	return fenced(b.String(), raw, "")
 }
 
-func reply(prompt string) string {
+func reply(req model.Request, prompt string) string {
+	// A follow-up that names no order is about the conversation's.
+	ref := ""
+	if m := reRequest.FindStringSubmatch(prompt); m != nil {
+		ref = reOrder.FindString(m[1])
+	}
+	if ref == "" {
+		ref = ticket.ConversationRef(req)
+	}
 	var b strings.Builder
 	if strings.Contains(prompt, "SCENARIO: site-log") {
 		b.WriteString("Daily report")
-		if m := reRequest.FindStringSubmatch(prompt); m != nil {
-			if ref := reOrder.FindString(m[1]); ref != "" {
-				fmt.Fprintf(&b, " for %s", ref)
-			}
+		if ref != "" {
+			fmt.Fprintf(&b, " for %s", ref)
 		}
 		b.WriteString(":\n")
 		for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
@@ -220,10 +255,8 @@ func reply(prompt string) string {
 		return b.String()
 	}
 	b.WriteString("Hello,\n\nthank you for your patience")
-	if m := reRequest.FindStringSubmatch(prompt); m != nil {
-		if ref := reOrder.FindString(m[1]); ref != "" {
-			fmt.Fprintf(&b, " regarding order %s", ref)
-		}
+	if ref != "" {
+		fmt.Fprintf(&b, " regarding order %s", ref)
 	}
 	b.WriteString(". Here is what we found:\n")
 	for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {

@@ -19,11 +19,15 @@ import (
 	"rewind/engine/model"
 )
 
-// Brain answers one chat request.
-type Brain func(model, system, prompt string) (string, error)
+// Brain answers one chat request: text, tool calls, or both. req is what
+// came over the wire (no parts: a server never sees them).
+type Brain func(model string, req model.Request) (model.Response, error)
 
-// Echo is a brain that repeats the prompt, for tests of the transport.
-func Echo(model, system, prompt string) (string, error) { return "echo: " + prompt, nil }
+// Echo is a brain that repeats the last user message, for tests of the
+// transport.
+func Echo(_ string, req model.Request) (model.Response, error) {
+	return model.Response{Text: "echo: " + req.Prompt()}, nil
+}
 
 // Request is what the server received, for assertions.
 type Request struct {
@@ -34,6 +38,10 @@ type Request struct {
 	Stream        bool
 	IncludeUsage  bool
 	Authorization string
+	// Messages and Tools are the request's chat messages and tools, as
+	// received; System and Prompt above are its system and user texts.
+	Messages []model.Message
+	Tools    []model.Tool
 	// ResponseFormat is the response_format type asked for: "" (none),
 	// "text", "json_object" or "json_schema"; SchemaName, Schema and
 	// Strict are its json_schema.
@@ -94,6 +102,10 @@ type Server struct {
 	ChunkRunes int
 	// NoUsage leaves usage out of answers (some local servers do).
 	NoUsage bool
+	// Window is the context window in tokens (about four bytes a token):
+	// a longer request is refused with 400 context_length_exceeded, as
+	// real servers do. 0 takes model.DefaultWindow; a negative one none.
+	Window int
 
 	mu       sync.Mutex
 	formats  Formats
@@ -160,13 +172,32 @@ func (s *Server) Requests() []Request {
 }
 
 type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
 }
 
 type wireRequest struct {
 	Model         string        `json:"model"`
 	Messages      []wireMessage `json:"messages"`
+	Tools         []wireTool    `json:"tools"`
 	Stream        bool          `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -227,12 +258,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, m := range wr.Messages {
+		cm := model.Message{Role: m.Role, Content: text(m.Content), ToolCallID: m.ToolCallID}
 		switch m.Role {
 		case "system", "developer":
-			req.System += text(m.Content)
+			cm.Role = model.ChatSystem
+			if req.System != "" {
+				req.System += "\n"
+			}
+			req.System += cm.Content
 		case "user":
-			req.Prompt += text(m.Content)
+			req.Prompt = cm.Content // the last user message: the task
 		}
+		for _, c := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, cm)
+	}
+	for _, t := range wr.Tools {
+		req.Tools = append(req.Tools, model.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -279,24 +322,43 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", refused, "response_format")
 		return
 	}
-	answer, err := s.brain(req.Model, req.System, req.Prompt)
+	// The rules every OpenAI-compatible server holds messages to.
+	if err := model.CheckSequence(req.Messages); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "Invalid parameter: "+err.Error(), "messages")
+		return
+	}
+	if window, n := s.window(), promptTokens(req); window > 0 && n > window {
+		writeError(w, http.StatusBadRequest, "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", window, n), "messages")
+		return
+	}
+	mr := model.Request{Messages: req.Messages, Tools: req.Tools}
+	resp, err := s.brain(req.Model, mr)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "brain_failed", err.Error(), "")
 		return
 	}
+	answer, calls := resp.Text, resp.ToolCalls
 	if formats != FormatsIgnored && (req.ResponseFormat == "json_object" || req.ResponseFormat == "json_schema") {
 		answer = constrained(answer)
 	}
 	finish := "stop"
+	if len(calls) > 0 {
+		finish = "tool_calls"
+	}
 	if f.FinishReason != "" {
 		finish = f.FinishReason
 	}
-	usage := map[string]int{"prompt_tokens": tokens(req.System) + tokens(req.Prompt), "completion_tokens": tokens(answer)}
+	out := answer
+	for _, c := range calls {
+		out += c.Name + c.Arguments
+	}
+	usage := map[string]int{"prompt_tokens": promptTokens(req), "completion_tokens": tokens(out)}
 	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
 	if !req.Stream {
 		body := map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion", "created": 1767225600, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}},
+			"choices": []any{map[string]any{"index": 0, "message": wireAnswer(answer, calls), "finish_reason": finish}},
 		}
 		if !s.NoUsage {
 			body["usage"] = usage
@@ -305,7 +367,60 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(body)
 		return
 	}
-	s.stream(w, req, f, answer, finish, usage)
+	s.stream(w, req, f, answer, calls, finish, usage)
+}
+
+// wireAnswer is an answer's message as OpenAI writes it: content null when
+// there are tool calls and no text.
+func wireAnswer(text string, calls []model.ToolCall) map[string]any {
+	m := map[string]any{"role": "assistant", "content": text}
+	if len(calls) > 0 {
+		if text == "" {
+			m["content"] = nil
+		}
+		m["tool_calls"] = wireCalls(calls, false)
+	}
+	return m
+}
+
+// wireCalls is tool calls as a message (or, indexed, a stream's delta)
+// carries them.
+func wireCalls(calls []model.ToolCall, indexed bool) []any {
+	out := make([]any, len(calls))
+	for i, c := range calls {
+		w := map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		if indexed {
+			w["index"] = i
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func (s *Server) window() int {
+	switch {
+	case s.Window < 0:
+		return 0
+	case s.Window == 0:
+		return model.DefaultWindow
+	}
+	return s.Window
+}
+
+// promptTokens counts a request as the server does: every message's text
+// and tool calls, and the tools offered.
+func promptTokens(req Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += tokens(m.Content) + 1
+		for _, c := range m.ToolCalls {
+			n += tokens(c.ID + c.Name + c.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += tokens(t.Name + t.Description + string(t.Parameters))
+	}
+	return n
 }
 
 // refuses says why a server accepting formats rejects a response_format
@@ -357,7 +472,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request, models []str
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
-func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer, finish string, usage map[string]int) {
+func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer string, calls []model.ToolCall, finish string, usage map[string]int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
@@ -395,6 +510,11 @@ func (s *Server) stream(w http.ResponseWriter, req Request, f *Fault, answer, fi
 		}
 		rest = rest[len(piece):]
 		send(chunk(map[string]any{"content": piece}, nil))
+	}
+	// Tool calls come whole, one chunk each: the client joins chunks by
+	// index, so this is what a server sending one call per chunk does.
+	for _, c := range wireCalls(calls, true) {
+		send(chunk(map[string]any{"tool_calls": []any{c}}, nil))
 	}
 	send(chunk(map[string]any{}, finish))
 	if req.IncludeUsage && !s.NoUsage {

@@ -15,13 +15,14 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/model/openai"
 	"rewind/engine/ticket"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
 func newShowCmd() *cobra.Command {
-	var store, message, ns string
+	var store, message, ns, calls string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "show T [CHECKPOINT]",
@@ -34,6 +35,14 @@ and the stored writes of a half-finished superstep.
 With --message N: original message #N of that checkpoint's branch, even long
 after compaction folded it into the summary.
 
+With --calls: what each model saw in the calls that made the checkpoint
+(every role, or the one named: --calls critic): the request as it was sent
+(system prompt, summary, the verbatim tail as chat messages with each tool
+call joined to its result, the task), built again from the parent
+checkpoint and checked against the hash stored with the call; its tokens by
+part against the context window; the tools offered; and the answer. The
+API key is never part of it.
+
 On a LangGraph database (read-only; a checkpoint is its UUID, --ns picks a
 subgraph's chain): the conversation with each tool call joined to its
 result, every channel, the tasks due (queued Sends with their arguments)
@@ -42,6 +51,7 @@ named.`,
 		Example: `  rewind show ticket-1
   rewind show ticket-1 4 --json
   rewind show ticket-1 --message 12
+  rewind show ticket-1 @4 --calls critic
   rewind show t-main 1f0a… --store sqlite:checkpoints.db`,
 		Args: between(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -72,6 +82,16 @@ named.`,
 				if n >= 0 {
 					return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 				}
+				if c.Flags().Changed("calls") {
+					role := calls
+					if role == "all" {
+						role = ""
+					}
+					if role != "" && !slices.Contains(openai.Roles, role) {
+						return usagef("show: --calls %q is not a role: name one of %s, or give --calls alone for every call", named(role), strings.Join(openai.Roles, ", "))
+					}
+					return withEngine(ctx, store, func(e *engine.Engine) error { return printCalls(ctx, e, thread, id, role, asJSON, out) })
+				}
 				a, err := openApp(ctx, store, nil)
 				if err != nil {
 					return err
@@ -84,6 +104,8 @@ named.`,
 	addStore(c, &store)
 	addJSON(c, &asJSON)
 	c.Flags().StringVar(&message, "message", "", "print original message #`N` instead")
+	c.Flags().StringVar(&calls, "calls", "", "print what the model saw in each call that made the checkpoint (`ROLE`: only that role's; alone: all)")
+	c.Flags().Lookup("calls").NoOptDefVal = "all"
 	addNS(c, &ns)
 	return c
 }

@@ -25,7 +25,9 @@
 // encoding/json prints and a generic tree walks, typed objects marked with
 // "$type" (see KeyType); what it cannot read (pickle, encrypted, a custom
 // serializer, a corrupt value) is {"$opaque": type, "$size": n}, never an
-// error. Messages normalises LangChain messages (role human, ai, tool,
+// error. A value is read within bounds (nested at most 512 levels deep,
+// 2,097,152 items), however deep or wide it is stored: past them, it
+// is opaque with why, and a checkpoint's Damaged names the channel. Messages normalises LangChain messages (role human, ai, tool,
 // system; content; tool calls with ids, joined to the tool messages that
 // answer them).
 //

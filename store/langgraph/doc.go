@@ -47,10 +47,12 @@
 // the parent chain's checkpoint whose task ran it
 // (Namespace.ParentCheckpoint). Ids are strings. A Listing has the id,
 // parent, step, source (input, loop, update for update_state, fork), time,
-// the tasks due next (nodes, then one per queued Send) and counts; a
-// Checkpoint adds every channel's decoded value (internal channels
-// marked; __pregel_tasks's Sends also in Next, with their arguments) and
-// the metadata. TaskWrites name LangGraph's special writes (error,
+// the tasks due next (nodes, then one per queued Send) and counts. A
+// chain's parent links always form a tree: of a parent cycle (a damaged
+// table), the oldest checkpoint shows as a root, its Damaged naming the
+// cycle (cycles.go). A Checkpoint adds every channel's decoded value
+// (internal channels marked; __pregel_tasks's Sends also in Next, with
+// their arguments) and the metadata. TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -187,4 +188,127 @@ func TestHostileBlobIsBounded(t *testing.T) {
 	if h := history(t, src, tFail); len(h) != 5 || h[0].Damaged != "" {
 		t.Errorf("history %+v, want 5 checkpoints, none damaged (a listing reads no messages)", h)
 	}
+}
+
+// Copies of the Python fixtures whose parent links loop: through the root
+// (its parent set to the head) and between two checkpoints (one's parent
+// set to its child), which a browser walking down from the roots missed
+// (the TUI showed "reading the chain…" for ever, or 2 of 12). Every
+// checkpoint reads, in one tree; the oldest of the cycle shows as a root,
+// the cycle named.
+func TestParentCyclesAreCut(t *testing.T) {
+	cases := []struct {
+		name string
+		// child's parent becomes parent (positions in t-main's ids, oldest
+		// first; -1 the newest)
+		child, parent int
+		// cut is the checkpoint that shows as a root, and the cycle's length.
+		cut, length int
+	}{
+		{"through the root", 0, -1, 0, 6},
+		{"two checkpoints", 2, 3, 2, 2},
+		{"itself", 4, 4, 4, 1},
+	}
+	backends := []struct {
+		name string
+		open func(t *testing.T) (spec string, exec func(string))
+	}{
+		{"sqlite", func(t *testing.T) (string, func(string)) {
+			path := lgtest.Copy(t, "sqlite-python.db")
+			return "sqlite:" + path, func(stmt string) {
+				db, err := sql.Open("sqlite", path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if _, err := db.Exec(stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"postgres", func(t *testing.T) (string, func(string)) {
+			url := lgtest.Dump(t, "postgres-python.sql")
+			return url, func(stmt string) {
+				ctx := context.Background()
+				conn, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(ctx)
+				if _, err := conn.Exec(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	}
+	for _, b := range backends {
+		for _, c := range cases {
+			t.Run(b.name+"/"+c.name, func(t *testing.T) {
+				ctx := context.Background()
+				spec, exec := b.open(t)
+				var ids []string
+				for _, l := range history(t, open(t, spec), tMain) {
+					ids = append([]string{l.ID}, ids...)
+				}
+				at := func(i int) string { return ids[(i+len(ids))%len(ids)] }
+				exec(`UPDATE checkpoints SET parent_checkpoint_id = '` + at(c.parent) + `' WHERE thread_id = 't-main' AND checkpoint_ns = '' AND checkpoint_id = '` + at(c.child) + `'`)
+
+				src := open(t, spec)
+				h := history(t, src, tMain)
+				if len(h) != len(ids) {
+					t.Fatalf("%d checkpoints listed, want %d", len(h), len(ids))
+				}
+				if n := fromRoots(h); n != len(h) {
+					t.Errorf("a walk down from the roots reaches %d of %d checkpoints", n, len(h))
+				}
+				cut := at(c.cut)
+				for _, l := range h {
+					if (l.Damaged != "") != (l.ID == cut) {
+						t.Errorf("@%s damaged %q, want only @%s", l.ID, l.Damaged, cut)
+					}
+				}
+				cp, err := src.Checkpoint(ctx, tMain, cut)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "its parent is itself"
+				if c.length > 1 {
+					want = fmt.Sprintf("its parent @%s leads back to it, a parent cycle of %d checkpoints (@%s → ", at(c.parent), c.length, cut)
+				}
+				if cp.Parent != "" || !strings.Contains(cp.Damaged, want) || !strings.Contains(cp.Damaged, "shows as a root") {
+					t.Errorf("the cut checkpoint: parent %q, damaged %q; want no parent and %q", cp.Parent, cp.Damaged, want)
+				}
+				if p, err := src.History(ctx, tMain, at(c.cut+1), 1); err != nil || len(p) != 1 || p[0].ID != cut || p[0].Damaged != cp.Damaged {
+					t.Errorf("a page of the cut checkpoint alone: %+v, %v", p, err)
+				}
+			})
+		}
+	}
+}
+
+// fromRoots counts the listings a walk down from the roots (those whose
+// parent is not listed) reaches, as the TUI's timeline lays them out.
+func fromRoots(h []langgraph.Listing) int {
+	listed, kids := map[string]bool{}, map[string][]string{}
+	for _, l := range h {
+		listed[l.ID] = true
+	}
+	var todo []string
+	for _, l := range h {
+		if listed[l.Parent] && l.Parent != l.ID {
+			kids[l.Parent] = append(kids[l.Parent], l.ID)
+		} else {
+			todo = append(todo, l.ID)
+		}
+	}
+	seen := map[string]bool{}
+	for len(todo) > 0 {
+		id := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if !seen[id] {
+			seen[id] = true
+			todo = append(todo, kids[id]...)
+		}
+	}
+	return len(seen)
 }

@@ -14,7 +14,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +64,7 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := newTable(out)
 	subgraphs := slices.ContainsFunc(ts, func(t browse.Thread) bool { return len(t.Namespaces) > 1 })
 	if subgraphs {
 		fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
@@ -137,7 +136,7 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns string, last int, 
 		}
 		return writeJSON(out, map[string]any{"thread": thread, "ns": ns, "checkpoints": h, "subgraphs": subs})
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
 	for _, l := range h {
 		by := strings.Join(l.WrittenBy, ",")

@@ -60,6 +60,9 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		return err
 	}
 	defer a.Close()
+	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
+		return err
+	}
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
 	if f.worker {
 		return worker.Serve(ctx, a.Engine, req, jsonLines{out})

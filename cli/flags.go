@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/tui/termtext"
@@ -87,6 +88,23 @@ func addModel(c *cobra.Command, m *app.ModelFlags) {
 func addInterrupts(c *cobra.Command, before, after *[]string) {
 	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs: planner, executor, critic, summarizer, reply, approval, create_draft")
 	c.Flags().StringArrayVar(after, "interrupt-after", nil, "pause after `NODE` ran")
+}
+
+// checkInterrupts refuses a breakpoint at a node the graph lacks: a
+// command line given wrong (exit 2), with the nodes it has, before any
+// run starts.
+func checkInterrupts(g *engine.Graph, before, after []string) error {
+	for _, f := range []struct {
+		flag  string
+		nodes []string
+	}{{"--interrupt-before", before}, {"--interrupt-after", after}} {
+		for _, n := range f.nodes {
+			if !g.HasNode(n) {
+				return usagef("%s %s: no such node; the nodes are %s", f.flag, idText(n), strings.Join(g.Nodes(), ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // killAtUsage is --kill-at's help: the points by name.

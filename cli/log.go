@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -110,7 +109,7 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, last int, asJSO
 		}
 		return writeJSON(out, map[string]any{"thread": thread, "checkpoints": rows})
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
 	for _, cp := range cps {
 		parent := parentLabel(cp, "-", "")

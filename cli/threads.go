@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +48,7 @@ func newThreadsCmd() *cobra.Command {
 						fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
 						return nil
 					}
-					tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+					tw := newTable(out)
 					if !tokens {
 						fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED")
 						for _, r := range rows {

@@ -53,6 +53,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		return err
 	}
 	defer a.Close()
+	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
+		return err
+	}
 	if thread != "" {
 		// A thread that is not there is an error before the screen opens,
 		// as in the CLI; new threads are made from the threads list (n).

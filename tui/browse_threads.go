@@ -130,7 +130,9 @@ func (p *browseThreads) View() string {
 		if c.NS != "" {
 			name = "  └ " + termtext.Name(c.NS)
 		}
-		line := ansi.Truncate(fmt.Sprintf("%-40s %s", name, p.info[i]), p.w-2, "…")
+		// Padded by cells, not runes: an id in CJK or emoji is two a character.
+		pad := strings.Repeat(" ", max(0, 40-width(name)))
+		line := ansi.Truncate(name+pad+" "+p.info[i], p.w-2, "…")
 		if i == p.row {
 			out = append(out, p.theme.Cursor.Render("▸ "+line))
 		} else {

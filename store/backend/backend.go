@@ -41,21 +41,21 @@ func DefaultPath() string {
 	return filepath.Join(dir, "rewind", "rewind.db")
 }
 
-// Open opens the store a spec names.
+// Open opens the store a spec names. A SQLite spec is read by
+// store.SQLiteFile: file: URIs mean what SQLite means, and SQLite's
+// parameters are refused.
 func Open(ctx context.Context, spec string) (store.Store, error) {
+	if path, ok, err := store.SQLiteFile(spec); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return orNil(sqlite.Open(ctx, path))
+	}
 	switch {
 	case spec == "memory:" || spec == "memory":
 		return memory.New(), nil
-	case strings.HasPrefix(spec, "sqlite:"):
-		path := strings.TrimPrefix(spec, "sqlite:")
-		if path == "" {
-			return nil, fmt.Errorf("store %q names no file: use sqlite:PATH, e.g. sqlite:./rewind.db", spec)
-		}
-		return orNil(sqlite.Open(ctx, path))
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return orNil(postgres.Open(ctx, spec))
-	case strings.HasSuffix(spec, ".db") || strings.HasSuffix(spec, ".sqlite"):
-		return orNil(sqlite.Open(ctx, spec))
 	}
 	return nil, fmt.Errorf("unknown store %q: use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB", Describe(spec))
 }

@@ -2,7 +2,10 @@ package backend
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"rewind/store"
@@ -60,5 +63,55 @@ func TestDescribeHidesPasswords(t *testing.T) {
 		if got := Describe(spec); got != want {
 			t.Errorf("Describe(%q) = %q, want %q", spec, got, want)
 		}
+	}
+}
+
+// A SQLite spec means what SQLite means: file: URIs name their file, and
+// SQLite's parameters and :memory: are refused with the fix, leaving no
+// file behind (they made files named "file:x.db" and "?mode=memory").
+func TestSQLiteSpecs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for spec, file := range map[string]string{
+		"file:x.db":                              "x.db",
+		"sqlite:file:y.db":                       "y.db",
+		"file:" + filepath.Join(dir, "a%20b.db"): "a b.db",
+		"file://" + filepath.Join(dir, "abs.db"): "abs.db",
+		"sqlite:q?b.db":                          "q?b.db", // a '?' that starts no parameter is the name's
+		"plain.sqlite":                           "plain.sqlite",
+	} {
+		s, err := Open(ctx, spec)
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		s.Close()
+		if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+			t.Errorf("%s made no %s: %v", spec, file, err)
+		}
+	}
+	for spec, fix := range map[string]string{
+		"sqlite:?mode=memory":      "use memory:",
+		"file::memory:":            "use memory:",
+		"sqlite::memory:":          "use memory:",
+		"file:z.db?mode=ro":        "name the file alone, sqlite:z.db",
+		"sqlite:w.db?cache=shared": "name the file alone, sqlite:w.db",
+		"file://elsewhere/v.db":    "name a local file",
+	} {
+		_, err := Open(ctx, spec)
+		if err == nil || !strings.Contains(err.Error(), fix) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line saying %q", spec, err, fix)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	want := []string{"a b.db", "abs.db", "plain.sqlite", "q?b.db", "x.db", "y.db"}
+	if !slices.Equal(names, want) {
+		t.Errorf("files %q, want %q", names, want)
 	}
 }

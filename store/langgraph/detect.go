@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"rewind/store"
 	"rewind/store/browse"
 )
 
@@ -84,19 +85,14 @@ func Open(ctx context.Context, spec string) (Source, error) {
 // parseSpec reads a spec the way rewind's opener does.
 func parseSpec(spec string) (backend, where string, err error) {
 	spec = strings.TrimSpace(spec)
+	if path, ok, err := store.SQLiteFile(spec); ok || err != nil {
+		return "sqlite", path, err
+	}
 	switch {
 	case spec == "memory:" || spec == "memory":
 		return "memory", "", nil
-	case strings.HasPrefix(spec, "sqlite:"):
-		path := strings.TrimPrefix(spec, "sqlite:")
-		if path == "" {
-			return "", "", fmt.Errorf("store %q names no file: use sqlite:PATH, e.g. sqlite:./checkpoints.db", spec)
-		}
-		return "sqlite", path, nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return "postgres", spec, nil
-	case strings.HasSuffix(spec, ".db") || strings.HasSuffix(spec, ".sqlite"):
-		return "sqlite", spec, nil
 	}
 	return "", "", fmt.Errorf("unknown store %q: use sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(spec))
 }

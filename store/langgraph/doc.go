@@ -25,7 +25,9 @@
 // encoding/json prints and a generic tree walks, typed objects marked with
 // "$type" (see KeyType); what it cannot read (pickle, encrypted, a custom
 // serializer, a corrupt value) is {"$opaque": type, "$size": n}, never an
-// error. Messages normalises LangChain messages (role human, ai, tool,
+// error. A value is read within bounds (nested at most 512 levels deep,
+// 2,097,152 items), however deep or wide it is stored: past them, it
+// is opaque with why, and a checkpoint's Damaged names the channel. Messages normalises LangChain messages (role human, ai, tool,
 // system; content; tool calls with ids, joined to the tool messages that
 // answer them).
 //
@@ -45,10 +47,12 @@
 // the parent chain's checkpoint whose task ran it
 // (Namespace.ParentCheckpoint). Ids are strings. A Listing has the id,
 // parent, step, source (input, loop, update for update_state, fork), time,
-// the tasks due next (nodes, then one per queued Send) and counts; a
-// Checkpoint adds every channel's decoded value (internal channels
-// marked; __pregel_tasks's Sends also in Next, with their arguments) and
-// the metadata. TaskWrites name LangGraph's special writes (error,
+// the tasks due next (nodes, then one per queued Send) and counts. A
+// chain's parent links always form a tree: of a parent cycle (a damaged
+// table), the oldest checkpoint shows as a root, its Damaged naming the
+// cycle (cycles.go). A Checkpoint adds every channel's decoded value
+// (internal channels marked; __pregel_tasks's Sends also in Next, with
+// their arguments) and the metadata. TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

@@ -17,3 +17,6 @@ func Handles(s Source) (*sql.DB, *pgxpool.Pool) {
 	}
 	return nil, nil
 }
+
+// MaxItems is how many values a stored value may hold.
+const MaxItems = maxItems

@@ -31,11 +31,9 @@ func (r row) listing(c Chain, counts Counts, args bool) Listing {
 		}
 	}
 	l.Counts.Channels = r.doc.stateChannels()
-	var damaged []string
-	for _, d := range []string{r.doc.damaged, r.meta.damaged} {
-		if d != "" {
-			damaged = append(damaged, d)
-		}
+	damaged := r.doc.bad
+	if r.meta.damaged != "" {
+		damaged = append(damaged[:len(damaged):len(damaged)], r.meta.damaged)
 	}
 	l.Damaged = strings.Join(damaged, "; ")
 	return l

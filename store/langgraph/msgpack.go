@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -32,28 +33,70 @@ const (
 
 // decodeMsgpack reads one whole msgpack value.
 func decodeMsgpack(data []byte) (any, error) {
-	r := bytes.NewReader(data)
-	d := msgpack.NewDecoder(r)
-	v, err := (&mpReader{d: d, limit: len(data)}).value(0)
+	r := newMPReader(data, nil)
+	v, err := r.value(0)
 	if err != nil {
 		return nil, fmt.Errorf("msgpack: %w", err)
 	}
-	if r.Len() != 0 {
-		return nil, fmt.Errorf("msgpack: %d bytes left after the value", r.Len())
+	if n := r.br.Len(); n != 0 {
+		return nil, fmt.Errorf("msgpack: %d bytes left after the value", n)
 	}
 	return v, nil
 }
 
-// mpReader walks a msgpack value. limit (the input's size) caps what a
-// declared length may allocate, so a corrupt header costs nothing.
+// errLimit is a value past the reader's bounds (maxDepth, maxItems): it
+// is well formed as far as read, and the reader skips the rest of it.
+type errLimit struct{ what string }
+
+func (e errLimit) Error() string { return e.what }
+
+var (
+	errTooDeep = errLimit{fmt.Sprintf("nested deeper than %d levels", maxDepth)}
+	errTooMany = errLimit{fmt.Sprintf("more than %d items", maxItems)}
+)
+
+// mpReader walks a msgpack value held whole in data. Its size caps what
+// a declared length may allocate, so a corrupt header costs nothing; left
+// is how many more values (items, keys) the value being read may hold,
+// shared with the readers of its extensions' payloads (see maxItems).
 type mpReader struct {
-	d     *msgpack.Decoder
-	limit int
+	data []byte
+	br   *bytes.Reader
+	d    *msgpack.Decoder
+	left *int
 }
+
+// newMPReader reads data; left is shared with the reader whose extension
+// data is (nil: a value of its own).
+func newMPReader(data []byte, left *int) *mpReader {
+	br := bytes.NewReader(data)
+	if left == nil {
+		left = new(int)
+		*left = maxItems
+	}
+	// The decoder reads br directly (a bytes.Reader is an io.ByteScanner:
+	// no buffer of its own), so offset and seek are br's.
+	return &mpReader{data: data, br: br, d: msgpack.NewDecoder(br), left: left}
+}
+
+// offset is where the next value starts.
+func (r *mpReader) offset() int { return len(r.data) - r.br.Len() }
+
+// seek moves to offset off.
+func (r *mpReader) seek(off int) error {
+	_, err := r.br.Seek(int64(off), io.SeekStart)
+	return err
+}
+
+// fresh gives the next value the whole of maxItems.
+func (r *mpReader) fresh() { *r.left = maxItems }
 
 func (r *mpReader) value(depth int) (any, error) {
 	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+		return nil, errTooDeep
+	}
+	if *r.left--; *r.left < 0 {
+		return nil, errTooMany
 	}
 	c, err := r.d.PeekCode()
 	if err != nil {
@@ -65,18 +108,11 @@ func (r *mpReader) value(depth int) (any, error) {
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
 		return r.arrayValue(depth)
 	case msgpcode.IsExt(c):
-		id, n, err := r.d.DecodeExtHeader()
+		payload, id, err := r.ext()
 		if err != nil {
 			return nil, err
 		}
-		if n > r.limit {
-			return nil, fmt.Errorf("extension of %d bytes in a value of %d", n, r.limit)
-		}
-		buf := make([]byte, n)
-		if err := r.d.ReadFull(buf); err != nil {
-			return nil, err
-		}
-		return extValue(id, buf, depth+1), nil
+		return r.extValue(id, payload, depth+1)
 	case msgpcode.IsBin(c):
 		b, err := r.d.DecodeBytes()
 		if err != nil {
@@ -91,12 +127,26 @@ func (r *mpReader) value(depth int) (any, error) {
 	return scalar(v), nil
 }
 
+// ext reads an extension's header and passes over its payload, which
+// stays in data (nested extensions are not copied at each level).
+func (r *mpReader) ext() ([]byte, int8, error) {
+	id, n, err := r.d.DecodeExtHeader()
+	if err != nil {
+		return nil, 0, err
+	}
+	at := r.offset()
+	if n < 0 || n > len(r.data)-at {
+		return nil, 0, fmt.Errorf("extension of %d bytes with %d left: %w", n, len(r.data)-at, io.ErrUnexpectedEOF)
+	}
+	return r.data[at : at+n], id, r.seek(at + n)
+}
+
 func (r *mpReader) mapValue(depth int) (any, error) {
 	n, err := r.d.DecodeMapLen()
 	if err != nil || n < 0 {
 		return nil, err // n < 0: nil, which PeekCode ruled out
 	}
-	m := make(map[string]any, min(n, r.limit))
+	m := make(map[string]any, min(n, len(r.data), *r.left))
 	for range n {
 		k, err := r.value(depth + 1)
 		if err != nil {
@@ -116,7 +166,7 @@ func (r *mpReader) arrayValue(depth int) (any, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	l := make([]any, 0, min(n, r.limit))
+	l := make([]any, 0, min(n, len(r.data), *r.left))
 	for range n {
 		v, err := r.value(depth + 1)
 		if err != nil {
@@ -125,6 +175,45 @@ func (r *mpReader) arrayValue(depth int) (any, error) {
 		l = append(l, v)
 	}
 	return l, nil
+}
+
+// skip passes over one value without decoding it, iteratively: however
+// deep it is nested costs no stack (msgpack's own Skip recurses, and a
+// value nested ten million levels deep overflowed the stack). Every
+// value read adds its items to those still to pass.
+func (r *mpReader) skip() error {
+	for todo := 1; todo > 0; todo-- {
+		c, err := r.d.PeekCode()
+		if err != nil {
+			return err
+		}
+		switch {
+		case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+			n, err := r.d.DecodeMapLen()
+			if err != nil {
+				return err
+			}
+			todo += 2 * n
+		case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+			n, err := r.d.DecodeArrayLen()
+			if err != nil {
+				return err
+			}
+			todo += n
+		case msgpcode.IsExt(c):
+			if _, _, err := r.ext(); err != nil {
+				return err
+			}
+		default:
+			if err := r.d.Skip(); err != nil { // a scalar, string or bin
+				return err
+			}
+		}
+		if todo > r.br.Len()+1 { // each value takes a byte at least
+			return fmt.Errorf("%d values declared with %d bytes left: %w", todo-1, r.br.Len(), io.ErrUnexpectedEOF)
+		}
+	}
+	return nil
 }
 
 // scalar widens the decoder's sized numbers to int64, uint64 and float64.
@@ -169,36 +258,41 @@ func keyString(k any) string {
 }
 
 // extValue decodes one of LangGraph's extension types. A payload that
-// does not read as its code says comes back opaque, with the reason.
-func extValue(code int8, data []byte, depth int) any {
+// does not read as its code says comes back opaque, with the reason; one
+// past the reader's bounds (errLimit) fails the value it is part of.
+func (r *mpReader) extValue(code int8, data []byte, depth int) (any, error) {
 	name := fmt.Sprintf("msgpack ext %d", code)
 	if code == extTimestamp {
 		t, err := timestamp(data)
 		if err != nil {
-			return opaque(name, len(data), err)
+			return opaque(name, len(data), err), nil
 		}
-		return map[string]any{KeyType: "datetime.datetime", KeyValue: t.Format(time.RFC3339Nano)}
+		return map[string]any{KeyType: "datetime.datetime", KeyValue: t.Format(time.RFC3339Nano)}, nil
 	}
 	if code < 0 || code > extPandasSeries {
-		return opaque(name, len(data), nil)
+		return opaque(name, len(data), nil), nil
 	}
 	if depth > maxDepth {
-		return opaque(name, len(data), fmt.Errorf("nested deeper than %d", maxDepth))
+		return nil, errTooDeep
 	}
-	r := bytes.NewReader(data)
-	inner, err := (&mpReader{d: msgpack.NewDecoder(r), limit: len(data)}).value(depth)
-	if err == nil && r.Len() != 0 {
-		err = fmt.Errorf("%d bytes left after the value", r.Len())
+	in := newMPReader(data, r.left)
+	inner, err := in.value(depth)
+	var limit errLimit
+	if errors.As(err, &limit) {
+		return nil, err
+	}
+	if err == nil && in.br.Len() != 0 {
+		err = fmt.Errorf("%d bytes left after the value", in.br.Len())
 	}
 	if err != nil {
-		return opaque(name, len(data), err)
+		return opaque(name, len(data), err), nil
 	}
 	tup, _ := inner.([]any)
 	v, err := constructed(code, tup)
 	if err != nil {
-		return opaque(name, len(data), err)
+		return opaque(name, len(data), err), nil
 	}
-	return v
+	return v, nil
 }
 
 // constructed reads the tuple of an extension code.

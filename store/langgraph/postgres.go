@@ -243,6 +243,21 @@ func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, e
 	return out, s.blobs(ctx, c, out, q.full)
 }
 
+func (s *pgSnap) parents(ctx context.Context, c Chain) (map[string]string, error) {
+	rows, err := s.tx.Query(ctx, `SELECT checkpoint_id, coalesce(parent_checkpoint_id, '')
+		FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2`, c.Thread, c.NS)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var id, parent string
+	_, err = pgx.ForEachRow(rows, []any{&id, &parent}, func() error {
+		out[id] = parent
+		return nil
+	})
+	return out, err
+}
+
 // blobs adds the values stored apart: one query for the channel versions
 // the rows name (a listing reads which exist, and only the Sends' and
 // joins' values).

@@ -27,6 +27,8 @@ type snapshot interface {
 	taskCheckpoint(ctx context.Context, c Chain, task string) (string, error)
 	// checkpoints reads a chain's rows newest first (see rowQuery).
 	checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error)
+	// parents maps each checkpoint of chain c to its parent ("" for none).
+	parents(ctx context.Context, c Chain) (map[string]string, error)
 	// writes reads the writes of checkpoints from..to (ids, inclusive).
 	// Without values, only Sends (__pregel_tasks) carry theirs.
 	writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error)
@@ -89,6 +91,9 @@ func (r *reader) History(ctx context.Context, c Chain, before string, limit int)
 		}
 		return nil, notFound(c, "")
 	}
+	if err := cutCycles(ctx, s, c, rows); err != nil {
+		return nil, err
+	}
 	counts, err := attachWrites(ctx, s, c, rows)
 	if err != nil {
 		return nil, err
@@ -110,6 +115,11 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	rows := []row{rw}
+	if err := cutCycles(ctx, s, c, rows); err != nil {
+		return Checkpoint{}, err
+	}
+	rw = rows[0]
 	counts, err := attachWrites(ctx, s, c, []row{rw})
 	if err != nil {
 		return Checkpoint{}, err

@@ -349,6 +349,24 @@ func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]ro
 	return out, rows.Err()
 }
 
+func (s *sqliteSnap) parents(ctx context.Context, c Chain) (map[string]string, error) {
+	rows, err := s.tx.QueryContext(ctx, `SELECT checkpoint_id, coalesce(parent_checkpoint_id, '')
+		FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?`, c.Thread, c.NS)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, parent string
+		if err := rows.Scan(&id, &parent); err != nil {
+			return nil, err
+		}
+		out[id] = parent
+	}
+	return out, rows.Err()
+}
+
 func (s *sqliteSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {
 	value := `CASE WHEN channel = '` + chanTasks + `' THEN value END`
 	if values {

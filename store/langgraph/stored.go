@@ -1,14 +1,14 @@
 package langgraph
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"rewind/store"
 )
 
 // doc is a stored checkpoint as read: the channels that hold a value,
@@ -25,8 +25,9 @@ type doc struct {
 	// pendingSends are the Sends of a checkpoint older than format 4,
 	// which kept them beside the channels.
 	pendingSends []any
-	// damaged says why the stored checkpoint did not read whole.
-	damaged string
+	// bad says why the stored checkpoint did not read whole, if it did
+	// not: each reason one line.
+	bad []string
 }
 
 func newDoc() *doc {
@@ -64,20 +65,19 @@ func readDoc(typ string, data []byte, full bool) *doc {
 		err = fmt.Errorf("stored as %q (%d bytes), which this reader cannot decode", typ, len(data))
 	}
 	if err != nil {
-		d.damaged = "the stored checkpoint does not decode: " + err.Error()
+		d.bad = append(d.bad, "the stored checkpoint does not decode: "+err.Error())
 	}
 	return d
 }
 
 func (d *doc) readMsgpack(data []byte, full bool) error {
-	r := bytes.NewReader(data)
-	dec := msgpack.NewDecoder(r)
-	mp := &mpReader{d: dec, limit: len(data)}
-	n, err := dec.DecodeMapLen()
+	mp := newMPReader(data, nil)
+	n, err := mp.d.DecodeMapLen()
 	if err != nil {
 		return fmt.Errorf("msgpack: %w", err)
 	}
 	for range n {
+		mp.fresh()
 		k, err := mp.value(1)
 		if err != nil {
 			return fmt.Errorf("msgpack: %w", err)
@@ -89,6 +89,7 @@ func (d *doc) readMsgpack(data []byte, full bool) error {
 			}
 			continue
 		}
+		mp.fresh()
 		v, err := mp.value(1)
 		if err != nil {
 			return fmt.Errorf("msgpack: %s: %w", key, err)
@@ -98,12 +99,16 @@ func (d *doc) readMsgpack(data []byte, full bool) error {
 	return nil
 }
 
+// msgpackValues reads the channels. A value past the reader's bounds
+// (errLimit: nested too deep, too many items) is skipped, opaque, and
+// named in bad; the channels after it still read.
 func (d *doc) msgpackValues(mp *mpReader, full bool) error {
 	n, err := mp.d.DecodeMapLen()
 	if err != nil {
 		return err
 	}
 	for range n {
+		mp.fresh()
 		k, err := mp.value(2)
 		if err != nil {
 			return err
@@ -111,14 +116,28 @@ func (d *doc) msgpackValues(mp *mpReader, full bool) error {
 		name := keyString(k)
 		if !full && !wanted(name) {
 			d.values[name] = nil
-			if err := mp.d.Skip(); err != nil {
-				return err
+			if err := mp.skip(); err != nil {
+				return fmt.Errorf("channel %q: %w", store.Name(name), err)
 			}
 			continue
 		}
-		if d.values[name], err = mp.value(2); err != nil {
-			return err
+		start := mp.offset()
+		mp.fresh()
+		v, err := mp.value(2)
+		var limit errLimit
+		if errors.As(err, &limit) {
+			if err := mp.seek(start); err != nil {
+				return err
+			}
+			if err := mp.skip(); err != nil {
+				return fmt.Errorf("channel %q: %w", store.Name(name), err)
+			}
+			v, err = d.tooLarge(name, mp.offset()-start, limit), nil
 		}
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", store.Name(name), err)
+		}
+		d.values[name] = v
 	}
 	return nil
 }
@@ -237,5 +256,24 @@ func (d *doc) addBlob(channel, typ string, blob []byte, full bool) {
 		d.values[channel] = nil
 		return
 	}
-	d.values[channel] = Decode(typ, blob)
+	if typ != TypeMsgpack {
+		d.values[channel] = Decode(typ, blob)
+		return
+	}
+	v, err := decodeMsgpack(blob)
+	var limit errLimit
+	switch {
+	case errors.As(err, &limit):
+		v = d.tooLarge(channel, len(blob), limit)
+	case err != nil:
+		v = opaque(typ, len(blob), err)
+	}
+	d.values[channel] = v
+}
+
+// tooLarge names a channel's value past the reader's bounds in bad, and
+// is what the channel shows.
+func (d *doc) tooLarge(channel string, size int, limit errLimit) any {
+	d.bad = append(d.bad, fmt.Sprintf("channel %q not read: its value of %d bytes is %s", store.Name(channel), size, limit))
+	return opaque(TypeMsgpack, size, limit)
 }

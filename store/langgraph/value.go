@@ -51,8 +51,14 @@ const (
 	TypeByteArray = "bytearray"
 )
 
-// maxDepth bounds nesting, so a hostile value cannot exhaust the stack.
-const maxDepth = 512
+// The bounds of a decoded value, so that a hostile one cannot exhaust the
+// stack or the memory: maxDepth levels of nesting, maxItems values (items
+// of lists, keys and values of maps, extensions' payloads included), a
+// few hundred MB decoded at most. A value past them is opaque, with why.
+const (
+	maxDepth = 512
+	maxItems = 1 << 21
+)
 
 // Decode turns a stored value into a plain value (see KeyType). It never
 // fails: what it cannot read comes back opaque.

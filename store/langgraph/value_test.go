@@ -98,6 +98,10 @@ func TestDecodeJSONAndLangChainObjects(t *testing.T) {
 // never as an error or a panic.
 func TestDecodeOpaque(t *testing.T) {
 	deep := bytes.Repeat([]byte{0x91}, 100000) // [[[[…
+	var deepExt any = 1                        // Decimal(Decimal(…)), each in its own extension
+	for range 600 {
+		deepExt = ext{Code: 0, Payload: []any{"decimal", "Decimal", deepExt}}
+	}
 	cases := []struct {
 		name, typ string
 		in        []byte
@@ -112,6 +116,9 @@ func TestDecodeOpaque(t *testing.T) {
 		{"a corrupt extension tuple", "msgpack", mp(t, ext{Code: 2, Payload: "not a tuple"}), "msgpack ext 2", "want a tuple"},
 		{"a length past the data", "msgpack", []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x01}, "msgpack", "EOF"},
 		{"nested too deep", "msgpack", deep, "msgpack", "deeper"},
+		{"extensions nested too deep", "msgpack", mp(t, deepExt), "msgpack", "deeper"},
+		{"too many values", "msgpack", wide(langgraph.MaxItems + 1), "msgpack", "more than"},
+		{"too many values in extensions", "msgpack", mp(t, []any{ext{Code: 0, Payload: []any{"m", "N", raw(wide(langgraph.MaxItems / 2))}}, raw(wide(langgraph.MaxItems / 2))}), "msgpack", "more than"},
 		{"broken JSON", "json", []byte(`{"a": [1, 2`), "json", "EOF"},
 		{"JSON with more after it", "json", []byte(`{} {}`), "json", "more"},
 	}

@@ -20,6 +20,9 @@ type privileges struct {
 	// usage is false when the user may not use the schema that holds them
 	// (it then cannot see them at all).
 	usage bool
+	// path is the session's search_path: where tables are made, when a
+	// schema of it exists and the user may use it.
+	path string
 }
 
 // whoSQL reads privileges: $1 is the version table. A table in a schema
@@ -33,11 +36,12 @@ with t as (
 select current_user::text,
        coalesce(current_schema()::text, (select nspname::text from t), ''),
        coalesce((select pg_get_userbyid(relowner)::text from t), ''),
-       coalesce(has_schema_privilege(coalesce(current_schema(), (select nspname from t), 'public'), 'USAGE'), false)`
+       coalesce(has_schema_privilege(coalesce(current_schema(), (select nspname from t), 'public'), 'USAGE'), false),
+       current_setting('search_path')`
 
 func (s *Store) readPrivileges(ctx context.Context, conn *pgx.Conn) error {
 	p := &s.privileges
-	if err := conn.QueryRow(ctx, whoSQL, versionTable).Scan(&p.user, &p.schema, &p.owner, &p.usage); err != nil {
+	if err := conn.QueryRow(ctx, whoSQL, versionTable).Scan(&p.user, &p.schema, &p.owner, &p.usage, &p.path); err != nil {
 		return s.target.wrap(s.db(err), "cannot read which privileges user %q has", s.target.user)
 	}
 	return nil

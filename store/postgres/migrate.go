@@ -238,6 +238,12 @@ func (s *Store) migrationError(err error, name string, current int) error {
 	var pgErr *pgconn.PgError
 	p := s.privileges
 	if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "3F000") { // refused, or no schema to create in
+		if current == 0 && pgErr.Code == "3F000" {
+			// No schema of the search_path exists, or none the user may
+			// use: naming public (or any one schema) would be wrong.
+			return &denied{err: pgErr, msg: fmt.Sprintf("postgres store: cannot create the store's tables in %s (%s: %s): the search_path (%s) names no schema that exists and user %s may use: create one (CREATE SCHEMA … AUTHORIZATION %s), have its owner run GRANT USAGE, CREATE ON SCHEMA … TO %s, or set search_path in the URL to a schema the user may create in",
+				s.target, name, pgErr.Message, p.path, ident(p.user), ident(p.user), ident(p.user))}
+		}
 		if current == 0 {
 			return &denied{err: pgErr, msg: fmt.Sprintf("postgres store: cannot create the store's tables in %s (%s: %s): user %s may not create tables in schema %s: use a database the user owns, or have the schema's owner run GRANT USAGE, CREATE ON SCHEMA %s TO %s",
 				s.target, name, pgErr.Message, ident(p.user), ident(p.schemaOr()), ident(p.schemaOr()), ident(p.user))}

@@ -223,3 +223,33 @@ func mustURL(t *testing.T, s string) *url.URL {
 	}
 	return u
 }
+
+// A URL whose search_path names a schema: the hint names that schema, or
+// the search_path when it names none the user may create in (it named
+// schema public, which the store was not going to use).
+func TestSearchPathNamedInTheHint(t *testing.T) {
+	ctx := context.Background()
+	dbURL := freshDB(t)
+	name, as := role(t, dbURL)
+	withPath := func(s string) string {
+		u := mustURL(t, s)
+		q := u.Query()
+		q.Set("search_path", "evil")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	_, err := Open(ctx, withPath(dbURL))
+	if err == nil || !strings.Contains(err.Error(), "the search_path (evil) names no schema") || strings.Contains(err.Error(), "public") {
+		t.Errorf("Open with search_path=evil, no such schema = %v, want the search_path named, not public", err)
+	}
+	adminExec(t, dbURL, "CREATE SCHEMA evil; GRANT USAGE ON SCHEMA evil TO "+name)
+	_, err = Open(ctx, as(withPath(dbURL)))
+	if err == nil || !strings.HasSuffix(err.Error(), "GRANT USAGE, CREATE ON SCHEMA evil TO "+name) || strings.Contains(err.Error(), "public") {
+		t.Errorf("Open with search_path=evil, a schema the role may not create in = %v, want schema evil named", err)
+	}
+	s, err := Open(ctx, withPath(dbURL))
+	if err != nil {
+		t.Fatalf("Open as its owner: %v", err)
+	}
+	s.Close()
+}

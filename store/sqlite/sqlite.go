@@ -151,7 +151,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.w.SetMaxOpenConns(1)
-	if readOnly == "" {
+	// A store of this schema opens without a write: migrate's transaction
+	// took the file's write lock for every command, one more wait (and,
+	// under contention, one more SQLITE_BUSY) before any work.
+	if readOnly == "" && version != schemaVersion {
 		if err := s.migrate(ctx); err != nil {
 			s.w.Close()
 			return nil, err

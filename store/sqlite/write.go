@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -175,16 +176,25 @@ func (s *Store) begin(ctx context.Context, ready ...func() error) (*wtx, error) 
 	return &w.tx, nil
 }
 
-// busyTimeout is how long a write waits for another process's (as
-// pragmas set it): the writer's connection waits only in begin.
+// busyTimeout is a round of a write's wait for another process's write
+// lock (as pragmas set it): the writer's connection waits only in begin,
+// and there in rounds until busyWait.
 const busyTimeout = "5000"
+
+// busyWait is how long, in all, a write waits for other processes' write
+// transactions before it fails: their turns, deletes and prunes, and a
+// process the scheduler left holding the lock. One busy_timeout alone
+// (5 s) let two processes hammering one file fail commands with
+// SQLITE_BUSY.
+const busyWait = time.Minute
 
 // begin runs BEGIN IMMEDIATE (w.mu held). The connection does not wait
 // for a lock (busy_timeout 0, see take), so the first try needs no
 // watch on ctx: the driver starts a goroutine to watch a cancellable
 // context for a statement, a tenth of a put's CPU. Only once another
 // process holds the write lock does BEGIN wait for it, under
-// busy_timeout, watching ctx: the wait ends once ctx is done.
+// busy_timeout, watching ctx, and again after each round until busyWait:
+// the wait ends once ctx is done.
 func (w *writer) begin(ctx context.Context) error {
 	_, err := w.stmts[sqlBegin].ExecContext(quiet(ctx))
 	if err == nil || code(err) != sqlite3.SQLITE_BUSY {
@@ -193,7 +203,12 @@ func (w *writer) begin(ctx context.Context) error {
 	if _, err := w.conn.ExecContext(ctx, `PRAGMA busy_timeout = `+busyTimeout); err != nil {
 		return err
 	}
-	_, err = w.stmts[sqlBegin].ExecContext(ctx)
+	for deadline := time.Now().Add(busyWait); ; {
+		_, err = w.stmts[sqlBegin].ExecContext(ctx)
+		if code(err) != sqlite3.SQLITE_BUSY || ctx.Err() != nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if _, off := w.conn.ExecContext(quiet(ctx), `PRAGMA busy_timeout = 0`); off != nil && err == nil {
 		// A connection that would wait, inside a transaction: it goes
 		// (SQLite rolls back), and the next write starts on a new one.

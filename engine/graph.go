@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,12 +39,17 @@ func Goto(node string) Target { return Target{Node: node} }
 
 // Send targets a node with its own arguments: fan-out, one task per packet.
 // Args must be plain JSON data: they are stored in the checkpoint. Args
-// that json cannot encode make the route fail with an error naming the
-// node and the field (see Target.Err), never a task with null arguments.
+// that json cannot encode, or would not encode faithfully (a struct with
+// no exported field, such as a *sql.DB or a connection, stored as {}),
+// make the route fail with an error naming the node and the field (see
+// Target.Err), never a task with null or empty arguments.
 func Send(node string, args any) Target {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return Target{Node: node, send: true, err: &SendError{Node: node, Field: unencodable(args), Err: err}}
+	}
+	if path, why, bad := lossy(args, b); bad {
+		return Target{Node: node, send: true, err: &SendError{Node: node, Field: path, Err: errors.New(why)}}
 	}
 	return Target{Node: node, Args: b, send: true}
 }

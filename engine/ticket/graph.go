@@ -659,7 +659,7 @@ func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.W
 	speaker := "executor[" + st.ID + "]"
 	if s.BudgetRemaining != nil && *s.BudgetRemaining <= 0 {
 		st.Status = StatusBlocked
-		st.Result = fmt.Sprintf("not checked: the turn's tool budget of %d calls is used up", TurnToolBudget)
+		st.Result = budgetSpent(nc.Values)
 		return []engine.Write{
 			engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: speaker, Content: st.Result}}),
 			engine.Put("subtasks", []Subtask{st}),

@@ -210,8 +210,34 @@ type State struct {
 }
 
 // Decode reads the typed state from channel values: all of them, or only
-// the named channels (the other fields stay zero).
+// the named channels (the other fields stay zero). A tool budget the
+// values do not hold (null, as an older rewind could store it) reads as 0,
+// never as no ceiling (BudgetMissing tells it apart).
 func Decode(v engine.Values, channels ...string) (State, error) {
+	s, err := decode(v, channels...)
+	if err == nil && s.BudgetRemaining == nil && (len(channels) == 0 || slices.Contains(channels, "budgetRemaining")) {
+		s.BudgetRemaining = new(int)
+	}
+	return s, err
+}
+
+// BudgetMissing says v holds no tool budget (null or absent: an older
+// rewind could store one through an edit). Decode reads it as 0, so no
+// tool is called: never as no ceiling.
+func BudgetMissing(v engine.Values) bool {
+	raw := bytes.TrimSpace(v["budgetRemaining"])
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// budgetSpent is what an executor says when the budget leaves it no call.
+func budgetSpent(v engine.Values) string {
+	if BudgetMissing(v) {
+		return "not checked: this state holds no tool budget (budgetRemaining is missing, as an older rewind could store it), which counts as 0 calls left; set it with rewind edit and resume"
+	}
+	return fmt.Sprintf("not checked: the turn's tool budget of %d calls is used up", TurnToolBudget)
+}
+
+func decode(v engine.Values, channels ...string) (State, error) {
 	var s State
 	rest := channels
 	if len(channels) > 0 {

@@ -117,6 +117,9 @@ type Graph struct {
 	resumeCheck ResumeCheck
 	// stateCheck is the graph's check of an edited state (see CheckState).
 	stateCheck StateCheck
+	// channelChecks are the graph's checks of one edited channel (see
+	// CheckChannel).
+	channelChecks map[string]ChannelCheck
 	// maxSends caps the Send packets of one superstep (see MaxSends).
 	maxSends int
 }

@@ -474,6 +474,7 @@ func declareChannels(g *engine.Graph) {
 		Keyed("subtasks", "id").
 		Keyed("attachments", "id").
 		Object("summary")
+	declareChecks(g)
 }
 
 // Turn is one new user turn.

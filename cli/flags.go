@@ -153,3 +153,13 @@ func (t *turnFlags) turn(c *cobra.Command, empty string) (ticket.Turn, error) {
 	}
 	return turn, nil
 }
+
+// checkReason refuses a --reason longer than one message may hold
+// (termtext.MaxInput, the TUI's limit on a reason too): a reason is stored
+// with the decision or the run's end, in the conversation, and printed.
+func checkReason(reason string) error {
+	if why := termtext.TooLong(len(reason)); why != "" {
+		return usagef("--reason is %s: shorten it; nothing was recorded", why)
+	}
+	return nil
+}

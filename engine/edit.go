@@ -54,6 +54,11 @@ func (g *Graph) CheckChannel(channel string, fn ChannelCheck) *Graph {
 	return g
 }
 
+// MaxEditValue is the most one edited value may hold, in bytes, however it
+// is given (--value, --value-file, $EDITOR in the CLI or the TUI): the
+// limit of one message (termtext.MaxInput, 64 KB).
+const MaxEditValue = 64 << 10
+
 // EditState sets channel to value at checkpoint id, as a new update
 // checkpoint whose parent is id (a new branch when id already has a
 // continuation), keeping id's pending tasks: a resume of the new
@@ -65,6 +70,9 @@ func (g *Graph) CheckChannel(channel string, fn ChannelCheck) *Graph {
 func (e *Engine) EditState(ctx context.Context, thread string, id int64, channel string, value json.RawMessage, o UpdateOptions) (Checkpoint, error) {
 	if _, ok := e.graph.channels[channel]; !ok {
 		return Checkpoint{}, fmt.Errorf("edit thread %q: %w: no channel %q (channels: %s)", threadName(thread), ErrBadEdit, clipName(channel), strings.Join(e.graph.chanList, ", "))
+	}
+	if len(value) > MaxEditValue {
+		return Checkpoint{}, fmt.Errorf("edit %s of thread %q: %w: the value is %d bytes, over the %d (64 KB) an edited value may hold: shorten it", channel, threadName(thread), ErrBadEdit, len(value), MaxEditValue)
 	}
 	if !json.Valid(value) {
 		return Checkpoint{}, fmt.Errorf("edit %s of thread %q: %w: the value is not JSON", channel, threadName(thread), ErrBadEdit)

@@ -251,7 +251,7 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	}
 	d, answered := s.Approvals[op.ID]
 	if !answered {
-		return nil, engine.AwaitApproval(op.ID, "create the reply as an outgoing draft?")
+		return nil, engine.AwaitApproval(op.ID, ApprovalQuestion)
 	}
 	if d.Approved {
 		op.Status = OpApproved

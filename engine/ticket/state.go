@@ -572,10 +572,15 @@ func NewAttachment(ref string) Attachment {
 // A v1 subtask WAITING for approval was a side effect waiting at the gate;
 // v2 keeps that in operations, so it becomes a create_draft operation
 // awaiting approval (MigratedOperationID), whose payload is the subtask's
-// result, or its goal when it has none. The next turn then stops at the
-// gate instead of dropping it. Branches forked from the thread share the
-// operation, as they share anything recorded before the fork: it is one
-// side effect, performed once.
+// result, or its goal when it has none. A checkpoint with nothing else due
+// waits at the gate as a v2 one does: the approval node is its pending
+// task and its interrupt names the operation, so the thread reads
+// awaiting-approval and can be approved or rejected at once (it read done,
+// and only the next turn reached the gate). The write then checks the grant
+// the v1 document carried (authorization, the same name in v2), as any
+// draft's: none, or an expired one, blocks it. Branches forked from the
+// thread share the operation, as they share anything recorded before the
+// fork: it is one side effect, performed once.
 func migrateV1(doc map[string]any) error {
 	values, _ := doc["values"].(map[string]any)
 	if values == nil {
@@ -588,7 +593,7 @@ func migrateV1(doc map[string]any) error {
 		}
 		delete(a, "url")
 	}
-	used := 0
+	used, gate := 0, ""
 	for _, s := range list(values["subtasks"]) {
 		if _, has := s["toolCalls"]; !has {
 			s["toolCalls"] = num(s["calls"])
@@ -610,7 +615,19 @@ func migrateV1(doc map[string]any) error {
 			if _, has := ops[id]; !has {
 				ops[id] = map[string]any{"id": id, "kind": KindCreateDraft, "status": OpAwaitingApproval, "payload": payload}
 			}
+			if gate == "" || id < gate {
+				gate = id // the one PendingDraft finds: the first by id
+			}
 		}
+	}
+	if tasks, _ := doc["tasks"].([]any); gate != "" && len(tasks) == 0 {
+		doc["tasks"] = []any{map[string]any{"id": "v1-approval", "node": NodeApproval}}
+		md, _ := doc["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			doc["metadata"] = md
+		}
+		md["interrupt"] = map[string]any{"when": "approval", "node": NodeApproval, "operation": gate, "question": ApprovalQuestion}
 	}
 	for i, m := range list(values["messages"]) {
 		if _, has := m["index"]; !has {
@@ -633,6 +650,9 @@ func migrateV1(doc map[string]any) error {
 	}
 	return nil
 }
+
+// ApprovalQuestion is what the approval gate asks.
+const ApprovalQuestion = "create the reply as an outgoing draft?"
 
 // MigratedOperationID names the operation a v1 subtask that was WAITING
 // for approval becomes.

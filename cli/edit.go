@@ -49,7 +49,7 @@ pinned fact of the messages it covers).`,
 			case value != "":
 				raw = []byte(value)
 			case valueFile != "":
-				text, err := readInput(valueFile, c.InOrStdin())
+				text, err := readFileFlag("--value-file", "value", valueFile, c.InOrStdin())
 				if err != nil {
 					return err
 				}

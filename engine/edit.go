@@ -39,9 +39,9 @@ type ChannelEdit struct {
 }
 
 // CheckChannel sets the check a value edited into channel must pass
-// (EditState), after the channel's reducer took it and the whole state
-// passed CheckState: what a node of the graph would refuse to read or would
-// never write (a summary that rewrites an id, a budget that is no number).
+// (EditState), after the channel's reducer took it and before the whole
+// state's (CheckState): what a node of the graph would refuse to read or
+// would never write (a summary that rewrites an id, a budget that is no number).
 // A node's own writes are its own to check.
 func (g *Graph) CheckChannel(channel string, fn ChannelCheck) *Graph {
 	if _, ok := g.channels[channel]; !ok {
@@ -92,24 +92,23 @@ func (e *Engine) EditState(ctx context.Context, thread string, id int64, channel
 }
 
 // checkEdit runs the graph's checks of state v, which an edit of channel
-// at checkpoint id would store: the whole state's (CheckState), then the
-// channel's own (CheckChannel).
+// at checkpoint id would store: the channel's own (CheckChannel), then the
+// whole state's (CheckState).
 func (e *Engine) checkEdit(ctx context.Context, thread string, id int64, channel string, v Values) error {
+	// The channel's own check first: it says best what to give instead.
+	if check := e.graph.channelChecks[channel]; check != nil {
+		err := check(ctx, ChannelEdit{Thread: thread, Checkpoint: id, Channel: channel, Values: v,
+			Transcript: func(ctx context.Context, from, to int64) ([]StoredMessage, error) {
+				return e.Transcript(ctx, thread, id, from, to)
+			}})
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadEdit, err)
+		}
+	}
 	if e.graph.stateCheck != nil {
 		if err := e.graph.stateCheck(v); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadEdit, err)
 		}
-	}
-	check := e.graph.channelChecks[channel]
-	if check == nil {
-		return nil
-	}
-	err := check(ctx, ChannelEdit{Thread: thread, Checkpoint: id, Channel: channel, Values: v,
-		Transcript: func(ctx context.Context, from, to int64) ([]StoredMessage, error) {
-			return e.Transcript(ctx, thread, id, from, to)
-		}})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadEdit, err)
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
 package ticket
 
 // The ticket graph's checks of a value a person edits in (rewind edit, the
-// TUI's e: engine.Graph.CheckChannel), run after the channel's reducer took
-// the value and the whole state decoded (CheckState): an edit never stores
-// what the graph would refuse, or read differently from what was given.
+// TUI's e: engine.Graph.CheckChannel), run once the channel's reducer took
+// the value, before the whole state is decoded (CheckState): an edit never
+// stores what the graph would refuse, or read differently from what was
+// given.
 //   - budgetRemaining: a whole number, 0 or more. A missing budget read
 //     as "no ceiling" once; now it reads as 0 (Decode), and an edit may
 //     not store one.

@@ -25,6 +25,9 @@ starts a new run.`,
 		Args:    between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			out, thread := c.OutOrStdout(), args[0]
+			if err := checkReason(reason); err != nil {
+				return err
+			}
 			return withEngine(c.Context(), store, func(e *engine.Engine) error {
 				cp, err := e.Cancel(c.Context(), thread, reason)
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/tui/termtext"
 )
 
 func newEditCmd() *cobra.Command {
@@ -24,7 +25,10 @@ it, and the graph's state must still read), and stores it as a new update
 checkpoint whose parent is CHECKPOINT, keeping the tasks that were due
 there. Nothing is overwritten: when CHECKPOINT already has a continuation
 the edit is a new branch. Then resume it (rewind resume T NEW) to run the
-due tasks on the edited state, and compare with rewind diff.`,
+due tasks on the edited state, and compare with rewind diff. A value holds
+at most 64 KB however it is given, and passes the graph's own check of the
+channel (a tool budget is a whole number 0 or more; a summary keeps every
+pinned fact of the messages it covers).`,
 		Example: `  rewind edit ticket-1 1 messages           # change what the customer wrote, then:
   rewind resume ticket-1 17
   rewind edit ticket-1 5 reviewRounds --value 2`,
@@ -40,10 +44,12 @@ due tasks on the edited state, and compare with rewind diff.`,
 			thread, channel, out := args[0], args[2], c.OutOrStdout()
 			var raw []byte
 			switch {
+			case len(value) > termtext.MaxInput:
+				return usagef("the --value of %s is longer than the %s (%d bytes) one value may hold: shorten it", named(channel), termtext.Size(termtext.MaxInput), termtext.MaxInput)
 			case value != "":
 				raw = []byte(value)
 			case valueFile != "":
-				text, err := readInput(valueFile, c.InOrStdin())
+				text, err := readFileFlag("--value-file", "value", valueFile, c.InOrStdin())
 				if err != nil {
 					return err
 				}
@@ -61,6 +67,9 @@ due tasks on the edited state, and compare with rewind diff.`,
 					cur, ok := cp.Values[channel]
 					if !ok {
 						return fmt.Errorf("edit thread %s: %w: no channel %q at @%d", idText(thread), engine.ErrBadEdit, named(channel), id)
+					}
+					if n := len(indentJSON(cur)) + 1; n > termtext.MaxInput {
+						return fmt.Errorf("edit thread %s: %s at @%d is %s as JSON, over the %s one edited value may hold, so it cannot be edited whole: nothing was stored; edit another channel, or fork from an earlier checkpoint", idText(thread), named(channel), id, termtext.Size(n), termtext.Size(termtext.MaxInput))
 					}
 					if raw, err = editJSON(c.Context(), cur, channel); err != nil {
 						return err

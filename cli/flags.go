@@ -40,11 +40,18 @@ func checkStoreFlag(c *cobra.Command) error {
 // read whole; a final line break (a file's, a heredoc's) is not part of
 // the message.
 func readInput(path string, stdin io.Reader) (string, error) {
+	return readFileFlag("--input-file", "message", path, stdin)
+}
+
+// readFileFlag reads what flag (--input-file, --value-file) names: PATH,
+// or - for stdin; what is what it holds ("message", "value"), for the
+// errors. The limit is termtext.MaxInput, as readInput's.
+func readFileFlag(flag, what, path string, stdin io.Reader) (string, error) {
 	r := stdin
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return "", usagef("--input-file: %v: name a readable file, or - for stdin", err)
+			return "", usagef("%s: %v: name a readable file, or - for stdin", flag, err)
 		}
 		defer f.Close()
 		r = f
@@ -52,14 +59,14 @@ func readInput(path string, stdin io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, termtext.MaxInput+2))
 	switch {
 	case err != nil && path != "-":
-		return "", usagef("--input-file: %v: name a readable file, or - for stdin", err)
+		return "", usagef("%s: %v: name a readable file, or - for stdin", flag, err)
 	case err != nil:
-		return "", fmt.Errorf("--input-file -: read stdin: %w", err)
+		return "", fmt.Errorf("%s -: read stdin: %w", flag, err)
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if len(s) > termtext.MaxInput {
 		// Read only so far: its whole size is not known.
-		return "", usagef("the message in %s is longer than the %s (%d bytes) one message may hold: shorten it", path, termtext.Size(termtext.MaxInput), termtext.MaxInput)
+		return "", usagef("the %s in %s is longer than the %s (%d bytes) one %s may hold: shorten it", what, path, termtext.Size(termtext.MaxInput), termtext.MaxInput, what)
 	}
 	return s, nil
 }
@@ -170,4 +177,14 @@ func (t *turnFlags) turn(c *cobra.Command, empty string) (ticket.Turn, error) {
 		return ticket.Turn{}, usagef("%v", err)
 	}
 	return turn, nil
+}
+
+// checkReason refuses a --reason longer than one message may hold
+// (termtext.MaxInput, the TUI's limit on a reason too): a reason is stored
+// with the decision or the run's end, in the conversation, and printed.
+func checkReason(reason string) error {
+	if why := termtext.TooLong(len(reason)); why != "" {
+		return usagef("--reason is %s: shorten it; nothing was recorded", why)
+	}
+	return nil
 }

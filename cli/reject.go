@@ -23,6 +23,9 @@ func newRejectCmd(asWorker bool) *cobra.Command {
 			if strings.TrimSpace(reason) == "" {
 				return usagef("reject needs --reason TEXT: say why the draft must not be created")
 			}
+			if err := checkReason(reason); err != nil {
+				return err
+			}
 			return f.do(c.Context(), c.OutOrStdout(), worker.Request{Op: worker.OpReject, Thread: args[0], Reason: reason, Redraft: redraft})
 		},
 	}

@@ -235,9 +235,9 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 			}
 		}
 	}
-	budget := "none"
-	if s.BudgetRemaining != nil {
-		budget = strconv.Itoa(*s.BudgetRemaining)
+	budget := strconv.Itoa(*s.BudgetRemaining) // Decode reads a missing one as 0
+	if ticket.BudgetMissing(cp.Values) {
+		budget = fmt.Sprintf("0 (none stored: read as 0, so no tool is called; set it with rewind edit %s %d budgetRemaining --value %d)", idText(thread), cp.ID, ticket.TurnToolBudget)
 	}
 	fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
 	printCosts(out, costs)

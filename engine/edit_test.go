@@ -72,6 +72,8 @@ func TestEditStateThenResumeTheEditedBranch(t *testing.T) {
 				{"subtasks", `[{"id": 5}]`},
 				{"nosuch", `1`},
 				{"messages", `not json`},
+				// Issue 32, item 3: past MaxEditValue, however well formed.
+				{"messages", `[{"role": "user", "speaker": "user", "content": "` + strings.Repeat("x", engine.MaxEditValue) + `"}]`},
 			} {
 				if _, err := e.EditState(ctx, "ed", 1, bad.channel, json.RawMessage(bad.value), engine.UpdateOptions{}); !errors.Is(err, engine.ErrBadEdit) {
 					t.Errorf("edit %s = %s: %v, want ErrBadEdit", bad.channel, bad.value, err)

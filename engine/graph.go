@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,12 +39,17 @@ func Goto(node string) Target { return Target{Node: node} }
 
 // Send targets a node with its own arguments: fan-out, one task per packet.
 // Args must be plain JSON data: they are stored in the checkpoint. Args
-// that json cannot encode make the route fail with an error naming the
-// node and the field (see Target.Err), never a task with null arguments.
+// that json cannot encode, or would not encode faithfully (a struct with
+// no exported field, such as a *sql.DB or a connection, stored as {}),
+// make the route fail with an error naming the node and the field (see
+// Target.Err), never a task with null or empty arguments.
 func Send(node string, args any) Target {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return Target{Node: node, send: true, err: &SendError{Node: node, Field: unencodable(args), Err: err}}
+	}
+	if path, why, bad := lossy(args, b); bad {
+		return Target{Node: node, send: true, err: &SendError{Node: node, Field: path, Err: errors.New(why)}}
 	}
 	return Target{Node: node, Args: b, send: true}
 }
@@ -111,7 +117,43 @@ type Graph struct {
 	resumeCheck ResumeCheck
 	// stateCheck is the graph's check of an edited state (see CheckState).
 	stateCheck StateCheck
+	// channelChecks are the graph's checks of one edited channel (see
+	// CheckChannel).
+	channelChecks map[string]ChannelCheck
+	// maxSends caps the Send packets of one superstep (see MaxSends).
+	maxSends int
 }
+
+// DefaultMaxSends is how many Send packets one superstep may fan out to
+// unless the graph says otherwise (Graph.MaxSends): every packet is a task
+// running at once, with its own goroutine, model call and writes, so a
+// route that fans out without a bound (a list edited to 10,000 items) would
+// take the process down. 256 is far more than a graph here fans out to and
+// far less than fills memory.
+const DefaultMaxSends = 256
+
+// MaxSends sets how many Send packets one superstep may fan out to (n > 0;
+// default DefaultMaxSends): past it the route fails, naming the node, the
+// count and the cap, and nothing is committed.
+func (g *Graph) MaxSends(n int) *Graph {
+	if n <= 0 {
+		return g.fail("MaxSends(%d): the cap must be 1 or more", n)
+	}
+	g.maxSends = n
+	return g
+}
+
+// SendCap is the most Send packets one superstep may fan out to.
+func (g *Graph) SendCap() int {
+	if g.maxSends > 0 {
+		return g.maxSends
+	}
+	return DefaultMaxSends
+}
+
+// ErrTooManySends is matched by errors.Is when a route fans out to more
+// Send packets in one superstep than the graph's cap (Graph.MaxSends).
+var ErrTooManySends = errors.New("too many Sends in one superstep")
 
 // NewGraph starts an empty graph with the given schema version.
 func NewGraph(name string, schemaVersion int) *Graph {
@@ -276,6 +318,7 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 	var out []Target
 	seen := map[string]bool{}
 	done := map[string]bool{}
+	sends, limit := 0, g.SendCap()
 	add := func(t Target) {
 		if t.Node == End {
 			return
@@ -301,6 +344,15 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 			if err != nil {
 				return nil, fmt.Errorf("route after %s: %w", node, err)
 			}
+			n := 0
+			for _, t := range ts {
+				if t.send && t.Node != End {
+					n++
+				}
+			}
+			if sends += n; sends > limit {
+				return nil, tooManySends(node, ts, n, sends, limit)
+			}
 			for _, t := range ts {
 				if t.err != nil {
 					return nil, fmt.Errorf("route after %s: %w", node, t.err)
@@ -313,6 +365,27 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 		}
 	}
 	return out, nil
+}
+
+// tooManySends is the error of a route (after node, whose targets are ts,
+// n of them Sends) that took the superstep's Sends to sends, past limit.
+func tooManySends(node string, ts []Target, n, sends, limit int) error {
+	to := ""
+	for _, t := range ts {
+		switch {
+		case !t.send:
+		case to == "":
+			to = t.Node
+		case to != t.Node:
+			to = "several nodes"
+		}
+	}
+	count := fmt.Sprintf("%d Sends to %s", n, to)
+	if sends != n {
+		count += fmt.Sprintf(" (%d in the superstep)", sends)
+	}
+	return fmt.Errorf("route after %s: %w: %s, over the cap of %d tasks at once, so none was started: route fewer (edit the list it fans out from to at most %d items, at a checkpoint before the route), or raise the graph's cap (Graph.MaxSends)",
+		node, ErrTooManySends, count, limit, limit)
 }
 
 // NodeContext is what a running task sees.

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/engine/model"
 	"rewind/store/memory"
@@ -38,6 +40,17 @@ func TestSendArgumentsMustEncode(t *testing.T) {
 		{"NaN in a map", func() any { return sendPacket{Notes: map[string]any{"ok": 1, "score": math.NaN()}} }, `notes["score"]`},
 		{"function in a list", func() any { return &sendPacket{Items: []any{"a", func() {}}} }, "items[1]"},
 		{"the argument itself", func() any { return make(chan int) }, ""},
+		// Issue 32, item 6: json encodes these without an error, as {}.
+		{"a *sql.DB in a map", func() any { return sendPacket{Notes: map[string]any{"db": &sql.DB{}, "ok": 1}} }, `notes["db"]`},
+		{"a struct of unexported fields", func() any {
+			var p sendPacket
+			p.Task.Result = conn{addr: "10.0.0.1:5432"}
+			return p
+		}, "task.result"},
+		{"a filled struct json stores nothing of", func() any {
+			return &sendPacket{Items: []any{"a", hidden{Secret: "s", Note: ""}}}
+		}, "items[1]"},
+		{"the argument itself, empty", func() any { return &sql.DB{} }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewGraph("send-test", 1).
@@ -76,6 +89,35 @@ func TestSendArgumentsMustEncode(t *testing.T) {
 				t.Fatalf("latest %d (%v): %s", latest.ID, err, latest.State)
 			}
 		})
+	}
+}
+
+// conn stands for a connection: everything it holds is unexported.
+type conn struct{ addr string }
+
+// hidden is a struct json encodes as {} while it holds a value.
+type hidden struct {
+	Secret string `json:"-"`
+	Note   string `json:"note,omitempty"`
+}
+
+// What json stores faithfully as {} or with no exported field of its own
+// is still plain data: an empty struct, a zero one whose fields are all
+// omitted, an empty map, a value that encodes itself.
+func TestSendTakesFaithfulArguments(t *testing.T) {
+	for name, args := range map[string]any{
+		"empty struct":        struct{}{},
+		"zero, all omitted":   hidden{},
+		"empty map":           map[string]any{"m": map[string]int{}},
+		"a time":              map[string]any{"at": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		"a nil pointer":       map[string]any{"db": (*sql.DB)(nil)},
+		"raw JSON {}":         json.RawMessage(`{}`),
+		"numbers":             []int{1, 2, 3},
+		"a packet with {} in": sendPacket{Notes: map[string]any{"text": "{}"}},
+	} {
+		if tg := Send("work", args); tg.Err() != nil {
+			t.Errorf("%s: %v", name, tg.Err())
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -122,6 +123,9 @@ func writeEditFile(ed *stateEdit, value json.RawMessage) tea.Cmd {
 			buf.Write(value)
 		}
 		buf.WriteByte('\n')
+		if buf.Len() > termtext.MaxInput {
+			return editFileMsg{ed: ed, err: fmt.Errorf("%s at @%d is %s as JSON, over the %s one edited value may hold, so it cannot be edited whole: nothing stored", termtext.Line(ed.channel), ed.id, termtext.Size(buf.Len()), termtext.Size(termtext.MaxInput))}
+		}
 		f, err := os.CreateTemp("", "rewind-edit-*.json")
 		if err != nil {
 			return editFileMsg{ed: ed, err: fmt.Errorf("make a file to edit %s in: %w", ed.channel, err)}
@@ -147,7 +151,10 @@ func runEditor(ed *stateEdit) tea.Cmd {
 // storeEdit reads the edited file and stores it (a Cmd).
 func storeEdit(ctx context.Context, b Backend, ed *stateEdit) tea.Cmd {
 	return func() tea.Msg {
-		data, err := os.ReadFile(ed.path)
+		data, err := readEdited(ed.path)
+		if errors.Is(err, engine.ErrBadEdit) {
+			return editStoredMsg{ed: ed, err: fmt.Errorf("%w: the edited %s is longer than the %s one value may hold; shorten it", err, termtext.Line(ed.channel), termtext.Size(termtext.MaxInput))}
+		}
 		if err != nil {
 			return editStoredMsg{ed: ed, err: fmt.Errorf("read the edited %s from %s: %w", ed.channel, ed.path, err)}
 		}
@@ -161,6 +168,25 @@ func storeEdit(ctx context.Context, b Backend, ed *stateEdit) tea.Cmd {
 		cp, err := se.EditState(ctx, ed.thread, ed.id, ed.channel, json.RawMessage(data), engine.UpdateOptions{})
 		return editStoredMsg{ed: ed, cp: cp, err: err}
 	}
+}
+
+// readEdited reads the edited file, if it holds at most termtext.MaxInput
+// bytes (the CLI's limit on a value too); past it, an ErrBadEdit, having
+// read no more than that (an editor may have saved gigabytes).
+func readEdited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, termtext.MaxInput+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(b) > termtext.MaxInput:
+		return nil, engine.ErrBadEdit
+	}
+	return b, nil
 }
 
 // removeEditFile deletes the edit's file (a Cmd).

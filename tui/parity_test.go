@@ -11,6 +11,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/tui/termtext"
 )
 
 // p asks, then replays the due tasks of the cursor's checkpoint on a new
@@ -167,6 +168,30 @@ func TestEditStateRefusedStoresNothing(t *testing.T) {
 	h.until("the file removed", func() bool { _, err := os.Stat(ed.path); return os.IsNotExist(err) })
 	if h.m.par.edit != nil || !strings.Contains(h.m.status.text, "dropped") {
 		t.Fatalf("n should drop the edit: %q", h.m.status.text)
+	}
+}
+
+// Issue 32, item 3: a value saved in the editor holds at most 64 KB, as
+// the CLI's --value-file: a longer one is refused whole (nothing stored,
+// no more than the limit read) and can be edited again.
+func TestEditStateValueIsBounded(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", h.loaded)
+	ed := pickChannel(t, h, "messages")
+	big := `[{"role": "user", "content": "` + strings.Repeat("x", termtext.MaxInput) + `"}]`
+	if err := os.WriteFile(ed.path, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.dispatch(editedMsg{ed: ed})
+	h.until("the refusal", func() bool { return h.m.dialog != nil })
+	d, ok := h.m.dialog.(*confirmDialog)
+	if !ok || !strings.Contains(d.question, "longer than the 64 KB one value may hold") || !strings.Contains(d.question, "Edit it again?") {
+		t.Fatalf("a value over 64 KB should be refused and offered again: %#v flash %q", h.m.dialog, h.m.status.text)
+	}
+	if cps, _ := e.History(context.Background(), "t", 0, 0); len(cps) != 16 {
+		t.Fatalf("a refused edit stored something: %d checkpoints", len(cps))
 	}
 }
 

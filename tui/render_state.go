@@ -47,6 +47,9 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	if s.BudgetRemaining != nil {
 		budget = fmt.Sprintf("%d/%d", *s.BudgetRemaining, ticket.TurnToolBudget)
 	}
+	if ticket.BudgetMissing(d.cp.Values) {
+		budget += " (none stored: read as 0)"
+	}
 	degraded := th.Success.Render("no")
 	if s.Degraded {
 		degraded = th.Warning.Render("yes")

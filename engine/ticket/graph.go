@@ -251,7 +251,7 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	}
 	d, answered := s.Approvals[op.ID]
 	if !answered {
-		return nil, engine.AwaitApproval(op.ID, "create the reply as an outgoing draft?")
+		return nil, engine.AwaitApproval(op.ID, ApprovalQuestion)
 	}
 	if d.Approved {
 		op.Status = OpApproved
@@ -623,7 +623,7 @@ func (d *deps) executor(ctx context.Context, nc *engine.NodeContext) ([]engine.W
 	speaker := "executor[" + st.ID + "]"
 	if s.BudgetRemaining != nil && *s.BudgetRemaining <= 0 {
 		st.Status = StatusBlocked
-		st.Result = fmt.Sprintf("not checked: the turn's tool budget of %d calls is used up", TurnToolBudget)
+		st.Result = budgetSpent(nc.Values)
 		return []engine.Write{
 			engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: speaker, Content: st.Result}}),
 			engine.Put("subtasks", []Subtask{st}),

@@ -444,37 +444,75 @@ func TestNewDraftTurnSupersedesAWaitingDraft(t *testing.T) {
 	}
 }
 
-// Issue 10, item 6: a v1 subtask WAITING for approval is a v2 operation
-// awaiting approval, so a turn on the migrated thread stops at the gate,
-// and approving it makes the draft.
-func TestMigratedWaitingSubtaskKeepsTheGate(t *testing.T) {
-	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
-		ctx := t.Context()
-		if err := st.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "old", ID: 1, State: ticket.V1Checkpoint}, nil); err != nil {
+// Issue 10, item 6, and issue 32, item 7: a v1 subtask WAITING for
+// approval is a v2 operation awaiting approval at a gate: the migrated
+// checkpoint reads awaiting-approval and is approved at once (it read done,
+// and only the next turn found the gate, where the write was blocked for
+// want of a grant). The write checks the grant the v1 document carried, as
+// any draft's: a valid one makes the draft, none or an expired one blocks
+// it.
+func TestMigratedWaitingSubtaskIsApprovableAtOnce(t *testing.T) {
+	id := ticket.MigratedOperationID("t-2-replacement")
+	const goal = "create a replacement draft for the damaged item (order SO20250412)"
+	withGrant := func(a *ticket.Authorization) []byte {
+		var doc map[string]any
+		if err := json.Unmarshal(ticket.V1Checkpoint, &doc); err != nil {
 			t.Fatal(err)
 		}
-		e := draftEngine(t, st)
-		id := ticket.MigratedOperationID("t-2-replacement")
-		const goal = "create a replacement draft for the damaged item (order SO20250412)"
-		s := state(t, mustGet(t, e, "old", 1))
-		if op := s.Operations[id]; op.Kind != ticket.KindCreateDraft || op.Status != ticket.OpAwaitingApproval || op.Payload != goal {
-			t.Fatalf("migrated operations %+v, want %s awaiting approval", s.Operations, id)
+		doc["values"].(map[string]any)["authorization"] = a
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		turn := ticket.Turn{Text: "Any news on the replacement for SO20250412?", Authorization: grant(t, time.Hour, time.Now())}
-		res, err := e.Run(ctx, "old", turn.Writes(), engine.RunConfig{})
-		if err != nil || res.Status != "awaiting-approval" || res.Interrupt == nil || res.Interrupt.Operation != id {
-			t.Fatalf("turn on the migrated thread: %v %s %+v; want the gate for %s", err, res.Status, res.Interrupt, id)
-		}
-		e2 := draftEngine(t, reopen())
-		res, err = e2.ResumeAt(ctx, "old", answer(t, e2, "old", res.Checkpoint), engine.RunConfig{})
-		if err != nil || res.Status != "done" || len(res.Blocked) != 0 {
-			t.Fatalf("approve: %v %s %v", err, res.Status, res.Blocked)
-		}
-		ds := draftsOf(t, st, "old")
-		if len(ds) != 1 || ds[0].OperationID != id || draftBody(t, ds[0])["body"] != goal {
-			t.Fatalf("drafts %+v", ds)
-		}
-	})
+		return b
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name    string
+		doc     []byte
+		blocked string // "" when the draft is made
+	}{
+		{"a valid grant", withGrant(grant(t, time.Hour, now)), ""},
+		{"no grant", ticket.V1Checkpoint, "no authorization grant"},
+		{"an expired grant", withGrant(&ticket.Authorization{Ref: "grant:v1", GrantedAt: now.Add(-2 * time.Hour).UTC().Format(time.RFC3339), ExpiresAt: now.Add(-time.Hour).UTC().Format(time.RFC3339)}), "expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
+				ctx := t.Context()
+				if err := st.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "old", ID: 1, State: tc.doc}, nil); err != nil {
+					t.Fatal(err)
+				}
+				e := draftEngine(t, st)
+				cp := mustGet(t, e, "old", 1)
+				s := state(t, cp)
+				if op := s.Operations[id]; op.Kind != ticket.KindCreateDraft || op.Status != ticket.OpAwaitingApproval || op.Payload != goal {
+					t.Fatalf("migrated operations %+v, want %s awaiting approval", s.Operations, id)
+				}
+				if run, err := e.Status(ctx, "old"); err != nil || run.Status != engine.RunAwaitingApproval {
+					t.Fatalf("the migrated thread reads %+v (%v), want awaiting-approval", run, err)
+				}
+				gate, ok := ticket.WaitingDraft(cp, s, now)
+				if !ok || gate.Op.ID != id || (tc.blocked == "") != (gate.Problem == "") || !strings.Contains(gate.Problem, tc.blocked) {
+					t.Fatalf("the gate: %+v (%t), want %s with problem %q", gate, ok, id, tc.blocked)
+				}
+				e2 := draftEngine(t, reopen())
+				res, err := e2.ResumeAt(ctx, "old", answer(t, e2, "old", 1), engine.RunConfig{})
+				ds := draftsOf(t, st, "old")
+				if tc.blocked != "" {
+					if err != nil || len(res.Blocked) != 1 || res.Blocked[0].Operation != id || !strings.Contains(res.Blocked[0].Reason, tc.blocked) || len(ds) != 0 {
+						t.Fatalf("approve: %v %s %+v, drafts %d; want the write blocked: %s", err, res.Status, res.Blocked, len(ds), tc.blocked)
+					}
+					return
+				}
+				if err != nil || res.Status != engine.RunDone || len(res.Blocked) != 0 {
+					t.Fatalf("approve: %v %s %v", err, res.Status, res.Blocked)
+				}
+				if len(ds) != 1 || ds[0].OperationID != id || draftBody(t, ds[0])["body"] != goal {
+					t.Fatalf("drafts %+v", ds)
+				}
+			})
+		})
+	}
 }
 
 // lateDrafts hides a draft from its first look-up, as if another writer

@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -124,8 +127,37 @@ func (m *MemorySources) Bump(_ context.Context, id string) (int, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.vs[id] = versionOf(m.vs, id) + 1
-	return m.vs[id], nil
+	v, err := nextVersion(id, versionOf(m.vs, id), "")
+	if err != nil {
+		return 0, err
+	}
+	m.vs[id] = v
+	return v, nil
+}
+
+// nextVersion is the version after v of source id, unless v is the
+// highest an int holds (a bump would wrap to a negative version). file
+// names where the versions are kept, "" for this process's memory.
+func nextVersion(id string, v int, file string) (int, error) {
+	if v == math.MaxInt {
+		where := "this process's memory"
+		if file != "" {
+			where = file
+		}
+		return 0, fmt.Errorf("bump %s: it is at v%d, the highest version there is: a bump would wrap to a negative one; set it back in %s", id, v, where)
+	}
+	return v + 1, nil
+}
+
+// checkVersions refuses a version no bump makes: below BaseVersion (a
+// negative one, written by hand or wrapped by an older rewind's bump).
+func checkVersions(file string, vs map[string]int) error {
+	for _, id := range slices.Sorted(maps.Keys(vs)) {
+		if v := vs[id]; v < BaseVersion {
+			return fmt.Errorf("source versions %s: %s is at v%d, but versions start at v%d and only go up: set it to %d or more, or remove it (it then reads as v%d)", file, id, v, BaseVersion, BaseVersion, BaseVersion)
+		}
+	}
+	return nil
 }
 
 // FileSources keeps versions in a small JSON file, so every process that
@@ -164,6 +196,9 @@ func (f FileSources) Versions(ctx context.Context) (map[string]int, error) {
 	if doc.Versions == nil {
 		doc.Versions = map[string]int{}
 	}
+	if err := checkVersions(f.Path, doc.Versions); err != nil {
+		return nil, err
+	}
 	return doc.Versions, nil
 }
 
@@ -188,7 +223,9 @@ func (f FileSources) Bump(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	vs[id] = versionOf(vs, id) + 1
+	if vs[id], err = nextVersion(id, versionOf(vs, id), f.Path); err != nil {
+		return 0, err
+	}
 	b, err := json.MarshalIndent(sourcesFile{Format: sourcesFormat, Versions: vs}, "", "  ")
 	if err != nil {
 		return 0, err

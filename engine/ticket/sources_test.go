@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -372,5 +374,39 @@ func TestFileSourcesBumpsAreNeverLost(t *testing.T) {
 	}
 	if vs, err := (ticket.FileSources{Path: filepath.Join(t.TempDir(), "none.json")}).Versions(ctx); err != nil || len(vs) != 0 {
 		t.Fatalf("no file: %v %v", vs, err)
+	}
+}
+
+// Issue 32, item 3: a version at the top of an int is not bumped (it
+// wrapped to a negative version), and a version below v1 (negative, as a
+// wrapped bump or a hand left it) is refused when read; the file is left
+// as it was.
+func TestSourceVersionsStayPositive(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	write := func(name string, v int) ticket.FileSources {
+		path := filepath.Join(dir, name)
+		doc := fmt.Sprintf(`{"format": "rewind-sources/1", "versions": {%q: %d}}`, shipments, v)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ticket.FileSources{Path: path}
+	}
+	top := write("top.json", math.MaxInt)
+	before, _ := os.ReadFile(top.Path)
+	if v, err := top.Bump(ctx, shipments); err == nil || !strings.Contains(err.Error(), "the highest version") || !strings.Contains(err.Error(), top.Path) {
+		t.Fatalf("bump at MaxInt: v%d, %v; want a refusal naming the file", v, err)
+	}
+	if after, _ := os.ReadFile(top.Path); string(after) != string(before) {
+		t.Fatalf("a refused bump rewrote the file:\n%s", after)
+	}
+	for _, v := range []int{-1, 0, math.MinInt} {
+		f := write(fmt.Sprintf("low%d.json", v), v)
+		if vs, err := f.Versions(ctx); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s is at v%d", shipments, v)) {
+			t.Errorf("version %d read as %v (%v); want a refusal naming it", v, vs, err)
+		}
+		if _, err := f.Bump(ctx, shipments); err == nil {
+			t.Errorf("version %d bumped", v)
+		}
 	}
 }

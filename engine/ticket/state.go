@@ -217,8 +217,34 @@ type State struct {
 }
 
 // Decode reads the typed state from channel values: all of them, or only
-// the named channels (the other fields stay zero).
+// the named channels (the other fields stay zero). A tool budget the
+// values do not hold (null, as an older rewind could store it) reads as 0,
+// never as no ceiling (BudgetMissing tells it apart).
 func Decode(v engine.Values, channels ...string) (State, error) {
+	s, err := decode(v, channels...)
+	if err == nil && s.BudgetRemaining == nil && (len(channels) == 0 || slices.Contains(channels, "budgetRemaining")) {
+		s.BudgetRemaining = new(int)
+	}
+	return s, err
+}
+
+// BudgetMissing says v holds no tool budget (null or absent: an older
+// rewind could store one through an edit). Decode reads it as 0, so no
+// tool is called: never as no ceiling.
+func BudgetMissing(v engine.Values) bool {
+	raw := bytes.TrimSpace(v["budgetRemaining"])
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// budgetSpent is what an executor says when the budget leaves it no call.
+func budgetSpent(v engine.Values) string {
+	if BudgetMissing(v) {
+		return "not checked: this state holds no tool budget (budgetRemaining is missing, as an older rewind could store it), which counts as 0 calls left; set it with rewind edit and resume"
+	}
+	return fmt.Sprintf("not checked: the turn's tool budget of %d calls is used up", TurnToolBudget)
+}
+
+func decode(v engine.Values, channels ...string) (State, error) {
 	var s State
 	rest := channels
 	if len(channels) > 0 {
@@ -456,6 +482,7 @@ func declareChannels(g *engine.Graph) {
 		Keyed("subtasks", "id").
 		Keyed("attachments", "id").
 		Object("summary")
+	declareChecks(g)
 }
 
 // Turn is one new user turn.
@@ -553,10 +580,15 @@ func NewAttachment(ref string) Attachment {
 // A v1 subtask WAITING for approval was a side effect waiting at the gate;
 // v2 keeps that in operations, so it becomes a create_draft operation
 // awaiting approval (MigratedOperationID), whose payload is the subtask's
-// result, or its goal when it has none. The next turn then stops at the
-// gate instead of dropping it. Branches forked from the thread share the
-// operation, as they share anything recorded before the fork: it is one
-// side effect, performed once.
+// result, or its goal when it has none. A checkpoint with nothing else due
+// waits at the gate as a v2 one does: the approval node is its pending
+// task and its interrupt names the operation, so the thread reads
+// awaiting-approval and can be approved or rejected at once (it read done,
+// and only the next turn reached the gate). The write then checks the grant
+// the v1 document carried (authorization, the same name in v2), as any
+// draft's: none, or an expired one, blocks it. Branches forked from the
+// thread share the operation, as they share anything recorded before the
+// fork: it is one side effect, performed once.
 func migrateV1(doc map[string]any) error {
 	values, _ := doc["values"].(map[string]any)
 	if values == nil {
@@ -569,7 +601,7 @@ func migrateV1(doc map[string]any) error {
 		}
 		delete(a, "url")
 	}
-	used := 0
+	used, gate := 0, ""
 	for _, s := range list(values["subtasks"]) {
 		if _, has := s["toolCalls"]; !has {
 			s["toolCalls"] = num(s["calls"])
@@ -591,7 +623,19 @@ func migrateV1(doc map[string]any) error {
 			if _, has := ops[id]; !has {
 				ops[id] = map[string]any{"id": id, "kind": KindCreateDraft, "status": OpAwaitingApproval, "payload": payload}
 			}
+			if gate == "" || id < gate {
+				gate = id // the one PendingDraft finds: the first by id
+			}
 		}
+	}
+	if tasks, _ := doc["tasks"].([]any); gate != "" && len(tasks) == 0 {
+		doc["tasks"] = []any{map[string]any{"id": "v1-approval", "node": NodeApproval}}
+		md, _ := doc["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			doc["metadata"] = md
+		}
+		md["interrupt"] = map[string]any{"when": "approval", "node": NodeApproval, "operation": gate, "question": ApprovalQuestion}
 	}
 	for i, m := range list(values["messages"]) {
 		if _, has := m["index"]; !has {
@@ -614,6 +658,9 @@ func migrateV1(doc map[string]any) error {
 	}
 	return nil
 }
+
+// ApprovalQuestion is what the approval gate asks.
+const ApprovalQuestion = "create the reply as an outgoing draft?"
 
 // MigratedOperationID names the operation a v1 subtask that was WAITING
 // for approval becomes.

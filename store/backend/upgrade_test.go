@@ -317,7 +317,9 @@ func sameJSON(t *testing.T, a, b any, ignore ...string) bool {
 // v1Gate is the one reading that changed on purpose since the fixtures
 // were made (issue 10): a v1 subtask WAITING for approval also reads as a
 // create_draft operation awaiting approval, so the gate survives the
-// upgrade. The release that made the fixtures dropped it.
+// upgrade, and (issue 32) a checkpoint with nothing else due waits at the
+// gate: the approval node due, its interrupt naming the operation. The
+// release that made the fixtures dropped it.
 func v1Gate(t *testing.T, w expectedCP) expectedCP {
 	t.Helper()
 	if w.MigratedFrom != 1 {
@@ -331,6 +333,7 @@ func v1Gate(t *testing.T, w expectedCP) expectedCP {
 	if err := json.Unmarshal(w.Values["operations"], &ops); err != nil {
 		t.Fatal(err)
 	}
+	gate := ""
 	for _, st := range subtasks {
 		if st.Status == ticket.StatusAwaitingApproval {
 			id, payload := ticket.MigratedOperationID(st.ID), st.Result
@@ -338,7 +341,14 @@ func v1Gate(t *testing.T, w expectedCP) expectedCP {
 				payload = st.Goal
 			}
 			ops[id] = ticket.Operation{ID: id, Kind: ticket.KindCreateDraft, Status: ticket.OpAwaitingApproval, Payload: payload}
+			if gate == "" || id < gate {
+				gate = id
+			}
 		}
+	}
+	if gate != "" && len(w.Tasks) == 0 {
+		w.Tasks = []engine.Task{{ID: "v1-approval", Node: ticket.NodeApproval}}
+		w.Metadata.Interrupt = &engine.Interrupt{When: "approval", Node: ticket.NodeApproval, Operation: gate, Question: ticket.ApprovalQuestion}
 	}
 	b, err := json.Marshal(ops)
 	if err != nil {

@@ -542,8 +542,15 @@ func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint 
 }
 
 // DiscardPending drops the latest checkpoint's pending tasks explicitly, as
-// an `update` checkpoint, so a new turn can start.
+// an `update` checkpoint, so a new turn can start. It ends the run:
+// cancelled (see Graph.OnCancel).
 func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint, error) {
+	return e.DiscardIf(ctx, thread, nil)
+}
+
+// DiscardIf is DiscardPending when check (nil: none) accepts the head,
+// read under the lock.
+func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) (Checkpoint, error) {
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -559,11 +566,18 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 	if len(base.Tasks) == 0 {
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
+	if check != nil {
+		if err := check(base); err != nil {
+			return Checkpoint{}, fmt.Errorf("discard: %w", err)
+		}
+	}
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
 	// Dropping the pending work on purpose ends the run: cancelled.
-	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
-		Metadata: Metadata{Discarded: base.Tasks, Status: RunCancelled, Reason: "its pending tasks were discarded"}}
-	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+	cp, groups, err := e.cancelled(base, base.ID+1, SourceUpdate, "its pending tasks were discarded")
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w", threadName(thread), err)
+	}
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil

@@ -111,6 +111,9 @@ type Graph struct {
 	resumeCheck ResumeCheck
 	// stateCheck is the graph's check of an edited state (see CheckState).
 	stateCheck StateCheck
+	// onCancel is what the graph writes when a run is cancelled (see
+	// OnCancel).
+	onCancel CancelWrites
 }
 
 // NewGraph starts an empty graph with the given schema version.
@@ -322,6 +325,12 @@ type NodeContext struct {
 	// Checkpoint is the checkpoint the task's superstep runs from (the one
 	// that holds the task); with Task.ID it names this task on its branch.
 	Checkpoint int64
+	// RunStart is the checkpoint where the run this task belongs to began
+	// on its branch: the turn's input, a fork's first checkpoint or a
+	// replay's (an update or a resume goes on with the run it follows). A
+	// side effect an earlier run left waiting in the state is not this
+	// run's to perform. 0: unknown.
+	RunStart int64
 	// Epoch is the run's fencing token (see store.Store.Fence): a node that
 	// writes to the store itself (a side effect) passes it along, so a
 	// writer that was taken over cannot act any more. 0: unfenced.

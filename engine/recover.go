@@ -81,10 +81,11 @@ var ErrDiscontinuous = fmt.Errorf("%w: the stored events are not continuous with
 // run the caller found neither failed nor cancelled), and returns the checkpoint to carry on from: cp, or the update checkpoint a
 // recheck made. It runs under the thread's lock.
 func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpoint, error) {
-	events, rerooted, err := e.branchEvents(ctx, r.thread, cp.ID)
+	br, err := e.branchEvents(ctx, r.thread, cp.ID)
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	r.runStart = br.start
 	if e.graph.resumeCheck == nil {
 		return cp, nil
 	}
@@ -92,7 +93,7 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: events, Rerooted: rerooted})
+	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted})
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("resume thread %q at @%d: %w", threadName(r.thread), cp.ID, err)
 	}
@@ -136,23 +137,33 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	return next, nil
 }
 
+// branchInfo is what a resume reads of its checkpoint's branch.
+type branchInfo struct {
+	// events are the branch's stored events, oldest first; rerooted says
+	// the branch lost its oldest checkpoints to a prune.
+	events   []Event
+	rerooted bool
+	// start is where the run of the checkpoint began on it: the newest
+	// input or fork checkpoint of its chain, else its oldest.
+	start int64
+}
+
 // branchEvents reads the stored events of thread, checks that they are
-// continuous with its checkpoints, and returns those of checkpoint id's
-// branch, oldest first; rerooted says the branch lost its oldest
-// checkpoints to a prune.
+// continuous with its checkpoints, and returns what a resume from
+// checkpoint id reads of its branch (branchInfo).
 //
 // Continuous: every event belongs to a stored checkpoint (so none waits
 // beyond the newest one, where the resume will write), and each
 // checkpoint's events are numbered 1, 2, … without a gap, up to the count
 // its listing recorded (checkpoints stored before counts were have none).
-func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]Event, bool, error) {
+func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (branchInfo, error) {
 	rows, err := e.store.Events(ctx, thread, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
+		return branchInfo{}, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
 	}
 	listed, err := e.store.History(ctx, thread, 0, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
+		return branchInfo{}, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
 	}
 	parent := make(map[int64]store.Checkpoint, len(listed))
 	for _, l := range listed {
@@ -167,33 +178,38 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 			if len(listed) > 0 {
 				newest = listed[0].ID
 			}
-			return nil, false, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
 				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous, fix)
 		}
 		want := next[row.CheckpointID] + 1
 		if row.Seq != want {
-			return nil, false, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
 				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous, fix)
 		}
 		next[row.CheckpointID] = want
 	}
+	sources := make(map[int64]string, len(listed))
 	for _, l := range listed {
 		var m listing
 		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
+		sources[l.ID] = m.Source
 		if got := next[l.ID]; m.Events > got {
-			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
 				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)
 		}
 	}
 	branch := map[int64]bool{}
-	rerooted := false
+	rerooted, start := false, int64(0)
 	for at := id; at != 0; {
 		l, ok := parent[at]
 		if !ok || branch[at] {
-			return nil, false, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", name, id, at, ErrCorrupt)
+			return branchInfo{}, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", name, id, at, ErrCorrupt)
 		}
 		branch[at] = true
 		rerooted = rerooted || l.RerootedFrom != 0
+		if src := sources[at]; start == 0 && (src == SourceInput || src == SourceFork) || l.ParentID == 0 && start == 0 {
+			start = at
+		}
 		at = l.ParentID
 	}
 	var out []Event
@@ -208,11 +224,11 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 			data, err = p.data()
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
+			return branchInfo{}, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
 		}
 		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
 	}
-	return out, rerooted, nil
+	return branchInfo{events: out, rerooted: rerooted, start: start}, nil
 }
 
 // ModelName names the model that answers role's calls, for a record such

@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -82,6 +83,14 @@ var ErrDiscontinuous = fmt.Errorf("%w: the stored events are not continuous with
 // recheck made. It runs under the thread's lock.
 func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpoint, error) {
 	br, err := e.branchEvents(ctx, r.thread, cp.ID)
+	if errors.Is(err, ErrDiscontinuous) {
+		// The events and the listings are two reads: a writer that took
+		// the thread over between them (a cancel, say) looks like a gap.
+		// Then this run is fenced out, and that is the answer.
+		if now, eerr := e.store.Epoch(ctx, r.thread); eerr == nil && now != r.epoch {
+			return Checkpoint{}, fmt.Errorf("thread %q was taken over by another process while this resume read it: this run stops: %w", threadName(r.thread), store.ErrFenced)
+		}
+	}
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -630,7 +630,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
 	// Dropping the pending work on purpose ends the run: cancelled.
-	cp, groups, err := e.cancelled(base, base.ID+1, SourceUpdate, "its pending tasks were discarded")
+	cp, groups, err := e.cancelled(ctx, base, base.ID+1, SourceUpdate, "its pending tasks were discarded")
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w", threadName(thread), err)
 	}

@@ -192,11 +192,13 @@ func (e *RunFailedError) Unwrap() error { return e.Err }
 func (e *RunFailedError) Is(target error) bool { return target == ErrRunFailed }
 
 // CancelWrites is what a graph writes into the checkpoint that cancels a
-// run (Engine.Cancel, Engine.DiscardPending), given the state it ends and
-// the reason: say, marking the side effects the run waited on as never to
-// be performed. They are applied in that one checkpoint, so no later turn,
-// fork or answer finds them waiting.
-type CancelWrites func(v Values, reason string) ([]Write, error)
+// run (Engine.Cancel, Engine.DiscardPending), given the thread, the state
+// it ends and the reason: say, marking the side effects the run waited on
+// as never to be performed. They are applied in that one checkpoint, so
+// no later turn, fork or answer finds them waiting. It is called after
+// the thread is fenced: a side effect of the cancelled run's writer that
+// it finds done was done before, and none is done after.
+type CancelWrites func(ctx context.Context, thread string, v Values, reason string) ([]Write, error)
 
 // OnCancel registers what the graph writes when a run is cancelled (see
 // CancelWrites).
@@ -268,13 +270,13 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 // child numbered id: base's values with the graph's CancelWrites applied,
 // no pending tasks (base's recorded as discarded), and the write groups
 // to commit it with.
-func (e *Engine) cancelled(base Checkpoint, id int64, source, reason string) (Checkpoint, []WriteGroup, error) {
+func (e *Engine) cancelled(ctx context.Context, base Checkpoint, id int64, source, reason string) (Checkpoint, []WriteGroup, error) {
 	cp := Checkpoint{Thread: base.Thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: source, Values: base.Values, Tasks: []Task{},
 		Metadata: Metadata{Discarded: base.Tasks, Status: RunCancelled, Reason: reason}}
 	if e.graph.onCancel == nil {
 		return cp, nil, nil
 	}
-	writes, err := e.graph.onCancel(base.Values, reason)
+	writes, err := e.graph.onCancel(ctx, base.Thread, base.Values, reason)
 	if err != nil || len(writes) == 0 {
 		return cp, nil, err
 	}
@@ -299,7 +301,7 @@ func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, re
 	var groups []WriteGroup
 	if status == RunCancelled {
 		var err error
-		if cp, groups, err = e.cancelled(base, cp.ID, source, reason); err != nil {
+		if cp, groups, err = e.cancelled(ctx, base, cp.ID, source, reason); err != nil {
 			return Checkpoint{}, fmt.Errorf("cancel thread %q: %w", threadName(r.thread), err)
 		}
 	}

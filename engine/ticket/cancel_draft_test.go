@@ -137,3 +137,40 @@ func TestCancelAfterTheAnswerEndsTheApprovedDraft(t *testing.T) {
 		t.Fatalf("approve in its own run: %v %s, %d draft(s)", err, res.Status, len(draftsOf(t, st, "b")))
 	}
 }
+
+// A cancel that comes after create_draft made the draft but before its
+// checkpoint was stored (the worker killed in between) records the draft
+// as made: done, not cancelled, and nothing makes it again.
+func TestCancelAfterTheDraftWasMadeSaysSo(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
+		ctx := t.Context()
+		e := draftEngine(t, st)
+		gate, op := atGate(t, e, "m")
+		answered, err := e.UpdateState(ctx, "m", gate, ticket.Approve(op.ID, ticket.Decision{Approved: true, By: "test"}), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, kill := context.WithCancel(ctx)
+		hook := func(point engine.HookPoint, _ engine.HookInfo) {
+			if point == ticket.PointAfterSideEffect {
+				kill() // as if SIGKILLed: the draft is made, its checkpoint never stored
+			}
+		}
+		if _, err := e.ResumeAt(run, "m", answered.ID, engine.RunConfig{Hook: hook}); err == nil {
+			t.Fatal("the killed run finished")
+		}
+		if n := len(draftsOf(t, st, "m")); n != 1 {
+			t.Fatalf("%d draft(s) before the cancel, want the one made", n)
+		}
+		ended, err := e.Cancel(ctx, "m", "too late")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := opAt(t, e, "m", ended.ID, op.ID); got.Status != ticket.OpDone || !got.Reused || !strings.Contains(got.Result, "made before the run was cancelled") {
+			t.Fatalf("operation %+v after the cancel, want done: its draft was made", got)
+		}
+		if n := len(draftsOf(t, st, "m")); n != 1 {
+			t.Fatalf("%d draft(s) after the cancel", n)
+		}
+	})
+}

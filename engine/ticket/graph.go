@@ -97,7 +97,7 @@ func NewGraph(opts ...Option) *engine.Graph {
 		Route(NodeDraft, afterDraft).
 		Edge(NodeVerify, engine.End).
 		OnResume(d.recheck).
-		OnCancel(cancelOperations).
+		OnCancel(d.cancelOperations).
 		CheckState(func(v engine.Values) error { _, err := Decode(v); return err })
 	return g
 }
@@ -204,18 +204,33 @@ const KindCreateDraft = "create_draft"
 // cancelOperations ends, in the checkpoint that cancels a run, every draft
 // it had not performed (waiting for an answer, or approved and not yet
 // written): cancelled, with the reason. A later turn, fork or answer
-// finds none of them waiting.
-func cancelOperations(v engine.Values, reason string) ([]engine.Write, error) {
+// finds none of them waiting. An approved draft whose row the drafts
+// table holds was made before the cancel fenced its writer out: it is
+// recorded done, as create_draft would have.
+func (d *deps) cancelOperations(ctx context.Context, thread string, v engine.Values, reason string) ([]engine.Write, error) {
 	s, err := Decode(v, "operations")
 	if err != nil {
 		return nil, err
 	}
 	ended := map[string]Operation{}
 	for id, op := range s.Operations {
-		if op.Kind == KindCreateDraft && (op.Status == OpAwaitingApproval || op.Status == OpApproved) {
-			op.Status, op.Result = OpCancelled, "cancelled before it was performed: "+reason
-			ended[id] = op
+		if op.Kind != KindCreateDraft || op.Status != OpAwaitingApproval && op.Status != OpApproved {
+			continue
 		}
+		if op.Status == OpApproved && d.drafts != nil {
+			made, err := d.drafts.Draft(ctx, thread, op.ID)
+			switch {
+			case err == nil:
+				op.Status, op.Reused = OpDone, true
+				op.Result = "draft " + made.OperationID + ", made before the run was cancelled (" + reason + ")"
+				ended[id] = op
+				continue
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, fmt.Errorf("look up draft %s: %w", op.ID, err)
+			}
+		}
+		op.Status, op.Result = OpCancelled, "cancelled before it was performed: "+reason
+		ended[id] = op
 	}
 	if len(ended) == 0 {
 		return nil, nil

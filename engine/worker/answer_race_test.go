@@ -212,8 +212,8 @@ func branchesOf(t *testing.T, e *engine.Engine, thread string) (int, int64) {
 
 // undone counts the drafts of thread whose operation the checkpoint
 // that cancelled the run does not record done: made after the cancel, or
-// by the run it cancelled. (A draft the run made and recorded before a
-// cancel that came after the approval is the approval's.)
+// by the run it cancelled behind its back. (A draft an approval that
+// came first made is recorded done, by create_draft or by the cancel.)
 func undone(t *testing.T, e *engine.Engine, thread string, cancelled int64) int {
 	t.Helper()
 	ds, err := e.Store().(store.Drafts).ListDrafts(context.Background(), thread)

@@ -79,10 +79,11 @@ type Rechecked struct {
 var ErrDiscontinuous = fmt.Errorf("%w: the stored events are not continuous with the checkpoints", ErrCorrupt)
 
 // recover runs the recovery checks before r carries on from cp (whose
-// run the caller found neither failed nor cancelled), and returns the checkpoint to carry on from: cp, or the update checkpoint a
-// recheck made. It runs under the thread's lock.
+// run the caller found neither failed nor cancelled), and returns the
+// checkpoint to carry on from: cp, or the update checkpoint a recheck
+// made. It runs under the thread's lock.
 func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpoint, error) {
-	br, err := e.branchEvents(ctx, r.thread, cp.ID)
+	br, v, err := e.checkResume(ctx, r.thread, cp, nil)
 	if errors.Is(err, ErrDiscontinuous) {
 		// The events and the listings are two reads: a writer that took
 		// the thread over between them (a cancel, say) looks like a gap.
@@ -95,17 +96,6 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		return Checkpoint{}, err
 	}
 	r.runStart = br.start
-	if e.graph.resumeCheck == nil {
-		return cp, nil
-	}
-	stored, err := e.PendingWrites(ctx, r.thread, cp.ID)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted})
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("resume thread %q at @%d: %w", threadName(r.thread), cp.ID, err)
-	}
 	if v.Reason == "" {
 		return cp, nil
 	}
@@ -120,14 +110,6 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))
 		r.observe(r.carry[len(r.carry)-1])
 		return cp, nil
-	}
-	for _, t := range v.Next {
-		if t.err != nil {
-			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w", threadName(r.thread), t.err)
-		}
-		if !e.graph.HasNode(t.Node) {
-			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w %q", threadName(r.thread), ErrUnknownNode, t.Node)
-		}
 	}
 	values, err := e.graph.apply(cp.Values, v.Writes)
 	if err != nil {
@@ -144,6 +126,45 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		return Checkpoint{}, err
 	}
 	return next, nil
+}
+
+// refusal is a resume check's refusal (or the events found not to follow
+// on): a resume would stop on it, where another error is a failed read.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+// checkResume is the resume analysis's reading of cp: its branch, and the
+// graph's resume check's verdict on what a resume from cp would build on
+// (stored: the pending tasks' stored writes, read here when nil). A
+// refusal comes back as a refusal error. It writes nothing: a resume acts
+// on the verdict (recover), a plan reports it (PlanResume).
+func (e *Engine) checkResume(ctx context.Context, thread string, cp Checkpoint, stored []TaskWrites) (branchInfo, Recheck, error) {
+	br, err := e.branchEvents(ctx, thread, cp.ID)
+	if errors.Is(err, ErrCorrupt) {
+		return branchInfo{}, Recheck{}, refusal{err}
+	}
+	if err != nil || e.graph.resumeCheck == nil {
+		return br, Recheck{}, err
+	}
+	if stored == nil {
+		if stored, err = e.PendingWrites(ctx, thread, cp.ID); err != nil {
+			return br, Recheck{}, err
+		}
+	}
+	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted})
+	if err != nil {
+		return br, Recheck{}, refusal{fmt.Errorf("resume thread %q at @%d: %w", threadName(thread), cp.ID, err)}
+	}
+	for _, t := range v.Next {
+		if t.err != nil {
+			return br, Recheck{}, refusal{fmt.Errorf("resume thread %q: recheck: %w", threadName(thread), t.err)}
+		}
+		if !e.graph.HasNode(t.Node) {
+			return br, Recheck{}, refusal{fmt.Errorf("resume thread %q: recheck: %w %q", threadName(thread), ErrUnknownNode, t.Node)}
+		}
+	}
+	return br, v, nil
 }
 
 // branchInfo is what a resume reads of its checkpoint's branch.

@@ -29,7 +29,12 @@ The answer is recorded as a decision, never as conversation input.
 With --edit the draft opens in $VISUAL or $EDITOR first, and with
 --payload-file the draft is the file's text: the operation records the
 edited text, create_draft writes it and verify checks it; the reply stays in
-the conversation as written, with a note that the draft went out edited.`,
+the conversation as written, with a note that the draft went out edited.
+
+The answer holds the thread from the decision to the end of the run it lets
+go on, and is refused, with nothing written, when the thread moved on or its
+draft changed since approve began (with --edit: since the editor opened),
+say because another answer came first.`,
 		Example: `  rewind run --thread t --input "…" --draft --auth-ttl 1h
   rewind approve t
   rewind approve t --edit                   # change the draft, then approve it
@@ -49,10 +54,13 @@ the conversation as written, with a note that the draft went out edited.`,
 					return err
 				}
 			case edit:
-				text, err := editDraft(c.Context(), f.store, args[0])
+				// The approval is of what the editor showed: refused if
+				// the thread moved on or its draft changed meanwhile.
+				text, seen, err := editDraft(c.Context(), f.store, args[0])
 				if err != nil {
 					return err
 				}
+				req.Seen = seen
 				if req.Payload, err = checkPayload(text); err != nil {
 					return err
 				}
@@ -79,9 +87,10 @@ func checkPayload(text string) (string, error) {
 }
 
 // editDraft opens the draft the thread waits on in the user's editor and
-// returns what was saved.
-func editDraft(ctx context.Context, storeSpec, thread string) (string, error) {
+// returns what was saved, and what the editor was opened on.
+func editDraft(ctx context.Context, storeSpec, thread string) (string, ticket.Seen, error) {
 	var payload string
+	var seen ticket.Seen
 	err := withEngine(ctx, storeSpec, func(e *engine.Engine) error {
 		cp, err := e.Latest(ctx, thread)
 		if err != nil {
@@ -96,14 +105,16 @@ func editDraft(ctx context.Context, storeSpec, thread string) (string, error) {
 			return fmt.Errorf("thread %s waits on no draft: nothing to edit (see `rewind show %s`)", idText(thread), idText(thread))
 		}
 		payload = op.Payload
+		seen, _ = ticket.Look(cp)
+		seen.Operation, seen.PayloadHash = op.ID, ticket.PayloadHash(op.Payload)
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", seen, err
 	}
 	b, err := inEditor(ctx, "draft.txt", []byte(payload+"\n"), "nothing was approved")
 	if err != nil {
-		return "", err
+		return "", seen, err
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
+	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), seen, nil
 }

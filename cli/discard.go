@@ -22,7 +22,7 @@ that names them, so a new turn can start without resuming.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			out, thread := c.OutOrStdout(), args[0]
 			return withEngine(c.Context(), store, func(e *engine.Engine) error {
-				cp, err := e.DiscardPending(c.Context(), thread)
+				cp, err := e.DiscardIf(c.Context(), thread, unanswered(c.Context(), e, thread))
 				if err != nil {
 					return err
 				}

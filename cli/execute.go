@@ -234,7 +234,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
 	}
 	fmt.Fprintf(out, "  model calls: %d (%s) · tokens %s in / %s out · messages %d → %d\n", calls.Sum(), calls, termtext.Count(res.Usage.PromptTokens), termtext.Count(res.Usage.CompletionTokens), res.MessagesBefore, res.MessagesAfter)
-	if resumed != nil && resumed.Outcome.Complete {
+	if resumed != nil && (resumed.Outcome.Complete || resumed.Outcome.Differs != "") {
 		fmt.Fprintf(out, "  %s\n", resumed.Outcome)
 	}
 	for _, b := range res.Blocked {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -69,14 +70,42 @@ func printPlan(out io.Writer, asJSON bool, p engine.ResumePlan) error {
 	if asJSON {
 		return writeJSON(out, p)
 	}
-	fmt.Fprintf(out, "resume of thread %s from %s\n", idText(p.Thread), p)
+	fmt.Fprintf(out, "resume of thread %s from %s\n", idText(p.Thread), termtext.Line(p.String()))
+	if p.Refused != "" {
+		return nil
+	}
 	for _, t := range p.Tasks {
 		label := termtext.Line(t.Node)
-		if t.Stored {
+		switch {
+		case t.Dropped && t.Stored:
+			fmt.Fprintf(out, "  ✗ %s %s: dropped by the recheck, stored writes and all\n", label, idText(t.ID))
+		case t.Dropped:
+			fmt.Fprintf(out, "  ✗ %s %s: dropped by the recheck\n", label, idText(t.ID))
+		case t.Reuse():
 			fmt.Fprintf(out, "  ↺ %s %s: reused, writes stored (%s, %d model call(s))\n", label, idText(t.ID), termtext.Line(strings.Join(t.Channels, ", ")), t.ModelCalls)
-		} else {
+		case t.Stored:
+			fmt.Fprintf(out, "  ○ %s %s: redispatched, its stored writes not reused: %s\n", label, idText(t.ID), termtext.Line(t.Rerun))
+		default:
 			fmt.Fprintf(out, "  ○ %s %s: redispatched, no writes stored\n", label, idText(t.ID))
 		}
 	}
+	if p.Recheck != nil && len(p.Recheck.Next) > 0 {
+		for _, t := range p.Recheck.Next {
+			fmt.Fprintf(out, "  → %s %s: runs instead\n", termtext.Line(taskLabel(t)), idText(t.ID))
+		}
+	}
 	return nil
+}
+
+// taskLabel names a task by its node, and an executor by its subtask.
+func taskLabel(t engine.Task) string {
+	var args struct {
+		Task struct {
+			ID string `json:"id"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(t.Args, &args) == nil && args.Task.ID != "" {
+		return t.Node + "[" + args.Task.ID + "]"
+	}
+	return t.Node
 }

@@ -516,7 +516,13 @@ func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint 
 	} else if base, err = e.Get(ctx, thread, checkpoint); err != nil {
 		return Checkpoint{}, err
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID}
+	return e.update(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID}, base, writes, asNode)
+}
+
+// update commits writes as r's next checkpoint, an update whose parent is
+// base (see UpdateState).
+func (e *Engine) update(ctx context.Context, r *runner, base Checkpoint, writes []Write, asNode string) (Checkpoint, error) {
+	thread := r.thread
 	values, err := e.graph.apply(base.Values, writes)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("update thread %q: %w", threadName(thread), err)
@@ -541,9 +547,67 @@ func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint 
 	return cp, nil
 }
 
+// Answer records a person's answer to what thread's run waits on (say, an
+// approval gate) and carries the run on from it, all under one hold of
+// the thread's writer lock, so two answers never build on the same head
+// and nothing comes between an answer and the run it lets go on. The
+// head is read under the lock: a run that ended (failed, cancelled) is
+// refused; otherwise answer gets the head and returns the writes that
+// record the answer, or an error that refuses it (one line: what changed
+// since the person looked, and what to do) with nothing written. The
+// writes go in an update checkpoint on the head, whose pending tasks it
+// carries over, and the run resumes from there.
+func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Checkpoint) ([]Write, error), cfg RunConfig) (Result, error) {
+	if err := checkThread(thread); err != nil {
+		return Result{}, err
+	}
+	if err := cfg.validate(e.graph); err != nil {
+		return Result{}, err
+	}
+	if err := e.mustExist(ctx, thread); err != nil {
+		return Result{}, err
+	}
+	release, epoch, err := e.lock(ctx, thread, cfg.TakeOver)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	head, err := e.Latest(ctx, thread)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := e.ended(thread, head); err != nil {
+		return Result{}, err
+	}
+	writes, err := answer(head)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(head.Tasks) == 0 {
+		return Result{}, fmt.Errorf("answer on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, head.ID)
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: head.ID}
+	cp, err := e.update(ctx, r, head, writes, "")
+	if err != nil {
+		return Result{}, err
+	}
+	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
+	if cp, err = e.recover(ctx, r, cp); err != nil {
+		return Result{}, err
+	}
+	return r.drive(ctx, cp)
+}
+
 // DiscardPending drops the latest checkpoint's pending tasks explicitly, as
-// an `update` checkpoint, so a new turn can start.
+// an `update` checkpoint, so a new turn can start. It ends the run:
+// cancelled (see Graph.OnCancel).
 func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint, error) {
+	return e.DiscardIf(ctx, thread, nil)
+}
+
+// DiscardIf is DiscardPending when check (nil: none) accepts the head,
+// read under the lock.
+func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) (Checkpoint, error) {
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -559,11 +623,18 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 	if len(base.Tasks) == 0 {
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
+	if check != nil {
+		if err := check(base); err != nil {
+			return Checkpoint{}, fmt.Errorf("discard: %w", err)
+		}
+	}
 	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
 	// Dropping the pending work on purpose ends the run: cancelled.
-	cp := Checkpoint{Thread: thread, ID: base.ID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: base.Values, Tasks: []Task{},
-		Metadata: Metadata{Discarded: base.Tasks, Status: RunCancelled, Reason: "its pending tasks were discarded"}}
-	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+	cp, groups, err := e.cancelled(ctx, base, base.ID+1, SourceUpdate, "its pending tasks were discarded")
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w", threadName(thread), err)
+	}
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil

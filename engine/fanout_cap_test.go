@@ -43,7 +43,7 @@ func TestFanOutIsCapped(t *testing.T) {
 				g.MaxSends(tc.cap)
 			}
 			st := memory.New()
-			e, err := New(st, g, model.NewMock(func(model.Request) (string, error) { return "ok", nil }))
+			e, err := New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -122,6 +122,9 @@ type Graph struct {
 	channelChecks map[string]ChannelCheck
 	// maxSends caps the Send packets of one superstep (see MaxSends).
 	maxSends int
+	// onCancel is what the graph writes when a run is cancelled (see
+	// OnCancel).
+	onCancel CancelWrites
 }
 
 // DefaultMaxSends is how many Send packets one superstep may fan out to
@@ -395,6 +398,12 @@ type NodeContext struct {
 	// Checkpoint is the checkpoint the task's superstep runs from (the one
 	// that holds the task); with Task.ID it names this task on its branch.
 	Checkpoint int64
+	// RunStart is the checkpoint where the run this task belongs to began
+	// on its branch: the turn's input, a fork's first checkpoint or a
+	// replay's (an update or a resume goes on with the run it follows). A
+	// side effect an earlier run left waiting in the state is not this
+	// run's to perform. 0: unknown.
+	RunStart int64
 	// Epoch is the run's fencing token (see store.Store.Fence): a node that
 	// writes to the store itself (a side effect) passes it along, so a
 	// writer that was taken over cannot act any more. 0: unfenced.

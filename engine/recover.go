@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -78,24 +79,23 @@ type Rechecked struct {
 var ErrDiscontinuous = fmt.Errorf("%w: the stored events are not continuous with the checkpoints", ErrCorrupt)
 
 // recover runs the recovery checks before r carries on from cp (whose
-// run the caller found neither failed nor cancelled), and returns the checkpoint to carry on from: cp, or the update checkpoint a
-// recheck made. It runs under the thread's lock.
+// run the caller found neither failed nor cancelled), and returns the
+// checkpoint to carry on from: cp, or the update checkpoint a recheck
+// made. It runs under the thread's lock.
 func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpoint, error) {
-	events, rerooted, err := e.branchEvents(ctx, r.thread, cp.ID)
+	br, v, err := e.checkResume(ctx, r.thread, cp, nil)
+	if errors.Is(err, ErrDiscontinuous) {
+		// The events and the listings are two reads: a writer that took
+		// the thread over between them (a cancel, say) looks like a gap.
+		// Then this run is fenced out, and that is the answer.
+		if now, eerr := e.store.Epoch(ctx, r.thread); eerr == nil && now != r.epoch {
+			return Checkpoint{}, fmt.Errorf("thread %q was taken over by another process while this resume read it: this run stops: %w", threadName(r.thread), store.ErrFenced)
+		}
+	}
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if e.graph.resumeCheck == nil {
-		return cp, nil
-	}
-	stored, err := e.PendingWrites(ctx, r.thread, cp.ID)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: events, Rerooted: rerooted})
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("resume thread %q at @%d: %w", threadName(r.thread), cp.ID, err)
-	}
+	r.runStart = br.start
 	if v.Reason == "" {
 		return cp, nil
 	}
@@ -110,14 +110,6 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))
 		r.observe(r.carry[len(r.carry)-1])
 		return cp, nil
-	}
-	for _, t := range v.Next {
-		if t.err != nil {
-			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w", threadName(r.thread), t.err)
-		}
-		if !e.graph.HasNode(t.Node) {
-			return Checkpoint{}, fmt.Errorf("resume thread %q: recheck: %w %q", threadName(r.thread), ErrUnknownNode, t.Node)
-		}
 	}
 	values, err := e.graph.apply(cp.Values, v.Writes)
 	if err != nil {
@@ -136,23 +128,72 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	return next, nil
 }
 
+// refusal is a resume check's refusal (or the events found not to follow
+// on): a resume would stop on it, where another error is a failed read.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+// checkResume is the resume analysis's reading of cp: its branch, and the
+// graph's resume check's verdict on what a resume from cp would build on
+// (stored: the pending tasks' stored writes, read here when nil). A
+// refusal comes back as a refusal error. It writes nothing: a resume acts
+// on the verdict (recover), a plan reports it (PlanResume).
+func (e *Engine) checkResume(ctx context.Context, thread string, cp Checkpoint, stored []TaskWrites) (branchInfo, Recheck, error) {
+	br, err := e.branchEvents(ctx, thread, cp.ID)
+	if errors.Is(err, ErrCorrupt) {
+		return branchInfo{}, Recheck{}, refusal{err}
+	}
+	if err != nil || e.graph.resumeCheck == nil {
+		return br, Recheck{}, err
+	}
+	if stored == nil {
+		if stored, err = e.PendingWrites(ctx, thread, cp.ID); err != nil {
+			return br, Recheck{}, err
+		}
+	}
+	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted})
+	if err != nil {
+		return br, Recheck{}, refusal{fmt.Errorf("resume thread %q at @%d: %w", threadName(thread), cp.ID, err)}
+	}
+	for _, t := range v.Next {
+		if t.err != nil {
+			return br, Recheck{}, refusal{fmt.Errorf("resume thread %q: recheck: %w", threadName(thread), t.err)}
+		}
+		if !e.graph.HasNode(t.Node) {
+			return br, Recheck{}, refusal{fmt.Errorf("resume thread %q: recheck: %w %q", threadName(thread), ErrUnknownNode, t.Node)}
+		}
+	}
+	return br, v, nil
+}
+
+// branchInfo is what a resume reads of its checkpoint's branch.
+type branchInfo struct {
+	// events are the branch's stored events, oldest first; rerooted says
+	// the branch lost its oldest checkpoints to a prune.
+	events   []Event
+	rerooted bool
+	// start is where the run of the checkpoint began on it: the newest
+	// input or fork checkpoint of its chain, else its oldest.
+	start int64
+}
+
 // branchEvents reads the stored events of thread, checks that they are
-// continuous with its checkpoints, and returns those of checkpoint id's
-// branch, oldest first; rerooted says the branch lost its oldest
-// checkpoints to a prune.
+// continuous with its checkpoints, and returns what a resume from
+// checkpoint id reads of its branch (branchInfo).
 //
 // Continuous: every event belongs to a stored checkpoint (so none waits
 // beyond the newest one, where the resume will write), and each
 // checkpoint's events are numbered 1, 2, … without a gap, up to the count
 // its listing recorded (checkpoints stored before counts were have none).
-func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]Event, bool, error) {
+func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (branchInfo, error) {
 	rows, err := e.store.Events(ctx, thread, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
+		return branchInfo{}, fmt.Errorf("read events of thread %q: %w", threadName(thread), err)
 	}
 	listed, err := e.store.History(ctx, thread, 0, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
+		return branchInfo{}, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
 	}
 	parent := make(map[int64]store.Checkpoint, len(listed))
 	for _, l := range listed {
@@ -167,33 +208,38 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 			if len(listed) > 0 {
 				newest = listed[0].ID
 			}
-			return nil, false, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
 				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous, fix)
 		}
 		want := next[row.CheckpointID] + 1
 		if row.Seq != want {
-			return nil, false, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
 				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous, fix)
 		}
 		next[row.CheckpointID] = want
 	}
+	sources := make(map[int64]string, len(listed))
 	for _, l := range listed {
 		var m listing
 		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
+		sources[l.ID] = m.Source
 		if got := next[l.ID]; m.Events > got {
-			return nil, false, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
+			return branchInfo{}, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
 				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)
 		}
 	}
 	branch := map[int64]bool{}
-	rerooted := false
+	rerooted, start := false, int64(0)
 	for at := id; at != 0; {
 		l, ok := parent[at]
 		if !ok || branch[at] {
-			return nil, false, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", name, id, at, ErrCorrupt)
+			return branchInfo{}, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", name, id, at, ErrCorrupt)
 		}
 		branch[at] = true
 		rerooted = rerooted || l.RerootedFrom != 0
+		if src := sources[at]; start == 0 && (src == SourceInput || src == SourceFork) || l.ParentID == 0 && start == 0 {
+			start = at
+		}
 		at = l.ParentID
 	}
 	var out []Event
@@ -208,11 +254,11 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) ([]E
 			data, err = p.data()
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
+			return branchInfo{}, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
 		}
 		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
 	}
-	return out, rerooted, nil
+	return branchInfo{events: out, rerooted: rerooted, start: start}, nil
 }
 
 // ModelName names the model that answers role's calls, for a record such

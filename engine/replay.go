@@ -46,5 +46,6 @@ func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunCon
 	if err := r.commit(ctx, &cp, &base, nil, 0, events); err != nil {
 		return Result{}, err
 	}
+	r.runStart = cp.ID // a new run, of what was due at base
 	return r.drive(ctx, cp)
 }

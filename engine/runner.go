@@ -21,6 +21,8 @@ type runner struct {
 	cfg    RunConfig
 	lastID int64
 	epoch  int64 // fencing token from the store
+	// runStart is where the run began on its branch (NodeContext.RunStart).
+	runStart int64
 	// committed is the checkpoint this run stored last.
 	committed int64
 	res       Result
@@ -84,6 +86,7 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 	if interrupt != nil {
 		r.res.Interrupt = interrupt
 	}
+	r.runStart = cp.ID
 	return cp, nil
 }
 
@@ -523,7 +526,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
-	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
+	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
 		point: func(name HookPoint) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError

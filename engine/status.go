@@ -191,20 +191,60 @@ func (e *RunFailedError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrRunFailed) work.
 func (e *RunFailedError) Is(target error) bool { return target == ErrRunFailed }
 
+// CancelWrites is what a graph writes into the checkpoint that cancels a
+// run (Engine.Cancel, Engine.DiscardPending), given the thread, the state
+// it ends and the reason: say, marking the side effects the run waited on
+// as never to be performed. They are applied in that one checkpoint, so
+// no later turn, fork or answer finds them waiting. It is called after
+// the thread is fenced: a side effect of the cancelled run's writer that
+// it finds done was done before, and none is done after.
+type CancelWrites func(ctx context.Context, thread string, v Values, reason string) ([]Write, error)
+
+// OnCancel registers what the graph writes when a run is cancelled (see
+// CancelWrites).
+func (g *Graph) OnCancel(fn CancelWrites) *Graph { g.onCancel = fn; return g }
+
+// HeadCheck is an answer's check of the head it acts on, read again
+// under the thread's lock (a person decided on what they saw earlier): an
+// error, one line saying what changed and what to do, refuses the answer
+// and nothing is written.
+type HeadCheck func(head Checkpoint) error
+
 // Cancel ends thread's run on purpose: its pending tasks are dropped and
 // recorded as discarded in a checkpoint whose status is cancelled, with
 // reason. It fences the thread first, taking it over from a live worker if
 // one runs it, so that worker's late writes and drafts are refused: a late
 // result changes nothing. A thread with nothing pending is refused.
 func (e *Engine) Cancel(ctx context.Context, thread, reason string) (Checkpoint, error) {
+	return e.CancelIf(ctx, thread, reason, nil)
+}
+
+// CancelIf is Cancel when check (nil: none) accepts the head it would
+// cancel, read under the lock. When another process holds the thread,
+// check sees the head before that process is fenced out too: a refusal
+// leaves it running.
+func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check HeadCheck) (Checkpoint, error) {
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
-	release, epoch, err := e.lock(ctx, thread, true)
+	release, tookOver, err := e.lockStore(ctx, thread, true, lockAdvice)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	defer release()
+	if tookOver && check != nil {
+		head, err := e.Latest(ctx, thread)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		if err := check(head); err != nil {
+			return Checkpoint{}, fmt.Errorf("cancel: %w", err)
+		}
+	}
+	epoch, err := e.fence(ctx, thread, false)
+	if err != nil {
+		return Checkpoint{}, err
+	}
 	base, err := e.Latest(ctx, thread)
 	if err != nil {
 		return Checkpoint{}, err
@@ -215,15 +255,42 @@ func (e *Engine) Cancel(ctx context.Context, thread, reason string) (Checkpoint,
 	if len(base.Tasks) == 0 {
 		return Checkpoint{}, fmt.Errorf("cancel thread %q: %w: its run is done at @%d; start a new turn with `rewind run --thread %s --input …`", threadName(thread), ErrNothingToResume, base.ID, threadName(thread))
 	}
+	if check != nil {
+		if err := check(base); err != nil {
+			return Checkpoint{}, fmt.Errorf("cancel: %w", err)
+		}
+	}
 	if strings.TrimSpace(reason) == "" {
 		reason = "cancelled by the operator"
 	}
 	return e.end(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}, base, RunCancelled, reason, EventRunCancelled, "", "")
 }
 
+// cancelled is the checkpoint that cancels base's run with reason, as a
+// child numbered id: base's values with the graph's CancelWrites applied,
+// no pending tasks (base's recorded as discarded), and the write groups
+// to commit it with.
+func (e *Engine) cancelled(ctx context.Context, base Checkpoint, id int64, source, reason string) (Checkpoint, []WriteGroup, error) {
+	cp := Checkpoint{Thread: base.Thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: source, Values: base.Values, Tasks: []Task{},
+		Metadata: Metadata{Discarded: base.Tasks, Status: RunCancelled, Reason: reason}}
+	if e.graph.onCancel == nil {
+		return cp, nil, nil
+	}
+	writes, err := e.graph.onCancel(ctx, base.Thread, base.Values, reason)
+	if err != nil || len(writes) == 0 {
+		return cp, nil, err
+	}
+	if cp.Values, err = e.graph.apply(base.Values, writes); err != nil {
+		return Checkpoint{}, nil, err
+	}
+	cp.Metadata.Writes = map[string][]string{"cancel": channelsOf(writes)}
+	return cp, []WriteGroup{{Node: "cancel", Writes: writes}}, nil
+}
+
 // end commits, as a child of base, the checkpoint that ends its run: the
-// same values, no pending tasks (base's recorded as discarded), the
-// status and reason, and an event saying so.
+// same values (a cancel's with the graph's CancelWrites), no pending tasks
+// (base's recorded as discarded), the status and reason, and an event
+// saying so.
 func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, event, node, task string) (Checkpoint, error) {
 	source := SourceUpdate
 	if status == RunFailed {
@@ -231,6 +298,13 @@ func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, re
 	}
 	cp := Checkpoint{Thread: r.thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: source, Values: base.Values, Tasks: []Task{},
 		Metadata: Metadata{Discarded: base.Tasks, Status: status, Reason: reason}}
+	var groups []WriteGroup
+	if status == RunCancelled {
+		var err error
+		if cp, groups, err = e.cancelled(ctx, base, cp.ID, source, reason); err != nil {
+			return Checkpoint{}, fmt.Errorf("cancel thread %q: %w", threadName(r.thread), err)
+		}
+	}
 	if node != "" {
 		cp.Metadata.Nodes = []string{node}
 	}
@@ -239,7 +313,7 @@ func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, re
 		data["task"] = task // not the event's own task: it is new to observers
 	}
 	ev := r.event(event, node, "", data)
-	if err := r.commit(ctx, &cp, &base, nil, 0, []Event{ev}); err != nil {
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{ev}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil

@@ -549,9 +549,23 @@ func (s *liveStrip) pendingRows(head *headInfo) []string {
 	}
 	done := len(head.plan.Reused())
 	rows := []string{th.Text.Render(termtext.Line(line)), th.Strong.Render(fmt.Sprintf("  %s: %d finished (writes stored), %d to redispatch",
-		plural(len(cp.Tasks), "pending task", "pending tasks"), done, len(cp.Tasks)-done))}
+		plural(len(cp.Tasks), "pending task", "pending tasks"), done, len(head.plan.Redispatched())))}
+	if rc := head.plan.Recheck; rc != nil {
+		rows = append(rows, th.Warning.Render(termtext.Line("  on resume: "+rc.Reason)))
+	}
+	if head.plan.Refused != "" {
+		rows = append(rows, th.Warning.Render(termtext.Line("  a resume is refused: "+head.plan.Refused)))
+	}
 	for _, t := range head.plan.Tasks {
 		label := fmt.Sprintf("%-24s", taskLabel(t.Node, t.Args)) + " " + th.Muted.Render(shortID(t.ID))
+		if t.Dropped {
+			rows = append(rows, "  "+th.StatusPending.Render("✗ ")+th.Text.Render(label)+th.Warning.Render("  dropped on resume: the recheck replaces it"))
+			continue
+		}
+		if t.Stored && !t.Reuse() {
+			rows = append(rows, "  "+th.StatusPending.Render("○ ")+th.Text.Render(label)+th.Warning.Render("  finished, but run again on resume")+th.Muted.Render(termtext.Line(" · "+t.Rerun)))
+			continue
+		}
 		if t.Stored {
 			note := " · stored writes: " + strings.Join(t.Channels, ", ")
 			if n := t.ModelCalls; n > 0 {
@@ -560,6 +574,12 @@ func (s *liveStrip) pendingRows(head *headInfo) []string {
 			rows = append(rows, "  "+th.StatusDone.Render("✓ ")+th.Text.Render(label)+th.StatusDone.Render("  finished → reused, not run again")+th.Muted.Render(termtext.Line(note)))
 		} else {
 			rows = append(rows, "  "+th.StatusPending.Render("○ ")+th.Text.Render(label)+th.Warning.Render("  not finished → redispatched on resume")+th.Muted.Render(" · no writes stored"))
+		}
+	}
+	if rc := head.plan.Recheck; rc != nil {
+		for _, t := range rc.Next {
+			label := fmt.Sprintf("%-24s", taskLabel(t.Node, t.Args)) + " " + th.Muted.Render(shortID(t.ID))
+			rows = append(rows, "  "+th.StatusPending.Render("→ ")+th.Text.Render(label)+th.Warning.Render("  run on resume instead"))
 		}
 	}
 	if head.gate != nil {

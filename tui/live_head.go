@@ -45,6 +45,12 @@ type headMsg struct {
 	err    error
 }
 
+// resumePlanner is a Backend that reads the engine's resume analysis
+// (Engine.PlanResume), the graph's resume check included.
+type resumePlanner interface {
+	PlanResume(ctx context.Context, thread string, checkpoint int64) (engine.ResumePlan, error)
+}
+
 // coster is a Backend that sums a thread's tokens (Engine.Costs).
 type coster interface {
 	Costs(ctx context.Context, thread string) (engine.Costs, error)
@@ -122,13 +128,20 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 	}
 	cp := cps[0]
 	h := &headInfo{thread: thread, cp: cp}
-	var ws []engine.TaskWrites
-	if len(cp.Tasks) > 0 {
-		if ws, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
+	if pl, ok := b.(resumePlanner); ok {
+		// What a resume would do now, source recheck and all.
+		if h.plan, err = pl.PlanResume(ctx, thread, cp.ID); err != nil {
 			return nil, err
 		}
+	} else {
+		var ws []engine.TaskWrites
+		if len(cp.Tasks) > 0 {
+			if ws, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
+				return nil, err
+			}
+		}
+		h.plan = engine.PlanFrom(cp, ws)
 	}
-	h.plan = engine.PlanFrom(cp, ws)
 	if s, err := ticket.Decode(cp.Values); err == nil {
 		h.state = s
 		if g, ok := ticket.WaitingDraft(cp, s, time.Now()); ok {

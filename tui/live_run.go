@@ -105,9 +105,17 @@ func (f phaseFigure) String() string {
 
 func newPhase(h *headInfo, pid int) *phase {
 	p := &phase{from: h.cp.ID, plan: h.plan, pid: pid, byID: map[string]*phaseTask{}}
-	for _, t := range h.plan.Tasks {
-		pt := &phaseTask{id: t.ID, node: t.Node, label: taskLabel(t.Node, t.Args), stored: t.Stored}
-		if t.Stored {
+	tasks := h.plan.Tasks
+	if rc := h.plan.Recheck; rc != nil && len(rc.Next) > 0 {
+		// The recheck replaces the pending tasks: its tasks are the phase.
+		tasks = nil
+		for _, t := range rc.Next {
+			tasks = append(tasks, engine.PlannedTask{Task: t})
+		}
+	}
+	for _, t := range tasks {
+		pt := &phaseTask{id: t.ID, node: t.Node, label: taskLabel(t.Node, t.Args), stored: t.Reuse()}
+		if pt.stored {
 			pt.state = taskReused
 		}
 		p.tasks = append(p.tasks, pt)

@@ -109,8 +109,20 @@ func (d *driller) sourceChanged(ctx context.Context, p worker.Point, base finalR
 
 	switch verdict {
 	case VerdictReRead:
+		// The resume analysis, read after the change, says what the
+		// resume then does: the same check, the same tasks.
+		plan, perr := e.PlanResume(ctx, thread, at.ID)
+		if perr != nil {
+			return out, perr
+		}
 		recovery := len(steps)
 		err := d.complete(ctx, thread, cur, "", &steps)
+		if len(steps) > recovery && steps[recovery].result != nil {
+			o := plan.Outcome(*steps[recovery].result)
+			check("plan said what the resume did", o.Complete && o.Differs == "", "plan %s; resume: %s", plan, o)
+		} else {
+			check("plan said what the resume did", false, "the resume left no result (plan %s)", plan)
+		}
 		check("resumed to completion", err == nil && len(steps) > recovery && steps[len(steps)-1].result != nil && steps[len(steps)-1].result.Status == "done", "%v after %d worker(s)", orOK(err), len(steps))
 		fin, ferr := d.final(ctx, thread, steps)
 		if ferr != nil {

@@ -97,6 +97,7 @@ func NewGraph(opts ...Option) *engine.Graph {
 		Route(NodeDraft, afterDraft).
 		Edge(NodeVerify, engine.End).
 		OnResume(d.recheck).
+		OnCancel(d.cancelOperations).
 		CheckState(func(v engine.Values) error { _, err := Decode(v); return err })
 	return g
 }
@@ -200,6 +201,68 @@ func PendingDraft(s State) (Operation, bool) {
 // KindCreateDraft is the side-effecting tool of this graph.
 const KindCreateDraft = "create_draft"
 
+// cancelOperations ends, in the checkpoint that cancels a run, every draft
+// it had not performed (waiting for an answer, or approved and not yet
+// written): cancelled, with the reason. A later turn, fork or answer
+// finds none of them waiting. An approved draft whose row the drafts
+// table holds was made before the cancel fenced its writer out: it is
+// recorded done, as create_draft would have.
+func (d *deps) cancelOperations(ctx context.Context, thread string, v engine.Values, reason string) ([]engine.Write, error) {
+	s, err := Decode(v, "operations")
+	if err != nil {
+		return nil, err
+	}
+	ended := map[string]Operation{}
+	for id, op := range s.Operations {
+		if op.Kind != KindCreateDraft || op.Status != OpAwaitingApproval && op.Status != OpApproved {
+			continue
+		}
+		if op.Status == OpApproved && d.drafts != nil {
+			made, err := d.drafts.Draft(ctx, thread, op.ID)
+			switch {
+			case err == nil:
+				op.Status, op.Reused = OpDone, true
+				op.Result = "draft " + made.OperationID + ", made before the run was cancelled (" + reason + ")"
+				ended[id] = op
+				continue
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, fmt.Errorf("look up draft %s: %w", op.ID, err)
+			}
+		}
+		op.Status, op.Result = OpCancelled, "cancelled before it was performed: "+reason
+		ended[id] = op
+	}
+	if len(ended) == 0 {
+		return nil, nil
+	}
+	return []engine.Write{engine.Put("operations", ended)}, nil
+}
+
+// ownRun says whether op was drafted by the run of nc's task, on its
+// branch: its reply ran at or after the run's start. What an earlier run
+// left behind (a replay of its gate, say) is not this run's to ask about
+// or perform. An id that names no checkpoint (a migrated v1 operation)
+// counts as its own.
+func ownRun(nc *engine.NodeContext, op Operation) bool {
+	at, ok := draftedAt(op)
+	return !ok || nc.RunStart == 0 || at >= nc.RunStart
+}
+
+// draftedAt is the checkpoint whose reply task drafted op, as its id
+// (OperationID) names it; ok is false for an id that names none.
+func draftedAt(op Operation) (int64, bool) {
+	var at int64
+	_, err := fmt.Sscanf(op.ID, "op-draft-c%d-", &at)
+	return at, err == nil
+}
+
+// notOwnRun marks op, which nc's run did not draft, as superseded.
+func notOwnRun(nc *engine.NodeContext, op Operation) Operation {
+	op.Status = OpSuperseded
+	op.Result = fmt.Sprintf("not performed: drafted by an earlier run than this one (which began at @%d); a run performs only its own drafts: draft again from a checkpoint before the reply", nc.RunStart)
+	return op
+}
+
 func afterReply(v engine.Values) ([]engine.Target, error) {
 	s, err := Decode(v, "operations")
 	if err != nil {
@@ -248,6 +311,9 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	op, ok := PendingDraft(s)
 	if !ok {
 		return nil, nil
+	}
+	if !ownRun(nc, op) {
+		return []engine.Write{engine.Put("operations", map[string]Operation{op.ID: notOwnRun(nc, op)})}, nil
 	}
 	d, answered := s.Approvals[op.ID]
 	if !answered {
@@ -310,19 +376,26 @@ func (d *deps) createDraft(ctx context.Context, nc *engine.NodeContext) ([]engin
 		return nil, err
 	}
 	ids := make([]string, 0, len(s.Operations))
+	done := map[string]Operation{}
 	for id, o := range s.Operations {
-		if o.Kind == KindCreateDraft && o.Status == OpApproved {
+		switch {
+		case o.Kind != KindCreateDraft || o.Status != OpApproved:
+		case !ownRun(nc, o):
+			done[id] = notOwnRun(nc, o)
+		default:
 			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
+		if len(done) > 0 {
+			return []engine.Write{engine.Put("operations", done)}, nil
+		}
 		return nil, nil
 	}
 	if d.drafts == nil {
 		return nil, errors.New("create_draft has no drafts table: this store does not support side effects")
 	}
 	sort.Strings(ids)
-	done := map[string]Operation{}
 	degraded := false
 	for _, id := range ids {
 		op, err := d.perform(ctx, nc, s.Operations[id], s.Authorization)
@@ -926,27 +999,35 @@ func reply(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) 
 	}
 	text := stripCoordinates(resp.Text)
 	ws := []engine.Write{engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: "reply", Content: text}})}
-	if s.DraftRequested {
-		// The operation id is recorded with this task's checkpoint, before
-		// the side effect can happen, and names this task on this branch.
-		id := OperationID(nc.Checkpoint, nc.Task.ID)
-		if _, exists := s.Operations[id]; !exists {
-			ops := map[string]Operation{id: {ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text, Sources: readBy(s.Subtasks)}}
-			// A draft still waiting for an answer is replaced by this turn's:
-			// one gate, for the newest draft. (An approved one stays: its
-			// side effect may have happened.)
-			for oid, o := range s.Operations {
-				if o.Kind == KindCreateDraft && o.Status == OpAwaitingApproval {
-					o.Status, o.Result = OpSuperseded, "superseded by "+id+", the draft of a newer turn"
-					ops[oid] = o
-				}
-			}
-			if o, ok := s.Operations[revise.Revise]; ok {
-				o.RedraftedBy = id
-				ops[revise.Revise] = o
-			}
-			ws = append(ws, engine.Put("operations", ops))
+	// The operation id is recorded with this task's checkpoint, before
+	// the side effect can happen, and names this task on this branch.
+	id := OperationID(nc.Checkpoint, nc.Task.ID)
+	ops := map[string]Operation{}
+	if _, exists := s.Operations[id]; s.DraftRequested && !exists {
+		ops[id] = Operation{ID: id, Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: text, Sources: readBy(s.Subtasks)}
+		if o, ok := s.Operations[revise.Revise]; ok {
+			o.RedraftedBy = id
+			ops[revise.Revise] = o
 		}
+	}
+	// A draft still waiting for an answer is replaced by this reply, with
+	// a draft or without: the gate only ever asks about the newest reply's
+	// draft. (An approved one stays: its side effect may have happened. A
+	// migrated v1 draft, which names no reply, stays for a turn without
+	// one.)
+	_, drafted := ops[id]
+	for oid, o := range s.Operations {
+		if _, replied := draftedAt(o); oid == id || o.Kind != KindCreateDraft || o.Status != OpAwaitingApproval || !drafted && !replied {
+			continue
+		}
+		o.Status, o.Result = OpSuperseded, "superseded by a newer reply, written without a draft"
+		if drafted {
+			o.Result = "superseded by " + id + ", the draft of a newer reply"
+		}
+		ops[oid] = o
+	}
+	if len(ops) > 0 {
+		ws = append(ws, engine.Put("operations", ops))
 	}
 	return ws, nil
 }

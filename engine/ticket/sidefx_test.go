@@ -420,8 +420,8 @@ func TestFencedWriterCannotCreateADraft(t *testing.T) {
 	})
 }
 
-// A newer turn's draft replaces one still waiting for an answer, so the
-// gate asks about the newest draft only.
+// A newer turn's draft replaces one still waiting for an answer (a fork
+// from the gate carries it), so the gate asks about the newest draft only.
 func TestNewDraftTurnSupersedesAWaitingDraft(t *testing.T) {
 	ctx := t.Context()
 	e := draftEngine(t, memory.New())
@@ -430,10 +430,7 @@ func TestNewDraftTurnSupersedesAWaitingDraft(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := pending(t, e, "s", res.Checkpoint)
-	if _, err := e.DiscardPending(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	res, err = e.Run(ctx, "s", draftTurn("And where is the parcel now?", grant(t, time.Hour, time.Now())), engine.RunConfig{})
+	res, err = e.Fork(ctx, "s", res.Checkpoint, draftTurn("And where is the parcel now?", grant(t, time.Hour, time.Now())), engine.RunConfig{})
 	if err != nil || res.Status != "awaiting-approval" {
 		t.Fatalf("second turn: %v %s", err, res.Status)
 	}

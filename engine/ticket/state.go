@@ -119,9 +119,14 @@ const (
 	OpRejected         = "rejected"
 	OpDone             = "done"
 	OpBlocked          = "blocked"
-	// OpSuperseded: a draft that waited for approval when a newer turn
-	// asked for another; it was never performed.
+	// OpSuperseded: a draft that waited for approval when a newer reply
+	// was written, or that a later run found waiting (a replay of its
+	// gate); it was never performed by that run.
 	OpSuperseded = "superseded"
+	// OpCancelled: a draft whose run was cancelled (or its pending tasks
+	// discarded) before it was performed; Result says why. Nothing
+	// performs it after.
+	OpCancelled = "cancelled"
 )
 
 // Operation is a side effect recorded by id in a checkpoint before it runs

@@ -20,7 +20,6 @@ import (
 	"rewind/engine"
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
-	"rewind/store"
 )
 
 // Ops a worker performs.
@@ -43,7 +42,11 @@ type Request struct {
 	Redraft    bool   // reject: write the reply again with the reason
 	Payload    string // approve: the draft as edited
 	By         string // who answered an approval
-	Config     engine.RunConfig
+	// Seen (approve, reject) is what the person answering looked at: the
+	// answer is refused if the thread moved on or its draft changed since.
+	// Zero: what the invocation finds when it begins.
+	Seen   ticket.Seen
+	Config engine.RunConfig
 	// KillAt is "POINT" or "POINT@N" (see Points).
 	KillAt string
 }
@@ -165,53 +168,30 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 		if req.Op == OpApprove {
 			d.Payload = req.Payload
 		}
-		if err := AnswerWith(ctx, e, req.Thread, d, cfg.TakeOver); err != nil {
-			return engine.Result{}, err
-		}
-		return e.Resume(ctx, req.Thread, cfg)
+		return AnswerWith(ctx, e, req.Thread, d, req.Seen, cfg)
 	}
 	return engine.Result{}, fmt.Errorf("unknown worker op %q", req.Op)
 }
 
 // ErrNoApprovalPending: approve/reject on a thread not at the gate.
-var ErrNoApprovalPending = errors.New("no approval is pending")
+var ErrNoApprovalPending = ticket.ErrNoApprovalPending
 
-// Answer records a decision for the operation the thread waits on, as an
-// update checkpoint (a decision, never conversation input). With takeOver a
-// live process holding the thread is fenced out first.
-func Answer(ctx context.Context, e *engine.Engine, thread string, approved bool, reason, by string, takeOver bool) error {
-	return AnswerWith(ctx, e, thread, ticket.Decision{Approved: approved, Reason: reason, By: by}, takeOver)
-}
-
-// AnswerWith records decision d (its At is set here); a rejection with
-// Redraft sends the reply node back to write the reply again with the
-// reason.
-func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.Decision, takeOver bool) error {
-	cp, err := e.Latest(ctx, thread)
-	if err != nil {
-		return err
-	}
-	s, err := ticket.Decode(cp.Values)
-	if err != nil {
-		return err
-	}
-	op, ok := ticket.PendingDraft(s)
-	gate := false
-	for _, t := range cp.Tasks {
-		gate = gate || t.Node == ticket.NodeApproval
-	}
-	if !ok || !gate {
-		return fmt.Errorf("thread %q: %w at checkpoint %d; see `rewind show %s`", store.Name(thread), ErrNoApprovalPending, cp.ID, store.Name(thread))
-	}
-	if !d.Approved && d.Reason == "" {
-		return fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", store.Name(thread))
-	}
-	if d.By == "" {
-		d.By = "operator"
+// AnswerWith records decision d (its At is set here) for the draft the
+// thread waits on and carries the run on, under one hold of the thread's
+// lock (engine.Engine.Answer): a rejection with Redraft sends the reply
+// node back to write the reply again with the reason. It is refused,
+// with nothing written, when the thread moved on or its draft changed
+// since seen (zero: since AnswerWith began).
+func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.Decision, seen ticket.Seen, cfg engine.RunConfig) (engine.Result, error) {
+	if seen == (ticket.Seen{}) {
+		if cp, err := e.Latest(ctx, thread); err == nil {
+			seen, _ = ticket.Look(cp)
+		}
 	}
 	d.At = e.Now().UTC().Format(time.RFC3339)
-	_, err = e.UpdateStateWith(ctx, thread, cp.ID, ticket.Approve(op.ID, d), "", engine.UpdateOptions{TakeOver: takeOver})
-	return err
+	return e.Answer(ctx, thread, func(head engine.Checkpoint) ([]engine.Write, error) {
+		return ticket.Answer(head, d, seen)
+	}, cfg)
 }
 
 // deltaQueue hands a run's stream deltas to send from its own goroutine, so

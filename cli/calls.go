@@ -16,14 +16,6 @@ import (
 	"rewind/tui/termtext"
 )
 
-// callsWindow is the context window a call is measured against: the one
-// the model is configured with, else model.DefaultWindow.
-func callsWindow() int {
-	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(openai.EnvContextWindow))); err == nil && n > 0 {
-		return n
-	}
-	return model.DefaultWindow
-}
 
 // partOrder is how a request's parts are listed.
 var partOrder = []string{model.PartInstructions, model.PartSummary, model.PartFacts, model.PartTail, model.PartRounds}
@@ -47,7 +39,7 @@ func printCalls(ctx context.Context, e *engine.Engine, thread string, id int64, 
 	if role != "" {
 		calls = slices.DeleteFunc(calls, func(c ticket.Call) bool { return c.Role != role })
 	}
-	window := callsWindow()
+	window := openai.WindowFromEnv(os.Getenv)
 	if asJSON {
 		return writeJSON(out, map[string]any{"thread": thread, "checkpoint": id, "window": window, "calls": calls})
 	}

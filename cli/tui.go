@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"rewind/engine/model/openai"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +67,8 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		}
 	}
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
-		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL}
+		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
+		ContextWindow: openai.WindowFromEnv(os.Getenv)}
 	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
 		o.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process

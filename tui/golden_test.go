@@ -74,6 +74,9 @@ func TestGolden(t *testing.T) {
 			}
 		}},
 		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { m.openGraph() }},
+		// What the model saw: @3's first executor call, rebuilt exactly,
+		// its tools, its tail and its tool call.
+		{"saw", []string{":", "3", "enter", "P"}, []string{"What the model saw · @3 · call 1/", "exactly as sent", "tools offered"}, nil, nil},
 		{"edit-channels", []string{"home"}, []string{"which channel?", "messages"}, nil, func(m *Model) { m.openEditState() }},
 		{"threads-state", []string{"t"}, []string{"awaiting approval", "paused", "done", "“Where is the parcel"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())

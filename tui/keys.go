@@ -47,7 +47,7 @@ type threadKeys struct {
 	Script                      key.Binding // a lesson's script panel
 	Help, Quit                  key.Binding
 	Replay, EditState, Mark     key.Binding // parity.go
-	Compare, Graph              key.Binding
+	Compare, Graph, Prompt      key.Binding
 	// nav.go, search.go, trace.go
 	TurnPrev, TurnNext, Goto, Search, SearchNext, SearchPrev, Zoom, Trace key.Binding
 }
@@ -92,6 +92,7 @@ func newThreadKeys() threadKeys {
 		Mark:       bind("mark for compare", "m"),
 		Compare:    bind("compare with the mark", "="),
 		Graph:      bind("graph view", "v"),
+		Prompt:     bind("what the model saw", "P"),
 		TurnPrev:   bind("previous turn", "{"),
 		TurnNext:   bind("next turn", "}"),
 		Goto:       bind("go to checkpoint (@N)", ":"),
@@ -122,7 +123,7 @@ func (k *threadKeys) keyNames() []keyName {
 		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
 		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
 		{"help", &k.Help}, {"quit", &k.Quit},
-		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph},
+		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph}, {"prompt", &k.Prompt},
 		{"turn_prev", &k.TurnPrev}, {"turn_next", &k.TurnNext}, {"goto", &k.Goto}, {"search", &k.Search},
 		{"search_next", &k.SearchNext}, {"search_prev", &k.SearchPrev}, {"zoom", &k.Zoom}, {"trace", &k.Trace},
 	}
@@ -159,7 +160,7 @@ func (k threadKeys) FullHelp() [][]key.Binding {
 		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
 		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
-		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph},
+		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph, k.Prompt},
 		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
 		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
 	}

@@ -35,6 +35,9 @@ type Settings struct {
 	// AuthTTL is how long the authorization grant of a draft turn lasts
 	// (default 1h).
 	AuthTTL time.Duration
+	// ContextWindow is the models' context window in tokens, what the
+	// prompt view (P) measures a request against (0: the default).
+	ContextWindow int
 	// ConfigPath is the config file T saves the theme to ("" saves none).
 	ConfigPath string
 	// NoColor is NO_COLOR: the theme stays no-color, T cannot change it.
@@ -124,6 +127,8 @@ type Model struct {
 	fidelity fidelityChecks // the State pane's badges (fidelity.go)
 
 	nav navState // nav.go: goto, search, zoom, pins
+
+	window int // the models' context window, tokens (saw.go)
 }
 
 // New builds the root model.
@@ -136,7 +141,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		ctx: ctx, deps: deps,
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		cache: newCache(), thread: s.Thread,
+		cache: newCache(), thread: s.Thread, window: s.ContextWindow,
 		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
 	}
@@ -216,6 +221,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onScrub(msg)
 	case traceMsg:
 		return m, m.onTrace(msg)
+	case sawMsg:
+		return m, m.onSaw(msg)
 	case origMsg:
 		return m, m.onOriginal(msg)
 	case spinner.TickMsg:

@@ -32,6 +32,8 @@ func (m *Model) onParityKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		return m.openCompare(), true
 	case key.Matches(msg, k.Graph):
 		return m.openGraph(), true
+	case key.Matches(msg, k.Prompt):
+		return m.openSaw(), true
 	}
 	return nil, false
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// AuthTTL is the authorization grant's lifetime on a draft turn
 	// (default 1h).
 	AuthTTL time.Duration
+	// ContextWindow is the models' context window in tokens (0: the
+	// default), for the prompt view.
+	ContextWindow int
 	// Lessons opens the lesson picker (`rewind demo`) when Thread is empty;
 	// Prepare runs a lesson headless in the store Engine reads; Lesson
 	// prepares that one at start and opens it with its script.
@@ -97,7 +100,7 @@ func Run(ctx context.Context, o Options) error {
 		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: o.WorkerStore, Flags: o.WorkerFlags})
 		deps.RunnerLabel = "worker processes"
 	}
-	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL,
+	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL, ContextWindow: o.ContextWindow,
 		ConfigPath: cfgPath, NoColor: noColor, Keys: cfg.Keys, Lessons: o.Lessons, Prepare: o.Prepare, Lesson: o.Lesson})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
 	if !o.NoMouse && (cfg.Mouse == nil || *cfg.Mouse) {

@@ -53,10 +53,17 @@ type calledData struct {
 	Answer     string `json:"answer"`
 }
 
+// CallReader is what Calls reads: checkpoints (migrated, with the writes
+// that made them) and their events. *engine.Engine is one.
+type CallReader interface {
+	Get(ctx context.Context, thread string, id int64) (engine.Checkpoint, error)
+	Events(ctx context.Context, thread string, id int64) ([]engine.Event, error)
+}
+
 // Calls lists the model calls the tasks that made checkpoint id made, in
 // order, each with its request as the model saw it. A checkpoint no task
 // made (an input, an update) has none.
-func Calls(ctx context.Context, e *engine.Engine, thread string, id int64) ([]Call, error) {
+func Calls(ctx context.Context, e CallReader, thread string, id int64) ([]Call, error) {
 	cp, err := e.Get(ctx, thread, id)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
+// WindowFromEnv is the context window REWIND_CONTEXT_WINDOW names, or
+// model.DefaultWindow when it names none (or nothing valid: FromEnv says
+// why, where a model is built).
+func WindowFromEnv(getenv func(string) string) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvContextWindow))); err == nil && n >= 1024 && n <= 10_000_000 {
+		return n
+	}
+	return model.DefaultWindow
+}
+
 // String describes the configuration without the key, so a Config printed
 // by accident (%v, %+v, %#v) cannot leak it.
 func (c Config) String() string {

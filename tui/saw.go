@@ -1,0 +1,276 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine/model"
+	"rewind/engine/ticket"
+	"rewind/themes"
+	"rewind/tui/termtext"
+)
+
+// What the model saw (P): each model call that made the checkpoint under
+// the cursor, its request as sent (built again from the parent checkpoint
+// by the engine and checked against the stored hash), its tokens by part
+// with a bar against the context window, and its answer. h/l step through
+// the calls, j/k scroll.
+
+type sawMsg struct {
+	gen    int
+	thread string
+	id     int64
+	calls  []ticket.Call
+	err    error
+}
+
+// openSaw reads the calls of the checkpoint under the cursor.
+func (m *Model) openSaw() tea.Cmd {
+	id := m.timeline.tree.cursor
+	if id == 0 {
+		return nil
+	}
+	window := m.window
+	if window <= 0 {
+		window = model.DefaultWindow
+	}
+	m.openDialog(newSawDialog(id, window))
+	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	return func() tea.Msg {
+		calls, err := ticket.Calls(ctx, b, thread, id)
+		return sawMsg{gen: gen, thread: thread, id: id, calls: calls, err: err}
+	}
+}
+
+func (m *Model) onSaw(msg sawMsg) tea.Cmd {
+	d, ok := m.dialog.(*sawDialog)
+	if !ok || msg.gen != m.gen || msg.thread != m.thread || d.id != msg.id {
+		return nil
+	}
+	d.load(msg.calls, msg.err)
+	return nil
+}
+
+type sawKeys struct{ Prev, Next, Up, Down, PageUp, PageDown, Close key.Binding }
+
+func newSawKeys() sawKeys {
+	return sawKeys{
+		Prev: bind("previous call", "left", "h"), Next: bind("next call", "right", "l"),
+		Up: bind("scroll up", "up", "k"), Down: bind("scroll down", "down", "j"),
+		PageUp: bind("page up", "pgup", "ctrl+u"), PageDown: bind("page down", "pgdown", "ctrl+d", " "),
+		Close: bind("close", "esc", "q", "P", "enter"),
+	}
+}
+
+func (k sawKeys) ShortHelp() []key.Binding {
+	return []key.Binding{short(k.Prev, "call"), short(k.Next, "call"), short(k.Down, "scroll"), k.Close}
+}
+func (k sawKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Prev, k.Next, k.Up, k.Down, k.PageUp, k.PageDown, k.Close}}
+}
+
+// sawDialog shows one call at a time. Its body is rendered once per
+// call and width (rendered), so View only windows it.
+type sawDialog struct {
+	dialogSize
+	id      int64
+	window  int
+	loading bool
+	err     error
+	calls   []ticket.Call
+	sel     int
+	scroll  int
+	keys    sawKeys
+
+	rendered struct {
+		sel, w int
+		th     *themes.Theme
+		lines  []string
+	}
+}
+
+func newSawDialog(id int64, window int) *sawDialog {
+	return &sawDialog{id: id, window: window, loading: true, keys: newSawKeys()}
+}
+
+func (d *sawDialog) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
+func (d *sawDialog) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+
+func (d *sawDialog) load(calls []ticket.Call, err error) {
+	d.loading, d.calls, d.err, d.sel, d.scroll = false, calls, err, 0, 0
+	d.rendered.lines = nil
+}
+
+func (d *sawDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil
+	}
+	page := max(d.maxH-12, 1)
+	switch {
+	case key.Matches(k, d.keys.Close):
+		return true, nil
+	case key.Matches(k, d.keys.Prev):
+		if d.sel > 0 {
+			d.sel, d.scroll = d.sel-1, 0
+		}
+	case key.Matches(k, d.keys.Next):
+		if d.sel < len(d.calls)-1 {
+			d.sel, d.scroll = d.sel+1, 0
+		}
+	case key.Matches(k, d.keys.Up):
+		d.scroll = max(d.scroll-1, 0)
+	case key.Matches(k, d.keys.Down):
+		d.scroll++
+	case key.Matches(k, d.keys.PageUp):
+		d.scroll = max(d.scroll-page, 0)
+	case key.Matches(k, d.keys.PageDown):
+		d.scroll += page
+	}
+	return false, nil
+}
+
+// partStyles colours each part of a request the same in the bar and the
+// messages.
+func partStyle(th *themes.Theme, part string) styleT {
+	switch part {
+	case model.PartSummary:
+		return th.SummaryTitle
+	case model.PartFacts:
+		return th.Warning
+	case model.PartTail:
+		return th.Accent
+	case model.PartRounds:
+		return th.ToolCall
+	}
+	return th.Muted
+}
+
+var sawParts = []string{model.PartInstructions, model.PartSummary, model.PartFacts, model.PartTail, model.PartRounds}
+
+// header is the call's one-line title, its check and its bar.
+func (d *sawDialog) header(th *themes.Theme, c ticket.Call, inner int) []string {
+	var out []string
+	check := th.Success.Render("exactly as sent (request " + c.Hash + ")")
+	switch {
+	case c.Hash == "":
+		check = th.Muted.Render("built again (stored before requests were hashed: not checked)")
+	case !c.Exact:
+		check = th.Error.Render("built again, NOT as sent (" + c.Rebuilt + " ≠ " + c.Hash + ")")
+	}
+	out = append(out, trunc(check, inner))
+	total := 0
+	for _, p := range sawParts {
+		total += c.Parts[p]
+	}
+	pct := total * 100 / max(d.window, 1)
+	out = append(out, th.Text.Render(trunc(fmt.Sprintf("~%d of a %d-token window (%d%%)", total, d.window, pct), inner)))
+	// The bar: the window's width, each part its share, the rest empty.
+	bar := strings.Builder{}
+	used := 0
+	for _, p := range sawParts {
+		n := c.Parts[p] * inner / max(d.window, 1)
+		if c.Parts[p] > 0 {
+			n = max(n, 1)
+		}
+		n = min(n, inner-used)
+		used += n
+		bar.WriteString(partStyle(th, p).Render(strings.Repeat("█", n)))
+	}
+	bar.WriteString(th.Muted.Render(strings.Repeat("░", max(inner-used, 0))))
+	out = append(out, bar.String())
+	var legend []string
+	for _, p := range sawParts {
+		if n := c.Parts[p]; n > 0 {
+			legend = append(legend, partStyle(th, p).Render(fmt.Sprintf("■ %s %d", p, n)))
+		}
+	}
+	out = append(out, trunc(strings.Join(legend, "  "), inner))
+	if c.Error != "" {
+		out = append(out, wrapStyled(th.Error, "error: "+termtext.Line(c.Error), inner)...)
+	}
+	return out
+}
+
+// body is the call's request and answer, rendered for width inner.
+func (d *sawDialog) body(th *themes.Theme, inner int) []string {
+	if d.rendered.lines != nil && d.rendered.sel == d.sel && d.rendered.w == inner && d.rendered.th == th {
+		return d.rendered.lines
+	}
+	c := d.calls[d.sel]
+	out := d.header(th, c, inner)
+	if len(c.Request.Tools) > 0 {
+		names := make([]string, len(c.Request.Tools))
+		for i, t := range c.Request.Tools {
+			names[i] = t.Name
+		}
+		out = append(out, wrapStyled(th.Muted, "tools offered: "+termtext.Line(strings.Join(names, ", ")), inner)...)
+	}
+	if c.Request.JSON != nil {
+		out = append(out, th.Muted.Render(trunc("answer held to the schema "+termtext.Line(c.Request.JSON.Name), inner)))
+	}
+	for _, m := range c.Request.Messages {
+		head := "[" + m.Role
+		if m.ToolCallID != "" {
+			head += " ← " + m.ToolCallID
+		}
+		head += " · " + m.Part + "]"
+		out = append(out, "", partStyle(th, m.Part).Render(trunc(termtext.Line(head), inner)))
+		if m.Content != "" {
+			out = append(out, wrapStyled(th.Text, termtext.Text(m.Content), inner)...)
+		}
+		for _, tc := range m.ToolCalls {
+			out = append(out, wrapStyled(th.ToolCall, "→ "+termtext.Line(tc.Name+"("+tc.Arguments+")  "+tc.ID), inner)...)
+		}
+	}
+	out = append(out, "", th.Heading.Render("answer"))
+	if c.Answer != "" {
+		out = append(out, wrapStyled(th.Text, termtext.Text(c.Answer), inner)...)
+	}
+	for _, tc := range c.ToolCalls {
+		out = append(out, wrapStyled(th.ToolCall, "→ "+termtext.Line(tc.Name+"("+tc.Arguments+")  "+tc.ID), inner)...)
+	}
+	d.rendered.sel, d.rendered.w, d.rendered.th, d.rendered.lines = d.sel, inner, th, out
+	return out
+}
+
+func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
+	w := min(d.maxW, 100)
+	inner := w - 4
+	title := fmt.Sprintf("What the model saw · @%d", d.id)
+	var lines []string
+	switch {
+	case d.loading:
+		lines = []string{th.Muted.Render("building the requests again from @" + fmt.Sprint(d.id) + "'s parent…")}
+	case d.err != nil:
+		lines = wrapStyled(th.Error, "could not read the calls: "+termtext.Line(d.err.Error()), inner)
+	case len(d.calls) == 0:
+		lines = wrapStyled(th.Muted, fmt.Sprintf("@%d was made without a model call (an input, an update, or a step that called none); the calls of a superstep show at the checkpoint it made.", d.id), inner)
+	default:
+		c := d.calls[d.sel]
+		task := c.Task
+		if len(task) > 8 {
+			task = task[:8]
+		}
+		title += fmt.Sprintf(" · call %d/%d: %s %d (task %s)", d.sel+1, len(d.calls), termtext.Line(c.Role), c.Round, termtext.Line(task))
+		body := d.body(th, inner)
+		room := max(d.maxH-6, 3)
+		d.scroll = min(d.scroll, max(len(body)-room, 0))
+		end := min(d.scroll+room, len(body))
+		lines = append(lines, body[d.scroll:end]...)
+		if end < len(body) {
+			lines = append(lines, th.Muted.Render(fmt.Sprintf("… %d more lines (j/k, pgdown)", len(body)-end)))
+		}
+	}
+	lines = append(lines, "")
+	h.Width = inner
+	lines = append(lines, h.View(d.keys))
+	return box(th, trunc(title, w-4), lines, w)
+}
+
+// A Backend is what ticket.Calls reads.
+var _ ticket.CallReader = Backend(nil)

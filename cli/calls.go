@@ -16,7 +16,6 @@ import (
 	"rewind/tui/termtext"
 )
 
-
 // partOrder is how a request's parts are listed.
 var partOrder = []string{model.PartInstructions, model.PartSummary, model.PartFacts, model.PartTail, model.PartRounds}
 

@@ -146,6 +146,8 @@ func observe(out io.Writer) func(engine.Event) {
 			fmt.Fprintf(out, "    ⇣ context compacted: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionFailed:
 			fmt.Fprintf(out, "    ! compaction skipped: %s\n", termtext.Line(string(ev.Data)))
+		case ticket.EventCompactionRejected:
+			fmt.Fprintf(out, "    ! summary refused: %s\n", termtext.Line(ticket.RefusalLine(ev.Data)))
 		case engine.EventRechecked:
 			var d struct {
 				Reason string `json:"reason"`

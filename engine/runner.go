@@ -606,6 +606,10 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	return resp, err
 }
 
+// ContextWindow is the inner model's (model.Windowed): a node measures
+// what it sends against it.
+func (c *countingModel) ContextWindow(role string) int { return model.WindowOf(c.inner, role) }
+
 func (c *countingModel) snapshot() (map[string]int, model.Usage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -24,6 +24,8 @@ type progress struct {
 	calls       map[string]int
 	checkpoints int
 	compacted   int
+	refused     string // the last refused summary's first failure
+	extractive  bool   // rewind wrote the summary itself
 	seen        map[string]bool
 
 	// The current superstep's tasks in the order they started, with a
@@ -102,6 +104,14 @@ func (p *progress) apply(ev engine.Event) {
 		p.checkpoints++
 	case ticket.EventContextCompacted:
 		p.compacted++
+		var d struct {
+			Strategy string `json:"strategy"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Strategy == ticket.ExtractiveStrategy {
+			p.extractive = true
+		}
+	case ticket.EventCompactionRejected:
+		p.refused = ticket.RefusalLine(ev.Data)
 	}
 	if len(p.seen) > 20000 {
 		p.seen = map[string]bool{}
@@ -150,7 +160,14 @@ func (p *progress) line() string {
 	}
 	parts = append(parts, fmt.Sprintf("%d model calls", p.totalCalls()))
 	if p.compacted > 0 {
-		parts = append(parts, "compacted")
+		c := "compacted"
+		if p.extractive {
+			c += " (by rewind: the model's summaries were refused twice)"
+		}
+		parts = append(parts, c)
+	}
+	if p.refused != "" && !p.extractive {
+		parts = append(parts, "! summary refused: "+p.refused)
 	}
 	return termtext.Line(strings.Join(parts, " · "))
 }

@@ -201,7 +201,13 @@ func (m *Model) describeEnd(u RunUpdate) string {
 	case "reject":
 		verb = "rejected, done"
 	}
-	return fmt.Sprintf("%s at @%d · %d model call(s) (%s) · messages %d → %d%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached)
+	refused := ""
+	if p := m.live.progress; p != nil && p.refused != "" && !p.extractive {
+		refused = " · ! summary refused: " + p.refused
+	} else if p != nil && p.extractive {
+		refused = " · compacted by rewind (the model's summaries were refused twice)"
+	}
+	return fmt.Sprintf("%s at @%d · %d model call(s) (%s) · messages %d → %d%s%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached, refused)
 }
 
 // send continues the current branch with a new message: on the thread's

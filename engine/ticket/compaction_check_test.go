@@ -48,7 +48,7 @@ func TestCheckCompactions(t *testing.T) {
 		{"two compactions in a row", atVersion(t, 2, 2), []engine.Event{compacted(5, 0, 1, v1, nil), compacted(9, 1, 2, v2, "mock")}, false, ""},
 		{"never compacted", atVersion(t, 0, -1), nil, false, ""},
 		{"a strategy from a newer rewind", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, "structured-summary@v3", "gpt-x")},
-			false, `strategy "structured-summary@v3", which this rewind does not accept (it reads indexed-transcript@v1, indexed-fold@v2): fork from before it (` + "`rewind fork h 4 --input …`"},
+			false, `strategy "structured-summary@v3", which this rewind does not accept (it reads indexed-transcript@v1, indexed-fold@v2, extractive@v1): fork from before it (` + "`rewind fork h 4 --input …`"},
 		{"a model left unnamed", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, v2, "")}, false, "names no model"},
 		{"a compaction missing", atVersion(t, 3, 3), []engine.Event{compacted(5, 0, 1, v2, "mock"), compacted(9, 2, 3, v2, "mock")},
 			false, "the compaction at @9 goes from history v2 to v3, but the branch was at v1"},

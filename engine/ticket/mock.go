@@ -392,7 +392,8 @@ func criticAnswer(prompt string) (string, error) {
 // summaryAnswer writes one line per transcript line, as the summarizer's
 // system prompt asks: its "#index speaker:", its first words, and any
 // fact token those words cut off, verbatim. Deterministic: the same
-// transcript gives the same lines.
+// transcript gives the same lines. It is also what rewind falls back to
+// when the model's summaries keep being refused (ExtractiveStrategy).
 func summaryAnswer(prompt string) string {
 	var b strings.Builder
 	for len(prompt) > 0 {

@@ -23,7 +23,7 @@ import (
 // CompactionStrategies are the summary strategies this version reads: the
 // current one (the summarizer's) and those of summaries already stored by
 // earlier releases, whose text it still folds.
-var CompactionStrategies = []string{"indexed-transcript@v1", "indexed-fold@v2"}
+var CompactionStrategies = []string{"indexed-transcript@v1", "indexed-fold@v2", ExtractiveStrategy}
 
 // ErrCompaction is matched by errors.Is when a resume is refused over a
 // thread's compactions.

@@ -219,6 +219,10 @@ type State struct {
 	SourceVersions map[string]int `json:"sourceVersions"`
 	// VerificationResults are the verify step's findings, by operation.
 	VerificationResults map[string]Verification `json:"verificationResults"`
+	// SummaryRefusals counts the compactions refused in a row (a summary
+	// that failed its check, a summary call that failed): at the second,
+	// rewind summarizes without the model (ExtractiveStrategy).
+	SummaryRefusals int `json:"summaryRefusals"`
 }
 
 // Decode reads the typed state from channel values: all of them, or only
@@ -370,6 +374,7 @@ var decodedMemo = channelMemo{seed: maphash.MakeSeed(), copies: map[string]func(
 	"historyVersion":  func(dst, src *State) { dst.HistoryVersion = src.HistoryVersion },
 	"draftRequested":  func(dst, src *State) { dst.DraftRequested = src.DraftRequested },
 	"scenario":        func(dst, src *State) { dst.Scenario = src.Scenario },
+	"summaryRefusals": func(dst, src *State) { dst.SummaryRefusals = src.SummaryRefusals },
 	"budgetRemaining": func(dst, src *State) { dst.BudgetRemaining = clonePtr(src.BudgetRemaining) },
 	"request":         func(dst, src *State) { dst.Request = clonePtr(src.Request) },
 	"authorization":   func(dst, src *State) { dst.Authorization = clonePtr(src.Authorization) },
@@ -481,6 +486,7 @@ func declareChannels(g *engine.Graph) {
 		Channel("sourceVersions", engine.TurnMap, map[string]int{}).
 		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
 		Channel("scenario", engine.LastValue, "").
+		Channel("summaryRefusals", engine.LastValue, 0).
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").

@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -193,35 +194,57 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 	name := nc.ModelName(model.RoleSummarizer)
 	emit := func(typ string, payload any) {
 		if m, ok := payload.(map[string]any); ok && typ == EventContextCompacted {
-			m["model"] = name
+			if _, own := m["model"]; !own { // rewind's own summary names itself
+				m["model"] = name
+			}
 		}
 		nc.Emit(typ, payload)
 	}
 	return summarize(ctx, nc.Values, nc.Model, nc.Thread, emit)
 }
 
+// ExtractiveStrategy is the summary rewind writes itself, with no model,
+// after the model's were refused twice in a row (SummaryRefusals): each
+// compacted message's "#index speaker:", its first words and its facts
+// verbatim, folded as any summary is. The context still shrinks when the
+// model cannot summarize.
+const ExtractiveStrategy = "extractive@v1"
+
+// ExtractiveModel is what a compaction's event names as its model when
+// rewind wrote the summary.
+const ExtractiveModel = "rewind (extractive, no model)"
+
+// WindowShare is how much of the context window the next request may take
+// before the history is compacted: the rest is the task's, the tools' and
+// the answer's.
+const WindowShare = 0.75
+
 // summarize is the summarizer's work, apart from the NodeContext so that a
 // benchmark can run it.
 func summarize(ctx context.Context, values engine.Values, m model.Model, thread string, emit func(typ string, payload any)) ([]engine.Write, error) {
 	// Only the channels it reads: decoding is most of a quiet turn's cost,
 	// and a quiet turn only measures the messages (measureMessages).
-	s, err := Decode(values, "summary", "historyVersion")
+	s, err := Decode(values, "summary", "historyVersion", "summaryRefusals")
 	count, msgTokens, measured := measureMessages(values)
 	if err != nil || !measured {
-		if s, err = Decode(values, "messages", "summary", "historyVersion"); err != nil {
+		if s, err = Decode(values, "messages", "summary", "historyVersion", "summaryRefusals"); err != nil {
 			return nil, err
 		}
 		count, msgTokens = len(s.Messages), EstimateTokens(s.Messages)
 	}
 	sumChars := summaryChars(s.Summary)
 	trigger := needsSummary(count, sumChars, msgTokens)
+	window := smallestWindow(m)
+	if trigger == "" {
+		trigger = windowTrigger(values, window, sumChars+msgTokens)
+	}
 	emit(EventContextMeasured, map[string]any{"messages": count, "tokens": sumChars + msgTokens,
-		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "trigger": trigger})
+		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "window": window, "trigger": trigger})
 	if trigger == "" {
 		return nil, nil
 	}
 	if s.Messages == nil {
-		if s, err = Decode(values, "messages", "summary", "historyVersion"); err != nil {
+		if s, err = Decode(values, "messages", "summary", "historyVersion", "summaryRefusals"); err != nil {
 			return nil, err
 		}
 	}
@@ -232,12 +255,35 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 	head, tail := s.Messages[:cut], s.Messages[cut:]
 	transcript := Transcript(head)
 	var retried []string // the first answer's failures, when it was asked again
-	reject := func(failed []string, attempts int) {
-		ev := map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion}
+	// refused ends this round without a compaction by the model: the
+	// refusals in a row are counted, and at the second rewind writes the
+	// summary itself.
+	refused := func() ([]engine.Write, error) {
+		n := s.SummaryRefusals + 1
+		if n < 2 {
+			return []engine.Write{engine.Put("summaryRefusals", n)}, nil
+		}
+		sum, st, err := Compact(s.Summary, head, summaryAnswer(transcript))
+		if err == nil {
+			if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
+				err = fmt.Errorf("%s", strings.Join(failed, "; "))
+			}
+		}
+		if err != nil {
+			// Not even rewind's own lines pass (the state is at fault):
+			// wait for the next round, as after any refusal.
+			emit(EventCompactionRejected, map[string]any{"trigger": trigger, "failures": []string{"rewind's own summary: " + err.Error()}, "attempts": 0, "historyVersion": s.HistoryVersion, "strategy": ExtractiveStrategy})
+			return []engine.Write{engine.Put("summaryRefusals", n)}, nil
+		}
+		return compacted(s, sum, st, head, tail, trigger, thread, sumChars, msgTokens, ExtractiveStrategy, n, retried, emit), nil
+	}
+	reject := func(failed []string, attempts int) ([]engine.Write, error) {
+		ev := map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion, "refusalsInARow": s.SummaryRefusals + 1}
 		if len(retried) > 0 {
 			ev["retriedFor"] = retried
 		}
 		emit(EventCompactionRejected, ev)
+		return refused()
 	}
 	var sum Summary
 	var st CompactStats
@@ -248,38 +294,40 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion})
-			return nil, nil
+			emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion, "refusalsInARow": s.SummaryRefusals + 1})
+			return refused()
 		}
 		if failed := checkAnswer(head, resp.Text); len(failed) > 0 {
 			if attempt == 1 {
 				retried, prompt = failed, retryPrompt(transcript, failed)
 				continue
 			}
-			reject(failed, attempt)
-			return nil, nil
+			return reject(failed, attempt)
 		}
 		// From here a failure is code's or the state's: another answer
 		// would not change it.
 		if sum, st, err = Compact(s.Summary, head, resp.Text); err != nil {
-			reject([]string{err.Error()}, attempt)
-			return nil, nil
+			return reject([]string{err.Error()}, attempt)
 		}
 		if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
-			reject(failed, attempt)
-			return nil, nil
+			return reject(failed, attempt)
 		}
 		break
 	}
+	return compacted(s, sum, st, head, tail, trigger, thread, sumChars, msgTokens, "indexed-fold@v2", 0, retried, emit), nil
+}
+
+// compacted is the writes and the event of a compaction that passed.
+func compacted(s State, sum Summary, st CompactStats, head, tail []Message, trigger, thread string, sumChars, msgTokens int, strategy string, refusals int, retried []string, emit func(string, any)) []engine.Write {
 	version := s.HistoryVersion + 1
 	sum.HistoryVersion, sum.Trigger = version, trigger
 	sources := make([]int, len(head))
 	for i, msg := range head {
 		sources[i] = msg.Index
 	}
-	emit(EventContextCompacted, map[string]any{
+	ev := map[string]any{
 		"historyVersionBefore": s.HistoryVersion, "historyVersionAfter": version,
-		"trigger": trigger, "strategy": "indexed-fold@v2",
+		"trigger": trigger, "strategy": strategy,
 		"sourceIndices": sources, "beforeMessages": len(s.Messages), "afterMessages": len(tail),
 		"beforeTokens": sumChars + msgTokens, "afterTokens": summaryChars(&sum) + EstimateTokens(tail),
 		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
@@ -287,12 +335,57 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
 		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
 		"attempts":  1 + min(len(retried), 1), "retriedFor": retried,
-	})
-	return []engine.Write{
+	}
+	if strategy == ExtractiveStrategy {
+		ev["model"] = ExtractiveModel
+		ev["attempts"] = 0
+		ev["afterRefusals"] = refusals
+	}
+	emit(EventContextCompacted, ev)
+	ws := []engine.Write{
 		engine.Replace("messages", tail),
 		engine.Put("summary", sum),
 		engine.Put("historyVersion", 1),
-	}, nil
+	}
+	if s.SummaryRefusals != 0 {
+		ws = append(ws, engine.Put("summaryRefusals", 0))
+	}
+	return ws
+}
+
+// smallestWindow is the smallest context window of the graph's roles: the
+// history must fit the one that takes least.
+func smallestWindow(m model.Model) int {
+	w := 0
+	for _, role := range []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleReply} {
+		if n := model.WindowOf(m, role); w == 0 || n < w {
+			w = n
+		}
+	}
+	return w
+}
+
+// windowTrigger says why the next request would pass WindowShare of the
+// context window, or "". chars is the summary's and the messages' length:
+// when even four times that leaves room, the request is not built.
+func windowTrigger(v engine.Values, window, chars int) string {
+	limit := int(float64(window) * WindowShare)
+	if chars/4+2048 < limit {
+		return ""
+	}
+	s, err := Decode(v, "scenario")
+	if err != nil {
+		return ""
+	}
+	// The largest request of a turn: an executor's, with the tools.
+	req, err := executorRequest(v, s, ExecutorArgs{Task: Subtask{ID: "t-1", Goal: "the request"}})
+	if err != nil {
+		return ""
+	}
+	if n := req.TotalTokens(); n > limit {
+		return fmt.Sprintf("the next request, ~%d tokens, would pass %d%% of the %d-token context window", n, int(WindowShare*100), window)
+	}
+	return ""
 }
 
 // summarizerRequest is the summarizer's request for a transcript (or a
@@ -302,4 +395,25 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 // compaction's event.
 func summarizerRequest(prompt string) model.Request {
 	return model.Simple(model.RoleSummarizer, summarizerSystem, prompt)
+}
+
+// RefusalLine is a refused compaction's event as a person reads it: the
+// first failure, how many more, and what happens next.
+func RefusalLine(data []byte) string {
+	var d struct {
+		Failures []string `json:"failures"`
+		InARow   int      `json:"refusalsInARow"`
+	}
+	_ = json.Unmarshal(data, &d)
+	if len(d.Failures) == 0 {
+		return "the candidate summary failed its check"
+	}
+	line := d.Failures[0]
+	if n := len(d.Failures) - 1; n > 0 {
+		line += fmt.Sprintf(" (and %d more)", n)
+	}
+	if d.InARow == 1 {
+		line += "; the history stays as it is this round, and a second refusal makes rewind summarize it without the model"
+	}
+	return line
 }

@@ -378,6 +378,9 @@ func addedChannels(w expectedCP) expectedCP {
 	if _, ok := values["scenario"]; !ok {
 		values["scenario"] = json.RawMessage(`""`)
 	}
+	if _, ok := values["summaryRefusals"]; !ok {
+		values["summaryRefusals"] = json.RawMessage(`0`)
+	}
 	w.Values = values
 	return w
 }

@@ -56,6 +56,7 @@ listing and loading times and peak memory.`,
 				return writeJSON(out, rep)
 			}
 			fmt.Fprintln(out, turnSummary(rep))
+			fmt.Fprintln(out, requestSummary(rep))
 			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms; peak RSS %.0f MB\n",
 				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
 			return nil
@@ -66,6 +67,18 @@ listing and loading times and peak memory.`,
 	c.Flags().IntVar(&turns, "turns", 100, "how many turns to run")
 	c.Flags().IntVar(&inlineBytes, "inline-bytes", 0, "attach an inline value of `B` bytes to every turn")
 	return c
+}
+
+// requestSummary says what the models were sent: a turn's requests early
+// and late, and the largest one request against the context window.
+func requestSummary(rep bench.Report) string {
+	n := len(rep.Turns)
+	lo := min(11, n)
+	early, _ := rep.Requests(lo, min(lo+9, n))
+	late, _ := rep.Requests(max(n-9, 1), n)
+	_, largest := rep.Requests(1, n)
+	return fmt.Sprintf("requests: %d tokens a turn at turns %d-%d, %d in the last 10; the largest request %d tokens of the %d-token context window (%d%%)",
+		early, lo, min(lo+9, n), late, largest, rep.Window, largest*100/max(rep.Window, 1))
 }
 
 // turnSummary compares turns 11-20 (past the first turns' set-up) with the

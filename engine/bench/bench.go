@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"rewind/engine"
@@ -61,6 +62,12 @@ type Turn struct {
 	// Bytes is what the store grew by (store.Store.Size of the thread).
 	Bytes      int64 `json:"bytes"`
 	ModelCalls int   `json:"modelCalls"`
+	// PromptTokens is what the turn's requests carried, all calls; Largest
+	// the largest one request (the mock counts 4 bytes a token): with the
+	// conversation in every request, these stay flat once history is
+	// compacted, and Largest under the context window.
+	PromptTokens int `json:"promptTokens"`
+	Largest      int `json:"largestRequest"`
 }
 
 // Report is the whole run.
@@ -80,6 +87,9 @@ type Report struct {
 	// RSSBytes is the process's peak resident memory.
 	RSSBytes    int64 `json:"rssBytes"`
 	InlineBytes int   `json:"inlineBytes,omitempty"`
+	// Window is the mock's context window in tokens, which every request
+	// must stay under.
+	Window int `json:"window"`
 }
 
 // Run runs the conversation on st. progress, when set, sees each turn as it
@@ -101,11 +111,12 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 		return Report{}, fmt.Errorf("bench: %w", err)
 	}
 	mock := ticket.NewMock()
-	e, err := ticket.NewEngine(st, mock)
+	sizes := &largest{inner: mock}
+	e, err := ticket.NewEngine(st, sizes)
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Store: storeName, Thread: o.Thread, InlineBytes: o.InlineBytes}
+	rep := Report{Store: storeName, Thread: o.Thread, InlineBytes: o.InlineBytes, Window: mock.ContextWindow("")}
 	size, err := st.Size(ctx, o.Thread)
 	if err != nil {
 		return Report{}, fmt.Errorf("bench: %w", err)
@@ -126,7 +137,8 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 		if err != nil {
 			return rep, fmt.Errorf("bench: %w", err)
 		}
-		t := Turn{Turn: n, Ms: ms(took), Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum()}
+		t := Turn{Turn: n, Ms: ms(took), Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
+			PromptTokens: res.Usage.PromptTokens, Largest: sizes.take()}
 		last, size = res.Checkpoint, now
 		rep.Turns = append(rep.Turns, t)
 		if progress != nil {
@@ -236,4 +248,47 @@ func (r Report) Medians(lo, hi int) (ms float64, bytes float64) {
 	}
 	slices.Sort(times)
 	return times[len(times)/2], float64(sum) / float64(hi-lo+1)
+}
+
+// largest passes calls to the mock and remembers the largest request's
+// tokens since it was last asked.
+type largest struct {
+	inner *model.Mock
+	mu    sync.Mutex
+	max   int
+}
+
+func (l *largest) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	n := req.TotalTokens()
+	l.mu.Lock()
+	l.max = max(l.max, n)
+	l.mu.Unlock()
+	return l.inner.Complete(ctx, req)
+}
+
+// ContextWindow is the mock's.
+func (l *largest) ContextWindow(role string) int { return l.inner.ContextWindow(role) }
+
+func (l *largest) take() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.max
+	l.max = 0
+	return n
+}
+
+// Requests is the median tokens a turn's requests carried, and the largest
+// one request, over turns lo…hi (1-based, inclusive).
+func (r Report) Requests(lo, hi int) (median, largest int) {
+	lo, hi = max(lo, 1), min(hi, len(r.Turns))
+	if lo > hi {
+		return 0, 0
+	}
+	var ns []int
+	for _, t := range r.Turns[lo-1 : hi] {
+		ns = append(ns, t.PromptTokens)
+		largest = max(largest, t.Largest)
+	}
+	slices.Sort(ns)
+	return ns[len(ns)/2], largest
 }

@@ -31,6 +31,16 @@ func TestStorageStaysFlat(t *testing.T) {
 		t.Errorf("a turn stores %.0f bytes: more than 9 KB", early)
 	}
 
+	// The models read the conversation: what a turn sends stays flat once
+	// history is compacted, and no request nears the context window.
+	earlyReq, _ := rep.Requests(11, 30)
+	lateReq, _ := rep.Requests(141, 160)
+	_, largest := rep.Requests(1, 160)
+	t.Logf("a turn's requests carry %d tokens at turns 11-30, %d at 141-160; the largest request %d of a %d window", earlyReq, lateReq, largest, rep.Window)
+	if float64(lateReq) > 1.2*float64(earlyReq) || largest > rep.Window*3/4 {
+		t.Errorf("requests grow with the thread (%d → %d tokens a turn) or near the window (largest %d of %d)", earlyReq, lateReq, largest, rep.Window)
+	}
+
 	plain, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 10, Reads: 1, Thread: "t"}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package ticket_test
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ func standIn(t *testing.T) (*engine.Engine, *openaitest.Server) {
 	for _, r := range openai.Roles {
 		models[r] = "stand-in"
 	}
-	p, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), Models: models, MaxAttempts: 1})
+	p, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), Models: models, MaxAttempts: 1, APIKey: standInKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +36,10 @@ func standIn(t *testing.T) (*engine.Engine, *openaitest.Server) {
 	}
 	return e, srv
 }
+
+// standInKey is the API key the stand-in's client sends: it must appear in
+// no request rewind shows and nothing it stores.
+const standInKey = "sk-test-5f1e0c2d9b8a7766"
 
 // roleOf tells a wire request's role by its system prompt, as the brain
 // does.
@@ -119,6 +124,22 @@ func TestEveryRequestCarriesTheConversation(t *testing.T) {
 	}
 	if last := s.Messages[len(s.Messages)-1]; last.Speaker != "reply" || !strings.Contains(last.Content, "SO20260901") {
 		t.Errorf("turn 2's reply %q does not answer for SO20260901", last.Content)
+	}
+	// What the model saw, as shown, never holds the key (it went in the
+	// Authorization header alone).
+	head := mustLatest(t, e, "c")
+	for id := int64(1); id <= head.ID; id++ {
+		calls, err := ticket.Calls(ctx, e, "c", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(calls)
+		if strings.Contains(string(b), standInKey) {
+			t.Fatalf("the calls of @%d show the API key", id)
+		}
+	}
+	if got := srv.Requests()[0].Authorization; got != "Bearer "+standInKey {
+		t.Fatalf("the stand-in got Authorization %q: the key was not sent", got)
 	}
 }
 

@@ -53,7 +53,7 @@ named.`,
   rewind show ticket-1 --message 12
   rewind show ticket-1 @4 --calls critic
   rewind show t-main 1f0a… --store sqlite:checkpoints.db`,
-		Args: between(1, 2),
+		Args: between(1, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
 			var n int64 = -1
@@ -73,6 +73,16 @@ named.`,
 					return lgMessage(ctx, src, thread, ns, at, n, asJSON, out)
 				}
 				return lgShow(ctx, src, thread, ns, at, asJSON, out)
+			}
+			// --calls takes its role as a flag value or as the word after
+			// the checkpoint: show T @4 --calls critic, show T --calls critic.
+			if c.Flags().Changed("calls") && calls == "all" {
+				if last := args[len(args)-1]; len(args) > 1 && slices.Contains(openai.Roles, last) {
+					calls, args = last, args[:len(args)-1]
+				}
+			}
+			if len(args) > 2 {
+				return usagef("show: %q is one word too many: give T and a checkpoint (and with --calls, a role: %s)", named(args[2]), strings.Join(openai.Roles, ", "))
 			}
 			return withSource(ctx, store, ns, lg, func() error {
 				id, err := optCheckpoint(args)

@@ -106,6 +106,9 @@ func (d *sawDialog) load(calls []ticket.Call, err error) {
 }
 
 func (d *sawDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, d.Update)
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -196,13 +199,14 @@ func (d *sawDialog) header(th *themes.Theme, c ticket.Call, inner int) []string 
 	return out
 }
 
-// body is the call's request and answer, rendered for width inner.
+// body is the call's request and answer, rendered for width inner (the
+// header is drawn apart, above it).
 func (d *sawDialog) body(th *themes.Theme, inner int) []string {
 	if d.rendered.lines != nil && d.rendered.sel == d.sel && d.rendered.w == inner && d.rendered.th == th {
 		return d.rendered.lines
 	}
 	c := d.calls[d.sel]
-	out := d.header(th, c, inner)
+	var out []string
 	if len(c.Request.Tools) > 0 {
 		names := make([]string, len(c.Request.Tools))
 		for i, t := range c.Request.Tools {
@@ -257,8 +261,11 @@ func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
 			task = task[:8]
 		}
 		title += fmt.Sprintf(" · call %d/%d: %s %d (task %s)", d.sel+1, len(d.calls), termtext.Line(c.Role), c.Round, termtext.Line(task))
+		// The check and the bar stay put; the request scrolls under them.
+		lines = append(lines, d.header(th, c, inner)...)
+		lines = append(lines, th.Rail.Render(strings.Repeat("─", inner)))
 		body := d.body(th, inner)
-		room := max(d.maxH-6, 3)
+		room := max(d.maxH-7-len(lines), 3) // the box, its margin, the keys and the "more" line
 		d.scroll = min(d.scroll, max(len(body)-room, 0))
 		end := min(d.scroll+room, len(body))
 		lines = append(lines, body[d.scroll:end]...)

@@ -26,7 +26,9 @@ import (
 // reSignOff is an explicit approval naming who gave it: the signature of
 // the construction-site log, the last pin to retire. It only runs on text
 // with " by " in it, which is rare.
-var reSignOff = regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by [^,.;:()\[\]]{1,40}`)
+// A name's initials ("J. Devries") are part of it: a period after a single
+// letter does not end the sign-off.
+var reSignOff = regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by (?:[a-z]\. ?)*[^,.;:()\[\]]{1,40}`)
 
 // facts lists a text's fact tokens once each, in order of appearance.
 func facts(s string) []string {

@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,16 @@ func TestFactsAndPins(t *testing.T) {
 	} {
 		if got := classify(tc.speaker, tc.text); got != tc.want {
 			t.Errorf("classify(%s, %q) = %d, want %d", tc.speaker, tc.text, got, tc.want)
+		}
+	}
+	// A sign-off keeps the signer's initials: "signed by J" named nobody.
+	for in, want := range map[string]string{
+		"the client approved change order CO-0103 in writing, signed by J. Devries; record who approved it.": "signed by J. Devries",
+		"change order CO-4502, approved by M. Okafor, approvedOn 2026-10-03.":                                "approved by M. Okafor",
+		"approved by the client. Then the pour":                                                              "approved by the client",
+	} {
+		if got := mustKeep(in); !slices.Contains(got, want) {
+			t.Errorf("mustKeep(%q) = %q, want %q in it", in, got, want)
 		}
 	}
 	// A long requirement is clipped but keeps its facts.

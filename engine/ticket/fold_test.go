@@ -39,7 +39,7 @@ func simTurn(turn int) []Message {
 		tp := topicOf(st.Topic)
 		ref := refOf(st.Goal)
 		args, _ := json.Marshal(map[string]any{"order": ref})
-		res := runTool(tp.tool, ref, 0, BaseVersion)
+		res := runTool(tp.tool, ref, text, 0, BaseVersion)
 		finding, err := executorAnswer(st.ID, string(res), "SUBTASK "+st.ID+": "+st.Goal)
 		if err != nil {
 			panic(err)

@@ -327,7 +327,7 @@ func executorAnswer(id, toolResult, task string) (string, error) {
 	keys := make([]string, 0, len(result))
 	for _, k := range append([]string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"}, siteResultKeys...) {
 		if v, ok := result[k]; ok {
-			keys = append(keys, k+" "+plain(v))
+			keys = append(keys, findingLabel(k)+" "+plain(v))
 		}
 	}
 	answer := fmt.Sprintf("%s: %s.", id, strings.Join(keys, ", "))
@@ -335,6 +335,16 @@ func executorAnswer(id, toolResult, task string) (string, error) {
 		answer += " Verified per review: " + fb[1] + "."
 	}
 	return answer, nil
+}
+
+// findingLabel is how the mock executor names a tool field in its
+// finding: as the field, but a sign-off reads "approved by M. Okafor", so
+// the summary pins it (reSignOff) as it pins the log's "signed by".
+func findingLabel(key string) string {
+	if key == "approvedBy" {
+		return "approved by"
+	}
+	return key
 }
 
 // plain writes a tool field as a person would quote it: text as is,

@@ -182,14 +182,14 @@ func runSummary(ctx context.Context, env Env) (Verdict, error) {
 		if err != nil {
 			return err
 		}
-		r := ticket.CheckFidelity(s.Summary, msgs)
+		r := ticket.CheckFidelity(s.Summary, s.Facts, msgs)
 		fig["fidelity"] = strings.TrimPrefix(r.Verdict(), "PASS: ")
 		if !r.OK() {
 			fails = append(fails, r.Verdict())
 		}
 		altered := *s.Summary
 		altered.Text = strings.ReplaceAll(altered.Text, "SO20260901", "SO20260910")
-		if bad := ticket.CheckFidelity(&altered, msgs); bad.OK() {
+		if bad := ticket.CheckFidelity(&altered, s.Facts, msgs); bad.OK() {
 			fails = append(fails, "the fidelity check passed a summary with the order id changed")
 		} else {
 			fig["alteredFidelity"] = bad.Verdict()
@@ -290,7 +290,7 @@ func runSiteLog(ctx context.Context, env Env) (Verdict, error) {
 		if err != nil {
 			return err
 		}
-		r := ticket.CheckFidelity(s.Summary, msgs)
+		r := ticket.CheckFidelity(s.Summary, s.Facts, msgs)
 		fig["summary"] = fmt.Sprintf("#%d–#%d", s.Summary.From, s.Summary.To)
 		fig["compactions"] = s.Summary.HistoryVersion
 		fig["fidelity"] = r.Counts

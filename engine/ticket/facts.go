@@ -18,7 +18,7 @@ import (
 //	\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?                        dates, with a time
 //	\b[A-Z]{2,}-?\d{4,}\b                                                      ids: SO20260901, INV-004213
 //	[€$£]\s?\d+(?:[.,]\d+)?                                                    amounts, currency first
-//	\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m|g)\b)                amounts and measures
+//	\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m3|m|g)\b)             amounts and measures
 //	\b\d+(?:[.,]\d+)?\s(?:working\s)?(?:days?|hours?|weeks?|months?|years?)\b   durations
 //	\b\d+[.,]\d+\b                                                              other decimals
 //	\b\d{5,}\b                                                                   long numbers: tracking, accounts
@@ -324,7 +324,7 @@ func fixed(s string, i int, pattern string) (int, bool) {
 	return i + len(pattern), true
 }
 
-var measureUnits = []string{"EUR", "USD", "GBP", "kg", "km", "cm", "mm", "m", "g"}
+var measureUnits = []string{"EUR", "USD", "GBP", "kg", "km", "cm", "mm", "m3", "m", "g"}
 
 // measureFact: after a number at n, an optional space, then % or a unit
 // as a whole word.

@@ -13,6 +13,7 @@ func TestFactsAndPins(t *testing.T) {
 		"invoice INV-004213, VAT 21%, refund window 30 days, paid €49.95 and 12.50 EUR":                          "INV-004213|21%|30 days|€49.95|12.50 EUR",
 		"photo at blob://tickets/2026/att-1.png, see https://example.com/a?b=1.":                                 "blob://tickets/2026/att-1.png|https://example.com/a?b=1",
 		"review 1: approved t-1-order, 2 items":                                                                  "",
+		"poured 8 m3 of concrete; excavation reached 3.37 m, wind 24 km/h":                                       "8 m3|3.37 m|24 km",
 	} {
 		if got := strings.Join(facts(in), "|"); got != want {
 			t.Errorf("facts(%q) = %q, want %q", in, got, want)
@@ -57,7 +58,7 @@ var factSpec = regexp.MustCompile(strings.Join([]string{
 	`\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?`,
 	`\b[A-Z]{2,}-?\d{4,}\b`,
 	`[€$£]\s?\d+(?:[.,]\d+)?`,
-	`\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m|g)\b)`,
+	`\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m3|m|g)\b)`,
 	`\b\d+(?:[.,]\d+)?\s(?:working\s)?(?:days?|hours?|weeks?|months?|years?)\b`,
 	`\b\d+[.,]\d+\b`,
 	`\b\d{5,}\b`,

@@ -215,7 +215,8 @@ func Instructions(req model.Request) string {
 // request would: a message's own Part when it has one (rewind's), else by
 // its form (what came over the wire): the first system message and any
 // user message without "#index speaker:" are instructions, a system
-// message opening "SUMMARY" the summary, messages with coordinates the
+// message opening "SUMMARY" the summary, one opening "PINNED FACTS" the
+// facts, messages with coordinates the
 // tail, and whatever follows the last instruction the call's own rounds.
 func Parts(ms []model.Message) []string {
 	out := make([]string, len(ms))
@@ -226,6 +227,8 @@ func Parts(ms []model.Message) []string {
 			out[i] = m.Part
 		case m.Role == model.ChatSystem && strings.HasPrefix(m.Content, "SUMMARY"):
 			out[i] = model.PartSummary
+		case m.Role == model.ChatSystem && strings.HasPrefix(m.Content, "PINNED FACTS"):
+			out[i] = model.PartFacts
 		case m.Role == model.ChatSystem && i == 0:
 			out[i] = model.PartInstructions
 		case m.Role == model.ChatUser && !hasCoordinates(m.Content):

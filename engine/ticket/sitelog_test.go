@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/store/memory"
 )
 
@@ -81,7 +82,7 @@ func TestSiteLogScenarioKeepsItsFacts(t *testing.T) {
 		}
 		msgs = append(msgs, msg)
 	}
-	r := CheckFidelity(s.Summary, msgs)
+	r := CheckFidelity(s.Summary, s.Facts, msgs)
 	if !r.OK() || r.Counts.Kept == 0 {
 		t.Fatalf("fidelity of the site log's summary: %s", r.Verdict())
 	}
@@ -232,5 +233,103 @@ func TestToolsAnswerFromWhatTheConversationSaid(t *testing.T) {
 	// Nothing said: the generated record, as before.
 	if a, b := runTool("site_survey", "DL20261001", "", 0, BaseVersion), runTool("site_survey", "DL20261001", "", 0, BaseVersion); string(a) != string(b) {
 		t.Errorf("the record of a log nobody wrote about is not deterministic: %s, %s", a, b)
+	}
+}
+
+// The site log's pinned facts after 14 days and after 100: every depth,
+// batch and volume, change order, hours lost and signature of every
+// day's entry is in the facts ledger, verbatim, on the line of that day's
+// "#index user"; the narrative stays within its budget; the fidelity
+// check passes with nothing lost; and the models see the facts as a part
+// of their own. Before the ledger, day 14's summary held 1 of 36 depths
+// and 0 of 18 batch numbers, the rest "folded", and the check passed.
+func TestSiteLogKeepsEveryPinnedFact(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.New(memory.New(), NewGraph(), NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := 100
+	if testing.Short() {
+		days = 14
+	}
+	for d := 1; d <= days; d++ {
+		turn := Turn{Text: SiteLogDay(d), Scenario: ScenarioSiteLog}
+		if _, err := e.Run(ctx, "site", turn.Writes(), engine.RunConfig{}); err != nil {
+			t.Fatalf("day %d: %v", d, err)
+		}
+		if d != 14 && d != 100 {
+			continue
+		}
+		head, err := e.Latest(ctx, "site")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Decode(head.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len([]rune(s.Summary.Text)); n > SummaryBudget {
+			t.Errorf("day %d: the narrative has %d runes, budget %d", d, n, SummaryBudget)
+		}
+		stored, err := e.Transcript(ctx, "site", head.ID, 1, int64(s.Summary.To))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []Message
+		dayAt := map[int]int{} // day → its entry's index
+		for _, m := range stored {
+			var msg Message
+			if err := json.Unmarshal(m.Body, &msg); err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, msg)
+			for day := 1; day <= d; day++ {
+				if msg.Role == RoleUser && msg.Content == SiteLogDay(day) {
+					dayAt[day] = msg.Index
+				}
+			}
+		}
+		l := readLedger(s.Facts)
+		kept, want := 0, 0
+		for day := 1; day <= d; day++ {
+			at, ok := dayAt[day]
+			if !ok {
+				continue // still in the verbatim tail
+			}
+			figures := logFigures(day)
+			pinned := append(figures["depth"], figures["batch"]...)
+			pinned = append(pinned, figures["change"]...)
+			pinned = append(pinned, figures["volume"]...)
+			if figures["signer"] != nil {
+				pinned = append(pinned, "signed by J. Devries", "2 hours")
+			}
+			for _, f := range pinned {
+				want++
+				if line, ok := l.holds(f, at, at, "user"); ok && line.index == at {
+					kept++
+					continue
+				}
+				t.Errorf("day %d: %q is not on the ledger line of #%d user:\n%s", day, f, at, strings.Join(s.Facts, "\n"))
+			}
+		}
+		r := CheckFidelity(s.Summary, s.Facts, msgs)
+		if !r.OK() || r.Counts.Lost != 0 || r.Counts.Folded == 0 {
+			t.Errorf("day %d: %s", d, r.Verdict())
+		}
+		req, _, err := plannerRequest(head.Values, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var facts string
+		for _, m := range req.Messages {
+			if m.Part == model.PartFacts {
+				facts = m.Content
+			}
+		}
+		if !strings.HasPrefix(facts, "PINNED FACTS") || len([]rune(facts)) > FactsShown+400 {
+			t.Errorf("day %d: the planner's facts part is %d runes: %.200q", d, len([]rune(facts)), facts)
+		}
+		t.Logf("day %d: %d of %d of the log's depths, batches, volumes, change orders, hours and signatures on their day's ledger line; %s; ledger %d pages", d, kept, want, r.Verdict(), len(s.Facts))
 	}
 }

@@ -78,6 +78,10 @@ type Summary struct {
 	Speakers       []string `json:"speakers"`
 	HistoryVersion int      `json:"historyVersion"`
 	Trigger        string   `json:"trigger"`
+	// Turn is the index of the user message that began the turn of the
+	// summary's last message (0 when none is known): the facts ledger
+	// does not repeat a fact within a turn, across compactions too.
+	Turn int `json:"turn,omitempty"`
 }
 
 // Attachment is a reference to content stored elsewhere, never the content.
@@ -214,6 +218,10 @@ type State struct {
 	SourceVersions map[string]int `json:"sourceVersions"`
 	// VerificationResults are the verify step's findings, by operation.
 	VerificationResults map[string]Verification `json:"verificationResults"`
+	// Facts is the facts ledger (ledger.go): the pages of "#index
+	// speaker: fact; fact" lines holding every pinned fact of the
+	// compacted messages, appended to by each compaction, never rewritten.
+	Facts []string `json:"facts"`
 }
 
 // Decode reads the typed state from channel values: all of them, or only
@@ -339,6 +347,7 @@ var decodedMemo = channelMemo{seed: maphash.MakeSeed(), copies: map[string]func(
 	"historyVersion":  func(dst, src *State) { dst.HistoryVersion = src.HistoryVersion },
 	"draftRequested":  func(dst, src *State) { dst.DraftRequested = src.DraftRequested },
 	"scenario":        func(dst, src *State) { dst.Scenario = src.Scenario },
+	"facts":           func(dst, src *State) { dst.Facts = slices.Clone(src.Facts) },
 	"budgetRemaining": func(dst, src *State) { dst.BudgetRemaining = clonePtr(src.BudgetRemaining) },
 	"request":         func(dst, src *State) { dst.Request = clonePtr(src.Request) },
 	"authorization":   func(dst, src *State) { dst.Authorization = clonePtr(src.Authorization) },
@@ -450,6 +459,7 @@ func declareChannels(g *engine.Graph) {
 		Channel("sourceVersions", engine.TurnMap, map[string]int{}).
 		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
 		Channel("scenario", engine.LastValue, "").
+		Channel("facts", appendFacts, []string{}).
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").

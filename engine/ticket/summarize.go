@@ -230,6 +230,16 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		return nil, nil
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
+	ledgered, err := Decode(values, "facts")
+	if err != nil {
+		return nil, err
+	}
+	facts := readLedger(ledgered.Facts)
+	turn := 0 // the turn the previous compaction ended in, which head's first messages continue
+	if s.Summary != nil {
+		turn = s.Summary.Turn
+	}
+	factLines := facts.addLines(head, turn) // code's, from the messages: the model cannot drop a fact
 	transcript := Transcript(head)
 	var retried []string // the first answer's failures, when it was asked again
 	reject := func(failed []string, attempts int) {
@@ -265,7 +275,7 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 			reject([]string{err.Error()}, attempt)
 			return nil, nil
 		}
-		if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
+		if failed := checkCandidate(head, tail, sum.Text, facts, turn); len(failed) > 0 {
 			reject(failed, attempt)
 			return nil, nil
 		}
@@ -285,14 +295,19 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
 		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
 		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
+		"factLines": len(factLines),
 		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
 		"attempts":  1 + min(len(retried), 1), "retriedFor": retried,
 	})
-	return []engine.Write{
+	ws := []engine.Write{
 		engine.Replace("messages", tail),
 		engine.Put("summary", sum),
 		engine.Put("historyVersion", 1),
-	}, nil
+	}
+	if len(factLines) > 0 {
+		ws = append(ws, engine.Put("facts", factLines))
+	}
+	return ws, nil
 }
 
 // summarizerRequest is the summarizer's request for a transcript (or a

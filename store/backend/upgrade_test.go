@@ -368,6 +368,9 @@ func addedChannels(w expectedCP) expectedCP {
 	if _, ok := values["scenario"]; !ok {
 		values["scenario"] = json.RawMessage(`""`)
 	}
+	if _, ok := values["facts"]; !ok {
+		values["facts"] = json.RawMessage(`[]`)
+	}
 	w.Values = values
 	return w
 }

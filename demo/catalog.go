@@ -58,7 +58,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "open " + ThreadSiteLog + ", 1 (Conversation), G (last checkpoint)", See: "the summary box: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
 			{Do: "rewind show " + ThreadSiteLog + " --message 1", See: "the original day 1 entry, still stored after compaction folded it"},
-			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded by the budget; none lost, altered or moved"},
+			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded (its line folded into a phase, the fact on its message's line of the facts ledger); none lost, altered or moved"},
 		},
 		run: runSiteLog,
 	},

@@ -51,7 +51,7 @@ func newFidelityCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				s, err := ticket.Decode(cp.Values, "summary")
+				s, err := ticket.Decode(cp.Values, "summary", "facts")
 				if err != nil {
 					return fmt.Errorf("read the summary at @%d: %w", cp.ID, err)
 				}
@@ -69,7 +69,7 @@ func newFidelityCmd() *cobra.Command {
 						}
 						msgs = append(msgs, msg)
 					}
-					r = ticket.CheckFidelity(s.Summary, msgs)
+					r = ticket.CheckFidelity(s.Summary, s.Facts, msgs)
 				}
 				if asJSON {
 					if r.Facts == nil {

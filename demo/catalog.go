@@ -58,7 +58,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "open " + ThreadSiteLog + ", 1 (Conversation), G (last checkpoint)", See: "the summary box: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
 			{Do: "rewind show " + ThreadSiteLog + " --message 1", See: "the original day 1 entry, still stored after compaction folded it"},
-			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded by the budget; none lost, altered or moved"},
+			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded (its line folded into a phase, the fact on its message's line of the facts ledger); none lost, altered or moved"},
 		},
 		run: runSiteLog,
 	},
@@ -182,14 +182,14 @@ func runSummary(ctx context.Context, env Env) (Verdict, error) {
 		if err != nil {
 			return err
 		}
-		r := ticket.CheckFidelity(s.Summary, msgs)
+		r := ticket.CheckFidelity(s.Summary, s.Facts, msgs)
 		fig["fidelity"] = strings.TrimPrefix(r.Verdict(), "PASS: ")
 		if !r.OK() {
 			fails = append(fails, r.Verdict())
 		}
 		altered := *s.Summary
 		altered.Text = strings.ReplaceAll(altered.Text, "SO20260901", "SO20260910")
-		if bad := ticket.CheckFidelity(&altered, msgs); bad.OK() {
+		if bad := ticket.CheckFidelity(&altered, s.Facts, msgs); bad.OK() {
 			fails = append(fails, "the fidelity check passed a summary with the order id changed")
 		} else {
 			fig["alteredFidelity"] = bad.Verdict()
@@ -290,7 +290,7 @@ func runSiteLog(ctx context.Context, env Env) (Verdict, error) {
 		if err != nil {
 			return err
 		}
-		r := ticket.CheckFidelity(s.Summary, msgs)
+		r := ticket.CheckFidelity(s.Summary, s.Facts, msgs)
 		fig["summary"] = fmt.Sprintf("#%d–#%d", s.Summary.From, s.Summary.To)
 		fig["compactions"] = s.Summary.HistoryVersion
 		fig["fidelity"] = r.Counts

@@ -48,7 +48,7 @@ func lessonEnv(t *testing.T) demo.Env {
 func TestEveryLessonReachesItsVerdict(t *testing.T) {
 	want := map[string][]string{
 		"summary":      {"summary #1–", "PASS: ", "pinned facts kept", "refused before storing"},
-		"site-log":     {"14 days, ", "folded by the budget", "sign-off(s) verbatim"},
+		"site-log":     {"14 days, ", "in the facts ledger", "sign-off(s) verbatim"},
 		"resume":       {"resume ran the 3 pending subtasks", "there 1 time(s)", "the wrong way has it 2 times"},
 		"fork":         {"with @1: 2 branches from @1, the main head keeps 1 request; without an id: 1 branch, the head now holds 2 requests"},
 		"migration":    {`read raw: attachment "", status WAITING`, `through the migration: attachment "blob://tickets/2025/att-old.png", status AWAITING_APPROVAL, budget 1`, "schema v99 checkpoint is refused", "upgrade rewind"},

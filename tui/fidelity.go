@@ -83,11 +83,11 @@ func (m *Model) checkFidelity() tea.Cmd {
 	}
 	f.busy = true
 	f.badges.put(k, &fidelityBadge{gen: m.gen, loading: true})
-	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary)
+	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary, d.state.Facts)
 }
 
 // loadFidelity reads the summary's originals and checks them.
-func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int64, s *ticket.Summary) tea.Cmd {
+func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int64, s *ticket.Summary, facts []string) tea.Cmd {
 	return func() tea.Msg {
 		msg := fidelityMsg{gen: gen, thread: thread, id: id}
 		tr, ok := b.(transcriptReader)
@@ -109,7 +109,7 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 			}
 			originals = append(originals, om)
 		}
-		msg.counts = countsOf(ticket.CheckFidelity(s, originals))
+		msg.counts = countsOf(ticket.CheckFidelity(s, facts, originals))
 		return msg
 	}
 }

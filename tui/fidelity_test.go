@@ -41,21 +41,26 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 		{Index: 2, Role: ticket.RoleAssistant, Speaker: "executor[t-2]", Content: "invoice INV-004213 has VAT 21%"},
 		{Index: 3, Role: ticket.RoleUser, Speaker: "user", Content: "thanks, that is all"},
 	}
+	// The facts ledger keeps #2's facts when its line folds.
+	ledger := []string{"#1 user: SO20260901; 49.95 EUR; 2026-09-01\n#2 executor[t-2]: INV-004213; 21%"}
 	cases := []struct {
 		name, text, want string
 		pass             bool
+		facts            []string
 	}{
 		{"kept", "#1 user: Order SO20260901 arrived damaged; paid 49.95 EUR on 2026-09-01.\n#2 executor[t-2]: invoice INV-004213, VAT 21%\n#3 user: thanks",
-			"fidelity ✓ 5 kept", true},
+			"fidelity ✓ 5 kept", true, ledger},
 		{"folded", "#1 user: Order SO20260901 arrived damaged; paid 49.95 EUR on 2026-09-01.\n#2–#3 executor[t-2], user: answered; 2 facts retired",
-			"fidelity ✓ 3 kept · 2 folded", true},
+			"fidelity ✓ 3 kept · 2 folded", true, ledger},
+		{"folded away", "#1 user: Order SO20260901 arrived damaged; paid 49.95 EUR on 2026-09-01.\n#2–#3 executor[t-2], user: answered; 2 facts retired",
+			"fidelity ✗ 2 lost · 3 kept", false, nil},
 		{"altered", "#1 user: Order SO20260901 arrived damaged; paid 94.95 EUR on 2026-09-01.\n#2–#3 executor[t-2], user: answered; 2 facts retired",
-			"fidelity ✗ 1 altered · 2 kept · 2 folded", false},
+			"fidelity ✗ 1 altered · 2 kept · 2 folded", false, ledger},
 	}
 	r := newRenderer(themes.Or(themes.Default))
 	for _, tc := range cases {
 		s := &ticket.Summary{Text: tc.text, From: 1, To: 3, HistoryVersion: 1}
-		msg, ok := loadFidelity(context.Background(), transcriptOnly{msgs: originals}, 1, "t", 7, s)().(fidelityMsg)
+		msg, ok := loadFidelity(context.Background(), transcriptOnly{msgs: originals}, 1, "t", 7, s, tc.facts)().(fidelityMsg)
 		if !ok || msg.err != nil {
 			t.Fatalf("%s: %#v", tc.name, msg)
 		}

@@ -78,7 +78,7 @@ func TestParityEndToEndInTmux(t *testing.T) {
 	waitFor("@1", "at @1 1/")
 	send("e")
 	waitFor("the channel list", "Edit state at @1 · which channel?", "messages")
-	for range 7 {
+	for range 8 { // approvals … facts, historyVersion, messages
 		send("j")
 	}
 	waitFor("messages selected", "▶ messages")

@@ -13,10 +13,12 @@ import (
 //     for every index it was given and none other, with each message's
 //     facts verbatim. A failure here is the model's, so the model is asked
 //     again with the failures.
-//   - checkCandidate reads what code assembled from it (Compact): within
-//     the budget, every index covered once (CheckSummary, inside Compact),
+//   - checkCandidate reads what code assembled from it (Compact) and the
+//     facts ledger with the lines the compaction appends: within the
+//     budget, every index covered once (CheckSummary, inside Compact),
 //     every pinned line that was not retired into a phase keeping its
-//     facts, and no tool result in the kept tail whose call was
+//     facts, every pinned fact of the head in the ledger (a line may fold,
+//     a fact may not), and no tool result in the kept tail whose call was
 //     summarized. A failure here is code's or the state's: asking the
 //     model again cannot fix it.
 
@@ -119,9 +121,11 @@ func checkAnswer(head []Message, answer string) []string {
 }
 
 // checkCandidate lists what is wrong with a candidate summary code
-// assembled for head, with tail the messages kept verbatim after it.
-// Coverage and the budget are CheckSummary's, which Compact runs.
-func checkCandidate(head, tail []Message, text string) []string {
+// assembled for head, with tail the messages kept verbatim after it, l
+// the facts ledger as it will be (the head's lines added) and turn the
+// user message that began the turn of head's first messages (0: not
+// known). Coverage and the budget are CheckSummary's, which Compact runs.
+func checkCandidate(head, tail []Message, text string, l ledger, turn int) []string {
 	lines := map[int]string{}
 	for rest := text; rest != ""; {
 		var line string
@@ -131,11 +135,24 @@ func checkCandidate(head, tail []Message, text string) []string {
 		}
 	}
 	var f failures
-	for _, m := range head {
+	turns := turnStarts(head, turn)
+	for i, m := range head {
 		said, single := lines[m.Index]
-		content := oneLine(m.Content)
-		if !single || classify(cleanSpeaker(m.Speaker), content) == notPinned {
-			continue // retired into a phase within the budget, or nothing to keep
+		sp, content := cleanSpeaker(m.Speaker), oneLine(m.Content)
+		if classify(sp, content) == notPinned {
+			continue // nothing to keep
+		}
+		var unledgered []string
+		for _, k := range mustKeep(content) {
+			if _, ok := l.holds(k, turns[i], m.Index, sp); !ok {
+				unledgered = append(unledgered, k)
+			}
+		}
+		if len(unledgered) > 0 {
+			f.add("pinned #%d has %s in no facts ledger line", m.Index, strings.Join(tokensWithin(unledgered, 80), ", "))
+		}
+		if !single {
+			continue // its line folded into a phase within the budget: the ledger keeps its facts
 		}
 		// What a pinned line keeps when it is clipped to its cap: the
 		// facts and sign-offs that fit half of it (see keepVerbatim).

@@ -33,7 +33,7 @@ func TestMockSummaryPassesTheCheck(t *testing.T) {
 		if !c.compact() {
 			t.Fatalf("turn %d: no compaction", turn)
 		}
-		if failed := checkCandidate(head, tail, c.sum.Text); len(failed) > 0 {
+		if failed := checkCandidate(head, tail, c.sum.Text, readLedger(c.facts), c.turn); len(failed) > 0 {
 			t.Fatalf("turn %d: the candidate fails: %q\n%s", turn, failed, c.sum.Text)
 		}
 		checked++
@@ -97,30 +97,44 @@ func TestSummaryCheckNamesEachFailure(t *testing.T) {
 }
 
 // The candidate check reads what code assembled: a pinned line that lost
-// a fact fails, one folded into a phase does not; a tool result kept
-// whose call would be summarized fails.
+// a fact fails, one folded into a phase does not while the facts ledger
+// keeps its facts, and does when it does not; a tool result kept whose
+// call would be summarized fails.
 func TestCandidateCheck(t *testing.T) {
+	facts := ledger{}
+	if lines := facts.addLines(checkHead, 0); len(lines) != 2 || lines[0] != "#12 user: SO20260901; 49.95 EUR" || lines[1] != "#13 executor[t-1-order]: 2026-09-04 09:12" {
+		t.Fatalf("ledger lines of the head: %q (#13 repeats #12's order, which stays on #12's line)", lines)
+	}
 	good := "#12 user: Where is my order SO20260901? I paid 49.95 EUR.\n#13 executor[t-1-order]: Order SO20260901 in transit since 2026-09-04 09:12\n#14 critic: review 1: approved t-1-order"
-	if failed := checkCandidate(checkHead, nil, good); len(failed) > 0 {
+	if failed := checkCandidate(checkHead, nil, good, facts, 0); len(failed) > 0 {
 		t.Fatalf("good candidate: %q", failed)
 	}
 	lost := strings.Replace(good, " since 2026-09-04 09:12", "", 1)
-	if failed := checkCandidate(checkHead, nil, lost); len(failed) != 1 || failed[0] != "pinned #13 lost 2026-09-04 09:12" {
+	if failed := checkCandidate(checkHead, nil, lost, facts, 0); len(failed) != 1 || failed[0] != "pinned #13 lost 2026-09-04 09:12" {
 		t.Fatalf("lost fact: %q", failed)
 	}
 	folded := "#12–#13 user, executor[t-1-order]: began \"Where is my order\"; 2 facts retired\n#14 critic: review 1: approved t-1-order"
-	if failed := checkCandidate(checkHead, nil, folded); len(failed) > 0 {
+	if failed := checkCandidate(checkHead, nil, folded, facts, 0); len(failed) > 0 {
 		t.Fatalf("retired into a phase: %q", failed)
+	}
+	// Folded with no ledger line for its facts: refused, naming them.
+	partial := ledger{}
+	partial.addLines(checkHead[:1], 0)
+	if failed := checkCandidate(checkHead, nil, folded, partial, 0); len(failed) != 1 || failed[0] != "pinned #13 has 2026-09-04 09:12 in no facts ledger line" {
+		t.Fatalf("folded away: %q", failed)
+	}
+	if failed := checkCandidate(checkHead, nil, folded, ledger{}, 0); len(failed) != 2 {
+		t.Fatalf("folded away, no ledger at all: %q", failed)
 	}
 	call := Message{Index: 14, Role: RoleAssistant, Speaker: "executor[t-1-order]", Content: "calling lookup_order", ToolCall: &ToolCall{ID: "call-1"}}
 	result := Message{Index: 15, Role: RoleTool, Speaker: "tool[lookup_order]", Content: "{}", ToolCallID: "call-1"}
-	if failed := checkCandidate([]Message{call}, []Message{result}, "#14 executor[t-1-order]: calling lookup_order"); len(failed) != 1 || !strings.Contains(failed[0], "tool result #15 stays verbatim but its call #14 would be summarized") {
+	if failed := checkCandidate([]Message{call}, []Message{result}, "#14 executor[t-1-order]: calling lookup_order", facts, 0); len(failed) != 1 || !strings.Contains(failed[0], "tool result #15 stays verbatim but its call #14 would be summarized") {
 		t.Fatalf("split tool call: %q", failed)
 	}
 	// The same id called again in the tail (ids repeat by turn) is fine.
 	again := Message{Index: 15, Role: RoleAssistant, Speaker: "executor[t-1-order]", Content: "calling lookup_order", ToolCall: &ToolCall{ID: "call-1"}}
 	result.Index = 16
-	if failed := checkCandidate([]Message{call}, []Message{again, result}, "#14 executor[t-1-order]: calling lookup_order"); len(failed) > 0 {
+	if failed := checkCandidate([]Message{call}, []Message{again, result}, "#14 executor[t-1-order]: calling lookup_order", facts, 0); len(failed) > 0 {
 		t.Fatalf("a later call with the same id: %q", failed)
 	}
 }

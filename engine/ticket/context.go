@@ -31,24 +31,35 @@ import (
 // contextPreamble opens every role's system prompt but the summarizer's.
 const contextPreamble = `You are one agent of a multi-agent team. The conversation so far follows: first, when the conversation is long, a SUMMARY of its early messages, one line per message or phase, each starting with the message's original "#index speaker:"; then the recent messages verbatim, each starting with its "#index speaker:" (executor[t-1] is the executor of subtask t-1; tool results answer the tool call before them). Your own task for this turn is the last message. Never start your answer with an "#index speaker:" prefix.`
 
-// conversationMessages is parts 2 and 3 of every request: the summary and the
-// verbatim tail of the checkpoint's values.
+// conversationMessages is parts 2 and 3 of every request: the summary (its
+// narrative lines, then its facts ledger) and the verbatim tail of the
+// checkpoint's values.
 func conversationMessages(v engine.Values) ([]model.Message, error) {
-	s, err := Decode(v, "summary", "messages")
+	s, err := Decode(v, "summary", "messages", "facts")
 	if err != nil {
 		return nil, err
 	}
-	var out []model.Message
-	if sum := s.Summary; sum != nil && sum.Text != "" {
-		out = append(out, summaryMessage(sum))
-	}
-	return append(out, tailMessages(s.Messages)...), nil
+	return append(summaryMessages(s.Summary, s.Facts), tailMessages(s.Messages)...), nil
 }
 
-// summaryMessage is the summary as the system message a model reads.
-func summaryMessage(sum *Summary) model.Message {
-	head := fmt.Sprintf("SUMMARY of messages #%d–#%d (history version %d). Each line keeps the original #index and speaker; numbers, ids, dates and names are verbatim.", sum.From, sum.To, sum.HistoryVersion)
-	return model.Message{Role: model.ChatSystem, Content: head + "\n" + sum.Text, Part: model.PartSummary}
+// summaryMessages are the summary as the system messages a model reads:
+// its lines (model.PartSummary), then the facts ledger's
+// (model.PartFacts), each a part of its own so a call's tokens count them
+// apart.
+func summaryMessages(sum *Summary, facts []string) []model.Message {
+	var out []model.Message
+	pinned := factsText(facts)
+	if sum != nil && sum.Text != "" {
+		head := fmt.Sprintf("SUMMARY of messages #%d–#%d (history version %d). Each line keeps the original #index and speaker; numbers, ids, dates and names are verbatim.", sum.From, sum.To, sum.HistoryVersion)
+		if pinned != "" {
+			head += " A phase line (#a–#b) folds several; their pinned facts are in the PINNED FACTS that follow."
+		}
+		out = append(out, model.Message{Role: model.ChatSystem, Content: head + "\n" + sum.Text, Part: model.PartSummary})
+	}
+	if pinned != "" {
+		out = append(out, model.Message{Role: model.ChatSystem, Content: pinned, Part: model.PartFacts})
+	}
+	return out
 }
 
 // tailMessages is the verbatim messages as chat messages.

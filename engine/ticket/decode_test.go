@@ -76,7 +76,7 @@ func TestDecodeRemembersEveryChannel(t *testing.T) {
 		"operations": json.RawMessage(`{"o":{"id":"o","kind":"k","status":"done","sources":{"s":1}}}`), "authorization": json.RawMessage(`{"ref":"r","expiresAt":"e"}`),
 		"request": json.RawMessage(`{"index":1,"text":"hi"}`), "draftRequested": json.RawMessage(`true`), "approvals": json.RawMessage(`{"o":{"approved":true}}`),
 		"sourceVersions": json.RawMessage(`{"s":2}`), "verificationResults": json.RawMessage(`{"o":{"operation":"o","ok":true,"checks":["c"],"problems":["p"]}}`),
-		"scenario": json.RawMessage(`"site"`), "summaryRefusals": json.RawMessage(`1`),
+		"scenario": json.RawMessage(`"site"`), "summaryRefusals": json.RawMessage(`1`), "facts": json.RawMessage(`["#1 user: SO20260901"]`),
 	}
 	st := reflect.TypeFor[State]()
 	for i := range st.NumField() {

@@ -73,7 +73,7 @@ func checkSubtasksEdit(in engine.ChannelEdit, limit int) error {
 // checkSummaryEdit: an edited summary passes the checks the summarizer's
 // own passes, against the original messages it covers.
 func checkSummaryEdit(ctx context.Context, in engine.ChannelEdit) error {
-	s, err := Decode(in.Values, "summary", "messages", "historyVersion")
+	s, err := Decode(in.Values, "summary", "messages", "historyVersion", "facts")
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func checkSummaryEdit(ctx context.Context, in engine.ChannelEdit) error {
 		}
 		originals = append(originals, msg)
 	}
-	r := CheckFidelity(sum, originals)
+	r := CheckFidelity(sum, s.Facts, originals)
 	if r.OK() {
 		return nil
 	}

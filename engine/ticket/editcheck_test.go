@@ -112,7 +112,7 @@ func TestEditedSummaryIsChecked(t *testing.T) {
 			}
 			originals = append(originals, msg)
 		}
-		r := ticket.CheckFidelity(&sum, originals)
+		r := ticket.CheckFidelity(&sum, s.Facts, originals)
 		fact := ""
 		for _, f := range r.Facts {
 			if f.Status == ticket.FactKept && strings.Contains(f.Fact, "SO2026") {

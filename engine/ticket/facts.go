@@ -18,7 +18,7 @@ import (
 //	\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?                        dates, with a time
 //	\b[A-Z]{2,}-?\d{4,}\b                                                      ids: SO20260901, INV-004213
 //	[€$£]\s?\d+(?:[.,]\d+)?                                                    amounts, currency first
-//	\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m|g)\b)                amounts and measures
+//	\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m3|m|g)\b)             amounts and measures
 //	\b\d+(?:[.,]\d+)?\s(?:working\s)?(?:days?|hours?|weeks?|months?|years?)\b   durations
 //	\b\d+[.,]\d+\b                                                              other decimals
 //	\b\d{5,}\b                                                                   long numbers: tracking, accounts
@@ -26,7 +26,9 @@ import (
 // reSignOff is an explicit approval naming who gave it: the signature of
 // the construction-site log, the last pin to retire. It only runs on text
 // with " by " in it, which is rare.
-var reSignOff = regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by [^,.;:()\[\]]{1,40}`)
+// A name's initials ("J. Devries") are part of it: a period after a single
+// letter does not end the sign-off.
+var reSignOff = regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by (?:[a-z]\. ?)*[^,.;:()\[\]]{1,40}`)
 
 // facts lists a text's fact tokens once each, in order of appearance.
 func facts(s string) []string {
@@ -322,7 +324,7 @@ func fixed(s string, i int, pattern string) (int, bool) {
 	return i + len(pattern), true
 }
 
-var measureUnits = []string{"EUR", "USD", "GBP", "kg", "km", "cm", "mm", "m", "g"}
+var measureUnits = []string{"EUR", "USD", "GBP", "kg", "km", "cm", "mm", "m3", "m", "g"}
 
 // measureFact: after a number at n, an optional space, then % or a unit
 // as a whole word.

@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,6 +13,7 @@ func TestFactsAndPins(t *testing.T) {
 		"invoice INV-004213, VAT 21%, refund window 30 days, paid €49.95 and 12.50 EUR":                          "INV-004213|21%|30 days|€49.95|12.50 EUR",
 		"photo at blob://tickets/2026/att-1.png, see https://example.com/a?b=1.":                                 "blob://tickets/2026/att-1.png|https://example.com/a?b=1",
 		"review 1: approved t-1-order, 2 items":                                                                  "",
+		"poured 8 m3 of concrete; excavation reached 3.37 m, wind 24 km/h":                                       "8 m3|3.37 m|24 km",
 	} {
 		if got := strings.Join(facts(in), "|"); got != want {
 			t.Errorf("facts(%q) = %q, want %q", in, got, want)
@@ -31,6 +33,16 @@ func TestFactsAndPins(t *testing.T) {
 			t.Errorf("classify(%s, %q) = %d, want %d", tc.speaker, tc.text, got, tc.want)
 		}
 	}
+	// A sign-off keeps the signer's initials: "signed by J" named nobody.
+	for in, want := range map[string]string{
+		"the client approved change order CO-0103 in writing, signed by J. Devries; record who approved it.": "signed by J. Devries",
+		"change order CO-4502, approved by M. Okafor, approvedOn 2026-10-03.":                                "approved by M. Okafor",
+		"approved by the client. Then the pour":                                                              "approved by the client",
+	} {
+		if got := mustKeep(in); !slices.Contains(got, want) {
+			t.Errorf("mustKeep(%q) = %q, want %q in it", in, got, want)
+		}
+	}
 	// A long requirement is clipped but keeps its facts.
 	long := "Please check " + strings.Repeat("the details carefully ", 20) + "for SO20260901 delivered 2026-09-03."
 	got := keepVerbatim(long, mustKeep(long), lineCap)
@@ -46,7 +58,7 @@ var factSpec = regexp.MustCompile(strings.Join([]string{
 	`\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?`,
 	`\b[A-Z]{2,}-?\d{4,}\b`,
 	`[€$£]\s?\d+(?:[.,]\d+)?`,
-	`\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m|g)\b)`,
+	`\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m3|m|g)\b)`,
 	`\b\d+(?:[.,]\d+)?\s(?:working\s)?(?:days?|hours?|weeks?|months?|years?)\b`,
 	`\b\d+[.,]\d+\b`,
 	`\b\d{5,}\b`,

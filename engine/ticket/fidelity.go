@@ -9,15 +9,19 @@ import (
 const (
 	// FactKept: the message's own "#index speaker:" line has it verbatim.
 	FactKept = "kept"
-	// FactFolded: the budget folded the message into a phase line that
-	// counts it among its retired facts; the transcript still has it.
+	// FactFolded: the budget folded the message's line into a phase, and
+	// the facts ledger keeps the fact verbatim under the message's
+	// "#index speaker" (or an earlier message's of its turn that said it
+	// first).
 	FactFolded = "folded"
 	// FactMoved: verbatim, but on a line of another index or speaker.
 	FactMoved = "moved"
 	// FactAltered: the message's line is there but says something else in
 	// its place (another number, id or date).
 	FactAltered = "altered"
-	// FactLost: nowhere in the summary, and no phase line accounts for it.
+	// FactLost: neither on the message's line nor in the facts ledger: a
+	// phase line that folded it away, with its "n facts retired", does
+	// not keep it.
 	FactLost = "lost"
 )
 
@@ -51,8 +55,8 @@ type FidelityReport struct {
 	} `json:"counts"`
 }
 
-// OK says no pinned fact was lost, altered or moved. Folded facts are the
-// budget's doing and are reported, not failed.
+// OK says no pinned fact was lost, altered or moved. A folded fact is
+// kept in the facts ledger; one folded away without it is lost.
 func (r FidelityReport) OK() bool {
 	return r.Counts.Moved == 0 && r.Counts.Altered == 0 && r.Counts.Lost == 0
 }
@@ -63,9 +67,9 @@ func (r FidelityReport) Verdict() string {
 	if total == 0 {
 		return fmt.Sprintf("no pinned facts in #%d–#%d: nothing to keep", r.From, r.To)
 	}
-	s := fmt.Sprintf("%d of %d pinned facts kept with their index and speaker", r.Counts.Kept, total)
+	s := fmt.Sprintf("%d of %d pinned facts kept with their index and speaker", r.Counts.Kept+r.Counts.Folded, total)
 	if r.Counts.Folded > 0 {
-		s += fmt.Sprintf(", %d folded by the budget", r.Counts.Folded)
+		s += fmt.Sprintf(" (%d in the facts ledger, their lines folded)", r.Counts.Folded)
 	}
 	if r.OK() {
 		return "PASS: " + s
@@ -82,18 +86,22 @@ func (r FidelityReport) Verdict() string {
 	return "FAIL: " + s + "; " + strings.Join(bad, ", ")
 }
 
-// CheckFidelity compares summary s with the original messages it covers
-// (any others given are ignored): every fact token (ids, amounts, dates,
-// references, sign-offs) of every summarized message that the summarizer
-// pins must be on that message's own line, verbatim, or accounted for by a
-// phase line's retired count.
-func CheckFidelity(s *Summary, originals []Message) FidelityReport {
+// CheckFidelity compares summary s and the facts ledger (State.Facts)
+// with the original messages they cover (any others given are ignored):
+// every fact token (ids, amounts, dates, references, sign-offs) of every
+// summarized message that the summarizer pins must be on that message's
+// own line, verbatim, or in the ledger under its "#index speaker" (or an
+// earlier message's that said it first). A fact a phase line folded away
+// is lost, whatever its "n facts retired" says.
+func CheckFidelity(s *Summary, ledgerPages []string, originals []Message) FidelityReport {
 	var r FidelityReport
 	if s == nil {
 		return r
 	}
 	r.From, r.To, r.HistoryVersion = max(s.From, 1), s.To, s.HistoryVersion
 	entries := parseSummary(s)
+	l := readLedger(ledgerPages)
+	retired := retiredThrough(ledgerPages)
 	lineOf := func(index int) (entry, bool) {
 		for _, e := range entries {
 			if e.from <= index && index <= e.to {
@@ -102,7 +110,8 @@ func CheckFidelity(s *Summary, originals []Message) FidelityReport {
 		}
 		return entry{}, false
 	}
-	for _, m := range originals {
+	turns := turnStarts(originals, 0)
+	for i, m := range originals {
 		if m.Index < r.From || m.Index > r.To {
 			continue
 		}
@@ -118,8 +127,6 @@ func CheckFidelity(s *Summary, originals []Message) FidelityReport {
 			switch {
 			case !ok:
 				c.Status = FactLost
-			case e.phase && e.retired > 0:
-				c.Status, c.Line = FactFolded, e.render()
 			case e.phase:
 				c.Status, c.Line = FactLost, e.render()
 			case !strings.EqualFold(e.speakers[0], speaker):
@@ -137,6 +144,17 @@ func CheckFidelity(s *Summary, originals []Message) FidelityReport {
 				if len(c.Instead) > 0 {
 					c.Status = FactAltered
 				}
+			}
+			if at, kept := l.holds(fact, turns[i], m.Index, speaker); kept && c.Status == FactLost {
+				c.Status, c.Line = FactKept, at.line
+				if ok && e.phase {
+					c.Status = FactFolded
+				}
+			}
+			if c.Status == FactLost && ok && e.phase && m.Index <= retired {
+				// Its ledger line was retired: the fact is in its message,
+				// verbatim, which the transcript keeps for good.
+				c.Status, c.Line = FactFolded, fmt.Sprintf("#%d (retired from the ledger; verbatim in the transcript)", m.Index)
 			}
 			if c.Status == FactLost && movedTo(entries, m.Index, fact) != "" {
 				c.Status, c.Line = FactMoved, movedTo(entries, m.Index, fact)

@@ -34,8 +34,8 @@ type CompactStats struct {
 // Compact merges the previous summary with the newly compacted head. The
 // model's answer only supplies the text of the head's lines; code keeps
 // the coordinates, pins facts, folds the oldest lines within SummaryBudget
-// and checks the result. From, To, Count and Speakers are set; the caller
-// sets HistoryVersion and Trigger.
+// and checks the result. From, To, Count, Speakers and Turn are set; the
+// caller sets HistoryVersion and Trigger.
 func Compact(prev *Summary, head []Message, answer string) (Summary, CompactStats, error) {
 	var st CompactStats
 	if len(head) == 0 {
@@ -71,6 +71,14 @@ func Compact(prev *Summary, head []Message, answer string) (Summary, CompactStat
 	sum := Summary{Text: renderAll(f.es), From: f.es[0].from, To: f.es[len(f.es)-1].to}
 	sum.Count = sum.To - sum.From + 1
 	sum.Speakers = speakersOf(prev, head)
+	if prev != nil {
+		sum.Turn = prev.Turn
+	}
+	for _, m := range head {
+		if m.Role == RoleUser {
+			sum.Turn = m.Index
+		}
+	}
 	if err := CheckSummary(sum.Text, sum.From, sum.To); err != nil {
 		return Summary{}, st, fmt.Errorf("candidate summary rejected: %w", err)
 	}

@@ -39,7 +39,7 @@ func simTurn(turn int) []Message {
 		tp := topicOf(st.Topic)
 		ref := refOf(st.Goal)
 		args, _ := json.Marshal(map[string]any{"order": ref})
-		res := runTool(tp.tool, ref, 0, BaseVersion)
+		res := runTool(tp.tool, ref, text, 0, BaseVersion)
 		finding, err := executorAnswer(st.ID, string(res), "SUBTASK "+st.ID+": "+st.Goal)
 		if err != nil {
 			panic(err)
@@ -65,6 +65,8 @@ type conversation struct {
 	next     int
 	messages []Message
 	sum      *Summary
+	facts    []string // the facts ledger's pages
+	turn     int      // the turn the last compaction's head began in
 	answer   func(prompt string) string
 	requests []Message // every user message, in order
 	stats    []CompactStats
@@ -103,9 +105,30 @@ func (c *conversation) compact() bool {
 			c.t.Fatal("the same input compacted to a different summary")
 		}
 	}
+	c.turn = 0
+	if c.sum != nil {
+		c.turn = c.sum.Turn
+	}
 	c.sum, c.messages = &sum, c.messages[cut:]
+	c.facts = appendLedger(c.t, c.facts, readLedger(c.facts).addLines(head, c.turn))
 	c.stats = append(c.stats, st)
 	return true
+}
+
+// appendLedger is the facts channel's reducer applied to pages.
+func appendLedger(t *testing.T, pages, lines []string) []string {
+	t.Helper()
+	cur, _ := json.Marshal(pages)
+	w, _ := json.Marshal(lines)
+	next, err := appendFacts(cur, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	if err := json.Unmarshal(next, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func mockAnswer(prompt string) string { return summaryAnswer(prompt) }

@@ -822,7 +822,11 @@ func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds in
 				return nil, fmt.Errorf("executor: read %s: %w", source, err)
 			}
 			read := SourceRead{ID: source, Version: versionOf(versions, source)}
-			m.Content = string(runTool(spec.name, ref, w.round, read.Version))
+			said, err := saidAbout(w.nc.Values, ref)
+			if err != nil {
+				return nil, fmt.Errorf("executor: read what the conversation says about %s: %w", source, err)
+			}
+			m.Content = string(runTool(spec.name, ref, said, w.round, read.Version))
 			m.Speaker = "tool[" + spec.name + "]"
 			m.Source = &read
 			w.made++

@@ -215,7 +215,8 @@ func Instructions(req model.Request) string {
 // request would: a message's own Part when it has one (rewind's), else by
 // its form (what came over the wire): the first system message and any
 // user message without "#index speaker:" are instructions, a system
-// message opening "SUMMARY" the summary, messages with coordinates the
+// message opening "SUMMARY" the summary, one opening "PINNED FACTS" the
+// facts, messages with coordinates the
 // tail, and whatever follows the last instruction the call's own rounds.
 func Parts(ms []model.Message) []string {
 	out := make([]string, len(ms))
@@ -226,6 +227,8 @@ func Parts(ms []model.Message) []string {
 			out[i] = m.Part
 		case m.Role == model.ChatSystem && strings.HasPrefix(m.Content, "SUMMARY"):
 			out[i] = model.PartSummary
+		case m.Role == model.ChatSystem && strings.HasPrefix(m.Content, "PINNED FACTS"):
+			out[i] = model.PartFacts
 		case m.Role == model.ChatSystem && i == 0:
 			out[i] = model.PartInstructions
 		case m.Role == model.ChatUser && !hasCoordinates(m.Content):
@@ -327,7 +330,7 @@ func executorAnswer(id, toolResult, task string) (string, error) {
 	keys := make([]string, 0, len(result))
 	for _, k := range append([]string{"stage", "since", "carrier", "lastScan", "eta", "eligible", "window", "method", "changeable", "until", "invoice", "vat", "covered", "covers", "cancellable", "fee", "charges", "article"}, siteResultKeys...) {
 		if v, ok := result[k]; ok {
-			keys = append(keys, k+" "+plain(v))
+			keys = append(keys, findingLabel(k)+" "+plain(v))
 		}
 	}
 	answer := fmt.Sprintf("%s: %s.", id, strings.Join(keys, ", "))
@@ -335,6 +338,16 @@ func executorAnswer(id, toolResult, task string) (string, error) {
 		answer += " Verified per review: " + fb[1] + "."
 	}
 	return answer, nil
+}
+
+// findingLabel is how the mock executor names a tool field in its
+// finding: as the field, but a sign-off reads "approved by M. Okafor", so
+// the summary pins it (reSignOff) as it pins the log's "signed by".
+func findingLabel(key string) string {
+	if key == "approvedBy" {
+		return "approved by"
+	}
+	return key
 }
 
 // plain writes a tool field as a person would quote it: text as is,

@@ -65,8 +65,9 @@ func topicsOf(scenario string) []topic {
 }
 
 // siteTool is the site's deterministic back office; ok is false for a
-// tool it does not have.
-func siteTool(name, ref string, version int) (json.RawMessage, bool) {
+// tool it does not have. said is what the log says about ref (saidAbout):
+// the record agrees with it, and only what it never said is generated.
+func siteTool(name, ref, said string, version int) (json.RawMessage, bool) {
 	h := fnv.New32a()
 	h.Write([]byte(ref))
 	if version > BaseVersion {
@@ -91,6 +92,9 @@ func siteTool(name, ref string, version int) (json.RawMessage, bool) {
 		v = map[string]any{"log": ref, "incident": fmt.Sprintf("SR-%04d", n%10000), "action": "toolbox talk held, barrier replaced"}
 	default:
 		return nil, false
+	}
+	if version <= BaseVersion {
+		seedSite(name, ref, said, v.(map[string]any))
 	}
 	b, _ := json.Marshal(v)
 	return b, true

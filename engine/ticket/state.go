@@ -78,6 +78,10 @@ type Summary struct {
 	Speakers       []string `json:"speakers"`
 	HistoryVersion int      `json:"historyVersion"`
 	Trigger        string   `json:"trigger"`
+	// Turn is the index of the user message that began the turn of the
+	// summary's last message (0 when none is known): the facts ledger
+	// does not repeat a fact within a turn, across compactions too.
+	Turn int `json:"turn,omitempty"`
 }
 
 // Attachment is a reference to content stored elsewhere, never the content.
@@ -223,6 +227,10 @@ type State struct {
 	// that failed its check, a summary call that failed): at the second,
 	// rewind summarizes without the model (ExtractiveStrategy).
 	SummaryRefusals int `json:"summaryRefusals"`
+	// Facts is the facts ledger (ledger.go): the pages of "#index
+	// speaker: fact; fact" lines holding every pinned fact of the
+	// compacted messages, appended to by each compaction, never rewritten.
+	Facts []string `json:"facts"`
 }
 
 // Decode reads the typed state from channel values: all of them, or only
@@ -375,6 +383,7 @@ var decodedMemo = channelMemo{seed: maphash.MakeSeed(), copies: map[string]func(
 	"draftRequested":  func(dst, src *State) { dst.DraftRequested = src.DraftRequested },
 	"scenario":        func(dst, src *State) { dst.Scenario = src.Scenario },
 	"summaryRefusals": func(dst, src *State) { dst.SummaryRefusals = src.SummaryRefusals },
+	"facts":           func(dst, src *State) { dst.Facts = slices.Clone(src.Facts) },
 	"budgetRemaining": func(dst, src *State) { dst.BudgetRemaining = clonePtr(src.BudgetRemaining) },
 	"request":         func(dst, src *State) { dst.Request = clonePtr(src.Request) },
 	"authorization":   func(dst, src *State) { dst.Authorization = clonePtr(src.Authorization) },
@@ -487,6 +496,7 @@ func declareChannels(g *engine.Graph) {
 		Channel("verificationResults", engine.MergeMap, map[string]Verification{}).
 		Channel("scenario", engine.LastValue, "").
 		Channel("summaryRefusals", engine.LastValue, 0).
+		Channel("facts", appendFacts, []string{}).
 		// The conversation is stored once, message by message, apart from
 		// the checkpoints (the raw transcript a summary never overwrites).
 		Transcript("messages", "index").

@@ -253,6 +253,16 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		return nil, nil
 	}
 	head, tail := s.Messages[:cut], s.Messages[cut:]
+	ledgered, err := Decode(values, "facts")
+	if err != nil {
+		return nil, err
+	}
+	facts := readLedger(ledgered.Facts)
+	turn := 0 // the turn the previous compaction ended in, which head's first messages continue
+	if s.Summary != nil {
+		turn = s.Summary.Turn
+	}
+	factLines := facts.addLines(head, turn) // code's, from the messages: the model cannot drop a fact
 	transcript := Transcript(head)
 	var retried []string // the first answer's failures, when it was asked again
 	// refused ends this round without a compaction by the model: the
@@ -265,7 +275,7 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		}
 		sum, st, err := Compact(s.Summary, head, summaryAnswer(transcript))
 		if err == nil {
-			if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
+			if failed := checkCandidate(head, tail, sum.Text, facts, turn); len(failed) > 0 {
 				err = fmt.Errorf("%s", strings.Join(failed, "; "))
 			}
 		}
@@ -275,7 +285,7 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 			emit(EventCompactionRejected, map[string]any{"trigger": trigger, "failures": []string{"rewind's own summary: " + err.Error()}, "attempts": 0, "historyVersion": s.HistoryVersion, "strategy": ExtractiveStrategy})
 			return []engine.Write{engine.Put("summaryRefusals", n)}, nil
 		}
-		return compacted(s, sum, st, head, tail, trigger, thread, sumChars, msgTokens, ExtractiveStrategy, n, retried, emit), nil
+		return compacted(s, sum, st, head, tail, factLines, trigger, thread, sumChars, msgTokens, ExtractiveStrategy, n, retried, emit), nil
 	}
 	reject := func(failed []string, attempts int) ([]engine.Write, error) {
 		ev := map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion, "refusalsInARow": s.SummaryRefusals + 1}
@@ -309,16 +319,16 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		if sum, st, err = Compact(s.Summary, head, resp.Text); err != nil {
 			return reject([]string{err.Error()}, attempt)
 		}
-		if failed := checkCandidate(head, tail, sum.Text); len(failed) > 0 {
+		if failed := checkCandidate(head, tail, sum.Text, facts, turn); len(failed) > 0 {
 			return reject(failed, attempt)
 		}
 		break
 	}
-	return compacted(s, sum, st, head, tail, trigger, thread, sumChars, msgTokens, "indexed-fold@v2", 0, retried, emit), nil
+	return compacted(s, sum, st, head, tail, factLines, trigger, thread, sumChars, msgTokens, "indexed-fold@v2", 0, retried, emit), nil
 }
 
 // compacted is the writes and the event of a compaction that passed.
-func compacted(s State, sum Summary, st CompactStats, head, tail []Message, trigger, thread string, sumChars, msgTokens int, strategy string, refusals int, retried []string, emit func(string, any)) []engine.Write {
+func compacted(s State, sum Summary, st CompactStats, head, tail []Message, factLines []string, trigger, thread string, sumChars, msgTokens int, strategy string, refusals int, retried []string, emit func(string, any)) []engine.Write {
 	version := s.HistoryVersion + 1
 	sum.HistoryVersion, sum.Trigger = version, trigger
 	sources := make([]int, len(head))
@@ -333,6 +343,7 @@ func compacted(s State, sum Summary, st CompactStats, head, tail []Message, trig
 		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
 		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
 		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
+		"factLines": len(factLines),
 		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
 		"attempts":  1 + min(len(retried), 1), "retriedFor": retried,
 	}
@@ -346,6 +357,9 @@ func compacted(s State, sum Summary, st CompactStats, head, tail []Message, trig
 		engine.Replace("messages", tail),
 		engine.Put("summary", sum),
 		engine.Put("historyVersion", 1),
+	}
+	if len(factLines) > 0 {
+		ws = append(ws, engine.Put("facts", factLines))
 	}
 	if s.SummaryRefusals != 0 {
 		ws = append(ws, engine.Put("summaryRefusals", 0))

@@ -120,10 +120,11 @@ func refOf(goal string) string {
 }
 
 // runTool is the deterministic fake back office the executors query: the
-// record of ref at version (see Sources). A bumped record reads
+// record of ref at version (see Sources), consistent with said, what the
+// conversation says about ref (records.go). A bumped record reads
 // differently, as a changed order would.
-func runTool(name, ref string, round, version int) json.RawMessage {
-	if b, ok := siteTool(name, ref, version); ok {
+func runTool(name, ref, said string, round, version int) json.RawMessage {
+	if b, ok := siteTool(name, ref, said, version); ok {
 		return b
 	}
 	h := fnv.New32a()
@@ -153,6 +154,9 @@ func runTool(name, ref string, round, version int) json.RawMessage {
 		v = map[string]any{"order": ref, "charges": []map[string]any{{"amount": fmt.Sprintf("%d.%02d EUR", 20+n%180, n%100), "date": fmt.Sprintf("2026-09-%02d", day-1)}}}
 	default:
 		v = map[string]any{"article": fmt.Sprintf("KB-%04d", n%10000), "round": round}
+	}
+	if m, ok := v.(map[string]any); ok && version <= BaseVersion {
+		seedOrder(name, said, m)
 	}
 	b, _ := json.Marshal(v)
 	return b

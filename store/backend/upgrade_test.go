@@ -381,6 +381,9 @@ func addedChannels(w expectedCP) expectedCP {
 	if _, ok := values["summaryRefusals"]; !ok {
 		values["summaryRefusals"] = json.RawMessage(`0`)
 	}
+	if _, ok := values["facts"]; !ok {
+		values["facts"] = json.RawMessage(`[]`)
+	}
 	w.Values = values
 	return w
 }

@@ -1,0 +1,273 @@
+package ticket
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The facts ledger (the "facts" channel) is the summary's facts section:
+// every pinned fact of every compacted message (its facts and sign-offs,
+// mustKeep), verbatim, on a line under the "#index speaker" that said it:
+//
+//	#21 user: DL20261003; CO-0103; 2 hours; signed by J. Devries
+//	#23 tool[change_orders]: 2026-10-03
+//
+// A fact a later message of the same turn repeats (the tool echoing the
+// log, the finding and the reply passing it on) is not written again: the
+// turn's first line keeps it, and CheckFidelity counts the repeat kept
+// there. Another turn's same value is another fact (J. Devries signing
+// another change order) and gets its own line. The narrative
+// summary (Summary.Text) stays within SummaryBudget and may fold any line
+// into a phase; the ledger never folds, drops or rewrites a fact.
+//
+// It grows with the facts a thread states, not with its turns or its
+// compactions: a compaction appends the lines of its head's new facts
+// (a delta of a few hundred bytes) and never rewrites an old one. Lines
+// go into pages of at most FactPageBytes; a full page is never written
+// again, so, as any string of a kilobyte or more, it is stored once per
+// thread as a blob, and a base checkpoint holds its hash, not its text.
+
+// FactPageBytes is the size past which the ledger starts a new page.
+const FactPageBytes = 4096
+
+// FactPagesKept is how many pages the ledger keeps in the state: past it
+// the oldest pages are retired (a marker says through which message). A
+// retired line is derived from messages the transcript keeps verbatim for
+// good (`rewind show T --message N`), so nothing is lost; the state, and
+// the newest checkpoint's snapshot every process loads, stay bounded on a
+// 1,000-turn thread (the ledger alone grew to 87 KB there, and loading the
+// newest checkpoint went from 0.1 ms to 2–4 ms). The model is shown the
+// newest FactsShown runes in any case.
+const FactPagesKept = 4
+
+// retiredPrefix opens the marker page that stands for retired pages.
+const retiredPrefix = "retired: the facts of #1–#"
+
+// retiredThrough is the last message whose ledger line was retired (0:
+// none).
+func retiredThrough(pages []string) int {
+	if len(pages) == 0 || !strings.HasPrefix(pages[0], retiredPrefix) {
+		return 0
+	}
+	n, _ := strconv.Atoi(leadingDigits(pages[0][len(retiredPrefix):]))
+	return n
+}
+
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// retire keeps the newest FactPagesKept pages and folds the older ones
+// into the marker page.
+func retire(pages []string) []string {
+	through := retiredThrough(pages)
+	live := pages
+	if through > 0 {
+		live = pages[1:]
+	}
+	if len(live) <= FactPagesKept {
+		return pages
+	}
+	for _, p := range live[:len(live)-FactPagesKept] {
+		for rest := p; rest != ""; {
+			var line string
+			line, rest, _ = strings.Cut(rest, "\n")
+			if h, ok := readLineHead(line); ok && h.valid() {
+				through = max(through, h.to)
+			}
+		}
+	}
+	marker := fmt.Sprintf("%s%d are retired from the ledger: each is in its message, verbatim, in the transcript (rewind show THREAD --message N)", retiredPrefix, through)
+	return append([]string{marker}, live[len(live)-FactPagesKept:]...)
+}
+
+// FactsShown is the most runes of the ledger a model is shown: its newest
+// lines, the older ones named by count (they stay in the ledger, which
+// CheckFidelity and `rewind show` read).
+const FactsShown = 4000
+
+// appendFacts is the facts channel's reducer: a write is a list of lines,
+// appended to the last page, or to a new one when they would pass
+// FactPageBytes. Pages before the last are never changed.
+func appendFacts(current, write json.RawMessage) (json.RawMessage, error) {
+	var lines []string
+	if err := json.Unmarshal(write, &lines); err != nil {
+		return nil, fmt.Errorf("facts: want a list of lines: %w", err)
+	}
+	var pages []string
+	if c := bytes.TrimSpace(current); len(c) > 0 && string(c) != "null" {
+		if err := json.Unmarshal(c, &pages); err != nil {
+			return nil, fmt.Errorf("facts: the ledger is not a list of pages: %w", err)
+		}
+	}
+	for _, l := range lines {
+		if l = oneLine(l); l == "" {
+			continue
+		}
+		n := len(pages)
+		if n == 0 || len(pages[n-1])+1+len(l) > FactPageBytes {
+			pages = append(pages, l)
+			continue
+		}
+		pages[n-1] += "\n" + l
+	}
+	if pages == nil {
+		pages = []string{}
+	}
+	return json.Marshal(retire(pages))
+}
+
+// factAt is a ledger line that holds a fact.
+type factAt struct {
+	index   int
+	speaker string
+	line    string
+}
+
+// ledger is the facts ledger read back: the lines that hold each fact, in
+// the order written (by index).
+type ledger map[string][]factAt
+
+// readLedger reads the ledger's pages. A line it cannot read (none this
+// code wrote) holds nothing.
+func readLedger(pages []string) ledger {
+	l := ledger{}
+	for _, p := range pages {
+		for rest := p; rest != ""; {
+			var line string
+			line, rest, _ = strings.Cut(rest, "\n")
+			h, ok := readLineHead(line)
+			if !ok || h.phase || !h.valid() {
+				continue
+			}
+			at := factAt{index: h.from, speaker: strings.TrimSpace(h.speakers), line: line}
+			for _, f := range strings.Split(h.text, "; ") {
+				if f != "" {
+					l[f] = append(l[f], at)
+				}
+			}
+		}
+	}
+	return l
+}
+
+// holds is the ledger line that keeps fact for message index of speaker,
+// whose turn began at message turn (its user message; 0 when not known):
+// the message's own line, or the line of an earlier message of the same
+// turn that said it first (a tool repeating the log, the reply repeating
+// a finding). A line of another turn does not keep it: the same name or
+// hours on another day is another fact.
+func (l ledger) holds(fact string, turn, index int, speaker string) (factAt, bool) {
+	ats := l[fact]
+	for i := len(ats) - 1; i >= 0; i-- {
+		at := ats[i]
+		if at.index > index || at.index == index && !strings.EqualFold(at.speaker, speaker) {
+			continue
+		}
+		if at.index < turn {
+			break
+		}
+		return at, true
+	}
+	return factAt{}, false
+}
+
+// addLines adds the ledger lines of head's pinned facts and returns them:
+// what a compaction of head appends. A message's line holds its facts
+// that no earlier message of its turn said. turn is the user message that
+// began the turn of head's first messages (Summary.Turn: the turn the
+// previous compaction ended in), 0 when not known: then they write every
+// fact of theirs.
+func (l ledger) addLines(head []Message, turn int) []string {
+	var out []string
+	said := map[string]bool{} // facts written since the turn began
+	if turn > 0 {
+		for f, ats := range l {
+			if ats[len(ats)-1].index >= turn {
+				said[f] = true
+			}
+		}
+	}
+	for _, m := range head {
+		if m.Role == RoleUser {
+			clear(said)
+		}
+		sp := cleanSpeaker(m.Speaker)
+		content := oneLine(m.Content)
+		if classify(sp, content) == notPinned {
+			continue
+		}
+		var fresh []string
+		for _, f := range mustKeep(content) {
+			if !said[f] && !strings.Contains(f, "; ") {
+				said[f] = true
+				fresh = append(fresh, f)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		line := "#" + strconv.Itoa(m.Index) + " " + sp + ": " + strings.Join(fresh, "; ")
+		at := factAt{index: m.Index, speaker: sp, line: line}
+		for _, f := range fresh {
+			l[f] = append(l[f], at)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// turnStarts is, for each message, the index of the user message that
+// began its turn: turn (0: not known) before the first one.
+func turnStarts(ms []Message, turn int) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		if m.Role == RoleUser {
+			turn = m.Index
+		}
+		out[i] = turn
+	}
+	return out
+}
+
+// factsText is the ledger as a model is shown it: its newest lines within
+// FactsShown runes, oldest first, and how many older lines are not shown.
+func factsText(pages []string) string {
+	var lines []string
+	for _, p := range pages {
+		if p != "" && !strings.HasPrefix(p, retiredPrefix) {
+			lines = append(lines, strings.Split(p, "\n")...)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	first, n := len(lines), 0
+	for first > 0 {
+		w := utf8.RuneCountInString(lines[first-1]) + 1
+		if n+w > FactsShown {
+			break
+		}
+		n += w
+		first--
+	}
+	head := "PINNED FACTS of the summarized messages, verbatim, each under the #index speaker that said it (a later message of the same turn repeating a fact is not listed again):"
+	if first > 0 {
+		head += fmt.Sprintf("\n(%d older lines, up to %s, are kept in the facts ledger and not shown here)", first, lineCoordinates(lines[first-1]))
+	}
+	return head + "\n" + strings.Join(lines[first:], "\n")
+}
+
+// lineCoordinates is a ledger line's "#index speaker".
+func lineCoordinates(line string) string {
+	c, _, _ := strings.Cut(line, ":")
+	return c
+}

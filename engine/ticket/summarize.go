@@ -381,10 +381,11 @@ func smallestWindow(m model.Model) int {
 
 // windowTrigger says why the next request would pass WindowShare of the
 // context window, or "". chars is the summary's and the messages' length:
-// when even four times that leaves room, the request is not built.
+// when that, the facts a model is shown (FactsShown) and the instructions
+// and tools leave room, the request is not built.
 func windowTrigger(v engine.Values, window, chars int) string {
 	limit := int(float64(window) * WindowShare)
-	if chars/4+2048 < limit {
+	if (chars+FactsShown)/4+2048 < limit {
 		return ""
 	}
 	s, err := Decode(v, "scenario")

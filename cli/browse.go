@@ -64,6 +64,9 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
 		return nil
 	}
+	if a := src.About(); a.Note != "" {
+		fmt.Fprintf(out, "%s\n", a.Status())
+	}
 	tw := newTable(out)
 	subgraphs := slices.ContainsFunc(ts, func(t browse.Thread) bool { return len(t.Namespaces) > 1 })
 	if subgraphs {

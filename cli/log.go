@@ -44,7 +44,7 @@ and reads only their listings: a screenful of a long thread.`,
 				return lgLog(c.Context(), src, args[0], ns, last, asJSON, c.OutOrStdout())
 			}
 			return withSource(c.Context(), store, ns, lg, func() error {
-				return withEngine(c.Context(), store, func(e *engine.Engine) error {
+				return withReader(c.Context(), store, func(e *engine.Engine) error {
 					return printLog(c, e, args[0], last, asJSON)
 				})
 			})

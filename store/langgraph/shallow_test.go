@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
 )
@@ -93,4 +95,34 @@ func js(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// PostgresSaver keeps primitives inline in the checkpoint's jsonb, where
+// an integer of any size stays exact (Python's 2**70+1): it reads with
+// every digit, as LangGraph returns it, not as a rounded float.
+func TestPostgresBigIntegersStayExact(t *testing.T) {
+	ctx := context.Background()
+	dbURL := lgtest.Dump(t, "postgres-python.sql")
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{channel_values}',
+		coalesce(checkpoint -> 'channel_values', '{}') || '{"big": 1180591620717411303425, "neg": -1180591620717411303425, "u": 18446744073709551615}')
+		WHERE thread_id = 't-main' AND checkpoint_ns = '' AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 't-main' AND checkpoint_ns = '')`); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := open(t, dbURL).Checkpoint(ctx, tMain, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]any{"big": json.Number("1180591620717411303425"), "neg": json.Number("-1180591620717411303425"), "u": uint64(18446744073709551615)} {
+		if v, ok := cp.Value(name); !ok || v != want {
+			t.Errorf("%s = %#v, want %#v", name, v, want)
+		}
+	}
+	if b, _ := json.Marshal(cp.State()); !strings.Contains(string(b), `"big":1180591620717411303425`) {
+		t.Errorf("state %s", b)
+	}
 }

@@ -138,9 +138,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	foreign := filepath.Join(dir, "foreign.db")
 	execSQLite(t, foreign, `CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT)`)
 	newer := filepath.Join(dir, "newer.db")
-	if r := rewind(t, env, "threads", "--store", "sqlite:"+newer); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
+	setup("sqlite:" + newer)
 	execSQLite(t, newer, `INSERT INTO rewind_store_schema (version) VALUES (99)`)
 
 	bad := map[string]string{
@@ -162,9 +160,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		goods["postgres"] = pg
 		bad["postgres wrong password, no sslmode"] = wrongPassword(t, pg)
 		newerPG := cli.FreshPostgres(t)
-		if r := rewind(t, env, "threads", "--store", newerPG); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
+		setup(newerPG)
 		execPG(t, newerPG, `insert into rewind_schema_migrations (version, name) values (99, 'from the future')`)
 		bad["newer postgres schema"] = newerPG
 	} else {

@@ -266,7 +266,7 @@ func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 			args []string
 			code int
 			want string
-		}{"unwritable store path", []string{"threads", "--store", "sqlite:" + filepath.Join(unwritable, "sub", "x.db")}, 1, filepath.Join(unwritable, "sub")})
+		}{"unwritable store path", []string{"run", "--thread", "x", "--input", "hi", "--store", "sqlite:" + filepath.Join(unwritable, "sub", "x.db")}, 1, filepath.Join(unwritable, "sub")})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,6 +64,9 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
 		return nil
 	}
+	if a := src.About(); a.Note != "" {
+		fmt.Fprintf(out, "%s\n", a.Status())
+	}
 	tw := newTable(out)
 	subgraphs := slices.ContainsFunc(ts, func(t browse.Thread) bool { return len(t.Namespaces) > 1 })
 	if subgraphs {
@@ -114,14 +117,17 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (browse.
 // lgLog is `rewind log` on a LangGraph database: the chain oldest first,
 // listings only (no values are read), then the subgraph runs hanging off
 // its checkpoints.
-func lgLog(ctx context.Context, src browse.Source, thread, ns string, last int, asJSON bool, out io.Writer) error {
+func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, last int, asJSON bool, out io.Writer) error {
 	c, nss, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c, "", last)
+	h, err := src.History(ctx, c, before, last)
 	if err != nil {
 		return err
+	}
+	if h == nil {
+		h = []browse.Listing{}
 	}
 	slices.Reverse(h)
 	var subs []browse.Namespace
@@ -161,6 +167,15 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns string, last int, 
 	}
 	for _, s := range subs {
 		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idText(s.Task), idOrDash(s.ParentCheckpoint), idText(thread), idText(s.NS))
+	}
+	if last > 0 && len(h) == last {
+		if earlier, err := src.History(ctx, c, h[0].ID, 1); err == nil && len(earlier) > 0 {
+			page := "rewind log " + idText(thread)
+			if ns != "" {
+				page += " --ns " + idText(ns)
+			}
+			fmt.Fprintf(out, "… %d; earlier checkpoints: %s --before %s --limit %d\n", last, page, idText(h[0].ID), last)
+		}
 	}
 	return nil
 }

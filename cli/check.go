@@ -43,7 +43,7 @@ func newFidelityCmd() *cobra.Command {
 				return err
 			}
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
-			return withEngine(ctx, store, func(e *engine.Engine) error {
+			return withReader(ctx, store, func(e *engine.Engine) error {
 				cp, err := e.Latest(ctx, thread)
 				if at != 0 {
 					cp, err = e.Get(ctx, thread, at)

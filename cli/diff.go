@@ -47,7 +47,7 @@ func rwDiff(ctx context.Context, store string, args []string, asJSON bool, out i
 		return err
 	}
 	thread := args[0]
-	return withEngine(ctx, store, func(e *engine.Engine) error {
+	return withReader(ctx, store, func(e *engine.Engine) error {
 		from, err := e.Get(ctx, thread, a)
 		if err != nil {
 			return err

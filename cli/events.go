@@ -56,7 +56,7 @@ subgraph's chain.`,
 }
 
 func rwEvents(ctx context.Context, store, thread string, id int64, asJSON bool, out io.Writer) error {
-	return withEngine(ctx, store, func(e *engine.Engine) error {
+	return withReader(ctx, store, func(e *engine.Engine) error {
 		if _, err := e.Latest(ctx, thread); err != nil {
 			return err
 		}

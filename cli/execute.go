@@ -255,3 +255,23 @@ func withEngine(ctx context.Context, store string, fn func(*engine.Engine) error
 	defer a.Close()
 	return fn(a.Engine)
 }
+
+// withReader is withEngine for a command that only reads: the store opens
+// without creating or migrating anything (app.Store.OpenRead).
+func withReader(ctx context.Context, store string, fn func(*engine.Engine) error) error {
+	a, err := openReader(ctx, store)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a.Engine)
+}
+
+// openReader opens the app of a command that only reads.
+func openReader(ctx context.Context, store string) (*app.App, error) {
+	a, err := app.Open(ctx, app.Config{Store: store, ReadOnly: true})
+	if errors.Is(err, app.ErrUsage) {
+		return nil, usagef("%v", err)
+	}
+	return a, err
+}

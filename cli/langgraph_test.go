@@ -137,6 +137,35 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 				newest.Checkpoints[0].ID != log.Checkpoints[len(log.Checkpoints)-2].ID {
 				t.Errorf("log -n 2: %+v, want the newest two of %d", newest.Checkpoints, len(log.Checkpoints))
 			}
+			// --before ID --limit N pages back as LangGraph's
+			// list(before=…, limit=…): the pages, each --before the
+			// oldest of the last, are the whole chain, newest first, and
+			// the text says how to ask for the next.
+			var pages []lgListing
+			before := ""
+			for range len(log.Checkpoints) + 1 {
+				var page struct {
+					Checkpoints []lgListing `json:"checkpoints"`
+				}
+				args := []string{"log", "t-main", "--limit", "3", "--json"}
+				if before != "" {
+					args = append(args, "--before", before)
+				}
+				if read(&page, args...); len(page.Checkpoints) == 0 {
+					break
+				}
+				if len(page.Checkpoints) > 3 {
+					t.Fatalf("a page of %d", len(page.Checkpoints))
+				}
+				pages = append(page.Checkpoints, pages...)
+				before = page.Checkpoints[0].ID
+			}
+			if len(pages) != len(log.Checkpoints) || pages[0].ID != log.Checkpoints[0].ID || pages[len(pages)-1].ID != latest {
+				t.Errorf("the pages hold %d checkpoints, the log %d", len(pages), len(log.Checkpoints))
+			}
+			if out := read(nil, "log", "t-main", "--limit", "3"); !strings.Contains(out, "--before ") || !strings.Contains(out, "--limit 3") {
+				t.Errorf("log --limit 3 does not say how to page back:\n%s", out)
+			}
 			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send)×3") {
 				t.Errorf("log t-main does not show the 3 Sends:\n%s", out)
 			}

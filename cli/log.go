@@ -14,7 +14,7 @@ import (
 )
 
 func newLogCmd() *cobra.Command {
-	var store, ns string
+	var store, ns, before string
 	var asJSON bool
 	var last int
 	c := &cobra.Command{
@@ -29,11 +29,16 @@ On a LangGraph database (read-only): the chain of the root graph, or of a
 subgraph run with --ns; WRITES counts what the superstep from each
 checkpoint stored.
 
--n N lists only the newest N checkpoints (of every branch), oldest first,
-and reads only their listings: a screenful of a long thread.`,
+-n N (--limit N) lists only the newest N checkpoints (of every branch),
+oldest first, and reads only their listings: a screenful of a long thread.
+--before ID lists those older than ID (a number on a rewind store, a
+checkpoint id on a LangGraph database), as LangGraph's
+list(before=…, limit=…) pages: the next page is --before the oldest one
+listed.`,
 		Example: `  rewind log ticket-1
   rewind log ticket-1 -n 20
   rewind log ticket-1 --json | jq '.checkpoints[-1]'
+  rewind log ticket-1 --before 40 --limit 20    # the 20 before @40
   rewind log t-main --store sqlite:checkpoints.db --ns 'review:1f0…'`,
 		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -41,16 +46,25 @@ and reads only their listings: a screenful of a long thread.`,
 				return usagef("-n %d is negative: give how many of the newest checkpoints to list, e.g. -n 20 (0 lists them all)", last)
 			}
 			lg := func(src browse.Source) error {
-				return lgLog(c.Context(), src, args[0], ns, last, asJSON, c.OutOrStdout())
+				return lgLog(c.Context(), src, args[0], ns, before, last, asJSON, c.OutOrStdout())
 			}
 			return withSource(c.Context(), store, ns, lg, func() error {
-				return withEngine(c.Context(), store, func(e *engine.Engine) error {
-					return printLog(c, e, args[0], last, asJSON)
+				var from int64
+				if before != "" {
+					var err error
+					if from, err = checkpointArg(before); err != nil {
+						return err
+					}
+				}
+				return withReader(c.Context(), store, func(e *engine.Engine) error {
+					return printLog(c, e, args[0], from, last, asJSON)
 				})
 			})
 		},
 	}
 	c.Flags().IntVarP(&last, "last", "n", 0, "list only the newest `N` checkpoints (0: all)")
+	c.Flags().IntVar(&last, "limit", 0, "the same as -n: at most `N` checkpoints, the newest (LangGraph's list(limit=…))")
+	c.Flags().StringVar(&before, "before", "", "list only checkpoints older than `ID` (LangGraph's list(before=…)): page back with the oldest id listed")
 	addStore(c, &store)
 	addJSON(c, &asJSON)
 	addNS(c, &ns)
@@ -63,15 +77,20 @@ type nextTask struct {
 	Node string `json:"node"`
 }
 
-func printLog(c *cobra.Command, e *engine.Engine, thread string, last int, asJSON bool) error {
+func printLog(c *cobra.Command, e *engine.Engine, thread string, before int64, last int, asJSON bool) error {
 	ctx, out := c.Context(), c.OutOrStdout()
-	cps, err := e.History(ctx, thread, 0, last)
+	cps, err := e.History(ctx, thread, before, last)
 	if err != nil {
 		return err
 	}
-	if len(cps) == 0 {
+	if len(cps) == 0 && before == 0 {
 		_, err := e.Latest(ctx, thread) // says the thread is not found
 		return err
+	}
+	if len(cps) == 0 {
+		if _, err := e.Status(ctx, thread); err != nil { // the thread is not found
+			return err
+		}
 	}
 	sort.Slice(cps, func(i, j int) bool { return cps[i].ID < cps[j].ID })
 	if asJSON {
@@ -138,7 +157,7 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, last int, asJSO
 	}
 	if last > 0 && len(cps) == last {
 		if earlier, err := e.History(ctx, thread, cps[0].ID, 1); err == nil && len(earlier) > 0 {
-			fmt.Fprintf(out, "… the newest %d; earlier checkpoints from @%d down: rewind log %s lists every one\n", last, earlier[0].ID, idText(thread))
+			fmt.Fprintf(out, "… %d; earlier checkpoints from @%d down: rewind log %s --before %d --limit %d\n", last, earlier[0].ID, idText(thread), cps[0].ID, last)
 		}
 	}
 	return nil

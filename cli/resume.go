@@ -44,7 +44,7 @@ report says what it did (also under "resume" in --json).`,
 				return err
 			}
 			if plan {
-				return withEngine(c.Context(), f.store, func(e *engine.Engine) error {
+				return withReader(c.Context(), f.store, func(e *engine.Engine) error {
 					p, err := e.PlanResume(c.Context(), args[0], id)
 					if err != nil {
 						return err

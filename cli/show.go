@@ -90,7 +90,7 @@ named.`,
 					return err
 				}
 				if n >= 0 {
-					return withEngine(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
+					return withReader(ctx, store, func(e *engine.Engine) error { return printMessage(ctx, e, thread, id, n, asJSON, out) })
 				}
 				if c.Flags().Changed("calls") {
 					role := calls
@@ -100,9 +100,9 @@ named.`,
 					if role != "" && !slices.Contains(openai.Roles, role) {
 						return usagef("show: --calls %q is not a role: name one of %s, or give --calls alone for every call", named(role), strings.Join(openai.Roles, ", "))
 					}
-					return withEngine(ctx, store, func(e *engine.Engine) error { return printCalls(ctx, e, thread, id, role, asJSON, out) })
+					return withReader(ctx, store, func(e *engine.Engine) error { return printCalls(ctx, e, thread, id, role, asJSON, out) })
 				}
-				a, err := openApp(ctx, store, nil)
+				a, err := openReader(ctx, store)
 				if err != nil {
 					return err
 				}

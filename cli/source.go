@@ -36,7 +36,7 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 					return usagef("%v", err)
 				}
 			}
-			a, err := openApp(c.Context(), store, nil)
+			a, err := openReader(c.Context(), store)
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,7 @@ func newThreadsCmd() *cobra.Command {
 			out := c.OutOrStdout()
 			lg := func(src browse.Source) error { return lgThreads(c.Context(), src, asJSON, out) }
 			return withSource(c.Context(), store, "", lg, func() error {
-				return withEngine(c.Context(), store, func(e *engine.Engine) error {
+				return withReader(c.Context(), store, func(e *engine.Engine) error {
 					ts, err := e.Threads(c.Context())
 					if err != nil {
 						return err

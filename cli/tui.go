@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"rewind/engine/model/openai"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/engine"
 	"rewind/store/browse"
 	"rewind/tui"
 )
@@ -49,6 +51,20 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		}
 		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
 	}
+	if thread != "" {
+		// A thread that is not there is an error before the screen opens,
+		// as in the CLI, and before anything is created or upgraded; new
+		// threads are made from the threads list (n). Status reads the
+		// newest listing only (Latest would rebuild the head's whole
+		// state, which the screen reads again anyway).
+		err := withReader(ctx, f.store, func(e *engine.Engine) error {
+			_, err := e.Status(ctx, thread)
+			return err // the CLI's words: thread "T" not found: list threads with `rewind threads`
+		})
+		if err != nil && !errors.Is(err, app.ErrOlderStore) {
+			return err
+		}
+	}
 	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {
 		return err
@@ -58,12 +74,8 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		return err
 	}
 	if thread != "" {
-		// A thread that is not there is an error before the screen opens,
-		// as in the CLI; new threads are made from the threads list (n).
-		// Status reads the newest listing only (Latest would rebuild the
-		// head's whole state, which the screen reads again anyway).
 		if _, err := a.Engine.Status(ctx, thread); err != nil {
-			return err // the CLI's words: thread "T" not found: list threads with `rewind threads`
+			return err
 		}
 	}
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,

@@ -197,7 +197,7 @@ func children(v any) (keys []string, items []any, typ string) {
 			return nil, nil, typ
 		}
 		for k := range x {
-			if typ != "" && strings.HasPrefix(k, "$") {
+			if typ != "" && isMarker(k) {
 				continue
 			}
 			keys = append(keys, k)
@@ -209,6 +209,10 @@ func children(v any) (keys []string, items []any, typ string) {
 	}
 	return nil, nil, ""
 }
+
+// isMarker: a decoded value's marker ("$type", "$value", …); a stored key
+// that starts with "$" reads with one more ("$$type"), and shows.
+func isMarker(k string) bool { return strings.HasPrefix(k, "$") && !strings.HasPrefix(k, "$$") }
 
 // summary is what a node's row says after its label.
 func summary(v any, typ string, n int) string {
@@ -224,6 +228,9 @@ func summary(v any, typ string, n int) string {
 		}
 		if val, ok := x["$value"]; ok && typ != "" {
 			return termtext.Line(short + " " + oneLine(val))
+		}
+		if typ != "" && n == 0 {
+			return termtext.Line(short) // JavaScript's undefined, a class without fields
 		}
 		if typ != "" {
 			return termtext.Line(fmt.Sprintf("%s {%d}", short, n))

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -142,6 +143,29 @@ func TestBrowseStateTree(t *testing.T) {
 	st.SetCheckpoint(&browse.Checkpoint{Channels: []browse.Channel{{Name: "blob", Value: map[string]any{"$opaque": "pickle", "$size": int64(1234)}}}})
 	if v := ansi.Strip(st.View()); !strings.Contains(v, "blob = ‹opaque pickle, 1234 bytes›") {
 		t.Errorf("an opaque value: %q", v)
+	}
+	// Values exact: an integer past int64, JavaScript's undefined, a
+	// user's dict shaped like a marker (its "$" keys read "$$") and an
+	// object's field named like one show as what they are.
+	st.SetSize(80, 20)
+	st.SetCheckpoint(&browse.Checkpoint{Channels: []browse.Channel{
+		{Name: "big", Value: json.Number("1180591620717411303425")},
+		{Name: "gone", Value: map[string]any{"$type": "undefined"}},
+		{Name: "mine", Value: map[string]any{"$$type": "uuid.UUID", "$$value": "x"}},
+		{Name: "note", Value: map[string]any{"$type": "app.Note", "$$type": "kept", "title": "t"}},
+	}})
+	v := ansi.Strip(st.View())
+	if strings.Contains(v, "undefined {") {
+		t.Errorf("undefined shows as an object:\n%s", v)
+	}
+	for _, want := range []string{"big = 1180591620717411303425", "gone = undefined", "mine = {2}", "note = Note {2}"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the state lacks %q:\n%s", want, v)
+		}
+	}
+	st.SetCheckpoint(&browse.Checkpoint{Channels: []browse.Channel{{Name: "mine", Value: map[string]any{"$$type": "uuid.UUID"}}}})
+	if v := ansi.Strip(st.View()); !strings.Contains(v, `$$type = "uuid.UUID"`) {
+		t.Errorf("a user's $type key: %s", v)
 	}
 }
 

@@ -24,6 +24,9 @@ type Config struct {
 	// $REWIND_PROVIDER set up for runs is not needed to read a log), and a
 	// model call fails.
 	Model *ModelFlags
+	// ReadOnly: a command that only reads. The store opens without
+	// creating or migrating anything (Store.OpenRead).
+	ReadOnly bool
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -47,7 +50,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	spec := ResolveStore(cfg.Store)
-	st, err := spec.Open(ctx)
+	open := spec.Open
+	if cfg.ReadOnly {
+		open = spec.OpenRead
+	}
+	st, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"rewind/store"
@@ -26,8 +27,10 @@ func (s Store) Label() string { return backend.Describe(s.Spec) }
 // data; a memory: store lives and dies with this process.
 func (s Store) Shared() bool { return s.Spec != "memory:" && s.Spec != "memory" }
 
-// Open opens the store. A LangGraph database is refused before rewind's
-// opener touches it (see Writable).
+// Open opens the store for a command that writes: rewind's opener creates
+// a new store in an empty place and upgrades a store an older rewind
+// wrote. Anything else (a LangGraph database, a database of another
+// layout) is refused before rewind's opener touches it (see Writable).
 func (s Store) Open(ctx context.Context) (store.Store, error) {
 	if err := s.Writable(ctx); err != nil {
 		return nil, err
@@ -35,9 +38,39 @@ func (s Store) Open(ctx context.Context) (store.Store, error) {
 	return backend.Open(ctx, s.Spec)
 }
 
+// OpenRead opens the store for a command that only reads, creating and
+// migrating nothing: a rewind store of this rewind's schema opens as it
+// is (rewind's opener writes nothing to one); an empty place (no file, an
+// empty file or database) reads as an empty store, in memory, and stays
+// empty; a store an older rewind wrote is refused (reading it would
+// upgrade it), as is anything Writable refuses.
+func (s Store) OpenRead(ctx context.Context) (store.Store, error) {
+	d, err := s.detect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refuseLangGraph(d); err != nil {
+		return nil, err
+	}
+	switch current := backend.SchemaVersion(d.Backend); {
+	case d.Rewind == 0:
+		return backend.Open(ctx, "memory:")
+	case d.Rewind < 0:
+		return nil, fmt.Errorf("%s %s: check that this user may read it, or name another store", s.Label(), d.Reason())
+	case d.Rewind < current:
+		return nil, fmt.Errorf("%s is %w (store schema %d; this rewind writes %d), which a command that only reads does not upgrade: open it once with a command that writes (rewind tui, rewind run) to upgrade it",
+			s.Label(), ErrOlderStore, d.Rewind, current)
+	}
+	return backend.Open(ctx, s.Spec) // newer: refused there, unwritten
+}
+
+// ErrOlderStore is matched (errors.Is) by OpenRead's refusal of a store
+// an older rewind wrote.
+var ErrOlderStore = errors.New("a store of an older rewind")
+
 // Opener returns a function that opens fresh handles on the same data (a
 // memory: store is shared, not reopened), and the cleanup to call after.
-// Each handle is refused on a LangGraph database, as Open refuses it.
+// Each handle is refused as Open refuses it.
 func (s Store) Opener() (open func(context.Context) (store.Store, error), cleanup func()) {
 	opener, cleanup := backend.Opener(s.Spec)
 	return func(ctx context.Context) (store.Store, error) {
@@ -48,26 +81,63 @@ func (s Store) Opener() (open func(context.Context) (store.Store, error), cleanu
 	}, cleanup
 }
 
-// Writable refuses a LangGraph database: rewind's opener would create its
-// own tables in it (PostgreSQL: migrate them in), and it only reads one,
-// through OpenLangGraph. The refusal matches ErrUsage (the --store given
-// does not fit the command: exit 2). Anything Detect cannot tell is left
-// to rewind's opener, which says what is wrong with it.
+// Writable refuses what rewind's opener must not touch: a LangGraph
+// database (rewind's opener would create its own tables in it, and it
+// only reads one, through OpenLangGraph), and a database that is neither
+// rewind's nor a LangGraph layout rewind reads (a ShallowPostgresSaver's,
+// a PostgresSaver's whose setup() stopped half way, tables of the same
+// names with other columns, another app's SQLite file). The refusal
+// matches ErrUsage (the --store given does not fit the command: exit 2).
+// What it cannot reach is refused in rewind's opener's words.
 func (s Store) Writable(ctx context.Context) error {
+	d, err := s.detect(ctx)
+	if err != nil {
+		return err
+	}
+	return s.refuseLangGraph(d)
+}
+
+// detect tells what the spec names, reading nothing but what it must:
+// any failure to tell is an error (a store rewind cannot see into is
+// never handed to its opener), a server it cannot reach in rewind's
+// opener's words.
+func (s Store) detect(ctx context.Context) (langgraph.Detected, error) {
 	d, err := langgraph.Detect(ctx, s.Spec)
-	if err != nil || d.Kind != langgraph.KindLangGraph {
+	switch {
+	case errors.Is(err, langgraph.ErrUnreachable):
+		if rerr := backend.Reach(ctx, s.Spec); rerr != nil {
+			return d, rerr
+		}
+		return d, err
+	case errors.Is(err, langgraph.ErrNeither):
+		return d, refusal{err}
+	}
+	return d, err
+}
+
+func (s Store) refuseLangGraph(d langgraph.Detected) error {
+	if d.Kind != langgraph.KindLangGraph {
 		return nil
 	}
-	return usageError(fmt.Sprintf("%s is a LangGraph database (%s), which rewind opens read-only: this command needs a rewind store (give one with --store); read the LangGraph database with `rewind threads`, `log`, `show`, `events` or `diff`",
-		s.Label(), d.Schema))
+	return usageError(fmt.Sprintf("%s is %s, which rewind opens read-only: this command needs a rewind store (give one with --store); read the LangGraph database with `rewind threads`, `log`, `show`, `events`, `diff` or `tui`",
+		s.Label(), d.What()))
 }
 
 // OpenLangGraph opens the store read-only when it is a LangGraph database;
-// nil, nil when it is not (open it with Open). Close the source when done.
+// nil, nil when it is rewind's (or a place for one: open it with Open or
+// OpenRead). Anything else is refused, as Writable refuses it. Close the
+// source when done.
 func (s Store) OpenLangGraph(ctx context.Context) (browse.Source, error) {
-	d, err := langgraph.Detect(ctx, s.Spec)
+	d, err := s.detect(ctx)
 	if err != nil || d.Kind != langgraph.KindLangGraph {
-		return nil, nil
+		return nil, err
 	}
 	return langgraph.Open(ctx, s.Spec)
 }
+
+// refusal is Detect's ErrNeither as a usage error (exit 2).
+type refusal struct{ err error }
+
+func (r refusal) Error() string        { return r.err.Error() }
+func (r refusal) Unwrap() error        { return r.err }
+func (r refusal) Is(target error) bool { return target == ErrUsage }

@@ -68,6 +68,9 @@ type About struct {
 	// 0–9, task_path").
 	Schema   string `json:"schema"`
 	ReadOnly bool   `json:"readOnly"`
+	// Note says what the database does not keep, when a reader must know
+	// (a ShallowPostgresSaver's: only each thread's newest checkpoint).
+	Note string `json:"note,omitempty"`
 }
 
 // Status is the one line a status bar shows.
@@ -75,6 +78,9 @@ func (a About) Status() string {
 	s := "rewind store"
 	if a.Kind == KindLangGraph {
 		s = "LangGraph database"
+	}
+	if a.Note != "" {
+		s += " (" + a.Note + ")"
 	}
 	if a.ReadOnly {
 		s += ", read-only"

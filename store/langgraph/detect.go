@@ -25,6 +25,16 @@ const (
 // holds neither a rewind store nor LangGraph's checkpoint tables.
 var ErrNeither = errors.New("neither a rewind store nor a LangGraph checkpoint database")
 
+// neither is an error matching ErrNeither that says only what was found.
+type neither string
+
+func (n neither) Error() string        { return string(n) }
+func (n neither) Is(target error) bool { return target == ErrNeither }
+
+// ErrUnreachable is matched (errors.Is) when Detect could not connect to
+// the database a spec names, so it cannot tell what is there.
+var ErrUnreachable = errors.New("cannot connect")
+
 // Detected says what a store spec names.
 type Detected struct {
 	// Kind is KindRewind or KindLangGraph.
@@ -35,6 +45,13 @@ type Detected struct {
 	Where string `json:"where"`
 	// Schema describes LangGraph's tables as found.
 	Schema string `json:"schema,omitempty"`
+	// Rewind is the store schema version of the rewind store found: 0
+	// when there is none (a place where rewind's opener makes one), -1
+	// when it is there but its version could not be read.
+	Rewind int `json:"rewind,omitempty"`
+	// Shallow: LangGraph's ShallowPostgresSaver tables, which keep only
+	// the newest checkpoint of each thread and namespace.
+	Shallow bool `json:"shallow,omitempty"`
 	// url is the spec itself, password and all, to connect with.
 	url string
 	// why a rewind kind is not a LangGraph database, for Open's error.
@@ -82,6 +99,34 @@ func Open(ctx context.Context, spec string) (Source, error) {
 	return &reader{db: db}, nil
 }
 
+// Reason says what the spec names when it is not a LangGraph database
+// ("is a rewind store", "does not exist", …), after its Where.
+func (d Detected) Reason() string { return d.why }
+
+// What says what was found, for a refusal: "a LangGraph
+// ShallowPostgresSaver database: it keeps only the newest checkpoint of
+// each thread", "a LangGraph database (LangGraph SqliteSaver tables …)",
+// "a rewind store", "nothing yet" (a place for a new store).
+func (d Detected) What() string {
+	switch {
+	case d.Kind == KindLangGraph && d.Shallow:
+		return "a LangGraph ShallowPostgresSaver database: it keeps only the newest checkpoint of each thread"
+	case d.Kind == KindLangGraph:
+		return "a LangGraph database (" + d.Schema + ")"
+	case d.Rewind != 0:
+		return "a rewind store"
+	}
+	return "nothing yet"
+}
+
+// orNone is err's text, or "no version recorded" for none.
+func orNone(err error) string {
+	if err == nil {
+		return "no version recorded"
+	}
+	return err.Error()
+}
+
 // parseSpec reads a spec the way rewind's opener does.
 func parseSpec(spec string) (backend, where string, err error) {
 	spec = strings.TrimSpace(spec)
@@ -94,7 +139,7 @@ func parseSpec(spec string) (backend, where string, err error) {
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return "postgres", spec, nil
 	}
-	return "", "", fmt.Errorf("unknown store %q: use sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(spec))
+	return "", "", fmt.Errorf("unknown store %q: use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(spec))
 }
 
 // redact prints a URL with its password masked.

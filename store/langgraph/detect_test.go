@@ -119,6 +119,17 @@ func TestDetectPostgres(t *testing.T) {
 	st.Close()
 	partial := lgtest.NewDatabase(t, admin)
 	exec(partial, `CREATE TABLE checkpoints (thread_id text, checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, checkpoint jsonb, metadata jsonb)`)
+	// PostgresSaver.setup() run up to its migration 1, then stopped.
+	halfway := lgtest.NewDatabase(t, admin)
+	exec(halfway, lgtest.HalfSetUp)
+	started := lgtest.NewDatabase(t, admin)
+	exec(started, `CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY)`)
+	shallowHalf := lgtest.NewDatabase(t, admin)
+	exec(shallowHalf, lgtest.ShallowDDL[0]+lgtest.ShallowDDL[1]+`INSERT INTO checkpoint_migrations VALUES (0), (1)`)
+	shallow := lgtest.NewDatabase(t, admin)
+	exec(shallow, strings.Join(lgtest.ShallowDDL, ""))
+	other := lgtest.NewDatabase(t, admin)
+	exec(other, `CREATE TABLE checkpoints (id serial, body text); CREATE TABLE checkpoint_blobs (id int); CREATE TABLE checkpoint_writes (id int)`)
 	cases := []struct {
 		name, spec, kind, schema, err string
 	}{
@@ -126,18 +137,23 @@ func TestDetectPostgres(t *testing.T) {
 		{"LangGraph.js's PostgresSaver", lgtest.Dump(t, "postgres-js.sql"), langgraph.KindLangGraph, "migrations 0–4", ""},
 		{"a rewind store", rewindDB, langgraph.KindRewind, "", ""},
 		{"an empty database", lgtest.NewDatabase(t, admin), langgraph.KindRewind, "", ""},
-		{"some of LangGraph's tables", partial, "", "", "has checkpoints of LangGraph's tables but not checkpoint_blobs, checkpoint_writes"},
+		{"some of LangGraph's tables", partial, "", "", "whose setup() stopped half way: it has checkpoints but not checkpoint_blobs, checkpoint_writes"},
+		{"setup() stopped at migration 1", halfway, "", "", "PostgresSaver database whose setup() stopped half way: it has checkpoints, checkpoint_migrations (migrations 0–1) but not checkpoint_blobs, checkpoint_writes; run the saver's setup()"},
+		{"setup() stopped after migration 0", started, "", "", "it has checkpoint_migrations (no migration recorded) but not checkpoints, checkpoint_blobs, checkpoint_writes"},
+		{"ShallowPostgresSaver's setup() stopped", shallowHalf, "", "", "ShallowPostgresSaver database whose setup() stopped half way"},
+		{"ShallowPostgresSaver", shallow, langgraph.KindLangGraph, "LangGraph ShallowPostgresSaver tables, migrations 0–7, writes with task_path", ""},
+		{"tables of LangGraph's names, other columns", other, "", "", "neither a rewind store nor a LangGraph database: its table checkpoints is named like LangGraph's but lacks thread_id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := langgraph.Detect(ctx, c.spec)
 			if c.err != "" {
-				if !errors.Is(err, langgraph.ErrNeither) || !strings.Contains(err.Error(), c.err) {
+				if !errors.Is(err, langgraph.ErrNeither) || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), langgraph.ErrNeither.Error()) {
 					t.Fatalf("Detect = %+v, %v; want ErrNeither saying %q", d, err, c.err)
 				}
 				return
 			}
-			if err != nil || d.Kind != c.kind || d.Backend != "postgres" || !strings.Contains(d.Schema, c.schema) {
+			if err != nil || d.Kind != c.kind || d.Backend != "postgres" || !strings.Contains(d.Schema, c.schema) || d.Shallow != strings.Contains(c.schema, "Shallow") {
 				t.Fatalf("Detect = %+v, %v; want kind %s, schema with %q", d, err, c.kind, c.schema)
 			}
 			if c.kind == langgraph.KindLangGraph && strings.Contains(c.schema, "0–4") && strings.Contains(d.Schema, "task_path") {

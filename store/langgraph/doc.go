@@ -9,9 +9,14 @@
 // memory:) names, without writing anything: KindLangGraph (LangGraph's
 // tables: SQLite checkpoints and writes; PostgreSQL checkpoints,
 // checkpoint_blobs, checkpoint_writes and checkpoint_migrations, whose
-// migration number and columns Detected.Schema reports), KindRewind (a
-// rewind store, or a place where rewind's opener makes one), or an error
-// matching ErrNeither. Open opens a LangGraph database as a Source:
+// migration number and columns Detected.Schema reports; ShallowPostgresSaver's
+// too, Detected.Shallow, which keep one checkpoint per thread and
+// namespace, its id in its document, one blob per channel), KindRewind (a
+// rewind store, Detected.Rewind its schema version, or a place where
+// rewind's opener makes one), or an error matching ErrNeither naming what
+// was found (a PostgresSaver whose setup() stopped half way, tables of
+// LangGraph's names with other columns, another app's file); a server it
+// cannot reach matches ErrUnreachable. Open opens a LangGraph database as a Source:
 // SQLite with mode=ro (which still reads a writer's WAL; a WAL file whose
 // writer has closed opens immutable, so nothing is left beside it) and
 // query_only; PostgreSQL in read-only, repeatable-read transactions on a

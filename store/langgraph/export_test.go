@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"context"
 	"database/sql"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,3 +21,29 @@ func Handles(s Source) (*sql.DB, *pgxpool.Pool) {
 
 // MaxItems is how many values a stored value may hold.
 const MaxItems = maxItems
+
+// TaskNames names the tasks of checkpoint id's writes by their ids alone
+// (taskids.go), as LangGraph computed them.
+func TaskNames(ctx context.Context, s Source, c Chain, id string) (map[string]string, error) {
+	snap, err := s.(*reader).db.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.done()
+	rw, err := one(ctx, snap, c, id, false)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := snap.writes(ctx, c, rw.id, rw.id, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	due := rw.doc.next(false)
+	for _, w := range ws {
+		if w.task != NullTask {
+			out[w.task] = siteOf(c, rw).name(w.task, due)
+		}
+	}
+	return out, nil
+}

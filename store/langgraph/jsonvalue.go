@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -14,42 +15,64 @@ func decodeJSON(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
+	err := d.Decode(&v)
+	if err == nil {
+		if _, err := d.Token(); !errors.Is(err, io.EOF) {
+			return nil, errors.New("json: more after the value")
+		}
+		return fromJSON(v), nil
 	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("json: more after the value")
+	// Python's json.dumps writes NaN, Infinity and -Infinity (SqliteSaver's
+	// metadata), which JSON has not: read them as Python's json.loads does.
+	if py, perr := decodePyJSON(data); perr == nil {
+		return fromJSON(py), nil
 	}
-	return fromJSON(v), nil
+	return nil, err
 }
 
-// fromJSON turns numbers into int64 or float64 and LangChain's
-// serialized objects into typed maps.
+// fromJSON turns numbers into int64, uint64, an exact json.Number or
+// float64, LangChain's serialized objects into typed maps, and escapes
+// stored keys that start with "$" (see KeyType).
 func fromJSON(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return float(f)
-		}
-		return x // beyond float64: keep the digits
+		return jsonNumber(x)
+	case pyFloat:
+		return float(float64(x))
 	case []any:
 		for i := range x {
 			x[i] = fromJSON(x[i])
 		}
 		return x
 	case map[string]any:
-		for k := range x {
-			x[k] = fromJSON(x[k])
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			out[escapeKey(k)] = fromJSON(v)
 		}
-		if m, ok := lcObject(x); ok {
+		if m, ok := lcObject(out); ok {
 			return m
 		}
-		return x
+		return out
 	}
 	return v
+}
+
+// jsonNumber reads a JSON number: an integer exactly (int64, uint64, else
+// its digits), anything else as float64 (its digits past float64's range).
+func jsonNumber(x json.Number) any {
+	if i, err := x.Int64(); err == nil {
+		return i
+	}
+	if !strings.ContainsAny(string(x), ".eE") {
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return u
+		}
+		return x // an integer of any size, as LangGraph returns it
+	}
+	if f, err := x.Float64(); err == nil {
+		return float(f)
+	}
+	return x // beyond float64: keep the digits
 }
 
 // lcObject reads LangChain's serialization, {"lc": 1, "type":
@@ -60,6 +83,9 @@ func lcObject(m map[string]any) (map[string]any, bool) {
 	lc, _ := m["lc"].(int64)
 	typ, _ := m["type"].(string)
 	ids, _ := m["id"].([]any)
+	if lc == 2 && typ == "undefined" && len(m) == 2 {
+		return map[string]any{KeyType: "undefined"}, true
+	}
 	if lc != 1 && lc != 2 || typ == "" || len(ids) == 0 {
 		return nil, false
 	}

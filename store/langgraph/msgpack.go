@@ -156,7 +156,7 @@ func (r *mpReader) mapValue(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[keyString(k)] = v
+		m[escapeKey(keyString(k))] = v
 	}
 	return m, nil
 }

@@ -22,6 +22,10 @@ var (
 	pgCheckpointCols = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata"}
 	pgBlobCols       = []string{"thread_id", "checkpoint_ns", "channel", "version", "type", "blob"}
 	pgWriteCols      = []string{"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "blob"}
+	// ShallowPostgresSaver's: one row per thread and namespace, the
+	// checkpoint's id inside its document; one blob per channel.
+	pgShallowCheckpointCols = []string{"thread_id", "checkpoint_ns", "checkpoint", "metadata"}
+	pgShallowBlobCols       = []string{"thread_id", "checkpoint_ns", "channel", "type", "blob"}
 )
 
 // pgConfig connects read-only: every transaction of the session is read
@@ -63,10 +67,18 @@ func pgConnect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w; check that the server runs and the URL's user, password and database", redact(url), err)
+		return nil, fmt.Errorf("connect to %s: %w; check that the server runs and the URL's user, password and database", redact(url), unreachable{err})
 	}
 	return pool, nil
 }
+
+// unreachable is a failed connect: it matches ErrUnreachable and says
+// only the driver's words.
+type unreachable struct{ err error }
+
+func (u unreachable) Error() string        { return u.err.Error() }
+func (u unreachable) Unwrap() error        { return u.err }
+func (u unreachable) Is(target error) bool { return target == ErrUnreachable }
 
 func detectPostgres(ctx context.Context, url string) (Detected, error) {
 	d := Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}
@@ -86,40 +98,73 @@ func detectPostgres(ctx context.Context, url string) (Detected, error) {
 			found = append(found, n)
 		}
 	}
-	lg := without(names[:3], found)
-	switch {
-	case slices.Contains(found, "rewind_schema_migrations"):
+	if slices.Contains(found, "rewind_schema_migrations") {
 		d.why = "is a rewind store"
+		var v *int
+		if err := pool.QueryRow(ctx, `SELECT max(version) FROM rewind_schema_migrations`).Scan(&v); err != nil || v == nil || *v <= 0 {
+			d.Rewind, d.why = -1, fmt.Sprintf("is a rewind store whose schema version does not read (%s)", orNone(err))
+		} else {
+			d.Rewind = *v
+		}
 		return d, nil
-	case len(lg) == 3:
+	}
+	lg := without(names[:4], found) // LangGraph's tables it lacks
+	if len(lg) == 4 {
 		d.why = "holds none of LangGraph's tables (checkpoints, checkpoint_blobs, checkpoint_writes)"
 		return d, nil
-	case len(lg) > 0:
-		return d, fmt.Errorf("%s has %s of LangGraph's tables but not %s: %w; name a database LangGraph's PostgresSaver set up (saver.setup()) or a rewind store",
-			d.Where, list(without(names[:3], lg)), list(lg), ErrNeither)
 	}
-	taskPath := false
-	for table, want := range map[string][]string{"checkpoints": pgCheckpointCols, "checkpoint_blobs": pgBlobCols, "checkpoint_writes": pgWriteCols} {
-		have, err := pgColumns(ctx, pool, table)
-		if err != nil {
+	cols := map[string][]string{}
+	for _, table := range names[:3] {
+		if !slices.Contains(found, table) {
+			continue
+		}
+		if cols[table], err = pgColumns(ctx, pool, table); err != nil {
 			return d, fmt.Errorf("read the columns of %s in %s: %w", table, d.Where, err)
 		}
-		if missing := without(want, have); len(missing) > 0 {
-			return d, fmt.Errorf("%s: table %s lacks %s: a table named like LangGraph's but with other columns: %w", d.Where, table, list(missing), ErrNeither)
-		}
-		taskPath = taskPath || table == "checkpoint_writes" && slices.Contains(have, "task_path")
 	}
-	d.Kind, d.Schema = KindLangGraph, "LangGraph PostgresSaver tables"
+	migrations := ""
 	if slices.Contains(found, "checkpoint_migrations") {
 		var v *int
 		if err := pool.QueryRow(ctx, `SELECT max(v) FROM checkpoint_migrations`).Scan(&v); err != nil {
 			return d, fmt.Errorf("read the migrations of %s: %w", d.Where, err)
 		}
+		migrations = "no migration recorded"
 		if v != nil {
-			d.Schema += fmt.Sprintf(", migrations 0–%d", *v)
+			migrations = fmt.Sprintf("migrations 0–%d", *v)
 		}
 	}
-	if taskPath {
+	// ShallowPostgresSaver keeps one checkpoint per thread and namespace:
+	// its checkpoints have no checkpoint_id, its blobs no version.
+	shallow := cols["checkpoints"] != nil && !slices.Contains(cols["checkpoints"], "checkpoint_id") &&
+		len(without(pgShallowCheckpointCols, cols["checkpoints"])) == 0
+	saver := "PostgresSaver"
+	if shallow {
+		saver = "ShallowPostgresSaver"
+	}
+	if missing := without(names[:3], found); len(missing) > 0 {
+		// LangGraph's setup() creates them one migration at a time.
+		has := list(without(names[:4], lg))
+		if migrations != "" {
+			has += " (" + migrations + ")"
+		}
+		return d, neither(fmt.Sprintf("%s is a LangGraph %s database whose setup() stopped half way: it has %s but not %s; run the saver's setup() to finish it, then read it",
+			d.Where, saver, has, list(missing)))
+	}
+	want := map[string][]string{"checkpoints": pgCheckpointCols, "checkpoint_blobs": pgBlobCols, "checkpoint_writes": pgWriteCols}
+	if shallow {
+		want["checkpoints"], want["checkpoint_blobs"] = pgShallowCheckpointCols, pgShallowBlobCols
+	}
+	for _, table := range names[:3] {
+		if missing := without(want[table], cols[table]); len(missing) > 0 {
+			return d, neither(fmt.Sprintf("%s is neither a rewind store nor a LangGraph database: its table %s is named like LangGraph's but lacks %s; name a rewind store or a database LangGraph's PostgresSaver set up",
+				d.Where, table, list(missing)))
+		}
+	}
+	d.Kind, d.Schema, d.Shallow = KindLangGraph, "LangGraph "+saver+" tables", shallow
+	if migrations != "" {
+		d.Schema += ", " + migrations
+	}
+	if slices.Contains(cols["checkpoint_writes"], "task_path") {
 		d.Schema += ", writes with task_path"
 	}
 	return d, nil
@@ -139,6 +184,7 @@ type pgDB struct {
 	pool     *pgxpool.Pool
 	d        Detected
 	taskPath bool
+	shallow  bool
 }
 
 func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
@@ -146,11 +192,15 @@ func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path")}, nil
+	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow}, nil
 }
 
 func (p *pgDB) about() About {
-	return About{Kind: KindLangGraph, Backend: "postgres", Where: p.d.Where, Schema: p.d.Schema, ReadOnly: true}
+	a := About{Kind: KindLangGraph, Backend: "postgres", Where: p.d.Where, Schema: p.d.Schema, ReadOnly: true}
+	if p.shallow {
+		a.Note = "ShallowPostgresSaver: only the newest checkpoint of each thread"
+	}
+	return a
 }
 
 func (p *pgDB) close() error { p.pool.Close(); return nil }
@@ -160,12 +210,34 @@ func (p *pgDB) snapshot(ctx context.Context) (snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p.d.Where, err)
 	}
-	return &pgSnap{tx: tx, taskPath: p.taskPath}, nil
+	return &pgSnap{tx: tx, taskPath: p.taskPath, shallow: p.shallow}, nil
 }
 
 type pgSnap struct {
 	tx       pgx.Tx
 	taskPath bool
+	// shallow: ShallowPostgresSaver's tables (the checkpoint's id in its
+	// document, no parent, one blob per channel).
+	shallow bool
+}
+
+// id is the checkpoint id column of table alias t ("" for none).
+func (s *pgSnap) id(t string) string {
+	if t != "" {
+		t += "."
+	}
+	if s.shallow {
+		return "(" + t + "checkpoint ->> 'id')"
+	}
+	return t + "checkpoint_id"
+}
+
+// parent is the parent id column of table alias t.
+func (s *pgSnap) parent(t string) string {
+	if s.shallow {
+		return "''"
+	}
+	return "coalesce(" + t + ".parent_checkpoint_id, '')"
 }
 
 func (s *pgSnap) done() { _ = s.tx.Rollback(context.Background()) }
@@ -173,9 +245,9 @@ func (s *pgSnap) done() { _ = s.tx.Rollback(context.Background()) }
 func (s *pgSnap) namespaces(ctx context.Context) ([]nsRow, error) {
 	rows, err := s.tx.Query(ctx, `
 		SELECT g.thread_id, g.checkpoint_ns, g.n, g.latest, c.metadata
-		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS latest, min(checkpoint_id) AS first
+		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(`+s.id("")+`) AS latest, min(`+s.id("")+`) AS first
 		      FROM checkpoints GROUP BY thread_id, checkpoint_ns) g
-		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND c.checkpoint_id = g.first`)
+		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND `+s.id("c")+` = g.first`)
 	if err != nil {
 		return nil, err
 	}
@@ -204,18 +276,18 @@ func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, e
 	if q.full {
 		docExpr = `c.checkpoint, NULL::text[]`
 	}
-	query := `SELECT c.checkpoint_id, coalesce(c.parent_checkpoint_id, ''), ` + docExpr + `, c.metadata
+	query := `SELECT ` + s.id("c") + `, ` + s.parent("c") + `, ` + docExpr + `, c.metadata
 		FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2`
 	args := []any{c.Thread, c.NS}
 	switch {
 	case q.id != "":
-		query += ` AND c.checkpoint_id = $3`
+		query += ` AND ` + s.id("c") + ` = $3`
 		args = append(args, q.id)
 	case q.before != "":
-		query += ` AND c.checkpoint_id < $3`
+		query += ` AND ` + s.id("c") + ` < $3`
 		args = append(args, q.before)
 	}
-	query += ` ORDER BY c.checkpoint_id DESC`
+	query += ` ORDER BY ` + s.id("c") + ` DESC`
 	if q.limit > 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.limit)
 	}
@@ -244,8 +316,8 @@ func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, e
 }
 
 func (s *pgSnap) parents(ctx context.Context, c Chain) (map[string]string, error) {
-	rows, err := s.tx.Query(ctx, `SELECT checkpoint_id, coalesce(parent_checkpoint_id, '')
-		FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2`, c.Thread, c.NS)
+	rows, err := s.tx.Query(ctx, `SELECT `+s.id("c")+`, `+s.parent("c")+`
+		FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2`, c.Thread, c.NS)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +339,7 @@ func (s *pgSnap) blobs(ctx context.Context, c Chain, rows []row, full bool) erro
 	seen := map[key]bool{}
 	for _, r := range rows {
 		for ch, v := range r.doc.versions {
-			k := key{ch, versionText(v)}
+			k := key{ch, s.version(v)}
 			if !seen[k] {
 				seen[k] = true
 				channels, versions = append(channels, k.channel), append(versions, k.version)
@@ -277,10 +349,14 @@ func (s *pgSnap) blobs(ctx context.Context, c Chain, rows []row, full bool) erro
 	if len(channels) == 0 {
 		return nil
 	}
-	res, err := s.tx.Query(ctx, `SELECT bl.channel, bl.version, bl.type,
+	version, join := `bl.version`, ` AND bl.version = v.version`
+	if s.shallow { // one blob per channel: the newest checkpoint's
+		version, join = `''`, ``
+	}
+	res, err := s.tx.Query(ctx, `SELECT bl.channel, `+version+`, bl.type,
 		       CASE WHEN $5 OR bl.channel = '`+chanTasks+`' OR bl.channel LIKE 'join:%' THEN bl.blob END
 		FROM checkpoint_blobs bl JOIN unnest($3::text[], $4::text[]) AS v(channel, version)
-		     ON bl.channel = v.channel AND bl.version = v.version
+		     ON bl.channel = v.channel`+join+`
 		WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2`, c.Thread, c.NS, channels, versions, full)
 	if err != nil {
 		return err
@@ -301,12 +377,21 @@ func (s *pgSnap) blobs(ctx context.Context, c Chain, rows []row, full bool) erro
 	}
 	for _, r := range rows {
 		for ch, v := range r.doc.versions {
-			if b, ok := found[key{ch, versionText(v)}]; ok {
+			if b, ok := found[key{ch, s.version(v)}]; ok {
 				r.doc.addBlob(ch, b.typ, b.data, full)
 			}
 		}
 	}
 	return nil
+}
+
+// version is the blob key of a channel version: "" on shallow tables,
+// which keep one blob per channel.
+func (s *pgSnap) version(v any) string {
+	if s.shallow {
+		return ""
+	}
+	return versionText(v)
 }
 
 func (s *pgSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {

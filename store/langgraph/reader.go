@@ -144,7 +144,7 @@ func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, 
 	if err != nil {
 		return nil, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
 	}
-	return groupWrites(ws, rw.doc.next(false)), nil
+	return groupWrites(ws, rw.doc.next(false), siteOf(c, rw)), nil
 }
 
 // one reads checkpoint id ("": the newest) of chain c.

@@ -103,14 +103,17 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 	switch {
 	case slices.Contains(tables, "rewind_store_schema"):
 		d.why = "is a rewind store"
+		if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&d.Rewind); err != nil || d.Rewind <= 0 {
+			d.Rewind, d.why = -1, fmt.Sprintf("is a rewind store whose schema version does not read (%v)", orNone(err))
+		}
 		return d, nil
 	case len(tables) == 0:
 		d.why = "holds no tables"
 		return d, nil
 	}
 	if !slices.Contains(tables, "checkpoints") || !slices.Contains(tables, "writes") {
-		return d, fmt.Errorf("%s is a SQLite database with neither a rewind store nor LangGraph's checkpoint tables (checkpoints and writes); it has %s: %w; name a rewind store or a LangGraph SqliteSaver file",
-			path, list(tables), ErrNeither)
+		return d, neither(fmt.Sprintf("%s is a SQLite database with neither a rewind store nor LangGraph's checkpoint tables (checkpoints and writes): it has %s; name a rewind store or a LangGraph SqliteSaver file",
+			path, list(tables)))
 	}
 	if err := sqliteColumns(ctx, db, path); err != nil {
 		return d, err
@@ -140,7 +143,7 @@ func sqliteTables(ctx context.Context, db *sql.DB, path string) ([]string, error
 	if err != nil {
 		var se *sqlite.Error
 		if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_NOTADB {
-			return nil, fmt.Errorf("%s is not a SQLite database: %w; name a rewind store or a LangGraph SqliteSaver file", path, ErrNeither)
+			return nil, neither(fmt.Sprintf("%s is not a SQLite database; name a rewind store or a LangGraph SqliteSaver file", path))
 		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -162,7 +165,11 @@ func sqliteTables(ctx context.Context, db *sql.DB, path string) ([]string, error
 // sqliteColumns checks LangGraph's columns, so an older layout or a
 // look-alike table is named rather than misread.
 func sqliteColumns(ctx context.Context, db *sql.DB, path string) error {
-	for table, want := range map[string][]string{"checkpoints": sqliteCheckpointCols, "writes": sqliteWriteCols} {
+	for _, table := range []string{"checkpoints", "writes"} {
+		want := sqliteCheckpointCols
+		if table == "writes" {
+			want = sqliteWriteCols
+		}
 		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
 		if err != nil {
 			return fmt.Errorf("read the columns of %s in %s: %w", table, path, err)
@@ -182,7 +189,7 @@ func sqliteColumns(ctx context.Context, db *sql.DB, path string) error {
 			if slices.Contains(have, "thread_ts") {
 				why = "the layout of LangGraph before 0.2 (thread_ts), which this reader does not read"
 			}
-			return fmt.Errorf("%s: table %s lacks %s: %s: %w", path, table, list(missing), why, ErrNeither)
+			return neither(fmt.Sprintf("%s is neither a rewind store nor a LangGraph database: table %s lacks %s: %s; name a rewind store or a LangGraph SqliteSaver file", path, table, list(missing), why))
 		}
 	}
 	return nil

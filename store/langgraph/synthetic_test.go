@@ -1,11 +1,16 @@
 package langgraph_test
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"rewind/store/langgraph/lgtest"
+	"strings"
 	"testing"
+
+	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 
 	_ "modernc.org/sqlite"
 )
@@ -82,4 +87,26 @@ func cp4(t testing.TB, id string, values, versions map[string]any, seen map[stri
 
 func meta(source string, step int) []byte {
 	return []byte(fmt.Sprintf(`{"source": %q, "step": %d, "parents": {}}`, source, step))
+}
+
+// SqliteSaver writes metadata with json.dumps, which writes NaN and the
+// infinities as bare words: the listing reads whole, the values marked.
+func TestMetadataWithNaN(t *testing.T) {
+	ctx := context.Background()
+	f := newLGFile(t)
+	f.checkpoint("nan", "", id(1), "", "msgpack", cp4(t, id(1), map[string]any{"n": 1}, map[string]any{"n": 1}, map[string]any{}),
+		[]byte(`{"source": "loop", "step": 3, "parents": {}, "score": NaN, "range": [-Infinity, Infinity]}`))
+	src := open(t, "sqlite:"+f.path)
+	h := history(t, src, langgraph.Chain{Thread: "nan"})
+	if len(h) != 1 || h[0].Step != 3 || h[0].Source != "loop" || h[0].Damaged != "" {
+		t.Fatalf("listing %+v, want step 3 from the loop", h)
+	}
+	cp, err := src.Checkpoint(ctx, langgraph.Chain{Thread: "nan"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(cp.Metadata)
+	if !strings.Contains(string(got), `"score":{"$type":"builtins.float","$value":"nan"}`) || !strings.Contains(string(got), `"range":[{"$type":"builtins.float","$value":"-inf"}`) {
+		t.Errorf("metadata %s", got)
+	}
 }

@@ -3,6 +3,7 @@ package langgraph
 import (
 	"encoding/base64"
 	"math"
+	"strings"
 
 	"rewind/store/browse"
 )
@@ -27,9 +28,14 @@ import (
 //     buffer), with its stored type and size, and "$error" when a type it
 //     knows did not decode (a corrupt value). Never an error, never a crash.
 //
-// A field named like a marker inside a stored object is overwritten by the
-// marker; map keys that were not strings (msgpack allows any) are printed
-// as JSON text.
+// A stored map's key or object's field that starts with "$" gets one more
+// "$" ("$type" reads "$$type"), so that a user's dict shaped like a marker
+// never reads as one, nor loses a field to one; map keys that were not
+// strings (msgpack allows any) are printed as JSON text. Integers keep
+// every digit: past int64 a uint64, past that a json.Number (an integer
+// of any size, which encoding/json prints as stored). JavaScript's
+// undefined (LangGraph.js stores {"lc": 2, "type": "undefined"}) is
+// {"$type": "undefined"}.
 const (
 	KeyType   = browse.KeyType
 	KeyValue  = "$value"
@@ -125,6 +131,14 @@ func float(f float64) any {
 		return map[string]any{KeyType: "builtins.float", KeyValue: "-inf"}
 	}
 	return f
+}
+
+// escapeKey gives a stored key that starts with "$" one more (see KeyType).
+func escapeKey(k string) string {
+	if strings.HasPrefix(k, "$") {
+		return "$" + k
+	}
+	return k
 }
 
 // typed builds {"$type": path, fields…}.

@@ -49,6 +49,10 @@ func TestDecodeLangGraphExtensions(t *testing.T) {
 		{"not-a-string keys", map[any]any{1: "one"}, obj{"1": "one"}},
 		{"NaN", math.NaN(), obj{"$type": "builtins.float", "$value": "nan"}},
 		{"a huge uint", uint64(math.MaxUint64), uint64(math.MaxUint64)},
+		{"a user's map shaped like a marker", map[string]any{"$type": "uuid.UUID", "$value": "x", "v": map[string]any{"$opaque": "pickle"}},
+			obj{"$$type": "uuid.UUID", "$$value": "x", "v": obj{"$$opaque": "pickle"}}},
+		{"a dataclass's field named like a marker (2)", ext{Code: 2, Payload: []any{"app", "Point", map[string]any{"$type": "mine", "x": 1}}},
+			obj{"$type": "app.Point", "$$type": "mine", "x": int64(1)}},
 		{"plain", map[string]any{"s": "x", "b": true, "n": nil, "f": 1.5, "l": []any{-1}},
 			obj{"s": "x", "b": true, "n": nil, "f": 1.5, "l": []any{int64(-1)}}},
 	}
@@ -83,7 +87,17 @@ func TestDecodeJSONAndLangChainObjects(t *testing.T) {
 			obj{"$type": "app.Thing", "$opaque": "not_implemented", "repr": "Thing()"}},
 		{"a user's map with an lc key stays a map", `{"lc":3,"type":"constructor","id":["x"]}`,
 			obj{"lc": int64(3), "type": "constructor", "id": []any{"x"}}},
-		{"numbers", `[1, 1.5, 123456789012345678901234567890]`, []any{int64(1), 1.5, 1.2345678901234568e+29}},
+		{"numbers: integers exact, of any size", `[1, 1.5, 123456789012345678901234567890, 18446744073709551615, -1180591620717411303425, 1e400]`,
+			[]any{int64(1), 1.5, json.Number("123456789012345678901234567890"), uint64(math.MaxUint64), json.Number("-1180591620717411303425"), json.Number("1e400")}},
+		{"Python's NaN and infinities (json.dumps)", `{"a": NaN, "b": [Infinity, -Infinity, 1], "s": "NaN", "big": 1180591620717411303425}`,
+			obj{"a": obj{"$type": "builtins.float", "$value": "nan"}, "b": []any{obj{"$type": "builtins.float", "$value": "inf"}, obj{"$type": "builtins.float", "$value": "-inf"}, int64(1)},
+				"s": "NaN", "big": json.Number("1180591620717411303425")}},
+		{"JavaScript's undefined", `{"a": {"lc": 2, "type": "undefined"}, "l": [{"lc": 2, "type": "undefined"}]}`,
+			obj{"a": obj{"$type": "undefined"}, "l": []any{obj{"$type": "undefined"}}}},
+		{"a user's map shaped like a marker", `{"$type": "uuid.UUID", "$value": "x", "$$opaque": 1, "k": {"$opaque": "pickle", "$size": 3}}`,
+			obj{"$$type": "uuid.UUID", "$$value": "x", "$$$opaque": int64(1), "k": obj{"$$opaque": "pickle", "$$size": int64(3)}}},
+		{"an object's field named like a marker", `{"lc":1,"type":"constructor","id":["app","Note"],"kwargs":{"$type":"mine","title":"t"}}`,
+			obj{"$type": "app.Note", "$$type": "mine", "title": "t"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -60,8 +60,9 @@ func countWrites(rows []writeRow) map[string]Counts {
 
 // groupWrites groups one checkpoint's writes by task, tasks in the order
 // their first write came, writes by index. due are the checkpoint's due
-// tasks, which name a task's node when its path does not.
-func groupWrites(rows []writeRow, due []Task) []TaskWrites {
+// tasks, which name a task's node when its path does not; site names it
+// by its id when neither does (taskids.go).
+func groupWrites(rows []writeRow, due []Task, site taskSite) []TaskWrites {
 	var out []TaskWrites
 	at := map[string]int{}
 	for _, r := range rows {
@@ -84,6 +85,9 @@ func groupWrites(rows []writeRow, due []Task) []TaskWrites {
 	for i := range out {
 		slices.SortStableFunc(out[i].Writes, func(a, b Write) int { return cmp.Compare(a.Idx, b.Idx) })
 		out[i].Node = nodeOfPath(out[i].Path, due)
+		if out[i].Node == "" && !out[i].Command {
+			out[i].Node = site.name(out[i].Task, due)
+		}
 	}
 	nameBySoleNode(out, due)
 	return out

@@ -2,9 +2,8 @@ package sqlite
 
 import "context"
 
-// For the upgrade tests: the schema this binary writes and how it got there.
-const SchemaVersion = schemaVersion
-
+// For the upgrade tests: how the schema this binary writes
+// (SchemaVersion) got there.
 var Migrations = migrations
 
 // LoseTheTransaction rolls back the write in progress behind the store's

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"rewind/store/postgres/pgtest"
@@ -58,12 +59,19 @@ func NewDatabase(t testing.TB, admin string) string {
 // rows (up to "\.") go through the COPY protocol.
 func Dump(t testing.TB, name string) string {
 	t.Helper()
-	admin := Admin(t)
-	ctx := context.Background()
 	dump, err := os.ReadFile(filepath.Join(Dir(), name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Load(t, name, dump)
+}
+
+// Load restores dump, a plain pg_dump, into a new database of the test
+// server and returns its URL (see Dump); name names it in errors.
+func Load(t testing.TB, name string, dump []byte) string {
+	t.Helper()
+	admin := Admin(t)
+	ctx := context.Background()
 	dbURL := NewDatabase(t, admin)
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
@@ -106,4 +114,80 @@ func Dump(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return dbURL
+}
+
+// ShallowDDL is LangGraph's ShallowPostgresSaver.setup() (langgraph-
+// checkpoint-postgres, shallow.py's MIGRATIONS 0–7, the migrations it
+// records at the end): one checkpoint per thread and namespace, its id
+// inside the document; one blob per channel.
+var ShallowDDL = []string{
+	`CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY);`,
+	`CREATE TABLE IF NOT EXISTS checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', type TEXT,
+		checkpoint JSONB NOT NULL, metadata JSONB NOT NULL DEFAULT '{}', PRIMARY KEY (thread_id, checkpoint_ns));`,
+	`CREATE TABLE IF NOT EXISTS checkpoint_blobs (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', channel TEXT NOT NULL,
+		type TEXT NOT NULL, blob BYTEA, PRIMARY KEY (thread_id, checkpoint_ns, channel));`,
+	`CREATE TABLE IF NOT EXISTS checkpoint_writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+		task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BYTEA NOT NULL,
+		PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));`,
+	`CREATE INDEX IF NOT EXISTS checkpoints_thread_id_idx ON checkpoints(thread_id);`,
+	`CREATE INDEX IF NOT EXISTS checkpoint_blobs_thread_id_idx ON checkpoint_blobs(thread_id);`,
+	`CREATE INDEX IF NOT EXISTS checkpoint_writes_thread_id_idx ON checkpoint_writes(thread_id);`,
+	`ALTER TABLE checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT '';
+	INSERT INTO checkpoint_migrations SELECT generate_series(0, 7);`,
+}
+
+// HalfSetUp is what PostgresSaver.setup() leaves when it stops after its
+// migration 1: the migrations table and checkpoints, no blobs, no writes.
+const HalfSetUp = `CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY);
+CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+	parent_checkpoint_id TEXT, type TEXT, checkpoint JSONB NOT NULL, metadata JSONB NOT NULL DEFAULT '{}',
+	PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+INSERT INTO checkpoint_migrations VALUES (0), (1);`
+
+// Shallow makes the tables ShallowPostgresSaver would hold for the threads
+// of dbURL, a PostgresSaver database (see Dump), in a schema "shallow" of
+// the same database, and returns the URL that reads them (search_path
+// shallow). As ShallowPostgresSaver stores them: each thread and
+// namespace's newest checkpoint without its values (every value is a
+// blob, one per channel: the one at the checkpoint's version; the values
+// PostgresSaver keeps inline become "json" blobs), and the writes of that
+// checkpoint and its parent.
+func Shallow(t testing.TB, dbURL string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	stmts := append([]string{`CREATE SCHEMA shallow; SET search_path = shallow;`}, ShallowDDL...)
+	stmts = append(stmts, `
+CREATE TEMP TABLE newest AS SELECT DISTINCT ON (thread_id, checkpoint_ns) *
+	FROM public.checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC;
+INSERT INTO checkpoints (thread_id, checkpoint_ns, type, checkpoint, metadata)
+	SELECT thread_id, checkpoint_ns, type, checkpoint - 'channel_values', metadata FROM newest;
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, type, blob)
+	SELECT bl.thread_id, bl.checkpoint_ns, bl.channel, bl.type, bl.blob
+	FROM public.checkpoint_blobs bl JOIN newest n ON bl.thread_id = n.thread_id AND bl.checkpoint_ns = n.checkpoint_ns
+		AND bl.version = n.checkpoint -> 'channel_versions' ->> bl.channel;
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, type, blob)
+	SELECT n.thread_id, n.checkpoint_ns, v.key, 'json', convert_to(v.value::text, 'UTF8')
+	FROM newest n, jsonb_each(coalesce(n.checkpoint -> 'channel_values', '{}')) v;
+INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+	SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+	FROM public.checkpoint_writes w JOIN newest n ON w.thread_id = n.thread_id AND w.checkpoint_ns = n.checkpoint_ns
+		AND w.checkpoint_id IN (n.checkpoint_id, n.parent_checkpoint_id);`)
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("make the shallow tables: %.200s: %v", s, err)
+		}
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", "shallow")
+	u.RawQuery = q.Encode()
+	return u.String()
 }

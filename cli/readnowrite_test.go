@@ -1,0 +1,256 @@
+package cli_test
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"rewind/store/langgraph/lgtest"
+)
+
+// A read never writes, anywhere. Every command that reads (and the TUI
+// given a thread, which it checks before its screen opens) runs on each
+// layout that is neither a rewind store of this rewind's schema nor a
+// LangGraph database of the layout PostgresSaver or SqliteSaver leave: a
+// ShallowPostgresSaver database (read, as LangGraph too), a PostgresSaver
+// whose setup() stopped half way, tables of LangGraph's names with other
+// columns, another app's database, an empty database, an empty or a
+// missing SQLite file, a store of an older rewind. A command that writes
+// refuses each in one line naming what was found, except an empty place
+// (rewind makes its store there) and an older store of its own (it
+// upgrades it). After every command the PostgreSQL tables hold what they
+// held (names, row counts and contents) and the SQLite files and their
+// directories are as they were, byte for byte.
+func TestReadsNeverWrite(t *testing.T) {
+	type layout struct {
+		name, spec string
+		// refused: what the refusal of every command says ("" when the
+		// reads open it).
+		refused string
+		// write: what a command that writes does: "refused …" (saying
+		// what follows), "creates" or "upgrades".
+		write string
+		// thread is one the reads find there ("" for none; t-main: a
+		// LangGraph database, which the commands that read only rewind's
+		// stores refuse).
+		thread string
+		state  func(t *testing.T) string
+	}
+	dir := t.TempDir()
+	sqliteFile := func(name, ddl string) string {
+		sub := filepath.Join(dir, name)
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(sub, "db.sqlite")
+		if ddl != "" {
+			execSQLite(t, path, ddl)
+		}
+		return path
+	}
+	files := func(path string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			t.Helper()
+			var out []string
+			entries, err := os.ReadDir(filepath.Dir(path))
+			if err != nil {
+				return err.Error()
+			}
+			for _, e := range entries {
+				b, err := os.ReadFile(filepath.Join(filepath.Dir(path), e.Name()))
+				if err != nil {
+					out = append(out, e.Name()+": "+err.Error())
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s %x", e.Name(), sha256.Sum256(b)))
+			}
+			return strings.Join(out, ", ")
+		}
+	}
+	empty := sqliteFile("empty", "")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A store the release before sqlite's schema 9 wrote
+	// (store/backend/testdata/upgrade).
+	older := sqliteFile("older", "")
+	if err := os.WriteFile(older, gunzip(t, "store-v8.db.gz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	layouts := []layout{
+		{name: "an empty SQLite file", spec: "sqlite:" + empty, write: "creates"},
+		{name: "a missing SQLite file", spec: "sqlite:" + filepath.Join(dir, "missing", "db.sqlite"), write: "creates"},
+		{name: "SQLite tables of LangGraph's names, other columns", spec: "sqlite:" + sqliteFile("names", `CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE writes (id INTEGER); INSERT INTO checkpoints (body) VALUES ('x')`),
+			refused: "neither a rewind store nor a LangGraph database: table checkpoints lacks thread_id"},
+		{name: "another app's SQLite file", spec: "sqlite:" + sqliteFile("other", `CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT); INSERT INTO invoices (total) VALUES ('9.99')`),
+			refused: "with neither a rewind store nor LangGraph's checkpoint tables (checkpoints and writes): it has invoices"},
+		{name: "an older rewind's SQLite store", spec: "sqlite:" + older, refused: "a store of an older rewind", write: "upgrades", thread: "paused"},
+	}
+	for i := range layouts {
+		path := strings.TrimPrefix(layouts[i].spec, "sqlite:")
+		layouts[i].state = files(path)
+		if layouts[i].refused != "" && layouts[i].write == "" {
+			layouts[i].write = "refused " + layouts[i].refused
+		}
+	}
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+		half := cliFreshPostgres(t)
+		execPG(t, half, lgtest.HalfSetUp)
+		started := cliFreshPostgres(t)
+		execPG(t, started, `CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY)`)
+		names := cliFreshPostgres(t)
+		execPG(t, names, `CREATE TABLE checkpoints (id serial, body text); CREATE TABLE checkpoint_blobs (id int); CREATE TABLE checkpoint_writes (id int); INSERT INTO checkpoints (body) VALUES ('x')`)
+		olderPG := lgtest.Load(t, "store-pg-v6.sql", gunzip(t, "store-pg-v6.sql.gz"))
+		layouts = append(layouts,
+			layout{name: "ShallowPostgresSaver", spec: lgtest.Shallow(t, lgtest.Dump(t, "postgres-python.sql")), thread: "t-main",
+				write: "refused is a LangGraph ShallowPostgresSaver database: it keeps only the newest checkpoint of each thread"},
+			layout{name: "PostgresSaver whose setup() stopped half way", spec: half,
+				refused: "is a LangGraph PostgresSaver database whose setup() stopped half way: it has checkpoints, checkpoint_migrations (migrations 0–1) but not checkpoint_blobs, checkpoint_writes"},
+			layout{name: "PostgresSaver whose setup() stopped after migration 0", spec: started,
+				refused: "whose setup() stopped half way: it has checkpoint_migrations (no migration recorded)"},
+			layout{name: "PostgreSQL tables of LangGraph's names, other columns", spec: names,
+				refused: "neither a rewind store nor a LangGraph database: its table checkpoints is named like LangGraph's but lacks thread_id"},
+			layout{name: "an empty PostgreSQL database", spec: cliFreshPostgres(t), write: "creates"},
+			layout{name: "an older rewind's PostgreSQL store", spec: olderPG, refused: "a store of an older rewind", write: "upgrades", thread: "paused"},
+		)
+		for i := range layouts[len(layouts)-6:] {
+			l := &layouts[len(layouts)-6+i]
+			spec := l.spec
+			l.state = func(t *testing.T) string { return pgContents(t, spec) }
+			if l.refused != "" && l.write == "" {
+				l.write = "refused " + l.refused
+			}
+		}
+	} else {
+		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL layouts are SKIPPED")
+	}
+
+	reads := func(th string) [][]string {
+		return [][]string{
+			{"threads"}, {"threads", "--json"}, {"threads", "--tokens"},
+			{"log", th}, {"log", th, "--json"},
+			{"show", th}, {"show", th, "1"}, {"show", th, "--json"}, {"show", th, "--calls"}, {"show", th, "--message", "1"},
+			{"events", th, "1"}, {"diff", th, "1", "2"},
+			{"check", "fidelity", th}, {"resume", th, "--plan"}, {"source"},
+			{"tui", "no-such-thread"},
+		}
+	}
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			before := l.state(t)
+			th := l.thread
+			if th == "" {
+				th = "t"
+			}
+			for _, args := range reads(th) {
+				if args[0] == "tui" && l.write == "upgrades" {
+					continue // the TUI writes: it upgrades the store (below, as run does)
+				}
+				r := rewind(t, nil, append(args, "--store", l.spec)...)
+				msg := strings.TrimSpace(r.stderr)
+				switch {
+				case l.refused != "" && (r.code == 0 || !strings.Contains(msg, l.refused) || strings.Contains(msg, "\n")):
+					t.Errorf("%s: exit %d, %q: want one line saying %q", strings.Join(args, " "), r.code, msg, l.refused)
+				case l.refused == "" && r.code > 1 && !(l.thread == "t-main" && !readsLangGraph[args[0]] && strings.Contains(msg, "which rewind opens read-only")):
+					t.Errorf("%s: exit %d: %s", strings.Join(args, " "), r.code, msg)
+				case strings.Contains(r.stdout+r.stderr, "panic"):
+					t.Errorf("%s: %s", strings.Join(args, " "), r.stdout+r.stderr)
+				}
+				if after := l.state(t); after != before {
+					t.Fatalf("%s changed it:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
+				}
+			}
+			if r := rewind(t, nil, "threads", "--store", l.spec); l.refused == "" && r.code != 0 {
+				t.Errorf("threads: exit %d: %s", r.code, r.stderr)
+			} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
+				t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
+			}
+			r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
+			msg := strings.TrimSpace(r.stderr)
+			switch want, _ := strings.CutPrefix(l.write, "refused "); {
+			case l.write == "creates" || l.write == "upgrades":
+				if r.code != 0 {
+					t.Fatalf("run: exit %d: %s", r.code, msg)
+				}
+				if r := rewind(t, nil, "threads", "--store", l.spec); r.code != 0 || !strings.Contains(r.stdout, "w ") {
+					t.Errorf("after run, threads: exit %d: %s%s", r.code, r.stdout, r.stderr)
+				}
+			case r.code != 2 || !strings.Contains(msg, want) || strings.Contains(msg, "\n"):
+				t.Errorf("run: exit %d, %q: want exit 2, one line saying %q", r.code, msg, want)
+				fallthrough
+			default:
+				if after := l.state(t); after != before {
+					t.Errorf("run changed it:\nbefore %s\nafter  %s", before, after)
+				}
+			}
+		})
+	}
+}
+
+// gunzip reads a fixture of store/backend/testdata/upgrade.
+func gunzip(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "store", "backend", "testdata", "upgrade", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// cliFreshPostgres is a database of its own on the test server.
+func cliFreshPostgres(t *testing.T) string {
+	t.Helper()
+	return lgtest.NewDatabase(t, lgtest.Admin(t))
+}
+
+// pgContents lists a database's tables (every schema but the system's)
+// with their row counts and a digest of their rows.
+func pgContents(t *testing.T, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
+where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type table struct{ Schema, Name string }
+	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tb := range tables {
+		var n int
+		var sum string
+		q := fmt.Sprintf(`select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from %s t`, pgx.Identifier{tb.Schema, tb.Name}.Sanitize())
+		if err := c.QueryRow(ctx, q).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s.%s (%d rows, %s)", tb.Schema, tb.Name, n, sum))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,145 @@
+package langgraph
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LangGraph's task ids are deterministic: a hash of the checkpoint the
+// task runs from, its namespace, the step, the node and what triggered it
+// (langgraph's pregel/_algo.py, langgraphjs's pregel/algo.ts). A write
+// without a task_path (Python's SqliteSaver, both LangGraph.js savers) is
+// named by finding the node whose id is its task's:
+//
+//   - LangGraph.js: uuid5(JSON.stringify([ns, step, node, "__pregel_pull",
+//     [trigger]]), checkpoint id), and for the Nth queued Send
+//     [ns, step, node, "__pregel_push", "N"];
+//   - Python, checkpoint format 1: the SHA-1 of the checkpoint id's bytes
+//     and the parts (ns, step, node, "__pregel_pull", the triggers…),
+//     printed as a UUID. Python's later formats hash with XXH3-128, which
+//     this reader does not compute: their tasks are named by task_path
+//     (PostgreSQL) or not at all.
+//
+// ns is the chain's namespace and the node joined by "|" (the node alone
+// at the root), step the checkpoint's step plus one.
+
+// taskSite is what a checkpoint's task ids are made of.
+type taskSite struct {
+	checkpoint string
+	ns         string
+	step       int
+	format     int
+	// channels are the checkpoint's channels (a pull task's trigger is
+	// one of them), nodes the nodes it knows of.
+	channels, nodes []string
+}
+
+// name finds the node of task id among the pull tasks of every known
+// node and the due Sends; "" when none matches.
+func (s taskSite) name(id string, due []Task) string {
+	cp, ok := uuidBytes(s.checkpoint)
+	if !ok {
+		return ""
+	}
+	for _, node := range s.nodes {
+		ns := node
+		if s.ns != "" {
+			ns = s.ns + "|" + node
+		}
+		step := strconv.Itoa(s.step)
+		for _, trigger := range s.channels {
+			if s.jsID(cp, ns, step, node, "__pregel_pull", []any{trigger}) == id ||
+				s.pyV1ID(cp, ns, step, node, "__pregel_pull", trigger) == id {
+				return node
+			}
+		}
+	}
+	n := 0
+	for _, t := range due {
+		if !t.Send {
+			continue
+		}
+		ns := t.Node
+		if s.ns != "" {
+			ns = s.ns + "|" + t.Node
+		}
+		step := strconv.Itoa(s.step)
+		if s.jsID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id ||
+			s.pyV1ID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id {
+			return t.Node
+		}
+		n++
+	}
+	return ""
+}
+
+// jsID is LangGraph.js's uuid5(JSON.stringify(parts), checkpoint id).
+func (s taskSite) jsID(cp []byte, parts ...any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // JSON.stringify leaves <, > and & alone
+	if err := enc.Encode(parts); err != nil {
+		return ""
+	}
+	h := sha1.New()
+	h.Write(cp)
+	h.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	sum := h.Sum(nil)
+	sum[6] = sum[6]&0x0f | 0x50 // version 5
+	sum[8] = sum[8]&0x3f | 0x80 // RFC 4122 variant
+	return uuidText(sum[:16])
+}
+
+// pyV1ID is Python's _uuid5_str (checkpoint format 1): SHA-1 of the
+// checkpoint id's bytes and the parts, the first 32 hex digits as a UUID.
+func (s taskSite) pyV1ID(cp []byte, parts ...string) string {
+	if s.format != 1 {
+		return ""
+	}
+	h := sha1.New()
+	h.Write(cp)
+	for _, p := range parts {
+		h.Write([]byte(p))
+	}
+	return uuidText(h.Sum(nil)[:16])
+}
+
+func uuidText(b []byte) string {
+	x := hex.EncodeToString(b)
+	return fmt.Sprintf("%s-%s-%s-%s-%s", x[:8], x[8:12], x[12:16], x[16:20], x[20:32])
+}
+
+// uuidBytes reads a UUID's 16 bytes.
+func uuidBytes(id string) ([]byte, bool) {
+	b, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+	return b, err == nil && len(b) == 16
+}
+
+// siteOf is the task site of checkpoint row r of chain c: its channels,
+// and the nodes its channels, versions seen and metadata name.
+func siteOf(c Chain, r row) taskSite {
+	s := taskSite{checkpoint: r.id, ns: c.NS, step: r.meta.step + 1, format: r.doc.format}
+	for ch := range r.doc.versions {
+		s.channels = append(s.channels, ch)
+		if n := triggerOf(ch); n != "" && !slices.Contains(s.nodes, n) {
+			s.nodes = append(s.nodes, n)
+		}
+		if !internal(ch) && !slices.Contains(s.nodes, ch) {
+			s.nodes = append(s.nodes, ch) // older graphs trigger a node by its name's channel
+		}
+	}
+	for n := range r.doc.seen {
+		if !slices.Contains(s.nodes, n) {
+			s.nodes = append(s.nodes, n)
+		}
+	}
+	slices.Sort(s.channels)
+	slices.Sort(s.nodes)
+	return s
+}

@@ -26,11 +26,12 @@ func TestStorageStaysFlat(t *testing.T) {
 	// call's request hash and the plan's and verdicts' raw answers (about
 	// 0.6 KB: what `show --calls` shows the model saw), and the executors'
 	// tool rounds as calls of their own (0.2 KB). The facts ledger (every
-	// pinned fact kept, appended at each compaction) adds 0.4 KB: 9.1 KB,
-	// the same at turns 981-1000. The bound moves with it, and stays one:
-	// a turn must not grow.
-	if early > 9<<10 {
-		t.Errorf("a turn stores %.0f bytes: more than 9 KB", early)
+	// pinned fact kept, appended at each compaction) adds 0.4 KB: 9.1-9.25
+	// KB (durations stored in ms take more digits under -race), the same at
+	// turns 981-1000. The bound moves with it, and stays one: a turn must
+	// not grow.
+	if early > 9.5*1024 {
+		t.Errorf("a turn stores %.0f bytes: more than 9.5 KB", early)
 	}
 
 	// The models read the conversation: what a turn sends stays flat once

@@ -34,6 +34,8 @@ type LessonStep struct{ Do, See string }
 type LessonVerdict struct {
 	Line   string
 	Passed bool
+	// At is the checkpoint the lesson opens on (0: the thread's newest).
+	At int64
 }
 
 // PrepareFunc prepares lesson name in the lesson store (its headless run)
@@ -282,7 +284,9 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		m.script.render(m.theme)
 		m.relayout()
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
-		return tea.Batch(m.openThread(msg.lesson.Thread), loadThreads(m.ctx, m.deps.Backend))
+		open := m.openThread(msg.lesson.Thread)
+		m.openAt = msg.verdict.At // once its page is loaded (onHistory)
+		return tea.Batch(open, loadThreads(m.ctx, m.deps.Backend))
 	}
 	return nil
 }

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"rewind/engine/model/openai"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/engine/model/openai"
+	"rewind/engine/model/provider"
 	"rewind/store/browse"
 	"rewind/tui"
 )
@@ -20,6 +23,32 @@ type tuiFlags struct {
 	model                app.ModelFlags
 	before, after        []string
 	authTTL              time.Duration
+	cmd                  *cobra.Command // whose flags say what was given
+}
+
+// The TUI's mock latency, unless --mock-latency or --mock-jitter is
+// given: a turn takes a few seconds, so a first run can be watched and a
+// hand kill (X) during the fan-out catches some executors done and some
+// not. The CLI, bench and drills keep 0.
+const (
+	TUIMockLatency = 400 * time.Millisecond
+	TUIMockJitter  = 400 * time.Millisecond
+)
+
+// watchable gives the mock the TUI's latency when the user set none and
+// the model is the mock (not another provider, not a replay).
+func watchable(m *app.ModelFlags, given func(string) bool) {
+	if given("mock-latency") || given("mock-jitter") || m.Replay != "" {
+		return
+	}
+	p := m.Provider
+	if !given("provider") {
+		p = os.Getenv(provider.EnvProvider)
+	}
+	if p = strings.ToLower(strings.TrimSpace(p)); p != "" && p != provider.Mock {
+		return
+	}
+	m.MockLatency, m.MockJitter = TUIMockLatency, TUIMockJitter
 }
 
 func (f *tuiFlags) add(c *cobra.Command) {
@@ -28,6 +57,8 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.thread, "thread", "", "open thread `T` at start (default: the threads list)")
 	c.Flags().BoolVar(&f.noMouse, "no-mouse", false, "leave the mouse to the terminal, so it selects text (also mouse = false in the config file)")
 	addModel(c, &f.model)
+	c.Flags().Lookup("mock-latency").Usage += fmt.Sprintf(" (in the TUI %s, with --mock-jitter %s, unless either is given)", TUIMockLatency, TUIMockJitter)
+	f.cmd = c
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
 }
@@ -48,6 +79,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 			}
 		}
 		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
+	}
+	if f.cmd != nil {
+		watchable(&f.model, f.cmd.Flags().Changed)
 	}
 	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {

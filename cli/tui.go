@@ -128,7 +128,7 @@ follows the database as it is written (F); keys that would write say so.`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
   rewind tui --no-mouse                     # the terminal selects text
-  rewind tui --mock-latency 400ms           # time to kill a run with X`,
+  rewind tui --mock-latency 0               # runs as fast as the CLI`,
 		Args: between(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			thread := f.thread

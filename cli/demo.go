@@ -112,7 +112,7 @@ func listLessons(out io.Writer, asJSON bool) error {
 		if l.Processes {
 			mark = " (kills workers)"
 		}
-		fmt.Fprintf(out, "%-13s %s%s\n              %s\n", l.Name, l.Title, mark, l.Proves)
+		fmt.Fprintf(out, "%-17s %s%s\n                  %s\n", l.Name, l.Title, mark, l.Proves)
 	}
 	fmt.Fprintln(out, "\nrun one: rewind demo LESSON")
 	return nil

@@ -88,15 +88,15 @@ func (d lessonDelegate) Render(w io.Writer, m list.Model, index int, item list.I
 	}
 	th, l := d.th, it.l
 	width := max(m.Width(), 10)
-	cursor, name := "  ", th.Strong.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+	cursor, name := "  ", th.Strong.Render(fmt.Sprintf("%-17s", termtext.Line(l.Name)))
 	if index == m.Index() {
-		cursor, name = th.Accent.Render("▸ "), th.Selected.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+		cursor, name = th.Accent.Render("▸ "), th.Selected.Render(fmt.Sprintf("%-17s", termtext.Line(l.Name)))
 	}
 	head := cursor + name + " " + th.Text.Render(termtext.Line(l.Title))
 	if l.KillsWorkers {
 		head += th.Warning.Render(" ✝ kills workers")
 	}
-	proves := "  " + strings.Repeat(" ", 14) + th.Muted.Render(termtext.Line(l.Proves))
+	proves := "  " + strings.Repeat(" ", 18) + th.Muted.Render(termtext.Line(l.Proves))
 	fmt.Fprint(w, trunc(head, width)+"\n"+trunc(proves, width))
 }
 

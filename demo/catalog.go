@@ -147,7 +147,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "i (write a message), ctrl+d (draft reply: ON), a message, enter", See: "the turn runs and waits at the approval gate: the draft and its operation id in the strip"},
 			{Do: "K (arm a kill point), choose after-side-effect, then a (approve) and y", See: "create_draft writes the draft and the worker dies before its checkpoint"},
-			{Do: "r (resume)", See: "the strip: create_draft ran again, looked the id up first and found the draft: ↺ operation … reused, not written again; one row in the drafts table"},
+			{Do: "r (resume)", See: "the strip: create_draft redispatched, looked the id up first and found the draft: ↺ operation … reused: found done by its id, not written again"},
 		},
 		run: runSideEffect,
 	},
@@ -169,7 +169,7 @@ var lessons = []Lesson{
 		Steps: []Step{
 			{Do: "i (write a message), ctrl+d (draft reply: ON), a sentence about SO20260901's parcel, enter", See: "the turn runs and waits at the approval gate (awaiting-approval)"},
 			{Command: []string{"source", "bump", "shipments/SO20260901"}, See: "in another terminal: the record's version moves on in the lesson store while the run waits for approval", Expect: []string{"shipments/SO20260901: v"}},
-			{Do: "a (approve)", See: "the gate blocks the draft, naming the record and both versions"},
+			{Do: "a (approve), then y", See: "the gate blocks the draft, naming the record and both versions: no row in the drafts table"},
 		},
 		run: runStale,
 	},

@@ -131,5 +131,5 @@ func TestREADMERunItMatchesTheScreen(t *testing.T) {
 		h.dispatch(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
 	}
 	h.key("enter")
-	h.until("the thread with its run", func() bool { return h.contains("thread ticket-1") && h.contains("#1 user") })
+	h.until("the thread with its run", func() bool { return h.contains("thread ticket-1") && h.contains("@1   › My order SO2026090") })
 }

@@ -70,7 +70,7 @@ processes can share (sqlite or PostgreSQL).`,
 				return demoTUI(c.Context(), spec, env, l.Name)
 			}
 			if !asJSON {
-				printScript(out, l, spec.Label())
+				printScript(out, l, spec)
 				fmt.Fprintln(out, "preparing…")
 			}
 			v, err := l.Run(c.Context(), env)
@@ -83,7 +83,11 @@ processes can share (sqlite or PostgreSQL).`,
 				}
 			} else {
 				fmt.Fprintln(out, termtext.Line(v.Line))
-				fmt.Fprintf(out, "open it: rewind tui --store %s %s\n", shellWord(spec.Label()), shellWord(l.Thread))
+				fmt.Fprintf(out, "open it: rewind tui --store %s %s", shellWord(spec.Label()), shellWord(l.Thread))
+				if v.At != 0 {
+					fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
+				}
+				fmt.Fprintln(out)
 			}
 			if !v.Passed {
 				return fmt.Errorf("lesson %s: the verdict does not hold (see above)", l.Name)
@@ -108,29 +112,35 @@ func listLessons(out io.Writer, asJSON bool) error {
 		if l.Processes {
 			mark = " (kills workers)"
 		}
-		fmt.Fprintf(out, "%-13s %s%s\n              %s\n", l.Name, l.Title, mark, l.Proves)
+		fmt.Fprintf(out, "%-17s %s%s\n                  %s\n", l.Name, l.Title, mark, l.Proves)
 	}
 	fmt.Fprintln(out, "\nrun one: rewind demo LESSON")
 	return nil
 }
 
-func printScript(out io.Writer, l demo.Lesson, store string) {
+// printScript prints the lesson's script with every command naming the
+// lesson store (demo.Lesson.Script).
+func printScript(out io.Writer, l demo.Lesson, spec app.Store) {
 	fmt.Fprintf(out, "LESSON %s — %s\n", l.Name, l.Title)
 	fmt.Fprintf(out, "proves: %s\n", l.Proves)
-	fmt.Fprintf(out, "store:  %s · thread %s\n\n", termtext.Line(store), termtext.Line(l.Thread))
-	for i, s := range l.Steps {
-		fmt.Fprintf(out, "%d. %s\n   → %s\n", i+1, s.Do, s.See)
+	fmt.Fprintf(out, "store:  %s · thread %s\n", termtext.Line(spec.Label()), termtext.Line(l.Thread))
+	if !spec.Shared() {
+		fmt.Fprintln(out, "        (a memory: store is this process's own: the rewind commands below read an empty one; use --store sqlite:PATH)")
+	}
+	fmt.Fprintln(out)
+	for i, s := range l.Script(spec.Label()) {
+		fmt.Fprintf(out, "%d. %s\n   → %s\n", i+1, termtext.Line(s.Do), termtext.Line(s.See))
 	}
 	fmt.Fprintln(out)
 }
 
 // tuiLessons are the lessons as the TUI shows them (plain data: tui links
-// no demo and no store backend).
-func tuiLessons() []tui.Lesson {
+// no demo and no store backend), their commands naming the lesson store.
+func tuiLessons(store string) []tui.Lesson {
 	var out []tui.Lesson
 	for _, l := range demo.Lessons() {
 		tl := tui.Lesson{Name: l.Name, Title: l.Title, Proves: l.Proves, Thread: l.Thread, KillsWorkers: l.Processes}
-		for _, s := range l.Steps {
+		for _, s := range l.Script(store) {
 			tl.Steps = append(tl.Steps, tui.LessonStep{Do: s.Do, See: s.See})
 		}
 		out = append(out, tl)
@@ -141,7 +151,9 @@ func tuiLessons() []tui.Lesson {
 // demoTUI opens the TUI on the lesson store: the picker, or lesson name
 // prepared at start. A lesson is prepared by its headless run, in a Cmd.
 func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) error {
-	a, err := openApp(ctx, spec.Spec, &app.ModelFlags{})
+	var mf app.ModelFlags
+	watchable(&mf, func(string) bool { return false }) // a run you can watch, and kill by hand
+	a, err := openApp(ctx, spec.Spec, &mf)
 	if err != nil {
 		return err
 	}
@@ -161,12 +173,13 @@ func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) err
 		if err != nil {
 			return tui.LessonVerdict{}, fmt.Errorf("lesson %s: %w", l.Name, err)
 		}
-		return tui.LessonVerdict{Line: v.Line, Passed: v.Passed}, nil
+		return tui.LessonVerdict{Line: v.Line, Passed: v.Passed, At: v.At}, nil
 	}
-	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(), Prepare: prepare, Lesson: name}
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(a.Store.Label()), Prepare: prepare, Lesson: name}
 	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
 		o.Exe = env.Exe
+		o.WorkerFlags = mf.Args()
 	}
 	return tui.Run(ctx, o)
 }

@@ -3,14 +3,17 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
-	"rewind/engine/model/openai"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
 	"rewind/engine"
+	"rewind/engine/model/openai"
+	"rewind/engine/model/provider"
 	"rewind/store/browse"
 	"rewind/tui"
 )
@@ -22,6 +25,32 @@ type tuiFlags struct {
 	model                app.ModelFlags
 	before, after        []string
 	authTTL              time.Duration
+	cmd                  *cobra.Command // whose flags say what was given
+}
+
+// The TUI's mock latency, unless --mock-latency or --mock-jitter is
+// given: a turn takes a few seconds, so a first run can be watched and a
+// hand kill (X) during the fan-out catches some executors done and some
+// not. The CLI, bench and drills keep 0.
+const (
+	TUIMockLatency = 400 * time.Millisecond
+	TUIMockJitter  = 400 * time.Millisecond
+)
+
+// watchable gives the mock the TUI's latency when the user set none and
+// the model is the mock (not another provider, not a replay).
+func watchable(m *app.ModelFlags, given func(string) bool) {
+	if given("mock-latency") || given("mock-jitter") || m.Replay != "" {
+		return
+	}
+	p := m.Provider
+	if !given("provider") {
+		p = os.Getenv(provider.EnvProvider)
+	}
+	if p = strings.ToLower(strings.TrimSpace(p)); p != "" && p != provider.Mock {
+		return
+	}
+	m.MockLatency, m.MockJitter = TUIMockLatency, TUIMockJitter
 }
 
 func (f *tuiFlags) add(c *cobra.Command) {
@@ -30,6 +59,8 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.thread, "thread", "", "open thread `T` at start (default: the threads list)")
 	c.Flags().BoolVar(&f.noMouse, "no-mouse", false, "leave the mouse to the terminal, so it selects text (also mouse = false in the config file)")
 	addModel(c, &f.model)
+	c.Flags().Lookup("mock-latency").Usage += fmt.Sprintf(" (in the TUI %s, with --mock-jitter %s, unless either is given)", TUIMockLatency, TUIMockJitter)
+	f.cmd = c
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
 }
@@ -65,6 +96,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 			return err
 		}
 	}
+	if f.cmd != nil {
+		watchable(&f.model, f.cmd.Flags().Changed)
+	}
 	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {
 		return err
@@ -72,11 +106,6 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	defer a.Close()
 	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
 		return err
-	}
-	if thread != "" {
-		if _, err := a.Engine.Status(ctx, thread); err != nil {
-			return err
-		}
 	}
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
@@ -106,7 +135,7 @@ follows the database as it is written (F); keys that would write say so.`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
   rewind tui --no-mouse                     # the terminal selects text
-  rewind tui --mock-latency 400ms           # time to kill a run with X`,
+  rewind tui --mock-latency 0               # runs as fast as the CLI`,
 		Args: between(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			thread := f.thread

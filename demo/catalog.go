@@ -1,10 +1,12 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"rewind/engine"
@@ -27,6 +29,8 @@ const (
 	ThreadBytesBlob   = "lesson:bytes-inline"
 	ThreadNewerSchema = "lesson:newer-schema"
 	ThreadSiteLog     = "lesson:site-log"
+	// ThreadKillByHand is the kill lesson's thread for a kill by hand.
+	ThreadKillByHand = "lesson:kill-by-hand"
 )
 
 // The customer's turns of the summary lesson: enough to compact twice.
@@ -46,7 +50,7 @@ var lessons = []Lesson{
 			{Do: "1 (Conversation), then h/l along the timeline", See: "the summary box of #1–#N stays apart from the verbatim tail, which starts at #N+1"},
 			{Do: "2 (State tab)", See: "the fidelity badge: every pinned fact kept with its index and speaker, or folded by the 2,000-rune budget"},
 			{Do: "scrub to the first summarizer checkpoint", See: "every summary line starts with #index speaker:, ids and amounts (SO20260901, 49.95 EUR) copied verbatim"},
-			{Do: "rewind check fidelity " + ThreadSummary, See: "PASS: every pinned fact kept with its index and speaker (or folded by the 2,000-rune budget)"},
+			{Command: []string{"check", "fidelity", ThreadSummary}, See: "PASS: every pinned fact kept with its index and speaker (or folded by the 2,000-rune budget)", Expect: []string{"PASS: ", "pinned facts kept with their index and speaker"}},
 			{Do: "open thread " + ThreadSummaryBad, See: "a summarizer that changes ids was refused: context.compaction_rejected, no summary stored, the run went on"},
 		},
 		run: runSummary,
@@ -57,10 +61,36 @@ var lessons = []Lesson{
 		Thread: ThreadSiteLog,
 		Steps: []Step{
 			{Do: "open " + ThreadSiteLog + ", 1 (Conversation), G (last checkpoint)", See: "the summary box: phase lines #a–#b with their speakers and how many facts they retired; sign-offs (signed by J. Devries) kept verbatim longest"},
-			{Do: "rewind show " + ThreadSiteLog + " --message 1", See: "the original day 1 entry, still stored after compaction folded it"},
-			{Do: "rewind check fidelity " + ThreadSiteLog + " --all", See: "each pinned fact: kept on its own #index speaker: line, or folded (its line folded into a phase, the fact on its message's line of the facts ledger); none lost, altered or moved"},
+			{Command: []string{"show", ThreadSiteLog, "--message", "1"}, See: "the original day 1 entry, still stored after compaction folded it", Expect: []string{"#1 user", "Day 1 (DL20261001): excavation at grid C2"}},
+			{Command: []string{"check", "fidelity", ThreadSiteLog, "--all"}, See: "each pinned fact: kept on its own #index speaker: line, or folded (its line folded into a phase, the fact on its message's line of the facts ledger); none lost, altered or moved", Expect: []string{"PASS: ", "folded"}},
 		},
 		run: runSiteLog,
+	},
+	{
+		Name: "dangling-cut", Title: "A cut between a tool call and its result",
+		Proves: "rewind's cut keeps a tool call and its result on the same side, so the model's request is answered; the same compaction cut between them gets the vendor's 400",
+		Thread: ThreadDanglingCut,
+		Steps: []Step{
+			{Do: "open " + ThreadDanglingCut + ", 1 (Conversation), G (last checkpoint)", See: "the summary box, then the verbatim tail: each executor's tool call with its tool result right after it"},
+			{Do: "P (what the model saw) on the reply's checkpoint", See: "the reply's request: the assistant's tool_calls, each answered by its tool message; the stand-in answered it"},
+			{Do: "open " + ThreadDanglingCutWrong + " (the wrong way), G", See: "the same compaction with the cut moved on to a tool result: the tail opens with it while its call went into the summary; the reply is still due"},
+			{Command: []string{"resume", ThreadDanglingCutWrong}, See: "the reply's request holds a tool message without its call: the model answers 400 (the mock holds requests to the vendors' rules, as the stand-in does), exit 1, nothing stored", Expect: []string{"400 invalid_request_error", "messages with role 'tool' must be a response to a preceding message with 'tool_calls'"}, Exit: 1},
+		},
+		run: runDanglingCut,
+	},
+	{
+		Name: "narrative-summary", Title: "An indexed summary vs a flattened narrative",
+		Proves: "the critic finds the customer's requirement by its #index speaker in the summary and sends back an output that answers another question; with a flattened narrative summary it has nothing to check against and approves it",
+		Thread: ThreadNarrative,
+		Steps: []Step{
+			{Do: "open " + ThreadNarrative + ", 1 (Conversation)", See: "the summary line #1 user: the customer's two questions (a refund, the invoice); the executors' work verbatim after it"},
+			{Do: "scrub to the critic's first review, P (what the model saw)", See: "the critic's request: the summary's #1 user: line is the only place the requirement is; its task lists the outputs"},
+			{Do: "1 (Conversation) on the last checkpoint", See: "review 1 sent t-1-refund back: it answers another question (where the parcel is); the redo answers the refund"},
+			{Do: "open " + ThreadNarrativeWrong + " (the wrong way)", See: "the same turn with the summary flattened to \"" + Flattened + "\": review 1 approved everything, and the reply tells a customer asking for a refund where the parcel is"},
+			{Command: []string{"check", "fidelity", ThreadNarrative}, See: "PASS: the requirement's order number is on its #1 user: line", Expect: []string{"PASS: 1 of 1 pinned facts kept"}},
+			{Command: []string{"check", "fidelity", ThreadNarrativeWrong}, See: "FAIL (exit 1): the flattened summary lost #1 user's SO20260901: the check that stops such a summary before it is stored", Expect: []string{"lost", "#1 user: SO20260901", "FAIL: "}, Exit: 1},
+		},
+		run: runNarrative,
 	},
 	{
 		Name: "resume", Title: "Resume vs the wrong resume",
@@ -70,7 +100,8 @@ var lessons = []Lesson{
 			{Do: "open " + selftest.ThreadMain + ", 1 (Conversation)", See: "the customer's sentence once: the run was interrupted before the executors and resumed with no input"},
 			{Do: "scrub to the interrupted checkpoint, 3 (Inspector)", See: "3 pending executor tasks with their full arguments: the resume ran exactly those"},
 			{Do: "open " + selftest.ThreadWrong, See: "the same sentence twice: the input was fed again at the interrupt (the wrong way)"},
-			{Do: "rewind show " + selftest.ThreadWrong + " and rewind show " + selftest.ThreadMain + " side by side", See: "the same turn, but the wrong way's transcript holds the customer's sentence twice: one extra user message is all it added"},
+			{Command: []string{"show", selftest.ThreadWrong, "--message", "2"}, See: "the wrong way's #2 is the customer's sentence again: one extra user message is all it added", Expect: []string{"#2 user", selftest.SentenceMain}},
+			{Command: []string{"show", selftest.ThreadMain, "@8", "--message", "2"}, See: "the resumed run's #2 (@8 ends its turn) is the first executor's tool call: the sentence is there once", Expect: []string{"#2 executor[t-1-order]", "calling lookup_order"}},
 		},
 		run: runResume,
 	},
@@ -91,8 +122,8 @@ var lessons = []Lesson{
 		Thread: selftest.ThreadV1,
 		Steps: []Step{
 			{Do: "open " + selftest.ThreadV1, See: "the state of a v1 checkpoint, read through the v1→v2 migration (schema v2, migrated from v1)"},
-			{Do: "rewind show " + selftest.ThreadV1 + " --json", See: "migratedFrom: 1; the attachment reference and the budget as v2 names them"},
-			{Do: "rewind show " + ThreadNewerSchema, See: "a checkpoint a newer rewind wrote is refused, and the error says to upgrade rewind"},
+			{Command: []string{"show", selftest.ThreadV1, "--json"}, See: "migratedFrom: 1; the attachment reference and the budget as v2 names them", Expect: []string{`"migratedFrom": 1`, "blob://tickets/2025/att-old.png"}},
+			{Command: []string{"show", ThreadNewerSchema}, See: "a checkpoint a newer rewind wrote is refused (exit 1), and the error says to upgrade rewind", Expect: []string{"schema v99", "upgrade rewind"}, Exit: 1},
 		},
 		run: runMigration,
 	},
@@ -101,10 +132,11 @@ var lessons = []Lesson{
 		Proves: "at every seed kill point a resume redoes only what was lost: pending tasks kept, stored writes reused, no duplicate side effect",
 		Thread: "drill:mid-fanout",
 		Steps: []Step{
-			{Do: "K (arm a kill point), choose mid-fanout, then i and a message", See: "the worker dies after one executor stored its writes"},
+			{Do: "K (arm a kill point), choose mid-fanout, then i (write a message), a message, enter", See: "the worker dies after one executor stored its writes"},
 			{Do: "r (resume)", See: "the strip: ↺ reused for the stored executor, ↻ redispatched for the others"},
-			{Do: "or kill by hand: i and a message, then X (asks y/n) while the executors run", See: "a real SIGKILL of the worker; r shows which executors were reused"},
-			{Do: "by hand: rewind run --thread t --input … --mock-latency 300ms --mock-jitter 900ms, kill -9 it mid-fan-out", See: "with jitter the executors finish apart: some reused, some redispatched"},
+			{Do: "or kill by hand: i, a message, enter, then X (asks y/n) while the executors run", See: "a real SIGKILL of the worker; r shows which executors were reused"},
+			{Command: []string{"run", "--thread", ThreadKillByHand, "--input", selftest.SentenceMain, "--mock-latency", "300ms", "--mock-jitter", "900ms", "--kill-at", "mid-fanout"}, See: "in a terminal: the run SIGKILLs itself once one executor stored its writes (exit 137); without --kill-at, kill -9 it during the fan-out", Expect: []string{"kill point mid-fanout reached: SIGKILL"}, Exit: ExitKilled},
+			{Command: []string{"resume", ThreadKillByHand}, See: "the stored executor is reused (↺), the others redispatched, and the turn ends", Expect: []string{"writes already stored, not run again", "2 redispatched, 1 reused"}},
 		},
 		run: runKill,
 	},
@@ -113,8 +145,9 @@ var lessons = []Lesson{
 		Proves: "a draft killed right after it was written is found by its operation id on resume: exactly one draft",
 		Thread: "drill:after-side-effect",
 		Steps: []Step{
-			{Do: "ctrl+d (draft turn), a message, then a (approve)", See: "the gate waits; approving records the operation id before the write"},
-			{Do: "K → after-side-effect, approve, then r", See: "create_draft looks the id up first: the draft is reused, not written twice"},
+			{Do: "i (write a message), ctrl+d (draft reply: ON), a message, enter", See: "the turn runs and waits at the approval gate: the draft and its operation id in the strip"},
+			{Do: "K (arm a kill point), choose after-side-effect, then a (approve) and y", See: "create_draft writes the draft and the worker dies before its checkpoint"},
+			{Do: "r (resume)", See: "the strip: create_draft redispatched, looked the id up first and found the draft: ↺ operation … reused: found done by its id, not written again"},
 		},
 		run: runSideEffect,
 	},
@@ -124,7 +157,8 @@ var lessons = []Lesson{
 		Thread: ThreadBytesBlob,
 		Steps: []Step{
 			{Do: "open " + ThreadBytesBlob + ", 3 (Inspector)", See: "the first checkpoint stores the 384 KB value; the next ones store only what changed"},
-			{Do: "rewind log " + ThreadBytesRef + " and " + ThreadBytesBlob, See: "per-checkpoint bytes: the inline thread costs the value once, then the same as the reference thread"},
+			{Command: []string{"show", ThreadBytesBlob, "@1"}, See: "WRITES that made this checkpoint: the input, with the 384 KB value, stored once", Expect: []string{"WRITES that made this checkpoint (394.2 KB stored)"}},
+			{Command: []string{"show", ThreadBytesBlob, "@9"}, See: "the next turn's input stores a few hundred bytes: the value is not stored again", Expect: []string{"WRITES that made this checkpoint (", " bytes stored)"}},
 		},
 		run: runBytes,
 	},
@@ -133,8 +167,9 @@ var lessons = []Lesson{
 		Proves: "a record that changes after it was read is caught: re-read before the reply, or the write is blocked at the gate, or the verification fails",
 		Thread: "drill:" + drill.SourcePoint(worker.AwaitingApproval),
 		Steps: []Step{
-			{Do: "a draft turn, then rewind source bump shipments/SO20260901 in another terminal", See: "the record's version moves on while the run waits for approval"},
-			{Do: "a (approve)", See: "the gate blocks the draft, naming the record and both versions"},
+			{Do: "i (write a message), ctrl+d (draft reply: ON), a sentence about SO20260901's parcel, enter", See: "the turn runs and waits at the approval gate (awaiting-approval)"},
+			{Command: []string{"source", "bump", "shipments/SO20260901"}, See: "in another terminal: the record's version moves on in the lesson store while the run waits for approval", Expect: []string{"shipments/SO20260901: v"}},
+			{Do: "a (approve), then y", See: "the gate blocks the draft, naming the record and both versions: no row in the drafts table"},
 		},
 		run: runStale,
 	},
@@ -323,7 +358,31 @@ func runResume(ctx context.Context, env Env) (Verdict, error) {
 	fig := c.Figures
 	good := fmt.Sprintf("resume ran the %v pending subtasks (calls %v, planner %v) and the sentence is there %v time(s); the wrong way has it %v times",
 		fig["pendingSubtasks"], fig["resumeStepModelCalls"], fig["plannerCallsOnResume"], fig["sentenceCopies"], fig["wrongWaySentenceCopies"])
-	return verdict(fig, good, c.Failures), nil
+	// selftest's check 3 forks the thread after: the lesson opens on the
+	// resumed run's branch, the newest checkpoint no fork leads to.
+	var at int64
+	err = withEngine(ctx, env, nil, func(e *engine.Engine, _ store.Store) error {
+		cps, err := e.History(ctx, selftest.ThreadMain, 0, 0)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(cps, func(a, b engine.Checkpoint) int { return cmp.Compare(a.ID, b.ID) })
+		forked := map[int64]bool{}
+		for _, cp := range cps {
+			forked[cp.ID] = cp.Source == engine.SourceFork || forked[cp.ParentID]
+			if !forked[cp.ID] {
+				at = cp.ID
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	fig["resumedHead"] = at
+	v := verdict(fig, good, c.Failures)
+	v.At = at
+	return v, nil
 }
 
 func runMigration(ctx context.Context, env Env) (Verdict, error) {
@@ -547,6 +606,18 @@ func outcomeVerdict(outs []drill.Outcome, describe func(drill.Outcome) string) V
 }
 
 func runKill(ctx context.Context, env Env) (Verdict, error) {
+	// The script's kill by hand starts its thread anew.
+	st, err := env.Open(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	err = fresh(ctx, st, ThreadKillByHand)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Verdict{}, err
+	}
 	var names []worker.KillPoint
 	for _, p := range worker.Points {
 		names = append(names, p.Name)

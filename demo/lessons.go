@@ -14,10 +14,59 @@ import (
 
 // Step is one line of a lesson's script.
 type Step struct {
-	// Do is what to press or type.
+	// Do is what to press or type. A command step leaves it empty:
+	// Lesson.Script writes its command line there, naming the store.
 	Do string `json:"do"`
 	// See is what to look at, and what it shows.
 	See string `json:"see"`
+	// Command is the rewind command a command step runs: its words after
+	// "rewind", without --store (Script adds the lesson store's, so the
+	// line works as printed in any terminal).
+	Command []string `json:"command,omitempty"`
+	// Expect is what the command prints (each a substring of its output)
+	// and Exit its exit status (ExitKilled: it SIGKILLs itself): what See
+	// promises, as a test of the printed script checks it.
+	Expect []string `json:"expect,omitempty"`
+	Exit   int      `json:"exit,omitempty"`
+}
+
+// ExitKilled is a command step's Exit when the command ends killed by
+// SIGKILL (--kill-at), as a shell reports it: 128 + 9.
+const ExitKilled = 137
+
+// Script is the lesson's steps as printed for the lesson store spec: each
+// command step's Do is its command line, with --store naming that store.
+// Every command names the store rather than reading a default the lesson
+// set: copied into another terminal, or run after the lesson, it reads the
+// threads the lesson prepared, and nothing hidden decides which store a
+// command reads.
+func (l Lesson) Script(spec string) []Step {
+	out := make([]Step, len(l.Steps))
+	for i, st := range l.Steps {
+		if len(st.Command) > 0 {
+			st.Do = CommandLine(append(append([]string{}, st.Command...), "--store", spec))
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// CommandLine is "rewind" and args as a POSIX shell reads them: a word
+// that needs it is single-quoted.
+func CommandLine(args []string) string {
+	words := []string{"rewind"}
+	for _, a := range args {
+		words = append(words, shellWord(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Lesson is one lesson: its script and its headless run.
@@ -55,6 +104,9 @@ type Verdict struct {
 	// Line is the one-line verdict.
 	Line    string         `json:"line"`
 	Figures map[string]any `json:"figures"`
+	// At is the checkpoint the lesson opens on (0: the thread's newest),
+	// for a lesson whose first step is on another branch than the newest.
+	At int64 `json:"at,omitempty"`
 }
 
 // Run runs the lesson headless: it prepares the lesson's threads in env's

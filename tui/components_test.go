@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
+	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/themes"
 )
@@ -271,5 +272,38 @@ func TestSearchDialogAlone(t *testing.T) {
 	}
 	if done, cmd := d.Update(keyMsg("enter")); !done || cmd == nil || cmd() != (goHitMsg{i: 1}) {
 		t.Fatal("enter closes it and asks for hit 2 (index 1)")
+	}
+}
+
+// A resume that finds the draft it was about to write by its operation id
+// says so in its strip (the side-effect lesson's last step).
+func TestResumeStripSaysTheDraftWasReused(t *testing.T) {
+	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true })
+	s.theme = themes.Or(themes.Dark)
+	s.SetSize(160, 40)
+	s.phase = &phase{from: 12, byID: map[string]*phaseTask{}}
+	s.phase.apply(engine.Event{Type: ticket.EventSideEffectRecorded, Data: []byte(`{"operation":"op-draft-c12-abcd","reused":true}`)})
+	s.phase.apply(engine.Event{Type: engine.EventCheckpointSaved})
+	s.phase.figure = &phaseFigure{redispatched: 1, calls: 0, complete: true}
+	s.render("t")
+	if v := s.View(); !strings.Contains(v, "operation op-draft-c12-abcd") || !strings.Contains(v, "reused: found done by its id") {
+		t.Fatalf("the strip does not say the draft was reused:\n%s", v)
+	}
+}
+
+// The kill question closes itself when the run it asks about ends: there
+// is no worker left to kill (issue 33: it stayed open over a finished run).
+func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread", func() bool { return h.at(16) })
+	ch := make(chan RunUpdate, 1)
+	run := doneRun{ch}
+	h.dispatch(runStartedMsg{gen: h.m.gen, thread: "t", kind: "run", run: run})
+	h.m.openDialog(h.m.killDialog(4242))
+	h.dispatch(runUpdatesMsg{run: run, updates: []RunUpdate{{Done: true}}})
+	if h.m.dialog != nil {
+		t.Fatalf("the kill question stayed open over a finished run:\n%s", h.screen())
 	}
 }

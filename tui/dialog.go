@@ -215,6 +215,9 @@ type confirmDialog struct {
 	keys            confirmKeys
 	onYes           func() tea.Cmd
 	onNo            func() tea.Cmd // may be nil
+	// ofRun: the question is about the run under way (kill its worker),
+	// so the dialog closes itself when the run ends.
+	ofRun bool
 }
 
 func (c *confirmDialog) Update(msg tea.Msg) (bool, tea.Cmd) {

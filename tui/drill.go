@@ -355,7 +355,8 @@ func (m *Model) killDialog(pid int) dialog {
 	return &confirmDialog{title: "Kill the worker",
 		question: fmt.Sprintf("Send SIGKILL to worker pid %d, like `kill -9`? The tasks it finished stay stored; r resumes the rest in a new worker.", pid),
 		keys:     newConfirmKeys(),
-		onYes:    m.kill}
+		onYes:    m.kill,
+		ofRun:    true}
 }
 
 // kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).

@@ -34,6 +34,8 @@ type LessonStep struct{ Do, See string }
 type LessonVerdict struct {
 	Line   string
 	Passed bool
+	// At is the checkpoint the lesson opens on (0: the thread's newest).
+	At int64
 }
 
 // PrepareFunc prepares lesson name in the lesson store (its headless run)
@@ -86,15 +88,15 @@ func (d lessonDelegate) Render(w io.Writer, m list.Model, index int, item list.I
 	}
 	th, l := d.th, it.l
 	width := max(m.Width(), 10)
-	cursor, name := "  ", th.Strong.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+	cursor, name := "  ", th.Strong.Render(fmt.Sprintf("%-17s", termtext.Line(l.Name)))
 	if index == m.Index() {
-		cursor, name = th.Accent.Render("▸ "), th.Selected.Render(fmt.Sprintf("%-13s", termtext.Line(l.Name)))
+		cursor, name = th.Accent.Render("▸ "), th.Selected.Render(fmt.Sprintf("%-17s", termtext.Line(l.Name)))
 	}
 	head := cursor + name + " " + th.Text.Render(termtext.Line(l.Title))
 	if l.KillsWorkers {
 		head += th.Warning.Render(" ✝ kills workers")
 	}
-	proves := "  " + strings.Repeat(" ", 14) + th.Muted.Render(termtext.Line(l.Proves))
+	proves := "  " + strings.Repeat(" ", 18) + th.Muted.Render(termtext.Line(l.Proves))
 	fmt.Fprint(w, trunc(head, width)+"\n"+trunc(proves, width))
 }
 
@@ -282,7 +284,9 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		m.script.render(m.theme)
 		m.relayout()
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
-		return tea.Batch(m.openThread(msg.lesson.Thread), loadThreads(m.ctx, m.deps.Backend))
+		open := m.openThread(msg.lesson.Thread)
+		m.openAt = msg.verdict.At // once its page is loaded (onHistory)
+		return tea.Batch(open, loadThreads(m.ctx, m.deps.Backend))
 	}
 	return nil
 }

@@ -54,8 +54,8 @@ func TestDemoLessonInTmux(t *testing.T) {
 
 	// The picker: enter on a lesson prepares it and opens it.
 	start("")
-	waitFor("the lesson picker", has("Lessons · 9", "✝ kills workers", "enter prepare"))
-	send("j", "j", "j", "Enter")
+	waitFor("the lesson picker", has("Lessons · 11", "✝ kills workers", "enter prepare"))
+	send("j", "j", "j", "j", "j", "Enter") // summary, site-log, dangling-cut, narrative-summary, resume, fork
 	waitFor("the fork lesson from the picker", has("Lesson fork · s hides", "thread lesson:fork"))
 	send("q")
 }

@@ -203,3 +203,16 @@ func TestQuitCancelsALessonBeingPrepared(t *testing.T) {
 		t.Fatal("Shutdown returned with the lesson's run still under way")
 	}
 }
+
+// A lesson whose verdict names a checkpoint opens on it, not on the
+// thread's newest (the resume lesson: selftest forks its thread after the
+// resume the script shows).
+func TestLessonOpensOnItsCheckpoint(t *testing.T) {
+	e := newEngine(t)
+	prepare := func(ctx context.Context, name string, say func(string)) (LessonVerdict, error) {
+		seed(t, e, "t")
+		return LessonVerdict{Line: "PASS: the first turn", Passed: true, At: 8}, nil
+	}
+	h := newHarness(t, e, Settings{Lessons: testLessons, Prepare: prepare, Lesson: "fork"}, 120, 40)
+	h.until("the lesson's checkpoint, @8 (the newest is @16)", func() bool { return h.at(8) && h.contains("Lesson fork") })
+}

@@ -613,6 +613,13 @@ func (s *liveStrip) livePhase() (string, []string) {
 	for _, t := range p.tasks {
 		rows = append(rows, s.phaseRow(t, false))
 	}
+	for _, e := range p.effects {
+		if e.reused {
+			rows = append(rows, "  "+th.StatusRedo.Render("↺ ")+th.Text.Render("operation "+termtext.Line(e.op))+th.Muted.Render("  reused: found done by its id (the draft written before the kill), not written again"))
+		} else {
+			rows = append(rows, "  "+th.StatusDone.Render("✓ ")+th.Text.Render("operation "+termtext.Line(e.op))+th.Muted.Render("  done"))
+		}
+	}
 	return title, rows
 }
 

@@ -12,6 +12,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
+	"rewind/engine/ticket"
 	"rewind/tui/termtext"
 )
 
@@ -85,6 +86,16 @@ type phase struct {
 	later    int   // model calls after the phase
 	endAt    int64 // checkpoint the run ended at
 	endState string
+	// effects are the side effects the phase's tasks did or found done
+	// (ticket.EventSideEffectRecorded), in order.
+	effects []sideEffect
+}
+
+// sideEffect is an operation a resumed task recorded: reused when it was
+// found done by its id (a draft written before a kill), not done again.
+type sideEffect struct {
+	op     string
+	reused bool
 }
 
 type phaseTask struct {
@@ -148,6 +159,14 @@ func (p *phase) apply(ev engine.Event) {
 	case engine.EventTaskReused:
 		if t != nil {
 			t.state = taskReused
+		}
+	case ticket.EventSideEffectRecorded:
+		var d struct {
+			Operation string `json:"operation"`
+			Reused    bool   `json:"reused"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Operation != "" {
+			p.effects = append(p.effects, sideEffect{op: d.Operation, reused: d.Reused})
 		}
 	case engine.EventCheckpointSaved:
 		p.over = true

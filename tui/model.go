@@ -96,7 +96,10 @@ type Model struct {
 	screen screen
 
 	// The thread view.
-	thread   string
+	thread string
+	// openAt is the checkpoint to put the cursor on once the history
+	// holds it (a lesson that opens on another branch than the newest).
+	openAt   int64
 	gen      int
 	timeline timelinePane
 	cache    *cache

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/themes"
 )
@@ -94,7 +95,41 @@ func TestREADMEListsEveryKey(t *testing.T) {
 	var l threadList
 	l.set(nil, nil, "")
 	first := strings.Join(l.lines(themes.Or(themes.Dark), ""), "\n")
-	if !strings.Contains(first, "Press n") || !strings.Contains(readme, "lists threads: press `n`") {
-		t.Errorf("the first screen says %q; README's first steps should say the same key (\"lists threads: press `n`\")", first)
+	if !strings.Contains(first, "No threads yet.") || !strings.Contains(first, "Press n") || !strings.Contains(readme, "says *No threads yet*. Press `n`") {
+		t.Errorf("the first screen says %q; README's first steps should say the same (\"says *No threads yet*. Press `n`\")", first)
 	}
+}
+
+// README's "Run it" names what the screen shows at each step: the threads
+// list, the new-thread dialog with its suggested name and fields, and the
+// thread with its run in the live strip.
+func TestREADMERunItMatchesTheScreen(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	i, j := strings.Index(readme, "## Run it"), strings.Index(readme, "## Test it")
+	if i < 0 || j < i {
+		t.Fatal("README has no Run it section")
+	}
+	runIt := readme[i:j]
+	for _, w := range []string{"*No threads yet*", "Press `n`", "*New thread*", "`ticket-1`", "Tab to *First message*", "live strip", "`X`", "`y`/`n`", "`r` resumes"} {
+		if !strings.Contains(runIt, w) {
+			t.Errorf("README's Run it lacks %q", w)
+		}
+	}
+	e := newEngine(t)
+	h := newHarness(t, e, Settings{}, 120, 40)
+	h.until("the threads list", func() bool { return h.contains("No threads yet.") })
+	h.key("n")
+	h.until("the new-thread dialog", func() bool {
+		return h.contains("New thread") && h.contains("ticket-1") && h.contains("First message")
+	})
+	h.key("tab")
+	for _, r := range "My order SO20260901 hasn't arrived: where is the parcel?" {
+		h.dispatch(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	h.key("enter")
+	h.until("the thread with its run", func() bool { return h.contains("thread ticket-1") && h.contains("@1   › My order SO2026090") })
 }

@@ -148,6 +148,10 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 		return tea.Batch(append(cmds, wait)...)
 	}
 	final := news.final
+	if c, ok := m.dialog.(*confirmDialog); ok && c.ofRun {
+		m.dialog = nil // the run it asked about is over: nothing left to kill
+		m.logStatus("the run ended before the kill was confirmed: no worker is left to kill", false)
+	}
 	if m.live.progress.checkpoints == 0 {
 		m.timeline.followNextRun(false) // nothing was written: there is nothing to follow
 	}

@@ -10,6 +10,7 @@ import tea "github.com/charmbracelet/bubbletea"
 func (m *Model) openThread(thread string) tea.Cmd {
 	m.screen = screenThread
 	m.thread = thread
+	m.openAt = 0
 	m.gen++
 	m.timeline.reset(thread) // loading, at no checkpoint
 	m.cur = nil
@@ -102,6 +103,14 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
 	}
 	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
+	if at := m.openAt; at != 0 && !msg.sync {
+		// A lesson opens on a checkpoint of its own, once a page holds it.
+		if m.timeline.tree.jump(at) {
+			m.openAt, moved = 0, true
+		} else if !msg.more {
+			m.openAt = 0
+		}
+	}
 	var cmds []tea.Cmd
 	if !msg.sync && msg.more {
 		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))

@@ -3,6 +3,8 @@ package ticket
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"rewind/engine/model"
@@ -184,7 +186,7 @@ func Respond(req model.Request) (model.Response, error) {
 	case model.RoleExecutor:
 		return executorAct(req, task)
 	case model.RoleCritic:
-		return text(criticAnswer(task))
+		return text(criticAnswer(req, task))
 	case model.RoleSummarizer:
 		return text(summaryAnswer(req.Prompt()), nil)
 	case model.RoleReply:
@@ -365,7 +367,16 @@ func plain(v any) string {
 	return fmt.Sprint(v)
 }
 
-func criticAnswer(prompt string) (string, error) {
+// criticAnswer judges each output against the customer's requirement, as
+// a chat model reading the request would: the requirement is what it can
+// find with its coordinates, the task's "REQUIREMENT #N user:" line or,
+// when the task names none, the newest "#N user:" line of the summary. An
+// output that answers a question the requirement does not ask is sent
+// back, saying so. A requirement found nowhere (a summary flattened into
+// a narrative keeps no "#N user:" line) leaves nothing to check against:
+// everything is approved. Otherwise, the first round bounces one output
+// back (shipping if present, else the last) and later rounds approve.
+func criticAnswer(req model.Request, prompt string) (string, error) {
 	round := 1
 	if m := reRound.FindStringSubmatch(prompt); m != nil {
 		fmt.Sscan(m[1], &round)
@@ -379,10 +390,19 @@ func criticAnswer(prompt string) (string, error) {
 		Approve []string `json:"approve"`
 		Redo    []redo   `json:"redo"`
 	}{Approve: []string{}, Redo: []redo{}}
+	at, requirement, found := requirementOf(req, prompt)
+	offQuestion := map[int]string{}
+	if asked := askedTopics(requirement); found && len(asked) > 0 {
+		for i, o := range outs {
+			if t := answeredTopic(o[3]); t != "" && !asked[t] {
+				offQuestion[i] = fmt.Sprintf("it answers another question (%s): %s user asked about %s", t, at, strings.Join(slices.Sorted(maps.Keys(asked)), ", "))
+			}
+		}
+	}
 	// First round: bounce one output back (shipping if present, else the
 	// last); from the second round on, approve everything.
 	bounce := -1
-	if round == 1 && len(outs) > 0 {
+	if found && len(offQuestion) == 0 && round == 1 && len(outs) > 0 {
 		bounce = len(outs) - 1
 		for i, o := range outs {
 			if o[2] == "shipping" {
@@ -392,6 +412,10 @@ func criticAnswer(prompt string) (string, error) {
 		}
 	}
 	for i, o := range outs {
+		if reason, off := offQuestion[i]; off {
+			verdict.Redo = append(verdict.Redo, redo{ID: o[1], Reason: reason})
+			continue
+		}
 		if i == bounce {
 			verdict.Redo = append(verdict.Redo, redo{ID: o[1], Reason: topicOf(o[2]).redo})
 			continue
@@ -400,6 +424,71 @@ func criticAnswer(prompt string) (string, error) {
 	}
 	b, err := json.Marshal(verdict)
 	return string(b), err
+}
+
+// requirementOf is the requirement the critic can find with its
+// coordinates: the task's "REQUIREMENT #N user: …" line, else the newest
+// "#N user: …" line of the summary (or pinned facts) the request carries.
+// at is its "#N"; found is false when there is none.
+func requirementOf(req model.Request, task string) (at, text string, found bool) {
+	if m := restAfter("REQUIREMENT ").FindStringSubmatch(task); m != nil {
+		if index, _, said, ok := transcriptLine(m[1]); ok {
+			return index, said, true
+		}
+	}
+	parts := Parts(req.Messages)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if parts[i] != model.PartSummary && parts[i] != model.PartFacts {
+			continue
+		}
+		lines := strings.Split(req.Messages[i].Content, "\n")
+		for j := len(lines) - 1; j >= 0; j-- {
+			if index, speaker, said, ok := transcriptLine(lines[j]); ok && speaker == "user" {
+				return index, said, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// askedTopics are the questions a requirement asks, as the planner splits
+// them (either scenario's topics; "general" is no question of its own).
+func askedTopics(requirement string) map[string]bool {
+	asked := map[string]bool{}
+	if requirement == "" {
+		return asked
+	}
+	for _, scenario := range []string{ScenarioTicket, ScenarioSiteLog} {
+		for _, st := range planIn(scenario, requirement) {
+			asked[st.Topic] = true
+		}
+	}
+	delete(asked, "general")
+	return asked
+}
+
+// answerMarks are the words only an answer to a topic's question holds:
+// the fields of its tool's record the mock executor cites (its tool's
+// name is one too, as a chat model's prose cites it).
+var answerMarks = map[string][]string{
+	"order": {"stage"}, "shipping": {"carrier", "lastscan", "eta"}, "refund": {"eligible", "window"},
+	"address": {"changeable"}, "invoice": {"invoice", "vat"}, "warranty": {"covered", "covers"},
+	"cancel": {"cancellable"}, "payment": {"charges"}, "general": {"article"},
+}
+
+// answeredTopic is the question an output answers: the topic whose mark
+// comes first in it ("" when none does: a site check, an error).
+func answeredTopic(output string) string {
+	lower := strings.ToLower(output)
+	best, at := "", -1
+	for name, marks := range answerMarks {
+		for _, m := range append([]string{topicOf(name).tool}, marks...) {
+			if p := wordIndex(lower, m); p >= 0 && (at < 0 || p < at || p == at && name < best) {
+				best, at = name, p
+			}
+		}
+	}
+	return best
 }
 
 // summaryAnswer writes one line per transcript line, as the summarizer's

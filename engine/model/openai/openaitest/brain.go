@@ -223,7 +223,9 @@ func critic(req model.Request, prompt string) (string, error) {
 	var b strings.Builder
 	b.WriteString("I checked each executor output against the customer's requirement:")
 	for _, o := range reOutput.FindAllStringSubmatch(prompt, -1) {
-		if reason, ok := redo[o[1]]; ok {
+		if reason, ok := redo[o[1]]; ok && strings.HasPrefix(reason, "it answers another question") {
+			fmt.Fprintf(&b, "\n- %s (%s): %s.", o[1], o[2], reason)
+		} else if ok {
 			fmt.Fprintf(&b, "\n- %s (%s): not yet enough; it should %s.", o[1], o[2], reason)
 		} else {
 			fmt.Fprintf(&b, "\n- %s (%s): answers the question with the tool's figures.", o[1], o[2])

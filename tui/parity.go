@@ -41,7 +41,8 @@ func (m *Model) onParityKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 // parityLoading: a parity box is still reading what it shows.
 func (m *Model) parityLoading() bool {
 	d, ok := m.dialog.(*compareDialog)
-	return ok && d.loading || m.threads.inFlight > 0 || m.threadStatesMissing()
+	saw, reading := m.dialog.(*sawDialog)
+	return ok && d.loading || reading && saw.loading || m.threads.inFlight > 0 || m.threadStatesMissing()
 }
 
 // threadStatesMissing says a visible row of the threads list has no state

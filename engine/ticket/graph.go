@@ -31,6 +31,10 @@ const (
 	NodeVerify     = "verify"
 )
 
+// Nodes are the graph's nodes in the order a draft turn reaches them
+// (what --interrupt-before and --interrupt-after list).
+var Nodes = []string{NodePlanner, NodeExecutor, NodeCritic, NodeSummarizer, NodeReply, NodeApproval, NodeDraft, NodeVerify}
+
 // Hook points inside create_draft where a crash drill may kill the process.
 const (
 	PointBeforeSideEffect engine.HookPoint = "before-side-effect"

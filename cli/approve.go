@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -17,8 +18,10 @@ import (
 // newApproveCmd is `rewind approve` (asWorker: `rewind worker approve`).
 func newApproveCmd(asWorker bool) *cobra.Command {
 	f := execFlags{worker: asWorker}
-	var payloadFile string
+	var payloadFile, op string
 	var edit bool
+	var authTTL time.Duration
+	var seen seenFlags
 	c := &cobra.Command{
 		Use:   "approve T",
 		Short: "approve the draft thread T waits on (as written, or edited), and carry on",
@@ -34,19 +37,30 @@ the conversation as written, with a note that the draft went out edited.
 The answer holds the thread from the decision to the end of the run it lets
 go on, and is refused, with nothing written, when the thread moved on or its
 draft changed since approve began (with --edit: since the editor opened),
-say because another answer came first.`,
+say because another answer came first. --op pins the draft you reviewed
+(rewind show T names it): the answer is refused when the thread waits on
+another one, say a redraft that came meanwhile.
+
+A draft written under no grant (one a v1 checkpoint left waiting) is
+blocked when create_draft checks it; --auth-ttl D gives it one with the
+answer, lasting D from now, recorded in the decision. A draft that has a
+grant keeps its own.`,
 		Example: `  rewind run --thread t --input "…" --draft --auth-ttl 1h
   rewind approve t
   rewind approve t --edit                   # change the draft, then approve it
-  rewind approve t --payload-file draft.txt`,
+  rewind approve t --payload-file draft.txt --op op-draft-c9-1f2e3d4c
+  rewind approve old-thread --auth-ttl 1h   # a v1 draft, written under no grant`,
 		Args: between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			req := worker.Request{Op: worker.OpApprove, Thread: args[0]}
+			req := worker.Request{Op: worker.OpApprove, Thread: args[0], Seen: seen.seen(op), AuthTTL: authTTL}
+			if c.Flags().Changed("auth-ttl") && authTTL <= 0 {
+				return usagef("--auth-ttl %s: a grant must last longer than 0: give --auth-ttl D with D > 0, e.g. 1h", authTTL)
+			}
 			switch {
 			case edit && payloadFile != "":
 				return usagef("give the edited draft once: --edit or --payload-file, not both")
 			case payloadFile != "":
-				text, err := readInput(payloadFile, c.InOrStdin())
+				text, err := readFileFlag("--payload-file", "draft", payloadFile, c.InOrStdin())
 				if err != nil {
 					return err
 				}
@@ -56,7 +70,7 @@ say because another answer came first.`,
 			case edit:
 				// The approval is of what the editor showed: refused if
 				// the thread moved on or its draft changed meanwhile.
-				text, seen, err := editDraft(c.Context(), f.store, args[0])
+				text, seen, err := editDraft(c.Context(), f.store, args[0], op)
 				if err != nil {
 					return err
 				}
@@ -70,8 +84,32 @@ say because another answer came first.`,
 	}
 	c.Flags().StringVar(&payloadFile, "payload-file", "", "approve the draft as the text of `PATH` (- for stdin) instead of as written")
 	c.Flags().BoolVar(&edit, "edit", false, "edit the draft in $VISUAL or $EDITOR before approving it")
+	c.Flags().StringVar(&op, "op", "", "approve only if the thread waits on draft operation `ID` (the one you reviewed)")
+	c.Flags().DurationVar(&authTTL, "auth-ttl", 0, "give a draft written under no grant one that lasts `D` from now (e.g. 1h), recorded in the decision")
+	seen.add(c, asWorker)
 	f.add(c)
 	return c
+}
+
+// seenFlags are what a TUI's worker was shown when its person answered:
+// the head and the draft's hash, with --op the draft (worker only, hidden).
+type seenFlags struct {
+	head    int64
+	payload string
+}
+
+func (s *seenFlags) add(c *cobra.Command, asWorker bool) {
+	if !asWorker {
+		return
+	}
+	c.Flags().Int64Var(&s.head, "seen-head", 0, "the head checkpoint the person looked at")
+	c.Flags().StringVar(&s.payload, "seen-sha256", "", "the SHA-256 of the draft the person looked at")
+	_ = c.Flags().MarkHidden("seen-head")
+	_ = c.Flags().MarkHidden("seen-sha256")
+}
+
+func (s seenFlags) seen(op string) ticket.Seen {
+	return ticket.Seen{Head: s.head, Operation: op, PayloadHash: s.payload}
 }
 
 func checkPayload(text string) (string, error) {
@@ -88,7 +126,7 @@ func checkPayload(text string) (string, error) {
 
 // editDraft opens the draft the thread waits on in the user's editor and
 // returns what was saved, and what the editor was opened on.
-func editDraft(ctx context.Context, storeSpec, thread string) (string, ticket.Seen, error) {
+func editDraft(ctx context.Context, storeSpec, thread, wantOp string) (string, ticket.Seen, error) {
 	var payload string
 	var seen ticket.Seen
 	err := withEngine(ctx, storeSpec, func(e *engine.Engine) error {
@@ -103,6 +141,10 @@ func editDraft(ctx context.Context, storeSpec, thread string) (string, ticket.Se
 		op, ok := ticket.PendingDraft(s)
 		if !ok {
 			return fmt.Errorf("thread %s waits on no draft: nothing to edit (see `rewind show %s`)", idText(thread), idText(thread))
+		}
+		if wantOp != "" && op.ID != wantOp {
+			return fmt.Errorf("approve on thread %s: %w: it waits on draft %s, not on %s (--op): nothing was approved; read it with `rewind show %s`, then answer again",
+				idText(thread), ticket.ErrAnswerStale, idText(op.ID), idText(wantOp), idText(thread))
 		}
 		payload = op.Payload
 		seen, _ = ticket.Look(cp)

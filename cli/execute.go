@@ -148,6 +148,10 @@ func observe(out io.Writer) func(engine.Event) {
 			fmt.Fprintf(out, "    ! compaction skipped: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionRejected:
 			fmt.Fprintf(out, "    ! summary refused: %s\n", termtext.Line(ticket.RefusalLine(ev.Data)))
+		case ticket.EventGrantAttached:
+			var d struct{ Operation, Ref, ExpiresAt, By string }
+			_ = json.Unmarshal(ev.Data, &d)
+			fmt.Fprintf(out, "    + grant %s given to draft %s by %s with the approval, expires %s\n", idText(d.Ref), idText(d.Operation), termtext.Line(d.By), termtext.Line(d.ExpiresAt))
 		case engine.EventRechecked:
 			var d struct {
 				Reason string `json:"reason"`

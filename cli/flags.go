@@ -93,7 +93,7 @@ func addModel(c *cobra.Command, m *app.ModelFlags) {
 
 // addInterrupts adds the static breakpoints of a run.
 func addInterrupts(c *cobra.Command, before, after *[]string) {
-	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs: planner, executor, critic, summarizer, reply, approval, create_draft")
+	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs: "+strings.Join(ticket.Nodes, ", "))
 	c.Flags().StringArrayVar(after, "interrupt-after", nil, "pause after `NODE` ran")
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"rewind/engine/ticket"
 )
 
 // run is Run in this process, for what fails or finishes before a store is
@@ -202,5 +204,25 @@ func TestDescribeBuild(t *testing.T) {
 	}
 	if got := describeBuild(&debug.BuildInfo{}); got != "(devel), revision unknown (built without VCS stamping)" {
 		t.Errorf("unstamped build: %q", got)
+	}
+}
+
+// --interrupt-before's help names every node of the graph a run can pause
+// at: it listed them without verify.
+func TestInterruptHelpNamesEveryNode(t *testing.T) {
+	nodes := ticket.NewGraph().Nodes()
+	for path, c := range commands() {
+		f := c.Flags().Lookup("interrupt-before")
+		if f == nil {
+			continue
+		}
+		for _, n := range nodes {
+			if !strings.Contains(f.Usage, n) {
+				t.Errorf("rewind %s --interrupt-before's help %q lacks node %s", path, f.Usage, n)
+			}
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(ticket.Nodes)), nodes) {
+		t.Errorf("ticket.Nodes = %v; the graph's are %v", ticket.Nodes, nodes)
 	}
 }

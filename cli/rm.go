@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
+	"rewind/store"
+	"rewind/tui/termtext"
 )
 
 func newRmCmd() *cobra.Command {
@@ -26,10 +28,24 @@ func newRmCmd() *cobra.Command {
 				if err := e.DeleteThread(c.Context(), thread, takeOver); err != nil {
 					return err
 				}
+				// A read another process holds keeps the deleted text in
+				// the store's files until it ends (SQLite's WAL): said,
+				// never left to a grep to find.
+				var unerased string
+				if er, ok := e.Store().(store.Erasing); ok {
+					unerased, _ = er.Unerased(c.Context())
+				}
 				if asJSON {
-					return writeJSON(out, map[string]any{"thread": thread, "deleted": true})
+					j := map[string]any{"thread": thread, "deleted": true}
+					if unerased != "" {
+						j["unerased"] = unerased
+					}
+					return writeJSON(out, j)
 				}
 				fmt.Fprintf(out, "deleted thread %s\n", idText(thread))
+				if unerased != "" {
+					fmt.Fprintf(out, "its text stays in the store's files while %s lasts; the first rewind command on this store after that erases it\n", termtext.Line(unerased))
+				}
 				return nil
 			})
 		},

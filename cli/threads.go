@@ -10,6 +10,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/store"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -34,17 +35,14 @@ func newThreadsCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					rows := make([]threadRow, len(ts))
-					for i, t := range ts {
-						if rows[i], err = threadOf(c.Context(), e, t.ID, tokens); err != nil {
-							return err
-						}
-						rows[i].Checkpoints, rows[i].Latest, rows[i].UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
+					rows, err := threadRows(c.Context(), e, ts, tokens)
+					if err != nil {
+						return err
 					}
 					if asJSON {
 						return writeJSON(out, rows)
 					}
-					if len(ts) == 0 {
+					if len(rows) == 0 {
 						fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
 						return nil
 					}
@@ -99,6 +97,25 @@ type threadTokens struct {
 	Roles    map[string]engine.RoleUsage `json:"roles"`
 	Total    model.Usage                 `json:"total"`
 	LastTurn *engine.TurnUsage           `json:"lastTurn,omitempty"`
+}
+
+// threadRows reads the listed threads' rows. A thread deleted since the
+// list was read (another process's `rewind rm`) is left out: it is no
+// longer in the store, and the others still are.
+func threadRows(ctx context.Context, e *engine.Engine, ts []store.Thread, tokens bool) ([]threadRow, error) {
+	rows := make([]threadRow, 0, len(ts))
+	for _, t := range ts {
+		r, err := threadOf(ctx, e, t.ID, tokens)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Checkpoints, r.Latest, r.UpdatedAt = t.Checkpoints, t.LatestID, t.UpdatedAt
+		rows = append(rows, r)
+	}
+	return rows, nil
 }
 
 // threadOf reads a thread's run status (its newest listing) and, with

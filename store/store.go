@@ -479,6 +479,27 @@ type Watcher interface {
 	Watch(ctx context.Context, thread string) (<-chan struct{}, error)
 }
 
+// Erasing is a store whose files may keep, for a while after DeleteThread
+// returns, the text of the thread it deleted: SQLite's WAL holds the pages
+// as they were before the delete, and the file its older pages, as long as
+// a read that began before the delete lasts (another connection's, in any
+// process), and then until the WAL is emptied. A store that keeps nothing
+// (memory) says so; PostgreSQL is not one: a deleted row stays in its
+// table's pages until VACUUM reuses them, and in the server's WAL until it
+// is recycled, which the server owns (capability Erasure in
+// store/storetest).
+type Erasing interface {
+	// Unerased says what keeps text that a DeleteThread of any handle or
+	// process removed in the store's files, in a few words ("a read by
+	// pid 1234": the process, when the store can tell), or "" when
+	// nothing does and the text is in none of its files. With no reader,
+	// a delete leaves nothing and Unerased is "". What a reader kept is
+	// erased once it ends, by the first of: the deleting handle's next
+	// write or Close, Unerased, and any later Open or Close of the store,
+	// by any process.
+	Unerased(ctx context.Context) (string, error)
+}
+
 // LockHolders is a store that can say, cheaply, who holds a thread's
 // writer lock (Store.Lock) without taking or disturbing it.
 type LockHolders interface {

@@ -9,7 +9,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine"
 	"rewind/engine/worker"
 	"rewind/tui/termtext"
 )
@@ -19,21 +18,9 @@ import (
 // operation records (worker approve --payload-file, or Request.Payload in
 // this process).
 
-// EditedApprover is a Runner that approves a draft as edited.
-type EditedApprover interface {
-	ApproveEdited(ctx context.Context, thread, payload string, rs RunSettings) (RunHandle, error)
-}
-
-// ApproveEdited approves with the edited payload in this process.
-func (r *localRunner) ApproveEdited(ctx context.Context, thread, payload string, rs RunSettings) (RunHandle, error) {
-	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
-		return worker.Execute(ctx, r.e, worker.Request{Op: worker.OpApprove, Thread: thread, Payload: payload, Config: cfg}, func(worker.Message) {})
-	}), nil
-}
-
-// ApproveEdited runs `rewind worker approve --payload-file F T`; the file
-// is removed when the worker has ended.
-func (w *workerRunner) ApproveEdited(ctx context.Context, thread, payload string, rs RunSettings) (RunHandle, error) {
+// answerEdited runs `rewind worker approve --payload-file F T` with flags;
+// the file is removed when the worker has ended.
+func (w *workerRunner) answerEdited(ctx context.Context, thread, payload string, flags []string, rs RunSettings) (RunHandle, error) {
 	f, err := os.CreateTemp("", "rewind-draft-*.txt")
 	if err != nil {
 		return nil, fmt.Errorf("write the edited draft for the worker: %w", err)
@@ -46,7 +33,7 @@ func (w *workerRunner) ApproveEdited(ctx context.Context, thread, payload string
 		_ = os.Remove(f.Name())
 		return nil, fmt.Errorf("write the edited draft for the worker: %w", err)
 	}
-	h, err := w.start(ctx, w.args(worker.OpApprove, rs, []string{"--payload-file=" + f.Name()}, thread))
+	h, err := w.start(ctx, w.args(worker.OpApprove, rs, append(flags, "--payload-file="+f.Name()), thread))
 	if err != nil {
 		_ = os.Remove(f.Name())
 		return nil, err

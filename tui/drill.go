@@ -4,9 +4,9 @@ package tui
 // dialog (a), and the keys and commands behind k, K, a and esc.
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -130,6 +130,9 @@ type approvalDialog struct {
 	err        string
 	keys       approvalKeys
 	onAnswer   func(approve bool, reason string) tea.Cmd
+	// grantTTL, for a draft written under no grant, is how long the grant
+	// an approval gives it lasts (the session's --auth-ttl); 0: none.
+	grantTTL time.Duration
 
 	// The draft wrapped for the last width (View stays cheap).
 	wrapW   int
@@ -234,7 +237,9 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 	head = append(head, kv("operation", g.Op.Kind+" "+g.Op.ID, th.Strong)...)
 	head = append(head, kv("question", "create this reply as an outgoing draft to the customer?", th.Text)...)
 	switch {
-	case g.Grant == nil:
+	case noGrant(g) && a.grantTTL > 0:
+		head = append(head, kv("authorization", fmt.Sprintf("none attached: y gives it %s, expiring %s after the approval (the session's --auth-ttl), recorded in the decision", ticket.GrantRef, a.grantTTL), th.Warning)...)
+	case noGrant(g):
 		head = append(head, kv("authorization", "none attached", th.Muted)...)
 	case g.Problem != "":
 		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but create_draft will be blocked and write nothing", g.Problem), th.Error)...)
@@ -285,6 +290,9 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 	lines := append(append(append([]string{}, head...), body...), foot...)
 	return box(th, fmt.Sprintf("Approval · @%d", g.Checkpoint), lines, w)
 }
+
+// noGrant: the draft was written under no grant (a v1 document's).
+func noGrant(g *ticket.Gate) bool { return g.Grant == nil || *g.Grant == (ticket.Authorization{}) }
 
 // --- keys of the drill dialogs ---
 
@@ -407,32 +415,37 @@ func (m *Model) openApproval() tea.Cmd {
 		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
 	}
 	ctx, thread, gen := m.ctx, m.thread, m.gen
+	// What the dialog shows, fixed when it opens: the answer is refused
+	// if the draft or the head is no longer this when the worker records
+	// it (a redraft, another answer, an edit meanwhile).
+	gate := *h.gate
+	seen := ticket.Seen{Head: gate.Checkpoint, Operation: gate.Op.ID, PayloadHash: ticket.PayloadHash(gate.Op.Payload)}
+	var grantTTL time.Duration
+	if noGrant(&gate) {
+		grantTTL = m.next.authTTL
+	}
 	var dlg *approvalDialog
-	dlg = newApprovalDialog(m.theme, h.gate, func(approve bool, reason string) tea.Cmd {
+	dlg = newApprovalDialog(m.theme, &gate, func(approve bool, reason string) tea.Cmd {
 		kind := "approve"
 		if !approve {
 			kind = "reject"
 		}
 		rs := m.runSettings()
-		ans := &answerInfo{approve: approve, op: h.gate.Op.ID, reason: reason}
+		ans := &answerInfo{approve: approve, op: gate.Op.ID, reason: reason}
 		m.live.begin(kind)
 		m.clearFlash()
 		m.refreshLive()
-		edited, payload := dlg.isEdited && approve, dlg.payload()
+		a := Answer{Approve: approve, Reason: reason, Edited: dlg.isEdited && approve, Payload: dlg.payload(), Seen: seen}
+		if approve {
+			a.AuthTTL = grantTTL
+		}
 		start := func() tea.Msg {
-			var r RunHandle
-			var err error
-			if ea, ok := ap.(EditedApprover); ok && edited {
-				r, err = ea.ApproveEdited(ctx, thread, payload, rs)
-			} else if edited {
-				err = errors.New("this runner cannot approve an edited draft: approve it as written, or use `rewind approve --edit`")
-			} else {
-				r, err = ap.Answer(ctx, thread, approve, reason, rs)
-			}
+			r, err := ap.Answer(ctx, thread, a, rs)
 			return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, answer: ans}
 		}
 		return tea.Batch(start, m.spin.Tick)
 	})
+	dlg.grantTTL = grantTTL
 	m.openDialog(dlg)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
+	"rewind/engine/worker"
 	"rewind/store"
 )
 
@@ -708,4 +709,105 @@ func hasToolResult(req model.Request) bool {
 		}
 	}
 	return false
+}
+
+// Issue 32, item 1, the TUI's half: an answer checks what the approval
+// dialog showed, not what the worker finds when it starts. While the
+// dialog is open on a draft, another answer rejects it with --redraft and
+// a new draft waits; y (or n with a reason, or y on an edited draft) is
+// then refused in one line, nothing recorded for the new draft and no
+// draft made. Before, the worker read the gate afresh and approved the
+// redraft nobody on screen had seen.
+func TestAnAnswerToADraftThatChangedMeanwhileIsRefused(t *testing.T) {
+	for _, answer := range []string{"approve", "reject", "approve edited"} {
+		t.Run(answer, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir()) // e writes the draft's file
+			ctx := context.Background()
+			e, drafts := newDraftEngine(t, ticket.NewMock())
+			turn := ticket.NewTurn(firstInput, nil, true, time.Hour, time.Now())
+			if _, err := e.Run(ctx, "c", turn.Writes(), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, e, Settings{Thread: "c"}, 120, 40)
+			h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+			shown := h.m.live.head.gate.Op.ID
+			h.key("a")
+			dlg, ok := h.m.dialog.(*approvalDialog)
+			if !ok {
+				t.Fatalf("a should open the approval, flash %q", h.m.status.text)
+			}
+
+			// Meanwhile, elsewhere: rejected with --redraft, a new draft waits.
+			if _, err := worker.AnswerWith(ctx, e, "c", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			latest, _ := e.Latest(ctx, "c")
+			now, waiting := ticket.Look(latest)
+			if !waiting || now.Operation == shown {
+				t.Fatalf("the redraft should wait on a new draft: %+v", now)
+			}
+
+			switch answer {
+			case "approve":
+				h.key("y")
+			case "reject":
+				h.key("n")
+				h.typeText("wrong tone")
+				h.key("enter")
+			case "approve edited":
+				h.key("e")
+				h.dispatch(draftReadMsg{dlg: dlg, text: "Dear customer, edited by a person."})
+				h.key("y")
+			}
+			h.until("the answer's end", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && !h.m.busy() })
+			if msg := h.m.status.text; !strings.Contains(msg, "the draft changed since it was looked at") || !strings.Contains(msg, now.Operation) || strings.Contains(msg, "\n") {
+				t.Fatalf("the answer should be refused in one line naming the draft waiting now (%s), flash %q", now.Operation, msg)
+			}
+			after, _ := e.Latest(ctx, "c")
+			s, _ := ticket.Decode(after.Values)
+			if after.ID != latest.ID || s.Operations[now.Operation].Status != ticket.OpAwaitingApproval {
+				t.Fatalf("the refused answer wrote: head @%d → @%d, %s is %s", latest.ID, after.ID, now.Operation, s.Operations[now.Operation].Status)
+			}
+			if _, answered := s.Approvals[now.Operation]; answered {
+				t.Fatalf("a decision was recorded for %s, which the dialog never showed", now.Operation)
+			}
+			if ds, _ := drafts.ListDrafts(ctx, "c"); len(ds) != 0 {
+				t.Fatalf("drafts made: %+v", ds)
+			}
+		})
+	}
+}
+
+// Issue 32, item 7: a migrated v1 draft was written under no grant, so an
+// approval alone is blocked. The dialog says that y gives it one (the
+// session's --auth-ttl), and y does: the decision names the grant, and
+// create_draft makes the draft.
+func TestApprovingAV1DraftGivesItTheSessionsGrant(t *testing.T) {
+	ctx := context.Background()
+	e, drafts := newDraftEngine(t, ticket.NewMock())
+	if err := e.Store().PutCheckpoint(ctx, store.Checkpoint{ThreadID: "old", ID: 1, State: ticket.V1Checkpoint}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "old", AuthTTL: 2 * time.Hour}, 120, 40)
+	h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+	op := h.m.live.head.gate.Op.ID
+	h.key("a")
+	if !h.contains("none attached: y gives it "+ticket.GrantRef) || !h.contains("2h0m0s") {
+		t.Fatalf("the dialog should say that approving gives the draft a grant:\n%s", h.screen())
+	}
+	h.key("y")
+	h.until("the approval's end", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && !h.m.busy() })
+	latest, _ := e.Latest(ctx, "old")
+	s, _ := ticket.Decode(latest.Values)
+	d := s.Approvals[op]
+	if !d.Approved || d.Grant.Ref != ticket.GrantRef || s.Operations[op].Status != ticket.OpDone {
+		t.Fatalf("the decision %+v and the operation %+v: want approved with the grant, done (flash %q)", d, s.Operations[op], h.m.status.text)
+	}
+	if ds, _ := drafts.ListDrafts(ctx, "old"); len(ds) != 1 || ds[0].OperationID != op {
+		t.Fatalf("drafts %+v, want the v1 draft made", ds)
+	}
+	h.until("the strip's report", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.cp.ID == latest.ID })
+	if !h.contains("gave it grant " + ticket.GrantRef) {
+		t.Fatalf("the live strip should say the approval gave a grant:\n%s", h.screen())
+	}
 }

@@ -642,6 +642,9 @@ func (s *liveStrip) liveAnswer(head *headInfo) (string, []string) {
 		if d.By != "" {
 			line += " · by " + d.By
 		}
+		if d.Grant.Ref != "" {
+			line += " · gave it grant " + d.Grant.Ref + ", expires " + d.Grant.ExpiresAt
+		}
 		rows = append(rows, th.Text.Render(termtext.Line(line)))
 	}
 	if op, ok := head.state.Operations[a.op]; ok {

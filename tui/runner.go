@@ -81,11 +81,41 @@ type RunUpdate struct {
 	Err    error
 }
 
-// Approver answers an approval gate: it records the decision (approve, or
-// reject with a reason) and resumes the run. A Runner that supports
-// approval gates implements it.
+// Approver answers an approval gate: it records the decision (approve, as
+// written or edited, or reject with a reason) and resumes the run. A
+// Runner that supports approval gates implements it.
 type Approver interface {
-	Answer(ctx context.Context, thread string, approve bool, reason string, rs RunSettings) (RunHandle, error)
+	Answer(ctx context.Context, thread string, a Answer, rs RunSettings) (RunHandle, error)
+}
+
+// Answer is a person's answer at the approval gate, with what the dialog
+// showed them.
+type Answer struct {
+	Approve bool
+	Reason  string // a rejection's
+	// Edited: approve the draft as Payload (the dialog's e), not as
+	// written.
+	Edited  bool
+	Payload string
+	// Seen is the head, the draft and the hash of its text the dialog
+	// showed: an answer to a draft that changed since (another answer, a
+	// redraft, an edit) is refused with one line, nothing written.
+	Seen ticket.Seen
+	// AuthTTL, for an approval of a draft written under no grant, gives
+	// it one lasting this long, recorded in the decision (0: none).
+	AuthTTL time.Duration
+}
+
+// request is the answer as a worker request on thread.
+func (a Answer) request(thread string) worker.Request {
+	req := worker.Request{Op: worker.OpReject, Thread: thread, Reason: a.Reason, Seen: a.Seen}
+	if a.Approve {
+		req = worker.Request{Op: worker.OpApprove, Thread: thread, Seen: a.Seen, AuthTTL: a.AuthTTL}
+		if a.Edited {
+			req.Payload = a.Payload
+		}
+	}
+	return req
 }
 
 // Killable is a Runner whose runs live in worker processes: they can be
@@ -155,13 +185,11 @@ func (r *localRunner) Fork(ctx context.Context, thread string, checkpoint int64,
 
 // Answer records the decision and resumes, as `rewind worker approve|reject`
 // does, but in this process.
-func (r *localRunner) Answer(ctx context.Context, thread string, approve bool, reason string, rs RunSettings) (RunHandle, error) {
-	op := worker.OpApprove
-	if !approve {
-		op = worker.OpReject
-	}
+func (r *localRunner) Answer(ctx context.Context, thread string, a Answer, rs RunSettings) (RunHandle, error) {
+	req := a.request(thread)
 	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
-		return worker.Execute(ctx, r.e, worker.Request{Op: op, Thread: thread, Reason: reason, Config: cfg}, func(worker.Message) {})
+		req.Config = cfg
+		return worker.Execute(ctx, r.e, req, func(worker.Message) {})
 	}), nil
 }
 

@@ -97,14 +97,27 @@ func (w *workerRunner) Fork(ctx context.Context, thread string, checkpoint int64
 	return w.start(ctx, w.args(worker.OpFork, rs, f, thread, strconv.FormatInt(checkpoint, 10)))
 }
 
-func (w *workerRunner) Answer(ctx context.Context, thread string, approve bool, reason string, rs RunSettings) (RunHandle, error) {
-	if approve {
-		return w.start(ctx, w.args(worker.OpApprove, rs, nil, thread))
+// Answer runs `rewind worker approve|reject`, passing what the dialog
+// showed (--op, --seen-head, --seen-sha256) for the worker to check under
+// the thread's lock; an edited draft goes in a file (answerEdited).
+func (w *workerRunner) Answer(ctx context.Context, thread string, a Answer, rs RunSettings) (RunHandle, error) {
+	var flags []string
+	if s := a.Seen; s.Operation != "" {
+		flags = append(flags, "--op="+s.Operation, "--seen-head="+strconv.FormatInt(s.Head, 10), "--seen-sha256="+s.PayloadHash)
 	}
-	if strings.TrimSpace(reason) == "" {
-		return nil, errors.New("a rejection needs a reason")
+	if !a.Approve {
+		if strings.TrimSpace(a.Reason) == "" {
+			return nil, errors.New("a rejection needs a reason")
+		}
+		return w.start(ctx, w.args(worker.OpReject, rs, append(flags, "--reason="+a.Reason), thread))
 	}
-	return w.start(ctx, w.args(worker.OpReject, rs, []string{"--reason=" + reason}, thread))
+	if a.AuthTTL > 0 {
+		flags = append(flags, "--auth-ttl="+a.AuthTTL.String())
+	}
+	if a.Edited {
+		return w.answerEdited(ctx, thread, a.Payload, flags, rs)
+	}
+	return w.start(ctx, w.args(worker.OpApprove, rs, flags, thread))
 }
 
 func (w *workerRunner) start(ctx context.Context, args []string) (RunHandle, error) {

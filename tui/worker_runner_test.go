@@ -9,9 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/backend"
 )
@@ -219,5 +221,53 @@ func TestWorkerRunnerForwardsStreamedTokens(t *testing.T) {
 	}
 	if !strings.HasPrefix(reply, "Here is where things stand") {
 		t.Fatalf("the reply's stream should hold the reply, got %q", reply)
+	}
+}
+
+// What the approval dialog showed reaches the worker (--op, --seen-head,
+// --seen-sha256), which checks it under the thread's lock: a draft
+// redrafted while the dialog was open is not approved by y, in a real
+// `rewind worker approve` process, and the edited approval (its
+// --payload-file) neither.
+func TestWorkerRunnerAnswersOnlyWhatTheDialogShowed(t *testing.T) {
+	exe := rewindBinary(t)
+	for _, edited := range []bool{false, true} {
+		t.Run(fmt.Sprintf("edited %v", edited), func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			spec := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
+			ctx := context.Background()
+			st, err := backend.Open(ctx, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(st.(store.Drafts))), ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Run(ctx, "w", ticket.NewTurn(firstInput, nil, true, time.Hour, time.Now()).Writes(), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: spec})
+			h := newHarnessDeps(t, Deps{Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes"}, Settings{Thread: "w"}, 150, 44)
+			h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
+			h.key("a")
+			dlg := h.m.dialog.(*approvalDialog)
+			if _, err := worker.AnswerWith(ctx, e, "w", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if edited {
+				h.key("e")
+				h.dispatch(draftReadMsg{dlg: dlg, text: "Dear customer, edited by a person."})
+			}
+			h.key("y")
+			h.until("the answer's end", func() bool { return h.m.live.answer != nil && h.m.live.answer.ended && !h.m.busy() })
+			if msg := h.m.status.text; !strings.Contains(msg, "the draft changed since it was looked at") {
+				t.Fatalf("the worker should refuse the answer, flash %q", msg)
+			}
+			if ds, _ := st.(store.Drafts).ListDrafts(ctx, "w"); len(ds) != 0 {
+				t.Fatalf("drafts made: %+v", ds)
+			}
+		})
 	}
 }

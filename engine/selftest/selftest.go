@@ -40,7 +40,13 @@ const (
 	ThreadMain   = "selftest:check2-main"
 	ThreadWrong  = "selftest:check2-wrong-way"
 	ThreadV1     = "selftest:check5-v1"
+	// ThreadLock is the writer lock a run holds from start to end (no
+	// thread of that id is written): one selftest at a time on a store.
+	ThreadLock = "selftest:running"
 )
+
+// ErrRunning refuses a selftest while another one runs on the same store.
+var ErrRunning = errors.New("selftest refused")
 
 // The two sentences of checks 2 and 4.
 const (
@@ -69,6 +75,22 @@ func Run(ctx context.Context, open Opener) ([]Check, error) {
 		return nil, err
 	}
 	defer st.Close()
+	// The checks clear and write threads of fixed names: a second run on
+	// the same store meanwhile would delete the first's threads under it.
+	release, err := st.Lock(ctx, ThreadLock)
+	if errors.Is(err, store.ErrLocked) {
+		who := "another process"
+		if lh, ok := st.(store.LockHolders); ok {
+			if h, herr := lh.LockHolder(ctx, ThreadLock); herr == nil && h != "" {
+				who = h
+			}
+		}
+		return nil, fmt.Errorf("%w: another selftest (%s) is running on this store and uses the same threads; wait for it to end, or give this one a store of its own", ErrRunning, who)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
+	}
+	defer release()
 	for _, t := range []string{ThreadCount, ThreadTokens, ThreadMain, ThreadWrong, ThreadV1} {
 		if err := st.DeleteThread(ctx, t); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("clear selftest thread %q: %w", t, err)

@@ -89,14 +89,13 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 	if !ok {
 		return nil, fmt.Errorf("%s on thread %q: %w at @%d; see `rewind show %s`", verb, thread, ErrNoApprovalPending, head.ID, thread)
 	}
-	again := fmt.Sprintf("nothing was %sd: read it with `rewind show %s`, then answer again", verb, thread)
+	again := fmt.Sprintf("nothing was %s: read it with `rewind show %s`, then answer again", map[bool]string{true: "approved", false: "rejected"}[d.Approved], thread)
 	switch {
-	case seen.Head == 0:
 	case seen.Operation != "" && now.Operation != seen.Operation:
 		return nil, fmt.Errorf("%s on thread %q: %w: it waits on draft %s now, not on %s that was looked at; %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), store.Name(seen.Operation), again)
 	case seen.PayloadHash != "" && now.PayloadHash != seen.PayloadHash:
 		return nil, fmt.Errorf("%s on thread %q: %w: the text of draft %s changed (sha256 %s → %s); %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), short(seen.PayloadHash), short(now.PayloadHash), again)
-	case now.Head != seen.Head:
+	case seen.Head != 0 && now.Head != seen.Head:
 		return nil, fmt.Errorf("%s on thread %q: %w: the thread moved on from @%d to @%d; %s", verb, thread, ErrAnswerStale, seen.Head, now.Head, again)
 	}
 	if !d.Approved && strings.TrimSpace(d.Reason) == "" {
@@ -105,7 +104,27 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 	if d.By == "" {
 		d.By = "operator"
 	}
-	return Approve(now.Operation, d), nil
+	if d.Grant == (Authorization{}) {
+		return Approve(now.Operation, d), nil
+	}
+	// A grant given with the answer is for a draft written under none.
+	s, err := Decode(head.Values, "authorization")
+	if err != nil {
+		return nil, err
+	}
+	switch has := s.Authorization; {
+	case !d.Approved:
+		return nil, fmt.Errorf("reject on thread %q: a grant goes with an approval, not a rejection: nothing was rejected", thread)
+	case has != nil && *has != (Authorization{}):
+		if p := GrantProblem(has, time.Now()); p != "" {
+			return nil, fmt.Errorf("approve on thread %q: draft %s was written under a grant, and %s; --auth-ttl gives a grant only to a draft written under none: nothing was approved; fork the thread with a fresh one (--draft --auth-ttl D)",
+				thread, store.Name(now.Operation), p)
+		}
+		return nil, fmt.Errorf("approve on thread %q: draft %s has its grant already (%s, expires %s): nothing was approved; approve without --auth-ttl",
+			thread, store.Name(now.Operation), store.Name(has.Ref), has.ExpiresAt)
+	}
+	grant := d.Grant
+	return append(Approve(now.Operation, d), engine.Put("authorization", &grant)), nil
 }
 
 // Waiting is the draft head's run waits on (answered or not, as long as

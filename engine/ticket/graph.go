@@ -31,6 +31,10 @@ const (
 	NodeVerify     = "verify"
 )
 
+// Nodes are the graph's nodes in the order a draft turn reaches them
+// (what --interrupt-before and --interrupt-after list).
+var Nodes = []string{NodePlanner, NodeExecutor, NodeCritic, NodeSummarizer, NodeReply, NodeApproval, NodeDraft, NodeVerify}
+
 // Hook points inside create_draft where a crash drill may kill the process.
 const (
 	PointBeforeSideEffect engine.HookPoint = "before-side-effect"
@@ -322,6 +326,9 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 	if d.Approved {
 		op.Status = OpApproved
 		ws := []engine.Write{}
+		if d.Grant != (Authorization{}) {
+			nc.Emit(EventGrantAttached, map[string]any{"operation": op.ID, "ref": d.Grant.Ref, "expiresAt": d.Grant.ExpiresAt, "by": orOperator(d.By)})
+		}
 		if d.Payload != "" && d.Payload != op.Payload {
 			// The reply stays as written; the note says what goes out.
 			op.Original, op.Payload, op.EditedBy = op.Payload, d.Payload, orOperator(d.By)
@@ -466,6 +473,10 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	nc.Emit(EventSideEffectRecorded, map[string]any{"operation": op.ID, "reused": op.Reused, "payloadSha256": PayloadHash(op.Payload)})
 	return op, nil
 }
+
+// EventGrantAttached is a grant a person gave with an approval, for a
+// draft written under none (Decision.Grant).
+const EventGrantAttached = "approval.grant"
 
 // EventSideEffectRecorded is a side effect done (or found done) by id.
 const EventSideEffectRecorded = "side_effect.recorded"

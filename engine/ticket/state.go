@@ -188,6 +188,11 @@ type Decision struct {
 	// Payload (an approval only) is the draft as the operator edited it:
 	// what the operation records and create_draft writes.
 	Payload string `json:"payload,omitempty"`
+	// Grant (an approval only) is the authorization the person gave with
+	// the answer, for a draft written under none (a v1 document's): the
+	// answer's writes make it the thread's grant, which create_draft
+	// checks. Zero: none given.
+	Grant Authorization `json:"grant,omitzero"`
 }
 
 // Authorization is a reference to a grant, with its expiry (RFC 3339).

@@ -44,9 +44,13 @@ type Request struct {
 	By         string // who answered an approval
 	// Seen (approve, reject) is what the person answering looked at: the
 	// answer is refused if the thread moved on or its draft changed since.
-	// Zero: what the invocation finds when it begins.
-	Seen   ticket.Seen
-	Config engine.RunConfig
+	// Zero: what the invocation finds when it begins; an Operation alone
+	// (--op) pins the draft, whose head and text are then those it finds.
+	Seen ticket.Seen
+	// AuthTTL (approve) gives the draft a grant that lasts this long from
+	// the answer, when it was written under none (Decision.Grant).
+	AuthTTL time.Duration
+	Config  engine.RunConfig
 	// KillAt is "POINT" or "POINT@N" (see Points).
 	KillAt string
 }
@@ -168,6 +172,15 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 		if req.Op == OpApprove {
 			d.Payload = req.Payload
 		}
+		if req.AuthTTL != 0 {
+			// From now, as a turn's (ticket.NewTurn): create_draft checks
+			// a grant against the time, not the engine's clock.
+			g, err := ticket.NewGrant(ticket.GrantRef, req.AuthTTL, time.Now())
+			if err != nil {
+				return engine.Result{}, err
+			}
+			d.Grant = *g
+		}
 		return AnswerWith(ctx, e, req.Thread, d, req.Seen, cfg)
 	}
 	return engine.Result{}, fmt.Errorf("unknown worker op %q", req.Op)
@@ -183,9 +196,13 @@ var ErrNoApprovalPending = ticket.ErrNoApprovalPending
 // with nothing written, when the thread moved on or its draft changed
 // since seen (zero: since AnswerWith began).
 func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.Decision, seen ticket.Seen, cfg engine.RunConfig) (engine.Result, error) {
-	if seen == (ticket.Seen{}) {
+	if seen.Head == 0 {
+		// Nothing seen, or only the operation pinned: the head and the
+		// draft are those found now (a pinned operation must be the one).
 		if cp, err := e.Latest(ctx, thread); err == nil {
-			seen, _ = ticket.Look(cp)
+			if now, _ := ticket.Look(cp); seen.Operation == "" || seen.Operation == now.Operation {
+				seen = now
+			}
 		}
 	}
 	d.At = e.Now().UTC().Format(time.RFC3339)

@@ -43,8 +43,9 @@ type thread struct {
 }
 
 var (
-	_ store.Store  = (*Store)(nil)
-	_ store.Drafts = (*Store)(nil)
+	_ store.Store   = (*Store)(nil)
+	_ store.Drafts  = (*Store)(nil)
+	_ store.Erasing = (*Store)(nil)
 )
 
 // Option configures a store (New).
@@ -484,6 +485,15 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	delete(s.drafts, thread)
 	delete(s.epochs, thread)
 	return nil
+}
+
+// Unerased implements store.Erasing: what DeleteThread removes is gone
+// from the maps at once, and no reader keeps a copy of it.
+func (s *Store) Unerased(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("memory store: erasure of deleted text: %w", err)
+	}
+	return "", nil
 }
 
 // Prune implements store.Store. Every check comes before the first change,

@@ -12,7 +12,7 @@ func TestConformance(t *testing.T) {
 	// Every capability but Processes: no other process can reach memory.
 	storetest.Run(t, storetest.Backend{
 		Open: func(t *testing.T) store.Store { return open(t) },
-		Caps: []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook, storetest.Watch},
+		Caps: []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook, storetest.Watch, storetest.Erasure},
 	})
 }
 

@@ -1013,7 +1013,11 @@ h as (delete from graph_heads where thread_id = $1 returning 1)
 select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
   + (select count(*) from d) + (select count(*) from e) + (select count(*) from h)`
 
-// DeleteThread implements store.Store.
+// DeleteThread implements store.Store. The rows go in one statement; their
+// bytes stay in the tables' pages until VACUUM (autovacuum) reuses the
+// space, and in the server's WAL and backups, which the server owns: the
+// store is no store.Erasing (VACUUM FULL on the graph_ tables rewrites
+// them, when a deleted thread must leave no trace on the server's disk).
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	defer s.fail(&err, "delete thread %v", check.Name(thread))
 	tx, err := s.pool.Begin(ctx)

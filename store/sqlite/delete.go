@@ -40,6 +40,11 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 		return err
 	}
 	s.wipeWAL(ctx) // before tx.end lets the next writer in
+	if s.unwiped.Load() {
+		// A reader holds the WAL: whichever rewind process next opens
+		// or closes the store finishes the wipe (Unerased says so).
+		s.markWipe()
+	}
 	return nil
 }
 
@@ -48,9 +53,12 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 // waits for readers only briefly: while another connection is in the
 // middle of a read the WAL cannot start over, and then unwiped has the
 // next write transaction (or Close) try again. It runs on the writer's
-// connection, s.w.mu held, between transactions.
+// connection, s.w.mu held, between transactions. Once the WAL is empty it
+// removes the pending-wipe markers it found before it began (erase.go):
+// the wipe covers every delete committed before them.
 func (s *Store) wipeWAL(ctx context.Context) {
 	s.unwiped.Store(true)
+	markers := s.wipeMarkers()
 	if s.w.take(ctx) != nil {
 		return
 	}
@@ -63,6 +71,7 @@ func (s *Store) wipeWAL(ctx context.Context) {
 	_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`) // the writer's (see writer.begin)
 	if err == nil && busy == 0 {
 		s.unwiped.Store(false)
+		s.unmarkWipes(markers)
 	}
 }
 

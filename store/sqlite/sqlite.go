@@ -43,7 +43,8 @@ type Store struct {
 	r        pool
 	hook     atomic.Pointer[func(stage string)]
 	// unwiped is set when a reader kept wipeWAL from emptying the WAL
-	// after a delete: the next write transaction, or Close, tries again.
+	// after a delete: the next write transaction, or Close, tries again,
+	// and so does the next Open or Close of any process (erase.go).
 	unwiped atomic.Bool
 	// watchDSN opens a watcher's own connection (Watch); done is closed
 	// by Close, which ends the watchers.
@@ -189,6 +190,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 		}
 	}
+	// A delete another process made while a reader held the WAL left the
+	// wipe to the next open (erase.go).
+	s.w.mu.Lock()
+	s.retryWipe(ctx)
+	s.w.mu.Unlock()
 	return s, nil
 }
 
@@ -250,9 +256,7 @@ func (s *Store) Close() error {
 	}
 	if s.w.DB != nil {
 		s.w.mu.Lock() // after the write in progress, if any
-		if s.unwiped.Load() && !s.w.closed {
-			s.wipeWAL(context.Background())
-		}
+		s.retryWipe(context.Background())
 		s.w.release(false)
 		s.w.closed = true
 		s.w.mu.Unlock()

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -116,4 +118,55 @@ func testDeleteForgetsBodies(t *testing.T, s store.Store) {
 	if got, err := s.Blobs(ctx, "y", []string{b.Hash}); err != nil || len(got) != 1 {
 		t.Errorf("Blobs of the other thread = %d, %v; want its blob", len(got), err)
 	}
+}
+
+// secretThread writes a thread whose every row holds text: checkpoints
+// (one whose state is large), events, task writes, messages, a blob, and
+// a draft when the store keeps drafts; its id holds it too.
+func secretThread(t *testing.T, s store.Store, text string) string {
+	t.Helper()
+	thread := "secret " + text
+	body := func(n int) []byte { return fmt.Appendf(nil, `{"text":%s}`, jsonString(strings.Repeat(text+" ", n))) }
+	m := store.Message{Hash: store.ContentHash(body(3)), Index: 0, Body: body(3)}
+	b := store.Blob{Hash: store.ContentHash(body(2000)), Body: body(2000)}
+	cps := []store.Checkpoint{
+		{ThreadID: thread, ID: 1, State: body(1), Meta: body(1), Base: true, Messages: []store.Message{m}},
+		{ThreadID: thread, ID: 2, ParentID: 1, State: body(5000), Meta: body(1), BlobRefs: []string{b.Hash}, Blobs: []store.Blob{b}},
+	}
+	for _, cp := range cps {
+		put(t, s, cp, store.Event{Type: "said " + text, Payload: body(1)})
+		putWrites(t, s, store.TaskWrites{ThreadID: thread, CheckpointID: cp.ID, TaskID: "task " + text, Writes: body(50)})
+	}
+	if d, ok := s.(store.Drafts); ok {
+		if _, _, err := d.CreateDraft(t.Context(), store.Draft{ThreadID: thread, OperationID: "op " + text, Body: body(1)}); err != nil {
+			t.Fatalf("CreateDraft: %v", err)
+		}
+	}
+	return thread
+}
+
+// testDeleteErases: with no reader, a deleted thread's text is erased at
+// once: Unerased is "" before and after the delete, on the deleting
+// handle. A cancelled context fails it.
+func testDeleteErases(t *testing.T, s store.Store) {
+	e, ok := s.(store.Erasing)
+	if !ok {
+		t.Fatalf("the backend declares %s, but %T is no store.Erasing", Erasure, s)
+	}
+	ctx := t.Context()
+	if u, err := e.Unerased(ctx); u != "" || err != nil {
+		t.Errorf("Unerased of a new store = %q, %v; want \"\"", u, err)
+	}
+	put(t, s, checkpoint("kept", 1, 0))
+	thread := secretThread(t, s, "SENTINEL-erased")
+	if err := s.DeleteThread(ctx, thread); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	if u, err := e.Unerased(ctx); u != "" || err != nil {
+		t.Errorf("Unerased after a delete nothing else reads = %q, %v; want \"\": nothing keeps the text", u, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := e.Unerased(cancelled)
+	wantIs(t, err, context.Canceled)
 }

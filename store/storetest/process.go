@@ -34,6 +34,8 @@ const (
 	childEnv = "REWIND_STORETEST_CHILD"
 	addrEnv  = "REWIND_STORETEST_ADDR"
 	fromEnv  = "REWIND_STORETEST_FROM"
+	// threadEnv names the thread a deleter deletes.
+	threadEnv = "REWIND_STORETEST_THREAD"
 )
 
 var processTests = []struct {
@@ -49,6 +51,7 @@ var processTests = []struct {
 	{"WatchOtherHandle", []Capability{Watch}, testWatchOtherHandle},
 	{"WatchSeesAnotherProcess", []Capability{Watch}, testWatchProcess},
 	{"LockHolderInAnotherProcess", []Capability{Watch}, testLockHolder},
+	{"DeletedTextErasedAfterAReader", []Capability{Erasure}, testErasedAfterReader},
 }
 
 func runProcesses(t *testing.T, b Backend) {
@@ -79,19 +82,42 @@ const (
 	partHook    = "hook-kill"     // put checkpoint 3 and die inside its transaction
 	partFenced  = "fenced-writer" // fence "t", then write as told on stdin
 	partPutter  = "putter"        // put "t"'s checkpoints as told on stdin
+	partReader  = "reader"        // hold a read (Backend.HoldRead) until told "end"
+	partDeleter = "deleter"       // delete $THREAD, say what Unerased says, close
+	partOpen    = "open"          // open the store and keep it open
 	childExitOK = 0
 )
 
 // runChild plays the child's part and exits; it never returns.
 func runChild(t *testing.T, b Backend) {
 	part, addr := os.Getenv(childEnv), os.Getenv(addrEnv)
+	ctx := context.Background()
+	if part == partReader {
+		// Another program reading the store's files, not a store.
+		if b.HoldRead == nil {
+			fmt.Println("error: the backend has no HoldRead")
+			os.Exit(2)
+		}
+		end, err := b.HoldRead(ctx, addr)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		fmt.Println("reading")
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			if in.Text() == "end" {
+				fmt.Println("ended", end())
+			}
+		}
+		os.Exit(3)
+	}
 	if part != partFenced && part != partPutter { // those read their orders from stdin
 		go func() { // die with the parent, whose end of stdin then closes
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(3)
 		}()
 	}
-	ctx := context.Background()
 	if b.Reopen == nil {
 		fmt.Println("error: the backend has no Reopen")
 		os.Exit(2)
@@ -162,6 +188,14 @@ func runChild(t *testing.T, b Backend) {
 			fmt.Println("ok", id)
 		}
 		os.Exit(3)
+	case partDeleter:
+		fmt.Println("deleted", s.DeleteThread(ctx, os.Getenv(threadEnv)))
+		u, err := s.(store.Erasing).Unerased(ctx)
+		fmt.Println("unerased", u, err)
+		fmt.Println("closed", s.Close())
+		os.Exit(childExitOK)
+	case partOpen:
+		fmt.Println("opened")
 	case partWrite:
 		from, _ := strconv.ParseInt(os.Getenv(fromEnv), 10, 64)
 		for id := from; ; id++ {
@@ -219,6 +253,15 @@ func (p *proc) say(t *testing.T, order, want string) {
 	if !p.out.Scan() || p.out.Text() != want {
 		t.Fatalf("child said %q (%v), want %q", p.out.Text(), p.out.Err(), want)
 	}
+}
+
+// line is the child's next line.
+func (p *proc) line(t *testing.T) string {
+	t.Helper()
+	if !p.out.Scan() {
+		t.Fatalf("the child said nothing more (%v)", p.out.Err())
+	}
+	return p.out.Text()
 }
 
 // kill sends SIGKILL and wants the child dead by it.
@@ -564,5 +607,55 @@ func killEvents(id int64) []store.Event {
 		{Type: "node.started", Payload: fmt.Appendf(nil, `{"id":%d}`, id)},
 		{Type: "model.called"},
 		{Type: "node.finished", Payload: fmt.Appendf(nil, `{"id":%d}`, id)},
+	}
+}
+
+// A read in another process that began before a delete keeps the deleted
+// thread's text in the store's files (SQLite: the WAL and the file's old
+// pages) past the deleting process's end, as `rewind rm` next to a long
+// read did: the deleting process is told so (Unerased names the reader),
+// and once the read is over the next process to open the store erases
+// it. Every handle stays open meanwhile, so no last close empties the
+// files instead.
+func testErasedAfterReader(t *testing.T, b Backend) {
+	if b.HoldRead == nil || b.Leaks == nil {
+		t.Fatalf("the backend declares %s and %s but has no HoldRead or Leaks", Erasure, Processes)
+	}
+	ctx := t.Context()
+	s, addr := b.Fresh(t)
+	text := fmt.Sprintf("SENTINEL%x", time.Now().UnixNano())
+	put(t, s, checkpoint("kept", 1, 0))
+	thread := secretThread(t, s, text)
+	if len(b.Leaks(t, addr, text)) == 0 {
+		t.Fatal("the text is in no file before the delete: the test cannot see a leak")
+	}
+	reader := child(t, partReader, addr)
+	reader.say(t, "", "reading")
+	pid := fmt.Sprintf("pid %d", reader.cmd.Process.Pid)
+
+	deleter := child(t, partDeleter, addr, threadEnv+"="+thread)
+	deleter.say(t, "", "deleted <nil>")
+	if u := deleter.line(t); !strings.HasPrefix(u, "unerased ") || !strings.Contains(u, pid) || !strings.HasSuffix(u, " <nil>") {
+		t.Errorf("the deleting process's Unerased said %q; want what keeps the text, naming the reader (%s)", u, pid)
+	}
+	deleter.say(t, "", "closed <nil>")
+	if err := deleter.cmd.Wait(); err != nil {
+		t.Fatalf("the deleting process: %v", err)
+	}
+	if len(b.Leaks(t, addr, text)) == 0 {
+		t.Fatal("the text is in no file while the read lasts: the test cannot see what it tests")
+	}
+	if u, err := s.(store.Erasing).Unerased(ctx); !strings.Contains(u, pid) || err != nil {
+		t.Errorf("another handle's Unerased while the read lasts = %q, %v; want it named (%s)", u, err, pid)
+	}
+
+	reader.say(t, "end", "ended <nil>")
+	opener := child(t, partOpen, addr)
+	opener.say(t, "", "opened")
+	if leaks := b.Leaks(t, addr, text); len(leaks) > 0 {
+		t.Errorf("the read ended and another process opened the store, yet the deleted thread's text is still in %s", strings.Join(leaks, ", "))
+	}
+	if u, err := s.(store.Erasing).Unerased(ctx); u != "" || err != nil {
+		t.Errorf("Unerased once erased = %q, %v; want \"\"", u, err)
 	}
 }

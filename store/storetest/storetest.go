@@ -6,11 +6,11 @@
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites, the writer's
 // CreatedAt), read.go (Get, Latest, History, Chain), content.go (Messages,
 // MessagesAt, MessagesIn, Blobs, Bodies, Size), events.go (Events,
-// Threads), delete.go (DeleteThread), prune.go (Prune), lock.go (Lock),
+// Threads), delete.go (DeleteThread, store.Erasing), prune.go (Prune), lock.go (Lock),
 // watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
 // Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook)
-// and process.go (what only another process can show: SIGKILL and
-// SIGSTOP). A backend declares the capabilities it has (Backend.Caps); a
+// and process.go (what only another process can show: SIGKILL,
+// SIGSTOP, a reader holding deleted text). A backend declares the capabilities it has (Backend.Caps); a
 // clause whose capability it lacks is skipped, saying so.
 package storetest
 
@@ -46,10 +46,15 @@ const (
 	// gets a new checkpoint, from any handle or process) and a
 	// store.LockHolders (it names a lock's holder): watch.go.
 	Watch Capability = "watch"
+	// Erasure: the store is a store.Erasing (it says what keeps a deleted
+	// thread's text in its files, and erases it once that ends): delete.go,
+	// and with Processes a reader in another process (give HoldRead and
+	// Leaks): process.go.
+	Erasure Capability = "erasure"
 )
 
 // Capabilities are every capability, for a backend that has them all.
-var Capabilities = []Capability{Drafts, Fencing, TxHook, Processes, Watch}
+var Capabilities = []Capability{Drafts, Fencing, TxHook, Processes, Watch, Erasure}
 
 // Backend is a store under test.
 type Backend struct {
@@ -70,6 +75,13 @@ type Backend struct {
 	// AfterKills, optional, checks the store's files or server after the
 	// writers killed mid-write (say, SQLite's integrity_check).
 	AfterKills func(t *testing.T, addr string)
+	// With Erasure and Processes: HoldRead, in the child, begins a read of
+	// the store at addr as another program would (not through the store)
+	// and holds it until end, which ends the read but keeps the program's
+	// connection open; Leaks lists the store's files at addr that hold
+	// text ("rewind.db-wal (3 times)").
+	HoldRead func(ctx context.Context, addr string) (end func() error, err error)
+	Leaks    func(t *testing.T, addr, text string) []string
 }
 
 // Has says whether b declares capability c.
@@ -125,6 +137,7 @@ var clauses = []clause{
 	// DeleteThread.
 	{"DeleteThread", nil, testDeleteThread},
 	{"DeleteForgetsBodies", nil, testDeleteForgetsBodies},
+	{"DeleteErases", []Capability{Erasure}, testDeleteErases},
 	// Lock.
 	{"Lock", nil, testLock},
 	// Drafts.

@@ -43,6 +43,7 @@ var bugs = []string{
 	"messages range open at the end", "messages range by checkpoint",
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
 	"epoch read is the counter", "epoch read fences", "deleted message hashes kept",
+	"deleted text left unerased",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -70,7 +71,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 
 // memoryCaps are the memory store's capabilities (as store/memory's
 // conformance test declares them): all but Processes.
-var memoryCaps = []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook, storetest.Watch}
+var memoryCaps = []storetest.Capability{storetest.Drafts, storetest.Fencing, storetest.TxHook, storetest.Watch, storetest.Erasure}
 
 // TestMutant runs the suite on one buggy store, in the child process only.
 func TestMutant(t *testing.T) {
@@ -107,6 +108,8 @@ type buggy struct {
 	// pruned keeps, by thread and checkpoint id, what Prune deleted: the
 	// first task's writes and the first event's payload (nil when none).
 	pruned map[[2]any][2][]byte
+	// deleted: DeleteThread was called.
+	deleted bool
 }
 
 func (b *buggy) wasPruned(thread string, id int64) ([2][]byte, bool) {
@@ -374,7 +377,23 @@ func (b *buggy) Threads(ctx context.Context) ([]store.Thread, error) {
 	return th, err
 }
 
+// Unerased, for "deleted text left unerased": a store that never clears
+// its pending erasure once it has deleted, as sqlite's wipe would if it
+// forgot that the WAL was emptied after all.
+func (b *buggy) Unerased(ctx context.Context) (string, error) {
+	b.mu.Lock()
+	deleted := b.deleted
+	b.mu.Unlock()
+	if b.bug == "deleted text left unerased" && deleted {
+		return "a read by pid 1", nil
+	}
+	return b.Store.Unerased(ctx)
+}
+
 func (b *buggy) DeleteThread(ctx context.Context, thread string) error {
+	b.mu.Lock()
+	b.deleted = true
+	b.mu.Unlock()
 	if b.bug == "delete is a no-op" {
 		return nil
 	}

@@ -116,6 +116,11 @@ func TestApproveWithAuthTTLGrantsAMigratedV1Draft(t *testing.T) {
 	}
 	env := []string{"REWIND_STORE=sqlite:" + path}
 	const thread = "selftest:check5-v1"
+	// A read never upgrades a store: a command that writes (a turn on
+	// another thread) brings it to this rewind's schema first.
+	if r := rewind(t, env, "run", "--thread", "upgrade-first", "--input", "hello"); r.code != 0 {
+		t.Fatalf("a turn that upgrades the store: %d %s", r.code, r.stderr)
+	}
 	op := waitingOp(t, env, thread)
 
 	oneLine(t, rewind(t, env, "approve", thread, "--auth-ttl", "0s"), 2, "--auth-ttl", "longer than 0")

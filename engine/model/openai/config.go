@@ -63,6 +63,9 @@ type Config struct {
 	// server's, else model.DefaultWindow): rewind compacts the
 	// conversation before a request would pass it.
 	ContextWindow int
+	// Windows are the context windows the server reported, by model
+	// (ResolveModels fills it from GET …/models when it asks).
+	Windows map[string]int
 }
 
 // Environment variables read by FromEnv.

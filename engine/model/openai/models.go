@@ -60,9 +60,12 @@ func ResolveModels(ctx context.Context, cfg *Config) (note string, err error) {
 		fill(DefaultModel)
 		return fmt.Sprintf("no model named for %s: using %s, rewind's default on %s (set %s, or %s for one role, to choose)", roles, DefaultModel, u.Host, EnvModel, RoleEnv(missing[0])), nil
 	}
-	ids, err := listModels(ctx, cfg, u)
+	ids, windows, err := listModels(ctx, cfg, u)
 	if err != nil {
 		return "", fmt.Errorf("no model named for %s, and %w", roles, err)
+	}
+	if len(windows) > 0 && cfg.Windows == nil {
+		cfg.Windows = windows
 	}
 	switch len(ids) {
 	case 0:
@@ -85,12 +88,12 @@ func ResolveModels(ctx context.Context, cfg *Config) (note string, err error) {
 
 // listModels asks GET base/models which models the server has. Its errors
 // read on from "no model named for …, and ".
-func listModels(ctx context.Context, cfg *Config, base *url.URL) ([]string, error) {
+func listModels(ctx context.Context, cfg *Config, base *url.URL) ([]string, map[string]int, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(cfg.BaseURL, "/")+"/models", nil)
 	if err != nil {
-		return nil, fmt.Errorf("the models listing of %s cannot be asked for (%v): set %s", base.Host, err, EnvModel)
+		return nil, nil, fmt.Errorf("the models listing of %s cannot be asked for (%v): set %s", base.Host, err, EnvModel)
 	}
 	if key := strings.TrimSpace(cfg.APIKey); key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -107,30 +110,39 @@ func listModels(ctx context.Context, cfg *Config, base *url.URL) ([]string, erro
 		if errors.As(err, &ue) {
 			reason = ue.Err.Error()
 		}
-		return nil, fmt.Errorf("asking %s which models it has failed (%s): is the server running? check %s, or set %s", base.Host, oneLine(reason), EnvBaseURL, EnvModel)
+		return nil, nil, fmt.Errorf("asking %s which models it has failed (%s): is the server running? check %s, or set %s", base.Host, oneLine(reason), EnvBaseURL, EnvModel)
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fmt.Errorf("%s refused to list its models (%s): check %s, or set %s", base.Host, resp.Status, EnvAPIKey, EnvModel)
+		return nil, nil, fmt.Errorf("%s refused to list its models (%s): check %s, or set %s", base.Host, resp.Status, EnvAPIKey, EnvModel)
 	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("%s has no models listing (GET …/models answered %s): set %s to the model to use", base.Host, resp.Status, EnvModel)
+		return nil, nil, fmt.Errorf("%s has no models listing (GET …/models answered %s): set %s to the model to use", base.Host, resp.Status, EnvModel)
 	}
+	// Servers that know a model's context window say so in the listing:
+	// vLLM as max_model_len, others as context_length or context_window.
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID            string `json:"id"`
+			MaxModelLen   int    `json:"max_model_len"`
+			ContextLength int    `json:"context_length"`
+			ContextWindow int    `json:"context_window"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
-		return nil, fmt.Errorf("%s answered GET …/models with something that is not a models list (%s): check %s (most servers want …/v1), or set %s", base.Host, oneLine(err.Error()), EnvBaseURL, EnvModel)
+		return nil, nil, fmt.Errorf("%s answered GET …/models with something that is not a models list (%s): check %s (most servers want …/v1), or set %s", base.Host, oneLine(err.Error()), EnvBaseURL, EnvModel)
 	}
 	var ids []string
+	windows := map[string]int{}
 	for _, m := range list.Data {
 		if id := strings.TrimSpace(m.ID); id != "" {
 			ids = append(ids, id)
+			if w := max(m.MaxModelLen, m.ContextLength, m.ContextWindow); w >= 1024 {
+				windows[id] = w
+			}
 		}
 	}
-	return ids, nil
+	return ids, windows, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

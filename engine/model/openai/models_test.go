@@ -111,3 +111,32 @@ func TestREADMENamesTheDefaultModel(t *testing.T) {
 		t.Fatalf("README.md does not name the default model %s", DefaultModel)
 	}
 }
+
+// A server that reports its model's context window in the listing (vLLM's
+// max_model_len) gives rewind that window; a configured one wins; none
+// reported is the default.
+func TestTheServersWindow(t *testing.T) {
+	ctx := context.Background()
+	srv := openaitest.NewServer(openaitest.Echo)
+	defer srv.Close()
+	srv.SetModels([]string{"qwen2.5-7b-instruct"})
+	srv.SetModelWindows(map[string]int{"qwen2.5-7b-instruct": 32768})
+	cfg := Config{BaseURL: srv.BaseURL(), APIKey: key}
+	if _, err := ResolveModels(ctx, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.ContextWindow(model.RoleCritic); w != 32768 {
+		t.Fatalf("window %d, want the server's 32768", w)
+	}
+	cfg.ContextWindow = 8192
+	if p, _ = New(cfg); p.ContextWindow(model.RoleCritic) != 8192 {
+		t.Fatalf("window %d, want the configured 8192", p.ContextWindow(model.RoleCritic))
+	}
+	if p, _ = New(Config{BaseURL: srv.BaseURL(), APIKey: key, Models: cfg.Models}); p.ContextWindow(model.RoleCritic) != model.DefaultWindow {
+		t.Fatalf("window %d, want the default", p.ContextWindow(model.RoleCritic))
+	}
+}

@@ -106,10 +106,14 @@ func (p *Provider) Models() map[string]string {
 }
 
 // ContextWindow implements model.Windowed: the configured window, else
+// the one the server reported for the role's model, else
 // model.DefaultWindow.
-func (p *Provider) ContextWindow(string) int {
+func (p *Provider) ContextWindow(role string) int {
 	if p.cfg.ContextWindow > 0 {
 		return p.cfg.ContextWindow
+	}
+	if w := p.cfg.Windows[p.cfg.Models[role]]; w > 0 {
+		return w
 	}
 	return model.DefaultWindow
 }

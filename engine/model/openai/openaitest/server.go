@@ -110,6 +110,7 @@ type Server struct {
 	mu       sync.Mutex
 	formats  Formats
 	models   []string
+	windows  map[string]int
 	faults   []Fault
 	faultFor func(Request) *Fault
 	requests []Request
@@ -147,6 +148,14 @@ func (s *Server) SetModels(ids []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = ids
+}
+
+// SetModelWindows makes GET /v1/models report each model's context window
+// as vLLM does (max_model_len).
+func (s *Server) SetModelWindows(w map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.windows = w
 }
 
 // Fail queues faults for the next requests, one each.
@@ -464,9 +473,16 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request, models []str
 		writeError(w, f.Status, f.Code, f.Message, "")
 		return
 	}
+	s.mu.Lock()
+	windows := s.windows
+	s.mu.Unlock()
 	data := make([]any, len(models))
 	for i, m := range models {
-		data[i] = map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}
+		entry := map[string]any{"id": m, "object": "model", "created": 1767225600, "owned_by": "openaitest"}
+		if w := windows[m]; w > 0 {
+			entry["max_model_len"] = w
+		}
+		data[i] = entry
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})

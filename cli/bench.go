@@ -7,6 +7,7 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine/bench"
+	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
 
@@ -39,9 +40,13 @@ listing and loading times and peak memory.`,
 				return err
 			}
 			defer st.Close()
+			durability := backend.Durability(st)
 			var progress func(bench.Turn)
 			if !asJSON {
 				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", termtext.Line(spec.Label()), turns)
+				if durability != "" {
+					fmt.Fprintf(out, "  durability: %s\n", durability)
+				}
 				progress = func(t bench.Turn) {
 					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
 						fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
@@ -52,6 +57,7 @@ listing and loading times and peak memory.`,
 			if err != nil {
 				return err
 			}
+			rep.Durability = durability
 			if asJSON {
 				return writeJSON(out, rep)
 			}

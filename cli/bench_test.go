@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"rewind/store/backend"
 )
 
 // bench's last lines are what a reader compares: a short run is summed up
@@ -29,5 +34,38 @@ func TestBenchSummaryLines(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Fatalf("a 20-turn bench's output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// bench names how the store commits, and --sqlite-sync chooses it (for
+// this process's stores and, through $REWIND_SQLITE_SYNC, the processes
+// it starts); a mode it does not know is input given wrong.
+func TestBenchNamesTheSQLiteSync(t *testing.T) {
+	t.Setenv(backend.SyncEnv, "")
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "durability: --sqlite-sync full, every commit fsynced"},
+		{[]string{"--sqlite-sync", "normal"}, "durability: --sqlite-sync normal, commits not fsynced"},
+		{[]string{"--sqlite-sync", "FULL"}, "durability: --sqlite-sync full"},
+	} {
+		code, out, stderr := run(t, append([]string{"bench", "--store", db, "--turns", "1"}, c.args...)...)
+		if code != ExitOK || !strings.Contains(out, c.want) {
+			t.Fatalf("bench %v: exit %d, want %q in:\n%s%s", c.args, code, c.want, out, stderr)
+		}
+	}
+	if got := os.Getenv(backend.SyncEnv); got != "full" {
+		t.Errorf("$%s = %q after --sqlite-sync FULL: the processes it starts would not open the store the same way", backend.SyncEnv, got)
+	}
+	code, _, stderr := run(t, "bench", "--store", db, "--turns", "1", "--sqlite-sync", "off")
+	if code != ExitUsage || !strings.Contains(stderr, "give full") {
+		t.Fatalf("--sqlite-sync off: exit %d, %s", code, stderr)
+	}
+	t.Setenv(backend.SyncEnv, "fast")
+	code, _, stderr = run(t, "bench", "--store", db, "--turns", "1")
+	if code == ExitOK || !strings.Contains(stderr, "REWIND_SQLITE_SYNC") {
+		t.Fatalf("$REWIND_SQLITE_SYNC=fast: exit %d, %s", code, stderr)
 	}
 }

@@ -65,7 +65,10 @@ type Turn struct {
 
 // Report is the whole run.
 type Report struct {
-	Store       string  `json:"store"`
+	Store string `json:"store"`
+	// Durability says how the store's commits reach the disk (the
+	// caller's: SQLite's sync mode).
+	Durability  string  `json:"durability,omitempty"`
 	Thread      string  `json:"thread"`
 	Turns       []Turn  `json:"turns"`
 	Checkpoints int64   `json:"checkpoints"`

@@ -29,7 +29,7 @@ func TestBenchSummaryLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^turns 11-20: median [0-9.]+ ms, [1-9][0-9.]* KB a turn; last 10: median [0-9.]+ ms, [1-9][0-9.]* KB a turn$`,
-		`load latest [0-9.]+ ms \([0-9.]+ ms cached\), middle [0-9.]+ ms;`,
+		`load latest [0-9.]+ ms \([0-9.]+ ms cached\), middle [0-9.]+ ms \(a new engine of this process\);`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Fatalf("a 20-turn bench's output lacks %s:\n%s", want, out)
@@ -67,5 +67,27 @@ func TestBenchNamesTheSQLiteSync(t *testing.T) {
 	code, _, stderr = run(t, "bench", "--store", db, "--turns", "1")
 	if code == ExitOK || !strings.Contains(stderr, "REWIND_SQLITE_SYNC") {
 		t.Fatalf("$REWIND_SQLITE_SYNC=fast: exit %d, %s", code, stderr)
+	}
+}
+
+// bench times loads in new processes of their own, and says which
+// figures come from where.
+func TestBenchLoadsInNewProcesses(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	code, out, stderr := run(t, "bench", "--store", db, "--turns", "3", "--processes", "2", "--sqlite-sync", "normal")
+	if code != ExitOK {
+		t.Fatalf("bench: %d %s%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		`middle [0-9.]+ ms \(a new engine of this process\)`,
+		`(?m)^in a new process each \(4, medians\): open [0-9.]+ ms, then load latest [0-9.]+ ms, middle [0-9.]+ ms; the same process's next load [0-9.]+ ms$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("bench's output lacks %s:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "bench", "--store", "memory:", "--turns", "2")
+	if code != ExitOK || strings.Contains(out, "new process") {
+		t.Fatalf("bench on memory: (no other process sees it): %d\n%s", code, out)
 	}
 }

@@ -234,10 +234,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 		sqlPruneBlobs}
-	s.w.mu.Lock()
-	err = s.w.take(ctx) // the writer's connection, from now on
-	s.w.mu.Unlock()
-	err = errors.Join(err,
+	// The writer's connection and its statements are taken at the first
+	// write (begin): preparing them cost a command that only reads a
+	// tenth of its process.
+	err = errors.Join(
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHeadDoc, sqlHistory, sqlChain, sqlChainRange, sqlMessages, sqlMessagesAt, sqlMessagesIn, sqlBlobs, sqlBodies, sqlSize,
 			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {

@@ -1,19 +1,26 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
 	"rewind/engine/bench"
+	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
 
 func newBenchCmd() *cobra.Command {
-	var store string
+	var store, read string
 	var asJSON bool
-	var turns, inlineBytes int
+	var turns, inlineBytes, processes int
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "a long conversation on a new thread (mock, zero latency): time and bytes per turn, listing and loading times",
@@ -24,6 +31,9 @@ listing and loading times and peak memory.`,
   rewind bench --store memory: --turns 50 --json`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if read != "" {
+				return benchLoads(c, store, read)
+			}
 			if turns < 1 {
 				return usagef("bench: --turns %d: give at least 1", turns)
 			}
@@ -39,9 +49,13 @@ listing and loading times and peak memory.`,
 				return err
 			}
 			defer st.Close()
+			durability := backend.Durability(st)
 			var progress func(bench.Turn)
 			if !asJSON {
 				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", termtext.Line(spec.Label()), turns)
+				if durability != "" {
+					fmt.Fprintf(out, "  durability: %s\n", durability)
+				}
 				progress = func(t bench.Turn) {
 					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
 						fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
@@ -52,13 +66,25 @@ listing and loading times and peak memory.`,
 			if err != nil {
 				return err
 			}
+			rep.Durability = durability
+			if spec.Shared() && processes > 0 {
+				np, err := newProcessLoads(ctx, spec.Spec, rep, processes)
+				if err != nil {
+					return err
+				}
+				rep.NewProcess = &np
+			}
 			if asJSON {
 				return writeJSON(out, rep)
 			}
 			fmt.Fprintln(out, turnSummary(rep))
 			fmt.Fprintln(out, requestSummary(rep))
-			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms; peak RSS %.0f MB\n",
+			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
 				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
+			if np := rep.NewProcess; np != nil {
+				fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms, middle %.3f ms; the same process's next load %.3f ms\n",
+					np.Processes, np.OpenMs, np.LatestMs, np.MiddleMs, np.ThenMs)
+			}
 			return nil
 		},
 	}
@@ -66,6 +92,11 @@ listing and loading times and peak memory.`,
 	addJSON(c, &asJSON)
 	c.Flags().IntVar(&turns, "turns", 100, "how many turns to run")
 	c.Flags().IntVar(&inlineBytes, "inline-bytes", 0, "attach an inline value of `B` bytes to every turn")
+	c.Flags().IntVar(&processes, "processes", 7, "time the loads in `N` new processes each (0: none; not on memory:)")
+	// What each of those processes runs: load T@ID[,ID…] and print the
+	// timings as JSON.
+	c.Flags().StringVar(&read, "load", "", "")
+	_ = c.Flags().MarkHidden("load")
 	return c
 }
 
@@ -79,6 +110,67 @@ func requestSummary(rep bench.Report) string {
 	_, largest := rep.Requests(1, n)
 	return fmt.Sprintf("requests: %d tokens a turn at turns %d-%d, %d in the last 10; the largest request %d tokens of the %d-token context window (%d%%)",
 		early, lo, min(lo+9, n), late, largest, rep.Window, largest*100/max(rep.Window, 1))
+}
+
+// benchLoads is a new process's part of the bench (--load T@ID,ID…):
+// the loads' timings, as JSON.
+func benchLoads(c *cobra.Command, storeFlag, arg string) error {
+	at := strings.LastIndexByte(arg, '@')
+	if at < 0 {
+		return usagef("--load %q: give THREAD@ID[,ID…]", named(arg))
+	}
+	var ids []int64
+	for f := range strings.SplitSeq(arg[at+1:], ",") {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || id < 1 {
+			return usagef("--load %q: %q is not a checkpoint id", named(arg), named(f))
+		}
+		ids = append(ids, id)
+	}
+	loads, err := bench.Load(c.Context(), app.ResolveStore(storeFlag).Open, arg[:at], ids, os.Getenv("REWIND_BENCH_CPUPROFILE"))
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(c.OutOrStdout()).Encode(loads)
+}
+
+// benchExe is the binary a bench's new processes run: this one (the
+// tests give the built rewind).
+var benchExe = os.Executable
+
+// newProcessLoads starts n processes for each of the thread's newest and
+// middle checkpoints, interleaved, each loading it first and another old
+// checkpoint after: the loads a command of its own pays.
+func newProcessLoads(ctx context.Context, spec string, rep bench.Report, n int) (bench.NewProcess, error) {
+	exe, err := benchExe()
+	if err != nil {
+		return bench.NewProcess{}, fmt.Errorf("bench: find this binary to time loads in new processes: %w; give --processes 0", err)
+	}
+	last, middle := rep.Checkpoints, max(rep.Checkpoints/2, 1)
+	other := max(rep.Checkpoints/4, 1)
+	var open, latest, mid, then []float64
+	for range n {
+		for _, first := range []int64{last, middle} {
+			cmd := exec.CommandContext(ctx, exe, "bench", "--store", spec, "--load", fmt.Sprintf("%s@%d,%d", rep.Thread, first, other))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			b, err := cmd.Output()
+			if err != nil {
+				return bench.NewProcess{}, fmt.Errorf("bench: a new process's loads: %w: %s", err, strings.TrimSpace(stderr.String()))
+			}
+			var l bench.Loads
+			if err := json.Unmarshal(b, &l); err != nil || len(l.Ms) != 2 {
+				return bench.NewProcess{}, fmt.Errorf("bench: a new process's loads read %q: %v", b, err)
+			}
+			open, then = append(open, l.OpenMs), append(then, l.Ms[1])
+			if first == last {
+				latest = append(latest, l.Ms[0])
+			} else {
+				mid = append(mid, l.Ms[0])
+			}
+		}
+	}
+	return bench.NewProcess{Processes: 2 * n, OpenMs: bench.Median(open), LatestMs: bench.Median(latest), MiddleMs: bench.Median(mid), ThenMs: bench.Median(then)}, nil
 }
 
 // turnSummary compares turns 11-20 (past the first turns' set-up) with the

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"rewind/store/backend"
 )
 
 // bench's last lines are what a reader compares: a short run is summed up
@@ -24,10 +29,65 @@ func TestBenchSummaryLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^turns 11-20: median [0-9.]+ ms, [1-9][0-9.]* KB a turn; last 10: median [0-9.]+ ms, [1-9][0-9.]* KB a turn$`,
-		`load latest [0-9.]+ ms \([0-9.]+ ms cached\), middle [0-9.]+ ms;`,
+		`load latest [0-9.]+ ms \([0-9.]+ ms cached\), middle [0-9.]+ ms \(a new engine of this process\);`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Fatalf("a 20-turn bench's output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// bench names how the store commits, and --sqlite-sync chooses it (for
+// this process's stores and, through $REWIND_SQLITE_SYNC, the processes
+// it starts); a mode it does not know is input given wrong.
+func TestBenchNamesTheSQLiteSync(t *testing.T) {
+	t.Setenv(backend.SyncEnv, "")
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "durability: --sqlite-sync full, every commit fsynced"},
+		{[]string{"--sqlite-sync", "normal"}, "durability: --sqlite-sync normal, commits not fsynced"},
+		{[]string{"--sqlite-sync", "FULL"}, "durability: --sqlite-sync full"},
+	} {
+		code, out, stderr := run(t, append([]string{"bench", "--store", db, "--turns", "1"}, c.args...)...)
+		if code != ExitOK || !strings.Contains(out, c.want) {
+			t.Fatalf("bench %v: exit %d, want %q in:\n%s%s", c.args, code, c.want, out, stderr)
+		}
+	}
+	if got := os.Getenv(backend.SyncEnv); got != "full" {
+		t.Errorf("$%s = %q after --sqlite-sync FULL: the processes it starts would not open the store the same way", backend.SyncEnv, got)
+	}
+	code, _, stderr := run(t, "bench", "--store", db, "--turns", "1", "--sqlite-sync", "off")
+	if code != ExitUsage || !strings.Contains(stderr, "give full") {
+		t.Fatalf("--sqlite-sync off: exit %d, %s", code, stderr)
+	}
+	t.Setenv(backend.SyncEnv, "fast")
+	code, _, stderr = run(t, "bench", "--store", db, "--turns", "1")
+	if code == ExitOK || !strings.Contains(stderr, "REWIND_SQLITE_SYNC") {
+		t.Fatalf("$REWIND_SQLITE_SYNC=fast: exit %d, %s", code, stderr)
+	}
+}
+
+// bench times loads in new processes of their own, and says which
+// figures come from where.
+func TestBenchLoadsInNewProcesses(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	code, out, stderr := run(t, "bench", "--store", db, "--turns", "3", "--processes", "2", "--sqlite-sync", "normal")
+	if code != ExitOK {
+		t.Fatalf("bench: %d %s%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		`middle [0-9.]+ ms \(a new engine of this process\)`,
+		`(?m)^in a new process each \(4, medians\): open [0-9.]+ ms, then load latest [0-9.]+ ms, middle [0-9.]+ ms; the same process's next load [0-9.]+ ms$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("bench's output lacks %s:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "bench", "--store", "memory:", "--turns", "2")
+	if code != ExitOK || strings.Contains(out, "new process") {
+		t.Fatalf("bench on memory: (no other process sees it): %d\n%s", code, out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/cli"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store"
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
+	cli.SetBenchExe(binary) // not this test binary
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

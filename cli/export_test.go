@@ -16,3 +16,7 @@ func FreshPostgres(t *testing.T) string { return freshPostgres(t) }
 func CommandPaths() []string {
 	return slices.Sorted(maps.Keys(commands()))
 }
+
+// SetBenchExe makes a bench's new processes run path (the built rewind),
+// not the test binary.
+func SetBenchExe(path string) { benchExe = func() (string, error) { return path, nil } }

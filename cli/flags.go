@@ -17,22 +17,44 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
 
 // addStore adds --store, for every command that opens a store.
 func addStore(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
+	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, every commit fsynced (survives a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
 }
 
 // checkStoreFlag refuses --store given empty: a script's unset variable
 // (--store "$STORE") must not fall back to the user's default store.
 func checkStoreFlag(c *cobra.Command) error {
+	if y := c.Flags().Lookup("sqlite-sync"); y != nil && y.Changed {
+		mode, err := sqliteSync(y.Value.String())
+		if err != nil {
+			return err
+		}
+		// The environment carries it to this process's stores and to the
+		// workers and drill processes it starts.
+		if err := os.Setenv(backend.SyncEnv, mode); err != nil {
+			return err
+		}
+	}
 	f := c.Flags().Lookup("store")
 	if f == nil || !f.Changed || strings.TrimSpace(f.Value.String()) != "" {
 		return nil
 	}
 	return usagef("--store is given but empty (an unset variable?): give memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB, or leave --store out to use $REWIND_STORE, $DATABASE_URL or the default store")
+}
+
+// sqliteSync reads --sqlite-sync.
+func sqliteSync(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "full", "normal":
+		return strings.ToLower(strings.TrimSpace(v)), nil
+	}
+	return "", usagef("--sqlite-sync %q: give full (every commit on disk, the default) or normal (faster; an OS crash or power cut may lose the last commits)", named(v))
 }
 
 // readInput reads --input-file: PATH, or - for stdin. It reads no more

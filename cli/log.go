@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,9 +81,98 @@ type nextTask struct {
 	Node string `json:"node"`
 }
 
+// logPage is how many listings `rewind log` reads, prints and lets go
+// of at a time.
+const logPage = 512
+
+// logRow is a checkpoint in `log --json`.
+type logRow struct {
+	ID       int64          `json:"id"`
+	Parent   int64          `json:"parent"`
+	Step     int            `json:"step"`
+	Source   string         `json:"source"`
+	Nodes    []string       `json:"nodes"`
+	Next     []nextTask     `json:"next"`
+	Calls    map[string]int `json:"modelCalls,omitempty"`
+	Messages int            `json:"messages"`
+	// Bytes is what the checkpoint added to the store.
+	Bytes int `json:"bytes,omitempty"`
+	// RerootedFrom is the parent a checkpoint had before prune deleted it.
+	RerootedFrom int64 `json:"rerootedFrom,omitempty"`
+	// Unreadable says why the checkpoint's listing does not read.
+	Unreadable string `json:"unreadable,omitempty"`
+	// ReplayOf is the checkpoint a replay runs again.
+	ReplayOf int64 `json:"replayOf,omitempty"`
+}
+
+func logRowOf(cp engine.Checkpoint) logRow {
+	next := make([]nextTask, len(cp.Tasks))
+	for j, t := range cp.Tasks {
+		next[j] = nextTask{t.Node}
+	}
+	r := logRow{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom, cp.Unreadable, 0}
+	if cp.Metadata.Replay {
+		r.ReplayOf = cp.Metadata.ForkedFrom
+	}
+	if r.Nodes == nil {
+		r.Nodes = []string{}
+	}
+	return r
+}
+
+// logLine is a checkpoint's line of the table.
+func logLine(cp engine.Checkpoint) string {
+	parent := parentLabel(cp, "-", "")
+	by := strings.Join(cp.Metadata.Nodes, ",")
+	if by == "" {
+		by = "(" + cp.Source + ")"
+	}
+	if cp.Metadata.Replay {
+		by = fmt.Sprintf("(replay of @%d)", cp.Metadata.ForkedFrom)
+	}
+	next := engine.DescribeTasks(cp.Tasks)
+	if next == "" {
+		next = "—"
+	}
+	if cp.Metadata.Interrupt != nil {
+		next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
+	}
+	nextCell := termtext.Name(next)
+	if cp.Unreadable != "" {
+		nextCell = "? " + termtext.Line(firstLine(cp.Unreadable))
+	}
+	return fmt.Sprintf("%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, nextCell)
+}
+
+// eachPage calls f with the thread's listings up to newest, oldest first,
+// logPage at a time: a page is read, handed over and let go, so a long
+// thread is never held whole. History lists newest first below an id:
+// the page below lo+logPage holds every listing of [lo, lo+logPage) (at
+// most logPage of them), and the older ones it may hold are left out.
+func eachPage(ctx context.Context, e *engine.Engine, thread string, newest int64, f func([]engine.Checkpoint) error) error {
+	for lo := int64(1); lo <= newest; lo += logPage {
+		page, err := e.History(ctx, thread, lo+logPage, logPage)
+		if err != nil {
+			return err
+		}
+		page = slices.DeleteFunc(page, func(cp engine.Checkpoint) bool { return cp.ID < lo })
+		slices.Reverse(page)
+		if len(page) > 0 {
+			if err := f(page); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func printLog(c *cobra.Command, e *engine.Engine, thread string, before int64, last int, asJSON bool) error {
 	ctx, out := c.Context(), c.OutOrStdout()
-	cps, err := e.History(ctx, thread, before, last)
+	limit := last
+	if limit == 0 {
+		limit = 1 // the newest (below before), to know where the stream ends
+	}
+	cps, err := e.History(ctx, thread, before, limit)
 	if err != nil {
 		return err
 	}
@@ -92,67 +185,56 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, before int64, l
 			return err
 		}
 	}
-	sort.Slice(cps, func(i, j int) bool { return cps[i].ID < cps[j].ID })
+	slices.Reverse(cps)
+	pages := func(f func([]engine.Checkpoint) error) error {
+		if last > 0 || len(cps) == 0 {
+			return f(cps)
+		}
+		return eachPage(ctx, e, thread, cps[0].ID, f)
+	}
 	if asJSON {
-		type row struct {
-			ID       int64          `json:"id"`
-			Parent   int64          `json:"parent"`
-			Step     int            `json:"step"`
-			Source   string         `json:"source"`
-			Nodes    []string       `json:"nodes"`
-			Next     []nextTask     `json:"next"`
-			Calls    map[string]int `json:"modelCalls,omitempty"`
-			Messages int            `json:"messages"`
-			// Bytes is what the checkpoint added to the store.
-			Bytes int `json:"bytes,omitempty"`
-			// RerootedFrom is the parent a checkpoint had before prune deleted it.
-			RerootedFrom int64 `json:"rerootedFrom,omitempty"`
-			// Unreadable says why the checkpoint's listing does not read.
-			Unreadable string `json:"unreadable,omitempty"`
-			// ReplayOf is the checkpoint a replay runs again.
-			ReplayOf int64 `json:"replayOf,omitempty"`
+		// As writeJSON writes {"checkpoints": [rows], "thread": T}, a
+		// row at a time.
+		w := bufio.NewWriter(out)
+		fmt.Fprint(w, "{\n  \"checkpoints\": [")
+		first := true
+		err := pages(func(page []engine.Checkpoint) error {
+			for _, cp := range page {
+				b, err := json.MarshalIndent(logRowOf(cp), "    ", "  ")
+				if err != nil {
+					return fmt.Errorf("encode the JSON output: %w", err)
+				}
+				if !first {
+					w.WriteString(",")
+				}
+				first = false
+				w.WriteString("\n    ")
+				w.Write(termtext.JSON(b))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		rows := make([]row, len(cps))
-		for i, cp := range cps {
-			next := make([]nextTask, len(cp.Tasks))
-			for j, t := range cp.Tasks {
-				next[j] = nextTask{t.Node}
-			}
-			rows[i] = row{cp.ID, cp.ParentID, cp.Step, cp.Source, cp.Metadata.Nodes, next, cp.Metadata.ModelCalls, cp.Messages, cp.Bytes, cp.RerootedFrom, cp.Unreadable, 0}
-			if cp.Metadata.Replay {
-				rows[i].ReplayOf = cp.Metadata.ForkedFrom
-			}
-			if rows[i].Nodes == nil {
-				rows[i].Nodes = []string{}
-			}
+		if !first {
+			w.WriteString("\n  ")
 		}
-		return writeJSON(out, map[string]any{"thread": thread, "checkpoints": rows})
+		name, err := json.Marshal(thread)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "],\n  \"thread\": %s\n}\n", termtext.JSON(name))
+		return w.Flush()
 	}
 	tw := newTable(out)
 	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
-	for _, cp := range cps {
-		parent := parentLabel(cp, "-", "")
-		by := strings.Join(cp.Metadata.Nodes, ",")
-		if by == "" {
-			by = "(" + cp.Source + ")"
+	err = pages(func(page []engine.Checkpoint) error {
+		for _, cp := range page {
+			io.WriteString(tw, logLine(cp))
 		}
-		if cp.Metadata.Replay {
-			by = fmt.Sprintf("(replay of @%d)", cp.Metadata.ForkedFrom)
-		}
-		next := engine.DescribeTasks(cp.Tasks)
-		if next == "" {
-			next = "—"
-		}
-		if cp.Metadata.Interrupt != nil {
-			next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
-		}
-		nextCell := termtext.Name(next)
-		if cp.Unreadable != "" {
-			nextCell = "? " + termtext.Line(firstLine(cp.Unreadable))
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, nextCell)
-	}
-	if err := tw.Flush(); err != nil {
+		return tw.Flush()
+	})
+	if err != nil {
 		return err
 	}
 	if last > 0 && len(cps) == last {

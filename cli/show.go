@@ -298,10 +298,13 @@ func printCosts(out io.Writer, c engine.Costs) {
 		fmt.Fprintf(out, "  last turn (from @%d): %s in / %s out\n", t.Start, termtext.Count(t.Total.PromptTokens), termtext.Count(t.Total.CompletionTokens))
 		printRoles(out, "    ", t.Roles)
 	}
-	turns := c.Turns
+	turns, earlier := c.Turns, c.EarlierTurns
 	if len(turns) > shownTurns {
-		fmt.Fprintf(out, "  … %d earlier turn(s)\n", len(turns)-shownTurns)
+		earlier += len(turns) - shownTurns
 		turns = turns[len(turns)-shownTurns:]
+	}
+	if earlier > 0 {
+		fmt.Fprintf(out, "  … %d earlier turn(s)\n", earlier)
 	}
 	for _, t := range turns {
 		fmt.Fprintf(out, "  turn @%-5d %8s in / %7s out\n", t.Start, termtext.Count(t.Total.PromptTokens), termtext.Count(t.Total.CompletionTokens))

@@ -12,10 +12,12 @@ import (
 // (two spaces between columns, the last cell of a line unpadded), but
 // by terminal cells: tabwriter counts runes, so a thread id in CJK or
 // emoji (two cells a character) pushed its row's later columns right.
-// Write everything, then Flush.
+// Write everything, then Flush; or Flush a part at a time (a stream):
+// the columns keep the widest cell of every part so far.
 type table struct {
-	out io.Writer
-	buf bytes.Buffer
+	out    io.Writer
+	buf    bytes.Buffer
+	widths []int
 }
 
 func newTable(out io.Writer) *table { return &table{out: out} }
@@ -30,7 +32,7 @@ func (t *table) Flush() error {
 		return nil
 	}
 	var rows [][]string
-	var widths []int
+	widths := t.widths
 	for line := range strings.SplitSeq(text, "\n") {
 		cells := strings.Split(line, "\t")
 		for i, c := range cells[:len(cells)-1] {
@@ -41,6 +43,7 @@ func (t *table) Flush() error {
 		}
 		rows = append(rows, cells)
 	}
+	t.widths = widths
 	var b strings.Builder
 	for _, cells := range rows {
 		for i, c := range cells[:len(cells)-1] {

@@ -81,6 +81,11 @@ type Metadata struct {
 	// Events is how many events were stored with the checkpoint (0 also
 	// for checkpoints stored before they were counted).
 	Events int `json:"events,omitempty"`
+	// Sums are the running totals a turn's first checkpoint (an input or
+	// a fork) keeps: what the checkpoints before it cost (Costs reads
+	// them instead of every listing). Nil for the other checkpoints and
+	// for listings stored before they held them.
+	Sums *Sums `json:"sums,omitempty"`
 }
 
 // Checkpoint is a decoded, migrated checkpoint.

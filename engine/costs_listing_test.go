@@ -310,3 +310,173 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 		t.Errorf("resume under a budget the turn has used: %v", err)
 	}
 }
+
+// listingCounter counts the listings History hands out.
+type listingCounter struct {
+	store.Store
+	rows atomic.Int64
+}
+
+func (s *listingCounter) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	rows, err := s.Store.History(ctx, thread, before, limit)
+	s.rows.Add(int64(len(rows)))
+	return rows, err
+}
+
+// Costs at any checkpoint of a long thread read the newest turns'
+// listings and the head's turn, not every listing (the turns' first
+// checkpoints keep running totals), and give what every listing gives:
+// with forks, a half-finished superstep, and after reopening the store.
+// A thread whose listings hold no totals (the release before them) still
+// answers, from every listing, and its next turn sums them once.
+func TestCostsReadTheNewestTurnsOnly(t *testing.T) {
+	const turns = 40
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, reopen := sc.open(t)
+			mock := ticket.NewMock()
+			e, err := ticket.NewEngine(st, mock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range turns {
+				if _, err := e.Run(ctx, "s", ticket.Input(sentences[i%len(sentences)]), engine.RunConfig{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := e.Fork(ctx, "s", 50, ticket.Input(sentences[1]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Run(ctx, "s", ticket.Input(sentences[2]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			mock.FailRole(model.RoleExecutor, 1)
+			if _, err := e.Run(ctx, "s", ticket.Input(sentences[0]), engine.RunConfig{}); err == nil {
+				t.Fatal("the failing executor did not fail the run")
+			}
+			newest := mustLatest(t, e, "s").ID
+			heads := []int64{0, 1, 2, 50, 51, newest - 3}
+			for id := int64(7); id < newest; id += 23 {
+				heads = append(heads, id)
+			}
+			check := func(st store.Store, when string) {
+				t.Helper()
+				counted := &listingCounter{Store: st}
+				e, err := ticket.NewEngine(counted, ticket.NewMock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, head := range heads {
+					counted.rows.Store(0)
+					got, err := e.CostsAt(ctx, "s", head)
+					if err != nil {
+						t.Fatal(err)
+					}
+					read := counted.rows.Load()
+					want, err := e.CostsByScan(ctx, "s", head)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s, costs at @%d: from running totals\n%+v\nfrom every listing\n%+v", when, head, got, want)
+					}
+					if read >= newest/2 {
+						t.Errorf("%s, costs at @%d read %d listings of %d", when, head, read, newest)
+					}
+					if head == 0 && (len(got.Turns) != engine.CostTurns || got.EarlierTurns != turns+2+1-engine.CostTurns) {
+						t.Errorf("%s: %d turns listed and %d earlier, want %d and %d", when, len(got.Turns), got.EarlierTurns, engine.CostTurns, turns+3-engine.CostTurns)
+					}
+				}
+			}
+			check(st, "this process")
+			if reopen != nil {
+				check(reopen(), "after reopening")
+			}
+		})
+	}
+}
+
+// A thread written before turns kept running totals: Costs reads every
+// listing and gives the same; the next turn sums them once, and Costs
+// reads the newest turns only from then on.
+func TestCostsOfListingsWithoutSums(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := e.Run(ctx, "o", ticket.Input(sentences[i%len(sentences)]), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var meta []byte
+		if err := rows.Scan(&id, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if old[id], err = engine.ListingWithoutSums(meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for id, meta := range old {
+		if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = ? WHERE thread_id = 'o' AND checkpoint_id = ?`, string(meta), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	costs := func(head int64) (engine.Costs, engine.Costs, int64) {
+		t.Helper()
+		counted := &listingCounter{Store: st}
+		e, err := ticket.NewEngine(counted, ticket.NewMock()) // nothing cached
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.CostsAt(ctx, "o", head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := counted.rows.Load()
+		want, err := e.CostsByScan(ctx, "o", head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, want, read
+	}
+	n := int64(len(old))
+	if got, want, read := costs(0); !reflect.DeepEqual(got, want) || read < n {
+		t.Fatalf("without running totals: %d listings read of %d, costs\n%+v\nwant\n%+v", read, n, got, want)
+	}
+	if _, err := e.Run(ctx, "o", ticket.Input(sentences[0]), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, head := range []int64{0, n + 1, n} {
+		got, want, read := costs(head)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("costs at @%d after a turn summed them: %+v\nwant %+v", head, got, want)
+		}
+		if head != n && read >= n*3/4 {
+			t.Errorf("costs at @%d read %d listings of %d after a turn summed them", head, read, n)
+		}
+	}
+}

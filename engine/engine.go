@@ -247,6 +247,10 @@ type Engine struct {
 	now   func() time.Time
 	cache *cache
 	memo  encodeMemo
+	// sums are the running totals after this engine's last commit to
+	// each thread (costs.go: a trusted turn's first checkpoint takes its
+	// Sums from them without a read).
+	sums sumsMemo
 	// fenced is the epoch this engine's last Fence of each thread handed
 	// out (see lockFor).
 	fenced epochs

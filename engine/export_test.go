@@ -375,3 +375,20 @@ func SkipString(b []byte) (int, bool) {
 	ok := r.skipString()
 	return r.i, ok
 }
+
+// CostsByScan is CostsAt from every listing, as a thread whose turns
+// hold no running totals reads: the reference of the totals' path.
+func (e *Engine) CostsByScan(ctx context.Context, thread string, head int64) (Costs, error) {
+	return e.costsByScan(ctx, thread, head)
+}
+
+// ListingWithoutSums is a stored listing without running totals, as the
+// release before them wrote it.
+func ListingWithoutSums(meta []byte) ([]byte, error) {
+	var l listing
+	if err := json.Unmarshal(meta, &l); err != nil {
+		return nil, err
+	}
+	l.SumTurns, l.SumThread, l.SumBranch = 0, nil, nil
+	return l.MarshalJSON()
+}

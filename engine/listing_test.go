@@ -24,6 +24,8 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		"an input":                  {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, Bytes: 900, Row: 300},
 		"bytes of the row alone":    {Source: SourceInput, Status: RunRunning, Bytes: 300, Row: 300},
 		"a paused loop step":        {Source: SourceLoop, Status: RunPaused, Nodes: []string{"critic"}},
+		"a turn's running totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 4, SumThread: two, SumBranch: tok},
+		"the first turn's totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1},
 	}
 	for name, l := range cases {
 		b, err := json.Marshal(l.compact())
@@ -58,10 +60,16 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	// A field a newer rewind adds past the last is left alone; a newer
 	// format is read as one.
 	var newer listing
-	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
 		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
 	}
 	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
 		t.Errorf("a listing of format 4 reads as format %d (%v)", newer.format, err)
+	}
+	// Running totals follow the format, which is then written as 0 (3);
+	// a rewind from before them stops reading at the format.
+	b, err := json.Marshal(cases["a turn's running totals"].compact())
+	if want := `[0,0,0,0,0,0,0,["planner"],0,"running","input",0,0,0,0,0,0,0,0,0,0,4,{"critic":[1,10,2],"executor":[1,5,1]},{"executor":[3,358,64]}]`; err != nil || string(b) != want {
+		t.Errorf("a turn's running totals are stored as %s (%v), want %s", b, err, want)
 	}
 }

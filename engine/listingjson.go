@@ -12,9 +12,12 @@ import (
 // A listing of format 3 is stored as a JSON array, its fields by position
 // (listingFields), the empty ones at the end left off and the others
 // written as 0; a listing written before is an object (the json tags of
-// listing), which reads as it always did. The array's last position is the
-// storage format of the row's state document, left off while it is 3: a
-// document of format 3 does not say it (stateDoc.Format).
+// listing), which reads as it always did. Position 20 is the storage
+// format of the row's state document, left off while it is 3: a document
+// of format 3 does not say it (stateDoc.Format). The running totals of a
+// turn's first checkpoint follow it (21-23: SumTurns, SumThread,
+// SumBranch), written since; a rewind before them skips them as a newer
+// rewind's fields, and a listing without them reads as none.
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing
@@ -22,7 +25,8 @@ type listingObject listing
 // listingFields are the positions of a stored listing.
 func (l *listing) listingFields() []any {
 	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
-		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format}
+		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format,
+		&l.SumTurns, &l.SumThread, &l.SumBranch}
 }
 
 func (l listing) MarshalJSON() ([]byte, error) {

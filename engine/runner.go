@@ -118,6 +118,18 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
+	if turnStart(*cp) {
+		// Its running totals: Costs reads them instead of every listing.
+		// A trusted turn's engine knows them from its last commit.
+		sums, ok := r.e.sums.before(r.thread, r.epoch, r.lastID, cp.ParentID)
+		if !ok {
+			var err error
+			if sums, err = r.e.sumsBefore(ctx, r.thread, cp.ParentID, cp.ID); err != nil {
+				return fmt.Errorf("sum the costs before checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
+			}
+		}
+		cp.Metadata.Sums = sums
+	}
 	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo, r.stored)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
@@ -130,7 +142,9 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	row.CreatedAt = r.e.stamp()
 	r.hook(HookBeforeCommit, HookInfo{Checkpoint: cp.ID})
 	r.e.fenced.unsure(r.thread) // until the put says it is stored
+	prev := r.lastID
 	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
+		r.e.sums.forget(r.thread) // it may be stored: the memo no longer knows
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", threadName(r.thread), cp.ID, err)
 		}
@@ -138,6 +152,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
 	r.e.fenced.wrote(r.thread, r.epoch, cp.ID)
+	r.e.sums.committed(r.thread, r.epoch, prev, *cp)
 	if r.stored == nil {
 		r.stored = map[string]bool{}
 	}

@@ -91,6 +91,13 @@ type listing struct {
 	Messages   int               `json:"msgs"`
 	Bytes      int               `json:"bytes,omitempty"`
 	Row        int               `json:"row,omitempty"`
+	// The running totals of a turn's first checkpoint (Metadata.Sums),
+	// after the format in an array listing: SumTurns is Sums.Turns + 1
+	// (0: no sums), SumThread and SumBranch [calls, prompt, completion]
+	// by role, as Tokens.
+	SumTurns  int               `json:"-"`
+	SumThread map[string][3]int `json:"-"`
+	SumBranch map[string][3]int `json:"-"`
 	// format is the storage format of the row's document, which an array
 	// listing implies (listingjson.go); 0 for an object listing.
 	format int
@@ -628,6 +635,9 @@ func (g *Graph) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGrou
 		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
 		Messages: cp.Messages} // commit counted them
+	if sums := cp.Metadata.Sums; sums != nil {
+		meta.SumTurns, meta.SumThread, meta.SumBranch = sums.Turns+1, packTokens(sums.Thread), packTokens(sums.Branch)
+	}
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
 	}
@@ -1392,6 +1402,28 @@ func (l listing) fill() listing {
 	return l
 }
 
+// packTokens is tokens by role as a listing stores them: [calls, prompt,
+// completion]; nil for none.
+func packTokens(m map[string]RoleUsage) map[string][3]int {
+	var out map[string][3]int
+	for role, u := range m {
+		if out == nil {
+			out = make(map[string][3]int, len(m))
+		}
+		out[role] = [3]int{u.Calls, u.PromptTokens, u.CompletionTokens}
+	}
+	return out
+}
+
+// unpackTokens reads what packTokens stored; an empty map for none.
+func unpackTokens(m map[string][3]int) map[string]RoleUsage {
+	out := make(map[string]RoleUsage, len(m))
+	for role, t := range m {
+		out[role] = RoleUsage{Calls: t[0], Usage: model.Usage{PromptTokens: t[1], CompletionTokens: t[2]}}
+	}
+	return out
+}
+
 // callsOf counts the calls of tokens by role.
 func callsOf(tokens map[string][3]int) map[string]int {
 	out := make(map[string]int, len(tokens))
@@ -1408,10 +1440,10 @@ func (p parsedRow) checkpoint(g *Graph) Checkpoint {
 		ForkedFrom: meta.ForkedFrom, Replay: meta.Replay, AsNode: meta.AsNode, Reused: meta.Reused,
 		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: meta.Status, Reason: meta.Reason, Events: meta.Events}
 	if meta.Tokens != nil {
-		md.Tokens = make(map[string]RoleUsage, len(meta.Tokens))
-		for role, t := range meta.Tokens {
-			md.Tokens[role] = RoleUsage{Calls: t[0], Usage: model.Usage{PromptTokens: t[1], CompletionTokens: t[2]}}
-		}
+		md.Tokens = unpackTokens(meta.Tokens)
+	}
+	if meta.SumTurns > 0 {
+		md.Sums = &Sums{Turns: meta.SumTurns - 1, Thread: unpackTokens(meta.SumThread), Branch: unpackTokens(meta.SumBranch)}
 	}
 	if p.doc.Usage != nil {
 		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}

@@ -560,6 +560,12 @@ func (l *listing) readField(r *rd, i int, core bool) bool {
 		return tokens(&l.OldTokens)
 	case 20:
 		return num(&l.format)
+	case 21:
+		return num(&l.SumTurns)
+	case 22:
+		return tokens(&l.SumThread)
+	case 23:
+		return tokens(&l.SumBranch)
 	}
 	_, ok := r.value() // a newer rewind's field
 	return ok

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,18 +73,24 @@ type Turn struct {
 
 // Report is the whole run.
 type Report struct {
-	Store       string  `json:"store"`
+	Store string `json:"store"`
+	// Durability says how the store's commits reach the disk (the
+	// caller's: SQLite's sync mode).
+	Durability  string  `json:"durability,omitempty"`
 	Thread      string  `json:"thread"`
 	Turns       []Turn  `json:"turns"`
 	Checkpoints int64   `json:"checkpoints"`
 	TotalBytes  int64   `json:"totalBytes"`
 	HistoryMs   float64 `json:"historyMs"`
-	// GetLatestMs and GetMiddleMs load one checkpoint's values in a
-	// process that has not read the thread before (nothing cached);
-	// GetLatestWarmMs again in the process that wrote it.
-	GetLatestMs     float64 `json:"getLatestMs"`
-	GetMiddleMs     float64 `json:"getMiddleMs"`
-	GetLatestWarmMs float64 `json:"getLatestWarmMs"`
+	// GetLatestMs and GetMiddleMs load one checkpoint's values in a new
+	// engine of the process that wrote the thread (nothing cached, but a
+	// warm process); GetLatestWarmMs again in the engine that wrote it.
+	// NewProcess, when the caller measured it, is the same loads in a new
+	// process each.
+	GetLatestMs     float64     `json:"getLatestMs"`
+	GetMiddleMs     float64     `json:"getMiddleMs"`
+	GetLatestWarmMs float64     `json:"getLatestWarmMs"`
+	NewProcess      *NewProcess `json:"newProcess,omitempty"`
 	// RSSBytes is the process's peak resident memory.
 	RSSBytes    int64 `json:"rssBytes"`
 	InlineBytes int   `json:"inlineBytes,omitempty"`
@@ -186,6 +193,75 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	}
 	rep.RSSBytes = peakRSS()
 	return rep, nil
+}
+
+// NewProcess is what loading a checkpoint costs a new process (`rewind
+// bench` starts one a load), after the store is open: medians.
+type NewProcess struct {
+	Processes int `json:"processes"`
+	// OpenMs opens the store and makes the engine.
+	OpenMs float64 `json:"openMs"`
+	// LatestMs and MiddleMs are the process's first load: the newest
+	// checkpoint, the one in the middle.
+	LatestMs float64 `json:"latestMs"`
+	MiddleMs float64 `json:"middleMs"`
+	// ThenMs is the same process's next load, of another old checkpoint:
+	// what a load costs once the process's first-use costs are paid.
+	ThenMs float64 `json:"thenMs"`
+}
+
+// Loads are one new process's timings (Load): opening the store and the
+// engine, then each load in order.
+type Loads struct {
+	OpenMs float64   `json:"openMs"`
+	Ms     []float64 `json:"ms"`
+}
+
+// Load loads checkpoints ids of thread in order on a new engine of open's
+// store, timing each: what a new process's loads cost (`rewind bench`
+// runs it in one). With profile, the loads' CPU profile goes to that file
+// ($REWIND_BENCH_CPUPROFILE: where the first-use costs are).
+func Load(ctx context.Context, open func(context.Context) (store.Store, error), thread string, ids []int64, profile string) (Loads, error) {
+	start := time.Now()
+	st, err := open(ctx)
+	if err != nil {
+		return Loads{}, err
+	}
+	defer st.Close()
+	e, err := ticket.NewEngine(st, ticket.NewMock())
+	if err != nil {
+		return Loads{}, err
+	}
+	out := Loads{OpenMs: ms(time.Since(start))}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return out, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return out, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, id := range ids {
+		start := time.Now()
+		if _, err := e.Get(ctx, thread, id); err != nil {
+			return out, fmt.Errorf("bench: load checkpoint %d: %w", id, err)
+		}
+		out.Ms = append(out.Ms, ms(time.Since(start)))
+	}
+	return out, nil
+}
+
+// Median is the median of xs (0 for none).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // InlineAttachment is an attachment whose reference carries n bytes of

@@ -49,7 +49,11 @@ func Open(ctx context.Context, spec string) (store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return orNil(sqlite.Open(ctx, path))
+		sync, err := SQLiteSync()
+		if err != nil {
+			return nil, err
+		}
+		return orNil(sqlite.Open(ctx, path, sqlite.WithSync(sync)))
 	}
 	switch {
 	case spec == "memory:" || spec == "memory":
@@ -58,6 +62,40 @@ func Open(ctx context.Context, spec string) (store.Store, error) {
 		return orNil(postgres.Open(ctx, spec))
 	}
 	return nil, fmt.Errorf("unknown store %q: use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB", Describe(spec))
+}
+
+// SyncEnv names the environment variable that says how SQLite stores
+// commit: full (the default) or normal. `--sqlite-sync` sets it, so a
+// worker or drill process the command starts opens the store the same way.
+const SyncEnv = "REWIND_SQLITE_SYNC"
+
+// SQLiteSync is how the SQLite stores Open opens commit: $REWIND_SQLITE_SYNC,
+// else sqlite.SyncFull (every commit fsynced).
+func SQLiteSync() (sqlite.Sync, error) {
+	v := os.Getenv(SyncEnv)
+	if strings.TrimSpace(v) == "" {
+		return sqlite.SyncFull, nil
+	}
+	y, err := sqlite.ParseSync(v)
+	if err != nil {
+		return "", fmt.Errorf("$%s: %w", SyncEnv, err)
+	}
+	return y, nil
+}
+
+// Durability says how a store's commits reach the disk, for reports
+// (rewind bench): "" when there is nothing to choose.
+func Durability(st store.Store) string {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		if s.Sync() == sqlite.SyncNormal {
+			return "--sqlite-sync normal, commits not fsynced: an OS crash or power cut may lose the last ones"
+		}
+		return "--sqlite-sync full, every commit fsynced"
+	case *memory.Store, keepOpen:
+		return "memory, nothing outlives the process"
+	}
+	return ""
 }
 
 // orNil keeps a failed open from becoming a non-nil interface holding a nil

@@ -321,7 +321,9 @@ type putStatement struct {
 	args []int
 }
 
-var putStatements = func() (out [putShapes]putStatement) {
+// putStatements are made at a process's first put, not at its start:
+// every command (most only read, most on sqlite) paid for the 64 shapes.
+var putStatements = sync.OnceValue(func() (out [putShapes]putStatement) {
 	parts := []struct {
 		part putPart
 		sql  string
@@ -339,7 +341,7 @@ var putStatements = func() (out [putShapes]putStatement) {
 		out[shape] = numberArgs(sql, putArgs)
 	}
 	return out
-}()
+})
 
 // numberArgs replaces each @name of sql by $N, numbered in order of first
 // use, and says which of names each $N is.
@@ -481,7 +483,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}
 	all := [...]any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
 		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head}
-	stmt := putStatements[shape]
+	stmt := putStatements()[shape]
 	putArgs := make([]any, len(stmt.args))
 	for i, a := range stmt.args {
 		putArgs[i] = all[a]

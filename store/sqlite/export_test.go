@@ -20,3 +20,13 @@ func WriteConn(s *Store) any {
 	defer s.w.mu.Unlock()
 	return s.w.conn
 }
+
+// WithVFS opens the store's connections through the SQLite VFS
+// registered under name (the power-cut test's).
+func WithVFS(name string) Option { return func(s *Store) { s.vfs = name } }
+
+// WithFileSync replaces the fsync of the WAL and its directory that makes
+// a run's commits durable when its lock is released.
+func WithFileSync(sync func(path string) error) Option {
+	return func(s *Store) { s.fileSync = sync }
+}

@@ -89,12 +89,14 @@ type lockFile struct {
 }
 
 // unlock releases l: the file stays open for the next Lock, empty (no pid
-// for LockHolder to name).
+// for LockHolder to name). The commits made under it reach the disk first
+// (see lazy).
 func (s *Store) unlock(thread string, l *lockFile) error {
+	synced := s.syncWAL()
 	s.lockMu.Lock()
 	defer s.lockMu.Unlock()
 	if s.lockFiles[thread] != l {
-		return nil // Close closed it, which released it
+		return synced // Close closed it, which released it
 	}
 	l.held = false
 	var err error
@@ -110,9 +112,9 @@ func (s *Store) unlock(thread string, l *lockFile) error {
 		err = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: release the lock of thread %v: %w", s.path, check.Name(thread), err)
+		return errors.Join(synced, fmt.Errorf("sqlite store %s: release the lock of thread %v: %w", s.path, check.Name(thread), err))
 	}
-	return nil
+	return synced
 }
 
 // maxLockFiles bounds the lock files a Store keeps open (one descriptor

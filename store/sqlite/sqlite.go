@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,11 +23,43 @@ import (
 	"rewind/store"
 )
 
-// pragmas are every connection's. secure_delete overwrites deleted rows
-// with zeros, so a deleted thread (or a pruned checkpoint) leaves no text
-// in the file (DeleteThread empties the WAL too: see wipeWAL).
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+// pragmas are every connection's, with its synchronous (Sync).
+// secure_delete overwrites deleted rows with zeros, so a deleted thread
+// (or a pruned checkpoint) leaves no text in the file (DeleteThread
+// empties the WAL too: see wipeWAL).
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
 	"&_pragma=secure_delete(1)"
+
+// Sync is how a commit reaches the disk (SQLite's synchronous, in WAL
+// mode).
+type Sync string
+
+const (
+	// SyncFull, the default, fsyncs the WAL at every commit: a commit
+	// that returned survives an OS crash or a power cut.
+	SyncFull Sync = "full"
+	// SyncNormal fsyncs only when the WAL is folded into the file (every
+	// checkpointEvery commits): a killed process loses nothing, but an OS
+	// crash or a power cut may lose the commits since the last fold.
+	SyncNormal Sync = "normal"
+)
+
+// ParseSync reads a --sqlite-sync value: full or normal.
+func ParseSync(v string) (Sync, error) {
+	switch s := Sync(strings.ToLower(strings.TrimSpace(v))); s {
+	case SyncFull, SyncNormal:
+		return s, nil
+	}
+	return "", fmt.Errorf("sqlite sync %q: give full (every commit on disk, the default) or normal (faster; an OS crash or power cut may lose the last commits)", v)
+}
+
+// pragma is the connection parameter that sets it.
+func (y Sync) pragma() string {
+	if y == SyncNormal {
+		return "&_pragma=synchronous(NORMAL)"
+	}
+	return "&_pragma=synchronous(FULL)"
+}
 
 // readOnlyPragmas are the connections' of a store this process cannot
 // write (see access).
@@ -61,6 +94,16 @@ type Store struct {
 	lockMu    sync.Mutex
 	lockFiles map[string]*lockFile
 	clock     func() time.Time // stamps rows (WithClock; nil: time.Now)
+	sync      Sync             // WithSync; "": SyncFull
+	vfs       string           // the SQLite VFS (tests: withVFS); "": the OS's
+	// file is the database's absolute path. lazyCommits says that a
+	// commit since the last fsync of the WAL was not fsynced (see lazy);
+	// syncWAL fsyncs it with fileSync (tests: WithFileSync; nil: fsync),
+	// and the directory once (dirSynced, under the writer's mutex).
+	file        string
+	lazyCommits atomic.Bool
+	fileSync    func(path string) error
+	dirSynced   bool
 }
 
 // Option configures a store (Open).
@@ -70,6 +113,17 @@ type Option func(*Store)
 // given no CreatedAt, task writes, drafts, fences; default time.Now), so a
 // test's stored times do not depend on when it ran.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = now } }
+
+// WithSync says how commits reach the disk (default SyncFull).
+func WithSync(y Sync) Option { return func(s *Store) { s.sync = y } }
+
+// Sync is how the store's commits reach the disk.
+func (s *Store) Sync() Sync {
+	if s.sync == "" {
+		return SyncFull
+	}
+	return s.sync
+}
 
 // now is the store's clock in the microseconds a row keeps.
 func (s *Store) now() int64 {
@@ -124,17 +178,23 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Store{path: path, file: abs, locks: abs + ".locks", readOnly: readOnly, done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
+	if _, err := ParseSync(string(s.Sync())); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if s.vfs != "" {
+		params += "vfs=" + url.QueryEscape(s.vfs) + "&"
+	}
 	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params
 	version, err := inspect(ctx, path, uri)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, locks: abs + ".locks", readOnly: readOnly, done: make(chan struct{})}
-	for _, o := range opts {
-		o(s)
-	}
-	conns := pragmas
+	conns := pragmas + s.Sync().pragma()
 	if readOnly != "" {
 		// No journal_mode: a read-only connection must not try to set it.
 		conns = readOnlyPragmas
@@ -152,6 +212,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.w.SetMaxOpenConns(1)
+	s.w.initial = s.Sync()
 	// A store of this schema opens without a write: migrate's transaction
 	// took the file's write lock for every command, one more wait (and,
 	// under contention, one more SQLITE_BUSY) before any work.
@@ -174,10 +235,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 		sqlPruneBlobs}
-	s.w.mu.Lock()
-	err = s.w.take(ctx) // the writer's connection, from now on
-	s.w.mu.Unlock()
-	err = errors.Join(err,
+	// The writer's connection and its statements are taken at the first
+	// write (begin): preparing them cost a command that only reads a
+	// tenth of its process.
+	err = errors.Join(
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHeadDoc, sqlHistory, sqlChain, sqlChainRange, sqlMessages, sqlMessagesAt, sqlMessagesIn, sqlBlobs, sqlBodies, sqlSize,
 			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {
@@ -254,6 +315,7 @@ func (s *Store) Close() error {
 	if s.ckptDone != nil {
 		<-s.ckptDone // its checkpoint ends before the file is let go
 	}
+	errs := []error{s.syncWAL()} // the lazy commits of a run not released
 	if s.w.DB != nil {
 		s.w.mu.Lock() // after the write in progress, if any
 		s.retryWipe(context.Background())
@@ -261,7 +323,7 @@ func (s *Store) Close() error {
 		s.w.closed = true
 		s.w.mu.Unlock()
 	}
-	errs := []error{s.closeLocks()}
+	errs = append(errs, s.closeLocks())
 	for _, db := range []*sql.DB{s.r.DB, s.w.DB} {
 		if db != nil {
 			errs = append(errs, db.Close())

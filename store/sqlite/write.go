@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +47,9 @@ type writer struct {
 	rows   [3][maxRows]*sql.Stmt
 	closed bool
 	tx     wtx // the transaction in progress
+	// level is the connection's synchronous now; initial, the store's,
+	// is what a new connection starts with (see lazy).
+	level, initial Sync
 }
 
 // The transaction's own statements.
@@ -68,7 +74,7 @@ func (w *writer) take(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.conn, w.stmts = conn, make(map[string]*sql.Stmt, len(w.queries)+3)
+	w.conn, w.stmts, w.level = conn, make(map[string]*sql.Stmt, len(w.queries)+3), w.initial
 	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // see begin
 		w.release(true)
 		return err
@@ -132,6 +138,7 @@ type wtx struct {
 	s    *Store
 	ctx  context.Context // the write's: a write it ended commits nothing
 	open bool            // after BEGIN, until COMMIT or ROLLBACK
+	lazy bool            // its COMMIT is not fsynced (see lazy)
 }
 
 // in is one of the writer's statements, to run inside tx.
@@ -141,6 +148,30 @@ func (tx *wtx) in(query string) *sql.Stmt { return tx.s.w.stmts[query] }
 // process cannot write the store. It runs ready first, if given, with
 // the writer's connection held. The caller defers tx.end.
 func (s *Store) begin(ctx context.Context, ready ...func() error) (*wtx, error) {
+	return s.beginAs(ctx, false, ready...)
+}
+
+// lazy says whether a write of thread may commit without its own fsync:
+// with SyncFull, while this Store holds the thread's lock (Lock: a run
+// of the engine, its puts one after the other). Such commits reach the
+// disk when the lock is released (syncWAL), before the run reports
+// anything, or with the next commit that is fsynced: the WAL is one
+// file, written in order, and a power cut keeps a prefix of its commits.
+// A power cut mid-run may lose the run's last steps, as a kill a moment
+// earlier would; never a commit of a run that ended, nor any other
+// write (a fence, a draft, a delete, a write without the lock).
+func (s *Store) lazy(thread string) bool {
+	if s.Sync() != SyncFull {
+		return false
+	}
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
+	l := s.lockFiles[thread]
+	return l != nil && l.held
+}
+
+// beginAs is begin with the transaction's COMMIT fsynced or, lazy, not.
+func (s *Store) beginAs(ctx context.Context, lazy bool, ready ...func() error) (*wtx, error) {
 	if s.readOnly != "" {
 		return nil, errors.New(s.readOnly)
 	}
@@ -151,6 +182,13 @@ func (s *Store) begin(ctx context.Context, ready ...func() error) (*wtx, error) 
 		if err == nil {
 			err = r()
 		}
+	}
+	if err == nil {
+		level := s.Sync()
+		if lazy {
+			level = SyncNormal
+		}
+		err = w.setLevel(ctx, level)
 	}
 	if err == nil && s.unwiped.Load() {
 		s.wipeWAL(ctx)
@@ -172,8 +210,66 @@ func (s *Store) begin(ctx context.Context, ready ...func() error) (*wtx, error) 
 		w.mu.Unlock()
 		return nil, err
 	}
-	w.tx = wtx{s: s, ctx: ctx, open: true}
+	w.tx = wtx{s: s, ctx: ctx, open: true, lazy: lazy}
 	return &w.tx, nil
+}
+
+// setLevel sets the connection's synchronous for the next transaction
+// (w.mu held, outside a transaction).
+func (w *writer) setLevel(ctx context.Context, level Sync) error {
+	if w.level == level {
+		return nil
+	}
+	if _, err := w.conn.ExecContext(quiet(ctx), `PRAGMA synchronous = `+strings.ToUpper(string(level))); err != nil {
+		return err
+	}
+	w.level = level
+	return nil
+}
+
+// syncWAL makes the lazy commits durable: an fsync of the WAL, which
+// holds every commit not yet folded into the file (a fold fsyncs the
+// WAL before it writes the file, and the file before the WAL starts
+// over), and once a Store, of its directory, which holds the WAL's name.
+// It runs under the writer's mutex: a commit after it is lazy again.
+func (s *Store) syncWAL() error {
+	if !s.lazyCommits.Load() {
+		return nil
+	}
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	if !s.lazyCommits.Load() {
+		return nil
+	}
+	sync := s.fileSync
+	if sync == nil {
+		sync = fsync
+	}
+	if err := sync(s.file + "-wal"); err != nil {
+		return fmt.Errorf("sqlite store %s: fsync its WAL: %w; the last commits may not be on disk, check the disk", s.path, err)
+	}
+	if !s.dirSynced {
+		if err := sync(filepath.Dir(s.file)); err != nil {
+			return fmt.Errorf("sqlite store %s: fsync its directory: %w; the last commits may not be on disk, check the disk", s.path, err)
+		}
+		s.dirSynced = true
+	}
+	s.lazyCommits.Store(false)
+	return nil
+}
+
+// fsync flushes the file or directory at path to the disk: any of its
+// descriptors does, SQLite's included. A missing file holds nothing.
+func fsync(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // busyTimeout is a round of a write's wait for another process's write
@@ -246,6 +342,12 @@ func (tx *wtx) commit() error {
 		return err
 	}
 	tx.open = false
+	if tx.lazy {
+		tx.s.lazyCommits.Store(true)
+	} else if tx.s.w.level == SyncFull {
+		// Its fsync made every commit before it durable too.
+		tx.s.lazyCommits.Store(false)
+	}
 	tx.s.committed()
 	return nil
 }
@@ -279,7 +381,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if events, err = check.Put(cp, events); err != nil {
 		return err
 	}
-	tx, err := s.begin(ctx, func() error {
+	tx, err := s.beginAs(ctx, s.lazy(cp.ThreadID), func() error {
 		return errors.Join(s.w.ready(ctx, putEvents, len(events)), s.w.ready(ctx, putMessages, len(cp.Messages)),
 			s.w.ready(ctx, putBlobs, len(cp.Blobs)))
 	})
@@ -528,7 +630,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	if err := check.Writes(w); err != nil {
 		return err
 	}
-	tx, err := s.begin(ctx)
+	tx, err := s.beginAs(ctx, s.lazy(w.ThreadID))
 	if err != nil {
 		return err
 	}

@@ -306,7 +306,7 @@ func (e *Engine) Graph() *Graph { return e.graph }
 func (e *Engine) Store() store.Store { return e.store }
 
 // Run starts a new turn on a thread (creating it when new) with input.
-func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunConfig) (Result, error) {
+func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunConfig) (_ Result, err error) {
 	if len(input) == 0 {
 		return Result{}, fmt.Errorf("run on thread %q: %w: give the message to send", threadName(thread), ErrEmptyInput)
 	}
@@ -320,7 +320,7 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	if trusted != 0 {
 		// The epoch and the newest checkpoint taken on trust (lockTurn):
 		// the input's put is refused unless the epoch is still the
@@ -371,7 +371,7 @@ func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, pare
 // Fork starts a new branch whose parent is checkpoint id, with new input.
 // Nothing is deleted: the old branch stays readable. Pending tasks of the
 // checkpoint are superseded by the new turn (recorded as discarded).
-func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (Result, error) {
+func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (_ Result, err error) {
 	if checkpoint <= 0 {
 		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
 	}
@@ -382,7 +382,7 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil {
 		return Result{}, fmt.Errorf("fork thread %q: %w", threadName(thread), err)
@@ -399,7 +399,7 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 // Resume carries on from the thread's latest checkpoint. It takes no input:
 // the state is in the checkpoint. Tasks whose writes are already stored are
 // not run again.
-func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Result, error) {
+func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Result, err error) {
 	if err := cfg.validate(e.graph); err != nil {
 		return Result{}, err
 	}
@@ -410,7 +410,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	cp, err := e.Latest(ctx, thread)
 	if err != nil {
 		return Result{}, err
@@ -433,7 +433,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (Resu
 // the thread's newest (a paused branch left behind by a fork). Like Resume
 // it takes no input; the checkpoint must have pending tasks and no
 // continuation yet.
-func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, cfg RunConfig) (Result, error) {
+func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, cfg RunConfig) (_ Result, err error) {
 	if checkpoint <= 0 {
 		return Result{}, fmt.Errorf("resume thread %q: %w", threadName(thread), ErrNoCheckpoint)
 	}
@@ -441,7 +441,7 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	if err := e.ended(thread, cp); err != nil {
 		return Result{}, err
 	}
@@ -490,7 +490,7 @@ type UpdateOptions struct {
 }
 
 // UpdateStateWith is UpdateState with options.
-func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string, o UpdateOptions) (Checkpoint, error) {
+func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint int64, writes []Write, asNode string, o UpdateOptions) (_ Checkpoint, err error) {
 	if err := checkThread(thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -506,7 +506,7 @@ func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Checkpoint{}, fmt.Errorf("update thread %q: %w", threadName(thread), err)
@@ -561,7 +561,7 @@ func (e *Engine) update(ctx context.Context, r *runner, base Checkpoint, writes 
 // since the person looked, and what to do) with nothing written. The
 // writes go in an update checkpoint on the head, whose pending tasks it
 // carries over, and the run resumes from there.
-func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Checkpoint) ([]Write, error), cfg RunConfig) (Result, error) {
+func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Checkpoint) ([]Write, error), cfg RunConfig) (_ Result, err error) {
 	if err := checkThread(thread); err != nil {
 		return Result{}, err
 	}
@@ -575,7 +575,7 @@ func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Che
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	head, err := e.Latest(ctx, thread)
 	if err != nil {
 		return Result{}, err
@@ -611,7 +611,7 @@ func (e *Engine) DiscardPending(ctx context.Context, thread string) (Checkpoint,
 
 // DiscardIf is DiscardPending when check (nil: none) accepts the head,
 // read under the lock.
-func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) (Checkpoint, error) {
+func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) (_ Checkpoint, err error) {
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -619,7 +619,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	base, err := e.Latest(ctx, thread)
 	if err != nil {
 		return Checkpoint{}, err
@@ -942,7 +942,7 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 // lockAt takes the thread's writer lock for work starting at checkpoint
 // id, which must exist (checked before the lock, so an unknown thread is
 // not fenced) and is read again under the lock.
-func (e *Engine) lockAt(ctx context.Context, thread string, id int64, cfg RunConfig) (Checkpoint, func(), int64, error) {
+func (e *Engine) lockAt(ctx context.Context, thread string, id int64, cfg RunConfig) (Checkpoint, func() error, int64, error) {
 	if err := cfg.validate(e.graph); err != nil {
 		return Checkpoint{}, nil, 0, err
 	}
@@ -955,7 +955,7 @@ func (e *Engine) lockAt(ctx context.Context, thread string, id int64, cfg RunCon
 	}
 	cp, err := e.Get(ctx, thread, id)
 	if err != nil {
-		release()
+		_ = release()
 		return Checkpoint{}, nil, 0, err
 	}
 	return cp, release, epoch, nil
@@ -972,7 +972,7 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 // every earlier writer: their late writes are refused from now on. With
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
-func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func(), int64, error) {
+func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func() error, int64, error) {
 	return e.lockFor(ctx, thread, takeOver, lockAdvice, false)
 }
 
@@ -988,7 +988,7 @@ const lockAdvice = "wait for it to finish, kill it and resume, or take it over w
 // on trust: it reads neither the epoch nor the newest listing, and its
 // first put, which the store refuses unless the epoch is still the
 // thread's, checks them (see Run). trusted is then that checkpoint's id.
-func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func(), epoch, trusted int64, err error) {
+func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func() error, epoch, trusted int64, err error) {
 	release, tookOver, err := e.lockStore(ctx, thread, takeOver, lockAdvice)
 	if err != nil {
 		return nil, 0, 0, err
@@ -997,7 +997,7 @@ func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (re
 		return release, m.epoch, m.newest, nil
 	}
 	if epoch, err = e.fence(ctx, thread, !tookOver); err != nil {
-		release()
+		_ = release()
 		return nil, 0, 0, err
 	}
 	return release, epoch, 0, nil
@@ -1005,14 +1005,14 @@ func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (re
 
 // lockFor is lock with the advice a refusal gives, for a command whose
 // way out differs.
-func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string, reuse bool) (func(), int64, error) {
+func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string, reuse bool) (func() error, int64, error) {
 	release, tookOver, err := e.lockStore(ctx, thread, takeOver, advice)
 	if err != nil {
 		return nil, 0, err
 	}
 	epoch, err := e.fence(ctx, thread, reuse && !tookOver)
 	if err != nil {
-		release()
+		_ = release()
 		return nil, 0, err
 	}
 	return release, epoch, nil
@@ -1020,18 +1020,32 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 
 // lockStore takes the store's writer lock of the thread, or with
 // takeOver goes on without it (tookOver) when another process holds it.
-func (e *Engine) lockStore(ctx context.Context, thread string, takeOver bool, advice string) (release func(), tookOver bool, err error) {
+func (e *Engine) lockStore(ctx context.Context, thread string, takeOver bool, advice string) (release func() error, tookOver bool, err error) {
 	unlock, err := e.store.Lock(ctx, thread)
 	switch {
 	case errors.Is(err, store.ErrLocked) && takeOver:
-		return func() {}, true, nil
+		return func() error { return nil }, true, nil
 	case errors.Is(err, store.ErrLocked):
 		// The fix last: the store's words would only repeat the cause.
 		return nil, false, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
 	case err != nil:
 		return nil, false, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
-	return func() { _ = unlock() }, false, nil
+	return func() error {
+		// Only a durability failure is the caller's: its commits may not
+		// be on disk, so it has not succeeded. Anything else a release
+		// meets (a lock another writer took over) changes nothing done.
+		if err := unlock(); errors.Is(err, store.ErrNotDurable) {
+			return fmt.Errorf("thread %q: %w", threadName(thread), err)
+		}
+		return nil
+	}, false, nil
+}
+
+// released is err joined with what releasing the thread's lock reported:
+// a run whose commits did not reach the disk has not succeeded.
+func released(err error, release func() error) error {
+	return errors.Join(err, release())
 }
 
 // fence makes this engine the thread's newest writer. With reuse (a new
@@ -1139,7 +1153,7 @@ func (e *fixLast) Unwrap() error { return e.err }
 // which fences that process first. Every earlier writer stays fenced out
 // for good, also once the thread is started again. An unknown thread is
 // store.ErrNotFound, and nothing is locked or written for it.
-func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool) error {
+func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool) (err error) {
 	if err := checkThread(thread); err != nil {
 		return err
 	}
@@ -1147,7 +1161,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	// behind. A thread without checkpoints may still hold drafts or an
 	// epoch (a run that died before its first checkpoint): Size sees
 	// them, and is cheap for such a thread.
-	_, err := e.store.Latest(ctx, thread)
+	_, err = e.store.Latest(ctx, thread)
 	if errors.Is(err, store.ErrNotFound) {
 		var n int64
 		if n, err = e.store.Size(ctx, thread); err == nil && n == 0 {
@@ -1161,7 +1175,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	err = e.store.DeleteThread(ctx, thread)
 	e.cache.drop(thread)
 	if err != nil {

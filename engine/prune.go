@@ -109,7 +109,7 @@ const prunePage = 500
 // and fences earlier writers, like a run). Kept checkpoints whose parent
 // goes are re-rooted. Drafts are never deleted. A dry run takes no lock and
 // changes nothing.
-func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (PruneResult, error) {
+func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (_ PruneResult, err error) {
 	if err := policy.Validate(); err != nil {
 		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}
@@ -122,7 +122,8 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 		return PruneResult{}, fmt.Errorf("prune thread %q: %w", threadName(thread), err)
 	}
 	if !policy.DryRun {
-		release, _, err := e.lock(ctx, thread, false)
+		var release func() error
+		release, _, err = e.lock(ctx, thread, false)
 		if errors.Is(err, store.ErrLocked) {
 			// Not e.lock's advice: prune has no --take-over, on purpose.
 			return PruneResult{}, fmt.Errorf("prune thread %q: wait for the run to finish (or kill it), then prune again: %w", threadName(thread), store.ErrLocked)
@@ -130,7 +131,7 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 		if err != nil {
 			return PruneResult{}, err
 		}
-		defer release()
+		defer func() { err = released(err, release) }()
 	}
 	res, err := e.planPrune(ctx, thread, policy)
 	if err != nil || policy.DryRun || len(res.Pruned) == 0 {

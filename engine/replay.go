@@ -16,7 +16,7 @@ var ErrNothingToReplay = errors.New("nothing to replay")
 // continuation is reused or changed, and no input is added: what differs
 // on the new branch is only what the nodes do differently this time (a
 // real model's answers, a source that changed, a fixed bug).
-func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunConfig) (Result, error) {
+func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunConfig) (_ Result, err error) {
 	if id <= 0 {
 		return Result{}, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
 	}
@@ -24,7 +24,7 @@ func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunCon
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	if len(base.Tasks) == 0 {
 		return Result{}, fmt.Errorf("replay thread %q at checkpoint %d: %w: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again) or fork it with new input", threadName(thread), id, ErrNothingToReplay)
 	}

@@ -223,7 +223,7 @@ func (e *Engine) Cancel(ctx context.Context, thread, reason string) (Checkpoint,
 // cancel, read under the lock. When another process holds the thread,
 // check sees the head before that process is fenced out too: a refusal
 // leaves it running.
-func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check HeadCheck) (Checkpoint, error) {
+func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check HeadCheck) (_ Checkpoint, err error) {
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
@@ -231,7 +231,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	defer release()
+	defer func() { err = released(err, release) }()
 	if tookOver && check != nil {
 		head, err := e.Latest(ctx, thread)
 		if err != nil {

@@ -375,7 +375,9 @@ type Store interface {
 	// Lock makes the caller the one live writer of a thread, across
 	// processes. It fails at once with ErrLocked when another writer holds
 	// it. A writer that dies (even by SIGKILL) releases it. Releasing twice
-	// is harmless and never frees a later holder's lock.
+	// is harmless and never frees a later holder's lock. A store that makes
+	// the holder's commits durable at release (sqlite's shared fsync) says
+	// so when it cannot, with an error matching ErrNotDurable.
 	Lock(ctx context.Context, thread string) (release func() error, err error)
 
 	Close() error
@@ -422,6 +424,9 @@ var (
 	// ErrInvalid: the call's input was refused (a bad id, a document that
 	// is not JSON or is nested too deep, ...); nothing was written.
 	ErrInvalid = errors.New("invalid input")
+	// ErrNotDurable: commits the store reported done may not be on disk
+	// (an fsync failed); a crash or a power cut now could lose them.
+	ErrNotDurable = errors.New("committed writes may not be on disk")
 )
 
 // Draft is an outgoing draft made by a side-effecting tool. It is keyed by

@@ -246,11 +246,11 @@ func (s *Store) syncWAL() error {
 		sync = fsync
 	}
 	if err := sync(s.file + "-wal"); err != nil {
-		return fmt.Errorf("sqlite store %s: fsync its WAL: %w; the last commits may not be on disk, check the disk", s.path, err)
+		return fmt.Errorf("sqlite store %s: fsync its WAL: %w (%w); check the disk, then resume: the next write retries it", s.path, err, store.ErrNotDurable)
 	}
 	if !s.dirSynced {
 		if err := sync(filepath.Dir(s.file)); err != nil {
-			return fmt.Errorf("sqlite store %s: fsync its directory: %w; the last commits may not be on disk, check the disk", s.path, err)
+			return fmt.Errorf("sqlite store %s: fsync its directory: %w (%w); check the disk, then resume: the next write retries it", s.path, err, store.ErrNotDurable)
 		}
 		s.dirSynced = true
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"rewind/store/postgres/pgtest"
 	"runtime"
 	"strings"
 	"testing"
@@ -106,8 +107,8 @@ func TestSelftestPassesOnSQLite(t *testing.T) {
 func TestSelftestJSONIsTheSameOnEveryStore(t *testing.T) {
 	_, spec := dbSpec(t)
 	specs := []string{"memory:", spec}
-	if pg := os.Getenv("REWIND_TEST_POSTGRES"); pg != "" {
-		specs = append(specs, pg)
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" {
+		specs = append(specs, pgtest.Fresh(t, "rewind_selftest"))
 	} else if os.Getenv("CI") != "" {
 		t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
 	} else {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rewind/store/postgres/pgtest"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,8 +20,8 @@ func TestFollowInTmux(t *testing.T) {
 	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "x.db")}
-	if url := os.Getenv("REWIND_TEST_POSTGRES"); url != "" {
-		stores["postgres"] = url
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" {
+		stores["postgres"] = pgtest.Fresh(t, "rewind_follow")
 	}
 	for name, spec := range stores {
 		t.Run(name, func(t *testing.T) { followInTmux(t, tmuxBin, bin, spec) })

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rewind/store/postgres/pgtest"
 	"strings"
 	"testing"
 
@@ -66,12 +67,7 @@ func TestDrillMatrixOnSQLite(t *testing.T) {
 }
 
 func TestDrillMatrixOnPostgres(t *testing.T) {
-	url := os.Getenv("REWIND_TEST_POSTGRES")
-	if url == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-		}
-		t.Skip("REWIND_TEST_POSTGRES is unset: the drill matrix on PostgreSQL is SKIPPED")
-	}
-	runMatrix(t, url)
+	// A database of its own: sources are per store, and other packages'
+	// tests write the same records at the same time.
+	runMatrix(t, pgtest.Fresh(t, "rewind_drill"))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"rewind/store/postgres/pgtest"
 	"sync"
 	"testing"
 
@@ -37,13 +38,9 @@ func TestResumePlanAfterAKill(t *testing.T) {
 			case "sqlite":
 				spec = "sqlite:" + filepath.Join(t.TempDir(), "plan.db")
 			case "postgres":
-				spec = os.Getenv("REWIND_TEST_POSTGRES")
-				if spec == "" {
-					if os.Getenv("CI") != "" {
-						t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-					}
-					t.Skip("REWIND_TEST_POSTGRES is unset: SKIPPING the PostgreSQL case")
-				}
+				// A database of its own: sources are per store, and other
+				// packages' tests write the same records at the same time.
+				spec = pgtest.Fresh(t, "rewind_resumeplan")
 			}
 			st, err := backend.Open(ctx, spec)
 			if err != nil {

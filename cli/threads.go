@@ -118,11 +118,12 @@ func threadRows(ctx context.Context, e *engine.Engine, ts []store.Thread, tokens
 	return rows, nil
 }
 
-// threadOf reads a thread's run status (its newest listing) and, with
-// tokens, its costs (every listing).
+// threadOf reads a thread's run status (its newest listing, and who holds
+// its lock: Engine.LiveStatus, so a run nobody runs any more reads
+// stopped) and, with tokens, its costs (every listing).
 func threadOf(ctx context.Context, e *engine.Engine, thread string, tokens bool) (threadRow, error) {
 	r := threadRow{ID: thread}
-	st, err := e.Status(ctx, thread)
+	st, err := e.LiveStatus(ctx, thread)
 	if err != nil {
 		return r, err
 	}

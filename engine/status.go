@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"rewind/store"
 )
 
 // Run statuses: where a thread's run stands. Each checkpoint records the
@@ -12,9 +14,10 @@ import (
 // listing), so `rewind threads` and `show` read it without a state.
 //
 // A process cannot record its own death: a run whose worker was killed,
-// or stopped on an error a resume can retry, stays "running" until a
-// resume carries it on. Only what a resume must not revive is recorded as
-// an end: failed and cancelled.
+// or stopped on an error a resume can retry, stays "running" in its
+// listing until a resume carries it on, and LiveStatus shows it as
+// stopped once no process holds the thread's lock. Only what a resume
+// must not revive is recorded as an end: failed and cancelled.
 const (
 	// RunRunning: tasks are pending and nothing stopped the run on purpose.
 	RunRunning = "running"
@@ -33,6 +36,11 @@ const (
 	// pending tasks; no resume revives it, and a late write of the worker
 	// that ran it is refused (it was fenced).
 	RunCancelled = "cancelled"
+	// RunStopped is never stored: it is what LiveStatus shows for a run
+	// its listing says is running when no process holds the thread's
+	// writer lock (stopped with x or Ctrl-C, its process killed, or ended
+	// on an error a resume can retry). A resume carries it on.
+	RunStopped = "stopped"
 )
 
 // Event types of a run's end.
@@ -106,6 +114,39 @@ func (e *Engine) Status(ctx context.Context, thread string) (RunStatus, error) {
 		return RunStatus{}, threadNotFound(thread)
 	}
 	return e.graph.StatusOf(rows[0]), nil
+}
+
+// stoppedReason is LiveStatus's reason for a stopped run.
+const stoppedReason = "no process runs it: a resume carries it on"
+
+// LiveStatus is where thread's run stands now, as it is shown: Status,
+// but a run whose listing says running while no process holds the
+// thread's writer lock (store.LockHolders) is RunStopped, not running: a
+// process cannot record its own death. A store that cannot name a lock's
+// holder keeps the listing's word. The listing is read again after the
+// lock: a run that ended or began meanwhile shows as its newest listing
+// says.
+func (e *Engine) LiveStatus(ctx context.Context, thread string) (RunStatus, error) {
+	st, err := e.Status(ctx, thread)
+	if err != nil || st.Status != RunRunning {
+		return st, err
+	}
+	h, ok := e.store.(store.LockHolders)
+	if !ok {
+		return st, nil
+	}
+	who, err := h.LockHolder(ctx, thread)
+	if err != nil {
+		return RunStatus{}, fmt.Errorf("who runs thread %v: %w", store.Name(thread), err)
+	}
+	if who != "" {
+		return st, nil
+	}
+	again, err := e.Status(ctx, thread)
+	if err != nil || again.Checkpoint != st.Checkpoint || again.Status != RunRunning {
+		return again, err
+	}
+	return RunStatus{Status: RunStopped, Checkpoint: st.Checkpoint, Reason: stoppedReason}, nil
 }
 
 // Errors of a run that ended and must not be revived.

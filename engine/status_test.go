@@ -307,3 +307,60 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 		})
 	}
 }
+
+// Issue 33, item 4: a run whose listing says running while no process
+// holds the thread's lock (it stopped on an error, was stopped or killed)
+// shows as stopped; while the lock is held it is running; a store that
+// cannot name the holder keeps the listing's word.
+func TestLiveStatusShowsARunNobodyHoldsAsStopped(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, reopen := sc.open(t)
+			var once sync.Once
+			flaky := func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
+				var err error
+				once.Do(func() { err = errors.New("model timed out") })
+				return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
+			}
+			g := gateGraph(flaky)
+			e := newTestEngine(t, st, g)
+			if _, err := e.Run(ctx, "s", input("user"), engine.RunConfig{}); err == nil {
+				t.Fatal("the flaky node's error should stop the run")
+			}
+			e2 := reopened(t, st, reopen, g)
+			stored := wantStatus(t, e2, "s", engine.RunRunning)
+			live := func(want string) engine.RunStatus {
+				t.Helper()
+				got, err := e2.LiveStatus(ctx, "s")
+				if err != nil || got.Status != want {
+					t.Fatalf("LiveStatus: %+v %v, want %s", got, err, want)
+				}
+				return got
+			}
+			if got := live(engine.RunStopped); got.Checkpoint != stored.Checkpoint || !strings.Contains(got.Reason, "resume") {
+				t.Fatalf("stopped as of @%d (%q), the listing is @%d", got.Checkpoint, got.Reason, stored.Checkpoint)
+			}
+			release, err := st.Lock(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			live(engine.RunRunning) // a holder: a run is under way
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+			live(engine.RunStopped)
+			blind := newTestEngine(t, noHolders{st}, g)
+			if got, err := blind.LiveStatus(ctx, "s"); err != nil || got.Status != engine.RunRunning {
+				t.Fatalf("a store that cannot name the holder: %+v %v, want the listing's running", got, err)
+			}
+			if _, err := e2.Resume(ctx, "s", engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			live(engine.RunAwaitingApproval)
+		})
+	}
+}
+
+// noHolders is a store that cannot say who holds a lock.
+type noHolders struct{ store.Store }

@@ -12,17 +12,19 @@ import (
 )
 
 // The threads list with state: each row shows where the thread's run
-// stands (Engine.Status) and its last input (the newest user message),
+// stands (Engine.LiveStatus) and its last input (the newest user message),
 // read lazily, in a Cmd, for the rows on screen.
 
-// statuser is a Backend that reads a thread's run status.
+// statuser is a Backend that reads a thread's run status as it stands
+// now: Engine.LiveStatus, which shows a run nobody runs any more (its
+// lock is free, its listing says running) as stopped.
 type statuser interface {
-	Status(ctx context.Context, thread string) (engine.RunStatus, error)
+	LiveStatus(ctx context.Context, thread string) (engine.RunStatus, error)
 }
 
 // threadState is what a row shows of a thread beyond its listing.
 type threadState struct {
-	status    string // running, paused, awaiting-approval, done, failed, cancelled
+	status    string // running, stopped, paused, awaiting-approval, done, failed, cancelled
 	lastInput string // sanitized, one line
 	err       bool
 	gen       int // the listing it was read for (asked: the one asked)
@@ -83,7 +85,7 @@ func (m *Model) loadThreadStates() tea.Cmd {
 func readThreadState(ctx context.Context, b Backend, thread string) threadState {
 	var st threadState
 	if s, ok := b.(statuser); ok {
-		rs, err := s.Status(ctx, thread)
+		rs, err := s.LiveStatus(ctx, thread)
 		if err != nil {
 			return threadState{status: "unreadable", err: true}
 		}

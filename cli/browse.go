@@ -320,6 +320,8 @@ func printTaskWrites(out io.Writer, indent string, ws []browse.TaskWrites) {
 		who := termtext.Name(tw.Node)
 		if tw.Command {
 			who = "(the run's command)"
+		} else if tw.Update {
+			who = "(a state update)"
 		} else if who == "" {
 			who = "?"
 		}

@@ -76,6 +76,8 @@ func writesLines(th *themes.Theme, ws []browse.TaskWrites, w int) []string {
 		switch {
 		case tw.Command:
 			who = "(the run's command)"
+		case tw.Update:
+			who = "(a state update)"
 		case who == "":
 			who = "?"
 		}

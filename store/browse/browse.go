@@ -250,8 +250,12 @@ type TaskWrites struct {
 	Path string `json:"path,omitempty"`
 	// Command marks writes made by the run's input command (resume values
 	// given with Command(resume=…)), not by a task.
-	Command bool    `json:"command,omitempty"`
-	Writes  []Write `json:"writes"`
+	Command bool `json:"command,omitempty"`
+	// Update marks writes a state update made against this checkpoint
+	// (update_state / updateState): LangGraph gives that task the id
+	// uuid5(checkpoint id, "__interrupt__"), which names no node.
+	Update bool    `json:"update,omitempty"`
+	Writes []Write `json:"writes"`
 	// Error is the text of the task's error write ("" when it did not fail).
 	Error string `json:"error,omitempty"`
 	// Interrupts are the values the task interrupted with (interrupt()).

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zeebo/xxh3"
 )
 
 // LangGraph's task ids are deterministic: a hash of the checkpoint the
@@ -20,11 +22,11 @@ import (
 //   - LangGraph.js: uuid5(JSON.stringify([ns, step, node, "__pregel_pull",
 //     [trigger]]), checkpoint id), and for the Nth queued Send
 //     [ns, step, node, "__pregel_push", "N"];
-//   - Python, checkpoint format 1: the SHA-1 of the checkpoint id's bytes
-//     and the parts (ns, step, node, "__pregel_pull", the triggers…),
-//     printed as a UUID. Python's later formats hash with XXH3-128, which
-//     this reader does not compute: their tasks are named by task_path
-//     (PostgreSQL) or not at all.
+//   - Python: the checkpoint id's bytes and the parts (ns, step, node,
+//     "__pregel_pull", the triggers…, or "__pregel_push" and the Send's
+//     index) concatenated and hashed, printed as a UUID without version
+//     bits: SHA-1 in checkpoint format 1 (_uuid5_str), XXH3-128 in later
+//     formats (_xxhash_str).
 //
 // ns is the chain's namespace and the node joined by "|" (the node alone
 // at the root), step the checkpoint's step plus one.
@@ -55,7 +57,7 @@ func (s taskSite) name(id string, due []Task) string {
 		step := strconv.Itoa(s.step)
 		for _, trigger := range s.channels {
 			if s.jsID(cp, ns, step, node, "__pregel_pull", []any{trigger}) == id ||
-				s.pyV1ID(cp, ns, step, node, "__pregel_pull", trigger) == id {
+				s.pyID(cp, ns, step, node, "__pregel_pull", trigger) == id {
 				return node
 			}
 		}
@@ -71,12 +73,28 @@ func (s taskSite) name(id string, due []Task) string {
 		}
 		step := strconv.Itoa(s.step)
 		if s.jsID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id ||
-			s.pyV1ID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id {
+			s.pyID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id {
 			return t.Node
 		}
 		n++
 	}
 	return ""
+}
+
+// update tells the task id of a state update made against the checkpoint:
+// uuid5(checkpoint id, "__interrupt__") in Python and JS alike.
+func (s taskSite) update(id string) bool {
+	cp, ok := uuidBytes(s.checkpoint)
+	if !ok {
+		return false
+	}
+	h := sha1.New()
+	h.Write(cp)
+	h.Write([]byte("__interrupt__"))
+	sum := h.Sum(nil)
+	sum[6] = sum[6]&0x0f | 0x50
+	sum[8] = sum[8]&0x3f | 0x80
+	return uuidText(sum[:16]) == id
 }
 
 // jsID is LangGraph.js's uuid5(JSON.stringify(parts), checkpoint id).
@@ -96,18 +114,21 @@ func (s taskSite) jsID(cp []byte, parts ...any) string {
 	return uuidText(sum[:16])
 }
 
-// pyV1ID is Python's _uuid5_str (checkpoint format 1): SHA-1 of the
-// checkpoint id's bytes and the parts, the first 32 hex digits as a UUID.
-func (s taskSite) pyV1ID(cp []byte, parts ...string) string {
-	if s.format != 1 {
-		return ""
-	}
-	h := sha1.New()
-	h.Write(cp)
+// pyID is Python's task id: _uuid5_str (SHA-1) for checkpoint format 1,
+// _xxhash_str (XXH3-128, big-endian hex) after it; the first 32 hex
+// digits as a UUID.
+func (s taskSite) pyID(cp []byte, parts ...string) string {
+	var b bytes.Buffer
+	b.Write(cp)
 	for _, p := range parts {
-		h.Write([]byte(p))
+		b.WriteString(p)
 	}
-	return uuidText(h.Sum(nil)[:16])
+	if s.format <= 1 {
+		sum := sha1.Sum(b.Bytes())
+		return uuidText(sum[:16])
+	}
+	sum := xxh3.Hash128(b.Bytes()).Bytes()
+	return uuidText(sum[:])
 }
 
 func uuidText(b []byte) string {

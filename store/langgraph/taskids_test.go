@@ -60,3 +60,69 @@ func TestTaskIDsNameTheirTasks(t *testing.T) {
 		})
 	}
 }
+
+// Python's task ids (XXH3-128 since checkpoint format 2, SHA-1 before)
+// name their tasks: on Python's PostgresSaver fixture, which stores each
+// write's task_path, the node found from a task's id alone is the node
+// its path names, for every task the path names; and on Python's
+// SqliteSaver, which stores no path, every task is named, or known as
+// the state update (update_state as_node=…) the fixtures make.
+func TestPythonTaskIDsNameTheirTasks(t *testing.T) {
+	ctx := context.Background()
+	specs := map[string]string{"python sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-python.db")}
+	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+		specs["python postgres"] = lgtest.Dump(t, "postgres-python.sql")
+	}
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			src := open(t, spec)
+			ts, err := src.Threads(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byPath, unnamed, updates := 0, 0, 0
+			for _, th := range ts {
+				for _, ns := range th.Namespaces {
+					c := langgraph.Chain{Thread: th.ID, NS: ns.NS}
+					for _, l := range history(t, src, c) {
+						ws, err := src.Writes(ctx, c, l.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						byID, err := langgraph.TaskNames(ctx, src, c, l.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, tw := range ws {
+							if tw.Command {
+								continue
+							}
+							got := byID[tw.Task]
+							switch {
+							case tw.Update:
+								updates++
+								if tw.Node != "" || got != "" {
+									t.Errorf("%s @%s: state update %s named %q/%q", c, l.ID, tw.Task, tw.Node, got)
+								}
+							case got == "":
+								unnamed++
+								t.Errorf("%s @%s: task %s (%s) not named by its id", c, l.ID, tw.Task, tw.Node)
+							case tw.Path != "" && got != tw.Node:
+								t.Errorf("%s @%s: task %s named %q by its id, its path %q says %q", c, l.ID, tw.Task, got, tw.Path, tw.Node)
+							case tw.Path != "":
+								byPath++
+							}
+						}
+					}
+				}
+			}
+			if name == "python postgres" && byPath < 15 {
+				t.Errorf("only %d tasks checked against their paths", byPath)
+			}
+			if updates != 1 {
+				t.Errorf("%d state updates found, want the fixture's 1 (update_state on t-main)", updates)
+			}
+			t.Logf("%d tasks named by their ids agree with their paths, %d unnamed, %d state updates", byPath, unnamed, updates)
+		})
+	}
+}

@@ -87,6 +87,7 @@ func groupWrites(rows []writeRow, due []Task, site taskSite) []TaskWrites {
 		out[i].Node = nodeOfPath(out[i].Path, due)
 		if out[i].Node == "" && !out[i].Command {
 			out[i].Node = site.name(out[i].Task, due)
+			out[i].Update = out[i].Node == "" && site.update(out[i].Task)
 		}
 	}
 	nameBySoleNode(out, due)
@@ -133,7 +134,7 @@ func nameBySoleNode(tws []TaskWrites, due []Task) {
 	}
 	n := 0
 	for _, tw := range tws {
-		if !tw.Command {
+		if !tw.Command && !tw.Update {
 			n++
 		}
 	}
@@ -141,7 +142,7 @@ func nameBySoleNode(tws []TaskWrites, due []Task) {
 		return
 	}
 	for i := range tws {
-		if !tws[i].Command && tws[i].Node == "" {
+		if !tws[i].Command && !tws[i].Update && tws[i].Node == "" {
 			tws[i].Node = node
 		}
 	}

@@ -276,9 +276,10 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rows.Close(); err != nil {
+	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	rows.Close()
 	stripped := 0
 	for id, meta := range old {
 		// An object listing says nothing of the document's format: the document does.
@@ -437,9 +438,10 @@ func TestCostsOfListingsWithoutSums(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rows.Close(); err != nil {
+	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	rows.Close()
 	for id, meta := range old {
 		if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = ? WHERE thread_id = 'o' AND checkpoint_id = ?`, string(meta), id); err != nil {
 			t.Fatal(err)

@@ -162,6 +162,24 @@ func sqliteTables(ctx context.Context, db *sql.DB, path string) ([]string, error
 	return out, nil
 }
 
+// sqliteColumnNames lists table's columns.
+func sqliteColumnNames(ctx context.Context, db *sql.DB, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var have []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		have = append(have, name)
+	}
+	return have, rows.Err()
+}
+
 // sqliteColumns checks LangGraph's columns, so an older layout or a
 // look-alike table is named rather than misread.
 func sqliteColumns(ctx context.Context, db *sql.DB, path string) error {
@@ -170,20 +188,10 @@ func sqliteColumns(ctx context.Context, db *sql.DB, path string) error {
 		if table == "writes" {
 			want = sqliteWriteCols
 		}
-		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+		have, err := sqliteColumnNames(ctx, db, table)
 		if err != nil {
 			return fmt.Errorf("read the columns of %s in %s: %w", table, path, err)
 		}
-		var have []string
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				rows.Close()
-				return fmt.Errorf("read the columns of %s in %s: %w", table, path, err)
-			}
-			have = append(have, name)
-		}
-		rows.Close()
 		if missing := without(want, have); len(missing) > 0 {
 			why := "a table named like LangGraph's but with other columns"
 			if slices.Contains(have, "thread_ts") {

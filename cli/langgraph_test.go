@@ -215,6 +215,12 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if out := read(nil, "show", "t-main", latest); !strings.Contains(out, "tool call call_1 search(") || !strings.Contains(out, "← call call_1 of #") {
 				t.Errorf("show does not draw the tool call joined to its result:\n%s", out)
 			}
+			// The browser's short form of the id reads the same (on every
+			// saver: PostgreSQL's ids are listed by the reader's IDs).
+			read(&show, "show", "t-main", "@"+sends[:8]+"…"+sends[len(sends)-4:], "--json")
+			if show.Checkpoint.ID != sends {
+				t.Errorf("show t-main @%s…%s: checkpoint %s, want %s", sends[:8], sends[len(sends)-4:], show.Checkpoint.ID, sends)
+			}
 			read(&show, "show", "t-main", "@"+sends, "--json")
 			if len(show.Checkpoint.Next) != 3 || !show.Checkpoint.Next[2].Send || show.Checkpoint.Next[2].Arg["part"] != float64(2) {
 				t.Errorf("show t-main %s: next %+v, want 3 Sends, the last with part 2", sends, show.Checkpoint.Next)

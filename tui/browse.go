@@ -204,8 +204,9 @@ func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th
 
 type (
 	browseThreadsMsg struct {
-		ts  []browse.Thread
-		err error
+		ts     []browse.Thread
+		status map[string]browse.Status
+		err    error
 	}
 	browseHistoryMsg struct {
 		gen   int
@@ -237,7 +238,19 @@ func (m *Browser) readThreads() tea.Cmd {
 	m.inFlight++
 	return func() tea.Msg {
 		ts, err := m.src.Threads(m.ctx)
-		return browseThreadsMsg{ts, err}
+		if err != nil {
+			return browseThreadsMsg{ts: ts, err: err}
+		}
+		// Each thread's status, as LangGraph's get_state tells it: its
+		// newest checkpoint's listing, and its writes when tasks are due.
+		// One that does not read shows none; the list still does.
+		status := make(map[string]browse.Status, len(ts))
+		for _, t := range ts {
+			if st, err := browse.ThreadStatus(m.ctx, m.src, t); err == nil {
+				status[t.ID] = st
+			}
+		}
+		return browseThreadsMsg{ts: ts, status: status}
 	}
 }
 
@@ -340,7 +353,7 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.errText = msg.err.Error()
 			return m, nil
 		}
-		m.threads.SetThreads(msg.ts)
+		m.threads.SetThreads(msg.ts, msg.status)
 		if m.start != "" {
 			want := browse.Chain{Thread: m.start}
 			m.start = ""

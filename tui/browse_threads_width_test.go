@@ -19,7 +19,7 @@ func TestBrowseThreadsAlignByCells(t *testing.T) {
 	for _, id := range []string{"plain", "工单-失败", "🎫ticket"} {
 		ts = append(ts, browse.Thread{ID: id, Namespaces: []browse.Namespace{{Checkpoints: 5}}})
 	}
-	p.SetThreads(ts)
+	p.SetThreads(ts, nil)
 	at := -1
 	for _, line := range strings.Split(ansi.Strip(p.View()), "\n") {
 		i := strings.Index(line, "5 checkpoints")

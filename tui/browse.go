@@ -236,6 +236,7 @@ func (m *Browser) Init() tea.Cmd {
 
 func (m *Browser) readThreads() tea.Cmd {
 	m.inFlight++
+	prev := m.threads.status // replaced, never changed: safe to read here
 	return func() tea.Msg {
 		ts, err := m.src.Threads(m.ctx)
 		if err != nil {
@@ -243,9 +244,16 @@ func (m *Browser) readThreads() tea.Cmd {
 		}
 		// Each thread's status, as LangGraph's get_state tells it: its
 		// newest checkpoint's listing, and its writes when tasks are due.
-		// One that does not read shows none; the list still does.
+		// One that does not read shows none; the list still does. An idle
+		// thread whose newest checkpoint is the one it was read from keeps
+		// its status (nothing is due from there, so no write can come to
+		// it): a poll of the list reads only the threads that may move.
 		status := make(map[string]browse.Status, len(ts))
 		for _, t := range ts {
+			if st, ok := prev[t.ID]; ok && st.State == browse.StateIdle && st.Checkpoint != "" && st.Checkpoint == t.Latest {
+				status[t.ID] = st
+				continue
+			}
 			if st, err := browse.ThreadStatus(m.ctx, m.src, t); err == nil {
 				status[t.ID] = st
 			}

@@ -31,6 +31,7 @@ type browseThreads struct {
 	keys   threadsKeys
 	loaded bool
 	ts     []browse.Thread
+	status map[string]browse.Status // by thread, as SetThreads was given it
 	rows   []browse.Chain
 	cells  []threadCells
 	row    int
@@ -65,7 +66,7 @@ func (p *browseThreads) SetSize(w, h int) { p.w, p.h, p.dirty = max(1, w), max(1
 // A thread counts the checkpoints of its root chain, each subgraph run
 // its own (as `rewind threads` prints them).
 func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.Status) {
-	p.loaded, p.ts, p.dirty = true, ts, true
+	p.loaded, p.ts, p.status, p.dirty = true, ts, status, true
 	p.rows, p.cells = nil, nil
 	for _, t := range ts {
 		for _, ns := range t.Namespaces {
@@ -76,7 +77,7 @@ func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.
 					c.state = "from @" + lgShortID(ns.ParentCheckpoint)
 				}
 			} else if st, ok := status[t.ID]; ok {
-				c.state, c.detail = p.status(st)
+				c.state, c.detail = p.statusCells(st)
 			}
 			p.rows, p.cells = append(p.rows, browse.Chain{Thread: t.ID, NS: ns.NS}), append(p.cells, c)
 		}
@@ -84,10 +85,10 @@ func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.
 	p.row = max(0, min(p.row, len(p.rows)-1))
 }
 
-// status is a thread's status, as `rewind threads` words it: idle,
+// statusCells is a thread's status, as `rewind threads` words it: idle,
 // interrupted at (or before) its nodes, error at its node; detail is the
 // error's first line.
-func (p *browseThreads) status(st browse.Status) (state, detail string) {
+func (p *browseThreads) statusCells(st browse.Status) (state, detail string) {
 	switch st.State {
 	case browse.StateError:
 		line, _, _ := strings.Cut(st.Error, "\n")

@@ -45,9 +45,9 @@ type browseThreads struct {
 // checkpoints, when it was last written, and an error's text (last, cut
 // to what fits).
 type threadCells struct {
-	name, state, count string
-	updated            time.Time
-	detail             string
+	name, state, detail string
+	count               int
+	updated             time.Time
 }
 
 func newBrowseThreads(th *themes.Theme) *browseThreads {
@@ -70,7 +70,7 @@ func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.
 	p.rows, p.cells = nil, nil
 	for _, t := range ts {
 		for _, ns := range t.Namespaces {
-			c := threadCells{name: termtext.Name(t.ID), count: fmt.Sprintf("%d checkpoints", ns.Checkpoints), updated: ns.UpdatedAt}
+			c := threadCells{name: termtext.Name(t.ID), count: ns.Checkpoints, updated: ns.UpdatedAt}
 			if ns.NS != "" {
 				c.name = "  └ " + lgShortNS(ns.NS)
 				if ns.ParentCheckpoint != "" {
@@ -159,11 +159,14 @@ func (p *browseThreads) Update(msg tea.Msg) (handled bool, open *browse.Chain) {
 	return true, nil
 }
 
-// Date forms of the updated column, the first that fits the screen.
-var threadDates = []string{"2006-01-02 15:04", "01-02 15:04"}
+// Forms of the count and date columns, the first that fits the screen:
+// the date goes short, then goes, then the count is the number alone.
+var threadForms = []struct{ count, date string }{
+	{"%d checkpoints", "2006-01-02 15:04"}, {"%d checkpoints", "01-02 15:04"}, {"%d checkpoints", ""}, {"%d", ""},
+}
 
-// View draws the list in columns that fit the screen: when they do not,
-// the date goes short, then goes; the error's text takes what is left.
+// View draws the list in columns that fit the screen (threadForms); the
+// error's text takes what is left.
 func (p *browseThreads) View() string {
 	if !p.dirty {
 		return p.cache
@@ -181,19 +184,24 @@ func (p *browseThreads) View() string {
 	// Columns as wide as their widest cell on screen (a name at most 40
 	// cells: a longer one pushes its own row), by cells, not runes: an id
 	// in CJK or emoji is two a character.
-	var nameW, stateW, countW int
+	var nameW, stateW, most int
 	for _, c := range p.cells[first:last] {
 		nameW = max(nameW, min(40, width(c.name)))
-		stateW, countW = max(stateW, width(c.state)), max(countW, width(c.count))
+		stateW, most = max(stateW, width(c.state)), max(most, c.count)
 	}
 	room := p.w - 2
-	date := ""
-	for _, f := range threadDates {
-		if nameW+1+stateW+1+countW+1+len(f) <= room {
-			date = f
+	form := threadForms[len(threadForms)-1]
+	for _, f := range threadForms {
+		need := nameW + 1 + stateW + 1 + len(fmt.Sprintf(f.count, most))
+		if f.date != "" {
+			need += 1 + len(f.date)
+		}
+		if need <= room {
+			form = f
 			break
 		}
 	}
+	countW := len(fmt.Sprintf(form.count, most))
 	cell := func(s string, w int) string { return s + strings.Repeat(" ", max(0, w-width(s))) }
 	for i := first; i < last; i++ {
 		c := p.cells[i]
@@ -201,9 +209,9 @@ func (p *browseThreads) View() string {
 		if stateW > 0 {
 			line += " " + cell(c.state, stateW)
 		}
-		line += " " + cell(c.count, countW)
-		if date != "" {
-			line += " " + c.updated.UTC().Format(date)
+		line += " " + cell(fmt.Sprintf(form.count, c.count), countW)
+		if form.date != "" {
+			line += " " + c.updated.UTC().Format(form.date)
 		}
 		line = strings.TrimRight(line, " ")
 		if c.detail != "" && room-width(line) >= 16 {

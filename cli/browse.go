@@ -66,11 +66,15 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 	rows := make([]row, 0, len(ts))
 	for _, t := range ts {
 		st, err := browse.ThreadStatus(ctx, src, t)
-		if errors.Is(err, browse.ErrNotFound) {
+		switch {
+		case errors.Is(err, browse.ErrNotFound):
 			continue // gone since the list was read
-		}
-		if err != nil {
-			return fmt.Errorf("read the status of thread %s: %w", named(t.ID), err)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			// A thread whose newest checkpoint or writes do not read is
+			// still listed, as the browser lists it; the note says why.
+			st = browse.Status{State: stateUnread, Error: err.Error()}
 		}
 		rows = append(rows, row{t, st})
 	}
@@ -127,6 +131,10 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 	return nil
 }
 
+// stateUnread is the status of a thread whose status does not read (its
+// Error says why).
+const stateUnread = "unread"
+
 // statusText is a thread's status in a table cell: idle, interrupted at
 // NODE (or before NODE), error at NODE.
 func statusText(st browse.Status) string {
@@ -147,6 +155,8 @@ func statusText(st browse.Status) string {
 func statusNote(c lgChain, st browse.Status) string {
 	var what string
 	switch {
+	case st.State == stateUnread:
+		return fmt.Sprintf("%s: its status does not read: %s (rewind log %s shows its checkpoints)", c.thread(), cutText(firstLine(st.Error), 200), c.thread())
 	case st.State == browse.StateError:
 		what = cutText(firstLine(st.Error), 200)
 		if st.Errors > 1 {

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"rewind/store/browse"
+	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
 )
 
@@ -250,3 +254,31 @@ func TestLangGraphThreadStatus(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// failingWrites is a source whose writes do not read.
+type failingWrites struct{ browse.Source }
+
+func (failingWrites) Writes(context.Context, browse.Chain, string) ([]browse.TaskWrites, error) {
+	return nil, errors.New("disk I/O error")
+}
+
+// A thread whose status does not read is still listed, its status
+// "unread" and a note saying why: `rewind threads` lists as it did before
+// it read statuses.
+func TestLangGraphThreadsListAThreadWhoseStatusDoesNotRead(t *testing.T) {
+	ctx := context.Background()
+	src, err := langgraph.Open(ctx, "sqlite:"+lgtest.Copy(t, "sqlite-python.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var out strings.Builder
+	if err := lgThreads(ctx, failingWrites{src}, false, &out); err != nil {
+		t.Fatalf("threads: %v", err)
+	}
+	for _, want := range []string{"t-main", "unread", "t-fail", "t-fail: its status does not read: disk I/O error (rewind log t-fail shows its checkpoints)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("threads does not say %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"rewind/store/langgraph"
@@ -13,8 +14,9 @@ import (
 
 // BenchmarkLangGraphThreads is `rewind threads` on a SqliteSaver file of
 // 1,000 threads of 5 checkpoints each, every one with a task due and a
-// write (so each thread's status reads its newest listing and its
-// writes), the source opened once; list is the threads alone.
+// write; in one thread of ten the newest checkpoint's task failed (its
+// status reads its writes too, the others' their newest listing alone).
+// The source is opened once; list is the threads alone.
 func BenchmarkLangGraphThreads(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "threads.db")
 	w := lgtest.OpenWriter(b, path)
@@ -33,7 +35,11 @@ func BenchmarkLangGraphThreads(b *testing.B) {
 				lgtest.Doc(b, lgtest.ID(i), map[string]any{"topic": "t"}, "agent"), lgtest.Meta("loop", i)); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := tx.Exec(`INSERT INTO writes VALUES (?, '', ?, 'task-1', 0, 'topic', 'msgpack', ?)`, thread, lgtest.ID(i), lgtest.MP(b, "u")); err != nil {
+			channel, idx := "topic", 0
+			if th%10 == 0 && i == 5 {
+				channel, idx = "__error__", -1 // the task failed
+			}
+			if _, err := tx.Exec(`INSERT INTO writes VALUES (?, '', ?, 'task-1', ?, ?, 'msgpack', ?)`, thread, lgtest.ID(i), idx, channel, lgtest.MP(b, "u")); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -47,6 +53,10 @@ func BenchmarkLangGraphThreads(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
+	var out strings.Builder
+	if err := lgThreads(ctx, src, true, &out); err != nil || strings.Count(out.String(), `"state": "error"`) != 100 || strings.Count(out.String(), `"state": "interrupted"`) != 900 {
+		b.Fatalf("threads: %v, want 100 failed and 900 due", err)
+	}
 	// list: the threads alone, what the statuses add to.
 	b.Run("list", func(b *testing.B) {
 		for b.Loop() {

@@ -91,6 +91,21 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if !slices.Contains(ids, "t-main") || !slices.Contains(ids, "t-fail") {
 				t.Fatalf("threads %v, want t-main and t-fail", ids)
 			}
+			// Where each stands, on every saver: t-fail's worker raised,
+			// t-main's newest checkpoint waits before review.
+			var statuses []struct {
+				ID     string `json:"id"`
+				Status struct {
+					State string `json:"state"`
+					Where string `json:"where"`
+				} `json:"status"`
+			}
+			read(&statuses, "threads", "--json")
+			for _, th := range statuses {
+				if want := map[string]string{"t-fail": "error worker", "t-main": "interrupted before review"}[th.ID]; th.Status.State+" "+th.Status.Where != want {
+					t.Errorf("threads --json: %s is %+v, want %s", th.ID, th.Status, want)
+				}
+			}
 			main := threads[slices.Index(ids, "t-main")]
 			sub := ""
 			if d.subgraph {

@@ -41,7 +41,8 @@ type Status struct {
 }
 
 // ThreadStatus reads thread t's status: the newest checkpoint of its root
-// chain, and its writes when tasks are due or failed.
+// chain, and its writes when a task failed or asked (its listing counts
+// them).
 func ThreadStatus(ctx context.Context, src Source, t Thread) (Status, error) {
 	c := Chain{Thread: t.ID}
 	h, err := src.History(ctx, c, "", 1)
@@ -53,7 +54,9 @@ func ThreadStatus(ctx context.Context, src Source, t Thread) (Status, error) {
 	}
 	l := h[0]
 	var ws []TaskWrites
-	if len(l.Next) > 0 || l.Counts.Errors > 0 || l.Counts.Interrupts > 0 {
+	// Only a task that failed or asked says more than the listing: the
+	// writes of one that did neither are not read.
+	if l.Counts.Errors > 0 || l.Counts.Interrupts > 0 {
 		if ws, err = src.Writes(ctx, c, l.ID); err != nil {
 			return Status{}, err
 		}

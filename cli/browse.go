@@ -10,10 +10,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +30,7 @@ import (
 // addNS adds --ns, the namespace of a subgraph's chain in a LangGraph
 // database.
 func addNS(c *cobra.Command, ns *string) {
-	c.Flags().StringVar(ns, "ns", "", "on a LangGraph database, the chain of subgraph run `NS` (e.g. review:<task id>, as `rewind threads` lists them; default the root graph's)")
+	c.Flags().StringVar(ns, "ns", "", "on a LangGraph database, the chain of subgraph run `NS` (e.g. review:<task id>, as `rewind threads` lists them, a unique prefix, or the browser's review:43a3a66f…ecc4; default the root graph's)")
 }
 
 // withSource runs lg on the store when it is a LangGraph database, and
@@ -47,82 +51,271 @@ func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source
 	return lg(src)
 }
 
-// lgThreads is `rewind threads` on a LangGraph database: each thread, and
-// under it the chains of its subgraph runs.
+// lgThreads is `rewind threads` on a LangGraph database: each thread with
+// its status (as LangGraph's get_state tells it), and under it the chains
+// of its subgraph runs; what failed or asked, after the table.
 func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Writer) error {
 	ts, err := src.Threads(ctx)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if ts == nil {
-			ts = []browse.Thread{}
-		}
-		return writeJSON(out, ts)
+	type row struct {
+		browse.Thread
+		Status browse.Status `json:"status"`
 	}
-	if len(ts) == 0 {
+	rows := make([]row, 0, len(ts))
+	for _, t := range ts {
+		st, err := browse.ThreadStatus(ctx, src, t)
+		switch {
+		case errors.Is(err, browse.ErrNotFound):
+			continue // gone since the list was read
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			// A thread whose newest checkpoint or writes do not read is
+			// still listed, as the browser lists it; the note says why.
+			st = browse.Status{State: stateUnread, Error: err.Error()}
+		}
+		rows = append(rows, row{t, st})
+	}
+	if asJSON {
+		return writeJSON(out, rows)
+	}
+	if len(rows) == 0 {
 		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
 		return nil
 	}
 	if a := src.About(); a.Note != "" {
 		fmt.Fprintf(out, "%s\n", a.Status())
 	}
-	tw := newTable(out)
-	subgraphs := slices.ContainsFunc(ts, func(t browse.Thread) bool { return len(t.Namespaces) > 1 })
-	if subgraphs {
-		fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
-	} else {
-		fmt.Fprintln(tw, "THREAD\tCHECKPOINTS\tLATEST\tUPDATED")
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
 	}
-	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", idText(t.ID), t.Checkpoints, idOrDash(t.Latest), t.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
-		for _, ns := range t.Namespaces {
+	tw := newTable(out)
+	subgraphs := slices.ContainsFunc(rows, func(r row) bool { return len(r.Namespaces) > 1 })
+	if subgraphs {
+		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
+	} else {
+		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED")
+	}
+	var notes []string
+	for _, r := range rows {
+		c := lgChain{Chain: browse.Chain{Thread: r.ID}, nss: r.Namespaces, threads: ids}
+		// The root chain's checkpoints, as the browser counts them; each
+		// subgraph's run is counted on its own row (--json: Checkpoints is
+		// every namespace's).
+		root := r.Checkpoints
+		if len(r.Namespaces) > 0 && r.Namespaces[0].NS == "" {
+			root = r.Namespaces[0].Checkpoints
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.thread(), statusText(r.Status), root, idOrDash(r.Latest), r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+		for _, ns := range r.Namespaces {
 			if ns.NS == "" {
 				continue
 			}
 			// A subgraph's run: its chain, and the parent checkpoint whose
 			// task runs it.
-			fmt.Fprintf(tw, "  --ns %s\t%d\t%s\t%s\t@%s\n", idText(ns.NS), ns.Checkpoints, idOrDash(ns.Latest), ns.UpdatedAt.Local().Format("2006-01-02 15:04:05"), idOrDash(ns.ParentCheckpoint))
+			fmt.Fprintf(tw, "  --ns %s\t\t%d\t%s\t%s\t@%s\n", c.nsText(ns.NS), ns.Checkpoints, idOrDash(ns.Latest), ns.UpdatedAt.Local().Format("2006-01-02 15:04:05"), idOrDash(ns.ParentCheckpoint))
+		}
+		if n := statusNote(c, r.Status); n != "" {
+			notes = append(notes, n)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
+	}
+	return nil
 }
 
-// idOrDash is an id as idText prints it, or - for none.
+// stateUnread is the status of a thread whose status does not read (its
+// Error says why).
+const stateUnread = "unread"
+
+// statusText is a thread's status in a table cell: idle, interrupted at
+// NODE (or before NODE), error at NODE.
+func statusText(st browse.Status) string {
+	switch st.State {
+	case browse.StateError:
+		return "error at " + termtext.Name(st.Where)
+	case browse.StateInterrupted:
+		if strings.HasPrefix(st.Where, "before ") {
+			return "interrupted " + termtext.Name(st.Where)
+		}
+		return "interrupted at " + termtext.Name(st.Where)
+	}
+	return termtext.Name(st.State)
+}
+
+// statusNote is the line under the table for a thread that failed or
+// asked: the error or the interrupt's value, and where to read it whole.
+func statusNote(c lgChain, st browse.Status) string {
+	var what string
+	switch {
+	case st.State == stateUnread:
+		return fmt.Sprintf("%s: its status does not read: %s (rewind log %s shows its checkpoints)", c.thread(), cutText(firstLine(st.Error), 200), c.thread())
+	case st.State == browse.StateError:
+		what = cutText(firstLine(st.Error), 200)
+		if st.Errors > 1 {
+			what += fmt.Sprintf(" (%d tasks failed)", st.Errors)
+		}
+	case len(st.Interrupts) > 0:
+		what = "asks " + oneLine(st.Interrupts[0].Value, 200)
+	default:
+		return ""
+	}
+	see := "rewind events " + c.thread() + " " + idOrDash(st.Checkpoint)
+	if st.NS != "" {
+		see += "; its subgraph: rewind log " + c.thread() + " --ns " + c.nsText(st.NS)
+	}
+	return fmt.Sprintf("%s: %s: %s (%s)", c.thread(), termtext.Name(st.Where), what, see)
+}
+
+// idOrDash is a checkpoint id as text output prints it (pasteText: whole,
+// for LangGraph's UUIDs), or - for none.
 func idOrDash(id string) string {
 	if id == "" {
 		return "-"
 	}
-	return idText(id)
+	return pasteText(id, nil)
 }
 
-// chainOf is thread's chain ns, or an error naming the namespaces it has.
-func chainOf(ctx context.Context, src browse.Source, thread, ns string) (browse.Chain, []browse.Namespace, error) {
-	c := browse.Chain{Thread: thread, NS: ns}
+// lgChain is a chain of a LangGraph database as the user named it
+// (resolved: browse.Match), with what prints its ids so they can be
+// pasted back.
+type lgChain struct {
+	browse.Chain
+	// nss are the thread's namespaces; threads every thread's id.
+	nss     []browse.Namespace
+	threads []string
+}
+
+// chainOf is thread's chain ns, or an error naming the fix. The thread is
+// its id, or a short form a listing printed (ending in …); the namespace
+// its name or a unique prefix of it.
+func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain, error) {
+	c := lgChain{Chain: browse.Chain{Thread: thread, NS: ns}}
 	ts, err := src.Threads(ctx)
 	if err != nil {
-		return c, nil, err
+		return c, err
 	}
-	i := slices.IndexFunc(ts, func(t browse.Thread) bool { return t.ID == thread })
+	for _, t := range ts {
+		c.threads = append(c.threads, t.ID)
+	}
+	if !slices.Contains(c.threads, thread) && strings.Contains(thread, browse.Ellipsis) {
+		if c.Thread, err = browse.One("thread", thread, browse.Match(thread, c.threads), "this LangGraph database", "rewind threads"); err != nil {
+			return c, err
+		}
+	}
+	i := slices.Index(c.threads, c.Thread)
 	if i < 0 {
-		return c, nil, fmt.Errorf("thread %s %w in this LangGraph database: list its threads with `rewind threads`", named(thread), browse.ErrNotFound)
+		return c, fmt.Errorf("thread %s %w in this LangGraph database: list its threads with `rewind threads`", named(thread), browse.ErrNotFound)
 	}
-	nss := ts[i].Namespaces
-	if !slices.ContainsFunc(nss, func(n browse.Namespace) bool { return n.NS == ns }) {
-		return c, nil, fmt.Errorf("namespace %s of thread %s %w: `rewind threads` lists the namespaces", named(ns), named(thread), browse.ErrNotFound)
+	c.nss = ts[i].Namespaces
+	if ns == "" {
+		return c, nil
 	}
-	return c, nss, nil
+	var names []string
+	for _, n := range c.nss {
+		if n.NS != "" {
+			names = append(names, n.NS)
+		}
+	}
+	if c.NS, err = browse.One("namespace", ns, browse.Match(ns, names), browse.Chain{Thread: c.Thread}.String(), "rewind threads"); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// thread is the chain's thread as text output prints it (pasteText).
+func (c lgChain) thread() string { return pasteText(c.Thread, c.threads) }
+
+// nsText is namespace ns of the chain's thread as text output prints it.
+func (c lgChain) nsText(ns string) string {
+	names := make([]string, 0, len(c.nss))
+	for _, n := range c.nss {
+		names = append(names, n.NS)
+	}
+	return pasteText(ns, names)
+}
+
+// where is the chain as a command names it: T, or T --ns NS.
+func (c lgChain) where() string {
+	if c.NS == "" {
+		return c.thread()
+	}
+	return c.thread() + " --ns " + c.nsText(c.NS)
+}
+
+// checkpoint is the one checkpoint of the chain that given names (an id,
+// a unique prefix, or a form the browser shows: browse.Match; "" the
+// newest).
+func (c lgChain) checkpoint(ctx context.Context, src browse.Source, given string) (string, error) {
+	return browse.Resolve(ctx, src, c.Chain, strings.TrimPrefix(given, "@"), "rewind log "+c.where())
+}
+
+// pasteText is an id or a namespace of a LangGraph database as text
+// output prints it, so that what is printed can be given back: whole up
+// to 64 bytes (quoted as idText quotes), else cut with … after its
+// shortest prefix of 64 bytes or more that none of others starts with (a
+// prefix the commands take, browse.Match). --json has every value whole.
+func pasteText(s string, others []string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return idText(s)
+	}
+	n := keep
+	for _, o := range others {
+		if o == s {
+			continue
+		}
+		i := 0
+		for i < len(s) && i < len(o) && s[i] == o[i] {
+			i++
+		}
+		n = max(n, i+1)
+	}
+	for n < len(s) && !utf8.RuneStart(s[n]) { // not half a character
+		n++
+	}
+	if n >= len(s) {
+		return wholeText(s)
+	}
+	return wholeText(s[:n]) + browse.Ellipsis
+}
+
+// wholeText is s whole, bare when it is a plain word (as store.Name's
+// word: safe to paste into a shell), else quoted with its controls
+// escaped.
+func wholeText(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("-_.:/@+=,", r) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return termtext.Line(s)
+	}
+	return termtext.Line(strconv.Quote(s))
 }
 
 // lgLog is `rewind log` on a LangGraph database: the chain oldest first,
 // listings only (no values are read), then the subgraph runs hanging off
 // its checkpoints.
 func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, last int, asJSON bool, out io.Writer) error {
-	c, nss, err := chainOf(ctx, src, thread, ns)
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c, before, last)
+	if before, err = c.checkpoint(ctx, src, before); err != nil {
+		return err
+	}
+	h, err := src.History(ctx, c.Chain, before, last)
 	if err != nil {
 		return err
 	}
@@ -131,8 +324,8 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, la
 	}
 	slices.Reverse(h)
 	var subs []browse.Namespace
-	for _, n := range nss {
-		if n.NS != "" && n.Parent == ns {
+	for _, n := range c.nss {
+		if n.NS != "" && n.Parent == c.NS {
 			subs = append(subs, n)
 		}
 	}
@@ -140,7 +333,7 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, la
 		if subs == nil {
 			subs = []browse.Namespace{}
 		}
-		return writeJSON(out, map[string]any{"thread": thread, "ns": ns, "checkpoints": h, "subgraphs": subs})
+		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "checkpoints": h, "subgraphs": subs})
 	}
 	tw := newTable(out)
 	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
@@ -160,21 +353,17 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, la
 		if l.Counts.Interrupts > 0 {
 			writes += fmt.Sprintf(" (%d interrupt)", l.Counts.Interrupts)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idText(l.ID), idOrDash(l.Parent), l.Step, termtext.Name(l.Source), termtext.Name(by), writes, next)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idOrDash(l.ID), idOrDash(l.Parent), l.Step, termtext.Name(l.Source), termtext.Name(by), writes, next)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, s := range subs {
-		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idText(s.Task), idOrDash(s.ParentCheckpoint), idText(thread), idText(s.NS))
+		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idOrDash(s.Task), idOrDash(s.ParentCheckpoint), c.thread(), c.nsText(s.NS))
 	}
 	if last > 0 && len(h) == last {
-		if earlier, err := src.History(ctx, c, h[0].ID, 1); err == nil && len(earlier) > 0 {
-			page := "rewind log " + idText(thread)
-			if ns != "" {
-				page += " --ns " + idText(ns)
-			}
-			fmt.Fprintf(out, "… %d; earlier checkpoints: %s --before %s --limit %d\n", last, page, idText(h[0].ID), last)
+		if earlier, err := src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
+			fmt.Fprintf(out, "… %d; earlier checkpoints: rewind log %s --before %s --limit %d\n", last, c.where(), idOrDash(h[0].ID), last)
 		}
 	}
 	return nil
@@ -206,6 +395,11 @@ func oneLine(v any, n int) string {
 	if err != nil {
 		s = fmt.Sprint(v)
 	}
+	return cutText(s, n)
+}
+
+// cutText is s on one line, cut past n bytes.
+func cutText(s string, n int) string {
 	if len(s) > n {
 		cut := n
 		for cut > 0 && !utf8Start(s[cut]) {
@@ -223,15 +417,18 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // tasks due with the Sends' arguments, and the writes stored for the
 // superstep from it.
 func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSON bool, out io.Writer) error {
-	c, _, err := chainOf(ctx, src, thread, ns)
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	cp, err := src.Checkpoint(ctx, c, id)
+	if id, err = c.checkpoint(ctx, src, id); err != nil {
+		return err
+	}
+	cp, err := src.Checkpoint(ctx, c.Chain, id)
 	if err != nil {
 		return err
 	}
-	ws, err := src.Writes(ctx, c, cp.ID)
+	ws, err := src.Writes(ctx, c.Chain, cp.ID)
 	if err != nil {
 		return err
 	}
@@ -245,11 +442,7 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		}
 		return writeJSON(out, map[string]any{"checkpoint": cp, "messages": msgs, "writes": ws})
 	}
-	where := "thread " + idText(thread)
-	if ns != "" {
-		where += " --ns " + idText(ns)
-	}
-	fmt.Fprintf(out, "%s · checkpoint %s (parent %s, step %d, source %s, format v%d)\n", where, idText(cp.ID), idOrDash(cp.Parent), cp.Step, termtext.Line(cp.Source), cp.Format)
+	fmt.Fprintf(out, "thread %s · checkpoint %s (parent %s, step %d, source %s, format v%d)\n", c.where(), idOrDash(cp.ID), idOrDash(cp.Parent), cp.Step, termtext.Line(cp.Source), cp.Format)
 	fmt.Fprintf(out, "%s\n", src.About().Status())
 	if cp.Damaged != "" {
 		fmt.Fprintf(out, "damaged: %s\n", termtext.Line(cp.Damaged))
@@ -345,11 +538,14 @@ func printTaskWrites(out io.Writer, indent string, ws []browse.TaskWrites) {
 // lgMessage is `show --message N` on a LangGraph database: message #N
 // (1-based) of the checkpoint's messages channel, whole.
 func lgMessage(ctx context.Context, src browse.Source, thread, ns, id string, n int64, asJSON bool, out io.Writer) error {
-	c, _, err := chainOf(ctx, src, thread, ns)
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	cp, err := src.Checkpoint(ctx, c, id)
+	if id, err = c.checkpoint(ctx, src, id); err != nil {
+		return err
+	}
+	cp, err := src.Checkpoint(ctx, c.Chain, id)
 	if err != nil {
 		return err
 	}
@@ -369,19 +565,22 @@ func lgMessage(ctx context.Context, src browse.Source, thread, ns, id string, n 
 // event log; its writes (with errors and interrupts) are the record, by
 // the checkpoint whose superstep stored them.
 func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJSON bool, out io.Writer) error {
-	c, _, err := chainOf(ctx, src, thread, ns)
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
 	var ids []string
 	if id != "" {
-		cp, err := src.Checkpoint(ctx, c, id)
+		if id, err = c.checkpoint(ctx, src, id); err != nil {
+			return err
+		}
+		cp, err := src.Checkpoint(ctx, c.Chain, id)
 		if err != nil {
 			return err
 		}
 		ids = []string{cp.ID}
 	} else {
-		h, err := src.History(ctx, c, "", 0)
+		h, err := src.History(ctx, c.Chain, "", 0)
 		if err != nil {
 			return err
 		}
@@ -398,7 +597,7 @@ func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJ
 	}
 	groups := []group{}
 	for _, cid := range ids {
-		ws, err := src.Writes(ctx, c, cid)
+		ws, err := src.Writes(ctx, c.Chain, cid)
 		if err != nil {
 			return err
 		}
@@ -413,7 +612,7 @@ func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJ
 		return writeJSON(out, groups)
 	}
 	for _, g := range groups {
-		fmt.Fprintf(out, "@%s\n", idText(g.Checkpoint))
+		fmt.Fprintf(out, "@%s\n", idOrDash(g.Checkpoint))
 		printTaskWrites(out, "  ", g.Tasks)
 	}
 	return nil
@@ -423,19 +622,25 @@ func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJ
 // channels changed from A to B (engine.Diff, messages matched by id), and
 // how the two stand in the chain.
 func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJSON bool, out io.Writer) error {
-	c, _, err := chainOf(ctx, src, thread, ns)
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	from, err := src.Checkpoint(ctx, c, a)
+	if a, err = c.checkpoint(ctx, src, a); err != nil {
+		return err
+	}
+	if b, err = c.checkpoint(ctx, src, b); err != nil {
+		return err
+	}
+	from, err := src.Checkpoint(ctx, c.Chain, a)
 	if err != nil {
 		return err
 	}
-	to, err := src.Checkpoint(ctx, c, b)
+	to, err := src.Checkpoint(ctx, c.Chain, b)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c, "", 0)
+	h, err := src.History(ctx, c.Chain, "", 0)
 	if err != nil {
 		return err
 	}
@@ -445,9 +650,9 @@ func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJ
 		if diffs == nil {
 			diffs = []engine.ChannelDiff{}
 		}
-		return writeJSON(out, map[string]any{"thread": thread, "ns": ns, "from": a, "to": b, "relation": rel, "channels": diffs})
+		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "from": a, "to": b, "relation": rel, "channels": diffs})
 	}
-	fmt.Fprintf(out, "@%s → @%s of thread %s (%s): %d channel(s) changed\n", idText(a), idText(b), idText(thread), termtext.Line(rel), len(diffs))
+	fmt.Fprintf(out, "@%s → @%s of thread %s (%s): %d channel(s) changed\n", idOrDash(a), idOrDash(b), c.where(), termtext.Line(rel), len(diffs))
 	for _, d := range diffs {
 		fmt.Fprintf(out, "@@ %s: %s\n", termtext.Line(d.Channel), termtext.Line(d.Summary))
 		for _, l := range d.Lines {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"rewind/cli/app"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
@@ -42,9 +43,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ue):
 		code, msg = ExitUsage, ue.msg
-	case errors.Is(err, app.ErrUsage), !*started:
+	case errors.Is(err, app.ErrUsage), errors.Is(err, browse.ErrAmbiguous), !*started:
 		// Cobra refuses a command line before any command starts (an
-		// argument a built-in command does not know): that is usage too.
+		// argument a built-in command does not know): that is usage too,
+		// and so is an id prefix that names several (browse.Resolve).
 		code = ExitUsage
 	}
 	fmt.Fprintf(stderr, "rewind: %s\n", termtext.Error(msg))

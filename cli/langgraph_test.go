@@ -91,6 +91,21 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if !slices.Contains(ids, "t-main") || !slices.Contains(ids, "t-fail") {
 				t.Fatalf("threads %v, want t-main and t-fail", ids)
 			}
+			// Where each stands, on every saver: t-fail's worker raised,
+			// t-main's newest checkpoint waits before review.
+			var statuses []struct {
+				ID     string `json:"id"`
+				Status struct {
+					State string `json:"state"`
+					Where string `json:"where"`
+				} `json:"status"`
+			}
+			read(&statuses, "threads", "--json")
+			for _, th := range statuses {
+				if want := map[string]string{"t-fail": "error worker", "t-main": "interrupted before review"}[th.ID]; th.Status.State+" "+th.Status.Where != want {
+					t.Errorf("threads --json: %s is %+v, want %s", th.ID, th.Status, want)
+				}
+			}
 			main := threads[slices.Index(ids, "t-main")]
 			sub := ""
 			if d.subgraph {
@@ -214,6 +229,12 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			}
 			if out := read(nil, "show", "t-main", latest); !strings.Contains(out, "tool call call_1 search(") || !strings.Contains(out, "← call call_1 of #") {
 				t.Errorf("show does not draw the tool call joined to its result:\n%s", out)
+			}
+			// The browser's short form of the id reads the same (on every
+			// saver: PostgreSQL's ids are listed by the reader's IDs).
+			read(&show, "show", "t-main", "@"+sends[:8]+"…"+sends[len(sends)-4:], "--json")
+			if show.Checkpoint.ID != sends {
+				t.Errorf("show t-main @%s…%s: checkpoint %s, want %s", sends[:8], sends[len(sends)-4:], show.Checkpoint.ID, sends)
 			}
 			read(&show, "show", "t-main", "@"+sends, "--json")
 			if len(show.Checkpoint.Next) != 3 || !show.Checkpoint.Next[2].Send || show.Checkpoint.Next[2].Arg["part"] != float64(2) {

@@ -204,8 +204,9 @@ func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th
 
 type (
 	browseThreadsMsg struct {
-		ts  []browse.Thread
-		err error
+		ts     []browse.Thread
+		status map[string]browse.Status
+		err    error
 	}
 	browseHistoryMsg struct {
 		gen   int
@@ -235,9 +236,29 @@ func (m *Browser) Init() tea.Cmd {
 
 func (m *Browser) readThreads() tea.Cmd {
 	m.inFlight++
+	prev := m.threads.status // replaced, never changed: safe to read here
 	return func() tea.Msg {
 		ts, err := m.src.Threads(m.ctx)
-		return browseThreadsMsg{ts, err}
+		if err != nil {
+			return browseThreadsMsg{ts: ts, err: err}
+		}
+		// Each thread's status, as LangGraph's get_state tells it: its
+		// newest checkpoint's listing, and its writes when tasks are due.
+		// One that does not read shows none; the list still does. An idle
+		// thread whose newest checkpoint is the one it was read from keeps
+		// its status (nothing is due from there, so no write can come to
+		// it): a poll of the list reads only the threads that may move.
+		status := make(map[string]browse.Status, len(ts))
+		for _, t := range ts {
+			if st, ok := prev[t.ID]; ok && st.State == browse.StateIdle && st.Checkpoint != "" && st.Checkpoint == t.Latest {
+				status[t.ID] = st
+				continue
+			}
+			if st, err := browse.ThreadStatus(m.ctx, m.src, t); err == nil {
+				status[t.ID] = st
+			}
+		}
+		return browseThreadsMsg{ts: ts, status: status}
 	}
 }
 
@@ -340,7 +361,7 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.errText = msg.err.Error()
 			return m, nil
 		}
-		m.threads.SetThreads(msg.ts)
+		m.threads.SetThreads(msg.ts, msg.status)
 		if m.start != "" {
 			want := browse.Chain{Thread: m.start}
 			m.start = ""

@@ -7,6 +7,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -30,12 +31,23 @@ type browseThreads struct {
 	keys   threadsKeys
 	loaded bool
 	ts     []browse.Thread
+	status map[string]browse.Status // by thread, as SetThreads was given it
 	rows   []browse.Chain
-	info   []string
+	cells  []threadCells
 	row    int
 	w, h   int
 	cache  string
 	dirty  bool
+}
+
+// threadCells is one row of the list, in columns: the chain's name, where
+// it stands (a thread's status, a subgraph run's parent checkpoint), its
+// checkpoints, when it was last written, and an error's text (last, cut
+// to what fits).
+type threadCells struct {
+	name, state, detail string
+	count               int
+	updated             time.Time
 }
 
 func newBrowseThreads(th *themes.Theme) *browseThreads {
@@ -50,20 +62,57 @@ func (p *browseThreads) KeyMap() threadsKeys { return p.keys }
 // SetSize sets the screen's size.
 func (p *browseThreads) SetSize(w, h int) { p.w, p.h, p.dirty = max(1, w), max(1, h), true }
 
-// SetThreads shows ts.
-func (p *browseThreads) SetThreads(ts []browse.Thread) {
-	p.loaded, p.ts, p.dirty = true, ts, true
-	p.rows, p.info = nil, nil
+// SetThreads shows ts, each with its status (none when not in status).
+// A thread counts the checkpoints of its root chain, each subgraph run
+// its own (as `rewind threads` prints them).
+func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.Status) {
+	p.loaded, p.ts, p.status, p.dirty = true, ts, status, true
+	p.rows, p.cells = nil, nil
 	for _, t := range ts {
 		for _, ns := range t.Namespaces {
-			info := fmt.Sprintf("%d checkpoints · %s", ns.Checkpoints, ns.UpdatedAt.UTC().Format("2006-01-02 15:04"))
+			c := threadCells{name: termtext.Name(t.ID), count: ns.Checkpoints, updated: ns.UpdatedAt}
 			if ns.NS != "" {
-				info += " · runs from @" + lgShortID(ns.ParentCheckpoint)
+				c.name = "  └ " + lgShortNS(ns.NS)
+				if ns.ParentCheckpoint != "" {
+					c.state = "from @" + lgShortID(ns.ParentCheckpoint)
+				}
+			} else if st, ok := status[t.ID]; ok {
+				c.state, c.detail = p.statusCells(st)
 			}
-			p.rows, p.info = append(p.rows, browse.Chain{Thread: t.ID, NS: ns.NS}), append(p.info, info)
+			p.rows, p.cells = append(p.rows, browse.Chain{Thread: t.ID, NS: ns.NS}), append(p.cells, c)
 		}
 	}
 	p.row = max(0, min(p.row, len(p.rows)-1))
+}
+
+// statusCells is a thread's status, as `rewind threads` words it: idle,
+// interrupted at (or before) its nodes, error at its node; detail is the
+// error's first line.
+func (p *browseThreads) statusCells(st browse.Status) (state, detail string) {
+	switch st.State {
+	case browse.StateError:
+		line, _, _ := strings.Cut(st.Error, "\n")
+		return p.theme.Error.Render("error at " + termtext.Name(st.Where)), termtext.Line(line)
+	case browse.StateInterrupted:
+		if strings.HasPrefix(st.Where, "before ") {
+			return p.theme.Paused.Render("interrupted " + termtext.Name(st.Where)), ""
+		}
+		return p.theme.Paused.Render("interrupted at " + termtext.Name(st.Where)), ""
+	}
+	return termtext.Name(st.State), ""
+}
+
+// lgShortNS is a namespace as the list shows it: each "node:task" with the
+// task's id cut as lgShortID cuts a checkpoint's ("review:43a3a66f…ecc4"),
+// a form the CLI's --ns takes back (browse.Match).
+func lgShortNS(ns string) string {
+	parts := strings.Split(ns, "|")
+	for i, part := range parts {
+		if node, task, ok := strings.Cut(part, ":"); ok && len(task) > 16 {
+			parts[i] = node + ":" + task[:8] + browse.Ellipsis + task[len(task)-4:]
+		}
+	}
+	return termtext.Name(strings.Join(parts, "|"))
 }
 
 // Namespaces are chain c's thread's namespaces.
@@ -110,7 +159,14 @@ func (p *browseThreads) Update(msg tea.Msg) (handled bool, open *browse.Chain) {
 	return true, nil
 }
 
-// View draws the list.
+// Forms of the count and date columns, the first that fits the screen:
+// the date goes short, then goes, then the count is the number alone.
+var threadForms = []struct{ count, date string }{
+	{"%d checkpoints", "2006-01-02 15:04"}, {"%d checkpoints", "01-02 15:04"}, {"%d checkpoints", ""}, {"%d", ""},
+}
+
+// View draws the list in columns that fit the screen (threadForms); the
+// error's text takes what is left.
 func (p *browseThreads) View() string {
 	if !p.dirty {
 		return p.cache
@@ -124,15 +180,44 @@ func (p *browseThreads) View() string {
 		out = []string{"  no threads in this database"}
 	}
 	first := max(0, p.row-p.h+1)
-	for i := first; i < len(p.rows) && len(out) < p.h; i++ {
-		c := p.rows[i]
-		name := termtext.Name(c.Thread)
-		if c.NS != "" {
-			name = "  └ " + termtext.Name(c.NS)
+	last := min(len(p.rows), first+p.h-len(out))
+	// Columns as wide as their widest cell on screen (a name at most 40
+	// cells: a longer one pushes its own row), by cells, not runes: an id
+	// in CJK or emoji is two a character.
+	var nameW, stateW, most int
+	for _, c := range p.cells[first:last] {
+		nameW = max(nameW, min(40, width(c.name)))
+		stateW, most = max(stateW, width(c.state)), max(most, c.count)
+	}
+	room := p.w - 2
+	form := threadForms[len(threadForms)-1]
+	for _, f := range threadForms {
+		need := nameW + 1 + stateW + 1 + len(fmt.Sprintf(f.count, most))
+		if f.date != "" {
+			need += 1 + len(f.date)
 		}
-		// Padded by cells, not runes: an id in CJK or emoji is two a character.
-		pad := strings.Repeat(" ", max(0, 40-width(name)))
-		line := ansi.Truncate(name+pad+" "+p.info[i], p.w-2, "…")
+		if need <= room {
+			form = f
+			break
+		}
+	}
+	countW := len(fmt.Sprintf(form.count, most))
+	cell := func(s string, w int) string { return s + strings.Repeat(" ", max(0, w-width(s))) }
+	for i := first; i < last; i++ {
+		c := p.cells[i]
+		line := cell(c.name, nameW)
+		if stateW > 0 {
+			line += " " + cell(c.state, stateW)
+		}
+		line += " " + cell(fmt.Sprintf(form.count, c.count), countW)
+		if form.date != "" {
+			line += " " + c.updated.UTC().Format(form.date)
+		}
+		line = strings.TrimRight(line, " ")
+		if c.detail != "" && room-width(line) >= 16 {
+			line += " · " + ansi.Truncate(c.detail, room-width(line)-3, "…")
+		}
+		line = ansi.Truncate(line, room, "…")
 		if i == p.row {
 			out = append(out, p.theme.Cursor.Render("▸ "+line))
 		} else {

@@ -332,3 +332,45 @@ func TestREADMEListsBrowserKeys(t *testing.T) {
 		}
 	}
 }
+
+// The threads list says where each thread stands, and follows it: a
+// checkpoint another process writes with nothing due makes t-main idle,
+// one with a task due after it makes it wait again (an idle thread's
+// status is kept between polls only while its newest checkpoint is the
+// same).
+func TestBrowseThreadsShowStatus(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	m, _ := openBrowser(t, src, "", 120, 40)
+	row := func(thread string) string {
+		for _, line := range strings.Split(screenOf(m), "\n") {
+			if f := strings.Fields(strings.TrimPrefix(line, "▸")); len(f) > 0 && f[0] == thread {
+				return strings.Join(f, " ")
+			}
+		}
+		t.Fatalf("no row of %s:\n%s", thread, screenOf(m))
+		return ""
+	}
+	if r := row("t-main"); !strings.HasPrefix(r, "t-main interrupted before review 12 checkpoints") {
+		t.Errorf("t-main's row %q", r)
+	}
+	if r := row("t-fail"); !strings.HasPrefix(r, "t-fail error at worker 5 checkpoints") || !strings.HasSuffix(r, "RuntimeError('worker 1 exploded')") {
+		t.Errorf("t-fail's row %q", r)
+	}
+	w := lgtest.OpenWriter(t, path)
+	latest := ""
+	for _, th := range m.threads.ts {
+		if th.ID == "t-main" {
+			latest = th.Latest
+		}
+	}
+	w.Checkpoint("t-main", "", "1f1ed297-0000-6000-8000-000000000001", latest, "loop", 5, nil, "")
+	runBrowser(m)(m.readThreads())
+	if r := row("t-main"); !strings.HasPrefix(r, "t-main idle 13 checkpoints") {
+		t.Errorf("after a checkpoint with nothing due, t-main's row %q", r)
+	}
+	w.Checkpoint("t-main", "", "1f1ed297-0000-6000-8000-000000000002", "1f1ed297-0000-6000-8000-000000000001", "update", 6, nil, "agent")
+	runBrowser(m)(m.readThreads())
+	if r := row("t-main"); !strings.HasPrefix(r, "t-main interrupted before agent 14 checkpoints") {
+		t.Errorf("after a checkpoint with agent due, t-main's row %q", r)
+	}
+}

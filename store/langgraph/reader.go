@@ -3,6 +3,8 @@ package langgraph
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"rewind/store"
 	"rewind/store/browse"
@@ -145,6 +147,24 @@ func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, 
 		return nil, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
 	}
 	return groupWrites(ws, rw.doc.next(false), siteOf(c, rw)), nil
+}
+
+// IDs lists chain c's checkpoint ids (browse.IDLister): what resolves a
+// prefix, reading no listing.
+func (r *reader) IDs(ctx context.Context, c Chain) ([]string, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.done()
+	ps, err := s.parents(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("list the checkpoints of %s: %w", c, err)
+	}
+	if len(ps) == 0 {
+		return nil, notFound(c, "")
+	}
+	return slices.Collect(maps.Keys(ps)), nil
 }
 
 // one reads checkpoint id ("": the newest) of chain c.

@@ -82,8 +82,8 @@ listing and loading times and peak memory.`,
 			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
 				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
 			if np := rep.NewProcess; np != nil {
-				fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms, middle %.3f ms; the same process's next load %.3f ms\n",
-					np.Processes, np.OpenMs, np.LatestMs, np.MiddleMs, np.ThenMs)
+				fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms (%.3f ms CPU), middle %.3f ms (%.3f ms CPU); the same process's next load %.3f ms (%.3f ms CPU)\n",
+					np.Processes, np.OpenMs, np.LatestMs, np.LatestCPUMs, np.MiddleMs, np.MiddleCPUMs, np.ThenMs, np.ThenCPUMs)
 			}
 			return nil
 		},
@@ -148,7 +148,7 @@ func newProcessLoads(ctx context.Context, spec string, rep bench.Report, n int) 
 	}
 	last, middle := rep.Checkpoints, max(rep.Checkpoints/2, 1)
 	other := max(rep.Checkpoints/4, 1)
-	var open, latest, mid, then []float64
+	var open, latest, mid, then, latestCPU, midCPU, thenCPU []float64
 	for range n {
 		for _, first := range []int64{last, middle} {
 			cmd := exec.CommandContext(ctx, exe, "bench", "--store", spec, "--load", fmt.Sprintf("%s@%d,%d", rep.Thread, first, other))
@@ -159,18 +159,19 @@ func newProcessLoads(ctx context.Context, spec string, rep bench.Report, n int) 
 				return bench.NewProcess{}, fmt.Errorf("bench: a new process's loads: %w: %s", err, strings.TrimSpace(stderr.String()))
 			}
 			var l bench.Loads
-			if err := json.Unmarshal(b, &l); err != nil || len(l.Ms) != 2 {
+			if err := json.Unmarshal(b, &l); err != nil || len(l.Ms) != 2 || len(l.CPUMs) != 2 {
 				return bench.NewProcess{}, fmt.Errorf("bench: a new process's loads read %q: %v", b, err)
 			}
-			open, then = append(open, l.OpenMs), append(then, l.Ms[1])
+			open, then, thenCPU = append(open, l.OpenMs), append(then, l.Ms[1]), append(thenCPU, l.CPUMs[1])
 			if first == last {
-				latest = append(latest, l.Ms[0])
+				latest, latestCPU = append(latest, l.Ms[0]), append(latestCPU, l.CPUMs[0])
 			} else {
-				mid = append(mid, l.Ms[0])
+				mid, midCPU = append(mid, l.Ms[0]), append(midCPU, l.CPUMs[0])
 			}
 		}
 	}
-	return bench.NewProcess{Processes: 2 * n, OpenMs: bench.Median(open), LatestMs: bench.Median(latest), MiddleMs: bench.Median(mid), ThenMs: bench.Median(then)}, nil
+	return bench.NewProcess{Processes: 2 * n, OpenMs: bench.Median(open), LatestMs: bench.Median(latest), MiddleMs: bench.Median(mid), ThenMs: bench.Median(then),
+		LatestCPUMs: bench.Median(latestCPU), MiddleCPUMs: bench.Median(midCPU), ThenCPUMs: bench.Median(thenCPU)}, nil
 }
 
 // turnSummary compares turns 11-20 (past the first turns' set-up) with the

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,10 +82,22 @@ func TestBenchLoadsInNewProcesses(t *testing.T) {
 	}
 	for _, want := range []string{
 		`middle [0-9.]+ ms \(a new engine of this process\)`,
-		`(?m)^in a new process each \(4, medians\): open [0-9.]+ ms, then load latest [0-9.]+ ms, middle [0-9.]+ ms; the same process's next load [0-9.]+ ms$`,
+		`(?m)^in a new process each \(4, medians\): open [0-9.]+ ms, then load latest [0-9.]+ ms \([0-9.]+ ms CPU\), middle [0-9.]+ ms \([0-9.]+ ms CPU\); the same process's next load [0-9.]+ ms \([0-9.]+ ms CPU\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Fatalf("bench's output lacks %s:\n%s", want, out)
+		}
+	}
+	// Each load's CPU time is read in its process (not on the clock).
+	if runtime.GOOS == "linux" {
+		m := regexp.MustCompile(`\(([0-9.]+) ms CPU\)`).FindAllStringSubmatch(out, -1)
+		for _, c := range m {
+			if v, _ := strconv.ParseFloat(c[1], 64); v <= 0 {
+				t.Fatalf("a load took no CPU time (%s):\n%s", c[0], out)
+			}
+		}
+		if len(m) != 3 {
+			t.Fatalf("want the CPU time of 3 loads:\n%s", out)
 		}
 	}
 	code, out, _ = run(t, "bench", "--store", "memory:", "--turns", "2")

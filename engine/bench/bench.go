@@ -208,6 +208,13 @@ type NewProcess struct {
 	// ThenMs is the same process's next load, of another old checkpoint:
 	// what a load costs once the process's first-use costs are paid.
 	ThenMs float64 `json:"thenMs"`
+	// LatestCPUMs, MiddleCPUMs and ThenCPUMs are the same loads' CPU
+	// time in the process (0 where it is not measured): on a shared
+	// machine it varies less than the clock's, and it leaves out the
+	// time a server (PostgreSQL) took.
+	LatestCPUMs float64 `json:"latestCpuMs"`
+	MiddleCPUMs float64 `json:"middleCpuMs"`
+	ThenCPUMs   float64 `json:"thenCpuMs"`
 }
 
 // Loads are one new process's timings (Load): opening the store and the
@@ -215,6 +222,8 @@ type NewProcess struct {
 type Loads struct {
 	OpenMs float64   `json:"openMs"`
 	Ms     []float64 `json:"ms"`
+	// CPUMs is each load's CPU time in the process (user and system).
+	CPUMs []float64 `json:"cpuMs"`
 }
 
 // Load loads checkpoints ids of thread in order on a new engine of open's
@@ -245,11 +254,12 @@ func Load(ctx context.Context, open func(context.Context) (store.Store, error), 
 		defer pprof.StopCPUProfile()
 	}
 	for _, id := range ids {
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		if _, err := e.Get(ctx, thread, id); err != nil {
 			return out, fmt.Errorf("bench: load checkpoint %d: %w", id, err)
 		}
 		out.Ms = append(out.Ms, ms(time.Since(start)))
+		out.CPUMs = append(out.CPUMs, ms(time.Duration(cpuTime()-cpu)))
 	}
 	return out, nil
 }

@@ -2,5 +2,5 @@
 
 package bench
 
-// cpuTime is not measured here (see cputime_unix_test.go).
+// cpuTime is not measured here (see cputime_unix.go).
 func cpuTime() int64 { return 0 }

@@ -300,6 +300,17 @@ type Store interface {
 	// read: a transcript's range costs one round trip, not one per index.
 	// from > to, or an unknown thread, gives none.
 	MessagesIn(ctx context.Context, thread string, from, to int64) ([]Message, error)
+	// Search finds the thread's messages that hold, for each word of the
+	// query (SearchQuery: letters and numbers, without case), a word that
+	// begins with it: the words of the body's JSON string values, not its
+	// keys (BodyWords). Every message the thread stores is searched: every
+	// branch's, compacted ones, those of pruned checkpoints. They come
+	// ordered by Index, then CheckpointID, then Hash, with their bodies, at
+	// most limit when limit > 0. A query with no word is ErrInvalid; an
+	// unknown thread gives none. A full-text index the put of a message
+	// keeps in its transaction answers it, never a read of every message:
+	// a migration indexes the messages a store held before it.
+	Search(ctx context.Context, thread, query string, limit int) ([]Message, error)
 	// Blobs returns the thread's blobs with these hashes, one per distinct
 	// hash found, in no particular order; unknown hashes are left out.
 	Blobs(ctx context.Context, thread string, hashes []string) ([]Blob, error)

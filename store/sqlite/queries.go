@@ -131,10 +131,18 @@ const (
 	sqlMessagesAt = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
 	// MessagesIn: one range of graph_message_bodies' key.
 	sqlMessagesIn = selectMessages + `WHERE thread_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx, checkpoint_id, hash`
-	// Search: ?2 is an FTS5 query (searchMatch), ?3 the limit (-1: none).
-	sqlSearch = `SELECT b.hash, b.idx, b.body, b.checkpoint_id, b.created_at
-		FROM graph_message_words w CROSS JOIN graph_message_bodies b ON b.thread_id = ?1 AND b.idx = w.idx AND b.hash = w.hash
-		WHERE graph_message_words MATCH ?2 ORDER BY b.idx, b.checkpoint_id, b.hash LIMIT ?3`
+	// Search: ?2 is an FTS5 query (searchMatch). sqlSearchAll reads
+	// every hit; sqlSearch the first ?3, reading the bodies of the hits up
+	// to the index of the ?3rd alone (the ones after cannot be among the
+	// first ?3 by index, checkpoint and hash): a common word's first 500
+	// hits of a 1,000-turn thread read 500 bodies, not 2,200.
+	searchHits   = `SELECT idx, hash FROM graph_message_words WHERE graph_message_words MATCH ?2`
+	searchBodies = `SELECT b.hash, b.idx, b.body, b.checkpoint_id, b.created_at
+		FROM m CROSS JOIN graph_message_bodies b ON b.thread_id = ?1 AND b.idx = m.idx AND b.hash = m.hash `
+	sqlSearchAll = `WITH m AS (` + searchHits + `) ` + searchBodies + `ORDER BY b.idx, b.checkpoint_id, b.hash`
+	sqlSearch    = `WITH m AS MATERIALIZED (` + searchHits + `) ` + searchBodies + `
+		WHERE m.idx <= (SELECT max(idx) FROM (SELECT idx FROM m ORDER BY idx LIMIT ?3))
+		ORDER BY b.idx, b.checkpoint_id, b.hash LIMIT ?3`
 	sqlBlobs = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.

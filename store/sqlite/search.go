@@ -69,12 +69,13 @@ func (s *Store) Search(ctx context.Context, thread, query string, limit int) (_ 
 	if len(words) == 0 {
 		return nil, check.Invalid("the query has no word to search for: give letters or digits")
 	}
-	if limit <= 0 {
-		limit = -1
-	}
 	// Not prepared at Open: a store that only reads may be of an older
 	// schema, without the index (the app refuses it before a search).
-	rows, err := s.r.QueryContext(ctx, sqlSearch, thread, searchMatch(thread, words), limit)
+	query, args := sqlSearch, []any{thread, searchMatch(thread, words), limit}
+	if limit <= 0 {
+		query, args = sqlSearchAll, args[:2]
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}

@@ -30,7 +30,7 @@ const (
 	sqlDeleteMsgKeys = `DELETE FROM graph_message_keys WHERE thread_id = ?`
 	// The thread's rows of the search index, found through it.
 	sqlDeleteMsgWords = `DELETE FROM graph_message_words WHERE rowid IN
-		(SELECT rowid FROM graph_message_words WHERE graph_message_words MATCH 'thread : ' || rewind_thread_word(?))`
+		(SELECT rowid FROM graph_message_words WHERE graph_message_words MATCH '"' || rewind_thread_word(?) || '"')`
 	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`

@@ -13,23 +13,23 @@ import (
 )
 
 // Search: graph_message_words (migrations[9]) is an FTS5 index that a
-// trigger fills from two functions of this process, registered for every
-// connection: rewind_words, a body's words (store.BodyWords, so that every
-// store finds the same messages), and rewind_thread_word, the word that
-// names a thread in the index.
+// trigger fills through a function of this process, registered for every
+// connection: rewind_words(thread, body), the thread's word then the
+// body's words (store.BodyWords, so that every store finds the same
+// messages). rewind_thread_word(thread) is the thread's word alone, for
+// DeleteThread.
 
 func init() {
-	if err := sqlite.RegisterDeterministicScalarFunction("rewind_words", 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	if err := sqlite.RegisterDeterministicScalarFunction("rewind_words", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		thread, _ := args[0].(string)
 		var body []byte
-		switch v := args[0].(type) {
+		switch v := args[1].(type) {
 		case string:
 			body = []byte(v)
 		case []byte:
 			body = v
-		default:
-			return "", nil
 		}
-		return strings.Join(store.BodyWords(body), " "), nil
+		return threadWord(thread) + " " + strings.Join(store.BodyWords(body), " "), nil
 	}); err != nil {
 		panic(err)
 	}
@@ -41,25 +41,23 @@ func init() {
 	}
 }
 
-// threadWord names a thread in graph_message_words: a word of letters and
-// digits whatever the id holds, of a fixed length however long it is. A
-// search joins the bodies by the thread's id, so two ids sharing a word
-// (80 bits of their hash) would still find only their own messages.
-func threadWord(thread string) string { return "t" + store.ContentHash([]byte(thread)) }
+// threadWord names a thread in graph_message_words: one token whatever
+// the id holds, of a fixed length however long it is, beginning with
+// "_" (a token character of the index's tokenizer, never of a query
+// word: no query word begins it). A search joins the bodies by the
+// thread's id, so two ids sharing a word (80 bits of their hash) would
+// still find only their own messages.
+func threadWord(thread string) string { return "_t" + store.ContentHash([]byte(thread)) }
 
 // searchMatch is the FTS5 query for a thread's messages holding a word
 // that begins with each of words (letters and digits only: nothing in
 // them is FTS5 syntax, and each is quoted besides).
 func searchMatch(thread string, words []string) string {
 	var b strings.Builder
-	b.WriteString("thread : " + threadWord(thread) + " AND words : (")
-	for i, w := range words {
-		if i > 0 {
-			b.WriteString(" AND ")
-		}
-		b.WriteString(`"` + w + `" *`)
+	b.WriteString(`"` + threadWord(thread) + `"`)
+	for _, w := range words {
+		b.WriteString(` AND "` + w + `" *`)
 	}
-	b.WriteString(")")
 	return b.String()
 }
 

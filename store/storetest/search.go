@@ -76,6 +76,7 @@ func testSearch(t *testing.T, s store.Store) {
 		{"content", ""},                    // keys are not
 		{"index", ""},                      //
 		{long, "#3@3"},                     // a long word, cut the same way on both sides
+		{"T", "#1@1 #2@2"},                 // "the": nothing a store adds to its index is found
 		{"nowhere", ""},                    //
 		{"shipped nowhere", ""},            //
 		{`" OR * NEAR( 'x':* & !ship`, ""}, // the store's query syntax is not the caller's

@@ -41,8 +41,11 @@ thread's newest checkpoint.`,
 			if strings.TrimSpace(query) == "" {
 				return usagef("search: the query is empty: give the words to find, as in `rewind search %s refund`", idText(args[0]))
 			}
-			if len(store.SearchQuery(query)) == 0 {
+			switch n := len(store.SearchQuery(query)); {
+			case n == 0:
 				return usagef("search: the query %q has no word to find (letters or digits): give one, as in `rewind search %s refund`", termtext.Line(query), idText(args[0]))
+			case n > store.MaxQueryWords:
+				return usagef("search: the query has %d words: give at most %d", n, store.MaxQueryWords)
 			}
 			if limit < 0 {
 				return usagef("search: --limit %d: give a number of hits, or 0 for all", limit)

@@ -11,11 +11,14 @@ import (
 // Search is the thread's stored messages holding a word that begins with
 // each word of query (store.Search: every branch's, compacted ones too),
 // ordered by index then checkpoint, at most limit (> 0). A thread with no
-// checkpoint is not found; a query with no word is an error matching
-// store.ErrInvalid.
+// checkpoint is not found; a query with no word, or too many, is an
+// error matching store.ErrInvalid.
 func (e *Engine) Search(ctx context.Context, thread, query string, limit int) ([]store.Message, error) {
-	if len(store.SearchQuery(query)) == 0 {
+	switch n := len(store.SearchQuery(query)); {
+	case n == 0:
 		return nil, fmt.Errorf("search %q: %w: the query has no word: give letters or digits", threadName(thread), store.ErrInvalid)
+	case n > store.MaxQueryWords:
+		return nil, fmt.Errorf("search %q: %w: the query has %d words: give at most %d", threadName(thread), store.ErrInvalid, n, store.MaxQueryWords)
 	}
 	found, err := e.store.Search(ctx, thread, query, limit)
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 const (
 	MaxWordBytes = 100
 	MaxWords     = 8000
+	// MaxQueryWords is how many words a query may have (Store.Search
+	// refuses more with ErrInvalid).
+	MaxQueryWords = 32
 )
 
 // wordRune says whether r belongs to a word (FTS5's unicode61 token
@@ -140,7 +143,7 @@ func BodyWords(body []byte) []string {
 
 // SearchQuery is a query's words, each once, in order: Store.Search
 // finds a message that has, for each of them, a word it begins. A query
-// with none is ErrInvalid.
+// with none, or with more than MaxQueryWords, is ErrInvalid.
 func SearchQuery(q string) []string {
 	var out []string
 	for _, w := range Words(q) {

@@ -110,8 +110,11 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	if m.nav.search.running {
 		return m.setFlash("a search is under way", true)
 	}
-	if len(store.SearchQuery(q)) == 0 {
+	switch n := len(store.SearchQuery(q)); {
+	case n == 0:
 		return m.setFlash(fmt.Sprintf("nothing to search for in %q: give a word (letters or digits)", termtext.Line(q)), true)
+	case n > store.MaxQueryWords:
+		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
 	m.nav.search.remember(q)
 	m.nav.search.query, m.nav.search.hits, m.nav.search.at, m.nav.search.running = q, nil, -1, true

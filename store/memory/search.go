@@ -62,9 +62,9 @@ func (ix *wordIndex) find(query []string) map[string]bool {
 // Search implements store.Store through the thread's wordIndex.
 func (s *Store) Search(ctx context.Context, thread, query string, limit int) ([]store.Message, error) {
 	return read(s, ctx, func() ([]store.Message, error) {
-		words := store.SearchQuery(query)
-		if len(words) == 0 {
-			return nil, check.Invalid("the query has no word to search for: give letters or digits")
+		words, err := check.Query(query)
+		if err != nil {
+			return nil, err
 		}
 		th := s.threads[thread]
 		if th == nil {

@@ -819,9 +819,9 @@ where thread_id = $1 and idx between $2 and $3 order by idx, checkpoint_id, hash
 // from text as it is (words are letters and digits, each quoted).
 func (s *Store) Search(ctx context.Context, thread, query string, limit int) (_ []store.Message, err error) {
 	defer s.fail(&err, "search thread %v", check.Name(thread))
-	words := store.SearchQuery(query)
-	if len(words) == 0 {
-		return nil, check.Invalid("the query has no word to search for: give letters or digits")
+	words, err := check.Query(query)
+	if err != nil {
+		return nil, err
 	}
 	q := make([]string, len(words))
 	for i, w := range words {

@@ -63,9 +63,9 @@ func searchMatch(thread string, words []string) string {
 
 func (s *Store) Search(ctx context.Context, thread, query string, limit int) (_ []store.Message, err error) {
 	defer s.wrap(ctx, &err, "search thread %v", check.Name(thread))
-	words := store.SearchQuery(query)
-	if len(words) == 0 {
-		return nil, check.Invalid("the query has no word to search for: give letters or digits")
+	words, err := check.Query(query)
+	if err != nil {
+		return nil, err
 	}
 	// Not prepared at Open: a store that only reads may be of an older
 	// schema, without the index (the app refuses it before a search).

@@ -96,13 +96,18 @@ func testSearch(t *testing.T, s store.Store) {
 	if got := found(t, s, "nope", "shipped", 0); got != "" {
 		t.Errorf("Search of an unknown thread = %q, want none", got)
 	}
+	var words []string
+	for i := range store.MaxQueryWords + 1 {
+		words = append(words, fmt.Sprint("shipped", i))
+	}
+	tooMany := strings.Join(words, " ")
 	hits, err := s.Search(ctx, "t", "cancelled", 0)
 	if err != nil || len(hits) != 1 || string(hits[0].Body) != string(f2.Body) || hits[0].Hash != f2.Hash || hits[0].CreatedAt.IsZero() {
 		t.Errorf("Search(cancelled) = %v, %v; want the fork's #2 whole, byte for byte", hits, err)
 	}
-	for _, q := range []string{"", "   ", `"*"`, "!?-"} {
+	for _, q := range []string{"", "   ", `"*"`, "!?-", tooMany} {
 		if _, err := s.Search(ctx, "t", q, 0); err == nil {
-			t.Errorf("Search(%q) with no word: no error, want ErrInvalid", q)
+			t.Errorf("Search(%q) with no word or too many: no error, want ErrInvalid", clip(q))
 		} else {
 			wantIs(t, err, store.ErrInvalid)
 		}

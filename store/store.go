@@ -300,6 +300,18 @@ type Store interface {
 	// read: a transcript's range costs one round trip, not one per index.
 	// from > to, or an unknown thread, gives none.
 	MessagesIn(ctx context.Context, thread string, from, to int64) ([]Message, error)
+	// Search finds the thread's messages that hold, for each word of the
+	// query (SearchQuery: letters and numbers, without case), a word that
+	// begins with it: the words of the body's JSON string values, not its
+	// keys (BodyWords). Every message the thread stores is searched: every
+	// branch's, compacted ones, those of pruned checkpoints. They come
+	// ordered by Index, then CheckpointID, then Hash, with their bodies, at
+	// most limit when limit > 0. A query with no word, or with more than
+	// MaxQueryWords, is ErrInvalid; an
+	// unknown thread gives none. A full-text index the put of a message
+	// keeps in its transaction answers it, never a read of every message:
+	// a migration indexes the messages a store held before it.
+	Search(ctx context.Context, thread, query string, limit int) ([]Message, error)
 	// Blobs returns the thread's blobs with these hashes, one per distinct
 	// hash found, in no particular order; unknown hashes are left out.
 	Blobs(ctx context.Context, thread string, hashes []string) ([]Blob, error)
@@ -311,7 +323,8 @@ type Store interface {
 	// Size is how many bytes the thread's rows hold in all of the store's
 	// tables (checkpoints, writes, events, messages, blobs, drafts and its
 	// writer epoch): the lengths of their texts and documents plus 8 for
-	// each number and time. 0 for an unknown thread.
+	// each number and time; not the search index, which holds no row of
+	// its own. 0 for an unknown thread.
 	Size(ctx context.Context, thread string) (int64, error)
 	// Writes lists the stored task writes of one checkpoint's superstep,
 	// ordered by task ID bytewise; checkpointID 0 lists the whole thread's

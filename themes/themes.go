@@ -110,6 +110,8 @@ type Theme struct {
 	Selected     lipgloss.Style
 	Prompt       lipgloss.Style
 	Placeholder  lipgloss.Style
+	// Match marks the words a search found (the search results).
+	Match lipgloss.Style
 
 	// Diff fallbacks (used for the structural markers around chroma output).
 	DiffAdd  lipgloss.Style
@@ -257,6 +259,7 @@ func fromPalette(name string, p palette, chromaBase string, diffAdd, diffDel str
 	t.Selected = lipgloss.NewStyle().Foreground(lipgloss.Color(p.cursorFg)).Background(lipgloss.Color(p.selectedBg)).Bold(true)
 	t.Prompt = fg(p.accent).Bold(true)
 	t.Placeholder = fg(p.faint)
+	t.Match = fg(p.yellow).Bold(true).Underline(true)
 
 	t.DiffAdd = fg(diffAdd)
 	t.DiffDel = fg(diffDel)
@@ -319,6 +322,7 @@ func noColor() *Theme {
 	t.HelpKey, t.HelpDesc, t.HelpSep = p.Bold(true), p, p
 	t.DialogBorder, t.DialogTitle, t.Selected, t.Prompt, t.Placeholder = p.Bold(true), p.Bold(true), p.Reverse(true), p.Bold(true), p.Italic(true)
 	t.DiffAdd, t.DiffDel, t.DiffHunk = p.Bold(true), p.Underline(true), p.Italic(true)
+	t.Match = p.Bold(true).Underline(true)
 	return t
 }
 

@@ -256,13 +256,13 @@ func TestSearchDialogAlone(t *testing.T) {
 	th := themes.Or(themes.Default)
 	d := &searchDialog{query: "refund", keys: newSearchKeys()}
 	for i := 1; i <= 40; i++ {
-		d.hits = append(d.hits, searchHit{id: int64(i), where: "listing", text: "refund"})
+		d.hits = append(d.hits, searchHit{id: int64(i), where: "listing", text: "a refund", parts: []hitPart{{text: "a "}, {text: "refund", match: true}}})
 	}
 	d.SetSize(dialogRoom(80, 24))
 	if d.rows() != 14 {
 		t.Fatalf("on 80x24 it lists %d hits at once, want 14", d.rows())
 	}
-	if v := ansi.Strip(d.View(th, help.New())); !strings.Contains(v, "1–14 of 40") {
+	if v := ansi.Strip(d.View(th, help.New())); !strings.Contains(v, "1–14 of 40") || !strings.Contains(v, "@2     listing            a refund") {
 		t.Fatalf("view:\n%s", v)
 	}
 	d.SetSize(dialogRoom(80, 40))

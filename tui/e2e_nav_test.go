@@ -60,7 +60,7 @@ func TestNavigationInTmux(t *testing.T) {
 	// / searches the messages (turn 7's question and the answers that
 	// quote its order); enter goes to the first match, n to the next.
 	send("/")
-	waitFor("the / prompt", "search messages, state and events")
+	waitFor("the / prompt", "search words in every branch")
 	typeText("SO20260007")
 	send("Enter")
 	waitFor("the results", `Search "SO20260007"`, "#67 user")

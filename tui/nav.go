@@ -284,23 +284,35 @@ const (
 	promptSearch
 )
 
-// navPrompt is the one-line input of : and /, in the composer's row.
+// navPrompt is the one-line input of : and /, in the composer's row. The
+// search prompt steps through the earlier queries (searchState.history)
+// with ↑ and ↓: hist is the one shown (len(history): the line typed,
+// kept in draft).
 type navPrompt struct {
-	kind promptKind
-	in   textinput.Model
-	keys promptKeys
+	kind  promptKind
+	in    textinput.Model
+	keys  promptKeys
+	hist  int
+	draft string
 }
 
-type promptKeys struct{ Submit, Cancel key.Binding }
+type promptKeys struct{ Submit, Cancel, Older, Newer key.Binding }
 
-func newPromptKeys() promptKeys {
-	return promptKeys{
+func newPromptKeys(kind promptKind) promptKeys {
+	k := promptKeys{
 		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")),
 		Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel")),
+		Older:  key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "earlier search")),
+		Newer:  key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "later search")),
 	}
+	if kind != promptSearch {
+		k.Older.SetEnabled(false)
+		k.Newer.SetEnabled(false)
+	}
+	return k
 }
 
-func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Cancel} }
+func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Older, k.Cancel} }
 func (k promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
@@ -312,13 +324,12 @@ func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 	in.Prompt = ": "
 	in.Placeholder = "@80 or 80: go to a checkpoint"
 	if kind == promptSearch {
+		// Empty: typing starts a new query; ↑ brings back the last one.
 		in.Prompt = "/ "
-		in.Placeholder = "search messages, state and events"
-		in.SetValue(m.nav.search.query)
-		in.CursorEnd()
+		in.Placeholder = "search words in every branch's messages, this checkpoint's state and events (↑ earlier)"
 	}
 	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.theme.Prompt, m.theme.Text, m.theme.Placeholder, m.theme.Accent
-	m.nav.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys()}
+	m.nav.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys(kind), hist: len(m.nav.search.history)}
 	return m.nav.prompt.in.Focus()
 }
 
@@ -338,6 +349,26 @@ func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
 			return m.gotoCheckpoint(text)
 		}
 		return m.startSearch(text)
+	case key.Matches(msg, p.keys.Older, p.keys.Newer):
+		h := m.nav.search.history
+		at := p.hist - 1
+		if key.Matches(msg, p.keys.Newer) {
+			at = p.hist + 1
+		}
+		if at < 0 || at > len(h) {
+			return nil
+		}
+		if p.hist == len(h) {
+			p.draft = p.in.Value()
+		}
+		p.hist = at
+		if at == len(h) {
+			p.in.SetValue(p.draft)
+		} else {
+			p.in.SetValue(h[at])
+		}
+		p.in.CursorEnd()
+		return nil
 	}
 	var cmd tea.Cmd
 	p.in, cmd = p.in.Update(msg)

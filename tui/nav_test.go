@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -89,15 +90,17 @@ func TestGotoKey(t *testing.T) {
 	}
 }
 
-// / searches messages, state and events; enter jumps to a hit, n and N
-// step through the hits.
+// / searches every branch's messages (the store's index), the state and
+// events under the cursor; enter jumps to a hit, n and N step through the
+// hits across branches; the matched words are drawn in the theme's Match;
+// / opens empty and ↑ brings back the queries before.
 func TestSearchKeys(t *testing.T) {
 	e := newEngine(t)
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("loaded", func() bool { return h.at(16) })
 	h.key("/")
-	h.typeText("invoice")
+	h.typeText("INVOI")
 	h.key("enter")
 	h.until("the results", func() bool { _, ok := h.m.dialog.(*searchDialog); return ok })
 	hits := h.m.nav.search.hits
@@ -108,8 +111,11 @@ func TestSearchKeys(t *testing.T) {
 	if !kinds["#2"] || !kinds["state"] {
 		t.Fatalf("the search should find the fork's message #2 and the state: %+v", hits)
 	}
-	if !h.contains(`Search "invoice"`) {
+	if !h.contains(`Search "INVOI"`) {
 		t.Fatalf("the results list should be on screen:\n%s", h.screen())
+	}
+	if view := h.m.dialog.View(h.m.theme, h.m.help); !strings.Contains(view, h.m.theme.Match.Render("invoice")) {
+		t.Errorf("the matched word should be drawn in the theme's Match style:\n%q", view)
 	}
 	h.key("down", "enter")
 	h.until("the second hit", func() bool { return h.at(hits[1].id) })
@@ -117,23 +123,43 @@ func TestSearchKeys(t *testing.T) {
 	h.until("the third hit", func() bool { return h.at(hits[2].id) })
 	h.key("N", "N")
 	h.until("the first hit", func() bool { return h.at(hits[0].id) })
-	// Events are searched too.
+	// The events under the cursor are searched too, by their words.
 	h.key("/")
-	h.m.nav.prompt.in.SetValue("")
-	h.typeText("model.called")
+	if v := h.m.nav.prompt.in.Value(); v != "" {
+		t.Fatalf("/ should open empty, it holds %q", v)
+	}
+	h.typeText("model called")
 	h.key("enter")
-	h.until("event hits", func() bool { return !h.m.nav.search.running })
-	if len(h.m.nav.search.hits) == 0 || !strings.HasPrefix(h.m.nav.search.hits[0].where, "event") {
-		t.Fatalf("model.called should be found in the events: %+v", h.m.nav.search.hits)
+	h.until("the search ends", func() bool { return !h.m.nav.search.running })
+	h.key("esc")
+	// ↑ brings back the queries before, newest first; ↓ the line typed.
+	h.key("/")
+	h.typeText("half")
+	h.key("up")
+	if v := h.m.nav.prompt.in.Value(); v != "model called" {
+		t.Fatalf("↑ should bring back the last query, the prompt holds %q", v)
+	}
+	h.key("up", "up")
+	if v := h.m.nav.prompt.in.Value(); v != "INVOI" {
+		t.Fatalf("↑ ↑ should bring back the one before (and stay at the oldest), the prompt holds %q", v)
+	}
+	h.key("down", "down")
+	if v := h.m.nav.prompt.in.Value(); v != "half" {
+		t.Fatalf("↓ past the newest should give back the line typed, the prompt holds %q", v)
 	}
 	h.key("esc")
 	h.key("/")
-	h.m.nav.prompt.in.SetValue("")
 	h.typeText("no such words anywhere")
 	h.key("enter")
 	h.until("no match", func() bool { return strings.Contains(h.m.status.text, "no match") })
 	if h.m.dialog != nil {
 		t.Fatal("no match should open no list")
+	}
+	h.key("/")
+	h.typeText("?!")
+	h.key("enter")
+	if !strings.Contains(h.m.status.text, "give a word") || h.m.nav.search.running {
+		t.Fatalf("a query without a word should be refused, status %q", h.m.status.text)
 	}
 }
 
@@ -224,29 +250,34 @@ func TestPinnedSummaryAndQuestion(t *testing.T) {
 	}
 }
 
-// pagedMessages is a Backend whose messages are a list read by
-// MessagesIn; it counts the reads.
-type pagedMessages struct {
+// indexedMessages is a Backend whose messages are found by Search alone:
+// reading them by index fails.
+type indexedMessages struct {
 	Backend
-	msgs  []store.Message // by index
-	reads int
+	msgs     []store.Message
+	searches int
 }
 
-func (p *pagedMessages) MessagesIn(_ context.Context, _ string, from, to int64) ([]store.Message, error) {
-	p.reads++
+func (p *indexedMessages) Search(_ context.Context, _ string, query string, limit int) ([]store.Message, error) {
+	p.searches++
+	words := store.SearchQuery(query)
 	var out []store.Message
 	for _, m := range p.msgs {
-		if m.Index >= from && m.Index <= to {
+		if store.HasWords(store.BodyWords(m.Body), words) && (limit <= 0 || len(out) < limit) {
 			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
-// A search reads the messages a page of indexes at a time, every branch's
-// message of an index, up to the first index none has.
-func TestSearchReadsMessagesByThePage(t *testing.T) {
-	p := &pagedMessages{}
+func (p *indexedMessages) MessagesIn(context.Context, string, int64, int64) ([]store.Message, error) {
+	return nil, errors.New("a search must not read the messages one range at a time")
+}
+
+// A search asks the store's index once, for at most maxHits+1 messages:
+// the list says when there were more.
+func TestSearchAsksTheIndex(t *testing.T) {
+	p := &indexedMessages{}
 	msg := func(index, at int64, text string) store.Message {
 		return store.Message{Index: index, CheckpointID: at, Body: fmt.Appendf(nil, `{"role":"user","speaker":"user","content":%q}`, text)}
 	}
@@ -257,22 +288,24 @@ func TestSearchReadsMessagesByThePage(t *testing.T) {
 		}
 		p.msgs = append(p.msgs, msg(i, i, text))
 		if i == 700 {
-			p.msgs = append(p.msgs, msg(i, 2000, "a fork's needle")) // another branch's #700
+			p.msgs = append(p.msgs, msg(i, 2000, "a fork's needles")) // another branch's #700
 		}
 	}
-	p.msgs = append(p.msgs, msg(1202, 1202, "a needle past the gap"))
-	hits, more, err := runSearch(t.Context(), p, "t", "NEEDLE", nil, nil, nil)
+	hits, more, err := runSearch(t.Context(), p, "t", "NEEDLE", nil, nil)
 	if err != nil || more {
 		t.Fatalf("search: %v (more %v)", err, more)
 	}
 	var got []string
 	for _, h := range hits {
-		got = append(got, fmt.Sprintf("%s@%d", strings.Fields(h.where)[0], h.id))
+		got = append(got, fmt.Sprintf("%s@%d:%s", strings.Fields(h.where)[0], h.id, h.line()))
 	}
-	if want := "#3@3 #700@700 #1100@1100 #700@2000"; strings.Join(got, " ") != want {
-		t.Errorf("hits %v, want %s (sorted by checkpoint; nothing past #1201, which no message has)", got, want)
+	if want := "#3@3:a needle at 3 #700@700:a needle at 700 #1100@1100:a needle at 1100 #700@2000:a fork's needles"; strings.Join(got, " ") != want {
+		t.Errorf("hits %q, want %s (sorted by checkpoint)", got, want)
 	}
-	if p.reads != 3 {
-		t.Errorf("the search read the messages %d times, want 3 (512 indexes a read)", p.reads)
+	if p.searches != 1 {
+		t.Errorf("the search asked the index %d times, want once", p.searches)
+	}
+	if _, more, _ := runSearch(t.Context(), p, "t", "nothing", nil, nil); !more {
+		t.Errorf("1,197 hits should say there are more than the %d listed", maxHits)
 	}
 }

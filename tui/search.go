@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
@@ -20,30 +20,59 @@ import (
 	"rewind/tui/termtext"
 )
 
-// Search (/): the thread's original messages (every branch, compacted ones
-// too), the events of the branch on screen, the state of the checkpoint
-// under the cursor and every checkpoint's listing (nodes, pending tasks,
-// pauses). It runs in a Cmd; the results open in a list, enter jumps to a
-// hit's checkpoint, n/N step through the hits afterwards.
+// Search (/): the thread's original messages through the store's
+// full-text index (every branch, compacted ones too: Engine.Search), and
+// the state, events and listing of the checkpoint under the cursor and
+// every checkpoint's listing (nodes, pending tasks, pauses). A hit holds,
+// for each word of the query, a word that begins with it, without case
+// (store.SearchQuery), and those words are drawn in the theme's Match. It
+// runs in a Cmd; the results open in a list, enter jumps to a hit's
+// checkpoint, n/N step through the hits afterwards, across branches.
+// The prompt opens empty; ↑ and ↓ bring back earlier queries.
 
-// searchState is the last search and where n/N are in its hits.
+// searchState is the last search, where n/N are in its hits, and the
+// queries asked before (oldest first).
 type searchState struct {
 	query   string
 	hits    []searchHit
 	at      int
 	running bool
+	history []string
+}
+
+// maxHistory bounds the queries ↑ brings back.
+const maxHistory = 50
+
+// remember adds q to the history, as its newest.
+func (s *searchState) remember(q string) {
+	s.history = slices.DeleteFunc(s.history, func(h string) bool { return h == q })
+	s.history = append(s.history, q)
+	if len(s.history) > maxHistory {
+		s.history = s.history[len(s.history)-maxHistory:]
+	}
 }
 
 // searchHit is one match: the checkpoint to go to, where it was found,
-// and the text around it (one line, sanitised).
+// and the text around it (one line, sanitised), cut into parts, the
+// matched words' marked.
 type searchHit struct {
 	id    int64
 	where string
 	text  string
+	parts []hitPart
+}
+
+// hitPart is a piece of a hit's line: a matched word or the text between.
+type hitPart struct {
+	text  string
+	match bool
 }
 
 // maxHits bounds a search's results.
 const maxHits = 500
+
+// hitWidth is how much of a hit's text its line keeps.
+const hitWidth = 120
 
 // messageIndex reads original messages by index (the store's MessagesIn).
 type messageIndex interface {
@@ -56,8 +85,11 @@ func (b engineBackend) MessagesIn(ctx context.Context, thread string, from, to i
 	return b.Store().MessagesIn(ctx, thread, from, to)
 }
 
-// searchPage is how many message indexes a search reads at once.
-const searchPage = 512
+// searcher finds a thread's messages through the store's full-text index
+// (the engine's Search).
+type searcher interface {
+	Search(ctx context.Context, thread, query string, limit int) ([]store.Message, error)
+}
 
 type searchMsg struct {
 	gen    int
@@ -78,14 +110,17 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	if m.nav.search.running {
 		return m.setFlash("a search is under way", true)
 	}
-	m.nav.search = searchState{query: q, running: true}
-	t := m.timeline.tree
-	// Snapshots for the Cmd's goroutine: the branch on screen, listings,
-	// the state under the cursor.
-	var branch []int64
-	for id := t.leaf(); id != 0; id = t.parentOf(id) {
-		branch = append(branch, id)
+	switch n := len(store.SearchQuery(q)); {
+	case n == 0:
+		return m.setFlash(fmt.Sprintf("nothing to search for in %q: give a word (letters or digits)", termtext.Line(q)), true)
+	case n > store.MaxQueryWords:
+		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
+	m.nav.search.remember(q)
+	m.nav.search.query, m.nav.search.hits, m.nav.search.at, m.nav.search.running = q, nil, -1, true
+	t := m.timeline.tree
+	// Snapshots for the Cmd's goroutine: listings, the checkpoint under
+	// the cursor.
 	lists := make([]listed, 0, len(t.rows))
 	for _, id := range t.rows {
 		n := t.nodes[id]
@@ -97,119 +132,95 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	}
 	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
 	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
-		hits, more, err := runSearch(ctx, b, thread, q, branch, lists, cur)
+		hits, more, err := runSearch(ctx, b, thread, q, lists, cur)
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
 	})
 }
 
-// runSearch looks for q, without case, in what the thread stores.
-func runSearch(ctx context.Context, b Backend, thread, q string, branch []int64, lists []listed, cur *engine.Checkpoint) ([]searchHit, bool, error) {
-	needle := strings.ToLower(q)
+// runSearch looks for q's words in what the thread stores: its messages
+// through the index, and the checkpoint cur's state and events and every
+// listing as they are.
+func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed, cur *engine.Checkpoint) ([]searchHit, bool, error) {
+	words := store.SearchQuery(q)
 	var hits []searchHit
 	more := false
-	add := func(h searchHit) {
+	add := func(id int64, where string, h ticket.Hit) {
 		if len(hits) >= maxHits {
 			more = true
 			return
 		}
-		hits = append(hits, h)
+		hits = append(hits, searchHit{id: id, where: where, text: h.Text, parts: hitParts(h)})
 	}
-	// Messages, as stored: every branch's, the summary's originals too,
-	// from #1 to the first index none has, a page of indexes a read.
-	if mi, ok := b.(messageIndex); ok {
-		var page []store.Message
-		for i := int64(1); len(hits) < maxHits; i++ {
-			if len(page) == 0 || page[0].Index > i {
-				if (i-1)%searchPage != 0 {
-					break // the page read has no #i
-				}
-				var err error
-				if page, err = mi.MessagesIn(ctx, thread, i, i+searchPage-1); err != nil {
-					return hits, more, fmt.Errorf("search messages: %w", err)
-				}
-			}
-			n := 0 // page[:n] are #i
-			for n < len(page) && page[n].Index == i {
-				n++
-			}
-			if n == 0 {
-				break
-			}
-			ms := page[:n]
-			page = page[n:]
-			for _, sm := range ms {
-				var msg ticket.Message
-				text := string(sm.Body)
-				if json.Unmarshal(sm.Body, &msg) == nil {
-					text = msg.Content
-					if msg.ToolCall != nil {
-						text += " " + msg.ToolCall.Name + "(" + string(msg.ToolCall.Args) + ")"
-					}
-				}
-				if at := strings.Index(strings.ToLower(text), needle); at >= 0 {
-					add(searchHit{id: sm.CheckpointID, where: fmt.Sprintf("#%d %s", sm.Index, termtext.Line(msg.Speaker)), text: around(text, at, len(needle))})
-				}
-			}
+	// find is a hit on text when each word of the query begins one of its.
+	find := func(text string) (ticket.Hit, bool) {
+		if !store.HasWords(store.Words(text), words) {
+			return ticket.Hit{}, false
+		}
+		return ticket.Hit{Text: text, Matches: store.Matches(text, words)}, true
+	}
+	if s, ok := b.(searcher); ok {
+		found, err := s.Search(ctx, thread, q, maxHits+1)
+		if err != nil {
+			return nil, false, fmt.Errorf("search messages: %w", err)
+		}
+		for _, h := range ticket.Hits(found, q) {
+			add(h.Checkpoint, fmt.Sprintf("#%d %s", h.Index, termtext.Line(h.Speaker)), h)
 		}
 	}
-	// The state under the cursor, channel by channel.
 	if cur != nil {
-		names := slices.Sorted(maps.Keys(cur.Values))
-		for _, name := range names {
-			v := string(cur.Values[name])
-			if at := strings.Index(strings.ToLower(v), needle); at >= 0 {
-				add(searchHit{id: cur.ID, where: "state " + termtext.Line(name), text: around(v, at, len(needle))})
+		// The state under the cursor, channel by channel.
+		for _, name := range slices.Sorted(maps.Keys(cur.Values)) {
+			if h, ok := find(string(cur.Values[name])); ok {
+				add(cur.ID, "state "+termtext.Line(name), h)
+			}
+		}
+		// Its events.
+		evs, err := b.Events(ctx, thread, cur.ID)
+		if err != nil {
+			return hits, more, fmt.Errorf("search events of @%d: %w", cur.ID, err)
+		}
+		for _, ev := range evs {
+			if h, ok := find(ev.Type + " " + ev.Node + " " + ev.Task + " " + string(ev.Data)); ok {
+				add(cur.ID, "event "+termtext.Line(ev.Type), h)
 			}
 		}
 	}
 	// Listings: nodes that wrote, pending tasks, pauses.
 	for _, l := range lists {
-		if at := strings.Index(strings.ToLower(l.text), needle); at >= 0 {
-			add(searchHit{id: l.id, where: "listing", text: around(l.text, at, len(needle))})
-		}
-	}
-	// Events of the branch on screen.
-	for _, id := range branch {
-		if len(hits) >= maxHits {
-			more = true
-			break
-		}
-		evs, err := b.Events(ctx, thread, id)
-		if err != nil {
-			return hits, more, fmt.Errorf("search events of @%d: %w", id, err)
-		}
-		for _, ev := range evs {
-			text := ev.Type + " " + ev.Node + " " + ev.Task + " " + string(ev.Data)
-			if at := strings.Index(strings.ToLower(text), needle); at >= 0 {
-				add(searchHit{id: id, where: "event " + termtext.Line(ev.Type), text: around(text, at, len(needle))})
-			}
+		if h, ok := find(l.text); ok {
+			add(l.id, "listing", h)
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].id < hits[j].id })
 	return hits, more, nil
 }
 
-// around is the text near a match at byte at, one line.
-func around(s string, at, n int) string {
-	from := max(at-30, 0)
-	for from > 0 && from < len(s) && !utf8Start(s[from]) {
-		from--
+// hitParts cuts a hit's snippet at its matches, each part sanitised.
+func hitParts(h ticket.Hit) []hitPart {
+	snip, spans := h.Snippet(hitWidth)
+	var out []hitPart
+	at := 0
+	for _, sp := range spans {
+		if sp[0] > at {
+			out = append(out, hitPart{text: termtext.Line(snip[at:sp[0]])})
+		}
+		out = append(out, hitPart{text: termtext.Line(snip[sp[0]:sp[1]]), match: true})
+		at = sp[1]
 	}
-	to := min(at+n+90, len(s))
-	for to < len(s) && !utf8Start(s[to]) {
-		to++
+	if at < len(snip) {
+		out = append(out, hitPart{text: termtext.Line(snip[at:])})
 	}
-	out := strings.Join(strings.Fields(s[from:to]), " ")
-	if from > 0 {
-		out = "…" + out
-	}
-	if to < len(s) {
-		out += "…"
-	}
-	return termtext.Line(out)
+	return out
 }
 
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// line is the hit's snippet, plain.
+func (h searchHit) line() string {
+	var b strings.Builder
+	for _, p := range h.parts {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
 
 func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.thread != m.thread {
@@ -221,7 +232,7 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 	}
 	m.nav.search.hits, m.nav.search.at = msg.hits, -1
 	if len(msg.hits) == 0 {
-		return m.setFlash(fmt.Sprintf("no match for %q in messages, state or events", termtext.Line(msg.query)), true)
+		return m.setFlash(fmt.Sprintf("no match for %q in the messages of every branch, nor in this checkpoint's state, events or the listings", termtext.Line(msg.query)), true)
 	}
 	if m.dialog == nil {
 		m.openDialog(&searchDialog{query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()})
@@ -330,15 +341,38 @@ func (d *searchDialog) View(th *themes.Theme, h help.Model) string {
 	for i := d.off; i < len(d.hits) && i < d.off+d.rows(); i++ {
 		hit := d.hits[i]
 		head := fmt.Sprintf("@%-5d %-18s ", hit.id, trunc(hit.where, 18))
-		row := head + hit.text
 		if i == d.sel {
-			lines = append(lines, th.Selected.Render(fit("▶ "+row, inner)))
+			lines = append(lines, hitRow("▶ "+head, hit.parts, inner, th.Selected, th.Selected, th.Match.Inherit(th.Selected)))
 		} else {
-			lines = append(lines, th.Accent.Render("  "+head)+th.Text.Render(trunc(hit.text, max(inner-2-width(head), 1))))
+			lines = append(lines, hitRow("  "+head, hit.parts, inner, th.Accent, th.Text, th.Match))
 		}
 	}
 	lines = append(lines, "", th.Muted.Render(fmt.Sprintf("%d–%d of %d · after enter, n/N step through them", d.off+1, min(d.off+d.rows(), len(d.hits)), len(d.hits))))
 	h.Width = inner
 	lines = append(lines, h.View(d.keys))
 	return box(th, title, lines, w)
+}
+
+// hitRow is a hit's row, w cells wide: its head, then its snippet with the
+// matched words in match.
+func hitRow(head string, parts []hitPart, w int, headStyle, text, match lipgloss.Style) string {
+	var b strings.Builder
+	b.WriteString(headStyle.Render(head))
+	left := w - width(head)
+	for _, p := range parts {
+		if left <= 0 {
+			break
+		}
+		t := trunc(p.text, left)
+		left -= width(t)
+		if p.match {
+			b.WriteString(match.Render(t))
+		} else {
+			b.WriteString(text.Render(t))
+		}
+	}
+	if left > 0 {
+		b.WriteString(text.Render(strings.Repeat(" ", left)))
+	}
+	return b.String()
 }

@@ -40,6 +40,7 @@ type thread struct {
 	updated  time.Time
 	head     []byte // the head snapshot (store.Checkpoint.Head), of headID
 	headID   int64
+	words    wordIndex // Search
 }
 
 var (
@@ -153,6 +154,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		if _, ok := th.messages[m.Hash]; !ok {
 			m.ThreadID, m.Body, m.CheckpointID, m.CreatedAt = cp.ThreadID, bytes.Clone(m.Body), cp.ID, t
 			th.messages[m.Hash] = m
+			th.index(m)
 		}
 	}
 	for _, b := range cp.Blobs {

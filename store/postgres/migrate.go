@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"rewind/store"
 )
 
 // ErrForeignSchema: the database holds tables by rewind's names that rewind
@@ -107,7 +109,7 @@ var ownTables = map[string][]string{
 	"graph_epoch_counter": {"issued bigint not null"},
 	"graph_messages": {
 		"thread_id text not null", "hash text not null", "idx bigint not null", "body text not null",
-		"checkpoint_id bigint not null", "created_at timestamp with time zone not null",
+		"checkpoint_id bigint not null", "created_at timestamp with time zone not null", "words tsvector",
 	},
 	"graph_blobs": {
 		"thread_id text not null", "hash text not null", "body text not null",
@@ -117,6 +119,51 @@ var ownTables = map[string][]string{
 }
 
 const versionTable = "rewind_schema_migrations"
+
+// afterMigration is what a migration does in Go after its statements, in
+// its transaction.
+var afterMigration = map[int]func(context.Context, *pgx.Conn) error{
+	9: indexMessages,
+}
+
+// indexMessages fills graph_messages.words (migration 9, Store.Search) for
+// the messages stored before it: their store.BodyWords, which no SQL
+// function of the server computes. By the primary key, a page at a time.
+func indexMessages(ctx context.Context, conn *pgx.Conn) error {
+	const page = 500
+	thread, hash := "", ""
+	for {
+		rows, err := conn.Query(ctx, `select thread_id, hash, body from graph_messages
+where (thread_id, hash) > ($1, $2) order by thread_id, hash limit $3`, thread, hash, page)
+		if err != nil {
+			return err
+		}
+		var threads, hashes, words []string
+		for rows.Next() {
+			var body []byte
+			if err := rows.Scan(&thread, &hash, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			threads, hashes, words = append(threads, thread), append(hashes, hash), append(words, strings.Join(store.BodyWords(body), " "))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(threads) == 0 {
+			return nil
+		}
+		if _, err := conn.Exec(ctx, `update graph_messages m set words = array_to_tsvector(string_to_array(u.words, ' '))
+from unnest($1::text[], $2::text[], $3::text[]) as u(thread_id, hash, words)
+where m.thread_id = u.thread_id and m.hash = u.hash`, threads, hashes, words); err != nil {
+			return err
+		}
+		if len(threads) < page {
+			return nil
+		}
+	}
+}
 
 // The two-int advisory lock key that serialises migrations across
 // processes: 'rwnd' and 1.
@@ -220,6 +267,11 @@ select to_regclass($1) is not null,
 	m := migrations[current]
 	for _, stmt := range m.statements {
 		if err := execExt(ctx, conn, stmt); err != nil {
+			return false, s.migrationError(err, m.name, current)
+		}
+	}
+	if then := afterMigration[m.version]; then != nil {
+		if err := then(ctx, conn); err != nil {
 			return false, s.migrationError(err, m.name, current)
 		}
 	}

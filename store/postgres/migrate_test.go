@@ -298,3 +298,28 @@ func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
 		t.Errorf("Fence of a deleted thread after reopening = %d, %v; want 3", e, err)
 	}
 }
+
+// A store from before search (schema 8) has its messages indexed by the
+// migration, over more than a page of indexMessages, every thread's.
+func TestUpgradeIndexesMessages(t *testing.T) {
+	ctx := context.Background()
+	dbURL := freshDB(t)
+	applyUpTo(t, dbURL, 8)
+	adminExec(t, dbURL, `insert into graph_messages (thread_id, hash, idx, body, checkpoint_id)
+select th, md5(th || n)::text, n, '{"role":"user","content":"message ' || n || ' about parcels"}', 1
+from generate_series(1, 1203) n, unnest(array['t', 'u']) th`)
+	s, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("Open of a schema 8 store: %v", err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		thread, query string
+		want          int
+	}{{"t", "parcels", 1203}, {"u", "message parcel", 1203}, {"u", "1000", 1}, {"t", "12", 1 + 10 + 4}, {"t", "content", 0}} {
+		got, err := s.Search(ctx, c.thread, c.query, 0)
+		if err != nil || len(got) != c.want {
+			t.Errorf("Search(%s, %q) after the upgrade = %d messages, %v; want %d", c.thread, c.query, len(got), err, c.want)
+		}
+	}
+}

@@ -274,9 +274,9 @@ const (
   from cp, unnest(@ev_seq::int[], @ev_type::text[], @ev_payload::text[]) as e(seq, type, payload)
 )`
 	putMessagesSQL = `, msg as (
-  insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at)
-  select @thread, m.hash, m.idx, m.body, @id, cp.created_at
-  from cp, unnest(@m_hash::text[], @m_idx::bigint[], @m_body::text[]) as m(hash, idx, body)
+  insert into graph_messages (thread_id, hash, idx, body, checkpoint_id, created_at, words)
+  select @thread, m.hash, m.idx, m.body, @id, cp.created_at, array_to_tsvector(string_to_array(m.words, ' '))
+  from cp, unnest(@m_hash::text[], @m_idx::bigint[], @m_body::text[], @m_words::text[]) as m(hash, idx, body, words)
   on conflict do nothing
 )`
 	putBlobsSQL = `, blob as (
@@ -299,7 +299,7 @@ const (
 // putArgs name putCheckpointSQL's arguments, in the order PutCheckpoint
 // gives them.
 var putArgs = []string{"thread", "id", "parent", "state", "ev_seq", "ev_type", "ev_payload", "epoch", "meta", "base", "refs",
-	"m_hash", "m_idx", "m_body", "b_hash", "b_body", "settles", "note", "created", "head"}
+	"m_hash", "m_idx", "m_body", "b_hash", "b_body", "settles", "note", "created", "head", "m_words"}
 
 // putPart is an optional part of a put's statement.
 type putPart uint8
@@ -440,8 +440,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	mHashes := make([]string, len(cp.Messages))
 	mIndexes := make([]int64, len(cp.Messages))
 	mBodies := make([]string, len(cp.Messages))
+	mWords := make([]string, len(cp.Messages)) // Search: store.BodyWords, space-separated
 	for i, m := range cp.Messages {
-		mHashes[i], mIndexes[i], mBodies[i] = m.Hash, m.Index, string(m.Body)
+		mHashes[i], mIndexes[i], mBodies[i], mWords[i] = m.Hash, m.Index, string(m.Body), strings.Join(store.BodyWords(m.Body), " ")
 	}
 	bHashes := make([]string, len(cp.Blobs))
 	bBodies := make([]string, len(cp.Blobs))
@@ -482,7 +483,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		shape |= putFenced
 	}
 	all := [...]any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
-		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head}
+		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head, mWords}
 	stmt := putStatements()[shape]
 	putArgs := make([]any, len(stmt.args))
 	for i, a := range stmt.args {
@@ -809,6 +810,29 @@ func (s *Store) MessagesIn(ctx context.Context, thread string, from, to int64) (
 	defer s.fail(&err, "messages #%d to #%d of thread %v", from, to, check.Name(thread))
 	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
 where thread_id = $1 and idx between $2 and $3 order by idx, checkpoint_id, hash`, thread, from, to)
+}
+
+// Search implements store.Store through graph_messages_words, a GIN
+// index of the words column: store.BodyWords made a tsvector as they are
+// (array_to_tsvector: no parser, no dictionary, no locale), so that every
+// store finds the same messages. The query is a tsquery of prefixes, cast
+// from text as it is (words are letters and digits, each quoted).
+func (s *Store) Search(ctx context.Context, thread, query string, limit int) (_ []store.Message, err error) {
+	defer s.fail(&err, "search thread %v", check.Name(thread))
+	words, err := check.Query(query)
+	if err != nil {
+		return nil, err
+	}
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + w + "':*"
+	}
+	var lim *int // null: all
+	if limit > 0 {
+		lim = &limit
+	}
+	return s.messages(ctx, thread, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+where thread_id = $1 and words @@ $2::tsquery order by idx, checkpoint_id, hash limit $3`, thread, strings.Join(q, " & "), lim)
 }
 
 func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {

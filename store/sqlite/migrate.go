@@ -16,7 +16,7 @@ import (
 // rewind's, not from a newer rewind).
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 9
+const schemaVersion = 10
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -203,6 +203,29 @@ var migrations = []string{
 		BEGIN SELECT RAISE(IGNORE); END;
 	CREATE TRIGGER graph_message_key AFTER INSERT ON graph_message_bodies
 		BEGIN INSERT INTO graph_message_keys (thread_id, hash, idx) VALUES (new.thread_id, new.hash, new.idx); END;`,
+	// 10: full-text search (Store.Search). graph_message_words is an FTS5
+	// index of every message's words and of the word that names its
+	// thread (rewind_words(thread_id, body): threadWord, then
+	// store.BodyWords, the one tokenizer of every store), so that a search
+	// or a delete finds the thread's rows through the index. The thread's
+	// word begins with "_", a token character here that no query word
+	// holds: no query word begins it. Contentless and detail=none: the
+	// text is not stored twice, nor any word's positions (a search asks
+	// for words, never phrases), only the message's (idx, hash), by which
+	// a hit joins graph_message_bodies. A trigger keeps it in the put's
+	// transaction; secure-delete leaves no word of a deleted thread in the
+	// index's pages. The messages stored before are indexed here.
+	`CREATE VIRTUAL TABLE graph_message_words USING fts5 (
+		idx UNINDEXED, hash UNINDEXED, words,
+		content = '', contentless_delete = 1, contentless_unindexed = 1, detail = none,
+		tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+	);
+	INSERT INTO graph_message_words (graph_message_words, rank) VALUES ('secure-delete', 1);
+	CREATE TRIGGER graph_message_index AFTER INSERT ON graph_message_bodies
+		BEGIN INSERT INTO graph_message_words (idx, hash, words)
+			VALUES (new.idx, new.hash, rewind_words(new.thread_id, new.body)); END;
+	INSERT INTO graph_message_words (idx, hash, words)
+		SELECT idx, hash, rewind_words(thread_id, body) FROM graph_message_bodies;`,
 }
 
 // create makes the store's file when it is missing.

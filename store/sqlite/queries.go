@@ -28,10 +28,13 @@ const (
 	sqlDeleteThread  = `DELETE FROM graph_checkpoints WHERE thread_id = ?`
 	sqlDeleteMsgs    = `DELETE FROM graph_message_bodies WHERE thread_id = ?`
 	sqlDeleteMsgKeys = `DELETE FROM graph_message_keys WHERE thread_id = ?`
-	sqlDeleteBlobs   = `DELETE FROM graph_blobs WHERE thread_id = ?`
-	sqlDeleteDrafts  = `DELETE FROM graph_drafts WHERE thread_id = ?`
-	sqlDeleteEpoch   = `DELETE FROM graph_epochs WHERE thread_id = ?`
-	sqlDeleteHead    = `DELETE FROM graph_heads WHERE thread_id = ?`
+	// The thread's rows of the search index, found through it.
+	sqlDeleteMsgWords = `DELETE FROM graph_message_words WHERE rowid IN
+		(SELECT rowid FROM graph_message_words WHERE graph_message_words MATCH '"' || rewind_thread_word(?) || '"')`
+	sqlDeleteBlobs  = `DELETE FROM graph_blobs WHERE thread_id = ?`
+	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
+	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
+	sqlDeleteHead   = `DELETE FROM graph_heads WHERE thread_id = ?`
 	// One head snapshot a thread: a new one takes the place of the old.
 	sqlPutHead = `INSERT INTO graph_heads (thread_id, checkpoint_id, doc) VALUES (?1, ?2, ?3)
 		ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = ?2, doc = ?3`
@@ -128,7 +131,19 @@ const (
 	sqlMessagesAt = selectMessages + `WHERE thread_id = ?1 AND idx = ?2 ORDER BY checkpoint_id, hash`
 	// MessagesIn: one range of graph_message_bodies' key.
 	sqlMessagesIn = selectMessages + `WHERE thread_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx, checkpoint_id, hash`
-	sqlBlobs      = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// Search: ?2 is an FTS5 query (searchMatch). sqlSearchAll reads
+	// every hit; sqlSearch the first ?3, reading the bodies of the hits up
+	// to the index of the ?3rd alone (the ones after cannot be among the
+	// first ?3 by index, checkpoint and hash): a common word's first 500
+	// hits of a 1,000-turn thread read 500 bodies, not 2,200.
+	searchHits   = `SELECT idx, hash FROM graph_message_words WHERE graph_message_words MATCH ?2`
+	searchBodies = `SELECT b.hash, b.idx, b.body, b.checkpoint_id, b.created_at
+		FROM m CROSS JOIN graph_message_bodies b ON b.thread_id = ?1 AND b.idx = m.idx AND b.hash = m.hash `
+	sqlSearchAll = `WITH m AS (` + searchHits + `) ` + searchBodies + `ORDER BY b.idx, b.checkpoint_id, b.hash`
+	sqlSearch    = `WITH m AS MATERIALIZED (` + searchHits + `) ` + searchBodies + `
+		WHERE m.idx <= (SELECT max(idx) FROM (SELECT idx FROM m ORDER BY idx LIMIT ?3))
+		ORDER BY b.idx, b.checkpoint_id, b.hash LIMIT ?3`
+	sqlBlobs = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.
 	sqlBodies = selectMessages + byHashes + `

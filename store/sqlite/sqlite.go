@@ -244,7 +244,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.r.SetMaxOpenConns(n)
 	s.r.SetMaxIdleConns(n)
 	s.w.queries = []string{sqlPutCheckpointState, sqlPutWritesState, sqlNewest, sqlCheckpoint, sqlPutCheckpoint, sqlEvents, sqlSettle,
-		sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteBlobs,
+		sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs,
 		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
 		sqlPruneBlobs}

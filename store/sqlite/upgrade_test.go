@@ -313,11 +313,12 @@ func TestStateLastInRecord(t *testing.T) {
 }
 
 // TestUpgradeKeepsMessages opens files of every schema that held messages
-// in graph_messages (5 to 8), written as those stores wrote them: after
-// the upgrade to their rows clustered by index (schema 9) every read of
-// them gives what the memory store gives for the same puts, and so do
-// new puts on top (a hash stored already keeps its first row) and a
-// thread deleted and written again.
+// (5 to 8 in graph_messages, 9 in graph_message_bodies), written as those
+// stores wrote them: after the upgrade to their rows clustered by index
+// (schema 9) and indexed for search (schema 10) every read of them,
+// Search included, gives what the memory store gives for the same puts,
+// and so do new puts on top (a hash stored already keeps its first row)
+// and a thread deleted and written again.
 func TestUpgradeKeepsMessages(t *testing.T) {
 	type put struct {
 		cp   store.Checkpoint
@@ -357,8 +358,8 @@ func TestUpgradeKeepsMessages(t *testing.T) {
 				fmt.Fprintf(&old, "INSERT INTO graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) VALUES ('%s', %d, %s, '%s', %d);\n",
 					cp.ThreadID, cp.ID, map[bool]string{true: "NULL", false: fmt.Sprint(cp.ParentID)}[cp.ParentID == 0], cp.State, cp.CreatedAt.UnixMicro())
 				for _, m := range p.msgs { // as the old stores put them: the first row of a hash stays
-					fmt.Fprintf(&old, "INSERT OR IGNORE INTO graph_messages (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES ('%s', %d, %d, '%s', %d, '%s');\n",
-						cp.ThreadID, cp.ID, cp.CreatedAt.UnixMicro(), m.Hash, m.Index, m.Body)
+					fmt.Fprintf(&old, "INSERT OR IGNORE INTO %s (thread_id, checkpoint_id, created_at, hash, idx, body) VALUES ('%s', %d, %d, '%s', %d, '%s');\n",
+						map[bool]string{true: "graph_messages", false: "graph_message_bodies"}[from < 9], cp.ThreadID, cp.ID, cp.CreatedAt.UnixMicro(), m.Hash, m.Index, m.Body)
 				}
 			}
 			exec1(t, path, old.String())
@@ -395,6 +396,13 @@ func TestUpgradeKeepsMessages(t *testing.T) {
 					want, err2 = ref.MessagesIn(ctx, thread, 3, 9)
 					if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(got, want) || len(want) == 0 {
 						t.Errorf("%s: MessagesIn(%s, 3, 9): %v\n got %v\nwant %v", when, thread, err, got, want)
+					}
+					for _, q := range []string{"message", "4", "mess 7", "user 2", "content"} {
+						got, err1 := s.Search(ctx, thread, q, 0)
+						want, err2 := ref.Search(ctx, thread, q, 0)
+						if err := errors.Join(err1, err2); err != nil || !reflect.DeepEqual(got, want) || len(want) == 0 && q == "message" {
+							t.Errorf("%s: Search(%s, %q): %v\n got %v\nwant %v", when, thread, q, err, got, want)
+						}
 					}
 					n1, err1 := s.Size(ctx, thread)
 					n2, err2 := ref.Size(ctx, thread)

@@ -5,7 +5,7 @@
 // One file per clause of the contract in store/store.go: input.go (Input),
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites, the writer's
 // CreatedAt), read.go (Get, Latest, History, Chain), content.go (Messages,
-// MessagesAt, MessagesIn, Blobs, Bodies, Size), events.go (Events,
+// MessagesAt, MessagesIn, Blobs, Bodies, Size), search.go (Search), events.go (Events,
 // Threads), delete.go (DeleteThread, store.Erasing), prune.go (Prune), lock.go (Lock),
 // watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
 // Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook)
@@ -131,6 +131,9 @@ var clauses = []clause{
 	{"BodiesAreMessagesAndBlobs", nil, testBodies},
 	{"MessagesInRange", nil, testMessagesIn},
 	{"Size", nil, testSize},
+	// Search.
+	{"Search", nil, testSearch},
+	{"SearchAfterPruneAndDelete", nil, testSearchAfterPruneAndDelete},
 	// Events, Threads.
 	{"Events", nil, testEvents},
 	{"Threads", nil, testThreads},

@@ -43,7 +43,8 @@ var bugs = []string{
 	"messages range open at the end", "messages range by checkpoint",
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
 	"epoch read is the counter", "epoch read fences", "deleted message hashes kept",
-	"deleted text left unerased",
+	"deleted text left unerased", "search ignores limit", "search keeps one message an index",
+	"search matches whole words",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -610,4 +611,26 @@ func (b *buggy) MessagesIn(ctx context.Context, thread string, from, to int64) (
 		return ms, err
 	}
 	return b.Store.MessagesIn(ctx, thread, from, to)
+}
+
+func (b *buggy) Search(ctx context.Context, thread, query string, limit int) ([]store.Message, error) {
+	switch b.bug {
+	case "search ignores limit":
+		return b.Store.Search(ctx, thread, query, 0)
+	case "search keeps one message an index":
+		ms, err := b.Store.Search(ctx, thread, query, limit)
+		return slices.CompactFunc(ms, func(x, y store.Message) bool { return x.Index == y.Index }), err
+	case "search matches whole words":
+		ms, err := b.Store.Search(ctx, thread, query, limit)
+		return slices.DeleteFunc(ms, func(m store.Message) bool {
+			words := store.BodyWords(m.Body)
+			for _, q := range store.SearchQuery(query) {
+				if !slices.Contains(words, q) {
+					return true
+				}
+			}
+			return false
+		}), err
+	}
+	return b.Store.Search(ctx, thread, query, limit)
 }

@@ -358,3 +358,16 @@ func (e *fenced) Error() string {
 }
 
 func (e *fenced) Unwrap() error { return store.ErrFenced }
+
+// Query is a search's words (store.SearchQuery), or a refusal: a query
+// with none, or with more than store.MaxQueryWords.
+func Query(q string) ([]string, error) {
+	words := store.SearchQuery(q)
+	switch {
+	case len(words) == 0:
+		return nil, Invalid("the query has no word to search for: give letters or digits")
+	case len(words) > store.MaxQueryWords:
+		return nil, Invalid("the query has %d words: give at most %d", len(words), store.MaxQueryWords)
+	}
+	return words, nil
+}

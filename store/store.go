@@ -427,6 +427,10 @@ var (
 	// ErrNotDurable: commits the store reported done may not be on disk
 	// (an fsync failed); a crash or a power cut now could lose them.
 	ErrNotDurable = errors.New("committed writes may not be on disk")
+	// ErrDiskFull: the disk holding the store has no space left; the
+	// write that failed stored nothing, and once there is space the same
+	// call can be made again.
+	ErrDiskFull = errors.New("the disk is full")
 )
 
 // Draft is an outgoing draft made by a side-effecting tool. It is keyed by

@@ -482,7 +482,9 @@ type Watcher interface {
 	// commits may give one receive), so the receiver re-reads the thread.
 	// A put that stored nothing (a no-op, a refused put, a transaction
 	// rolled back) and new checkpoints of other threads do not wake it;
-	// other changes of the thread (its deletion, a prune) may, and so may
+	// its deletion (DeleteThread committed) does, so that a viewer
+	// following it can say it is gone; other changes of the thread (a
+	// prune) may, and so may
 	// a lost connection to the server, once, since a commit may have been
 	// missed. The channel is closed when ctx is done or the store closes.
 	Watch(ctx context.Context, thread string) (<-chan struct{}, error)

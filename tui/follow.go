@@ -42,6 +42,10 @@ type follower struct {
 	writer string // who holds the thread's lock ("" nobody), when not this TUI
 	wakes  int    // changes seen
 	asking bool   // a writer query or its tick is under way
+	// gone: another process deleted the thread (its reload found no
+	// checkpoint); the watch goes on, and the thread written again under
+	// the same id is opened from scratch.
+	gone bool
 }
 
 type (
@@ -66,6 +70,14 @@ type (
 	writerTickMsg struct {
 		gen    int
 		thread string
+	}
+	// followReloadedMsg is a follow reload's answer: the newest listings
+	// and the head, read one after the other.
+	followReloadedMsg struct {
+		gen     int
+		thread  string
+		history tea.Msg
+		head    tea.Msg
 	}
 )
 
@@ -155,7 +167,19 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		if m.busy() {
 			return f.wait() // this TUI's own run: it follows it already
 		}
-		return tea.Batch(f.wait(), m.sync(false), m.reloadHead(), f.askWriter(m.ctx, m.deps.Backend))
+		return tea.Batch(f.wait(), m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
+	case followReloadedMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		var cmds []tea.Cmd
+		if h, ok := msg.history.(historyMsg); ok {
+			cmds = append(cmds, m.onHistory(h))
+		}
+		if h, ok := msg.head.(headMsg); ok && f.current(msg.gen, msg.thread) {
+			cmds = append(cmds, m.onHead(h))
+		}
+		return tea.Batch(cmds...)
 	case writerMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return nil
@@ -177,7 +201,7 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		}
 		if was != "" && f.writer == "" && !m.busy() {
 			// The run elsewhere ended: its last status (done, paused, …).
-			cmds = append(cmds, m.sync(false), m.reloadHead())
+			cmds = append(cmds, m.followReload())
 		}
 		return tea.Batch(cmds...)
 	case writerTickMsg:
@@ -190,6 +214,24 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// followReload reads the followed thread's newest listings and head
+// again.
+func (m *Model) followReload() tea.Cmd {
+	f := &m.follow
+	gen, thread := f.gen, f.thread
+	history, head := m.sync(false), m.reloadHead()
+	return func() tea.Msg {
+		r := followReloadedMsg{gen: gen, thread: thread}
+		if history != nil {
+			r.history = history()
+		}
+		if head != nil {
+			r.head = head()
+		}
+		return r
+	}
+}
+
 // followMarker is the status bar's follow segment: who is writing the open
 // thread, in the longest form that fits in room columns, or that it is
 // followed; "" when it is not.
@@ -197,6 +239,9 @@ func (m *Model) followMarker(room int) (live, following string) {
 	f := &m.follow
 	if !f.on || m.busy() || m.screen != screenThread {
 		return "", ""
+	}
+	if f.gone {
+		return m.theme.StatusRun.Render("✗ deleted elsewhere"), ""
 	}
 	if f.writer == "" {
 		return "", m.theme.StatusLabel.Render("following")

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
@@ -115,3 +117,68 @@ func (liveBackend) Watch(ctx context.Context, thread string) (<-chan struct{}, e
 }
 
 func (liveBackend) Writer(ctx context.Context, thread string) (string, error) { return "pid 4242", nil }
+
+// Issue 38: the TUI following a thread kept saying "following" after
+// another process deleted it, and once the id was written again it showed
+// the old timeline with the new thread's content. Now the delete is said
+// (the marker and the status line), and the thread written again under
+// the id is opened from scratch: its own checkpoints, its own messages.
+func TestFollowSaysADeletedThreadIsGoneAndOpensItsSuccessor(t *testing.T) {
+	e, st := watchedEngine(t)
+	// Another process, with its own clock reading.
+	later := func() time.Time { return fixedClock().Add(time.Hour) }
+	other, err := engine.New(st, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(ctx, "t", ticket.Input("second question about SO20260901"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread loaded and followed", func() bool { return h.loaded() && h.m.follow.on && h.contains("following") })
+	oldMax := h.m.timeline.tree.maxID
+
+	if err := other.DeleteThread(ctx, "t", false); err != nil {
+		t.Fatal(err)
+	}
+	h.until("the TUI saying the thread is gone", func() bool {
+		return h.contains("deleted elsewhere") && !h.contains("following") && logged(h, "was deleted by another process")
+	})
+
+	if _, err := other.Run(ctx, "t", ticket.Input("A new customer: invoice INV-2026-0042 for order SO20261111"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	newest, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest.ID >= oldMax {
+		t.Fatalf("the new thread has @%d, the old one had @%d: the test needs a shorter new thread", newest.ID, oldMax)
+	}
+	h.until("the new thread opened from scratch", func() bool {
+		return h.loaded() && h.m.timeline.tree.maxID == newest.ID && h.m.timeline.tree.len() == int(newest.ID) &&
+			h.contains("SO20261111") && h.contains("following")
+	})
+	for id, n := range h.m.timeline.tree.nodes {
+		if !n.at.Equal(later()) {
+			t.Errorf("@%d on the timeline is the old thread's (written at %s)", id, n.at)
+		}
+	}
+	if h.contains("second question") {
+		t.Errorf("the old thread's text shows:\n%s", h.screen())
+	}
+}
+
+// logged says whether the status log holds a line with s.
+func logged(h *harness, s string) bool {
+	for _, l := range h.m.status.log {
+		if strings.Contains(l.text, s) {
+			return true
+		}
+	}
+	return false
+}

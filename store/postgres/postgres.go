@@ -1031,6 +1031,8 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	b := &pgx.Batch{}
 	b.Queue(deleteFenceSQL, thread)
 	b.Queue(deleteThreadSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	// Sent at COMMIT: a viewer following the thread says it is gone.
+	b.Queue(`select pg_notify($1, $2)`, notifyChannel, notePayload(thread))
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return s.db(err)
 	}

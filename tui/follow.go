@@ -42,11 +42,22 @@ type follower struct {
 	writer string // who holds the thread's lock ("" nobody), when not this TUI
 	wakes  int    // changes seen
 	asking bool   // a writer query or its tick is under way
+	// A flood of wake-ups (a NOTIFY per commit of a busy writer, or a
+	// misbehaving one carrying this thread's id) costs at most one reload
+	// in flight and one per reloadFloor: a wake-up during a reload asks
+	// for one more after it (again), never for one each.
+	reloading bool      // a reload is in flight, or waits for its floor
+	again     bool      // a wake-up came during the reload in flight
+	lastDone  time.Time // when the last reload's answer came
+	reloads   int       // reloads issued
 	// gone: another process deleted the thread (its reload found no
 	// checkpoint); the watch goes on, and the thread written again under
 	// the same id is opened from scratch.
 	gone bool
 }
+
+// reloadFloor is the least time between two reloads of a followed thread.
+const reloadFloor = 150 * time.Millisecond
 
 type (
 	watchStartedMsg struct {
@@ -78,6 +89,11 @@ type (
 		thread  string
 		history tea.Msg
 		head    tea.Msg
+	}
+	// followFloorMsg: the floor after the last reload passed.
+	followFloorMsg struct {
+		gen    int
+		thread string
 	}
 )
 
@@ -172,6 +188,7 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		if !f.current(msg.gen, msg.thread) {
 			return nil
 		}
+		f.reloading, f.lastDone = false, time.Now()
 		var cmds []tea.Cmd
 		if h, ok := msg.history.(historyMsg); ok {
 			cmds = append(cmds, m.onHistory(h))
@@ -179,7 +196,17 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		if h, ok := msg.head.(headMsg); ok && f.current(msg.gen, msg.thread) {
 			cmds = append(cmds, m.onHead(h))
 		}
+		if f.again && f.current(msg.gen, msg.thread) {
+			f.again = false
+			cmds = append(cmds, m.followReload())
+		}
 		return tea.Batch(cmds...)
+	case followFloorMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		f.reloading = false
+		return m.followReload()
 	case writerMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return nil
@@ -215,10 +242,21 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 }
 
 // followReload reads the followed thread's newest listings and head
-// again.
+// again: now, or once the floor after the last reload passed; when one is
+// in flight, once more after it.
 func (m *Model) followReload() tea.Cmd {
 	f := &m.follow
+	if f.reloading {
+		f.again = true
+		return nil
+	}
+	f.reloading = true
 	gen, thread := f.gen, f.thread
+	if wait := reloadFloor - time.Since(f.lastDone); !f.lastDone.IsZero() && wait > 0 {
+		return tea.Tick(wait, func(time.Time) tea.Msg { return followFloorMsg{gen: gen, thread: thread} })
+	}
+	f.reloads++
+	f.again = false // this reload reads what every wake-up so far said
 	history, head := m.sync(false), m.reloadHead()
 	return func() tea.Msg {
 		r := followReloadedMsg{gen: gen, thread: thread}

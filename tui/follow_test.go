@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,4 +182,60 @@ func logged(h *harness, s string) bool {
 		}
 	}
 	return false
+}
+
+// countingBackend counts the thread's History reads (each follow reload
+// reads it once).
+type countingBackend struct {
+	engineBackend
+	histories *atomic.Int64
+}
+
+func (b countingBackend) History(ctx context.Context, thread string, before int64, limit int) ([]engine.Checkpoint, error) {
+	b.histories.Add(1)
+	return b.engineBackend.History(ctx, thread, before, limit)
+}
+
+// Issue 38: a flood of wake-ups carrying the followed thread's id (a NOTIFY
+// per commit of a busy writer) kept the TUI at 46% CPU, one reload each.
+// Now at most one reload is in flight and the next waits for a floor: 500
+// wake-ups cost two reloads, and the last one reads what they announced.
+func TestAWakeUpFloodCostsAFewReloads(t *testing.T) {
+	e, st := watchedEngine(t)
+	other, err := engine.New(st, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	n := &atomic.Int64{}
+	deps := depsFor(e)
+	deps.Backend = countingBackend{engineBackend{e}, n}
+	h := newHarnessDeps(t, deps, Settings{Thread: "t"}, 120, 40)
+	h.until("the thread loaded and followed", func() bool { return h.loaded() && h.m.follow.on })
+	h.drain()
+	// The writer's turn, announced by the store's own wake-up and by 500
+	// more of the flood.
+	if _, err := other.Run(ctx, "t", ticket.Input("second question"), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	newest, err := st.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, issued := n.Load(), h.m.follow.reloads
+	for range 500 {
+		h.dispatch(watchWokeMsg{gen: h.m.follow.gen, thread: h.m.follow.thread})
+	}
+	h.until("the writer's turn on the timeline", func() bool { return h.m.timeline.tree.maxID == newest.ID })
+	h.until("no reload in flight", func() bool { return !h.m.follow.reloading })
+	h.drain()
+	reads, reloads := n.Load()-before, h.m.follow.reloads-issued
+	t.Logf("500 wake-ups: %d reloads, %d history reads", reloads, reads)
+	// A reload reads a page or two of listings; one per wake-up was 500.
+	if reloads > 3 || reads > 6 {
+		t.Fatalf("500 wake-ups made %d reloads, %d history reads; want at most 3 reloads", reloads, reads)
+	}
 }

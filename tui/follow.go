@@ -43,20 +43,25 @@ type follower struct {
 	wakes  int    // changes seen
 	asking bool   // a writer query or its tick is under way
 	// A flood of wake-ups (a NOTIFY per commit of a busy writer, or a
-	// misbehaving one carrying this thread's id) costs at most one reload
-	// in flight and one per reloadFloor: a wake-up during a reload asks
-	// for one more after it (again), never for one each.
-	reloading bool      // a reload is in flight, or waits for its floor
-	again     bool      // a wake-up came during the reload in flight
-	lastDone  time.Time // when the last reload's answer came
-	reloads   int       // reloads issued
+	// misbehaving one carrying this thread's id) costs one reload at a
+	// time and a floor after each: the wait is armed again only once the
+	// reload's answer came and reloadFloor passed (the store's channel
+	// keeps a wake-up that comes meanwhile), so a wake-up is taken, and
+	// the screen drawn for it, at most once per reload and floor. (Taking
+	// every wake-up and reloading for each kept the TUI at 46% CPU;
+	// taking every one and skipping the reload still cost a redraw each.)
+	armed     bool // a wait for the next wake-up is under way
+	reloading bool // a reload is in flight, or its floor
+	again     bool // a reload was asked for during the one in flight
+	reloads   int  // reloads issued
 	// gone: another process deleted the thread (its reload found no
 	// checkpoint); the watch goes on, and the thread written again under
 	// the same id is opened from scratch.
 	gone bool
 }
 
-// reloadFloor is the least time between two reloads of a followed thread.
+// reloadFloor is the least time between a reload's answer and the next
+// wake-up taken or reload made.
 const reloadFloor = 150 * time.Millisecond
 
 type (
@@ -90,7 +95,8 @@ type (
 		history tea.Msg
 		head    tea.Msg
 	}
-	// followFloorMsg: the floor after the last reload passed.
+	// followFloorMsg: the floor after a reload (or a wake-up during this
+	// TUI's own run) passed.
 	followFloorMsg struct {
 		gen    int
 		thread string
@@ -127,11 +133,20 @@ func (f *follower) stop() {
 
 // wait is the Cmd that waits for the next change.
 func (f *follower) wait() tea.Cmd {
+	f.armed = true
 	c, gen, thread := f.c, f.gen, f.thread
 	return func() tea.Msg {
 		_, ok := <-c
 		return watchWokeMsg{gen: gen, thread: thread, closed: !ok}
 	}
+}
+
+// floor is the Cmd that lets reloadFloor pass, keeping later reloads
+// back, before the next reload or wait (followFloorMsg).
+func (f *follower) floor() tea.Cmd {
+	f.reloading = true
+	gen, thread := f.gen, f.thread
+	return tea.Tick(reloadFloor, func(time.Time) tea.Msg { return followFloorMsg{gen: gen, thread: thread} })
 }
 
 // askWriter reads who holds the thread's lock.
@@ -175,20 +190,21 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		if !f.current(msg.gen, msg.thread) || !f.on {
 			return nil
 		}
+		f.armed = false
 		if msg.closed {
 			f.on = false
 			return nil
 		}
 		f.wakes++
 		if m.busy() {
-			return f.wait() // this TUI's own run: it follows it already
+			// This TUI's own run: it follows it already.
+			return f.floor()
 		}
-		return tea.Batch(f.wait(), m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
+		return tea.Batch(m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
 	case followReloadedMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return nil
 		}
-		f.reloading, f.lastDone = false, time.Now()
 		var cmds []tea.Cmd
 		if h, ok := msg.history.(historyMsg); ok {
 			cmds = append(cmds, m.onHistory(h))
@@ -196,9 +212,8 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		if h, ok := msg.head.(headMsg); ok && f.current(msg.gen, msg.thread) {
 			cmds = append(cmds, m.onHead(h))
 		}
-		if f.again && f.current(msg.gen, msg.thread) {
-			f.again = false
-			cmds = append(cmds, m.followReload())
+		if f.current(msg.gen, msg.thread) {
+			cmds = append(cmds, f.floor()) // still reloading until it passed
 		}
 		return tea.Batch(cmds...)
 	case followFloorMsg:
@@ -206,7 +221,13 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		f.reloading = false
-		return m.followReload()
+		if f.again {
+			return m.followReload()
+		}
+		if !f.armed && f.on {
+			return f.wait()
+		}
+		return nil
 	case writerMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return nil
@@ -242,21 +263,17 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 }
 
 // followReload reads the followed thread's newest listings and head
-// again: now, or once the floor after the last reload passed; when one is
-// in flight, once more after it.
+// again, or, while a reload or its floor is under way, once more after
+// it.
 func (m *Model) followReload() tea.Cmd {
 	f := &m.follow
 	if f.reloading {
 		f.again = true
 		return nil
 	}
-	f.reloading = true
-	gen, thread := f.gen, f.thread
-	if wait := reloadFloor - time.Since(f.lastDone); !f.lastDone.IsZero() && wait > 0 {
-		return tea.Tick(wait, func(time.Time) tea.Msg { return followFloorMsg{gen: gen, thread: thread} })
-	}
+	f.reloading, f.again = true, false
 	f.reloads++
-	f.again = false // this reload reads what every wake-up so far said
+	gen, thread := f.gen, f.thread
 	history, head := m.sync(false), m.reloadHead()
 	return func() tea.Msg {
 		r := followReloadedMsg{gen: gen, thread: thread}

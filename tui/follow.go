@@ -185,7 +185,11 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 			return m.setFlash("not following the thread: "+msg.err.Error(), true)
 		}
 		f.c, f.cancel, f.on = msg.c, msg.cancel, true
-		return tea.Batch(f.wait(), f.askWriter(m.ctx, m.deps.Backend))
+		// What was committed between the open's read and the watch's
+		// start woke nobody: one reload reads it (a thread opened again
+		// while another process runs it showed its first checkpoints
+		// only, until its next turn).
+		return tea.Batch(f.wait(), m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
 	case watchWokeMsg:
 		if !f.current(msg.gen, msg.thread) || !f.on {
 			return nil

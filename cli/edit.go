@@ -28,7 +28,7 @@ the edit is a new branch. Then resume it (rewind resume T NEW) to run the
 due tasks on the edited state, and compare with rewind diff. A value holds
 at most 64 KB however it is given, and passes the graph's own check of the
 channel (a tool budget is a whole number 0 or more; a summary keeps every
-pinned fact of the messages it covers).`,
+pinned fact of the messages it covers; a scenario is one a turn may name).`,
 		Example: `  rewind edit ticket-1 1 messages           # change what the customer wrote, then:
   rewind resume ticket-1 17
   rewind edit ticket-1 5 reviewRounds --value 2`,

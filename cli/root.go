@@ -82,6 +82,7 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 	root.InitDefaultVersionFlag()
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	boundFlags(root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":

@@ -148,6 +148,11 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", threadName(r.thread), cp.ID, err)
 		}
+		if errors.Is(err, store.ErrDiskFull) && r.committed != 0 {
+			// What the run stored stands: once there is space, a resume
+			// carries on from it.
+			return fmt.Errorf("save checkpoint %d of thread %q: %w, then `rewind resume %s` carries on from checkpoint %d", cp.ID, threadName(r.thread), err, threadName(r.thread), r.committed)
+		}
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID

@@ -440,6 +440,10 @@ var (
 	// ErrNotDurable: commits the store reported done may not be on disk
 	// (an fsync failed); a crash or a power cut now could lose them.
 	ErrNotDurable = errors.New("committed writes may not be on disk")
+	// ErrDiskFull: the disk holding the store has no space left; the
+	// write that failed stored nothing, and once there is space the same
+	// call can be made again.
+	ErrDiskFull = errors.New("the disk is full")
 )
 
 // Draft is an outgoing draft made by a side-effecting tool. It is keyed by
@@ -491,7 +495,9 @@ type Watcher interface {
 	// commits may give one receive), so the receiver re-reads the thread.
 	// A put that stored nothing (a no-op, a refused put, a transaction
 	// rolled back) and new checkpoints of other threads do not wake it;
-	// other changes of the thread (its deletion, a prune) may, and so may
+	// its deletion (DeleteThread committed) does, so that a viewer
+	// following it can say it is gone; other changes of the thread (a
+	// prune) may, and so may
 	// a lost connection to the server, once, since a commit may have been
 	// missed. The channel is closed when ctx is done or the store closes.
 	Watch(ctx context.Context, thread string) (<-chan struct{}, error)

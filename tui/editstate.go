@@ -255,7 +255,14 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.setFlash(what, false))
 	if ed.thread == m.thread && ed.gen == m.gen {
-		cmds = append(cmds, m.sync(true), m.reloadHead())
+		if m.timeline.tree.jump(msg.cp.ID) {
+			// The follow mode read it first (the store woke it before
+			// this answer came): go to it all the same.
+			m.afterTreeChange()
+			cmds = append(cmds, m.cursorMoved(), m.reloadHead())
+		} else {
+			cmds = append(cmds, m.sync(true), m.reloadHead())
+		}
 	}
 	return tea.Batch(cmds...)
 }

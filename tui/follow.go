@@ -42,7 +42,27 @@ type follower struct {
 	writer string // who holds the thread's lock ("" nobody), when not this TUI
 	wakes  int    // changes seen
 	asking bool   // a writer query or its tick is under way
+	// A flood of wake-ups (a NOTIFY per commit of a busy writer, or a
+	// misbehaving one carrying this thread's id) costs one reload at a
+	// time and a floor after each: the wait is armed again only once the
+	// reload's answer came and reloadFloor passed (the store's channel
+	// keeps a wake-up that comes meanwhile), so a wake-up is taken, and
+	// the screen drawn for it, at most once per reload and floor. (Taking
+	// every wake-up and reloading for each kept the TUI at 46% CPU;
+	// taking every one and skipping the reload still cost a redraw each.)
+	armed     bool // a wait for the next wake-up is under way
+	reloading bool // a reload is in flight, or its floor
+	again     bool // a reload was asked for during the one in flight
+	reloads   int  // reloads issued
+	// gone: another process deleted the thread (its reload found no
+	// checkpoint); the watch goes on, and the thread written again under
+	// the same id is opened from scratch.
+	gone bool
 }
+
+// reloadFloor is the least time between a reload's answer and the next
+// wake-up taken or reload made.
+const reloadFloor = 150 * time.Millisecond
 
 type (
 	watchStartedMsg struct {
@@ -64,6 +84,20 @@ type (
 		err    error
 	}
 	writerTickMsg struct {
+		gen    int
+		thread string
+	}
+	// followReloadedMsg is a follow reload's answer: the newest listings
+	// and the head, read one after the other.
+	followReloadedMsg struct {
+		gen     int
+		thread  string
+		history tea.Msg
+		head    tea.Msg
+	}
+	// followFloorMsg: the floor after a reload (or a wake-up during this
+	// TUI's own run) passed.
+	followFloorMsg struct {
 		gen    int
 		thread string
 	}
@@ -99,11 +133,20 @@ func (f *follower) stop() {
 
 // wait is the Cmd that waits for the next change.
 func (f *follower) wait() tea.Cmd {
+	f.armed = true
 	c, gen, thread := f.c, f.gen, f.thread
 	return func() tea.Msg {
 		_, ok := <-c
 		return watchWokeMsg{gen: gen, thread: thread, closed: !ok}
 	}
+}
+
+// floor is the Cmd that lets reloadFloor pass, keeping later reloads
+// back, before the next reload or wait (followFloorMsg).
+func (f *follower) floor() tea.Cmd {
+	f.reloading = true
+	gen, thread := f.gen, f.thread
+	return tea.Tick(reloadFloor, func(time.Time) tea.Msg { return followFloorMsg{gen: gen, thread: thread} })
 }
 
 // askWriter reads who holds the thread's lock.
@@ -142,20 +185,53 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 			return m.setFlash("not following the thread: "+msg.err.Error(), true)
 		}
 		f.c, f.cancel, f.on = msg.c, msg.cancel, true
-		return tea.Batch(f.wait(), f.askWriter(m.ctx, m.deps.Backend))
+		// What was committed between the open's read and the watch's
+		// start woke nobody: one reload reads it (a thread opened again
+		// while another process runs it showed its first checkpoints
+		// only, until its next turn).
+		return tea.Batch(f.wait(), m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
 	case watchWokeMsg:
 		if !f.current(msg.gen, msg.thread) || !f.on {
 			return nil
 		}
+		f.armed = false
 		if msg.closed {
 			f.on = false
 			return nil
 		}
 		f.wakes++
 		if m.busy() {
-			return f.wait() // this TUI's own run: it follows it already
+			// This TUI's own run: it follows it already.
+			return f.floor()
 		}
-		return tea.Batch(f.wait(), m.sync(false), m.reloadHead(), f.askWriter(m.ctx, m.deps.Backend))
+		return tea.Batch(m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
+	case followReloadedMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		var cmds []tea.Cmd
+		if h, ok := msg.history.(historyMsg); ok {
+			cmds = append(cmds, m.onHistory(h))
+		}
+		if h, ok := msg.head.(headMsg); ok && f.current(msg.gen, msg.thread) {
+			cmds = append(cmds, m.onHead(h))
+		}
+		if f.current(msg.gen, msg.thread) {
+			cmds = append(cmds, f.floor()) // still reloading until it passed
+		}
+		return tea.Batch(cmds...)
+	case followFloorMsg:
+		if !f.current(msg.gen, msg.thread) {
+			return nil
+		}
+		f.reloading = false
+		if f.again {
+			return m.followReload()
+		}
+		if !f.armed && f.on {
+			return f.wait()
+		}
+		return nil
 	case writerMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return nil
@@ -177,7 +253,7 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		}
 		if was != "" && f.writer == "" && !m.busy() {
 			// The run elsewhere ended: its last status (done, paused, …).
-			cmds = append(cmds, m.sync(false), m.reloadHead())
+			cmds = append(cmds, m.followReload())
 		}
 		return tea.Batch(cmds...)
 	case writerTickMsg:
@@ -190,6 +266,31 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// followReload reads the followed thread's newest listings and head
+// again, or, while a reload or its floor is under way, once more after
+// it.
+func (m *Model) followReload() tea.Cmd {
+	f := &m.follow
+	if f.reloading {
+		f.again = true
+		return nil
+	}
+	f.reloading, f.again = true, false
+	f.reloads++
+	gen, thread := f.gen, f.thread
+	history, head := m.sync(false), m.reloadHead()
+	return func() tea.Msg {
+		r := followReloadedMsg{gen: gen, thread: thread}
+		if history != nil {
+			r.history = history()
+		}
+		if head != nil {
+			r.head = head()
+		}
+		return r
+	}
+}
+
 // followMarker is the status bar's follow segment: who is writing the open
 // thread, in the longest form that fits in room columns, or that it is
 // followed; "" when it is not.
@@ -197,6 +298,9 @@ func (m *Model) followMarker(room int) (live, following string) {
 	f := &m.follow
 	if !f.on || m.busy() || m.screen != screenThread {
 		return "", ""
+	}
+	if f.gone {
+		return m.theme.StatusRun.Render("✗ deleted elsewhere"), ""
 	}
 	if f.writer == "" {
 		return "", m.theme.StatusLabel.Render("following")

@@ -67,4 +67,22 @@ func followInTmux(t *testing.T, tmuxBin, bin, storeSpec string) {
 	if strings.Contains(s, "● live") {
 		t.Fatalf("the writer is still shown after its run ended:\n%s", s)
 	}
+
+	// Another process deletes the thread: the TUI says so.
+	if out, err := rewind("rm", "--store", storeSpec, thread).CombinedOutput(); err != nil {
+		t.Fatalf("rewind rm: %v\n%s", err, out)
+	}
+	s = waitFor("the thread said to be gone", "deleted elsewhere")
+	if strings.Contains(s, "following") {
+		t.Fatalf("a deleted thread is still shown as followed:\n%s", s)
+	}
+	// The id written again: the new thread, from scratch (its 8
+	// checkpoints, not the old 16).
+	if out, err := rewind("run", "--store", storeSpec, "--thread", thread, "--input", "A new customer: where is SO20261111?").CombinedOutput(); err != nil {
+		t.Fatalf("rewind run on the reused id: %v\n%s", err, out)
+	}
+	s = waitFor("the new thread opened from scratch", "following", "at @8 8/8", "A new customer")
+	if strings.Contains(s, "And when will") || strings.Contains(s, "16/16") {
+		t.Fatalf("the old thread shows after its id was written again:\n%s", s)
+	}
 }

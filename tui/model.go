@@ -266,7 +266,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHead(msg)
 	case costsMsg:
 		return m, m.onCosts(msg)
-	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg:
+	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg, followReloadedMsg, followFloorMsg:
 		return m, m.onFollow(msg)
 	case killSentMsg:
 		if msg.err != nil {

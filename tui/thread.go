@@ -4,7 +4,14 @@ package tui
 // its history into the tree page by page, following new checkpoints, and
 // loading the checkpoint under the cursor (data.go holds the Cmds).
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	"errors"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/store"
+	"rewind/tui/termtext"
+)
 
 // openThread switches the thread view to thread and starts loading it.
 func (m *Model) openThread(thread string) tea.Cmd {
@@ -68,6 +75,9 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
+		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
+			return nil // deleted: the history's reload says so
+		}
 		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
 	}
 	m.refreshLive()
@@ -101,6 +111,22 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	if msg.err != nil {
 		m.timeline.loadFailed()
 		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
+	}
+	if msg.sync {
+		switch {
+		case len(msg.nodes) == 0 && m.timeline.tree.len() > 0:
+			// Every thread has a checkpoint: another process deleted it.
+			if m.follow.gone {
+				return nil
+			}
+			m.follow.gone = true
+			return m.setFlash("thread "+termtext.Name(m.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
+		case m.follow.gone || !m.timeline.holds(msg.nodes):
+			// Written again under the same id (a checkpoint the timeline
+			// knows by id is another row): nothing of the old one may
+			// show, so the thread is opened from scratch.
+			return tea.Batch(m.setFlash("thread "+termtext.Name(m.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.thread))
+		}
 	}
 	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
 	if at := m.openAt; at != 0 && !msg.sync {

@@ -83,6 +83,18 @@ func (p *timelinePane) Update(msg tea.KeyMsg) (moved, handled bool) {
 	return false, false
 }
 
+// holds says whether every node of nodes the timeline knows by id is the
+// row it holds (parent, step, source, time): false once the thread was
+// deleted and written again under its id.
+func (p *timelinePane) holds(nodes []*timelineNode) bool {
+	for _, n := range nodes {
+		if old, ok := p.tree.nodes[n.id]; ok && (old.parent != n.parent || old.step != n.step || old.source != n.source || !old.at.Equal(n.at)) {
+			return false
+		}
+	}
+	return true
+}
+
 // takePage merges a page of the thread's history into the tree: sync says
 // it is the newest checkpoints, read after a run stored some; last that it
 // ends the opening read. moved says whether the cursor moved: to the head

@@ -15,6 +15,9 @@ package ticket
 //     them, at the state's history version.
 //   - subtasks: no more due than one superstep may fan out to
 //     (engine.Graph.SendCap).
+//   - scenario: one the graph knows (CheckScenario, as a turn's
+//     --scenario): an unknown one was stored and every later turn ran as
+//     the ticket under a name nothing else takes.
 
 import (
 	"bytes"
@@ -31,7 +34,29 @@ import (
 func declareChecks(g *engine.Graph) {
 	g.CheckChannel("budgetRemaining", checkBudgetEdit).
 		CheckChannel("summary", checkSummaryEdit).
-		CheckChannel("subtasks", func(_ context.Context, in engine.ChannelEdit) error { return checkSubtasksEdit(in, g.SendCap()) })
+		CheckChannel("subtasks", func(_ context.Context, in engine.ChannelEdit) error { return checkSubtasksEdit(in, g.SendCap()) }).
+		CheckChannel("scenario", checkScenarioEdit)
+}
+
+// checkScenarioEdit: a scenario the graph knows, as a turn's.
+func checkScenarioEdit(_ context.Context, in engine.ChannelEdit) error {
+	var s string
+	raw := bytes.TrimSpace(in.Values["scenario"])
+	if err := json.Unmarshal(raw, &s); err != nil || string(raw) == "null" {
+		return fmt.Errorf("scenario must be a string: give %s", strings.Join(quoted(Scenarios), " or "))
+	}
+	if err := CheckScenario(s); err != nil {
+		return fmt.Errorf("scenario: %w (\"\" is the ticket too)", err)
+	}
+	return nil
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // checkBudgetEdit: the tool budget is a whole number of calls, 0 or more.

@@ -141,3 +141,25 @@ func TestEditedSummaryIsChecked(t *testing.T) {
 		}
 	})
 }
+
+// Issue 38: an edit took `scenario "x"`, which a turn's --scenario refuses;
+// every later turn ran as the ticket under a name nothing else takes. An
+// edited scenario is one the graph knows, as a turn's: anything else is
+// refused in one line and nothing stored.
+func TestEditedScenarioIsOneTheGraphKnows(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
+		ctx := t.Context()
+		e := draftEngine(t, st)
+		res, err := e.Run(ctx, "s", ticket.Input(sentence), engine.RunConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := res.Checkpoint
+		refused(t, e, "s", at, "scenario", "scenario", `"x"`, `"Ticket"`, `"site-log "`, `3`, `null`, `["site-log"]`)
+		for _, ok := range []string{`"site-log"`, `"ticket"`, `""`} {
+			if _, err := e.EditState(ctx, "s", at, "scenario", json.RawMessage(ok), engine.UpdateOptions{}); err != nil {
+				t.Errorf("edit scenario = %s: %v", ok, err)
+			}
+		}
+	})
+}

@@ -16,6 +16,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"rewind/store/internal/check"
 )
 
 // SQLite: LangGraph's SqliteSaver (Python and JS write the same DDL)
@@ -144,6 +146,11 @@ func sqliteTables(ctx context.Context, db *sql.DB, path string) ([]string, error
 		var se *sqlite.Error
 		if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_NOTADB {
 			return nil, neither(fmt.Sprintf("%s is not a SQLite database; name a rewind store or a LangGraph SqliteSaver file", path))
+		}
+		if errors.As(err, &se) {
+			// Even a read of a WAL database writes its index: a full
+			// disk shows here first, for every command.
+			err = check.DiskFull(path, se.Code(), err)
 		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

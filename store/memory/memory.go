@@ -486,6 +486,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	delete(s.threads, thread)
 	delete(s.drafts, thread)
 	delete(s.epochs, thread)
+	s.watch.wake(thread) // a viewer following it says it is gone
 	return nil
 }
 

@@ -31,12 +31,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -186,6 +189,9 @@ func (s *Store) fail(err *error, format string, args ...any) {
 // cancellations and the server's errors are clear enough as they are.
 func (s *Store) db(err error) error {
 	var pgErr *pgconn.PgError
+	if serverClosed(err) {
+		s.dropConnections()
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -206,6 +212,52 @@ func (s *Store) db(err error) error {
 		return fmt.Errorf("no answer from %s: %w", s.target, err)
 	}
 	return fmt.Errorf("%s: %w", s.target, err)
+}
+
+// serverClosed says whether err is the server ending the session: an
+// administrator's command (pg_terminate_backend, a fast shutdown), a
+// crash, a server starting up (57P01-57P03), or the connection found
+// closed. After a restart every connection of the pool is closed so: the
+// first statement on each failed, the next one too (the TUI left open
+// across a restart failed its next one or two turns).
+func serverClosed(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03":
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// again runs a read once more when it failed on a connection the server
+// had closed (serverClosed; s.db dropped the pool's other connections,
+// closed as well): a read changes nothing, so it may run twice.
+func again[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	v, err := read()
+	if err != nil && serverClosed(err) && ctx.Err() == nil {
+		return read()
+	}
+	return v, err
+}
+
+// dropConnections closes the pool's idle connections and the spare lock
+// connections, and has the pool close those in use when they come back:
+// after the server closed one, the others are closed too.
+func (s *Store) dropConnections() {
+	s.pool.Reset()
+	s.mu.Lock()
+	spare := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, sc := range spare {
+		_ = sc.conn.Close(ctx)
+	}
 }
 
 // fenceOK is true when the write's epoch (the parameter epoch, of the
@@ -696,6 +748,10 @@ const listedCols = `checkpoint_id, coalesce(parent_id, 0), coalesce(rerooted_fro
   case when meta is null then state end, base, null::json, blob_refs, created_at, null::json`
 
 func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
+	return again(ctx, func() ([]store.Checkpoint, error) { return s.checkpointsOnce(ctx, thread, sql, args...) })
+}
+
+func (s *Store) checkpointsOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.db(err)
@@ -836,6 +892,10 @@ where thread_id = $1 and words @@ $2::tsquery order by idx, checkpoint_id, hash 
 }
 
 func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {
+	return again(ctx, func() ([]store.Message, error) { return s.messagesOnce(ctx, thread, sql, args...) })
+}
+
+func (s *Store) messagesOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.db(err)
@@ -944,6 +1004,10 @@ func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 // Writes implements store.Store.
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
 	defer s.fail(&err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	return again(ctx, func() ([]store.TaskWrites, error) { return s.writesOnce(ctx, thread, checkpointID) })
+}
+
+func (s *Store) writesOnce(ctx context.Context, thread string, checkpointID int64) (_ []store.TaskWrites, err error) {
 	const cols = `select checkpoint_id, task_id, writes, created_at from graph_writes `
 	var rows pgx.Rows
 	if checkpointID == 0 {
@@ -972,6 +1036,10 @@ func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (
 // Events implements store.Store.
 func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
 	defer s.fail(&err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
+	return again(ctx, func() ([]store.Event, error) { return s.eventsOnce(ctx, thread, checkpointID) })
+}
+
+func (s *Store) eventsOnce(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
 	const cols = `select checkpoint_id, seq, type, payload, created_at from graph_events `
 	var rows pgx.Rows
 	if checkpointID == 0 {
@@ -1001,6 +1069,10 @@ func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (
 // checkpoint was written.
 func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 	defer s.fail(&err, "list threads")
+	return again(ctx, func() ([]store.Thread, error) { return s.threadsOnce(ctx) })
+}
+
+func (s *Store) threadsOnce(ctx context.Context) (_ []store.Thread, err error) {
 	rows, err := s.pool.Query(ctx, `select thread_id, count(*), max(checkpoint_id), max(created_at)
 from graph_checkpoints group by thread_id order by thread_id`)
 	if err != nil {
@@ -1055,6 +1127,8 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	b := &pgx.Batch{}
 	b.Queue(deleteFenceSQL, thread)
 	b.Queue(deleteThreadSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	// Sent at COMMIT: a viewer following the thread says it is gone.
+	b.Queue(`select pg_notify($1, $2)`, notifyChannel, notePayload(thread))
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return s.db(err)
 	}
@@ -1401,6 +1475,14 @@ const maxSpare = 4
 func (s *Store) Lock(ctx context.Context, thread string) (func() error, error) {
 	key := lockKey(thread)
 	conn, ok, err := s.tryLock(ctx, key)
+	if err != nil && serverClosed(err) && ctx.Err() == nil {
+		// A turn's first statement, on a connection the server closed (a
+		// restart, pg_terminate_backend): every connection of that server
+		// is gone (s.db dropped them), and a session lock dies with its
+		// session, so the lock is tried once more, on a new connection.
+		_ = s.db(err)
+		conn, ok, err = s.tryLock(ctx, key)
+	}
 	if err != nil {
 		return nil, s.target.wrap(s.db(err), "lock thread %v", check.Name(thread))
 	}

@@ -268,7 +268,7 @@ func inspect(ctx context.Context, path, uri string) (int, error) {
 		return 0, fmt.Errorf("open sqlite store %s: the file is not a SQLite database; rewind left it untouched; name a new file or move this one away", path)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("open sqlite store %s: read it: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read it: %w%s", path, full(path, err), hint(err))
 	}
 	if ours == 0 {
 		if tables > 0 {
@@ -278,7 +278,7 @@ func inspect(ctx context.Context, path, uri string) (int, error) {
 	}
 	var v int
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM rewind_store_schema`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, err, hint(err))
+		return 0, fmt.Errorf("open sqlite store %s: read its schema version: %w%s", path, full(path, err), hint(err))
 	}
 	return v, checkVersion(path, v)
 }
@@ -297,7 +297,7 @@ func checkVersion(path string, v int) error {
 func (s *Store) migrate(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil && !errors.Is(err, errNewer) {
-			err = fmt.Errorf("open sqlite store %s: create or upgrade its tables: %w%s", s.path, err, hint(err))
+			err = fmt.Errorf("open sqlite store %s: create or upgrade its tables: %w%s", s.path, full(s.path, err), hint(err))
 		}
 	}()
 	// Rebuilding a table that others refer to (schema 5) needs foreign keys

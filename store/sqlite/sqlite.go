@@ -21,6 +21,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"rewind/store"
+	"rewind/store/internal/check"
 )
 
 // pragmas are every connection's, with its synchronous (Sync).
@@ -256,7 +257,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, err, hint(err))
+		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))
 	}
 	if readOnly == "" {
 		if err := s.startCheckpointer(uri + conns); err != nil {
@@ -280,6 +281,16 @@ func code(err error) int {
 	return 0
 }
 
+// full names a full disk as the cause of err, a SQLite error on the
+// database at path (check.DiskFull), else returns err.
+func full(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	return check.DiskFull(path, se.Code(), err)
+}
+
 // hint tells what to do about the SQLite errors a user can fix.
 func hint(err error) string {
 	if errors.Is(err, sql.ErrConnDone) {
@@ -290,8 +301,6 @@ func hint(err error) string {
 		return "; another process is holding the database, try again"
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_AUTH:
 		return "; check that the file and its directory are writable"
-	case sqlite3.SQLITE_FULL:
-		return "; free some disk space"
 	case sqlite3.SQLITE_TOOBIG:
 		return "; a document or id is beyond SQLite's size limit (1 GB): make it smaller"
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
@@ -312,7 +321,7 @@ func (s *Store) wrap(ctx context.Context, err *error, format string, args ...any
 	if code(*err) == sqlite3.SQLITE_TOOBIG { // input SQLite cannot hold is refused input
 		*err = fmt.Errorf("%w: %w", store.ErrInvalid, *err)
 	}
-	*err = fmt.Errorf("sqlite store %s: %s: %w%s", s.path, fmt.Sprintf(format, args...), *err, hint(*err))
+	*err = fmt.Errorf("sqlite store %s: %s: %w%s", s.path, fmt.Sprintf(format, args...), full(s.path, *err), hint(*err))
 }
 
 func micros(t int64) time.Time { return time.UnixMicro(t).UTC() }

@@ -43,7 +43,7 @@ const (
 	// process.go. Memory has none.
 	Processes Capability = "processes"
 	// Watch: the store is a store.Watcher (a waiter wakes when a thread
-	// gets a new checkpoint, from any handle or process) and a
+	// gets a new checkpoint or is deleted, from any handle or process) and a
 	// store.LockHolders (it names a lock's holder): watch.go.
 	Watch Capability = "watch"
 	// Erasure: the store is a store.Erasing (it says what keeps a deleted
@@ -164,6 +164,7 @@ var clauses = []clause{
 	// Watch.
 	{"Watch", []Capability{Watch}, testWatch},
 	{"WatchRolledBack", []Capability{Watch, TxHook}, testWatchRolledBack},
+	{"WatchDelete", []Capability{Watch}, testWatchDelete},
 	{"LockHolder", []Capability{Watch}, testLockHolderHere},
 	// Prune.
 	{"PruneDeletesEveryRow", nil, testPruneDeletes},

@@ -38,7 +38,7 @@ var bugs = []string{
 	"prune not atomic", "prune ignores context", "head prune accepted", "pruned writes linger",
 	"pruned events linger", "drafts pruned", "reroot skipped", "rerooted from lost", "pruned ids reused",
 	"rerooted put conflicts", "draft fence ignored", "draft fence before lookup", "draft epoch too new accepted",
-	"long ids echoed", "drafts declared but missing", "watch never wakes", "lock holder unnamed",
+	"long ids echoed", "drafts declared but missing", "watch never wakes", "delete wakes nobody", "lock holder unnamed",
 	"bodies cross threads", "bodies drop blobs", "chain by id range", "writer's created at ignored",
 	"messages range open at the end", "messages range by checkpoint",
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
@@ -531,6 +531,22 @@ func (b *buggy) SetTxHook(hook func(string)) {
 
 func (b *buggy) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
 	c, err := b.Store.Watch(ctx, thread)
+	if err == nil && b.bug == "delete wakes nobody" {
+		relayed := make(chan struct{}, 1)
+		go func() {
+			defer close(relayed)
+			for range c {
+				if _, err := b.Store.Latest(context.WithoutCancel(ctx), thread); err != nil {
+					continue // the thread is gone: swallowed
+				}
+				select {
+				case relayed <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		return relayed, nil
+	}
 	if err != nil || b.bug != "watch never wakes" {
 		return c, err
 	}

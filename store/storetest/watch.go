@@ -110,6 +110,24 @@ func testWatch(t *testing.T, s store.Store) {
 	}
 }
 
+// testWatchDelete: a thread's deletion wakes its watcher (a viewer
+// following it says it is gone), and a put under the same id afterwards
+// wakes it again.
+func testWatchDelete(t *testing.T, s store.Store) {
+	put(t, s, checkpoint("t", 1, 0))
+	c := watch(t, s, "t")
+	select { // a wake-up of the put, if it came late
+	case <-c:
+	case <-time.After(quiet):
+	}
+	if err := s.DeleteThread(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	wantWake(t, c, "the thread's deletion")
+	put(t, s, checkpoint("t", 1, 0))
+	wantWake(t, c, "the thread written again under its id")
+}
+
 // testWatchRolledBack: a put whose transaction rolls back (the hook panics
 // inside it) wakes nobody; the next one that commits does.
 func testWatchRolledBack(t *testing.T, s store.Store) {

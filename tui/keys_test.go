@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/lipgloss"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,6 +238,38 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Fatal("T under NO_COLOR should not write the config")
+	}
+}
+
+// T saves a theme only when it reads on the terminal's background (when the
+// terminal told it): every theme rewind has paints its own screen, so each
+// is saved on a light terminal; the light palette without its background
+// (the theme issue 33 found unreadable on a dark terminal) is shown but not
+// saved there, and the status line says why.
+func TestThemeIsSavedOnlyWhenReadable(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	path := filepath.Join(t.TempDir(), "config.toml")
+	h := newHarness(t, e, Settings{Thread: "t", ConfigPath: path, TerminalBackground: themes.LightTerminal}, 80, 24)
+	h.until("the thread", h.loaded)
+	for range themes.Names() {
+		h.key("T")
+		h.until("theme "+h.m.theme.Name+" saved", func() bool {
+			return strings.Contains(h.m.status.text, "theme "+h.m.theme.Name+" (saved")
+		})
+	}
+	before, _ := os.ReadFile(path)
+	faint := themes.Or(themes.Light)
+	faint.Screen = lipgloss.NewStyle()
+	h.m.themeConfig.terminalBg = themes.DarkTerminal
+	h.m.setTheme(faint)
+	h.exec(h.m.saveTheme(faint.Name))
+	h.drain()
+	if !strings.Contains(h.m.status.text, "theme light shown, not saved: too faint on this terminal's background #1e1e1e: Text: ") {
+		t.Fatalf("the status should say why the theme is not saved: %q", h.m.status.text)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatalf("a faint theme was saved:\n%s", after)
 	}
 }
 

@@ -194,7 +194,7 @@ func (k threadListKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.New, k.Delete, k.Refresh}, {k.Back, k.Log, k.Help, k.Quit}}
 }
 
-// pagerKeys scroll the help and the status log; any other key closes them.
+// pagerKeys scroll and close the help and the status log.
 type pagerKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
 
 func newPagerKeys() pagerKeys {

@@ -104,6 +104,9 @@ func (k traceKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
 func (k traceKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 func (d *traceDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, d.Update)
+	}
 	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, d.keys.Close) {
 		return true, nil
 	}

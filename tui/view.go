@@ -487,9 +487,18 @@ func (m *Model) openPager(help bool) {
 	m.pager.open(help, n)
 }
 
-// onPagerKey scrolls the help or the log; any other key closes it.
+// onPagerKey scrolls or closes the help or the log; a burst of keys is
+// taken one by one.
 func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	_, lines, _ := m.pagerContent()
+	if keys := splitRunes(msg); keys != nil { // "jjjj" typed fast: each scrolls
+		for _, k := range keys {
+			if m.pager.Update(k, len(lines)) {
+				return nil // closed: the rest of the burst goes nowhere
+			}
+		}
+		return nil
+	}
 	if m.pager.Update(msg, len(lines)) && msg.String() == "ctrl+c" {
 		return m.askQuit()
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"math"
 
 	"rewind/engine"
 	"rewind/themes"
@@ -66,12 +67,20 @@ func (c *contentPanes) toggleFold() { c.unfold = !c.unfold }
 // contentKeys scroll and switch the content panes: the thread view's bindings
 // (rebindable), copied when the model is built.
 type contentKeys struct {
-	Up, Down, PageUp, PageDown, TabConv, TabState, TabInsp, Fold key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom, TabConv, TabState, TabInsp, Fold key.Binding
 }
 
+// newContentKeys: a pane with the focus takes the timeline's first/last
+// keys (g, G, home, end, as rebound) to its own top and bottom.
 func newContentKeys(k threadKeys) contentKeys {
 	return contentKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+		Top: rehelp(k.First, "top of the pane"), Bottom: rehelp(k.Last, "bottom of the pane"),
 		TabConv: k.TabConv, TabState: k.TabState, TabInsp: k.TabInsp, Fold: k.Fold}
+}
+
+// rehelp is b with another description.
+func rehelp(b key.Binding, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
 }
 
 // ShortHelp is a focused pane's part of the footer.
@@ -80,7 +89,7 @@ func (k contentKeys) ShortHelp() []key.Binding {
 }
 
 func (k contentKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
 }
 
 func (c *contentPanes) ShortHelp() []key.Binding  { return c.keys.ShortHelp() }
@@ -144,6 +153,10 @@ func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
 		c.scroll(p, -page)
 	case key.Matches(msg, k.PageDown):
 		c.scroll(p, page)
+	case key.Matches(msg, k.Top):
+		c.scroll(p, math.MinInt/2)
+	case key.Matches(msg, k.Bottom):
+		c.scroll(p, math.MaxInt/2)
 	default:
 		return false
 	}

@@ -227,7 +227,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 	}
 	var be *engine.BlockedError
 	if runErr != nil && !errors.As(runErr, &be) {
-		fmt.Fprintf(out, "stopped at checkpoint %d after %d model call(s) (%s)\n", res.Checkpoint, calls.Sum(), calls)
+		fmt.Fprintf(out, "stopped at checkpoint %d after %s (%s)\n", res.Checkpoint, count(calls.Sum(), "model call"), calls)
 		return runErr
 	}
 	switch res.Status {
@@ -278,4 +278,13 @@ func openReader(ctx context.Context, store string) (*app.App, error) {
 		return nil, usagef("%v", err)
 	}
 	return a, err
+}
+
+// count is "1 model call", "2 model calls": n and the noun, plural but
+// for one.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

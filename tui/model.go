@@ -287,7 +287,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, m.setFlash(msg.err.Error(), true)
 		}
-		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at @%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
+		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %s at @%d", plural(len(msg.cp.Metadata.Discarded), "pending task", "pending tasks"), msg.cp.ParentID), false), m.sync(true),
 			m.reloadHead())
 	case parityMsg:
 		return m, m.onParityMsg(msg)

@@ -195,7 +195,7 @@ func TestDiscardAndDeleteAskFirst(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "p"}, 80, 24)
 	h.until("loaded", func() bool { return h.at(2) })
 	h.key("D")
-	if !h.contains("Drop the 3 pending task(s) of @2") {
+	if !h.contains("Drop the 3 pending tasks of @2") {
 		t.Fatalf("D should ask first:\n%s", h.screen())
 	}
 	h.key("n")

@@ -139,8 +139,8 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 			rd = append(rd, line)
 		}
 	}
-	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %d pending task(s); a resume finished them at @%d, reusing the writes the stopped run had stored.",
-		d.msg.from, len(d.msg.plan.Tasks), d.msg.to), inner)
+	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %s; a resume finished them at @%d, reusing the writes the stopped run had stored.",
+		d.msg.from, plural(len(d.msg.plan.Tasks), "pending task", "pending tasks"), d.msg.to), inner)
 	out = append(out, "", th.Accent.Render(fmt.Sprintf("⟲ reused (stored writes, not run again): %d", len(re))))
 	for _, l := range re {
 		out = append(out, th.Text.Render("  "+trunc(l, inner-2)))

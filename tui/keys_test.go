@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"github.com/charmbracelet/lipgloss"
 	"os"
 	"path/filepath"
@@ -123,6 +124,13 @@ func TestFooterAlwaysShowsHelp(t *testing.T) {
 			}
 		}
 		check("thread view")
+		// Short of room, the footer keeps its first keys, the most
+		// needed (h/l scrub, i write), and drops from its end, before
+		// quit (issue 33: it dropped the leftmost first).
+		if f := footer(); !strings.HasPrefix(strings.TrimSpace(f), "←/h prev • →/l next • i write") || !strings.Contains(f, "q quit") ||
+			w < 120 && !strings.Contains(f, "… • q quit") {
+			t.Errorf("%d columns: the footer should keep its first keys and quit: %q", w, f)
+		}
 		h.m.live.starting = true // a run under way: the key line changes
 		check("during a run")
 		h.m.live.starting = false
@@ -337,6 +345,26 @@ func TestHelpListsEachKeyOnce(t *testing.T) {
 			} else {
 				seen[h] = true
 			}
+		}
+	}
+}
+
+// The status bar keeps the position (@N i/n) on narrow screens, with a
+// long thread name and a status line: the brand, the branch and then the
+// name give way first (issue 33: at 80 and 60 columns it was cut off).
+func TestStatusBarKeepsThePosition(t *testing.T) {
+	e := newEngine(t)
+	thread := "customer-4711-order-SO20260901-late-delivery"
+	seed(t, e, thread)
+	for _, w := range []int{60, 80, 120} {
+		h := newHarness(t, e, Settings{Thread: thread}, w, 20)
+		h.until("the thread", h.loaded)
+		h.m.setFlash("stopped at @87: finished tasks are stored, r resumes the rest", false)
+		lines := strings.Split(h.screen(), "\n")
+		bar := lines[len(lines)-2]
+		pos := fmt.Sprintf("at @%d %d/%d", h.m.timeline.tree.cursor, h.m.timeline.position[0], h.m.timeline.position[1])
+		if !strings.Contains(bar, pos) || !strings.Contains(bar, "stopped at @87") {
+			t.Errorf("%d columns: the status bar lost the position %q or the status:\n%s", w, pos, bar)
 		}
 	}
 }

@@ -310,3 +310,29 @@ func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
 		t.Fatalf("the kill question stayed open over a finished run:\n%s", h.screen())
 	}
 }
+
+// A long thread name leaves the last input room to be read: the name is
+// cut (issue 33 saw the input squeezed to two characters at 80 columns).
+func TestThreadListKeepsTheLastInputReadable(t *testing.T) {
+	long := "customer-4711-order-SO20260901-late-delivery-and-refund"
+	input := "My order SO20260901 has not arrived: where is the parcel?"
+	for _, w := range []int{80, 120} {
+		l := newThreadList()
+		l.SetSize(w, 10)
+		l.set([]store.Thread{{ID: long, Checkpoints: 16, LatestID: 16}, {ID: "b", Checkpoints: 5}}, nil, "")
+		l.states = map[string]threadState{
+			long: {status: "stopped", lastInput: input, gen: l.gen},
+			"b":  {status: "awaiting-approval", lastInput: "hi", gen: l.gen},
+		}
+		var row string
+		for _, r := range l.lines(themes.Or(themes.Dark), "") {
+			if r = ansi.Strip(r); strings.Contains(r, "customer-") {
+				row = r
+			}
+		}
+		_, quoted, _ := strings.Cut(row, "“")
+		if width(row) > w || width(quoted) < 20 {
+			t.Errorf("%d columns: the last input has %d cells: %q", w, width(quoted), row)
+		}
+	}
+}

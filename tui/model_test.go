@@ -467,6 +467,16 @@ func TestCompactionIsShown(t *testing.T) {
 	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
 		t.Fatalf("z should unfold the summary:\n%s", all)
 	}
+	// ... in view (issue 33: it unfolded above the tail, out of view); z
+	// again folds it and goes back to the tail.
+	if !h.contains("Summary · #1–") {
+		t.Fatalf("z should show the summary it unfolds:\n%s", h.screen())
+	}
+	h.key("z")
+	if sc := h.m.content.panes[paneConv].scroll; !sc.atBottom() || h.contains("Summary · #1–") {
+		t.Fatalf("z again should fold the summary and show the tail:\n%s", h.screen())
+	}
+	h.key("z")
 	h.key("3")
 	if !h.contains("replaced wholesale") {
 		t.Fatalf("the inspector's diff should show the wholesale replace:\n%s", h.screen())

@@ -215,6 +215,14 @@ func (c *contentPanes) sync(in paneInputs) {
 		sameCheckpoint := pane.key.d == in.cur && pane.key.d != nil
 		off := 0
 		switch {
+		case sameCheckpoint && p == paneConv && pane.key.unfold != c.unfold:
+			// z: unfolding shows the summary it opened, at the top;
+			// folding goes back to the tail.
+			if c.unfold && in.cur.stateErr == nil && in.cur.state.Summary != nil {
+				off = 0
+			} else {
+				off = len(lines)
+			}
 		case sameCheckpoint && p == paneConv && pane.scroll.atBottom():
 			off = len(lines)
 		case sameCheckpoint:

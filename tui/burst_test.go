@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"github.com/muesli/termenv"
+	"rewind/themes"
 	"strings"
 	"testing"
 
@@ -110,6 +112,49 @@ func checkScreen(t *testing.T, h *harness, w, hgt int) {
 	for i, l := range lines {
 		if lw := lipgloss.Width(l); lw > w {
 			t.Fatalf("line %d is %d cells wide, want ≤ %d: %q", i, lw, w, l)
+		}
+	}
+}
+
+// Every screen is painted on the theme's background, whole: each line
+// starts in the screen's colours, takes them up again after each style
+// ends, and fills the width (a light theme on a dark terminal, or the
+// other way round, reads as the theme means), the help over it too.
+func TestTheScreenIsPaintedWhole(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	for _, name := range []string{themes.Light, themes.Dark, themes.HighContrast} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+			w, hgt := size[0], size[1]
+			lipgloss.SetColorProfile(termenv.Ascii)
+			h := newHarness(t, e, Settings{Thread: "t", Theme: themes.Or(name)}, w, hgt)
+			h.until("the thread", h.loaded)
+			lipgloss.SetColorProfile(termenv.TrueColor)
+			h.m.setTheme(themes.Or(name)) // its styles rendered in colour
+			for _, screen := range []string{"thread", "help"} {
+				if screen == "help" {
+					h.key("?")
+				}
+				view := h.m.View()
+				lines := strings.Split(view, "\n")
+				if len(lines) != hgt {
+					t.Fatalf("%s %dx%d %s: %d lines", name, w, hgt, screen, len(lines))
+				}
+				bg := strings.SplitN(lines[0], "m", 2)[0] + "m"
+				if !strings.Contains(bg, ";48;") && !strings.Contains(bg, "4") {
+					t.Fatalf("%s %dx%d %s: the first line does not start with the screen's colours: %q", name, w, hgt, screen, lines[0])
+				}
+				for i, l := range lines {
+					if !strings.HasPrefix(l, bg) || lipgloss.Width(l) != w {
+						t.Fatalf("%s %dx%d %s: line %d is not painted whole (%d cells): %q", name, w, hgt, screen, i, lipgloss.Width(l), l)
+					}
+					body := strings.TrimSuffix(l, "\x1b[0m")
+					if n, m := strings.Count(body, "\x1b[0m"), strings.Count(body, "\x1b[0m"+bg); n != m {
+						t.Fatalf("%s %dx%d %s: line %d: %d resets leave the background off: %q", name, w, hgt, screen, i, n-m, l)
+					}
+				}
+			}
 		}
 	}
 }

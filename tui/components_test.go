@@ -213,12 +213,12 @@ func TestFooterAsksTheFocusedComponent(t *testing.T) {
 	m := New(t.Context(), Deps{}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
-	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • q quit") || strings.Contains(f, "scroll") {
+	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • i write") || !strings.HasSuffix(f, "q quit • ? help") || strings.Contains(f, "scroll") {
 		t.Fatalf("the timeline has the focus: its keys, no pane's: %q", f)
 	}
 	m.cycleFocus(1)
-	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • q quit • ? help") {
-		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) before quit and help: %q", f)
+	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • i write") || !strings.HasSuffix(f, "q quit • ? help") {
+		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) first, quit and help last: %q", f)
 	}
 	if got := fmtKeys(m.content.ShortHelp()); !strings.Contains(got, "scroll") || !strings.Contains(got, "fold") {
 		t.Fatalf("the panes' keys: %s", got)

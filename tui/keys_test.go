@@ -58,17 +58,20 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 		t.Fatalf("j should scroll the pane down: → %d", sc.off)
 	}
 	// g and G go to the pane's top and bottom; the checkpoint stays
-	// (issue 33: they moved the timeline's cursor).
+	// (issue 33: they moved the timeline's cursor). home and end jump the
+	// timeline from any focus, as h/l scrub.
 	for _, k := range []struct {
 		key  string
 		want int
-	}{{"g", 0}, {"G", sc.maxOff()}, {"home", 0}, {"end", sc.maxOff()}} {
+	}{{"g", 0}, {"G", sc.maxOff()}, {"g", 0}} {
 		h.key(k.key)
 		h.drain()
 		if sc.off != k.want || h.m.timeline.tree.cursor != start {
 			t.Fatalf("%s in a pane: scrolled to %d (want %d), the cursor at @%d (want @%d)", k.key, sc.off, k.want, h.m.timeline.tree.cursor, start)
 		}
 	}
+	h.key("home")
+	h.until("home: the first checkpoint of the branch", func() bool { return h.m.timeline.tree.cursor != start })
 }
 
 // ctrl+c in the composer clears its text first (the status log keeps it),

@@ -4,6 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"math"
+	"strings"
 
 	"rewind/engine"
 	"rewind/themes"
@@ -71,16 +72,26 @@ type contentKeys struct {
 }
 
 // newContentKeys: a pane with the focus takes the timeline's first/last
-// keys (g, G, home, end, as rebound) to its own top and bottom.
+// letter keys (g, G, as rebound) to its own top and bottom; home and end
+// go on jumping the timeline from any focus, as h/l scrub.
 func newContentKeys(k threadKeys) contentKeys {
 	return contentKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
-		Top: rehelp(k.First, "top of the pane"), Bottom: rehelp(k.Last, "bottom of the pane"),
+		Top: letterKeys(k.First, "top of the pane"), Bottom: letterKeys(k.Last, "bottom of the pane"),
 		TabConv: k.TabConv, TabState: k.TabState, TabInsp: k.TabInsp, Fold: k.Fold}
 }
 
-// rehelp is b with another description.
-func rehelp(b key.Binding, desc string) key.Binding {
-	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+// letterKeys is b without home and end, described as desc.
+func letterKeys(b key.Binding, desc string) key.Binding {
+	var keys []string
+	for _, k := range b.Keys() {
+		if k != "home" && k != "end" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return key.NewBinding(key.WithDisabled())
+	}
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(keys, "/"), desc))
 }
 
 // ShortHelp is a focused pane's part of the footer.

@@ -234,7 +234,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 	case engine.RunAwaitingApproval:
 		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), idText(res.Interrupt.Operation))
 	case "interrupted":
-		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, len(res.Pending), termtext.Line(engine.DescribeTasks(res.Pending)))
+		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %s: %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, count(len(res.Pending), "pending task"), termtext.Line(engine.DescribeTasks(res.Pending)))
 		fmt.Fprintf(out, "  resume with: rewind resume %s\n", idText(res.Thread))
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)

@@ -20,9 +20,12 @@ func (t *Theme) Paint(view string, w, h int) string {
 		return view
 	}
 	lines := strings.Split(view, "\n")
+	rows := max(len(lines), h)
 	var b strings.Builder
-	b.Grow(len(view) + max(len(lines), h)*(len(seq)+8) + w)
-	for i := 0; i < max(len(lines), h); i++ {
+	// The screen's colours go after every reset (at most every escape)
+	// and at each line's start; the padding fills the width.
+	b.Grow(len(view) + (strings.Count(view, "\x1b[")+rows)*len(seq) + rows*(w+4))
+	for i := 0; i < rows; i++ {
 		if i > 0 {
 			b.WriteByte('\n')
 		}

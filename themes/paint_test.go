@@ -64,3 +64,22 @@ func TestPaintLeavesAViewWithoutColoursAlone(t *testing.T) {
 		t.Errorf("high-contrast in 16 colours: %q", got)
 	}
 }
+
+// BenchmarkPaint paints a 160×48 screen of styled text in true colour: the
+// cost Paint adds to every frame.
+func BenchmarkPaint(b *testing.B) {
+	defer lipgloss.SetColorProfile(lipgloss.ColorProfile())
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	th := Or(Dark)
+	line := strings.Repeat(th.Muted.Render("@12 ")+th.Text.Render("loop executor ")+th.Accent.Render("· "), 6)
+	lines := make([]string, 48)
+	for i := range lines {
+		lines[i] = line
+	}
+	view := strings.Join(lines, "\n")
+	b.SetBytes(int64(len(view)))
+	b.ResetTimer()
+	for b.Loop() {
+		_ = th.Paint(view, 160, 48)
+	}
+}

@@ -42,8 +42,8 @@ on first (approved, rejected), cancel is refused and changes nothing.`,
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "checkpoint": cp.ID, "status": cp.Metadata.Status, "reason": cp.Metadata.Reason, "discarded": cp.Metadata.Discarded})
 				}
-				fmt.Fprintf(out, "cancelled the run of thread %s at @%d: dropped %d pending task(s) (%s); reason: %s\n",
-					termtext.Line(thread), cp.ID, len(cp.Metadata.Discarded), engine.DescribeTasks(cp.Metadata.Discarded), termtext.Line(cp.Metadata.Reason))
+				fmt.Fprintf(out, "cancelled the run of thread %s at @%d: dropped %s (%s); reason: %s\n",
+					termtext.Line(thread), cp.ID, count(len(cp.Metadata.Discarded), "pending task"), engine.DescribeTasks(cp.Metadata.Discarded), termtext.Line(cp.Metadata.Reason))
 				return nil
 			})
 		},

@@ -29,7 +29,7 @@ that names them, so a new turn can start without resuming.`,
 				if asJSON {
 					return writeJSON(out, map[string]any{"thread": thread, "checkpoint": cp.ID, "discarded": cp.Metadata.Discarded})
 				}
-				fmt.Fprintf(out, "discarded %d pending task(s) (%s) of thread %s at checkpoint %d\n", len(cp.Metadata.Discarded), termtext.Line(engine.DescribeTasks(cp.Metadata.Discarded)), idText(thread), cp.ID)
+				fmt.Fprintf(out, "discarded %s (%s) of thread %s at checkpoint %d\n", count(len(cp.Metadata.Discarded), "pending task"), termtext.Line(engine.DescribeTasks(cp.Metadata.Discarded)), idText(thread), cp.ID)
 				return nil
 			})
 		},

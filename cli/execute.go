@@ -227,14 +227,14 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 	}
 	var be *engine.BlockedError
 	if runErr != nil && !errors.As(runErr, &be) {
-		fmt.Fprintf(out, "stopped at checkpoint %d after %d model call(s) (%s)\n", res.Checkpoint, calls.Sum(), calls)
+		fmt.Fprintf(out, "stopped at checkpoint %d after %s (%s)\n", res.Checkpoint, count(calls.Sum(), "model call"), calls)
 		return runErr
 	}
 	switch res.Status {
 	case engine.RunAwaitingApproval:
 		fmt.Fprintf(out, "awaiting approval at checkpoint %d: %s (operation %s)\n", res.Checkpoint, termtext.Line(res.Interrupt.Question), idText(res.Interrupt.Operation))
 	case "interrupted":
-		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %d pending task(s): %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, len(res.Pending), termtext.Line(engine.DescribeTasks(res.Pending)))
+		fmt.Fprintf(out, "interrupted %s %s at checkpoint %d: %s: %s\n", termtext.Line(res.Interrupt.When), termtext.Line(res.Interrupt.Node), res.Checkpoint, count(len(res.Pending), "pending task"), termtext.Line(engine.DescribeTasks(res.Pending)))
 		fmt.Fprintf(out, "  resume with: rewind resume %s\n", idText(res.Thread))
 	default:
 		fmt.Fprintf(out, "done at checkpoint %d\n", res.Checkpoint)
@@ -278,4 +278,13 @@ func openReader(ctx context.Context, store string) (*app.App, error) {
 		return nil, usagef("%v", err)
 	}
 	return a, err
+}
+
+// count is "1 model call", "2 model calls": n and the noun, plural but
+// for one.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

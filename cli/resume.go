@@ -82,7 +82,7 @@ func printPlan(out io.Writer, asJSON bool, p engine.ResumePlan) error {
 		case t.Dropped:
 			fmt.Fprintf(out, "  ✗ %s %s: dropped by the recheck\n", label, idText(t.ID))
 		case t.Reuse():
-			fmt.Fprintf(out, "  ↺ %s %s: reused, writes stored (%s, %d model call(s))\n", label, idText(t.ID), termtext.Line(strings.Join(t.Channels, ", ")), t.ModelCalls)
+			fmt.Fprintf(out, "  ↺ %s %s: reused, writes stored (%s, %s)\n", label, idText(t.ID), termtext.Line(strings.Join(t.Channels, ", ")), count(t.ModelCalls, "model call"))
 		case t.Stored:
 			fmt.Fprintf(out, "  ○ %s %s: redispatched, its stored writes not reused: %s\n", label, idText(t.ID), termtext.Line(t.Rerun))
 		default:

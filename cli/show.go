@@ -272,7 +272,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 		}
 	}
 	if len(writes) > 0 {
-		fmt.Fprintf(out, "\nSTORED WRITES of the pending superstep (%d task(s) done, reused on resume)\n", len(writes))
+		fmt.Fprintf(out, "\nSTORED WRITES of the pending superstep (%s done, reused on resume)\n", count(len(writes), "task"))
 		for _, w := range writes {
 			chs := make([]string, len(w.Writes))
 			for i, x := range w.Writes {

@@ -3,7 +3,9 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
 )
@@ -93,7 +95,7 @@ func decodeList(raw json.RawMessage) ([]map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&items); err != nil {
-		return nil, fmt.Errorf("want a list of objects: %w", err)
+		return nil, wantJSON("a list of objects", err)
 	}
 	return items, nil
 }
@@ -381,12 +383,12 @@ func mergeMapSlow(current, write json.RawMessage) (json.RawMessage, error) {
 	cur := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(current)) > 0 && string(bytes.TrimSpace(current)) != "null" {
 		if err := json.Unmarshal(current, &cur); err != nil {
-			return nil, fmt.Errorf("want an object: %w", err)
+			return nil, wantJSON("an object", err)
 		}
 	}
 	var add map[string]json.RawMessage
 	if err := json.Unmarshal(write, &add); err != nil {
-		return nil, fmt.Errorf("want an object: %w", err)
+		return nil, wantJSON("an object", err)
 	}
 	for k, v := range add {
 		cur[k] = v
@@ -441,3 +443,40 @@ func Counter(current, write json.RawMessage) (json.RawMessage, error) {
 	}
 	return json.Marshal(cur + delta)
 }
+
+// wantJSON says in JSON's words (an object, a list, a number) what a
+// channel wanted and what the value held, not in Go's ("cannot unmarshal
+// bool into Go value of type map[string]json.RawMessage"): a person
+// editing the state reads it. It wraps err.
+func wantJSON(want string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := jsonKinds[te.Value]
+		if got == "" {
+			got = te.Value
+		}
+		if want == "a list of objects" && te.Type != nil && te.Type.Kind() != reflect.Slice {
+			got = "a list holding " + got
+		}
+		return &jsonWantError{msg: "want " + want + ", got " + got, err: err}
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &jsonWantError{msg: fmt.Sprintf("want %s, got text that is not JSON (%s, at byte %d)", want, se.Error(), se.Offset), err: err}
+	}
+	return fmt.Errorf("want %s: %w", want, err)
+}
+
+// jsonKinds names encoding/json's kinds of value as JSON does.
+var jsonKinds = map[string]string{
+	"bool": "a boolean", "number": "a number", "string": "a string",
+	"object": "an object", "array": "a list",
+}
+
+type jsonWantError struct {
+	msg string
+	err error
+}
+
+func (e *jsonWantError) Error() string { return e.msg }
+func (e *jsonWantError) Unwrap() error { return e.err }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -182,3 +183,30 @@ func TestPatchObjectReadsBackAsTheWrite(t *testing.T) {
 		}
 	}
 }
+
+// A value of the wrong JSON kind is refused in JSON's words, what the
+// channel wants and what it got, not Go's ("cannot unmarshal bool into Go
+// value of type map[string]json.RawMessage": issue 33 saw it from the
+// TUI's e), and the decoder's error stays wrapped.
+func TestWrongJSONKindIsNamedInJSONsWords(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		err  error
+		want string
+	}{
+		{"an object channel given true", second(MergeMap(nil, json.RawMessage(`true`))), "want an object, got a boolean"},
+		{"an object channel given a list", second(MergeMap(json.RawMessage(`{}`), json.RawMessage(`[1]`))), "want an object, got a list"},
+		{"a list given an object", second(decodeList(json.RawMessage(`{"a":1}`))), "want a list of objects, got an object"},
+		{"a list of numbers", second(decodeList(json.RawMessage(`[1]`))), "want a list of objects, got a list holding a number"},
+	} {
+		if c.err == nil || c.err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.what, c.err, c.want)
+		}
+		var te *json.UnmarshalTypeError
+		if !errors.As(c.err, &te) {
+			t.Errorf("%s: the decoder's error is not wrapped: %#v", c.what, c.err)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

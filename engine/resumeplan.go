@@ -318,7 +318,11 @@ func (o ResumeOutcome) String() string {
 		}
 		return line
 	}
-	line := fmt.Sprintf("resume from @%d: %d redispatched, %d reused, %d model call(s)", o.From, len(o.Redispatched), len(o.Reused), o.ModelCalls)
+	calls := "model calls"
+	if o.ModelCalls == 1 {
+		calls = "model call"
+	}
+	line := fmt.Sprintf("resume from @%d: %d redispatched, %d reused, %d %s", o.From, len(o.Redispatched), len(o.Reused), o.ModelCalls, calls)
 	if o.Differs != "" {
 		line += "; not as planned: " + o.Differs
 	}

@@ -43,6 +43,13 @@ type Theme struct {
 	// chroma is the style Chroma returns, built on its first call.
 	chroma func() *chroma.Style
 
+	// Screen is the colour of the whole screen: its background and the
+	// foreground of text no other style colours. A coloured theme sets
+	// both, so it reads the same on a dark and a light terminal (the TUI
+	// paints it behind every cell: Paint); no-color sets neither and
+	// draws in the terminal's own colours.
+	Screen lipgloss.Style
+
 	// Pane frames.
 	Border           lipgloss.Style
 	BorderFocused    lipgloss.Style
@@ -179,10 +186,10 @@ func (t *Theme) Chroma() *chroma.Style {
 	return t.chroma()
 }
 
-// lazyChroma is chromaStyle(base, add, del, hunk), built once, when first
+// lazyChroma is chromaStyle(base, add, del, hunk, extra), built once, when first
 // asked for.
-func lazyChroma(base, add, del, hunk string) func() *chroma.Style {
-	return sync.OnceValue(func() *chroma.Style { return chromaStyle(base, add, del, hunk) })
+func lazyChroma(base, add, del, hunk string, extra chroma.StyleEntries) func() *chroma.Style {
+	return sync.OnceValue(func() *chroma.Style { return chromaStyle(base, add, del, hunk, extra) })
 }
 
 // palette is what differs between the coloured themes.
@@ -191,13 +198,15 @@ type palette struct {
 	red, green, yellow, blue, magenta, cyan   string
 	border, borderFocus, cursorBg, cursorFg   string
 	statusBg, statusFg, summaryBg, selectedBg string
+	bg                                        string // the screen's
 }
 
 func fg(c string) lipgloss.Style { return lipgloss.NewStyle().Foreground(lipgloss.Color(c)) }
 
-func fromPalette(name string, p palette, chromaBase string, diffAdd, diffDel string) *Theme {
+func fromPalette(name string, p palette, chromaBase string, diffAdd, diffDel string, chromaFix chroma.StyleEntries) *Theme {
 	t := &Theme{Name: name}
-	t.chroma = lazyChroma(chromaBase, diffAdd, diffDel, p.accent)
+	t.chroma = lazyChroma(chromaBase, diffAdd, diffDel, p.accent, chromaFix)
+	t.Screen = lipgloss.NewStyle().Foreground(lipgloss.Color(p.fg)).Background(lipgloss.Color(p.bg))
 
 	t.Border = fg(p.border)
 	t.BorderFocused = fg(p.borderFocus).Bold(true)
@@ -271,29 +280,43 @@ func dark() *Theme {
 	return fromPalette(Dark, palette{
 		fg: "#d8dee9", muted: "#9aa5b8", faint: "#6b7385", accent: "#7aa2f7", accent2: "#bb9af7",
 		red: "#f7768e", green: "#9ece6a", yellow: "#e0af68", blue: "#7dcfff", magenta: "#c678dd", cyan: "#73daca",
-		border: "#3b4261", borderFocus: "#7aa2f7", cursorBg: "#3d59a1", cursorFg: "#ffffff",
+		border: "#626a8c", borderFocus: "#7aa2f7", cursorBg: "#3d59a1", cursorFg: "#ffffff",
 		statusBg: "#1f2335", statusFg: "#c0caf5", summaryBg: "#24283b", selectedBg: "#364a82",
-	}, "github-dark", "#9ece6a", "#f7768e")
+		bg: "#1a1b26",
+	}, "github-dark", "#9ece6a", "#f7768e", nil)
 }
 
 func light() *Theme {
 	return fromPalette(Light, palette{
 		fg: "#24292f", muted: "#57606a", faint: "#8c959f", accent: "#0550ae", accent2: "#8250df",
 		red: "#cf222e", green: "#116329", yellow: "#9a6700", blue: "#0969da", magenta: "#a0119e", cyan: "#1b7c83",
-		border: "#d0d7de", borderFocus: "#0969da", cursorBg: "#0969da", cursorFg: "#ffffff",
-		statusBg: "#eaeef2", statusFg: "#24292f", summaryBg: "#f6f8fa", selectedBg: "#54aeff",
-	}, "github", "#116329", "#cf222e")
+		border: "#8c959f", borderFocus: "#0969da", cursorBg: "#0969da", cursorFg: "#ffffff",
+		statusBg: "#eaeef2", statusFg: "#24292f", summaryBg: "#f6f8fa", selectedBg: "#0550ae",
+		bg: "#ffffff",
+	}, "github", "#116329", "#cf222e", chroma.StyleEntries{
+		// github's error token is near-white on a red background; the TUI
+		// takes no token background, so it would vanish on white.
+		chroma.Error: "#cf222e",
+	})
 }
 
-// highContrast uses the 16 basic ANSI colours so terminals map them exactly.
+// highContrast uses the 16 basic ANSI colours so terminals map them
+// exactly, on black; blue is 75 (#5fafff), basic blue (12) being too faint
+// on black in xterm's palette.
 func highContrast() *Theme {
 	t := fromPalette(HighContrast, palette{
 		fg: "15", muted: "7", faint: "7", accent: "14", accent2: "13",
-		red: "9", green: "10", yellow: "11", blue: "12", magenta: "13", cyan: "14",
+		red: "9", green: "10", yellow: "11", blue: "75", magenta: "13", cyan: "14",
 		border: "15", borderFocus: "11", cursorBg: "11", cursorFg: "0",
 		statusBg: "15", statusFg: "0", summaryBg: "0", selectedBg: "11",
-	}, "hr_high_contrast", "#00ff00", "#ff5555")
+		bg: "0",
+	}, "hr_high_contrast", "#00ff00", "#ff5555", chroma.StyleEntries{
+		// JSON keys: swapoff's teal (the fallback this theme draws with) is
+		// too faint on black.
+		chroma.NameAttribute: "#00ffff",
+	})
 	t.BorderFocused = t.BorderFocused.Bold(true)
+	t.StatusRun = t.StatusBar.Foreground(lipgloss.Color("4")).Bold(true) // on the white bar
 	t.OffBranch = fg("7")
 	t.StatusLabel = t.StatusBar
 	return t
@@ -303,7 +326,7 @@ func highContrast() *Theme {
 // theme for NO_COLOR, and every cue it gives also has a textual marker.
 func noColor() *Theme {
 	p := lipgloss.NewStyle()
-	t := &Theme{Name: NoColor, chroma: lazyChroma("bw", "bold", "underline", "")}
+	t := &Theme{Name: NoColor, chroma: lazyChroma("bw", "bold", "underline", "", nil)}
 	t.Border, t.BorderFocused = p, p.Bold(true)
 	t.PaneTitle, t.PaneTitleFocused = p, p.Bold(true).Underline(true)
 	t.Tab, t.TabActive = p, p.Bold(true).Underline(true)
@@ -348,7 +371,7 @@ var fallbackStyle = sync.OnceValue(func() *chroma.Style {
 
 // chromaStyle takes a chroma style and makes sure diff insertions,
 // deletions and hunk headers are marked in the theme's colours.
-func chromaStyle(base, add, del, hunk string) *chroma.Style {
+func chromaStyle(base, add, del, hunk string, extra chroma.StyleEntries) *chroma.Style {
 	bs, err := baseStyle(base)
 	if err != nil {
 		bs = fallbackStyle()
@@ -369,6 +392,16 @@ func chromaStyle(base, add, del, hunk string) *chroma.Style {
 	}
 	s, err := b.Build()
 	if err != nil {
+		s = fallbackStyle()
+	}
+	if len(extra) == 0 {
+		return s
+	}
+	b = s.Builder()
+	for tt, e := range extra {
+		b.Add(tt, e)
+	}
+	if s, err = b.Build(); err != nil {
 		return fallbackStyle()
 	}
 	return s

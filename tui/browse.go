@@ -647,8 +647,11 @@ func (m *Browser) layout() {
 
 func (m *Browser) leftWidth() int { return max(22, min(60, m.w*2/5)) }
 
-// View lays out the title, the body, the help line and the status bar.
-func (m *Browser) View() string {
+// View lays out the title, the body, the help line and the status bar,
+// on the theme's background.
+func (m *Browser) View() string { return m.theme.Paint(m.view(), m.w, m.h) }
+
+func (m *Browser) view() string {
 	body := max(1, m.h-3)
 	var b string
 	switch {

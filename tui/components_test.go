@@ -75,8 +75,11 @@ func TestPagerAlone(t *testing.T) {
 	if v := p.View(themes.Or(themes.Dark), "Status log", lines, 40); !strings.Contains(v, "1–19 of 100") {
 		t.Fatalf("the box says which lines it shows:\n%s", v)
 	}
-	if closed := p.Update(runes("x"), 100); !closed || p.shown() {
-		t.Fatalf("any other key closes it: closed %v shown %v", closed, p.shown())
+	if closed := p.Update(runes("x"), 100); closed || !p.shown() {
+		t.Fatalf("a key it does not bind leaves it open: closed %v shown %v", closed, p.shown())
+	}
+	if closed := p.Update(runes("q"), 100); !closed || p.shown() {
+		t.Fatalf("q closes it: closed %v shown %v", closed, p.shown())
 	}
 }
 
@@ -210,12 +213,12 @@ func TestFooterAsksTheFocusedComponent(t *testing.T) {
 	m := New(t.Context(), Deps{}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
-	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • q quit") || strings.Contains(f, "scroll") {
+	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • i write") || !strings.HasSuffix(f, "q quit • ? help") || strings.Contains(f, "scroll") {
 		t.Fatalf("the timeline has the focus: its keys, no pane's: %q", f)
 	}
 	m.cycleFocus(1)
-	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • q quit • ? help") {
-		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) before quit and help: %q", f)
+	if f := footer(); !strings.Contains(f, "→/l next • ↓/j scroll • Z fold • i write") || !strings.HasSuffix(f, "q quit • ? help") {
+		t.Fatalf("a pane has the focus: its keys (fold rebound to Z) first, quit and help last: %q", f)
 	}
 	if got := fmtKeys(m.content.ShortHelp()); !strings.Contains(got, "scroll") || !strings.Contains(got, "fold") {
 		t.Fatalf("the panes' keys: %s", got)
@@ -305,5 +308,31 @@ func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
 	h.dispatch(runUpdatesMsg{run: run, updates: []RunUpdate{{Done: true}}})
 	if h.m.dialog != nil {
 		t.Fatalf("the kill question stayed open over a finished run:\n%s", h.screen())
+	}
+}
+
+// A long thread name leaves the last input room to be read: the name is
+// cut (issue 33 saw the input squeezed to two characters at 80 columns).
+func TestThreadListKeepsTheLastInputReadable(t *testing.T) {
+	long := "customer-4711-order-SO20260901-late-delivery-and-refund"
+	input := "My order SO20260901 has not arrived: where is the parcel?"
+	for _, w := range []int{80, 120} {
+		l := newThreadList()
+		l.SetSize(w, 10)
+		l.set([]store.Thread{{ID: long, Checkpoints: 16, LatestID: 16}, {ID: "b", Checkpoints: 5}}, nil, "")
+		l.states = map[string]threadState{
+			long: {status: "stopped", lastInput: input, gen: l.gen},
+			"b":  {status: "awaiting-approval", lastInput: "hi", gen: l.gen},
+		}
+		var row string
+		for _, r := range l.lines(themes.Or(themes.Dark), "") {
+			if r = ansi.Strip(r); strings.Contains(r, "customer-") {
+				row = r
+			}
+		}
+		_, quoted, _ := strings.Cut(row, "“")
+		if width(row) > w || width(quoted) < 20 {
+			t.Errorf("%d columns: the last input has %d cells: %q", w, width(quoted), row)
+		}
 	}
 }

@@ -255,11 +255,14 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // themeConfig is what this session lets T do with the theme: the config
-// file it saves the choice to ("" saves none) and NO_COLOR (the theme stays
-// no-color, T cannot change it).
+// file it saves the choice to ("" saves none), NO_COLOR (the theme stays
+// no-color, T cannot change it) and the terminal's background.
 type themeConfig struct {
 	path    string
 	noColor bool
+	// terminalBg is the terminal's background (#rrggbb, "" unknown): a
+	// theme too faint on it is shown but not saved.
+	terminalBg string
 }
 
 // SaveTheme writes theme = "NAME" into the config file at path, keeping

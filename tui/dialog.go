@@ -221,6 +221,9 @@ type confirmDialog struct {
 }
 
 func (c *confirmDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, c.Update)
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil
@@ -267,6 +270,9 @@ func (b *breakDialog) items() []string {
 }
 
 func (b *breakDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, b.Update)
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil

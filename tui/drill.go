@@ -39,6 +39,9 @@ func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
 }
 
 func (d *pointDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, d.Update)
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return false, nil

@@ -325,7 +325,7 @@ func (d *channelDialog) View(th *themes.Theme, h help.Model) string {
 	inner := w - 4
 	note := fmt.Sprintf("The value opens in $EDITOR as JSON. Saving stores it as a new update checkpoint after @%d (the old branch stays)", d.id)
 	if d.pending > 0 {
-		note += fmt.Sprintf(" that keeps its %d due task(s): r then runs them on the edited state.", d.pending)
+		note += " that keeps its " + plural(d.pending, "due task", "due tasks") + ": r then runs them on the edited state."
 	} else {
 		note += "."
 	}

@@ -144,14 +144,16 @@ func short(b key.Binding, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(keyLabel(keys), desc))
 }
 
-// footer is the key line under the status bar: the thread view's keys,
-// then focused (the keys of the components that have the focus), then quit
-// and ? help, last: the footer drops keys from the left when it is short
-// of room.
+// footer is the key line under the status bar, the most needed first:
+// focused (the keys of the components that have the focus: h/l scrub),
+// the thread view's keys, then quit and ? help, last. A footer short of
+// room drops keys from the end of the list, before quit and help
+// (keyLine).
 func (k threadKeys) footer(focused []key.Binding) []key.Binding {
-	bs := []key.Binding{short(k.Threads, "threads"), short(k.FocusNext, "pane"), short(k.Resume, "resume"), short(k.Fork, "fork"),
-		short(k.Compose, "write")}
-	return append(append(bs, focused...), short(k.Quit, "quit"), k.Help)
+	bs := append([]key.Binding{}, focused...)
+	bs = append(bs, short(k.Compose, "write"), short(k.Resume, "resume"), short(k.Fork, "fork"),
+		short(k.Threads, "threads"), short(k.FocusNext, "pane"))
+	return append(bs, short(k.Quit, "quit"), k.Help)
 }
 
 // FullHelp is the `?` screen.
@@ -194,7 +196,7 @@ func (k threadListKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.New, k.Delete, k.Refresh}, {k.Back, k.Log, k.Help, k.Quit}}
 }
 
-// pagerKeys scroll the help and the status log; any other key closes them.
+// pagerKeys scroll and close the help and the status log.
 type pagerKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
 
 func newPagerKeys() pagerKeys {

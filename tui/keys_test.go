@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"github.com/charmbracelet/lipgloss"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +57,21 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 	if sc.off != off {
 		t.Fatalf("j should scroll the pane down: → %d", sc.off)
 	}
+	// g and G go to the pane's top and bottom; the checkpoint stays
+	// (issue 33: they moved the timeline's cursor). home and end jump the
+	// timeline from any focus, as h/l scrub.
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"g", 0}, {"G", sc.maxOff()}, {"g", 0}} {
+		h.key(k.key)
+		h.drain()
+		if sc.off != k.want || h.m.timeline.tree.cursor != start {
+			t.Fatalf("%s in a pane: scrolled to %d (want %d), the cursor at @%d (want @%d)", k.key, sc.off, k.want, h.m.timeline.tree.cursor, start)
+		}
+	}
+	h.key("home")
+	h.until("home: the first checkpoint of the branch", func() bool { return h.m.timeline.tree.cursor != start })
 }
 
 // ctrl+c in the composer clears its text first (the status log keeps it),
@@ -110,6 +127,13 @@ func TestFooterAlwaysShowsHelp(t *testing.T) {
 			}
 		}
 		check("thread view")
+		// Short of room, the footer keeps its first keys, the most
+		// needed (h/l scrub, i write), and drops from its end, before
+		// quit (issue 33: it dropped the leftmost first).
+		if f := footer(); !strings.HasPrefix(strings.TrimSpace(f), "←/h prev • →/l next • i write") || !strings.Contains(f, "q quit") ||
+			w < 120 && !strings.Contains(f, "… • q quit") {
+			t.Errorf("%d columns: the footer should keep its first keys and quit: %q", w, f)
+		}
 		h.m.live.starting = true // a run under way: the key line changes
 		check("during a run")
 		h.m.live.starting = false
@@ -240,6 +264,38 @@ func TestThemeIsSavedAndNoColorWins(t *testing.T) {
 	}
 }
 
+// T saves a theme only when it reads on the terminal's background (when the
+// terminal told it): every theme rewind has paints its own screen, so each
+// is saved on a light terminal; the light palette without its background
+// (the theme issue 33 found unreadable on a dark terminal) is shown but not
+// saved there, and the status line says why.
+func TestThemeIsSavedOnlyWhenReadable(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "t")
+	path := filepath.Join(t.TempDir(), "config.toml")
+	h := newHarness(t, e, Settings{Thread: "t", ConfigPath: path, TerminalBackground: themes.LightTerminal}, 80, 24)
+	h.until("the thread", h.loaded)
+	for range themes.Names() {
+		h.key("T")
+		h.until("theme "+h.m.theme.Name+" saved", func() bool {
+			return strings.Contains(h.m.status.text, "theme "+h.m.theme.Name+" (saved")
+		})
+	}
+	before, _ := os.ReadFile(path)
+	faint := themes.Or(themes.Light)
+	faint.Screen = lipgloss.NewStyle()
+	h.m.themeConfig.terminalBg = themes.DarkTerminal
+	h.m.setTheme(faint)
+	h.exec(h.m.saveTheme(faint.Name))
+	h.drain()
+	if !strings.Contains(h.m.status.text, "theme light shown, not saved: too faint on this terminal's background #1e1e1e: Text: ") {
+		t.Fatalf("the status should say why the theme is not saved: %q", h.m.status.text)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatalf("a faint theme was saved:\n%s", after)
+	}
+}
+
 // Keys rebound in the config file work, and their help says so.
 func TestKeysRebindFromTheConfig(t *testing.T) {
 	e := newEngine(t)
@@ -292,6 +348,26 @@ func TestHelpListsEachKeyOnce(t *testing.T) {
 			} else {
 				seen[h] = true
 			}
+		}
+	}
+}
+
+// The status bar keeps the position (@N i/n) on narrow screens, with a
+// long thread name and a status line: the brand, the branch and then the
+// name give way first (issue 33: at 80 and 60 columns it was cut off).
+func TestStatusBarKeepsThePosition(t *testing.T) {
+	e := newEngine(t)
+	thread := "customer-4711-order-SO20260901-late-delivery"
+	seed(t, e, thread)
+	for _, w := range []int{60, 80, 120} {
+		h := newHarness(t, e, Settings{Thread: thread}, w, 20)
+		h.until("the thread", h.loaded)
+		h.m.setFlash("stopped at @87: finished tasks are stored, r resumes the rest", false)
+		lines := strings.Split(h.screen(), "\n")
+		bar := lines[len(lines)-2]
+		pos := fmt.Sprintf("at @%d %d/%d", h.m.timeline.tree.cursor, h.m.timeline.position[0], h.m.timeline.position[1])
+		if !strings.Contains(bar, pos) || !strings.Contains(bar, "stopped at @87") {
+			t.Errorf("%d columns: the status bar lost the position %q or the status:\n%s", w, pos, bar)
 		}
 	}
 }

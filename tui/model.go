@@ -42,6 +42,9 @@ type Settings struct {
 	ConfigPath string
 	// NoColor is NO_COLOR: the theme stays no-color, T cannot change it.
 	NoColor bool
+	// TerminalBackground is the terminal's background, #rrggbb, when it
+	// told ("": unknown): T saves no theme too faint on it.
+	TerminalBackground string
 	// Keys rebinds keys of the thread view (the config's [keys]).
 	Keys map[string][]string
 	// Lessons, Prepare and Lesson are `rewind demo` (lessons.go).
@@ -146,7 +149,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		cache: newCache(), thread: s.Thread, window: s.ContextWindow,
 		next:        newNextRun(s),
-		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor},
+		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor, terminalBg: s.TerminalBackground},
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
 		m.keys = newThreadKeys()
@@ -284,7 +287,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, m.setFlash(msg.err.Error(), true)
 		}
-		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %d pending task(s) at @%d", len(msg.cp.Metadata.Discarded), msg.cp.ParentID), false), m.sync(true),
+		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %s at @%d", plural(len(msg.cp.Metadata.Discarded), "pending task", "pending tasks"), msg.cp.ParentID), false), m.sync(true),
 			m.reloadHead())
 	case parityMsg:
 		return m, m.onParityMsg(msg)
@@ -313,8 +316,14 @@ type (
 	}
 )
 
-// saveTheme writes the theme into the config file, in a Cmd.
+// saveTheme writes the theme into the config file, in a Cmd, when it
+// reads on this terminal's background (when the terminal told it).
 func (m *Model) saveTheme(name string) tea.Cmd {
+	if bg := m.themeConfig.terminalBg; bg != "" {
+		if err := m.theme.Readable(bg); err != nil {
+			return m.setFlash(fmt.Sprintf("theme %s shown, not saved: %v; T picks the next", name, err), true)
+		}
+	}
 	path := m.themeConfig.path
 	if path == "" {
 		return m.setFlash("theme "+name+" (not saved: no config file for this session)", false)

@@ -195,7 +195,7 @@ func TestDiscardAndDeleteAskFirst(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "p"}, 80, 24)
 	h.until("loaded", func() bool { return h.at(2) })
 	h.key("D")
-	if !h.contains("Drop the 3 pending task(s) of @2") {
+	if !h.contains("Drop the 3 pending tasks of @2") {
 		t.Fatalf("D should ask first:\n%s", h.screen())
 	}
 	h.key("n")
@@ -467,6 +467,16 @@ func TestCompactionIsShown(t *testing.T) {
 	if all := strings.Join(h.m.content.panes[paneConv].scroll.lines, "\n"); !strings.Contains(all, "Summary · #1–") {
 		t.Fatalf("z should unfold the summary:\n%s", all)
 	}
+	// ... in view (issue 33: it unfolded above the tail, out of view); z
+	// again folds it and goes back to the tail.
+	if !h.contains("Summary · #1–") {
+		t.Fatalf("z should show the summary it unfolds:\n%s", h.screen())
+	}
+	h.key("z")
+	if sc := h.m.content.panes[paneConv].scroll; !sc.atBottom() || h.contains("Summary · #1–") {
+		t.Fatalf("z again should fold the summary and show the tail:\n%s", h.screen())
+	}
+	h.key("z")
 	h.key("3")
 	if !h.contains("replaced wholesale") {
 		t.Fatalf("the inspector's diff should show the wholesale replace:\n%s", h.screen())

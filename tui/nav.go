@@ -60,6 +60,9 @@ func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *timelineNode) 
 	}
 	rail := strings.Repeat("│ ", min(n.nest, 6))
 	t := "┄ turn " + strconv.Itoa(n.turn) + " "
+	if n.turn == turnUnknown {
+		t = "┄ turn … " // the turns before it are still loading
+	}
 	if date := n.at.Local().Format("2006-01-02 15:04") + " "; !n.at.IsZero() && width(rail)+width(t)+width(date)+2 <= p.w {
 		t += date
 	}

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"rewind/store"
+	"rewind/themes"
 )
 
 // { and } go from turn to turn on the branch; the timeline groups rows
@@ -307,5 +310,47 @@ func TestSearchAsksTheIndex(t *testing.T) {
 	}
 	if _, more, _ := runSearch(t.Context(), p, "t", "nothing", nil, nil); !more {
 		t.Errorf("1,197 hits should say there are more than the %d listed", maxHits)
+	}
+}
+
+// While a long thread's history loads (newest page first), a turn whose
+// chain back to the root is not read yet has no number to show: the
+// timeline says "turn …", never a number counted from the page's oldest
+// row (issue 33 saw "turn 23 … 773" before "998"), and the right numbers
+// once the older pages are in.
+func TestTurnNumbersWhileLoading(t *testing.T) {
+	p := newTimelinePane(newTimelineKeys(newThreadKeys()), "t")
+	p.reset("t")
+	p.setTheme(themes.Or(themes.Dark), 1)
+	p.SetSize(40, 20)
+	// Three turns of three checkpoints: @1, @4 and @7 take input.
+	node := func(id int64) *timelineNode {
+		return &timelineNode{id: id, parent: id - 1, source: "loop", turnStart: id%3 == 1}
+	}
+	var newer, older []*timelineNode
+	for id := int64(9); id >= 5; id-- {
+		newer = append(newer, node(id))
+	}
+	for id := int64(4); id >= 1; id-- {
+		older = append(older, node(id))
+	}
+	headers := func() []string {
+		var out []string
+		for _, l := range p.View() {
+			if l = ansi.Strip(l); strings.Contains(l, "┄ turn") {
+				out = append(out, strings.TrimRight(strings.TrimSpace(strings.Trim(l, "┄ ")), "┄ "))
+			}
+		}
+		return out
+	}
+	p.takePage(newer, false, false)
+	p.follow()
+	if got := headers(); len(got) != 1 || got[0] != "turn …" {
+		t.Fatalf("turn 3 with turns 1 and 2 unread: headers %q, want [turn …]", got)
+	}
+	p.takePage(older, false, true)
+	p.follow()
+	if got := headers(); strings.Join(got, ", ") != "turn 1, turn 2, turn 3" {
+		t.Fatalf("the whole thread read: headers %q", got)
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // pager shows the help (?) or the status log (L) over the screen, scrolled
-// by its own keys; any other key closes it. The root gives it the lines
+// by its own keys, until esc, q, ? or L (or ctrl+c) closes it: a key it
+// does not bind (one of a burst held down) leaves it open. The root gives it the lines
 // (helpLines, logLines: they name the current screen's keys and the
 // status log).
 type pager struct {
@@ -41,7 +42,7 @@ func (p *pager) open(help bool, lines int) {
 }
 
 // Update scrolls by a key over lines lines; closed is whether the key
-// closed the pager instead.
+// closed the pager instead. Other keys do nothing.
 func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
 	k := p.keys
 	maxOff := max(lines-p.room(), 0)
@@ -59,7 +60,7 @@ func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
 		p.off = 0
 	case key.Matches(msg, k.Bottom):
 		p.off = maxOff
-	default:
+	case key.Matches(msg, k.Close), msg.Type == tea.KeyCtrlC:
 		p.help, p.log = false, false
 		return true
 	}

@@ -3,6 +3,8 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"math"
+	"strings"
 
 	"rewind/engine"
 	"rewind/themes"
@@ -66,12 +68,30 @@ func (c *contentPanes) toggleFold() { c.unfold = !c.unfold }
 // contentKeys scroll and switch the content panes: the thread view's bindings
 // (rebindable), copied when the model is built.
 type contentKeys struct {
-	Up, Down, PageUp, PageDown, TabConv, TabState, TabInsp, Fold key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom, TabConv, TabState, TabInsp, Fold key.Binding
 }
 
+// newContentKeys: a pane with the focus takes the timeline's first/last
+// letter keys (g, G, as rebound) to its own top and bottom; home and end
+// go on jumping the timeline from any focus, as h/l scrub.
 func newContentKeys(k threadKeys) contentKeys {
 	return contentKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+		Top: letterKeys(k.First, "top of the pane"), Bottom: letterKeys(k.Last, "bottom of the pane"),
 		TabConv: k.TabConv, TabState: k.TabState, TabInsp: k.TabInsp, Fold: k.Fold}
+}
+
+// letterKeys is b without home and end, described as desc.
+func letterKeys(b key.Binding, desc string) key.Binding {
+	var keys []string
+	for _, k := range b.Keys() {
+		if k != "home" && k != "end" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return key.NewBinding(key.WithDisabled())
+	}
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(keys, "/"), desc))
 }
 
 // ShortHelp is a focused pane's part of the footer.
@@ -80,7 +100,7 @@ func (k contentKeys) ShortHelp() []key.Binding {
 }
 
 func (k contentKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
 }
 
 func (c *contentPanes) ShortHelp() []key.Binding  { return c.keys.ShortHelp() }
@@ -144,6 +164,10 @@ func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
 		c.scroll(p, -page)
 	case key.Matches(msg, k.PageDown):
 		c.scroll(p, page)
+	case key.Matches(msg, k.Top):
+		c.scroll(p, math.MinInt/2)
+	case key.Matches(msg, k.Bottom):
+		c.scroll(p, math.MaxInt/2)
 	default:
 		return false
 	}
@@ -202,6 +226,14 @@ func (c *contentPanes) sync(in paneInputs) {
 		sameCheckpoint := pane.key.d == in.cur && pane.key.d != nil
 		off := 0
 		switch {
+		case sameCheckpoint && p == paneConv && pane.key.unfold != c.unfold:
+			// z: unfolding shows the summary it opened, at the top;
+			// folding goes back to the tail.
+			if c.unfold && in.cur.stateErr == nil && in.cur.state.Summary != nil {
+				off = 0
+			} else {
+				off = len(lines)
+			}
 		case sameCheckpoint && p == paneConv && pane.scroll.atBottom():
 			off = len(lines)
 		case sameCheckpoint:

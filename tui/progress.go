@@ -158,7 +158,7 @@ func (p *progress) line() string {
 		}
 		parts = append(parts, s)
 	}
-	parts = append(parts, fmt.Sprintf("%d model calls", p.totalCalls()))
+	parts = append(parts, plural(p.totalCalls(), "model call", "model calls"))
 	if p.compacted > 0 {
 		c := "compacted"
 		if p.extractive {

@@ -59,7 +59,7 @@ func keyTable() string {
 	ck := newComposerKeys()
 	section("**Writing a message** (`i`):", []key.Binding{ck.Send, ck.Draft, ck.Leave, ck.Clear})
 	pk := newPagerKeys()
-	section("**Help and status log** (`?`, `L`; any other key closes them):", []key.Binding{pk.Up, pk.Down, pk.PageUp, pk.PageDown, pk.Top, pk.Bottom, pk.Close})
+	section("**Help and status log** (`?`, `L`; esc, q, ? or L closes them; other keys do nothing):", []key.Binding{pk.Up, pk.Down, pk.PageUp, pk.PageDown, pk.Top, pk.Bottom, pk.Close})
 	yn, qk := newConfirmKeys(), newQuitKeys()
 	section("**Questions** (kill, quit during a run, delete, discard):", []key.Binding{yn.Yes, yn.No, qk.Yes})
 	return b.String()

@@ -174,12 +174,7 @@ func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
 		}
 		return out
 	}
-	first, last := s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index
-	title := fmt.Sprintf("conversation · %d messages", len(s.Messages))
-	if s.Summary != nil {
-		title = fmt.Sprintf("verbatim tail · #%d–#%d · %d messages", first, last, len(s.Messages))
-	}
-	out = append(out, rule(th, title, w))
+	out = append(out, rule(th, convTitle(s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index, len(s.Messages), s.Summary != nil), w))
 	calls := map[string]int{}
 	for i, m := range s.Messages {
 		if m.ToolCall != nil && m.ToolCall.ID != "" {
@@ -280,4 +275,18 @@ func indexSpan(ix []int) string {
 		parts = append(parts, fmt.Sprintf("#%d", x))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// convTitle heads the conversation: n messages, #first to #last, the
+// verbatim tail when a summary covers what came before.
+func convTitle(first, last, n int, summarized bool) string {
+	msgs := plural(n, "message", "messages")
+	if !summarized {
+		return "conversation · " + msgs
+	}
+	span := fmt.Sprintf("#%d–#%d", first, last)
+	if first == last {
+		span = fmt.Sprintf("#%d", first)
+	}
+	return "verbatim tail · " + span + " · " + msgs
 }

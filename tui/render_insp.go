@@ -81,9 +81,9 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	kv := func(k, v string) {
 		lines := wrap(v, max(w-11, 8))
 		for i, l := range lines {
-			label := "          "
+			label := "           "
 			if i == 0 {
-				label = fmt.Sprintf("  %-8s", k)
+				label = fmt.Sprintf("  %-8s ", k) // "migrated" fills the column
 			}
 			add(th.Muted.Render(label) + th.Text.Render(l))
 		}
@@ -127,7 +127,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 		kv("forked", fmt.Sprintf("from @%d", md.ForkedFrom))
 	}
 	if len(md.Discarded) > 0 {
-		kv("dropped", fmt.Sprintf("%d pending task(s): %s", len(md.Discarded), engine.DescribeTasks(md.Discarded)))
+		kv("dropped", plural(len(md.Discarded), "pending task", "pending tasks")+": "+engine.DescribeTasks(md.Discarded))
 	}
 	if md.AsNode != "" {
 		kv("as node", md.AsNode)
@@ -160,7 +160,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 			}
 			line := fmt.Sprintf("  ✓ %s %s → %s", termtext.Name(tw.Task), termtext.Line(tw.Node), strings.Join(chs, ", "))
 			if n := model.Counts(tw.ModelCalls).Sum(); n > 0 {
-				line += fmt.Sprintf(" · %d model call(s)", n)
+				line += " · " + plural(n, "model call", "model calls")
 			}
 			for _, l := range wrap(line, w) {
 				add(th.Success.Render(l))
@@ -172,7 +172,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	if d.parent == nil {
 		add(th.Heading.Render("Diff") + th.Muted.Render(" · root checkpoint: everything is new"))
 	} else {
-		add(th.Heading.Render(fmt.Sprintf("Diff against parent @%d", d.parent.ID)) + th.Muted.Render(fmt.Sprintf(" · %d channel(s) changed", len(d.diff))))
+		add(th.Heading.Render(fmt.Sprintf("Diff against parent @%d", d.parent.ID)) + th.Muted.Render(" · "+plural(len(d.diff), "channel", "channels")+" changed"))
 	}
 	if len(d.diff) == 0 && d.parent != nil {
 		add(th.Muted.Render("  no channel changed"))

@@ -188,7 +188,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		}
 		var pe *engine.PendingError
 		if errors.As(u.Err, &pe) {
-			return fmt.Sprintf("@%d has %d pending task(s) (%s): r resumes them, f forks, D discards them", pe.Checkpoint, len(pe.Tasks), engine.DescribeTasks(pe.Tasks))
+			return fmt.Sprintf("@%d has %s (%s): r resumes them, f forks, D discards them", pe.Checkpoint, plural(len(pe.Tasks), "pending task", "pending tasks"), engine.DescribeTasks(pe.Tasks))
 		}
 		return "run failed: " + u.Err.Error()
 	}
@@ -196,7 +196,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
 	}
 	if res.Status == "interrupted" && res.Interrupt != nil {
-		return fmt.Sprintf("paused %s %s at @%d with %d pending task(s): r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, len(res.Pending), unreached)
+		return fmt.Sprintf("paused %s %s at @%d with %s: r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, plural(len(res.Pending), "pending task", "pending tasks"), unreached)
 	}
 	verb := "done"
 	switch m.live.kind {
@@ -211,7 +211,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 	} else if p != nil && p.extractive {
 		refused = " · compacted by rewind (the model's summaries were refused twice)"
 	}
-	return fmt.Sprintf("%s at @%d · %d model call(s) (%s) · messages %d → %d%s%s", verb, res.Checkpoint, calls.Sum(), calls, res.MessagesBefore, res.MessagesAfter, unreached, refused)
+	return fmt.Sprintf("%s at @%d · %s (%s) · messages %d → %d%s%s", verb, res.Checkpoint, plural(calls.Sum(), "model call", "model calls"), calls, res.MessagesBefore, res.MessagesAfter, unreached, refused)
 }
 
 // send continues the current branch with a new message: on the thread's
@@ -334,7 +334,7 @@ func (m *Model) openFork() tea.Cmd {
 	}
 	note := fmt.Sprintf("A new branch starts at @%d with this message; nothing is deleted, the old branch stays.", id)
 	if n := m.timeline.tree.nodes[id]; n != nil && n.pending > 0 {
-		note += fmt.Sprintf(" Its %d pending task(s) (%s) are superseded on the new branch.", n.pending, n.next)
+		note += fmt.Sprintf(" Its %s (%s) are superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next)
 	}
 	f := newForm(m.theme, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
 		var attach []string
@@ -357,7 +357,7 @@ func (m *Model) openDiscard() tea.Cmd {
 	}
 	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
 	m.openDialog(&confirmDialog{title: "Discard pending tasks",
-		question: fmt.Sprintf("Drop the %d pending task(s) of @%d (%s)? This writes an update checkpoint; nothing is deleted.", latest.pending, latest.id, latest.next),
+		question: fmt.Sprintf("Drop the %s of @%d (%s)? This writes an update checkpoint; nothing is deleted.", plural(latest.pending, "pending task", "pending tasks"), latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
 			return func() tea.Msg {

@@ -170,6 +170,15 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 	for _, t := range l.threads {
 		stW = max(stW, width(l.states[t.ID].text()))
 	}
+	// The last input keeps room to be read (issue 33: a long thread name
+	// left it two characters): the latest checkpoint and the date go
+	// first, then long names are cut, down to 12 cells.
+	const minInput, fixed, latestW = 24, 26, 33
+	latest := l.w >= 110
+	if latest && l.w-fixed-idW-stW-latestW < minInput {
+		latest = false
+	}
+	idW = max(min(idW, l.w-fixed-stW-minInput), 12)
 	var out []string
 	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
 		t := l.threads[i]
@@ -183,7 +192,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		}
 		st := l.states[t.ID]
 		row := fmt.Sprintf("%s%s  %s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), fit(st.text(), stW), t.Checkpoints)
-		if l.w >= 110 {
+		if latest {
 			row += fmt.Sprintf(" · latest @%-5d %s", t.LatestID, when)
 		}
 		row += "  " + quoteInput(st.lastInput)

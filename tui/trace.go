@@ -104,6 +104,9 @@ func (k traceKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
 func (k traceKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 func (d *traceDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
+		return eachKey(keys, d.Update)
+	}
 	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, d.keys.Close) {
 		return true, nil
 	}
@@ -136,8 +139,8 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 			rd = append(rd, line)
 		}
 	}
-	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %d pending task(s); a resume finished them at @%d, reusing the writes the stopped run had stored.",
-		d.msg.from, len(d.msg.plan.Tasks), d.msg.to), inner)
+	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %s; a resume finished them at @%d, reusing the writes the stopped run had stored.",
+		d.msg.from, plural(len(d.msg.plan.Tasks), "pending task", "pending tasks"), d.msg.to), inner)
 	out = append(out, "", th.Accent.Render(fmt.Sprintf("⟲ reused (stored writes, not run again): %d", len(re))))
 	for _, l := range re {
 		out = append(out, th.Text.Render("  "+trunc(l, inner-2)))

@@ -33,7 +33,10 @@ type timelineNode struct {
 	size  int // rows in its subtree (it and its descendants)
 	nest  int // fork nesting level, for drawing rails
 	fork  bool
-	turn  int // turns started on the way from the root, this one's included
+	// turn: turns started on the way from the root, this one's included;
+	// turnUnknown while the chain back to the root is not read (a page of
+	// a long thread's history, loading).
+	turn int
 	// forkAt is the nearest ancestor with more than one child (0: none)
 	// and forkVia its child on the way here: the branch the node is on,
 	// kept so a scrub step does not walk the branch back to find it.
@@ -85,6 +88,10 @@ type tree struct {
 	// preference, jumping or adding nodes drops it.
 	leafOf int64
 }
+
+// turnUnknown is the turn of a checkpoint whose chain to the root is not
+// all read: counting from the oldest row read would show a wrong number.
+const turnUnknown = -1
 
 func newTree() *tree {
 	return &tree{nodes: map[int64]*timelineNode{}, prefer: map[int64]int64{}}
@@ -145,8 +152,11 @@ func (t *tree) rebuild() {
 		} else {
 			t.roots = append(t.roots, id)
 			n.depth, n.turn = 0, 0
+			if n.parent != 0 {
+				n.turn = turnUnknown // its parent is not read (yet)
+			}
 		}
-		if n.turnStart {
+		if n.turnStart && n.turn != turnUnknown {
 			n.turn++
 		}
 	}

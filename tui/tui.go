@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -90,6 +91,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	noColor := os.Getenv("NO_COLOR") != ""
 	applyColorProfile(noColor)
+	termBg := ""
+	if o.Output == nil && !noColor {
+		termBg = terminalBackground()
+	}
 	deps := Deps{Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
 	switch {
 	case o.WorkerStore == "":
@@ -101,7 +106,7 @@ func Run(ctx context.Context, o Options) error {
 		deps.RunnerLabel = "worker processes"
 	}
 	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL, ContextWindow: o.ContextWindow,
-		ConfigPath: cfgPath, NoColor: noColor, Keys: cfg.Keys, Lessons: o.Lessons, Prepare: o.Prepare, Lesson: o.Lesson})
+		ConfigPath: cfgPath, NoColor: noColor, TerminalBackground: termBg, Keys: cfg.Keys, Lessons: o.Lessons, Prepare: o.Prepare, Lesson: o.Lesson})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
 	if !o.NoMouse && (cfg.Mouse == nil || *cfg.Mouse) {
 		opts = append(opts, tea.WithMouseCellMotion())
@@ -118,6 +123,23 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// terminalBackground is the terminal's background colour, #rrggbb, when
+// the terminal says it (OSC 11, which termenv asks before the program
+// takes the input, or COLORFGBG), else "". lipgloss.HasDarkBackground
+// reads the same answer but says dark when nothing answered.
+func terminalBackground() string {
+	out := lipgloss.DefaultRenderer().Output()
+	c := out.BackgroundColor()
+	_, answered := c.(termenv.RGBColor)
+	if !answered && !strings.Contains(os.Getenv("COLORFGBG"), ";") {
+		return ""
+	}
+	if _, none := c.(termenv.NoColor); none {
+		return ""
+	}
+	return termenv.ConvertToRGB(c).Hex()
 }
 
 // applyColorProfile honours NO_COLOR: the theme is no-color, and the

@@ -241,7 +241,7 @@ func TestProgressCountsEachEventOnce(t *testing.T) {
 		ev.Checkpoint, ev.Seq = 3, 7
 		p.apply(ev)
 	}
-	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model calls" {
+	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model call" {
 		t.Fatalf("progress line: %q", got)
 	}
 }
@@ -282,5 +282,22 @@ func TestSaveThemeKeepsTheRest(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != bad {
 		t.Errorf("a broken file was changed: %q", got)
+	}
+}
+
+// Counted words read as English: "1 message", "#29" for a tail of one,
+// "1 model call" (issue 33 saw "1 messages", "#29–#29", "model call(s)").
+func TestCountsReadAsEnglish(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{convTitle(1, 1, 1, false), "conversation · 1 message"},
+		{convTitle(1, 3, 3, false), "conversation · 3 messages"},
+		{convTitle(29, 29, 1, true), "verbatim tail · #29 · 1 message"},
+		{convTitle(27, 29, 3, true), "verbatim tail · #27–#29 · 3 messages"},
+		{plural(1, "model call", "model calls"), "1 model call"},
+		{plural(0, "model call", "model calls"), "0 model calls"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
 	}
 }

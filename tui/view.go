@@ -79,7 +79,7 @@ func (m *Model) View() string {
 		return ""
 	}
 	if m.w < minWidth || m.h < minHeight {
-		return fit(fmt.Sprintf("rewind needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, m.w, m.h), m.w)
+		return m.theme.Paint(fit(fmt.Sprintf("rewind needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, m.w, m.h), m.w), m.w, m.h)
 	}
 	var screen string
 	if m.screen == screenThreads {
@@ -95,7 +95,9 @@ func (m *Model) View() string {
 	case m.dialog != nil:
 		screen = overlay(screen, m.dialog.View(m.theme, m.help), m.w, m.h)
 	}
-	return screen
+	// The theme's own background behind every cell: it reads the same on
+	// a dark and a light terminal.
+	return m.theme.Paint(screen, m.w, m.h)
 }
 
 func (m *Model) viewThread() string {
@@ -246,23 +248,49 @@ func (m *Model) viewStatus() string {
 	seg := func(label, value string) string {
 		return th.StatusLabel.Render(label+" ") + th.StatusValue.Render(value)
 	}
-	parts := []string{th.StatusValue.Render(" rewind")}
-	// optional segments are added while they fit, each in its long form or
-	// else its short one.
-	var optional [][]string
-	if m.screen == screenThread && m.thread != "" {
-		parts = append(parts, seg("thread", trunc(termtext.Name(m.thread), 24)))
-		if m.timeline.position[1] > 0 {
-			parts = append(parts, seg("at", fmt.Sprintf("@%d %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+	// The left side: the brand, the thread, the position, the branch and
+	// an armed kill point. When the bar is short, the brand goes first,
+	// then the branch, then the thread's name shrinks and goes (its
+	// timeline is on screen): the position stays
+	// (issue 33: at 60 columns it was cut off).
+	leftOf := func(brand bool, name int, branch bool) []string {
+		var parts []string
+		if brand {
+			parts = append(parts, th.StatusValue.Render(" rewind"))
 		}
-		if m.timeline.branch != "" {
+		if m.screen != screenThread || m.thread == "" {
+			return parts
+		}
+		label := "thread"
+		if !brand {
+			label = " thread" // first on the bar
+		}
+		if name > 0 {
+			parts = append(parts, seg(label, trunc(termtext.Name(m.thread), name)))
+		}
+		if m.timeline.position[1] > 0 {
+			at := "at"
+			if len(parts) == 0 {
+				at = " at"
+			}
+			parts = append(parts, seg(at, fmt.Sprintf("@%d %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+		}
+		if branch && m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
 		}
 		if m.next.armed != "" {
 			parts = append(parts, th.Error.Render("✝ next run dies at "+m.next.armed))
 		}
+		return parts
+	}
+	parts := leftOf(true, 24, true)
+	var extra []string // the live marker, after the left side in every form
+	// optional segments are added while they fit, each in its long form or
+	// else its short one.
+	var optional [][]string
+	if m.screen == screenThread && m.thread != "" {
 		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
-			parts = append(parts, live)
+			extra = append(extra, live)
 		} else if following != "" {
 			optional = append(optional, []string{following})
 		}
@@ -294,7 +322,17 @@ func (m *Model) viewStatus() string {
 	case m.live.run != nil && m.live.progress != nil:
 		right = th.StatusRun.Render(m.spin.View() + " " + m.live.progress.line())
 	}
-	left := strings.Join(parts, sep)
+	left := strings.Join(append(parts, extra...), sep)
+	for _, v := range []struct {
+		brand, branch bool
+		name          int
+	}{{false, true, 24}, {false, false, 24}, {false, false, 12}, {false, false, 6}, {false, false, 0}} {
+		// A status line gets half the bar at least (below).
+		if width(left)+min(width(right), m.w/2)+4 <= m.w || m.screen != screenThread || m.thread == "" {
+			break
+		}
+		left = strings.Join(append(leftOf(v.brand, v.name, v.branch), extra...), sep)
+	}
 	if right != "" {
 		// A status line too long for the bar says where to read it whole.
 		// It gets half the bar at least: the left side is cut for it.
@@ -338,19 +376,42 @@ func (m *Model) viewHelpLine() string {
 	return m.keyLine(m.shortHelp())
 }
 
-// keyLine is the footer: bubbles/help's short view of bs. When it is too
-// wide, keys are dropped from the left, so the last ones (? help) stay.
+// keyLine is the footer: bubbles/help's short view of bs, which lists the
+// most needed keys first. When it is too wide, keys are dropped from the
+// end of the list, an ellipsis in their place, but for the last ones: ?
+// help and q quit (or whatever key ends the list) stay.
 func (m *Model) keyLine(bs []key.Binding) string {
 	h := m.help
 	h.Width = 0 // measured here: help would cut the right end
 	line := h.ShortHelpView(bs)
-	cut := ""
-	for len(bs) > 1 && width(line)+1+width(cut) > m.w {
-		bs = bs[1:]
-		cut = m.theme.HelpSep.Render("… ")
-		line = h.ShortHelpView(bs)
+	if width(line)+1 <= m.w || len(bs) < 2 {
+		return fit(" "+line, m.w)
 	}
-	return fit(" "+cut+line, m.w)
+	pinned := 1
+	for pinned < len(bs)-1 && m.endsFooter(bs[len(bs)-1-pinned]) {
+		pinned++
+	}
+	head, tail := bs[:len(bs)-pinned], bs[len(bs)-pinned:]
+	sep := h.Styles.ShortSeparator.Render(h.ShortSeparator)
+	for len(head) > 0 {
+		head = head[:len(head)-1]
+		line = h.ShortHelpView(head)
+		if len(head) > 0 {
+			line += sep
+		}
+		line += m.theme.HelpSep.Render("…") + sep + h.ShortHelpView(tail)
+		if width(line)+1 <= m.w {
+			break
+		}
+	}
+	return fit(" "+line, m.w)
+}
+
+// endsFooter is whether b is a key that stays at a footer's end: help or
+// quit.
+func (m *Model) endsFooter(b key.Binding) bool {
+	k := b.Help().Key
+	return k == m.keys.Help.Help().Key || k == m.keys.Quit.Help().Key || k == short(m.keys.Quit, "").Help().Key
 }
 
 // shortHelp is the thread view's footer. The live strip's keys when it
@@ -485,9 +546,18 @@ func (m *Model) openPager(help bool) {
 	m.pager.open(help, n)
 }
 
-// onPagerKey scrolls the help or the log; any other key closes it.
+// onPagerKey scrolls or closes the help or the log; a burst of keys is
+// taken one by one.
 func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	_, lines, _ := m.pagerContent()
+	if keys := splitRunes(msg); keys != nil { // "jjjj" typed fast: each scrolls
+		for _, k := range keys {
+			if m.pager.Update(k, len(lines)) {
+				return nil // closed: the rest of the burst goes nowhere
+			}
+		}
+		return nil
+	}
 	if m.pager.Update(msg, len(lines)) && msg.String() == "ctrl+c" {
 		return m.askQuit()
 	}

@@ -47,9 +47,6 @@ thread's newest checkpoint.`,
 			case n > store.MaxQueryWords:
 				return usagef("search: the query has %d words: give at most %d", n, store.MaxQueryWords)
 			}
-			if limit < 0 {
-				return usagef("search: --limit %d: give a number of hits, or 0 for all", limit)
-			}
 			return withReader(c.Context(), spec, func(e *engine.Engine) error {
 				return runSearch(c.Context(), e, args[0], query, limit, asJSON, c.OutOrStdout())
 			})

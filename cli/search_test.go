@@ -76,7 +76,7 @@ func TestSearchFindsMessagesOnEveryBranch(t *testing.T) {
 		{[]string{"search", "t", "  ", ""}, ExitUsage, "the query is empty"},
 		{[]string{"search", "t", "?!"}, ExitUsage, "no word to find"},
 		{[]string{"search", "t"}, ExitUsage, "usage: rewind search T QUERY..."},
-		{[]string{"search", "t", "x", "--limit", "-1"}, ExitUsage, "--limit -1"},
+		{[]string{"search", "t", "x", "--limit", "-1"}, ExitUsage, `invalid argument "-1" for "--limit" flag: out of range`},
 		{[]string{"search", "t", strings.Repeat("w ", 40) + "a b c d e f g h i j k l m n o p q r s t u v x y z 1 2 3 4 5 6 7 8 9"}, ExitUsage, "the query has 35 words: give at most 32"},
 	} {
 		code, _, stderr := run(t, append(c.args, "--store", db)...)

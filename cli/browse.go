@@ -471,11 +471,34 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 			fmt.Fprintf(out, "  %s\n", termtext.Name(t.Node))
 		}
 	}
+	if st := cp.Stored; st != nil {
+		printStored(out, st)
+	}
 	if len(ws) > 0 {
 		fmt.Fprintln(out, "\nWRITES (the superstep from here, by task)")
 		printTaskWrites(out, "  ", ws)
 	}
 	return nil
+}
+
+// printStored says what the database holds where STATE and NEXT show
+// LangGraph's get_state: pending writes applied (the WRITES below).
+func printStored(out io.Writer, st *browse.Stored) {
+	fmt.Fprintln(out, "\nSTORED (STATE and NEXT apply the pending writes below, as LangGraph's get_state does)")
+	for _, ch := range st.Channels {
+		if ch.Held {
+			fmt.Fprintf(out, "  %s = %s\n", termtext.Line(ch.Name), oneLine(ch.Value, 400))
+		} else {
+			fmt.Fprintf(out, "  %s: no value\n", termtext.Line(ch.Name))
+		}
+	}
+	if st.Next != nil {
+		names := make([]string, len(st.Next))
+		for i, t := range st.Next {
+			names[i] = termtext.Name(t.Node)
+		}
+		fmt.Fprintf(out, "  next: %s\n", strings.Join(names, ", "))
+	}
 }
 
 // printLGMessage prints one message; an AI message's tool calls point to

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -268,6 +269,37 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			}
 			if out := read(nil, "events", "t-fail"); !strings.Contains(out, "[error]") || !strings.Contains(out, "error: ") {
 				t.Errorf("events t-fail does not name the error write:\n%s", out)
+			}
+
+			// show t-fail: LangGraph's get_state, the finished workers'
+			// findings applied and out of next; what was stored beside.
+			var failShow struct {
+				Checkpoint struct {
+					Channels []struct {
+						Name  string `json:"name"`
+						Value any    `json:"value"`
+					} `json:"channels"`
+					Next   []struct{ Node string } `json:"next"`
+					Stored struct {
+						Channels []struct{ Name string } `json:"channels"`
+						Next     []struct{ Node string } `json:"next"`
+					} `json:"stored"`
+				} `json:"checkpoint"`
+			}
+			read(&failShow, "show", "t-fail", "--json")
+			fcp := failShow.Checkpoint
+			findings := ""
+			for _, ch := range fcp.Channels {
+				if ch.Name == "findings" {
+					findings = fmt.Sprint(ch.Value)
+				}
+			}
+			if findings != "[boom#part0 boom#part2]" || len(fcp.Next) != 1 || len(fcp.Stored.Next) != 3 || len(fcp.Stored.Channels) != 1 {
+				t.Errorf("show t-fail --json: findings %s, next %+v, stored %+v: want the finished workers' findings applied, the failed one next, the 3 stored Sends beside", findings, fcp.Next, fcp.Stored)
+			}
+			if out := read(nil, "show", "t-fail"); !strings.Contains(out, "STORED (STATE and NEXT apply") || !strings.Contains(out, "next: worker, worker, worker") ||
+				!strings.Contains(out, `findings = ["boom#part0","boom#part2"]`) {
+				t.Errorf("show t-fail does not show the applied state beside the stored one:\n%s", out)
 			}
 
 			// diff: the update_state fork against its sibling on the main

@@ -144,8 +144,14 @@ func (s *browseState) build() {
 		}
 		s.walk(ch.Name, termtext.Line(ch.Name), ch.Value, 0)
 	}
+	// The queue is what __pregel_tasks holds: the stored due tasks when
+	// finished ones left Next (pending writes applied, as get_state).
+	queue := s.cp.Next
+	if st := s.cp.Stored; st != nil && st.Next != nil {
+		queue = st.Next
+	}
 	var sends []browse.Task
-	for _, t := range s.cp.Next {
+	for _, t := range queue {
 		if t.Send {
 			sends = append(sends, t)
 		}
@@ -157,6 +163,19 @@ func (s *browseState) build() {
 		if open {
 			for i, t := range sends {
 				s.walk(path+"/"+strconv.Itoa(i), "Send → "+termtext.Name(t.Node), t.Arg, 1)
+			}
+		}
+	}
+	if st := s.cp.Stored; st != nil && len(st.Channels) > 0 {
+		path := "\x00stored"
+		s.rows = append(s.rows, stateNode{path: path, label: "as stored (pending writes applied above)", kids: true, text: fmt.Sprintf("%d", len(st.Channels))})
+		if s.isOpen(path, 0) {
+			for _, ch := range st.Channels {
+				if !ch.Held {
+					s.rows = append(s.rows, stateNode{path: path + "/" + ch.Name, depth: 1, label: termtext.Line(ch.Name), text: "no value"})
+					continue
+				}
+				s.walk(path+"/"+ch.Name, termtext.Line(ch.Name), ch.Value, 1)
 			}
 		}
 	}

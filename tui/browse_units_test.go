@@ -169,6 +169,22 @@ func TestBrowseStateTree(t *testing.T) {
 	}
 }
 
+// The state at t-fail's newest checkpoint is LangGraph's get_state: the
+// finished workers' findings applied; the queue (__pregel_tasks) and the
+// stored value show beside it.
+func TestBrowseStateAppliesFinishedTasks(t *testing.T) {
+	src, _ := openFixture(t, "sqlite-python.db")
+	m, press := openBrowser(t, src, "t-fail", 120, 40)
+	press(gotoID("8a78")...)
+	press("2")
+	s := screenOf(m)
+	for _, want := range []string{"findings = [2]", "queued Sends (__pregel_tasks) = 3", "as stored (pending writes applied above) = 1", "findings = no value"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the state lacks %q:\n%s", want, s)
+		}
+	}
+}
+
 // The writes: the failed fan-out's, by task, the error write named and
 // its text shown; the interrupt of the subgraph's task on t-main.
 func TestBrowseWrites(t *testing.T) {

@@ -190,6 +190,26 @@ type Checkpoint struct {
 	Channels []Channel `json:"channels"`
 	// Metadata is the stored metadata, decoded.
 	Metadata map[string]any `json:"metadata"`
+	// Stored is what the database holds where Channels and Next show
+	// the state as LangGraph's get_state computes it (pending writes
+	// applied); nil when they are what was stored.
+	Stored *Stored `json:"stored,omitempty"`
+}
+
+// Stored is the stored side of a checkpoint whose shown state applies
+// pending writes: the channels those writes changed, as stored, and the
+// tasks stored as due when finished ones left Next.
+type Stored struct {
+	Channels []StoredChannel `json:"channels,omitempty"`
+	Next     []Task          `json:"next,omitempty"`
+}
+
+// StoredChannel is one channel as stored; Held is false when the stored
+// checkpoint has no value for it.
+type StoredChannel struct {
+	Name  string `json:"name"`
+	Held  bool   `json:"held"`
+	Value any    `json:"value,omitempty"`
 }
 
 // Channel is one channel's value at a checkpoint.

@@ -57,7 +57,11 @@
 // table), the oldest checkpoint shows as a root, its Damaged naming the
 // cycle (cycles.go). A Checkpoint adds every channel's decoded value
 // (internal channels marked; __pregel_tasks's Sends also in Next, with
-// their arguments) and the metadata. TaskWrites name LangGraph's special writes (error,
+// their arguments) and the metadata, as LangGraph's get_state shows them
+// (state.go): the null task's writes (Command(update=…)) applied, and at
+// the newest checkpoint of a chain the writes of the tasks that finished
+// in an unfinished superstep, those tasks out of Next; Stored keeps what
+// the database holds where they differ. TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

@@ -114,7 +114,7 @@ func TestOneWalkReadsBothSources(t *testing.T) {
 	for _, want := range []string{
 		"t-main step 3 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 4 message(s)",
 		"t-main step 2 update next [tools] changed [findings] 1 task(s) wrote, 2 message(s)",
-		"t-fail step 3 loop next [worker worker worker] changed [messages] 3 task(s) wrote, 4 message(s)",
+		"t-fail step 3 loop next [worker] changed [findings messages] 3 task(s) wrote, 4 message(s)",
 	} {
 		if !slices.Contains(lg, want) {
 			t.Errorf("the LangGraph walk lacks %q:\n%s", want, strings.Join(lg, "\n"))

@@ -231,10 +231,14 @@ func TestFixtureQueuedSends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(cp.Next) != 3 || cp.Counts.Sends != 3 {
-				t.Fatalf("%s: next %+v, want the 3 pending Sends", c, cp.Next)
+			next := cp.Next
+			if cp.Stored != nil && cp.Stored.Next != nil {
+				next = cp.Stored.Next // t-fail's finished workers left Next
 			}
-			for i, task := range cp.Next {
+			if len(next) != 3 || cp.Counts.Sends != 3 {
+				t.Fatalf("%s: next %+v, want the 3 pending Sends", c, next)
+			}
+			for i, task := range next {
 				arg, _ := task.Arg.(map[string]any)
 				if !task.Send || task.Node != "worker" || arg["part"] != int64(i) {
 					t.Errorf("%s: Send %d is %+v, want worker with part %d", c, i, task, i)
@@ -340,6 +344,49 @@ func TestFixtureFailedFanOut(t *testing.T) {
 		slices.Sort(found)
 		if len(failed) != 1 || !slices.Equal(found, []string{"[boom#part0]", "[boom#part2]"}) {
 			t.Errorf("writes %+v: want one task failing with worker 1 exploded (got %v) and the other two workers' findings (got %v)", ws, failed, found)
+		}
+	})
+}
+
+// The current state is LangGraph's get_state: the workers that finished in
+// t-fail's failed superstep have their findings applied and leave Next,
+// only the failed one stays due; the stored value and the three stored
+// Sends are one key away, the writes as stored. The history's listing
+// (get_state_history) and the older checkpoints apply nothing.
+func TestFixtureCurrentStateAppliesFinishedTasks(t *testing.T) {
+	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
+		ctx := context.Background()
+		h := history(t, src, tFail)
+		for _, id := range []string{"", h[0].ID} {
+			cp, err := src.Checkpoint(ctx, tFail, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings, _ := cp.Value("findings")
+			if fmt.Sprint(findings) != "[boom#part0 boom#part2]" {
+				t.Errorf("checkpoint %q: findings %v, want the two finished workers' [boom#part0 boom#part2]", id, findings)
+			}
+			arg, _ := cp.Next[0].Arg.(map[string]any)
+			if len(cp.Next) != 1 || !cp.Next[0].Send || arg["part"] != int64(1) {
+				t.Errorf("checkpoint %q: next %+v, want only the failed worker (part 1)", id, cp.Next)
+			}
+			// LangGraph.js stores the empty list, Python nothing.
+			if cp.Stored == nil || len(cp.Stored.Next) != 3 || len(cp.Stored.Channels) != 1 ||
+				cp.Stored.Channels[0].Name != "findings" || fmt.Sprint(cp.Stored.Channels[0].Value) != map[bool]string{true: "[]", false: "<nil>"}[cp.Stored.Channels[0].Held] {
+				t.Errorf("checkpoint %q: stored %+v, want the 3 stored Sends and findings, unset or empty", id, cp.Stored)
+			}
+		}
+		if len(h[0].Next) != 3 {
+			t.Errorf("the head's listing next %+v, want the 3 stored Sends (get_state_history applies nothing)", h[0].Next)
+		}
+		for _, l := range h[1:] {
+			cp, err := src.Checkpoint(ctx, tFail, l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Stored != nil {
+				t.Errorf("older checkpoint %s (step %d) shows %+v applied", l.ID, l.Step, cp.Stored)
+			}
 		}
 	})
 }

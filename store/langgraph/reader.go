@@ -126,7 +126,27 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	return rw.checkpoint(c, counts[rw.id]), nil
+	current := id == ""
+	if !current {
+		newest, err := one(ctx, s, c, "", false)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		current = newest.id == rw.id
+	}
+	var ws []writeRow
+	if counts[rw.id].Writes > 0 {
+		if ws, err = s.writes(ctx, c, rw.id, rw.id, true); err != nil {
+			return Checkpoint{}, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
+		}
+	}
+	// The state as LangGraph's get_state computes it (state.go).
+	next, stored := rw.doc.pendingState(ws, rw.doc.next(true), siteOf(c, rw), current)
+	cp := rw.checkpoint(c, counts[rw.id])
+	if stored != nil {
+		cp.Next, cp.Stored = next, stored
+	}
+	return cp, nil
 }
 
 func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, error) {

@@ -45,9 +45,19 @@ type taskSite struct {
 // name finds the node of task id among the pull tasks of every known
 // node and the due Sends; "" when none matches.
 func (s taskSite) name(id string, due []Task) string {
+	node, n := s.which(id, due)
+	if n >= 0 {
+		return due[nthSend(due, n)].Node
+	}
+	return node
+}
+
+// which finds task id: a pull task of node, or the nth due Send (n >= 0);
+// "", -1 when none matches.
+func (s taskSite) which(id string, due []Task) (node string, n int) {
 	cp, ok := uuidBytes(s.checkpoint)
 	if !ok {
-		return ""
+		return "", -1
 	}
 	for _, node := range s.nodes {
 		ns := node
@@ -58,11 +68,11 @@ func (s taskSite) name(id string, due []Task) string {
 		for _, trigger := range s.channels {
 			if s.jsID(cp, ns, step, node, "__pregel_pull", []any{trigger}) == id ||
 				s.pyID(cp, ns, step, node, "__pregel_pull", trigger) == id {
-				return node
+				return node, -1
 			}
 		}
 	}
-	n := 0
+	n = 0
 	for _, t := range due {
 		if !t.Send {
 			continue
@@ -74,11 +84,11 @@ func (s taskSite) name(id string, due []Task) string {
 		step := strconv.Itoa(s.step)
 		if s.jsID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id ||
 			s.pyID(cp, ns, step, t.Node, "__pregel_push", strconv.Itoa(n)) == id {
-			return t.Node
+			return "", n
 		}
 		n++
 	}
-	return ""
+	return "", -1
 }
 
 // update tells the task id of a state update made against the checkpoint:

@@ -182,7 +182,7 @@ func TestLangGraphLongIDsCopyBack(t *testing.T) {
 		}
 	}
 	// The note under the table names the failed thread as it printed it.
-	see := regexp.MustCompile("\\(rewind (events customer-b-\\S+ \\S+)\\)").FindStringSubmatch(out)
+	see := regexp.MustCompile(`\(rewind (events customer-b-\S+ \S+)\)`).FindStringSubmatch(out)
 	if see == nil {
 		t.Fatalf("threads has no note naming the failed thread's events:\n%s", out)
 	}
@@ -226,7 +226,7 @@ func TestLangGraphThreadStatus(t *testing.T) {
 			if m := strings.Join(rows["t-fail"], " "); !strings.HasPrefix(m, "t-fail error at worker ") {
 				t.Errorf("t-fail's row %q: want error at worker\n%s", m, out)
 			}
-			see := regexp.MustCompile("\\(rewind (events t-fail \\S+)\\)$").FindStringSubmatch(note)
+			see := regexp.MustCompile(`\(rewind (events t-fail \S+)\)$`).FindStringSubmatch(note)
 			if !strings.Contains(note, f.errText) || see == nil {
 				t.Fatalf("the note %q: want the error %s and the command that reads it\n%s", note, f.errText, out)
 			}

@@ -199,6 +199,8 @@ func (s *Store) db(err error) error {
 		return err
 	case errors.As(err, &pgErr) && pgErr.Code == "42501":
 		return s.deniedError(pgErr)
+	case errors.As(err, &pgErr) && pgErr.Code == "53100": // disk_full
+		return fmt.Errorf("%w; the disk holding the database of %s is full: free space on the server (%w)", err, s.target, store.ErrDiskFull)
 	case errors.As(err, &pgErr):
 		// Input the server refuses is refused input, as in the other stores.
 		if pgErr.Code == "54000" && strings.Contains(pgErr.Message, "index row") {

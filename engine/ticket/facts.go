@@ -16,7 +16,7 @@ import (
 //
 //	(?:blob|https?|s3|gs|file)://[^\s"'<>,;)\]}]*[^\s"'<>,;)\]}.!?:]          references, without a sentence's last stop
 //	\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?                        dates, with a time
-//	\b[A-Z]{2,}-?\d{4,}\b                                                      ids: SO20260901, INV-004213
+//	\b[A-Z]{2,}-?\d{4,}(?:-[A-Z0-9]+)*\b                                        ids: SO20260901, INV-004213, INV-2026-005
 //	[€$£]\s?\d+(?:[.,]\d+)?                                                    amounts, currency first
 //	\b\d+(?:[.,]\d+)?\s?(?:%|(?:EUR|USD|GBP|kg|km|cm|mm|m3|m|g)\b)             amounts and measures
 //	\b\d+(?:[.,]\d+)?\s(?:working\s)?(?:days?|hours?|weeks?|months?|years?)\b   durations
@@ -232,8 +232,19 @@ func idFact(s string, i int) int {
 	if k-j < 4 || !wordEnd(s, k) {
 		return -1
 	}
+	// Its later parts: INV-2026-005 is one id. Pinning INV-2026 alone let
+	// a summary that said INV-2026-006 pass the fidelity check.
+	for k < len(s) && s[k] == '-' {
+		m := skip(s, k+1, isUpperOrDigit)
+		if m == k+1 || !wordEnd(s, m) {
+			break
+		}
+		k = m
+	}
 	return k
 }
+
+func isUpperOrDigit(c byte) bool { return isUpper(c) || isDigit(c) }
 
 // amountFact: a currency sign, an optional space and a number.
 func amountFact(s string, i int) int {

@@ -18,7 +18,7 @@ type Hit struct {
 	Role       string `json:"role"`
 	Speaker    string `json:"speaker"`
 	// Text is what the message says: its content, then its tool calls
-	// (name and arguments).
+	// (name and arguments) that the content does not already spell out.
 	Text string `json:"text"`
 	// Matches are the byte spans of Text's words that begin with a word
 	// of the query (store.Matches), in order.
@@ -43,10 +43,14 @@ func Hits(found []store.Message, query string) []Hit {
 				if args == "" {
 					args = c.ArgsText
 				}
+				call := c.Name + "(" + args + ")"
+				if strings.Contains(h.Text, call) {
+					continue // the content already says it ("calling invoice_lookup({…})")
+				}
 				if h.Text != "" {
 					h.Text += " "
 				}
-				h.Text += c.Name + "(" + args + ")"
+				h.Text += call
 			}
 			if m.ToolCallID != "" && h.Text == "" {
 				h.Text = m.ToolCallID

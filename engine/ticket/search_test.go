@@ -18,7 +18,12 @@ func TestHitsAndSnippets(t *testing.T) {
 	hits := Hits([]store.Message{
 		body(`{"role":"assistant","speaker":"executor","content":"calling","toolCall":{"id":"c1","name":"refund_policy","args":{"order":"SO1"}}}`),
 		body(`{"role":"user","speaker":"user","content":` + jsonQuote(long) + `}`),
+		body(`{"role":"assistant","speaker":"executor","content":"calling refund_policy({\"order\":\"SO1\"})","toolCalls":[{"id":"c1","name":"refund_policy","args":{"order":"SO1"}}]}`),
 	}, "REFUND win")
+	// A call the content already spells out is not said twice.
+	if h := hits[2]; h.Text != `calling refund_policy({"order":"SO1"})` || len(h.Matches) != 1 {
+		t.Errorf("a call the content names = %q %v, want it once", h.Text, h.Matches)
+	}
 	if h := hits[0]; h.Speaker != "executor" || h.Checkpoint != 9 || h.Index != 4 || h.Text != `calling refund_policy({"order":"SO1"})` ||
 		len(h.Matches) != 1 || h.Text[h.Matches[0][0]:h.Matches[0][1]] != "refund" {
 		t.Errorf("a tool call's hit = %+v, want its call in the text and refund marked", h)

@@ -194,8 +194,8 @@ type lgChain struct {
 }
 
 // chainOf is thread's chain ns, or an error naming the fix. The thread is
-// its id, or a short form a listing printed (ending in …); the namespace
-// its name or a unique prefix of it.
+// its id, a unique prefix of it, or a short form a listing printed (with
+// …); the namespace its name or a unique prefix of it.
 func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain, error) {
 	c := lgChain{Chain: browse.Chain{Thread: thread, NS: ns}}
 	ts, err := src.Threads(ctx)
@@ -205,7 +205,7 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain
 	for _, t := range ts {
 		c.threads = append(c.threads, t.ID)
 	}
-	if !slices.Contains(c.threads, thread) && strings.Contains(thread, browse.Ellipsis) {
+	if thread != "" && !slices.Contains(c.threads, thread) {
 		if c.Thread, err = browse.One("thread", thread, browse.Match(thread, c.threads), "this LangGraph database", "rewind threads"); err != nil {
 			return c, err
 		}

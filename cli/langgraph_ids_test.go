@@ -141,6 +141,20 @@ func TestLangGraphShortIDs(t *testing.T) {
 	if code != ExitFail || !strings.Contains(stderr, "namespace review:zz9 not found") || !strings.Contains(stderr, "rewind threads") {
 		t.Errorf("log --ns review:zz9: exit %d, %s", code, stderr)
 	}
+
+	// A thread by a unique prefix reads as by its id; a prefix two
+	// threads share is ambiguous (exit 2), one none has not found.
+	if got := read("log", "t-ma", "--json"); got != read("log", "t-main", "--json") {
+		t.Errorf("log t-ma: %s, want t-main's", got)
+	}
+	code, _, stderr = run(t, "show", "t-", "--store", spec)
+	if code != ExitUsage || !strings.Contains(stderr, "ambiguous: t- matches t-fail, t-main") {
+		t.Errorf("show t-: exit %d, %s: want exit 2, ambiguous", code, stderr)
+	}
+	code, _, stderr = run(t, "events", "zz", "--store", spec)
+	if code != ExitFail || !strings.Contains(stderr, "thread zz not found") {
+		t.Errorf("events zz: exit %d, %s: want exit 1, not found", code, stderr)
+	}
 }
 
 // A thread id or namespace past 64 bytes is printed cut with … after a

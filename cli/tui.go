@@ -14,7 +14,6 @@ import (
 	"rewind/engine"
 	"rewind/engine/model/openai"
 	"rewind/engine/model/provider"
-	"rewind/store/browse"
 	"rewind/tui"
 )
 
@@ -75,10 +74,14 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if src != nil { // a LangGraph database: the read-only browser
 		defer src.Close()
 		if thread != "" {
-			// As on a rewind store: an unknown thread fails before the screen.
-			if _, err := src.History(ctx, browse.Chain{Thread: thread}, "", 1); err != nil {
+			// As on a rewind store: an unknown thread fails before the
+			// screen; a unique prefix or a printed short form is the
+			// thread it names, as in the other read commands.
+			c, err := chainOf(ctx, src, thread, "")
+			if err != nil {
 				return err
 			}
+			thread = c.Thread
 		}
 		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
 	}

@@ -3,6 +3,8 @@ package cli_test
 import (
 	"strings"
 	"testing"
+
+	"rewind/store/langgraph/lgtest"
 )
 
 // `rewind tui nosuch` says what the CLI says, exit 1, before any screen
@@ -21,6 +23,23 @@ func TestTUIRefusesAnUnknownThread(t *testing.T) {
 		}
 		if r.stderr != cli.stderr {
 			t.Errorf("rewind %v says %q, the CLI says %q", args, r.stderr, cli.stderr)
+		}
+	}
+}
+
+// On a LangGraph database the browser takes a thread as the read commands
+// do: an unknown one and a prefix two threads share fail before the
+// screen, with the words and exit codes of `rewind log`.
+func TestTUIResolvesALangGraphThreadAsTheCLIDoes(t *testing.T) {
+	spec := "sqlite:" + lgtest.Copy(t, "sqlite-python.db")
+	for _, c := range []struct {
+		thread string
+		code   int
+	}{{"zz", 1}, {"t-", 2}} {
+		cli := rewind(t, nil, "log", c.thread, "--store", spec)
+		r := rewind(t, nil, "tui", c.thread, "--store", spec)
+		if r.code != c.code || r.code != cli.code || r.stderr != cli.stderr {
+			t.Errorf("rewind tui %s: exit %d %q; log says exit %d %q, want exit %d and the same words", c.thread, r.code, r.stderr, cli.code, cli.stderr, c.code)
 		}
 	}
 }

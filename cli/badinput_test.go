@@ -203,14 +203,15 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		for what, spec := range langgraphs {
 			args := append(append([]string{}, words...), "--store", spec)
 			if fm.args != nil {
-				args = append(args, fm.args("t", "1")...)
+				// No thread nosuch there, nor one it begins (LangGraph's
+				// are t-main and t-fail: "t" is a prefix of both).
+				args = append(args, fm.args("nosuch", "1")...)
 			}
 			switch {
 			case readsLangGraph[p] && fm.args == nil:
 				// threads reads it whole (cli/langgraph_test.go); the
 				// TUI opens its read-only browser (tui/browse_test.go).
 			case readsLangGraph[p]:
-				// No thread t there (LangGraph's are t-main and t-fail).
 				cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, what), args, 1, "not found"})
 			default:
 				cases = append(cases, tc{fmt.Sprintf("%s/%s", p, what), args, 2, "is a LangGraph database"})

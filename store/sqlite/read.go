@@ -163,6 +163,12 @@ func (s *Store) messages(ctx context.Context, thread, query string, args ...any)
 	if err != nil {
 		return nil, err
 	}
+	return scanMessages(rows, thread)
+}
+
+// scanMessages reads rows of (hash, index, body, checkpoint, created) as
+// thread's messages, and closes them.
+func scanMessages(rows *sql.Rows, thread string) ([]store.Message, error) {
 	defer rows.Close()
 	var out []store.Message
 	for rows.Next() {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -75,18 +74,7 @@ func (s *Store) Search(ctx context.Context, thread, query string, limit int) (_ 
 	}
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("%w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []store.Message
-	for rows.Next() {
-		m := store.Message{ThreadID: thread}
-		var created int64
-		if err := rows.Scan(&m.Hash, &m.Index, &m.Body, &m.CheckpointID, &created); err != nil {
-			return nil, err
-		}
-		m.CreatedAt = micros(created)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanMessages(rows, thread)
 }

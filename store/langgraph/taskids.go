@@ -95,16 +95,18 @@ func (s taskSite) which(id string, due []Task) (node string, n int) {
 // uuid5(checkpoint id, "__interrupt__") in Python and JS alike.
 func (s taskSite) update(id string) bool {
 	cp, ok := uuidBytes(s.checkpoint)
-	if !ok {
-		return false
-	}
+	return ok && uuid5(cp, []byte("__interrupt__")) == id
+}
+
+// uuid5 is RFC 4122's name-based UUID (SHA-1) of name in namespace ns.
+func uuid5(ns, name []byte) string {
 	h := sha1.New()
-	h.Write(cp)
-	h.Write([]byte("__interrupt__"))
+	h.Write(ns)
+	h.Write(name)
 	sum := h.Sum(nil)
-	sum[6] = sum[6]&0x0f | 0x50
-	sum[8] = sum[8]&0x3f | 0x80
-	return uuidText(sum[:16]) == id
+	sum[6] = sum[6]&0x0f | 0x50 // version 5
+	sum[8] = sum[8]&0x3f | 0x80 // RFC 4122 variant
+	return uuidText(sum[:16])
 }
 
 // jsID is LangGraph.js's uuid5(JSON.stringify(parts), checkpoint id).
@@ -115,13 +117,7 @@ func (s taskSite) jsID(cp []byte, parts ...any) string {
 	if err := enc.Encode(parts); err != nil {
 		return ""
 	}
-	h := sha1.New()
-	h.Write(cp)
-	h.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	sum := h.Sum(nil)
-	sum[6] = sum[6]&0x0f | 0x50 // version 5
-	sum[8] = sum[8]&0x3f | 0x80 // RFC 4122 variant
-	return uuidText(sum[:16])
+	return uuid5(cp, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // pyID is Python's task id: _uuid5_str (SHA-1) for checkpoint format 1,

@@ -89,3 +89,24 @@ func (t *Theme) screenSeq(p termenv.Profile) string {
 	}
 	return termenv.CSI + strings.Join(parts, ";") + "m"
 }
+
+// Painted is Paint with a memory of its last screen: Bubble Tea asks for
+// View after every message, most of which change nothing on screen, and a
+// frame's paint costs about as much as the rest of View. The zero value
+// is ready.
+type Painted struct {
+	theme *Theme
+	in    string
+	w, h  int
+	out   string
+}
+
+// Paint is t.Paint(view, w, h), the last answer again when none of them
+// changed.
+func (p *Painted) Paint(t *Theme, view string, w, h int) string {
+	if p.theme == t && p.w == w && p.h == h && p.in == view && p.out != "" {
+		return p.out
+	}
+	p.theme, p.in, p.w, p.h, p.out = t, view, w, h, t.Paint(view, w, h)
+	return p.out
+}

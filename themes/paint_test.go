@@ -83,3 +83,25 @@ func BenchmarkPaint(b *testing.B) {
 		_ = th.Paint(view, 160, 48)
 	}
 }
+
+// Painted draws what Paint draws: again for the same screen, anew for a
+// changed screen, size or theme (a stale memory would leave the old
+// screen up).
+func TestPaintedRemembersOnlyTheSameScreen(t *testing.T) {
+	defer lipgloss.SetColorProfile(lipgloss.ColorProfile())
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	light, dark := Or(Light), Or(Dark)
+	var p Painted
+	for _, c := range []struct {
+		th   *Theme
+		view string
+		w, h int
+	}{
+		{light, "one", 10, 2}, {light, "one", 10, 2}, {light, "two", 10, 2},
+		{light, "two", 12, 2}, {light, "two", 12, 3}, {dark, "two", 12, 3}, {light, "one", 10, 2},
+	} {
+		if got, want := p.Paint(c.th, c.view, c.w, c.h), c.th.Paint(c.view, c.w, c.h); got != want {
+			t.Errorf("Painted(%s, %q, %d×%d) = %q, want %q", c.th.Name, c.view, c.w, c.h, got, want)
+		}
+	}
+}

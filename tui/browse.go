@@ -74,13 +74,14 @@ func RunBrowse(ctx context.Context, o BrowseOptions) error {
 // tea.Cmd), routes keys and answers to the component that owns them
 // (browse_*.go) and lays the screen out. It knows only browse.Source.
 type Browser struct {
-	ctx   context.Context
-	src   browse.Source
-	label string
-	theme *themes.Theme
-	keys  browserKeys
-	help  help.Model
-	w, h  int
+	ctx     context.Context
+	src     browse.Source
+	label   string
+	theme   *themes.Theme
+	painted themes.Painted // the last screen View painted
+	keys    browserKeys
+	help    help.Model
+	w, h    int
 
 	threads  *browseThreads
 	timeline *browseTimeline
@@ -649,7 +650,7 @@ func (m *Browser) leftWidth() int { return max(22, min(60, m.w*2/5)) }
 
 // View lays out the title, the body, the help line and the status bar,
 // on the theme's background.
-func (m *Browser) View() string { return m.theme.Paint(m.view(), m.w, m.h) }
+func (m *Browser) View() string { return m.painted.Paint(m.theme, m.view(), m.w, m.h) }
 
 func (m *Browser) view() string {
 	body := max(1, m.h-3)

@@ -89,6 +89,7 @@ type Model struct {
 	deps Deps
 
 	theme    *themes.Theme
+	painted  themes.Painted // the last screen View painted
 	themeGen int
 	help     help.Model
 	spin     spinner.Model

@@ -79,7 +79,7 @@ func (m *Model) View() string {
 		return ""
 	}
 	if m.w < minWidth || m.h < minHeight {
-		return m.theme.Paint(fit(fmt.Sprintf("rewind needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, m.w, m.h), m.w), m.w, m.h)
+		return m.painted.Paint(m.theme, fit(fmt.Sprintf("rewind needs at least %d×%d; this terminal is %d×%d", minWidth, minHeight, m.w, m.h), m.w), m.w, m.h)
 	}
 	var screen string
 	if m.screen == screenThreads {
@@ -97,7 +97,7 @@ func (m *Model) View() string {
 	}
 	// The theme's own background behind every cell: it reads the same on
 	// a dark and a light terminal.
-	return m.theme.Paint(screen, m.w, m.h)
+	return m.painted.Paint(m.theme, screen, m.w, m.h)
 }
 
 func (m *Model) viewThread() string {

@@ -65,6 +65,10 @@ type Store struct {
 
 	done chan struct{} // closed by Close: ends the watchers
 
+	// floodPauses counts the times a watcher stopped listening under a
+	// flood of notifications (the tests read it).
+	floodPauses atomic.Int64
+
 	mu     sync.Mutex
 	locks  map[*pgx.Conn]struct{} // connections holding a thread lock
 	spare  []spareConn            // unlocked lock connections, most recently used last

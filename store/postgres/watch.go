@@ -51,6 +51,7 @@ func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, erro
 		return nil, s.target.wrap(s.db(err), "watch thread %v", check.Name(thread))
 	}
 	want := notePayload(thread)
+	var flood floodMeter
 	c := make(chan struct{}, 1)
 	wake := func() {
 		select {
@@ -91,12 +92,88 @@ func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, erro
 			case err != nil:
 				_ = conn.Close(context.Background())
 				conn = nil
+				continue
 			case n.Channel == notifyChannel && n.Payload == want:
 				wake()
 			}
+			if !flood.read(time.Now()) {
+				continue
+			}
+			s.floodPauses.Add(1)
+			ok := s.sitOut(wctx, conn, flood.nextPause(time.Now()))
+			flood.lastPause = time.Now()
+			if !ok {
+				_ = conn.Close(context.Background())
+				conn = nil
+				continue
+			}
+			wake() // a commit may have come while no one listened
 		}
 	}()
 	return c, nil
+}
+
+// A flood of notifications (any role that can connect may NOTIFY, and
+// every commit of every thread does) would cost a watcher the reading of
+// each one: past floodBurst within floodWindow it stops listening for
+// floodPause (longer while the flood lasts), then listens again and wakes
+// its waiter once, which reads whatever was missed.
+const (
+	floodBurst  = 200
+	floodWindow = 100 * time.Millisecond
+	floodPause  = 250 * time.Millisecond
+	// A flood that goes on doubles the pause, up to floodPauseMax: each
+	// pause ends in a wake-up, which costs the waiter a read of the thread.
+	floodPauseMax = 2 * time.Second
+)
+
+// floodMeter counts the notifications read in the current window.
+type floodMeter struct {
+	since time.Time
+	n     int
+	// pause is the next sit-out's length; lastPause when the last one ended.
+	pause     time.Duration
+	lastPause time.Time
+}
+
+// nextPause is how long to stop listening: floodPause, doubled for each
+// pause that followed the last one within a second.
+func (f *floodMeter) nextPause(now time.Time) time.Duration {
+	if f.pause == 0 || now.Sub(f.lastPause) > time.Second {
+		f.pause = floodPause
+	} else {
+		f.pause = min(2*f.pause, floodPauseMax)
+	}
+	return f.pause
+}
+
+// read counts one notification and says whether the window is over its
+// burst (and starts a new window when it is).
+func (f *floodMeter) read(now time.Time) bool {
+	if now.Sub(f.since) > floodWindow {
+		f.since, f.n = now, 0
+	}
+	f.n++
+	if f.n <= floodBurst {
+		return false
+	}
+	f.since, f.n = now, 0
+	return true
+}
+
+// sitOut stops listening on conn for pause and listens again; false when
+// the connection failed (or the watch ended) and must be replaced.
+func (s *Store) sitOut(ctx context.Context, conn *pgx.Conn, pause time.Duration) bool {
+	if _, err := conn.Exec(ctx, "unlisten "+notifyChannel); err != nil {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(pause):
+	}
+	_, err := conn.Exec(ctx, "listen "+notifyChannel)
+	return err == nil
 }
 
 // listen takes a connection out of the pool for good and LISTENs on it.

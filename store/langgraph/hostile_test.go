@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -319,4 +321,26 @@ func fromRoots(h []langgraph.Listing) int {
 		}
 	}
 	return len(seen)
+}
+
+// Random bytes stored as msgpack (a damaged value, or a key that did not
+// open an encrypted one) decode to opaque without allocating what their
+// lengths claim: a 3 KB value declaring a 4 GB string took a minute and
+// 4 GB to clear before the lengths were checked against what is left.
+func TestRandomBytesCostWhatTheyWeigh(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var ms runtime.MemStats
+	for i := range 300 {
+		b := make([]byte, 100+r.IntN(4000))
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		langgraph.Decode(langgraph.TypeMsgpack, b)
+		runtime.ReadMemStats(&ms)
+		if got := ms.TotalAlloc - before; got > 4<<20 {
+			t.Fatalf("value %d (%d random bytes, first %x) allocated %d MB to decode", i, len(b), b[:4], got>>20)
+		}
+	}
 }

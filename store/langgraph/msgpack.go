@@ -88,6 +88,36 @@ func (r *mpReader) seek(off int) error {
 	return err
 }
 
+// fits checks that a string or bin starting with code c declares no more
+// bytes than are left: the decoder allocates what a length says before it
+// reads, and a damaged 3 KB value declaring 4 GB took a minute and the
+// memory to clear it.
+func (r *mpReader) fits(c byte) error {
+	at := r.offset() + 1 // past the code
+	var size int
+	switch c {
+	case msgpcode.Str8, msgpcode.Bin8:
+		size = 1
+	case msgpcode.Str16, msgpcode.Bin16:
+		size = 2
+	case msgpcode.Str32, msgpcode.Bin32:
+		size = 4
+	default:
+		return nil // a fixstr's length is in its code; other values hold no run of bytes
+	}
+	if at+size > len(r.data) {
+		return io.ErrUnexpectedEOF
+	}
+	n := 0
+	for _, b := range r.data[at : at+size] {
+		n = n<<8 | int(b)
+	}
+	if left := len(r.data) - at - size; n > left {
+		return fmt.Errorf("a string of %d bytes declared with %d left: %w", n, left, io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
 // fresh gives the next value the whole of maxItems.
 func (r *mpReader) fresh() { *r.left = maxItems }
 
@@ -100,6 +130,9 @@ func (r *mpReader) value(depth int) (any, error) {
 	}
 	c, err := r.d.PeekCode()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.fits(c); err != nil {
 		return nil, err
 	}
 	switch {
@@ -205,6 +238,9 @@ func (r *mpReader) skip() error {
 				return err
 			}
 		default:
+			if err := r.fits(c); err != nil {
+				return err
+			}
 			if err := r.d.Skip(); err != nil { // a scalar, string or bin
 				return err
 			}

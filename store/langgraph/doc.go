@@ -28,9 +28,12 @@
 // extension codes 0–7, json with LangChain's {"lc": 1, "type":
 // "constructor", …} objects, null, empty, bytes) into plain values that
 // encoding/json prints and a generic tree walks, typed objects marked with
-// "$type" (see KeyType); what it cannot read (pickle, encrypted, a custom
-// serializer, a corrupt value) is {"$opaque": type, "$size": n}, never an
-// error. A value is read within bounds (nested at most 512 levels deep,
+// "$type" (see KeyType). A value EncryptedSerializer stored ("msgpack+aes":
+// AES-EAX, nonce ‖ tag ‖ ciphertext) is opened with the key in
+// LANGGRAPH_AES_KEY, as LangGraph takes it (EnvAESKey). What it cannot read
+// (pickle, encrypted without the key or with another, a custom serializer,
+// a corrupt value) is {"$opaque": type, "$size": n, "$error": why}, never
+// an error. A value is read within bounds (nested at most 512 levels deep,
 // 2,097,152 items), however deep or wide it is stored: past them, it
 // is opaque with why, and a checkpoint's Damaged names the channel. Messages normalises LangChain messages (role human, ai, tool,
 // system; content; tool calls with ids, joined to the tool messages that

@@ -55,11 +55,12 @@ func wanted(ch string) bool {
 // error: the listing still shows, with the reason.
 func readDoc(typ string, data []byte, full bool) *doc {
 	d := newDoc()
-	var err error
-	switch typ {
-	case TypeMsgpack:
+	typ, data, err := decrypted(typ, data)
+	switch {
+	case err != nil:
+	case typ == TypeMsgpack:
 		err = d.readMsgpack(data, full)
-	case TypeJSON, "":
+	case typ == TypeJSON, typ == "":
 		err = d.readJSON(data, full)
 	default:
 		err = fmt.Errorf("stored as %q (%d bytes), which this reader cannot decode", typ, len(data))

@@ -69,6 +69,13 @@ const (
 // Decode turns a stored value into a plain value (see KeyType). It never
 // fails: what it cannot read comes back opaque.
 func Decode(typ string, data []byte) any {
+	if strings.Contains(typ, "+") {
+		inner, plain, err := decrypted(typ, data)
+		if err != nil {
+			return opaque(typ, len(data), err)
+		}
+		typ, data = inner, plain
+	}
 	switch typ {
 	case TypeNull, TypeEmpty:
 		return nil

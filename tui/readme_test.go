@@ -37,23 +37,15 @@ func keyTable() string {
 	lk := newThreadListKeys()
 	section("**Threads** (the first screen):", []key.Binding{lk.Up, lk.Down, lk.Open, lk.New, lk.Delete, lk.Refresh, lk.Back, lk.Log, lk.Help, lk.Quit})
 
+	// The thread view's rows come from the table the bindings are made
+	// from (threadKeyTable), in the ? screen's order.
 	tk := newThreadKeys()
-	names := map[*key.Binding]string{}
-	for _, n := range tk.keyNames() {
-		names[n.b] = n.name
-	}
 	b.WriteString("\n**Thread view** (the last column is the name to rebind it under `[keys]` in the config file):\n\n| Key | Does | `[keys]` name |\n|---|---|---|\n")
-	ptr := map[string]*key.Binding{}
-	for _, n := range tk.keyNames() {
-		ptr[n.b.Help().Key+"\x00"+n.b.Help().Desc] = n.b
-	}
-	for _, g := range tk.FullHelp() {
-		for _, k := range g {
-			name := ""
-			if p, ok := ptr[k.Help().Key+"\x00"+k.Help().Desc]; ok {
-				name = names[p]
+	for g := range helpGroups {
+		for _, r := range threadKeyTable {
+			if r.group == g {
+				row(*r.field(&tk), r.name)
 			}
-			row(k, name)
 		}
 	}
 	ck := newComposerKeys()

@@ -23,7 +23,7 @@ func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: [
 func TestComposerAlone(t *testing.T) {
 	c := newComposer()
 	c.setTheme(themes.Or(themes.Dark))
-	c.SetSize(80)
+	c.SetSize(80, 1)
 	c.Focus()
 	if out, _ := c.Update(runes("where is my parcel?")); out != (composerOutcome{}) {
 		t.Fatalf("typing asks nothing of the root: %+v", out)
@@ -55,7 +55,7 @@ func TestComposerAlone(t *testing.T) {
 
 func TestPagerAlone(t *testing.T) {
 	p := newPager()
-	p.SetSize(24) // room: 19 lines
+	p.SetSize(80, 24) // room: 19 lines
 	p.open(false, 100)
 	if !p.log || p.off != 100-p.room() {
 		t.Fatalf("the log opens at its end: log %v off %d", p.log, p.off)

@@ -50,8 +50,9 @@ func (c *composer) setTheme(th *themes.Theme) {
 }
 
 // SetSize takes the screen's width: the input gets what the draft tag
-// leaves.
-func (c *composer) SetSize(w int) {
+// leaves. The composer is one row whatever the height (its text scrolls
+// sideways).
+func (c *composer) SetSize(w, _ int) {
 	c.w = w
 	c.input.Width = max(w-4-width(c.draftTag()), 10)
 }
@@ -86,7 +87,7 @@ func (c *composer) setDraft(on bool) {
 		desc = "reply as a draft: ON"
 	}
 	c.keys.Draft.SetHelp("ctrl+d", desc)
-	c.SetSize(c.w)
+	c.SetSize(c.w, 1)
 }
 
 // Update takes a key while the composer is open.

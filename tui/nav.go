@@ -406,7 +406,7 @@ func (m *Model) zoomSizes() {
 		m.timeline.ensureVisible()
 		return
 	}
-	m.content.panes[p].SetSize(m.w-2, inner)
+	m.content.zoom(p, m.w-2, inner)
 	m.syncPanes()
 }
 

@@ -23,8 +23,9 @@ type pager struct {
 
 func newPager() pager { return pager{keys: newPagerKeys()} }
 
-// SetSize takes the screen's height.
-func (p *pager) SetSize(h int) { p.h = h }
+// SetSize takes the screen's height: the box is as wide as what it shows
+// (View).
+func (p *pager) SetSize(_, h int) { p.h = h }
 
 // shown is whether the help or the log is open.
 func (p *pager) shown() bool { return p.help || p.log }

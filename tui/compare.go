@@ -200,11 +200,9 @@ func (m *Model) toggleMark() tea.Cmd {
 	if id == 0 {
 		return m.setFlash("no checkpoint under the cursor to mark", true)
 	}
-	if m.par.mark == id && m.par.markThread == m.thread {
-		m.par.mark = 0
+	if !m.par.toggleMark(m.thread, id) {
 		return m.setFlash(fmt.Sprintf("mark on @%d removed", id), false)
 	}
-	m.par.mark, m.par.markThread = id, m.thread
 	return m.setFlash(fmt.Sprintf("marked @%d: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
 }
 

@@ -108,6 +108,9 @@ func newCache() *cache {
 }
 
 // want says the cursor now waits for checkpoint id of thread.
+// prefetch marks a prefetch started (on) or done (Update goroutine only).
+func (c *cache) prefetch(on bool) { c.prefetching = on }
+
 func (c *cache) want(thread string, id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -395,7 +395,7 @@ func (m *Model) openDrill() tea.Cmd {
 		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
 	}
 	m.openDialog(newPointDialog(m.next.armed, func(name string) tea.Cmd {
-		m.next.armed = name
+		m.next.arm(name)
 		if name == "" {
 			return m.setFlash("no kill point armed", false)
 		}

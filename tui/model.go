@@ -199,7 +199,7 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
-		m.opening.threads = true
+		m.opening.withThreads()
 	} else {
 		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
 	}
@@ -304,7 +304,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	} else if m.composer.open {
 		cmd = m.composer.updateOther(msg)
 	} else if m.nav.prompt != nil {
-		m.nav.prompt.in, cmd = m.nav.prompt.in.Update(msg)
+		cmd = m.nav.prompt.update(msg)
 	}
 	return m, cmd
 }

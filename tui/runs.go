@@ -55,6 +55,17 @@ type nextRun struct {
 	authTTL time.Duration   // of a draft's authorization grant
 }
 
+// arm arms the kill point name for the next run ("": none).
+func (n *nextRun) arm(name string) { n.armed = name }
+
+// ran is a run started with kill point killAt: a kill point is armed for
+// one run.
+func (n *nextRun) ran(killAt string) {
+	if killAt != "" && killAt == n.armed {
+		n.armed = ""
+	}
+}
+
 func newNextRun(s Settings) nextRun {
 	n := nextRun{breaks: map[string]bool{}, authTTL: s.AuthTTL}
 	if n.authTTL <= 0 {
@@ -128,9 +139,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		return m.setFlash(news.startErr.Error(), true)
 	}
 	m.timeline.followNextRun(msg.gen == m.gen)
-	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
-		m.next.armed = "" // a kill point is armed for one run
-	}
+	m.next.ran(msg.rs.KillAt)
 	m.refreshLive()
 	return wait
 }

@@ -90,8 +90,15 @@ func (c *composer) setDraft(on bool) {
 	c.SetSize(c.w, 1)
 }
 
-// Update takes a key while the composer is open.
-func (c *composer) Update(msg tea.KeyMsg) (composerOutcome, tea.Cmd) {
+// Update takes a key while the composer is open, and what its input gets
+// besides keys (a cursor blink).
+func (c *composer) Update(m tea.Msg) (composerOutcome, tea.Cmd) {
+	msg, ok := m.(tea.KeyMsg)
+	if !ok {
+		var cmd tea.Cmd
+		c.input, cmd = c.input.Update(m)
+		return composerOutcome{}, cmd
+	}
 	switch {
 	case key.Matches(msg, c.keys.Clear):
 		// Clear the text first (the status log keeps it), then close.
@@ -116,13 +123,6 @@ func (c *composer) Update(msg tea.KeyMsg) (composerOutcome, tea.Cmd) {
 	var cmd tea.Cmd
 	c.input, cmd = c.input.Update(msg)
 	return composerOutcome{}, cmd
-}
-
-// updateOther passes a message that is not a key (a cursor blink).
-func (c *composer) updateOther(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
-	return cmd
 }
 
 // draftTag tells, right of the input, whether the reply will be a draft.

@@ -286,6 +286,9 @@ type (
 		head *headInfo
 		// answer is the approval answer this run carries out.
 		answer *answerInfo
+		// shown: the run is on the thread shown (the root sets it as it
+		// routes the message to the live strip).
+		shown bool
 	}
 	runUpdatesMsg struct {
 		run     RunHandle

@@ -24,8 +24,7 @@ import (
 // graphDialog (graphview.go), searchDialog (search.go), traceDialog
 // (trace.go).
 type dialog interface {
-	component // SetSize: the most room it may take
-	Update(msg tea.Msg) (done bool, cmd tea.Cmd)
+	component[bool] // Update: done; SetSize: the most room it may take
 	View(th *themes.Theme, h help.Model) string
 }
 

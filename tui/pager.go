@@ -42,10 +42,21 @@ func (p *pager) open(help bool, lines int) {
 	}
 }
 
-// Update scrolls by a key over lines lines; closed is whether the key
-// closed the pager instead. Other keys do nothing.
-func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
-	k := p.keys
+// pagerKeyMsg is a key for the pager, which shows lines lines (the root
+// gives them at View).
+type pagerKeyMsg struct {
+	tea.KeyMsg
+	lines int
+}
+
+// Update scrolls by a key; closed is whether the key closed the pager
+// instead. Other keys do nothing.
+func (p *pager) Update(m tea.Msg) (closed bool, cmd tea.Cmd) {
+	pk, ok := m.(pagerKeyMsg)
+	if !ok {
+		return false, nil
+	}
+	msg, lines, k := pk.KeyMsg, pk.lines, p.keys
 	maxOff := max(lines-p.room(), 0)
 	page := max(p.room()-1, 1)
 	switch {
@@ -63,10 +74,10 @@ func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
 		p.off = maxOff
 	case key.Matches(msg, k.Close), msg.Type == tea.KeyCtrlC:
 		p.help, p.log = false, false
-		return true
+		return true, nil
 	}
 	p.off = min(max(p.off, 0), maxOff)
-	return false
+	return false, nil
 }
 
 // wheel scrolls by the mouse wheel (View clamps it).

@@ -161,10 +161,22 @@ func (c *contentPanes) show(p int) (side bool) {
 	return true
 }
 
-// Update scrolls pane p, the focused one, by a key (a page is page
-// lines): handled is whether the key was the panes'.
-func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
-	k := c.keys
+// paneKeyMsg is a key for the focused pane, pane (the root keeps the
+// focus).
+type paneKeyMsg struct {
+	tea.KeyMsg
+	pane int
+}
+
+// Update scrolls the focused pane by a key (a page is its height but a
+// line): handled is whether the key was the panes'.
+func (c *contentPanes) Update(m tea.Msg) (handled bool, cmd tea.Cmd) {
+	pk, ok := m.(paneKeyMsg)
+	if !ok || pk.pane < 0 {
+		return false, nil
+	}
+	msg, p, k := pk.KeyMsg, pk.pane, c.keys
+	page := max(c.panes[p].h-1, 1)
 	switch {
 	case key.Matches(msg, k.Up):
 		c.scroll(p, -1)
@@ -179,9 +191,9 @@ func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
 	case key.Matches(msg, k.Bottom):
 		c.scroll(p, math.MaxInt/2)
 	default:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // scroll moves pane p by n lines.

@@ -9,6 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // Every field of the root Model is one of three kinds (AGENTS.md: the
@@ -70,7 +73,6 @@ func owned(name string) bool { return components[name] || features[name] != "" }
 // Each field of Model is a component, a feature or plain data, and only
 // one: a new field says which (and why, for the last two).
 func TestEveryRootFieldIsAComponentOrListed(t *testing.T) {
-	comp := reflect.TypeOf((*component)(nil)).Elem()
 	rt := reflect.TypeOf(Model{})
 	seen := map[string]bool{}
 	for i := range rt.NumField() {
@@ -86,8 +88,10 @@ func TestEveryRootFieldIsAComponentOrListed(t *testing.T) {
 			t.Errorf("Model.%s is in %d of components, features and plain (rules_test.go): put it in one, with its reason", f.Name, kinds)
 			continue
 		}
-		if components[f.Name] && !f.Type.Implements(comp) && !reflect.PointerTo(f.Type).Implements(comp) {
-			t.Errorf("Model.%s (%s) is listed as a component but is not one: it needs SetSize(w, h int), ShortHelp and FullHelp", f.Name, f.Type)
+		if components[f.Name] {
+			if why := notComponent(f.Type); why != "" {
+				t.Errorf("Model.%s (%s) is listed as a component but is not one: %s", f.Name, f.Type, why)
+			}
 		}
 	}
 	for _, list := range []map[string]bool{components, setOf(features), setOf(plain)} {
@@ -97,6 +101,34 @@ func TestEveryRootFieldIsAComponentOrListed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// notComponent says why t (or *t) is not a component[O] for any O: the
+// Update(tea.Msg) (O, tea.Cmd), SetSize(w, h int) and help.KeyMap it
+// lacks; "" when it is one.
+func notComponent(t reflect.Type) string {
+	if t.Kind() != reflect.Interface && t.Kind() != reflect.Pointer {
+		t = reflect.PointerTo(t)
+	}
+	recv := 1 // a method of a concrete type takes its receiver first
+	if t.Kind() == reflect.Interface {
+		recv = 0
+	}
+	msgT, cmdT, intT := reflect.TypeOf((*tea.Msg)(nil)).Elem(), reflect.TypeOf(tea.Cmd(nil)), reflect.TypeOf(0)
+	var lacks []string
+	if u, ok := t.MethodByName("Update"); !ok || u.Type.NumIn() != recv+1 || u.Type.In(recv) != msgT || u.Type.NumOut() != 2 || u.Type.Out(1) != cmdT {
+		lacks = append(lacks, "Update(tea.Msg) (O, tea.Cmd)")
+	}
+	if s, ok := t.MethodByName("SetSize"); !ok || s.Type.NumIn() != recv+2 || s.Type.In(recv) != intT || s.Type.In(recv+1) != intT || s.Type.NumOut() != 0 {
+		lacks = append(lacks, "SetSize(w, h int)")
+	}
+	if !t.Implements(reflect.TypeOf((*help.KeyMap)(nil)).Elem()) {
+		lacks = append(lacks, "ShortHelp and FullHelp")
+	}
+	if len(lacks) == 0 {
+		return ""
+	}
+	return "it lacks " + strings.Join(lacks, ", ")
 }
 
 func setOf(m map[string]string) map[string]bool {

@@ -133,7 +133,8 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 }
 
 func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	news, wait := m.live.Update(msg, msg.gen == m.gen)
+	msg.shown = msg.gen == m.gen
+	news, wait := m.live.Update(msg)
 	if news.startErr != nil {
 		m.refreshLive()
 		return m.setFlash(news.startErr.Error(), true)
@@ -145,7 +146,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 }
 
 func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
-	news, wait := m.live.Update(msg, false)
+	news, wait := m.live.Update(msg)
 	var cmds []tea.Cmd
 	if news.saved || news.finished {
 		cmds = append(cmds, m.sync(false))

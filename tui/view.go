@@ -560,13 +560,13 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	_, lines, _ := m.pagerContent()
 	if keys := splitRunes(msg); keys != nil { // "jjjj" typed fast: each scrolls
 		for _, k := range keys {
-			if m.pager.Update(k, len(lines)) {
+			if closed, _ := m.pager.Update(pagerKeyMsg{k, len(lines)}); closed {
 				return nil // closed: the rest of the burst goes nowhere
 			}
 		}
 		return nil
 	}
-	if m.pager.Update(msg, len(lines)) && msg.String() == "ctrl+c" {
+	if closed, _ := m.pager.Update(pagerKeyMsg{msg, len(lines)}); closed && msg.String() == "ctrl+c" {
 		return m.askQuit()
 	}
 	return nil

@@ -41,7 +41,9 @@ func newCompareKeys() compareKeys {
 func (k compareKeys) ShortHelp() []key.Binding {
 	return []key.Binding{short(k.Close, "close"), short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page")}
 }
-func (k compareKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k compareKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Close}}
+}
 
 // compareDialog shows how the state changed from checkpoint a (the mark)
 // to b (the cursor).

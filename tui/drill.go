@@ -329,7 +329,9 @@ func newApprovalKeys() approvalKeys {
 func (k approvalKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.Reject, k.Edit, k.Cancel}
 }
-func (k approvalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k approvalKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.ShortHelp(), reasonHelp{k}.ShortHelp()}
+}
 
 // reasonHelp is the help line while typing the reason.
 type reasonHelp struct{ k approvalKeys }

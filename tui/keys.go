@@ -257,8 +257,10 @@ func newFormKeys() formKeys {
 	}
 }
 
-func (k formKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Next, k.Cancel} }
-func (k formKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k formKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Next, k.Cancel} }
+func (k formKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}}
+}
 
 // composerKeys are the keys while writing a message.
 type composerKeys struct {

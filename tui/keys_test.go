@@ -424,3 +424,42 @@ func TestEveryThreadKeyIsInTheTable(t *testing.T) {
 		}
 	}
 }
+
+// Every binding of every key map of the main TUI is in its FullHelp (the
+// ? screen, a dialog's key line, README's tables): a binding added to a
+// key map but not to its help fails here.
+func TestEveryKeyMapHelpsWithEveryBinding(t *testing.T) {
+	tk := newThreadKeys()
+	maps := map[string]interface{ FullHelp() [][]key.Binding }{
+		"threadKeys": tk, "threadListKeys": newThreadListKeys(), "pagerKeys": newPagerKeys(),
+		"formKeys": newFormKeys(), "composerKeys": newComposerKeys(), "confirmKeys": newConfirmKeys(),
+		"quitKeys": newQuitKeys(), "toggleKeys": newToggleKeys(), "lessonKeys": newLessonKeys(),
+		"promptKeys": newPromptKeys(promptSearch), "contentKeys": newContentKeys(tk), "timelineKeys": newTimelineKeys(tk),
+		"compareKeys": newCompareKeys(), "pickKeys": newPickKeys(), "approvalKeys": newApprovalKeys(),
+		"channelKeys": newChannelKeys(), "graphKeys": newGraphKeys(tk), "sawKeys": newSawKeys(),
+		"searchKeys": newSearchKeys(), "traceKeys": newTraceKeys(),
+	}
+	bindingT := reflect.TypeOf(key.Binding{})
+	for name, km := range maps {
+		helped := map[string]bool{}
+		for _, g := range km.FullHelp() {
+			for _, b := range g {
+				helped[strings.Join(b.Keys(), " ")] = true
+			}
+		}
+		v := reflect.ValueOf(km)
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Type != bindingT {
+				continue
+			}
+			b := v.Field(i).Interface().(key.Binding)
+			if len(b.Keys()) == 0 || !b.Enabled() {
+				continue // disabled here (a prompt that is not the search's)
+			}
+			if !helped[strings.Join(b.Keys(), " ")] {
+				t.Errorf("%s.%s (%s) is bound but not in its FullHelp: the ? screen and README would not list it", name, f.Name, strings.Join(b.Keys(), "/"))
+			}
+		}
+	}
+}

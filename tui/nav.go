@@ -315,8 +315,10 @@ func newPromptKeys(kind promptKind) promptKeys {
 	return k
 }
 
-func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Older, k.Cancel} }
-func (k promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k promptKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Older, k.Cancel} }
+func (k promptKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Older, k.Newer, k.Cancel}}
+}
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 	if m.thread == "" || m.timeline.tree.len() == 0 {

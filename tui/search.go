@@ -320,8 +320,10 @@ func newSearchKeys() searchKeys {
 	}
 }
 
-func (k searchKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
-func (k searchKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
+func (k searchKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Go, k.Close}}
+}
 
 // rows is how many hits the list shows at once: the room but the box's
 // frame, margin, note and keys.

@@ -41,7 +41,9 @@ func newCompareKeys() compareKeys {
 func (k compareKeys) ShortHelp() []key.Binding {
 	return []key.Binding{short(k.Close, "close"), short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page")}
 }
-func (k compareKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k compareKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Close}}
+}
 
 // compareDialog shows how the state changed from checkpoint a (the mark)
 // to b (the cursor).
@@ -200,11 +202,9 @@ func (m *Model) toggleMark() tea.Cmd {
 	if id == 0 {
 		return m.setFlash("no checkpoint under the cursor to mark", true)
 	}
-	if m.par.mark == id && m.par.markThread == m.thread {
-		m.par.mark = 0
+	if !m.par.toggleMark(m.thread, id) {
 		return m.setFlash(fmt.Sprintf("mark on @%d removed", id), false)
 	}
-	m.par.mark, m.par.markThread = id, m.thread
 	return m.setFlash(fmt.Sprintf("marked @%d: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
 }
 

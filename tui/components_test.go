@@ -23,7 +23,7 @@ func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: [
 func TestComposerAlone(t *testing.T) {
 	c := newComposer()
 	c.setTheme(themes.Or(themes.Dark))
-	c.SetSize(80)
+	c.SetSize(80, 1)
 	c.Focus()
 	if out, _ := c.Update(runes("where is my parcel?")); out != (composerOutcome{}) {
 		t.Fatalf("typing asks nothing of the root: %+v", out)
@@ -55,16 +55,16 @@ func TestComposerAlone(t *testing.T) {
 
 func TestPagerAlone(t *testing.T) {
 	p := newPager()
-	p.SetSize(24) // room: 19 lines
+	p.SetSize(80, 24) // room: 19 lines
 	p.open(false, 100)
 	if !p.log || p.off != 100-p.room() {
 		t.Fatalf("the log opens at its end: log %v off %d", p.log, p.off)
 	}
-	if closed := p.Update(runes("j"), 100); closed || p.off != 100-p.room() {
+	if closed, _ := p.Update(pagerKeyMsg{runes("j"), 100}); closed || p.off != 100-p.room() {
 		t.Fatalf("j at the end stays there: closed %v off %d", closed, p.off)
 	}
-	p.Update(runes("g"), 100)
-	p.Update(runes("k"), 100)
+	p.Update(pagerKeyMsg{runes("g"), 100})
+	p.Update(pagerKeyMsg{runes("k"), 100})
 	if p.off != 0 {
 		t.Fatalf("g goes to the top, k stops there: off %d", p.off)
 	}
@@ -75,10 +75,10 @@ func TestPagerAlone(t *testing.T) {
 	if v := p.View(themes.Or(themes.Dark), "Status log", lines, 40); !strings.Contains(v, "1–19 of 100") {
 		t.Fatalf("the box says which lines it shows:\n%s", v)
 	}
-	if closed := p.Update(runes("x"), 100); closed || !p.shown() {
+	if closed, _ := p.Update(pagerKeyMsg{runes("x"), 100}); closed || !p.shown() {
 		t.Fatalf("a key it does not bind leaves it open: closed %v shown %v", closed, p.shown())
 	}
-	if closed := p.Update(runes("q"), 100); !closed || p.shown() {
+	if closed, _ := p.Update(pagerKeyMsg{runes("q"), 100}); !closed || p.shown() {
 		t.Fatalf("q closes it: closed %v shown %v", closed, p.shown())
 	}
 }
@@ -87,14 +87,14 @@ func TestThreadListAlone(t *testing.T) {
 	l := newThreadList()
 	l.SetSize(80, 10)
 	l.set([]store.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, "")
-	if a := l.Update(runes("j")); a != listNone {
+	if a, _ := l.Update(runes("j")); a != listNone {
 		t.Fatalf("j moves the selection itself: %v", a)
 	}
 	if sel, _ := l.selected(); sel.ID != "b" {
 		t.Fatalf("j should select b, selects %q", sel.ID)
 	}
 	for key, want := range map[string]listAction{"o": listOpen, "d": listDelete, "n": listNew, "q": listQuit, "?": listHelp, "L": listLog} {
-		if a := l.Update(runes(key)); a != want {
+		if a, _ := l.Update(runes(key)); a != want {
 			t.Errorf("%s: action %v, want %v", key, a, want)
 		}
 	}
@@ -157,13 +157,13 @@ func TestTimelineKeysAlone(t *testing.T) {
 	tr.merge([]*timelineNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
 	tr.jump(3)
 	p.tree = tr
-	if moved, ok := p.Update(runes("h")); !ok || !moved || tr.cursor != 2 {
-		t.Fatalf("h steps back: ok %v moved %v at @%d", ok, moved, tr.cursor)
+	if s, _ := p.Update(runes("h")); !s.handled || !s.moved || tr.cursor != 2 {
+		t.Fatalf("h steps back: %+v at @%d", s, tr.cursor)
 	}
-	if moved, ok := p.Update(runes("g")); !ok || !moved || tr.cursor != 1 {
-		t.Fatalf("g goes to the first: ok %v moved %v at @%d", ok, moved, tr.cursor)
+	if s, _ := p.Update(runes("g")); !s.handled || !s.moved || tr.cursor != 1 {
+		t.Fatalf("g goes to the first: %+v at @%d", s, tr.cursor)
 	}
-	if _, ok := p.Update(runes("i")); ok {
+	if s, _ := p.Update(runes("i")); s.handled {
 		t.Fatal("i is not the timeline's")
 	}
 	p.follow()

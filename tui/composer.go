@@ -50,8 +50,9 @@ func (c *composer) setTheme(th *themes.Theme) {
 }
 
 // SetSize takes the screen's width: the input gets what the draft tag
-// leaves.
-func (c *composer) SetSize(w int) {
+// leaves. The composer is one row whatever the height (its text scrolls
+// sideways).
+func (c *composer) SetSize(w, _ int) {
 	c.w = w
 	c.input.Width = max(w-4-width(c.draftTag()), 10)
 }
@@ -86,11 +87,18 @@ func (c *composer) setDraft(on bool) {
 		desc = "reply as a draft: ON"
 	}
 	c.keys.Draft.SetHelp("ctrl+d", desc)
-	c.SetSize(c.w)
+	c.SetSize(c.w, 1)
 }
 
-// Update takes a key while the composer is open.
-func (c *composer) Update(msg tea.KeyMsg) (composerOutcome, tea.Cmd) {
+// Update takes a key while the composer is open, and what its input gets
+// besides keys (a cursor blink).
+func (c *composer) Update(m tea.Msg) (composerOutcome, tea.Cmd) {
+	msg, ok := m.(tea.KeyMsg)
+	if !ok {
+		var cmd tea.Cmd
+		c.input, cmd = c.input.Update(m)
+		return composerOutcome{}, cmd
+	}
 	switch {
 	case key.Matches(msg, c.keys.Clear):
 		// Clear the text first (the status log keeps it), then close.
@@ -115,13 +123,6 @@ func (c *composer) Update(msg tea.KeyMsg) (composerOutcome, tea.Cmd) {
 	var cmd tea.Cmd
 	c.input, cmd = c.input.Update(msg)
 	return composerOutcome{}, cmd
-}
-
-// updateOther passes a message that is not a key (a cursor blink).
-func (c *composer) updateOther(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
-	return cmd
 }
 
 // draftTag tells, right of the input, whether the reply will be a draft.

@@ -108,6 +108,9 @@ func newCache() *cache {
 }
 
 // want says the cursor now waits for checkpoint id of thread.
+// prefetch marks a prefetch started (on) or done (Update goroutine only).
+func (c *cache) prefetch(on bool) { c.prefetching = on }
+
 func (c *cache) want(thread string, id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -283,6 +286,9 @@ type (
 		head *headInfo
 		// answer is the approval answer this run carries out.
 		answer *answerInfo
+		// shown: the run is on the thread shown (the root sets it as it
+		// routes the message to the live strip).
+		shown bool
 	}
 	runUpdatesMsg struct {
 		run     RunHandle

@@ -24,10 +24,8 @@ import (
 // graphDialog (graphview.go), searchDialog (search.go), traceDialog
 // (trace.go).
 type dialog interface {
-	Update(msg tea.Msg) (done bool, cmd tea.Cmd)
-	SetSize(maxW, maxH int)
+	component[bool] // Update: done; SetSize: the most room it may take
 	View(th *themes.Theme, h help.Model) string
-	help.KeyMap
 }
 
 // cursorFollower is a dialog that shows the checkpoint under the cursor

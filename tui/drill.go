@@ -329,7 +329,9 @@ func newApprovalKeys() approvalKeys {
 func (k approvalKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.Reject, k.Edit, k.Cancel}
 }
-func (k approvalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k approvalKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.ShortHelp(), reasonHelp{k}.ShortHelp()}
+}
 
 // reasonHelp is the help line while typing the reason.
 type reasonHelp struct{ k approvalKeys }
@@ -395,7 +397,7 @@ func (m *Model) openDrill() tea.Cmd {
 		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
 	}
 	m.openDialog(newPointDialog(m.next.armed, func(name string) tea.Cmd {
-		m.next.armed = name
+		m.next.arm(name)
 		if name == "" {
 			return m.setFlash("no kill point armed", false)
 		}

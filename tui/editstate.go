@@ -205,7 +205,7 @@ func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
 		if msg.err != nil {
 			return m.setFlash(msg.err.Error(), true)
 		}
-		m.par.edit = msg.ed
+		m.par.editing(msg.ed)
 		return runEditor(msg.ed)
 	case editedMsg:
 		if msg.err != nil {
@@ -226,7 +226,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 	ed := msg.ed
 	switch {
 	case msg.unchanged:
-		m.par.edit = nil
+		m.par.editing(nil)
 		return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("%s at @%d unchanged: nothing stored", termtext.Line(ed.channel), ed.id), false))
 	case errors.Is(msg.err, engine.ErrBadEdit):
 		// Refused: nothing is stored; the file keeps the text to fix.
@@ -236,16 +236,16 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 			keys:     newConfirmKeys(),
 			onYes:    func() tea.Cmd { return runEditor(ed) },
 			onNo: func() tea.Cmd {
-				m.par.edit = nil
+				m.par.editing(nil)
 				return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("edit of %s at @%d dropped: nothing stored", termtext.Line(ed.channel), ed.id), false))
 			},
 		})
 		return flash
 	case msg.err != nil:
-		m.par.edit = nil
+		m.par.editing(nil)
 		return tea.Batch(removeEditFile(ed), m.setFlash(msg.err.Error(), true))
 	}
-	m.par.edit = nil
+	m.par.editing(nil)
 	cmds := []tea.Cmd{removeEditFile(ed)}
 	what := fmt.Sprintf("edited %s at @%d, stored as update @%d", termtext.Line(ed.channel), ed.id, msg.cp.ID)
 	if n := len(msg.cp.Tasks); n > 0 {

@@ -56,6 +56,44 @@ type fidelityChecks struct {
 	busy   bool
 }
 
+// start reserves the check of checkpoint k for the thread's opening gen:
+// false when its badge is current or another check is under way (one at
+// a time: scrubbing does not pile them up).
+func (f *fidelityChecks) start(k ckey, gen int) bool {
+	if f.badges == nil {
+		f.badges = newLRU[*fidelityBadge](256)
+	}
+	if b, ok := f.badges.get(k); ok && b.gen == gen || f.busy {
+		return false
+	}
+	f.busy = true
+	f.badges.put(k, &fidelityBadge{gen: gen, loading: true})
+	return true
+}
+
+// done ends the check msg answers, keeping its badge when current (the
+// open thread's, this opening's): kept says whether it did.
+func (f *fidelityChecks) done(msg fidelityMsg, current bool) (kept bool) {
+	f.busy = false
+	if !current || f.badges == nil {
+		return false
+	}
+	f.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
+	return true
+}
+
+// badge is checkpoint k's badge for the thread's opening gen, if any.
+func (f *fidelityChecks) badge(k ckey, gen int) *fidelityBadge {
+	if f.badges == nil {
+		return nil
+	}
+	b, ok := f.badges.get(k)
+	if !ok || b.gen != gen {
+		return nil
+	}
+	return b
+}
+
 type fidelityMsg struct {
 	gen    int
 	thread string
@@ -73,16 +111,9 @@ func (m *Model) checkFidelity() tea.Cmd {
 	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" || !m.content.shows(paneState) {
 		return nil
 	}
-	f := &m.fidelity
-	if f.badges == nil {
-		f.badges = newLRU[*fidelityBadge](256)
-	}
-	k := ckey{m.thread, d.cp.ID}
-	if b, ok := f.badges.get(k); ok && b.gen == m.gen || f.busy {
+	if !m.fidelity.start(ckey{m.thread, d.cp.ID}, m.gen) {
 		return nil
 	}
-	f.busy = true
-	f.badges.put(k, &fidelityBadge{gen: m.gen, loading: true})
 	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary, d.state.Facts)
 }
 
@@ -116,9 +147,7 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	m.fidelity.busy = false
-	if msg.gen == m.gen && msg.thread == m.thread && m.fidelity.badges != nil {
-		m.fidelity.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
+	if m.fidelity.done(msg, msg.gen == m.gen && msg.thread == m.thread) {
 		if m.cur != nil && m.cur.cp.ID == msg.id {
 			m.content.invalidate(paneState) // its badge changed: render it again
 			m.syncPanes()
@@ -129,14 +158,10 @@ func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 
 // fidelityBadgeOf is the badge of the checkpoint shown, if any.
 func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
-	if d == nil || m.fidelity.badges == nil {
+	if d == nil {
 		return nil
 	}
-	b, ok := m.fidelity.badges.get(ckey{m.thread, d.cp.ID})
-	if !ok || b.gen != m.gen {
-		return nil
-	}
-	return b
+	return m.fidelity.badge(ckey{m.thread, d.cp.ID}, m.gen)
 }
 
 // badgeText is the badge's words and whether the check passed:

@@ -167,117 +167,156 @@ func (f *follower) current(gen int, thread string) bool {
 	return f.gen == gen && f.thread == thread
 }
 
-// onFollow handles the follow mode's messages.
-func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
-	f := &m.follow
+// followNews is what a follow message asks of the root.
+type followNews struct {
+	reload   bool               // read the newest listings and head again (Model.followReload)
+	writer   bool               // ask who writes the thread (askWriter)
+	err      error              // the watch did not start: say so
+	reloaded *followReloadedMsg // a reload's answers, for the history and the head
+}
+
+// Update takes the follow mode's messages for the thread view of
+// generation gen; busy is whether this TUI runs the thread itself.
+func (f *follower) Update(msg tea.Msg, gen int, busy bool) (followNews, tea.Cmd) {
 	switch msg := msg.(type) {
 	case watchStartedMsg:
-		if !f.current(msg.gen, msg.thread) || msg.gen != m.gen {
+		if !f.current(msg.gen, msg.thread) || msg.gen != gen {
 			if msg.cancel != nil {
 				msg.cancel() // a thread closed since
 			}
-			return nil
+			return followNews{}, nil
 		}
 		if msg.err != nil {
 			if errors.Is(msg.err, engine.ErrNoWatch) {
-				return nil
+				return followNews{}, nil
 			}
-			return m.setFlash("not following the thread: "+msg.err.Error(), true)
+			return followNews{err: msg.err}, nil
 		}
 		f.c, f.cancel, f.on = msg.c, msg.cancel, true
 		// What was committed between the open's read and the watch's
 		// start woke nobody: one reload reads it (a thread opened again
 		// while another process runs it showed its first checkpoints
 		// only, until its next turn).
-		return tea.Batch(f.wait(), m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
+		return followNews{reload: true, writer: true}, f.wait()
 	case watchWokeMsg:
 		if !f.current(msg.gen, msg.thread) || !f.on {
-			return nil
+			return followNews{}, nil
 		}
 		f.armed = false
 		if msg.closed {
 			f.on = false
-			return nil
+			return followNews{}, nil
 		}
 		f.wakes++
-		if m.busy() {
+		if busy {
 			// This TUI's own run: it follows it already.
-			return f.floor()
+			return followNews{}, f.floor()
 		}
-		return tea.Batch(m.followReload(), f.askWriter(m.ctx, m.deps.Backend))
+		return followNews{reload: true, writer: true}, nil
 	case followReloadedMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return nil
+			return followNews{}, nil
 		}
-		var cmds []tea.Cmd
-		if h, ok := msg.history.(historyMsg); ok {
-			cmds = append(cmds, m.onHistory(h))
-		}
-		if h, ok := msg.head.(headMsg); ok && f.current(msg.gen, msg.thread) {
-			cmds = append(cmds, m.onHead(h))
-		}
-		if f.current(msg.gen, msg.thread) {
-			cmds = append(cmds, f.floor()) // still reloading until it passed
-		}
-		return tea.Batch(cmds...)
+		return followNews{reloaded: &msg}, nil
 	case followFloorMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return nil
+			return followNews{}, nil
 		}
 		f.reloading = false
 		if f.again {
-			return m.followReload()
+			return followNews{reload: true}, nil
 		}
 		if !f.armed && f.on {
-			return f.wait()
+			return followNews{}, f.wait()
 		}
-		return nil
 	case writerMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return nil
+			return followNews{}, nil
 		}
 		f.asking = false
 		if msg.err != nil {
-			return nil // the marker stays as it was; the next wake-up asks again
+			return followNews{}, nil // the marker stays as it was; the next wake-up asks again
 		}
 		was := f.writer
 		f.writer = msg.who
-		if m.busy() {
+		if busy {
 			f.writer = ""
 		}
-		var cmds []tea.Cmd
+		var cmd tea.Cmd
 		if f.writer != "" {
 			f.asking = true
 			gen, thread := f.gen, f.thread
-			cmds = append(cmds, tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} }))
+			cmd = tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} })
 		}
-		if was != "" && f.writer == "" && !m.busy() {
-			// The run elsewhere ended: its last status (done, paused, …).
-			cmds = append(cmds, m.followReload())
-		}
-		return tea.Batch(cmds...)
+		// The run elsewhere ended: its last status (done, paused, …).
+		return followNews{reload: was != "" && f.writer == "" && !busy}, cmd
 	case writerTickMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return nil
+			return followNews{}, nil
 		}
 		f.asking = false
-		return f.askWriter(m.ctx, m.deps.Backend)
+		return followNews{writer: true}, nil
 	}
-	return nil
+	return followNews{}, nil
+}
+
+// reload says whether a reload may start now: while one or its floor is
+// under way, it is asked for once more after it (again).
+func (f *follower) reload() bool {
+	if f.reloading {
+		f.again = true
+		return false
+	}
+	f.reloading, f.again = true, false
+	f.reloads++
+	return true
+}
+
+// deleted is the thread found deleted by another process: first is
+// whether it was not known yet.
+func (f *follower) deleted() (first bool) {
+	if f.gone {
+		return false
+	}
+	f.gone = true
+	return true
+}
+
+// onFollow routes the follow mode's messages and does what they ask.
+func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
+	news, cmd := m.follow.Update(msg, m.gen, m.busy())
+	cmds := []tea.Cmd{cmd}
+	if news.err != nil {
+		cmds = append(cmds, m.setFlash("not following the thread: "+news.err.Error(), true))
+	}
+	if r := news.reloaded; r != nil {
+		if h, ok := r.history.(historyMsg); ok {
+			cmds = append(cmds, m.onHistory(h))
+		}
+		if h, ok := r.head.(headMsg); ok && m.follow.current(r.gen, r.thread) {
+			cmds = append(cmds, m.onHead(h))
+		}
+		if m.follow.current(r.gen, r.thread) {
+			cmds = append(cmds, m.follow.floor()) // still reloading until it passed
+		}
+	}
+	if news.reload {
+		cmds = append(cmds, m.followReload())
+	}
+	if news.writer {
+		cmds = append(cmds, m.follow.askWriter(m.ctx, m.deps.Backend))
+	}
+	return tea.Batch(cmds...)
 }
 
 // followReload reads the followed thread's newest listings and head
 // again, or, while a reload or its floor is under way, once more after
 // it.
 func (m *Model) followReload() tea.Cmd {
-	f := &m.follow
-	if f.reloading {
-		f.again = true
+	if !m.follow.reload() {
 		return nil
 	}
-	f.reloading, f.again = true, false
-	f.reloads++
-	gen, thread := f.gen, f.thread
+	gen, thread := m.follow.gen, m.follow.thread
 	history, head := m.sync(false), m.reloadHead()
 	return func() tea.Msg {
 		r := followReloadedMsg{gen: gen, thread: thread}
@@ -295,7 +334,7 @@ func (m *Model) followReload() tea.Cmd {
 // thread, in the longest form that fits in room columns, or that it is
 // followed; "" when it is not.
 func (m *Model) followMarker(room int) (live, following string) {
-	f := &m.follow
+	f := m.follow
 	if !f.on || m.busy() || m.screen != screenThread {
 		return "", ""
 	}

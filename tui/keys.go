@@ -52,56 +52,91 @@ type threadKeys struct {
 	TurnPrev, TurnNext, Goto, Search, SearchNext, SearchPrev, Zoom, Trace key.Binding
 }
 
+// Help groups: the columns of the ? screen, in order.
+const (
+	helpScrub  = iota // the timeline's cursor
+	helpMove          // rows, pages, panes
+	helpRun           // runs, drills, the approval
+	helpParity        // replay, edit, compare, graph, prompt
+	helpScreen        // other screens, the theme, help and quit
+	helpNav           // turns, goto, search, zoom, trace
+	helpGroups
+)
+
+// threadKeyRow is one key of the thread view: the name `[keys]` rebinds
+// it under ("": not rebindable, shown in the help only), its help group,
+// its default keys, what it does, and the field of threadKeys it fills.
+type threadKeyRow struct {
+	name  string
+	group int
+	keys  []string
+	desc  string
+	field func(*threadKeys) *key.Binding
+}
+
+// threadKeyTable is the only place the thread view's keys are declared:
+// the bindings (newThreadKeys), the config names (keyNames), the ? screen
+// (FullHelp) and README's key table are all read from it, so a key cannot
+// be bound and missing from the help or README
+// (TestEveryThreadKeyIsInTheTable). Its order is keyNames' (the config's
+// error lists the names in it); FullHelp takes the rows group by group.
+var threadKeyTable = []threadKeyRow{
+	{"prev", helpScrub, []string{"left", "h"}, "previous checkpoint", func(k *threadKeys) *key.Binding { return &k.Prev }},
+	{"next", helpScrub, []string{"right", "l"}, "next checkpoint", func(k *threadKeys) *key.Binding { return &k.Next }},
+	{"first", helpScrub, []string{"home", "g"}, "first of branch", func(k *threadKeys) *key.Binding { return &k.First }},
+	{"last", helpScrub, []string{"end", "G"}, "last of branch", func(k *threadKeys) *key.Binding { return &k.Last }},
+	{"branch_prev", helpScrub, []string{"["}, "previous branch", func(k *threadKeys) *key.Binding { return &k.BranchPrev }},
+	{"branch_next", helpScrub, []string{"]"}, "next branch", func(k *threadKeys) *key.Binding { return &k.BranchNext }},
+	{"up", helpMove, []string{"up", "k"}, "up: row or scroll", func(k *threadKeys) *key.Binding { return &k.Up }},
+	{"down", helpMove, []string{"down", "j"}, "down: row or scroll", func(k *threadKeys) *key.Binding { return &k.Down }},
+	{"page_up", helpMove, []string{"pgup", "ctrl+u"}, "page up", func(k *threadKeys) *key.Binding { return &k.PageUp }},
+	{"page_down", helpMove, []string{"pgdown", "ctrl+d"}, "page down", func(k *threadKeys) *key.Binding { return &k.PageDown }},
+	{"focus_next", helpMove, []string{"tab"}, "next pane", func(k *threadKeys) *key.Binding { return &k.FocusNext }},
+	{"focus_prev", helpMove, []string{"shift+tab"}, "previous pane", func(k *threadKeys) *key.Binding { return &k.FocusPrev }},
+	{"tab_conversation", helpMove, []string{"1"}, "conversation", func(k *threadKeys) *key.Binding { return &k.TabConv }},
+	{"tab_state", helpMove, []string{"2"}, "state", func(k *threadKeys) *key.Binding { return &k.TabState }},
+	{"tab_inspector", helpMove, []string{"3"}, "inspector", func(k *threadKeys) *key.Binding { return &k.TabInsp }},
+	{"compose", helpRun, []string{"i", "enter"}, "write a message", func(k *threadKeys) *key.Binding { return &k.Compose }},
+	// The composer handles ctrl+d; the help says what it does there.
+	{"", helpRun, []string{"ctrl+d"}, "draft reply (writing)", func(k *threadKeys) *key.Binding { return &k.DraftHelp }},
+	{"fork", helpRun, []string{"f"}, "fork here", func(k *threadKeys) *key.Binding { return &k.Fork }},
+	{"resume", helpRun, []string{"r"}, "resume", func(k *threadKeys) *key.Binding { return &k.Resume }},
+	{"stop", helpRun, []string{"x"}, "stop the run", func(k *threadKeys) *key.Binding { return &k.Stop }},
+	{"kill", helpRun, []string{"X", "ctrl+k"}, "kill worker (asks)", func(k *threadKeys) *key.Binding { return &k.Kill }},
+	{"drill", helpRun, []string{"K"}, "arm a kill point", func(k *threadKeys) *key.Binding { return &k.Drill }},
+	{"dismiss", helpRun, []string{"esc"}, "hide drill report", func(k *threadKeys) *key.Binding { return &k.Dismiss }},
+	{"discard", helpRun, []string{"D"}, "discard pending", func(k *threadKeys) *key.Binding { return &k.Discard }},
+	{"approve", helpRun, []string{"a"}, "approve/reject draft", func(k *threadKeys) *key.Binding { return &k.Approve }},
+	{"breakpoints", helpRun, []string{"b"}, "breakpoints", func(k *threadKeys) *key.Binding { return &k.Breaks }},
+	{"threads", helpScreen, []string{"t"}, "threads", func(k *threadKeys) *key.Binding { return &k.Threads }},
+	{"fold", helpScreen, []string{"z"}, "fold/unfold text", func(k *threadKeys) *key.Binding { return &k.Fold }},
+	{"theme", helpScreen, []string{"T"}, "next theme (saved)", func(k *threadKeys) *key.Binding { return &k.Theme }},
+	{"log", helpScreen, []string{"L"}, "status log", func(k *threadKeys) *key.Binding { return &k.Log }},
+	{"script", helpScreen, []string{"s"}, "lesson script panel", func(k *threadKeys) *key.Binding { return &k.Script }},
+	{"help", helpScreen, []string{"?"}, "help", func(k *threadKeys) *key.Binding { return &k.Help }},
+	{"quit", helpScreen, []string{"q", "ctrl+c"}, "quit (asks mid-run)", func(k *threadKeys) *key.Binding { return &k.Quit }},
+	{"replay", helpParity, []string{"p"}, "replay here (asks)", func(k *threadKeys) *key.Binding { return &k.Replay }},
+	{"edit_state", helpParity, []string{"e"}, "edit state ($EDITOR)", func(k *threadKeys) *key.Binding { return &k.EditState }},
+	{"mark", helpParity, []string{"m"}, "mark for compare", func(k *threadKeys) *key.Binding { return &k.Mark }},
+	{"compare", helpParity, []string{"="}, "compare with the mark", func(k *threadKeys) *key.Binding { return &k.Compare }},
+	{"graph", helpParity, []string{"v"}, "graph view", func(k *threadKeys) *key.Binding { return &k.Graph }},
+	{"prompt", helpParity, []string{"P"}, "what the model saw", func(k *threadKeys) *key.Binding { return &k.Prompt }},
+	{"turn_prev", helpNav, []string{"{"}, "previous turn", func(k *threadKeys) *key.Binding { return &k.TurnPrev }},
+	{"turn_next", helpNav, []string{"}"}, "next turn", func(k *threadKeys) *key.Binding { return &k.TurnNext }},
+	{"goto", helpNav, []string{":"}, "go to checkpoint (@N)", func(k *threadKeys) *key.Binding { return &k.Goto }},
+	{"search", helpNav, []string{"/"}, "search", func(k *threadKeys) *key.Binding { return &k.Search }},
+	{"search_next", helpNav, []string{"n"}, "next match", func(k *threadKeys) *key.Binding { return &k.SearchNext }},
+	{"search_prev", helpNav, []string{"N"}, "previous match", func(k *threadKeys) *key.Binding { return &k.SearchPrev }},
+	{"zoom", helpNav, []string{"+"}, "zoom pane", func(k *threadKeys) *key.Binding { return &k.Zoom }},
+	{"trace", helpNav, []string{"o"}, "resume trace (⟲ ✝)", func(k *threadKeys) *key.Binding { return &k.Trace }},
+}
+
 func newThreadKeys() threadKeys {
-	return threadKeys{
-		Prev:       bind("previous checkpoint", "left", "h"),
-		Next:       bind("next checkpoint", "right", "l"),
-		First:      bind("first of branch", "home", "g"),
-		Last:       bind("last of branch", "end", "G"),
-		BranchPrev: bind("previous branch", "["),
-		BranchNext: bind("next branch", "]"),
-		Up:         bind("up: row or scroll", "up", "k"),
-		Down:       bind("down: row or scroll", "down", "j"),
-		PageUp:     bind("page up", "pgup", "ctrl+u"),
-		PageDown:   bind("page down", "pgdown", "ctrl+d"),
-		FocusNext:  bind("next pane", "tab"),
-		FocusPrev:  bind("previous pane", "shift+tab"),
-		TabConv:    bind("conversation", "1"),
-		TabState:   bind("state", "2"),
-		TabInsp:    bind("inspector", "3"),
-		Compose:    bind("write a message", "i", "enter"),
-		Fork:       bind("fork here", "f"),
-		Resume:     bind("resume", "r"),
-		Stop:       bind("stop the run", "x"),
-		Kill:       bind("kill worker (asks)", "X", "ctrl+k"),
-		Drill:      bind("arm a kill point", "K"),
-		Dismiss:    bind("hide drill report", "esc"),
-		DraftHelp:  bind("draft reply (writing)", "ctrl+d"),
-		Discard:    bind("discard pending", "D"),
-		Approve:    bind("approve/reject draft", "a"),
-		Breaks:     bind("breakpoints", "b"),
-		Threads:    bind("threads", "t"),
-		Fold:       bind("fold/unfold text", "z"),
-		Theme:      bind("next theme (saved)", "T"),
-		Log:        bind("status log", "L"),
-		Script:     bind("lesson script panel", "s"),
-		Help:       bind("help", "?"),
-		Quit:       bind("quit (asks mid-run)", "q", "ctrl+c"),
-		Replay:     bind("replay here (asks)", "p"),
-		EditState:  bind("edit state ($EDITOR)", "e"),
-		Mark:       bind("mark for compare", "m"),
-		Compare:    bind("compare with the mark", "="),
-		Graph:      bind("graph view", "v"),
-		Prompt:     bind("what the model saw", "P"),
-		TurnPrev:   bind("previous turn", "{"),
-		TurnNext:   bind("next turn", "}"),
-		Goto:       bind("go to checkpoint (@N)", ":"),
-		Search:     bind("search", "/"),
-		SearchNext: bind("next match", "n"),
-		SearchPrev: bind("previous match", "N"),
-		Zoom:       bind("zoom pane", "+"),
-		Trace:      bind("resume trace (⟲ ✝)", "o"),
+	var k threadKeys
+	for _, r := range threadKeyTable {
+		*r.field(&k) = bind(r.desc, r.keys...)
 	}
+	return k
 }
 
 // keyName is a rebindable key and the name the config file gives it.
@@ -110,23 +145,16 @@ type keyName struct {
 	b    *key.Binding
 }
 
-// keyNames are the thread view's keys by config name, in help order.
+// keyNames are the thread view's rebindable keys by config name, in the
+// table's order.
 func (k *threadKeys) keyNames() []keyName {
-	return []keyName{
-		{"prev", &k.Prev}, {"next", &k.Next}, {"first", &k.First}, {"last", &k.Last},
-		{"branch_prev", &k.BranchPrev}, {"branch_next", &k.BranchNext},
-		{"up", &k.Up}, {"down", &k.Down}, {"page_up", &k.PageUp}, {"page_down", &k.PageDown},
-		{"focus_next", &k.FocusNext}, {"focus_prev", &k.FocusPrev},
-		{"tab_conversation", &k.TabConv}, {"tab_state", &k.TabState}, {"tab_inspector", &k.TabInsp},
-		{"compose", &k.Compose}, {"fork", &k.Fork}, {"resume", &k.Resume}, {"stop", &k.Stop},
-		{"kill", &k.Kill}, {"drill", &k.Drill}, {"dismiss", &k.Dismiss},
-		{"discard", &k.Discard}, {"approve", &k.Approve}, {"breakpoints", &k.Breaks},
-		{"threads", &k.Threads}, {"fold", &k.Fold}, {"theme", &k.Theme}, {"log", &k.Log}, {"script", &k.Script},
-		{"help", &k.Help}, {"quit", &k.Quit},
-		{"replay", &k.Replay}, {"edit_state", &k.EditState}, {"mark", &k.Mark}, {"compare", &k.Compare}, {"graph", &k.Graph}, {"prompt", &k.Prompt},
-		{"turn_prev", &k.TurnPrev}, {"turn_next", &k.TurnNext}, {"goto", &k.Goto}, {"search", &k.Search},
-		{"search_next", &k.SearchNext}, {"search_prev", &k.SearchPrev}, {"zoom", &k.Zoom}, {"trace", &k.Trace},
+	out := make([]keyName, 0, len(threadKeyTable))
+	for _, r := range threadKeyTable {
+		if r.name != "" {
+			out = append(out, keyName{r.name, r.field(k)})
+		}
 	}
+	return out
 }
 
 // short is b for the footer: a short description, and when b has a
@@ -156,16 +184,13 @@ func (k threadKeys) footer(focused []key.Binding) []key.Binding {
 	return append(bs, short(k.Quit, "quit"), k.Help)
 }
 
-// FullHelp is the `?` screen.
+// FullHelp is the `?` screen: the table's rows, group by group.
 func (k threadKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Prev, k.Next, k.First, k.Last, k.BranchPrev, k.BranchNext},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.FocusNext, k.FocusPrev, k.TabConv, k.TabState, k.TabInsp},
-		{k.Compose, k.DraftHelp, k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks},
-		{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph, k.Prompt},
-		{k.Threads, k.Fold, k.Theme, k.Log, k.Script, k.Help, k.Quit},
-		{k.TurnPrev, k.TurnNext, k.Goto, k.Search, k.SearchNext, k.SearchPrev, k.Zoom, k.Trace},
+	groups := make([][]key.Binding, helpGroups)
+	for _, r := range threadKeyTable {
+		groups[r.group] = append(groups[r.group], *r.field(&k))
 	}
+	return groups
 }
 
 // threadListKeys are the keys of the threads screen.
@@ -232,8 +257,10 @@ func newFormKeys() formKeys {
 	}
 }
 
-func (k formKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Next, k.Cancel} }
-func (k formKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k formKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Next, k.Cancel} }
+func (k formKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}}
+}
 
 // composerKeys are the keys while writing a message.
 type composerKeys struct {

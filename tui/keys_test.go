@@ -5,9 +5,11 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/themes"
@@ -368,6 +370,96 @@ func TestStatusBarKeepsThePosition(t *testing.T) {
 		pos := fmt.Sprintf("at @%d %d/%d", h.m.timeline.tree.cursor, h.m.timeline.position[0], h.m.timeline.position[1])
 		if !strings.Contains(bar, pos) || !strings.Contains(bar, "stopped at @87") {
 			t.Errorf("%d columns: the status bar lost the position %q or the status:\n%s", w, pos, bar)
+		}
+	}
+}
+
+// Every key of the thread view is a row of threadKeyTable, with its keys
+// and its help text: a binding added to threadKeys without a row (so
+// without help, README and a config name) fails here, and a row is the
+// only thing needed for the ? screen, README and [keys] to list it.
+func TestEveryThreadKeyIsInTheTable(t *testing.T) {
+	var k threadKeys
+	rows := map[*key.Binding]string{}
+	names := map[string]bool{}
+	for _, r := range threadKeyTable {
+		b := r.field(&k)
+		if prev, ok := rows[b]; ok {
+			t.Errorf("rows %q and %q fill the same binding", prev, r.name)
+		}
+		rows[b] = r.name
+		if len(r.keys) == 0 || strings.TrimSpace(r.desc) == "" {
+			t.Errorf("row %q (group %d) lacks its keys or its help text", r.name, r.group)
+		}
+		if r.group < 0 || r.group >= helpGroups {
+			t.Errorf("row %q is in no help group (%d)", r.name, r.group)
+		}
+		if r.name != "" && names[r.name] {
+			t.Errorf("two rows are named %q in [keys]", r.name)
+		}
+		names[r.name] = true
+	}
+	v := reflect.ValueOf(&k).Elem()
+	bindingT := reflect.TypeOf(key.Binding{})
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Type != bindingT {
+			t.Errorf("threadKeys.%s is not a key.Binding: the thread view's keys are its bindings only", f.Name)
+			continue
+		}
+		if _, ok := rows[v.Field(i).Addr().Interface().(*key.Binding)]; !ok {
+			t.Errorf("threadKeys.%s has no row in threadKeyTable (keys.go): it would be bound, but missing from ? and README", f.Name)
+		}
+	}
+	// What the table says is what the ? screen shows.
+	shown := map[string]bool{}
+	for _, g := range newThreadKeys().FullHelp() {
+		for _, b := range g {
+			shown[b.Help().Key+" "+b.Help().Desc] = true
+		}
+	}
+	for _, r := range threadKeyTable {
+		if want := keyLabel(r.keys) + " " + r.desc; !shown[want] {
+			t.Errorf("the ? screen lacks %q", want)
+		}
+	}
+}
+
+// Every binding of every key map of the main TUI is in its FullHelp (the
+// ? screen, a dialog's key line, README's tables): a binding added to a
+// key map but not to its help fails here.
+func TestEveryKeyMapHelpsWithEveryBinding(t *testing.T) {
+	tk := newThreadKeys()
+	maps := map[string]interface{ FullHelp() [][]key.Binding }{
+		"threadKeys": tk, "threadListKeys": newThreadListKeys(), "pagerKeys": newPagerKeys(),
+		"formKeys": newFormKeys(), "composerKeys": newComposerKeys(), "confirmKeys": newConfirmKeys(),
+		"quitKeys": newQuitKeys(), "toggleKeys": newToggleKeys(), "lessonKeys": newLessonKeys(),
+		"promptKeys": newPromptKeys(promptSearch), "contentKeys": newContentKeys(tk), "timelineKeys": newTimelineKeys(tk),
+		"compareKeys": newCompareKeys(), "pickKeys": newPickKeys(), "approvalKeys": newApprovalKeys(),
+		"channelKeys": newChannelKeys(), "graphKeys": newGraphKeys(tk), "sawKeys": newSawKeys(),
+		"searchKeys": newSearchKeys(), "traceKeys": newTraceKeys(),
+	}
+	bindingT := reflect.TypeOf(key.Binding{})
+	for name, km := range maps {
+		helped := map[string]bool{}
+		for _, g := range km.FullHelp() {
+			for _, b := range g {
+				helped[strings.Join(b.Keys(), " ")] = true
+			}
+		}
+		v := reflect.ValueOf(km)
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Type != bindingT {
+				continue
+			}
+			b := v.Field(i).Interface().(key.Binding)
+			if len(b.Keys()) == 0 || !b.Enabled() {
+				continue // disabled here (a prompt that is not the search's)
+			}
+			if !helped[strings.Join(b.Keys(), " ")] {
+				t.Errorf("%s.%s (%s) is bound but not in its FullHelp: the ? screen and README would not list it", name, f.Name, strings.Join(b.Keys(), "/"))
+			}
 		}
 	}
 }

@@ -182,7 +182,12 @@ func (p *lessonPicker) find(name string) (Lesson, bool) {
 }
 
 // Update moves the cursor; it returns the lesson chosen, if any.
-func (p *lessonPicker) Update(msg tea.KeyMsg) (chosen *Lesson, cmd tea.Cmd) {
+func (p *lessonPicker) Update(m tea.Msg) (chosen *Lesson, cmd tea.Cmd) {
+	msg, ok := m.(tea.KeyMsg)
+	if !ok {
+		p.list, cmd = p.list.Update(m)
+		return nil, cmd
+	}
 	switch {
 	case key.Matches(msg, p.keys.Open):
 		it, ok := p.list.SelectedItem().(lessonItem)

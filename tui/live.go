@@ -155,17 +155,16 @@ type runNews struct {
 	final    RunUpdate
 }
 
-// Update takes the messages of the run under way: its start (current says
-// whether it runs on the thread shown) and batches of its updates; the Cmd
-// waits for the next batch.
-func (s *liveStrip) Update(msg tea.Msg, current bool) (runNews, tea.Cmd) {
+// Update takes the messages of the run under way: its start and batches
+// of its updates; the Cmd waits for the next batch.
+func (s *liveStrip) Update(msg tea.Msg) (runNews, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runStartedMsg:
 		s.starting = false
 		if msg.err != nil {
 			return runNews{startErr: msg.err}, nil
 		}
-		s.start(msg, current)
+		s.start(msg, msg.shown)
 		return runNews{}, waitRun(msg.run)
 	case runUpdatesMsg:
 		if msg.run != s.run || s.run == nil {

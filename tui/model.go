@@ -199,7 +199,7 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.thread != "" {
 		cmds = append(cmds, m.openThread(m.thread))
-		m.opening.threads = true
+		m.opening.withThreads()
 	} else {
 		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
 	}
@@ -302,9 +302,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.dialog != nil {
 		_, cmd = m.dialog.Update(msg)
 	} else if m.composer.open {
-		cmd = m.composer.updateOther(msg)
+		_, cmd = m.composer.Update(msg)
 	} else if m.nav.prompt != nil {
-		m.nav.prompt.in, cmd = m.nav.prompt.in.Update(msg)
+		cmd = m.nav.prompt.update(msg)
 	}
 	return m, cmd
 }
@@ -421,11 +421,13 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	defer m.afterNavKey()
-	if m.focus != focusTimeline && m.content.Update(msg, m.focusedPane(), max(m.layout.bodyH-3, 1)) {
-		return nil
+	if m.focus != focusTimeline {
+		if handled, _ := m.content.Update(paneKeyMsg{msg, m.focusedPane()}); handled {
+			return nil
+		}
 	}
-	if moved, ok := m.timeline.Update(msg); ok {
-		if moved {
+	if s, _ := m.timeline.Update(msg); s.handled {
+		if s.moved {
 			return m.cursorMoved()
 		}
 		return nil
@@ -500,7 +502,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
-	switch m.threads.Update(msg) {
+	action, _ := m.threads.Update(msg)
+	switch action {
 	case listQuit:
 		return m.askQuit()
 	case listHelp:

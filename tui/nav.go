@@ -213,7 +213,7 @@ func (m *Model) onNavKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, k.SearchPrev):
 		return m.nextHit(-1), true
 	case key.Matches(msg, k.Zoom):
-		m.nav.zoom = !m.nav.zoom
+		m.nav.toggleZoom()
 		m.relayout()
 		return m.wantWords(), true
 	case key.Matches(msg, k.Trace):
@@ -315,8 +315,10 @@ func newPromptKeys(kind promptKind) promptKeys {
 	return k
 }
 
-func (k promptKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Older, k.Cancel} }
-func (k promptKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k promptKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Older, k.Cancel} }
+func (k promptKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Older, k.Newer, k.Cancel}}
+}
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 	if m.thread == "" || m.timeline.tree.len() == 0 {
@@ -332,34 +334,47 @@ func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 		in.Placeholder = "search words in every branch's messages, this checkpoint's state and events (↑ earlier)"
 	}
 	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.theme.Prompt, m.theme.Text, m.theme.Placeholder, m.theme.Accent
-	m.nav.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys(kind), hist: len(m.nav.search.history)}
-	return m.nav.prompt.in.Focus()
+	return m.nav.openPrompt(kind, in)
 }
 
+// openPrompt opens the : or / prompt with its input.
+func (n *navState) openPrompt(kind promptKind, in textinput.Model) tea.Cmd {
+	n.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys(kind), hist: len(n.search.history)}
+	return n.prompt.in.Focus()
+}
+
+// onPromptKey passes a key to the open prompt and does what it submits.
 func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
-	p := m.nav.prompt
+	kind, text, cmd := m.nav.promptKey(msg)
+	switch {
+	case text == "":
+		return cmd
+	case kind == promptGoto:
+		return m.gotoCheckpoint(text)
+	}
+	return m.startSearch(text)
+}
+
+// promptKey takes a key while the prompt is open: esc closes it, enter
+// closes it and returns its kind and text ("": nothing to do), ↑ and ↓
+// step through the earlier searches; anything else is typed.
+func (n *navState) promptKey(msg tea.KeyMsg) (promptKind, string, tea.Cmd) {
+	p := n.prompt
 	switch {
 	case key.Matches(msg, p.keys.Cancel):
-		m.nav.prompt = nil
-		return nil
+		n.prompt = nil
+		return p.kind, "", nil
 	case key.Matches(msg, p.keys.Submit):
-		m.nav.prompt = nil
-		text := strings.TrimSpace(p.in.Value())
-		if text == "" {
-			return nil
-		}
-		if p.kind == promptGoto {
-			return m.gotoCheckpoint(text)
-		}
-		return m.startSearch(text)
+		n.prompt = nil
+		return p.kind, strings.TrimSpace(p.in.Value()), nil
 	case key.Matches(msg, p.keys.Older, p.keys.Newer):
-		h := m.nav.search.history
+		h := n.search.history
 		at := p.hist - 1
 		if key.Matches(msg, p.keys.Newer) {
 			at = p.hist + 1
 		}
 		if at < 0 || at > len(h) {
-			return nil
+			return p.kind, "", nil
 		}
 		if p.hist == len(h) {
 			p.draft = p.in.Value()
@@ -371,8 +386,13 @@ func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
 			p.in.SetValue(h[at])
 		}
 		p.in.CursorEnd()
-		return nil
+		return p.kind, "", nil
 	}
+	return p.kind, "", p.update(msg)
+}
+
+// update passes a message to the prompt's input (a key, a cursor blink).
+func (p *navPrompt) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	p.in, cmd = p.in.Update(msg)
 	return cmd
@@ -399,14 +419,14 @@ func (m *Model) zoomSizes() {
 		return
 	}
 	p := m.zoomedPane()
-	m.nav.zoomSized = p
+	m.nav.zoomedTo(p)
 	inner := m.layout.paneInner
 	if p < 0 {
 		m.timeline.SetSize(m.w-2, inner)
 		m.timeline.ensureVisible()
 		return
 	}
-	m.content.panes[p].SetSize(m.w-2, inner)
+	m.content.zoom(p, m.w-2, inner)
 	m.syncPanes()
 }
 
@@ -436,8 +456,8 @@ func (m *Model) convPins(w int) []string {
 	if at := m.nav.orig[reqKey(d)].at; at != 0 {
 		key.origAt = "@" + strconv.FormatInt(at, 10)
 	}
-	if key == m.nav.pinKey && m.nav.pins != nil {
-		return m.nav.pins
+	if pins, ok := m.nav.pinned(key); ok {
+		return pins
 	}
 	th := m.theme
 	var out []string
@@ -469,7 +489,7 @@ func (m *Model) convPins(w int) []string {
 	if len(out) > 0 {
 		out = append(out, th.Muted.Render(strings.Repeat("╌", w)))
 	}
-	m.nav.pinKey, m.nav.pins = key, out
+	m.nav.pin(key, out)
 	return out
 }
 
@@ -532,9 +552,6 @@ func (m *Model) wantOriginal() tea.Cmd {
 		return nil
 	}
 	k := reqKey(d)
-	if m.nav.orig == nil {
-		m.nav.orig = map[origKey]storedQuestion{}
-	}
 	if _, ok := m.nav.orig[k]; ok {
 		return nil
 	}
@@ -542,8 +559,7 @@ func (m *Model) wantOriginal() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	m.nav.orig[k] = storedQuestion{} // asked
-	m.nav.origLoading++
+	m.nav.askQuestion(k)
 	ctx, gen, thread := m.ctx, m.gen, m.thread
 	return func() tea.Msg {
 		ms, err := r.MessagesIn(ctx, thread, int64(k.index), int64(k.index))
@@ -563,12 +579,43 @@ func (m *Model) wantOriginal() tea.Cmd {
 }
 
 func (m *Model) onOriginal(msg origMsg) tea.Cmd {
-	m.nav.origLoading = max(m.nav.origLoading-1, 0)
-	if msg.gen != m.gen || msg.thread != m.thread || m.nav.orig == nil {
-		return nil
-	}
-	m.nav.orig[msg.key] = msg.orig
+	m.nav.answerQuestion(msg, msg.gen == m.gen && msg.thread == m.thread)
 	return nil
+}
+
+// traced marks a resume trace's read started (on) or ended.
+func (n *navState) traced(on bool) { n.tracing = on }
+
+// toggleZoom shows the focused pane full screen (+), or the columns again.
+func (n *navState) toggleZoom() { n.zoom = !n.zoom }
+
+// zoomedTo is the pane the zoom was laid out for (-1: the timeline).
+func (n *navState) zoomedTo(p int) { n.zoomSized = p }
+
+// pinned is the pinned lines rendered for key, if they were.
+func (n *navState) pinned(key pinKey) ([]string, bool) {
+	return n.pins, key == n.pinKey && n.pins != nil
+}
+
+// pin keeps the pinned lines rendered for key.
+func (n *navState) pin(key pinKey, lines []string) { n.pinKey, n.pins = key, lines }
+
+// askQuestion marks question k's read started.
+func (n *navState) askQuestion(k origKey) {
+	if n.orig == nil {
+		n.orig = map[origKey]storedQuestion{}
+	}
+	n.orig[k] = storedQuestion{} // asked
+	n.origLoading++
+}
+
+// answerQuestion ends a question's read, keeping what it read when
+// current (the open thread's, this opening's).
+func (n *navState) answerQuestion(msg origMsg, current bool) {
+	n.origLoading = max(n.origLoading-1, 0)
+	if current && n.orig != nil {
+		n.orig[msg.key] = msg.orig
+	}
 }
 
 // navState is the Model's part for this file, search.go and trace.go.

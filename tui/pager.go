@@ -23,8 +23,9 @@ type pager struct {
 
 func newPager() pager { return pager{keys: newPagerKeys()} }
 
-// SetSize takes the screen's height.
-func (p *pager) SetSize(h int) { p.h = h }
+// SetSize takes the screen's height: the box is as wide as what it shows
+// (View).
+func (p *pager) SetSize(_, h int) { p.h = h }
 
 // shown is whether the help or the log is open.
 func (p *pager) shown() bool { return p.help || p.log }
@@ -41,10 +42,21 @@ func (p *pager) open(help bool, lines int) {
 	}
 }
 
-// Update scrolls by a key over lines lines; closed is whether the key
-// closed the pager instead. Other keys do nothing.
-func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
-	k := p.keys
+// pagerKeyMsg is a key for the pager, which shows lines lines (the root
+// gives them at View).
+type pagerKeyMsg struct {
+	tea.KeyMsg
+	lines int
+}
+
+// Update scrolls by a key; closed is whether the key closed the pager
+// instead. Other keys do nothing.
+func (p *pager) Update(m tea.Msg) (closed bool, cmd tea.Cmd) {
+	pk, ok := m.(pagerKeyMsg)
+	if !ok {
+		return false, nil
+	}
+	msg, lines, k := pk.KeyMsg, pk.lines, p.keys
 	maxOff := max(lines-p.room(), 0)
 	page := max(p.room()-1, 1)
 	switch {
@@ -62,10 +74,10 @@ func (p *pager) Update(msg tea.KeyMsg, lines int) (closed bool) {
 		p.off = maxOff
 	case key.Matches(msg, k.Close), msg.Type == tea.KeyCtrlC:
 		p.help, p.log = false, false
-		return true
+		return true, nil
 	}
 	p.off = min(max(p.off, 0), maxOff)
-	return false
+	return false, nil
 }
 
 // wheel scrolls by the mouse wheel (View clamps it).

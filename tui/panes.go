@@ -108,21 +108,31 @@ func (c *contentPanes) FullHelp() [][]key.Binding { return c.keys.FullHelp() }
 
 func (c *contentPanes) setTheme(th *themes.Theme) { c.renderer = newRenderer(th) }
 
-// SetSize sizes the panes for l: wide, the conversation is the main column
-// and the state and the inspector share the side one; narrow, the main
-// column shows one of the three.
-func (c *contentPanes) SetSize(l layout) {
-	c.wide = l.wide
-	if l.wide {
-		c.panes[paneConv].SetSize(l.mainW-2, l.paneInner)
-		c.panes[paneState].SetSize(l.sideW-2, l.paneInner)
-		c.panes[paneInsp].SetSize(l.sideW-2, l.paneInner)
+// setWide says whether the layout has a side column (the root decides it
+// from the screen's width, before SetSize).
+func (c *contentPanes) setWide(wide bool) { c.wide = wide }
+
+// SetSize takes the room right of the timeline, w wide and h tall, frames
+// included: wide, the conversation is the main column and the state and
+// the inspector share the side one; narrow, the main column shows one of
+// the three.
+func (c *contentPanes) SetSize(w, h int) {
+	mainW, sideW := columns(w, c.wide)
+	inner := max(h-2, 0)
+	if c.wide {
+		c.panes[paneConv].SetSize(mainW-2, inner)
+		c.panes[paneState].SetSize(sideW-2, inner)
+		c.panes[paneInsp].SetSize(sideW-2, inner)
 		return
 	}
 	for p := range c.panes {
-		c.panes[p].SetSize(l.mainW-2, l.paneInner)
+		c.panes[p].SetSize(mainW-2, inner)
 	}
 }
+
+// zoom gives pane p the room of the whole body, w wide and h tall inside
+// its frame (+).
+func (c *contentPanes) zoom(p, w, h int) { c.panes[p].SetSize(w, h) }
 
 // visible are the panes the main and side columns show (side -1: none).
 func (c *contentPanes) visible() (main, side int) {
@@ -151,10 +161,22 @@ func (c *contentPanes) show(p int) (side bool) {
 	return true
 }
 
-// Update scrolls pane p, the focused one, by a key (a page is page
-// lines): handled is whether the key was the panes'.
-func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
-	k := c.keys
+// paneKeyMsg is a key for the focused pane, pane (the root keeps the
+// focus).
+type paneKeyMsg struct {
+	tea.KeyMsg
+	pane int
+}
+
+// Update scrolls the focused pane by a key (a page is its height but a
+// line): handled is whether the key was the panes'.
+func (c *contentPanes) Update(m tea.Msg) (handled bool, cmd tea.Cmd) {
+	pk, ok := m.(paneKeyMsg)
+	if !ok || pk.pane < 0 {
+		return false, nil
+	}
+	msg, p, k := pk.KeyMsg, pk.pane, c.keys
+	page := max(c.panes[p].h-1, 1)
 	switch {
 	case key.Matches(msg, k.Up):
 		c.scroll(p, -1)
@@ -169,9 +191,9 @@ func (c *contentPanes) Update(msg tea.KeyMsg, p, page int) (handled bool) {
 	case key.Matches(msg, k.Bottom):
 		c.scroll(p, math.MaxInt/2)
 	default:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // scroll moves pane p by n lines.

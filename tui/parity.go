@@ -18,6 +18,20 @@ type parity struct {
 	edit *stateEdit
 }
 
+// editing is the state edit under way (nil: none, it ended).
+func (p *parity) editing(ed *stateEdit) { p.edit = ed }
+
+// toggleMark marks checkpoint id of thread, or unmarks it when it is the
+// mark: on is whether it is marked now.
+func (p *parity) toggleMark(thread string, id int64) (on bool) {
+	if p.mark == id && p.markThread == thread {
+		p.mark = 0
+		return false
+	}
+	p.mark, p.markThread = id, thread
+	return true
+}
+
 // onParityKey handles the parity keys of the thread view.
 func (m *Model) onParityKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	k := m.keys

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -34,32 +35,30 @@ func keyTable() string {
 			b.WriteString("| `" + k.Help().Key + "` | " + k.Help().Desc + " |\n")
 		}
 	}
-	lk := newThreadListKeys()
-	section("**Threads** (the first screen):", []key.Binding{lk.Up, lk.Down, lk.Open, lk.New, lk.Delete, lk.Refresh, lk.Back, lk.Log, lk.Help, lk.Quit})
+	// A key map's section is its FullHelp, which has every binding it
+	// declares (TestEveryKeyMapHelpsWithEveryBinding).
+	all := func(km help.KeyMap) []key.Binding {
+		var bs []key.Binding
+		for _, g := range km.FullHelp() {
+			bs = append(bs, g...)
+		}
+		return bs
+	}
+	section("**Threads** (the first screen):", all(newThreadListKeys()))
 
+	// The thread view's rows come from the table the bindings are made
+	// from (threadKeyTable), in the ? screen's order.
 	tk := newThreadKeys()
-	names := map[*key.Binding]string{}
-	for _, n := range tk.keyNames() {
-		names[n.b] = n.name
-	}
 	b.WriteString("\n**Thread view** (the last column is the name to rebind it under `[keys]` in the config file):\n\n| Key | Does | `[keys]` name |\n|---|---|---|\n")
-	ptr := map[string]*key.Binding{}
-	for _, n := range tk.keyNames() {
-		ptr[n.b.Help().Key+"\x00"+n.b.Help().Desc] = n.b
-	}
-	for _, g := range tk.FullHelp() {
-		for _, k := range g {
-			name := ""
-			if p, ok := ptr[k.Help().Key+"\x00"+k.Help().Desc]; ok {
-				name = names[p]
+	for g := range helpGroups {
+		for _, r := range threadKeyTable {
+			if r.group == g {
+				row(*r.field(&tk), r.name)
 			}
-			row(k, name)
 		}
 	}
-	ck := newComposerKeys()
-	section("**Writing a message** (`i`):", []key.Binding{ck.Send, ck.Draft, ck.Leave, ck.Clear})
-	pk := newPagerKeys()
-	section("**Help and status log** (`?`, `L`; esc, q, ? or L closes them; other keys do nothing):", []key.Binding{pk.Up, pk.Down, pk.PageUp, pk.PageDown, pk.Top, pk.Bottom, pk.Close})
+	section("**Writing a message** (`i`):", all(newComposerKeys()))
+	section("**Help and status log** (`?`, `L`; esc, q, ? or L closes them; other keys do nothing):", all(newPagerKeys()))
 	yn, qk := newConfirmKeys(), newQuitKeys()
 	section("**Questions** (kill, quit during a run, delete, discard):", []key.Binding{yn.Yes, yn.No, qk.Yes})
 	return b.String()

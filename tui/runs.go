@@ -55,6 +55,17 @@ type nextRun struct {
 	authTTL time.Duration   // of a draft's authorization grant
 }
 
+// arm arms the kill point name for the next run ("": none).
+func (n *nextRun) arm(name string) { n.armed = name }
+
+// ran is a run started with kill point killAt: a kill point is armed for
+// one run.
+func (n *nextRun) ran(killAt string) {
+	if killAt != "" && killAt == n.armed {
+		n.armed = ""
+	}
+}
+
 func newNextRun(s Settings) nextRun {
 	n := nextRun{breaks: map[string]bool{}, authTTL: s.AuthTTL}
 	if n.authTTL <= 0 {
@@ -122,21 +133,20 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 }
 
 func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	news, wait := m.live.Update(msg, msg.gen == m.gen)
+	msg.shown = msg.gen == m.gen
+	news, wait := m.live.Update(msg)
 	if news.startErr != nil {
 		m.refreshLive()
 		return m.setFlash(news.startErr.Error(), true)
 	}
 	m.timeline.followNextRun(msg.gen == m.gen)
-	if msg.rs.KillAt != "" && msg.rs.KillAt == m.next.armed {
-		m.next.armed = "" // a kill point is armed for one run
-	}
+	m.next.ran(msg.rs.KillAt)
 	m.refreshLive()
 	return wait
 }
 
 func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
-	news, wait := m.live.Update(msg, false)
+	news, wait := m.live.Update(msg)
 	var cmds []tea.Cmd
 	if news.saved || news.finished {
 		cmds = append(cmds, m.sync(false))

@@ -40,6 +40,43 @@ type searchState struct {
 	history []string
 }
 
+// begin starts a search for q: no hits yet, n/N before the first.
+func (s *searchState) begin(q string) {
+	s.remember(q)
+	s.query, s.hits, s.at, s.running = q, nil, -1, true
+}
+
+// ended takes a search's answer (its hits, none on an error).
+func (s *searchState) ended(msg searchMsg) {
+	s.running = false
+	if msg.err == nil {
+		s.hits, s.at = msg.hits, -1
+	}
+}
+
+// step is the hit n (dir 1) or N (dir -1) goes to; ok is false with no
+// hits.
+func (s *searchState) step(dir int) (int, bool) {
+	if len(s.hits) == 0 {
+		return 0, false
+	}
+	at := s.at
+	if at < 0 && dir < 0 {
+		at = 0
+	}
+	return ((at+dir)%len(s.hits) + len(s.hits)) % len(s.hits), true
+}
+
+// goTo makes hit i the current one; ok is false when there is no hit i
+// (a newer search came meanwhile).
+func (s *searchState) goTo(i int) (searchHit, bool) {
+	if i < 0 || i >= len(s.hits) {
+		return searchHit{}, false
+	}
+	s.at = i
+	return s.hits[i], true
+}
+
 // maxHistory bounds the queries ↑ brings back.
 const maxHistory = 50
 
@@ -116,8 +153,7 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	case n > store.MaxQueryWords:
 		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
-	m.nav.search.remember(q)
-	m.nav.search.query, m.nav.search.hits, m.nav.search.at, m.nav.search.running = q, nil, -1, true
+	m.nav.search.begin(q)
 	t := m.timeline.tree
 	// Snapshots for the Cmd's goroutine: listings, the checkpoint under
 	// the cursor.
@@ -226,11 +262,10 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.thread != m.thread {
 		return nil
 	}
-	m.nav.search.running = false
+	m.nav.search.ended(msg)
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
-	m.nav.search.hits, m.nav.search.at = msg.hits, -1
 	if len(msg.hits) == 0 {
 		return m.setFlash(fmt.Sprintf("no match for %q in the messages of every branch, nor in this checkpoint's state, events or the listings", termtext.Line(msg.query)), true)
 	}
@@ -242,23 +277,18 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 
 // nextHit goes to the next (dir 1) or previous search hit.
 func (m *Model) nextHit(dir int) tea.Cmd {
-	s := &m.nav.search
-	if len(s.hits) == 0 {
+	i, ok := m.nav.search.step(dir)
+	if !ok {
 		return m.setFlash("no search results: / searches", false)
 	}
-	if s.at < 0 && dir < 0 {
-		s.at = 0
-	}
-	s.at = ((s.at+dir)%len(s.hits) + len(s.hits)) % len(s.hits)
-	return m.goHit(s.at)
+	return m.goHit(i)
 }
 
 func (m *Model) goHit(i int) tea.Cmd {
-	if i < 0 || i >= len(m.nav.search.hits) {
+	h, ok := m.nav.search.goTo(i)
+	if !ok {
 		return nil // a newer search came meanwhile
 	}
-	h := m.nav.search.hits[i]
-	m.nav.search.at = i
 	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%d %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
 	if !m.timeline.tree.jump(h.id) {
 		return m.setFlash(fmt.Sprintf("match %d/%d is at @%d, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
@@ -290,8 +320,10 @@ func newSearchKeys() searchKeys {
 	}
 }
 
-func (k searchKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
-func (k searchKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
+func (k searchKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Go, k.Close}}
+}
 
 // rows is how many hits the list shows at once: the room but the box's
 // frame, margin, note and keys.

@@ -29,7 +29,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.cache.drop(thread)
 	m.live.forget()
 	m.follow.stop()
-	m.opening.pending = true
+	m.opening.begin()
 	m.syncPanes()
 	m.refreshLive()
 	return loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage)
@@ -47,15 +47,32 @@ type opening struct {
 	threads bool // read the threads list then too
 }
 
+// begin starts an open: its first screen is not shown yet.
+func (o *opening) begin() { o.pending = true }
+
+// withThreads reads the threads list too once the first screen shows (a
+// thread named at start).
+func (o *opening) withThreads() { o.threads = true }
+
+// shown is the first screen shown: due is whether what waited for it
+// starts now (once), threads whether the threads list is read too.
+func (o *opening) shown() (due, threads bool) {
+	if !o.pending {
+		return false, false
+	}
+	due, threads = true, o.threads
+	o.pending, o.threads = false, false
+	return due, threads
+}
+
 // opened starts what the first screen did not wait for, once.
 func (m *Model) opened() tea.Cmd {
-	if !m.opening.pending {
+	due, threads := m.opening.shown()
+	if !due {
 		return nil
 	}
-	m.opening.pending = false
 	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread)}
-	if m.opening.threads {
-		m.opening.threads = false
+	if threads {
 		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
 	}
 	return tea.Batch(cmds...)
@@ -116,10 +133,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		switch {
 		case len(msg.nodes) == 0 && m.timeline.tree.len() > 0:
 			// Every thread has a checkpoint: another process deleted it.
-			if m.follow.gone {
+			if !m.follow.deleted() {
 				return nil
 			}
-			m.follow.gone = true
 			return m.setFlash("thread "+termtext.Name(m.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
 		case m.follow.gone || !m.timeline.holds(msg.nodes):
 			// Written again under the same id (a checkpoint the timeline
@@ -225,7 +241,7 @@ func (m *Model) prefetch() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	m.cache.prefetching = true
+	m.cache.prefetch(true)
 	ctx, b, c, gen, thread := m.ctx, m.deps.Backend, m.cache, m.gen, m.thread
 	return func() tea.Msg {
 		version := c.version(thread)
@@ -239,7 +255,7 @@ func (m *Model) prefetch() tea.Cmd {
 }
 
 func (m *Model) onPrefetched(msg prefetchedMsg) tea.Cmd {
-	m.cache.prefetching = false
+	m.cache.prefetch(false)
 	if msg.gen != m.gen {
 		return nil
 	}

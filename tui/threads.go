@@ -49,31 +49,35 @@ const (
 
 // Update takes a key: it moves the selection itself and returns what the
 // root must do (listOpen and listDelete concern selected()).
-func (l *threadList) Update(msg tea.KeyMsg) listAction {
+func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
+	msg, ok := m.(tea.KeyMsg)
+	if !ok {
+		return listNone, nil
+	}
 	k := l.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		return listQuit
+		return listQuit, nil
 	case key.Matches(msg, k.Help):
-		return listHelp
+		return listHelp, nil
 	case key.Matches(msg, k.Log):
-		return listLog
+		return listLog, nil
 	case key.Matches(msg, k.Up):
 		l.move(-1)
 	case key.Matches(msg, k.Down):
 		l.move(1)
 	case key.Matches(msg, k.Refresh):
-		return listRefresh
+		return listRefresh, nil
 	case key.Matches(msg, k.Back):
-		return listBack
+		return listBack, nil
 	case key.Matches(msg, k.Open):
-		return listOpen
+		return listOpen, nil
 	case key.Matches(msg, k.New):
-		return listNew
+		return listNew, nil
 	case key.Matches(msg, k.Delete):
-		return listDelete
+		return listDelete, nil
 	}
-	return listNone
+	return listNone, nil
 }
 
 // View frames the list (the screen but its status bar and key line);

@@ -62,25 +62,33 @@ func (k timelineKeys) FullHelp() [][]key.Binding {
 func (p *timelinePane) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *timelinePane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
 
-// Update scrubs the tree by a key: handled is whether the key is the timeline's,
-// moved whether the cursor moved (the root then shows the checkpoint).
-func (p *timelinePane) Update(msg tea.KeyMsg) (moved, handled bool) {
+// scrubbed is what a key did to the timeline: handled whether it is the
+// timeline's, moved whether the cursor moved (the root then shows the
+// checkpoint).
+type scrubbed struct{ moved, handled bool }
+
+// Update scrubs the tree by a key.
+func (p *timelinePane) Update(m tea.Msg) (scrubbed, tea.Cmd) {
+	msg, ok := m.(tea.KeyMsg)
+	if !ok {
+		return scrubbed{}, nil
+	}
 	k, t := p.keys, p.tree
 	switch {
 	case key.Matches(msg, k.Prev):
-		return t.step(-1), true
+		return scrubbed{t.step(-1), true}, nil
 	case key.Matches(msg, k.Next):
-		return t.step(1), true
+		return scrubbed{t.step(1), true}, nil
 	case key.Matches(msg, k.First):
-		return t.first(), true
+		return scrubbed{t.first(), true}, nil
 	case key.Matches(msg, k.Last):
-		return t.last(), true
+		return scrubbed{t.last(), true}, nil
 	case key.Matches(msg, k.BranchPrev):
-		return t.switchBranch(-1), true
+		return scrubbed{t.switchBranch(-1), true}, nil
 	case key.Matches(msg, k.BranchNext):
-		return t.switchBranch(1), true
+		return scrubbed{t.switchBranch(1), true}, nil
 	}
-	return false, false
+	return scrubbed{}, nil
 }
 
 // holds says whether every node of nodes the timeline knows by id is the

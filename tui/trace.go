@@ -54,7 +54,7 @@ func (m *Model) openTrace() tea.Cmd {
 		return m.setFlash(fmt.Sprintf("no resume at @%d: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
 	}
 	ctx, b, gen, thread, from, to, reused := m.ctx, m.deps.Backend, m.gen, m.thread, child.parent, child.id, child.reused
-	m.nav.tracing = true
+	m.nav.traced(true)
 	return func() tea.Msg {
 		plan, err := readPlan(ctx, b, thread, from)
 		return traceMsg{gen: gen, thread: thread, from: from, to: to, plan: plan, reused: reused, err: err}
@@ -74,7 +74,7 @@ func readPlan(ctx context.Context, b Backend, thread string, id int64) (engine.R
 }
 
 func (m *Model) onTrace(msg traceMsg) tea.Cmd {
-	m.nav.tracing = false
+	m.nav.traced(false)
 	if msg.gen != m.gen || msg.thread != m.thread {
 		return nil
 	}

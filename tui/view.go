@@ -32,15 +32,22 @@ func computeLayout(w, h, liveH int) layout {
 	if w >= wideFrom {
 		l.wide = true
 		l.tlW = min(max(w*22/100, 30), 44)
-		rest := w - l.tlW
-		l.mainW = rest * 55 / 100
-		l.sideW = rest - l.mainW
 	} else {
 		l.tlW = min(max(w*34/100, 26), 38)
-		l.mainW = w - l.tlW
 	}
+	l.mainW, l.sideW = columns(w-l.tlW, l.wide)
 	l.paneInner = max(l.bodyH-2, 0)
 	return l
+}
+
+// columns splits the room right of the timeline: wide, the main column
+// takes 55% and the side column the rest; narrow, the main column all.
+func columns(rest int, wide bool) (mainW, sideW int) {
+	if !wide {
+		return rest, 0
+	}
+	mainW = rest * 55 / 100
+	return mainW, rest - mainW
 }
 
 func (m *Model) relayout() {
@@ -56,11 +63,12 @@ func (m *Model) relayout() {
 			m.content.toEnd(paneConv)
 		}
 	}()
-	m.content.SetSize(l)
+	m.content.setWide(l.wide)
+	m.content.SetSize(l.mainW+l.sideW, l.bodyH)
 	m.focus = m.content.refocus(m.focus)
-	m.composer.SetSize(m.w)
+	m.composer.SetSize(m.w, 1)
 	m.help.Width = m.w
-	m.pager.SetSize(m.h)
+	m.pager.SetSize(m.w, m.h)
 	if m.dialog != nil {
 		m.dialog.SetSize(dialogRoom(m.w, m.h))
 	}
@@ -552,13 +560,13 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	_, lines, _ := m.pagerContent()
 	if keys := splitRunes(msg); keys != nil { // "jjjj" typed fast: each scrolls
 		for _, k := range keys {
-			if m.pager.Update(k, len(lines)) {
+			if closed, _ := m.pager.Update(pagerKeyMsg{k, len(lines)}); closed {
 				return nil // closed: the rest of the burst goes nowhere
 			}
 		}
 		return nil
 	}
-	if m.pager.Update(msg, len(lines)) && msg.String() == "ctrl+c" {
+	if closed, _ := m.pager.Update(pagerKeyMsg{msg, len(lines)}); closed && msg.String() == "ctrl+c" {
 		return m.askQuit()
 	}
 	return nil

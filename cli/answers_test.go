@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +11,7 @@ import (
 )
 
 // answerStores are the stores the answer tests run on, through the binary.
-var answerStores = map[string]func(t *testing.T) string{
-	"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-	"postgres": cli.FreshPostgres,
-}
+var answerStores = cli.SharedStores("answers")
 
 // draftCount is how many drafts thread has in the store spec names.
 func draftCount(t *testing.T, spec, thread string) int {

@@ -154,7 +154,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		"postgres bad port":         "postgres://rewind:" + password + "@127.0.0.1:notaport/rewind",
 		"postgres bad URL":          "postgres://rewind:" + password + "@[::1/rewind",
 	}
-	goods := map[string]string{"sqlite": good}
+	goods := map[string]string{"sqlite": good} // backendtest:own: each store's bad specs are its own
 	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
 		pg := cli.FreshPostgres(t)
 		setup(pg)

@@ -11,6 +11,9 @@ import (
 // FreshPostgres is freshPostgres.
 func FreshPostgres(t *testing.T) string { return freshPostgres(t) }
 
+// SharedStores is sharedStores.
+func SharedStores(prefix string) map[string]func(t *testing.T) string { return sharedStores(prefix) }
+
 // CommandPaths is every command's words after `rewind` ("" for rewind
 // alone), sorted.
 func CommandPaths() []string {

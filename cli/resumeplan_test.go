@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,10 +15,7 @@ import (
 // and the resume's report (text and --json) says it reused that one and
 // redispatched the other two.
 func TestResumePlanAfterKill(t *testing.T) {
-	for name, spec := range map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "r.db") },
-		"postgres": cli.FreshPostgres,
-	} {
+	for name, spec := range cli.SharedStores("resumeplan") {
 		t.Run(name, func(t *testing.T) {
 			db := spec(t)
 			must := func(r result, code int, args ...string) result {

@@ -261,25 +261,7 @@ func TestCostsOfListingsWithoutTokens(t *testing.T) {
 	defer db.Close()
 	// As that release wrote them: an object, source, status and nodes
 	// spelled out, the calls by role and no tokens.
-	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := map[int64][]byte{}
-	for rows.Next() {
-		var id int64
-		var meta []byte
-		if err := rows.Scan(&id, &meta); err != nil {
-			t.Fatal(err)
-		}
-		if old[id], err = engine.ListingWithoutTokens(meta); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
+	old := oldListings(t, db, engine.ListingWithoutTokens)
 	stripped := 0
 	for id, meta := range old {
 		// An object listing says nothing of the document's format: the document does.
@@ -423,25 +405,7 @@ func TestCostsOfListingsWithoutSums(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := map[int64][]byte{}
-	for rows.Next() {
-		var id int64
-		var meta []byte
-		if err := rows.Scan(&id, &meta); err != nil {
-			t.Fatal(err)
-		}
-		if old[id], err = engine.ListingWithoutSums(meta); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
+	old := oldListings(t, db, engine.ListingWithoutSums)
 	for id, meta := range old {
 		if _, err := db.Exec(`UPDATE graph_checkpoints SET meta = ? WHERE thread_id = 'o' AND checkpoint_id = ?`, string(meta), id); err != nil {
 			t.Fatal(err)
@@ -481,4 +445,30 @@ func TestCostsOfListingsWithoutSums(t *testing.T) {
 			t.Errorf("costs at @%d read %d listings of %d after a turn summed them", head, read, n)
 		}
 	}
+}
+
+// oldListings is thread o's listings as rows of the SQLite file db, each
+// turned back into an older release's by older.
+func oldListings(t *testing.T, db *sql.DB, older func([]byte) ([]byte, error)) map[int64][]byte {
+	t.Helper()
+	rows, err := db.Query(`SELECT checkpoint_id, meta FROM graph_checkpoints WHERE thread_id = 'o'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	old := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var meta []byte
+		if err := rows.Scan(&id, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if old[id], err = older(meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }

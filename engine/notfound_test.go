@@ -3,14 +3,12 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"rewind/engine"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/browse"
-	"rewind/store/memory"
-	"rewind/store/sqlite"
 )
 
 // An unknown thread or checkpoint is one line that ends with how to see
@@ -18,12 +16,8 @@ import (
 // are not left trailing after the fix. errors.Is still finds the cause.
 func TestNotFoundEndsWithTheFix(t *testing.T) {
 	ctx := context.Background()
-	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "nf.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lite.Close()
-	for name, st := range map[string]store.Store{"memory": memory.New(), "sqlite": lite} {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		name, st := b.Name, b.Open(t, "nf")
 		e := newTestEngine(t, st, gateGraph(nil))
 		if _, err := e.Run(ctx, "t", input("user"), engine.RunConfig{}); err != nil {
 			t.Fatal(err)
@@ -52,5 +46,5 @@ func TestNotFoundEndsWithTheFix(t *testing.T) {
 				t.Errorf("%s: %s: %v does not match store.ErrNotFound and browse.ErrNotFound", name, what, err)
 			}
 		}
-	}
+	})
 }

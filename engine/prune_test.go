@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +12,8 @@ import (
 
 	"rewind/engine/model"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/memory"
-	"rewind/store/sqlite"
 )
 
 // pruneEngine is a two-node graph (a → b → end) on a memory store.
@@ -263,47 +262,32 @@ func TestPruneRefusals(t *testing.T) {
 // reading the thread page by page, one store transaction) on a thread of
 // 10,000 checkpoints of about 2 KB each. ns/prune is the Prune call alone.
 func BenchmarkPrune10kKeepLast100(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		open func(b *testing.B) store.Store
-	}{
-		{"memory", func(*testing.B) store.Store { return memory.New() }},
-		{"sqlite", func(b *testing.B) store.Store {
-			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { st.Close() })
-			return st
-		}},
-	} {
-		b.Run(backend.name, func(b *testing.B) {
-			st := backend.open(b)
-			e, _ := pruneEngine(b)
-			e.store = st
-			doc, err := json.Marshal(document{SchemaVersion: e.graph.SchemaVersion, Step: 1, Source: SourceLoop, Tasks: []Task{}, Values: Values{
-				"log": json.RawMessage("[" + strings.TrimSuffix(strings.Repeat(`{"by":"executor","text":"looked up the order and found it shipped","index":1},`, 24), ",") + "]")}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var i int
-			var pruning time.Duration
-			for b.Loop() {
-				i++
-				thread := fmt.Sprint("bench-", i)
-				for id := int64(1); id <= 10_000; id++ {
-					if err := st.PutCheckpoint(b.Context(), store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: doc, Base: true}, nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-				start := time.Now()
-				res, err := e.Prune(b.Context(), thread, PrunePolicy{KeepLast: 100})
-				pruning += time.Since(start)
-				if err != nil || len(res.Pruned) != 9_900 || res.Kept != 100 {
-					b.Fatalf("Prune = %d pruned, %d kept, %v", len(res.Pruned), res.Kept, err)
+	backendtest.Each(b, func(b *testing.B, be backendtest.Backend) {
+		st := be.Open(b, "prune")
+		e, _ := pruneEngine(b)
+		e.store = st
+		doc, err := json.Marshal(document{SchemaVersion: e.graph.SchemaVersion, Step: 1, Source: SourceLoop, Tasks: []Task{}, Values: Values{
+			"log": json.RawMessage("[" + strings.TrimSuffix(strings.Repeat(`{"by":"executor","text":"looked up the order and found it shipped","index":1},`, 24), ",") + "]")}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var i int
+		var pruning time.Duration
+		for b.Loop() {
+			i++
+			thread := fmt.Sprint("bench-", i)
+			for id := int64(1); id <= 10_000; id++ {
+				if err := st.PutCheckpoint(b.Context(), store.Checkpoint{ThreadID: thread, ID: id, ParentID: id - 1, State: doc, Base: true}, nil); err != nil {
+					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(pruning.Nanoseconds())/float64(b.N), "ns/prune")
-		})
-	}
+			start := time.Now()
+			res, err := e.Prune(b.Context(), thread, PrunePolicy{KeepLast: 100})
+			pruning += time.Since(start)
+			if err != nil || len(res.Pruned) != 9_900 || res.Kept != 100 {
+				b.Fatalf("Prune = %d pruned, %d kept, %v", len(res.Pruned), res.Kept, err)
+			}
+		}
+		b.ReportMetric(float64(pruning.Nanoseconds())/float64(b.N), "ns/prune")
+	})
 }

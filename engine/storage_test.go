@@ -17,11 +17,12 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/memory"
 )
 
-// Stores under test: memory here; the file and server stores add
-// themselves in storage_stores_test.go.
+// Stores under test: every store (backendtest.All), each read again
+// through a new handle where it can be reopened.
 type storeCase struct {
 	name string
 	// open returns an empty store and a function that opens a new handle
@@ -29,7 +30,18 @@ type storeCase struct {
 	open func(t *testing.T) (store.Store, func() store.Store)
 }
 
-var storeCases = []storeCase{{name: "memory", open: func(*testing.T) (store.Store, func() store.Store) { return memory.New(), nil }}}
+var storeCases = func() (out []storeCase) {
+	for _, b := range backendtest.All {
+		out = append(out, storeCase{name: b.Name, open: func(t *testing.T) (store.Store, func() store.Store) {
+			if !b.Shared {
+				return b.Open(t, "storage"), nil
+			}
+			open := b.Reopener(t, "storage")
+			return open(), open
+		}})
+	}
+	return out
+}()
 
 // ticketEngine is the ticket graph with the mock model on st.
 func ticketEngine(t testing.TB, st store.Store) *engine.Engine {

@@ -3,8 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -20,8 +18,8 @@ import (
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/backend"
+	"rewind/store/backend/backendtest"
 	"rewind/store/memory"
-	"rewind/store/postgres/pgtest"
 )
 
 const bigCheckpoints = 10_000
@@ -224,9 +222,10 @@ func BenchmarkScrubStep(b *testing.B) {
 		cases = append(cases, bcase{fmt.Sprintf("%dx%d", size[0], size[1]), openBig, size})
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		cases = append(cases, bcase{fmt.Sprintf("real-%dx%d", size[0], size[1]), openReal, size},
-			bcase{fmt.Sprintf("real-sqlite-%dx%d", size[0], size[1]), openRealSQLite, size},
-			bcase{fmt.Sprintf("real-postgres-%dx%d", size[0], size[1]), openRealPostgres, size})
+		for _, be := range backendtest.All {
+			name, open, _ := realCase(be, size[0], size[1])
+			cases = append(cases, bcase{name, open, size})
+		}
 	}
 	for _, c := range cases {
 		size := c.size
@@ -286,14 +285,11 @@ func BenchmarkScrubStep(b *testing.B) {
 // (older pages of the timeline, the thread's costs if not read yet) is left
 // unrun.
 func BenchmarkFirstScreen(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		open func(testing.TB, int, int) *Model
-		real *realThread
-	}{{"real-80x24", openReal, &realMemory}, {"real-sqlite-80x24", openRealSQLite, &realSQLite}, {"real-postgres-80x24", openRealPostgres, &realPostgres}} {
-		b.Run(c.name, func(b *testing.B) {
-			c.open(b, 80, 24) // writes the thread once
-			eng := c.real.eng
+	for _, be := range backendtest.All {
+		name, open, real := realCase(be, 80, 24)
+		b.Run(name, func(b *testing.B) {
+			open(b, 80, 24) // writes the thread once
+			eng := real.eng
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -343,6 +339,9 @@ func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, str
 	if r.err != nil {
 		tb.Fatal(r.err)
 	}
+	if r.eng == nil { // the first open skipped: no PostgreSQL
+		tb.Skip("the real conversation's store was skipped (see the first case)")
+	}
 	m := New(context.Background(), depsFor(r.eng), Settings{Thread: "real"})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	runSync(m, m.Init())
@@ -352,48 +351,34 @@ func (r *realThread) open(tb testing.TB, w, h int, open func() (store.Store, str
 	return m
 }
 
-var realMemory, realSQLite, realPostgres realThread
-
-// openReal opens the real conversation on the memory store at its newest
-// checkpoint.
-func openReal(tb testing.TB, w, h int) *Model {
-	return realMemory.open(tb, w, h, func() (store.Store, string, error) { return memory.New(), "memory", nil })
-}
-
-// realSQLiteDir holds the real conversation's SQLite file (TestMain
-// removes it).
-var realSQLiteDir string
-
-// openRealSQLite opens the real conversation on a SQLite file.
-func openRealSQLite(tb testing.TB, w, h int) *Model {
-	return realSQLite.open(tb, w, h, func() (store.Store, string, error) {
-		dir, err := os.MkdirTemp("", "rewind-tui-bench-")
-		if err != nil {
-			return nil, "", err
-		}
-		realSQLiteDir = dir
-		spec := "sqlite:" + filepath.Join(dir, "real.db")
-		st, err := backend.Open(context.Background(), spec)
-		return st, spec, err
-	})
-}
-
-// dropRealPostgres drops the real conversation's PostgreSQL database
+// realThreads are the real conversation on every store
+// (backendtest.All), by name; realRemove removes the stores they wrote
 // (TestMain calls it).
-var dropRealPostgres func() error
+var (
+	realThreads = map[string]*realThread{}
+	realRemove  []func() error
+)
 
-// openRealPostgres opens the real conversation on a new database of
-// $REWIND_TEST_POSTGRES's server (skipped without it). It outlives the
-// benchmark that writes it, so that the others read it too.
-func openRealPostgres(tb testing.TB, w, h int) *Model {
-	admin := pgtest.Admin(tb)
-	return realPostgres.open(tb, w, h, func() (store.Store, string, error) {
-		dbURL, drop, err := pgtest.Create(context.Background(), admin, "rewind_tui_bench")
-		if err != nil {
-			return nil, "", err
-		}
-		dropRealPostgres = drop
-		st, err := backend.Open(context.Background(), dbURL)
-		return st, dbURL, err
-	})
+// realCase is the benchmark case of the real conversation on be at w×h:
+// real-WxH on memory, real-NAME-WxH on the others.
+func realCase(be backendtest.Backend, w, h int) (name string, open func(testing.TB, int, int) *Model, real *realThread) {
+	name = fmt.Sprintf("real-%dx%d", w, h)
+	if be.Shared {
+		name = fmt.Sprintf("real-%s-%dx%d", be.Name, w, h)
+	}
+	real = realThreads[be.Name]
+	if real == nil {
+		real = &realThread{}
+		realThreads[be.Name] = real
+	}
+	// The store outlives the benchmark that writes it, so that the others
+	// read it too.
+	return name, func(tb testing.TB, w, h int) *Model {
+		return real.open(tb, w, h, func() (store.Store, string, error) {
+			spec, remove := be.Lasting(tb, "tui_bench")
+			realRemove = append(realRemove, remove)
+			st, err := backend.Open(context.Background(), spec)
+			return st, spec, err
+		})
+	}, real
 }

@@ -17,7 +17,7 @@ import (
 // checkpoint another process appends showing up (follow). On PostgreSQL
 // too when REWIND_TEST_POSTGRES is set.
 func TestBrowseEndToEndInTmux(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { // backendtest:own: LangGraph's saver fixtures, not rewind's stores
 		path := lgtest.Copy(t, "sqlite-python.db")
 		w := lgtest.OpenWriter(t, path)
 		browseE2E(t, "sqlite:"+path, func() {
@@ -25,7 +25,7 @@ func TestBrowseEndToEndInTmux(t *testing.T) {
 				map[string]any{"messages": []any{map[string]any{"type": "human", "content": "written while you watched"}}}, "")
 		})
 	})
-	t.Run("postgres", func(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) { // backendtest:own
 		if os.Getenv("REWIND_TEST_POSTGRES") == "" && os.Getenv("CI") == "" {
 			t.Skip("REWIND_TEST_POSTGRES is not set: the PostgreSQL fixture is not browsed (source .ci/pg.sh; pg_start)")
 		}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"rewind/store/postgres/pgtest"
+	"rewind/store/backend/backendtest"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,17 +15,14 @@ import (
 // TestFollowInTmux: the TUI is open on a thread in tmux; `rewind run` in
 // another process adds a turn; without a key press, the status bar names
 // the writer while it runs and the timeline grows to the new head. With
-// REWIND_TEST_POSTGRES set it runs on PostgreSQL too (LISTEN/NOTIFY).
+// REWIND_TEST_POSTGRES set it runs on PostgreSQL too (LISTEN/NOTIFY);
+// without, that case skips.
 func TestFollowInTmux(t *testing.T) {
 	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
-	stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "x.db")}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" {
-		stores["postgres"] = pgtest.Fresh(t, "rewind_follow")
-	}
-	for name, spec := range stores {
-		t.Run(name, func(t *testing.T) { followInTmux(t, tmuxBin, bin, spec) })
-	}
+	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
+		followInTmux(t, tmuxBin, bin, b.Spec(t, "follow"))
+	})
 }
 
 func followInTmux(t *testing.T, tmuxBin, bin, storeSpec string) {

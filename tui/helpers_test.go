@@ -33,16 +33,16 @@ func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
 	code := m.Run()
-	if dropRealPostgres != nil {
-		realPostgres.close()
-		if err := dropRealPostgres(); err != nil {
-			fmt.Fprintln(os.Stderr, "drop the benchmarks' PostgreSQL database:", err)
+	for _, r := range realThreads {
+		r.close()
+	}
+	for _, remove := range realRemove {
+		if err := remove(); err != nil {
+			fmt.Fprintln(os.Stderr, "remove the benchmarks' store:", err)
 		}
 	}
-	for _, dir := range []string{binDir, realSQLiteDir} {
-		if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }

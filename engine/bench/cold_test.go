@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
-	"rewind/store"
-	"rewind/store/memory"
-	"rewind/store/postgres"
-	"rewind/store/postgres/pgtest"
-	"rewind/store/sqlite"
+	"rewind/store/backend/backendtest"
 )
 
 // coldTurns is the length of the thread BenchmarkCold reads:
@@ -39,83 +34,60 @@ func coldTurns(b *testing.B) int {
 //
 // (with REWIND_TEST_POSTGRES for the PostgreSQL case).
 func BenchmarkCold(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		open func(*testing.B) store.Store
-	}{
-		{"memory", func(*testing.B) store.Store { return memory.New() }},
-		{"sqlite", func(b *testing.B) store.Store {
-			st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "cold.db"))
+	backendtest.Each(b, func(b *testing.B, be backendtest.Backend) {
+		ctx := context.Background()
+		st := be.Open(b, "cold")
+		writer, err := ticket.NewEngine(st, ticket.NewMock())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var last int64
+		for n := 1; n <= coldTurns(b); n++ {
+			res, err := writer.Run(ctx, "long", ticket.Input(fmt.Sprintf(Sentences[(n-1)%len(Sentences)], 20260000+n)), engine.RunConfig{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { st.Close() })
-			return st
-		}},
-		{"postgres", func(b *testing.B) store.Store {
-			st, err := postgres.Open(context.Background(), pgtest.Fresh(b, "rewind_cold"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { st.Close() })
-			return st
-		}},
-	} {
-		b.Run(backend.name, func(b *testing.B) {
-			ctx := context.Background()
-			st := backend.open(b)
-			writer, err := ticket.NewEngine(st, ticket.NewMock())
-			if err != nil {
-				b.Fatal(err)
-			}
-			var last int64
-			for n := 1; n <= coldTurns(b); n++ {
-				res, err := writer.Run(ctx, "long", ticket.Input(fmt.Sprintf(Sentences[(n-1)%len(Sentences)], 20260000+n)), engine.RunConfig{})
-				if err != nil {
+			last = res.Checkpoint
+		}
+		b.Run("NewEngine", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ticket.NewEngine(st, ticket.NewMock()); err != nil {
 					b.Fatal(err)
 				}
-				last = res.Checkpoint
 			}
-			b.Run("NewEngine", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := ticket.NewEngine(st, ticket.NewMock()); err != nil {
+		})
+		for _, at := range []struct {
+			name string
+			id   int64
+		}{{"Latest", last}, {"Middle", last / 2}} {
+			b.Run("Cold"+at.name, func(b *testing.B) {
+				engines := make([]*engine.Engine, b.N)
+				for i := range engines {
+					if engines[i], err = ticket.NewEngine(st, ticket.NewMock()); err != nil {
 						b.Fatal(err)
 					}
 				}
-			})
-			for _, at := range []struct {
-				name string
-				id   int64
-			}{{"Latest", last}, {"Middle", last / 2}} {
-				b.Run("Cold"+at.name, func(b *testing.B) {
-					engines := make([]*engine.Engine, b.N)
-					for i := range engines {
-						if engines[i], err = ticket.NewEngine(st, ticket.NewMock()); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportAllocs()
-					b.ResetTimer()
-					cpu := cpuTime()
-					for i := 0; i < b.N; i++ {
-						if _, err := engines[i].Get(ctx, "long", at.id); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-				})
-			}
-			b.Run("WarmLatest", func(b *testing.B) {
 				b.ReportAllocs()
+				b.ResetTimer()
 				cpu := cpuTime()
-				for b.Loop() {
-					if _, err := writer.Get(ctx, "long", last); err != nil {
+				for i := 0; i < b.N; i++ {
+					if _, err := engines[i].Get(ctx, "long", at.id); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 			})
+		}
+		b.Run("WarmLatest", func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				if _, err := writer.Get(ctx, "long", last); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
-	}
+	})
 }

@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"rewind/engine/ticket"
 	"rewind/store"
-	"rewind/store/memory"
-	"rewind/store/postgres"
-	"rewind/store/postgres/pgtest"
-	"rewind/store/sqlite"
+	"rewind/store/backend"
+	"rewind/store/backend/backendtest"
 )
 
 // searchTurns is the length of the thread BenchmarkSearch searches: the
@@ -41,33 +38,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func searchThread(b *testing.B, name string) store.Store {
+func searchThread(b *testing.B, be backendtest.Backend) store.Store {
 	searchThreads.Lock()
 	defer searchThreads.Unlock()
+	name := be.Name
 	if st := searchThreads.stores[name]; st != nil {
 		return st
 	}
 	ctx := context.Background()
-	var st store.Store
-	var err error
-	switch name {
-	case "memory":
-		st = memory.New()
-	case "sqlite":
-		dir, derr := os.MkdirTemp("", "rewind-search-bench")
-		if derr != nil {
-			b.Fatal(derr)
-		}
-		searchThreads.cleanup = append(searchThreads.cleanup, func() error { return os.RemoveAll(dir) })
-		st, err = sqlite.Open(ctx, filepath.Join(dir, "bench.db"))
-	case "postgres":
-		url, drop, cerr := pgtest.Create(ctx, pgtest.Admin(b), "rewind_search")
-		if cerr != nil {
-			b.Fatal(cerr)
-		}
-		searchThreads.cleanup = append(searchThreads.cleanup, drop)
-		st, err = postgres.Open(ctx, url)
-	}
+	spec, remove := be.Lasting(b, "search")
+	searchThreads.cleanup = append(searchThreads.cleanup, remove)
+	st, err := backend.Open(ctx, spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,29 +70,27 @@ func searchThread(b *testing.B, name string) store.Store {
 //
 // (with REWIND_TEST_POSTGRES for the PostgreSQL case).
 func BenchmarkSearch(b *testing.B) {
-	for _, name := range []string{"memory", "sqlite", "postgres"} {
-		b.Run(name, func(b *testing.B) {
-			st := searchThread(b, name)
-			e, err := ticket.NewEngine(st, ticket.NewMock())
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, q := range []struct {
-				name, query string
-				limit       int
-			}{{"Rare", "SO20260500", 0}, {"Common", "refund", 500}} {
-				b.Run(q.name, func(b *testing.B) {
-					n := 0
-					for b.Loop() {
-						found, err := e.Search(context.Background(), "long", q.query, q.limit)
-						if err != nil || len(found) == 0 {
-							b.Fatal(len(found), err)
-						}
-						n = len(ticket.Hits(found, q.query))
+	backendtest.Each(b, func(b *testing.B, be backendtest.Backend) {
+		st := searchThread(b, be)
+		e, err := ticket.NewEngine(st, ticket.NewMock())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range []struct {
+			name, query string
+			limit       int
+		}{{"Rare", "SO20260500", 0}, {"Common", "refund", 500}} {
+			b.Run(q.name, func(b *testing.B) {
+				n := 0
+				for b.Loop() {
+					found, err := e.Search(context.Background(), "long", q.query, q.limit)
+					if err != nil || len(found) == 0 {
+						b.Fatal(len(found), err)
 					}
-					b.ReportMetric(float64(n), "hits")
-				})
-			}
-		})
-	}
+					n = len(ticket.Hits(found, q.query))
+				}
+				b.ReportMetric(float64(n), "hits")
+			})
+		}
+	})
 }

@@ -74,135 +74,171 @@ func (d *driller) bump(ctx context.Context, id string) (from, to int, err error)
 func (d *driller) sourceChanged(ctx context.Context, p worker.Point, base finalRun) (Outcome, error) {
 	verdict := SourceVerdicts[p.Name]
 	name := SourcePoint(p.Name)
-	thread := "drill:" + name
+	c := &sourceCase{thread: "drill:" + name, base: base}
 	d.say("%s: killed at %s, then %s changes (verdict: %s)", name, p.Name, drillSource, verdict)
-	out := Outcome{Point: name, Figures: map[string]any{"verdict": verdict, "source": drillSource}}
-	check := func(name string, ok bool, format string, a ...any) {
-		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
-	}
-	steps, cur, err := d.runToKill(ctx, thread, p)
+	c.out = Outcome{Point: name, Figures: map[string]any{"verdict": verdict, "source": drillSource}}
+	var err error
+	c.steps, c.cur, err = d.runToKill(ctx, c.thread, p)
 	if err != nil {
-		return out, err
+		return c.out, err
 	}
-	check("killed", cur.killed && cur.killAt == p.Name, "worker died by SIGKILL at %q (killed %v)", cur.killAt, cur.killed)
-	if !cur.killed {
-		return out, nil
+	c.check("killed", c.cur.killed && c.cur.killAt == p.Name, "worker died by SIGKILL at %q (killed %v)", c.cur.killAt, c.cur.killed)
+	if !c.cur.killed {
+		return c.out, nil
 	}
-	e, err := d.engine()
-	if err != nil {
-		return out, err
+	if c.e, err = d.engine(); err != nil {
+		return c.out, err
 	}
-	at, err := e.Latest(ctx, thread)
-	if err != nil {
-		return out, err
+	if c.at, err = c.e.Latest(ctx, c.thread); err != nil {
+		return c.out, err
 	}
-	stored, err := e.PendingWrites(ctx, thread, at.ID)
-	if err != nil {
-		return out, err
+	if c.stored, err = c.e.PendingWrites(ctx, c.thread, c.at.ID); err != nil {
+		return c.out, err
 	}
-	from, to, err := d.bump(ctx, drillSource)
-	if err != nil {
-		return out, err
+	if c.from, c.to, err = d.bump(ctx, drillSource); err != nil {
+		return c.out, err
 	}
-	change := fmt.Sprintf("%s v%d → v%d", drillSource, from, to)
-	out.Figures["from"], out.Figures["to"], out.Figures["killedAt"] = from, to, at.ID
-
+	c.change = fmt.Sprintf("%s v%d → v%d", drillSource, c.from, c.to)
+	c.out.Figures["from"], c.out.Figures["to"], c.out.Figures["killedAt"] = c.from, c.to, c.at.ID
 	switch verdict {
 	case VerdictReRead:
-		// The resume analysis, read after the change, says what the
-		// resume then does: the same check, the same tasks.
-		plan, perr := e.PlanResume(ctx, thread, at.ID)
-		if perr != nil {
-			return out, perr
-		}
-		recovery := len(steps)
-		err := d.complete(ctx, thread, cur, "", &steps)
-		if len(steps) > recovery && steps[recovery].result != nil {
-			o := plan.Outcome(*steps[recovery].result)
-			check("plan said what the resume did", o.Complete && o.Differs == "", "plan %s; resume: %s", plan, o)
-		} else {
-			check("plan said what the resume did", false, "the resume left no result (plan %s)", plan)
-		}
-		check("resumed to completion", err == nil && len(steps) > recovery && steps[len(steps)-1].result != nil && steps[len(steps)-1].result.Status == "done", "%v after %d worker(s)", orOK(err), len(steps))
-		fin, ferr := d.final(ctx, thread, steps)
-		if ferr != nil {
-			return out, ferr
-		}
-		var rc *engine.Rechecked
-		for _, s := range steps[recovery:] {
-			if s.result != nil && s.result.Rechecked != nil && rc == nil {
-				rc = s.result.Rechecked
-			}
-		}
-		// Whether the old version was read before the kill: a mid-fan-out
-		// kill may come before the shipping executor ran at all.
-		readOld := readAt(at, stored, drillSource, from)
-		reported := rc != nil && strings.Contains(rc.Reason, change)
-		check("re-read reported", reported == readOld, "old version read before the kill: %v; resume reported: %s", readOld, describeRecheck(rc))
-		fresh, where := true, ""
-		for _, st := range fin.state.Subtasks {
-			if st.Source == drillSource && st.SourceVersion != to {
-				fresh, where = false, fmt.Sprintf("%s read v%d", st.ID, st.SourceVersion)
-			}
-		}
-		check("findings from the new version", fresh && fin.state.SourceVersions[drillSource] == to, "sourceVersions %v %s", fin.state.SourceVersions, where)
-		op, v := doneDraft(fin.state)
-		check("draft built from the new version, verified", op.Status == ticket.OpDone && op.Sources[drillSource] == to && v.OK, "operation %s %s from %v; verification ok %v %v", op.ID, op.Status, op.Sources, v.OK, v.Problems)
-		check("no duplicate draft", fin.drafts == 1, "%d draft row(s) for the thread, want 1", fin.drafts)
-		bBase, bFin := budget(base.state), budget(fin.state)
-		check("budget not reset", bFin >= 0 && bFin <= bBase, "budget left %d, uninterrupted run %d: a re-read spends it", bFin, bBase)
-		out.Figures["workers"] = len(steps)
+		err = d.reRead(ctx, c)
 	case VerdictBlocked:
-		recovery := len(steps)
-		err := d.complete(ctx, thread, cur, "", &steps)
-		var blocked []engine.Blocked
-		status := "?"
-		for _, s := range steps[recovery:] {
-			if s.result != nil {
-				blocked = append(blocked, s.result.Blocked...)
-				status = s.result.Status
-			}
-		}
-		fin, ferr := d.final(ctx, thread, steps)
-		if ferr != nil {
-			return out, ferr
-		}
-		op := onlyDraft(fin.state)
-		named := len(blocked) == 1 && blocked[0].Operation == op.ID && strings.Contains(blocked[0].Reason, change)
-		check("write blocked naming the change", named && op.Status == ticket.OpBlocked, "blocked %v; operation %s is %s", blocked, op.ID, op.Status)
-		check("nothing stored", fin.drafts == 0, "%d draft row(s)", fin.drafts)
-		check("run finished", err == nil && status == "done", "%v, status %s", orOK(err), status)
-		check("nothing verified", len(fin.state.VerificationResults) == 0, "%d verification(s)", len(fin.state.VerificationResults))
-		if len(blocked) > 0 {
-			out.Figures["reason"] = blocked[0].Reason
-		}
+		err = d.blocked(ctx, c)
 	case VerdictStale:
-		s1, err := d.spawn(ctx, worker.OpResume, thread, "")
-		if err != nil {
-			return out, err
-		}
-		failed := s1.code == 1 && strings.Contains(s1.errText, "verification failed") && strings.Contains(s1.errText, fmt.Sprintf("%s changed from v%d to v%d", drillSource, from, to))
-		check("resume fails the run naming the change", failed, "%s", describe(s1))
-		fin, ferr := d.final(ctx, thread, nil)
-		if ferr != nil {
-			return out, ferr
-		}
-		op, v := doneDraft(fin.state)
-		check("draft kept, once", fin.drafts == 1 && op.Status == ticket.OpDone, "%d draft row(s); operation %s is %s", fin.drafts, op.ID, op.Status)
-		check("verification recorded as failed", !v.OK && len(v.Problems) == 1 && strings.Contains(v.Problems[0], drillSource), "ok %v, problems %v", v.OK, v.Problems)
-		st, serr := e.Status(ctx, thread)
-		s2, err := d.spawn(ctx, worker.OpResume, thread, "")
-		if err != nil {
-			return out, err
-		}
-		check("run failed, not revived", serr == nil && st.Status == engine.RunFailed && s2.code == 1 && strings.Contains(s2.errText, "the run failed"), "status %s; a second resume: %s", st.Status, describe(s2))
-		out.Figures["reason"] = st.Reason
+		err = d.stale(ctx, c)
 	}
-	out.Passed = true
-	for _, c := range out.Checks {
-		out.Passed = out.Passed && c.OK
+	if err != nil {
+		return c.out, err
 	}
-	return out, nil
+	c.out.Passed = true
+	for _, ch := range c.out.Checks {
+		c.out.Passed = c.out.Passed && ch.OK
+	}
+	return c.out, nil
+}
+
+// sourceCase is a source-changed case under way (sourceChanged): the
+// thread killed at its point, and the source's change since.
+type sourceCase struct {
+	thread   string
+	base     finalRun // the uninterrupted run
+	out      Outcome
+	steps    []step
+	cur      step // the killed worker
+	e        *engine.Engine
+	at       engine.Checkpoint // the newest when killed
+	stored   []engine.TaskWrites
+	from, to int // drillSource's versions before and after the bump
+	change   string
+}
+
+func (c *sourceCase) check(name string, ok bool, format string, a ...any) {
+	c.out.Checks = append(c.out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+}
+
+// reRead: the resume reads the source again, as its plan said, reports
+// the change when the old version was read, and drafts from the new one.
+func (d *driller) reRead(ctx context.Context, c *sourceCase) error {
+	// The resume analysis, read after the change, says what the
+	// resume then does: the same check, the same tasks.
+	plan, perr := c.e.PlanResume(ctx, c.thread, c.at.ID)
+	if perr != nil {
+		return perr
+	}
+	recovery := len(c.steps)
+	err := d.complete(ctx, c.thread, c.cur, "", &c.steps)
+	if len(c.steps) > recovery && c.steps[recovery].result != nil {
+		o := plan.Outcome(*c.steps[recovery].result)
+		c.check("plan said what the resume did", o.Complete && o.Differs == "", "plan %s; resume: %s", plan, o)
+	} else {
+		c.check("plan said what the resume did", false, "the resume left no result (plan %s)", plan)
+	}
+	c.check("resumed to completion", err == nil && len(c.steps) > recovery && c.steps[len(c.steps)-1].result != nil && c.steps[len(c.steps)-1].result.Status == "done", "%v after %d worker(s)", orOK(err), len(c.steps))
+	fin, ferr := d.final(ctx, c.thread, c.steps)
+	if ferr != nil {
+		return ferr
+	}
+	var rc *engine.Rechecked
+	for _, s := range c.steps[recovery:] {
+		if s.result != nil && s.result.Rechecked != nil && rc == nil {
+			rc = s.result.Rechecked
+		}
+	}
+	// Whether the old version was read before the kill: a mid-fan-out
+	// kill may come before the shipping executor ran at all.
+	readOld := readAt(c.at, c.stored, drillSource, c.from)
+	reported := rc != nil && strings.Contains(rc.Reason, c.change)
+	c.check("re-read reported", reported == readOld, "old version read before the kill: %v; resume reported: %s", readOld, describeRecheck(rc))
+	fresh, where := true, ""
+	for _, st := range fin.state.Subtasks {
+		if st.Source == drillSource && st.SourceVersion != c.to {
+			fresh, where = false, fmt.Sprintf("%s read v%d", st.ID, st.SourceVersion)
+		}
+	}
+	c.check("findings from the new version", fresh && fin.state.SourceVersions[drillSource] == c.to, "sourceVersions %v %s", fin.state.SourceVersions, where)
+	op, v := doneDraft(fin.state)
+	c.check("draft built from the new version, verified", op.Status == ticket.OpDone && op.Sources[drillSource] == c.to && v.OK, "operation %s %s from %v; verification ok %v %v", op.ID, op.Status, op.Sources, v.OK, v.Problems)
+	c.check("no duplicate draft", fin.drafts == 1, "%d draft row(s) for the thread, want 1", fin.drafts)
+	bBase, bFin := budget(c.base.state), budget(fin.state)
+	c.check("budget not reset", bFin >= 0 && bFin <= bBase, "budget left %d, uninterrupted run %d: a re-read spends it", bFin, bBase)
+	c.out.Figures["workers"] = len(c.steps)
+	return nil
+}
+
+// blocked: the resume blocks the write, naming the change, and stores
+// and verifies nothing.
+func (d *driller) blocked(ctx context.Context, c *sourceCase) error {
+	recovery := len(c.steps)
+	err := d.complete(ctx, c.thread, c.cur, "", &c.steps)
+	var blocked []engine.Blocked
+	status := "?"
+	for _, s := range c.steps[recovery:] {
+		if s.result != nil {
+			blocked = append(blocked, s.result.Blocked...)
+			status = s.result.Status
+		}
+	}
+	fin, ferr := d.final(ctx, c.thread, c.steps)
+	if ferr != nil {
+		return ferr
+	}
+	op := onlyDraft(fin.state)
+	named := len(blocked) == 1 && blocked[0].Operation == op.ID && strings.Contains(blocked[0].Reason, c.change)
+	c.check("write blocked naming the change", named && op.Status == ticket.OpBlocked, "blocked %v; operation %s is %s", blocked, op.ID, op.Status)
+	c.check("nothing stored", fin.drafts == 0, "%d draft row(s)", fin.drafts)
+	c.check("run finished", err == nil && status == "done", "%v, status %s", orOK(err), status)
+	c.check("nothing verified", len(fin.state.VerificationResults) == 0, "%d verification(s)", len(fin.state.VerificationResults))
+	if len(blocked) > 0 {
+		c.out.Figures["reason"] = blocked[0].Reason
+	}
+	return nil
+}
+
+// stale: the draft was stored before the change, so the resume fails the
+// run naming it, and a second resume does not revive it.
+func (d *driller) stale(ctx context.Context, c *sourceCase) error {
+	s1, err := d.spawn(ctx, worker.OpResume, c.thread, "")
+	if err != nil {
+		return err
+	}
+	failed := s1.code == 1 && strings.Contains(s1.errText, "verification failed") && strings.Contains(s1.errText, fmt.Sprintf("%s changed from v%d to v%d", drillSource, c.from, c.to))
+	c.check("resume fails the run naming the change", failed, "%s", describe(s1))
+	fin, ferr := d.final(ctx, c.thread, nil)
+	if ferr != nil {
+		return ferr
+	}
+	op, v := doneDraft(fin.state)
+	c.check("draft kept, once", fin.drafts == 1 && op.Status == ticket.OpDone, "%d draft row(s); operation %s is %s", fin.drafts, op.ID, op.Status)
+	c.check("verification recorded as failed", !v.OK && len(v.Problems) == 1 && strings.Contains(v.Problems[0], drillSource), "ok %v, problems %v", v.OK, v.Problems)
+	st, serr := c.e.Status(ctx, c.thread)
+	s2, err := d.spawn(ctx, worker.OpResume, c.thread, "")
+	if err != nil {
+		return err
+	}
+	c.check("run failed, not revived", serr == nil && st.Status == engine.RunFailed && s2.code == 1 && strings.Contains(s2.errText, "the run failed"), "status %s; a second resume: %s", st.Status, describe(s2))
+	c.out.Figures["reason"] = st.Reason
+	return nil
 }
 
 // readAt says whether record id was read at version v by a finding of cp

@@ -12,6 +12,7 @@ import (
 	"rewind/engine/bench"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/memory"
 	"rewind/store/postgres"
 	"rewind/store/postgres/pgtest"
@@ -90,119 +91,94 @@ func longThread(b *testing.B, st store.Store, turns int) (*engine.Engine, int64)
 	return e, last
 }
 
-func sqliteStore(b *testing.B) store.Store {
-	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	return st
-}
-
-// postgresStore is a new database on $REWIND_TEST_POSTGRES's server
-// (skipped without it), dropped when b ends.
-func postgresStore(b *testing.B) store.Store {
-	st, err := postgres.Open(context.Background(), pgtest.Fresh(b, "rewind_long"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	return st
-}
-
 // BenchmarkLongThread reads a 125-turn (1,000-checkpoint) thread: loading
 // its newest and a middle checkpoint's values (cold: rebuilt from the
 // store; warm: this process has them cached), listing it, and one more
 // turn on it.
 func BenchmarkLongThread(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		open func(*testing.B) store.Store
-	}{{"memory", func(*testing.B) store.Store { return memory.New() }}, {"sqlite", sqliteStore}, {"postgres", postgresStore}} {
-		b.Run(backend.name, func(b *testing.B) {
-			e, last := longThread(b, backend.open(b), 125)
-			ctx := context.Background()
-			b.Run("GetLatest", func(b *testing.B) {
-				for b.Loop() {
-					if _, err := e.Get(ctx, "long", last); err != nil {
-						b.Fatal(err)
-					}
+	backendtest.Each(b, func(b *testing.B, be backendtest.Backend) {
+		e, last := longThread(b, be.Open(b, "long"), 125)
+		ctx := context.Background()
+		b.Run("GetLatest", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Get(ctx, "long", last); err != nil {
+					b.Fatal(err)
 				}
-			})
-			// Cold: a new engine has nothing cached, as in a new process.
-			for _, at := range []struct {
-				name string
-				id   int64
-			}{{"GetLatestCold", last}, {"GetMiddleCold", last / 2}} {
-				// Building the engine is a process's once, not the load's:
-				// it is not timed (as in rewind bench). They are built a
-				// batch at a time, since stopping the timer for each costs
-				// more than the load.
-				b.Run(at.name, func(b *testing.B) {
-					var fresh []*engine.Engine
-					for i := 0; i < b.N; i++ {
-						if len(fresh) == 0 {
-							b.StopTimer()
-							for range min(b.N-i, 100) {
-								f, err := ticket.NewEngine(e.Store(), ticket.NewMock())
-								if err != nil {
-									b.Fatal(err)
-								}
-								fresh = append(fresh, f)
-							}
-							b.StartTimer()
-						}
-						if _, err := fresh[0].Get(ctx, "long", at.id); err != nil {
-							b.Fatal(err)
-						}
-						fresh = fresh[1:]
-					}
-				})
 			}
-			b.Run("GetMiddle", func(b *testing.B) {
-				for b.Loop() {
-					if _, err := e.Get(ctx, "long", last/2); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("History", func(b *testing.B) {
-				for b.Loop() {
-					if cps, err := e.History(ctx, "long", 0, 0); err != nil || int64(len(cps)) != last {
-						b.Fatal(len(cps), err)
-					}
-				}
-			})
-			// Transcript: every original message of the thread (the check
-			// of a summary against what it folded in reads a range of them).
-			b.Run("Transcript", func(b *testing.B) {
-				n := int64(0)
-				for {
-					ms, err := e.Store().MessagesAt(ctx, "long", n+1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(ms) == 0 {
-						break
-					}
-					n++
-				}
-				for b.Loop() {
-					if got, err := e.Transcript(ctx, "long", 0, 1, n); err != nil || int64(len(got)) != n {
-						b.Fatal(len(got), err)
-					}
-				}
-				b.ReportMetric(float64(n), "messages")
-			})
-			b.Run("Turn", func(b *testing.B) {
-				n := 0
-				for b.Loop() {
-					n++
-					if _, err := e.Run(ctx, "long", ticket.Input(fmt.Sprintf(bench.Sentences[n%len(bench.Sentences)], n)), engine.RunConfig{}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
 		})
-	}
+		// Cold: a new engine has nothing cached, as in a new process.
+		for _, at := range []struct {
+			name string
+			id   int64
+		}{{"GetLatestCold", last}, {"GetMiddleCold", last / 2}} {
+			// Building the engine is a process's once, not the load's:
+			// it is not timed (as in rewind bench). They are built a
+			// batch at a time, since stopping the timer for each costs
+			// more than the load.
+			b.Run(at.name, func(b *testing.B) {
+				var fresh []*engine.Engine
+				for i := 0; i < b.N; i++ {
+					if len(fresh) == 0 {
+						b.StopTimer()
+						for range min(b.N-i, 100) {
+							f, err := ticket.NewEngine(e.Store(), ticket.NewMock())
+							if err != nil {
+								b.Fatal(err)
+							}
+							fresh = append(fresh, f)
+						}
+						b.StartTimer()
+					}
+					if _, err := fresh[0].Get(ctx, "long", at.id); err != nil {
+						b.Fatal(err)
+					}
+					fresh = fresh[1:]
+				}
+			})
+		}
+		b.Run("GetMiddle", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Get(ctx, "long", last/2); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("History", func(b *testing.B) {
+			for b.Loop() {
+				if cps, err := e.History(ctx, "long", 0, 0); err != nil || int64(len(cps)) != last {
+					b.Fatal(len(cps), err)
+				}
+			}
+		})
+		// Transcript: every original message of the thread (the check
+		// of a summary against what it folded in reads a range of them).
+		b.Run("Transcript", func(b *testing.B) {
+			n := int64(0)
+			for {
+				ms, err := e.Store().MessagesAt(ctx, "long", n+1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(ms) == 0 {
+					break
+				}
+				n++
+			}
+			for b.Loop() {
+				if got, err := e.Transcript(ctx, "long", 0, 1, n); err != nil || int64(len(got)) != n {
+					b.Fatal(len(got), err)
+				}
+			}
+			b.ReportMetric(float64(n), "messages")
+		})
+		b.Run("Turn", func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				n++
+				if _, err := e.Run(ctx, "long", ticket.Input(fmt.Sprintf(bench.Sentences[n%len(bench.Sentences)], n)), engine.RunConfig{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
 }

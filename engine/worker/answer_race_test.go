@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -15,9 +14,7 @@ import (
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store"
-	"rewind/store/postgres"
-	"rewind/store/postgres/pgtest"
-	"rewind/store/sqlite"
+	"rewind/store/backend/backendtest"
 )
 
 // raceRounds is how many times each pair of answers races on each store:
@@ -90,96 +87,70 @@ var (
 func TestRacingAnswersNeverBranch(t *testing.T) {
 	pairs := [][2]answerer{{approve, cancel}, {approve, approve}, {approve, reject}, {redraft, approveEdited}}
 	rounds := raceRounds(t)
-	stores := map[string]func(t *testing.T) func() store.Store{
-		"sqlite": func(t *testing.T) func() store.Store {
-			path := filepath.Join(t.TempDir(), "race.db")
-			return func() store.Store {
-				st, err := sqlite.Open(context.Background(), path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				return st
+	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
+		open := b.Reopener(t, "answers")
+		var es [2]*engine.Engine
+		for i := range es {
+			e, err := ticket.NewEngine(open(), ticket.NewMock())
+			if err != nil {
+				t.Fatal(err)
 			}
-		},
-		"postgres": func(t *testing.T) func() store.Store {
-			url := pgtest.Fresh(t, "rewind_answers")
-			return func() store.Store {
-				st, err := postgres.Open(context.Background(), url)
-				if err != nil {
-					t.Fatal(err)
+			es[i] = e
+		}
+		ctx := t.Context()
+		for _, pair := range pairs {
+			branches, cancelledDrafts, bothWon, won := 0, 0, 0, [2]int{}
+			for round := range rounds {
+				thread := fmt.Sprintf("%s-%s-%d", pair[0].name, pair[1].name, round)
+				res, err := es[0].Run(ctx, thread, ticket.Turn{Text: sentence, Draft: true, Authorization: mustGrant(t)}.Writes(), engine.RunConfig{})
+				if err != nil || res.Status != engine.RunAwaitingApproval {
+					t.Fatalf("draft turn: %v %s", err, res.Status)
 				}
-				t.Cleanup(func() { st.Close() })
-				return st
-			}
-		},
-	}
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			open := stores[name](t)
-			var es [2]*engine.Engine
-			for i := range es {
-				e, err := ticket.NewEngine(open(), ticket.NewMock())
-				if err != nil {
-					t.Fatal(err)
+				gate := res.Checkpoint
+				looked, ok := ticket.Look(mustGet(t, es[0], thread, gate))
+				if !ok {
+					t.Fatalf("@%d waits on no draft", gate)
 				}
-				es[i] = e
-			}
-			ctx := t.Context()
-			for _, pair := range pairs {
-				branches, cancelledDrafts, bothWon, won := 0, 0, 0, [2]int{}
-				for round := range rounds {
-					thread := fmt.Sprintf("%s-%s-%d", pair[0].name, pair[1].name, round)
-					res, err := es[0].Run(ctx, thread, ticket.Turn{Text: sentence, Draft: true, Authorization: mustGrant(t)}.Writes(), engine.RunConfig{})
-					if err != nil || res.Status != engine.RunAwaitingApproval {
-						t.Fatalf("draft turn: %v %s", err, res.Status)
-					}
-					gate := res.Checkpoint
-					looked, ok := ticket.Look(mustGet(t, es[0], thread, gate))
-					if !ok {
-						t.Fatalf("@%d waits on no draft", gate)
-					}
-					var errs [2]error
-					var wg sync.WaitGroup
-					start := make(chan struct{})
-					for i := range pair {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							<-start
-							errs[i] = pair[i].do(ctx, es[i], thread, looked)
-						}()
-					}
-					close(start)
-					wg.Wait()
-					for i, err := range errs {
-						switch {
-						case err == nil:
-							won[i]++
-						case errors.Is(err, ticket.ErrAnswerStale), errors.Is(err, ticket.ErrNoApprovalPending), errors.Is(err, engine.ErrNothingToResume),
-							errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrLocked):
-						default:
-							t.Fatalf("%s racing %s: %s: unexpected error: %v", pair[0].name, pair[1].name, pair[i].name, err)
-						}
-					}
-					if errs[0] == nil && errs[1] == nil {
-						bothWon++
-					}
-					n, cancelled := branchesOf(t, es[0], thread)
-					branches += n
-					if cancelled != 0 && undone(t, es[0], thread, cancelled) > 0 {
-						cancelledDrafts++
+				var errs [2]error
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for i := range pair {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						errs[i] = pair[i].do(ctx, es[i], thread, looked)
+					}()
+				}
+				close(start)
+				wg.Wait()
+				for i, err := range errs {
+					switch {
+					case err == nil:
+						won[i]++
+					case errors.Is(err, ticket.ErrAnswerStale), errors.Is(err, ticket.ErrNoApprovalPending), errors.Is(err, engine.ErrNothingToResume),
+						errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrLocked):
+					default:
+						t.Fatalf("%s racing %s: %s: unexpected error: %v", pair[0].name, pair[1].name, pair[i].name, err)
 					}
 				}
-				t.Logf("%s racing %s, %d rounds: %d and %d won, %d both, %d branch(es), %d draft(s) after a winning cancel",
-					pair[0].name, pair[1].name, rounds, won[0], won[1], bothWon, branches, cancelledDrafts)
-				if branches != 0 || cancelledDrafts != 0 || bothWon != 0 {
-					t.Errorf("%s racing %s: %d branch(es), %d draft(s) after a winning cancel, %d round(s) both answered: want 0, 0, 0",
-						pair[0].name, pair[1].name, branches, cancelledDrafts, bothWon)
+				if errs[0] == nil && errs[1] == nil {
+					bothWon++
+				}
+				n, cancelled := branchesOf(t, es[0], thread)
+				branches += n
+				if cancelled != 0 && undone(t, es[0], thread, cancelled) > 0 {
+					cancelledDrafts++
 				}
 			}
-		})
-	}
+			t.Logf("%s racing %s, %d rounds: %d and %d won, %d both, %d branch(es), %d draft(s) after a winning cancel",
+				pair[0].name, pair[1].name, rounds, won[0], won[1], bothWon, branches, cancelledDrafts)
+			if branches != 0 || cancelledDrafts != 0 || bothWon != 0 {
+				t.Errorf("%s racing %s: %d branch(es), %d draft(s) after a winning cancel, %d round(s) both answered: want 0, 0, 0",
+					pair[0].name, pair[1].name, branches, cancelledDrafts, bothWon)
+			}
+		}
+	})
 }
 
 // branchesOf counts the checkpoints of thread continued twice (two

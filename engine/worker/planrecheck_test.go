@@ -3,39 +3,19 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
-	"rewind/store/memory"
-	"rewind/store/postgres"
-	"rewind/store/postgres/pgtest"
-	"rewind/store/sqlite"
+	"rewind/store/backend/backendtest"
 )
 
 // planStores opens a fresh memory store, SQLite file and PostgreSQL
 // database (skipped without REWIND_TEST_POSTGRES, failed in CI).
 func planStores(t *testing.T, f func(t *testing.T, st store.Store)) {
-	t.Run("memory", func(t *testing.T) { f(t, memory.New()) })
-	t.Run("sqlite", func(t *testing.T) {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		f(t, st)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		st, err := postgres.Open(context.Background(), pgtest.Fresh(t, "rewind_plan"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		f(t, st)
-	})
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) { f(t, b.Open(t, "plan")) })
 }
 
 // nodes names tasks by node, sorted, for comparing what ran with a plan

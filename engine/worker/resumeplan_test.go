@@ -5,16 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"path/filepath"
-	"rewind/store/postgres/pgtest"
 	"sync"
 	"testing"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
-	"rewind/store"
 	"rewind/store/backend"
+	"rewind/store/backend/backendtest"
 )
 
 // The engine's resume analysis after a real crash: a worker resuming three
@@ -27,112 +25,101 @@ import (
 // process's would be lost).
 func TestResumePlanAfterAKill(t *testing.T) {
 	exe := buildRewind(t)
-	for _, name := range []string{"memory", "sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			var spec string
-			var st store.Store
-			switch name {
-			case "memory":
-				spec = "memory:"
-			case "sqlite":
-				spec = "sqlite:" + filepath.Join(t.TempDir(), "plan.db")
-			case "postgres":
-				// A database of its own: sources are per store, and other
-				// packages' tests write the same records at the same time.
-				spec = pgtest.Fresh(t, "rewind_resumeplan")
-			}
-			st, err := backend.Open(ctx, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b [4]byte
-			_, _ = rand.Read(b[:])
-			thread := "plan-" + hex.EncodeToString(b[:])
-			paused, err := e.Run(ctx, thread, ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			before, err := e.PlanResume(ctx, thread, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if before.Checkpoint != paused.Checkpoint || len(before.Tasks) != 3 || len(before.Reused()) != 0 {
-				t.Fatalf("plan before the run: %+v, want 3 tasks at @%d, none stored", before, paused.Checkpoint)
-			}
+	backendtest.Each(t, func(t *testing.T, be backendtest.Backend) {
+		ctx := context.Background()
+		// A database of its own: sources are per store, and other
+		// packages' tests write the same records at the same time.
+		spec := be.Spec(t, "resumeplan")
+		st, err := backend.Open(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		e, err := engine.New(st, ticket.NewGraph(), ticket.NewMock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		thread := "plan-" + hex.EncodeToString(b[:])
+		paused, err := e.Run(ctx, thread, ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := e.PlanResume(ctx, thread, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before.Checkpoint != paused.Checkpoint || len(before.Tasks) != 3 || len(before.Reused()) != 0 {
+			t.Fatalf("plan before the run: %+v, want 3 tasks at @%d, none stored", before, paused.Checkpoint)
+		}
 
-			if name == "memory" {
-				killInProcess(t, e, thread)
-			} else {
-				p, err := worker.Start(ctx, exe, []string{"worker", "resume", thread, "--store", spec, "--kill-at", string(worker.MidFanout)}, os.Environ())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if o := collect(p); !o.killed {
-					t.Fatalf("the worker was not killed at %s: %+v", worker.MidFanout, o)
-				}
-			}
-
-			plan, err := e.PlanResume(ctx, thread, 0)
+		if !be.Shared {
+			killInProcess(t, e, thread)
+		} else {
+			p, err := worker.Start(ctx, exe, []string{"worker", "resume", thread, "--store", spec, "--kill-at", string(worker.MidFanout)}, os.Environ())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.Checkpoint != paused.Checkpoint || len(plan.Tasks) != 3 {
-				t.Fatalf("plan after the kill: %+v, want the 3 executors of @%d", plan, paused.Checkpoint)
+			if o := collect(p); !o.killed {
+				t.Fatalf("the worker was not killed at %s: %+v", worker.MidFanout, o)
 			}
-			reused, redo := plan.Reused(), plan.Redispatched()
-			if len(reused) != 1 || len(redo) != 2 {
-				t.Fatalf("after a kill at mid-fanout: %d reused, %d to redispatch (%s), want 1 and 2", len(reused), len(redo), plan)
-			}
-			for _, pt := range plan.Tasks {
-				if pt.Stored != (pt.ID == reused[0].ID) || (pt.Stored && (len(pt.Channels) == 0 || pt.ModelCalls != ticket.MockCallsPerSubtask)) {
-					t.Errorf("planned task %+v", pt)
-				}
-			}
-			// A checkpoint named explicitly plans the same.
-			if at, err := e.PlanResume(ctx, thread, plan.Checkpoint); err != nil || len(at.Reused()) != 1 {
-				t.Fatalf("plan at @%d: %+v, %v", plan.Checkpoint, at, err)
-			}
+		}
 
-			var res engine.Result
-			if name == "memory" {
-				res, err = e.Resume(ctx, thread, engine.RunConfig{})
-			} else {
-				p, serr := worker.Start(ctx, exe, []string{"worker", "resume", thread, "--store", spec}, os.Environ())
-				if serr != nil {
-					t.Fatal(serr)
-				}
-				o := collect(p)
-				if o.result == nil {
-					t.Fatalf("resume after the kill: %+v", o)
-				}
-				res = *o.result
+		plan, err := e.PlanResume(ctx, thread, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Checkpoint != paused.Checkpoint || len(plan.Tasks) != 3 {
+			t.Fatalf("plan after the kill: %+v, want the 3 executors of @%d", plan, paused.Checkpoint)
+		}
+		reused, redo := plan.Reused(), plan.Redispatched()
+		if len(reused) != 1 || len(redo) != 2 {
+			t.Fatalf("after a kill at mid-fanout: %d reused, %d to redispatch (%s), want 1 and 2", len(reused), len(redo), plan)
+		}
+		for _, pt := range plan.Tasks {
+			if pt.Stored != (pt.ID == reused[0].ID) || (pt.Stored && (len(pt.Channels) == 0 || pt.ModelCalls != ticket.MockCallsPerSubtask)) {
+				t.Errorf("planned task %+v", pt)
 			}
-			if err != nil {
-				t.Fatal(err)
+		}
+		// A checkpoint named explicitly plans the same.
+		if at, err := e.PlanResume(ctx, thread, plan.Checkpoint); err != nil || len(at.Reused()) != 1 {
+			t.Fatalf("plan at @%d: %+v, %v", plan.Checkpoint, at, err)
+		}
+
+		var res engine.Result
+		if !be.Shared {
+			res, err = e.Resume(ctx, thread, engine.RunConfig{})
+		} else {
+			p, serr := worker.Start(ctx, exe, []string{"worker", "resume", thread, "--store", spec}, os.Environ())
+			if serr != nil {
+				t.Fatal(serr)
 			}
-			out := plan.Outcome(res)
-			if !out.Complete || out.From != plan.Checkpoint {
-				t.Fatalf("outcome %+v: want the resume's first superstep from @%d", out, plan.Checkpoint)
+			o := collect(p)
+			if o.result == nil {
+				t.Fatalf("resume after the kill: %+v", o)
 			}
-			if len(out.Reused) != 1 || out.Reused[0].ID != reused[0].ID || len(out.Redispatched) != 2 || len(out.RanAgain) != 0 || out.ModelCalls != 2*ticket.MockCallsPerSubtask {
-				t.Fatalf("outcome %s (%+v), want 1 reused (%s), 2 redispatched with %d model calls, none ran again", out, out, reused[0].ID, 2*ticket.MockCallsPerSubtask)
-			}
-			// A plan from a checkpoint the resume did not start from is not
-			// its outcome.
-			if o := before.Outcome(engine.Result{Steps: []engine.StepReport{{From: plan.Checkpoint + 1}}}); o.Complete {
-				t.Fatalf("an outcome from another checkpoint: %+v", o)
-			}
-			if done, err := e.PlanResume(ctx, thread, 0); err != nil || len(done.Tasks) != 0 {
-				t.Fatalf("plan at the end: %+v, %v; want nothing pending", done, err)
-			}
-		})
-	}
+			res = *o.result
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := plan.Outcome(res)
+		if !out.Complete || out.From != plan.Checkpoint {
+			t.Fatalf("outcome %+v: want the resume's first superstep from @%d", out, plan.Checkpoint)
+		}
+		if len(out.Reused) != 1 || out.Reused[0].ID != reused[0].ID || len(out.Redispatched) != 2 || len(out.RanAgain) != 0 || out.ModelCalls != 2*ticket.MockCallsPerSubtask {
+			t.Fatalf("outcome %s (%+v), want 1 reused (%s), 2 redispatched with %d model calls, none ran again", out, out, reused[0].ID, 2*ticket.MockCallsPerSubtask)
+		}
+		// A plan from a checkpoint the resume did not start from is not
+		// its outcome.
+		if o := before.Outcome(engine.Result{Steps: []engine.StepReport{{From: plan.Checkpoint + 1}}}); o.Complete {
+			t.Fatalf("an outcome from another checkpoint: %+v", o)
+		}
+		if done, err := e.PlanResume(ctx, thread, 0); err != nil || len(done.Tasks) != 0 {
+			t.Fatalf("plan at the end: %+v, %v; want nothing pending", done, err)
+		}
+	})
 }
 
 // killInProcess resumes thread and "kills" the run once one executor

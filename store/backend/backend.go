@@ -41,11 +41,33 @@ func DefaultPath() string {
 	return filepath.Join(dir, "rewind", "rewind.db")
 }
 
+// Kinds are the backends Open opens, by the names tests and reports use.
+// Every test helper that runs on every store ranges over
+// backendtest.All, which a test holds to this list.
+var Kinds = []string{"memory", "sqlite", "postgres"}
+
+// Kind is which of Kinds a spec names ("" for none): what Open opens.
+// A spec meant for SQLite but badly written is "sqlite" (Open says why).
+func Kind(spec string) string {
+	if _, ok, err := store.SQLiteFile(spec); ok || err != nil {
+		return "sqlite"
+	}
+	switch {
+	case spec == "memory:" || spec == "memory":
+		return "memory"
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return "postgres"
+	}
+	return ""
+}
+
 // Open opens the store a spec names. A SQLite spec is read by
 // store.SQLiteFile: file: URIs mean what SQLite means, and SQLite's
 // parameters are refused.
 func Open(ctx context.Context, spec string) (store.Store, error) {
-	if path, ok, err := store.SQLiteFile(spec); ok || err != nil {
+	switch Kind(spec) {
+	case "sqlite":
+		path, _, err := store.SQLiteFile(spec)
 		if err != nil {
 			return nil, err
 		}
@@ -54,11 +76,9 @@ func Open(ctx context.Context, spec string) (store.Store, error) {
 			return nil, err
 		}
 		return orNil(sqlite.Open(ctx, path, sqlite.WithSync(sync)))
-	}
-	switch {
-	case spec == "memory:" || spec == "memory":
+	case "memory":
 		return memory.New(), nil
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+	case "postgres":
 		return orNil(postgres.Open(ctx, spec))
 	}
 	return nil, fmt.Errorf("unknown store %q: use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB", Describe(spec))

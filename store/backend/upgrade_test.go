@@ -160,87 +160,104 @@ func checkUpgrade(t *testing.T, spec, expectedFile string) {
 		t.Fatalf("%d threads after the upgrade, want %d", len(threads), len(want))
 	}
 	for name, th := range want {
-		listed, err := e.History(ctx, name, 0, 0)
+		checkUpgradedThread(t, e, st, name, th)
+	}
+	carriesOn(t, e, want)
+}
+
+// checkUpgradedThread: an old thread reads as the old release read it
+// (checkpoints, writes, events, costs from the listings, drafts).
+func checkUpgradedThread(t *testing.T, e *engine.Engine, st store.Store, name string, th expectedThread) {
+	ctx := context.Background()
+	listed, err := e.History(ctx, name, 0, 0)
+	if err != nil {
+		t.Fatalf("History(%s): %v", name, err)
+	}
+	if len(listed) != len(th.Checkpoints) {
+		t.Fatalf("thread %s lists %d checkpoints, want %d", name, len(listed), len(th.Checkpoints))
+	}
+	// The calls stored with each checkpoint and its stored writes
+	// (this release's writes were never settled), read from the
+	// states: what Costs must sum from the listings.
+	calls := map[string]engine.RoleUsage{}
+	count := func(ev engine.Event) {
+		var u struct {
+			Role             string `json:"role"`
+			PromptTokens     int    `json:"promptTokens"`
+			CompletionTokens int    `json:"completionTokens"`
+		}
+		if err := json.Unmarshal(ev.Data, &u); err != nil {
+			t.Fatal(err)
+		}
+		r := calls[u.Role]
+		r.Calls++
+		r.PromptTokens += u.PromptTokens
+		r.CompletionTokens += u.CompletionTokens
+		calls[u.Role] = r
+	}
+	for _, w := range th.Checkpoints {
+		checkUpgradedCheckpoint(t, e, name, addedChannels(v1Gate(t, w)), count)
+	}
+	costs, err := e.Costs(ctx, name)
+	if err != nil || !sameJSON(t, costs.Roles, calls) {
+		t.Fatalf("thread %s costs %+v (%v), its states' calls %+v", name, costs.Roles, err, calls)
+	}
+	if d, ok := st.(store.Drafts); ok {
+		ds, err := d.ListDrafts(ctx, name)
+		if err != nil || len(ds) != th.Drafts {
+			t.Fatalf("thread %s: %d drafts (%v), want %d", name, len(ds), err, th.Drafts)
+		}
+	}
+}
+
+// checkUpgradedCheckpoint: checkpoint w of thread name reads as expected,
+// with its writes and events; count is given the calls it stored.
+func checkUpgradedCheckpoint(t *testing.T, e *engine.Engine, name string, w expectedCP, count func(engine.Event)) {
+	ctx := context.Background()
+	cp, err := e.Get(ctx, name, w.ID)
+	if err != nil {
+		t.Fatalf("Get(%s, %d): %v", name, w.ID, err)
+	}
+	for _, g := range cp.Applied {
+		for _, ev := range g.Calls {
+			count(ev)
+		}
+	}
+	if len(cp.Tasks) > 0 {
+		pending, err := e.PendingWrites(ctx, name, cp.ID)
 		if err != nil {
-			t.Fatalf("History(%s): %v", name, err)
+			t.Fatal(err)
 		}
-		if len(listed) != len(th.Checkpoints) {
-			t.Fatalf("thread %s lists %d checkpoints, want %d", name, len(listed), len(th.Checkpoints))
-		}
-		// The calls stored with each checkpoint and its stored writes
-		// (this release's writes were never settled), read from the
-		// states: what Costs must sum from the listings.
-		calls := map[string]engine.RoleUsage{}
-		count := func(ev engine.Event) {
-			var u struct {
-				Role             string `json:"role"`
-				PromptTokens     int    `json:"promptTokens"`
-				CompletionTokens int    `json:"completionTokens"`
-			}
-			if err := json.Unmarshal(ev.Data, &u); err != nil {
-				t.Fatal(err)
-			}
-			r := calls[u.Role]
-			r.Calls++
-			r.PromptTokens += u.PromptTokens
-			r.CompletionTokens += u.CompletionTokens
-			calls[u.Role] = r
-		}
-		for _, w := range th.Checkpoints {
-			w = addedChannels(v1Gate(t, w))
-			cp, err := e.Get(ctx, name, w.ID)
-			if err != nil {
-				t.Fatalf("Get(%s, %d): %v", name, w.ID, err)
-			}
-			for _, g := range cp.Applied {
-				for _, ev := range g.Calls {
+		for _, tw := range pending {
+			for _, ev := range tw.Events {
+				if ev.Type == engine.EventModelCalled {
 					count(ev)
 				}
 			}
-			if len(cp.Tasks) > 0 {
-				pending, err := e.PendingWrites(ctx, name, cp.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, tw := range pending {
-					for _, ev := range tw.Events {
-						if ev.Type == engine.EventModelCalled {
-							count(ev)
-						}
-					}
-				}
-			}
-			got := expectedCP{ID: cp.ID, ParentID: cp.ParentID, RerootedFrom: cp.RerootedFrom, Step: cp.Step, Source: cp.Source,
-				Values: cp.Values, Tasks: cp.Tasks, Metadata: cp.Metadata, MigratedFrom: cp.MigratedFrom}
-			if !sameJSON(t, got, w, "writes", "events") {
-				g, _ := json.Marshal(got)
-				x, _ := json.Marshal(w)
-				t.Fatalf("thread %s checkpoint %d reads differently after the upgrade:\n got %.600s\nwant %.600s", name, w.ID, g, x)
-			}
-			writes, err := e.PendingWrites(ctx, name, w.ID)
-			if err != nil || len(writes) != len(w.Writes) {
-				t.Fatalf("thread %s checkpoint %d: %d stored writes (%v), want %d", name, w.ID, len(writes), err, len(w.Writes))
-			}
-			evs, err := e.Events(ctx, name, w.ID)
-			if err != nil || len(evs) != w.Events {
-				t.Fatalf("thread %s checkpoint %d: %d events (%v), want %d", name, w.ID, len(evs), err, w.Events)
-			}
-		}
-		costs, err := e.Costs(ctx, name)
-		if err != nil || !sameJSON(t, costs.Roles, calls) {
-			t.Fatalf("thread %s costs %+v (%v), its states' calls %+v", name, costs.Roles, err, calls)
-		}
-		if d, ok := st.(store.Drafts); ok {
-			ds, err := d.ListDrafts(ctx, name)
-			if err != nil || len(ds) != th.Drafts {
-				t.Fatalf("thread %s: %d drafts (%v), want %d", name, len(ds), err, th.Drafts)
-			}
 		}
 	}
+	got := expectedCP{ID: cp.ID, ParentID: cp.ParentID, RerootedFrom: cp.RerootedFrom, Step: cp.Step, Source: cp.Source,
+		Values: cp.Values, Tasks: cp.Tasks, Metadata: cp.Metadata, MigratedFrom: cp.MigratedFrom}
+	if !sameJSON(t, got, w, "writes", "events") {
+		g, _ := json.Marshal(got)
+		x, _ := json.Marshal(w)
+		t.Fatalf("thread %s checkpoint %d reads differently after the upgrade:\n got %.600s\nwant %.600s", name, w.ID, g, x)
+	}
+	writes, err := e.PendingWrites(ctx, name, w.ID)
+	if err != nil || len(writes) != len(w.Writes) {
+		t.Fatalf("thread %s checkpoint %d: %d stored writes (%v), want %d", name, w.ID, len(writes), err, len(w.Writes))
+	}
+	evs, err := e.Events(ctx, name, w.ID)
+	if err != nil || len(evs) != w.Events {
+		t.Fatalf("thread %s checkpoint %d: %d events (%v), want %d", name, w.ID, len(evs), err, w.Events)
+	}
+}
 
-	// And it carries on: a new turn on an old thread, a resume that reuses
-	// the writes the old release stored before it was killed, and a resume
-	// of a paused thread.
+// carriesOn: an upgraded store carries on: a new turn on an old thread,
+// a resume that reuses the writes the old release stored before it was
+// killed, and a resume of a paused thread.
+func carriesOn(t *testing.T, e *engine.Engine, want map[string]expectedThread) {
+	ctx := context.Background()
 	ref := map[int64]engine.Values{}
 	cfg := engine.RunConfig{Hook: func(point engine.HookPoint, info engine.HookInfo) {
 		if point == engine.HookAfterCommit && info.Committed != nil && info.Thread == "long" {

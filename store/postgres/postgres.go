@@ -464,30 +464,57 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if events, err = check.Put(cp, events); err != nil {
 		return err
 	}
+	put, err := putRowOf(cp, events)
+	if err != nil {
+		return err
+	}
+	// More than one try covers a race with a concurrent delete, insert or
+	// fence that made the insert skip but left nothing to explain it.
+	for range 3 {
+		n, err := s.insertCheckpoint(ctx, put.stmt.sql, put.args)
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr) && pgErr.Code == "23503": // the parent was deleted meanwhile
+			return fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+		case errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "graph_checkpoints_pkey":
+			// A concurrent put of this id won: ask why, as for zero rows.
+		case err != nil:
+			return s.db(err)
+		}
+		if n == 1 {
+			return nil
+		}
+		if done, err := s.whyNot(ctx, cp, put.why); done || err != nil {
+			return err
+		}
+	}
+	return errors.New("it keeps racing with another writer of the thread; try again")
+}
+
+// putRow is a put's statement with its arguments, and whyNotSQL's.
+type putRow struct {
+	stmt      putStatement
+	args, why []any
+}
+
+// putRowOf is the statement and arguments that put cp and its events
+// (check.Put passed them): only the parts the put has (putShape).
+func putRowOf(cp store.Checkpoint, events []store.Event) (putRow, error) {
 	state, err := toJSONB(cp.State)
 	if err != nil {
-		return fmt.Errorf("state %w", err)
+		return putRow{}, fmt.Errorf("state %w", err)
 	}
 	meta, err := optJSONB(cp.Meta)
 	if err != nil {
-		return fmt.Errorf("meta %w", err)
+		return putRow{}, fmt.Errorf("meta %w", err)
 	}
 	var parent *int64
 	if cp.ParentID != 0 {
 		parent = &cp.ParentID
 	}
-	seqs := make([]int32, len(events))
-	types := make([]string, len(events))
-	payloads := make([]string, len(events))
-	for i, e := range events {
-		if e.Seq > math.MaxInt32 {
-			return check.Invalid("event seq %d is too large", e.Seq)
-		}
-		p, err := toJSONB(e.Payload)
-		if err != nil {
-			return fmt.Errorf("payload of event %d %w", e.Seq, err)
-		}
-		seqs[i], types[i], payloads[i] = int32(e.Seq), e.Type, string(p)
+	seqs, types, payloads, err := eventColumns(events)
+	if err != nil {
+		return putRow{}, err
 	}
 	var refs []string // null when there are none, as in rows written before blobs existed
 	if len(cp.BlobRefs) > 0 {
@@ -511,7 +538,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if len(cp.Head) > 0 {
 		doc, err := toJSONB(cp.Head)
 		if err != nil {
-			return fmt.Errorf("head snapshot %w", err)
+			return putRow{}, fmt.Errorf("head snapshot %w", err)
 		}
 		h := string(doc)
 		head = &h
@@ -520,73 +547,80 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if !cp.CreatedAt.IsZero() {
 		created = &cp.CreatedAt
 	}
-	whyArgs := []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base}
-	var shape putPart
-	if len(events) > 0 {
-		shape |= putEvents
-	}
-	if len(cp.Messages) > 0 {
-		shape |= putMessages
-	}
-	if len(cp.Blobs) > 0 {
-		shape |= putBlobs
-	}
-	if head != nil {
-		shape |= putHead
-	}
-	if cp.Settles != 0 {
-		shape |= putSettles
-	}
-	if cp.Epoch != 0 {
-		shape |= putFenced
-	}
 	all := [...]any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, cp.Epoch, meta, cp.Base, refs,
 		mHashes, mIndexes, mBodies, bHashes, bBodies, cp.Settles, notePayload(cp.ThreadID), created, head, mWords}
-	stmt := putStatements()[shape]
-	putArgs := make([]any, len(stmt.args))
-	for i, a := range stmt.args {
-		putArgs[i] = all[a]
+	put := putRow{
+		stmt: putStatements()[putShape(cp, len(events))],
+		why:  []any{cp.ThreadID, cp.ID, parent, state, seqs, types, payloads, meta, cp.Base},
 	}
+	put.args = make([]any, len(put.stmt.args))
+	for i, a := range put.stmt.args {
+		put.args[i] = all[a]
+	}
+	return put, nil
+}
 
-	// More than one try covers a race with a concurrent delete, insert or
-	// fence that made the insert skip but left nothing to explain it.
-	for range 3 {
-		n, err := s.insertCheckpoint(ctx, stmt.sql, putArgs)
-		var pgErr *pgconn.PgError
-		switch {
-		case errors.As(err, &pgErr) && pgErr.Code == "23503": // the parent was deleted meanwhile
-			return fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
-		case errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "graph_checkpoints_pkey":
-			// A concurrent put of this id won: ask why, as for zero rows.
-		case err != nil:
-			return s.db(err)
+// eventColumns is events as the put's three arrays.
+func eventColumns(events []store.Event) (seqs []int32, types, payloads []string, err error) {
+	seqs = make([]int32, len(events))
+	types = make([]string, len(events))
+	payloads = make([]string, len(events))
+	for i, e := range events {
+		if e.Seq > math.MaxInt32 {
+			return nil, nil, nil, check.Invalid("event seq %d is too large", e.Seq)
 		}
-		if n == 1 {
-			return nil
+		p, err := toJSONB(e.Payload)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("payload of event %d %w", e.Seq, err)
 		}
-		var newest *int64
-		var same *bool
-		var sameEvents, parentOK bool
-		var current, issued int64
-		if err := s.pool.QueryRow(ctx, whyNotSQL, whyArgs...).Scan(&newest, &same, &sameEvents, &parentOK, &current, &issued); err != nil {
-			return s.db(err)
-		}
-		if same != nil && *same && sameEvents {
-			return nil
-		}
-		if err := check.Fenced(cp.ThreadID, cp.Epoch, current, issued); err != nil {
-			return err
-		}
-		switch {
-		case same != nil:
-			return store.ErrConflict
-		case newest != nil && *newest > cp.ID:
-			return fmt.Errorf("the newest is %d: %w", *newest, store.ErrStale)
-		case !parentOK:
-			return fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+		seqs[i], types[i], payloads[i] = int32(e.Seq), e.Type, string(p)
+	}
+	return seqs, types, payloads, nil
+}
+
+// putShape is which optional parts a put of cp with events has.
+func putShape(cp store.Checkpoint, events int) putPart {
+	var shape putPart
+	for _, p := range []struct {
+		has  bool
+		part putPart
+	}{
+		{events > 0, putEvents}, {len(cp.Messages) > 0, putMessages}, {len(cp.Blobs) > 0, putBlobs},
+		{len(cp.Head) > 0, putHead}, {cp.Settles != 0, putSettles}, {cp.Epoch != 0, putFenced},
+	} {
+		if p.has {
+			shape |= p.part
 		}
 	}
-	return errors.New("it keeps racing with another writer of the thread; try again")
+	return shape
+}
+
+// whyNot asks why a put inserted nothing (whyNotSQL): done when the same
+// checkpoint and events are stored already, else the refusal; neither
+// when nothing explains it (a race: try the put again).
+func (s *Store) whyNot(ctx context.Context, cp store.Checkpoint, why []any) (done bool, err error) {
+	var newest *int64
+	var same *bool
+	var sameEvents, parentOK bool
+	var current, issued int64
+	if err := s.pool.QueryRow(ctx, whyNotSQL, why...).Scan(&newest, &same, &sameEvents, &parentOK, &current, &issued); err != nil {
+		return false, s.db(err)
+	}
+	if same != nil && *same && sameEvents {
+		return true, nil
+	}
+	if err := check.Fenced(cp.ThreadID, cp.Epoch, current, issued); err != nil {
+		return false, err
+	}
+	switch {
+	case same != nil:
+		return false, store.ErrConflict
+	case newest != nil && *newest > cp.ID:
+		return false, fmt.Errorf("the newest is %d: %w", *newest, store.ErrStale)
+	case !parentOK:
+		return false, fmt.Errorf("parent checkpoint %d: %w", cp.ParentID, store.ErrNotFound)
+	}
+	return false, nil
 }
 
 // optJSONB is toJSONB for an optional document: nil (SQL null) when absent.

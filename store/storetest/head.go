@@ -23,6 +23,17 @@ func withHead(cp store.Checkpoint) store.Checkpoint {
 // is not content, never listed, counted by Size, and goes with a prune
 // and with the thread.
 func testHeadSnapshot(t *testing.T, s store.Store) {
+	headStored(t, s)
+	headNotContent(t, s)
+	headReplaced(t, s)
+	headPruned(t, s)
+	headDeleted(t, s)
+	headRefused(t, s)
+}
+
+// headStored: a put's snapshot is its row's alone, read by Get and Chain
+// (which stops at it), never by History.
+func headStored(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	put(t, s, checkpoint("t", 1, 0))
 	put(t, s, delta("t", 2, 1))
@@ -30,22 +41,9 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 	put(t, s, delta("t", 4, 3)) // no snapshot: 3's stays
 	put(t, s, delta("t", 5, 2)) // a fork below the snapshot
 
-	wantHead := func(id int64, want []byte) {
-		t.Helper()
-		cp, err := s.Get(ctx, "t", id)
-		if err != nil {
-			t.Fatalf("Get(%d): %v", id, err)
-		}
-		if !sameJSON(cp.Head, want) || len(want) == 0 && len(cp.Head) != 0 {
-			t.Errorf("Get(%d).Head = %s, want %s", id, cp.Head, want)
-		}
-		if !sameJSON(cp.State, delta("t", id, 0).State) && id != 1 {
-			t.Errorf("Get(%d).State = %s: a snapshot does not change the state as put", id, cp.State)
-		}
-	}
-	wantHead(3, headDoc(3))
-	wantHead(2, nil)
-	wantHead(4, nil)
+	wantHead(t, s, 3, headDoc(3))
+	wantHead(t, s, 2, nil)
+	wantHead(t, s, 4, nil)
 	for _, tc := range []struct {
 		id   int64
 		want []int64
@@ -70,14 +68,21 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 			t.Errorf("History row %d carries the snapshot: a listing reads metadata only", cp.ID)
 		}
 	}
-	// Not content: the same put without it, or with another, is a no-op
-	// that leaves the snapshot.
+}
+
+// headNotContent: a snapshot is not content: the same put without it, or with another, is a no-op
+// that leaves the snapshot.
+func headNotContent(t *testing.T, s store.Store) {
 	put(t, s, delta("t", 3, 2))
 	other := delta("t", 3, 2)
 	other.Head = []byte(`{"other":1}`)
 	put(t, s, other)
-	wantHead(3, headDoc(3))
+	wantHead(t, s, 3, headDoc(3))
+}
 
+// headReplaced: a newer snapshot replaces the older one, and Size counts it.
+func headReplaced(t *testing.T, s store.Store) {
+	ctx := t.Context()
 	before, err := s.Size(ctx, "t")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +99,7 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 		t.Errorf("Size grew by %d for a row of %d bytes with a %d-byte snapshot replacing a %d-byte one: the snapshot is not counted",
 			grew, len(row.State), len(big.Head), len(headDoc(3)))
 	}
-	wantHead(3, nil) // replaced
+	wantHead(t, s, 3, nil) // replaced
 	if got := chainIDs(t, s, "t", 4); !slices.Equal(got, []int64{4, 3, 2, 1}) {
 		t.Errorf("Chain(4) once the snapshot moved on = %v, want [4 3 2 1]", got)
 	}
@@ -104,8 +109,11 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 	if got := chainIDs(t, s, "t", 6); !slices.Equal(got, []int64{6}) {
 		t.Errorf("Chain(6) = %v, want [6]", got)
 	}
+}
 
-	// A prune drops it (its document may hold a blob the prune frees).
+// headPruned: a prune drops it (its document may hold a blob the prune frees).
+func headPruned(t *testing.T, s store.Store) {
+	ctx := t.Context()
 	if _, err := s.Prune(ctx, "t", []int64{4}, nil); err != nil {
 		t.Fatalf("Prune: %v", err)
 	}
@@ -115,8 +123,11 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 	if got := chainIDs(t, s, "t", 6); !slices.Equal(got, []int64{6, 5, 2, 1}) {
 		t.Errorf("Chain(6) after the prune = %v, want [6 5 2 1]", got)
 	}
+}
 
-	// It goes with the thread: the same ids written again have none.
+// headDeleted: it goes with the thread: the same ids written again have none.
+func headDeleted(t *testing.T, s store.Store) {
+	ctx := t.Context()
 	put(t, s, withHead(delta("t", 7, 6)))
 	if err := s.DeleteThread(ctx, "t"); err != nil {
 		t.Fatal(err)
@@ -137,12 +148,31 @@ func testHeadSnapshot(t *testing.T, s store.Store) {
 	if got := chainIDs(t, s, "t", 7); len(got) != 7 {
 		t.Errorf("Chain(7) of the thread written again = %v: an old snapshot survived DeleteThread", got)
 	}
+}
 
-	// A snapshot that is not JSON is refused, and nothing is stored.
+// headRefused: a snapshot that is not JSON is refused, and nothing is stored.
+func headRefused(t *testing.T, s store.Store) {
+	ctx := t.Context()
 	bad := delta("t", 8, 7)
 	bad.Head = []byte(`{"broken":`)
 	wantIs(t, s.PutCheckpoint(ctx, bad, nil), store.ErrInvalid)
 	if _, err := s.Get(ctx, "t", 8); err == nil {
 		t.Errorf("a put with a broken snapshot stored its row")
+	}
+}
+
+// wantHead checks the snapshot Get(id) of thread t reads, and that the
+// state is as put.
+func wantHead(t *testing.T, s store.Store, id int64, want []byte) {
+	t.Helper()
+	cp, err := s.Get(t.Context(), "t", id)
+	if err != nil {
+		t.Fatalf("Get(%d): %v", id, err)
+	}
+	if !sameJSON(cp.Head, want) || len(want) == 0 && len(cp.Head) != 0 {
+		t.Errorf("Get(%d).Head = %s, want %s", id, cp.Head, want)
+	}
+	if !sameJSON(cp.State, delta("t", id, 0).State) && id != 1 {
+		t.Errorf("Get(%d).State = %s: a snapshot does not change the state as put", id, cp.State)
 	}
 }

@@ -93,24 +93,7 @@ func runChild(t *testing.T, b Backend) {
 	part, addr := os.Getenv(childEnv), os.Getenv(addrEnv)
 	ctx := context.Background()
 	if part == partReader {
-		// Another program reading the store's files, not a store.
-		if b.HoldRead == nil {
-			fmt.Println("error: the backend has no HoldRead")
-			os.Exit(2)
-		}
-		end, err := b.HoldRead(ctx, addr)
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(2)
-		}
-		fmt.Println("reading")
-		in := bufio.NewScanner(os.Stdin)
-		for in.Scan() {
-			if in.Text() == "end" {
-				fmt.Println("ended", end())
-			}
-		}
-		os.Exit(3)
+		readChild(ctx, b, addr)
 	}
 	if part != partFenced && part != partPutter { // those read their orders from stdin
 		go func() { // die with the parent, whose end of stdin then closes
@@ -135,59 +118,11 @@ func runChild(t *testing.T, b Backend) {
 		}
 		fmt.Println("locked")
 	case partHook:
-		// The drills' mid-transaction kill point: die inside the put.
-		s.(txHooker).SetTxHook(func(stage string) {
-			line := "hook " + stage
-			if b.InsideTx != nil {
-				if err := b.InsideTx(s); err != nil {
-					line += ": " + err.Error()
-				}
-			}
-			fmt.Println(line)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		})
-		err := s.PutCheckpoint(ctx, killCheckpoint(3), killEvents(3))
-		fmt.Println("returned", err)
-		os.Exit(childExitOK)
+		hookChild(ctx, s, b)
 	case partFenced:
-		// A worker that fences the thread and then writes when told to,
-		// one "put ID" or "writes ID" line at a time.
-		epoch, err := s.Fence(ctx, "t")
-		fmt.Println("epoch", epoch, err)
-		in := bufio.NewScanner(os.Stdin)
-		for in.Scan() {
-			var what string
-			var id int64
-			_, _ = fmt.Sscan(in.Text(), &what, &id)
-			if what == "put" {
-				err = s.PutCheckpoint(ctx, withEpoch(killCheckpoint(id), epoch), killEvents(id))
-			} else {
-				err = s.PutWrites(ctx, store.TaskWrites{ThreadID: "t", CheckpointID: id, TaskID: "late", Writes: []byte(`{}`), Epoch: epoch})
-			}
-			switch {
-			case err == nil:
-				fmt.Println("ok", what, id)
-			case errors.Is(err, store.ErrFenced):
-				fmt.Println("fenced", what, id)
-			default:
-				fmt.Println("error", what, id, err)
-			}
-		}
-		os.Exit(3)
+		fencedChild(ctx, s)
 	case partPutter:
-		// "put ID": checkpoint ID of "t", unfenced, its parent ID-1.
-		in := bufio.NewScanner(os.Stdin)
-		for in.Scan() {
-			var id int64
-			_, _ = fmt.Sscanf(in.Text(), "put %d", &id)
-			if err := s.PutCheckpoint(ctx, checkpoint("t", id, id-1), nil); err != nil {
-				fmt.Println("error", err)
-				continue
-			}
-			fmt.Println("ok", id)
-		}
-		os.Exit(3)
+		putterChild(ctx, s)
 	case partDeleter:
 		fmt.Println("deleted", s.DeleteThread(ctx, os.Getenv(threadEnv)))
 		u, err := s.(store.Erasing).Unerased(ctx)
@@ -211,6 +146,91 @@ func runChild(t *testing.T, b Backend) {
 	}
 	time.Sleep(time.Minute)
 	os.Exit(childExitOK)
+}
+
+// readChild plays partReader: another program reading the store's
+// files, not a store. It never returns.
+func readChild(ctx context.Context, b Backend, addr string) {
+	if b.HoldRead == nil {
+		fmt.Println("error: the backend has no HoldRead")
+		os.Exit(2)
+	}
+	end, err := b.HoldRead(ctx, addr)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	fmt.Println("reading")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "end" {
+			fmt.Println("ended", end())
+		}
+	}
+	os.Exit(3)
+}
+
+// hookChild plays partHook: the drills' mid-transaction kill point, it
+// dies inside the put. It never returns.
+func hookChild(ctx context.Context, s store.Store, b Backend) {
+	s.(txHooker).SetTxHook(func(stage string) {
+		line := "hook " + stage
+		if b.InsideTx != nil {
+			if err := b.InsideTx(s); err != nil {
+				line += ": " + err.Error()
+			}
+		}
+		fmt.Println(line)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	})
+	err := s.PutCheckpoint(ctx, killCheckpoint(3), killEvents(3))
+	fmt.Println("returned", err)
+	os.Exit(childExitOK)
+}
+
+// fencedChild plays partFenced: a worker that fences the thread and then
+// writes when told to, one "put ID" or "writes ID" line at a time. It
+// never returns.
+func fencedChild(ctx context.Context, s store.Store) {
+	epoch, err := s.Fence(ctx, "t")
+	fmt.Println("epoch", epoch, err)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var what string
+		var id int64
+		_, _ = fmt.Sscan(in.Text(), &what, &id)
+		if what == "put" {
+			err = s.PutCheckpoint(ctx, withEpoch(killCheckpoint(id), epoch), killEvents(id))
+		} else {
+			err = s.PutWrites(ctx, store.TaskWrites{ThreadID: "t", CheckpointID: id, TaskID: "late", Writes: []byte(`{}`), Epoch: epoch})
+		}
+		switch {
+		case err == nil:
+			fmt.Println("ok", what, id)
+		case errors.Is(err, store.ErrFenced):
+			fmt.Println("fenced", what, id)
+		default:
+			fmt.Println("error", what, id, err)
+		}
+	}
+	os.Exit(3)
+}
+
+// putterChild plays partPutter: "put ID" puts checkpoint ID of "t",
+// unfenced, its parent ID-1. It never returns.
+func putterChild(ctx context.Context, s store.Store) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var id int64
+		_, _ = fmt.Sscanf(in.Text(), "put %d", &id)
+		if err := s.PutCheckpoint(ctx, checkpoint("t", id, id-1), nil); err != nil {
+			fmt.Println("error", err)
+			continue
+		}
+		fmt.Println("ok", id)
+	}
+	os.Exit(3)
 }
 
 // proc is a child process: its orders (stdin) and what it says (stdout,

@@ -1,0 +1,122 @@
+// Package backendtest is the one list of stores rewind's tests run on
+// (All), so that a new backend gets every suite that runs "on every
+// store" by being added once. Every such helper ranges over All (Each,
+// EachShared); TestNoHelperListsItsOwnStores fails on a test that names
+// the stores itself, and TestAllIsEveryKind on a backend store/backend
+// opens that All lacks.
+package backendtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"rewind/store"
+	"rewind/store/backend"
+	"rewind/store/memory"
+	"rewind/store/postgres/pgtest"
+)
+
+// Backend is one store tests run on.
+type Backend struct {
+	// Name is its backend.Kind, and the subtest's name.
+	Name string
+	// Shared: other handles and processes reach its data (every store
+	// but memory, which lives in its process).
+	Shared  bool
+	spec    func(tb testing.TB, prefix string) string
+	lasting func(tb testing.TB, prefix string) (string, func() error, error)
+}
+
+// All is every backend store/backend opens, in the order tests run them.
+var All = []Backend{
+	{Name: "memory", spec: func(testing.TB, string) string { return "memory:" },
+		lasting: func(testing.TB, string) (string, func() error, error) {
+			return "memory:", func() error { return nil }, nil
+		}},
+	{Name: "sqlite", Shared: true, spec: func(tb testing.TB, prefix string) string {
+		return "sqlite:" + filepath.Join(tb.TempDir(), prefix+".db")
+	}, lasting: func(_ testing.TB, prefix string) (string, func() error, error) {
+		dir, err := os.MkdirTemp("", "rewind-"+prefix+"-")
+		return "sqlite:" + filepath.Join(dir, prefix+".db"), func() error { return os.RemoveAll(dir) }, err
+	}},
+	{Name: "postgres", Shared: true, spec: func(tb testing.TB, prefix string) string {
+		return pgtest.Fresh(tb, "rewind_"+prefix)
+	}, lasting: func(tb testing.TB, prefix string) (string, func() error, error) {
+		return pgtest.Create(context.Background(), pgtest.Admin(tb), "rewind_"+prefix)
+	}},
+}
+
+// Spec makes an empty store for tb and returns its spec: memory: for
+// memory (each Open a new store), a file in tb's temporary directory, a
+// database of its own that is dropped when tb ends (PostgreSQL skips
+// without REWIND_TEST_POSTGRES and fails in CI). prefix names the file
+// or database.
+func (b Backend) Spec(tb testing.TB, prefix string) string {
+	tb.Helper()
+	return b.spec(tb, prefix)
+}
+
+// Lasting makes an empty store that outlives tb (say, one a
+// benchmark writes once and -count's runs share) and returns its spec
+// and what removes it, for TestMain to call. memory: is every Open a
+// new store, so the caller keeps the one it opens.
+func (b Backend) Lasting(tb testing.TB, prefix string) (spec string, remove func() error) {
+	tb.Helper()
+	spec, remove, err := b.lasting(tb, prefix)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return spec, remove
+}
+
+// Open makes an empty store for tb, closed when tb ends.
+func (b Backend) Open(tb testing.TB, prefix string) store.Store {
+	tb.Helper()
+	return b.Reopener(tb, prefix)()
+}
+
+// Reopener makes an empty store for tb and returns what opens a handle
+// on it: each call a new handle on the same data (for memory, the same
+// store). Every handle closes when tb ends.
+func (b Backend) Reopener(tb testing.TB, prefix string) func() store.Store {
+	tb.Helper()
+	if !b.Shared {
+		st := memory.New()
+		tb.Cleanup(func() { _ = st.Close() })
+		return func() store.Store { return st }
+	}
+	spec := b.Spec(tb, prefix)
+	return func() store.Store {
+		tb.Helper()
+		st, err := backend.Open(context.Background(), spec)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+}
+
+// runner is *testing.T or *testing.B.
+type runner[T any] interface {
+	testing.TB
+	Run(name string, f func(T)) bool
+}
+
+// Each runs f on every backend in All, each as a subtest of its name.
+func Each[T runner[T]](t T, f func(t T, b Backend)) {
+	for _, b := range All {
+		t.Run(b.Name, func(t T) { f(t, b) })
+	}
+}
+
+// EachShared is Each on the backends other processes reach (Shared).
+func EachShared[T runner[T]](t T, f func(t T, b Backend)) {
+	for _, b := range All {
+		if b.Shared {
+			t.Run(b.Name, func(t T) { f(t, b) })
+		}
+	}
+}

@@ -180,24 +180,7 @@ type followNews struct {
 func (f *follower) Update(msg tea.Msg, gen int, busy bool) (followNews, tea.Cmd) {
 	switch msg := msg.(type) {
 	case watchStartedMsg:
-		if !f.current(msg.gen, msg.thread) || msg.gen != gen {
-			if msg.cancel != nil {
-				msg.cancel() // a thread closed since
-			}
-			return followNews{}, nil
-		}
-		if msg.err != nil {
-			if errors.Is(msg.err, engine.ErrNoWatch) {
-				return followNews{}, nil
-			}
-			return followNews{err: msg.err}, nil
-		}
-		f.c, f.cancel, f.on = msg.c, msg.cancel, true
-		// What was committed between the open's read and the watch's
-		// start woke nobody: one reload reads it (a thread opened again
-		// while another process runs it showed its first checkpoints
-		// only, until its next turn).
-		return followNews{reload: true, writer: true}, f.wait()
+		return f.started(msg, gen)
 	case watchWokeMsg:
 		if !f.current(msg.gen, msg.thread) || !f.on {
 			return followNews{}, nil
@@ -230,26 +213,7 @@ func (f *follower) Update(msg tea.Msg, gen int, busy bool) (followNews, tea.Cmd)
 			return followNews{}, f.wait()
 		}
 	case writerMsg:
-		if !f.current(msg.gen, msg.thread) {
-			return followNews{}, nil
-		}
-		f.asking = false
-		if msg.err != nil {
-			return followNews{}, nil // the marker stays as it was; the next wake-up asks again
-		}
-		was := f.writer
-		f.writer = msg.who
-		if busy {
-			f.writer = ""
-		}
-		var cmd tea.Cmd
-		if f.writer != "" {
-			f.asking = true
-			gen, thread := f.gen, f.thread
-			cmd = tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} })
-		}
-		// The run elsewhere ended: its last status (done, paused, …).
-		return followNews{reload: was != "" && f.writer == "" && !busy}, cmd
+		return f.gotWriter(msg, busy)
 	case writerTickMsg:
 		if !f.current(msg.gen, msg.thread) {
 			return followNews{}, nil
@@ -356,4 +320,52 @@ func (m *Model) followMarker(room int) (live, following string) {
 		}
 	}
 	return m.theme.StatusRun.Render(forms[len(forms)-1]), ""
+}
+
+// started takes the watch's start: on, and one reload for what was
+// committed before it.
+func (f *follower) started(msg watchStartedMsg, gen int) (followNews, tea.Cmd) {
+	if !f.current(msg.gen, msg.thread) || msg.gen != gen {
+		if msg.cancel != nil {
+			msg.cancel() // a thread closed since
+		}
+		return followNews{}, nil
+	}
+	if msg.err != nil {
+		if errors.Is(msg.err, engine.ErrNoWatch) {
+			return followNews{}, nil
+		}
+		return followNews{err: msg.err}, nil
+	}
+	f.c, f.cancel, f.on = msg.c, msg.cancel, true
+	// What was committed between the open's read and the watch's
+	// start woke nobody: one reload reads it (a thread opened again
+	// while another process runs it showed its first checkpoints
+	// only, until its next turn).
+	return followNews{reload: true, writer: true}, f.wait()
+}
+
+// gotWriter takes the answer to who writes the thread, and asks again
+// while someone does.
+func (f *follower) gotWriter(msg writerMsg, busy bool) (followNews, tea.Cmd) {
+	if !f.current(msg.gen, msg.thread) {
+		return followNews{}, nil
+	}
+	f.asking = false
+	if msg.err != nil {
+		return followNews{}, nil // the marker stays as it was; the next wake-up asks again
+	}
+	was := f.writer
+	f.writer = msg.who
+	if busy {
+		f.writer = ""
+	}
+	var cmd tea.Cmd
+	if f.writer != "" {
+		f.asking = true
+		gen, thread := f.gen, f.thread
+		cmd = tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} })
+	}
+	// The run elsewhere ended: its last status (done, paused, …).
+	return followNews{reload: was != "" && f.writer == "" && !busy}, cmd
 }

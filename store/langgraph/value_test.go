@@ -111,7 +111,7 @@ func TestDecodeJSONAndLangChainObjects(t *testing.T) {
 // Whatever cannot be read comes back opaque with its type and size,
 // never as an error or a panic.
 func TestDecodeOpaque(t *testing.T) {
-	t.Setenv(langgraph.EnvAESKey, "") // encrypted values read as opaque, naming the key
+	t.Setenv(langgraph.EnvAESKey, "")          // encrypted values read as opaque, naming the key
 	deep := bytes.Repeat([]byte{0x91}, 100000) // [[[[…
 	var deepExt any = 1                        // Decimal(Decimal(…)), each in its own extension
 	for range 600 {

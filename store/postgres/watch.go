@@ -50,8 +50,6 @@ func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, erro
 	if err != nil {
 		return nil, s.target.wrap(s.db(err), "watch thread %v", check.Name(thread))
 	}
-	want := notePayload(thread)
-	var flood floodMeter
 	c := make(chan struct{}, 1)
 	wake := func() {
 		select {
@@ -70,47 +68,57 @@ func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, erro
 	go func() {
 		defer close(c)
 		defer cancel()
-		defer func() {
-			if conn != nil {
-				_ = conn.Close(context.Background())
-			}
-		}()
-		for wctx.Err() == nil {
-			if conn == nil {
-				if conn, err = s.listen(wctx); err != nil {
-					conn = nil
-					select {
-					case <-wctx.Done():
-					case <-time.After(time.Second):
-					}
-					continue
+		s.watchLoop(wctx, conn, notePayload(thread), wake)
+	}()
+	return c, nil
+}
+
+// watchLoop waits on conn for the notifications carrying want and wakes
+// for each, until ctx ends; a lost connection is replaced, a flood sat
+// out (floodMeter), and either wakes once, since a commit may have been
+// missed meanwhile.
+func (s *Store) watchLoop(ctx context.Context, conn *pgx.Conn, want string, wake func()) {
+	defer func() {
+		if conn != nil {
+			_ = conn.Close(context.Background())
+		}
+	}()
+	var flood floodMeter
+	for ctx.Err() == nil {
+		if conn == nil {
+			var err error
+			if conn, err = s.listen(ctx); err != nil {
+				conn = nil
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
 				}
-				wake() // a commit may have come while no one listened
-			}
-			n, err := conn.WaitForNotification(wctx)
-			switch {
-			case err != nil:
-				_ = conn.Close(context.Background())
-				conn = nil
-				continue
-			case n.Channel == notifyChannel && n.Payload == want:
-				wake()
-			}
-			if !flood.read(time.Now()) {
-				continue
-			}
-			s.floodPauses.Add(1)
-			ok := s.sitOut(wctx, conn, flood.nextPause(time.Now()))
-			flood.lastPause = time.Now()
-			if !ok {
-				_ = conn.Close(context.Background())
-				conn = nil
 				continue
 			}
 			wake() // a commit may have come while no one listened
 		}
-	}()
-	return c, nil
+		n, err := conn.WaitForNotification(ctx)
+		switch {
+		case err != nil:
+			_ = conn.Close(context.Background())
+			conn = nil
+			continue
+		case n.Channel == notifyChannel && n.Payload == want:
+			wake()
+		}
+		if !flood.read(time.Now()) {
+			continue
+		}
+		s.floodPauses.Add(1)
+		ok := s.sitOut(ctx, conn, flood.nextPause(time.Now()))
+		flood.lastPause = time.Now()
+		if !ok {
+			_ = conn.Close(context.Background())
+			conn = nil
+			continue
+		}
+		wake() // a commit may have come while no one listened
+	}
 }
 
 // A flood of notifications (any role that can connect may NOTIFY, and

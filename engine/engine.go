@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"slices"
 	"sort"
 	"strings"
@@ -88,22 +89,22 @@ type Event struct {
 
 // Event types written by the runtime.
 const (
-	EventInput           = "input.received"
-	EventFork            = "fork.created"
-	EventUpdate          = "state.updated"
-	EventStepStarted     = "step.started"
-	EventNodeStarted     = "node.started"
-	EventNodeFinished    = "node.finished"
-	EventModelCalled     = "model.called"
-	EventTaskReused      = "task.reused"
-	EventInterrupt       = "interrupt"
-	EventCheckpointSaved = "checkpoint.saved"
+	EventInput           = event.TypeInput
+	EventFork            = event.TypeFork
+	EventUpdate          = event.TypeUpdate
+	EventStepStarted     = event.TypeStepStarted
+	EventNodeStarted     = event.TypeNodeStarted
+	EventNodeFinished    = event.TypeNodeFinished
+	EventModelCalled     = event.TypeModelCalled
+	EventTaskReused      = event.TypeTaskReused
+	EventInterrupt       = event.TypeInterrupt
+	EventCheckpointSaved = event.TypeCheckpointSaved
 	// EventBlocked is a side effect a node refused to perform (NodeContext.Block).
-	EventBlocked = "operation.blocked"
+	EventBlocked = event.TypeBlocked
 	// EventTokenBudget: the turn used its token budget
 	// (RunConfig.MaxTokensPerTurn) with tasks still pending; stored with
 	// the checkpoint the run pauses at.
-	EventTokenBudget = "run.token_budget"
+	EventTokenBudget = event.TypeTokenBudget
 )
 
 // persisted says whether an event type is stored. Progress events (a node
@@ -545,7 +546,7 @@ func (e *Engine) update(ctx context.Context, r *runner, base Checkpoint, writes 
 	cp := Checkpoint{Thread: thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: values, Tasks: tasks,
 		Metadata: Metadata{AsNode: asNode, Writes: map[string][]string{nodeOr(asNode, "update"): channelsOf(writes)}}}
 	groups := []WriteGroup{{Node: nodeOr(asNode, "update"), Writes: writes}}
-	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, asNode, "", map[string]any{"channels": channelsOf(writes), "asNode": asNode})}); err != nil {
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(asNode, "", event.Update{AsNode: asNode, Channels: channelsOf(writes)})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil
@@ -638,7 +639,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w", threadName(thread), err)
 	}
-	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event("", "", event.Update{Discarded: new(len(base.Tasks))})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil

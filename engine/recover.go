@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"rewind/engine/event"
 	"slices"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 // EventRechecked is a resume that found, through the graph's OnResume
 // check, that some of what it would build on is out of date, and what it
 // redid about it.
-const EventRechecked = "resume.rechecked"
+const EventRechecked = event.TypeRechecked
 
 // ResumeInfo is what a graph's resume check sees.
 type ResumeInfo struct {
@@ -101,13 +102,13 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	}
 	rc := &Rechecked{Reason: v.Reason}
 	r.res.Rechecked = rc
-	data := map[string]any{"reason": v.Reason}
+	data := event.Rechecked{Reason: v.Reason}
 	if len(v.Writes) == 0 {
 		r.rerun = v.Rerun
 		rc.Rerun = slices.Sorted(maps.Keys(v.Rerun))
-		data["rerun"] = v.Rerun
+		data.Rerun = v.Rerun
 		// Stored with the checkpoint the resumed superstep commits.
-		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))
+		r.carry = append(r.carry, r.event("", "", data))
 		r.observe(r.carry[len(r.carry)-1])
 		return cp, nil
 	}
@@ -121,8 +122,8 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		// The run goes on at once: it is running, not paused by an edit.
 		Metadata: Metadata{Discarded: cp.Tasks, AsNode: "resume", Status: RunRunning, Writes: map[string][]string{"resume": channelsOf(v.Writes)}}}
 	rc.Checkpoint, rc.Next = id, describeTasks(next.Tasks)
-	data["next"] = rc.Next
-	if err := r.commit(ctx, &next, &cp, []WriteGroup{{Node: "resume", Writes: v.Writes}}, 0, []Event{r.event(EventRechecked, "", "", data)}); err != nil {
+	data.Next = new(rc.Next)
+	if err := r.commit(ctx, &next, &cp, []WriteGroup{{Node: "resume", Writes: v.Writes}}, 0, []Event{r.event("", "", data)}); err != nil {
 		return Checkpoint{}, err
 	}
 	return next, nil

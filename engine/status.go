@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"strings"
 
 	"rewind/store"
@@ -45,8 +46,8 @@ const (
 
 // Event types of a run's end.
 const (
-	EventRunFailed    = "run.failed"
-	EventRunCancelled = "run.cancelled"
+	EventRunFailed    = event.TypeRunFailed
+	EventRunCancelled = event.TypeRunCancelled
 )
 
 // RunStatus is where a run stands as of one checkpoint.
@@ -210,7 +211,7 @@ func (f *failError) Unwrap() error { return f.err }
 // checkpoint records the run as failed with no pending tasks, and the
 // invocation returns a *RunFailedError.
 func (nc *NodeContext) Fail(reason string) {
-	nc.emit(EventRunFailed, map[string]any{"reason": reason})
+	nc.emit(event.RunFailed{Reason: reason})
 }
 
 // RunFailedError is an invocation whose run failed (see Fail); errors.Is
@@ -332,7 +333,7 @@ func (e *Engine) cancelled(ctx context.Context, base Checkpoint, id int64, sourc
 // same values (a cancel's with the graph's CancelWrites), no pending tasks
 // (base's recorded as discarded), the status and reason, and an event
 // saying so.
-func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, event, node, task string) (Checkpoint, error) {
+func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, typ, node, task string) (Checkpoint, error) {
 	source := SourceUpdate
 	if status == RunFailed {
 		source = SourceLoop
@@ -349,11 +350,12 @@ func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, re
 	if node != "" {
 		cp.Metadata.Nodes = []string{node}
 	}
-	data := map[string]any{"reason": reason, "discarded": describeTasks(base.Tasks)}
-	if task != "" {
-		data["task"] = task // not the event's own task: it is new to observers
+	// Task is not the event's own task: it is new to observers.
+	var data event.Payload = event.RunCancelled{Reason: reason, Discarded: describeTasks(base.Tasks), Task: task}
+	if typ == EventRunFailed {
+		data = event.RunFailed{Reason: reason, Discarded: new(describeTasks(base.Tasks)), Task: task}
 	}
-	ev := r.event(event, node, "", data)
+	ev := r.event(node, "", data)
 	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{ev}); err != nil {
 		return Checkpoint{}, err
 	}

@@ -228,7 +228,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		case errors.As(runErr, &be):
 			r.Status, r.Error = "blocked", runErr.Error()
 		case runErr != nil:
-			r.Status, r.Error = "failed", runErr.Error()
+			r.Status, r.Error = "failed", withFixes(runErr.Error(), runErr)
 		}
 		if err := writeJSON(out, r); err != nil {
 			return err

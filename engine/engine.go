@@ -209,7 +209,12 @@ type PendingError struct {
 var ErrPending = errors.New("thread has pending tasks")
 
 func (e *PendingError) Error() string {
-	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s): finish them with `rewind resume %s`, branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`, or drop them with `rewind discard %s`", threadName(e.Thread), len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks), threadName(e.Thread), threadName(e.Thread), threadName(e.Thread))
+	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s)", threadName(e.Thread), len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks))
+}
+
+// Fixes: finish the pending tasks, branch before them, or drop them.
+func (e *PendingError) Fixes() []Fix {
+	return []Fix{resumeIt(e.Thread), forkAt(e.Thread, 0), {Action: FixDiscard, Thread: e.Thread}}
 }
 
 // Is makes errors.Is(err, ErrPending) work.
@@ -374,7 +379,7 @@ func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, pare
 // checkpoint are superseded by the new turn (recorded as discarded).
 func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (_ Result, err error) {
 	if checkpoint <= 0 {
-		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
+		return Result{}, fixable(thread, 0, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from", threadName(thread), ErrNoCheckpoint), logOf(thread))
 	}
 	if len(input) == 0 {
 		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", threadName(thread), checkpoint, ErrEmptyInput)
@@ -420,7 +425,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 		return Result{}, err
 	}
 	if len(cp.Tasks) == 0 {
-		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", threadName(thread), ErrNothingToResume, cp.ID, threadName(thread))
+		return Result{}, fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), newTurn(thread), forkAt(thread, 0))
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
@@ -463,7 +468,8 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			return Result{}, err
 		}
 		if child.Source != SourceFork {
-			return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d; resume that branch's head (see `rewind log %s`) or fork from %d", threadName(thread), checkpoint, ErrNothingToResume, row.ID, threadName(thread), checkpoint)
+			return Result{}, fixable(thread, checkpoint, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d, so resume that branch's head", threadName(thread), checkpoint, ErrNothingToResume, row.ID),
+				logOf(thread), forkAt(thread, checkpoint))
 		}
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
@@ -697,8 +703,9 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	if err == nil && len(chain[0].Meta) > 0 {
 		e.cache.put(cp, chain[0])
 	}
-	if errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "rewind rm") {
-		err = fmt.Errorf("%w: fork from an earlier checkpoint, or delete the thread with `rewind rm`", err)
+	var fixed Fixer
+	if errors.Is(err, ErrCorrupt) && !errors.As(err, &fixed) && !strings.Contains(err.Error(), "rewind rm") {
+		err = corrupt(chain[0].ThreadID, chain[0].ID, err)
 	}
 	return cp, err
 }
@@ -771,7 +778,7 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 	}
 	var m listing
 	if err := decodeListing(row.Meta, &m, false); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
+		return Checkpoint{}, corrupt(row.ThreadID, row.ID, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err))
 	}
 	p := parsedRow{row: row, meta: m}
 	cp := p.checkpoint(g)

@@ -201,7 +201,8 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 		parent[l.ID] = l
 	}
 	name := threadName(thread)
-	fix := fmt.Sprintf("fork from a checkpoint before it (`rewind fork %s CHECKPOINT --input …`), or delete the thread with `rewind rm %s`", name, name)
+	// Each refusal: fork from a checkpoint before it, or delete the thread.
+	fix := func(err error) error { return fixable(thread, 0, err, forkAt(thread, 0), removeIt(thread)) }
 	next := map[int64]int{}
 	for _, row := range rows {
 		if _, ok := parent[row.CheckpointID]; !ok {
@@ -209,13 +210,13 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 			if len(listed) > 0 {
 				newest = listed[0].ID
 			}
-			return branchInfo{}, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
-				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w",
+				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous))
 		}
 		want := next[row.CheckpointID] + 1
 		if row.Seq != want {
-			return branchInfo{}, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
-				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w",
+				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous))
 		}
 		next[row.CheckpointID] = want
 	}
@@ -225,8 +226,8 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
 		sources[l.ID] = m.Source
 		if got := next[l.ID]; m.Events > got {
-			return branchInfo{}, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
-				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w",
+				name, l.ID, m.Events, got, got+1, ErrDiscontinuous))
 		}
 	}
 	branch := map[int64]bool{}
@@ -255,7 +256,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 			data, err = p.data()
 		}
 		if err != nil {
-			return branchInfo{}, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
+			return branchInfo{}, fix(fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, name, err, ErrCorrupt))
 		}
 		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
 	}

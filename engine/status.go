@@ -171,9 +171,12 @@ func (e *RunEndedError) Error() string {
 	if e.Reason != "" {
 		reason = " (" + e.Reason + ")"
 	}
-	return fmt.Sprintf("thread %q: the run %s at @%d%s, so nothing of it runs again: start a new turn with `rewind run --thread %s --input …`, or branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`",
-		threadName(e.Thread), what, e.Checkpoint, reason, threadName(e.Thread), threadName(e.Thread))
+	return fmt.Sprintf("thread %q: the run %s at @%d%s, so nothing of it runs again",
+		threadName(e.Thread), what, e.Checkpoint, reason)
 }
+
+// Fixes: a new turn, or a branch from before the run ended.
+func (e *RunEndedError) Fixes() []Fix { return []Fix{newTurn(e.Thread), forkAt(e.Thread, 0)} }
 
 // Is makes errors.Is match ErrRunFailed or ErrRunCancelled, and
 // ErrNothingToResume: an ended run has nothing pending.
@@ -295,7 +298,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 		return Checkpoint{}, fmt.Errorf("cancel: %w", err)
 	}
 	if len(base.Tasks) == 0 {
-		return Checkpoint{}, fmt.Errorf("cancel thread %q: %w: its run is done at @%d; start a new turn with `rewind run --thread %s --input …`", threadName(thread), ErrNothingToResume, base.ID, threadName(thread))
+		return Checkpoint{}, fixable(thread, base.ID, fmt.Errorf("cancel thread %q: %w: its run is done at @%d", threadName(thread), ErrNothingToResume, base.ID), newTurn(thread))
 	}
 	if check != nil {
 		if err := check(base); err != nil {

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,6 +255,24 @@ func TestProgressSaysAnEventThatDoesNotDecode(t *testing.T) {
 	p.apply(engine.Event{Type: engine.EventModelCalled, Node: "executor", Task: "a", Data: json.RawMessage(`{"role":7}`), At: time.Now()})
 	if got := p.line(); !strings.Contains(got, "! the model.called event's data does not decode") {
 		t.Fatalf("progress line: %q", got)
+	}
+}
+
+// An engine error's fixes are said in the thread view's keys, rebound
+// ones as they are bound.
+func TestRunErrorsNameTheKeysThatFixThem(t *testing.T) {
+	k := newThreadKeys()
+	k.Resume = bind("resume", "R")
+	err := fmt.Errorf("resume: %w", &engine.BudgetError{Thread: "b", Used: 900, Budget: 800})
+	if got := k.fixes(err); got != ": R resumes" {
+		t.Errorf("a budget error's fix reads %q", got)
+	}
+	ended := &engine.RunEndedError{Thread: "c", RunStatus: engine.RunStatus{Status: engine.RunCancelled, Checkpoint: 3}}
+	if got := k.fixes(ended); got != ": i/enter writes a new turn, f forks" {
+		t.Errorf("an ended run's fixes read %q", got)
+	}
+	if got := k.fixes(errors.New("boom")); got != "" {
+		t.Errorf("an error without fixes reads %q", got)
 	}
 }
 

@@ -49,7 +49,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// and so is an id prefix that names several (browse.Resolve).
 		code = ExitUsage
 	}
-	fmt.Fprintf(stderr, "rewind: %s\n", termtext.Error(msg))
+	fmt.Fprintf(stderr, "rewind: %s\n", termtext.Error(withFixes(msg, err)))
 	return code
 }
 

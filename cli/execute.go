@@ -7,10 +7,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"rewind/engine/event"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -129,14 +129,15 @@ func observe(out io.Writer) func(engine.Event) {
 	return func(ev engine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
+		// An event whose data does not decode is said, not read as zeros.
+		bad := func(err error) { fmt.Fprintf(out, "    ! %s\n", termtext.Error(err.Error())) }
 		switch ev.Type {
 		case engine.EventCheckpointSaved:
-			var d struct {
-				Source  string `json:"source"`
-				Step    int    `json:"step"`
-				Pending int    `json:"pending"`
+			d, err := event.Decode[event.CheckpointSaved](ev.Type, ev.Data)
+			if err != nil {
+				bad(err)
+				return
 			}
-			_ = json.Unmarshal(ev.Data, &d)
 			fmt.Fprintf(out, "  checkpoint %-4d %-6s step %-3d pending %d\n", ev.Checkpoint, d.Source, d.Step, d.Pending)
 		case engine.EventNodeStarted:
 			fmt.Fprintf(out, "    ▸ %s %s\n", termtext.Line(ev.Node), idText(ev.Task))
@@ -147,21 +148,30 @@ func observe(out io.Writer) func(engine.Event) {
 		case ticket.EventCompactionFailed:
 			fmt.Fprintf(out, "    ! compaction skipped: %s\n", termtext.Line(string(ev.Data)))
 		case ticket.EventCompactionRejected:
-			fmt.Fprintf(out, "    ! summary refused: %s\n", termtext.Line(ticket.RefusalLine(ev.Data)))
+			d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
+			if err != nil {
+				bad(err)
+				return
+			}
+			fmt.Fprintf(out, "    ! summary refused: %s\n", termtext.Line(ticket.RefusalLine(d)))
 		case ticket.EventGrantAttached:
-			var d struct{ Operation, Ref, ExpiresAt, By string }
-			_ = json.Unmarshal(ev.Data, &d)
+			d, err := event.Decode[event.GrantAttached](ev.Type, ev.Data)
+			if err != nil {
+				bad(err)
+				return
+			}
 			fmt.Fprintf(out, "    + grant %s given to draft %s by %s with the approval, expires %s\n", idText(d.Ref), idText(d.Operation), termtext.Line(d.By), termtext.Line(d.ExpiresAt))
 		case engine.EventRechecked:
-			var d struct {
-				Reason string `json:"reason"`
-				Next   string `json:"next"`
+			d, err := event.Decode[event.Rechecked](ev.Type, ev.Data)
+			if err != nil {
+				bad(err)
+				return
 			}
-			_ = json.Unmarshal(ev.Data, &d)
-			if d.Next != "" {
-				d.Reason += ": redispatched " + d.Next
+			line := d.Reason
+			if d.Next != nil && *d.Next != "" {
+				line += ": redispatched " + *d.Next
 			}
-			fmt.Fprintf(out, "    ↻ %s\n", termtext.Line(d.Reason))
+			fmt.Fprintf(out, "    ↻ %s\n", termtext.Line(line))
 		}
 	}
 }
@@ -218,7 +228,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		case errors.As(runErr, &be):
 			r.Status, r.Error = "blocked", runErr.Error()
 		case runErr != nil:
-			r.Status, r.Error = "failed", runErr.Error()
+			r.Status, r.Error = "failed", withFixes(runErr.Error(), runErr)
 		}
 		if err := writeJSON(out, r); err != nil {
 			return err

@@ -753,9 +753,12 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("thread %q: the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn): stopped at checkpoint %d before %s, all of it stored; `rewind resume %s` carries on (with a larger --max-tokens-per-turn, or without it)",
-		threadName(e.Thread), e.Used, e.Budget, e.Checkpoint, describeTasks(e.Pending), threadName(e.Thread))
+	return fmt.Sprintf("thread %q: the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn): stopped at checkpoint %d before %s, all of it stored; a resume carries on (with a larger --max-tokens-per-turn, or without it)",
+		threadName(e.Thread), e.Used, e.Budget, e.Checkpoint, describeTasks(e.Pending))
 }
+
+// Fixes: resume the thread.
+func (e *BudgetError) Fixes() []Fix { return []Fix{resumeIt(e.Thread)} }
 
 // Is makes errors.Is(err, ErrTokenBudget) work.
 func (e *BudgetError) Is(target error) bool { return target == ErrTokenBudget }

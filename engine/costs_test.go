@@ -192,7 +192,10 @@ func TestTokenBudgetStopsBetweenSupersteps(t *testing.T) {
 	if be.Used < budget || be.Budget != budget || be.Checkpoint != res.Checkpoint {
 		t.Errorf("error %+v", be)
 	}
-	for _, want := range []string{`thread "b"`, "--max-tokens-per-turn", "rewind resume b", "critic"} {
+	if !fixedBy(err, engine.FixResume, "b") {
+		t.Errorf("%v does not offer a resume", err)
+	}
+	for _, want := range []string{`thread "b"`, "--max-tokens-per-turn", "a resume carries on", "critic"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}

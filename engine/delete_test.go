@@ -111,7 +111,7 @@ func TestDeleteThreadUnknownAndLeftovers(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = e.DeleteThread(ctx, "nope", false)
-			if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "rewind threads") {
+			if !errors.Is(err, store.ErrNotFound) || !fixedBy(err, engine.FixThreads, "") {
 				t.Errorf("DeleteThread of an unknown thread = %v, want not found naming `rewind threads`", err)
 			}
 			if n, err := st.Size(ctx, "nope"); err != nil || n != 0 {

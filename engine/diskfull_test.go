@@ -81,7 +81,7 @@ func TestAFullDiskIsNamed(t *testing.T) {
 	case !errors.Is(err, store.ErrDiskFull):
 		t.Fatalf("the run's error does not say the disk is full: %v", err)
 	case !strings.Contains(err.Error(), "the disk holding "+dir+" is full"),
-		!strings.Contains(err.Error(), "free space on it, then `rewind resume t` carries on from checkpoint"),
+		!strings.Contains(err.Error(), "free space on it, then a resume carries on from checkpoint"), !fixedBy(err, engine.FixResume, "t"),
 		strings.Contains(err.Error(), "\n"):
 		t.Fatalf("the run's error names neither the disk nor the fix in one line: %v", err)
 	}

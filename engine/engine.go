@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"slices"
 	"sort"
 	"strings"
@@ -88,22 +89,22 @@ type Event struct {
 
 // Event types written by the runtime.
 const (
-	EventInput           = "input.received"
-	EventFork            = "fork.created"
-	EventUpdate          = "state.updated"
-	EventStepStarted     = "step.started"
-	EventNodeStarted     = "node.started"
-	EventNodeFinished    = "node.finished"
-	EventModelCalled     = "model.called"
-	EventTaskReused      = "task.reused"
-	EventInterrupt       = "interrupt"
-	EventCheckpointSaved = "checkpoint.saved"
+	EventInput           = event.TypeInput
+	EventFork            = event.TypeFork
+	EventUpdate          = event.TypeUpdate
+	EventStepStarted     = event.TypeStepStarted
+	EventNodeStarted     = event.TypeNodeStarted
+	EventNodeFinished    = event.TypeNodeFinished
+	EventModelCalled     = event.TypeModelCalled
+	EventTaskReused      = event.TypeTaskReused
+	EventInterrupt       = event.TypeInterrupt
+	EventCheckpointSaved = event.TypeCheckpointSaved
 	// EventBlocked is a side effect a node refused to perform (NodeContext.Block).
-	EventBlocked = "operation.blocked"
+	EventBlocked = event.TypeBlocked
 	// EventTokenBudget: the turn used its token budget
 	// (RunConfig.MaxTokensPerTurn) with tasks still pending; stored with
 	// the checkpoint the run pauses at.
-	EventTokenBudget = "run.token_budget"
+	EventTokenBudget = event.TypeTokenBudget
 )
 
 // persisted says whether an event type is stored. Progress events (a node
@@ -208,7 +209,12 @@ type PendingError struct {
 var ErrPending = errors.New("thread has pending tasks")
 
 func (e *PendingError) Error() string {
-	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s): finish them with `rewind resume %s`, branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`, or drop them with `rewind discard %s`", threadName(e.Thread), len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks), threadName(e.Thread), threadName(e.Thread), threadName(e.Thread))
+	return fmt.Sprintf("thread %q has %d pending task(s) at checkpoint %d (%s)", threadName(e.Thread), len(e.Tasks), e.Checkpoint, describeTasks(e.Tasks))
+}
+
+// Fixes: finish the pending tasks, branch before them, or drop them.
+func (e *PendingError) Fixes() []Fix {
+	return []Fix{resumeIt(e.Thread), forkAt(e.Thread, 0), {Action: FixDiscard, Thread: e.Thread}}
 }
 
 // Is makes errors.Is(err, ErrPending) work.
@@ -373,7 +379,7 @@ func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, pare
 // checkpoint are superseded by the new turn (recorded as discarded).
 func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (_ Result, err error) {
 	if checkpoint <= 0 {
-		return Result{}, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
+		return Result{}, fixable(thread, 0, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from", threadName(thread), ErrNoCheckpoint), logOf(thread))
 	}
 	if len(input) == 0 {
 		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", threadName(thread), checkpoint, ErrEmptyInput)
@@ -419,7 +425,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 		return Result{}, err
 	}
 	if len(cp.Tasks) == 0 {
-		return Result{}, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks; start a new turn with `rewind run --thread %s --input …` or branch with `rewind fork`", threadName(thread), ErrNothingToResume, cp.ID, threadName(thread))
+		return Result{}, fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), newTurn(thread), forkAt(thread, 0))
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
@@ -462,7 +468,8 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			return Result{}, err
 		}
 		if child.Source != SourceFork {
-			return Result{}, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d; resume that branch's head (see `rewind log %s`) or fork from %d", threadName(thread), checkpoint, ErrNothingToResume, row.ID, threadName(thread), checkpoint)
+			return Result{}, fixable(thread, checkpoint, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d, so resume that branch's head", threadName(thread), checkpoint, ErrNothingToResume, row.ID),
+				logOf(thread), forkAt(thread, checkpoint))
 		}
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
@@ -545,7 +552,7 @@ func (e *Engine) update(ctx context.Context, r *runner, base Checkpoint, writes 
 	cp := Checkpoint{Thread: thread, ID: id, ParentID: base.ID, Step: base.Step + 1, Source: SourceUpdate, Values: values, Tasks: tasks,
 		Metadata: Metadata{AsNode: asNode, Writes: map[string][]string{nodeOr(asNode, "update"): channelsOf(writes)}}}
 	groups := []WriteGroup{{Node: nodeOr(asNode, "update"), Writes: writes}}
-	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, asNode, "", map[string]any{"channels": channelsOf(writes), "asNode": asNode})}); err != nil {
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(asNode, "", event.Update{AsNode: asNode, Channels: channelsOf(writes)})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil
@@ -638,7 +645,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w", threadName(thread), err)
 	}
-	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event(EventUpdate, "", "", map[string]any{"discarded": len(base.Tasks)})}); err != nil {
+	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{r.event("", "", event.Update{Discarded: new(len(base.Tasks))})}); err != nil {
 		return Checkpoint{}, err
 	}
 	return cp, nil
@@ -696,8 +703,9 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	if err == nil && len(chain[0].Meta) > 0 {
 		e.cache.put(cp, chain[0])
 	}
-	if errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "rewind rm") {
-		err = fmt.Errorf("%w: fork from an earlier checkpoint, or delete the thread with `rewind rm`", err)
+	var fixed Fixer
+	if errors.Is(err, ErrCorrupt) && !errors.As(err, &fixed) && !strings.Contains(err.Error(), "rewind rm") {
+		err = corrupt(chain[0].ThreadID, chain[0].ID, err)
 	}
 	return cp, err
 }
@@ -770,7 +778,7 @@ func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
 	}
 	var m listing
 	if err := decodeListing(row.Meta, &m, false); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
+		return Checkpoint{}, corrupt(row.ThreadID, row.ID, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err))
 	}
 	p := parsedRow{row: row, meta: m}
 	cp := p.checkpoint(g)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"rewind/engine/event"
 	"slices"
 
 	"rewind/engine/model"
@@ -414,7 +415,7 @@ type NodeContext struct {
 	// Model is the configured model, counted per role for this task.
 	Model model.Model
 	base  model.Model // the engine's, uncounted: for ModelName
-	emit  func(typ string, payload any)
+	emit  func(event.Payload)
 	point func(name HookPoint)
 }
 
@@ -428,19 +429,14 @@ func (nc *NodeContext) Point(name HookPoint) {
 
 // Emit records an event; it is stored with the task's writes and committed
 // with the next checkpoint.
-func (nc *NodeContext) Emit(typ string, payload any) { nc.emit(typ, payload) }
+func (nc *NodeContext) Emit(p event.Payload) { nc.emit(p) }
 
 // Block records that the node did not perform side effect operation, and
 // why (say, its authorization expired). The node still returns the writes
 // that record the outcome in state; the run goes on, and its Result lists
 // the operation in Blocked so the caller can report a failure.
 func (nc *NodeContext) Block(operation, reason string) {
-	nc.emit(EventBlocked, blockedEvent{Operation: operation, Reason: reason})
-}
-
-type blockedEvent struct {
-	Operation string `json:"operation"`
-	Reason    string `json:"reason"`
+	nc.emit(event.Blocked{Operation: operation, Reason: reason})
 }
 
 // Values is a thread's state: channel name → JSON value.

@@ -22,8 +22,8 @@ func TestNotFoundEndsWithTheFix(t *testing.T) {
 		if _, err := e.Run(ctx, "t", input("user"), engine.RunConfig{}); err != nil {
 			t.Fatal(err)
 		}
-		const thread = "thread \"nosuch\" not found: list threads with `rewind threads`"
-		const checkpoint = "checkpoint 999 not found on thread \"t\": list its checkpoints with `rewind log t`"
+		const thread = "thread \"nosuch\" not found"
+		const checkpoint = "checkpoint 999 not found on thread \"t\""
 		for what, c := range map[string]struct {
 			want string
 			call func() error
@@ -41,6 +41,9 @@ func TestNotFoundEndsWithTheFix(t *testing.T) {
 			err := c.call()
 			if err == nil || err.Error() != c.want {
 				t.Errorf("%s: %s: got %v, want %q", name, what, err, c.want)
+			}
+			if want := map[bool]engine.Action{true: engine.FixThreads, false: engine.FixLog}[c.want == thread]; !fixedBy(err, want, map[bool]string{true: "", false: "t"}[c.want == thread]) {
+				t.Errorf("%s: %s: %v does not offer how to see what is there", name, what, err)
 			}
 			if !errors.Is(err, store.ErrNotFound) || !errors.Is(err, browse.ErrNotFound) {
 				t.Errorf("%s: %s: %v does not match store.ErrNotFound and browse.ErrNotFound", name, what, err)

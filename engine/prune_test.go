@@ -218,8 +218,9 @@ func TestPruneRefusals(t *testing.T) {
 		}
 	}
 	_, err := e.Prune(ctx, "nope", PrunePolicy{KeepLast: 1})
-	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "rewind threads") {
-		t.Errorf("Prune of an unknown thread = %v, want not found naming `rewind threads`", err)
+	var fixer Fixer
+	if !errors.Is(err, store.ErrNotFound) || !errors.As(err, &fixer) || fixer.Fixes()[0].Action != FixThreads {
+		t.Errorf("Prune of an unknown thread = %v, want not found offering the list of threads", err)
 	}
 	if err := st.DeleteThread(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Prune of an unknown thread left rows behind (DeleteThread: %v)", err)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"rewind/engine/event"
 	"slices"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 // EventRechecked is a resume that found, through the graph's OnResume
 // check, that some of what it would build on is out of date, and what it
 // redid about it.
-const EventRechecked = "resume.rechecked"
+const EventRechecked = event.TypeRechecked
 
 // ResumeInfo is what a graph's resume check sees.
 type ResumeInfo struct {
@@ -101,13 +102,13 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 	}
 	rc := &Rechecked{Reason: v.Reason}
 	r.res.Rechecked = rc
-	data := map[string]any{"reason": v.Reason}
+	data := event.Rechecked{Reason: v.Reason}
 	if len(v.Writes) == 0 {
 		r.rerun = v.Rerun
 		rc.Rerun = slices.Sorted(maps.Keys(v.Rerun))
-		data["rerun"] = v.Rerun
+		data.Rerun = v.Rerun
 		// Stored with the checkpoint the resumed superstep commits.
-		r.carry = append(r.carry, r.event(EventRechecked, "", "", data))
+		r.carry = append(r.carry, r.event("", "", data))
 		r.observe(r.carry[len(r.carry)-1])
 		return cp, nil
 	}
@@ -121,8 +122,8 @@ func (e *Engine) recover(ctx context.Context, r *runner, cp Checkpoint) (Checkpo
 		// The run goes on at once: it is running, not paused by an edit.
 		Metadata: Metadata{Discarded: cp.Tasks, AsNode: "resume", Status: RunRunning, Writes: map[string][]string{"resume": channelsOf(v.Writes)}}}
 	rc.Checkpoint, rc.Next = id, describeTasks(next.Tasks)
-	data["next"] = rc.Next
-	if err := r.commit(ctx, &next, &cp, []WriteGroup{{Node: "resume", Writes: v.Writes}}, 0, []Event{r.event(EventRechecked, "", "", data)}); err != nil {
+	data.Next = new(rc.Next)
+	if err := r.commit(ctx, &next, &cp, []WriteGroup{{Node: "resume", Writes: v.Writes}}, 0, []Event{r.event("", "", data)}); err != nil {
 		return Checkpoint{}, err
 	}
 	return next, nil
@@ -200,7 +201,8 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 		parent[l.ID] = l
 	}
 	name := threadName(thread)
-	fix := fmt.Sprintf("fork from a checkpoint before it (`rewind fork %s CHECKPOINT --input …`), or delete the thread with `rewind rm %s`", name, name)
+	// Each refusal: fork from a checkpoint before it, or delete the thread.
+	fix := func(err error) error { return fixable(thread, 0, err, forkAt(thread, 0), removeIt(thread)) }
 	next := map[int64]int{}
 	for _, row := range rows {
 		if _, ok := parent[row.CheckpointID]; !ok {
@@ -208,13 +210,13 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 			if len(listed) > 0 {
 				newest = listed[0].ID
 			}
-			return branchInfo{}, fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w; %s",
-				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: a %s event is stored for @%d, which is not a checkpoint of the thread (the newest is @%d): %w",
+				name, row.Type, row.CheckpointID, newest, ErrDiscontinuous))
 		}
 		want := next[row.CheckpointID] + 1
 		if row.Seq != want {
-			return branchInfo{}, fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w; %s",
-				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: the events of @%d jump from #%d to #%d (%s): %w",
+				name, row.CheckpointID, want-1, row.Seq, row.Type, ErrDiscontinuous))
 		}
 		next[row.CheckpointID] = want
 	}
@@ -224,8 +226,8 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
 		sources[l.ID] = m.Source
 		if got := next[l.ID]; m.Events > got {
-			return branchInfo{}, fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w; %s",
-				name, l.ID, m.Events, got, got+1, ErrDiscontinuous, fix)
+			return branchInfo{}, fix(fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w",
+				name, l.ID, m.Events, got, got+1, ErrDiscontinuous))
 		}
 	}
 	branch := map[int64]bool{}
@@ -254,7 +256,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 			data, err = p.data()
 		}
 		if err != nil {
-			return branchInfo{}, fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w; %s", row.Seq, row.CheckpointID, name, err, ErrCorrupt, fix)
+			return branchInfo{}, fix(fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, name, err, ErrCorrupt))
 		}
 		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
 	}

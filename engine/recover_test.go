@@ -75,7 +75,7 @@ func TestResumeRefusesEventsThatAreNotContinuous(t *testing.T) {
 					}
 					_, err = e.Resume(ctx, "gap", engine.RunConfig{})
 					if !errors.Is(err, engine.ErrDiscontinuous) || !errors.Is(err, engine.ErrCorrupt) || !strings.Contains(err.Error(), tc.want) ||
-						!strings.Contains(err.Error(), "rewind fork") || strings.Count(err.Error(), "\n") != 0 {
+						!fixedBy(err, engine.FixFork, "gap") || strings.Count(err.Error(), "\n") != 0 {
 						t.Fatalf("resume: %v\nwant %q and the fix", err, tc.want)
 					}
 					if after, _ := e.Latest(ctx, "gap"); after.ID != before.ID {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 )
 
 // ErrNothingToReplay: the checkpoint has no tasks due (it ends a turn), so
@@ -18,7 +19,7 @@ var ErrNothingToReplay = errors.New("nothing to replay")
 // real model's answers, a source that changed, a fixed bug).
 func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunConfig) (_ Result, err error) {
 	if id <= 0 {
-		return Result{}, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from (see `rewind log %s`)", threadName(thread), ErrNoCheckpoint, threadName(thread))
+		return Result{}, fixable(thread, 0, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from", threadName(thread), ErrNoCheckpoint), logOf(thread))
 	}
 	base, release, epoch, err := e.lockAt(ctx, thread, id, cfg)
 	if err != nil {
@@ -37,10 +38,10 @@ func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunCon
 	cp := Checkpoint{Thread: thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceFork, Values: base.Values,
 		Metadata: Metadata{ForkedFrom: base.ID, Replay: true}}
 	cp.Tasks = reid(thread, cp.ID, cp.Step, base.Tasks)
-	events := []Event{r.event(EventFork, "", "", map[string]any{"parent": base.ID, "replay": true, "tasks": describeTasks(cp.Tasks)})}
+	events := []Event{r.event("", "", event.Fork{Parent: base.ID, Replay: true, Tasks: describeTasks(cp.Tasks)})}
 	if interrupt := r.interruptBefore(cp.Tasks); interrupt != nil {
 		cp.Metadata.Interrupt = interrupt
-		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+		events = append(events, r.event(interrupt.Node, "", event.Interrupt(*interrupt)))
 		r.res.Interrupt = interrupt
 	}
 	if err := r.commit(ctx, &cp, &base, nil, 0, events); err != nil {

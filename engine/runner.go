@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"strings"
 	"sync"
 	"time"
@@ -39,12 +40,11 @@ type runner struct {
 	stored map[string]bool
 }
 
-func (r *runner) event(typ, node, task string, data any) Event {
-	ev := Event{Thread: r.thread, Type: typ, Node: node, Task: task, At: r.e.now().UTC()}
-	if data != nil {
-		if b, err := json.Marshal(data); err == nil {
-			ev.Data = b
-		}
+// event is an event of data's type, by node and task.
+func (r *runner) event(node, task string, data event.Payload) Event {
+	ev := Event{Thread: r.thread, Type: data.Type(), Node: node, Task: task, At: r.e.now().UTC()}
+	if b, err := json.Marshal(data); err == nil {
+		ev.Data = b
 	}
 	return ev
 }
@@ -74,11 +74,15 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 	md.Writes = map[string][]string{"input": channelsOf(input)}
 	cp := Checkpoint{Thread: r.thread, ID: id, ParentID: parent.ID, Step: step, Source: source, Values: values,
 		Tasks: tasksFor(r.thread, id, step, []Target{Goto(r.e.graph.entry)}), Metadata: md}
-	events := []Event{r.event(evType, "", "", map[string]any{"channels": channelsOf(input), "parent": parent.ID})}
+	var data event.Payload = event.Input{Channels: channelsOf(input), Parent: parent.ID}
+	if evType == EventFork {
+		data = event.Fork{Channels: channelsOf(input), Parent: parent.ID}
+	}
+	events := []Event{r.event("", "", data)}
 	interrupt := r.interruptBefore(cp.Tasks)
 	if interrupt != nil {
 		cp.Metadata.Interrupt = interrupt
-		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+		events = append(events, r.event(interrupt.Node, "", event.Interrupt(*interrupt)))
 	}
 	if err := r.commit(ctx, &cp, &parent, []WriteGroup{{Node: "input", Writes: input}}, 0, events); err != nil {
 		return Checkpoint{}, err
@@ -95,9 +99,9 @@ func (r *runner) entry(ctx context.Context, parent Checkpoint, input []Write, so
 // it folds in, in one transaction.
 func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []WriteGroup, settles int64, events []Event) error {
 	if r.cfg.Observe != nil { // not stored: only an observer hears it
-		events = append(events, r.event(EventCheckpointSaved, "", "", map[string]any{
-			"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
-			"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
+		events = append(events, r.event("", "", event.CheckpointSaved{
+			ID: cp.ID, Parent: cp.ParentID, Step: cp.Step, Source: cp.Source, Pending: len(cp.Tasks),
+			Nodes: cp.Metadata.Nodes, Next: describeTasks(cp.Tasks)}))
 	}
 	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
 	if cp.Metadata.Status == "" {
@@ -151,7 +155,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		if errors.Is(err, store.ErrDiskFull) && r.committed != 0 {
 			// What the run stored stands: once there is space, a resume
 			// carries on from it.
-			return fmt.Errorf("save checkpoint %d of thread %q: %w, then `rewind resume %s` carries on from checkpoint %d", cp.ID, threadName(r.thread), err, threadName(r.thread), r.committed)
+			return fixable(r.thread, r.committed, fmt.Errorf("save checkpoint %d of thread %q: %w, then a resume carries on from checkpoint %d", cp.ID, threadName(r.thread), err, r.committed), resumeIt(r.thread))
 		}
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
@@ -217,7 +221,7 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 	}
 	for steps := 0; len(cp.Tasks) > 0 && r.res.Interrupt == nil; steps++ {
 		if steps >= r.cfg.maxSteps() {
-			return r.res, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?); inspect it with `rewind log %s`", threadName(r.thread), steps, threadName(r.thread))
+			return r.res, fixable(r.thread, cp.ID, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?)", threadName(r.thread), steps), logOf(r.thread))
 		}
 		if r.budget > 0 && r.used >= r.budget {
 			r.finish(cp)
@@ -305,7 +309,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		todo = append(todo, i)
 	}
 	if r.cfg.Observe != nil {
-		r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+		r.observe(r.event("", "", event.StepStarted{Checkpoint: cp.ID, Tasks: len(cp.Tasks), ToRun: len(todo)}))
 	}
 	// A task that runs alone has nothing to wait for: its writes become
 	// durable with the checkpoint that follows at once, in one
@@ -348,7 +352,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		// Nothing is committed: the finished tasks' writes are stored and the
 		// gate task stays pending until someone answers.
 		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
-		r.observe(r.event(EventInterrupt, gateTask.Node, gateTask.ID, r.res.Interrupt))
+		r.observe(r.event(gateTask.Node, gateTask.ID, event.Interrupt(*r.res.Interrupt)))
 		return cp, nil
 	}
 	var writes []Write
@@ -387,15 +391,17 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 				events = append(events, ev)
 			}
 			if ev.Type == EventRunFailed && failed == nil {
-				var d struct {
-					Reason string `json:"reason"`
+				d, err := event.Decode[event.RunFailed](ev.Type, ev.Data)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
 				}
-				_ = json.Unmarshal(ev.Data, &d)
 				failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
 			}
 			if ev.Type == EventBlocked {
-				var b blockedEvent
-				_ = json.Unmarshal(ev.Data, &b)
+				b, err := event.Decode[event.Blocked](ev.Type, ev.Data)
+				if err != nil {
+					return Checkpoint{}, fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
+				}
 				blocked = append(blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
 			}
 		}
@@ -410,7 +416,7 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		} else {
 			report.Reused = append(report.Reused, t)
 			md.Reused = append(md.Reused, t.ID)
-			events = append(events, r.event(EventTaskReused, t.Node, t.ID, map[string]any{"from": cp.ID}))
+			events = append(events, r.event(t.Node, t.ID, event.TaskReused{From: cp.ID}))
 		}
 		if rec.DurationMs > md.DurationMs {
 			md.DurationMs = rec.DurationMs
@@ -451,13 +457,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 	}
 	if interrupt != nil {
 		next.Metadata.Interrupt = interrupt
-		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+		events = append(events, r.event(interrupt.Node, "", event.Interrupt(*interrupt)))
 	}
 	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && failed == nil && len(next.Tasks) > 0 {
 		// The run stops here (drive): the checkpoint says so, and why.
 		next.Metadata.Status = RunPaused
 		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn)", used, r.budget)
-		events = append(events, r.event(EventTokenBudget, "", "", map[string]any{"used": used, "budget": r.budget, "pending": describeTasks(next.Tasks)}))
+		events = append(events, r.event("", "", event.TokenBudget{Used: used, Budget: r.budget, Pending: describeTasks(next.Tasks)}))
 	}
 	if err := r.commit(ctx, &next, &cp, groups, cp.ID, events); err != nil {
 		return Checkpoint{}, err
@@ -497,14 +503,14 @@ func (r *runner) tasksFailed(errs []error) error {
 		}
 		if errors.Is(err, store.ErrFenced) {
 			// Taken over or cancelled: resuming is the new writer's business.
-			return fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing (see `rewind show %s`): %w", threadName(r.thread), threadName(r.thread), err)
+			return fixable(r.thread, 0, fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing: %w", threadName(r.thread), err), showIt(r.thread))
 		}
 	}
 	var err error = failed
 	if len(failed) == 1 {
 		err = failed[0]
 	}
-	return fmt.Errorf("%w; the finished tasks' writes are stored, so `rewind resume %s` runs only the rest", err, threadName(r.thread))
+	return fixable(r.thread, 0, fmt.Errorf("%w; the finished tasks' writes are stored, so a resume runs only the rest", err), resumeIt(r.thread))
 }
 
 // oneLineErrors is errors.Join on one line: an error is one line.
@@ -530,12 +536,12 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	start := r.e.now()
 	rec := TaskWrites{Task: t.ID, Node: t.Node}
 	var mu sync.Mutex
-	emit := func(typ string, data any) {
-		if !persisted(typ) && r.cfg.Observe == nil {
+	emit := func(data event.Payload) {
+		if !persisted(data.Type()) && r.cfg.Observe == nil {
 			return // only an observer would hear it
 		}
-		ev := r.event(typ, t.Node, t.ID, data)
-		if persisted(typ) {
+		ev := r.event(t.Node, t.ID, data)
+		if persisted(ev.Type) {
 			mu.Lock()
 			rec.Events = append(rec.Events, ev)
 			mu.Unlock()
@@ -545,7 +551,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	counted := &countingModel{inner: r.e.model, now: r.e.now, calls: map[string]int{}, emit: emit, hook: func(point HookPoint, role string) {
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
-	emit(EventNodeStarted, map[string]any{"args": t.Args})
+	emit(event.NodeStarted{Args: t.Args})
 	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
 		point: func(name HookPoint) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
@@ -565,7 +571,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 	rec.Writes, rec.applied = writes, applied
 	rec.ModelCalls, rec.Usage = counted.snapshot()
 	rec.DurationMs = r.e.now().Sub(start).Milliseconds()
-	emit(EventNodeFinished, map[string]any{"durationMs": rec.DurationMs})
+	emit(event.NodeFinished{DurationMs: rec.DurationMs})
 	if store {
 		if err := r.storeWrites(ctx, cp.ID, rec); err != nil {
 			return TaskWrites{}, err
@@ -590,7 +596,7 @@ func (r *runner) storeWrites(ctx context.Context, checkpoint int64, rec TaskWrit
 type countingModel struct {
 	inner model.Model
 	now   func() time.Time // the engine's clock
-	emit  func(string, any)
+	emit  func(event.Payload)
 	hook  func(point HookPoint, role string)
 	mu    sync.Mutex
 	calls map[string]int
@@ -605,21 +611,19 @@ func (c *countingModel) Complete(ctx context.Context, req model.Request) (model.
 	c.calls[req.Role]++
 	c.usage.Add(resp.Usage)
 	c.mu.Unlock()
-	data := map[string]any{"role": req.Role, "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens, "durationMs": c.now().Sub(start).Milliseconds()}
+	data := event.ModelCalled{Role: req.Role, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, DurationMs: c.now().Sub(start).Milliseconds(),
+		JSONMode: resp.JSONMode}
 	if err != nil {
-		data["error"] = err.Error()
-	}
-	if resp.JSONMode != "" {
-		data["jsonMode"] = resp.JSONMode
+		data.Error = err.Error()
 	}
 	// The request is kept by its hash: the graph builds it again from the
 	// checkpoint the task ran from (what the model saw), and the hash says
 	// whether that is what was sent.
-	data["request"] = req.Hash()[:RequestHashLen]
+	data.Request = req.Hash()[:RequestHashLen]
 	if req.KeepAnswer && err == nil {
-		data["answer"] = resp.Text
+		data.Answer = resp.Text
 	}
-	c.emit(EventModelCalled, data)
+	c.emit(data)
 	if err == nil {
 		c.hook(HookAfterModelCall, req.Role)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"strings"
 
 	"rewind/store"
@@ -45,8 +46,8 @@ const (
 
 // Event types of a run's end.
 const (
-	EventRunFailed    = "run.failed"
-	EventRunCancelled = "run.cancelled"
+	EventRunFailed    = event.TypeRunFailed
+	EventRunCancelled = event.TypeRunCancelled
 )
 
 // RunStatus is where a run stands as of one checkpoint.
@@ -170,9 +171,12 @@ func (e *RunEndedError) Error() string {
 	if e.Reason != "" {
 		reason = " (" + e.Reason + ")"
 	}
-	return fmt.Sprintf("thread %q: the run %s at @%d%s, so nothing of it runs again: start a new turn with `rewind run --thread %s --input …`, or branch from an earlier checkpoint with `rewind fork %s CHECKPOINT --input …`",
-		threadName(e.Thread), what, e.Checkpoint, reason, threadName(e.Thread), threadName(e.Thread))
+	return fmt.Sprintf("thread %q: the run %s at @%d%s, so nothing of it runs again",
+		threadName(e.Thread), what, e.Checkpoint, reason)
 }
+
+// Fixes: a new turn, or a branch from before the run ended.
+func (e *RunEndedError) Fixes() []Fix { return []Fix{newTurn(e.Thread), forkAt(e.Thread, 0)} }
 
 // Is makes errors.Is match ErrRunFailed or ErrRunCancelled, and
 // ErrNothingToResume: an ended run has nothing pending.
@@ -210,7 +214,7 @@ func (f *failError) Unwrap() error { return f.err }
 // checkpoint records the run as failed with no pending tasks, and the
 // invocation returns a *RunFailedError.
 func (nc *NodeContext) Fail(reason string) {
-	nc.emit(EventRunFailed, map[string]any{"reason": reason})
+	nc.emit(event.RunFailed{Reason: reason})
 }
 
 // RunFailedError is an invocation whose run failed (see Fail); errors.Is
@@ -294,7 +298,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 		return Checkpoint{}, fmt.Errorf("cancel: %w", err)
 	}
 	if len(base.Tasks) == 0 {
-		return Checkpoint{}, fmt.Errorf("cancel thread %q: %w: its run is done at @%d; start a new turn with `rewind run --thread %s --input …`", threadName(thread), ErrNothingToResume, base.ID, threadName(thread))
+		return Checkpoint{}, fixable(thread, base.ID, fmt.Errorf("cancel thread %q: %w: its run is done at @%d", threadName(thread), ErrNothingToResume, base.ID), newTurn(thread))
 	}
 	if check != nil {
 		if err := check(base); err != nil {
@@ -332,7 +336,7 @@ func (e *Engine) cancelled(ctx context.Context, base Checkpoint, id int64, sourc
 // same values (a cancel's with the graph's CancelWrites), no pending tasks
 // (base's recorded as discarded), the status and reason, and an event
 // saying so.
-func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, event, node, task string) (Checkpoint, error) {
+func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, reason, typ, node, task string) (Checkpoint, error) {
 	source := SourceUpdate
 	if status == RunFailed {
 		source = SourceLoop
@@ -349,11 +353,12 @@ func (e *Engine) end(ctx context.Context, r *runner, base Checkpoint, status, re
 	if node != "" {
 		cp.Metadata.Nodes = []string{node}
 	}
-	data := map[string]any{"reason": reason, "discarded": describeTasks(base.Tasks)}
-	if task != "" {
-		data["task"] = task // not the event's own task: it is new to observers
+	// Task is not the event's own task: it is new to observers.
+	var data event.Payload = event.RunCancelled{Reason: reason, Discarded: describeTasks(base.Tasks), Task: task}
+	if typ == EventRunFailed {
+		data = event.RunFailed{Reason: reason, Discarded: new(describeTasks(base.Tasks)), Task: task}
 	}
-	ev := r.event(event, node, "", data)
+	ev := r.event(node, "", data)
 	if err := r.commit(ctx, &cp, &base, groups, 0, []Event{ev}); err != nil {
 		return Checkpoint{}, err
 	}

@@ -190,7 +190,7 @@ func TestCancelRefusesTheLateResultAndAnyResume(t *testing.T) {
 			_, err = e3.Resume(ctx, "c", engine.RunConfig{})
 			var ended *engine.RunEndedError
 			if !errors.Is(err, engine.ErrRunCancelled) || !errors.As(err, &ended) || !errors.Is(err, engine.ErrNothingToResume) ||
-				!strings.Contains(err.Error(), "was cancelled at @") || !strings.Contains(err.Error(), "rewind run --thread") {
+				!strings.Contains(err.Error(), "was cancelled at @") || !fixedBy(err, engine.FixNewTurn, "c") {
 				t.Fatalf("resume after cancel: %v", err)
 			}
 			// Its parent still has the task, but the run went on from it:
@@ -297,7 +297,7 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 			}
 			g := gateGraph(flaky)
 			e := newTestEngine(t, st, g)
-			if _, err := e.Run(ctx, "flaky", input("user"), engine.RunConfig{}); err == nil || errors.Is(err, engine.ErrRunFailed) || !strings.Contains(err.Error(), "rewind resume") {
+			if _, err := e.Run(ctx, "flaky", input("user"), engine.RunConfig{}); err == nil || errors.Is(err, engine.ErrRunFailed) || !fixedBy(err, engine.FixResume, "flaky") {
 				t.Fatalf("a plain error: %v", err)
 			}
 			wantStatus(t, reopened(t, st, reopen, g), "flaky", engine.RunRunning)

@@ -613,6 +613,10 @@ func (s *liveStrip) livePhase() (string, []string) {
 		rows = append(rows, s.phaseRow(t, false))
 	}
 	for _, e := range p.effects {
+		if e.bad != "" {
+			rows = append(rows, "  "+th.Warning.Render("! "+termtext.Line(e.bad)))
+			continue
+		}
 		if e.reused {
 			rows = append(rows, "  "+th.StatusRedo.Render("↺ ")+th.Text.Render("operation "+termtext.Line(e.op))+th.Muted.Render("  reused: found done by its id (the draft written before the kill), not written again"))
 		} else {

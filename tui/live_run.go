@@ -8,6 +8,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"rewind/engine/event"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -96,6 +97,7 @@ type phase struct {
 type sideEffect struct {
 	op     string
 	reused bool
+	bad    string // its event's data did not decode: why
 }
 
 type phaseTask struct {
@@ -161,11 +163,11 @@ func (p *phase) apply(ev engine.Event) {
 			t.state = taskReused
 		}
 	case ticket.EventSideEffectRecorded:
-		var d struct {
-			Operation string `json:"operation"`
-			Reused    bool   `json:"reused"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Operation != "" {
+		d, err := event.Decode[event.SideEffectRecorded](ev.Type, ev.Data)
+		switch {
+		case err != nil:
+			p.effects = append(p.effects, sideEffect{bad: err.Error()})
+		case d.Operation != "":
 			p.effects = append(p.effects, sideEffect{op: d.Operation, reused: d.Reused})
 		}
 	case engine.EventCheckpointSaved:

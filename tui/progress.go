@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
+	"rewind/engine/event"
 	"sort"
 	"strings"
 
@@ -25,6 +25,7 @@ type progress struct {
 	checkpoints int
 	compacted   int
 	refused     string // the last refused summary's first failure
+	bad         string // the last event whose data did not decode
 	extractive  bool   // rewind wrote the summary itself
 	seen        map[string]bool
 
@@ -49,10 +50,10 @@ func (p *progress) track(ev engine.Event) {
 	if _, ok := p.labels[ev.Task]; ok {
 		return
 	}
-	var d struct {
-		Args json.RawMessage `json:"args"`
+	d, err := event.Decode[event.NodeStarted](ev.Type, ev.Data)
+	if err != nil {
+		p.bad = err.Error()
 	}
-	_ = json.Unmarshal(ev.Data, &d)
 	p.order = append(p.order, ev.Task)
 	p.labels[ev.Task] = taskLabel(ev.Node, d.Args)
 }
@@ -65,16 +66,11 @@ func (p *progress) apply(ev engine.Event) {
 	p.seen[id] = true
 	switch ev.Type {
 	case engine.EventStepStarted:
-		d := struct {
-			Tasks int  `json:"tasks"`
-			ToRun *int `json:"toRun"`
-		}{}
-		_ = json.Unmarshal(ev.Data, &d)
-		p.tasks = d.Tasks
-		p.toRun = d.Tasks
-		if d.ToRun != nil {
-			p.toRun = *d.ToRun
+		d, err := event.Decode[event.StepStarted](ev.Type, ev.Data)
+		if err != nil {
+			p.bad = err.Error()
 		}
+		p.tasks, p.toRun = d.Tasks, d.ToRun
 		p.running = map[string]string{}
 		p.done = map[string]bool{}
 		p.reused = map[string]bool{}
@@ -92,10 +88,10 @@ func (p *progress) apply(ev engine.Event) {
 			p.reused[ev.Task] = true
 		}
 	case engine.EventModelCalled:
-		var d struct {
-			Role string `json:"role"`
+		d, err := event.Decode[event.ModelCalled](ev.Type, ev.Data)
+		if err != nil {
+			p.bad = err.Error()
 		}
-		_ = json.Unmarshal(ev.Data, &d)
 		p.calls[d.Role]++
 		if ev.Task != "" {
 			p.taskCalls[ev.Task]++
@@ -104,14 +100,20 @@ func (p *progress) apply(ev engine.Event) {
 		p.checkpoints++
 	case ticket.EventContextCompacted:
 		p.compacted++
-		var d struct {
-			Strategy string `json:"strategy"`
+		d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
+		if err != nil {
+			p.bad = err.Error()
 		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Strategy == ticket.ExtractiveStrategy {
+		if d.Strategy == ticket.ExtractiveStrategy {
 			p.extractive = true
 		}
 	case ticket.EventCompactionRejected:
-		p.refused = ticket.RefusalLine(ev.Data)
+		d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
+		if err != nil {
+			p.bad = err.Error()
+			break
+		}
+		p.refused = ticket.RefusalLine(d)
 	}
 	if len(p.seen) > 20000 {
 		p.seen = map[string]bool{}
@@ -168,6 +170,9 @@ func (p *progress) line() string {
 	}
 	if p.refused != "" && !p.extractive {
 		parts = append(parts, "! summary refused: "+p.refused)
+	}
+	if p.bad != "" {
+		parts = append(parts, "! "+p.bad)
 	}
 	return termtext.Line(strings.Join(parts, " · "))
 }

@@ -200,7 +200,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		if errors.As(u.Err, &pe) {
 			return fmt.Sprintf("@%d has %s (%s): r resumes them, f forks, D discards them", pe.Checkpoint, plural(len(pe.Tasks), "pending task", "pending tasks"), engine.DescribeTasks(pe.Tasks))
 		}
-		return "run failed: " + u.Err.Error()
+		return "run failed: " + u.Err.Error() + m.keys.fixes(u.Err)
 	}
 	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,10 +230,10 @@ func TestProgressCountsEachEventOnce(t *testing.T) {
 	at := time.Now()
 	evs := []engine.Event{
 		{Type: engine.EventStepStarted, Data: json.RawMessage(`{"tasks":3,"toRun":3}`), At: at},
-		{Type: engine.EventNodeStarted, Node: "executor", Task: "a", At: at},
-		{Type: engine.EventNodeStarted, Node: "executor", Task: "b", At: at.Add(1)},
+		{Type: engine.EventNodeStarted, Node: "executor", Task: "a", Data: json.RawMessage(`{"args":null}`), At: at},
+		{Type: engine.EventNodeStarted, Node: "executor", Task: "b", Data: json.RawMessage(`{"args":null}`), At: at.Add(1)},
 		{Type: engine.EventModelCalled, Node: "executor", Task: "a", Data: json.RawMessage(`{"role":"executor"}`), At: at.Add(2)},
-		{Type: engine.EventNodeFinished, Node: "executor", Task: "a", At: at.Add(3)},
+		{Type: engine.EventNodeFinished, Node: "executor", Task: "a", Data: json.RawMessage(`{"durationMs":0}`), At: at.Add(3)},
 	}
 	for _, ev := range evs {
 		p.apply(ev)
@@ -243,6 +245,34 @@ func TestProgressCountsEachEventOnce(t *testing.T) {
 	}
 	if got := p.line(); got != "executor · 1/3 done · 1 pending · 1 model call" {
 		t.Fatalf("progress line: %q", got)
+	}
+}
+
+// An event whose data does not decode is said on the progress line, not
+// counted as a call of no role.
+func TestProgressSaysAnEventThatDoesNotDecode(t *testing.T) {
+	p := newProgress("run")
+	p.apply(engine.Event{Type: engine.EventModelCalled, Node: "executor", Task: "a", Data: json.RawMessage(`{"role":7}`), At: time.Now()})
+	if got := p.line(); !strings.Contains(got, "! the model.called event's data does not decode") {
+		t.Fatalf("progress line: %q", got)
+	}
+}
+
+// An engine error's fixes are said in the thread view's keys, rebound
+// ones as they are bound.
+func TestRunErrorsNameTheKeysThatFixThem(t *testing.T) {
+	k := newThreadKeys()
+	k.Resume = bind("resume", "R")
+	err := fmt.Errorf("resume: %w", &engine.BudgetError{Thread: "b", Used: 900, Budget: 800})
+	if got := k.fixes(err); got != ": R resumes" {
+		t.Errorf("a budget error's fix reads %q", got)
+	}
+	ended := &engine.RunEndedError{Thread: "c", RunStatus: engine.RunStatus{Status: engine.RunCancelled, Checkpoint: 3}}
+	if got := k.fixes(ended); got != ": i/enter writes a new turn, f forks" {
+		t.Errorf("an ended run's fixes read %q", got)
+	}
+	if got := k.fixes(errors.New("boom")); got != "" {
+		t.Errorf("an error without fixes reads %q", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"rewind/engine"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -158,6 +159,7 @@ func (r *workerRun) pump() {
 	defer close(r.out)
 	var final RunUpdate
 	var errMsg, point string
+	var fixes []engine.Fix
 	gotResult := false
 	for m := range r.proc.Messages() {
 		switch {
@@ -173,7 +175,7 @@ func (r *workerRun) pump() {
 			final.Result, gotResult = *m.Result, true
 		}
 		if m.Error != "" {
-			errMsg = m.Error
+			errMsg, fixes = m.Error, m.Fixes
 		}
 	}
 	killed, code, stderr := r.proc.Wait()
@@ -183,6 +185,8 @@ func (r *workerRun) pump() {
 		final.Err = &KilledError{Pid: r.proc.Pid(), Point: point}
 	case errMsg != "" && r.stopping.Load() && strings.Contains(errMsg, context.Canceled.Error()):
 		final.Err = fmt.Errorf("%w (worker pid %d stopped)", context.Canceled, r.proc.Pid())
+	case errMsg != "" && len(fixes) > 0:
+		final.Err = &engine.FixError{Err: errors.New(errMsg), Fix: fixes}
 	case errMsg != "":
 		final.Err = errors.New(errMsg)
 	case code != 0:

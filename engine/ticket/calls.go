@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"rewind/engine/event"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -42,17 +43,6 @@ type Call struct {
 	JSONMode string         `json:"jsonMode,omitempty"`
 }
 
-// calledData is a model.called event's data.
-type calledData struct {
-	Role       string `json:"role"`
-	Prompt     int    `json:"promptTokens"`
-	Completion int    `json:"completionTokens"`
-	Err        string `json:"error"`
-	Mode       string `json:"jsonMode"`
-	Req        string `json:"request"`
-	Answer     string `json:"answer"`
-}
-
 // CallReader is what Calls reads: checkpoints (migrated, with the writes
 // that made them) and their events. *engine.Engine is one.
 type CallReader interface {
@@ -87,13 +77,23 @@ func Calls(ctx context.Context, e CallReader, thread string, id int64) ([]Call, 
 	retried := map[string][]string{}
 	if evs, err := e.Events(ctx, thread, id); err == nil {
 		for _, ev := range evs {
-			if ev.Type == EventContextCompacted || ev.Type == EventCompactionRejected {
-				var d struct {
-					RetriedFor []string `json:"retriedFor"`
+			var why []string
+			switch ev.Type {
+			case EventContextCompacted:
+				d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
+				if err != nil {
+					return nil, fmt.Errorf("read the events of @%d: %w", id, err)
 				}
-				if json.Unmarshal(ev.Data, &d) == nil && len(d.RetriedFor) > 0 {
-					retried[ev.Task] = d.RetriedFor
+				why = d.RetriedFor
+			case EventCompactionRejected:
+				d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
+				if err != nil {
+					return nil, fmt.Errorf("read the events of @%d: %w", id, err)
 				}
+				why = d.RetriedFor
+			}
+			if len(why) > 0 {
+				retried[ev.Task] = why
 			}
 		}
 	}
@@ -113,11 +113,13 @@ func Calls(ctx context.Context, e CallReader, thread string, id int64) ([]Call, 
 		}
 		rounds := map[string]int{}
 		for _, ev := range g.Calls {
-			var d calledData
-			_ = json.Unmarshal(ev.Data, &d)
+			d, derr := event.Decode[event.ModelCalled](ev.Type, ev.Data)
 			rounds[d.Role]++
-			c := Call{Node: g.Node, Task: g.Task, Role: d.Role, Round: rounds[d.Role], Hash: d.Req, Error: d.Err, JSONMode: d.Mode,
-				Reported: model.Usage{PromptTokens: d.Prompt, CompletionTokens: d.Completion}, Answer: d.Answer}
+			c := Call{Node: g.Node, Task: g.Task, Role: d.Role, Round: rounds[d.Role], Hash: d.Request, Error: d.Error, JSONMode: d.JSONMode,
+				Reported: model.Usage{PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens}, Answer: d.Answer}
+			if derr != nil {
+				c.Error = joinErr(c.Error, derr.Error())
+			}
 			req, answer, calls, rerr := b.request(d.Role, c.Round)
 			if rerr != nil {
 				c.Error = joinErr(c.Error, "cannot build the request again: "+rerr.Error())

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"rewind/engine/event"
 	"slices"
 	"sort"
 	"strings"
@@ -327,7 +328,7 @@ func approval(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 		op.Status = OpApproved
 		ws := []engine.Write{}
 		if d.Grant != (Authorization{}) {
-			nc.Emit(EventGrantAttached, map[string]any{"operation": op.ID, "ref": d.Grant.Ref, "expiresAt": d.Grant.ExpiresAt, "by": orOperator(d.By)})
+			nc.Emit(event.GrantAttached{Operation: op.ID, Ref: d.Grant.Ref, ExpiresAt: d.Grant.ExpiresAt, By: orOperator(d.By)})
 		}
 		if d.Payload != "" && d.Payload != op.Payload {
 			// The reply stays as written; the note says what goes out.
@@ -432,7 +433,7 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 		}
 		op.Status, op.Reused = OpDone, true
 		op.Result = "draft " + existing.OperationID
-		nc.Emit(EventSideEffectRecorded, map[string]any{"operation": op.ID, "reused": true, "payloadSha256": PayloadHash(op.Payload)})
+		nc.Emit(event.SideEffectRecorded{Operation: op.ID, Reused: true, PayloadSha256: PayloadHash(op.Payload)})
 		return op, nil
 	case !errors.Is(err, store.ErrNotFound):
 		return Operation{}, fmt.Errorf("look up draft %s: %w", op.ID, err)
@@ -470,16 +471,16 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	nc.Point(PointAfterSideEffect)
 	op.Status, op.Reused = OpDone, !created
 	op.Result = "draft " + made.OperationID
-	nc.Emit(EventSideEffectRecorded, map[string]any{"operation": op.ID, "reused": op.Reused, "payloadSha256": PayloadHash(op.Payload)})
+	nc.Emit(event.SideEffectRecorded{Operation: op.ID, Reused: op.Reused, PayloadSha256: PayloadHash(op.Payload)})
 	return op, nil
 }
 
 // EventGrantAttached is a grant a person gave with an approval, for a
 // draft written under none (Decision.Grant).
-const EventGrantAttached = "approval.grant"
+const EventGrantAttached = event.TypeGrantAttached
 
 // EventSideEffectRecorded is a side effect done (or found done) by id.
-const EventSideEffectRecorded = "side_effect.recorded"
+const EventSideEffectRecorded = event.TypeSideEffectRecorded
 
 // ErrBadGrant is matched by errors.Is when a draft turn has no usable
 // authorization grant (see Turn.Validate and NewGrant).
@@ -576,13 +577,13 @@ var plannerSchema = &model.Schema{Name: "plan", Schema: json.RawMessage(`{"type"
 const (
 	// EventPlannerRetried: the plan did not parse; the planner was asked
 	// once more with the reason.
-	EventPlannerRetried = "planner.retried"
+	EventPlannerRetried = event.TypePlannerRetried
 	// EventPlannerDegraded: the retry did not parse either; the whole
 	// request became one subtask.
-	EventPlannerDegraded = "planner.degraded"
+	EventPlannerDegraded = event.TypePlannerDegraded
 	// EventCriticDegraded: the verdict did not parse; nothing was approved
 	// and nothing sent back, and the findings go out marked unverified.
-	EventCriticDegraded = "critic.degraded"
+	EventCriticDegraded = event.TypeCriticDegraded
 )
 
 // planner asks for the plan, once more with the reason when the answer is
@@ -603,14 +604,14 @@ func planner(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error
 	}
 	subtasks, perr := parsePlanIn(s.Scenario, resp.Text)
 	if perr != nil {
-		nc.Emit(EventPlannerRetried, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200)})
+		nc.Emit(event.PlannerRetried{Error: perr.Error(), Answer: clip(resp.Text, 200)})
 		if resp, err = nc.Model.Complete(ctx, plannerRetry(call, resp.Text, perr)); err != nil {
 			return nil, err
 		}
 		if subtasks, perr = parsePlanIn(s.Scenario, resp.Text); perr != nil {
 			subtasks = []Subtask{{ID: "t-1-request", Goal: req.Content, Topic: guessTopicIn(s.Scenario, req.Content)}}
-			nc.Emit(EventPlannerDegraded, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200), "subtasks": 1,
-				"what": "the planner's answer was not a plan twice: the whole request is one subtask"})
+			nc.Emit(event.PlannerDegraded{Error: perr.Error(), Answer: clip(resp.Text, 200), Subtasks: 1,
+				What: "the planner's answer was not a plan twice: the whole request is one subtask"})
 		}
 	}
 	for i := range subtasks {
@@ -776,13 +777,13 @@ func (w *toolWork) run(ctx context.Context, call model.Request) (finding string,
 		if len(resp.ToolCalls) == 0 {
 			text := stripCoordinates(resp.Text)
 			if text == "" {
-				w.nc.Emit(EventToolError, map[string]any{"error": "the model answered with nothing", "round": rounds})
+				w.nc.Emit(event.ToolError{Error: "the model answered with nothing", Round: rounds})
 				return "not checked: the model gave no finding", true, nil
 			}
 			return text, false, nil
 		}
 		if rounds > MaxToolRounds+1 {
-			w.nc.Emit(EventToolLoop, map[string]any{"rounds": rounds - 1, "calls": w.made, "refused": w.bad})
+			w.nc.Emit(event.ToolLoop{Rounds: rounds - 1, Calls: w.made, Refused: w.bad})
 			return fmt.Sprintf("not checked: the model kept calling tools after %d rounds and was stopped", rounds-1), true, nil
 		}
 		asst := Message{Role: RoleAssistant, Speaker: w.speaker, Content: strings.TrimSpace(resp.Text)}
@@ -820,12 +821,12 @@ func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds in
 		case aerr != nil:
 			w.bad++
 			m.Content = toolError(aerr.Error())
-			w.nc.Emit(EventToolError, map[string]any{"tool": clip(c.Name, 64), "error": aerr.Error(), "round": rounds})
+			w.nc.Emit(event.ToolError{Tool: new(clip(c.Name, 64)), Error: aerr.Error(), Round: rounds})
 		case w.made >= w.allowance || rounds > MaxToolRounds:
 			w.bad++
 			why := fmt.Sprintf("not run: this task may make %d tool calls (the turn's budget and %d rounds) and made %d; answer from the results you have", w.allowance, MaxToolRounds, w.made)
 			m.Content = toolError(why)
-			w.nc.Emit(EventToolRefused, map[string]any{"tool": spec.name, "why": why, "round": rounds})
+			w.nc.Emit(event.ToolRefused{Tool: spec.name, Why: why, Round: rounds})
 		default:
 			source := SourceOf(spec.name, ref)
 			versions, err := w.d.sources.Versions(ctx)
@@ -949,7 +950,7 @@ func critic(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error)
 		for i, st := range reviewed {
 			ids[i] = st.ID
 		}
-		nc.Emit(EventCriticDegraded, map[string]any{"error": perr.Error(), "answer": clip(resp.Text, 200), "unreviewed": ids})
+		nc.Emit(event.CriticDegraded{Error: perr.Error(), Answer: clip(resp.Text, 200), Unreviewed: ids})
 		remark := fmt.Sprintf("review %d: the critic's answer could not be read (%s); approved none, sent none back", round, perr)
 		return []engine.Write{
 			engine.Put("messages", []Message{{Role: RoleAssistant, Speaker: "critic", Content: remark}}),

@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"context"
+	"rewind/engine/event"
 	"strings"
 	"testing"
 
@@ -60,7 +61,11 @@ func TestTwoRefusalsFallBackToRewindsOwnSummary(t *testing.T) {
 		t.Fatalf("a resume refuses rewind's own compaction: %v", err)
 	}
 	// The refusal is said where a person looks: the CLI's line.
-	if line := RefusalLine([]byte(`{"failures":["line 1 does not start with \"#index speaker:\"","no line for #2"],"refusalsInARow":1}`)); !strings.Contains(line, "(and 1 more)") || !strings.Contains(line, "without the model") {
+	d, err := event.Decode[event.CompactionRejected](EventCompactionRejected, []byte(`{"failures":["line 1 does not start with \"#index speaker:\"","no line for #2"],"refusalsInARow":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := RefusalLine(d); !strings.Contains(line, "(and 1 more)") || !strings.Contains(line, "without the model") {
 		t.Errorf("refusal line %q", line)
 	}
 }

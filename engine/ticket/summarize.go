@@ -2,8 +2,8 @@ package ticket
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"rewind/engine/event"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,16 +22,16 @@ const (
 
 // Event types of the summarizer.
 const (
-	EventContextMeasured  = "context.measured"
-	EventContextCompacted = "context.compacted"
+	EventContextMeasured  = event.TypeContextMeasured
+	EventContextCompacted = event.TypeContextCompacted
 	// EventCompactionFailed: the summary call failed; compaction waits for
 	// the next round.
-	EventCompactionFailed = "context.compaction_skipped"
+	EventCompactionFailed = event.TypeCompactionSkipped
 	// EventCompactionRejected: the candidate summary failed its check
 	// (after one retry with the failures, when the model's answer was at
 	// fault); its failures are named and compaction waits for the next
 	// round.
-	EventCompactionRejected = "context.compaction_rejected"
+	EventCompactionRejected = event.TypeCompactionRejected
 )
 
 // EstimateTokens is the conservative 1 character ≈ 1 token estimate:
@@ -192,13 +192,12 @@ func summarizer(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, er
 	// The compaction's event names the model that wrote the summary, so a
 	// resume can check it is one this version accepts (CheckCompactions).
 	name := nc.ModelName(model.RoleSummarizer)
-	emit := func(typ string, payload any) {
-		if m, ok := payload.(map[string]any); ok && typ == EventContextCompacted {
-			if _, own := m["model"]; !own { // rewind's own summary names itself
-				m["model"] = name
-			}
+	emit := func(p event.Payload) {
+		if c, ok := p.(event.ContextCompacted); ok && c.Model == nil { // rewind's own summary names itself
+			c.Model = new(name)
+			p = c
 		}
-		nc.Emit(typ, payload)
+		nc.Emit(p)
 	}
 	return summarize(ctx, nc.Values, nc.Model, nc.Thread, emit)
 }
@@ -221,7 +220,7 @@ const WindowShare = 0.75
 
 // summarize is the summarizer's work, apart from the NodeContext so that a
 // benchmark can run it.
-func summarize(ctx context.Context, values engine.Values, m model.Model, thread string, emit func(typ string, payload any)) ([]engine.Write, error) {
+func summarize(ctx context.Context, values engine.Values, m model.Model, thread string, emit func(event.Payload)) ([]engine.Write, error) {
 	// Only the channels it reads: decoding is most of a quiet turn's cost,
 	// and a quiet turn only measures the messages (measureMessages).
 	s, err := Decode(values, "summary", "historyVersion", "summaryRefusals")
@@ -238,8 +237,8 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 	if trigger == "" {
 		trigger = windowTrigger(values, window, sumChars+msgTokens)
 	}
-	emit(EventContextMeasured, map[string]any{"messages": count, "tokens": sumChars + msgTokens,
-		"messageTokens": msgTokens, "summaryChars": sumChars, "maxMessages": MaxMessages, "maxTokens": MaxTokens, "window": window, "trigger": trigger})
+	emit(event.ContextMeasured{Messages: count, Tokens: sumChars + msgTokens,
+		MessageTokens: msgTokens, SummaryChars: sumChars, MaxMessages: MaxMessages, MaxTokens: MaxTokens, Window: window, Trigger: trigger})
 	if trigger == "" {
 		return nil, nil
 	}
@@ -282,17 +281,14 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 		if err != nil {
 			// Not even rewind's own lines pass (the state is at fault):
 			// wait for the next round, as after any refusal.
-			emit(EventCompactionRejected, map[string]any{"trigger": trigger, "failures": []string{"rewind's own summary: " + err.Error()}, "attempts": 0, "historyVersion": s.HistoryVersion, "strategy": ExtractiveStrategy})
+			emit(event.CompactionRejected{Trigger: trigger, Failures: []string{"rewind's own summary: " + err.Error()}, Attempts: 0, HistoryVersion: s.HistoryVersion, Strategy: ExtractiveStrategy})
 			return []engine.Write{engine.Put("summaryRefusals", n)}, nil
 		}
 		return compacted(s, sum, st, head, tail, factLines, trigger, thread, sumChars, msgTokens, ExtractiveStrategy, n, retried, emit), nil
 	}
 	reject := func(failed []string, attempts int) ([]engine.Write, error) {
-		ev := map[string]any{"trigger": trigger, "failures": failed, "attempts": attempts, "historyVersion": s.HistoryVersion, "refusalsInARow": s.SummaryRefusals + 1}
-		if len(retried) > 0 {
-			ev["retriedFor"] = retried
-		}
-		emit(EventCompactionRejected, ev)
+		emit(event.CompactionRejected{Trigger: trigger, Failures: failed, Attempts: attempts, HistoryVersion: s.HistoryVersion, RefusalsInARow: s.SummaryRefusals + 1,
+			RetriedFor: retried})
 		return refused()
 	}
 	var sum Summary
@@ -304,7 +300,7 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			emit(EventCompactionFailed, map[string]any{"trigger": trigger, "error": err.Error(), "historyVersion": s.HistoryVersion, "refusalsInARow": s.SummaryRefusals + 1})
+			emit(event.CompactionSkipped{Trigger: trigger, Error: err.Error(), HistoryVersion: s.HistoryVersion, RefusalsInARow: s.SummaryRefusals + 1})
 			return refused()
 		}
 		if failed := checkAnswer(head, resp.Text); len(failed) > 0 {
@@ -328,31 +324,31 @@ func summarize(ctx context.Context, values engine.Values, m model.Model, thread 
 }
 
 // compacted is the writes and the event of a compaction that passed.
-func compacted(s State, sum Summary, st CompactStats, head, tail []Message, factLines []string, trigger, thread string, sumChars, msgTokens int, strategy string, refusals int, retried []string, emit func(string, any)) []engine.Write {
+func compacted(s State, sum Summary, st CompactStats, head, tail []Message, factLines []string, trigger, thread string, sumChars, msgTokens int, strategy string, refusals int, retried []string, emit func(event.Payload)) []engine.Write {
 	version := s.HistoryVersion + 1
 	sum.HistoryVersion, sum.Trigger = version, trigger
 	sources := make([]int, len(head))
 	for i, msg := range head {
 		sources[i] = msg.Index
 	}
-	ev := map[string]any{
-		"historyVersionBefore": s.HistoryVersion, "historyVersionAfter": version,
-		"trigger": trigger, "strategy": strategy,
-		"sourceIndices": sources, "beforeMessages": len(s.Messages), "afterMessages": len(tail),
-		"beforeTokens": sumChars + msgTokens, "afterTokens": summaryChars(&sum) + EstimateTokens(tail),
-		"summaryCharsBefore": sumChars, "summaryChars": summaryChars(&sum), "summaryBudget": SummaryBudget,
-		"summaryLines": st.Lines, "pinned": st.Pinned, "phases": st.Phases,
-		"folded": st.Folded, "retired": st.Retired, "fallbackLines": st.Fallback,
-		"factLines": len(factLines),
-		"summaryId": fmt.Sprintf("summary:%s:v%d", thread, version),
-		"attempts":  1 + min(len(retried), 1), "retriedFor": retried,
+	ev := event.ContextCompacted{
+		HistoryVersionBefore: s.HistoryVersion, HistoryVersionAfter: version,
+		Trigger: trigger, Strategy: strategy,
+		SourceIndices: sources, BeforeMessages: len(s.Messages), AfterMessages: len(tail),
+		BeforeTokens: sumChars + msgTokens, AfterTokens: summaryChars(&sum) + EstimateTokens(tail),
+		SummaryCharsBefore: sumChars, SummaryChars: summaryChars(&sum), SummaryBudget: SummaryBudget,
+		SummaryLines: st.Lines, Pinned: st.Pinned, Phases: st.Phases,
+		Folded: st.Folded, Retired: st.Retired, FallbackLines: st.Fallback,
+		FactLines: len(factLines),
+		SummaryID: fmt.Sprintf("summary:%s:v%d", thread, version),
+		Attempts:  1 + min(len(retried), 1), RetriedFor: retried,
 	}
 	if strategy == ExtractiveStrategy {
-		ev["model"] = ExtractiveModel
-		ev["attempts"] = 0
-		ev["afterRefusals"] = refusals
+		ev.Model = new(ExtractiveModel)
+		ev.Attempts = 0
+		ev.AfterRefusals = refusals
 	}
-	emit(EventContextCompacted, ev)
+	emit(ev)
 	ws := []engine.Write{
 		engine.Replace("messages", tail),
 		engine.Put("summary", sum),
@@ -414,12 +410,7 @@ func summarizerRequest(prompt string) model.Request {
 
 // RefusalLine is a refused compaction's event as a person reads it: the
 // first failure, how many more, and what happens next.
-func RefusalLine(data []byte) string {
-	var d struct {
-		Failures []string `json:"failures"`
-		InARow   int      `json:"refusalsInARow"`
-	}
-	_ = json.Unmarshal(data, &d)
+func RefusalLine(d event.CompactionRejected) string {
 	if len(d.Failures) == 0 {
 		return "the candidate summary failed its check"
 	}
@@ -427,7 +418,7 @@ func RefusalLine(data []byte) string {
 	if n := len(d.Failures) - 1; n > 0 {
 		line += fmt.Sprintf(" (and %d more)", n)
 	}
-	if d.InARow == 1 {
+	if d.RefusalsInARow == 1 {
 		line += "; the history stays as it is this round, and a second refusal makes rewind summarize it without the model"
 	}
 	return line

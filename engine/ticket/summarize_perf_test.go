@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"context"
+	"rewind/engine/event"
 	"testing"
 	"unicode/utf8"
 
@@ -120,7 +121,7 @@ func BenchmarkSummarizerNode(b *testing.B) {
 	values, compacts := summarizerInputs(b, 60)
 	values, compacts = values[20:], compacts[20:] // past the first summaries: near the budget
 	mock := NewMock()
-	emit := func(string, any) {}
+	emit := func(event.Payload) {}
 	for _, kind := range []struct {
 		name string
 		keep func(compacts bool) bool

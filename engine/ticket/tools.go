@@ -3,6 +3,7 @@ package ticket
 import (
 	"encoding/json"
 	"fmt"
+	"rewind/engine/event"
 	"slices"
 	"strings"
 
@@ -22,13 +23,13 @@ const MaxToolRounds = 3
 const (
 	// EventToolError: the model called a tool that does not exist, or
 	// with arguments the tool cannot take; it got an error message back.
-	EventToolError = "tool.error"
+	EventToolError = event.TypeToolError
 	// EventToolRefused: a call past the turn's tool budget (or the task's
 	// rounds) was answered with a refusal, not run.
-	EventToolRefused = "tool.refused"
+	EventToolRefused = event.TypeToolRefused
 	// EventToolLoop: the model kept calling tools after being told to
 	// answer; the task ended degraded with no finding.
-	EventToolLoop = "tool.loop"
+	EventToolLoop = event.TypeToolLoop
 )
 
 // toolSpec is one tool: its name, what it does and the argument it takes.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"rewind/engine/event"
 	"sort"
 	"strings"
 
@@ -74,7 +75,11 @@ func (d *deps) verify(ctx context.Context, nc *engine.NodeContext) ([]engine.Wri
 			failed = append(failed, fmt.Sprintf("%s: %s", id, strings.Join(v.Problems, "; ")))
 		}
 	}
-	nc.Emit(EventDraftVerified, results)
+	verified := event.DraftVerified{}
+	for id, v := range results {
+		verified[id] = event.Verification(v)
+	}
+	nc.Emit(verified)
 	ws := []engine.Write{engine.Put("verificationResults", results)}
 	if len(failed) > 0 {
 		ws = append(ws, engine.Put("degraded", true))
@@ -85,7 +90,7 @@ func (d *deps) verify(ctx context.Context, nc *engine.NodeContext) ([]engine.Wri
 }
 
 // EventDraftVerified carries the verify step's findings.
-const EventDraftVerified = "draft.verified"
+const EventDraftVerified = event.TypeDraftVerified
 
 func (d *deps) verifyDraft(ctx context.Context, thread string, op Operation, current map[string]int) (Verification, error) {
 	v := Verification{Operation: op.ID, Checks: []string{}}

@@ -65,6 +65,8 @@ type Message struct {
 	Kill   KillPoint      `json:"kill,omitempty"`
 	Result *engine.Result `json:"result,omitempty"`
 	Error  string         `json:"error,omitempty"`
+	// Fixes are the error's (engine.Fixer), for the reader to word.
+	Fixes []engine.Fix `json:"fixes,omitempty"`
 }
 
 // Killer kills the current process; tests replace it.
@@ -100,7 +102,12 @@ func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) er
 		if res.Thread != "" {
 			send(Message{Result: &res})
 		}
-		send(Message{Error: err.Error()})
+		msg := Message{Error: err.Error()}
+		var f engine.Fixer
+		if errors.As(err, &f) {
+			msg.Fixes = f.Fixes()
+		}
+		send(msg)
 		return err
 	}
 	send(Message{Result: &res})

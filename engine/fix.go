@@ -1,0 +1,76 @@
+package engine
+
+// The engine says what is wrong and which actions would fix it, never in
+// the words of one interface: the CLI words a Fix as a command
+// (`rewind resume T`), the TUI as its key. An error that has fixes is a
+// Fixer (errors.As finds it through any wrapping).
+
+// Action is something a person can do about an error.
+type Action int
+
+const (
+	// FixNewTurn starts a new turn on the thread.
+	FixNewTurn Action = iota + 1
+	// FixFork branches from a checkpoint: At, or an earlier one when At is 0.
+	FixFork
+	// FixResume runs the thread's pending tasks.
+	FixResume
+	// FixDiscard drops the thread's pending tasks.
+	FixDiscard
+	// FixRemove deletes the thread.
+	FixRemove
+	// FixLog lists the thread's checkpoints.
+	FixLog
+	// FixShow shows the thread's head.
+	FixShow
+	// FixThreads lists the threads.
+	FixThreads
+)
+
+// Fix is one action that would fix an error, with what it acts on.
+type Fix struct {
+	Action Action
+	Thread string
+	At     int64 // FixFork's checkpoint (0: an earlier one)
+}
+
+// Fixer is an error that knows its fixes, in the order to offer them.
+type Fixer interface {
+	error
+	Fixes() []Fix
+}
+
+// FixError is an error about a thread (at a checkpoint, when it is about
+// one) with the actions that would fix it. Err says what is wrong and
+// wraps its sentinel.
+type FixError struct {
+	Thread     string
+	Checkpoint int64
+	Err        error
+	Fix        []Fix
+}
+
+func (e *FixError) Error() string { return e.Err.Error() }
+func (e *FixError) Unwrap() error { return e.Err }
+func (e *FixError) Fixes() []Fix  { return e.Fix }
+
+// fixable is err about thread at checkpoint, fixed by fixes.
+func fixable(thread string, checkpoint int64, err error, fixes ...Fix) error {
+	return &FixError{Thread: thread, Checkpoint: checkpoint, Err: err, Fix: fixes}
+}
+
+// corrupt is err (an ErrCorrupt) about thread at checkpoint: fork from
+// an earlier checkpoint, or delete the thread.
+func corrupt(thread string, checkpoint int64, err error) error {
+	return fixable(thread, checkpoint, err, forkAt(thread, 0), removeIt(thread))
+}
+
+// Fixes of one thread, for fixable.
+func newTurn(thread string) Fix { return Fix{Action: FixNewTurn, Thread: thread} }
+func forkAt(thread string, at int64) Fix {
+	return Fix{Action: FixFork, Thread: thread, At: at}
+}
+func resumeIt(thread string) Fix { return Fix{Action: FixResume, Thread: thread} }
+func removeIt(thread string) Fix { return Fix{Action: FixRemove, Thread: thread} }
+func logOf(thread string) Fix    { return Fix{Action: FixLog, Thread: thread} }
+func showIt(thread string) Fix   { return Fix{Action: FixShow, Thread: thread} }

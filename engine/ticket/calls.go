@@ -73,29 +73,9 @@ func Calls(ctx context.Context, e CallReader, thread string, id int64) ([]Call, 
 	for _, t := range parent.Tasks {
 		args[t.ID] = t.Args
 	}
-	// A summarizer asked again was told why: its compaction's event says.
-	retried := map[string][]string{}
-	if evs, err := e.Events(ctx, thread, id); err == nil {
-		for _, ev := range evs {
-			var why []string
-			switch ev.Type {
-			case EventContextCompacted:
-				d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
-				if err != nil {
-					return nil, fmt.Errorf("read the events of @%d: %w", id, err)
-				}
-				why = d.RetriedFor
-			case EventCompactionRejected:
-				d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
-				if err != nil {
-					return nil, fmt.Errorf("read the events of @%d: %w", id, err)
-				}
-				why = d.RetriedFor
-			}
-			if len(why) > 0 {
-				retried[ev.Task] = why
-			}
-		}
+	retried, err := retriedFor(ctx, e, thread, id)
+	if err != nil {
+		return nil, err
 	}
 	var out []Call
 	for _, g := range cp.Applied {
@@ -111,30 +91,7 @@ func Calls(ctx context.Context, e CallReader, thread string, id int64) ([]Call, 
 				}
 			}
 		}
-		rounds := map[string]int{}
-		for _, ev := range g.Calls {
-			d, derr := event.Decode[event.ModelCalled](ev.Type, ev.Data)
-			rounds[d.Role]++
-			c := Call{Node: g.Node, Task: g.Task, Role: d.Role, Round: rounds[d.Role], Hash: d.Request, Error: d.Error, JSONMode: d.JSONMode,
-				Reported: model.Usage{PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens}, Answer: d.Answer}
-			if derr != nil {
-				c.Error = joinErr(c.Error, derr.Error())
-			}
-			req, answer, calls, rerr := b.request(d.Role, c.Round)
-			if rerr != nil {
-				c.Error = joinErr(c.Error, "cannot build the request again: "+rerr.Error())
-			} else {
-				c.Request = req
-				c.Rebuilt = req.Hash()[:engine.RequestHashLen]
-				c.Exact = c.Hash != "" && c.Hash == c.Rebuilt
-				c.Parts = req.Tokens()
-				if c.Answer == "" {
-					c.Answer, c.ToolCalls = answer, calls
-				}
-			}
-			b.answers = append(b.answers, c.Answer)
-			out = append(out, c)
-		}
+		out = append(out, b.calls(g)...)
 	}
 	return out, nil
 }
@@ -240,4 +197,65 @@ func (b *rebuilder) request(role string, round int) (model.Request, string, []mo
 		return call, "", nil, nil
 	}
 	return model.Request{}, "", nil, fmt.Errorf("no request of role %q in this graph", role)
+}
+
+// retriedFor is, by task, why a summarizer was asked again: its
+// compaction's event says.
+func retriedFor(ctx context.Context, e CallReader, thread string, id int64) (map[string][]string, error) {
+	retried := map[string][]string{}
+	evs, err := e.Events(ctx, thread, id)
+	if err != nil {
+		return retried, nil // the calls still list, without the reason
+	}
+	for _, ev := range evs {
+		var why []string
+		switch ev.Type {
+		case EventContextCompacted:
+			d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
+			if err != nil {
+				return nil, fmt.Errorf("read the events of @%d: %w", id, err)
+			}
+			why = d.RetriedFor
+		case EventCompactionRejected:
+			d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
+			if err != nil {
+				return nil, fmt.Errorf("read the events of @%d: %w", id, err)
+			}
+			why = d.RetriedFor
+		}
+		if len(why) > 0 {
+			retried[ev.Task] = why
+		}
+	}
+	return retried, nil
+}
+
+// calls rebuilds the requests of one task's model calls, in order.
+func (b *rebuilder) calls(g engine.WriteGroup) []Call {
+	var out []Call
+	rounds := map[string]int{}
+	for _, ev := range g.Calls {
+		d, derr := event.Decode[event.ModelCalled](ev.Type, ev.Data)
+		rounds[d.Role]++
+		c := Call{Node: g.Node, Task: g.Task, Role: d.Role, Round: rounds[d.Role], Hash: d.Request, Error: d.Error, JSONMode: d.JSONMode,
+			Reported: model.Usage{PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens}, Answer: d.Answer}
+		if derr != nil {
+			c.Error = joinErr(c.Error, derr.Error())
+		}
+		req, answer, calls, rerr := b.request(d.Role, c.Round)
+		if rerr != nil {
+			c.Error = joinErr(c.Error, "cannot build the request again: "+rerr.Error())
+		} else {
+			c.Request = req
+			c.Rebuilt = req.Hash()[:engine.RequestHashLen]
+			c.Exact = c.Hash != "" && c.Hash == c.Rebuilt
+			c.Parts = req.Tokens()
+			if c.Answer == "" {
+				c.Answer, c.ToolCalls = answer, calls
+			}
+		}
+		b.answers = append(b.answers, c.Answer)
+		out = append(out, c)
+	}
+	return out
 }

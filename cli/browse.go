@@ -109,7 +109,7 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 		if len(r.Namespaces) > 0 && r.Namespaces[0].NS == "" {
 			root = r.Namespaces[0].Checkpoints
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.thread(), statusText(r.Status), root, idOrDash(r.Latest), r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.thread(), termtext.Name(r.Status.Text()), root, idOrDash(r.Latest), r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
 		for _, ns := range r.Namespaces {
 			if ns.NS == "" {
 				continue
@@ -134,21 +134,6 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 // stateUnread is the status of a thread whose status does not read (its
 // Error says why).
 const stateUnread = "unread"
-
-// statusText is a thread's status in a table cell: idle, interrupted at
-// NODE (or before NODE), error at NODE.
-func statusText(st browse.Status) string {
-	switch st.State {
-	case browse.StateError:
-		return "error at " + termtext.Name(st.Where)
-	case browse.StateInterrupted:
-		if strings.HasPrefix(st.Where, "before ") {
-			return "interrupted " + termtext.Name(st.Where)
-		}
-		return "interrupted at " + termtext.Name(st.Where)
-	}
-	return termtext.Name(st.State)
-}
 
 // statusNote is the line under the table for a thread that failed or
 // asked: the error or the interrupt's value, and where to read it whole.
@@ -342,7 +327,7 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, la
 		if by == "" {
 			by = "(" + l.Source + ")"
 		}
-		next := describeNext(l.Next)
+		next := termtext.Name(browse.DescribeNext(l.Next))
 		if l.Damaged != "" {
 			next = "? " + termtext.Line(firstLine(l.Damaged))
 		}
@@ -367,25 +352,6 @@ func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, la
 		}
 	}
 	return nil
-}
-
-// describeNext names the tasks due: nodes, and Sends as node×N.
-func describeNext(next []browse.Task) string {
-	var parts []string
-	for _, d := range browse.Group(next) {
-		p := termtext.Name(d.Node)
-		if d.Send {
-			p += " (Send)"
-		}
-		if d.N > 1 {
-			p += fmt.Sprintf("×%d", d.N)
-		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
-		return "—"
-	}
-	return strings.Join(parts, " ")
 }
 
 // oneLine is a value as compact JSON on one line, cut past n bytes.
@@ -533,15 +499,7 @@ func printLGMessage(out io.Writer, m browse.Message, all []browse.Message) {
 // named, with the error text and the interrupt values.
 func printTaskWrites(out io.Writer, indent string, ws []browse.TaskWrites) {
 	for _, tw := range ws {
-		who := termtext.Name(tw.Node)
-		if tw.Command {
-			who = "(the run's command)"
-		} else if tw.Update {
-			who = "(a state update)"
-		} else if who == "" {
-			who = "?"
-		}
-		fmt.Fprintf(out, "%stask %s %s: %d write(s)\n", indent, idText(tw.Task), who, len(tw.Writes))
+		fmt.Fprintf(out, "%stask %s %s: %d write(s)\n", indent, idText(tw.Task), termtext.Name(tw.Who()), len(tw.Writes))
 		for _, w := range tw.Writes {
 			kind := ""
 			if w.Kind != "" {

@@ -1,11 +1,13 @@
 package cli
 
-// The read commands (threads, log, show, events, diff) on a LangGraph
-// database: read-only, through browse.Source, the interface rewind's own
-// engine implements too (engine.Browse). A rewind store keeps its own
-// printers (their output is unchanged); these print what a LangGraph
-// database holds: UUID ids, subgraph namespaces (--ns), LangChain
-// messages, and writes instead of events.
+// The read side: the read commands (threads, log, show, events, diff)
+// read a LangGraph database and a rewind store alike through
+// browse.Source (a rewind store through its engine, engine.Browse), and
+// print each thing (a threads table, a listing line, a checkpoint's head,
+// a diff) with one printer. What a rewind store holds beyond the Source
+// (tokens, model calls, events, the ticket's state, --json's rows) is read
+// from its engine (reader.e); what only a LangGraph database holds
+// (subgraph namespaces, --ns, writes instead of events) only shows there.
 
 import (
 	"context"
@@ -33,22 +35,97 @@ func addNS(c *cobra.Command, ns *string) {
 	c.Flags().StringVar(ns, "ns", "", "on a LangGraph database, the chain of subgraph run `NS` (e.g. review:<task id>, as `rewind threads` lists them, a unique prefix, or the browser's review:43a3a66f…ecc4; default the root graph's)")
 }
 
+// reader is a store a read command opened, read through browse.Source: a
+// LangGraph database, or a rewind store through its engine. a is the
+// rewind store's app (its engine and sources), for what the Source does
+// not carry; nil on a LangGraph database.
+type reader struct {
+	src browse.Source
+	a   *app.App
+}
+
+// langGraph is whether the store is a LangGraph database.
+func (r reader) langGraph() bool { return r.a == nil }
+
+// withRead opens the store read-only (a LangGraph database, or a rewind
+// store with openReader) and runs fn on it. A rewind store has one chain
+// per thread: --ns is refused on it.
+func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) error {
+	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
+	if err != nil {
+		return err
+	}
+	if src != nil {
+		defer src.Close()
+		return fn(reader{src: src})
+	}
+	if err := rewindNS(ns); err != nil {
+		return err
+	}
+	a, err := openReader(ctx, storeFlag)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(reader{src: a.Engine.Browse(browse.About{ReadOnly: true}), a: a})
+}
+
 // withSource runs lg on the store when it is a LangGraph database, and
-// rw (rewind's own printer) otherwise. A rewind store has one chain per
-// thread: --ns is refused on it.
+// rw otherwise, for a command whose printers differ by kind (events: a
+// rewind store's event log, LangGraph's writes). A rewind store has one
+// chain per thread: --ns is refused on it.
 func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func() error) error {
 	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
 	if err != nil {
 		return err
 	}
 	if src == nil {
-		if ns != "" {
-			return usagef("--ns %s names a subgraph's chain of a LangGraph database; a rewind thread has one chain: leave --ns out", named(ns))
+		if err := rewindNS(ns); err != nil {
+			return err
 		}
 		return rw()
 	}
 	defer src.Close()
 	return lg(src)
+}
+
+// rewindNS refuses --ns on a rewind store, whose threads have one chain.
+func rewindNS(ns string) error {
+	if ns != "" {
+		return usagef("--ns %s names a subgraph's chain of a LangGraph database; a rewind thread has one chain: leave --ns out", named(ns))
+	}
+	return nil
+}
+
+// chain is thread's chain ns as the user named it: on LangGraph through
+// chainOf (a prefix, a short form); a rewind thread is named whole.
+func (r reader) chain(ctx context.Context, thread, ns string) (readChain, error) {
+	if r.langGraph() {
+		return chainOf(ctx, r.src, thread, ns)
+	}
+	return readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, nil
+}
+
+// checkpoint is the checkpoint of c that given names ("" the newest): on
+// LangGraph readChain.checkpoint; on a rewind store a number (@N too).
+func (r reader) checkpoint(ctx context.Context, c readChain, given string) (string, error) {
+	if r.langGraph() {
+		return c.checkpoint(ctx, r.src, given)
+	}
+	if given == "" {
+		return "", nil
+	}
+	n, err := checkpointArg(given)
+	return strconv.FormatInt(n, 10), err
+}
+
+// idJSON is a checkpoint id as --json gives it: a number on a rewind
+// store, as its rows have it; LangGraph's UUID as text.
+func (r reader) idJSON(id string) any {
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && !r.langGraph() {
+		return n
+	}
+	return id
 }
 
 // lgThreads is `rewind threads` on a LangGraph database: each thread with
@@ -101,7 +178,7 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 	}
 	var notes []string
 	for _, r := range rows {
-		c := lgChain{Chain: browse.Chain{Thread: r.ID}, nss: r.Namespaces, threads: ids}
+		c := readChain{Chain: browse.Chain{Thread: r.ID}, nss: r.Namespaces, threads: ids}
 		// The root chain's checkpoints, as the browser counts them; each
 		// subgraph's run is counted on its own row (--json: Checkpoints is
 		// every namespace's).
@@ -137,7 +214,7 @@ const stateUnread = "unread"
 
 // statusNote is the line under the table for a thread that failed or
 // asked: the error or the interrupt's value, and where to read it whole.
-func statusNote(c lgChain, st browse.Status) string {
+func statusNote(c readChain, st browse.Status) string {
 	var what string
 	switch {
 	case st.State == stateUnread:
@@ -168,21 +245,24 @@ func idOrDash(id string) string {
 	return pasteText(id, nil)
 }
 
-// lgChain is a chain of a LangGraph database as the user named it
-// (resolved: browse.Match), with what prints its ids so they can be
-// pasted back.
-type lgChain struct {
+// readChain is a chain as the user named it (on LangGraph resolved:
+// browse.Match), with what prints its ids so they can be pasted back.
+type readChain struct {
 	browse.Chain
-	// nss are the thread's namespaces; threads every thread's id.
+	// nss are the thread's namespaces; threads every thread's id (both
+	// LangGraph's only).
 	nss     []browse.Namespace
 	threads []string
+	// rewind: a rewind store's thread, printed as its errors name it
+	// (idText).
+	rewind bool
 }
 
 // chainOf is thread's chain ns, or an error naming the fix. The thread is
 // its id, a unique prefix of it, or a short form a listing printed (with
 // …); the namespace its name or a unique prefix of it.
-func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain, error) {
-	c := lgChain{Chain: browse.Chain{Thread: thread, NS: ns}}
+func chainOf(ctx context.Context, src browse.Source, thread, ns string) (readChain, error) {
+	c := readChain{Chain: browse.Chain{Thread: thread, NS: ns}}
 	ts, err := src.Threads(ctx)
 	if err != nil {
 		return c, err
@@ -215,11 +295,17 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain
 	return c, nil
 }
 
-// thread is the chain's thread as text output prints it (pasteText).
-func (c lgChain) thread() string { return pasteText(c.Thread, c.threads) }
+// thread is the chain's thread as text output prints it (pasteText; a
+// rewind thread as idText).
+func (c readChain) thread() string {
+	if c.rewind {
+		return idText(c.Thread)
+	}
+	return pasteText(c.Thread, c.threads)
+}
 
 // nsText is namespace ns of the chain's thread as text output prints it.
-func (c lgChain) nsText(ns string) string {
+func (c readChain) nsText(ns string) string {
 	names := make([]string, 0, len(c.nss))
 	for _, n := range c.nss {
 		names = append(names, n.NS)
@@ -228,7 +314,7 @@ func (c lgChain) nsText(ns string) string {
 }
 
 // where is the chain as a command names it: T, or T --ns NS.
-func (c lgChain) where() string {
+func (c readChain) where() string {
 	if c.NS == "" {
 		return c.thread()
 	}
@@ -238,7 +324,7 @@ func (c lgChain) where() string {
 // checkpoint is the one checkpoint of the chain that given names (an id,
 // a unique prefix, or a form the browser shows: browse.Match; "" the
 // newest).
-func (c lgChain) checkpoint(ctx context.Context, src browse.Source, given string) (string, error) {
+func (c readChain) checkpoint(ctx context.Context, src browse.Source, given string) (string, error) {
 	return browse.Resolve(ctx, src, c.Chain, strings.TrimPrefix(given, "@"), "rewind log "+c.where())
 }
 
@@ -599,39 +685,43 @@ func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJ
 	return nil
 }
 
-// lgDiff is `rewind diff` on a LangGraph database: how the graph's
-// channels changed from A to B (engine.Diff, messages matched by id), and
-// how the two stand in the chain.
-func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJSON bool, out io.Writer) error {
-	c, err := chainOf(ctx, src, thread, ns)
+// runDiff is `rewind diff` on either store: how the graph's channels
+// changed from A to B (engine.Diff, messages matched by id), and how the
+// two stand (a rewind store's engine walks their ancestors; LangGraph's
+// chain is walked over its listings).
+func runDiff(ctx context.Context, r reader, thread, ns, a, b string, asJSON bool, out io.Writer) error {
+	c, err := r.chain(ctx, thread, ns)
 	if err != nil {
 		return err
 	}
-	if a, err = c.checkpoint(ctx, src, a); err != nil {
+	if a, err = r.checkpoint(ctx, c, a); err != nil {
 		return err
 	}
-	if b, err = c.checkpoint(ctx, src, b); err != nil {
+	if b, err = r.checkpoint(ctx, c, b); err != nil {
 		return err
 	}
-	from, err := src.Checkpoint(ctx, c.Chain, a)
+	from, err := r.src.Checkpoint(ctx, c.Chain, a)
 	if err != nil {
 		return err
 	}
-	to, err := src.Checkpoint(ctx, c.Chain, b)
+	to, err := r.src.Checkpoint(ctx, c.Chain, b)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c.Chain, "", 0)
+	rel, err := r.relation(ctx, c, a, b)
 	if err != nil {
 		return err
 	}
-	rel := browse.Relation(h, a, b)
 	diffs := engine.Diff(engine.Values(from.State()), engine.Values(to.State()))
 	if asJSON {
 		if diffs == nil {
 			diffs = []engine.ChannelDiff{}
 		}
-		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "from": a, "to": b, "relation": rel, "channels": diffs})
+		doc := map[string]any{"thread": c.Thread, "from": r.idJSON(a), "to": r.idJSON(b), "relation": rel, "channels": diffs}
+		if r.langGraph() {
+			doc["ns"] = c.NS
+		}
+		return writeJSON(out, doc)
 	}
 	fmt.Fprintf(out, "@%s → @%s of thread %s (%s): %d channel(s) changed\n", idOrDash(a), idOrDash(b), c.where(), termtext.Line(rel), len(diffs))
 	for _, d := range diffs {
@@ -644,4 +734,18 @@ func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJ
 		}
 	}
 	return nil
+}
+
+// relation says how checkpoints a and b of c stand (browse.Relation).
+func (r reader) relation(ctx context.Context, c readChain, a, b string) (string, error) {
+	if !r.langGraph() {
+		x, _ := strconv.ParseInt(a, 10, 64)
+		y, _ := strconv.ParseInt(b, 10, 64)
+		return r.a.Engine.Relation(ctx, c.Thread, x, y)
+	}
+	h, err := r.src.History(ctx, c.Chain, "", 0)
+	if err != nil {
+		return "", err
+	}
+	return browse.Relation(h, a, b), nil
 }

@@ -36,16 +36,22 @@ func addNS(c *cobra.Command, ns *string) {
 }
 
 // reader is a store a read command opened, read through browse.Source: a
-// LangGraph database, or a rewind store through its engine. a is the
-// rewind store's app (its engine and sources), for what the Source does
-// not carry; nil on a LangGraph database.
+// LangGraph database, or a rewind store through its engine. e is the
+// rewind store's engine and a its app (the ticket's sources), for what
+// the Source does not carry; both nil on a LangGraph database.
 type reader struct {
 	src browse.Source
+	e   *engine.Engine
 	a   *app.App
 }
 
+// rewindReader reads a rewind store's engine through browse.Source.
+func rewindReader(e *engine.Engine) reader {
+	return reader{src: e.Browse(browse.About{ReadOnly: true}), e: e}
+}
+
 // langGraph is whether the store is a LangGraph database.
-func (r reader) langGraph() bool { return r.a == nil }
+func (r reader) langGraph() bool { return r.e == nil }
 
 // withRead opens the store read-only (a LangGraph database, or a rewind
 // store with openReader) and runs fn on it. A rewind store has one chain
@@ -67,7 +73,9 @@ func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) 
 		return err
 	}
 	defer a.Close()
-	return fn(reader{src: a.Engine.Browse(browse.About{ReadOnly: true}), a: a})
+	r := rewindReader(a.Engine)
+	r.a = a
+	return fn(r)
 }
 
 // withSource runs lg on the store when it is a LangGraph database, and
@@ -375,71 +383,6 @@ func wholeText(s string) string {
 	return termtext.Line(strconv.Quote(s))
 }
 
-// lgLog is `rewind log` on a LangGraph database: the chain oldest first,
-// listings only (no values are read), then the subgraph runs hanging off
-// its checkpoints.
-func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, last int, asJSON bool, out io.Writer) error {
-	c, err := chainOf(ctx, src, thread, ns)
-	if err != nil {
-		return err
-	}
-	if before, err = c.checkpoint(ctx, src, before); err != nil {
-		return err
-	}
-	h, err := src.History(ctx, c.Chain, before, last)
-	if err != nil {
-		return err
-	}
-	if h == nil {
-		h = []browse.Listing{}
-	}
-	slices.Reverse(h)
-	var subs []browse.Namespace
-	for _, n := range c.nss {
-		if n.NS != "" && n.Parent == c.NS {
-			subs = append(subs, n)
-		}
-	}
-	if asJSON {
-		if subs == nil {
-			subs = []browse.Namespace{}
-		}
-		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "checkpoints": h, "subgraphs": subs})
-	}
-	tw := newTable(out)
-	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
-	for _, l := range h {
-		by := strings.Join(l.WrittenBy, ",")
-		if by == "" {
-			by = "(" + l.Source + ")"
-		}
-		next := termtext.Name(browse.DescribeNext(l.Next))
-		if l.Damaged != "" {
-			next = "? " + termtext.Line(firstLine(l.Damaged))
-		}
-		writes := fmt.Sprintf("%d", l.Counts.Writes)
-		if l.Counts.Errors > 0 {
-			writes += fmt.Sprintf(" (%d error)", l.Counts.Errors)
-		}
-		if l.Counts.Interrupts > 0 {
-			writes += fmt.Sprintf(" (%d interrupt)", l.Counts.Interrupts)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idOrDash(l.ID), idOrDash(l.Parent), l.Step, termtext.Name(l.Source), termtext.Name(by), writes, next)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, s := range subs {
-		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idOrDash(s.Task), idOrDash(s.ParentCheckpoint), c.thread(), c.nsText(s.NS))
-	}
-	if last > 0 && len(h) == last {
-		if earlier, err := src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
-			fmt.Fprintf(out, "… %d; earlier checkpoints: rewind log %s --before %s --limit %d\n", last, c.where(), idOrDash(h[0].ID), last)
-		}
-	}
-	return nil
-}
-
 // oneLine is a value as compact JSON on one line, cut past n bytes.
 func oneLine(v any, n int) string {
 	b, err := json.Marshal(v)
@@ -741,7 +684,7 @@ func (r reader) relation(ctx context.Context, c readChain, a, b string) (string,
 	if !r.langGraph() {
 		x, _ := strconv.ParseInt(a, 10, 64)
 		y, _ := strconv.ParseInt(b, 10, 64)
-		return r.a.Engine.Relation(ctx, c.Thread, x, y)
+		return r.e.Relation(ctx, c.Thread, x, y)
 	}
 	h, err := r.src.History(ctx, c.Chain, "", 0)
 	if err != nil {

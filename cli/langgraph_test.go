@@ -182,7 +182,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if out := read(nil, "log", "t-main", "--limit", "3"); !strings.Contains(out, "--before ") || !strings.Contains(out, "--limit 3") {
 				t.Errorf("log --limit 3 does not say how to page back:\n%s", out)
 			}
-			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send)×3") {
+			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send) ×3") {
 				t.Errorf("log t-main does not show the 3 Sends:\n%s", out)
 			}
 			if sub != "" {

@@ -12,7 +12,8 @@ import (
 // LangGraph chain: the timeline row's step, source and tasks due, and the
 // inspector's "next" line, are the CLI listing's STEP, SOURCE and NEXT
 // cells (one describer, browse.DescribeNext: they had drifted to
-// "worker(Send)×3" against "worker (Send)×3").
+// "worker(Send)×3" against "worker (Send)×3", and "executor ×3" on a
+// rewind store).
 func TestBrowserAndCLIListCheckpointsAlike(t *testing.T) {
 	bin := rewindBinary(t)
 	for _, tc := range []struct{ fixture, thread string }{{"sqlite-python.db", "t-main"}, {"sqlite-js.db", "t-fail"}} {

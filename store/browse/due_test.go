@@ -28,7 +28,7 @@ func TestDescribeNext(t *testing.T) {
 	}{
 		{nil, "—"},
 		{[]Task{{Node: "planner"}}, "planner"},
-		{[]Task{{Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "review"}}, "worker (Send)×3 review"},
+		{[]Task{{Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "review"}}, "worker (Send) ×3, review"},
 	} {
 		if got := DescribeNext(c.next); got != c.want {
 			t.Errorf("DescribeNext(%v) = %q, want %q", c.next, got, c.want)

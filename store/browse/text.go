@@ -2,7 +2,8 @@ package browse
 
 // The words a reader shows for a listing, a status and a task's writes:
 // written once here so the CLI's read commands and the TUI's browser say
-// the same (they had drifted: "worker (Send)×3" against "worker(Send)×3").
+// the same (they had drifted: "worker (Send)×3" against "worker(Send)×3",
+// and rewind's own log said "executor ×3").
 // The text is raw, as stored: the caller sanitizes it for the terminal
 // (termtext.Name), which this package cannot import.
 
@@ -12,8 +13,9 @@ import (
 )
 
 // DescribeNext names the tasks due, in order, neighbours of one node and
-// kind grouped: "planner", a queued Send "worker (Send)", N of them
-// "worker (Send)×3"; "—" when nothing is due.
+// kind grouped, as the engine words tasks (engine.DescribeTasks):
+// "planner", "executor ×3", a queued Send (where the reader knows it)
+// "worker (Send)", N of them "worker (Send) ×3"; "—" when nothing is due.
 func DescribeNext(next []Task) string {
 	var parts []string
 	for _, d := range Group(next) {
@@ -22,14 +24,14 @@ func DescribeNext(next []Task) string {
 			p += " (Send)"
 		}
 		if d.N > 1 {
-			p += fmt.Sprintf("×%d", d.N)
+			p += fmt.Sprintf(" ×%d", d.N)
 		}
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return "—"
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, ", ")
 }
 
 // Text is a thread's status in a word or three: "idle", "interrupted at

@@ -12,7 +12,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -134,86 +133,6 @@ func (r reader) idJSON(id string) any {
 		return n
 	}
 	return id
-}
-
-// lgThreads is `rewind threads` on a LangGraph database: each thread with
-// its status (as LangGraph's get_state tells it), and under it the chains
-// of its subgraph runs; what failed or asked, after the table.
-func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Writer) error {
-	ts, err := src.Threads(ctx)
-	if err != nil {
-		return err
-	}
-	type row struct {
-		browse.Thread
-		Status browse.Status `json:"status"`
-	}
-	rows := make([]row, 0, len(ts))
-	for _, t := range ts {
-		st, err := browse.ThreadStatus(ctx, src, t)
-		switch {
-		case errors.Is(err, browse.ErrNotFound):
-			continue // gone since the list was read
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			// A thread whose newest checkpoint or writes do not read is
-			// still listed, as the browser lists it; the note says why.
-			st = browse.Status{State: stateUnread, Error: err.Error()}
-		}
-		rows = append(rows, row{t, st})
-	}
-	if asJSON {
-		return writeJSON(out, rows)
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
-		return nil
-	}
-	if a := src.About(); a.Note != "" {
-		fmt.Fprintf(out, "%s\n", a.Status())
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	tw := newTable(out)
-	subgraphs := slices.ContainsFunc(rows, func(r row) bool { return len(r.Namespaces) > 1 })
-	if subgraphs {
-		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
-	} else {
-		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED")
-	}
-	var notes []string
-	for _, r := range rows {
-		c := readChain{Chain: browse.Chain{Thread: r.ID}, nss: r.Namespaces, threads: ids}
-		// The root chain's checkpoints, as the browser counts them; each
-		// subgraph's run is counted on its own row (--json: Checkpoints is
-		// every namespace's).
-		root := r.Checkpoints
-		if len(r.Namespaces) > 0 && r.Namespaces[0].NS == "" {
-			root = r.Namespaces[0].Checkpoints
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.thread(), termtext.Name(r.Status.Text()), root, idOrDash(r.Latest), r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
-		for _, ns := range r.Namespaces {
-			if ns.NS == "" {
-				continue
-			}
-			// A subgraph's run: its chain, and the parent checkpoint whose
-			// task runs it.
-			fmt.Fprintf(tw, "  --ns %s\t\t%d\t%s\t%s\t@%s\n", c.nsText(ns.NS), ns.Checkpoints, idOrDash(ns.Latest), ns.UpdatedAt.Local().Format("2006-01-02 15:04:05"), idOrDash(ns.ParentCheckpoint))
-		}
-		if n := statusNote(c, r.Status); n != "" {
-			notes = append(notes, n)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(out, n)
-	}
-	return nil
 }
 
 // stateUnread is the status of a thread whose status does not read (its

@@ -356,7 +356,7 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		}
 		return writeJSON(out, map[string]any{"checkpoint": cp, "messages": msgs, "writes": ws})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %s (parent %s, step %d, source %s, format v%d)\n", c.where(), idOrDash(cp.ID), idOrDash(cp.Parent), cp.Step, termtext.Line(cp.Source), cp.Format)
+	fmt.Fprint(out, checkpointHead(c, cp.Listing, fmt.Sprintf("format v%d", cp.Format)))
 	fmt.Fprintf(out, "%s\n", src.About().Status())
 	if cp.Damaged != "" {
 		fmt.Fprintf(out, "damaged: %s\n", termtext.Line(cp.Damaged))
@@ -393,6 +393,20 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		printTaskWrites(out, "  ", ws)
 	}
 	return nil
+}
+
+// checkpointHead is the first line of `rewind show` on either store: the
+// chain, the checkpoint, where it stands, and its format (a rewind
+// store's schema, LangGraph's checkpoint format "v").
+func checkpointHead(c readChain, l browse.Listing, format string) string {
+	parent := "none"
+	switch {
+	case l.Parent != "":
+		parent = "@" + idOrDash(l.Parent)
+	case l.RerootedFrom != "":
+		parent = "pruned (was @" + idOrDash(l.RerootedFrom) + ")"
+	}
+	return fmt.Sprintf("thread %s · checkpoint @%s (parent %s, step %d, source %s, %s)\n", c.where(), idOrDash(l.ID), parent, l.Step, termtext.Line(l.Source), format)
 }
 
 // printStored says what the database holds where STATE and NEXT show

@@ -89,6 +89,12 @@ func browseText(id int64) string {
 	return strconv.FormatInt(id, 10)
 }
 
+// Listing is cp of thread as browse.Source lists it, for a reader that
+// read cp from the engine for more than the Source carries (rewind show).
+func Listing(thread string, cp Checkpoint) browse.Listing {
+	return browseListing(browse.Chain{Thread: thread}, cp)
+}
+
 func browseListing(c browse.Chain, cp Checkpoint) browse.Listing {
 	l := browse.Listing{Chain: c, ID: browseText(cp.ID), Parent: browseText(cp.ParentID), Step: cp.Step, Source: cp.Source,
 		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable,

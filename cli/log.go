@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
@@ -35,6 +37,9 @@ checkpoint stored.
 
 -n N (--limit N) lists only the newest N checkpoints (of every branch),
 oldest first, and reads only their listings: a screenful of a long thread.
+On a terminal, without -n or --before, it lists a screenful of the newest
+(a long thread's first screen comes as fast as a short one's) and says how
+to list the rest: -n 0 lists every checkpoint. Piped, it lists them all.
 --before ID lists those older than ID (a number on a rewind store, a
 checkpoint id on a LangGraph database), as LangGraph's
 list(before=…, limit=…) pages: the next page is --before the oldest one
@@ -49,9 +54,14 @@ listed.`,
 			if last < 0 {
 				return usagef("-n %d is negative: give how many of the newest checkpoints to list, e.g. -n 20 (0 lists them all)", last)
 			}
+			screen := false
+			if !asJSON && before == "" && !c.Flags().Changed("last") && !c.Flags().Changed("limit") {
+				last = screenful(c.OutOrStdout())
+				screen = last > 0
+			}
 			return withRead(c.Context(), store, ns, func(r reader) error {
 				if !asJSON || r.langGraph() {
-					return runLog(c.Context(), r, args[0], ns, before, last, asJSON, c.OutOrStdout())
+					return runLog(c.Context(), r, args[0], ns, before, last, screen, asJSON, c.OutOrStdout())
 				}
 				var from int64
 				if before != "" {
@@ -77,6 +87,21 @@ listed.`,
 // `show` has the task's id and arguments.
 type nextTask struct {
 	Node string `json:"node"`
+}
+
+// screenful is how many checkpoints `rewind log` lists when not told how
+// many: on a terminal, its height less the header, the footer and the
+// prompt (20 when the height is unknown); piped, 0: all of them. A thread
+// of 5,000 turns printed whole took 1.5 s in a new process (issue 31).
+func screenful(out io.Writer) int {
+	f, ok := out.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return 0
+	}
+	if _, h, err := term.GetSize(f.Fd()); err == nil && h > 8 {
+		return h - 4
+	}
+	return 20
 }
 
 // logPage is how many listings `rewind log` reads, prints and lets go
@@ -160,7 +185,10 @@ func logLine(l browse.Listing, langGraph bool) string {
 // read), then on LangGraph the subgraph runs hanging off its checkpoints.
 // A rewind thread's whole chain streams a page at a time (eachPage);
 // LangGraph's lists newest first only, so it is read whole.
-func runLog(ctx context.Context, r reader, thread, ns, before string, last int, asJSON bool, out io.Writer) error {
+//
+// screen says last is a screenful (screenful), not asked for: the footer
+// says how to list them all.
+func runLog(ctx context.Context, r reader, thread, ns, before string, last int, screen, asJSON bool, out io.Writer) error {
 	c, err := r.chain(ctx, thread, ns)
 	if err != nil {
 		return err
@@ -225,6 +253,9 @@ func runLog(ctx context.Context, r reader, thread, ns, before string, last int, 
 	if last > 0 && len(h) == last {
 		if earlier, err := r.src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
 			fmt.Fprintf(out, "… %d; earlier checkpoints from @%s down: rewind log %s --before %s --limit %d\n", last, idOrDash(earlier[0].ID), c.where(), idOrDash(h[0].ID), last)
+			if screen {
+				fmt.Fprintf(out, "(the newest screenful; every checkpoint: rewind log %s -n 0)\n", c.where())
+			}
 		}
 	}
 	return nil

@@ -113,7 +113,7 @@ func TestLogReadsAPageAtATime(t *testing.T) {
 		var out strings.Builder
 		c.SetOut(&out)
 		c.SetContext(ctx)
-		print := func() error { return runLog(ctx, rewindReader(e), "long", "", "", 0, false, &out) }
+		print := func() error { return runLog(ctx, rewindReader(e), "long", "", "", 0, false, false, &out) }
 		if asJSON {
 			print = func() error { return printLogJSON(c, e, "long", 0, 0) }
 		}

@@ -119,14 +119,7 @@ func runSearch(ctx context.Context, e *engine.Engine, thread, query string, limi
 		fmt.Fprintf(out, "no message of %s holds %q (every branch searched)\n", idText(thread), termtext.Line(query))
 		return nil
 	}
-	what := fmt.Sprintf("%d messages hold", len(hits))
-	if len(hits) == 1 {
-		what = "1 message holds"
-	}
-	if more {
-		what = fmt.Sprintf("the first %d messages (--limit) that hold", len(hits))
-	}
-	fmt.Fprintf(out, "%s %q in %s, on every branch:\n", what, termtext.Line(query), idText(thread))
+	fmt.Fprintf(out, "%s %q in %s, on every branch:\n", hitsWhat(len(hits), more), termtext.Line(query), idText(thread))
 	for _, h := range hits {
 		branch := fmt.Sprintf("@%d", h.Branch)
 		if h.Head {
@@ -135,6 +128,18 @@ func runSearch(ctx context.Context, e *engine.Engine, thread, query string, limi
 		fmt.Fprint(out, hitLine(fmt.Sprintf("@%-5d %-6s turn %-4d", h.Checkpoint, branch, h.Turn), h.Hit))
 	}
 	return nil
+}
+
+// hitsWhat says how many messages hold the query: n, the first n of
+// more (--limit).
+func hitsWhat(n int, more bool) string {
+	switch {
+	case more:
+		return fmt.Sprintf("the first %d messages (--limit) that hold", n)
+	case n == 1:
+		return "1 message holds"
+	}
+	return fmt.Sprintf("%d messages hold", n)
 }
 
 // hitLine is a hit's line of either store: where it is, its index, who
@@ -223,14 +228,7 @@ scan:
 		fmt.Fprintf(out, "no message of %s holds %q (every branch's newest checkpoint searched)\n", c.thread(), termtext.Line(query))
 		return nil
 	}
-	what := fmt.Sprintf("%d messages hold", len(hits))
-	if len(hits) == 1 {
-		what = "1 message holds"
-	}
-	if more {
-		what = fmt.Sprintf("the first %d messages (--limit) that hold", len(hits))
-	}
-	fmt.Fprintf(out, "%s %q in %s, on every branch's newest checkpoint:\n", what, termtext.Line(query), c.thread())
+	fmt.Fprintf(out, "%s %q in %s, on every branch's newest checkpoint:\n", hitsWhat(len(hits), more), termtext.Line(query), c.thread())
 	for _, h := range hits {
 		where := "@" + idOrDash(h.Checkpoint)
 		if h.Head {

@@ -316,7 +316,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 
 // readsLangGraph are the commands that read a LangGraph database; every
 // other refuses it.
-var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true, "tui": true, "": true}
+var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true, "search": true, "tui": true, "": true}
 
 // pgTables lists the tables of the database db names, with their row
 // counts.

@@ -604,3 +604,38 @@ func TestHelpNamesEveryKillPoint(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal, rewind log of a long thread lists a screenful of its
+// newest checkpoints and says how to list them all (issue 31: a 5,000-turn
+// thread took 1.5 s to print whole); piped, it lists every one.
+func TestLogOnATerminalListsAScreenful(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the terminal case is not tested")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "s.db")
+	for i := range 5 { // 40 checkpoints: more than a 24-line screen
+		if r := rewind(t, nil, "run", "--store", db, "--thread", "s", "--input", fmt.Sprintf("Where is SO2026090%d?", i)); r.code != 0 {
+			t.Fatalf("run: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := rewind(t, nil, "log", "--store", db, "s"); r.code != 0 || strings.Count(r.stdout, "\n") != 41 {
+		t.Fatalf("log piped: exit %d, want all 40 checkpoints:\n%s", r.code, r.stdout)
+	}
+	sock := fmt.Sprintf("rewind-log-%d", os.Getpid())
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	tmux("new-session", "-d", "-x", "120", "-y", "24", "-s", "log", binary+" log s --store "+db+"; tmux -L "+sock+" wait-for -S logged; sleep 60")
+	tmux("wait-for", "logged")
+	screen := tmux("capture-pane", "-p", "-t", "log")
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	if len(lines) != 23 || !strings.HasPrefix(lines[1], "21 ") || !strings.HasPrefix(lines[20], "40 ") ||
+		!strings.Contains(screen, "earlier checkpoints from @20 down") || !strings.Contains(screen, "every checkpoint: rewind log s -n 0") {
+		t.Fatalf("log on a 24-line terminal: want the newest 20 and how to list them all:\n%s", screen)
+	}
+}

@@ -1,16 +1,17 @@
 package cli
 
-// The read commands (threads, log, show, events, diff) on a LangGraph
-// database: read-only, through browse.Source, the interface rewind's own
-// engine implements too (engine.Browse). A rewind store keeps its own
-// printers (their output is unchanged); these print what a LangGraph
-// database holds: UUID ids, subgraph namespaces (--ns), LangChain
-// messages, and writes instead of events.
+// The read side: the read commands (threads, log, show, events, diff)
+// read a LangGraph database and a rewind store alike through
+// browse.Source (a rewind store through its engine, engine.Browse), and
+// print each thing (a threads table, a listing line, a checkpoint's head,
+// a diff) with one printer. What a rewind store holds beyond the Source
+// (tokens, model calls, events, the ticket's state, --json's rows) is read
+// from its engine (reader.e); what only a LangGraph database holds
+// (subgraph namespaces, --ns, writes instead of events) only shows there.
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -33,17 +34,61 @@ func addNS(c *cobra.Command, ns *string) {
 	c.Flags().StringVar(ns, "ns", "", "on a LangGraph database, the chain of subgraph run `NS` (e.g. review:<task id>, as `rewind threads` lists them, a unique prefix, or the browser's review:43a3a66f…ecc4; default the root graph's)")
 }
 
+// reader is a store a read command opened, read through browse.Source: a
+// LangGraph database, or a rewind store through its engine. e is the
+// rewind store's engine and a its app (the ticket's sources), for what
+// the Source does not carry; both nil on a LangGraph database.
+type reader struct {
+	src browse.Source
+	e   *engine.Engine
+	a   *app.App
+}
+
+// rewindReader reads a rewind store's engine through browse.Source.
+func rewindReader(e *engine.Engine) reader {
+	return reader{src: e.Browse(browse.About{ReadOnly: true}), e: e}
+}
+
+// langGraph is whether the store is a LangGraph database.
+func (r reader) langGraph() bool { return r.e == nil }
+
+// withRead opens the store read-only (a LangGraph database, or a rewind
+// store with openReader) and runs fn on it. A rewind store has one chain
+// per thread: --ns is refused on it.
+func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) error {
+	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
+	if err != nil {
+		return err
+	}
+	if src != nil {
+		defer src.Close()
+		return fn(reader{src: src})
+	}
+	if err := rewindNS(ns); err != nil {
+		return err
+	}
+	a, err := openReader(ctx, storeFlag)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	r := rewindReader(a.Engine)
+	r.a = a
+	return fn(r)
+}
+
 // withSource runs lg on the store when it is a LangGraph database, and
-// rw (rewind's own printer) otherwise. A rewind store has one chain per
-// thread: --ns is refused on it.
+// rw otherwise, for a command whose printers differ by kind (events: a
+// rewind store's event log, LangGraph's writes). A rewind store has one
+// chain per thread: --ns is refused on it.
 func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func() error) error {
 	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
 	if err != nil {
 		return err
 	}
 	if src == nil {
-		if ns != "" {
-			return usagef("--ns %s names a subgraph's chain of a LangGraph database; a rewind thread has one chain: leave --ns out", named(ns))
+		if err := rewindNS(ns); err != nil {
+			return err
 		}
 		return rw()
 	}
@@ -51,108 +96,52 @@ func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source
 	return lg(src)
 }
 
-// lgThreads is `rewind threads` on a LangGraph database: each thread with
-// its status (as LangGraph's get_state tells it), and under it the chains
-// of its subgraph runs; what failed or asked, after the table.
-func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Writer) error {
-	ts, err := src.Threads(ctx)
-	if err != nil {
-		return err
-	}
-	type row struct {
-		browse.Thread
-		Status browse.Status `json:"status"`
-	}
-	rows := make([]row, 0, len(ts))
-	for _, t := range ts {
-		st, err := browse.ThreadStatus(ctx, src, t)
-		switch {
-		case errors.Is(err, browse.ErrNotFound):
-			continue // gone since the list was read
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			// A thread whose newest checkpoint or writes do not read is
-			// still listed, as the browser lists it; the note says why.
-			st = browse.Status{State: stateUnread, Error: err.Error()}
-		}
-		rows = append(rows, row{t, st})
-	}
-	if asJSON {
-		return writeJSON(out, rows)
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
-		return nil
-	}
-	if a := src.About(); a.Note != "" {
-		fmt.Fprintf(out, "%s\n", a.Status())
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	tw := newTable(out)
-	subgraphs := slices.ContainsFunc(rows, func(r row) bool { return len(r.Namespaces) > 1 })
-	if subgraphs {
-		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED\tRUNS FROM")
-	} else {
-		fmt.Fprintln(tw, "THREAD\tSTATUS\tCHECKPOINTS\tLATEST\tUPDATED")
-	}
-	var notes []string
-	for _, r := range rows {
-		c := lgChain{Chain: browse.Chain{Thread: r.ID}, nss: r.Namespaces, threads: ids}
-		// The root chain's checkpoints, as the browser counts them; each
-		// subgraph's run is counted on its own row (--json: Checkpoints is
-		// every namespace's).
-		root := r.Checkpoints
-		if len(r.Namespaces) > 0 && r.Namespaces[0].NS == "" {
-			root = r.Namespaces[0].Checkpoints
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.thread(), statusText(r.Status), root, idOrDash(r.Latest), r.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
-		for _, ns := range r.Namespaces {
-			if ns.NS == "" {
-				continue
-			}
-			// A subgraph's run: its chain, and the parent checkpoint whose
-			// task runs it.
-			fmt.Fprintf(tw, "  --ns %s\t\t%d\t%s\t%s\t@%s\n", c.nsText(ns.NS), ns.Checkpoints, idOrDash(ns.Latest), ns.UpdatedAt.Local().Format("2006-01-02 15:04:05"), idOrDash(ns.ParentCheckpoint))
-		}
-		if n := statusNote(c, r.Status); n != "" {
-			notes = append(notes, n)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(out, n)
+// rewindNS refuses --ns on a rewind store, whose threads have one chain.
+func rewindNS(ns string) error {
+	if ns != "" {
+		return usagef("--ns %s names a subgraph's chain of a LangGraph database; a rewind thread has one chain: leave --ns out", named(ns))
 	}
 	return nil
+}
+
+// chain is thread's chain ns as the user named it: on LangGraph through
+// chainOf (a prefix, a short form); a rewind thread is named whole.
+func (r reader) chain(ctx context.Context, thread, ns string) (readChain, error) {
+	if r.langGraph() {
+		return chainOf(ctx, r.src, thread, ns)
+	}
+	return readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, nil
+}
+
+// checkpoint is the checkpoint of c that given names ("" the newest): on
+// LangGraph readChain.checkpoint; on a rewind store a number (@N too).
+func (r reader) checkpoint(ctx context.Context, c readChain, given string) (string, error) {
+	if r.langGraph() {
+		return c.checkpoint(ctx, r.src, given)
+	}
+	if given == "" {
+		return "", nil
+	}
+	n, err := checkpointArg(given)
+	return strconv.FormatInt(n, 10), err
+}
+
+// idJSON is a checkpoint id as --json gives it: a number on a rewind
+// store, as its rows have it; LangGraph's UUID as text.
+func (r reader) idJSON(id string) any {
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && !r.langGraph() {
+		return n
+	}
+	return id
 }
 
 // stateUnread is the status of a thread whose status does not read (its
 // Error says why).
 const stateUnread = "unread"
 
-// statusText is a thread's status in a table cell: idle, interrupted at
-// NODE (or before NODE), error at NODE.
-func statusText(st browse.Status) string {
-	switch st.State {
-	case browse.StateError:
-		return "error at " + termtext.Name(st.Where)
-	case browse.StateInterrupted:
-		if strings.HasPrefix(st.Where, "before ") {
-			return "interrupted " + termtext.Name(st.Where)
-		}
-		return "interrupted at " + termtext.Name(st.Where)
-	}
-	return termtext.Name(st.State)
-}
-
 // statusNote is the line under the table for a thread that failed or
 // asked: the error or the interrupt's value, and where to read it whole.
-func statusNote(c lgChain, st browse.Status) string {
+func statusNote(c readChain, st browse.Status) string {
 	var what string
 	switch {
 	case st.State == stateUnread:
@@ -183,21 +172,24 @@ func idOrDash(id string) string {
 	return pasteText(id, nil)
 }
 
-// lgChain is a chain of a LangGraph database as the user named it
-// (resolved: browse.Match), with what prints its ids so they can be
-// pasted back.
-type lgChain struct {
+// readChain is a chain as the user named it (on LangGraph resolved:
+// browse.Match), with what prints its ids so they can be pasted back.
+type readChain struct {
 	browse.Chain
-	// nss are the thread's namespaces; threads every thread's id.
+	// nss are the thread's namespaces; threads every thread's id (both
+	// LangGraph's only).
 	nss     []browse.Namespace
 	threads []string
+	// rewind: a rewind store's thread, printed as its errors name it
+	// (idText).
+	rewind bool
 }
 
 // chainOf is thread's chain ns, or an error naming the fix. The thread is
 // its id, a unique prefix of it, or a short form a listing printed (with
 // …); the namespace its name or a unique prefix of it.
-func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain, error) {
-	c := lgChain{Chain: browse.Chain{Thread: thread, NS: ns}}
+func chainOf(ctx context.Context, src browse.Source, thread, ns string) (readChain, error) {
+	c := readChain{Chain: browse.Chain{Thread: thread, NS: ns}}
 	ts, err := src.Threads(ctx)
 	if err != nil {
 		return c, err
@@ -230,11 +222,17 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (lgChain
 	return c, nil
 }
 
-// thread is the chain's thread as text output prints it (pasteText).
-func (c lgChain) thread() string { return pasteText(c.Thread, c.threads) }
+// thread is the chain's thread as text output prints it (pasteText; a
+// rewind thread as idText).
+func (c readChain) thread() string {
+	if c.rewind {
+		return idText(c.Thread)
+	}
+	return pasteText(c.Thread, c.threads)
+}
 
 // nsText is namespace ns of the chain's thread as text output prints it.
-func (c lgChain) nsText(ns string) string {
+func (c readChain) nsText(ns string) string {
 	names := make([]string, 0, len(c.nss))
 	for _, n := range c.nss {
 		names = append(names, n.NS)
@@ -243,7 +241,7 @@ func (c lgChain) nsText(ns string) string {
 }
 
 // where is the chain as a command names it: T, or T --ns NS.
-func (c lgChain) where() string {
+func (c readChain) where() string {
 	if c.NS == "" {
 		return c.thread()
 	}
@@ -253,7 +251,7 @@ func (c lgChain) where() string {
 // checkpoint is the one checkpoint of the chain that given names (an id,
 // a unique prefix, or a form the browser shows: browse.Match; "" the
 // newest).
-func (c lgChain) checkpoint(ctx context.Context, src browse.Source, given string) (string, error) {
+func (c readChain) checkpoint(ctx context.Context, src browse.Source, given string) (string, error) {
 	return browse.Resolve(ctx, src, c.Chain, strings.TrimPrefix(given, "@"), "rewind log "+c.where())
 }
 
@@ -302,90 +300,6 @@ func wholeText(s string) string {
 		return termtext.Line(s)
 	}
 	return termtext.Line(strconv.Quote(s))
-}
-
-// lgLog is `rewind log` on a LangGraph database: the chain oldest first,
-// listings only (no values are read), then the subgraph runs hanging off
-// its checkpoints.
-func lgLog(ctx context.Context, src browse.Source, thread, ns, before string, last int, asJSON bool, out io.Writer) error {
-	c, err := chainOf(ctx, src, thread, ns)
-	if err != nil {
-		return err
-	}
-	if before, err = c.checkpoint(ctx, src, before); err != nil {
-		return err
-	}
-	h, err := src.History(ctx, c.Chain, before, last)
-	if err != nil {
-		return err
-	}
-	if h == nil {
-		h = []browse.Listing{}
-	}
-	slices.Reverse(h)
-	var subs []browse.Namespace
-	for _, n := range c.nss {
-		if n.NS != "" && n.Parent == c.NS {
-			subs = append(subs, n)
-		}
-	}
-	if asJSON {
-		if subs == nil {
-			subs = []browse.Namespace{}
-		}
-		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "checkpoints": h, "subgraphs": subs})
-	}
-	tw := newTable(out)
-	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
-	for _, l := range h {
-		by := strings.Join(l.WrittenBy, ",")
-		if by == "" {
-			by = "(" + l.Source + ")"
-		}
-		next := describeNext(l.Next)
-		if l.Damaged != "" {
-			next = "? " + termtext.Line(firstLine(l.Damaged))
-		}
-		writes := fmt.Sprintf("%d", l.Counts.Writes)
-		if l.Counts.Errors > 0 {
-			writes += fmt.Sprintf(" (%d error)", l.Counts.Errors)
-		}
-		if l.Counts.Interrupts > 0 {
-			writes += fmt.Sprintf(" (%d interrupt)", l.Counts.Interrupts)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idOrDash(l.ID), idOrDash(l.Parent), l.Step, termtext.Name(l.Source), termtext.Name(by), writes, next)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, s := range subs {
-		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idOrDash(s.Task), idOrDash(s.ParentCheckpoint), c.thread(), c.nsText(s.NS))
-	}
-	if last > 0 && len(h) == last {
-		if earlier, err := src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
-			fmt.Fprintf(out, "… %d; earlier checkpoints: rewind log %s --before %s --limit %d\n", last, c.where(), idOrDash(h[0].ID), last)
-		}
-	}
-	return nil
-}
-
-// describeNext names the tasks due: nodes, and Sends as node×N.
-func describeNext(next []browse.Task) string {
-	var parts []string
-	for _, d := range browse.Group(next) {
-		p := termtext.Name(d.Node)
-		if d.Send {
-			p += " (Send)"
-		}
-		if d.N > 1 {
-			p += fmt.Sprintf("×%d", d.N)
-		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
-		return "—"
-	}
-	return strings.Join(parts, " ")
 }
 
 // oneLine is a value as compact JSON on one line, cut past n bytes.
@@ -442,7 +356,7 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		}
 		return writeJSON(out, map[string]any{"checkpoint": cp, "messages": msgs, "writes": ws})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint %s (parent %s, step %d, source %s, format v%d)\n", c.where(), idOrDash(cp.ID), idOrDash(cp.Parent), cp.Step, termtext.Line(cp.Source), cp.Format)
+	fmt.Fprint(out, checkpointHead(c, cp.Listing, fmt.Sprintf("format v%d", cp.Format)))
 	fmt.Fprintf(out, "%s\n", src.About().Status())
 	if cp.Damaged != "" {
 		fmt.Fprintf(out, "damaged: %s\n", termtext.Line(cp.Damaged))
@@ -479,6 +393,20 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		printTaskWrites(out, "  ", ws)
 	}
 	return nil
+}
+
+// checkpointHead is the first line of `rewind show` on either store: the
+// chain, the checkpoint, where it stands, and its format (a rewind
+// store's schema, LangGraph's checkpoint format "v").
+func checkpointHead(c readChain, l browse.Listing, format string) string {
+	parent := "none"
+	switch {
+	case l.Parent != "":
+		parent = "@" + idOrDash(l.Parent)
+	case l.RerootedFrom != "":
+		parent = "pruned (was @" + idOrDash(l.RerootedFrom) + ")"
+	}
+	return fmt.Sprintf("thread %s · checkpoint @%s (parent %s, step %d, source %s, %s)\n", c.where(), idOrDash(l.ID), parent, l.Step, termtext.Line(l.Source), format)
 }
 
 // printStored says what the database holds where STATE and NEXT show
@@ -533,15 +461,7 @@ func printLGMessage(out io.Writer, m browse.Message, all []browse.Message) {
 // named, with the error text and the interrupt values.
 func printTaskWrites(out io.Writer, indent string, ws []browse.TaskWrites) {
 	for _, tw := range ws {
-		who := termtext.Name(tw.Node)
-		if tw.Command {
-			who = "(the run's command)"
-		} else if tw.Update {
-			who = "(a state update)"
-		} else if who == "" {
-			who = "?"
-		}
-		fmt.Fprintf(out, "%stask %s %s: %d write(s)\n", indent, idText(tw.Task), who, len(tw.Writes))
+		fmt.Fprintf(out, "%stask %s %s: %d write(s)\n", indent, idText(tw.Task), termtext.Name(tw.Who()), len(tw.Writes))
 		for _, w := range tw.Writes {
 			kind := ""
 			if w.Kind != "" {
@@ -641,39 +561,43 @@ func lgEvents(ctx context.Context, src browse.Source, thread, ns, id string, asJ
 	return nil
 }
 
-// lgDiff is `rewind diff` on a LangGraph database: how the graph's
-// channels changed from A to B (engine.Diff, messages matched by id), and
-// how the two stand in the chain.
-func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJSON bool, out io.Writer) error {
-	c, err := chainOf(ctx, src, thread, ns)
+// runDiff is `rewind diff` on either store: how the graph's channels
+// changed from A to B (engine.Diff, messages matched by id), and how the
+// two stand (a rewind store's engine walks their ancestors; LangGraph's
+// chain is walked over its listings).
+func runDiff(ctx context.Context, r reader, thread, ns, a, b string, asJSON bool, out io.Writer) error {
+	c, err := r.chain(ctx, thread, ns)
 	if err != nil {
 		return err
 	}
-	if a, err = c.checkpoint(ctx, src, a); err != nil {
+	if a, err = r.checkpoint(ctx, c, a); err != nil {
 		return err
 	}
-	if b, err = c.checkpoint(ctx, src, b); err != nil {
+	if b, err = r.checkpoint(ctx, c, b); err != nil {
 		return err
 	}
-	from, err := src.Checkpoint(ctx, c.Chain, a)
+	from, err := r.src.Checkpoint(ctx, c.Chain, a)
 	if err != nil {
 		return err
 	}
-	to, err := src.Checkpoint(ctx, c.Chain, b)
+	to, err := r.src.Checkpoint(ctx, c.Chain, b)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c.Chain, "", 0)
+	rel, err := r.relation(ctx, c, a, b)
 	if err != nil {
 		return err
 	}
-	rel := browse.Relation(h, a, b)
 	diffs := engine.Diff(engine.Values(from.State()), engine.Values(to.State()))
 	if asJSON {
 		if diffs == nil {
 			diffs = []engine.ChannelDiff{}
 		}
-		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "from": a, "to": b, "relation": rel, "channels": diffs})
+		doc := map[string]any{"thread": c.Thread, "from": r.idJSON(a), "to": r.idJSON(b), "relation": rel, "channels": diffs}
+		if r.langGraph() {
+			doc["ns"] = c.NS
+		}
+		return writeJSON(out, doc)
 	}
 	fmt.Fprintf(out, "@%s → @%s of thread %s (%s): %d channel(s) changed\n", idOrDash(a), idOrDash(b), c.where(), termtext.Line(rel), len(diffs))
 	for _, d := range diffs {
@@ -686,4 +610,18 @@ func lgDiff(ctx context.Context, src browse.Source, thread, ns, a, b string, asJ
 		}
 	}
 	return nil
+}
+
+// relation says how checkpoints a and b of c stand (browse.Relation).
+func (r reader) relation(ctx context.Context, c readChain, a, b string) (string, error) {
+	if !r.langGraph() {
+		x, _ := strconv.ParseInt(a, 10, 64)
+		y, _ := strconv.ParseInt(b, 10, 64)
+		return r.e.Relation(ctx, c.Thread, x, y)
+	}
+	h, err := r.src.History(ctx, c.Chain, "", 0)
+	if err != nil {
+		return "", err
+	}
+	return browse.Relation(h, a, b), nil
 }

@@ -182,8 +182,31 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if out := read(nil, "log", "t-main", "--limit", "3"); !strings.Contains(out, "--before ") || !strings.Contains(out, "--limit 3") {
 				t.Errorf("log --limit 3 does not say how to page back:\n%s", out)
 			}
-			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send)×3") {
+			if out := read(nil, "log", "t-main"); !strings.Contains(out, "worker (Send) ×3") {
 				t.Errorf("log t-main does not show the 3 Sends:\n%s", out)
+			}
+			// search: LangGraph keeps no index; each branch's newest
+			// checkpoint is scanned, a message the branches share listed
+			// once, on the newest (the head's).
+			var hits struct {
+				Hits []struct {
+					Index      int    `json:"index"`
+					Role       string `json:"role"`
+					Checkpoint string `json:"checkpoint"`
+					Head       bool   `json:"head"`
+				} `json:"hits"`
+				More bool `json:"more"`
+			}
+			read(&hits, "search", "t-main", "tables", "--json")
+			if len(hits.Hits) != 3 || hits.Hits[0].Role != "human" || hits.Hits[2].Role != "tool" || hits.Hits[0].Index != 1 ||
+				!hits.Hits[0].Head || hits.Hits[0].Checkpoint != latest || hits.More {
+				t.Errorf("search t-main tables: %+v, want the question, the call and its result, at @%s", hits, latest)
+			}
+			if read(&hits, "search", "t-main", "tables", "--limit", "1", "--json"); len(hits.Hits) != 1 || !hits.More {
+				t.Errorf("search --limit 1: %+v, want one hit and more", hits)
+			}
+			if out := read(nil, "search", "t-main", "langgraph", "tab"); !strings.Contains(out, "1 message holds") || !strings.Contains(out, "#1     human: research [langgraph] [tables]") {
+				t.Errorf("search t-main for two words:\n%s", out)
 			}
 			if sub != "" {
 				var subLog struct {

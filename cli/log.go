@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"rewind/engine"
-	"rewind/engine/model"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -35,6 +37,9 @@ checkpoint stored.
 
 -n N (--limit N) lists only the newest N checkpoints (of every branch),
 oldest first, and reads only their listings: a screenful of a long thread.
+On a terminal, without -n or --before, it lists a screenful of the newest
+(a long thread's first screen comes as fast as a short one's) and says how
+to list the rest: -n 0 lists every checkpoint. Piped, it lists them all.
 --before ID lists those older than ID (a number on a rewind store, a
 checkpoint id on a LangGraph database), as LangGraph's
 list(before=…, limit=…) pages: the next page is --before the oldest one
@@ -49,10 +54,15 @@ listed.`,
 			if last < 0 {
 				return usagef("-n %d is negative: give how many of the newest checkpoints to list, e.g. -n 20 (0 lists them all)", last)
 			}
-			lg := func(src browse.Source) error {
-				return lgLog(c.Context(), src, args[0], ns, before, last, asJSON, c.OutOrStdout())
+			screen := false
+			if !asJSON && before == "" && !c.Flags().Changed("last") && !c.Flags().Changed("limit") {
+				last = screenful(c.OutOrStdout())
+				screen = last > 0
 			}
-			return withSource(c.Context(), store, ns, lg, func() error {
+			return withRead(c.Context(), store, ns, func(r reader) error {
+				if !asJSON || r.langGraph() {
+					return runLog(c.Context(), r, args[0], ns, before, last, screen, asJSON, c.OutOrStdout())
+				}
 				var from int64
 				if before != "" {
 					var err error
@@ -60,9 +70,7 @@ listed.`,
 						return err
 					}
 				}
-				return withReader(c.Context(), store, func(e *engine.Engine) error {
-					return printLog(c, e, args[0], from, last, asJSON)
-				})
+				return printLogJSON(c, r.e, args[0], from, last)
 			})
 		},
 	}
@@ -79,6 +87,21 @@ listed.`,
 // `show` has the task's id and arguments.
 type nextTask struct {
 	Node string `json:"node"`
+}
+
+// screenful is how many checkpoints `rewind log` lists when not told how
+// many: on a terminal, its height less the header, the footer and the
+// prompt (20 when the height is unknown); piped, 0: all of them. A thread
+// of 5,000 turns printed whole took 1.5 s in a new process (issue 31).
+func screenful(out io.Writer) int {
+	f, ok := out.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return 0
+	}
+	if _, h, err := term.GetSize(f.Fd()); err == nil && h > 8 {
+		return h - 4
+	}
+	return 20
 }
 
 // logPage is how many listings `rewind log` reads, prints and lets go
@@ -120,42 +143,137 @@ func logRowOf(cp engine.Checkpoint) logRow {
 	return r
 }
 
-// logLine is a checkpoint's line of the table.
-func logLine(cp engine.Checkpoint) string {
-	parent := parentLabel(cp, "-", "")
-	by := strings.Join(cp.Metadata.Nodes, ",")
+// logLine is a checkpoint's line of the table, a rewind store's or a
+// LangGraph database's: ID PARENT STEP SOURCE WRITTEN BY, then what the
+// listing counts (a rewind store: CALLS MSGS; LangGraph: WRITES), then
+// NEXT.
+func logLine(l browse.Listing, langGraph bool) string {
+	parent := idOrDash(l.Parent)
+	if l.Parent == "" && l.RerootedFrom != "" {
+		parent = "pruned (was @" + idOrDash(l.RerootedFrom) + ")"
+	}
+	by := strings.Join(l.WrittenBy, ",")
 	if by == "" {
-		by = "(" + cp.Source + ")"
+		by = "(" + l.Source + ")"
 	}
-	if cp.Metadata.Replay {
-		by = fmt.Sprintf("(replay of @%d)", cp.Metadata.ForkedFrom)
+	if l.ReplayOf != "" {
+		by = "(replay of @" + l.ReplayOf + ")"
 	}
-	next := engine.DescribeTasks(cp.Tasks)
-	if next == "" {
-		next = "—"
-	}
-	if cp.Metadata.Interrupt != nil {
-		next += fmt.Sprintf("  [interrupted %s %s]", cp.Metadata.Interrupt.When, cp.Metadata.Interrupt.Node)
+	next := browse.DescribeNext(l.Next)
+	if l.Interrupted != "" {
+		next += "  [interrupted " + l.Interrupted + "]"
 	}
 	nextCell := termtext.Name(next)
-	if cp.Unreadable != "" {
-		nextCell = "? " + termtext.Line(firstLine(cp.Unreadable))
+	if l.Damaged != "" {
+		nextCell = "? " + termtext.Line(firstLine(l.Damaged))
 	}
-	return fmt.Sprintf("%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", cp.ID, parent, cp.Step, termtext.Name(cp.Source), termtext.Name(by), model.Counts(cp.Metadata.ModelCalls).Sum(), cp.Messages, nextCell)
+	counts := fmt.Sprintf("%d\t%d", l.Counts.Calls, l.Counts.Messages)
+	if langGraph {
+		counts = fmt.Sprintf("%d", l.Counts.Writes)
+		if l.Counts.Errors > 0 {
+			counts += fmt.Sprintf(" (%d error)", l.Counts.Errors)
+		}
+		if l.Counts.Interrupts > 0 {
+			counts += fmt.Sprintf(" (%d interrupt)", l.Counts.Interrupts)
+		}
+	}
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", idOrDash(l.ID), parent, l.Step, termtext.Name(l.Source), termtext.Name(by), counts, nextCell)
 }
 
-// eachPage calls f with the thread's listings up to newest, oldest first,
-// logPage at a time: a page is read, handed over and let go, so a long
-// thread is never held whole. History lists newest first below an id:
-// the page below lo+logPage holds every listing of [lo, lo+logPage) (at
-// most logPage of them), and the older ones it may hold are left out.
-func eachPage(ctx context.Context, e *engine.Engine, thread string, newest int64, f func([]engine.Checkpoint) error) error {
+// runLog is `rewind log` on either store but a rewind store's --json
+// (printLogJSON): the chain oldest first, listings only (no values are
+// read), then on LangGraph the subgraph runs hanging off its checkpoints.
+// A rewind thread's whole chain streams a page at a time (eachPage);
+// LangGraph's lists newest first only, so it is read whole.
+//
+// screen says last is a screenful (screenful), not asked for: the footer
+// says how to list them all.
+func runLog(ctx context.Context, r reader, thread, ns, before string, last int, screen, asJSON bool, out io.Writer) error {
+	c, err := r.chain(ctx, thread, ns)
+	if err != nil {
+		return err
+	}
+	if before, err = r.checkpoint(ctx, c, before); err != nil {
+		return err
+	}
+	limit := last
+	if limit == 0 && !r.langGraph() {
+		limit = 1 // the newest (below before), to know where the pages end
+	}
+	h, err := r.src.History(ctx, c.Chain, before, limit)
+	if err != nil {
+		return err
+	}
+	if len(h) == 0 && before != "" {
+		// Below a checkpoint, nothing listed says nothing of the thread.
+		if _, err := r.src.History(ctx, c.Chain, "", 1); err != nil {
+			return err
+		}
+	}
+	if h == nil {
+		h = []browse.Listing{}
+	}
+	slices.Reverse(h)
+	var subs []browse.Namespace
+	for _, n := range c.nss {
+		if n.NS != "" && n.Parent == c.NS {
+			subs = append(subs, n)
+		}
+	}
+	if asJSON {
+		if subs == nil {
+			subs = []browse.Namespace{}
+		}
+		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "checkpoints": h, "subgraphs": subs})
+	}
+	tw := newTable(out)
+	if r.langGraph() {
+		fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tWRITES\tNEXT")
+	} else {
+		fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
+	}
+	printPage := func(page []browse.Listing) error {
+		for _, l := range page {
+			io.WriteString(tw, logLine(l, r.langGraph()))
+		}
+		return tw.Flush()
+	}
+	if last > 0 || len(h) == 0 || r.langGraph() {
+		err = printPage(h)
+	} else {
+		newest, _ := strconv.ParseInt(h[0].ID, 10, 64)
+		err = listingPages(ctx, r.src, c.Chain, newest, printPage)
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range subs {
+		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idOrDash(s.Task), idOrDash(s.ParentCheckpoint), c.thread(), c.nsText(s.NS))
+	}
+	if last > 0 && len(h) == last {
+		if earlier, err := r.src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
+			fmt.Fprintf(out, "… %d; earlier checkpoints from @%s down: rewind log %s --before %s --limit %d\n", last, idOrDash(earlier[0].ID), c.where(), idOrDash(h[0].ID), last)
+			if screen {
+				fmt.Fprintf(out, "(the newest screenful; every checkpoint: rewind log %s -n 0)\n", c.where())
+			}
+		}
+	}
+	return nil
+}
+
+// eachPage calls f with a rewind thread's listings up to newest, oldest
+// first, logPage at a time: a page is read (read: the listings below an
+// id, newest first; id: a listing's number), handed over and let go, so a
+// long thread is never held whole. The page below lo+logPage holds every
+// listing of [lo, lo+logPage) (at most logPage of them), and the older
+// ones it may hold are left out.
+func eachPage[L any](newest int64, read func(below int64, n int) ([]L, error), id func(L) int64, f func([]L) error) error {
 	for lo := int64(1); lo <= newest; lo += logPage {
-		page, err := e.History(ctx, thread, lo+logPage, logPage)
+		page, err := read(lo+logPage, logPage)
 		if err != nil {
 			return err
 		}
-		page = slices.DeleteFunc(page, func(cp engine.Checkpoint) bool { return cp.ID < lo })
+		page = slices.DeleteFunc(page, func(l L) bool { return id(l) < lo })
 		slices.Reverse(page)
 		if len(page) > 0 {
 			if err := f(page); err != nil {
@@ -166,7 +284,20 @@ func eachPage(ctx context.Context, e *engine.Engine, thread string, newest int64
 	return nil
 }
 
-func printLog(c *cobra.Command, e *engine.Engine, thread string, before int64, last int, asJSON bool) error {
+// listingPages pages a rewind thread's listings through its browse.Source
+// (eachPage).
+func listingPages(ctx context.Context, src browse.Source, c browse.Chain, newest int64, f func([]browse.Listing) error) error {
+	read := func(below int64, n int) ([]browse.Listing, error) {
+		return src.History(ctx, c, strconv.FormatInt(below, 10), n)
+	}
+	id := func(l browse.Listing) int64 { n, _ := strconv.ParseInt(l.ID, 10, 64); return n }
+	return eachPage(newest, read, id, f)
+}
+
+// printLogJSON is `rewind log --json` on a rewind store: the rows of its
+// listings as the engine reads them (model calls by role, bytes stored),
+// streamed a row at a time.
+func printLogJSON(c *cobra.Command, e *engine.Engine, thread string, before int64, last int) error {
 	ctx, out := c.Context(), c.OutOrStdout()
 	limit := last
 	if limit == 0 {
@@ -190,59 +321,41 @@ func printLog(c *cobra.Command, e *engine.Engine, thread string, before int64, l
 		if last > 0 || len(cps) == 0 {
 			return f(cps)
 		}
-		return eachPage(ctx, e, thread, cps[0].ID, f)
+		read := func(below int64, n int) ([]engine.Checkpoint, error) { return e.History(ctx, thread, below, n) }
+		return eachPage(cps[0].ID, read, func(cp engine.Checkpoint) int64 { return cp.ID }, f)
 	}
-	if asJSON {
-		// As writeJSON writes {"checkpoints": [rows], "thread": T}, a
-		// row at a time.
-		w := bufio.NewWriter(out)
-		fmt.Fprint(w, "{\n  \"checkpoints\": [")
-		first := true
-		err := pages(func(page []engine.Checkpoint) error {
-			for _, cp := range page {
-				b, err := json.MarshalIndent(logRowOf(cp), "    ", "  ")
-				if err != nil {
-					return fmt.Errorf("encode the JSON output: %w", err)
-				}
-				if !first {
-					w.WriteString(",")
-				}
-				first = false
-				w.WriteString("\n    ")
-				w.Write(termtext.JSON(b))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if !first {
-			w.WriteString("\n  ")
-		}
-		name, err := json.Marshal(thread)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "],\n  \"thread\": %s\n}\n", termtext.JSON(name))
-		return w.Flush()
-	}
-	tw := newTable(out)
-	fmt.Fprintln(tw, "ID\tPARENT\tSTEP\tSOURCE\tWRITTEN BY\tCALLS\tMSGS\tNEXT")
+	// As writeJSON writes {"checkpoints": [rows], "thread": T}, a row at
+	// a time.
+	w := bufio.NewWriter(out)
+	fmt.Fprint(w, "{\n  \"checkpoints\": [")
+	first := true
 	err = pages(func(page []engine.Checkpoint) error {
 		for _, cp := range page {
-			io.WriteString(tw, logLine(cp))
+			b, err := json.MarshalIndent(logRowOf(cp), "    ", "  ")
+			if err != nil {
+				return fmt.Errorf("encode the JSON output: %w", err)
+			}
+			if !first {
+				w.WriteString(",")
+			}
+			first = false
+			w.WriteString("\n    ")
+			w.Write(termtext.JSON(b))
 		}
-		return tw.Flush()
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if last > 0 && len(cps) == last {
-		if earlier, err := e.History(ctx, thread, cps[0].ID, 1); err == nil && len(earlier) > 0 {
-			fmt.Fprintf(out, "… %d; earlier checkpoints from @%d down: rewind log %s --before %d --limit %d\n", last, earlier[0].ID, idText(thread), cps[0].ID, last)
-		}
+	if !first {
+		w.WriteString("\n  ")
 	}
-	return nil
+	name, err := json.Marshal(thread)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "],\n  \"thread\": %s\n}\n", termtext.JSON(name))
+	return w.Flush()
 }
 
 // firstLine is s up to its first line break, for a table cell.

@@ -113,7 +113,11 @@ func TestLogReadsAPageAtATime(t *testing.T) {
 		var out strings.Builder
 		c.SetOut(&out)
 		c.SetContext(ctx)
-		if err := printLog(c, e, "long", 0, 0, asJSON); err != nil {
+		print := func() error { return runLog(ctx, rewindReader(e), "long", "", "", 0, false, false, &out) }
+		if asJSON {
+			print = func() error { return printLogJSON(c, e, "long", 0, 0) }
+		}
+		if err := print(); err != nil {
 			t.Fatal(err)
 		}
 		if st.most > logPage || strings.Count(out.String(), "\n") < 560 {

@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
-	"rewind/engine"
 	"rewind/store"
 	"rewind/tui/termtext"
 )
@@ -39,18 +37,6 @@ func writeJSON(out io.Writer, v any) error {
 	}
 	_, err := out.Write(termtext.JSON(b.Bytes()))
 	return err
-}
-
-// parentLabel names a checkpoint's parent: its id (after prefix), "pruned
-// (was @N)" when prune deleted it, or none for a root.
-func parentLabel(cp engine.Checkpoint, none, prefix string) string {
-	switch {
-	case cp.ParentID != 0:
-		return prefix + strconv.FormatInt(cp.ParentID, 10)
-	case cp.RerootedFrom != 0:
-		return fmt.Sprintf("pruned (was @%d)", cp.RerootedFrom)
-	}
-	return none
 }
 
 // byteSize prints a size the way people read it.

@@ -12,6 +12,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
@@ -31,10 +32,17 @@ begins with it (letters and digits, without case: "refund so2026" finds
 full-text index: where each is (the checkpoint that stored it, its branch,
 the turn), who said it, and its text around the match, matches in [ ].
 A branch is named by its newest checkpoint; "head" marks the branch of the
-thread's newest checkpoint.`,
+thread's newest checkpoint.
+
+On a LangGraph database (read-only), which keeps no index: a scan of the
+messages channel at the newest checkpoint of each branch of the root
+graph, newest branch first (a message several branches share is listed
+once, on the newest); a hit names that checkpoint, not the one that first
+stored the message. It reads one whole checkpoint per branch.`,
 		Example: `  rewind search ticket-1 refund
   rewind search ticket-1 'parcel SO2026' --json
-  rewind search ticket-1 refund --limit 0 --store sqlite:checkpoints.db`,
+  rewind search ticket-1 refund --limit 0 --store sqlite:checkpoints.db
+  rewind search t-main tables --store sqlite:langgraph.db   # a LangGraph database: a scan`,
 		Args: between(2, 1<<20),
 		RunE: func(c *cobra.Command, args []string) error {
 			query := strings.Join(args[1:], " ")
@@ -47,8 +55,13 @@ thread's newest checkpoint.`,
 			case n > store.MaxQueryWords:
 				return usagef("search: the query has %d words: give at most %d", n, store.MaxQueryWords)
 			}
-			return withReader(c.Context(), spec, func(e *engine.Engine) error {
-				return runSearch(c.Context(), e, args[0], query, limit, asJSON, c.OutOrStdout())
+			lg := func(src browse.Source) error {
+				return lgSearch(c.Context(), src, args[0], query, limit, asJSON, c.OutOrStdout())
+			}
+			return withSource(c.Context(), spec, "", lg, func() error {
+				return withReader(c.Context(), spec, func(e *engine.Engine) error {
+					return runSearch(c.Context(), e, args[0], query, limit, asJSON, c.OutOrStdout())
+				})
 			})
 		},
 	}
@@ -106,23 +119,135 @@ func runSearch(ctx context.Context, e *engine.Engine, thread, query string, limi
 		fmt.Fprintf(out, "no message of %s holds %q (every branch searched)\n", idText(thread), termtext.Line(query))
 		return nil
 	}
-	what := fmt.Sprintf("%d messages hold", len(hits))
-	if len(hits) == 1 {
-		what = "1 message holds"
-	}
-	if more {
-		what = fmt.Sprintf("the first %d messages (--limit) that hold", len(hits))
-	}
-	fmt.Fprintf(out, "%s %q in %s, on every branch:\n", what, termtext.Line(query), idText(thread))
+	fmt.Fprintf(out, "%s %q in %s, on every branch:\n", hitsWhat(len(hits), more), termtext.Line(query), idText(thread))
 	for _, h := range hits {
 		branch := fmt.Sprintf("@%d", h.Branch)
 		if h.Head {
 			branch = "head"
 		}
-		snip, spans := h.Hit.Snippet(searchWidth)
-		fmt.Fprintf(out, "@%-5d %-6s turn %-4d #%-5d %s: %s\n", h.Checkpoint, branch, h.Turn, h.Index, termtext.Line(h.Speaker), marked(snip, spans))
+		fmt.Fprint(out, hitLine(fmt.Sprintf("@%-5d %-6s turn %-4d", h.Checkpoint, branch, h.Turn), h.Hit))
 	}
 	return nil
+}
+
+// hitsWhat says how many messages hold the query: n, the first n of
+// more (--limit).
+func hitsWhat(n int, more bool) string {
+	switch {
+	case more:
+		return fmt.Sprintf("the first %d messages (--limit) that hold", n)
+	case n == 1:
+		return "1 message holds"
+	}
+	return fmt.Sprintf("%d messages hold", n)
+}
+
+// hitLine is a hit's line of either store: where it is, its index, who
+// said it and its text around the match, matches in [ ].
+func hitLine(where string, h ticket.Hit) string {
+	snip, spans := h.Snippet(searchWidth)
+	return fmt.Sprintf("%s #%-5d %s: %s\n", where, h.Index, termtext.Line(h.Speaker), marked(snip, spans))
+}
+
+// lgHit is a hit of a LangGraph thread: a message of Checkpoint, the
+// newest checkpoint of a branch (Head: the thread's newest); Index counts
+// from 1, as `show --message` takes it.
+type lgHit struct {
+	ticket.Hit
+	Checkpoint string `json:"checkpoint"`
+	ID         string `json:"id,omitempty"`
+	Head       bool   `json:"head"`
+	Snippet    string `json:"snippet"`
+}
+
+// lgSearch is `rewind search` on a LangGraph database: LangGraph keeps no
+// index, so it reads the messages channel of each branch's newest
+// checkpoint of the root chain (newest first) and keeps the messages that
+// hold every word of the query (store.Matches, as rewind's index
+// matches), each message once (by id, else by place and text).
+func lgSearch(ctx context.Context, src browse.Source, thread, query string, limit int, asJSON bool, out io.Writer) error {
+	c, err := chainOf(ctx, src, thread, "")
+	if err != nil {
+		return err
+	}
+	h, err := src.History(ctx, c.Chain, "", 0)
+	if err != nil {
+		return err
+	}
+	parents := map[string]bool{}
+	for _, l := range h {
+		parents[l.Parent] = true
+	}
+	words := store.SearchQuery(query)
+	seen := map[string]bool{}
+	hits := []lgHit{}
+	more := false
+scan:
+	for _, l := range h {
+		if parents[l.ID] {
+			continue // not a branch's newest
+		}
+		cp, err := src.Checkpoint(ctx, c.Chain, l.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range cp.Messages() {
+			key := "id:" + m.ID
+			if m.ID == "" {
+				key = fmt.Sprintf("%d:%s", m.Index, m.Content)
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			text := m.Content
+			for _, tc := range m.ToolCalls {
+				text = strings.TrimSpace(text + " " + tc.Name + "(" + oneLine(tc.Args, 1<<20) + ")")
+			}
+			if !holdsAll(text, words) {
+				continue
+			}
+			if limit > 0 && len(hits) == limit {
+				more = true
+				break scan
+			}
+			speaker := m.Role
+			if m.Name != "" {
+				speaker += " (" + m.Name + ")"
+			}
+			hit := lgHit{Hit: ticket.Hit{Index: int64(m.Index + 1), Role: m.Role, Speaker: speaker, Text: text, Matches: store.Matches(text, words)},
+				Checkpoint: l.ID, ID: m.ID, Head: l.ID == h[0].ID}
+			hit.Snippet, _ = hit.Hit.Snippet(searchWidth)
+			hits = append(hits, hit)
+		}
+	}
+	if asJSON {
+		return writeJSON(out, map[string]any{"thread": c.Thread, "query": query, "hits": hits, "more": more})
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(out, "no message of %s holds %q (every branch's newest checkpoint searched)\n", c.thread(), termtext.Line(query))
+		return nil
+	}
+	fmt.Fprintf(out, "%s %q in %s, on every branch's newest checkpoint:\n", hitsWhat(len(hits), more), termtext.Line(query), c.thread())
+	for _, h := range hits {
+		where := "@" + idOrDash(h.Checkpoint)
+		if h.Head {
+			where += " head"
+		}
+		fmt.Fprint(out, hitLine(where, h.Hit))
+	}
+	return nil
+}
+
+// holdsAll is whether text holds, for each word of the query, a word
+// that begins with it (as the stores' full-text indexes match).
+func holdsAll(text string, words []string) bool {
+	for _, w := range words {
+		if len(store.Matches(text, []string{w})) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // marked is text with each span in [ ], sanitised for the terminal.

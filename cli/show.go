@@ -159,11 +159,11 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
-	fmt.Fprintf(out, "thread %s · checkpoint @%d (parent %s, step %d, source %s, schema v%d", idText(thread), cp.ID, parentLabel(cp, "none", "@"), cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)
+	format := fmt.Sprintf("schema v%d", cp.SchemaVersion)
 	if cp.MigratedFrom != 0 {
-		fmt.Fprintf(out, ", migrated from v%d", cp.MigratedFrom)
+		format += fmt.Sprintf(", migrated from v%d", cp.MigratedFrom)
 	}
-	fmt.Fprintln(out, ")")
+	fmt.Fprint(out, checkpointHead(readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, engine.Listing(thread, cp), format))
 	fmt.Fprintf(out, "run %s as of @%d", run.Status, run.Checkpoint)
 	if run.Reason != "" {
 		fmt.Fprintf(out, ": %s", termtext.Line(run.Reason))

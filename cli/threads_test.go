@@ -23,7 +23,7 @@ func TestThreadsLeaveOutAThreadDeletedMeanwhile(t *testing.T) {
 	}
 	defer a.Close()
 	e := a.Engine
-	ts, err := e.Threads(t.Context())
+	ts, err := rewindReader(e).src.Threads(t.Context())
 	if err != nil || len(ts) != 2 {
 		t.Fatalf("threads: %v %v", ts, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"rewind/engine/model"
 	"rewind/store"
 	"rewind/store/browse"
 )
@@ -33,13 +34,19 @@ func (s browseSource) About() browse.About { return s.about }
 func (s browseSource) Close() error { return nil }
 
 // notFound makes a missing thread or checkpoint match browse.ErrNotFound
-// too.
+// too, its message unchanged (the CLI prints it as the engine words it).
 func notFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) && !errors.Is(err, browse.ErrNotFound) {
-		return fmt.Errorf("%w (%w)", err, browse.ErrNotFound)
+		return browseMissing{err}
 	}
 	return err
 }
+
+type browseMissing struct{ error }
+
+func (m browseMissing) Unwrap() error { return m.error }
+
+func (m browseMissing) Is(target error) bool { return target == browse.ErrNotFound }
 
 func (s browseSource) Threads(ctx context.Context) ([]browse.Thread, error) {
 	ts, err := s.e.Threads(ctx)
@@ -82,9 +89,23 @@ func browseText(id int64) string {
 	return strconv.FormatInt(id, 10)
 }
 
+// Listing is cp of thread as browse.Source lists it, for a reader that
+// read cp from the engine for more than the Source carries (rewind show).
+func Listing(thread string, cp Checkpoint) browse.Listing {
+	return browseListing(browse.Chain{Thread: thread}, cp)
+}
+
 func browseListing(c browse.Chain, cp Checkpoint) browse.Listing {
 	l := browse.Listing{Chain: c, ID: browseText(cp.ID), Parent: browseText(cp.ParentID), Step: cp.Step, Source: cp.Source,
-		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable}
+		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable,
+		RerootedFrom: browseText(cp.RerootedFrom)}
+	l.Counts.Messages, l.Counts.Calls = cp.Messages, model.Counts(cp.Metadata.ModelCalls).Sum()
+	if cp.Metadata.Replay {
+		l.ReplayOf = browseText(cp.Metadata.ForkedFrom)
+	}
+	if in := cp.Metadata.Interrupt; in != nil {
+		l.Interrupted = in.When + " " + in.Node
+	}
 	for _, t := range cp.Tasks {
 		task := browse.Task{Node: t.Node}
 		if len(t.Args) > 0 {
@@ -146,7 +167,7 @@ func (s browseSource) Checkpoint(ctx context.Context, c browse.Chain, id string)
 		if err := json.Unmarshal(raw, &v); err != nil {
 			v = map[string]any{"$opaque": "json", "$size": len(raw), "$error": err.Error()}
 		}
-		out.Channels = append(out.Channels, browse.Channel{Name: name, Value: v})
+		out.Channels = append(out.Channels, browse.Channel{Name: name, Value: v, Raw: raw})
 	}
 	sort.Slice(out.Channels, func(i, j int) bool { return browse.Less(out.Channels[i], out.Channels[j]) })
 	b, err := json.Marshal(cp.Metadata)

@@ -829,23 +829,13 @@ func lgShortID(id string) string {
 	return termtext.Name(id[:8] + "…" + id[len(id)-4:])
 }
 
-// describeNext names the tasks due: nodes, and Sends as node×N.
+// describeNext names the tasks due as the CLI does (browse.DescribeNext),
+// after an arrow.
 func describeNext(next []browse.Task) string {
-	var parts []string
-	for _, d := range browse.Group(next) {
-		p := termtext.Name(d.Node)
-		if d.Send {
-			p += "(Send)"
-		}
-		if d.N > 1 {
-			p += fmt.Sprintf("×%d", d.N)
-		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
+	if len(next) == 0 {
 		return "—"
 	}
-	return "→ " + strings.Join(parts, " ")
+	return "→ " + termtext.Name(browse.DescribeNext(next))
 }
 
 // oneLine is a value as compact JSON on one line.

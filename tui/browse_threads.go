@@ -89,17 +89,15 @@ func (p *browseThreads) SetThreads(ts []browse.Thread, status map[string]browse.
 // interrupted at (or before) its nodes, error at its node; detail is the
 // error's first line.
 func (p *browseThreads) statusCells(st browse.Status) (state, detail string) {
+	text := termtext.Name(st.Text())
 	switch st.State {
 	case browse.StateError:
 		line, _, _ := strings.Cut(st.Error, "\n")
-		return p.theme.Error.Render("error at " + termtext.Name(st.Where)), termtext.Line(line)
+		return p.theme.Error.Render(text), termtext.Line(line)
 	case browse.StateInterrupted:
-		if strings.HasPrefix(st.Where, "before ") {
-			return p.theme.Paused.Render("interrupted " + termtext.Name(st.Where)), ""
-		}
-		return p.theme.Paused.Render("interrupted at " + termtext.Name(st.Where)), ""
+		return p.theme.Paused.Render(text), ""
 	}
-	return termtext.Name(st.State), ""
+	return text, ""
 }
 
 // lgShortNS is a namespace as the list shows it: each "node:task" with the

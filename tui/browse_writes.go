@@ -72,15 +72,7 @@ func writesLines(th *themes.Theme, ws []browse.TaskWrites, w int) []string {
 	}
 	var out []string
 	for _, tw := range ws {
-		who := termtext.Name(tw.Node)
-		switch {
-		case tw.Command:
-			who = "(the run's command)"
-		case tw.Update:
-			who = "(a state update)"
-		case who == "":
-			who = "?"
-		}
+		who := termtext.Name(tw.Who())
 		head := th.Strong.Render(who) + th.Muted.Render(" task "+lgShortID(tw.Task)+fmt.Sprintf(" · %d write(s)", len(tw.Writes)))
 		switch {
 		case tw.Error != "":

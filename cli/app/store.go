@@ -119,7 +119,7 @@ func (s Store) refuseLangGraph(d langgraph.Detected) error {
 	if d.Kind != langgraph.KindLangGraph {
 		return nil
 	}
-	return usageError(fmt.Sprintf("%s is %s, which rewind opens read-only: this command needs a rewind store (give one with --store); read the LangGraph database with `rewind threads`, `log`, `show`, `events`, `diff` or `tui`",
+	return usageError(fmt.Sprintf("%s is %s, which rewind opens read-only: this command needs a rewind store (give one with --store); read the LangGraph database with `rewind threads`, `log`, `show`, `events`, `diff`, `search` or `tui`",
 		s.Label(), d.What()))
 }
 

@@ -154,6 +154,13 @@ type Listing struct {
 	// Damaged says why the stored checkpoint or its metadata did not read
 	// whole ("" when it did); what could be read is shown.
 	Damaged string `json:"damaged,omitempty"`
+	// RerootedFrom is the parent a checkpoint had before it was pruned
+	// away (rewind's prune; Parent is then ""), ReplayOf the checkpoint a
+	// replay runs again, Interrupted where the run stopped ("before
+	// review"): what a rewind store records; "" on LangGraph's.
+	RerootedFrom string `json:"rerootedFrom,omitempty"`
+	ReplayOf     string `json:"replayOf,omitempty"`
+	Interrupted  string `json:"interrupted,omitempty"`
 }
 
 // Counts says how much a checkpoint holds without reading it.
@@ -168,6 +175,10 @@ type Counts struct {
 	Tasks      int `json:"tasks"`
 	Errors     int `json:"errors,omitempty"`
 	Interrupts int `json:"interrupts,omitempty"`
+	// Messages and model Calls the checkpoint holds, where the listing
+	// records them (rewind's; LangGraph's does not).
+	Messages int `json:"messages,omitempty"`
+	Calls    int `json:"calls,omitempty"`
 }
 
 // Task is a task due at a checkpoint.
@@ -222,6 +233,9 @@ type Channel struct {
 	// __pregel_tasks, whose Sends are also in Next.
 	Internal bool `json:"internal,omitempty"`
 	Value    any  `json:"value"`
+	// Raw is the value as the source stored it, when JSON (rewind's):
+	// State gives it back byte for byte, so a diff shows what was stored.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Value is channel name's value, and whether the checkpoint has one.
@@ -240,6 +254,10 @@ func (c Checkpoint) State() map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(c.Channels))
 	for _, ch := range c.Channels {
 		if ch.Internal {
+			continue
+		}
+		if ch.Raw != nil {
+			out[ch.Name] = ch.Raw
 			continue
 		}
 		b, err := json.Marshal(ch.Value)

@@ -18,3 +18,20 @@ func TestGroupJoinsNeighbouringRuns(t *testing.T) {
 		t.Fatal("no tasks must group to nothing")
 	}
 }
+
+// The words every reader shows for the tasks due (the CLI's NEXT column,
+// the browser's timeline and inspector).
+func TestDescribeNext(t *testing.T) {
+	for _, c := range []struct {
+		next []Task
+		want string
+	}{
+		{nil, "—"},
+		{[]Task{{Node: "planner"}}, "planner"},
+		{[]Task{{Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "worker", Send: true}, {Node: "review"}}, "worker (Send) ×3, review"},
+	} {
+		if got := DescribeNext(c.next); got != c.want {
+			t.Errorf("DescribeNext(%v) = %q, want %q", c.next, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package browse
+
+// The words a reader shows for a listing, a status and a task's writes:
+// written once here so the CLI's read commands and the TUI's browser say
+// the same (they had drifted: "worker (Send)×3" against "worker(Send)×3",
+// and rewind's own log said "executor ×3").
+// The text is raw, as stored: the caller sanitizes it for the terminal
+// (termtext.Name), which this package cannot import.
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DescribeNext names the tasks due, in order, neighbours of one node and
+// kind grouped, as the engine words tasks (engine.DescribeTasks):
+// "planner", "executor ×3", a queued Send (where the reader knows it)
+// "worker (Send)", N of them "worker (Send) ×3"; "—" when nothing is due.
+func DescribeNext(next []Task) string {
+	var parts []string
+	for _, d := range Group(next) {
+		p := d.Node
+		if d.Send {
+			p += " (Send)"
+		}
+		if d.N > 1 {
+			p += fmt.Sprintf(" ×%d", d.N)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Text is a thread's status in a word or three: "idle", "interrupted at
+// review" (a task asked), "interrupted before review" (due tasks that
+// stored nothing), "error at worker".
+func (st Status) Text() string {
+	switch st.State {
+	case StateError:
+		return "error at " + st.Where
+	case StateInterrupted:
+		if strings.HasPrefix(st.Where, "before ") {
+			return "interrupted " + st.Where
+		}
+		return "interrupted at " + st.Where
+	}
+	return st.State
+}
+
+// Who names what made a task's writes: its node, the run's command, a
+// state update, or "?" when the database does not say.
+func (tw TaskWrites) Who() string {
+	switch {
+	case tw.Command:
+		return "(the run's command)"
+	case tw.Update:
+		return "(a state update)"
+	case tw.Node == "":
+		return "?"
+	}
+	return tw.Node
+}

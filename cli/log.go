@@ -196,22 +196,9 @@ func runLog(ctx context.Context, r reader, thread, ns, before string, last int, 
 	if before, err = r.checkpoint(ctx, c, before); err != nil {
 		return err
 	}
-	limit := last
-	if limit == 0 && !r.langGraph() {
-		limit = 1 // the newest (below before), to know where the pages end
-	}
-	h, err := r.src.History(ctx, c.Chain, before, limit)
+	h, err := firstListings(ctx, r, c.Chain, before, last)
 	if err != nil {
 		return err
-	}
-	if len(h) == 0 && before != "" {
-		// Below a checkpoint, nothing listed says nothing of the thread.
-		if _, err := r.src.History(ctx, c.Chain, "", 1); err != nil {
-			return err
-		}
-	}
-	if h == nil {
-		h = []browse.Listing{}
 	}
 	slices.Reverse(h)
 	var subs []browse.Namespace
@@ -251,14 +238,46 @@ func runLog(ctx context.Context, r reader, thread, ns, before string, last int, 
 		fmt.Fprintf(out, "subgraph %s (task %s) runs from @%s: rewind log %s --ns %s\n", termtext.Name(s.Node), idOrDash(s.Task), idOrDash(s.ParentCheckpoint), c.thread(), c.nsText(s.NS))
 	}
 	if last > 0 && len(h) == last {
-		if earlier, err := r.src.History(ctx, c.Chain, h[0].ID, 1); err == nil && len(earlier) > 0 {
-			fmt.Fprintf(out, "… %d; earlier checkpoints from @%s down: rewind log %s --before %s --limit %d\n", last, idOrDash(earlier[0].ID), c.where(), idOrDash(h[0].ID), last)
-			if screen {
-				fmt.Fprintf(out, "(the newest screenful; every checkpoint: rewind log %s -n 0)\n", c.where())
-			}
-		}
+		logFooter(ctx, r, c, h[0].ID, last, screen, out)
 	}
 	return nil
+}
+
+// firstListings reads what log lists first, newest first: the newest last
+// (all of them when last is 0 on LangGraph; on rewind the newest alone,
+// which says where the pages end), older than before when it is given.
+func firstListings(ctx context.Context, r reader, c browse.Chain, before string, last int) ([]browse.Listing, error) {
+	limit := last
+	if limit == 0 && !r.langGraph() {
+		limit = 1
+	}
+	h, err := r.src.History(ctx, c, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(h) == 0 && before != "" {
+		// Below a checkpoint, nothing listed says nothing of the thread.
+		if _, err := r.src.History(ctx, c, "", 1); err != nil {
+			return nil, err
+		}
+	}
+	if h == nil {
+		h = []browse.Listing{}
+	}
+	return h, nil
+}
+
+// logFooter says how to list the checkpoints older than oldest, when
+// there are any.
+func logFooter(ctx context.Context, r reader, c readChain, oldest string, last int, screen bool, out io.Writer) {
+	earlier, err := r.src.History(ctx, c.Chain, oldest, 1)
+	if err != nil || len(earlier) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "… %d; earlier checkpoints from @%s down: rewind log %s --before %s --limit %d\n", last, idOrDash(earlier[0].ID), c.where(), idOrDash(oldest), last)
+	if screen {
+		fmt.Fprintf(out, "(the newest screenful; every checkpoint: rewind log %s -n 0)\n", c.where())
+	}
 }
 
 // eachPage calls f with a rewind thread's listings up to newest, oldest

@@ -192,32 +192,15 @@ scan:
 			return err
 		}
 		for _, m := range cp.Messages() {
-			key := "id:" + m.ID
-			if m.ID == "" {
-				key = fmt.Sprintf("%d:%s", m.Index, m.Content)
-			}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			text := m.Content
-			for _, tc := range m.ToolCalls {
-				text = strings.TrimSpace(text + " " + tc.Name + "(" + oneLine(tc.Args, 1<<20) + ")")
-			}
-			if !holdsAll(text, words) {
+			hit, ok := lgMatch(m, words, seen)
+			if !ok {
 				continue
 			}
 			if limit > 0 && len(hits) == limit {
 				more = true
 				break scan
 			}
-			speaker := m.Role
-			if m.Name != "" {
-				speaker += " (" + m.Name + ")"
-			}
-			hit := lgHit{Hit: ticket.Hit{Index: int64(m.Index + 1), Role: m.Role, Speaker: speaker, Text: text, Matches: store.Matches(text, words)},
-				Checkpoint: l.ID, ID: m.ID, Head: l.ID == h[0].ID}
-			hit.Snippet, _ = hit.Hit.Snippet(searchWidth)
+			hit.Checkpoint, hit.Head = l.ID, l.ID == h[0].ID
 			hits = append(hits, hit)
 		}
 	}
@@ -237,6 +220,33 @@ scan:
 		fmt.Fprint(out, hitLine(where, h.Hit))
 	}
 	return nil
+}
+
+// lgMatch is message m as a hit when it holds every word and was not
+// seen before (by id, else by place and text); seen remembers it.
+func lgMatch(m browse.Message, words []string, seen map[string]bool) (lgHit, bool) {
+	key := "id:" + m.ID
+	if m.ID == "" {
+		key = fmt.Sprintf("%d:%s", m.Index, m.Content)
+	}
+	if seen[key] {
+		return lgHit{}, false
+	}
+	seen[key] = true
+	text := m.Content
+	for _, tc := range m.ToolCalls {
+		text = strings.TrimSpace(text + " " + tc.Name + "(" + oneLine(tc.Args, 1<<20) + ")")
+	}
+	if !holdsAll(text, words) {
+		return lgHit{}, false
+	}
+	speaker := m.Role
+	if m.Name != "" {
+		speaker += " (" + m.Name + ")"
+	}
+	hit := lgHit{Hit: ticket.Hit{Index: int64(m.Index + 1), Role: m.Role, Speaker: speaker, Text: text, Matches: store.Matches(text, words)}, ID: m.ID}
+	hit.Snippet, _ = hit.Hit.Snippet(searchWidth)
+	return hit, true
 }
 
 // holdsAll is whether text holds, for each word of the query, a word

@@ -37,26 +37,33 @@ func TestBrowserAndCLIListCheckpointsAlike(t *testing.T) {
 				}
 				sends = sends || strings.Contains(cells["NEXT"], "(Send)")
 				m.timeline.MoveTo(l.ID)
-				screen := screenOf(m)
-				if want := "next " + withArrow(cells["NEXT"]) + " · "; !strings.Contains(screen, want) {
-					t.Errorf("@%s: the inspector lacks %q (rewind log's NEXT):\n%s", l.ID, want, screen)
-				}
-				row := cursorRow(screen)
-				want := " " + cells["STEP"]
-				if cells["SOURCE"] != browse.SourceLoop {
-					want += " " + cells["SOURCE"]
-				}
-				if cells["NEXT"] != "—" {
-					want += " " + withArrow(cells["NEXT"])
-				}
-				if !strings.Contains(row, want) {
-					t.Errorf("@%s: the timeline row %q lacks %q (rewind log's STEP, SOURCE, NEXT)", l.ID, row, want)
-				}
+				checkRowAgainstLog(t, l.ID, screenOf(m), cells)
 			}
 			if tc.thread == "t-main" && !sends {
 				t.Fatalf("t-main's log shows no queued Send:\n%s", out)
 			}
 		})
+	}
+}
+
+// checkRowAgainstLog checks the browser's screen at checkpoint id: the
+// inspector's next line and the timeline row say what rewind log's cells
+// say.
+func checkRowAgainstLog(t *testing.T, id, screen string, cells map[string]string) {
+	t.Helper()
+	if want := "next " + withArrow(cells["NEXT"]) + " · "; !strings.Contains(screen, want) {
+		t.Errorf("@%s: the inspector lacks %q (rewind log's NEXT):\n%s", id, want, screen)
+	}
+	row := cursorRow(screen)
+	want := " " + cells["STEP"]
+	if cells["SOURCE"] != browse.SourceLoop {
+		want += " " + cells["SOURCE"]
+	}
+	if cells["NEXT"] != "—" {
+		want += " " + withArrow(cells["NEXT"])
+	}
+	if !strings.Contains(row, want) {
+		t.Errorf("@%s: the timeline row %q lacks %q (rewind log's STEP, SOURCE, NEXT)", id, row, want)
 	}
 }
 

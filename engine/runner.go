@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
 	"rewind/store"
@@ -99,7 +101,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 			"id": cp.ID, "parent": cp.ParentID, "step": cp.Step, "source": cp.Source, "pending": len(cp.Tasks),
 			"nodes": cp.Metadata.Nodes, "next": describeTasks(cp.Tasks)}))
 	}
-	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
+	cp.Messages = cp.Values.Len(r.e.graph.schema.TranscriptOr("messages"))
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
 	}
@@ -109,7 +111,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		if !persisted(events[i].Type) {
 			continue
 		}
-		payload, err := events[i].stored()
+		payload, err := chainformat.EventPayload(events[i])
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", events[i].Type, err)
 		}
@@ -130,12 +132,12 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		}
 		cp.Metadata.Sums = sums
 	}
-	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo, r.stored)
+	enc, err := r.e.graph.schema.Encode(cp, parent, groups, &r.e.memo, r.stored)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
-	cp.Metadata.Tokens = enc.tokens // as the listing reads them
-	row := enc.row
+	cp.Metadata.Tokens = enc.Tokens // as the listing reads them
+	row := enc.Row
 	row.Epoch, row.Settles = r.epoch, settles
 	// The engine's clock stamps the row, as the store keeps it (to the
 	// microsecond): the cache knows this row by it (cache.go).
@@ -168,7 +170,8 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	cp.CreatedAt = row.CreatedAt
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
-	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
+	enc.Committed(cp)
+	cp.Applied = groups
 	r.e.cache.put(*cp, row)
 	// Task events were observed live as they happened; only the runtime's
 	// own events are new to an observer here.
@@ -546,7 +549,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(EventNodeStarted, map[string]any{"args": t.Args})
-	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
+	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: maps.Clone(cp.Values), Model: counted, base: r.e.model, emit: emit,
 		point: func(name HookPoint) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError

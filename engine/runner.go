@@ -282,23 +282,73 @@ func (r *runner) finish(cp Checkpoint) {
 // superstep runs the pending tasks of cp (skipping those whose writes are
 // stored), applies all writes in task order and commits the next checkpoint.
 func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, error) {
+	records, todo, rerun, err := r.pendingTasks(ctx, cp)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if r.cfg.Observe != nil {
+		r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
+	}
+	errs := r.runTasks(ctx, cp, records, todo, rerun)
+	var gate *ApprovalError
+	var gateTask Task
+	for i, err := range errs {
+		if errors.As(err, &gate) {
+			gateTask, errs[i] = cp.Tasks[i], nil
+			break
+		}
+	}
+	if err := r.tasksFailed(errs); err != nil {
+		return Checkpoint{}, err
+	}
+
+	if gate != nil {
+		// Nothing is committed: the finished tasks' writes are stored and the
+		// gate task stays pending until someone answers.
+		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
+		r.observe(r.event(EventInterrupt, gateTask.Node, gateTask.ID, r.res.Interrupt))
+		return cp, nil
+	}
+	st := r.tally(cp, records, todo)
+	next, interrupt, err := r.nextCheckpoint(cp, records, &st)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.commit(ctx, &next, &cp, st.groups, cp.ID, st.events); err != nil {
+		return Checkpoint{}, err
+	}
+	st.report.Checkpoint = next.ID
+	if st.failed != nil {
+		st.failed.Checkpoint = next.ID
+		r.failed = st.failed
+	}
+	r.res.Steps = append(r.res.Steps, st.report)
+	for _, b := range st.blocked {
+		b.Checkpoint = next.ID
+		r.res.Blocked = append(r.res.Blocked, b)
+	}
+	r.res.Interrupt = interrupt
+	return next, nil
+}
+
+// pendingTasks reads the writes cp's tasks stored before (a resume's):
+// records holds them by task, todo are the tasks to run, rerun the ones a
+// recheck refused (run again whatever they stored).
+func (r *runner) pendingTasks(ctx context.Context, cp Checkpoint) (records []TaskWrites, todo []int, rerun map[string]string, err error) {
 	// A checkpoint this run just committed has no stored writes yet: only
 	// its own tasks (under this writer's epoch) could have made them.
 	var stored []TaskWrites
 	if cp.ID != r.committed {
-		var err error
 		if stored, err = r.e.PendingWrites(ctx, r.thread, cp.ID); err != nil {
-			return Checkpoint{}, err
+			return nil, nil, nil, err
 		}
 	}
 	done := map[string]TaskWrites{}
 	for _, tw := range stored {
 		done[tw.Task] = tw
 	}
-	records := make([]TaskWrites, len(cp.Tasks))
-	errs := make([]error, len(cp.Tasks))
-	var todo []int
-	rerun := r.rerun
+	records = make([]TaskWrites, len(cp.Tasks))
+	rerun = r.rerun
 	r.rerun = nil // only the superstep the resume starts from
 	for i, t := range cp.Tasks {
 		if tw, ok := done[t.ID]; ok && rerun[t.ID] == "" {
@@ -307,9 +357,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		}
 		todo = append(todo, i)
 	}
-	if r.cfg.Observe != nil {
-		r.observe(r.event(EventStepStarted, "", "", map[string]any{"checkpoint": cp.ID, "tasks": len(cp.Tasks), "toRun": len(todo)}))
-	}
+	return records, todo, rerun, nil
+}
+
+// runTasks runs the tasks todo names, side by side, into records; errs
+// are their errors, by task.
+func (r *runner) runTasks(ctx context.Context, cp Checkpoint, records []TaskWrites, todo []int, rerun map[string]string) []error {
+	errs := make([]error, len(cp.Tasks))
 	// A task that runs alone has nothing to wait for: its writes become
 	// durable with the checkpoint that follows at once, in one
 	// transaction. Tasks that run side by side store theirs as each
@@ -335,148 +389,143 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		run(todo[0])
 	}
 	wg.Wait()
-	var gate *ApprovalError
-	var gateTask Task
-	for i, err := range errs {
-		if errors.As(err, &gate) {
-			gateTask, errs[i] = cp.Tasks[i], nil
-			break
-		}
-	}
-	if err := r.tasksFailed(errs); err != nil {
-		return Checkpoint{}, err
-	}
+	return errs
+}
 
-	if gate != nil {
-		// Nothing is committed: the finished tasks' writes are stored and the
-		// gate task stays pending until someone answers.
-		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
-		r.observe(r.event(EventInterrupt, gateTask.Node, gateTask.ID, r.res.Interrupt))
-		return cp, nil
-	}
-	var writes []Write
-	var groups []WriteGroup
-	var ran []string
-	events := r.carry
+// stepTally is what a superstep's tasks did, gathered for the checkpoint
+// it commits and the run's result.
+type stepTally struct {
+	writes  []Write
+	groups  []WriteGroup
+	ran     []string
+	events  []Event
+	blocked []Blocked
+	failed  *RunFailedError
+	report  StepReport
+	md      Metadata
+}
+
+// tally gathers what cp's tasks did (todo ran here, the others' stored
+// writes are reused), task by task.
+func (r *runner) tally(cp Checkpoint, records []TaskWrites, todo []int) stepTally {
+	st := stepTally{events: r.carry,
+		report: StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}},
+		md:     Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}}
 	r.carry = nil
-	var blocked []Blocked
-	var failed *RunFailedError
-	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
-	md := Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}
 	ranHere := map[int]bool{}
 	for _, i := range todo {
 		ranHere[i] = true
 	}
 	for i, t := range cp.Tasks {
 		rec := records[i]
-		writes = append(writes, rec.Writes...)
+		st.writes = append(st.writes, rec.Writes...)
 		grp := WriteGroup{Task: t.ID, Node: t.Node, Writes: rec.Writes, DurationMs: rec.DurationMs}
-		ran = append(ran, t.Node)
-		md.Writes[t.Node] = mergeSorted(md.Writes[t.Node], channelsOf(rec.Writes))
+		st.ran = append(st.ran, t.Node)
+		st.md.Writes[t.Node] = mergeSorted(st.md.Writes[t.Node], channelsOf(rec.Writes))
 		for role, n := range rec.ModelCalls {
-			md.ModelCalls[role] += n
+			st.md.ModelCalls[role] += n
 		}
 		if rec.Usage != (model.Usage{}) {
-			if md.Usage == nil {
-				md.Usage = &model.Usage{}
+			if st.md.Usage == nil {
+				st.md.Usage = &model.Usage{}
 			}
-			md.Usage.Add(rec.Usage)
+			st.md.Usage.Add(rec.Usage)
 		}
-		for _, ev := range rec.Events {
-			switch {
-			case ev.Type == EventModelCalled:
-				grp.Calls = append(grp.Calls, ev)
-			case persisted(ev.Type):
-				events = append(events, ev)
-			}
-			if ev.Type == EventRunFailed && failed == nil {
-				var d struct {
-					Reason string `json:"reason"`
-				}
-				_ = json.Unmarshal(ev.Data, &d)
-				failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
-			}
-			if ev.Type == EventBlocked {
-				var b blockedEvent
-				_ = json.Unmarshal(ev.Data, &b)
-				blocked = append(blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
-			}
-		}
-		groups = append(groups, grp)
+		r.taskEvents(&st, t, rec, &grp)
+		st.groups = append(st.groups, grp)
 		if ranHere[i] {
-			report.Ran = append(report.Ran, t)
+			st.report.Ran = append(st.report.Ran, t)
 			for role, n := range rec.ModelCalls {
-				report.ModelCalls[role] += n
+				st.report.ModelCalls[role] += n
 				r.res.ModelCalls[role] += n
 			}
 			r.res.Usage.Add(rec.Usage)
 		} else {
-			report.Reused = append(report.Reused, t)
-			md.Reused = append(md.Reused, t.ID)
-			events = append(events, r.event(EventTaskReused, t.Node, t.ID, map[string]any{"from": cp.ID}))
+			st.report.Reused = append(st.report.Reused, t)
+			st.md.Reused = append(st.md.Reused, t.ID)
+			st.events = append(st.events, r.event(EventTaskReused, t.Node, t.ID, map[string]any{"from": cp.ID}))
 		}
-		if rec.DurationMs > md.DurationMs {
-			md.DurationMs = rec.DurationMs
+		if rec.DurationMs > st.md.DurationMs {
+			st.md.DurationMs = rec.DurationMs
 		}
 	}
-	md.Nodes = dedupe(ran)
-	md.TaskCounts = map[string]int{}
-	for _, n := range ran {
-		md.TaskCounts[n]++
+	st.md.Nodes = dedupe(st.ran)
+	st.md.TaskCounts = map[string]int{}
+	for _, n := range st.ran {
+		st.md.TaskCounts[n]++
 	}
+	return st
+}
+
+// taskEvents sorts task t's events: its model calls go with its writes
+// (grp), the others that are stored with the checkpoint; a failed run and
+// a blocked side effect are noted.
+func (r *runner) taskEvents(st *stepTally, t Task, rec TaskWrites, grp *WriteGroup) {
+	for _, ev := range rec.Events {
+		switch {
+		case ev.Type == EventModelCalled:
+			grp.Calls = append(grp.Calls, ev)
+		case persisted(ev.Type):
+			st.events = append(st.events, ev)
+		}
+		if ev.Type == EventRunFailed && st.failed == nil {
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			st.failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
+		}
+		if ev.Type == EventBlocked {
+			var b blockedEvent
+			_ = json.Unmarshal(ev.Data, &b)
+			st.blocked = append(st.blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
+		}
+	}
+}
+
+// nextCheckpoint is the checkpoint the superstep from cp makes: the
+// writes applied, the tasks the edges lead to, and why the run stops
+// there if it does (a failed task, an interrupt, the token budget).
+func (r *runner) nextCheckpoint(cp Checkpoint, records []TaskWrites, st *stepTally) (Checkpoint, *Interrupt, error) {
 	// apply folds the writes in order, so the first task's own (applied
 	// when it finished) are a prefix already done.
-	from, rest := cp.Values, writes
+	from, rest := cp.Values, st.writes
 	if len(records) > 0 && records[0].applied != nil {
-		from, rest = records[0].applied, writes[len(records[0].Writes):]
+		from, rest = records[0].applied, st.writes[len(records[0].Writes):]
 	}
 	values, err := r.e.graph.apply(from, rest)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
+		return Checkpoint{}, nil, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
-	targets, err := r.e.graph.next(ran, values)
+	targets, err := r.e.graph.next(st.ran, values)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
+		return Checkpoint{}, nil, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
 	id := r.lastID + 1
 	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceLoop, Values: values,
-		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: md}
-	if failed != nil {
+		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: st.md}
+	if st.failed != nil {
 		// A task failed the run: what would have run next never does.
 		next.Metadata.Discarded, next.Tasks = next.Tasks, []Task{}
-		next.Metadata.Status, next.Metadata.Reason = RunFailed, failed.Reason
+		next.Metadata.Status, next.Metadata.Reason = RunFailed, st.failed.Reason
 	}
 	var interrupt *Interrupt
 	if len(next.Tasks) > 0 {
-		if interrupt = r.interruptAfter(ran); interrupt == nil {
+		if interrupt = r.interruptAfter(st.ran); interrupt == nil {
 			interrupt = r.interruptBefore(next.Tasks)
 		}
 	}
 	if interrupt != nil {
 		next.Metadata.Interrupt = interrupt
-		events = append(events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
+		st.events = append(st.events, r.event(EventInterrupt, interrupt.Node, "", interrupt))
 	}
-	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && failed == nil && len(next.Tasks) > 0 {
+	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && st.failed == nil && len(next.Tasks) > 0 {
 		// The run stops here (drive): the checkpoint says so, and why.
 		next.Metadata.Status = RunPaused
 		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn)", used, r.budget)
-		events = append(events, r.event(EventTokenBudget, "", "", map[string]any{"used": used, "budget": r.budget, "pending": describeTasks(next.Tasks)}))
+		st.events = append(st.events, r.event(EventTokenBudget, "", "", map[string]any{"used": used, "budget": r.budget, "pending": describeTasks(next.Tasks)}))
 	}
-	if err := r.commit(ctx, &next, &cp, groups, cp.ID, events); err != nil {
-		return Checkpoint{}, err
-	}
-	report.Checkpoint = id
-	if failed != nil {
-		failed.Checkpoint = id
-		r.failed = failed
-	}
-	r.res.Steps = append(r.res.Steps, report)
-	for _, b := range blocked {
-		b.Checkpoint = id
-		r.res.Blocked = append(r.res.Blocked, b)
-	}
-	r.res.Interrupt = interrupt
-	return next, nil
+	return next, interrupt, nil
 }
 
 // tasksFailed is the one error of a superstep whose tasks failed, on one

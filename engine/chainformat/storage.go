@@ -415,212 +415,281 @@ type Encoded struct {
 }
 
 // encodeRow builds the stored row of cp, made from parent by groups.
-// parentDepth is -1 when cp has no parent in this thread. known are the
+// parent is nil when cp has no parent in this thread. known are the
 // messages the writer knows the thread holds (it stored them in this run,
 // under its lock): a reference to one does not send it again.
 func (g *Schema) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGroup, memo *Memo, known map[string]bool) (Encoded, error) {
-	depth := 0
-	if parent != nil && parent.ID != 0 {
-		depth = parent.depth + 1
-	}
-	base := depth == 0 || depth >= baseEvery
-	if base {
-		depth = 0
-	}
-	var b blobber
-	var msgs []store.Message
-	seenMsg := map[string]bool{}
-	addItems := func(items []json.RawMessage) ([]string, error) {
-		hs := make([]string, len(items))
-		for i, it := range items {
-			hs[i] = itemHash(it)
-			if seenMsg[hs[i]] {
-				continue
-			}
-			seenMsg[hs[i]] = true
-			idx, err := itemIndex(it, g.transcriptField())
-			if err != nil {
-				return nil, err
-			}
-			msgs = append(msgs, store.Message{Hash: hs[i], Index: idx, Body: it})
-		}
-		return hs, nil
-	}
-	doc := stateDoc{Format: storageFormat, Tasks: cp.Tasks, Discarded: cp.Metadata.Discarded, Duration: cp.Metadata.DurationMs}
-	if doc.Tasks == nil {
-		doc.Tasks = []Task{}
-	}
-	calls := groupCalls(groups)
-	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(calls) {
-		doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
-	}
-	var parentValues Values
-	if parent != nil {
-		parentValues = parent.Values
-	} else {
-		parentValues = g.Initial()
-	}
-	final := &transcriptItems{raw: cp.Values[g.transcript]}
-	effects, err := g.transcriptEffects(parentValues, final, groups)
+	e := g.newEncoder(cp, parent, groups)
+	effects, err := g.transcriptEffects(e.parentValues, e.final, groups)
 	if err != nil {
 		return Encoded{}, err
 	}
+	if err := e.encodeGroups(effects); err != nil {
+		return Encoded{}, err
+	}
+	if e.base {
+		if err := e.encodeBase(memo); err != nil {
+			return Encoded{}, err
+		}
+	}
+	if e.doc.Tasks, err = e.b.encodeTasks(e.doc.Tasks); err != nil {
+		return Encoded{}, err
+	}
+	var again []store.Message // not counted in the sizes: stored before
+	if !e.base {
+		if again, err = e.refer(known); err != nil {
+			return Encoded{}, err
+		}
+	}
+	e.doc.omitIDs(cp, parent)
+	var headDoc []byte
+	if e.headOps != nil {
+		if headDoc, err = g.wholeDoc(cp, groups, e.headOps); err != nil {
+			return Encoded{}, fmt.Errorf("encode the head snapshot: %w", err)
+		}
+	}
+	if !slices.ContainsFunc(e.doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
+		e.doc.Tasks = nil // the listing's next
+	}
+	if e.doc.Discarded, err = e.b.encodeTasks(e.doc.Discarded); err != nil {
+		return Encoded{}, err
+	}
+	e.doc.Format = 0 // the listing's shape says it
+	state, err := marshalState(&e.doc)
+	if err != nil {
+		return Encoded{}, err
+	}
+	return e.row(state, headDoc, again)
+}
+
+// encoder is one row's encoding, step by step: the state document as it
+// is made, the messages and blobs it stores.
+type encoder struct {
+	g          *Schema
+	cp, parent *Checkpoint
+	groups     []WriteGroup
+	// depth is the row's distance from its base; base says it is one.
+	depth int
+	base  bool
+	doc   stateDoc
+	calls [][]storedCall
+	b     blobber
+	// msgs are the transcript items it stores, seenMsg their hashes.
+	msgs    []store.Message
+	seenMsg map[string]bool
+	// parentValues are what the writes apply to, final the transcript
+	// with all of them applied.
+	parentValues Values
+	final        *transcriptItems
+	// headOps are the transcript ops of a checkpoint stored as the head
+	// snapshot too (see wholeDoc); nil when it is not one.
+	headOps [][]json.RawMessage
+}
+
+func (g *Schema) newEncoder(cp, parent *Checkpoint, groups []WriteGroup) *encoder {
+	e := &encoder{g: g, cp: cp, parent: parent, groups: groups, seenMsg: map[string]bool{}}
+	if parent != nil && parent.ID != 0 {
+		e.depth = parent.depth + 1
+	}
+	e.base = e.depth == 0 || e.depth >= baseEvery
+	if e.base {
+		e.depth = 0
+	}
+	e.doc = stateDoc{Format: storageFormat, Tasks: cp.Tasks, Discarded: cp.Metadata.Discarded, Duration: cp.Metadata.DurationMs}
+	if e.doc.Tasks == nil {
+		e.doc.Tasks = []Task{}
+	}
+	e.calls = groupCalls(groups)
+	if u := cp.Metadata.Usage; u != nil && *u != callsUsage(e.calls) {
+		e.doc.Usage = &usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+	}
+	if parent != nil {
+		e.parentValues = parent.Values
+	} else {
+		e.parentValues = g.Initial()
+	}
+	e.final = &transcriptItems{raw: cp.Values[g.transcript]}
 	// A checkpoint a run ends at (no task due) also goes as the thread's
 	// head snapshot: whole, so a new process reads the thread's newest
 	// state in one row (see headDoc).
-	var headOps [][]json.RawMessage // its transcript ops, when it is one (see wholeDoc)
 	if len(cp.Tasks) == 0 && valuesSize(cp.Values) <= headMax {
-		headOps = make([][]json.RawMessage, len(groups))
+		e.headOps = make([][]json.RawMessage, len(groups))
 	}
+	return e
+}
+
+// addItems stores the transcript items (once each) and gives their hashes.
+func (e *encoder) addItems(items []json.RawMessage) ([]string, error) {
+	hs := make([]string, len(items))
+	for i, it := range items {
+		hs[i] = itemHash(it)
+		if e.seenMsg[hs[i]] {
+			continue
+		}
+		e.seenMsg[hs[i]] = true
+		idx, err := itemIndex(it, e.g.transcriptField())
+		if err != nil {
+			return nil, err
+		}
+		e.msgs = append(e.msgs, store.Message{Hash: hs[i], Index: idx, Body: it})
+	}
+	return hs, nil
+}
+
+// encodeGroups stores the groups' writes: a transcript write as an op on
+// its items' hashes (effects, in order), a write to a keyed or object
+// channel of a delta as a patch against the value before it, large
+// strings as blobs.
+func (e *encoder) encodeGroups(effects []effect) error {
+	g := e.g
 	items := map[string]map[string]map[string]any{} // keyed channel → key → item, as the writes go
 	citems := map[string]canonKeyed{}               // the same in canonical form, while it can be
 	objects := map[string]json.RawMessage{}         // object channel → value, as the writes go
 	next := 0                                       // the next transcript effect
-	for gi, grp := range groups {
+	for gi, grp := range e.groups {
 		sg := writeGroup{Task: grp.Task, Node: grp.Node, Writes: make([]storedWrite, 0, len(grp.Writes)), Ms: grp.DurationMs}
-		for _, c := range calls[gi] {
+		for _, c := range e.calls[gi] {
 			c.sameRole = c.Role == grp.Node
 			sg.Calls = append(sg.Calls, c)
 		}
 		for wi, w := range grp.Writes {
 			if w.Channel == g.transcript && g.transcript != "" {
-				eff := effects[next]
+				enc, err := e.transcriptOp(effects[next])
 				next++
-				hs, err := addItems(eff.items)
 				if err != nil {
-					return Encoded{}, err
-				}
-				op := transcriptOp{Append: hs}
-				if eff.set {
-					op = transcriptOp{Set: hs}
-					if hs == nil {
-						op.Set = []string{}
-					}
-				}
-				enc, err := encodeOp(op)
-				if err != nil {
-					return Encoded{}, err
+					return err
 				}
 				sg.Writes = append(sg.Writes, storedWrite{w.Channel, enc})
-				if headOps != nil {
-					if headOps[gi] == nil {
-						headOps[gi] = make([]json.RawMessage, len(grp.Writes))
+				if e.headOps != nil {
+					if e.headOps[gi] == nil {
+						e.headOps[gi] = make([]json.RawMessage, len(grp.Writes))
 					}
-					headOps[gi][wi] = enc
+					e.headOps[gi][wi] = enc
 				}
 				continue
 			}
 			v := w.Value
-			if key, ok := g.keyed[w.Channel]; ok && !base {
-				v = patchKeyed(citems, items, parentValues[w.Channel], w, key)
+			if key, ok := g.keyed[w.Channel]; ok && !e.base {
+				v = patchKeyed(citems, items, e.parentValues[w.Channel], w, key)
 			}
-			if g.objects[w.Channel] && !base {
+			if g.objects[w.Channel] && !e.base {
 				cur, ok := objects[w.Channel]
 				if !ok {
-					cur = parentValues[w.Channel]
+					cur = e.parentValues[w.Channel]
 				}
 				v, objects[w.Channel] = patchObject(cur, w.Value), w.Value
 			}
-			v, err := b.encode(v)
+			v, err := e.b.encode(v)
 			if err != nil {
-				return Encoded{}, fmt.Errorf("encode write to %q: %w", w.Channel, err)
+				return fmt.Errorf("encode write to %q: %w", w.Channel, err)
 			}
 			sg.Writes = append(sg.Writes, storedWrite{w.Channel, v})
 		}
-		doc.Groups = append(doc.Groups, sg)
+		e.doc.Groups = append(e.doc.Groups, sg)
 	}
-	if base {
-		doc.Values = make(map[string]json.RawMessage, len(cp.Values))
-		for name, v := range cp.Values {
-			if name == g.transcript {
-				items, err := listItems(v)
-				if err != nil {
-					return Encoded{}, fmt.Errorf("transcript %q: %w", name, err)
+	return nil
+}
+
+// transcriptOp is the stored op of a transcript write that did eff.
+func (e *encoder) transcriptOp(eff effect) (json.RawMessage, error) {
+	hs, err := e.addItems(eff.items)
+	if err != nil {
+		return nil, err
+	}
+	op := transcriptOp{Append: hs}
+	if eff.set {
+		op = transcriptOp{Set: hs}
+		if hs == nil {
+			op.Set = []string{}
+		}
+	}
+	return encodeOp(op)
+}
+
+// encodeBase stores every value whole, as a base does: the transcript as
+// an op that sets its items' hashes.
+func (e *encoder) encodeBase(memo *Memo) error {
+	e.doc.Values = make(map[string]json.RawMessage, len(e.cp.Values))
+	for name, v := range e.cp.Values {
+		if name == e.g.transcript {
+			items, err := listItems(v)
+			if err != nil {
+				return fmt.Errorf("transcript %q: %w", name, err)
+			}
+			hs, err := e.addItems(items)
+			if err != nil {
+				return err
+			}
+			if hs == nil {
+				hs = []string{}
+			}
+			if e.doc.Values[name], err = encodeOp(transcriptOp{Set: hs}); err != nil {
+				return err
+			}
+			continue
+		}
+		enc, err := memo.encode(&e.b, v)
+		if err != nil {
+			return fmt.Errorf("encode channel %q: %w", name, err)
+		}
+		e.doc.Values[name] = enc
+	}
+	return nil
+}
+
+// refer makes a delta's writes refer to what they repeat: a replace of the
+// items a pending Send carries (sendrefs.go), a text the transcript holds
+// (contentrefs.go). again are the messages referred to, which go along
+// again (the store keeps one copy): an item of the values may never have
+// been stored by itself (read back from a whole legacy document, say).
+func (e *encoder) refer(known map[string]bool) (again []store.Message, err error) {
+	g, doc := e.g, &e.doc
+	var texts map[string]string // made when a write is long enough to hold one
+	for gi, grp := range doc.Groups {
+		for j, w := range grp.Writes {
+			if _, ok := g.keyed[w.Channel]; ok {
+				if ref := refReplace(w.Value, doc.Tasks); ref != nil {
+					grp.Writes[j].Value = ref
 				}
-				hs, err := addItems(items)
-				if err != nil {
-					return Encoded{}, err
-				}
-				if hs == nil {
-					hs = []string{}
-				}
-				if doc.Values[name], err = encodeOp(transcriptOp{Set: hs}); err != nil {
-					return Encoded{}, err
-				}
+			}
+			if w.Channel == g.transcript {
 				continue
 			}
-			enc, err := memo.encode(&b, v)
+			if texts == nil && len(grp.Writes[j].Value) >= contentMin {
+				texts = g.transcriptTexts(e.final)
+			}
+			if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
+				grp.Writes[j].Value = ref
+				doc.Groups[gi].Refs = append(doc.Groups[gi].Refs, j)
+			}
+		}
+	}
+	hs, _ := contentHashes(doc.Groups)
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, h := range hs {
+		want[h] = !e.seenMsg[h] && !known[h]
+	}
+	items, _ := e.final.get()
+	for _, it := range items {
+		if h := itemHash(it); want[h] {
+			want[h] = false
+			idx, err := itemIndex(it, g.transcriptField())
 			if err != nil {
-				return Encoded{}, fmt.Errorf("encode channel %q: %w", name, err)
+				return nil, err
 			}
-			doc.Values[name] = enc
+			again = append(again, store.Message{Hash: h, Index: idx, Body: it})
 		}
 	}
-	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
-		return Encoded{}, err
-	}
-	var again []store.Message // not counted in the sizes: stored before
-	if !base {
-		var texts map[string]string // made when a write is long enough to hold one
-		for gi, grp := range doc.Groups {
-			for j, w := range grp.Writes {
-				if _, ok := g.keyed[w.Channel]; ok {
-					if ref := refReplace(w.Value, doc.Tasks); ref != nil {
-						grp.Writes[j].Value = ref
-					}
-				}
-				if w.Channel == g.transcript {
-					continue
-				}
-				if texts == nil && len(grp.Writes[j].Value) >= contentMin {
-					texts = g.transcriptTexts(final)
-				}
-				if ref := refContent(grp.Writes[j].Value, texts); ref != nil {
-					grp.Writes[j].Value = ref
-					doc.Groups[gi].Refs = append(doc.Groups[gi].Refs, j)
-				}
-			}
-		}
-		// The messages referred to go along again (the store keeps one
-		// copy): an item of the values may never have been stored by
-		// itself (read back from a whole legacy document, say).
-		if hs, _ := contentHashes(doc.Groups); len(hs) > 0 {
-			want := map[string]bool{}
-			for _, h := range hs {
-				want[h] = !seenMsg[h] && !known[h]
-			}
-			items, _ := final.get()
-			for _, it := range items {
-				if h := itemHash(it); want[h] {
-					want[h] = false
-					idx, err := itemIndex(it, g.transcriptField())
-					if err != nil {
-						return Encoded{}, err
-					}
-					again = append(again, store.Message{Hash: h, Index: idx, Body: it})
-				}
-			}
-		}
-	}
-	doc.omitIDs(cp, parent)
-	var headDoc []byte
-	if headOps != nil {
-		if headDoc, err = g.wholeDoc(cp, groups, headOps); err != nil {
-			return Encoded{}, fmt.Errorf("encode the head snapshot: %w", err)
-		}
-	}
-	if !slices.ContainsFunc(doc.Tasks, func(t Task) bool { return t.ID != "" || len(t.Args) > 0 }) {
-		doc.Tasks = nil // the listing's next
-	}
-	if doc.Discarded, err = b.encodeTasks(doc.Discarded); err != nil {
-		return Encoded{}, err
-	}
-	doc.Format = 0 // the listing's shape says it
-	state, err := marshalState(&doc)
-	if err != nil {
-		return Encoded{}, err
-	}
-	meta := listing{Step: cp.Step, Source: cp.Source, SchemaVersion: g.SchemaVersion, Depth: depth,
+	return again, nil
+}
+
+// listing is the row's listing, compacted, and its calls' tokens by role.
+func (e *encoder) listing() (listing, map[string]RoleUsage) {
+	cp := e.cp
+	meta := listing{Step: cp.Step, Source: cp.Source, SchemaVersion: e.g.SchemaVersion, Depth: e.depth,
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
 		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Events: cp.Metadata.Events,
@@ -631,19 +700,24 @@ func (g *Schema) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGro
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
 	}
-	tokens := callTokens(calls)
+	tokens := callTokens(e.calls)
 	for role, u := range tokens {
 		if meta.Tokens == nil {
 			meta.Tokens = map[string][3]int{}
 		}
 		meta.Tokens[role] = [3]int{u.Calls, u.PromptTokens, u.CompletionTokens}
 	}
-	meta = meta.compact()
+	return meta.compact(), tokens
+}
+
+// row is the stored row: its listing, whose sizes count it too, and state.
+func (e *encoder) row(state, headDoc []byte, again []store.Message) (Encoded, error) {
+	meta, tokens := e.listing()
 	size := len(state)
-	for _, m := range msgs {
+	for _, m := range e.msgs {
 		size += len(m.Body)
 	}
-	for _, bl := range b.blobs {
+	for _, bl := range e.b.blobs {
 		size += len(bl.Body)
 	}
 	metaDoc, err := meta.MarshalJSON() // json.Marshal would only check it again
@@ -660,10 +734,11 @@ func (g *Schema) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGro
 	if metaDoc, err = stored.MarshalJSON(); err != nil {
 		return Encoded{}, err
 	}
+	cp := e.cp
 	return Encoded{
-		Row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: base,
-			BlobRefs: blobRefs(state), Messages: append(msgs, again...), Blobs: b.blobs, Head: headDoc},
-		depth:    depth,
+		Row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: e.base,
+			BlobRefs: blobRefs(state), Messages: append(e.msgs, again...), Blobs: e.b.blobs, Head: headDoc},
+		depth:    e.depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,
 		Tokens:   tokens,
@@ -980,24 +1055,9 @@ func (g *Schema) rebuild(ctx context.Context, st store.Store, chain []store.Chec
 		// Written before this format: a whole document.
 		return g.decodeLegacy(head, g.SchemaVersion)
 	}
-	rows := make([]parsedRow, 0, len(chain))
-	var from *Checkpoint
-	for i, r := range chain {
-		if cached != nil && i > 0 {
-			if c, ok := cached(r); ok {
-				cp := c // on the heap only when found
-				from = &cp
-				break
-			}
-		}
-		p, err := g.parseRow(r, i == 0)
-		if err != nil {
-			return Checkpoint{}, err
-		}
-		rows = append(rows, p)
-		if p.legacy || len(r.Head) > 0 {
-			break // a whole document: the base, whatever its flag says
-		}
+	rows, from, err := g.parseChain(chain, cached)
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	if from != nil && rows[0].meta.SchemaVersion != g.SchemaVersion {
 		return g.rebuild(ctx, st, chain, nil) // values of another version: replay it all
@@ -1007,357 +1067,525 @@ func (g *Schema) rebuild(ctx context.Context, st store.Store, chain []store.Chec
 		// whose values are known.
 		rows = append(rows, parsedRow{row: chain[len(rows)], cached: from})
 	}
-	last := rows[len(rows)-1]
-	version := rows[0].meta.SchemaVersion
-	for _, r := range rows {
-		if !r.legacy && r.cached == nil && r.meta.SchemaVersion != version {
-			return Checkpoint{}, fmt.Errorf("%s: its chain mixes schema versions %d and %d: %w", where, version, r.meta.SchemaVersion, ErrCorrupt)
+	r := &rebuilder{g: g, head: head, where: where, rows: rows, start: len(rows) - 1, last: rows[len(rows)-1]}
+	if err := r.checkVersions(); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.readBase(); err != nil {
+		return Checkpoint{}, err
+	}
+	// A write a newer row's write to its channel replaces whole is not
+	// replayed (resets), nor is a base value so replaced.
+	r.reset = g.dropReplaced(rows, r.start)
+	// Nor is a field of an object patch, or of the base's object, that a
+	// newer patch names again.
+	if r.last.cached == nil && !r.last.legacy {
+		g.dropPatched(rows, r.start, r.base, r.reset)
+	}
+	if err := r.transcriptOps(); err != nil {
+		return Checkpoint{}, err
+	}
+	wantMsg, err := r.wantMessages()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if r.bodies, r.blobs, err = g.fetchBodies(ctx, st, head.ThreadID, wantMsg, r.inlineItems, r.wantBlobs()); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := r.expandRefs(); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.startValues(); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.replay(); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.joinTranscript(); err != nil {
+		return Checkpoint{}, err
+	}
+	return r.result()
+}
+
+// parseChain decodes chain's rows from the head down to its base (a whole
+// document, a head snapshot or a base row), or down to the row cached
+// offers a checkpoint for (from, whose row is left out).
+func (g *Schema) parseChain(chain []store.Checkpoint, cached func(store.Checkpoint) (Checkpoint, bool)) (rows []parsedRow, from *Checkpoint, err error) {
+	rows = make([]parsedRow, 0, len(chain))
+	for i, r := range chain {
+		if cached != nil && i > 0 {
+			if c, ok := cached(r); ok {
+				cp := c // on the heap only when found
+				return rows, &cp, nil
+			}
+		}
+		p, err := g.parseRow(r, i == 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, p)
+		if p.legacy || len(r.Head) > 0 {
+			break // a whole document: the base, whatever its flag says
 		}
 	}
-	if version > g.SchemaVersion {
-		return Checkpoint{}, fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", where, version, g.SchemaVersion, ErrNewerSchema)
-	}
+	return rows, nil, nil
+}
 
-	// The base: a legacy whole document, a rebase, or a base row.
-	var baseValues map[string]json.RawMessage
-	start := len(rows) - 1 // rows[start] is the base; deltas come after it
+// rebuilder is one rebuild, step by step: the chain's rows (rows[start]
+// the base, or the cached checkpoint standing in for it), the values the
+// base holds, the transcript as hashes, the bodies read, and the values
+// and the head's own writes as the replay makes them.
+type rebuilder struct {
+	g     *Schema
+	head  store.Checkpoint
+	where string
+	rows  []parsedRow
+	start int
+	last  parsedRow // rows[start]
+	// version is the chain's schema version.
+	version int
+	base    map[string]json.RawMessage
+	// reset are the channels whose base value a newer write replaces.
+	reset map[string]bool
+
+	// The transcript, as hashes, or inline (a legacy base's list or a
+	// cached one) until an op needs its hashes; inlineItems are the
+	// inline list's items by hash, once hashed.
+	transcript  []string
+	inline      json.RawMessage
+	inlineItems map[string]json.RawMessage
+	// headOps are the head's own transcript writes, in order; nextOp the
+	// next one its Applied takes.
+	headOps []transcriptOp
+	nextOp  int
+
+	bodies map[string][]byte
+	blobs  *blobSet
+
+	values Values
+	keyed  map[string]*keyedList // keyed channels, decoded while replaying
+	// applied are the head's own writes, decoded; a transcript write
+	// waits for the message bodies (ops[{group, write}]).
+	applied []WriteGroup
+	ops     map[[2]int]transcriptOp
+}
+
+// checkVersions refuses a chain of two schema versions, or of a version
+// newer than the schema's.
+func (r *rebuilder) checkVersions() error {
+	r.version = r.rows[0].meta.SchemaVersion
+	for _, p := range r.rows {
+		if !p.legacy && p.cached == nil && p.meta.SchemaVersion != r.version {
+			return fmt.Errorf("%s: its chain mixes schema versions %d and %d: %w", r.where, r.version, p.meta.SchemaVersion, ErrCorrupt)
+		}
+	}
+	if r.version > r.g.SchemaVersion {
+		return fmt.Errorf("%s has schema v%d but this rewind reads up to v%d: %w; upgrade rewind to open it", r.where, r.version, r.g.SchemaVersion, ErrNewerSchema)
+	}
+	return nil
+}
+
+// readBase reads the values the replay starts from: a cached checkpoint's,
+// a legacy whole document's, a base row's (a head snapshot or a whole
+// rebase too: parseRow) or a rebase's.
+func (r *rebuilder) readBase() error {
+	last := r.last
 	switch {
 	case last.cached != nil:
-		baseValues = last.cached.Values
+		r.base = last.cached.Values
 	case last.legacy:
-		cp, err := g.decodeLegacy(last.row, version)
+		cp, err := r.g.decodeLegacy(last.row, r.version)
 		if err != nil {
-			return Checkpoint{}, err
+			return err
 		}
-		baseValues = cp.Values
-	case last.row.Base: // a head snapshot or a whole rebase too (parseRow)
+		r.base = cp.Values
+	case last.row.Base:
 		if last.doc.Values == nil {
-			return Checkpoint{}, fmt.Errorf("%s: base checkpoint %d holds no values: %w", where, last.row.ID, ErrCorrupt)
+			return fmt.Errorf("%s: base checkpoint %d holds no values: %w", r.where, last.row.ID, ErrCorrupt)
 		}
-		baseValues = last.doc.Values
+		r.base = last.doc.Values
 	case len(last.row.Rebased) > 0:
 		var rb stateDoc
 		if err := decodeStateDoc(last.row.Rebased, &rb); err != nil || rb.Format < 2 || rb.Format > storageFormat || rb.Values == nil {
-			return Checkpoint{}, fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", where, last.row.ID, ErrCorrupt)
+			return fmt.Errorf("%s: the rebased state of checkpoint %d does not decode: %w", r.where, last.row.ID, ErrCorrupt)
 		}
-		baseValues = rb.Values
+		r.base = rb.Values
 	default:
-		return Checkpoint{}, fmt.Errorf("%s: checkpoint %d holds only a delta and its parent is gone (pruned without a rebase?): %w; fork from a newer checkpoint", where, last.row.ID, ErrCorrupt)
+		return fmt.Errorf("%s: checkpoint %d holds only a delta and its parent is gone (pruned without a rebase?): %w; fork from a newer checkpoint", r.where, last.row.ID, ErrCorrupt)
 	}
+	return nil
+}
 
-	// A write a newer row's write to its channel replaces whole is not
-	// replayed (resets), nor is a base value so replaced.
-	reset := g.dropReplaced(rows, start)
-	// Nor is a field of an object patch, or of the base's object, that a
-	// newer patch names again.
-	if last.cached == nil && !last.legacy {
-		g.dropPatched(rows, start, baseValues, reset)
-	}
-
-	// The transcript, as hashes: its ops are replayed first, so that its
-	// messages, the texts writes refer to and the blobs are read at once.
-	var transcript []string
-	transcriptInline := json.RawMessage(nil) // a legacy base's list
-	if raw, ok := baseValues[g.transcript]; ok && g.transcript != "" {
+// transcriptOps replays the transcript as hashes, first, so that its
+// messages, the texts writes refer to and the blobs are read at once: the
+// base's list, then every newer row's ops; the head's own ops are kept
+// for its Applied.
+func (r *rebuilder) transcriptOps() error {
+	g, last := r.g, r.last
+	if raw, ok := r.base[g.transcript]; ok && g.transcript != "" {
 		switch {
 		case last.cached != nil || last.legacy || isList(raw):
-			transcriptInline = raw
+			r.inline = raw
 		default:
 			op, err := parseOp(raw)
 			if err != nil || op.Set == nil {
-				return Checkpoint{}, fmt.Errorf("%s: transcript of base %d: %w", where, last.row.ID, ErrCorrupt)
+				return fmt.Errorf("%s: transcript of base %d: %w", r.where, last.row.ID, ErrCorrupt)
 			}
-			transcript = op.Set
+			r.transcript = op.Set
 		}
 	}
-	// A transcript op on a legacy base needs the inline list's items as
-	// hashes; they are hashed on first use.
-	var inlineItems map[string]json.RawMessage
-	var headOps []transcriptOp // the head's own transcript writes, in order
-	for i := start - 1; i >= 0 && g.transcript != ""; i-- {
-		for _, grp := range rows[i].doc.Groups {
+	for i := r.start - 1; i >= 0 && g.transcript != ""; i-- {
+		for _, grp := range r.rows[i].doc.Groups {
 			for _, w := range grp.Writes {
 				if w.Channel != g.transcript || w.Value == nil {
 					continue
 				}
-				op, err := parseOp(w.Value)
-				if err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: transcript write of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
-				}
-				if i == 0 {
-					headOps = append(headOps, op)
-				}
-				if transcriptInline != nil {
-					if transcript, inlineItems, err = hashItems(transcriptInline); err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
-					}
-					transcriptInline = nil
-				}
-				if op.Set != nil {
-					transcript = slices.Clone(op.Set)
-				} else {
-					transcript = append(transcript, op.Append...)
+				if err := r.transcriptOp(i, w.Value); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	if start == 0 && g.transcript != "" {
+	if r.start == 0 && g.transcript != "" {
 		// A base stores its own writes whole; its transcript writes are
 		// ops all the same.
-		for _, grp := range rows[0].doc.Groups {
+		for _, grp := range r.rows[0].doc.Groups {
 			for _, w := range grp.Writes {
 				if w.Channel == g.transcript {
 					op, err := parseOp(w.Value)
 					if err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: transcript write: %w", where, ErrCorrupt)
+						return fmt.Errorf("%s: transcript write: %w", r.where, ErrCorrupt)
 					}
-					headOps = append(headOps, op)
+					r.headOps = append(r.headOps, op)
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	// What to read: the messages of the transcript and of the head's ops,
-	// the texts live writes refer to, and the blobs of what is replayed.
-	wantMsg := map[string]bool{}
-	if transcriptInline == nil {
-		for _, h := range transcript {
-			wantMsg[h] = true
+// transcriptOp applies the transcript op row i stores to the hashes.
+func (r *rebuilder) transcriptOp(i int, stored json.RawMessage) error {
+	op, err := parseOp(stored)
+	if err != nil {
+		return fmt.Errorf("%s: transcript write of checkpoint %d: %w", r.where, r.rows[i].row.ID, ErrCorrupt)
+	}
+	if i == 0 {
+		r.headOps = append(r.headOps, op)
+	}
+	if r.inline != nil {
+		// An op on an inline list needs its items as hashes: hashed on
+		// first use.
+		if r.transcript, r.inlineItems, err = hashItems(r.inline); err != nil {
+			return fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
+		}
+		r.inline = nil
+	}
+	if op.Set != nil {
+		r.transcript = slices.Clone(op.Set)
+	} else {
+		r.transcript = append(r.transcript, op.Append...)
+	}
+	return nil
+}
+
+// wantMessages are the messages to read: the transcript's, the head's
+// ops', and the texts live writes refer to, but for those the inline list
+// holds.
+func (r *rebuilder) wantMessages() (map[string]bool, error) {
+	want := map[string]bool{}
+	if r.inline == nil {
+		for _, h := range r.transcript {
+			want[h] = true
 		}
 	}
-	for _, op := range headOps {
+	for _, op := range r.headOps {
 		for _, h := range op.Set {
-			wantMsg[h] = true
+			want[h] = true
 		}
 		for _, h := range op.Append {
-			wantMsg[h] = true
+			want[h] = true
 		}
 	}
-	for i := start - 1; i >= 0; i-- {
-		if rows[i].doc.Format < 3 {
+	for i := r.start - 1; i >= 0; i-- {
+		if r.rows[i].doc.Format < 3 {
 			continue
 		}
-		hs, err := contentHashes(rows[i].doc.Groups)
+		hs, err := contentHashes(r.rows[i].doc.Groups)
 		if err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+			return nil, fmt.Errorf("%s: checkpoint %d: %w (%w)", r.where, r.rows[i].row.ID, ErrCorrupt, err)
 		}
 		for _, h := range hs {
-			wantMsg[h] = true
+			want[h] = true
 		}
 	}
-	if transcriptInline != nil && len(wantMsg) > 0 {
+	if r.inline != nil && len(want) > 0 {
 		// The head's own transcript writes name messages of the inline
 		// list (a head snapshot's): no need to read them.
 		var err error
-		if _, inlineItems, err = hashItems(transcriptInline); err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+		if _, r.inlineItems, err = hashItems(r.inline); err != nil {
+			return nil, fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
 		}
 	}
-	for h := range inlineItems {
-		delete(wantMsg, h)
+	for h := range r.inlineItems {
+		delete(want, h)
 	}
-	var wantBlob []string
-	if last.cached == nil {
-		for name, raw := range baseValues {
-			if name != g.transcript && !reset[name] {
-				wantBlob = append(wantBlob, blobRefs(raw)...)
+	return want, nil
+}
+
+// wantBlobs are the blobs of what is replayed: the base's values but the
+// replaced ones, the rows' writes (and the Sends a replace takes its
+// items from), and the head's tasks.
+func (r *rebuilder) wantBlobs() []string {
+	g := r.g
+	var want []string
+	if r.last.cached == nil {
+		for name, raw := range r.base {
+			if name != g.transcript && !r.reset[name] {
+				want = append(want, blobRefs(raw)...)
 			}
 		}
 	}
-	for i := start - 1; i >= 0; i-- {
+	for i := r.start - 1; i >= 0; i-- {
 		replaces := false
-		for _, grp := range rows[i].doc.Groups {
+		for _, grp := range r.rows[i].doc.Groups {
 			for _, w := range grp.Writes {
 				if w.Channel != g.transcript && w.Value != nil {
-					wantBlob = append(wantBlob, blobRefs(w.Value)...)
-					replaces = replaces || rows[i].doc.Format >= 3 && isReplaceRefs(w.Value)
+					want = append(want, blobRefs(w.Value)...)
+					replaces = replaces || r.rows[i].doc.Format >= 3 && isReplaceRefs(w.Value)
 				}
 			}
 		}
 		if replaces && i > 0 {
-			wantBlob = append(wantBlob, blobRefs(rows[i].tasks)...) // the items it takes from its Sends
+			want = append(want, blobRefs(r.rows[i].tasks)...) // the items it takes from its Sends
 		}
 	}
-	if start == 0 {
-		for _, grp := range rows[0].doc.Groups {
+	if r.start == 0 {
+		for _, grp := range r.rows[0].doc.Groups {
 			for _, w := range grp.Writes {
-				wantBlob = append(wantBlob, blobRefs(w.Value)...)
+				want = append(want, blobRefs(w.Value)...)
 			}
 		}
 	}
-	for _, ts := range [][]Task{rows[0].doc.Tasks, rows[0].doc.Discarded} {
+	for _, ts := range [][]Task{r.rows[0].doc.Tasks, r.rows[0].doc.Discarded} {
 		for _, t := range ts {
-			wantBlob = append(wantBlob, blobRefs(t.Args)...)
+			want = append(want, blobRefs(t.Args)...)
 		}
 	}
-	bodies, blobs, err := g.fetchBodies(ctx, st, head.ThreadID, wantMsg, inlineItems, wantBlob)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
-	}
-	// Writes that refer to message texts read them first.
-	for i := start - 1; i >= 0; i-- {
-		for _, grp := range rows[i].doc.Groups {
+	return want
+}
+
+// expandRefs reads back the message texts the writes replayed refer to.
+func (r *rebuilder) expandRefs() error {
+	for i := r.start - 1; i >= 0; i-- {
+		for _, grp := range r.rows[i].doc.Groups {
 			for _, j := range grp.Refs {
 				if grp.Writes[j].Value == nil {
 					continue // replaced: not replayed
 				}
-				if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, bodies); err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
+				var err error
+				if grp.Writes[j].Value, err = expandContent(grp.Writes[j].Value, r.bodies); err != nil {
+					return fmt.Errorf("%s: write of checkpoint %d: %w (%w)", r.where, r.rows[i].row.ID, ErrCorrupt, err)
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	values := make(Values, len(g.chanList))
-	for name, raw := range baseValues {
+// startValues are the base's values, their blobs read: what the replay
+// starts from (the transcript is joined last).
+func (r *rebuilder) startValues() error {
+	g := r.g
+	r.values = make(Values, len(g.chanList))
+	for name, raw := range r.base {
 		switch {
 		case name == g.transcript && g.transcript != "":
-		case last.cached != nil || reset[name]:
-			values[name] = raw // decoded already, or replaced before it counts
+		case r.last.cached != nil || r.reset[name]:
+			r.values[name] = raw // decoded already, or replaced before it counts
 		default:
-			v, err := blobs.unblob(raw)
+			v, err := r.blobs.unblob(raw)
 			if err != nil {
-				return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, name, ErrCorrupt, err)
+				return fmt.Errorf("%s: channel %q: %w (%w)", r.where, name, ErrCorrupt, err)
 			}
-			values[name] = v
+			r.values[name] = v
 		}
 	}
-	// Deltas, oldest first.
-	keyed := map[string]*keyedList{} // keyed channels, decoded while replaying
-	// applied are the head's own writes, decoded; transcript writes wait
-	// for the message bodies (ops[j] for applied write j).
-	var applied []WriteGroup
-	ops := map[[2]int]transcriptOp{}
-	record := func(grp writeGroup) {
-		applied = append(applied, WriteGroup{Task: grp.Task, Node: grp.Node, DurationMs: grp.Ms})
-		for _, c := range grp.Calls {
-			applied[len(applied)-1].Calls = append(applied[len(applied)-1].Calls, c.event(head.ThreadID, head.ID, grp.Node, grp.Task))
-		}
-	}
-	addApplied := func(w Write, op *transcriptOp) {
-		a := &applied[len(applied)-1]
-		if op != nil {
-			ops[[2]int{len(applied) - 1, len(a.Writes)}] = *op
-		}
-		a.Writes = append(a.Writes, w)
-	}
-	nextOp := 0
-	if start == 0 {
+	return nil
+}
+
+// replay applies the deltas, oldest first, and records the head's own
+// writes (Applied).
+func (r *rebuilder) replay() error {
+	g := r.g
+	r.keyed = map[string]*keyedList{}
+	r.ops = map[[2]int]transcriptOp{}
+	if r.start == 0 {
 		// A base stores its own writes whole (not as patches).
-		for _, grp := range rows[0].doc.Groups {
-			record(grp)
+		for _, grp := range r.rows[0].doc.Groups {
+			r.record(grp)
 			for _, w := range grp.Writes {
 				if w.Channel == g.transcript && g.transcript != "" {
-					addApplied(Write{Channel: w.Channel}, &headOps[nextOp])
-					nextOp++
+					r.addOp(w.Channel)
 					continue
 				}
-				v, err := blobs.unblob(w.Value)
+				v, err := r.blobs.unblob(w.Value)
 				if err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: its writes: %w (%w)", where, ErrCorrupt, err)
+					return fmt.Errorf("%s: its writes: %w (%w)", r.where, ErrCorrupt, err)
 				}
-				addApplied(Write{Channel: w.Channel, Value: v}, nil)
+				r.addApplied(Write{Channel: w.Channel, Value: v})
 			}
 		}
 	}
-	for i := start - 1; i >= 0; i-- {
-		for _, grp := range rows[i].doc.Groups {
+	for i := r.start - 1; i >= 0; i-- {
+		for _, grp := range r.rows[i].doc.Groups {
 			if i == 0 {
-				record(grp)
+				r.record(grp)
 			}
 			for _, w := range grp.Writes {
 				if w.Channel == g.transcript && g.transcript != "" {
 					if i == 0 {
-						addApplied(Write{Channel: w.Channel}, &headOps[nextOp])
-						nextOp++
+						r.addOp(w.Channel)
 					}
 					continue
 				}
 				if w.Value == nil {
 					continue // replaced by a newer write (dropReplaced checked it)
 				}
-				stored := w.Value
-				if rows[i].doc.Format >= 3 && isReplaceRefs(stored) {
-					tasks := rows[i].doc.Tasks
-					if i > 0 && json.Unmarshal(rows[i].tasks, &tasks) != nil {
-						return Checkpoint{}, fmt.Errorf("%s: tasks of checkpoint %d: %w", where, rows[i].row.ID, ErrCorrupt)
-					}
-					if stored, err = expandReplace(stored, tasks); err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-					}
-				}
-				v, err := blobs.unblob(stored)
-				if err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: write of checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-				}
-				if g.objects[w.Channel] && !rows[i].row.Base {
-					if v, err = unpatchObject(values[w.Channel], v); err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-					}
-				}
-				if key, ok := g.keyed[w.Channel]; ok {
-					l := keyed[w.Channel]
-					if l == nil {
-						if l, err = newKeyedList(values[w.Channel], key); err != nil {
-							return Checkpoint{}, fmt.Errorf("%s: channel %q: %w (%w)", where, w.Channel, ErrCorrupt, err)
-						}
-						keyed[w.Channel] = l
-					}
-					if v, err = l.apply(v, i == 0); err != nil {
-						return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-					}
-				} else if err = g.applyTo(values, w.Channel, v); err != nil {
-					return Checkpoint{}, fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", where, rows[i].row.ID, ErrCorrupt, err)
-				}
-				if i == 0 {
-					addApplied(Write{Channel: w.Channel, Value: v}, nil)
+				if err := r.replayWrite(i, w); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	for name, l := range keyed {
-		if values[name], err = l.value(); err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: channel %q: %w", where, name, err)
+	for name, l := range r.keyed {
+		var err error
+		if r.values[name], err = l.value(); err != nil {
+			return fmt.Errorf("%s: channel %q: %w", r.where, name, err)
 		}
 	}
-	if g.transcript != "" {
-		if transcriptInline != nil {
-			values[g.transcript] = transcriptInline
-		} else if values[g.transcript], err = joinItems(transcript, bodies); err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
+	return nil
+}
+
+// replayWrite applies w, a write row i stores, to the values.
+func (r *rebuilder) replayWrite(i int, w storedWrite) error {
+	g, p := r.g, &r.rows[i]
+	stored := w.Value
+	var err error
+	if p.doc.Format >= 3 && isReplaceRefs(stored) {
+		tasks := p.doc.Tasks
+		if i > 0 && json.Unmarshal(p.tasks, &tasks) != nil {
+			return fmt.Errorf("%s: tasks of checkpoint %d: %w", r.where, p.row.ID, ErrCorrupt)
 		}
-		for at, op := range ops {
-			hs, wrap := op.Append, false
-			if op.Set != nil {
-				hs, wrap = op.Set, true
-			}
-			list, err := joinItems(hs, bodies)
-			if err != nil {
-				return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
-			}
-			if wrap {
-				list, _ = json.Marshal(map[string]json.RawMessage{"replace": list})
-			}
-			applied[at[0]].Writes[at[1]].Value = list
+		if stored, err = expandReplace(stored, tasks); err != nil {
+			return fmt.Errorf("%s: write of checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)
 		}
 	}
+	v, err := r.blobs.unblob(stored)
+	if err != nil {
+		return fmt.Errorf("%s: write of checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)
+	}
+	if g.objects[w.Channel] && !p.row.Base {
+		if v, err = unpatchObject(r.values[w.Channel], v); err != nil {
+			return fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)
+		}
+	}
+	if key, ok := g.keyed[w.Channel]; ok {
+		l := r.keyed[w.Channel]
+		if l == nil {
+			if l, err = newKeyedList(r.values[w.Channel], key); err != nil {
+				return fmt.Errorf("%s: channel %q: %w (%w)", r.where, w.Channel, ErrCorrupt, err)
+			}
+			r.keyed[w.Channel] = l
+		}
+		if v, err = l.apply(v, i == 0); err != nil {
+			return fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)
+		}
+	} else if err = g.applyTo(r.values, w.Channel, v); err != nil {
+		return fmt.Errorf("%s: replaying checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)
+	}
+	if i == 0 {
+		r.addApplied(Write{Channel: w.Channel, Value: v})
+	}
+	return nil
+}
+
+// record starts the head's Applied group of grp, its calls as events.
+func (r *rebuilder) record(grp writeGroup) {
+	r.applied = append(r.applied, WriteGroup{Task: grp.Task, Node: grp.Node, DurationMs: grp.Ms})
+	a := &r.applied[len(r.applied)-1]
+	for _, c := range grp.Calls {
+		a.Calls = append(a.Calls, c.event(r.head.ThreadID, r.head.ID, grp.Node, grp.Task))
+	}
+}
+
+// addApplied adds w to the head's last Applied group.
+func (r *rebuilder) addApplied(w Write) {
+	a := &r.applied[len(r.applied)-1]
+	a.Writes = append(a.Writes, w)
+}
+
+// addOp adds the head's next transcript write to its last Applied group;
+// joinTranscript fills in its value.
+func (r *rebuilder) addOp(channel string) {
+	a := &r.applied[len(r.applied)-1]
+	r.ops[[2]int{len(r.applied) - 1, len(a.Writes)}] = r.headOps[r.nextOp]
+	r.nextOp++
+	a.Writes = append(a.Writes, Write{Channel: channel})
+}
+
+// joinTranscript makes the transcript's list from its hashes, and the
+// head's transcript writes from their ops.
+func (r *rebuilder) joinTranscript() error {
+	g := r.g
+	if g.transcript == "" {
+		return nil
+	}
+	var err error
+	if r.inline != nil {
+		r.values[g.transcript] = r.inline
+	} else if r.values[g.transcript], err = joinItems(r.transcript, r.bodies); err != nil {
+		return fmt.Errorf("%s: %w", r.where, err)
+	}
+	for at, op := range r.ops {
+		hs, wrap := op.Append, false
+		if op.Set != nil {
+			hs, wrap = op.Set, true
+		}
+		list, err := joinItems(hs, r.bodies)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.where, err)
+		}
+		if wrap {
+			list, _ = json.Marshal(map[string]json.RawMessage{"replace": list})
+		}
+		r.applied[at[0]].Writes[at[1]].Value = list
+	}
+	return nil
+}
+
+// result is the head's checkpoint: its row's own part, the values (a
+// channel none of them holds reads as its initial value), its writes and
+// its tasks, migrated to the schema's version.
+func (r *rebuilder) result() (Checkpoint, error) {
+	g := r.g
 	for _, name := range g.chanList {
-		if _, ok := values[name]; !ok {
-			values[name] = append(json.RawMessage(nil), g.channels[name].initial...)
+		if _, ok := r.values[name]; !ok {
+			r.values[name] = append(json.RawMessage(nil), g.channels[name].initial...)
 		}
 	}
-	top := rows[0]
-	cp := top.checkpoint(g)
-	cp.Values = values
-	cp.Applied = applied
-	if cp.Tasks, err = unblobTasks(cp.Tasks, blobs); err != nil {
-		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+	cp := r.rows[0].checkpoint(g)
+	cp.Values = r.values
+	cp.Applied = r.applied
+	var err error
+	if cp.Tasks, err = unblobTasks(cp.Tasks, r.blobs); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
 	}
-	if cp.Metadata.Discarded, err = unblobTasks(cp.Metadata.Discarded, blobs); err != nil {
-		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", where, ErrCorrupt, err)
+	if cp.Metadata.Discarded, err = unblobTasks(cp.Metadata.Discarded, r.blobs); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
 	}
-	if version < g.SchemaVersion {
-		if err := g.migrateValues(&cp, version, where); err != nil {
+	if r.version < g.SchemaVersion {
+		if err := g.migrateValues(&cp, r.version, r.where); err != nil {
 			return Checkpoint{}, err
 		}
 	}

@@ -110,7 +110,7 @@ func persisted(typ string) bool {
 	return true
 }
 
-// An event's stored payload is a storedEvent (eventcodec.go): thread,
+// An event's stored payload is chainformat's (eventcodec.go): thread,
 // checkpoint, seq and type are columns of the row.
 
 // StepReport is one superstep of an invocation.

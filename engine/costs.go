@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,15 +9,10 @@ import (
 	"sort"
 	"sync"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 	"rewind/store"
 )
-
-// RoleUsage is the model calls of one role and their tokens.
-type RoleUsage struct {
-	Calls int `json:"calls"`
-	model.Usage
-}
 
 // TurnUsage is what one turn cost: the checkpoints from an input or fork
 // checkpoint up to (not including) the next one on the same branch.
@@ -65,18 +59,6 @@ type Costs struct {
 
 // CostTurns is how many of the newest turns Costs lists one by one.
 const CostTurns = 8
-
-// Sums are the running totals a turn's first checkpoint keeps
-// (Metadata.Sums): what was spent before it.
-type Sums struct {
-	// Turns is how many turns (input and fork checkpoints) have a
-	// smaller ID.
-	Turns int `json:"turns"`
-	// Thread is every checkpoint with a smaller ID, on every branch.
-	Thread map[string]RoleUsage `json:"thread,omitempty"`
-	// Branch is its parent's chain from the root, the parent included.
-	Branch map[string]RoleUsage `json:"branch,omitempty"`
-}
 
 // Costs sums the thread's stored model calls by role and by turn, with
 // its latest checkpoint's branch.
@@ -168,7 +150,7 @@ func (l *listings) get(ctx context.Context, id int64) (Checkpoint, bool, error) 
 
 // own is what checkpoint cp's stored calls cost, by role.
 func (l *listings) own(ctx context.Context, cp Checkpoint) (map[string]RoleUsage, error) {
-	if !cp.tokensUnlisted {
+	if !cp.TokensUnlisted() {
 		return cp.Metadata.Tokens, nil
 	}
 	calls, err := l.e.storedCalls(ctx, l.thread, cp.ID)
@@ -370,7 +352,7 @@ func (l *listings) costs(ctx context.Context, head int64) (Costs, bool, error) {
 		for _, tw := range writes {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
-					c := callOf(ev)
+					c := chainformat.CallOf(ev)
 					add(cp, true, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
 				}
 			}
@@ -654,7 +636,7 @@ func (e *Engine) costsByScan(ctx context.Context, thread string, head int64) (Co
 		if start != 0 && turns[start] == nil {
 			turns[start] = &TurnUsage{Start: start, Roles: map[string]RoleUsage{}}
 		}
-		if cp.tokensUnlisted {
+		if cp.TokensUnlisted() {
 			calls, err := e.storedCalls(ctx, thread, cp.ID)
 			if err != nil {
 				return Costs{}, err
@@ -676,7 +658,7 @@ func (e *Engine) costsByScan(ctx context.Context, thread string, head int64) (Co
 		for _, tw := range writes {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
-					c := callOf(ev)
+					c := chainformat.CallOf(ev)
 					add(cp.ID, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
 				}
 			}
@@ -700,22 +682,8 @@ func addRole(m map[string]RoleUsage, role string, r RoleUsage) {
 	m[role] = cur
 }
 
-// callTokens are the groups' model calls by role, as a listing keeps them.
-func callTokens(calls [][]storedCall) map[string]RoleUsage {
-	var out map[string]RoleUsage
-	for _, cs := range calls {
-		for _, c := range cs {
-			if out == nil {
-				out = map[string]RoleUsage{}
-			}
-			addRole(out, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
-		}
-	}
-	return out
-}
-
 // storedCalls are the model calls stored with checkpoint id's writes.
-func (e *Engine) storedCalls(ctx context.Context, thread string, id int64) ([]storedCall, error) {
+func (e *Engine) storedCalls(ctx context.Context, thread string, id int64) ([]chainformat.Call, error) {
 	row, err := e.store.Get(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && len(row.Meta) == 0 {
 		return nil, nil // no such checkpoint, or stored before calls moved
@@ -723,18 +691,11 @@ func (e *Engine) storedCalls(ctx context.Context, thread string, id int64) ([]st
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
-	var doc struct {
-		Groups []writeGroup `json:"writes"`
-	}
-	if err := json.Unmarshal(row.State, &doc); err != nil {
+	calls, err := chainformat.Calls(row.State)
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
 	}
-	(&stateDoc{Groups: doc.Groups}).fillRoles()
-	var out []storedCall
-	for _, g := range doc.Groups {
-		out = append(out, g.Calls...)
-	}
-	return out, nil
+	return calls, nil
 }
 
 // ErrTokenBudget is matched by errors.Is for a *BudgetError.
@@ -789,7 +750,7 @@ func (r *runner) turnUsed(ctx context.Context, cp Checkpoint) (int, error) {
 	}
 	used := 0
 	for i := len(chain) - 1; i >= 0 && chain[i].Source != SourceInput && chain[i].Source != SourceFork; i-- {
-		if chain[i].tokensUnlisted {
+		if chain[i].TokensUnlisted() {
 			calls, err := r.e.storedCalls(ctx, r.thread, chain[i].ID)
 			if err != nil {
 				return 0, err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"rewind/engine/chainformat"
 )
 
 // ErrBadEdit is matched (errors.Is) by an edited value the channel or the
@@ -44,7 +46,7 @@ type ChannelEdit struct {
 // would never write (a summary that rewrites an id, a budget that is no number).
 // A node's own writes are its own to check.
 func (g *Graph) CheckChannel(channel string, fn ChannelCheck) *Graph {
-	if _, ok := g.channels[channel]; !ok {
+	if !g.schema.HasChannel(channel) {
 		return g.fail("CheckChannel: channel %q is not declared (declare it first)", channel)
 	}
 	if g.channelChecks == nil {
@@ -68,8 +70,8 @@ const MaxEditValue = 64 << 10
 // hold, or a state the graph's check refuses, is an error matching
 // ErrBadEdit and stores nothing.
 func (e *Engine) EditState(ctx context.Context, thread string, id int64, channel string, value json.RawMessage, o UpdateOptions) (Checkpoint, error) {
-	if _, ok := e.graph.channels[channel]; !ok {
-		return Checkpoint{}, fmt.Errorf("edit thread %q: %w: no channel %q (channels: %s)", threadName(thread), ErrBadEdit, clipName(channel), strings.Join(e.graph.chanList, ", "))
+	if !e.graph.schema.HasChannel(channel) {
+		return Checkpoint{}, fmt.Errorf("edit thread %q: %w: no channel %q (channels: %s)", threadName(thread), ErrBadEdit, clipName(channel), strings.Join(e.graph.schema.Channels(), ", "))
 	}
 	if len(value) > MaxEditValue {
 		return Checkpoint{}, fmt.Errorf("edit %s of thread %q: %w: the value is %d bytes, over the %d (64 KB) an edited value may hold: shorten it", channel, threadName(thread), ErrBadEdit, len(value), MaxEditValue)
@@ -130,7 +132,7 @@ func (g *Graph) setWrite(v Values, channel string, value json.RawMessage) (Write
 			last = err
 			continue
 		}
-		if !sameJSON(out[channel], value) {
+		if !chainformat.SameJSON(out[channel], value) {
 			continue
 		}
 		return w, out, nil

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 	"rewind/store"
 )
@@ -76,16 +77,7 @@ const (
 )
 
 // Event is something that happened during a run.
-type Event struct {
-	Thread     string          `json:"thread"`
-	Checkpoint int64           `json:"checkpoint"`
-	Seq        int             `json:"seq,omitempty"`
-	Type       string          `json:"type"`
-	Node       string          `json:"node,omitempty"`
-	Task       string          `json:"task,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	At         time.Time       `json:"at"`
-}
+type Event = chainformat.Event
 
 // Event types written by the runtime.
 const (
@@ -119,7 +111,7 @@ func persisted(typ string) bool {
 	return true
 }
 
-// An event's stored payload is a storedEvent (eventcodec.go): thread,
+// An event's stored payload is chainformat's (eventcodec.go): thread,
 // checkpoint, seq and type are columns of the row.
 
 // StepReport is one superstep of an invocation.
@@ -252,7 +244,7 @@ type Engine struct {
 	model model.Model
 	now   func() time.Time
 	cache *cache
-	memo  encodeMemo
+	memo  chainformat.Memo
 	// sums are the running totals after this engine's last commit to
 	// each thread (costs.go: a trusted turn's first checkpoint takes its
 	// Sums from them without a read).
@@ -699,7 +691,7 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	if cp, ok := e.cache.get(chain[0]); ok {
 		return cp, nil
 	}
-	cp, err := e.graph.rebuild(ctx, e.store, chain, e.cache.get)
+	cp, err := e.graph.schema.Rebuild(ctx, e.store, chain, e.cache.get)
 	if err == nil && len(chain[0].Meta) > 0 {
 		e.cache.put(cp, chain[0])
 	}
@@ -772,22 +764,7 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 
 // listed reads a History row: its listing, or the whole document of a row
 // stored before listings existed.
-func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
-	if len(row.Meta) == 0 {
-		return g.decodeLegacy(row, g.SchemaVersion)
-	}
-	var m listing
-	if err := decodeListing(row.Meta, &m, false); err != nil {
-		return Checkpoint{}, corrupt(row.ThreadID, row.ID, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err))
-	}
-	p := parsedRow{row: row, meta: m}
-	cp := p.checkpoint(g)
-	cp.Tasks = make([]Task, len(m.Next))
-	for i, n := range m.Next {
-		cp.Tasks[i] = Task{Node: n}
-	}
-	return cp, nil
-}
+func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) { return g.schema.Listed(row) }
 
 // Ancestors walks parent pointers from id back to the root, root first, as
 // listings (see History).
@@ -871,16 +848,10 @@ func (e *Engine) Events(ctx context.Context, thread string, id int64) ([]Event, 
 	}
 	byCP := map[int64][]Event{}
 	for _, row := range rows {
-		var p storedEvent
-		err := json.Unmarshal(row.Payload, &p)
-		var data json.RawMessage
-		if err == nil {
-			data, err = p.data()
-		}
+		ev, err := chainformat.ReadEvent(thread, row)
 		if err != nil {
 			return nil, fmt.Errorf("event %d of checkpoint %d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, threadName(thread), err, ErrCorrupt)
 		}
-		ev := Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time}
 		byCP[row.CheckpointID] = append(byCP[row.CheckpointID], ev)
 	}
 	ids := []int64{id}
@@ -922,18 +893,9 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	if err != nil {
 		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)
 	}
-	var doc stateDoc
-	var m listing
-	if err := errors.Join(decodeStateDoc(row.State, &doc), decodeListing(row.Meta, &m, false)); err != nil {
+	out, err := chainformat.ModelCalls(row)
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d of thread %q: %w (%v)", id, threadName(thread), ErrCorrupt, err)
-	}
-	doc.Format = max(doc.Format, m.format)
-	doc.fillIDs(row, m.Step)
-	var out []Event
-	for _, g := range doc.Groups {
-		for _, c := range g.Calls {
-			out = append(out, c.event(thread, id, g.Node, g.Task))
-		}
 	}
 	return out, nil
 }

@@ -1,34 +1,15 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"sort"
-	"strconv"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 	"rewind/store"
 )
-
-// ReplayAll makes rebuilds replay every stored write, also those a newer
-// write replaces whole (see dropReplaced); it returns the undo.
-func ReplayAll() func() {
-	replayAll = true
-	return func() { replayAll = false }
-}
-
-// SetBaseEvery makes every nth checkpoint of a branch a base, for tests
-// that want short and long delta chains; it returns the undo.
-func SetBaseEvery(n int) func() {
-	old := baseEvery
-	baseEvery = n
-	return func() { baseEvery = old }
-}
 
 // CostsFromStates is Costs as it was before listings held tokens: every
 // checkpoint's state read, and one writes query per checkpoint with tasks.
@@ -112,7 +93,7 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 		for _, tw := range writes {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
-					c := callOf(ev)
+					c := chainformat.CallOf(ev)
 					add(cp.ID, c.Role, model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion})
 				}
 			}
@@ -147,7 +128,7 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 		for _, tw := range writes {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
-					c := callOf(ev)
+					c := chainformat.CallOf(ev)
 					u := model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}
 					addRole(out.Branch.Roles, c.Role, RoleUsage{Calls: 1, Usage: u})
 					out.Branch.Total.Add(u)
@@ -158,17 +139,25 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 	return out, nil
 }
 
+// CostsByScan is CostsAt from every listing, as a thread whose turns
+// hold no running totals reads: the reference of the totals' path.
+func (e *Engine) CostsByScan(ctx context.Context, thread string, head int64) (Costs, error) {
+	return e.costsByScan(ctx, thread, head)
+}
+
+// ReplayAll makes rebuilds replay every stored write, also those a newer
+// write replaces whole (see dropReplaced); it returns the undo.
+func ReplayAll() func() { return chainformat.Hooks.ReplayAll() }
+
+// SetBaseEvery makes every nth checkpoint of a branch a base, for tests
+// that want short and long delta chains; it returns the undo.
+func SetBaseEvery(n int) func() { return chainformat.Hooks.SetBaseEvery(n) }
+
 // ListingWithoutTokens rewrites a stored listing as the release before
 // tokens wrote it: an object with source, status, nodes and calls spelled
 // out, and no tokens.
 func ListingWithoutTokens(meta []byte) ([]byte, error) {
-	var l listing
-	if err := json.Unmarshal(meta, &l); err != nil {
-		return nil, err
-	}
-	l = l.fill()
-	l.Tokens, l.OldTokens = nil, nil
-	return json.Marshal(listingObject(l))
+	return chainformat.Hooks.ListingWithoutTokens(meta)
 }
 
 // ReadersAgree decodes a stored row's listing and state document with the
@@ -178,71 +167,13 @@ func ListingWithoutTokens(meta []byte) ([]byte, error) {
 // up on them, which leaves them to encoding/json).
 // A nil meta checks the state document alone (a rebased one).
 func ReadersAgree(meta, state []byte) (diff string, fast bool) {
-	fast = true
-	for _, core := range []bool{false, true} {
-		if meta == nil {
-			break
-		}
-		var a, b listing
-		ok := readListing(meta, &a, core)
-		err := json.Unmarshal(meta, &b)
-		if core {
-			b = listing{SchemaVersion: b.SchemaVersion, Depth: b.Depth, format: b.format, Events: b.Events}
-		}
-		fast = fast && ok
-		if ok && (err != nil || !reflect.DeepEqual(a, b)) {
-			return fmt.Sprintf("listing (core %v): read %+v, encoding/json %+v (%v)", core, a, b, err), fast
-		}
-	}
-	var a, b stateDoc
-	ok := readStateDoc(state, &a, false, nil)
-	err := json.Unmarshal(state, &b)
-	fast = fast && ok
-	if ok && (err != nil || !reflect.DeepEqual(a, b)) {
-		return fmt.Sprintf("state: read %+v, encoding/json %+v (%v)", a, b, err), fast
-	}
-	for _, g := range b.Groups {
-		for _, w := range g.Writes {
-			op, ok := readOp(w.Value) // a transcript op, if it is one
-			want, err := parseOpSlow(w.Value)
-			if ok && (err != nil || !reflect.DeepEqual(op, want)) {
-				return fmt.Sprintf("transcript op %s: read %+v, encoding/json %+v (%v)", w.Value, op, want, err), fast
-			}
-			fast = fast && (ok || !bytes.HasPrefix(w.Value, []byte(`{"$m`)))
-		}
-	}
-	var c stateDoc
-	var tasks json.RawMessage
-	ok = readStateDoc(state, &c, true, &tasks)
-	var d coreDoc
-	err = json.Unmarshal(state, &d)
-	fast = fast && ok
-	if got := (coreDoc{Format: c.Format, Tasks: tasks, Groups: c.Groups, Values: c.Values}); ok && (err != nil || !reflect.DeepEqual(got, d)) {
-		return fmt.Sprintf("state (core): read %+v, encoding/json %+v (%v)", got, d, err), fast
-	}
-	return "", fast
+	return chainformat.Hooks.ReadersAgree(meta, state)
 }
 
 // ReadAnyAgrees decodes b with the hand reader and with a json.Decoder
 // (UseNumber), and says how they differ ("" when they agree); fast says
 // whether the hand reader read it.
-func ReadAnyAgrees(b []byte) (diff string, fast bool) {
-	a, ok := readAny(b)
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var want any
-	err := d.Decode(&want)
-	if err == nil && d.More() {
-		err = errors.New("more after the value")
-	}
-	if _, tail := d.Token(); err == nil && tail != io.EOF {
-		err = errors.New("more after the value")
-	}
-	if ok && (err != nil || !reflect.DeepEqual(a, want)) {
-		return fmt.Sprintf("read %#v, encoding/json %#v (%v)", a, want, err), ok
-	}
-	return "", ok
-}
+func ReadAnyAgrees(b []byte) (diff string, fast bool) { return chainformat.Hooks.ReadAnyAgrees(b) }
 
 // FastValuesAgree runs the fast form and the encoding/json form of the
 // replay's value functions (fastvalues.go) on the same input and says how
@@ -251,144 +182,33 @@ func ReadAnyAgrees(b []byte) (diff string, fast bool) {
 // "unzip", "unblob" (JSON values compared; bytes too when b is as
 // json.Marshal writes it), "counter", "compact".
 func FastValuesAgree(what string, a, b []byte, blobs map[string]json.RawMessage) (diff string, fast bool) {
-	same := func(x, y []byte, err error) string {
-		if err != nil || !bytes.Equal(x, y) {
-			return fmt.Sprintf("fast %s, encoding/json %s (%v)", x, y, err)
-		}
-		return ""
-	}
-	switch what {
-	case "merge":
-		x, ok := mergeMap(a, b)
-		y, err := mergeMapSlow(a, b)
-		if ok {
-			return same(x, y, err), true
-		}
-	case "unpatch":
-		x, ok := unpatchObjectFast(a, b)
-		y, err := unpatchObjectSlow(a, b)
-		if ok {
-			return same(x, y, err), true
-		}
-	case "replace":
-		x, found, ok := readReplace(a)
-		y, want := isReplaceSlow(a)
-		if ok {
-			if found != want || !bytes.Equal(x, y) {
-				return fmt.Sprintf("fast %s %v, encoding/json %s %v", x, found, y, want), true
-			}
-			return "", true
-		}
-	case "members":
-		x, ok := objectMembers(a)
-		y, err := objectFieldsSlow(a)
-		if ok {
-			if err != nil || !reflect.DeepEqual(x, y) {
-				return fmt.Sprintf("fast %q, encoding/json %q (%v)", x, y, err), true
-			}
-			return "", true
-		}
-	case "unzip":
-		x, ok := unzipFast(a)
-		y, err := unzipSlow(a)
-		if ok {
-			return same(x, y, err), true
-		}
-	case "unblob":
-		x, ok, _ := unblobFast(a, &blobSet{bodies: blobs})
-		y, err := unblobSlow(a, &blobSet{bodies: blobs})
-		if ok {
-			var vx, vy any
-			if err != nil || json.Unmarshal(x, &vx) != nil || json.Unmarshal(y, &vy) != nil || !reflect.DeepEqual(vx, vy) {
-				return fmt.Sprintf("fast %s, encoding/json %s (%v)", x, y, err), true
-			}
-			if va, err := decodeAny(a); err == nil {
-				if canon, _ := json.Marshal(va); !bytes.Equal(canon, a) {
-					return "", true // as PostgreSQL gives it: the same value will do
-				}
-			}
-			return same(x, y, nil), true // as SQLite gives it: the same bytes
-		}
-	case "counter":
-		x, okx := smallInt(a)
-		y, oky := smallInt(b)
-		if okx && oky {
-			var fx, fy float64
-			if json.Unmarshal(a, &fx) != nil || json.Unmarshal(b, &fy) != nil {
-				return fmt.Sprintf("%s or %s is not a number", a, b), true
-			}
-			want, _ := json.Marshal(fx + fy)
-			return same(strconv.AppendInt(nil, x+y, 10), want, nil), true
-		}
-	case "compact":
-		var buf bytes.Buffer
-		if json.Compact(&buf, a) != nil {
-			return "", false
-		}
-		var esc bytes.Buffer
-		json.HTMLEscape(&esc, buf.Bytes())
-		return same(appendCompact(nil, a), esc.Bytes(), nil), true
-	}
-	return "", false
+	return chainformat.Hooks.FastValuesAgree(what, a, b, blobs)
 }
 
 // ZipBlob is the body a blob is stored with.
-func ZipBlob(body []byte) []byte { return zipBlob(body) }
+func ZipBlob(body []byte) []byte { return chainformat.Hooks.ZipBlob(body) }
 
 // KeyedApplyAgrees replays a stored write to a keyed channel (key "id")
 // holding current, by the fast form and by encoding/json, and says how the
 // lists and the writes they give back differ ("" when they agree); fast
 // says whether the fast form took it.
 func KeyedApplyAgrees(current, stored []byte) (diff string, fast bool) {
-	ups, ok := readUpserts(stored)
-	if !ok {
-		return "", false
-	}
-	a, errA := newKeyedList(current, "id")
-	b, errB := newKeyedList(current, "id")
-	if errA != nil || errB != nil {
-		return "", false
-	}
-	x, errX := a.upsert(ups, true)
-	y, errY := b.applySlow(stored, true)
-	va, _ := a.value()
-	vb, _ := b.value()
-	if (errX == nil) != (errY == nil) || !bytes.Equal(x, y) || !bytes.Equal(va, vb) {
-		return fmt.Sprintf("fast %s → %s (%v), encoding/json %s → %s (%v)", x, va, errX, y, vb, errY), true
-	}
-	return "", true
+	return chainformat.Hooks.KeyedApplyAgrees(current, stored)
 }
 
 // PatchWrite is the stored form of an upsert write to a keyed channel
 // (key "id") holding current.
-func PatchWrite(current, write []byte) []byte {
-	return patchWrite(indexItems(current, "id"), write, "id")
-}
-
-// Every state document the tests write is checked against json.Marshal.
-func init() { checkStateJSON = true }
+func PatchWrite(current, write []byte) []byte { return chainformat.Hooks.PatchWrite(current, write) }
 
 // SkipString reads the JSON string at the start of b: where it ends, and
 // whether it is one.
-func SkipString(b []byte) (int, bool) {
-	r := rd{b: b}
-	ok := r.skipString()
-	return r.i, ok
-}
-
-// CostsByScan is CostsAt from every listing, as a thread whose turns
-// hold no running totals reads: the reference of the totals' path.
-func (e *Engine) CostsByScan(ctx context.Context, thread string, head int64) (Costs, error) {
-	return e.costsByScan(ctx, thread, head)
-}
+func SkipString(b []byte) (int, bool) { return chainformat.Hooks.SkipString(b) }
 
 // ListingWithoutSums is a stored listing without running totals, as the
 // release before them wrote it.
 func ListingWithoutSums(meta []byte) ([]byte, error) {
-	var l listing
-	if err := json.Unmarshal(meta, &l); err != nil {
-		return nil, err
-	}
-	l.SumTurns, l.SumThread, l.SumBranch = 0, nil, nil
-	return l.MarshalJSON()
+	return chainformat.Hooks.ListingWithoutSums(meta)
 }
+
+// Every state document the tests write is checked against json.Marshal.
+func init() { chainformat.Hooks.CheckStateJSON() }

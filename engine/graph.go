@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"rewind/engine/event"
 	"slices"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 )
 
@@ -78,19 +78,6 @@ func (e *SendError) Error() string {
 
 func (e *SendError) Unwrap() error { return e.Err }
 
-// Migration turns a checkpoint document of version N into version N+1. It
-// may only fill defaults and rename: if it could fail, a thread could never
-// be restored.
-type Migration func(doc map[string]any) error
-
-type channelSpec struct {
-	reducer Reducer
-	initial json.RawMessage
-	// kind is which of the engine's own reducers it is, if any: a replay
-	// skips the writes a newer one replaces whole (see resets).
-	kind reducerKind
-}
-
 // Graph is a compiled set of channels, nodes and edges.
 type Graph struct {
 	Name string
@@ -99,19 +86,14 @@ type Graph struct {
 	// Migrations[n] upgrades a version-n document to n+1.
 	Migrations map[int]Migration
 
-	channels map[string]channelSpec
-	chanList []string
-	nodes    map[string]NodeFunc
-	entry    string
-	edges    map[string][]string
-	routers  map[string]Router
-	err      error
-	// transcript is the channel whose items are stored once each.
-	transcript, transcriptIndex string
-	// keyed maps channels of keyed items to their key field.
-	keyed map[string]string
-	// objects are LastValue channels of objects, stored as field patches.
-	objects map[string]bool
+	// schema is what the stored format knows of the graph (its
+	// channels, transcript, keyed and object channels).
+	schema  *chainformat.Schema
+	nodes   map[string]NodeFunc
+	entry   string
+	edges   map[string][]string
+	routers map[string]Router
+	err     error
 	// gates are the nodes that may pause for a person (see Gate).
 	gates map[string]bool
 	// resumeCheck is the graph's own check before a resume (see OnResume).
@@ -161,11 +143,12 @@ var ErrTooManySends = errors.New("too many Sends in one superstep")
 
 // NewGraph starts an empty graph with the given schema version.
 func NewGraph(name string, schemaVersion int) *Graph {
+	migrations := map[int]Migration{}
 	return &Graph{
 		Name:          name,
 		SchemaVersion: schemaVersion,
-		Migrations:    map[int]Migration{},
-		channels:      map[string]channelSpec{},
+		Migrations:    migrations,
+		schema:        chainformat.NewSchema(schemaVersion, migrations),
 		nodes:         map[string]NodeFunc{},
 		edges:         map[string][]string{},
 		routers:       map[string]Router{},
@@ -181,15 +164,9 @@ func (g *Graph) fail(format string, a ...any) *Graph {
 
 // Channel declares a state channel with its reducer and initial value.
 func (g *Graph) Channel(name string, r Reducer, initial any) *Graph {
-	if _, dup := g.channels[name]; dup {
-		return g.fail("channel %q declared twice", name)
+	if err := g.schema.Channel(name, r, initial); err != nil {
+		return g.fail("%v", err)
 	}
-	b, err := json.Marshal(initial)
-	if err != nil {
-		return g.fail("channel %q: initial value: %v", name, err)
-	}
-	g.channels[name] = channelSpec{reducer: r, initial: b, kind: kindOf(r)}
-	g.chanList = append(g.chanList, name)
 	return g
 }
 
@@ -266,55 +243,10 @@ func (g *Graph) Nodes() []string {
 func (g *Graph) HasNode(node string) bool { _, ok := g.nodes[node]; return ok }
 
 // initialValues is the state of a brand-new thread.
-func (g *Graph) initialValues() Values {
-	v := Values{}
-	for _, name := range g.chanList {
-		v[name] = append(json.RawMessage(nil), g.channels[name].initial...)
-	}
-	return v
-}
+func (g *Graph) initialValues() Values { return g.schema.Initial() }
 
-// apply folds writes into a copy of v, channel by channel in write order.
-// Values are never mutated in place (reducers return new bytes), so the
-// copy shares the channels it does not write.
-func (g *Graph) apply(v Values, writes []Write) (Values, error) {
-	out := make(Values, len(v))
-	for k, b := range v {
-		out[k] = b
-	}
-	for _, w := range writes {
-		spec, ok := g.channels[w.Channel]
-		if !ok {
-			return nil, fmt.Errorf("write to unknown channel %q", w.Channel)
-		}
-		if len(w.Value) == 0 {
-			return nil, fmt.Errorf("empty write to channel %q", w.Channel)
-		}
-		nv, err := spec.reducer(out[w.Channel], w.Value)
-		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", w.Channel, err)
-		}
-		out[w.Channel] = nv
-	}
-	return out, nil
-}
-
-// applyTo folds one write into v itself (a replay's own values).
-func (g *Graph) applyTo(v Values, channel string, write json.RawMessage) error {
-	spec, ok := g.channels[channel]
-	if !ok {
-		return fmt.Errorf("write to unknown channel %q", channel)
-	}
-	if len(write) == 0 {
-		return fmt.Errorf("empty write to channel %q", channel)
-	}
-	nv, err := spec.reducer(v[channel], write)
-	if err != nil {
-		return fmt.Errorf("channel %q: %w", channel, err)
-	}
-	v[channel] = nv
-	return nil
-}
+// apply folds writes into a copy of v (Schema.Apply).
+func (g *Graph) apply(v Values, writes []Write) (Values, error) { return g.schema.Apply(v, writes) }
 
 // next evaluates the outgoing edges of the nodes that ran, in order, and
 // returns the targets: one per distinct plain node, one per Send packet.
@@ -439,43 +371,53 @@ func (nc *NodeContext) Block(operation, reason string) {
 	nc.emit(event.Blocked{Operation: operation, Reason: reason})
 }
 
-// Values is a thread's state: channel name → JSON value.
-type Values map[string]json.RawMessage
-
-// clone copies the map, not the values: values are never changed in place
-// (reducers make new bytes), and a 384 KB value must not be copied for
-// every task that reads the state.
-func (v Values) clone() Values { return maps.Clone(v) }
-
-// Decode fills a struct from the channels (by their JSON names); with
-// names, from those channels only (a node that reads two small channels
-// need not decode the whole conversation).
-func (v Values) Decode(dst any, names ...string) error {
-	// Channel values are already JSON: splice them into one object rather
-	// than re-encoding (and re-validating) every one of them.
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	for k, raw := range v {
-		if len(raw) == 0 || len(names) > 0 && !slices.Contains(names, k) {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		key, _ := json.Marshal(k)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(raw)
+// tasksFor turns targets into tasks of checkpoint id.
+func tasksFor(thread string, checkpoint int64, step int, targets []Target) []Task {
+	out := make([]Task, 0, len(targets))
+	packets := map[string]int{}
+	for _, t := range targets {
+		i := packets[t.Node]
+		packets[t.Node]++
+		out = append(out, Task{ID: chainformat.TaskID(thread, checkpoint, step, t.Node, i), Node: t.Node, Args: t.Args})
 	}
-	b.WriteByte('}')
-	return json.Unmarshal(b.Bytes(), dst)
+	return out
 }
 
-// Len is the number of items of a list channel (0 when absent or not a list).
-func (v Values) Len(channel string) int { return countList(v[channel]) }
+// reid gives carried-over tasks the ids they have at a new checkpoint.
+func reid(thread string, checkpoint int64, step int, tasks []Task) []Task {
+	ts := make([]Target, len(tasks))
+	for i, t := range tasks {
+		ts[i] = Target{Node: t.Node, Args: t.Args, send: true}
+	}
+	return tasksFor(thread, checkpoint, step, ts)
+}
 
-// Items splits a list channel into its items, keeping their bytes (nil when
-// absent).
-func (v Values) Items(channel string) ([]json.RawMessage, error) { return splitList(v[channel]) }
+// Transcript declares the channel that holds the conversation: an
+// IndexedAppend channel of JSON objects whose items are stored once each,
+// apart from checkpoints, and survive compaction and prune.
+// indexField is the field IndexedAppend numbers the items by.
+func (g *Graph) Transcript(channel, indexField string) *Graph {
+	if err := g.schema.Transcript(channel, indexField); err != nil {
+		return g.fail("%v", err)
+	}
+	return g
+}
+
+// Keyed declares that channel's items are objects keyed by field, upserted
+// by its reducer (MergeByID(field)): stored writes keep only the fields an
+// upsert changes.
+func (g *Graph) Keyed(channel, field string) *Graph {
+	if err := g.schema.Keyed(channel, field); err != nil {
+		return g.fail("%v", err)
+	}
+	return g
+}
+
+// Object declares that channel is a LastValue channel of JSON objects whose
+// stored writes keep only the fields that changed.
+func (g *Graph) Object(channel string) *Graph {
+	if err := g.schema.Object(channel); err != nil {
+		return g.fail("%v", err)
+	}
+	return g
+}

@@ -69,7 +69,7 @@ func (e *Engine) rebases(ctx context.Context, thread string, rerooted []Reroot, 
 		if err != nil {
 			return nil, fmt.Errorf("read checkpoint %d to rebase it: %w", r.ID, err)
 		}
-		doc, err := e.graph.rebaseDoc(&cp, row)
+		doc, err := e.graph.schema.Rebase(&cp, row)
 		if err != nil {
 			return nil, fmt.Errorf("encode the rebase of checkpoint %d: %w", r.ID, err)
 		}

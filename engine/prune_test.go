@@ -267,6 +267,15 @@ func BenchmarkPrune10kKeepLast100(b *testing.B) {
 		st := be.Open(b, "prune")
 		e, _ := pruneEngine(b)
 		e.store = st
+		// A whole document, as rows before listings held them.
+		type document struct {
+			SchemaVersion int      `json:"schemaVersion"`
+			Step          int      `json:"step"`
+			Source        string   `json:"source"`
+			Values        Values   `json:"values"`
+			Tasks         []Task   `json:"tasks"`
+			Metadata      Metadata `json:"metadata"`
+		}
 		doc, err := json.Marshal(document{SchemaVersion: e.graph.SchemaVersion, Step: 1, Source: SourceLoop, Tasks: []Task{}, Values: Values{
 			"log": json.RawMessage("[" + strings.TrimSuffix(strings.Repeat(`{"by":"executor","text":"looked up the order and found it shipped","index":1},`, 24), ",") + "]")}})
 		if err != nil {

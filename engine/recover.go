@@ -8,7 +8,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"rewind/engine/chainformat"
 	"rewind/engine/model"
 	"rewind/store"
 )
@@ -222,12 +222,11 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 	}
 	sources := make(map[int64]string, len(listed))
 	for _, l := range listed {
-		var m listing
-		_ = decodeListing(l.Meta, &m, true) // by hand: one listing per checkpoint of the thread
-		sources[l.ID] = m.Source
-		if got := next[l.ID]; m.Events > got {
+		source, events := chainformat.SourceAndEvents(l.Meta) // one listing per checkpoint of the thread
+		sources[l.ID] = source
+		if got := next[l.ID]; events > got {
 			return branchInfo{}, fix(fmt.Errorf("thread %q: @%d was stored with %d event(s) but %d are left (#%d is missing): %w",
-				name, l.ID, m.Events, got, got+1, ErrDiscontinuous))
+				name, l.ID, events, got, got+1, ErrDiscontinuous))
 		}
 	}
 	branch := map[int64]bool{}
@@ -249,16 +248,11 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 		if !branch[row.CheckpointID] {
 			continue
 		}
-		var p storedEvent
-		err := json.Unmarshal(row.Payload, &p)
-		var data json.RawMessage
-		if err == nil {
-			data, err = p.data()
-		}
+		ev, err := chainformat.ReadEvent(thread, row)
 		if err != nil {
 			return branchInfo{}, fix(fmt.Errorf("event #%d of @%d on thread %q is corrupt (%v): %w", row.Seq, row.CheckpointID, name, err, ErrCorrupt))
 		}
-		out = append(out, Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time})
+		out = append(out, ev)
 	}
 	return branchInfo{events: out, rerooted: rerooted, start: start}, nil
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"rewind/engine/event"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
+	"rewind/engine/chainformat"
+	"rewind/engine/event"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
 	"rewind/store"
@@ -103,7 +105,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 			ID: cp.ID, Parent: cp.ParentID, Step: cp.Step, Source: cp.Source, Pending: len(cp.Tasks),
 			Nodes: cp.Metadata.Nodes, Next: describeTasks(cp.Tasks)}))
 	}
-	cp.Messages = cp.Values.Len(r.e.graph.transcriptOr("messages"))
+	cp.Messages = cp.Values.Len(r.e.graph.schema.TranscriptOr("messages"))
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
 	}
@@ -113,7 +115,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		if !persisted(events[i].Type) {
 			continue
 		}
-		payload, err := events[i].stored()
+		payload, err := chainformat.EventPayload(events[i])
 		if err != nil {
 			return fmt.Errorf("encode event %s: %w", events[i].Type, err)
 		}
@@ -134,12 +136,12 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		}
 		cp.Metadata.Sums = sums
 	}
-	enc, err := r.e.graph.encodeRow(cp, parent, groups, &r.e.memo, r.stored)
+	enc, err := r.e.graph.schema.Encode(cp, parent, groups, &r.e.memo, r.stored)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
-	cp.Metadata.Tokens = enc.tokens // as the listing reads them
-	row := enc.row
+	cp.Metadata.Tokens = enc.Tokens // as the listing reads them
+	row := enc.Row
 	row.Epoch, row.Settles = r.epoch, settles
 	// The engine's clock stamps the row, as the store keeps it (to the
 	// microsecond): the cache knows this row by it (cache.go).
@@ -172,7 +174,8 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	cp.CreatedAt = row.CreatedAt
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
-	cp.depth, cp.Bytes, cp.RowBytes, cp.Applied = enc.depth, enc.bytes, enc.rowBytes, groups
+	enc.Committed(cp)
+	cp.Applied = groups
 	r.e.cache.put(*cp, row)
 	// Task events were observed live as they happened; only the runtime's
 	// own events are new to an observer here.
@@ -283,23 +286,76 @@ func (r *runner) finish(cp Checkpoint) {
 // superstep runs the pending tasks of cp (skipping those whose writes are
 // stored), applies all writes in task order and commits the next checkpoint.
 func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, error) {
+	records, todo, rerun, err := r.pendingTasks(ctx, cp)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if r.cfg.Observe != nil {
+		r.observe(r.event("", "", event.StepStarted{Checkpoint: cp.ID, Tasks: len(cp.Tasks), ToRun: len(todo)}))
+	}
+	errs := r.runTasks(ctx, cp, records, todo, rerun)
+	var gate *ApprovalError
+	var gateTask Task
+	for i, err := range errs {
+		if errors.As(err, &gate) {
+			gateTask, errs[i] = cp.Tasks[i], nil
+			break
+		}
+	}
+	if err := r.tasksFailed(errs); err != nil {
+		return Checkpoint{}, err
+	}
+
+	if gate != nil {
+		// Nothing is committed: the finished tasks' writes are stored and the
+		// gate task stays pending until someone answers.
+		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
+		r.observe(r.event(gateTask.Node, gateTask.ID, event.Interrupt(*r.res.Interrupt)))
+		return cp, nil
+	}
+	st, err := r.tally(cp, records, todo)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	next, interrupt, err := r.nextCheckpoint(cp, records, &st)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := r.commit(ctx, &next, &cp, st.groups, cp.ID, st.events); err != nil {
+		return Checkpoint{}, err
+	}
+	st.report.Checkpoint = next.ID
+	if st.failed != nil {
+		st.failed.Checkpoint = next.ID
+		r.failed = st.failed
+	}
+	r.res.Steps = append(r.res.Steps, st.report)
+	for _, b := range st.blocked {
+		b.Checkpoint = next.ID
+		r.res.Blocked = append(r.res.Blocked, b)
+	}
+	r.res.Interrupt = interrupt
+	return next, nil
+}
+
+// pendingTasks reads the writes cp's tasks stored before (a resume's):
+// records holds them by task, todo are the tasks to run, rerun the ones a
+// recheck refused (run again whatever they stored).
+func (r *runner) pendingTasks(ctx context.Context, cp Checkpoint) (records []TaskWrites, todo []int, rerun map[string]string, err error) {
 	// A checkpoint this run just committed has no stored writes yet: only
 	// its own tasks (under this writer's epoch) could have made them.
 	var stored []TaskWrites
 	if cp.ID != r.committed {
-		var err error
 		if stored, err = r.e.PendingWrites(ctx, r.thread, cp.ID); err != nil {
-			return Checkpoint{}, err
+			return nil, nil, nil, err
 		}
 	}
 	done := map[string]TaskWrites{}
 	for _, tw := range stored {
 		done[tw.Task] = tw
 	}
-	records := make([]TaskWrites, len(cp.Tasks))
-	errs := make([]error, len(cp.Tasks))
-	var todo []int
-	rerun := r.rerun
+	records = make([]TaskWrites, len(cp.Tasks))
+	rerun = r.rerun
 	r.rerun = nil // only the superstep the resume starts from
 	for i, t := range cp.Tasks {
 		if tw, ok := done[t.ID]; ok && rerun[t.ID] == "" {
@@ -308,9 +364,13 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		}
 		todo = append(todo, i)
 	}
-	if r.cfg.Observe != nil {
-		r.observe(r.event("", "", event.StepStarted{Checkpoint: cp.ID, Tasks: len(cp.Tasks), ToRun: len(todo)}))
-	}
+	return records, todo, rerun, nil
+}
+
+// runTasks runs the tasks todo names, side by side, into records; errs
+// are their errors, by task.
+func (r *runner) runTasks(ctx context.Context, cp Checkpoint, records []TaskWrites, todo []int, rerun map[string]string) []error {
+	errs := make([]error, len(cp.Tasks))
 	// A task that runs alone has nothing to wait for: its writes become
 	// durable with the checkpoint that follows at once, in one
 	// transaction. Tasks that run side by side store theirs as each
@@ -336,150 +396,148 @@ func (r *runner) superstep(ctx context.Context, cp Checkpoint) (Checkpoint, erro
 		run(todo[0])
 	}
 	wg.Wait()
-	var gate *ApprovalError
-	var gateTask Task
-	for i, err := range errs {
-		if errors.As(err, &gate) {
-			gateTask, errs[i] = cp.Tasks[i], nil
-			break
-		}
-	}
-	if err := r.tasksFailed(errs); err != nil {
-		return Checkpoint{}, err
-	}
+	return errs
+}
 
-	if gate != nil {
-		// Nothing is committed: the finished tasks' writes are stored and the
-		// gate task stays pending until someone answers.
-		r.res.Interrupt = &Interrupt{When: "approval", Node: gateTask.Node, Operation: gate.Operation, Question: gate.Question}
-		r.observe(r.event(gateTask.Node, gateTask.ID, event.Interrupt(*r.res.Interrupt)))
-		return cp, nil
-	}
-	var writes []Write
-	var groups []WriteGroup
-	var ran []string
-	events := r.carry
+// stepTally is what a superstep's tasks did, gathered for the checkpoint
+// it commits and the run's result.
+type stepTally struct {
+	writes  []Write
+	groups  []WriteGroup
+	ran     []string
+	events  []Event
+	blocked []Blocked
+	failed  *RunFailedError
+	report  StepReport
+	md      Metadata
+}
+
+// tally gathers what cp's tasks did (todo ran here, the others' stored
+// writes are reused), task by task.
+func (r *runner) tally(cp Checkpoint, records []TaskWrites, todo []int) (stepTally, error) {
+	st := stepTally{events: r.carry,
+		report: StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}},
+		md:     Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}}
 	r.carry = nil
-	var blocked []Blocked
-	var failed *RunFailedError
-	report := StepReport{From: cp.ID, Step: cp.Step + 1, ModelCalls: map[string]int{}}
-	md := Metadata{Writes: map[string][]string{}, ModelCalls: map[string]int{}}
 	ranHere := map[int]bool{}
 	for _, i := range todo {
 		ranHere[i] = true
 	}
 	for i, t := range cp.Tasks {
 		rec := records[i]
-		writes = append(writes, rec.Writes...)
+		st.writes = append(st.writes, rec.Writes...)
 		grp := WriteGroup{Task: t.ID, Node: t.Node, Writes: rec.Writes, DurationMs: rec.DurationMs}
-		ran = append(ran, t.Node)
-		md.Writes[t.Node] = mergeSorted(md.Writes[t.Node], channelsOf(rec.Writes))
+		st.ran = append(st.ran, t.Node)
+		st.md.Writes[t.Node] = mergeSorted(st.md.Writes[t.Node], channelsOf(rec.Writes))
 		for role, n := range rec.ModelCalls {
-			md.ModelCalls[role] += n
+			st.md.ModelCalls[role] += n
 		}
 		if rec.Usage != (model.Usage{}) {
-			if md.Usage == nil {
-				md.Usage = &model.Usage{}
+			if st.md.Usage == nil {
+				st.md.Usage = &model.Usage{}
 			}
-			md.Usage.Add(rec.Usage)
+			st.md.Usage.Add(rec.Usage)
 		}
-		for _, ev := range rec.Events {
-			switch {
-			case ev.Type == EventModelCalled:
-				grp.Calls = append(grp.Calls, ev)
-			case persisted(ev.Type):
-				events = append(events, ev)
-			}
-			if ev.Type == EventRunFailed && failed == nil {
-				d, err := event.Decode[event.RunFailed](ev.Type, ev.Data)
-				if err != nil {
-					return Checkpoint{}, fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
-				}
-				failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
-			}
-			if ev.Type == EventBlocked {
-				b, err := event.Decode[event.Blocked](ev.Type, ev.Data)
-				if err != nil {
-					return Checkpoint{}, fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
-				}
-				blocked = append(blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
-			}
+		if err := r.taskEvents(&st, t, rec, &grp); err != nil {
+			return stepTally{}, err
 		}
-		groups = append(groups, grp)
+		st.groups = append(st.groups, grp)
 		if ranHere[i] {
-			report.Ran = append(report.Ran, t)
+			st.report.Ran = append(st.report.Ran, t)
 			for role, n := range rec.ModelCalls {
-				report.ModelCalls[role] += n
+				st.report.ModelCalls[role] += n
 				r.res.ModelCalls[role] += n
 			}
 			r.res.Usage.Add(rec.Usage)
 		} else {
-			report.Reused = append(report.Reused, t)
-			md.Reused = append(md.Reused, t.ID)
-			events = append(events, r.event(t.Node, t.ID, event.TaskReused{From: cp.ID}))
+			st.report.Reused = append(st.report.Reused, t)
+			st.md.Reused = append(st.md.Reused, t.ID)
+			st.events = append(st.events, r.event(t.Node, t.ID, event.TaskReused{From: cp.ID}))
 		}
-		if rec.DurationMs > md.DurationMs {
-			md.DurationMs = rec.DurationMs
+		if rec.DurationMs > st.md.DurationMs {
+			st.md.DurationMs = rec.DurationMs
 		}
 	}
-	md.Nodes = dedupe(ran)
-	md.TaskCounts = map[string]int{}
-	for _, n := range ran {
-		md.TaskCounts[n]++
+	st.md.Nodes = dedupe(st.ran)
+	st.md.TaskCounts = map[string]int{}
+	for _, n := range st.ran {
+		st.md.TaskCounts[n]++
 	}
+	return st, nil
+}
+
+// taskEvents sorts task t's events: its model calls go with its writes
+// (grp), the others that are stored with the checkpoint; a failed run and
+// a blocked side effect are noted.
+func (r *runner) taskEvents(st *stepTally, t Task, rec TaskWrites, grp *WriteGroup) error {
+	for _, ev := range rec.Events {
+		switch {
+		case ev.Type == EventModelCalled:
+			grp.Calls = append(grp.Calls, ev)
+		case persisted(ev.Type):
+			st.events = append(st.events, ev)
+		}
+		if ev.Type == EventRunFailed && st.failed == nil {
+			d, err := event.Decode[event.RunFailed](ev.Type, ev.Data)
+			if err != nil {
+				return fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
+			}
+			st.failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
+		}
+		if ev.Type == EventBlocked {
+			b, err := event.Decode[event.Blocked](ev.Type, ev.Data)
+			if err != nil {
+				return fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
+			}
+			st.blocked = append(st.blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
+		}
+	}
+	return nil
+}
+
+// nextCheckpoint is the checkpoint the superstep from cp makes: the
+// writes applied, the tasks the edges lead to, and why the run stops
+// there if it does (a failed task, an interrupt, the token budget).
+func (r *runner) nextCheckpoint(cp Checkpoint, records []TaskWrites, st *stepTally) (Checkpoint, *Interrupt, error) {
 	// apply folds the writes in order, so the first task's own (applied
 	// when it finished) are a prefix already done.
-	from, rest := cp.Values, writes
+	from, rest := cp.Values, st.writes
 	if len(records) > 0 && records[0].applied != nil {
-		from, rest = records[0].applied, writes[len(records[0].Writes):]
+		from, rest = records[0].applied, st.writes[len(records[0].Writes):]
 	}
 	values, err := r.e.graph.apply(from, rest)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
+		return Checkpoint{}, nil, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
-	targets, err := r.e.graph.next(ran, values)
+	targets, err := r.e.graph.next(st.ran, values)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
+		return Checkpoint{}, nil, fmt.Errorf("thread %q, superstep from checkpoint %d: %w", threadName(r.thread), cp.ID, err)
 	}
 	id := r.lastID + 1
 	next := Checkpoint{Thread: r.thread, ID: id, ParentID: cp.ID, Step: cp.Step + 1, Source: SourceLoop, Values: values,
-		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: md}
-	if failed != nil {
+		Tasks: tasksFor(r.thread, id, cp.Step+1, targets), Metadata: st.md}
+	if st.failed != nil {
 		// A task failed the run: what would have run next never does.
 		next.Metadata.Discarded, next.Tasks = next.Tasks, []Task{}
-		next.Metadata.Status, next.Metadata.Reason = RunFailed, failed.Reason
+		next.Metadata.Status, next.Metadata.Reason = RunFailed, st.failed.Reason
 	}
 	var interrupt *Interrupt
 	if len(next.Tasks) > 0 {
-		if interrupt = r.interruptAfter(ran); interrupt == nil {
+		if interrupt = r.interruptAfter(st.ran); interrupt == nil {
 			interrupt = r.interruptBefore(next.Tasks)
 		}
 	}
 	if interrupt != nil {
 		next.Metadata.Interrupt = interrupt
-		events = append(events, r.event(interrupt.Node, "", event.Interrupt(*interrupt)))
+		st.events = append(st.events, r.event(interrupt.Node, "", event.Interrupt(*interrupt)))
 	}
-	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && failed == nil && len(next.Tasks) > 0 {
+	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && st.failed == nil && len(next.Tasks) > 0 {
 		// The run stops here (drive): the checkpoint says so, and why.
 		next.Metadata.Status = RunPaused
 		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn)", used, r.budget)
-		events = append(events, r.event("", "", event.TokenBudget{Used: used, Budget: r.budget, Pending: describeTasks(next.Tasks)}))
+		st.events = append(st.events, r.event("", "", event.TokenBudget{Used: used, Budget: r.budget, Pending: describeTasks(next.Tasks)}))
 	}
-	if err := r.commit(ctx, &next, &cp, groups, cp.ID, events); err != nil {
-		return Checkpoint{}, err
-	}
-	report.Checkpoint = id
-	if failed != nil {
-		failed.Checkpoint = id
-		r.failed = failed
-	}
-	r.res.Steps = append(r.res.Steps, report)
-	for _, b := range blocked {
-		b.Checkpoint = id
-		r.res.Blocked = append(r.res.Blocked, b)
-	}
-	r.res.Interrupt = interrupt
-	return next, nil
+	return next, interrupt, nil
 }
 
 // tasksFailed is the one error of a superstep whose tasks failed, on one
@@ -552,7 +610,7 @@ func (r *runner) runTask(ctx context.Context, cp Checkpoint, t Task, store bool)
 		r.hook(point, HookInfo{Checkpoint: cp.ID, Task: &t, Role: role})
 	}}
 	emit(event.NodeStarted{Args: t.Args})
-	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: cp.Values.clone(), Model: counted, base: r.e.model, emit: emit,
+	nc := &NodeContext{Thread: r.thread, Task: t, Checkpoint: cp.ID, RunStart: r.runStart, Epoch: r.epoch, Values: maps.Clone(cp.Values), Model: counted, base: r.e.model, emit: emit,
 		point: func(name HookPoint) { r.hook(name, HookInfo{Checkpoint: cp.ID, Task: &t}) }}
 	writes, err := fn(stream.WithTask(ctx, t.ID), nc)
 	var gate *ApprovalError

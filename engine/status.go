@@ -7,6 +7,7 @@ import (
 	"rewind/engine/event"
 	"strings"
 
+	"rewind/engine/chainformat"
 	"rewind/store"
 )
 
@@ -21,7 +22,7 @@ import (
 // must not revive is recorded as an end: failed and cancelled.
 const (
 	// RunRunning: tasks are pending and nothing stopped the run on purpose.
-	RunRunning = "running"
+	RunRunning = chainformat.StatusRunning
 	// RunPaused: stopped before or after a node (an interrupt), at the
 	// turn's token budget (with a reason), or its state was edited (an
 	// update) with tasks pending: a resume carries on.

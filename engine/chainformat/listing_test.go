@@ -1,0 +1,82 @@
+package chainformat
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// A listing leaves out what it reads back: whatever compact drops, fill
+// restores, through JSON; and a listing written before (every field
+// spelled out, tokens under "tok" or none) reads as it always did.
+func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
+	tok := map[string][3]int{"executor": {3, 358, 64}}
+	two := map[string][3]int{"critic": {1, 10, 2}, "executor": {1, 5, 1}}
+	cases := map[string]listing{
+		"a loop step":               {Step: 3, Source: SourceLoop, SchemaVersion: 2, Nodes: []string{"executor"}, ModelCalls: map[string]int{"executor": 3}, Tokens: tok, Status: RunRunning, Messages: 4},
+		"two roles":                 {Source: SourceLoop, Nodes: []string{"critic", "executor"}, ModelCalls: map[string]int{"critic": 1, "executor": 1}, Tokens: two, Status: RunDone},
+		"nodes not the roles":       {Source: SourceLoop, Nodes: []string{"executor", "critic"}, ModelCalls: map[string]int{"critic": 1, "executor": 1}, Tokens: two, Status: RunRunning},
+		"calls not the tokens":      {Source: SourceLoop, Nodes: []string{"executor"}, ModelCalls: map[string]int{"executor": 4}, Tokens: tok, Status: RunRunning},
+		"tokens without calls":      {Source: SourceLoop, Nodes: []string{"executor"}, Tokens: tok, Status: RunRunning},
+		"no nodes but tokens":       {Source: SourceLoop, ModelCalls: map[string]int{"executor": 3}, Tokens: tok, Status: RunRunning},
+		"no status":                 {Source: SourceLoop, Nodes: []string{"reply"}},
+		"a loop step without calls": {Source: SourceLoop, Nodes: []string{"summarizer"}, Status: RunRunning},
+		"an input":                  {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, Bytes: 900, Row: 300},
+		"bytes of the row alone":    {Source: SourceInput, Status: RunRunning, Bytes: 300, Row: 300},
+		"a paused loop step":        {Source: SourceLoop, Status: RunPaused, Nodes: []string{"critic"}},
+		"a turn's running totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 4, SumThread: two, SumBranch: tok},
+		"the first turn's totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1},
+	}
+	for name, l := range cases {
+		b, err := json.Marshal(l.compact())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back listing
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.format != 3 {
+			t.Errorf("%s: stored as %s, reads back as format %d", name, b, back.format)
+		}
+		back.format = 0
+		if got := back.fill(); !reflect.DeepEqual(got, l) {
+			t.Errorf("%s: stored as %s, reads back as %+v, want %+v", name, b, got, l)
+		}
+	}
+	old := `{"step":401,"source":"loop","v":2,"depth":1,"nodes":["planner"],"calls":{"planner":1},"tok":{"planner":[1,94,120]},"next":["executor"],"status":"running","msgs":21}`
+	var l listing
+	if err := json.Unmarshal([]byte(old), &l); err != nil {
+		t.Fatal(err)
+	}
+	want := listing{Step: 401, Source: SourceLoop, SchemaVersion: 2, Depth: 1, Nodes: []string{"planner"}, ModelCalls: map[string]int{"planner": 1},
+		Tokens: map[string][3]int{"planner": {1, 94, 120}}, Next: []string{"executor"}, Status: RunRunning, Messages: 21}
+	if got := l.fill(); !reflect.DeepEqual(got, want) {
+		t.Errorf("a listing of the previous format reads as %+v, want %+v", got, want)
+	}
+	if b, _ := json.Marshal(cases["a loop step"].compact()); string(b) != `[3,2,0,4,0,0,{"executor":[3,358,64]}]` {
+		t.Errorf("a loop step's listing is stored as %s", b)
+	}
+	// A field a newer rewind adds past the last is left alone; a newer
+	// format is read as one.
+	var newer listing
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
+	}
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
+		t.Errorf("a listing of format 4 reads as format %d (%v)", newer.format, err)
+	}
+	// Running totals follow the format, which is then written as 0 (3);
+	// a rewind from before them stops reading at the format.
+	b, err := json.Marshal(cases["a turn's running totals"].compact())
+	if want := `[0,0,0,0,0,0,0,["planner"],0,"running","input",0,0,0,0,0,0,0,0,0,0,4,{"critic":[1,10,2],"executor":[1,5,1]},{"executor":[3,358,64]}]`; err != nil || string(b) != want {
+		t.Errorf("a turn's running totals are stored as %s (%v), want %s", b, err, want)
+	}
+}
+
+// The run statuses a listing stores (engine's RunRunning, …).
+const (
+	RunRunning = StatusRunning
+	RunDone    = "done"
+	RunPaused  = "paused"
+)

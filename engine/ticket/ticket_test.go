@@ -184,9 +184,10 @@ func TestNewTurnWithPendingTasksIsRefused(t *testing.T) {
 	if !errors.As(err, &pe) || len(pe.Tasks) != 3 {
 		t.Fatalf("got %v", err)
 	}
-	for _, choice := range []string{"rewind resume t", "rewind fork t", "rewind discard t"} {
-		if !strings.Contains(err.Error(), choice) {
-			t.Errorf("refusal does not name %q: %s", choice, err)
+	// The refusal offers each way on (the CLI words them as commands).
+	for _, choice := range []engine.Action{engine.FixResume, engine.FixFork, engine.FixDiscard} {
+		if !offers(err, choice, "t") {
+			t.Errorf("refusal does not offer fix %d: %v", choice, err)
 		}
 	}
 	cp, err := e.DiscardPending(ctx, "t")
@@ -237,7 +238,7 @@ func TestForkBranchesWithoutDeleting(t *testing.T) {
 	if _, err := e.Fork(ctx, "t", 0, ticket.Input("x"), engine.RunConfig{}); !errors.Is(err, engine.ErrNoCheckpoint) {
 		t.Fatalf("fork without checkpoint: %v", err)
 	}
-	if _, err := e.Fork(ctx, "t", 999, ticket.Input("x"), engine.RunConfig{}); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "rewind log t") {
+	if _, err := e.Fork(ctx, "t", 999, ticket.Input("x"), engine.RunConfig{}); !errors.Is(err, store.ErrNotFound) || !offers(err, engine.FixLog, "t") {
 		t.Fatalf("fork from unknown checkpoint: %v", err)
 	}
 	if _, err := e.Fork(ctx, "t", 1, nil, engine.RunConfig{}); !errors.Is(err, engine.ErrEmptyInput) {
@@ -296,7 +297,7 @@ func TestBadCheckpointsAreRefusedClearly(t *testing.T) {
 	if _, err := e.Resume(ctx, "newer", engine.RunConfig{}); !errors.Is(err, engine.ErrNewerSchema) {
 		t.Errorf("resume newer: %v", err)
 	}
-	if _, err := e.Get(ctx, "nope", 1); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "rewind threads") {
+	if _, err := e.Get(ctx, "nope", 1); !errors.Is(err, store.ErrNotFound) || !offers(err, engine.FixThreads, "") {
 		t.Errorf("unknown thread: %v", err)
 	}
 }
@@ -433,4 +434,19 @@ func TestResumeAtAPausedBranchHead(t *testing.T) {
 	if _, err := e.ResumeAt(ctx, "t", paused, engine.RunConfig{}); !errors.Is(err, engine.ErrNothingToResume) || !strings.Contains(err.Error(), "already continued") {
 		t.Fatalf("second resume of the same head: %v", err)
 	}
+}
+
+// offers says err offers action on thread among its fixes (engine.Fixer),
+// which the CLI words as commands and the TUI as keys.
+func offers(err error, action engine.Action, thread string) bool {
+	var f engine.Fixer
+	if !errors.As(err, &f) {
+		return false
+	}
+	for _, fx := range f.Fixes() {
+		if fx.Action == action && fx.Thread == thread {
+			return true
+		}
+	}
+	return false
 }

@@ -20,7 +20,7 @@ func TestFollowInTmux(t *testing.T) {
 	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "x.db")}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" {
+	if pgtest.Available(t) {
 		stores["postgres"] = pgtest.Fresh(t, "rewind_follow")
 	}
 	for name, spec := range stores {

@@ -16,6 +16,7 @@ import (
 // and the resume's report (text and --json) says it reused that one and
 // redispatched the other two.
 func TestResumePlanAfterKill(t *testing.T) {
+	t.Parallel()
 	for name, spec := range map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "r.db") },
 		"postgres": cli.FreshPostgres,

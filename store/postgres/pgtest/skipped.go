@@ -62,21 +62,26 @@ func Run(m *testing.M) int {
 	return code
 }
 
-// byTest lists names by their top-level test, with how many of its
-// subtests skipped, in the order they skipped.
+// byTest lists names by their top-level test (a test that skipped once
+// by its own name, TestX/postgres), with how many of its subtests skipped,
+// in the order they skipped.
 func byTest(names []string) string {
 	var order []string
 	count := map[string]int{}
+	only := map[string]string{}
 	for _, n := range names {
 		top, _, _ := strings.Cut(n, "/")
 		if count[top] == 0 {
 			order = append(order, top)
 		}
 		count[top]++
+		only[top] = n
 	}
 	for i, top := range order {
 		if count[top] > 1 {
 			order[i] = fmt.Sprintf("%s (%d)", top, count[top])
+		} else {
+			order[i] = only[top]
 		}
 	}
 	// One line a terminal can show: the first of many, then how many more.

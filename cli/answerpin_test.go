@@ -43,6 +43,7 @@ func oneLine(t *testing.T, r result, code int, wants ...string) {
 // one the approval goes through with the file's text. --payload-file's
 // errors name --payload-file (they said --input-file).
 func TestAnswersPinTheReviewedDraftWithOp(t *testing.T) {
+	t.Parallel()
 	for name, spec := range answerStores {
 		t.Run(name, func(t *testing.T) {
 			db := spec(t)
@@ -97,6 +98,7 @@ func TestAnswersPinTheReviewedDraftWithOp(t *testing.T) {
 // the draft is made. A draft that has a grant keeps it: --auth-ttl is
 // refused there, nothing approved; and a grant of 0 is a usage error.
 func TestApproveWithAuthTTLGrantsAMigratedV1Draft(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(filepath.Join("..", "store", "backend", "testdata", "upgrade", "store-v8.db.gz"))
 	if err != nil {
 		t.Fatal(err)

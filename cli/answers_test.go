@@ -49,6 +49,7 @@ func operationsOf(t *testing.T, env []string, thread string) map[string]struct{ 
 // nothing to approve, and no draft is made. On d1679bd the turn ended
 // "awaiting approval" and approve created the draft.
 func TestCancelledDraftDoesNotComeBack(t *testing.T) {
+	t.Parallel()
 	for name, spec := range answerStores {
 		t.Run(name, func(t *testing.T) {
 			env := []string{"REWIND_STORE=" + spec(t)}
@@ -85,6 +86,7 @@ func TestCancelledDraftDoesNotComeBack(t *testing.T) {
 // approved, and the new draft still waits. On d1679bd the edited text was
 // approved on the new draft's operation and its draft created.
 func TestApproveEditRefusesADraftChangedWhileEditing(t *testing.T) {
+	t.Parallel()
 	for name, spec := range answerStores {
 		t.Run(name, func(t *testing.T) {
 			db := spec(t)

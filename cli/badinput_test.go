@@ -16,6 +16,7 @@ import (
 
 	"rewind/cli"
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // password is in every URL with a password below: it must never be printed.
@@ -99,6 +100,7 @@ func init() {
 // line on stderr and a non-zero exit, never panics, never prints a
 // password, and leaves the files it was given as they were.
 func TestEveryCommandFailsOnOneLine(t *testing.T) {
+	t.Parallel()
 	for _, p := range cli.CommandPaths() {
 		_, s := storeForms[p]
 		_, n := noStore[p]
@@ -155,7 +157,8 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		"postgres bad URL":          "postgres://rewind:" + password + "@[::1/rewind",
 	}
 	goods := map[string]string{"sqlite": good} // backendtest:own: each store's bad specs are its own
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	pgOn := pgtest.Available(t)
+	if pgOn {
 		pg := cli.FreshPostgres(t)
 		setup(pg)
 		goods["postgres"] = pg
@@ -164,8 +167,6 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		setup(newerPG)
 		execPG(t, newerPG, `insert into rewind_schema_migrations (version, name) values (99, 'from the future')`)
 		bad["newer postgres schema"] = newerPG
-	} else {
-		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL stores are SKIPPED")
 	}
 	// LangGraph's databases: the commands that read open them read-only,
 	// every other refuses them before rewind's opener touches them.
@@ -173,7 +174,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		"LangGraph Python sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-python.db"),
 		"LangGraph JS sqlite":     "sqlite:" + lgtest.Copy(t, "sqlite-js.db"),
 	}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	if pgOn {
 		langgraphs["LangGraph Python postgres"] = lgtest.Dump(t, "postgres-python.sql")
 		langgraphs["LangGraph JS postgres"] = lgtest.Dump(t, "postgres-js.sql")
 	}
@@ -415,6 +416,7 @@ func sum(t *testing.T, path string) [32]byte {
 // --input-file - reads the message from stdin, in a real process: the way
 // to give a long message without the command line.
 func TestInputFromStdin(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	msg := strings.Repeat("Where is my parcel SO20260901? ", 2000)[:60000]
 	cmd := exec.Command(binary, "run", "--store", spec, "--thread", "stdin", "--input-file", "-", "--interrupt-before", "planner")

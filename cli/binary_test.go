@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"rewind/store/postgres/pgtest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +40,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cli.SetBenchExe(binary) // not this test binary
-	code := m.Run()
+	// The tests that drive the binary (all parallel) mostly wait for its
+	// processes, their fsyncs and their children: run twice as many at once
+	// as there are cores, unless -parallel says how many.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
+	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -71,6 +82,7 @@ func dbSpec(t *testing.T) (string, string) {
 }
 
 func TestSelftestPassesOnSQLite(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	r := rewind(t, nil, "selftest", "--store", spec, "--json")
 	if r.code != 0 {
@@ -105,14 +117,11 @@ func TestSelftestPassesOnSQLite(t *testing.T) {
 // The same checks give byte-identical --json on every store (its figures
 // hold no timestamps, and checkpoint ids are per-thread sequences).
 func TestSelftestJSONIsTheSameOnEveryStore(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	specs := []string{"memory:", spec}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" {
+	if pgtest.Available(t) {
 		specs = append(specs, pgtest.Fresh(t, "rewind_selftest"))
-	} else if os.Getenv("CI") != "" {
-		t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-	} else {
-		t.Log("REWIND_TEST_POSTGRES is unset: comparing memory and sqlite only")
 	}
 	var first result
 	for i, s := range specs {
@@ -132,6 +141,7 @@ func TestSelftestJSONIsTheSameOnEveryStore(t *testing.T) {
 
 // The seed's check 2 across real processes: interrupt in one, resume in another.
 func TestInterruptInOneProcessResumeInAnother(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	r1 := rewind(t, env, "run", "--thread", "ticket-1", "--input", "Where is my parcel for order SO20260901, what is the order status, and can I get a refund?", "--attach", "blob://tickets/2026/att-1.png", "--interrupt-before", "executor", "--json")
@@ -203,6 +213,7 @@ func snapshot(t *testing.T, env []string, thread string) string {
 }
 
 func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
+	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	if r := rewind(t, env, "run", "--thread", "t", "--input", "Where is my parcel SO20260901?", "--interrupt-before", "executor"); r.code != 0 {
@@ -295,6 +306,7 @@ func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 }
 
 func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	hostile := "order SO20260901 status?\x1b]52;c;cm0gLXJmIC8=\x07\x1b[2J\u202eevil\r\u009b31m"
@@ -324,6 +336,7 @@ func TestEscapeSequencesArePrintedHarmless(t *testing.T) {
 }
 
 func TestForkAndLog(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	if r := rewind(t, env, "run", "--thread", "f", "--input", "What is the order status of SO20260901 and where is the parcel?"); r.code != 0 {
@@ -358,6 +371,7 @@ func TestForkAndLog(t *testing.T) {
 }
 
 func TestBadPostgresURLNamesHostAndHidesPassword(t *testing.T) {
+	t.Parallel()
 	// Port 1 on loopback: nothing listens, so the refusal is immediate.
 	r := rewind(t, nil, "threads", "--store", "postgres://rewind:s3cr3t-pass@127.0.0.1:1/ticketsdb?sslmode=disable")
 	if r.code != 1 {
@@ -431,6 +445,7 @@ type pruneOut struct {
 // head that still resumes. Dry runs change nothing; kept checkpoints read
 // back as they were.
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	for _, args := range [][]string{
@@ -571,6 +586,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneIsDocumented(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -584,6 +600,7 @@ func TestPruneIsDocumented(t *testing.T) {
 }
 
 func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	for _, args := range [][]string{{"resume", "ghost"}, {"fork", "ghost", "1", "--input", "x"}, {"discard", "ghost"}, {"approve", "ghost"}} {
@@ -597,6 +614,7 @@ func TestCommandsOnAnUnknownThreadLeaveNoTrace(t *testing.T) {
 }
 
 func TestHelpNamesEveryKillPoint(t *testing.T) {
+	t.Parallel()
 	r := rewind(t, nil, "help")
 	for _, p := range worker.Points {
 		if !strings.Contains(r.stdout, string(p.Name)) {

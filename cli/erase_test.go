@@ -41,6 +41,7 @@ func grepStore(t *testing.T, path, text string) []string {
 // an open alone erases, with other handles open all along, is the
 // store's DeletedTextErasedAfterAReader, in store/storetest.)
 func TestRmUnderAReaderErasesOnceTheReadEnds(t *testing.T) {
+	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	var b [6]byte

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"maps"
+	"os/exec"
 	"slices"
 	"testing"
 )
@@ -21,5 +24,30 @@ func CommandPaths() []string {
 }
 
 // SetBenchExe makes a bench's new processes run path (the built rewind),
-// not the test binary.
-func SetBenchExe(path string) { benchExe = func() (string, error) { return path, nil } }
+// not the test binary, and runBuilt run it.
+func SetBenchExe(path string) {
+	built = path
+	benchExe = func() (string, error) { return path, nil }
+}
+
+// built is the rewind binary cli_test's TestMain built, without -race.
+var built string
+
+// runBuilt runs the built binary in a process of its own: a big fixture
+// (a bench of many turns) costs a fraction there of what it costs in this
+// raced test binary.
+func runBuilt(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(built, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}

@@ -73,6 +73,7 @@ func (w *waitsOf) Complete(ctx context.Context, req model.Request) (model.Respon
 // leaves a resume that reuses that one and redispatches the others — the
 // mix a class should see, in a real process, not an armed kill point.
 func TestJitteredFanOutKilledByHandResumesAMix(t *testing.T) {
+	t.Parallel()
 	const latency, jitter = 50 * time.Millisecond, 3 * time.Second
 	seed := uint64(0)
 	for s := uint64(1); s <= 50 && seed == 0; s++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // The read commands on LangGraph's databases (store/langgraph/testdata:
@@ -41,7 +42,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 		}}
 	}
 	dbs := []db{sqlite("python sqlite", "sqlite-python.db", true), sqlite("js sqlite", "sqlite-js.db", false)}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	if pgtest.Available(t) {
 		for _, f := range []struct {
 			name, dump string
 			subgraph   bool
@@ -54,8 +55,6 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 				}
 			}})
 		}
-	} else {
-		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL dumps are SKIPPED")
 	}
 	for _, d := range dbs {
 		t.Run(d.name, func(t *testing.T) {

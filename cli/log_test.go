@@ -22,7 +22,8 @@ import (
 // for byte, every checkpoint once in the table.
 func TestLogStreamsTheWholeHistory(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "log.db")
-	code, out, stderr := run(t, "bench", "--store", db, "--turns", "70", "--json", "--sqlite-sync", "normal")
+	// The fixture comes from the built binary; the log under test runs here.
+	code, out, stderr := runBuilt(t, "bench", "--store", db, "--turns", "70", "--json", "--sqlite-sync", "normal")
 	if code != ExitOK {
 		t.Fatalf("bench: %d %s", code, stderr)
 	}

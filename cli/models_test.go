@@ -13,6 +13,7 @@ import (
 // the budget and the resume, everything stored; show sums the thread's
 // tokens by role and turn; a resume without the flag finishes the turn.
 func TestTokenBudgetThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	r := rewind(t, env, "run", "--thread", "b", "--input", "Where is SO20260901, and can I get a refund?", "--max-tokens-per-turn", "300")
@@ -76,6 +77,7 @@ func TestTokenBudgetThroughTheBinary(t *testing.T) {
 // The shipped demo replays through the binary, README's commands as
 // written; show then sums the recorded tokens, the summarizer's too.
 func TestShippedDemoReplaysThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	rec, err := filepath.Abs("../demo/recorded/ticket-1.json")
 	if err != nil {
@@ -102,6 +104,7 @@ func TestShippedDemoReplaysThroughTheBinary(t *testing.T) {
 // uses its only model and says so; --json-mode reaches the requests and
 // the events.
 func TestLocalServerWithoutAModelThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	srv := openaitest.NewServer(openaitest.TicketBrain)
 	defer srv.Close()
 	srv.SetModels([]string{"local-model"})

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // A read never writes, anywhere. Every command that reads (and the TUI
@@ -31,6 +32,7 @@ import (
 // held (names, row counts and contents) and the SQLite files and their
 // directories are as they were, byte for byte.
 func TestReadsNeverWrite(t *testing.T) {
+	t.Parallel()
 	type layout struct {
 		name, spec string
 		// refused: what the refusal of every command says ("" when the
@@ -102,7 +104,7 @@ func TestReadsNeverWrite(t *testing.T) {
 			layouts[i].write = "refused " + layouts[i].refused
 		}
 	}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	if pgtest.Available(t) {
 		half := cliFreshPostgres(t)
 		execPG(t, half, lgtest.HalfSetUp)
 		started := cliFreshPostgres(t)
@@ -130,8 +132,6 @@ func TestReadsNeverWrite(t *testing.T) {
 				l.write = "refused " + l.refused
 			}
 		}
-	} else {
-		t.Log("REWIND_TEST_POSTGRES is unset: the PostgreSQL layouts are SKIPPED")
 	}
 
 	reads := func(th string) [][]string {
@@ -146,6 +146,7 @@ func TestReadsNeverWrite(t *testing.T) {
 	}
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
+			t.Parallel() // each layout is a file or database of its own
 			before := l.state(t)
 			th := l.thread
 			if th == "" {

@@ -15,6 +15,7 @@ import (
 // and the resume's report (text and --json) says it reused that one and
 // redispatched the other two.
 func TestResumePlanAfterKill(t *testing.T) {
+	t.Parallel()
 	for name, spec := range cli.SharedStores("resumeplan") {
 		t.Run(name, func(t *testing.T) {
 			db := spec(t)

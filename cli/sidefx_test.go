@@ -16,6 +16,7 @@ const draftSentence = "My order SO20260901 hasn't arrived yet: what is the order
 // draft and exits 1 naming the record and both versions; `show` lists the
 // versions read and what they are now.
 func TestSourceBumpInAnotherProcessBlocksTheDraft(t *testing.T) {
+	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	if r := rewind(t, env, "run", "--thread", "s", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval") {
@@ -75,6 +76,7 @@ func TestSourceBumpInAnotherProcessBlocksTheDraft(t *testing.T) {
 // process is in the middle of; that process's late result is refused, no
 // resume revives the run, and a new turn starts a new one.
 func TestCancelARunningProcess(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	cmd := exec.Command(binary, "run", "--thread", "c", "--input", "Where is the parcel for SO20260901 and can I get a refund?", "--mock-latency", "2s")
@@ -122,6 +124,7 @@ func TestCancelARunningProcess(t *testing.T) {
 // Issue 10, item 3: a resume after a record changed says what it re-reads,
 // in text and in --json.
 func TestResumeSaysWhatItReReads(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	for _, th := range []string{"text", "json"} {

@@ -14,6 +14,7 @@ import (
 // says running while the process holds the thread, and stopped once it
 // is killed (text and --json), decided from the lock and the listing.
 func TestThreadsSaysAKilledRunStopped(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	cmd := exec.Command(binary, "run", "--thread", "t", "--input", "Where is my parcel for order SO20260901?", "--mock-latency", "1h")

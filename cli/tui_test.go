@@ -11,6 +11,7 @@ import (
 // opens (it used to show an empty thread "loading…" for ever); the test
 // runs without a terminal, so a TUI that started would fail differently.
 func TestTUIRefusesAnUnknownThread(t *testing.T) {
+	t.Parallel()
 	_, spec := dbSpec(t)
 	if r := rewind(t, nil, "run", "--store", spec, "--thread", "t", "--input", "Where is my parcel SO20260901?"); r.code != 0 {
 		t.Fatalf("setup: %s", r.stderr)
@@ -31,6 +32,7 @@ func TestTUIRefusesAnUnknownThread(t *testing.T) {
 // do: an unknown one and a prefix two threads share fail before the
 // screen, with the words and exit codes of `rewind log`.
 func TestTUIResolvesALangGraphThreadAsTheCLIDoes(t *testing.T) {
+	t.Parallel()
 	spec := "sqlite:" + lgtest.Copy(t, "sqlite-python.db")
 	for _, c := range []struct {
 		thread string

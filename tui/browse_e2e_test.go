@@ -26,9 +26,6 @@ func TestBrowseEndToEndInTmux(t *testing.T) {
 		})
 	})
 	t.Run("postgres", func(t *testing.T) { // backendtest:own
-		if os.Getenv("REWIND_TEST_POSTGRES") == "" && os.Getenv("CI") == "" {
-			t.Skip("REWIND_TEST_POSTGRES is not set: the PostgreSQL fixture is not browsed (source .ci/pg.sh; pg_start)")
-		}
 		browseE2E(t, lgtest.Dump(t, "postgres-python.sql"), nil)
 	})
 }

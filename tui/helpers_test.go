@@ -24,6 +24,7 @@ import (
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/memory"
+	"rewind/store/postgres/pgtest"
 	"rewind/themes"
 )
 
@@ -32,7 +33,7 @@ import (
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
-	code := m.Run()
+	code := pgtest.Run(m)
 	for _, r := range realThreads {
 		r.close()
 	}

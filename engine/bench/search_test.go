@@ -28,7 +28,7 @@ var searchThreads = struct {
 }{stores: map[string]store.Store{}}
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	for _, f := range searchThreads.cleanup {
 		if err := f(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

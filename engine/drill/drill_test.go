@@ -3,11 +3,13 @@ package drill_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"rewind/store/postgres/pgtest"
 	"strings"
+	"sync"
 	"testing"
 
 	"rewind/engine/drill"
@@ -16,15 +18,37 @@ import (
 	"rewind/store/backend"
 )
 
-// buildRewind builds the real binary the workers run.
+// built is the real binary the workers run, one link for the package's
+// tests (TestMain removes it).
+var built struct {
+	once     sync.Once
+	dir, exe string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 func buildRewind(t *testing.T) string {
 	t.Helper()
-	exe := filepath.Join(t.TempDir(), "rewind")
-	cmd := exec.Command("go", "build", "-o", exe, "rewind")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build rewind: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "rewind-drill-test"); built.err != nil {
+			return
+		}
+		built.exe = filepath.Join(built.dir, "rewind")
+		if out, err := exec.Command("go", "build", "-o", built.exe, "rewind").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build rewind: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return exe
+	return built.exe
 }
 
 func runMatrix(t *testing.T, spec string) {

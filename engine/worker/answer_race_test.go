@@ -17,18 +17,22 @@ import (
 	"rewind/store/backend/backendtest"
 )
 
-// raceRounds is how many times each pair of answers races on each store:
-// REWIND_ANSWER_RACES, else 200 (about 10 s on SQLite and 20 s on
-// PostgreSQL here). On d1679bd's answer, 40 rounds branched every pair on
-// SQLite but only approve racing approve on PostgreSQL, whose two
-// goroutines seldom interleave; 200 branched every pair on both.
-func raceRounds(t *testing.T) int {
+// raceRounds is how many times each pair of answers races on a store:
+// REWIND_ANSWER_RACES, else 80 on SQLite and 200 on PostgreSQL (about 4 s
+// and 20 s here without -race). On d1679bd's answer, 40 rounds branched
+// every pair on SQLite (80 is twice that) but only approve racing approve
+// on PostgreSQL, whose two goroutines seldom interleave; 200 branched
+// every pair on both.
+func raceRounds(t *testing.T, storeName string) int {
 	if s := os.Getenv("REWIND_ANSWER_RACES"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			t.Fatalf("REWIND_ANSWER_RACES=%q: want a count", s)
 		}
 		return n
+	}
+	if storeName == "sqlite" {
+		return 80
 	}
 	return 200
 }
@@ -82,12 +86,12 @@ var (
 // second finds the head moved and is refused. A cancel that wins leaves
 // no draft made. On d1679bd the answer read the head without the lock and
 // wrote its decision on it, so racing answers forked the thread and
-// approve racing cancel made the cancelled run's draft; with 40 rounds a
-// pair, every pair branched on both stores.
+// approve racing cancel made the cancelled run's draft; every pair
+// branched within 40 rounds on SQLite and 200 on PostgreSQL (raceRounds).
 func TestRacingAnswersNeverBranch(t *testing.T) {
 	pairs := [][2]answerer{{approve, cancel}, {approve, approve}, {approve, reject}, {redraft, approveEdited}}
-	rounds := raceRounds(t)
 	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
+		rounds := raceRounds(t, b.Name)
 		open := b.Reopener(t, "answers")
 		var es [2]*engine.Engine
 		for i := range es {

@@ -14,16 +14,41 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store/postgres/pgtest"
 	"rewind/store/sqlite"
 )
 
+// built is the rewind binary the tests share: one link, not one per test
+// (TestMain removes it).
+var built struct {
+	once     sync.Once
+	dir, exe string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 func buildRewind(t *testing.T) string {
 	t.Helper()
-	exe := filepath.Join(t.TempDir(), "rewind")
-	if out, err := exec.Command("go", "build", "-o", exe, "rewind").CombinedOutput(); err != nil {
-		t.Fatalf("build rewind: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "rewind-worker-test"); built.err != nil {
+			return
+		}
+		built.exe = filepath.Join(built.dir, "rewind")
+		if out, err := exec.Command("go", "build", "-o", built.exe, "rewind").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build rewind: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return exe
+	return built.exe
 }
 
 const sentence = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"rewind/store/langgraph"
+	"rewind/store/postgres/pgtest"
 )
 
 // A synthetic LangGraph thread of 10,000 checkpoints in a SQLite file
@@ -30,7 +31,7 @@ var big struct {
 // set: then it says where it is, to time `rewind log` on it (README,
 // "LangGraph databases").
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	switch {
 	case big.dir != "" && os.Getenv("REWIND_BENCH_KEEP") != "":
 		fmt.Printf("kept the 10,000-checkpoint thread: sqlite:%s (thread big)\n", big.path)

@@ -2,11 +2,11 @@ package langgraph_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // LangGraph.js's task ids name their tasks: on every checkpoint of the
@@ -16,7 +16,7 @@ import (
 // input's __start__, the resumed subgraph node).
 func TestTaskIDsNameTheirTasks(t *testing.T) {
 	specs := map[string]string{"js sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-js.db")}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	if pgtest.Available(t) {
 		specs["js postgres"] = lgtest.Dump(t, "postgres-js.sql")
 	}
 	for name, spec := range specs {
@@ -45,7 +45,7 @@ func TestTaskIDsNameTheirTasks(t *testing.T) {
 // the state update (update_state as_node=…) the fixtures make.
 func TestPythonTaskIDsNameTheirTasks(t *testing.T) {
 	specs := map[string]string{"python sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-python.db")}
-	if os.Getenv("REWIND_TEST_POSTGRES") != "" || os.Getenv("CI") != "" {
+	if pgtest.Available(t) {
 		specs["python postgres"] = lgtest.Dump(t, "postgres-python.sql")
 	}
 	for name, spec := range specs {

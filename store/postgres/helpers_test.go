@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"rewind/store/postgres/pgtest"
 	"testing"
@@ -11,27 +10,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestMain says once, even without -v, that the database tests are skipped.
-func TestMain(m *testing.M) {
-	if os.Getenv("REWIND_TEST_POSTGRES") == "" && os.Getenv("CI") == "" {
-		fmt.Fprintln(os.Stderr, "!!! store/postgres: REWIND_TEST_POSTGRES is unset: SKIPPING every test that needs PostgreSQL !!!")
-	}
-	os.Exit(m.Run())
-}
+// TestMain says once, even without -v, which tests were skipped.
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // adminURL is the test cluster's URL. Without one the tests skip, except
 // in CI, where skipping would hide the backend from the run.
 func adminURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("REWIND_TEST_POSTGRES")
-	if u == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
-		}
-		t.Skip("!!! SKIPPING the PostgreSQL store tests: REWIND_TEST_POSTGRES is unset. " +
-			"For a throwaway cluster: source .ci/pg.sh; pg_start  (then pg_stop) !!!")
-	}
-	return u
+	return pgtest.Admin(t)
 }
 
 // freshDB creates an empty database, dropped when the test ends, and

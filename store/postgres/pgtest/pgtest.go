@@ -1,6 +1,7 @@
 // Package pgtest gives tests a PostgreSQL database of their own on the
 // server $REWIND_TEST_POSTGRES names (`source .ci/pg.sh; pg_start` starts a
-// throwaway one). Without it a test skips loudly; with CI set it fails.
+// throwaway one). Without it a test skips, and Run (the package's TestMain)
+// names it in one line; with CI set it fails.
 package pgtest
 
 import (
@@ -23,6 +24,7 @@ func Admin(t testing.TB) string {
 		if os.Getenv("CI") != "" {
 			t.Fatal("CI must provide PostgreSQL: REWIND_TEST_POSTGRES is unset")
 		}
+		noteSkipped(t.Name())
 		t.Skip("!!! SKIPPING a PostgreSQL test: REWIND_TEST_POSTGRES is unset. " +
 			"For a throwaway cluster: source .ci/pg.sh; pg_start  (then pg_stop) !!!")
 	}

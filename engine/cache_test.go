@@ -43,6 +43,31 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 				}
 				return head
 			}
+			// A clock that moves a microsecond a reading: every duration
+			// the turns store is 0 ms however loaded the machine, so rows
+			// can match the old ones byte for byte (a loaded machine's
+			// milliseconds made none match), and no two rows share a
+			// CreatedAt.
+			var mu sync.Mutex
+			at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+			tick := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				at = at.Add(time.Microsecond)
+				return at
+			}
+			ticketEngine := func(t *testing.T, s store.Store) *engine.Engine {
+				t.Helper()
+				opts := []ticket.Option{ticket.WithClock(tick)}
+				if d, ok := s.(store.Drafts); ok {
+					opts = append(opts, ticket.WithDrafts(d))
+				}
+				e, err := engine.New(s, ticket.NewGraph(opts...), ticket.NewMock(), engine.WithClock(tick))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
 			mine := ticketEngine(t, st)
 			head := conversation(mine, "where is my order SO20260901?")
 			old := map[int64]store.Checkpoint{}

@@ -43,31 +43,12 @@ func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
 				}
 				return head
 			}
-			// A clock that moves a microsecond a reading: every duration
-			// the turns store is 0 ms however loaded the machine, so rows
-			// can match the old ones byte for byte (a loaded machine's
-			// milliseconds made none match), and no two rows share a
-			// CreatedAt.
-			var mu sync.Mutex
-			at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
-			tick := func() time.Time {
-				mu.Lock()
-				defer mu.Unlock()
-				at = at.Add(time.Microsecond)
-				return at
-			}
-			ticketEngine := func(t *testing.T, s store.Store) *engine.Engine {
-				t.Helper()
-				opts := []ticket.Option{ticket.WithClock(tick)}
-				if d, ok := s.(store.Drafts); ok {
-					opts = append(opts, ticket.WithDrafts(d))
-				}
-				e, err := engine.New(s, ticket.NewGraph(opts...), ticket.NewMock(), engine.WithClock(tick))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
+			// On a clock of its own (tickingClock), every duration the turns
+			// store is 0 ms however loaded the machine, so rows can match
+			// the old ones byte for byte (a loaded machine's milliseconds
+			// made none match), and no two rows share a CreatedAt.
+			tick := tickingClock()
+			ticketEngine := func(t *testing.T, s store.Store) *engine.Engine { return ticketEngineOn(t, s, tick) }
 			mine := ticketEngine(t, st)
 			head := conversation(mine, "where is my order SO20260901?")
 			old := map[int64]store.Checkpoint{}
@@ -358,4 +339,32 @@ func TestWarmLatestTellsARewrittenThread(t *testing.T) {
 	if !got.CreatedAt.Equal(after.CreatedAt) {
 		t.Errorf("Latest = the deleted thread's head (created %v), want the stored one (created %v)", got.CreatedAt, after.CreatedAt)
 	}
+}
+
+// tickingClock is a clock that moves a microsecond a reading, from a
+// fixed time; safe for the tasks of a superstep reading it at once.
+func tickingClock() func() time.Time {
+	var mu sync.Mutex
+	at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		at = at.Add(time.Microsecond)
+		return at
+	}
+}
+
+// ticketEngineOn is the ticket graph with the mock model on s, the graph
+// and the engine reading the clock now.
+func ticketEngineOn(t *testing.T, s store.Store, now func() time.Time) *engine.Engine {
+	t.Helper()
+	opts := []ticket.Option{ticket.WithClock(now)}
+	if d, ok := s.(store.Drafts); ok {
+		opts = append(opts, ticket.WithDrafts(d))
+	}
+	e, err := engine.New(s, ticket.NewGraph(opts...), ticket.NewMock(), engine.WithClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"sort"
@@ -324,11 +325,25 @@ func (l *listings) costs(ctx context.Context, head int64) (Costs, bool, error) {
 			add(cp, cp.ID >= summed.ID, role, r)
 		}
 	}
-	// Tasks that finished before a crash or a stop: their calls were made,
-	// though no checkpoint holds them yet. One query for the thread.
+	if err := l.pendingCalls(ctx, add); err != nil {
+		return Costs{}, false, err
+	}
+	for _, t := range turns {
+		out.Turns = append(out.Turns, *t)
+	}
+	sort.Slice(out.Turns, func(i, j int) bool { return out.Turns[i].Start < out.Turns[j].Start })
+	out.EarlierTurns = count - len(out.Turns)
+	out.LastTurn = last
+	return out, true, nil
+}
+
+// pendingCalls hands add the model calls of tasks that finished before a
+// crash or a stop: their calls were made, though no checkpoint holds them
+// yet. One query for the thread.
+func (l *listings) pendingCalls(ctx context.Context, add func(cp Checkpoint, thread bool, role string, r RoleUsage)) error {
 	pending, err := l.e.store.Writes(ctx, l.thread, 0)
 	if err != nil {
-		return Costs{}, false, fmt.Errorf("read pending writes of thread %q: %w", threadName(l.thread), err)
+		return fmt.Errorf("read pending writes of thread %q: %w", threadName(l.thread), err)
 	}
 	for i := 0; i < len(pending); {
 		at := pending[i].CheckpointID
@@ -340,31 +355,20 @@ func (l *listings) costs(ctx context.Context, head int64) (Costs, bool, error) {
 		i = j
 		cp, found, err := l.get(ctx, at)
 		if err != nil {
-			return Costs{}, false, err
+			return err
 		}
 		if !found || len(cp.Tasks) == 0 {
 			continue
 		}
 		writes, err := decodeWrites(l.thread, at, group)
 		if err != nil {
-			return Costs{}, false, err
+			return err
 		}
-		for _, tw := range writes {
-			for _, ev := range tw.Events {
-				if ev.Type == EventModelCalled {
-					c := chainformat.CallOf(ev)
-					add(cp, true, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
-				}
-			}
+		for role, r := range callsIn(writes) {
+			add(cp, true, role, r)
 		}
 	}
-	for _, t := range turns {
-		out.Turns = append(out.Turns, *t)
-	}
-	sort.Slice(out.Turns, func(i, j int) bool { return out.Turns[i].Start < out.Turns[j].Start })
-	out.EarlierTurns = count - len(out.Turns)
-	out.LastTurn = last
-	return out, true, nil
+	return nil
 }
 
 // sumsBefore are the running totals of a new turn's first checkpoint id,
@@ -567,15 +571,7 @@ func (e *Engine) costsByScan(ctx context.Context, thread string, head int64) (Co
 	if _, ok := byID[head]; !ok {
 		return Costs{}, checkpointNotFound(thread, head)
 	}
-	onBranch := map[int64]bool{}
-	for id := head; id != 0 && !onBranch[id]; {
-		onBranch[id] = true
-		cp, ok := byID[id]
-		if !ok || cp.ParentID >= id {
-			break
-		}
-		id = cp.ParentID
-	}
+	onBranch := branchOf(byID, head)
 	// turnOf is the turn's start for a checkpoint: itself when it is an
 	// input or fork, else its parent's (0: before any input).
 	turnOf := map[int64]int64{}
@@ -655,13 +651,8 @@ func (e *Engine) costsByScan(ctx context.Context, thread string, head int64) (Co
 		if err != nil {
 			return Costs{}, err
 		}
-		for _, tw := range writes {
-			for _, ev := range tw.Events {
-				if ev.Type == EventModelCalled {
-					c := chainformat.CallOf(ev)
-					add(cp.ID, c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}})
-				}
-			}
+		for role, r := range callsIn(writes) {
+			add(cp.ID, role, r)
 		}
 	}
 	for _, t := range turns {
@@ -673,6 +664,39 @@ func (e *Engine) costsByScan(ctx context.Context, thread string, head int64) (Co
 	}
 	out.LastTurn = last
 	return out, nil
+}
+
+// branchOf is the ids on head's branch: head and its parents, as far as
+// they are listed.
+func branchOf(byID map[int64]Checkpoint, head int64) map[int64]bool {
+	on := map[int64]bool{}
+	for id := head; id != 0 && !on[id]; {
+		on[id] = true
+		cp, ok := byID[id]
+		if !ok || cp.ParentID >= id {
+			break
+		}
+		id = cp.ParentID
+	}
+	return on
+}
+
+// callsIn yields the model calls the tasks' events record, one at a time
+// (role, one call and its tokens), in order.
+func callsIn(writes []TaskWrites) iter.Seq2[string, RoleUsage] {
+	return func(yield func(string, RoleUsage) bool) {
+		for _, tw := range writes {
+			for _, ev := range tw.Events {
+				if ev.Type != EventModelCalled {
+					continue
+				}
+				c := chainformat.CallOf(ev)
+				if !yield(c.Role, RoleUsage{Calls: 1, Usage: model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}}) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func addRole(m map[string]RoleUsage, role string, r RoleUsage) {

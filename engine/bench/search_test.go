@@ -11,6 +11,7 @@ import (
 	"rewind/store"
 	"rewind/store/backend"
 	"rewind/store/backend/backendtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // searchTurns is the length of the thread BenchmarkSearch searches: the

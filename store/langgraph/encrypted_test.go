@@ -47,33 +47,8 @@ func encryptFixture(t *testing.T, key string) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, q := range []struct{ table, col, key string }{
-		{"checkpoints", "checkpoint", "thread_id, checkpoint_ns, checkpoint_id"},
-		{"writes", "value", "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"},
-	} {
-		rows, err := db.Query(`SELECT rowid, type, ` + q.col + ` FROM ` + q.table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		type row struct {
-			id   int64
-			typ  string
-			data []byte
-		}
-		var all []row
-		for rows.Next() {
-			var r row
-			var typ sql.NullString
-			if err := rows.Scan(&r.id, &typ, &r.data); err != nil {
-				t.Fatal(err)
-			}
-			r.typ = typ.String
-			all = append(all, r)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
+	for _, q := range []struct{ table, col string }{{"checkpoints", "checkpoint"}, {"writes", "value"}} {
+		all := storedValues(t, db, q.table, q.col)
 		n := 0
 		for _, r := range all {
 			if r.typ == "" || r.typ == "null" || r.typ == "empty" {
@@ -89,6 +64,37 @@ func encryptFixture(t *testing.T, key string) string {
 		}
 	}
 	return path
+}
+
+// storedValue is a row's type and value column.
+type storedValue struct {
+	id   int64
+	typ  string
+	data []byte
+}
+
+// storedValues reads the type and col of every row of table.
+func storedValues(t *testing.T, db *sql.DB, table, col string) []storedValue {
+	t.Helper()
+	rows, err := db.Query(`SELECT rowid, type, ` + col + ` FROM ` + table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var all []storedValue
+	for rows.Next() {
+		var r storedValue
+		var typ sql.NullString
+		if err := rows.Scan(&r.id, &typ, &r.data); err != nil {
+			t.Fatal(err)
+		}
+		r.typ = typ.String
+		all = append(all, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
 
 // everything reads every checkpoint and its writes of every chain, as JSON.

@@ -361,32 +361,8 @@ func check2(ctx context.Context, st store.Store, open Opener, c *Check) (int64, 
 		return 0, err
 	}
 	first := res2.Steps[0]
-	ranNodes := map[string]bool{}
-	later := map[string]int{}
-	for i, s := range res2.Steps {
-		for _, t := range s.Ran {
-			ranNodes[t.Node] = true
-		}
-		if i > 0 {
-			for role, n := range s.ModelCalls {
-				later[role] += n
-			}
-		}
-	}
-	maxAt := 0
-	for _, m := range sAt.Messages {
-		maxAt = max(maxAt, m.Index)
-	}
-	var foreign []string
-	added := 0
-	for _, m := range sFinal.Messages {
-		if m.Index > maxAt {
-			added++
-			if !ranNodes[nodeOfSpeaker(m.Speaker)] {
-				foreign = append(foreign, fmt.Sprintf("#%d %s", m.Index, m.Speaker))
-			}
-		}
-	}
+	ranNodes, later := resumedSteps(res2.Steps)
+	added, foreign := addedSince(sAt, sFinal, ranNodes)
 	copies := countSentence(sFinal.Messages, SentenceMain)
 	firstCalls := first.ModelCalls["executor"]
 	totalFirst := 0
@@ -418,6 +394,41 @@ func check2(ctx context.Context, st store.Store, open Opener, c *Check) (int64, 
 	c.Figures["sentenceCopies"] = copies
 	c.Figures["wrongWaySentenceCopies"] = wrong
 	return at.ID, nil
+}
+
+// resumedSteps are the nodes a resume's supersteps ran, and the model
+// calls of those after its first, by role.
+func resumedSteps(steps []engine.StepReport) (ran map[string]bool, later map[string]int) {
+	ran, later = map[string]bool{}, map[string]int{}
+	for i, s := range steps {
+		for _, t := range s.Ran {
+			ran[t.Node] = true
+		}
+		if i > 0 {
+			for role, n := range s.ModelCalls {
+				later[role] += n
+			}
+		}
+	}
+	return ran, later
+}
+
+// addedSince counts the messages final holds past the newest of at, and
+// names those no node that ran wrote.
+func addedSince(at, final ticket.State, ran map[string]bool) (added int, foreign []string) {
+	newest := 0
+	for _, m := range at.Messages {
+		newest = max(newest, m.Index)
+	}
+	for _, m := range final.Messages {
+		if m.Index > newest {
+			added++
+			if !ran[nodeOfSpeaker(m.Speaker)] {
+				foreign = append(foreign, fmt.Sprintf("#%d %s", m.Index, m.Speaker))
+			}
+		}
+	}
+	return added, foreign
 }
 
 // wrongWay shows the seed's trap: feeding the input again at the interrupt

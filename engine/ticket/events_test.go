@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"rewind/engine"
@@ -19,7 +20,12 @@ func TestEveryEmittedEventDecodes(t *testing.T) {
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	var live []engine.Event
-	cfg := engine.RunConfig{Observe: func(ev engine.Event) { live = append(live, ev) }}
+	var mu sync.Mutex // parallel tasks observe from their own goroutines
+	cfg := engine.RunConfig{Observe: func(ev engine.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		live = append(live, ev)
+	}}
 	if _, err := e.Run(ctx, "ev", ticket.Input(sentence), cfg); err != nil {
 		t.Fatal(err)
 	}

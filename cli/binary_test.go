@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"rewind/cli"
+	"rewind/cli/rewindbin"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store"
@@ -30,13 +31,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rewind-bin")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "rewind")
-	if out, err := exec.Command("go", "build", "-o", binary, "rewind").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	var remove func()
+	var err error
+	if binary, remove, err = rewindbin.Build(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	cli.SetBenchExe(binary) // not this test binary
@@ -50,7 +48,7 @@ func TestMain(m *testing.M) {
 		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
 	}
 	code := pgtest.Run(m)
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

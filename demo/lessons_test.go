@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,24 +10,22 @@ import (
 	"syscall"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/demo"
 )
 
 var rewindBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rewind-demo-test")
-	if err != nil {
-		panic(err)
-	}
-	rewindBin = filepath.Join(dir, "rewind")
 	// The lessons that kill workers start the real binary.
-	if out, err := exec.Command("go", "build", "-o", rewindBin, "..").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	var remove func()
+	var err error
+	if rewindBin, remove, err = rewindbin.Build(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"rewind/cli/rewindbin"
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/ticket"
@@ -42,40 +40,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "remove the benchmarks' store:", err)
 		}
 	}
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
+	rewindbin.Remove()
 	os.Exit(code)
 }
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
 // rewindBinary builds the real rewind binary once per test run (workers
 // and the end-to-end test run it).
-func rewindBinary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "rewind-tui-test-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "rewind")
-		build := exec.Command("go", "build", "-o", binPath, ".")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func rewindBinary(t testing.TB) string { return rewindbin.Path(t) }
 
 const (
 	firstInput = "My order SO20260901 hasn't arrived: what is the order status, where is the parcel, and can I get a refund?"

@@ -3,53 +3,28 @@ package drill_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"rewind/store/postgres/pgtest"
 	"strings"
-	"sync"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/engine/drill"
 	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/backend"
+	"rewind/store/postgres/pgtest"
 )
-
-// built is the real binary the workers run, one link for the package's
-// tests (TestMain removes it).
-var built struct {
-	once     sync.Once
-	dir, exe string
-	err      error
-}
 
 func TestMain(m *testing.M) {
 	code := pgtest.Run(m)
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	rewindbin.Remove()
 	os.Exit(code)
 }
 
-func buildRewind(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "rewind-drill-test"); built.err != nil {
-			return
-		}
-		built.exe = filepath.Join(built.dir, "rewind")
-		if out, err := exec.Command("go", "build", "-o", built.exe, "rewind").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build rewind: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.exe
-}
+// buildRewind is the real binary the workers run, one link for the
+// package's tests.
+func buildRewind(t *testing.T) string { return rewindbin.Path(t) }
 
 func runMatrix(t *testing.T, spec string) {
 	exe := buildRewind(t)

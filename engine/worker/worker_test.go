@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
@@ -18,38 +18,15 @@ import (
 	"rewind/store/sqlite"
 )
 
-// built is the rewind binary the tests share: one link, not one per test
-// (TestMain removes it).
-var built struct {
-	once     sync.Once
-	dir, exe string
-	err      error
-}
-
 func TestMain(m *testing.M) {
 	code := pgtest.Run(m)
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	rewindbin.Remove()
 	os.Exit(code)
 }
 
-func buildRewind(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "rewind-worker-test"); built.err != nil {
-			return
-		}
-		built.exe = filepath.Join(built.dir, "rewind")
-		if out, err := exec.Command("go", "build", "-o", built.exe, "rewind").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build rewind: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.exe
-}
+// buildRewind is the rewind binary the tests share: one link, not one
+// per test.
+func buildRewind(t *testing.T) string { return rewindbin.Path(t) }
 
 const sentence = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
 

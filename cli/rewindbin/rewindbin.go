@@ -1,0 +1,56 @@
+// Package rewindbin builds the rewind binary for the tests that drive it
+// as a user would (the CLI's, the workers', the drills', the lessons' and
+// the TUI's in tmux): one link a test process, into a folder of its own
+// that TestMain removes.
+package rewindbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Build links rewind (the module's main package) into a new temporary
+// folder and returns the binary's path and what removes the folder.
+func Build() (path string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "rewind-bin-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	remove = func() { _ = os.RemoveAll(dir) }
+	path = filepath.Join(dir, "rewind")
+	if out, err := exec.Command("go", "build", "-o", path, "rewind").CombinedOutput(); err != nil {
+		remove()
+		return "", func() {}, fmt.Errorf("go build rewind: %v\n%s", err, out)
+	}
+	return path, remove, nil
+}
+
+var built struct {
+	once   sync.Once
+	path   string
+	remove func()
+	err    error
+}
+
+// Path is the binary, built at the first call of the test process; a
+// build that failed fails every test that asks.
+func Path(t testing.TB) string {
+	t.Helper()
+	built.once.Do(func() { built.path, built.remove, built.err = Build() })
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// Remove deletes what Path built, if it built: call it from TestMain once
+// the tests ran.
+func Remove() {
+	if built.remove != nil {
+		built.remove()
+	}
+}

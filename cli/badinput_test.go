@@ -257,7 +257,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		tc{"64 KB flag", []string{"log", "t", "--" + long}, 2, ""},
 		tc{"64 KB flag value", []string{"run", "--thread", "t", "--input", "x", "--auth-ttl", long}, 2, ""},
 		tc{"64 KB help topic", []string{"help", long}, 2, ""},
-		tc{"failing fan-out", []string{"run", "--store", good, "--thread", "fan", "--input", "Where is my parcel SO20260901, what is the order status, and can I get a refund?", "--mock-fail", "executor"}, 1, ""},
+		tc{"failing fan-out", []string{"run", "--store", good, "--thread", "fan", "--input", "Where is my parcel SO20260901, what is the order status, and can I get a refund?", "--mock-fail", "executor"}, 1, "carry on with `rewind resume fan`"},
 	)
 	for p, args := range noStore {
 		if args == nil {

@@ -254,7 +254,7 @@ func TestBadInputGivesOneLineErrorAndLeavesDataAlone(t *testing.T) {
 		{"resume with input", []string{"resume", "t", "--input", "again"}, 2, "resume takes no input"},
 		{"fork without input", []string{"fork", "t", "2"}, 2, "fork needs --input"},
 		{"new turn with pending tasks", []string{"run", "--thread", "t", "--input", "more"}, 1, "rewind resume t"},
-		{"corrupt row", []string{"show", "corrupt"}, 1, "corrupt"},
+		{"corrupt row", []string{"show", "corrupt"}, 1, "delete the thread with `rewind rm corrupt`"},
 		{"newer schema", []string{"resume", "newer"}, 1, "upgrade rewind"},
 		{"unknown interrupt node", []string{"run", "--thread", "x", "--input", "hi", "--interrupt-before", "exector"}, 2, "the nodes are"},
 		{"unknown interrupt-after node", []string{"resume", "t", "--interrupt-after", "critc"}, 2, "--interrupt-after critc: no such node; the nodes are"},

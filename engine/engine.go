@@ -695,11 +695,7 @@ func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint
 	if err == nil && len(chain[0].Meta) > 0 {
 		e.cache.put(cp, chain[0])
 	}
-	var fixed Fixer
-	if errors.Is(err, ErrCorrupt) && !errors.As(err, &fixed) && !strings.Contains(err.Error(), "rewind rm") {
-		err = corrupt(chain[0].ThreadID, chain[0].ID, err)
-	}
-	return cp, err
+	return cp, corruptFixes(chain[0].ThreadID, chain[0].ID, err)
 }
 
 // Latest reads the thread's newest checkpoint.
@@ -764,7 +760,10 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 
 // listed reads a History row: its listing, or the whole document of a row
 // stored before listings existed.
-func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) { return g.schema.Listed(row) }
+func (g *Graph) listed(row store.Checkpoint) (Checkpoint, error) {
+	cp, err := g.schema.Listed(row)
+	return cp, corruptFixes(row.ThreadID, row.ID, err)
+}
 
 // Ancestors walks parent pointers from id back to the root, root first, as
 // listings (see History).

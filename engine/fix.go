@@ -5,6 +5,8 @@ package engine
 // (`rewind resume T`), the TUI as its key. An error that has fixes is a
 // Fixer (errors.As finds it through any wrapping).
 
+import "errors"
+
 // Action is something a person can do about an error.
 type Action int
 
@@ -63,6 +65,17 @@ func fixable(thread string, checkpoint int64, err error, fixes ...Fix) error {
 // an earlier checkpoint, or delete the thread.
 func corrupt(thread string, checkpoint int64, err error) error {
 	return fixable(thread, checkpoint, err, forkAt(thread, 0), removeIt(thread))
+}
+
+// corruptFixes is err with corrupt's fixes when it is an ErrCorrupt that
+// names none yet: the stored format (chainformat) says what is wrong, the
+// engine what to do about it.
+func corruptFixes(thread string, checkpoint int64, err error) error {
+	var fixed Fixer
+	if !errors.Is(err, ErrCorrupt) || errors.As(err, &fixed) {
+		return err
+	}
+	return corrupt(thread, checkpoint, err)
 }
 
 // Fixes of one thread, for fixable.

@@ -164,14 +164,14 @@ func (g *Schema) decodeLegacy(row store.Checkpoint, target int) (Checkpoint, err
 		if err == nil {
 			err = errors.New("not a JSON object")
 		}
-		return Checkpoint{}, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+		return Checkpoint{}, fmt.Errorf("%s: %w (%v)", where, ErrCorrupt, err)
 	}
 	version := 1 // documents from before versions were recorded are v1
 	if raw, ok := doc["schemaVersion"]; ok {
 		n, ok := raw.(json.Number)
 		v, err := strconv.Atoi(string(n))
 		if !ok || err != nil {
-			return Checkpoint{}, fmt.Errorf("%s: %w (schemaVersion %v is not an integer): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, raw)
+			return Checkpoint{}, fmt.Errorf("%s: %w (schemaVersion %v is not an integer)", where, ErrCorrupt, raw)
 		}
 		version = v
 	}
@@ -198,7 +198,7 @@ func (g *Schema) decodeLegacy(row store.Checkpoint, target int) (Checkpoint, err
 	}
 	var d document
 	if err := json.Unmarshal(b, &d); err != nil {
-		return Checkpoint{}, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+		return Checkpoint{}, fmt.Errorf("%s: %w (%v)", where, ErrCorrupt, err)
 	}
 	if d.Values == nil {
 		d.Values = Values{}

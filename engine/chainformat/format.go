@@ -80,7 +80,7 @@ func (g *Schema) Listed(row store.Checkpoint) (Checkpoint, error) {
 	}
 	var m listing
 	if err := decodeListing(row.Meta, &m, false); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
+		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
 	}
 	p := parsedRow{row: row, meta: m}
 	cp := p.checkpoint(g)

@@ -1764,7 +1764,7 @@ func (g *Schema) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		}
 	}
 	if err != nil {
-		return p, fmt.Errorf("%s: %w (its listing: %v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+		return p, fmt.Errorf("%s: %w (its listing: %v)", where, ErrCorrupt, err)
 	}
 	if head {
 		if whole != nil {
@@ -1791,7 +1791,7 @@ func (g *Schema) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		if err == nil {
 			err = errors.New("no format")
 		}
-		return p, fmt.Errorf("%s: %w (%v): fork from an earlier checkpoint, or delete the thread with `rewind rm`", where, ErrCorrupt, err)
+		return p, fmt.Errorf("%s: %w (%v)", where, ErrCorrupt, err)
 	}
 	if p.doc.Format > storageFormat {
 		return p, fmt.Errorf("%s is stored in format %d but this rewind reads up to %d: %w; upgrade rewind to open it", where, p.doc.Format, storageFormat, ErrNewerSchema)
@@ -1953,7 +1953,7 @@ func joinItems(hashes []string, bodies map[string][]byte) (json.RawMessage, erro
 	for i, h := range hashes {
 		b, ok := bodies[h]
 		if !ok {
-			return nil, fmt.Errorf("message %s is missing from the store: %w; fork from an earlier checkpoint, or delete the thread with `rewind rm`", h, ErrCorrupt)
+			return nil, fmt.Errorf("message %s is missing from the store: %w", h, ErrCorrupt)
 		}
 		if i > 0 {
 			out.WriteByte(',')

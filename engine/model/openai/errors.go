@@ -151,13 +151,13 @@ func (p *Provider) classifyStatus(e *sdk.Error, role, mode string) *failure {
 		f.hint = "the account's quota or credit is used up; check the plan and billing, or use another key"
 	case s == http.StatusTooManyRequests:
 		f.kind, f.what, f.retry = ErrRateLimited, fmt.Sprintf("was rate limited (%d %s)", s, detail), true
-		f.hint = "wait a minute and resume the run (`rewind resume THREAD`), or lower the load"
+		f.hint = "wait a minute before carrying on, or lower the load"
 	case s == http.StatusBadRequest && (strings.Contains(code, "context_length") || strings.Contains(strings.ToLower(msg), "maximum context length")):
 		f.kind, f.cause, f.what = ErrRejected, model.ErrContextLength, fmt.Sprintf("was longer than the model's context window (%d %s)", s, detail)
 		f.hint = fmt.Sprintf("set %s to the model's window so rewind compacts before it, or name a model with a larger window in %s", EnvContextWindow, roleVar)
 	case s == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "tool"):
 		f.kind, f.cause, f.what = ErrRejected, model.ErrRequestInvalid, fmt.Sprintf("was refused for its tool messages (%d %s)", s, detail)
-		f.hint = "a tool call and its result were sent apart; this is a bug in how the request was built: report it with `rewind show THREAD --calls`"
+		f.hint = "a tool call and its result were sent apart; this is a bug in how the request was built: report it with the request, which is stored with the checkpoint"
 	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && mode != "" && namesFormat(e):
 		f.kind, f.what = ErrFormatRefused, fmt.Sprintf("was refused in JSON mode %s (%d %s)", mode, s, detail)
 		f.hint = fmt.Sprintf("the server does not accept this response_format; leave --json-mode out to let rewind fall back, or force a weaker mode with --json-mode %s", weaker(mode))

@@ -231,7 +231,7 @@ func TestFailuresGiveOneClearLine(t *testing.T) {
 		{name: "404 path", base: "/api", kind: ErrEndpoint, requests: 1, want: []string{"no chat completions endpoint", "OPENAI_BASE_URL", "/v1"}},
 		{name: "400", faults: []openaitest.Fault{{Status: 400, Code: "invalid_value", Message: "bad request"}}, kind: ErrRejected, requests: 1, want: []string{"rejected (400"}},
 		{name: "429 always", always: &openaitest.Fault{Status: 429, Message: "Rate limit reached", RetryAfter: "2"}, kind: ErrRateLimited, requests: 4,
-			want: []string{"rate limited (429", "after 4 attempts", "rewind resume"}, waits: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}},
+			want: []string{"rate limited (429", "after 4 attempts", "wait a minute"}, waits: []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}},
 		{name: "429 long retry-after", always: &openaitest.Fault{Status: 429, RetryAfter: "3600"}, kind: ErrRateLimited, requests: 1, want: []string{"asks to wait 1h0m0s"}},
 		{name: "429 quota", faults: []openaitest.Fault{{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota"}}, kind: ErrQuota, requests: 1, want: []string{"billing"}},
 		{name: "503 always", always: &openaitest.Fault{Status: 503, Message: "overloaded"}, kind: ErrServer, requests: 4, want: []string{"503", "after 4 attempts", "try again later"}},

@@ -1,0 +1,232 @@
+package langgraph_test
+
+import (
+	"context"
+	"encoding/json"
+
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"rewind/store/browse"
+	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
+)
+
+// LangGraph's own answer for the threads of testdata/generate-cases.mjs
+// (a DeltaChannel conversation, a functional-API thread, a graph whose
+// reducer channels nobody writes): getStateHistory and getState, recorded
+// by the generator beside each database.
+
+type lgSnap struct {
+	ID     string         `json:"checkpoint_id"`
+	Parent *string        `json:"parent_id"`
+	Values map[string]any `json:"values"`
+	Next   []string       `json:"next"`
+	Tasks  []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"tasks"`
+	Source string `json:"source"`
+	Step   int    `json:"step"`
+}
+
+type lgThread struct {
+	State   lgSnap   `json:"state"`
+	History []lgSnap `json:"history"`
+}
+
+func readAnswers(t testing.TB, name string) map[string]lgThread {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(lgtest.Dir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Threads map[string]lgThread `json:"threads"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return f.Threads
+}
+
+// unknowable: values LangGraph shows that no database row names — a
+// reducer channel no node wrote has neither value nor version; only the
+// graph declares it (its default, []).
+var unknowable = map[string][]string{"t-empty": {"messages", "notes"}}
+
+// caseSources are the databases generate-cases.mjs wrote, with the file
+// of LangGraph's answers for each.
+func caseSources() []struct {
+	name, answers string
+	open          func(t *testing.T) langgraph.Source
+} {
+	return []struct {
+		name, answers string
+		open          func(t *testing.T) langgraph.Source
+	}{
+		{"postgres-js", "postgres-js-cases.json", func(t *testing.T) langgraph.Source {
+			return open(t, lgtest.Dump(t, "postgres-js-cases.sql"))
+		}},
+	}
+}
+
+// TestStateAsLangGraphShowsIt compares, for every checkpoint of each
+// thread, the reader's listing and state with LangGraph's: ids, parents,
+// next, and every value (messages by type, id and content).
+func TestStateAsLangGraphShowsIt(t *testing.T) {
+	for _, cs := range caseSources() {
+		t.Run(cs.name, func(t *testing.T) {
+			answers := readAnswers(t, cs.answers)
+			src := cs.open(t)
+			checks := 0
+			for _, thread := range slices.Sorted(mapKeys(answers)) {
+				checks += compareThread(t, src, thread, answers[thread])
+			}
+			t.Logf("%s: %d checks matched LangGraph's answers", cs.name, checks)
+		})
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func compareThread(t *testing.T, src langgraph.Source, thread string, want lgThread) int {
+	t.Helper()
+	ctx := context.Background()
+	c := langgraph.Chain{Thread: thread}
+	hist, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != len(want.History) {
+		t.Fatalf("%s: %d checkpoints, LangGraph lists %d", thread, len(hist), len(want.History))
+	}
+	checks := 1
+	for i, w := range want.History {
+		l := hist[i]
+		parent := ""
+		if w.Parent != nil {
+			parent = *w.Parent
+		}
+		if l.ID != w.ID || l.Parent != parent || l.Step != w.Step || l.Source != w.Source {
+			t.Errorf("%s #%d: %s parent %s step %d %s, LangGraph %s parent %s step %d %s", thread, i, l.ID, l.Parent, l.Step, l.Source, w.ID, parent, w.Step, w.Source)
+		}
+		if got := nodes(l.Next); !slices.Equal(got, sortedCopy(w.Next)) {
+			t.Errorf("%s %s: log next %v, LangGraph %v", thread, w.ID, got, w.Next)
+		}
+		cp, err := src.Checkpoint(ctx, c, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodes(cp.Next); !slices.Equal(got, sortedCopy(w.Next)) {
+			t.Errorf("%s %s: next %v, LangGraph %v", thread, w.ID, got, w.Next)
+		}
+		checks += 5 + compareValues(t, thread, w, cp)
+	}
+	cur, err := src.Checkpoint(ctx, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.ID != want.State.ID || !slices.Equal(nodes(cur.Next), sortedCopy(want.State.Next)) {
+		t.Errorf("%s: current %s next %v, LangGraph %s next %v", thread, cur.ID, nodes(cur.Next), want.State.ID, want.State.Next)
+	}
+	return checks + 2 + compareValues(t, thread, want.State, cur)
+}
+
+// compareValues compares cp's state with LangGraph's values: every
+// channel LangGraph shows, and no other. A functional-API thread's state
+// is its returned value, in __end__.
+func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoint) int {
+	t.Helper()
+	got := map[string]any{}
+	for _, ch := range cp.Channels {
+		if !ch.Internal {
+			got[ch.Name] = plain(ch.Value)
+		}
+	}
+	want := w.Values
+	if _, fn := got["__end__"]; fn || thread == "t-func" {
+		want = map[string]any{}
+		if w.Values != nil {
+			want["__end__"] = map[string]any(w.Values)
+		}
+	}
+	for _, k := range unknowable[thread] {
+		if v, ok := want[k]; !ok || !reflect.DeepEqual(v, []any{}) {
+			t.Errorf("%s %s: LangGraph shows %s = %v; the test expects [] there", thread, w.ID, k, v)
+		}
+		if _, ok := got[k]; ok {
+			t.Errorf("%s %s: %s shows, but no row names it (unknowable says so: update it)", thread, w.ID, k)
+		}
+		delete(want, k)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	if string(a) != string(b) {
+		t.Errorf("%s %s: state\n%s\nLangGraph\n%s", thread, w.ID, clip(a), clip(b))
+		return 0
+	}
+	return len(want)
+}
+
+func clip(b []byte) string {
+	if len(b) > 600 {
+		return string(b[:300]) + " … " + string(b[len(b)-300:])
+	}
+	return string(b)
+}
+
+// plain is a decoded value as the generator records LangGraph's: a
+// message as its type, id and content.
+func plain(v any) any {
+	switch x := v.(type) {
+	case []any:
+		if msgs, ok := browse.Messages(x); ok && len(msgs) > 0 {
+			out := make([]any, len(msgs))
+			for i, m := range msgs {
+				out[i] = map[string]any{"$message": map[string]any{"type": m.Role, "id": m.ID, "content": m.Content}}
+			}
+			return out
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = plain(e)
+		}
+		return out
+	case int64:
+		return float64(x)
+	}
+	return v
+}
+
+func nodes(ts []langgraph.Task) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.Node)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	return out
+}

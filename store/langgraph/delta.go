@@ -108,47 +108,76 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 // replayDelta rebuilds channel ch at rw: walking rw's ancestors to the
 // nearest that holds a value, collecting their writes to ch, then
 // applying them oldest first to that value ([] when none holds one).
+// Ancestors are read a page at a time (listings, no values), their writes
+// in one query.
 func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (any, error) {
-	var blocks [][]writeRow // newest ancestor first
-	var seed any = []any{}
-	seen := map[string]bool{}
-	for id := rw.parent; id != "" && !seen[id]; id = parents[id] {
-		seen[id] = true
-		ws, err := s.writes(ctx, c, id, id, true)
-		if err != nil {
-			return nil, err
-		}
-		var mine []writeRow
-		for _, w := range ws {
-			if w.channel == ch {
-				mine = append(mine, w)
+	held := map[string]bool{} // of the rows read so far: does it hold ch
+	var path []string         // rw's ancestors, newest first, up to the seed
+	seed := ""
+	before := rw.id
+	for id := rw.parent; id != ""; {
+		if _, read := held[id]; !read {
+			if before == "" {
+				break // every older row read; id is not among them
 			}
-		}
-		blocks = append(blocks, mine)
-		anc, err := one(ctx, s, c, id, false)
-		if err != nil {
-			return nil, err
-		}
-		if _, held := anc.doc.values[ch]; !held {
+			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: deltaPage})
+			if err != nil {
+				return nil, err
+			}
+			before = ""
+			if len(page) == deltaPage {
+				before = page[len(page)-1].id
+			}
+			for _, r := range page {
+				_, h := r.doc.values[ch]
+				held[r.id] = h
+			}
 			continue
 		}
-		if anc, err = one(ctx, s, c, id, true); err != nil {
+		path = append(path, id)
+		if held[id] {
+			seed = id
+			break
+		}
+		if id = parents[id]; slices.Contains(path, id) {
+			break // a parent cycle (cycles.go)
+		}
+	}
+	var v any = []any{}
+	if seed != "" {
+		anc, err := one(ctx, s, c, seed, true)
+		if err != nil {
 			return nil, err
 		}
-		seed = anc.doc.values[ch]
-		if v, ok := deltaSnapshot(seed); ok {
-			seed = v
+		v = anc.doc.values[ch]
+		if snap, ok := deltaSnapshot(v); ok {
+			v = snap
 		}
-		break
 	}
-	v := seed
-	for i := len(blocks) - 1; i >= 0; i-- {
-		for _, w := range blocks[i] {
+	if len(path) == 0 {
+		return v, nil
+	}
+	ws, err := s.writes(ctx, c, path[len(path)-1], path[0], true)
+	if err != nil {
+		return nil, err
+	}
+	on := map[string]bool{}
+	for _, id := range path {
+		on[id] = true
+	}
+	// ws are ordered by checkpoint id, and an ancestor's id is older
+	// than its child's: oldest first.
+	for _, w := range ws {
+		if w.channel == ch && on[w.checkpoint] {
 			v = applyDelta(v, Decode(w.typ, w.value))
 		}
 	}
 	return v, nil
 }
+
+// deltaPage is how many listings a delta rebuild reads at a time: a
+// snapshot is at most 100 updates back by default.
+const deltaPage = 256
 
 // applyDelta applies one write as messagesDeltaReducer does (messages by
 // id; a RemoveMessage with id __remove_all__ empties the list), and any

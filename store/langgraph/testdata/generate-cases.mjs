@@ -2,9 +2,10 @@
 // reader must show as LangGraph shows them, and LangGraph's own answer for
 // every checkpoint of each, recorded beside the database.
 //
-//   node generate-cases.mjs sqlite OUT.db OUT.json
-//   node generate-cases.mjs postgres postgres://… OUT.json
+//   node generate-cases.mjs sqlite OUT.db OUT.json.gz
+//   node generate-cases.mjs postgres postgres://… OUT.json.gz
 import { writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import {
   StateGraph, StateSchema, MessagesDeltaValue, Annotation, START, END,
   entrypoint, task, interrupt, Command, messagesStateReducer,
@@ -106,5 +107,7 @@ if (kind === "sqlite") {
 }
 const threads = await scenario(saver);
 if (kind !== "sqlite") await saver.end();
-writeFileSync(json, JSON.stringify({ written_by: process.env.LG_VERSIONS ?? "", threads }, null, 1) + "\n");
+// Gzipped: the delta thread's history holds every message at every checkpoint.
+const text = JSON.stringify({ threads }, null, 1) + "\n";
+writeFileSync(json, json.endsWith(".gz") ? gzipSync(text, { level: 9 }) : text);
 for (const [t, r] of Object.entries(threads)) console.log(t, r.history.length, "checkpoints, next", r.state.next);

@@ -1,9 +1,13 @@
 package langgraph_test
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
 
 	"os"
 	"path/filepath"
@@ -11,6 +15,7 @@ import (
 	"slices"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/browse"
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
@@ -97,11 +102,82 @@ func TestStateAsLangGraphShowsIt(t *testing.T) {
 			src := cs.open(t)
 			checks := 0
 			for _, thread := range slices.Sorted(mapKeys(answers)) {
-				checks += compareThread(t, src, thread, answers[thread], cs.unknowable[thread])
+				checks += compareThread(t, src, thread, answers[thread], cs.unknowable[thread], every)
 			}
 			t.Logf("%s: %d checks matched LangGraph's answers", cs.name, checks)
 		})
 	}
+}
+
+// TestCLIShowsStateAsLangGraphShowsIt: the same comparison through
+// `rewind log --json` (every checkpoint) and `rewind show --json` (every
+// checkpoint of the short threads, a sample of the DeltaChannel one: a
+// process each) on a copy of the SQLite file, which stays byte for byte
+// as it was.
+func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
+	answers := readAnswers(t, "sqlite-js-cases.json.gz")
+	path := lgtest.Copy(t, "sqlite-js-cases.db")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := cliReads{t: t, bin: rewindbin.Path(t), spec: "sqlite:" + path}
+	checks := 0
+	for _, thread := range slices.Sorted(mapKeys(answers)) {
+		checks += compareThread(t, cli, thread, answers[thread], nil, sampled)
+	}
+	t.Logf("%d checks through the CLI matched LangGraph's answers", checks)
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("the commands changed the database file")
+	}
+	for _, beside := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + beside); err == nil {
+			t.Errorf("the commands left %s beside the database", beside)
+		}
+	}
+}
+
+// cliReads reads through the rewind binary's --json output.
+type cliReads struct {
+	t         *testing.T
+	bin, spec string
+}
+
+func (r cliReads) run(v any, args ...string) error {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, append(args, "--json", "--store", r.spec)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("rewind %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return json.Unmarshal(out, v)
+}
+
+func (r cliReads) History(_ context.Context, c langgraph.Chain, _ string, _ int) ([]langgraph.Listing, error) {
+	var out struct {
+		Checkpoints []langgraph.Listing `json:"checkpoints"`
+	}
+	err := r.run(&out, "log", c.Thread)
+	slices.Reverse(out.Checkpoints) // oldest first; a Source's newest first
+	return out.Checkpoints, err
+}
+
+func (r cliReads) Checkpoint(_ context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error) {
+	var out struct {
+		Checkpoint langgraph.Checkpoint `json:"checkpoint"`
+	}
+	args := []string{"show", c.Thread}
+	if id != "" {
+		args = append(args, id)
+	}
+	err := r.run(&out, args...)
+	return out.Checkpoint, err
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -114,7 +190,19 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-func compareThread(t *testing.T, src langgraph.Source, thread string, want lgThread, unknown []string) int {
+// reads is what compareThread reads: a Source, or the CLI.
+type reads interface {
+	History(ctx context.Context, c langgraph.Chain, before string, limit int) ([]langgraph.Listing, error)
+	Checkpoint(ctx context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error)
+}
+
+// every reads every checkpoint's state; sampled (for the CLI, a process a
+// checkpoint) every 9th of a long thread, and its first and last two.
+func every(int, int) bool { return true }
+
+func sampled(i, n int) bool { return n < 20 || i < 2 || i >= n-2 || i%9 == 0 }
+
+func compareThread(t *testing.T, src reads, thread string, want lgThread, unknown []string, read func(i, n int) bool) int {
 	t.Helper()
 	ctx := context.Background()
 	c := langgraph.Chain{Thread: thread}
@@ -138,6 +226,10 @@ func compareThread(t *testing.T, src langgraph.Source, thread string, want lgThr
 		if got := nodes(l.Next); !slices.Equal(got, sortedCopy(w.Next)) {
 			t.Errorf("%s %s: log next %v, LangGraph %v", thread, w.ID, got, w.Next)
 		}
+		checks += 4
+		if !read(i, len(want.History)) {
+			continue
+		}
 		cp, err := src.Checkpoint(ctx, c, w.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +237,7 @@ func compareThread(t *testing.T, src langgraph.Source, thread string, want lgThr
 		if got := nodes(cp.Next); !slices.Equal(got, sortedCopy(w.Next)) {
 			t.Errorf("%s %s: next %v, LangGraph %v", thread, w.ID, got, w.Next)
 		}
-		checks += 5 + compareValues(t, thread, w, cp, unknown)
+		checks += 1 + compareValues(t, thread, w, cp, unknown)
 	}
 	cur, err := src.Checkpoint(ctx, c, "")
 	if err != nil {
@@ -225,6 +317,9 @@ func plain(v any) any {
 		return out
 	case int64:
 		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
 	}
 	return v
 }

@@ -70,7 +70,7 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 	for _, ch := range chans {
 		v, has := rw.doc.values[ch]
 		if snap, ok := deltaSnapshot(v); ok {
-			stored = append(stored, browse.StoredChannel{Name: ch, Held: true, Value: v})
+			stored = append(stored, browse.StoredChannel{Name: ch, Held: true, Value: v, Delta: true})
 			rw.doc.values[ch] = snap
 			continue
 		}
@@ -84,7 +84,7 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 			// Never written on this branch: LangGraph shows its
 			// initial value, the empty list.
 			rw.doc.values[ch] = []any{}
-			stored = append(stored, browse.StoredChannel{Name: ch})
+			stored = append(stored, browse.StoredChannel{Name: ch, Delta: true})
 		}
 	}
 	if len(walk) == 0 {
@@ -100,7 +100,7 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 			return nil, fmt.Errorf("rebuild channel %q of checkpoint %v of %s: %w", store.Name(ch), store.Name(rw.id), c, err)
 		}
 		rw.doc.values[ch] = v
-		stored = append(stored, browse.StoredChannel{Name: ch})
+		stored = append(stored, browse.StoredChannel{Name: ch, Delta: true})
 	}
 	return stored, nil
 }
@@ -219,4 +219,16 @@ func withStored(st *browse.Stored, deltas []browse.StoredChannel) *browse.Stored
 	}
 	slices.SortFunc(st.Channels, func(a, b browse.StoredChannel) int { return strings.Compare(a.Name, b.Name) })
 	return st
+}
+
+// unheldDeltas counts the delta channels the checkpoint shows but does
+// not store (a listing's channel count).
+func (r row) unheldDeltas() int {
+	n := 0
+	for _, ch := range deltaChannels(r) {
+		if _, held := r.doc.values[ch]; !held {
+			n++
+		}
+	}
+	return n
 }

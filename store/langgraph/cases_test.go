@@ -103,10 +103,37 @@ func TestStateAsLangGraphShowsIt(t *testing.T) {
 			checks := 0
 			for _, thread := range slices.Sorted(mapKeys(answers)) {
 				checks += compareThread(t, src, thread, answers[thread], cs.unknowable[thread], every)
+				checks += compareTasks(t, src, thread, answers[thread])
 			}
 			t.Logf("%s: %d checks matched LangGraph's answers", cs.name, checks)
 		})
 	}
+}
+
+// compareTasks: each task LangGraph lists at a checkpoint that stored
+// writes is named by the reader as LangGraph names it (its node), found
+// by its id.
+func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThread) int {
+	t.Helper()
+	c := langgraph.Chain{Thread: thread}
+	checks := 0
+	for _, w := range want.History {
+		ws, err := src.Writes(context.Background(), c, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range w.Tasks {
+			at := slices.IndexFunc(ws, func(tw langgraph.TaskWrites) bool { return tw.Task == task.ID })
+			if at < 0 {
+				continue // a task that has not run stores nothing
+			}
+			if ws[at].Node != task.Name {
+				t.Errorf("%s %s: task %s named %q, LangGraph %q", thread, w.ID, task.ID, ws[at].Node, task.Name)
+			}
+			checks++
+		}
+	}
+	return checks
 }
 
 // TestCLIShowsStateAsLangGraphShowsIt: the same comparison through

@@ -108,40 +108,10 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 // replayDelta rebuilds channel ch at rw: walking rw's ancestors to the
 // nearest that holds a value, collecting their writes to ch, then
 // applying them oldest first to that value ([] when none holds one).
-// Ancestors are read a page at a time (listings, no values), their writes
-// in one query.
 func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (any, error) {
-	held := map[string]bool{} // of the rows read so far: does it hold ch
-	var path []string         // rw's ancestors, newest first, up to the seed
-	seed := ""
-	before := rw.id
-	for id := rw.parent; id != ""; {
-		if _, read := held[id]; !read {
-			if before == "" {
-				break // every older row read; id is not among them
-			}
-			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: deltaPage})
-			if err != nil {
-				return nil, err
-			}
-			before = ""
-			if len(page) == deltaPage {
-				before = page[len(page)-1].id
-			}
-			for _, r := range page {
-				_, h := r.doc.values[ch]
-				held[r.id] = h
-			}
-			continue
-		}
-		path = append(path, id)
-		if held[id] {
-			seed = id
-			break
-		}
-		if id = parents[id]; slices.Contains(path, id) {
-			break // a parent cycle (cycles.go)
-		}
+	path, seed, err := deltaPath(ctx, s, c, rw, ch, parents)
+	if err != nil {
+		return nil, err
 	}
 	var v any = []any{}
 	if seed != "" {
@@ -173,6 +143,42 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 		}
 	}
 	return v, nil
+}
+
+// deltaPath is rw's ancestors, newest first, up to the nearest that holds
+// channel ch (seed, "" when none does). Ancestors are read a page of
+// listings (no values) at a time.
+func deltaPath(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (path []string, seed string, err error) {
+	held := map[string]bool{} // of the rows read so far: does it hold ch
+	before := rw.id
+	for id := rw.parent; id != ""; {
+		if _, read := held[id]; !read {
+			if before == "" {
+				break // every older row read; id is not among them
+			}
+			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: deltaPage})
+			if err != nil {
+				return nil, "", err
+			}
+			before = ""
+			if len(page) == deltaPage {
+				before = page[len(page)-1].id
+			}
+			for _, r := range page {
+				_, h := r.doc.values[ch]
+				held[r.id] = h
+			}
+			continue
+		}
+		path = append(path, id)
+		if held[id] {
+			return path, id, nil
+		}
+		if id = parents[id]; slices.Contains(path, id) {
+			break // a parent cycle (cycles.go)
+		}
+	}
+	return path, "", nil
 }
 
 // deltaPage is how many listings a delta rebuild reads at a time: a

@@ -410,14 +410,25 @@ func checkpointHead(c readChain, l browse.Listing, format string) string {
 }
 
 // printStored says what the database holds where STATE and NEXT show
-// LangGraph's get_state: pending writes applied (the WRITES below).
+// LangGraph's get_state: pending writes applied (the WRITES below),
+// DeltaChannels rebuilt.
 func printStored(out io.Writer, st *browse.Stored) {
-	fmt.Fprintln(out, "\nSTORED (STATE and NEXT apply the pending writes below, as LangGraph's get_state does)")
+	head := "STATE and NEXT apply the pending writes below"
+	if st.Next == nil && !slices.ContainsFunc(st.Channels, func(c browse.StoredChannel) bool { return !c.Delta }) {
+		head = "STATE rebuilds the DeltaChannels"
+	}
+	fmt.Fprintf(out, "\nSTORED (%s, as LangGraph's get_state does)\n", head)
 	for _, ch := range st.Channels {
-		if ch.Held {
-			fmt.Fprintf(out, "  %s = %s\n", termtext.Line(ch.Name), oneLine(ch.Value, 400))
-		} else {
-			fmt.Fprintf(out, "  %s: no value\n", termtext.Line(ch.Name))
+		name := termtext.Line(ch.Name)
+		switch {
+		case ch.Delta && ch.Held:
+			fmt.Fprintf(out, "  %s = a DeltaChannel snapshot: %s\n", name, oneLine(ch.Value, 400))
+		case ch.Delta:
+			fmt.Fprintf(out, "  %s: no value (a DeltaChannel: STATE rebuilds it from the nearest snapshot and the writes since)\n", name)
+		case ch.Held:
+			fmt.Fprintf(out, "  %s = %s\n", name, oneLine(ch.Value, 400))
+		default:
+			fmt.Fprintf(out, "  %s: no value\n", name)
 		}
 	}
 	if st.Next != nil {

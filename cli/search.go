@@ -20,7 +20,7 @@ import (
 const searchWidth = 100
 
 func newSearchCmd() *cobra.Command {
-	var spec string
+	var spec, ns string
 	var asJSON bool
 	var limit int
 	c := &cobra.Command{
@@ -36,7 +36,7 @@ thread's newest checkpoint.
 
 On a LangGraph database (read-only), which keeps no index: a scan of the
 messages channel at the newest checkpoint of each branch of the root
-graph, newest branch first (a message several branches share is listed
+graph (or of the subgraph run --ns names), newest branch first (a message several branches share is listed
 once, on the newest); a hit names that checkpoint, not the one that first
 stored the message. It reads one whole checkpoint per branch.`,
 		Example: `  rewind search ticket-1 refund
@@ -56,9 +56,9 @@ stored the message. It reads one whole checkpoint per branch.`,
 				return usagef("search: the query has %d words: give at most %d", n, store.MaxQueryWords)
 			}
 			lg := func(src browse.Source) error {
-				return lgSearch(c.Context(), src, args[0], query, limit, asJSON, c.OutOrStdout())
+				return lgSearch(c.Context(), src, args[0], ns, query, limit, asJSON, c.OutOrStdout())
 			}
-			return withSource(c.Context(), spec, "", lg, func() error {
+			return withSource(c.Context(), spec, ns, lg, func() error {
 				return withReader(c.Context(), spec, func(e *engine.Engine) error {
 					return runSearch(c.Context(), e, args[0], query, limit, asJSON, c.OutOrStdout())
 				})
@@ -66,6 +66,7 @@ stored the message. It reads one whole checkpoint per branch.`,
 		},
 	}
 	addStore(c, &spec)
+	addNS(c, &ns)
 	addJSON(c, &asJSON)
 	c.Flags().IntVar(&limit, "limit", 200, "show at most `N` hits, the first by message index (0: all)")
 	return c
@@ -165,8 +166,8 @@ type lgHit struct {
 // checkpoint of the root chain (newest first) and keeps the messages that
 // hold every word of the query (store.Matches, as rewind's index
 // matches), each message once (by id, else by place and text).
-func lgSearch(ctx context.Context, src browse.Source, thread, query string, limit int, asJSON bool, out io.Writer) error {
-	c, err := chainOf(ctx, src, thread, "")
+func lgSearch(ctx context.Context, src browse.Source, thread, ns, query string, limit int, asJSON bool, out io.Writer) error {
+	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
@@ -205,13 +206,13 @@ scan:
 		}
 	}
 	if asJSON {
-		return writeJSON(out, map[string]any{"thread": c.Thread, "query": query, "hits": hits, "more": more})
+		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "query": query, "hits": hits, "more": more})
 	}
 	if len(hits) == 0 {
-		fmt.Fprintf(out, "no message of %s holds %q (every branch's newest checkpoint searched)\n", c.thread(), termtext.Line(query))
+		fmt.Fprintf(out, "no message of %s holds %q (every branch's newest checkpoint searched)\n", c.where(), termtext.Line(query))
 		return nil
 	}
-	fmt.Fprintf(out, "%s %q in %s, on every branch's newest checkpoint:\n", hitsWhat(len(hits), more), termtext.Line(query), c.thread())
+	fmt.Fprintf(out, "%s %q in %s, on every branch's newest checkpoint:\n", hitsWhat(len(hits), more), termtext.Line(query), c.where())
 	for _, h := range hits {
 		where := "@" + idOrDash(h.Checkpoint)
 		if h.Head {

@@ -221,6 +221,10 @@ type StoredChannel struct {
 	Name  string `json:"name"`
 	Held  bool   `json:"held"`
 	Value any    `json:"value,omitempty"`
+	// Delta marks a LangGraph DeltaChannel, which stores a snapshot at
+	// some checkpoints (Value) and nothing at the others: the state shows
+	// it rebuilt from the nearest snapshot and the writes since.
+	Delta bool `json:"delta,omitempty"`
 }
 
 // Channel is one channel's value at a checkpoint.

@@ -63,8 +63,11 @@
 // their arguments) and the metadata, as LangGraph's get_state shows them
 // (state.go): the null task's writes (Command(update=…)) applied, and at
 // the newest checkpoint of a chain the writes of the tasks that finished
-// in an unfinished superstep, those tasks out of Next; Stored keeps what
-// the database holds where they differ. TaskWrites name LangGraph's special writes (error,
+// in an unfinished superstep, those tasks out of Next; a LangGraph.js
+// DeltaChannel rebuilt from its nearest snapshot and the writes since
+// (delta.go); a functional-API run's entrypoint in Next where __start__
+// would be, its returned value (__end__) as its state (functional.go);
+// Stored keeps what the database holds where they differ. TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

@@ -30,7 +30,7 @@ func (r row) listing(c Chain, counts Counts, args bool) Listing {
 			l.Counts.Sends++
 		}
 	}
-	l.Counts.Channels = r.doc.stateChannels()
+	l.Counts.Channels = r.doc.stateChannels() + r.unheldDeltas()
 	damaged := r.doc.bad
 	if r.meta.damaged != "" {
 		damaged = append(damaged[:len(damaged):len(damaged)], r.meta.damaged)

@@ -65,6 +65,7 @@ func (d *doc) next(args bool) []Task {
 		}
 	}
 	sort.Strings(nodes)
+	nodes = d.entryTasks(nodes)
 	tasks := make([]Task, 0, len(nodes))
 	for _, n := range nodes {
 		tasks = append(tasks, Task{Node: n})
@@ -183,7 +184,9 @@ func versionText(v any) string {
 func (d *doc) channels() []Channel {
 	out := make([]Channel, 0, len(d.values))
 	for name, v := range d.values {
-		out = append(out, Channel{Name: name, Version: versionText(d.versions[name]), Internal: internal(name), Value: v})
+		// A functional-API run's state is what it returned (functional.go).
+		in := internal(name) && (name != chanEnd || !d.functional())
+		out = append(out, Channel{Name: name, Version: versionText(d.versions[name]), Internal: in, Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return browse.Less(out[i], out[j]) })
 	return out
@@ -193,7 +196,7 @@ func (d *doc) channels() []Channel {
 func (d *doc) stateChannels() int {
 	n := 0
 	for name := range d.values {
-		if !internal(name) {
+		if !internal(name) || name == chanEnd && d.functional() {
 			n++
 		}
 	}

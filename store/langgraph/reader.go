@@ -140,11 +140,19 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 			return Checkpoint{}, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
 		}
 	}
-	// The state as LangGraph's get_state computes it (state.go).
+	// The state as LangGraph's get_state computes it: delta channels
+	// rebuilt (delta.go), pending writes applied (state.go).
+	deltas, err := rebuildDeltas(ctx, s, c, rw)
+	if err != nil {
+		return Checkpoint{}, err
+	}
 	next, stored := rw.doc.pendingState(ws, rw.doc.next(true), siteOf(c, rw), current)
 	cp := rw.checkpoint(c, counts[rw.id])
 	if stored != nil {
 		cp.Next, cp.Stored = next, stored
+	}
+	if len(deltas) > 0 {
+		cp.Stored = withStored(cp.Stored, deltas)
 	}
 	return cp, nil
 }
@@ -223,6 +231,9 @@ func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[str
 		if old(rw.doc) && len(rw.doc.pendingSends) == 0 {
 			rw.doc.pendingSends = sends[rw.parent]
 		}
+	}
+	if err := nameEntrypoints(ctx, s, c, rows, ws); err != nil {
+		return nil, err
 	}
 	return countWrites(ws), nil
 }

@@ -25,6 +25,9 @@ type doc struct {
 	// pendingSends are the Sends of a checkpoint older than format 4,
 	// which kept them beside the channels.
 	pendingSends []any
+	// entry is the functional API's entrypoint, due where __start__ is
+	// (functional.go); "" for a graph.
+	entry string
 	// bad says why the stored checkpoint did not read whole, if it did
 	// not: each reason one line.
 	bad []string

@@ -161,6 +161,9 @@ func siteOf(c Chain, r row) taskSite {
 			s.nodes = append(s.nodes, ch) // older graphs trigger a node by its name's channel
 		}
 	}
+	if r.doc.entry != "" {
+		s.nodes = append(s.nodes, r.doc.entry)
+	}
 	for n := range r.doc.seen {
 		if !slices.Contains(s.nodes, n) {
 			s.nodes = append(s.nodes, n)

@@ -1,0 +1,367 @@
+package langgraph_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"rewind/cli/rewindbin"
+	"rewind/store/browse"
+	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
+)
+
+// LangGraph's own answer for the threads of testdata/generate-cases.mjs
+// (a DeltaChannel conversation, a functional-API thread, a graph whose
+// reducer channels nobody writes): getStateHistory and getState, recorded
+// by the generator beside each database.
+
+type lgSnap struct {
+	ID     string         `json:"checkpoint_id"`
+	Parent *string        `json:"parent_id"`
+	Values map[string]any `json:"values"`
+	Next   []string       `json:"next"`
+	Tasks  []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"tasks"`
+	Source string `json:"source"`
+	Step   int    `json:"step"`
+}
+
+type lgThread struct {
+	State   lgSnap   `json:"state"`
+	History []lgSnap `json:"history"`
+}
+
+func readAnswers(t testing.TB, name string) map[string]lgThread {
+	t.Helper()
+	file, err := os.Open(filepath.Join(lgtest.Dir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	z, err := gzip.NewReader(file)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var f struct {
+		Threads map[string]lgThread `json:"threads"`
+	}
+	if err := json.NewDecoder(z).Decode(&f); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return f.Threads
+}
+
+// unknowable (by thread): values LangGraph shows that no database row
+// names. LangGraph.js's PostgresSaver stores a channel's value only at a
+// version, and a reducer channel no node wrote has none: only the graph
+// declares it (its default, []). SqliteSaver stores the [] in the
+// checkpoint.
+type unknowable map[string][]string
+
+var pgUnwritten = unknowable{"t-empty": {"messages", "notes"}}
+
+// caseSources are the databases generate-cases.mjs wrote, with the file
+// of LangGraph's answers for each.
+type caseSource struct {
+	name, answers string
+	open          func(t *testing.T) langgraph.Source
+	unknowable    unknowable
+}
+
+func caseSources() []caseSource {
+	return []caseSource{
+		{"sqlite-js", "sqlite-js-cases.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-js-cases.db"))
+		}, nil},
+		{"postgres-js", "postgres-js-cases.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, lgtest.Dump(t, "postgres-js-cases.sql"))
+		}, pgUnwritten},
+	}
+}
+
+// TestStateAsLangGraphShowsIt compares, for every checkpoint of each
+// thread, the reader's listing and state with LangGraph's: ids, parents,
+// next, and every value (messages by type, id and content).
+func TestStateAsLangGraphShowsIt(t *testing.T) {
+	for _, cs := range caseSources() {
+		t.Run(cs.name, func(t *testing.T) {
+			answers := readAnswers(t, cs.answers)
+			src := cs.open(t)
+			checks := 0
+			for _, thread := range slices.Sorted(mapKeys(answers)) {
+				checks += compareThread(t, src, thread, answers[thread], cs.unknowable[thread], every)
+				checks += compareTasks(t, src, thread, answers[thread])
+			}
+			t.Logf("%s: %d checks matched LangGraph's answers", cs.name, checks)
+		})
+	}
+}
+
+// compareTasks: each task LangGraph lists at a checkpoint that stored
+// writes is named by the reader as LangGraph names it (its node), found
+// by its id.
+func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThread) int {
+	t.Helper()
+	c := langgraph.Chain{Thread: thread}
+	checks := 0
+	for _, w := range want.History {
+		ws, err := src.Writes(context.Background(), c, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range w.Tasks {
+			at := slices.IndexFunc(ws, func(tw langgraph.TaskWrites) bool { return tw.Task == task.ID })
+			if at < 0 {
+				continue // a task that has not run stores nothing
+			}
+			if ws[at].Node != task.Name {
+				t.Errorf("%s %s: task %s named %q, LangGraph %q", thread, w.ID, task.ID, ws[at].Node, task.Name)
+			}
+			checks++
+		}
+	}
+	return checks
+}
+
+// TestCLIShowsStateAsLangGraphShowsIt: the same comparison through
+// `rewind log --json` (every checkpoint) and `rewind show --json` (every
+// checkpoint of the short threads, a sample of the DeltaChannel one: a
+// process each) on a copy of the SQLite file, which stays byte for byte
+// as it was.
+func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
+	answers := readAnswers(t, "sqlite-js-cases.json.gz")
+	path := lgtest.Copy(t, "sqlite-js-cases.db")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := cliReads{t: t, bin: rewindbin.Path(t), spec: "sqlite:" + path}
+	checks := 0
+	for _, thread := range slices.Sorted(mapKeys(answers)) {
+		checks += compareThread(t, cli, thread, answers[thread], nil, sampled)
+	}
+	t.Logf("%d checks through the CLI matched LangGraph's answers", checks)
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("the commands changed the database file")
+	}
+	for _, beside := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + beside); err == nil {
+			t.Errorf("the commands left %s beside the database", beside)
+		}
+	}
+}
+
+// cliReads reads through the rewind binary's --json output.
+type cliReads struct {
+	t         *testing.T
+	bin, spec string
+}
+
+func (r cliReads) run(v any, args ...string) error {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, append(args, "--json", "--store", r.spec)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("rewind %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return json.Unmarshal(out, v)
+}
+
+func (r cliReads) History(_ context.Context, c langgraph.Chain, _ string, _ int) ([]langgraph.Listing, error) {
+	var out struct {
+		Checkpoints []langgraph.Listing `json:"checkpoints"`
+	}
+	err := r.run(&out, "log", c.Thread)
+	slices.Reverse(out.Checkpoints) // oldest first; a Source's newest first
+	return out.Checkpoints, err
+}
+
+func (r cliReads) Checkpoint(_ context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error) {
+	var out struct {
+		Checkpoint langgraph.Checkpoint `json:"checkpoint"`
+	}
+	args := []string{"show", c.Thread}
+	if id != "" {
+		args = append(args, id)
+	}
+	err := r.run(&out, args...)
+	return out.Checkpoint, err
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// reads is what compareThread reads: a Source, or the CLI.
+type reads interface {
+	History(ctx context.Context, c langgraph.Chain, before string, limit int) ([]langgraph.Listing, error)
+	Checkpoint(ctx context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error)
+}
+
+// every reads every checkpoint's state; sampled (for the CLI, a process a
+// checkpoint) every 9th of a long thread, and its first and last two.
+func every(int, int) bool { return true }
+
+func sampled(i, n int) bool { return n < 20 || i < 2 || i >= n-2 || i%9 == 0 }
+
+func compareThread(t *testing.T, src reads, thread string, want lgThread, unknown []string, read func(i, n int) bool) int {
+	t.Helper()
+	ctx := context.Background()
+	c := langgraph.Chain{Thread: thread}
+	hist, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != len(want.History) {
+		t.Fatalf("%s: %d checkpoints, LangGraph lists %d", thread, len(hist), len(want.History))
+	}
+	checks := 1
+	for i, w := range want.History {
+		l := hist[i]
+		parent := ""
+		if w.Parent != nil {
+			parent = *w.Parent
+		}
+		if l.ID != w.ID || l.Parent != parent || l.Step != w.Step || l.Source != w.Source {
+			t.Errorf("%s #%d: %s parent %s step %d %s, LangGraph %s parent %s step %d %s", thread, i, l.ID, l.Parent, l.Step, l.Source, w.ID, parent, w.Step, w.Source)
+		}
+		if got := nodes(l.Next); !slices.Equal(got, sortedCopy(w.Next)) {
+			t.Errorf("%s %s: log next %v, LangGraph %v", thread, w.ID, got, w.Next)
+		}
+		checks += 4
+		if !read(i, len(want.History)) {
+			continue
+		}
+		cp, err := src.Checkpoint(ctx, c, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodes(cp.Next); !slices.Equal(got, sortedCopy(w.Next)) {
+			t.Errorf("%s %s: next %v, LangGraph %v", thread, w.ID, got, w.Next)
+		}
+		checks += 1 + compareValues(t, thread, w, cp, unknown)
+	}
+	cur, err := src.Checkpoint(ctx, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.ID != want.State.ID || !slices.Equal(nodes(cur.Next), sortedCopy(want.State.Next)) {
+		t.Errorf("%s: current %s next %v, LangGraph %s next %v", thread, cur.ID, nodes(cur.Next), want.State.ID, want.State.Next)
+	}
+	return checks + 2 + compareValues(t, thread, want.State, cur, unknown)
+}
+
+// compareValues compares cp's state with LangGraph's values: every
+// channel LangGraph shows, and no other. A functional-API thread's state
+// is its returned value, in __end__.
+func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoint, unknown []string) int {
+	t.Helper()
+	got := map[string]any{}
+	for _, ch := range cp.Channels {
+		if !ch.Internal {
+			got[ch.Name] = plain(ch.Value)
+		}
+	}
+	want := w.Values
+	if _, fn := got["__end__"]; fn || thread == "t-func" {
+		want = map[string]any{}
+		if w.Values != nil {
+			want["__end__"] = map[string]any(w.Values)
+		}
+	}
+	for _, k := range unknown {
+		if v, ok := want[k]; !ok || !reflect.DeepEqual(v, []any{}) {
+			t.Errorf("%s %s: LangGraph shows %s = %v; the test expects [] there", thread, w.ID, k, v)
+		}
+		if _, ok := got[k]; ok {
+			t.Errorf("%s %s: %s shows, but no row names it (unknowable says so: update it)", thread, w.ID, k)
+		}
+		delete(want, k)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	if string(a) != string(b) {
+		t.Errorf("%s %s: state\n%s\nLangGraph\n%s", thread, w.ID, clip(a), clip(b))
+		return 0
+	}
+	return len(want)
+}
+
+func clip(b []byte) string {
+	if len(b) > 600 {
+		return string(b[:300]) + " … " + string(b[len(b)-300:])
+	}
+	return string(b)
+}
+
+// plain is a decoded value as the generator records LangGraph's: a
+// message as its type, id and content.
+func plain(v any) any {
+	switch x := v.(type) {
+	case []any:
+		if msgs, ok := browse.Messages(x); ok && len(msgs) > 0 {
+			out := make([]any, len(msgs))
+			for i, m := range msgs {
+				out[i] = map[string]any{"$message": map[string]any{"type": m.Role, "id": m.ID, "content": m.Content}}
+			}
+			return out
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = plain(e)
+		}
+		return out
+	case int64:
+		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
+
+func nodes(ts []langgraph.Task) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.Node)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	return out
+}

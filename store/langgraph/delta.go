@@ -1,0 +1,240 @@
+package langgraph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"rewind/store"
+	"rewind/store/browse"
+)
+
+// A DeltaChannel (LangGraph.js's MessagesDeltaValue, beta) stores no value
+// at most checkpoints: LangGraph rebuilds it from the nearest ancestor
+// that holds one (a snapshot, {"lc": 2, "type": "delta_snapshot",
+// "value": …}, written every snapshotFrequency updates) and replays the
+// writes to the channel stored under each ancestor from there on, oldest
+// first (BaseCheckpointSaver.getDeltaChannelHistory, then
+// DeltaChannel.replayWrites). The checkpoint's metadata names its delta
+// channels: counters_since_delta_snapshot {channel: [updates, steps]}.
+
+const (
+	metaDeltaCounters  = "counters_since_delta_snapshot"
+	metaDeltaVersioned = "delta_writes_versioned"
+)
+
+// deltaSnapshot is the value a stored DeltaSnapshot holds.
+func deltaSnapshot(v any) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	lc, _ := m["lc"].(int64)
+	typ, _ := m["type"].(string)
+	val, has := m["value"]
+	if lc != 2 || typ != "delta_snapshot" || !has {
+		return nil, false
+	}
+	return val, true
+}
+
+// deltaChannels are the checkpoint's delta channels: named by its
+// metadata, or holding a snapshot.
+func deltaChannels(rw row) []string {
+	var out []string
+	if cs, ok := rw.meta.all[metaDeltaCounters].(map[string]any); ok {
+		for ch := range cs {
+			out = append(out, ch)
+		}
+	}
+	for ch, v := range rw.doc.values {
+		if _, ok := deltaSnapshot(v); ok && !slices.Contains(out, ch) {
+			out = append(out, ch)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rebuildDeltas puts the value LangGraph shows into each delta channel of
+// rw (read in full): a snapshot's value, or the value rebuilt from the
+// ancestors. It returns the channels as stored, for browse.Stored.
+func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.StoredChannel, error) {
+	chans := deltaChannels(rw)
+	if len(chans) == 0 {
+		return nil, nil
+	}
+	var stored []browse.StoredChannel
+	var walk []string
+	for _, ch := range chans {
+		v, has := rw.doc.values[ch]
+		if snap, ok := deltaSnapshot(v); ok {
+			stored = append(stored, browse.StoredChannel{Name: ch, Held: true, Value: v, Delta: true})
+			rw.doc.values[ch] = snap
+			continue
+		}
+		_, versioned := rw.doc.versions[ch]
+		switch {
+		case has:
+		case versioned, rw.meta.all[metaDeltaVersioned] != true:
+			// Unversioned writes (an older updateState's) only the walk finds.
+			walk = append(walk, ch)
+		default:
+			// Never written on this branch: LangGraph shows its
+			// initial value, the empty list.
+			rw.doc.values[ch] = []any{}
+			stored = append(stored, browse.StoredChannel{Name: ch, Delta: true})
+		}
+	}
+	if len(walk) == 0 {
+		return stored, nil
+	}
+	parents, err := s.parents(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild channel %s of checkpoint %v of %s: %w", strings.Join(walk, ", "), store.Name(rw.id), c, err)
+	}
+	for _, ch := range walk {
+		v, err := replayDelta(ctx, s, c, rw, ch, parents)
+		if err != nil {
+			return nil, fmt.Errorf("rebuild channel %q of checkpoint %v of %s: %w", store.Name(ch), store.Name(rw.id), c, err)
+		}
+		rw.doc.values[ch] = v
+		stored = append(stored, browse.StoredChannel{Name: ch, Delta: true})
+	}
+	return stored, nil
+}
+
+// replayDelta rebuilds channel ch at rw: walking rw's ancestors to the
+// nearest that holds a value, collecting their writes to ch, then
+// applying them oldest first to that value ([] when none holds one).
+func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (any, error) {
+	path, seed, err := deltaPath(ctx, s, c, rw, ch, parents)
+	if err != nil {
+		return nil, err
+	}
+	var v any = []any{}
+	if seed != "" {
+		anc, err := one(ctx, s, c, seed, true)
+		if err != nil {
+			return nil, err
+		}
+		v = anc.doc.values[ch]
+		if snap, ok := deltaSnapshot(v); ok {
+			v = snap
+		}
+	}
+	if len(path) == 0 {
+		return v, nil
+	}
+	ws, err := s.writes(ctx, c, path[len(path)-1], path[0], true)
+	if err != nil {
+		return nil, err
+	}
+	on := map[string]bool{}
+	for _, id := range path {
+		on[id] = true
+	}
+	// ws are ordered by checkpoint id, and an ancestor's id is older
+	// than its child's: oldest first.
+	for _, w := range ws {
+		if w.channel == ch && on[w.checkpoint] {
+			v = applyDelta(v, Decode(w.typ, w.value))
+		}
+	}
+	return v, nil
+}
+
+// deltaPath is rw's ancestors, newest first, up to the nearest that holds
+// channel ch (seed, "" when none does). Ancestors are read a page of
+// listings (no values) at a time.
+func deltaPath(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (path []string, seed string, err error) {
+	held := map[string]bool{} // of the rows read so far: does it hold ch
+	before := rw.id
+	for id := rw.parent; id != ""; {
+		if _, read := held[id]; !read {
+			if before == "" {
+				break // every older row read; id is not among them
+			}
+			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: deltaPage})
+			if err != nil {
+				return nil, "", err
+			}
+			before = ""
+			if len(page) == deltaPage {
+				before = page[len(page)-1].id
+			}
+			for _, r := range page {
+				_, h := r.doc.values[ch]
+				held[r.id] = h
+			}
+			continue
+		}
+		path = append(path, id)
+		if held[id] {
+			return path, id, nil
+		}
+		if id = parents[id]; slices.Contains(path, id) {
+			break // a parent cycle (cycles.go)
+		}
+	}
+	return path, "", nil
+}
+
+// deltaPage is how many listings a delta rebuild reads at a time: a
+// snapshot is at most 100 updates back by default.
+const deltaPage = 256
+
+// applyDelta applies one write as messagesDeltaReducer does (messages by
+// id; a RemoveMessage with id __remove_all__ empties the list), and any
+// other value as the reader's reduce.
+func applyDelta(v, w any) any {
+	list, _ := v.([]any)
+	add, isList := w.([]any)
+	if !isList {
+		add = []any{w}
+	}
+	if _, ok := browse.Messages(add); !ok || len(add) == 0 {
+		return reduce(v, true, w)
+	}
+	// A RemoveMessage with id __remove_all__ drops all before it.
+	for i := len(add) - 1; i >= 0; i-- {
+		if mm, ok := add[i].(map[string]any); ok && mm["id"] == "__remove_all__" {
+			if msgs, _ := browse.Messages(add[i : i+1]); len(msgs) == 1 && msgs[0].Role == "remove" {
+				list, add = nil, add[i+1:]
+				break
+			}
+		}
+	}
+	return addMessages(list, add)
+}
+
+// withStored adds the delta channels as stored to st; a channel both
+// rebuilt and then given pending writes keeps what the database holds.
+func withStored(st *browse.Stored, deltas []browse.StoredChannel) *browse.Stored {
+	if st == nil {
+		st = &browse.Stored{}
+	}
+	for _, d := range deltas {
+		at := slices.IndexFunc(st.Channels, func(c browse.StoredChannel) bool { return c.Name == d.Name })
+		if at >= 0 {
+			st.Channels[at] = d
+		} else {
+			st.Channels = append(st.Channels, d)
+		}
+	}
+	slices.SortFunc(st.Channels, func(a, b browse.StoredChannel) int { return strings.Compare(a.Name, b.Name) })
+	return st
+}
+
+// unheldDeltas counts the delta channels the checkpoint shows but does
+// not store (a listing's channel count).
+func (r row) unheldDeltas() int {
+	n := 0
+	for _, ch := range deltaChannels(r) {
+		if _, held := r.doc.values[ch]; !held {
+			n++
+		}
+	}
+	return n
+}

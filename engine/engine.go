@@ -352,6 +352,12 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		parent = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
 	case err != nil:
 		return Result{}, err
+	case len(parent.Tasks) == 0:
+		// What the turn builds on is checked as a resume would check it
+		// (buildcheck.go); a trusted turn made it itself.
+		if err := e.checkTurn(ctx, thread, parent); err != nil {
+			return Result{}, err
+		}
 	}
 	r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg, run)
 	if err != nil {
@@ -390,6 +396,9 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	latest, err := e.store.Latest(ctx, thread)
 	if err != nil {
 		return Result{}, fmt.Errorf("fork thread %q: %w", threadName(thread), err)
+	}
+	if err := e.checkFork(ctx, thread, base); err != nil {
+		return Result{}, err
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID, run: e.newRun(KindFork, cfg, "")}
 	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}

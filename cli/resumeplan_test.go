@@ -13,7 +13,7 @@ import (
 // (the engine's ResumePlan) and runs nothing; after a real kill in the
 // middle of a fan-out it names the one executor whose writes were stored,
 // and the resume's report (text and --json) says it reused that one and
-// redispatched the other two.
+// redispatched the other two; `rewind runs` chains the three runs.
 func TestResumePlanAfterKill(t *testing.T) {
 	t.Parallel()
 	for name, spec := range cli.SharedStores("resumeplan") {
@@ -75,6 +75,33 @@ func TestResumePlanAfterKill(t *testing.T) {
 			if rep.Status != "done" || rep.Resume.Plan.Checkpoint != p.Checkpoint || !o.Complete || len(o.Reused) != 1 || o.Reused[0].ID != p.Reused()[0].ID || len(o.Redispatched) != 2 || len(o.RanAgain) != 0 {
 				t.Fatalf("resume report: %s\n%s", o, out)
 			}
+			checkRunsAfterKill(t, do, p.Checkpoint)
 		})
+	}
+}
+
+// checkRunsAfterKill (issue 36): `rewind runs` names the killed resume,
+// which stored no checkpoint but an executor's result, and the resume
+// from @from that continued it and reused that result.
+func checkRunsAfterKill(t *testing.T, do func(code int, args ...string) result, from int64) {
+	t.Helper()
+	var runs struct{ Runs []engine.RunSummary }
+	if out := do(0, "runs", "t", "--json").stdout; json.Unmarshal([]byte(out), &runs) != nil || len(runs.Runs) != 3 {
+		t.Fatalf("runs --json: want the turn, the killed resume and the resume:\n%s", out)
+	}
+	turn, killed, last := runs.Runs[0], runs.Runs[1], runs.Runs[2]
+	if turn.Kind != engine.KindTurn || turn.Status != engine.RunPaused || killed.Status != engine.RunStopped || killed.Checkpoints != 0 ||
+		last.Kind != engine.KindResume || last.Continues != killed.ID || last.From != from || last.Reused != 1 || last.Redispatched != 2 || last.Status != engine.RunDone {
+		t.Fatalf("runs: %+v", runs.Runs)
+	}
+	text := do(0, "runs", "t").stdout
+	for _, want := range []string{"run " + killed.ID + " from @", "stopped before it stored a checkpoint", "continued by " + last.ID,
+		"run " + last.ID + " (resume) from @", "continues " + killed.ID, "reused 1 task result and redispatched 2, done at @"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("runs does not say %q:\n%s", want, text)
+		}
+	}
+	if r := do(1, "runs", "nosuch"); strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("runs of an unknown thread: %q", r.stderr)
 	}
 }

@@ -46,8 +46,38 @@ func standIn() (*openaitest.Server, model.Model, error) {
 		srv.Close()
 		return nil, nil, err
 	}
-	return srv, p, nil
+	return srv, mockSummarizer{Model: p, mock: ticket.NewMock()}, nil
 }
+
+// mockSummarizer is the stand-in with the mock as its summarizer: the
+// lesson's printed `rewind resume` runs on the mock, and a resume holds a
+// thread's summaries to its own summarizer model (the compaction check).
+type mockSummarizer struct {
+	model.Model
+	mock model.Model
+}
+
+func (m mockSummarizer) pick(role string) model.Model {
+	if role == model.RoleSummarizer {
+		return m.mock
+	}
+	return m.Model
+}
+
+func (m mockSummarizer) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	return m.pick(req.Role).Complete(ctx, req)
+}
+
+// ModelName names each role's model as the one it goes to does.
+func (m mockSummarizer) ModelName(role string) string {
+	if role == model.RoleSummarizer {
+		return "mock"
+	}
+	return "stand-in"
+}
+
+// ContextWindow is the window of the role's model.
+func (m mockSummarizer) ContextWindow(role string) int { return model.WindowOf(m.pick(role), role) }
 
 func runDanglingCut(ctx context.Context, env Env) (Verdict, error) {
 	srv, p, err := standIn()
@@ -176,6 +206,10 @@ const Flattened = "the user asked about orders and refunds, and the assistant pr
 // question than the one asked. Given the critic's feedback it calls the
 // right one.
 type carelessExecutor struct{ model.Model }
+
+// Unwrap is the mock it changes the executor's answers of: the model
+// that summarizes, so the lesson's threads take new turns on the mock.
+func (c carelessExecutor) Unwrap() model.Model { return c.Model }
 
 func (c carelessExecutor) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	resp, err := c.Model.Complete(ctx, req)

@@ -49,6 +49,9 @@ type RunConfig struct {
 	// (a stuck or stopped worker). That process is fenced: its late writes
 	// are refused, so the chain cannot fork.
 	TakeOver bool
+	// RunKind, when set, is the kind the run is recorded as (RunMark.Kind)
+	// instead of the engine's own: say, approve or reject for an Answer.
+	RunKind string
 }
 
 // HookInfo describes where a Hook was called.
@@ -254,6 +257,8 @@ type Engine struct {
 	fenced epochs
 	// maxTurnTokens is the default RunConfig.MaxTokensPerTurn.
 	maxTurnTokens int
+	// runIDs names each new run (WithRunIDs).
+	runIDs func() string
 }
 
 // Option configures an engine (New).
@@ -281,7 +286,7 @@ func New(st store.Store, g *Graph, m model.Model, opts ...Option) (*Engine, erro
 	if st == nil || m == nil {
 		return nil, errors.New("engine needs a store and a model")
 	}
-	e := &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache()}
+	e := &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache(), runIDs: randomRunID}
 	for _, o := range opts {
 		o(e)
 	}
@@ -319,6 +324,7 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		return Result{}, err
 	}
 	defer func() { err = released(err, release) }()
+	run := e.newRun(KindTurn, cfg, "")
 	if trusted != 0 {
 		// The epoch and the newest checkpoint taken on trust (lockTurn):
 		// the input's put is refused unless the epoch is still the
@@ -328,7 +334,7 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		// tasks on trust are no answer either: another writer may have
 		// finished them since.)
 		if parent, ok := e.cache.own(thread, trusted); ok {
-			r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg)
+			r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg, run)
 			if err == nil {
 				return r.drive(ctx, cp)
 			}
@@ -346,8 +352,14 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		parent = Checkpoint{Thread: thread, Values: e.graph.initialValues(), Step: -1}
 	case err != nil:
 		return Result{}, err
+	case len(parent.Tasks) == 0:
+		// What the turn builds on is checked as a resume would check it
+		// (buildcheck.go); a trusted turn made it itself.
+		if err := e.checkTurn(ctx, thread, parent); err != nil {
+			return Result{}, err
+		}
 	}
-	r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg)
+	r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg, run)
 	if err != nil {
 		return Result{}, err
 	}
@@ -356,8 +368,8 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 
 // startTurn stores a new turn's input checkpoint on parent, the thread's
 // newest (or an empty thread's start).
-func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, parent Checkpoint, input []Write, cfg RunConfig) (*runner, Checkpoint, error) {
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: parent.ID}
+func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, parent Checkpoint, input []Write, cfg RunConfig, run *RunMark) (*runner, Checkpoint, error) {
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: parent.ID, run: run}
 	if len(parent.Tasks) > 0 {
 		return r, Checkpoint{}, &PendingError{Thread: thread, Checkpoint: parent.ID, Tasks: parent.Tasks}
 	}
@@ -385,7 +397,10 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 	if err != nil {
 		return Result{}, fmt.Errorf("fork thread %q: %w", threadName(thread), err)
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID}
+	if err := e.checkFork(ctx, thread, base); err != nil {
+		return Result{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID, run: e.newRun(KindFork, cfg, "")}
 	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
 	cp, err := r.entry(ctx, base, input, SourceFork, EventFork, Metadata{ForkedFrom: base.ID, Discarded: base.Tasks})
 	if err != nil {
@@ -419,7 +434,11 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 	if len(cp.Tasks) == 0 {
 		return Result{}, fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), newTurn(thread), forkAt(thread, 0))
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID}
+	continues, err := e.resumedRun(ctx, thread, cp)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: cp.ID, run: e.newRun(KindResume, cfg, continues)}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
 	if cp, err = e.recover(ctx, r, cp); err != nil {
 		return Result{}, err
@@ -464,7 +483,11 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 				logOf(thread), forkAt(thread, checkpoint))
 		}
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID}
+	continues, err := e.resumedRun(ctx, thread, cp)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: rows[0].ID, run: e.newRun(KindResume, cfg, continues)}
 	r.res = Result{Thread: thread, Start: cp.ID, MessagesBefore: cp.Values.Len("messages"), ModelCalls: map[string]int{}}
 	if cp, err = e.recover(ctx, r, cp); err != nil {
 		return Result{}, err
@@ -519,7 +542,7 @@ func (e *Engine) UpdateStateWith(ctx context.Context, thread string, checkpoint 
 	} else if base, err = e.Get(ctx, thread, checkpoint); err != nil {
 		return Checkpoint{}, err
 	}
-	return e.update(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID}, base, writes, asNode)
+	return e.update(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: latest.ID, run: e.newRun(KindEdit, RunConfig{}, "")}, base, writes, asNode)
 }
 
 // update commits writes as r's next checkpoint, an update whose parent is
@@ -589,7 +612,11 @@ func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Che
 	if len(head.Tasks) == 0 {
 		return Result{}, fmt.Errorf("answer on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, head.ID)
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: head.ID}
+	continues, err := e.runAt(ctx, thread, head)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: head.ID, run: e.newRun(KindAnswer, cfg, continues)}
 	cp, err := e.update(ctx, r, head, writes, "")
 	if err != nil {
 		return Result{}, err
@@ -631,7 +658,11 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 			return Checkpoint{}, fmt.Errorf("discard: %w", err)
 		}
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}
+	continues, err := e.runAt(ctx, thread, base)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID, run: e.newRun(KindDiscard, RunConfig{}, continues)}
 	// Dropping the pending work on purpose ends the run: cancelled.
 	cp, groups, err := e.cancelled(ctx, base, base.ID+1, SourceUpdate, "its pending tasks were discarded")
 	if err != nil {

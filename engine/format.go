@@ -31,6 +31,8 @@ type (
 	// Sums are the running totals a turn's first checkpoint keeps
 	// (Metadata.Sums): what was spent before it.
 	Sums = chainformat.Sums
+	// RunMark names the run that wrote a checkpoint (Metadata.Run).
+	RunMark = chainformat.RunMark
 )
 
 // Checkpoint sources.

@@ -98,6 +98,9 @@ type Graph struct {
 	gates map[string]bool
 	// resumeCheck is the graph's own check before a resume (see OnResume).
 	resumeCheck ResumeCheck
+	// buildCheck is the graph's check before a fork or a new turn builds
+	// on a checkpoint (see OnBuild).
+	buildCheck BuildCheck
 	// stateCheck is the graph's check of an edited state (see CheckState).
 	stateCheck StateCheck
 	// channelChecks are the graph's checks of one edited channel (see

@@ -35,9 +35,14 @@ type ResumeInfo struct {
 	// Events are the stored events of the checkpoint's branch, oldest
 	// first, model calls aside. Their continuity is already checked.
 	Events []Event
-	// Rerooted says the branch's oldest checkpoints were pruned: its first
+	// Rerooted says the branch's oldest checkpoints were pruned, or (a
+	// new turn's check) that Events are only its newest turn's: its first
 	// events are not the thread's first.
 	Rerooted bool
+	// ModelName names the model this engine's calls of a role go to, as
+	// NodeContext.ModelName does: a summary made by another is not this
+	// run's summarizer's.
+	ModelName func(role string) string
 }
 
 // ResumeCheck is a graph's own recovery check (see Graph.OnResume). An
@@ -153,7 +158,7 @@ func (e *Engine) checkResume(ctx context.Context, thread string, cp Checkpoint, 
 			return br, Recheck{}, err
 		}
 	}
-	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted})
+	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted, ModelName: e.modelName})
 	if err != nil {
 		return br, Recheck{}, refusal{fmt.Errorf("resume thread %q at @%d: %w", threadName(thread), cp.ID, err)}
 	}
@@ -263,7 +268,13 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 // Go type.
 func (nc *NodeContext) ModelName(role string) string { return modelName(nc.base, role) }
 
+// modelName is what NodeContext.ModelName says of this engine's model.
+func (e *Engine) modelName(role string) string { return modelName(e.model, role) }
+
 func modelName(m model.Model, role string) string {
+	if u, ok := m.(interface{ Unwrap() model.Model }); ok {
+		return modelName(u.Unwrap(), role) // a recorder names what it records
+	}
 	if n, ok := m.(interface{ ModelName(role string) string }); ok && n.ModelName(role) != "" {
 		return n.ModelName(role)
 	}

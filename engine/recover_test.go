@@ -247,3 +247,52 @@ func TestResumeCheckRerunsOrReplacesPendingWork(t *testing.T) {
 		})
 	}
 }
+
+// Issue 36, item 3: a fork checks the events of the branch it builds on,
+// and a new turn those of the turn it follows, as a resume does: a lost
+// event refuses either with the fix, and nothing is written. The same
+// thread untampered forks and takes a new turn.
+func TestForkAndNewTurnRefuseEventsThatAreNotContinuous(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			g := gateGraph(nil)
+			e := newTestEngine(t, st, g)
+			paused(t, e, "gap")
+			if _, err := e.Resume(ctx, "gap", engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Answer(ctx, "gap", func(engine.Checkpoint) ([]engine.Write, error) { return input("ok"), nil }, engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			lost := tampered{st, func(evs []store.Event) []store.Event {
+				return slices.DeleteFunc(slices.Clone(evs), func(ev store.Event) bool { return ev.CheckpointID == 1 && ev.Seq == 1 })
+			}}
+			head, err := e.Latest(ctx, "gap")
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, engine.ErrDiscontinuous) || !strings.Contains(err.Error(), "@1 was stored with 1 event(s) but 0 are left") ||
+					!fixedBy(err, engine.FixFork, "gap") || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("%s on a lost event: %v, want the gap and the fix", what, err)
+				}
+				if after, _ := e.Latest(ctx, "gap"); after.ID != head.ID {
+					t.Fatalf("a refused %s wrote @%d", what, after.ID)
+				}
+			}
+			_, err = newTestEngine(t, lost, g).Fork(ctx, "gap", 2, input("again"), engine.RunConfig{})
+			refused("fork", err)
+			_, err = newTestEngine(t, lost, g).Run(ctx, "gap", input("next"), engine.RunConfig{})
+			refused("new turn", err)
+			if _, err := newTestEngine(t, st, g).Run(ctx, "gap", input("next"), engine.RunConfig{}); err != nil {
+				t.Fatalf("untampered new turn: %v", err)
+			}
+			if _, err := newTestEngine(t, st, g).Fork(ctx, "gap", 2, input("again"), engine.RunConfig{}); err != nil {
+				t.Fatalf("untampered fork: %v", err)
+			}
+		})
+	}
+}

@@ -33,7 +33,10 @@ func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunCon
 	if err != nil {
 		return Result{}, fmt.Errorf("replay thread %q: %w", threadName(thread), err)
 	}
-	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID}
+	if err := e.checkFork(ctx, thread, base); err != nil {
+		return Result{}, err
+	}
+	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID, run: e.newRun(KindReplay, cfg, "")}
 	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
 	cp := Checkpoint{Thread: thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceFork, Values: base.Values,
 		Metadata: Metadata{ForkedFrom: base.ID, Replay: true}}

@@ -22,6 +22,9 @@ type runner struct {
 	e      *Engine
 	thread string
 	cfg    RunConfig
+	// run is the invocation's run (runs.go): its first commit stores
+	// the mark, and every event it emits names it.
+	run    *RunMark
 	lastID int64
 	epoch  int64 // fencing token from the store
 	// runStart is where the run began on its branch (NodeContext.RunStart).
@@ -44,7 +47,7 @@ type runner struct {
 
 // event is an event of data's type, by node and task.
 func (r *runner) event(node, task string, data event.Payload) Event {
-	ev := Event{Thread: r.thread, Type: data.Type(), Node: node, Task: task, At: r.e.now().UTC()}
+	ev := Event{Thread: r.thread, Type: data.Type(), Node: node, Task: task, At: r.e.now().UTC(), Run: r.runID()}
 	if b, err := json.Marshal(data); err == nil {
 		ev.Data = b
 	}
@@ -106,6 +109,11 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 			Nodes: cp.Metadata.Nodes, Next: describeTasks(cp.Tasks)}))
 	}
 	cp.Messages = cp.Values.Len(r.e.graph.schema.TranscriptOr("messages"))
+	if r.run != nil && (r.committed == 0 || cp.ParentID != r.committed) {
+		// The run's first checkpoint (or the first on another parent)
+		// names it; the next ones are their parent's run.
+		cp.Metadata.Run = new(*r.run)
+	}
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
 	}

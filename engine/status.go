@@ -309,7 +309,11 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 	if strings.TrimSpace(reason) == "" {
 		reason = "cancelled by the operator"
 	}
-	return e.end(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID}, base, RunCancelled, reason, EventRunCancelled, "", "")
+	continues, err := e.runAt(ctx, thread, base)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return e.end(ctx, &runner{e: e, thread: thread, epoch: epoch, lastID: base.ID, run: e.newRun(KindCancel, RunConfig{}, continues)}, base, RunCancelled, reason, EventRunCancelled, "", "")
 }
 
 // cancelled is the checkpoint that cancels base's run with reason, as a

@@ -68,6 +68,13 @@ type detail struct {
 	diff     []engine.ChannelDiff
 	// compaction is set when this checkpoint moved messages into the summary.
 	compaction *compactionInfo
+	// run is the run that wrote it (Engine.Runs), when the backend tells.
+	run *engine.RunSummary
+}
+
+// runLister is a Backend that can tell a thread's runs (the engine's).
+type runLister interface {
+	Runs(ctx context.Context, thread string) (engine.Runs, error)
 }
 
 type compactionInfo struct {
@@ -408,6 +415,13 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 	}
 	d.diff = engine.Diff(parentValues, cp.Values)
 	d.compaction = compactionOf(d)
+	if rl, ok := b.(runLister); ok {
+		if runs, err := rl.Runs(ctx, thread); err == nil {
+			if s, ok := runs.Of(id); ok {
+				d.run = &s
+			}
+		}
+	}
 	c.putDetail(thread, d, version)
 	return d, nil
 }

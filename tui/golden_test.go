@@ -59,7 +59,7 @@ func TestGolden(t *testing.T) {
 		{"pending", nil, []string{"@2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
 			// Two executors failed, one stored its writes: what a crash
 			// mid fan-out leaves behind.
-			e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock))
+			e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock), countedRuns())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func longThread(t *testing.T) (Deps, []string) {
 // longEngine holds thread "t": three turns (@1, @9, @17 start them), the
 // last one's question compacted into the summary by its reply (@24).
 func longEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock))
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock), countedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func resumedThread(t *testing.T) (Deps, []string) {
 }
 
 func resumedEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock))
+	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock), countedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,11 +73,24 @@ type storeOnly struct{ store.Store }
 // newClockedEngine is an engine on st with the fixed clock.
 func newClockedEngine(t testing.TB, st store.Store, g *engine.Graph, m model.Model) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(st, g, m, engine.WithClock(fixedClock))
+	e, err := engine.New(st, g, m, engine.WithClock(fixedClock), countedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// countedRuns names an engine's runs run-1, run-2, … (the inspector
+// shows a checkpoint's run: goldens need the same names every time).
+func countedRuns() engine.Option {
+	var mu sync.Mutex
+	n := 0
+	return engine.WithRunIDs(func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("run-%d", n)
+	})
 }
 
 func newEngine(t testing.TB) *engine.Engine {

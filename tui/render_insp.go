@@ -67,6 +67,23 @@ func roleRank(role string) string {
 	return "9" + role
 }
 
+// inspectorOrigin gives kv where d's checkpoint comes from: its parent,
+// when it was stored, the run that wrote it.
+func inspectorOrigin(d *detail, kv func(k, v string)) {
+	cp := d.cp
+	if cp.ParentID != 0 {
+		kv("parent", fmt.Sprintf("@%d", cp.ParentID))
+	} else {
+		kv("parent", "none (root)")
+	}
+	if !cp.CreatedAt.IsZero() {
+		kv("created", cp.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+	}
+	if d.run != nil {
+		kv("run", termtext.Line(strings.TrimPrefix(d.run.Text(), "run ")))
+	}
+}
+
 // inspector renders a checkpoint's metadata, its pending tasks with their
 // full arguments, the stored writes of the superstep that runs from it, the
 // diff against its parent and the events committed with it.
@@ -90,14 +107,7 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	}
 
 	add(th.Heading.Render(fmt.Sprintf("Checkpoint @%d", cp.ID)) + th.Muted.Render(fmt.Sprintf("  step %d · %s · schema v%d", cp.Step, termtext.Line(cp.Source), cp.SchemaVersion)))
-	if cp.ParentID != 0 {
-		kv("parent", fmt.Sprintf("@%d", cp.ParentID))
-	} else {
-		kv("parent", "none (root)")
-	}
-	if !cp.CreatedAt.IsZero() {
-		kv("created", cp.CreatedAt.Local().Format("2006-01-02 15:04:05"))
-	}
+	inspectorOrigin(d, kv)
 	md := cp.Metadata
 	if len(md.Writes) > 0 {
 		nodes := slices.Sorted(maps.Keys(md.Writes))

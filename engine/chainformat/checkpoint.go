@@ -87,6 +87,47 @@ type Metadata struct {
 	// them instead of every listing). Nil for the other checkpoints and
 	// for listings stored before they held them.
 	Sums *Sums `json:"sums,omitempty"`
+	// Run is set on the first checkpoint a run wrote: which run, of what
+	// kind, and the run it continues. Nil on the run's later checkpoints
+	// (theirs is their parent's) and on checkpoints stored before runs
+	// were recorded.
+	Run *RunMark `json:"run,omitempty"`
+}
+
+// RunMark names a run: one invocation that writes to a thread (a turn,
+// a resume, a fork, an answer, an edit, a cancel). Continues is the run
+// whose checkpoint it carries on from (a resume's, an answer's, a
+// cancel's): the run that stopped there.
+type RunMark struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Continues string `json:"continues,omitempty"`
+}
+
+// pack is the mark as a listing stores it (position 24).
+func (m *RunMark) pack() []string {
+	switch {
+	case m == nil:
+		return nil
+	case m.Continues != "":
+		return []string{m.ID, m.Kind, m.Continues}
+	}
+	return []string{m.ID, m.Kind}
+}
+
+// unpackRun reads what pack stored.
+func unpackRun(v []string) *RunMark {
+	if len(v) == 0 || v[0] == "" {
+		return nil
+	}
+	m := &RunMark{ID: v[0]}
+	if len(v) > 1 {
+		m.Kind = v[1]
+	}
+	if len(v) > 2 {
+		m.Continues = v[2]
+	}
+	return m
 }
 
 // Checkpoint is a decoded, migrated checkpoint.

@@ -16,6 +16,8 @@ import (
 // is stored as it is, under "data"; payloads written before read as ever.
 
 type storedEvent struct {
+	// Run is the id of the run that emitted it (Event.Run).
+	Run  string          `json:"r,omitempty"`
 	Node string          `json:"node,omitempty"`
 	Task string          `json:"task,omitempty"`
 	Data json.RawMessage `json:"data,omitempty"`
@@ -45,7 +47,7 @@ func (t *eventTime) UnmarshalJSON(b []byte) error {
 }
 
 func (ev Event) stored() ([]byte, error) {
-	p := storedEvent{Node: ev.Node, Task: ev.Task, Data: ev.Data, At: eventTime{ev.At}}
+	p := storedEvent{Run: ev.Run, Node: ev.Node, Task: ev.Task, Data: ev.Data, At: eventTime{ev.At}}
 	if runs := packRuns(ev.Data); runs != nil {
 		p.Data, p.Runs = nil, runs
 	}
@@ -178,6 +180,10 @@ type Event struct {
 	Task       string          `json:"task,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 	At         time.Time       `json:"at"`
+	// Run is the id of the run that emitted it (RunMark.ID): a reused
+	// task's events keep the run that ran the task. Empty for events
+	// stored before runs were recorded.
+	Run string `json:"run,omitempty"`
 }
 
 // EventModelCalled is the type of a model call's event (engine's

@@ -115,7 +115,7 @@ func ReadEvent(thread string, row store.Event) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time}, nil
+	return Event{Thread: thread, Checkpoint: row.CheckpointID, Seq: row.Seq, Type: row.Type, Node: p.Node, Task: p.Task, Data: data, At: p.At.Time, Run: p.Run}, nil
 }
 
 // ModelCalls are the model.called events stored with row's writes.

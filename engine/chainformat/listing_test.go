@@ -26,6 +26,8 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		"a paused loop step":        {Source: SourceLoop, Status: RunPaused, Nodes: []string{"critic"}},
 		"a turn's running totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 4, SumThread: two, SumBranch: tok},
 		"the first turn's totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1},
+		"a turn's first checkpoint": {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1, Run: []string{"r1", "turn"}},
+		"a resume's first":          {Source: SourceLoop, Status: RunDone, Nodes: []string{"reply"}, Run: []string{"r2", "resume", "r1"}},
 	}
 	for name, l := range cases {
 		b, err := json.Marshal(l.compact())
@@ -60,7 +62,7 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	// A field a newer rewind adds past the last is left alone; a newer
 	// format is read as one.
 	var newer listing
-	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
 		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
 	}
 	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
@@ -71,6 +73,12 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	b, err := json.Marshal(cases["a turn's running totals"].compact())
 	if want := `[0,0,0,0,0,0,0,["planner"],0,"running","input",0,0,0,0,0,0,0,0,0,0,4,{"critic":[1,10,2],"executor":[1,5,1]},{"executor":[3,358,64]}]`; err != nil || string(b) != want {
 		t.Errorf("a turn's running totals are stored as %s (%v), want %s", b, err, want)
+	}
+	// The run mark follows the totals; a run's later checkpoints leave it
+	// off, and so cost nothing.
+	b, err = json.Marshal(cases["a resume's first"].compact())
+	if want := `[0,0,0,0,0,0,0,0,0,"done",0,["reply"],0,0,0,0,0,0,0,0,0,0,0,0,["r2","resume","r1"]]`; err != nil || string(b) != want {
+		t.Errorf("a resume's run mark is stored as %s (%v), want %s", b, err, want)
 	}
 }
 

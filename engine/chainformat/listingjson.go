@@ -17,7 +17,9 @@ import (
 // of format 3 does not say it (stateDoc.Format). The running totals of a
 // turn's first checkpoint follow it (21-23: SumTurns, SumThread,
 // SumBranch), written since; a rewind before them skips them as a newer
-// rewind's fields, and a listing without them reads as none.
+// rewind's fields, and a listing without them reads as none. Position 24
+// marks a run's first checkpoint (listing.Run); a listing without it
+// belongs to its parent's run, or to none (stored before runs were).
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing
@@ -26,7 +28,7 @@ type listingObject listing
 func (l *listing) listingFields() []any {
 	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
 		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format,
-		&l.SumTurns, &l.SumThread, &l.SumBranch}
+		&l.SumTurns, &l.SumThread, &l.SumBranch, &l.Run}
 }
 
 func (l listing) MarshalJSON() ([]byte, error) {

@@ -99,6 +99,11 @@ type listing struct {
 	SumTurns  int               `json:"-"`
 	SumThread map[string][3]int `json:"-"`
 	SumBranch map[string][3]int `json:"-"`
+	// Run marks the first checkpoint a run wrote (Metadata.Run), after
+	// the sums in an array listing (24): [id, kind] or [id, kind,
+	// continues]. The run's later checkpoints leave it out: theirs is
+	// their parent's (Runs reads them so).
+	Run []string `json:"-"`
 	// format is the storage format of the row's document, which an array
 	// listing implies (listingjson.go); 0 for an object listing.
 	format int
@@ -697,6 +702,7 @@ func (e *encoder) listing() (listing, map[string]RoleUsage) {
 	if sums := cp.Metadata.Sums; sums != nil {
 		meta.SumTurns, meta.SumThread, meta.SumBranch = sums.Turns+1, packTokens(sums.Thread), packTokens(sums.Branch)
 	}
+	meta.Run = cp.Metadata.Run.pack()
 	for _, t := range cp.Tasks {
 		meta.Next = append(meta.Next, t.Node)
 	}
@@ -1680,6 +1686,7 @@ func (p parsedRow) checkpoint(g *Schema) Checkpoint {
 	if meta.SumTurns > 0 {
 		md.Sums = &Sums{Turns: meta.SumTurns - 1, Thread: unpackTokens(meta.SumThread), Branch: unpackTokens(meta.SumBranch)}
 	}
+	md.Run = unpackRun(meta.Run)
 	if p.doc.Usage != nil {
 		md.Usage = &model.Usage{PromptTokens: p.doc.Usage.Prompt, CompletionTokens: p.doc.Usage.Completion}
 	} else {

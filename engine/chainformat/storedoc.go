@@ -566,6 +566,8 @@ func (l *listing) readField(r *rd, i int, core bool) bool {
 		return tokens(&l.SumThread)
 	case 23:
 		return tokens(&l.SumBranch)
+	case 24:
+		return list(&l.Run)
 	}
 	_, ok := r.value() // a newer rewind's field
 	return ok

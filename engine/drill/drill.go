@@ -459,12 +459,22 @@ func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) 
 	return steps, cur, nil
 }
 
-// expiredAuthorization pauses at the gate with a grant that then expires:
-// approving must block the write step with a reason and store nothing.
+// expiringGrantTTL is how long the grant of the expired-authorization
+// drill lasts: long enough for the turn to reach the gate under it (a
+// turn in this process, no worker to start), short enough to wait out.
+const expiringGrantTTL = 3 * time.Second
+
+// expiredAuthorization runs a draft turn under a grant that is valid when
+// the run pauses at the gate with the draft proposed, and expires while
+// it waits there for approval: approving (a worker process, on the real
+// clock) must then block the write step with a reason and store nothing.
 func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	thread := "drill:expired-authorization"
 	d.say("expired authorization: the grant expires while the run waits for approval")
 	out := Outcome{Point: "expired-authorization", Figures: map[string]any{}}
+	check := func(name string, ok bool, format string, a ...any) {
+		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	}
 	if err := d.seed(ctx, thread); err != nil {
 		return out, err
 	}
@@ -472,14 +482,42 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	expires := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
-	turn := ticket.Turn{Text: Sentence, Draft: true, Authorization: &ticket.Authorization{Ref: "auth:" + thread, ExpiresAt: expires}}
+	grant, err := ticket.NewGrant("auth:"+thread, expiringGrantTTL, e.Now())
+	if err != nil {
+		return out, err
+	}
+	expires, err := time.Parse(time.RFC3339, grant.ExpiresAt)
+	if err != nil {
+		return out, err
+	}
+	turn := ticket.Turn{Text: Sentence, Draft: true, Authorization: grant}
+	if err := turn.Validate(e.Now()); err != nil {
+		return out, fmt.Errorf("the grant was refused before the turn: %w", err)
+	}
 	res, err := e.Run(ctx, thread, turn.Writes(), engine.RunConfig{})
 	if err != nil {
 		return out, err
 	}
 	if res.Status != engine.RunAwaitingApproval {
 		return out, fmt.Errorf("run ended %s, want awaiting-approval", res.Status)
+	}
+	paused, err := e.Get(ctx, thread, res.Checkpoint)
+	if err != nil {
+		return out, err
+	}
+	// The engine's clock stamped the checkpoint that proposes the draft.
+	valid := ticket.GrantProblem(grant, paused.CreatedAt)
+	detail := fmt.Sprintf("@%d stored at %s, the grant expires at %s", paused.ID, paused.CreatedAt.Format(time.RFC3339Nano), grant.ExpiresAt)
+	if valid != "" {
+		detail += ": " + valid
+	}
+	check("grant valid when the draft was proposed", valid == "", "%s", detail)
+	if valid != "" {
+		out.Figures["hint"] = fmt.Sprintf("the turn must reach the gate within the grant's %s", expiringGrantTTL)
+		return out, nil
+	}
+	if err := waitUntil(ctx, expires.Add(50*time.Millisecond)); err != nil {
+		return out, err
 	}
 	s, err := d.spawn(ctx, worker.OpApprove, thread, "")
 	if err != nil {
@@ -494,18 +532,33 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 		op = o
 	}
 	reported := s.result != nil && len(s.result.Blocked) == 1 && s.result.Blocked[0].Operation == op.ID
-	out.Checks = []Check{
-		{Name: "write step blocked", OK: op.Status == ticket.OpBlocked, Detail: fmt.Sprintf("operation %s is %s: %s", op.ID, op.Status, op.Result)},
-		{Name: "nothing stored", OK: fin.drafts == 0, Detail: fmt.Sprintf("%d draft row(s)", fin.drafts)},
-		{Name: "run finished", OK: s.result != nil && s.result.Status == "done", Detail: describe(s)},
-		{Name: "result reports the blocked write", OK: reported, Detail: fmt.Sprintf("worker result lists %s", blockedOf(s))},
-	}
+	check("write step blocked", op.Status == ticket.OpBlocked && strings.Contains(op.Result, "expired at "+grant.ExpiresAt), "operation %s is %s: %s", op.ID, op.Status, op.Result)
+	check("nothing stored", fin.drafts == 0, "%d draft row(s)", fin.drafts)
+	check("run finished", s.result != nil && s.result.Status == "done", "%s", describe(s))
+	check("result reports the blocked write", reported, "worker result lists %s", blockedOf(s))
 	out.Passed = true
 	for _, c := range out.Checks {
 		out.Passed = out.Passed && c.OK
 	}
 	out.Figures["reason"] = op.Result
+	out.Figures["grantedAt"] = grant.GrantedAt
+	out.Figures["grantExpiresAt"] = grant.ExpiresAt
+	out.Figures["proposedAt"] = paused.CreatedAt.Format(time.RFC3339Nano)
 	return out, nil
+}
+
+// waitUntil waits until t (at once when it is past), or ctx's end.
+func waitUntil(ctx context.Context, t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
 }
 
 func blockedOf(s step) string {
@@ -573,12 +626,8 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if wait := time.Until(expires) + 100*time.Millisecond; wait > 0 {
-		select {
-		case <-ctx.Done():
-			return out, ctx.Err()
-		case <-time.After(wait):
-		}
+	if err := waitUntil(ctx, expires.Add(100*time.Millisecond)); err != nil {
+		return out, err
 	}
 	check("grant expired before the resume", !time.Now().Before(expires), "grant expired at %s", grant.ExpiresAt)
 	resume, err := d.spawn(ctx, worker.OpResume, thread, "")

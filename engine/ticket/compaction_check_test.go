@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
 )
@@ -125,6 +126,70 @@ func TestResumeChecksTheCompactionsStrategyAndModel(t *testing.T) {
 		}
 		if res, err := draftEngine(t, reopen()).Resume(ctx, "c", engine.RunConfig{}); err != nil || res.Status != "done" {
 			t.Fatalf("resume as stored: %v %s", err, res.Status)
+		}
+	})
+}
+
+// otherSummarizer is the mock under another model's name: a run whose
+// configured summarizer is not the one that compacted the thread.
+type otherSummarizer struct{ model.Model }
+
+func (otherSummarizer) ModelName(string) string { return "gpt-other" }
+
+// Issue 36, item 3: the compaction check runs before a fork or a new turn
+// builds on a checkpoint too, as before a resume, and it holds each
+// summary to the run's configured summarizer model (not any name): a run
+// whose summarizer is another model, or a store whose summary was made by
+// a strategy this rewind does not accept, is refused on one line with
+// the fix, and nothing is written.
+func TestForkAndNewTurnCheckTheSummarizerAndStrategy(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
+		ctx := t.Context()
+		e := draftEngine(t, st)
+		if _, err := e.Run(ctx, "m", ticket.Input(sentence), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Run(ctx, "m", ticket.Input("And where is the parcel for SO20260901 now?"), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		head := mustLatest(t, e, "m")
+		other, err := ticket.NewEngine(reopen(), otherSummarizer{ticket.NewMock()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newer := draftEngine(t, newerStrategy{reopen()})
+		for _, tc := range []struct {
+			name string
+			e    *engine.Engine
+			want string
+		}{
+			{"another summarizer", other, `was made by model "mock", but this run's summarizer is "gpt-other": run with "mock" as the summarizer's model, or fork from before it`},
+			{"a newer strategy", newer, `strategy "structured-summary@v3", which this rewind does not accept`},
+		} {
+			for what, err := range map[string]error{
+				"new turn": func() error {
+					_, err := tc.e.Run(ctx, "m", ticket.Input("Thanks. Anything else?"), engine.RunConfig{})
+					return err
+				}(),
+				"fork": func() error {
+					_, err := tc.e.Fork(ctx, "m", head.ID, ticket.Input("Thanks. Anything else?"), engine.RunConfig{})
+					return err
+				}(),
+			} {
+				if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "`rewind fork m ") || strings.Contains(err.Error(), "\n") {
+					t.Errorf("%s, %s: %v\nwant %q", tc.name, what, err, tc.want)
+				}
+			}
+			if l := mustLatest(t, e, "m"); l.ID != head.ID {
+				t.Fatalf("%s: a refused run wrote @%d", tc.name, l.ID)
+			}
+		}
+		if _, err := other.Resume(ctx, "m", engine.RunConfig{}); !errors.Is(err, engine.ErrNothingToResume) {
+			t.Fatalf("resume of a done thread: %v", err)
+		}
+		// The summarizer that made it builds on it, in a new engine.
+		if res, err := draftEngine(t, reopen()).Run(ctx, "m", ticket.Input("Thanks. Anything else?"), engine.RunConfig{}); err != nil || res.Status != "done" {
+			t.Fatalf("a new turn with the summarizer that compacted: %v %s", err, res.Status)
 		}
 	})
 }

@@ -102,6 +102,7 @@ func NewGraph(opts ...Option) *engine.Graph {
 		Route(NodeDraft, afterDraft).
 		Edge(NodeVerify, engine.End).
 		OnResume(d.recheck).
+		OnBuild(func(_ context.Context, in engine.ResumeInfo) error { return CheckCompactions(in) }).
 		OnCancel(d.cancelOperations).
 		CheckState(func(v engine.Values) error { _, err := Decode(v); return err })
 	return g

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/store"
 )
 
@@ -40,10 +41,11 @@ type compaction struct {
 // CheckCompactions checks the compactions of a checkpoint's branch (the
 // context.compacted events of in.Events) against its historyVersion: each
 // one publishes the version after the previous one, the last one the
-// checkpoint's, with a strategy of CompactionStrategies and a named model.
-// (Events stored before the model was recorded have none; that is
-// accepted.) A branch whose oldest checkpoints were pruned may start past
-// version 0.
+// checkpoint's, with a strategy of CompactionStrategies, made by the
+// run's configured summarizer (in.ModelName, when set) or by rewind
+// itself (ExtractiveModel). (Events stored before the model was recorded
+// have none; that is accepted.) A branch whose oldest checkpoints were
+// pruned may start past version 0.
 func CheckCompactions(in engine.ResumeInfo) error {
 	cp := in.Checkpoint
 	s, err := Decode(cp.Values, "historyVersion", "summary")
@@ -67,9 +69,8 @@ func CheckCompactions(in engine.ResumeInfo) error {
 			return fmt.Errorf("%w: the summary published at @%d was made with strategy %q, which this rewind does not accept (it reads %s): %s, or resume with the rewind that made it",
 				ErrCompaction, ev.Checkpoint, c.Strategy, strings.Join(CompactionStrategies, ", "), forkFrom(ev.Checkpoint))
 		}
-		if c.Model != nil && strings.TrimSpace(*c.Model) == "" {
-			return fmt.Errorf("%w: the summary published at @%d names no model, so it cannot be told apart from one made by a model this rewind does not accept: %s",
-				ErrCompaction, ev.Checkpoint, forkFrom(ev.Checkpoint))
+		if err := checkSummarizer(in, c, ev.Checkpoint, forkFrom); err != nil {
+			return err
 		}
 		if c.Before == nil || c.After == nil {
 			continue // an event from before versions were recorded
@@ -98,6 +99,27 @@ func CheckCompactions(in engine.ResumeInfo) error {
 	if s.Summary != nil && s.Summary.HistoryVersion != s.HistoryVersion {
 		return fmt.Errorf("%w: @%d is at history v%d, but its summary says v%d: fork from an earlier checkpoint (`rewind fork %s CHECKPOINT --input …`) or delete the thread with `rewind rm %s`",
 			ErrCompaction, cp.ID, s.HistoryVersion, s.Summary.HistoryVersion, name, name)
+	}
+	return nil
+}
+
+// checkSummarizer refuses compaction c (published at @at) when its
+// model is not the run's configured summarizer (nor rewind's own).
+func checkSummarizer(in engine.ResumeInfo, c compaction, at int64, forkFrom func(int64) string) error {
+	if c.Model == nil {
+		return nil // recorded before compactions named their model
+	}
+	made := strings.TrimSpace(*c.Model)
+	if made == "" {
+		return fmt.Errorf("%w: the summary published at @%d names no model, so it cannot be told apart from one made by a model this rewind does not accept: %s",
+			ErrCompaction, at, forkFrom(at))
+	}
+	if in.ModelName == nil || made == ExtractiveModel {
+		return nil
+	}
+	if want := in.ModelName(model.RoleSummarizer); made != want {
+		return fmt.Errorf("%w: the summary published at @%d was made by model %q, but this run's summarizer is %q: run with %q as the summarizer's model, or %s",
+			ErrCompaction, at, made, want, made, forkFrom(at))
 	}
 	return nil
 }

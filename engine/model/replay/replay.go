@@ -179,6 +179,10 @@ func (r *Recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	return resp, err
 }
 
+// Unwrap is the model it records: what answers, and is named as the
+// model of a role (a compaction's event names its summarizer).
+func (r *Recorder) Unwrap() model.Model { return r.inner }
+
 // Len is how many exchanges the recording holds.
 func (r *Recorder) Len() int {
 	r.mu.Lock()

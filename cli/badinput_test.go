@@ -59,6 +59,7 @@ var storeForms = map[string]form{
 	"log":            {args: thread()},
 	"show":           {args: threadAt(), checkpoint: true},
 	"events":         {args: threadAt(), checkpoint: true},
+	"stats":          {args: thread()},
 	"search":         {args: thread("parcel")},
 	"diff":           {args: func(th, cp string) []string { return []string{th, "1", cp} }, checkpoint: true},
 	"cancel":         {args: thread()},

@@ -69,6 +69,9 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		return err
 	}
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
+	if !f.json && !f.worker {
+		req.Config.Observe = observe(out)
+	}
 	// OpenTelemetry, when OTEL_* asks for it: the run's trace and counters,
 	// exported before the command returns (nothing is built otherwise).
 	sig := telemetry.FromEnv(ctx, version(), f.warn)
@@ -78,9 +81,6 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		res, err := worker.Serve(ctx, a.Engine, req, jsonLines{out})
 		run.End(ctx, res, err)
 		return err
-	}
-	if !f.json {
-		req.Config.Observe = observe(out)
 	}
 	// A resume's report says which pending tasks it reused and which it
 	// redispatched: the plan is read before it runs.

@@ -16,6 +16,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/telemetry"
+	"rewind/engine/telemetry/otlptest"
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/memory"
@@ -34,7 +35,7 @@ var otelVars = []string{
 	"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
 }
 
-func setEnv(t *testing.T, kv map[string]string) {
+func setEnv(t testing.TB, kv map[string]string) {
 	for _, k := range otelVars {
 		t.Setenv(k, kv[k])
 	}
@@ -73,8 +74,8 @@ func run(ctx context.Context, t *testing.T, sig *telemetry.Telemetry, e *engine.
 // thread and checkpoint), and its counters; a run fenced out mid-run and
 // one refused by the thread's lock show in theirs.
 func TestSignalsReachACollector(t *testing.T) {
-	col := newCollector(t)
-	setEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.srv.URL, "OTEL_SERVICE_NAME": "rewind-test"})
+	col := otlptest.New(t)
+	setEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL(), "OTEL_SERVICE_NAME": "rewind-test"})
 	ctx := context.Background()
 	var warned warnings
 	sig := telemetry.FromEnv(ctx, "test", warned.add)
@@ -126,8 +127,8 @@ func TestSignalsReachACollector(t *testing.T) {
 		t.Errorf("warnings with a working collector: %q", w)
 	}
 
-	checkTree(t, col.received(), res)
-	if got := col.resource["service.name"]; got != "rewind-test" {
+	checkTree(t, col.Spans(), res)
+	if got := col.Resource()["service.name"]; got != "rewind-test" {
 		t.Errorf("service.name %q, want OTEL_SERVICE_NAME's", got)
 	}
 	calls := 0
@@ -148,19 +149,19 @@ func TestSignalsReachACollector(t *testing.T) {
 		{telemetry.MetricFences, nil, 2},
 		{telemetry.MetricModelErrors, nil, 0},
 	} {
-		if got := col.sum(c.name, c.attrs); got != c.want {
+		if got := col.Sum(c.name, c.attrs); got != c.want {
 			t.Errorf("%s %v = %v, want %v", c.name, c.attrs, got, c.want)
 		}
 	}
 	// The fenced run made model calls too before its commit was refused.
-	if got := col.sum(telemetry.MetricModelCalls, nil); got < float64(calls) {
+	if got := col.Sum(telemetry.MetricModelCalls, nil); got < float64(calls) {
 		t.Errorf("%s = %v, want at least the turn's %d", telemetry.MetricModelCalls, got, calls)
 	}
-	if got := col.sum(telemetry.MetricModelDuration, map[string]string{"rewind.role": "planner"}); got < 1 {
+	if got := col.Sum(telemetry.MetricModelDuration, map[string]string{"rewind.role": "planner"}); got < 1 {
 		t.Errorf("no planner call in %s", telemetry.MetricModelDuration)
 	}
-	in := col.sum(telemetry.MetricModelTokens, map[string]string{"rewind.token.type": "input"})
-	out := col.sum(telemetry.MetricModelTokens, map[string]string{"rewind.token.type": "output"})
+	in := col.Sum(telemetry.MetricModelTokens, map[string]string{"rewind.token.type": "input"})
+	out := col.Sum(telemetry.MetricModelTokens, map[string]string{"rewind.token.type": "output"})
 	if in < float64(res.Usage.PromptTokens) || out < float64(res.Usage.CompletionTokens) || out == 0 {
 		t.Errorf("tokens in %v out %v, want at least the turn's %+v", in, out, res.Usage)
 	}
@@ -173,8 +174,8 @@ func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result) {
 	byID := map[string]*tracepb.Span{}
 	var root *tracepb.Span
 	for _, s := range spans {
-		byID[spanID(s.SpanId)] = s
-		if s.Name == "rewind run" && attrs(s.Attributes)["rewind.thread"] == "t-ok" && attrs(s.Attributes)["rewind.status"] == "done" {
+		byID[otlptest.ID(s.SpanId)] = s
+		if s.Name == "rewind run" && otlptest.Attrs(s.Attributes)["rewind.thread"] == "t-ok" && otlptest.Attrs(s.Attributes)["rewind.status"] == "done" {
 			root = s
 		}
 	}
@@ -184,16 +185,16 @@ func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result) {
 	if len(root.ParentSpanId) != 0 {
 		t.Errorf("the run span has a parent")
 	}
-	if got := attrs(root.Attributes)["rewind.checkpoint"]; got != itoa(res.Checkpoint) {
+	if got := otlptest.Attrs(root.Attributes)["rewind.checkpoint"]; got != itoa(res.Checkpoint) {
 		t.Errorf("run span checkpoint %s, want %d", got, res.Checkpoint)
 	}
-	parentOf := func(s *tracepb.Span) *tracepb.Span { return byID[spanID(s.ParentSpanId)] }
+	parentOf := func(s *tracepb.Span) *tracepb.Span { return byID[otlptest.ID(s.ParentSpanId)] }
 	count := map[string]int{}
 	for _, s := range spans {
 		if string(s.TraceId) != string(root.TraceId) {
 			continue
 		}
-		a := attrs(s.Attributes)
+		a := otlptest.Attrs(s.Attributes)
 		if a["rewind.thread"] != "t-ok" || a["rewind.op"] != "run" {
 			t.Errorf("span %q: thread %q op %q", s.Name, a["rewind.thread"], a["rewind.op"])
 		}
@@ -211,8 +212,8 @@ func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result) {
 		if a["rewind.checkpoint"] == "" {
 			t.Errorf("span %q has no checkpoint", s.Name)
 		}
-		if (kind == "model" || kind == "tool") && a["rewind.task"] != attrs(p.Attributes)["rewind.task"] {
-			t.Errorf("span %q of task %s under task %s", s.Name, a["rewind.task"], attrs(p.Attributes)["rewind.task"])
+		if (kind == "model" || kind == "tool") && a["rewind.task"] != otlptest.Attrs(p.Attributes)["rewind.task"] {
+			t.Errorf("span %q of task %s under task %s", s.Name, a["rewind.task"], otlptest.Attrs(p.Attributes)["rewind.task"])
 		}
 	}
 	calls := 0

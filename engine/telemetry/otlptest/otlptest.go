@@ -1,4 +1,6 @@
-package telemetry_test
+// Package otlptest is an OTLP/HTTP (protobuf) receiver on loopback for
+// tests: what an OpenTelemetry collector would be given. Tests only.
+package otlptest
 
 import (
 	"encoding/hex"
@@ -19,9 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// collector is an OTLP/HTTP (protobuf) receiver on loopback: what an
-// OpenTelemetry collector would be given.
-type collector struct {
+// Collector is an OTLP/HTTP (protobuf) receiver on loopback.
+type Collector struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
@@ -37,14 +38,15 @@ type point struct {
 	value float64 // a sum's value, a histogram's count
 }
 
-func newCollector(t *testing.T) *collector {
-	c := &collector{series: map[string]map[string]point{}, resource: map[string]string{}}
+// New starts a receiver, stopped when the test ends.
+func New(t testing.TB) *Collector {
+	c := &Collector{series: map[string]map[string]point{}, resource: map[string]string{}}
 	c.srv = httptest.NewServer(http.HandlerFunc(c.serve))
 	t.Cleanup(c.srv.Close)
 	return c
 }
 
-func (c *collector) serve(w http.ResponseWriter, r *http.Request) {
+func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -60,7 +62,7 @@ func (c *collector) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, rs := range req.ResourceSpans {
-			for k, v := range attrs(rs.GetResource().GetAttributes()) {
+			for k, v := range Attrs(rs.GetResource().GetAttributes()) {
 				c.resource[k] = v
 			}
 			for _, ss := range rs.ScopeSpans {
@@ -87,22 +89,32 @@ func (c *collector) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-protobuf")
 }
 
-func (c *collector) addMetric(name string, m *metricspb.Metric) {
+func (c *Collector) addMetric(name string, m *metricspb.Metric) {
 	if c.series[name] == nil {
 		c.series[name] = map[string]point{}
 	}
 	for _, dp := range m.GetSum().GetDataPoints() {
-		a := attrs(dp.Attributes)
+		a := Attrs(dp.Attributes)
 		c.series[name][key(a)] = point{a, float64(dp.GetAsInt()) + dp.GetAsDouble()}
 	}
 	for _, dp := range m.GetHistogram().GetDataPoints() {
-		a := attrs(dp.Attributes)
+		a := Attrs(dp.Attributes)
 		c.series[name][key(a)] = point{a, float64(dp.Count)}
 	}
 }
 
-// sum is a metric's total over the series whose attributes include want.
-func (c *collector) sum(name string, want map[string]string) float64 {
+// URL is the endpoint, for OTEL_EXPORTER_OTLP_ENDPOINT.
+func (c *Collector) URL() string { return c.srv.URL }
+
+// Resource is the attributes of the resource the spans came from.
+func (c *Collector) Resource() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.resource)
+}
+
+// Sum is a metric's total over the series whose attributes include want.
+func (c *Collector) Sum(name string, want map[string]string) float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	total := 0.0
@@ -118,13 +130,15 @@ func (c *collector) sum(name string, want map[string]string) float64 {
 	return total
 }
 
-func (c *collector) received() []*tracepb.Span {
+// Spans are the spans received so far.
+func (c *Collector) Spans() []*tracepb.Span {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]*tracepb.Span(nil), c.spans...)
 }
 
-func attrs(kvs []*commonpb.KeyValue) map[string]string {
+// Attrs are attributes as strings (integers in decimal).
+func Attrs(kvs []*commonpb.KeyValue) map[string]string {
 	out := map[string]string{}
 	for _, kv := range kvs {
 		v := kv.GetValue()
@@ -148,4 +162,5 @@ func key(a map[string]string) string {
 	return s
 }
 
-func spanID(b []byte) string { return hex.EncodeToString(b) }
+// ID is a span id in hex.
+func ID(b []byte) string { return hex.EncodeToString(b) }

@@ -60,6 +60,7 @@ var storeForms = map[string]form{
 	"show":           {args: threadAt(), checkpoint: true},
 	"events":         {args: threadAt(), checkpoint: true},
 	"runs":           {args: thread()},
+	"stats":          {args: thread()},
 	"search":         {args: thread("parcel")},
 	"diff":           {args: func(th, cp string) []string { return []string{th, "1", cp} }, checkpoint: true},
 	"cancel":         {args: thread()},

@@ -18,6 +18,7 @@ import (
 	"rewind/cli/app"
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/telemetry"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/tui/termtext"
@@ -34,9 +35,13 @@ type execFlags struct {
 	// worker streams JSON lines for a parent process (`rewind worker …`)
 	// instead of a report; a worker has no --json.
 	worker bool
+	// cmd is the command the flags are on: its stderr takes the signals'
+	// warning.
+	cmd *cobra.Command
 }
 
 func (f *execFlags) add(c *cobra.Command) {
+	f.cmd = c
 	addStore(c, &f.store)
 	if !f.worker {
 		addJSON(c, &f.json)
@@ -64,11 +69,18 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		return err
 	}
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
-	if f.worker {
-		return worker.Serve(ctx, a.Engine, req, jsonLines{out})
-	}
-	if !f.json {
+	if !f.json && !f.worker {
 		req.Config.Observe = observe(out)
+	}
+	// OpenTelemetry, when OTEL_* asks for it: the run's trace and counters,
+	// exported before the command returns (nothing is built otherwise).
+	sig := telemetry.FromEnv(ctx, version(), f.warn)
+	defer sig.Shutdown(context.WithoutCancel(ctx))
+	run := sig.Start(ctx, a.Engine, telemetry.RunInfo{Op: req.Op, Thread: req.Thread}, &req.Config)
+	if f.worker {
+		res, err := worker.Serve(ctx, a.Engine, req, jsonLines{out})
+		run.End(ctx, res, err)
+		return err
 	}
 	// A resume's report says which pending tasks it reused and which it
 	// redispatched: the plan is read before it runs.
@@ -88,10 +100,21 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		// is not success: the command says why and exits 1.
 		err = res.BlockedErr()
 	}
+	run.End(ctx, res, err)
 	if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	}
 	return report(out, f.json, res, plan, err)
+}
+
+// warn prints the signals' one warning line: a collector that cannot be
+// reached never fails the command.
+func (f *execFlags) warn(msg string) {
+	w := io.Writer(io.Discard)
+	if f.cmd != nil {
+		w = f.cmd.ErrOrStderr()
+	}
+	fmt.Fprintf(w, "rewind: warning: %s\n", termtext.Error(msg))
 }
 
 // jsonLines escapes a worker's JSON lines as writeJSON does --json, so

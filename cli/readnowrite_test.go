@@ -139,7 +139,7 @@ func TestReadsNeverWrite(t *testing.T) {
 			{"threads"}, {"threads", "--json"}, {"threads", "--tokens"},
 			{"log", th}, {"log", th, "--json"},
 			{"show", th}, {"show", th, "1"}, {"show", th, "--json"}, {"show", th, "--calls"}, {"show", th, "--message", "1"},
-			{"events", th, "1"}, {"runs", th}, {"runs", th, "--json"}, {"search", th, "parcel"}, {"search", th, "parcel", "--json"}, {"diff", th, "1", "2"},
+			{"events", th, "1"}, {"runs", th}, {"runs", th, "--json"}, {"stats", th}, {"stats", "--all", "--json"}, {"search", th, "parcel"}, {"search", th, "parcel", "--json"}, {"diff", th, "1", "2"},
 			{"check", "fidelity", th}, {"resume", th, "--plan"}, {"source"},
 			{"tui", "no-such-thread"},
 		}

@@ -103,12 +103,12 @@ const (
 )
 
 // persisted says whether an event type is stored. Progress events (a node
-// or step started or finished, a checkpoint saved) are for live observers
-// only: the checkpoint rows say the same (a task's duration is stored with
-// its writes).
+// or step started or finished, a checkpoint saved, a tool called) are for
+// live observers only: the checkpoint rows say the same (a task's duration
+// is stored with its writes, a tool's answer with its messages).
 func persisted(typ string) bool {
 	switch typ {
-	case EventNodeStarted, EventNodeFinished, EventStepStarted, EventCheckpointSaved:
+	case EventNodeStarted, EventNodeFinished, EventStepStarted, EventCheckpointSaved, event.TypeToolCalled:
 		return false
 	}
 	return true

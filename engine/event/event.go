@@ -47,6 +47,7 @@ const (
 	TypeToolError          = "tool.error"
 	TypeToolRefused        = "tool.refused"
 	TypeToolLoop           = "tool.loop"
+	TypeToolCalled         = "tool.called"
 	TypeGrantAttached      = "approval.grant"
 	TypeSideEffectRecorded = "side_effect.recorded"
 	TypePlannerRetried     = "planner.retried"
@@ -80,6 +81,7 @@ var kinds = map[string]func() Payload{
 	TypeToolError:          func() Payload { return &ToolError{} },
 	TypeToolRefused:        func() Payload { return &ToolRefused{} },
 	TypeToolLoop:           func() Payload { return &ToolLoop{} },
+	TypeToolCalled:         func() Payload { return &ToolCalled{} },
 	TypeGrantAttached:      func() Payload { return &GrantAttached{} },
 	TypeSideEffectRecorded: func() Payload { return &SideEffectRecorded{} },
 	TypePlannerRetried:     func() Payload { return &PlannerRetried{} },
@@ -429,6 +431,15 @@ type ToolLoop struct {
 	Rounds  int `json:"rounds"`
 }
 
+// ToolCalled is a tool call run (observers only: the tool's message in
+// the task's writes says what it returned).
+type ToolCalled struct {
+	DurationMs int64  `json:"durationMs"`
+	Round      int    `json:"round"`
+	Source     string `json:"source"`
+	Tool       string `json:"tool"`
+}
+
 // GrantAttached is a grant given with an approval.
 type GrantAttached struct {
 	By        string `json:"by"`
@@ -488,6 +499,7 @@ func (DraftVerified) Type() string      { return TypeDraftVerified }
 func (ToolError) Type() string          { return TypeToolError }
 func (ToolRefused) Type() string        { return TypeToolRefused }
 func (ToolLoop) Type() string           { return TypeToolLoop }
+func (ToolCalled) Type() string         { return TypeToolCalled }
 func (GrantAttached) Type() string      { return TypeGrantAttached }
 func (SideEffectRecorded) Type() string { return TypeSideEffectRecorded }
 func (PlannerRetried) Type() string     { return TypePlannerRetried }

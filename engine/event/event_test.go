@@ -98,6 +98,8 @@ var forms = []struct {
 	{"tool error, no name", ToolError{Tool: new(""), Error: "bad args", Round: 2}, map[string]any{"tool": "", "error": "bad args", "round": 2}},
 	{"empty answer", ToolError{Error: "the model answered with nothing", Round: 1}, map[string]any{"error": "the model answered with nothing", "round": 1}},
 	{"tool refused", ToolRefused{Tool: "lookup", Why: "budget", Round: 3}, map[string]any{"tool": "lookup", "why": "budget", "round": 3}},
+	{"tool called", ToolCalled{Tool: "lookup", Round: 1, Source: "order:7", DurationMs: 2},
+		map[string]any{"tool": "lookup", "round": 1, "source": "order:7", "durationMs": 2}},
 	{"tool loop", ToolLoop{Rounds: 4, Calls: 5, Refused: 1}, map[string]any{"rounds": 4, "calls": 5, "refused": 1}},
 	{"grant", GrantAttached{Operation: "op-1", Ref: "g-1", ExpiresAt: "2026-12-05T10:00:00Z", By: "ana"},
 		map[string]any{"operation": "op-1", "ref": "g-1", "expiresAt": "2026-12-05T10:00:00Z", "by": "ana"}},

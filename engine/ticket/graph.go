@@ -829,6 +829,7 @@ func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds in
 			m.Content = toolError(why)
 			w.nc.Emit(event.ToolRefused{Tool: spec.name, Why: why, Round: rounds})
 		default:
+			began := time.Now()
 			source := SourceOf(spec.name, ref)
 			versions, err := w.d.sources.Versions(ctx)
 			if err != nil {
@@ -848,6 +849,7 @@ func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds in
 			}
 			w.reads[read.ID] = read.Version
 			w.last = &read
+			w.nc.Emit(event.ToolCalled{Tool: spec.name, Round: rounds, Source: source, DurationMs: time.Since(began).Milliseconds()})
 		}
 		out = append(out, m)
 	}

@@ -52,7 +52,7 @@ func TestServeForwardsModelDeltasAsTheyStream(t *testing.T) {
 	}
 	var out bytes.Buffer
 	req := worker.Request{Op: worker.OpRun, Thread: "s", Turn: ticket.Turn{Text: sentence}}
-	if err := worker.Serve(ctx, e, req, &out); err != nil {
+	if _, err := worker.Serve(ctx, e, req, &out); err != nil {
 		t.Fatal(err)
 	}
 	type call struct {

@@ -80,8 +80,8 @@ type TxHooker interface {
 
 // Serve performs req on e and writes its messages to out, one JSON object a
 // line: events as they happen, model deltas as they stream, then the result
-// or the error.
-func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) error {
+// or the error, which it returns with the result.
+func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) (engine.Result, error) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	send := func(m Message) {
@@ -108,10 +108,10 @@ func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) er
 			msg.Fixes = f.Fixes()
 		}
 		send(msg)
-		return err
+		return res, err
 	}
 	send(Message{Result: &res})
-	return nil
+	return res, nil
 }
 
 // Execute performs req on e, passing events (and a kill notice) to emit. A

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -453,6 +454,18 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		groups = m.keys.FullHelp()
 		title = "Keys · thread view"
 	}
+	lines, w = helpColumns(th, groups, m.w)
+	lines = append(lines, "")
+	for _, l := range wrap("Scrubbing follows the highlighted branch; [ ] switch branches; sending continues the branch's end, f forks at the cursor. L shows every status line in full. Keys can be rebound in "+configHint+".", w-4) {
+		lines = append(lines, th.Muted.Render(l))
+	}
+	return title, lines, w
+}
+
+// helpColumns lays key groups out in as many columns as fit a screen
+// screenW wide (each group whole in one column), and says how wide the
+// box that shows them is: the thread view's ? and the browser's.
+func helpColumns(th *themes.Theme, groups [][]key.Binding, screenW int) (lines []string, w int) {
 	keyW, descW := 0, 0
 	for _, g := range groups {
 		for _, b := range g {
@@ -461,7 +474,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		}
 	}
 	colW := keyW + 2 + descW
-	maxW := m.w - 6
+	maxW := screenW - 6
 	cols := min(max(maxW/(colW+3), 1), len(groups))
 	colLines := make([][]string, cols)
 	for _, g := range groups {
@@ -499,12 +512,8 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		}
 		lines = append(lines, b.String())
 	}
-	w = min(cols*(cw+3)+4, m.w-2)
-	lines = append(lines, "")
-	for _, l := range wrap("Scrubbing follows the highlighted branch; [ ] switch branches; sending continues the branch's end, f forks at the cursor. L shows every status line in full. Keys can be rebound in "+configHint+".", w-4) {
-		lines = append(lines, th.Muted.Render(l))
-	}
-	return title, lines, w
+	w = min(cols*(cw+3)+4, screenW-2)
+	return lines, w
 }
 
 // logLines are the status log's lines, each status in full, wrapped.

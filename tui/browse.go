@@ -740,13 +740,12 @@ func (m *Browser) view() string {
 	case m.status != "":
 		status = termtext.Line(m.status)
 	}
-	foot := m.help.ShortHelpView(browserHelp{m}.ShortHelp())
-	switch {
-	case m.pager.shown():
-		foot = m.help.ShortHelpView(m.pager.ShortHelp())
-	case m.results != nil:
-		foot = m.help.ShortHelpView(m.results.ShortHelp())
-	case m.prompt.active:
+	keys := browserHelp{m}.ShortHelp()
+	if m.pager.shown() {
+		keys = m.pager.ShortHelp()
+	}
+	foot := keyLine(m.help, m.theme, m.w, keys, m.endsFooter)
+	if m.prompt.active && m.results == nil && !m.pager.shown() {
 		foot = m.prompt.View()
 	}
 	bar := m.theme.StatusBar.Width(m.w).Render(ansi.Truncate(status, m.w, "…"))
@@ -760,6 +759,12 @@ func (m *Browser) view() string {
 		screen = overlay(screen, m.results.View(m.theme, m.help), m.w, m.h)
 	}
 	return screen
+}
+
+// endsFooter is whether b stays at the footer's end when keys are cut.
+func (m *Browser) endsFooter(b key.Binding) bool {
+	k := b.Help().Key
+	return k == m.keys.Help.Help().Key || k == m.keys.Quit.Help().Key
 }
 
 // chainView is the timeline beside the inspector and the pane on show.

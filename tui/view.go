@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -390,14 +391,20 @@ func (m *Model) viewHelpLine() string {
 // end of the list, an ellipsis in their place, but for the last ones: ?
 // help and q quit (or whatever key ends the list) stay.
 func (m *Model) keyLine(bs []key.Binding) string {
-	h := m.help
+	return keyLine(m.help, m.theme, m.w, bs, m.endsFooter)
+}
+
+// keyLine is a footer of keys w cells wide: short of room it drops keys
+// from the end of the list, keeping those ends says stay (help, quit),
+// and marks the cut with "…" (the thread view's footer and the browser's).
+func keyLine(h help.Model, th *themes.Theme, w int, bs []key.Binding, ends func(key.Binding) bool) string {
 	h.Width = 0 // measured here: help would cut the right end
 	line := h.ShortHelpView(bs)
-	if width(line)+1 <= m.w || len(bs) < 2 {
-		return fit(" "+line, m.w)
+	if width(line)+1 <= w || len(bs) < 2 {
+		return fit(" "+line, w)
 	}
 	pinned := 1
-	for pinned < len(bs)-1 && m.endsFooter(bs[len(bs)-1-pinned]) {
+	for pinned < len(bs)-1 && ends(bs[len(bs)-1-pinned]) {
 		pinned++
 	}
 	head, tail := bs[:len(bs)-pinned], bs[len(bs)-pinned:]
@@ -408,12 +415,12 @@ func (m *Model) keyLine(bs []key.Binding) string {
 		if len(head) > 0 {
 			line += sep
 		}
-		line += m.theme.HelpSep.Render("…") + sep + h.ShortHelpView(tail)
-		if width(line)+1 <= m.w {
+		line += th.HelpSep.Render("…") + sep + h.ShortHelpView(tail)
+		if width(line)+1 <= w {
 			break
 		}
 	}
-	return fit(" "+line, m.w)
+	return fit(" "+line, w)
 }
 
 // endsFooter is whether b is a key that stays at a footer's end: help or

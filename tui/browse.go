@@ -95,6 +95,8 @@ type Browser struct {
 	// search, for n/N.
 	results *searchDialog
 	search  searchState
+	// off are the thread view's keys that write: refused here.
+	off []offKey
 
 	onThreads bool
 	// pager shows the help (?) over the screen, as the thread view's does.
@@ -196,14 +198,15 @@ func (h browserHelp) FullHelp() [][]key.Binding {
 	out := m.timeline.KeyMap().FullHelp()
 	out = append(out, []key.Binding{k.Focus, k.Conv, k.State, k.Writes, k.Diff}, m.diff.KeyMap().ShortHelp())
 	out = append(out, m.state.KeyMap().FullHelp()...)
-	return append(out, []key.Binding{k.Search, k.NextHit, k.PrevHit}, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
+	out = append(out, []key.Binding{k.Search, k.NextHit, k.PrevHit}, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
+	return append(out, offHelp(m.off))
 }
 
 // NewBrowser makes the browser's model; thread, when not "", opens at
 // start. It follows the database (a poll a second) until F turns it off.
 func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th *themes.Theme) *Browser {
 	m := &Browser{ctx: ctx, src: src, label: label, theme: th, w: 80, h: 24, onThreads: true, start: thread,
-		keys: newBrowserKeys(), help: help.New(), pager: newPager(),
+		keys: newBrowserKeys(), help: help.New(), pager: newPager(), off: browseOffKeys(),
 		threads: newBrowseThreads(th), timeline: newBrowseTimeline(th), conv: newBrowseConv(th), state: newBrowseState(th),
 		writes: newBrowseWrites(th), diff: newBrowseDiff(th), follow: newBrowseFollow(true, time.Second), prompt: newBrowseGoto(th),
 		cps: newBrowseCache[*browse.Checkpoint](64), wss: newBrowseCache[[]browse.TaskWrites](64)}
@@ -353,13 +356,6 @@ func (m *Browser) Settled() bool {
 	_, cp := m.cps.get(key)
 	_, ws := m.wss.get(key)
 	return !m.older && cp && ws
-}
-
-// writeKeys are the thread view's keys that write, and what they do.
-var writeKeys = map[string]string{
-	"i": "writing a message", "enter": "writing a message", "f": "forking", "r": "resuming", "x": "stopping a run",
-	"X": "killing a worker", "ctrl+k": "killing a worker", "K": "arming a kill point", "D": "discarding pending tasks", "a": "answering an approval",
-	"b": "setting breakpoints", "ctrl+d": "writing a draft", "d": "deleting a thread",
 }
 
 // Update routes keys and the reads' answers.
@@ -568,7 +564,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 			m.stack = nil
 			return m.openChain(*open, "")
 		case !handled:
-			m.refuse(k.String())
+			m.refuse(k)
 		}
 		return nil
 	}
@@ -632,7 +628,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 	case m.timeline.Update(k):
 		return m.load()
 	}
-	m.refuse(k.String())
+	m.refuse(k)
 	return nil
 }
 
@@ -663,9 +659,9 @@ func (m *Browser) back() tea.Cmd {
 }
 
 // refuse says why a writing key does nothing here.
-func (m *Browser) refuse(k string) {
-	if what, ok := writeKeys[k]; ok {
-		m.status = fmt.Sprintf("read-only: %s would write to this %s", what, strings.TrimSuffix(m.src.About().Status(), ", read-only"))
+func (m *Browser) refuse(k tea.KeyMsg) {
+	if r := m.refusal(k); r != "" {
+		m.status = r
 	}
 }
 
@@ -692,7 +688,7 @@ func (m *Browser) layout() {
 func (m *Browser) helpLines() (title string, lines []string, w int) {
 	lines, w = helpColumns(m.theme, browserHelp{m}.FullHelp(), m.w)
 	lines = append(lines, "")
-	for _, l := range wrap("Read-only: the keys that would write (i f r x X K D a b d) say so on the status line. esc closes this help.", w-4) {
+	for _, l := range wrap("Read-only: the keys that would write (off:) say so on the status line. esc closes this help.", w-4) {
 		lines = append(lines, m.theme.Muted.Render(l))
 	}
 	return "Keys · LangGraph browser", lines, w

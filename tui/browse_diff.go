@@ -147,7 +147,7 @@ func (d *browseDiff) draw(keep bool) {
 		d.pane.setLines([]string{th.Muted.Render("comparing…")}, false)
 		return
 	case d.res == nil || d.res.c != d.chain:
-		d.pane.setLines([]string{th.Muted.Render("m marks the checkpoint under the cursor; move (across a fork too) and = compares the mark with the cursor.")}, false)
+		d.pane.setLines(wrapText(th.Muted.Render("m marks the checkpoint under the cursor; move (across a fork too) and = compares the mark with the cursor."), d.pane.w, ""), false)
 		return
 	case d.res.err != nil:
 		d.pane.setLines([]string{th.Error.Render("diff: " + termtext.Error(d.res.err.Error()))}, false)

@@ -29,8 +29,14 @@ func browseOffKeys() []offKey {
 		{tk.Drill, "arming a kill point"}, {tk.Discard, "discarding pending tasks"},
 		{tk.Approve, "answering an approval"}, {tk.Breaks, "setting breakpoints"},
 		{tk.Replay, "replaying a checkpoint"}, {tk.EditState, "editing the state"},
-		{lk.New, "starting a thread"}, {lk.Delete, "deleting a thread"},
+		{threadsOnly(lk.New, "new thread"), "starting a thread"}, {threadsOnly(lk.Delete, "delete a thread"), "deleting a thread"},
 	}
+}
+
+// threadsOnly is a threads list's key, its help (desc) saying where it
+// is bound (n is the next match in a chain, a new thread in the list).
+func threadsOnly(b key.Binding, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc+" (list)"))
 }
 
 // offHelp is the writing keys as ? lists them: each says it is off.

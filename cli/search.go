@@ -162,48 +162,25 @@ type lgHit struct {
 }
 
 // lgSearch is `rewind search` on a LangGraph database: LangGraph keeps no
-// index, so it reads the messages channel of each branch's newest
-// checkpoint of the root chain (newest first) and keeps the messages that
-// hold every word of the query (store.Matches, as rewind's index
-// matches), each message once (by id, else by place and text).
+// index, so browse.Search scans the messages of each branch's newest
+// checkpoint of the chain (the root's, or the subgraph run's --ns names;
+// the TUI's / does the same).
 func lgSearch(ctx context.Context, src browse.Source, thread, ns, query string, limit int, asJSON bool, out io.Writer) error {
 	c, err := chainOf(ctx, src, thread, ns)
 	if err != nil {
 		return err
 	}
-	h, err := src.History(ctx, c.Chain, "", 0)
+	found, more, err := browse.Search(ctx, src, c.Chain, query, limit)
 	if err != nil {
 		return err
 	}
-	parents := map[string]bool{}
-	for _, l := range h {
-		parents[l.Parent] = true
-	}
-	words := store.SearchQuery(query)
-	seen := map[string]bool{}
-	hits := []lgHit{}
-	more := false
-scan:
-	for _, l := range h {
-		if parents[l.ID] {
-			continue // not a branch's newest
-		}
-		cp, err := src.Checkpoint(ctx, c.Chain, l.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range cp.Messages() {
-			hit, ok := lgMatch(m, words, seen)
-			if !ok {
-				continue
-			}
-			if limit > 0 && len(hits) == limit {
-				more = true
-				break scan
-			}
-			hit.Checkpoint, hit.Head = l.ID, l.ID == h[0].ID
-			hits = append(hits, hit)
-		}
+	hits := make([]lgHit, 0, len(found))
+	for _, f := range found {
+		m := f.Message
+		hit := lgHit{Hit: ticket.Hit{Index: int64(m.Index + 1), Role: m.Role, Speaker: f.Speaker, Text: f.Text, Matches: f.Matches},
+			Checkpoint: f.Checkpoint, ID: m.ID, Head: f.Head}
+		hit.Snippet, _ = hit.Hit.Snippet(searchWidth)
+		hits = append(hits, hit)
 	}
 	if asJSON {
 		return writeJSON(out, map[string]any{"thread": c.Thread, "ns": c.NS, "query": query, "hits": hits, "more": more})
@@ -221,44 +198,6 @@ scan:
 		fmt.Fprint(out, hitLine(where, h.Hit))
 	}
 	return nil
-}
-
-// lgMatch is message m as a hit when it holds every word and was not
-// seen before (by id, else by place and text); seen remembers it.
-func lgMatch(m browse.Message, words []string, seen map[string]bool) (lgHit, bool) {
-	key := "id:" + m.ID
-	if m.ID == "" {
-		key = fmt.Sprintf("%d:%s", m.Index, m.Content)
-	}
-	if seen[key] {
-		return lgHit{}, false
-	}
-	seen[key] = true
-	text := m.Content
-	for _, tc := range m.ToolCalls {
-		text = strings.TrimSpace(text + " " + tc.Name + "(" + oneLine(tc.Args, 1<<20) + ")")
-	}
-	if !holdsAll(text, words) {
-		return lgHit{}, false
-	}
-	speaker := m.Role
-	if m.Name != "" {
-		speaker += " (" + m.Name + ")"
-	}
-	hit := lgHit{Hit: ticket.Hit{Index: int64(m.Index + 1), Role: m.Role, Speaker: speaker, Text: text, Matches: store.Matches(text, words)}, ID: m.ID}
-	hit.Snippet, _ = hit.Hit.Snippet(searchWidth)
-	return hit, true
-}
-
-// holdsAll is whether text holds, for each word of the query, a word
-// that begins with it (as the stores' full-text indexes match).
-func holdsAll(text string, words []string) bool {
-	for _, w := range words {
-		if len(store.Matches(text, []string{w})) == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // marked is text with each span in [ ], sanitised for the terminal.

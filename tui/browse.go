@@ -91,9 +91,16 @@ type Browser struct {
 	diff     *browseDiff
 	follow   *browseFollow
 	prompt   *browseGoto
+	// results lists a search's hits (nil: closed); search is the last
+	// search, for n/N.
+	results *searchDialog
+	search  searchState
+	// off are the thread view's keys that write: refused here.
+	off []offKey
 
 	onThreads bool
-	showHelp  bool
+	// pager shows the help (?) over the screen, as the thread view's does.
+	pager pager
 	// chain is the chain on screen; stack the chains it was entered
 	// from (a subgraph's run is entered from its parent's checkpoint).
 	chain browse.Chain
@@ -144,6 +151,7 @@ const browseFirstPage = 200
 // browserKeys are the root's own keys.
 type browserKeys struct {
 	Threads, Focus, Conv, State, Writes, Diff, Help, Quit key.Binding
+	Search, NextHit, PrevHit                              key.Binding
 }
 
 func newBrowserKeys() browserKeys {
@@ -156,6 +164,9 @@ func newBrowserKeys() browserKeys {
 		Diff:    bind("diff", "4"),
 		Help:    bind("help", "?"),
 		Quit:    bind("quit", "q", "ctrl+c"),
+		Search:  bind("search the messages", "/"),
+		NextHit: bind("next match", "n"),
+		PrevHit: bind("previous match", "N"),
 	}
 }
 
@@ -167,6 +178,8 @@ func (h browserHelp) ShortHelp() []key.Binding {
 	m := h.m
 	k := m.keys
 	switch {
+	case m.results != nil:
+		return m.results.ShortHelp()
 	case m.prompt.active:
 		return m.prompt.KeyMap().ShortHelp()
 	case m.onThreads:
@@ -185,14 +198,15 @@ func (h browserHelp) FullHelp() [][]key.Binding {
 	out := m.timeline.KeyMap().FullHelp()
 	out = append(out, []key.Binding{k.Focus, k.Conv, k.State, k.Writes, k.Diff}, m.diff.KeyMap().ShortHelp())
 	out = append(out, m.state.KeyMap().FullHelp()...)
-	return append(out, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
+	out = append(out, []key.Binding{k.Search, k.NextHit, k.PrevHit}, []key.Binding{m.follow.keys.Toggle, k.Threads, k.Help, k.Quit})
+	return append(out, offHelp(m.off))
 }
 
 // NewBrowser makes the browser's model; thread, when not "", opens at
 // start. It follows the database (a poll a second) until F turns it off.
 func NewBrowser(ctx context.Context, src browse.Source, label, thread string, th *themes.Theme) *Browser {
 	m := &Browser{ctx: ctx, src: src, label: label, theme: th, w: 80, h: 24, onThreads: true, start: thread,
-		keys: newBrowserKeys(), help: help.New(),
+		keys: newBrowserKeys(), help: help.New(), pager: newPager(), off: browseOffKeys(),
 		threads: newBrowseThreads(th), timeline: newBrowseTimeline(th), conv: newBrowseConv(th), state: newBrowseState(th),
 		writes: newBrowseWrites(th), diff: newBrowseDiff(th), follow: newBrowseFollow(true, time.Second), prompt: newBrowseGoto(th),
 		cps: newBrowseCache[*browse.Checkpoint](64), wss: newBrowseCache[[]browse.TaskWrites](64)}
@@ -269,6 +283,7 @@ func (m *Browser) openChain(c browse.Chain, at string) tea.Cmd {
 	m.gen++
 	m.timeline = newBrowseTimeline(m.theme)
 	m.timeline.SetMark(m.diff.Marked(c))
+	m.diff.SetChain(c)
 	m.layout()
 	subs := map[string][]browse.Namespace{}
 	for _, ns := range m.threads.Namespaces(c.Thread) {
@@ -343,13 +358,6 @@ func (m *Browser) Settled() bool {
 	return !m.older && cp && ws
 }
 
-// writeKeys are the thread view's keys that write, and what they do.
-var writeKeys = map[string]string{
-	"i": "writing a message", "enter": "writing a message", "f": "forking", "r": "resuming", "x": "stopping a run",
-	"X": "killing a worker", "ctrl+k": "killing a worker", "K": "arming a kill point", "D": "discarding pending tasks", "a": "answering an approval",
-	"b": "setting breakpoints", "ctrl+d": "writing a draft", "d": "deleting a thread",
-}
-
 // Update routes keys and the reads' answers.
 func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -396,6 +404,10 @@ func (m *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.readOlder()
 	case browseDiffMsg:
 		m.diff.Update(msg)
+	case searchMsg:
+		m.onSearch(msg)
+	case goHitMsg:
+		return m, m.goHit(msg.i)
 	case browseFollowTick:
 		if m.onThreads {
 			if !m.threads.loaded || m.inFlight > 0 {
@@ -505,10 +517,25 @@ func (m *Browser) merge(newest []browse.Listing) tea.Cmd {
 }
 
 func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
+	if m.pager.shown() {
+		_, lines, _ := m.helpLines()
+		closed, cmd := m.pager.Update(pagerKeyMsg{k, len(lines)})
+		if closed && k.Type == tea.KeyCtrlC {
+			return tea.Quit
+		}
+		return cmd
+	}
+	if m.results != nil {
+		return m.resultsKey(k)
+	}
 	if m.prompt.active {
-		done, prefix := m.prompt.Update(k)
-		if done {
-			if err := m.timeline.Goto(prefix); err != nil {
+		done, text := m.prompt.Update(k)
+		switch {
+		case done && m.prompt.label == promptSearchLabel:
+			m.errText, m.status = "", ""
+			return m.startSearch(text)
+		case done:
+			if err := m.timeline.Goto(text); err != nil {
 				m.errText = err.Error()
 			}
 			return m.load()
@@ -520,7 +547,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Quit):
 		return tea.Quit
 	case key.Matches(k, m.keys.Help):
-		m.showHelp = !m.showHelp
+		m.pager.open(true, 0)
 		return nil
 	case key.Matches(k, m.follow.keys.Toggle):
 		cmd := m.follow.Toggle()
@@ -537,7 +564,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 			m.stack = nil
 			return m.openChain(*open, "")
 		case !handled:
-			m.refuse(k.String())
+			m.refuse(k)
 		}
 		return nil
 	}
@@ -575,8 +602,15 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 		m.tab = tabDiff
 		return cmd
 	case key.Matches(k, m.timeline.keys.Goto):
-		m.prompt.Open()
+		m.prompt.Open(promptGotoLabel)
 		return nil
+	case key.Matches(k, m.keys.Search):
+		m.prompt.Open(promptSearchLabel)
+		return nil
+	case key.Matches(k, m.keys.NextHit):
+		return m.nextHit(1)
+	case key.Matches(k, m.keys.PrevHit):
+		return m.nextHit(-1)
 	case key.Matches(k, m.timeline.keys.Back):
 		return m.back()
 	case m.focus == bFocusDetail && m.tab == tabState && m.state.Update(k):
@@ -594,7 +628,7 @@ func (m *Browser) key(k tea.KeyMsg) tea.Cmd {
 	case m.timeline.Update(k):
 		return m.load()
 	}
-	m.refuse(k.String())
+	m.refuse(k)
 	return nil
 }
 
@@ -625,9 +659,9 @@ func (m *Browser) back() tea.Cmd {
 }
 
 // refuse says why a writing key does nothing here.
-func (m *Browser) refuse(k string) {
-	if what, ok := writeKeys[k]; ok {
-		m.status = fmt.Sprintf("read-only: %s would write to this %s", what, strings.TrimSuffix(m.src.About().Status(), ", read-only"))
+func (m *Browser) refuse(k tea.KeyMsg) {
+	if r := m.refusal(k); r != "" {
+		m.status = r
 	}
 }
 
@@ -643,7 +677,21 @@ func (m *Browser) layout() {
 	m.writes.SetSize(rw, ph)
 	m.diff.SetSize(rw, ph)
 	m.prompt.SetSize(m.w, 1)
+	m.pager.SetSize(m.w, m.h)
+	if m.results != nil {
+		m.results.SetSize(dialogRoom(m.w, m.h))
+	}
 	m.help.Width = m.w
+}
+
+// helpLines are every key of the browser, in as many columns as fit.
+func (m *Browser) helpLines() (title string, lines []string, w int) {
+	lines, w = helpColumns(m.theme, browserHelp{m}.FullHelp(), m.w)
+	lines = append(lines, "")
+	for _, l := range wrap("Read-only: the keys that would write (off:) say so on the status line. esc closes this help.", w-4) {
+		lines = append(lines, m.theme.Muted.Render(l))
+	}
+	return "Keys · LangGraph browser", lines, w
 }
 
 func (m *Browser) leftWidth() int { return max(22, min(60, m.w*2/5)) }
@@ -656,8 +704,6 @@ func (m *Browser) view() string {
 	body := max(1, m.h-3)
 	var b string
 	switch {
-	case m.showHelp:
-		b = m.help.FullHelpView(browserHelp{m}.FullHelp())
 	case m.onThreads:
 		b = m.threads.View()
 	default:
@@ -690,13 +736,31 @@ func (m *Browser) view() string {
 	case m.status != "":
 		status = termtext.Line(m.status)
 	}
-	foot := m.help.ShortHelpView(browserHelp{m}.ShortHelp())
-	if m.prompt.active {
+	keys := browserHelp{m}.ShortHelp()
+	if m.pager.shown() {
+		keys = m.pager.ShortHelp()
+	}
+	foot := keyLine(m.help, m.theme, m.w, keys, m.endsFooter)
+	if m.prompt.active && m.results == nil && !m.pager.shown() {
 		foot = m.prompt.View()
 	}
 	bar := m.theme.StatusBar.Width(m.w).Render(ansi.Truncate(status, m.w, "…"))
-	return m.theme.Heading.Render(ansi.Truncate(title, m.w, "…")) + "\n" + strings.Join(lines[:body], "\n") + "\n" +
+	screen := m.theme.Heading.Render(ansi.Truncate(title, m.w, "…")) + "\n" + strings.Join(lines[:body], "\n") + "\n" +
 		ansi.Truncate(foot, m.w, "…") + "\n" + bar
+	switch {
+	case m.pager.shown():
+		title, lines, w := m.helpLines()
+		screen = overlay(screen, m.pager.View(m.theme, title, lines, w), m.w, m.h)
+	case m.results != nil:
+		screen = overlay(screen, m.results.View(m.theme, m.help), m.w, m.h)
+	}
+	return screen
+}
+
+// endsFooter is whether b stays at the footer's end when keys are cut.
+func (m *Browser) endsFooter(b key.Binding) bool {
+	k := b.Help().Key
+	return k == m.keys.Help.Help().Key || k == m.keys.Quit.Help().Key
 }
 
 // chainView is the timeline beside the inspector and the pane on show.

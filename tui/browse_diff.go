@@ -28,6 +28,7 @@ func (k diffKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHel
 // browseDiffMsg is a comparison read.
 type browseDiffMsg struct {
 	gen      int
+	c        browse.Chain
 	from, to string
 	relation string
 	diffs    []engine.ChannelDiff
@@ -42,10 +43,12 @@ type browseDiff struct {
 	// mark is the marked checkpoint of chain markChain.
 	mark      string
 	markChain browse.Chain
-	gen       int
-	res       *browseDiffMsg
-	loading   bool
-	drawnW    int
+	// chain is the chain on screen: a comparison shows in its own only.
+	chain   browse.Chain
+	gen     int
+	res     *browseDiffMsg
+	loading bool
+	drawnW  int
 }
 
 func newBrowseDiff(th *themes.Theme) *browseDiff {
@@ -68,6 +71,15 @@ func (d *browseDiff) SetSize(w, h int) {
 // Mark marks checkpoint id of chain c.
 func (d *browseDiff) Mark(c browse.Chain, id string) { d.mark, d.markChain = id, c }
 
+// SetChain says which chain is on screen: the pane shows the comparison
+// made in it, if any (not a parent's, nor another thread's).
+func (d *browseDiff) SetChain(c browse.Chain) {
+	if c != d.chain {
+		d.chain = c
+		d.draw(false)
+	}
+}
+
 // Marked is the mark in chain c ("" when none there).
 func (d *browseDiff) Marked(c browse.Chain) string {
 	if d.markChain != c {
@@ -89,7 +101,7 @@ func (d *browseDiff) Compare(ctx context.Context, src browse.Source, c browse.Ch
 	d.draw(false)
 	gen := d.gen
 	return func() tea.Msg {
-		msg := browseDiffMsg{gen: gen, from: short(from), to: short(to), relation: browse.Relation(chain, from, to)}
+		msg := browseDiffMsg{gen: gen, c: c, from: short(from), to: short(to), relation: browse.Relation(chain, from, to)}
 		a, err := src.Checkpoint(ctx, c, from)
 		if err != nil {
 			msg.err = err
@@ -134,8 +146,8 @@ func (d *browseDiff) draw(keep bool) {
 	case d.loading:
 		d.pane.setLines([]string{th.Muted.Render("comparing…")}, false)
 		return
-	case d.res == nil:
-		d.pane.setLines([]string{th.Muted.Render("m marks the checkpoint under the cursor; move (across a fork too) and = compares the mark with the cursor.")}, false)
+	case d.res == nil || d.res.c != d.chain:
+		d.pane.setLines(wrapText(th.Muted.Render("m marks the checkpoint under the cursor; move (across a fork too) and = compares the mark with the cursor."), d.pane.w, ""), false)
 		return
 	case d.res.err != nil:
 		d.pane.setLines([]string{th.Error.Render("diff: " + termtext.Error(d.res.err.Error()))}, false)

@@ -13,8 +13,9 @@ import (
 // TestBrowseEndToEndInTmux runs the real `rewind tui` on a copy of the
 // Python SqliteSaver fixture as a LangGraph developer would: to the fork
 // point, the conversation with the tool call joined to its result, the
-// failed fan-out's error write, a diff of two checkpoints, and a
-// checkpoint another process appends showing up (follow). On PostgreSQL
+// failed fan-out's error write, a diff of two checkpoints (and not in
+// another thread), a search and its hit, the help, a writing key refused,
+// and a checkpoint another process appends showing up (follow). On PostgreSQL
 // too when REWIND_TEST_POSTGRES is set.
 func TestBrowseEndToEndInTmux(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { // backendtest:own: LangGraph's saver fixtures, not rewind's stores
@@ -64,8 +65,20 @@ func browseE2E(t *testing.T, storeSpec string, appendOne func()) {
 	// the fork.
 	send("m", "g", "j", "j", "j", "j", "j", "j", "=")
 	waitFor("the diff", "thread t-main · 7/12", "different branches, parting after @", "@@ ")
-	// The failed fan-out: t-fail's writes, the error write and its text.
-	send("t", "k", "Enter", "3")
+	// A search, its list, enter to a hit; the help, every key there.
+	send("/", "t", "a", "b", "l", "e", "s", "Enter")
+	waitFor("the search's hits", `Search "tables" · 3 match(es)`, "#3 tool (search)")
+	send("Enter")
+	waitFor("the first hit", "thread t-main · 12/12", "match 1/3:")
+	send("?")
+	waitFor("the help", "Keys · LangGraph browser", "search the messages", "off: fork here")
+	send("Escape", "f")
+	waitFor("a writing key refused", "read-only: forking would write to this LangGraph database")
+	// The failed fan-out: t-fail's writes, the error write and its text;
+	// t-main's diff stays in t-main.
+	send("t", "k", "Enter", "4")
+	waitFor("no diff of t-main's in t-fail", "thread t-fail · 5/5", "m marks the checkpoint")
+	send("3")
 	waitFor("the failed fan-out", "thread t-fail · 5/5", "[error] __error__", "error: RuntimeError('worker 1 exploded')")
 	if appendOne != nil {
 		appendOne()

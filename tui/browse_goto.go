@@ -1,7 +1,8 @@
 package tui
 
-// The browser's goto prompt (:): an id prefix typed on the status line;
-// enter goes to the one checkpoint of the chain it starts, esc cancels.
+// The browser's prompt on the footer line: an id prefix for goto (:),
+// enter going to the one checkpoint of the chain it starts, or the words
+// of a search (/); esc cancels.
 
 import (
 	"github.com/charmbracelet/bubbles/key"
@@ -21,6 +22,7 @@ type browseGoto struct {
 	theme  *themes.Theme
 	keys   gotoKeys
 	active bool
+	label  string
 	text   []rune
 	w      int
 }
@@ -37,8 +39,8 @@ func (g *browseGoto) KeyMap() gotoKeys { return g.keys }
 // SetSize sets the prompt's width.
 func (g *browseGoto) SetSize(w, _ int) { g.w = w }
 
-// Open starts a prompt.
-func (g *browseGoto) Open() { g.active, g.text = true, nil }
+// Open starts a prompt after label.
+func (g *browseGoto) Open(label string) { g.active, g.label, g.text = true, label, nil }
 
 // Update edits; done holds the prefix when enter was pressed.
 func (g *browseGoto) Update(msg tea.Msg) (done bool, prefix string) {
@@ -66,5 +68,5 @@ func (g *browseGoto) Update(msg tea.Msg) (done bool, prefix string) {
 
 // View is the prompt line.
 func (g *browseGoto) View() string {
-	return g.theme.Prompt.Render("go to @") + termtext.Name(string(g.text)) + g.theme.Cursor.Render("▏")
+	return g.theme.Prompt.Render(g.label) + termtext.Name(string(g.text)) + g.theme.Cursor.Render("▏")
 }

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
@@ -122,18 +124,41 @@ func TestBrowseRefusesWritingKeys(t *testing.T) {
 	if m.onThreads || m.chain.Thread != "t-fail" || len(m.timeline.Listings()) == 0 {
 		t.Fatalf("want thread t-fail open at start, got threads screen %v, chain %+v", m.onThreads, m.chain)
 	}
-	for k, what := range writeKeys {
-		_, cmd := m.Update(browseKey(k))
-		run(cmd)
-		if !strings.Contains(m.View(), "read-only: "+what+" would write to this LangGraph database") {
-			t.Errorf("key %q: the status line does not refuse it:\n%s", k, m.View())
+	own := browserHelp{m}.FullHelp()
+	for _, o := range browseOffKeys() {
+		for _, k := range o.b.Keys() {
+			if k == "enter" || ownKey(own[:len(own)-1], k) {
+				continue // the browser's own (n: next match); enter: no subgraph here
+			}
+			_, cmd := m.Update(browseKey(k))
+			run(cmd)
+			if !strings.Contains(m.View(), "read-only: "+o.what+" would write to this LangGraph database") {
+				t.Errorf("key %q: the status line does not refuse it:\n%s", k, m.View())
+			}
 		}
 	}
-	_, cmd := m.Update(keyMsg("left"))
+	_, cmd := m.Update(keyMsg("enter"))
+	run(cmd)
+	if !strings.Contains(m.View(), "read-only: writing a message would write") {
+		t.Errorf("enter off a subgraph run is not refused:\n%s", m.View())
+	}
+	_, cmd = m.Update(keyMsg("left"))
 	run(cmd)
 	if strings.Contains(m.View(), "would write") {
 		t.Error("the refusal stays after a move")
 	}
+}
+
+// ownKey is whether the browser binds k in groups.
+func ownKey(groups [][]key.Binding, k string) bool {
+	for _, g := range groups {
+		for _, b := range g {
+			if slices.Contains(b.Keys(), k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // browseKey is keyMsg, with the keys it does not know.
@@ -143,6 +168,10 @@ func browseKey(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyCtrlK}
 	case "backspace":
 		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "delete":
+		return tea.KeyMsg{Type: tea.KeyDelete}
+	case "ctrl+d":
+		return tea.KeyMsg{Type: tea.KeyCtrlD}
 	}
 	return keyMsg(k)
 }

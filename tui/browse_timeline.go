@@ -76,9 +76,11 @@ type browseTimeline struct {
 	// subs are the subgraph runs by the checkpoint whose task runs them.
 	subs   map[string][]browse.Namespace
 	marked string
-	w, h   int
-	cache  string
-	dirty  bool
+	// read says the listings came (an empty chain is no longer being read).
+	read  bool
+	w, h  int
+	cache string
+	dirty bool
 }
 
 func newBrowseTimeline(th *themes.Theme) *browseTimeline {
@@ -105,7 +107,7 @@ func (t *browseTimeline) SetMark(id string) { t.marked, t.dirty = id, true }
 func (t *browseTimeline) SetListings(order []browse.Listing) {
 	at := t.CurrentID()
 	follow := at == "" || at == t.head
-	t.order = order
+	t.order, t.read = order, true
 	t.build()
 	if i, ok := t.byID[at]; ok && !follow {
 		t.cur = i
@@ -172,6 +174,15 @@ func (t *browseTimeline) build() {
 	if n > 0 {
 		t.head = t.order[n-1].ID
 	}
+	t.walk(roots, kids, newest)
+	t.short = uniquePrefix(t.order)
+}
+
+// walk lays the rows out depth-first from the roots, oldest child first;
+// the child whose subtree holds the newest checkpoint continues the
+// column, after the other branches (each one column in).
+func (t *browseTimeline) walk(roots []int, kids [][]int, newest []int) {
+	n := len(t.order)
 	t.rows = make([]timelineRow, 0, n)
 	clear(t.byID)
 	type item struct {
@@ -183,7 +194,16 @@ func (t *browseTimeline) build() {
 		stack = append(stack, item{roots[r], 0, r > 0})
 	}
 	seen := make([]bool, n)
-	for len(stack) > 0 {
+	for next := 0; len(stack) > 0 || next < n; {
+		if len(stack) == 0 {
+			// A parent cycle has no root to walk down from: its oldest
+			// checkpoint not shown yet starts a branch of its own.
+			if !seen[next] {
+				stack = append(stack, item{next, 0, len(t.rows) > 0})
+			}
+			next++
+			continue
+		}
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if seen[it.i] {
@@ -210,7 +230,6 @@ func (t *browseTimeline) build() {
 			}
 		}
 	}
-	t.short = uniquePrefix(t.order)
 }
 
 // uniquePrefix is the shortest length at which the ids' prefixes differ
@@ -305,6 +324,9 @@ func (t *browseTimeline) View() string {
 	t.dirty = false
 	if len(t.rows) == 0 {
 		t.cache = t.theme.Muted.Render("reading the chain…")
+		if t.read {
+			t.cache = t.theme.Muted.Render("no checkpoint in this chain")
+		}
 		return t.cache
 	}
 	if t.cur < t.top {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -89,14 +90,16 @@ func (s *searchState) remember(q string) {
 	}
 }
 
-// searchHit is one match: the checkpoint to go to, where it was found,
-// and the text around it (one line, sanitised), cut into parts, the
-// matched words' marked.
+// searchHit is one match: the checkpoint to go to (rewind's id, or cp:
+// a browse.Source's, shown as short), where it was found, and the text
+// around it (one line, sanitised), cut into parts, the matched words'
+// marked.
 type searchHit struct {
-	id    int64
-	where string
-	text  string
-	parts []hitPart
+	id        int64
+	cp, short string
+	where     string
+	text      string
+	parts     []hitPart
 }
 
 // hitPart is a piece of a hit's line: a matched word or the text between.
@@ -249,6 +252,14 @@ func hitParts(h ticket.Hit) []hitPart {
 	return out
 }
 
+// at is the hit's checkpoint as the list shows it.
+func (h searchHit) at() string {
+	if h.cp != "" {
+		return h.short
+	}
+	return strconv.FormatInt(h.id, 10)
+}
+
 // line is the hit's snippet, plain.
 func (h searchHit) line() string {
 	var b strings.Builder
@@ -372,7 +383,7 @@ func (d *searchDialog) View(th *themes.Theme, h help.Model) string {
 	var lines []string
 	for i := d.off; i < len(d.hits) && i < d.off+d.rows(); i++ {
 		hit := d.hits[i]
-		head := fmt.Sprintf("@%-5d %-18s ", hit.id, trunc(hit.where, 18))
+		head := fmt.Sprintf("@%-5s %-18s ", hit.at(), trunc(hit.where, 18))
 		if i == d.sel {
 			lines = append(lines, hitRow("▶ "+head, hit.parts, inner, th.Selected, th.Selected, th.Match.Inherit(th.Selected)))
 		} else {

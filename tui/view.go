@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -389,14 +391,20 @@ func (m *Model) viewHelpLine() string {
 // end of the list, an ellipsis in their place, but for the last ones: ?
 // help and q quit (or whatever key ends the list) stay.
 func (m *Model) keyLine(bs []key.Binding) string {
-	h := m.help
+	return keyLine(m.help, m.theme, m.w, bs, m.endsFooter)
+}
+
+// keyLine is a footer of keys w cells wide: short of room it drops keys
+// from the end of the list, keeping those ends says stay (help, quit),
+// and marks the cut with "…" (the thread view's footer and the browser's).
+func keyLine(h help.Model, th *themes.Theme, w int, bs []key.Binding, ends func(key.Binding) bool) string {
 	h.Width = 0 // measured here: help would cut the right end
 	line := h.ShortHelpView(bs)
-	if width(line)+1 <= m.w || len(bs) < 2 {
-		return fit(" "+line, m.w)
+	if width(line)+1 <= w || len(bs) < 2 {
+		return fit(" "+line, w)
 	}
 	pinned := 1
-	for pinned < len(bs)-1 && m.endsFooter(bs[len(bs)-1-pinned]) {
+	for pinned < len(bs)-1 && ends(bs[len(bs)-1-pinned]) {
 		pinned++
 	}
 	head, tail := bs[:len(bs)-pinned], bs[len(bs)-pinned:]
@@ -407,12 +415,12 @@ func (m *Model) keyLine(bs []key.Binding) string {
 		if len(head) > 0 {
 			line += sep
 		}
-		line += m.theme.HelpSep.Render("…") + sep + h.ShortHelpView(tail)
-		if width(line)+1 <= m.w {
+		line += th.HelpSep.Render("…") + sep + h.ShortHelpView(tail)
+		if width(line)+1 <= w {
 			break
 		}
 	}
-	return fit(" "+line, m.w)
+	return fit(" "+line, w)
 }
 
 // endsFooter is whether b is a key that stays at a footer's end: help or
@@ -453,6 +461,18 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		groups = m.keys.FullHelp()
 		title = "Keys · thread view"
 	}
+	lines, w = helpColumns(th, groups, m.w)
+	lines = append(lines, "")
+	for _, l := range wrap("Scrubbing follows the highlighted branch; [ ] switch branches; sending continues the branch's end, f forks at the cursor. L shows every status line in full. Keys can be rebound in "+configHint+".", w-4) {
+		lines = append(lines, th.Muted.Render(l))
+	}
+	return title, lines, w
+}
+
+// helpColumns lays key groups out in as many columns as fit a screen
+// screenW wide (each group whole in one column), and says how wide the
+// box that shows them is: the thread view's ? and the browser's.
+func helpColumns(th *themes.Theme, groups [][]key.Binding, screenW int) (lines []string, w int) {
 	keyW, descW := 0, 0
 	for _, g := range groups {
 		for _, b := range g {
@@ -461,7 +481,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		}
 	}
 	colW := keyW + 2 + descW
-	maxW := m.w - 6
+	maxW := screenW - 6
 	cols := min(max(maxW/(colW+3), 1), len(groups))
 	colLines := make([][]string, cols)
 	for _, g := range groups {
@@ -499,12 +519,8 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		}
 		lines = append(lines, b.String())
 	}
-	w = min(cols*(cw+3)+4, m.w-2)
-	lines = append(lines, "")
-	for _, l := range wrap("Scrubbing follows the highlighted branch; [ ] switch branches; sending continues the branch's end, f forks at the cursor. L shows every status line in full. Keys can be rebound in "+configHint+".", w-4) {
-		lines = append(lines, th.Muted.Render(l))
-	}
-	return title, lines, w
+	w = min(cols*(cw+3)+4, screenW-2)
+	return lines, w
 }
 
 // logLines are the status log's lines, each status in full, wrapped.

@@ -1,0 +1,99 @@
+package browse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"rewind/store"
+)
+
+// Hit is a message that holds every word of a query, found in the
+// messages of Checkpoint, the newest checkpoint of a branch (Head: the
+// chain's newest).
+type Hit struct {
+	Checkpoint string
+	Head       bool
+	Message    Message
+	// Speaker is the role, and the name a message gives itself.
+	Speaker string
+	// Text is the content, then each tool call's name and arguments;
+	// Matches the byte spans of its words a query word begins
+	// (store.Matches).
+	Text    string
+	Matches [][2]int
+}
+
+// Search finds chain c's messages that hold, for each word of query, a
+// word that begins with it (store.SearchQuery, as rewind's full-text
+// index matches). A source keeps no index, so it reads the messages of
+// each branch's newest checkpoint, newest branch first, and lists a
+// message several branches share once, on the newest (by id, else by
+// place and text). It reads one whole checkpoint per branch; more says
+// limit (> 0) cut the hits short. `rewind search` on a LangGraph database
+// and the TUI's / both search this way.
+func Search(ctx context.Context, src Source, c Chain, query string, limit int) (hits []Hit, more bool, err error) {
+	h, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		return nil, false, err
+	}
+	parents := map[string]bool{}
+	for _, l := range h {
+		parents[l.Parent] = true
+	}
+	words := store.SearchQuery(query)
+	seen := map[string]bool{}
+	for _, l := range h {
+		if parents[l.ID] {
+			continue // not a branch's newest
+		}
+		cp, err := src.Checkpoint(ctx, c, l.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, m := range cp.Messages() {
+			hit, ok := match(m, words, seen)
+			if !ok {
+				continue
+			}
+			if limit > 0 && len(hits) == limit {
+				return hits, true, nil
+			}
+			hit.Checkpoint, hit.Head = l.ID, l.ID == h[0].ID
+			hits = append(hits, hit)
+		}
+	}
+	return hits, false, nil
+}
+
+// match is message m as a hit when it holds every word and was not seen
+// before; seen remembers it.
+func match(m Message, words []string, seen map[string]bool) (Hit, bool) {
+	key := "id:" + m.ID
+	if m.ID == "" {
+		key = fmt.Sprintf("%d:%s", m.Index, m.Content)
+	}
+	if seen[key] {
+		return Hit{}, false
+	}
+	seen[key] = true
+	text := m.Content
+	for _, tc := range m.ToolCalls {
+		args, err := json.Marshal(tc.Args)
+		if err != nil {
+			args = []byte(fmt.Sprint(tc.Args))
+		}
+		text = strings.TrimSpace(text + " " + tc.Name + "(" + string(args) + ")")
+	}
+	for _, w := range words {
+		if len(store.Matches(text, []string{w})) == 0 {
+			return Hit{}, false
+		}
+	}
+	speaker := m.Role
+	if m.Name != "" {
+		speaker += " (" + m.Name + ")"
+	}
+	return Hit{Message: m, Speaker: speaker, Text: text, Matches: store.Matches(text, words)}, true
+}

@@ -180,6 +180,13 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	if err != nil || len(threads) != len(want) {
 		t.Fatalf("Threads = %d threads, %v; want %d", len(threads), err, len(want))
 	}
+	// The migration counted them (graph_threads): the newest and its time.
+	for _, th := range threads {
+		rows := want[th.ID]
+		if len(rows) == 0 || th.Checkpoints != len(rows) || th.LatestID != rows[0].id || th.UpdatedAt.UnixMicro() != rows[0].created {
+			t.Errorf("Threads row of %s = %d checkpoints, latest %d at %d; want %d, the newest of its rows", th.ID, th.Checkpoints, th.LatestID, th.UpdatedAt.UnixMicro(), len(rows))
+		}
+	}
 	for thread, rows := range want {
 		history, err := s.History(ctx, thread, 0, 0)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,7 +58,9 @@ func runThreads(ctx context.Context, r reader, tokens, asJSON bool, out io.Write
 	if r.langGraph() {
 		return lgThreads(ctx, r.src, asJSON, out)
 	}
-	ts, err := r.src.Threads(ctx)
+	// The engine's list, with each thread's newest listing: the statuses
+	// read nothing more (but a running run's lock).
+	ts, err := r.e.Threads(ctx)
 	if err != nil {
 		return err
 	}
@@ -216,31 +217,32 @@ type threadTokens struct {
 }
 
 // threadRows reads the listed threads' rows. A thread deleted since the
-// list was read (another process's `rewind rm`) is left out: it is no
-// longer in the store, and the others still are.
-func threadRows(ctx context.Context, e *engine.Engine, ts []browse.Thread, tokens bool) ([]threadRow, error) {
+// list was read (another process's `rewind rm`) is left out when a row
+// reads it again (a running run's, --tokens): it is no longer in the
+// store, and the others still are.
+func threadRows(ctx context.Context, e *engine.Engine, ts []store.Thread, tokens bool) ([]threadRow, error) {
 	rows := make([]threadRow, 0, len(ts))
 	for _, t := range ts {
-		r, err := threadOf(ctx, e, t.ID, tokens)
+		r, err := threadOf(ctx, e, t, tokens)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		r.Checkpoints, r.UpdatedAt, r.Thread = t.Checkpoints, t.UpdatedAt, t
-		r.Latest, _ = strconv.ParseInt(t.Latest, 10, 64)
+		r.Checkpoints, r.UpdatedAt, r.Latest, r.Thread = t.Checkpoints, t.UpdatedAt, t.LatestID, engine.BrowseThread(t)
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
 
 // threadOf reads a thread's run status (its newest listing, and who holds
-// its lock: Engine.LiveStatus, so a run nobody runs any more reads
+// its lock: Engine.LiveStatusOf, so a run nobody runs any more reads
 // stopped) and, with tokens, its costs (every listing).
-func threadOf(ctx context.Context, e *engine.Engine, thread string, tokens bool) (threadRow, error) {
+func threadOf(ctx context.Context, e *engine.Engine, t store.Thread, tokens bool) (threadRow, error) {
+	thread := t.ID
 	r := threadRow{ID: thread}
-	st, err := e.LiveStatus(ctx, thread)
+	st, err := e.LiveStatusOf(ctx, t)
 	if err != nil {
 		return r, err
 	}

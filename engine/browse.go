@@ -55,11 +55,17 @@ func (s browseSource) Threads(ctx context.Context) ([]browse.Thread, error) {
 	}
 	out := make([]browse.Thread, len(ts))
 	for i, t := range ts {
-		latest := strconv.FormatInt(t.LatestID, 10)
-		out[i] = browse.Thread{ID: t.ID, Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt,
-			Namespaces: []browse.Namespace{{Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt}}}
+		out[i] = BrowseThread(t)
 	}
 	return out, nil
+}
+
+// BrowseThread is a thread of the store as the engine's browse.Source
+// lists it.
+func BrowseThread(t store.Thread) browse.Thread {
+	latest := strconv.FormatInt(t.LatestID, 10)
+	return browse.Thread{ID: t.ID, Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt,
+		Namespaces: []browse.Namespace{{Checkpoints: t.Checkpoints, Latest: latest, UpdatedAt: t.UpdatedAt}}}
 }
 
 // browseID reads a checkpoint id given as text (0 for "").

@@ -777,16 +777,21 @@ func (e *Engine) History(ctx context.Context, thread string, before int64, limit
 	}
 	out := make([]Checkpoint, 0, len(rows))
 	for _, row := range rows {
-		cp, err := e.graph.listed(row)
-		if err != nil {
-			// One unreadable row must not hide the thread: list it as such
-			// (reading it says why and what to do).
-			cp = Checkpoint{Thread: thread, ID: row.ID, ParentID: row.ParentID, RerootedFrom: row.RerootedFrom,
-				CreatedAt: row.CreatedAt, Source: SourceUnreadable, Unreadable: err.Error(), Tasks: []Task{}}
-		}
-		out = append(out, cp)
+		out = append(out, e.graph.listing(thread, row))
 	}
 	return out, nil
+}
+
+// listing is a History row as History gives it. One unreadable row must
+// not hide the thread: it is listed as such (reading it says why and what
+// to do).
+func (g *Graph) listing(thread string, row store.Checkpoint) Checkpoint {
+	cp, err := g.listed(row)
+	if err != nil {
+		cp = Checkpoint{Thread: thread, ID: row.ID, ParentID: row.ParentID, RerootedFrom: row.RerootedFrom,
+			CreatedAt: row.CreatedAt, Source: SourceUnreadable, Unreadable: err.Error(), Tasks: []Task{}}
+	}
+	return cp
 }
 
 // listed reads a History row: its listing, or the whole document of a row

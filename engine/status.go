@@ -130,8 +130,27 @@ const stoppedReason = "no process runs it: a resume carries it on"
 // says.
 func (e *Engine) LiveStatus(ctx context.Context, thread string) (RunStatus, error) {
 	st, err := e.Status(ctx, thread)
-	if err != nil || st.Status != RunRunning {
+	if err != nil {
 		return st, err
+	}
+	return e.live(ctx, thread, st)
+}
+
+// LiveStatusOf is LiveStatus from the newest listing the store read with
+// t (store.Thread.Latest), so a list of threads with their statuses is
+// one read: it reads the thread only for a run its listing says is
+// running, or when the store gave no listing.
+func (e *Engine) LiveStatusOf(ctx context.Context, t store.Thread) (RunStatus, error) {
+	if t.Latest.ID == 0 || t.Latest.ID != t.LatestID {
+		return e.LiveStatus(ctx, t.ID)
+	}
+	return e.live(ctx, t.ID, e.graph.StatusOf(e.graph.listing(t.ID, t.Latest)))
+}
+
+// live is st, the status of thread's newest listing, as it stands now.
+func (e *Engine) live(ctx context.Context, thread string, st RunStatus) (RunStatus, error) {
+	if st.Status != RunRunning {
+		return st, nil
 	}
 	h, ok := e.store.(store.LockHolders)
 	if !ok {

@@ -197,10 +197,18 @@ type Event struct {
 
 // Thread summarises one thread for listings.
 type Thread struct {
-	ID          string
+	ID string
+	// Checkpoints is how many the thread holds now (pruned ones gone).
 	Checkpoints int
 	LatestID    int64
-	UpdatedAt   time.Time
+	// UpdatedAt is the CreatedAt of checkpoint LatestID, the newest put.
+	UpdatedAt time.Time
+	// Latest is checkpoint LatestID as History lists it (its Meta, Base,
+	// BlobRefs, ids and CreatedAt; State only when it has no Meta), read
+	// with the list: a thread's run status is in its newest listing, so
+	// a list of threads with their statuses is one read, not one a
+	// thread.
+	Latest Checkpoint
 }
 
 // Store persists checkpoint chains. Every method that touches I/O takes a
@@ -335,7 +343,9 @@ type Store interface {
 	// the whole thread's, ordered by checkpoint then Seq.
 	Events(ctx context.Context, thread string, checkpointID int64) ([]Event, error)
 	// Threads lists every thread that has checkpoints, ordered by ID
-	// bytewise.
+	// bytewise. What it lists is kept as checkpoints are put, pruned and
+	// deleted, not counted from them: a listing's cost grows with the
+	// threads, not with their checkpoints.
 	Threads(ctx context.Context) ([]Thread, error)
 	// Fence makes the caller the thread's newest writer: it atomically
 	// hands out a new epoch, higher than every epoch the store handed out

@@ -466,7 +466,8 @@ func (s *Store) Threads(ctx context.Context) ([]store.Thread, error) {
 	return read(s, ctx, func() ([]store.Thread, error) {
 		out := make([]store.Thread, 0, len(s.threads))
 		for id, th := range s.threads {
-			out = append(out, store.Thread{ID: id, Checkpoints: len(th.cps), LatestID: th.cps[len(th.cps)-1].ID, UpdatedAt: th.updated})
+			latest := listed(th.cps[len(th.cps)-1])
+			out = append(out, store.Thread{ID: id, Checkpoints: len(th.cps), LatestID: latest.ID, UpdatedAt: th.updated, Latest: latest})
 		}
 		slices.SortFunc(out, func(a, b store.Thread) int { return strings.Compare(a.ID, b.ID) })
 		return out, nil

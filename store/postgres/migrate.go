@@ -116,6 +116,10 @@ var ownTables = map[string][]string{
 		"created_at timestamp with time zone not null",
 	},
 	"graph_heads": {"thread_id text not null", "checkpoint_id bigint not null", "doc json not null"},
+	"graph_threads": {
+		"thread_id text not null", "checkpoints bigint not null", "latest_id bigint not null",
+		"updated_at timestamp with time zone not null",
+	},
 }
 
 const versionTable = "rewind_schema_migrations"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,6 +207,7 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3:2:null]" {
 				t.Errorf("graph_checkpoints after Prune as id:parent:rerooted_from = %q, want [2:null:1 3:2:null]", got)
 			}
+			wantThreads(t, s, "after the upgrade, two puts and a prune", "t:2/3")
 			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
 			if len(got) != len(migrations) {
 				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations))
@@ -321,5 +323,44 @@ from generate_series(1, 1203) n, unnest(array['t', 'u']) th`)
 		if err != nil || len(got) != c.want {
 			t.Errorf("Search(%s, %q) after the upgrade = %d messages, %v; want %d", c.thread, c.query, len(got), err, c.want)
 		}
+	}
+}
+
+// A store from before graph_threads (schema 9) gets a row a thread from
+// the migration: its checkpoints, its newest and that one's created_at
+// (not the latest time: a writer's clock may have gone back).
+func TestUpgradeCountsThreads(t *testing.T) {
+	ctx := context.Background()
+	dbURL := freshDB(t)
+	applyUpTo(t, dbURL, 9)
+	adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, state, created_at) values
+  ('a', 1, null, '{}', '2026-03-01 12:00:00+00'), ('a', 2, 1, '{}', '2026-03-01 15:00:00+00'), ('a', 3, 2, '{}', '2026-03-01 14:00:00+00'),
+  ('b', 1, null, '{}', '2026-03-02 09:00:00+00')`)
+	s, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("Open of a schema 9 store: %v", err)
+	}
+	defer s.Close()
+	wantThreads(t, s, "after the upgrade", "a:3/3@01 14:00", "b:1/1@02 09:00")
+}
+
+// wantThreads: Threads as id:checkpoints/latest, with @day hh:mm of
+// UpdatedAt where a want has it.
+func wantThreads(t *testing.T, s *Store, how string, want ...string) {
+	t.Helper()
+	ts, err := s.Threads(context.Background())
+	if err != nil {
+		t.Fatalf("Threads %s: %v", how, err)
+	}
+	var got []string
+	for i, th := range ts {
+		row := fmt.Sprintf("%s:%d/%d", th.ID, th.Checkpoints, th.LatestID)
+		if i < len(want) && strings.Contains(want[i], "@") {
+			row += "@" + th.UpdatedAt.UTC().Format("02 15:04")
+		}
+		got = append(got, row)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Threads %s as id:checkpoints/latest@updated = %q, want %q", how, got, want)
 	}
 }

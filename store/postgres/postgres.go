@@ -319,6 +319,12 @@ with cp as (
     and (@parent::bigint is null or exists (select 1 from graph_checkpoints where thread_id = @thread and checkpoint_id = @parent))
     and ` + fenceOK("@epoch", "@thread", true) + `
   returning created_at
+), thr as (
+  insert into graph_threads (thread_id, checkpoints, latest_id, updated_at)
+  select @thread, 1, @id, cp.created_at from cp
+  on conflict (thread_id) do update set checkpoints = graph_threads.checkpoints + 1,
+    latest_id = greatest(graph_threads.latest_id, excluded.latest_id),
+    updated_at = case when excluded.latest_id >= graph_threads.latest_id then excluded.updated_at else graph_threads.updated_at end
 )` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, note as (
   select pg_notify('` + notifyChannel + `', @note::text) from cp
 )
@@ -1113,8 +1119,12 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 }
 
 func (s *Store) threadsOnce(ctx context.Context) (_ []store.Thread, err error) {
-	rows, err := s.pool.Query(ctx, `select thread_id, count(*), max(checkpoint_id), max(created_at)
-from graph_checkpoints group by thread_id order by thread_id`)
+	// Each with its newest listing, as History reads it (listedCols).
+	rows, err := s.pool.Query(ctx, `select t.thread_id, t.checkpoints, t.latest_id, t.updated_at,
+  c.checkpoint_id, coalesce(c.parent_id, 0), coalesce(c.rerooted_from, 0), c.meta, case when c.meta is null then c.state end,
+  coalesce(c.base, false), c.blob_refs, c.created_at
+from graph_threads t left join graph_checkpoints c on c.thread_id = t.thread_id and c.checkpoint_id = t.latest_id
+order by t.thread_id`)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1122,8 +1132,20 @@ from graph_checkpoints group by thread_id order by thread_id`)
 	out := []store.Thread{}
 	for rows.Next() {
 		var t store.Thread
-		if err := rows.Scan(&t.ID, &t.Checkpoints, &t.LatestID, &t.UpdatedAt); err != nil {
+		var id *int64
+		var created *time.Time
+		cp := &t.Latest
+		if err := rows.Scan(&t.ID, &t.Checkpoints, &t.LatestID, &t.UpdatedAt, &id, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.BlobRefs, &created); err != nil {
 			return nil, s.db(err)
+		}
+		if id != nil {
+			cp.ThreadID, cp.ID, cp.CreatedAt = t.ID, *id, *created
+			if cp.Meta, err = fromJSONB(cp.Meta); err != nil {
+				return nil, fmt.Errorf("meta of checkpoint %d %w", cp.ID, err)
+			}
+			if cp.State, err = fromJSONB(cp.State); err != nil {
+				return nil, fmt.Errorf("state of checkpoint %d %w", cp.ID, err)
+			}
 		}
 		out = append(out, t)
 	}
@@ -1137,6 +1159,13 @@ from graph_checkpoints group by thread_id order by thread_id`)
 // row is gone those writers are fenced (check.Fenced).
 const deleteFenceSQL = `select 1 from graph_epochs where thread_id = $1 for update`
 
+// lockThreadSQL takes the thread's graph_threads row, which a put updates
+// before its foreign key checks lock the parent (at the end of its
+// statement): DeleteThread and Prune take it before they lock any
+// checkpoint, so a put racing them waits or makes them wait, never both
+// (a deadlock).
+const lockThreadSQL = `select 1 from graph_threads where thread_id = $1 for update`
+
 // deleteThreadSQL deletes a thread from every table in one statement;
 // writes and events go with their checkpoints (on delete cascade).
 // Messages and blobs have no foreign key (they outlive pruned
@@ -1147,7 +1176,8 @@ m as (delete from graph_messages where thread_id = $1 returning 1),
 b as (delete from graph_blobs where thread_id = $1 returning 1),
 d as (delete from graph_drafts where thread_id = $1 returning 1),
 e as (delete from graph_epochs where thread_id = $1 returning 1),
-h as (delete from graph_heads where thread_id = $1 returning 1)
+h as (delete from graph_heads where thread_id = $1 returning 1),
+t as (delete from graph_threads where thread_id = $1)
 select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
   + (select count(*) from d) + (select count(*) from e) + (select count(*) from h)`
 
@@ -1166,6 +1196,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	var n int64
 	b := &pgx.Batch{}
 	b.Queue(deleteFenceSQL, thread)
+	b.Queue(lockThreadSQL, thread)
 	b.Queue(deleteThreadSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	// Sent at COMMIT: a viewer following the thread says it is gone.
 	b.Queue(`select pg_notify($1, $2)`, notifyChannel, notePayload(thread))
@@ -1238,6 +1269,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	checks := &pgx.Batch{}
 	var newest *int64
 	checks.Queue(pruneFenceSQL, thread)
+	checks.Queue(lockThreadSQL, thread)
 	checks.Queue(pruneNewestSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&newest) })
 	var found []int64
 	checks.Queue(pruneFoundSQL, thread, ids).Query(func(rows pgx.Rows) (err error) {
@@ -1312,6 +1344,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 		deleted = ct.RowsAffected()
 		return nil
 	})
+	changes.Queue(`update graph_threads set checkpoints = checkpoints - $2 where thread_id = $1`, thread, len(ids))
 	changes.Queue(pruneBlobsSQL, thread).Exec(func(ct pgconn.CommandTag) error {
 		res.Blobs = int(ct.RowsAffected())
 		return nil

@@ -22,7 +22,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	}
 	defer tx.end()
 	var deleted int64
-	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead} {
+	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead, sqlDeleteThreadRow} {
 		res, err := tx.in(q).ExecContext(ctx, thread)
 		if err != nil {
 			return err
@@ -146,6 +146,9 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	}
 	if counts[2] != int64(len(ids)) {
 		return store.PruneResult{}, fmt.Errorf("deleted %d checkpoints, expected %d; nothing was pruned, try again", counts[2], len(ids))
+	}
+	if _, err := tx.in(sqlPruneThread).ExecContext(ctx, thread, counts[2]); err != nil {
+		return store.PruneResult{}, err
 	}
 	if err := tx.commit(); err != nil {
 		return store.PruneResult{}, err

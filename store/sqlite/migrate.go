@@ -16,7 +16,7 @@ import (
 // rewind's, not from a newer rewind).
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 10
+const schemaVersion = 11
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -226,6 +226,20 @@ var migrations = []string{
 			VALUES (new.idx, new.hash, rewind_words(new.thread_id, new.body)); END;
 	INSERT INTO graph_message_words (idx, hash, words)
 		SELECT idx, hash, rewind_words(thread_id, body) FROM graph_message_bodies;`,
+	// 11: a row a thread with what Threads lists, kept by the statements
+	// that add and delete checkpoints (a put, Prune, DeleteThread) in
+	// their transactions: counting the checkpoints at every listing read
+	// every row of graph_checkpoints (0.14 s and 95 MB for a 5,000-turn
+	// thread). updated_at is the newest checkpoint's created_at (SQLite
+	// takes a bare column from the max() row).
+	`CREATE TABLE graph_threads (
+		thread_id   TEXT    NOT NULL PRIMARY KEY,
+		checkpoints INTEGER NOT NULL,
+		latest_id   INTEGER NOT NULL,
+		updated_at  INTEGER NOT NULL -- unix microseconds
+	) WITHOUT ROWID;
+	INSERT INTO graph_threads (thread_id, checkpoints, latest_id, updated_at)
+		SELECT thread_id, count(*), max(checkpoint_id), created_at FROM graph_checkpoints GROUP BY thread_id;`,
 }
 
 // create makes the store's file when it is missing.

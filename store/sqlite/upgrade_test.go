@@ -180,6 +180,7 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	if err != nil || len(threads) != len(want) {
 		t.Fatalf("Threads = %d threads, %v; want %d", len(threads), err, len(want))
 	}
+	wantCounted(t, threads, want)
 	for thread, rows := range want {
 		history, err := s.History(ctx, thread, 0, 0)
 		if err != nil {
@@ -278,6 +279,18 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	var v int
 	if err := db.QueryRow(`SELECT max(version) FROM rewind_store_schema`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
 		t.Errorf("schema version after the upgrade = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+}
+
+// wantCounted: the migration counted the threads (graph_threads), with
+// the newest checkpoint of each and its time.
+func wantCounted(t *testing.T, threads []store.Thread, want map[string][]rawCheckpoint) {
+	t.Helper()
+	for _, th := range threads {
+		rows := want[th.ID]
+		if len(rows) == 0 || th.Checkpoints != len(rows) || th.LatestID != rows[0].id || th.UpdatedAt.UnixMicro() != rows[0].created {
+			t.Errorf("Threads row of %s = %d checkpoints, latest %d at %d; want %d, the newest of its rows", th.ID, th.Checkpoints, th.LatestID, th.UpdatedAt.UnixMicro(), len(rows))
+		}
 	}
 }
 

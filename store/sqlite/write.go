@@ -427,6 +427,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		nullText(cp.Meta), refs, string(cp.State)); err != nil {
 		return err
 	}
+	if _, err := tx.in(sqlPutThread).ExecContext(ctx, cp.ThreadID, cp.ID, now); err != nil {
+		return err
+	}
 	if len(cp.Head) > 0 {
 		if _, err := tx.in(sqlPutHead).ExecContext(ctx, cp.ThreadID, cp.ID, string(cp.Head)); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -70,4 +71,78 @@ func testThreads(t *testing.T, s store.Store) {
 			t.Errorf("Threads[%d].UpdatedAt = %v, want about %v", i, th.UpdatedAt, start)
 		}
 	}
+}
+
+// testThreadCounts: what Threads lists follows every put, refused put,
+// prune and delete (a store may keep it beside the rows, as sqlite and
+// PostgreSQL do, so that a listing counts no rows): the checkpoints the
+// thread holds, its newest, and the newest's CreatedAt, even when an
+// older checkpoint's is later.
+func testThreadCounts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	stamped := func(cp store.Checkpoint, hours int) store.Checkpoint {
+		cp.CreatedAt = at.Add(time.Duration(hours) * time.Hour)
+		return cp
+	}
+	want := func(how string, rows ...string) {
+		t.Helper()
+		ts, err := s.Threads(ctx)
+		if err != nil {
+			t.Fatalf("%s: Threads: %v", how, err)
+		}
+		var got []string
+		for _, th := range ts {
+			got = append(got, fmt.Sprintf("%s:%d/%d@%s", th.ID, th.Checkpoints, th.LatestID, th.UpdatedAt.UTC().Format("15:04")))
+			// Latest is the newest listing, as History gives it.
+			h, err := s.History(ctx, th.ID, 0, 1)
+			if err != nil || len(h) != 1 {
+				t.Fatalf("%s: History(%s, 0, 1) = %d rows, %v", how, th.ID, len(h), err)
+			}
+			l, w := th.Latest, h[0]
+			if l.ThreadID != w.ThreadID || l.ID != w.ID || l.ParentID != w.ParentID || l.RerootedFrom != w.RerootedFrom || l.Base != w.Base ||
+				!l.CreatedAt.Equal(w.CreatedAt) || !sameJSON(l.Meta, w.Meta) || (l.State == nil) != (w.State == nil) ||
+				w.State != nil && !sameJSON(l.State, w.State) || !slices.Equal(l.BlobRefs, w.BlobRefs) || l.Rebased != nil || l.Head != nil {
+				t.Errorf("%s: Threads' Latest of %s = %s/%d parent %d (rerooted from %d) base %v at %v meta %s state %s refs %q rebased %s head %s;"+
+					" want History's newest: %s/%d parent %d (rerooted from %d) base %v at %v meta %s state %s refs %q", how, th.ID,
+					l.ThreadID, l.ID, l.ParentID, l.RerootedFrom, l.Base, l.CreatedAt, l.Meta, l.State, l.BlobRefs, l.Rebased, l.Head,
+					w.ThreadID, w.ID, w.ParentID, w.RerootedFrom, w.Base, w.CreatedAt, w.Meta, w.State, w.BlobRefs)
+			}
+		}
+		if !slices.Equal(got, rows) {
+			t.Errorf("%s: Threads as id:checkpoints/latest@updated = %q, want %q", how, got, rows)
+		}
+	}
+	put(t, s, stamped(checkpoint("other", 1, 0), 0))
+	put(t, s, stamped(checkpoint("t", 1, 0), 1))
+	put(t, s, stamped(checkpoint("t", 2, 1), 3))
+	put(t, s, stamped(checkpoint("t", 3, 2), 2)) // a clock that went back
+	want("three puts", "other:1/1@12:00", "t:3/3@14:00")
+
+	put(t, s, stamped(checkpoint("t", 2, 1), 9)) // a no-op
+	changed := checkpoint("t", 2, 1)
+	changed.State = []byte(`{"changed":true}`)
+	wantIs(t, s.PutCheckpoint(ctx, changed, nil), store.ErrConflict)
+	wantIs(t, s.PutCheckpoint(ctx, checkpoint("t", 9, 8), nil), store.ErrNotFound)
+	putWrites(t, s, writes("t", 3, "task"))
+	want("a no-op, refused puts and writes", "other:1/1@12:00", "t:3/3@14:00")
+
+	put(t, s, stamped(checkpoint("t", 4, 1), 5)) // a fork
+	newest := withMeta(delta("t", 5, 4))
+	newest.BlobRefs = []string{store.ContentHash([]byte(`{"big":1}`))}
+	newest.Blobs = []store.Blob{{Hash: newest.BlobRefs[0], Body: []byte(`{"big":1}`)}}
+	put(t, s, stamped(newest, 6))
+	if _, err := s.Prune(ctx, "t", []int64{2, 3, 3}, nil); err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	want("a fork, then a prune of its other branch", "other:1/1@12:00", "t:3/5@18:00")
+	wantIs(t, s.PutCheckpoint(ctx, stamped(checkpoint("t", 3, 1), 7), nil), store.ErrStale)
+	want("a stale put", "other:1/1@12:00", "t:3/5@18:00")
+
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	want("a delete", "other:1/1@12:00")
+	put(t, s, stamped(checkpoint("t", 1, 0), 8))
+	want("the thread begun again", "other:1/1@12:00", "t:1/1@20:00")
 }

@@ -137,6 +137,7 @@ var clauses = []clause{
 	// Events, Threads.
 	{"Events", nil, testEvents},
 	{"Threads", nil, testThreads},
+	{"ThreadCounts", nil, testThreadCounts},
 	// DeleteThread.
 	{"DeleteThread", nil, testDeleteThread},
 	{"DeleteForgetsBodies", nil, testDeleteForgetsBodies},

@@ -44,7 +44,8 @@ var bugs = []string{
 	"head snapshot dropped", "head snapshot is content", "chain passes the head snapshot",
 	"epoch read is the counter", "epoch read fences", "deleted message hashes kept",
 	"deleted text left unerased", "search ignores limit", "search keeps one message an index",
-	"search matches whole words",
+	"search matches whole words", "thread counts keep the pruned", "thread updated at the latest time",
+	"threads list the oldest listing",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -370,9 +371,29 @@ func (b *buggy) Events(ctx context.Context, thread string, id int64) ([]store.Ev
 
 func (b *buggy) Threads(ctx context.Context) ([]store.Thread, error) {
 	th, err := b.Store.Threads(ctx)
-	if b.bug == "threads miscounted" {
-		for i := range th {
+	for i := range th {
+		switch b.bug {
+		case "threads miscounted":
 			th[i].Checkpoints++
+		case "thread counts keep the pruned": // a count kept at put, never taken down
+			b.mu.Lock()
+			for k := range b.pruned {
+				if k[0] == th[i].ID {
+					th[i].Checkpoints++
+				}
+			}
+			b.mu.Unlock()
+		case "threads list the oldest listing":
+			if h, _ := b.Store.History(ctx, th[i].ID, 0, 0); len(h) > 0 {
+				th[i].Latest = h[len(h)-1]
+			}
+		case "thread updated at the latest time": // max(created_at), not the newest's
+			h, _ := b.Store.History(ctx, th[i].ID, 0, 0)
+			for _, cp := range h {
+				if cp.CreatedAt.After(th[i].UpdatedAt) {
+					th[i].UpdatedAt = cp.CreatedAt
+				}
+			}
 		}
 	}
 	return th, err

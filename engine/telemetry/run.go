@@ -38,8 +38,9 @@ type RunInfo struct {
 	Op     string // run, resume, fork, replay, approve, reject
 	Thread string
 	// RunID and Tenant are attributes of every span of the run when set.
-	// Nothing sets them yet: they wait for the run ids and tenants of
-	// issue 36 (items 1 and 2), whose caller fills them in.
+	// RunID may be left empty: the engine picks a run's id as it starts,
+	// and the first event that carries it (Event.Run) sets it then.
+	// Nothing sets Tenant yet (issue 36 item 2).
 	RunID, Tenant string
 }
 
@@ -96,12 +97,31 @@ func (t *Telemetry) Start(ctx context.Context, e *engine.Engine, info RunInfo, c
 	return r
 }
 
+// learnRunID names the run on its spans from the first event only this
+// run emits (a reused task's events keep the run that ran the task).
+func (r *Run) learnRunID(ev engine.Event) {
+	switch {
+	case r.info.RunID != "" || ev.Run == "":
+		return
+	case ev.Type != event.TypeStepStarted && ev.Type != event.TypeNodeStarted && ev.Type != event.TypeCheckpointSaved:
+		return
+	}
+	r.info.RunID = ev.Run
+	id := attribute.String(AttrRunID, ev.Run)
+	r.attrs = append(r.attrs, id)
+	r.span.SetAttributes(id)
+	if r.step != nil {
+		r.step.SetAttributes(id)
+	}
+}
+
 // observe turns one event into spans and counts. Parallel tasks call it
 // at once.
 func (r *Run) observe(ev engine.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
+	r.learnRunID(ev)
 	switch ev.Type {
 	case event.TypeStepStarted:
 		r.endStep(now, 0)

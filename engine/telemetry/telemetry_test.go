@@ -127,7 +127,11 @@ func TestSignalsReachACollector(t *testing.T) {
 		t.Errorf("warnings with a working collector: %q", w)
 	}
 
-	checkTree(t, col.Spans(), res)
+	runs, err := e.Runs(ctx, "t-ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, col.Spans(), res, runs.ByCheckpoint[res.Checkpoint])
 	if got := col.Resource()["service.name"]; got != "rewind-test" {
 		t.Errorf("service.name %q, want OTEL_SERVICE_NAME's", got)
 	}
@@ -168,8 +172,8 @@ func TestSignalsReachACollector(t *testing.T) {
 }
 
 // checkTree checks the trace of the turn that ended at res: its spans'
-// parents and attributes.
-func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result) {
+// parents and attributes; runID is the run the turn stored.
+func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result, runID string) {
 	t.Helper()
 	byID := map[string]*tracepb.Span{}
 	var root *tracepb.Span
@@ -197,6 +201,9 @@ func checkTree(t *testing.T, spans []*tracepb.Span, res engine.Result) {
 		a := otlptest.Attrs(s.Attributes)
 		if a["rewind.thread"] != "t-ok" || a["rewind.op"] != "run" {
 			t.Errorf("span %q: thread %q op %q", s.Name, a["rewind.thread"], a["rewind.op"])
+		}
+		if runID == "" || a["rewind.run_id"] != runID {
+			t.Errorf("span %q: run id %q, want the stored run's %q", s.Name, a["rewind.run_id"], runID)
 		}
 		kind, _, _ := strings.Cut(s.Name, " ")
 		count[kind]++

@@ -93,6 +93,10 @@ type cache struct {
 	// built before a drop may hold stored writes that have changed since,
 	// and must be neither kept nor shown.
 	stale map[string]int
+	// runs is, by thread, its runs as read under a detail version: every
+	// listing of the thread is read to tell them, so once a version, not
+	// once a scrub step.
+	runs map[string]runsAt
 	// prefetching: a prefetch (thread.go) is under way. Read and set on
 	// the Update goroutine only.
 	prefetching bool
@@ -100,6 +104,32 @@ type cache struct {
 	// for: a load that starts after the cursor moved on skips its reads
 	// (keys typed or repeated faster than loads do not pile them up).
 	wanted map[string]int64
+}
+
+type runsAt struct {
+	version int
+	runs    engine.Runs
+}
+
+// runsOf is thread's runs, read through rl unless read already under
+// version.
+func (c *cache) runsOf(ctx context.Context, rl runLister, thread string, version int) (engine.Runs, error) {
+	c.mu.Lock()
+	at, ok := c.runs[thread]
+	c.mu.Unlock()
+	if ok && at.version == version {
+		return at.runs, nil
+	}
+	runs, err := rl.Runs(ctx, thread)
+	if err != nil {
+		return engine.Runs{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stale[thread] == version {
+		c.runs[thread] = runsAt{version, runs}
+	}
+	return runs, nil
 }
 
 // rawCP is a read checkpoint with its decoded state: a checkpoint never
@@ -111,7 +141,7 @@ type rawCP struct {
 }
 
 func newCache() *cache {
-	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, wanted: map[string]int64{}}
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, runs: map[string]runsAt{}, wanted: map[string]int64{}}
 }
 
 // want says the cursor now waits for checkpoint id of thread.
@@ -416,7 +446,7 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 	d.diff = engine.Diff(parentValues, cp.Values)
 	d.compaction = compactionOf(d)
 	if rl, ok := b.(runLister); ok {
-		if runs, err := rl.Runs(ctx, thread); err == nil {
+		if runs, err := c.runsOf(ctx, rl, thread, version); err == nil {
 			if s, ok := runs.Of(id); ok {
 				d.run = &s
 			}

@@ -92,12 +92,14 @@ func TestStatsOfAThreadWithAKillAndAConflict(t *testing.T) {
 	// Two turns of the mock: 8 model calls each, the second's summary call
 	// and the executor the conflict ran again; the killed run's finished
 	// executor is counted once, with the resume that took its writes.
-	if s.Thread != "t" || s.Runs.Turns != 2 || s.Conflicts != 1 || s.Runs.Failed != 0 || calls < 17 || s.Model.Calls["planner"] != 2 ||
+	// Four runs: the killed turn, its resume, the interrupted turn, its
+	// resume.
+	if s.Thread != "t" || s.Runs.Turns != 2 || s.Runs.All != 4 || s.Conflicts != 1 || s.Runs.Failed != 0 || calls < 17 || s.Model.Calls["planner"] != 2 ||
 		telemetry.Sum(s.Model.OutputTokens) == 0 || telemetry.Sum(s.Model.Errors) != 0 {
 		t.Fatalf("stats --json: %s", out)
 	}
 	text := do(0, "stats", "t").stdout
-	for _, want := range []string{"thread t, ", "rewind.runs                        2  turns started (2 inputs, 0 forks)", "rewind.conflicts                   1  resumes",
+	for _, want := range []string{"thread t, ", "rewind.runs                        2  turns started (2 inputs, 0 forks)", "4 runs in all with resumes and answers", "rewind.conflicts                   1  resumes",
 		"rewind.model.calls", "planner 2", "not stored (live metrics only): rewind.fences"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("stats text has no %q:\n%s", want, text)

@@ -110,7 +110,7 @@ func printStats(out io.Writer, threads []string, all bool, s *telemetry.Stats) {
 	row := func(name string, n int, what string) {
 		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-29s %6d  %s", name, n, what), " "))
 	}
-	row(telemetry.MetricRuns, s.Runs.Turns, fmt.Sprintf("turns started (%s, %s); %d failed, %d cancelled", count(s.Runs.Inputs, "input"), count(s.Runs.Forks, "fork"), s.Runs.Failed, s.Runs.Cancelled))
+	row(telemetry.MetricRuns, s.Runs.Turns, fmt.Sprintf("turns started (%s, %s); %d failed, %d cancelled; %s in all with resumes and answers (rewind runs)", count(s.Runs.Inputs, "input"), count(s.Runs.Forks, "fork"), s.Runs.Failed, s.Runs.Cancelled, count(s.Runs.All, "run")))
 	row(telemetry.MetricConflicts, s.Conflicts, "resumes that found a record changed under them")
 	row(telemetry.MetricBlocked, s.SideEffectsBlocked, "side effects not performed")
 	row(telemetry.MetricCompactionsRej, s.CompactionsRejected, fmt.Sprintf("summaries the check rejected; %d summary calls failed", s.CompactionsSkipped))

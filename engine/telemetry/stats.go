@@ -36,6 +36,11 @@ type RunStats struct {
 	Forks     int `json:"forks"`
 	Failed    int `json:"failed"`
 	Cancelled int `json:"cancelled"`
+	// All counts every run that stored an event, by its id: turns,
+	// resumes, answers, replays (runs stored before run ids were kept
+	// are not in it).
+	All int `json:"all"`
+	ids map[string]bool
 }
 
 // ModelStats are the stored model calls, by role.
@@ -67,6 +72,12 @@ func (s *Stats) Add(events []engine.Event) {
 	s.Threads++
 	s.Events += len(events)
 	for _, ev := range events {
+		if ev.Run != "" {
+			if s.Runs.ids == nil {
+				s.Runs.ids = map[string]bool{}
+			}
+			s.Runs.ids[ev.Run] = true
+		}
 		switch ev.Type {
 		case event.TypeInput:
 			s.Runs.Turns++
@@ -95,6 +106,7 @@ func (s *Stats) Add(events []engine.Event) {
 		}
 	}
 	s.Model.DurationMs = quantiles(s.Model.durations)
+	s.Runs.All = len(s.Runs.ids)
 }
 
 func (s *Stats) modelCalled(ev engine.Event) {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"rewind/cli/rewindbin"
 	"rewind/store/langgraph"
 	"rewind/store/postgres/pgtest"
 )
@@ -33,7 +32,6 @@ var big struct {
 // "LangGraph databases").
 func TestMain(m *testing.M) {
 	code := pgtest.Run(m)
-	rewindbin.Remove()
 	switch {
 	case big.dir != "" && os.Getenv("REWIND_BENCH_KEEP") != "":
 		fmt.Printf("kept the 10,000-checkpoint thread: sqlite:%s (thread big)\n", big.path)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"os"
@@ -15,7 +14,7 @@ import (
 	"slices"
 	"testing"
 
-	"rewind/cli/rewindbin"
+	"rewind/cli"
 	"rewind/store/browse"
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
@@ -137,10 +136,8 @@ func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThre
 }
 
 // TestCLIShowsStateAsLangGraphShowsIt: the same comparison through
-// `rewind log --json` (every checkpoint) and `rewind show --json` (every
-// checkpoint of the short threads, a sample of the DeltaChannel one: a
-// process each) on a copy of the SQLite file, which stays byte for byte
-// as it was.
+// `rewind log --json` and `rewind show --json` of every checkpoint on a
+// copy of the SQLite file, which stays byte for byte as it was.
 func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
 	answers := readAnswers(t, "sqlite-js-cases.json.gz")
 	path := lgtest.Copy(t, "sqlite-js-cases.db")
@@ -148,10 +145,10 @@ func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli := cliReads{t: t, bin: rewindbin.Path(t), spec: "sqlite:" + path}
+	reads := cliReads{spec: "sqlite:" + path}
 	checks := 0
 	for _, thread := range slices.Sorted(mapKeys(answers)) {
-		checks += compareThread(t, cli, thread, answers[thread], nil, sampled)
+		checks += compareThread(t, reads, thread, answers[thread], nil, every)
 	}
 	t.Logf("%d checks through the CLI matched LangGraph's answers", checks)
 	after, err := os.ReadFile(path)
@@ -168,22 +165,16 @@ func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
 	}
 }
 
-// cliReads reads through the rewind binary's --json output.
-type cliReads struct {
-	t         *testing.T
-	bin, spec string
-}
+// cliReads reads through the CLI's --json output (its entry, cli.Run, as
+// the rewind binary runs it).
+type cliReads struct{ spec string }
 
 func (r cliReads) run(v any, args ...string) error {
-	r.t.Helper()
-	cmd := exec.Command(r.bin, append(args, "--json", "--store", r.spec)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("rewind %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	var out, stderr bytes.Buffer
+	if code := cli.Run(context.Background(), append(args, "--json", "--store", r.spec), &out, &stderr); code != cli.ExitOK {
+		return fmt.Errorf("rewind %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 	}
-	return json.Unmarshal(out, v)
+	return json.Unmarshal(out.Bytes(), v)
 }
 
 func (r cliReads) History(_ context.Context, c langgraph.Chain, _ string, _ int) ([]langgraph.Listing, error) {
@@ -223,11 +214,8 @@ type reads interface {
 	Checkpoint(ctx context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error)
 }
 
-// every reads every checkpoint's state; sampled (for the CLI, a process a
-// checkpoint) every 9th of a long thread, and its first and last two.
+// every reads every checkpoint's state.
 func every(int, int) bool { return true }
-
-func sampled(i, n int) bool { return n < 20 || i < 2 || i >= n-2 || i%9 == 0 }
 
 func compareThread(t *testing.T, src reads, thread string, want lgThread, unknown []string, read func(i, n int) bool) int {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 // before its row is read drops from the list; the command does not fail
 // with `thread "B-18" not found` (it did, when rm won the race).
 func TestThreadsLeaveOutAThreadDeletedMeanwhile(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
 	for _, th := range []string{"A", "B-18"} {
 		if code, out, stderr := run(t, "run", "--store", db, "--thread", th, "--input", "Where is SO20260901?"); code != ExitOK {

@@ -16,6 +16,7 @@ import (
 // whole (never "0.00 ms, 0.0 KB" for turns it did not run), and the cached
 // load is named next to the load it repeats.
 func TestBenchSummaryLines(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := run(t, "bench", "--store", "memory:", "--turns", "3")
 	if code != ExitOK {
 		t.Fatalf("bench --turns 3: %d %s %s", code, out, stderr)
@@ -78,6 +79,7 @@ func TestBenchNamesTheSQLiteSync(t *testing.T) {
 // bench times loads in new processes of their own, and says which
 // figures come from where.
 func TestBenchLoadsInNewProcesses(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	code, out, stderr := run(t, "bench", "--store", db, "--turns", "3", "--processes", "2", "--sqlite-sync", "normal")
 	if code != ExitOK {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 	"regexp"
 	"rewind/store/postgres/pgtest"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,15 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cli.SetBenchExe(binary) // not this test binary
-	// The tests that drive the binary (all parallel) mostly wait for its
-	// processes, their fsyncs and their children: run twice as many at once
-	// as there are cores, unless -parallel says how many.
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
+	rewindbin.WaitMostly()  // the tests that drive the binary are parallel
 	code := pgtest.Run(m)
 	remove()
 	os.Exit(code)
@@ -625,6 +615,7 @@ func TestHelpNamesEveryKillPoint(t *testing.T) {
 // newest checkpoints and says how to list them all (issue 31: a 5,000-turn
 // thread took 1.5 s to print whole); piped, it lists every one.
 func TestLogOnATerminalListsAScreenful(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: the terminal case is not tested")
 	}

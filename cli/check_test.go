@@ -16,6 +16,7 @@ import (
 // the fact and what the summary says instead, once a summary changes an
 // amount; the stored thread is left as it was.
 func TestCheckFidelityPassesThenCatchesAnAlteredFact(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "f.db")
 	db := "sqlite:" + path
 	for _, in := range []string{"Where is my order SO20260901? I paid 49.95 EUR and want a refund.", "change the delivery address to my office"} {
@@ -79,6 +80,7 @@ func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // rewind demo lists the lessons, and a lesson prepares its threads in the
 // store given, prints its script and its verdict, and says how to open it.
 func TestDemoLessonPreparesItsThreadsAndReachesItsVerdict(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := run(t, "demo")
 	if code != ExitOK || !strings.Contains(out, "summary ") || !strings.Contains(out, "stale-source") {
 		t.Fatalf("demo: %d\n%s%s", code, out, stderr)

@@ -9,6 +9,7 @@ import (
 
 // diff compares any two checkpoints: along a branch and across a fork.
 func TestDiffAlongAndAcrossBranches(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
 	if code, out, stderr := run(t, "run", "--store", db, "--thread", "d", "--input", "Where is SO20260901?"); code != ExitOK {
 		t.Fatalf("run: %d %s %s", code, out, stderr)

@@ -48,6 +48,7 @@ func commands() map[string]*cobra.Command {
 // Each command declares only its own flags: every flag any other command
 // has is refused with the usage exit code, and names the flag.
 func TestEveryCommandRejectsFlagsNotItsOwn(t *testing.T) {
+	t.Parallel()
 	all := commands()
 	flags := map[string]bool{}
 	for _, c := range all {

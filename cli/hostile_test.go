@@ -14,6 +14,7 @@ import (
 // them: nothing raw reaches stdout or stderr, an id cannot fake a row of
 // `threads`, and --json still decodes to the exact id.
 func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
+	t.Parallel()
 	bits := []string{"\x1b]52;c;cm0gLXJmIC8=\x07", "\u009b31m", "\u202e", "\u2066", "\r", "\n", "\t", "\x7f", "\x1b[2J"}
 	id := "evil" + strings.Join(bits, "·")
 	paused := id + "-paused"
@@ -110,6 +111,7 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 // A 64 KB thread id is cut short in plain output (threads, run's hints, rm)
 // and kept whole in --json.
 func TestLongIDsClippedInOutput(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 64<<10)
 	eachStore(t, func(t *testing.T, db string) {
 		for _, args := range [][]string{

@@ -15,6 +15,7 @@ import (
 // from --input or --input-file; a longer one is refused whole (exit 2, one
 // line naming the limit), never cut, and nothing is stored.
 func TestLongInputUpToTheLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -22,6 +22,7 @@ import (
 // several start with is refused (exit 2) naming them; one none starts
 // with is not found, naming the command that lists them.
 func TestLangGraphShortIDs(t *testing.T) {
+	t.Parallel()
 	spec := "sqlite:" + lgtest.Copy(t, "sqlite-python.db")
 	read := func(args ...string) string {
 		t.Helper()

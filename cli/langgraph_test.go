@@ -22,6 +22,7 @@ import (
 // CLI's entry: what the fixtures' README says is there, and the database
 // as it was after every command.
 func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
+	t.Parallel()
 	type db struct {
 		name, spec string
 		subgraph   bool // Python's review node is a subgraph
@@ -58,6 +59,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 	}
 	for _, d := range dbs {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			defer d.unchanged(t)
 			read := func(v any, args ...string) string {
 				t.Helper()

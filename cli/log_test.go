@@ -21,6 +21,7 @@ import (
 // prints what it printed when it held the whole history: the JSON byte
 // for byte, every checkpoint once in the table.
 func TestLogStreamsTheWholeHistory(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "log.db")
 	// The fixture comes from the built binary; the log under test runs here.
 	code, out, stderr := runBuilt(t, "bench", "--store", db, "--turns", "70", "--json", "--sqlite-sync", "normal")
@@ -97,6 +98,7 @@ func (h *historyPages) History(ctx context.Context, thread string, before int64,
 // rewind log never reads more than a page of listings at once, however
 // long the thread: it streams.
 func TestLogReadsAPageAtATime(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := &historyPages{Store: memory.New()}
 	e, err := ticket.NewEngine(st, ticket.NewMock())

@@ -44,6 +44,7 @@ func numericFlagsOf(root *cobra.Command) map[string][]*pflag.Flag {
 // the command line, exit 2, one line naming the flag, nothing printed on
 // stdout, before the command runs.
 func TestEveryNumericFlagIsBounded(t *testing.T) {
+	t.Parallel()
 	root, _ := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
 	flags := numericFlagsOf(root)
 	if len(flags) < 10 {

@@ -11,6 +11,7 @@ import (
 // copy as a replay of its checkpoint, and diff finds nothing between the
 // two ends with the deterministic mock. A turn's end has nothing to replay.
 func TestReplayFromTheCLI(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
 	if code, out, stderr := run(t, "run", "--store", db, "--thread", "r", "--input", "Where is SO20260901?"); code != ExitOK {
 		t.Fatalf("run: %d %s %s", code, out, stderr)

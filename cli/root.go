@@ -8,12 +8,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// help lists commands in the order newRoot adds them. Set once, not in
+// newRoot: the tests build roots on parallel goroutines.
+func init() { cobra.EnableCommandSorting = false }
+
 // newRoot builds `rewind` and its commands, writing to stdout and stderr.
 // started turns true once a command's own code runs, so an error before
 // that is a usage error.
 func newRoot(stdout, stderr io.Writer) (root *cobra.Command, started *bool) {
 	started = new(bool)
-	cobra.EnableCommandSorting = false // help lists commands in the order below
 	var f tuiFlags
 	root = &cobra.Command{
 		Use:   "rewind",

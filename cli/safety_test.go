@@ -33,6 +33,7 @@ func TestDraftWithoutAGrantIsRefused(t *testing.T) {
 // An approval whose write is blocked (the grant expired while waiting) is
 // not a success: exit 1, the reason printed, no draft made.
 func TestBlockedApprovalExitsNonZero(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
 	code, out, stderr := run(t, "run", "--store", db, "--thread", "b", "--input", "refund SO20260555 please", "--draft", "--auth-ttl", "1s")
 	if code != ExitOK || !strings.Contains(out, "awaiting approval") {
@@ -48,6 +49,7 @@ func TestBlockedApprovalExitsNonZero(t *testing.T) {
 // rm is a writer's act: a thread another process runs is refused, and
 // --take-over fences that process out and deletes.
 func TestRmRefusesALiveThread(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.db")
 	db := "sqlite:" + path
 	if code, out, stderr := run(t, "run", "--store", db, "--thread", "live", "--input", "where is SO1?"); code != ExitOK {
@@ -79,6 +81,7 @@ func TestRmRefusesALiveThread(t *testing.T) {
 // refused (naming --take-over, on one line), and --take-over fences that
 // process out, records the decision and carries on.
 func TestAnswerHonoursTakeOver(t *testing.T) {
+	t.Parallel()
 	for _, op := range [][]string{{"approve"}, {"reject", "--reason", "wrong amount"}} {
 		t.Run(op[0], func(t *testing.T) {
 			eachStore(t, func(t *testing.T, db string) {

@@ -11,6 +11,7 @@ import (
 // every branch, each with its checkpoint, branch, turn, speaker and the
 // match marked; --json the same; bad input refused on one line.
 func TestSearchFindsMessagesOnEveryBranch(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "s.db")
 	steps := [][]string{
 		{"run", "--store", db, "--thread", "t", "--input", "Where is my parcel SO20260901?"},

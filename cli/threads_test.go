@@ -14,6 +14,7 @@ import (
 // won the race). Without --tokens the rows are the list as it was read:
 // each thread's status came with it.
 func TestThreadsLeaveOutAThreadDeletedMeanwhile(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "r.db")
 	for _, th := range []string{"A", "B-18"} {
 		if code, out, stderr := run(t, "run", "--store", db, "--thread", th, "--input", "Where is SO20260901?"); code != ExitOK {

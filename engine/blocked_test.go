@@ -16,6 +16,7 @@ import (
 // stored with the checkpoint. A resume that reuses the blocking task's
 // stored writes reports it too, since that resume commits it.
 func TestBlockedSideEffectIsReported(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string][2]int64{} // node → checkpoint, epoch it saw
 	failOther := true

@@ -14,6 +14,7 @@ import (
 // The engine read through browse.Source: a fan-out of three Sends paused
 // before it ran, then resumed, then a fork of the first checkpoint.
 func TestBrowseReadsTheEngine(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	g := engine.NewGraph("browse", 1).
 		Channel("messages", engine.IndexedAppend("index"), []any{}).

@@ -23,6 +23,7 @@ import (
 // on other ancestors. Every checkpoint must read as the new thread holds
 // it, as a new engine reads it.
 func TestCacheNeverOutlivesTheStoredThread(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -199,6 +200,7 @@ func (c *counting) MessagesIn(ctx context.Context, thread string, from, to int64
 // stamped (SQLite and PostgreSQL keep microseconds), or every warm read
 // would miss.
 func TestWarmGetReadsOneRow(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -246,6 +248,7 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 // the listing differs and Latest reads the new head, as a new engine does.
 // A cold engine's Latest reads no listing first.
 func TestWarmLatestReadsTheListing(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -298,6 +301,7 @@ func TestWarmLatestReadsTheListing(t *testing.T) {
 // only CreatedAt tells its head from the one this engine cached, and
 // Latest must return the stored one.
 func TestWarmLatestTellsARewrittenThread(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := memory.New()
 	clockAt := func(base time.Time) func() time.Time {

@@ -14,6 +14,7 @@ import (
 // stores is stamped with it and every duration is zero: what is stored
 // does not depend on when it ran.
 func TestWithClockStampsWhatATurnStores(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return at }
 	e, err := engine.New(memory.New(memory.WithClock(clock)), ticket.NewGraph(), ticket.NewMock(), engine.WithClock(clock))

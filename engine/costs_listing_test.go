@@ -45,6 +45,7 @@ func (s *stateCounter) Latest(ctx context.Context, thread string) (store.Checkpo
 // with several turns, a compaction, a fork and a half-finished superstep,
 // on every store and after reopening it.
 func TestCostsFromListingsMatchTheStates(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -145,6 +146,7 @@ func mustLatest(t *testing.T, e *engine.Engine, thread string) engine.Checkpoint
 // Costs and a budget's resume read listings, not states: no Get, Chain or
 // Latest reaches the store while Costs sums a thread.
 func TestCostsReadNoState(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := &stateCounter{Store: memory.New()}
 	e, err := ticket.NewEngine(st, ticket.NewMock())
@@ -188,6 +190,7 @@ func TestCostsReadNoState(t *testing.T) {
 // at is paused with the reason, and a run.token_budget event is stored with
 // it; a resume with a larger budget carries on.
 func TestTokenBudgetPausesTheRunWithAnEvent(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e, err := ticket.NewEngine(memory.New(), ticket.NewMock())
 	if err != nil {
@@ -231,6 +234,7 @@ func TestTokenBudgetPausesTheRunWithAnEvent(t *testing.T) {
 // as having none: Costs and a budget's resume read those rows' states, and
 // give what they gave. The rows are made by removing the field in SQL.
 func TestCostsOfListingsWithoutTokens(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.db")
 	st, err := sqlite.Open(ctx, path)
@@ -313,9 +317,15 @@ func (s *listingCounter) History(ctx context.Context, thread string, before int6
 // A thread whose listings hold no totals (the release before them) still
 // answers, from every listing, and its next turn sums them once.
 func TestCostsReadTheNewestTurnsOnly(t *testing.T) {
-	const turns = 40
+	t.Parallel()
+	// 28 turns (about 240 checkpoints): Costs reads at most 96 listings
+	// (three pages back from the newest), well under half, while a read of
+	// every listing is over half at each head past the middle. 40 turns
+	// caught nothing more and cost a third more under -race.
+	const turns = 28
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
 			st, reopen := sc.open(t)
 			mock := ticket.NewMock()
@@ -384,6 +394,7 @@ func TestCostsReadTheNewestTurnsOnly(t *testing.T) {
 // listing and gives the same; the next turn sums them once, and Costs
 // reads the newest turns only from then on.
 func TestCostsOfListingsWithoutSums(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.db")
 	st, err := sqlite.Open(ctx, path)

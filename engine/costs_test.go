@@ -52,6 +52,7 @@ func calledModes(t *testing.T, e *engine.Engine, thread string) map[string]strin
 // The JSON mode of each call is stored with the call and read back as
 // its model.called event, on every store and after reopening it.
 func TestModelCallsKeepTheirJSONMode(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			st, reopen := sc.open(t)
@@ -83,6 +84,7 @@ func TestModelCallsKeepTheirJSONMode(t *testing.T) {
 // Costs sums every stored call by role and by turn, forks included, on
 // every store and after reopening it.
 func TestCostsByRoleAndTurn(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -163,6 +165,7 @@ func TestCostsByRoleAndTurn(t *testing.T) {
 // used its budget, with everything stored; a resume with the same budget
 // stops at once (the turn's earlier tokens count), one without it finishes.
 func TestTokenBudgetStopsBetweenSupersteps(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	mock := ticket.NewMock()
 	e, err := ticket.NewEngine(memory.New(), mock)
@@ -231,6 +234,7 @@ func TestTokenBudgetStopsBetweenSupersteps(t *testing.T) {
 // tokens: Costs counts their stored writes' calls, once, before and after
 // the resume folds them into a checkpoint.
 func TestCostsCountAHalfFinishedSuperstep(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	mock := ticket.NewMock()
 	e, err := ticket.NewEngine(memory.New(), mock)

@@ -38,6 +38,7 @@ func historyIDs(t *testing.T, e *engine.Engine, thread string) []int64 {
 // runs the thread, done with takeOver, which fences that process out of
 // the thread for good, also once the thread is started again.
 func TestDeleteThreadTakesTheWriterLock(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -102,6 +103,7 @@ func TestDeleteThreadTakesTheWriterLock(t *testing.T) {
 }
 
 func TestDeleteThreadUnknownAndLeftovers(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -153,6 +155,7 @@ func TestDeleteThreadUnknownAndLeftovers(t *testing.T) {
 // third on top of the new run's second, past its interrupt: it is refused
 // and stops, and the new chain is untouched.
 func TestStuckRunIsFencedAcrossDelete(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

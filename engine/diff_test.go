@@ -7,6 +7,7 @@ import (
 )
 
 func TestDiffMatchesItemsByIndexAndID(t *testing.T) {
+	t.Parallel()
 	parent := Values{
 		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"}]`),
 		"budgetRemaining": json.RawMessage(`5`),

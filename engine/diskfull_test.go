@@ -27,6 +27,7 @@ const fullDiskDir = "REWIND_TEST_FULL_DISK"
 // what it stored; opening the store while the disk is full says so too;
 // and once there is space the resume finishes the turn.
 func TestAFullDiskIsNamed(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv(fullDiskDir)
 	if dir == "" {
 		dir = t.TempDir()

@@ -32,6 +32,7 @@ func (r releaseFails) Lock(ctx context.Context, thread string) (func() error, er
 // not succeeded: it says so, naming the thread, with everything it stored
 // still there. Any other trouble at release changes nothing done.
 func TestARunWhoseCommitsAreNotDurableFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 // branch whose resume plans from the edited words; the original branch
 // stays. A value the channel or the graph cannot take stores nothing.
 func TestEditStateThenResumeTheEditedBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 // naming the node, the count and the cap, and no task of it is stored.
 // Before, a list edited to 10,000 items started 10,000 tasks at once.
 func TestFanOutIsCapped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		cap, n    int

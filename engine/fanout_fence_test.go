@@ -16,6 +16,7 @@ import (
 // one fencing error on one line, not one line per executor, and without
 // advising a resume (the new writer owns the thread now).
 func TestFencedFanOutReportsOnce(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

@@ -12,6 +12,7 @@ import (
 // fork fences anew always. Were the kept epoch not checked, the turn
 // after another writer's would be refused as taken over.
 func TestNewTurnKeepsItsEpochUntilAnotherWriterFences(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

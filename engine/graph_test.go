@@ -7,6 +7,7 @@ import (
 )
 
 func TestTaskIDsAreDeterministic(t *testing.T) {
+	t.Parallel()
 	a := tasksFor("t", 3, 2, []Target{Send("executor", 1), Send("executor", 2), Goto("critic")})
 	b := tasksFor("t", 3, 2, []Target{Send("executor", 1), Send("executor", 2), Goto("critic")})
 	for i := range a {
@@ -26,6 +27,7 @@ func TestTaskIDsAreDeterministic(t *testing.T) {
 }
 
 func TestNextDedupesPlainTargetsButNotSends(t *testing.T) {
+	t.Parallel()
 	g := NewGraph("g", 1)
 	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
 	g.Node("a", noop).Node("b", noop).Node("c", noop).Entry("a").Edge("a", "c").Edge("b", "c").
@@ -47,6 +49,7 @@ func TestNextDedupesPlainTargetsButNotSends(t *testing.T) {
 }
 
 func TestValidateCatchesWiringMistakes(t *testing.T) {
+	t.Parallel()
 	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
 	cases := map[string]*Graph{
 		"no entry":         NewGraph("g", 1).Node("a", noop),

@@ -96,10 +96,11 @@ func checkHeadWith(t *testing.T, st store.Store, thread, when string, newEngine 
 // and reads the same from it as from its chain; one with a task due (an
 // interrupt) is not, and a fork's end takes the snapshot over.
 func TestHeadSnapshotReadsAsItsChain(t *testing.T) {
+	t.Cleanup(engine.SetBaseEvery(5)) // the process's: once, for the stores in parallel
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
-			defer engine.SetBaseEvery(5)()
 			st, reopen := sc.open(t)
 			e, err := ticket.NewEngine(st, ticket.NewMock())
 			if err != nil {
@@ -153,9 +154,10 @@ func sameDoc(a, b []byte) bool {
 // with a long string and a value of the caller's that looks like a blob
 // reference: the snapshot holds the write whole and the object escaped.
 func TestHeadSnapshotHoldsWholeWrites(t *testing.T) {
+	t.Cleanup(engine.SetBaseEvery(4)) // the process's: once, for the stores in parallel
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
-			defer engine.SetBaseEvery(4)()
+			t.Parallel()
 			st, _ := sc.open(t)
 			e, err := objectEngine(st)
 			if err != nil {
@@ -206,10 +208,11 @@ func objectEngine(st store.Store) (*engine.Engine, error) {
 // whole: it reads as it did before, the writes that made it included
 // (not the patches of a parent that is gone).
 func TestPruneRebaseKeepsWholeWrites(t *testing.T) {
+	t.Cleanup(engine.SetBaseEvery(50)) // the process's: once, for the stores in parallel
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
-			defer engine.SetBaseEvery(50)()
 			st, _ := sc.open(t)
 			e, err := objectEngine(st)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 // the store takes the id (repeated characters compress below PostgreSQL's
 // index limit) or refuses it (random ones do not).
 func TestLongThreadIDsClippedInErrors(t *testing.T) {
+	t.Parallel()
 	raw := make([]byte, 32<<10)
 	_, _ = rand.Read(raw)
 	random := hex.EncodeToString(raw)

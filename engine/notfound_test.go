@@ -15,6 +15,7 @@ import (
 // what is there, on every store: the store's words (its name, the query)
 // are not left trailing after the fix. errors.Is still finds the cause.
 func TestNotFoundEndsWithTheFix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		name, st := b.Name, b.Open(t, "nf")

@@ -22,6 +22,7 @@ import (
 // other connections, closed too, are dropped. A read after it carries on
 // as well.
 func TestTurnsCarryOnAfterTheServerClosedTheirConnections(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Fresh(t, "rewind_restart")
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, url)

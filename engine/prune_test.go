@@ -71,6 +71,7 @@ func chainOf(t *testing.T, e *Engine, thread string) []chainLink {
 // with keep-last 2 keeps 9 and 8 by rule, 7 as a paused tip, and
 // re-roots all three.
 func TestPruneKeepLastKeepsHeadAndPausedTips(t *testing.T) {
+	t.Parallel()
 	e, _ := pruneEngine(t)
 	ctx := t.Context()
 	prev := int64(0)
@@ -142,6 +143,7 @@ func TestPruneKeepLastKeepsHeadAndPausedTips(t *testing.T) {
 // A paused head with one task's writes stored survives any prune, writes
 // and all, and resumes running only the rest.
 func TestPruneThenResume(t *testing.T) {
+	t.Parallel()
 	e, st := pruneEngine(t)
 	ctx := t.Context()
 	for range 3 {
@@ -170,6 +172,7 @@ func TestPruneThenResume(t *testing.T) {
 }
 
 func TestPruneOlderThan(t *testing.T) {
+	t.Parallel()
 	e, _ := pruneEngine(t)
 	ctx := t.Context()
 	prev := int64(0)
@@ -209,6 +212,7 @@ func TestPruneOlderThan(t *testing.T) {
 }
 
 func TestPruneRefusals(t *testing.T) {
+	t.Parallel()
 	e, st := pruneEngine(t)
 	ctx := t.Context()
 	step(t, e, "t", step(t, e, "t", 0, "b"), "b")

@@ -45,6 +45,7 @@ func paused(t *testing.T, e *engine.Engine, thread string) {
 // would write next). A gap stops the resume with the fix; nothing is
 // written.
 func TestResumeRefusesEventsThatAreNotContinuous(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -93,6 +94,7 @@ func TestResumeRefusesEventsThatAreNotContinuous(t *testing.T) {
 
 // The same on a real SQLite file, with the row really deleted.
 func TestResumeRefusesADeletedEventRowOnSQLite(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "gap.db")
 	st, err := sqlite.Open(ctx, path)
@@ -147,6 +149,7 @@ func recheckGraph(check engine.ResumeCheck, ran *sync.Map) *engine.Graph {
 // update checkpoint). Either is reported in the Result and stored as an
 // event; an error refuses the resume.
 func TestResumeCheckRerunsOrReplacesPendingWork(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

@@ -15,6 +15,7 @@ import (
 // the same values as the original branch, which stays as it was, on every
 // store and after reopening.
 func TestReplayRunsTheDueTasksAgainOnANewBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const sentence = "My order SO20260901 hasn't arrived yet: where is the parcel now, and can I get a refund?"
 	for _, sc := range storeCases {

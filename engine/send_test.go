@@ -27,6 +27,7 @@ type sendPacket struct {
 // the field named, at the superstep that routes it; no task with null
 // arguments is ever stored.
 func TestSendArgumentsMustEncode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		args  func() any
@@ -105,6 +106,7 @@ type hidden struct {
 // is still plain data: an empty struct, a zero one whose fields are all
 // omitted, an empty map, a value that encodes itself.
 func TestSendTakesFaithfulArguments(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string]any{
 		"empty struct":        struct{}{},
 		"zero, all omitted":   hidden{},
@@ -122,6 +124,7 @@ func TestSendTakesFaithfulArguments(t *testing.T) {
 }
 
 func TestSendEncodesPlainArguments(t *testing.T) {
+	t.Parallel()
 	tg := Send("work", map[string]int{"n": 1})
 	if tg.Err() != nil || string(tg.Args) != `{"n":1}` {
 		t.Fatalf("Send = %s, %v", tg.Args, tg.Err())

@@ -72,6 +72,7 @@ func wantStatus(t *testing.T, e *engine.Engine, thread, want string) engine.RunS
 // Issue 10, item 5: every commit records where the run stands, in the
 // listing, so a fresh process reads it without a state.
 func TestRunStatusIsStoredWithEachCheckpoint(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -145,6 +146,7 @@ func (b *blocker) node(context.Context, *engine.NodeContext) ([]engine.Write, er
 // it; that run's late result is refused (it was fenced) and changes
 // nothing; a resume does not revive the run; a new turn may start.
 func TestCancelRefusesTheLateResultAndAnyResume(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -221,6 +223,7 @@ func TestCancelRefusesTheLateResultAndAnyResume(t *testing.T) {
 
 // A done run has nothing to cancel.
 func TestCancelRefusesADoneRun(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st, _ := storeCases[0].open(t)
 	e := newTestEngine(t, st, gateGraph(nil))
@@ -240,6 +243,7 @@ func TestCancelRefusesADoneRun(t *testing.T) {
 // pending tasks dropped, and no resume revives it. A plain error leaves
 // the run to a resume.
 func TestFailedRunIsNotRevived(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -313,6 +317,7 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 // shows as stopped; while the lock is held it is running; a store that
 // cannot name the holder keeps the listing's word.
 func TestLiveStatusShowsARunNobodyHoldsAsStopped(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

@@ -311,10 +311,11 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 // and the branch it left both carry on, and every checkpoint of each reads
 // its own branch's values, before and after compaction.
 func TestForkValuesNeverCollide(t *testing.T) {
+	t.Cleanup(engine.SetBaseEvery(5)) // the process's: once, for the stores in parallel
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
-			defer engine.SetBaseEvery(5)()
 			st, reopen := sc.open(t)
 			e, err := ticket.NewEngine(st, ticket.NewMock())
 			if err != nil {
@@ -390,6 +391,7 @@ func (r *reference) branchHead(t *testing.T, e *engine.Engine, thread string, fr
 // One unreadable listing does not hide the thread: History lists it as
 // unreadable, with why, and the rest reads as before.
 func TestHistoryListsAnUnreadableRow(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := memory.New()
 	e, err := ticket.NewEngine(st, ticket.NewMock())

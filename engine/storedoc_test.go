@@ -258,6 +258,7 @@ func randomObject(rng *rand.Rand, keys []string) string {
 // TestFastValuesAgree compares the replay's fast value functions
 // (fastvalues.go) with their encoding/json forms on random input.
 func TestFastValuesAgree(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	keys := []string{"a", "b", "count", "text", "to", "from", "A", "<k>", "é", "a\"b", "$o", "$d", "$w", "$O", "replace", "Replace", "x y"}
 	fast := map[string]int{}
@@ -332,6 +333,7 @@ func TestFastValuesAgree(t *testing.T) {
 // patchWrite makes them, and broken) by the fast form and by
 // encoding/json.
 func TestKeyedReplayAgrees(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	item := func() string {
 		id := []string{`"a"`, `"b"`, `"c"`, `1`, `"1"`}[rng.IntN(5)]
@@ -420,6 +422,7 @@ func checkReplayAllWith(t *testing.T, st store.Store, thread string, newEngine f
 // eight-byte word: the word-at-a-time reader must stop where a reader of
 // one byte at a time stops, and agree with encoding/json.
 func TestSkipStringReadsEveryByte(t *testing.T) {
+	t.Parallel()
 	special := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
 	for n := 0; n < 20; n++ {
 		for at := 0; at < n; at++ {

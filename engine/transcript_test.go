@@ -15,6 +15,7 @@ import (
 // branch's original messages as Message reads each one, on a thread whose
 // fork wrote other messages with the same indexes.
 func TestTranscriptIsMessageOfEachIndex(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -81,6 +82,7 @@ func describe(ms []engine.StoredMessage) []string {
 // TestTranscriptReadsAFewTimes: a transcript costs the same few store
 // reads (the branch, then the messages at once) however long the thread.
 func TestTranscriptReadsAFewTimes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	reads := map[int]map[string]int{}
 	for _, turns := range []int{2, 6} {

@@ -13,6 +13,7 @@ import (
 // newest checkpoint and its epoch on trust: it reads neither before it
 // stores its input (its put, checked against the epoch, is the check).
 func TestTrustedTurnReadsNothingBeforeItsInput(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -47,6 +48,7 @@ func TestTrustedTurnReadsNothingBeforeItsInput(t *testing.T) {
 // put, each of these turns fails as "taken over" (or, after a delete,
 // on an epoch never handed out).
 func TestTrustedTurnSeesAnotherWriter(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()

@@ -17,6 +17,7 @@ import (
 // and Engine.Writer names the run's process while it holds the thread, on
 // every store.
 func TestWatchAndWriter(t *testing.T) {
+	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -60,6 +61,7 @@ func TestWatchAndWriter(t *testing.T) {
 
 // A store that cannot be watched says so (errors.Is ErrNoWatch).
 func TestWatchUnsupported(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, struct{ store.Store }{memory.New()}, gateGraph(nil))
 	if _, err := e.Watch(t.Context(), "t"); !errors.Is(err, engine.ErrNoWatch) {
 		t.Fatalf("Watch on a store without it: %v, want ErrNoWatch", err)

@@ -152,6 +152,7 @@ func openBig(tb testing.TB, w, h int) *Model {
 }
 
 func TestTenThousandCheckpoints(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a 10,000-checkpoint thread")
 	}

@@ -18,6 +18,7 @@ import (
 // and a checkpoint another process appends showing up (follow). On PostgreSQL
 // too when REWIND_TEST_POSTGRES is set.
 func TestBrowseEndToEndInTmux(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { // backendtest:own: LangGraph's saver fixtures, not rewind's stores
 		path := lgtest.Copy(t, "sqlite-python.db")
 		w := lgtest.OpenWriter(t, path)

@@ -14,6 +14,7 @@ import (
 // @8(N-1)+1): { and } from turn to turn, : to a checkpoint (and an unknown
 // one refused), / to search and enter to go to a match, n to the next.
 func TestNavigationInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)

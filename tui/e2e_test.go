@@ -26,6 +26,7 @@ import (
 // and check the screen and then the store. It starts as README's first
 // run does: the threads list, n for a new thread.
 func TestEndToEndInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)
@@ -255,6 +256,7 @@ func TestEndToEndInTmux(t *testing.T) {
 // in the config file, as tmux sees it (the pane's mouse flag): then the
 // terminal selects text.
 func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	for _, c := range []struct {

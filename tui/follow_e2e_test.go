@@ -18,6 +18,7 @@ import (
 // REWIND_TEST_POSTGRES set it runs on PostgreSQL too (LISTEN/NOTIFY);
 // without, that case skips.
 func TestFollowInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	bin := rewindBinary(t)
 	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/themes"
 )
 
@@ -20,6 +22,15 @@ import (
 // compares the final view with testdata/TestGolden/THEME/SIZE/SCREEN.golden
 // (rewrite them with `go test ./tui -run TestGolden -update`).
 func TestGolden(t *testing.T) {
+	t.Parallel()
+	// The two-branch thread most screens show, seeded once (not once for
+	// each of the screens below): each screen reads it through an engine
+	// of its own, and a screen that writes to it fails (frozen).
+	seeded := newStore()
+	seed(t, newClockedEngine(t, storeOnly{seeded}, ticket.NewGraph(), ticket.NewMock()), "t")
+	seededEngine := func(t *testing.T) *engine.Engine {
+		return newClockedEngine(t, storeOnly{frozen{seeded, t}}, ticket.NewGraph(), ticket.NewMock())
+	}
 	screens := []struct {
 		name string
 		keys []string
@@ -52,8 +63,7 @@ func TestGolden(t *testing.T) {
 		{"quit", nil, []string{"Quit during a run", "stays resumable"}, nil, func(m *Model) { m.openDialog(m.quitDialog()) }},
 		{"fork", []string{"home", "right", "f"}, []string{"Fork at @2"}, nil, nil},
 		{"drill", []string{"K", "down", "down", "down"}, []string{"Crash drill", "mid-fanout: after one executor"}, func(t *testing.T) (Deps, []string) {
-			e := newEngine(t)
-			seed(t, e, "t")
+			e := seededEngine(t)
 			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"10/10", "· @16"}
 		}, nil},
 		{"pending", nil, []string{"@2 has 3 pending tasks", "not finished → redispatched"}, func(t *testing.T) (Deps, []string) {
@@ -100,9 +110,7 @@ func TestGolden(t *testing.T) {
 			return depsFor(e), []string{"8/8", "waits for approval"}
 		}, nil},
 		{"following", nil, []string{"● live"}, func(t *testing.T) (Deps, []string) {
-			e := newEngine(t)
-			seed(t, e, "t")
-			deps := depsFor(e)
+			deps := depsFor(seededEngine(t))
 			deps.Backend = liveBackend{deps.Backend}
 			return deps, []string{"10/10", "· @16", "● live"}
 		}, nil},
@@ -118,14 +126,13 @@ func TestGolden(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
 			for _, sc := range screens {
 				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
+					t.Parallel() // each its own program and engine: most of a screen's time is waiting for its frames
 					var deps Deps
 					first := []string{"10/10", "· @16"}
 					if sc.setup != nil {
 						deps, first = sc.setup(t)
 					} else {
-						e := newEngine(t)
-						seed(t, e, "t")
-						deps = depsFor(e)
+						deps = depsFor(seededEngine(t))
 					}
 					m := New(context.Background(), deps, Settings{Thread: "t", Theme: themes.Or(theme)})
 					tm := teatest.NewTestModel(t, settling{m}, teatest.WithInitialTermSize(size[0], size[1]))
@@ -147,6 +154,32 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+// frozen is the seeded thread's store as the screens see it: they only
+// read it, so a write is a screen that needs a thread of its own.
+type frozen struct {
+	store.Store
+	t testing.TB
+}
+
+var errFrozen = errors.New("the golden screens' seeded thread is shared: it is not written")
+
+func (f frozen) refuse(what string) error {
+	f.t.Errorf("%s on the seeded thread: give this screen a setup of its own", what)
+	return errFrozen
+}
+
+func (f frozen) PutCheckpoint(context.Context, store.Checkpoint, []store.Event) error {
+	return f.refuse("PutCheckpoint")
+}
+func (f frozen) PutWrites(context.Context, store.TaskWrites) error { return f.refuse("PutWrites") }
+func (f frozen) Fence(context.Context, string) (int64, error)      { return 0, f.refuse("Fence") }
+func (f frozen) DeleteThread(context.Context, string) error        { return f.refuse("DeleteThread") }
+func (f frozen) Prune(context.Context, string, []int64, []store.Rebase) (store.PruneResult, error) {
+	return store.PruneResult{}, f.refuse("Prune")
+}
+func (f frozen) Lock(context.Context, string) (func() error, error) { return nil, f.refuse("Lock") }
+func (f frozen) Close() error                                       { return nil }
 
 // settling quits the program once the screen shows what the cursor asks
 // for (no load or run in flight), so the final view does not depend on how

@@ -32,6 +32,7 @@ import (
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
+	rewindbin.WaitMostly() // the goldens' screens, tmux, the real workers
 	code := pgtest.Run(m)
 	for _, r := range realThreads {
 		r.close()

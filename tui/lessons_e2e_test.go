@@ -14,6 +14,7 @@ import (
 // script and brings it back; at 80 columns the script goes over the panes.
 // Then `rewind demo` alone opens the picker, and enter on a lesson opens it.
 func TestDemoLessonInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)

@@ -25,6 +25,7 @@ const draftSig = "Edited by a person before approval."
 // resume it (the new branch plans the edited question), compare two
 // checkpoints across a fork, and the graph view.
 func TestParityEndToEndInTmux(t *testing.T) {
+	t.Parallel()
 	tmuxBin := lookTmux(t)
 	dir := t.TempDir()
 	bin := rewindBinary(t)

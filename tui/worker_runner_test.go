@@ -45,6 +45,7 @@ func processGone(pid int) bool {
 // drill menu, a kill by k while executors run, resumes in new workers, and
 // a draft approved by a worker.
 func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
+	t.Parallel()
 	exe := rewindBinary(t)
 	spec := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
 	ctx := context.Background()

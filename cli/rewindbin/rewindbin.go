@@ -5,10 +5,13 @@
 package rewindbin
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -52,5 +55,18 @@ func Path(t testing.TB) string {
 func Remove() {
 	if built.remove != nil {
 		built.remove()
+	}
+}
+
+// WaitMostly is for a TestMain whose parallel tests mostly wait (for the
+// binary's processes, their fsyncs, tmux's frames): it runs twice as many
+// at once as there are cores, unless -parallel says how many. Call it
+// before m.Run.
+func WaitMostly() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
 	}
 }

@@ -89,6 +89,7 @@ var (
 // approve racing cancel made the cancelled run's draft; every pair
 // branched within 40 rounds on SQLite and 200 on PostgreSQL (raceRounds).
 func TestRacingAnswersNeverBranch(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]answerer{{approve, cancel}, {approve, approve}, {approve, reject}, {redraft, approveEdited}}
 	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
 		rounds := raceRounds(t, b.Name)

@@ -38,6 +38,7 @@ func nodes(ts []engine.Task) string {
 // said the executor's writes were reused, and the second that the critic
 // was redispatched, while the resumes re-ran executors.
 func TestResumePlanIncludesTheSourceRecheck(t *testing.T) {
+	t.Parallel()
 	planStores(t, func(t *testing.T, st store.Store) {
 		ctx := t.Context()
 		src := ticket.NewMemorySources()

@@ -24,6 +24,7 @@ import (
 // cancelled at the same moment (its later writes are refused as a dead
 // process's would be lost).
 func TestResumePlanAfterAKill(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	backendtest.Each(t, func(t *testing.T, be backendtest.Backend) {
 		ctx := context.Background()

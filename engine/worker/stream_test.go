@@ -44,6 +44,7 @@ func (s streamingModel) Complete(ctx context.Context, req model.Request) (model.
 }
 
 func TestServeForwardsModelDeltasAsTheyStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memory.New()
 	e, err := engine.New(st, ticket.NewGraph(), streamingModel{ticket.NewMock()})
@@ -137,6 +138,7 @@ func TestServeForwardsModelDeltasAsTheyStream(t *testing.T) {
 // A worker that is asked to stop (SIGTERM) ends its run with an error and
 // leaves what finished stored.
 func TestStopEndsTheWorkerGracefully(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	dir := t.TempDir()
 	ctx := context.Background()

@@ -71,6 +71,7 @@ func collect(p *worker.Proc) outcome {
 }
 
 func TestTwoWorkersResumingAtOnceOnlyOneProceeds(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	path := filepath.Join(t.TempDir(), "w.db")
 	interrupted(t, path, "race")
@@ -103,6 +104,7 @@ func TestTwoWorkersResumingAtOnceOnlyOneProceeds(t *testing.T) {
 }
 
 func TestKilledWorkerIsResumedByANewOne(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	path := filepath.Join(t.TempDir(), "w.db")
 	interrupted(t, path, "k")
@@ -148,6 +150,7 @@ func TestKilledWorkerIsResumedByANewOne(t *testing.T) {
 // A worker stopped with SIGSTOP while another takes the thread over: when
 // it is continued, its late writes are refused and the chain does not fork.
 func TestStoppedWorkerIsFencedOutByATakeOver(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	path := filepath.Join(t.TempDir(), "w.db")
 	interrupted(t, path, "stop")
@@ -219,6 +222,7 @@ func TestStoppedWorkerIsFencedOutByATakeOver(t *testing.T) {
 // results and its next checkpoint on top of the new chain: it is fenced
 // out, and the new chain is untouched.
 func TestStoppedWorkerIsFencedAcrossDelete(t *testing.T) {
+	t.Parallel()
 	exe := buildRewind(t)
 	path := filepath.Join(t.TempDir(), "w.db")
 	ctx := context.Background()

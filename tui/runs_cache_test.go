@@ -24,6 +24,7 @@ func (c *countingRuns) Runs(ctx context.Context, thread string) (engine.Runs, er
 // listing of the thread each step: a thread's runs are read once a
 // detail version, again after a run changed the thread.
 func TestDetailsReadTheRunsOnceAVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEngine(t)
 	seed(t, e, "t")

@@ -61,7 +61,7 @@ func TestAnswersPinTheReviewedDraftWithOp(t *testing.T) {
 				t.Fatal(err)
 			}
 			oneLine(t, rewind(t, env, "approve", "P", "--payload-file", file, "--op", reviewed), 1,
-				"the draft changed since it was looked at", now, reviewed, "nothing was approved")
+				"the draft changed since it was looked at", now, reviewed, "nothing was approved: read it again, then answer: see `rewind show P`")
 			oneLine(t, rewind(t, env, "reject", "P", "--reason", "no", "--op", reviewed), 1,
 				"the draft changed since it was looked at", now, reviewed, "nothing was rejected")
 			oneLine(t, rewind(t, append(env, "EDITOR=false"), "approve", "P", "--edit", "--op", reviewed), 1,

@@ -69,8 +69,8 @@ func TestCancelledDraftDoesNotComeBack(t *testing.T) {
 				t.Fatalf("the turn after the cancel: %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			r = rewind(t, env, "approve", "T")
-			if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no approval is pending") {
-				t.Fatalf("approve after the turn: exit %d %q, want 1 and one line saying nothing waits", r.code, r.stderr)
+			if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no approval is pending") || !strings.Contains(r.stderr, "see `rewind show T`") {
+				t.Fatalf("approve after the turn: exit %d %q, want 1 and one line saying nothing waits and what to read", r.code, r.stderr)
 			}
 			if n := draftCount(t, env[0][len("REWIND_STORE="):], "T"); n != 0 {
 				t.Fatalf("%d draft(s) made after the cancel", n)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestCheckCompactions(t *testing.T) {
 		{"two compactions in a row", atVersion(t, 2, 2), []engine.Event{compacted(5, 0, 1, v1, nil), compacted(9, 1, 2, v2, "mock")}, false, ""},
 		{"never compacted", atVersion(t, 0, -1), nil, false, ""},
 		{"a strategy from a newer rewind", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, "structured-summary@v3", "gpt-x")},
-			false, `strategy "structured-summary@v3", which this rewind does not accept (it reads indexed-transcript@v1, indexed-fold@v2, extractive@v1): fork from before it (` + "`rewind fork h 4 --input …`"},
+			false, `strategy "structured-summary@v3", which this rewind does not accept (it reads indexed-transcript@v1, indexed-fold@v2, extractive@v1`},
 		{"a model left unnamed", atVersion(t, 1, 1), []engine.Event{compacted(5, 0, 1, v2, "")}, false, "names no model"},
 		{"a compaction missing", atVersion(t, 3, 3), []engine.Event{compacted(5, 0, 1, v2, "mock"), compacted(9, 2, 3, v2, "mock")},
 			false, "the compaction at @9 goes from history v2 to v3, but the branch was at v1"},
@@ -70,8 +71,8 @@ func TestCheckCompactions(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "rewind ") || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("got %v\nwant %q with the fix", err, tc.want)
+			if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !hasFix(err, engine.FixFork) || strings.Contains(err.Error(), "`rewind") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v\nwant %q, one line, with a fork as its fix (data, not a command)", err, tc.want)
 			}
 		})
 	}
@@ -163,7 +164,7 @@ func TestForkAndNewTurnCheckTheSummarizerAndStrategy(t *testing.T) {
 			e    *engine.Engine
 			want string
 		}{
-			{"another summarizer", other, `was made by model "mock", but this run's summarizer is "gpt-other": run with "mock" as the summarizer's model, or fork from before it`},
+			{"another summarizer", other, `was made by model "mock", but this run's summarizer is "gpt-other" (a run with "mock" as the summarizer's model builds on it)`},
 			{"a newer strategy", newer, `strategy "structured-summary@v3", which this rewind does not accept`},
 		} {
 			for what, err := range map[string]error{
@@ -176,7 +177,7 @@ func TestForkAndNewTurnCheckTheSummarizerAndStrategy(t *testing.T) {
 					return err
 				}(),
 			} {
-				if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "`rewind fork m ") || strings.Contains(err.Error(), "\n") {
+				if !errors.Is(err, ticket.ErrCompaction) || !strings.Contains(err.Error(), tc.want) || !hasFix(err, engine.FixFork) || strings.Contains(err.Error(), "\n") {
 					t.Errorf("%s, %s: %v\nwant %q", tc.name, what, err, tc.want)
 				}
 			}
@@ -192,4 +193,10 @@ func TestForkAndNewTurnCheckTheSummarizerAndStrategy(t *testing.T) {
 			t.Fatalf("a new turn with the summarizer that compacted: %v %s", err, res.Status)
 		}
 	})
+}
+
+// hasFix is whether err offers action among its fixes (engine.Fixer).
+func hasFix(err error, action engine.Action) bool {
+	var f engine.Fixer
+	return errors.As(err, &f) && slices.ContainsFunc(f.Fixes(), func(fx engine.Fix) bool { return fx.Action == action })
 }

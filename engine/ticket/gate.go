@@ -87,16 +87,19 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 	}
 	now, ok := Look(head)
 	if !ok {
-		return nil, fmt.Errorf("%s on thread %q: %w at @%d; see `rewind show %s`", verb, thread, ErrNoApprovalPending, head.ID, thread)
+		return nil, fixable(head.Thread, head.ID, fmt.Errorf("%s on thread %q: %w at @%d", verb, thread, ErrNoApprovalPending, head.ID), showThread(head.Thread))
 	}
-	again := fmt.Sprintf("nothing was %s: read it with `rewind show %s`, then answer again", map[bool]string{true: "approved", false: "rejected"}[d.Approved], thread)
+	again := fmt.Sprintf("nothing was %s: read it again, then answer", map[bool]string{true: "approved", false: "rejected"}[d.Approved])
+	stale := func(err error) ([]engine.Write, error) {
+		return nil, fixable(head.Thread, head.ID, err, showThread(head.Thread))
+	}
 	switch {
 	case seen.Operation != "" && now.Operation != seen.Operation:
-		return nil, fmt.Errorf("%s on thread %q: %w: it waits on draft %s now, not on %s that was looked at; %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), store.Name(seen.Operation), again)
+		return stale(fmt.Errorf("%s on thread %q: %w: it waits on draft %s now, not on %s that was looked at; %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), store.Name(seen.Operation), again))
 	case seen.PayloadHash != "" && now.PayloadHash != seen.PayloadHash:
-		return nil, fmt.Errorf("%s on thread %q: %w: the text of draft %s changed (sha256 %s → %s); %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), short(seen.PayloadHash), short(now.PayloadHash), again)
+		return stale(fmt.Errorf("%s on thread %q: %w: the text of draft %s changed (sha256 %s → %s); %s", verb, thread, ErrAnswerStale, store.Name(now.Operation), short(seen.PayloadHash), short(now.PayloadHash), again))
 	case seen.Head != 0 && now.Head != seen.Head:
-		return nil, fmt.Errorf("%s on thread %q: %w: the thread moved on from @%d to @%d; %s", verb, thread, ErrAnswerStale, seen.Head, now.Head, again)
+		return stale(fmt.Errorf("%s on thread %q: %w: the thread moved on from @%d to @%d; %s", verb, thread, ErrAnswerStale, seen.Head, now.Head, again))
 	}
 	if !d.Approved && strings.TrimSpace(d.Reason) == "" {
 		return nil, fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", thread)
@@ -165,7 +168,7 @@ func StillWaiting(seen Seen, waited bool) engine.HeadCheck {
 		if ok {
 			what = "is " + op.Status + " now"
 		}
-		return fmt.Errorf("thread %q: %w: draft %s, waiting at @%d when this began, %s (the head is @%d); nothing was changed: see `rewind show %s`, then try again",
-			store.Name(head.Thread), ErrAnswerStale, store.Name(seen.Operation), seen.Head, what, head.ID, store.Name(head.Thread))
+		return fixable(head.Thread, head.ID, fmt.Errorf("thread %q: %w: draft %s, waiting at @%d when this began, %s (the head is @%d); nothing was changed: read it again, then try again",
+			store.Name(head.Thread), ErrAnswerStale, store.Name(seen.Operation), seen.Head, what, head.ID), showThread(head.Thread))
 	}
 }

@@ -18,7 +18,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
-	"rewind/store"
 )
 
 // CompactionStrategies are the summary strategies this version reads: the
@@ -52,10 +51,9 @@ func CheckCompactions(in engine.ResumeInfo) error {
 	if err != nil {
 		return err
 	}
-	name := store.Name(cp.Thread)
-	forkFrom := func(at int64) string {
-		return fmt.Sprintf("fork from before it (`rewind fork %s %d --input …`) so the history is compacted again", name, max(at-1, 1))
-	}
+	// A compaction that cannot be built on is undone by a branch from
+	// before it, which compacts the history again.
+	forkFrom := func(at int64, err error) error { return fixable(cp.Thread, cp.ID, err, forkBefore(cp.Thread, at)) }
 	version, seen, last := 0, false, int64(0)
 	for _, ev := range in.Events {
 		if ev.Type != EventContextCompacted {
@@ -63,11 +61,11 @@ func CheckCompactions(in engine.ResumeInfo) error {
 		}
 		var c compaction
 		if err := json.Unmarshal(ev.Data, &c); err != nil {
-			return fmt.Errorf("%w: the compaction at @%d is unreadable (%v): %s", ErrCompaction, ev.Checkpoint, err, forkFrom(ev.Checkpoint))
+			return forkFrom(ev.Checkpoint, fmt.Errorf("%w: the compaction at @%d is unreadable (%v)", ErrCompaction, ev.Checkpoint, err))
 		}
 		if !slices.Contains(CompactionStrategies, c.Strategy) {
-			return fmt.Errorf("%w: the summary published at @%d was made with strategy %q, which this rewind does not accept (it reads %s): %s, or resume with the rewind that made it",
-				ErrCompaction, ev.Checkpoint, c.Strategy, strings.Join(CompactionStrategies, ", "), forkFrom(ev.Checkpoint))
+			return forkFrom(ev.Checkpoint, fmt.Errorf("%w: the summary published at @%d was made with strategy %q, which this rewind does not accept (it reads %s; the rewind that made it reads it too)",
+				ErrCompaction, ev.Checkpoint, c.Strategy, strings.Join(CompactionStrategies, ", ")))
 		}
 		if err := checkSummarizer(in, c, ev.Checkpoint, forkFrom); err != nil {
 			return err
@@ -80,8 +78,8 @@ func CheckCompactions(in engine.ResumeInfo) error {
 			start = *c.Before // its predecessors were pruned
 		}
 		if *c.Before != start || *c.After != *c.Before+1 {
-			return fmt.Errorf("%w: the compaction at @%d goes from history v%d to v%d, but the branch was at v%d: a compaction is missing or was applied twice: %s",
-				ErrCompaction, ev.Checkpoint, *c.Before, *c.After, start, forkFrom(ev.Checkpoint))
+			return forkFrom(ev.Checkpoint, fmt.Errorf("%w: the compaction at @%d goes from history v%d to v%d, but the branch was at v%d: a compaction is missing or was applied twice",
+				ErrCompaction, ev.Checkpoint, *c.Before, *c.After, start))
 		}
 		version, seen, last = *c.After, true, ev.Checkpoint
 	}
@@ -93,33 +91,33 @@ func CheckCompactions(in engine.ResumeInfo) error {
 		if seen {
 			where = fmt.Sprintf("the last compaction on its branch (@%d) published v%d", last, version)
 		}
-		return fmt.Errorf("%w: @%d is at history v%d, but %s: the checkpoint and the stored events disagree: fork from an earlier checkpoint (`rewind fork %s CHECKPOINT --input …`) or delete the thread with `rewind rm %s`",
-			ErrCompaction, cp.ID, s.HistoryVersion, where, name, name)
+		return fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but %s: the checkpoint and the stored events disagree",
+			ErrCompaction, cp.ID, s.HistoryVersion, where), forkEarlier(cp.Thread), removeThread(cp.Thread))
 	}
 	if s.Summary != nil && s.Summary.HistoryVersion != s.HistoryVersion {
-		return fmt.Errorf("%w: @%d is at history v%d, but its summary says v%d: fork from an earlier checkpoint (`rewind fork %s CHECKPOINT --input …`) or delete the thread with `rewind rm %s`",
-			ErrCompaction, cp.ID, s.HistoryVersion, s.Summary.HistoryVersion, name, name)
+		return fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but its summary says v%d",
+			ErrCompaction, cp.ID, s.HistoryVersion, s.Summary.HistoryVersion), forkEarlier(cp.Thread), removeThread(cp.Thread))
 	}
 	return nil
 }
 
 // checkSummarizer refuses compaction c (published at @at) when its
 // model is not the run's configured summarizer (nor rewind's own).
-func checkSummarizer(in engine.ResumeInfo, c compaction, at int64, forkFrom func(int64) string) error {
+func checkSummarizer(in engine.ResumeInfo, c compaction, at int64, forkFrom func(int64, error) error) error {
 	if c.Model == nil {
 		return nil // recorded before compactions named their model
 	}
 	made := strings.TrimSpace(*c.Model)
 	if made == "" {
-		return fmt.Errorf("%w: the summary published at @%d names no model, so it cannot be told apart from one made by a model this rewind does not accept: %s",
-			ErrCompaction, at, forkFrom(at))
+		return forkFrom(at, fmt.Errorf("%w: the summary published at @%d names no model, so it cannot be told apart from one made by a model this rewind does not accept",
+			ErrCompaction, at))
 	}
 	if in.ModelName == nil || made == ExtractiveModel {
 		return nil
 	}
 	if want := in.ModelName(model.RoleSummarizer); made != want {
-		return fmt.Errorf("%w: the summary published at @%d was made by model %q, but this run's summarizer is %q: run with %q as the summarizer's model, or %s",
-			ErrCompaction, at, made, want, made, forkFrom(at))
+		return forkFrom(at, fmt.Errorf("%w: the summary published at @%d was made by model %q, but this run's summarizer is %q (a run with %q as the summarizer's model builds on it)",
+			ErrCompaction, at, made, want, made))
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func browseID(c browse.Chain, s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
-		return 0, fixable(c.Thread, 0, fmt.Errorf("checkpoint %v not found in %s: rewind's checkpoints are numbers: %w", store.Name(s), c, browse.ErrNotFound), logOf(c.Thread))
+		return 0, Fixable(c.Thread, 0, fmt.Errorf("checkpoint %v not found in %s: rewind's checkpoints are numbers: %w", store.Name(s), c, browse.ErrNotFound), LogFix(c.Thread))
 	}
 	return n, nil
 }

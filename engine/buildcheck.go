@@ -97,7 +97,7 @@ func (e *Engine) turnEvents(ctx context.Context, thread string, head int64) ([]E
 		}
 		at = row.ParentID
 	}
-	fix := func(err error) error { return fixable(thread, 0, err, forkAt(thread, 0), removeIt(thread)) }
+	fix := func(err error) error { return Fixable(thread, 0, err, ForkFix(thread, 0), RemoveFix(thread)) }
 	var out []Event
 	for i := len(chain) - 1; i >= 0; i-- {
 		row := chain[i]

@@ -743,7 +743,7 @@ func (e *BudgetError) Error() string {
 }
 
 // Fixes: resume the thread.
-func (e *BudgetError) Fixes() []Fix { return []Fix{resumeIt(e.Thread)} }
+func (e *BudgetError) Fixes() []Fix { return []Fix{ResumeFix(e.Thread)} }
 
 // Is makes errors.Is(err, ErrTokenBudget) work.
 func (e *BudgetError) Is(target error) bool { return target == ErrTokenBudget }

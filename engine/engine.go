@@ -209,7 +209,7 @@ func (e *PendingError) Error() string {
 
 // Fixes: finish the pending tasks, branch before them, or drop them.
 func (e *PendingError) Fixes() []Fix {
-	return []Fix{resumeIt(e.Thread), forkAt(e.Thread, 0), {Action: FixDiscard, Thread: e.Thread}}
+	return []Fix{ResumeFix(e.Thread), ForkFix(e.Thread, 0), {Action: FixDiscard, Thread: e.Thread}}
 }
 
 // Is makes errors.Is(err, ErrPending) work.
@@ -383,7 +383,7 @@ func (e *Engine) startTurn(ctx context.Context, thread string, epoch int64, pare
 // checkpoint are superseded by the new turn (recorded as discarded).
 func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, input []Write, cfg RunConfig) (_ Result, err error) {
 	if checkpoint <= 0 {
-		return Result{}, fixable(thread, 0, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from", threadName(thread), ErrNoCheckpoint), logOf(thread))
+		return Result{}, Fixable(thread, 0, fmt.Errorf("fork thread %q: %w: name the checkpoint to branch from", threadName(thread), ErrNoCheckpoint), LogFix(thread))
 	}
 	if len(input) == 0 {
 		return Result{}, fmt.Errorf("fork thread %q at checkpoint %d: %w: a fork needs the new message (to carry on without input, resume)", threadName(thread), checkpoint, ErrEmptyInput)
@@ -432,7 +432,7 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 		return Result{}, err
 	}
 	if len(cp.Tasks) == 0 {
-		return Result{}, fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), newTurn(thread), forkAt(thread, 0))
+		return Result{}, Fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), NewTurnFix(thread), ForkFix(thread, 0))
 	}
 	continues, err := e.resumedRun(ctx, thread, cp)
 	if err != nil {
@@ -479,8 +479,8 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			return Result{}, err
 		}
 		if child.Source != SourceFork {
-			return Result{}, fixable(thread, checkpoint, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d, so resume that branch's head", threadName(thread), checkpoint, ErrNothingToResume, row.ID),
-				logOf(thread), forkAt(thread, checkpoint))
+			return Result{}, Fixable(thread, checkpoint, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d, so resume that branch's head", threadName(thread), checkpoint, ErrNothingToResume, row.ID),
+				LogFix(thread), ForkFix(thread, checkpoint))
 		}
 	}
 	continues, err := e.resumedRun(ctx, thread, cp)

@@ -56,15 +56,16 @@ func (e *FixError) Error() string { return e.Err.Error() }
 func (e *FixError) Unwrap() error { return e.Err }
 func (e *FixError) Fixes() []Fix  { return e.Fix }
 
-// fixable is err about thread at checkpoint, fixed by fixes.
-func fixable(thread string, checkpoint int64, err error, fixes ...Fix) error {
+// Fixable is err about thread at checkpoint, fixed by fixes. A graph's
+// own checks (engine/ticket's) build their refusals with it.
+func Fixable(thread string, checkpoint int64, err error, fixes ...Fix) error {
 	return &FixError{Thread: thread, Checkpoint: checkpoint, Err: err, Fix: fixes}
 }
 
 // corrupt is err (an ErrCorrupt) about thread at checkpoint: fork from
 // an earlier checkpoint, or delete the thread.
 func corrupt(thread string, checkpoint int64, err error) error {
-	return fixable(thread, checkpoint, err, forkAt(thread, 0), removeIt(thread))
+	return Fixable(thread, checkpoint, err, ForkFix(thread, 0), RemoveFix(thread))
 }
 
 // corruptFixes is err with corrupt's fixes when it is an ErrCorrupt that
@@ -78,12 +79,14 @@ func corruptFixes(thread string, checkpoint int64, err error) error {
 	return corrupt(thread, checkpoint, err)
 }
 
-// Fixes of one thread, for fixable.
-func newTurn(thread string) Fix { return Fix{Action: FixNewTurn, Thread: thread} }
-func forkAt(thread string, at int64) Fix {
+// Fixes of one thread, for Fixable.
+func NewTurnFix(thread string) Fix { return Fix{Action: FixNewTurn, Thread: thread} }
+
+// ForkFix branches from at (0: an earlier checkpoint the person picks).
+func ForkFix(thread string, at int64) Fix {
 	return Fix{Action: FixFork, Thread: thread, At: at}
 }
-func resumeIt(thread string) Fix { return Fix{Action: FixResume, Thread: thread} }
-func removeIt(thread string) Fix { return Fix{Action: FixRemove, Thread: thread} }
-func logOf(thread string) Fix    { return Fix{Action: FixLog, Thread: thread} }
-func showIt(thread string) Fix   { return Fix{Action: FixShow, Thread: thread} }
+func ResumeFix(thread string) Fix { return Fix{Action: FixResume, Thread: thread} }
+func RemoveFix(thread string) Fix { return Fix{Action: FixRemove, Thread: thread} }
+func LogFix(thread string) Fix    { return Fix{Action: FixLog, Thread: thread} }
+func ShowFix(thread string) Fix   { return Fix{Action: FixShow, Thread: thread} }

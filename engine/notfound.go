@@ -27,5 +27,5 @@ func threadNotFound(thread string) error {
 }
 
 func checkpointNotFound(thread string, id int64) error {
-	return missing{fmt.Sprintf("checkpoint %d not found on thread %q", id, threadName(thread)), logOf(thread)}
+	return missing{fmt.Sprintf("checkpoint %d not found on thread %q", id, threadName(thread)), LogFix(thread)}
 }

@@ -207,7 +207,7 @@ func (e *Engine) branchEvents(ctx context.Context, thread string, id int64) (bra
 	}
 	name := threadName(thread)
 	// Each refusal: fork from a checkpoint before it, or delete the thread.
-	fix := func(err error) error { return fixable(thread, 0, err, forkAt(thread, 0), removeIt(thread)) }
+	fix := func(err error) error { return Fixable(thread, 0, err, ForkFix(thread, 0), RemoveFix(thread)) }
 	next := map[int64]int{}
 	for _, row := range rows {
 		if _, ok := parent[row.CheckpointID]; !ok {

@@ -19,7 +19,7 @@ var ErrNothingToReplay = errors.New("nothing to replay")
 // real model's answers, a source that changed, a fixed bug).
 func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunConfig) (_ Result, err error) {
 	if id <= 0 {
-		return Result{}, fixable(thread, 0, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from", threadName(thread), ErrNoCheckpoint), logOf(thread))
+		return Result{}, Fixable(thread, 0, fmt.Errorf("replay thread %q: %w: name the checkpoint to run again from", threadName(thread), ErrNoCheckpoint), LogFix(thread))
 	}
 	base, release, epoch, err := e.lockAt(ctx, thread, id, cfg)
 	if err != nil {

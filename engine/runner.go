@@ -165,7 +165,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		if errors.Is(err, store.ErrDiskFull) && r.committed != 0 {
 			// What the run stored stands: once there is space, a resume
 			// carries on from it.
-			return fixable(r.thread, r.committed, fmt.Errorf("save checkpoint %d of thread %q: %w, then a resume carries on from checkpoint %d", cp.ID, threadName(r.thread), err, r.committed), resumeIt(r.thread))
+			return Fixable(r.thread, r.committed, fmt.Errorf("save checkpoint %d of thread %q: %w, then a resume carries on from checkpoint %d", cp.ID, threadName(r.thread), err, r.committed), ResumeFix(r.thread))
 		}
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
@@ -232,7 +232,7 @@ func (r *runner) drive(ctx context.Context, cp Checkpoint) (Result, error) {
 	}
 	for steps := 0; len(cp.Tasks) > 0 && r.res.Interrupt == nil; steps++ {
 		if steps >= r.cfg.maxSteps() {
-			return r.res, fixable(r.thread, cp.ID, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?)", threadName(r.thread), steps), logOf(r.thread))
+			return r.res, Fixable(r.thread, cp.ID, fmt.Errorf("thread %q: stopped after %d supersteps without finishing (a loop in the graph?)", threadName(r.thread), steps), LogFix(r.thread))
 		}
 		if r.budget > 0 && r.used >= r.budget {
 			r.finish(cp)
@@ -569,14 +569,14 @@ func (r *runner) tasksFailed(errs []error) error {
 		}
 		if errors.Is(err, store.ErrFenced) {
 			// Taken over or cancelled: resuming is the new writer's business.
-			return fixable(r.thread, 0, fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing: %w", threadName(r.thread), err), showIt(r.thread))
+			return Fixable(r.thread, 0, fmt.Errorf("thread %q was taken over or cancelled by another process, so this run's late result is refused and changes nothing: %w", threadName(r.thread), err), ShowFix(r.thread))
 		}
 	}
 	var err error = failed
 	if len(failed) == 1 {
 		err = failed[0]
 	}
-	return fixable(r.thread, 0, fmt.Errorf("%w; the finished tasks' writes are stored, so a resume runs only the rest", err), resumeIt(r.thread))
+	return Fixable(r.thread, 0, fmt.Errorf("%w; the finished tasks' writes are stored, so a resume runs only the rest", err), ResumeFix(r.thread))
 }
 
 // oneLineErrors is errors.Join on one line: an error is one line.

@@ -196,7 +196,7 @@ func (e *RunEndedError) Error() string {
 }
 
 // Fixes: a new turn, or a branch from before the run ended.
-func (e *RunEndedError) Fixes() []Fix { return []Fix{newTurn(e.Thread), forkAt(e.Thread, 0)} }
+func (e *RunEndedError) Fixes() []Fix { return []Fix{NewTurnFix(e.Thread), ForkFix(e.Thread, 0)} }
 
 // Is makes errors.Is match ErrRunFailed or ErrRunCancelled, and
 // ErrNothingToResume: an ended run has nothing pending.
@@ -318,7 +318,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 		return Checkpoint{}, fmt.Errorf("cancel: %w", err)
 	}
 	if len(base.Tasks) == 0 {
-		return Checkpoint{}, fixable(thread, base.ID, fmt.Errorf("cancel thread %q: %w: its run is done at @%d", threadName(thread), ErrNothingToResume, base.ID), newTurn(thread))
+		return Checkpoint{}, Fixable(thread, base.ID, fmt.Errorf("cancel thread %q: %w: its run is done at @%d", threadName(thread), ErrNothingToResume, base.ID), NewTurnFix(thread))
 	}
 	if check != nil {
 		if err := check(base); err != nil {

@@ -87,11 +87,11 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 	}
 	now, ok := Look(head)
 	if !ok {
-		return nil, fixable(head.Thread, head.ID, fmt.Errorf("%s on thread %q: %w at @%d", verb, thread, ErrNoApprovalPending, head.ID), showThread(head.Thread))
+		return nil, engine.Fixable(head.Thread, head.ID, fmt.Errorf("%s on thread %q: %w at @%d", verb, thread, ErrNoApprovalPending, head.ID), engine.ShowFix(head.Thread))
 	}
 	again := fmt.Sprintf("nothing was %s: read it again, then answer", map[bool]string{true: "approved", false: "rejected"}[d.Approved])
 	stale := func(err error) ([]engine.Write, error) {
-		return nil, fixable(head.Thread, head.ID, err, showThread(head.Thread))
+		return nil, engine.Fixable(head.Thread, head.ID, err, engine.ShowFix(head.Thread))
 	}
 	switch {
 	case seen.Operation != "" && now.Operation != seen.Operation:
@@ -168,7 +168,7 @@ func StillWaiting(seen Seen, waited bool) engine.HeadCheck {
 		if ok {
 			what = "is " + op.Status + " now"
 		}
-		return fixable(head.Thread, head.ID, fmt.Errorf("thread %q: %w: draft %s, waiting at @%d when this began, %s (the head is @%d); nothing was changed: read it again, then try again",
-			store.Name(head.Thread), ErrAnswerStale, store.Name(seen.Operation), seen.Head, what, head.ID), showThread(head.Thread))
+		return engine.Fixable(head.Thread, head.ID, fmt.Errorf("thread %q: %w: draft %s, waiting at @%d when this began, %s (the head is @%d); nothing was changed: read it again, then try again",
+			store.Name(head.Thread), ErrAnswerStale, store.Name(seen.Operation), seen.Head, what, head.ID), engine.ShowFix(head.Thread))
 	}
 }

@@ -53,7 +53,9 @@ func CheckCompactions(in engine.ResumeInfo) error {
 	}
 	// A compaction that cannot be built on is undone by a branch from
 	// before it, which compacts the history again.
-	forkFrom := func(at int64, err error) error { return fixable(cp.Thread, cp.ID, err, forkBefore(cp.Thread, at)) }
+	forkFrom := func(at int64, err error) error {
+		return engine.Fixable(cp.Thread, cp.ID, err, forkBefore(cp.Thread, at))
+	}
 	version, seen, last := 0, false, int64(0)
 	for _, ev := range in.Events {
 		if ev.Type != EventContextCompacted {
@@ -91,12 +93,12 @@ func CheckCompactions(in engine.ResumeInfo) error {
 		if seen {
 			where = fmt.Sprintf("the last compaction on its branch (@%d) published v%d", last, version)
 		}
-		return fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but %s: the checkpoint and the stored events disagree",
-			ErrCompaction, cp.ID, s.HistoryVersion, where), forkEarlier(cp.Thread), removeThread(cp.Thread))
+		return engine.Fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but %s: the checkpoint and the stored events disagree",
+			ErrCompaction, cp.ID, s.HistoryVersion, where), engine.ForkFix(cp.Thread, 0), engine.RemoveFix(cp.Thread))
 	}
 	if s.Summary != nil && s.Summary.HistoryVersion != s.HistoryVersion {
-		return fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but its summary says v%d",
-			ErrCompaction, cp.ID, s.HistoryVersion, s.Summary.HistoryVersion), forkEarlier(cp.Thread), removeThread(cp.Thread))
+		return engine.Fixable(cp.Thread, cp.ID, fmt.Errorf("%w: @%d is at history v%d, but its summary says v%d",
+			ErrCompaction, cp.ID, s.HistoryVersion, s.Summary.HistoryVersion), engine.ForkFix(cp.Thread, 0), engine.RemoveFix(cp.Thread))
 	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package engine_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -32,13 +30,7 @@ func TestRunsChainAResumeToTheRunItContinues(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			st, reopen := sc.open(t)
-			var once sync.Once
-			flaky := func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
-				var err error
-				once.Do(func() { err = errors.New("model timed out") })
-				return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
-			}
-			g := gateGraph(flaky)
+			g := failsOnceGraph()
 			e, err := engine.New(st, g, model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })), countingRunIDs())
 			if err != nil {
 				t.Fatal(err)

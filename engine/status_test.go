@@ -293,13 +293,7 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 			}
 			// A plain error is not the run's end: nothing is committed and
 			// the run stays running for a resume.
-			var once sync.Once
-			flaky := func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
-				var err error
-				once.Do(func() { err = errors.New("model timed out") })
-				return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
-			}
-			g := gateGraph(flaky)
+			g := failsOnceGraph()
 			e := newTestEngine(t, st, g)
 			if _, err := e.Run(ctx, "flaky", input("user"), engine.RunConfig{}); err == nil || errors.Is(err, engine.ErrRunFailed) || !fixedBy(err, engine.FixResume, "flaky") {
 				t.Fatalf("a plain error: %v", err)
@@ -322,13 +316,7 @@ func TestLiveStatusShowsARunNobodyHoldsAsStopped(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := t.Context()
 			st, reopen := sc.open(t)
-			var once sync.Once
-			flaky := func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
-				var err error
-				once.Do(func() { err = errors.New("model timed out") })
-				return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
-			}
-			g := gateGraph(flaky)
+			g := failsOnceGraph()
 			e := newTestEngine(t, st, g)
 			if _, err := e.Run(ctx, "s", input("user"), engine.RunConfig{}); err == nil {
 				t.Fatal("the flaky node's error should stop the run")
@@ -369,3 +357,15 @@ func TestLiveStatusShowsARunNobodyHoldsAsStopped(t *testing.T) {
 
 // noHolders is a store that cannot say who holds a lock.
 type noHolders struct{ store.Store }
+
+// failsOnceGraph is gateGraph whose work node fails its first call (a
+// model that timed out) and succeeds after: a run stops on an error, and
+// a resume finishes it.
+func failsOnceGraph() *engine.Graph {
+	var once sync.Once
+	return gateGraph(func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
+		var err error
+		once.Do(func() { err = errors.New("model timed out") })
+		return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
+	})
+}

@@ -62,7 +62,11 @@ listing and loading times and peak memory.`,
 					}
 				}
 			}
-			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes}, progress)
+			keys, err := app.Keys()
+			if err != nil {
+				return err
+			}
+			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes, Keys: keys}, progress)
 			if err != nil {
 				return err
 			}
@@ -127,7 +131,11 @@ func benchLoads(c *cobra.Command, storeFlag, arg string) error {
 		}
 		ids = append(ids, id)
 	}
-	loads, err := bench.Load(c.Context(), app.ResolveStore(storeFlag).Open, arg[:at], ids, os.Getenv("REWIND_BENCH_CPUPROFILE"))
+	keys, err := app.Keys()
+	if err != nil {
+		return err
+	}
+	loads, err := bench.Load(c.Context(), app.ResolveStore(storeFlag).Open, keys, arg[:at], ids, os.Getenv("REWIND_BENCH_CPUPROFILE"))
 	if err != nil {
 		return err
 	}

@@ -57,13 +57,20 @@ subgraph's chain.`,
 
 func rwEvents(ctx context.Context, store, thread string, id int64, asJSON bool, out io.Writer) error {
 	return withReader(ctx, store, func(e *engine.Engine) error {
-		if _, err := e.Latest(ctx, thread); err != nil {
-			return err
-		}
-		if id != 0 {
-			if _, err := e.Get(ctx, thread, id); err != nil {
+		// Without the key the events still list; the model calls, kept
+		// in the encrypted checkpoints, are said to be left out.
+		sealed, err := unlessSealed(e, func() error {
+			if _, err := e.Latest(ctx, thread); err != nil {
 				return err
 			}
+			if id != 0 {
+				_, err := e.Get(ctx, thread, id)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		evs, err := e.Events(ctx, thread, id)
 		if err != nil {
@@ -74,6 +81,9 @@ func rwEvents(ctx context.Context, store, thread string, id int64, asJSON bool, 
 		}
 		for _, ev := range evs {
 			fmt.Fprintf(out, "%4d.%-3d %-28s %-10s %s\n", ev.Checkpoint, ev.Seq, termtext.Line(ev.Type), termtext.Line(ev.Node), termtext.Line(string(ev.Data)))
+		}
+		if sealed != nil {
+			fmt.Fprintf(out, "model calls are left out: %s\n", sealed.Text())
 		}
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine"
+	"rewind/engine/seal"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store/backend"
@@ -24,6 +25,7 @@ import (
 // addStore adds --store, for every command that opens a store.
 func addStore(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
+	c.Flags().String("key-file", "", "the `FILE` of the key that encrypts messages and summaries at rest and reads them back (default $"+app.KeyFileEnv+"; make one: head -c 32 /dev/urandom | base64 > FILE)")
 	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, every commit fsynced (survives a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
 }
 
@@ -38,6 +40,18 @@ func checkStoreFlag(c *cobra.Command) error {
 		// The environment carries it to this process's stores and to the
 		// workers and drill processes it starts.
 		if err := os.Setenv(backend.SyncEnv, mode); err != nil {
+			return err
+		}
+	}
+	if k := c.Flags().Lookup("key-file"); k != nil && k.Changed {
+		if strings.TrimSpace(k.Value.String()) == "" {
+			return usagef("--key-file is given but empty (an unset variable?): give the key's file, or leave --key-file out")
+		}
+		if _, err := seal.LoadFile(k.Value.String()); err != nil {
+			return usagef("--key-file: %v", err)
+		}
+		// As --sqlite-sync: the environment carries it to the workers.
+		if err := os.Setenv(app.KeyFileEnv, k.Value.String()); err != nil {
 			return err
 		}
 	}

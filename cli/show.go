@@ -128,6 +128,9 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	} else {
 		cp, err = e.Get(ctx, thread, id)
 	}
+	if sealed, ok := e.SealedBy(err); ok && sealed.Given == "" {
+		return printSealedShow(ctx, e, thread, id, sealed, asJSON, out)
+	}
 	if err != nil {
 		return err
 	}

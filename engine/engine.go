@@ -22,6 +22,7 @@ import (
 
 	"rewind/engine/chainformat"
 	"rewind/engine/model"
+	"rewind/engine/seal"
 	"rewind/store"
 )
 
@@ -259,6 +260,8 @@ type Engine struct {
 	maxTurnTokens int
 	// runIDs names each new run (WithRunIDs).
 	runIDs func() string
+	// keys seal and open the sensitive channels' stored bytes (WithKeys).
+	keys *seal.Keys
 }
 
 // Option configures an engine (New).
@@ -290,6 +293,7 @@ func New(st store.Store, g *Graph, m model.Model, opts ...Option) (*Engine, erro
 	for _, o := range opts {
 		o(e)
 	}
+	e.store = SealStore(st, g, e.keys)
 	return e, nil
 }
 
@@ -924,6 +928,9 @@ func (e *Engine) calls(ctx context.Context, thread string, id int64) ([]Event, e
 	row, err := e.store.Get(ctx, thread, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && len(row.Meta) == 0 {
 		return nil, nil // no such checkpoint, or stored before calls moved
+	}
+	if errors.Is(err, seal.ErrSealed) {
+		return nil, nil // sealed with a key not given: the events alone (SealedBy says why)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read events of checkpoint %d of thread %q: %w", id, threadName(thread), err)

@@ -88,12 +88,14 @@ type Graph struct {
 
 	// schema is what the stored format knows of the graph (its
 	// channels, transcript, keyed and object channels).
-	schema  *chainformat.Schema
-	nodes   map[string]NodeFunc
-	entry   string
-	edges   map[string][]string
-	routers map[string]Router
-	err     error
+	schema *chainformat.Schema
+	// sensitive are the channels Sensitive marked (sealing.go).
+	sensitive []string
+	nodes     map[string]NodeFunc
+	entry     string
+	edges     map[string][]string
+	routers   map[string]Router
+	err       error
 	// gates are the nodes that may pause for a person (see Gate).
 	gates map[string]bool
 	// resumeCheck is the graph's own check before a resume (see OnResume).

@@ -8,6 +8,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -120,10 +121,37 @@ type Blob struct {
 }
 
 // ContentHash names a message or blob body: 80 bits of its SHA-256, in
-// hex. The stores refuse a body whose hash does not match.
+// hex. The stores refuse a body whose hash does not match, unless it is
+// sealed (SealedHash).
 func ContentHash(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:HashLen/2])
+}
+
+// sealedPrefix begins a sealed body (engine/seal: a body encrypted at
+// rest); its hash follows the key id.
+const sealedPrefix = `{"$sealed":"`
+
+// SealedHash is the hash a sealed body is stored under: a body the engine
+// encrypted at rest (engine/seal) is the JSON object
+// {"$sealed":"<key id>","h":"<hash>","d":"<ciphertext>"}, whose hash names
+// its plaintext, which no store can read. ok is false for any other body.
+// A store accepts a sealed message or blob under the hash it carries and
+// indexes no words of it (BodyWords).
+func SealedHash(body []byte) (hash string, ok bool) {
+	if !bytes.HasPrefix(body, []byte(sealedPrefix)) {
+		return "", false
+	}
+	rest := body[len(sealedPrefix):]
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 {
+		return "", false
+	}
+	h, found := bytes.CutPrefix(rest[i:], []byte(`","h":"`))
+	if !found || len(h) < HashLen+1 || h[HashLen] != '"' {
+		return "", false
+	}
+	return string(h[:HashLen]), true
 }
 
 // HashLen is the length of a ContentHash.

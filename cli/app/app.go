@@ -54,12 +54,20 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.ReadOnly {
 		open = spec.OpenRead
 	}
+	keys, err := Keys()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := TicketOptions(keys)
+	if err != nil {
+		return nil, err
+	}
 	st, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	src := spec.Sources()
-	e, err := ticket.NewEngine(st, m, ticket.WithSources(src))
+	e, err := ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}

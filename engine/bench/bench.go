@@ -22,6 +22,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/seal"
 	"rewind/engine/ticket"
 	"rewind/store"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Reads is how many times the listing and each load are timed (the
 	// median is reported); default 15.
 	Reads int
+	// Keys seal the ticket graph's sensitive channels (nil: stored in
+	// the clear).
+	Keys *seal.Keys
 }
 
 // Turn is one turn's figures.
@@ -119,7 +123,7 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	}
 	mock := ticket.NewMock()
 	sizes := &largest{inner: mock}
-	e, err := ticket.NewEngine(st, sizes)
+	e, err := ticket.NewEngine(st, sizes, ticket.WithKeys(o.Keys))
 	if err != nil {
 		return Report{}, err
 	}
@@ -180,7 +184,7 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 				// rebuilds the checkpoint's chain, as a new process would.
 				// Building it (declaring the graph, about 13 µs) is a
 				// process's once, not the load's, and is not timed.
-				if reader, err = ticket.NewEngine(st, mock); err != nil {
+				if reader, err = ticket.NewEngine(st, mock, ticket.WithKeys(o.Keys)); err != nil {
 					return 0, err
 				}
 			}
@@ -230,14 +234,14 @@ type Loads struct {
 // store, timing each: what a new process's loads cost (`rewind bench`
 // runs it in one). With profile, the loads' CPU profile goes to that file
 // ($REWIND_BENCH_CPUPROFILE: where the first-use costs are).
-func Load(ctx context.Context, open func(context.Context) (store.Store, error), thread string, ids []int64, profile string) (Loads, error) {
+func Load(ctx context.Context, open func(context.Context) (store.Store, error), keys *seal.Keys, thread string, ids []int64, profile string) (Loads, error) {
 	start := time.Now()
 	st, err := open(ctx)
 	if err != nil {
 		return Loads{}, err
 	}
 	defer st.Close()
-	e, err := ticket.NewEngine(st, ticket.NewMock())
+	e, err := ticket.NewEngine(st, ticket.NewMock(), ticket.WithKeys(keys))
 	if err != nil {
 		return Loads{}, err
 	}

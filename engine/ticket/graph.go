@@ -17,6 +17,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/seal"
 	"rewind/store"
 )
 
@@ -55,6 +56,25 @@ type deps struct {
 	drafts  store.Drafts
 	now     func() time.Time
 	sources Sources
+	// keys seal the sensitive channels (WithKeys); sensitive are those
+	// channels, DefaultSensitive when nil (WithSensitive).
+	keys      *seal.Keys
+	sensitive []string
+}
+
+// DefaultSensitive are the channels the ticket graph encrypts at rest
+// when given a key: the conversation and its summary, the text a user
+// and the model wrote.
+var DefaultSensitive = []string{"messages", "summary"}
+
+// WithKeys gives the engine the keys that seal the sensitive channels
+// and open what they sealed (engine.WithKeys).
+func WithKeys(k *seal.Keys) Option { return func(x *deps) { x.keys = k } }
+
+// WithSensitive replaces DefaultSensitive: the channels encrypted at rest
+// when a key is given (none: nothing is).
+func WithSensitive(channels ...string) Option {
+	return func(x *deps) { x.sensitive = append([]string{}, channels...) }
 }
 
 // WithDrafts gives create_draft the table it writes to.
@@ -72,17 +92,27 @@ func WithClock(now func() time.Time) Option { return func(x *deps) { x.now = now
 // reply, and when the turn asks for a draft: → approval gate →
 // create_draft → verify. The seed's three steps are read (the executors),
 // draft (create_draft) and verify.
-func NewGraph(opts ...Option) *engine.Graph {
+func NewGraph(opts ...Option) *engine.Graph { return newGraph(collect(opts)) }
+
+func collect(opts []Option) *deps {
 	d := &deps{now: time.Now}
 	for _, o := range opts {
 		o(d)
 	}
+	return d
+}
+
+func newGraph(d *deps) *engine.Graph {
 	if d.sources == nil {
 		d.sources = NewMemorySources()
 	}
 	g := engine.NewGraph("ticket", SchemaVersion)
 	g.Migrations[1] = migrateV1
 	declareChannels(g)
+	if d.sensitive == nil {
+		d.sensitive = DefaultSensitive
+	}
+	g.Sensitive(d.sensitive...)
 	g.Node(NodePlanner, planner).
 		Node(NodeExecutor, d.executor).
 		Node(NodeCritic, critic).
@@ -109,12 +139,15 @@ func NewGraph(opts ...Option) *engine.Graph {
 }
 
 // NewEngine runs the ticket graph on st with m, giving create_draft the
-// store's drafts table when it has one.
+// store's drafts table when it has one (sealed like the channels).
 func NewEngine(st store.Store, m model.Model, opts ...Option) (*engine.Engine, error) {
-	if d, ok := st.(store.Drafts); ok {
-		opts = append([]Option{WithDrafts(d)}, opts...)
+	d := collect(opts)
+	g := newGraph(d)
+	sealed := engine.SealStore(st, g, d.keys)
+	if ds, ok := sealed.(store.Drafts); ok && d.drafts == nil {
+		d.drafts = ds
 	}
-	return engine.New(st, NewGraph(opts...), m)
+	return engine.New(sealed, g, m, engine.WithKeys(d.keys))
 }
 
 // OperationID names the side effect a task records: the checkpoint the

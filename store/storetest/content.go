@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -293,5 +294,41 @@ func testMessagesIn(t *testing.T, s store.Store) {
 	check(3, 2) // from > to
 	if got, err := s.MessagesIn(ctx, "nope", 1, 5); err != nil || len(got) != 0 {
 		t.Errorf("MessagesIn of an unknown thread = %v, %v; want none", got, err)
+	}
+}
+
+// sealedBody is a body the engine sealed (engine/seal's envelope): its
+// hash names a plaintext the store never sees.
+func sealedBody(hash, data string) []byte {
+	return fmt.Appendf(nil, `{"$sealed":"k1","h":%q,"d":%q}`, hash, data)
+}
+
+// testSealedBodies: a sealed message or blob is stored under the hash it
+// carries, read back byte for byte, and none of its words are searched
+// (they are ciphertext); a sealed body carrying another hash is refused.
+func testSealedBodies(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	plain := message(1, "sealed away")
+	m := store.Message{Hash: plain.Hash, Index: 1, Body: sealedBody(plain.Hash, "QUJDREVGR0hJSktM")}
+	b := store.Blob{Hash: store.ContentHash([]byte(`"big"`)), Body: sealedBody(store.ContentHash([]byte(`"big"`)), "TU5PUFFSU1RVVldY")}
+	cp := checkpoint("t", 1, 0)
+	cp.Messages, cp.Blobs, cp.BlobRefs = []store.Message{m}, []store.Blob{b}, []string{b.Hash}
+	put(t, s, cp)
+	ms, bs, err := s.Bodies(ctx, "t", []string{m.Hash}, []string{b.Hash})
+	if err != nil {
+		t.Fatalf("Bodies: %v", err)
+	}
+	if len(ms) != 1 || string(ms[0].Body) != string(m.Body) || len(bs) != 1 || string(bs[0].Body) != string(b.Body) {
+		t.Fatalf("Bodies = %v, %v; want the sealed message and blob byte for byte", ms, bs)
+	}
+	for _, q := range []string{"k1", "qujdrevgr0hjskts", "sealed"} {
+		if found, err := s.Search(ctx, "t", q, 0); err != nil || len(found) != 0 {
+			t.Errorf("Search(%q) = %v, %v; a sealed body has no words", q, found, err)
+		}
+	}
+	bad := delta("t", 2, 1)
+	bad.Messages = []store.Message{{Hash: plain.Hash, Index: 2, Body: sealedBody(store.ContentHash([]byte("other")), "QUJD")}}
+	if err := s.PutCheckpoint(ctx, bad, nil); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a sealed message carrying another hash: %v, want ErrInvalid", err)
 	}
 }

@@ -130,6 +130,7 @@ var clauses = []clause{
 	{"BlobsStoredOnce", nil, testBlobsOnce},
 	{"BodiesAreMessagesAndBlobs", nil, testBodies},
 	{"MessagesInRange", nil, testMessagesIn},
+	{"SealedBodies", nil, testSealedBodies},
 	{"Size", nil, testSize},
 	// Search.
 	{"Search", nil, testSearch},

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"rewind/engine"
+	"rewind/store/browse"
+)
+
+// unlessSealed runs read; a read that found documents sealed with a key
+// this process was not given is no error: it gives what is sealed, for
+// the command to say so beside what it could read. A wrong key stays an
+// error (one line naming the key needed).
+func unlessSealed(e *engine.Engine, read func() error) (*engine.Sealed, error) {
+	err := read()
+	if s, ok := e.SealedBy(err); ok && s.Given == "" {
+		return &s, nil
+	}
+	return nil, err
+}
+
+// printSealedShow is show without the key: the checkpoint's listing (in
+// the clear), then what is encrypted and how to read it.
+func printSealedShow(ctx context.Context, e *engine.Engine, thread string, id int64, sealed engine.Sealed, asJSON bool, out io.Writer) error {
+	before := int64(0)
+	if id > 0 {
+		before = id + 1
+	}
+	listed, err := e.History(ctx, thread, before, 1)
+	if err != nil {
+		return err
+	}
+	if len(listed) == 0 || id > 0 && listed[0].ID != id {
+		return fmt.Errorf("checkpoint %d of thread %q: %s", id, named(thread), sealed.Text())
+	}
+	cp := listed[0]
+	run := e.Graph().StatusOf(cp)
+	if asJSON {
+		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "encrypted": map[string]any{"channels": sealed.Channels, "keyId": sealed.KeyID}})
+	}
+	fmt.Fprint(out, checkpointHead(readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, engine.Listing(thread, cp), fmt.Sprintf("schema v%d", cp.SchemaVersion)))
+	fmt.Fprintf(out, "run %s as of @%d\n", run.Status, run.Checkpoint)
+	fmt.Fprintln(out, sealed.Text())
+	return nil
+}

@@ -17,12 +17,21 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store"
 	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
 
-// addStore adds --store, for every command that opens a store.
+// addStore adds --store and --tenant, for every command that opens a
+// store.
 func addStore(c *cobra.Command, spec *string) {
+	addStoreOnly(c, spec)
+	c.Flags().String("tenant", "", "the `TENANT` whose threads the command reads and writes; another tenant's are not found (default $"+app.EnvTenant+", then default)")
+}
+
+// addStoreOnly adds --store without --tenant, for the commands that
+// manage the store's tenants.
+func addStoreOnly(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
 	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, every commit fsynced (survives a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
 }
@@ -38,6 +47,16 @@ func checkStoreFlag(c *cobra.Command) error {
 		// The environment carries it to this process's stores and to the
 		// workers and drill processes it starts.
 		if err := os.Setenv(backend.SyncEnv, mode); err != nil {
+			return err
+		}
+	}
+	if t := c.Flags().Lookup("tenant"); t != nil && t.Changed {
+		v := strings.TrimSpace(t.Value.String())
+		if err := store.CheckTenant(v); err != nil {
+			return usagef("--tenant %q: a tenant is 1 to 63 letters, digits, _ or -, starting with a letter: give one `rewind tenant list` lists, or leave --tenant out for the default tenant", named(v))
+		}
+		// As --sqlite-sync: the workers and drills it starts inherit it.
+		if err := os.Setenv(app.EnvTenant, v); err != nil {
 			return err
 		}
 	}

@@ -70,6 +70,9 @@ var storeForms = map[string]form{
 	// Versions of the mock's records, kept beside the store: no thread.
 	"source":      {},
 	"source bump": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
+	// Tenants are the store's: no thread.
+	"tenant list": {},
+	"tenant add":  {args: func(string, string) []string { return []string{"acme"} }, creates: true},
 	"rm":          {args: thread()},
 	"prune":       {args: thread("--keep-last", "1")},
 }
@@ -86,6 +89,7 @@ var noStore = map[string][]string{
 	"completion zsh":        {"completion", "zsh", "--frob"},
 	"man":                   nil, // given a file for DIR below
 	"worker":                {"worker", "frobnicate"},
+	"tenant":                {"tenant", "frobnicate"},
 }
 
 func init() {
@@ -194,12 +198,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	}
 	before := snapshot(t, []string{"REWIND_STORE=" + good}, "t")
 
-	type tc struct {
-		name string
-		args []string
-		code int    // 0: any failure
-		says string // in the message, when not ""
-	}
+	type tc = badCase
 	var cases []tc
 	for p, fm := range storeForms {
 		words := strings.Fields(p)
@@ -241,6 +240,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 			}
 		}
 	}
+	cases = append(cases, unknownTenantCases(good)...)
 	long := strings.Repeat("x", 64<<10)
 	for p, fm := range storeForms {
 		words := strings.Fields(p)
@@ -315,6 +315,32 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	if after := snapshot(t, []string{"REWIND_STORE=" + good}, "t"); after != before {
 		t.Error("a refused command changed stored data")
 	}
+}
+
+// badCase is a bad input: a command that must fail on one line.
+type badCase struct {
+	name string
+	args []string
+	code int    // 0: any failure
+	says string // in the message, when not ""
+}
+
+// unknownTenantCases give every command a tenant the store does not
+// know: one line, exit 2, nothing written (the caller's snapshot); the
+// tenant commands manage tenants, and take no --tenant.
+func unknownTenantCases(good string) []badCase {
+	var out []badCase
+	for p, fm := range storeForms {
+		if strings.HasPrefix(p, "tenant") {
+			continue
+		}
+		args := append(append([]string{}, strings.Fields(p)...), "--store", good, "--tenant", "nosuch")
+		if fm.args != nil {
+			args = append(args, fm.args("t", "1")...)
+		}
+		out = append(out, badCase{p + "/unknown tenant", args, 2, "tenant nosuch does not exist"})
+	}
+	return append(out, badCase{"run/bad tenant name", []string{"run", "--store", good, "--tenant", "no spaces", "--thread", "t", "--input", "hi"}, 2, "--tenant"})
 }
 
 // readsLangGraph are the commands that read a LangGraph database; every

@@ -18,12 +18,21 @@ import (
 	"rewind/engine/seal"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store"
 	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
 
-// addStore adds --store, for every command that opens a store.
+// addStore adds --store and --tenant, for every command that opens a
+// store.
 func addStore(c *cobra.Command, spec *string) {
+	addStoreOnly(c, spec)
+	c.Flags().String("tenant", "", "the `TENANT` whose threads the command reads and writes; another tenant's are not found (default $"+app.EnvTenant+", then default)")
+}
+
+// addStoreOnly adds --store without --tenant, for the commands that
+// manage the store's tenants.
+func addStoreOnly(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
 	c.Flags().String("key-file", "", "the `FILE` of the key that encrypts messages and summaries at rest and reads them back (default $"+app.KeyFileEnv+"; make one: head -c 32 /dev/urandom | base64 > FILE)")
 	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, every commit fsynced (survives a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
@@ -52,6 +61,16 @@ func checkStoreFlag(c *cobra.Command) error {
 		}
 		// As --sqlite-sync: the environment carries it to the workers.
 		if err := os.Setenv(app.KeyFileEnv, k.Value.String()); err != nil {
+			return err
+		}
+	}
+	if t := c.Flags().Lookup("tenant"); t != nil && t.Changed {
+		v := strings.TrimSpace(t.Value.String())
+		if err := store.CheckTenant(v); err != nil {
+			return usagef("--tenant %q: a tenant is 1 to 63 letters, digits, _ or -, starting with a letter: give one `rewind tenant list` lists, or leave --tenant out for the default tenant", named(v))
+		}
+		// As --sqlite-sync: the workers and drills it starts inherit it.
+		if err := os.Setenv(app.EnvTenant, v); err != nil {
 			return err
 		}
 	}

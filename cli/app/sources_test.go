@@ -18,21 +18,21 @@ func TestSourcesPathFollowsTheStore(t *testing.T) {
 		"/data/e.sqlite":    "/data/e.sqlite.sources.json",
 		"memory:":           "",
 	} {
-		if got := (Store{spec}).SourcesPath(); got != want {
+		if got := (Store{Spec: spec}).SourcesPath(); got != want {
 			t.Errorf("%s: %q, want %q", spec, got, want)
 		}
 	}
-	a := Store{"postgres://rewind:s3cret@db.example:5432/tickets?sslmode=disable"}.SourcesPath()
-	b := Store{"postgres://other@db.example:5432/tickets"}.SourcesPath()
-	c := Store{"postgres://rewind@db.example:5432/other"}.SourcesPath()
+	a := Store{Spec: "postgres://rewind:s3cret@db.example:5432/tickets?sslmode=disable"}.SourcesPath()
+	b := Store{Spec: "postgres://other@db.example:5432/tickets"}.SourcesPath()
+	c := Store{Spec: "postgres://rewind@db.example:5432/other"}.SourcesPath()
 	if a != b || a == c || filepath.Dir(a) != "/state/rewind/sources" || !strings.Contains(a, "db.example-5432-tickets") || strings.Contains(a, "s3cret") {
 		t.Fatalf("postgres files: %q %q %q", a, b, c)
 	}
-	if _, ok := (Store{"memory:"}).Sources().(*ticket.MemorySources); !ok {
+	if _, ok := (Store{Spec: "memory:"}).Sources().(*ticket.MemorySources); !ok {
 		t.Fatal("a memory: store's versions are not kept in the process")
 	}
 	t.Setenv(EnvSources, "/tmp/v.json")
-	if got := (Store{"memory:"}).SourcesPath(); got != "/tmp/v.json" {
+	if got := (Store{Spec: "memory:"}).SourcesPath(); got != "/tmp/v.json" {
 		t.Fatalf("$%s ignored: %q", EnvSources, got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"rewind/store"
 	"rewind/store/backend"
@@ -12,13 +14,58 @@ import (
 )
 
 // Store is a resolved store spec: `memory:`, `sqlite:PATH` or
-// `postgres://…`.
-type Store struct{ Spec string }
+// `postgres://…`, and the tenant whose threads its handles read and write.
+type Store struct {
+	Spec string
+	// Tenant is $REWIND_TENANT (--tenant sets it, so the workers a
+	// command starts inherit it); "" is store.DefaultTenant.
+	Tenant string
+}
+
+// EnvTenant names the environment variable that says which tenant's
+// threads a command reads and writes; --tenant sets it.
+const EnvTenant = "REWIND_TENANT"
 
 // ResolveStore picks the store: the --store flag when given, else
 // $REWIND_STORE, else $DATABASE_URL, else the sqlite file under
-// $XDG_STATE_HOME/rewind.
-func ResolveStore(flag string) Store { return Store{backend.Resolve(flag)} }
+// $XDG_STATE_HOME/rewind; and the tenant, $REWIND_TENANT.
+func ResolveStore(flag string) Store {
+	return Store{Spec: backend.Resolve(flag), Tenant: strings.TrimSpace(os.Getenv(EnvTenant))}
+}
+
+// ErrNoTenant is matched (errors.Is) by the refusal of a tenant the store
+// does not know.
+var ErrNoTenant = store.ErrNoTenant
+
+// forTenant gives a store handle of the store's tenant: another tenant's
+// threads are not found through it. A tenant the store does not know is
+// refused in one line that names the fix, the store closed.
+func (s Store) forTenant(ctx context.Context, st store.Store, err error) (store.Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	t, err := store.ForTenant(ctx, st, s.Tenant)
+	switch {
+	case errors.Is(err, store.ErrNoTenant):
+		st.Close()
+		return nil, tenantError{fmt.Errorf("tenant %s does not exist in %s: %w: add it with `rewind tenant add %s`, or unset --tenant and $%s for the default tenant",
+			store.Name(s.Tenant), s.Label(), store.ErrNoTenant, store.Name(s.Tenant), EnvTenant)}
+	case errors.Is(err, store.ErrInvalid):
+		st.Close()
+		return nil, tenantError{fmt.Errorf("--tenant/$%s: %w", EnvTenant, err)}
+	case err != nil:
+		st.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// tenantError is a refused tenant as a usage error (exit 2).
+type tenantError struct{ err error }
+
+func (r tenantError) Error() string        { return r.err.Error() }
+func (r tenantError) Unwrap() error        { return r.err }
+func (r tenantError) Is(target error) bool { return target == ErrUsage }
 
 // Label is the spec with any password hidden, for printing.
 func (s Store) Label() string { return backend.Describe(s.Spec) }
@@ -35,7 +82,8 @@ func (s Store) Open(ctx context.Context) (store.Store, error) {
 	if err := s.Writable(ctx); err != nil {
 		return nil, err
 	}
-	return backend.Open(ctx, s.Spec)
+	st, err := backend.Open(ctx, s.Spec)
+	return s.forTenant(ctx, st, err)
 }
 
 // OpenRead opens the store for a command that only reads, creating and
@@ -54,14 +102,16 @@ func (s Store) OpenRead(ctx context.Context) (store.Store, error) {
 	}
 	switch current := backend.SchemaVersion(d.Backend); {
 	case d.Rewind == 0:
-		return backend.Open(ctx, "memory:")
+		st, err := backend.Open(ctx, "memory:")
+		return s.forTenant(ctx, st, err)
 	case d.Rewind < 0:
 		return nil, fmt.Errorf("%s %s: check that this user may read it, or name another store", s.Label(), d.Reason())
 	case d.Rewind < current:
 		return nil, fmt.Errorf("%s is %w (store schema %d; this rewind writes %d), which a command that only reads does not upgrade: open it once with a command that writes (rewind tui, rewind run) to upgrade it",
 			s.Label(), ErrOlderStore, d.Rewind, current)
 	}
-	return backend.Open(ctx, s.Spec) // newer: refused there, unwritten
+	st, err := backend.Open(ctx, s.Spec) // newer: refused there, unwritten
+	return s.forTenant(ctx, st, err)
 }
 
 // ErrOlderStore is matched (errors.Is) by OpenRead's refusal of a store
@@ -77,7 +127,8 @@ func (s Store) Opener() (open func(context.Context) (store.Store, error), cleanu
 		if err := s.Writable(ctx); err != nil {
 			return nil, err
 		}
-		return opener(ctx)
+		st, err := opener(ctx)
+		return s.forTenant(ctx, st, err)
 	}, cleanup
 }
 

@@ -106,7 +106,7 @@ func SQLiteSync() (sqlite.Sync, error) {
 // Durability says how a store's commits reach the disk, for reports
 // (rewind bench): "" when there is nothing to choose.
 func Durability(st store.Store) string {
-	switch s := st.(type) {
+	switch s := store.Unwrap(st).(type) {
 	case *sqlite.Store:
 		if s.Sync() == sqlite.SyncNormal {
 			return "--sqlite-sync normal, commits not fsynced: an OS crash or power cut may lose the last ones"

@@ -27,8 +27,10 @@ type Store struct {
 	issued  int64                             // the highest epoch Fence handed out, to any thread
 	locks   map[string]bool
 	hook    func(stage string)
-	watch   watchers         // Watch
-	clock   func() time.Time // stamps rows (WithClock; nil: time.Now)
+	watch   watchers          // Watch
+	clock   func() time.Time  // stamps rows (WithClock; nil: time.Now)
+	tenants map[string]bool   // AddTenant (store.Tenancy)
+	owners  map[string]string // thread → the tenant that claimed it
 }
 
 type thread struct {
@@ -47,6 +49,7 @@ var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Drafts  = (*Store)(nil)
 	_ store.Erasing = (*Store)(nil)
+	_ store.Tenancy = (*Store)(nil)
 )
 
 // Option configures a store (New).
@@ -59,7 +62,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = 
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
-	s := &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{}}
+	s := &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{},
+		tenants: map[string]bool{}, owners: map[string]string{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -487,6 +491,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	delete(s.threads, thread)
 	delete(s.drafts, thread)
 	delete(s.epochs, thread)
+	delete(s.owners, thread)
 	s.watch.wake(thread) // a viewer following it says it is gone
 	return nil
 }

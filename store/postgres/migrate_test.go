@@ -171,14 +171,42 @@ func applyUpTo(t *testing.T, dbURL string, v int) {
 	}
 }
 
+// seedOld puts a checkpoint and its event in a store of schema from, as
+// that schema's put would.
+func seedOld(t *testing.T, dbURL string, from int) {
+	t.Helper()
+	adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('t', 1, '{"old":true}')`)
+	adminExec(t, dbURL, `insert into graph_events (thread_id, checkpoint_id, seq, type, payload) values ('t', 1, 1, 'a', '{}')`)
+	if from >= 10 { // the thread's listing row
+		adminExec(t, dbURL, `insert into graph_threads (thread_id, checkpoints, latest_id, updated_at) values ('t', 1, 1, now())`)
+	}
+}
+
+// wantDefaultTenants checks that an upgraded store's old rows are the
+// default tenant's, and no other tenant's.
+func wantDefaultTenants(t *testing.T, s *Store, thread string, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.AddTenant(ctx, "acme"); err != nil {
+		t.Fatalf("AddTenant after the upgrade: %v", err)
+	}
+	def, _ := store.ForTenant(ctx, s, "")
+	acme, _ := store.ForTenant(ctx, s, "acme")
+	if _, err := def.Get(ctx, thread, id); err != nil {
+		t.Errorf("after the upgrade, the default tenant's Get = %v; want the row", err)
+	}
+	if _, err := acme.Get(ctx, thread, id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after the upgrade, another tenant's Get = %v; want ErrNotFound", err)
+	}
+}
+
 func TestUpgradeFromEveryVersion(t *testing.T) {
 	ctx := context.Background()
 	for from := 1; from < len(migrations); from++ {
 		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
 			dbURL := freshDB(t)
 			applyUpTo(t, dbURL, from)
-			adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('t', 1, '{"old":true}')`)
-			adminExec(t, dbURL, `insert into graph_events (thread_id, checkpoint_id, seq, type, payload) values ('t', 1, 1, 'a', '{}')`)
+			seedOld(t, dbURL, from)
 			s, err := Open(ctx, dbURL)
 			if err != nil {
 				t.Fatalf("Open of a schema %d store: %v", from, err)
@@ -208,6 +236,7 @@ from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3
 				t.Errorf("graph_checkpoints after Prune as id:parent:rerooted_from = %q, want [2:null:1 3:2:null]", got)
 			}
 			wantThreads(t, s, "after the upgrade, two puts and a prune", "t:2/3")
+			wantDefaultTenants(t, s, "t", 2)
 			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
 			if len(got) != len(migrations) {
 				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations))

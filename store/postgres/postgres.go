@@ -1177,9 +1177,10 @@ b as (delete from graph_blobs where thread_id = $1 returning 1),
 d as (delete from graph_drafts where thread_id = $1 returning 1),
 e as (delete from graph_epochs where thread_id = $1 returning 1),
 h as (delete from graph_heads where thread_id = $1 returning 1),
-t as (delete from graph_threads where thread_id = $1)
+t as (delete from graph_threads where thread_id = $1),
+o as (delete from graph_thread_tenants where thread_id = $1 returning 1)
 select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
-  + (select count(*) from d) + (select count(*) from e) + (select count(*) from h)`
+  + (select count(*) from d) + (select count(*) from e) + (select count(*) from h) + (select count(*) from o)`
 
 // DeleteThread implements store.Store. The rows go in one statement; their
 // bytes stay in the tables' pages until VACUUM (autovacuum) reuses the

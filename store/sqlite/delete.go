@@ -22,7 +22,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	}
 	defer tx.end()
 	var deleted int64
-	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead, sqlDeleteThreadRow} {
+	for _, q := range []string{sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs, sqlDeleteDrafts, sqlDeleteEpoch, sqlDeleteHead, sqlDeleteThreadRow, sqlDeleteThreadTenant} {
 		res, err := tx.in(q).ExecContext(ctx, thread)
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 // rewind's, not from a newer rewind).
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 11
+const schemaVersion = 12
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -240,6 +240,18 @@ var migrations = []string{
 	) WITHOUT ROWID;
 	INSERT INTO graph_threads (thread_id, checkpoints, latest_id, updated_at)
 		SELECT thread_id, count(*), max(checkpoint_id), created_at FROM graph_checkpoints GROUP BY thread_id;`,
+	// 12: tenants (store.Tenancy). The tenants the store knows, and the
+	// owner of every thread a tenant other than the default claimed: a
+	// thread without a row here is the default tenant's, so the rows of
+	// the stores before are the default tenant's as they stand, and a
+	// default tenant's put writes nothing more.
+	`CREATE TABLE graph_tenants (
+		name TEXT NOT NULL PRIMARY KEY
+	) WITHOUT ROWID;
+	CREATE TABLE graph_thread_tenants (
+		thread_id TEXT NOT NULL PRIMARY KEY,
+		tenant    TEXT NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // create makes the store's file when it is missing.

@@ -35,6 +35,19 @@ const (
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
 	sqlDeleteHead   = `DELETE FROM graph_heads WHERE thread_id = ?`
+	// Tenants (tenant.go). A thread without an owner row is the default
+	// tenant's.
+	sqlDeleteThreadTenant = `DELETE FROM graph_thread_tenants WHERE thread_id = ?`
+	sqlThreadTenant       = `SELECT tenant FROM graph_thread_tenants WHERE thread_id = ?`
+	sqlThreadTenants      = `SELECT thread_id, tenant FROM graph_thread_tenants`
+	sqlTenants            = `SELECT name FROM graph_tenants ORDER BY name`
+	sqlAddTenant          = `INSERT OR IGNORE INTO graph_tenants (name) VALUES (?)`
+	// A claim takes an unclaimed thread that holds no row.
+	sqlClaimThread = `INSERT INTO graph_thread_tenants (thread_id, tenant) SELECT ?1, ?2
+		WHERE NOT EXISTS (SELECT 1 FROM graph_thread_tenants WHERE thread_id = ?1)
+		AND NOT EXISTS (SELECT 1 FROM graph_threads WHERE thread_id = ?1)
+		AND NOT EXISTS (SELECT 1 FROM graph_drafts WHERE thread_id = ?1)
+		AND NOT EXISTS (SELECT 1 FROM graph_epochs WHERE thread_id = ?1)`
 	// One head snapshot a thread: a new one takes the place of the old.
 	sqlPutHead = `INSERT INTO graph_heads (thread_id, checkpoint_id, doc) VALUES (?1, ?2, ?3)
 		ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = ?2, doc = ?3`

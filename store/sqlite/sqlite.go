@@ -248,13 +248,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs,
 		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
-		sqlPruneBlobs, sqlPutThread, sqlPruneThread, sqlDeleteThreadRow}
+		sqlPruneBlobs, sqlPutThread, sqlPruneThread, sqlDeleteThreadRow, sqlDeleteThreadTenant, sqlThreadTenant, sqlAddTenant, sqlClaimThread}
 	// The writer's connection and its statements are taken at the first
 	// write (begin): preparing them cost a command that only reads a
 	// tenth of its process.
 	err = errors.Join(
 		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHeadDoc, sqlHistory, sqlChain, sqlChainRange, sqlMessages, sqlMessagesAt, sqlMessagesIn, sqlBlobs, sqlBodies, sqlSize,
-			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts))
+			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts, sqlThreadTenant, sqlThreadTenants, sqlTenants))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))

@@ -199,6 +199,24 @@ func exec1(t *testing.T, path, query string) {
 	}
 }
 
+// wantDefaultTenants checks that an upgraded store's old rows are the
+// default tenant's, and no other tenant's.
+func wantDefaultTenants(t *testing.T, s *sqlite.Store, thread string, id int64) {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.AddTenant(ctx, "acme"); err != nil {
+		t.Fatalf("AddTenant after the upgrade: %v", err)
+	}
+	def, _ := store.ForTenant(ctx, s, "")
+	acme, _ := store.ForTenant(ctx, s, "acme")
+	if _, err := def.Get(ctx, thread, id); err != nil {
+		t.Errorf("after the upgrade, the default tenant's Get = %v; want the old row", err)
+	}
+	if _, err := acme.Get(ctx, thread, id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after the upgrade, another tenant's Get = %v; want ErrNotFound", err)
+	}
+}
+
 // TestUpgradeInPlace opens a file written by every older store schema: it
 // is upgraded in place, keeps its rows, and gains the newer tables.
 func TestUpgradeInPlace(t *testing.T) {
@@ -218,6 +236,7 @@ func TestUpgradeInPlace(t *testing.T) {
 			if err != nil || string(got.State) != `{"step":1}` || got.CreatedAt.Unix() != 1700000000 {
 				t.Fatalf("after the upgrade, Get = %s at %v, %v; want the old row", got.State, got.CreatedAt, err)
 			}
+			wantDefaultTenants(t, s, "t", 1)
 			if !got.Base || got.Meta != nil || got.Rebased != nil || got.BlobRefs != nil {
 				t.Errorf("after the upgrade, Get = base %v, meta %q, rebased %q, blob refs %q; want an old row: a base without meta", got.Base, got.Meta, got.Rebased, got.BlobRefs)
 			}

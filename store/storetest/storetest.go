@@ -8,7 +8,7 @@
 // MessagesAt, MessagesIn, Blobs, Bodies, Size), search.go (Search), events.go (Events,
 // Threads), delete.go (DeleteThread, store.Erasing), prune.go (Prune), lock.go (Lock),
 // watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
-// Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook)
+// Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook), tenant.go (store.Tenancy, store.ForTenant)
 // and process.go (what only another process can show: SIGKILL,
 // SIGSTOP, a reader holding deleted text). A backend declares the capabilities it has (Backend.Caps); a
 // clause whose capability it lacks is skipped, saying so.
@@ -178,6 +178,8 @@ var clauses = []clause{
 	{"PruneRerootedSameContent", nil, testPruneSameContent},
 	{"PruneRacesWriters", nil, testPruneRaces},
 	{"PruneRebasesAndFreesBlobs", nil, testPruneRebase},
+	// Tenants.
+	{"TenantIsolation", nil, testTenants},
 }
 
 // Run runs the suite on b: every clause its capabilities allow, then, with

@@ -46,6 +46,7 @@ var bugs = []string{
 	"deleted text left unerased", "search ignores limit", "search keeps one message an index",
 	"search matches whole words", "thread counts keep the pruned", "thread updated at the latest time",
 	"threads list the oldest listing",
+	"tenant claim forgotten", "tenant survives delete", "claimed threads unlisted",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -446,11 +447,31 @@ func (b *buggy) DeleteThread(ctx context.Context, thread string) error {
 		}
 		return err
 	}
+	owner, _ := b.Store.ThreadTenant(ctx, thread)
 	err := b.Store.DeleteThread(ctx, thread)
+	if b.bug == "tenant survives delete" && err == nil && owner != store.DefaultTenant {
+		b.Store.ClaimThread(ctx, thread, owner)
+	}
 	if b.bug == "delete unknown succeeds" && errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	return err
+}
+
+// ClaimThread, for "tenant claim forgotten": says the thread is the
+// tenant's and stores nothing, so it stays the default tenant's.
+func (b *buggy) ClaimThread(ctx context.Context, thread, tenant string) (string, error) {
+	if b.bug == "tenant claim forgotten" {
+		return tenant, nil
+	}
+	return b.Store.ClaimThread(ctx, thread, tenant)
+}
+
+func (b *buggy) ThreadTenants(ctx context.Context) (map[string]string, error) {
+	if b.bug == "claimed threads unlisted" {
+		return map[string]string{}, nil
+	}
+	return b.Store.ThreadTenants(ctx)
 }
 
 func (b *buggy) Lock(ctx context.Context, thread string) (func() error, error) {

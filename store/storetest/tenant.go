@@ -1,0 +1,214 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"rewind/store"
+)
+
+// Tenants: a handle of one tenant (store.ForTenant) finds nothing of
+// another tenant's thread, by any call, and cannot change it; the
+// default tenant keeps the threads written without tenants.
+
+// tenantThread puts thread th through s with everything a thread holds:
+// two checkpoints, an event, a message, a blob, task writes, a draft and
+// a writer epoch.
+func tenantThread(t *testing.T, s store.Store, th string) {
+	t.Helper()
+	msg := []byte(`{"role":"user","text":"zanzibar secret"}`)
+	blob := []byte(`{"big":"value"}`)
+	cp := checkpoint(th, 1, 0)
+	cp.Messages = []store.Message{{Hash: store.ContentHash(msg), Index: 0, Body: msg}}
+	cp.Blobs = []store.Blob{{Hash: store.ContentHash(blob), Body: blob}}
+	cp.BlobRefs = []string{store.ContentHash(blob)}
+	put(t, s, cp, event("node", `{"n":1}`))
+	put(t, s, checkpoint(th, 2, 1))
+	putWrites(t, s, writes(th, 2, "task"))
+	if _, err := s.Fence(t.Context(), th); err != nil {
+		t.Fatalf("Fence(%s): %v", clip(th), err)
+	}
+	if ds, ok := s.(store.Drafts); ok {
+		if _, _, err := ds.CreateDraft(t.Context(), store.Draft{ThreadID: th, OperationID: "op", Body: []byte(`{"to":"x"}`)}); err != nil {
+			t.Fatalf("CreateDraft(%s): %v", clip(th), err)
+		}
+	}
+}
+
+// blind checks that s sees nothing of thread th: every call is what an
+// unknown thread gives, and no write reaches it.
+func blind(t *testing.T, s store.Store, th string) {
+	t.Helper()
+	ctx := t.Context()
+	hashes := []string{store.ContentHash([]byte(`{"role":"user","text":"zanzibar secret"}`))}
+	blobs := []string{store.ContentHash([]byte(`{"big":"value"}`))}
+	notFound := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("another tenant's %s(%s) = %v, want ErrNotFound", what, clip(th), err)
+		}
+	}
+	empty := func(what string, n int, err error) {
+		t.Helper()
+		if err != nil || n != 0 {
+			t.Errorf("another tenant's %s(%s) gave %d rows, err %v; want none, as for an unknown thread", what, clip(th), n, err)
+		}
+	}
+	_, err := s.Get(ctx, th, 1)
+	notFound("Get", err)
+	_, err = s.Latest(ctx, th)
+	notFound("Latest", err)
+	_, err = s.Chain(ctx, th, 2)
+	notFound("Chain", err)
+	h, err := s.History(ctx, th, 0, 0)
+	empty("History", len(h), err)
+	m, err := s.Messages(ctx, th, hashes)
+	empty("Messages", len(m), err)
+	m, err = s.MessagesAt(ctx, th, 0)
+	empty("MessagesAt", len(m), err)
+	m, err = s.MessagesIn(ctx, th, 0, 10)
+	empty("MessagesIn", len(m), err)
+	m, err = s.Search(ctx, th, "zanzibar", 0)
+	empty("Search", len(m), err)
+	b, err := s.Blobs(ctx, th, blobs)
+	empty("Blobs", len(b), err)
+	m, b, err = s.Bodies(ctx, th, hashes, blobs)
+	empty("Bodies", len(m)+len(b), err)
+	w, err := s.Writes(ctx, th, 0)
+	empty("Writes", len(w), err)
+	e, err := s.Events(ctx, th, 0)
+	empty("Events", len(e), err)
+	n, err := s.Size(ctx, th)
+	empty("Size", int(n), err)
+	epoch, err := s.Epoch(ctx, th)
+	empty("Epoch", int(epoch), err)
+	threads, err := s.Threads(ctx)
+	if err != nil || slices.ContainsFunc(threads, func(x store.Thread) bool { return x.ID == th }) {
+		t.Errorf("another tenant's Threads lists %s (err %v)", clip(th), err)
+	}
+	if ds, ok := s.(store.Drafts); ok {
+		_, err = ds.Draft(ctx, th, "op")
+		notFound("Draft", err)
+		d, err := ds.ListDrafts(ctx, th)
+		empty("ListDrafts", len(d), err)
+		_, _, err = ds.CreateDraft(ctx, store.Draft{ThreadID: th, OperationID: "op2", Body: []byte(`{}`)})
+		notFound("CreateDraft", err)
+	}
+	if lh, ok := s.(store.LockHolders); ok {
+		holder, err := lh.LockHolder(ctx, th)
+		if err != nil || holder != "" {
+			t.Errorf("another tenant's LockHolder(%s) = %q, %v; want none", clip(th), holder, err)
+		}
+	}
+	// Writes: refused as not found, and none reaches the thread.
+	notFound("PutCheckpoint", s.PutCheckpoint(ctx, checkpoint(th, 3, 2), nil))
+	notFound("PutCheckpoint of a root", s.PutCheckpoint(ctx, checkpoint(th, 9, 0), nil))
+	notFound("PutWrites", s.PutWrites(ctx, writes(th, 2, "other")))
+	_, err = s.Fence(ctx, th)
+	notFound("Fence", err)
+	_, err = s.Prune(ctx, th, []int64{1}, nil)
+	notFound("Prune", err)
+	_, err = s.Lock(ctx, th)
+	notFound("Lock", err)
+	notFound("DeleteThread", s.DeleteThread(ctx, th))
+	if wa, ok := s.(store.Watcher); ok {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := wa.Watch(wctx, th); err != nil {
+			t.Errorf("another tenant's Watch(%s) = %v, want a watch as on an unknown thread", clip(th), err)
+		}
+	}
+}
+
+// whole checks that s, the owner's handle, still reads thread th whole.
+func whole(t *testing.T, s store.Store, th string) {
+	t.Helper()
+	ctx := t.Context()
+	got, err := s.Latest(ctx, th)
+	if err != nil || got.ID != 2 {
+		t.Fatalf("the owner's Latest(%s) = %d, %v; want 2 (another tenant's call changed it?)", clip(th), got.ID, err)
+	}
+	wantTasks(t, s, th, 2, "task")
+	m, err := s.Search(ctx, th, "zanzibar", 0)
+	if err != nil || len(m) != 1 {
+		t.Errorf("the owner's Search(%s) = %d messages, %v; want 1", clip(th), len(m), err)
+	}
+	if ds, ok := s.(store.Drafts); ok {
+		d, err := ds.ListDrafts(ctx, th)
+		if err != nil || len(d) != 1 {
+			t.Errorf("the owner's ListDrafts(%s) = %d, %v; want its 1 draft", clip(th), len(d), err)
+		}
+	}
+}
+
+func testTenants(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	ten, ok := s.(store.Tenancy)
+	if !ok {
+		t.Fatal("the store is no store.Tenancy")
+	}
+	// Written without tenants: the default tenant's.
+	tenantThread(t, s, "t-old")
+	if _, err := store.ForTenant(ctx, s, "acme"); !errors.Is(err, store.ErrNoTenant) {
+		t.Fatalf("ForTenant of a tenant never added = %v, want ErrNoTenant", err)
+	}
+	for _, name := range []string{"acme", "globex", "acme"} {
+		if err := ten.AddTenant(ctx, name); err != nil {
+			t.Fatalf("AddTenant(%s): %v", name, err)
+		}
+	}
+	if err := ten.AddTenant(ctx, "no spaces"); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("AddTenant(\"no spaces\") = %v, want ErrInvalid", err)
+	}
+	if got, err := ten.Tenants(ctx); err != nil || !slices.Equal(got, []string{store.DefaultTenant, "acme", "globex"}) {
+		t.Errorf("Tenants = %q, %v; want [default acme globex]", got, err)
+	}
+	def, err := store.ForTenant(ctx, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, err := store.ForTenant(ctx, s, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	globex, err := store.ForTenant(ctx, s, "globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole(t, def, "t-old")
+	blind(t, acme, "t-old")
+
+	tenantThread(t, acme, "t-acme")
+	blind(t, globex, "t-acme")
+	blind(t, def, "t-acme")
+	whole(t, acme, "t-acme")
+	whole(t, def, "t-old")
+	for _, c := range []struct {
+		s    store.Store
+		want []string
+	}{{def, []string{"t-old"}}, {acme, []string{"t-acme"}}, {globex, nil}} {
+		threads, err := c.s.Threads(ctx)
+		var got []string
+		for _, th := range threads {
+			got = append(got, th.ID)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("tenant %s's Threads = %q, %v; want %q", store.TenantOf(c.s), got, err, c.want)
+		}
+	}
+	if owner, err := ten.ThreadTenant(ctx, "t-acme"); err != nil || owner != "acme" {
+		t.Errorf("ThreadTenant(t-acme) = %q, %v; want acme", owner, err)
+	}
+	// Deleted, the id is free again, for any tenant.
+	if err := acme.DeleteThread(ctx, "t-acme"); err != nil {
+		t.Fatalf("the owner's DeleteThread: %v", err)
+	}
+	if owner, err := ten.ThreadTenant(ctx, "t-acme"); err != nil || owner != store.DefaultTenant {
+		t.Errorf("ThreadTenant of a deleted thread = %q, %v; want the default tenant", owner, err)
+	}
+	put(t, globex, checkpoint("t-acme", 1, 0))
+	blind(t, acme, "t-acme")
+}

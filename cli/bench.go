@@ -58,7 +58,7 @@ listing and loading times and peak memory.`,
 				}
 				progress = func(t bench.Turn) {
 					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
-						fmt.Fprintf(out, "  turn %5d: %7.2f ms, %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.Checkpoints, float64(t.Bytes)/1024)
+						fmt.Fprintf(out, "  turn %5d: %7.2f ms (%.2f ms CPU), %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.CPUMs, t.Checkpoints, float64(t.Bytes)/1024)
 					}
 				}
 			}
@@ -82,6 +82,9 @@ listing and loading times and peak memory.`,
 				return writeJSON(out, rep)
 			}
 			fmt.Fprintln(out, turnSummary(rep))
+			if sl := slopeSummary(rep.Slope); sl != "" {
+				fmt.Fprintln(out, sl)
+			}
 			fmt.Fprintln(out, requestSummary(rep))
 			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
 				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
@@ -194,4 +197,17 @@ func turnSummary(rep bench.Report) string {
 	early, earlyKB := rep.Medians(11, 20)
 	late, lateKB := rep.Medians(n-9, n)
 	return fmt.Sprintf("turns 11-20: median %.2f ms, %.1f KB a turn; last 10: median %.2f ms, %.1f KB a turn", early, earlyKB/1024, late, lateKB/1024)
+}
+
+// slopeSummary compares a turn early in the thread with the last ones:
+// CPU time (steadier than the clock on a shared machine) and what the
+// process wrote.
+func slopeSummary(s bench.Slope) string {
+	if s.Early.To == 0 || s.CPU == 0 {
+		return ""
+	}
+	span := func(w bench.Span) string {
+		return fmt.Sprintf("turns %d-%d %.2f ms CPU (%.2f ms), %.0f KB written", w.From, w.To, w.CPUMs, w.Ms, w.Written/1024)
+	}
+	return fmt.Sprintf("slope (medians a turn): %s; %s: %.2fx the CPU", span(s.Early), span(s.Late), s.CPU)
 }

@@ -41,6 +41,11 @@ func TestBenchSummaryLines(t *testing.T) {
 			t.Fatalf("a 20-turn bench's output lacks %s:\n%s", want, out)
 		}
 	}
+	// The slope: a turn's CPU early and late, where CPU time is read.
+	slope := regexp.MustCompile(`(?m)^slope \(medians a turn\): turns 11-20 ([0-9.]+) ms CPU \([0-9.]+ ms\), [0-9]+ KB written; turns 11-20 [0-9.]+ ms CPU \([0-9.]+ ms\), [0-9]+ KB written: [0-9.]+x the CPU$`)
+	if m := slope.FindStringSubmatch(out); runtime.GOOS == "linux" && (m == nil || m[1] == "0.00") {
+		t.Fatalf("a 20-turn bench's output lacks the slope %s:\n%s", slope, out)
+	}
 }
 
 // bench names how the store commits, and --sqlite-sync chooses it (for
@@ -95,7 +100,8 @@ func TestBenchLoadsInNewProcesses(t *testing.T) {
 	}
 	// Each load's CPU time is read in its process (not on the clock).
 	if runtime.GOOS == "linux" {
-		m := regexp.MustCompile(`\(([0-9.]+) ms CPU\)`).FindAllStringSubmatch(out, -1)
+		loads := regexp.MustCompile(`(?m)^in a new process each.*$`).FindString(out)
+		m := regexp.MustCompile(`\(([0-9.]+) ms CPU\)`).FindAllStringSubmatch(loads, -1)
 		for _, c := range m {
 			if v, _ := strconv.ParseFloat(c[1], 64); v <= 0 {
 				t.Fatalf("a load took no CPU time (%s):\n%s", c[0], out)

@@ -42,6 +42,12 @@ var Sentences = []string{
 	"Refund SO%d to my original payment method please, and confirm the window.",
 }
 
+// turnInput is turn n's message: sentence n mod 10 with its own order
+// number.
+func turnInput(n int) []engine.Write {
+	return ticket.Input(fmt.Sprintf(Sentences[(n-1)%len(Sentences)], 20260000+n))
+}
+
 // Options say what to run.
 type Options struct {
 	Turns int
@@ -57,13 +63,23 @@ type Options struct {
 	// Keys seal the ticket graph's sensitive channels (nil: stored in
 	// the clear).
 	Keys *seal.Keys
+	// TurnsOnly runs the turns and times no reads after them.
+	TurnsOnly bool
 }
 
 // Turn is one turn's figures.
 type Turn struct {
-	Turn        int     `json:"turn"`
-	Ms          float64 `json:"ms"`
-	Checkpoints int     `json:"checkpoints"`
+	Turn int     `json:"turn"`
+	Ms   float64 `json:"ms"`
+	// CPUMs is the process's CPU time during the turn (user and system,
+	// every goroutine: the SQLite checkpointer and the GC too, not a
+	// PostgreSQL server's): on a shared machine it varies less than Ms.
+	CPUMs float64 `json:"cpuMs"`
+	// WrittenBytes is what the process wrote during the turn (to files:
+	// SQLite's WAL and database; to sockets: PostgreSQL's protocol), 0
+	// where /proc/self/io is not there.
+	WrittenBytes int64 `json:"writtenBytes"`
+	Checkpoints  int   `json:"checkpoints"`
 	// Bytes is what the store grew by (store.Store.Size of the thread).
 	Bytes      int64 `json:"bytes"`
 	ModelCalls int   `json:"modelCalls"`
@@ -91,10 +107,12 @@ type Report struct {
 	// warm process); GetLatestWarmMs again in the engine that wrote it.
 	// NewProcess, when the caller measured it, is the same loads in a new
 	// process each.
-	GetLatestMs     float64     `json:"getLatestMs"`
-	GetMiddleMs     float64     `json:"getMiddleMs"`
-	GetLatestWarmMs float64     `json:"getLatestWarmMs"`
-	NewProcess      *NewProcess `json:"newProcess,omitempty"`
+	GetLatestMs     float64 `json:"getLatestMs"`
+	GetMiddleMs     float64 `json:"getMiddleMs"`
+	GetLatestWarmMs float64 `json:"getLatestWarmMs"`
+	// Slope compares a turn early in the thread with the last ones.
+	Slope      Slope       `json:"slope"`
+	NewProcess *NewProcess `json:"newProcess,omitempty"`
 	// RSSBytes is the process's peak resident memory.
 	RSSBytes    int64 `json:"rssBytes"`
 	InlineBytes int   `json:"inlineBytes,omitempty"`
@@ -134,13 +152,13 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	}
 	var last int64
 	for n := 1; n <= o.Turns; n++ {
-		input := ticket.Input(fmt.Sprintf(Sentences[(n-1)%len(Sentences)], 20260000+n))
+		input := turnInput(n)
 		if n == 1 && o.InlineBytes > 0 {
 			input = append(input, engine.Put("attachments", []ticket.Attachment{InlineAttachment(o.InlineBytes)}))
 		}
-		start := time.Now()
+		wrote, cpu, start := written(), cpuTime(), time.Now()
 		res, err := e.Run(ctx, o.Thread, input, engine.RunConfig{})
-		took := time.Since(start)
+		took, cpu, wrote := time.Since(start), cpuTime()-cpu, written()-wrote
 		if err != nil {
 			return rep, fmt.Errorf("bench: turn %d: %w", n, err)
 		}
@@ -148,7 +166,7 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 		if err != nil {
 			return rep, fmt.Errorf("bench: %w", err)
 		}
-		t := Turn{Turn: n, Ms: ms(took), Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
+		t := Turn{Turn: n, Ms: ms(took), CPUMs: ms(time.Duration(cpu)), WrittenBytes: wrote, Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
 			PromptTokens: res.Usage.PromptTokens, Largest: sizes.take()}
 		last, size = res.Checkpoint, now
 		rep.Turns = append(rep.Turns, t)
@@ -157,6 +175,10 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 		}
 	}
 	rep.Checkpoints, rep.TotalBytes = last, size
+	rep.Slope = rep.slope()
+	if o.TurnsOnly {
+		return rep, nil
+	}
 	// Reads are timed in a settled store: a server still flushing the
 	// turns just written (PostgreSQL's checkpointer) is not what a
 	// reader of an existing thread meets.
@@ -338,6 +360,76 @@ func (r Report) Medians(lo, hi int) (ms float64, bytes float64) {
 	}
 	slices.Sort(times)
 	return times[len(times)/2], float64(sum) / float64(hi-lo+1)
+}
+
+// Span is turns From…To: the medians of a turn's time and CPU time,
+// and the mean bytes the process wrote a turn.
+type Span struct {
+	From    int     `json:"from"`
+	To      int     `json:"to"`
+	Ms      float64 `json:"ms"`
+	CPUMs   float64 `json:"cpuMs"`
+	Written float64 `json:"writtenBytes"`
+}
+
+// Slope is a turn's cost early in the thread (turns 91-110, past the
+// first turns' set-up; 11-20 in a run shorter than 200) and in its last
+// 20 turns (10): a turn should cost the same at any length.
+type Slope struct {
+	Early Span `json:"early"`
+	Late  Span `json:"late"`
+	// CPU is Late's CPU time over Early's (0 when not measured).
+	CPU float64 `json:"cpu"`
+}
+
+func (r Report) slope() Slope {
+	n := len(r.Turns)
+	var s Slope
+	switch {
+	case n >= 200:
+		s.Early, s.Late = r.Span(91, 110), r.Span(n-19, n)
+	case n >= 20:
+		s.Early, s.Late = r.Span(11, 20), r.Span(n-9, n)
+	default:
+		return s
+	}
+	if s.Early.CPUMs > 0 {
+		s.CPU = s.Late.CPUMs / s.Early.CPUMs
+	}
+	return s
+}
+
+// Span sums up turns lo…hi (1-based, inclusive).
+func (r Report) Span(lo, hi int) Span {
+	lo, hi = max(lo, 1), min(hi, len(r.Turns))
+	w := Span{From: lo, To: hi}
+	if lo > hi {
+		return w
+	}
+	var times, cpus []float64
+	var sum int64
+	for _, t := range r.Turns[lo-1 : hi] {
+		times, cpus = append(times, t.Ms), append(cpus, t.CPUMs)
+		sum += t.WrittenBytes
+	}
+	w.Ms, w.CPUMs, w.Written = Median(times), Median(cpus), float64(sum)/float64(hi-lo+1)
+	return w
+}
+
+// written is what the process wrote so far (wchar in /proc/self/io: every
+// write, to a file or a socket), 0 where it is not measured.
+func written() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "wchar:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // largest passes calls to the mock and remembers the largest request's

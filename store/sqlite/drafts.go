@@ -56,7 +56,7 @@ func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.
 	defer s.wrap(ctx, &err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
 	d := store.Draft{ThreadID: thread, OperationID: operationID}
 	var created int64
-	err = s.r.stmts[sqlDraft].QueryRowContext(ctx, thread, operationID).Scan(&d.Body, &created)
+	err = s.r.queryRow(ctx, sqlDraft, []any{thread, operationID}, &d.Body, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Draft{}, store.ErrNotFound
 	}
@@ -69,7 +69,7 @@ func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.
 
 func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft, err error) {
 	defer s.wrap(ctx, &err, "list drafts of thread %v", check.Name(thread))
-	rows, err := s.r.stmts[sqlDrafts].QueryContext(ctx, thread)
+	rows, err := s.r.query(ctx, sqlDrafts, thread)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // Reads: checkpoints, messages, blobs, writes, events, threads and size.
 
 func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...any) ([]store.Checkpoint, error) {
-	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	rows, err := s.r.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.C
 			return chain, nil
 		}
 		// It stops at the head snapshot: read it.
-		err = s.r.stmts[sqlHeadDoc].QueryRowContext(ctx, thread, last.ID).Scan(&last.Head)
+		err = s.r.queryRow(ctx, sqlHeadDoc, []any{thread, last.ID}, &last.Head)
 		if err == nil {
 			return chain, nil
 		}
@@ -159,7 +159,7 @@ func (s *Store) MessagesIn(ctx context.Context, thread string, from, to int64) (
 }
 
 func (s *Store) messages(ctx context.Context, thread, query string, args ...any) ([]store.Message, error) {
-	rows, err := s.r.stmts[query].QueryContext(ctx, args...)
+	rows, err := s.r.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.stmts[sqlBlobs].QueryContext(ctx, thread, list)
+	rows, err := s.r.query(ctx, sqlBlobs, thread, list)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.r.stmts[sqlBodies].QueryContext(ctx, thread, ms, bs)
+	rows, err := s.r.query(ctx, sqlBodies, thread, ms, bs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +242,7 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 // Size implements store.Store in one query (one snapshot); see sqlSize.
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))
-	err = s.r.stmts[sqlSize].QueryRowContext(ctx, thread).Scan(&n)
+	err = s.r.queryRow(ctx, sqlSize, []any{thread}, &n)
 	return n, err
 }
 
@@ -250,9 +250,9 @@ func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (
 	defer s.wrap(ctx, &err, "writes of checkpoint %d of thread %v", checkpointID, check.Name(thread))
 	var rows *sql.Rows
 	if checkpointID == 0 {
-		rows, err = s.r.stmts[sqlThreadWrites].QueryContext(ctx, thread)
+		rows, err = s.r.query(ctx, sqlThreadWrites, thread)
 	} else {
-		rows, err = s.r.stmts[sqlWrites].QueryContext(ctx, thread, checkpointID)
+		rows, err = s.r.query(ctx, sqlWrites, thread, checkpointID)
 	}
 	if err != nil {
 		return nil, err
@@ -274,9 +274,17 @@ func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) (
 func (s *Store) Events(ctx context.Context, thread string, checkpointID int64) (_ []store.Event, err error) {
 	defer s.wrap(ctx, &err, "events of checkpoint %d of thread %v", checkpointID, check.Name(thread))
 	if checkpointID == 0 {
-		return queryEvents(ctx, s.r.stmts[sqlThreadEvents], thread, thread)
+		st, err := s.r.stmt(ctx, sqlThreadEvents)
+		if err != nil {
+			return nil, err
+		}
+		return queryEvents(ctx, st, thread, thread)
 	}
-	return queryEvents(ctx, s.r.stmts[sqlEvents], thread, thread, checkpointID)
+	st, err := s.r.stmt(ctx, sqlEvents)
+	if err != nil {
+		return nil, err
+	}
+	return queryEvents(ctx, st, thread, thread, checkpointID)
 }
 
 func queryEvents(ctx context.Context, st *sql.Stmt, thread string, args ...any) ([]store.Event, error) {
@@ -300,7 +308,7 @@ func queryEvents(ctx context.Context, st *sql.Stmt, thread string, args ...any) 
 
 func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 	defer s.wrap(ctx, &err, "list threads")
-	rows, err := s.r.stmts[sqlThreads].QueryContext(ctx)
+	rows, err := s.r.query(ctx, sqlThreads)
 	if err != nil {
 		return nil, err
 	}

@@ -148,22 +148,61 @@ func (s *Store) now() int64 {
 }
 
 // pool is a database handle with its statements prepared once: parsing is
-// about a third of the cost of a point query.
+// about a third of the cost of a point query. Each is prepared at its
+// first use: preparing all of them at Open was a tenth of a read
+// command's process (perf of rewind bench --load), and a command uses a
+// few.
 type pool struct {
 	*sql.DB
+	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 }
 
+// prepare prepares queries now (Open's: what every command reads first,
+// so a file it cannot read is refused at Open).
 func (p *pool) prepare(ctx context.Context, queries ...string) error {
-	p.stmts = make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
-		st, err := p.PrepareContext(ctx, q)
-		if err != nil {
+		if _, err := p.stmt(ctx, q); err != nil {
 			return err
 		}
-		p.stmts[q] = st
 	}
 	return nil
+}
+
+// stmt is q prepared, at its first use.
+func (p *pool) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := p.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if p.stmts == nil {
+		p.stmts = map[string]*sql.Stmt{}
+	}
+	p.stmts[q] = st
+	return st, nil
+}
+
+// query runs q, prepared at its first use.
+func (p *pool) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow runs q for one row and scans it into dst.
+func (p *pool) queryRow(ctx context.Context, q string, args []any, dst ...any) error {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dst...)
 }
 
 var (
@@ -253,8 +292,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// write (begin): preparing them cost a command that only reads a
 	// tenth of its process.
 	err = errors.Join(
-		s.r.prepare(ctx, sqlGet, sqlLatest, sqlHeadDoc, sqlHistory, sqlChain, sqlChainRange, sqlMessages, sqlMessagesAt, sqlMessagesIn, sqlBlobs, sqlBodies, sqlSize,
-			sqlWrites, sqlThreadWrites, sqlEvents, sqlThreadEvents, sqlThreads, sqlDraft, sqlDrafts, sqlThreadTenant, sqlThreadTenants, sqlTenants))
+		s.r.prepare(ctx, sqlLatest))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))

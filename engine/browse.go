@@ -104,7 +104,7 @@ func Listing(thread string, cp Checkpoint) browse.Listing {
 func browseListing(c browse.Chain, cp Checkpoint) browse.Listing {
 	l := browse.Listing{Chain: c, ID: browseText(cp.ID), Parent: browseText(cp.ParentID), Step: cp.Step, Source: cp.Source,
 		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable,
-		RerootedFrom: browseText(cp.RerootedFrom)}
+		RerootedFrom: browseText(cp.RerootedFrom), Reused: cp.Metadata.Reused}
 	l.Counts.Messages, l.Counts.Calls = cp.Messages, model.Counts(cp.Metadata.ModelCalls).Sum()
 	if cp.Metadata.Replay {
 		l.ReplayOf = browseText(cp.Metadata.ForkedFrom)

@@ -157,18 +157,18 @@ func TestTenThousandCheckpoints(t *testing.T) {
 		t.Skip("builds a 10,000-checkpoint thread")
 	}
 	m := openBig(t, 160, 48)
-	if m.timeline.tree.cursor != bigCheckpoints {
-		t.Fatalf("the cursor should start on the newest checkpoint, is on #%d", m.timeline.tree.cursor)
+	if num(m.timeline.tree.cursor) != bigCheckpoints {
+		t.Fatalf("the cursor should start on the newest checkpoint, is on #%s", m.timeline.tree.cursor)
 	}
 	_, total := m.timeline.tree.position()
-	leafDepth := m.timeline.tree.nodes[bigCheckpoints].depth
+	leafDepth := m.timeline.tree.nodes[idOf(bigCheckpoints)].depth
 	if total != leafDepth+1 || total >= bigCheckpoints {
 		t.Fatalf("the newest branch should be shorter than the thread (forks), got %d/%d", total, bigCheckpoints)
 	}
 	_, cmd := m.Update(keyMsg("home"))
 	runSync(m, cmd)
 	if m.cur == nil || m.cur.cp.ID != 1 || m.timeline.position[0] != 1 {
-		t.Fatalf("Home should reach #1, at #%d pos %v", m.timeline.tree.cursor, m.timeline.position)
+		t.Fatalf("Home should reach #1, at #%s pos %v", m.timeline.tree.cursor, m.timeline.position)
 	}
 	// → walks the branch; End reaches its leaf, the newest checkpoint.
 	for i := 0; i < 200; i++ {
@@ -177,13 +177,13 @@ func TestTenThousandCheckpoints(t *testing.T) {
 			m.Update(cmd())
 		}
 	}
-	if m.timeline.position[0] != 201 || m.cur.cp.ID != m.timeline.tree.cursor {
+	if m.timeline.position[0] != 201 || m.cur.id != m.timeline.tree.cursor {
 		t.Fatalf("→ ×200 from #1 should be at step 201 showing it, at %v showing #%d", m.timeline.position, m.cur.cp.ID)
 	}
 	_, cmd = m.Update(keyMsg("end"))
 	runSync(m, cmd)
-	if m.timeline.tree.cursor != bigCheckpoints || m.cur.cp.ID != bigCheckpoints {
-		t.Fatalf("End should reach #%d, at #%d", bigCheckpoints, m.timeline.tree.cursor)
+	if num(m.timeline.tree.cursor) != bigCheckpoints || m.cur.cp.ID != bigCheckpoints {
+		t.Fatalf("End should reach #%d, at #%s", bigCheckpoints, m.timeline.tree.cursor)
 	}
 	if v := m.View(); len(v) == 0 {
 		t.Fatal("empty view")
@@ -247,7 +247,7 @@ func BenchmarkScrubStep(b *testing.B) {
 				_, cmd := m.Update(dir)
 				_ = m.View()
 				frames = append(frames, time.Since(start))
-				if m.cur != nil && m.cur.cp.ID == m.timeline.tree.cursor {
+				if m.cur != nil && m.cur.id == m.timeline.tree.cursor {
 					atOnce++
 				}
 				runSync(m, cmd)
@@ -260,8 +260,8 @@ func BenchmarkScrubStep(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			if m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor {
-				b.Fatalf("the step did not settle: showing %v, cursor @%d", m.cur != nil, m.timeline.tree.cursor)
+			if m.cur == nil || m.cur.id != m.timeline.tree.cursor {
+				b.Fatalf("the step did not settle: showing %v, cursor @%s", m.cur != nil, m.timeline.tree.cursor)
 			}
 			for _, d := range []struct {
 				name string
@@ -296,9 +296,9 @@ func BenchmarkFirstScreen(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				m := New(context.Background(), depsFor(eng), Settings{Thread: "real"})
 				m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-				runUntil(m, m.Init(), func() bool { return m.cur != nil && m.cur.cp.ID == m.timeline.tree.maxID })
-				if v := m.View(); !strings.Contains(v, fmt.Sprintf("· @%d", m.timeline.tree.maxID)) {
-					b.Fatalf("the first screen does not show @%d:\n%s", m.timeline.tree.maxID, v)
+				runUntil(m, m.Init(), func() bool { return m.cur != nil && m.cur.id == m.timeline.tree.maxID })
+				if v := m.View(); !strings.Contains(v, fmt.Sprintf("· @%s", m.timeline.tree.maxID)) {
+					b.Fatalf("the first screen does not show @%s:\n%s", m.timeline.tree.maxID, v)
 				}
 			}
 		})

@@ -46,7 +46,7 @@ func (m *Browser) startSearch(q string) tea.Cmd {
 		hits := make([]searchHit, 0, len(found))
 		for _, f := range found {
 			h := ticket.Hit{Text: f.Text, Matches: f.Matches}
-			hits = append(hits, searchHit{cp: f.Checkpoint, short: short(f.Checkpoint),
+			hits = append(hits, searchHit{id: f.Checkpoint, short: short(f.Checkpoint),
 				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(h)})
 		}
 		return searchMsg{gen: gen, thread: c.Thread, query: q, hits: hits, more: more, err: err}
@@ -100,7 +100,7 @@ func (m *Browser) goHit(i int) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if !m.timeline.MoveTo(h.cp) {
+	if !m.timeline.MoveTo(h.id) {
 		m.errText = fmt.Sprintf("match %d/%d is at @%s, which this chain does not list", i+1, len(m.search.hits), h.short)
 		return nil
 	}

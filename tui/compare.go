@@ -49,7 +49,7 @@ func (k compareKeys) FullHelp() [][]key.Binding {
 // to b (the cursor).
 type compareDialog struct {
 	dialogSize // SetSize: the room the root gives it
-	a, b       int64
+	a, b       string
 	loading    bool
 	err        error
 	rel        string
@@ -76,17 +76,17 @@ type compareMsg struct {
 func loadCompare(ctx context.Context, b Backend, thread string, d *compareDialog) tea.Cmd {
 	a, bb := d.a, d.b
 	return func() tea.Msg {
-		from, err := b.Get(ctx, thread, a)
+		from, err := b.Get(ctx, thread, num(a))
 		if err != nil {
 			return compareMsg{dlg: d, err: err}
 		}
-		to, err := b.Get(ctx, thread, bb)
+		to, err := b.Get(ctx, thread, num(bb))
 		if err != nil {
 			return compareMsg{dlg: d, err: err}
 		}
 		rel := ""
 		if r, ok := b.(relater); ok {
-			if rel, err = r.Relation(ctx, thread, a, bb); err != nil {
+			if rel, err = r.Relation(ctx, thread, num(a), num(bb)); err != nil {
 				return compareMsg{dlg: d, err: err}
 			}
 		}
@@ -163,7 +163,7 @@ func (d *compareDialog) body(th *themes.Theme, w int) []string {
 func (d *compareDialog) View(th *themes.Theme, h help.Model) string {
 	w := min(d.maxW, 110)
 	inner := w - 4
-	title := fmt.Sprintf("Compare @%d (mark) → @%d (cursor)", d.a, d.b)
+	title := fmt.Sprintf("Compare @%s (mark) → @%s (cursor)", d.a, d.b)
 	var head []string
 	switch {
 	case d.loading:
@@ -199,21 +199,21 @@ func (d *compareDialog) View(th *themes.Theme, h help.Model) string {
 // toggleMark marks the checkpoint under the cursor (again: unmarks it).
 func (m *Model) toggleMark() tea.Cmd {
 	id := m.timeline.tree.cursor
-	if id == 0 {
+	if id == "" {
 		return m.setFlash("no checkpoint under the cursor to mark", true)
 	}
 	if !m.par.toggleMark(m.thread, id) {
-		return m.setFlash(fmt.Sprintf("mark on @%d removed", id), false)
+		return m.setFlash(fmt.Sprintf("mark on @%s removed", id), false)
 	}
-	return m.setFlash(fmt.Sprintf("marked @%d: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
+	return m.setFlash(fmt.Sprintf("marked @%s: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
 }
 
 // openCompare diffs the cursor against the mark.
 func (m *Model) openCompare() tea.Cmd {
-	if m.par.mark == 0 || m.par.markThread != m.thread {
+	if m.par.mark == "" || m.par.markThread != m.thread {
 		return m.setFlash("mark a checkpoint first: "+m.keys.Mark.Help().Key+" marks the one under the cursor", true)
 	}
-	if m.timeline.tree.cursor == 0 {
+	if m.timeline.tree.cursor == "" {
 		return m.setFlash("no checkpoint under the cursor to compare", true)
 	}
 	d := &compareDialog{a: m.par.mark, b: m.timeline.tree.cursor, loading: true, keys: newCompareKeys()}

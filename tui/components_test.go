@@ -11,7 +11,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
-	"rewind/store"
+	"rewind/store/browse"
 	"rewind/themes"
 )
 
@@ -86,7 +86,7 @@ func TestPagerAlone(t *testing.T) {
 func TestThreadListAlone(t *testing.T) {
 	l := newThreadList()
 	l.SetSize(80, 10)
-	l.set([]store.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, "")
+	l.set([]browse.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, "")
 	if a, _ := l.Update(runes("j")); a != listNone {
 		t.Fatalf("j moves the selection itself: %v", a)
 	}
@@ -154,26 +154,26 @@ func TestTimelineKeysAlone(t *testing.T) {
 	var p timelinePane
 	p.keys = newTimelineKeys(newThreadKeys())
 	tr := newTree()
-	tr.merge([]*timelineNode{{id: 1}, {id: 2, parent: 1}, {id: 3, parent: 2}})
-	tr.jump(3)
+	tr.merge([]*timelineNode{{id: "1"}, {id: "2", parent: "1"}, {id: "3", parent: "2"}})
+	tr.jump("3")
 	p.tree = tr
-	if s, _ := p.Update(runes("h")); !s.handled || !s.moved || tr.cursor != 2 {
-		t.Fatalf("h steps back: %+v at @%d", s, tr.cursor)
+	if s, _ := p.Update(runes("h")); !s.handled || !s.moved || num(tr.cursor) != 2 {
+		t.Fatalf("h steps back: %+v at @%s", s, tr.cursor)
 	}
-	if s, _ := p.Update(runes("g")); !s.handled || !s.moved || tr.cursor != 1 {
-		t.Fatalf("g goes to the first: %+v at @%d", s, tr.cursor)
+	if s, _ := p.Update(runes("g")); !s.handled || !s.moved || num(tr.cursor) != 1 {
+		t.Fatalf("g goes to the first: %+v at @%s", s, tr.cursor)
 	}
 	if s, _ := p.Update(runes("i")); s.handled {
 		t.Fatal("i is not the timeline's")
 	}
 	p.follow()
-	if p.position != [2]int{1, 3} || p.leaf != 3 || p.title() != "Timeline · 3" {
-		t.Fatalf("position %v, leaf @%d, title %q", p.position, p.leaf, p.title())
+	if p.position != [2]int{1, 3} || num(p.leaf) != 3 || p.title() != "Timeline · 3" {
+		t.Fatalf("position %v, leaf @%s, title %q", p.position, p.leaf, p.title())
 	}
 	p.reset("t1")
 	p.total = 8000
-	if p.title() != "Timeline · loading 0/8000" || p.leaf != 0 || p.keys.Prev.Keys() == nil || p.tree.len() != 0 {
-		t.Fatalf("a thread being opened: title %q, leaf @%d, keys kept %v, %d checkpoints", p.title(), p.leaf, p.keys.Prev.Keys(), p.tree.len())
+	if p.title() != "Timeline · loading 0/8000" || num(p.leaf) != 0 || p.keys.Prev.Keys() == nil || p.tree.len() != 0 {
+		t.Fatalf("a thread being opened: title %q, leaf @%s, keys kept %v, %d checkpoints", p.title(), p.leaf, p.keys.Prev.Keys(), p.tree.len())
 	}
 }
 
@@ -230,7 +230,7 @@ func TestFooterAsksTheFocusedComponent(t *testing.T) {
 func TestGraphDialogAlone(t *testing.T) {
 	th := themes.Or(themes.Default)
 	at := func(id int64, nodes ...string) *detail {
-		return &detail{cp: engine.Checkpoint{ID: id, Source: "loop", Metadata: engine.Metadata{Nodes: nodes}}}
+		return &detail{id: idOf(id), cp: engine.Checkpoint{ID: id, Source: "loop", Metadata: engine.Metadata{Nodes: nodes}}}
 	}
 	g := newGraphDialog(at(2, "planner"), newGraphKeys(newThreadKeys()))
 	g.SetSize(76, 22)
@@ -240,11 +240,11 @@ func TestGraphDialogAlone(t *testing.T) {
 	if done, cmd := g.Update(runes("l")); done || cmd == nil || cmd() != (scrubMsg{by: 1}) {
 		t.Fatal("l asks the root to step on")
 	}
-	g.followCursor(at(2, "planner"), 3)
+	g.followCursor(at(2, "planner"), "3")
 	if v := ansi.Strip(g.View(th, help.New())); !strings.Contains(v, "Graph · @2 (loop) · loading @3…") {
 		t.Fatalf("the cursor went on to @3, not loaded yet:\n%s", v)
 	}
-	g.followCursor(at(3, "executor"), 3)
+	g.followCursor(at(3, "executor"), "3")
 	if v := ansi.Strip(g.View(th, help.New())); !strings.Contains(v, "Graph · @3 (loop)") || strings.Contains(v, "loading") || !strings.Contains(v, "wrote @3") {
 		t.Fatalf("@3 loaded:\n%s", v)
 	}
@@ -259,7 +259,7 @@ func TestSearchDialogAlone(t *testing.T) {
 	th := themes.Or(themes.Default)
 	d := &searchDialog{query: "refund", keys: newSearchKeys()}
 	for i := 1; i <= 40; i++ {
-		d.hits = append(d.hits, searchHit{id: int64(i), where: "listing", text: "a refund", parts: []hitPart{{text: "a "}, {text: "refund", match: true}}})
+		d.hits = append(d.hits, searchHit{id: idOf(int64(i)), where: "listing", text: "a refund", parts: []hitPart{{text: "a "}, {text: "refund", match: true}}})
 	}
 	d.SetSize(dialogRoom(80, 24))
 	if d.rows() != 14 {
@@ -319,7 +319,7 @@ func TestThreadListKeepsTheLastInputReadable(t *testing.T) {
 	for _, w := range []int{80, 120} {
 		l := newThreadList()
 		l.SetSize(w, 10)
-		l.set([]store.Thread{{ID: long, Checkpoints: 16, LatestID: 16}, {ID: "b", Checkpoints: 5}}, nil, "")
+		l.set([]browse.Thread{{ID: long, Checkpoints: 16, Latest: "16"}, {ID: "b", Checkpoints: 5}}, nil, "")
 		l.states = map[string]threadState{
 			long: {status: "stopped", lastInput: input, gen: l.gen},
 			"b":  {status: "awaiting-approval", lastInput: "hi", gen: l.gen},

@@ -11,12 +11,12 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/browse"
 )
 
 // Backend is what the TUI reads and the few direct writes it makes. Every
 // call runs inside a tea.Cmd, never in Update.
 type Backend interface {
-	Threads(ctx context.Context) ([]store.Thread, error)
 	History(ctx context.Context, thread string, before int64, limit int) ([]engine.Checkpoint, error)
 	Get(ctx context.Context, thread string, id int64) (engine.Checkpoint, error)
 	Events(ctx context.Context, thread string, id int64) ([]engine.Event, error)
@@ -58,6 +58,8 @@ func (b engineBackend) DeleteThread(ctx context.Context, thread string) error {
 
 // detail is everything shown about one checkpoint, loaded in a tea.Cmd.
 type detail struct {
+	// id is cp's id as the tree keys it.
+	id       string
 	cp       engine.Checkpoint
 	state    ticket.State
 	stateErr error
@@ -103,7 +105,7 @@ type cache struct {
 	// wanted is, by thread, the checkpoint whose load the cursor waits
 	// for: a load that starts after the cursor moved on skips its reads
 	// (keys typed or repeated faster than loads do not pile them up).
-	wanted map[string]int64
+	wanted map[string]string
 }
 
 type runsAt struct {
@@ -141,27 +143,27 @@ type rawCP struct {
 }
 
 func newCache() *cache {
-	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, runs: map[string]runsAt{}, wanted: map[string]int64{}}
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, runs: map[string]runsAt{}, wanted: map[string]string{}}
 }
 
 // want says the cursor now waits for checkpoint id of thread.
 // prefetch marks a prefetch started (on) or done (Update goroutine only).
 func (c *cache) prefetch(on bool) { c.prefetching = on }
 
-func (c *cache) want(thread string, id int64) {
+func (c *cache) want(thread, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.wanted[thread] = id
 }
 
 // isWanted is whether the cursor still waits for checkpoint id of thread.
-func (c *cache) isWanted(thread string, id int64) bool {
+func (c *cache) isWanted(thread, id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.wanted[thread] == id
 }
 
-func (c *cache) detail(thread string, id int64) (*detail, bool) {
+func (c *cache) detail(thread, id string) (*detail, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.details.get(ckey{thread, id})
@@ -173,7 +175,7 @@ func (c *cache) putDetail(thread string, d *detail, version int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stale[thread] == version {
-		c.details.put(ckey{thread, d.cp.ID}, d)
+		c.details.put(ckey{thread, d.id}, d)
 	}
 }
 
@@ -205,14 +207,14 @@ func (c *cache) dropPending(thread string) {
 	}
 }
 
-func (c *cache) checkpoint(ctx context.Context, b Backend, thread string, id int64) (rawCP, error) {
+func (c *cache) checkpoint(ctx context.Context, b Backend, thread, id string) (rawCP, error) {
 	c.mu.Lock()
 	r, ok := c.raw.get(ckey{thread, id})
 	c.mu.Unlock()
 	if ok {
 		return r, nil
 	}
-	cp, err := b.Get(ctx, thread, id)
+	cp, err := b.Get(ctx, thread, num(id))
 	if err != nil {
 		return rawCP{}, err
 	}
@@ -226,7 +228,7 @@ func (c *cache) checkpoint(ctx context.Context, b Backend, thread string, id int
 
 type ckey struct {
 	thread string
-	id     int64
+	id     string
 }
 
 // lru is a small least-recently-used map.
@@ -286,7 +288,7 @@ func (l *lru[V]) dropIf(f func(ckey) bool) {
 // late answer for a thread the user already left is dropped.
 type (
 	threadsMsg struct {
-		threads []store.Thread
+		threads []browse.Thread
 		err     error
 	}
 	historyMsg struct {
@@ -294,7 +296,7 @@ type (
 		thread string
 		nodes  []*timelineNode
 		// before is the oldest id of this page (the next page reads below it).
-		before int64
+		before string
 		more   bool
 		sync   bool
 		err    error
@@ -304,7 +306,7 @@ type (
 	detailMsg     struct {
 		gen    int
 		thread string
-		id     int64
+		id     string
 		d      *detail
 		err    error
 		// version is the cache's detail version the load began under.
@@ -349,16 +351,16 @@ const (
 	syncPage  = 32
 )
 
-func loadThreads(ctx context.Context, b Backend) tea.Cmd {
+func loadThreads(ctx context.Context, src browse.Source) tea.Cmd {
 	return func() tea.Msg {
-		ts, err := b.Threads(ctx)
+		ts, err := src.Threads(ctx)
 		return threadsMsg{threads: ts, err: err}
 	}
 }
 
-func loadHistory(ctx context.Context, b Backend, gen int, thread string, before int64, limit int) tea.Cmd {
+func loadHistory(ctx context.Context, src browse.Source, gen int, thread, before string, limit int) tea.Cmd {
 	return func() tea.Msg {
-		cps, err := b.History(ctx, thread, before, limit)
+		cps, err := readListings(ctx, src, thread, before, limit)
 		msg := historyMsg{gen: gen, thread: thread, err: err}
 		if err != nil {
 			return msg
@@ -369,20 +371,30 @@ func loadHistory(ctx context.Context, b Backend, gen int, thread string, before 
 		}
 		if n := len(cps); n > 0 {
 			msg.before = cps[n-1].ID
-			msg.more = n == limit && msg.before > 1
+			msg.more = n == limit
 		}
 		return msg
 	}
 }
 
+// readListings reads a page of thread's listings; a thread with none yet
+// (a new one, or one deleted meanwhile) is an empty page.
+func readListings(ctx context.Context, src browse.Source, thread, before string, limit int) ([]browse.Listing, error) {
+	ls, err := src.History(ctx, browse.Chain{Thread: thread}, before, limit)
+	if errors.Is(err, browse.ErrNotFound) {
+		return nil, nil
+	}
+	return ls, err
+}
+
 // syncHead reads the newest checkpoints until it meets one already known
 // (known reports that), so a run's new checkpoints join the timeline.
-func syncHead(ctx context.Context, b Backend, gen int, thread string, known func(int64) bool) tea.Cmd {
+func syncHead(ctx context.Context, src browse.Source, gen int, thread string, known func(string) bool) tea.Cmd {
 	return func() tea.Msg {
 		msg := historyMsg{gen: gen, thread: thread, sync: true}
-		var before int64
+		before := ""
 		for {
-			cps, err := b.History(ctx, thread, before, syncPage)
+			cps, err := readListings(ctx, src, thread, before, syncPage)
 			if err != nil {
 				msg.err = err
 				return msg
@@ -402,7 +414,7 @@ func syncHead(ctx context.Context, b Backend, gen int, thread string, known func
 	}
 }
 
-func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread string, id int64) tea.Cmd {
+func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread, id string) tea.Cmd {
 	return func() tea.Msg {
 		version := c.version(thread)
 		if !c.isWanted(thread, id) {
@@ -413,7 +425,7 @@ func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread string
 	}
 }
 
-func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int64, version int) (*detail, error) {
+func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, version int) (*detail, error) {
 	if d, ok := c.detail(thread, id); ok {
 		return d, nil
 	}
@@ -422,20 +434,20 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 		return nil, err
 	}
 	cp := r.cp
-	d := &detail{cp: cp, state: r.state, stateErr: r.stateErr}
+	d := &detail{id: id, cp: cp, state: r.state, stateErr: r.stateErr}
 	if cp.ParentID != 0 {
-		if p, err := c.checkpoint(ctx, b, thread, cp.ParentID); err == nil {
+		if p, err := c.checkpoint(ctx, b, thread, idOf(cp.ParentID)); err == nil {
 			d.parent = &p.cp
 			if p.stateErr == nil {
 				d.pstate = &p.state
 			}
 		}
 	}
-	if d.events, err = b.Events(ctx, thread, id); err != nil {
+	if d.events, err = b.Events(ctx, thread, cp.ID); err != nil {
 		return nil, err
 	}
 	if len(cp.Tasks) > 0 {
-		if d.writes, err = b.PendingWrites(ctx, thread, id); err != nil {
+		if d.writes, err = b.PendingWrites(ctx, thread, cp.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -447,7 +459,7 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread string, id int
 	d.compaction = compactionOf(d)
 	if rl, ok := b.(runLister); ok {
 		if runs, err := c.runsOf(ctx, rl, thread, version); err == nil {
-			if s, ok := runs.Of(id); ok {
+			if s, ok := runs.Of(cp.ID); ok {
 				d.run = &s
 			}
 		}

@@ -32,7 +32,7 @@ type dialog interface {
 // (the graph view): the root passes it in whenever the cursor or the
 // checkpoint shown changes.
 type cursorFollower interface {
-	followCursor(cur *detail, cursor int64)
+	followCursor(cur *detail, cursor string)
 }
 
 // dialogFollows gives a dialog that follows the cursor where it is now.

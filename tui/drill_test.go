@@ -19,6 +19,7 @@ import (
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store"
+	"rewind/store/browse"
 )
 
 // draftStore is the test store with its drafts table reachable (and, like
@@ -222,7 +223,7 @@ func (s *scriptRun) Updates() <-chan RunUpdate { return s.out }
 func (s *scriptRun) Cancel()                   {}
 
 func fakeDeps(e *engine.Engine, r Runner) Deps {
-	return Deps{Backend: EngineBackend(e), Runner: r, StoreLabel: "memory:", RunnerLabel: "worker processes"}
+	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: r, StoreLabel: "memory:", RunnerLabel: "worker processes"}
 }
 
 func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {

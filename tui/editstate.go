@@ -92,7 +92,7 @@ func (m *Model) openEditState() tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	if m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor {
+	if m.cur == nil || m.cur.id != m.timeline.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.EditState.Help().Key+" again in a moment", true)
 	}
 	cp := m.cur.cp
@@ -255,7 +255,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.setFlash(what, false))
 	if ed.thread == m.thread && ed.gen == m.gen {
-		if m.timeline.tree.jump(msg.cp.ID) {
+		if m.timeline.tree.jump(idOf(msg.cp.ID)) {
 			// The follow mode read it first (the store woke it before
 			// this answer came): go to it all the same.
 			m.afterTreeChange()

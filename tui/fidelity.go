@@ -97,7 +97,7 @@ func (f *fidelityChecks) badge(k ckey, gen int) *fidelityBadge {
 type fidelityMsg struct {
 	gen    int
 	thread string
-	id     int64
+	id     string
 	counts fidelityCounts
 	err    error
 }
@@ -111,14 +111,14 @@ func (m *Model) checkFidelity() tea.Cmd {
 	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" || !m.content.shows(paneState) {
 		return nil
 	}
-	if !m.fidelity.start(ckey{m.thread, d.cp.ID}, m.gen) {
+	if !m.fidelity.start(ckey{m.thread, d.id}, m.gen) {
 		return nil
 	}
-	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.cp.ID, d.state.Summary, d.state.Facts)
+	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.id, d.state.Summary, d.state.Facts)
 }
 
 // loadFidelity reads the summary's originals and checks them.
-func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int64, s *ticket.Summary, facts []string) tea.Cmd {
+func loadFidelity(ctx context.Context, b Backend, gen int, thread, id string, s *ticket.Summary, facts []string) tea.Cmd {
 	return func() tea.Msg {
 		msg := fidelityMsg{gen: gen, thread: thread, id: id}
 		tr, ok := b.(transcriptReader)
@@ -126,7 +126,7 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 			msg.err = errors.New("this store cannot read the transcript")
 			return msg
 		}
-		stored, err := tr.Transcript(ctx, thread, id, int64(max(s.From, 1)), int64(s.To))
+		stored, err := tr.Transcript(ctx, thread, num(id), int64(max(s.From, 1)), int64(s.To))
 		if err != nil {
 			msg.err = err
 			return msg
@@ -148,7 +148,7 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread string, id int
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
 	if m.fidelity.done(msg, msg.gen == m.gen && msg.thread == m.thread) {
-		if m.cur != nil && m.cur.cp.ID == msg.id {
+		if m.cur != nil && m.cur.id == msg.id {
 			m.content.invalidate(paneState) // its badge changed: render it again
 			m.syncPanes()
 		}
@@ -161,7 +161,7 @@ func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
 	if d == nil {
 		return nil
 	}
-	return m.fidelity.badge(ckey{m.thread, d.cp.ID}, m.gen)
+	return m.fidelity.badge(ckey{m.thread, d.id}, m.gen)
 }
 
 // badgeText is the badge's words and whether the check passed:

@@ -210,7 +210,7 @@ func unsettled(m *Model) string {
 		{m.nav.origLoading != 0, "original"},
 		{len(m.timeline.loadingWords) != 0, "timeline words"},
 		{m.screen == screenThreads && !m.threads.loaded, "threads list"},
-		{m.screen == screenThread && (m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor), "cursor checkpoint"},
+		{m.screen == screenThread && (m.cur == nil || m.cur.id != m.timeline.tree.cursor), "cursor checkpoint"},
 		{m.parityLoading(), "compare or thread states"},
 	} {
 		if c.busy {

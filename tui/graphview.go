@@ -58,32 +58,32 @@ type graphNode struct {
 type graphDialog struct {
 	dialogSize         // SetSize: the room the root gives it
 	from       *detail // what it was drawn from
-	id         int64
+	id         string
 	source     string
 	nodes      []graphNode
-	cursor     int64 // the checkpoint under the cursor (loading while ≠ id)
+	cursor     string // the checkpoint under the cursor (loading while ≠ id)
 	keys       graphKeys
 }
 
 // newGraphDialog draws d, the loaded checkpoint under the cursor.
 func newGraphDialog(d *detail, keys graphKeys) *graphDialog {
-	g := &graphDialog{keys: keys, cursor: d.cp.ID}
+	g := &graphDialog{keys: keys, cursor: d.id}
 	g.draw(d)
 	return g
 }
 
 // followCursor takes the checkpoint under the cursor and what is shown
 // of it: the drawing is of the cursor's checkpoint once it has loaded.
-func (g *graphDialog) followCursor(cur *detail, cursor int64) {
+func (g *graphDialog) followCursor(cur *detail, cursor string) {
 	g.cursor = cursor
-	if cur != nil && cur != g.from && cur.cp.ID == cursor {
+	if cur != nil && cur != g.from && cur.id == cursor {
 		g.draw(cur)
 	}
 }
 
 // draw reads what the drawing needs from a loaded checkpoint.
 func (g *graphDialog) draw(d *detail) {
-	g.from, g.id, g.source, g.nodes = d, d.cp.ID, d.cp.Source, nil
+	g.from, g.id, g.source, g.nodes = d, d.id, d.cp.Source, nil
 	wrote := map[string]int{}
 	for _, n := range d.cp.Metadata.Nodes {
 		wrote[n]++
@@ -188,16 +188,16 @@ func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 		lines = append(lines, "")
 	}
 	lines = append(lines, h.View(g.keys))
-	title := fmt.Sprintf("Graph · @%d (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
+	title := fmt.Sprintf("Graph · @%s (%s)", g.id, termtext.Line(strings.TrimSpace(g.source)))
 	if g.id != g.cursor {
-		title += fmt.Sprintf(" · loading @%d…", g.cursor)
+		title += fmt.Sprintf(" · loading @%s…", g.cursor)
 	}
 	return box(th, title, lines, w)
 }
 
 // openGraph shows the graph for the checkpoint under the cursor.
 func (m *Model) openGraph() tea.Cmd {
-	if m.cur == nil || m.cur.cp.ID != m.timeline.tree.cursor {
+	if m.cur == nil || m.cur.id != m.timeline.tree.cursor {
 		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
 	}
 	m.openDialog(newGraphDialog(m.cur, newGraphKeys(m.keys)))

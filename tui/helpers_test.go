@@ -22,6 +22,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/store/memory"
 	"rewind/store/postgres/pgtest"
 	"rewind/themes"
@@ -113,7 +114,7 @@ func seed(t testing.TB, e *engine.Engine, thread string) {
 }
 
 func depsFor(e *engine.Engine) Deps {
-	return Deps{Backend: EngineBackend(e), Runner: NewLocalRunner(e), StoreLabel: "memory:"}
+	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: NewLocalRunner(e), StoreLabel: "memory:"}
 }
 
 // harness is a small event loop for model tests: commands run on their own
@@ -269,10 +270,10 @@ func (h *harness) screen() string { return ansi.Strip(h.m.View()) }
 // loaded reports that the thread view shows the checkpoint under the cursor.
 func (h *harness) loaded() bool {
 	m := h.m
-	return !m.timeline.loading && m.cur != nil && m.timeline.tree.cursor == m.cur.cp.ID && !m.busy()
+	return !m.timeline.loading && m.cur != nil && m.timeline.tree.cursor == m.cur.id && !m.busy()
 }
 
-func (h *harness) at(id int64) bool { return h.loaded() && h.m.timeline.tree.cursor == id }
+func (h *harness) at(id int64) bool { return h.loaded() && h.m.timeline.tree.cursor == idOf(id) }
 
 func (h *harness) contains(s string) bool { return strings.Contains(h.screen(), s) }
 

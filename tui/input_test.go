@@ -49,7 +49,7 @@ func TestLongPasteUpToTheLimit(t *testing.T) {
 		t.Fatalf("a key at the limit: composer %d bytes, flash %q", len(v), h.m.status.text)
 	}
 	h.key("enter")
-	h.until("the reply", func() bool { return h.m.timeline.tree.maxID >= 8 && h.at(h.m.timeline.tree.maxID) })
+	h.until("the reply", func() bool { return num(h.m.timeline.tree.maxID) >= 8 && h.at(num(h.m.timeline.tree.maxID)) })
 	cp, err := e.Get(context.Background(), "long", 1)
 	if err != nil {
 		t.Fatal(err)

@@ -26,12 +26,12 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 	h.until("k moved", h.loaded)
 	up := h.m.timeline.tree.cursor
 	if up == start {
-		t.Fatalf("k should move the timeline's row up from #%d", start)
+		t.Fatalf("k should move the timeline's row up from #%s", start)
 	}
 	h.key("j")
 	h.until("j moved", h.loaded)
 	if h.m.timeline.tree.cursor != start {
-		t.Fatalf("j should move back down to #%d, at #%d", start, h.m.timeline.tree.cursor)
+		t.Fatalf("j should move back down to #%s, at #%s", start, h.m.timeline.tree.cursor)
 	}
 	h.key("h")
 	h.until("h scrubbed", h.loaded)
@@ -41,7 +41,7 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 	h.key("l")
 	h.until("l scrubbed", h.loaded)
 	if h.m.timeline.tree.cursor != start {
-		t.Fatalf("l should step forward to #%d, at #%d", start, h.m.timeline.tree.cursor)
+		t.Fatalf("l should step forward to #%s, at #%s", start, h.m.timeline.tree.cursor)
 	}
 	// In a pane, k and j scroll.
 	h.key("tab")
@@ -69,7 +69,7 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 		h.key(k.key)
 		h.drain()
 		if sc.off != k.want || h.m.timeline.tree.cursor != start {
-			t.Fatalf("%s in a pane: scrolled to %d (want %d), the cursor at @%d (want @%d)", k.key, sc.off, k.want, h.m.timeline.tree.cursor, start)
+			t.Fatalf("%s in a pane: scrolled to %d (want %d), the cursor at @%s (want @%s)", k.key, sc.off, k.want, h.m.timeline.tree.cursor, start)
 		}
 	}
 	h.key("home")
@@ -367,7 +367,7 @@ func TestStatusBarKeepsThePosition(t *testing.T) {
 		h.m.setFlash("stopped at @87: finished tasks are stored, r resumes the rest", false)
 		lines := strings.Split(h.screen(), "\n")
 		bar := lines[len(lines)-2]
-		pos := fmt.Sprintf("at @%d %d/%d", h.m.timeline.tree.cursor, h.m.timeline.position[0], h.m.timeline.position[1])
+		pos := fmt.Sprintf("at @%s %d/%d", h.m.timeline.tree.cursor, h.m.timeline.position[0], h.m.timeline.position[1])
 		if !strings.Contains(bar, pos) || !strings.Contains(bar, "stopped at @87") {
 			t.Errorf("%d columns: the status bar lost the position %q or the status:\n%s", w, pos, bar)
 		}

@@ -290,8 +290,8 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		m.relayout()
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
 		open := m.openThread(msg.lesson.Thread)
-		m.openAt = msg.verdict.At // once its page is loaded (onHistory)
-		return tea.Batch(open, loadThreads(m.ctx, m.deps.Backend))
+		m.openAt = idOf(msg.verdict.At) // once its page is loaded (onHistory)
+		return tea.Batch(open, loadThreads(m.ctx, m.deps.Source))
 	}
 	return nil
 }
@@ -310,7 +310,7 @@ func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
-		return loadThreads(m.ctx, m.deps.Backend)
+		return loadThreads(m.ctx, m.deps.Source)
 	}
 	chosen, cmd := m.lessons.Update(msg)
 	if chosen != nil {

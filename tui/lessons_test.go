@@ -64,7 +64,7 @@ func (s lessonSettled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if q, ok := msg.(quitWhenSettled); ok {
 		m := s.Model
 		settled := m.lessons.preparing == "" && (m.screen == screenLessons && m.w > 0 ||
-			m.screen == screenThread && m.script != nil && !m.timeline.loading && m.live.headLoading == 0 && !m.live.costsLoading && m.cur != nil && m.cur.cp.ID == m.timeline.tree.cursor)
+			m.screen == screenThread && m.script != nil && !m.timeline.loading && m.live.headLoading == 0 && !m.live.costsLoading && m.cur != nil && m.cur.id == m.timeline.tree.cursor)
 		if settled {
 			if q.poke != nil {
 				q.poke(m)

@@ -24,6 +24,8 @@ import (
 type headInfo struct {
 	thread string
 	cp     engine.Checkpoint
+	// id is cp's id as the tree keys it.
+	id string
 	// costs are the thread's tokens (nil when the backend cannot sum
 	// them, or they did not read), read after the head, for the inspector
 	// (wantCosts); costsRead says they were.
@@ -127,7 +129,7 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 		return nil, err
 	}
 	cp := cps[0]
-	h := &headInfo{thread: thread, cp: cp}
+	h := &headInfo{thread: thread, cp: cp, id: idOf(cp.ID)}
 	if pl, ok := b.(resumePlanner); ok {
 		// What a resume would do now, source recheck and all.
 		if h.plan, err = pl.PlanResume(ctx, thread, cp.ID); err != nil {

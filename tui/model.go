@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine/ticket"
+	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -18,6 +19,12 @@ import (
 // Deps are what the TUI works with: where it reads, how it runs, and a
 // label for the store in the status bar.
 type Deps struct {
+	// Source is what the timeline reads: a thread's checkpoint listings
+	// (engine.Browse for a rewind store).
+	Source browse.Source
+	// Backend is a rewind store through its engine: what Source does not
+	// carry (a checkpoint's ticket state, events, runs, costs) and the
+	// writes.
 	Backend    Backend
 	Runner     Runner
 	StoreLabel string
@@ -103,7 +110,7 @@ type Model struct {
 	thread string
 	// openAt is the checkpoint to put the cursor on once the history
 	// holds it (a lesson that opens on another branch than the newest).
-	openAt   int64
+	openAt   string
 	gen      int
 	timeline timelinePane
 	cache    *cache
@@ -201,7 +208,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, m.openThread(m.thread))
 		m.opening.withThreads()
 	} else {
-		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Source))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))
@@ -485,7 +492,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.openDialog(&breakDialog{nodes: graphNodes, on: m.next.breaks, keys: newToggleKeys()})
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
-		return loadThreads(m.ctx, m.deps.Backend)
+		return loadThreads(m.ctx, m.deps.Source)
 	case key.Matches(msg, k.Fold):
 		m.content.toggleFold()
 		m.syncPanes()
@@ -511,7 +518,7 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 	case listLog:
 		m.openPager(false)
 	case listRefresh:
-		return loadThreads(m.ctx, m.deps.Backend)
+		return loadThreads(m.ctx, m.deps.Source)
 	case listBack:
 		if m.thread != "" {
 			m.screen = screenThread

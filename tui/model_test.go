@@ -10,6 +10,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store/browse"
 )
 
 func TestScrubShowsStateAtCursor(t *testing.T) {
@@ -92,12 +93,12 @@ func TestForkRunsANewBranch(t *testing.T) {
 	}
 	h.typeText("Can I change the delivery address of SO20260901?")
 	h.key("enter")
-	h.until("the fork's reply", func() bool { return h.m.timeline.tree.maxID >= 24 && h.at(h.m.timeline.tree.maxID) })
-	fork := h.m.timeline.tree.nodes[17]
-	if fork == nil || fork.parent != 2 || fork.source != engine.SourceFork {
+	h.until("the fork's reply", func() bool { return num(h.m.timeline.tree.maxID) >= 24 && h.at(num(h.m.timeline.tree.maxID)) })
+	fork := h.m.timeline.tree.nodes["17"]
+	if fork == nil || num(fork.parent) != 2 || fork.source != engine.SourceFork {
 		t.Fatalf("checkpoint 17 should be a fork of #2, got %+v", fork)
 	}
-	if n := len(h.m.timeline.tree.nodes[2].kids); n != 3 {
+	if n := len(h.m.timeline.tree.nodes["2"].kids); n != 3 {
 		t.Fatalf("#2 should have 3 branches now, has %d", n)
 	}
 	if !h.contains("address") || !h.contains("done at @24") {
@@ -113,8 +114,8 @@ func TestForkRunsANewBranch(t *testing.T) {
 		t.Fatalf("the original branch changed: last speaker at @8 is %q", got)
 	}
 	h.key("[")
-	h.until("the sibling at the same step", func() bool { return h.loaded() && h.m.timeline.tree.cursor != 24 })
-	if got := h.m.timeline.tree.nodes[h.m.timeline.tree.cursor].depth; got != h.m.timeline.tree.nodes[24].depth {
+	h.until("the sibling at the same step", func() bool { return h.loaded() && num(h.m.timeline.tree.cursor) != 24 })
+	if got := h.m.timeline.tree.nodes[h.m.timeline.tree.cursor].depth; got != h.m.timeline.tree.nodes["24"].depth {
 		t.Fatalf("[ should land at the same depth on the sibling branch, got depth %d", got)
 	}
 }
@@ -155,9 +156,9 @@ func TestSendOnAnOlderBranchForksFromItsEnd(t *testing.T) {
 	h.key("i")
 	h.typeText("Thanks! And can I cancel SO20260901?")
 	h.key("enter")
-	h.until("the new turn", func() bool { return h.m.timeline.tree.maxID > 16 && h.at(h.m.timeline.tree.maxID) })
-	if n := h.m.timeline.tree.nodes[17]; n.parent != 8 || n.source != engine.SourceFork {
-		t.Fatalf("sending on an older branch should fork from its end #8, got parent %d source %s", n.parent, n.source)
+	h.until("the new turn", func() bool { return num(h.m.timeline.tree.maxID) > 16 && h.at(num(h.m.timeline.tree.maxID)) })
+	if n := h.m.timeline.tree.nodes["17"]; num(n.parent) != 8 || n.source != engine.SourceFork {
+		t.Fatalf("sending on an older branch should fork from its end #8, got parent %s source %s", n.parent, n.source)
 	}
 }
 
@@ -204,8 +205,8 @@ func TestDiscardAndDeleteAskFirst(t *testing.T) {
 	}
 	h.key("D", "y")
 	h.until("the discard", func() bool { return h.at(3) })
-	if h.m.timeline.tree.nodes[3].pending != 0 || h.m.timeline.tree.nodes[3].source != engine.SourceUpdate {
-		t.Fatalf("#3 should be an update with nothing pending: %+v", h.m.timeline.tree.nodes[3])
+	if h.m.timeline.tree.nodes["3"].pending != 0 || h.m.timeline.tree.nodes["3"].source != engine.SourceUpdate {
+		t.Fatalf("#3 should be an update with nothing pending: %+v", h.m.timeline.tree.nodes["3"])
 	}
 
 	h.key("t")
@@ -336,8 +337,8 @@ func TestMouseWheelAndClick(t *testing.T) {
 	// Click the first timeline row (y=1 is inside the frame's top border,
 	// the turn 1 header; the row is under it).
 	h.dispatch(tea.MouseMsg{X: 5, Y: 1, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
-	if h.m.timeline.tree.cursor != 16 {
-		t.Fatalf("a click on a turn header should move nothing, at @%d", h.m.timeline.tree.cursor)
+	if num(h.m.timeline.tree.cursor) != 16 {
+		t.Fatalf("a click on a turn header should move nothing, at @%s", h.m.timeline.tree.cursor)
 	}
 	h.dispatch(tea.MouseMsg{X: 5, Y: 2, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
 	h.until("#1 by click", func() bool { return h.at(1) })
@@ -453,7 +454,7 @@ func TestCompactionIsShown(t *testing.T) {
 	}
 	h := newHarness(t, e, Settings{Thread: "long"}, 160, 48)
 	h.until("loaded", func() bool { return h.loaded() })
-	h.m.timeline.tree.jump(compacted)
+	h.m.timeline.tree.jump(idOf(compacted))
 	h.exec(h.m.cursorMoved())
 	h.until("the compaction", func() bool { return h.at(compacted) })
 	// The summary's header is pinned above the tail; z unfolds the summary.
@@ -496,7 +497,7 @@ func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, e, Settings{Thread: "pb"}, 120, 40)
-	h.until("loaded", func() bool { return h.loaded() && h.m.timeline.tree.maxID == forked.Checkpoint })
+	h.until("loaded", func() bool { return h.loaded() && num(h.m.timeline.tree.maxID) == forked.Checkpoint })
 	h.key("home")
 	h.key("right")
 	h.until("#2", func() bool { return h.at(2) })
@@ -504,7 +505,7 @@ func TestResumeCarriesOnThePausedBranchOnScreen(t *testing.T) {
 	h.until("the paused branch to finish", func() bool {
 		return h.loaded() && h.m.live.run == nil && strings.Contains(h.m.status.text, "done")
 	})
-	chain, err := e.Ancestors(ctx, "pb", h.m.timeline.tree.maxID)
+	chain, err := e.Ancestors(ctx, "pb", num(h.m.timeline.tree.maxID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,14 +522,14 @@ func TestScrubStepShowsPrefetchedCheckpoint(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
 	h.until("the newest checkpoint", func() bool { return h.at(16) })
-	parent := h.m.timeline.tree.parentOf(16)
+	parent := h.m.timeline.tree.parentOf("16")
 	h.until("its parent read ahead", func() bool {
 		_, ok := h.m.cache.detail("t", parent)
 		return ok && !h.m.cache.prefetching
 	})
 	_, cmd := h.m.Update(keyMsg("left"))
-	if h.m.timeline.tree.cursor != parent || h.m.cur == nil || h.m.cur.cp.ID != parent || strings.Contains(h.m.View(), "(loading") {
-		t.Fatalf("← should show @%d at once; showing @%v:\n%s", parent, h.m.cur != nil && h.m.cur.cp.ID == parent, h.m.View())
+	if h.m.timeline.tree.cursor != parent || h.m.cur == nil || h.m.cur.id != parent || strings.Contains(h.m.View(), "(loading") {
+		t.Fatalf("← should show @%s at once; showing @%v:\n%s", parent, h.m.cur != nil && h.m.cur.id == parent, h.m.View())
 	}
 	h.exec(cmd)
 	h.until("the next step's read ahead", func() bool {
@@ -570,7 +571,7 @@ func TestStaleLoadsSkipTheirReads(t *testing.T) {
 		if !l.skipped {
 			read++
 			if l.id != m.timeline.tree.cursor || l.d == nil {
-				t.Fatalf("the load that read is of @%d, the cursor is on @%d", l.id, m.timeline.tree.cursor)
+				t.Fatalf("the load that read is of @%s, the cursor is on @%s", l.id, m.timeline.tree.cursor)
 			}
 		}
 	}
@@ -597,7 +598,7 @@ func TestCostsAreReadForTheInspectorOnly(t *testing.T) {
 	e := newEngine(t)
 	seed(t, e, "t")
 	reads := 0
-	m := New(context.Background(), Deps{Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e)}, Settings{Thread: "t"})
+	m := New(context.Background(), Deps{Source: e.Browse(browse.About{}), Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e)}, Settings{Thread: "t"})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	runSync(m, m.Init())
 	if m.cur == nil || reads != 0 {

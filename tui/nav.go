@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -25,8 +25,8 @@ import (
 
 // isTurnStart: new input starts a turn at cp (an input, or a fork that is
 // not a replay: a fork carries the new branch's input).
-func isTurnStart(cp engine.Checkpoint) bool {
-	return cp.Source == engine.SourceInput || cp.Source == engine.SourceFork && !cp.Metadata.Replay
+func isTurnStart(l browse.Listing) bool {
+	return l.Source == browse.SourceInput || l.Source == browse.SourceFork && l.ReplayOf == ""
 }
 
 // maxWords is how much of the customer's words a row keeps.
@@ -76,15 +76,15 @@ func (p *timelinePane) turnHeader(th *themes.Theme, theme int, n *timelineNode) 
 
 // wordsWanted are the turn rows on screen whose words are neither read
 // nor being read; they are marked as being read.
-func (p *timelinePane) wordsWanted() []int64 {
+func (p *timelinePane) wordsWanted() []string {
 	t := p.tree
 	if p.h <= 0 {
 		return nil
 	}
 	if p.words == nil {
-		p.words, p.loadingWords = map[int64]string{}, map[int64]string{}
+		p.words, p.loadingWords = map[string]string{}, map[string]string{}
 	}
-	var ids []int64
+	var ids []string
 	lines := 0
 	for r := p.off; r < len(t.rows) && lines < p.h; r++ {
 		n := t.nodes[t.rows[r]]
@@ -106,7 +106,7 @@ func (p *timelinePane) wordsWanted() []int64 {
 }
 
 // takeWords keeps the customer's words read for turn rows.
-func (p *timelinePane) takeWords(words map[int64]string) {
+func (p *timelinePane) takeWords(words map[string]string) {
 	for id, w := range words {
 		p.words[id] = w
 		delete(p.loadingWords, id)
@@ -144,7 +144,7 @@ func (p *timelinePane) maxOff() int {
 type wordsMsg struct {
 	gen    int
 	thread string
-	words  map[int64]string
+	words  map[string]string
 }
 
 // wantWords asks for the words of the turn rows on screen not yet read.
@@ -158,7 +158,7 @@ func (m *Model) wantWords() tea.Cmd {
 	}
 	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
 	return func() tea.Msg {
-		out := make(map[int64]string, len(ids))
+		out := make(map[string]string, len(ids))
 		for _, id := range ids {
 			out[id] = readWords(ctx, b, thread, id)
 		}
@@ -168,8 +168,8 @@ func (m *Model) wantWords() tea.Cmd {
 
 // readWords is the customer's message that started a turn at id: the
 // newest user message of its state.
-func readWords(ctx context.Context, b Backend, thread string, id int64) string {
-	cp, err := b.Get(ctx, thread, id)
+func readWords(ctx context.Context, b Backend, thread, id string) string {
+	cp, err := b.Get(ctx, thread, num(id))
 	if err != nil {
 		return "(unreadable: " + termtext.Line(err.Error()) + ")"
 	}
@@ -245,7 +245,7 @@ func (m *Model) jumpTurn(dir int) tea.Cmd {
 		} else {
 			id = t.preferred(id)
 		}
-		if id == 0 {
+		if id == "" {
 			if dir < 0 {
 				return m.setFlash("no earlier turn on this branch", false)
 			}
@@ -265,15 +265,16 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 	if strings.HasPrefix(s, "#") {
 		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
 	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
-	if err != nil || id <= 0 {
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
+	if err != nil || n <= 0 {
 		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
 	}
+	id := idOf(n)
 	if !m.timeline.tree.jump(id) {
 		if m.timeline.loading {
-			return m.setFlash(fmt.Sprintf("@%d is not loaded yet (the timeline is still loading): try again in a moment", id), true)
+			return m.setFlash(fmt.Sprintf("@%s is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
-		return m.setFlash(fmt.Sprintf("no checkpoint @%d on thread %s (it has @1–@%d)", id, termtext.Name(m.thread), m.timeline.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("no checkpoint @%s on thread %s (it has @1–@%s)", id, termtext.Name(m.thread), m.timeline.tree.maxID), true)
 	}
 	return m.cursorMoved()
 }

@@ -31,14 +31,14 @@ func TestTurnKeys(t *testing.T) {
 		h.until(step.key+" to @"+itoa(step.want), func() bool { return h.at(step.want) })
 	}
 	h.key("{")
-	if h.m.timeline.tree.cursor != 1 || !strings.Contains(h.m.status.text, "no earlier turn") {
-		t.Fatalf("{ on the first turn should stay and say so: at @%d, %q", h.m.timeline.tree.cursor, h.m.status.text)
+	if num(h.m.timeline.tree.cursor) != 1 || !strings.Contains(h.m.status.text, "no earlier turn") {
+		t.Fatalf("{ on the first turn should stay and say so: at @%s, %q", h.m.timeline.tree.cursor, h.m.status.text)
 	}
 	h.key("end")
 	h.until("@24", func() bool { return h.at(24) })
 	h.key("}")
-	if h.m.timeline.tree.cursor != 24 || !strings.Contains(h.m.status.text, "no later turn") {
-		t.Fatalf("} in the last turn should stay and say so: at @%d, %q", h.m.timeline.tree.cursor, h.m.status.text)
+	if num(h.m.timeline.tree.cursor) != 24 || !strings.Contains(h.m.status.text, "no later turn") {
+		t.Fatalf("} in the last turn should stay and say so: at @%s, %q", h.m.timeline.tree.cursor, h.m.status.text)
 	}
 }
 
@@ -68,15 +68,15 @@ func TestGotoKey(t *testing.T) {
 		h.key(":")
 		h.typeText(bad.text)
 		h.key("enter")
-		if h.m.timeline.tree.cursor != 17 || !strings.Contains(h.m.status.text, bad.want) || !h.m.status.isErr {
-			t.Fatalf(": %s should stay at @17 and say %q: at @%d, %q", bad.text, bad.want, h.m.timeline.tree.cursor, h.m.status.text)
+		if num(h.m.timeline.tree.cursor) != 17 || !strings.Contains(h.m.status.text, bad.want) || !h.m.status.isErr {
+			t.Fatalf(": %s should stay at @17 and say %q: at @%s, %q", bad.text, bad.want, h.m.timeline.tree.cursor, h.m.status.text)
 		}
 	}
 	h.key(":")
 	h.typeText("9")
 	h.key("esc")
-	if h.m.nav.prompt != nil || h.m.timeline.tree.cursor != 17 {
-		t.Fatalf("esc should close the prompt and go nowhere: at @%d", h.m.timeline.tree.cursor)
+	if h.m.nav.prompt != nil || num(h.m.timeline.tree.cursor) != 17 {
+		t.Fatalf("esc should close the prompt and go nowhere: at @%s", h.m.timeline.tree.cursor)
 	}
 	// Keys typed into the prompt are not commands (q does not quit).
 	h.key(":")
@@ -88,8 +88,8 @@ func TestGotoKey(t *testing.T) {
 	// ":9" typed fast arrives as one message: 9 is the prompt's text.
 	h.typeText(":9")
 	h.key("enter")
-	if h.m.timeline.tree.cursor != 9 {
-		t.Fatalf("a fast :9 should go to @9, at @%d", h.m.timeline.tree.cursor)
+	if num(h.m.timeline.tree.cursor) != 9 {
+		t.Fatalf("a fast :9 should go to @9, at @%s", h.m.timeline.tree.cursor)
 	}
 }
 
@@ -121,11 +121,11 @@ func TestSearchKeys(t *testing.T) {
 		t.Errorf("the matched word should be drawn in the theme's Match style:\n%q", view)
 	}
 	h.key("down", "enter")
-	h.until("the second hit", func() bool { return h.at(hits[1].id) })
+	h.until("the second hit", func() bool { return h.at(num(hits[1].id)) })
 	h.key("n")
-	h.until("the third hit", func() bool { return h.at(hits[2].id) })
+	h.until("the third hit", func() bool { return h.at(num(hits[2].id)) })
 	h.key("N", "N")
-	h.until("the first hit", func() bool { return h.at(hits[0].id) })
+	h.until("the first hit", func() bool { return h.at(num(hits[0].id)) })
 	// The events under the cursor are searched too, by their words.
 	h.key("/")
 	if v := h.m.nav.prompt.in.Value(); v != "" {
@@ -300,7 +300,7 @@ func TestSearchAsksTheIndex(t *testing.T) {
 	}
 	var got []string
 	for _, h := range hits {
-		got = append(got, fmt.Sprintf("%s@%d:%s", strings.Fields(h.where)[0], h.id, h.line()))
+		got = append(got, fmt.Sprintf("%s@%s:%s", strings.Fields(h.where)[0], h.id, h.line()))
 	}
 	if want := "#3@3:a needle at 3 #700@700:a needle at 700 #1100@1100:a needle at 1100 #700@2000:a fork's needles"; strings.Join(got, " ") != want {
 		t.Errorf("hits %q, want %s (sorted by checkpoint)", got, want)
@@ -325,7 +325,7 @@ func TestTurnNumbersWhileLoading(t *testing.T) {
 	p.SetSize(40, 20)
 	// Three turns of three checkpoints: @1, @4 and @7 take input.
 	node := func(id int64) *timelineNode {
-		return &timelineNode{id: id, parent: id - 1, source: "loop", turnStart: id%3 == 1}
+		return &timelineNode{id: idOf(id), parent: idOf(id - 1), source: "loop", turnStart: id%3 == 1}
 	}
 	var newer, older []*timelineNode
 	for id := int64(9); id >= 5; id-- {

@@ -11,8 +11,8 @@ import (
 
 // parity is what those features keep between keys.
 type parity struct {
-	// mark is the checkpoint m marked on markThread (0: none).
-	mark       int64
+	// mark is the checkpoint m marked on markThread ("": none).
+	mark       string
 	markThread string
 	// edit is the state edit under way (editstate.go).
 	edit *stateEdit
@@ -23,9 +23,9 @@ func (p *parity) editing(ed *stateEdit) { p.edit = ed }
 
 // toggleMark marks checkpoint id of thread, or unmarks it when it is the
 // mark: on is whether it is marked now.
-func (p *parity) toggleMark(thread string, id int64) (on bool) {
+func (p *parity) toggleMark(thread string, id string) (on bool) {
 	if p.mark == id && p.markThread == thread {
-		p.mark = 0
+		p.mark = ""
 		return false
 	}
 	p.mark, p.markThread = id, thread

@@ -32,7 +32,7 @@ func BenchmarkCompareAcrossBranches(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		d := &compareDialog{a: 499, b: latest.ID, loading: true}
+		d := &compareDialog{a: "499", b: idOf(latest.ID), loading: true}
 		msg := loadCompare(ctx, be, "big", d)().(compareMsg)
 		if msg.err != nil || msg.rel == "" {
 			b.Fatalf("compare: %v %q", msg.err, msg.rel)

@@ -34,8 +34,8 @@ func TestReplayKeyAsksThenRunsANewBranch(t *testing.T) {
 	h.key("y")
 	h.until("the replay's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
 	cur := h.m.timeline.tree.nodes[h.m.timeline.tree.cursor]
-	if h.m.timeline.tree.cursor <= 16 || !h.m.timeline.tree.isAncestor(17, cur.id) {
-		t.Fatalf("the cursor should follow the new branch from @17, it is at @%d", h.m.timeline.tree.cursor)
+	if num(h.m.timeline.tree.cursor) <= 16 || !h.m.timeline.tree.isAncestor("17", cur.id) {
+		t.Fatalf("the cursor should follow the new branch from @17, it is at @%s", h.m.timeline.tree.cursor)
 	}
 	first, err := e.Get(context.Background(), "t", 17)
 	if err != nil || !first.Metadata.Replay || first.ParentID != 2 {
@@ -130,13 +130,13 @@ func TestEditStateStoresAnUpdateThatResumes(t *testing.T) {
 	}
 	h.key("r")
 	h.until("the resume's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "done at") })
-	latest, _ := e.Get(context.Background(), "t", h.m.timeline.tree.maxID)
+	latest, _ := e.Get(context.Background(), "t", num(h.m.timeline.tree.maxID))
 	s, _ := ticket.Decode(latest.Values)
 	topics := ""
 	for _, st := range s.Subtasks {
 		topics += st.Topic + " "
 	}
-	if !h.m.timeline.tree.isAncestor(17, latest.ID) || topics != "invoice " {
+	if !h.m.timeline.tree.isAncestor("17", idOf(latest.ID)) || topics != "invoice " {
 		t.Fatalf("the branch from @17 should plan the edited question (invoice), planned %q at @%d", topics, latest.ID)
 	}
 }
@@ -207,8 +207,8 @@ func TestCompareAcrossBranches(t *testing.T) {
 		t.Fatalf("= with no mark should say what to do: %q", h.m.status.text)
 	}
 	h.key("m")
-	if h.m.par.mark != 16 {
-		t.Fatalf("m should mark @16, marked @%d", h.m.par.mark)
+	if num(h.m.par.mark) != 16 {
+		t.Fatalf("m should mark @16, marked @%s", h.m.par.mark)
 	}
 	h.key("[")
 	h.until("the other branch", func() bool { return h.at(8) })
@@ -321,7 +321,7 @@ func TestApproveAnEditedDraft(t *testing.T) {
 	}
 	h.key("y")
 	h.until("the approval's end", func() bool { return h.loaded() && strings.Contains(h.m.status.text, "approved, done") })
-	latest, _ := e.Get(context.Background(), "g", h.m.timeline.tree.maxID)
+	latest, _ := e.Get(context.Background(), "g", num(h.m.timeline.tree.maxID))
 	s, _ := ticket.Decode(latest.Values)
 	found := false
 	for _, op := range s.Operations {

@@ -47,16 +47,16 @@ func (m *Model) askReplay() tea.Cmd {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
 	if n.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to replay at @%d: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again), or f forks it with new input", id), true)
+		return m.setFlash(fmt.Sprintf("nothing to replay at @%s: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again), or f forks it with new input", id), true)
 	}
-	q := fmt.Sprintf("Replay from @%d? A new branch starts at @%d and runs its due tasks (%s) again, with no new input. Nothing is deleted: the old branch stays.", id, id, n.next)
-	m.openDialog(&confirmDialog{title: fmt.Sprintf("Replay from @%d", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return m.startReplay(id) }})
+	q := fmt.Sprintf("Replay from @%s? A new branch starts at @%s and runs its due tasks (%s) again, with no new input. Nothing is deleted: the old branch stays.", id, id, n.next)
+	m.openDialog(&confirmDialog{title: fmt.Sprintf("Replay from @%s", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return m.startReplay(id) }})
 	return nil
 }
 
 // startReplay launches the replay in a Cmd; the new branch is followed as a
 // fork's is.
-func (m *Model) startReplay(id int64) tea.Cmd {
+func (m *Model) startReplay(id string) tea.Cmd {
 	rp, ok := m.deps.Runner.(Replayer)
 	if !ok {
 		return m.setFlash("this runner cannot replay", true)
@@ -69,7 +69,7 @@ func (m *Model) startReplay(id int64) tea.Cmd {
 	ctx, thread, rs, gen := m.ctx, m.thread, m.runSettings(), m.gen
 	m.refreshLive()
 	start := func() tea.Msg {
-		r, err := rp.Replay(ctx, thread, id, rs)
+		r, err := rp.Replay(ctx, thread, num(id), rs)
 		return runStartedMsg{gen: gen, thread: thread, kind: "replay", run: r, err: err, rs: rs}
 	}
 	return tea.Batch(start, m.spin.Tick)

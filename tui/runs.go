@@ -100,7 +100,7 @@ func (m *Model) runSettings() RunSettings {
 func (m *Model) busy() bool { return m.live.run != nil || m.live.starting }
 
 // startRun launches a run in a Cmd; kind is "run", "resume" or "fork".
-func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
+func (m *Model) startRun(kind, from string, in Input) tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
@@ -119,11 +119,11 @@ func (m *Model) startRun(kind string, from int64, in Input) tea.Cmd {
 		case "resume":
 			// What is stored before the resume starts tells which tasks it
 			// will reuse and which it redispatches.
-			rs.At = from
-			head, _ = readHeadAt(ctx, b, thread, from)
+			rs.At = num(from)
+			head, _ = readHeadAt(ctx, b, thread, rs.At)
 			r, err = runner.Resume(ctx, thread, rs)
 		case "fork":
-			r, err = runner.Fork(ctx, thread, from, in, rs)
+			r, err = runner.Fork(ctx, thread, num(from), in, rs)
 		default:
 			r, err = runner.Start(ctx, thread, in, rs)
 		}
@@ -233,14 +233,14 @@ func (m *Model) send(text string) tea.Cmd {
 	}
 	in := Input{Text: text, Draft: m.composer.draft}
 	if m.timeline.tree.len() == 0 {
-		return m.startRun("run", 0, in)
+		return m.startRun("run", "", in)
 	}
 	leaf := m.timeline.tree.nodes[m.timeline.leaf]
 	if leaf == nil || leaf.id == m.timeline.tree.maxID {
-		return m.startRun("run", 0, in)
+		return m.startRun("run", "", in)
 	}
 	if leaf.pending > 0 {
-		return m.setFlash(fmt.Sprintf("this branch ends at @%d with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%d)", leaf.id, m.timeline.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("this branch ends at @%s with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%s)", leaf.id, m.timeline.tree.maxID), true)
 	}
 	return m.startRun("fork", leaf.id, in)
 }
@@ -249,7 +249,7 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
-	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Backend)}
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Source)}
 	if msg.thread == m.thread {
 		m.thread = ""
 		m.follow.stop()
@@ -322,31 +322,31 @@ func (m *Model) resume() tea.Cmd {
 	// (say, one a fork branched from) or the paused end of the branch on
 	// screen resumes where it stopped; the engine refuses one already
 	// continued.
-	for _, id := range []int64{m.timeline.tree.cursor, m.timeline.tree.leaf()} {
+	for _, id := range []string{m.timeline.tree.cursor, m.timeline.tree.leaf()} {
 		if n := m.timeline.tree.nodes[id]; n != nil && id != m.timeline.tree.maxID && n.pending > 0 {
 			return m.startRun("resume", id, Input{})
 		}
 	}
 	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
 	if latest == nil || latest.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%d has no pending tasks", m.timeline.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%s has no pending tasks", m.timeline.tree.maxID), true)
 	}
-	return m.startRun("resume", 0, Input{})
+	return m.startRun("resume", "", Input{})
 }
 
 func (m *Model) openFork() tea.Cmd {
 	id := m.timeline.tree.cursor
-	if id == 0 {
+	if id == "" {
 		return m.setFlash("no checkpoint under the cursor to fork from", true)
 	}
 	if m.busy() {
 		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
 	}
-	note := fmt.Sprintf("A new branch starts at @%d with this message; nothing is deleted, the old branch stays.", id)
+	note := fmt.Sprintf("A new branch starts at @%s with this message; nothing is deleted, the old branch stays.", id)
 	if n := m.timeline.tree.nodes[id]; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %s (%s) are superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next)
 	}
-	f := newForm(m.theme, fmt.Sprintf("Fork at @%d", id), note, func(v []string) (tea.Cmd, error) {
+	f := newForm(m.theme, fmt.Sprintf("Fork at @%s", id), note, func(v []string) (tea.Cmd, error) {
 		var attach []string
 		if v[1] != "" {
 			attach = []string{v[1]}
@@ -367,7 +367,7 @@ func (m *Model) openDiscard() tea.Cmd {
 	}
 	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
 	m.openDialog(&confirmDialog{title: "Discard pending tasks",
-		question: fmt.Sprintf("Drop the %s of @%d (%s)? This writes an update checkpoint; nothing is deleted.", plural(latest.pending, "pending task", "pending tasks"), latest.id, latest.next),
+		question: fmt.Sprintf("Drop the %s of @%s (%s)? This writes an update checkpoint; nothing is deleted.", plural(latest.pending, "pending task", "pending tasks"), latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
 			return func() tea.Msg {
@@ -401,7 +401,7 @@ func (m *Model) openNewThread() tea.Cmd {
 			attach = []string{v[2]}
 		}
 		open := m.openThread(v[0])
-		return tea.Sequence(open, m.startRun("run", 0, Input{Text: v[1], Attach: attach})), nil
+		return tea.Sequence(open, m.startRun("run", "", Input{Text: v[1], Attach: attach})), nil
 	}, newField("Thread name", name, "ticket-1", true),
 		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
 		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))

@@ -36,7 +36,7 @@ func TestDetailsReadTheRunsOnceAVersion(t *testing.T) {
 	cb := &countingRuns{Backend: b, rl: rl}
 	c := newCache()
 	for id := int64(1); id <= 16; id++ {
-		d, err := buildDetail(ctx, cb, c, "t", id, c.version("t"))
+		d, err := buildDetail(ctx, cb, c, "t", idOf(id), c.version("t"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestDetailsReadTheRunsOnceAVersion(t *testing.T) {
 		t.Errorf("16 details read the runs %d times, want once", cb.reads)
 	}
 	c.dropPending("t")
-	if _, err := buildDetail(ctx, cb, c, "t", 3, c.version("t")); err != nil {
+	if _, err := buildDetail(ctx, cb, c, "t", "3", c.version("t")); err != nil {
 		t.Fatal(err)
 	}
 	if cb.reads != 2 {

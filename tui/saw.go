@@ -23,7 +23,7 @@ import (
 type sawMsg struct {
 	gen    int
 	thread string
-	id     int64
+	id     string
 	calls  []ticket.Call
 	err    error
 }
@@ -31,7 +31,7 @@ type sawMsg struct {
 // openSaw reads the calls of the checkpoint under the cursor.
 func (m *Model) openSaw() tea.Cmd {
 	id := m.timeline.tree.cursor
-	if id == 0 {
+	if id == "" {
 		return nil
 	}
 	window := m.window
@@ -41,7 +41,7 @@ func (m *Model) openSaw() tea.Cmd {
 	m.openDialog(newSawDialog(id, window))
 	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
 	return func() tea.Msg {
-		calls, err := ticket.Calls(ctx, b, thread, id)
+		calls, err := ticket.Calls(ctx, b, thread, num(id))
 		return sawMsg{gen: gen, thread: thread, id: id, calls: calls, err: err}
 	}
 }
@@ -77,7 +77,7 @@ func (k sawKeys) FullHelp() [][]key.Binding {
 // call and width (rendered), so View only windows it.
 type sawDialog struct {
 	dialogSize
-	id      int64
+	id      string
 	window  int
 	loading bool
 	err     error
@@ -93,7 +93,7 @@ type sawDialog struct {
 	}
 }
 
-func newSawDialog(id int64, window int) *sawDialog {
+func newSawDialog(id string, window int) *sawDialog {
 	return &sawDialog{id: id, window: window, loading: true, keys: newSawKeys()}
 }
 
@@ -245,7 +245,7 @@ func (d *sawDialog) body(th *themes.Theme, inner int) []string {
 func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
 	w := min(d.maxW, 100)
 	inner := w - 4
-	title := fmt.Sprintf("What the model saw · @%d", d.id)
+	title := fmt.Sprintf("What the model saw · @%s", d.id)
 	var lines []string
 	switch {
 	case d.loading:
@@ -253,7 +253,7 @@ func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
 	case d.err != nil:
 		lines = wrapStyled(th.Error, "could not read the calls: "+termtext.Line(d.err.Error()), inner)
 	case len(d.calls) == 0:
-		lines = wrapStyled(th.Muted, fmt.Sprintf("@%d was made without a model call (an input, an update, or a step that called none); the calls of a superstep show at the checkpoint it made.", d.id), inner)
+		lines = wrapStyled(th.Muted, fmt.Sprintf("@%s was made without a model call (an input, an update, or a step that called none); the calls of a superstep show at the checkpoint it made.", d.id), inner)
 	default:
 		c := d.calls[d.sel]
 		task := c.Task

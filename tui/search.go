@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -90,13 +89,12 @@ func (s *searchState) remember(q string) {
 	}
 }
 
-// searchHit is one match: the checkpoint to go to (rewind's id, or cp:
-// a browse.Source's, shown as short), where it was found, and the text
-// around it (one line, sanitised), cut into parts, the matched words'
-// marked.
+// searchHit is one match: the checkpoint to go to (its id, shown as
+// short when that is set: a LangGraph id's short form), where it was
+// found, and the text around it (one line, sanitised), cut into parts, the
+// matched words' marked.
 type searchHit struct {
-	id        int64
-	cp, short string
+	id, short string
 	where     string
 	text      string
 	parts     []hitPart
@@ -142,7 +140,7 @@ type searchMsg struct {
 
 // listed is what a search reads of a listing, snapshot in Update.
 type listed struct {
-	id   int64
+	id   string
 	text string
 }
 
@@ -183,7 +181,7 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 	words := store.SearchQuery(q)
 	var hits []searchHit
 	more := false
-	add := func(id int64, where string, h ticket.Hit) {
+	add := func(id string, where string, h ticket.Hit) {
 		if len(hits) >= maxHits {
 			more = true
 			return
@@ -203,14 +201,15 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 			return nil, false, fmt.Errorf("search messages: %w", err)
 		}
 		for _, h := range ticket.Hits(found, q) {
-			add(h.Checkpoint, fmt.Sprintf("#%d %s", h.Index, termtext.Line(h.Speaker)), h)
+			add(idOf(h.Checkpoint), fmt.Sprintf("#%d %s", h.Index, termtext.Line(h.Speaker)), h)
 		}
 	}
 	if cur != nil {
+		at := idOf(cur.ID)
 		// The state under the cursor, channel by channel.
 		for _, name := range slices.Sorted(maps.Keys(cur.Values)) {
 			if h, ok := find(string(cur.Values[name])); ok {
-				add(cur.ID, "state "+termtext.Line(name), h)
+				add(at, "state "+termtext.Line(name), h)
 			}
 		}
 		// Its events.
@@ -220,7 +219,7 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 		}
 		for _, ev := range evs {
 			if h, ok := find(ev.Type + " " + ev.Node + " " + ev.Task + " " + string(ev.Data)); ok {
-				add(cur.ID, "event "+termtext.Line(ev.Type), h)
+				add(at, "event "+termtext.Line(ev.Type), h)
 			}
 		}
 	}
@@ -230,7 +229,7 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 			add(l.id, "listing", h)
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].id < hits[j].id })
+	sort.SliceStable(hits, func(i, j int) bool { return idLess(hits[i].id, hits[j].id) })
 	return hits, more, nil
 }
 
@@ -254,10 +253,10 @@ func hitParts(h ticket.Hit) []hitPart {
 
 // at is the hit's checkpoint as the list shows it.
 func (h searchHit) at() string {
-	if h.cp != "" {
+	if h.short != "" {
 		return h.short
 	}
-	return strconv.FormatInt(h.id, 10)
+	return h.id
 }
 
 // line is the hit's snippet, plain.
@@ -300,9 +299,9 @@ func (m *Model) goHit(i int) tea.Cmd {
 	if !ok {
 		return nil // a newer search came meanwhile
 	}
-	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%d %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
+	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
 	if !m.timeline.tree.jump(h.id) {
-		return m.setFlash(fmt.Sprintf("match %d/%d is at @%d, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
+		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
 	}
 	return tea.Batch(flash, m.cursorMoved())
 }

@@ -17,7 +17,7 @@ import (
 func (m *Model) openThread(thread string) tea.Cmd {
 	m.screen = screenThread
 	m.thread = thread
-	m.openAt = 0
+	m.openAt = ""
 	m.gen++
 	m.timeline.reset(thread) // loading, at no checkpoint
 	m.cur = nil
@@ -32,7 +32,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.opening.begin()
 	m.syncPanes()
 	m.refreshLive()
-	return loadHistory(m.ctx, m.deps.Backend, m.gen, thread, 0, firstPage)
+	return loadHistory(m.ctx, m.deps.Source, m.gen, thread, "", firstPage)
 }
 
 // opening is a thread's open until its first screen shows. That screen
@@ -73,7 +73,7 @@ func (m *Model) opened() tea.Cmd {
 	}
 	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread)}
 	if threads {
-		cmds = append(cmds, loadThreads(m.ctx, m.deps.Backend))
+		cmds = append(cmds, loadThreads(m.ctx, m.deps.Source))
 	}
 	return tea.Batch(cmds...)
 }
@@ -111,14 +111,14 @@ func (m *Model) sync(follow bool) tea.Cmd {
 	}
 	t := m.timeline.tree
 	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
-	known := make(map[int64]bool, 64)
-	for id := t.maxID; id > 0 && id > t.maxID-syncPage*4; id-- {
-		if _, ok := t.nodes[id]; ok {
-			known[id] = true
+	known := make(map[string]bool, 64)
+	for n, newest := num(t.maxID), num(t.maxID); n > 0 && n > newest-syncPage*4; n-- {
+		if _, ok := t.nodes[idOf(n)]; ok {
+			known[idOf(n)] = true
 		}
 	}
 	empty := t.len() == 0
-	return syncHead(m.ctx, m.deps.Backend, m.gen, m.thread, func(id int64) bool { return empty || known[id] })
+	return syncHead(m.ctx, m.deps.Source, m.gen, m.thread, func(id string) bool { return empty || known[id] })
 }
 
 func (m *Model) onHistory(msg historyMsg) tea.Cmd {
@@ -145,17 +145,17 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		}
 	}
 	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
-	if at := m.openAt; at != 0 && !msg.sync {
+	if at := m.openAt; at != "" && !msg.sync {
 		// A lesson opens on a checkpoint of its own, once a page holds it.
 		if m.timeline.tree.jump(at) {
-			m.openAt, moved = 0, true
+			m.openAt, moved = "", true
 		} else if !msg.more {
-			m.openAt = 0
+			m.openAt = ""
 		}
 	}
 	var cmds []tea.Cmd
 	if !msg.sync && msg.more {
-		cmds = append(cmds, loadHistory(m.ctx, m.deps.Backend, m.gen, m.thread, msg.before, nextPage))
+		cmds = append(cmds, loadHistory(m.ctx, m.deps.Source, m.gen, m.thread, msg.before, nextPage))
 	} else if !msg.sync && m.timeline.tree.len() == 0 {
 		cmds = append(cmds, m.opened()) // no checkpoint to wait for
 	}
@@ -187,7 +187,7 @@ func (m *Model) afterTreeChange() {
 func (m *Model) cursorMoved() tea.Cmd {
 	m.afterTreeChange()
 	id := m.timeline.tree.cursor
-	if id == 0 {
+	if id == "" {
 		return nil
 	}
 	m.cache.want(m.thread, id) // a load for where the cursor was is not waited for
@@ -229,12 +229,12 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 // ends, the cursor's neighbours then get theirs.
 func (m *Model) prefetch() tea.Cmd {
 	t := m.timeline.tree
-	if m.cache.prefetching || m.thread == "" || m.cur == nil || m.cur.cp.ID != t.cursor {
+	if m.cache.prefetching || m.thread == "" || m.cur == nil || m.cur.id != t.cursor {
 		return nil
 	}
-	var ids []int64
-	for _, id := range []int64{t.parentOf(t.cursor), t.preferred(t.cursor)} {
-		if _, ok := m.cache.detail(m.thread, id); id != 0 && !ok {
+	var ids []string
+	for _, id := range []string{t.parentOf(t.cursor), t.preferred(t.cursor)} {
+		if _, ok := m.cache.detail(m.thread, id); id != "" && !ok {
 			ids = append(ids, id)
 		}
 	}

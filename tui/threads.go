@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/store"
+	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -17,7 +17,7 @@ import (
 // root (open, delete, a new thread) comes back from Update as a listAction.
 type threadList struct {
 	keys    threadListKeys
-	threads []store.Thread
+	threads []browse.Thread
 	loaded  bool
 	err     error
 	sel     int
@@ -98,7 +98,7 @@ func (l *threadList) SetSize(w, h int) {
 	l.clamp()
 }
 
-func (l *threadList) set(ts []store.Thread, err error, current string) {
+func (l *threadList) set(ts []browse.Thread, err error, current string) {
 	l.loaded, l.err = true, err
 	l.gen++ // the states shown stay until they are read again
 	if err != nil {
@@ -135,11 +135,11 @@ func (l *threadList) clamp() {
 	l.off = min(max(l.off, 0), max(len(l.threads)-rows, 0))
 }
 
-func (l *threadList) selected() (store.Thread, bool) {
+func (l *threadList) selected() (browse.Thread, bool) {
 	if l.sel < len(l.threads) {
 		return l.threads[l.sel], true
 	}
-	return store.Thread{}, false
+	return browse.Thread{}, false
 }
 
 func (l *threadList) find(id string) bool {
@@ -197,7 +197,7 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		st := l.states[t.ID]
 		row := fmt.Sprintf("%s%s  %s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), fit(st.text(), stW), t.Checkpoints)
 		if latest {
-			row += fmt.Sprintf(" · latest @%-5d %s", t.LatestID, when)
+			row += fmt.Sprintf(" · latest @%-5s %s", termtext.Line(t.Latest), when)
 		}
 		row += "  " + quoteInput(st.lastInput)
 		row = strings.TrimRight(row, " ")

@@ -25,7 +25,7 @@ type timelinePane struct {
 	rows      map[rowKey]string
 	// words are the customer's words of turn rows, loaded for the rows
 	// on screen (nav.go); loadingWords are those asked for.
-	words, loadingWords map[int64]string
+	words, loadingWords map[string]string
 	// What the title and the status bar say of the tree: how many
 	// checkpoints the thread has (the listing's, before they all load),
 	// the cursor's place on its branch (n of m) and the branch.
@@ -36,7 +36,7 @@ type timelinePane struct {
 	// loading: the thread's history is still being read, page by page.
 	loading bool
 	// leaf is the end of the cursor's branch (where i continues).
-	leaf int64
+	leaf string
 	// followNext: the next checkpoint a sync brings gets the cursor (a
 	// run's first).
 	followNext bool
@@ -122,12 +122,14 @@ func (p *timelinePane) takePage(nodes []*timelineNode, sync, last bool) (moved b
 		for _, id := range added {
 			n := t.nodes[id]
 			atHead := t.cursor == head && n.parent == t.cursor
-			if p.followNext || atHead || t.cursor == 0 {
+			if p.followNext || atHead || t.cursor == "" {
 				t.jump(id)
 				p.followNext = false
 				moved = true
 			}
-			head = max(head, id)
+			if idLess(head, id) {
+				head = id
+			}
 		}
 	}
 	p.total = max(p.total, t.len())
@@ -222,10 +224,10 @@ func (p *timelinePane) scroll(n int) {
 }
 
 // at is the checkpoint on inner line y, if any (a turn header is none).
-func (p *timelinePane) at(y int) (int64, bool) {
+func (p *timelinePane) at(y int) (string, bool) {
 	t := p.tree
 	if y < 0 || y >= p.h {
-		return 0, false
+		return "", false
 	}
 	line := 0
 	for r := p.off; r < len(t.rows) && line <= y; r++ {
@@ -237,7 +239,7 @@ func (p *timelinePane) at(y int) (int64, bool) {
 		}
 		line++
 	}
-	return 0, false
+	return "", false
 }
 
 // rowLines renders the visible rows (rows are cached by what they show).
@@ -313,7 +315,7 @@ func renderRow(th *themes.Theme, k rowKey) string {
 	} else if k.pending > 0 && k.head {
 		writer += " …"
 	}
-	idPart := fmt.Sprintf("%s %-4s%s", marker, fmt.Sprintf("@%d", n.id), drillMark(k))
+	idPart := fmt.Sprintf("%s %-4s%s", marker, "@"+n.id, drillMark(k))
 	srcPart := src + strings.Repeat(" ", max(6-width(src), 0)) + " "
 	if k.turnStart && k.source == "input" {
 		srcPart = "" // the customer's words say it

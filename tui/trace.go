@@ -25,7 +25,7 @@ import (
 type traceMsg struct {
 	gen      int
 	thread   string
-	from, to int64
+	from, to string
 	plan     engine.ResumePlan
 	reused   []string
 	err      error
@@ -50,13 +50,13 @@ func (m *Model) openTrace() tea.Cmd {
 			}
 		}
 	}
-	if child == nil || t.parentOf(child.id) == 0 {
-		return m.setFlash(fmt.Sprintf("no resume at @%d: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
+	if child == nil || t.parentOf(child.id) == "" {
+		return m.setFlash(fmt.Sprintf("no resume at @%s: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
 	}
 	ctx, b, gen, thread, from, to, reused := m.ctx, m.deps.Backend, m.gen, m.thread, child.parent, child.id, child.reused
 	m.nav.traced(true)
 	return func() tea.Msg {
-		plan, err := readPlan(ctx, b, thread, from)
+		plan, err := readPlan(ctx, b, thread, num(from))
 		return traceMsg{gen: gen, thread: thread, from: from, to: to, plan: plan, reused: reused, err: err}
 	}
 }
@@ -139,7 +139,7 @@ func (d *traceDialog) lines(th *themes.Theme, inner int) []string {
 			rd = append(rd, line)
 		}
 	}
-	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%d with %s; a resume finished them at @%d, reusing the writes the stopped run had stored.",
+	out := wrapStyled(th.Text, fmt.Sprintf("A run stopped at @%s with %s; a resume finished them at @%s, reusing the writes the stopped run had stored.",
 		d.msg.from, plural(len(d.msg.plan.Tasks), "pending task", "pending tasks"), d.msg.to), inner)
 	out = append(out, "", th.Accent.Render(fmt.Sprintf("⟲ reused (stored writes, not run again): %d", len(re))))
 	for _, l := range re {
@@ -161,5 +161,5 @@ func (d *traceDialog) View(th *themes.Theme, h help.Model) string {
 	lines = append(lines, "")
 	h.Width = w - 4
 	lines = append(lines, h.View(d.keys))
-	return box(th, fmt.Sprintf("Resume @%d → @%d", d.msg.from, d.msg.to), lines, w)
+	return box(th, fmt.Sprintf("Resume @%s → @%s", d.msg.from, d.msg.to), lines, w)
 }

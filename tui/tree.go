@@ -3,17 +3,18 @@ package tui
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"rewind/engine"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
 // timelineNode is what the timeline keeps of one checkpoint: metadata only, never
 // its channel values, so a thread of 10,000 checkpoints stays small.
 type timelineNode struct {
-	id, parent int64
+	id, parent string
 	step       int
 	source     string
 	writer     string // nodes that wrote it, or "(input)"
@@ -27,7 +28,7 @@ type timelineNode struct {
 	reused    []string
 
 	// Derived by rebuild.
-	kids  []int64
+	kids  []string
 	depth int // distance from its root
 	row   int // position in the display order
 	size  int // rows in its subtree (it and its descendants)
@@ -40,29 +41,31 @@ type timelineNode struct {
 	// forkAt is the nearest ancestor with more than one child (0: none)
 	// and forkVia its child on the way here: the branch the node is on,
 	// kept so a scrub step does not walk the branch back to find it.
-	forkAt, forkVia int64
+	forkAt, forkVia string
 	// resumed: a child finished this checkpoint's superstep in a resume
 	// that reused stored writes (a run stopped here, killed or failed).
 	resumed bool
 }
 
-// nodeFrom keeps a checkpoint's metadata, sanitised once here since it is
+// nodeFrom keeps a listing's metadata, sanitised once here since it is
 // drawn on every scrub.
-func nodeFrom(cp engine.Checkpoint) *timelineNode {
-	n := &timelineNode{id: cp.ID, parent: cp.ParentID, step: cp.Step, source: termtext.Line(cp.Source), pending: len(cp.Tasks), at: cp.CreatedAt}
-	n.writer = termtext.Line(strings.Join(cp.Metadata.Nodes, ","))
+func nodeFrom(l browse.Listing) *timelineNode {
+	n := &timelineNode{id: termtext.Line(l.ID), parent: termtext.Line(l.Parent), step: l.Step, source: termtext.Line(l.Source), pending: len(l.Next), at: l.CreatedAt}
+	n.writer = termtext.Line(strings.Join(l.WrittenBy, ","))
 	if n.writer == "" {
 		n.writer = "(" + n.source + ")"
 	}
-	if cp.Metadata.Replay {
-		n.source, n.writer = "replay", fmt.Sprintf("of @%d", cp.Metadata.ForkedFrom)
+	if l.ReplayOf != "" {
+		n.source, n.writer = "replay", "of @"+termtext.Line(l.ReplayOf)
 	}
-	n.next = termtext.Line(engine.DescribeTasks(cp.Tasks))
-	if in := cp.Metadata.Interrupt; in != nil && len(cp.Tasks) > 0 {
-		n.interrupt = termtext.Line(in.When + " " + in.Node)
+	if len(l.Next) > 0 {
+		n.next = termtext.Line(browse.DescribeNext(l.Next))
 	}
-	n.turnStart = isTurnStart(cp)
-	n.reused = cp.Metadata.Reused
+	if l.Interrupted != "" && len(l.Next) > 0 {
+		n.interrupt = termtext.Line(l.Interrupted)
+	}
+	n.turnStart = isTurnStart(l)
+	n.reused = l.Reused
 	return n
 }
 
@@ -78,15 +81,15 @@ func nodeFrom(cp engine.Checkpoint) *timelineNode {
 // a leaf, following at each branch point the child last visited (prefer),
 // or the newest child if none was.
 type tree struct {
-	nodes  map[int64]*timelineNode
-	rows   []int64 // node ids in display order
-	roots  []int64
-	maxID  int64
-	cursor int64
-	prefer map[int64]int64
+	nodes  map[string]*timelineNode
+	rows   []string // node ids in display order
+	roots  []string
+	maxID  string // the newest (idLess)
+	cursor string
+	prefer map[string]string
 	// leafOf caches leaf(): moving along the branch keeps it; changing a
 	// preference, jumping or adding nodes drops it.
-	leafOf int64
+	leafOf string
 }
 
 // turnUnknown is the turn of a checkpoint whose chain to the root is not
@@ -94,13 +97,13 @@ type tree struct {
 const turnUnknown = -1
 
 func newTree() *tree {
-	return &tree{nodes: map[int64]*timelineNode{}, prefer: map[int64]int64{}}
+	return &tree{nodes: map[string]*timelineNode{}, prefer: map[string]string{}}
 }
 
 func (t *tree) len() int { return len(t.nodes) }
 
 // merge adds or refreshes nodes; it reports whether any node was new.
-func (t *tree) merge(ns []*timelineNode) (added []int64) {
+func (t *tree) merge(ns []*timelineNode) (added []string) {
 	for _, n := range ns {
 		if old, ok := t.nodes[n.id]; ok {
 			// Keep the derived fields; refresh the metadata.
@@ -111,13 +114,13 @@ func (t *tree) merge(ns []*timelineNode) (added []int64) {
 		}
 		t.nodes[n.id] = n
 		added = append(added, n.id)
-		if n.id > t.maxID {
+		if idLess(t.maxID, n.id) {
 			t.maxID = n.id
 		}
 	}
 	if len(added) > 0 {
 		t.rebuild()
-		sort.Slice(added, func(i, j int) bool { return added[i] < added[j] })
+		sort.Slice(added, func(i, j int) bool { return idLess(added[i], added[j]) })
 	}
 	return added
 }
@@ -125,7 +128,7 @@ func (t *tree) merge(ns []*timelineNode) (added []int64) {
 // linked reports whether n hangs under a loaded parent. A parent that is not
 // older is treated as missing, so corrupt data cannot make a cycle.
 func (t *tree) linked(n *timelineNode) bool {
-	if n.parent == 0 || n.parent >= n.id {
+	if n.parent == "" || !idLess(n.parent, n.id) {
 		return false
 	}
 	_, ok := t.nodes[n.parent]
@@ -133,13 +136,13 @@ func (t *tree) linked(n *timelineNode) bool {
 }
 
 func (t *tree) rebuild() {
-	ids := make([]int64, 0, len(t.nodes))
+	ids := make([]string, 0, len(t.nodes))
 	for id, n := range t.nodes {
 		ids = append(ids, id)
 		n.kids = n.kids[:0]
 		n.resumed = false
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
 	t.roots = t.roots[:0]
 	for _, id := range ids {
 		n := t.nodes[id]
@@ -152,7 +155,7 @@ func (t *tree) rebuild() {
 		} else {
 			t.roots = append(t.roots, id)
 			n.depth, n.turn = 0, 0
-			if n.parent != 0 {
+			if n.parent != "" {
 				n.turn = turnUnknown // its parent is not read (yet)
 			}
 		}
@@ -162,7 +165,7 @@ func (t *tree) rebuild() {
 	}
 	for _, id := range ids { // parents first: a linked parent is older
 		n := t.nodes[id]
-		n.forkAt, n.forkVia = 0, 0
+		n.forkAt, n.forkVia = "", ""
 		if !t.linked(n) {
 			continue
 		}
@@ -180,7 +183,7 @@ func (t *tree) rebuild() {
 		}
 	}
 	type item struct {
-		id   int64
+		id   string
 		nest int
 		fork bool
 	}
@@ -204,13 +207,13 @@ func (t *tree) rebuild() {
 		}
 	}
 	if _, ok := t.nodes[t.cursor]; !ok {
-		t.cursor = 0
+		t.cursor = ""
 	}
-	t.leafOf = 0
+	t.leafOf = ""
 }
 
 // isAncestor reports whether u is v or one of its ancestors.
-func (t *tree) isAncestor(u, v int64) bool {
+func (t *tree) isAncestor(u, v string) bool {
 	a, b := t.nodes[u], t.nodes[v]
 	if a == nil || b == nil {
 		return false
@@ -218,19 +221,19 @@ func (t *tree) isAncestor(u, v int64) bool {
 	return a.row <= b.row && b.row < a.row+a.size
 }
 
-func (t *tree) parentOf(id int64) int64 {
+func (t *tree) parentOf(id string) string {
 	n := t.nodes[id]
 	if n == nil || !t.linked(n) {
-		return 0
+		return ""
 	}
 	return n.parent
 }
 
 // preferred is the child the current branch follows below id.
-func (t *tree) preferred(id int64) int64 {
+func (t *tree) preferred(id string) string {
 	n := t.nodes[id]
 	if n == nil || len(n.kids) == 0 {
-		return 0
+		return ""
 	}
 	if p, ok := t.prefer[id]; ok {
 		if c := t.nodes[p]; c != nil && t.linked(c) && c.parent == id {
@@ -240,39 +243,39 @@ func (t *tree) preferred(id int64) int64 {
 	return n.kids[len(n.kids)-1]
 }
 
-func (t *tree) setPrefer(parent, child int64) {
+func (t *tree) setPrefer(parent, child string) {
 	if t.prefer[parent] != child {
 		t.prefer[parent] = child
-		t.leafOf = 0
+		t.leafOf = ""
 	}
 }
 
 // leaf is the end of the current branch.
-func (t *tree) leaf() int64 {
-	if t.leafOf != 0 && t.isAncestor(t.cursor, t.leafOf) {
+func (t *tree) leaf() string {
+	if t.leafOf != "" && t.isAncestor(t.cursor, t.leafOf) {
 		return t.leafOf
 	}
 	t.leafOf = t.walkLeaf()
 	return t.leafOf
 }
 
-func (t *tree) walkLeaf() int64 {
+func (t *tree) walkLeaf() string {
 	id := t.cursor
-	for id != 0 {
+	for id != "" {
 		next := t.preferred(id)
-		if next == 0 {
+		if next == "" {
 			return id
 		}
 		id = next
 	}
-	return 0
+	return ""
 }
 
-func (t *tree) root() int64 {
+func (t *tree) root() string {
 	id := t.cursor
 	for {
 		p := t.parentOf(id)
-		if p == 0 {
+		if p == "" {
 			return id
 		}
 		id = p
@@ -280,14 +283,14 @@ func (t *tree) root() int64 {
 }
 
 // jump puts the cursor on id and makes the branch pass through it.
-func (t *tree) jump(id int64) bool {
+func (t *tree) jump(id string) bool {
 	if _, ok := t.nodes[id]; !ok {
 		return false
 	}
 	t.cursor = id
 	for v := id; ; {
 		p := t.parentOf(v)
-		if p == 0 {
+		if p == "" {
 			break
 		}
 		t.setPrefer(p, v)
@@ -300,13 +303,13 @@ func (t *tree) jump(id int64) bool {
 // the root).
 func (t *tree) step(dir int) bool {
 	if dir < 0 {
-		if p := t.parentOf(t.cursor); p != 0 {
+		if p := t.parentOf(t.cursor); p != "" {
 			t.cursor = p
 			return true
 		}
 		return false
 	}
-	if c := t.preferred(t.cursor); c != 0 {
+	if c := t.preferred(t.cursor); c != "" {
 		t.setPrefer(t.cursor, c)
 		t.cursor = c
 		return true
@@ -332,11 +335,11 @@ func (t *tree) switchBranch(dir int) bool {
 		return true
 	}
 	child, bp := cur.id, t.parentOf(cur.id)
-	for bp != 0 && len(t.nodes[bp].kids) < 2 {
+	for bp != "" && len(t.nodes[bp].kids) < 2 {
 		child, bp = bp, t.parentOf(bp)
 	}
-	if bp == 0 {
-		for id := t.preferred(cur.id); id != 0; id = t.preferred(id) {
+	if bp == "" {
+		for id := t.preferred(cur.id); id != ""; id = t.preferred(id) {
 			if n := t.nodes[id]; len(n.kids) > 1 {
 				t.setPrefer(id, pick(n.kids, t.preferred(id), dir))
 				return true
@@ -349,7 +352,7 @@ func (t *tree) switchBranch(dir int) bool {
 	target := sib
 	for i := 1; i < dist; i++ {
 		next := t.preferred(target)
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		target = next
@@ -357,7 +360,7 @@ func (t *tree) switchBranch(dir int) bool {
 	return t.jump(target)
 }
 
-func pick(ids []int64, cur int64, dir int) int64 {
+func pick(ids []string, cur string, dir int) string {
 	for i, id := range ids {
 		if id == cur {
 			return ids[((i+dir)%len(ids)+len(ids))%len(ids)]
@@ -397,7 +400,7 @@ func (t *tree) branchInfo() string {
 		return ""
 	}
 	child, bp := cur.forkVia, cur.forkAt
-	if bp == 0 {
+	if bp == "" {
 		if len(cur.kids) > 1 {
 			return fmt.Sprintf("%d branches ahead", len(cur.kids))
 		}
@@ -406,8 +409,37 @@ func (t *tree) branchInfo() string {
 	kids := t.nodes[bp].kids
 	for i, k := range kids {
 		if k == child {
-			return fmt.Sprintf("branch %d/%d at @%d", i+1, len(kids), bp)
+			return fmt.Sprintf("branch %d/%d at @%s", i+1, len(kids), bp)
 		}
 	}
 	return ""
+}
+
+// idOf is a rewind checkpoint's id as the tree keys it, browse.Source's
+// text ("" for 0, no checkpoint).
+func idOf(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// num is a rewind checkpoint's number for the engine's calls (0 for "" or
+// an id that is none of rewind's).
+func num(id string) int64 {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// idLess orders checkpoint ids oldest first: rewind's are numbers in base
+// 10 (a shorter one is smaller), LangGraph's time-ordered UUIDs of one
+// length; "" is before every id.
+func idLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"rewind/engine"
+	"rewind/store/browse"
 )
 
 // Options are what `rewind tui` passes in: the app the CLI opened (its
@@ -95,7 +96,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Output == nil && !noColor {
 		termBg = terminalBackground()
 	}
-	deps := Deps{Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
+	deps := Deps{Source: o.Engine.Browse(browse.About{Where: o.StoreLabel}), Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
 	switch {
 	case o.WorkerStore == "":
 		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"

@@ -44,7 +44,7 @@ func FuzzSafe(f *testing.F) {
 }
 
 func node(id, parent int64) *timelineNode {
-	return &timelineNode{id: id, parent: parent, source: "loop", writer: "n"}
+	return &timelineNode{id: idOf(id), parent: idOf(parent), source: "loop", writer: "n"}
 }
 
 // tree: 1-2-3-4 with a fork 5 from 2 (5-6) and a fork 7 from 5.
@@ -60,58 +60,58 @@ func TestTreeOrderAndAncestry(t *testing.T) {
 	// line continues after them.
 	want := []int64{1, 2, 5, 7, 6, 3, 4}
 	for i, id := range want {
-		if tr.rows[i] != id {
+		if tr.rows[i] != idOf(id) {
 			t.Fatalf("rows = %v, want %v", tr.rows, want)
 		}
 	}
-	if n := tr.nodes[5]; !n.fork || n.nest != 1 {
+	if n := tr.nodes["5"]; !n.fork || n.nest != 1 {
 		t.Fatalf("#5 should be a fork at nest 1: %+v", n)
 	}
-	if !tr.isAncestor(2, 7) || tr.isAncestor(3, 7) || !tr.isAncestor(4, 4) || tr.isAncestor(7, 2) {
+	if !tr.isAncestor("2", "7") || tr.isAncestor("3", "7") || !tr.isAncestor("4", "4") || tr.isAncestor("7", "2") {
 		t.Fatal("isAncestor is wrong")
 	}
 }
 
 func TestTreeScrubbing(t *testing.T) {
 	tr := testTree()
-	tr.jump(4)
-	if a, b := tr.position(); a != 4 || b != 4 || tr.leaf() != 4 {
-		t.Fatalf("at @4: position %d/%d leaf %d", a, b, tr.leaf())
+	tr.jump("4")
+	if a, b := tr.position(); a != 4 || b != 4 || num(tr.leaf()) != 4 {
+		t.Fatalf("at @4: position %d/%d leaf %s", a, b, tr.leaf())
 	}
 	tr.first()
-	if tr.cursor != 1 {
-		t.Fatalf("first → %d", tr.cursor)
+	if num(tr.cursor) != 1 {
+		t.Fatalf("first → %s", tr.cursor)
 	}
 	// → follows the branch last visited (through #3), not the newest child.
 	tr.step(1)
 	tr.step(1)
-	if tr.cursor != 3 {
-		t.Fatalf("→→ from #1 should reach #3, at %d", tr.cursor)
+	if num(tr.cursor) != 3 {
+		t.Fatalf("→→ from #1 should reach #3, at %s", tr.cursor)
 	}
 	// ] at @3 goes to the same distance from #2 on the next branch: #5.
 	tr.switchBranch(1)
-	if tr.cursor != 5 || tr.branchInfo() != "branch 2/2 at @2" {
-		t.Fatalf("] → %d (%s)", tr.cursor, tr.branchInfo())
+	if num(tr.cursor) != 5 || tr.branchInfo() != "branch 2/2 at @2" {
+		t.Fatalf("] → %s (%s)", tr.cursor, tr.branchInfo())
 	}
 	// At a branch point the cursor stays and the branch ahead changes.
 	before := tr.leaf()
 	tr.switchBranch(1)
-	if tr.cursor != 5 || tr.leaf() == before {
-		t.Fatalf("] at a branch point should change the leaf ahead, leaf %d → %d", before, tr.leaf())
+	if num(tr.cursor) != 5 || tr.leaf() == before {
+		t.Fatalf("] at a branch point should change the leaf ahead, leaf %s → %s", before, tr.leaf())
 	}
 	tr.last()
 	if tr.cursor != tr.leaf() || tr.step(1) {
 		t.Fatal("last should stop at the leaf")
 	}
-	tr.jump(1)
+	tr.jump("1")
 	if !tr.switchBranch(1) {
 		t.Fatal("above the first branch point, ] should switch the branch ahead")
 	}
 	if tr.step(-1) {
 		t.Fatal("← at the root should not move")
 	}
-	if !tr.moveRow(1) || tr.cursor != 2 {
-		t.Fatalf("row down from #1 → %d", tr.cursor)
+	if !tr.moveRow(1) || num(tr.cursor) != 2 {
+		t.Fatalf("row down from #1 → %s", tr.cursor)
 	}
 }
 
@@ -123,7 +123,7 @@ func TestTreeOrphansAndCorruptParents(t *testing.T) {
 	if len(tr.roots) != 2 || len(tr.rows) != 4 {
 		t.Fatalf("roots %v rows %v", tr.roots, tr.rows)
 	}
-	tr.jump(12)
+	tr.jump("12")
 	if a, b := tr.position(); a != 2 || b != 2 {
 		t.Fatalf("position %d/%d", a, b)
 	}

@@ -194,9 +194,9 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	}
 	title := strings.Join(parts, " ")
 	if m.cur != nil {
-		title += fmt.Sprintf(" · @%d", m.cur.cp.ID)
-		if m.cur.cp.ID != m.timeline.tree.cursor && m.timeline.tree.cursor != 0 {
-			title += fmt.Sprintf(" (loading @%d)", m.timeline.tree.cursor)
+		title += " · @" + m.cur.id
+		if m.cur.id != m.timeline.tree.cursor && m.timeline.tree.cursor != "" {
+			title += " (loading @" + m.timeline.tree.cursor + ")"
 		}
 	}
 	if pct, ok := m.content.scrolled(p); ok {
@@ -225,7 +225,7 @@ func (m *Model) viewComposer() string {
 	}
 	hint := "i: write a message"
 	head := m.live.head
-	if head != nil && (head.thread != m.thread || head.cp.ID != m.timeline.tree.maxID) {
+	if head != nil && (head.thread != m.thread || head.id != m.timeline.tree.maxID) {
 		head = nil
 	}
 	switch {
@@ -234,16 +234,16 @@ func (m *Model) viewComposer() string {
 		if m.canKill() {
 			hint += ", " + m.keys.Kill.Help().Key + " kills its worker"
 		}
-	case head != nil && head.gate != nil && m.timeline.leaf == head.cp.ID:
+	case head != nil && head.gate != nil && m.timeline.leaf == head.id:
 		hint = fmt.Sprintf("@%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
-	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.cp.ID:
+	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.id:
 		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.timeline.tree.len() == 0:
 		hint = "i: write the first message of " + termtext.Name(m.thread)
-	case m.timeline.leaf != 0 && m.timeline.leaf != m.timeline.tree.maxID:
-		hint = fmt.Sprintf("i: write a message (continues this branch from @%d) · f forks at the cursor", m.timeline.leaf)
-	case m.timeline.leaf != 0:
-		hint = fmt.Sprintf("i: write a message (continues at @%d) · f forks at the cursor", m.timeline.leaf)
+	case m.timeline.leaf != "" && m.timeline.leaf != m.timeline.tree.maxID:
+		hint = fmt.Sprintf("i: write a message (continues this branch from @%s) · f forks at the cursor", m.timeline.leaf)
+	case m.timeline.leaf != "":
+		hint = fmt.Sprintf("i: write a message (continues at @%s) · f forks at the cursor", m.timeline.leaf)
 	}
 	return m.composer.View(hint)
 }
@@ -283,7 +283,7 @@ func (m *Model) viewStatus() string {
 			if len(parts) == 0 {
 				at = " at"
 			}
-			parts = append(parts, seg(at, fmt.Sprintf("@%d %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+			parts = append(parts, seg(at, fmt.Sprintf("@%s %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
 		}
 		if branch && m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))

@@ -161,6 +161,10 @@ type Listing struct {
 	RerootedFrom string `json:"rerootedFrom,omitempty"`
 	ReplayOf     string `json:"replayOf,omitempty"`
 	Interrupted  string `json:"interrupted,omitempty"`
+	// Reused names the tasks whose stored writes a resume reused to make
+	// this checkpoint (a run stopped at its parent): rewind's; nil on
+	// LangGraph's.
+	Reused []string `json:"reused,omitempty"`
 }
 
 // Counts says how much a checkpoint holds without reading it.

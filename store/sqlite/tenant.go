@@ -15,7 +15,7 @@ var _ store.Tenancy = (*Store)(nil)
 
 func (s *Store) Tenants(ctx context.Context) (_ []string, err error) {
 	defer s.wrap(ctx, &err, "list tenants")
-	rows, err := s.r.stmts[sqlTenants].QueryContext(ctx)
+	rows, err := s.r.query(ctx, sqlTenants)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Store) AddTenant(ctx context.Context, name string) (err error) {
 
 func (s *Store) ThreadTenant(ctx context.Context, thread string) (owner string, err error) {
 	defer s.wrap(ctx, &err, "read the tenant of thread %v", check.Name(thread))
-	err = s.r.stmts[sqlThreadTenant].QueryRowContext(ctx, thread).Scan(&owner)
+	err = s.r.queryRow(ctx, sqlThreadTenant, []any{thread}, &owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.DefaultTenant, nil
 	}
@@ -90,7 +90,7 @@ func (s *Store) ClaimThread(ctx context.Context, thread, tenant string) (owner s
 
 func (s *Store) ThreadTenants(ctx context.Context) (_ map[string]string, err error) {
 	defer s.wrap(ctx, &err, "list the tenants of threads")
-	rows, err := s.r.stmts[sqlThreadTenants].QueryContext(ctx)
+	rows, err := s.r.query(ctx, sqlThreadTenants)
 	if err != nil {
 		return nil, err
 	}

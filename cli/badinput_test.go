@@ -71,6 +71,7 @@ var storeForms = map[string]form{
 	"source":      {},
 	"source bump": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
 	"rm":          {args: thread()},
+	"rekey":       {args: thread()},
 	"prune":       {args: thread("--keep-last", "1")},
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,6 +208,33 @@ func TestSealedThreadKeepsNoPlaintext(t *testing.T) {
 		}
 		if after, err := x.Store().Size(ctx, "t"); err != nil || after != before {
 			t.Fatalf("a refused run changed the thread: %d bytes, then %d (%v)", before, after, err)
+		}
+
+		// Rotation: k2 without k1 cannot rekey (nothing written); with
+		// k1 given as the old key it does, and then k2 alone reads
+		// every checkpoint and k1 alone none.
+		if _, err := x.Rekey(ctx, "t", false); !errors.Is(err, seal.ErrSealed) {
+			t.Fatalf("a rekey without the old key: %v", err)
+		}
+		rot := open(seal.NewKeys(k2, k1))
+		res, err := rot.Rekey(ctx, "t", false)
+		if err != nil || res.Resealed["k1"] == 0 || res.Clear != 0 || res.KeyID != "k2" {
+			t.Fatalf("rekey: %+v, %v", res, err)
+		}
+		noSentinel(t, "after the rekey", storedText(t, spec))
+		k2only := open(seal.NewKeys(k2))
+		for _, l := range want {
+			got, err := k2only.Get(ctx, "t", l.ID)
+			if err != nil {
+				t.Fatalf("@%d with the new key: %v", l.ID, err)
+			}
+			ref, _ := plain.Get(ctx, "t", l.ID)
+			if canonical(t, got.Values) != canonical(t, ref.Values) {
+				t.Fatalf("@%d reads otherwise after the rekey", l.ID)
+			}
+		}
+		if _, err := open(seal.NewKeys(k1)).Latest(ctx, "t"); !errors.Is(err, seal.ErrSealed) {
+			t.Fatalf("the old key alone after the rekey: %v", err)
 		}
 	})
 }

@@ -717,3 +717,77 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	}, "messages and blobs of thread %v", check.Name(thread))
 	return got.ms, got.bs, err
 }
+
+// Reseal implements store.Resealer: every new document is made and
+// checked before the first is stored, under the store's lock.
+func (s *Store) Reseal(ctx context.Context, thread string, fn func(kind store.DocKind, hash string, doc []byte) ([]byte, error)) (n int, err error) {
+	defer wrap(&err, "reseal thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th := s.threads[thread]
+	if th == nil || len(th.cps) == 0 {
+		return 0, store.ErrNotFound
+	}
+	var apply []func()
+	redo := func(kind store.DocKind, hash string, doc []byte, set func([]byte)) error {
+		if doc == nil {
+			return nil
+		}
+		out, err := fn(kind, hash, bytes.Clone(doc))
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(out, doc) {
+			return nil
+		}
+		if err := check.Resealed(kind, hash, doc, out); err != nil {
+			return err
+		}
+		out = bytes.Clone(out)
+		apply = append(apply, func() { set(out) })
+		return nil
+	}
+	for i := range th.cps {
+		cp := &th.cps[i]
+		if err := redo(store.DocState, "", cp.State, func(b []byte) { cp.State = b }); err != nil {
+			return 0, err
+		}
+		if err := redo(store.DocRebased, "", cp.Rebased, func(b []byte) { cp.Rebased = b }); err != nil {
+			return 0, err
+		}
+	}
+	if err := redo(store.DocHead, "", th.head, func(b []byte) { th.head = b }); err != nil {
+		return 0, err
+	}
+	for _, h := range slices.Sorted(maps.Keys(th.messages)) {
+		if err := redo(store.DocMessage, h, th.messages[h].Body, func(b []byte) { m := th.messages[h]; m.Body = b; th.messages[h] = m }); err != nil {
+			return 0, err
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(th.blobs)) {
+		if err := redo(store.DocBlob, h, th.blobs[h], func(b []byte) { th.blobs[h] = b }); err != nil {
+			return 0, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(th.writes)) {
+		for i := range th.writes[id] {
+			w := &th.writes[id][i]
+			if err := redo(store.DocWrites, "", w.Writes, func(b []byte) { w.Writes = b }); err != nil {
+				return 0, err
+			}
+		}
+	}
+	ds := s.drafts[thread]
+	for _, op := range slices.Sorted(maps.Keys(ds)) {
+		if err := redo(store.DocDraft, "", ds[op].Body, func(b []byte) { d := ds[op]; d.Body = b; ds[op] = d }); err != nil {
+			return 0, err
+		}
+	}
+	for _, f := range apply {
+		f()
+	}
+	return len(apply), nil
+}

@@ -731,63 +731,54 @@ func (s *Store) Reseal(ctx context.Context, thread string, fn func(kind store.Do
 	if th == nil || len(th.cps) == 0 {
 		return 0, store.ErrNotFound
 	}
-	var apply []func()
-	redo := func(kind store.DocKind, hash string, doc []byte, set func([]byte)) error {
-		if doc == nil {
-			return nil
-		}
-		out, err := fn(kind, hash, bytes.Clone(doc))
-		if err != nil {
-			return err
-		}
-		if bytes.Equal(out, doc) {
-			return nil
-		}
-		if err := check.Resealed(kind, hash, doc, out); err != nil {
-			return err
-		}
-		out = bytes.Clone(out)
-		apply = append(apply, func() { set(out) })
-		return nil
-	}
+	r := &resealing{fn: fn}
 	for i := range th.cps {
 		cp := &th.cps[i]
-		if err := redo(store.DocState, "", cp.State, func(b []byte) { cp.State = b }); err != nil {
-			return 0, err
-		}
-		if err := redo(store.DocRebased, "", cp.Rebased, func(b []byte) { cp.Rebased = b }); err != nil {
-			return 0, err
-		}
+		r.redo(store.DocState, "", cp.State, func(b []byte) { cp.State = b })
+		r.redo(store.DocRebased, "", cp.Rebased, func(b []byte) { cp.Rebased = b })
 	}
-	if err := redo(store.DocHead, "", th.head, func(b []byte) { th.head = b }); err != nil {
-		return 0, err
-	}
+	r.redo(store.DocHead, "", th.head, func(b []byte) { th.head = b })
 	for _, h := range slices.Sorted(maps.Keys(th.messages)) {
-		if err := redo(store.DocMessage, h, th.messages[h].Body, func(b []byte) { m := th.messages[h]; m.Body = b; th.messages[h] = m }); err != nil {
-			return 0, err
-		}
+		r.redo(store.DocMessage, h, th.messages[h].Body, func(b []byte) { m := th.messages[h]; m.Body = b; th.messages[h] = m })
 	}
 	for _, h := range slices.Sorted(maps.Keys(th.blobs)) {
-		if err := redo(store.DocBlob, h, th.blobs[h], func(b []byte) { th.blobs[h] = b }); err != nil {
-			return 0, err
-		}
+		r.redo(store.DocBlob, h, th.blobs[h], func(b []byte) { th.blobs[h] = b })
 	}
 	for _, id := range slices.Sorted(maps.Keys(th.writes)) {
 		for i := range th.writes[id] {
 			w := &th.writes[id][i]
-			if err := redo(store.DocWrites, "", w.Writes, func(b []byte) { w.Writes = b }); err != nil {
-				return 0, err
-			}
+			r.redo(store.DocWrites, "", w.Writes, func(b []byte) { w.Writes = b })
 		}
 	}
 	ds := s.drafts[thread]
 	for _, op := range slices.Sorted(maps.Keys(ds)) {
-		if err := redo(store.DocDraft, "", ds[op].Body, func(b []byte) { d := ds[op]; d.Body = b; ds[op] = d }); err != nil {
-			return 0, err
-		}
+		r.redo(store.DocDraft, "", ds[op].Body, func(b []byte) { d := ds[op]; d.Body = b; ds[op] = d })
 	}
-	for _, f := range apply {
+	if r.err != nil {
+		return 0, r.err
+	}
+	for _, f := range r.apply {
 		f()
 	}
-	return len(apply), nil
+	return len(r.apply), nil
+}
+
+// resealing gathers a Reseal's changes, applied only when none failed.
+type resealing struct {
+	fn    func(kind store.DocKind, hash string, doc []byte) ([]byte, error)
+	apply []func()
+	err   error
+}
+
+func (r *resealing) redo(kind store.DocKind, hash string, doc []byte, set func([]byte)) {
+	if doc == nil || r.err != nil {
+		return
+	}
+	out, err := r.fn(kind, hash, bytes.Clone(doc))
+	if err == nil && !bytes.Equal(out, doc) {
+		err = check.Resealed(kind, hash, doc, out)
+		out = bytes.Clone(out)
+		r.apply = append(r.apply, func() { set(out) })
+	}
+	r.err = err
 }

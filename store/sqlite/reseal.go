@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"rewind/store"
@@ -72,37 +71,46 @@ type resealRow struct {
 }
 
 func resealKind(ctx context.Context, conn *sql.Conn, d resealDoc, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) (int, error) {
-	rows, err := conn.QueryContext(ctx, d.get, thread)
+	redo, err := resealed(ctx, conn, d, thread, fn)
 	if err != nil {
 		return 0, err
 	}
-	var redo []resealRow
-	for rows.Next() {
-		var k1, k2 any
-		var hash string
-		var doc []byte
-		if err := rows.Scan(&k1, &k2, &hash, &doc); err != nil {
-			return 0, errors.Join(err, rows.Close())
-		}
-		out, err := fn(d.kind, hash, bytes.Clone(doc))
-		if err != nil {
-			return 0, errors.Join(err, rows.Close())
-		}
-		if bytes.Equal(out, doc) {
-			continue
-		}
-		if err := check.Resealed(d.kind, hash, doc, out); err != nil {
-			return 0, errors.Join(err, rows.Close())
-		}
-		redo = append(redo, resealRow{k1, k2, out})
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, err
-	}
+	// After the rows are closed: the connection runs one statement at a
+	// time.
 	for _, r := range redo {
 		if _, err := conn.ExecContext(ctx, d.set, string(r.doc), thread, r.k1, r.k2); err != nil {
 			return 0, fmt.Errorf("store a resealed %s: %w", d.kind, err)
 		}
 	}
 	return len(redo), nil
+}
+
+// resealed are the rows of d whose document fn changed, checked.
+func resealed(ctx context.Context, conn *sql.Conn, d resealDoc, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) ([]resealRow, error) {
+	rows, err := conn.QueryContext(ctx, d.get, thread)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var redo []resealRow
+	for rows.Next() {
+		var k1, k2 any
+		var hash string
+		var doc []byte
+		if err := rows.Scan(&k1, &k2, &hash, &doc); err != nil {
+			return nil, err
+		}
+		out, err := fn(d.kind, hash, bytes.Clone(doc))
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(out, doc) {
+			continue
+		}
+		if err := check.Resealed(d.kind, hash, doc, out); err != nil {
+			return nil, err
+		}
+		redo = append(redo, resealRow{k1, k2, out})
+	}
+	return redo, rows.Err()
 }

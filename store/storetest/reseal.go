@@ -60,6 +60,15 @@ func testReseal(t *testing.T, s store.Store) {
 	if !slices.Equal(seen, want) || n != 6 {
 		t.Fatalf("Reseal passed %q and changed %d; want %q and 6", seen, n, want)
 	}
+	resealedReadBack(t, s, cp2, m, sm, b, wrapped)
+	resealRefusals(t, s, rs, m.Hash, wrapped)
+}
+
+// resealedReadBack: what testReseal's fn changed reads back byte for
+// byte, and nothing else changed.
+func resealedReadBack(t *testing.T, s store.Store, cp2 store.Checkpoint, m, sm store.Message, b store.Blob, wrapped func([]byte) []byte) {
+	ctx := t.Context()
+	sealedHash := sm.Hash
 	got, err := s.Get(ctx, "t", 2)
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +101,13 @@ func testReseal(t *testing.T, s store.Store) {
 	if found, err := s.Search(ctx, "t", "SO20260901", 0); err != nil || len(found) != 1 {
 		t.Errorf("search after a reseal: %v, %v", found, err)
 	}
+}
 
-	// Nothing is written when any one document is refused.
+// resealRefusals: a message body that would lose its words, a body
+// under another hash, a document that is not JSON, an error of fn and an
+// unknown thread each write nothing.
+func resealRefusals(t *testing.T, s store.Store, rs store.Resealer, messageHash string, wrapped func([]byte) []byte) {
+	ctx := t.Context()
 	before, _ := s.Get(ctx, "t", 1)
 	// keep leaves bodies as they are and wraps the other documents.
 	keep := func(kind store.DocKind, doc []byte) []byte {
@@ -104,7 +118,7 @@ func testReseal(t *testing.T, s store.Store) {
 	}
 	for name, fn := range map[string]func(store.DocKind, string, []byte) ([]byte, error){
 		"a message that loses its words": func(kind store.DocKind, hash string, doc []byte) ([]byte, error) {
-			if kind == store.DocMessage && hash == m.Hash {
+			if kind == store.DocMessage && hash == messageHash {
 				return sealedBody(hash, "QUJD"), nil
 			}
 			return keep(kind, doc), nil

@@ -273,6 +273,9 @@ var flaters = sync.Pool{New: func() any {
 	return w
 }}
 
+// inflaters are flate readers to Reset: a new one costs tens of KB.
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
 func pack(doc []byte) []byte {
 	if len(doc) >= packMin {
 		var buf bytes.Buffer
@@ -299,7 +302,13 @@ func unpack(packed []byte) ([]byte, error) {
 	case packRaw:
 		return packed[1:], nil
 	case packFlate:
-		doc, err := io.ReadAll(flate.NewReader(bytes.NewReader(packed[1:])))
+		r := inflaters.Get().(io.ReadCloser)
+		err := r.(flate.Resetter).Reset(bytes.NewReader(packed[1:]), nil)
+		var doc []byte
+		if err == nil {
+			doc, err = io.ReadAll(r)
+		}
+		inflaters.Put(r)
 		if err != nil {
 			return nil, fmt.Errorf("a sealed document does not inflate (%w): the store was changed by something other than rewind", err)
 		}

@@ -45,7 +45,7 @@ var bugs = []string{
 	"epoch read is the counter", "epoch read fences", "deleted message hashes kept",
 	"deleted text left unerased", "search ignores limit", "search keeps one message an index",
 	"search matches whole words", "thread counts keep the pruned", "thread updated at the latest time",
-	"threads list the oldest listing",
+	"threads list the oldest listing", "reseal skips the head", "reseal not atomic",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -112,6 +112,37 @@ type buggy struct {
 	pruned map[[2]any][2][]byte
 	// deleted: DeleteThread was called.
 	deleted bool
+}
+
+func (b *buggy) Reseal(ctx context.Context, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) (int, error) {
+	switch b.bug {
+	case "reseal skips the head":
+		inner := fn
+		fn = func(kind store.DocKind, hash string, doc []byte) ([]byte, error) {
+			if kind == store.DocHead {
+				return doc, nil
+			}
+			return inner(kind, hash, doc)
+		}
+	case "reseal not atomic": // what came before an error of fn stays
+		var failed error
+		n, err := b.Store.Reseal(ctx, thread, func(kind store.DocKind, hash string, doc []byte) ([]byte, error) {
+			out, err := fn(kind, hash, doc)
+			if err != nil {
+				failed = err
+				return doc, nil
+			}
+			if failed != nil {
+				return doc, nil
+			}
+			return out, nil
+		})
+		if err == nil {
+			err = failed
+		}
+		return n, err
+	}
+	return b.Store.Reseal(ctx, thread, fn)
 }
 
 func (b *buggy) wasPruned(thread string, id int64) ([2][]byte, bool) {

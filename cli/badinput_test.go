@@ -74,6 +74,7 @@ var storeForms = map[string]form{
 	"tenant list": {},
 	"tenant add":  {args: func(string, string) []string { return []string{"acme"} }, creates: true},
 	"rm":          {args: thread()},
+	"rekey":       {args: thread()},
 	"prune":       {args: thread("--keep-last", "1")},
 }
 

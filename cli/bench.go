@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine/bench"
+	"rewind/engine/seal"
+	"rewind/store"
 	"rewind/store/backend"
 	"rewind/tui/termtext"
 )
@@ -44,7 +47,7 @@ listing and loading times and peak memory.`,
 			if err := spec.Writable(c.Context()); err != nil {
 				return err // a LangGraph database: refused before anything is written
 			}
-			st, err := spec.Open(ctx)
+			st, keys, err := openBench(ctx, spec, out, asJSON)
 			if err != nil {
 				return err
 			}
@@ -61,10 +64,6 @@ listing and loading times and peak memory.`,
 						fmt.Fprintf(out, "  turn %5d: %7.2f ms (%.2f ms CPU), %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.CPUMs, t.Checkpoints, float64(t.Bytes)/1024)
 					}
 				}
-			}
-			keys, err := app.Keys()
-			if err != nil {
-				return err
 			}
 			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes, Keys: keys}, progress)
 			if err != nil {
@@ -210,4 +209,21 @@ func slopeSummary(s bench.Slope) string {
 		return fmt.Sprintf("turns %d-%d %.2f ms CPU (%.2f ms), %.0f KB written", w.From, w.To, w.CPUMs, w.Ms, w.Written/1024)
 	}
 	return fmt.Sprintf("slope (medians a turn): %s; %s: %.2fx the CPU", span(s.Early), span(s.Late), s.CPU)
+}
+
+// openBench opens the bench's store and the keys it seals with
+// ($REWIND_KEY_FILE, or none), said beside the store.
+func openBench(ctx context.Context, spec app.Store, out io.Writer, asJSON bool) (store.Store, *seal.Keys, error) {
+	keys, err := app.Keys()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := spec.Open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if id := keys.Sealing(); id != "" && !asJSON {
+		fmt.Fprintf(out, "  encrypted at rest with key %s\n", termtext.Line(id))
+	}
+	return st, keys, nil
 }

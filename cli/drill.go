@@ -53,7 +53,11 @@ processes can share (sqlite or PostgreSQL).`,
 			if err != nil {
 				return fmt.Errorf("drill: find the rewind binary to start workers: %w", err)
 			}
-			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open, Sources: spec.SourcesPath()}
+			keys, err := app.Keys()
+			if err != nil {
+				return err
+			}
+			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open, Sources: spec.SourcesPath(), Keys: keys}
 			if !asJSON {
 				cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
 				fmt.Fprintf(out, "drill on %s\n", termtext.Line(spec.Label()))

@@ -98,6 +98,7 @@ func TestSharedFlagsApplyWhereTheyShould(t *testing.T) {
 		"events":        {"store", "json"},
 		"threads":       {"store", "json"},
 		"rm":            {"store", "json"},
+		"rekey":         {"store", "json", "key-file", "old-key-file"},
 		"discard":       {"store", "json"},
 		"prune":         {"store", "json", "keep-last", "older-than", "all", "dry-run"},
 		"bench":         {"store", "json", "turns", "inline-bytes"},

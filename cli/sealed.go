@@ -45,3 +45,11 @@ func printSealedShow(ctx context.Context, e *engine.Engine, thread string, id in
 	fmt.Fprintln(out, sealed.Text())
 	return nil
 }
+
+// latestOr is checkpoint id of thread, its latest when id is 0.
+func latestOr(ctx context.Context, e *engine.Engine, thread string, id int64) (engine.Checkpoint, error) {
+	if id == 0 {
+		return e.Latest(ctx, thread)
+	}
+	return e.Get(ctx, thread, id)
+}

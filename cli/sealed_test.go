@@ -81,4 +81,23 @@ func TestEncryptedThreadWithAndWithoutTheKey(t *testing.T) {
 	if again := rewind(t, env, "log", "s"); again.stdout != log.stdout {
 		t.Fatalf("a refused command changed the thread:\n%s\nthen\n%s", log.stdout, again.stdout)
 	}
+
+	// Rotation to k2: the old key is needed (refused without it, one
+	// line, nothing changed), then k2 reads it all and k1 nothing.
+	oneLine("a rekey without the old key", rewind(t, env, "rekey", "s", "--key-file", k2), 1, "key k1")
+	oneLine("a rekey without the new key", rewind(t, env, "rekey", "s", "--old-key-file", k1), 2, "--key-file NEW")
+	if r := rewind(t, env, "show", "s", "--key-file", k1); r.code != 0 {
+		t.Fatalf("a refused rekey changed the thread: %s", r.stderr)
+	}
+	r := rewind(t, env, "rekey", "s", "--key-file", k2, "--old-key-file", k1)
+	if r.code != 0 || !strings.Contains(r.stdout, "now sealed with key k2") || !strings.Contains(r.stdout, "from key k1") {
+		t.Fatalf("rekey: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := rewind(t, env, "show", "s", "--key-file", k2); r.code != 0 || !strings.Contains(r.stdout, secret) {
+		t.Fatalf("show with the new key: %d %s", r.code, r.stderr)
+	}
+	oneLine("show with the old key after the rekey", rewind(t, env, "show", "s", "--key-file", k1), 1, "key k2")
+	if r := rewind(t, env, "show", "s"); !strings.Contains(r.stdout, "(key id k2)") {
+		t.Fatalf("show without a key after the rekey: %s", r.stdout)
+	}
 }

@@ -122,14 +122,12 @@ named.`,
 
 func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread string, id int64, asJSON bool, out io.Writer) error {
 	var cp engine.Checkpoint
-	var err error
-	if id == 0 {
-		cp, err = e.Latest(ctx, thread)
-	} else {
-		cp, err = e.Get(ctx, thread, id)
-	}
-	if sealed, ok := e.SealedBy(err); ok && sealed.Given == "" {
-		return printSealedShow(ctx, e, thread, id, sealed, asJSON, out)
+	sealed, err := unlessSealed(e, func() (err error) {
+		cp, err = latestOr(ctx, e, thread, id)
+		return err
+	})
+	if sealed != nil {
+		return printSealedShow(ctx, e, thread, id, *sealed, asJSON, out)
 	}
 	if err != nil {
 		return err

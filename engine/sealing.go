@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -407,4 +408,65 @@ func (s *sealing) SetTxHook(hook func(stage string)) {
 	if h, ok := s.Store.(interface{ SetTxHook(func(string)) }); ok {
 		h.SetTxHook(hook)
 	}
+}
+
+// Rekeyed is what a Rekey did: the documents it sealed again with the
+// new key, by the key they had, and those it left in the clear (stored
+// before the thread had a key).
+type Rekeyed struct {
+	Resealed map[string]int `json:"resealed"` // old key id → documents
+	Clear    int            `json:"clear"`
+	KeyID    string         `json:"keyId"`
+}
+
+// ErrNoNewKey is a Rekey by an engine given no key to seal with.
+var ErrNoNewKey = errors.New("rekey needs the new key to seal with")
+
+// Rekey seals every sealed document of thread again with the engine's
+// sealing key, opening each with whichever of its keys sealed it (give
+// the old key to WithKeys beside the new one), in one transaction of the
+// store, as the thread's writer (its lock; a live run is refused, or,
+// with takeOver, fenced out). A document none of the keys opens fails
+// it with nothing written. Documents in the clear stay so: they are
+// counted, not sealed (a reseal never changes what a search finds).
+func (e *Engine) Rekey(ctx context.Context, thread string, takeOver bool) (_ Rekeyed, err error) {
+	s, ok := e.store.(*sealing)
+	if !ok {
+		return Rekeyed{}, errors.New("rekey needs a graph that marks channels sensitive")
+	}
+	rs, ok := s.Store.(store.Resealer)
+	if !ok {
+		return Rekeyed{}, errors.New("this store cannot rewrite a thread's documents")
+	}
+	if _, err := s.Store.Latest(ctx, thread); errors.Is(err, store.ErrNotFound) {
+		return Rekeyed{}, threadNotFound(thread)
+	} else if err != nil {
+		return Rekeyed{}, fmt.Errorf("rekey thread %q: %w", threadName(thread), err)
+	}
+	newID := e.keys.Sealing()
+	if newID == "" {
+		return Rekeyed{}, ErrNoNewKey
+	}
+	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over", false)
+	if err != nil {
+		return Rekeyed{}, err
+	}
+	defer func() { err = released(err, release) }()
+	out := Rekeyed{Resealed: map[string]int{}, KeyID: newID}
+	_, err = rs.Reseal(ctx, thread, func(_ store.DocKind, hash string, doc []byte) ([]byte, error) {
+		if !seal.Is(doc) {
+			out.Clear++
+			return doc, nil
+		}
+		plain, err := e.keys.Open(doc)
+		if err != nil {
+			return nil, err
+		}
+		out.Resealed[seal.KeyID(doc)]++
+		return e.keys.Seal(plain, hash), nil
+	})
+	if err != nil {
+		return Rekeyed{}, fmt.Errorf("rekey thread %q: %w", threadName(thread), err)
+	}
+	return out, nil
 }

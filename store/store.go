@@ -562,6 +562,38 @@ type Erasing interface {
 	Unerased(ctx context.Context) (string, error)
 }
 
+// DocKind names a document Reseal passes.
+type DocKind string
+
+// What Reseal passes: every document of a thread the engine may seal.
+const (
+	DocState   DocKind = "state"   // a checkpoint's State
+	DocRebased DocKind = "rebased" // a checkpoint's Rebased
+	DocHead    DocKind = "head"    // the thread's head snapshot
+	DocMessage DocKind = "message" // a message body (its hash given)
+	DocBlob    DocKind = "blob"    // a blob body (its hash given)
+	DocWrites  DocKind = "writes"  // a task's writes
+	DocDraft   DocKind = "draft"   // a draft's body
+)
+
+// Resealer is a store that rewrites a thread's documents in place: how a
+// thread's encryption key is rotated (engine/seal). Every backend
+// implements it (clause Reseal in store/storetest).
+type Resealer interface {
+	// Reseal passes each document of the thread of the kinds above to
+	// fn (hash is the message's or blob's, "" for the others) and, in
+	// one transaction, stores what fn returns in its place where it
+	// differs; it returns how many it changed. Listings, events, ids and
+	// times are never passed nor changed. In this order, with nothing
+	// written: a thread with no checkpoint is ErrNotFound; an error of
+	// fn is returned (wrapped); a document fn returns that is not JSON,
+	// or a message or blob body not named by its hash (ContentHash, or
+	// the hash a sealed body carries), or a message body whose search
+	// words (BodyWords) differ from the stored one's, is ErrInvalid: the
+	// search index stays true without being rebuilt.
+	Reseal(ctx context.Context, thread string, fn func(kind DocKind, hash string, doc []byte) ([]byte, error)) (changed int, err error)
+}
+
 // LockHolders is a store that can say, cheaply, who holds a thread's
 // writer lock (Store.Lock) without taking or disturbing it.
 type LockHolders interface {

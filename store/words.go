@@ -87,8 +87,7 @@ func BodyWords(body []byte) []string {
 	if _, sealed := SealedHash(body); sealed {
 		return nil
 	}
-	var out []string
-	var seen map[string]bool // past a few words; before, out is searched
+	var w words
 	for i := 0; i < len(body); {
 		if body[i] != '"' {
 			i++
@@ -120,29 +119,43 @@ func BodyWords(body []byte) []string {
 		} else if json.Unmarshal(raw, &s) != nil {
 			continue
 		}
-		for w := range wordSpans(s) {
-			word := cutWord(strings.ToLower(s[w[0]:w[1]]))
-			if seen != nil {
-				if seen[word] {
-					continue
-				}
-				seen[word] = true
-			} else if slices.Contains(out, word) {
+		if !w.add(s) {
+			break
+		}
+	}
+	return w.out
+}
+
+// words gathers BodyWords' distinct words.
+type words struct {
+	out  []string
+	seen map[string]bool // past a few words; before, out is searched
+}
+
+// add adds the words of a string value; false once MaxWords are in.
+func (w *words) add(s string) bool {
+	for span := range wordSpans(s) {
+		word := cutWord(strings.ToLower(s[span[0]:span[1]]))
+		if w.seen != nil {
+			if w.seen[word] {
 				continue
 			}
-			if len(out) == MaxWords {
-				return out
-			}
-			out = append(out, word)
-			if seen == nil && len(out) == 32 {
-				seen = make(map[string]bool, 64)
-				for _, o := range out {
-					seen[o] = true
-				}
+			w.seen[word] = true
+		} else if slices.Contains(w.out, word) {
+			continue
+		}
+		if len(w.out) == MaxWords {
+			return false
+		}
+		w.out = append(w.out, word)
+		if w.seen == nil && len(w.out) == 32 {
+			w.seen = make(map[string]bool, 64)
+			for _, o := range w.out {
+				w.seen[o] = true
 			}
 		}
 	}
-	return out
+	return true
 }
 
 // SearchQuery is a query's words, each once, in order: Store.Search

@@ -12,6 +12,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/seal"
 	"rewind/engine/ticket"
 )
 
@@ -27,6 +28,9 @@ type Config struct {
 	// ReadOnly: a command that only reads. The store opens without
 	// creating or migrating anything (Store.OpenRead).
 	ReadOnly bool
+	// OldKeys open what they sealed beside $REWIND_KEY_FILE's key (a
+	// rekey's old keys).
+	OldKeys []*seal.Key
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -54,7 +58,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.ReadOnly {
 		open = spec.OpenRead
 	}
-	keys, err := Keys()
+	keys, err := Keys(cfg.OldKeys...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"rewind/engine"
+	"rewind/engine/seal"
 	"rewind/engine/selftest"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
@@ -47,6 +48,9 @@ type Config struct {
 	MockLatency time.Duration
 	// Observe sees progress lines; may be nil.
 	Observe func(line string)
+	// Keys open what the workers sealed ($REWIND_KEY_FILE in Env): this
+	// process inspects the same threads. Nil when none is given.
+	Keys *seal.Keys
 }
 
 // Check is one thing that must hold after a drill.
@@ -153,7 +157,7 @@ func (d *driller) say(format string, a ...any) {
 }
 
 func (d *driller) engine() (*engine.Engine, error) {
-	return ticket.NewEngine(d.st, ticket.NewMock(), ticket.WithSources(ticket.FileSources{Path: d.cfg.Sources}))
+	return ticket.NewEngine(d.st, ticket.NewMock(), ticket.WithSources(ticket.FileSources{Path: d.cfg.Sources}), ticket.WithKeys(d.cfg.Keys))
 }
 
 // seed gives a fresh thread its earlier history.

@@ -17,6 +17,7 @@ package seal
 
 import (
 	"bytes"
+	"compress/flate"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -25,9 +26,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Prefix begins every sealed document.
@@ -182,7 +185,7 @@ func (k *Keys) Seal(doc []byte, hash string) []byte {
 	m.Write(ad)
 	m.Write(doc)
 	nonce := m.Sum(nil)[:key.aead.NonceSize()]
-	sealed := key.aead.Seal(nonce, nonce, doc, ad)
+	sealed := key.aead.Seal(nonce, nonce, pack(doc), ad)
 	out := make([]byte, 0, len(Prefix)+len(key.ID)+len(hash)+base64.StdEncoding.EncodedLen(len(sealed))+16)
 	out = append(out, Prefix...)
 	out = append(out, key.ID...)
@@ -246,11 +249,72 @@ func (k *Keys) Open(doc []byte) ([]byte, error) {
 	if err != nil || n < ns {
 		return nil, errors.New("a sealed document is malformed: the store was changed by something other than rewind")
 	}
-	plain, err := key.aead.Open(nil, raw[:ns], raw[ns:n], additional(id, hash))
+	packed, err := key.aead.Open(nil, raw[:ns], raw[ns:n], additional(id, hash))
 	if err != nil {
 		return nil, &Error{KeyID: id, Have: k.ids(), Wrong: true}
 	}
-	return plain, nil
+	return unpack(packed)
+}
+
+// What is encrypted is a mode byte and the document: packRaw, or
+// packFlate when deflating it saved bytes. Ciphertext does not compress,
+// and base64 already adds a third: a state document deflated first
+// leaves a sealed turn smaller than the plain one.
+const (
+	packRaw   = 0
+	packFlate = 1
+	// packMin is the size below which deflate is not tried (a message
+	// body: its header outweighs what it saves).
+	packMin = 512
+)
+
+var flaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// inflaters are flate readers to Reset: a new one costs tens of KB.
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
+func pack(doc []byte) []byte {
+	if len(doc) >= packMin {
+		var buf bytes.Buffer
+		buf.WriteByte(packFlate)
+		w := flaters.Get().(*flate.Writer)
+		w.Reset(&buf)
+		_, err := w.Write(doc)
+		if err == nil {
+			err = w.Close()
+		}
+		flaters.Put(w)
+		if err == nil && buf.Len() < len(doc) {
+			return buf.Bytes()
+		}
+	}
+	return append([]byte{packRaw}, doc...)
+}
+
+func unpack(packed []byte) ([]byte, error) {
+	if len(packed) == 0 {
+		return nil, errors.New("a sealed document holds nothing: the store was changed by something other than rewind")
+	}
+	switch packed[0] {
+	case packRaw:
+		return packed[1:], nil
+	case packFlate:
+		r := inflaters.Get().(io.ReadCloser)
+		err := r.(flate.Resetter).Reset(bytes.NewReader(packed[1:]), nil)
+		var doc []byte
+		if err == nil {
+			doc, err = io.ReadAll(r)
+		}
+		inflaters.Put(r)
+		if err != nil {
+			return nil, fmt.Errorf("a sealed document does not inflate (%w): the store was changed by something other than rewind", err)
+		}
+		return doc, nil
+	}
+	return nil, fmt.Errorf("a sealed document is packed as %d, which this rewind does not read: use a newer rewind", packed[0])
 }
 
 func (k *Keys) ids() string {

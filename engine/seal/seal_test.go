@@ -133,3 +133,19 @@ func TestParseKeyForms(t *testing.T) {
 		t.Fatal("a missing key file was accepted")
 	}
 }
+
+func TestLargeDocumentsAreDeflatedBeforeSealing(t *testing.T) {
+	doc := []byte(`{"messages":[` + strings.Repeat(`{"role":"user","content":"where is my order SO20260901?"},`, 200) + `{}]}`)
+	keys := seal.NewKeys(key(t, k1))
+	sealed := keys.Seal(doc, "")
+	if len(sealed) >= len(doc)/2 {
+		t.Fatalf("a repetitive %d-byte document sealed into %d bytes: not deflated", len(doc), len(sealed))
+	}
+	if again := keys.Seal(doc, ""); !bytes.Equal(again, sealed) {
+		t.Fatal("deflate made sealing non-deterministic")
+	}
+	got, err := keys.Open(sealed)
+	if err != nil || !bytes.Equal(got, doc) {
+		t.Fatalf("Open: %v (%d bytes, want %d)", err, len(got), len(doc))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,7 +115,8 @@ func noSentinel(t *testing.T, when string, files map[string][]byte) {
 // none of the store's files or tables; read with the key, every
 // checkpoint is the one an unencrypted run stores; without it, what
 // reads listings and events still works and what needs the text says
-// which key; a wrong key writes nothing.
+// which key; a wrong key writes nothing; a rekey moves it all to another
+// key.
 func TestSealedThreadKeepsNoPlaintext(t *testing.T) {
 	k1 := sealKey(t, "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
 	k2 := sealKey(t, "k2:HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=")
@@ -127,10 +129,6 @@ func TestSealedThreadKeepsNoPlaintext(t *testing.T) {
 	writeSentinelThread(t, w, "t")
 	// Read back by an engine that caches nothing, as the sealed thread is.
 	plain, err := ticket.NewEngine(mem, ticket.NewMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := plain.History(ctx, "t", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,58 +155,94 @@ func TestSealedThreadKeepsNoPlaintext(t *testing.T) {
 		}
 		noSentinel(t, "after close", storedText(t, spec))
 
-		// With the key, in a new process's engine: every checkpoint as
-		// the unencrypted run stored it.
+		// With the key, in a new process's engine.
 		r := open(seal.NewKeys(k1))
-		for _, l := range want {
-			got, err := r.Get(ctx, "t", l.ID)
-			if err != nil {
-				t.Fatalf("@%d: %v", l.ID, err)
-			}
-			ref, err := plain.Get(ctx, "t", l.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g, r := canonical(t, got.Values), canonical(t, ref.Values); g != r {
-				t.Fatalf("@%d reads otherwise than the unencrypted run's:\n%.300s\n%.300s", l.ID, g, r)
-			}
-		}
+		readsAsPlain(t, r, plain)
 		if found, err := r.Search(ctx, "t", strings.ToLower(sentinel), 0); err != nil || len(found) != 8 {
 			t.Fatalf("search with the key: %d found, %v; want the 8 user messages", len(found), err)
 		}
-
-		// Without the key: listings, runs and events read; a state says
-		// what is encrypted.
-		n := open(nil)
-		if _, err := n.History(ctx, "t", 0, 0); err != nil {
-			t.Fatalf("history without the key: %v", err)
-		}
-		if runs, err := n.Runs(ctx, "t"); err != nil || len(runs.List) != 8 {
-			t.Fatalf("runs without the key: %+v, %v", runs, err)
-		}
-		if evs, err := n.Events(ctx, "t", 0); err != nil || len(evs) == 0 {
-			t.Fatalf("events without the key: %d, %v", len(evs), err)
-		}
-		_, err := n.Latest(ctx, "t")
-		sealed, ok := n.SealedBy(err)
-		if !ok || sealed.KeyID != "k1" || sealed.Given != "" || sealed.Text() != "messages, summary are encrypted (key id k1); give --key-file to read them" {
-			t.Fatalf("latest without the key: %v (%+v)", err, sealed)
-		}
-
-		// A wrong key: one line naming the key, and nothing written.
+		readsWithoutKey(t, open(nil))
 		x := open(seal.NewKeys(k2))
-		before, err := x.Store().Size(ctx, "t")
+		wrongKeyWritesNothing(t, x)
+
+		// Rotation: k2 without k1 cannot rekey (nothing written); with
+		// k1 given as the old key it does, and then k2 alone reads
+		// every checkpoint and k1 alone none.
+		if _, err := x.Rekey(ctx, "t", false); !errors.Is(err, seal.ErrSealed) {
+			t.Fatalf("a rekey without the old key: %v", err)
+		}
+		res, err := open(seal.NewKeys(k2, k1)).Rekey(ctx, "t", false)
+		if err != nil || res.Resealed["k1"] == 0 || res.Clear != 0 || res.KeyID != "k2" {
+			t.Fatalf("rekey: %+v, %v", res, err)
+		}
+		noSentinel(t, "after the rekey", storedText(t, spec))
+		readsAsPlain(t, open(seal.NewKeys(k2)), plain)
+		if _, err := open(seal.NewKeys(k1)).Latest(ctx, "t"); !errors.Is(err, seal.ErrSealed) {
+			t.Fatalf("the old key alone after the rekey: %v", err)
+		}
+	})
+}
+
+// readsAsPlain: every checkpoint of thread t reads in e as in plain.
+func readsAsPlain(t *testing.T, e, plain *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	want, err := plain.History(ctx, "t", 0, 0)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("history: %d, %v", len(want), err)
+	}
+	for _, l := range want {
+		got, err := e.Get(ctx, "t", l.ID)
+		if err != nil {
+			t.Fatalf("@%d: %v", l.ID, err)
+		}
+		ref, err := plain.Get(ctx, "t", l.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = x.Run(ctx, "t", ticket.Input("one more"), engine.RunConfig{})
-		if sealed, ok := x.SealedBy(err); !ok || sealed.Given != "k2" || !strings.Contains(err.Error(), "key k1") || strings.Contains(err.Error(), "\n") {
-			t.Fatalf("a run with the wrong key: %v", err)
+		if g, r := canonical(t, got.Values), canonical(t, ref.Values); g != r {
+			t.Fatalf("@%d reads otherwise than the unencrypted run's:\n%.300s\n%.300s", l.ID, g, r)
 		}
-		if after, err := x.Store().Size(ctx, "t"); err != nil || after != before {
-			t.Fatalf("a refused run changed the thread: %d bytes, then %d (%v)", before, after, err)
-		}
-	})
+	}
+}
+
+// readsWithoutKey: listings, runs and events read; a state says what is
+// encrypted.
+func readsWithoutKey(t *testing.T, n *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := n.History(ctx, "t", 0, 0); err != nil {
+		t.Fatalf("history without the key: %v", err)
+	}
+	if runs, err := n.Runs(ctx, "t"); err != nil || len(runs.List) != 8 {
+		t.Fatalf("runs without the key: %+v, %v", runs, err)
+	}
+	if evs, err := n.Events(ctx, "t", 0); err != nil || len(evs) == 0 {
+		t.Fatalf("events without the key: %d, %v", len(evs), err)
+	}
+	_, err := n.Latest(ctx, "t")
+	sealed, ok := n.SealedBy(err)
+	if !ok || sealed.KeyID != "k1" || sealed.Given != "" || sealed.Text() != "messages, summary are encrypted (key id k1); give --key-file to read them" {
+		t.Fatalf("latest without the key: %v (%+v)", err, sealed)
+	}
+}
+
+// wrongKeyWritesNothing: a run with another key fails in one line
+// naming the key, and the thread keeps its size.
+func wrongKeyWritesNothing(t *testing.T, x *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	before, err := x.Store().Size(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.Run(ctx, "t", ticket.Input("one more"), engine.RunConfig{})
+	if sealed, ok := x.SealedBy(err); !ok || sealed.Given != "k2" || !strings.Contains(err.Error(), "key k1") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a run with the wrong key: %v", err)
+	}
+	if after, err := x.Store().Size(ctx, "t"); err != nil || after != before {
+		t.Fatalf("a refused run changed the thread: %d bytes, then %d (%v)", before, after, err)
+	}
 }
 
 // canonical is v as JSON with every object's keys sorted.

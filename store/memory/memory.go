@@ -722,3 +722,68 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	}, "messages and blobs of thread %v", check.Name(thread))
 	return got.ms, got.bs, err
 }
+
+// Reseal implements store.Resealer: every new document is made and
+// checked before the first is stored, under the store's lock.
+func (s *Store) Reseal(ctx context.Context, thread string, fn func(kind store.DocKind, hash string, doc []byte) ([]byte, error)) (n int, err error) {
+	defer wrap(&err, "reseal thread %v", check.Name(thread))
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th := s.threads[thread]
+	if th == nil || len(th.cps) == 0 {
+		return 0, store.ErrNotFound
+	}
+	r := &resealing{fn: fn}
+	for i := range th.cps {
+		cp := &th.cps[i]
+		r.redo(store.DocState, "", cp.State, func(b []byte) { cp.State = b })
+		r.redo(store.DocRebased, "", cp.Rebased, func(b []byte) { cp.Rebased = b })
+	}
+	r.redo(store.DocHead, "", th.head, func(b []byte) { th.head = b })
+	for _, h := range slices.Sorted(maps.Keys(th.messages)) {
+		r.redo(store.DocMessage, h, th.messages[h].Body, func(b []byte) { m := th.messages[h]; m.Body = b; th.messages[h] = m })
+	}
+	for _, h := range slices.Sorted(maps.Keys(th.blobs)) {
+		r.redo(store.DocBlob, h, th.blobs[h], func(b []byte) { th.blobs[h] = b })
+	}
+	for _, id := range slices.Sorted(maps.Keys(th.writes)) {
+		for i := range th.writes[id] {
+			w := &th.writes[id][i]
+			r.redo(store.DocWrites, "", w.Writes, func(b []byte) { w.Writes = b })
+		}
+	}
+	ds := s.drafts[thread]
+	for _, op := range slices.Sorted(maps.Keys(ds)) {
+		r.redo(store.DocDraft, "", ds[op].Body, func(b []byte) { d := ds[op]; d.Body = b; ds[op] = d })
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	for _, f := range r.apply {
+		f()
+	}
+	return len(r.apply), nil
+}
+
+// resealing gathers a Reseal's changes, applied only when none failed.
+type resealing struct {
+	fn    func(kind store.DocKind, hash string, doc []byte) ([]byte, error)
+	apply []func()
+	err   error
+}
+
+func (r *resealing) redo(kind store.DocKind, hash string, doc []byte, set func([]byte)) {
+	if doc == nil || r.err != nil {
+		return
+	}
+	out, err := r.fn(kind, hash, bytes.Clone(doc))
+	if err == nil && !bytes.Equal(out, doc) {
+		err = check.Resealed(kind, hash, doc, out)
+		out = bytes.Clone(out)
+		r.apply = append(r.apply, func() { set(out) })
+	}
+	r.err = err
+}

@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"context"
 	"testing"
 
 	"rewind/store"
@@ -9,18 +10,23 @@ import (
 )
 
 // noDrafts is the memory store without its drafts table (its transaction
-// hook kept): a backend that lacks the Drafts capability.
+// hook and Reseal, which every store has, kept): a backend that lacks the
+// Drafts capability.
 type noDrafts struct {
 	store.Store
-	hook interface{ SetTxHook(func(string)) }
+	m *memory.Store
 }
 
-func (n noDrafts) SetTxHook(h func(string)) { n.hook.SetTxHook(h) }
+func (n noDrafts) SetTxHook(h func(string)) { n.m.SetTxHook(h) }
+
+func (n noDrafts) Reseal(ctx context.Context, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) (int, error) {
+	return n.m.Reseal(ctx, thread, fn)
+}
 
 func openNoDrafts(t *testing.T) store.Store {
 	m := memory.New()
 	t.Cleanup(func() { m.Close() })
-	return noDrafts{Store: m, hook: m}
+	return noDrafts{Store: m, m: m}
 }
 
 // A backend that does not declare a capability passes without it: the

@@ -5,7 +5,8 @@
 // One file per clause of the contract in store/store.go: input.go (Input),
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites, the writer's
 // CreatedAt), read.go (Get, Latest, History, Chain), content.go (Messages,
-// MessagesAt, MessagesIn, Blobs, Bodies, Size), search.go (Search), events.go (Events,
+// MessagesAt, MessagesIn, Blobs, Bodies, Size, sealed bodies), search.go
+// (Search), reseal.go (store.Resealer), events.go (Events,
 // Threads), delete.go (DeleteThread, store.Erasing), prune.go (Prune), lock.go (Lock),
 // watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
 // Fence), drafts.go (store.Drafts), txhook.go (the mid-transaction hook), tenant.go (store.Tenancy, store.ForTenant)
@@ -131,6 +132,7 @@ var clauses = []clause{
 	{"BodiesAreMessagesAndBlobs", nil, testBodies},
 	{"MessagesInRange", nil, testMessagesIn},
 	{"SealedBodies", nil, testSealedBodies},
+	{"Reseal", nil, testReseal},
 	{"Size", nil, testSize},
 	// Search.
 	{"Search", nil, testSearch},

@@ -47,6 +47,7 @@ var bugs = []string{
 	"search matches whole words", "thread counts keep the pruned", "thread updated at the latest time",
 	"threads list the oldest listing",
 	"tenant claim forgotten", "tenant survives delete", "claimed threads unlisted",
+	"reseal skips the head", "reseal not atomic",
 }
 
 func TestSuiteCatchesBugs(t *testing.T) {
@@ -113,6 +114,37 @@ type buggy struct {
 	pruned map[[2]any][2][]byte
 	// deleted: DeleteThread was called.
 	deleted bool
+}
+
+func (b *buggy) Reseal(ctx context.Context, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) (int, error) {
+	switch b.bug {
+	case "reseal skips the head":
+		inner := fn
+		fn = func(kind store.DocKind, hash string, doc []byte) ([]byte, error) {
+			if kind == store.DocHead {
+				return doc, nil
+			}
+			return inner(kind, hash, doc)
+		}
+	case "reseal not atomic": // what came before an error of fn stays
+		var failed error
+		n, err := b.Store.Reseal(ctx, thread, func(kind store.DocKind, hash string, doc []byte) ([]byte, error) {
+			out, err := fn(kind, hash, doc)
+			if err != nil {
+				failed = err
+				return doc, nil
+			}
+			if failed != nil {
+				return doc, nil
+			}
+			return out, nil
+		})
+		if err == nil {
+			err = failed
+		}
+		return n, err
+	}
+	return b.Store.Reseal(ctx, thread, fn)
 }
 
 func (b *buggy) wasPruned(thread string, id int64) ([2][]byte, bool) {

@@ -377,3 +377,20 @@ func Query(q string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// Resealed checks what a Reseal's fn returned for a document of kind
+// (store.Resealer's rules); before is the stored document.
+func Resealed(kind store.DocKind, hash string, before, after []byte) error {
+	what := string(kind)
+	switch kind {
+	case store.DocMessage, store.DocBlob:
+		if err := Body(what, hash, after); err != nil {
+			return err
+		}
+		if kind == store.DocMessage && !slices.Equal(store.BodyWords(before), store.BodyWords(after)) {
+			return Invalid("a resealed message %s has other search words than the stored one: a reseal may not change what a search finds", hash)
+		}
+		return nil
+	}
+	return JSON(what, after)
+}

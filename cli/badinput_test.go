@@ -68,8 +68,10 @@ var storeForms = map[string]form{
 	// A lesson makes its own threads: no thread is given.
 	"demo": {args: func(string, string) []string { return []string{"fork"} }, creates: true},
 	// Versions of the mock's records, kept beside the store: no thread.
-	"source":      {},
-	"source bump": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
+	"source":          {},
+	"source bump":     {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
+	"source withdraw": {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
+	"source restore":  {args: func(string, string) []string { return []string{"shipments/SO20260901"} }, creates: true},
 	// Tenants are the store's: no thread.
 	"tenant list": {},
 	"tenant add":  {args: func(string, string) []string { return []string{"acme"} }, creates: true},

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"rewind/engine/event"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +34,8 @@ type execFlags struct {
 	before, after []string
 	killAt        string
 	takeOver      bool
+	// session and sessionExpires: the session the run acts in.
+	session, sessionExpires string
 	// worker streams JSON lines for a parent process (`rewind worker …`)
 	// instead of a report; a worker has no --json.
 	worker bool
@@ -50,6 +54,29 @@ func (f *execFlags) add(c *cobra.Command) {
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().StringVar(&f.killAt, "kill-at", "", killAtUsage("SIGKILL this process"))
 	c.Flags().BoolVar(&f.takeOver, "take-over", false, "run a thread another live process holds; that process is fenced out")
+	c.Flags().StringVar(&f.session, "session", "", "the session `ID` the run acts in, checked valid before any task runs (default: the session of the run it carries on from, if any)")
+	c.Flags().StringVar(&f.sessionExpires, "session-expires", "", "when --session expires: `T`, an RFC 3339 time (2026-12-05T18:00:00Z) or a duration from now (30m)")
+}
+
+// runSession reads --session and --session-expires: nil when neither is
+// given.
+func (f *execFlags) runSession(now time.Time) (*engine.Session, error) {
+	id, exp := strings.TrimSpace(f.session), strings.TrimSpace(f.sessionExpires)
+	switch {
+	case id == "" && exp == "":
+		return nil, nil
+	case id == "":
+		return nil, usagef("--session-expires needs --session ID: the session it is the expiry of")
+	case exp == "":
+		return nil, usagef("--session %s needs --session-expires T (an RFC 3339 time or a duration from now, e.g. 30m)", named(id))
+	}
+	if t, err := time.Parse(time.RFC3339, exp); err == nil {
+		return &engine.Session{ID: id, Expires: t}, nil
+	}
+	if d, err := time.ParseDuration(exp); err == nil {
+		return &engine.Session{ID: id, Expires: now.Add(d)}, nil
+	}
+	return nil, usagef("--session-expires %q: give an RFC 3339 time (2026-12-05T18:00:00Z) or a duration from now (30m)", named(exp))
 }
 
 // do performs req and reports it.
@@ -60,6 +87,10 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 			return usagef("%v", err)
 		}
 	}
+	session, err := f.runSession(time.Now())
+	if err != nil {
+		return err
+	}
 	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {
 		return err
@@ -68,7 +99,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
 		return err
 	}
-	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver}
+	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver, Session: session}
 	if !f.json && !f.worker {
 		req.Config.Observe = observe(out)
 	}

@@ -53,6 +53,10 @@ func fixWord(fx engine.Fix) string {
 		return fmt.Sprintf("see `rewind show %s`", t)
 	case engine.FixThreads:
 		return "list threads with `rewind threads`"
+	case engine.FixSession:
+		return "give a valid session with --session ID --session-expires T"
+	case engine.FixRestoreAccess:
+		return fmt.Sprintf("give access back with `rewind source restore %s`", named(fx.Source))
 	}
 	return ""
 }

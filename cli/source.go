@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -45,9 +48,15 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 			if err != nil {
 				return err
 			}
+			withdrawn := withdrawnOf(c.Context(), a.Sources)
 			ids := args
 			if len(ids) == 0 {
-				ids = slices.Sorted(maps.Keys(vs))
+				// Every bumped record, and every withdrawn one.
+				all := maps.Clone(vs)
+				for id := range withdrawn {
+					all[id] = max(all[id], ticket.BaseVersion)
+				}
+				ids = slices.Sorted(maps.Keys(all))
 			}
 			out := c.OutOrStdout()
 			rows := make([]ticket.SourceRead, len(ids))
@@ -58,14 +67,9 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 				}
 			}
 			if asJSON {
-				return writeJSON(out, map[string]any{"file": a.Store.SourcesPath(), "sources": rows})
+				return writeJSON(out, map[string]any{"file": a.Store.SourcesPath(), "sources": rows, "withdrawn": slices.Sorted(maps.Keys(withdrawn))})
 			}
-			if len(rows) == 0 {
-				fmt.Fprintf(out, "no record was bumped: every source is at v%d\n", ticket.BaseVersion)
-			}
-			for _, r := range rows {
-				fmt.Fprintf(out, "%-28s v%d\n", termtext.Line(r.ID), r.Version)
-			}
+			printSources(out, rows, withdrawn)
 			if p := a.Store.SourcesPath(); p != "" {
 				fmt.Fprintf(out, "versions kept in %s\n", termtext.Line(p))
 			}
@@ -74,7 +78,7 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 	}
 	addStore(c, &store)
 	addJSON(c, &asJSON)
-	c.AddCommand(newSourceBumpCmd())
+	c.AddCommand(newSourceBumpCmd(), newSourceAccessCmd(true), newSourceAccessCmd(false))
 	return c
 }
 
@@ -124,5 +128,79 @@ func newSourceBumpCmd() *cobra.Command {
 	}
 	addStore(c, &store)
 	addJSON(c, &asJSON)
+	return c
+}
+
+// printSources lists rows, each with its version and whether access to
+// it is withdrawn.
+func printSources(out io.Writer, rows []ticket.SourceRead, withdrawn map[string]bool) {
+	if len(rows) == 0 {
+		fmt.Fprintf(out, "no record was bumped: every source is at v%d\n", ticket.BaseVersion)
+	}
+	for _, r := range rows {
+		note := ""
+		if withdrawn[r.ID] {
+			note = "  access withdrawn"
+		}
+		fmt.Fprintf(out, "%-28s v%d%s\n", termtext.Line(r.ID), r.Version, note)
+	}
+}
+
+// withdrawnOf is the sources whose access is withdrawn (none when the
+// back office cannot withdraw, or cannot be read: the versions above
+// were read from it already).
+func withdrawnOf(ctx context.Context, src ticket.Sources) map[string]bool {
+	acc, ok := src.(ticket.SourceAccess)
+	if !ok {
+		return nil
+	}
+	w, err := acc.Withdrawn(ctx)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+// newSourceAccessCmd is `rewind source withdraw` (withdraw true) and
+// `rewind source restore`: a person's access to records, as the back
+// office would take it away while a run waits. A resume whose pending
+// work would read a withdrawn record is refused before any task runs.
+func newSourceAccessCmd(withdraw bool) *cobra.Command {
+	var store string
+	use, short, done := "restore SOURCE…", "give back access to records withdrawn before", "access restored"
+	if withdraw {
+		use, short, done = "withdraw SOURCE…", "withdraw access to records: a pending task that would read one is refused", "access withdrawn"
+	}
+	verb := strings.Fields(use)[0]
+	c := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: "  rewind source " + verb + " shipments/SO20260901",
+		Args:    between(1, 64),
+		RunE: func(c *cobra.Command, args []string) error {
+			for _, id := range args {
+				if err := ticket.CheckSource(id); err != nil {
+					return usagef("%v", err)
+				}
+			}
+			a, err := openApp(c.Context(), store, nil)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			acc, ok := a.Sources.(ticket.SourceAccess)
+			if !ok || a.Store.SourcesPath() == "" {
+				return usagef("a memory: store's source access lives and dies with this process: %s records of sqlite:PATH or postgres://…, or set $%s to a file", verb, app.EnvSources)
+			}
+			for _, id := range args {
+				if err := acc.SetWithdrawn(c.Context(), id, withdraw); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: %s\n", termtext.Line(id), done)
+			}
+			return nil
+		},
+	}
+	addStore(c, &store)
 	return c
 }

@@ -50,6 +50,11 @@ type RunConfig struct {
 	// (a stuck or stopped worker). That process is fenced: its late writes
 	// are refused, so the chain cannot fork.
 	TakeOver bool
+	// Session, when set, is the session the run acts in (session.go):
+	// checked valid before any task runs, and recorded on the run's mark.
+	// A run without one carries on in the session of the run that wrote
+	// the checkpoint it builds on, if that one had one.
+	Session *Session
 	// RunKind, when set, is the kind the run is recorded as (RunMark.Kind)
 	// instead of the engine's own: say, approve or reject for an Answer.
 	RunKind string
@@ -323,10 +328,11 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 	if err := cfg.validate(e.graph); err != nil {
 		return Result{}, err
 	}
-	release, epoch, trusted, err := e.lockTurn(ctx, thread, cfg.TakeOver)
+	release, mark, err := e.lockTurn(ctx, thread, cfg.TakeOver)
 	if err != nil {
 		return Result{}, err
 	}
+	epoch, trusted := mark.epoch, mark.newest
 	defer func() { err = released(err, release) }()
 	run := e.newRun(KindTurn, cfg, "")
 	if trusted != 0 {
@@ -338,6 +344,16 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		// tasks on trust are no answer either: another writer may have
 		// finished them since.)
 		if parent, ok := e.cache.own(thread, trusted); ok {
+			// The session of this engine's own last run, read from memory.
+			tcfg := cfg
+			if tcfg.Session == nil {
+				tcfg.Session = mark.session
+			}
+			if err := e.validSession(ctx, turnOn(thread), thread, parent, nil, tcfg.Session); err != nil {
+				return Result{}, err
+			}
+			cfg = tcfg
+			markSession(run, cfg.Session)
 			r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg, run)
 			if err == nil {
 				return r.drive(ctx, cp)
@@ -363,12 +379,18 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 			return Result{}, err
 		}
 	}
+	if err := e.checkSession(ctx, turnOn(thread), thread, parent, nil, &cfg); err != nil {
+		return Result{}, err
+	}
+	markSession(run, cfg.Session)
 	r, cp, err := e.startTurn(ctx, thread, epoch, parent, input, cfg, run)
 	if err != nil {
 		return Result{}, err
 	}
 	return r.drive(ctx, cp)
 }
+
+func turnOn(thread string) string { return fmt.Sprintf("new turn on thread %q", threadName(thread)) }
 
 // startTurn stores a new turn's input checkpoint on parent, the thread's
 // newest (or an empty thread's start).
@@ -402,6 +424,9 @@ func (e *Engine) Fork(ctx context.Context, thread string, checkpoint int64, inpu
 		return Result{}, fmt.Errorf("fork thread %q: %w", threadName(thread), err)
 	}
 	if err := e.checkFork(ctx, thread, base); err != nil {
+		return Result{}, err
+	}
+	if err := e.checkSession(ctx, fmt.Sprintf("fork thread %q from @%d", threadName(thread), base.ID), thread, base, nil, &cfg); err != nil {
 		return Result{}, err
 	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID, run: e.newRun(KindFork, cfg, "")}
@@ -438,6 +463,9 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 	if len(cp.Tasks) == 0 {
 		return Result{}, Fixable(thread, cp.ID, fmt.Errorf("resume thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, cp.ID), NewTurnFix(thread), ForkFix(thread, 0))
 	}
+	if err := e.checkSession(ctx, resumeAt(thread, cp.ID), thread, cp, cp.Tasks, &cfg); err != nil {
+		return Result{}, err
+	}
 	continues, err := e.resumedRun(ctx, thread, cp)
 	if err != nil {
 		return Result{}, err
@@ -448,6 +476,10 @@ func (e *Engine) Resume(ctx context.Context, thread string, cfg RunConfig) (_ Re
 		return Result{}, err
 	}
 	return r.drive(ctx, cp)
+}
+
+func resumeAt(thread string, at int64) string {
+	return fmt.Sprintf("resume thread %q at @%d", threadName(thread), at)
 }
 
 // ResumeAt carries on from checkpoint id: the head of a branch that is not
@@ -486,6 +518,9 @@ func (e *Engine) ResumeAt(ctx context.Context, thread string, checkpoint int64, 
 			return Result{}, Fixable(thread, checkpoint, fmt.Errorf("resume thread %q at checkpoint %d: %w: it was already continued by checkpoint %d, so resume that branch's head", threadName(thread), checkpoint, ErrNothingToResume, row.ID),
 				LogFix(thread), ForkFix(thread, checkpoint))
 		}
+	}
+	if err := e.checkSession(ctx, resumeAt(thread, cp.ID), thread, cp, cp.Tasks, &cfg); err != nil {
+		return Result{}, err
 	}
 	continues, err := e.resumedRun(ctx, thread, cp)
 	if err != nil {
@@ -615,6 +650,9 @@ func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Che
 	}
 	if len(head.Tasks) == 0 {
 		return Result{}, fmt.Errorf("answer on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, head.ID)
+	}
+	if err := e.checkSession(ctx, fmt.Sprintf("answer on thread %q at @%d", threadName(thread), head.ID), thread, head, head.Tasks, &cfg); err != nil {
+		return Result{}, err
 	}
 	continues, err := e.runAt(ctx, thread, head)
 	if err != nil {
@@ -1000,19 +1038,20 @@ const lockAdvice = "wait for it to finish, kill it and resume, or take it over w
 // on trust: it reads neither the epoch nor the newest listing, and its
 // first put, which the store refuses unless the epoch is still the
 // thread's, checks them (see Run). trusted is then that checkpoint's id.
-func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func() error, epoch, trusted int64, err error) {
+func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func() error, m writeMark, err error) {
 	release, tookOver, err := e.lockStore(ctx, thread, takeOver, lockAdvice)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, writeMark{}, err
 	}
 	if m, ok := e.fenced.trusted(thread); ok && !tookOver {
-		return release, m.epoch, m.newest, nil
+		return release, m, nil
 	}
-	if epoch, err = e.fence(ctx, thread, !tookOver); err != nil {
+	epoch, err := e.fence(ctx, thread, !tookOver)
+	if err != nil {
 		_ = release()
-		return nil, 0, 0, err
+		return nil, writeMark{}, err
 	}
-	return release, epoch, 0, nil
+	return release, writeMark{epoch: epoch}, nil
 }
 
 // lockFor is lock with the advice a refusal gives, for a command whose
@@ -1097,7 +1136,12 @@ type epochs struct {
 // the epoch it wrote it with. Every writer fences before it writes, so
 // while that epoch is the thread's, nobody else wrote the thread since:
 // that checkpoint is still its newest.
-type writeMark struct{ epoch, newest int64 }
+type writeMark struct {
+	epoch, newest int64
+	// session is the one the run that wrote newest acted in: a trusted
+	// turn carries on in it without reading the run's mark.
+	session *Session
+}
 
 func (es *epochs) get(thread string) int64 {
 	es.mu.Lock()
@@ -1116,7 +1160,7 @@ func (es *epochs) set(thread string, epoch int64) {
 
 // wrote marks id as the newest checkpoint this engine committed to the
 // thread with epoch; an epoch of 0 (an unfenced write) marks nothing.
-func (es *epochs) wrote(thread string, epoch, id int64) {
+func (es *epochs) wrote(thread string, epoch, id int64, session *Session) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.marks == nil {
@@ -1126,7 +1170,7 @@ func (es *epochs) wrote(thread string, epoch, id int64) {
 		delete(es.marks, thread)
 		return
 	}
-	es.marks[thread] = writeMark{epoch: epoch, newest: id}
+	es.marks[thread] = writeMark{epoch: epoch, newest: id, session: session}
 }
 
 // unsure forgets the thread's mark while a put's outcome is not known

@@ -27,13 +27,19 @@ const (
 	FixShow
 	// FixThreads lists the threads.
 	FixThreads
+	// FixSession runs again in a valid session (a new one, or a longer
+	// expiry).
+	FixSession
+	// FixRestoreAccess gives back access to Fix.Source.
+	FixRestoreAccess
 )
 
 // Fix is one action that would fix an error, with what it acts on.
 type Fix struct {
 	Action Action
 	Thread string
-	At     int64 // FixFork's checkpoint (0: an earlier one)
+	At     int64  // FixFork's checkpoint (0: an earlier one)
+	Source string // FixRestoreAccess's source
 }
 
 // Fixer is an error that knows its fixes, in the order to offer them.

@@ -103,6 +103,9 @@ type Graph struct {
 	// buildCheck is the graph's check before a fork or a new turn builds
 	// on a checkpoint (see OnBuild).
 	buildCheck BuildCheck
+	// accessCheck is the graph's check that a session may read what the
+	// pending tasks will read (see OnAccess).
+	accessCheck AccessCheck
 	// stateCheck is the graph's check of an edited state (see CheckState).
 	stateCheck StateCheck
 	// channelChecks are the graph's checks of one edited channel (see

@@ -36,6 +36,9 @@ func (e *Engine) Replay(ctx context.Context, thread string, id int64, cfg RunCon
 	if err := e.checkFork(ctx, thread, base); err != nil {
 		return Result{}, err
 	}
+	if err := e.checkSession(ctx, fmt.Sprintf("replay thread %q from @%d", threadName(thread), base.ID), thread, base, base.Tasks, &cfg); err != nil {
+		return Result{}, err
+	}
 	r := &runner{e: e, thread: thread, epoch: epoch, cfg: cfg, lastID: latest.ID, run: e.newRun(KindReplay, cfg, "")}
 	r.res = Result{Thread: thread, Start: base.ID, MessagesBefore: base.Values.Len("messages"), ModelCalls: map[string]int{}}
 	cp := Checkpoint{Thread: thread, ID: r.lastID + 1, ParentID: base.ID, Step: base.Step + 1, Source: SourceFork, Values: base.Values,

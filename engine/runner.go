@@ -170,7 +170,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
-	r.e.fenced.wrote(r.thread, r.epoch, cp.ID)
+	r.e.fenced.wrote(r.thread, r.epoch, cp.ID, r.cfg.Session)
 	r.e.sums.committed(r.thread, r.epoch, prev, *cp)
 	if r.stored == nil {
 		r.stored = map[string]bool{}

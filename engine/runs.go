@@ -59,7 +59,9 @@ func (e *Engine) newRun(kind string, cfg RunConfig, continues string) *RunMark {
 	if cfg.RunKind != "" {
 		kind = cfg.RunKind
 	}
-	return &RunMark{ID: e.runIDs(), Kind: kind, Continues: continues}
+	m := &RunMark{ID: e.runIDs(), Kind: kind, Continues: continues}
+	markSession(m, cfg.Session)
+	return m
 }
 
 func (r *runner) runID() string {

@@ -102,13 +102,22 @@ type RunMark struct {
 	ID        string `json:"id"`
 	Kind      string `json:"kind"`
 	Continues string `json:"continues,omitempty"`
+	// Session and SessionExpires (RFC 3339, UTC) are the session the run
+	// acted in, when it carried one: a run that carries on from its
+	// checkpoints without one of its own inherits it.
+	Session        string `json:"session,omitempty"`
+	SessionExpires string `json:"sessionExpires,omitempty"`
 }
 
-// pack is the mark as a listing stores it (position 24).
+// pack is the mark as a listing stores it (position 24): [id, kind],
+// then continues, then the session and its expiry, each only when set
+// or before one that is.
 func (m *RunMark) pack() []string {
 	switch {
 	case m == nil:
 		return nil
+	case m.Session != "":
+		return []string{m.ID, m.Kind, m.Continues, m.Session, m.SessionExpires}
 	case m.Continues != "":
 		return []string{m.ID, m.Kind, m.Continues}
 	}
@@ -126,6 +135,9 @@ func unpackRun(v []string) *RunMark {
 	}
 	if len(v) > 2 {
 		m.Continues = v[2]
+	}
+	if len(v) > 4 {
+		m.Session, m.SessionExpires = v[3], v[4]
 	}
 	return m
 }

@@ -76,6 +76,11 @@ func BenchmarkTicketRunPostgres(b *testing.B) {
 func longThread(b *testing.B, st store.Store, turns int) (*engine.Engine, int64) {
 	b.Helper()
 	ctx := context.Background()
+	// As every command opens it: through the default tenant's checks.
+	st, err := store.ForTenant(ctx, st, "")
+	if err != nil {
+		b.Fatal(err)
+	}
 	e, err := ticket.NewEngine(st, ticket.NewMock())
 	if err != nil {
 		b.Fatal(err)

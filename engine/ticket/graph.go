@@ -132,6 +132,7 @@ func newGraph(d *deps) *engine.Graph {
 		Route(NodeDraft, afterDraft).
 		Edge(NodeVerify, engine.End).
 		OnResume(d.recheck).
+		OnAccess(d.checkAccess).
 		OnBuild(func(_ context.Context, in engine.ResumeInfo) error { return CheckCompactions(in) }).
 		OnCancel(d.cancelOperations).
 		CheckState(func(v engine.Values) error { _, err := Decode(v); return err })
@@ -864,6 +865,16 @@ func (w *toolWork) answer(ctx context.Context, calls []model.ToolCall, rounds in
 		default:
 			began := time.Now()
 			source := SourceOf(spec.name, ref)
+			why, err := w.d.withdrawnRead(ctx, source)
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				w.bad++
+				m.Content = toolError(why)
+				w.nc.Emit(event.ToolRefused{Tool: spec.name, Why: why, Round: rounds})
+				break
+			}
 			versions, err := w.d.sources.Versions(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("executor: read %s: %w", source, err)

@@ -99,15 +99,52 @@ func versionOf(vs map[string]int, id string) int {
 	return BaseVersion
 }
 
+// SourceAccess is a back office that can withdraw a person's access to a
+// source (and give it back): a run's pending task that would read a
+// withdrawn source is refused before any task runs (engine.OnAccess), and
+// a tool call that would read one is not made. Both Sources of this
+// package are one.
+type SourceAccess interface {
+	// Withdrawn lists the sources whose access is withdrawn.
+	Withdrawn(ctx context.Context) (map[string]bool, error)
+	// SetWithdrawn withdraws access to a source, or gives it back.
+	SetWithdrawn(ctx context.Context, id string, withdrawn bool) error
+}
+
 // MemorySources keeps versions in this process: for tests and the
 // memory: store.
 type MemorySources struct {
-	mu sync.Mutex
-	vs map[string]int
+	mu        sync.Mutex
+	vs        map[string]int
+	withdrawn map[string]bool
 }
 
 // NewMemorySources starts every source at BaseVersion.
-func NewMemorySources() *MemorySources { return &MemorySources{vs: map[string]int{}} }
+func NewMemorySources() *MemorySources {
+	return &MemorySources{vs: map[string]int{}, withdrawn: map[string]bool{}}
+}
+
+// Withdrawn implements SourceAccess.
+func (m *MemorySources) Withdrawn(context.Context) (map[string]bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.withdrawn), nil
+}
+
+// SetWithdrawn implements SourceAccess.
+func (m *MemorySources) SetWithdrawn(_ context.Context, id string, withdrawn bool) error {
+	if err := CheckSource(id); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if withdrawn {
+		m.withdrawn[id] = true
+	} else {
+		delete(m.withdrawn, id)
+	}
+	return nil
+}
 
 // Versions implements Sources.
 func (m *MemorySources) Versions(context.Context) (map[string]int, error) {
@@ -168,10 +205,13 @@ func checkVersions(file string, vs map[string]int) error {
 // it and needs no lock.
 type FileSources struct{ Path string }
 
-// sourcesFile is the file's shape.
+// sourcesFile is the file's shape. Withdrawn, the sources whose access
+// is withdrawn, is left out when there are none (a rewind before it
+// reads the file as before).
 type sourcesFile struct {
-	Format   string         `json:"format"`
-	Versions map[string]int `json:"versions"`
+	Format    string         `json:"format"`
+	Versions  map[string]int `json:"versions"`
+	Withdrawn []string       `json:"withdrawn,omitempty"`
 }
 
 const sourcesFormat = "rewind-sources/1"
@@ -179,77 +219,125 @@ const sourcesFormat = "rewind-sources/1"
 // Versions implements Sources; a missing file is every source at
 // BaseVersion.
 func (f FileSources) Versions(ctx context.Context) (map[string]int, error) {
-	if err := ctx.Err(); err != nil {
+	doc, err := f.read(ctx)
+	return doc.Versions, err
+}
+
+// Withdrawn implements SourceAccess.
+func (f FileSources) Withdrawn(ctx context.Context) (map[string]bool, error) {
+	doc, err := f.read(ctx)
+	if err != nil {
 		return nil, err
+	}
+	out := make(map[string]bool, len(doc.Withdrawn))
+	for _, id := range doc.Withdrawn {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// read reads the file; a missing one is every source at BaseVersion,
+// none withdrawn.
+func (f FileSources) read(ctx context.Context) (sourcesFile, error) {
+	doc := sourcesFile{Format: sourcesFormat, Versions: map[string]int{}}
+	if err := ctx.Err(); err != nil {
+		return doc, err
 	}
 	b, err := os.ReadFile(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]int{}, nil
+		return doc, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read source versions %s: %w", f.Path, err)
+		return doc, fmt.Errorf("read source versions %s: %w", f.Path, err)
 	}
-	var doc sourcesFile
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Format != sourcesFormat {
-		return nil, fmt.Errorf("source versions %s is not a %s file: move it away (every source then reads as v%d)", f.Path, sourcesFormat, BaseVersion)
+		return doc, fmt.Errorf("source versions %s is not a %s file: move it away (every source then reads as v%d)", f.Path, sourcesFormat, BaseVersion)
 	}
 	if doc.Versions == nil {
 		doc.Versions = map[string]int{}
 	}
-	if err := checkVersions(f.Path, doc.Versions); err != nil {
-		return nil, err
-	}
-	return doc.Versions, nil
+	return doc, checkVersions(f.Path, doc.Versions)
 }
 
 // Bump implements Sources.
 func (f FileSources) Bump(ctx context.Context, id string) (int, error) {
+	var v int
+	err := f.update(ctx, "bump "+id, id, func(doc *sourcesFile) (err error) {
+		v, err = nextVersion(id, versionOf(doc.Versions, id), f.Path)
+		doc.Versions[id] = v
+		return err
+	})
+	return v, err
+}
+
+// SetWithdrawn implements SourceAccess.
+func (f FileSources) SetWithdrawn(ctx context.Context, id string, withdrawn bool) error {
+	return f.update(ctx, "withdraw "+id, id, func(doc *sourcesFile) error {
+		doc.Withdrawn = slices.DeleteFunc(doc.Withdrawn, func(w string) bool { return w == id })
+		if withdrawn {
+			doc.Withdrawn = append(doc.Withdrawn, id)
+			slices.Sort(doc.Withdrawn)
+		}
+		return nil
+	})
+}
+
+// update changes the file by change, for source id: it holds an
+// exclusive lock on PATH.lock while it reads and rewrites the file, and
+// replaces it by a rename. what names the change in errors.
+func (f FileSources) update(ctx context.Context, what, id string, change func(*sourcesFile) error) error {
 	if err := CheckSource(id); err != nil {
-		return 0, err
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-		return 0, fmt.Errorf("bump %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	lock, err := os.OpenFile(f.Path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("bump %s: lock %s: %w", id, f.Path, err)
+		return fmt.Errorf("%s: lock %s: %w", what, f.Path, err)
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return 0, fmt.Errorf("bump %s: lock %s: %w", id, f.Path, err)
+		return fmt.Errorf("%s: lock %s: %w", what, f.Path, err)
 	}
 	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }() // closing unlocks too
-	vs, err := f.Versions(ctx)
+	doc, err := f.read(ctx)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if vs[id], err = nextVersion(id, versionOf(vs, id), f.Path); err != nil {
-		return 0, err
+	if err := change(&doc); err != nil {
+		return err
 	}
-	b, err := json.MarshalIndent(sourcesFile{Format: sourcesFormat, Versions: vs}, "", "  ")
+	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return 0, err
+		return err
 	}
+	return f.replace(what, append(b, '\n'))
+}
+
+// replace writes b to a temporary file beside the file and renames it
+// over the file.
+func (f FileSources) replace(what string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(f.Path), filepath.Base(f.Path)+".*.tmp")
 	if err != nil {
-		return 0, fmt.Errorf("bump %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return 0, fmt.Errorf("bump %s: write %s: %w", id, tmp.Name(), err)
+		return fmt.Errorf("%s: write %s: %w", what, tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return 0, fmt.Errorf("bump %s: write %s: %w", id, tmp.Name(), err)
+		return fmt.Errorf("%s: write %s: %w", what, tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("bump %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := os.Rename(tmp.Name(), f.Path); err != nil {
-		return 0, fmt.Errorf("bump %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return vs[id], nil
+	return nil
 }
 
 // SourceRead is a source a tool result came from, at the version read.

@@ -80,17 +80,7 @@ listing and loading times and peak memory.`,
 			if asJSON {
 				return writeJSON(out, rep)
 			}
-			fmt.Fprintln(out, turnSummary(rep))
-			if sl := slopeSummary(rep.Slope); sl != "" {
-				fmt.Fprintln(out, sl)
-			}
-			fmt.Fprintln(out, requestSummary(rep))
-			fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
-				idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
-			if np := rep.NewProcess; np != nil {
-				fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms (%.3f ms CPU), middle %.3f ms (%.3f ms CPU); the same process's next load %.3f ms (%.3f ms CPU)\n",
-					np.Processes, np.OpenMs, np.LatestMs, np.LatestCPUMs, np.MiddleMs, np.MiddleCPUMs, np.ThenMs, np.ThenCPUMs)
-			}
+			printBench(out, rep)
 			return nil
 		},
 	}
@@ -104,6 +94,21 @@ listing and loading times and peak memory.`,
 	c.Flags().StringVar(&read, "load", "", "")
 	_ = c.Flags().MarkHidden("load")
 	return c
+}
+
+// printBench prints a bench's summary lines.
+func printBench(out io.Writer, rep bench.Report) {
+	fmt.Fprintln(out, turnSummary(rep))
+	if sl := slopeSummary(rep.Slope); sl != "" {
+		fmt.Fprintln(out, sl)
+	}
+	fmt.Fprintln(out, requestSummary(rep))
+	fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
+		idText(rep.Thread), rep.Checkpoints, float64(rep.TotalBytes)/1e6, rep.HistoryMs, rep.GetLatestMs, rep.GetLatestWarmMs, rep.GetMiddleMs, float64(rep.RSSBytes)/1e6)
+	if np := rep.NewProcess; np != nil {
+		fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms (%.3f ms CPU), middle %.3f ms (%.3f ms CPU); the same process's next load %.3f ms (%.3f ms CPU)\n",
+			np.Processes, np.OpenMs, np.LatestMs, np.LatestCPUMs, np.MiddleMs, np.MiddleCPUMs, np.ThenMs, np.ThenCPUMs)
+	}
 }
 
 // requestSummary says what the models were sent: a turn's requests early

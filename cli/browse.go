@@ -56,7 +56,12 @@ func (r reader) langGraph() bool { return r.e == nil }
 // store with openReader) and runs fn on it. A rewind store has one chain
 // per thread: --ns is refused on it.
 func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) error {
-	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
+	spec := app.ResolveStore(storeFlag)
+	ctx, err := spec.Detected(ctx)
+	if err != nil {
+		return err
+	}
+	src, err := spec.OpenLangGraph(ctx)
 	if err != nil {
 		return err
 	}
@@ -81,8 +86,13 @@ func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) 
 // rw otherwise, for a command whose printers differ by kind (events: a
 // rewind store's event log, LangGraph's writes). A rewind store has one
 // chain per thread: --ns is refused on it.
-func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func() error) error {
-	src, err := app.ResolveStore(storeFlag).OpenLangGraph(ctx)
+func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func(context.Context) error) error {
+	spec := app.ResolveStore(storeFlag)
+	ctx, err := spec.Detected(ctx)
+	if err != nil {
+		return err
+	}
+	src, err := spec.OpenLangGraph(ctx)
 	if err != nil {
 		return err
 	}
@@ -90,7 +100,7 @@ func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source
 		if err := rewindNS(ns); err != nil {
 			return err
 		}
-		return rw()
+		return rw(ctx) // its opener reads the detection in ctx
 	}
 	defer src.Close()
 	return lg(src)

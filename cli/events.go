@@ -40,7 +40,7 @@ subgraph's chain.`,
 				}
 				return lgEvents(ctx, src, thread, ns, at, asJSON, out)
 			}
-			return withSource(ctx, store, ns, lg, func() error {
+			return withSource(ctx, store, ns, lg, func(ctx context.Context) error {
 				id, err := optCheckpoint(args)
 				if err != nil {
 					return err

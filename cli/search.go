@@ -58,9 +58,9 @@ stored the message. It reads one whole checkpoint per branch.`,
 			lg := func(src browse.Source) error {
 				return lgSearch(c.Context(), src, args[0], ns, query, limit, asJSON, c.OutOrStdout())
 			}
-			return withSource(c.Context(), spec, ns, lg, func() error {
-				return withReader(c.Context(), spec, func(e *engine.Engine) error {
-					return runSearch(c.Context(), e, args[0], query, limit, asJSON, c.OutOrStdout())
+			return withSource(c.Context(), spec, ns, lg, func(ctx context.Context) error {
+				return withReader(ctx, spec, func(e *engine.Engine) error {
+					return runSearch(ctx, e, args[0], query, limit, asJSON, c.OutOrStdout())
 				})
 			})
 		},

@@ -84,7 +84,7 @@ named.`,
 			if len(args) > 2 {
 				return usagef("show: %q is one word too many: give T and a checkpoint (and with --calls, a role: %s)", named(args[2]), strings.Join(openai.Roles, ", "))
 			}
-			return withSource(ctx, store, ns, lg, func() error {
+			return withSource(ctx, store, ns, lg, func(ctx context.Context) error {
 				id, err := optCheckpoint(args)
 				if err != nil {
 					return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"rewind/engine/ticket"
 	"rewind/store/backend"
@@ -53,10 +54,10 @@ func pgName(spec string) string {
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	sum := sha256.Sum256([]byte(u.Host + "/" + db))
-	return unsafeChars.ReplaceAllString("postgres-"+u.Hostname()+"-"+u.Port()+"-"+db, "_") + "-" + hex.EncodeToString(sum[:4])
+	return unsafeChars().ReplaceAllString("postgres-"+u.Hostname()+"-"+u.Port()+"-"+db, "_") + "-" + hex.EncodeToString(sum[:4])
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
 // Sources is the store's source versions (see SourcesPath).
 func (s Store) Sources() ticket.Sources {

@@ -153,6 +153,9 @@ func (s Store) Writable(ctx context.Context) error {
 // never handed to its opener), a server it cannot reach in rewind's
 // opener's words.
 func (s Store) detect(ctx context.Context) (langgraph.Detected, error) {
+	if at, ok := ctx.Value(detectedKey{}).(detectedAt); ok && at.spec == s.Spec {
+		return at.d, nil
+	}
 	d, err := langgraph.Detect(ctx, s.Spec)
 	switch {
 	case errors.Is(err, langgraph.ErrUnreachable):
@@ -164,6 +167,27 @@ func (s Store) detect(ctx context.Context) (langgraph.Detected, error) {
 		return d, refusal{err}
 	}
 	return d, err
+}
+
+// detectedKey carries a detection in a context (Detected).
+type detectedKey struct{}
+
+type detectedAt struct {
+	spec string
+	d    langgraph.Detected
+}
+
+// Detected tells what the spec names once, for the openers a read command
+// calls next in the context it returns (OpenLangGraph, then OpenRead):
+// each told it again, and a detection opens the file and reads its
+// schema, a few ms of a command's new process. What it cannot tell is
+// its error, as the openers would say it.
+func (s Store) Detected(ctx context.Context) (context.Context, error) {
+	d, err := s.detect(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, detectedKey{}, detectedAt{s.Spec, d}), nil
 }
 
 func (s Store) refuseLangGraph(d langgraph.Detected) error {

@@ -150,29 +150,9 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	if err != nil {
 		return Report{}, fmt.Errorf("bench: %w", err)
 	}
-	var last int64
-	for n := 1; n <= o.Turns; n++ {
-		input := turnInput(n)
-		if n == 1 && o.InlineBytes > 0 {
-			input = append(input, engine.Put("attachments", []ticket.Attachment{InlineAttachment(o.InlineBytes)}))
-		}
-		wrote, cpu, start := written(), cpuTime(), time.Now()
-		res, err := e.Run(ctx, o.Thread, input, engine.RunConfig{})
-		took, cpu, wrote := time.Since(start), cpuTime()-cpu, written()-wrote
-		if err != nil {
-			return rep, fmt.Errorf("bench: turn %d: %w", n, err)
-		}
-		now, err := st.Size(ctx, o.Thread)
-		if err != nil {
-			return rep, fmt.Errorf("bench: %w", err)
-		}
-		t := Turn{Turn: n, Ms: ms(took), CPUMs: ms(time.Duration(cpu)), WrittenBytes: wrote, Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
-			PromptTokens: res.Usage.PromptTokens, Largest: sizes.take()}
-		last, size = res.Checkpoint, now
-		rep.Turns = append(rep.Turns, t)
-		if progress != nil {
-			progress(t)
-		}
+	last, size, err := runTurns(ctx, e, st, o, &rep, size, sizes, progress)
+	if err != nil {
+		return rep, err
 	}
 	rep.Checkpoints, rep.TotalBytes = last, size
 	rep.Slope = rep.slope()
@@ -219,6 +199,35 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	}
 	rep.RSSBytes = peakRSS()
 	return rep, nil
+}
+
+// runTurns runs the turns, adding each one's figures to rep; it returns
+// the newest checkpoint and the thread's size.
+func runTurns(ctx context.Context, e *engine.Engine, st store.Store, o Options, rep *Report, size int64, sizes *largest, progress func(Turn)) (last, _ int64, _ error) {
+	for n := 1; n <= o.Turns; n++ {
+		input := turnInput(n)
+		if n == 1 && o.InlineBytes > 0 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{InlineAttachment(o.InlineBytes)}))
+		}
+		wrote, cpu, start := written(), cpuTime(), time.Now()
+		res, err := e.Run(ctx, o.Thread, input, engine.RunConfig{})
+		took, cpu, wrote := time.Since(start), cpuTime()-cpu, written()-wrote
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: turn %d: %w", n, err)
+		}
+		now, err := st.Size(ctx, o.Thread)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: %w", err)
+		}
+		t := Turn{Turn: n, Ms: ms(took), CPUMs: ms(time.Duration(cpu)), WrittenBytes: wrote, Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
+			PromptTokens: res.Usage.PromptTokens, Largest: sizes.take()}
+		last, size = res.Checkpoint, now
+		rep.Turns = append(rep.Turns, t)
+		if progress != nil {
+			progress(t)
+		}
+	}
+	return last, size, nil
 }
 
 // NewProcess is what loading a checkpoint costs a new process (`rewind

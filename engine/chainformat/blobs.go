@@ -113,7 +113,7 @@ var (
 	markLit  = []byte(`"$lit"`)
 	// An escaped '$' could spell either key; such values take the slow path.
 	markEscapedDollar = []byte(`\u0024`)
-	blobRef           = regexp.MustCompile(`"\$b"\s*:\s*"([0-9a-f]{20})"`)
+	blobRef           = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"\$b"\s*:\s*"([0-9a-f]{20})"`) })
 )
 
 // blobber collects the blobs and references of the documents one
@@ -197,7 +197,7 @@ func blobRefs(doc []byte) []string {
 		return nil
 	}
 	var out []string
-	for _, m := range blobRef.FindAllSubmatch(doc, -1) {
+	for _, m := range blobRef().FindAllSubmatch(doc, -1) {
 		out = append(out, string(m[1]))
 	}
 	return out

@@ -3,10 +3,11 @@ package model
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // fence is a Markdown code block: ```json … ``` or ``` … ```.
-var fence = regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```")
+var fence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```") })
 
 // Candidates lists the JSON texts an answer may hold, most likely first:
 // the whole answer, each fenced code block, then each balanced {…} in
@@ -26,7 +27,7 @@ func Candidates(text string) []string {
 		}
 	}
 	add(text)
-	for _, m := range fence.FindAllStringSubmatch(text, -1) {
+	for _, m := range fence().FindAllStringSubmatch(text, -1) {
 		add(m[1])
 	}
 	for i := 0; i < len(text); i++ {

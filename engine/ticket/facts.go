@@ -3,6 +3,7 @@ package ticket
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -28,7 +29,9 @@ import (
 // with " by " in it, which is rare.
 // A name's initials ("J. Devries") are part of it: a period after a single
 // letter does not end the sign-off.
-var reSignOff = regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by (?:[a-z]\. ?)*[^,.;:()\[\]]{1,40}`)
+var reSignOff = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:approved|signed(?: off)?|authori[sz]ed|confirmed) by (?:[a-z]\. ?)*[^,.;:()\[\]]{1,40}`)
+})
 
 // facts lists a text's fact tokens once each, in order of appearance.
 func facts(s string) []string {
@@ -72,7 +75,7 @@ const (
 // lines the way they were classified when written.
 func classify(speaker, text string) pinClass {
 	switch {
-	case hasBy(text) && reSignOff.MatchString(text):
+	case hasBy(text) && reSignOff().MatchString(text):
 		return pinSignOff
 	case speaker == "user" || hasApproval(text):
 		return pinApproval
@@ -127,7 +130,7 @@ func mustKeep(s string) []string {
 	if !hasBy(s) {
 		return facts(s)
 	}
-	return append(facts(s), reSignOff.FindAllString(s, -1)...)
+	return append(facts(s), reSignOff().FindAllString(s, -1)...)
 }
 
 // nextFact finds the first fact token starting at or after i: its bounds,

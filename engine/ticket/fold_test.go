@@ -194,7 +194,7 @@ func requireRecentRequests(t *testing.T, when string, s *Summary, singles map[in
 		if want := fmt.Sprintf("#%d user: %s", r.Index, r.Content); singles[r.Index] != want {
 			t.Fatalf("%s: requirement #%d is %q, want %q", when, r.Index, singles[r.Index], want)
 		}
-		if ref := orderRef.FindString(r.Content); ref != "" && !strings.Contains(singles[r.Index], ref) {
+		if ref := orderRef().FindString(r.Content); ref != "" && !strings.Contains(singles[r.Index], ref) {
 			t.Fatalf("%s: requirement #%d lost its order number %s", when, r.Index, ref)
 		}
 	}

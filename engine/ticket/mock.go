@@ -167,7 +167,7 @@ func Respond(req model.Request) (model.Response, error) {
 		request := m[1]
 		// A follow-up without an order number is about the order the
 		// conversation was about: the newest one it names.
-		if !orderRef.MatchString(request) {
+		if !orderRef().MatchString(request) {
 			if ref := ConversationRef(req); ref != "" {
 				request += " [" + ref + "]"
 			}
@@ -267,7 +267,7 @@ func ConversationRef(req model.Request) string {
 		}
 		lines := strings.Split(req.Messages[i].Content, "\n")
 		for j := len(lines) - 1; j >= 0; j-- {
-			if refs := orderRef.FindAllString(lines[j], -1); len(refs) > 0 {
+			if refs := orderRef().FindAllString(lines[j], -1); len(refs) > 0 {
 				return refs[len(refs)-1]
 			}
 		}

@@ -3,6 +3,7 @@ package ticket
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"rewind/engine"
 )
@@ -49,26 +50,35 @@ func saidAbout(v engine.Values, ref string) (string, error) {
 }
 
 // What a log entry or a customer's message states, read by the mock's
-// tools.
+// tools. Each is compiled at its first use: compiling them all at init was
+// a share of every process's start, whatever it ran.
 var (
-	reSaidDepth    = regexp.MustCompile(`\b\d+(?:\.\d+)? m\b`)
-	reSaidGrid     = regexp.MustCompile(`\bgrid (?:line )?([A-Z]{1,2}\d{1,3})\b`)
-	reSaidBatch    = regexp.MustCompile(`\bBT-\d{3,}\b`)
-	reSaidVolume   = regexp.MustCompile(`\b\d+(?:\.\d+)? ?m3\b`)
-	reSaidChange   = regexp.MustCompile(`\bCO-\d{3,}\b`)
-	reSaidSigner   = regexp.MustCompile(`(?i:approved|signed(?: off)?|authori[sz]ed|confirmed) by ((?:[A-Z]\. ?)*[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)`)
-	reSaidHours    = regexp.MustCompile(`\b(\d+) hours?\b`)
-	reSaidRain     = regexp.MustCompile(`\b(\d+(?:\.\d+)?) ?mm of rain\b|\brain(?:fall)? of (\d+(?:\.\d+)?) ?mm\b`)
-	reSaidDate     = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`)
-	reSaidLogDate  = regexp.MustCompile(`\bDL(\d{4})(\d{2})(\d{2})\b`)
-	reSaidAmount   = regexp.MustCompile(`[€$£]\s?\d+(?:[.,]\d+)?|\b\d+(?:[.,]\d+)?\s?(?:EUR|USD|GBP)\b`)
-	reSaidArrived  = regexp.MustCompile(`(?i)\b(?:arrived|delivered|received)\b`)
-	reSaidNegation = regexp.MustCompile(`(?i)(?:n't|\bnot|\bnever|\byet to|\bstill)(?:\s+\w+){0,2}\s*$`)
+	reSaidDepth  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+(?:\.\d+)? m\b`) })
+	reSaidGrid   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bgrid (?:line )?([A-Z]{1,2}\d{1,3})\b`) })
+	reSaidBatch  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bBT-\d{3,}\b`) })
+	reSaidVolume = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+(?:\.\d+)? ?m3\b`) })
+	reSaidChange = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bCO-\d{3,}\b`) })
+	reSaidSigner = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i:approved|signed(?: off)?|authori[sz]ed|confirmed) by ((?:[A-Z]\. ?)*[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)`)
+	})
+	reSaidHours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+) hours?\b`) })
+	reSaidRain  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(\d+(?:\.\d+)?) ?mm of rain\b|\brain(?:fall)? of (\d+(?:\.\d+)?) ?mm\b`)
+	})
+	reSaidDate    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`) })
+	reSaidLogDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bDL(\d{4})(\d{2})(\d{2})\b`) })
+	reSaidAmount  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[€$£]\s?\d+(?:[.,]\d+)?|\b\d+(?:[.,]\d+)?\s?(?:EUR|USD|GBP)\b`)
+	})
+	reSaidArrived  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(?:arrived|delivered|received)\b`) })
+	reSaidNegation = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:n't|\bnot|\bnever|\byet to|\bstill)(?:\s+\w+){0,2}\s*$`)
+	})
 )
 
 // logDate is the day a log id names (DL20261003: 2026-10-03), or "".
 func logDate(ref string) string {
-	m := reSaidLogDate.FindStringSubmatch(ref)
+	m := reSaidLogDate().FindStringSubmatch(ref)
 	if m == nil {
 		return ""
 	}
@@ -79,7 +89,7 @@ func logDate(ref string) string {
 // log entry said about it.
 func seedSite(name, ref, said string, v map[string]any) {
 	date := logDate(ref)
-	if d := reSaidDate.FindString(said); d != "" {
+	if d := reSaidDate().FindString(said); d != "" {
 		date = d
 	}
 	set := func(key, val string) {
@@ -89,19 +99,19 @@ func seedSite(name, ref, said string, v map[string]any) {
 	}
 	switch name {
 	case "site_survey":
-		set("depth", reSaidDepth.FindString(said))
-		if m := reSaidGrid.FindStringSubmatch(said); m != nil {
+		set("depth", reSaidDepth().FindString(said))
+		if m := reSaidGrid().FindStringSubmatch(said); m != nil {
 			v["grid"] = m[1]
 		}
 		set("surveyedOn", date)
 	case "batch_ticket":
-		set("batch", reSaidBatch.FindString(said))
-		if vol := reSaidVolume.FindString(said); vol != "" {
+		set("batch", reSaidBatch().FindString(said))
+		if vol := reSaidVolume().FindString(said); vol != "" {
 			v["volume"] = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(vol, "m3")), " ") + " m3"
 		}
 	case "change_orders":
-		set("changeOrder", reSaidChange.FindString(said))
-		if m := reSaidSigner.FindStringSubmatch(said); m != nil {
+		set("changeOrder", reSaidChange().FindString(said))
+		if m := reSaidSigner().FindStringSubmatch(said); m != nil {
 			v["approvedBy"] = m[1]
 		}
 		set("approvedOn", date)
@@ -109,11 +119,11 @@ func seedSite(name, ref, said string, v map[string]any) {
 			v["inWriting"] = true
 		}
 	case "weather_log":
-		if m := reSaidRain.FindStringSubmatch(said); m != nil {
+		if m := reSaidRain().FindStringSubmatch(said); m != nil {
 			v["rain"] = m[1] + m[2] + " mm"
 		}
 		if strings.Contains(strings.ToLower(said), "rain") || strings.Contains(strings.ToLower(said), "weather") {
-			if m := reSaidHours.FindStringSubmatch(said); m != nil {
+			if m := reSaidHours().FindStringSubmatch(said); m != nil {
 				v["hoursLost"] = m[0]
 			}
 		}
@@ -123,8 +133,8 @@ func seedSite(name, ref, said string, v map[string]any) {
 // arrived says whether the customer says the order arrived (was
 // delivered, received), and not that it has not.
 func arrived(said string) bool {
-	for _, loc := range reSaidArrived.FindAllStringIndex(said, -1) {
-		if !reSaidNegation.MatchString(said[:loc[0]]) {
+	for _, loc := range reSaidArrived().FindAllStringIndex(said, -1) {
+		if !reSaidNegation().MatchString(said[:loc[0]]) {
 			return true
 		}
 	}
@@ -159,10 +169,10 @@ func seedOrder(name, said string, v map[string]any) {
 		}
 	case "payment_lookup":
 		charge := v["charges"].([]map[string]any)[0]
-		if a := reSaidAmount.FindString(said); a != "" {
+		if a := reSaidAmount().FindString(said); a != "" {
 			charge["amount"] = a
 		}
-		if d := reSaidDate.FindString(said); d != "" {
+		if d := reSaidDate().FindString(said); d != "" {
 			charge["date"] = d
 		}
 	}

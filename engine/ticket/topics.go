@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // topic is a kind of subtask the mock planner recognises, with the tool an
@@ -30,7 +31,7 @@ var topics = []topic{
 	{"payment", []string{"charged", "charge", "payment", "card", "billing", "paid"}, "check the payments taken for the order (order %s)", "payment_lookup", "list each charge with its amount and date"},
 }
 
-var orderRef = regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`)
+var orderRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`) })
 
 var addressPhrases = strings.NewReplacer("delivery address", "address", "shipping address", "address", "deliver it to", "address")
 
@@ -43,7 +44,7 @@ func plan(request string) []Subtask { return planIn(ScenarioTicket, request) }
 
 // planIn is plan with the scenario's topics.
 func planIn(scenario, request string) []Subtask {
-	ref := orderRef.FindString(request)
+	ref := orderRef().FindString(request)
 	if ref == "" {
 		ref = "no order number given"
 		if scenario == ScenarioSiteLog {
@@ -113,7 +114,7 @@ func topicOf(name string) topic {
 }
 
 func refOf(goal string) string {
-	if r := orderRef.FindString(goal); r != "" {
+	if r := orderRef().FindString(goal); r != "" {
 		return r
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,12 +49,12 @@ func (s *Store) readPrivileges(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // plain matches an identifier that needs no quotes.
-var plain = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+var plain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*$`) })
 
 // ident quotes an identifier for a statement a person will paste, only
 // when it needs quotes.
 func ident(name string) string {
-	if plain.MatchString(name) {
+	if plain().MatchString(name) {
 		return name
 	}
 	return pgx.Identifier{name}.Sanitize()

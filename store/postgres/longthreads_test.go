@@ -95,8 +95,8 @@ from graph_checkpoints order by thread_id, checkpoint_id`) {
 		t.Fatalf("Open of the v4 store: %v", err)
 	}
 	defer s.Close()
-	if got := query(t, dbURL, `select max(version)::text from rewind_schema_migrations`); got[0] != fmt.Sprint(len(migrations)) {
-		t.Fatalf("after Open the store is at schema %s, want %d", got[0], len(migrations))
+	if got := query(t, dbURL, `select max(version)::text from rewind_schema_migrations`); got[0] != fmt.Sprint(len(migrations())) {
+		t.Fatalf("after Open the store is at schema %s, want %d", got[0], len(migrations()))
 	}
 	history := map[string]map[int64]store.Checkpoint{}
 	for _, r := range want {

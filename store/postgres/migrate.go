@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,7 +36,7 @@ type migration struct {
 }
 
 // migrations are the embedded files NNNN_name.sql, numbered 1, 2, 3, ...
-var migrations = mustLoadMigrations()
+var migrations = sync.OnceValue(mustLoadMigrations) // read at the first migrate, not at every process's start
 
 func mustLoadMigrations() []migration {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
@@ -253,11 +254,11 @@ select to_regclass($1) is not null,
 		return false, fmt.Errorf("postgres store: %s already has table %s, which rewind did not create (no schema version recorded in %s); refusing to touch it: point rewind at an empty database or another schema: %w",
 			s.target, strings.Join(present, ", "), versionTable, ErrForeignSchema)
 	}
-	if current > len(migrations) {
+	if current > len(migrations()) {
 		return false, fmt.Errorf("postgres store: %s has store schema version %d, but this rewind knows versions up to %d; upgrade rewind (a schema is never downgraded): %w",
-			s.target, current, len(migrations), ErrSchemaTooNew)
+			s.target, current, len(migrations()), ErrSchemaTooNew)
 	}
-	if current == len(migrations) {
+	if current == len(migrations()) {
 		return false, nil
 	}
 
@@ -270,7 +271,7 @@ select to_regclass($1) is not null,
 			return false, s.migrationError(err, "create "+versionTable, current)
 		}
 	}
-	m := migrations[current]
+	m := migrations()[current]
 	for _, stmt := range m.statements {
 		if err := execExt(ctx, conn, stmt); err != nil {
 			return false, s.migrationError(err, m.name, current)

@@ -29,8 +29,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 		s2.Close()
 	}
 	got := query(t, dbURL, `select version::text || ' ' || name from rewind_schema_migrations order by version`)
-	if len(got) != len(migrations) || got[0] != "1 0001_init.sql" {
-		t.Fatalf("versions = %q, want one row per migration (%d)", got, len(migrations))
+	if len(got) != len(migrations()) || got[0] != "1 0001_init.sql" {
+		t.Fatalf("versions = %q, want one row per migration (%d)", got, len(migrations()))
 	}
 }
 
@@ -55,8 +55,8 @@ func TestMigrationsConcurrent(t *testing.T) {
 			t.Errorf("opener %d: %v", i, err)
 		}
 	}
-	if got := query(t, dbURL, `select count(*)::text from rewind_schema_migrations`); got[0] != fmt.Sprint(len(migrations)) {
-		t.Fatalf("%s migration rows, want %d", got[0], len(migrations))
+	if got := query(t, dbURL, `select count(*)::text from rewind_schema_migrations`); got[0] != fmt.Sprint(len(migrations())) {
+		t.Fatalf("%s migration rows, want %d", got[0], len(migrations()))
 	}
 	if got := query(t, dbURL, `select count(*)::text from graph_checkpoints`); got[0] != fmt.Sprint(n) {
 		t.Fatalf("%s checkpoints, want %d", got[0], n)
@@ -66,13 +66,13 @@ func TestMigrationsConcurrent(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	s, dbURL := openFresh(t)
 	s.Close()
-	next := len(migrations) + 1
+	next := len(migrations()) + 1
 	adminExec(t, dbURL, `insert into rewind_schema_migrations (version, name) values ($1, 'from the future')`, next)
 	_, err := Open(context.Background(), dbURL)
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open = %v, want ErrSchemaTooNew", err)
 	}
-	for _, want := range []string{fmt.Sprintf("version %d", next), fmt.Sprintf("up to %d", len(migrations)), "upgrade rewind"} {
+	for _, want := range []string{fmt.Sprintf("version %d", next), fmt.Sprintf("up to %d", len(migrations())), "upgrade rewind"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
@@ -149,8 +149,8 @@ func TestSplitSQL(t *testing.T) {
 	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 		t.Fatalf("splitSQL = %q, want %q", got, want)
 	}
-	if len(migrations) == 0 || len(migrations[0].statements) != 3 {
-		t.Fatalf("0001_init.sql should hold 3 statements, got %d", len(migrations[0].statements))
+	if len(migrations()) == 0 || len(migrations()[0].statements) != 3 {
+		t.Fatalf("0001_init.sql should hold 3 statements, got %d", len(migrations()[0].statements))
 	}
 }
 
@@ -163,7 +163,7 @@ func applyUpTo(t *testing.T, dbURL string, v int) {
   name       text        not null,
   applied_at timestamptz not null default now()
 )`)
-	for _, m := range migrations[:v] {
+	for _, m := range migrations()[:v] {
 		for _, stmt := range m.statements {
 			adminExec(t, dbURL, stmt)
 		}
@@ -202,7 +202,7 @@ func wantDefaultTenants(t *testing.T, s *Store, thread string, id int64) {
 
 func TestUpgradeFromEveryVersion(t *testing.T) {
 	ctx := context.Background()
-	for from := 1; from < len(migrations); from++ {
+	for from := 1; from < len(migrations()); from++ {
 		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
 			dbURL := freshDB(t)
 			applyUpTo(t, dbURL, from)
@@ -238,8 +238,8 @@ from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3
 			wantThreads(t, s, "after the upgrade, two puts and a prune", "t:2/3")
 			wantDefaultTenants(t, s, "t", 2)
 			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
-			if len(got) != len(migrations) {
-				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations))
+			if len(got) != len(migrations()) {
+				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations()))
 			}
 		})
 	}

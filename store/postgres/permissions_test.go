@@ -161,12 +161,12 @@ func TestSchemaUsageNamedWithTheGrant(t *testing.T) {
 func TestUpgradeByAnotherRoleNamesTheOwner(t *testing.T) {
 	ctx := context.Background()
 	dbURL := freshDB(t)
-	applyUpTo(t, dbURL, len(migrations)-1)
+	applyUpTo(t, dbURL, len(migrations())-1)
 	name, as := role(t, dbURL)
 	adminExec(t, dbURL, `grant select, insert, update, delete on all tables in schema public to `+name)
 	_, refused := Open(ctx, as(dbURL))
 	owner := query(t, dbURL, `select current_user::text`)[0]
-	last := migrations[len(migrations)-1].name
+	last := migrations()[len(migrations())-1].name
 	if refused == nil || !strings.Contains(refused.Error(), "cannot apply store migration "+last) ||
 		!strings.Contains(refused.Error(), "run rewind once as "+owner) || strings.ContainsAny(refused.Error(), "\n\t") {
 		t.Fatalf("Open of an old store by a role = %v, want it sent to the owner %s", refused, owner)

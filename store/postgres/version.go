@@ -10,7 +10,7 @@ import (
 // SchemaVersion is the store schema this rewind writes: Open migrates an
 // older store to it (cli/app opens an older one only for a command that
 // writes).
-func SchemaVersion() int { return len(migrations) }
+func SchemaVersion() int { return len(migrations()) }
 
 // Reach connects to the database at url and disconnects, creating and
 // migrating nothing; its error is Open's for a failed connect (the fix

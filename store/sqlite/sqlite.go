@@ -158,11 +158,13 @@ type pool struct {
 	stmts map[string]*sql.Stmt
 }
 
-// prepare prepares queries now (Open's: what every command reads first,
-// so a file it cannot read is refused at Open).
+// prepare prepares queries now (Open's: what a load reads, so a file it
+// cannot read is refused at Open).
 func (p *pool) prepare(ctx context.Context, queries ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, q := range queries {
-		if _, err := p.stmt(ctx, q); err != nil {
+		if err := p.add(ctx, q); err != nil {
 			return err
 		}
 	}
@@ -173,18 +175,25 @@ func (p *pool) prepare(ctx context.Context, queries ...string) error {
 func (p *pool) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st, ok := p.stmts[q]; ok {
-		return st, nil
+	if _, ok := p.stmts[q]; !ok {
+		if err := p.add(ctx, q); err != nil {
+			return nil, err
+		}
 	}
-	st, err := p.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
+	return p.stmts[q], nil
+}
+
+// add prepares q into stmts (p.mu held); the statements close with the pool.
+func (p *pool) add(ctx context.Context, q string) error {
 	if p.stmts == nil {
 		p.stmts = map[string]*sql.Stmt{}
 	}
+	st, err := p.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
 	p.stmts[q] = st
-	return st, nil
+	return nil
 }
 
 // query runs q, prepared at its first use.
@@ -193,6 +202,11 @@ func (p *pool) query(ctx context.Context, q string, args ...any) (*sql.Rows, err
 	if err != nil {
 		return nil, err
 	}
+	return queryStmt(ctx, st, args...)
+}
+
+// queryStmt runs a statement of the pool's (which closes it).
+func queryStmt(ctx context.Context, st *sql.Stmt, args ...any) (*sql.Rows, error) {
 	return st.QueryContext(ctx, args...)
 }
 
@@ -202,6 +216,11 @@ func (p *pool) queryRow(ctx context.Context, q string, args []any, dst ...any) e
 	if err != nil {
 		return err
 	}
+	return scanRow(ctx, st, args, dst)
+}
+
+// scanRow runs a statement of the pool's for one row.
+func scanRow(ctx context.Context, st *sql.Stmt, args, dst []any) error {
 	return st.QueryRowContext(ctx, args...).Scan(dst...)
 }
 
@@ -290,9 +309,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		sqlPruneBlobs, sqlPutThread, sqlPruneThread, sqlDeleteThreadRow, sqlDeleteThreadTenant, sqlThreadTenant, sqlAddTenant, sqlClaimThread}
 	// The writer's connection and its statements are taken at the first
 	// write (begin): preparing them cost a command that only reads a
-	// tenth of its process.
+	// tenth of its process. Of the reader's, Open prepares what loading a
+	// checkpoint reads (a load after Open pays no parsing); the others
+	// are prepared at their first use.
 	err = errors.Join(
-		s.r.prepare(ctx, sqlLatest))
+		s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRange, sqlHeadDoc, sqlBodies))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))

@@ -335,7 +335,7 @@ func (p *Provider) attempt(ctx context.Context, req model.Request, mdl, mode str
 
 // think is the reasoning block some local models put before the answer; it
 // may hold braces that would confuse the planner's JSON extraction.
-var think = regexp.MustCompile(`(?s)^\s*<think>.*?</think>`)
+var think = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^\s*<think>.*?</think>`) })
 
 // finish checks a complete answer and builds the response.
 func (p *Provider) finish(req model.Request, text string, calls []model.ToolCall, refusal, reason string, haveUsage bool, pt, ct int) (model.Response, *failure) {
@@ -347,7 +347,7 @@ func (p *Provider) finish(req model.Request, text string, calls []model.ToolCall
 		return model.Response{}, &failure{kind: ErrIncomplete, what: "was withheld by the server's content filter (finish_reason content_filter)",
 			hint: "rephrase the ticket or use another model"}
 	}
-	text = strings.TrimSpace(think.ReplaceAllString(text, ""))
+	text = strings.TrimSpace(think().ReplaceAllString(text, ""))
 	if text == "" && len(calls) == 0 {
 		if refusal != "" {
 			return model.Response{}, &failure{kind: ErrIncomplete, what: "was refused by the model (" + p.clip(refusal) + ")", hint: "rephrase the ticket or use another model"}

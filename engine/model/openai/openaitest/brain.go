@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"rewind/engine/model"
 	"rewind/engine/ticket"
@@ -109,11 +110,11 @@ func count(n int, noun string) string {
 }
 
 var (
-	reFeedback = regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`)
-	reRequest  = regexp.MustCompile(`(?m)^REQUEST: (.*)$`)
-	reFinding  = regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`)
-	reOutput   = regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`)
-	reOrder    = regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`)
+	reFeedback = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^FEEDBACK: (.*)$`) })
+	reRequest  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^REQUEST: (.*)$`) })
+	reFinding  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^FINDING (\S+) \[(\w+)\]: (.*)$`) })
+	reOutput   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^OUTPUT (\S+) \[(\w+)\]: (.*)$`) })
+	reOrder    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z]{2}\d{6,12}\b`) })
 )
 
 func executor(req model.Request, prompt string) (model.Response, error) {
@@ -196,7 +197,7 @@ func executor(req model.Request, prompt string) (model.Response, error) {
 	default:
 		out = fmt.Sprintf("The knowledge base article %s covers this case.", v("article"))
 	}
-	if fb := reFeedback.FindStringSubmatch(prompt); fb != nil {
+	if fb := reFeedback().FindStringSubmatch(prompt); fb != nil {
 		out = "Revised after review (" + fb[1] + "): " + out
 	}
 	return model.Response{Text: out}, nil
@@ -222,7 +223,7 @@ func critic(req model.Request, prompt string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("I checked each executor output against the customer's requirement:")
-	for _, o := range reOutput.FindAllStringSubmatch(prompt, -1) {
+	for _, o := range reOutput().FindAllStringSubmatch(prompt, -1) {
 		if reason, ok := redo[o[1]]; ok && strings.HasPrefix(reason, "it answers another question") {
 			fmt.Fprintf(&b, "\n- %s (%s): %s.", o[1], o[2], reason)
 		} else if ok {
@@ -237,8 +238,8 @@ func critic(req model.Request, prompt string) (string, error) {
 func reply(req model.Request, prompt string) string {
 	// A follow-up that names no order is about the conversation's.
 	ref := ""
-	if m := reRequest.FindStringSubmatch(prompt); m != nil {
-		ref = reOrder.FindString(m[1])
+	if m := reRequest().FindStringSubmatch(prompt); m != nil {
+		ref = reOrder().FindString(m[1])
 	}
 	if ref == "" {
 		ref = ticket.ConversationRef(req)
@@ -250,7 +251,7 @@ func reply(req model.Request, prompt string) string {
 			fmt.Fprintf(&b, " for %s", ref)
 		}
 		b.WriteString(":\n")
-		for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
+		for _, f := range reFinding().FindAllStringSubmatch(prompt, -1) {
 			fmt.Fprintf(&b, "\n- %s", f[3])
 		}
 		b.WriteString("\n\nSite manager")
@@ -261,7 +262,7 @@ func reply(req model.Request, prompt string) string {
 		fmt.Fprintf(&b, " regarding order %s", ref)
 	}
 	b.WriteString(". Here is what we found:\n")
-	for _, f := range reFinding.FindAllStringSubmatch(prompt, -1) {
+	for _, f := range reFinding().FindAllStringSubmatch(prompt, -1) {
 		fmt.Fprintf(&b, "\n- %s", f[3])
 	}
 	if strings.Contains(prompt, "NOTE: some findings are unverified") {

@@ -156,14 +156,36 @@ func (m *Model) wantWords() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	ctx, src, b, gen, thread := m.ctx, m.deps.Source, m.deps.Backend, m.gen, m.thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
 		for _, id := range ids {
+			if b == nil {
+				out[id] = readSourceWords(ctx, src, thread, id)
+				continue
+			}
 			out[id] = readWords(ctx, b, thread, id)
 		}
 		return wordsMsg{gen: gen, thread: thread, words: out}
 	}
+}
+
+// readSourceWords is what a read-only source's turn at id started with:
+// the newest human message of its messages channel, if it has one.
+func readSourceWords(ctx context.Context, src browse.Source, thread, id string) string {
+	cp, err := src.Checkpoint(ctx, browse.Chain{Thread: thread}, id)
+	if err != nil {
+		return "(unreadable: " + termtext.Line(err.Error()) + ")"
+	}
+	v, _ := cp.Value("messages")
+	msgs, _ := browse.Messages(v)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "human" {
+			text, _ := clipRunes(msgs[i].Content, maxWords)
+			return termtext.Line(strings.Join(strings.Fields(text), " "))
+		}
+	}
+	return ""
 }
 
 // readWords is the customer's message that started a turn at id: the

@@ -212,8 +212,12 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 				add(at, "state "+termtext.Line(name), h)
 			}
 		}
-		// Its events.
-		evs, err := b.Events(ctx, thread, cur.ID)
+		// Its events (a read-only source has none).
+		var evs []engine.Event
+		var err error
+		if b != nil {
+			evs, err = b.Events(ctx, thread, cur.ID)
+		}
 		if err != nil {
 			return hits, more, fmt.Errorf("search events of @%d: %w", cur.ID, err)
 		}

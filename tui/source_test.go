@@ -43,3 +43,42 @@ func TestMainTUIAndCLIShowACheckpointAlike(t *testing.T) {
 		})
 	}
 }
+
+// On a read-only source the keys that write are refused with why, ? lists
+// them as off and the footer leaves them out; the keys that read still
+// work (n is the next match in the thread view, not a new thread).
+func TestReadOnlySourceRefusesTheWritingKeys(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, 160, 40)
+	h.until("the thread", h.loaded)
+	if s := h.screen(); strings.Contains(s, "i write") || strings.Contains(s, "f fork") || !strings.Contains(s, readOnlyWhy) {
+		t.Fatalf("the footer offers writing keys, or the hint does not say why they are off:\n%s", s)
+	}
+	for _, tc := range []struct{ key, what string }{
+		{"i", "writing a message"}, {"f", "forking"}, {"r", "resuming"}, {"p", "replaying a checkpoint"},
+		{"e", "editing the state"}, {"a", "answering an approval"}, {"K", "arming a kill point"}, {"m", "marking for a compare"},
+	} {
+		h.key(tc.key)
+		if want := tc.what; !strings.Contains(h.m.status.text, want) || !strings.Contains(h.m.status.text, readOnlyWhy) {
+			t.Errorf("%s: the status says %q, want %q and why", tc.key, h.m.status.text, want)
+		}
+		if h.m.composer.open || h.m.dialog != nil || h.m.busy() {
+			t.Fatalf("%s was refused but something opened or ran", tc.key)
+		}
+	}
+	h.key("left")
+	h.until("the parent shown", h.loaded)
+	if strings.Contains(h.m.status.text, "is off") && strings.Contains(h.m.status.text, "scrub") {
+		t.Fatalf("h was refused: %q", h.m.status.text)
+	}
+	h.key("?")
+	if s := h.screen(); !strings.Contains(s, "off: write a message") || !strings.Contains(s, "off: fork here") || strings.Contains(s, "off: next match") {
+		t.Fatalf("? should list the writing keys as off, and only them:\n%s", s)
+	}
+	h.key("esc", "t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.m.threads.loaded })
+	h.key("n")
+	if !strings.Contains(h.m.status.text, "starting a thread is off") || h.m.dialog != nil {
+		t.Fatalf("n on the threads list: %q, dialog %v", h.m.status.text, h.m.dialog != nil)
+	}
+}

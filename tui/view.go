@@ -223,6 +223,9 @@ func (m *Model) viewComposer() string {
 	if m.screen == screenThreads || m.thread == "" {
 		return fit("", m.w)
 	}
+	if m.readOnly() {
+		return m.composer.View(readOnlyWhy)
+	}
 	hint := "i: write a message"
 	head := m.live.head
 	if head != nil && (head.thread != m.thread || head.id != m.timeline.tree.maxID) {
@@ -443,7 +446,7 @@ func (m *Model) shortHelp() []key.Binding {
 	if m.focus != focusTimeline {
 		focused = append(focused, m.content.ShortHelp()...)
 	}
-	return m.keys.footer(focused)
+	return m.withoutOff(m.keys.footer(focused))
 }
 
 // helpLines lists every key of the current screen, in as many columns as
@@ -452,13 +455,13 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 	th := m.theme
 	var groups [][]key.Binding
 	if m.screen == screenThreads {
-		groups = m.threads.FullHelp()
+		groups = m.markOff(m.threads.FullHelp())
 		title = "Keys · threads"
 	} else if m.screen == screenLessons {
 		groups = m.lessons.FullHelp()
 		title = "Keys · lessons"
 	} else {
-		groups = m.keys.FullHelp()
+		groups = m.markOff(m.keys.FullHelp())
 		title = "Keys · thread view"
 	}
 	lines, w = helpColumns(th, groups, m.w)

@@ -92,9 +92,6 @@ func (r *renderer) inspector(d *detail, w int, unfold bool) []string {
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
 	}
-	if d.src != nil {
-		return r.sourceInspector(d.src, w)
-	}
 	cp := d.cp
 	var out []string
 	add := func(ls ...string) { out = append(out, ls...) }

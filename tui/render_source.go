@@ -16,6 +16,22 @@ import (
 // pane; its listing and the writes of the superstep from it in the
 // inspector.
 
+// stateOf is the State pane's lines for d, of either kind.
+func (r *renderer) stateOf(d *detail, w int, unfold bool) []string {
+	if d != nil && d.src != nil {
+		return r.sourceState(d.src, w, unfold)
+	}
+	return r.state(d, w, unfold)
+}
+
+// inspectorOf is the inspector's lines for d, of either kind.
+func (r *renderer) inspectorOf(d *detail, w int, unfold bool) []string {
+	if d != nil && d.src != nil {
+		return r.sourceInspector(d.src, w)
+	}
+	return r.inspector(d, w, unfold)
+}
+
 // hasConversation is whether cp's messages channel holds LangChain
 // messages.
 func hasConversation(cp browse.Checkpoint) bool {

@@ -303,9 +303,9 @@ func (m *Model) goHit(i int) tea.Cmd {
 	if !ok {
 		return nil // a newer search came meanwhile
 	}
-	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
+	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id), h.where), false)
 	if !m.timeline.tree.jump(h.id) {
-		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
+		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id)), true)
 	}
 	return tea.Batch(flash, m.cursorMoved())
 }

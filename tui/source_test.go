@@ -54,6 +54,10 @@ func TestReadOnlySourceRefusesTheWritingKeys(t *testing.T) {
 	if s := h.screen(); strings.Contains(s, "i write") || strings.Contains(s, "f fork") || !strings.Contains(s, readOnlyWhy) {
 		t.Fatalf("the footer offers writing keys, or the hint does not say why they are off:\n%s", s)
 	}
+	// A UUID is drawn in its short form (the timeline, the status bar).
+	if id := h.m.timeline.tree.cursor; len(id) != 36 || !strings.Contains(h.screen(), "at @"+id[:8]+"…"+id[32:]+" ") {
+		t.Fatalf("the status bar should name @%s by its short form:\n%s", id, h.screen())
+	}
 	for _, tc := range []struct{ key, what string }{
 		{"i", "writing a message"}, {"f", "forking"}, {"r", "resuming"}, {"p", "replaying a checkpoint"},
 		{"e", "editing the state"}, {"a", "answering an approval"}, {"K", "arming a kill point"}, {"m", "marking for a compare"},

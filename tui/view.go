@@ -194,9 +194,9 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	}
 	title := strings.Join(parts, " ")
 	if m.cur != nil {
-		title += " · @" + m.cur.id
+		title += " · @" + m.timeline.tree.label(m.cur.id)
 		if m.cur.id != m.timeline.tree.cursor && m.timeline.tree.cursor != "" {
-			title += " (loading @" + m.timeline.tree.cursor + ")"
+			title += " (loading @" + m.timeline.tree.label(m.timeline.tree.cursor) + ")"
 		}
 	}
 	if pct, ok := m.content.scrolled(p); ok {
@@ -286,7 +286,7 @@ func (m *Model) viewStatus() string {
 			if len(parts) == 0 {
 				at = " at"
 			}
-			parts = append(parts, seg(at, fmt.Sprintf("@%s %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+			parts = append(parts, seg(at, fmt.Sprintf("@%s %d/%d", m.timeline.tree.label(m.timeline.tree.cursor), m.timeline.position[0], m.timeline.position[1])))
 		}
 		if branch && m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))

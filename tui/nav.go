@@ -287,6 +287,9 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 	if strings.HasPrefix(s, "#") {
 		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
 	}
+	if m.readOnly() {
+		return m.gotoPrefix(strings.TrimPrefix(s, "@"))
+	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
 	if err != nil || n <= 0 {
 		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)

@@ -6,8 +6,14 @@ package tui
 // why, listed as off in ?, and left out of the footer.
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine/ticket"
+	"rewind/store/browse"
+	"rewind/tui/termtext"
 )
 
 // readOnlyWhy is why a writing key is off.
@@ -89,4 +95,32 @@ func isOff(b key.Binding, off []offKey) bool {
 		}
 	}
 	return false
+}
+
+// gotoPrefix puts the cursor on the loaded checkpoint given names: its
+// id, a prefix of it, or a short form shown ("1f1ed296…a089").
+func (m *Model) gotoPrefix(given string) tea.Cmd {
+	id, err := browse.One("checkpoint", given, browse.Match(given, m.timeline.tree.rows), "thread "+m.thread, "rewind log "+m.thread)
+	if err != nil {
+		return m.setFlash(termtext.Line(err.Error()), true)
+	}
+	m.timeline.tree.jump(id)
+	return m.cursorMoved()
+}
+
+// sourceSearch finds q's words in the thread's messages through the
+// Source (browse.Search: what `rewind search` scans on a LangGraph
+// database), in a Cmd.
+func (m *Model) sourceSearch(q string) tea.Cmd {
+	ctx, src, gen, thread := m.ctx, m.deps.Source, m.gen, m.thread
+	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
+		found, more, err := browse.Search(ctx, src, browse.Chain{Thread: thread}, q, maxHits)
+		hits := make([]searchHit, 0, len(found))
+		for _, f := range found {
+			h := ticket.Hit{Text: f.Text, Matches: f.Matches}
+			hits = append(hits, searchHit{id: f.Checkpoint, short: lgShortID(f.Checkpoint),
+				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(h)})
+		}
+		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
+	})
 }

@@ -155,6 +155,9 @@ func (m *Model) startSearch(q string) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
 	m.nav.search.begin(q)
+	if m.readOnly() {
+		return m.sourceSearch(q)
+	}
 	t := m.timeline.tree
 	// Snapshots for the Cmd's goroutine: listings, the checkpoint under
 	// the cursor.

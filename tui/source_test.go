@@ -86,3 +86,39 @@ func TestReadOnlySourceRefusesTheWritingKeys(t *testing.T) {
 		t.Fatalf("n on the threads list: %q, dialog %v", h.m.status.text, h.m.dialog != nil)
 	}
 }
+
+// On a read-only source : takes a LangGraph id by a prefix or the short
+// form the timeline shows, and / searches the thread's messages through
+// the Source (what `rewind search` scans), its hits on the timeline.
+func TestReadOnlySourceGoesToAPrefixAndSearches(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, 160, 40)
+	h.until("the thread", h.loaded)
+	target := h.m.timeline.tree.rows[1]
+	for _, given := range []string{target[:13], lgShortIDPlain(target)} {
+		h.key("g")
+		h.until("the first checkpoint", func() bool { return h.loaded() && h.m.timeline.tree.cursor != target })
+		h.key(":")
+		h.typeText(given)
+		h.key("enter")
+		h.until(":"+given+" → @"+target, func() bool { return h.loaded() && h.m.cur.id == target })
+	}
+	h.key(":")
+	h.typeText("1f1ed296")
+	h.key("enter")
+	if !strings.Contains(h.m.status.text, "ambiguous: 1f1ed296 matches") {
+		t.Fatalf("a prefix of every id should be ambiguous, the status says %q", h.m.status.text)
+	}
+	h.key("/")
+	h.typeText("tables")
+	h.key("enter")
+	h.until("the hits", func() bool { return !h.m.nav.search.running && len(h.m.nav.search.hits) > 0 })
+	for _, hit := range h.m.nav.search.hits {
+		if h.m.timeline.tree.nodes[hit.id] == nil || !strings.Contains(strings.ToLower(hit.line()), "tables") {
+			t.Fatalf("hit %+v: not a checkpoint of the timeline, or not about tables", hit)
+		}
+	}
+}
+
+// lgShortIDPlain is the short form the timeline draws, without styling.
+func lgShortIDPlain(id string) string { return id[:8] + "…" + id[len(id)-4:] }

@@ -21,8 +21,11 @@ type offKey struct {
 }
 
 // browseOffKeys are the thread view's writing keys.
-func browseOffKeys() []offKey {
-	tk, lk := newThreadKeys(), newThreadListKeys()
+func browseOffKeys() []offKey { return writingKeys(newThreadKeys(), newThreadListKeys()) }
+
+// writingKeys are tk's and lk's keys that write (the main TUI's on a
+// read-only source, readonly.go, and the browser's).
+func writingKeys(tk threadKeys, lk threadListKeys) []offKey {
 	return []offKey{
 		{tk.Compose, "writing a message"}, {tk.DraftHelp, "writing a draft"}, {tk.Fork, "forking"},
 		{tk.Resume, "resuming"}, {tk.Stop, "stopping a run"}, {tk.Kill, "killing a worker"},

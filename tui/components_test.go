@@ -210,7 +210,9 @@ func TestDialogTakesItsSize(t *testing.T) {
 // timeline's scrubbing always (h/l work from any focus), a pane's
 // scrolling and folding when a pane has the focus, rebound keys as bound.
 func TestFooterAsksTheFocusedComponent(t *testing.T) {
-	m := New(t.Context(), Deps{}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
+	// A rewind store's (a Backend): a read-only source's footer leaves the
+	// writing keys out (TestReadOnlySourceRefusesTheWritingKeys).
+	m := New(t.Context(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
 	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • i write") || !strings.HasSuffix(f, "q quit • ? help") || strings.Contains(f, "scroll") {

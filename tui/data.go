@@ -72,6 +72,43 @@ type detail struct {
 	compaction *compactionInfo
 	// run is the run that wrote it (Engine.Runs), when the backend tells.
 	run *engine.RunSummary
+	// src is the checkpoint as a read-only source gives it (Deps.Backend
+	// nil: a LangGraph database), shown in place of the fields above.
+	src *sourceDetail
+}
+
+// sourceDetail is a checkpoint read through Deps.Source alone: its
+// values, and the writes of the superstep that runs from it.
+type sourceDetail struct {
+	cp     browse.Checkpoint
+	writes []browse.TaskWrites
+}
+
+// detailFrom reads checkpoint id of thread: through the engine on a
+// rewind store (b), else through the source alone.
+func detailFrom(ctx context.Context, src browse.Source, b Backend, c *cache, thread, id string, version int) (*detail, error) {
+	if b == nil {
+		return readSourceDetail(ctx, src, c, thread, id, version)
+	}
+	return buildDetail(ctx, b, c, thread, id, version)
+}
+
+func readSourceDetail(ctx context.Context, src browse.Source, c *cache, thread, id string, version int) (*detail, error) {
+	if d, ok := c.detail(thread, id); ok {
+		return d, nil
+	}
+	ch := browse.Chain{Thread: thread}
+	cp, err := src.Checkpoint(ctx, ch, id)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := src.Writes(ctx, ch, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &detail{id: id, src: &sourceDetail{cp: cp, writes: ws}}
+	c.putDetail(thread, d, version)
+	return d, nil
 }
 
 // runLister is a Backend that can tell a thread's runs (the engine's).
@@ -414,13 +451,13 @@ func syncHead(ctx context.Context, src browse.Source, gen int, thread string, kn
 	}
 }
 
-func loadDetail(ctx context.Context, b Backend, c *cache, gen int, thread, id string) tea.Cmd {
+func loadDetail(ctx context.Context, src browse.Source, b Backend, c *cache, gen int, thread, id string) tea.Cmd {
 	return func() tea.Msg {
 		version := c.version(thread)
 		if !c.isWanted(thread, id) {
 			return detailMsg{gen: gen, thread: thread, id: id, version: version, skipped: true}
 		}
-		d, err := buildDetail(ctx, b, c, thread, id, version)
+		d, err := detailFrom(ctx, src, b, c, thread, id, version)
 		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err, version: version}
 	}
 }

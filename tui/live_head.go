@@ -160,6 +160,9 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 
 func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 	return func() tea.Msg {
+		if b == nil { // a read-only source: no run, no gate to show
+			return headMsg{gen: gen, thread: thread}
+		}
 		h, err := readHead(ctx, b, thread)
 		return headMsg{gen: gen, thread: thread, head: h, err: err}
 	}

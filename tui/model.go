@@ -421,6 +421,9 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
+	if cmd, ok := m.onReadOnlyKey(msg); ok {
+		return cmd
+	}
 	if cmd, ok := m.onParityKey(msg); ok {
 		return cmd
 	}
@@ -509,6 +512,9 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
+	if cmd, ok := m.onReadOnlyKey(msg); ok {
+		return cmd
+	}
 	action, _ := m.threads.Update(msg)
 	switch action {
 	case listQuit:

@@ -156,14 +156,36 @@ func (m *Model) wantWords() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	ctx, src, b, gen, thread := m.ctx, m.deps.Source, m.deps.Backend, m.gen, m.thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
 		for _, id := range ids {
+			if b == nil {
+				out[id] = readSourceWords(ctx, src, thread, id)
+				continue
+			}
 			out[id] = readWords(ctx, b, thread, id)
 		}
 		return wordsMsg{gen: gen, thread: thread, words: out}
 	}
+}
+
+// readSourceWords is what a read-only source's turn at id started with:
+// the newest human message of its messages channel, if it has one.
+func readSourceWords(ctx context.Context, src browse.Source, thread, id string) string {
+	cp, err := src.Checkpoint(ctx, browse.Chain{Thread: thread}, id)
+	if err != nil {
+		return "(unreadable: " + termtext.Line(err.Error()) + ")"
+	}
+	v, _ := cp.Value("messages")
+	msgs, _ := browse.Messages(v)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "human" {
+			text, _ := clipRunes(msgs[i].Content, maxWords)
+			return termtext.Line(strings.Join(strings.Fields(text), " "))
+		}
+	}
+	return ""
 }
 
 // readWords is the customer's message that started a turn at id: the
@@ -264,6 +286,9 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 	s := strings.TrimSpace(text)
 	if strings.HasPrefix(s, "#") {
 		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
+	}
+	if m.readOnly() {
+		return m.gotoPrefix(strings.TrimPrefix(s, "@"))
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
 	if err != nil || n <= 0 {

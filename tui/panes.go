@@ -241,9 +241,9 @@ func (c *contentPanes) sync(in paneInputs) {
 		case paneConv:
 			lines = c.renderer.conversation(in.cur, pane.w, c.unfold)
 		case paneState:
-			lines = append(c.renderer.fidelityHeader(in.cur, in.badge(in.cur), pane.w), c.renderer.state(in.cur, pane.w, c.unfold)...)
+			lines = append(c.renderer.fidelityHeader(in.cur, in.badge(in.cur), pane.w), c.renderer.stateOf(in.cur, pane.w, c.unfold)...)
 		case paneInsp:
-			lines = append(c.renderer.costsHeader(k.costs, pane.w), c.renderer.inspector(in.cur, pane.w, c.unfold)...)
+			lines = append(c.renderer.costsHeader(k.costs, pane.w), c.renderer.inspectorOf(in.cur, pane.w, c.unfold)...)
 		}
 		sameCheckpoint := pane.key.d == in.cur && pane.key.d != nil
 		off := 0

@@ -151,6 +151,9 @@ func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
 	}
+	if d.src != nil {
+		return r.sourceConversation(d.src, w, unfold)
+	}
 	if d.stateErr != nil {
 		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
 	}

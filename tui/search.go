@@ -155,6 +155,9 @@ func (m *Model) startSearch(q string) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
 	m.nav.search.begin(q)
+	if m.readOnly() {
+		return m.sourceSearch(q)
+	}
 	t := m.timeline.tree
 	// Snapshots for the Cmd's goroutine: listings, the checkpoint under
 	// the cursor.
@@ -212,8 +215,12 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 				add(at, "state "+termtext.Line(name), h)
 			}
 		}
-		// Its events.
-		evs, err := b.Events(ctx, thread, cur.ID)
+		// Its events (a read-only source has none).
+		var evs []engine.Event
+		var err error
+		if b != nil {
+			evs, err = b.Events(ctx, thread, cur.ID)
+		}
 		if err != nil {
 			return hits, more, fmt.Errorf("search events of @%d: %w", cur.ID, err)
 		}
@@ -299,9 +306,9 @@ func (m *Model) goHit(i int) tea.Cmd {
 	if !ok {
 		return nil // a newer search came meanwhile
 	}
-	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), h.id, h.where), false)
+	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id), h.where), false)
 	if !m.timeline.tree.jump(h.id) {
-		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), h.id), true)
+		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id)), true)
 	}
 	return tea.Batch(flash, m.cursorMoved())
 }

@@ -196,7 +196,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 		m.syncPanes()
 		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
 	}
-	return tea.Batch(loadDetail(m.ctx, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
+	return tea.Batch(loadDetail(m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
@@ -242,13 +242,13 @@ func (m *Model) prefetch() tea.Cmd {
 		return nil
 	}
 	m.cache.prefetch(true)
-	ctx, b, c, gen, thread := m.ctx, m.deps.Backend, m.cache, m.gen, m.thread
+	ctx, src, b, c, gen, thread := m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.thread
 	return func() tea.Msg {
 		version := c.version(thread)
 		for _, id := range ids {
 			// An error is left to the step that reaches id: its own
 			// load reports it.
-			_, _ = buildDetail(ctx, b, c, thread, id, version)
+			_, _ = detailFrom(ctx, src, b, c, thread, id, version)
 		}
 		return prefetchedMsg{gen: gen}
 	}

@@ -84,6 +84,9 @@ func (m *Model) loadThreadStates() tea.Cmd {
 // readThreadState reads one thread's status and last input.
 func readThreadState(ctx context.Context, b Backend, thread string) threadState {
 	var st threadState
+	if b == nil { // a read-only source: its listing says enough
+		return st
+	}
 	if s, ok := b.(statuser); ok {
 		rs, err := s.LiveStatus(ctx, thread)
 		if err != nil {

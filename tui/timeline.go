@@ -315,7 +315,7 @@ func renderRow(th *themes.Theme, k rowKey) string {
 	} else if k.pending > 0 && k.head {
 		writer += " …"
 	}
-	idPart := fmt.Sprintf("%s %-4s%s", marker, "@"+n.id, drillMark(k))
+	idPart := fmt.Sprintf("%s %-4s%s", marker, "@"+n.shown(), drillMark(k))
 	srcPart := src + strings.Repeat(" ", max(6-width(src), 0)) + " "
 	if k.turnStart && k.source == "input" {
 		srcPart = "" // the customer's words say it

@@ -15,13 +15,16 @@ import (
 // its channel values, so a thread of 10,000 checkpoints stays small.
 type timelineNode struct {
 	id, parent string
-	step       int
-	source     string
-	writer     string // nodes that wrote it, or "(input)"
-	next       string // pending tasks, "executor ×3"
-	pending    int
-	interrupt  string // "before executor"
-	at         time.Time
+	// label is the id as drawn: a LangGraph UUID's short form
+	// (lgShortID), a rewind number as it is.
+	label     string
+	step      int
+	source    string
+	writer    string // nodes that wrote it, or "(input)"
+	next      string // pending tasks, "executor ×3"
+	pending   int
+	interrupt string // "before executor"
+	at        time.Time
 	// turnStart: new input starts a turn here (an input, or a fork with
 	// input); reused: the tasks a resume reused here (nav.go).
 	turnStart bool
@@ -50,7 +53,7 @@ type timelineNode struct {
 // nodeFrom keeps a listing's metadata, sanitised once here since it is
 // drawn on every scrub.
 func nodeFrom(l browse.Listing) *timelineNode {
-	n := &timelineNode{id: termtext.Line(l.ID), parent: termtext.Line(l.Parent), step: l.Step, source: termtext.Line(l.Source), pending: len(l.Next), at: l.CreatedAt}
+	n := &timelineNode{id: l.ID, parent: l.Parent, label: lgShortID(l.ID), step: l.Step, source: termtext.Line(l.Source), pending: len(l.Next), at: l.CreatedAt}
 	n.writer = termtext.Line(strings.Join(l.WrittenBy, ","))
 	if n.writer == "" {
 		n.writer = "(" + n.source + ")"
@@ -409,10 +412,26 @@ func (t *tree) branchInfo() string {
 	kids := t.nodes[bp].kids
 	for i, k := range kids {
 		if k == child {
-			return fmt.Sprintf("branch %d/%d at @%s", i+1, len(kids), bp)
+			return fmt.Sprintf("branch %d/%d at @%s", i+1, len(kids), t.label(bp))
 		}
 	}
 	return ""
+}
+
+// label is checkpoint id as drawn (its node's label once loaded).
+func (t *tree) label(id string) string {
+	if n := t.nodes[id]; n != nil {
+		return n.shown()
+	}
+	return lgShortID(id)
+}
+
+// shown is the node's id as drawn.
+func (n *timelineNode) shown() string {
+	if n.label != "" {
+		return n.label
+	}
+	return lgShortID(n.id)
 }
 
 // idOf is a rewind checkpoint's id as the tree keys it, browse.Source's

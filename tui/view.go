@@ -194,9 +194,9 @@ func (m *Model) paneTitle(p int, focused bool) string {
 	}
 	title := strings.Join(parts, " ")
 	if m.cur != nil {
-		title += " · @" + m.cur.id
+		title += " · @" + m.timeline.tree.label(m.cur.id)
 		if m.cur.id != m.timeline.tree.cursor && m.timeline.tree.cursor != "" {
-			title += " (loading @" + m.timeline.tree.cursor + ")"
+			title += " (loading @" + m.timeline.tree.label(m.timeline.tree.cursor) + ")"
 		}
 	}
 	if pct, ok := m.content.scrolled(p); ok {
@@ -222,6 +222,9 @@ func (m *Model) viewComposer() string {
 	}
 	if m.screen == screenThreads || m.thread == "" {
 		return fit("", m.w)
+	}
+	if m.readOnly() {
+		return m.composer.View(readOnlyWhy)
 	}
 	hint := "i: write a message"
 	head := m.live.head
@@ -283,7 +286,7 @@ func (m *Model) viewStatus() string {
 			if len(parts) == 0 {
 				at = " at"
 			}
-			parts = append(parts, seg(at, fmt.Sprintf("@%s %d/%d", m.timeline.tree.cursor, m.timeline.position[0], m.timeline.position[1])))
+			parts = append(parts, seg(at, fmt.Sprintf("@%s %d/%d", m.timeline.tree.label(m.timeline.tree.cursor), m.timeline.position[0], m.timeline.position[1])))
 		}
 		if branch && m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
@@ -443,7 +446,7 @@ func (m *Model) shortHelp() []key.Binding {
 	if m.focus != focusTimeline {
 		focused = append(focused, m.content.ShortHelp()...)
 	}
-	return m.keys.footer(focused)
+	return m.withoutOff(m.keys.footer(focused))
 }
 
 // helpLines lists every key of the current screen, in as many columns as
@@ -452,13 +455,13 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 	th := m.theme
 	var groups [][]key.Binding
 	if m.screen == screenThreads {
-		groups = m.threads.FullHelp()
+		groups = m.markOff(m.threads.FullHelp())
 		title = "Keys · threads"
 	} else if m.screen == screenLessons {
 		groups = m.lessons.FullHelp()
 		title = "Keys · lessons"
 	} else {
-		groups = m.keys.FullHelp()
+		groups = m.markOff(m.keys.FullHelp())
 		title = "Keys · thread view"
 	}
 	lines, w = helpColumns(th, groups, m.w)

@@ -1,0 +1,126 @@
+package tui
+
+// A read-only source (Deps.Backend nil: a LangGraph database) takes no
+// writes: the thread view's keys that would write, and those that read
+// what only rewind's own store keeps, are refused with one line saying
+// why, listed as off in ?, and left out of the footer.
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/engine/ticket"
+	"rewind/store/browse"
+	"rewind/tui/termtext"
+)
+
+// readOnlyWhy is why a writing key is off.
+const readOnlyWhy = "this LangGraph database is opened read-only: rewind never writes to it"
+
+// readOnly is whether the source takes no writes.
+func (m *Model) readOnly() bool { return m.deps.Backend == nil }
+
+// offKeys are the keys of the screen shown that are off on a read-only
+// source, from the model's own bindings (so a rebound key is refused
+// under its new name): the threads list's (n, d) are not the thread
+// view's (n is its next match).
+func (m *Model) offKeys() []offKey {
+	if m.screen == screenThreads {
+		return writingKeys(threadKeys{}, m.threads.keys)
+	}
+	tk := m.keys
+	off := writingKeys(tk, threadListKeys{})
+	for _, o := range []offKey{{tk.Mark, "marking for a compare"}, {tk.Compare, "comparing"}, {tk.Graph, "the graph view"},
+		{tk.Prompt, "what the model saw"}, {tk.Trace, "the resume trace"}} {
+		o.what += " (it reads what only a rewind store keeps)"
+		off = append(off, o)
+	}
+	return off
+}
+
+// onReadOnlyKey refuses a key that is off, saying why in the status line.
+func (m *Model) onReadOnlyKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	if !m.readOnly() {
+		return nil, false
+	}
+	for _, o := range m.offKeys() {
+		if key.Matches(msg, o.b) {
+			return m.setFlash(o.what+" is off: "+readOnlyWhy, true), true
+		}
+	}
+	return nil, false
+}
+
+// markOff is groups as ? lists them on a read-only source: a key that is
+// off says so.
+func (m *Model) markOff(groups [][]key.Binding) [][]key.Binding {
+	if !m.readOnly() {
+		return groups
+	}
+	off := m.offKeys()
+	out := make([][]key.Binding, len(groups))
+	for i, g := range groups {
+		out[i] = make([]key.Binding, len(g))
+		for j, b := range g {
+			out[i][j] = b
+			if isOff(b, off) {
+				out[i][j] = key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, "off: "+b.Help().Desc))
+			}
+		}
+	}
+	return out
+}
+
+// withoutOff is bs less the keys that are off on a read-only source.
+func (m *Model) withoutOff(bs []key.Binding) []key.Binding {
+	if !m.readOnly() {
+		return bs
+	}
+	off := m.offKeys()
+	out := bs[:0:0]
+	for _, b := range bs {
+		if !isOff(b, off) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func isOff(b key.Binding, off []offKey) bool {
+	for _, o := range off {
+		if len(b.Keys()) > 0 && len(o.b.Keys()) > 0 && b.Keys()[0] == o.b.Keys()[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// gotoPrefix puts the cursor on the loaded checkpoint given names: its
+// id, a prefix of it, or a short form shown ("1f1ed296…a089").
+func (m *Model) gotoPrefix(given string) tea.Cmd {
+	id, err := browse.One("checkpoint", given, browse.Match(given, m.timeline.tree.rows), "thread "+m.thread, "rewind log "+m.thread)
+	if err != nil {
+		return m.setFlash(termtext.Line(err.Error()), true)
+	}
+	m.timeline.tree.jump(id)
+	return m.cursorMoved()
+}
+
+// sourceSearch finds q's words in the thread's messages through the
+// Source (browse.Search: what `rewind search` scans on a LangGraph
+// database), in a Cmd.
+func (m *Model) sourceSearch(q string) tea.Cmd {
+	ctx, src, gen, thread := m.ctx, m.deps.Source, m.gen, m.thread
+	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
+		found, more, err := browse.Search(ctx, src, browse.Chain{Thread: thread}, q, maxHits)
+		hits := make([]searchHit, 0, len(found))
+		for _, f := range found {
+			h := ticket.Hit{Text: f.Text, Matches: f.Matches}
+			hits = append(hits, searchHit{id: f.Checkpoint, short: lgShortID(f.Checkpoint),
+				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(h)})
+		}
+		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
+	})
+}

@@ -70,7 +70,7 @@ func (e *Engine) validSession(ctx context.Context, what string, thread string, c
 			return fmt.Errorf("%s: %w: a session needs an id and an expiry", what, ErrBadSession)
 		}
 		if now := e.now(); !now.Before(s.Expires) {
-			return fixable(thread, cp.ID, fmt.Errorf("%s: %w: session %s expired at %s, %s ago; nothing was run", what, ErrSessionExpired,
+			return Fixable(thread, cp.ID, fmt.Errorf("%s: %w: session %s expired at %s, %s ago; nothing was run", what, ErrSessionExpired,
 				store.Name(s.ID), s.Expires.UTC().Format(time.RFC3339), now.Sub(s.Expires).Round(time.Second)), Fix{Action: FixSession, Thread: thread})
 		}
 	}

@@ -41,9 +41,9 @@ func (d *deps) checkAccess(ctx context.Context, thread string, at int64, tasks [
 	}
 	for _, r := range reads {
 		if withdrawn[r.source] {
-			return fixable(thread, at, fmt.Errorf("pending task %s (subtask %s) would read %s: %w; nothing was run",
+			return engine.Fixable(thread, at, fmt.Errorf("pending task %s (subtask %s) would read %s: %w; nothing was run",
 				r.task, r.subtask, r.source, engine.ErrAccessWithdrawn),
-				engine.Fix{Action: engine.FixRestoreAccess, Thread: thread, Source: r.source}, forkEarlier(thread))
+				engine.Fix{Action: engine.FixRestoreAccess, Thread: thread, Source: r.source}, engine.ForkFix(thread, 0))
 		}
 	}
 	return nil
@@ -57,7 +57,7 @@ func plannedSource(st Subtask) string {
 		return st.Source
 	}
 	i := slices.IndexFunc(topics, func(t topic) bool { return t.name == st.Topic })
-	ref := orderRef.FindString(st.Goal)
+	ref := orderRef().FindString(st.Goal)
 	if i < 0 || ref == "" {
 		return ""
 	}

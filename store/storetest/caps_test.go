@@ -12,6 +12,7 @@ import (
 // hook kept): a backend that lacks the Drafts capability.
 type noDrafts struct {
 	store.Store
+	store.Tenancy
 	hook interface{ SetTxHook(func(string)) }
 }
 
@@ -20,7 +21,7 @@ func (n noDrafts) SetTxHook(h func(string)) { n.hook.SetTxHook(h) }
 func openNoDrafts(t *testing.T) store.Store {
 	m := memory.New()
 	t.Cleanup(func() { m.Close() })
-	return noDrafts{Store: m, hook: m}
+	return noDrafts{Store: m, Tenancy: m, hook: m}
 }
 
 // A backend that does not declare a capability passes without it: the

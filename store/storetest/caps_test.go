@@ -10,10 +10,11 @@ import (
 )
 
 // noDrafts is the memory store without its drafts table (its transaction
-// hook and Reseal, which every store has, kept): a backend that lacks the
+// hook, Reseal and tenants, which every store has, kept): a backend that lacks the
 // Drafts capability.
 type noDrafts struct {
 	store.Store
+	store.Tenancy
 	m *memory.Store
 }
 
@@ -26,7 +27,7 @@ func (n noDrafts) Reseal(ctx context.Context, thread string, fn func(store.DocKi
 func openNoDrafts(t *testing.T) store.Store {
 	m := memory.New()
 	t.Cleanup(func() { m.Close() })
-	return noDrafts{Store: m, m: m}
+	return noDrafts{Store: m, Tenancy: m, m: m}
 }
 
 // A backend that does not declare a capability passes without it: the

@@ -115,6 +115,16 @@ func SealStore(st store.Store, g *Graph, keys *seal.Keys) store.Store {
 	return s
 }
 
+// raw is the engine's store beneath the sealing wrapper: what it can do
+// besides store.Store (watch, name a lock's holder) is asked of it, since
+// the wrapper has every such method whether or not the store has it.
+func (e *Engine) raw() store.Store {
+	if s, ok := e.store.(*sealing); ok {
+		return s.Store
+	}
+	return e.store
+}
+
 // sealing is a store whose documents the engine seals and opens (see
 // SealStore). docs and msgs are nil when those are not sealed; keys
 // opens.
@@ -381,7 +391,7 @@ func (s *sealing) ListDrafts(ctx context.Context, thread string) ([]store.Draft,
 func (s *sealing) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
 	w, ok := s.Store.(store.Watcher)
 	if !ok {
-		return nil, fmt.Errorf("this store cannot watch a thread")
+		return nil, ErrNoWatch
 	}
 	return w.Watch(ctx, thread)
 }

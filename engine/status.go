@@ -152,7 +152,7 @@ func (e *Engine) live(ctx context.Context, thread string, st RunStatus) (RunStat
 	if st.Status != RunRunning {
 		return st, nil
 	}
-	h, ok := e.store.(store.LockHolders)
+	h, ok := e.raw().(store.LockHolders)
 	if !ok {
 		return st, nil
 	}

@@ -17,7 +17,7 @@ var ErrNoWatch = errors.New("this store cannot be watched for changes")
 // closed when ctx is done or the store closes (see store.Watcher). Wake-ups
 // coalesce: re-read the thread's history after one.
 func (e *Engine) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
-	w, ok := e.store.(store.Watcher)
+	w, ok := e.raw().(store.Watcher)
 	if !ok {
 		return nil, fmt.Errorf("watch thread %v: %w", store.Name(thread), ErrNoWatch)
 	}
@@ -33,7 +33,7 @@ func (e *Engine) Watch(ctx context.Context, thread string) (<-chan struct{}, err
 // that cannot name the holder gives "another process" while the thread's
 // listing says a run is under way.
 func (e *Engine) Writer(ctx context.Context, thread string) (string, error) {
-	h, ok := e.store.(store.LockHolders)
+	h, ok := e.raw().(store.LockHolders)
 	if !ok { // the listing says whether a run is under way, not whose
 		st, err := e.Status(ctx, thread)
 		if err != nil || st.Status != RunRunning {

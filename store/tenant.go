@@ -387,6 +387,19 @@ func (t *Tenanted) LockHolder(ctx context.Context, thread string) (string, error
 	return listed(t, ctx, thread, func() (string, error) { return h.LockHolder(ctx, thread) })
 }
 
+// Reseal rewrites the tenant's own thread only: another tenant's thread
+// is not found, as an unknown one is.
+func (t *Tenanted) Reseal(ctx context.Context, thread string, fn func(kind DocKind, hash string, doc []byte) ([]byte, error)) (int, error) {
+	rs, ok := t.s.(Resealer)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	if err := t.need(ctx, thread); err != nil {
+		return 0, err
+	}
+	return rs.Reseal(ctx, thread, fn)
+}
+
 // SetTxHook reaches the store's mid-transaction hook (tests' kill points).
 func (t *Tenanted) SetTxHook(hook func(stage string)) {
 	if h, ok := t.s.(interface{ SetTxHook(func(string)) }); ok {
@@ -398,5 +411,6 @@ var (
 	_ Drafts      = (*Tenanted)(nil)
 	_ Watcher     = (*Tenanted)(nil)
 	_ LockHolders = (*Tenanted)(nil)
+	_ Resealer    = (*Tenanted)(nil)
 	_ Erasing     = erasingTenanted{}
 )

@@ -39,7 +39,7 @@ func tenantThread(t *testing.T, s store.Store, th string, raw store.Store) {
 }
 
 // has says whether the backend raw is a T: a tenant handle is a
-// store.Drafts, Watcher and LockHolders whatever it wraps.
+// store.Drafts, Watcher, LockHolders and Resealer whatever it wraps.
 func has[T any](raw store.Store) bool {
 	_, ok := raw.(T)
 	return ok
@@ -121,6 +121,14 @@ func blind(t *testing.T, s store.Store, th string, raw store.Store) {
 	_, err = s.Lock(ctx, th)
 	notFound("Lock", err)
 	notFound("DeleteThread", s.DeleteThread(ctx, th))
+	if rs, ok := s.(store.Resealer); ok && has[store.Resealer](raw) {
+		called := 0
+		_, err := rs.Reseal(ctx, th, func(_ store.DocKind, _ string, doc []byte) ([]byte, error) { called++; return doc, nil })
+		notFound("Reseal", err)
+		if called != 0 {
+			t.Errorf("another tenant's Reseal(%s) was handed %d documents; want none", clip(th), called)
+		}
+	}
 	if wa, ok := s.(store.Watcher); ok && has[store.Watcher](raw) {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -69,33 +69,53 @@ func (e *Engine) build(ctx context.Context, what string, in ResumeInfo) error {
 // turn's checkpoints, usually in one read.
 const turnPage = 16
 
+// ancestors calls visit with checkpoint id of thread, then its parent and
+// so on up to the root, until visit says stop. It reads the listings a
+// page (turnPage) at a time, each page from the checkpoint it needs down,
+// so a short walk reads one page however long the thread. It returns the
+// id it could not find (pruned, or a broken chain), 0 when none was
+// missing.
+func (e *Engine) ancestors(ctx context.Context, thread string, id int64, visit func(store.Checkpoint) (stop bool, err error)) (missing int64, err error) {
+	byID := map[int64]store.Checkpoint{}
+	for at := id; at != 0; {
+		row, ok := byID[at]
+		if !ok {
+			rows, err := e.store.History(ctx, thread, at+1, turnPage)
+			if err != nil {
+				return 0, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
+			}
+			for _, r := range rows {
+				byID[r.ID] = r
+			}
+			if row, ok = byID[at]; !ok {
+				return at, nil
+			}
+		}
+		stop, err := visit(row)
+		if err != nil || stop {
+			return 0, err
+		}
+		at = row.ParentID
+	}
+	return 0, nil
+}
+
 // turnEvents reads the stored events of the turn head belongs to (head
 // back to the newest input or fork checkpoint on its chain, or its root),
 // oldest first, checking they are continuous: each checkpoint's numbered
 // 1, 2, … without a gap, up to the count its listing recorded.
 func (e *Engine) turnEvents(ctx context.Context, thread string, head int64) ([]Event, error) {
 	var chain []store.Checkpoint // head first
-	byID := map[int64]store.Checkpoint{}
-	for at, before := head, head+1; at != 0; {
-		row, ok := byID[at]
-		if !ok {
-			rows, err := e.store.History(ctx, thread, before, turnPage)
-			if err != nil {
-				return nil, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
-			}
-			for _, r := range rows {
-				byID[r.ID] = r
-				before = min(before, r.ID)
-			}
-			if row, ok = byID[at]; !ok {
-				return nil, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", threadName(thread), head, at, ErrCorrupt)
-			}
-		}
+	missing, err := e.ancestors(ctx, thread, head, func(row store.Checkpoint) (bool, error) {
 		chain = append(chain, row)
-		if src, _ := chainformat.SourceAndEvents(row.Meta); src == SourceInput || src == SourceFork {
-			break
-		}
-		at = row.ParentID
+		src, _ := chainformat.SourceAndEvents(row.Meta)
+		return src == SourceInput || src == SourceFork, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if missing != 0 {
+		return nil, fmt.Errorf("thread %q: checkpoint @%d's chain is broken at @%d: %w", threadName(thread), head, missing, ErrCorrupt)
 	}
 	fix := func(err error) error { return Fixable(thread, 0, err, ForkFix(thread, 0), RemoveFix(thread)) }
 	var out []Event

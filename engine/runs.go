@@ -75,32 +75,31 @@ func (r *runner) runID() string {
 // mark's, else its nearest marked ancestor's ("" when none is: stored
 // before runs were).
 func (e *Engine) runAt(ctx context.Context, thread string, cp Checkpoint) (string, error) {
-	if cp.Metadata.Run != nil {
-		return cp.Metadata.Run.ID, nil
+	m, err := e.markAt(ctx, thread, cp)
+	if err != nil || m == nil {
+		return "", err
 	}
-	rows, err := e.store.History(ctx, thread, 0, 0)
-	if err != nil {
-		return "", fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
+	return m.ID, nil
+}
+
+// markAt is the mark of the run that wrote cp: its own, else its nearest
+// marked ancestor's; nil when none is (stored before runs were, or the
+// marked checkpoint was pruned). A run's mark is on its first
+// checkpoint, so the walk is short: a page of listings, usually.
+func (e *Engine) markAt(ctx context.Context, thread string, cp Checkpoint) (*RunMark, error) {
+	if cp.Metadata.Run != nil || cp.ID == 0 {
+		return cp.Metadata.Run, nil
 	}
-	byID := make(map[int64]store.Checkpoint, len(rows))
-	for _, row := range rows {
-		byID[row.ID] = row
-	}
-	for at := cp.ParentID; at != 0; {
-		row, ok := byID[at]
-		if !ok {
-			return "", nil
-		}
+	var mark *RunMark
+	_, err := e.ancestors(ctx, thread, cp.ParentID, func(row store.Checkpoint) (bool, error) {
 		l, err := e.graph.listed(row)
 		if err != nil {
-			return "", err
+			return true, err
 		}
-		if l.Metadata.Run != nil {
-			return l.Metadata.Run.ID, nil
-		}
-		at = row.ParentID
-	}
-	return "", nil
+		mark = l.Metadata.Run
+		return mark != nil, nil
+	})
+	return mark, err
 }
 
 // resumedRun is the run a resume from cp continues: the run that stored

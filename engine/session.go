@@ -84,42 +84,13 @@ func (e *Engine) validSession(ctx context.Context, what string, thread string, c
 }
 
 // sessionAt is the session of the run that wrote cp (its mark's, else
-// its nearest marked ancestor's), nil when it had none. It reads the
-// listings a page at a time: a run's mark is on its first checkpoint,
-// usually in the first page.
+// its nearest marked ancestor's), nil when it had none.
 func (e *Engine) sessionAt(ctx context.Context, thread string, cp Checkpoint) (*Session, error) {
-	if cp.ID == 0 {
-		return nil, nil // a new thread
+	m, err := e.markAt(ctx, thread, cp)
+	if err != nil || m == nil {
+		return nil, err
 	}
-	if cp.Metadata.Run != nil {
-		return sessionOf(thread, cp.Metadata.Run)
-	}
-	byID := map[int64]store.Checkpoint{}
-	for at, before := cp.ParentID, cp.ID; at != 0; {
-		row, ok := byID[at]
-		if !ok {
-			rows, err := e.store.History(ctx, thread, before, turnPage)
-			if err != nil {
-				return nil, fmt.Errorf("read history of thread %q: %w", threadName(thread), err)
-			}
-			for _, r := range rows {
-				byID[r.ID] = r
-				before = min(before, r.ID)
-			}
-			if row, ok = byID[at]; !ok {
-				return nil, nil // pruned: no mark left to carry on from
-			}
-		}
-		l, err := e.graph.listed(row)
-		if err != nil {
-			return nil, err
-		}
-		if l.Metadata.Run != nil {
-			return sessionOf(thread, l.Metadata.Run)
-		}
-		at = row.ParentID
-	}
-	return nil, nil
+	return sessionOf(thread, m)
 }
 
 // sessionOf reads the session a run's mark recorded.

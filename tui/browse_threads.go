@@ -100,19 +100,6 @@ func (p *browseThreads) statusCells(st browse.Status) (state, detail string) {
 	return text, ""
 }
 
-// lgShortNS is a namespace as the list shows it: each "node:task" with the
-// task's id cut as lgShortID cuts a checkpoint's ("review:43a3a66f…ecc4"),
-// a form the CLI's --ns takes back (browse.Match).
-func lgShortNS(ns string) string {
-	parts := strings.Split(ns, "|")
-	for i, part := range parts {
-		if node, task, ok := strings.Cut(part, ":"); ok && len(task) > 16 {
-			parts[i] = node + ":" + task[:8] + browse.Ellipsis + task[len(task)-4:]
-		}
-	}
-	return termtext.Name(strings.Join(parts, "|"))
-}
-
 // Namespaces are chain c's thread's namespaces.
 func (p *browseThreads) Namespaces(thread string) []browse.Namespace {
 	for _, t := range p.ts {

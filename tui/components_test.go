@@ -86,11 +86,11 @@ func TestPagerAlone(t *testing.T) {
 func TestThreadListAlone(t *testing.T) {
 	l := newThreadList()
 	l.SetSize(80, 10)
-	l.set([]browse.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, "")
+	l.set([]browse.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, browse.Chain{})
 	if a, _ := l.Update(runes("j")); a != listNone {
 		t.Fatalf("j moves the selection itself: %v", a)
 	}
-	if sel, _ := l.selected(); sel.ID != "b" {
+	if sel, _, _ := l.selected(); sel.ID != "b" {
 		t.Fatalf("j should select b, selects %q", sel.ID)
 	}
 	for key, want := range map[string]listAction{"o": listOpen, "d": listDelete, "n": listNew, "q": listQuit, "?": listHelp, "L": listLog} {
@@ -98,7 +98,7 @@ func TestThreadListAlone(t *testing.T) {
 			t.Errorf("%s: action %v, want %v", key, a, want)
 		}
 	}
-	if v := l.View(themes.Or(themes.Dark), "b", "memory:", 80, 10); !strings.Contains(v, "Threads · memory: · 2") || !strings.Contains(v, "▶ ● b") {
+	if v := l.View(themes.Or(themes.Dark), browse.Chain{Thread: "b"}, "memory:", 80, 10); !strings.Contains(v, "Threads · memory: · 2") || !strings.Contains(v, "▶ ● b") {
 		t.Fatalf("the list names the store, counts the threads and marks the selected, open one:\n%s", v)
 	}
 }
@@ -321,13 +321,13 @@ func TestThreadListKeepsTheLastInputReadable(t *testing.T) {
 	for _, w := range []int{80, 120} {
 		l := newThreadList()
 		l.SetSize(w, 10)
-		l.set([]browse.Thread{{ID: long, Checkpoints: 16, Latest: "16"}, {ID: "b", Checkpoints: 5}}, nil, "")
+		l.set([]browse.Thread{{ID: long, Checkpoints: 16, Latest: "16"}, {ID: "b", Checkpoints: 5}}, nil, browse.Chain{})
 		l.states = map[string]threadState{
 			long: {status: "stopped", lastInput: input, gen: l.gen},
 			"b":  {status: "awaiting-approval", lastInput: "hi", gen: l.gen},
 		}
 		var row string
-		for _, r := range l.lines(themes.Or(themes.Dark), "") {
+		for _, r := range l.lines(themes.Or(themes.Dark), browse.Chain{}) {
 			if r = ansi.Strip(r); strings.Contains(r, "customer-") {
 				row = r
 			}

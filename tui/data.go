@@ -84,20 +84,23 @@ type sourceDetail struct {
 	writes []browse.TaskWrites
 }
 
-// detailFrom reads checkpoint id of thread: through the engine on a
+// detailFrom reads checkpoint id of chain ch: through the engine on a
 // rewind store (b), else through the source alone.
-func detailFrom(ctx context.Context, src browse.Source, b Backend, c *cache, thread, id string, version int) (*detail, error) {
+func detailFrom(ctx context.Context, src browse.Source, b Backend, c *cache, ch browse.Chain, id string, version int) (*detail, error) {
 	if b == nil {
-		return readSourceDetail(ctx, src, c, thread, id, version)
+		return readSourceDetail(ctx, src, c, ch, id, version)
 	}
-	return buildDetail(ctx, b, c, thread, id, version)
+	return buildDetail(ctx, b, c, ch.Thread, id, version)
 }
 
-func readSourceDetail(ctx context.Context, src browse.Source, c *cache, thread, id string, version int) (*detail, error) {
+// readSourceDetail reads checkpoint id of chain ch through the source. The
+// cache keys it by thread and id: a thread's cache is dropped when the
+// view opens another of its chains.
+func readSourceDetail(ctx context.Context, src browse.Source, c *cache, ch browse.Chain, id string, version int) (*detail, error) {
+	thread := ch.Thread
 	if d, ok := c.detail(thread, id); ok {
 		return d, nil
 	}
-	ch := browse.Chain{Thread: thread}
 	cp, err := src.Checkpoint(ctx, ch, id)
 	if err != nil {
 		return nil, err
@@ -395,10 +398,10 @@ func loadThreads(ctx context.Context, src browse.Source) tea.Cmd {
 	}
 }
 
-func loadHistory(ctx context.Context, src browse.Source, gen int, thread, before string, limit int) tea.Cmd {
+func loadHistory(ctx context.Context, src browse.Source, gen int, ch browse.Chain, before string, limit int) tea.Cmd {
 	return func() tea.Msg {
-		cps, err := readListings(ctx, src, thread, before, limit)
-		msg := historyMsg{gen: gen, thread: thread, err: err}
+		cps, err := readListings(ctx, src, ch, before, limit)
+		msg := historyMsg{gen: gen, thread: ch.Thread, err: err}
 		if err != nil {
 			return msg
 		}
@@ -414,10 +417,10 @@ func loadHistory(ctx context.Context, src browse.Source, gen int, thread, before
 	}
 }
 
-// readListings reads a page of thread's listings; a thread with none yet
+// readListings reads a page of chain ch's listings; a thread with none yet
 // (a new one, or one deleted meanwhile) is an empty page.
-func readListings(ctx context.Context, src browse.Source, thread, before string, limit int) ([]browse.Listing, error) {
-	ls, err := src.History(ctx, browse.Chain{Thread: thread}, before, limit)
+func readListings(ctx context.Context, src browse.Source, ch browse.Chain, before string, limit int) ([]browse.Listing, error) {
+	ls, err := src.History(ctx, ch, before, limit)
 	if errors.Is(err, browse.ErrNotFound) {
 		return nil, nil
 	}
@@ -426,12 +429,12 @@ func readListings(ctx context.Context, src browse.Source, thread, before string,
 
 // syncHead reads the newest checkpoints until it meets one already known
 // (known reports that), so a run's new checkpoints join the timeline.
-func syncHead(ctx context.Context, src browse.Source, gen int, thread string, known func(string) bool) tea.Cmd {
+func syncHead(ctx context.Context, src browse.Source, gen int, ch browse.Chain, known func(string) bool) tea.Cmd {
 	return func() tea.Msg {
-		msg := historyMsg{gen: gen, thread: thread, sync: true}
+		msg := historyMsg{gen: gen, thread: ch.Thread, sync: true}
 		before := ""
 		for {
-			cps, err := readListings(ctx, src, thread, before, syncPage)
+			cps, err := readListings(ctx, src, ch, before, syncPage)
 			if err != nil {
 				msg.err = err
 				return msg
@@ -451,13 +454,14 @@ func syncHead(ctx context.Context, src browse.Source, gen int, thread string, kn
 	}
 }
 
-func loadDetail(ctx context.Context, src browse.Source, b Backend, c *cache, gen int, thread, id string) tea.Cmd {
+func loadDetail(ctx context.Context, src browse.Source, b Backend, c *cache, gen int, ch browse.Chain, id string) tea.Cmd {
+	thread := ch.Thread
 	return func() tea.Msg {
 		version := c.version(thread)
 		if !c.isWanted(thread, id) {
 			return detailMsg{gen: gen, thread: thread, id: id, version: version, skipped: true}
 		}
-		d, err := detailFrom(ctx, src, b, c, thread, id, version)
+		d, err := detailFrom(ctx, src, b, c, ch, id, version)
 		return detailMsg{gen: gen, thread: thread, id: id, d: d, err: err, version: version}
 	}
 }

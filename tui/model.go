@@ -106,8 +106,10 @@ type Model struct {
 	layout layout
 	screen screen
 
-	// The thread view.
+	// The thread view: thread's chain ns (a LangGraph subgraph's
+	// namespace; "" the root graph's, and always on a rewind store).
 	thread string
+	ns     string
 	// openAt is the checkpoint to put the cursor on once the history
 	// holds it (a lesson that opens on another branch than the newest).
 	openAt   string
@@ -252,11 +254,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case quitMsg:
 		return m, tea.Quit
 	case threadsMsg:
-		m.threads.set(msg.threads, msg.err, m.thread)
-		for _, t := range msg.threads {
-			if t.ID == m.thread {
-				m.timeline.setTotal(t.Checkpoints)
-			}
+		m.threads.set(msg.threads, msg.err, m.chain())
+		if n, ok := m.threads.checkpoints(m.chain()); ok {
+			m.timeline.setTotal(n)
 		}
 		return m, m.loadThreadStates()
 	case fidelityMsg:
@@ -530,19 +530,19 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 			m.screen = screenThread
 		}
 	case listOpen:
-		t, ok := m.threads.selected()
+		_, c, ok := m.threads.selected()
 		if !ok {
 			return nil
 		}
-		if t.ID == m.thread && m.timeline.tree.len() > 0 {
+		if c == m.chain() && m.timeline.tree.len() > 0 {
 			m.screen = screenThread
 			return m.sync(false)
 		}
-		return m.openThread(t.ID)
+		return m.openChain(c)
 	case listNew:
 		return m.openNewThread()
 	case listDelete:
-		t, ok := m.threads.selected()
+		t, _, ok := m.threads.selected()
 		if !ok {
 			return nil
 		}

@@ -156,12 +156,13 @@ func (m *Model) wantWords() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, src, b, gen, thread := m.ctx, m.deps.Source, m.deps.Backend, m.gen, m.thread
+	ctx, src, b, gen, ch := m.ctx, m.deps.Source, m.deps.Backend, m.gen, m.chain()
+	thread := ch.Thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
 		for _, id := range ids {
 			if b == nil {
-				out[id] = readSourceWords(ctx, src, thread, id)
+				out[id] = readSourceWords(ctx, src, ch, id)
 				continue
 			}
 			out[id] = readWords(ctx, b, thread, id)
@@ -172,8 +173,8 @@ func (m *Model) wantWords() tea.Cmd {
 
 // readSourceWords is what a read-only source's turn at id started with:
 // the newest human message of its messages channel, if it has one.
-func readSourceWords(ctx context.Context, src browse.Source, thread, id string) string {
-	cp, err := src.Checkpoint(ctx, browse.Chain{Thread: thread}, id)
+func readSourceWords(ctx context.Context, src browse.Source, ch browse.Chain, id string) string {
+	cp, err := src.Checkpoint(ctx, ch, id)
 	if err != nil {
 		return "(unreadable: " + termtext.Line(err.Error()) + ")"
 	}

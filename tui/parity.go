@@ -71,8 +71,8 @@ func (l *threadList) statesMissing() bool {
 	if !l.loaded || l.err != nil {
 		return false
 	}
-	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {
-		if l.states[l.threads[i].ID].gen != l.gen {
+	for i := l.off; i < len(l.rows) && i < l.off+max(l.h, 1); i++ {
+		if l.states[l.rows[i].id].gen != l.gen {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/store/browse"
 	"rewind/themes"
 )
 
@@ -92,8 +93,8 @@ func TestREADMEListsEveryKey(t *testing.T) {
 	}
 	// The first screen (no threads yet) asks for n; README's first steps too.
 	var l threadList
-	l.set(nil, nil, "")
-	first := strings.Join(l.lines(themes.Or(themes.Dark), ""), "\n")
+	l.set(nil, nil, browse.Chain{})
+	first := strings.Join(l.lines(themes.Or(themes.Dark), browse.Chain{}), "\n")
 	if !strings.Contains(first, "No threads yet.") || !strings.Contains(first, "Press n") || !strings.Contains(readme, "says *No threads yet*. Press `n`") {
 		t.Errorf("the first screen says %q; README's first steps should say the same (\"says *No threads yet*. Press `n`\")", first)
 	}

@@ -112,9 +112,10 @@ func (m *Model) gotoPrefix(given string) tea.Cmd {
 // Source (browse.Search: what `rewind search` scans on a LangGraph
 // database), in a Cmd.
 func (m *Model) sourceSearch(q string) tea.Cmd {
-	ctx, src, gen, thread := m.ctx, m.deps.Source, m.gen, m.thread
+	ctx, src, gen, ch := m.ctx, m.deps.Source, m.gen, m.chain()
+	thread := ch.Thread
 	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
-		found, more, err := browse.Search(ctx, src, browse.Chain{Thread: thread}, q, maxHits)
+		found, more, err := browse.Search(ctx, src, ch, q, maxHits)
 		hits := make([]searchHit, 0, len(found))
 		for _, f := range found {
 			h := ticket.Hit{Text: f.Text, Matches: f.Matches}

@@ -60,6 +60,7 @@ var plain = map[string]string{
 	"screen":      "which screen shows: the root routes keys by it",
 	"focus":       "which column has the focus: the root routes keys by it",
 	"thread":      "the open thread's id, for every Cmd",
+	"ns":          "the open chain's namespace (a LangGraph subgraph's run; \"\" the root graph), read with thread by every read of the Source",
 	"openAt":      "the checkpoint to open on, once the history holds it",
 	"gen":         "the open thread's generation: a stale answer is dropped",
 	"cur":         "the checkpoint shown, passed to the panes (paneInputs)",

@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"context"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"rewind/store/browse"
 )
 
 // The main TUI on a read-only source (a LangGraph database, no Backend)
@@ -20,27 +23,98 @@ func TestMainTUIAndCLIShowACheckpointAlike(t *testing.T) {
 			src, path := openFixture(t, tc.fixture)
 			h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: tc.thread}, 400, 300)
 			h.until("the thread", h.loaded)
-			checked := 0
-			for _, id := range slices.Clone(h.m.timeline.tree.rows) {
-				out, err := exec.Command(bin, "show", tc.thread, id, "--store", "sqlite:"+path).CombinedOutput()
-				if err != nil {
-					t.Fatalf("rewind show @%s: %v\n%s", id, err, out)
-				}
-				h.m.timeline.tree.jump(id)
-				h.exec(h.m.cursorMoved())
-				h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
-				sections := showSections(string(out))
-				h.key("1")
-				checked += sameText(t, id, "MESSAGES", sections["MESSAGES"], h.screen(), messageWants)
-				h.key("2")
-				checked += sameText(t, id, "STATE", sections["STATE"], h.screen(), stateWants)
-				h.key("3")
-				checked += sameText(t, id, "WRITES", sections["WRITES"], h.screen(), writeWants)
-			}
+			checked := showsAlike(t, h, bin, path, "")
 			if checked < 20 {
 				t.Fatalf("only %d lines of rewind show compared: the sections were not read", checked)
 			}
 		})
+	}
+}
+
+// showsAlike compares, at every checkpoint of the chain open in h, its
+// three panes with what `rewind show` (--ns ns) says of the checkpoint,
+// and returns how many lines it compared.
+func showsAlike(t *testing.T, h *harness, bin, path, ns string) int {
+	t.Helper()
+	checked := 0
+	for _, id := range slices.Clone(h.m.timeline.tree.rows) {
+		out, err := exec.Command(bin, "show", h.m.thread, id, "--ns", ns, "--store", "sqlite:"+path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rewind show @%s: %v\n%s", id, err, out)
+		}
+		h.m.timeline.tree.jump(id)
+		h.exec(h.m.cursorMoved())
+		h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
+		sections := showSections(string(out))
+		h.key("1")
+		checked += sameText(t, id, "MESSAGES", sections["MESSAGES"], h.screen(), messageWants)
+		h.key("2")
+		checked += sameText(t, id, "STATE", sections["STATE"], h.screen(), stateWants)
+		h.key("3")
+		checked += sameText(t, id, "WRITES", sections["WRITES"], h.screen(), writeWants)
+	}
+	return checked
+}
+
+// A LangGraph thread's subgraph runs are rows under it in the threads
+// list; opening one shows that chain: its own checkpoints in the
+// timeline, its namespace in the status bar, and at each checkpoint its
+// own messages, state and writes (what `rewind show --ns` says), not the
+// parent's.
+func TestReadOnlySourceOpensASubgraphChain(t *testing.T) {
+	bin := rewindBinary(t)
+	src, path := openFixture(t, "sqlite-python.db")
+	ts, err := src.Threads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want browse.Chain
+	for _, th := range ts {
+		for _, ns := range th.Namespaces {
+			if th.ID == "t-main" && ns.NS != "" {
+				want = browse.Chain{Thread: th.ID, NS: ns.NS}
+			}
+		}
+	}
+	if want.NS == "" {
+		t.Fatal("the fixture's t-main has no subgraph chain")
+	}
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{}, 400, 300)
+	h.until("the threads", func() bool { return h.m.threads.loaded })
+	if !h.contains("└ " + lgShortNS(want.NS)) {
+		t.Fatalf("the threads list does not show t-main's subgraph run %s:\n%s", want.NS, h.screen())
+	}
+	for i := 0; i < len(h.m.threads.rows); i++ {
+		if _, c, _ := h.m.threads.selected(); c == want {
+			break
+		}
+		h.key("j")
+	}
+	h.key("enter")
+	h.until("the subgraph's chain", h.loaded)
+	if h.m.chain() != want || !h.contains("thread t-main › review:") {
+		t.Fatalf("enter on the subgraph's row opened %v, want %v:\n%s", h.m.chain(), want, h.screen())
+	}
+	ls, err := src.History(context.Background(), want, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Clone(h.m.timeline.tree.rows)
+	slices.Sort(got)
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.ID
+	}
+	slices.Sort(ids)
+	if !slices.Equal(got, ids) {
+		t.Fatalf("the timeline shows %v, the subgraph's chain holds %v", got, ids)
+	}
+	if n := showsAlike(t, h, bin, path, want.NS); n < 5 {
+		t.Fatalf("only %d lines of rewind show --ns compared: the sections were not read", n)
+	}
+	h.key("t")
+	if _, c, _ := h.m.threads.selected(); h.m.screen != screenThreads || c != want || !h.contains("▶ ●   └ review:") {
+		t.Fatalf("t should come back to the threads list on the subgraph's row, got screen %v on %v", h.m.screen, c)
 	}
 }
 

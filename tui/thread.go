@@ -10,21 +10,30 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
-// openThread switches the thread view to thread and starts loading it.
-func (m *Model) openThread(thread string) tea.Cmd {
+// openThread switches the thread view to thread's root chain and starts
+// loading it.
+func (m *Model) openThread(thread string) tea.Cmd { return m.openChain(browse.Chain{Thread: thread}) }
+
+// chain is the chain the thread view shows.
+func (m *Model) chain() browse.Chain { return browse.Chain{Thread: m.thread, NS: m.ns} }
+
+// openChain switches the thread view to chain c (a thread's root graph,
+// or a subgraph's run in it: its own checkpoints, state and writes) and
+// starts loading it.
+func (m *Model) openChain(c browse.Chain) tea.Cmd {
+	thread := c.Thread
 	m.screen = screenThread
-	m.thread = thread
+	m.thread, m.ns = thread, c.NS
 	m.openAt = ""
 	m.gen++
 	m.timeline.reset(thread) // loading, at no checkpoint
 	m.cur = nil
-	for _, t := range m.threads.threads {
-		if t.ID == thread {
-			m.timeline.setTotal(t.Checkpoints)
-		}
+	if n, ok := m.threads.checkpoints(c); ok {
+		m.timeline.setTotal(n)
 	}
 	m.cache.drop(thread)
 	m.live.forget()
@@ -32,7 +41,7 @@ func (m *Model) openThread(thread string) tea.Cmd {
 	m.opening.begin()
 	m.syncPanes()
 	m.refreshLive()
-	return loadHistory(m.ctx, m.deps.Source, m.gen, thread, "", firstPage)
+	return loadHistory(m.ctx, m.deps.Source, m.gen, c, "", firstPage)
 }
 
 // opening is a thread's open until its first screen shows. That screen
@@ -118,7 +127,7 @@ func (m *Model) sync(follow bool) tea.Cmd {
 		}
 	}
 	empty := t.len() == 0
-	return syncHead(m.ctx, m.deps.Source, m.gen, m.thread, func(id string) bool { return empty || known[id] })
+	return syncHead(m.ctx, m.deps.Source, m.gen, m.chain(), func(id string) bool { return empty || known[id] })
 }
 
 func (m *Model) onHistory(msg historyMsg) tea.Cmd {
@@ -155,7 +164,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if !msg.sync && msg.more {
-		cmds = append(cmds, loadHistory(m.ctx, m.deps.Source, m.gen, m.thread, msg.before, nextPage))
+		cmds = append(cmds, loadHistory(m.ctx, m.deps.Source, m.gen, m.chain(), msg.before, nextPage))
 	} else if !msg.sync && m.timeline.tree.len() == 0 {
 		cmds = append(cmds, m.opened()) // no checkpoint to wait for
 	}
@@ -196,7 +205,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 		m.syncPanes()
 		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
 	}
-	return tea.Batch(loadDetail(m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.thread, id), m.wantWords())
+	return tea.Batch(loadDetail(m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.chain(), id), m.wantWords())
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
@@ -242,13 +251,13 @@ func (m *Model) prefetch() tea.Cmd {
 		return nil
 	}
 	m.cache.prefetch(true)
-	ctx, src, b, c, gen, thread := m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.thread
+	ctx, src, b, c, gen, ch := m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.chain()
 	return func() tea.Msg {
-		version := c.version(thread)
+		version := c.version(ch.Thread)
 		for _, id := range ids {
 			// An error is left to the step that reaches id: its own
 			// load reports it.
-			_, _ = detailFrom(ctx, src, b, c, thread, id, version)
+			_, _ = detailFrom(ctx, src, b, c, ch, id, version)
 		}
 		return prefetchedMsg{gen: gen}
 	}

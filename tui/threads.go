@@ -18,16 +18,44 @@ import (
 type threadList struct {
 	keys    threadListKeys
 	threads []browse.Thread
-	loaded  bool
-	err     error
-	sel     int
-	off     int
-	w, h    int
+	// rows are what the list shows: each thread, then its subgraph
+	// chains (a LangGraph thread's namespaces), each under its parent.
+	rows   []listRow
+	loaded bool
+	err    error
+	sel    int
+	off    int
+	w, h   int
 	// states are the rows' run status and last input, read lazily
 	// (threadstate.go) for listing gen.
 	states   map[string]threadState
 	gen      int
 	inFlight int // reads of states under way
+}
+
+// listRow is one row: thread t's root chain (sub nil) or its subgraph
+// chain sub.
+type listRow struct {
+	t   int
+	id  string
+	sub *browse.Namespace
+}
+
+// chain is the chain the row opens.
+func (r listRow) chain() browse.Chain {
+	if r.sub == nil {
+		return browse.Chain{Thread: r.id}
+	}
+	return browse.Chain{Thread: r.id, NS: r.sub.NS}
+}
+
+// name is the row's first cell: the thread's name, or the subgraph's
+// namespace under it.
+func (r listRow) name() string {
+	if r.sub == nil {
+		return termtext.Name(r.id)
+	}
+	return "  └ " + lgShortNS(r.sub.NS)
 }
 
 func newThreadList() threadList { return threadList{keys: newThreadListKeys()} }
@@ -81,8 +109,8 @@ func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
 }
 
 // View frames the list (the screen but its status bar and key line);
-// current is the thread open in the thread view, label the store's.
-func (l *threadList) View(th *themes.Theme, current, label string, w, h int) string {
+// current is the chain open in the thread view, label the store's.
+func (l *threadList) View(th *themes.Theme, current browse.Chain, label string, w, h int) string {
 	title := fmt.Sprintf("Threads · %s", termtext.Line(label))
 	if n := len(l.threads); n > 0 {
 		title += fmt.Sprintf(" · %d", n)
@@ -98,20 +126,28 @@ func (l *threadList) SetSize(w, h int) {
 	l.clamp()
 }
 
-func (l *threadList) set(ts []browse.Thread, err error, current string) {
+func (l *threadList) set(ts []browse.Thread, err error, current browse.Chain) {
 	l.loaded, l.err = true, err
 	l.gen++ // the states shown stay until they are read again
 	if err != nil {
 		return
 	}
-	prev := ""
-	if l.sel < len(l.threads) {
-		prev = l.threads[l.sel].ID
+	prev, had := browse.Chain{}, l.sel < len(l.rows)
+	if had {
+		prev = l.rows[l.sel].chain()
 	}
-	l.threads = ts
-	l.sel = 0
+	l.threads, l.rows = ts, nil
 	for i, t := range ts {
-		if t.ID == prev || (prev == "" && t.ID == current) {
+		l.rows = append(l.rows, listRow{t: i, id: t.ID})
+		for j := range t.Namespaces {
+			if t.Namespaces[j].NS != "" {
+				l.rows = append(l.rows, listRow{t: i, id: t.ID, sub: &t.Namespaces[j]})
+			}
+		}
+	}
+	l.sel = 0
+	for i, r := range l.rows {
+		if c := r.chain(); c == prev || (!had && c == current) {
 			l.sel = i
 		}
 	}
@@ -124,7 +160,7 @@ func (l *threadList) move(d int) {
 }
 
 func (l *threadList) clamp() {
-	l.sel = min(max(l.sel, 0), max(len(l.threads)-1, 0))
+	l.sel = min(max(l.sel, 0), max(len(l.rows)-1, 0))
 	rows := max(l.h, 1)
 	if l.sel < l.off {
 		l.off = l.sel
@@ -132,14 +168,31 @@ func (l *threadList) clamp() {
 	if l.sel >= l.off+rows {
 		l.off = l.sel - rows + 1
 	}
-	l.off = min(max(l.off, 0), max(len(l.threads)-rows, 0))
+	l.off = min(max(l.off, 0), max(len(l.rows)-rows, 0))
 }
 
-func (l *threadList) selected() (browse.Thread, bool) {
-	if l.sel < len(l.threads) {
-		return l.threads[l.sel], true
+// selected is the selected row's thread and the chain the row opens.
+func (l *threadList) selected() (browse.Thread, browse.Chain, bool) {
+	if l.sel < len(l.rows) {
+		r := l.rows[l.sel]
+		return l.threads[r.t], r.chain(), true
 	}
-	return browse.Thread{}, false
+	return browse.Thread{}, browse.Chain{}, false
+}
+
+// checkpoints is how many checkpoints chain c holds (a thread's counts
+// every namespace's, as `rewind threads` does; a subgraph's its own).
+func (l *threadList) checkpoints(c browse.Chain) (int, bool) {
+	for _, r := range l.rows {
+		switch {
+		case r.chain() != c:
+		case r.sub != nil:
+			return r.sub.Checkpoints, true
+		default:
+			return l.threads[r.t].Checkpoints, true
+		}
+	}
+	return 0, false
 }
 
 func (l *threadList) find(id string) bool {
@@ -152,7 +205,7 @@ func (l *threadList) find(id string) bool {
 }
 
 // lines renders the visible rows.
-func (l *threadList) lines(th *themes.Theme, current string) []string {
+func (l *threadList) lines(th *themes.Theme, current browse.Chain) []string {
 	switch {
 	case !l.loaded:
 		return []string{th.Muted.Render("loading threads…")}
@@ -167,8 +220,8 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		}
 	}
 	idW := 12
-	for _, t := range l.threads {
-		idW = max(idW, min(width(termtext.Name(t.ID)), l.w/2))
+	for _, r := range l.rows {
+		idW = max(idW, min(width(r.name()), l.w/2))
 	}
 	stW := 1
 	for _, t := range l.threads {
@@ -184,23 +237,13 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 	}
 	idW = max(min(idW, l.w-fixed-stW-minInput), 12)
 	var out []string
-	for i := l.off; i < len(l.threads) && i < l.off+l.h; i++ {
-		t := l.threads[i]
+	for i := l.off; i < len(l.rows) && i < l.off+l.h; i++ {
+		r := l.rows[i]
 		mark := "  "
-		if t.ID == current {
+		if r.chain() == current {
 			mark = "● "
 		}
-		when := ""
-		if !t.UpdatedAt.IsZero() {
-			when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
-		}
-		st := l.states[t.ID]
-		row := fmt.Sprintf("%s%s  %s %5d checkpoints", mark, fit(termtext.Name(t.ID), idW), fit(st.text(), stW), t.Checkpoints)
-		if latest {
-			row += fmt.Sprintf(" · latest @%-5s %s", termtext.Line(t.Latest), when)
-		}
-		row += "  " + quoteInput(st.lastInput)
-		row = strings.TrimRight(row, " ")
+		row := mark + l.rowText(r, idW, stW, latest)
 		if i == l.sel {
 			out = append(out, th.Selected.Render(fit("▶ "+row, l.w)))
 		} else {
@@ -208,4 +251,42 @@ func (l *threadList) lines(th *themes.Theme, current string) []string {
 		}
 	}
 	return out
+}
+
+// rowText is row r's cells: a thread's name, state, checkpoints, latest
+// and last input; a subgraph chain's namespace, its checkpoints and the
+// parent's checkpoint it ran from.
+func (l *threadList) rowText(r listRow, idW, stW int, latest bool) string {
+	if ns := r.sub; ns != nil {
+		row := fmt.Sprintf("%s  %s %5d checkpoints", fit(r.name(), idW), fit("", stW), ns.Checkpoints)
+		if ns.ParentCheckpoint != "" {
+			row += " · from @" + lgShortID(ns.ParentCheckpoint)
+		}
+		return row
+	}
+	t := l.threads[r.t]
+	when := ""
+	if !t.UpdatedAt.IsZero() {
+		when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
+	}
+	st := l.states[t.ID]
+	row := fmt.Sprintf("%s  %s %5d checkpoints", fit(r.name(), idW), fit(st.text(), stW), t.Checkpoints)
+	if latest {
+		row += fmt.Sprintf(" · latest @%-5s %s", lgShortID(t.Latest), when)
+	}
+	row += "  " + quoteInput(st.lastInput)
+	return strings.TrimRight(row, " ")
+}
+
+// lgShortNS is a namespace as the list shows it: each "node:task" with the
+// task's id cut as lgShortID cuts a checkpoint's ("review:43a3a66f…ecc4"),
+// a form the CLI's --ns takes back (browse.Match).
+func lgShortNS(ns string) string {
+	parts := strings.Split(ns, "|")
+	for i, part := range parts {
+		if node, task, ok := strings.Cut(part, ":"); ok && len(task) > 16 {
+			parts[i] = node + ":" + task[:8] + browse.Ellipsis + task[len(task)-4:]
+		}
+	}
+	return termtext.Name(strings.Join(parts, "|"))
 }

@@ -49,8 +49,8 @@ func (l *threadList) statesWanted() (ids []string, gen int) {
 	if l.states == nil {
 		l.states = map[string]threadState{}
 	}
-	for i := l.off; i < len(l.threads) && i < l.off+max(l.h, 1); i++ {
-		id := l.threads[i].ID
+	for i := l.off; i < len(l.rows) && i < l.off+max(l.h, 1); i++ {
+		id := l.rows[i].id
 		if st := l.states[id]; st.gen != l.gen && st.asked != l.gen {
 			ids = append(ids, id)
 			st.asked = l.gen // in flight

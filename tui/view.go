@@ -279,7 +279,7 @@ func (m *Model) viewStatus() string {
 			label = " thread" // first on the bar
 		}
 		if name > 0 {
-			parts = append(parts, seg(label, trunc(termtext.Name(m.thread), name)))
+			parts = append(parts, seg(label, trunc(m.chainName(), name)))
 		}
 		if m.timeline.position[1] > 0 {
 			at := "at"
@@ -592,6 +592,15 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) viewThreads() string {
-	body := m.threads.View(m.theme, m.thread, m.deps.StoreLabel, m.w, m.h-2)
+	body := m.threads.View(m.theme, m.chain(), m.deps.StoreLabel, m.w, m.h-2)
 	return body + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+}
+
+// chainName is the open chain as the status bar names it: the thread, and
+// a subgraph's namespace after it ("t-main › review:43a3a66f…ecc4").
+func (m *Model) chainName() string {
+	if m.ns == "" {
+		return termtext.Name(m.thread)
+	}
+	return termtext.Name(m.thread) + " › " + lgShortNS(m.ns)
 }

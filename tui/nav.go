@@ -172,21 +172,49 @@ func (m *Model) wantWords() tea.Cmd {
 }
 
 // readSourceWords is what a read-only source's turn at id started with:
-// the newest human message of its messages channel, if it has one.
+// the newest human message of its messages channel or, as a LangGraph
+// input checkpoint holds no messages yet, of the messages its superstep
+// writes (the input's own).
 func readSourceWords(ctx context.Context, src browse.Source, ch browse.Chain, id string) string {
 	cp, err := src.Checkpoint(ctx, ch, id)
 	if err != nil {
 		return "(unreadable: " + termtext.Line(err.Error()) + ")"
 	}
 	v, _ := cp.Value("messages")
+	if w, ok := newestHuman(v); ok {
+		return w
+	}
+	tws, err := src.Writes(ctx, ch, id)
+	if err != nil {
+		return "(unreadable: " + termtext.Line(err.Error()) + ")"
+	}
+	for _, tw := range tws {
+		for _, w := range tw.Writes {
+			if w.Channel != "messages" || w.Kind != "" {
+				continue
+			}
+			if _, one := w.Value.(map[string]any); one {
+				w.Value = []any{w.Value} // add_messages takes one message too
+			}
+			if words, ok := newestHuman(w.Value); ok {
+				return words
+			}
+		}
+	}
+	return ""
+}
+
+// newestHuman is the newest human message of v, a LangChain message list,
+// as a turn row shows it.
+func newestHuman(v any) (string, bool) {
 	msgs, _ := browse.Messages(v)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "human" {
 			text, _ := clipRunes(msgs[i].Content, maxWords)
-			return termtext.Line(strings.Join(strings.Fields(text), " "))
+			return termtext.Line(strings.Join(strings.Fields(text), " ")), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // readWords is the customer's message that started a turn at id: the

@@ -196,3 +196,25 @@ func TestReadOnlySourceGoesToAPrefixAndSearches(t *testing.T) {
 
 // lgShortIDPlain is the short form the timeline draws, without styling.
 func lgShortIDPlain(id string) string { return id[:8] + "…" + id[len(id)-4:] }
+
+// A LangGraph turn row says what its input was: the input checkpoint
+// holds no messages yet, so the words come from what its superstep
+// writes (the row showed "…" before).
+func TestReadOnlySourceTurnRowsSayTheirInput(t *testing.T) {
+	for _, fixture := range []string{"sqlite-python.db", "sqlite-js.db"} {
+		t.Run(strings.TrimSuffix(fixture, ".db"), func(t *testing.T) {
+			src, path := openFixture(t, fixture)
+			h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, 200, 60)
+			h.until("the thread", h.loaded)
+			h.until("the turn rows' words", func() bool { return len(h.m.timeline.words) > 0 && len(h.m.timeline.loadingWords) == 0 })
+			for id, w := range h.m.timeline.words {
+				if w == "" {
+					t.Errorf("the turn at @%s has no words:\n%s", id, h.screen())
+				}
+			}
+			if !h.contains("› research lang") {
+				t.Fatalf("no turn row says its input:\n%s", h.screen())
+			}
+		})
+	}
+}

@@ -253,6 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case quitMsg:
 		return m, tea.Quit
+	case sourcePollMsg:
+		return m, m.onSourcePoll(msg)
 	case threadsMsg:
 		m.threads.set(msg.threads, msg.err, m.chain())
 		if n, ok := m.threads.checkpoints(m.chain()); ok {

@@ -7,6 +7,7 @@ package tui
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -124,4 +125,32 @@ func (m *Model) sourceSearch(q string) tea.Cmd {
 		}
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
 	})
+}
+
+// sourcePollEvery is how often the open chain of a read-only source is
+// read for checkpoints another process wrote (a running LangGraph app):
+// it has no watch to wake the TUI, as rewind's stores do.
+const sourcePollEvery = 2 * time.Second
+
+// sourcePollMsg: time to read the newest checkpoints of chain generation
+// gen.
+type sourcePollMsg struct{ gen int }
+
+// armSourcePoll arms the next poll of a read-only source's open chain.
+func (m *Model) armSourcePoll() tea.Cmd {
+	if !m.readOnly() || m.thread == "" {
+		return nil
+	}
+	gen := m.gen
+	return tea.Tick(sourcePollEvery, func(time.Time) tea.Msg { return sourcePollMsg{gen} })
+}
+
+// onSourcePoll reads the newest checkpoints into the timeline (the cursor
+// follows the head when it was on it, as for a rewind store's watch) and
+// arms the next poll; a poll of a chain no longer open stops.
+func (m *Model) onSourcePoll(msg sourcePollMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	return tea.Batch(m.sync(false), m.armSourcePoll())
 }

@@ -2,12 +2,14 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"rewind/store/browse"
+	"rewind/store/langgraph/lgtest"
 )
 
 // The main TUI on a read-only source (a LangGraph database, no Backend)
@@ -216,5 +218,35 @@ func TestReadOnlySourceTurnRowsSayTheirInput(t *testing.T) {
 				t.Fatalf("no turn row says its input:\n%s", h.screen())
 			}
 		})
+	}
+}
+
+// A read-only source is polled: checkpoints another process writes (a
+// running LangGraph app, here a writer on the same file) join the
+// timeline; the cursor follows the head when it was on it and stays where
+// it was otherwise.
+func TestReadOnlySourceFollowsNewCheckpoints(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-fail"}, 160, 40)
+	h.until("the thread", h.loaded)
+	head, rows := h.m.timeline.tree.cursor, h.m.timeline.tree.len()
+	w := lgtest.OpenWriter(t, path)
+	parent := head
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("1f1ed297-0000-6000-8000-%012d", i)
+		w.Checkpoint("t-fail", "", id, parent, "loop", 3+i, map[string]any{
+			"messages": []any{map[string]any{"type": "human", "content": fmt.Sprintf("new %d", i)}}}, "agent")
+		parent = id
+	}
+	h.until("the new head", func() bool { return h.loaded() && h.m.timeline.tree.cursor == parent })
+	if n := h.m.timeline.tree.len(); n != rows+3 || !h.contains("new 3") {
+		t.Fatalf("after 3 new checkpoints: %d rows, want %d, and the new head shown:\n%s", n, rows+3, h.screen())
+	}
+	h.key("k")
+	at := h.m.timeline.tree.cursor
+	w.Checkpoint("t-fail", "", "1f1ed297-0000-6000-8000-000000000004", parent, "loop", 7, nil, "")
+	h.until("the fourth", func() bool { return h.m.timeline.tree.len() == rows+4 })
+	if h.m.timeline.tree.cursor != at {
+		t.Errorf("a new checkpoint moved the cursor off the middle: at %s, want %s", h.m.timeline.tree.cursor, at)
 	}
 }

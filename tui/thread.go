@@ -80,7 +80,7 @@ func (m *Model) opened() tea.Cmd {
 	if !due {
 		return nil
 	}
-	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread)}
+	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread), m.armSourcePoll()}
 	if threads {
 		cmds = append(cmds, loadThreads(m.ctx, m.deps.Source))
 	}
@@ -124,6 +124,11 @@ func (m *Model) sync(follow bool) tea.Cmd {
 	for n, newest := num(t.maxID), num(t.maxID); n > 0 && n > newest-syncPage*4; n-- {
 		if _, ok := t.nodes[idOf(n)]; ok {
 			known[idOf(n)] = true
+		}
+	}
+	if num(t.maxID) == 0 { // LangGraph's UUIDs: no run of numbers to take
+		for id := range t.nodes {
+			known[id] = true
 		}
 	}
 	empty := t.len() == 0

@@ -95,15 +95,19 @@ type listings struct {
 	// first; bottom says that they reach the thread's oldest.
 	top    []Checkpoint
 	bottom bool
-	reads  int // History reads, for tests
+	// first is how many of the newest listings the first read takes (0:
+	// firstCostPage).
+	first int
+	reads int // History reads, for tests
 }
 
 // costPage is how many listings a read of listings takes; the first of
 // the newest, firstCostPage: a turn's first checkpoint reads back to the
-// turn before (8 checkpoints, as the ticket graph's turns go).
+// turn before (turnListings, as the ticket graph's turns go).
 const (
 	costPage      = 32
 	firstCostPage = 16
+	turnListings  = 8
 )
 
 func (l *listings) read(ctx context.Context, before int64, limit int) ([]Checkpoint, error) {
@@ -126,7 +130,7 @@ func (l *listings) more(ctx context.Context) (bool, error) {
 	}
 	limit := costPage
 	if before == 0 {
-		limit = firstCostPage
+		limit = max(l.first, firstCostPage)
 	}
 	page, err := l.read(ctx, before, limit)
 	if err != nil {
@@ -169,6 +173,10 @@ func (l *listings) own(ctx context.Context, cp Checkpoint) (map[string]RoleUsage
 // newest turn that has running totals (nil when none has), and on to
 // the newest n turns' first checkpoints, at least.
 func (l *listings) newest(ctx context.Context, n int) (*Checkpoint, error) {
+	// The n turns, and the one under way, in one read when their turns go
+	// as the ticket graph's do: each read of a new process costs about as
+	// much as its rows.
+	l.first = (n + 1) * turnListings
 	var summed *Checkpoint
 	starts := 0
 	for i := 0; ; i++ {

@@ -92,19 +92,11 @@ func newSourceBumpCmd() *cobra.Command {
   rewind source bump orders/SO20260901 refunds/SO20260901 --json`,
 		Args: between(1, 64),
 		RunE: func(c *cobra.Command, args []string) error {
-			for _, id := range args {
-				if err := ticket.CheckSource(id); err != nil {
-					return usagef("%v", err)
-				}
-			}
-			a, err := openApp(c.Context(), store, nil)
+			a, err := openSourcesOf(c, store, args, "source versions live and die", "bump them")
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if a.Store.SourcesPath() == "" {
-				return usagef("a memory: store's source versions live and die with this process: bump them for sqlite:PATH or postgres://…, or set $%s to a file", app.EnvSources)
-			}
 			out := c.OutOrStdout()
 			rows := make([]ticket.SourceRead, 0, len(args))
 			for _, id := range args {
@@ -161,6 +153,26 @@ func withdrawnOf(ctx context.Context, src ticket.Sources) map[string]bool {
 	return w
 }
 
+// openSourcesOf checks the SOURCE arguments and opens the app whose
+// source records a command changes: one kept beyond this process (what,
+// how: the words of the refusal for a memory: store).
+func openSourcesOf(c *cobra.Command, store string, args []string, what, how string) (*app.App, error) {
+	for _, id := range args {
+		if err := ticket.CheckSource(id); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	a, err := openApp(c.Context(), store, nil)
+	if err != nil {
+		return nil, err
+	}
+	if a.Store.SourcesPath() == "" {
+		_ = a.Close()
+		return nil, usagef("a memory: store's %s with this process: %s for sqlite:PATH or postgres://…, or set $%s to a file", what, how, app.EnvSources)
+	}
+	return a, nil
+}
+
 // newSourceAccessCmd is `rewind source withdraw` (withdraw true) and
 // `rewind source restore`: a person's access to records, as the back
 // office would take it away while a run waits. A resume whose pending
@@ -178,19 +190,14 @@ func newSourceAccessCmd(withdraw bool) *cobra.Command {
 		Example: "  rewind source " + verb + " shipments/SO20260901",
 		Args:    between(1, 64),
 		RunE: func(c *cobra.Command, args []string) error {
-			for _, id := range args {
-				if err := ticket.CheckSource(id); err != nil {
-					return usagef("%v", err)
-				}
-			}
-			a, err := openApp(c.Context(), store, nil)
+			a, err := openSourcesOf(c, store, args, "source access lives and dies", verb+" records")
 			if err != nil {
 				return err
 			}
 			defer a.Close()
 			acc, ok := a.Sources.(ticket.SourceAccess)
-			if !ok || a.Store.SourcesPath() == "" {
-				return usagef("a memory: store's source access lives and dies with this process: %s records of sqlite:PATH or postgres://…, or set $%s to a file", verb, app.EnvSources)
+			if !ok {
+				return fmt.Errorf("the store's source records keep no access list: %s needs sqlite:PATH or postgres://…", verb)
 			}
 			for _, id := range args {
 				if err := acc.SetWithdrawn(c.Context(), id, withdraw); err != nil {

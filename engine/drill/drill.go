@@ -289,6 +289,31 @@ func (d *driller) complete(ctx context.Context, thread string, last step, killAt
 	return errors.New("thread did not complete after 8 workers")
 }
 
+// checkRunsChain checks what `rewind runs` tells from the listings alone:
+// the first worker after the kill ran from the kill's checkpoint and its
+// run names the run it carries on (the killed one, or the one that wrote
+// that checkpoint when the killed run stored nothing).
+func checkRunsChain(ctx context.Context, d *driller, thread string, at int64, check func(string, bool, string, ...any)) error {
+	e, err := d.engine()
+	if err != nil {
+		return err
+	}
+	runs, err := e.Runs(ctx, thread)
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, r := range runs.List {
+		if r.From == at && r.Continues != "" && r.Continues != r.ID {
+			check("runs chain the resume to the killed run", true, "%s", r.Text())
+			return nil
+		}
+		lines = append(lines, r.Text())
+	}
+	check("runs chain the resume to the killed run", false, "no run from @%d names the run it continues: %s", at, strings.Join(lines, "; "))
+	return nil
+}
+
 func onlyGate(cp engine.Checkpoint) bool {
 	for _, t := range cp.Tasks {
 		if t.Node != ticket.NodeApproval {
@@ -423,6 +448,11 @@ func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Out
 		}
 	}
 	check("resumed to completion", status == "done", "final status %s after %d worker(s)", status, len(steps))
+	if len(steps) > recovery {
+		if err := checkRunsChain(ctx, d, thread, at.ID, check); err != nil {
+			return out, err
+		}
+	}
 	check("no duplicate draft", fin.drafts == 1, "%d draft row(s) for the thread, want 1", fin.drafts)
 	bBase, bFin := budget(base.state), budget(fin.state)
 	check("budget not reset", bFin == bBase, "budget left %d, uninterrupted run %d", bFin, bBase)

@@ -138,7 +138,9 @@ type Writer struct {
 // OpenWriter opens path to write (making LangGraph's tables if missing).
 func OpenWriter(t testing.TB, path string) *Writer {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	// A reader polling the file (the TUI's follow) holds its lock for a
+	// moment: wait for it, as LangGraph's own saver would, not fail busy.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,7 +215,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 			switch {
 			case readsLangGraph[p] && fm.args == nil:
 				// threads reads it whole (cli/langgraph_test.go); the
-				// TUI opens its read-only browser (tui/browse_test.go).
+				// TUI opens it read-only (tui/source_test.go).
 			case readsLangGraph[p]:
 				cases = append(cases, tc{fmt.Sprintf("%s/unknown thread on %s", p, what), args, 1, "not found"})
 			default:

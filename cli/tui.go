@@ -71,7 +71,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if err != nil {
 		return err
 	}
-	if src != nil { // a LangGraph database: the read-only browser
+	if src != nil { // a LangGraph database: the TUI reads it, never writes
 		defer src.Close()
 		if thread != "" {
 			// As on a rewind store: an unknown thread fails before the
@@ -83,7 +83,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 			}
 			thread = c.Thread
 		}
-		return tui.RunBrowse(ctx, tui.BrowseOptions{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme})
+		return tui.Run(ctx, tui.Options{Source: src, StoreLabel: spec.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse})
 	}
 	if thread != "" {
 		// A thread that is not there is an error before the screen opens,
@@ -130,11 +130,12 @@ and resume them; ? lists every key. Runs happen in worker processes (X is a
 real SIGKILL, asked first), except on a memory: store. THREAD must exist:
 new threads start from the threads list (n).
 
-On a LangGraph database, a read-only browser: threads and their subgraph
-runs, the chain's timeline as a tree (⑂ a fork point, ✎ update_state, ⤷ a
-subgraph run: enter), and for the checkpoint under the cursor the
-conversation, the state tree, the writes by task and a diff (m, =); it
-follows the database as it is written (F); keys that would write say so.`,
+On a LangGraph database, the same TUI, read-only: the threads and their
+subgraph runs (rows under the thread: enter opens one), the chain's timeline
+as a tree and, for the checkpoint under the cursor, its conversation, its
+channels and the writes of its superstep; / searches, : goes to a checkpoint,
+and new checkpoints join as the database is written. The keys that would
+write say why they are off.`,
 		Example: `  rewind tui ticket-1
   rewind tui --store memory: --theme light
   rewind tui --no-mouse                     # the terminal selects text

@@ -28,7 +28,7 @@ func TestTUIRefusesAnUnknownThread(t *testing.T) {
 	}
 }
 
-// On a LangGraph database the browser takes a thread as the read commands
+// On a LangGraph database the TUI takes a thread as the read commands
 // do: an unknown one and a prefix two threads share fail before the
 // screen, with the words and exit codes of `rewind log`.
 func TestTUIResolvesALangGraphThreadAsTheCLIDoes(t *testing.T) {

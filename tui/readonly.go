@@ -154,3 +154,28 @@ func (m *Model) onSourcePoll(msg sourcePollMsg) tea.Cmd {
 	}
 	return tea.Batch(m.sync(false), m.armSourcePoll())
 }
+
+// offKey is a key of the thread view that writes and what it would do.
+type offKey struct {
+	b    key.Binding
+	what string
+}
+
+// writingKeys are tk's and lk's keys that write: the table offKeys
+// refuses on a read-only source.
+func writingKeys(tk threadKeys, lk threadListKeys) []offKey {
+	return []offKey{
+		{tk.Compose, "writing a message"}, {tk.DraftHelp, "writing a draft"}, {tk.Fork, "forking"},
+		{tk.Resume, "resuming"}, {tk.Stop, "stopping a run"}, {tk.Kill, "killing a worker"},
+		{tk.Drill, "arming a kill point"}, {tk.Discard, "discarding pending tasks"},
+		{tk.Approve, "answering an approval"}, {tk.Breaks, "setting breakpoints"},
+		{tk.Replay, "replaying a checkpoint"}, {tk.EditState, "editing the state"},
+		{threadsOnly(lk.New, "new thread"), "starting a thread"}, {threadsOnly(lk.Delete, "delete a thread"), "deleting a thread"},
+	}
+}
+
+// threadsOnly is a threads list's key, its help (desc) saying where it
+// is bound (n is the next match in a chain, a new thread in the list).
+func threadsOnly(b key.Binding, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc+" (list)"))
+}

@@ -1,12 +1,16 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"rewind/store/browse"
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -106,7 +110,147 @@ func (r *renderer) sourceInspector(sd *sourceDetail, w int) []string {
 	if len(cp.WrittenBy) > 0 {
 		kv("wrote", termtext.Line(strings.Join(cp.WrittenBy, ", ")))
 	}
-	kv("next", describeNext(cp.Next))
+	next := browse.DescribeNext(cp.Next) // "—" when nothing is due
+	if len(cp.Next) > 0 {
+		next = "→ " + next
+	}
+	kv("next", termtext.Line(next))
 	out = append(out, "", th.Heading.Render("Writes of the superstep from here"))
 	return append(out, writesLines(th, sd.writes, w)...)
+}
+
+// convLines draws the messages of cp at width w.
+func convLines(th *themes.Theme, cp browse.Checkpoint, w int) []string {
+	v, has := cp.Value("messages")
+	if !has {
+		return []string{th.Muted.Render("no messages channel at this checkpoint: this graph keeps no conversation here."),
+			th.Muted.Render("Its channels are in the state pane (2).")}
+	}
+	msgs, ok := browse.Messages(v)
+	if !ok {
+		return []string{th.Muted.Render("the messages channel holds something other than LangChain messages:"),
+			th.Muted.Render("see it in the state pane (2).")}
+	}
+	if len(msgs) == 0 {
+		return []string{th.Muted.Render("no messages yet")}
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, convHeader(th, m, msgs))
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			text := termtext.Text(m.Content)
+			if text == "" {
+				text = th.Muted.Render("(empty)")
+			}
+			out = append(out, wrapText(text, w, "   ")...)
+		}
+		for i, tc := range m.ToolCalls {
+			out = append(out, "   "+th.ToolRail.Render("┌ ")+th.ToolCall.Render(termtext.Line(tc.Name))+
+				th.Muted.Render(" "+termtext.Name(tc.ID)+" ")+oneLine(tc.Args))
+			rail := "└→ "
+			if i < len(m.ToolCalls)-1 {
+				rail = "├→ "
+			}
+			if tc.Result >= 0 && tc.Result < len(msgs) {
+				res := msgs[tc.Result]
+				out = append(out, "   "+th.ToolRail.Render(rail)+th.SpeakerTool.Render(fmt.Sprintf("#%d tool", res.Index+1))+": "+
+					termtext.Line(firstLineOf(res.Content)))
+			} else {
+				out = append(out, "   "+th.ToolRail.Render(rail)+th.Warning.Render("no result yet"))
+			}
+		}
+	}
+	return out
+}
+
+func convHeader(th *themes.Theme, m browse.Message, all []browse.Message) string {
+	style := th.SpeakerOther
+	switch m.Role {
+	case "human":
+		style = th.SpeakerUser
+	case "ai":
+		style = th.SpeakerReply
+	case "tool":
+		style = th.SpeakerTool
+	}
+	h := th.Index.Render(fmt.Sprintf("#%d ", m.Index+1)) + style.Render(termtext.Line(m.Role))
+	if m.Name != "" {
+		h += th.Muted.Render(" (" + termtext.Line(m.Name) + ")")
+	}
+	if m.ToolCallID != "" {
+		back := th.Warning.Render(" (no call in the channel)")
+		if m.CallIndex >= 0 && m.CallIndex < len(all) {
+			back = fmt.Sprintf(" of #%d", m.CallIndex+1)
+		}
+		h += th.ToolRail.Render(" ← ") + th.Muted.Render(termtext.Name(m.ToolCallID)+back)
+	}
+	if n := len(m.ToolCalls); n > 0 {
+		h += th.Muted.Render(fmt.Sprintf(" · %d tool call(s)", n))
+	}
+	return h
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// writesLines draws ws at width w.
+func writesLines(th *themes.Theme, ws []browse.TaskWrites, w int) []string {
+	if len(ws) == 0 {
+		return []string{th.Muted.Render("no writes stored for the superstep from this checkpoint")}
+	}
+	var out []string
+	for _, tw := range ws {
+		who := termtext.Name(tw.Who())
+		head := th.Strong.Render(who) + th.Muted.Render(" task "+lgShortID(tw.Task)+fmt.Sprintf(" · %d write(s)", len(tw.Writes)))
+		switch {
+		case tw.Error != "":
+			head = th.Error.Render("✗ ") + head
+		case len(tw.Interrupts) > 0:
+			head = th.Paused.Render("⏸ ") + head
+		default:
+			head = th.Success.Render("✓ ") + head
+		}
+		out = append(out, head)
+		for _, wr := range tw.Writes {
+			ch := termtext.Line(wr.Channel)
+			if wr.Kind != "" {
+				ch = th.Warning.Render("["+termtext.Line(wr.Kind)+"]") + " " + ch
+			}
+			out = append(out, fmt.Sprintf("  %3d %s = %s", wr.Idx, ch, oneLine(wr.Value)))
+		}
+		if tw.Error != "" {
+			out = append(out, wrapText(th.Error.Render("error: ")+termtext.Line(tw.Error), w, "    ")...)
+		}
+		for _, in := range tw.Interrupts {
+			out = append(out, "    "+th.Paused.Render("interrupt")+" "+th.Muted.Render(lgShortID(in.ID))+": "+oneLine(in.Value))
+		}
+	}
+	return out
+}
+
+// oneLine is a value as compact JSON on one line.
+func oneLine(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return termtext.Line(fmt.Sprint(v))
+	}
+	return termtext.Line(string(b))
+}
+
+// wrapText breaks sanitized text into lines of at most w cells, each
+// prefixed with indent.
+func wrapText(s string, w int, indent string) []string {
+	var out []string
+	width := max(8, w-ansi.StringWidth(indent))
+	for _, para := range strings.Split(s, "\n") {
+		wrapped := ansi.Wrap(para, width, "")
+		for _, l := range strings.Split(wrapped, "\n") {
+			out = append(out, indent+l)
+		}
+	}
+	return out
 }

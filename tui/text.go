@@ -170,3 +170,11 @@ func overlay(bg string, box string, w, h int) string {
 	}
 	return strings.Join(bgLines[:h], "\n")
 }
+
+// lgShortID is a UUID's distinctive part: its first 8 and last 4 characters.
+func lgShortID(id string) string {
+	if len(id) <= 16 {
+		return termtext.Name(id)
+	}
+	return termtext.Name(id[:8] + "…" + id[len(id)-4:])
+}

@@ -35,6 +35,10 @@ type Options struct {
 	// Engine reads and runs the ticket graph on the opened store. Run does
 	// not close its store: the caller that opened it does.
 	Engine *engine.Engine
+	// Source, with no Engine, is a read-only source (a LangGraph
+	// database): the TUI reads it and never writes; the keys that would
+	// say why they are off. The caller closes it.
+	Source browse.Source
 	// StoreLabel names the store in the status bar, password hidden.
 	StoreLabel string
 	// WorkerStore is the store spec every `rewind worker` opens: the same
@@ -76,10 +80,11 @@ type Options struct {
 	Output io.Writer
 }
 
-// Run runs the TUI on the opened engine until the user quits.
+// Run runs the TUI on the opened engine, or on a read-only Source, until
+// the user quits.
 func Run(ctx context.Context, o Options) error {
-	if o.Engine == nil {
-		return errors.New("tui: no engine: open the app first (cli/app.Open) and pass its engine")
+	if o.Engine == nil && o.Source == nil {
+		return errors.New("tui: nothing to read: open the app first (cli/app.Open) and pass its engine, or a LangGraph database as Source")
 	}
 	cfgPath := ConfigPath()
 	cfg, err := LoadConfig(cfgPath)
@@ -96,8 +101,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.Output == nil && !noColor {
 		termBg = terminalBackground()
 	}
-	deps := Deps{Source: o.Engine.Browse(browse.About{Where: o.StoreLabel}), Backend: EngineBackend(o.Engine), StoreLabel: o.StoreLabel}
+	deps := Deps{Source: o.Source, StoreLabel: o.StoreLabel}
+	if o.Engine != nil {
+		deps.Source, deps.Backend = o.Engine.Browse(browse.About{Where: o.StoreLabel}), EngineBackend(o.Engine)
+	}
 	switch {
+	case o.Engine == nil: // read-only: no Backend, no runs
 	case o.WorkerStore == "":
 		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"
 	case o.Exe == "":

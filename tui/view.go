@@ -399,7 +399,7 @@ func (m *Model) keyLine(bs []key.Binding) string {
 
 // keyLine is a footer of keys w cells wide: short of room it drops keys
 // from the end of the list, keeping those ends says stay (help, quit),
-// and marks the cut with "…" (the thread view's footer and the browser's).
+// and marks the cut with "…" (the thread view's footer).
 func keyLine(h help.Model, th *themes.Theme, w int, bs []key.Binding, ends func(key.Binding) bool) string {
 	h.Width = 0 // measured here: help would cut the right end
 	line := h.ShortHelpView(bs)
@@ -474,7 +474,7 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 
 // helpColumns lays key groups out in as many columns as fit a screen
 // screenW wide (each group whole in one column), and says how wide the
-// box that shows them is: the thread view's ? and the browser's.
+// box that shows them is: the thread view's ?.
 func helpColumns(th *themes.Theme, groups [][]key.Binding, screenW int) (lines []string, w int) {
 	keyW, descW := 0, 0
 	for _, g := range groups {

@@ -1,0 +1,134 @@
+package tui
+
+// What the tests of a read-only source (a LangGraph fixture) share: the
+// fixture opened, and rewind show's text cut into what a pane must say.
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"rewind/store/browse"
+	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
+)
+
+// openFixture opens a copy of a LangGraph fixture, closed when the test
+// ends, and returns it with the copy's path.
+func openFixture(t *testing.T, name string) (browse.Source, string) {
+	t.Helper()
+	path := lgtest.Copy(t, name)
+	src, err := langgraph.Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Close() })
+	return src, path
+}
+
+func sum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// showSections cuts rewind show's text into its sections by heading
+// (MESSAGES, STATE, NEXT, STORED, WRITES), each its indented lines.
+func showSections(out string) map[string][]string {
+	s := map[string][]string{}
+	cur := ""
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && line[0] != ' ' {
+			cur, _, _ = strings.Cut(line, " ")
+			continue
+		}
+		if line != "" {
+			s[cur] = append(s[cur], line)
+		}
+	}
+	return s
+}
+
+// sameText checks that screen says what each line of a section says (as
+// wants reads it) and returns how many lines it compared.
+func sameText(t *testing.T, id, section string, lines []string, screen string, wants func(string) []string) int {
+	t.Helper()
+	n := 0
+	for _, line := range lines {
+		for _, w := range wants(line) {
+			n++
+			if !strings.Contains(screen, w) {
+				t.Errorf("@%s: rewind show's %s says %q, the TUI lacks %q:\n%s", id, section, strings.TrimSpace(line), w, screen)
+			}
+		}
+	}
+	return n
+}
+
+var (
+	showHead  = regexp.MustCompile(`^  #(\d+) (\S+)( \([^)]*\))?( ← call (\S+)( of #\d+)?)?:$`)
+	showCall  = regexp.MustCompile(`^      tool call (\S+) ([^(]+)\((.*)\) (→ #\d+|no result yet)$`)
+	showTask  = regexp.MustCompile(`^  task (\S+) (.+): (\d+) write\(s\)$`)
+	showWrite = regexp.MustCompile(`^\s+(-?\d+) (\S+)( \[\w+\])? = (.*)$`)
+)
+
+// messageWants is what the conversation pane must say of a MESSAGES line.
+func messageWants(line string) []string {
+	if g := showHead.FindStringSubmatch(line); g != nil {
+		w := []string{"#" + g[1] + " " + g[2] + g[3]}
+		if g[5] != "" {
+			w = append(w, "← "+g[5]+g[6])
+		}
+		return w
+	}
+	if g := showCall.FindStringSubmatch(line); g != nil {
+		return []string{"┌ " + g[2] + " " + g[1] + " " + cut(g[3], 60)}
+	}
+	return []string{cut(strings.TrimSpace(line), 60)}
+}
+
+// stateWants is what the state pane must say of a STATE line: a plain
+// value as name = JSON, a list or an object its name (the pane opens it
+// as a tree).
+func stateWants(line string) []string {
+	name, value, _ := strings.Cut(strings.TrimSpace(line), " = ")
+	if strings.HasPrefix(value, "[") || strings.HasPrefix(value, "{") {
+		return []string{" " + name + " = "}
+	}
+	return []string{name + " = " + cut(value, 60)}
+}
+
+// writeWants is what the writes pane must say of a WRITES line.
+func writeWants(line string) []string {
+	if g := showTask.FindStringSubmatch(line); g != nil {
+		return []string{g[2] + " task " + ansi.Strip(lgShortID(g[1])) + " · " + g[3] + " write(s)"}
+	}
+	if g := showWrite.FindStringSubmatch(line); g != nil {
+		idx := fmt.Sprintf("%3s ", g[1])
+		if g[3] != "" {
+			return []string{idx + strings.TrimSpace(g[3]) + " " + g[2] + " = " + cut(g[4], 60)}
+		}
+		return []string{idx + g[2] + " = " + cut(g[4], 60)}
+	}
+	if s := strings.TrimSpace(line); strings.HasPrefix(s, "error: ") {
+		return []string{cut(s, 60)}
+	}
+	return nil
+}
+
+// cut is s's first n bytes (the panes cut long values at their width).
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

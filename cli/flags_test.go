@@ -193,6 +193,11 @@ func TestManPages(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "rewind-log.1")); !bytes.Contains(b, []byte(`\fB--store\fP`)) {
 		t.Errorf("rewind-log.1 does not document --store")
 	}
+	// Plain text stays whole: a Markdown reader took <task id> for HTML
+	// and dropped it.
+	if b, _ := os.ReadFile(filepath.Join(dir, "rewind-log.1")); !bytes.Contains(b, []byte("review:<task id>")) {
+		t.Errorf("rewind-log.1 lost the <task id> of --ns's usage")
+	}
 	if matches, _ := filepath.Glob(filepath.Join(dir, "rewind-worker*")); len(matches) > 0 {
 		t.Errorf("man pages for the hidden worker: %v", matches)
 	}

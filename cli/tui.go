@@ -67,7 +67,13 @@ func (f *tuiFlags) add(c *cobra.Command) {
 // run opens the app and runs the TUI on it until the user quits.
 func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	spec := app.ResolveStore(f.store)
-	src, err := spec.OpenLangGraph(ctx)
+	// Told once, for the openers below (each would open the file and read
+	// its schema again); the screen runs in ctx, which carries none.
+	octx, err := spec.Detected(ctx)
+	if err != nil {
+		return err
+	}
+	src, err := spec.OpenLangGraph(octx)
 	if err != nil {
 		return err
 	}
@@ -91,7 +97,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		// threads are made from the threads list (n). Status reads the
 		// newest listing only (Latest would rebuild the head's whole
 		// state, which the screen reads again anyway).
-		err := withReader(ctx, f.store, func(e *engine.Engine) error {
+		err := withReader(octx, f.store, func(e *engine.Engine) error {
 			_, err := e.Status(ctx, thread)
 			return err // the CLI's words: thread "T" not found: list threads with `rewind threads`
 		})
@@ -102,7 +108,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if f.cmd != nil {
 		watchable(&f.model, f.cmd.Flags().Changed)
 	}
-	a, err := openApp(ctx, f.store, &f.model)
+	a, err := openApp(octx, f.store, &f.model)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 )
 
 // Tenants. A thread belongs to one tenant; a handle that ForTenant opened
@@ -84,7 +86,7 @@ func ForTenant(ctx context.Context, s Store, tenant string) (Store, error) {
 			return nil, fmt.Errorf("tenant %v: %w", Name(tenant), ErrNoTenant)
 		}
 	}
-	t := &Tenanted{s: s, ten: ten, tenant: tenant}
+	t := &Tenanted{s: s, ten: ten, tenant: tenant, owners: map[string]owned{}}
 	if _, ok := s.(Erasing); ok {
 		return erasingTenanted{t}, nil
 	}
@@ -92,14 +94,35 @@ func ForTenant(ctx context.Context, s Store, tenant string) (Store, error) {
 }
 
 // Tenanted is a store handle for one tenant (ForTenant). Every call first
-// reads the thread's owner (one indexed row): a thread of another tenant
-// is ErrNotFound for a call that needs the thread, and empty for a read
-// that lists. A write that would create a thread claims it first.
+// knows the thread's owner: a thread of another tenant is ErrNotFound for
+// a call that needs the thread, and empty for a read that lists. A write
+// that would create a thread claims it first.
+//
+// The owner is read (one indexed row) once per thread and kept for
+// ownerFresh: a command makes many calls on one thread, and each read was
+// work done again. A claim or a delete through the handle sets what it
+// keeps; a delete and another tenant's claim of the id through another
+// handle is seen once ownerFresh has passed, so a long-lived handle (the
+// TUI, a worker) never reads another tenant's thread for longer.
 type Tenanted struct {
 	s      Store
 	ten    Tenancy
 	tenant string
+
+	mu     sync.Mutex
+	owners map[string]owned
 }
+
+// owned is a thread's owner as the handle last read or set it.
+type owned struct {
+	tenant string
+	at     time.Time
+}
+
+// ownerFresh is how long a handle trusts an owner it read: longer than a
+// one-shot command takes, shorter than a person takes to delete a thread
+// and create another of its id.
+const ownerFresh = time.Second
 
 // Tenant is the tenant the handle reads and writes.
 func (t *Tenanted) Tenant() string { return t.tenant }
@@ -136,10 +159,38 @@ func TenantOf(s Store) string {
 	return DefaultTenant
 }
 
+// owner is the thread's owner (DefaultTenant for an unknown thread), as
+// kept when fresh, else read and kept.
+func (t *Tenanted) owner(ctx context.Context, thread string) (string, error) {
+	t.mu.Lock()
+	o, ok := t.owners[thread]
+	t.mu.Unlock()
+	if ok && time.Since(o.at) < ownerFresh {
+		return o.tenant, nil
+	}
+	owner, err := t.ten.ThreadTenant(ctx, thread)
+	if err != nil {
+		return "", err
+	}
+	t.keep(thread, owner)
+	return owner, nil
+}
+
+// keep sets the owner the handle knows ("" forgets it).
+func (t *Tenanted) keep(thread, owner string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if owner == "" {
+		delete(t.owners, thread)
+		return
+	}
+	t.owners[thread] = owned{owner, time.Now()}
+}
+
 // mine reports whether the thread is the handle's tenant's (an unknown
 // thread is DefaultTenant's).
 func (t *Tenanted) mine(ctx context.Context, thread string) (bool, error) {
-	owner, err := t.ten.ThreadTenant(ctx, thread)
+	owner, err := t.owner(ctx, thread)
 	if err != nil {
 		return false, err
 	}
@@ -164,15 +215,20 @@ func (t *Tenanted) need(ctx context.Context, thread string) error {
 // the default tenant's). The default tenant never claims: its threads
 // need no owner row.
 func (t *Tenanted) claim(ctx context.Context, thread string) error {
+	// Read afresh, never taken from what the handle keeps: a write goes
+	// into no thread its owner of a moment ago deleted and another tenant
+	// claimed since.
 	owner, err := t.ten.ThreadTenant(ctx, thread)
 	if err != nil {
 		return err
 	}
 	if owner == DefaultTenant && t.tenant != DefaultTenant {
 		if owner, err = t.ten.ClaimThread(ctx, thread, t.tenant); err != nil {
+			t.keep(thread, "")
 			return err
 		}
 	}
+	t.keep(thread, owner)
 	if owner != t.tenant {
 		return fmt.Errorf("thread %v: %w for tenant %s, and its id is taken: choose another thread id", Name(thread), ErrNotFound, Name(t.tenant))
 	}
@@ -308,6 +364,8 @@ func (t *Tenanted) DeleteThread(ctx context.Context, thread string) error {
 	if err := t.need(ctx, thread); err != nil {
 		return err
 	}
+	// Deleted, the id is free for any tenant: read its owner again.
+	defer t.keep(thread, "")
 	return t.s.DeleteThread(ctx, thread)
 }
 

@@ -79,10 +79,14 @@ func (s Store) Shared() bool { return s.Spec != "memory:" && s.Spec != "memory" 
 // wrote. Anything else (a LangGraph database, a database of another
 // layout) is refused before rewind's opener touches it (see Writable).
 func (s Store) Open(ctx context.Context) (store.Store, error) {
-	if err := s.Writable(ctx); err != nil {
+	d, err := s.detect(ctx)
+	if err != nil {
 		return nil, err
 	}
-	st, err := backend.Open(ctx, s.Spec)
+	if err := s.refuseLangGraph(d); err != nil {
+		return nil, err
+	}
+	st, err := backend.OpenDetected(ctx, s.Spec, max(d.Rewind, 0))
 	return s.forTenant(ctx, st, err)
 }
 
@@ -110,7 +114,8 @@ func (s Store) OpenRead(ctx context.Context) (store.Store, error) {
 		return nil, fmt.Errorf("%s is %w (store schema %d; this rewind writes %d), which a command that only reads does not upgrade: open it once with a command that writes (rewind tui, rewind run) to upgrade it",
 			s.Label(), ErrOlderStore, d.Rewind, current)
 	}
-	st, err := backend.Open(ctx, s.Spec) // newer: refused there, unwritten
+	// Newer: refused there, unwritten; the version read once, here.
+	st, err := backend.OpenDetected(ctx, s.Spec, d.Rewind)
 	return s.forTenant(ctx, st, err)
 }
 

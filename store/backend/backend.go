@@ -65,6 +65,13 @@ func Kind(spec string) string {
 // store.SQLiteFile: file: URIs mean what SQLite means, and SQLite's
 // parameters are refused.
 func Open(ctx context.Context, spec string) (store.Store, error) {
+	return OpenDetected(ctx, spec, 0)
+}
+
+// OpenDetected is Open of a store whose schema version the caller read
+// just before (langgraph.Detect's Rewind): a SQLite store's opener does
+// not read it again. 0 is Open.
+func OpenDetected(ctx context.Context, spec string, schema int) (store.Store, error) {
 	switch Kind(spec) {
 	case "sqlite":
 		path, _, err := store.SQLiteFile(spec)
@@ -75,7 +82,7 @@ func Open(ctx context.Context, spec string) (store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return orNil(sqlite.Open(ctx, path, sqlite.WithSync(sync)))
+		return orNil(sqlite.Open(ctx, path, sqlite.WithSync(sync), sqlite.WithSchema(schema)))
 	case "memory":
 		return memory.New(), nil
 	case "postgres":

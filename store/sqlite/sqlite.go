@@ -110,6 +110,7 @@ type Store struct {
 	clock     func() time.Time // stamps rows (WithClock; nil: time.Now)
 	sync      Sync             // WithSync; "": SyncFull
 	vfs       string           // the SQLite VFS (tests: withVFS); "": the OS's
+	schema    int              // WithSchema; 0: Open reads it
 	// file is the database's absolute path. lazyCommits says that a
 	// commit since the last fsync of the WAL was not fsynced (see lazy);
 	// syncWAL fsyncs it with fileSync (tests: WithFileSync; nil: fsync),
@@ -130,6 +131,12 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = 
 
 // WithSync says how commits reach the disk (default SyncFull).
 func WithSync(y Sync) Option { return func(s *Store) { s.sync = y } }
+
+// WithSchema is the file's store schema version as the caller read it
+// just before (a detection, which opened the file): Open reads it no
+// second time on a connection of its own, whose parse of the file's
+// schema was a tenth of a read command's work. 0: Open reads it.
+func WithSchema(v int) Option { return func(s *Store) { s.schema = v } }
 
 // Sync is how the store's commits reach the disk.
 func (s *Store) Sync() Sync {
@@ -262,7 +269,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params
-	version, err := inspect(ctx, path, uri)
+	version := s.schema
+	if version > 0 {
+		err = checkVersion(path, version)
+	} else {
+		version, err = inspect(ctx, path, uri)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -226,4 +226,48 @@ func testTenants(t *testing.T, s store.Store) {
 	}
 	put(t, globex, checkpoint("t-acme", 1, 0))
 	blind(t, acme, "t-acme", s)
+
+	// A handle keeps the owners it read; its own claim sets what it keeps:
+	// an id it read as unknown is its own once it wrote it.
+	if _, err := acme.Latest(ctx, "t-new"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Latest of an unknown thread = %v, want ErrNotFound", err)
+	}
+	tenantThread(t, acme, "t-new", s)
+	whole(t, acme, "t-new", s)
+	blind(t, globex, "t-new", s)
+	tenantOwnerReads(t, s)
+}
+
+// countTenancy counts the owner reads a tenant handle makes.
+type countTenancy struct {
+	store.Store
+	store.Tenancy
+	reads int
+}
+
+func (c *countTenancy) ThreadTenant(ctx context.Context, thread string) (string, error) {
+	c.reads++
+	return c.Tenancy.ThreadTenant(ctx, thread)
+}
+
+// tenantOwnerReads: a handle reads a thread's owner once for the many
+// calls a command makes on it, not once a call.
+func tenantOwnerReads(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := &countTenancy{Store: s, Tenancy: s.(store.Tenancy)}
+	acme, err := store.ForTenant(ctx, c, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := acme.Latest(ctx, "t-new"); err != nil {
+			t.Fatalf("the owner's Latest(t-new): %v", err)
+		}
+		if _, err := acme.History(ctx, "t-new", 0, 10); err != nil {
+			t.Fatalf("the owner's History(t-new): %v", err)
+		}
+	}
+	if c.reads != 1 {
+		t.Errorf("six calls on one thread read its owner %d times, want once", c.reads)
+	}
 }

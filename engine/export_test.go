@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/costs"
 	"rewind/engine/model"
 	"rewind/store"
 )
@@ -142,7 +143,7 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 // CostsByScan is CostsAt from every listing, as a thread whose turns
 // hold no running totals reads: the reference of the totals' path.
 func (e *Engine) CostsByScan(ctx context.Context, thread string, head int64) (Costs, error) {
-	return e.costsByScan(ctx, thread, head)
+	return costs.ByScan(ctx, costSource{e}, thread, head)
 }
 
 // ReplayAll makes rebuilds replay every stored write, also those a newer
@@ -212,3 +213,10 @@ func ListingWithoutSums(meta []byte) ([]byte, error) {
 
 // Every state document the tests write is checked against json.Marshal.
 func init() { chainformat.Hooks.CheckStateJSON() }
+
+func addRole(m map[string]RoleUsage, role string, r RoleUsage) {
+	cur := m[role]
+	cur.Calls += r.Calls
+	cur.Usage.Add(r.Usage)
+	m[role] = cur
+}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/costs"
 	"rewind/engine/model"
 	"rewind/engine/seal"
 	"rewind/store"
@@ -257,7 +258,7 @@ type Engine struct {
 	// sums are the running totals after this engine's last commit to
 	// each thread (costs.go: a trusted turn's first checkpoint takes its
 	// Sums from them without a read).
-	sums sumsMemo
+	sums costs.Memo
 	// fenced is the epoch this engine's last Fence of each thread handed
 	// out (see lockFor).
 	fenced epochs

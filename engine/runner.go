@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/costs"
 	"rewind/engine/event"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
@@ -132,13 +133,13 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	// The listing counts them, so a resume can tell a lost event row.
 	cp.Metadata.Events = len(rows)
-	if turnStart(*cp) {
+	if cp.Source == SourceInput || cp.Source == SourceFork {
 		// Its running totals: Costs reads them instead of every listing.
 		// A trusted turn's engine knows them from its last commit.
-		sums, ok := r.e.sums.before(r.thread, r.epoch, r.lastID, cp.ParentID)
+		sums, ok := r.e.sums.Before(r.thread, r.epoch, r.lastID, cp.ParentID)
 		if !ok {
 			var err error
-			if sums, err = r.e.sumsBefore(ctx, r.thread, cp.ParentID, cp.ID); err != nil {
+			if sums, err = costs.SumsBefore(ctx, costSource{r.e}, r.thread, cp.ParentID, cp.ID); err != nil {
 				return fmt.Errorf("sum the costs before checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 			}
 		}
@@ -158,7 +159,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	r.e.fenced.unsure(r.thread) // until the put says it is stored
 	prev := r.lastID
 	if err := r.e.store.PutCheckpoint(ctx, row, rows); err != nil {
-		r.e.sums.forget(r.thread) // it may be stored: the memo no longer knows
+		r.e.sums.Forget(r.thread) // it may be stored: the memo no longer knows
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("thread %q was taken over by another process: checkpoint %d of this run was refused and this run stops: %w", threadName(r.thread), cp.ID, err)
 		}
@@ -171,7 +172,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	}
 	r.lastID, r.committed = cp.ID, cp.ID
 	r.e.fenced.wrote(r.thread, r.epoch, cp.ID, r.cfg.Session)
-	r.e.sums.committed(r.thread, r.epoch, prev, *cp)
+	r.e.sums.Committed(r.thread, r.epoch, prev, *cp)
 	if r.stored == nil {
 		r.stored = map[string]bool{}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rewind/engine/seal"
+	"rewind/engine/sealstore"
 	"rewind/store"
 )
 
@@ -97,327 +98,26 @@ func asSealError(err error) (*seal.Error, bool) {
 	return nil, false
 }
 
-// SealStore is st as an engine of g with keys reads and writes it: what
-// Sensitive marks sealed on the way in when keys seal, and every sealed
-// document opened on the way out. st itself when g marks nothing and
-// keys is nil (nothing to seal, and nothing sealed to name).
+// SealStore is st as an engine of g with keys reads and writes it
+// (engine/sealstore): what Sensitive marks sealed on the way in when keys
+// seal, and every sealed document opened on the way out. st itself when
+// g marks nothing and keys is nil (nothing to seal, and nothing sealed to
+// name).
 func SealStore(st store.Store, g *Graph, keys *seal.Keys) store.Store {
-	if _, done := st.(*sealing); done || (len(g.sensitive) == 0 && keys == nil) {
+	if _, done := st.(*sealstore.Store); done || (len(g.sensitive) == 0 && keys == nil) {
 		return st
 	}
-	s := &sealing{Store: st, keys: keys}
-	if keys.Sealing() != "" && len(g.sensitive) > 0 {
-		s.docs = keys
-		if slices.Contains(g.sensitive, g.schema.TranscriptOr("")) {
-			s.msgs = keys
-		}
-	}
-	return s
+	return sealstore.New(st, keys, len(g.sensitive) > 0, slices.Contains(g.sensitive, g.schema.TranscriptOr("")))
 }
 
 // raw is the engine's store beneath the sealing wrapper: what it can do
 // besides store.Store (watch, name a lock's holder) is asked of it, since
 // the wrapper has every such method whether or not the store has it.
 func (e *Engine) raw() store.Store {
-	if s, ok := e.store.(*sealing); ok {
+	if s, ok := e.store.(*sealstore.Store); ok {
 		return s.Store
 	}
 	return e.store
-}
-
-// sealing is a store whose documents the engine seals and opens (see
-// SealStore). docs and msgs are nil when those are not sealed; keys
-// opens.
-type sealing struct {
-	store.Store
-	keys       *seal.Keys
-	docs, msgs *seal.Keys
-}
-
-// Unwrap is the store underneath.
-func (s *sealing) Unwrap() store.Store { return s.Store }
-
-func (s *sealing) open(doc []byte) ([]byte, error) {
-	if !seal.Is(doc) {
-		return doc, nil
-	}
-	return s.keys.Open(doc)
-}
-
-func (s *sealing) sealRow(cp *store.Checkpoint) {
-	cp.State = s.docs.Seal(cp.State, "")
-	cp.Head = s.docs.Seal(cp.Head, "")
-	cp.Rebased = s.docs.Seal(cp.Rebased, "")
-	if s.msgs != nil && len(cp.Messages) > 0 {
-		ms := make([]store.Message, len(cp.Messages))
-		for i, m := range cp.Messages {
-			m.Body = s.msgs.Seal(m.Body, m.Hash)
-			ms[i] = m
-		}
-		cp.Messages = ms
-	}
-	if s.docs != nil && len(cp.Blobs) > 0 {
-		bs := make([]store.Blob, len(cp.Blobs))
-		for i, b := range cp.Blobs {
-			b.Body = s.docs.Seal(b.Body, b.Hash)
-			bs[i] = b
-		}
-		cp.Blobs = bs
-	}
-}
-
-func (s *sealing) openRow(cp *store.Checkpoint) (err error) {
-	if cp.State, err = s.open(cp.State); err != nil {
-		return err
-	}
-	if cp.Head, err = s.open(cp.Head); err != nil {
-		return err
-	}
-	cp.Rebased, err = s.open(cp.Rebased)
-	return err
-}
-
-func (s *sealing) openMessages(ms []store.Message, err error) ([]store.Message, error) {
-	if err != nil {
-		return ms, err
-	}
-	for i := range ms {
-		if ms[i].Body, err = s.open(ms[i].Body); err != nil {
-			return nil, err
-		}
-	}
-	return ms, nil
-}
-
-func (s *sealing) openBlobs(bs []store.Blob) error {
-	for i := range bs {
-		var err error
-		if bs[i].Body, err = s.open(bs[i].Body); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *sealing) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error {
-	if s.docs != nil {
-		s.sealRow(&cp)
-	}
-	return s.Store.PutCheckpoint(ctx, cp, events)
-}
-
-func (s *sealing) PutWrites(ctx context.Context, w store.TaskWrites) error {
-	w.Writes = s.docs.Seal(w.Writes, "")
-	return s.Store.PutWrites(ctx, w)
-}
-
-func (s *sealing) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
-	cp, err := s.Store.Get(ctx, thread, id)
-	if err == nil {
-		err = s.openRow(&cp)
-	}
-	return cp, err
-}
-
-func (s *sealing) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
-	cp, err := s.Store.Latest(ctx, thread)
-	if err == nil {
-		err = s.openRow(&cp)
-	}
-	return cp, err
-}
-
-func (s *sealing) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
-	rows, err := s.Store.History(ctx, thread, before, limit)
-	for i := range rows {
-		if err != nil {
-			break
-		}
-		err = s.openRow(&rows[i])
-	}
-	return rows, err
-}
-
-func (s *sealing) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
-	rows, err := s.Store.Chain(ctx, thread, id)
-	for i := range rows {
-		if err != nil {
-			break
-		}
-		err = s.openRow(&rows[i])
-	}
-	return rows, err
-}
-
-func (s *sealing) Messages(ctx context.Context, thread string, hashes []string) ([]store.Message, error) {
-	return s.openMessages(s.Store.Messages(ctx, thread, hashes))
-}
-
-func (s *sealing) MessagesAt(ctx context.Context, thread string, index int64) ([]store.Message, error) {
-	return s.openMessages(s.Store.MessagesAt(ctx, thread, index))
-}
-
-func (s *sealing) MessagesIn(ctx context.Context, thread string, from, to int64) ([]store.Message, error) {
-	return s.openMessages(s.Store.MessagesIn(ctx, thread, from, to))
-}
-
-// Search finds in the index, and, when the thread's messages are sealed
-// (their words are not indexed), in their plaintext, opened in this
-// process only.
-func (s *sealing) Search(ctx context.Context, thread, query string, limit int) ([]store.Message, error) {
-	found, err := s.openMessages(s.Store.Search(ctx, thread, query, limit))
-	if err != nil || s.msgs == nil && s.keys == nil {
-		return found, err
-	}
-	all, err := s.openMessages(s.Store.MessagesIn(ctx, thread, 0, 1<<62))
-	if err != nil {
-		return nil, err
-	}
-	words := store.SearchQuery(query)
-	var out []store.Message
-	for _, m := range all {
-		if matchesAll(store.BodyWords(m.Body), words) {
-			out = append(out, m)
-			if limit > 0 && len(out) == limit {
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
-// matchesAll: every query word begins a word of the body (Store.Search's
-// rule).
-func matchesAll(body, query []string) bool {
-	for _, q := range query {
-		if !slices.ContainsFunc(body, func(w string) bool { return strings.HasPrefix(w, q) }) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *sealing) Blobs(ctx context.Context, thread string, hashes []string) ([]store.Blob, error) {
-	bs, err := s.Store.Blobs(ctx, thread, hashes)
-	if err == nil {
-		err = s.openBlobs(bs)
-	}
-	return bs, err
-}
-
-func (s *sealing) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
-	ms, bs, err := s.Store.Bodies(ctx, thread, messages, blobs)
-	if err == nil {
-		ms, err = s.openMessages(ms, nil)
-	}
-	if err == nil {
-		err = s.openBlobs(bs)
-	}
-	return ms, bs, err
-}
-
-func (s *sealing) Writes(ctx context.Context, thread string, checkpointID int64) ([]store.TaskWrites, error) {
-	ws, err := s.Store.Writes(ctx, thread, checkpointID)
-	for i := range ws {
-		if err != nil {
-			break
-		}
-		ws[i].Writes, err = s.open(ws[i].Writes)
-	}
-	return ws, err
-}
-
-func (s *sealing) Prune(ctx context.Context, thread string, ids []int64, rebase []store.Rebase) (store.PruneResult, error) {
-	if s.docs != nil {
-		rebase = slices.Clone(rebase)
-		for i := range rebase {
-			rebase[i].State = s.docs.Seal(rebase[i].State, "")
-		}
-	}
-	return s.Store.Prune(ctx, thread, ids, rebase)
-}
-
-// The optional interfaces every store of rewind's has, passed through
-// (drafts sealed like the documents).
-
-func (s *sealing) drafts() (store.Drafts, error) {
-	d, ok := s.Store.(store.Drafts)
-	if !ok {
-		return nil, fmt.Errorf("this store keeps no drafts")
-	}
-	return d, nil
-}
-
-func (s *sealing) CreateDraft(ctx context.Context, d store.Draft) (store.Draft, bool, error) {
-	ds, err := s.drafts()
-	if err != nil {
-		return store.Draft{}, false, err
-	}
-	d.Body = s.docs.Seal(d.Body, "")
-	got, created, err := ds.CreateDraft(ctx, d)
-	if err == nil {
-		got.Body, err = s.open(got.Body)
-	}
-	return got, created, err
-}
-
-func (s *sealing) Draft(ctx context.Context, thread, operationID string) (store.Draft, error) {
-	ds, err := s.drafts()
-	if err != nil {
-		return store.Draft{}, err
-	}
-	d, err := ds.Draft(ctx, thread, operationID)
-	if err == nil {
-		d.Body, err = s.open(d.Body)
-	}
-	return d, err
-}
-
-func (s *sealing) ListDrafts(ctx context.Context, thread string) ([]store.Draft, error) {
-	ds, err := s.drafts()
-	if err != nil {
-		return nil, err
-	}
-	list, err := ds.ListDrafts(ctx, thread)
-	for i := range list {
-		if err != nil {
-			break
-		}
-		list[i].Body, err = s.open(list[i].Body)
-	}
-	return list, err
-}
-
-func (s *sealing) Watch(ctx context.Context, thread string) (<-chan struct{}, error) {
-	w, ok := s.Store.(store.Watcher)
-	if !ok {
-		return nil, ErrNoWatch
-	}
-	return w.Watch(ctx, thread)
-}
-
-func (s *sealing) LockHolder(ctx context.Context, thread string) (string, error) {
-	if h, ok := s.Store.(store.LockHolders); ok {
-		return h.LockHolder(ctx, thread)
-	}
-	return "", nil
-}
-
-// Unerased is the store's, or "" for one that is not a store.Erasing
-// (PostgreSQL: its server owns what its files keep).
-func (s *sealing) Unerased(ctx context.Context) (string, error) {
-	if er, ok := s.Store.(store.Erasing); ok {
-		return er.Unerased(ctx)
-	}
-	return "", nil
-}
-
-// SetTxHook passes the mid-transaction kill point to the store
-// (engine/worker), which every store of rewind's takes.
-func (s *sealing) SetTxHook(hook func(stage string)) {
-	if h, ok := s.Store.(interface{ SetTxHook(func(string)) }); ok {
-		h.SetTxHook(hook)
-	}
 }
 
 // Rekeyed is what a Rekey did: the documents it sealed again with the
@@ -440,13 +140,12 @@ var ErrNoNewKey = errors.New("rekey needs the new key to seal with")
 // it with nothing written. Documents in the clear stay so: they are
 // counted, not sealed (a reseal never changes what a search finds).
 func (e *Engine) Rekey(ctx context.Context, thread string, takeOver bool) (_ Rekeyed, err error) {
-	s, ok := e.store.(*sealing)
+	s, ok := e.store.(*sealstore.Store)
 	if !ok {
 		return Rekeyed{}, errors.New("rekey needs a graph that marks channels sensitive")
 	}
-	rs, ok := s.Store.(store.Resealer)
-	if !ok {
-		return Rekeyed{}, errors.New("this store cannot rewrite a thread's documents")
+	if _, ok := s.Store.(store.Resealer); !ok {
+		return Rekeyed{}, sealstore.ErrNoReseal
 	}
 	if _, err := s.Store.Latest(ctx, thread); errors.Is(err, store.ErrNotFound) {
 		return Rekeyed{}, threadNotFound(thread)
@@ -463,7 +162,7 @@ func (e *Engine) Rekey(ctx context.Context, thread string, takeOver bool) (_ Rek
 	}
 	defer func() { err = released(err, release) }()
 	out := Rekeyed{Resealed: map[string]int{}, KeyID: newID}
-	_, err = rs.Reseal(ctx, thread, func(_ store.DocKind, hash string, doc []byte) ([]byte, error) {
+	_, err = s.Reseal(ctx, thread, func(_ store.DocKind, hash string, doc []byte) ([]byte, error) {
 		if !seal.Is(doc) {
 			out.Clear++
 			return doc, nil

@@ -2,17 +2,13 @@ package cli_test
 
 import (
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres/pgtest"
@@ -127,7 +123,7 @@ func TestReadsNeverWrite(t *testing.T) {
 		for i := range layouts[len(layouts)-6:] {
 			l := &layouts[len(layouts)-6+i]
 			spec := l.spec
-			l.state = func(t *testing.T) string { return pgContents(t, spec) }
+			l.state = func(t *testing.T) string { return lgtest.Tables(t, spec) }
 			if l.refused != "" && l.write == "" {
 				l.write = "refused " + l.refused
 			}
@@ -220,38 +216,4 @@ func gunzip(t *testing.T, name string) []byte {
 func cliFreshPostgres(t *testing.T) string {
 	t.Helper()
 	return lgtest.NewDatabase(t, lgtest.Admin(t))
-}
-
-// pgContents lists a database's tables (every schema but the system's)
-// with their row counts and a digest of their rows.
-func pgContents(t *testing.T, db string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
-where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type table struct{ Schema, Name string }
-	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tb := range tables {
-		var n int
-		var sum string
-		q := fmt.Sprintf(`select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from %s t`, pgx.Identifier{tb.Schema, tb.Name}.Sanitize())
-		if err := c.QueryRow(ctx, q).Scan(&n, &sum); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s.%s (%d rows, %s)", tb.Schema, tb.Name, n, sum))
-	}
-	slices.Sort(out)
-	return strings.Join(out, ", ")
 }

@@ -41,7 +41,10 @@ func TestReadsNeverWrite(t *testing.T) {
 		// LangGraph database, which the commands that read only rewind's
 		// stores refuse).
 		thread string
-		state  func(t *testing.T) string
+		// says is what threads and show print of the database, read (one
+		// line naming what was found).
+		says  string
+		state func(t *testing.T) string
 	}
 	dir := t.TempDir()
 	sqliteFile := func(name, ddl string) string {
@@ -110,6 +113,7 @@ func TestReadsNeverWrite(t *testing.T) {
 		olderPG := lgtest.Load(t, "store-pg-v6.sql", gunzip(t, "store-pg-v6.sql.gz"))
 		layouts = append(layouts,
 			layout{name: "ShallowPostgresSaver", spec: lgtest.Shallow(t, lgtest.Dump(t, "postgres-python.sql")), thread: "t-main",
+				says:  "LangGraph database (ShallowPostgresSaver: only the newest checkpoint of each thread), read-only",
 				write: "refused is a LangGraph ShallowPostgresSaver database: it keeps only the newest checkpoint of each thread"},
 			layout{name: "PostgresSaver whose setup() stopped half way", spec: half,
 				refused: "is a LangGraph PostgresSaver database whose setup() stopped half way: it has checkpoints, checkpoint_migrations (migrations 0–1) but not checkpoint_blobs, checkpoint_writes"},
@@ -170,6 +174,13 @@ func TestReadsNeverWrite(t *testing.T) {
 				t.Errorf("threads: exit %d: %s", r.code, r.stderr)
 			} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
 				t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
+			}
+			if l.says != "" {
+				for _, args := range [][]string{{"threads"}, {"show", l.thread}} {
+					if r := rewind(t, nil, append(args, "--store", l.spec)...); !strings.Contains("\n"+r.stdout, "\n"+l.says+"\n") {
+						t.Errorf("%s does not say, on a line of its own, %q:\n%s", strings.Join(args, " "), l.says, r.stdout)
+					}
+				}
 			}
 			r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
 			msg := strings.TrimSpace(r.stderr)

@@ -196,7 +196,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
 			sums[path] = sum(t, path)
 		} else {
-			lgTables[spec] = pgTables(t, spec)
+			lgTables[spec] = lgtest.Counts(t, spec)
 		}
 	}
 	before := snapshot(t, []string{"REWIND_STORE=" + good}, "t")
@@ -308,7 +308,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		}
 	}
 	for spec, want := range lgTables {
-		if got := pgTables(t, spec); got != want {
+		if got := lgtest.Counts(t, spec); got != want {
 			t.Errorf("the tables of a LangGraph database changed: %s, were %s", got, want)
 		}
 	}
@@ -349,36 +349,6 @@ func unknownTenantCases(good string) []badCase {
 // readsLangGraph are the commands that read a LangGraph database; every
 // other refuses it.
 var readsLangGraph = map[string]bool{"threads": true, "log": true, "show": true, "events": true, "diff": true, "search": true, "tui": true, "": true}
-
-// pgTables lists the tables of the database db names, with their row
-// counts.
-func pgTables(t *testing.T, db string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	rows, err := c.Query(ctx, `select table_schema || '.' || table_name from information_schema.tables
-where table_schema not in ('pg_catalog', 'information_schema') order by 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, n := range names {
-		var count int
-		if err := c.QueryRow(ctx, "select count(*) from "+pgx.Identifier(strings.Split(n, ".")).Sanitize()).Scan(&count); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s (%d rows)", n, count))
-	}
-	return strings.Join(out, ", ")
-}
 
 // wrongPassword is db's URL as role rewind_password_test with a wrong
 // password and no sslmode (so pgx tries TLS first, then plain: two

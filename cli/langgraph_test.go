@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -10,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres/pgtest"
@@ -49,10 +46,15 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			subgraph   bool
 		}{{"python postgres", "postgres-python.sql", true}, {"js postgres", "postgres-js.sql", false}} {
 			spec := lgtest.Dump(t, f.dump)
-			before := tableRows(t, spec)
+			before, counts := lgtest.Tables(t, spec), lgtest.Counts(t, spec)
+			t.Cleanup(func() {
+				if after := lgtest.Tables(t, spec); after != before {
+					t.Errorf("%s: the rows changed: the tables now hold %s; they held %s", f.name, after, before)
+				}
+			})
 			dbs = append(dbs, db{f.name, spec, f.subgraph, func(t *testing.T) {
-				if after := tableRows(t, spec); after != before {
-					t.Errorf("tables now %s, were %s", after, before)
+				if after := lgtest.Counts(t, spec); after != counts {
+					t.Errorf("tables now %s, were %s", after, counts)
 				}
 			}})
 		}
@@ -64,6 +66,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			read := func(v any, args ...string) string {
 				t.Helper()
 				code, out, stderr := run(t, append(args, "--store", d.spec)...)
+				d.unchanged(t) // after every command, not only the last
 				if code != ExitOK {
 					t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 				}
@@ -406,24 +409,6 @@ func fileSum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
-}
-
-// tableRows lists a database's tables with their row counts.
-func tableRows(t *testing.T, db string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var out string
-	if err := c.QueryRow(ctx, `select coalesce(string_agg(format('%s.%s (%s rows)', table_schema, table_name,
-  (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text), ', ' order by table_schema, table_name), '')
-from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema')`).Scan(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // A LangGraph thread id is stored text: escapes, bidi overrides and line

@@ -2,17 +2,13 @@ package cli_test
 
 import (
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres/pgtest"
@@ -45,7 +41,10 @@ func TestReadsNeverWrite(t *testing.T) {
 		// LangGraph database, which the commands that read only rewind's
 		// stores refuse).
 		thread string
-		state  func(t *testing.T) string
+		// says is what threads and show print of the database, read (one
+		// line naming what was found).
+		says  string
+		state func(t *testing.T) string
 	}
 	dir := t.TempDir()
 	sqliteFile := func(name, ddl string) string {
@@ -114,6 +113,7 @@ func TestReadsNeverWrite(t *testing.T) {
 		olderPG := lgtest.Load(t, "store-pg-v6.sql", gunzip(t, "store-pg-v6.sql.gz"))
 		layouts = append(layouts,
 			layout{name: "ShallowPostgresSaver", spec: lgtest.Shallow(t, lgtest.Dump(t, "postgres-python.sql")), thread: "t-main",
+				says:  "LangGraph database (ShallowPostgresSaver: only the newest checkpoint of each thread), read-only",
 				write: "refused is a LangGraph ShallowPostgresSaver database: it keeps only the newest checkpoint of each thread"},
 			layout{name: "PostgresSaver whose setup() stopped half way", spec: half,
 				refused: "is a LangGraph PostgresSaver database whose setup() stopped half way: it has checkpoints, checkpoint_migrations (migrations 0–1) but not checkpoint_blobs, checkpoint_writes"},
@@ -127,7 +127,7 @@ func TestReadsNeverWrite(t *testing.T) {
 		for i := range layouts[len(layouts)-6:] {
 			l := &layouts[len(layouts)-6+i]
 			spec := l.spec
-			l.state = func(t *testing.T) string { return pgContents(t, spec) }
+			l.state = func(t *testing.T) string { return lgtest.Tables(t, spec) }
 			if l.refused != "" && l.write == "" {
 				l.write = "refused " + l.refused
 			}
@@ -175,6 +175,13 @@ func TestReadsNeverWrite(t *testing.T) {
 			} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
 				t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
 			}
+			if l.says != "" {
+				for _, args := range [][]string{{"threads"}, {"show", l.thread}} {
+					if r := rewind(t, nil, append(args, "--store", l.spec)...); !strings.Contains("\n"+r.stdout, "\n"+l.says+"\n") {
+						t.Errorf("%s does not say, on a line of its own, %q:\n%s", strings.Join(args, " "), l.says, r.stdout)
+					}
+				}
+			}
 			r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
 			msg := strings.TrimSpace(r.stderr)
 			switch want, _ := strings.CutPrefix(l.write, "refused "); {
@@ -220,38 +227,4 @@ func gunzip(t *testing.T, name string) []byte {
 func cliFreshPostgres(t *testing.T) string {
 	t.Helper()
 	return lgtest.NewDatabase(t, lgtest.Admin(t))
-}
-
-// pgContents lists a database's tables (every schema but the system's)
-// with their row counts and a digest of their rows.
-func pgContents(t *testing.T, db string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
-where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type table struct{ Schema, Name string }
-	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tb := range tables {
-		var n int
-		var sum string
-		q := fmt.Sprintf(`select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from %s t`, pgx.Identifier{tb.Schema, tb.Name}.Sanitize())
-		if err := c.QueryRow(ctx, q).Scan(&n, &sum); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s.%s (%d rows, %s)", tb.Schema, tb.Name, n, sum))
-	}
-	slices.Sort(out)
-	return strings.Join(out, ", ")
 }

@@ -18,6 +18,7 @@ import (
 	"rewind/store/browse"
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/postgres/pgtest"
 )
 
 // LangGraph's own answer for the threads of testdata/generate-cases.mjs
@@ -136,42 +137,91 @@ func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThre
 }
 
 // TestCLIShowsStateAsLangGraphShowsIt: the same comparison through
-// `rewind log --json` and `rewind show --json` of every checkpoint on a
-// copy of the SQLite file, which stays byte for byte as it was.
+// `rewind log --json` and `rewind show --json` of every checkpoint, on a
+// copy of the SQLite file and on the PostgresSaver dump loaded into a
+// database of its own: after every command the file is byte for byte as
+// it was, the tables hold the rows they held.
 func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
-	answers := readAnswers(t, "sqlite-js-cases.json.gz")
+	for _, cs := range cliCaseSources(t) {
+		t.Run(cs.name, func(t *testing.T) {
+			answers := readAnswers(t, cs.answers)
+			checks := 0
+			for _, thread := range slices.Sorted(mapKeys(answers)) {
+				checks += compareThread(t, cs.reads, thread, answers[thread], cs.unknowable[thread], cs.read)
+			}
+			t.Logf("%s: %d checks through the CLI matched LangGraph's answers", cs.name, checks)
+		})
+	}
+}
+
+// cliCaseSource is a database generate-cases.mjs wrote, read through the
+// CLI, and LangGraph's answers for it.
+type cliCaseSource struct {
+	name, answers string
+	reads         cliReads
+	unknowable    unknowable
+	// read picks the checkpoints whose state is compared (every listing is).
+	read func(i, n int) bool
+}
+
+// cliCaseSources are the SQLite file (copied) and, when the test server
+// is there, the PostgreSQL dump (loaded), each read through the CLI and
+// checked unchanged after every command (PostgreSQL: its tables and their
+// row counts after each, their rows too at the end).
+func cliCaseSources(t *testing.T) []cliCaseSource {
 	path := lgtest.Copy(t, "sqlite-js-cases.db")
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads := cliReads{spec: "sqlite:" + path}
-	checks := 0
-	for _, thread := range slices.Sorted(mapKeys(answers)) {
-		checks += compareThread(t, reads, thread, answers[thread], nil, every)
-	}
-	t.Logf("%d checks through the CLI matched LangGraph's answers", checks)
-	after, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) {
-		t.Error("the commands changed the database file")
-	}
-	for _, beside := range []string{"-wal", "-shm", "-journal"} {
-		if _, err := os.Stat(path + beside); err == nil {
-			t.Errorf("the commands left %s beside the database", beside)
+	out := []cliCaseSource{{"sqlite-js", "sqlite-js-cases.json.gz", cliReads{spec: "sqlite:" + path, unchanged: func() string {
+		after, err := os.ReadFile(path)
+		switch {
+		case err != nil:
+			return err.Error()
+		case !bytes.Equal(before, after):
+			return "the database file changed"
 		}
+		for _, beside := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(path + beside); err == nil {
+				return "left " + beside + " beside the database"
+			}
+		}
+		return ""
+	}}, nil, every}}
+	if pgtest.Available(t) {
+		db := lgtest.Dump(t, "postgres-js-cases.sql")
+		tables, counts := lgtest.Tables(t, db), lgtest.Counts(t, db)
+		t.Cleanup(func() {
+			if now := lgtest.Tables(t, db); now != tables {
+				t.Errorf("the rows changed: the tables now hold %s; they held %s", now, tables)
+			}
+		})
+		out = append(out, cliCaseSource{"postgres-js", "postgres-js-cases.json.gz", cliReads{spec: db, unchanged: func() string {
+			if now := lgtest.Counts(t, db); now != counts {
+				return "the tables now hold " + now + "; they held " + counts
+			}
+			return ""
+		}}, pgUnwritten, sampled})
 	}
+	return out
 }
 
 // cliReads reads through the CLI's --json output (its entry, cli.Run, as
-// the rewind binary runs it).
-type cliReads struct{ spec string }
+// the rewind binary runs it); unchanged says how the database differs
+// from what it was ("" when it does not), asked after every command.
+type cliReads struct {
+	spec      string
+	unchanged func() string
+}
 
 func (r cliReads) run(v any, args ...string) error {
 	var out, stderr bytes.Buffer
-	if code := cli.Run(context.Background(), append(args, "--json", "--store", r.spec), &out, &stderr); code != cli.ExitOK {
+	code := cli.Run(context.Background(), append(args, "--json", "--store", r.spec), &out, &stderr)
+	if diff := r.unchanged(); diff != "" {
+		return fmt.Errorf("rewind %s wrote: %s", strings.Join(args, " "), diff)
+	}
+	if code != cli.ExitOK {
 		return fmt.Errorf("rewind %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 	}
 	return json.Unmarshal(out.Bytes(), v)
@@ -352,4 +402,13 @@ func sortedCopy(s []string) []string {
 	out := append([]string{}, s...)
 	slices.Sort(out)
 	return out
+}
+
+// sampled reads the first and last checkpoints of a chain, those around
+// each DeltaChannel snapshot (every 100 updates) and every 23rd: a
+// command on PostgreSQL connects twice (about half a second on the shared
+// test server), and TestStateAsLangGraphShowsIt reads every checkpoint
+// through the Source.
+func sampled(i, n int) bool {
+	return i < 3 || i >= n-3 || i%100 <= 2 || i%100 >= 97 || i%23 == 0
 }

@@ -8,11 +8,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"rewind/store/postgres/pgtest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,4 +192,59 @@ INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
 	q.Set("search_path", "shallow")
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Tables lists a database's tables (every schema but the system's) with
+// their row counts and a digest of their rows: equal before and after a
+// command that must not write.
+func Tables(t testing.TB, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
+where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type table struct{ Schema, Name string }
+	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tb := range tables {
+		var n int
+		var sum string
+		q := fmt.Sprintf(`select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from %s t`, pgx.Identifier{tb.Schema, tb.Name}.Sanitize())
+		if err := c.QueryRow(ctx, q).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s.%s (%d rows, %s)", tb.Schema, tb.Name, n, sum))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// Counts lists a database's tables (every schema but the system's) with
+// their row counts, in one query: cheap enough to ask after every command
+// of a long run (Tables also compares the rows).
+func Counts(t testing.TB, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var out string
+	if err := c.QueryRow(ctx, `select coalesce(string_agg(format('%s.%s (%s rows)', table_schema, table_name,
+  (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text), ', ' order by table_schema, table_name), '')
+from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema')`).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -250,3 +250,54 @@ func TestReadOnlySourceFollowsNewCheckpoints(t *testing.T) {
 		t.Errorf("a new checkpoint moved the cursor off the middle: at %s, want %s", h.m.timeline.tree.cursor, at)
 	}
 }
+
+// On a read-only source the threads list offers no key that writes (n
+// and d say why they are off when pressed), and each thread's row says
+// what `rewind threads` says of it: its status and its root chain's
+// checkpoints.
+func TestReadOnlySourceThreadsListAsTheCLI(t *testing.T) {
+	bin := rewindBinary(t)
+	for _, fixture := range []string{"sqlite-python.db", "sqlite-js.db"} {
+		t.Run(strings.TrimSuffix(fixture, ".db"), func(t *testing.T) {
+			src, path := openFixture(t, fixture)
+			h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{}, 160, 30)
+			h.until("the threads with their states", func() bool { return h.m.threads.loaded && !h.m.threads.statesMissing() })
+			if s := h.screen(); strings.Contains(s, "n new thread") || strings.Contains(s, "d delete") {
+				t.Fatalf("the threads list's footer offers a key that writes:\n%s", s)
+			}
+			for k, what := range map[string]string{"n": "starting a thread is off", "d": "deleting a thread is off"} {
+				h.key(k)
+				if !h.contains(what+": "+readOnlyWhy) || h.m.screen != screenThreads {
+					t.Fatalf("%s on the threads list should say %q:\n%s", k, what, h.screen())
+				}
+			}
+			out, err := exec.Command(bin, "threads", "--store", "sqlite:"+path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("rewind threads: %v\n%s", err, out)
+			}
+			rows := 0
+			for _, line := range strings.Split(string(out), "\n") {
+				f := strings.Split(line, "  ")
+				if !strings.HasPrefix(line, "t-") || len(f) < 2 {
+					continue
+				}
+				var status, count string
+				for _, c := range f[1:] {
+					if c = strings.TrimSpace(c); c != "" && status == "" {
+						status = c
+					} else if c != "" && count == "" {
+						count = c
+					}
+				}
+				want := fmt.Sprintf("%s %5s checkpoints", status, count)
+				if !h.contains(f[0]) || !strings.Contains(strings.Join(strings.Fields(h.screen()), " "), strings.Join(strings.Fields(f[0]+" "+want), " ")) {
+					t.Errorf("rewind threads says %q of %s; the threads list:\n%s", want, f[0], h.screen())
+				}
+				rows++
+			}
+			if rows != 2 {
+				t.Fatalf("compared %d threads of rewind threads, want 2:\n%s", rows, out)
+			}
+		})
+	}
+}

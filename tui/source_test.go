@@ -301,3 +301,60 @@ func TestReadOnlySourceThreadsListAsTheCLI(t *testing.T) {
 		})
 	}
 }
+
+// On a read-only source the inspector diffs the checkpoint against its
+// parent in its own chain, as `rewind diff T PARENT ID --ns NS` does:
+// every channel it names, at every checkpoint of a root chain and of a
+// subgraph's (whose first checkpoint has no parent there: it says so
+// rather than show the parent graph's diff), after the view switched
+// chains too.
+func TestReadOnlySourceDiffsAgainstTheParentInItsChain(t *testing.T) {
+	bin := rewindBinary(t)
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-fail"}, 400, 200)
+	h.until("t-fail", h.loaded)
+	compared := 0
+	for _, c := range []browse.Chain{{Thread: "t-main"}, {Thread: "t-main", NS: "review:43a3a66f-710b-a293-51f3-ab25d2c8ecc4"}} {
+		h.exec(h.m.openChain(c))
+		h.until("the chain "+c.NS, func() bool { return h.loaded() && h.m.chain() == c })
+		firsts := 0
+		for _, id := range slices.Clone(h.m.timeline.tree.rows) {
+			h.m.timeline.tree.jump(id)
+			h.exec(h.m.cursorMoved())
+			h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
+			h.key("3")
+			cp, err := src.Checkpoint(context.Background(), c, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Parent == "" {
+				firsts++
+				if !h.contains("the first checkpoint of this chain: no parent to diff against") || h.contains("Diff against parent") {
+					t.Errorf("@%s of %v has no parent in its chain; the inspector should say so:\n%s", id, c, h.screen())
+				}
+				continue
+			}
+			out, err := exec.Command(bin, "diff", c.Thread, cp.Parent, id, "--ns", c.NS, "--store", "sqlite:"+path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("rewind diff: %v\n%s", err, out)
+			}
+			if !h.contains("Diff against parent @" + lgShortIDPlain(cp.Parent)) {
+				t.Errorf("@%s: the inspector does not diff against its parent @%s:\n%s", id, cp.Parent, h.screen())
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "@@ ") {
+					compared++
+					if !h.contains(line) {
+						t.Errorf("@%s: rewind diff says %q, the inspector does not:\n%s", id, line, h.screen())
+					}
+				}
+			}
+		}
+		if firsts != 1 {
+			t.Errorf("%v: %d checkpoints without a parent, want 1", c, firsts)
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("only %d channel diffs compared", compared)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"rewind/store/browse"
 	"rewind/store/langgraph/lgtest"
 )
@@ -356,5 +358,43 @@ func TestReadOnlySourceDiffsAgainstTheParentInItsChain(t *testing.T) {
 	}
 	if compared < 10 {
 		t.Fatalf("only %d channel diffs compared", compared)
+	}
+}
+
+// On a read-only source the mouse reaches no writing action: a click on
+// every fourth cell of the thread view and of the threads list (and the
+// wheel) moves the cursor or the focus only. No dialog opens, nothing
+// runs (there is no runner: a run would panic) and the file is unchanged.
+func TestReadOnlySourceClicksWriteNothing(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	before := sum(t, path)
+	const w, hgt = 120, 40
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, w, hgt)
+	h.until("the thread", h.loaded)
+	clicks := 0
+	for _, sc := range []screen{screenThread, screenThreads} {
+		if sc == screenThreads {
+			h.key("t")
+			h.until("the threads", func() bool { return h.m.threads.loaded })
+		}
+		for y := 0; y < hgt; y++ {
+			for x := 0; x < w; x += 4 {
+				for _, b := range []tea.MouseButton{tea.MouseButtonLeft, tea.MouseButtonWheelDown} {
+					h.dispatch(tea.MouseMsg{X: x, Y: y, Button: b, Action: tea.MouseActionPress})
+					h.dispatch(tea.MouseMsg{X: x, Y: y, Button: b, Action: tea.MouseActionRelease})
+					clicks++
+				}
+				if h.m.dialog != nil || h.m.busy() || h.m.screen != sc {
+					t.Fatalf("a click at %d,%d opened a dialog, started a run or left the screen:\n%s", x, y, h.screen())
+				}
+			}
+		}
+		h.until("settled", h.loaded)
+	}
+	if sum(t, path) != before {
+		t.Fatal("the clicks changed the database")
+	}
+	if clicks < 2000 {
+		t.Fatalf("only %d clicks", clicks)
 	}
 }

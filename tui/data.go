@@ -82,6 +82,11 @@ type detail struct {
 type sourceDetail struct {
 	cp     browse.Checkpoint
 	writes []browse.TaskWrites
+	// diff is how the channels changed from cp's parent in its own chain
+	// (a subgraph's first checkpoint has none there: no diff, never the
+	// parent graph's); diffErr says why the parent did not read.
+	diff    []engine.ChannelDiff
+	diffErr string
 }
 
 // detailFrom reads checkpoint id of chain ch: through the engine on a
@@ -109,7 +114,15 @@ func readSourceDetail(ctx context.Context, src browse.Source, c *cache, ch brows
 	if err != nil {
 		return nil, err
 	}
-	d := &detail{id: id, src: &sourceDetail{cp: cp, writes: ws}}
+	sd := &sourceDetail{cp: cp, writes: ws}
+	if cp.Parent != "" {
+		if parent, err := src.Checkpoint(ctx, ch, cp.Parent); err != nil {
+			sd.diffErr = err.Error()
+		} else {
+			sd.diff = engine.Diff(engine.Values(parent.State()), engine.Values(cp.State()))
+		}
+	}
+	d := &detail{id: id, src: sd}
 	c.putDetail(thread, d, version)
 	return d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/langgraph/lgtest"
 	"rewind/themes"
 )
 
@@ -122,6 +124,22 @@ func TestGolden(t *testing.T) {
 		{"zoom-timeline", []string{"+"}, []string{"Timeline · 16 · + back", "turn 2"}, nil, nil},
 		{"trace", []string{"home", "right", "o"}, []string{"✝", "⟲", "reused (stored writes", "redispatched"}, resumedThread, nil},
 	}
+	// The main TUI on a read-only source (a LangGraph database: no
+	// Backend, no runner), on copies of the Python and JS SqliteSaver
+	// fixtures.
+	readOnly := []struct {
+		name, fixture, thread string
+		keys, wait            []string
+	}{
+		{"lg-threads", "sqlite-python.db", "", nil, []string{"t-main", "└ review:43a3a66f…ecc4", "? help"}},
+		{"lg-thread", "sqlite-python.db", "t-main", nil, []string{"research langgraph tables", "read-only"}},
+		{"lg-state", "sqlite-python.db", "t-main", []string{"2"}, []string{"messages = "}},
+		{"lg-inspector", "sqlite-js.db", "t-fail", []string{"3"}, []string{"worker 1 exploded", "→ worker (Send)"}},
+		{"lg-subgraph", "sqlite-python.db", "", []string{"j", "j", "enter"}, []string{"t-main › review:"}},
+		{"lg-refused", "sqlite-python.db", "t-main", []string{"f"}, []string{"forking is off"}},
+		{"lg-help", "sqlite-python.db", "t-main", []string{"?"}, []string{"off: write a message"}},
+		{"lg-search", "sqlite-python.db", "t-main", []string{"/", "tables", "enter"}, []string{`Search "tables"`}},
+	}
 	for _, theme := range []string{themes.Dark, themes.Light} {
 		for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
 			for _, sc := range screens {
@@ -134,25 +152,47 @@ func TestGolden(t *testing.T) {
 					} else {
 						deps = depsFor(seededEngine(t))
 					}
-					m := New(context.Background(), deps, Settings{Thread: "t", Theme: themes.Or(theme)})
-					tm := teatest.NewTestModel(t, settling{m}, teatest.WithInitialTermSize(size[0], size[1]))
-					waitScreen(t, tm, first...)
-					for _, k := range sc.keys {
-						tm.Send(keyMsg(k))
+					goldenScreen(t, deps, Settings{Thread: "t", Theme: themes.Or(theme)}, size, first, sc.keys, sc.wait, sc.poke)
+				})
+			}
+			for _, sc := range readOnly {
+				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
+					t.Parallel()
+					src, path := openFixture(t, sc.fixture)
+					first := []string{"read-only"}
+					if sc.thread == "" {
+						first = []string{"checkpoints"}
 					}
-					tm.Send(quitWhenSettled{poke: sc.poke, t: t, by: time.Now().Add(45 * time.Second)})
-					final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(settling).Model
-					view := final.View()
-					for _, want := range sc.wait {
-						if !strings.Contains(view, want) {
-							t.Fatalf("the final view lacks %q:\n%s", want, view)
-						}
+					goldenScreen(t, Deps{Source: src, StoreLabel: "sqlite:" + sc.fixture}, Settings{Thread: sc.thread, Theme: themes.Or(theme)}, size, first, sc.keys, sc.wait, nil)
+					if sum(t, path) != sum(t, filepath.Join(lgtest.Dir(), sc.fixture)) {
+						t.Fatalf("the TUI changed %s", sc.fixture)
 					}
-					teatest.RequireEqualOutput(t, []byte(view))
 				})
 			}
 		}
 	}
+}
+
+// goldenScreen runs the program on deps until it shows first, sends keys,
+// pokes the settled model, and compares its view with the golden file,
+// after checking it shows every string of wait.
+func goldenScreen(t *testing.T, deps Deps, s Settings, size [2]int, first, keys, wait []string, poke func(*Model)) {
+	t.Helper()
+	m := New(context.Background(), deps, s)
+	tm := teatest.NewTestModel(t, settling{m}, teatest.WithInitialTermSize(size[0], size[1]))
+	waitScreen(t, tm, first...)
+	for _, k := range keys {
+		tm.Send(keyMsg(k))
+	}
+	tm.Send(quitWhenSettled{poke: poke, t: t, by: time.Now().Add(45 * time.Second)})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(60*time.Second)).(settling).Model
+	view := final.View()
+	for _, want := range wait {
+		if !strings.Contains(view, want) {
+			t.Fatalf("the final view lacks %q:\n%s", want, view)
+		}
+	}
+	teatest.RequireEqualOutput(t, []byte(view))
 }
 
 // frozen is the seeded thread's store as the screens see it: they only

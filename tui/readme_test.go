@@ -20,6 +20,30 @@ const (
 	keysEnd   = "<!-- keys: end -->"
 )
 
+const (
+	readOnlyBegin = "<!-- langgraph keys: generated from tui/readonly.go by `go test ./tui -run TestREADMEListsEveryKey -update`; do not edit by hand -->"
+	readOnlyEnd   = "<!-- langgraph keys: end -->"
+)
+
+// readOnlyKeyTable is README's table of the keys that are off on a
+// LangGraph database, from offKeys itself (the threads list's, then the
+// thread view's).
+func readOnlyKeyTable() string {
+	m := &Model{keys: newThreadKeys(), threads: newThreadList()}
+	var b strings.Builder
+	b.WriteString("\n| Key | On a LangGraph database |\n|---|---|\n")
+	for _, sc := range []struct {
+		s     screen
+		where string
+	}{{screenThreads, " (threads list)"}, {screenThread, ""}} {
+		m.screen = sc.s
+		for _, o := range m.offKeys() {
+			b.WriteString("| `" + o.b.Help().Key + "`" + sc.where + " | off: " + o.what + " |\n")
+		}
+	}
+	return b.String()
+}
+
 // keyTable is README's key table, written from the bindings themselves.
 func keyTable() string {
 	var b strings.Builder
@@ -90,6 +114,21 @@ func TestREADMEListsEveryKey(t *testing.T) {
 	}
 	if got != want+"\n" {
 		t.Errorf("README's key table is not the bindings': run `go test ./tui -run TestREADMEListsEveryKey -update`; want:\n%s", want)
+	}
+	i, j = strings.Index(readme, readOnlyBegin), strings.Index(readme, readOnlyEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README lacks the LangGraph key table markers %q … %q", readOnlyBegin, readOnlyEnd)
+	}
+	want, got = readOnlyKeyTable(), readme[i+len(readOnlyBegin):j]
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" && got != want {
+		readme = readme[:i+len(readOnlyBegin)] + want + readme[j:]
+		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got = want
+	}
+	if got != want {
+		t.Errorf("README's LangGraph key table is not offKeys': run `go test ./tui -run TestREADMEListsEveryKey -update`; want:\n%s", want)
 	}
 	// The first screen (no threads yet) asks for n; README's first steps too.
 	var l threadList

@@ -7,6 +7,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -29,7 +30,7 @@ func (m *Model) readOnly() bool { return m.deps.Backend == nil }
 // view's (n is its next match).
 func (m *Model) offKeys() []offKey {
 	if m.screen == screenThreads {
-		return writingKeys(threadKeys{}, m.threads.keys)
+		return bound(writingKeys(threadKeys{}, m.threads.keys))
 	}
 	tk := m.keys
 	off := writingKeys(tk, threadListKeys{})
@@ -38,7 +39,12 @@ func (m *Model) offKeys() []offKey {
 		o.what += " (it reads what only a rewind store keeps)"
 		off = append(off, o)
 	}
-	return off
+	return bound(off)
+}
+
+// bound is off less the keys the screen shown does not bind.
+func bound(off []offKey) []offKey {
+	return slices.DeleteFunc(off, func(o offKey) bool { return len(o.b.Keys()) == 0 })
 }
 
 // onReadOnlyKey refuses a key that is off, saying why in the status line.

@@ -31,7 +31,7 @@ func (r *renderer) stateOf(d *detail, w int, unfold bool) []string {
 // inspectorOf is the inspector's lines for d, of either kind.
 func (r *renderer) inspectorOf(d *detail, w int, unfold bool) []string {
 	if d != nil && d.src != nil {
-		return r.sourceInspector(d.src, w)
+		return r.sourceInspector(d.src, w, unfold)
 	}
 	return r.inspector(d, w, unfold)
 }
@@ -84,9 +84,9 @@ func (r *renderer) sourceState(sd *sourceDetail, w int, unfold bool) []string {
 	return out
 }
 
-// sourceInspector is the checkpoint's listing, then the writes of its
-// superstep.
-func (r *renderer) sourceInspector(sd *sourceDetail, w int) []string {
+// sourceInspector is the checkpoint's listing, the writes of its
+// superstep, then the diff against its parent in its chain.
+func (r *renderer) sourceInspector(sd *sourceDetail, w int, unfold bool) []string {
 	th := r.theme
 	cp := sd.cp
 	out := []string{th.Heading.Render("Checkpoint @"+lgShortID(cp.ID)) +
@@ -116,7 +116,19 @@ func (r *renderer) sourceInspector(sd *sourceDetail, w int) []string {
 	}
 	kv("next", termtext.Line(next))
 	out = append(out, "", th.Heading.Render("Writes of the superstep from here"))
-	return append(out, writesLines(th, sd.writes, w)...)
+	out = append(out, writesLines(th, sd.writes, w)...)
+	out = append(out, "")
+	switch {
+	case cp.Parent == "":
+		return append(out, th.Heading.Render("Diff")+th.Muted.Render(" · the first checkpoint of this chain: no parent to diff against"))
+	case sd.diffErr != "":
+		return append(out, th.Heading.Render("Diff")+th.Error.Render(" · the parent @"+lgShortID(cp.Parent)+" does not read: "+termtext.Line(sd.diffErr)))
+	}
+	out = append(out, th.Heading.Render("Diff against parent @"+lgShortID(cp.Parent))+th.Muted.Render(" · "+plural(len(sd.diff), "channel", "channels")+" changed"))
+	if len(sd.diff) == 0 {
+		out = append(out, th.Muted.Render("  no channel changed"))
+	}
+	return append(out, r.diffLines(sd.diff, w, unfold)...)
 }
 
 // convLines draws the messages of cp at width w.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"rewind/store/browse"
 	"rewind/store/langgraph/lgtest"
 )
@@ -248,5 +250,151 @@ func TestReadOnlySourceFollowsNewCheckpoints(t *testing.T) {
 	h.until("the fourth", func() bool { return h.m.timeline.tree.len() == rows+4 })
 	if h.m.timeline.tree.cursor != at {
 		t.Errorf("a new checkpoint moved the cursor off the middle: at %s, want %s", h.m.timeline.tree.cursor, at)
+	}
+}
+
+// On a read-only source the threads list offers no key that writes (n
+// and d say why they are off when pressed), and each thread's row says
+// what `rewind threads` says of it: its status and its root chain's
+// checkpoints.
+func TestReadOnlySourceThreadsListAsTheCLI(t *testing.T) {
+	bin := rewindBinary(t)
+	for _, fixture := range []string{"sqlite-python.db", "sqlite-js.db"} {
+		t.Run(strings.TrimSuffix(fixture, ".db"), func(t *testing.T) {
+			src, path := openFixture(t, fixture)
+			h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{}, 160, 30)
+			h.until("the threads with their states", func() bool { return h.m.threads.loaded && !h.m.threads.statesMissing() })
+			if s := h.screen(); strings.Contains(s, "n new thread") || strings.Contains(s, "d delete") {
+				t.Fatalf("the threads list's footer offers a key that writes:\n%s", s)
+			}
+			for k, what := range map[string]string{"n": "starting a thread is off", "d": "deleting a thread is off"} {
+				h.key(k)
+				if !h.contains(what+": "+readOnlyWhy) || h.m.screen != screenThreads {
+					t.Fatalf("%s on the threads list should say %q:\n%s", k, what, h.screen())
+				}
+			}
+			out, err := exec.Command(bin, "threads", "--store", "sqlite:"+path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("rewind threads: %v\n%s", err, out)
+			}
+			rows := 0
+			for _, line := range strings.Split(string(out), "\n") {
+				f := strings.Split(line, "  ")
+				if !strings.HasPrefix(line, "t-") || len(f) < 2 {
+					continue
+				}
+				var status, count string
+				for _, c := range f[1:] {
+					if c = strings.TrimSpace(c); c != "" && status == "" {
+						status = c
+					} else if c != "" && count == "" {
+						count = c
+					}
+				}
+				want := fmt.Sprintf("%s %5s checkpoints", status, count)
+				if !h.contains(f[0]) || !strings.Contains(strings.Join(strings.Fields(h.screen()), " "), strings.Join(strings.Fields(f[0]+" "+want), " ")) {
+					t.Errorf("rewind threads says %q of %s; the threads list:\n%s", want, f[0], h.screen())
+				}
+				rows++
+			}
+			if rows != 2 {
+				t.Fatalf("compared %d threads of rewind threads, want 2:\n%s", rows, out)
+			}
+		})
+	}
+}
+
+// On a read-only source the inspector diffs the checkpoint against its
+// parent in its own chain, as `rewind diff T PARENT ID --ns NS` does:
+// every channel it names, at every checkpoint of a root chain and of a
+// subgraph's (whose first checkpoint has no parent there: it says so
+// rather than show the parent graph's diff), after the view switched
+// chains too.
+func TestReadOnlySourceDiffsAgainstTheParentInItsChain(t *testing.T) {
+	bin := rewindBinary(t)
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-fail"}, 400, 200)
+	h.until("t-fail", h.loaded)
+	compared := 0
+	for _, c := range []browse.Chain{{Thread: "t-main"}, {Thread: "t-main", NS: "review:43a3a66f-710b-a293-51f3-ab25d2c8ecc4"}} {
+		h.exec(h.m.openChain(c))
+		h.until("the chain "+c.NS, func() bool { return h.loaded() && h.m.chain() == c })
+		firsts := 0
+		for _, id := range slices.Clone(h.m.timeline.tree.rows) {
+			h.m.timeline.tree.jump(id)
+			h.exec(h.m.cursorMoved())
+			h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
+			h.key("3")
+			cp, err := src.Checkpoint(context.Background(), c, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Parent == "" {
+				firsts++
+				if !h.contains("the first checkpoint of this chain: no parent to diff against") || h.contains("Diff against parent") {
+					t.Errorf("@%s of %v has no parent in its chain; the inspector should say so:\n%s", id, c, h.screen())
+				}
+				continue
+			}
+			out, err := exec.Command(bin, "diff", c.Thread, cp.Parent, id, "--ns", c.NS, "--store", "sqlite:"+path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("rewind diff: %v\n%s", err, out)
+			}
+			if !h.contains("Diff against parent @" + lgShortIDPlain(cp.Parent)) {
+				t.Errorf("@%s: the inspector does not diff against its parent @%s:\n%s", id, cp.Parent, h.screen())
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "@@ ") {
+					compared++
+					if !h.contains(line) {
+						t.Errorf("@%s: rewind diff says %q, the inspector does not:\n%s", id, line, h.screen())
+					}
+				}
+			}
+		}
+		if firsts != 1 {
+			t.Errorf("%v: %d checkpoints without a parent, want 1", c, firsts)
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("only %d channel diffs compared", compared)
+	}
+}
+
+// On a read-only source the mouse reaches no writing action: a click on
+// every fourth cell of the thread view and of the threads list (and the
+// wheel) moves the cursor or the focus only. No dialog opens, nothing
+// runs (there is no runner: a run would panic) and the file is unchanged.
+func TestReadOnlySourceClicksWriteNothing(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	before := sum(t, path)
+	const w, hgt = 120, 40
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, w, hgt)
+	h.until("the thread", h.loaded)
+	clicks := 0
+	for _, sc := range []screen{screenThread, screenThreads} {
+		if sc == screenThreads {
+			h.key("t")
+			h.until("the threads", func() bool { return h.m.threads.loaded })
+		}
+		for y := 0; y < hgt; y++ {
+			for x := 0; x < w; x += 4 {
+				for _, b := range []tea.MouseButton{tea.MouseButtonLeft, tea.MouseButtonWheelDown} {
+					h.dispatch(tea.MouseMsg{X: x, Y: y, Button: b, Action: tea.MouseActionPress})
+					h.dispatch(tea.MouseMsg{X: x, Y: y, Button: b, Action: tea.MouseActionRelease})
+					clicks++
+				}
+				if h.m.dialog != nil || h.m.busy() || h.m.screen != sc {
+					t.Fatalf("a click at %d,%d opened a dialog, started a run or left the screen:\n%s", x, y, h.screen())
+				}
+			}
+		}
+		h.until("settled", h.loaded)
+	}
+	if sum(t, path) != before {
+		t.Fatal("the clicks changed the database")
+	}
+	if clicks < 2000 {
+		t.Fatalf("only %d clicks", clicks)
 	}
 }

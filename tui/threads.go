@@ -126,6 +126,16 @@ func (l *threadList) SetSize(w, h int) {
 	l.clamp()
 }
 
+// thread is the listing of thread id (zero when it is not listed).
+func (l *threadList) thread(id string) browse.Thread {
+	for _, t := range l.threads {
+		if t.ID == id {
+			return t
+		}
+	}
+	return browse.Thread{ID: id}
+}
+
 func (l *threadList) set(ts []browse.Thread, err error, current browse.Chain) {
 	l.loaded, l.err = true, err
 	l.gen++ // the states shown stay until they are read again
@@ -180,8 +190,8 @@ func (l *threadList) selected() (browse.Thread, browse.Chain, bool) {
 	return browse.Thread{}, browse.Chain{}, false
 }
 
-// checkpoints is how many checkpoints chain c holds (a thread's counts
-// every namespace's, as `rewind threads` does; a subgraph's its own).
+// checkpoints is how many checkpoints chain c holds (a thread's root
+// chain's, as `rewind threads` counts them; a subgraph's its own).
 func (l *threadList) checkpoints(c browse.Chain) (int, bool) {
 	for _, r := range l.rows {
 		switch {
@@ -189,10 +199,20 @@ func (l *threadList) checkpoints(c browse.Chain) (int, bool) {
 		case r.sub != nil:
 			return r.sub.Checkpoints, true
 		default:
-			return l.threads[r.t].Checkpoints, true
+			return rootCheckpoints(l.threads[r.t]), true
 		}
 	}
 	return 0, false
+}
+
+// rootCheckpoints is how many checkpoints t's root chain holds: each
+// subgraph run's are counted on its own row (Checkpoints counts every
+// namespace's).
+func rootCheckpoints(t browse.Thread) int {
+	if len(t.Namespaces) > 0 && t.Namespaces[0].NS == "" {
+		return t.Namespaces[0].Checkpoints
+	}
+	return t.Checkpoints
 }
 
 func (l *threadList) find(id string) bool {
@@ -258,7 +278,8 @@ func (l *threadList) lines(th *themes.Theme, current browse.Chain) []string {
 // parent's checkpoint it ran from.
 func (l *threadList) rowText(r listRow, idW, stW int, latest bool) string {
 	if ns := r.sub; ns != nil {
-		row := fmt.Sprintf("%s  %s %5d checkpoints", fit(r.name(), idW), fit("", stW), ns.Checkpoints)
+		// No state of its own: its name may take the state's cells too.
+		row := fmt.Sprintf("%s %5d checkpoints", fit(r.name(), idW+2+stW), ns.Checkpoints)
 		if ns.ParentCheckpoint != "" {
 			row += " · from @" + lgShortID(ns.ParentCheckpoint)
 		}
@@ -270,7 +291,7 @@ func (l *threadList) rowText(r listRow, idW, stW int, latest bool) string {
 		when = t.UpdatedAt.Local().Format("2006-01-02 15:04")
 	}
 	st := l.states[t.ID]
-	row := fmt.Sprintf("%s  %s %5d checkpoints", fit(r.name(), idW), fit(st.text(), stW), t.Checkpoints)
+	row := fmt.Sprintf("%s  %s %5d checkpoints", fit(r.name(), idW), fit(st.text(), stW), rootCheckpoints(t))
 	if latest {
 		row += fmt.Sprintf(" · latest @%-5s %s", lgShortID(t.Latest), when)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
@@ -69,11 +70,20 @@ func (m *Model) loadThreadStates() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b := m.ctx, m.deps.Backend
+	ctx, b, src := m.ctx, m.deps.Backend, m.deps.Source
+	ts := make([]browse.Thread, len(ids))
+	for i, id := range ids {
+		ts[i] = m.threads.thread(id)
+	}
 	return func() tea.Msg {
 		out := make(map[string]threadState, len(ids))
-		for _, id := range ids {
-			st := readThreadState(ctx, b, id)
+		for i, id := range ids {
+			var st threadState
+			if b == nil {
+				st = readSourceState(ctx, src, ts[i])
+			} else {
+				st = readThreadState(ctx, b, id)
+			}
 			st.gen, st.asked = gen, gen
 			out[id] = st
 		}
@@ -81,12 +91,29 @@ func (m *Model) loadThreadStates() tea.Cmd {
 	}
 }
 
+// readSourceState is a read-only source's thread's status as `rewind
+// threads` words it (browse.ThreadStatus: "interrupted before review",
+// "error at worker") and the newest human message of its latest
+// checkpoint.
+func readSourceState(ctx context.Context, src browse.Source, t browse.Thread) threadState {
+	s, err := browse.ThreadStatus(ctx, src, t)
+	if err != nil {
+		return threadState{status: "unreadable", err: true}
+	}
+	st := threadState{status: s.Text()}
+	if t.Latest == "" {
+		return st
+	}
+	if cp, err := src.Checkpoint(ctx, browse.Chain{Thread: t.ID}, t.Latest); err == nil {
+		v, _ := cp.Value("messages")
+		st.lastInput, _ = newestHuman(v)
+	}
+	return st
+}
+
 // readThreadState reads one thread's status and last input.
 func readThreadState(ctx context.Context, b Backend, thread string) threadState {
 	var st threadState
-	if b == nil { // a read-only source: its listing says enough
-		return st
-	}
 	if s, ok := b.(statuser); ok {
 		rs, err := s.LiveStatus(ctx, thread)
 		if err != nil {

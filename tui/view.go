@@ -380,7 +380,7 @@ func (m *Model) viewHelpLine() string {
 	case m.nav.prompt != nil:
 		return m.keyLine(m.nav.prompt.keys.ShortHelp())
 	case m.screen == screenThreads:
-		return m.keyLine(m.threads.ShortHelp())
+		return m.keyLine(m.withoutOff(m.threads.ShortHelp()))
 	case m.screen == screenLessons:
 		return m.keyLine(m.lessons.ShortHelp())
 	case m.composer.open:

@@ -32,7 +32,12 @@ const (
 // and stderr, and returns the exit code. Every error is one line on stderr,
 // through the sanitizer: ids and inputs in it cannot act on the terminal.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root, started := newRoot(stdout, stderr)
+	return runRoot(ctx, args, stdout, stderr, rootFor(args))
+}
+
+// runRoot is Run on a root of only the command named only ("": all).
+func runRoot(ctx context.Context, args []string, stdout, stderr io.Writer, only string) int {
+	root, started := newRootFor(stdout, stderr, only)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -233,3 +233,39 @@ func TestInterruptHelpNamesEveryNode(t *testing.T) {
 		t.Errorf("ticket.Nodes = %v; the graph's are %v", ticket.Nodes, nodes)
 	}
 }
+
+// Run builds only the command a command line names: what the line prints
+// and its exit code are those of the whole tree's, for every command.
+func TestOneCommandRootIsTheWhole(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, c := range commandTable {
+		if c.name == "man" {
+			if rootFor([]string{"man", t.TempDir()}) != "" {
+				t.Error("rewind man, which writes every command's page, builds a root of one command")
+			}
+			continue
+		}
+		for _, args := range [][]string{{c.name, "--help"}, {c.name, "--no-such-flag"}, {c.name, "-h", "--store", "memory:"}} {
+			if got := rootFor(args); got != c.name {
+				t.Fatalf("rootFor(%q) = %q, want %q", args, got, c.name)
+			}
+			var wholeOut, wholeErr, oneOut, oneErr bytes.Buffer
+			whole := runRoot(t.Context(), args, &wholeOut, &wholeErr, "")
+			one := runRoot(t.Context(), args, &oneOut, &oneErr, c.name)
+			if whole != one || wholeOut.String() != oneOut.String() || wholeErr.String() != oneErr.String() {
+				t.Errorf("rewind %s: alone exit %d, %q %q; in the whole tree exit %d, %q %q",
+					strings.Join(args, " "), one, clipText(oneOut.String()), oneErr.String(), whole, clipText(wholeOut.String()), wholeErr.String())
+			}
+		}
+	}
+	if rootFor([]string{"--store", "memory:", "log"}) != "" || rootFor(nil) != "" || rootFor([]string{"lgo"}) != "" {
+		t.Error("a command line that does not begin with a command's name builds a root of one command")
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}

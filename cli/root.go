@@ -12,10 +12,69 @@ import (
 // newRoot: the tests build roots on parallel goroutines.
 func init() { cobra.EnableCommandSorting = false }
 
+// commandTable is rewind's commands, in the order help lists them, by name.
+var commandTable = []struct {
+	name string
+	new  func() *cobra.Command
+}{
+	{"tui", newTUICmd},
+	{"selftest", newSelftestCmd},
+	{"run", func() *cobra.Command { return newRunCmd(false) }},
+	{"resume", func() *cobra.Command { return newResumeCmd(false) }},
+	{"fork", func() *cobra.Command { return newForkCmd(false) }},
+	{"replay", func() *cobra.Command { return newReplayCmd(false) }},
+	{"edit", newEditCmd},
+	{"approve", func() *cobra.Command { return newApproveCmd(false) }},
+	{"reject", func() *cobra.Command { return newRejectCmd(false) }},
+	{"discard", newDiscardCmd},
+	{"cancel", newCancelCmd},
+	{"log", newLogCmd},
+	{"show", newShowCmd},
+	{"events", newEventsCmd},
+	{"runs", newRunsCmd},
+	{"stats", newStatsCmd},
+	{"search", newSearchCmd},
+	{"diff", newDiffCmd},
+	{"check", newCheckCmd},
+	{"demo", newDemoCmd},
+	{"threads", newThreadsCmd},
+	{"source", newSourceCmd},
+	{"tenant", newTenantCmd},
+	{"rm", newRmCmd},
+	{"rekey", newRekeyCmd},
+	{"prune", newPruneCmd},
+	{"bench", newBenchCmd},
+	{"drill", newDrillCmd},
+	{"worker", newWorkerCmd},
+	{"man", newManCmd},
+}
+
 // newRoot builds `rewind` and its commands, writing to stdout and stderr.
 // started turns true once a command's own code runs, so an error before
 // that is a usage error.
 func newRoot(stdout, stderr io.Writer) (root *cobra.Command, started *bool) {
+	return newRootFor(stdout, stderr, "")
+}
+
+// rootFor is the one command args name first, when it is one of
+// commandTable: Run builds it alone ("" builds them all). Building every
+// command and its flags was a tenth of a one-shot command's start; what
+// a command line does is the same either way (TestOneCommandRootIsTheWhole).
+func rootFor(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	for _, c := range commandTable {
+		// man writes a page for every command: it needs them all.
+		if c.name == args[0] && c.name != "man" {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// newRootFor is newRoot with only the command named only ("": all).
+func newRootFor(stdout, stderr io.Writer, only string) (root *cobra.Command, started *bool) {
 	started = new(bool)
 	var f tuiFlags
 	root = &cobra.Command{
@@ -53,38 +112,11 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 	// Flag help wrapped to the terminal's usual width, in every command.
 	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "Flags.FlagUsages |", "Flags.FlagUsagesWrapped 100 |"))
 	root.SetVersionTemplate("rewind {{.Version}}\n")
-	root.AddCommand(
-		newTUICmd(),
-		newSelftestCmd(),
-		newRunCmd(false),
-		newResumeCmd(false),
-		newForkCmd(false),
-		newReplayCmd(false),
-		newEditCmd(),
-		newApproveCmd(false),
-		newRejectCmd(false),
-		newDiscardCmd(),
-		newCancelCmd(),
-		newLogCmd(),
-		newShowCmd(),
-		newEventsCmd(),
-		newRunsCmd(),
-		newStatsCmd(),
-		newSearchCmd(),
-		newDiffCmd(),
-		newCheckCmd(),
-		newDemoCmd(),
-		newThreadsCmd(),
-		newSourceCmd(),
-		newTenantCmd(),
-		newRmCmd(),
-		newRekeyCmd(),
-		newPruneCmd(),
-		newBenchCmd(),
-		newDrillCmd(),
-		newWorkerCmd(),
-		newManCmd(),
-	)
+	for _, c := range commandTable {
+		if only == "" || c.name == only {
+			root.AddCommand(c.new())
+		}
+	}
 	// Made now rather than on Execute, so that help and man pages list them.
 	root.InitDefaultVersionFlag()
 	root.InitDefaultHelpCmd()

@@ -421,25 +421,21 @@ func checkpointHead(c readChain, l browse.Listing, format string) string {
 
 // printStored says what the database holds where STATE and NEXT show
 // LangGraph's get_state: pending writes applied (the WRITES below),
-// DeltaChannels rebuilt.
+// DeltaChannels rebuilt; worded in browse (Stored.Head, DescribeStored),
+// as the browser words it.
 func printStored(out io.Writer, st *browse.Stored) {
-	head := "STATE and NEXT apply the pending writes below"
-	if st.Next == nil && !slices.ContainsFunc(st.Channels, func(c browse.StoredChannel) bool { return !c.Delta }) {
-		head = "STATE rebuilds the DeltaChannels"
-	}
-	fmt.Fprintf(out, "\nSTORED (%s, as LangGraph's get_state does)\n", head)
+	fmt.Fprintf(out, "\nSTORED (%s)\n", st.Head())
 	for _, ch := range st.Channels {
 		name := termtext.Line(ch.Name)
-		switch {
-		case ch.Delta && ch.Held:
-			fmt.Fprintf(out, "  %s = a DeltaChannel snapshot: %s\n", name, oneLine(ch.Value, 400))
-		case ch.Delta:
-			fmt.Fprintf(out, "  %s: no value (a DeltaChannel: STATE rebuilds it from the nearest snapshot and the writes since)\n", name)
-		case ch.Held:
-			fmt.Fprintf(out, "  %s = %s\n", name, oneLine(ch.Value, 400))
-		default:
-			fmt.Fprintf(out, "  %s: no value\n", name)
+		if ch.Held {
+			say := ""
+			if ch.Delta {
+				say = browse.DescribeStored(ch, idOrDash) + ": "
+			}
+			fmt.Fprintf(out, "  %s = %s%s\n", name, say, oneLine(ch.Value, 400))
+			continue
 		}
+		fmt.Fprintf(out, "  %s: %s\n", name, termtext.Line(browse.DescribeStored(ch, idOrDash)))
 	}
 	if st.Next != nil {
 		names := make([]string, len(st.Next))

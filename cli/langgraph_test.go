@@ -324,7 +324,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			if findings != "[boom#part0 boom#part2]" || len(fcp.Next) != 1 || len(fcp.Stored.Next) != 3 || len(fcp.Stored.Channels) != 1 {
 				t.Errorf("show t-fail --json: findings %s, next %+v, stored %+v: want the finished workers' findings applied, the failed one next, the 3 stored Sends beside", findings, fcp.Next, fcp.Stored)
 			}
-			if out := read(nil, "show", "t-fail"); !strings.Contains(out, "STORED (STATE and NEXT apply") || !strings.Contains(out, "next: worker, worker, worker") ||
+			if out := read(nil, "show", "t-fail"); !strings.Contains(out, "STORED (the state and next apply the pending writes") || !strings.Contains(out, "next: worker, worker, worker") ||
 				!strings.Contains(out, `findings = ["boom#part0","boom#part2"]`) {
 				t.Errorf("show t-fail does not show the applied state beside the stored one:\n%s", out)
 			}

@@ -226,9 +226,16 @@ type StoredChannel struct {
 	Held  bool   `json:"held"`
 	Value any    `json:"value,omitempty"`
 	// Delta marks a LangGraph DeltaChannel, which stores a snapshot at
-	// some checkpoints (Value) and nothing at the others: the state shows
-	// it rebuilt from the nearest snapshot and the writes since.
+	// some checkpoints (Value, held as stored: {"lc": 2, "type":
+	// "delta_snapshot", "value": …}) and nothing at the others: the state
+	// shows it rebuilt from the nearest snapshot and the writes since.
 	Delta bool `json:"delta,omitempty"`
+	// RebuiltFrom is the ancestor whose stored value (a snapshot) a
+	// DeltaChannel not held here was rebuilt from ("" when no ancestor on
+	// the branch holds one: from the empty list), Replayed how many of the
+	// writes stored since it applied (DescribeStored words both).
+	RebuiltFrom string `json:"rebuiltFrom,omitempty"`
+	Replayed    int    `json:"replayed,omitempty"`
 }
 
 // Channel is one channel's value at a checkpoint.

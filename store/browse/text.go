@@ -9,6 +9,7 @@ package browse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -62,4 +63,46 @@ func (tw TaskWrites) Who() string {
 		return "?"
 	}
 	return tw.Node
+}
+
+// Head says how the state shown beside a Stored came from it: pending
+// writes applied, DeltaChannels rebuilt, or both.
+func (st Stored) Head() string {
+	applied := st.Next != nil || slices.ContainsFunc(st.Channels, func(c StoredChannel) bool { return !c.Delta })
+	rebuilt := slices.ContainsFunc(st.Channels, func(c StoredChannel) bool { return c.Delta })
+	switch {
+	case applied && rebuilt:
+		return "the state applies the pending writes and rebuilds the DeltaChannels, as LangGraph's get_state does"
+	case rebuilt:
+		return "the state rebuilds the DeltaChannels, as LangGraph's get_state does"
+	}
+	return "the state and next apply the pending writes, as LangGraph's get_state does"
+}
+
+// DescribeStored says what a checkpoint stores for a channel its state
+// shows otherwise, without the stored value itself (a caller prints a
+// held one after it): "a DeltaChannel snapshot", "no value (a
+// DeltaChannel: rebuilt from @ID's snapshot and the 29 writes since)".
+// id prints a checkpoint id as the caller prints ids.
+func DescribeStored(c StoredChannel, id func(string) string) string {
+	switch {
+	case c.Delta && c.Held:
+		return "a DeltaChannel snapshot"
+	case c.Delta && c.RebuiltFrom != "":
+		return fmt.Sprintf("no value (a DeltaChannel: rebuilt from @%s's snapshot and the %s since)", id(c.RebuiltFrom), writes(c.Replayed))
+	case c.Delta && c.Replayed > 0:
+		return fmt.Sprintf("no value (a DeltaChannel with no snapshot on this branch: rebuilt from [] and the %s since its start)", writes(c.Replayed))
+	case c.Delta:
+		return "no value (a DeltaChannel never written on this branch: shown as its initial [])"
+	case c.Held:
+		return "as stored"
+	}
+	return "no value"
+}
+
+func writes(n int) string {
+	if n == 1 {
+		return "1 write"
+	}
+	return fmt.Sprintf("%d writes", n)
 }

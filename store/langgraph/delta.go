@@ -95,29 +95,31 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 		return nil, fmt.Errorf("rebuild channel %s of checkpoint %v of %s: %w", strings.Join(walk, ", "), store.Name(rw.id), c, err)
 	}
 	for _, ch := range walk {
-		v, err := replayDelta(ctx, s, c, rw, ch, parents)
+		v, from, n, err := replayDelta(ctx, s, c, rw, ch, parents)
 		if err != nil {
 			return nil, fmt.Errorf("rebuild channel %q of checkpoint %v of %s: %w", store.Name(ch), store.Name(rw.id), c, err)
 		}
 		rw.doc.values[ch] = v
-		stored = append(stored, browse.StoredChannel{Name: ch, Delta: true})
+		stored = append(stored, browse.StoredChannel{Name: ch, Delta: true, RebuiltFrom: from, Replayed: n})
 	}
 	return stored, nil
 }
 
 // replayDelta rebuilds channel ch at rw: walking rw's ancestors to the
 // nearest that holds a value, collecting their writes to ch, then
-// applying them oldest first to that value ([] when none holds one).
-func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (any, error) {
+// applying them oldest first to that value ([] when none holds one). It
+// returns the value, the ancestor it started from ("" for none) and how
+// many writes it applied.
+func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (v any, seed string, n int, err error) {
 	path, seed, err := deltaPath(ctx, s, c, rw, ch, parents)
 	if err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
-	var v any = []any{}
+	v = []any{}
 	if seed != "" {
 		anc, err := one(ctx, s, c, seed, true)
 		if err != nil {
-			return nil, err
+			return nil, "", 0, err
 		}
 		v = anc.doc.values[ch]
 		if snap, ok := deltaSnapshot(v); ok {
@@ -125,11 +127,11 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 		}
 	}
 	if len(path) == 0 {
-		return v, nil
+		return v, seed, 0, nil
 	}
 	ws, err := s.writes(ctx, c, path[len(path)-1], path[0], true)
 	if err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
 	on := map[string]bool{}
 	for _, id := range path {
@@ -140,9 +142,10 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 	for _, w := range ws {
 		if w.channel == ch && on[w.checkpoint] {
 			v = applyDelta(v, Decode(w.typ, w.value))
+			n++
 		}
 	}
-	return v, nil
+	return v, seed, n, nil
 }
 
 // deltaPath is rw's ancestors, newest first, up to the nearest that holds

@@ -67,7 +67,9 @@
 // DeltaChannel rebuilt from its nearest snapshot and the writes since
 // (delta.go); a functional-API run's entrypoint in Next where __start__
 // would be, its returned value (__end__) as its state (functional.go);
-// Stored keeps what the database holds where they differ. TaskWrites name LangGraph's special writes (error,
+// Stored keeps what the database holds where they differ (a
+// DeltaChannel's: the snapshot as stored, or the ancestor whose snapshot
+// it was rebuilt from and how many writes since applied). TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

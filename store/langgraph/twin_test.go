@@ -76,6 +76,15 @@ func TestCLIReadsPostgresAsItsSQLiteTwin(t *testing.T) {
 		{args: at("t-func", "diff", "t-func", 0, 1)},
 		{args: fixed("search", "t-delta", "reply", "15")}, {args: fixed("search", "t-delta", "reply", "--limit", "3", "--json")},
 	}
+	// The newest checkpoint of the DeltaChannel conversation was rebuilt
+	// from the snapshot at step 200 (the 202nd checkpoint, the input's
+	// step is -1) and the writes of the 31 steps since.
+	for _, tw := range []twin{sq, pg} {
+		want := "  messages: no value (a DeltaChannel: rebuilt from @" + tw.ids["t-delta"][201] + "'s snapshot and the 31 writes since)\n"
+		if out := tw.raw("show", "t-delta"); !strings.Contains(out, want) {
+			t.Errorf("show t-delta does not say %q:\n%s", want, out)
+		}
+	}
 	for _, c := range cmds {
 		a, b := sq.text(c.args(sq)...), pg.text(c.args(pg)...)
 		name := strings.Join(c.args(sq), " ")

@@ -107,7 +107,10 @@ func init() {
 // that is not a database, a database that is not rewind's, a store with a
 // newer schema), fails with one
 // line on stderr and a non-zero exit, never panics, never prints a
-// password, and leaves the files it was given as they were.
+// password, and leaves the files it was given as they were. The set-up
+// runs the built binary; the bad inputs run through cli.Run, as main runs
+// them, in a few batch children of this test binary (inBatches), with
+// -race on.
 func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	t.Parallel()
 	for _, p := range cli.CommandPaths() {
@@ -270,11 +273,11 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		}
 		cases = append(cases, tc{p + "/bad input", args, 0, ""})
 	}
+	results := inBatches(t, env, argsOf(cases))
 	t.Run("each", func(t *testing.T) {
-		for _, c := range cases {
+		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				r := rewind(t, env, c.args...)
+				r := results[i]
 				msg := strings.TrimSpace(r.stderr)
 				switch {
 				case r.code == 0 || (c.code != 0 && r.code != c.code):
@@ -326,6 +329,15 @@ type badCase struct {
 	args []string
 	code int    // 0: any failure
 	says string // in the message, when not ""
+}
+
+// argsOf is each case's command line.
+func argsOf(cases []badCase) [][]string {
+	lines := make([][]string, len(cases))
+	for i, c := range cases {
+		lines[i] = c.args
+	}
+	return lines
 }
 
 // unknownTenantCases give every command a tenant the store does not

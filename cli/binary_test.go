@@ -29,6 +29,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	runBatchChild() // before the build: a batch child runs no test
 	var remove func()
 	var err error
 	if binary, remove, err = rewindbin.Build(); err != nil {

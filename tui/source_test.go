@@ -277,31 +277,40 @@ func TestReadOnlySourceThreadsListAsTheCLI(t *testing.T) {
 			if err != nil {
 				t.Fatalf("rewind threads: %v\n%s", err, out)
 			}
-			rows := 0
-			for _, line := range strings.Split(string(out), "\n") {
-				f := strings.Split(line, "  ")
-				if !strings.HasPrefix(line, "t-") || len(f) < 2 {
-					continue
+			rows := cliThreadCells(string(out))
+			flat := strings.Join(strings.Fields(h.screen()), " ")
+			for thread, want := range rows {
+				if !strings.Contains(flat, thread+" "+want) {
+					t.Errorf("rewind threads says %q of %s; the threads list:\n%s", want, thread, h.screen())
 				}
-				var status, count string
-				for _, c := range f[1:] {
-					if c = strings.TrimSpace(c); c != "" && status == "" {
-						status = c
-					} else if c != "" && count == "" {
-						count = c
-					}
-				}
-				want := fmt.Sprintf("%s %5s checkpoints", status, count)
-				if !h.contains(f[0]) || !strings.Contains(strings.Join(strings.Fields(h.screen()), " "), strings.Join(strings.Fields(f[0]+" "+want), " ")) {
-					t.Errorf("rewind threads says %q of %s; the threads list:\n%s", want, f[0], h.screen())
-				}
-				rows++
 			}
-			if rows != 2 {
-				t.Fatalf("compared %d threads of rewind threads, want 2:\n%s", rows, out)
+			if len(rows) != 2 {
+				t.Fatalf("compared %d threads of rewind threads, want 2:\n%s", len(rows), out)
 			}
 		})
 	}
+}
+
+// cliThreadCells is, for each thread row of `rewind threads`, its STATUS
+// and CHECKPOINTS cells as the threads list words them ("error at worker
+// 5 checkpoints").
+func cliThreadCells(out string) map[string]string {
+	cells := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "t-") {
+			continue
+		}
+		var f []string
+		for _, c := range strings.Split(line, "  ") {
+			if c = strings.TrimSpace(c); c != "" {
+				f = append(f, c)
+			}
+		}
+		if len(f) >= 3 {
+			cells[f[0]] = f[1] + " " + f[2] + " checkpoints"
+		}
+	}
+	return cells
 }
 
 // On a read-only source the inspector diffs the checkpoint against its
@@ -321,36 +330,11 @@ func TestReadOnlySourceDiffsAgainstTheParentInItsChain(t *testing.T) {
 		h.until("the chain "+c.NS, func() bool { return h.loaded() && h.m.chain() == c })
 		firsts := 0
 		for _, id := range slices.Clone(h.m.timeline.tree.rows) {
-			h.m.timeline.tree.jump(id)
-			h.exec(h.m.cursorMoved())
-			h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
-			h.key("3")
-			cp, err := src.Checkpoint(context.Background(), c, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cp.Parent == "" {
+			first, n := diffsAlike(t, h, bin, path, src, c, id)
+			if first {
 				firsts++
-				if !h.contains("the first checkpoint of this chain: no parent to diff against") || h.contains("Diff against parent") {
-					t.Errorf("@%s of %v has no parent in its chain; the inspector should say so:\n%s", id, c, h.screen())
-				}
-				continue
 			}
-			out, err := exec.Command(bin, "diff", c.Thread, cp.Parent, id, "--ns", c.NS, "--store", "sqlite:"+path).CombinedOutput()
-			if err != nil {
-				t.Fatalf("rewind diff: %v\n%s", err, out)
-			}
-			if !h.contains("Diff against parent @" + lgShortIDPlain(cp.Parent)) {
-				t.Errorf("@%s: the inspector does not diff against its parent @%s:\n%s", id, cp.Parent, h.screen())
-			}
-			for _, line := range strings.Split(string(out), "\n") {
-				if strings.HasPrefix(line, "@@ ") {
-					compared++
-					if !h.contains(line) {
-						t.Errorf("@%s: rewind diff says %q, the inspector does not:\n%s", id, line, h.screen())
-					}
-				}
-			}
+			compared += n
 		}
 		if firsts != 1 {
 			t.Errorf("%v: %d checkpoints without a parent, want 1", c, firsts)
@@ -397,4 +381,41 @@ func TestReadOnlySourceClicksWriteNothing(t *testing.T) {
 	if clicks < 2000 {
 		t.Fatalf("only %d clicks", clicks)
 	}
+}
+
+// diffsAlike puts the cursor on id of chain c and checks the inspector's
+// diff against what `rewind diff` says of id and its parent: first is
+// whether id has no parent in c, n how many channel lines it compared.
+func diffsAlike(t *testing.T, h *harness, bin, path string, src browse.Source, c browse.Chain, id string) (first bool, n int) {
+	t.Helper()
+	h.m.timeline.tree.jump(id)
+	h.exec(h.m.cursorMoved())
+	h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
+	h.key("3")
+	cp, err := src.Checkpoint(context.Background(), c, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Parent == "" {
+		if !h.contains("the first checkpoint of this chain: no parent to diff against") || h.contains("Diff against parent") {
+			t.Errorf("@%s of %v has no parent in its chain; the inspector should say so:\n%s", id, c, h.screen())
+		}
+		return true, 0
+	}
+	out, err := exec.Command(bin, "diff", c.Thread, cp.Parent, id, "--ns", c.NS, "--store", "sqlite:"+path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rewind diff: %v\n%s", err, out)
+	}
+	if !h.contains("Diff against parent @" + lgShortIDPlain(cp.Parent)) {
+		t.Errorf("@%s: the inspector does not diff against its parent @%s:\n%s", id, cp.Parent, h.screen())
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "@@ ") {
+			n++
+			if !h.contains(line) {
+				t.Errorf("@%s: rewind diff says %q, the inspector does not:\n%s", id, line, h.screen())
+			}
+		}
+	}
+	return false, n
 }

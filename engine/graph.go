@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/jsoncheck"
 	"rewind/engine/model"
 )
 
@@ -47,9 +48,9 @@ func Goto(node string) Target { return Target{Node: node} }
 func Send(node string, args any) Target {
 	b, err := json.Marshal(args)
 	if err != nil {
-		return Target{Node: node, send: true, err: &SendError{Node: node, Field: unencodable(args), Err: err}}
+		return Target{Node: node, send: true, err: &SendError{Node: node, Field: jsoncheck.Unencodable(args), Err: err}}
 	}
-	if path, why, bad := lossy(args, b); bad {
+	if path, why, bad := jsoncheck.Lossy(args, b); bad {
 		return Target{Node: node, send: true, err: &SendError{Node: node, Field: path, Err: errors.New(why)}}
 	}
 	return Target{Node: node, Args: b, send: true}

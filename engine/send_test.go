@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/engine/jsoncheck"
 	"rewind/engine/model"
 	"rewind/store/memory"
 )
@@ -131,11 +132,11 @@ func TestSendEncodesPlainArguments(t *testing.T) {
 	}
 	var p sendPacket
 	p.Task.Result = []any{1, map[string]any{"deep": make(chan int)}}
-	if got := unencodable(p); got != `task.result[1]["deep"]` {
+	if got := jsoncheck.Unencodable(p); got != `task.result[1]["deep"]` {
 		t.Fatalf("unencodable = %q", got)
 	}
 	var raw json.RawMessage = []byte(`{"x":`)
-	if got := unencodable(struct {
+	if got := jsoncheck.Unencodable(struct {
 		R json.RawMessage `json:"r"`
 	}{raw}); got != "r" {
 		t.Fatalf("unencodable raw = %q", got)

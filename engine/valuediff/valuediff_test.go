@@ -1,4 +1,4 @@
-package engine
+package valuediff
 
 import (
 	"encoding/json"
@@ -8,20 +8,20 @@ import (
 
 func TestDiffMatchesItemsByIndexAndID(t *testing.T) {
 	t.Parallel()
-	parent := Values{
+	parent := map[string]json.RawMessage{
 		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"}]`),
 		"budgetRemaining": json.RawMessage(`5`),
 		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"pending"}]`),
 		"attachments":     json.RawMessage(`[]`),
 	}
-	appended := Values{
+	appended := map[string]json.RawMessage{
 		"messages":        json.RawMessage(`[{"index":1,"content":"a"},{"index":2,"content":"b"},{"index":3,"content":"c"},{"index":4,"content":"d"},{"index":5,"content":"e"}]`),
 		"budgetRemaining": json.RawMessage(`4`),
 		"subtasks":        json.RawMessage(`[{"id":"t-1","status":"done"}]`),
 		"attachments":     json.RawMessage(` [] `),
 	}
-	got := map[string]ChannelDiff{}
-	for _, d := range Diff(parent, appended) {
+	got := map[string]Channel{}
+	for _, d := range Channels(parent, appended) {
 		got[d.Channel] = d
 	}
 	if len(got) != 3 {
@@ -36,8 +36,8 @@ func TestDiffMatchesItemsByIndexAndID(t *testing.T) {
 	if d := got["subtasks"]; d.Summary != "~1 (t-1)" || len(d.Lines) != 2 || !strings.HasPrefix(d.Lines[0], "- ") || !strings.HasPrefix(d.Lines[1], "+ ") {
 		t.Errorf("subtasks: %+v", d)
 	}
-	replaced := Values{"messages": json.RawMessage(`[{"index":2,"content":"b"}]`)}
-	d := Diff(Values{"messages": parent["messages"]}, replaced)
+	replaced := map[string]json.RawMessage{"messages": json.RawMessage(`[{"index":2,"content":"b"}]`)}
+	d := Channels(map[string]json.RawMessage{"messages": parent["messages"]}, replaced)
 	if len(d) != 1 || !strings.HasPrefix(d[0].Summary, "replaced wholesale 2 → 1 items") {
 		t.Errorf("replace: %+v", d)
 	}

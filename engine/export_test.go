@@ -3,13 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	"rewind/engine/chainformat"
 	"rewind/engine/costs"
 	"rewind/engine/model"
-	"rewind/store"
 )
 
 // CostsFromStates is Costs as it was before listings held tokens: every
@@ -21,7 +19,7 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 		return Costs{}, err
 	}
 	if len(listed) == 0 {
-		return Costs{}, fmt.Errorf("thread %q not found: list threads with `rewind threads`: %w", threadName(thread), store.ErrNotFound)
+		return Costs{}, threadNotFound(thread)
 	}
 	byID := make(map[int64]Checkpoint, len(listed))
 	for _, cp := range listed {
@@ -107,32 +105,41 @@ func (e *Engine) CostsFromStates(ctx context.Context, thread string, head int64)
 	if head == 0 {
 		head = listed[0].ID
 	}
-	chain, err := e.Ancestors(ctx, thread, head)
-	if err != nil {
+	if out.Branch, err = e.branchFromStates(ctx, thread, head); err != nil {
 		return Costs{}, err
 	}
-	out.Branch = BranchUsage{Head: head, Roles: map[string]RoleUsage{}}
+	return out, nil
+}
+
+// branchFromStates is CostsFromStates's Branch: head's chain, every
+// checkpoint's state and writes read.
+func (e *Engine) branchFromStates(ctx context.Context, thread string, head int64) (BranchUsage, error) {
+	chain, err := e.Ancestors(ctx, thread, head)
+	if err != nil {
+		return BranchUsage{}, err
+	}
+	out := BranchUsage{Head: head, Roles: map[string]RoleUsage{}}
 	for _, cp := range chain {
 		calls, err := e.storedCalls(ctx, thread, cp.ID)
 		if err != nil {
-			return Costs{}, err
+			return BranchUsage{}, err
 		}
 		for _, c := range calls {
 			u := model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}
-			addRole(out.Branch.Roles, c.Role, RoleUsage{Calls: 1, Usage: u})
-			out.Branch.Total.Add(u)
+			addRole(out.Roles, c.Role, RoleUsage{Calls: 1, Usage: u})
+			out.Total.Add(u)
 		}
 		writes, err := e.PendingWrites(ctx, thread, cp.ID)
 		if err != nil {
-			return Costs{}, err
+			return BranchUsage{}, err
 		}
 		for _, tw := range writes {
 			for _, ev := range tw.Events {
 				if ev.Type == EventModelCalled {
 					c := chainformat.CallOf(ev)
 					u := model.Usage{PromptTokens: c.Prompt, CompletionTokens: c.Completion}
-					addRole(out.Branch.Roles, c.Role, RoleUsage{Calls: 1, Usage: u})
-					out.Branch.Total.Add(u)
+					addRole(out.Roles, c.Role, RoleUsage{Calls: 1, Usage: u})
+					out.Total.Add(u)
 				}
 			}
 		}

@@ -83,7 +83,7 @@ func rwEvents(ctx context.Context, store, thread string, id int64, asJSON bool, 
 			fmt.Fprintf(out, "%4d.%-3d %-28s %-10s %s\n", ev.Checkpoint, ev.Seq, termtext.Line(ev.Type), termtext.Line(ev.Node), termtext.Line(string(ev.Data)))
 		}
 		if sealed != nil {
-			fmt.Fprintf(out, "model calls are left out: %s\n", sealed.Text())
+			fmt.Fprintf(out, "model calls are left out: %s\n", sealedText(*sealed))
 		}
 		return nil
 	})

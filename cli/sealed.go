@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"rewind/engine"
 	"rewind/store/browse"
@@ -33,7 +34,7 @@ func printSealedShow(ctx context.Context, e *engine.Engine, thread string, id in
 		return err
 	}
 	if len(listed) == 0 || id > 0 && listed[0].ID != id {
-		return fmt.Errorf("checkpoint %d of thread %q: %s", id, named(thread), sealed.Text())
+		return fmt.Errorf("checkpoint %d of thread %q: %s", id, named(thread), sealedText(sealed))
 	}
 	cp := listed[0]
 	run := e.Graph().StatusOf(cp)
@@ -42,7 +43,7 @@ func printSealedShow(ctx context.Context, e *engine.Engine, thread string, id in
 	}
 	fmt.Fprint(out, checkpointHead(readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, engine.Listing(thread, cp), fmt.Sprintf("schema v%d", cp.SchemaVersion)))
 	fmt.Fprintf(out, "run %s as of @%d\n", run.Status, run.Checkpoint)
-	fmt.Fprintln(out, sealed.Text())
+	fmt.Fprintln(out, sealedText(sealed))
 	return nil
 }
 
@@ -52,4 +53,14 @@ func latestOr(ctx context.Context, e *engine.Engine, thread string, id int64) (e
 		return e.Latest(ctx, thread)
 	}
 	return e.Get(ctx, thread, id)
+}
+
+// sealedText says what is sealed, naming the fix: "messages, summary are
+// encrypted (key id k1); give --key-file to read them".
+func sealedText(s engine.Sealed) string {
+	verb := "are"
+	if len(s.Channels) == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("%s %s encrypted (key id %s); give --key-file to read them", strings.Join(s.Channels, ", "), verb, s.KeyID)
 }

@@ -147,7 +147,7 @@ func pickOn(thread string, at, index int64, found []store.Message, onBranch map[
 	}
 	switch {
 	case len(found) == 0:
-		return StoredMessage{}, fmt.Errorf("thread %q has no message #%d: see its messages with `rewind show %s`: %w", threadName(thread), index, threadName(thread), store.ErrNotFound)
+		return StoredMessage{}, missing{fmt.Sprintf("thread %q has no message #%d", threadName(thread), index), ShowFix(thread)}
 	case len(pick) == 0:
 		var where []string
 		for _, m := range found {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"rewind/engine/seal"
 	"rewind/engine/sealstore"
@@ -50,16 +49,6 @@ type Sealed struct {
 	// them ("" when it has none: the reader was not given the key, rather
 	// than given a wrong one).
 	Given string
-}
-
-// Text says it, naming the fix: "messages, summary are encrypted (key id
-// k1); give --key-file to read them".
-func (s Sealed) Text() string {
-	verb := "are"
-	if len(s.Channels) == 1 {
-		verb = "is"
-	}
-	return fmt.Sprintf("%s %s encrypted (key id %s); give --key-file to read them", strings.Join(s.Channels, ", "), verb, s.KeyID)
 }
 
 // SealedBy tells, from err, what a read could not open for want of a key:

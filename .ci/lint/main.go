@@ -3,7 +3,8 @@
 // rows.Err checked (rowserrcheck, less rows pgx checks: exclude.go), sql rows and statements closed with
 // defer (sqlclosecheck, less the statement caches: exclude.go), HTTP bodies
 // closed (bodyclose). `lint cognit` checks cognitive complexity against a
-// baseline (cognit.go).
+// baseline (cognit.go); `lint enginesize` checks that engine/'s non-test
+// files total at most 6,000 lines (enginesize.go).
 package main
 
 import (
@@ -16,6 +17,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "cognit" {
 		os.Exit(cognit(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "enginesize" {
+		os.Exit(engineSize(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	multichecker.Main(
 		rowsErr,

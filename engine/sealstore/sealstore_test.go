@@ -101,9 +101,10 @@ func keys(t *testing.T) *seal.Keys {
 	return seal.NewKeys(k)
 }
 
-// TestSealsOnTheWayInAndOpensOnTheWayOut: the backend holds a draft's and
-// a task's writes sealed, a reader through the wrapper gets them back, and
-// Reseal hands a rotation the documents as stored.
+// TestSealsOnTheWayInAndOpensOnTheWayOut: the backend holds a draft
+// sealed, a reader through the wrapper gets it back, and a wrapper without
+// the key cannot (Rekey's rotation through Reseal is engine/ticket's
+// sealed_test).
 func TestSealsOnTheWayInAndOpensOnTheWayOut(t *testing.T) {
 	ctx := context.Background()
 	raw := memory.New()

@@ -150,6 +150,35 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 				t.Errorf("log t-main: %d fork point(s), update %q, Sends at %q: want 2 fork points (update_state, a replay), an update, 3 Sends", forks, update, sends)
 			}
 			latest := log.Checkpoints[len(log.Checkpoints)-1].ID
+			// The input checkpoint: PostgresSaver and Python's SqliteSaver store
+			// a channel from its first write on, so the reducers LangGraph shows
+			// as [] there (findings, messages) are in no row: show names them;
+			// LangGraph.js's SqliteSaver stores the [] and show prints it.
+			var input struct {
+				Checkpoint struct {
+					Absent   []string `json:"absent"`
+					Channels []struct {
+						Name  string `json:"name"`
+						Value any    `json:"value"`
+					} `json:"channels"`
+				} `json:"checkpoint"`
+			}
+			read(&input, "show", "t-main", log.Checkpoints[0].ID, "--json")
+			text := read(nil, "show", "t-main", log.Checkpoints[0].ID)
+			at := slices.IndexFunc(input.Checkpoint.Channels, func(c struct {
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+			}) bool {
+				return c.Name == "findings"
+			})
+			if d.name != "js sqlite" {
+				if at >= 0 || !slices.Contains(input.Checkpoint.Absent, "findings") || !slices.Contains(input.Checkpoint.Absent, "messages") ||
+					!strings.Contains(text, "\nNOT STORED\n  ") || !strings.Contains(text, "findings, messages") || !strings.Contains(text, ": no value here (") {
+					t.Errorf("show t-main %s: absent %v, findings at %d: want findings and messages named as not stored:\n%s", log.Checkpoints[0].ID, input.Checkpoint.Absent, at, text)
+				}
+			} else if at < 0 || fmt.Sprint(input.Checkpoint.Channels[at].Value) != "[]" || input.Checkpoint.Absent != nil || strings.Contains(text, "NOT STORED") {
+				t.Errorf("show t-main %s: channels %+v, absent %v: want findings = [] as stored\n%s", log.Checkpoints[0].ID, input.Checkpoint.Channels, input.Checkpoint.Absent, text)
+			}
 			var newest struct {
 				Checkpoints []lgListing `json:"checkpoints"`
 			}

@@ -89,13 +89,7 @@ func TestCLIReadsPostgresAsItsSQLiteTwin(t *testing.T) {
 		a, b := sq.text(c.args(sq)...), pg.text(c.args(pg)...)
 		name := strings.Join(c.args(sq), " ")
 		if c.args(sq)[0] == "show" && !strings.HasPrefix(b, "{") {
-			// PostgresSaver stores a channel from its first write on, and
-			// show says so; LangGraph.js's SqliteSaver stores every value.
-			const says = "\nNOT STORED\n  (this saver stores a channel from its first write on: a reducer channel no node has written, which LangGraph shows as its default, [] for a list, is in no row)\n"
-			if !strings.Contains(b, says) || strings.Contains(a, says) {
-				t.Errorf("%s: PostgreSQL does not say, or SQLite says, %q:\n%s\n---- PostgreSQL ----\n%s", name, says, a, b)
-			}
-			b = strings.Replace(b, says, "", 1)
+			b = saysNotStored(t, name, a, b)
 		}
 		for _, l := range c.absent {
 			if !strings.Contains(a, l+"\n") {
@@ -236,4 +230,17 @@ func first(l []any) any {
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// saysNotStored checks that show's text b on PostgreSQL says that
+// PostgresSaver stores a channel from its first write on and a, on
+// LangGraph.js's SqliteSaver, which stores every value, does not; it
+// returns b without it.
+func saysNotStored(t *testing.T, name, a, b string) string {
+	t.Helper()
+	const says = "\nNOT STORED\n  (this saver stores a channel from its first write on: a reducer channel no node has written, which LangGraph shows as its default, [] for a list, is in no row)\n"
+	if !strings.Contains(b, says) || strings.Contains(a, says) {
+		t.Errorf("%s: PostgreSQL does not say, or SQLite says, %q:\n%s\n---- PostgreSQL ----\n%s", name, says, a, b)
+	}
+	return strings.Replace(b, says, "", 1)
 }

@@ -384,6 +384,10 @@ func lgShow(ctx context.Context, src browse.Source, thread, ns, id string, asJSO
 		}
 		fmt.Fprintf(out, "  %s = %s\n", termtext.Line(ch.Name), oneLine(ch.Value, 400))
 	}
+	if cp.FromFirstWrite {
+		// Beside STATE: what LangGraph may show that no row holds.
+		fmt.Fprintf(out, "\nNOT STORED\n  %s\n", termtext.Line(browse.DescribeAbsent(cp.Absent)))
+	}
 	fmt.Fprintln(out, "\nNEXT")
 	if len(cp.Next) == 0 {
 		fmt.Fprintln(out, "  — (nothing due)")

@@ -46,12 +46,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 			subgraph   bool
 		}{{"python postgres", "postgres-python.sql", true}, {"js postgres", "postgres-js.sql", false}} {
 			spec := lgtest.Dump(t, f.dump)
-			before, counts := lgtest.Tables(t, spec), lgtest.Counts(t, spec)
-			t.Cleanup(func() {
-				if after := lgtest.Tables(t, spec); after != before {
-					t.Errorf("%s: the rows changed: the tables now hold %s; they held %s", f.name, after, before)
-				}
-			})
+			counts := rowsKept(t, f.name, spec)
 			dbs = append(dbs, db{f.name, spec, f.subgraph, func(t *testing.T) {
 				if after := lgtest.Counts(t, spec); after != counts {
 					t.Errorf("tables now %s, were %s", after, counts)
@@ -150,6 +145,7 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 				t.Errorf("log t-main: %d fork point(s), update %q, Sends at %q: want 2 fork points (update_state, a replay), an update, 3 Sends", forks, update, sends)
 			}
 			latest := log.Checkpoints[len(log.Checkpoints)-1].ID
+			checkInputUnwritten(t, d.name, log.Checkpoints[0].ID, read)
 			var newest struct {
 				Checkpoints []lgListing `json:"checkpoints"`
 			}
@@ -437,4 +433,51 @@ func TestLangGraphIDsThroughTheSanitizer(t *testing.T) {
 	if _, out, _ := run(t, "threads", "--store", "sqlite:"+path); !strings.Contains(out, `"t-\x1b]52;c;aGk=\a\u202eevil\nrow"`) {
 		t.Errorf("threads does not show the id quoted and escaped:\n%s", out)
 	}
+}
+
+// checkInputUnwritten: at the input checkpoint id, PostgresSaver and
+// Python's SqliteSaver store a channel from its first write on, so the
+// reducers LangGraph shows as [] there (findings, messages) are in no
+// row: show names them under NOT STORED, show --json in absent;
+// LangGraph.js's SqliteSaver (name "js sqlite") stores the [] and show
+// prints it.
+func checkInputUnwritten(t *testing.T, name, id string, read func(v any, args ...string) string) {
+	t.Helper()
+	type channel struct {
+		Name  string `json:"name"`
+		Value any    `json:"value"`
+	}
+	var input struct {
+		Checkpoint struct {
+			Absent   []string  `json:"absent"`
+			Channels []channel `json:"channels"`
+		} `json:"checkpoint"`
+	}
+	read(&input, "show", "t-main", id, "--json")
+	text := read(nil, "show", "t-main", id)
+	cp := input.Checkpoint
+	at := slices.IndexFunc(cp.Channels, func(c channel) bool { return c.Name == "findings" })
+	if name == "js sqlite" {
+		if at < 0 || fmt.Sprint(cp.Channels[at].Value) != "[]" || cp.Absent != nil || strings.Contains(text, "NOT STORED") {
+			t.Errorf("show t-main %s: channels %+v, absent %v: want findings = [] as stored\n%s", id, cp.Channels, cp.Absent, text)
+		}
+		return
+	}
+	if at >= 0 || !slices.Contains(cp.Absent, "findings") || !slices.Contains(cp.Absent, "messages") ||
+		!strings.Contains(text, "\nNOT STORED\n  ") || !strings.Contains(text, "findings, messages") || !strings.Contains(text, ": no value here (") {
+		t.Errorf("show t-main %s: absent %v, findings at %d: want findings and messages named as not stored:\n%s", id, cp.Absent, at, text)
+	}
+}
+
+// rowsKept checks, when t ends, that database spec (named name) holds
+// the rows it holds now, and returns its tables' row counts (cheap to
+// compare after every command).
+func rowsKept(t *testing.T, name, spec string) string {
+	before := lgtest.Tables(t, spec)
+	t.Cleanup(func() {
+		if after := lgtest.Tables(t, spec); after != before {
+			t.Errorf("%s: the rows changed: the tables now hold %s; they held %s", name, after, before)
+		}
+	})
+	return lgtest.Counts(t, spec)
 }

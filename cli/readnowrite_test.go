@@ -175,13 +175,7 @@ func TestReadsNeverWrite(t *testing.T) {
 			} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
 				t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
 			}
-			if l.says != "" {
-				for _, args := range [][]string{{"threads"}, {"show", l.thread}} {
-					if r := rewind(t, nil, append(args, "--store", l.spec)...); !strings.Contains("\n"+r.stdout, "\n"+l.says+"\n") {
-						t.Errorf("%s does not say, on a line of its own, %q:\n%s", strings.Join(args, " "), l.says, r.stdout)
-					}
-				}
-			}
+			saysWhatWasFound(t, l.spec, l.thread, l.says)
 			r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
 			msg := strings.TrimSpace(r.stderr)
 			switch want, _ := strings.CutPrefix(l.write, "refused "); {
@@ -227,4 +221,18 @@ func gunzip(t *testing.T, name string) []byte {
 func cliFreshPostgres(t *testing.T) string {
 	t.Helper()
 	return lgtest.NewDatabase(t, lgtest.Admin(t))
+}
+
+// saysWhatWasFound: threads and show (of thread) print says, the line
+// naming what the database is, on a line of their own ("" says nothing).
+func saysWhatWasFound(t *testing.T, spec, thread, says string) {
+	t.Helper()
+	if says == "" {
+		return
+	}
+	for _, args := range [][]string{{"threads"}, {"show", thread}} {
+		if r := rewind(t, nil, append(args, "--store", spec)...); !strings.Contains("\n"+r.stdout, "\n"+says+"\n") {
+			t.Errorf("%s does not say, on a line of its own, %q:\n%s", strings.Join(args, " "), says, r.stdout)
+		}
+	}
 }

@@ -209,6 +209,16 @@ type Checkpoint struct {
 	// the state as LangGraph's get_state computes it (pending writes
 	// applied); nil when they are what was stored.
 	Stored *Stored `json:"stored,omitempty"`
+	// FromFirstWrite: the checkpoint stores a channel only from its first
+	// write on (LangGraph's PostgresSaver, Python's SqliteSaver; LangGraph.js's
+	// SqliteSaver stores a reducer's [] too), so a reducer channel no node
+	// has written, which LangGraph shows as its default ([] for a list),
+	// is in no row. Absent names the graph's channels that the chain's
+	// other rows name and this checkpoint holds no value for: LangGraph
+	// shows a reducer's default there and a LastValue's absence alike, and
+	// no row tells which (DescribeAbsent words both).
+	FromFirstWrite bool     `json:"fromFirstWrite,omitempty"`
+	Absent         []string `json:"absent,omitempty"`
 }
 
 // Stored is the stored side of a checkpoint whose shown state applies

@@ -106,3 +106,15 @@ func writes(n int) string {
 	}
 	return fmt.Sprintf("%d writes", n)
 }
+
+// DescribeAbsent says what a checkpoint that stores channels from their
+// first write on (Checkpoint.FromFirstWrite) does not hold: the
+// channels named (Checkpoint.Absent), or, when none is, that a reducer
+// channel no node has written is not in the database either.
+func DescribeAbsent(absent []string) string {
+	const why = "this saver stores a channel from its first write on"
+	if len(absent) == 0 {
+		return "(" + why + ": a reducer channel no node has written, which LangGraph shows as its default, [] for a list, is in no row)"
+	}
+	return strings.Join(absent, ", ") + ": no value here (" + why + "; LangGraph shows a reducer's default there, [] for a list, and a value never written not at all)"
+}

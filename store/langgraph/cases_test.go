@@ -68,7 +68,8 @@ func readAnswers(t testing.TB, name string) map[string]lgThread {
 // names. LangGraph.js's PostgresSaver stores a channel's value only at a
 // version, and a reducer channel no node wrote has none: only the graph
 // declares it (its default, []). SqliteSaver stores the [] in the
-// checkpoint.
+// checkpoint. The checkpoint says so instead (FromFirstWrite; Absent is
+// empty: no row of the thread names the channels).
 type unknowable map[string][]string
 
 var pgUnwritten = unknowable{"t-empty": {"messages", "notes"}}
@@ -331,6 +332,9 @@ func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoin
 		if w.Values != nil {
 			want["__end__"] = map[string]any(w.Values)
 		}
+	}
+	if len(unknown) > 0 && !cp.FromFirstWrite {
+		t.Errorf("%s %s: %v missing, and the checkpoint does not say its saver stores a channel from its first write on", thread, w.ID, unknown)
 	}
 	for _, k := range unknown {
 		if v, ok := want[k]; !ok || !reflect.DeepEqual(v, []any{}) {

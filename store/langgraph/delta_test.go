@@ -15,62 +15,17 @@ import (
 // writes stored since it applied, counted here from Writes along the
 // parents (TestCLIReadsPostgresAsItsSQLiteTwin: in `rewind show`'s words).
 func TestDeltaChannelSaysWhatItWasRebuiltFrom(t *testing.T) {
-	ctx := context.Background()
-	c := langgraph.Chain{Thread: "t-delta"}
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
-			src := cs.open(t)
-			hist, err := src.History(ctx, c, "", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parent := map[string]string{}
-			for _, l := range hist {
-				parent[l.ID] = l.Parent
-			}
-			held := map[string]bool{}
-			writes := map[string]int{} // messages writes stored under each checkpoint
-			stored := map[string]browse.StoredChannel{}
-			for _, l := range hist {
-				cp, err := src.Checkpoint(ctx, c, l.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cp.Stored == nil || len(cp.Stored.Channels) != 1 || cp.Stored.Channels[0].Name != "messages" || !cp.Stored.Channels[0].Delta {
-					t.Fatalf("%s: stored %+v, want messages, a DeltaChannel", l.ID, cp.Stored)
-				}
-				st := cp.Stored.Channels[0]
-				stored[l.ID], held[l.ID] = st, st.Held
-				if v, _ := st.Value.(map[string]any); st.Held && v["type"] != "delta_snapshot" {
-					t.Errorf("%s: holds %v, want the snapshot as stored", l.ID, st.Value)
-				}
-				ws, err := src.Writes(ctx, c, l.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, tw := range ws {
-					for _, w := range tw.Writes {
-						if w.Channel == "messages" {
-							writes[l.ID]++
-						}
-					}
-				}
-			}
+			h := readDeltaThread(t, cs.open(t), langgraph.Chain{Thread: "t-delta"})
 			snapshots, rebuilt := 0, 0
-			for _, l := range hist {
-				st := stored[l.ID]
+			for _, l := range h.hist {
+				st := h.stored[l.ID]
 				if st.Held {
 					snapshots++
 					continue
 				}
-				from, n := "", 0
-				for id := l.Parent; id != ""; id = parent[id] {
-					n += writes[id]
-					if held[id] {
-						from = id
-						break
-					}
-				}
+				from, n := h.seed(l.Parent)
 				if st.RebuiltFrom != from || st.Replayed != n {
 					t.Errorf("%s (step %d): rebuilt from %q with %d writes, want %q with %d", l.ID, l.Step, st.RebuiltFrom, st.Replayed, from, n)
 				}
@@ -83,4 +38,62 @@ func TestDeltaChannelSaysWhatItWasRebuiltFrom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deltaThread is what a chain stores of its DeltaChannel messages, by
+// checkpoint.
+type deltaThread struct {
+	hist   []langgraph.Listing
+	parent map[string]string
+	stored map[string]browse.StoredChannel
+	writes map[string]int // messages writes stored under each checkpoint
+}
+
+func readDeltaThread(t *testing.T, src langgraph.Source, c langgraph.Chain) deltaThread {
+	t.Helper()
+	ctx := context.Background()
+	hist, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := deltaThread{hist: hist, parent: map[string]string{}, stored: map[string]browse.StoredChannel{}, writes: map[string]int{}}
+	for _, l := range hist {
+		h.parent[l.ID] = l.Parent
+		cp, err := src.Checkpoint(ctx, c, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Stored == nil || len(cp.Stored.Channels) != 1 || cp.Stored.Channels[0].Name != "messages" || !cp.Stored.Channels[0].Delta {
+			t.Fatalf("%s: stored %+v, want messages, a DeltaChannel", l.ID, cp.Stored)
+		}
+		st := cp.Stored.Channels[0]
+		if v, _ := st.Value.(map[string]any); st.Held && v["type"] != "delta_snapshot" {
+			t.Errorf("%s: holds %v, want the snapshot as stored", l.ID, st.Value)
+		}
+		h.stored[l.ID] = st
+		ws, err := src.Writes(ctx, c, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tw := range ws {
+			for _, w := range tw.Writes {
+				if w.Channel == "messages" {
+					h.writes[l.ID]++
+				}
+			}
+		}
+	}
+	return h
+}
+
+// seed walks from id up the parents to the nearest checkpoint holding a
+// snapshot ("" for none), counting the messages writes on the way.
+func (h deltaThread) seed(id string) (from string, n int) {
+	for ; id != ""; id = h.parent[id] {
+		n += h.writes[id]
+		if h.stored[id].Held {
+			return id, n
+		}
+	}
+	return "", n
 }

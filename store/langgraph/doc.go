@@ -69,7 +69,19 @@
 // would be, its returned value (__end__) as its state (functional.go);
 // Stored keeps what the database holds where they differ (a
 // DeltaChannel's: the snapshot as stored, or the ancestor whose snapshot
-// it was rebuilt from and how many writes since applied). TaskWrites name LangGraph's special writes (error,
+// it was rebuilt from and how many writes since applied). A reducer
+// channel no node has written is shown by LangGraph as its default ([]
+// for a list, from the graph's declaration), which PostgresSaver (both
+// LangGraphs) and Python's SqliteSaver do not store: they store a channel
+// from its first write on (a blob per version written; a checkpoint
+// document of the channels with versions). Nothing in the database tells
+// a reducer with a default from a LastValue not yet written (both hold a
+// list once written; JS reducers need not have a default), so the
+// reader shows no [] it cannot read: such a checkpoint has
+// FromFirstWrite, and Absent names the channels the chain's other rows
+// hold that it does not (browse.DescribeAbsent words it; a channel no row
+// of the thread names, such as testdata's t-empty's, cannot be named).
+// LangGraph.js's SqliteSaver stores the [] itself. TaskWrites name LangGraph's special writes (error,
 // scheduled, interrupt, resume) and carry the error text and the
 // interrupt values.
 //

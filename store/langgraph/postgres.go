@@ -303,6 +303,7 @@ func (s *pgSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, e
 			return out, err
 		}
 		out.doc = readDoc(TypeJSON, cp, q.full)
+		out.doc.firstWrite = true
 		for _, name := range inline {
 			out.doc.values[name] = nil
 		}
@@ -411,4 +412,17 @@ func (s *pgSnap) writes(ctx context.Context, c Chain, from, to string, values bo
 		err := r.Scan(&w.checkpoint, &w.task, &w.idx, &w.channel, &w.typ, &w.path, &w.value)
 		return w, err
 	})
+}
+
+// firstWrites lists the channels with a stored value in chain c: every
+// value PostgresSaver does not keep inline (lists, maps: a reducer's) is a
+// blob at each version written, from the first write on ("empty" marks a
+// version that cleared the channel).
+func (s *pgSnap) firstWrites(ctx context.Context, c Chain) ([]string, error) {
+	rows, err := s.tx.Query(ctx, `SELECT DISTINCT channel FROM checkpoint_blobs
+		WHERE thread_id = $1 AND checkpoint_ns = $2 AND type <> 'empty'`, c.Thread, c.NS)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

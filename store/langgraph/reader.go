@@ -31,6 +31,10 @@ type snapshot interface {
 	checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error)
 	// parents maps each checkpoint of chain c to its parent ("" for none).
 	parents(ctx context.Context, c Chain) (map[string]string, error)
+	// firstWrites lists the channels chain c stores a value of anywhere
+	// (asked of a checkpoint that stores a channel only from its first
+	// write on, doc.firstWrite).
+	firstWrites(ctx context.Context, c Chain) ([]string, error)
 	// writes reads the writes of checkpoints from..to (ids, inclusive).
 	// Without values, only Sends (__pregel_tasks) carry theirs.
 	writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error)
@@ -154,6 +158,13 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 	if len(deltas) > 0 {
 		cp.Stored = withStored(cp.Stored, deltas)
 	}
+	if rw.doc.firstWrite && !old(rw.doc) {
+		named, err := s.firstWrites(ctx, c)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("list the channels of %s: %w", c, err)
+		}
+		cp.FromFirstWrite, cp.Absent = true, absent(named, cp.Channels)
+	}
 	return cp, nil
 }
 
@@ -246,4 +257,19 @@ func notFound(c Chain, id string) error {
 		return fmt.Errorf("%s has no checkpoints: list the threads and their namespaces with `rewind threads`: %w", c, ErrNotFound)
 	}
 	return fmt.Errorf("checkpoint %v not found in %s: list its checkpoints with `rewind log`: %w", store.Name(id), c, ErrNotFound)
+}
+
+// absent are the graph's channels of named (firstWrites) that chans has
+// no value for: on PostgresSaver, a channel before its first write. A
+// trigger channel (an older format's node channel) is not state.
+func absent(named []string, chans []Channel) []string {
+	var out []string
+	for _, ch := range named {
+		if internal(ch) || triggerOf(ch) != "" || slices.ContainsFunc(chans, func(c Channel) bool { return c.Name == ch }) {
+			continue
+		}
+		out = append(out, ch)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -411,3 +411,23 @@ func (s *sqliteSnap) writes(ctx context.Context, c Chain, from, to string, value
 	}
 	return out, rows.Err()
 }
+
+// firstWrites lists the channels chain c's writes name: SqliteSaver keeps
+// a checkpoint's values in one document, so a channel with a value got it
+// from a write.
+func (s *sqliteSnap) firstWrites(ctx context.Context, c Chain) ([]string, error) {
+	rows, err := s.tx.QueryContext(ctx, `SELECT DISTINCT channel FROM writes WHERE thread_id = ? AND checkpoint_ns = ?`, c.Thread, c.NS)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ch string
+		if err := rows.Scan(&ch); err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	return out, rows.Err()
+}

@@ -28,6 +28,10 @@ type doc struct {
 	// entry is the functional API's entrypoint, due where __start__ is
 	// (functional.go); "" for a graph.
 	entry string
+	// firstWrite: the saver stores a channel only from its first write on
+	// (PostgresSaver; Python's SqliteSaver, whose checkpoints are msgpack):
+	// a reducer's default [] is in no row (browse.Checkpoint.Absent).
+	firstWrite bool
 	// bad says why the stored checkpoint did not read whole, if it did
 	// not: each reason one line.
 	bad []string
@@ -62,6 +66,7 @@ func readDoc(typ string, data []byte, full bool) *doc {
 	switch {
 	case err != nil:
 	case typ == TypeMsgpack:
+		d.firstWrite = true
 		err = d.readMsgpack(data, full)
 	case typ == TypeJSON, typ == "":
 		err = d.readJSON(data, full)

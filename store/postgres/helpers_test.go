@@ -2,16 +2,31 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"rewind/cli/rewindbin"
 	"rewind/store/postgres/pgtest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// TestMain says once, even without -v, which tests were skipped.
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+// TestMain says once, even without -v, which tests were skipped, and
+// drops the migrated template openFresh copies. The parallel tests (the
+// conformance clauses, the upgrades) mostly wait for the server:
+// WaitMostly runs twice as many at once as cores.
+func TestMain(m *testing.M) {
+	rewindbin.WaitMostly()
+	code := pgtest.Run(m)
+	if migrated.drop != nil {
+		if err := migrated.drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "drop the migrated template:", err)
+		}
+	}
+	os.Exit(code)
+}
 
 // adminURL is the test cluster's URL. Without one the tests skip, except
 // in CI, where skipping would hide the backend from the run.
@@ -42,10 +57,45 @@ func adminExec(t testing.TB, dbURL, sql string, args ...any) {
 	}
 }
 
-// openFresh opens the store on a fresh database, closed when the test ends.
+// migrated is a database Open migrated, once a test process and then
+// left unconnected: openFresh copies it (pgtest.FreshFrom) rather than
+// running every migration again on each store's database. The tests of
+// Open on an empty database (migrate_test.go) start from freshDB.
+var migrated struct {
+	once sync.Once
+	name string
+	drop func() error
+	err  error
+}
+
+func migratedTemplate(t testing.TB) string {
+	t.Helper()
+	admin := adminURL(t)
+	migrated.once.Do(func() {
+		ctx := context.Background()
+		var dbURL string
+		if dbURL, migrated.drop, migrated.err = pgtest.Create(ctx, admin, "rewind_test_template"); migrated.err != nil {
+			return
+		}
+		s, err := Open(ctx, dbURL)
+		if err != nil {
+			migrated.err = fmt.Errorf("migrate the template: %w", err)
+			return
+		}
+		s.Close()
+		migrated.name = pgtest.Name(dbURL)
+	})
+	if migrated.err != nil {
+		t.Fatal(migrated.err)
+	}
+	return migrated.name
+}
+
+// openFresh opens the store on a fresh database (a copy of the migrated
+// template), closed when the test ends.
 func openFresh(t testing.TB) (*Store, string) {
 	t.Helper()
-	dbURL := freshDB(t)
+	dbURL := pgtest.FreshFrom(t, "rewind_test", migratedTemplate(t))
 	s, err := Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

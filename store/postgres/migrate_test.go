@@ -204,6 +204,7 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 	ctx := context.Background()
 	for from := 1; from < len(migrations()); from++ {
 		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
+			t.Parallel() // a database each: the waits for the server overlap
 			dbURL := freshDB(t)
 			applyUpTo(t, dbURL, from)
 			seedOld(t, dbURL, from)

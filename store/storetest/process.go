@@ -247,7 +247,8 @@ func child(t *testing.T, part, addr string, env ...string) *proc {
 	t.Helper()
 	root, _, _ := strings.Cut(t.Name(), "/")
 	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(root)+"$")
-	cmd.Env = append(os.Environ(), append(env, childEnv+"="+part, addrEnv+"="+addr)...)
+	// GORACE: under -race, a process sleeps a second as it exits.
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+part, addrEnv+"="+addr, "GORACE=atexit_sleep_ms=0")...)
 	cmd.Stderr = os.Stderr
 	orders, err := cmd.StdinPipe()
 	if err != nil {

@@ -17,6 +17,7 @@ package storetest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"slices"
 	"testing"
@@ -186,14 +187,22 @@ var clauses = []clause{
 
 // Run runs the suite on b: every clause its capabilities allow, then, with
 // Processes, the process tests (process.go). In a child process of those
-// it plays the child's part instead.
+// it plays the child's part instead. The clauses run in parallel (each on
+// a store of its own): on PostgreSQL most of a clause is waiting for the
+// server, which then overlaps. Under -test.failfast (the mutants of
+// storetest_test.go) they run one at a time, so that the first failure
+// ends the run.
 func Run(t *testing.T, b Backend) {
 	if os.Getenv(childEnv) != "" {
 		runChild(t, b)
 		return
 	}
+	parallel := !failFast()
 	for _, c := range clauses {
 		t.Run(c.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			for _, need := range c.needs {
 				if !b.Has(need) {
 					t.Skipf("the backend does not declare %s", need)
@@ -203,4 +212,10 @@ func Run(t *testing.T, b Backend) {
 		})
 	}
 	runProcesses(t, b)
+}
+
+// failFast says whether the test binary runs with -test.failfast.
+func failFast() bool {
+	f := flag.Lookup("test.failfast")
+	return f != nil && f.Value.String() == "true"
 }

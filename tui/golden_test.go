@@ -159,7 +159,9 @@ func TestGolden(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%dx%d/%s", theme, size[0], size[1], sc.name), func(t *testing.T) {
 					t.Parallel()
 					src, path := openFixture(t, sc.fixture)
-					first := []string{"read-only"}
+					// The thread loaded, its cursor at its head, before a key
+					// (the read-only hint shows before the timeline does).
+					first := []string{"read-only", map[string]string{"t-main": "6/6", "t-fail": "5/5"}[sc.thread]}
 					if sc.thread == "" {
 						first = []string{"checkpoints"}
 					}

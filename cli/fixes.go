@@ -57,6 +57,12 @@ func fixWord(fx engine.Fix) string {
 		return "give a valid session with --session ID --session-expires T"
 	case engine.FixRestoreAccess:
 		return fmt.Sprintf("give access back with `rewind source restore %s`", named(fx.Source))
+	case engine.FixBudget:
+		return "with a larger --max-tokens-per-turn, or without it"
+	case engine.FixWait:
+		return "wait for it to finish, kill it"
+	case engine.FixTakeOver:
+		return "take it over with --take-over"
 	}
 	return ""
 }

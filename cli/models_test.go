@@ -17,11 +17,11 @@ func TestTokenBudgetThroughTheBinary(t *testing.T) {
 	_, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
 	r := rewind(t, env, "run", "--thread", "b", "--input", "Where is SO20260901, and can I get a refund?", "--max-tokens-per-turn", "300")
-	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "budget of 300 (--max-tokens-per-turn)") || !strings.Contains(r.stderr, "`rewind resume b`") || !strings.Contains(r.stdout, "stopped at checkpoint") {
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "token budget of 300") || !strings.HasSuffix(strings.TrimSpace(r.stderr), "carry on with `rewind resume b`, or with a larger --max-tokens-per-turn, or without it") || !strings.Contains(r.stdout, "stopped at checkpoint") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	show := rewind(t, env, "show", "b")
-	for _, want := range []string{"run paused as of @", "budget of 300 (--max-tokens-per-turn)", "TOKENS of the thread, all branches (each call once):", "  planner      1 call(s)",
+	for _, want := range []string{"run paused as of @", "token budget of 300", "TOKENS of the thread, all branches (each call once):", "  planner      1 call(s)",
 		"  this branch (root to @", "  last turn (from @1):", "    planner      1 call(s)", "turn @1 ", "PENDING TASKS"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, show.stdout)
@@ -39,7 +39,7 @@ func TestTokenBudgetThroughTheBinary(t *testing.T) {
 		}
 	}
 	mustDecode(t, rewind(t, env, "threads", "--json", "--tokens").stdout, &rows)
-	if len(rows) != 1 || rows[0].Status != "paused" || !strings.Contains(rows[0].Reason, "--max-tokens-per-turn") || rows[0].Tokens.Total.PromptTokens == 0 ||
+	if len(rows) != 1 || rows[0].Status != "paused" || !strings.Contains(rows[0].Reason, "token budget of 300") || rows[0].Tokens.Total.PromptTokens == 0 ||
 		rows[0].Tokens.LastTurn == nil || rows[0].Tokens.LastTurn.Start != 1 || rows[0].Tokens.LastTurn.Total.PromptTokens != rows[0].Tokens.Total.PromptTokens {
 		t.Fatalf("threads --json %+v", rows)
 	}

@@ -111,12 +111,14 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("thread %q: the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn): stopped at checkpoint %d before %s, all of it stored; a resume carries on (with a larger --max-tokens-per-turn, or without it)",
+	return fmt.Sprintf("thread %q: the turn used %d tokens, at or over its token budget of %d: stopped at checkpoint %d before %s, all of it stored",
 		threadName(e.Thread), e.Used, e.Budget, e.Checkpoint, describeTasks(e.Pending))
 }
 
-// Fixes: resume the thread.
-func (e *BudgetError) Fixes() []Fix { return []Fix{ResumeFix(e.Thread)} }
+// Fixes: resume the thread, with a larger budget or none.
+func (e *BudgetError) Fixes() []Fix {
+	return []Fix{ResumeFix(e.Thread), {Action: FixBudget, Thread: e.Thread}}
+}
 
 // Is makes errors.Is(err, ErrTokenBudget) work.
 func (e *BudgetError) Is(target error) bool { return target == ErrTokenBudget }

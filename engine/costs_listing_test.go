@@ -197,11 +197,12 @@ func TestTokenBudgetPausesTheRunWithAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Run(ctx, "b", ticket.Input(sentences[0]), engine.RunConfig{MaxTokensPerTurn: 1})
-	if !strings.Contains(err.Error(), "--max-tokens-per-turn") {
-		t.Fatalf("run: %v, want the budget's error", err)
+	var f engine.Fixer
+	if !errors.Is(err, engine.ErrTokenBudget) || !errors.As(err, &f) || len(f.Fixes()) != 2 || f.Fixes()[1].Action != engine.FixBudget {
+		t.Fatalf("run: %v, want the budget's error, its fixes a resume and a larger budget", err)
 	}
 	st, err := e.Status(ctx, "b")
-	if err != nil || st.Status != engine.RunPaused || !strings.Contains(st.Reason, "budget of 1 (--max-tokens-per-turn)") {
+	if err != nil || st.Status != engine.RunPaused || !strings.Contains(st.Reason, "token budget of 1") {
 		t.Fatalf("status %+v, %v: want paused at the budget", st, err)
 	}
 	evs, err := e.Events(ctx, "b", st.Checkpoint)

@@ -195,10 +195,10 @@ func TestTokenBudgetStopsBetweenSupersteps(t *testing.T) {
 	if be.Used < budget || be.Budget != budget || be.Checkpoint != res.Checkpoint {
 		t.Errorf("error %+v", be)
 	}
-	if !fixedBy(err, engine.FixResume, "b") {
-		t.Errorf("%v does not offer a resume", err)
+	if !fixedBy(err, engine.FixResume, "b") || !fixedBy(err, engine.FixBudget, "b") {
+		t.Errorf("%v does not offer a resume and a larger budget", err)
 	}
-	for _, want := range []string{`thread "b"`, "--max-tokens-per-turn", "a resume carries on", "critic"} {
+	for _, want := range []string{`thread "b"`, "token budget of 465", "all of it stored", "critic"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}

@@ -60,9 +60,10 @@ func TestDeleteThreadTakesTheWriterLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = e.DeleteThread(ctx, "t", false)
-			const advice = `thread "t" is being run by another process: wait for it to finish, kill it, or take it over with --take-over`
-			if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), advice) {
-				t.Fatalf("DeleteThread of a live thread = %v, want ErrLocked saying %q", err, advice)
+			const says = `thread "t" is being run by another process`
+			var f engine.Fixer
+			if !errors.Is(err, store.ErrLocked) || err.Error() != says || !errors.As(err, &f) || len(f.Fixes()) != 2 || f.Fixes()[1].Action != engine.FixTakeOver {
+				t.Fatalf("DeleteThread of a live thread = %v, want ErrLocked saying %q, its last fix a take-over", err, says)
 			}
 			if got := historyIDs(t, e, "t"); len(got) != len(before) {
 				t.Fatalf("a refused delete changed the thread: %v, was %v", got, before)

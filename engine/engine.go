@@ -1024,10 +1024,8 @@ func (e *Engine) mustExist(ctx context.Context, thread string) error {
 // takeOver, a thread held by a live but stuck process (say, SIGSTOPped) is
 // taken anyway; fencing keeps that process from forking the chain.
 func (e *Engine) lock(ctx context.Context, thread string, takeOver bool) (func() error, int64, error) {
-	return e.lockFor(ctx, thread, takeOver, lockAdvice, false)
+	return e.lockFor(ctx, thread, takeOver, false)
 }
-
-const lockAdvice = "wait for it to finish, kill it and resume, or take it over with --take-over"
 
 // lockTurn is lock for a new turn (Run), which may keep the epoch this
 // engine fenced the thread with before (see fence). Every other writer
@@ -1040,7 +1038,7 @@ const lockAdvice = "wait for it to finish, kill it and resume, or take it over w
 // first put, which the store refuses unless the epoch is still the
 // thread's, checks them (see Run). trusted is then that checkpoint's id.
 func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (release func() error, m writeMark, err error) {
-	release, tookOver, err := e.lockStore(ctx, thread, takeOver, lockAdvice)
+	release, tookOver, err := e.lockStore(ctx, thread, takeOver)
 	if err != nil {
 		return nil, writeMark{}, err
 	}
@@ -1057,8 +1055,8 @@ func (e *Engine) lockTurn(ctx context.Context, thread string, takeOver bool) (re
 
 // lockFor is lock with the advice a refusal gives, for a command whose
 // way out differs.
-func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advice string, reuse bool) (func() error, int64, error) {
-	release, tookOver, err := e.lockStore(ctx, thread, takeOver, advice)
+func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, reuse bool) (func() error, int64, error) {
+	release, tookOver, err := e.lockStore(ctx, thread, takeOver)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -1072,14 +1070,13 @@ func (e *Engine) lockFor(ctx context.Context, thread string, takeOver bool, advi
 
 // lockStore takes the store's writer lock of the thread, or with
 // takeOver goes on without it (tookOver) when another process holds it.
-func (e *Engine) lockStore(ctx context.Context, thread string, takeOver bool, advice string) (release func() error, tookOver bool, err error) {
+func (e *Engine) lockStore(ctx context.Context, thread string, takeOver bool) (release func() error, tookOver bool, err error) {
 	unlock, err := e.store.Lock(ctx, thread)
 	switch {
 	case errors.Is(err, store.ErrLocked) && takeOver:
 		return func() error { return nil }, true, nil
 	case errors.Is(err, store.ErrLocked):
-		// The fix last: the store's words would only repeat the cause.
-		return nil, false, &fixLast{msg: fmt.Sprintf("thread %q is being run by another process: %s", threadName(thread), advice), err: err}
+		return nil, false, &lockedError{thread: thread, err: err}
 	case err != nil:
 		return nil, false, fmt.Errorf("lock thread %q: %w", threadName(thread), err)
 	}
@@ -1193,15 +1190,21 @@ func (es *epochs) trusted(thread string) (writeMark, bool) {
 	return m, ok && m.epoch == es.m[thread]
 }
 
-// fixLast is an error that ends with what to do, its cause's text left
-// out (it would only say the same again); errors.Is and As see the cause.
-type fixLast struct {
-	msg string
-	err error
+// lockedError is a thread another live process holds the writer lock of
+// (err, a store.ErrLocked), its fixes what a person can do about it. The
+// store's words are left out: they would only repeat the cause.
+type lockedError struct {
+	thread string
+	err    error
 }
 
-func (e *fixLast) Error() string { return e.msg }
-func (e *fixLast) Unwrap() error { return e.err }
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("thread %q is being run by another process", threadName(e.thread))
+}
+func (e *lockedError) Unwrap() error { return e.err }
+func (e *lockedError) Fixes() []Fix {
+	return []Fix{{Action: FixWait, Thread: e.thread}, {Action: FixTakeOver, Thread: e.thread}}
+}
 
 // DeleteThread removes a thread and everything stored for it (checkpoints,
 // pending writes, events, messages, blobs, drafts) as its writer: like
@@ -1228,7 +1231,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
 	}
-	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over", false)
+	release, _, err := e.lockFor(ctx, thread, takeOver, false)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,14 @@ const (
 	FixSession
 	// FixRestoreAccess gives back access to Fix.Source.
 	FixRestoreAccess
+	// FixBudget runs with a larger token budget per turn, or none.
+	FixBudget
+	// FixWait waits for the process that holds the thread to finish, or
+	// stops it.
+	FixWait
+	// FixTakeOver goes on without the thread's writer lock, fencing out
+	// the process that holds it.
+	FixTakeOver
 )
 
 // Fix is one action that would fix an error, with what it acts on.

@@ -543,7 +543,7 @@ func (r *runner) nextCheckpoint(cp Checkpoint, records []TaskWrites, st *stepTal
 	if used := r.used + usedBy(next); r.budget > 0 && used >= r.budget && interrupt == nil && st.failed == nil && len(next.Tasks) > 0 {
 		// The run stops here (drive): the checkpoint says so, and why.
 		next.Metadata.Status = RunPaused
-		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its budget of %d (--max-tokens-per-turn)", used, r.budget)
+		next.Metadata.Reason = fmt.Sprintf("the turn used %d tokens, at or over its token budget of %d", used, r.budget)
 		st.events = append(st.events, r.event("", "", event.TokenBudget{Used: used, Budget: r.budget, Pending: describeTasks(next.Tasks)}))
 	}
 	return next, interrupt, nil

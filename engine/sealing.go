@@ -145,7 +145,7 @@ func (e *Engine) Rekey(ctx context.Context, thread string, takeOver bool) (_ Rek
 	if newID == "" {
 		return Rekeyed{}, ErrNoNewKey
 	}
-	release, _, err := e.lockFor(ctx, thread, takeOver, "wait for it to finish, kill it, or take it over with --take-over", false)
+	release, _, err := e.lockFor(ctx, thread, takeOver, false)
 	if err != nil {
 		return Rekeyed{}, err
 	}

@@ -292,7 +292,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 	if err := e.mustExist(ctx, thread); err != nil {
 		return Checkpoint{}, err
 	}
-	release, tookOver, err := e.lockStore(ctx, thread, true, lockAdvice)
+	release, tookOver, err := e.lockStore(ctx, thread, true)
 	if err != nil {
 		return Checkpoint{}, err
 	}

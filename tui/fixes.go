@@ -28,6 +28,8 @@ func (k threadKeys) fixes(err error) string {
 			says = append(says, k.Discard.Help().Key+" discards the pending tasks")
 		case engine.FixThreads:
 			says = append(says, k.Threads.Help().Key+" lists the threads")
+		case engine.FixWait:
+			says = append(says, "wait for the other process to finish, or stop it")
 		}
 	}
 	if len(says) == 0 {

@@ -271,6 +271,10 @@ func TestRunErrorsNameTheKeysThatFixThem(t *testing.T) {
 	if got := k.fixes(ended); got != ": i/enter writes a new turn, f forks" {
 		t.Errorf("an ended run's fixes read %q", got)
 	}
+	held := engine.Fixable("t", 0, errors.New("held"), engine.Fix{Action: engine.FixWait, Thread: "t"}, engine.Fix{Action: engine.FixTakeOver, Thread: "t"})
+	if got := k.fixes(held); got != ": wait for the other process to finish, or stop it" {
+		t.Errorf("a held thread's fixes read %q", got)
+	}
 	if got := k.fixes(errors.New("boom")); got != "" {
 		t.Errorf("an error without fixes reads %q", got)
 	}

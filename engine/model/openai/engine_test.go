@@ -20,6 +20,7 @@ import (
 	"rewind/engine/model/replay"
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/store/memory"
 )
 
@@ -32,6 +33,74 @@ const (
 	turn1 = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
 	turn2 = "Thanks. What is the order status now, where is the parcel, and is the refund still possible?"
 )
+
+// checkpointText is what the store keeps of one checkpoint: its row,
+// blobs and pending writes.
+func checkpointText(t *testing.T, st *memory.Store, thread string, id int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	var haystack []string
+	cp, err := st.Get(ctx, thread, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	haystack = append(haystack, string(cp.State), string(cp.Meta), string(cp.Rebased))
+	blobs, err := st.Blobs(ctx, thread, cp.BlobRefs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blobs {
+		haystack = append(haystack, string(b.Body))
+	}
+	ws, err := st.Writes(ctx, thread, cp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		haystack = append(haystack, string(w.Writes))
+	}
+	return haystack
+}
+
+// storedText is every byte the store keeps of its threads (checkpoints,
+// blobs, writes, messages, events), for a search, and the threads.
+func storedText(t *testing.T, st *memory.Store) ([]string, []store.Thread) {
+	t.Helper()
+	ctx := context.Background()
+	var haystack []string
+	threads, err := st.Threads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range threads {
+		haystack = append(haystack, th.ID)
+		cps, err := st.History(ctx, th.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range cps {
+			haystack = append(haystack, checkpointText(t, st, th.ID, row.ID)...)
+		}
+		// The transcript is stored apart, message by message.
+		for idx := int64(0); idx < 200; idx++ {
+			ms, err := st.MessagesAt(ctx, th.ID, idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				haystack = append(haystack, string(m.Body))
+			}
+		}
+		evs, err := st.Events(ctx, th.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			haystack = append(haystack, ev.Type, string(ev.Payload))
+		}
+	}
+	return haystack, threads
+}
 
 // TestSentinelKeyReachesNoStoredOrPrintedByte runs two whole ticket turns
 // through the engine against a fake server with a sentinel key. The server
@@ -117,56 +186,7 @@ func TestSentinelKeyReachesNoStoredOrPrintedByte(t *testing.T) {
 		t.Fatal("the summarizer's failure did not reach the events: the test did not exercise the error path")
 	}
 
-	var haystack []string
-	threads, err := st.Threads(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, th := range threads {
-		haystack = append(haystack, th.ID)
-		cps, err := st.History(ctx, th.ID, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range cps {
-			cp, err := st.Get(ctx, th.ID, row.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			haystack = append(haystack, string(cp.State), string(cp.Meta), string(cp.Rebased))
-			blobs, err := st.Blobs(ctx, th.ID, cp.BlobRefs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range blobs {
-				haystack = append(haystack, string(b.Body))
-			}
-			ws, err := st.Writes(ctx, th.ID, cp.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range ws {
-				haystack = append(haystack, string(w.Writes))
-			}
-		}
-		// The transcript is stored apart, message by message.
-		for idx := int64(0); idx < 200; idx++ {
-			ms, err := st.MessagesAt(ctx, th.ID, idx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range ms {
-				haystack = append(haystack, string(m.Body))
-			}
-		}
-		evs, err := st.Events(ctx, th.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range evs {
-			haystack = append(haystack, ev.Type, string(ev.Payload))
-		}
-	}
+	haystack, threads := storedText(t, st)
 	file, err := os.ReadFile(recording)
 	if err != nil {
 		t.Fatal(err)

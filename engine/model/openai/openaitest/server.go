@@ -258,73 +258,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_json", "could not parse the JSON body: "+err.Error(), "")
 		return
 	}
-	req := Request{Path: r.URL.Path, Model: wr.Model, Stream: wr.Stream, Authorization: r.Header.Get("Authorization")}
-	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
-	if rf := wr.ResponseFormat; rf != nil {
-		req.ResponseFormat = rf.Type
-		if js := rf.JSONSchema; js != nil {
-			req.SchemaName, req.Schema, req.Strict = js.Name, js.Schema, js.Strict
-		}
-	}
-	for _, m := range wr.Messages {
-		cm := model.Message{Role: m.Role, Content: text(m.Content), ToolCallID: m.ToolCallID}
-		switch m.Role {
-		case "system", "developer":
-			cm.Role = model.ChatSystem
-			if req.System != "" {
-				req.System += "\n"
-			}
-			req.System += cm.Content
-		case "user":
-			req.Prompt = cm.Content // the last user message: the task
-		}
-		for _, c := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-		}
-		req.Messages = append(req.Messages, cm)
-	}
-	for _, t := range wr.Tools {
-		req.Tools = append(req.Tools, model.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-	}
+	req := requestOf(r, wr)
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
-	var f *Fault
-	if len(s.faults) > 0 {
-		f = &s.faults[0]
-		s.faults = s.faults[1:]
-	} else if s.faultFor != nil {
-		f = s.faultFor(req)
-	}
+	f := s.nextFault(req)
 	s.mu.Unlock()
-	if f == nil {
-		f = &Fault{}
-	}
-	switch {
-	case f.Stall:
-		select {
-		case <-r.Context().Done():
-		case <-s.quit:
-		}
-		return
-	case f.Status != 0:
-		if f.RetryAfter != "" {
-			w.Header().Set("Retry-After", f.RetryAfter)
-		}
-		if f.Body != "" { // an error in the server's own shape
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(f.Status)
-			_, _ = w.Write([]byte(f.Body))
-			return
-		}
-		writeError(w, f.Status, f.Code, f.Message, "")
-		return
-	case f.Body != "":
-		ct := f.ContentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		w.Header().Set("Content-Type", ct)
-		_, _ = w.Write([]byte(f.Body))
+	if s.answerFault(w, r, f) {
 		return
 	}
 	if refused := refuses(formats, req.ResponseFormat); refused != "" {
@@ -377,6 +316,90 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, req, f, answer, calls, finish, usage)
+}
+
+// requestOf is what the server records of a chat request: its messages in
+// rewind's terms, the system text, the last user prompt and the tools.
+func requestOf(r *http.Request, wr wireRequest) Request {
+	req := Request{Path: r.URL.Path, Model: wr.Model, Stream: wr.Stream, Authorization: r.Header.Get("Authorization")}
+	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
+	if rf := wr.ResponseFormat; rf != nil {
+		req.ResponseFormat = rf.Type
+		if js := rf.JSONSchema; js != nil {
+			req.SchemaName, req.Schema, req.Strict = js.Name, js.Schema, js.Strict
+		}
+	}
+	for _, m := range wr.Messages {
+		cm := model.Message{Role: m.Role, Content: text(m.Content), ToolCallID: m.ToolCallID}
+		switch m.Role {
+		case "system", "developer":
+			cm.Role = model.ChatSystem
+			if req.System != "" {
+				req.System += "\n"
+			}
+			req.System += cm.Content
+		case "user":
+			req.Prompt = cm.Content // the last user message: the task
+		}
+		for _, c := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, cm)
+	}
+	for _, t := range wr.Tools {
+		req.Tools = append(req.Tools, model.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return req
+}
+
+// nextFault is the fault queued for this request, or the one faultFor
+// picks, or none. The caller holds s.mu.
+func (s *Server) nextFault(req Request) *Fault {
+	var f *Fault
+	if len(s.faults) > 0 {
+		f = &s.faults[0]
+		s.faults = s.faults[1:]
+	} else if s.faultFor != nil {
+		f = s.faultFor(req)
+	}
+	if f == nil {
+		f = &Fault{}
+	}
+	return f
+}
+
+// answerFault answers with the fault's stall, status or body, and says
+// whether it did; a fault with none of them lets the request through.
+func (s *Server) answerFault(w http.ResponseWriter, r *http.Request, f *Fault) bool {
+	switch {
+	case f.Stall:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return true
+	case f.Status != 0:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		if f.Body != "" { // an error in the server's own shape
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.Status)
+			_, _ = w.Write([]byte(f.Body))
+			return true
+		}
+		writeError(w, f.Status, f.Code, f.Message, "")
+		return true
+	case f.Body != "":
+		ct := f.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write([]byte(f.Body))
+		return true
+	}
+	return false
 }
 
 // wireAnswer is an answer's message as OpenAI writes it: content null when

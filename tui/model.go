@@ -165,6 +165,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.keys = newThreadKeys()
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
+	m.threads.readOnly = m.readOnly()
 	m.composer = newComposer()
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/store/browse"
+	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
 )
 
@@ -418,4 +420,25 @@ func diffsAlike(t *testing.T, h *harness, bin, path string, src browse.Source, c
 		}
 	}
 	return false, n
+}
+
+// An empty LangGraph database opens on a threads list that says so and
+// offers nothing rewind would write: not the rewind store's "press n".
+func TestReadOnlySourceEmptySaysItStartsNoThread(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	lgtest.OpenWriter(t, path) // LangGraph's tables, no row
+	src, err := langgraph.Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Close() })
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{}, 100, 24)
+	h.until("the empty list", func() bool { return h.contains("No threads in this database.") })
+	if h.contains("Press n") {
+		t.Fatalf("an empty read-only database offers to start a thread:\n%s", h.screen())
+	}
+	h.key("n")
+	if !h.contains("off") || h.m.screen != screenThreads {
+		t.Fatalf("n on an empty read-only database did not say it is off:\n%s", h.screen())
+	}
 }

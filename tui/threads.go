@@ -31,6 +31,9 @@ type threadList struct {
 	states   map[string]threadState
 	gen      int
 	inFlight int // reads of states under way
+	// readOnly: a source rewind cannot write (a LangGraph database), so
+	// the empty list does not offer n.
+	readOnly bool
 }
 
 // listRow is one row: thread t's root chain (sub nil) or its subgraph
@@ -231,6 +234,13 @@ func (l *threadList) lines(th *themes.Theme, current browse.Chain) []string {
 		return []string{th.Muted.Render("loading threads…")}
 	case l.err != nil:
 		return append([]string{th.Error.Render("cannot list threads:")}, wrap(l.err.Error(), l.w)...)
+	case len(l.threads) == 0 && l.readOnly:
+		return []string{
+			th.Text.Render("No threads in this database."),
+			"",
+			th.Muted.Render("It is opened read-only: rewind shows the threads another"),
+			th.Muted.Render("program wrote here and never starts one."),
+		}
 	case len(l.threads) == 0:
 		return []string{
 			th.Text.Render("No threads yet."),

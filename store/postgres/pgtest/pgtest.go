@@ -36,16 +36,7 @@ func Admin(t testing.TB) string {
 // server, dropped (with force) when the test ends, and returns its URL.
 func Fresh(t testing.TB, prefix string) string {
 	t.Helper()
-	dbURL, drop, err := Create(context.Background(), Admin(t), prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := drop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return dbURL
+	return FreshFrom(t, prefix, "")
 }
 
 // Create is Fresh for a database that outlives one test (say, one that
@@ -54,11 +45,11 @@ func Create(ctx context.Context, admin, prefix string) (dbURL string, drop func(
 	return create(ctx, admin, prefix, "")
 }
 
-// FreshFrom is Fresh for a copy of the database template names (a
-// database made once, by Create, and left unconnected: PostgreSQL copies
-// it only while no session is in it). A copy costs what an empty
-// database costs, where preparing one again (a store's migrations) costs
-// more.
+// FreshFrom is Fresh for a copy of the database template names ("": an
+// empty one). A template is a database made once, by Create, and left
+// unconnected: PostgreSQL copies it only while no session is in it. A
+// copy costs what an empty database costs, where preparing one again (a
+// store's migrations) costs more.
 func FreshFrom(t testing.TB, prefix, template string) string {
 	t.Helper()
 	dbURL, drop, err := create(context.Background(), Admin(t), prefix, template)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -63,81 +64,169 @@ const (
 	helpGroups
 )
 
-// threadKeyRow is one key of the thread view: the name `[keys]` rebinds
-// it under ("": not rebindable, shown in the help only), its help group,
-// its default keys, what it does, and the field of threadKeys it fills.
-type threadKeyRow struct {
+// keyRow is one key of a key map K: the name `[keys]` rebinds it under
+// ("": not rebindable), its help group (a column of ?), its default keys,
+// what it does, the field of K it fills, and two optional columns: its
+// place and word in the footer (foot; at 0: not in the footer), and what
+// it would do when it is off on a read-only source (off; "": on there).
+type keyRow[K any] struct {
 	name  string
 	group int
 	keys  []string
 	desc  string
-	field func(*threadKeys) *key.Binding
+	field func(*K) *key.Binding
+	foot  footHint
+	off   string
 }
 
-// threadKeyTable is the only place the thread view's keys are declared:
-// the bindings (newThreadKeys), the config names (keyNames), the ? screen
-// (FullHelp) and README's key table are all read from it, so a key cannot
-// be bound and missing from the help or README
-// (TestEveryThreadKeyIsInTheTable). Its order is keyNames' (the config's
-// error lists the names in it); FullHelp takes the rows group by group.
-var threadKeyTable = []threadKeyRow{
-	{"prev", helpScrub, []string{"left", "h"}, "previous checkpoint", func(k *threadKeys) *key.Binding { return &k.Prev }},
-	{"next", helpScrub, []string{"right", "l"}, "next checkpoint", func(k *threadKeys) *key.Binding { return &k.Next }},
-	{"first", helpScrub, []string{"home", "g"}, "first of branch", func(k *threadKeys) *key.Binding { return &k.First }},
-	{"last", helpScrub, []string{"end", "G"}, "last of branch", func(k *threadKeys) *key.Binding { return &k.Last }},
-	{"branch_prev", helpScrub, []string{"["}, "previous branch", func(k *threadKeys) *key.Binding { return &k.BranchPrev }},
-	{"branch_next", helpScrub, []string{"]"}, "next branch", func(k *threadKeys) *key.Binding { return &k.BranchNext }},
-	{"up", helpMove, []string{"up", "k"}, "up: row or scroll", func(k *threadKeys) *key.Binding { return &k.Up }},
-	{"down", helpMove, []string{"down", "j"}, "down: row or scroll", func(k *threadKeys) *key.Binding { return &k.Down }},
-	{"page_up", helpMove, []string{"pgup", "ctrl+u"}, "page up", func(k *threadKeys) *key.Binding { return &k.PageUp }},
-	{"page_down", helpMove, []string{"pgdown", "ctrl+d"}, "page down", func(k *threadKeys) *key.Binding { return &k.PageDown }},
-	{"focus_next", helpMove, []string{"tab"}, "next pane", func(k *threadKeys) *key.Binding { return &k.FocusNext }},
-	{"focus_prev", helpMove, []string{"shift+tab"}, "previous pane", func(k *threadKeys) *key.Binding { return &k.FocusPrev }},
-	{"tab_conversation", helpMove, []string{"1"}, "conversation", func(k *threadKeys) *key.Binding { return &k.TabConv }},
-	{"tab_state", helpMove, []string{"2"}, "state", func(k *threadKeys) *key.Binding { return &k.TabState }},
-	{"tab_inspector", helpMove, []string{"3"}, "inspector", func(k *threadKeys) *key.Binding { return &k.TabInsp }},
-	{"compose", helpRun, []string{"i", "enter"}, "write a message", func(k *threadKeys) *key.Binding { return &k.Compose }},
-	// The composer handles ctrl+d; the help says what it does there.
-	{"", helpRun, []string{"ctrl+d"}, "draft reply (writing)", func(k *threadKeys) *key.Binding { return &k.DraftHelp }},
-	{"fork", helpRun, []string{"f"}, "fork here", func(k *threadKeys) *key.Binding { return &k.Fork }},
-	{"resume", helpRun, []string{"r"}, "resume", func(k *threadKeys) *key.Binding { return &k.Resume }},
-	{"stop", helpRun, []string{"x"}, "stop the run", func(k *threadKeys) *key.Binding { return &k.Stop }},
-	{"kill", helpRun, []string{"X", "ctrl+k"}, "kill worker (asks)", func(k *threadKeys) *key.Binding { return &k.Kill }},
-	{"drill", helpRun, []string{"K"}, "arm a kill point", func(k *threadKeys) *key.Binding { return &k.Drill }},
-	{"dismiss", helpRun, []string{"esc"}, "hide drill report", func(k *threadKeys) *key.Binding { return &k.Dismiss }},
-	{"discard", helpRun, []string{"D"}, "discard pending", func(k *threadKeys) *key.Binding { return &k.Discard }},
-	{"approve", helpRun, []string{"a"}, "approve/reject draft", func(k *threadKeys) *key.Binding { return &k.Approve }},
-	{"breakpoints", helpRun, []string{"b"}, "breakpoints", func(k *threadKeys) *key.Binding { return &k.Breaks }},
-	{"threads", helpScreen, []string{"t"}, "threads", func(k *threadKeys) *key.Binding { return &k.Threads }},
-	{"fold", helpScreen, []string{"z"}, "fold/unfold text", func(k *threadKeys) *key.Binding { return &k.Fold }},
-	{"theme", helpScreen, []string{"T"}, "next theme (saved)", func(k *threadKeys) *key.Binding { return &k.Theme }},
-	{"log", helpScreen, []string{"L"}, "status log", func(k *threadKeys) *key.Binding { return &k.Log }},
-	{"script", helpScreen, []string{"s"}, "lesson script panel", func(k *threadKeys) *key.Binding { return &k.Script }},
-	{"help", helpScreen, []string{"?"}, "help", func(k *threadKeys) *key.Binding { return &k.Help }},
-	{"quit", helpScreen, []string{"q", "ctrl+c"}, "quit (asks mid-run)", func(k *threadKeys) *key.Binding { return &k.Quit }},
-	{"replay", helpParity, []string{"p"}, "replay here (asks)", func(k *threadKeys) *key.Binding { return &k.Replay }},
-	{"edit_state", helpParity, []string{"e"}, "edit state ($EDITOR)", func(k *threadKeys) *key.Binding { return &k.EditState }},
-	{"mark", helpParity, []string{"m"}, "mark for compare", func(k *threadKeys) *key.Binding { return &k.Mark }},
-	{"compare", helpParity, []string{"="}, "compare with the mark", func(k *threadKeys) *key.Binding { return &k.Compare }},
-	{"graph", helpParity, []string{"v"}, "graph view", func(k *threadKeys) *key.Binding { return &k.Graph }},
-	{"prompt", helpParity, []string{"P"}, "what the model saw", func(k *threadKeys) *key.Binding { return &k.Prompt }},
-	{"turn_prev", helpNav, []string{"{"}, "previous turn", func(k *threadKeys) *key.Binding { return &k.TurnPrev }},
-	{"turn_next", helpNav, []string{"}"}, "next turn", func(k *threadKeys) *key.Binding { return &k.TurnNext }},
-	{"goto", helpNav, []string{":"}, "go to checkpoint (@N)", func(k *threadKeys) *key.Binding { return &k.Goto }},
-	{"search", helpNav, []string{"/"}, "search", func(k *threadKeys) *key.Binding { return &k.Search }},
-	{"search_next", helpNav, []string{"n"}, "next match", func(k *threadKeys) *key.Binding { return &k.SearchNext }},
-	{"search_prev", helpNav, []string{"N"}, "previous match", func(k *threadKeys) *key.Binding { return &k.SearchPrev }},
-	{"zoom", helpNav, []string{"+"}, "zoom pane", func(k *threadKeys) *key.Binding { return &k.Zoom }},
-	{"trace", helpNav, []string{"o"}, "resume trace (⟲ ✝)", func(k *threadKeys) *key.Binding { return &k.Trace }},
+// footHint is a key's place in the footer (1 first) and its word there.
+type footHint struct {
+	at   int
+	word string
 }
 
-func newThreadKeys() threadKeys {
-	var k threadKeys
-	for _, r := range threadKeyTable {
+// row is a key map's row with no footer place, on on a read-only source.
+func row[K any](name string, group int, keys []string, desc string, field func(*K) *key.Binding) keyRow[K] {
+	return keyRow[K]{name: name, group: group, keys: keys, desc: desc, field: field}
+}
+
+// inFooter puts r at place at of the footer, as word.
+func (r keyRow[K]) inFooter(at int, word string) keyRow[K] {
+	r.foot = footHint{at, word}
+	return r
+}
+
+// offReadOnly says what r does, refused on a read-only source.
+func (r keyRow[K]) offReadOnly(what string) keyRow[K] {
+	r.off = what
+	return r
+}
+
+// keyTable is the only place a key map's keys are declared: its bindings
+// (bind), config names (names), footer (footer), ? screen (fullHelp), the
+// keys off on a read-only source (offKeys) and README's tables are all
+// read from it, so a key cannot be bound and missing from the help or
+// README (TestEveryThreadKeyIsInTheTable,
+// TestEveryKeyMapHelpsWithEveryBinding).
+type keyTable[K any] []keyRow[K]
+
+// bind is the key map with every row's binding.
+func (t keyTable[K]) bind() K {
+	var k K
+	for _, r := range t {
 		*r.field(&k) = bind(r.desc, r.keys...)
 	}
 	return k
 }
+
+// names are k's rebindable keys by config name, in the table's order.
+func (t keyTable[K]) names(k *K) []keyName {
+	out := make([]keyName, 0, len(t))
+	for _, r := range t {
+		if r.name != "" {
+			out = append(out, keyName{r.name, r.field(k)})
+		}
+	}
+	return out
+}
+
+// fullHelp is k's rows group by group (groups of them), less those keep
+// refuses.
+func (t keyTable[K]) fullHelp(k K, groups int, keep func(keyRow[K]) bool) [][]key.Binding {
+	out := make([][]key.Binding, groups)
+	for _, r := range t {
+		if keep == nil || keep(r) {
+			out[r.group] = append(out[r.group], *r.field(&k))
+		}
+	}
+	return out
+}
+
+// footer is k's footer keys in their places, each shortened to its word.
+func (t keyTable[K]) footer(k K) []key.Binding {
+	rows := slices.DeleteFunc(slices.Clone(t), func(r keyRow[K]) bool { return r.foot.at == 0 })
+	slices.SortStableFunc(rows, func(a, b keyRow[K]) int { return a.foot.at - b.foot.at })
+	out := make([]key.Binding, len(rows))
+	for i, r := range rows {
+		out[i] = short(*r.field(&k), r.foot.word)
+	}
+	return out
+}
+
+// offKeys are k's keys that are off on a read-only source, with what each
+// would do.
+func (t keyTable[K]) offKeys(k K) []offKey {
+	var out []offKey
+	for _, r := range t {
+		if r.off != "" {
+			out = append(out, offKey{*r.field(&k), r.off})
+		}
+	}
+	return out
+}
+
+// threadKeyRow is one key of the thread view.
+type threadKeyRow = keyRow[threadKeys]
+
+// needsStore is why a key that only reads is off on a read-only source.
+const needsStore = " (it reads what only a rewind store keeps)"
+
+// threadKeyTable is the thread view's keys. Its order is keyNames' (the
+// config's error lists the names in it); FullHelp takes the rows group by
+// group. A row with no name is a key another component handles (the
+// composer's ctrl+d), listed in ? only where it can be pressed.
+var threadKeyTable = keyTable[threadKeys]{
+	row("prev", helpScrub, []string{"left", "h"}, "previous checkpoint", func(k *threadKeys) *key.Binding { return &k.Prev }),
+	row("next", helpScrub, []string{"right", "l"}, "next checkpoint", func(k *threadKeys) *key.Binding { return &k.Next }),
+	row("first", helpScrub, []string{"home", "g"}, "first of branch", func(k *threadKeys) *key.Binding { return &k.First }),
+	row("last", helpScrub, []string{"end", "G"}, "last of branch", func(k *threadKeys) *key.Binding { return &k.Last }),
+	row("branch_prev", helpScrub, []string{"["}, "previous branch", func(k *threadKeys) *key.Binding { return &k.BranchPrev }),
+	row("branch_next", helpScrub, []string{"]"}, "next branch", func(k *threadKeys) *key.Binding { return &k.BranchNext }),
+	row("up", helpMove, []string{"up", "k"}, "up: row or scroll", func(k *threadKeys) *key.Binding { return &k.Up }),
+	row("down", helpMove, []string{"down", "j"}, "down: row or scroll", func(k *threadKeys) *key.Binding { return &k.Down }),
+	row("page_up", helpMove, []string{"pgup", "ctrl+u"}, "page up", func(k *threadKeys) *key.Binding { return &k.PageUp }),
+	row("page_down", helpMove, []string{"pgdown", "ctrl+d"}, "page down", func(k *threadKeys) *key.Binding { return &k.PageDown }),
+	row("focus_next", helpMove, []string{"tab"}, "next pane", func(k *threadKeys) *key.Binding { return &k.FocusNext }).inFooter(5, "pane"),
+	row("focus_prev", helpMove, []string{"shift+tab"}, "previous pane", func(k *threadKeys) *key.Binding { return &k.FocusPrev }),
+	row("tab_conversation", helpMove, []string{"1"}, "conversation", func(k *threadKeys) *key.Binding { return &k.TabConv }),
+	row("tab_state", helpMove, []string{"2"}, "state", func(k *threadKeys) *key.Binding { return &k.TabState }),
+	row("tab_inspector", helpMove, []string{"3"}, "inspector", func(k *threadKeys) *key.Binding { return &k.TabInsp }),
+	row("compose", helpRun, []string{"i", "enter"}, "write a message", func(k *threadKeys) *key.Binding { return &k.Compose }).inFooter(1, "write").offReadOnly("writing a message"),
+	// The composer handles ctrl+d; the help says what it does there.
+	row("", helpRun, []string{"ctrl+d"}, "draft reply (writing)", func(k *threadKeys) *key.Binding { return &k.DraftHelp }),
+	row("fork", helpRun, []string{"f"}, "fork here", func(k *threadKeys) *key.Binding { return &k.Fork }).inFooter(3, "fork").offReadOnly("forking"),
+	row("resume", helpRun, []string{"r"}, "resume", func(k *threadKeys) *key.Binding { return &k.Resume }).inFooter(2, "resume").offReadOnly("resuming"),
+	row("stop", helpRun, []string{"x"}, "stop the run", func(k *threadKeys) *key.Binding { return &k.Stop }).offReadOnly("stopping a run"),
+	row("kill", helpRun, []string{"X", "ctrl+k"}, "kill worker (asks)", func(k *threadKeys) *key.Binding { return &k.Kill }).offReadOnly("killing a worker"),
+	row("drill", helpRun, []string{"K"}, "arm a kill point", func(k *threadKeys) *key.Binding { return &k.Drill }).offReadOnly("arming a kill point"),
+	row("dismiss", helpRun, []string{"esc"}, "hide drill report", func(k *threadKeys) *key.Binding { return &k.Dismiss }),
+	row("discard", helpRun, []string{"D"}, "discard pending", func(k *threadKeys) *key.Binding { return &k.Discard }).offReadOnly("discarding pending tasks"),
+	row("approve", helpRun, []string{"a"}, "approve/reject draft", func(k *threadKeys) *key.Binding { return &k.Approve }).offReadOnly("answering an approval"),
+	row("breakpoints", helpRun, []string{"b"}, "breakpoints", func(k *threadKeys) *key.Binding { return &k.Breaks }).offReadOnly("setting breakpoints"),
+	row("threads", helpScreen, []string{"t"}, "threads", func(k *threadKeys) *key.Binding { return &k.Threads }).inFooter(4, "threads"),
+	row("fold", helpScreen, []string{"z"}, "fold/unfold text", func(k *threadKeys) *key.Binding { return &k.Fold }),
+	row("theme", helpScreen, []string{"T"}, "next theme (saved)", func(k *threadKeys) *key.Binding { return &k.Theme }),
+	row("log", helpScreen, []string{"L"}, "status log", func(k *threadKeys) *key.Binding { return &k.Log }),
+	row("script", helpScreen, []string{"s"}, "lesson script panel", func(k *threadKeys) *key.Binding { return &k.Script }),
+	row("help", helpScreen, []string{"?"}, "help", func(k *threadKeys) *key.Binding { return &k.Help }).inFooter(7, "help"),
+	row("quit", helpScreen, []string{"q", "ctrl+c"}, "quit (asks mid-run)", func(k *threadKeys) *key.Binding { return &k.Quit }).inFooter(6, "quit"),
+	row("replay", helpParity, []string{"p"}, "replay here (asks)", func(k *threadKeys) *key.Binding { return &k.Replay }).offReadOnly("replaying a checkpoint"),
+	row("edit_state", helpParity, []string{"e"}, "edit state ($EDITOR)", func(k *threadKeys) *key.Binding { return &k.EditState }).offReadOnly("editing the state"),
+	row("mark", helpParity, []string{"m"}, "mark for compare", func(k *threadKeys) *key.Binding { return &k.Mark }).offReadOnly("marking for a compare" + needsStore),
+	row("compare", helpParity, []string{"="}, "compare with the mark", func(k *threadKeys) *key.Binding { return &k.Compare }).offReadOnly("comparing" + needsStore),
+	row("graph", helpParity, []string{"v"}, "graph view", func(k *threadKeys) *key.Binding { return &k.Graph }).offReadOnly("the graph view" + needsStore),
+	row("prompt", helpParity, []string{"P"}, "what the model saw", func(k *threadKeys) *key.Binding { return &k.Prompt }).offReadOnly("what the model saw" + needsStore),
+	row("turn_prev", helpNav, []string{"{"}, "previous turn", func(k *threadKeys) *key.Binding { return &k.TurnPrev }),
+	row("turn_next", helpNav, []string{"}"}, "next turn", func(k *threadKeys) *key.Binding { return &k.TurnNext }),
+	row("goto", helpNav, []string{":"}, "go to checkpoint (@N)", func(k *threadKeys) *key.Binding { return &k.Goto }),
+	row("search", helpNav, []string{"/"}, "search", func(k *threadKeys) *key.Binding { return &k.Search }),
+	row("search_next", helpNav, []string{"n"}, "next match", func(k *threadKeys) *key.Binding { return &k.SearchNext }),
+	row("search_prev", helpNav, []string{"N"}, "previous match", func(k *threadKeys) *key.Binding { return &k.SearchPrev }),
+	row("zoom", helpNav, []string{"+"}, "zoom pane", func(k *threadKeys) *key.Binding { return &k.Zoom }),
+	row("trace", helpNav, []string{"o"}, "resume trace (⟲ ✝)", func(k *threadKeys) *key.Binding { return &k.Trace }).offReadOnly("the resume trace" + needsStore),
+}
+
+func newThreadKeys() threadKeys { return threadKeyTable.bind() }
 
 // keyName is a rebindable key and the name the config file gives it.
 type keyName struct {
@@ -147,15 +236,7 @@ type keyName struct {
 
 // keyNames are the thread view's rebindable keys by config name, in the
 // table's order.
-func (k *threadKeys) keyNames() []keyName {
-	out := make([]keyName, 0, len(threadKeyTable))
-	for _, r := range threadKeyTable {
-		if r.name != "" {
-			out = append(out, keyName{r.name, r.field(k)})
-		}
-	}
-	return out
-}
+func (k *threadKeys) keyNames() []keyName { return threadKeyTable.names(k) }
 
 // short is b for the footer: a short description, and when b has a
 // one-letter key, only that and the arrows (the help lists the others).
@@ -174,23 +255,21 @@ func short(b key.Binding, desc string) key.Binding {
 
 // footer is the key line under the status bar, the most needed first:
 // focused (the keys of the components that have the focus: h/l scrub),
-// the thread view's keys, then quit and ? help, last. A footer short of
-// room drops keys from the end of the list, before quit and help
-// (keyLine).
+// the thread view's keys with a footer place, quit and ? help last. A
+// footer short of room drops keys from the end of the list, before quit
+// and help (keyLine).
 func (k threadKeys) footer(focused []key.Binding) []key.Binding {
-	bs := append([]key.Binding{}, focused...)
-	bs = append(bs, short(k.Compose, "write"), short(k.Resume, "resume"), short(k.Fork, "fork"),
-		short(k.Threads, "threads"), short(k.FocusNext, "pane"))
-	return append(bs, short(k.Quit, "quit"), k.Help)
+	return append(slices.Clone(focused), threadKeyTable.footer(k)...)
 }
 
 // FullHelp is the `?` screen: the table's rows, group by group.
-func (k threadKeys) FullHelp() [][]key.Binding {
-	groups := make([][]key.Binding, helpGroups)
-	for _, r := range threadKeyTable {
-		groups[r.group] = append(groups[r.group], *r.field(&k))
-	}
-	return groups
+func (k threadKeys) FullHelp() [][]key.Binding { return threadKeyTable.fullHelp(k, helpGroups, nil) }
+
+// readOnlyHelp is the `?` screen on a read-only source: the composer never
+// opens there, so its keys (the rows with no name) are left out; ctrl+d
+// is page down only.
+func (k threadKeys) readOnlyHelp() [][]key.Binding {
+	return threadKeyTable.fullHelp(k, helpGroups, func(r threadKeyRow) bool { return r.name != "" })
 }
 
 // threadListKeys are the keys of the threads screen.
@@ -198,28 +277,26 @@ type threadListKeys struct {
 	Up, Down, Open, New, Delete, Refresh, Back, Log, Help, Quit key.Binding
 }
 
-func newThreadListKeys() threadListKeys {
-	return threadListKeys{
-		Up:      bind("up", "up", "k"),
-		Down:    bind("down", "down", "j"),
-		Open:    bind("open", "enter", "o"),
-		New:     bind("new thread", "n"),
-		Delete:  bind("delete (asks y/n)", "d", "delete"),
-		Refresh: bind("refresh", "R", "ctrl+r"),
-		Back:    bind("back", "esc"),
-		Log:     bind("status log", "L"),
-		Help:    bind("help", "?"),
-		Quit:    bind("quit", "q", "ctrl+c"),
-	}
+// threadListKeyTable is the threads screen's keys (keyTable): three
+// columns in ?.
+var threadListKeyTable = keyTable[threadListKeys]{
+	row("", 0, []string{"up", "k"}, "up", func(k *threadListKeys) *key.Binding { return &k.Up }).inFooter(1, "up"),
+	row("", 0, []string{"down", "j"}, "down", func(k *threadListKeys) *key.Binding { return &k.Down }).inFooter(2, "down"),
+	row("", 0, []string{"enter", "o"}, "open", func(k *threadListKeys) *key.Binding { return &k.Open }).inFooter(3, "open"),
+	row("", 1, []string{"n"}, "new thread", func(k *threadListKeys) *key.Binding { return &k.New }).inFooter(4, "new thread").offReadOnly("starting a thread"),
+	row("", 1, []string{"d", "delete"}, "delete (asks y/n)", func(k *threadListKeys) *key.Binding { return &k.Delete }).inFooter(5, "delete").offReadOnly("deleting a thread"),
+	row("", 1, []string{"R", "ctrl+r"}, "refresh", func(k *threadListKeys) *key.Binding { return &k.Refresh }),
+	row("", 2, []string{"esc"}, "back", func(k *threadListKeys) *key.Binding { return &k.Back }).inFooter(6, "back"),
+	row("", 2, []string{"L"}, "status log", func(k *threadListKeys) *key.Binding { return &k.Log }),
+	row("", 2, []string{"?"}, "help", func(k *threadListKeys) *key.Binding { return &k.Help }).inFooter(8, "help"),
+	row("", 2, []string{"q", "ctrl+c"}, "quit", func(k *threadListKeys) *key.Binding { return &k.Quit }).inFooter(7, "quit"),
 }
 
-func (k threadListKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, short(k.Open, "open"), k.New, short(k.Delete, "delete"), k.Back, short(k.Quit, "quit"), k.Help}
-}
+func newThreadListKeys() threadListKeys { return threadListKeyTable.bind() }
 
-func (k threadListKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.New, k.Delete, k.Refresh}, {k.Back, k.Log, k.Help, k.Quit}}
-}
+func (k threadListKeys) ShortHelp() []key.Binding { return threadListKeyTable.footer(k) }
+
+func (k threadListKeys) FullHelp() [][]key.Binding { return threadListKeyTable.fullHelp(k, 3, nil) }
 
 // pagerKeys scroll and close the help and the status log.
 type pagerKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }

@@ -374,28 +374,36 @@ func TestStatusBarKeepsThePosition(t *testing.T) {
 	}
 }
 
-// Every key of the thread view is a row of threadKeyTable, with its keys
-// and its help text: a binding added to threadKeys without a row (so
-// without help, README and a config name) fails here, and a row is the
-// only thing needed for the ? screen, README and [keys] to list it.
+// Every key of the thread view and of the threads list is a row of its
+// table (threadKeyTable, threadListKeyTable), with its keys and its help
+// text: a binding added to the key map without a row (so without help,
+// README and a config name) fails here, and a row is the only thing
+// needed for the ? screen, the footer, README, [keys] and the read-only
+// refusals to list it.
 func TestEveryThreadKeyIsInTheTable(t *testing.T) {
-	var k threadKeys
+	checkKeyTable(t, "threadKeys", threadKeyTable, helpGroups)
+	checkKeyTable(t, "threadListKeys", threadListKeyTable, 3)
+}
+
+func checkKeyTable[K interface{ FullHelp() [][]key.Binding }](t *testing.T, name string, table keyTable[K], groups int) {
+	t.Helper()
+	var k K
 	rows := map[*key.Binding]string{}
 	names := map[string]bool{}
-	for _, r := range threadKeyTable {
+	for _, r := range table {
 		b := r.field(&k)
 		if prev, ok := rows[b]; ok {
-			t.Errorf("rows %q and %q fill the same binding", prev, r.name)
+			t.Errorf("%s: rows %q and %q fill the same binding", name, prev, r.desc)
 		}
-		rows[b] = r.name
+		rows[b] = r.desc
 		if len(r.keys) == 0 || strings.TrimSpace(r.desc) == "" {
-			t.Errorf("row %q (group %d) lacks its keys or its help text", r.name, r.group)
+			t.Errorf("%s: row %q (group %d) lacks its keys or its help text", name, r.name, r.group)
 		}
-		if r.group < 0 || r.group >= helpGroups {
-			t.Errorf("row %q is in no help group (%d)", r.name, r.group)
+		if r.group < 0 || r.group >= groups {
+			t.Errorf("%s: row %q is in no help group (%d)", name, r.name, r.group)
 		}
 		if r.name != "" && names[r.name] {
-			t.Errorf("two rows are named %q in [keys]", r.name)
+			t.Errorf("%s: two rows are named %q in [keys]", name, r.name)
 		}
 		names[r.name] = true
 	}
@@ -404,23 +412,23 @@ func TestEveryThreadKeyIsInTheTable(t *testing.T) {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		if f.Type != bindingT {
-			t.Errorf("threadKeys.%s is not a key.Binding: the thread view's keys are its bindings only", f.Name)
+			t.Errorf("%s.%s is not a key.Binding: a key map's fields are its bindings only", name, f.Name)
 			continue
 		}
 		if _, ok := rows[v.Field(i).Addr().Interface().(*key.Binding)]; !ok {
-			t.Errorf("threadKeys.%s has no row in threadKeyTable (keys.go): it would be bound, but missing from ? and README", f.Name)
+			t.Errorf("%s.%s has no row in its table (keys.go): it would be bound, but missing from ? and README", name, f.Name)
 		}
 	}
 	// What the table says is what the ? screen shows.
 	shown := map[string]bool{}
-	for _, g := range newThreadKeys().FullHelp() {
+	for _, g := range table.bind().FullHelp() {
 		for _, b := range g {
 			shown[b.Help().Key+" "+b.Help().Desc] = true
 		}
 	}
-	for _, r := range threadKeyTable {
+	for _, r := range table {
 		if want := keyLabel(r.keys) + " " + r.desc; !shown[want] {
-			t.Errorf("the ? screen lacks %q", want)
+			t.Errorf("%s: the ? screen lacks %q", name, want)
 		}
 	}
 }

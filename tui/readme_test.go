@@ -44,8 +44,8 @@ func readOnlyKeyTable() string {
 	return b.String()
 }
 
-// keyTable is README's key table, written from the bindings themselves.
-func keyTable() string {
+// readmeKeyTable is README's key table, written from the bindings themselves.
+func readmeKeyTable() string {
 	var b strings.Builder
 	row := func(k key.Binding, name string) {
 		h := k.Help()
@@ -103,7 +103,7 @@ func TestREADMEListsEveryKey(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("README lacks the key table markers %q … %q", keysBegin, keysEnd)
 	}
-	want := keyTable()
+	want := readmeKeyTable()
 	got := readme[i+len(keysBegin) : j]
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" && got != want+"\n" {
 		readme = readme[:i+len(keysBegin)] + want + "\n" + readme[j:]

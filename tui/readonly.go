@@ -30,16 +30,9 @@ func (m *Model) readOnly() bool { return m.deps.Backend == nil }
 // view's (n is its next match).
 func (m *Model) offKeys() []offKey {
 	if m.screen == screenThreads {
-		return bound(writingKeys(threadKeys{}, m.threads.keys))
+		return bound(threadListKeyTable.offKeys(m.threads.keys))
 	}
-	tk := m.keys
-	off := writingKeys(tk, threadListKeys{})
-	for _, o := range []offKey{{tk.Mark, "marking for a compare"}, {tk.Compare, "comparing"}, {tk.Graph, "the graph view"},
-		{tk.Prompt, "what the model saw"}, {tk.Trace, "the resume trace"}} {
-		o.what += " (it reads what only a rewind store keeps)"
-		off = append(off, o)
-	}
-	return bound(off)
+	return bound(threadKeyTable.offKeys(m.keys))
 }
 
 // bound is off less the keys the screen shown does not bind.
@@ -161,27 +154,9 @@ func (m *Model) onSourcePoll(msg sourcePollMsg) tea.Cmd {
 	return tea.Batch(m.sync(false), m.armSourcePoll())
 }
 
-// offKey is a key of the thread view that writes and what it would do.
+// offKey is a key that is off on a read-only source and what it would do
+// (keyRow.off).
 type offKey struct {
 	b    key.Binding
 	what string
-}
-
-// writingKeys are tk's and lk's keys that write: the table offKeys
-// refuses on a read-only source.
-func writingKeys(tk threadKeys, lk threadListKeys) []offKey {
-	return []offKey{
-		{tk.Compose, "writing a message"}, {tk.DraftHelp, "writing a draft"}, {tk.Fork, "forking"},
-		{tk.Resume, "resuming"}, {tk.Stop, "stopping a run"}, {tk.Kill, "killing a worker"},
-		{tk.Drill, "arming a kill point"}, {tk.Discard, "discarding pending tasks"},
-		{tk.Approve, "answering an approval"}, {tk.Breaks, "setting breakpoints"},
-		{tk.Replay, "replaying a checkpoint"}, {tk.EditState, "editing the state"},
-		{threadsOnly(lk.New, "new thread"), "starting a thread"}, {threadsOnly(lk.Delete, "delete a thread"), "deleting a thread"},
-	}
-}
-
-// threadsOnly is a threads list's key, its help (desc) saying where it
-// is bound (n is the next match in a chain, a new thread in the list).
-func threadsOnly(b key.Binding, desc string) key.Binding {
-	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc+" (list)"))
 }

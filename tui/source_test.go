@@ -442,3 +442,22 @@ func TestReadOnlySourceEmptySaysItStartsNoThread(t *testing.T) {
 		t.Fatalf("n on an empty read-only database did not say it is off:\n%s", h.screen())
 	}
 }
+
+// On a read-only source ctrl+d is page down only: the composer, whose
+// draft key it is, never opens there, so ? lists ctrl+d once (it listed
+// it twice, as page down and as the refused draft reply) and the key is
+// not refused.
+func TestReadOnlySourceHelpListsCtrlDOnce(t *testing.T) {
+	src, path := openFixture(t, "sqlite-python.db")
+	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, 160, 40)
+	h.until("the thread", h.loaded)
+	h.key("ctrl+d")
+	if strings.Contains(h.m.status.text, "is off") {
+		t.Fatalf("ctrl+d (page down) was refused: %q", h.m.status.text)
+	}
+	h.key("?")
+	_, lines, _ := h.m.helpLines()
+	if s := strings.Join(lines, "\n"); strings.Count(s, "ctrl+d") != 1 || strings.Contains(s, "draft reply") {
+		t.Fatalf("? should list ctrl+d once, as page down, and no draft reply:\n%s", s)
+	}
+}

@@ -461,7 +461,11 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 		groups = m.lessons.FullHelp()
 		title = "Keys · lessons"
 	} else {
-		groups = m.markOff(m.keys.FullHelp())
+		groups = m.keys.FullHelp()
+		if m.readOnly() {
+			groups = m.keys.readOnlyHelp()
+		}
+		groups = m.markOff(groups)
 		title = "Keys · thread view"
 	}
 	lines, w = helpColumns(th, groups, m.w)

@@ -158,3 +158,45 @@ func TestTheScreenIsPaintedWhole(t *testing.T) {
 		}
 	}
 }
+
+// Two keys typed in one burst (Bubble Tea v1 delivers them as one
+// message) do what they do typed apart: q closes the help and f, the
+// thread view's, opens the fork form (the help dropped it with the rest
+// of the burst); t opens the threads list and g, the list's, goes to its
+// first thread (the list had no g: every list moves by g/G as the
+// timeline does).
+func TestTwoKeysInOneBurstBothAct(t *testing.T) {
+	e := newEngine(t)
+	seed(t, e, "a")
+	seed(t, e, "b")
+	h := newHarness(t, e, Settings{Thread: "a"}, 100, 30)
+	h.until("the thread", h.loaded)
+	h.key("?")
+	h.typeText("qf")
+	if h.m.pager.shown() {
+		t.Fatalf("qf with ? open left the help open:\n%s", h.screen())
+	}
+	if _, ok := h.m.dialog.(*formDialog); !ok {
+		t.Fatalf("qf with ? open: f did not open the fork form (dialog %T):\n%s", h.m.dialog, h.screen())
+	}
+	h.key("esc")
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.m.threads.loaded })
+	if len(h.m.threads.rows) < 2 {
+		t.Fatalf("the list should show both threads:\n%s", h.screen())
+	}
+	// The list keeps the open thread selected; the test needs it not to
+	// be the first row, so that g has somewhere to go.
+	if first := h.m.threads.rows[0].id; first == "a" {
+		h.key("j", "enter")
+		h.until("thread b", func() bool { return h.m.thread == "b" && h.loaded() })
+	} else {
+		h.key("esc")
+	}
+	open := h.m.thread
+	h.typeText("tg")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.m.threads.loaded })
+	if _, c, _ := h.m.threads.selected(); h.m.threads.sel != 0 || c.Thread == open {
+		t.Fatalf("tg in the thread view: the list should select its first thread, not %q (row %d):\n%s", c.Thread, h.m.threads.sel, h.screen())
+	}
+}

@@ -274,7 +274,7 @@ func (k threadKeys) readOnlyHelp() [][]key.Binding {
 
 // threadListKeys are the keys of the threads screen.
 type threadListKeys struct {
-	Up, Down, Open, New, Delete, Refresh, Back, Log, Help, Quit key.Binding
+	Up, Down, Top, Bottom, Open, New, Delete, Refresh, Back, Log, Help, Quit key.Binding
 }
 
 // threadListKeyTable is the threads screen's keys (keyTable): three
@@ -282,6 +282,8 @@ type threadListKeys struct {
 var threadListKeyTable = keyTable[threadListKeys]{
 	row("", 0, []string{"up", "k"}, "up", func(k *threadListKeys) *key.Binding { return &k.Up }).inFooter(1, "up"),
 	row("", 0, []string{"down", "j"}, "down", func(k *threadListKeys) *key.Binding { return &k.Down }).inFooter(2, "down"),
+	row("", 0, []string{"home", "g"}, "first thread", func(k *threadListKeys) *key.Binding { return &k.Top }),
+	row("", 0, []string{"end", "G"}, "last thread", func(k *threadListKeys) *key.Binding { return &k.Bottom }),
 	row("", 0, []string{"enter", "o"}, "open", func(k *threadListKeys) *key.Binding { return &k.Open }).inFooter(3, "open"),
 	row("", 1, []string{"n"}, "new thread", func(k *threadListKeys) *key.Binding { return &k.New }).inFooter(4, "new thread").offReadOnly("starting a thread"),
 	row("", 1, []string{"d", "delete"}, "delete (asks y/n)", func(k *threadListKeys) *key.Binding { return &k.Delete }).inFooter(5, "delete").offReadOnly("deleting a thread"),

@@ -70,10 +70,8 @@ func readOnlyE2E(t *testing.T, storeSpec string, appendOne func()) {
 	waitFor("the first hit", "6/6", "match 1/3")
 	send("?")
 	waitFor("the help", "Keys · thread view", "off: write a message", "off: fork here", "search")
-	send("q")
-	waitFor("the help closed", "t threads • tab pane")
-	send("f")
-	waitFor("a writing key refused", "forking is off: this LangGraph database")
+	term.send("qf") // in one burst: q closes the help, f is the thread view's
+	waitFor("the help closed and f refused", "t threads • tab pane", "forking is off: this LangGraph database")
 	// The subgraph run: its own chain, its namespace in the status bar.
 	send("t")
 	waitFor("the threads list", "o open")

@@ -97,6 +97,10 @@ func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
 		l.move(-1)
 	case key.Matches(msg, k.Down):
 		l.move(1)
+	case key.Matches(msg, k.Top):
+		l.move(-len(l.rows))
+	case key.Matches(msg, k.Bottom):
+		l.move(len(l.rows))
 	case key.Matches(msg, k.Refresh):
 		return listRefresh, nil
 	case key.Matches(msg, k.Back):

@@ -582,9 +582,10 @@ func (m *Model) openPager(help bool) {
 func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	_, lines, _ := m.pagerContent()
 	if keys := splitRunes(msg); keys != nil { // "jjjj" typed fast: each scrolls
-		for _, k := range keys {
-			if closed, _ := m.pager.Update(pagerKeyMsg{k, len(lines)}); closed {
-				return nil // closed: the rest of the burst goes nowhere
+		for i, k := range keys {
+			if closed, _ := m.pager.Update(pagerKeyMsg{k, len(lines)}); closed && i+1 < len(keys) {
+				// "qf" typed fast: q closes, f is the screen's below.
+				return m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:], Alt: msg.Alt})
 			}
 		}
 		return nil

@@ -84,6 +84,10 @@ type field struct {
 	label    string
 	required bool
 	input    textinput.Model
+	// suggested: the value is a suggestion (the new thread's ticket-N),
+	// shown selected: the first typed text replaces it, backspace clears
+	// it, a move or leaving the field keeps it to edit.
+	suggested bool
 }
 
 // formDialog asks for a few text fields (fork input, new thread).
@@ -120,7 +124,25 @@ func newField(label, value, placeholder string, required bool) field {
 	in := newInput()
 	in.SetValue(value)
 	in.Placeholder = placeholder
-	return field{label: label, required: required, input: in}
+	return field{label: label, required: required, input: in, suggested: value != ""}
+}
+
+// take is what a key does to a suggested value before the input gets it:
+// text replaces it, backspace or delete clears it (and is done), any other
+// key keeps it to edit.
+func (fl *field) take(k tea.KeyMsg) (done bool) {
+	if !fl.suggested {
+		return false
+	}
+	fl.suggested = false
+	switch k.Type {
+	case tea.KeyRunes, tea.KeySpace:
+		fl.input.SetValue("")
+	case tea.KeyBackspace, tea.KeyDelete:
+		fl.input.SetValue("")
+		return true
+	}
+	return false
 }
 
 func (f *formDialog) setFocus(i int) tea.Cmd {
@@ -132,6 +154,7 @@ func (f *formDialog) setFocus(i int) tea.Cmd {
 			cmd = f.fields[j].input.Focus()
 		} else {
 			f.fields[j].input.Blur()
+			f.fields[j].suggested = false // left: the suggestion is kept
 		}
 	}
 	return cmd
@@ -164,6 +187,9 @@ func (f *formDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 		}
 	}
 	if k, ok := msg.(tea.KeyMsg); ok {
+		if f.fields[f.focus].take(k) {
+			return false, nil
+		}
 		if why := admit(f.fields[f.focus].input, k); why != "" {
 			f.err = why
 			return false, nil
@@ -195,6 +221,9 @@ func (f *formDialog) View(th *themes.Theme, h help.Model) string {
 		}
 		lines = append(lines, st.Render(label))
 		fl.input.Width = inner - 3
+		if fl.suggested && i == f.focus {
+			fl.input.TextStyle = th.Selected // typing replaces it
+		}
 		lines = append(lines, fl.input.View())
 		lines = append(lines, "")
 	}

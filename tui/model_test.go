@@ -617,3 +617,32 @@ func TestCostsAreReadForTheInspectorOnly(t *testing.T) {
 		t.Fatalf("scrubbing, 3 again and a resize read the costs again: %d reads", reads)
 	}
 }
+
+// The new thread's suggested name (ticket-N) is selected: typing replaces
+// it (it appended: "ticket-1refund my order 42"), backspace clears it, and
+// tab keeps it.
+func TestNewThreadNameSuggestionIsReplacedByTyping(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		keys func(h *harness)
+		want string
+	}{
+		{func(h *harness) { h.typeText("refund-42") }, "refund-42"},
+		{func(h *harness) { h.typeText("r"); h.typeText("efund") }, "refund"},
+		{func(h *harness) { h.dispatch(tea.KeyMsg{Type: tea.KeyBackspace}); h.typeText("x") }, "x"},
+		{func(h *harness) { h.key("tab"); h.dispatch(tea.KeyMsg{Type: tea.KeyShiftTab}); h.typeText("x") }, "ticket-1x"},
+		{func(h *harness) { h.key("left"); h.typeText("x") }, "ticket-x1"},
+	} {
+		h := newHarness(t, e, Settings{}, 100, 30)
+		h.until("the threads list", func() bool { return h.m.threads.loaded })
+		h.key("n")
+		f, ok := h.m.dialog.(*formDialog)
+		if !ok || f.fields[0].input.Value() != "ticket-1" {
+			t.Fatalf("n should open the new-thread form with ticket-1 suggested:\n%s", h.screen())
+		}
+		tc.keys(h)
+		if got := f.fields[0].input.Value(); got != tc.want {
+			t.Errorf("the thread name is %q, want %q", got, tc.want)
+		}
+	}
+}

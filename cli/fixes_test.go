@@ -105,25 +105,7 @@ var engineWords = map[string]string{
 // alone ("--store", "--kill-at=") is an argument the drill gives the
 // binary it runs, not a message.
 func TestEngineMessagesNameNoCommandLine(t *testing.T) {
-	root, _ := newRootFor(io.Discard, io.Discard, "")
-	flags, commands := map[string]bool{}, map[string]bool{}
-	for _, c := range root.Commands() {
-		commands[c.Name()] = true
-	}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = true })
-		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = true })
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(root)
-	if !flags["key-file"] || !commands["show"] {
-		t.Fatalf("the command tree lacks --key-file or show: %d flags, %d commands", len(flags), len(commands))
-	}
-	flagRe, cmdRe := regexp.MustCompile(`--([a-z][a-z0-9-]*)`), regexp.MustCompile(`\brewind ([a-z]+)\b`)
-	argv := regexp.MustCompile(`^--[a-z0-9-]+=?$`)
+	words := commandLineWords(t)
 	used := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, dir := range []string{"../engine", "../store"} {
@@ -136,36 +118,14 @@ func TestEngineMessagesNameNoCommandLine(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				lit, ok := n.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				s, err := strconv.Unquote(lit.Value)
-				if err != nil || argv.MatchString(s) {
-					return true
-				}
-				var says []string
-				for _, m := range flagRe.FindAllStringSubmatch(s, -1) {
-					if flags[m[1]] {
-						says = append(says, "--"+m[1])
-					}
-				}
-				for _, m := range cmdRe.FindAllStringSubmatch(s, -1) {
-					if commands[m[1]] {
-						says = append(says, "rewind "+m[1])
-					}
-				}
-				if len(says) == 0 {
-					return true
-				}
-				if _, ok := engineWords[rel]; ok {
+			for _, lit := range stringLiterals(f) {
+				says := words.in(lit.text)
+				if _, ok := engineWords[rel]; ok && len(says) > 0 {
 					used[rel] = true
-					return true
+				} else if len(says) > 0 {
+					t.Errorf("%s: %q names %s: say what is wrong as data (a typed error, engine.Fix, a Want) and word it in cli/fixes.go", fset.Position(lit.pos), lit.text, strings.Join(says, ", "))
 				}
-				t.Errorf("%s: %q names %s: say what is wrong as data (a typed error, engine.Fix, a Want) and word it in cli/fixes.go", fset.Position(lit.Pos()), s, strings.Join(says, ", "))
-				return true
-			})
+			}
 			return nil
 		})
 		if err != nil {
@@ -177,4 +137,72 @@ func TestEngineMessagesNameNoCommandLine(t *testing.T) {
 			t.Errorf("engineWords allows %s, which names no flag or command now: take it out", file)
 		}
 	}
+}
+
+// cliWords are the command tree's flags and commands.
+type cliWords struct{ flags, commands map[string]bool }
+
+var (
+	flagRe = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	cmdRe  = regexp.MustCompile(`\brewind ([a-z]+)\b`)
+	argvRe = regexp.MustCompile(`^--[a-z0-9-]+=?$`)
+)
+
+func commandLineWords(t *testing.T) cliWords {
+	root, _ := newRootFor(io.Discard, io.Discard, "")
+	w := cliWords{map[string]bool{}, map[string]bool{}}
+	for _, c := range root.Commands() {
+		w.commands[c.Name()] = true
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { w.flags[f.Name] = true })
+		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { w.flags[f.Name] = true })
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if !w.flags["key-file"] || !w.commands["show"] {
+		t.Fatalf("the command tree lacks --key-file or show: %d flags, %d commands", len(w.flags), len(w.commands))
+	}
+	return w
+}
+
+// in are the flags and commands s names; none when s is a flag alone.
+func (w cliWords) in(s string) []string {
+	if argvRe.MatchString(s) {
+		return nil
+	}
+	var says []string
+	for _, m := range flagRe.FindAllStringSubmatch(s, -1) {
+		if w.flags[m[1]] {
+			says = append(says, "--"+m[1])
+		}
+	}
+	for _, m := range cmdRe.FindAllStringSubmatch(s, -1) {
+		if w.commands[m[1]] {
+			says = append(says, "rewind "+m[1])
+		}
+	}
+	return says
+}
+
+type literal struct {
+	pos  token.Pos
+	text string
+}
+
+// stringLiterals are f's string literals, unquoted.
+func stringLiterals(f *ast.File) []literal {
+	var out []literal
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, err := strconv.Unquote(lit.Value); err == nil {
+				out = append(out, literal{lit.Pos(), s})
+			}
+		}
+		return true
+	})
+	return out
 }

@@ -383,13 +383,9 @@ exception when duplicate_object then null; end $$`)
 
 func execPG(t *testing.T, db, stmt string) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, stmt); err != nil {
+	c, done := lgtest.Connect(t, db)
+	defer done()
+	if _, err := c.Exec(context.Background(), stmt); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
 }

@@ -6,21 +6,28 @@ import (
 	"strings"
 
 	"rewind/engine"
+	"rewind/engine/model/openai"
+	"rewind/engine/model/replay"
+	"rewind/engine/seal"
+	"rewind/engine/ticket"
+	"rewind/store/browse"
 )
 
 // fixWords is what to do about err as commands to type: the engine says
-// which actions fix an error (engine.Fixer), the command line words them.
-// "" when err has none.
+// which actions fix an error (engine.Fixer, and the typed errors of its
+// sub-packages: wantWords), the command line words them. "" when err has
+// none.
 func fixWords(err error) string {
-	var f engine.Fixer
-	if !errors.As(err, &f) {
-		return ""
-	}
 	var says []string
-	for _, fx := range f.Fixes() {
-		if w := fixWord(fx); w != "" {
-			says = append(says, w)
+	if f := engine.Fixer(nil); errors.As(err, &f) {
+		for _, fx := range f.Fixes() {
+			if w := fixWord(fx); w != "" {
+				says = append(says, w)
+			}
 		}
+	}
+	if w := wantWords(err); w != "" {
+		says = append(says, w)
 	}
 	switch len(says) {
 	case 0:
@@ -73,4 +80,57 @@ func withFixes(msg string, err error) string {
 		return msg + ": " + w
 	}
 	return msg
+}
+
+// wantWords is what the engine's sub-packages say would get past err, as
+// the flags and commands to give: their messages name none (issue 35).
+func wantWords(err error) string {
+	var (
+		se *seal.Error
+		oe *openai.Error
+		fe *replay.FileError
+		tr *ticket.WantError
+		nf *browse.NotFound
+	)
+	switch {
+	case errors.As(err, &se) && se.Have == "":
+		return "give its key file with --key-file (or $REWIND_KEY_FILE)"
+	case errors.As(err, &se):
+		return fmt.Sprintf("give the file that holds key %s (--key-file or $REWIND_KEY_FILE)", se.KeyID)
+	case errors.As(err, &oe) && oe.Weaker != "":
+		return "leave --json-mode out to let rewind fall back, or force a weaker mode with --json-mode " + oe.Weaker
+	case errors.Is(err, replay.ErrNotRecorded):
+		return "replay the run the recording was made from (same thread history and input), or record a new one with --record"
+	case errors.Is(err, replay.ErrOldFormat):
+		return "record it again with --record"
+	case errors.As(err, &fe) && fe.Op == replay.Replay && errors.Is(err, replay.ErrFormat):
+		return "pass a file written by --record"
+	case errors.As(err, &tr):
+		return wantErrorWords(tr)
+	case errors.As(err, &nf) && nf.Checkpoint == "":
+		return "list the threads and their namespaces with `rewind threads`"
+	case errors.As(err, &nf):
+		return "list its checkpoints with `rewind log`"
+	case errors.Is(err, engine.ErrEmptyThread):
+		return "name the thread, e.g. --thread ticket-1"
+	}
+	return ""
+}
+
+func wantErrorWords(r *ticket.WantError) string {
+	switch r.Want {
+	case ticket.WantReason:
+		return "--reason TEXT"
+	case ticket.WantNoGrant:
+		return "approve without --auth-ttl"
+	case ticket.WantFreshDraft:
+		return "fork the thread with a fresh one (--draft --auth-ttl D)"
+	case ticket.WantGrantTTL:
+		return "give --auth-ttl D with D > 0"
+	case ticket.WantBudget:
+		return fmt.Sprintf("e.g. --value %d", r.Value)
+	case ticket.WantFidelity:
+		return "`rewind check fidelity` lists them"
+	}
+	return ""
 }

@@ -1248,9 +1248,12 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 // both cut a long one short (ids may be 64 KB; a message stays one line).
 func threadName(thread string) store.Name { return store.Name(thread) }
 
+// ErrEmptyThread refuses a thread id of only spaces: a thread needs a name.
+var ErrEmptyThread = errors.New("thread id is empty")
+
 func checkThread(thread string) error {
 	if strings.TrimSpace(thread) == "" {
-		return errors.New("thread id is empty: name the thread, e.g. --thread ticket-1")
+		return ErrEmptyThread
 	}
 	return nil
 }

@@ -125,7 +125,7 @@ type Report struct {
 // ends.
 func Run(ctx context.Context, st store.Store, storeName string, o Options, progress func(Turn)) (Report, error) {
 	if o.Turns < 1 {
-		return Report{}, errors.New("bench: give at least one turn (--turns N)")
+		return Report{}, fmt.Errorf("bench: %d turns: give at least one turn (Options.Turns)", o.Turns)
 	}
 	if o.Reads < 1 {
 		o.Reads = 15

@@ -57,13 +57,13 @@ func (d *driller) bump(ctx context.Context, id string) (from, to int, err error)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("rewind source bump %s: %w: %s", id, err, strings.TrimSpace(errb.String()))
+		return 0, 0, fmt.Errorf("bump source %s in another process: %w: %s", id, err, strings.TrimSpace(errb.String()))
 	}
 	var res struct {
 		Sources []ticket.SourceRead `json:"sources"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Sources) != 1 {
-		return 0, 0, fmt.Errorf("rewind source bump %s answered %q", id, out.String())
+		return 0, 0, fmt.Errorf("bump source %s in another process: it answered %q, not the one source", id, out.String())
 	}
 	d.say("  source   bump    %s: v%d → v%d", id, res.Sources[0].Version-1, res.Sources[0].Version)
 	return res.Sources[0].Version - 1, res.Sources[0].Version, nil

@@ -212,14 +212,16 @@ type Error struct {
 // ErrSealed matches every *Error.
 var ErrSealed = errors.New("sealed")
 
+// Error says what cannot be opened; which key would open it is KeyID, for
+// the front end to word (the CLI names its key-file flag).
 func (e *Error) Error() string {
 	switch {
 	case e.Have == "":
-		return fmt.Sprintf("encrypted with key %s; give its key file with --key-file (or $REWIND_KEY_FILE)", e.KeyID)
+		return fmt.Sprintf("encrypted with key %s", e.KeyID)
 	case e.Wrong:
-		return fmt.Sprintf("encrypted with key %s, which the key file given does not open: give the file that holds key %s (--key-file or $REWIND_KEY_FILE)", e.KeyID, e.KeyID)
+		return fmt.Sprintf("encrypted with key %s, which the key file given does not open", e.KeyID)
 	default:
-		return fmt.Sprintf("encrypted with key %s, not with %s: give the file that holds key %s (--key-file or $REWIND_KEY_FILE)", e.KeyID, e.Have, e.KeyID)
+		return fmt.Sprintf("encrypted with key %s, not with %s", e.KeyID, e.Have)
 	}
 }
 

@@ -62,16 +62,17 @@ func quoted(ss []string) []string {
 // checkBudgetEdit: the tool budget is a whole number of calls, 0 or more.
 func checkBudgetEdit(_ context.Context, in engine.ChannelEdit) error {
 	raw := bytes.TrimSpace(in.Values["budgetRemaining"])
-	fix := fmt.Sprintf("give the tool calls the turn has left, 0 or more (a turn starts with %d), e.g. --value %d", TurnToolBudget, TurnToolBudget)
+	fix := fmt.Sprintf("give the tool calls the turn has left, 0 or more (a turn starts with %d)", TurnToolBudget)
+	bad := func(err error) error { return &WantError{Err: err, Want: WantBudget, Value: TurnToolBudget} }
 	if len(raw) == 0 || string(raw) == "null" {
-		return fmt.Errorf("budgetRemaining is required: a missing budget is no ceiling; %s", fix)
+		return bad(fmt.Errorf("budgetRemaining is required: a missing budget is no ceiling; %s", fix))
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	switch {
 	case err != nil:
-		return fmt.Errorf("budgetRemaining must be a whole number, not %s; %s", clip(string(raw), 40), fix)
+		return bad(fmt.Errorf("budgetRemaining must be a whole number, not %s; %s", clip(string(raw), 40), fix))
 	case n < 0:
-		return fmt.Errorf("budgetRemaining must be 0 or more, not %d; %s", n, fix)
+		return bad(fmt.Errorf("budgetRemaining must be 0 or more, not %d; %s", n, fix))
 	}
 	return nil
 }
@@ -157,6 +158,6 @@ func checkSummaryEdit(ctx context.Context, in engine.ChannelEdit) error {
 	if len(bad) > 3 {
 		bad, more = bad[:3], fmt.Sprintf(" and %d more", len(bad)-3)
 	}
-	return fmt.Errorf("summary: %s%s: a summary keeps every pinned fact (id, amount, date, reference, sign-off) verbatim on its message's own line; put them back (rewind check fidelity lists them)",
-		strings.Join(bad, "; "), more)
+	return wantErr(WantFidelity, fmt.Errorf("summary: %s%s: a summary keeps every pinned fact (id, amount, date, reference, sign-off) verbatim on its message's own line; put them back",
+		strings.Join(bad, "; "), more))
 }

@@ -102,7 +102,7 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 		return stale(fmt.Errorf("%s on thread %q: %w: the thread moved on from @%d to @%d; %s", verb, thread, ErrAnswerStale, seen.Head, now.Head, again))
 	}
 	if !d.Approved && strings.TrimSpace(d.Reason) == "" {
-		return nil, fmt.Errorf("reject on thread %q needs a reason: --reason TEXT", thread)
+		return nil, wantErr(WantReason, fmt.Errorf("reject on thread %q needs a reason", thread))
 	}
 	if d.By == "" {
 		d.By = "operator"
@@ -120,11 +120,11 @@ func Answer(head engine.Checkpoint, d Decision, seen Seen) ([]engine.Write, erro
 		return nil, fmt.Errorf("reject on thread %q: a grant goes with an approval, not a rejection: nothing was rejected", thread)
 	case has != nil && *has != (Authorization{}):
 		if p := GrantProblem(has, time.Now()); p != "" {
-			return nil, fmt.Errorf("approve on thread %q: draft %s was written under a grant, and %s; --auth-ttl gives a grant only to a draft written under none: nothing was approved; fork the thread with a fresh one (--draft --auth-ttl D)",
-				thread, store.Name(now.Operation), p)
+			return nil, wantErr(WantFreshDraft, fmt.Errorf("approve on thread %q: draft %s was written under a grant, and %s; an approval gives a grant only to a draft written under none: nothing was approved",
+				thread, store.Name(now.Operation), p))
 		}
-		return nil, fmt.Errorf("approve on thread %q: draft %s has its grant already (%s, expires %s): nothing was approved; approve without --auth-ttl",
-			thread, store.Name(now.Operation), store.Name(has.Ref), has.ExpiresAt)
+		return nil, wantErr(WantNoGrant, fmt.Errorf("approve on thread %q: draft %s has its grant already (%s, expires %s): nothing was approved",
+			thread, store.Name(now.Operation), store.Name(has.Ref), has.ExpiresAt))
 	}
 	grant := d.Grant
 	return append(Approve(now.Operation, d), engine.Put("authorization", &grant)), nil

@@ -525,7 +525,7 @@ var ErrBadGrant = errors.New("no valid authorization grant")
 // now. A zero or negative ttl is refused.
 func NewGrant(ref string, ttl time.Duration, now time.Time) (*Authorization, error) {
 	if ttl <= 0 {
-		return nil, fmt.Errorf("%w: a grant must last longer than 0, not %s: give --auth-ttl D with D > 0", ErrBadGrant, ttl)
+		return nil, wantErr(WantGrantTTL, fmt.Errorf("%w: a grant must last longer than 0, not %s", ErrBadGrant, ttl))
 	}
 	now = now.UTC()
 	return &Authorization{Ref: ref, GrantedAt: now.Format(time.RFC3339Nano), ExpiresAt: now.Add(ttl).Format(time.RFC3339Nano)}, nil

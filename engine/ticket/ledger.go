@@ -85,7 +85,7 @@ func retire(pages []string) []string {
 			}
 		}
 	}
-	marker := fmt.Sprintf("%s%d are retired from the ledger: each is in its message, verbatim, in the transcript (rewind show THREAD --message N)", retiredPrefix, through)
+	marker := fmt.Sprintf("%s%d are retired from the ledger: each is in its message, verbatim, in the transcript, by its number", retiredPrefix, through)
 	return append([]string{marker}, live[len(live)-FactPagesKept:]...)
 }
 

@@ -535,7 +535,7 @@ func (t Turn) Validate(now time.Time) error {
 		return nil
 	}
 	if reason := GrantProblem(t.Authorization, now); reason != "" {
-		return fmt.Errorf("%w: %s; a draft turn needs a valid grant: give --auth-ttl D with D > 0", ErrBadGrant, reason)
+		return wantErr(WantGrantTTL, fmt.Errorf("%w: %s; a draft turn needs a valid grant", ErrBadGrant, reason))
 	}
 	return nil
 }

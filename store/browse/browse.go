@@ -56,6 +56,25 @@ type Source interface {
 // ErrNotFound is matched (errors.Is) by a missing thread or checkpoint.
 var ErrNotFound = errors.New("not found")
 
+// NotFound is a chain that holds no checkpoints (Checkpoint ""), or a
+// checkpoint its chain does not hold; it matches ErrNotFound. Where to
+// look instead is the front end's to say (the CLI names the command that
+// lists them).
+type NotFound struct {
+	Chain      Chain
+	Checkpoint string
+}
+
+func (e *NotFound) Error() string {
+	if e.Checkpoint == "" {
+		return fmt.Sprintf("%s has no checkpoints", e.Chain)
+	}
+	return fmt.Sprintf("checkpoint %v not found in %s", store.Name(e.Checkpoint), e.Chain)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFound) Is(target error) bool { return target == ErrNotFound }
+
 // About describes an open source.
 type About struct {
 	// Kind is "langgraph" (or "rewind" for rewind's own store).

@@ -252,12 +252,7 @@ func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[str
 // old: a checkpoint format before Sends moved into __pregel_tasks.
 func old(d *doc) bool { return d.format > 0 && d.format < 4 }
 
-func notFound(c Chain, id string) error {
-	if id == "" {
-		return fmt.Errorf("%s has no checkpoints: list the threads and their namespaces with `rewind threads`: %w", c, ErrNotFound)
-	}
-	return fmt.Errorf("checkpoint %v not found in %s: list its checkpoints with `rewind log`: %w", store.Name(id), c, ErrNotFound)
-}
+func notFound(c Chain, id string) error { return &browse.NotFound{Chain: c, Checkpoint: id} }
 
 // absent are the graph's channels of named (firstWrites) that chans has
 // no value for: on PostgresSaver, a channel before its first write. A

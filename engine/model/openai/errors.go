@@ -47,6 +47,10 @@ type Error struct {
 	Attempts int
 	// What went wrong and what to do about it.
 	What, Hint string
+	// Mode is the JSON mode the server refused (ErrFormatRefused), Weaker
+	// the one to force instead; the front end words how (the CLI, as its
+	// flag). "" otherwise.
+	Mode, Weaker string
 
 	kind  error
 	cause error // a context or network error, for errors.Is
@@ -79,9 +83,11 @@ type failure struct {
 	status     int
 	what, hint string
 	retry      bool
-	retryAfter time.Duration // 0 when the server said nothing
-	hasAfter   bool
-	cause      error
+	// mode refused and the weaker one to force (ErrFormatRefused)
+	mode, weaker string
+	retryAfter   time.Duration // 0 when the server said nothing
+	hasAfter     bool
+	cause        error
 }
 
 // classify turns what the SDK returned into a failure. actx is the attempt's
@@ -160,7 +166,7 @@ func (p *Provider) classifyStatus(e *sdk.Error, role, mode string) *failure {
 		f.hint = "a tool call and its result were sent apart; this is a bug in how the request was built: report it with the request, which is stored with the checkpoint"
 	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && mode != "" && namesFormat(e):
 		f.kind, f.what = ErrFormatRefused, fmt.Sprintf("was refused in JSON mode %s (%d %s)", mode, s, detail)
-		f.hint = fmt.Sprintf("the server does not accept this response_format; leave --json-mode out to let rewind fall back, or force a weaker mode with --json-mode %s", weaker(mode))
+		f.hint, f.mode, f.weaker = "the server does not accept this response_format", mode, weaker(mode)
 	case s == http.StatusRequestTimeout || s == http.StatusConflict || s >= 500:
 		f.kind, f.what, f.retry = ErrServer, fmt.Sprintf("failed on the server (%d %s)", s, detail), true
 		f.hint = "the server is failing; try again later, or check its status page or logs"
@@ -249,5 +255,5 @@ func (p *Provider) redact(s string) string {
 
 func (p *Provider) fail(role, mdl string, attempts int, f *failure) *Error {
 	return &Error{Role: role, Host: p.host, Model: mdl, Status: f.status, Attempts: attempts,
-		What: p.redact(f.what), Hint: p.redact(f.hint), kind: f.kind, cause: f.cause}
+		What: p.redact(f.what), Hint: p.redact(f.hint), Mode: f.mode, Weaker: f.weaker, kind: f.kind, cause: f.cause}
 }

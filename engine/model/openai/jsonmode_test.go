@@ -89,7 +89,11 @@ func TestForcedJSONModeIsNotWeakened(t *testing.T) {
 	if !errors.Is(err, ErrFormatRefused) || len(h.srv.Requests()) != 1 {
 		t.Fatalf("forced schema on a json_object server: %v after %d requests, want ErrFormatRefused after 1", err, len(h.srv.Requests()))
 	}
-	for _, want := range []string{"planner call to 127.0.0.1", "(model fake-large)", "JSON mode schema", "400", "--json-mode object"} {
+	var oe *Error
+	if !errors.As(err, &oe) || oe.Mode != model.JSONSchema || oe.Weaker != model.JSONObject {
+		t.Errorf("refused schema: %+v, want Mode schema and Weaker object (the CLI words them as --json-mode)", oe)
+	}
+	for _, want := range []string{"planner call to 127.0.0.1", "(model fake-large)", "JSON mode schema", "400", "response_format"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}

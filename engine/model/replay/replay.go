@@ -56,8 +56,40 @@ type File struct {
 	Exchanges []Exchange `json:"exchanges"`
 }
 
-// errFormat marks a file that is not a usable recording.
-var errFormat = errors.New("not a rewind recording")
+// ErrFormat marks a file that is not a usable recording.
+var ErrFormat = errors.New("not a rewind recording")
+
+// ErrOldFormat marks a recording made before requests carried the
+// conversation: its calls cannot match today's requests, so it is to be
+// recorded again.
+var ErrOldFormat = errors.New("recorded before requests carried the conversation")
+
+// Op is what a recording file was given for.
+type Op int
+
+const (
+	// Record: the file a run records into.
+	Record Op = iota + 1
+	// Replay: the file a run answers from.
+	Replay
+)
+
+// FileError is a recording file that cannot be used for Op. It says which
+// file and why; the front end names where the file was given (the CLI,
+// its flag).
+type FileError struct {
+	Op   Op
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Op == Record {
+		return fmt.Sprintf("record to %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("replay %s: %v", e.Path, e.Err)
+}
+func (e *FileError) Unwrap() error { return e.Err }
 
 // Load reads and checks a recording.
 func Load(ctx context.Context, path string) (*File, error) {
@@ -70,17 +102,17 @@ func Load(ctx context.Context, path string) (*File, error) {
 	}
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%w (%v)", errFormat, err)
+		return nil, fmt.Errorf("%w (%v)", ErrFormat, err)
 	}
 	if f.Format == "rewind.recording/v1" {
-		return nil, fmt.Errorf("%w (format %q was recorded before requests carried the conversation; its calls cannot match today's requests: record it again with --record)", errFormat, f.Format)
+		return nil, fmt.Errorf("%w (format %q %w; its calls cannot match today's requests)", ErrFormat, f.Format, ErrOldFormat)
 	}
 	if f.Format != Format {
-		return nil, fmt.Errorf("%w (format %q, want %q)", errFormat, f.Format, Format)
+		return nil, fmt.Errorf("%w (format %q, want %q)", ErrFormat, f.Format, Format)
 	}
 	for i, x := range f.Exchanges {
 		if x.Role == "" {
-			return nil, fmt.Errorf("%w (exchange %d has no role: the file is damaged)", errFormat, i+1)
+			return nil, fmt.Errorf("%w (exchange %d has no role: the file is damaged)", ErrFormat, i+1)
 		}
 	}
 	return &f, nil
@@ -137,21 +169,21 @@ func NewRecorder(ctx context.Context, inner model.Model, path, source string) (*
 	r := &Recorder{inner: inner, path: path, file: File{Format: Format, Source: source, Exchanges: []Exchange{}}}
 	if _, err := os.Stat(path); err == nil {
 		old, err := Load(ctx, path)
-		if errors.Is(err, errFormat) {
-			return nil, fmt.Errorf("--record %s exists and is %w, so it is left alone: pick another file name", path, err)
+		if errors.Is(err, ErrFormat) {
+			return nil, &FileError{Record, path, fmt.Errorf("it exists and is %w, so it is left alone: pick another file name", err)}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--record %s: %w", path, err)
+			return nil, &FileError{Record, path, err}
 		}
 		r.file.Exchanges = old.Exchanges
 		if old.Source != "" && old.Source != source {
 			r.file.Source = old.Source + "; then " + source
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("--record %s: %w", path, err)
+		return nil, &FileError{Record, path, err}
 	}
 	if err := save(ctx, path, &r.file); err != nil {
-		return nil, fmt.Errorf("--record %s: cannot write the recording: %w", path, err)
+		return nil, &FileError{Record, path, fmt.Errorf("cannot write the recording: %w", err)}
 	}
 	return r, nil
 }
@@ -174,7 +206,7 @@ func (r *Recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	serr := save(context.WithoutCancel(ctx), r.path, &r.file)
 	r.mu.Unlock()
 	if serr != nil {
-		return model.Response{}, fmt.Errorf("record the %s exchange to %s: %w; the run stopped so the recording stays complete: free the disk or pick another --record file, then resume", req.Role, r.path, serr)
+		return model.Response{}, fmt.Errorf("record the %s exchange to %s: %w; the run stopped so the recording stays complete: free the disk or record to another file, then resume", req.Role, r.path, serr)
 	}
 	return resp, err
 }
@@ -196,7 +228,9 @@ var ErrNotRecorded = errors.New("call not in the recording")
 // ErrRecordedFailure is a call that failed when it was recorded.
 var ErrRecordedFailure = errors.New("recorded call failed")
 
-// MismatchError refuses a call the recording does not hold.
+// MismatchError refuses a call the recording does not hold: the run is
+// not the one the recording was made from (same thread history and
+// input), or the recording is to be made again.
 type MismatchError struct {
 	File string
 	Role string
@@ -208,7 +242,7 @@ type MismatchError struct {
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("replay: model call %d (%s call %d) is not in the recording %s: %s; replay the run the recording was made from (same thread history and input), or record a new one with --record",
+	return fmt.Sprintf("replay: model call %d (%s call %d) is not in the recording %s: %s",
 		e.Call, e.Role, e.RoleCall, e.File, e.Diff)
 }
 
@@ -233,11 +267,8 @@ var _ model.Model = (*Replayer)(nil)
 // Open loads a recording for replay.
 func Open(ctx context.Context, path string) (*Replayer, error) {
 	f, err := Load(ctx, path)
-	if errors.Is(err, errFormat) {
-		return nil, fmt.Errorf("--replay %s: %w: pass a file written by --record", path, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("--replay %s: %w", path, err)
+		return nil, &FileError{Replay, path, err}
 	}
 	r := &Replayer{path: path, file: f, byKey: map[string][]int{}, used: make([]bool, len(f.Exchanges)), roleCall: map[string]int{}}
 	for i, x := range f.Exchanges {

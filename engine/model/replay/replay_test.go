@@ -263,7 +263,8 @@ func TestRecorderKeepsOtherFilesAndAppendsToRecordings(t *testing.T) {
 	}
 	for _, bad := range []string{"{}", "[1]", `{"format":"rewind.recording/v1","exchanges":[{"prompt":"x"}]}`} {
 		os.WriteFile(path, []byte(bad), 0o644)
-		if _, err := replay.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "--replay "+path+": not a rewind recording") {
+		var fe *replay.FileError
+		if _, err := replay.Open(ctx, path); !errors.As(err, &fe) || fe.Op != replay.Replay || !errors.Is(err, replay.ErrFormat) || !strings.Contains(err.Error(), "replay "+path+": not a rewind recording") {
 			t.Errorf("open %s: %v", bad, err)
 		}
 	}
@@ -345,7 +346,7 @@ func TestReplayKeepsTheJSONMode(t *testing.T) {
 // replayed until its first call fails.
 func TestRecordingOfTheFirstFormatIsRefused(t *testing.T) {
 	_, err := replay.Open(context.Background(), "testdata/ticket-1-prose.json")
-	if err == nil || !strings.Contains(err.Error(), `"rewind.recording/v1"`) || !strings.Contains(err.Error(), "record it again with --record") {
+	if err == nil || !strings.Contains(err.Error(), `"rewind.recording/v1"`) || !errors.Is(err, replay.ErrOldFormat) {
 		t.Fatalf("opening a v1 recording: %v, want a refusal naming the format and the fix", err)
 	}
 }

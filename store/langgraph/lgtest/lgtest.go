@@ -42,6 +42,20 @@ func Copy(t testing.TB, name string) string {
 	return path
 }
 
+// Connect connects to the database at db, failing t when it cannot;
+// done closes the connection. A helper called after every command closes
+// it as it returns (defer done()), not at the test's end, so a long run
+// does not hold one connection a call on the shared server.
+func Connect(t testing.TB, db string) (c *pgx.Conn, done func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, func() { c.Close(ctx) }
+}
+
 // Admin is the admin URL of the test server; without it the test skips
 // loudly, and fails under CI.
 func Admin(t testing.TB) string {
@@ -75,11 +89,8 @@ func Load(t testing.TB, name string, dump []byte) string {
 	admin := Admin(t)
 	ctx := context.Background()
 	dbURL := NewDatabase(t, admin)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, done := Connect(t, dbURL)
+	defer done()
 	var stmt, rows strings.Builder
 	copying := ""
 	sc := bufio.NewScanner(bytes.NewReader(dump))
@@ -157,11 +168,8 @@ INSERT INTO checkpoint_migrations VALUES (0), (1);`
 func Shallow(t testing.TB, dbURL string) string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, done := Connect(t, dbURL)
+	defer done()
 	stmts := append([]string{`CREATE SCHEMA shallow; SET search_path = shallow;`}, ShallowDDL...)
 	stmts = append(stmts, `
 CREATE TEMP TABLE newest AS SELECT DISTINCT ON (thread_id, checkpoint_ns) *
@@ -200,11 +208,8 @@ INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
 func Tables(t testing.TB, db string) string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c, done := Connect(t, db)
+	defer done()
 	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
 where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
 	if err != nil {
@@ -235,11 +240,8 @@ where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
 func Counts(t testing.TB, db string) string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c, done := Connect(t, db)
+	defer done()
 	var out string
 	if err := c.QueryRow(ctx, `select coalesce(string_agg(format('%s.%s (%s rows)', table_schema, table_name,
   (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text), ', ' order by table_schema, table_name), '')

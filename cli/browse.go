@@ -179,7 +179,23 @@ func idOrDash(id string) string {
 	if id == "" {
 		return "-"
 	}
+	if digits(id) { // a rewind checkpoint's number prints as it is
+		return id
+	}
 	return pasteText(id, nil)
+}
+
+// digits: s is a short run of ASCII digits, which idText prints bare.
+func digits(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // readChain is a chain as the user named it (on LangGraph resolved:

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"cmp"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -11,15 +13,20 @@ import (
 // BenchmarkNewProcess is what a one-shot command costs in a new process
 // of the built binary, on a 120-turn SQLite thread (`rewind bench`):
 // cpu-ms/op is the process's user+sys CPU (getrusage), the figure that
-// stays put on a shared machine. threads is the bare start (open the
-// store, read one listing a thread); show and log -n 20 should cost
-// within a few ms of it, and show of a middle checkpoint too.
+// stays put on a shared machine, and max-rss-MB/op its peak memory.
+// threads is the bare start (open the store, read one listing a thread);
+// show and log -n 20 should cost within a few ms of it, and show of a
+// middle checkpoint too; log is the whole chain, piped, a page of
+// listings at a time. $REWIND_BENCH_TURNS sets the thread's turns (5,000
+// takes minutes to write, at --sqlite-sync normal).
 //
 //	go test ./cli -run x -bench NewProcess -count 5
+//	REWIND_BENCH_TURNS=5000 go test ./cli -run x -bench NewProcess -benchtime 7x
 func BenchmarkNewProcess(b *testing.B) {
 	bin := binary // binary_test.go's TestMain built it
+	turns := cmp.Or(os.Getenv("REWIND_BENCH_TURNS"), "120")
 	spec := "sqlite:" + filepath.Join(b.TempDir(), "start.db")
-	out, err := exec.Command(bin, "bench", "--turns", "120", "--processes", "0", "--sqlite-sync", "normal", "--store", spec).CombinedOutput()
+	out, err := exec.Command(bin, "bench", "--turns", turns, "--processes", "0", "--sqlite-sync", "normal", "--store", spec).CombinedOutput()
 	if err != nil {
 		b.Fatalf("rewind bench: %v\n%s", err, out)
 	}
@@ -36,9 +43,10 @@ func BenchmarkNewProcess(b *testing.B) {
 		{"show", []string{"show", thread}},
 		{"show-middle", []string{"show", thread, "@480"}},
 		{"log-n20", []string{"log", thread, "-n", "20"}},
+		{"log", []string{"log", thread}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var cpu int64
+			var cpu, rss int64
 			for b.Loop() {
 				cmd := exec.Command(bin, append(c.args, "--store", spec)...)
 				if out, err := cmd.CombinedOutput(); err != nil {
@@ -46,8 +54,10 @@ func BenchmarkNewProcess(b *testing.B) {
 				}
 				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 				cpu += ru.Utime.Nano() + ru.Stime.Nano()
+				rss += ru.Maxrss // KiB on Linux
 			}
 			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(rss)/1024/float64(b.N), "max-rss-MB/op")
 		})
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"io"
-	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -18,6 +17,15 @@ type table struct {
 	out    io.Writer
 	buf    bytes.Buffer
 	widths []int
+	// cells and line are Flush's, kept for the next part of a stream.
+	cells []tableCell
+	line  []byte
+}
+
+// tableCell is a cell and its width; width -1 marks a line's last cell.
+type tableCell struct {
+	text  []byte
+	width int
 }
 
 func newTable(out io.Writer) *table { return &table{out: out} }
@@ -26,33 +34,57 @@ func (t *table) Write(p []byte) (int, error) { return t.buf.Write(p) }
 
 // Flush writes the lines, their columns as wide as their widest cell.
 func (t *table) Flush() error {
-	text := strings.TrimSuffix(t.buf.String(), "\n")
-	t.buf.Reset()
-	if text == "" {
+	text := bytes.TrimSuffix(t.buf.Bytes(), []byte("\n"))
+	if len(text) == 0 {
+		t.buf.Reset()
 		return nil
 	}
-	var rows [][]string
+	cells := t.cells[:0]
 	widths := t.widths
-	for line := range strings.SplitSeq(text, "\n") {
-		cells := strings.Split(line, "\t")
-		for i, c := range cells[:len(cells)-1] {
+	for line := range bytes.SplitSeq(text, []byte("\n")) {
+		for i := 0; ; i++ {
+			c, rest, more := bytes.Cut(line, []byte("\t"))
+			if !more {
+				cells = append(cells, tableCell{c, -1})
+				break
+			}
 			if i == len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
+			w := cellWidth(c)
+			widths[i] = max(widths[i], w)
+			cells = append(cells, tableCell{c, w})
+			line = rest
 		}
-		rows = append(rows, cells)
 	}
 	t.widths = widths
-	var b strings.Builder
-	for _, cells := range rows {
-		for i, c := range cells[:len(cells)-1] {
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+	out := t.line[:0]
+	col := 0
+	for _, c := range cells {
+		out = append(out, c.text...)
+		if c.width < 0 {
+			out, col = append(out, '\n'), 0
+			continue
 		}
-		b.WriteString(cells[len(cells)-1])
-		b.WriteByte('\n')
+		for range widths[col] - c.width + 2 {
+			out = append(out, ' ')
+		}
+		col++
 	}
-	_, err := io.WriteString(t.out, b.String())
+	t.cells, t.line = cells[:0], out
+	t.buf.Reset()
+	_, err := t.out.Write(out)
 	return err
+}
+
+// cellWidth is a cell's width in terminal cells: its length when it is
+// printable ASCII (most cells, counted without ansi's parser), else as
+// ansi counts it.
+func cellWidth(c []byte) int {
+	for _, b := range c {
+		if b < 0x20 || b >= 0x7f {
+			return ansi.StringWidth(string(c))
+		}
+	}
+	return len(c)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -253,6 +254,175 @@ func TestPruneRebaseKeepsWholeWrites(t *testing.T) {
 					g, _ := json.Marshal(got)
 					w, _ := json.Marshal(want)
 					t.Errorf("checkpoint %d after the prune reads\n%s\nbut before it\n%s", id, g, w)
+				}
+			}
+		})
+	}
+}
+
+// rowsRead is a store that counts the checkpoint rows its reads return.
+type rowsRead struct {
+	store.Store
+	rows, bodies int
+}
+
+func (s *rowsRead) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	s.rows++
+	return s.Store.Get(ctx, thread, id)
+}
+
+func (s *rowsRead) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	s.rows++
+	return s.Store.Latest(ctx, thread)
+}
+
+func (s *rowsRead) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	chain, err := s.Store.Chain(ctx, thread, id)
+	s.rows += len(chain)
+	return chain, err
+}
+
+func (s *rowsRead) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	s.bodies++
+	return s.Store.Bodies(ctx, thread, messages, blobs)
+}
+
+// bigAttachment is an attachment that carries n bytes inline (a pasted
+// image), seeded so that two differ.
+func bigAttachment(n int, seed byte) ticket.Attachment {
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = 'A' + (byte(i)*7+seed)%26
+	}
+	return ticket.Attachment{ID: "pasted", Kind: "image", Ref: "data:text/plain," + string(raw)}
+}
+
+// headBlobRef finds the blob hashes a head snapshot refers to.
+var headBlobRef = regexp.MustCompile(`"\$b":"([0-9a-f]{20})"`)
+
+// A thread holding a 200 KB value keeps its head snapshot, which holds
+// the value by reference: a new engine loads the newest checkpoint from
+// that one row (and its blob), and each turn stores the value no more.
+func TestHeadSnapshotOfALargeValue(t *testing.T) {
+	const big = 200 << 10
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			e := ticketEngine(t, st)
+			var sizes []int64
+			for i := range 5 {
+				input := ticket.Input(sentences[i%len(sentences)])
+				if i == 0 {
+					input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, 0)}))
+				}
+				if _, err := e.Run(ctx, "big", input, engine.RunConfig{}); err != nil {
+					t.Fatal(err)
+				}
+				if !checkHead(t, st, "big", fmt.Sprint("after turn ", i+1)) {
+					t.Fatalf("turn %d with a %d KB value ended without a head snapshot", i+1, big>>10)
+				}
+				row, _ := st.Latest(ctx, "big")
+				if len(row.Head) > big/4 {
+					t.Fatalf("turn %d's head snapshot is %d bytes: it holds the %d KB value, not a reference", i+1, len(row.Head), big>>10)
+				}
+				size, err := st.Size(ctx, "big")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sizes = append(sizes, size)
+			}
+			for i := 2; i < len(sizes); i++ {
+				if grew := sizes[i] - sizes[i-1]; grew > big/4 {
+					t.Errorf("turn %d grew the thread by %d bytes: the %d KB value is stored again (sizes %v)", i+1, grew, big>>10, sizes)
+				}
+			}
+			rr := &rowsRead{Store: st}
+			latest, err := ticketEngine(t, rr).Latest(ctx, "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr.rows != 1 || rr.bodies > 1 {
+				t.Errorf("a new engine read %d checkpoint rows and %d times messages and blobs for the newest checkpoint; want its one row, then its blob", rr.rows, rr.bodies)
+			}
+			if !strings.Contains(string(latest.Values["attachments"]), bigAttachment(big, 0).Ref) {
+				t.Errorf("the newest checkpoint lost the %d KB value: attachments %.200s", big>>10, latest.Values["attachments"])
+			}
+		})
+	}
+}
+
+// The blobs a head snapshot refers to outlive neither a prune nor a
+// delete: after a prune every blob the thread keeps is one a kept row
+// refers to, the value replaced is gone, and the newest still reads (and
+// gets its snapshot back at the next turn); a delete leaves none.
+func TestHeadSnapshotBlobsLeaveNoOrphan(t *testing.T) {
+	const big = 100 << 10
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			e := ticketEngine(t, st)
+			seen := map[string]bool{}
+			for i := range 3 {
+				input := ticket.Input(sentences[i])
+				if i < 2 { // the second replaces the first (the same id)
+					input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, byte(i))}))
+				}
+				if _, err := e.Run(ctx, "orphans", input, engine.RunConfig{}); err != nil {
+					t.Fatal(err)
+				}
+				row, _ := st.Latest(ctx, "orphans")
+				for _, m := range headBlobRef.FindAllSubmatch(row.Head, -1) {
+					seen[string(m[1])] = true
+				}
+			}
+			if len(seen) < 2 {
+				t.Fatalf("the head snapshots referred to %d blobs; want both values' by reference", len(seen))
+			}
+			if _, err := e.Prune(ctx, "orphans", engine.PrunePolicy{KeepLast: 2}); err != nil {
+				t.Fatal(err)
+			}
+			kept, err := st.History(ctx, "orphans", 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			referred := map[string]bool{}
+			for _, cp := range kept {
+				for _, h := range cp.BlobRefs {
+					referred[h] = true
+				}
+			}
+			for h := range seen {
+				bs, err := st.Blobs(ctx, "orphans", []string{h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(bs) != 0 && !referred[h] {
+					t.Errorf("after the prune the thread keeps blob %s, which no kept checkpoint refers to", h)
+				}
+			}
+			cp, err := ticketEngine(t, st).Latest(ctx, "orphans")
+			if err != nil {
+				t.Fatalf("the newest after the prune: %v", err)
+			}
+			if !strings.Contains(string(cp.Values["attachments"]), bigAttachment(big, 1).Ref) {
+				t.Fatalf("the newest after the prune lost its value: %.200s", cp.Values["attachments"])
+			}
+			if _, err := e.Run(ctx, "orphans", ticket.Input(sentences[3]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if !checkHead(t, st, "orphans", "after the prune and a turn") {
+				t.Fatal("the turn after a prune stored no head snapshot")
+			}
+			if err := e.DeleteThread(ctx, "orphans", false); err != nil {
+				t.Fatal(err)
+			}
+			for h := range seen {
+				if bs, err := st.Blobs(ctx, "orphans", []string{h}); err != nil || len(bs) != 0 {
+					t.Errorf("after the delete the thread keeps blob %s (%v)", h, err)
 				}
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/memory"
 )
 
 // noHeads is a store read as if it kept no head snapshot: the chain a
@@ -426,5 +427,27 @@ func TestHeadSnapshotBlobsLeaveNoOrphan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHeadLoad is what a new process's first load of a thread's
+// newest checkpoint does past the store: a new engine reads its head
+// snapshot (a transcript of a few dozen messages) and rebuilds it.
+func BenchmarkHeadLoad(b *testing.B) {
+	st := memory.New()
+	e := ticketEngine(b, st)
+	for i := range 40 {
+		if _, err := e.Run(b.Context(), "h", ticket.Input(sentences[i%len(sentences)]), engine.RunConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if row, err := st.Latest(b.Context(), "h"); err != nil || len(row.Head) == 0 {
+		b.Fatalf("no head snapshot to read (%v)", err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ticketEngine(b, st).Latest(b.Context(), "h"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

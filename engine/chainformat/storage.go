@@ -1342,10 +1342,19 @@ func (r *rebuilder) wantMessages() (map[string]bool, error) {
 	}
 	if r.inline != nil && len(want) > 0 {
 		// The head's own transcript writes name messages of the inline
-		// list (a head snapshot's): no need to read them.
-		var err error
-		if _, r.inlineItems, err = hashItems(r.inline); err != nil {
+		// list (a head snapshot's): no need to read them. They are its
+		// newest: hashed from the end until each is found.
+		items, err := listItems(r.inline)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
+		}
+		r.inlineItems = make(map[string]json.RawMessage, len(want))
+		for i, found := len(items)-1, 0; i >= 0 && found < len(want); i-- {
+			h := store.ContentHash(items[i])
+			if _, dup := r.inlineItems[h]; !dup && want[h] {
+				found++
+			}
+			r.inlineItems[h] = items[i]
 		}
 	}
 	for h := range r.inlineItems {

@@ -311,29 +311,7 @@ func TestHeadSnapshotOfALargeValue(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			st, _ := sc.open(t)
-			e := ticketEngine(t, st)
-			var sizes []int64
-			for i := range 5 {
-				input := ticket.Input(sentences[i%len(sentences)])
-				if i == 0 {
-					input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, 0)}))
-				}
-				if _, err := e.Run(ctx, "big", input, engine.RunConfig{}); err != nil {
-					t.Fatal(err)
-				}
-				if !checkHead(t, st, "big", fmt.Sprint("after turn ", i+1)) {
-					t.Fatalf("turn %d with a %d KB value ended without a head snapshot", i+1, big>>10)
-				}
-				row, _ := st.Latest(ctx, "big")
-				if len(row.Head) > big/4 {
-					t.Fatalf("turn %d's head snapshot is %d bytes: it holds the %d KB value, not a reference", i+1, len(row.Head), big>>10)
-				}
-				size, err := st.Size(ctx, "big")
-				if err != nil {
-					t.Fatal(err)
-				}
-				sizes = append(sizes, size)
-			}
+			sizes := largeValueTurns(t, st, big)
 			for i := 2; i < len(sizes); i++ {
 				if grew := sizes[i] - sizes[i-1]; grew > big/4 {
 					t.Errorf("turn %d grew the thread by %d bytes: the %d KB value is stored again (sizes %v)", i+1, grew, big>>10, sizes)
@@ -354,6 +332,38 @@ func TestHeadSnapshotOfALargeValue(t *testing.T) {
 	}
 }
 
+// largeValueTurns runs five turns on thread "big", the first attaching
+// a value of big bytes, and wants each to end at a head snapshot that
+// reads as its chain and holds the value by reference. It returns the
+// thread's size after each.
+func largeValueTurns(t *testing.T, st store.Store, big int) []int64 {
+	t.Helper()
+	ctx := t.Context()
+	e := ticketEngine(t, st)
+	var sizes []int64
+	for i := range 5 {
+		input := ticket.Input(sentences[i%len(sentences)])
+		if i == 0 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, 0)}))
+		}
+		if _, err := e.Run(ctx, "big", input, engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		if !checkHead(t, st, "big", fmt.Sprint("after turn ", i+1)) {
+			t.Fatalf("turn %d with a %d KB value ended without a head snapshot", i+1, big>>10)
+		}
+		if row, _ := st.Latest(ctx, "big"); len(row.Head) > big/4 {
+			t.Fatalf("turn %d's head snapshot is %d bytes: it holds the %d KB value, not a reference", i+1, len(row.Head), big>>10)
+		}
+		size, err := st.Size(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes
+}
+
 // The blobs a head snapshot refers to outlive neither a prune nor a
 // delete: after a prune every blob the thread keeps is one a kept row
 // refers to, the value replaced is gone, and the newest still reads (and
@@ -366,45 +376,11 @@ func TestHeadSnapshotBlobsLeaveNoOrphan(t *testing.T) {
 			ctx := t.Context()
 			st, _ := sc.open(t)
 			e := ticketEngine(t, st)
-			seen := map[string]bool{}
-			for i := range 3 {
-				input := ticket.Input(sentences[i])
-				if i < 2 { // the second replaces the first (the same id)
-					input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, byte(i))}))
-				}
-				if _, err := e.Run(ctx, "orphans", input, engine.RunConfig{}); err != nil {
-					t.Fatal(err)
-				}
-				row, _ := st.Latest(ctx, "orphans")
-				for _, m := range headBlobRef.FindAllSubmatch(row.Head, -1) {
-					seen[string(m[1])] = true
-				}
-			}
-			if len(seen) < 2 {
-				t.Fatalf("the head snapshots referred to %d blobs; want both values' by reference", len(seen))
-			}
+			seen := replacedValueTurns(t, e, st, big)
 			if _, err := e.Prune(ctx, "orphans", engine.PrunePolicy{KeepLast: 2}); err != nil {
 				t.Fatal(err)
 			}
-			kept, err := st.History(ctx, "orphans", 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			referred := map[string]bool{}
-			for _, cp := range kept {
-				for _, h := range cp.BlobRefs {
-					referred[h] = true
-				}
-			}
-			for h := range seen {
-				bs, err := st.Blobs(ctx, "orphans", []string{h})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(bs) != 0 && !referred[h] {
-					t.Errorf("after the prune the thread keeps blob %s, which no kept checkpoint refers to", h)
-				}
-			}
+			checkNoOrphanBlobs(t, st, "orphans", seen)
 			cp, err := ticketEngine(t, st).Latest(ctx, "orphans")
 			if err != nil {
 				t.Fatalf("the newest after the prune: %v", err)
@@ -427,6 +403,57 @@ func TestHeadSnapshotBlobsLeaveNoOrphan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// replacedValueTurns runs three turns on thread "orphans": the first
+// attaches a value of big bytes, the second replaces it (the same id).
+// It returns the blobs the head snapshots referred to, at least both
+// values'.
+func replacedValueTurns(t *testing.T, e *engine.Engine, st store.Store, big int) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := range 3 {
+		input := ticket.Input(sentences[i])
+		if i < 2 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, byte(i))}))
+		}
+		if _, err := e.Run(t.Context(), "orphans", input, engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		row, _ := st.Latest(t.Context(), "orphans")
+		for _, m := range headBlobRef.FindAllSubmatch(row.Head, -1) {
+			seen[string(m[1])] = true
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("the head snapshots referred to %d blobs; want both values' by reference", len(seen))
+	}
+	return seen
+}
+
+// checkNoOrphanBlobs wants the thread to keep none of the blobs seen
+// that no kept checkpoint refers to.
+func checkNoOrphanBlobs(t *testing.T, st store.Store, thread string, seen map[string]bool) {
+	t.Helper()
+	kept, err := st.History(t.Context(), thread, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	referred := map[string]bool{}
+	for _, cp := range kept {
+		for _, h := range cp.BlobRefs {
+			referred[h] = true
+		}
+	}
+	for h := range seen {
+		bs, err := st.Blobs(t.Context(), thread, []string{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bs) != 0 && !referred[h] {
+			t.Errorf("after the prune the thread keeps blob %s, which no kept checkpoint refers to", h)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/memory"
 )
 
 // noHeads is a store read as if it kept no head snapshot: the chain a
@@ -256,5 +258,223 @@ func TestPruneRebaseKeepsWholeWrites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// rowsRead is a store that counts the checkpoint rows its reads return.
+type rowsRead struct {
+	store.Store
+	rows, bodies int
+}
+
+func (s *rowsRead) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	s.rows++
+	return s.Store.Get(ctx, thread, id)
+}
+
+func (s *rowsRead) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	s.rows++
+	return s.Store.Latest(ctx, thread)
+}
+
+func (s *rowsRead) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	chain, err := s.Store.Chain(ctx, thread, id)
+	s.rows += len(chain)
+	return chain, err
+}
+
+func (s *rowsRead) Bodies(ctx context.Context, thread string, messages, blobs []string) ([]store.Message, []store.Blob, error) {
+	s.bodies++
+	return s.Store.Bodies(ctx, thread, messages, blobs)
+}
+
+// bigAttachment is an attachment that carries n bytes inline (a pasted
+// image), seeded so that two differ.
+func bigAttachment(n int, seed byte) ticket.Attachment {
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = 'A' + (byte(i)*7+seed)%26
+	}
+	return ticket.Attachment{ID: "pasted", Kind: "image", Ref: "data:text/plain," + string(raw)}
+}
+
+// headBlobRef finds the blob hashes a head snapshot refers to.
+var headBlobRef = regexp.MustCompile(`"\$b":"([0-9a-f]{20})"`)
+
+// A thread holding a 200 KB value keeps its head snapshot, which holds
+// the value by reference: a new engine loads the newest checkpoint from
+// that one row (and its blob), and each turn stores the value no more.
+func TestHeadSnapshotOfALargeValue(t *testing.T) {
+	const big = 200 << 10
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			sizes := largeValueTurns(t, st, big)
+			for i := 2; i < len(sizes); i++ {
+				if grew := sizes[i] - sizes[i-1]; grew > big/4 {
+					t.Errorf("turn %d grew the thread by %d bytes: the %d KB value is stored again (sizes %v)", i+1, grew, big>>10, sizes)
+				}
+			}
+			rr := &rowsRead{Store: st}
+			latest, err := ticketEngine(t, rr).Latest(ctx, "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr.rows != 1 || rr.bodies > 1 {
+				t.Errorf("a new engine read %d checkpoint rows and %d times messages and blobs for the newest checkpoint; want its one row, then its blob", rr.rows, rr.bodies)
+			}
+			if !strings.Contains(string(latest.Values["attachments"]), bigAttachment(big, 0).Ref) {
+				t.Errorf("the newest checkpoint lost the %d KB value: attachments %.200s", big>>10, latest.Values["attachments"])
+			}
+		})
+	}
+}
+
+// largeValueTurns runs five turns on thread "big", the first attaching
+// a value of big bytes, and wants each to end at a head snapshot that
+// reads as its chain and holds the value by reference. It returns the
+// thread's size after each.
+func largeValueTurns(t *testing.T, st store.Store, big int) []int64 {
+	t.Helper()
+	ctx := t.Context()
+	e := ticketEngine(t, st)
+	var sizes []int64
+	for i := range 5 {
+		input := ticket.Input(sentences[i%len(sentences)])
+		if i == 0 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, 0)}))
+		}
+		if _, err := e.Run(ctx, "big", input, engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		if !checkHead(t, st, "big", fmt.Sprint("after turn ", i+1)) {
+			t.Fatalf("turn %d with a %d KB value ended without a head snapshot", i+1, big>>10)
+		}
+		if row, _ := st.Latest(ctx, "big"); len(row.Head) > big/4 {
+			t.Fatalf("turn %d's head snapshot is %d bytes: it holds the %d KB value, not a reference", i+1, len(row.Head), big>>10)
+		}
+		size, err := st.Size(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes
+}
+
+// The blobs a head snapshot refers to outlive neither a prune nor a
+// delete: after a prune every blob the thread keeps is one a kept row
+// refers to, the value replaced is gone, and the newest still reads (and
+// gets its snapshot back at the next turn); a delete leaves none.
+func TestHeadSnapshotBlobsLeaveNoOrphan(t *testing.T) {
+	const big = 100 << 10
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st, _ := sc.open(t)
+			e := ticketEngine(t, st)
+			seen := replacedValueTurns(t, e, st, big)
+			if _, err := e.Prune(ctx, "orphans", engine.PrunePolicy{KeepLast: 2}); err != nil {
+				t.Fatal(err)
+			}
+			checkNoOrphanBlobs(t, st, "orphans", seen)
+			cp, err := ticketEngine(t, st).Latest(ctx, "orphans")
+			if err != nil {
+				t.Fatalf("the newest after the prune: %v", err)
+			}
+			if !strings.Contains(string(cp.Values["attachments"]), bigAttachment(big, 1).Ref) {
+				t.Fatalf("the newest after the prune lost its value: %.200s", cp.Values["attachments"])
+			}
+			if _, err := e.Run(ctx, "orphans", ticket.Input(sentences[3]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			if !checkHead(t, st, "orphans", "after the prune and a turn") {
+				t.Fatal("the turn after a prune stored no head snapshot")
+			}
+			if err := e.DeleteThread(ctx, "orphans", false); err != nil {
+				t.Fatal(err)
+			}
+			for h := range seen {
+				if bs, err := st.Blobs(ctx, "orphans", []string{h}); err != nil || len(bs) != 0 {
+					t.Errorf("after the delete the thread keeps blob %s (%v)", h, err)
+				}
+			}
+		})
+	}
+}
+
+// replacedValueTurns runs three turns on thread "orphans": the first
+// attaches a value of big bytes, the second replaces it (the same id).
+// It returns the blobs the head snapshots referred to, at least both
+// values'.
+func replacedValueTurns(t *testing.T, e *engine.Engine, st store.Store, big int) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := range 3 {
+		input := ticket.Input(sentences[i])
+		if i < 2 {
+			input = append(input, engine.Put("attachments", []ticket.Attachment{bigAttachment(big, byte(i))}))
+		}
+		if _, err := e.Run(t.Context(), "orphans", input, engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		row, _ := st.Latest(t.Context(), "orphans")
+		for _, m := range headBlobRef.FindAllSubmatch(row.Head, -1) {
+			seen[string(m[1])] = true
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("the head snapshots referred to %d blobs; want both values' by reference", len(seen))
+	}
+	return seen
+}
+
+// checkNoOrphanBlobs wants the thread to keep none of the blobs seen
+// that no kept checkpoint refers to.
+func checkNoOrphanBlobs(t *testing.T, st store.Store, thread string, seen map[string]bool) {
+	t.Helper()
+	kept, err := st.History(t.Context(), thread, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	referred := map[string]bool{}
+	for _, cp := range kept {
+		for _, h := range cp.BlobRefs {
+			referred[h] = true
+		}
+	}
+	for h := range seen {
+		bs, err := st.Blobs(t.Context(), thread, []string{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bs) != 0 && !referred[h] {
+			t.Errorf("after the prune the thread keeps blob %s, which no kept checkpoint refers to", h)
+		}
+	}
+}
+
+// BenchmarkHeadLoad is what a new process's first load of a thread's
+// newest checkpoint does past the store: a new engine reads its head
+// snapshot (a transcript of a few dozen messages) and rebuilds it.
+func BenchmarkHeadLoad(b *testing.B) {
+	st := memory.New()
+	e := ticketEngine(b, st)
+	for i := range 40 {
+		if _, err := e.Run(b.Context(), "h", ticket.Input(sentences[i%len(sentences)]), engine.RunConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if row, err := st.Latest(b.Context(), "h"); err != nil || len(row.Head) == 0 {
+		b.Fatalf("no head snapshot to read (%v)", err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ticketEngine(b, st).Latest(b.Context(), "h"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 	"unsafe"
 
@@ -113,7 +112,6 @@ var (
 	markLit  = []byte(`"$lit"`)
 	// An escaped '$' could spell either key; such values take the slow path.
 	markEscapedDollar = []byte(`\u0024`)
-	blobRef           = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"\$b"\s*:\s*"([0-9a-f]{20})"`) })
 )
 
 // blobber collects the blobs and references of the documents one
@@ -191,16 +189,37 @@ func (b *blobber) walk(v any, changed *bool) any {
 	return v
 }
 
-// blobRefs lists the blob hashes a stored document refers to.
+// blobRefs lists the blob hashes a stored document refers to: every
+// "$b" key with a hash for its value (spaces allowed around the colon, as
+// a jsonb row has them). By hand, not a regular expression: compiling one
+// was a new process's first load's cost, and every commit scans its row.
 func blobRefs(doc []byte) []string {
-	if !bytes.Contains(doc, markBlob) {
-		return nil
-	}
 	var out []string
-	for _, m := range blobRef().FindAllSubmatch(doc, -1) {
-		out = append(out, string(m[1]))
+	for {
+		i := bytes.Index(doc, markBlob)
+		if i < 0 {
+			return out
+		}
+		doc = doc[i+len(markBlob):]
+		rest := bytes.TrimLeft(doc, " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) >= store.HashLen+2 && rest[0] == '"' && rest[store.HashLen+1] == '"' && lowerHex(rest[1:store.HashLen+1]) {
+			out = append(out, string(rest[1:store.HashLen+1]))
+		}
 	}
-	return out
+}
+
+// lowerHex says b is lower-case hex digits only, as a hash is spelt.
+func lowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // blobSet is the blobs a rebuild read, each inflated when first used (a

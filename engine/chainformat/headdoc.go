@@ -15,30 +15,40 @@ import (
 // cache: a chain reads the same without it.
 //
 // Its form is a base's (every value and write whole, the transcript's
-// writes as hash ops) with two differences that make it read on its own:
-// the transcript is the inline list of messages, and nothing is a blob or
-// a reference to a message's text (the caller's "$b"/"$lit" objects are
-// still escaped).
+// writes as hash ops) with one difference that makes it read on its own:
+// the transcript is the inline list of messages. Its large strings are
+// blob references, as a base's: the put that stores it carries the blobs
+// too (a store keeps one copy: the chain's rows already refer to them),
+// so a prune, which drops the head, can never leave it dangling, and a
+// large value is not written again every turn.
 
-// headMax is the largest state kept as a head snapshot: a state with a
-// large inline value (an attachment pasted into state) is read through
-// its chain, so a run does not write that value again every turn.
+// headMax is the largest head snapshot kept: a state whose transcript or
+// values are larger once large strings are blobs (a long conversation
+// never compacted) is read through its chain, so a run does not write it
+// again every turn.
 const headMax = 64 << 10
 
-// valuesSize is the bytes of a state's values.
-func valuesSize(v Values) int {
-	n := 0
-	for _, raw := range v {
-		n += len(raw)
+// headDoc is cp's head snapshot (see wholeDoc) and the blobs it refers
+// to; nil when it would be larger than headMax.
+func (g *Schema) headDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawMessage, memo *Memo) ([]byte, []store.Blob, error) {
+	var b blobber
+	doc, err := g.wholeDoc(cp, groups, ops, &b, memo)
+	if err != nil || len(doc) > headMax {
+		return nil, nil, err
 	}
-	return n
+	return doc, b.blobs, nil
 }
 
-// wholeDoc is cp in the head snapshot's form. groups are the writes that
-// made it (as its nodes wrote them, or as a rebuild reads them), and
-// ops[gi][wi] the stored op of each transcript write among them.
-func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawMessage) ([]byte, error) {
-	lit := blobber{inline: true}
+// wholeDoc is cp in the head snapshot's form, its large strings as b
+// makes them (memo remembers a non-inline b's encodings). groups are the
+// writes that made it (as its nodes wrote them, or as a rebuild reads
+// them), and ops[gi][wi] the stored op of each transcript write among
+// them.
+func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawMessage, b *blobber, memo *Memo) ([]byte, error) {
+	encode := b.encode
+	if memo != nil && !b.inline {
+		encode = func(raw json.RawMessage) (json.RawMessage, error) { return memo.encode(b, raw) }
+	}
 	doc := stateDoc{Format: storageFormat, Duration: cp.Metadata.DurationMs, Tasks: cp.Tasks}
 	if doc.Tasks == nil {
 		doc.Tasks = []Task{}
@@ -58,7 +68,7 @@ func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawM
 				sg.Writes = append(sg.Writes, storedWrite{w.Channel, ops[gi][wi]})
 				continue
 			}
-			v, err := lit.encode(w.Value)
+			v, err := encode(w.Value)
 			if err != nil {
 				return nil, fmt.Errorf("the write of %s to %q: %w", grp.Node, w.Channel, err)
 			}
@@ -67,13 +77,13 @@ func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawM
 		doc.Groups = append(doc.Groups, sg)
 	}
 	var err error
-	if doc.Values, err = g.inlineValues(&lit, cp.Values); err != nil {
+	if doc.Values, err = g.inlineValues(encode, cp.Values); err != nil {
 		return nil, err
 	}
-	if doc.Tasks, err = lit.encodeTasks(doc.Tasks); err != nil {
+	if doc.Tasks, err = b.encodeTasks(doc.Tasks); err != nil {
 		return nil, err
 	}
-	if doc.Discarded, err = lit.encodeTasks(cp.Metadata.Discarded); err != nil {
+	if doc.Discarded, err = b.encodeTasks(cp.Metadata.Discarded); err != nil {
 		return nil, err
 	}
 	return marshalState(&doc)
@@ -81,15 +91,15 @@ func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawM
 
 // inlineValues are values as a document that reads on its own holds them:
 // the transcript as its inline list (isList tells it from an op), the
-// others escaped by lit.
-func (g *Schema) inlineValues(lit *blobber, values Values) (map[string]json.RawMessage, error) {
+// others as encode makes them.
+func (g *Schema) inlineValues(encode func(json.RawMessage) (json.RawMessage, error), values Values) (map[string]json.RawMessage, error) {
 	out := make(map[string]json.RawMessage, len(values))
 	for name, v := range values {
 		if name == g.transcript && g.transcript != "" {
 			out[name] = v
 			continue
 		}
-		enc, err := lit.encode(v)
+		enc, err := encode(v)
 		if err != nil {
 			return nil, fmt.Errorf("channel %q: %w", name, err)
 		}
@@ -118,10 +128,10 @@ func (g *Schema) rebaseDoc(cp *Checkpoint, stored store.Checkpoint) ([]byte, err
 		}
 	}
 	if aligned {
-		return g.wholeDoc(cp, cp.Applied, ops)
+		return g.wholeDoc(cp, cp.Applied, ops, &blobber{inline: true}, nil)
 	}
 	lit := blobber{inline: true}
-	values, err := g.inlineValues(&lit, cp.Values)
+	values, err := g.inlineValues(lit.encode, cp.Values)
 	if err != nil {
 		return nil, err
 	}

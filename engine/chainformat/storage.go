@@ -449,7 +449,7 @@ func (g *Schema) encodeRow(cp *Checkpoint, parent *Checkpoint, groups []WriteGro
 	e.doc.omitIDs(cp, parent)
 	var headDoc []byte
 	if e.headOps != nil {
-		if headDoc, err = g.wholeDoc(cp, groups, e.headOps); err != nil {
+		if headDoc, e.headBlobs, err = g.headDoc(cp, groups, e.headOps, memo); err != nil {
 			return Encoded{}, fmt.Errorf("encode the head snapshot: %w", err)
 		}
 	}
@@ -487,8 +487,10 @@ type encoder struct {
 	parentValues Values
 	final        *transcriptItems
 	// headOps are the transcript ops of a checkpoint stored as the head
-	// snapshot too (see wholeDoc); nil when it is not one.
-	headOps [][]json.RawMessage
+	// snapshot too (see wholeDoc); nil when it is not one. headBlobs are
+	// the blobs the snapshot refers to.
+	headOps   [][]json.RawMessage
+	headBlobs []store.Blob
 }
 
 func (g *Schema) newEncoder(cp, parent *Checkpoint, groups []WriteGroup) *encoder {
@@ -517,7 +519,7 @@ func (g *Schema) newEncoder(cp, parent *Checkpoint, groups []WriteGroup) *encode
 	// A checkpoint a run ends at (no task due) also goes as the thread's
 	// head snapshot: whole, so a new process reads the thread's newest
 	// state in one row (see headDoc).
-	if len(cp.Tasks) == 0 && valuesSize(cp.Values) <= headMax {
+	if len(cp.Tasks) == 0 && len(cp.Values[g.transcript]) <= headMax {
 		e.headOps = make([][]json.RawMessage, len(groups))
 	}
 	return e
@@ -743,12 +745,25 @@ func (e *encoder) row(state, headDoc []byte, again []store.Message) (Encoded, er
 	cp := e.cp
 	return Encoded{
 		Row: store.Checkpoint{ThreadID: cp.Thread, ID: cp.ID, ParentID: cp.ParentID, Meta: metaDoc, State: state, Base: e.base,
-			BlobRefs: blobRefs(state), Messages: append(e.msgs, again...), Blobs: e.b.blobs, Head: headDoc},
+			BlobRefs: blobRefs(state), Messages: append(e.msgs, again...), Blobs: e.blobs(), Head: headDoc},
 		depth:    e.depth,
 		bytes:    meta.Bytes,
 		rowBytes: meta.Row,
 		Tokens:   tokens,
 	}, nil
+}
+
+// blobs are the row's blobs and those its head snapshot refers to, each
+// once: the head's go along again (not counted in the sizes: the chain's
+// rows stored them), as a base's do.
+func (e *encoder) blobs() []store.Blob {
+	out := e.b.blobs
+	for _, bl := range e.headBlobs {
+		if !e.b.seen[bl.Hash] {
+			out = append(out, bl)
+		}
+	}
+	return out
 }
 
 // callTokens are the groups' model calls by role, as a listing keeps them.
@@ -1327,10 +1342,19 @@ func (r *rebuilder) wantMessages() (map[string]bool, error) {
 	}
 	if r.inline != nil && len(want) > 0 {
 		// The head's own transcript writes name messages of the inline
-		// list (a head snapshot's): no need to read them.
-		var err error
-		if _, r.inlineItems, err = hashItems(r.inline); err != nil {
+		// list (a head snapshot's): no need to read them. They are its
+		// newest: hashed from the end until each is found.
+		items, err := listItems(r.inline)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w (%w)", r.where, ErrCorrupt, err)
+		}
+		r.inlineItems = make(map[string]json.RawMessage, len(want))
+		for i, found := len(items)-1, 0; i >= 0 && found < len(want); i-- {
+			h := store.ContentHash(items[i])
+			if _, dup := r.inlineItems[h]; !dup && want[h] {
+				found++
+			}
+			r.inlineItems[h] = items[i]
 		}
 	}
 	for h := range r.inlineItems {

@@ -203,42 +203,47 @@ func TestTheRootNeverAssignsAComponentsFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || !isRootMethod(fn) {
-				continue
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Body != nil && isRootMethod(fn) {
+				found = append(found, partChanges(fset, fn)...)
 			}
-			recv := fn.Recv.List[0].Names[0].Name
-			check := func(lhs ast.Expr, whole bool) {
-				if c := componentPart(lhs, recv, whole); c != "" {
-					found = append(found, fset.Position(lhs.Pos()).String()+": "+c)
-				}
-			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				switch s := n.(type) {
-				case *ast.AssignStmt:
-					for _, l := range s.Lhs {
-						check(l, false)
-					}
-				case *ast.IncDecStmt:
-					check(s.X, false)
-				case *ast.UnaryExpr: // p := &m.timeline: an alias to assign through
-					if s.Op == token.AND {
-						check(s.X, true)
-					}
-				case *ast.CallExpr: // m.timeline.tree.jump(id): a change through a part
-					if sel, ok := s.Fun.(*ast.SelectorExpr); ok && !partReaders[sel.Sel.Name] {
-						if c := componentPart(sel.X, recv, false); c != "" {
-							found = append(found, fset.Position(s.Pos()).String()+": "+c+"."+sel.Sel.Name+"()")
-						}
-					}
-				}
-				return true
-			})
 		}
 	}
 	if len(found) > 0 {
 		t.Fatalf("the root changes a component's or a feature's parts (call a method of the component instead):\n%s", strings.Join(found, "\n"))
 	}
+}
+
+// partChanges are where root method fn changes a component's or a
+// feature's parts: assigns one, takes its address, or calls a method of a
+// part that is not a reader.
+func partChanges(fset *token.FileSet, fn *ast.FuncDecl) []string {
+	var found []string
+	recv := fn.Recv.List[0].Names[0].Name
+	check := func(at ast.Node, e ast.Expr, whole bool, suffix string) {
+		if c := componentPart(e, recv, whole); c != "" {
+			found = append(found, fset.Position(at.Pos()).String()+": "+c+suffix)
+		}
+	}
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range s.Lhs {
+				check(l, l, false, "")
+			}
+		case *ast.IncDecStmt:
+			check(s.X, s.X, false, "")
+		case *ast.UnaryExpr: // p := &m.timeline: an alias to assign through
+			if s.Op == token.AND {
+				check(s.X, s.X, true, "")
+			}
+		case *ast.CallExpr: // m.timeline.tree.jump(id): a change through a part
+			if sel, ok := s.Fun.(*ast.SelectorExpr); ok && !partReaders[sel.Sel.Name] {
+				check(s, sel.X, false, "."+sel.Sel.Name+"()")
+			}
+		}
+		return true
+	})
+	return found
 }
 
 // isRootMethod says whether fn is a method of *Model with a named receiver.

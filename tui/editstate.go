@@ -255,7 +255,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.setFlash(what, false))
 	if ed.thread == m.thread && ed.gen == m.gen {
-		if m.timeline.tree.jump(idOf(msg.cp.ID)) {
+		if m.timeline.jump(idOf(msg.cp.ID)) {
 			// The follow mode read it first (the store woke it before
 			// this answer came): go to it all the same.
 			m.afterTreeChange()

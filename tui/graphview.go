@@ -211,7 +211,7 @@ type scrubMsg struct{ by int }
 func scrub(by int) tea.Cmd { return func() tea.Msg { return scrubMsg{by: by} } }
 
 func (m *Model) onScrub(msg scrubMsg) tea.Cmd {
-	if m.screen != screenThread || !m.timeline.tree.step(msg.by) {
+	if m.screen != screenThread || !m.timeline.step(msg.by) {
 		return nil
 	}
 	return m.cursorMoved()

@@ -314,7 +314,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	} else if m.composer.open {
 		_, cmd = m.composer.Update(msg)
 	} else if m.nav.prompt != nil {
-		cmd = m.nav.prompt.update(msg)
+		cmd = m.nav.updatePrompt(msg)
 	}
 	return m, cmd
 }
@@ -614,7 +614,7 @@ func (m *Model) focusedPane() int {
 // moveTimelineRow moves the timeline's cursor by n rows (j/k with the
 // timeline focused; a focused pane scrolls by the same keys in its Update).
 func (m *Model) moveTimelineRow(n int) tea.Cmd {
-	if m.timeline.tree.moveRow(n) {
+	if m.timeline.moveRow(n) {
 		return m.cursorMoved()
 	}
 	return nil
@@ -681,7 +681,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	m.focus = target
 	if target == focusTimeline {
-		if id, ok := m.timeline.at(msg.Y - 1); ok && m.timeline.tree.jump(id) {
+		if id, ok := m.timeline.at(msg.Y - 1); ok && m.timeline.jump(id) {
 			return m.cursorMoved()
 		}
 	}

@@ -324,7 +324,7 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
 	}
 	id := idOf(n)
-	if !m.timeline.tree.jump(id) {
+	if !m.timeline.jump(id) {
 		if m.timeline.loading {
 			return m.setFlash(fmt.Sprintf("@%s is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
@@ -447,6 +447,9 @@ func (n *navState) promptKey(msg tea.KeyMsg) (promptKind, string, tea.Cmd) {
 }
 
 // update passes a message to the prompt's input (a key, a cursor blink).
+// updatePrompt passes msg (a cursor blink) to the open prompt.
+func (n *navState) updatePrompt(msg tea.Msg) tea.Cmd { return n.prompt.update(msg) }
+
 func (p *navPrompt) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	p.in, cmd = p.in.Update(msg)

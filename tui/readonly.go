@@ -104,7 +104,7 @@ func (m *Model) gotoPrefix(given string) tea.Cmd {
 	if err != nil {
 		return m.setFlash(termtext.Line(err.Error()), true)
 	}
-	m.timeline.tree.jump(id)
+	m.timeline.jump(id)
 	return m.cursorMoved()
 }
 

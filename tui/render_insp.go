@@ -234,7 +234,7 @@ func (r *renderer) json(raw json.RawMessage, w int, indent string, unfold bool) 
 	inner := max(w-width(indent), 8)
 	var out []string
 	for _, l := range r.hl.lines("json", termtext.Text(text)) {
-		for _, wl := range wrapLines(l, inner) {
+		for _, wl := range wrapTokens(l, inner) {
 			out = append(out, indent+wl)
 		}
 	}
@@ -266,7 +266,7 @@ func (r *renderer) diffLines(diffs []engine.ChannelDiff, w int, unfold bool) []s
 					text = cut + "…"
 				}
 			}
-			for _, wl := range wrapLines(text, inner-1) {
+			for _, wl := range wrapTokens(text, inner-1) {
 				b.WriteString(marker + wl + "\n")
 			}
 		}

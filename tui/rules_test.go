@@ -29,17 +29,42 @@ var components = map[string]bool{
 
 // features own state the root acts on but have no keys or room of their
 // own (their keys are the thread view's, in threadKeyTable): like a
-// component, the root only calls their methods.
+// component, the root only calls their methods. Each says what it holds
+// and why it is not a component (a feature whose type is one must be
+// listed as one: TestEveryRootFieldIsAComponentOrListed).
 var features = map[string]string{
-	"script":   "the lesson's panel: drawn beside the panes (draw), its key s is the thread view's",
-	"status":   "the status bar's message and the status log (set, add, clear)",
-	"next":     "breakpoints, kill point and grant of the next run (runs.go, drill.go)",
-	"follow":   "a run elsewhere, followed (follow.go)",
-	"par":      "replay, edit state, compare, graph view (parity.go)",
-	"nav":      "goto, search, zoom, pins (nav.go, search.go, trace.go)",
-	"fidelity": "the State pane's badges (fidelity.go)",
-	"opening":  "what waits for the thread's first screen (thread.go)",
-	"cache":    "checkpoints read, by id (data.go)",
+	"script":   "the lesson's panel (script.go): drawn beside the panes (draw) in the room the root leaves it; not a component: no keys of its own (s is the thread view's) and no messages",
+	"status":   "the status bar's message and the status log (status.go: set, add, clear); not a component: the status bar and the pager draw it, it takes no keys",
+	"next":     "breakpoints, kill point and grant of the next run (runs.go, drill.go); not a component: settings a run reads, edited in dialogs (breakDialog, pointDialog, approvalDialog are the components)",
+	"follow":   "a run elsewhere, followed (follow.go); not a component: no keys and no room, its Update takes the watch's messages with the root's generation and whether a run is under way (follow.Update(msg, gen, busy)) and returns followNews",
+	"par":      "the compare mark and the state edit under way (parity.go, editstate.go, compare.go); not a component: their screens are dialogs (compareDialog, channelDialog, graphDialog), what stays between them is a mark and an edit",
+	"nav":      "goto, search, zoom, pins, the trace flag (nav.go, search.go, trace.go); not a component: its keys are the thread view's ({ } : / n N + o), the prompt it opens draws in the footer, its hits in the timeline",
+	"fidelity": "the State pane's badges (fidelity.go); not a component: a cache the State pane reads through paneInputs.badge, with no keys or room",
+	"opening":  "what waits for the thread's first screen (thread.go); not a component: a list of reads to start, no keys, no view",
+	"cache":    "checkpoints read, by id (data.go); not a component: data, no keys, no view",
+}
+
+// featureFiles are the files of AGENTS.md's feature groups and the root
+// field that holds each one's state between keys (a feature, or the
+// dialog: replay asks in a confirm dialog, the draft edit is the approval
+// dialog's, the graph view is a dialog): a new feature file says where
+// its state lives.
+var featureFiles = map[string]string{
+	"replay.go": "dialog", "editstate.go": "par", "draftedit.go": "dialog", "compare.go": "par", "graphview.go": "dialog",
+	"nav.go": "nav", "search.go": "nav", "trace.go": "nav", "follow.go": "follow", "drill.go": "next", "script.go": "script",
+}
+
+// Each feature group's file holds state the root keeps in a component or
+// a feature field.
+func TestEveryFeatureGroupIsHeld(t *testing.T) {
+	for file, field := range featureFiles {
+		if _, err := os.Stat(file); err != nil {
+			t.Errorf("featureFiles names %s, which is gone: %v", file, err)
+		}
+		if !owned(field) {
+			t.Errorf("%s's state is held by Model.%s, which is neither a component nor a feature (rules_test.go)", file, field)
+		}
+	}
 }
 
 // plain is the data the root owns itself, each for a reason: what it
@@ -94,6 +119,13 @@ func TestEveryRootFieldIsAComponentOrListed(t *testing.T) {
 				t.Errorf("Model.%s (%s) is listed as a component but is not one: %s", f.Name, f.Type, why)
 			}
 		}
+		if why := features[f.Name]; why != "" {
+			if notComponent(f.Type) == "" {
+				t.Errorf("Model.%s (%s) is a component: list it in components, not features", f.Name, f.Type)
+			} else if !strings.Contains(why, "not a component: ") {
+				t.Errorf("Model.%s is a feature: its entry in features should say why it is not a component (\"not a component: …\")", f.Name)
+			}
+		}
 	}
 	for _, list := range []map[string]bool{components, setOf(features), setOf(plain)} {
 		for name := range list {
@@ -140,6 +172,17 @@ func setOf(m map[string]string) map[string]bool {
 	return out
 }
 
+// partReaders are the methods the root may call on a part of a component
+// or a feature: they read and change nothing (the timeline's tree's size,
+// a checkpoint's label, the branch's leaf; the live strip's progress
+// line; a pane's scroll at its bottom; a part's View and ShortHelp).
+// Anything else goes through the component's own method
+// (m.timeline.jump, m.nav.beginSearch).
+var partReaders = map[string]bool{"len": true, "label": true, "leaf": true, "line": true, "atBottom": true, "View": true, "ShortHelp": true}
+
+// The root changes a component or a feature only through its methods: it
+// never assigns its fields, takes their address, or calls a method on one
+// of its parts that is not a reader.
 func TestTheRootNeverAssignsAComponentsFields(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -160,36 +203,47 @@ func TestTheRootNeverAssignsAComponentsFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || !isRootMethod(fn) {
-				continue
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Body != nil && isRootMethod(fn) {
+				found = append(found, partChanges(fset, fn)...)
 			}
-			recv := fn.Recv.List[0].Names[0].Name
-			check := func(lhs ast.Expr, whole bool) {
-				if c := componentPart(lhs, recv, whole); c != "" {
-					found = append(found, fset.Position(lhs.Pos()).String()+": "+c)
-				}
-			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				switch s := n.(type) {
-				case *ast.AssignStmt:
-					for _, l := range s.Lhs {
-						check(l, false)
-					}
-				case *ast.IncDecStmt:
-					check(s.X, false)
-				case *ast.UnaryExpr: // p := &m.timeline: an alias to assign through
-					if s.Op == token.AND {
-						check(s.X, true)
-					}
-				}
-				return true
-			})
 		}
 	}
 	if len(found) > 0 {
-		t.Fatalf("the root assigns a component's fields (call a method of the component instead):\n%s", strings.Join(found, "\n"))
+		t.Fatalf("the root changes a component's or a feature's parts (call a method of the component instead):\n%s", strings.Join(found, "\n"))
 	}
+}
+
+// partChanges are where root method fn changes a component's or a
+// feature's parts: assigns one, takes its address, or calls a method of a
+// part that is not a reader.
+func partChanges(fset *token.FileSet, fn *ast.FuncDecl) []string {
+	var found []string
+	recv := fn.Recv.List[0].Names[0].Name
+	check := func(at ast.Node, e ast.Expr, whole bool, suffix string) {
+		if c := componentPart(e, recv, whole); c != "" {
+			found = append(found, fset.Position(at.Pos()).String()+": "+c+suffix)
+		}
+	}
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range s.Lhs {
+				check(l, l, false, "")
+			}
+		case *ast.IncDecStmt:
+			check(s.X, s.X, false, "")
+		case *ast.UnaryExpr: // p := &m.timeline: an alias to assign through
+			if s.Op == token.AND {
+				check(s.X, s.X, true, "")
+			}
+		case *ast.CallExpr: // m.timeline.tree.jump(id): a change through a part
+			if sel, ok := s.Fun.(*ast.SelectorExpr); ok && !partReaders[sel.Sel.Name] {
+				check(s, sel.X, false, "."+sel.Sel.Name+"()")
+			}
+		}
+		return true
+	})
+	return found
 }
 
 // isRootMethod says whether fn is a method of *Model with a named receiver.

@@ -81,6 +81,13 @@ func (s *searchState) goTo(i int) (searchHit, bool) {
 const maxHistory = 50
 
 // remember adds q to the history, as its newest.
+// beginSearch, searchEnded, stepSearch and goToHit are the search's, for
+// the root: it calls navState, never its parts.
+func (n *navState) beginSearch(q string)            { n.search.begin(q) }
+func (n *navState) searchEnded(msg searchMsg)       { n.search.ended(msg) }
+func (n *navState) stepSearch(dir int) (int, bool)  { return n.search.step(dir) }
+func (n *navState) goToHit(i int) (searchHit, bool) { return n.search.goTo(i) }
+
 func (s *searchState) remember(q string) {
 	s.history = slices.DeleteFunc(s.history, func(h string) bool { return h == q })
 	s.history = append(s.history, q)
@@ -154,7 +161,7 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	case n > store.MaxQueryWords:
 		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
-	m.nav.search.begin(q)
+	m.nav.beginSearch(q)
 	if m.readOnly() {
 		return m.sourceSearch(q)
 	}
@@ -279,7 +286,7 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.thread != m.thread {
 		return nil
 	}
-	m.nav.search.ended(msg)
+	m.nav.searchEnded(msg)
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
@@ -294,7 +301,7 @@ func (m *Model) onSearch(msg searchMsg) tea.Cmd {
 
 // nextHit goes to the next (dir 1) or previous search hit.
 func (m *Model) nextHit(dir int) tea.Cmd {
-	i, ok := m.nav.search.step(dir)
+	i, ok := m.nav.stepSearch(dir)
 	if !ok {
 		return m.setFlash("no search results: / searches", false)
 	}
@@ -302,12 +309,12 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 }
 
 func (m *Model) goHit(i int) tea.Cmd {
-	h, ok := m.nav.search.goTo(i)
+	h, ok := m.nav.goToHit(i)
 	if !ok {
 		return nil // a newer search came meanwhile
 	}
 	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id), h.where), false)
-	if !m.timeline.tree.jump(h.id) {
+	if !m.timeline.jump(h.id) {
 		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id)), true)
 	}
 	return tea.Batch(flash, m.cursorMoved())

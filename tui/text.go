@@ -27,14 +27,29 @@ func wrap(s string, width int) []string {
 	return wrapLines(termtext.Text(s), width)
 }
 
-// wrapLines word-wraps (styled, already safe) text to width. ansi.Wrap can
-// leave a line one cell too wide (a leading space before a long word), so
-// such lines are hard-wrapped again.
-func wrapLines(s string, w int) []string {
+// wrapLines word-wraps (styled, already safe) text to width.
+func wrapLines(s string, w int) []string { return wrapAt(s, w, "") }
+
+// jsonBreaks are where JSON may wrap besides spaces (and ansi.Wrap's
+// hyphens): after a comma, so a key and its value move whole to the next
+// line (a colon would break times: "09:" / "12").
+const jsonBreaks = ","
+
+// wrapTokens wraps (styled, already safe) JSON or a diff of it to width at
+// token boundaries (spaces, commas), never inside a key or a word
+// ("add / i / tional_kwargs" it was); a token wider than the line is
+// hard-wrapped.
+func wrapTokens(s string, w int) []string { return wrapAt(s, w, jsonBreaks) }
+
+// wrapAt word-wraps s to width w, breaking at spaces and after any of
+// breaks.
+// ansi.Wrap can leave a line one cell too wide (a leading space before a
+// long word), so such lines are hard-wrapped again.
+func wrapAt(s string, w int, breaks string) []string {
 	if w < 1 {
 		w = 1
 	}
-	lines := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	lines := strings.Split(ansi.Wrap(s, w, breaks), "\n")
 	for i := 0; i < len(lines); i++ {
 		if ansi.StringWidth(lines[i]) <= w {
 			continue

@@ -161,7 +161,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
 	if at := m.openAt; at != "" && !msg.sync {
 		// A lesson opens on a checkpoint of its own, once a page holds it.
-		if m.timeline.tree.jump(at) {
+		if m.timeline.jump(at) {
 			m.openAt, moved = "", true
 		} else if !msg.more {
 			m.openAt = ""

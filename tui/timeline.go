@@ -143,6 +143,16 @@ func (p *timelinePane) loadFailed() { p.loading = false }
 // cursor (a run's first).
 func (p *timelinePane) followNextRun(follow bool) { p.followNext = follow }
 
+// jump puts the cursor on checkpoint id, when the tree holds it.
+func (p *timelinePane) jump(id string) bool { return p.tree.jump(id) }
+
+// step moves the cursor along its branch (tree.step: -1 the parent, +1
+// the preferred child).
+func (p *timelinePane) step(dir int) bool { return p.tree.step(dir) }
+
+// moveRow moves the cursor by n display rows.
+func (p *timelinePane) moveRow(n int) bool { return p.tree.moveRow(n) }
+
 // setTotal takes the thread's checkpoint count from its listing.
 func (p *timelinePane) setTotal(n int) { p.total = n }
 

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
 	"rewind/themes"
@@ -332,6 +335,30 @@ func TestCountsReadAsEnglish(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// Long JSON in the diff and the state wraps at token boundaries (spaces,
+// commas), never inside a key: it wrapped compact JSON wherever
+// the line ended ("add / i / tional_kwargs").
+func TestJSONWrapsAtTokenBoundaries(t *testing.T) {
+	r := newRenderer(themes.Or(themes.Dark))
+	msg := `{"content":"look up the order status","additional_kwargs":{},"response_metadata":{},"type":"human","name":null,"example":false}`
+	keys := []string{"additional_kwargs", "response_metadata", "content", "example"}
+	for _, w := range []int{30, 41, 57, 64} {
+		diff := r.diffLines([]engine.ChannelDiff{{Channel: "messages", Summary: "1 added", Lines: []string{"+" + msg}}}, w, true)
+		state := r.json([]byte(`{"messages":[`+msg+`]}`), w, "  ", true)
+		for name, lines := range map[string][]string{"diff": diff, "state": state} {
+			var text []string
+			for _, l := range lines {
+				text = append(text, strings.TrimLeft(ansi.Strip(l), " +"))
+			}
+			for _, k := range keys {
+				if !slices.ContainsFunc(text, func(l string) bool { return strings.Contains(l, `"`+k+`"`) }) {
+					t.Errorf("%s at %d columns splits %q across lines:\n%s", name, w, k, strings.Join(text, "\n"))
+				}
+			}
 		}
 	}
 }

@@ -157,6 +157,10 @@ const (
 		WHERE m.idx <= (SELECT max(idx) FROM (SELECT idx FROM m ORDER BY idx LIMIT ?3))
 		ORDER BY b.idx, b.checkpoint_id, b.hash LIMIT ?3`
 	sqlBlobs = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	// sqlHasBlob tells a put whether the thread holds a large blob it
+	// carries again (a head snapshot's): binding and copying a 200 KB body
+	// to have INSERT OR IGNORE drop it cost more than this lookup.
+	sqlHasBlob = `SELECT 1 FROM graph_blobs WHERE thread_id = ? AND hash = ?`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.
 	sqlBodies = selectMessages + byHashes + `

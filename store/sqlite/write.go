@@ -382,8 +382,11 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		return err
 	}
 	tx, err := s.beginAs(ctx, s.lazy(cp.ThreadID), func() error {
-		return errors.Join(s.w.ready(ctx, putEvents, len(events)), s.w.ready(ctx, putMessages, len(cp.Messages)),
-			s.w.ready(ctx, putBlobs, len(cp.Blobs)))
+		ready := []error{s.w.ready(ctx, putEvents, len(events)), s.w.ready(ctx, putMessages, len(cp.Messages))}
+		for n := 1; n <= len(cp.Blobs); n++ { // newBlobs may leave out any
+			ready = append(ready, s.w.ready(ctx, putBlobs, n))
+		}
+		return errors.Join(ready...)
 	})
 	if err != nil {
 		return err
@@ -448,8 +451,12 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	}); err != nil {
 		return err
 	}
-	if err := s.insertRows(ctx, tx, putBlobs, []any{cp.ThreadID, now}, len(cp.Blobs), func(args []any, i int) []any {
-		b := cp.Blobs[i]
+	blobs, err := newBlobs(ctx, tx, cp.ThreadID, cp.Blobs)
+	if err != nil {
+		return err
+	}
+	if err := s.insertRows(ctx, tx, putBlobs, []any{cp.ThreadID, now}, len(blobs), func(args []any, i int) []any {
+		b := blobs[i]
 		return append(args, b.Hash, string(b.Body))
 	}); err != nil {
 		return err
@@ -464,6 +471,30 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 		(*hook)("checkpoint-written")
 	}
 	return tx.commit()
+}
+
+// bigBlob is the body size from which a put asks whether the thread
+// holds a blob before it inserts it (see sqlHasBlob).
+const bigBlob = 16 << 10
+
+// newBlobs are the blobs of a put but the large ones the thread holds
+// already: what INSERT OR IGNORE would keep, without copying the others.
+func newBlobs(ctx context.Context, tx *wtx, thread string, blobs []store.Blob) ([]store.Blob, error) {
+	out := make([]store.Blob, 0, len(blobs))
+	for _, b := range blobs {
+		if len(b.Body) >= bigBlob {
+			var one int
+			err := tx.in(sqlHasBlob).QueryRowContext(ctx, thread, b.Hash).Scan(&one)
+			if err == nil {
+				continue // held: the first copy stays
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, err
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // rowsInsert is a multi-row INSERT: head, then for each row open, the

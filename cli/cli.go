@@ -38,6 +38,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // runRoot is Run on a root of only the command named only ("": all).
 func runRoot(ctx context.Context, args []string, stdout, stderr io.Writer, only string) int {
 	root, started := newRootFor(stdout, stderr, only)
+	return execute(ctx, root, started, args, stderr)
+}
+
+// execute runs args on a root newRootFor built, writing errors to stderr
+// (the root's), and returns the exit code.
+func execute(ctx context.Context, root *cobra.Command, started *bool, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -51,6 +51,7 @@ func TestEveryNumericFlagIsBounded(t *testing.T) {
 		t.Fatalf("found %d commands with numeric flags: the walk is broken", len(flags))
 	}
 	refused := 0
+	refuse := refuser(t)
 	for path, fs := range flags {
 		for _, f := range fs {
 			bv, ok := f.Value.(*boundedValue)
@@ -60,8 +61,8 @@ func TestEveryNumericFlagIsBounded(t *testing.T) {
 			}
 			for _, v := range extremes {
 				// Set's answer depends on v and the range alone (not on
-				// a value set before), so one tree serves every extreme;
-				// the command line below runs in a tree of its own.
+				// a value set before), so one tree serves every extreme,
+				// and so does one for the command lines below (refuser).
 				err := bv.Set(v)
 				if err == nil {
 					if !bv.b.allows(t, f.Value.Type(), v) {
@@ -71,7 +72,7 @@ func TestEveryNumericFlagIsBounded(t *testing.T) {
 				}
 				refused++
 				args := append(strings.Fields(path)[1:], "--"+f.Name+"="+v)
-				code, out, stderr := run(t, args...)
+				code, out, stderr := refuse(args...)
 				if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--"+f.Name) {
 					t.Errorf("%s --%s=%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the flag", path, f.Name, v, code, out, stderr)
 				}

@@ -4,8 +4,17 @@ import (
 	"os"
 	"testing"
 
+	"rewind/store/backend"
 	"rewind/store/postgres/pgtest"
 )
 
 // TestMain names the PostgreSQL tests it skipped, once, even without -v.
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+// No engine test is about a commit surviving an OS crash, so the SQLite
+// stores the tests open do not fsync each commit (a killed process still
+// loses nothing: see sqlite.SyncNormal).
+func TestMain(m *testing.M) {
+	if os.Getenv(backend.SyncEnv) == "" {
+		os.Setenv(backend.SyncEnv, "normal")
+	}
+	os.Exit(pgtest.Run(m))
+}

@@ -27,12 +27,12 @@ type storeCase struct {
 	name string
 	// open returns an empty store and a function that opens a new handle
 	// on the same data (nil when the store cannot be reopened).
-	open func(t *testing.T) (store.Store, func() store.Store)
+	open func(t testing.TB) (store.Store, func() store.Store)
 }
 
 var storeCases = func() (out []storeCase) {
 	for _, b := range backendtest.All {
-		out = append(out, storeCase{name: b.Name, open: func(t *testing.T) (store.Store, func() store.Store) {
+		out = append(out, storeCase{name: b.Name, open: func(t testing.TB) (store.Store, func() store.Store) {
 			if !b.Shared {
 				return b.Open(t, "storage"), nil
 			}
@@ -201,29 +201,61 @@ var sentences = []string{
 // discard and prune in a random order (compaction happens as the thread
 // grows) and checks after each that every checkpoint still rebuilds to the
 // values it was written with, on every store, and again after reopening it.
+//
+// A seed's stores write their histories in parallel, the seeds one after
+// another: the base interval is the process's, set once a seed, and so is
+// ReplayAll's switch, so checkReplayAll runs on each store once the seed's
+// histories are written (the stores are the seed's: seedOwned). This test
+// is not parallel: no other test reads those switches meanwhile.
 func TestRandomHistoriesRebuildExactly(t *testing.T) {
-	for _, sc := range storeCases {
-		t.Run(sc.name, func(t *testing.T) {
-			for _, c := range []struct {
-				seed      uint64
-				baseEvery int
-			}{{1, 2}, {2, 6}, {3, 64}, {7, 32}} { // short and long delta chains (seed 7's hold summary patches an older one's fields outlive)
-				t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
-					defer engine.SetBaseEvery(c.baseEvery)()
-					randomHistory(t, sc, c.seed)
-				})
+	for _, c := range []struct {
+		seed      uint64
+		baseEvery int
+	}{{1, 2}, {2, 6}, {3, 64}, {7, 32}} { // short and long delta chains (seed 7's hold summary patches an older one's fields outlive)
+		t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
+			t.Cleanup(engine.SetBaseEvery(c.baseEvery))
+			written := make([]store.Store, len(storeCases))
+			seed := t
+			t.Run("histories", func(t *testing.T) {
+				for i, sc := range storeCases {
+					t.Run(sc.name, func(t *testing.T) {
+						t.Parallel()
+						st, reopen := sc.open(seedOwned{t, seed})
+						randomHistory(t, st, reopen, c.seed)
+						written[i] = st
+					})
+				}
+			})
+			for i, sc := range storeCases {
+				if written[i] != nil {
+					t.Run(sc.name, func(t *testing.T) { checkReplayAll(t, written[i], randomThread) })
+				}
 			}
 		})
 	}
 }
 
-func randomHistory(t *testing.T, sc storeCase, seed uint64) {
+// seedOwned is a subtest whose stores outlive it: their files and their
+// closing are the seed's.
+type seedOwned struct {
+	*testing.T
+	seed *testing.T
+}
+
+func (o seedOwned) Cleanup(f func()) { o.seed.Cleanup(f) }
+func (o seedOwned) TempDir() string  { return o.seed.TempDir() }
+
+// randomThread is the thread randomHistory writes.
+const randomThread = "random"
+
+// randomHistory writes a random history on st and checks it as it goes;
+// reopen (nil for memory) gives another handle on the same store.
+func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed uint64) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(seed, 99))
-	st, reopen := sc.open(t)
 	ref := &reference{values: map[int64]engine.Values{}}
 	e := ticketEngine(t, st)
-	const thread = "random"
+	const thread = randomThread
 	cfg := engine.RunConfig{Hook: ref.hook}
 	var log []string
 	defer func() {
@@ -298,7 +330,6 @@ func randomHistory(t *testing.T, sc storeCase, seed uint64) {
 	}
 	ref.check(t, e, thread, "at the end")
 	checkReaders(t, st, thread)
-	checkReplayAll(t, st, thread)
 	if reopen != nil {
 		ref.check(t, ticketEngine(t, reopen()), thread, "after reopening the store")
 	}

@@ -71,6 +71,10 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
+// usageOf is err given as usage (exit 2), its line ending with what would
+// fix it (withFixes), which the flattened usageError would lose.
+func usageOf(err error) error { return usageError{withFixes(err.Error(), err)} }
+
 // failedChecks ends a selftest whose checks ran and some failed.
 type failedChecks struct{ failed, total int }
 

@@ -84,7 +84,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	req.KillAt = f.killAt
 	if req.KillAt != "" {
 		if _, _, err := worker.Parse(req.KillAt); err != nil {
-			return usagef("%v", err)
+			return usageOf(err)
 		}
 	}
 	session, err := f.runSession(time.Now())
@@ -172,7 +172,7 @@ func (j jsonLines) Sync() error {
 func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
 	a, err := app.Open(ctx, app.Config{Store: store, Model: model})
 	if errors.Is(err, app.ErrUsage) {
-		return nil, usagef("%v", err)
+		return nil, usageOf(err)
 	}
 	return a, err
 }
@@ -339,7 +339,7 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 func openReader(ctx context.Context, store string) (*app.App, error) {
 	a, err := app.Open(ctx, app.Config{Store: store, ReadOnly: true})
 	if errors.Is(err, app.ErrUsage) {
-		return nil, usagef("%v", err)
+		return nil, usageOf(err)
 	}
 	return a, err
 }

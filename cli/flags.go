@@ -229,7 +229,7 @@ func (t *turnFlags) turn(c *cobra.Command, empty string) (ticket.Turn, error) {
 	turn := ticket.NewTurn(text, t.attach, t.draft, t.authTTL, time.Now())
 	turn.Scenario = t.scenario
 	if err := turn.Validate(time.Now()); err != nil {
-		return ticket.Turn{}, usagef("%v", err)
+		return ticket.Turn{}, usageOf(err)
 	}
 	return turn, nil
 }

@@ -43,7 +43,7 @@ stay so and are counted.`,
 			}
 			a, err := app.Open(ctx, app.Config{Store: spec, OldKeys: keys})
 			if errors.Is(err, app.ErrUsage) {
-				return usagef("%v", err)
+				return usageOf(err)
 			}
 			if err != nil {
 				return err

@@ -36,7 +36,7 @@ blocks a draft written from it. Versions live beside the store (see README).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			for _, id := range args {
 				if err := ticket.CheckSource(id); err != nil {
-					return usagef("%v", err)
+					return usageOf(err)
 				}
 			}
 			a, err := openReader(c.Context(), store)
@@ -102,7 +102,7 @@ func newSourceBumpCmd() *cobra.Command {
 			for _, id := range args {
 				v, err := a.Sources.Bump(c.Context(), id)
 				if errors.Is(err, ticket.ErrBadSource) {
-					return usagef("%v", err)
+					return usageOf(err)
 				}
 				if err != nil {
 					return err
@@ -159,7 +159,7 @@ func withdrawnOf(ctx context.Context, src ticket.Sources) map[string]bool {
 func openSourcesOf(c *cobra.Command, store string, args []string, what, how string) (*app.App, error) {
 	for _, id := range args {
 		if err := ticket.CheckSource(id); err != nil {
-			return nil, usagef("%v", err)
+			return nil, usageOf(err)
 		}
 	}
 	a, err := openApp(c.Context(), store, nil)

@@ -67,6 +67,8 @@
 // DeltaChannel rebuilt from its nearest snapshot and the writes since
 // (delta.go); a functional-API run's entrypoint in Next where __start__
 // would be, its returned value (__end__) as its state (functional.go);
+// Writes lists a superstep's tasks in the order LangGraph applies them
+// (task paths, taskorder.go), a functional-API call named from its id;
 // Stored keeps what the database holds where they differ (a
 // DeltaChannel's: the snapshot as stored, or the ancestor whose snapshot
 // it was rebuilt from and how many writes since applied). A reducer

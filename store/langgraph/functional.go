@@ -89,6 +89,31 @@ func nameEntrypoints(ctx context.Context, s snapshot, c Chain, rows []row, ws []
 	return nil
 }
 
+// calleesOf are the names a functional-API task call among ws (the
+// writes of checkpoint rw) may have: every task that ran is in a later
+// checkpoint's versions_seen (an empty entry for a call), so the chain's
+// newest names them, and rw's own the ones before it. None when nothing in
+// ws is a call's result (__return__).
+func calleesOf(ctx context.Context, s snapshot, c Chain, rw row, ws []writeRow) ([]string, error) {
+	if !slices.ContainsFunc(ws, func(w writeRow) bool { return w.channel == chanReturn }) {
+		return nil, nil
+	}
+	newest, err := one(ctx, s, c, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("name the task calls of %s: %w", c, err)
+	}
+	var names []string
+	for _, d := range []*doc{rw.doc, newest.doc} {
+		for n := range d.seen {
+			if !strings.HasPrefix(n, "__") && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
 // entryTasks puts the entrypoint in place of __start__ in nodes (a
 // checkpoint's due nodes, sorted).
 func (d *doc) entryTasks(nodes []string) []string {

@@ -185,7 +185,11 @@ func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, 
 	if err != nil {
 		return nil, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
 	}
-	return groupWrites(ws, rw.doc.next(false), siteOf(c, rw)), nil
+	callees, err := calleesOf(ctx, s, c, rw, ws)
+	if err != nil {
+		return nil, err
+	}
+	return groupWrites(ws, rw.doc.next(false), siteOf(c, rw), callees), nil
 }
 
 // IDs lists chain c's checkpoint ids (browse.IDLister): what resolves a

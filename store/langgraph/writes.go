@@ -59,10 +59,11 @@ func countWrites(rows []writeRow) map[string]Counts {
 }
 
 // groupWrites groups one checkpoint's writes by task, tasks in the order
-// their first write came, writes by index. due are the checkpoint's due
-// tasks, which name a task's node when its path does not; site names it
-// by its id when neither does (taskids.go).
-func groupWrites(rows []writeRow, due []Task, site taskSite) []TaskWrites {
+// LangGraph applies them (orderTasks), writes by index. due are the
+// checkpoint's due tasks, which name a task's node when its path does
+// not; site names it by its id when neither does (taskids.go), a
+// functional-API call among callees (site.calls).
+func groupWrites(rows []writeRow, due []Task, site taskSite, callees []string) []TaskWrites {
 	var out []TaskWrites
 	at := map[string]int{}
 	for _, r := range rows {
@@ -82,15 +83,23 @@ func groupWrites(rows []writeRow, due []Task, site taskSite) []TaskWrites {
 			tw.Interrupts = append(tw.Interrupts, interrupts(w.Value)...)
 		}
 	}
+	paths := map[string]string{}
 	for i := range out {
 		slices.SortStableFunc(out[i].Writes, func(a, b Write) int { return cmp.Compare(a.Idx, b.Idx) })
 		out[i].Node = nodeOfPath(out[i].Path, due)
 		if out[i].Node == "" && !out[i].Command {
-			out[i].Node = site.name(out[i].Task, due)
+			node, n := site.which(out[i].Task, due)
+			paths[out[i].Task] = derivedPath(node, n)
+			if n >= 0 {
+				node = due[nthSend(due, n)].Node
+			}
+			out[i].Node = node
 			out[i].Update = out[i].Node == "" && site.update(out[i].Task)
 		}
 	}
 	nameBySoleNode(out, due)
+	site.calls(out, paths, callees)
+	orderTasks(out, paths)
 	return out
 }
 

@@ -1,0 +1,54 @@
+package langgraph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"rewind/store/langgraph"
+)
+
+// TestTasksInLangGraphsOrderAndCallsNamed: on the functional-API thread of
+// the generate-cases.mjs fixtures (an entrypoint "flow" calling the task
+// "double" twice around an interrupt), the first checkpoint's writes are
+// listed as LangGraph applies them (the resume command, then by task
+// path: the entrypoint's pull, then its calls in the order it made
+// them), not by task id (there the second call's id sorts first), and
+// each call is named "double" from its id: the first returned the value
+// LangGraph's state shows as a, the second b.
+func TestTasksInLangGraphsOrderAndCallsNamed(t *testing.T) {
+	for _, cs := range caseSources() {
+		t.Run(cs.name, func(t *testing.T) {
+			want := readAnswers(t, cs.answers)["t-func"]
+			first := want.History[len(want.History)-1]
+			if len(first.Tasks) != 1 || first.Tasks[0].Name != "flow" {
+				t.Fatalf("the fixture's first checkpoint: tasks %+v, want the entrypoint flow", first.Tasks)
+			}
+			src := cs.open(t)
+			ws, err := src.Writes(context.Background(), langgraph.Chain{Thread: "t-func"}, first.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tw := range ws {
+				switch {
+				case tw.Command:
+					got = append(got, "command")
+				case tw.Node == "double" && len(tw.Writes) == 1:
+					got = append(got, fmt.Sprintf("double→%v", tw.Writes[0].Value))
+				case tw.Task == first.Tasks[0].ID:
+					got = append(got, tw.Node)
+				default:
+					got = append(got, fmt.Sprintf("%q %s", tw.Node, tw.Task))
+				}
+			}
+			a, _ := json.Marshal(want.State.Values["a"])
+			b, _ := json.Marshal(want.State.Values["b"])
+			wantOrder := fmt.Sprint([]string{"command", "flow", "double→" + string(a), "double→" + string(b)})
+			if fmt.Sprint(got) != wantOrder {
+				t.Errorf("tasks of %s:\n got %v\nwant %s", first.ID, got, wantOrder)
+			}
+		})
+	}
+}

@@ -106,17 +106,10 @@ func DetectPostgres(ctx context.Context, spec string, q Querier) (Detected, erro
 
 func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, error) {
 	d := Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}
-	var err error
 	names := []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations", "rewind_schema_migrations"}
-	var found []string
-	for _, n := range names {
-		var ok bool
-		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
-			return d, fmt.Errorf("read the tables of %s: %w", d.Where, err)
-		}
-		if ok {
-			found = append(found, n)
-		}
+	found, err := pgTables(ctx, pool, names)
+	if err != nil {
+		return d, fmt.Errorf("read the tables of %s: %w", d.Where, err)
 	}
 	if slices.Contains(found, "rewind_schema_migrations") {
 		d.why = "is a rewind store"
@@ -188,6 +181,21 @@ func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, 
 		d.Schema += ", writes with task_path"
 	}
 	return d, nil
+}
+
+// pgTables are those of names the database has.
+func pgTables(ctx context.Context, pool Querier, names []string) ([]string, error) {
+	var found []string
+	for _, n := range names {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
+			return nil, err
+		}
+		if ok {
+			found = append(found, n)
+		}
+	}
+	return found, nil
 }
 
 func pgColumns(ctx context.Context, pool Querier, table string) ([]string, error) {

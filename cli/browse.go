@@ -57,10 +57,11 @@ func (r reader) langGraph() bool { return r.e == nil }
 // per thread: --ns is refused on it.
 func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) error {
 	spec := app.ResolveStore(storeFlag)
-	ctx, err := spec.Detected(ctx)
+	ctx, release, err := spec.Detected(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	src, err := spec.OpenLangGraph(ctx)
 	if err != nil {
 		return err
@@ -88,10 +89,11 @@ func withRead(ctx context.Context, storeFlag, ns string, fn func(reader) error) 
 // chain per thread: --ns is refused on it.
 func withSource(ctx context.Context, storeFlag, ns string, lg func(browse.Source) error, rw func(context.Context) error) error {
 	spec := app.ResolveStore(storeFlag)
-	ctx, err := spec.Detected(ctx)
+	ctx, release, err := spec.Detected(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	src, err := spec.OpenLangGraph(ctx)
 	if err != nil {
 		return err

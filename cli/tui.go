@@ -69,10 +69,11 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	spec := app.ResolveStore(f.store)
 	// Told once, for the openers below (each would open the file and read
 	// its schema again); the screen runs in ctx, which carries none.
-	octx, err := spec.Detected(ctx)
+	octx, release, err := spec.Detected(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	src, err := spec.OpenLangGraph(octx)
 	if err != nil {
 		return err

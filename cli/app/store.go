@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"rewind/store"
 	"rewind/store/backend"
@@ -79,16 +80,33 @@ func (s Store) Shared() bool { return s.Spec != "memory:" && s.Spec != "memory" 
 // wrote. Anything else (a LangGraph database, a database of another
 // layout) is refused before rewind's opener touches it (see Writable).
 func (s Store) Open(ctx context.Context) (store.Store, error) {
-	d, err := s.detect(ctx)
+	d, h, err := s.detect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer h.close()
 	if err := s.refuseLangGraph(d); err != nil {
 		return nil, err
 	}
-	st, err := backend.OpenDetected(ctx, s.Spec, max(d.Rewind, 0))
+	st, err := s.open(ctx, h, max(d.Rewind, 0))
 	return s.forTenant(ctx, st, err)
 }
+
+// open opens the store on the detection's connection when it holds one
+// (PostgreSQL), else as backend.OpenDetected does.
+func (s Store) open(ctx context.Context, h *held, schema int) (store.Store, error) {
+	if c := h.take(); c != nil {
+		return c.Open(ctx)
+	}
+	return openDetected(ctx, s.Spec, schema)
+}
+
+// connectPostgres and openDetected connect to a store; a test counts the
+// connections a command makes through them.
+var (
+	connectPostgres = backend.Connect
+	openDetected    = backend.OpenDetected
+)
 
 // OpenRead opens the store for a command that only reads, creating and
 // migrating nothing: a rewind store of this rewind's schema opens as it
@@ -97,10 +115,11 @@ func (s Store) Open(ctx context.Context) (store.Store, error) {
 // empty; a store an older rewind wrote is refused (reading it would
 // upgrade it), as is anything Writable refuses.
 func (s Store) OpenRead(ctx context.Context) (store.Store, error) {
-	d, err := s.detect(ctx)
+	d, h, err := s.detect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer h.close()
 	if err := s.refuseLangGraph(d); err != nil {
 		return nil, err
 	}
@@ -115,7 +134,7 @@ func (s Store) OpenRead(ctx context.Context) (store.Store, error) {
 			s.Label(), ErrOlderStore, d.Rewind, current)
 	}
 	// Newer: refused there, unwritten; the version read once, here.
-	st, err := backend.OpenDetected(ctx, s.Spec, d.Rewind)
+	st, err := s.open(ctx, h, d.Rewind)
 	return s.forTenant(ctx, st, err)
 }
 
@@ -146,32 +165,96 @@ func (s Store) Opener() (open func(context.Context) (store.Store, error), cleanu
 // matches ErrUsage (the --store given does not fit the command: exit 2).
 // What it cannot reach is refused in rewind's opener's words.
 func (s Store) Writable(ctx context.Context) error {
-	d, err := s.detect(ctx)
+	d, h, err := s.detect(ctx)
 	if err != nil {
 		return err
 	}
+	h.close()
 	return s.refuseLangGraph(d)
 }
 
 // detect tells what the spec names, reading nothing but what it must:
 // any failure to tell is an error (a store rewind cannot see into is
 // never handed to its opener), a server it cannot reach in rewind's
-// opener's words.
-func (s Store) detect(ctx context.Context) (langgraph.Detected, error) {
+// opener's words. On PostgreSQL it reads on the store's own first
+// connection, which it holds for the opener (held.take) and the caller
+// closes after (held.close): one connection a command, not two. A
+// detection Detected carried in ctx is its own, and its held connection
+// the caller of Detected's (close leaves it).
+func (s Store) detect(ctx context.Context) (langgraph.Detected, *held, error) {
 	if at, ok := ctx.Value(detectedKey{}).(detectedAt); ok && at.spec == s.Spec {
-		return at.d, nil
+		return at.d, &held{shared: at.h}, nil
+	}
+	if backend.Kind(s.Spec) == "postgres" {
+		return s.detectPostgres(ctx)
 	}
 	d, err := langgraph.Detect(ctx, s.Spec)
+	return d, nil, s.detectError(ctx, err)
+}
+
+// detectPostgres is detect on the connection the store opens on.
+func (s Store) detectPostgres(ctx context.Context) (langgraph.Detected, *held, error) {
+	if err := langgraph.CheckPostgresURL(s.Spec); err != nil {
+		return langgraph.Detected{}, nil, err // in Detect's words
+	}
+	c, err := connectPostgres(ctx, s.Spec) // fails in the opener's words
+	if err != nil {
+		return langgraph.Detected{}, nil, err
+	}
+	d, err := langgraph.DetectPostgres(ctx, s.Spec, c.Pool())
+	if err != nil {
+		c.Close()
+		return d, nil, s.detectError(ctx, err)
+	}
+	return d, &held{conn: c}, nil
+}
+
+// detectError is a detection's error as detect returns it.
+func (s Store) detectError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, langgraph.ErrUnreachable):
 		if rerr := backend.Reach(ctx, s.Spec); rerr != nil {
-			return d, rerr
+			return rerr
 		}
-		return d, err
 	case errors.Is(err, langgraph.ErrNeither):
-		return d, refusal{err}
+		return refusal{err}
 	}
-	return d, err
+	return err
+}
+
+// held is the connection a detection made, until an opener takes it.
+// shared is a Detected context's: taken from there, closed by its owner.
+type held struct {
+	mu     sync.Mutex
+	conn   *backend.Conn
+	shared *held
+}
+
+// take is the connection for the opener to own, nil when there is none
+// (not PostgreSQL, or taken already: the opener connects again).
+func (h *held) take() *backend.Conn {
+	switch {
+	case h == nil:
+		return nil
+	case h.shared != nil:
+		return h.shared.take()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.conn
+	h.conn = nil
+	return c
+}
+
+// close closes the connection when no opener took it; a shared one is
+// left to Detected's release.
+func (h *held) close() {
+	if h == nil || h.shared != nil {
+		return
+	}
+	if c := h.take(); c != nil {
+		c.Close()
+	}
 }
 
 // detectedKey carries a detection in a context (Detected).
@@ -180,19 +263,25 @@ type detectedKey struct{}
 type detectedAt struct {
 	spec string
 	d    langgraph.Detected
+	h    *held
 }
 
 // Detected tells what the spec names once, for the openers a read command
 // calls next in the context it returns (OpenLangGraph, then OpenRead):
 // each told it again, and a detection opens the file and reads its
-// schema, a few ms of a command's new process. What it cannot tell is
-// its error, as the openers would say it.
-func (s Store) Detected(ctx context.Context) (context.Context, error) {
-	d, err := s.detect(ctx)
+// schema, a few ms of a command's new process (on PostgreSQL, a
+// connection the first of them that opens rewind's store opens on).
+// What it cannot tell is its error, as the openers would say it. Call
+// release when done with the openers: it closes the connection none took.
+func (s Store) Detected(ctx context.Context) (_ context.Context, release func(), _ error) {
+	d, h, err := s.detect(ctx)
 	if err != nil {
-		return ctx, err
+		return ctx, func() {}, err
 	}
-	return context.WithValue(ctx, detectedKey{}, detectedAt{s.Spec, d}), nil
+	if h == nil {
+		h = &held{}
+	}
+	return context.WithValue(ctx, detectedKey{}, detectedAt{s.Spec, d, h}), h.close, nil
 }
 
 func (s Store) refuseLangGraph(d langgraph.Detected) error {
@@ -208,9 +297,13 @@ func (s Store) refuseLangGraph(d langgraph.Detected) error {
 // OpenRead). Anything else is refused, as Writable refuses it. Close the
 // source when done.
 func (s Store) OpenLangGraph(ctx context.Context) (browse.Source, error) {
-	d, err := s.detect(ctx)
+	d, h, err := s.detect(ctx)
 	if err != nil || d.Kind != langgraph.KindLangGraph {
+		h.close()
 		return nil, err
+	}
+	if c := h.take(); c != nil { // a LangGraph database opens read-only, on a connection of its own
+		c.Close()
 	}
 	return langgraph.Open(ctx, s.Spec)
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"rewind/store"
 	"rewind/store/memory"
 	"rewind/store/postgres"
@@ -174,3 +176,29 @@ func Describe(spec string) string {
 	}
 	return spec
 }
+
+// Conn is a PostgreSQL store's first connection, made before the store
+// opens (Connect), so that what the database holds is read on it and the
+// store then opens on it: a read command connected twice (0.47 s where
+// one connection takes 0.25).
+type Conn struct{ pg *postgres.Conn }
+
+// Connect connects to a postgres:// spec's database as Open would,
+// creating and migrating nothing; its error is Open's for a failed
+// connect. Close the Conn, or Open it.
+func Connect(ctx context.Context, spec string) (*Conn, error) {
+	c, err := postgres.Connect(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{c}, nil
+}
+
+// Pool is the connection's pool, for reads before the store opens.
+func (c *Conn) Pool() *pgxpool.Pool { return c.pg.Pool() }
+
+// Open opens the store on the connection, which it owns from then on.
+func (c *Conn) Open(ctx context.Context) (store.Store, error) { return orNil(c.pg.Open(ctx)) }
+
+// Close closes a connection not opened as a store.
+func (c *Conn) Close() { c.pg.Close() }

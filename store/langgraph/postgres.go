@@ -81,22 +81,35 @@ func (u unreachable) Unwrap() error        { return u.err }
 func (u unreachable) Is(target error) bool { return target == ErrUnreachable }
 
 func detectPostgres(ctx context.Context, url string) (Detected, error) {
-	d := Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}
 	pool, err := pgConnect(ctx, url)
 	if err != nil {
-		return d, err
+		return Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}, err
 	}
 	defer pool.Close()
+	return detectPostgresOn(ctx, url, pool)
+}
+
+// Querier is a PostgreSQL connection (a *pgxpool.Pool) that Detect's
+// reads run on.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// DetectPostgres is Detect of a postgres:// spec on a connection the
+// caller made (rewind's store's, which then opens on it: one connection
+// a command, not two). It only reads the catalog and rewind's version
+// table.
+func DetectPostgres(ctx context.Context, spec string, q Querier) (Detected, error) {
+	return detectPostgresOn(ctx, spec, q)
+}
+
+func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, error) {
+	d := Detected{Kind: KindRewind, Backend: "postgres", Where: redact(url), url: url}
 	names := []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations", "rewind_schema_migrations"}
-	var found []string
-	for _, n := range names {
-		var ok bool
-		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
-			return d, fmt.Errorf("read the tables of %s: %w", d.Where, err)
-		}
-		if ok {
-			found = append(found, n)
-		}
+	found, err := pgTables(ctx, pool, names)
+	if err != nil {
+		return d, fmt.Errorf("read the tables of %s: %w", d.Where, err)
 	}
 	if slices.Contains(found, "rewind_schema_migrations") {
 		d.why = "is a rewind store"
@@ -170,7 +183,22 @@ func detectPostgres(ctx context.Context, url string) (Detected, error) {
 	return d, nil
 }
 
-func pgColumns(ctx context.Context, pool *pgxpool.Pool, table string) ([]string, error) {
+// pgTables are those of names the database has.
+func pgTables(ctx context.Context, pool Querier, names []string) ([]string, error) {
+	var found []string
+	for _, n := range names {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
+			return nil, err
+		}
+		if ok {
+			found = append(found, n)
+		}
+	}
+	return found, nil
+}
+
+func pgColumns(ctx context.Context, pool Querier, table string) ([]string, error) {
 	rows, err := pool.Query(ctx, `SELECT attname FROM pg_attribute
 		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, table)
 	if err != nil {
@@ -425,4 +453,12 @@ func (s *pgSnap) firstWrites(ctx context.Context, c Chain) ([]string, error) {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// CheckPostgresURL is Detect's refusal of a postgres:// spec that does
+// not parse, nil for one that does: a caller connecting on its own
+// (DetectPostgres) refuses a bad URL in Detect's words.
+func CheckPostgresURL(spec string) error {
+	_, err := pgConfig(strings.TrimSpace(spec))
+	return err
 }

@@ -94,9 +94,49 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	return open(ctx, url, nil)
 }
 
+// Conn is a connected store not opened yet: its connection answers a
+// caller's questions (what the database holds: cli/app's detection) before
+// Open migrates and opens the store on it, so a command connects once.
+type Conn struct{ s *Store }
+
+// Connect connects to the database at url as Open does, creating and
+// migrating nothing; its error is Open's for a failed connect.
+func Connect(ctx context.Context, url string) (*Conn, error) {
+	s, err := dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{s}, nil
+}
+
+// Pool is the connection pool, for reads before Open.
+func (c *Conn) Pool() *pgxpool.Pool { return c.s.pool }
+
+// Open brings the store's tables up to date on the connection and returns
+// the store, which owns the connection from then on (closed on failure).
+func (c *Conn) Open(ctx context.Context) (*Store, error) {
+	if err := c.s.migrate(ctx); err != nil {
+		c.s.pool.Close()
+		return nil, err
+	}
+	return c.s, nil
+}
+
+// Close closes a connection that was not opened as a store.
+func (c *Conn) Close() { c.s.pool.Close() }
+
 // open is Open with a hook that may adjust the pool's configuration (the
 // tests count round trips with it).
 func open(ctx context.Context, url string, configure func(*pgxpool.Config)) (*Store, error) {
+	s, err := dial(ctx, url, configure)
+	if err != nil {
+		return nil, err
+	}
+	return (&Conn{s}).Open(ctx)
+}
+
+// dial is open without the migration: the store on its first connection.
+func dial(ctx context.Context, url string, configure func(*pgxpool.Config)) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgconn masks the password in its message.
@@ -130,12 +170,7 @@ func open(ctx context.Context, url string, configure func(*pgxpool.Config)) (*St
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, target: t, maxIdle: cfg.MaxConnIdleTime, locks: map[*pgx.Conn]struct{}{}, done: make(chan struct{})}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{pool: pool, target: t, maxIdle: cfg.MaxConnIdleTime, locks: map[*pgx.Conn]struct{}{}, done: make(chan struct{})}, nil
 }
 
 // connect sets up the pool and makes its first connection.

@@ -399,6 +399,8 @@ func TestEveryThreadKeyIsInTheTable(t *testing.T) {
 	checkKeyTable(t, "sawKeys", sawKeyTable, 1)
 	checkKeyTable(t, "searchKeys", searchKeyTable, 1)
 	checkKeyTable(t, "traceKeys", traceKeyTable, 1)
+	checkKeyTable(t, "timelineKeys", timelineKeyTable, 2)
+	checkKeyTable(t, "contentKeys", contentKeyTable, 2)
 }
 
 func checkKeyTable[K interface{ FullHelp() [][]key.Binding }](t *testing.T, name string, table keyTable[K], groups int) {

@@ -348,6 +348,14 @@ type killSentMsg struct {
 	err error
 }
 
+// say: a kill that went out says nothing more (the run's end tells).
+func (msg killSentMsg) say() (string, bool) {
+	if msg.err != nil {
+		return fmt.Sprintf("kill worker pid %d: %v", msg.pid, msg.err), true
+	}
+	return "", false
+}
+
 // askKill asks before the kill, unless the run is a drill (it carries a
 // kill point): the user armed it to see a worker die.
 func (m *Model) askKill() tea.Cmd {

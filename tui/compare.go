@@ -26,24 +26,19 @@ type relater interface {
 
 type compareKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
 
-func newCompareKeys() compareKeys {
-	return compareKeys{
-		Up:       bind("scroll up", "up", "k"),
-		Down:     bind("scroll down", "down", "j"),
-		PageUp:   bind("page up", "pgup", "ctrl+u"),
-		PageDown: bind("page down", "pgdown", "ctrl+d", " "),
-		Top:      bind("top", "home", "g"),
-		Bottom:   bind("bottom", "end", "G"),
-		Close:    bind("close", "esc", "q", "="),
-	}
+var compareKeyTable = keyTable[compareKeys]{
+	helpRow(0, []string{"up", "k"}, "scroll up", func(k *compareKeys) *key.Binding { return &k.Up }).inFooter(3, "up"),
+	helpRow(0, []string{"down", "j"}, "scroll down", func(k *compareKeys) *key.Binding { return &k.Down }).inFooter(2, "down"),
+	helpRow(0, []string{"pgup", "ctrl+u"}, "page up", func(k *compareKeys) *key.Binding { return &k.PageUp }),
+	helpRow(0, []string{"pgdown", "ctrl+d", " "}, "page down", func(k *compareKeys) *key.Binding { return &k.PageDown }).inFooter(4, "page"),
+	helpRow(0, []string{"home", "g"}, "top", func(k *compareKeys) *key.Binding { return &k.Top }),
+	helpRow(0, []string{"end", "G"}, "bottom", func(k *compareKeys) *key.Binding { return &k.Bottom }),
+	helpRow(0, []string{"esc", "q", "="}, "close", func(k *compareKeys) *key.Binding { return &k.Close }).inFooter(1, "close"),
 }
 
-func (k compareKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Close, "close"), short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page")}
-}
-func (k compareKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Close}}
-}
+func newCompareKeys() compareKeys               { return compareKeyTable.bind() }
+func (k compareKeys) ShortHelp() []key.Binding  { return compareKeyTable.footer(k) }
+func (k compareKeys) FullHelp() [][]key.Binding { return compareKeyTable.fullHelp(k, 1, nil) }
 
 // compareDialog shows how the state changed from checkpoint a (the mark)
 // to b (the cursor).

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"rewind/engine"
+	"rewind/engine/chainformat"
 	"rewind/engine/ticket"
 	"rewind/store/browse"
 	"rewind/themes"
@@ -86,7 +88,16 @@ func TestPagerAlone(t *testing.T) {
 func TestThreadListAlone(t *testing.T) {
 	l := newThreadList()
 	l.SetSize(80, 10)
+	// The list read again is the list's message: it selects the chain
+	// shown when nothing was selected, and asks the root for the rest.
+	if a, _ := l.Update(threadsMsg{threads: []browse.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, current: browse.Chain{Thread: "b"}}); a != listLoaded {
+		t.Fatalf("a threadsMsg should return listLoaded, returns %v", a)
+	}
+	if sel, _, _ := l.selected(); sel.ID != "b" {
+		t.Fatalf("the list read first should select the thread shown, b; selects %q", sel.ID)
+	}
 	l.set([]browse.Thread{{ID: "a", Checkpoints: 3}, {ID: "b", Checkpoints: 5}}, nil, browse.Chain{})
+	l.move(-1)
 	if a, _ := l.Update(runes("j")); a != listNone {
 		t.Fatalf("j moves the selection itself: %v", a)
 	}
@@ -335,6 +346,31 @@ func TestThreadListKeepsTheLastInputReadable(t *testing.T) {
 		_, quoted, _ := strings.Cut(row, "“")
 		if width(row) > w || width(quoted) < 20 {
 			t.Errorf("%d columns: the last input has %d cells: %q", w, width(quoted), row)
+		}
+	}
+}
+
+// The status line says what a Cmd's outcome says, and nothing for one
+// that has nothing to say (a kill that went out: the run's end tells).
+func TestStatusLineReportsOutcomes(t *testing.T) {
+	cp := engine.Checkpoint{ParentID: 5}
+	cp.Metadata.Discarded = make([]chainformat.Task, 2)
+	for _, c := range []struct {
+		msg   tea.Msg
+		want  string
+		isErr bool
+	}{
+		{killSentMsg{pid: 42, err: errors.New("no such process")}, "kill worker pid 42: no such process", true},
+		{killSentMsg{pid: 42}, "", false},
+		{themeSavedMsg{name: "light", path: "/c.toml"}, "theme light (saved to /c.toml)", false},
+		{themeSavedMsg{name: "light", err: errors.New("read-only")}, "theme light, not saved: read-only", true},
+		{discardedMsg{cp: cp}, "discarded 2 pending tasks at @5", false},
+		{discardedMsg{err: errors.New("no pending tasks")}, "no pending tasks", true},
+	} {
+		var s statusLine
+		cmd := s.Update(c.msg)
+		if s.text != c.want || s.isErr != c.isErr || (cmd == nil) != (c.want == "") {
+			t.Errorf("%T: status %q (error %v, expiry %v), want %q (error %v)", c.msg, s.text, s.isErr, cmd != nil, c.want, c.isErr)
 		}
 	}
 }

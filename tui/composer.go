@@ -151,12 +151,10 @@ func (c *composer) View(hint string) string {
 
 // ShortHelp is the footer while the composer is open.
 func (c *composer) ShortHelp() []key.Binding {
-	k := c.keys
-	draft := "draft: off"
 	if c.draft {
-		draft = "draft: ON"
+		return retitled(c.keys.ShortHelp(), c.keys.Draft, "draft: ON")
 	}
-	return []key.Binding{short(k.Send, "send"), short(k.Draft, draft), short(k.Leave, "back"), short(k.Clear, "clear")}
+	return c.keys.ShortHelp()
 }
 
 // FullHelp lists every composer key.

@@ -343,6 +343,9 @@ type (
 	threadsMsg struct {
 		threads []browse.Thread
 		err     error
+		// current: the chain shown, which the list selects when it had no
+		// selection (the root sets it as it routes the message).
+		current browse.Chain
 	}
 	historyMsg struct {
 		gen    int

@@ -301,42 +301,38 @@ func noGrant(g *ticket.Gate) bool { return g.Grant == nil || *g.Grant == (ticket
 
 type pickKeys struct{ Up, Down, Pick, Cancel key.Binding }
 
-func newPickKeys() pickKeys {
-	return pickKeys{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "down")),
-		Pick:   key.NewBinding(key.WithKeys("enter", " "), key.WithHelp("enter", "arm for the next run")),
-		Cancel: key.NewBinding(key.WithKeys("esc", "q", "K"), key.WithHelp("esc", "cancel")),
-	}
+var pickKeyTable = keyTable[pickKeys]{
+	helpRow(0, []string{"up", "k"}, "up", func(k *pickKeys) *key.Binding { return &k.Up }).labelled("↑").inFooter(1, ""),
+	helpRow(0, []string{"down", "j"}, "down", func(k *pickKeys) *key.Binding { return &k.Down }).labelled("↓").inFooter(2, ""),
+	helpRow(0, []string{"enter", " "}, "arm for the next run", func(k *pickKeys) *key.Binding { return &k.Pick }).labelled("enter").inFooter(3, ""),
+	helpRow(0, []string{"esc", "q", "K"}, "cancel", func(k *pickKeys) *key.Binding { return &k.Cancel }).labelled("esc").inFooter(4, ""),
 }
 
-func (k pickKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Pick, k.Cancel} }
-func (k pickKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func newPickKeys() pickKeys                  { return pickKeyTable.bind() }
+func (k pickKeys) ShortHelp() []key.Binding  { return pickKeyTable.footer(k) }
+func (k pickKeys) FullHelp() [][]key.Binding { return pickKeyTable.fullHelp(k, 1, nil) }
 
 type approvalKeys struct{ Approve, Reject, Edit, Cancel, Submit, Back key.Binding }
 
-func newApprovalKeys() approvalKeys {
-	return approvalKeys{
-		Approve: key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
-		Reject:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject (why)")),
-		Edit:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
-		Cancel:  key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc", "answer later")),
-		Submit:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "reject")),
-		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-	}
+// approvalKeyTable: the answer's keys (the footer), then, in the second
+// column, those while typing the reason (reasonHelp).
+var approvalKeyTable = keyTable[approvalKeys]{
+	helpRow(0, []string{"y"}, "approve", func(k *approvalKeys) *key.Binding { return &k.Approve }).inFooter(1, ""),
+	helpRow(0, []string{"n"}, "reject (why)", func(k *approvalKeys) *key.Binding { return &k.Reject }).inFooter(2, ""),
+	helpRow(0, []string{"e"}, "edit", func(k *approvalKeys) *key.Binding { return &k.Edit }).inFooter(3, ""),
+	helpRow(0, []string{"esc", "q"}, "answer later", func(k *approvalKeys) *key.Binding { return &k.Cancel }).labelled("esc").inFooter(4, ""),
+	helpRow(1, []string{"enter"}, "reject", func(k *approvalKeys) *key.Binding { return &k.Submit }),
+	helpRow(1, []string{"esc"}, "back", func(k *approvalKeys) *key.Binding { return &k.Back }),
 }
 
-func (k approvalKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Reject, k.Edit, k.Cancel}
-}
-func (k approvalKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.ShortHelp(), reasonHelp{k}.ShortHelp()}
-}
+func newApprovalKeys() approvalKeys              { return approvalKeyTable.bind() }
+func (k approvalKeys) ShortHelp() []key.Binding  { return approvalKeyTable.footer(k) }
+func (k approvalKeys) FullHelp() [][]key.Binding { return approvalKeyTable.fullHelp(k, 2, nil) }
 
 // reasonHelp is the help line while typing the reason.
 type reasonHelp struct{ k approvalKeys }
 
-func (r reasonHelp) ShortHelp() []key.Binding  { return []key.Binding{r.k.Submit, r.k.Back} }
+func (r reasonHelp) ShortHelp() []key.Binding  { return r.k.FullHelp()[1] }
 func (r reasonHelp) FullHelp() [][]key.Binding { return [][]key.Binding{r.ShortHelp()} }
 
 // --- the model's side ---
@@ -350,6 +346,14 @@ func (m *Model) canKill() bool {
 type killSentMsg struct {
 	pid int
 	err error
+}
+
+// say: a kill that went out says nothing more (the run's end tells).
+func (msg killSentMsg) say() (string, bool) {
+	if msg.err != nil {
+		return fmt.Sprintf("kill worker pid %d: %v", msg.pid, msg.err), true
+	}
+	return "", false
 }
 
 // askKill asks before the kill, unless the run is a drill (it carries a

@@ -276,17 +276,16 @@ type chanRow struct {
 
 type channelKeys struct{ Up, Down, Pick, Cancel key.Binding }
 
-func newChannelKeys() channelKeys {
-	return channelKeys{
-		Up:     bind("up", "up", "k"),
-		Down:   bind("down", "down", "j"),
-		Pick:   bind("edit in $EDITOR", "enter", "e"),
-		Cancel: bind("cancel", "esc", "q"),
-	}
+var channelKeyTable = keyTable[channelKeys]{
+	helpRow(0, []string{"up", "k"}, "up", func(k *channelKeys) *key.Binding { return &k.Up }).inFooter(1, ""),
+	helpRow(0, []string{"down", "j"}, "down", func(k *channelKeys) *key.Binding { return &k.Down }).inFooter(2, ""),
+	helpRow(0, []string{"enter", "e"}, "edit in $EDITOR", func(k *channelKeys) *key.Binding { return &k.Pick }).inFooter(3, ""),
+	helpRow(0, []string{"esc", "q"}, "cancel", func(k *channelKeys) *key.Binding { return &k.Cancel }).inFooter(4, ""),
 }
 
-func (k channelKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Pick, k.Cancel} }
-func (k channelKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func newChannelKeys() channelKeys               { return channelKeyTable.bind() }
+func (k channelKeys) ShortHelp() []key.Binding  { return channelKeyTable.footer(k) }
+func (k channelKeys) FullHelp() [][]key.Binding { return channelKeyTable.fullHelp(k, 1, nil) }
 
 // channelDialog chooses the channel to edit.
 type channelDialog struct {

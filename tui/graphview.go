@@ -32,15 +32,25 @@ var graphOrder = []struct{ node, loop string }{
 
 type graphKeys struct{ Prev, Next, Close key.Binding }
 
+// graphKeyTable: prev and next have no keys of their own, newGraphKeys
+// copies them from the thread view's.
+var graphKeyTable = keyTable[graphKeys]{
+	helpRow(0, nil, "", func(k *graphKeys) *key.Binding { return &k.Prev }).inFooter(1, "prev"),
+	helpRow(0, nil, "", func(k *graphKeys) *key.Binding { return &k.Next }).inFooter(2, "next"),
+	helpRow(0, []string{"esc", "q", "v", "enter"}, "close", func(k *graphKeys) *key.Binding { return &k.Close }).inFooter(3, ""),
+}
+
 // newGraphKeys: the thread view's prev/next (as rebound) scrub under the
 // drawing.
 func newGraphKeys(tk threadKeys) graphKeys {
-	return graphKeys{Prev: tk.Prev, Next: tk.Next, Close: bind("close", "esc", "q", "v", "enter")}
+	k := graphKeyTable.bind()
+	k.Prev, k.Next = tk.Prev, tk.Next
+	return k
 }
 
-func (k graphKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Prev, "prev"), short(k.Next, "next"), k.Close}
-}
+func (k graphKeys) ShortHelp() []key.Binding { return graphKeyTable.footer(k) }
+
+// FullHelp is the footer's keys as the footer shows them.
 func (k graphKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // graphNode is one node as the view draws it.

@@ -73,16 +73,19 @@ type keyRow[K any] struct {
 	name  string
 	group int
 	keys  []string
+	label string // the help's key label, when not keyLabel(keys): "tab" for tab/down
 	desc  string
 	field func(*K) *key.Binding
 	foot  footHint
 	off   string
 }
 
-// footHint is a key's place in the footer (1 first) and its word there.
+// footHint is a key's place in the footer (1 first) and its word there
+// ("": the binding as the help shows it); label, when set, is its key
+// label there too ("enter" for enter/o).
 type footHint struct {
-	at   int
-	word string
+	at          int
+	word, label string
 }
 
 // row is a key map's row with no footer place, on on a read-only source.
@@ -90,9 +93,29 @@ func row[K any](name string, group int, keys []string, desc string, field func(*
 	return keyRow[K]{name: name, group: group, keys: keys, desc: desc, field: field}
 }
 
-// inFooter puts r at place at of the footer, as word.
+// helpRow is a row of a key map that is not rebindable: a dialog's, the
+// pager's. A row with no keys is a binding the map's constructor copies
+// from another map (the thread view's h/l, as rebound).
+func helpRow[K any](group int, keys []string, desc string, field func(*K) *key.Binding) keyRow[K] {
+	return row("", group, keys, desc, field)
+}
+
+// labelled shows r's keys as label in the help.
+func (r keyRow[K]) labelled(label string) keyRow[K] {
+	r.label = label
+	return r
+}
+
+// inFooter puts r at place at of the footer, as word ("": as the help
+// shows it).
 func (r keyRow[K]) inFooter(at int, word string) keyRow[K] {
-	r.foot = footHint{at, word}
+	r.foot = footHint{at: at, word: word}
+	return r
+}
+
+// inFooterAs puts r at place at of the footer as label and word.
+func (r keyRow[K]) inFooterAs(at int, label, word string) keyRow[K] {
+	r.foot = footHint{at, word, label}
 	return r
 }
 
@@ -110,11 +133,18 @@ func (r keyRow[K]) offReadOnly(what string) keyRow[K] {
 // TestEveryKeyMapHelpsWithEveryBinding).
 type keyTable[K any] []keyRow[K]
 
-// bind is the key map with every row's binding.
+// bind is the key map with every row's binding, less the rows with no
+// keys (copied by the map's constructor).
 func (t keyTable[K]) bind() K {
 	var k K
 	for _, r := range t {
-		*r.field(&k) = bind(r.desc, r.keys...)
+		switch {
+		case len(r.keys) == 0:
+		case r.label != "":
+			*r.field(&k) = key.NewBinding(key.WithKeys(r.keys...), key.WithHelp(r.label, r.desc))
+		default:
+			*r.field(&k) = bind(r.desc, r.keys...)
+		}
 	}
 	return k
 }
@@ -148,7 +178,14 @@ func (t keyTable[K]) footer(k K) []key.Binding {
 	slices.SortStableFunc(rows, func(a, b keyRow[K]) int { return a.foot.at - b.foot.at })
 	out := make([]key.Binding, len(rows))
 	for i, r := range rows {
-		out[i] = short(*r.field(&k), r.foot.word)
+		b := *r.field(&k)
+		switch {
+		case r.foot.label != "":
+			b = key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(r.foot.label, r.foot.word))
+		case r.foot.word != "":
+			b = short(b, r.foot.word)
+		}
+		out[i] = b
 	}
 	return out
 }
@@ -303,95 +340,95 @@ func (k threadListKeys) FullHelp() [][]key.Binding { return threadListKeyTable.f
 // pagerKeys scroll and close the help and the status log.
 type pagerKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }
 
-func newPagerKeys() pagerKeys {
-	return pagerKeys{
-		Up:       bind("scroll up", "up", "k"),
-		Down:     bind("scroll down", "down", "j"),
-		PageUp:   bind("page up", "pgup", "ctrl+u"),
-		PageDown: bind("page down", "pgdown", "ctrl+d", " "),
-		Top:      bind("top", "home", "g"),
-		Bottom:   bind("bottom", "end", "G"),
-		Close:    bind("close", "esc", "q", "?", "L"),
-	}
+var pagerKeyTable = keyTable[pagerKeys]{
+	helpRow(0, []string{"up", "k"}, "scroll up", func(k *pagerKeys) *key.Binding { return &k.Up }).inFooter(2, "up"),
+	helpRow(0, []string{"down", "j"}, "scroll down", func(k *pagerKeys) *key.Binding { return &k.Down }).inFooter(1, "down"),
+	helpRow(0, []string{"pgup", "ctrl+u"}, "page up", func(k *pagerKeys) *key.Binding { return &k.PageUp }),
+	helpRow(0, []string{"pgdown", "ctrl+d", " "}, "page down", func(k *pagerKeys) *key.Binding { return &k.PageDown }).inFooter(3, "page"),
+	helpRow(0, []string{"home", "g"}, "top", func(k *pagerKeys) *key.Binding { return &k.Top }),
+	helpRow(0, []string{"end", "G"}, "bottom", func(k *pagerKeys) *key.Binding { return &k.Bottom }),
+	helpRow(0, []string{"esc", "q", "?", "L"}, "close", func(k *pagerKeys) *key.Binding { return &k.Close }).inFooter(4, "close"),
 }
 
-func (k pagerKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Down, "down"), short(k.Up, "up"), short(k.PageDown, "page"), short(k.Close, "close")}
-}
-func (k pagerKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Close}}
-}
+func newPagerKeys() pagerKeys                 { return pagerKeyTable.bind() }
+func (k pagerKeys) ShortHelp() []key.Binding  { return pagerKeyTable.footer(k) }
+func (k pagerKeys) FullHelp() [][]key.Binding { return pagerKeyTable.fullHelp(k, 1, nil) }
 
 // formKeys are the keys of dialogs with text fields.
 type formKeys struct {
 	Submit, Next, Prev, Cancel key.Binding
 }
 
-func newFormKeys() formKeys {
-	return formKeys{
-		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "submit")),
-		Next:   key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
-		Prev:   key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous field")),
-		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
-	}
+var formKeyTable = keyTable[formKeys]{
+	helpRow(0, []string{"enter"}, "submit", func(k *formKeys) *key.Binding { return &k.Submit }).inFooter(1, ""),
+	helpRow(0, []string{"tab", "down"}, "next field", func(k *formKeys) *key.Binding { return &k.Next }).labelled("tab").inFooter(2, ""),
+	helpRow(0, []string{"shift+tab", "up"}, "previous field", func(k *formKeys) *key.Binding { return &k.Prev }).labelled("shift+tab"),
+	helpRow(0, []string{"esc"}, "cancel", func(k *formKeys) *key.Binding { return &k.Cancel }).inFooter(3, ""),
 }
 
-func (k formKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Next, k.Cancel} }
-func (k formKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}}
-}
+func newFormKeys() formKeys                  { return formKeyTable.bind() }
+func (k formKeys) ShortHelp() []key.Binding  { return formKeyTable.footer(k) }
+func (k formKeys) FullHelp() [][]key.Binding { return formKeyTable.fullHelp(k, 1, nil) }
 
 // composerKeys are the keys while writing a message.
 type composerKeys struct {
 	Send, Draft, Leave, Clear key.Binding
 }
 
-func newComposerKeys() composerKeys {
-	return composerKeys{
-		Send:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
-		Draft: key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "reply as a draft: off")),
-		Leave: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to scrubbing (text kept)")),
-		Clear: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "clear, then close")),
-	}
+// composerKeyTable: the footer's draft word is the composer's
+// (composer.ShortHelp says whether the reply will be a draft).
+var composerKeyTable = keyTable[composerKeys]{
+	helpRow(0, []string{"enter"}, "send", func(k *composerKeys) *key.Binding { return &k.Send }).inFooter(1, "send"),
+	helpRow(0, []string{"ctrl+d"}, "reply as a draft: off", func(k *composerKeys) *key.Binding { return &k.Draft }).inFooter(2, "draft: off"),
+	helpRow(0, []string{"esc"}, "back to scrubbing (text kept)", func(k *composerKeys) *key.Binding { return &k.Leave }).inFooter(3, "back"),
+	helpRow(0, []string{"ctrl+c"}, "clear, then close", func(k *composerKeys) *key.Binding { return &k.Clear }).inFooter(4, "clear"),
 }
 
-func (k composerKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Send, k.Draft, k.Leave, k.Clear}
+func newComposerKeys() composerKeys              { return composerKeyTable.bind() }
+func (k composerKeys) ShortHelp() []key.Binding  { return composerKeyTable.footer(k) }
+func (k composerKeys) FullHelp() [][]key.Binding { return composerKeyTable.fullHelp(k, 1, nil) }
+
+// retitled is bs with the binding of b's keys described as desc.
+func retitled(bs []key.Binding, b key.Binding, desc string) []key.Binding {
+	for i := range bs {
+		if slices.Equal(bs[i].Keys(), b.Keys()) {
+			bs[i].SetHelp(bs[i].Help().Key, desc)
+		}
+	}
+	return bs
 }
-func (k composerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // confirmKeys answer a yes/no question.
 type confirmKeys struct{ Yes, No key.Binding }
 
-func newConfirmKeys() confirmKeys {
-	return confirmKeys{
-		Yes: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-		No:  key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "no")),
-	}
+var confirmKeyTable = keyTable[confirmKeys]{
+	helpRow(0, []string{"y", "Y"}, "yes", func(k *confirmKeys) *key.Binding { return &k.Yes }).labelled("y").inFooter(1, ""),
+	helpRow(0, []string{"n", "N", "esc", "q"}, "no", func(k *confirmKeys) *key.Binding { return &k.No }).labelled("n/esc").inFooter(2, ""),
 }
 
-func (k confirmKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Yes, k.No} }
-func (k confirmKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
-
-// newQuitKeys answer "quit during a run?": a second ctrl+c quits too.
-func newQuitKeys() confirmKeys {
-	return confirmKeys{
-		Yes: key.NewBinding(key.WithKeys("y", "Y", "ctrl+c"), key.WithHelp("y/ctrl+c", "quit (during a run)")),
-		No:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "stay")),
-	}
+// quitKeyTable answers "quit during a run?": a second ctrl+c quits too.
+var quitKeyTable = keyTable[confirmKeys]{
+	helpRow(0, []string{"y", "Y", "ctrl+c"}, "quit (during a run)", func(k *confirmKeys) *key.Binding { return &k.Yes }).labelled("y/ctrl+c").inFooter(1, ""),
+	helpRow(0, []string{"n", "N", "esc"}, "stay", func(k *confirmKeys) *key.Binding { return &k.No }).labelled("n/esc").inFooter(2, ""),
 }
+
+func newConfirmKeys() confirmKeys { return confirmKeyTable.bind() }
+func newQuitKeys() confirmKeys    { return quitKeyTable.bind() }
+
+// Both tables have the same footer and columns; confirmKeyTable reads them.
+func (k confirmKeys) ShortHelp() []key.Binding  { return confirmKeyTable.footer(k) }
+func (k confirmKeys) FullHelp() [][]key.Binding { return confirmKeyTable.fullHelp(k, 1, nil) }
 
 // toggleKeys drive the breakpoints dialog.
 type toggleKeys struct{ Up, Down, Toggle, Close key.Binding }
 
-func newToggleKeys() toggleKeys {
-	return toggleKeys{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "down")),
-		Toggle: key.NewBinding(key.WithKeys(" ", "x"), key.WithHelp("space", "toggle")),
-		Close:  key.NewBinding(key.WithKeys("esc", "enter", "b", "q"), key.WithHelp("enter/esc", "done")),
-	}
+var toggleKeyTable = keyTable[toggleKeys]{
+	helpRow(0, []string{"up", "k"}, "up", func(k *toggleKeys) *key.Binding { return &k.Up }).labelled("↑").inFooter(1, ""),
+	helpRow(0, []string{"down", "j"}, "down", func(k *toggleKeys) *key.Binding { return &k.Down }).labelled("↓").inFooter(2, ""),
+	helpRow(0, []string{" ", "x"}, "toggle", func(k *toggleKeys) *key.Binding { return &k.Toggle }).labelled("space").inFooter(3, ""),
+	helpRow(0, []string{"esc", "enter", "b", "q"}, "done", func(k *toggleKeys) *key.Binding { return &k.Close }).labelled("enter/esc").inFooter(4, ""),
 }
 
-func (k toggleKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Toggle, k.Close} }
-func (k toggleKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func newToggleKeys() toggleKeys                { return toggleKeyTable.bind() }
+func (k toggleKeys) ShortHelp() []key.Binding  { return toggleKeyTable.footer(k) }
+func (k toggleKeys) FullHelp() [][]key.Binding { return toggleKeyTable.fullHelp(k, 1, nil) }

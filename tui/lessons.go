@@ -48,26 +48,19 @@ type lessonKeys struct {
 	Up, Down, Open, Threads, Log, Help, Quit key.Binding
 }
 
-func newLessonKeys() lessonKeys {
-	return lessonKeys{
-		Up:      bind("up", "up", "k"),
-		Down:    bind("down", "down", "j"),
-		Open:    bind("prepare and open", "enter", "o"),
-		Threads: bind("threads", "t"),
-		Log:     bind("status log", "L"),
-		Help:    bind("help", "?"),
-		Quit:    bind("quit", "q", "ctrl+c"),
-	}
+var lessonKeyTable = keyTable[lessonKeys]{
+	helpRow(0, []string{"up", "k"}, "up", func(k *lessonKeys) *key.Binding { return &k.Up }).inFooter(1, ""),
+	helpRow(0, []string{"down", "j"}, "down", func(k *lessonKeys) *key.Binding { return &k.Down }).inFooter(2, ""),
+	helpRow(0, []string{"enter", "o"}, "prepare and open", func(k *lessonKeys) *key.Binding { return &k.Open }).inFooterAs(3, "enter", "prepare & open"),
+	helpRow(1, []string{"t"}, "threads", func(k *lessonKeys) *key.Binding { return &k.Threads }).inFooter(4, ""),
+	helpRow(1, []string{"L"}, "status log", func(k *lessonKeys) *key.Binding { return &k.Log }),
+	helpRow(1, []string{"?"}, "help", func(k *lessonKeys) *key.Binding { return &k.Help }).inFooter(6, ""),
+	helpRow(1, []string{"q", "ctrl+c"}, "quit", func(k *lessonKeys) *key.Binding { return &k.Quit }).inFooter(5, "quit"),
 }
 
-func (k lessonKeys) ShortHelp() []key.Binding {
-	open := key.NewBinding(key.WithKeys(k.Open.Keys()...), key.WithHelp("enter", "prepare & open"))
-	return []key.Binding{k.Up, k.Down, open, k.Threads, short(k.Quit, "quit"), k.Help}
-}
-
-func (k lessonKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.Threads, k.Log, k.Help, k.Quit}}
-}
+func newLessonKeys() lessonKeys                { return lessonKeyTable.bind() }
+func (k lessonKeys) ShortHelp() []key.Binding  { return lessonKeyTable.footer(k) }
+func (k lessonKeys) FullHelp() [][]key.Binding { return lessonKeyTable.fullHelp(k, 2, nil) }
 
 // lessonItem is a row of the picker.
 type lessonItem struct{ l Lesson }

@@ -249,19 +249,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
-	case flashExpiredMsg:
-		m.status.Update(msg)
-		return m, nil
+	case flashExpiredMsg, killSentMsg, themeSavedMsg:
+		return m, m.status.Update(msg)
 	case quitMsg:
 		return m, tea.Quit
 	case sourcePollMsg:
 		return m, m.onSourcePoll(msg)
 	case threadsMsg:
-		m.threads.set(msg.threads, msg.err, m.chain())
-		if n, ok := m.threads.checkpoints(m.chain()); ok {
-			m.timeline.setTotal(n)
-		}
-		return m, m.loadThreadStates()
+		msg.current = m.chain()
+		action, _ := m.threads.Update(msg)
+		return m, m.onListAction(action)
 	case fidelityMsg:
 		return m, m.onFidelity(msg)
 	case lessonProgressMsg, lessonDoneMsg:
@@ -282,24 +279,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onCosts(msg)
 	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg, followReloadedMsg, followFloorMsg:
 		return m, m.onFollow(msg)
-	case killSentMsg:
-		if msg.err != nil {
-			return m, m.setFlash(fmt.Sprintf("kill worker pid %d: %v", msg.pid, msg.err), true)
-		}
-		return m, nil
 	case deletedMsg:
 		return m, m.onDeleted(msg)
-	case themeSavedMsg:
-		if msg.err != nil {
-			return m, m.setFlash(fmt.Sprintf("theme %s, not saved: %v", msg.name, msg.err), true)
-		}
-		return m, m.setFlash(fmt.Sprintf("theme %s (saved to %s)", msg.name, msg.path), false)
 	case discardedMsg:
-		if msg.err != nil {
-			return m, m.setFlash(msg.err.Error(), true)
-		}
-		return m, tea.Batch(m.setFlash(fmt.Sprintf("discarded %s at @%d", plural(len(msg.cp.Metadata.Discarded), "pending task", "pending tasks"), msg.cp.ParentID), false), m.sync(true),
-			m.reloadHead())
+		return m, m.onDiscarded(msg)
 	case parityMsg:
 		return m, m.onParityMsg(msg)
 	case tea.MouseMsg:
@@ -340,6 +323,13 @@ func (m *Model) saveTheme(name string) tea.Cmd {
 		return m.setFlash("theme "+name+" (not saved: no config file for this session)", false)
 	}
 	return func() tea.Msg { return themeSavedMsg{name: name, path: path, err: SaveTheme(path, name)} }
+}
+
+func (msg themeSavedMsg) say() (string, bool) {
+	if msg.err != nil {
+		return fmt.Sprintf("theme %s, not saved: %v", msg.name, msg.err), true
+	}
+	return fmt.Sprintf("theme %s (saved to %s)", msg.name, msg.path), false
 }
 
 // setFlash shows a message in the status bar for a while; the status log
@@ -519,7 +509,17 @@ func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	action, _ := m.threads.Update(msg)
+	return m.onListAction(action)
+}
+
+// onListAction does what the threads list asks of the root.
+func (m *Model) onListAction(action listAction) tea.Cmd {
 	switch action {
+	case listLoaded:
+		// The timeline's total is the list's count for the chain shown.
+		if n, ok := m.threads.checkpoints(m.chain()); ok {
+			m.timeline.setTotal(n)
+		}
 	case listQuit:
 		return m.askQuit()
 	case listHelp:

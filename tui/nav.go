@@ -356,13 +356,15 @@ type navPrompt struct {
 
 type promptKeys struct{ Submit, Cancel, Older, Newer key.Binding }
 
+var promptKeyTable = keyTable[promptKeys]{
+	helpRow(0, []string{"enter"}, "go", func(k *promptKeys) *key.Binding { return &k.Submit }).inFooter(1, ""),
+	helpRow(0, []string{"up"}, "earlier search", func(k *promptKeys) *key.Binding { return &k.Older }).inFooter(2, ""),
+	helpRow(0, []string{"down"}, "later search", func(k *promptKeys) *key.Binding { return &k.Newer }),
+	helpRow(0, []string{"esc", "ctrl+c"}, "cancel", func(k *promptKeys) *key.Binding { return &k.Cancel }).labelled("esc").inFooter(3, ""),
+}
+
 func newPromptKeys(kind promptKind) promptKeys {
-	k := promptKeys{
-		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")),
-		Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel")),
-		Older:  key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "earlier search")),
-		Newer:  key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "later search")),
-	}
+	k := promptKeyTable.bind()
 	if kind != promptSearch {
 		k.Older.SetEnabled(false)
 		k.Newer.SetEnabled(false)
@@ -370,10 +372,8 @@ func newPromptKeys(kind promptKind) promptKeys {
 	return k
 }
 
-func (k promptKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Older, k.Cancel} }
-func (k promptKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Submit, k.Older, k.Newer, k.Cancel}}
-}
+func (k promptKeys) ShortHelp() []key.Binding  { return promptKeyTable.footer(k) }
+func (k promptKeys) FullHelp() [][]key.Binding { return promptKeyTable.fullHelp(k, 1, nil) }
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 	if m.thread == "" || m.timeline.tree.len() == 0 {

@@ -94,14 +94,24 @@ func letterKeys(b key.Binding, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(keys, "/"), desc))
 }
 
-// ShortHelp is a focused pane's part of the footer.
-func (k contentKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Down, "scroll"), short(k.Fold, "fold")}
+// contentKeyTable: every binding is the thread view's (newContentKeys
+// copies them); the table gives their columns and footer.
+var contentKeyTable = keyTable[contentKeys]{
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.Up }),
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.Down }).inFooter(1, "scroll"),
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.PageUp }),
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.PageDown }),
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.Top }),
+	helpRow(0, nil, "", func(k *contentKeys) *key.Binding { return &k.Bottom }),
+	helpRow(1, nil, "", func(k *contentKeys) *key.Binding { return &k.TabConv }),
+	helpRow(1, nil, "", func(k *contentKeys) *key.Binding { return &k.TabState }),
+	helpRow(1, nil, "", func(k *contentKeys) *key.Binding { return &k.TabInsp }),
+	helpRow(1, nil, "", func(k *contentKeys) *key.Binding { return &k.Fold }).inFooter(2, "fold"),
 }
 
-func (k contentKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.TabConv, k.TabState, k.TabInsp, k.Fold}}
-}
+// ShortHelp is a focused pane's part of the footer.
+func (k contentKeys) ShortHelp() []key.Binding  { return contentKeyTable.footer(k) }
+func (k contentKeys) FullHelp() [][]key.Binding { return contentKeyTable.fullHelp(k, 2, nil) }
 
 func (c *contentPanes) ShortHelp() []key.Binding  { return c.keys.ShortHelp() }
 func (c *contentPanes) FullHelp() [][]key.Binding { return c.keys.FullHelp() }

@@ -357,6 +357,22 @@ func (m *Model) openFork() tea.Cmd {
 	return f.fields[0].input.Focus()
 }
 
+func (msg discardedMsg) say() (string, bool) {
+	if msg.err != nil {
+		return msg.err.Error(), true
+	}
+	return fmt.Sprintf("discarded %s at @%d", plural(len(msg.cp.Metadata.Discarded), "pending task", "pending tasks"), msg.cp.ParentID), false
+}
+
+// onDiscarded: the status line says what was discarded; the timeline and
+// the head read the thread again for the update checkpoint.
+func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.status.Update(msg)
+	}
+	return tea.Batch(m.status.Update(msg), m.sync(true), m.reloadHead())
+}
+
 func (m *Model) openDiscard() tea.Cmd {
 	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
 	if latest == nil || latest.pending == 0 {

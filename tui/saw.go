@@ -57,21 +57,19 @@ func (m *Model) onSaw(msg sawMsg) tea.Cmd {
 
 type sawKeys struct{ Prev, Next, Up, Down, PageUp, PageDown, Close key.Binding }
 
-func newSawKeys() sawKeys {
-	return sawKeys{
-		Prev: bind("previous call", "left", "h"), Next: bind("next call", "right", "l"),
-		Up: bind("scroll up", "up", "k"), Down: bind("scroll down", "down", "j"),
-		PageUp: bind("page up", "pgup", "ctrl+u"), PageDown: bind("page down", "pgdown", "ctrl+d", " "),
-		Close: bind("close", "esc", "q", "P", "enter"),
-	}
+var sawKeyTable = keyTable[sawKeys]{
+	helpRow(0, []string{"left", "h"}, "previous call", func(k *sawKeys) *key.Binding { return &k.Prev }).inFooter(1, "call"),
+	helpRow(0, []string{"right", "l"}, "next call", func(k *sawKeys) *key.Binding { return &k.Next }).inFooter(2, "call"),
+	helpRow(0, []string{"up", "k"}, "scroll up", func(k *sawKeys) *key.Binding { return &k.Up }),
+	helpRow(0, []string{"down", "j"}, "scroll down", func(k *sawKeys) *key.Binding { return &k.Down }).inFooter(3, "scroll"),
+	helpRow(0, []string{"pgup", "ctrl+u"}, "page up", func(k *sawKeys) *key.Binding { return &k.PageUp }),
+	helpRow(0, []string{"pgdown", "ctrl+d", " "}, "page down", func(k *sawKeys) *key.Binding { return &k.PageDown }),
+	helpRow(0, []string{"esc", "q", "P", "enter"}, "close", func(k *sawKeys) *key.Binding { return &k.Close }).inFooter(4, ""),
 }
 
-func (k sawKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Prev, "call"), short(k.Next, "call"), short(k.Down, "scroll"), k.Close}
-}
-func (k sawKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Prev, k.Next, k.Up, k.Down, k.PageUp, k.PageDown, k.Close}}
-}
+func newSawKeys() sawKeys                   { return sawKeyTable.bind() }
+func (k sawKeys) ShortHelp() []key.Binding  { return sawKeyTable.footer(k) }
+func (k sawKeys) FullHelp() [][]key.Binding { return sawKeyTable.fullHelp(k, 1, nil) }
 
 // sawDialog shows one call at a time. Its body is rendered once per
 // call and width (rendered), so View only windows it.

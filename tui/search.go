@@ -333,21 +333,18 @@ type searchDialog struct {
 
 type searchKeys struct{ Up, Down, PageUp, PageDown, Go, Close key.Binding }
 
-func newSearchKeys() searchKeys {
-	return searchKeys{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Go:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go there")),
-		Close:    key.NewBinding(key.WithKeys("esc", "q", "/"), key.WithHelp("esc", "close")),
-	}
+var searchKeyTable = keyTable[searchKeys]{
+	helpRow(0, []string{"up", "k"}, "up", func(k *searchKeys) *key.Binding { return &k.Up }).inFooter(2, ""),
+	helpRow(0, []string{"down", "j"}, "down", func(k *searchKeys) *key.Binding { return &k.Down }).inFooter(1, ""),
+	helpRow(0, []string{"pgup", "ctrl+u"}, "page up", func(k *searchKeys) *key.Binding { return &k.PageUp }).labelled("pgup"),
+	helpRow(0, []string{"pgdown", "ctrl+d"}, "page down", func(k *searchKeys) *key.Binding { return &k.PageDown }).labelled("pgdn"),
+	helpRow(0, []string{"enter"}, "go there", func(k *searchKeys) *key.Binding { return &k.Go }).inFooter(3, ""),
+	helpRow(0, []string{"esc", "q", "/"}, "close", func(k *searchKeys) *key.Binding { return &k.Close }).labelled("esc").inFooter(4, ""),
 }
 
-func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Down, k.Up, k.Go, k.Close} }
-func (k searchKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Go, k.Close}}
-}
+func newSearchKeys() searchKeys                { return searchKeyTable.bind() }
+func (k searchKeys) ShortHelp() []key.Binding  { return searchKeyTable.footer(k) }
+func (k searchKeys) FullHelp() [][]key.Binding { return searchKeyTable.fullHelp(k, 1, nil) }
 
 // rows is how many hits the list shows at once: the room but the box's
 // frame, margin, note and keys.

@@ -44,11 +44,25 @@ func (s *statusLine) set(text string, isErr bool) tea.Cmd {
 	return tea.Tick(d, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
 }
 
-// Update takes the expiry of a status line.
-func (s *statusLine) Update(msg flashExpiredMsg) {
-	if msg.id == s.id {
-		s.text = ""
+// outcome is a Cmd's answer that the status line reports (a kill sent, a
+// theme saved, pending tasks discarded): what it says, "" for nothing.
+type outcome interface {
+	say() (text string, isErr bool)
+}
+
+// Update takes the expiry of a status line, or an outcome to show.
+func (s *statusLine) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case flashExpiredMsg:
+		if msg.id == s.id {
+			s.text = ""
+		}
+	case outcome:
+		if text, isErr := msg.say(); text != "" {
+			return s.set(text, isErr)
+		}
 	}
+	return nil
 }
 
 // View is the line shown in th's style ("" when none).

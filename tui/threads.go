@@ -76,11 +76,17 @@ const (
 	listOpen
 	listNew
 	listDelete
+	listLoaded // a threadsMsg: the list is read again
 )
 
-// Update takes a key: it moves the selection itself and returns what the
-// root must do (listOpen and listDelete concern selected()).
+// Update takes a key or the list read again: it moves the selection
+// itself and returns what the root must do (listOpen and listDelete
+// concern selected()).
 func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
+	if ts, ok := m.(threadsMsg); ok {
+		l.set(ts.threads, ts.err, ts.current)
+		return listLoaded, nil
+	}
 	msg, ok := m.(tea.KeyMsg)
 	if !ok {
 		return listNone, nil

@@ -51,13 +51,20 @@ func newTimelineKeys(k threadKeys) timelineKeys {
 	return timelineKeys{Prev: k.Prev, Next: k.Next, First: k.First, Last: k.Last, BranchPrev: k.BranchPrev, BranchNext: k.BranchNext}
 }
 
+// timelineKeyTable: every binding is the thread view's (newTimelineKeys
+// copies them); the table gives their columns and footer.
+var timelineKeyTable = keyTable[timelineKeys]{
+	helpRow(0, nil, "", func(k *timelineKeys) *key.Binding { return &k.Prev }).inFooter(1, "prev"),
+	helpRow(0, nil, "", func(k *timelineKeys) *key.Binding { return &k.Next }).inFooter(2, "next"),
+	helpRow(0, nil, "", func(k *timelineKeys) *key.Binding { return &k.First }),
+	helpRow(0, nil, "", func(k *timelineKeys) *key.Binding { return &k.Last }),
+	helpRow(1, nil, "", func(k *timelineKeys) *key.Binding { return &k.BranchPrev }),
+	helpRow(1, nil, "", func(k *timelineKeys) *key.Binding { return &k.BranchNext }),
+}
+
 // ShortHelp is the timeline's part of the footer: h/l scrub from any focus.
-func (k timelineKeys) ShortHelp() []key.Binding {
-	return []key.Binding{short(k.Prev, "prev"), short(k.Next, "next")}
-}
-func (k timelineKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Prev, k.Next, k.First, k.Last}, {k.BranchPrev, k.BranchNext}}
-}
+func (k timelineKeys) ShortHelp() []key.Binding  { return timelineKeyTable.footer(k) }
+func (k timelineKeys) FullHelp() [][]key.Binding { return timelineKeyTable.fullHelp(k, 2, nil) }
 
 func (p *timelinePane) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *timelinePane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }

@@ -96,12 +96,13 @@ type traceDialog struct {
 
 type traceKeys struct{ Close key.Binding }
 
-func newTraceKeys() traceKeys {
-	return traceKeys{Close: key.NewBinding(key.WithKeys("esc", "enter", "q", "o"), key.WithHelp("esc", "close"))}
+var traceKeyTable = keyTable[traceKeys]{
+	helpRow(0, []string{"esc", "enter", "q", "o"}, "close", func(k *traceKeys) *key.Binding { return &k.Close }).labelled("esc").inFooter(1, ""),
 }
 
-func (k traceKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Close} }
-func (k traceKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func newTraceKeys() traceKeys                 { return traceKeyTable.bind() }
+func (k traceKeys) ShortHelp() []key.Binding  { return traceKeyTable.footer(k) }
+func (k traceKeys) FullHelp() [][]key.Binding { return traceKeyTable.fullHelp(k, 1, nil) }
 
 func (d *traceDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one

@@ -63,23 +63,89 @@ func (r *renderer) sourceState(sd *sourceDetail, w int, unfold bool) []string {
 	if sd.cp.Damaged != "" {
 		out = append(out, wrapStyled(th.Error, "read in part: "+termtext.Line(sd.cp.Damaged), w)...)
 	}
-	if sd.cp.Stored != nil {
-		out = append(out, wrapStyled(th.Muted, "shown with the stored pending writes applied, as LangGraph's get_state shows it", w)...)
+	if st := sd.cp.Stored; st != nil {
+		out = append(out, wrapStyled(th.Muted, st.Head(), w)...)
 	}
 	state := sd.cp.State()
 	names := slices.Sorted(maps.Keys(state))
 	if len(names) == 0 {
-		return append(out, th.Muted.Render("no channel holds a value at this checkpoint"))
+		out = append(out, th.Muted.Render("no channel holds a value at this checkpoint"))
 	}
 	for _, name := range names {
-		raw := state[name]
-		label := th.Strong.Render(" "+termtext.Line(name)) + th.Muted.Render(" = ")
-		if len(raw) == 0 || raw[0] != '[' && raw[0] != '{' { // a plain value: on its line, as rewind show prints it
-			out = append(out, label+th.Text.Render(termtext.Line(string(raw))))
+		out = append(out, r.sourceValue(" "+termtext.Line(name), state[name], "", w, unfold)...)
+	}
+	out = append(out, notStoredLines(th, sd.cp, w)...)
+	return append(out, r.storedLines(sd.cp.Stored, w, unfold)...)
+}
+
+// sourceValue is label = raw: a plain value on its line, as rewind show
+// prints it, a list or an object as JSON under it; say (a DeltaChannel
+// snapshot's wording) goes before the value.
+func (r *renderer) sourceValue(label string, raw json.RawMessage, say string, w int, unfold bool) []string {
+	th := r.theme
+	head := th.Strong.Render(label) + th.Muted.Render(" = ")
+	if say != "" {
+		head += th.Muted.Render(say + ":")
+	}
+	if len(raw) == 0 || raw[0] != '[' && raw[0] != '{' {
+		if say != "" {
+			head += " "
+		}
+		return []string{head + th.Text.Render(termtext.Line(string(raw)))}
+	}
+	return append([]string{head}, r.json(raw, w, "   ", unfold)...)
+}
+
+// notStoredLines is the "not stored" row of a checkpoint whose saver
+// stores a channel from its first write on, worded as rewind show's NOT
+// STORED section (browse.DescribeAbsent): what LangGraph may show there
+// that no row holds.
+func notStoredLines(th *themes.Theme, cp browse.Checkpoint, w int) []string {
+	if !cp.FromFirstWrite {
+		return nil
+	}
+	head := "not stored"
+	if len(cp.Absent) > 0 {
+		head = fmt.Sprintf("not stored (%d)", len(cp.Absent))
+	}
+	out := []string{"", th.Heading.Render(head)}
+	return append(out, wrapText(th.Muted.Render(termtext.Line(browse.DescribeAbsent(cp.Absent))), w, "  ")...)
+}
+
+// storedLines is the "as stored" row: what the database holds where the
+// state above applies pending writes or rebuilds DeltaChannels, each
+// channel worded as rewind show's STORED section (browse.DescribeStored).
+func (r *renderer) storedLines(st *browse.Stored, w int, unfold bool) []string {
+	if st == nil {
+		return nil
+	}
+	th := r.theme
+	out := []string{"", th.Heading.Render("as stored")}
+	for _, ch := range st.Channels {
+		name := termtext.Line(ch.Name)
+		say := browse.DescribeStored(ch, lgShortID)
+		if !ch.Held { // its wrapped lines under the name, as a value's
+			lines := wrapText(th.Strong.Render(name)+th.Muted.Render(": "+termtext.Line(say)), w, "   ")
+			lines[0] = " " + strings.TrimPrefix(lines[0], "   ")
+			out = append(out, lines...)
 			continue
 		}
-		out = append(out, label)
-		out = append(out, r.json(raw, w, "   ", unfold)...)
+		name = " " + name
+		if !ch.Delta {
+			say = ""
+		}
+		raw, err := json.Marshal(ch.Value)
+		if err != nil {
+			raw = json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(ch.Value)))
+		}
+		out = append(out, r.sourceValue(name, raw, say, w, unfold)...)
+	}
+	if st.Next != nil {
+		names := make([]string, len(st.Next))
+		for i, t := range st.Next {
+			names[i] = termtext.Name(t.Node)
+		}
+		out = append(out, th.Strong.Render(" next")+th.Muted.Render(": ")+th.Text.Render(strings.Join(names, ", ")))
 	}
 	return out
 }

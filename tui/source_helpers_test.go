@@ -125,6 +125,69 @@ func writeWants(line string) []string {
 	return nil
 }
 
+// paneText is every line pane p holds, on the screen or scrolled off,
+// without styling.
+func (h *harness) paneText(p int) string {
+	return ansi.Strip(strings.Join(h.m.content.panes[p].scroll.lines, "\n"))
+}
+
+var (
+	fullID      = regexp.MustCompile(`@([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+	storedHead  = regexp.MustCompile(`(?m)^STORED \((.*)\)$`)
+	deltaPrefix = "a DeltaChannel snapshot: "
+)
+
+// storedAlike checks that the State pane (its text: pane) says what
+// rewind show's NOT STORED and STORED sections say (show: its output),
+// the wrapping aside and ids in their short form, and says neither when
+// show does not; it returns how many lines it compared.
+func storedAlike(t *testing.T, id, show, pane string) int {
+	t.Helper()
+	words := func(s string) string { return " " + strings.Join(strings.Fields(s), " ") + " " }
+	got := words(pane)
+	sections := showSections(show)
+	n := 0
+	want := func(section, w string) {
+		n++
+		if !strings.Contains(got, words(w)) {
+			t.Errorf("@%s: rewind show's %s says %q, the State pane lacks it:\n%s", id, section, w, pane)
+		}
+	}
+	absent := sections["NOT"]
+	if has := strings.Contains(pane, "\nnot stored"); has != (absent != nil) {
+		t.Errorf("@%s: rewind show has a NOT STORED section: %v, the State pane a \"not stored\" row: %v", id, absent != nil, has)
+	}
+	for _, line := range absent {
+		want("NOT STORED", line)
+		if names, _, ok := strings.Cut(strings.TrimSpace(line), ": no value here"); ok { // the row counts the channels named
+			want("NOT STORED", fmt.Sprintf("not stored (%d)", len(strings.Split(names, ", "))))
+		}
+	}
+	head := storedHead.FindStringSubmatch(show)
+	if has := strings.Contains(pane, "\nas stored"); has != (head != nil) {
+		t.Errorf("@%s: rewind show has a STORED section: %v, the State pane an \"as stored\" row: %v", id, head != nil, has)
+	}
+	if head == nil {
+		return n
+	}
+	want("STORED", head[1])
+	for _, line := range sections["STORED"] {
+		line = fullID.ReplaceAllStringFunc(line, func(m string) string { return "@" + ansi.Strip(lgShortID(m[1:])) })
+		name, value, held := strings.Cut(strings.TrimSpace(line), " = ")
+		switch {
+		case !held: // name: what it stores instead, or next: the stored due tasks
+			want("STORED", line)
+		case strings.HasPrefix(value, deltaPrefix):
+			want("STORED", name+" = "+strings.TrimSuffix(deltaPrefix, " "))
+		case strings.HasPrefix(value, "[") || strings.HasPrefix(value, "{"):
+			want("STORED", name+" =")
+		default:
+			want("STORED", name+" = "+value)
+		}
+	}
+	return n
+}
+
 // cut is s's first n bytes (the panes cut long values at their width).
 func cut(s string, n int) string {
 	if len(s) > n {

@@ -22,14 +22,22 @@ import (
 // its superstep.
 func TestMainTUIAndCLIShowACheckpointAlike(t *testing.T) {
 	bin := rewindBinary(t)
-	for _, tc := range []struct{ fixture, thread string }{
-		{"sqlite-python.db", "t-main"}, {"sqlite-python.db", "t-fail"}, {"sqlite-js.db", "t-main"}, {"sqlite-js.db", "t-fail"},
+	for _, tc := range []struct {
+		fixture, thread string
+		some            bool // one checkpoint of each kind of stored DeltaChannel, not all 233
+	}{
+		{"sqlite-python.db", "t-main", false}, {"sqlite-python.db", "t-fail", false}, {"sqlite-js.db", "t-main", false}, {"sqlite-js.db", "t-fail", false},
+		{"sqlite-js-cases.db", "t-delta", true},
 	} {
 		t.Run(strings.TrimSuffix(tc.fixture, ".db")+"/"+tc.thread, func(t *testing.T) {
 			src, path := openFixture(t, tc.fixture)
 			h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: tc.thread}, 400, 300)
 			h.until("the thread", h.loaded)
-			checked := showsAlike(t, h, bin, path, "")
+			var ids []string
+			if tc.some {
+				ids = oneOfEachStoredKind(t, src, browse.Chain{Thread: tc.thread}, h.m.timeline.tree.rows)
+			}
+			checked := showsAlike(t, h, bin, path, "", ids...)
 			if checked < 20 {
 				t.Fatalf("only %d lines of rewind show compared: the sections were not read", checked)
 			}
@@ -37,13 +45,46 @@ func TestMainTUIAndCLIShowACheckpointAlike(t *testing.T) {
 	}
 }
 
-// showsAlike compares, at every checkpoint of the chain open in h, its
-// three panes with what `rewind show` (--ns ns) says of the checkpoint,
-// and returns how many lines it compared.
-func showsAlike(t *testing.T, h *harness, bin, path, ns string) int {
+// oneOfEachStoredKind is the first of rows for each way a checkpoint
+// stores its DeltaChannels (a snapshot, rebuilt from an ancestor's, from
+// [] with no snapshot before it), failing t when one is missing.
+func oneOfEachStoredKind(t *testing.T, src browse.Source, c browse.Chain, rows []string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var ids []string
+	for _, id := range rows {
+		cp, err := src.Checkpoint(context.Background(), c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Stored == nil {
+			continue
+		}
+		for _, ch := range cp.Stored.Channels {
+			kind := fmt.Sprint(ch.Held, ch.RebuiltFrom != "", ch.Replayed > 0)
+			if ch.Delta && !seen[kind] {
+				seen[kind] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(seen) < 3 {
+		t.Fatalf("%s holds %d kinds of stored DeltaChannel (%v), want a snapshot, a rebuilt one and one with no snapshot", c.Thread, len(seen), seen)
+	}
+	return ids
+}
+
+// showsAlike compares, at every checkpoint of the chain open in h (or at
+// only these), its three panes with what `rewind show` (--ns ns) says of
+// the checkpoint, and returns how many lines it compared.
+func showsAlike(t *testing.T, h *harness, bin, path, ns string, only ...string) int {
 	t.Helper()
 	checked := 0
-	for _, id := range slices.Clone(h.m.timeline.tree.rows) {
+	ids := only
+	if len(ids) == 0 {
+		ids = slices.Clone(h.m.timeline.tree.rows)
+	}
+	for _, id := range ids {
 		out, err := exec.Command(bin, "show", h.m.thread, id, "--ns", ns, "--store", "sqlite:"+path).CombinedOutput()
 		if err != nil {
 			t.Fatalf("rewind show @%s: %v\n%s", id, err, out)
@@ -53,9 +94,10 @@ func showsAlike(t *testing.T, h *harness, bin, path, ns string) int {
 		h.until("@"+id+" shown", func() bool { return h.loaded() && h.m.cur.id == id })
 		sections := showSections(string(out))
 		h.key("1")
-		checked += sameText(t, id, "MESSAGES", sections["MESSAGES"], h.screen(), messageWants)
+		checked += sameText(t, id, "MESSAGES", sections["MESSAGES"], h.screen()+"\n"+h.paneText(paneConv), messageWants)
 		h.key("2")
 		checked += sameText(t, id, "STATE", sections["STATE"], h.screen(), stateWants)
+		checked += storedAlike(t, id, string(out), h.paneText(paneState))
 		h.key("3")
 		checked += sameText(t, id, "WRITES", sections["WRITES"], h.screen(), writeWants)
 	}

@@ -83,10 +83,6 @@ func TestSubPackageRefusalsAreWordedAsFlags(t *testing.T) {
 // anything else naming a flag or a `rewind` command fails
 // TestEngineMessagesNameNoCommandLine.
 var engineWords = map[string]string{
-	// The flag layer of the model: it reads the CLI's --provider,
-	// --record, --replay, --json-mode and mock flags (cli/app and cli/tui
-	// call it), so its refusals are about those flags.
-	"engine/model/provider/provider.go": "the CLI's model flags, checked together",
 	// Stored in the thread as data: a blocked operation's result and a
 	// run's failure reason are read later by every front end (show,
 	// threads, the TUI's state pane, a run's error); to drop the command

@@ -83,17 +83,13 @@ func TestSubPackageRefusalsAreWordedAsFlags(t *testing.T) {
 // anything else naming a flag or a `rewind` command fails
 // TestEngineMessagesNameNoCommandLine.
 var engineWords = map[string]string{
-	// The flag layer of the model: it reads the CLI's --provider,
-	// --record, --replay, --json-mode and mock flags (cli/app and cli/tui
-	// call it), so its refusals are about those flags.
-	"engine/model/provider/provider.go": "the CLI's model flags, checked together",
-	// Stored in the thread as data: a blocked operation's result, a run's
-	// failure reason and an executor's answer to the model are read later
-	// by every front end and by the model; to drop the command from them
-	// they need typed Blocked/RunFailed payloads with fixes.
+	// Stored in the thread as data: a blocked operation's result and a
+	// run's failure reason are read later by every front end (show,
+	// threads, the TUI's state pane, a run's error); to drop the command
+	// from them they need typed Blocked/RunFailed payloads with fixes,
+	// carried through the checkpoint's metadata to RunStatus.
 	"engine/ticket/graph.go":  "a blocked draft's stored result",
 	"engine/ticket/verify.go": "a failed verification's stored run reason",
-	"engine/ticket/state.go":  "an executor's stored answer on a missing tool budget",
 	// The store's own description of a spec's durability setting, printed
 	// by `rewind stores` and bench under that name.
 	"store/backend/backend.go": "the --sqlite-sync setting by its name",

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/cli/app/modelflags"
 	"rewind/engine"
 	"rewind/engine/model/openai"
-	"rewind/engine/model/provider"
 	"rewind/tui"
 )
 
@@ -44,9 +44,9 @@ func watchable(m *app.ModelFlags, given func(string) bool) {
 	}
 	p := m.Provider
 	if !given("provider") {
-		p = os.Getenv(provider.EnvProvider)
+		p = os.Getenv(modelflags.EnvProvider)
 	}
-	if p = strings.ToLower(strings.TrimSpace(p)); p != "" && p != provider.Mock {
+	if p = strings.ToLower(strings.TrimSpace(p)); p != "" && p != modelflags.Mock {
 		return
 	}
 	m.MockLatency, m.MockJitter = TUIMockLatency, TUIMockJitter

@@ -133,6 +133,10 @@ func TestLiveStripAlone(t *testing.T) {
 		!strings.Contains(fmtKeys(s.ShortHelp()), fmtKeys(newTimelineKeys(newThreadKeys()).ShortHelp())) {
 		t.Fatalf("a run under way shows and puts kill in the footer:\n%s\n%v", s.View(), fmtKeys(s.ShortHelp()))
 	}
+	// Looking around first, the timeline's scrub, then what acts on the run.
+	if got, want := fmtKeys(s.ShortHelp()), "pane, log, prev, next, stop, kill worker, quit, help"; got != want {
+		t.Fatalf("the footer during a run:\n got %s\nwant %s", got, want)
+	}
 	saved, finished, final := s.apply([]RunUpdate{
 		{Event: &engine.Event{Type: engine.EventCheckpointSaved}},
 		{Done: true, Err: &KilledError{Pid: 42, Point: "before-commit"}},

@@ -173,8 +173,11 @@ func (t keyTable[K]) fullHelp(k K, groups int, keep func(keyRow[K]) bool) [][]ke
 }
 
 // footer is k's footer keys in their places, each shortened to its word.
-func (t keyTable[K]) footer(k K) []key.Binding {
-	rows := slices.DeleteFunc(slices.Clone(t), func(r keyRow[K]) bool { return r.foot.at == 0 })
+func (t keyTable[K]) footer(k K) []key.Binding { return t.footerOf(k, nil) }
+
+// footerOf is footer less the rows keep refuses.
+func (t keyTable[K]) footerOf(k K, keep func(keyRow[K]) bool) []key.Binding {
+	rows := slices.DeleteFunc(slices.Clone(t), func(r keyRow[K]) bool { return r.foot.at == 0 || keep != nil && !keep(r) })
 	slices.SortStableFunc(rows, func(a, b keyRow[K]) int { return a.foot.at - b.foot.at })
 	out := make([]key.Binding, len(rows))
 	for i, r := range rows {

@@ -401,6 +401,7 @@ func TestEveryThreadKeyIsInTheTable(t *testing.T) {
 	checkKeyTable(t, "traceKeys", traceKeyTable, 1)
 	checkKeyTable(t, "timelineKeys", timelineKeyTable, 2)
 	checkKeyTable(t, "contentKeys", contentKeyTable, 2)
+	checkKeyTable(t, "liveKeys", liveKeyTable, 3)
 }
 
 func checkKeyTable[K interface{ FullHelp() [][]key.Binding }](t *testing.T, name string, table keyTable[K], groups int) {
@@ -469,7 +470,7 @@ func TestEveryKeyMapHelpsWithEveryBinding(t *testing.T) {
 		"promptKeys": newPromptKeys(promptSearch), "contentKeys": newContentKeys(tk), "timelineKeys": newTimelineKeys(tk),
 		"compareKeys": newCompareKeys(), "pickKeys": newPickKeys(), "approvalKeys": newApprovalKeys(),
 		"channelKeys": newChannelKeys(), "graphKeys": newGraphKeys(tk), "sawKeys": newSawKeys(),
-		"searchKeys": newSearchKeys(), "traceKeys": newTraceKeys(),
+		"searchKeys": newSearchKeys(), "traceKeys": newTraceKeys(), "liveKeys": newLiveKeys(tk),
 	}
 	bindingT := reflect.TypeOf(key.Binding{})
 	for name, km := range maps {

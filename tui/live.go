@@ -37,7 +37,7 @@ type liveStrip struct {
 	theme  *themes.Theme
 	w, h   int    // the screen's: the strip takes at most liveMax(h) rows
 	thread string // the thread shown ("" off the thread view: nothing shows)
-	keys   threadKeys
+	keys   liveKeys
 	// scrub is the timeline's keys (h/l scrub during a run and at a gate
 	// too): the footer asks it for them.
 	scrub   help.KeyMap
@@ -68,7 +68,7 @@ type liveStrip struct {
 }
 
 func newLiveStrip(keys threadKeys, scrub help.KeyMap, canKill func() bool) liveStrip {
-	return liveStrip{keys: keys, scrub: scrub, canKill: canKill}
+	return liveStrip{keys: newLiveKeys(keys), scrub: scrub, canKill: canKill}
 }
 
 // setTheme takes the theme the strip renders in (the root re-renders it).
@@ -189,38 +189,86 @@ func (s *liveStrip) headOf(thread string) *headInfo {
 	return s.head
 }
 
+// liveKeys are the thread view's keys the live strip puts in the footer
+// (newLiveKeys copies them, as rebound).
+type liveKeys struct {
+	Pane, Log, Fork, Stop, Kill, Approve, Discard, Resume, Quit, Help, Drill, Dismiss key.Binding
+}
+
+// liveScrubAt is the first footer place after the timeline's keys (h/l),
+// which the strip's footer puts between the keys to look around and
+// those that act on the run.
+const liveScrubAt = 4
+
+// liveKeyTable: every binding is the thread view's; the table gives
+// their columns and their places and words in the footer.
+var liveKeyTable = keyTable[liveKeys]{
+	helpRow(0, nil, "", func(k *liveKeys) *key.Binding { return &k.Stop }).inFooter(4, "stop"),
+	helpRow(0, nil, "", func(k *liveKeys) *key.Binding { return &k.Kill }).inFooter(5, "kill worker"),
+	helpRow(0, nil, "", func(k *liveKeys) *key.Binding { return &k.Drill }),
+	helpRow(0, nil, "", func(k *liveKeys) *key.Binding { return &k.Pane }).inFooter(1, "pane"),
+	helpRow(0, nil, "", func(k *liveKeys) *key.Binding { return &k.Log }).inFooter(2, "log"),
+	helpRow(1, nil, "", func(k *liveKeys) *key.Binding { return &k.Resume }).inFooter(8, "resume"),
+	helpRow(1, nil, "", func(k *liveKeys) *key.Binding { return &k.Discard }).inFooter(7, "discard"),
+	helpRow(1, nil, "", func(k *liveKeys) *key.Binding { return &k.Approve }).inFooter(6, "approve/reject"),
+	helpRow(1, nil, "", func(k *liveKeys) *key.Binding { return &k.Dismiss }),
+	helpRow(1, nil, "", func(k *liveKeys) *key.Binding { return &k.Fork }).inFooter(3, "fork"),
+	helpRow(2, nil, "", func(k *liveKeys) *key.Binding { return &k.Quit }).inFooter(9, "quit"),
+	helpRow(2, nil, "", func(k *liveKeys) *key.Binding { return &k.Help }).inFooter(10, ""),
+}
+
+func newLiveKeys(k threadKeys) liveKeys {
+	return liveKeys{Pane: k.FocusNext, Log: k.Log, Fork: k.Fork, Stop: k.Stop, Kill: k.Kill, Approve: k.Approve,
+		Discard: k.Discard, Resume: k.Resume, Quit: k.Quit, Help: k.Help, Drill: k.Drill, Dismiss: k.Dismiss}
+}
+
+// FullHelp lists the keys that act on what the strip shows, and those
+// its footer shows.
+func (k liveKeys) FullHelp() [][]key.Binding { return liveKeyTable.fullHelp(k, 3, nil) }
+
 // ShortHelp puts the keys that matter now first: kill during a run, resume
 // after a kill, the answer at an approval gate; nil when nothing is
 // particular (the thread view's own keys then).
 func (s *liveStrip) ShortHelp() []key.Binding {
-	k := s.keys
-	head := s.headOf(s.thread)
-	var first, then []key.Binding
-	switch {
-	case s.busy() && s.canKill():
-		first, then = []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log")}, []key.Binding{short(k.Stop, "stop"), short(k.Kill, "kill worker")}
-	case s.busy():
-		first, then = []key.Binding{short(k.FocusNext, "pane"), short(k.Log, "log")}, []key.Binding{short(k.Stop, "stop")}
-	case head != nil && head.gate != nil:
-		first, then = []key.Binding{short(k.Fork, "fork")}, []key.Binding{short(k.Approve, "approve/reject")}
-	case head != nil && len(head.cp.Tasks) > 0:
-		first, then = []key.Binding{short(k.Fork, "fork")}, []key.Binding{short(k.Discard, "discard"), short(k.Resume, "resume")}
-	default:
+	on, ok := s.footerKeys()
+	if !ok {
 		return nil
 	}
+	shown := func(before bool) func(keyRow[liveKeys]) bool {
+		return func(r keyRow[liveKeys]) bool {
+			return len(r.field(&on).Keys()) > 0 && (r.foot.at < liveScrubAt) == before
+		}
+	}
 	// The timeline's keys (h/l) between them: they scrub from any focus.
-	bs := first
+	bs := liveKeyTable.footerOf(on, shown(true))
 	if s.scrub != nil {
 		bs = append(bs, s.scrub.ShortHelp()...)
 	}
-	return append(append(bs, then...), short(k.Quit, "quit"), k.Help)
+	return append(bs, liveKeyTable.footerOf(on, shown(false))...)
 }
 
-// FullHelp lists the keys that act on what the strip shows.
-func (s *liveStrip) FullHelp() [][]key.Binding {
-	k := s.keys
-	return [][]key.Binding{{k.Stop, k.Kill, k.Drill}, {k.Resume, k.Discard, k.Approve, k.Dismiss}}
+// footerKeys are the strip's keys the footer shows now (the others left
+// unbound); false when nothing is particular.
+func (s *liveStrip) footerKeys() (liveKeys, bool) {
+	k, on := s.keys, liveKeys{Quit: s.keys.Quit, Help: s.keys.Help}
+	head := s.headOf(s.thread)
+	switch {
+	case s.busy() && s.canKill():
+		on.Pane, on.Log, on.Stop, on.Kill = k.Pane, k.Log, k.Stop, k.Kill
+	case s.busy():
+		on.Pane, on.Log, on.Stop = k.Pane, k.Log, k.Stop
+	case head != nil && head.gate != nil:
+		on.Fork, on.Approve = k.Fork, k.Approve
+	case head != nil && len(head.cp.Tasks) > 0:
+		on.Fork, on.Discard, on.Resume = k.Fork, k.Discard, k.Resume
+	default:
+		return liveKeys{}, false
+	}
+	return on, true
 }
+
+// FullHelp lists the strip's keys (liveKeyTable).
+func (s *liveStrip) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 
 // start takes a run that started.
 func (s *liveStrip) start(msg runStartedMsg, current bool) {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"rewind/cli/app/modelflags"
 	"rewind/engine/model"
-	"rewind/engine/model/provider"
 	"rewind/engine/ticket"
 )
 
@@ -32,11 +32,11 @@ type ModelFlags struct {
 }
 
 // ErrUsage is matched by errors.Is for a model flag that is wrong as given
-// (the CLI exits 2 for it); it is provider.ErrUsage.
-var ErrUsage = provider.ErrUsage
+// (the CLI exits 2 for it); it is modelflags.ErrUsage.
+var ErrUsage = modelflags.ErrUsage
 
 // Build returns the run's model: the mock, an OpenAI-compatible server or a
-// replayed recording, optionally recorded (see engine/model/provider).
+// replayed recording, optionally recorded (see cli/app/modelflags).
 func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 	var mockFlags []string
 	if f.MockLatency != 0 {
@@ -58,7 +58,7 @@ func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 	if notes == nil {
 		notes = os.Stderr
 	}
-	return provider.Build(ctx, provider.Options{Provider: f.Provider, JSONMode: f.JSONMode, Record: f.Record, Replay: f.Replay,
+	return modelflags.Build(ctx, modelflags.Options{Provider: f.Provider, JSONMode: f.JSONMode, Record: f.Record, Replay: f.Replay,
 		MockFlags: mockFlags, NewMock: f.mock, Getenv: os.Getenv,
 		Notify: func(s string) { fmt.Fprintf(notes, "rewind: %s\n", s) }})
 }

@@ -259,9 +259,11 @@ func BudgetMissing(v engine.Values) bool {
 }
 
 // budgetSpent is what an executor says when the budget leaves it no call.
+// It goes to the model, which cannot run a command: it says what is
+// wrong, and a person reads how to set the budget in `rewind show`.
 func budgetSpent(v engine.Values) string {
 	if BudgetMissing(v) {
-		return "not checked: this state holds no tool budget (budgetRemaining is missing, as an older rewind could store it), which counts as 0 calls left; set it with rewind edit and resume"
+		return "not checked: this state holds no tool budget (budgetRemaining is missing, as an older rewind could store it), which counts as 0 calls left, so no tool is called until a person sets the budget"
 	}
 	return fmt.Sprintf("not checked: the turn's tool budget of %d calls is used up", TurnToolBudget)
 }

@@ -1,4 +1,4 @@
-package provider_test
+package modelflags_test
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"rewind/cli/app/modelflags"
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/openai"
 	"rewind/engine/model/openai/openaitest"
-	"rewind/engine/model/provider"
 	"rewind/engine/model/replay"
 	"rewind/engine/ticket"
 	"rewind/store/memory"
@@ -28,23 +28,23 @@ func TestBadCombinationsAreUsageErrors(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "r.json")
 	for _, c := range []struct {
 		name string
-		o    provider.Options
+		o    modelflags.Options
 		want string
 	}{
-		{"unknown flag", provider.Options{Provider: "claude"}, `--provider "claude" is not a provider`},
-		{"unknown env", provider.Options{Getenv: env(map[string]string{"REWIND_PROVIDER": "gpt"})}, `REWIND_PROVIDER "gpt"`},
-		{"record and replay", provider.Options{Record: rec, Replay: rec}, "--record and --replay together"},
-		{"replay with openai", provider.Options{Provider: "openai", Replay: rec}, "--provider openai would not be used"},
-		{"replay with mock flags", provider.Options{Replay: rec, MockFlags: []string{"--mock-fail"}}, "drop --mock-fail"},
-		{"openai with mock flags", provider.Options{Provider: "openai", MockFlags: []string{"--mock-latency", "--mock-fail"}}, "--mock-latency and --mock-fail are for the mock model, not for the openai provider: drop"},
-		{"unknown json mode", provider.Options{Provider: "openai", JSONMode: "yaml"}, `--json-mode "yaml" is not a JSON mode: choose schema, object, prompt`},
-		{"json mode with the mock", provider.Options{JSONMode: "object"}, "which the mock does not send: use it with --provider openai"},
-		{"json mode with replay", provider.Options{Replay: rec, JSONMode: "prompt", Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, "which --replay does not send"},
+		{"unknown flag", modelflags.Options{Provider: "claude"}, `--provider "claude" is not a provider`},
+		{"unknown env", modelflags.Options{Getenv: env(map[string]string{"REWIND_PROVIDER": "gpt"})}, `REWIND_PROVIDER "gpt"`},
+		{"record and replay", modelflags.Options{Record: rec, Replay: rec}, "--record and --replay together"},
+		{"replay with openai", modelflags.Options{Provider: "openai", Replay: rec}, "--provider openai would not be used"},
+		{"replay with mock flags", modelflags.Options{Replay: rec, MockFlags: []string{"--mock-fail"}}, "drop --mock-fail"},
+		{"openai with mock flags", modelflags.Options{Provider: "openai", MockFlags: []string{"--mock-latency", "--mock-fail"}}, "--mock-latency and --mock-fail are for the mock model, not for the openai provider: drop"},
+		{"unknown json mode", modelflags.Options{Provider: "openai", JSONMode: "yaml"}, `--json-mode "yaml" is not a JSON mode: choose schema, object, prompt`},
+		{"json mode with the mock", modelflags.Options{JSONMode: "object"}, "which the mock does not send: use it with --provider openai"},
+		{"json mode with replay", modelflags.Options{Replay: rec, JSONMode: "prompt", Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, "which --replay does not send"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.o.NewMock = mock
-			_, err := provider.Build(context.Background(), c.o)
-			if !errors.Is(err, provider.ErrUsage) || !strings.Contains(err.Error(), c.want) {
+			_, err := modelflags.Build(context.Background(), c.o)
+			if !errors.Is(err, modelflags.ErrUsage) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%v, want a usage error with %q", err, c.want)
 			}
 		})
@@ -56,31 +56,31 @@ func TestBadCombinationsAreUsageErrors(t *testing.T) {
 
 func TestBuildChoosesTheModel(t *testing.T) {
 	ctx := context.Background()
-	m, err := provider.Build(ctx, provider.Options{NewMock: mock})
+	m, err := modelflags.Build(ctx, modelflags.Options{NewMock: mock})
 	if _, ok := m.(*model.Mock); err != nil || !ok {
 		t.Errorf("default: %T %v, want the mock", m, err)
 	}
 	srv := openaitest.NewServer(openaitest.Echo)
 	defer srv.Close()
 	local := map[string]string{"REWIND_PROVIDER": "openai", "OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_MODEL": "llama"}
-	m, err = provider.Build(ctx, provider.Options{Getenv: env(local), NewMock: mock})
+	m, err = modelflags.Build(ctx, modelflags.Options{Getenv: env(local), NewMock: mock})
 	if _, ok := m.(*openai.Provider); err != nil || !ok {
 		t.Fatalf("REWIND_PROVIDER=openai: %T %v", m, err)
 	}
 	if _, err := m.Complete(ctx, model.Simple(model.RoleReply, "", "hi")); err != nil {
 		t.Errorf("local server without a key: %v", err)
 	}
-	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(nil), NewMock: mock}); err == nil || errors.Is(err, provider.ErrUsage) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+	if _, err := modelflags.Build(ctx, modelflags.Options{Provider: "openai", Getenv: env(nil), NewMock: mock}); err == nil || errors.Is(err, modelflags.ErrUsage) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("openai without configuration: %v, want a configuration error naming OPENAI_API_KEY", err)
 	}
 	noModel := map[string]string{"OPENAI_BASE_URL": srv.BaseURL()}
-	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(noModel), NewMock: mock}); err == nil || !strings.Contains(err.Error(), "OPENAI_MODEL") {
+	if _, err := modelflags.Build(ctx, modelflags.Options{Provider: "openai", Getenv: env(noModel), NewMock: mock}); err == nil || !strings.Contains(err.Error(), "OPENAI_MODEL") {
 		t.Errorf("openai without a model: %v", err)
 	}
 
 	// --record wraps whichever model, and names it without its address.
 	path := filepath.Join(t.TempDir(), "r.json")
-	m, err = provider.Build(ctx, provider.Options{Getenv: env(local), Record: path, NewMock: mock})
+	m, err = modelflags.Build(ctx, modelflags.Options{Getenv: env(local), Record: path, NewMock: mock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestBuildChoosesTheModel(t *testing.T) {
 	// $REWIND_PROVIDER=openai gives way to --replay (a class machine may
 	// have it set); the server is not asked.
 	before := len(srv.Requests())
-	m, err = provider.Build(ctx, provider.Options{Getenv: env(local), Replay: path, NewMock: mock})
+	m, err = modelflags.Build(ctx, modelflags.Options{Getenv: env(local), Replay: path, NewMock: mock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +136,10 @@ func demoTurns(t *testing.T, file string) []demoTurn {
 
 // runDemo runs the turns in one fresh store with the model the CLI builds
 // from opts, and returns the final state.
-func runDemo(t *testing.T, opts provider.Options, turns []demoTurn) (ticket.State, map[string]int) {
+func runDemo(t *testing.T, opts modelflags.Options, turns []demoTurn) (ticket.State, map[string]int) {
 	t.Helper()
 	ctx := context.Background()
-	m, err := provider.Build(ctx, opts)
+	m, err := modelflags.Build(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,12 +188,12 @@ func replayShipped(t *testing.T, file string) {
 		if err := os.Remove(demoFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
-		runDemo(t, provider.Options{Provider: provider.OpenAI, Record: demoFile, Getenv: env(map[string]string{
+		runDemo(t, modelflags.Options{Provider: modelflags.OpenAI, Record: demoFile, Getenv: env(map[string]string{
 			"OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_MODEL": "openaitest-ticket-brain", "REWIND_MODEL_SUMMARIZER": "openaitest-ticket-brain-small",
 		})}, turns)
 		t.Logf("recorded %d exchanges to %s", len(srv.Requests()), demoFile)
 	}
-	s, calls := runDemo(t, provider.Options{Replay: demoFile, Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, turns)
+	s, calls := runDemo(t, modelflags.Options{Replay: demoFile, Getenv: env(map[string]string{"REWIND_PROVIDER": "openai"})}, turns)
 	t.Logf("replayed %d turns: %d model calls (%s), %d verbatim messages, summary %t", len(turns), model.Counts(calls).Sum(), model.Counts(calls), len(s.Messages), s.Summary != nil)
 	last := s.Messages[len(s.Messages)-1]
 	signature, tools := "Kind regards", map[string]string{"order": "lookup_order", "shipping": "shipping_events", "refund": "refund_policy"}
@@ -222,7 +222,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 	ctx := context.Background()
 	var notes []string
 	notify := func(s string) { notes = append(notes, s) }
-	m, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_API_KEY": "sk-x"}), Notify: notify})
+	m, err := modelflags.Build(ctx, modelflags.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_API_KEY": "sk-x"}), Notify: notify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 	defer srv.Close()
 	srv.SetModels([]string{"qwen2.5:7b"})
 	notes = nil
-	m, err = provider.Build(ctx, provider.Options{Provider: "openai", JSONMode: model.JSONObject, Notify: notify, Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})})
+	m, err = modelflags.Build(ctx, modelflags.Options{Provider: "openai", JSONMode: model.JSONObject, Notify: notify, Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestBuildPicksADefaultModelAndSaysWhich(t *testing.T) {
 		t.Fatalf("mode %q, sent %q to %q, %v", resp.JSONMode, last.ResponseFormat, last.Model, err)
 	}
 	srv.SetModels([]string{"a", "b"})
-	if _, err := provider.Build(ctx, provider.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})}); err == nil || !strings.Contains(err.Error(), `offers 2 models ("a", "b")`) || errors.Is(err, provider.ErrUsage) {
+	if _, err := modelflags.Build(ctx, modelflags.Options{Provider: "openai", Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.BaseURL()})}); err == nil || !strings.Contains(err.Error(), `offers 2 models ("a", "b")`) || errors.Is(err, modelflags.ErrUsage) {
 		t.Fatalf("two models: %v", err)
 	}
 }

@@ -1,10 +1,10 @@
-// Package provider builds the model a run talks to from the CLI's flags and
+// Package modelflags builds the model a run talks to from the CLI's flags and
 // the environment: the deterministic mock (the default), an
 // OpenAI-compatible server, or a recorded session replayed offline; and,
 // when asked, a recorder around whichever it is. The CLI and the tests use
 // this one constructor, so a test of it is a test of what `rewind run`
 // does.
-package provider
+package modelflags
 
 import (
 	"context"

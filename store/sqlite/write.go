@@ -426,11 +426,18 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if !cp.CreatedAt.IsZero() {
 		now = cp.CreatedAt.UnixMicro() // the writer's (to the microsecond)
 	}
+	meta := nullText(cp.Meta)
 	if _, err := tx.in(sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
-		nullText(cp.Meta), refs, string(cp.State)); err != nil {
+		meta, refs, string(cp.State)); err != nil {
 		return err
 	}
-	if _, err := tx.in(sqlPutThread).ExecContext(ctx, cp.ThreadID, cp.ID, now); err != nil {
+	// The thread's row lists it as History does: its state only when it
+	// has no meta (an engine's turn does not bind its state twice).
+	var state sql.NullString
+	if !meta.Valid {
+		state = sql.NullString{String: string(cp.State), Valid: true}
+	}
+	if _, err := tx.in(sqlPutThread).ExecContext(ctx, cp.ThreadID, cp.ID, now, nullID(cp.ParentID), cp.Base, meta, refs, state); err != nil {
 		return err
 	}
 	if len(cp.Head) > 0 {

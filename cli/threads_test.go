@@ -1,11 +1,20 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"rewind/cli/app"
+	"rewind/engine"
+	"rewind/engine/bench"
+	"rewind/engine/ticket"
+	"rewind/store"
+	"rewind/store/memory"
 )
 
 // `rewind threads` racing `rewind rm`: a thread listed and then deleted
@@ -51,5 +60,84 @@ func TestThreadsLeaveOutAThreadDeletedMeanwhile(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("tokens %v: rows %q, want %q", tokens, got, want)
 		}
+	}
+}
+
+// callCounter counts the store's read calls a command makes.
+type callCounter struct {
+	store.Store
+	calls atomic.Int64
+}
+
+func (s *callCounter) Threads(ctx context.Context) ([]store.Thread, error) {
+	s.calls.Add(1)
+	return s.Store.Threads(ctx)
+}
+
+func (s *callCounter) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
+	s.calls.Add(1)
+	return s.Store.Get(ctx, thread, id)
+}
+
+func (s *callCounter) Latest(ctx context.Context, thread string) (store.Checkpoint, error) {
+	s.calls.Add(1)
+	return s.Store.Latest(ctx, thread)
+}
+
+func (s *callCounter) History(ctx context.Context, thread string, before int64, limit int) ([]store.Checkpoint, error) {
+	s.calls.Add(1)
+	return s.Store.History(ctx, thread, before, limit)
+}
+
+func (s *callCounter) Chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
+	s.calls.Add(1)
+	return s.Store.Chain(ctx, thread, id)
+}
+
+func (s *callCounter) Writes(ctx context.Context, thread string, id int64) ([]store.TaskWrites, error) {
+	s.calls.Add(1)
+	return s.Store.Writes(ctx, thread, id)
+}
+
+func (s *callCounter) Events(ctx context.Context, thread string, id int64) ([]store.Event, error) {
+	s.calls.Add(1)
+	return s.Store.Events(ctx, thread, id)
+}
+
+// threadsCalls writes n threads of one turn each and says how many store
+// reads `rewind threads` makes over them, and how many rows it printed.
+func threadsCalls(t *testing.T, n int) (calls int64, lines int) {
+	t.Helper()
+	ctx := t.Context()
+	st := &callCounter{Store: memory.New()}
+	e, err := ticket.NewEngine(st, ticket.NewMock(), ticket.WithSources(ticket.NewMemorySources()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := e.Run(ctx, fmt.Sprintf("t%04d", i), ticket.Input(bench.Sentences[i%len(bench.Sentences)]), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.calls.Store(0)
+	var out strings.Builder
+	if err := runThreads(ctx, rewindReader(e), false, false, &out); err != nil {
+		t.Fatal(err)
+	}
+	return st.calls.Load(), strings.Count(out.String(), "\n") - 1
+}
+
+// `rewind threads` reads every thread's status with the list (issue 31:
+// one read a thread was most of its time at 1,001 threads): as many
+// store reads at 1,000 threads as at 10.
+func TestThreadsReadsDoNotGrowWithThreads(t *testing.T) {
+	t.Parallel()
+	few, fewLines := threadsCalls(t, 10)
+	many, manyLines := threadsCalls(t, 1000)
+	if fewLines != 10 || manyLines != 1000 {
+		t.Fatalf("threads printed %d and %d rows, want 10 and 1000", fewLines, manyLines)
+	}
+	if few != 1 || many != 1 {
+		t.Errorf("threads made %d store reads at 10 threads, %d at 1,000: want the one list", few, many)
 	}
 }

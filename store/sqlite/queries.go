@@ -192,15 +192,19 @@ const (
 	sqlDraft        = `SELECT body, created_at FROM graph_drafts WHERE thread_id = ? AND operation_id = ?`
 	sqlDrafts       = `SELECT operation_id, body, created_at FROM graph_drafts WHERE thread_id = ? ORDER BY operation_id`
 	// BINARY collation: ordered bytewise, like Go strings.
-	// Each with its newest listing, as sqlHistory reads it.
-	sqlThreads = `SELECT t.thread_id, t.checkpoints, t.latest_id, t.updated_at,
-		c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, CASE WHEN c.meta IS NULL THEN c.state END
-		FROM graph_threads t LEFT JOIN graph_checkpoints c ON c.thread_id = t.thread_id AND c.checkpoint_id = t.latest_id
-		ORDER BY t.thread_id`
-	// The thread's row (migrations[10]): a put of a new checkpoint, the
-	// newest (older ones are stale), counts it and makes it the latest.
-	sqlPutThread = `INSERT INTO graph_threads (thread_id, checkpoints, latest_id, updated_at) VALUES (?1, 1, ?2, ?3)
-		ON CONFLICT (thread_id) DO UPDATE SET checkpoints = checkpoints + 1, latest_id = ?2, updated_at = ?3`
+	// Each with its newest listing, as sqlHistory reads it, kept in the
+	// thread's row (migrations[12]): no checkpoint row is read.
+	sqlThreads = `SELECT thread_id, checkpoints, latest_id, updated_at,
+		latest_parent, latest_rerooted_from, latest_base, latest_meta, latest_blob_refs, latest_state
+		FROM graph_threads ORDER BY thread_id`
+	// The thread's row (migrations[10], [12]): a put of a new checkpoint,
+	// the newest (older ones are stale), counts it and makes it the
+	// latest, with its listing (?8: its state when it has no meta).
+	sqlPutThread = `INSERT INTO graph_threads (thread_id, checkpoints, latest_id, updated_at,
+			latest_parent, latest_rerooted_from, latest_base, latest_meta, latest_blob_refs, latest_state)
+		VALUES (?1, 1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)
+		ON CONFLICT (thread_id) DO UPDATE SET checkpoints = checkpoints + 1, latest_id = ?2, updated_at = ?3,
+			latest_parent = ?4, latest_rerooted_from = NULL, latest_base = ?5, latest_meta = ?6, latest_blob_refs = ?7, latest_state = ?8`
 	sqlPruneThread     = `UPDATE graph_threads SET checkpoints = checkpoints - ?2 WHERE thread_id = ?1`
 	sqlDeleteThreadRow = `DELETE FROM graph_threads WHERE thread_id = ?`
 )

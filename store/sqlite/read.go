@@ -317,21 +317,23 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 	for rows.Next() {
 		var th store.Thread
 		var updated int64
-		var id, parent, rerootedFrom, created sql.NullInt64
+		var parent, rerootedFrom sql.NullInt64
 		var base sql.NullBool
 		var refs []byte
 		cp := &th.Latest
-		if err := rows.Scan(&th.ID, &th.Checkpoints, &th.LatestID, &updated, &id, &parent, &rerootedFrom, &base, &created, &cp.Meta, &refs, &cp.State); err != nil {
+		if err := rows.Scan(&th.ID, &th.Checkpoints, &th.LatestID, &updated, &parent, &rerootedFrom, &base, &cp.Meta, &refs, &cp.State); err != nil {
 			return nil, err
 		}
 		th.UpdatedAt = micros(updated)
-		if id.Valid {
+		// base is NULL only where the migration found no newest row:
+		// then there is no listing (Engine.LiveStatusOf reads one).
+		if base.Valid {
 			if refs != nil {
 				if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
-					return nil, fmt.Errorf("checkpoint %d of thread %v: its blob references: %w", id.Int64, check.Name(th.ID), err)
+					return nil, fmt.Errorf("checkpoint %d of thread %v: its blob references: %w", th.LatestID, check.Name(th.ID), err)
 				}
 			}
-			cp.ThreadID, cp.ID, cp.ParentID, cp.RerootedFrom, cp.Base, cp.CreatedAt = th.ID, id.Int64, parent.Int64, rerootedFrom.Int64, base.Bool, micros(created.Int64)
+			cp.ThreadID, cp.ID, cp.ParentID, cp.RerootedFrom, cp.Base, cp.CreatedAt = th.ID, th.LatestID, parent.Int64, rerootedFrom.Int64, base.Bool, th.UpdatedAt
 		}
 		out = append(out, th)
 	}

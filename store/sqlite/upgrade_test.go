@@ -290,6 +290,14 @@ func wantCounted(t *testing.T, threads []store.Thread, want map[string][]rawChec
 		rows := want[th.ID]
 		if len(rows) == 0 || th.Checkpoints != len(rows) || th.LatestID != rows[0].id || th.UpdatedAt.UnixMicro() != rows[0].created {
 			t.Errorf("Threads row of %s = %d checkpoints, latest %d at %d; want %d, the newest of its rows", th.ID, th.Checkpoints, th.LatestID, th.UpdatedAt.UnixMicro(), len(rows))
+			continue
+		}
+		// The migration copied the newest listing into the row: a row
+		// without meta lists with its state.
+		l, r := th.Latest, rows[0]
+		if l.ID != r.id || l.ParentID != r.parent || l.RerootedFrom != r.rerootedFrom || !l.Base || l.Meta != nil || !bytes.Equal(l.State, r.state) {
+			t.Errorf("Threads' Latest of %s = @%d parent %d rerooted from %d base %v meta %q, %d state bytes; want @%d parent %d rerooted from %d, a base without meta, its %d state bytes",
+				th.ID, l.ID, l.ParentID, l.RerootedFrom, l.Base, l.Meta, len(l.State), r.id, r.parent, r.rerootedFrom, len(r.state))
 		}
 	}
 }

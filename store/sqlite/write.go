@@ -426,11 +426,12 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if !cp.CreatedAt.IsZero() {
 		now = cp.CreatedAt.UnixMicro() // the writer's (to the microsecond)
 	}
+	meta := nullText(cp.Meta)
 	if _, err := tx.in(sqlPutCheckpoint).ExecContext(ctx, cp.ThreadID, cp.ID, nullID(cp.ParentID), cp.Base, now,
-		nullText(cp.Meta), refs, string(cp.State)); err != nil {
+		meta, refs, string(cp.State)); err != nil {
 		return err
 	}
-	if _, err := tx.in(sqlPutThread).ExecContext(ctx, cp.ThreadID, cp.ID, now); err != nil {
+	if _, err := tx.in(sqlPutThread).ExecContext(ctx, cp.ThreadID, cp.ID, now, nullID(cp.ParentID), cp.Base, meta, refs, listedState(meta, cp.State)); err != nil {
 		return err
 	}
 	if len(cp.Head) > 0 {
@@ -566,6 +567,16 @@ func (s *Store) compare(ctx context.Context, tx *wtx, cp store.Checkpoint, event
 }
 
 // nullText stores an absent document as NULL.
+// listedState is the state the thread's row lists with its newest, as
+// History does: only a row without meta's (an engine's turn does not
+// bind its state twice).
+func listedState(meta sql.NullString, state []byte) sql.NullString {
+	if meta.Valid {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(state), Valid: true}
+}
+
 func nullText(doc []byte) sql.NullString {
 	return sql.NullString{String: string(doc), Valid: len(doc) > 0}
 }

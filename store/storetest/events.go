@@ -138,6 +138,12 @@ func testThreadCounts(t *testing.T, s store.Store) {
 	want("a fork, then a prune of its other branch", "other:1/1@12:00", "t:3/5@18:00")
 	wantIs(t, s.PutCheckpoint(ctx, stamped(checkpoint("t", 3, 1), 7), nil), store.ErrStale)
 	want("a stale put", "other:1/1@12:00", "t:3/5@18:00")
+	// The newest re-rooted: its parent, and its blobs as the rebase adds them.
+	put(t, s, stamped(withMeta(delta("t", 6, 5)), 10))
+	if _, err := s.Prune(ctx, "t", []int64{5}, []store.Rebase{{ID: 6, State: []byte(`{"whole":6}`), BlobRefs: newest.BlobRefs}}); err != nil {
+		t.Fatalf("Prune of the newest's parent: %v", err)
+	}
+	want("a prune that re-roots the newest", "other:1/1@12:00", "t:3/6@22:00")
 
 	if err := s.DeleteThread(ctx, "t"); err != nil {
 		t.Fatalf("DeleteThread: %v", err)

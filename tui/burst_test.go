@@ -189,11 +189,11 @@ func TestTwoKeysInOneBurstBothAct(t *testing.T) {
 	// be the first row, so that g has somewhere to go.
 	if first := h.m.threads.rows[0].id; first == "a" {
 		h.key("j", "enter")
-		h.until("thread b", func() bool { return h.m.thread == "b" && h.loaded() })
+		h.until("thread b", func() bool { return h.m.sess.thread == "b" && h.loaded() })
 	} else {
 		h.key("esc")
 	}
-	open := h.m.thread
+	open := h.m.sess.thread
 	h.typeText("tg")
 	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.m.threads.loaded })
 	if _, c, _ := h.m.threads.selected(); h.m.threads.sel != 0 || c.Thread == open {

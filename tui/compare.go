@@ -197,7 +197,7 @@ func (m *Model) toggleMark() tea.Cmd {
 	if id == "" {
 		return m.setFlash("no checkpoint under the cursor to mark", true)
 	}
-	if !m.par.toggleMark(m.thread, id) {
+	if !m.par.toggleMark(m.sess.thread, id) {
 		return m.setFlash(fmt.Sprintf("mark on @%s removed", id), false)
 	}
 	return m.setFlash(fmt.Sprintf("marked @%s: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
@@ -205,7 +205,7 @@ func (m *Model) toggleMark() tea.Cmd {
 
 // openCompare diffs the cursor against the mark.
 func (m *Model) openCompare() tea.Cmd {
-	if m.par.mark == "" || m.par.markThread != m.thread {
+	if m.par.mark == "" || m.par.markThread != m.sess.thread {
 		return m.setFlash("mark a checkpoint first: "+m.keys.Mark.Help().Key+" marks the one under the cursor", true)
 	}
 	if m.timeline.tree.cursor == "" {
@@ -213,5 +213,5 @@ func (m *Model) openCompare() tea.Cmd {
 	}
 	d := &compareDialog{a: m.par.mark, b: m.timeline.tree.cursor, loading: true, keys: newCompareKeys()}
 	m.openDialog(d)
-	return loadCompare(m.ctx, m.deps.Backend, m.thread, d)
+	return loadCompare(m.sess.ctx, m.sess.deps.Backend, m.sess.thread, d)
 }

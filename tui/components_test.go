@@ -320,7 +320,7 @@ func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
 	h.until("the thread", func() bool { return h.at(16) })
 	ch := make(chan RunUpdate, 1)
 	run := doneRun{ch}
-	h.dispatch(runStartedMsg{gen: h.m.gen, thread: "t", kind: "run", run: run})
+	h.dispatch(runStartedMsg{gen: h.m.sess.gen, thread: "t", kind: "run", run: run})
 	h.m.openDialog(h.m.killDialog(4242))
 	h.dispatch(runUpdatesMsg{run: run, updates: []RunUpdate{{Done: true}}})
 	if h.m.dialog != nil {

@@ -339,7 +339,7 @@ func (r reasonHelp) FullHelp() [][]key.Binding { return [][]key.Binding{r.ShortH
 
 // canKill: runs happen in worker processes that k can kill.
 func (m *Model) canKill() bool {
-	k, ok := m.deps.Runner.(Killable)
+	k, ok := m.sess.deps.Runner.(Killable)
 	return ok && k.CanKill()
 }
 
@@ -412,7 +412,7 @@ func (m *Model) openDrill() tea.Cmd {
 
 // openApproval shows the draft waiting at the gate and takes the answer.
 func (m *Model) openApproval() tea.Cmd {
-	ap, ok := m.deps.Runner.(Approver)
+	ap, ok := m.sess.deps.Runner.(Approver)
 	if !ok {
 		return m.setFlash("this runner has no approval gates to answer", true)
 	}
@@ -420,10 +420,10 @@ func (m *Model) openApproval() tea.Cmd {
 		return m.setFlash("a run is under way: answer when it has paused", true)
 	}
 	h := m.live.head
-	if h == nil || h.thread != m.thread || h.gate == nil {
+	if h == nil || h.thread != m.sess.thread || h.gate == nil {
 		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
 	}
-	ctx, thread, gen := m.ctx, m.thread, m.gen
+	ctx, thread, gen := m.sess.ctx, m.sess.thread, m.sess.gen
 	// What the dialog shows, fixed when it opens: the answer is refused
 	// if the draft or the head is no longer this when the worker records
 	// it (a redraft, another answer, an edit meanwhile).

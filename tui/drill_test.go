@@ -398,7 +398,7 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 		t.Fatalf("K in-process should explain, not arm: dialog %v, flash %q", h.m.dialog, h.m.status.text)
 	}
 	stuck := make(chan struct{})
-	h.m.deps.Runner = blockingRunner{stuck}
+	h.m.sess.deps.Runner = blockingRunner{stuck}
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")
@@ -421,7 +421,7 @@ func TestInProcessRunsSayTheyCannotBeKilled(t *testing.T) {
 func TestApproveADraftFromTheScreen(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "a"}, 120, 40)
-	h.m.deps.Backend = EngineBackend(e)
+	h.m.sess.deps.Backend = EngineBackend(e)
 	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	if !h.contains("✉ draft reply: awaits approval") || !strings.Contains(h.screen(), "ctrl+d draft: ON") {
@@ -485,7 +485,7 @@ func TestApproveADraftFromTheScreen(t *testing.T) {
 func TestRejectADraftNeedsAReason(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "r"}, 100, 30)
-	h.m.deps.Backend = EngineBackend(e)
+	h.m.sess.deps.Backend = EngineBackend(e)
 	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)
@@ -519,7 +519,7 @@ func TestRejectADraftNeedsAReason(t *testing.T) {
 func TestExpiredAuthorizationIsShownAndTheDraftBlocked(t *testing.T) {
 	e, drafts := newDraftEngine(t, ticket.NewMock())
 	h := newHarness(t, e, Settings{Thread: "x", AuthTTL: time.Nanosecond}, 120, 40)
-	h.m.deps.Backend = EngineBackend(e)
+	h.m.sess.deps.Backend = EngineBackend(e)
 	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 	h.key("i", "ctrl+d")
 	h.typeText(firstInput)

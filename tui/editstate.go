@@ -86,7 +86,7 @@ func editorCommand(path string) *exec.Cmd {
 
 // openEditState lists the channels of the checkpoint under the cursor.
 func (m *Model) openEditState() tea.Cmd {
-	if _, ok := m.deps.Backend.(stateEditor); !ok {
+	if _, ok := m.sess.deps.Backend.(stateEditor); !ok {
 		return m.setFlash("this store cannot be edited from here", true)
 	}
 	if m.busy() {
@@ -104,7 +104,7 @@ func (m *Model) openEditState() tea.Cmd {
 	for i, n := range names {
 		rows[i] = chanRow{name: termtext.Line(n), raw: n, size: len(cp.Values[n]), preview: termtext.Line(string(bytes.Join(bytes.Fields(cp.Values[n]), []byte(" "))))}
 	}
-	ed := &stateEdit{thread: m.thread, gen: m.gen, id: cp.ID}
+	ed := &stateEdit{thread: m.sess.thread, gen: m.sess.gen, id: cp.ID}
 	values := cp.Values
 	m.openDialog(&channelDialog{id: cp.ID, pending: len(cp.Tasks), rows: rows, keys: newChannelKeys(), onPick: func(name string) tea.Cmd {
 		e := *ed
@@ -211,7 +211,7 @@ func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
 		if msg.err != nil {
 			return tea.Batch(removeEditFile(msg.ed), m.setFlash(fmt.Sprintf("the editor failed (%v): nothing stored; set $EDITOR to an editor that waits until you close the file", msg.err), true))
 		}
-		return storeEdit(m.ctx, m.deps.Backend, msg.ed)
+		return storeEdit(m.sess.ctx, m.sess.deps.Backend, msg.ed)
 	case editStoredMsg:
 		return m.onEditStored(msg)
 	case threadStateMsg:
@@ -254,7 +254,7 @@ func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
 		what += ": no task is due there; write a message (i) to continue from it"
 	}
 	cmds = append(cmds, m.setFlash(what, false))
-	if ed.thread == m.thread && ed.gen == m.gen {
+	if ed.thread == m.sess.thread && ed.gen == m.sess.gen {
 		if m.timeline.jump(idOf(msg.cp.ID)) {
 			// The follow mode read it first (the store woke it before
 			// this answer came): go to it all the same.

@@ -108,13 +108,13 @@ type fidelityMsg struct {
 // under the cursor gets its own.
 func (m *Model) checkFidelity() tea.Cmd {
 	d := m.cur
-	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.thread == "" || !m.content.shows(paneState) {
+	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.sess.thread == "" || !m.content.shows(paneState) {
 		return nil
 	}
-	if !m.fidelity.start(ckey{m.thread, d.id}, m.gen) {
+	if !m.fidelity.start(ckey{m.sess.thread, d.id}, m.sess.gen) {
 		return nil
 	}
-	return loadFidelity(m.ctx, m.deps.Backend, m.gen, m.thread, d.id, d.state.Summary, d.state.Facts)
+	return loadFidelity(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread, d.id, d.state.Summary, d.state.Facts)
 }
 
 // loadFidelity reads the summary's originals and checks them.
@@ -147,7 +147,7 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread, id string, s 
 
 // onFidelity keeps a badge and redraws the State pane if it shows it.
 func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	if m.fidelity.done(msg, msg.gen == m.gen && msg.thread == m.thread) {
+	if m.fidelity.done(msg, msg.gen == m.sess.gen && msg.thread == m.sess.thread) {
 		if m.cur != nil && m.cur.id == msg.id {
 			m.content.invalidate(paneState) // its badge changed: render it again
 			m.syncPanes()
@@ -161,7 +161,7 @@ func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
 	if d == nil {
 		return nil
 	}
-	return m.fidelity.badge(ckey{m.thread, d.id}, m.gen)
+	return m.fidelity.badge(ckey{m.sess.thread, d.id}, m.sess.gen)
 }
 
 // badgeText is the badge's words and whether the check passed:

@@ -80,7 +80,7 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 // whose badge is kept starts no second check.
 func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
-	m.thread, m.gen = "t", 3
+	m.sess.thread, m.sess.gen = "t", 3
 	m.showPane(paneState)
 	m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
 	if m.checkFidelity() == nil {
@@ -96,7 +96,7 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	if m.checkFidelity() != nil {
 		t.Fatal("a kept badge was checked again")
 	}
-	m.gen++ // the thread opened again (a lesson prepared anew)
+	m.sess.gen++ // the thread opened again (a lesson prepared anew)
 	if m.checkFidelity() == nil {
 		t.Fatal("a badge of an earlier opening of the thread was reused")
 	}
@@ -124,7 +124,7 @@ func TestFidelityBadgeOnlyWhenStateShows(t *testing.T) {
 	for _, w := range []int{80, 140} {
 		m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
-		m.thread, m.gen = "t", 3
+		m.sess.thread, m.sess.gen = "t", 3
 		m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
 		if m.checkFidelity() != nil {
 			t.Fatalf("%d columns: a check started with the State pane off screen", w)

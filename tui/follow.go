@@ -248,7 +248,7 @@ func (f *follower) deleted() (first bool) {
 
 // onFollow routes the follow mode's messages and does what they ask.
 func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
-	news, cmd := m.follow.Update(msg, m.gen, m.busy())
+	news, cmd := m.follow.Update(msg, m.sess.gen, m.busy())
 	cmds := []tea.Cmd{cmd}
 	if news.err != nil {
 		cmds = append(cmds, m.setFlash("not following the thread: "+news.err.Error(), true))
@@ -268,7 +268,7 @@ func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
 		cmds = append(cmds, m.followReload())
 	}
 	if news.writer {
-		cmds = append(cmds, m.follow.askWriter(m.ctx, m.deps.Backend))
+		cmds = append(cmds, m.follow.askWriter(m.sess.ctx, m.sess.deps.Backend))
 	}
 	return tea.Batch(cmds...)
 }

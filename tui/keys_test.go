@@ -219,7 +219,7 @@ func TestStatusLogKeepsEveryLineInFull(t *testing.T) {
 	if h.m.status.text == "" {
 		t.Fatal("setup: a status should be up")
 	}
-	h.m.deps.Runner = blockingRunner{make(chan struct{})}
+	h.m.sess.deps.Runner = blockingRunner{make(chan struct{})}
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")

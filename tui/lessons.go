@@ -258,7 +258,7 @@ func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson, ended cha
 
 // startLesson starts preparing l, from the picker or at start.
 func (m *Model) startLesson(l Lesson) tea.Cmd {
-	cmd, refused := m.lessons.begin(m.ctx, l)
+	cmd, refused := m.lessons.begin(m.sess.ctx, l)
 	if refused != "" {
 		return m.setFlash(refused, true)
 	}
@@ -284,7 +284,7 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
 		open := m.openThread(msg.lesson.Thread)
 		m.openAt = idOf(msg.verdict.At) // once its page is loaded (onHistory)
-		return tea.Batch(open, loadThreads(m.ctx, m.deps.Source))
+		return tea.Batch(open, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
-		return loadThreads(m.ctx, m.deps.Source)
+		return loadThreads(m.sess.ctx, m.sess.deps.Source)
 	}
 	chosen, cmd := m.lessons.Update(msg)
 	if chosen != nil {
@@ -314,7 +314,7 @@ func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
 
 // viewLessons draws the picker screen.
 func (m *Model) viewLessons() string {
-	return m.lessons.View(m.theme, m.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+	return m.lessons.View(m.theme, m.sess.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
 
 // LessonKeys are the keys a lesson's script may tell a person to press, by

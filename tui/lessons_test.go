@@ -150,7 +150,7 @@ func TestLessonPickerPreparesAndOpens(t *testing.T) {
 		t.Fatalf("the wheel did not move the picker's cursor:\n%s", h.screen())
 	}
 	h.dispatch(tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelUp, X: 10, Y: 5})
-	if !h.contains("▸ summary") || h.m.thread != "" {
+	if !h.contains("▸ summary") || h.m.sess.thread != "" {
 		t.Fatalf("the wheel on the picker moves its cursor only:\n%s", h.screen())
 	}
 	h.key("enter") // summary: this test's prepare refuses it

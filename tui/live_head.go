@@ -72,12 +72,12 @@ type costsMsg struct {
 // per head, and after the checkpoint under the cursor is shown: the first
 // screen does not wait for them.
 func (m *Model) wantCosts() tea.Cmd {
-	c, ok := m.deps.Backend.(coster)
+	c, ok := m.sess.deps.Backend.(coster)
 	if !ok || m.cur == nil || !m.content.shows(paneInsp) || !m.live.wantsCosts() {
 		return nil
 	}
 	h := m.live.head
-	ctx, gen, thread, id := m.ctx, m.gen, m.thread, h.cp.ID
+	ctx, gen, thread, id := m.sess.ctx, m.sess.gen, m.sess.thread, h.cp.ID
 	return func() tea.Msg {
 		msg := costsMsg{gen: gen, thread: thread, head: id}
 		// A thread whose costs do not read still shows its head.
@@ -89,7 +89,7 @@ func (m *Model) wantCosts() tea.Cmd {
 }
 
 func (m *Model) onCosts(msg costsMsg) tea.Cmd {
-	current := msg.gen == m.gen && msg.thread == m.thread
+	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
 	switch {
 	case m.live.costsRead(msg.head, msg.costs, current):
 		m.syncPanes() // the inspector's header shows them

@@ -92,8 +92,9 @@ var graphNodes = []string{ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCr
 // Model is the root model: it owns the screens and routes every message to
 // the component it concerns. All I/O happens in tea.Cmds.
 type Model struct {
-	ctx  context.Context
-	deps Deps
+	// sess is the session every Cmd works with: context, backend and
+	// runner, and the chain open in the thread view (session.go).
+	sess *session
 
 	theme    *themes.Theme
 	painted  themes.Painted // the last screen View painted
@@ -106,14 +107,9 @@ type Model struct {
 	layout layout
 	screen screen
 
-	// The thread view: thread's chain ns (a LangGraph subgraph's
-	// namespace; "" the root graph's, and always on a rewind store).
-	thread string
-	ns     string
 	// openAt is the checkpoint to put the cursor on once the history
 	// holds it (a lesson that opens on another branch than the newest).
 	openAt   string
-	gen      int
 	timeline timelinePane
 	cache    *cache
 	cur      *detail
@@ -154,10 +150,10 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		th = themes.Or(themes.Default)
 	}
 	m := &Model{
-		ctx: ctx, deps: deps,
+		sess: &session{ctx: ctx, deps: deps, thread: s.Thread},
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		cache: newCache(), thread: s.Thread, window: s.ContextWindow,
+		cache: newCache(), window: s.ContextWindow,
 		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor, terminalBg: s.TerminalBackground},
 	}
@@ -207,11 +203,11 @@ func (m *Model) setTheme(th *themes.Theme) {
 // screen shows (thread.go: opening); with none named, it reads the list.
 func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
-	if m.thread != "" {
-		cmds = append(cmds, m.openThread(m.thread))
+	if m.sess.thread != "" {
+		cmds = append(cmds, m.openThread(m.sess.thread))
 		m.opening.withThreads()
 	} else {
-		cmds = append(cmds, loadThreads(m.ctx, m.deps.Source))
+		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.startLesson(l))
@@ -461,7 +457,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.TabInsp):
 		return m.showPane(paneInsp)
 	case key.Matches(msg, k.Compose):
-		if m.thread == "" {
+		if m.sess.thread == "" {
 			return m.setFlash("open or create a thread first (t)", true)
 		}
 		return m.composer.Focus()
@@ -488,7 +484,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.openDialog(&breakDialog{nodes: graphNodes, on: m.next.breaks, keys: newToggleKeys()})
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
-		return loadThreads(m.ctx, m.deps.Source)
+		return loadThreads(m.sess.ctx, m.sess.deps.Source)
 	case key.Matches(msg, k.Fold):
 		m.content.toggleFold()
 		m.syncPanes()
@@ -527,9 +523,9 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 	case listLog:
 		m.openPager(false)
 	case listRefresh:
-		return loadThreads(m.ctx, m.deps.Source)
+		return loadThreads(m.sess.ctx, m.sess.deps.Source)
 	case listBack:
-		if m.thread != "" {
+		if m.sess.thread != "" {
 			m.screen = screenThread
 		}
 	case listOpen:
@@ -549,10 +545,10 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		if t.ID == m.thread && m.busy() {
+		if t.ID == m.sess.thread && m.busy() {
 			return m.setFlash("a run is under way on this thread", true)
 		}
-		ctx, b, id := m.ctx, m.deps.Backend, t.ID
+		ctx, b, id := m.sess.ctx, m.sess.deps.Backend, t.ID
 		m.openDialog(&confirmDialog{title: "Delete thread",
 			question: fmt.Sprintf("Delete thread %s and all its %d checkpoints, writes and events? This cannot be undone.", termtext.Name(id), t.Checkpoints),
 			keys:     newConfirmKeys(),

@@ -238,7 +238,7 @@ func TestNewThreadDialogCreatesAndRuns(t *testing.T) {
 	h.key("tab")
 	h.typeText("s3://tickets/SO20260901/photo.jpg")
 	h.key("enter")
-	h.until("the first turn", func() bool { return h.m.thread == "ticket-1" && h.at(8) })
+	h.until("the first turn", func() bool { return h.m.sess.thread == "ticket-1" && h.at(8) })
 	h.key("2")
 	if !h.contains("s3://tickets/SO20260901/photo.jpg") || !h.contains("Attachments (1)") {
 		t.Fatalf("the attachment reference should be listed intact:\n%s", h.screen())
@@ -368,7 +368,7 @@ func TestQuitStopsARunFirst(t *testing.T) {
 	h := newHarness(t, e, Settings{Thread: "q"}, 80, 24)
 	h.until("empty", func() bool { return !h.m.timeline.loading })
 	stuck := make(chan struct{})
-	h.m.deps.Runner = blockingRunner{stuck}
+	h.m.sess.deps.Runner = blockingRunner{stuck}
 	h.key("i")
 	h.typeText("hello")
 	h.key("enter")

@@ -149,14 +149,14 @@ type wordsMsg struct {
 
 // wantWords asks for the words of the turn rows on screen not yet read.
 func (m *Model) wantWords() tea.Cmd {
-	if m.thread == "" {
+	if m.sess.thread == "" {
 		return nil
 	}
 	ids := m.timeline.wordsWanted()
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, src, b, gen, ch := m.ctx, m.deps.Source, m.deps.Backend, m.gen, m.chain()
+	ctx, src, b, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.sess.gen, m.chain()
 	thread := ch.Thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
@@ -238,7 +238,7 @@ func readWords(ctx context.Context, b Backend, thread, id string) string {
 }
 
 func (m *Model) onWords(msg wordsMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread || m.timeline.words == nil {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || m.timeline.words == nil {
 		return nil
 	}
 	m.timeline.takeWords(msg.words)
@@ -328,7 +328,7 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 		if m.timeline.loading {
 			return m.setFlash(fmt.Sprintf("@%s is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
-		return m.setFlash(fmt.Sprintf("no checkpoint @%s on thread %s (it has @1–@%s)", id, termtext.Name(m.thread), m.timeline.tree.maxID), true)
+		return m.setFlash(fmt.Sprintf("no checkpoint @%s on thread %s (it has @1–@%s)", id, termtext.Name(m.sess.thread), m.timeline.tree.maxID), true)
 	}
 	return m.cursorMoved()
 }
@@ -376,7 +376,7 @@ func (k promptKeys) ShortHelp() []key.Binding  { return promptKeyTable.footer(k)
 func (k promptKeys) FullHelp() [][]key.Binding { return promptKeyTable.fullHelp(k, 1, nil) }
 
 func (m *Model) openPrompt(kind promptKind) tea.Cmd {
-	if m.thread == "" || m.timeline.tree.len() == 0 {
+	if m.sess.thread == "" || m.timeline.tree.len() == 0 {
 		return m.setFlash("open a thread with checkpoints first (t)", true)
 	}
 	in := newInput()
@@ -613,12 +613,12 @@ func (m *Model) wantOriginal() tea.Cmd {
 	if _, ok := m.nav.orig[k]; ok {
 		return nil
 	}
-	r, ok := m.deps.Backend.(messageIndex)
+	r, ok := m.sess.deps.Backend.(messageIndex)
 	if !ok {
 		return nil
 	}
 	m.nav.askQuestion(k)
-	ctx, gen, thread := m.ctx, m.gen, m.thread
+	ctx, gen, thread := m.sess.ctx, m.sess.gen, m.sess.thread
 	return func() tea.Msg {
 		ms, err := r.MessagesIn(ctx, thread, int64(k.index), int64(k.index))
 		if err != nil {
@@ -637,7 +637,7 @@ func (m *Model) wantOriginal() tea.Cmd {
 }
 
 func (m *Model) onOriginal(msg origMsg) tea.Cmd {
-	m.nav.answerQuestion(msg, msg.gen == m.gen && msg.thread == m.thread)
+	m.nav.answerQuestion(msg, msg.gen == m.sess.gen && msg.thread == m.sess.thread)
 	return nil
 }
 

@@ -22,7 +22,7 @@ import (
 const readOnlyWhy = "this LangGraph database is opened read-only: rewind never writes to it"
 
 // readOnly is whether the source takes no writes.
-func (m *Model) readOnly() bool { return m.deps.Backend == nil }
+func (m *Model) readOnly() bool { return m.sess.deps.Backend == nil }
 
 // offKeys are the keys of the screen shown that are off on a read-only
 // source, from the model's own bindings (so a rebound key is refused
@@ -100,7 +100,7 @@ func isOff(b key.Binding, off []offKey) bool {
 // gotoPrefix puts the cursor on the loaded checkpoint given names: its
 // id, a prefix of it, or a short form shown ("1f1ed296…a089").
 func (m *Model) gotoPrefix(given string) tea.Cmd {
-	id, err := browse.One("checkpoint", given, browse.Match(given, m.timeline.tree.rows), "thread "+m.thread, "rewind log "+m.thread)
+	id, err := browse.One("checkpoint", given, browse.Match(given, m.timeline.tree.rows), "thread "+m.sess.thread, "rewind log "+m.sess.thread)
 	if err != nil {
 		return m.setFlash(termtext.Line(err.Error()), true)
 	}
@@ -112,7 +112,7 @@ func (m *Model) gotoPrefix(given string) tea.Cmd {
 // Source (browse.Search: what `rewind search` scans on a LangGraph
 // database), in a Cmd.
 func (m *Model) sourceSearch(q string) tea.Cmd {
-	ctx, src, gen, ch := m.ctx, m.deps.Source, m.gen, m.chain()
+	ctx, src, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain()
 	thread := ch.Thread
 	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
 		found, more, err := browse.Search(ctx, src, ch, q, maxHits)
@@ -137,10 +137,10 @@ type sourcePollMsg struct{ gen int }
 
 // armSourcePoll arms the next poll of a read-only source's open chain.
 func (m *Model) armSourcePoll() tea.Cmd {
-	if !m.readOnly() || m.thread == "" {
+	if !m.readOnly() || m.sess.thread == "" {
 		return nil
 	}
-	gen := m.gen
+	gen := m.sess.gen
 	return tea.Tick(sourcePollEvery, func(time.Time) tea.Msg { return sourcePollMsg{gen} })
 }
 
@@ -148,7 +148,7 @@ func (m *Model) armSourcePoll() tea.Cmd {
 // follows the head when it was on it, as for a rewind store's watch) and
 // arms the next poll; a poll of a chain no longer open stops.
 func (m *Model) onSourcePoll(msg sourcePollMsg) tea.Cmd {
-	if msg.gen != m.gen {
+	if msg.gen != m.sess.gen {
 		return nil
 	}
 	return tea.Batch(m.sync(false), m.armSourcePoll())

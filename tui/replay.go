@@ -37,10 +37,10 @@ func (w *workerRunner) Replay(ctx context.Context, thread string, checkpoint int
 func (m *Model) askReplay() tea.Cmd {
 	id := m.timeline.tree.cursor
 	n := m.timeline.tree.nodes[id]
-	if m.thread == "" || n == nil {
+	if m.sess.thread == "" || n == nil {
 		return m.setFlash("no checkpoint under the cursor to replay from", true)
 	}
-	if _, ok := m.deps.Runner.(Replayer); !ok {
+	if _, ok := m.sess.deps.Runner.(Replayer); !ok {
 		return m.setFlash("this runner cannot replay", true)
 	}
 	if m.busy() {
@@ -57,7 +57,7 @@ func (m *Model) askReplay() tea.Cmd {
 // startReplay launches the replay in a Cmd; the new branch is followed as a
 // fork's is.
 func (m *Model) startReplay(id string) tea.Cmd {
-	rp, ok := m.deps.Runner.(Replayer)
+	rp, ok := m.sess.deps.Runner.(Replayer)
 	if !ok {
 		return m.setFlash("this runner cannot replay", true)
 	}
@@ -66,7 +66,7 @@ func (m *Model) startReplay(id string) tea.Cmd {
 	}
 	m.live.begin("replay")
 	m.clearFlash()
-	ctx, thread, rs, gen := m.ctx, m.thread, m.runSettings(), m.gen
+	ctx, thread, rs, gen := m.sess.ctx, m.sess.thread, m.runSettings(), m.sess.gen
 	m.refreshLive()
 	start := func() tea.Msg {
 		r, err := rp.Replay(ctx, thread, num(id), rs)

@@ -34,7 +34,7 @@ func (m *Model) liveThread() string {
 	if m.screen != screenThread {
 		return ""
 	}
-	return m.thread
+	return m.sess.thread
 }
 
 // refreshLive re-renders the live strip and relays out when its height
@@ -106,7 +106,7 @@ func (m *Model) startRun(kind, from string, in Input) tea.Cmd {
 	}
 	m.live.begin(kind)
 	m.clearFlash()
-	ctx, runner, b, thread, rs, gen := m.ctx, m.deps.Runner, m.deps.Backend, m.thread, m.runSettings(), m.gen
+	ctx, runner, b, thread, rs, gen := m.sess.ctx, m.sess.deps.Runner, m.sess.deps.Backend, m.sess.thread, m.runSettings(), m.sess.gen
 	if in.Text != "" {
 		in.AuthTTL = m.next.authTTL
 	}
@@ -133,13 +133,13 @@ func (m *Model) startRun(kind, from string, in Input) tea.Cmd {
 }
 
 func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	msg.shown = msg.gen == m.gen
+	msg.shown = msg.gen == m.sess.gen
 	news, wait := m.live.Update(msg)
 	if news.startErr != nil {
 		m.refreshLive()
 		return m.setFlash(news.startErr.Error(), true)
 	}
-	m.timeline.followNextRun(msg.gen == m.gen)
+	m.timeline.followNextRun(msg.gen == m.sess.gen)
 	m.next.ran(msg.rs.KillAt)
 	m.refreshLive()
 	return wait
@@ -167,7 +167,7 @@ func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
 	}
 	// The run stored writes for checkpoints it did not finish (a kill, a
 	// failure): what was shown of them is out of date.
-	m.cache.dropPending(m.thread)
+	m.cache.dropPending(m.sess.thread)
 	if m.cur != nil && len(m.cur.cp.Tasks) > 0 {
 		m.cur = nil // "loading…" rather than writes that may be out of date
 		cmds = append(cmds, m.cursorMoved())
@@ -228,7 +228,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 // newest checkpoint that is a new turn; on an older branch it forks from the
 // branch's end, so the message lands where the user is looking.
 func (m *Model) send(text string) tea.Cmd {
-	if m.thread == "" {
+	if m.sess.thread == "" {
 		return m.setFlash("open or create a thread first (t)", true)
 	}
 	in := Input{Text: text, Draft: m.composer.draft}
@@ -249,11 +249,11 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
-	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.ctx, m.deps.Source)}
-	if msg.thread == m.thread {
-		m.thread = ""
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.sess.ctx, m.sess.deps.Source)}
+	if msg.thread == m.sess.thread {
+		m.sess.thread = ""
 		m.follow.stop()
-		m.gen++
+		m.sess.gen++
 		m.timeline.reset("")
 		m.cur = nil
 		m.cache.drop(msg.thread)
@@ -275,7 +275,7 @@ func (m *Model) askQuit() tea.Cmd {
 
 // quitDialog asks before quitting during a run.
 func (m *Model) quitDialog() dialog {
-	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.thread) + "`)."
+	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.sess.thread) + "`)."
 	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
 }
 
@@ -315,7 +315,7 @@ func (m *Model) Shutdown(timeout time.Duration) {
 }
 
 func (m *Model) resume() tea.Cmd {
-	if m.thread == "" || m.timeline.tree.len() == 0 {
+	if m.sess.thread == "" || m.timeline.tree.len() == 0 {
 		return m.setFlash("nothing to resume here", true)
 	}
 	// What is on screen comes first: a paused checkpoint under the cursor
@@ -381,7 +381,7 @@ func (m *Model) openDiscard() tea.Cmd {
 	if m.busy() {
 		return m.setFlash("a run is under way", true)
 	}
-	ctx, b, thread, gen := m.ctx, m.deps.Backend, m.thread, m.gen
+	ctx, b, thread, gen := m.sess.ctx, m.sess.deps.Backend, m.sess.thread, m.sess.gen
 	m.openDialog(&confirmDialog{title: "Discard pending tasks",
 		question: fmt.Sprintf("Drop the %s of @%s (%s)? This writes an update checkpoint; nothing is deleted.", plural(latest.pending, "pending task", "pending tasks"), latest.id, latest.next),
 		keys:     newConfirmKeys(),

@@ -39,7 +39,7 @@ func (m *Model) openSaw() tea.Cmd {
 		window = model.DefaultWindow
 	}
 	m.openDialog(newSawDialog(id, window))
-	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	ctx, b, gen, thread := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread
 	return func() tea.Msg {
 		calls, err := ticket.Calls(ctx, b, thread, num(id))
 		return sawMsg{gen: gen, thread: thread, id: id, calls: calls, err: err}
@@ -48,7 +48,7 @@ func (m *Model) openSaw() tea.Cmd {
 
 func (m *Model) onSaw(msg sawMsg) tea.Cmd {
 	d, ok := m.dialog.(*sawDialog)
-	if !ok || msg.gen != m.gen || msg.thread != m.thread || d.id != msg.id {
+	if !ok || msg.gen != m.sess.gen || msg.thread != m.sess.thread || d.id != msg.id {
 		return nil
 	}
 	d.load(msg.calls, msg.err)

@@ -177,7 +177,7 @@ func (m *Model) startSearch(q string) tea.Cmd {
 	if m.cur != nil {
 		cur = &m.cur.cp
 	}
-	ctx, b, gen, thread := m.ctx, m.deps.Backend, m.gen, m.thread
+	ctx, b, gen, thread := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread
 	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
 		hits, more, err := runSearch(ctx, b, thread, q, lists, cur)
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
@@ -283,7 +283,7 @@ func (h searchHit) line() string {
 }
 
 func (m *Model) onSearch(msg searchMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
 		return nil
 	}
 	m.nav.searchEnded(msg)

@@ -85,7 +85,7 @@ func showsAlike(t *testing.T, h *harness, bin, path, ns string, only ...string) 
 		ids = slices.Clone(h.m.timeline.tree.rows)
 	}
 	for _, id := range ids {
-		out, err := exec.Command(bin, "show", h.m.thread, id, "--ns", ns, "--store", "sqlite:"+path).CombinedOutput()
+		out, err := exec.Command(bin, "show", h.m.sess.thread, id, "--ns", ns, "--store", "sqlite:"+path).CombinedOutput()
 		if err != nil {
 			t.Fatalf("rewind show @%s: %v\n%s", id, err, out)
 		}

@@ -19,7 +19,7 @@ import (
 func (m *Model) openThread(thread string) tea.Cmd { return m.openChain(browse.Chain{Thread: thread}) }
 
 // chain is the chain the thread view shows.
-func (m *Model) chain() browse.Chain { return browse.Chain{Thread: m.thread, NS: m.ns} }
+func (m *Model) chain() browse.Chain { return m.sess.chain() }
 
 // openChain switches the thread view to chain c (a thread's root graph,
 // or a subgraph's run in it: its own checkpoints, state and writes) and
@@ -27,9 +27,9 @@ func (m *Model) chain() browse.Chain { return browse.Chain{Thread: m.thread, NS:
 func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	thread := c.Thread
 	m.screen = screenThread
-	m.thread, m.ns = thread, c.NS
+	m.sess.thread, m.sess.ns = thread, c.NS
 	m.openAt = ""
-	m.gen++
+	m.sess.gen++
 	m.timeline.reset(thread) // loading, at no checkpoint
 	m.cur = nil
 	if n, ok := m.threads.checkpoints(c); ok {
@@ -41,7 +41,7 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.opening.begin()
 	m.syncPanes()
 	m.refreshLive()
-	return loadHistory(m.ctx, m.deps.Source, m.gen, c, "", firstPage)
+	return loadHistory(m.sess.ctx, m.sess.deps.Source, m.sess.gen, c, "", firstPage)
 }
 
 // opening is a thread's open until its first screen shows. That screen
@@ -80,9 +80,9 @@ func (m *Model) opened() tea.Cmd {
 	if !due {
 		return nil
 	}
-	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.ctx, m.deps.Backend, m.gen, m.thread), m.armSourcePoll()}
+	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.armSourcePoll()}
 	if threads {
-		cmds = append(cmds, loadThreads(m.ctx, m.deps.Source))
+		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
 	return tea.Batch(cmds...)
 }
@@ -91,11 +91,11 @@ func (m *Model) opened() tea.Cmd {
 // kill, a discard, or on opening the thread).
 func (m *Model) reloadHead() tea.Cmd {
 	m.live.readingHead()
-	return loadHead(m.ctx, m.deps.Backend, m.gen, m.thread)
+	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread)
 }
 
 func (m *Model) onHead(msg headMsg) tea.Cmd {
-	current := msg.gen == m.gen && msg.thread == m.thread
+	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
 	m.live.headRead(msg.head, current && msg.err == nil)
 	if !current {
 		return nil
@@ -112,7 +112,7 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 
 // sync reads the thread's newest checkpoints into the timeline.
 func (m *Model) sync(follow bool) tea.Cmd {
-	if m.thread == "" {
+	if m.sess.thread == "" {
 		return nil
 	}
 	if follow {
@@ -132,11 +132,11 @@ func (m *Model) sync(follow bool) tea.Cmd {
 		}
 	}
 	empty := t.len() == 0
-	return syncHead(m.ctx, m.deps.Source, m.gen, m.chain(), func(id string) bool { return empty || known[id] })
+	return syncHead(m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain(), func(id string) bool { return empty || known[id] })
 }
 
 func (m *Model) onHistory(msg historyMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
 		return nil
 	}
 	if msg.err != nil {
@@ -150,12 +150,12 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 			if !m.follow.deleted() {
 				return nil
 			}
-			return m.setFlash("thread "+termtext.Name(m.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
+			return m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
 		case m.follow.gone || !m.timeline.holds(msg.nodes):
 			// Written again under the same id (a checkpoint the timeline
 			// knows by id is another row): nothing of the old one may
 			// show, so the thread is opened from scratch.
-			return tea.Batch(m.setFlash("thread "+termtext.Name(m.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.thread))
+			return tea.Batch(m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.sess.thread))
 		}
 	}
 	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
@@ -169,13 +169,13 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if !msg.sync && msg.more {
-		cmds = append(cmds, loadHistory(m.ctx, m.deps.Source, m.gen, m.chain(), msg.before, nextPage))
+		cmds = append(cmds, loadHistory(m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain(), msg.before, nextPage))
 	} else if !msg.sync && m.timeline.tree.len() == 0 {
 		cmds = append(cmds, m.opened()) // no checkpoint to wait for
 	}
 	if msg.sync {
 		// A run changes the stored writes of the checkpoints it starts from.
-		m.cache.dropPending(m.thread)
+		m.cache.dropPending(m.sess.thread)
 		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
 			moved = true
 		}
@@ -204,17 +204,17 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if id == "" {
 		return nil
 	}
-	m.cache.want(m.thread, id) // a load for where the cursor was is not waited for
-	if d, ok := m.cache.detail(m.thread, id); ok {
+	m.cache.want(m.sess.thread, id) // a load for where the cursor was is not waited for
+	if d, ok := m.cache.detail(m.sess.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
 		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
 	}
-	return tea.Batch(loadDetail(m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.chain(), id), m.wantWords())
+	return tea.Batch(loadDetail(m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain(), id), m.wantWords())
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.thread != m.thread || msg.skipped {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || msg.skipped {
 		return nil
 	}
 	if msg.err != nil {
@@ -243,12 +243,12 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 // ends, the cursor's neighbours then get theirs.
 func (m *Model) prefetch() tea.Cmd {
 	t := m.timeline.tree
-	if m.cache.prefetching || m.thread == "" || m.cur == nil || m.cur.id != t.cursor {
+	if m.cache.prefetching || m.sess.thread == "" || m.cur == nil || m.cur.id != t.cursor {
 		return nil
 	}
 	var ids []string
 	for _, id := range []string{t.parentOf(t.cursor), t.preferred(t.cursor)} {
-		if _, ok := m.cache.detail(m.thread, id); id != "" && !ok {
+		if _, ok := m.cache.detail(m.sess.thread, id); id != "" && !ok {
 			ids = append(ids, id)
 		}
 	}
@@ -256,7 +256,7 @@ func (m *Model) prefetch() tea.Cmd {
 		return nil
 	}
 	m.cache.prefetch(true)
-	ctx, src, b, c, gen, ch := m.ctx, m.deps.Source, m.deps.Backend, m.cache, m.gen, m.chain()
+	ctx, src, b, c, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain()
 	return func() tea.Msg {
 		version := c.version(ch.Thread)
 		for _, id := range ids {
@@ -270,7 +270,7 @@ func (m *Model) prefetch() tea.Cmd {
 
 func (m *Model) onPrefetched(msg prefetchedMsg) tea.Cmd {
 	m.cache.prefetch(false)
-	if msg.gen != m.gen {
+	if msg.gen != m.sess.gen {
 		return nil
 	}
 	return m.prefetch() // the cursor may have moved on meanwhile

@@ -70,7 +70,7 @@ func (m *Model) loadThreadStates() tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, src := m.ctx, m.deps.Backend, m.deps.Source
+	ctx, b, src := m.sess.ctx, m.sess.deps.Backend, m.sess.deps.Source
 	ts := make([]browse.Thread, len(ids))
 	for i, id := range ids {
 		ts[i] = m.threads.thread(id)

@@ -53,7 +53,7 @@ func (m *Model) openTrace() tea.Cmd {
 	if child == nil || t.parentOf(child.id) == "" {
 		return m.setFlash(fmt.Sprintf("no resume at @%s: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
 	}
-	ctx, b, gen, thread, from, to, reused := m.ctx, m.deps.Backend, m.gen, m.thread, child.parent, child.id, child.reused
+	ctx, b, gen, thread, from, to, reused := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread, child.parent, child.id, child.reused
 	m.nav.traced(true)
 	return func() tea.Msg {
 		plan, err := readPlan(ctx, b, thread, num(from))
@@ -75,7 +75,7 @@ func readPlan(ctx context.Context, b Backend, thread string, id int64) (engine.R
 
 func (m *Model) onTrace(msg traceMsg) tea.Cmd {
 	m.nav.traced(false)
-	if msg.gen != m.gen || msg.thread != m.thread {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
 		return nil
 	}
 	if msg.err != nil {

@@ -156,9 +156,9 @@ func (m *Model) framePane(p, w int, focused bool) string {
 		titleStyle = m.theme.PaneTitleFocused
 	}
 	lines := m.content.View(p)
-	if m.cur == nil && m.thread != "" && !m.timeline.loading && m.timeline.tree.len() == 0 {
+	if m.cur == nil && m.sess.thread != "" && !m.timeline.loading && m.timeline.tree.len() == 0 {
 		// Nothing to load: say so rather than "loading…".
-		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
+		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.sess.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
 	}
 	if p == paneConv {
 		lines = append(m.convPins(w-2), lines...)
@@ -220,7 +220,7 @@ func (m *Model) viewComposer() string {
 	if m.composer.open {
 		return m.composer.View("")
 	}
-	if m.screen == screenThreads || m.thread == "" {
+	if m.screen == screenThreads || m.sess.thread == "" {
 		return fit("", m.w)
 	}
 	if m.readOnly() {
@@ -228,7 +228,7 @@ func (m *Model) viewComposer() string {
 	}
 	hint := "i: write a message"
 	head := m.live.head
-	if head != nil && (head.thread != m.thread || head.id != m.timeline.tree.maxID) {
+	if head != nil && (head.thread != m.sess.thread || head.id != m.timeline.tree.maxID) {
 		head = nil
 	}
 	switch {
@@ -242,7 +242,7 @@ func (m *Model) viewComposer() string {
 	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.id:
 		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.timeline.tree.len() == 0:
-		hint = "i: write the first message of " + termtext.Name(m.thread)
+		hint = "i: write the first message of " + termtext.Name(m.sess.thread)
 	case m.timeline.leaf != "" && m.timeline.leaf != m.timeline.tree.maxID:
 		hint = fmt.Sprintf("i: write a message (continues this branch from @%s) · f forks at the cursor", m.timeline.leaf)
 	case m.timeline.leaf != "":
@@ -271,7 +271,7 @@ func (m *Model) viewStatus() string {
 		if brand {
 			parts = append(parts, th.StatusValue.Render(" rewind"))
 		}
-		if m.screen != screenThread || m.thread == "" {
+		if m.screen != screenThread || m.sess.thread == "" {
 			return parts
 		}
 		label := "thread"
@@ -301,7 +301,7 @@ func (m *Model) viewStatus() string {
 	// optional segments are added while they fit, each in its long form or
 	// else its short one.
 	var optional [][]string
-	if m.screen == screenThread && m.thread != "" {
+	if m.screen == screenThread && m.sess.thread != "" {
 		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
 			extra = append(extra, live)
 		} else if following != "" {
@@ -318,14 +318,14 @@ func (m *Model) viewStatus() string {
 			optional = append(optional, []string{th.StatusLabel.Render("⏸ " + strings.Join(bs, ", "))})
 		}
 	}
-	if l := m.deps.RunnerLabel; l != "" {
+	if l := m.sess.deps.RunnerLabel; l != "" {
 		short := l
 		if i := strings.Index(l, " ("); i > 0 {
 			short = l[:i]
 		}
 		optional = append(optional, []string{seg("runs", termtext.Line(l)), seg("runs", termtext.Line(short))})
 	}
-	optional = append(optional, []string{seg("store", termtext.Line(m.deps.StoreLabel))})
+	optional = append(optional, []string{seg("store", termtext.Line(m.sess.deps.StoreLabel))})
 	right := ""
 	switch {
 	case m.status.text != "":
@@ -341,7 +341,7 @@ func (m *Model) viewStatus() string {
 		name          int
 	}{{false, true, 24}, {false, false, 24}, {false, false, 12}, {false, false, 6}, {false, false, 0}} {
 		// A status line gets half the bar at least (below).
-		if width(left)+min(width(right), m.w/2)+4 <= m.w || m.screen != screenThread || m.thread == "" {
+		if width(left)+min(width(right), m.w/2)+4 <= m.w || m.screen != screenThread || m.sess.thread == "" {
 			break
 		}
 		left = strings.Join(append(leftOf(v.brand, v.name, v.branch), extra...), sep)
@@ -597,15 +597,15 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) viewThreads() string {
-	body := m.threads.View(m.theme, m.chain(), m.deps.StoreLabel, m.w, m.h-2)
+	body := m.threads.View(m.theme, m.chain(), m.sess.deps.StoreLabel, m.w, m.h-2)
 	return body + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
 
 // chainName is the open chain as the status bar names it: the thread, and
 // a subgraph's namespace after it ("t-main › review:43a3a66f…ecc4").
 func (m *Model) chainName() string {
-	if m.ns == "" {
-		return termtext.Name(m.thread)
+	if m.sess.ns == "" {
+		return termtext.Name(m.sess.thread)
 	}
-	return termtext.Name(m.thread) + " › " + lgShortNS(m.ns)
+	return termtext.Name(m.sess.thread) + " › " + lgShortNS(m.sess.ns)
 }

@@ -1,0 +1,26 @@
+package tui
+
+import (
+	"context"
+
+	"rewind/store/browse"
+)
+
+// session is what every Cmd of the thread view works with: the context,
+// the backend and runner, and the chain open (thread, ns) with its
+// generation. The root owns it and changes the open chain; components
+// that start reads or runs hold a pointer to it and only read it, so
+// they always see the chain open now and can drop a stale answer by gen.
+type session struct {
+	ctx  context.Context
+	deps Deps
+	// thread's chain ns (a LangGraph subgraph's namespace; "" the root
+	// graph's, and always on a rewind store).
+	thread string
+	ns     string
+	// gen counts the chains opened: an answer for an older one is stale.
+	gen int
+}
+
+// chain is the chain open in the thread view.
+func (s *session) chain() browse.Chain { return browse.Chain{Thread: s.thread, NS: s.ns} }

@@ -378,3 +378,17 @@ func TestStatusLineReportsOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// A component with no root says something through flash: the status line
+// shows it and keeps it in the log.
+func TestFlashReachesTheStatusLine(t *testing.T) {
+	var s statusLine
+	s.Update(flash("breakpoint set", false)())
+	if s.text != "breakpoint set" || len(s.log) != 1 || s.log[0].text != "breakpoint set" {
+		t.Fatalf("a flash should show and be logged: %q, log %v", s.text, s.log)
+	}
+	s.Update(flash("no such checkpoint", true)())
+	if !s.isErr || s.text != "no such checkpoint" {
+		t.Fatalf("an error flash should show as one: %q err %v", s.text, s.isErr)
+	}
+}

@@ -245,7 +245,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
-	case flashExpiredMsg, killSentMsg, themeSavedMsg:
+	case flashExpiredMsg, killSentMsg, themeSavedMsg, flashMsg:
 		return m, m.status.Update(msg)
 	case quitMsg:
 		return m, tea.Quit

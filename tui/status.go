@@ -50,6 +50,20 @@ type outcome interface {
 	say() (text string, isErr bool)
 }
 
+// flashMsg asks the status line to show text: how a component, which
+// holds no root, says something from its Update (flash makes the Cmd).
+type flashMsg struct {
+	text  string
+	isErr bool
+}
+
+func (f flashMsg) say() (string, bool) { return f.text, f.isErr }
+
+// flash is a Cmd asking the status line to show text.
+func flash(text string, isErr bool) tea.Cmd {
+	return func() tea.Msg { return flashMsg{text, isErr} }
+}
+
 // Update takes the expiry of a status line, or an outcome to show.
 func (s *statusLine) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

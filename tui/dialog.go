@@ -35,13 +35,6 @@ type cursorFollower interface {
 	followCursor(cur *detail, cursor string)
 }
 
-// dialogFollows gives a dialog that follows the cursor where it is now.
-func (m *Model) dialogFollows() {
-	if f, ok := m.dialog.(cursorFollower); ok {
-		f.followCursor(m.cur, m.timeline.tree.cursor)
-	}
-}
-
 // dialogSize is a dialog's room, embedded in every dialog.
 type dialogSize struct{ maxW, maxH int }
 
@@ -49,12 +42,6 @@ func (s *dialogSize) SetSize(maxW, maxH int) { s.maxW, s.maxH = maxW, maxH }
 
 // dialogRoom is the room a dialog gets on a w×h screen.
 func dialogRoom(w, h int) (int, int) { return w - 4, h - 2 }
-
-// openDialog shows d over the screen, sized for it.
-func (m *Model) openDialog(d dialog) {
-	d.SetSize(dialogRoom(m.w, m.h))
-	m.dialog = d
-}
 
 // The dialogs' key maps, in one place.
 

@@ -588,6 +588,13 @@ func (m *Model) syncPanes() {
 	m.dialogFollows()
 }
 
+// dialogFollows gives a dialog that follows the cursor where it is now.
+func (m *Model) dialogFollows() {
+	if f, ok := m.dialog.(cursorFollower); ok {
+		f.followCursor(m.cur, m.timeline.tree.cursor)
+	}
+}
+
 func (m *Model) cycleFocus(d int) {
 	n := 2
 	if m.layout.wide {

@@ -83,6 +83,12 @@ func (m *Model) relayout() {
 	m.zoomSizes()
 }
 
+// openDialog shows d over the screen, sized for it.
+func (m *Model) openDialog(d dialog) {
+	d.SetSize(dialogRoom(m.w, m.h))
+	m.dialog = d
+}
+
 // View draws the screen from cached, pre-rendered lines.
 func (m *Model) View() string {
 	if m.w == 0 || m.h == 0 {

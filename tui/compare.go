@@ -189,29 +189,30 @@ func (d *compareDialog) View(th *themes.Theme, h help.Model) string {
 	return box(th, title, lines, w)
 }
 
-// --- the model's side ---
+// --- the parity component's side ---
 
 // toggleMark marks the checkpoint under the cursor (again: unmarks it).
-func (m *Model) toggleMark() tea.Cmd {
-	id := m.timeline.tree.cursor
-	if id == "" {
-		return m.setFlash("no checkpoint under the cursor to mark", true)
+func (p *parity) toggleMark(cursor string) parOutcome {
+	if cursor == "" {
+		return say("no checkpoint under the cursor to mark", true)
 	}
-	if !m.par.toggleMark(m.sess.thread, id) {
-		return m.setFlash(fmt.Sprintf("mark on @%s removed", id), false)
+	if p.mark == cursor && p.markThread == p.sess.thread {
+		p.mark = ""
+		return say(fmt.Sprintf("mark on @%s removed", cursor), false)
 	}
-	return m.setFlash(fmt.Sprintf("marked @%s: move to another checkpoint (any branch) and press %s to compare", id, m.keys.Compare.Help().Key), false)
+	p.mark, p.markThread = cursor, p.sess.thread
+	return say(fmt.Sprintf("marked @%s: move to another checkpoint (any branch) and press %s to compare", cursor, p.keys.Compare.Help().Key), false)
 }
 
 // openCompare diffs the cursor against the mark.
-func (m *Model) openCompare() tea.Cmd {
-	if m.par.mark == "" || m.par.markThread != m.sess.thread {
-		return m.setFlash("mark a checkpoint first: "+m.keys.Mark.Help().Key+" marks the one under the cursor", true)
+func (p *parity) openCompare(cursor string) (parOutcome, tea.Cmd) {
+	s := p.sess
+	if p.mark == "" || p.markThread != s.thread {
+		return say("mark a checkpoint first: "+p.keys.Mark.Help().Key+" marks the one under the cursor", true), nil
 	}
-	if m.timeline.tree.cursor == "" {
-		return m.setFlash("no checkpoint under the cursor to compare", true)
+	if cursor == "" {
+		return say("no checkpoint under the cursor to compare", true), nil
 	}
-	d := &compareDialog{a: m.par.mark, b: m.timeline.tree.cursor, loading: true, keys: newCompareKeys()}
-	m.openDialog(d)
-	return loadCompare(m.sess.ctx, m.sess.deps.Backend, m.sess.thread, d)
+	d := &compareDialog{a: p.mark, b: cursor, loading: true, keys: newCompareKeys()}
+	return parOutcome{handled: true, open: d}, loadCompare(s.ctx, s.deps.Backend, s.thread, d)
 }

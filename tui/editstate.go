@@ -85,33 +85,32 @@ func editorCommand(path string) *exec.Cmd {
 }
 
 // openEditState lists the channels of the checkpoint under the cursor.
-func (m *Model) openEditState() tea.Cmd {
-	if _, ok := m.sess.deps.Backend.(stateEditor); !ok {
-		return m.setFlash("this store cannot be edited from here", true)
+func (p *parity) openEditState(msg parKeyMsg) parOutcome {
+	if _, ok := p.sess.deps.Backend.(stateEditor); !ok {
+		return say("this store cannot be edited from here", true)
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	if msg.busy {
+		return say("a run is under way: wait for it, or stop it with x", true)
 	}
-	if m.cur == nil || m.cur.id != m.timeline.tree.cursor {
-		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.EditState.Help().Key+" again in a moment", true)
+	if msg.cur == nil || msg.cur.id != msg.cursor {
+		return say("the checkpoint under the cursor is still loading: press "+p.keys.EditState.Help().Key+" again in a moment", true)
 	}
-	cp := m.cur.cp
+	cp := msg.cur.cp
 	names := slices.Sorted(maps.Keys(cp.Values))
 	if len(names) == 0 {
-		return m.setFlash(fmt.Sprintf("@%d holds no channel to edit", cp.ID), true)
+		return say(fmt.Sprintf("@%d holds no channel to edit", cp.ID), true)
 	}
 	rows := make([]chanRow, len(names))
 	for i, n := range names {
 		rows[i] = chanRow{name: termtext.Line(n), raw: n, size: len(cp.Values[n]), preview: termtext.Line(string(bytes.Join(bytes.Fields(cp.Values[n]), []byte(" "))))}
 	}
-	ed := &stateEdit{thread: m.sess.thread, gen: m.sess.gen, id: cp.ID}
+	ed := &stateEdit{thread: p.sess.thread, gen: p.sess.gen, id: cp.ID}
 	values := cp.Values
-	m.openDialog(&channelDialog{id: cp.ID, pending: len(cp.Tasks), rows: rows, keys: newChannelKeys(), onPick: func(name string) tea.Cmd {
+	return parOutcome{handled: true, open: &channelDialog{id: cp.ID, pending: len(cp.Tasks), rows: rows, keys: newChannelKeys(), onPick: func(name string) tea.Cmd {
 		e := *ed
 		e.channel = name
 		return writeEditFile(&e, values[name])
-	}})
-	return nil
+	}}}
 }
 
 // writeEditFile puts the value, indented, in a temp file (a Cmd).
@@ -198,73 +197,65 @@ func removeEditFile(ed *stateEdit) tea.Cmd {
 	return func() tea.Msg { _ = os.Remove(path); return nil }
 }
 
-// onParityMsg handles what the parity features' Cmds answer.
-func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
+// editDroppedMsg: n in the refused edit's dialog drops it.
+type editDroppedMsg struct{ ed *stateEdit }
+
+func (editDroppedMsg) parityMsg() {}
+
+// onEditMsg takes what the edit's Cmds answer.
+func (p *parity) onEditMsg(msg tea.Msg) (parOutcome, tea.Cmd) {
 	switch msg := msg.(type) {
 	case editFileMsg:
 		if msg.err != nil {
-			return m.setFlash(msg.err.Error(), true)
+			return parOutcome{say: flashMsg{msg.err.Error(), true}}, nil
 		}
-		m.par.editing(msg.ed)
-		return runEditor(msg.ed)
+		p.editing(msg.ed)
+		return parOutcome{}, runEditor(msg.ed)
 	case editedMsg:
 		if msg.err != nil {
-			return tea.Batch(removeEditFile(msg.ed), m.setFlash(fmt.Sprintf("the editor failed (%v): nothing stored; set $EDITOR to an editor that waits until you close the file", msg.err), true))
+			return parOutcome{say: flashMsg{fmt.Sprintf("the editor failed (%v): nothing stored; set $EDITOR to an editor that waits until you close the file", msg.err), true}}, removeEditFile(msg.ed)
 		}
-		return storeEdit(m.sess.ctx, m.sess.deps.Backend, msg.ed)
+		return parOutcome{}, storeEdit(p.sess.ctx, p.sess.deps.Backend, msg.ed)
 	case editStoredMsg:
-		return m.onEditStored(msg)
-	case threadStateMsg:
-		m.onThreadStates(msg)
-	case draftFileMsg, draftEditedMsg, draftReadMsg:
-		return m.onDraftMsg(msg)
+		return p.onEditStored(msg)
+	case editDroppedMsg:
+		ed := msg.ed
+		p.editing(nil)
+		return parOutcome{say: flashMsg{fmt.Sprintf("edit of %s at @%d dropped: nothing stored", termtext.Line(ed.channel), ed.id), false}}, removeEditFile(ed)
 	}
-	return nil
+	return parOutcome{}, nil
 }
 
-func (m *Model) onEditStored(msg editStoredMsg) tea.Cmd {
+func (p *parity) onEditStored(msg editStoredMsg) (parOutcome, tea.Cmd) {
 	ed := msg.ed
 	switch {
 	case msg.unchanged:
-		m.par.editing(nil)
-		return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("%s at @%d unchanged: nothing stored", termtext.Line(ed.channel), ed.id), false))
+		p.editing(nil)
+		return parOutcome{say: flashMsg{fmt.Sprintf("%s at @%d unchanged: nothing stored", termtext.Line(ed.channel), ed.id), false}}, removeEditFile(ed)
 	case errors.Is(msg.err, engine.ErrBadEdit):
 		// Refused: nothing is stored; the file keeps the text to fix.
-		flash := m.setFlash(msg.err.Error(), true)
-		m.openDialog(&confirmDialog{title: "Edit refused · nothing stored",
+		return parOutcome{say: flashMsg{msg.err.Error(), true}, open: &confirmDialog{title: "Edit refused · nothing stored",
 			question: termtext.Error(msg.err.Error()) + "\n\nEdit it again? (n drops the edit)",
 			keys:     newConfirmKeys(),
 			onYes:    func() tea.Cmd { return runEditor(ed) },
-			onNo: func() tea.Cmd {
-				m.par.editing(nil)
-				return tea.Batch(removeEditFile(ed), m.setFlash(fmt.Sprintf("edit of %s at @%d dropped: nothing stored", termtext.Line(ed.channel), ed.id), false))
-			},
-		})
-		return flash
+			onNo:     func() tea.Cmd { return func() tea.Msg { return editDroppedMsg{ed} } },
+		}}, nil
 	case msg.err != nil:
-		m.par.editing(nil)
-		return tea.Batch(removeEditFile(ed), m.setFlash(msg.err.Error(), true))
+		p.editing(nil)
+		return parOutcome{say: flashMsg{msg.err.Error(), true}}, removeEditFile(ed)
 	}
-	m.par.editing(nil)
-	cmds := []tea.Cmd{removeEditFile(ed)}
+	p.editing(nil)
 	what := fmt.Sprintf("edited %s at @%d, stored as update @%d", termtext.Line(ed.channel), ed.id, msg.cp.ID)
 	if n := len(msg.cp.Tasks); n > 0 {
-		what += fmt.Sprintf(" with %d task(s) due (%s): %s resumes it on the edited state", n, termtext.Line(engine.DescribeTasks(msg.cp.Tasks)), m.keys.Resume.Help().Key)
+		what += fmt.Sprintf(" with %d task(s) due (%s): %s resumes it on the edited state", n, termtext.Line(engine.DescribeTasks(msg.cp.Tasks)), p.keys.resume.Help().Key)
 	} else {
 		what += ": no task is due there; write a message (i) to continue from it"
 	}
-	cmds = append(cmds, m.setFlash(what, false))
-	if ed.thread == m.sess.thread && ed.gen == m.sess.gen {
-		if m.timeline.jump(idOf(msg.cp.ID)) {
-			// The follow mode read it first (the store woke it before
-			// this answer came): go to it all the same.
-			m.afterTreeChange()
-			cmds = append(cmds, m.cursorMoved(), m.reloadHead())
-		} else {
-			cmds = append(cmds, m.sync(true), m.reloadHead())
-		}
+	out := parOutcome{say: flashMsg{what, false}}
+	if ed.thread == p.sess.thread && ed.gen == p.sess.gen {
+		out.stored = idOf(msg.cp.ID)
 	}
-	return tea.Batch(cmds...)
+	return out, removeEditFile(ed)
 }
 
 // --- the channel list ---

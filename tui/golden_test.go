@@ -81,15 +81,15 @@ func TestGolden(t *testing.T) {
 			return fakeDeps(e, &fakeRunner{local: NewLocalRunner(e)}), []string{"2/2", "finished → reused"}
 		}, nil},
 		{"compare", []string{"m", "["}, []string{"Compare @16 (mark) → @8 (cursor)", "parting after @2"}, nil, func(m *Model) {
-			if msg := m.openCompare()(); msg != nil {
+			if msg := parKey(m, "=")(); msg != nil {
 				m.dialog.Update(msg)
 			}
 		}},
-		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { m.openGraph() }},
+		{"graph", []string{"home", "right"}, []string{"Graph · @2", "due ×3"}, nil, func(m *Model) { parKey(m, "v") }},
 		// What the model saw: @3's first executor call, rebuilt exactly,
 		// its tools, its tail and its tool call.
 		{"saw", []string{":", "3", "enter", "P"}, []string{"What the model saw · @3 · call 1/", "exactly as sent", "tools offered"}, nil, nil},
-		{"edit-channels", []string{"home"}, []string{"which channel?", "messages"}, nil, func(m *Model) { m.openEditState() }},
+		{"edit-channels", []string{"home"}, []string{"which channel?", "messages"}, nil, func(m *Model) { parKey(m, "e") }},
 		{"threads-state", []string{"t"}, []string{"awaiting approval", "paused", "done", "“Where is the parcel"}, func(t *testing.T) (Deps, []string) {
 			e, _ := newDraftEngine(t, ticket.NewMock())
 			seed(t, e, "t")
@@ -253,7 +253,7 @@ func unsettled(m *Model) string {
 		{len(m.timeline.loadingWords) != 0, "timeline words"},
 		{m.screen == screenThreads && !m.threads.loaded, "threads list"},
 		{m.screen == screenThread && (m.cur == nil || m.cur.id != m.timeline.tree.cursor), "cursor checkpoint"},
-		{m.parityLoading(), "compare or thread states"},
+		{parityLoading(m), "compare or thread states"},
 	} {
 		if c.busy {
 			why = append(why, c.name)

@@ -206,12 +206,11 @@ func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 }
 
 // openGraph shows the graph for the checkpoint under the cursor.
-func (m *Model) openGraph() tea.Cmd {
-	if m.cur == nil || m.cur.id != m.timeline.tree.cursor {
-		return m.setFlash("the checkpoint under the cursor is still loading: press "+m.keys.Graph.Help().Key+" again in a moment", true)
+func (p *parity) openGraph(msg parKeyMsg) parOutcome {
+	if msg.cur == nil || msg.cur.id != msg.cursor {
+		return say("the checkpoint under the cursor is still loading: press "+p.keys.Graph.Help().Key+" again in a moment", true)
 	}
-	m.openDialog(newGraphDialog(m.cur, newGraphKeys(m.keys)))
-	return nil
+	return parOutcome{handled: true, open: newGraphDialog(msg.cur, p.keys.graph)}
 }
 
 // scrubMsg asks the root to step the cursor along its branch (a dialog's
@@ -219,10 +218,3 @@ func (m *Model) openGraph() tea.Cmd {
 type scrubMsg struct{ by int }
 
 func scrub(by int) tea.Cmd { return func() tea.Msg { return scrubMsg{by: by} } }
-
-func (m *Model) onScrub(msg scrubMsg) tea.Cmd {
-	if m.screen != screenThread || !m.timeline.step(msg.by) {
-		return nil
-	}
-	return m.cursorMoved()
-}

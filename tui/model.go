@@ -125,7 +125,7 @@ type Model struct {
 	live   liveStrip // the run under way and what the last one left
 	follow follower  // a run elsewhere, followed (follow.go)
 
-	par parity // replay, edit state, compare, graph view (parity.go)
+	par parity // replay, edit state, compare, graph view, what the model saw (parity.go)
 
 	threads threadList
 	dialog  dialog
@@ -139,8 +139,6 @@ type Model struct {
 	fidelity fidelityChecks // the State pane's badges (fidelity.go)
 
 	nav navState // nav.go: goto, search, zoom, pins
-
-	window int // the models' context window, tokens (saw.go)
 }
 
 // New builds the root model.
@@ -153,7 +151,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		sess: &session{ctx: ctx, deps: deps, thread: s.Thread},
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		cache: newCache(), window: s.ContextWindow,
+		cache:       newCache(),
 		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor, terminalBg: s.TerminalBackground},
 	}
@@ -162,6 +160,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	m.threads.readOnly = m.readOnly()
+	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.composer = newComposer()
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
@@ -230,12 +229,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSearch(msg)
 	case goHitMsg:
 		return m, m.goHit(msg.i)
-	case scrubMsg:
-		return m, m.onScrub(msg)
 	case traceMsg:
 		return m, m.onTrace(msg)
-	case sawMsg:
-		return m, m.onSaw(msg)
 	case origMsg:
 		return m, m.onOriginal(msg)
 	case spinner.TickMsg:
@@ -281,6 +276,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onDiscarded(msg)
 	case parityMsg:
 		return m, m.onParityMsg(msg)
+	case scrubMsg:
+		if m.screen != screenThread || !m.timeline.step(msg.by) {
+			return m, nil
+		}
+		return m, m.cursorMoved()
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tea.KeyMsg:
@@ -338,6 +338,42 @@ func (m *Model) logStatus(text string, isErr bool) { m.status.add(text, isErr) }
 // clearFlash takes the last status off the bar (a new run starts): the
 // status log still has it.
 func (m *Model) clearFlash() { m.status.clear() }
+
+// onParityMsg routes what the parity features' Cmds answer, and the
+// thread states and draft edits that share their route.
+func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
+	switch msg := msg.(type) {
+	case threadStateMsg:
+		m.onThreadStates(msg)
+		return nil
+	case draftFileMsg, draftEditedMsg, draftReadMsg:
+		return m.onDraftMsg(msg)
+	}
+	return m.applyPar(m.par.Update(msg))
+}
+
+// applyPar does what the parity features ask: say, open their dialog,
+// ask to replay, go to an edit stored.
+func (m *Model) applyPar(out parOutcome, cmd tea.Cmd) tea.Cmd {
+	cmds := []tea.Cmd{cmd, m.status.Update(out.say)}
+	if out.open != nil {
+		m.openDialog(out.open)
+	}
+	if out.replay {
+		cmds = append(cmds, m.askReplay())
+	}
+	if out.stored != "" {
+		if m.timeline.jump(out.stored) {
+			// The follow mode read it first (the store woke it before
+			// this answer came): go to it all the same.
+			m.afterTreeChange()
+			cmds = append(cmds, m.cursorMoved(), m.reloadHead())
+		} else {
+			cmds = append(cmds, m.sync(true), m.reloadHead())
+		}
+	}
+	return tea.Batch(cmds...)
+}
 
 // --- keys ---
 
@@ -413,8 +449,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.onReadOnlyKey(msg); ok {
 		return cmd
 	}
-	if cmd, ok := m.onParityKey(msg); ok {
-		return cmd
+	if out, cmd := m.par.Update(parKeyMsg{msg, m.timeline.tree.cursor, m.cur, m.busy()}); out.handled {
+		return m.applyPar(out, cmd)
 	}
 	if cmd, ok := m.onNavKey(msg); ok {
 		return cmd

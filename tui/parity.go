@@ -9,8 +9,18 @@ import (
 // state (editstate.go), compare (compare.go) and the graph view
 // (graphview.go).
 
-// parity is what those features keep between keys.
+// parity is those features as one component of the thread view. Its
+// keys are the thread view's (threadKeyTable's helpParity rows, copied
+// when the model is built, so a rebound key is its new name here too);
+// the root routes them in a parKeyMsg, with what it knows of the cursor.
+// Its Update opens their dialogs and takes their Cmds' answers, and
+// returns a parOutcome: what the root is to show or do. Between keys it
+// keeps the compare mark and the state edit under way.
 type parity struct {
+	sess   *session // read only: the chain open and how to reach the store
+	keys   parityKeys
+	window int // the models' context window, tokens (what the model saw)
+
 	// mark is the checkpoint m marked on markThread ("": none).
 	mark       string
 	markThread string
@@ -18,52 +28,89 @@ type parity struct {
 	edit *stateEdit
 }
 
+// parityKeys are the parity rows of threadKeyTable, as bound.
+type parityKeys struct {
+	Replay, EditState, Mark, Compare, Graph, Prompt key.Binding
+
+	resume key.Binding // named in what a stored edit says (r resumes it)
+	graph  graphKeys   // the graph view's, with the thread view's h/l
+}
+
+func newParity(s *session, tk threadKeys, window int) parity {
+	return parity{sess: s, window: window, keys: parityKeys{
+		Replay: tk.Replay, EditState: tk.EditState, Mark: tk.Mark, Compare: tk.Compare, Graph: tk.Graph, Prompt: tk.Prompt,
+		resume: tk.Resume, graph: newGraphKeys(tk),
+	}}
+}
+
+// parKeyMsg is a key of the thread view for the parity features, with
+// what the root knows that they need.
+type parKeyMsg struct {
+	key    tea.KeyMsg
+	cursor string  // the checkpoint under the cursor ("": none)
+	cur    *detail // the checkpoint shown (loaded; may not be the cursor's yet)
+	busy   bool    // a run is under way
+}
+
+// parOutcome is what the parity features ask of the root.
+type parOutcome struct {
+	handled bool     // the key was theirs
+	open    dialog   // a dialog to show
+	say     flashMsg // what the status line says now (text "": nothing)
+	replay  bool     // p: ask to replay here (replay.go)
+	stored  string   // an edit stored as this checkpoint of the chain open: go to it
+}
+
+// Update takes a parKeyMsg and the answers of the features' Cmds.
+func (p *parity) Update(msg tea.Msg) (parOutcome, tea.Cmd) {
+	switch msg := msg.(type) {
+	case parKeyMsg:
+		return p.onKey(msg)
+	case editFileMsg, editedMsg, editStoredMsg, editDroppedMsg:
+		return p.onEditMsg(msg)
+	}
+	return parOutcome{}, nil
+}
+
+func (p *parity) onKey(msg parKeyMsg) (parOutcome, tea.Cmd) {
+	k := p.keys
+	switch {
+	case key.Matches(msg.key, k.Replay):
+		return parOutcome{handled: true, replay: true}, nil
+	case key.Matches(msg.key, k.EditState):
+		return p.openEditState(msg), nil
+	case key.Matches(msg.key, k.Mark):
+		return p.toggleMark(msg.cursor), nil
+	case key.Matches(msg.key, k.Compare):
+		return p.openCompare(msg.cursor)
+	case key.Matches(msg.key, k.Graph):
+		return p.openGraph(msg), nil
+	case key.Matches(msg.key, k.Prompt):
+		return p.openSaw(msg.cursor)
+	}
+	return parOutcome{}, nil
+}
+
+// say is a handled key's outcome that says text.
+func say(text string, isErr bool) parOutcome {
+	return parOutcome{handled: true, say: flashMsg{text, isErr}}
+}
+
+// SetSize: the features draw in dialogs, which the root sizes; nothing
+// of theirs is drawn in the thread view's room.
+func (p *parity) SetSize(int, int) {}
+
+// ShortHelp is the parity keys (the thread view's footer and ? list them
+// from threadKeyTable, with the thread view's other keys).
+func (p *parity) ShortHelp() []key.Binding {
+	k := p.keys
+	return []key.Binding{k.Replay, k.EditState, k.Mark, k.Compare, k.Graph, k.Prompt}
+}
+
+func (p *parity) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }
+
 // editing is the state edit under way (nil: none, it ended).
 func (p *parity) editing(ed *stateEdit) { p.edit = ed }
-
-// toggleMark marks checkpoint id of thread, or unmarks it when it is the
-// mark: on is whether it is marked now.
-func (p *parity) toggleMark(thread string, id string) (on bool) {
-	if p.mark == id && p.markThread == thread {
-		p.mark = ""
-		return false
-	}
-	p.mark, p.markThread = id, thread
-	return true
-}
-
-// onParityKey handles the parity keys of the thread view.
-func (m *Model) onParityKey(msg tea.KeyMsg) (tea.Cmd, bool) {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Replay):
-		return m.askReplay(), true
-	case key.Matches(msg, k.EditState):
-		return m.openEditState(), true
-	case key.Matches(msg, k.Mark):
-		return m.toggleMark(), true
-	case key.Matches(msg, k.Compare):
-		return m.openCompare(), true
-	case key.Matches(msg, k.Graph):
-		return m.openGraph(), true
-	case key.Matches(msg, k.Prompt):
-		return m.openSaw(), true
-	}
-	return nil, false
-}
-
-// parityLoading: a parity box is still reading what it shows.
-func (m *Model) parityLoading() bool {
-	d, ok := m.dialog.(*compareDialog)
-	saw, reading := m.dialog.(*sawDialog)
-	return ok && d.loading || reading && saw.loading || m.threads.inFlight > 0 || m.threadStatesMissing()
-}
-
-// threadStatesMissing says a visible row of the threads list has no state
-// read for the current listing yet.
-func (m *Model) threadStatesMissing() bool {
-	return m.screen == screenThreads && m.threads.statesMissing()
-}
 
 // statesMissing says a visible row has no state read for the current
 // listing yet.

@@ -424,7 +424,7 @@ func TestThreadStatesAnsweredOutOfOrderSettle(t *testing.T) {
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{}, 120, 40)
 	h.until("the states", func() bool {
-		return h.m.threads.loaded && h.m.threads.inFlight == 0 && !h.m.threadStatesMissing()
+		return h.m.threads.loaded && h.m.threads.inFlight == 0 && !threadStatesMissing(h.m)
 	})
 	m := h.m
 	ts := m.threads.threads
@@ -436,10 +436,34 @@ func TestThreadStatesAnsweredOutOfOrderSettle(t *testing.T) {
 	newer, older := second(), first()
 	m.Update(newer)
 	m.Update(older)
-	if m.threadStatesMissing() || m.threads.inFlight != 0 {
-		t.Fatalf("the older answer undid the newer one: missing=%v in flight=%d", m.threadStatesMissing(), m.threads.inFlight)
+	if threadStatesMissing(m) || m.threads.inFlight != 0 {
+		t.Fatalf("the older answer undid the newer one: missing=%v in flight=%d", threadStatesMissing(m), m.threads.inFlight)
 	}
 	if !strings.Contains(m.View(), "done") {
 		t.Fatalf("the rows lost their state:\n%s", m.View())
 	}
+}
+
+// parKey routes key k to the parity features as the thread view does,
+// returning the Cmd it starts.
+func parKey(m *Model, k string) tea.Cmd {
+	out, cmd := m.par.Update(parKeyMsg{keyMsg(k), m.timeline.tree.cursor, m.cur, m.busy()})
+	if !out.handled {
+		panic("parKey: " + k + " is not a parity key")
+	}
+	return m.applyPar(out, cmd)
+}
+
+// parityLoading: a parity box is still reading what it shows, or the
+// threads list its rows' states.
+func parityLoading(m *Model) bool {
+	d, ok := m.dialog.(*compareDialog)
+	saw, reading := m.dialog.(*sawDialog)
+	return ok && d.loading || reading && saw.loading || m.threads.inFlight > 0 || threadStatesMissing(m)
+}
+
+// threadStatesMissing says a visible row of the threads list has no state
+// read for the current listing yet.
+func threadStatesMissing(m *Model) bool {
+	return m.screen == screenThreads && m.threads.statesMissing()
 }

@@ -29,30 +29,20 @@ type sawMsg struct {
 }
 
 // openSaw reads the calls of the checkpoint under the cursor.
-func (m *Model) openSaw() tea.Cmd {
-	id := m.timeline.tree.cursor
-	if id == "" {
-		return nil
+func (p *parity) openSaw(cursor string) (parOutcome, tea.Cmd) {
+	if cursor == "" {
+		return parOutcome{handled: true}, nil
 	}
-	window := m.window
+	window := p.window
 	if window <= 0 {
 		window = model.DefaultWindow
 	}
-	m.openDialog(newSawDialog(id, window))
-	ctx, b, gen, thread := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread
-	return func() tea.Msg {
+	s := p.sess
+	ctx, b, gen, thread, id := s.ctx, s.deps.Backend, s.gen, s.thread, cursor
+	return parOutcome{handled: true, open: newSawDialog(id, gen, thread, window)}, func() tea.Msg {
 		calls, err := ticket.Calls(ctx, b, thread, num(id))
 		return sawMsg{gen: gen, thread: thread, id: id, calls: calls, err: err}
 	}
-}
-
-func (m *Model) onSaw(msg sawMsg) tea.Cmd {
-	d, ok := m.dialog.(*sawDialog)
-	if !ok || msg.gen != m.sess.gen || msg.thread != m.sess.thread || d.id != msg.id {
-		return nil
-	}
-	d.load(msg.calls, msg.err)
-	return nil
 }
 
 type sawKeys struct{ Prev, Next, Up, Down, PageUp, PageDown, Close key.Binding }
@@ -76,6 +66,8 @@ func (k sawKeys) FullHelp() [][]key.Binding { return sawKeyTable.fullHelp(k, 1, 
 type sawDialog struct {
 	dialogSize
 	id      string
+	gen     int    // the chain's opening it reads for
+	thread  string // and its thread: a sawMsg for another is stale
 	window  int
 	loading bool
 	err     error
@@ -91,8 +83,8 @@ type sawDialog struct {
 	}
 }
 
-func newSawDialog(id string, window int) *sawDialog {
-	return &sawDialog{id: id, window: window, loading: true, keys: newSawKeys()}
+func newSawDialog(id string, gen int, thread string, window int) *sawDialog {
+	return &sawDialog{id: id, gen: gen, thread: thread, window: window, loading: true, keys: newSawKeys()}
 }
 
 func (d *sawDialog) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
@@ -106,6 +98,12 @@ func (d *sawDialog) load(calls []ticket.Call, err error) {
 func (d *sawDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 	if keys := splitRunes(msg); keys != nil { // a burst of keys, one by one
 		return eachKey(keys, d.Update)
+	}
+	if msg, ok := msg.(sawMsg); ok {
+		if msg.gen == d.gen && msg.thread == d.thread && msg.id == d.id {
+			d.load(msg.calls, msg.err)
+		}
+		return false, nil
 	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {

@@ -33,4 +33,5 @@ var (
 	_ component[*Lesson]         = (*lessonPicker)(nil)
 	_ component[bool]            = dialog(nil) // done
 	_ component[parOutcome]      = (*parity)(nil)
+	_ component[bool]            = (*fidelityChecks)(nil) // kept
 )

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
@@ -50,11 +51,38 @@ func countsOf(r ticket.FidelityReport) fidelityCounts {
 }
 
 // fidelityChecks are the badges kept, by checkpoint, and whether a check
-// is under way.
+// is under way: a component with no room and no keys (the State pane
+// draws its badge, passed in by the root: paneInputs.badge). Its Update
+// takes a check's answer and says whether it kept the badge; check starts
+// one.
 type fidelityChecks struct {
+	sess   *session // read only: the chain open and its store
 	badges *lru[*fidelityBadge]
 	busy   bool
 }
+
+func newFidelityChecks(s *session) fidelityChecks { return fidelityChecks{sess: s} }
+
+// Update takes a check's answer (fidelityMsg): kept is whether its badge
+// is the open chain's, for the root to redraw the State pane when it
+// shows that checkpoint.
+func (f *fidelityChecks) Update(msg tea.Msg) (kept bool, _ tea.Cmd) {
+	if msg, ok := msg.(fidelityMsg); ok {
+		return f.done(msg, msg.gen == f.sess.gen && msg.thread == f.sess.thread), nil
+	}
+	return false, nil
+}
+
+// SetSize: the badges take no room of their own; the State pane draws
+// them.
+func (f *fidelityChecks) SetSize(int, int) {}
+
+// ShortHelp: no keys; a check starts when the State pane shows a
+// checkpoint with a summary.
+func (f *fidelityChecks) ShortHelp() []key.Binding { return nil }
+
+// FullHelp: no keys (ShortHelp).
+func (f *fidelityChecks) FullHelp() [][]key.Binding { return nil }
 
 // start reserves the check of checkpoint k for the thread's opening gen:
 // false when its badge is current or another check is under way (one at
@@ -102,19 +130,19 @@ type fidelityMsg struct {
 	err    error
 }
 
-// checkFidelity starts the badge of the checkpoint under the cursor when
+// check starts the badge of cur, the checkpoint under the cursor, when
 // it has a summary and no badge yet, and the State pane shows it. One check runs at a time: scrubbing
 // a long thread does not pile them up; when one ends, the checkpoint then
 // under the cursor gets its own.
-func (m *Model) checkFidelity() tea.Cmd {
-	d := m.cur
-	if d == nil || d.stateErr != nil || d.state.Summary == nil || m.sess.thread == "" || !m.content.shows(paneState) {
+func (f *fidelityChecks) check(cur *detail, stateShown bool) tea.Cmd {
+	s, d := f.sess, cur
+	if d == nil || d.stateErr != nil || d.state.Summary == nil || s.thread == "" || !stateShown {
 		return nil
 	}
-	if !m.fidelity.start(ckey{m.sess.thread, d.id}, m.sess.gen) {
+	if !f.start(ckey{s.thread, d.id}, s.gen) {
 		return nil
 	}
-	return loadFidelity(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread, d.id, d.state.Summary, d.state.Facts)
+	return loadFidelity(s.ctx, s.deps.Backend, s.gen, s.thread, d.id, d.state.Summary, d.state.Facts)
 }
 
 // loadFidelity reads the summary's originals and checks them.
@@ -145,23 +173,12 @@ func loadFidelity(ctx context.Context, b Backend, gen int, thread, id string, s 
 	}
 }
 
-// onFidelity keeps a badge and redraws the State pane if it shows it.
-func (m *Model) onFidelity(msg fidelityMsg) tea.Cmd {
-	if m.fidelity.done(msg, msg.gen == m.sess.gen && msg.thread == m.sess.thread) {
-		if m.cur != nil && m.cur.id == msg.id {
-			m.content.invalidate(paneState) // its badge changed: render it again
-			m.syncPanes()
-		}
-	}
-	return m.checkFidelity() // the cursor may have moved on meanwhile
-}
-
-// fidelityBadgeOf is the badge of the checkpoint shown, if any.
-func (m *Model) fidelityBadgeOf(d *detail) *fidelityBadge {
+// badgeOf is the badge of the checkpoint shown, if any.
+func (f *fidelityChecks) badgeOf(d *detail) *fidelityBadge {
 	if d == nil {
 		return nil
 	}
-	return m.fidelity.badge(ckey{m.sess.thread, d.id}, m.sess.gen)
+	return f.badge(ckey{f.sess.thread, d.id}, f.sess.gen)
 }
 
 // badgeText is the badge's words and whether the check passed:

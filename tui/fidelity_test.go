@@ -89,8 +89,8 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	if m.checkFidelity() != nil {
 		t.Fatal("a second check started while the first is under way")
 	}
-	m.onFidelity(fidelityMsg{gen: 3, thread: "t", id: "7"})
-	if b := m.fidelityBadgeOf(m.cur); b == nil || b.loading {
+	m.Update(fidelityMsg{gen: 3, thread: "t", id: "7"})
+	if b := m.fidelity.badgeOf(m.cur); b == nil || b.loading {
 		t.Fatalf("badge not kept: %+v", b)
 	}
 	if m.checkFidelity() != nil {
@@ -106,10 +106,10 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	if m.checkFidelity() != nil {
 		t.Fatal("a second check started while one runs")
 	}
-	if m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: "7"}) == nil {
+	if _, cmd := m.Update(fidelityMsg{gen: 4, thread: "t", id: "7"}); cmd == nil {
 		t.Fatal("the end of a check started none for the checkpoint under the cursor")
 	}
-	m.onFidelity(fidelityMsg{gen: 4, thread: "t", id: "9"})
+	m.Update(fidelityMsg{gen: 4, thread: "t", id: "9"})
 	m.cur = &detail{id: "8", cp: engine.Checkpoint{ID: 8}}
 	if m.checkFidelity() != nil {
 		t.Fatal("a check started at a checkpoint without a summary")

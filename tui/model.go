@@ -161,6 +161,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m.threads.readOnly = m.readOnly()
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
+	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer()
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
@@ -251,7 +252,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		action, _ := m.threads.Update(msg)
 		return m, m.onListAction(action)
 	case fidelityMsg:
-		return m, m.onFidelity(msg)
+		if kept, _ := m.fidelity.Update(msg); kept && m.cur != nil && m.cur.id == msg.id {
+			m.content.invalidate(paneState) // its badge changed: render it again
+			m.syncPanes()
+		}
+		return m, m.checkFidelity() // the cursor may have moved on meanwhile
 	case lessonProgressMsg, lessonDoneMsg:
 		return m, m.onLessonMsg(msg)
 	case historyMsg:
@@ -614,9 +619,15 @@ func (m *Model) showPane(p int) tea.Cmd {
 // State pane's fidelity badge, the inspector's thread costs.
 func (m *Model) paneReads() tea.Cmd { return tea.Batch(m.checkFidelity(), m.wantCosts()) }
 
+// checkFidelity starts the State pane's badge of the checkpoint shown,
+// when the pane shows.
+func (m *Model) checkFidelity() tea.Cmd {
+	return m.fidelity.check(m.cur, m.content.shows(paneState))
+}
+
 // syncPanes re-renders the visible panes whose inputs changed.
 func (m *Model) syncPanes() {
-	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelityBadgeOf, pins: func(w int) int { return len(m.convPins(w)) }}
+	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelity.badgeOf, pins: func(w int) int { return len(m.convPins(w)) }}
 	if m.live.head != nil {
 		in.costs = m.live.head.costs
 	}

@@ -34,4 +34,5 @@ var (
 	_ component[bool]            = dialog(nil) // done
 	_ component[parOutcome]      = (*parity)(nil)
 	_ component[bool]            = (*fidelityChecks)(nil) // kept
+	_ component[struct{}]        = (*statusLine)(nil)
 )

@@ -372,7 +372,7 @@ func TestStatusLineReportsOutcomes(t *testing.T) {
 		{discardedMsg{err: errors.New("no pending tasks")}, "no pending tasks", true},
 	} {
 		var s statusLine
-		cmd := s.Update(c.msg)
+		_, cmd := s.Update(c.msg)
 		if s.text != c.want || s.isErr != c.isErr || (cmd == nil) != (c.want == "") {
 			t.Errorf("%T: status %q (error %v, expiry %v), want %q (error %v)", c.msg, s.text, s.isErr, cmd != nil, c.want, c.isErr)
 		}

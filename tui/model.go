@@ -242,7 +242,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
 	case flashExpiredMsg, killSentMsg, themeSavedMsg, flashMsg:
-		return m, m.status.Update(msg)
+		_, cmd := m.status.Update(msg)
+		return m, cmd
 	case quitMsg:
 		return m, tea.Quit
 	case sourcePollMsg:
@@ -360,7 +361,7 @@ func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
 // applyPar does what the parity features ask: say, open their dialog,
 // ask to replay, go to an edit stored.
 func (m *Model) applyPar(out parOutcome, cmd tea.Cmd) tea.Cmd {
-	cmds := []tea.Cmd{cmd, m.status.Update(out.say)}
+	cmds := []tea.Cmd{cmd, m.status.say(out.say)}
 	if out.open != nil {
 		m.openDialog(out.open)
 	}

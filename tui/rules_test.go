@@ -25,7 +25,7 @@ import (
 var components = map[string]bool{
 	"timeline": true, "live": true, "content": true, "composer": true, "threads": true,
 	"pager": true, "lessons": true, "dialog": true,
-	"par": true, "fidelity": true,
+	"par": true, "fidelity": true, "status": true,
 }
 
 // features own state the root acts on but have no keys or room of their
@@ -35,7 +35,6 @@ var components = map[string]bool{
 // listed as one: TestEveryRootFieldIsAComponentOrListed).
 var features = map[string]string{
 	"script":  "the lesson's panel (script.go): drawn beside the panes (draw) in the room the root leaves it; not a component: no keys of its own (s is the thread view's) and no messages",
-	"status":  "the status bar's message and the status log (status.go: set, add, clear); not a component: the status bar and the pager draw it, it takes no keys",
 	"next":    "breakpoints, kill point and grant of the next run (runs.go, drill.go); not a component: settings a run reads, edited in dialogs (breakDialog, pointDialog, approvalDialog are the components)",
 	"follow":  "a run elsewhere, followed (follow.go); not a component: no keys and no room, its Update takes the watch's messages with the root's generation and whether a run is under way (follow.Update(msg, gen, busy)) and returns followNews",
 	"nav":     "goto, search, zoom, pins, the trace flag (nav.go, search.go, trace.go); not a component: its keys are the thread view's ({ } : / n N + o), the prompt it opens draws in the footer, its hits in the timeline",

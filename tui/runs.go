@@ -368,9 +368,9 @@ func (msg discardedMsg) say() (string, bool) {
 // the head read the thread again for the update checkpoint.
 func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
 	if msg.err != nil {
-		return m.status.Update(msg)
+		return m.status.say(msg)
 	}
-	return tea.Batch(m.status.Update(msg), m.sync(true), m.reloadHead())
+	return tea.Batch(m.status.say(msg), m.sync(true), m.reloadHead())
 }
 
 func (m *Model) openDiscard() tea.Cmd {

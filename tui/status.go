@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/themes"
@@ -64,20 +65,40 @@ func flash(text string, isErr bool) tea.Cmd {
 	return func() tea.Msg { return flashMsg{text, isErr} }
 }
 
-// Update takes the expiry of a status line, or an outcome to show.
-func (s *statusLine) Update(msg tea.Msg) tea.Cmd {
+// Update takes the expiry of a status line, or an outcome to show; it
+// asks nothing of the root.
+func (s *statusLine) Update(msg tea.Msg) (struct{}, tea.Cmd) {
 	switch msg := msg.(type) {
 	case flashExpiredMsg:
 		if msg.id == s.id {
 			s.text = ""
 		}
 	case outcome:
-		if text, isErr := msg.say(); text != "" {
-			return s.set(text, isErr)
-		}
+		return struct{}{}, s.say(msg)
+	}
+	return struct{}{}, nil
+}
+
+// say shows what o says, if anything; the Cmd expires it.
+func (s *statusLine) say(o outcome) tea.Cmd {
+	if text, isErr := o.say(); text != "" {
+		return s.set(text, isErr)
 	}
 	return nil
 }
+
+// SetSize: the status bar lays the line out (view.go: it cuts a long
+// one to the room beside the bar's left side and names L, which shows
+// the log in full in the pager).
+func (s *statusLine) SetSize(int, int) {}
+
+// ShortHelp: the status line takes no keys. L, which shows its log, is
+// the thread view's and the threads list's key: their screens open the
+// pager over it.
+func (s *statusLine) ShortHelp() []key.Binding { return nil }
+
+// FullHelp: no keys (ShortHelp).
+func (s *statusLine) FullHelp() [][]key.Binding { return nil }
 
 // View is the line shown in th's style ("" when none).
 func (s *statusLine) View(th *themes.Theme) string {

@@ -102,6 +102,7 @@ type Model struct {
 	help     help.Model
 	spin     spinner.Model
 	keys     threadKeys
+	readOnly readOnlyPolicy // the keys a read-only source refuses (readonly.go)
 
 	w, h   int
 	layout layout
@@ -159,7 +160,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.keys = newThreadKeys()
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
-	m.threads.readOnly = m.readOnly()
+	m.threads.readOnly = m.sess.readOnly()
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer()
@@ -247,7 +249,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case quitMsg:
 		return m, tea.Quit
 	case sourcePollMsg:
-		return m, m.onSourcePoll(msg)
+		// The newest checkpoints of a read-only source's chain, if still
+		// open (the cursor follows the head when it was on it), and the
+		// next poll.
+		if msg.gen != m.sess.gen {
+			return m, nil
+		}
+		return m, tea.Batch(m.sync(false), m.sess.armSourcePoll())
 	case threadsMsg:
 		msg.current = m.chain()
 		action, _ := m.threads.Update(msg)
@@ -452,8 +460,8 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
-	if cmd, ok := m.onReadOnlyKey(msg); ok {
-		return cmd
+	if why, off := m.readOnly.refuses(msg, m.screen); off {
+		return m.setFlash(why, true)
 	}
 	if out, cmd := m.par.Update(parKeyMsg{msg, m.timeline.tree.cursor, m.cur, m.busy()}); out.handled {
 		return m.applyPar(out, cmd)
@@ -543,8 +551,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
-	if cmd, ok := m.onReadOnlyKey(msg); ok {
-		return cmd
+	if why, off := m.readOnly.refuses(msg, m.screen); off {
+		return m.setFlash(why, true)
 	}
 	action, _ := m.threads.Update(msg)
 	return m.onListAction(action)

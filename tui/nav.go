@@ -316,8 +316,11 @@ func (m *Model) gotoCheckpoint(text string) tea.Cmd {
 	if strings.HasPrefix(s, "#") {
 		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
 	}
-	if m.readOnly() {
-		return m.gotoPrefix(strings.TrimPrefix(s, "@"))
+	if m.sess.readOnly() {
+		if err := m.timeline.jumpPrefix(strings.TrimPrefix(s, "@"), m.sess.thread); err != nil {
+			return m.setFlash(termtext.Line(err.Error()), true)
+		}
+		return m.cursorMoved()
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
 	if err != nil || n <= 0 {

@@ -29,15 +29,14 @@ const (
 // LangGraph database, from offKeys itself (the threads list's, then the
 // thread view's).
 func readOnlyKeyTable() string {
-	m := &Model{keys: newThreadKeys(), threads: newThreadList()}
+	ro := newReadOnlyPolicy(true, newThreadKeys(), newThreadList().keys)
 	var b strings.Builder
 	b.WriteString("\n| Key | On a LangGraph database |\n|---|---|\n")
 	for _, sc := range []struct {
 		s     screen
 		where string
 	}{{screenThreads, " (threads list)"}, {screenThread, ""}} {
-		m.screen = sc.s
-		for _, o := range m.offKeys() {
+		for _, o := range ro.offKeys(sc.s) {
 			b.WriteString("| `" + o.b.Help().Key + "`" + sc.where + " | off: " + o.what + " |\n")
 		}
 	}

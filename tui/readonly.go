@@ -22,17 +22,29 @@ import (
 const readOnlyWhy = "this LangGraph database is opened read-only: rewind never writes to it"
 
 // readOnly is whether the source takes no writes.
-func (m *Model) readOnly() bool { return m.sess.deps.Backend == nil }
+func (s *session) readOnly() bool { return s.deps.Backend == nil }
 
-// offKeys are the keys of the screen shown that are off on a read-only
-// source, from the model's own bindings (so a rebound key is refused
-// under its new name): the threads list's (n, d) are not the thread
-// view's (n is its next match).
-func (m *Model) offKeys() []offKey {
-	if m.screen == screenThreads {
-		return bound(threadListKeyTable.offKeys(m.threads.keys))
+// readOnlyPolicy is what a read-only source refuses: the keys of each
+// screen that are off there (the key tables' offReadOnly rows), from the
+// model's own bindings once they are bound (so a rebound key is refused
+// under its new name). The root consults it before it routes a key and
+// when it lists keys in the footer and ?. The threads list's (n, d) are
+// not the thread view's (n is its next match).
+type readOnlyPolicy struct {
+	on           bool     // the source is read-only: anything is refused
+	thread, list []offKey // the thread view's keys that are off, the threads list's
+}
+
+func newReadOnlyPolicy(on bool, tk threadKeys, lk threadListKeys) readOnlyPolicy {
+	return readOnlyPolicy{on: on, thread: bound(threadKeyTable.offKeys(tk)), list: bound(threadListKeyTable.offKeys(lk))}
+}
+
+// offKeys are the keys of screen s that are off on a read-only source.
+func (p readOnlyPolicy) offKeys(s screen) []offKey {
+	if s == screenThreads {
+		return p.list
 	}
-	return bound(threadKeyTable.offKeys(m.keys))
+	return p.thread
 }
 
 // bound is off less the keys the screen shown does not bind.
@@ -40,26 +52,26 @@ func bound(off []offKey) []offKey {
 	return slices.DeleteFunc(off, func(o offKey) bool { return len(o.b.Keys()) == 0 })
 }
 
-// onReadOnlyKey refuses a key that is off, saying why in the status line.
-func (m *Model) onReadOnlyKey(msg tea.KeyMsg) (tea.Cmd, bool) {
-	if !m.readOnly() {
-		return nil, false
+// refuses says why msg, a key of screen s, is refused ("": it is not).
+func (p readOnlyPolicy) refuses(msg tea.KeyMsg, s screen) (why string, off bool) {
+	if !p.on {
+		return "", false
 	}
-	for _, o := range m.offKeys() {
+	for _, o := range p.offKeys(s) {
 		if key.Matches(msg, o.b) {
-			return m.setFlash(o.what+" is off: "+readOnlyWhy, true), true
+			return o.what + " is off: " + readOnlyWhy, true
 		}
 	}
-	return nil, false
+	return "", false
 }
 
-// markOff is groups as ? lists them on a read-only source: a key that is
-// off says so.
-func (m *Model) markOff(groups [][]key.Binding) [][]key.Binding {
-	if !m.readOnly() {
+// markOff is groups, screen s's keys, as ? lists them on a read-only
+// source: a key that is off says so.
+func (p readOnlyPolicy) markOff(groups [][]key.Binding, s screen) [][]key.Binding {
+	if !p.on {
 		return groups
 	}
-	off := m.offKeys()
+	off := p.offKeys(s)
 	out := make([][]key.Binding, len(groups))
 	for i, g := range groups {
 		out[i] = make([]key.Binding, len(g))
@@ -73,12 +85,13 @@ func (m *Model) markOff(groups [][]key.Binding) [][]key.Binding {
 	return out
 }
 
-// withoutOff is bs less the keys that are off on a read-only source.
-func (m *Model) withoutOff(bs []key.Binding) []key.Binding {
-	if !m.readOnly() {
+// withoutOff is bs, screen s's keys, less those that are off on a
+// read-only source.
+func (p readOnlyPolicy) withoutOff(bs []key.Binding, s screen) []key.Binding {
+	if !p.on {
 		return bs
 	}
-	off := m.offKeys()
+	off := p.offKeys(s)
 	out := bs[:0:0]
 	for _, b := range bs {
 		if !isOff(b, off) {
@@ -97,24 +110,25 @@ func isOff(b key.Binding, off []offKey) bool {
 	return false
 }
 
-// gotoPrefix puts the cursor on the loaded checkpoint given names: its
-// id, a prefix of it, or a short form shown ("1f1ed296…a089").
-func (m *Model) gotoPrefix(given string) tea.Cmd {
-	id, err := browse.One("checkpoint", given, browse.Match(given, m.timeline.tree.rows), "thread "+m.sess.thread, "rewind log "+m.sess.thread)
+// jumpPrefix puts the cursor on the loaded checkpoint given names: its
+// id, a prefix of it, or a short form shown ("1f1ed296…a089"); the error
+// says why none or several match (thread is named in it).
+func (t *timelinePane) jumpPrefix(given, thread string) error {
+	id, err := browse.One("checkpoint", given, browse.Match(given, t.tree.rows), "thread "+thread, "rewind log "+thread)
 	if err != nil {
-		return m.setFlash(termtext.Line(err.Error()), true)
+		return err
 	}
-	m.timeline.jump(id)
-	return m.cursorMoved()
+	t.jump(id)
+	return nil
 }
 
-// sourceSearch finds q's words in the thread's messages through the
-// Source (browse.Search: what `rewind search` scans on a LangGraph
+// sourceSearch finds q's words in the messages of s's open chain through
+// the Source (browse.Search: what `rewind search` scans on a LangGraph
 // database), in a Cmd.
-func (m *Model) sourceSearch(q string) tea.Cmd {
-	ctx, src, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain()
+func sourceSearch(s *session, q string) tea.Cmd {
+	ctx, src, gen, ch := s.ctx, s.deps.Source, s.gen, s.chain()
 	thread := ch.Thread
-	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
+	return func() tea.Msg {
 		found, more, err := browse.Search(ctx, src, ch, q, maxHits)
 		hits := make([]searchHit, 0, len(found))
 		for _, f := range found {
@@ -123,7 +137,7 @@ func (m *Model) sourceSearch(q string) tea.Cmd {
 				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(h)})
 		}
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
-	})
+	}
 }
 
 // sourcePollEvery is how often the open chain of a read-only source is
@@ -135,23 +149,14 @@ const sourcePollEvery = 2 * time.Second
 // gen.
 type sourcePollMsg struct{ gen int }
 
-// armSourcePoll arms the next poll of a read-only source's open chain.
-func (m *Model) armSourcePoll() tea.Cmd {
-	if !m.readOnly() || m.sess.thread == "" {
+// armSourcePoll arms the next poll of a read-only source's open chain
+// (the root reads the chain again at its sourcePollMsg, if still open).
+func (s *session) armSourcePoll() tea.Cmd {
+	if !s.readOnly() || s.thread == "" {
 		return nil
 	}
-	gen := m.sess.gen
+	gen := s.gen
 	return tea.Tick(sourcePollEvery, func(time.Time) tea.Msg { return sourcePollMsg{gen} })
-}
-
-// onSourcePoll reads the newest checkpoints into the timeline (the cursor
-// follows the head when it was on it, as for a rewind store's watch) and
-// arms the next poll; a poll of a chain no longer open stops.
-func (m *Model) onSourcePoll(msg sourcePollMsg) tea.Cmd {
-	if msg.gen != m.sess.gen {
-		return nil
-	}
-	return tea.Batch(m.sync(false), m.armSourcePoll())
 }
 
 // offKey is a key that is off on a read-only source and what it would do

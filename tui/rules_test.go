@@ -76,6 +76,7 @@ var plain = map[string]string{
 	"help":        "the bubbles help renderer the footer and dialogs draw keys with",
 	"spin":        "the status bar's spinner during a run",
 	"keys":        "the thread view's bindings (threadKeyTable), copied into components",
+	"readOnly":    "the keys a read-only source refuses (readonly.go: from the key tables once the keys are bound); the root consults it before routing a key and when listing keys in the footer and ?",
 	"w":           "the screen's size, given to relayout",
 	"h":           "the screen's size, given to relayout",
 	"layout":      "where relayout put the columns",
@@ -298,7 +299,6 @@ var rootFiles = map[string]bool{"model.go": true, "view.go": true}
 var rootNotYetMoved = map[string]int{
 	"runs.go": 19, "drill.go": 7, "follow.go": 3, "live_head.go": 2, "replay.go": 2, "draftedit.go": 1, "lessons.go": 4, "script.go": 1,
 	"thread.go": 13, "threadstate.go": 2, "nav.go": 15, "search.go": 4, "trace.go": 2,
-	"readonly.go": 9,
 }
 
 // The root's methods live in rootFiles, or in a file of rootNotYetMoved

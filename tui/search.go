@@ -162,8 +162,8 @@ func (m *Model) startSearch(q string) tea.Cmd {
 		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
 	}
 	m.nav.beginSearch(q)
-	if m.readOnly() {
-		return m.sourceSearch(q)
+	if m.sess.readOnly() {
+		return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(m.sess.thread), termtext.Line(q)), false), sourceSearch(m.sess, q))
 	}
 	t := m.timeline.tree
 	// Snapshots for the Cmd's goroutine: listings, the checkpoint under

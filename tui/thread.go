@@ -80,7 +80,7 @@ func (m *Model) opened() tea.Cmd {
 	if !due {
 		return nil
 	}
-	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.armSourcePoll()}
+	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.sess.armSourcePoll()}
 	if threads {
 		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}

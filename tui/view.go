@@ -229,7 +229,7 @@ func (m *Model) viewComposer() string {
 	if m.screen == screenThreads || m.sess.thread == "" {
 		return fit("", m.w)
 	}
-	if m.readOnly() {
+	if m.sess.readOnly() {
 		return m.composer.View(readOnlyWhy)
 	}
 	hint := "i: write a message"
@@ -386,7 +386,7 @@ func (m *Model) viewHelpLine() string {
 	case m.nav.prompt != nil:
 		return m.keyLine(m.nav.prompt.keys.ShortHelp())
 	case m.screen == screenThreads:
-		return m.keyLine(m.withoutOff(m.threads.ShortHelp()))
+		return m.keyLine(m.readOnly.withoutOff(m.threads.ShortHelp(), m.screen))
 	case m.screen == screenLessons:
 		return m.keyLine(m.lessons.ShortHelp())
 	case m.composer.open:
@@ -452,7 +452,7 @@ func (m *Model) shortHelp() []key.Binding {
 	if m.focus != focusTimeline {
 		focused = append(focused, m.content.ShortHelp()...)
 	}
-	return m.withoutOff(m.keys.footer(focused))
+	return m.readOnly.withoutOff(m.keys.footer(focused), m.screen)
 }
 
 // helpLines lists every key of the current screen, in as many columns as
@@ -461,17 +461,17 @@ func (m *Model) helpLines() (title string, lines []string, w int) {
 	th := m.theme
 	var groups [][]key.Binding
 	if m.screen == screenThreads {
-		groups = m.markOff(m.threads.FullHelp())
+		groups = m.readOnly.markOff(m.threads.FullHelp(), m.screen)
 		title = "Keys · threads"
 	} else if m.screen == screenLessons {
 		groups = m.lessons.FullHelp()
 		title = "Keys · lessons"
 	} else {
 		groups = m.keys.FullHelp()
-		if m.readOnly() {
+		if m.sess.readOnly() {
 			groups = m.keys.readOnlyHelp()
 		}
-		groups = m.markOff(groups)
+		groups = m.readOnly.markOff(groups, m.screen)
 		title = "Keys · thread view"
 	}
 	lines, w = helpColumns(th, groups, m.w)

@@ -392,3 +392,56 @@ func TestFlashReachesTheStatusLine(t *testing.T) {
 		t.Fatalf("an error flash should show as one: %q err %v", s.text, s.isErr)
 	}
 }
+
+// The parity features alone: m marks the checkpoint under the cursor of
+// the chain open, = compares the cursor with it (a dialog and its read),
+// and says what to do when there is no mark of this thread.
+func TestParityMarksAndComparesAlone(t *testing.T) {
+	s := &session{thread: "t"}
+	p := newParity(s, newThreadKeys(), 0)
+	key := func(k, cursor string) (parOutcome, tea.Cmd) {
+		return p.Update(parKeyMsg{key: runes(k), cursor: cursor})
+	}
+	if out, _ := key("=", "5"); !out.handled || out.open != nil || !strings.Contains(out.say.text, "mark a checkpoint first: m marks") || !out.say.isErr {
+		t.Fatalf("= with no mark should say what to do: %+v", out)
+	}
+	if out, _ := key("m", "3"); !strings.Contains(out.say.text, "marked @3") || out.say.isErr {
+		t.Fatalf("m should mark @3: %+v", out)
+	}
+	out, cmd := key("=", "5")
+	if d, ok := out.open.(*compareDialog); !ok || d.a != "3" || d.b != "5" || !d.loading || cmd == nil {
+		t.Fatalf("= should open the compare of @3 → @5 and read it: %+v, read %v", out, cmd != nil)
+	}
+	s.thread = "u" // another thread open: the mark is t's
+	if out, _ := key("=", "5"); out.open != nil || !strings.Contains(out.say.text, "mark a checkpoint first") {
+		t.Fatalf("a mark on another thread should not compare: %+v", out)
+	}
+	if out, _ := key("j", "5"); out.handled {
+		t.Fatalf("j is not a parity key: %+v", out)
+	}
+}
+
+// The read-only policy refuses a rebound key under its new name, not its
+// old one, and drops it from the footer; on a rewind store it refuses
+// nothing.
+func TestReadOnlyPolicyFollowsReboundKeys(t *testing.T) {
+	tk := newThreadKeys()
+	if err := tk.rebind(map[string][]string{"edit_state": {"E"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := newReadOnlyPolicy(true, tk, newThreadList().keys)
+	if why, off := p.refuses(runes("E"), screenThread); !off || !strings.Contains(why, "editing the state is off") || !strings.Contains(why, readOnlyWhy) {
+		t.Fatalf("E, edit state rebound, should be refused with why: %q %v", why, off)
+	}
+	if why, off := p.refuses(runes("e"), screenThread); off {
+		t.Fatalf("e, no longer edit state, was refused: %q", why)
+	}
+	for _, b := range p.withoutOff([]key.Binding{tk.EditState, tk.Next}, screenThread) {
+		if b.Help().Key == "E" {
+			t.Fatal("the footer still lists E on a read-only source")
+		}
+	}
+	if _, off := newReadOnlyPolicy(false, tk, newThreadList().keys).refuses(runes("E"), screenThread); off {
+		t.Fatal("a rewind store refused E")
+	}
+}

@@ -321,7 +321,7 @@ func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
 	ch := make(chan RunUpdate, 1)
 	run := doneRun{ch}
 	h.dispatch(runStartedMsg{gen: h.m.sess.gen, thread: "t", kind: "run", run: run})
-	h.m.openDialog(h.m.killDialog(4242))
+	h.m.openDialog(h.m.runs.killDialog(4242))
 	h.dispatch(runUpdatesMsg{run: run, updates: []RunUpdate{{Done: true}}})
 	if h.m.dialog != nil {
 		t.Fatalf("the kill question stayed open over a finished run:\n%s", h.screen())

@@ -33,4 +33,5 @@ var (
 	_ component[*Lesson]         = (*lessonPicker)(nil)
 	_ component[bool]            = dialog(nil) // done
 	_ component[runAsk]          = (*runControl)(nil)
+	_ component[followNews]      = (*follower)(nil)
 )

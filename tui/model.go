@@ -165,6 +165,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, func() bool { return canKill(m.sess.deps.Runner) })
 	m.runs = newRunControl(m.sess, &m.live, m.keys, s)
+	m.follow = newFollower(m.sess, m.live.busy)
 	m.content = newContentPanes(newContentKeys(m.keys))
 	m.setTheme(th)
 	if s.Thread == "" {
@@ -442,6 +443,29 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 		m.cache.drop(msg.thread)
 		m.afterTreeChange()
 		m.syncPanes()
+	}
+	return tea.Batch(cmds...)
+}
+
+// onFollow routes the follow mode's messages and gives a reload's
+// answers to the history and the head.
+func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
+	news, cmd := m.follow.Update(msg)
+	cmds := []tea.Cmd{cmd}
+	if news.err != nil {
+		cmds = append(cmds, m.setFlash("not following the thread: "+news.err.Error(), true))
+	}
+	if r := news.reloaded; r != nil {
+		if h, ok := r.history.(historyMsg); ok {
+			cmds = append(cmds, m.onHistory(h))
+		}
+		if h, ok := r.head.(headMsg); ok && m.follow.current(r.gen, r.thread) {
+			cmds = append(cmds, m.onHead(h))
+		}
+		cmds = append(cmds, m.follow.applied(r.gen, r.thread))
+	}
+	if news.reload {
+		cmds = append(cmds, m.follow.reloadWith(m.sync(false), m.reloadHead()))
 	}
 	return tea.Batch(cmds...)
 }

@@ -320,7 +320,7 @@ func (m *Model) viewStatus() string {
 	// else its short one.
 	var optional [][]string
 	if m.screen == screenThread && m.sess.thread != "" {
-		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
+		if live, following := m.follow.marker(m.theme, m.w-width(strings.Join(parts, sep))-6); live != "" {
 			extra = append(extra, live)
 		} else if following != "" {
 			optional = append(optional, []string{following})

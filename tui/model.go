@@ -277,7 +277,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case headMsg:
 		return m, m.onHead(msg)
 	case costsMsg:
-		return m, m.onCosts(msg)
+		msg.current = msg.gen == m.sess.gen && msg.thread == m.sess.thread
+		news, _ := m.live.Update(msg)
+		if news.costs {
+			m.syncPanes() // the inspector's header shows them
+		}
+		if news.costsAgain {
+			return m, m.wantCosts() // the head moved on meanwhile
+		}
+		return m, nil
 	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg, followReloadedMsg, followFloorMsg:
 		return m, m.onFollow(msg)
 	case deletedMsg:
@@ -445,6 +453,12 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 		m.syncPanes()
 	}
 	return tea.Batch(cmds...)
+}
+
+// wantCosts asks the live strip for the head's costs while the inspector
+// shows a checkpoint (live_head.go).
+func (m *Model) wantCosts() tea.Cmd {
+	return m.live.wantCosts(m.sess, m.cur != nil && m.content.shows(paneInsp))
 }
 
 // onFollow routes the follow mode's messages and gives a reload's

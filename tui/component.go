@@ -34,4 +34,5 @@ var (
 	_ component[bool]            = dialog(nil) // done
 	_ component[runAsk]          = (*runControl)(nil)
 	_ component[followNews]      = (*follower)(nil)
+	_ component[bool]            = (*scriptPanel)(nil) // relayout
 )

@@ -172,6 +172,9 @@ func newApprovalDialog(th *themes.Theme, g *ticket.Gate, onAnswer func(bool, str
 }
 
 func (a *approvalDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if d, ok := msg.(draftMsg); ok && d.of() == a {
+		return false, a.onDraft(d)
+	}
 	k, isKey := msg.(tea.KeyMsg)
 	if !a.asking && isKey && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		// Fast typing arrives as one message ("nwrong tone"): the first key

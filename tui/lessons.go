@@ -278,7 +278,7 @@ func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
 		}
-		m.script = newScriptPanel(msg.lesson, msg.verdict)
+		m.script = newScriptPanel(msg.lesson, msg.verdict, m.keys.Script)
 		m.script.render(m.theme)
 		m.relayout()
 		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)

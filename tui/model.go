@@ -461,6 +461,17 @@ func (m *Model) wantCosts() tea.Cmd {
 	return m.live.wantCosts(m.sess, m.cur != nil && m.content.shows(paneInsp))
 }
 
+// onDraftMsg routes a draft edit's step to the approval dialog it edits,
+// open or not (draftedit.go).
+func (m *Model) onDraftMsg(msg parityMsg) tea.Cmd {
+	d, ok := msg.(draftMsg)
+	if !ok {
+		return nil
+	}
+	_, cmd := d.of().Update(msg)
+	return cmd
+}
+
 // onFollow routes the follow mode's messages and gives a reload's
 // answers to the history and the head.
 func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
@@ -615,7 +626,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.content.toggleFold()
 		m.syncPanes()
 	case key.Matches(msg, k.Script):
-		return m.toggleScript()
+		if relayout, cmd := m.script.Update(msg); !relayout {
+			return cmd
+		}
+		m.relayout()
+		return m.paneReads() // the panes may have widened into a side column
 	case key.Matches(msg, k.Theme):
 		if m.themeConfig.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)

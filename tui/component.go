@@ -30,7 +30,7 @@ var (
 	_ component[composerOutcome] = (*composer)(nil)
 	_ component[listAction]      = (*threadList)(nil)
 	_ component[bool]            = (*pager)(nil) // closed
-	_ component[*Lesson]         = (*lessonPicker)(nil)
+	_ component[lessonAsk]       = (*lessonPicker)(nil)
 	_ component[bool]            = dialog(nil) // done
 	_ component[runAsk]          = (*runControl)(nil)
 	_ component[followNews]      = (*follower)(nil)

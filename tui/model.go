@@ -171,7 +171,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons = newLessonPicker(m.theme, s.Lessons, s.Prepare, s.Lesson)
+	m.lessons = newLessonPicker(ctx, m.theme, s.Lessons, s.Prepare, s.Lesson)
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -212,7 +212,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
-		cmds = append(cmds, m.startLesson(l))
+		cmds = append(cmds, m.applyLesson(m.lessons.choose(l)))
 	}
 	return tea.Batch(cmds...)
 }
@@ -260,7 +260,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case fidelityMsg:
 		return m, m.onFidelity(msg)
 	case lessonProgressMsg, lessonDoneMsg:
-		return m, m.onLessonMsg(msg)
+		return m, m.applyLesson(m.lessons.Update(msg))
 	case historyMsg:
 		return m, m.onHistory(msg)
 	case detailMsg:
@@ -472,6 +472,39 @@ func (m *Model) onDraftMsg(msg parityMsg) tea.Cmd {
 	return cmd
 }
 
+// applyLesson does what the lesson picker asks (lessons.go): its keys'
+// screens, the status, and a prepared lesson's thread with its script.
+func (m *Model) applyLesson(out lessonAsk, cmd tea.Cmd) tea.Cmd {
+	switch {
+	case out.quit:
+		return m.askQuit()
+	case out.help, out.statusLog:
+		m.openPager(out.help)
+		return nil
+	case out.threads:
+		m.screen = screenThreads
+		return loadThreads(m.sess.ctx, m.sess.deps.Source)
+	case out.say != "":
+		return m.setFlash(out.say, true)
+	case out.preparing:
+		m.screen = screenLessons
+	}
+	if r := out.ready; r != nil {
+		m.script = newScriptPanel(r.lesson, r.verdict, m.keys.Script)
+		m.script.render(m.theme)
+		m.relayout()
+	}
+	if out.log != "" {
+		m.logStatus(out.log, out.logErr)
+	}
+	if r := out.ready; r != nil {
+		open := m.openThread(r.lesson.Thread)
+		m.openAt = idOf(r.verdict.At) // once its page is loaded (onHistory)
+		return tea.Batch(open, loadThreads(m.sess.ctx, m.sess.deps.Source))
+	}
+	return cmd
+}
+
 // onFollow routes the follow mode's messages and gives a reload's
 // answers to the history and the head.
 func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
@@ -535,7 +568,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onThreadsKey(msg)
 	}
 	if m.screen == screenLessons {
-		return m.onLessonsKey(msg)
+		return m.applyLesson(m.lessons.Update(msg))
 	}
 	return m.onThreadKey(msg)
 }

@@ -614,6 +614,11 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// viewLessons draws the picker screen.
+func (m *Model) viewLessons() string {
+	return m.lessons.View(m.theme, m.sess.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
+}
+
 func (m *Model) viewThreads() string {
 	body := m.threads.View(m.theme, m.chain(), m.sess.deps.StoreLabel, m.w, m.h-2)
 	return body + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()

@@ -44,7 +44,7 @@ func TestOverlaysSurviveKeyBursts(t *testing.T) {
 		}{
 			{"help", func(h *harness) { h.key("?") }},
 			{"status log", func(h *harness) { h.key("L") }},
-			{"kill dialog", func(h *harness) { h.m.openDialog(h.m.killDialog(4242)) }},
+			{"kill dialog", func(h *harness) { h.m.openDialog(h.m.runs.killDialog(4242)) }},
 			{"replay dialog", func(h *harness) { h.key("h", "p") }},
 			{"what the model saw", func(h *harness) { h.key("P") }},
 			{"kill points", func(h *harness) { h.m.openDialog(newPointDialog("", func(string) tea.Cmd { return nil })) }},

@@ -30,9 +30,12 @@ var (
 	_ component[composerOutcome] = (*composer)(nil)
 	_ component[listAction]      = (*threadList)(nil)
 	_ component[bool]            = (*pager)(nil) // closed
-	_ component[*Lesson]         = (*lessonPicker)(nil)
+	_ component[lessonAsk]       = (*lessonPicker)(nil)
 	_ component[bool]            = dialog(nil) // done
 	_ component[parOutcome]      = (*parity)(nil)
 	_ component[bool]            = (*fidelityChecks)(nil) // kept
 	_ component[struct{}]        = (*statusLine)(nil)
+	_ component[runAsk]          = (*runControl)(nil)
+	_ component[followNews]      = (*follower)(nil)
+	_ component[bool]            = (*scriptPanel)(nil) // relayout
 )

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -321,7 +323,7 @@ func TestKillDialogClosesWhenTheRunEnds(t *testing.T) {
 	ch := make(chan RunUpdate, 1)
 	run := doneRun{ch}
 	h.dispatch(runStartedMsg{gen: h.m.sess.gen, thread: "t", kind: "run", run: run})
-	h.m.openDialog(h.m.killDialog(4242))
+	h.m.openDialog(h.m.runs.killDialog(4242))
 	h.dispatch(runUpdatesMsg{run: run, updates: []RunUpdate{{Done: true}}})
 	if h.m.dialog != nil {
 		t.Fatalf("the kill question stayed open over a finished run:\n%s", h.screen())
@@ -443,5 +445,78 @@ func TestReadOnlyPolicyFollowsReboundKeys(t *testing.T) {
 	}
 	if _, off := newReadOnlyPolicy(false, tk, newThreadList().keys).refuses(runes("E"), screenThread); off {
 		t.Fatal("a rewind store refused E")
+	}
+}
+
+// startsRunner records the runs a run control starts.
+type startsRunner struct{ calls []string }
+
+func (r *startsRunner) Start(_ context.Context, thread string, in Input, _ RunSettings) (RunHandle, error) {
+	r.calls = append(r.calls, "start "+thread+" "+in.Text)
+	return doneRun{}, nil
+}
+
+func (r *startsRunner) Resume(_ context.Context, thread string, rs RunSettings) (RunHandle, error) {
+	r.calls = append(r.calls, fmt.Sprintf("resume %s at %d", thread, rs.At))
+	return doneRun{}, nil
+}
+
+func (r *startsRunner) Fork(_ context.Context, thread string, cp int64, in Input, _ RunSettings) (RunHandle, error) {
+	r.calls = append(r.calls, fmt.Sprintf("fork %s at %d %s", thread, cp, in.Text))
+	return doneRun{}, nil
+}
+
+// The run control alone: where its keys start a run from the timeline's
+// runAt, what it refuses with why, and that a started run makes it busy
+// until the run's start message comes back.
+func TestRunControlAlone(t *testing.T) {
+	node := func(id string, pending int) *timelineNode {
+		return &timelineNode{id: id, pending: pending, next: "executor"}
+	}
+	paused, end, head := node("3", 2), node("5", 0), node("9", 0)
+	at := runAt{cursor: "3", newest: "9", cur: paused, leaf: end, end: end, head: head}
+	cases := []struct {
+		name    string
+		msg     tea.Msg
+		say     string // refused, saying this
+		started string // or the run the runner was asked for
+	}{
+		{"r resumes the paused checkpoint under the cursor", runKeyMsg{keyMsg("r"), at}, "", "resume t at 3"},
+		{"r with nothing paused on screen or at the head", runKeyMsg{keyMsg("r"), runAt{cursor: "5", newest: "9", cur: end, end: end, head: head}}, "nothing to resume: the newest checkpoint @9 has no pending tasks", ""},
+		{"a message on an older branch forks from its end", sendMsg{text: "hi", at: at}, "", "fork t at 5 hi"},
+		{"a message at the head is a new turn", sendMsg{text: "hi", at: runAt{cursor: "9", newest: "9", cur: head, leaf: head, end: head, head: head}}, "", "start t hi"},
+		{"a message on a branch ending with pending tasks", sendMsg{text: "hi", at: runAt{cursor: "3", newest: "9", cur: paused, leaf: paused, end: paused, head: head}}, "this branch ends at @3 with pending tasks", ""},
+		{"x with no run", runKeyMsg{keyMsg("x"), at}, "no run is under way", ""},
+		{"D with nothing pending at the head", runKeyMsg{keyMsg("D"), at}, "the newest checkpoint has no pending tasks to discard", ""},
+		{"K on in-process runs", runKeyMsg{keyMsg("K"), at}, "kill points need worker processes", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &startsRunner{}
+			// The backend only reads the head a resume starts from (none here).
+			sess := &session{ctx: context.Background(), deps: Deps{Runner: r, Backend: EngineBackend(newEngine(t))}, thread: "t", gen: 1}
+			live := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return false })
+			c0 := newRunControl(sess, &live, newThreadKeys(), Settings{})
+			out, cmd := c0.Update(c.msg)
+			if c.say != "" {
+				if !strings.Contains(out.say, c.say) || cmd != nil || live.busy() {
+					t.Fatalf("should refuse saying %q: said %q, busy %v", c.say, out.say, live.busy())
+				}
+				return
+			}
+			if !live.busy() || !out.relive || !out.clear || cmd == nil {
+				t.Fatalf("a run starting is busy at once and asks the strip re-rendered, the status cleared: %+v busy %v", out, live.busy())
+			}
+			started, ok := cmd().(runStartedMsg)
+			if !ok || len(r.calls) != 1 || r.calls[0] != c.started {
+				t.Fatalf("the runner was asked for %v, want %q", r.calls, c.started)
+			}
+			if out, _ := c0.Update(started); !out.started || !out.shown || !live.busy() || live.starting {
+				t.Fatalf("the run's start is followed on the thread shown, and under way: %+v", out)
+			}
+			if out, _ := c0.Update(runKeyMsg{keyMsg("f"), at}); out.say != "a run is under way: wait for it, or stop it with x" {
+				t.Fatalf("f during a run should be refused, said %q", out.say)
+			}
+		})
 	}
 }

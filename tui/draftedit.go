@@ -126,30 +126,40 @@ func readDraft(a *approvalDialog, path string) tea.Cmd {
 	}
 }
 
-// onDraftMsg carries a draft edit on, while its dialog is open.
-func (m *Model) onDraftMsg(msg parityMsg) tea.Cmd {
+// draftMsg is a step of a draft's edit, for the approval dialog it
+// edits (the root routes it there: onDraftMsg).
+type draftMsg interface{ of() *approvalDialog }
+
+func (m draftFileMsg) of() *approvalDialog   { return m.dlg }
+func (m draftEditedMsg) of() *approvalDialog { return m.dlg }
+func (m draftReadMsg) of() *approvalDialog   { return m.dlg }
+
+// onDraft carries a draft edit on: the editor on the draft's file, then
+// the text read back, which the dialog shows (the status line says how
+// it went).
+func (a *approvalDialog) onDraft(msg draftMsg) tea.Cmd {
 	switch msg := msg.(type) {
 	case draftFileMsg:
 		if msg.err != nil {
-			return m.setFlash(msg.err.Error(), true)
+			return flash(msg.err.Error(), true)
 		}
-		path, dlg := msg.path, msg.dlg
-		return tea.ExecProcess(editorCommand(path), func(err error) tea.Msg { return draftEditedMsg{dlg: dlg, path: path, err: err} })
+		path := msg.path
+		return tea.ExecProcess(editorCommand(path), func(err error) tea.Msg { return draftEditedMsg{dlg: a, path: path, err: err} })
 	case draftEditedMsg:
 		if msg.err != nil {
 			return tea.Batch(func() tea.Msg { _ = os.Remove(msg.path); return nil },
-				m.setFlash(fmt.Sprintf("the editor failed (%v): the draft is as it was", msg.err), true))
+				flash(fmt.Sprintf("the editor failed (%v): the draft is as it was", msg.err), true))
 		}
-		return readDraft(msg.dlg, msg.path)
+		return readDraft(a, msg.path)
 	case draftReadMsg:
 		if msg.err != nil {
-			return m.setFlash(msg.err.Error(), true)
+			return flash(msg.err.Error(), true)
 		}
-		if msg.text == msg.dlg.payload() {
-			return m.setFlash("the draft is unchanged", false)
+		if msg.text == a.payload() {
+			return flash("the draft is unchanged", false)
 		}
-		msg.dlg.setEdited(msg.text)
-		return m.setFlash("draft edited: y approves it as edited (the operation records the edited text)", false)
+		a.setEdited(msg.text)
+		return flash("draft edited: y approves it as edited (the operation records the edited text)", false)
 	}
 	return nil
 }

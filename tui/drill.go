@@ -172,6 +172,9 @@ func newApprovalDialog(th *themes.Theme, g *ticket.Gate, onAnswer func(bool, str
 }
 
 func (a *approvalDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
+	if d, ok := msg.(draftMsg); ok && d.of() == a {
+		return false, a.onDraft(d)
+	}
 	k, isKey := msg.(tea.KeyMsg)
 	if !a.asking && isKey && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		// Fast typing arrives as one message ("nwrong tone"): the first key
@@ -335,13 +338,15 @@ type reasonHelp struct{ k approvalKeys }
 func (r reasonHelp) ShortHelp() []key.Binding  { return r.k.FullHelp()[1] }
 func (r reasonHelp) FullHelp() [][]key.Binding { return [][]key.Binding{r.ShortHelp()} }
 
-// --- the model's side ---
+// --- the run control's side ---
 
 // canKill: runs happen in worker processes that k can kill.
-func (m *Model) canKill() bool {
-	k, ok := m.sess.deps.Runner.(Killable)
+func canKill(r Runner) bool {
+	k, ok := r.(Killable)
 	return ok && k.CanKill()
 }
+
+func (c *runControl) canKill() bool { return canKill(c.sess.deps.Runner) }
 
 type killSentMsg struct {
 	pid int
@@ -358,72 +363,69 @@ func (msg killSentMsg) say() (string, bool) {
 
 // askKill asks before the kill, unless the run is a drill (it carries a
 // kill point): the user armed it to see a worker die.
-func (m *Model) askKill() tea.Cmd {
-	k, ok := m.live.run.(Killer)
-	if !ok || !m.canKill() || m.live.killAt != "" {
-		return m.kill()
+func (c *runControl) askKill() (runAsk, tea.Cmd) {
+	k, ok := c.live.run.(Killer)
+	if !ok || !c.canKill() || c.live.killAt != "" {
+		return c.kill()
 	}
-	m.openDialog(m.killDialog(k.Pid()))
-	return nil
+	return runAsk{dialog: c.killDialog(k.Pid())}, nil
 }
 
 // killDialog asks before SIGKILL goes to worker pid.
-func (m *Model) killDialog(pid int) dialog {
+func (c *runControl) killDialog(pid int) dialog {
 	return &confirmDialog{title: "Kill the worker",
 		question: fmt.Sprintf("Send SIGKILL to worker pid %d, like `kill -9`? The tasks it finished stay stored; r resumes the rest in a new worker.", pid),
 		keys:     newConfirmKeys(),
-		onYes:    m.kill,
+		onYes:    func() tea.Cmd { return reply(c.kill()) },
 		ofRun:    true}
 }
 
 // kill sends SIGKILL to the running worker (in a Cmd: it is a syscall).
-func (m *Model) kill() tea.Cmd {
-	if !m.canKill() {
-		return m.setFlash("runs are in-process here (a memory: store cannot cross processes), so there is no worker to kill: x stops a run", true)
+func (c *runControl) kill() (runAsk, tea.Cmd) {
+	if !c.canKill() {
+		return sayErr("runs are in-process here (a memory: store cannot cross processes), so there is no worker to kill: x stops a run"), nil
 	}
-	if m.live.run == nil {
-		if m.live.starting {
-			return m.setFlash("the worker is still starting: press "+m.keys.Kill.Help().Key+" again in a moment", true)
+	if c.live.run == nil {
+		if c.live.starting {
+			return sayErr("the worker is still starting: press " + c.keys.Kill.Help().Key + " again in a moment"), nil
 		}
-		return m.setFlash("no run is under way: "+m.keys.Kill.Help().Key+" kills a running worker (K arms a kill point instead)", true)
+		return sayErr("no run is under way: " + c.keys.Kill.Help().Key + " kills a running worker (K arms a kill point instead)"), nil
 	}
-	k, ok := m.live.run.(Killer)
+	k, ok := c.live.run.(Killer)
 	if !ok {
-		return m.setFlash("this run is in-process (a memory: store cannot cross processes), so there is no worker to kill: x stops it", true)
+		return sayErr("this run is in-process (a memory: store cannot cross processes), so there is no worker to kill: x stops it"), nil
 	}
 	pid := k.Pid()
-	return tea.Batch(m.setFlash(fmt.Sprintf("sending SIGKILL to worker pid %d…", pid), false),
-		func() tea.Msg { return killSentMsg{pid: pid, err: k.Kill()} })
+	return runAsk{say: fmt.Sprintf("sending SIGKILL to worker pid %d…", pid)},
+		func() tea.Msg { return killSentMsg{pid: pid, err: k.Kill()} }
 }
 
-func (m *Model) openDrill() tea.Cmd {
-	if !m.canKill() {
-		return m.setFlash("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)", true)
+// openDrill opens the kill-point menu; the point picked is armed at once.
+func (c *runControl) openDrill() (runAsk, tea.Cmd) {
+	if !c.canKill() {
+		return sayErr("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)"), nil
 	}
-	m.openDialog(newPointDialog(m.next.armed, func(name string) tea.Cmd {
-		m.next.arm(name)
+	return runAsk{dialog: newPointDialog(c.next.armed, func(name string) tea.Cmd {
+		c.next.arm(name)
 		if name == "" {
-			return m.setFlash("no kill point armed", false)
+			return flash("no kill point armed", false)
 		}
-		return m.setFlash("armed: the next run's worker dies at "+name, false)
-	}))
-	return nil
+		return flash("armed: the next run's worker dies at "+name, false)
+	})}, nil
 }
 
 // openApproval shows the draft waiting at the gate and takes the answer.
-func (m *Model) openApproval() tea.Cmd {
-	ap, ok := m.sess.deps.Runner.(Approver)
-	if !ok {
-		return m.setFlash("this runner has no approval gates to answer", true)
+func (c *runControl) openApproval() (runAsk, tea.Cmd) {
+	if _, ok := c.sess.deps.Runner.(Approver); !ok {
+		return sayErr("this runner has no approval gates to answer"), nil
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way: answer when it has paused", true)
+	if c.busy() {
+		return sayErr("a run is under way: answer when it has paused"), nil
 	}
-	h := m.live.head
-	if h == nil || h.thread != m.sess.thread || h.gate == nil {
-		return m.setFlash("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)", true)
+	h := c.live.head
+	if h == nil || h.thread != c.sess.thread || h.gate == nil {
+		return sayErr("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)"), nil
 	}
-	ctx, thread, gen := m.sess.ctx, m.sess.thread, m.sess.gen
 	// What the dialog shows, fixed when it opens: the answer is refused
 	// if the draft or the head is no longer this when the worker records
 	// it (a redraft, another answer, an edit meanwhile).
@@ -431,38 +433,32 @@ func (m *Model) openApproval() tea.Cmd {
 	seen := ticket.Seen{Head: gate.Checkpoint, Operation: gate.Op.ID, PayloadHash: ticket.PayloadHash(gate.Op.Payload)}
 	var grantTTL time.Duration
 	if noGrant(&gate) {
-		grantTTL = m.next.authTTL
+		grantTTL = c.next.authTTL
 	}
 	var dlg *approvalDialog
-	dlg = newApprovalDialog(m.theme, &gate, func(approve bool, reason string) tea.Cmd {
+	dlg = newApprovalDialog(c.theme, &gate, func(approve bool, reason string) tea.Cmd {
 		kind := "approve"
 		if !approve {
 			kind = "reject"
 		}
-		rs := m.runSettings()
-		ans := &answerInfo{approve: approve, op: gate.Op.ID, reason: reason}
-		m.live.begin(kind)
-		m.clearFlash()
-		m.refreshLive()
 		a := Answer{Approve: approve, Reason: reason, Edited: dlg.isEdited && approve, Payload: dlg.payload(), Seen: seen}
 		if approve {
 			a.AuthTTL = grantTTL
 		}
-		start := func() tea.Msg {
-			r, err := ap.Answer(ctx, thread, a, rs)
-			return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, answer: ans}
-		}
-		return tea.Batch(start, m.spin.Tick)
+		return reply(c.answer(kind, a, &answerInfo{approve: approve, op: gate.Op.ID, reason: reason}))
 	})
 	dlg.grantTTL = grantTTL
-	m.openDialog(dlg)
-	return nil
+	return runAsk{dialog: dlg}, nil
 }
 
-// dismiss hides the drill reports (the kill and the resume's figure).
-func (m *Model) dismiss() tea.Cmd {
-	if m.live.dismiss() {
-		m.refreshLive()
+// answer starts the run that records an approval's answer.
+func (c *runControl) answer(kind string, a Answer, info *answerInfo) (runAsk, tea.Cmd) {
+	ap, _ := c.sess.deps.Runner.(Approver) // openApproval checked it
+	ctx, thread, gen, rs := c.sess.ctx, c.sess.thread, c.sess.gen, c.settings()
+	c.live.begin(kind)
+	start := func() tea.Msg {
+		r, err := ap.Answer(ctx, thread, a, rs)
+		return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, answer: info}
 	}
-	return nil
+	return runAsk{clear: true, relive: true, spin: true}, start
 }

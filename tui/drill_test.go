@@ -346,8 +346,8 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 		t.Fatalf("the selected point's description should show in full:\n%s", h.screen())
 	}
 	h.key("enter")
-	if h.m.dialog != nil || h.m.next.armed != "mid-fanout" {
-		t.Fatalf("enter should arm mid-fanout and close the menu (armed %q)", h.m.next.armed)
+	if h.m.dialog != nil || h.m.runs.next.armed != "mid-fanout" {
+		t.Fatalf("enter should arm mid-fanout and close the menu (armed %q)", h.m.runs.next.armed)
 	}
 	if !h.contains("✝ next run dies at mid-fanout") {
 		t.Fatalf("the status bar should show the armed point:\n%s", h.screen())
@@ -364,8 +364,8 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 	if !strings.Contains(s, "SIGKILL at kill point mid-fanout") || strings.Contains(s, "next run dies at") {
 		t.Fatalf("the kill report should name the point, and the point be disarmed:\n%s", s)
 	}
-	if h.m.next.armed != "" {
-		t.Fatalf("a kill point is armed for one run; still armed: %q", h.m.next.armed)
+	if h.m.runs.next.armed != "" {
+		t.Fatalf("a kill point is armed for one run; still armed: %q", h.m.runs.next.armed)
 	}
 
 	// The next run carries no kill point.
@@ -379,8 +379,8 @@ func TestDrillMenuArmsAKillPointForOneRun(t *testing.T) {
 
 	// K with the menu open again, esc leaves the armed point as it was.
 	h.key("K", "down", "esc")
-	if h.m.next.armed != "" || h.m.dialog != nil {
-		t.Fatalf("esc should cancel the menu without arming (armed %q)", h.m.next.armed)
+	if h.m.runs.next.armed != "" || h.m.dialog != nil {
+		t.Fatalf("esc should cancel the menu without arming (armed %q)", h.m.runs.next.armed)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -32,8 +34,12 @@ type watcher interface {
 // they still are: the end of a run (the lock released) commits nothing.
 const writerEvery = time.Second
 
-// follower is the follow mode's state for the open thread.
+// follower is the follow mode of the open thread (a component with no
+// keys and no room: its marker is drawn in the status bar).
 type follower struct {
+	sess *session    // read only: the generation and the backend
+	busy func() bool // this TUI runs a run itself: it follows that already
+
 	gen    int // the thread view generation it follows
 	thread string
 	cancel context.CancelFunc
@@ -128,8 +134,21 @@ func (f *follower) stop() {
 	if f.cancel != nil {
 		f.cancel()
 	}
-	*f = follower{}
+	*f = follower{sess: f.sess, busy: f.busy}
 }
+
+func newFollower(sess *session, busy func() bool) follower {
+	return follower{sess: sess, busy: busy}
+}
+
+// SetSize: the follow mode has no room of its own (the status bar gives
+// its marker the room left, marker).
+func (f *follower) SetSize(int, int) {}
+
+// ShortHelp and FullHelp: it takes no keys (a run elsewhere is followed
+// while the thread is open).
+func (f *follower) ShortHelp() []key.Binding  { return nil }
+func (f *follower) FullHelp() [][]key.Binding { return nil }
 
 // wait is the Cmd that waits for the next change.
 func (f *follower) wait() tea.Cmd {
@@ -169,59 +188,75 @@ func (f *follower) current(gen int, thread string) bool {
 
 // followNews is what a follow message asks of the root.
 type followNews struct {
-	reload   bool               // read the newest listings and head again (Model.followReload)
-	writer   bool               // ask who writes the thread (askWriter)
+	reload   bool               // read the newest listings and head again (reloadWith)
 	err      error              // the watch did not start: say so
 	reloaded *followReloadedMsg // a reload's answers, for the history and the head
 }
 
-// Update takes the follow mode's messages for the thread view of
-// generation gen; busy is whether this TUI runs the thread itself.
-func (f *follower) Update(msg tea.Msg, gen int, busy bool) (followNews, tea.Cmd) {
+// Update takes the follow mode's messages for the open thread view; who
+// writes the thread it asks itself.
+func (f *follower) Update(msg tea.Msg) (followNews, tea.Cmd) {
+	news, cmd := f.update(msg, f.sess.gen, f.busy())
+	if news.reload && !f.reload() {
+		news.reload = false // once more after the reload under way
+	}
+	if news.writer {
+		cmd = tea.Batch(cmd, f.askWriter(f.sess.ctx, f.sess.deps.Backend))
+	}
+	return news.followNews, cmd
+}
+
+// followAsk is a follow message's news, with whether to ask who writes.
+type followAsk struct {
+	followNews
+	writer bool
+}
+
+func (f *follower) update(msg tea.Msg, gen int, busy bool) (followAsk, tea.Cmd) {
 	switch msg := msg.(type) {
 	case watchStartedMsg:
 		return f.started(msg, gen)
 	case watchWokeMsg:
 		if !f.current(msg.gen, msg.thread) || !f.on {
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
 		f.armed = false
 		if msg.closed {
 			f.on = false
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
 		f.wakes++
 		if busy {
 			// This TUI's own run: it follows it already.
-			return followNews{}, f.floor()
+			return followAsk{}, f.floor()
 		}
-		return followNews{reload: true, writer: true}, nil
+		return followAsk{followNews{reload: true}, true}, nil
 	case followReloadedMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
-		return followNews{reloaded: &msg}, nil
+		return followAsk{followNews: followNews{reloaded: &msg}}, nil
 	case followFloorMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
 		f.reloading = false
 		if f.again {
-			return followNews{reload: true}, nil
+			return followAsk{followNews: followNews{reload: true}}, nil
 		}
 		if !f.armed && f.on {
-			return followNews{}, f.wait()
+			return followAsk{}, f.wait()
 		}
 	case writerMsg:
 		return f.gotWriter(msg, busy)
 	case writerTickMsg:
 		if !f.current(msg.gen, msg.thread) {
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
 		f.asking = false
-		return followNews{writer: true}, nil
+		return followAsk{writer: true}, nil
 	}
-	return followNews{}, nil
+	return followAsk{}, nil
 }
 
 // reload says whether a reload may start now: while one or its floor is
@@ -246,42 +281,10 @@ func (f *follower) deleted() (first bool) {
 	return true
 }
 
-// onFollow routes the follow mode's messages and does what they ask.
-func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
-	news, cmd := m.follow.Update(msg, m.sess.gen, m.busy())
-	cmds := []tea.Cmd{cmd}
-	if news.err != nil {
-		cmds = append(cmds, m.setFlash("not following the thread: "+news.err.Error(), true))
-	}
-	if r := news.reloaded; r != nil {
-		if h, ok := r.history.(historyMsg); ok {
-			cmds = append(cmds, m.onHistory(h))
-		}
-		if h, ok := r.head.(headMsg); ok && m.follow.current(r.gen, r.thread) {
-			cmds = append(cmds, m.onHead(h))
-		}
-		if m.follow.current(r.gen, r.thread) {
-			cmds = append(cmds, m.follow.floor()) // still reloading until it passed
-		}
-	}
-	if news.reload {
-		cmds = append(cmds, m.followReload())
-	}
-	if news.writer {
-		cmds = append(cmds, m.follow.askWriter(m.sess.ctx, m.sess.deps.Backend))
-	}
-	return tea.Batch(cmds...)
-}
-
-// followReload reads the followed thread's newest listings and head
-// again, or, while a reload or its floor is under way, once more after
-// it.
-func (m *Model) followReload() tea.Cmd {
-	if !m.follow.reload() {
-		return nil
-	}
-	gen, thread := m.follow.gen, m.follow.thread
-	history, head := m.sync(false), m.reloadHead()
+// reloadWith is a reload's Cmd: the history and head reads the root
+// made, one after the other, as one followReloadedMsg.
+func (f *follower) reloadWith(history, head tea.Cmd) tea.Cmd {
+	gen, thread := f.gen, f.thread
 	return func() tea.Msg {
 		r := followReloadedMsg{gen: gen, thread: thread}
 		if history != nil {
@@ -294,19 +297,27 @@ func (m *Model) followReload() tea.Cmd {
 	}
 }
 
-// followMarker is the status bar's follow segment: who is writing the open
+// applied: the root took a reload's answers; while the thread is still
+// followed, the floor passes before the next.
+func (f *follower) applied(gen int, thread string) tea.Cmd {
+	if !f.current(gen, thread) {
+		return nil
+	}
+	return f.floor() // still reloading until it passed
+}
+
+// marker is the status bar's follow segment: who is writing the open
 // thread, in the longest form that fits in room columns, or that it is
 // followed; "" when it is not.
-func (m *Model) followMarker(room int) (live, following string) {
-	f := m.follow
-	if !f.on || m.busy() || m.screen != screenThread {
+func (f *follower) marker(th *themes.Theme, room int) (live, following string) {
+	if !f.on || f.busy() {
 		return "", ""
 	}
 	if f.gone {
-		return m.theme.StatusRun.Render("✗ deleted elsewhere"), ""
+		return th.StatusRun.Render("✗ deleted elsewhere"), ""
 	}
 	if f.writer == "" {
-		return "", m.theme.StatusLabel.Render("following")
+		return "", th.StatusLabel.Render("following")
 	}
 	who := termtext.Line(f.writer)
 	forms := []string{"● live: written by " + who, "● live: " + who}
@@ -316,44 +327,44 @@ func (m *Model) followMarker(room int) (live, following string) {
 	forms = append(forms, "● live")
 	for _, s := range forms[:len(forms)-1] {
 		if width(s) <= room {
-			return m.theme.StatusRun.Render(s), ""
+			return th.StatusRun.Render(s), ""
 		}
 	}
-	return m.theme.StatusRun.Render(forms[len(forms)-1]), ""
+	return th.StatusRun.Render(forms[len(forms)-1]), ""
 }
 
 // started takes the watch's start: on, and one reload for what was
 // committed before it.
-func (f *follower) started(msg watchStartedMsg, gen int) (followNews, tea.Cmd) {
+func (f *follower) started(msg watchStartedMsg, gen int) (followAsk, tea.Cmd) {
 	if !f.current(msg.gen, msg.thread) || msg.gen != gen {
 		if msg.cancel != nil {
 			msg.cancel() // a thread closed since
 		}
-		return followNews{}, nil
+		return followAsk{}, nil
 	}
 	if msg.err != nil {
 		if errors.Is(msg.err, engine.ErrNoWatch) {
-			return followNews{}, nil
+			return followAsk{}, nil
 		}
-		return followNews{err: msg.err}, nil
+		return followAsk{followNews: followNews{err: msg.err}}, nil
 	}
 	f.c, f.cancel, f.on = msg.c, msg.cancel, true
 	// What was committed between the open's read and the watch's
 	// start woke nobody: one reload reads it (a thread opened again
 	// while another process runs it showed its first checkpoints
 	// only, until its next turn).
-	return followNews{reload: true, writer: true}, f.wait()
+	return followAsk{followNews{reload: true}, true}, f.wait()
 }
 
 // gotWriter takes the answer to who writes the thread, and asks again
 // while someone does.
-func (f *follower) gotWriter(msg writerMsg, busy bool) (followNews, tea.Cmd) {
+func (f *follower) gotWriter(msg writerMsg, busy bool) (followAsk, tea.Cmd) {
 	if !f.current(msg.gen, msg.thread) {
-		return followNews{}, nil
+		return followAsk{}, nil
 	}
 	f.asking = false
 	if msg.err != nil {
-		return followNews{}, nil // the marker stays as it was; the next wake-up asks again
+		return followAsk{}, nil // the marker stays as it was; the next wake-up asks again
 	}
 	was := f.writer
 	f.writer = msg.who
@@ -367,5 +378,5 @@ func (f *follower) gotWriter(msg writerMsg, busy bool) (followNews, tea.Cmd) {
 		cmd = tea.Tick(writerEvery, func(time.Time) tea.Msg { return writerTickMsg{gen: gen, thread: thread} })
 	}
 	// The run elsewhere ended: its last status (done, paused, …).
-	return followNews{reload: was != "" && f.writer == "" && !busy}, cmd
+	return followAsk{followNews: followNews{reload: was != "" && f.writer == "" && !busy}}, cmd
 }

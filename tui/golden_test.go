@@ -61,8 +61,8 @@ func TestGolden(t *testing.T) {
 		{"status-cut", nil, []string{"(L)"}, nil, func(m *Model) {
 			m.setFlash("run failed: resume thread \"ticket-1\" at checkpoint 87: a long error from the store that the status bar cannot hold whole, ending here, after more words than fit in a hundred and sixty columns", true)
 		}},
-		{"kill", nil, []string{"Kill the worker", "pid 4242"}, nil, func(m *Model) { m.openDialog(m.killDialog(fakePid)) }},
-		{"quit", nil, []string{"Quit during a run", "stays resumable"}, nil, func(m *Model) { m.openDialog(m.quitDialog()) }},
+		{"kill", nil, []string{"Kill the worker", "pid 4242"}, nil, func(m *Model) { m.openDialog(m.runs.killDialog(fakePid)) }},
+		{"quit", nil, []string{"Quit during a run", "stays resumable"}, nil, func(m *Model) { m.openDialog(m.runs.quitDialog()) }},
 		{"fork", []string{"home", "right", "f"}, []string{"Fork at @2"}, nil, nil},
 		{"drill", []string{"K", "down", "down", "down"}, []string{"Crash drill", "mid-fanout: after one executor"}, func(t *testing.T) (Deps, []string) {
 			e := seededEngine(t)

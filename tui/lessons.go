@@ -106,16 +106,17 @@ type lessonPicker struct {
 	w, h      int
 	prepare   PrepareFunc // runs a lesson headless (Settings.Prepare)
 	start     string      // the lesson to prepare at start (Settings.Lesson)
+	ctx       context.Context
 }
 
-// newLessonPicker lists ls; prepare runs one headless, start names the one
-// to prepare at start ("" for none).
-func newLessonPicker(th *themes.Theme, ls []Lesson, prepare PrepareFunc, start string) *lessonPicker {
+// newLessonPicker lists ls; prepare runs one headless (under ctx), start
+// names the one to prepare at start ("" for none).
+func newLessonPicker(ctx context.Context, th *themes.Theme, ls []Lesson, prepare PrepareFunc, start string) *lessonPicker {
 	items := make([]list.Item, len(ls))
 	for i, l := range ls {
 		items[i] = lessonItem{l}
 	}
-	p := &lessonPicker{lessons: ls, keys: newLessonKeys(), prepare: prepare, start: start}
+	p := &lessonPicker{lessons: ls, keys: newLessonKeys(), prepare: prepare, start: start, ctx: ctx}
 	p.list = list.New(items, lessonDelegate{th}, 0, 0)
 	p.list.SetShowTitle(false)
 	p.list.SetShowHelp(false)
@@ -174,28 +175,69 @@ func (p *lessonPicker) find(name string) (Lesson, bool) {
 	return Lesson{}, false
 }
 
-// Update moves the cursor; it returns the lesson chosen, if any.
-func (p *lessonPicker) Update(m tea.Msg) (chosen *Lesson, cmd tea.Cmd) {
-	msg, ok := m.(tea.KeyMsg)
-	if !ok {
-		p.list, cmd = p.list.Update(m)
-		return nil, cmd
-	}
-	switch {
-	case key.Matches(msg, p.keys.Open):
-		it, ok := p.list.SelectedItem().(lessonItem)
-		if !ok {
-			return nil, nil
+// lessonAsk is what the picker asks of the root.
+type lessonAsk struct {
+	say    string // the status line says it (an error)
+	log    string // the status log keeps it (logErr: as an error)
+	logErr bool
+	// preparing: a lesson is being prepared, the picker shows it.
+	preparing bool
+	// ready: a lesson prepared; its thread opens with its script beside.
+	ready                          *lessonDoneMsg
+	quit, help, statusLog, threads bool // its keys for the root's screens
+}
+
+// Update takes its keys (a lesson chosen is prepared) and the
+// preparation's messages.
+func (p *lessonPicker) Update(m tea.Msg) (lessonAsk, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := m.(type) {
+	case lessonProgressMsg:
+		p.progressed(msg.line)
+		return lessonAsk{}, msg.next
+	case lessonDoneMsg:
+		p.prepared()
+		if msg.err != nil {
+			return lessonAsk{say: fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err)}, nil
 		}
-		return &it.l, nil
-	case key.Matches(msg, p.keys.Up):
-		p.list.CursorUp()
-	case key.Matches(msg, p.keys.Down):
-		p.list.CursorDown()
-	default:
-		p.list, cmd = p.list.Update(msg)
+		return lessonAsk{ready: &msg, log: fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), logErr: !msg.verdict.Passed}, nil
+	case tea.KeyMsg:
+		k := p.keys
+		switch {
+		case key.Matches(msg, k.Quit):
+			return lessonAsk{quit: true}, nil
+		case key.Matches(msg, k.Help):
+			return lessonAsk{help: true}, nil
+		case key.Matches(msg, k.Log):
+			return lessonAsk{statusLog: true}, nil
+		case key.Matches(msg, k.Threads):
+			return lessonAsk{threads: true}, nil
+		case key.Matches(msg, k.Open):
+			it, ok := p.list.SelectedItem().(lessonItem)
+			if !ok {
+				return lessonAsk{}, nil
+			}
+			return p.choose(it.l)
+		case key.Matches(msg, k.Up):
+			p.list.CursorUp()
+		case key.Matches(msg, k.Down):
+			p.list.CursorDown()
+		default:
+			p.list, cmd = p.list.Update(msg)
+		}
+		return lessonAsk{}, cmd
 	}
-	return nil, cmd
+	p.list, cmd = p.list.Update(m)
+	return lessonAsk{}, cmd
+}
+
+// choose starts preparing l, from the picker or at start.
+func (p *lessonPicker) choose(l Lesson) (lessonAsk, tea.Cmd) {
+	cmd, refused := p.begin(p.ctx, l)
+	if refused != "" {
+		return lessonAsk{say: refused}, nil
+	}
+	return lessonAsk{preparing: true, log: "preparing lesson " + l.Name}, cmd
 }
 
 // View is the picker's body: the list framed, then the progress box.
@@ -254,67 +296,6 @@ func prepareLesson(ctx context.Context, prepare PrepareFunc, l Lesson, ended cha
 		return <-done
 	}
 	return wait
-}
-
-// startLesson starts preparing l, from the picker or at start.
-func (m *Model) startLesson(l Lesson) tea.Cmd {
-	cmd, refused := m.lessons.begin(m.sess.ctx, l)
-	if refused != "" {
-		return m.setFlash(refused, true)
-	}
-	m.screen = screenLessons
-	m.logStatus("preparing lesson "+l.Name, false)
-	return cmd
-}
-
-// onLessonMsg handles the preparation's messages.
-func (m *Model) onLessonMsg(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case lessonProgressMsg:
-		m.lessons.progressed(msg.line)
-		return msg.next
-	case lessonDoneMsg:
-		m.lessons.prepared()
-		if msg.err != nil {
-			return m.setFlash(fmt.Sprintf("lesson %s: %v", msg.lesson.Name, msg.err), true)
-		}
-		m.script = newScriptPanel(msg.lesson, msg.verdict)
-		m.script.render(m.theme)
-		m.relayout()
-		m.logStatus(fmt.Sprintf("lesson %s: %s", msg.lesson.Name, msg.verdict.Line), !msg.verdict.Passed)
-		open := m.openThread(msg.lesson.Thread)
-		m.openAt = idOf(msg.verdict.At) // once its page is loaded (onHistory)
-		return tea.Batch(open, loadThreads(m.sess.ctx, m.sess.deps.Source))
-	}
-	return nil
-}
-
-// onLessonsKey handles keys on the picker.
-func (m *Model) onLessonsKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.lessons.keys
-	switch {
-	case key.Matches(msg, k.Quit):
-		return m.askQuit()
-	case key.Matches(msg, k.Help):
-		m.openPager(true)
-		return nil
-	case key.Matches(msg, k.Log):
-		m.openPager(false)
-		return nil
-	case key.Matches(msg, k.Threads):
-		m.screen = screenThreads
-		return loadThreads(m.sess.ctx, m.sess.deps.Source)
-	}
-	chosen, cmd := m.lessons.Update(msg)
-	if chosen != nil {
-		return m.startLesson(*chosen)
-	}
-	return cmd
-}
-
-// viewLessons draws the picker screen.
-func (m *Model) viewLessons() string {
-	return m.lessons.View(m.theme, m.sess.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
 
 // LessonKeys are the keys a lesson's script may tell a person to press, by

@@ -57,7 +57,8 @@ func (s lessonSettled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(hideScript); ok {
 		var cmds []tea.Cmd
 		for i := 0; i < 5 && !s.Model.script.hidden; i++ {
-			cmds = append(cmds, s.Model.toggleScript())
+			_, cmd := s.Model.Update(keyMsg("s"))
+			cmds = append(cmds, cmd)
 		}
 		return s, tea.Batch(cmds...)
 	}

@@ -153,10 +153,13 @@ type runNews struct {
 	saved    bool  // a checkpoint was stored
 	finished bool  // the run ended, with final
 	final    RunUpdate
+	// The head's costs came (costs: the inspector's header shows them),
+	// or came for a head since moved on (costsAgain: read them again).
+	costs, costsAgain bool
 }
 
 // Update takes the messages of the run under way: its start and batches
-// of its updates; the Cmd waits for the next batch.
+// of its updates (the Cmd waits for the next batch); and the head's costs.
 func (s *liveStrip) Update(msg tea.Msg) (runNews, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runStartedMsg:
@@ -177,6 +180,11 @@ func (s *liveStrip) Update(msg tea.Msg) (runNews, tea.Cmd) {
 		}
 		s.end(n.final)
 		return n, nil
+	case costsMsg:
+		if s.costsRead(msg.head, msg.costs, msg.current) {
+			return runNews{costs: true}, nil
+		}
+		return runNews{costsAgain: msg.current}, nil
 	}
 	return runNews{}, nil
 }

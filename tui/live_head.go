@@ -64,20 +64,21 @@ type costsMsg struct {
 	thread string
 	head   int64
 	costs  *engine.Costs // nil: they did not read
+	// current: of the chain open now (the root says, as it routes it).
+	current bool
 }
 
 // wantCosts reads the thread's costs for the inspector's header. They sum
 // every listing of the thread (on a 1,000-turn thread the costliest read
-// of opening it), so they are read only while the inspector shows, once
-// per head, and after the checkpoint under the cursor is shown: the first
-// screen does not wait for them.
-func (m *Model) wantCosts() tea.Cmd {
-	c, ok := m.sess.deps.Backend.(coster)
-	if !ok || m.cur == nil || !m.content.shows(paneInsp) || !m.live.wantsCosts() {
+// of opening it), so they are read only while the inspector shows a
+// checkpoint (shown), once per head, and after the checkpoint under the
+// cursor is shown: the first screen does not wait for them.
+func (s *liveStrip) wantCosts(sess *session, shown bool) tea.Cmd {
+	c, ok := sess.deps.Backend.(coster)
+	if !ok || !shown || !s.wantsCosts() {
 		return nil
 	}
-	h := m.live.head
-	ctx, gen, thread, id := m.sess.ctx, m.sess.gen, m.sess.thread, h.cp.ID
+	ctx, gen, thread, id := sess.ctx, sess.gen, sess.thread, s.head.cp.ID
 	return func() tea.Msg {
 		msg := costsMsg{gen: gen, thread: thread, head: id}
 		// A thread whose costs do not read still shows its head.
@@ -86,18 +87,6 @@ func (m *Model) wantCosts() tea.Cmd {
 		}
 		return msg
 	}
-}
-
-func (m *Model) onCosts(msg costsMsg) tea.Cmd {
-	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
-	switch {
-	case m.live.costsRead(msg.head, msg.costs, current):
-		m.syncPanes() // the inspector's header shows them
-		return nil
-	case !current:
-		return nil
-	}
-	return m.wantCosts() // the head moved on meanwhile
 }
 
 // readHead reads the newest checkpoint and its stored writes. It runs in a

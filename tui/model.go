@@ -122,9 +122,9 @@ type Model struct {
 
 	// Runs (runs.go), drills, approval and streaming (drill.go; the live
 	// strip, live.go).
-	next   nextRun   // breakpoints, kill point and grant of the next run
-	live   liveStrip // the run under way and what the last one left
-	follow follower  // a run elsewhere, followed (follow.go)
+	runs   runControl // starts and stops runs: keys, dialogs, the next run's settings
+	live   liveStrip  // the run under way and what the last one left
+	follow follower   // a run elsewhere, followed (follow.go)
 
 	par parity // replay, edit state, compare, graph view, what the model saw (parity.go)
 
@@ -153,7 +153,6 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		cache:       newCache(),
-		next:        newNextRun(s),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor, terminalBg: s.TerminalBackground},
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
@@ -166,13 +165,15 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer()
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
-	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
+	m.live = newLiveStrip(m.keys, m.timeline.keys, func() bool { return canKill(m.sess.deps.Runner) })
+	m.runs = newRunControl(m.sess, &m.live, m.keys, s)
+	m.follow = newFollower(m.sess, m.live.busy)
 	m.content = newContentPanes(newContentKeys(m.keys))
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
 	}
-	m.lessons = newLessonPicker(m.theme, s.Lessons, s.Prepare, s.Lesson)
+	m.lessons = newLessonPicker(ctx, m.theme, s.Lessons, s.Prepare, s.Lesson)
 	if len(s.Lessons) > 0 && s.Thread == "" {
 		m.screen = screenLessons
 	}
@@ -197,6 +198,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 	}
 	m.composer.setTheme(th)
 	m.live.setTheme(th)
+	m.runs.setTheme(th)
 	m.syncPanes()
 	m.refreshLive()
 }
@@ -212,7 +214,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
-		cmds = append(cmds, m.startLesson(l))
+		cmds = append(cmds, m.applyLesson(m.lessons.choose(l)))
 	}
 	return tea.Batch(cmds...)
 }
@@ -267,27 +269,43 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.checkFidelity() // the cursor may have moved on meanwhile
 	case lessonProgressMsg, lessonDoneMsg:
-		return m, m.onLessonMsg(msg)
+		return m, m.applyLesson(m.lessons.Update(msg))
 	case historyMsg:
 		return m, m.onHistory(msg)
 	case detailMsg:
 		return m, m.onDetail(msg)
 	case prefetchedMsg:
 		return m, m.onPrefetched(msg)
-	case runStartedMsg:
-		return m, m.onRunStarted(msg)
-	case runUpdatesMsg:
-		return m, m.onRunUpdates(msg)
+	case runStartedMsg, runUpdatesMsg:
+		return m, m.applyRun(m.runs.Update(msg))
+	case runAskMsg:
+		return m, m.applyRun(msg.out, nil)
+	case newThreadStartMsg:
+		open := m.openThread(msg.thread)
+		return m, tea.Sequence(open, m.applyRun(m.runs.Update(startRunMsg{kind: "run", in: msg.in})))
 	case headMsg:
 		return m, m.onHead(msg)
 	case costsMsg:
-		return m, m.onCosts(msg)
+		msg.current = msg.gen == m.sess.gen && msg.thread == m.sess.thread
+		news, _ := m.live.Update(msg)
+		if news.costs {
+			m.syncPanes() // the inspector's header shows them
+		}
+		if news.costsAgain {
+			return m, m.wantCosts() // the head moved on meanwhile
+		}
+		return m, nil
 	case watchStartedMsg, watchWokeMsg, writerMsg, writerTickMsg, followReloadedMsg, followFloorMsg:
 		return m, m.onFollow(msg)
 	case deletedMsg:
 		return m, m.onDeleted(msg)
 	case discardedMsg:
-		return m, m.onDiscarded(msg)
+		if msg.err != nil {
+			return m, m.status.say(msg)
+		}
+		// The timeline and the head read the thread again for the update
+		// checkpoint.
+		return m, tea.Batch(m.status.say(msg), m.sync(true), m.reloadHead())
 	case parityMsg:
 		return m, m.onParityMsg(msg)
 	case scrubMsg:
@@ -389,6 +407,177 @@ func (m *Model) applyPar(out parOutcome, cmd tea.Cmd) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// --- runs (runs.go) ---
+
+// applyRun does what the run control asks (runAsk), in the order a run's
+// end needs: the listings read again, what it left stale dropped, the
+// live strip re-rendered, the head read, then the status line.
+func (m *Model) applyRun(out runAsk, cmd tea.Cmd) tea.Cmd {
+	cmds := []tea.Cmd{cmd}
+	if out.clear {
+		m.clearFlash()
+	}
+	if out.started {
+		m.timeline.followNextRun(out.shown)
+	}
+	if out.sync {
+		cmds = append(cmds, m.sync(false))
+	}
+	if out.ended {
+		cmds = append(cmds, m.runEnded())
+	}
+	if out.unfollow {
+		m.timeline.followNextRun(false)
+	}
+	if out.relive {
+		m.refreshLive()
+	}
+	if out.ended {
+		cmds = append(cmds, m.reloadHead())
+	}
+	if out.dialog != nil {
+		m.openDialog(out.dialog)
+	}
+	if out.say != "" {
+		cmds = append(cmds, m.setFlash(out.say, out.sayErr))
+	}
+	if out.spin {
+		cmds = append(cmds, m.spin.Tick)
+	}
+	if out.quit {
+		cmds = append(cmds, tea.Quit)
+	}
+	return tea.Batch(cmds...)
+}
+
+// runEnded: a question about the run (kill it?) has nothing left to ask,
+// and the writes it stored for checkpoints it did not finish (a kill, a
+// failure) make what was shown of them out of date.
+func (m *Model) runEnded() tea.Cmd {
+	if c, ok := m.dialog.(*confirmDialog); ok && c.ofRun {
+		m.dialog = nil
+		m.logStatus("the run ended before the kill was confirmed: no worker is left to kill", false)
+	}
+	m.cache.dropPending(m.sess.thread)
+	if m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+		m.cur = nil // "loading…" rather than writes that may be out of date
+		return m.cursorMoved()
+	}
+	return nil
+}
+
+// busy: a run is under way (or starting).
+func (m *Model) busy() bool { return m.live.busy() }
+
+// askQuit quits at once when no run is under way; during one it asks
+// first, saying the run stays resumable.
+func (m *Model) askQuit() tea.Cmd { return m.applyRun(m.runs.Update(askQuitMsg{})) }
+
+// askReplay: p in the parity keys (parity.go).
+func (m *Model) askReplay() tea.Cmd {
+	return m.applyRun(m.runs.Update(replayAskMsg{m.timeline.runAt()}))
+}
+
+// Shutdown stops a lesson being prepared, the follow mode and a run under
+// way, waiting up to timeout for the run to end.
+func (m *Model) Shutdown(timeout time.Duration) {
+	m.lessons.stop(timeout)
+	m.follow.stop()
+	m.runs.shutdown(timeout)
+}
+
+// onDeleted: a thread deleted from the list; the open one closes.
+func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.setFlash(msg.err.Error(), true)
+	}
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.sess.ctx, m.sess.deps.Source)}
+	if msg.thread == m.sess.thread {
+		m.sess.thread = ""
+		m.follow.stop()
+		m.sess.gen++
+		m.timeline.reset("")
+		m.cur = nil
+		m.cache.drop(msg.thread)
+		m.afterTreeChange()
+		m.syncPanes()
+	}
+	return tea.Batch(cmds...)
+}
+
+// wantCosts asks the live strip for the head's costs while the inspector
+// shows a checkpoint (live_head.go).
+func (m *Model) wantCosts() tea.Cmd {
+	return m.live.wantCosts(m.sess, m.cur != nil && m.content.shows(paneInsp))
+}
+
+// onDraftMsg routes a draft edit's step to the approval dialog it edits,
+// open or not (draftedit.go).
+func (m *Model) onDraftMsg(msg parityMsg) tea.Cmd {
+	d, ok := msg.(draftMsg)
+	if !ok {
+		return nil
+	}
+	_, cmd := d.of().Update(msg)
+	return cmd
+}
+
+// applyLesson does what the lesson picker asks (lessons.go): its keys'
+// screens, the status, and a prepared lesson's thread with its script.
+func (m *Model) applyLesson(out lessonAsk, cmd tea.Cmd) tea.Cmd {
+	switch {
+	case out.quit:
+		return m.askQuit()
+	case out.help, out.statusLog:
+		m.openPager(out.help)
+		return nil
+	case out.threads:
+		m.screen = screenThreads
+		return loadThreads(m.sess.ctx, m.sess.deps.Source)
+	case out.say != "":
+		return m.setFlash(out.say, true)
+	case out.preparing:
+		m.screen = screenLessons
+	}
+	if r := out.ready; r != nil {
+		m.script = newScriptPanel(r.lesson, r.verdict, m.keys.Script)
+		m.script.render(m.theme)
+		m.relayout()
+	}
+	if out.log != "" {
+		m.logStatus(out.log, out.logErr)
+	}
+	if r := out.ready; r != nil {
+		open := m.openThread(r.lesson.Thread)
+		m.openAt = idOf(r.verdict.At) // once its page is loaded (onHistory)
+		return tea.Batch(open, loadThreads(m.sess.ctx, m.sess.deps.Source))
+	}
+	return cmd
+}
+
+// onFollow routes the follow mode's messages and gives a reload's
+// answers to the history and the head.
+func (m *Model) onFollow(msg tea.Msg) tea.Cmd {
+	news, cmd := m.follow.Update(msg)
+	cmds := []tea.Cmd{cmd}
+	if news.err != nil {
+		cmds = append(cmds, m.setFlash("not following the thread: "+news.err.Error(), true))
+	}
+	if r := news.reloaded; r != nil {
+		if h, ok := r.history.(historyMsg); ok {
+			cmds = append(cmds, m.onHistory(h))
+		}
+		if h, ok := r.head.(headMsg); ok && m.follow.current(r.gen, r.thread) {
+			cmds = append(cmds, m.onHead(h))
+		}
+		cmds = append(cmds, m.follow.applied(r.gen, r.thread))
+	}
+	if news.reload {
+		cmds = append(cmds, m.follow.reloadWith(m.sync(false), m.reloadHead()))
+	}
+	return tea.Batch(cmds...)
+}
+
 // --- keys ---
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
@@ -429,7 +618,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onThreadsKey(msg)
 	}
 	if m.screen == screenLessons {
-		return m.onLessonsKey(msg)
+		return m.applyLesson(m.lessons.Update(msg))
 	}
 	return m.onThreadKey(msg)
 }
@@ -450,7 +639,7 @@ func (m *Model) onComposerKey(msg tea.KeyMsg) tea.Cmd {
 		if m.busy() {
 			return m.setFlash("a run is under way: your text is kept, send it when the run ends (x stops it)", true)
 		}
-		cmd := m.send(out.send)
+		cmd := m.applyRun(m.runs.Update(sendMsg{text: out.send, draft: m.composer.draft, at: m.timeline.runAt()}))
 		m.composer.sent()
 		m.relayout()
 		return cmd
@@ -511,27 +700,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setFlash("open or create a thread first (t)", true)
 		}
 		return m.composer.Focus()
-	case key.Matches(msg, k.Fork):
-		return m.openFork()
-	case key.Matches(msg, k.Resume):
-		return m.resume()
-	case key.Matches(msg, k.Stop):
-		if m.live.run == nil {
-			return m.setFlash("no run is under way", false)
-		}
-		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run…", false))
-	case key.Matches(msg, k.Kill):
-		return m.askKill()
-	case key.Matches(msg, k.Drill):
-		return m.openDrill()
-	case key.Matches(msg, k.Dismiss):
-		return m.dismiss()
-	case key.Matches(msg, k.Discard):
-		return m.openDiscard()
-	case key.Matches(msg, k.Approve):
-		return m.openApproval()
-	case key.Matches(msg, k.Breaks):
-		m.openDialog(&breakDialog{nodes: graphNodes, on: m.next.breaks, keys: newToggleKeys()})
+	case m.runs.owns(msg):
+		return m.applyRun(m.runs.Update(runKeyMsg{msg, m.timeline.runAt()}))
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
 		return loadThreads(m.sess.ctx, m.sess.deps.Source)
@@ -539,7 +709,11 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		m.content.toggleFold()
 		m.syncPanes()
 	case key.Matches(msg, k.Script):
-		return m.toggleScript()
+		if relayout, cmd := m.script.Update(msg); !relayout {
+			return cmd
+		}
+		m.relayout()
+		return m.paneReads() // the panes may have widened into a side column
 	case key.Matches(msg, k.Theme):
 		if m.themeConfig.noColor {
 			return m.setFlash("NO_COLOR is set: colours stay off (unset NO_COLOR to choose a theme)", false)
@@ -589,7 +763,7 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 		}
 		return m.openChain(c)
 	case listNew:
-		return m.openNewThread()
+		return m.applyRun(m.runs.Update(newThreadMsg{taken: m.threads.find, n: len(m.threads.threads)}))
 	case listDelete:
 		t, _, ok := m.threads.selected()
 		if !ok {

@@ -34,43 +34,39 @@ func (w *workerRunner) Replay(ctx context.Context, thread string, checkpoint int
 
 // askReplay asks before replaying from the checkpoint under the cursor; a
 // checkpoint with nothing due says why on the status line.
-func (m *Model) askReplay() tea.Cmd {
-	id := m.timeline.tree.cursor
-	n := m.timeline.tree.nodes[id]
-	if m.sess.thread == "" || n == nil {
-		return m.setFlash("no checkpoint under the cursor to replay from", true)
+func (c *runControl) askReplay(at runAt) (runAsk, tea.Cmd) {
+	id, n := at.cursor, at.cur
+	if c.sess.thread == "" || n == nil {
+		return sayErr("no checkpoint under the cursor to replay from"), nil
 	}
-	if _, ok := m.sess.deps.Runner.(Replayer); !ok {
-		return m.setFlash("this runner cannot replay", true)
+	if _, ok := c.sess.deps.Runner.(Replayer); !ok {
+		return sayErr("this runner cannot replay"), nil
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	if c.busy() {
+		return sayErr("a run is under way: wait for it, or stop it with x"), nil
 	}
 	if n.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to replay at @%s: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again), or f forks it with new input", id), true)
+		return sayErr(fmt.Sprintf("nothing to replay at @%s: it ends a turn with no tasks due; replay an earlier checkpoint of the turn (its input checkpoint runs the whole turn again), or f forks it with new input", id)), nil
 	}
 	q := fmt.Sprintf("Replay from @%s? A new branch starts at @%s and runs its due tasks (%s) again, with no new input. Nothing is deleted: the old branch stays.", id, id, n.next)
-	m.openDialog(&confirmDialog{title: fmt.Sprintf("Replay from @%s", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return m.startReplay(id) }})
-	return nil
+	return runAsk{dialog: &confirmDialog{title: fmt.Sprintf("Replay from @%s", id), question: q, keys: newConfirmKeys(), onYes: func() tea.Cmd { return reply(c.startReplay(id)) }}}, nil
 }
 
 // startReplay launches the replay in a Cmd; the new branch is followed as a
 // fork's is.
-func (m *Model) startReplay(id string) tea.Cmd {
-	rp, ok := m.sess.deps.Runner.(Replayer)
+func (c *runControl) startReplay(id string) (runAsk, tea.Cmd) {
+	rp, ok := c.sess.deps.Runner.(Replayer)
 	if !ok {
-		return m.setFlash("this runner cannot replay", true)
+		return sayErr("this runner cannot replay"), nil
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	if c.busy() {
+		return sayErr("a run is under way: wait for it, or stop it with x"), nil
 	}
-	m.live.begin("replay")
-	m.clearFlash()
-	ctx, thread, rs, gen := m.sess.ctx, m.sess.thread, m.runSettings(), m.sess.gen
-	m.refreshLive()
+	c.live.begin("replay")
+	ctx, thread, rs, gen := c.sess.ctx, c.sess.thread, c.settings(), c.sess.gen
 	start := func() tea.Msg {
 		r, err := rp.Replay(ctx, thread, num(id), rs)
 		return runStartedMsg{gen: gen, thread: thread, kind: "replay", run: r, err: err, rs: rs}
 	}
-	return tea.Batch(start, m.spin.Tick)
+	return runAsk{clear: true, relive: true, spin: true}, start
 }

@@ -1,9 +1,12 @@
 package tui
 
-// Runs, for the root model: starting one (a turn, a resume, a fork, an
-// answer), following its updates into the live strip (live.go), saying how
-// it ended, and stopping or quitting during one. The dialogs that start
-// them (fork, discard, new thread) are here too.
+// The run control (runControl): starting a run (a turn, a resume, a fork,
+// a replay, an answer), taking its updates into the live strip (live.go),
+// saying how it ended, stopping, killing or quitting during one, and the
+// dialogs that start them (fork, discard, new thread, kill point,
+// approval, breakpoints). It drives the live strip, which the root holds
+// and lays out; what it asks of the root (open a dialog, re-render the
+// strip, follow the run, read the thread again) is its runAsk.
 
 import (
 	"context"
@@ -14,10 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
@@ -26,24 +31,6 @@ func cancelRun(r RunHandle) tea.Cmd {
 	return func() tea.Msg {
 		r.Cancel()
 		return nil
-	}
-}
-
-// liveThread is the thread the live strip shows: none off the thread view.
-func (m *Model) liveThread() string {
-	if m.screen != screenThread {
-		return ""
-	}
-	return m.sess.thread
-}
-
-// refreshLive re-renders the live strip and relays out when its height
-// changed.
-func (m *Model) refreshLive() {
-	before := m.live.Height()
-	m.live.render(m.liveThread())
-	if m.live.Height() != before {
-		m.relayout()
 	}
 }
 
@@ -80,9 +67,158 @@ func newNextRun(s Settings) nextRun {
 	return n
 }
 
-func (m *Model) runSettings() RunSettings {
+// runControl starts and stops runs (the component; the file's doc).
+type runControl struct {
+	sess  *session   // read only: the chain a run starts on
+	live  *liveStrip // the strip it drives (begin, a run's messages, dismiss)
+	keys  threadKeys // its own keys are the thread view's (runKeys)
+	theme *themes.Theme
+	next  nextRun
+}
+
+func newRunControl(sess *session, live *liveStrip, keys threadKeys, s Settings) runControl {
+	return runControl{sess: sess, live: live, keys: keys, next: newNextRun(s)}
+}
+
+func (c *runControl) setTheme(th *themes.Theme) { c.theme = th }
+
+// SetSize: the run control draws nothing itself (its dialogs are sized by
+// the root, the live strip is laid out by it).
+func (c *runControl) SetSize(int, int) {}
+
+// runKeys are the thread view's keys the run control takes, in
+// threadKeyTable's order.
+func (c *runControl) runKeys() []key.Binding {
+	k := c.keys
+	return []key.Binding{k.Fork, k.Resume, k.Stop, k.Kill, k.Drill, k.Dismiss, k.Discard, k.Approve, k.Breaks}
+}
+
+// ShortHelp: the thread view's footer lists these keys (threadKeys.footer).
+func (c *runControl) ShortHelp() []key.Binding  { return c.runKeys() }
+func (c *runControl) FullHelp() [][]key.Binding { return [][]key.Binding{c.runKeys()} }
+
+// owns says whether k is one of the run control's keys.
+func (c *runControl) owns(k tea.KeyMsg) bool { return key.Matches(k, c.runKeys()...) }
+
+// runAsk is what the run control asks of the root.
+type runAsk struct {
+	say      string // the status line says it (sayErr: as an error)
+	sayErr   bool
+	clear    bool   // take the last status off the bar: a run starts
+	dialog   dialog // open it
+	relive   bool   // the live strip changed: re-render it
+	spin     bool   // a run starts: the spinner turns
+	started  bool   // a run started: the timeline follows it when shown
+	shown    bool
+	unfollow bool // the run wrote nothing: nothing to follow
+	sync     bool // checkpoints were stored: read the listings again
+	ended    bool // the run ended: its pending writes shown are stale, the head moved
+	quit     bool // quit now
+}
+
+func sayErr(text string) runAsk { return runAsk{say: text, sayErr: true} }
+
+// The messages the root routes to the run control: its keys with where
+// the timeline is, the composer's text, and what its dialogs answered.
+type (
+	runKeyMsg struct {
+		tea.KeyMsg
+		at runAt
+	}
+	sendMsg struct {
+		text  string
+		draft bool
+		at    runAt
+	}
+	replayAskMsg struct{ at runAt }
+	askQuitMsg   struct{}
+	// newThreadMsg: n (the new thread's form); taken says whether a name
+	// is a thread already, n how many there are.
+	newThreadMsg struct {
+		taken func(string) bool
+		n     int
+	}
+	// startRunMsg: a run to start (a new thread's first, once the root
+	// opened the thread: newThreadStartMsg).
+	startRunMsg struct {
+		kind, from string
+		in         Input
+	}
+	newThreadStartMsg struct {
+		thread string
+		in     Input
+	}
+	// runAskMsg is what a dialog's answer asks of the root, after the run
+	// control did its part at once (reply).
+	runAskMsg struct{ out runAsk }
+)
+
+// ask is a Cmd that brings msg back to the root.
+func ask(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// reply is a dialog's answer: the run control changed its state when the
+// dialog answered (a run begun, a quit under way), and what it asks of
+// the root comes first, then cmd.
+func reply(out runAsk, cmd tea.Cmd) tea.Cmd { return tea.Sequence(ask(runAskMsg{out}), cmd) }
+
+// Update takes the run control's keys, requests and a run's messages.
+func (c *runControl) Update(msg tea.Msg) (runAsk, tea.Cmd) {
+	switch msg := msg.(type) {
+	case runKeyMsg:
+		return c.onKey(msg)
+	case sendMsg:
+		return c.send(msg)
+	case replayAskMsg:
+		return c.askReplay(msg.at)
+	case askQuitMsg:
+		if !c.busy() {
+			return c.quit()
+		}
+		return runAsk{dialog: c.quitDialog()}, nil
+	case newThreadMsg:
+		return c.openNewThread(msg.taken, msg.n)
+	case startRunMsg:
+		return c.startRun(msg.kind, msg.from, msg.in)
+	case runStartedMsg:
+		return c.started(msg)
+	case runUpdatesMsg:
+		return c.updates(msg)
+	}
+	return runAsk{}, nil
+}
+
+func (c *runControl) onKey(msg runKeyMsg) (runAsk, tea.Cmd) {
+	k := c.keys
+	switch {
+	case key.Matches(msg.KeyMsg, k.Fork):
+		return c.openFork(msg.at)
+	case key.Matches(msg.KeyMsg, k.Resume):
+		return c.resume(msg.at)
+	case key.Matches(msg.KeyMsg, k.Stop):
+		if c.live.run == nil {
+			return runAsk{say: "no run is under way"}, nil
+		}
+		return runAsk{say: "stopping the run…"}, cancelRun(c.live.run)
+	case key.Matches(msg.KeyMsg, k.Kill):
+		return c.askKill()
+	case key.Matches(msg.KeyMsg, k.Drill):
+		return c.openDrill()
+	case key.Matches(msg.KeyMsg, k.Dismiss):
+		return runAsk{relive: c.live.dismiss()}, nil
+	case key.Matches(msg.KeyMsg, k.Discard):
+		return c.openDiscard(msg.at)
+	case key.Matches(msg.KeyMsg, k.Approve):
+		return c.openApproval()
+	case key.Matches(msg.KeyMsg, k.Breaks):
+		return runAsk{dialog: &breakDialog{nodes: graphNodes, on: c.next.breaks, keys: newToggleKeys()}}, nil
+	}
+	return runAsk{}, nil
+}
+
+// settings are the next run's: its breakpoints and kill point.
+func (c *runControl) settings() RunSettings {
 	var rs RunSettings
-	keys := slices.Sorted(maps.Keys(m.next.breaks))
+	keys := slices.Sorted(maps.Keys(c.next.breaks))
 	for _, k := range keys {
 		when, node, _ := strings.Cut(k, ":")
 		if when == "before" {
@@ -91,26 +227,27 @@ func (m *Model) runSettings() RunSettings {
 			rs.InterruptAfter = append(rs.InterruptAfter, node)
 		}
 	}
-	if m.canKill() {
-		rs.KillAt = m.next.armed
+	if c.canKill() {
+		rs.KillAt = c.next.armed
 	}
 	return rs
 }
 
-func (m *Model) busy() bool { return m.live.run != nil || m.live.starting }
+// armed is the kill point armed for the next run ("": none).
+func (c *runControl) armed() string { return c.next.armed }
+
+func (c *runControl) busy() bool { return c.live.busy() }
 
 // startRun launches a run in a Cmd; kind is "run", "resume" or "fork".
-func (m *Model) startRun(kind, from string, in Input) tea.Cmd {
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+func (c *runControl) startRun(kind, from string, in Input) (runAsk, tea.Cmd) {
+	if c.busy() {
+		return sayErr("a run is under way: wait for it, or stop it with x"), nil
 	}
-	m.live.begin(kind)
-	m.clearFlash()
-	ctx, runner, b, thread, rs, gen := m.sess.ctx, m.sess.deps.Runner, m.sess.deps.Backend, m.sess.thread, m.runSettings(), m.sess.gen
+	c.live.begin(kind)
+	ctx, runner, b, thread, rs, gen := c.sess.ctx, c.sess.deps.Runner, c.sess.deps.Backend, c.sess.thread, c.settings(), c.sess.gen
 	if in.Text != "" {
-		in.AuthTTL = m.next.authTTL
+		in.AuthTTL = c.next.authTTL
 	}
-	m.refreshLive()
 	start := func() tea.Msg {
 		var r RunHandle
 		var err error
@@ -129,59 +266,35 @@ func (m *Model) startRun(kind, from string, in Input) tea.Cmd {
 		}
 		return runStartedMsg{gen: gen, thread: thread, kind: kind, run: r, err: err, rs: rs, head: head}
 	}
-	return tea.Batch(start, m.spin.Tick)
+	return runAsk{clear: true, relive: true, spin: true}, start
 }
 
-func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
-	msg.shown = msg.gen == m.sess.gen
-	news, wait := m.live.Update(msg)
+func (c *runControl) started(msg runStartedMsg) (runAsk, tea.Cmd) {
+	msg.shown = msg.gen == c.sess.gen
+	news, wait := c.live.Update(msg)
 	if news.startErr != nil {
-		m.refreshLive()
-		return m.setFlash(news.startErr.Error(), true)
+		return runAsk{relive: true, say: news.startErr.Error(), sayErr: true}, nil
 	}
-	m.timeline.followNextRun(msg.gen == m.sess.gen)
-	m.next.ran(msg.rs.KillAt)
-	m.refreshLive()
-	return wait
+	c.next.ran(msg.rs.KillAt)
+	return runAsk{started: true, shown: msg.shown, relive: true}, wait
 }
 
-func (m *Model) onRunUpdates(msg runUpdatesMsg) tea.Cmd {
-	news, wait := m.live.Update(msg)
-	var cmds []tea.Cmd
-	if news.saved || news.finished {
-		cmds = append(cmds, m.sync(false))
-	}
+func (c *runControl) updates(msg runUpdatesMsg) (runAsk, tea.Cmd) {
+	news, wait := c.live.Update(msg)
+	out := runAsk{sync: news.saved || news.finished}
 	if !news.finished {
-		if wait != nil {
-			m.refreshLive()
-		}
-		return tea.Batch(append(cmds, wait)...)
+		out.relive = wait != nil
+		return out, wait
 	}
 	final := news.final
-	if c, ok := m.dialog.(*confirmDialog); ok && c.ofRun {
-		m.dialog = nil // the run it asked about is over: nothing left to kill
-		m.logStatus("the run ended before the kill was confirmed: no worker is left to kill", false)
-	}
-	if m.live.progress.checkpoints == 0 {
-		m.timeline.followNextRun(false) // nothing was written: there is nothing to follow
-	}
-	// The run stored writes for checkpoints it did not finish (a kill, a
-	// failure): what was shown of them is out of date.
-	m.cache.dropPending(m.sess.thread)
-	if m.cur != nil && len(m.cur.cp.Tasks) > 0 {
-		m.cur = nil // "loading…" rather than writes that may be out of date
-		cmds = append(cmds, m.cursorMoved())
-	}
-	m.refreshLive()
-	cmds = append(cmds, m.reloadHead())
-	cmds = append(cmds, m.setFlash(m.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)))
-	if m.live.quitting {
-		cmds = append(cmds, tea.Quit)
-	}
-	return tea.Batch(cmds...)
+	out.ended, out.relive = true, true
+	out.unfollow = c.live.progress.checkpoints == 0 // nothing was written: there is nothing to follow
+	out.say, out.sayErr = c.describeEnd(final), final.Err != nil && !errors.Is(final.Err, context.Canceled)
+	out.quit = c.live.quitting
+	return out, nil
 }
 
-func (m *Model) describeEnd(u RunUpdate) string {
+func (c *runControl) describeEnd(u RunUpdate) string {
 	res := u.Result
 	calls := model.Counts(res.ModelCalls)
 	var ke *KilledError
@@ -189,8 +302,8 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		return ke.Error() + ": the screen shows what is stored; r resumes in a new worker"
 	}
 	unreached := ""
-	if m.live.killAt != "" {
-		unreached = " · kill point " + m.live.killAt + " was not reached"
+	if c.live.killAt != "" {
+		unreached = " · kill point " + c.live.killAt + " was not reached"
 	}
 	if u.Err != nil {
 		if errors.Is(u.Err, context.Canceled) {
@@ -200,7 +313,7 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		if errors.As(u.Err, &pe) {
 			return fmt.Sprintf("@%d has %s (%s): r resumes them, f forks, D discards them", pe.Checkpoint, plural(len(pe.Tasks), "pending task", "pending tasks"), engine.DescribeTasks(pe.Tasks))
 		}
-		return "run failed: " + u.Err.Error() + m.keys.fixes(u.Err)
+		return "run failed: " + u.Err.Error() + c.keys.fixes(u.Err)
 	}
 	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
@@ -209,14 +322,14 @@ func (m *Model) describeEnd(u RunUpdate) string {
 		return fmt.Sprintf("paused %s %s at @%d with %s: r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, plural(len(res.Pending), "pending task", "pending tasks"), unreached)
 	}
 	verb := "done"
-	switch m.live.kind {
+	switch c.live.kind {
 	case "approve":
 		verb = "approved, done"
 	case "reject":
 		verb = "rejected, done"
 	}
 	refused := ""
-	if p := m.live.progress; p != nil && p.refused != "" && !p.extractive {
+	if p := c.live.progress; p != nil && p.refused != "" && !p.extractive {
 		refused = " · ! summary refused: " + p.refused
 	} else if p != nil && p.extractive {
 		refused = " · compacted by rewind (the model's summaries were refused twice)"
@@ -227,76 +340,47 @@ func (m *Model) describeEnd(u RunUpdate) string {
 // send continues the current branch with a new message: on the thread's
 // newest checkpoint that is a new turn; on an older branch it forks from the
 // branch's end, so the message lands where the user is looking.
-func (m *Model) send(text string) tea.Cmd {
-	if m.sess.thread == "" {
-		return m.setFlash("open or create a thread first (t)", true)
+func (c *runControl) send(msg sendMsg) (runAsk, tea.Cmd) {
+	if c.sess.thread == "" {
+		return sayErr("open or create a thread first (t)"), nil
 	}
-	in := Input{Text: text, Draft: m.composer.draft}
-	if m.timeline.tree.len() == 0 {
-		return m.startRun("run", "", in)
+	in := Input{Text: msg.text, Draft: msg.draft}
+	at := msg.at
+	if at.empty {
+		return c.startRun("run", "", in)
 	}
-	leaf := m.timeline.tree.nodes[m.timeline.leaf]
-	if leaf == nil || leaf.id == m.timeline.tree.maxID {
-		return m.startRun("run", "", in)
+	leaf := at.leaf
+	if leaf == nil || leaf.id == at.newest {
+		return c.startRun("run", "", in)
 	}
 	if leaf.pending > 0 {
-		return m.setFlash(fmt.Sprintf("this branch ends at @%s with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%s)", leaf.id, m.timeline.tree.maxID), true)
+		return sayErr(fmt.Sprintf("this branch ends at @%s with pending tasks: f forks from it with new input (resume works on the newest checkpoint, @%s)", leaf.id, at.newest)), nil
 	}
-	return m.startRun("fork", leaf.id, in)
-}
-
-func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
-	if msg.err != nil {
-		return m.setFlash(msg.err.Error(), true)
-	}
-	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.sess.ctx, m.sess.deps.Source)}
-	if msg.thread == m.sess.thread {
-		m.sess.thread = ""
-		m.follow.stop()
-		m.sess.gen++
-		m.timeline.reset("")
-		m.cur = nil
-		m.cache.drop(msg.thread)
-		m.afterTreeChange()
-		m.syncPanes()
-	}
-	return tea.Batch(cmds...)
-}
-
-// askQuit quits at once when no run is under way; during one it asks
-// first, saying the run stays resumable.
-func (m *Model) askQuit() tea.Cmd {
-	if !m.busy() {
-		return m.quit()
-	}
-	m.openDialog(m.quitDialog())
-	return nil
+	return c.startRun("fork", leaf.id, in)
 }
 
 // quitDialog asks before quitting during a run.
-func (m *Model) quitDialog() dialog {
-	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(m.sess.thread) + "`)."
-	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: m.quit}
+func (c *runControl) quitDialog() dialog {
+	q := "A run is under way. Quit now? The run is stopped: what it finished is stored, and the thread stays resumable (r here, or `rewind resume " + termtext.Name(c.sess.thread) + "`)."
+	return &confirmDialog{title: "Quit during a run", question: q, keys: newQuitKeys(), onYes: func() tea.Cmd { return reply(c.quit()) }}
 }
 
 // quit stops a run under way first (its finished tasks stay stored).
-func (m *Model) quit() tea.Cmd {
-	if m.live.run == nil {
-		return tea.Quit
+func (c *runControl) quit() (runAsk, tea.Cmd) {
+	if c.live.run == nil {
+		return runAsk{quit: true}, nil
 	}
-	if m.live.stopping() {
-		return tea.Batch(cancelRun(m.live.run), m.setFlash("stopping the run, then quitting…", false),
+	if c.live.stopping() {
+		return runAsk{say: "stopping the run, then quitting…"}, tea.Batch(cancelRun(c.live.run),
 			tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitMsg{} }))
 	}
-	return tea.Quit
+	return runAsk{quit: true}, nil
 }
 
-// Shutdown stops a run under way and waits (up to timeout) for it to end,
-// so the store is not closed under its feet.
-func (m *Model) Shutdown(timeout time.Duration) {
-	m.lessons.stop(timeout)
-	m.follow.stop()
-	r := m.live.run
+// shutdown stops a run under way and waits (up to timeout) for it to
+// end, so the store is not closed under its feet.
+func (c *runControl) shutdown(timeout time.Duration) {
+	r := c.live.run
 	if r == nil {
 		return
 	}
@@ -314,47 +398,45 @@ func (m *Model) Shutdown(timeout time.Duration) {
 	}
 }
 
-func (m *Model) resume() tea.Cmd {
-	if m.sess.thread == "" || m.timeline.tree.len() == 0 {
-		return m.setFlash("nothing to resume here", true)
+func (c *runControl) resume(at runAt) (runAsk, tea.Cmd) {
+	if c.sess.thread == "" || at.empty {
+		return sayErr("nothing to resume here"), nil
 	}
 	// What is on screen comes first: a paused checkpoint under the cursor
 	// (say, one a fork branched from) or the paused end of the branch on
 	// screen resumes where it stopped; the engine refuses one already
 	// continued.
-	for _, id := range []string{m.timeline.tree.cursor, m.timeline.tree.leaf()} {
-		if n := m.timeline.tree.nodes[id]; n != nil && id != m.timeline.tree.maxID && n.pending > 0 {
-			return m.startRun("resume", id, Input{})
+	for _, n := range []*timelineNode{at.cur, at.end} {
+		if n != nil && n.id != at.newest && n.pending > 0 {
+			return c.startRun("resume", n.id, Input{})
 		}
 	}
-	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
-	if latest == nil || latest.pending == 0 {
-		return m.setFlash(fmt.Sprintf("nothing to resume: the newest checkpoint @%s has no pending tasks", m.timeline.tree.maxID), true)
+	if at.head == nil || at.head.pending == 0 {
+		return sayErr(fmt.Sprintf("nothing to resume: the newest checkpoint @%s has no pending tasks", at.newest)), nil
 	}
-	return m.startRun("resume", "", Input{})
+	return c.startRun("resume", "", Input{})
 }
 
-func (m *Model) openFork() tea.Cmd {
-	id := m.timeline.tree.cursor
+func (c *runControl) openFork(at runAt) (runAsk, tea.Cmd) {
+	id := at.cursor
 	if id == "" {
-		return m.setFlash("no checkpoint under the cursor to fork from", true)
+		return sayErr("no checkpoint under the cursor to fork from"), nil
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it, or stop it with x", true)
+	if c.busy() {
+		return sayErr("a run is under way: wait for it, or stop it with x"), nil
 	}
 	note := fmt.Sprintf("A new branch starts at @%s with this message; nothing is deleted, the old branch stays.", id)
-	if n := m.timeline.tree.nodes[id]; n != nil && n.pending > 0 {
+	if n := at.cur; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %s (%s) are superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next)
 	}
-	f := newForm(m.theme, fmt.Sprintf("Fork at @%s", id), note, func(v []string) (tea.Cmd, error) {
+	f := newForm(c.theme, fmt.Sprintf("Fork at @%s", id), note, func(v []string) (tea.Cmd, error) {
 		var attach []string
 		if v[1] != "" {
 			attach = []string{v[1]}
 		}
-		return m.startRun("fork", id, Input{Text: v[0], Attach: attach}), nil
+		return reply(c.startRun("fork", id, Input{Text: v[0], Attach: attach})), nil
 	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
-	m.openDialog(f)
-	return f.fields[0].input.Focus()
+	return runAsk{dialog: f}, f.fields[0].input.Focus()
 }
 
 func (msg discardedMsg) say() (string, bool) {
@@ -364,25 +446,16 @@ func (msg discardedMsg) say() (string, bool) {
 	return fmt.Sprintf("discarded %s at @%d", plural(len(msg.cp.Metadata.Discarded), "pending task", "pending tasks"), msg.cp.ParentID), false
 }
 
-// onDiscarded: the status line says what was discarded; the timeline and
-// the head read the thread again for the update checkpoint.
-func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
-	if msg.err != nil {
-		return m.status.say(msg)
-	}
-	return tea.Batch(m.status.say(msg), m.sync(true), m.reloadHead())
-}
-
-func (m *Model) openDiscard() tea.Cmd {
-	latest := m.timeline.tree.nodes[m.timeline.tree.maxID]
+func (c *runControl) openDiscard(at runAt) (runAsk, tea.Cmd) {
+	latest := at.head
 	if latest == nil || latest.pending == 0 {
-		return m.setFlash("the newest checkpoint has no pending tasks to discard", true)
+		return sayErr("the newest checkpoint has no pending tasks to discard"), nil
 	}
-	if m.busy() {
-		return m.setFlash("a run is under way", true)
+	if c.busy() {
+		return sayErr("a run is under way"), nil
 	}
-	ctx, b, thread, gen := m.sess.ctx, m.sess.deps.Backend, m.sess.thread, m.sess.gen
-	m.openDialog(&confirmDialog{title: "Discard pending tasks",
+	ctx, b, thread, gen := c.sess.ctx, c.sess.deps.Backend, c.sess.thread, c.sess.gen
+	return runAsk{dialog: &confirmDialog{title: "Discard pending tasks",
 		question: fmt.Sprintf("Drop the %s of @%s (%s)? This writes an update checkpoint; nothing is deleted.", plural(latest.pending, "pending task", "pending tasks"), latest.id, latest.next),
 		keys:     newConfirmKeys(),
 		onYes: func() tea.Cmd {
@@ -390,37 +463,36 @@ func (m *Model) openDiscard() tea.Cmd {
 				cp, err := b.DiscardPending(ctx, thread)
 				return discardedMsg{gen: gen, thread: thread, cp: cp, err: err}
 			}
-		}})
-	return nil
+		}}}, nil
 }
 
-func (m *Model) openNewThread() tea.Cmd {
-	if m.busy() {
-		return m.setFlash("a run is under way: wait for it first", true)
+// openNewThread asks for a new thread's name and first message; taken
+// says whether a name is a thread already, n how many there are.
+func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.Cmd) {
+	if c.busy() {
+		return sayErr("a run is under way: wait for it first"), nil
 	}
 	name := ""
-	for i := len(m.threads.threads) + 1; ; i++ {
+	for i := n + 1; ; i++ {
 		name = fmt.Sprintf("ticket-%d", i)
-		if !m.threads.find(name) {
+		if !taken(name) {
 			break
 		}
 	}
-	f := newForm(m.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
+	f := newForm(c.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
 		if strings.ContainsFunc(v[0], termtext.Unsafe) {
 			return nil, errors.New("the thread name has control or invisible characters (escapes, bidi marks): type it again without them")
 		}
-		if m.threads.find(v[0]) {
+		if taken(v[0]) {
 			return nil, fmt.Errorf("thread %s exists: open it from the list", v[0])
 		}
 		var attach []string
 		if v[2] != "" {
 			attach = []string{v[2]}
 		}
-		open := m.openThread(v[0])
-		return tea.Sequence(open, m.startRun("run", "", Input{Text: v[1], Attach: attach})), nil
+		return ask(newThreadStartMsg{thread: v[0], in: Input{Text: v[1], Attach: attach}}), nil
 	}, newField("Thread name", name, "ticket-1", true),
 		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
 		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
-	m.openDialog(f)
-	return f.fields[0].input.Focus()
+	return runAsk{dialog: f}, f.fields[0].input.Focus()
 }

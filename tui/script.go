@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -26,10 +27,12 @@ type scriptPanel struct {
 	theme       *themes.Theme
 	w, h        int
 	lines       []string // the framed panel, rendered once per size and theme
+	// turn is its key, the thread view's (s): threadKeys.Script.
+	turn key.Binding
 }
 
-func newScriptPanel(l Lesson, v LessonVerdict) *scriptPanel {
-	return &scriptPanel{lesson: l, verdict: v}
+func newScriptPanel(l Lesson, v LessonVerdict, turn key.Binding) *scriptPanel {
+	return &scriptPanel{lesson: l, verdict: v, turn: turn}
 }
 
 // panelWidth is the panel's width on a screen w wide.
@@ -197,14 +200,25 @@ func (p *scriptPanel) toggle() (relayout bool) {
 	return true
 }
 
-// toggleScript shows or hides the lesson's script panel.
-func (m *Model) toggleScript() tea.Cmd {
-	if m.script == nil {
-		return m.setFlash("no lesson script here: rewind demo opens a lesson with its script", false)
+// Update takes its key: the next page of steps, or hide, or show again;
+// relayout says whether its column came or went. With no lesson (a nil
+// panel) the status line says there is no script here.
+func (p *scriptPanel) Update(msg tea.Msg) (relayout bool, cmd tea.Cmd) {
+	if p == nil {
+		return false, flash("no lesson script here: rewind demo opens a lesson with its script", false)
 	}
-	if !m.script.toggle() {
+	if k, ok := msg.(tea.KeyMsg); !ok || !key.Matches(k, p.turn) {
+		return false, nil
+	}
+	return p.toggle(), nil
+}
+
+// ShortHelp and FullHelp: its key (none with no lesson).
+func (p *scriptPanel) ShortHelp() []key.Binding {
+	if p == nil {
 		return nil
 	}
-	m.relayout()
-	return m.paneReads() // the panes may have widened into a side column
+	return []key.Binding{p.turn}
 }
+
+func (p *scriptPanel) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }

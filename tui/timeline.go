@@ -379,3 +379,21 @@ func (p *timelinePane) View() []string {
 	}
 	return p.rowLines()
 }
+
+// runAt is where a run may start from, as the timeline shows it: the
+// checkpoint under the cursor, the end of the cursor's branch (i continues
+// there; end is the tree's own reckoning, r resumes there) and the
+// thread's newest; a node is nil when there is none.
+type runAt struct {
+	empty          bool   // no checkpoint yet
+	cursor, newest string // ids
+	cur, leaf, end *timelineNode
+	head           *timelineNode // the newest
+}
+
+// runAt reads where a run may start from (the run control's keys).
+func (p *timelinePane) runAt() runAt {
+	t := p.tree
+	return runAt{empty: t.len() == 0, cursor: t.cursor, newest: t.maxID,
+		cur: t.nodes[t.cursor], leaf: t.nodes[p.leaf], end: t.nodes[t.leaf()], head: t.nodes[t.maxID]}
+}

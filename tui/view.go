@@ -52,6 +52,24 @@ func columns(rest int, wide bool) (mainW, sideW int) {
 	return mainW, rest - mainW
 }
 
+// liveThread is the thread the live strip shows: none off the thread view.
+func (m *Model) liveThread() string {
+	if m.screen != screenThread {
+		return ""
+	}
+	return m.sess.thread
+}
+
+// refreshLive re-renders the live strip and relays out when its height
+// changed.
+func (m *Model) refreshLive() {
+	before := m.live.Height()
+	m.live.render(m.liveThread())
+	if m.live.Height() != before {
+		m.relayout()
+	}
+}
+
 func (m *Model) relayout() {
 	m.live.SetSize(m.w, m.h)
 	m.live.render(m.liveThread())
@@ -240,7 +258,7 @@ func (m *Model) viewComposer() string {
 	switch {
 	case m.busy():
 		hint = "a run is under way · x stops it"
-		if m.canKill() {
+		if m.runs.canKill() {
 			hint += ", " + m.keys.Kill.Help().Key + " kills its worker"
 		}
 	case head != nil && head.gate != nil && m.timeline.leaf == head.id:
@@ -297,8 +315,8 @@ func (m *Model) viewStatus() string {
 		if branch && m.timeline.branch != "" {
 			parts = append(parts, th.StatusLabel.Render(m.timeline.branch))
 		}
-		if m.next.armed != "" {
-			parts = append(parts, th.Error.Render("✝ next run dies at "+m.next.armed))
+		if a := m.runs.armed(); a != "" {
+			parts = append(parts, th.Error.Render("✝ next run dies at "+a))
 		}
 		return parts
 	}
@@ -308,12 +326,12 @@ func (m *Model) viewStatus() string {
 	// else its short one.
 	var optional [][]string
 	if m.screen == screenThread && m.sess.thread != "" {
-		if live, following := m.followMarker(m.w - width(strings.Join(parts, sep)) - 6); live != "" {
+		if live, following := m.follow.marker(m.theme, m.w-width(strings.Join(parts, sep))-6); live != "" {
 			extra = append(extra, live)
 		} else if following != "" {
 			optional = append(optional, []string{following})
 		}
-		if rs := m.runSettings(); len(rs.InterruptBefore)+len(rs.InterruptAfter) > 0 {
+		if rs := m.runs.settings(); len(rs.InterruptBefore)+len(rs.InterruptAfter) > 0 {
 			var bs []string
 			for _, n := range rs.InterruptBefore {
 				bs = append(bs, "before "+n)
@@ -600,6 +618,11 @@ func (m *Model) onPagerKey(msg tea.KeyMsg) tea.Cmd {
 		return m.askQuit()
 	}
 	return nil
+}
+
+// viewLessons draws the picker screen.
+func (m *Model) viewLessons() string {
+	return m.lessons.View(m.theme, m.sess.deps.StoreLabel) + "\n" + m.viewStatus() + "\n" + m.viewHelpLine()
 }
 
 func (m *Model) viewThreads() string {

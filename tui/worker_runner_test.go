@@ -69,8 +69,8 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 
 	// 1. The worker kills itself at the kill point armed in the menu.
 	h.key("K", "down", "down", "down", "enter")
-	if h.m.next.armed != "mid-fanout" {
-		t.Fatalf("armed %q, want mid-fanout", h.m.next.armed)
+	if h.m.runs.next.armed != "mid-fanout" {
+		t.Fatalf("armed %q, want mid-fanout", h.m.runs.next.armed)
 	}
 	h.key("i")
 	h.typeText(firstInput)

@@ -19,8 +19,9 @@ import (
 // checkReaders compares the hand readers with encoding/json on every row
 // of the thread as the store gives it back (PostgreSQL's jsonb respaces
 // and reorders): they must agree, and a row this rewind wrote must be
-// read by hand (else the fast path is never taken).
-func checkReaders(t *testing.T, st store.Store, thread string) {
+// read by hand (else the fast path is never taken). Each row's listing
+// as browse.Source lists it (Schema.Brief) must be what History's gave.
+func checkReaders(t *testing.T, e *engine.Engine, st store.Store, thread string) {
 	t.Helper()
 	ctx := context.Background()
 	listed, err := st.History(ctx, thread, 0, 0)
@@ -28,6 +29,9 @@ func checkReaders(t *testing.T, st store.Store, thread string) {
 		t.Fatal(err)
 	}
 	for _, l := range listed {
+		if diff, brief := e.BrowseListingAgrees(l); diff != "" || !brief {
+			t.Fatalf("checkpoint %d: %s (read brief: %v)\nmeta %s", l.ID, diff, brief, l.Meta)
+		}
 		row, err := st.Get(ctx, thread, l.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -92,9 +96,17 @@ func storedRows(t *testing.T) [][]byte {
 func TestFastReadersAgree(t *testing.T) {
 	docs := storedRows(t) // before t.Parallel: it sets the process's base interval
 	t.Parallel()          // 40,000 documents, all CPU: beside the tests that wait on a store
+	e, err := ticket.NewEngine(memory.New(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < len(docs); i += 2 {
 		if diff, fast := engine.ReadersAgree(docs[i], docs[i+1]); diff != "" || !fast {
 			t.Fatalf("a stored row: %s (read by hand: %v)\n%s\n%s", diff, fast, docs[i], docs[i+1])
+		}
+		row := store.Checkpoint{ThreadID: "r", ID: 9, ParentID: 8, Meta: docs[i], State: docs[i+1]}
+		if diff, brief := e.BrowseListingAgrees(row); diff != "" || !brief {
+			t.Fatalf("a stored row as browse.Source lists it: %s (read brief: %v)\n%s", diff, brief, docs[i])
 		}
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -146,6 +158,10 @@ func TestFastReadersAgree(t *testing.T) {
 		diff, fast := engine.ReadersAgree(meta, state)
 		if diff != "" {
 			t.Fatalf("a broken document: %s\nmeta  %s\nstate %s", diff, meta, state)
+		}
+		row := store.Checkpoint{ThreadID: "r", ID: 9, ParentID: 8, Meta: meta, State: state}
+		if diff, _ := e.BrowseListingAgrees(row); diff != "" {
+			t.Fatalf("a broken listing as browse.Source lists it: %s\nmeta  %s", diff, meta)
 		}
 		if fast {
 			read++

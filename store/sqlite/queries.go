@@ -109,7 +109,7 @@ const (
 	sqlLatest  = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
 	// A listing reads the state only of rows without meta: SQLite then
 	// never loads the state's pages of the others.
-	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL, NULL FROM graph_checkpoints
+	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END FROM graph_checkpoints
 		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
 	// Chain walks parent_id reading only the small columns, then reads the
 	// rows it found. Parents have lower IDs; Chain sorts in Go, so that

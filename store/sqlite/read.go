@@ -223,11 +223,11 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 // Bodies implements store.Store in one statement; see sqlBodies.
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
 	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
-	ms, err := hashList(messages)
+	ms, err := hashList(distinct(messages))
 	if err != nil {
 		return nil, nil, err
 	}
-	bs, err := hashList(blobs)
+	bs, err := hashList(distinct(blobs))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,6 +252,11 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 		outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
 	}
 	return outM, outB, rows.Err()
+}
+
+// distinct is hashes each once (sqlBodies joins each it is given).
+func distinct(hashes []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(hashes)))
 }
 
 // Size implements store.Store in one query (one snapshot); see sqlSize.

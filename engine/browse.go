@@ -132,22 +132,46 @@ func (s browseSource) History(ctx context.Context, c browse.Chain, before string
 	if err != nil {
 		return nil, err
 	}
-	cps, err := s.e.History(ctx, c.Thread, b, limit)
+	rows, err := s.e.store.History(ctx, c.Thread, b, limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read history of thread %q: %w", threadName(c.Thread), err)
 	}
-	if len(cps) == 0 && before == "" {
+	if len(rows) == 0 && before == "" {
 		_, err := s.e.Latest(ctx, c.Thread) // says the thread is not found
 		if err == nil {
 			err = fmt.Errorf("%s has no checkpoints: %w", c, browse.ErrNotFound)
 		}
 		return nil, notFound(err)
 	}
-	out := make([]browse.Listing, len(cps))
-	for i, cp := range cps {
-		out[i] = browseListing(c, cp)
+	out := make([]browse.Listing, len(rows))
+	for i, row := range rows {
+		out[i] = s.e.graph.browseListed(c, row)
 	}
 	return out, nil
+}
+
+// browseListed is a History row as browseListing lists Engine.History's
+// checkpoint of it, read with Schema.Brief when it has a listing (a
+// whole-chain log reads every row of the thread).
+func (g *Graph) browseListed(c browse.Chain, row store.Checkpoint) browse.Listing {
+	b, err := g.schema.Brief(row)
+	if err != nil { // stored whole, or unreadable: as History says it
+		return browseListing(c, g.listing(c.Thread, row))
+	}
+	l := browse.Listing{Chain: c, ID: browseText(row.ID), Parent: browseText(row.ParentID), Step: b.Step, Source: b.Source,
+		CreatedAt: row.CreatedAt, WrittenBy: b.Nodes, Next: make([]browse.Task, len(b.Next)),
+		RerootedFrom: browseText(row.RerootedFrom), Reused: b.Reused}
+	l.Counts.Messages, l.Counts.Calls = b.Messages, b.Calls
+	if b.Replay {
+		l.ReplayOf = browseText(b.ForkedFrom)
+	}
+	if in := b.Interrupt; in != nil {
+		l.Interrupted = in.When + " " + in.Node
+	}
+	for i, n := range b.Next {
+		l.Next[i] = browse.Task{Node: n}
+	}
+	return l
 }
 
 func (s browseSource) Checkpoint(ctx context.Context, c browse.Chain, id string) (browse.Checkpoint, error) {

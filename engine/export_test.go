@@ -3,11 +3,15 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"sort"
 
 	"rewind/engine/chainformat"
 	"rewind/engine/costs"
 	"rewind/engine/model"
+	"rewind/store"
+	"rewind/store/browse"
 )
 
 // CostsFromStates is Costs as it was before listings held tokens: every
@@ -226,4 +230,20 @@ func addRole(m map[string]RoleUsage, role string, r RoleUsage) {
 	cur.Calls += r.Calls
 	cur.Usage.Add(r.Usage)
 	m[role] = cur
+}
+
+// BrowseListingAgrees says how row as browse.Source lists it (read with
+// Schema.Brief) differs from Engine.History's checkpoint of it through
+// browseListing, as it was listed before ("" when they agree); brief says
+// whether Schema.Brief read it (else both are History's).
+func (e *Engine) BrowseListingAgrees(row store.Checkpoint) (diff string, brief bool) {
+	c := browse.Chain{Thread: row.ThreadID}
+	_, err := e.graph.schema.Brief(row)
+	got, want := e.graph.browseListed(c, row), browseListing(c, e.graph.listing(row.ThreadID, row))
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got) // %v would print the embedded Chain's String
+		w, _ := json.Marshal(want)
+		return fmt.Sprintf("listed %s, History's %s", g, w), err == nil
+	}
+	return "", err == nil
 }

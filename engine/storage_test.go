@@ -329,7 +329,7 @@ func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed
 		}
 	}
 	ref.check(t, e, thread, "at the end")
-	checkReaders(t, st, thread)
+	checkReaders(t, e, st, thread)
 	if reopen != nil {
 		ref.check(t, ticketEngine(t, reopen()), thread, "after reopening the store")
 	}

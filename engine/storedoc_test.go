@@ -19,8 +19,9 @@ import (
 // checkReaders compares the hand readers with encoding/json on every row
 // of the thread as the store gives it back (PostgreSQL's jsonb respaces
 // and reorders): they must agree, and a row this rewind wrote must be
-// read by hand (else the fast path is never taken).
-func checkReaders(t *testing.T, st store.Store, thread string) {
+// read by hand (else the fast path is never taken). Each row's listing
+// as browse.Source lists it (Schema.Brief) must be what History's gave.
+func checkReaders(t *testing.T, e *engine.Engine, st store.Store, thread string) {
 	t.Helper()
 	ctx := context.Background()
 	listed, err := st.History(ctx, thread, 0, 0)
@@ -28,6 +29,9 @@ func checkReaders(t *testing.T, st store.Store, thread string) {
 		t.Fatal(err)
 	}
 	for _, l := range listed {
+		if diff, brief := e.BrowseListingAgrees(l); diff != "" || !brief {
+			t.Fatalf("checkpoint %d: %s (read brief: %v)\nmeta %s", l.ID, diff, brief, l.Meta)
+		}
 		row, err := st.Get(ctx, thread, l.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -92,10 +96,12 @@ func storedRows(t *testing.T) [][]byte {
 func TestFastReadersAgree(t *testing.T) {
 	docs := storedRows(t) // before t.Parallel: it sets the process's base interval
 	t.Parallel()          // 40,000 documents, all CPU: beside the tests that wait on a store
+	e := ticketEngine(t, memory.New())
 	for i := 0; i < len(docs); i += 2 {
 		if diff, fast := engine.ReadersAgree(docs[i], docs[i+1]); diff != "" || !fast {
 			t.Fatalf("a stored row: %s (read by hand: %v)\n%s\n%s", diff, fast, docs[i], docs[i+1])
 		}
+		checkBrowseListing(t, e, docs[i], docs[i+1], true)
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
 	pieces := [][]byte{[]byte(" "), []byte("\n"), []byte("0"), []byte("1.5"), []byte("-0"), []byte("1e2"), []byte("null"),
@@ -147,6 +153,7 @@ func TestFastReadersAgree(t *testing.T) {
 		if diff != "" {
 			t.Fatalf("a broken document: %s\nmeta  %s\nstate %s", diff, meta, state)
 		}
+		checkBrowseListing(t, e, meta, state, false)
 		if fast {
 			read++
 		} else {
@@ -157,6 +164,17 @@ func TestFastReadersAgree(t *testing.T) {
 		t.Fatalf("of the broken documents the hand readers read %d and left %d to encoding/json: the test tries too little of one", read, refused)
 	}
 	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read, refused)
+}
+
+// checkBrowseListing checks that a row of meta and state lists through
+// browse.Source as through Engine.History; stored, that Schema.Brief read
+// it (a row this rewind wrote).
+func checkBrowseListing(t *testing.T, e *engine.Engine, meta, state []byte, stored bool) {
+	t.Helper()
+	row := store.Checkpoint{ThreadID: "r", ID: 9, ParentID: 8, Meta: meta, State: state}
+	if diff, brief := e.BrowseListingAgrees(row); diff != "" || stored && !brief {
+		t.Fatalf("a row as browse.Source lists it: %s (read brief: %v)\nmeta  %s", diff, brief, meta)
+	}
 }
 
 // randomJSON is a random JSON value with the escapes, numbers and nesting

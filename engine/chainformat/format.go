@@ -26,6 +26,7 @@
 //   - Schema.Rebuild: the checkpoint at the head of a chain of rows
 //     (newest first, as store.Chain gives it).
 //   - Schema.Listed: a checkpoint's listing alone (History);
+//     Schema.Brief: what a log's line shows of it, read with less;
 //     SourceAndEvents: its source and event count, read fast.
 //   - Schema.Rebase: a checkpoint's rebase document (Prune).
 //   - EventPayload, ReadEvent: an event row's payload, both ways;
@@ -39,6 +40,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"rewind/store"
 )
@@ -79,7 +82,7 @@ func (g *Schema) Listed(row store.Checkpoint) (Checkpoint, error) {
 		return g.decodeLegacy(row, g.SchemaVersion)
 	}
 	var m listing
-	if err := decodeListing(row.Meta, &m, false); err != nil {
+	if err := decodeListing(row.Meta, &m, listWhole); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
 	}
 	p := parsedRow{row: row, meta: m}
@@ -91,12 +94,65 @@ func (g *Schema) Listed(row store.Checkpoint) (Checkpoint, error) {
 	return cp, nil
 }
 
+// Brief is what a line of a log shows of a checkpoint's listing
+// (Schema.Brief): Listed's checkpoint with its model calls counted, and
+// without the tokens by role, the running totals and the run.
+type Brief struct {
+	Step, Messages int
+	// Calls is the sum of Metadata.ModelCalls.
+	Calls      int
+	Source     string
+	Nodes      []string
+	Next       []string
+	Reused     []string
+	Interrupt  *Interrupt
+	ForkedFrom int64
+	Replay     bool
+}
+
+// Brief reads a History row with a listing as Listed does, but only what
+// Brief holds: a whole-chain log reads 40,000 on a 5,000-turn thread, and
+// Listed's maps of tokens and totals were a third of reading each. A row
+// stored before listings has none to read (an error: read it with Listed).
+func (g *Schema) Brief(row store.Checkpoint) (Brief, error) {
+	if len(row.Meta) == 0 {
+		return Brief{}, fmt.Errorf("checkpoint %d of thread %q has no listing: it is read whole", row.ID, threadName(row.ThreadID))
+	}
+	var m listing
+	if err := decodeListing(row.Meta, &m, listBrief); err != nil {
+		return Brief{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
+	}
+	// As fill reads back what compact left out, without its maps.
+	tokens := m.Tokens
+	if tokens == nil {
+		tokens = m.OldTokens
+	}
+	b := Brief{Step: m.Step, Messages: m.Messages, Source: m.Source, Nodes: m.Nodes, Next: m.Next, Reused: m.Reused,
+		Interrupt: m.Interrupt, ForkedFrom: m.ForkedFrom, Replay: m.Replay}
+	if m.ModelCalls == nil && m.Tokens != nil {
+		for _, t := range m.Tokens {
+			b.Calls += t[0]
+		}
+	} else {
+		for _, n := range m.ModelCalls {
+			b.Calls += n
+		}
+	}
+	if b.Source == "" {
+		b.Source = SourceLoop
+		if b.Nodes == nil && tokens != nil {
+			b.Nodes = slices.Sorted(maps.Keys(tokens))
+		}
+	}
+	return b, nil
+}
+
 // SourceAndEvents reads a listing's source and how many events its
 // commit stored, by hand (a resume reads one per checkpoint of the
 // thread); zero values for a listing that does not read.
 func SourceAndEvents(meta []byte) (source string, events int) {
 	var m listing
-	_ = decodeListing(meta, &m, true)
+	_ = decodeListing(meta, &m, listCore)
 	return m.Source, m.Events
 }
 
@@ -122,7 +178,7 @@ func ReadEvent(thread string, row store.Event) (Event, error) {
 func ModelCalls(row store.Checkpoint) ([]Event, error) {
 	var doc stateDoc
 	var m listing
-	if err := errors.Join(decodeStateDoc(row.State, &doc), decodeListing(row.Meta, &m, false)); err != nil {
+	if err := errors.Join(decodeStateDoc(row.State, &doc), decodeListing(row.Meta, &m, listWhole)); err != nil {
 		return nil, err
 	}
 	doc.Format = max(doc.Format, m.format)

@@ -1779,7 +1779,11 @@ func (g *Schema) parseRow(r store.Checkpoint, head bool) (parsedRow, error) {
 		return p, nil
 	}
 	where := rowName{r.ID, r.ThreadID} // spelled out on an error only
-	err := decodeListing(r.Meta, &p.meta, !head)
+	part := listCore
+	if head {
+		part = listWhole
+	}
+	err := decodeListing(r.Meta, &p.meta, part)
 	state := r.State
 	var whole *stateDoc // a rebase in wholeDoc's form, decoded
 	switch {

@@ -423,11 +423,24 @@ func (r *rd) counts(keep bool) (map[string]int, bool) {
 	return out, ok
 }
 
+// listPart is how much of a listing a reader keeps; it checks the rest.
+type listPart int
+
+const (
+	// listWhole keeps every field.
+	listWhole listPart = iota
+	// listCore keeps the schema version, depth and format (what a replay
+	// needs) and the events stored (what a resume's continuity check
+	// needs).
+	listCore
+	// listBrief keeps all but the running totals and the run mark (what
+	// a log's line shows: Schema.Brief).
+	listBrief
+)
+
 // readListing reads a stored listing of format 3 (an array) as
-// listing.UnmarshalJSON does. core reads only the schema version, depth
-// and format (what a replay needs) and the events stored (what a resume's
-// continuity check needs), checking the rest.
-func readListing(b []byte, l *listing, core bool) bool {
+// listing.UnmarshalJSON does, keeping part of it.
+func readListing(b []byte, l *listing, part listPart) bool {
 	r := rd{b: b}
 	if !r.eat('[') {
 		return false // an object: a listing of format 2
@@ -445,7 +458,7 @@ func readListing(b []byte, l *listing, core bool) bool {
 			case "0", `""`, "null", "false":
 			default:
 				r.i = start
-				if !l.readField(&r, i, core) {
+				if !l.readField(&r, i, part) {
 					return false
 				}
 			}
@@ -468,7 +481,9 @@ func readListing(b []byte, l *listing, core bool) bool {
 }
 
 // readField reads position i of a listing (see listingFields) at r.
-func (l *listing) readField(r *rd, i int, core bool) bool {
+func (l *listing) readField(r *rd, i int, part listPart) bool {
+	// core: checked, and kept only if it is what listCore keeps.
+	core := part == listCore || part == listBrief && i >= 21 && i <= 24
 	num := func(dst *int) bool {
 		n, ok := r.int()
 		if ok && (!core || dst == &l.SchemaVersion || dst == &l.Depth || dst == &l.format || dst == &l.Events) {
@@ -573,15 +588,19 @@ func (l *listing) readField(r *rd, i int, core bool) bool {
 	return ok
 }
 
-// decodeListing reads a stored listing, by hand when it can.
-func decodeListing(b []byte, l *listing, core bool) error {
-	if readListing(b, l, core) {
+// decodeListing reads a stored listing, by hand when it can, keeping
+// part of it.
+func decodeListing(b []byte, l *listing, part listPart) error {
+	if readListing(b, l, part) {
 		return nil
 	}
 	var slow listing // on the heap only when it is needed
 	err := json.Unmarshal(b, &slow)
-	if core {
+	switch part {
+	case listCore:
 		slow = listing{SchemaVersion: slow.SchemaVersion, Depth: slow.Depth, format: slow.format, Events: slow.Events}
+	case listBrief:
+		slow.SumTurns, slow.SumThread, slow.SumBranch, slow.Run = 0, nil, nil, nil
 	}
 	*l = slow
 	return err

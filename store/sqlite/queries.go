@@ -109,7 +109,7 @@ const (
 	sqlLatest  = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
 	// A listing reads the state only of rows without meta: SQLite then
 	// never loads the state's pages of the others.
-	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END, NULL, NULL FROM graph_checkpoints
+	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END FROM graph_checkpoints
 		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
 	// Chain walks parent_id reading only the small columns, then reads the
 	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
@@ -163,8 +163,14 @@ const (
 	sqlHasBlob = `SELECT 1 FROM graph_blobs WHERE thread_id = ? AND hash = ?`
 	// Bodies reads both in one statement (one snapshot): blob rows have
 	// NULL for the message columns.
-	sqlBodies = selectMessages + byHashes + `
-		UNION ALL SELECT hash, NULL, body, NULL, NULL FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?3))`
+	// Bodies probes the keys from the lists (distinct: bodyHashes), which
+	// drive the loops (CROSS JOIN): IN (SELECT …) built a temporary
+	// index a list, and a new process's first load paid for its pages.
+	sqlBodies = `SELECT m.hash, m.idx, m.body, m.checkpoint_id, m.created_at FROM json_each(?2) j
+		CROSS JOIN graph_message_keys k ON k.thread_id = ?1 AND k.hash = j.value
+		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx = k.idx AND m.hash = k.hash
+		UNION ALL SELECT b.hash, NULL, b.body, NULL, NULL FROM json_each(?3) j
+		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
 	// Size counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),
 	// the thread id once per row, 8 per number and time column.

@@ -17,18 +17,30 @@ import (
 // Reads: checkpoints, messages, blobs, writes, events, threads and size.
 
 func (s *Store) checkpoints(ctx context.Context, thread, query string, args ...any) ([]store.Checkpoint, error) {
+	return s.scan(ctx, thread, false, 0, query, args...)
+}
+
+// scan reads the rows of query, which selects cpColumns and then state,
+// rebased and the head snapshot, or, listed, the state alone (sqlHistory:
+// two columns fewer for each of a whole-chain log's 40,000 rows). size is
+// how many rows to make room for.
+func (s *Store) scan(ctx context.Context, thread string, listed bool, size int, query string, args ...any) ([]store.Checkpoint, error) {
 	rows, err := s.r.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Checkpoint
+	out := make([]store.Checkpoint, 0, size)
 	for rows.Next() {
 		cp := store.Checkpoint{ThreadID: thread}
 		var parent, rerootedFrom sql.NullInt64
 		var created int64
 		var refs []byte
-		if err := rows.Scan(&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head); err != nil {
+		dst := []any{&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head}
+		if listed {
+			dst = dst[:8]
+		}
+		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}
 		if refs != nil {
@@ -68,10 +80,13 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 	if before <= 0 {
 		before = math.MaxInt64
 	}
+	size := 64
 	if limit <= 0 {
 		limit = -1 // no limit, to SQLite
+	} else {
+		size = min(limit, 1024)
 	}
-	return s.checkpoints(ctx, thread, sqlHistory, thread, before, limit)
+	return s.scan(ctx, thread, true, size, sqlHistory, thread, before, limit)
 }
 
 // Chain implements store.Store in one index range where the branch
@@ -208,11 +223,11 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 // Bodies implements store.Store in one statement; see sqlBodies.
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
 	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
-	ms, err := hashList(messages)
+	ms, err := hashList(distinct(messages))
 	if err != nil {
 		return nil, nil, err
 	}
-	bs, err := hashList(blobs)
+	bs, err := hashList(distinct(blobs))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -237,6 +252,11 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 		outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
 	}
 	return outM, outB, rows.Err()
+}
+
+// distinct is hashes each once (sqlBodies joins each it is given).
+func distinct(hashes []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(hashes)))
 }
 
 // Size implements store.Store in one query (one snapshot); see sqlSize.

@@ -280,7 +280,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		var be *engine.BlockedError
 		switch {
 		case errors.As(runErr, &be):
-			r.Status, r.Error = "blocked", runErr.Error()
+			r.Status, r.Error = "blocked", withFixes(runErr.Error(), runErr)
 		case runErr != nil:
 			r.Status, r.Error = "failed", withFixes(runErr.Error(), runErr)
 		}
@@ -308,7 +308,7 @@ func report(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePl
 		fmt.Fprintf(out, "  %s\n", resumed.Outcome)
 	}
 	for _, b := range res.Blocked {
-		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), idText(b.Operation), b.Checkpoint, termtext.Line(b.Reason))
+		fmt.Fprintf(out, "  ✗ blocked: %s did not perform %s (recorded at @%d): %s\n", termtext.Line(b.Node), idText(b.Operation), b.Checkpoint, termtext.Line(reasonWithFixes(b.Reason, b.Fix)))
 	}
 	return runErr
 }

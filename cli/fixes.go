@@ -18,16 +18,24 @@ import (
 // sub-packages: wantWords), the command line words them. "" when err has
 // none.
 func fixWords(err error) string {
-	var says []string
+	var fixes []engine.Fix
 	if f := engine.Fixer(nil); errors.As(err, &f) {
-		for _, fx := range f.Fixes() {
-			if w := fixWord(fx); w != "" {
-				says = append(says, w)
-			}
+		fixes = f.Fixes()
+	}
+	return fixesWords(fixes, wantWords(err))
+}
+
+// fixesWords are fixes as commands, then more when it is not "", joined
+// as one clause. "" when there is nothing to say.
+func fixesWords(fixes []engine.Fix, more string) string {
+	var says []string
+	for _, fx := range fixes {
+		if w := fixWord(fx); w != "" {
+			says = append(says, w)
 		}
 	}
-	if w := wantWords(err); w != "" {
-		says = append(says, w)
+	if more != "" {
+		says = append(says, more)
 	}
 	switch len(says) {
 	case 0:
@@ -70,8 +78,20 @@ func fixWord(fx engine.Fix) string {
 		return "wait for it to finish, kill it"
 	case engine.FixTakeOver:
 		return "take it over with --take-over"
+	case engine.FixFreshGrant:
+		return fmt.Sprintf("fork it under a fresh grant with `rewind fork %s CHECKPOINT --input … --draft --auth-ttl D`", t)
 	}
 	return ""
+}
+
+// reasonWithFixes is a stored reason ending with its fixes as commands:
+// a reason stored before fixes were names its command itself, and has
+// none.
+func reasonWithFixes(reason string, fixes []engine.Fix) string {
+	if w := fixesWords(fixes, ""); w != "" {
+		return reason + ": " + w
+	}
+	return reason
 }
 
 // withFixes is msg, the line err is printed as, ending with what to do.

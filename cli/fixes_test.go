@@ -42,6 +42,33 @@ func TestFixesAreWordedAsCommands(t *testing.T) {
 	}
 }
 
+// What a node said would fix a failed run or a blocked side effect is
+// data (issue 35): the CLI words it after the stored reason, in the
+// error, the run's report, show and threads; a reason stored before,
+// which names its command itself, reads as it was.
+func TestNodeFixesAreWordedAfterTheReason(t *testing.T) {
+	failed := fmt.Errorf("resume: %w", &engine.RunFailedError{Thread: "t", Checkpoint: 9, Node: "verify", Reason: "verification failed for op-1",
+		Fix: []engine.Fix{engine.ShowFix("t"), engine.NewTurnFix("t")}})
+	want := "resume: thread \"t\": verify failed the run, recorded at @9: verification failed for op-1: see `rewind show t`, or start a new turn with `rewind run --thread t --input …`"
+	if got := withFixes(failed.Error(), failed); got != want {
+		t.Errorf("failed run:\n got %s\nwant %s", got, want)
+	}
+	blocked := engine.Result{Thread: "my thread", Blocked: []engine.Blocked{{Operation: "op-1", Node: "create_draft", Checkpoint: 4, Reason: "grant expired",
+		Fix: []engine.Fix{{Action: engine.FixFreshGrant, Thread: "my thread"}}}}}.BlockedErr()
+	want = `thread "my thread": create_draft did not perform operation op-1 (recorded at @4): grant expired: fork it under a fresh grant with ` +
+		"`rewind fork \"my thread\" CHECKPOINT --input … --draft --auth-ttl D`"
+	if got := withFixes(blocked.Error(), blocked); got != want {
+		t.Errorf("blocked:\n got %s\nwant %s", got, want)
+	}
+	old := "verification failed for op-1; review it (`rewind show t`)"
+	if got := reasonWithFixes(old, nil); got != old {
+		t.Errorf("a reason stored before fixes reads %q", got)
+	}
+	if got := reasonWithFixes("source changed", []engine.Fix{engine.NewTurnFix("t")}); got != "source changed: start a new turn with `rewind run --thread t --input …`" {
+		t.Errorf("a stored reason with its fix reads %q", got)
+	}
+}
+
 // The engine's sub-packages refuse with data (issue 35): the CLI words
 // each as its flag or command, at the end of the line, whatever wraps it.
 func TestSubPackageRefusalsAreWordedAsFlags(t *testing.T) {
@@ -83,13 +110,6 @@ func TestSubPackageRefusalsAreWordedAsFlags(t *testing.T) {
 // anything else naming a flag or a `rewind` command fails
 // TestEngineMessagesNameNoCommandLine.
 var engineWords = map[string]string{
-	// Stored in the thread as data: a blocked operation's result and a
-	// run's failure reason are read later by every front end (show,
-	// threads, the TUI's state pane, a run's error); to drop the command
-	// from them they need typed Blocked/RunFailed payloads with fixes,
-	// carried through the checkpoint's metadata to RunStatus.
-	"engine/ticket/graph.go":  "a blocked draft's stored result",
-	"engine/ticket/verify.go": "a failed verification's stored run reason",
 	// The store's own description of a spec's durability setting, printed
 	// by `rewind stores` and bench under that name.
 	"store/backend/backend.go": "the --sqlite-sync setting by its name",

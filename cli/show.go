@@ -167,7 +167,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	fmt.Fprint(out, checkpointHead(readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, engine.Listing(thread, cp), format))
 	fmt.Fprintf(out, "run %s as of @%d", run.Status, run.Checkpoint)
 	if run.Reason != "" {
-		fmt.Fprintf(out, ": %s", termtext.Line(run.Reason))
+		fmt.Fprintf(out, ": %s", termtext.Line(reasonWithFixes(run.Reason, run.Fix)))
 	}
 	if run.Status == engine.RunRunning {
 		// A killed worker cannot record its death.

@@ -246,7 +246,7 @@ func threadOf(ctx context.Context, e *engine.Engine, t store.Thread, tokens bool
 	if err != nil {
 		return r, err
 	}
-	r.Status, r.Reason = st.Status, st.Reason
+	r.Status, r.Reason = st.Status, reasonWithFixes(st.Reason, st.Fix)
 	if !tokens {
 		return r, nil
 	}

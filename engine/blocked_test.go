@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +15,8 @@ import (
 // A node that blocks a side effect records it: the run goes on, its Result
 // lists the operation, BlockedErr is a *BlockedError, and the event is
 // stored with the checkpoint. A resume that reuses the blocking task's
-// stored writes reports it too, since that resume commits it.
+// stored writes reports it too, since that resume commits it, with the
+// fixes the node named (stored with its event, as data).
 func TestBlockedSideEffectIsReported(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -30,7 +32,7 @@ func TestBlockedSideEffectIsReported(t *testing.T) {
 				return nil, errors.New("injected")
 			}
 			if name == "write" {
-				nc.Block("op-1", "authorization expired")
+				nc.Block("op-1", "authorization expired", FixFreshGrant, FixShow)
 			}
 			return []Write{Put("log", []map[string]any{{"by": name}})}, nil
 		}
@@ -65,8 +67,9 @@ func TestBlockedSideEffectIsReported(t *testing.T) {
 	if seen["other"][1] != 2 {
 		t.Fatalf("the resumed task saw epoch %d, want 2 (a new writer)", seen["other"][1])
 	}
-	want := Blocked{Operation: "op-1", Node: "write", Task: res.Steps[0].Reused[0].ID, Checkpoint: 3, Reason: "authorization expired"}
-	if len(res.Blocked) != 1 || res.Blocked[0] != want {
+	fixes := []Fix{{Action: FixFreshGrant, Thread: "b"}, {Action: FixShow, Thread: "b"}}
+	want := Blocked{Operation: "op-1", Node: "write", Task: res.Steps[0].Reused[0].ID, Checkpoint: 3, Reason: "authorization expired", Fix: fixes}
+	if len(res.Blocked) != 1 || !reflect.DeepEqual(res.Blocked[0], want) {
 		t.Fatalf("blocked %+v, want %+v", res.Blocked, want)
 	}
 	var be *BlockedError
@@ -76,6 +79,9 @@ func TestBlockedSideEffectIsReported(t *testing.T) {
 	}
 	if msg := berr.Error(); !strings.Contains(msg, `thread "b": write did not perform operation op-1 (recorded at @3): authorization expired`) {
 		t.Fatalf("BlockedErr says %q", msg)
+	}
+	if got := be.Fixes(); !reflect.DeepEqual(got, fixes) {
+		t.Fatalf("BlockedErr's fixes %+v, want %+v", got, fixes)
 	}
 	evs, err := e.Events(ctx, "b", 3)
 	if err != nil {

@@ -168,6 +168,8 @@ type Blocked struct {
 	// Checkpoint is the checkpoint that recorded the outcome.
 	Checkpoint int64  `json:"checkpoint"`
 	Reason     string `json:"reason"`
+	// Fix is what the node said would get past it (NodeContext.Block).
+	Fix []Fix `json:"-"`
 }
 
 // ErrBlocked is matched by errors.Is for a *BlockedError.
@@ -190,6 +192,19 @@ func (e *BlockedError) Error() string {
 
 // Is makes errors.Is(err, ErrBlocked) work.
 func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// Fixes are the blocked side effects' fixes, each once, in order.
+func (e *BlockedError) Fixes() []Fix {
+	var out []Fix
+	for _, b := range e.Blocked {
+		for _, fx := range b.Fix {
+			if !slices.Contains(out, fx) {
+				out = append(out, fx)
+			}
+		}
+	}
+	return out
+}
 
 // BlockedErr is a *BlockedError when the invocation blocked a side effect,
 // nil otherwise.

@@ -40,7 +40,61 @@ const (
 	// FixTakeOver goes on without the thread's writer lock, fencing out
 	// the process that holds it.
 	FixTakeOver
+	// FixFreshGrant branches from an earlier checkpoint with a new draft
+	// turn under a fresh authorization grant (a side effect blocked for
+	// lack of a valid one).
+	FixFreshGrant
 )
+
+// actionNames are the actions as stored (an event's or a listing's
+// fixes): by name, so the numbering above may change.
+var actionNames = map[Action]string{
+	FixNewTurn: "new-turn", FixFork: "fork", FixResume: "resume", FixDiscard: "discard",
+	FixRemove: "remove", FixLog: "log", FixShow: "show", FixThreads: "threads",
+	FixSession: "session", FixRestoreAccess: "restore-access", FixBudget: "budget",
+	FixWait: "wait", FixTakeOver: "take-over", FixFreshGrant: "fresh-grant",
+}
+
+// String is a's stored name ("" for an action this rewind does not have).
+func (a Action) String() string { return actionNames[a] }
+
+// storedFixes are actions as an event or a listing stores them.
+func storedFixes(actions []Action) []string {
+	if len(actions) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(actions))
+	for _, a := range actions {
+		if n := a.String(); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// actionsOf are fixes' actions.
+func actionsOf(fixes []Fix) []Action {
+	out := make([]Action, len(fixes))
+	for i, fx := range fixes {
+		out[i] = fx.Action
+	}
+	return out
+}
+
+// fixesOf are the stored actions names on thread, as Fixes; a name this
+// rewind does not know (a newer rewind's action) is left out.
+func fixesOf(thread string, names []string) []Fix {
+	var out []Fix
+	for _, n := range names {
+		for a, name := range actionNames {
+			if name == n {
+				out = append(out, Fix{Action: a, Thread: thread})
+				break
+			}
+		}
+	}
+	return out
+}
 
 // Fix is one action that would fix an error, with what it acts on.
 type Fix struct {

@@ -373,11 +373,13 @@ func (nc *NodeContext) Point(name HookPoint) {
 func (nc *NodeContext) Emit(p event.Payload) { nc.emit(p) }
 
 // Block records that the node did not perform side effect operation, and
-// why (say, its authorization expired). The node still returns the writes
-// that record the outcome in state; the run goes on, and its Result lists
-// the operation in Blocked so the caller can report a failure.
-func (nc *NodeContext) Block(operation, reason string) {
-	nc.emit(event.Blocked{Operation: operation, Reason: reason})
+// why (say, its authorization expired), and what would get past it
+// (fixes, on this thread: reason names no command). The node still
+// returns the writes that record the outcome in state; the run goes on,
+// and its Result lists the operation in Blocked so the caller can report
+// a failure.
+func (nc *NodeContext) Block(operation, reason string, fixes ...Action) {
+	nc.emit(event.Blocked{Operation: operation, Reason: reason, Fixes: storedFixes(fixes)})
 }
 
 // tasksFor turns targets into tasks of checkpoint id.

@@ -491,14 +491,14 @@ func (r *runner) taskEvents(st *stepTally, t Task, rec TaskWrites, grp *WriteGro
 			if err != nil {
 				return fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
 			}
-			st.failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason}
+			st.failed = &RunFailedError{Thread: r.thread, Node: t.Node, Reason: d.Reason, Fix: fixesOf(r.thread, d.Fixes)}
 		}
 		if ev.Type == EventBlocked {
 			b, err := event.Decode[event.Blocked](ev.Type, ev.Data)
 			if err != nil {
 				return fmt.Errorf("task %s (%s): %w", t.ID, t.Node, err)
 			}
-			st.blocked = append(st.blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason})
+			st.blocked = append(st.blocked, Blocked{Operation: b.Operation, Node: t.Node, Task: t.ID, Reason: b.Reason, Fix: fixesOf(r.thread, b.Fixes)})
 		}
 	}
 	return nil
@@ -528,7 +528,7 @@ func (r *runner) nextCheckpoint(cp Checkpoint, records []TaskWrites, st *stepTal
 	if st.failed != nil {
 		// A task failed the run: what would have run next never does.
 		next.Metadata.Discarded, next.Tasks = next.Tasks, []Task{}
-		next.Metadata.Status, next.Metadata.Reason = RunFailed, st.failed.Reason
+		next.Metadata.Status, next.Metadata.Reason, next.Metadata.Fixes = RunFailed, st.failed.Reason, storedFixes(actionsOf(st.failed.Fix))
 	}
 	var interrupt *Interrupt
 	if len(next.Tasks) > 0 {

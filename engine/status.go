@@ -58,6 +58,9 @@ type RunStatus struct {
 	// Reason says why a run failed or was cancelled, or paused at its
 	// token budget.
 	Reason string `json:"reason,omitempty"`
+	// Fix is what the node that failed the run said would fix it
+	// (NodeContext.Fail): none for a run stored before fixes were.
+	Fix []Fix `json:"-"`
 }
 
 // Gate declares a node that may pause the run for a person's answer
@@ -75,7 +78,7 @@ func (g *Graph) Gate(node string) *Graph {
 // before statuses were, the one its tasks and interrupt imply. It reads
 // listings too (History), whose tasks carry only their nodes.
 func (g *Graph) StatusOf(cp Checkpoint) RunStatus {
-	st := RunStatus{Status: cp.Metadata.Status, Checkpoint: cp.ID, Reason: cp.Metadata.Reason}
+	st := RunStatus{Status: cp.Metadata.Status, Checkpoint: cp.ID, Reason: cp.Metadata.Reason, Fix: fixesOf(cp.Thread, cp.Metadata.Fixes)}
 	if st.Status == "" {
 		st.Status = g.derivedStatus(cp)
 	}
@@ -195,8 +198,17 @@ func (e *RunEndedError) Error() string {
 		threadName(e.Thread), what, e.Checkpoint, reason)
 }
 
-// Fixes: a new turn, or a branch from before the run ended.
-func (e *RunEndedError) Fixes() []Fix { return []Fix{NewTurnFix(e.Thread), ForkFix(e.Thread, 0)} }
+// Fixes: what the failing node said (RunStatus.Fix), then a new turn, or
+// a branch from before the run ended.
+func (e *RunEndedError) Fixes() []Fix {
+	out := make([]Fix, 0, len(e.Fix)+2)
+	for _, fx := range e.Fix {
+		if fx.Action != FixNewTurn {
+			out = append(out, fx)
+		}
+	}
+	return append(out, NewTurnFix(e.Thread), ForkFix(e.Thread, 0))
+}
 
 // Is makes errors.Is match ErrRunFailed or ErrRunCancelled, and
 // ErrNothingToResume: an ended run has nothing pending.
@@ -229,12 +241,13 @@ type failError struct{ err error }
 func (f *failError) Error() string { return f.err.Error() }
 func (f *failError) Unwrap() error { return f.err }
 
-// Fail records that the run fails at this task, and why (reason names
-// the fix): the task's writes are still applied and committed, the
-// checkpoint records the run as failed with no pending tasks, and the
-// invocation returns a *RunFailedError.
-func (nc *NodeContext) Fail(reason string) {
-	nc.emit(event.RunFailed{Reason: reason})
+// Fail records that the run fails at this task, why, and what would fix
+// it (fixes, on this thread: reason names no command, the front ends word
+// them): the task's writes are still applied and committed, the
+// checkpoint records the run as failed with no pending tasks, its reason
+// and fixes (RunStatus), and the invocation returns a *RunFailedError.
+func (nc *NodeContext) Fail(reason string, fixes ...Action) {
+	nc.emit(event.RunFailed{Reason: reason, Fixes: storedFixes(fixes)})
 }
 
 // RunFailedError is an invocation whose run failed (see Fail); errors.Is
@@ -245,6 +258,16 @@ type RunFailedError struct {
 	Node       string
 	Reason     string
 	Err        error
+	Fix        []Fix // the node's (Fail's fixes)
+}
+
+// Fixes are the node's, or else those of the error it failed with.
+func (e *RunFailedError) Fixes() []Fix {
+	var f Fixer
+	if len(e.Fix) == 0 && errors.As(e.Err, &f) {
+		return f.Fixes()
+	}
+	return e.Fix
 }
 
 func (e *RunFailedError) Error() string {

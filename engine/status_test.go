@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,8 +241,10 @@ func TestCancelRefusesADoneRun(t *testing.T) {
 
 // Issue 10, item 5: a node that fails the run (NodeContext.Fail, or an
 // error wrapped by engine.Fail) ends it: the failure is stored, its
-// pending tasks dropped, and no resume revives it. A plain error leaves
-// the run to a resume.
+// pending tasks dropped, and no resume revives it. What the node said
+// would fix it is kept as data (issue 35: its reason names no command),
+// in the error, the stored status and a resume's refusal. A plain error
+// leaves the run to a resume.
 func TestFailedRunIsNotRevived(t *testing.T) {
 	t.Parallel()
 	for _, sc := range storeCases {
@@ -254,14 +257,15 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 				work   engine.NodeFunc
 				// wrote: the failing task's writes are kept
 				wrote bool
+				fixes []engine.Action // the node's
 			}{
 				{"by-fail", func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
-					nc.Fail("verification failed: compare the draft, then fork")
+					nc.Fail("verification failed: compare the draft, then fork", engine.FixShow, engine.FixNewTurn)
 					return []engine.Write{engine.Put("log", []map[string]any{{"by": "verify"}})}, nil
-				}, true},
+				}, true, []engine.Action{engine.FixShow, engine.FixNewTurn}},
 				{"by-error", func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
 					return nil, engine.Fail(bad)
-				}, false},
+				}, false, nil},
 			} {
 				g := gateGraph(tc.work)
 				e := newTestEngine(t, st, g)
@@ -287,9 +291,7 @@ func TestFailedRunIsNotRevived(t *testing.T) {
 				if s := wantStatus(t, e2, tc.thread, engine.RunFailed); !strings.Contains(s.Reason, "draft") && !strings.Contains(s.Reason, "verification") {
 					t.Fatalf("%s: reason %q", tc.thread, s.Reason)
 				}
-				if _, err := e2.Resume(ctx, tc.thread, engine.RunConfig{}); !errors.Is(err, engine.ErrRunFailed) || !strings.Contains(err.Error(), "failed at @") {
-					t.Fatalf("%s: resume a failed run: %v", tc.thread, err)
-				}
+				wantFailedRunFixes(t, e2, fe, tc.thread, tc.fixes)
 			}
 			// A plain error is not the run's end: nothing is committed and
 			// the run stays running for a resume.
@@ -368,4 +370,31 @@ func failsOnceGraph() *engine.Graph {
 		once.Do(func() { err = errors.New("model timed out") })
 		return []engine.Write{engine.Put("log", []map[string]any{{"by": "work"}})}, err
 	})
+}
+
+// wantFailedRunFixes checks that the node's fixes of thread's failed run
+// are in its error (fe), its stored status, and a resume's refusal
+// (before a new turn and a fork), and that the resume is refused.
+func wantFailedRunFixes(t *testing.T, e *engine.Engine, fe *engine.RunFailedError, thread string, actions []engine.Action) {
+	t.Helper()
+	var want []engine.Fix
+	for _, a := range actions {
+		want = append(want, engine.Fix{Action: a, Thread: thread})
+	}
+	if got := fe.Fixes(); !slices.Equal(got, want) {
+		t.Fatalf("%s: the run's error fixes %+v, want %+v", thread, got, want)
+	}
+	if got := wantStatus(t, e, thread, engine.RunFailed).Fix; !slices.Equal(got, want) {
+		t.Fatalf("%s: the stored status's fixes %+v, want %+v", thread, got, want)
+	}
+	_, err := e.Resume(t.Context(), thread, engine.RunConfig{})
+	if !errors.Is(err, engine.ErrRunFailed) || !strings.Contains(err.Error(), "failed at @") {
+		t.Fatalf("%s: resume a failed run: %v", thread, err)
+	}
+	var fixer engine.Fixer
+	ended := append(slices.DeleteFunc(slices.Clone(want), func(fx engine.Fix) bool { return fx.Action == engine.FixNewTurn }),
+		engine.NewTurnFix(thread), engine.ForkFix(thread, 0))
+	if !errors.As(err, &fixer) || !slices.Equal(fixer.Fixes(), ended) {
+		t.Fatalf("%s: the resume's refusal offers %+v, want %+v", thread, fixer, ended)
+	}
 }

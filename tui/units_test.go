@@ -274,6 +274,12 @@ func TestRunErrorsNameTheKeysThatFixThem(t *testing.T) {
 	if got := k.fixes(ended); got != ": i/enter writes a new turn, f forks" {
 		t.Errorf("an ended run's fixes read %q", got)
 	}
+	// A node's fixes (a failed verification's: review it, a new turn),
+	// as a worker passes them on.
+	failed := &engine.FixError{Err: errors.New("verify failed the run"), Fix: []engine.Fix{engine.ShowFix("v"), engine.NewTurnFix("v")}}
+	if got := k.fixes(failed); got != ": i/enter writes a new turn" {
+		t.Errorf("a failed verification's fixes read %q", got)
+	}
 	held := engine.Fixable("t", 0, errors.New("held"), engine.Fix{Action: engine.FixWait, Thread: "t"}, engine.Fix{Action: engine.FixTakeOver, Thread: "t"})
 	if got := k.fixes(held); got != ": wait for the other process to finish, or stop it" {
 		t.Errorf("a held thread's fixes read %q", got)

@@ -79,6 +79,10 @@ type Metadata struct {
 	// recorded.
 	Status string `json:"status,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Fixes are what the node that failed the run said would fix it, as
+	// the engine's action names (engine.Action): Reason names no command.
+	// None for listings stored before them.
+	Fixes []string `json:"fixes,omitempty"`
 	// Events is how many events were stored with the checkpoint (0 also
 	// for checkpoints stored before they were counted).
 	Events int `json:"events,omitempty"`

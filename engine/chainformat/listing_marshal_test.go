@@ -40,6 +40,7 @@ func TestListingIsWrittenAsBefore(t *testing.T) {
 			Interrupt: &Interrupt{When: "before", Node: "n"}, ForkedFrom: 9, Replay: true, AsNode: "n", Status: "done", Reason: "why \"quoted\"\n",
 			Events: 2, Bytes: 100, Row: 90, Depth: 5},
 		{Nodes: []string{}, ModelCalls: map[string]int{}, Tokens: map[string][3]int{}},
+		{Status: "failed", Reason: "r", Run: []string{"r1", "turn"}, Fixes: []string{"show", "new-turn"}},
 	}
 	for _, l := range cases {
 		got, err := l.MarshalJSON()

@@ -28,6 +28,7 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		"the first turn's totals":   {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1},
 		"a turn's first checkpoint": {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1, Run: []string{"r1", "turn"}},
 		"a resume's first":          {Source: SourceLoop, Status: RunDone, Nodes: []string{"reply"}, Run: []string{"r2", "resume", "r1"}},
+		"a failed run's fixes":      {Source: SourceLoop, Status: "failed", Nodes: []string{"verify"}, Reason: "verification failed", Fixes: []string{"show", "new-turn"}},
 	}
 	for name, l := range cases {
 		b, err := json.Marshal(l.compact())
@@ -62,7 +63,7 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	// A field a newer rewind adds past the last is left alone; a newer
 	// format is read as one.
 	var newer listing
-	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
 		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
 	}
 	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
@@ -88,3 +89,36 @@ const (
 	RunDone    = "done"
 	RunPaused  = "paused"
 )
+
+// A failed run's fixes (position 25) read back by hand and through JSON;
+// a listing stored before them (its reason naming the command itself)
+// reads with none and its reason as it was; a position after them (a
+// newer rewind's) is skipped.
+func TestListingFixesReadByBothReaders(t *testing.T) {
+	cases := map[string]struct {
+		stored string
+		fixes  []string
+		reason string
+	}{
+		"with fixes": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"verification failed",0,0,0,0,0,0,["show","new-turn"]]`,
+			[]string{"show", "new-turn"}, "verification failed"},
+		"stored before": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"verification failed; review it (` + "`rewind show t`" + `)"]`,
+			nil, "verification failed; review it (`rewind show t`)"},
+		"a newer field after": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"x",0,0,0,0,0,0,["show"],{"new":1}]`,
+			[]string{"show"}, "x"},
+	}
+	for name, c := range cases {
+		var byHand, byJSON listing
+		if !readListing([]byte(c.stored), &byHand, listWhole) {
+			t.Fatalf("%s: %s does not read by hand", name, c.stored)
+		}
+		if err := json.Unmarshal([]byte(c.stored), &byJSON); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for reader, l := range map[string]listing{"by hand": byHand, "through JSON": byJSON} {
+			if !reflect.DeepEqual(l.Fixes, c.fixes) || l.Reason != c.reason || l.Status != "failed" {
+				t.Errorf("%s, read %s: fixes %q reason %q status %q, want %q %q failed", name, reader, l.Fixes, l.Reason, l.Status, c.fixes, c.reason)
+			}
+		}
+	}
+}

@@ -20,6 +20,8 @@ import (
 // rewind's fields, and a listing without them reads as none. Position 24
 // marks a run's first checkpoint (listing.Run); a listing without it
 // belongs to its parent's run, or to none (stored before runs were).
+// Position 25 is a failed run's fixes (listing.Fixes), by action name;
+// a listing without it has none.
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing
@@ -28,7 +30,7 @@ type listingObject listing
 func (l *listing) listingFields() []any {
 	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
 		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format,
-		&l.SumTurns, &l.SumThread, &l.SumBranch, &l.Run}
+		&l.SumTurns, &l.SumThread, &l.SumBranch, &l.Run, &l.Fixes}
 }
 
 func (l listing) MarshalJSON() ([]byte, error) {

@@ -583,6 +583,8 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 		return tokens(&l.SumBranch)
 	case 24:
 		return list(&l.Run)
+	case 25:
+		return list(&l.Fixes)
 	}
 	_, ok := r.value() // a newer rewind's field
 	return ok

@@ -275,10 +275,14 @@ type CheckpointSaved struct {
 	Step    int      `json:"step"`
 }
 
-// Blocked is a side effect a node refused to perform.
+// Blocked is a side effect a node refused to perform. Fixes are what
+// would get past it, as the engine's actions by name (engine.Action's
+// String), on the event's thread: Reason names no command, each front
+// end words them. Events stored before have none.
 type Blocked struct {
-	Operation string `json:"operation"`
-	Reason    string `json:"reason"`
+	Fixes     []string `json:"fixes,omitempty"`
+	Operation string   `json:"operation"`
+	Reason    string   `json:"reason"`
 }
 
 // TokenBudget is a turn that used its token budget with tasks pending.
@@ -290,10 +294,12 @@ type TokenBudget struct {
 
 // RunFailed is a run that failed: a node's Fail (Reason alone) or the
 // checkpoint that ends the run (Discarded set; Task, the failed task).
+// Fixes are as Blocked's.
 type RunFailed struct {
-	Discarded *string `json:"discarded,omitempty"`
-	Reason    string  `json:"reason"`
-	Task      string  `json:"task,omitempty"`
+	Discarded *string  `json:"discarded,omitempty"`
+	Fixes     []string `json:"fixes,omitempty"`
+	Reason    string   `json:"reason"`
+	Task      string   `json:"task,omitempty"`
 }
 
 // RunCancelled is a run cancelled, and the pending tasks it dropped.

@@ -55,8 +55,10 @@ var forms = []struct {
 		Operation string `json:"operation"`
 		Reason    string `json:"reason"`
 	}{"op-1", "expired"}},
+	{"blocked with a fix", Blocked{Operation: "op-1", Reason: "expired", Fixes: []string{"fresh-grant"}}, map[string]any{"operation": "op-1", "reason": "expired", "fixes": []string{"fresh-grant"}}},
 	{"token budget", TokenBudget{Used: 900, Budget: 800, Pending: "reply"}, map[string]any{"used": 900, "budget": 800, "pending": "reply"}},
 	{"node failed the run", RunFailed{Reason: "verification failed"}, map[string]any{"reason": "verification failed"}},
+	{"node failed the run, with fixes", RunFailed{Reason: "verification failed", Fixes: []string{"show", "new-turn"}}, map[string]any{"reason": "verification failed", "fixes": []string{"show", "new-turn"}}},
 	{"run failed", RunFailed{Reason: "boom", Discarded: new("reply"), Task: "t-9"}, map[string]any{"reason": "boom", "discarded": "reply", "task": "t-9"}},
 	{"run failed with nothing due", RunFailed{Reason: "boom", Discarded: new("")}, map[string]any{"reason": "boom", "discarded": ""}},
 	{"cancelled", RunCancelled{Reason: "by hand", Discarded: "executor ×2"}, map[string]any{"reason": "by hand", "discarded": "executor ×2"}},

@@ -475,8 +475,10 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	}
 	if reason := GrantProblem(grant, d.now()); reason != "" {
 		op.Status = OpBlocked
-		op.Result = reason + ": a new draft needs a valid grant; ask the customer to re-authorise, then fork this thread with a fresh one (--draft --auth-ttl D)"
-		nc.Block(op.ID, op.Result)
+		// What to run is data (the fix), worded by each front end; a
+		// result stored before names the command itself.
+		op.Result = reason + ": a new draft needs a valid grant; ask the customer to re-authorise, then fork this thread with a fresh grant"
+		nc.Block(op.ID, op.Result, engine.FixFreshGrant)
 		return op, nil
 	}
 	// The proposal was written from what the tools read then: a record
@@ -487,9 +489,9 @@ func (d *deps) perform(ctx context.Context, nc *engine.NodeContext, op Operation
 	}
 	if cs := changed(op.Sources, current); len(cs) > 0 {
 		op.Status = OpBlocked
-		op.Result = fmt.Sprintf("source changed since the reply was written: %s; the draft would state what is no longer true: ask again in a new turn (`rewind run --thread %s --input …`) so the executors re-read it",
-			describeChanges(cs), store.Name(nc.Thread))
-		nc.Block(op.ID, op.Result)
+		op.Result = fmt.Sprintf("source changed since the reply was written: %s; the draft would state what is no longer true: ask again in a new turn so the executors re-read it",
+			describeChanges(cs))
+		nc.Block(op.ID, op.Result, engine.FixNewTurn)
 		return op, nil
 	}
 	nc.Point(PointBeforeSideEffect)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -260,9 +261,13 @@ func TestNewDraftWriteNeedsAValidGrant(t *testing.T) {
 			if len(res.Blocked) != 1 || res.Blocked[0].Operation != op.ID || res.Blocked[0].Node != ticket.NodeDraft || res.Blocked[0].Reason != got.Result || res.Blocked[0].Checkpoint != res.Checkpoint {
 				t.Fatalf("result blocked %+v, want %s at @%d", res.Blocked, op.ID, res.Checkpoint)
 			}
+			// A fork under a fresh grant fixes it: data the front ends
+			// word (issue 35), not a command in the stored result.
+			fresh := []engine.Fix{{Action: engine.FixFreshGrant, Thread: "g"}}
 			var be *engine.BlockedError
-			if err := res.BlockedErr(); !errors.As(err, &be) || !errors.Is(err, engine.ErrBlocked) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("BlockedErr = %v", err)
+			if err := res.BlockedErr(); !errors.As(err, &be) || !errors.Is(err, engine.ErrBlocked) || !strings.Contains(err.Error(), tc.want) ||
+				strings.Contains(err.Error(), "--") || !reflect.DeepEqual(be.Fixes(), fresh) {
+				t.Fatalf("BlockedErr = %v, fixes %+v; want %+v", err, be, fresh)
 			}
 		})
 	}

@@ -150,9 +150,10 @@ func TestChangedSourceBlocksTheWrite(t *testing.T) {
 					t.Fatalf("approve: %v %s", err, res.Status)
 				}
 				want := "shipments/SO20260901 v1 → v2"
+				// A new turn fixes it: data the front ends word (issue 35).
 				if len(res.Blocked) != 1 || res.Blocked[0].Operation != op.ID || !strings.Contains(res.Blocked[0].Reason, want) ||
-					!strings.Contains(res.Blocked[0].Reason, "rewind run --thread") {
-					t.Fatalf("blocked %+v, want %s blocked over %s", res.Blocked, op.ID, want)
+					strings.Contains(res.Blocked[0].Reason, "rewind") || !slices.Equal(res.Blocked[0].Fix, []engine.Fix{engine.NewTurnFix(th)}) {
+					t.Fatalf("blocked %+v, want %s blocked over %s, a new turn its fix", res.Blocked, op.ID, want)
 				}
 				if !errors.Is(res.BlockedErr(), engine.ErrBlocked) {
 					t.Fatal("a blocked write is not an error")
@@ -338,9 +339,7 @@ func TestVerifyChecksTheDraft(t *testing.T) {
 				if v.OK || len(v.Problems) != 1 || !s.Degraded {
 					t.Fatalf("verification %+v degraded %v", v, s.Degraded)
 				}
-				if st, _ := e2.Status(ctx, th); st.Status != engine.RunFailed || !strings.Contains(st.Reason, "verification failed") {
-					t.Fatalf("status %+v", st)
-				}
+				wantVerifyFixes(t, e2, th, err)
 			})
 		}
 	})
@@ -408,5 +407,20 @@ func TestSourceVersionsStayPositive(t *testing.T) {
 		if _, err := f.Bump(ctx, shipments); err == nil {
 			t.Errorf("version %d bumped", v)
 		}
+	}
+}
+
+// wantVerifyFixes checks that a failed verification's fixes (review the
+// draft, then a new turn) are data in the run's error (err) and thread's
+// stored status alike, and that its reason names no command.
+func wantVerifyFixes(t *testing.T, e *engine.Engine, thread string, err error) {
+	t.Helper()
+	fixes := []engine.Fix{engine.ShowFix(thread), engine.NewTurnFix(thread)}
+	var fe *engine.RunFailedError
+	if !errors.As(err, &fe) || !slices.Equal(fe.Fixes(), fixes) || strings.Contains(fe.Reason, "rewind") {
+		t.Fatalf("the failed run's error %+v, want the fixes %+v", fe, fixes)
+	}
+	if st, _ := e.Status(t.Context(), thread); st.Status != engine.RunFailed || !strings.Contains(st.Reason, "verification failed") || !slices.Equal(st.Fix, fixes) {
+		t.Fatalf("status %+v", st)
 	}
 }

@@ -83,8 +83,8 @@ func (d *deps) verify(ctx context.Context, nc *engine.NodeContext) ([]engine.Wri
 	ws := []engine.Write{engine.Put("verificationResults", results)}
 	if len(failed) > 0 {
 		ws = append(ws, engine.Put("degraded", true))
-		nc.Fail(fmt.Sprintf("verification failed for %s; the draft is stored, so review it (`rewind show %s`) and correct it in a new turn (`rewind run --thread %s --input …`)",
-			strings.Join(failed, " · "), store.Name(nc.Thread), store.Name(nc.Thread)))
+		nc.Fail(fmt.Sprintf("verification failed for %s; the draft is stored, so review it and correct it in a new turn",
+			strings.Join(failed, " · ")), engine.FixShow, engine.FixNewTurn)
 	}
 	return ws, nil
 }

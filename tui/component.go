@@ -32,4 +32,5 @@ var (
 	_ component[bool]            = (*pager)(nil) // closed
 	_ component[*Lesson]         = (*lessonPicker)(nil)
 	_ component[bool]            = dialog(nil) // done
+	_ component[navNews]         = (*navState)(nil)
 )

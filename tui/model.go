@@ -166,6 +166,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
 	m.content = newContentPanes(newContentKeys(m.keys))
+	m.nav = newNavState(m.sess, m.keys)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
@@ -182,6 +183,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.content.setTheme(th)
 	m.themeGen++
 	m.timeline.setTheme(th, m.themeGen)
+	m.nav.setTheme(th, m.themeGen)
 	m.help.Styles = help.Styles{
 		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
 		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
@@ -223,21 +225,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		// A taller list shows rows whose state is not read yet; a wider
 		// screen may bring the State pane (and its badge) into view.
-		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.paneReads())
+		return m, tea.Batch(m.timeline.wantWords(m.sess), m.loadThreadStates(), m.paneReads())
 	case wordsMsg:
-		return m, m.onWords(msg)
-	case searchMsg:
-		return m, m.onSearch(msg)
-	case goHitMsg:
-		return m, m.goHit(msg.i)
+		return m, m.timeline.onWords(msg, m.sess)
+	case searchMsg, goHitMsg, traceMsg, origMsg:
+		return m, m.onNavNews(m.nav.Update(m.navMsg(msg)))
 	case scrubMsg:
 		return m, m.onScrub(msg)
-	case traceMsg:
-		return m, m.onTrace(msg)
 	case sawMsg:
 		return m, m.onSaw(msg)
-	case origMsg:
-		return m, m.onOriginal(msg)
 	case spinner.TickMsg:
 		if m.live.run == nil && !m.live.starting {
 			return m, nil
@@ -292,8 +288,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		_, cmd = m.dialog.Update(msg)
 	} else if m.composer.open {
 		_, cmd = m.composer.Update(msg)
-	} else if m.nav.prompt != nil {
-		cmd = m.nav.updatePrompt(msg)
+	} else if m.nav.prompting() {
+		_, cmd = m.nav.Update(msg)
 	}
 	return m, cmd
 }
@@ -355,8 +351,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.composer.open {
 		return m.onComposerKey(msg)
 	}
-	if m.nav.prompt != nil {
-		return m.onPromptKey(msg)
+	if m.nav.prompting() {
+		return m.onNavNews(m.nav.Update(m.navMsg(msg)))
 	}
 	// Bubble Tea v1 may deliver several fast-typed keys as one message
 	// ("ll]"); outside text fields each rune is its own command.
@@ -364,12 +360,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		cmds := make([]tea.Cmd, 0, len(msg.Runes))
 		for i, r := range msg.Runes {
 			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-			if m.nav.prompt != nil && i+1 < len(msg.Runes) {
+			if m.nav.prompting() && i+1 < len(msg.Runes) {
 				// ":80" typed fast: the rest is the prompt's text.
-				cmds = append(cmds, m.onPromptKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))
+				cmds = append(cmds, m.onNavNews(m.nav.Update(m.navMsg(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))))
 				break
 			}
-			if m.dialog != nil || m.composer.open || m.nav.prompt != nil {
+			if m.dialog != nil || m.composer.open || m.nav.prompting() {
 				break // the rest would be typed into what just opened
 			}
 		}
@@ -416,8 +412,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.onParityKey(msg); ok {
 		return cmd
 	}
-	if cmd, ok := m.onNavKey(msg); ok {
-		return cmd
+	if news, cmd := m.nav.Update(m.navMsg(msg)); news.handled {
+		return m.onNavNews(news, cmd)
 	}
 	defer m.afterNavKey()
 	if m.focus != focusTimeline {
@@ -500,6 +496,35 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// navMsg is msg for navigation, with the tree it reads and the
+// checkpoint shown.
+func (m *Model) navMsg(msg tea.Msg) navMsg {
+	return navMsg{Msg: msg, tree: m.timeline.tree, loading: m.timeline.loading, cur: m.cur}
+}
+
+// onNavNews does what navigation asks of the root.
+func (m *Model) onNavNews(n navNews, cmd tea.Cmd) tea.Cmd {
+	cmds := []tea.Cmd{cmd}
+	if n.say != "" {
+		cmds = append(cmds, m.setFlash(n.say, n.sayErr))
+	}
+	switch {
+	case n.jump != "" && m.timeline.jump(n.jump):
+		cmds = append(cmds, m.cursorMoved())
+	case n.byPrefix:
+		cmds = append(cmds, m.gotoPrefix(n.prefix))
+	case n.sourceSearch != "":
+		cmds = append(cmds, m.sourceSearch(n.sourceSearch))
+	case n.zoomed:
+		m.relayout()
+		cmds = append(cmds, m.timeline.wantWords(m.sess))
+	}
+	if n.dialog != nil && m.dialog == nil {
+		m.openDialog(n.dialog)
+	}
+	return tea.Batch(cmds...)
+}
+
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.onReadOnlyKey(msg); ok {
 		return cmd
@@ -580,7 +605,7 @@ func (m *Model) paneReads() tea.Cmd { return tea.Batch(m.checkFidelity(), m.want
 
 // syncPanes re-renders the visible panes whose inputs changed.
 func (m *Model) syncPanes() {
-	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelityBadgeOf, pins: func(w int) int { return len(m.convPins(w)) }}
+	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelityBadgeOf, pins: func(w int) int { return len(m.nav.convPins(m.cur, w, m.content.unfold)) }}
 	if m.live.head != nil {
 		in.costs = m.live.head.costs
 	}
@@ -665,7 +690,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if wheel != 0 {
 		if target == focusTimeline {
 			m.timeline.scroll(wheel)
-			return m.wantWords()
+			return m.timeline.wantWords(m.sess)
 		}
 		main, side := m.visiblePanes()
 		p := main

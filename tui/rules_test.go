@@ -25,6 +25,7 @@ import (
 var components = map[string]bool{
 	"timeline": true, "live": true, "content": true, "composer": true, "threads": true,
 	"pager": true, "lessons": true, "dialog": true,
+	"nav": true,
 }
 
 // features own state the root acts on but have no keys or room of their
@@ -38,7 +39,6 @@ var features = map[string]string{
 	"next":     "breakpoints, kill point and grant of the next run (runs.go, drill.go); not a component: settings a run reads, edited in dialogs (breakDialog, pointDialog, approvalDialog are the components)",
 	"follow":   "a run elsewhere, followed (follow.go); not a component: no keys and no room, its Update takes the watch's messages with the root's generation and whether a run is under way (follow.Update(msg, gen, busy)) and returns followNews",
 	"par":      "the compare mark and the state edit under way (parity.go, editstate.go, compare.go); not a component: their screens are dialogs (compareDialog, channelDialog, graphDialog), what stays between them is a mark and an edit",
-	"nav":      "goto, search, zoom, pins, the trace flag (nav.go, search.go, trace.go); not a component: its keys are the thread view's ({ } : / n N + o), the prompt it opens draws in the footer, its hits in the timeline",
 	"fidelity": "the State pane's badges (fidelity.go); not a component: a cache the State pane reads through paneInputs.badge, with no keys or room",
 	"opening":  "what waits for the thread's first screen (thread.go); not a component: a list of reads to start, no keys, no view",
 	"cache":    "checkpoints read, by id (data.go); not a component: data, no keys, no view",
@@ -173,7 +173,7 @@ func setOf(m map[string]string) map[string]bool {
 // a checkpoint's label, the branch's leaf; the live strip's progress
 // line; a pane's scroll at its bottom; a part's View and ShortHelp).
 // Anything else goes through the component's own method
-// (m.timeline.jump, m.nav.beginSearch).
+// (m.timeline.jump, m.nav.setTheme).
 var partReaders = map[string]bool{"len": true, "label": true, "leaf": true, "line": true, "atBottom": true, "View": true, "ShortHelp": true}
 
 // The root changes a component or a feature only through its methods: it
@@ -300,7 +300,7 @@ var rootFiles = map[string]bool{"model.go": true, "view.go": true}
 // feature they concern, then take the file out of this list.
 var rootNotYetMoved = map[string]int{
 	"runs.go": 19, "drill.go": 7, "follow.go": 3, "live_head.go": 2, "replay.go": 2, "draftedit.go": 1, "lessons.go": 4, "script.go": 1,
-	"thread.go": 13, "threadstate.go": 2, "nav.go": 15, "search.go": 4, "trace.go": 2,
+	"thread.go": 13, "threadstate.go": 2,
 	"readonly.go": 9, "parity.go": 3, "editstate.go": 3, "compare.go": 2, "graphview.go": 2, "fidelity.go": 3, "dialog.go": 2, "saw.go": 2,
 }
 

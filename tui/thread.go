@@ -181,7 +181,7 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		}
 	}
 	m.afterTreeChange()
-	cmds = append(cmds, m.wantWords())
+	cmds = append(cmds, m.timeline.wantWords(m.sess))
 	if moved {
 		// The checkpoint to show comes before older pages of the timeline:
 		// they are read once it is (on opening a long thread, the first
@@ -208,9 +208,9 @@ func (m *Model) cursorMoved() tea.Cmd {
 	if d, ok := m.cache.detail(m.sess.thread, id); ok {
 		m.cur = d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
+		return tea.Batch(m.checkFidelity(), m.timeline.wantWords(m.sess), m.nav.wantOriginal(m.cur), m.prefetch(), m.opened())
 	}
-	return tea.Batch(loadDetail(m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain(), id), m.wantWords())
+	return tea.Batch(loadDetail(m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain(), id), m.timeline.wantWords(m.sess))
 }
 
 func (m *Model) onDetail(msg detailMsg) tea.Cmd {
@@ -230,7 +230,7 @@ func (m *Model) onDetail(msg detailMsg) tea.Cmd {
 	if msg.id == m.timeline.tree.cursor {
 		m.cur = msg.d
 		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts(), m.opened())
+		return tea.Batch(m.checkFidelity(), m.nav.wantOriginal(m.cur), m.prefetch(), m.wantCosts(), m.opened())
 	}
 	return nil
 }

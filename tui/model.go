@@ -225,7 +225,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		// A taller list shows rows whose state is not read yet; a wider
 		// screen may bring the State pane (and its badge) into view.
-		return m, tea.Batch(m.timeline.wantWords(m.sess), m.loadThreadStates(), m.paneReads())
+		return m, tea.Batch(m.timeline.wantWords(m.sess), m.threads.loadStates(m.sess), m.paneReads())
 	case wordsMsg:
 		return m, m.timeline.onWords(msg, m.sess)
 	case searchMsg, goHitMsg, traceMsg, origMsg:
@@ -496,6 +496,9 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// onThreadStates gives the threads list the states read for its rows.
+func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.Update(msg) }
+
 // navMsg is msg for navigation, with the tree it reads and the
 // checkpoint shown.
 func (m *Model) navMsg(msg tea.Msg) navMsg {
@@ -581,7 +584,7 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
 			}})
 	}
-	return m.loadThreadStates()
+	return m.threads.loadStates(m.sess)
 }
 
 // --- focus, panes, scrolling, mouse ---

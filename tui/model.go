@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
@@ -115,7 +117,7 @@ type Model struct {
 	cur      *detail
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
-	opening  opening      // until the thread's first screen shows (thread.go)
+	loader   threadLoader // reads the open chain (thread.go)
 
 	composer composer // the message line (composer.go)
 
@@ -167,6 +169,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.live = newLiveStrip(m.keys, m.timeline.keys, m.canKill)
 	m.content = newContentPanes(newContentKeys(m.keys))
 	m.nav = newNavState(m.sess, m.keys)
+	m.loader = newThreadLoader(m.sess, m.cache)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
@@ -207,7 +210,7 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.sess.thread != "" {
 		cmds = append(cmds, m.openThread(m.sess.thread))
-		m.opening.withThreads()
+		m.loader.withThreads()
 	} else {
 		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
@@ -257,10 +260,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onLessonMsg(msg)
 	case historyMsg:
 		return m, m.onHistory(msg)
-	case detailMsg:
-		return m, m.onDetail(msg)
-	case prefetchedMsg:
-		return m, m.onPrefetched(msg)
+	case detailMsg, prefetchedMsg:
+		return m, m.onLoaded(m.loader.Update(m.loadMsg(msg)))
 	case runStartedMsg:
 		return m, m.onRunStarted(msg)
 	case runUpdatesMsg:
@@ -498,6 +499,185 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 
 // onThreadStates gives the threads list the states read for its rows.
 func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.Update(msg) }
+
+// --- the open chain (thread.go) ---
+
+// openThread opens thread's root chain.
+func (m *Model) openThread(thread string) tea.Cmd { return m.openChain(browse.Chain{Thread: thread}) }
+
+// chain is the chain the thread view shows.
+func (m *Model) chain() browse.Chain { return m.sess.chain() }
+
+// openChain switches the thread view to chain c (a thread's root graph,
+// or a subgraph's run in it: its own checkpoints, state and writes): the
+// session opens it (a new generation), every component forgets the last
+// one, and the loader reads its first page.
+func (m *Model) openChain(c browse.Chain) tea.Cmd {
+	m.screen = screenThread
+	m.sess.thread, m.sess.ns = c.Thread, c.NS
+	m.openAt = ""
+	m.sess.gen++
+	m.timeline.reset(c.Thread) // loading, at no checkpoint
+	m.cur = nil
+	if n, ok := m.threads.checkpoints(c); ok {
+		m.timeline.setTotal(n)
+	}
+	read := m.loader.open(c)
+	m.live.forget()
+	m.follow.stop()
+	m.syncPanes()
+	m.refreshLive()
+	return read
+}
+
+// loadMsg is msg for the loader, with the tree it reads and the
+// checkpoint shown.
+func (m *Model) loadMsg(msg tea.Msg) loadMsg {
+	return loadMsg{Msg: msg, tree: m.timeline.tree, cur: m.cur}
+}
+
+// onHistory routes a page of the history (or of the newest checkpoints)
+// to the loader.
+func (m *Model) onHistory(msg historyMsg) tea.Cmd { return m.onLoaded(m.loader.Update(m.loadMsg(msg))) }
+
+// onLoaded does what a read brings: a page into the timeline, the
+// checkpoint read into the panes, what waited for the first screen.
+func (m *Model) onLoaded(n loadNews, cmd tea.Cmd) tea.Cmd {
+	if n.page != nil {
+		return m.takeHistory(*n.page, cmd)
+	}
+	cmds := []tea.Cmd{cmd}
+	if n.say != "" {
+		cmds = append(cmds, m.setFlash(n.say, n.sayErr))
+	}
+	switch {
+	case n.failed:
+		m.timeline.loadFailed()
+	case n.reread:
+		cmds = append(cmds, m.cursorMoved())
+	case n.show != nil:
+		m.cur = n.show
+		m.syncPanes()
+		cmds = append(cmds, m.checkFidelity(), m.nav.wantOriginal(m.cur))
+		if n.read {
+			cmds = append(cmds, m.wantCosts())
+		}
+	}
+	if n.opened {
+		cmds = append(cmds, m.whenOpened())
+	}
+	return tea.Batch(cmds...)
+}
+
+// whenOpened starts what the first screen did not wait for: the head's
+// read, the watch for other writers, a read-only source's poll.
+func (m *Model) whenOpened() tea.Cmd {
+	return tea.Batch(m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.armSourcePoll())
+}
+
+// takeHistory takes a page of the history into the timeline (next reads
+// the page after it, once the checkpoint to show is read): a sync's page
+// says whether another process deleted the thread or wrote it again.
+func (m *Model) takeHistory(msg historyMsg, next tea.Cmd) tea.Cmd {
+	if msg.sync {
+		switch {
+		case len(msg.nodes) == 0 && m.timeline.tree.len() > 0:
+			// Every thread has a checkpoint: another process deleted it.
+			if !m.follow.deleted() {
+				return nil
+			}
+			return m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
+		case m.follow.gone || !m.timeline.holds(msg.nodes):
+			// Written again under the same id (a checkpoint the timeline
+			// knows by id is another row): nothing of the old one may
+			// show, so the thread is opened from scratch.
+			return tea.Batch(m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.sess.thread))
+		}
+	}
+	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
+	if at := m.openAt; at != "" && !msg.sync {
+		// A lesson opens on a checkpoint of its own, once a page holds it.
+		if m.timeline.jump(at) {
+			m.openAt, moved = "", true
+		} else if !msg.more {
+			m.openAt = ""
+		}
+	}
+	cmds := []tea.Cmd{next}
+	if !msg.sync && !msg.more && m.timeline.tree.len() == 0 {
+		if due, threads := m.loader.shown(); due { // no checkpoint to wait for
+			cmds = append(cmds, m.whenOpened(), threads)
+		}
+	}
+	if msg.sync {
+		// A run changes the stored writes of the checkpoints it starts from.
+		m.cache.dropPending(m.sess.thread)
+		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+			moved = true
+		}
+	}
+	m.afterTreeChange()
+	cmds = append(cmds, m.timeline.wantWords(m.sess))
+	if moved {
+		// The checkpoint to show comes before older pages of the timeline:
+		// they are read once it is (on opening a long thread, the first
+		// screen waits for one page and one checkpoint only).
+		return tea.Sequence(m.cursorMoved(), tea.Batch(cmds...))
+	}
+	return tea.Batch(cmds...)
+}
+
+// sync reads the thread's newest checkpoints into the timeline (follow:
+// the next one brought gets the cursor, a run's first).
+func (m *Model) sync(follow bool) tea.Cmd {
+	if m.sess.thread == "" {
+		return nil
+	}
+	if follow {
+		m.timeline.followNextRun(true)
+	}
+	return m.loader.sync(m.timeline.tree)
+}
+
+// afterTreeChange refreshes what is derived from the tree and cursor.
+func (m *Model) afterTreeChange() {
+	m.timeline.follow()
+	m.dialogFollows()
+}
+
+// cursorMoved shows the checkpoint under the cursor, read by the loader.
+func (m *Model) cursorMoved() tea.Cmd {
+	m.afterTreeChange()
+	if m.timeline.tree.cursor == "" {
+		return nil
+	}
+	return tea.Batch(m.onLoaded(m.loader.load(m.timeline.tree)), m.timeline.wantWords(m.sess))
+}
+
+// reloadHead reads the thread's newest checkpoint again (after a run, a
+// kill, a discard, or on opening the thread).
+func (m *Model) reloadHead() tea.Cmd {
+	m.live.readingHead()
+	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread)
+}
+
+// onHead gives the live strip the head read; one of another chain is
+// stale.
+func (m *Model) onHead(msg headMsg) tea.Cmd {
+	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
+	m.live.headRead(msg.head, current && msg.err == nil)
+	if !current {
+		return nil
+	}
+	if msg.err != nil {
+		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
+			return nil // deleted: the history's reload says so
+		}
+		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+	}
+	m.refreshLive()
+	return m.wantCosts()
+}
 
 // navMsg is msg for navigation, with the tree it reads and the
 // checkpoint shown.

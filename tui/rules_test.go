@@ -40,8 +40,7 @@ var features = map[string]string{
 	"follow":   "a run elsewhere, followed (follow.go); not a component: no keys and no room, its Update takes the watch's messages with the root's generation and whether a run is under way (follow.Update(msg, gen, busy)) and returns followNews",
 	"par":      "the compare mark and the state edit under way (parity.go, editstate.go, compare.go); not a component: their screens are dialogs (compareDialog, channelDialog, graphDialog), what stays between them is a mark and an edit",
 	"fidelity": "the State pane's badges (fidelity.go); not a component: a cache the State pane reads through paneInputs.badge, with no keys or room",
-	"opening":  "what waits for the thread's first screen (thread.go); not a component: a list of reads to start, no keys, no view",
-	"cache":    "checkpoints read, by id (data.go); not a component: data, no keys, no view",
+	"loader":   "reads the open chain: its history, the checkpoint under the cursor and its neighbours, what waits for the first screen (thread.go); not a component: no keys, no room, nothing to draw; its Update takes the reads' answers (loadMsg) and returns loadNews",
 }
 
 // featureFiles are the files of AGENTS.md's feature groups and the root
@@ -84,6 +83,7 @@ var plain = map[string]string{
 	"screen":      "which screen shows: the root routes keys by it",
 	"focus":       "which column has the focus: the root routes keys by it",
 	"openAt":      "the checkpoint to open on, once the history holds it",
+	"cache":       "checkpoints read, by id (data.go): data, no keys, no view; the loader fills it through the same pointer, a run's end drops what it changed",
 	"cur":         "the checkpoint shown, passed to the panes (paneInputs)",
 	"window":      "the models' context window, for the prompt view",
 }
@@ -300,7 +300,6 @@ var rootFiles = map[string]bool{"model.go": true, "view.go": true}
 // feature they concern, then take the file out of this list.
 var rootNotYetMoved = map[string]int{
 	"runs.go": 19, "drill.go": 7, "follow.go": 3, "live_head.go": 2, "replay.go": 2, "draftedit.go": 1, "lessons.go": 4, "script.go": 1,
-	"thread.go":   13,
 	"readonly.go": 9, "parity.go": 3, "editstate.go": 3, "compare.go": 2, "graphview.go": 2, "fidelity.go": 3, "dialog.go": 2, "saw.go": 2,
 }
 

@@ -38,4 +38,5 @@ var (
 	_ component[runAsk]          = (*runControl)(nil)
 	_ component[followNews]      = (*follower)(nil)
 	_ component[bool]            = (*scriptPanel)(nil) // relayout
+	_ component[navNews]         = (*navState)(nil)
 )

@@ -520,3 +520,111 @@ func TestRunControlAlone(t *testing.T) {
 		})
 	}
 }
+
+// turnTree is 1-2-3-4, turns starting at 1 and 3, the cursor on 4.
+func turnTree() *tree {
+	ns := []*timelineNode{node(1, 0), node(2, 1), node(3, 2), node(4, 3)}
+	ns[0].turnStart, ns[2].turnStart = true, true
+	tr := newTree()
+	tr.merge(ns)
+	tr.jump("4")
+	return tr
+}
+
+// Navigation says where the cursor goes; the root moves it.
+func TestNavigationAlone(t *testing.T) {
+	tr := turnTree()
+	s := &session{ctx: context.Background(), deps: Deps{Backend: EngineBackend(nil)}, thread: "t", gen: 1}
+	n := newNavState(s, newThreadKeys())
+	n.setTheme(themes.Or(themes.Dark), 1)
+	n.SetSize(60, 1)
+	key := func(k tea.KeyMsg) navNews {
+		news, _ := n.Update(navMsg{Msg: k, tree: tr})
+		return news
+	}
+	typed := func(text string) navNews {
+		key(runes(text))
+		return key(tea.KeyMsg{Type: tea.KeyEnter})
+	}
+	if news := key(runes("{")); !news.handled || news.jump != "3" || tr.cursor != "4" {
+		t.Fatalf("{ says the turn's start and leaves the tree to the root: %+v, cursor %s", news, tr.cursor)
+	}
+	tr.jump("1")
+	if news := key(runes("{")); news.jump != "" || !strings.Contains(news.say, "no earlier turn") {
+		t.Fatalf("{ on the first turn stays and says so: %+v", news)
+	}
+	if news := key(runes("f")); news.handled {
+		t.Fatalf("f is not navigation's: %+v", news)
+	}
+	if key(runes(":")); !n.prompting() || !strings.Contains(n.View(), ": ") || len(n.ShortHelp()) == 0 || n.ShortHelp()[0].Help().Key != "enter" {
+		t.Fatalf(": opens the prompt, its keys in the footer: %v %q", n.prompting(), n.View())
+	}
+	if news := typed("@9"); n.prompting() || news.jump != "" || !news.sayErr || !strings.Contains(news.say, "no checkpoint @9") {
+		t.Fatalf("enter on a checkpoint not there closes the prompt and says so: %+v", news)
+	}
+	key(runes(":"))
+	if news := typed("#3"); !strings.Contains(news.say, "names a message") {
+		t.Fatalf("#3 is a message, not a checkpoint: %+v", news)
+	}
+	key(runes(":"))
+	if news := typed("2"); news.jump != "2" || news.say != "" {
+		t.Fatalf(": 2 goes to @2: %+v", news)
+	}
+	if news := key(runes("+")); !news.zoomed || !n.zoomStale(-1) {
+		t.Fatalf("+ zooms and asks for a layout: %+v", news)
+	}
+	hit := searchHit{id: "3", where: "state"}
+	if news, _ := n.Update(navMsg{Msg: searchMsg{gen: 0, thread: "t", query: "q", hits: []searchHit{hit}}, tree: tr}); news.dialog != nil || len(n.search.hits) != 0 {
+		t.Fatalf("a search of an older opening is dropped: %+v", news)
+	}
+	news, _ := n.Update(navMsg{Msg: searchMsg{gen: 1, thread: "t", query: "q", hits: []searchHit{hit}}, tree: tr})
+	if news.dialog == nil || !strings.Contains(news.say, "1 match(es)") {
+		t.Fatalf("a search's hits open in a list: %+v", news)
+	}
+	if news, _ := n.Update(navMsg{Msg: goHitMsg{i: 0}, tree: tr}); news.jump != "3" || !strings.Contains(news.say, "match 1/1: @3 state") {
+		t.Fatalf("enter on a hit goes to its checkpoint: %+v", news)
+	}
+	if news := key(runes("n")); news.jump != "3" {
+		t.Fatalf("n steps to the next hit: %+v", news)
+	}
+	s.deps.Backend = nil // a read-only source: the root resolves a prefix
+	key(runes(":"))
+	if news := typed("1f1e"); !news.byPrefix || news.prefix != "1f1e" {
+		t.Fatalf("on a read-only source : hands the root a prefix: %+v", news)
+	}
+}
+
+// The loader drops what another opening asked for and says what the root
+// does with the rest.
+func TestLoaderAlone(t *testing.T) {
+	tr := turnTree()
+	s := &session{ctx: context.Background(), thread: "t", gen: 2}
+	l := newThreadLoader(s, newCache())
+	l.open(browse.Chain{Thread: "t"})
+	read := func(msg tea.Msg) (loadNews, tea.Cmd) { return l.Update(loadMsg{Msg: msg, tree: tr}) }
+	if news, cmd := read(historyMsg{gen: 1, thread: "t", more: true}); news != (loadNews{}) || cmd != nil {
+		t.Fatalf("a page of an older opening is dropped: %+v", news)
+	}
+	if news, cmd := read(historyMsg{gen: 2, thread: "t", more: true, before: "5"}); news.page == nil || cmd == nil {
+		t.Fatalf("a page goes to the timeline, the next one is read after: %+v, next %v", news, cmd != nil)
+	}
+	if news, cmd := read(historyMsg{gen: 2, thread: "t", sync: true, more: true}); news.page == nil || cmd != nil {
+		t.Fatalf("a sync's page reads no older one: %+v", news)
+	}
+	if news, _ := read(historyMsg{gen: 2, thread: "t", err: errors.New("disk gone")}); !news.failed || news.say != "disk gone" || !news.opened {
+		t.Fatalf("a history that fails says so, and the first screen is over: %+v", news)
+	}
+	if news, _ := read(detailMsg{gen: 2, thread: "t", err: errors.New("again")}); news.opened {
+		t.Fatalf("what waited for the first screen starts once: %+v", news)
+	}
+	d := &detail{id: "4"}
+	if news, _ := read(detailMsg{gen: 2, thread: "t", id: "3", d: &detail{id: "3"}}); news.show != nil {
+		t.Fatalf("a checkpoint the cursor left is not shown: %+v", news)
+	}
+	if news, _ := read(detailMsg{gen: 2, thread: "t", id: "4", d: d, version: l.cache.version("t") + 1}); !news.reread || news.show != nil {
+		t.Fatalf("a checkpoint read before the stored writes changed is read again: %+v", news)
+	}
+	if news, _ := read(detailMsg{gen: 2, thread: "t", id: "4", d: d, version: l.cache.version("t")}); news.show != d || !news.read {
+		t.Fatalf("the checkpoint under the cursor is shown: %+v", news)
+	}
+}

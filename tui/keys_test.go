@@ -471,6 +471,7 @@ func TestEveryKeyMapHelpsWithEveryBinding(t *testing.T) {
 		"compareKeys": newCompareKeys(), "pickKeys": newPickKeys(), "approvalKeys": newApprovalKeys(),
 		"channelKeys": newChannelKeys(), "graphKeys": newGraphKeys(tk), "sawKeys": newSawKeys(),
 		"searchKeys": newSearchKeys(), "traceKeys": newTraceKeys(), "liveKeys": newLiveKeys(tk),
+		"navKeys": newNavKeys(tk),
 	}
 	bindingT := reflect.TypeOf(key.Binding{})
 	for name, km := range maps {

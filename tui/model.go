@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
@@ -116,7 +118,7 @@ type Model struct {
 	cur      *detail
 	focus    focusID
 	content  contentPanes // conversation, state, inspector (panes.go)
-	opening  opening      // until the thread's first screen shows (thread.go)
+	loader   threadLoader // reads the open chain (thread.go)
 
 	composer composer // the message line (composer.go)
 
@@ -169,6 +171,8 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.runs = newRunControl(m.sess, &m.live, m.keys, s)
 	m.follow = newFollower(m.sess, m.live.busy)
 	m.content = newContentPanes(newContentKeys(m.keys))
+	m.nav = newNavState(m.sess, m.keys)
+	m.loader = newThreadLoader(m.sess, m.cache)
 	m.setTheme(th)
 	if s.Thread == "" {
 		m.screen = screenThreads
@@ -185,6 +189,7 @@ func (m *Model) setTheme(th *themes.Theme) {
 	m.content.setTheme(th)
 	m.themeGen++
 	m.timeline.setTheme(th, m.themeGen)
+	m.nav.setTheme(th, m.themeGen)
 	m.help.Styles = help.Styles{
 		Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
 		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep,
@@ -209,7 +214,7 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.sess.thread != "" {
 		cmds = append(cmds, m.openThread(m.sess.thread))
-		m.opening.withThreads()
+		m.loader.withThreads()
 	} else {
 		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
 	}
@@ -227,17 +232,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		// A taller list shows rows whose state is not read yet; a wider
 		// screen may bring the State pane (and its badge) into view.
-		return m, tea.Batch(m.wantWords(), m.loadThreadStates(), m.paneReads())
+		return m, tea.Batch(m.timeline.wantWords(m.sess), m.threads.loadStates(m.sess), m.paneReads())
 	case wordsMsg:
-		return m, m.onWords(msg)
-	case searchMsg:
-		return m, m.onSearch(msg)
-	case goHitMsg:
-		return m, m.goHit(msg.i)
-	case traceMsg:
-		return m, m.onTrace(msg)
-	case origMsg:
-		return m, m.onOriginal(msg)
+		return m, m.timeline.onWords(msg, m.sess)
+	case searchMsg, goHitMsg, traceMsg, origMsg:
+		return m, m.onNavNews(m.nav.Update(m.navMsg(msg)))
 	case spinner.TickMsg:
 		if m.live.run == nil && !m.live.starting {
 			return m, nil
@@ -272,10 +271,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.applyLesson(m.lessons.Update(msg))
 	case historyMsg:
 		return m, m.onHistory(msg)
-	case detailMsg:
-		return m, m.onDetail(msg)
-	case prefetchedMsg:
-		return m, m.onPrefetched(msg)
+	case detailMsg, prefetchedMsg:
+		return m, m.onLoaded(m.loader.Update(m.loadMsg(msg)))
 	case runStartedMsg, runUpdatesMsg:
 		return m, m.applyRun(m.runs.Update(msg))
 	case runAskMsg:
@@ -324,8 +321,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		_, cmd = m.dialog.Update(msg)
 	} else if m.composer.open {
 		_, cmd = m.composer.Update(msg)
-	} else if m.nav.prompt != nil {
-		cmd = m.nav.updatePrompt(msg)
+	} else if m.nav.prompting() {
+		_, cmd = m.nav.Update(msg)
 	}
 	return m, cmd
 }
@@ -594,8 +591,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.composer.open {
 		return m.onComposerKey(msg)
 	}
-	if m.nav.prompt != nil {
-		return m.onPromptKey(msg)
+	if m.nav.prompting() {
+		return m.onNavNews(m.nav.Update(m.navMsg(msg)))
 	}
 	// Bubble Tea v1 may deliver several fast-typed keys as one message
 	// ("ll]"); outside text fields each rune is its own command.
@@ -603,12 +600,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		cmds := make([]tea.Cmd, 0, len(msg.Runes))
 		for i, r := range msg.Runes {
 			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-			if m.nav.prompt != nil && i+1 < len(msg.Runes) {
+			if m.nav.prompting() && i+1 < len(msg.Runes) {
 				// ":80" typed fast: the rest is the prompt's text.
-				cmds = append(cmds, m.onPromptKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))
+				cmds = append(cmds, m.onNavNews(m.nav.Update(m.navMsg(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i+1:]}))))
 				break
 			}
-			if m.dialog != nil || m.composer.open || m.nav.prompt != nil {
+			if m.dialog != nil || m.composer.open || m.nav.prompting() {
 				break // the rest would be typed into what just opened
 			}
 		}
@@ -655,8 +652,8 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	if out, cmd := m.par.Update(parKeyMsg{msg, m.timeline.tree.cursor, m.cur, m.busy()}); out.handled {
 		return m.applyPar(out, cmd)
 	}
-	if cmd, ok := m.onNavKey(msg); ok {
-		return cmd
+	if news, cmd := m.nav.Update(m.navMsg(msg)); news.handled {
+		return m.onNavNews(news, cmd)
 	}
 	defer m.afterNavKey()
 	if m.focus != focusTimeline {
@@ -724,6 +721,222 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// onThreadStates gives the threads list the states read for its rows.
+func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.Update(msg) }
+
+// --- the open chain (thread.go) ---
+
+// openThread opens thread's root chain.
+func (m *Model) openThread(thread string) tea.Cmd { return m.openChain(browse.Chain{Thread: thread}) }
+
+// chain is the chain the thread view shows.
+func (m *Model) chain() browse.Chain { return m.sess.chain() }
+
+// openChain switches the thread view to chain c (a thread's root graph,
+// or a subgraph's run in it: its own checkpoints, state and writes): the
+// session opens it (a new generation), every component forgets the last
+// one, and the loader reads its first page.
+func (m *Model) openChain(c browse.Chain) tea.Cmd {
+	m.screen = screenThread
+	m.sess.thread, m.sess.ns = c.Thread, c.NS
+	m.openAt = ""
+	m.sess.gen++
+	m.timeline.reset(c.Thread) // loading, at no checkpoint
+	m.cur = nil
+	if n, ok := m.threads.checkpoints(c); ok {
+		m.timeline.setTotal(n)
+	}
+	read := m.loader.open(c)
+	m.live.forget()
+	m.follow.stop()
+	m.syncPanes()
+	m.refreshLive()
+	return read
+}
+
+// loadMsg is msg for the loader, with the tree it reads and the
+// checkpoint shown.
+func (m *Model) loadMsg(msg tea.Msg) loadMsg {
+	return loadMsg{Msg: msg, tree: m.timeline.tree, cur: m.cur}
+}
+
+// onHistory routes a page of the history (or of the newest checkpoints)
+// to the loader.
+func (m *Model) onHistory(msg historyMsg) tea.Cmd { return m.onLoaded(m.loader.Update(m.loadMsg(msg))) }
+
+// onLoaded does what a read brings: a page into the timeline, the
+// checkpoint read into the panes, what waited for the first screen.
+func (m *Model) onLoaded(n loadNews, cmd tea.Cmd) tea.Cmd {
+	if n.page != nil {
+		return m.takeHistory(*n.page, cmd)
+	}
+	cmds := []tea.Cmd{cmd}
+	if n.say != "" {
+		cmds = append(cmds, m.setFlash(n.say, n.sayErr))
+	}
+	switch {
+	case n.failed:
+		m.timeline.loadFailed()
+	case n.reread:
+		cmds = append(cmds, m.cursorMoved())
+	case n.show != nil:
+		m.cur = n.show
+		m.syncPanes()
+		cmds = append(cmds, m.checkFidelity(), m.nav.wantOriginal(m.cur))
+		if n.read {
+			cmds = append(cmds, m.wantCosts())
+		}
+	}
+	if n.opened {
+		cmds = append(cmds, m.whenOpened())
+	}
+	return tea.Batch(cmds...)
+}
+
+// whenOpened starts what the first screen did not wait for: the head's
+// read, the watch for other writers, a read-only source's poll.
+func (m *Model) whenOpened() tea.Cmd {
+	return tea.Batch(m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.sess.armSourcePoll())
+}
+
+// takeHistory takes a page of the history into the timeline (next reads
+// the page after it, once the checkpoint to show is read): a sync's page
+// says whether another process deleted the thread or wrote it again.
+func (m *Model) takeHistory(msg historyMsg, next tea.Cmd) tea.Cmd {
+	if msg.sync {
+		switch {
+		case len(msg.nodes) == 0 && m.timeline.tree.len() > 0:
+			// Every thread has a checkpoint: another process deleted it.
+			if !m.follow.deleted() {
+				return nil
+			}
+			return m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
+		case m.follow.gone || !m.timeline.holds(msg.nodes):
+			// Written again under the same id (a checkpoint the timeline
+			// knows by id is another row): nothing of the old one may
+			// show, so the thread is opened from scratch.
+			return tea.Batch(m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.sess.thread))
+		}
+	}
+	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
+	if at := m.openAt; at != "" && !msg.sync {
+		// A lesson opens on a checkpoint of its own, once a page holds it.
+		if m.timeline.jump(at) {
+			m.openAt, moved = "", true
+		} else if !msg.more {
+			m.openAt = ""
+		}
+	}
+	cmds := []tea.Cmd{next}
+	if !msg.sync && !msg.more && m.timeline.tree.len() == 0 {
+		if due, threads := m.loader.shown(); due { // no checkpoint to wait for
+			cmds = append(cmds, m.whenOpened(), threads)
+		}
+	}
+	if msg.sync {
+		// A run changes the stored writes of the checkpoints it starts from.
+		m.cache.dropPending(m.sess.thread)
+		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
+			moved = true
+		}
+	}
+	m.afterTreeChange()
+	cmds = append(cmds, m.timeline.wantWords(m.sess))
+	if moved {
+		// The checkpoint to show comes before older pages of the timeline:
+		// they are read once it is (on opening a long thread, the first
+		// screen waits for one page and one checkpoint only).
+		return tea.Sequence(m.cursorMoved(), tea.Batch(cmds...))
+	}
+	return tea.Batch(cmds...)
+}
+
+// sync reads the thread's newest checkpoints into the timeline (follow:
+// the next one brought gets the cursor, a run's first).
+func (m *Model) sync(follow bool) tea.Cmd {
+	if m.sess.thread == "" {
+		return nil
+	}
+	if follow {
+		m.timeline.followNextRun(true)
+	}
+	return m.loader.sync(m.timeline.tree)
+}
+
+// afterTreeChange refreshes what is derived from the tree and cursor.
+func (m *Model) afterTreeChange() {
+	m.timeline.follow()
+	m.dialogFollows()
+}
+
+// cursorMoved shows the checkpoint under the cursor, read by the loader.
+func (m *Model) cursorMoved() tea.Cmd {
+	m.afterTreeChange()
+	if m.timeline.tree.cursor == "" {
+		return nil
+	}
+	return tea.Batch(m.onLoaded(m.loader.load(m.timeline.tree)), m.timeline.wantWords(m.sess))
+}
+
+// reloadHead reads the thread's newest checkpoint again (after a run, a
+// kill, a discard, or on opening the thread).
+func (m *Model) reloadHead() tea.Cmd {
+	m.live.readingHead()
+	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread)
+}
+
+// onHead gives the live strip the head read; one of another chain is
+// stale.
+func (m *Model) onHead(msg headMsg) tea.Cmd {
+	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
+	m.live.headRead(msg.head, current && msg.err == nil)
+	if !current {
+		return nil
+	}
+	if msg.err != nil {
+		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
+			return nil // deleted: the history's reload says so
+		}
+		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+	}
+	m.refreshLive()
+	return m.wantCosts()
+}
+
+// navMsg is msg for navigation, with the tree it reads and the
+// checkpoint shown.
+func (m *Model) navMsg(msg tea.Msg) navMsg {
+	return navMsg{Msg: msg, tree: m.timeline.tree, loading: m.timeline.loading, cur: m.cur}
+}
+
+// onNavNews does what navigation asks of the root.
+func (m *Model) onNavNews(n navNews, cmd tea.Cmd) tea.Cmd {
+	cmds := []tea.Cmd{cmd}
+	if n.say != "" {
+		cmds = append(cmds, m.setFlash(n.say, n.sayErr))
+	}
+	switch {
+	case n.jump != "" && m.timeline.jump(n.jump):
+		cmds = append(cmds, m.cursorMoved())
+	case n.byPrefix:
+		if err := m.timeline.jumpPrefix(n.prefix, m.sess.thread); err != nil {
+			cmds = append(cmds, m.setFlash(termtext.Line(err.Error()), true))
+		} else {
+			cmds = append(cmds, m.cursorMoved())
+		}
+	case n.sourceSearch != "":
+		q := n.sourceSearch
+		cmds = append(cmds, m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(m.sess.thread), termtext.Line(q)), false), sourceSearch(m.sess, q))
+	case n.zoomed:
+		m.relayout()
+		cmds = append(cmds, m.timeline.wantWords(m.sess))
+	}
+	if n.dialog != nil && m.dialog == nil {
+		m.openDialog(n.dialog)
+	}
+	return tea.Batch(cmds...)
+}
+
 func (m *Model) onThreadsKey(msg tea.KeyMsg) tea.Cmd {
 	if why, off := m.readOnly.refuses(msg, m.screen); off {
 		return m.setFlash(why, true)
@@ -780,7 +993,7 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 				return func() tea.Msg { return deletedMsg{thread: id, err: b.DeleteThread(ctx, id)} }
 			}})
 	}
-	return m.loadThreadStates()
+	return m.threads.loadStates(m.sess)
 }
 
 // --- focus, panes, scrolling, mouse ---
@@ -810,7 +1023,7 @@ func (m *Model) checkFidelity() tea.Cmd {
 
 // syncPanes re-renders the visible panes whose inputs changed.
 func (m *Model) syncPanes() {
-	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelity.badgeOf, pins: func(w int) int { return len(m.convPins(w)) }}
+	in := paneInputs{cur: m.cur, theme: m.themeGen, badge: m.fidelity.badgeOf, pins: func(w int) int { return len(m.nav.convPins(m.cur, w, m.content.unfold)) }}
 	if m.live.head != nil {
 		in.costs = m.live.head.costs
 	}
@@ -902,7 +1115,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if wheel != 0 {
 		if target == focusTimeline {
 			m.timeline.scroll(wheel)
-			return m.wantWords()
+			return m.timeline.wantWords(m.sess)
 		}
 		main, side := m.visiblePanes()
 		p := main

@@ -458,7 +458,7 @@ func TestCompactionIsShown(t *testing.T) {
 	h.exec(h.m.cursorMoved())
 	h.until("the compaction", func() bool { return h.at(compacted) })
 	// The summary's header is pinned above the tail; z unfolds the summary.
-	all := strings.Join(append(h.m.convPins(h.m.content.panes[paneConv].w), h.m.content.panes[paneConv].scroll.lines...), "\n")
+	all := strings.Join(append(h.m.nav.convPins(h.m.cur, h.m.content.panes[paneConv].w, h.m.content.unfold), h.m.content.panes[paneConv].scroll.lines...), "\n")
 	for _, want := range []string{"summary #1–", "history v1", "compacted at this checkpoint", "verbatim tail · #"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("the compaction checkpoint should show %q:\n%s", want, all)

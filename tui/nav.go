@@ -147,16 +147,17 @@ type wordsMsg struct {
 	words  map[string]string
 }
 
-// wantWords asks for the words of the turn rows on screen not yet read.
-func (m *Model) wantWords() tea.Cmd {
-	if m.sess.thread == "" {
+// wantWords asks for the words of the turn rows on screen not yet read,
+// of the chain open in s.
+func (p *timelinePane) wantWords(s *session) tea.Cmd {
+	if s.thread == "" {
 		return nil
 	}
-	ids := m.timeline.wordsWanted()
+	ids := p.wordsWanted()
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, src, b, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.sess.gen, m.chain()
+	ctx, src, b, gen, ch := s.ctx, s.deps.Source, s.deps.Backend, s.gen, s.chain()
 	thread := ch.Thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
@@ -169,6 +170,16 @@ func (m *Model) wantWords() tea.Cmd {
 		}
 		return wordsMsg{gen: gen, thread: thread, words: out}
 	}
+}
+
+// onWords keeps the words read for the chain open in s, and asks for
+// those of the rows the screen moved to meanwhile.
+func (p *timelinePane) onWords(msg wordsMsg, s *session) tea.Cmd {
+	if msg.gen != s.gen || msg.thread != s.thread || p.words == nil {
+		return nil
+	}
+	p.takeWords(msg.words)
+	return p.wantWords(s)
 }
 
 // readSourceWords is what a read-only source's turn at id started with:
@@ -237,57 +248,189 @@ func readWords(ctx context.Context, b Backend, thread, id string) string {
 	return "(no message)"
 }
 
-func (m *Model) onWords(msg wordsMsg) tea.Cmd {
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || m.timeline.words == nil {
-		return nil
-	}
-	m.timeline.takeWords(msg.words)
-	return m.wantWords() // the screen may have moved on meanwhile
+// --- the component ---
+
+// navState is finding the way in the thread view (this file, search.go
+// and trace.go): { } from turn to turn, : to a checkpoint, / to search and
+// n/N through its hits, + to zoom a pane, o to a resume's trace, and the
+// summary and question pinned above the conversation. A component: its
+// Update takes its keys and messages in a navMsg (the tree it reads) and
+// returns navNews, what the root does with the other components (it moves
+// the timeline's cursor, lays out, opens a dialog).
+type navState struct {
+	sess     *session
+	keys     navKeys
+	theme    *themes.Theme
+	themeGen int
+	w        int // the prompt's row
+	prompt   *navPrompt
+	zoom     bool
+	tracing  bool // a resume trace is being read (trace.go)
+	// origLoading counts reads of questions in flight.
+	origLoading int
+	zoomSized   int
+	search      searchState
+	orig        map[origKey]storedQuestion // questions gone into the summary
+	pinKey      pinKey
+	pins        []string
 }
 
-// --- keys ---
+func newNavState(s *session, k threadKeys) navState {
+	return navState{sess: s, keys: newNavKeys(k)}
+}
 
-// onNavKey handles the navigation keys; ok is false for any other key.
-func (m *Model) onNavKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
-	k := m.keys
+// navKeys are navigation's keys: the thread view's (rebindable) rows of
+// its helpNav group, copied by newNavKeys.
+type navKeys struct {
+	TurnPrev, TurnNext, Goto, Search, SearchNext, SearchPrev, Zoom, Trace key.Binding
+}
+
+func newNavKeys(k threadKeys) navKeys {
+	return navKeys{TurnPrev: k.TurnPrev, TurnNext: k.TurnNext, Goto: k.Goto, Search: k.Search,
+		SearchNext: k.SearchNext, SearchPrev: k.SearchPrev, Zoom: k.Zoom, Trace: k.Trace}
+}
+
+// navKeyTable: every binding is the thread view's (newNavKeys copies
+// them, threadKeyTable declares them); none is in the footer.
+var navKeyTable = keyTable[navKeys]{
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.TurnPrev }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.TurnNext }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.Goto }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.Search }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.SearchNext }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.SearchPrev }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.Zoom }),
+	helpRow(0, nil, "", func(k *navKeys) *key.Binding { return &k.Trace }),
+}
+
+func (k navKeys) ShortHelp() []key.Binding  { return navKeyTable.footer(k) }
+func (k navKeys) FullHelp() [][]key.Binding { return navKeyTable.fullHelp(k, 1, nil) }
+
+// ShortHelp is the open prompt's keys (the footer while it is open);
+// navigation's own keys have no place in the footer.
+func (n *navState) ShortHelp() []key.Binding {
+	if n.prompt != nil {
+		return n.prompt.keys.ShortHelp()
+	}
+	return n.keys.ShortHelp()
+}
+
+func (n *navState) FullHelp() [][]key.Binding { return n.keys.FullHelp() }
+
+// SetSize takes the prompt's row: w wide.
+func (n *navState) SetSize(w, _ int) { n.w = w }
+
+// setTheme takes the theme the prompt and the pins are drawn in; gen
+// changes with it.
+func (n *navState) setTheme(th *themes.Theme, gen int) { n.theme, n.themeGen = th, gen }
+
+// prompting is whether the : or / prompt is open (it takes the keys).
+func (n *navState) prompting() bool { return n.prompt != nil }
+
+// View is the prompt's row.
+func (n *navState) View() string {
+	if n.prompt == nil {
+		return fit("", n.w)
+	}
+	return fit(" "+n.prompt.in.View(), n.w)
+}
+
+// navMsg is a message for navigation with what of the root it reads: the
+// timeline's tree (read only: navigation says where the cursor goes, the
+// root moves it), whether the history is still loading, and the
+// checkpoint shown.
+type navMsg struct {
+	tea.Msg
+	tree    *tree
+	loading bool
+	cur     *detail
+}
+
+// navNews is what navigation asks of the root: handled whether the key
+// was navigation's; jump a checkpoint to put the cursor on and show; say
+// a status line; zoomed that + changed the layout; byPrefix (prefix) and
+// sourceSearch a goto and a search on a read-only source, which the root
+// does (readonly.go); dialog one to open when none is.
+type navNews struct {
+	handled      bool
+	jump         string
+	say          string
+	sayErr       bool
+	zoomed       bool
+	byPrefix     bool
+	prefix       string
+	sourceSearch string
+	dialog       dialog
+}
+
+func said(text string, isErr bool) navNews { return navNews{handled: true, say: text, sayErr: isErr} }
+
+// Update takes navigation's keys (the prompt's while it is open), a
+// search's and a trace's answers, the dialog's goHitMsg and a question
+// read; anything else goes to the open prompt (a cursor blink).
+func (n *navState) Update(msg tea.Msg) (navNews, tea.Cmd) {
+	in, ok := msg.(navMsg)
+	if !ok {
+		in = navMsg{Msg: msg, tree: newTree()}
+	}
+	switch msg := in.Msg.(type) {
+	case searchMsg:
+		return n.onSearch(msg), nil
+	case goHitMsg:
+		return n.goHit(msg.i, in.tree), nil
+	case traceMsg:
+		return n.onTrace(msg), nil
+	case origMsg:
+		n.answerQuestion(msg, msg.gen == n.sess.gen && msg.thread == n.sess.thread)
+		return navNews{handled: true}, nil
+	case tea.KeyMsg:
+		if n.prompt != nil {
+			return n.promptKey(msg, in)
+		}
+		return n.key(msg, in)
+	}
+	if n.prompt != nil {
+		return navNews{}, n.prompt.update(in.Msg)
+	}
+	return navNews{}, nil
+}
+
+// key handles the navigation keys; news.handled is false for any other
+// key.
+func (n *navState) key(msg tea.KeyMsg, in navMsg) (navNews, tea.Cmd) {
+	k := n.keys
 	switch {
 	case key.Matches(msg, k.TurnPrev):
-		return m.jumpTurn(-1), true
+		return n.jumpTurn(in.tree, -1), nil
 	case key.Matches(msg, k.TurnNext):
-		return m.jumpTurn(1), true
+		return n.jumpTurn(in.tree, 1), nil
 	case key.Matches(msg, k.Goto):
-		return m.openPrompt(promptGoto), true
+		return n.openPrompt(promptGoto, in.tree)
 	case key.Matches(msg, k.Search):
-		return m.openPrompt(promptSearch), true
+		return n.openPrompt(promptSearch, in.tree)
 	case key.Matches(msg, k.SearchNext):
-		return m.nextHit(1), true
+		return n.nextHit(1, in.tree), nil
 	case key.Matches(msg, k.SearchPrev):
-		return m.nextHit(-1), true
+		return n.nextHit(-1, in.tree), nil
 	case key.Matches(msg, k.Zoom):
-		m.nav.toggleZoom()
-		m.relayout()
-		return m.wantWords(), true
+		n.zoom = !n.zoom
+		return navNews{handled: true, zoomed: true}, nil
 	case key.Matches(msg, k.Trace):
-		return m.openTrace(), true
+		return n.openTrace(in.tree)
 	}
-	return nil, false
+	return navNews{}, nil
 }
 
-// afterNavKey lays the screen out again when a key changed which pane is
-// zoomed.
-func (m *Model) afterNavKey() {
-	if m.nav.zoom && m.zoomedPane() != m.nav.zoomSized {
-		m.relayout()
-	}
-}
+// zoomStale is whether the zoom was laid out for another pane than p (the
+// focus moved while zoomed).
+func (n *navState) zoomStale(p int) bool { return n.zoom && p != n.zoomSized }
 
 // jumpTurn moves to the first checkpoint of the previous turn (dir < 0:
 // the start of the turn under the cursor, or the one before when already
 // there) or of the next turn on the branch.
-func (m *Model) jumpTurn(dir int) tea.Cmd {
-	t := m.timeline.tree
+func (n *navState) jumpTurn(t *tree, dir int) navNews {
 	if t.nodes[t.cursor] == nil {
-		return nil
+		return navNews{handled: true}
 	}
 	id := t.cursor
 	for {
@@ -298,42 +441,38 @@ func (m *Model) jumpTurn(dir int) tea.Cmd {
 		}
 		if id == "" {
 			if dir < 0 {
-				return m.setFlash("no earlier turn on this branch", false)
+				return said("no earlier turn on this branch", false)
 			}
-			return m.setFlash("no later turn on this branch", false)
+			return said("no later turn on this branch", false)
 		}
 		if t.nodes[id].turnStart {
-			t.jump(id)
-			return m.cursorMoved()
+			return navNews{handled: true, jump: id}
 		}
 	}
 }
 
 // gotoCheckpoint puts the cursor on the checkpoint the text names (@80 or
 // 80).
-func (m *Model) gotoCheckpoint(text string) tea.Cmd {
+func (n *navState) gotoCheckpoint(text string, in navMsg) navNews {
 	s := strings.TrimSpace(text)
 	if strings.HasPrefix(s, "#") {
-		return m.setFlash(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
+		return said(fmt.Sprintf("%s names a message; a checkpoint is @N (: @80)", termtext.Line(s)), true)
 	}
-	if m.sess.readOnly() {
-		if err := m.timeline.jumpPrefix(strings.TrimPrefix(s, "@"), m.sess.thread); err != nil {
-			return m.setFlash(termtext.Line(err.Error()), true)
+	if n.sess.deps.Backend == nil { // a read-only source: ids, prefixes
+		return navNews{handled: true, byPrefix: true, prefix: strings.TrimPrefix(s, "@")}
+	}
+	num, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
+	if err != nil || num <= 0 {
+		return said(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
+	}
+	id := idOf(num)
+	if _, ok := in.tree.nodes[id]; !ok {
+		if in.loading {
+			return said(fmt.Sprintf("@%s is not loaded yet (the timeline is still loading): try again in a moment", id), true)
 		}
-		return m.cursorMoved()
+		return said(fmt.Sprintf("no checkpoint @%s on thread %s (it has @1–@%s)", id, termtext.Name(n.sess.thread), in.tree.maxID), true)
 	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
-	if err != nil || n <= 0 {
-		return m.setFlash(fmt.Sprintf("not a checkpoint: %q; type @80 or 80", termtext.Line(s)), true)
-	}
-	id := idOf(n)
-	if !m.timeline.jump(id) {
-		if m.timeline.loading {
-			return m.setFlash(fmt.Sprintf("@%s is not loaded yet (the timeline is still loading): try again in a moment", id), true)
-		}
-		return m.setFlash(fmt.Sprintf("no checkpoint @%s on thread %s (it has @1–@%s)", id, termtext.Name(m.sess.thread), m.timeline.tree.maxID), true)
-	}
-	return m.cursorMoved()
+	return navNews{handled: true, jump: id}
 }
 
 // --- the : and / prompt ---
@@ -378,9 +517,10 @@ func newPromptKeys(kind promptKind) promptKeys {
 func (k promptKeys) ShortHelp() []key.Binding  { return promptKeyTable.footer(k) }
 func (k promptKeys) FullHelp() [][]key.Binding { return promptKeyTable.fullHelp(k, 1, nil) }
 
-func (m *Model) openPrompt(kind promptKind) tea.Cmd {
-	if m.sess.thread == "" || m.timeline.tree.len() == 0 {
-		return m.setFlash("open a thread with checkpoints first (t)", true)
+// openPrompt opens the : or / prompt, on a thread with checkpoints.
+func (n *navState) openPrompt(kind promptKind, t *tree) (navNews, tea.Cmd) {
+	if n.sess.thread == "" || t.len() == 0 {
+		return said("open a thread with checkpoints first (t)", true), nil
 	}
 	in := newInput()
 	in.CharLimit = 200
@@ -391,141 +531,94 @@ func (m *Model) openPrompt(kind promptKind) tea.Cmd {
 		in.Prompt = "/ "
 		in.Placeholder = "search words in every branch's messages, this checkpoint's state and events (↑ earlier)"
 	}
-	in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = m.theme.Prompt, m.theme.Text, m.theme.Placeholder, m.theme.Accent
-	return m.nav.openPrompt(kind, in)
-}
-
-// openPrompt opens the : or / prompt with its input.
-func (n *navState) openPrompt(kind promptKind, in textinput.Model) tea.Cmd {
-	n.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys(kind), hist: len(n.search.history)}
-	return n.prompt.in.Focus()
-}
-
-// onPromptKey passes a key to the open prompt and does what it submits.
-func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
-	kind, text, cmd := m.nav.promptKey(msg)
-	switch {
-	case text == "":
-		return cmd
-	case kind == promptGoto:
-		return m.gotoCheckpoint(text)
+	if th := n.theme; th != nil {
+		in.PromptStyle, in.TextStyle, in.PlaceholderStyle, in.Cursor.Style = th.Prompt, th.Text, th.Placeholder, th.Accent
 	}
-	return m.startSearch(text)
+	n.prompt = &navPrompt{kind: kind, in: in, keys: newPromptKeys(kind), hist: len(n.search.history)}
+	return navNews{handled: true}, n.prompt.in.Focus()
 }
 
 // promptKey takes a key while the prompt is open: esc closes it, enter
-// closes it and returns its kind and text ("": nothing to do), ↑ and ↓
-// step through the earlier searches; anything else is typed.
-func (n *navState) promptKey(msg tea.KeyMsg) (promptKind, string, tea.Cmd) {
+// closes it and goes where it says or searches, ↑ and ↓ step through the
+// earlier searches; anything else is typed.
+func (n *navState) promptKey(msg tea.KeyMsg, in navMsg) (navNews, tea.Cmd) {
 	p := n.prompt
 	switch {
 	case key.Matches(msg, p.keys.Cancel):
 		n.prompt = nil
-		return p.kind, "", nil
 	case key.Matches(msg, p.keys.Submit):
 		n.prompt = nil
-		return p.kind, strings.TrimSpace(p.in.Value()), nil
+		text := strings.TrimSpace(p.in.Value())
+		switch {
+		case text == "":
+		case p.kind == promptGoto:
+			return n.gotoCheckpoint(text, in), nil
+		default:
+			return n.startSearch(text, in)
+		}
 	case key.Matches(msg, p.keys.Older, p.keys.Newer):
-		h := n.search.history
-		at := p.hist - 1
-		if key.Matches(msg, p.keys.Newer) {
-			at = p.hist + 1
-		}
-		if at < 0 || at > len(h) {
-			return p.kind, "", nil
-		}
-		if p.hist == len(h) {
-			p.draft = p.in.Value()
-		}
-		p.hist = at
-		if at == len(h) {
-			p.in.SetValue(p.draft)
-		} else {
-			p.in.SetValue(h[at])
-		}
-		p.in.CursorEnd()
-		return p.kind, "", nil
+		n.stepHistory(key.Matches(msg, p.keys.Newer))
+	default:
+		return navNews{handled: true}, p.update(msg)
 	}
-	return p.kind, "", p.update(msg)
+	return navNews{handled: true}, nil
+}
+
+// stepHistory shows the earlier search (newer: the later one) in the
+// prompt; past the newest, the line typed.
+func (n *navState) stepHistory(newer bool) {
+	p, h := n.prompt, n.search.history
+	at := p.hist - 1
+	if newer {
+		at = p.hist + 1
+	}
+	if at < 0 || at > len(h) {
+		return
+	}
+	if p.hist == len(h) {
+		p.draft = p.in.Value()
+	}
+	p.hist = at
+	if at == len(h) {
+		p.in.SetValue(p.draft)
+	} else {
+		p.in.SetValue(h[at])
+	}
+	p.in.CursorEnd()
 }
 
 // update passes a message to the prompt's input (a key, a cursor blink).
-// updatePrompt passes msg (a cursor blink) to the open prompt.
-func (n *navState) updatePrompt(msg tea.Msg) tea.Cmd { return n.prompt.update(msg) }
-
 func (p *navPrompt) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	p.in, cmd = p.in.Update(msg)
 	return cmd
 }
 
-func (m *Model) viewPrompt() string {
-	return fit(" "+m.nav.prompt.in.View(), m.w)
-}
-
-// --- zoom ---
-
-// zoomedPane is what + shows full screen: the focused pane, or -1 for the
-// timeline.
-func (m *Model) zoomedPane() int {
-	if m.focus == focusTimeline {
-		return -1
-	}
-	return m.focusedPane()
-}
-
-// zoomSizes gives the zoomed pane the whole body (relayout calls it).
-func (m *Model) zoomSizes() {
-	if !m.nav.zoom {
-		return
-	}
-	p := m.zoomedPane()
-	m.nav.zoomedTo(p)
-	inner := m.layout.paneInner
-	if p < 0 {
-		m.timeline.SetSize(m.w-2, inner)
-		m.timeline.ensureVisible()
-		return
-	}
-	m.content.zoom(p, m.w-2, inner)
-	m.syncPanes()
-}
-
-// zoomedCols is the body when a pane is zoomed.
-func (m *Model) zoomedCols() [][]string {
-	l := m.layout
-	p := m.zoomedPane()
-	var s string
-	if p < 0 {
-		s = frame(m.timeline.title()+" · + back", m.timeline.View(), m.w, l.bodyH, true, m.border(true), m.theme.PaneTitleFocused)
-	} else {
-		s = m.framePane(p, m.w, true)
-	}
-	return [][]string{strings.Split(s, "\n")}
-}
+// zoomedTo is the pane the zoom was laid out for (-1: the timeline).
+func (n *navState) zoomedTo(p int) { n.zoomSized = p }
 
 // --- the summary and the question, pinned (item 8) ---
 
-// convPins are the lines pinned above the conversation's tail: the
-// summary's one-line header and the question the current reply answers.
-func (m *Model) convPins(w int) []string {
-	d := m.cur
-	if d == nil || d.stateErr != nil || w < 4 {
+// convPins are the lines pinned above the conversation's tail of d, w
+// wide: the summary's one-line header and the question the current reply
+// answers (unfold: the summary is shown whole below).
+func (n *navState) convPins(d *detail, w int, unfold bool) []string {
+	if d == nil || d.stateErr != nil || w < 4 || n.theme == nil {
 		return nil
 	}
-	key := pinKey{d: d, w: w, theme: m.themeGen, unfold: m.content.unfold, orig: m.nav.orig[reqKey(d)].text}
-	if at := m.nav.orig[reqKey(d)].at; at != 0 {
+	key := pinKey{d: d, w: w, theme: n.themeGen, unfold: unfold, orig: n.orig[reqKey(d)].text}
+	if at := n.orig[reqKey(d)].at; at != 0 {
 		key.origAt = "@" + strconv.FormatInt(at, 10)
 	}
-	if pins, ok := m.nav.pinned(key); ok {
-		return pins
+	if key == n.pinKey && n.pins != nil {
+		return n.pins
 	}
-	th := m.theme
+	th := n.theme
 	var out []string
 	s := d.state
 	if sm := s.Summary; sm != nil {
 		t := fmt.Sprintf("▤ summary #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
-		if m.content.unfold {
+		if unfold {
 			t += " · shown below · z folds"
 		} else {
 			t += " · z unfolds"
@@ -550,7 +643,7 @@ func (m *Model) convPins(w int) []string {
 	if len(out) > 0 {
 		out = append(out, th.Muted.Render(strings.Repeat("╌", w)))
 	}
-	m.nav.pin(key, out)
+	n.pinKey, n.pins = key, out
 	return out
 }
 
@@ -603,25 +696,24 @@ type storedQuestion struct {
 	at   int64 // the checkpoint that stored it first
 }
 
-// wantOriginal reads the question the current reply answers when it went
-// into the summary: the original message as stored (Store.MessagesIn of
-// its one index, one read; Engine.Message would list the whole branch to
+// wantOriginal reads the question d's reply answers when it went into
+// the summary: the original message as stored (Store.MessagesIn of its
+// one index, one read; Engine.Message would list the whole branch to
 // pick it).
-func (m *Model) wantOriginal() tea.Cmd {
-	d := m.cur
+func (n *navState) wantOriginal(d *detail) tea.Cmd {
 	if d == nil || d.stateErr != nil || d.state.Request == nil || !inSummary(d.state, d.state.Request.Index) {
 		return nil
 	}
 	k := reqKey(d)
-	if _, ok := m.nav.orig[k]; ok {
+	if _, ok := n.orig[k]; ok {
 		return nil
 	}
-	r, ok := m.sess.deps.Backend.(messageIndex)
+	r, ok := n.sess.deps.Backend.(messageIndex)
 	if !ok {
 		return nil
 	}
-	m.nav.askQuestion(k)
-	ctx, gen, thread := m.sess.ctx, m.sess.gen, m.sess.thread
+	n.askQuestion(k)
+	ctx, gen, thread := n.sess.ctx, n.sess.gen, n.sess.thread
 	return func() tea.Msg {
 		ms, err := r.MessagesIn(ctx, thread, int64(k.index), int64(k.index))
 		if err != nil {
@@ -639,28 +731,6 @@ func (m *Model) wantOriginal() tea.Cmd {
 	}
 }
 
-func (m *Model) onOriginal(msg origMsg) tea.Cmd {
-	m.nav.answerQuestion(msg, msg.gen == m.sess.gen && msg.thread == m.sess.thread)
-	return nil
-}
-
-// traced marks a resume trace's read started (on) or ended.
-func (n *navState) traced(on bool) { n.tracing = on }
-
-// toggleZoom shows the focused pane full screen (+), or the columns again.
-func (n *navState) toggleZoom() { n.zoom = !n.zoom }
-
-// zoomedTo is the pane the zoom was laid out for (-1: the timeline).
-func (n *navState) zoomedTo(p int) { n.zoomSized = p }
-
-// pinned is the pinned lines rendered for key, if they were.
-func (n *navState) pinned(key pinKey) ([]string, bool) {
-	return n.pins, key == n.pinKey && n.pins != nil
-}
-
-// pin keeps the pinned lines rendered for key.
-func (n *navState) pin(key pinKey, lines []string) { n.pinKey, n.pins = key, lines }
-
 // askQuestion marks question k's read started.
 func (n *navState) askQuestion(k origKey) {
 	if n.orig == nil {
@@ -677,18 +747,4 @@ func (n *navState) answerQuestion(msg origMsg, current bool) {
 	if current && n.orig != nil {
 		n.orig[msg.key] = msg.orig
 	}
-}
-
-// navState is the Model's part for this file, search.go and trace.go.
-type navState struct {
-	prompt  *navPrompt
-	zoom    bool
-	tracing bool // a resume trace is being read (trace.go)
-	// origLoading counts reads of questions in flight.
-	origLoading int
-	zoomSized   int
-	search      searchState
-	orig        map[origKey]storedQuestion // questions gone into the summary
-	pinKey      pinKey
-	pins        []string
 }

@@ -27,6 +27,7 @@ var components = map[string]bool{
 	"pager": true, "lessons": true, "dialog": true,
 	"par": true, "fidelity": true, "status": true,
 	"runs": true, "follow": true, "script": true,
+	"nav": true,
 }
 
 // features own state the root acts on but have no keys or room of their
@@ -35,9 +36,7 @@ var components = map[string]bool{
 // and why it is not a component (a feature whose type is one must be
 // listed as one: TestEveryRootFieldIsAComponentOrListed).
 var features = map[string]string{
-	"nav":     "goto, search, zoom, pins, the trace flag (nav.go, search.go, trace.go); not a component: its keys are the thread view's ({ } : / n N + o), the prompt it opens draws in the footer, its hits in the timeline",
-	"opening": "what waits for the thread's first screen (thread.go); not a component: a list of reads to start, no keys, no view",
-	"cache":   "checkpoints read, by id (data.go); not a component: data, no keys, no view",
+	"loader": "reads the open chain: its history, the checkpoint under the cursor and its neighbours, what waits for the first screen (thread.go); not a component: no keys, no room, nothing to draw; its Update takes the reads' answers (loadMsg) and returns loadNews",
 }
 
 // featureFiles are the files of AGENTS.md's feature groups and the root
@@ -81,6 +80,7 @@ var plain = map[string]string{
 	"screen":      "which screen shows: the root routes keys by it",
 	"focus":       "which column has the focus: the root routes keys by it",
 	"openAt":      "the checkpoint to open on, once the history holds it",
+	"cache":       "checkpoints read, by id (data.go): data, no keys, no view; the loader fills it through the same pointer, a run's end drops what it changed",
 	"cur":         "the checkpoint shown, passed to the panes (paneInputs)",
 }
 
@@ -169,7 +169,7 @@ func setOf(m map[string]string) map[string]bool {
 // a checkpoint's label, the branch's leaf; the live strip's progress
 // line; a pane's scroll at its bottom; a part's View and ShortHelp).
 // Anything else goes through the component's own method
-// (m.timeline.jump, m.nav.beginSearch).
+// (m.timeline.jump, m.nav.setTheme).
 var partReaders = map[string]bool{"len": true, "label": true, "leaf": true, "line": true, "atBottom": true, "View": true, "ShortHelp": true}
 
 // The root changes a component or a feature only through its methods: it
@@ -290,49 +290,29 @@ func componentPart(e ast.Expr, recv string, whole bool) string {
 // key) belongs to a component or a feature with its own methods.
 var rootFiles = map[string]bool{"model.go": true, "view.go": true}
 
-// rootNotYetMoved are files that still hold root methods, with how many:
-// the list only shrinks (issue 35: "the root routes messages and lays
-// out, nothing else"). Move a file's methods into the component or
-// feature they concern, then take the file out of this list.
-var rootNotYetMoved = map[string]int{
-	"thread.go": 13, "threadstate.go": 2, "nav.go": 15, "search.go": 4, "trace.go": 2,
-}
-
-// The root's methods live in rootFiles, or in a file of rootNotYetMoved
-// that holds no more than its count.
+// The root's methods live in rootFiles only.
 func TestTheRootOnlyRoutesAndLaysOut(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	held := map[string][]string{}
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
+		if strings.HasSuffix(name, "_test.go") || rootFiles[name] {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var methods []string
 		for _, d := range f.Decls {
 			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil && isModelMethod(fn) {
-				held[name] = append(held[name], fn.Name.Name)
+				methods = append(methods, fn.Name.Name)
 			}
 		}
-	}
-	for name, methods := range held {
-		switch most, listed := rootNotYetMoved[name]; {
-		case rootFiles[name]:
-		case !listed:
+		if len(methods) > 0 {
 			t.Errorf("%s holds root methods %v: the root only routes (model.go) and lays out (view.go); put them in the component or feature they concern", name, methods)
-		case len(methods) > most:
-			t.Errorf("%s holds %d root methods, more than the %d it had (rootNotYetMoved only shrinks): %v", name, len(methods), most, methods)
-		}
-	}
-	for name, most := range rootNotYetMoved {
-		if n := len(held[name]); n < most {
-			t.Errorf("%s holds %d root methods now, rootNotYetMoved says %d: lower it (or take the file out at 0)", name, n, most)
 		}
 	}
 }

@@ -81,13 +81,6 @@ func (s *searchState) goTo(i int) (searchHit, bool) {
 const maxHistory = 50
 
 // remember adds q to the history, as its newest.
-// beginSearch, searchEnded, stepSearch and goToHit are the search's, for
-// the root: it calls navState, never its parts.
-func (n *navState) beginSearch(q string)            { n.search.begin(q) }
-func (n *navState) searchEnded(msg searchMsg)       { n.search.ended(msg) }
-func (n *navState) stepSearch(dir int) (int, bool)  { return n.search.step(dir) }
-func (n *navState) goToHit(i int) (searchHit, bool) { return n.search.goTo(i) }
-
 func (s *searchState) remember(q string) {
 	s.history = slices.DeleteFunc(s.history, func(h string) bool { return h == q })
 	s.history = append(s.history, q)
@@ -151,37 +144,39 @@ type listed struct {
 	text string
 }
 
-func (m *Model) startSearch(q string) tea.Cmd {
-	if m.nav.search.running {
-		return m.setFlash("a search is under way", true)
+// startSearch searches for q (the / prompt's enter): on a read-only
+// source the root scans the Source (news.sourceSearch, readonly.go).
+func (n *navState) startSearch(q string, in navMsg) (navNews, tea.Cmd) {
+	if n.search.running {
+		return said("a search is under way", true), nil
 	}
-	switch n := len(store.SearchQuery(q)); {
-	case n == 0:
-		return m.setFlash(fmt.Sprintf("nothing to search for in %q: give a word (letters or digits)", termtext.Line(q)), true)
-	case n > store.MaxQueryWords:
-		return m.setFlash(fmt.Sprintf("the query has %d words: give at most %d", n, store.MaxQueryWords), true)
+	switch words := len(store.SearchQuery(q)); {
+	case words == 0:
+		return said(fmt.Sprintf("nothing to search for in %q: give a word (letters or digits)", termtext.Line(q)), true), nil
+	case words > store.MaxQueryWords:
+		return said(fmt.Sprintf("the query has %d words: give at most %d", words, store.MaxQueryWords), true), nil
 	}
-	m.nav.beginSearch(q)
-	if m.sess.readOnly() {
-		return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(m.sess.thread), termtext.Line(q)), false), sourceSearch(m.sess, q))
+	n.search.begin(q)
+	if n.sess.deps.Backend == nil {
+		return navNews{handled: true, sourceSearch: q}, nil
 	}
-	t := m.timeline.tree
+	t := in.tree
 	// Snapshots for the Cmd's goroutine: listings, the checkpoint under
 	// the cursor.
 	lists := make([]listed, 0, len(t.rows))
 	for _, id := range t.rows {
-		n := t.nodes[id]
-		lists = append(lists, listed{id: id, text: strings.Join([]string{n.source, n.writer, n.next, n.interrupt}, " · ")})
+		node := t.nodes[id]
+		lists = append(lists, listed{id: id, text: strings.Join([]string{node.source, node.writer, node.next, node.interrupt}, " · ")})
 	}
 	var cur *engine.Checkpoint
-	if m.cur != nil {
-		cur = &m.cur.cp
+	if in.cur != nil {
+		cur = &in.cur.cp
 	}
-	ctx, b, gen, thread := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread
-	return tea.Batch(m.setFlash(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
+	ctx, b, gen, thread := n.sess.ctx, n.sess.deps.Backend, n.sess.gen, n.sess.thread
+	return said(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
 		hits, more, err := runSearch(ctx, b, thread, q, lists, cur)
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
-	})
+	}
 }
 
 // runSearch looks for q's words in what the thread stores: its messages
@@ -282,42 +277,44 @@ func (h searchHit) line() string {
 	return b.String()
 }
 
-func (m *Model) onSearch(msg searchMsg) tea.Cmd {
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
-		return nil
+// onSearch takes a search's answer: its hits open in a list.
+func (n *navState) onSearch(msg searchMsg) navNews {
+	if msg.gen != n.sess.gen || msg.thread != n.sess.thread {
+		return navNews{handled: true}
 	}
-	m.nav.searchEnded(msg)
+	n.search.ended(msg)
 	if msg.err != nil {
-		return m.setFlash(msg.err.Error(), true)
+		return said(msg.err.Error(), true)
 	}
 	if len(msg.hits) == 0 {
-		return m.setFlash(fmt.Sprintf("no match for %q in the messages of every branch, nor in this checkpoint's state, events or the listings", termtext.Line(msg.query)), true)
+		return said(fmt.Sprintf("no match for %q in the messages of every branch, nor in this checkpoint's state, events or the listings", termtext.Line(msg.query)), true)
 	}
-	if m.dialog == nil {
-		m.openDialog(&searchDialog{query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()})
-	}
-	return m.setFlash(fmt.Sprintf("%d match(es) for %q: enter goes, n/N step through them", len(msg.hits), termtext.Line(msg.query)), false)
+	news := said(fmt.Sprintf("%d match(es) for %q: enter goes, n/N step through them", len(msg.hits), termtext.Line(msg.query)), false)
+	news.dialog = &searchDialog{query: msg.query, hits: msg.hits, more: msg.more, keys: newSearchKeys()}
+	return news
 }
 
 // nextHit goes to the next (dir 1) or previous search hit.
-func (m *Model) nextHit(dir int) tea.Cmd {
-	i, ok := m.nav.stepSearch(dir)
+func (n *navState) nextHit(dir int, t *tree) navNews {
+	i, ok := n.search.step(dir)
 	if !ok {
-		return m.setFlash("no search results: / searches", false)
+		return said("no search results: / searches", false)
 	}
-	return m.goHit(i)
+	return n.goHit(i, t)
 }
 
-func (m *Model) goHit(i int) tea.Cmd {
-	h, ok := m.nav.goToHit(i)
+// goHit goes to search hit i, when the timeline holds its checkpoint.
+func (n *navState) goHit(i int, t *tree) navNews {
+	h, ok := n.search.goTo(i)
 	if !ok {
-		return nil // a newer search came meanwhile
+		return navNews{handled: true} // a newer search came meanwhile
 	}
-	flash := m.setFlash(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id), h.where), false)
-	if !m.timeline.jump(h.id) {
-		return m.setFlash(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(m.nav.search.hits), m.timeline.tree.label(h.id)), true)
+	if _, ok := t.nodes[h.id]; !ok {
+		return said(fmt.Sprintf("match %d/%d is at @%s, which the timeline has not loaded", i+1, len(n.search.hits), t.label(h.id)), true)
 	}
-	return tea.Batch(flash, m.cursorMoved())
+	news := said(fmt.Sprintf("match %d/%d: @%s %s", i+1, len(n.search.hits), t.label(h.id), h.where), false)
+	news.jump = h.id
+	return news
 }
 
 // searchDialog lists a search's hits; enter asks the root to go to one

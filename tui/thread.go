@@ -1,47 +1,201 @@
 package tui
 
-// The thread view's loading, for the root model: opening a thread, reading
-// its history into the tree page by page, following new checkpoints, and
-// loading the checkpoint under the cursor (data.go holds the Cmds).
+// Reading the open chain (the thread view's loading): its history into
+// the timeline page by page, its newest checkpoints after a run or
+// another writer, and the checkpoint under the cursor with its
+// neighbours (data.go holds the Cmds). The loader reads and keeps what
+// waits for the first screen; the root opens a chain (it owns the
+// session) and routes what the loader read to the timeline and the panes
+// (model.go: openChain, onLoaded, takeHistory, cursorMoved).
 
 import (
-	"errors"
-
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/store"
 	"rewind/store/browse"
-	"rewind/tui/termtext"
 )
 
-// openThread switches the thread view to thread's root chain and starts
-// loading it.
-func (m *Model) openThread(thread string) tea.Cmd { return m.openChain(browse.Chain{Thread: thread}) }
+// threadLoader reads the chain open in its session: the history's pages,
+// the checkpoint under the cursor (through the cache) and the ones a
+// scrub step reaches next (prefetch). Its Update takes the reads'
+// answers (in a loadMsg, with the tree it reads) and returns loadNews.
+type threadLoader struct {
+	sess    *session
+	cache   *cache // the root's: a run's end drops what it changed too
+	opening opening
+}
 
-// chain is the chain the thread view shows.
-func (m *Model) chain() browse.Chain { return m.sess.chain() }
+func newThreadLoader(s *session, c *cache) threadLoader { return threadLoader{sess: s, cache: c} }
 
-// openChain switches the thread view to chain c (a thread's root graph,
-// or a subgraph's run in it: its own checkpoints, state and writes) and
-// starts loading it.
-func (m *Model) openChain(c browse.Chain) tea.Cmd {
-	thread := c.Thread
-	m.screen = screenThread
-	m.sess.thread, m.sess.ns = thread, c.NS
-	m.openAt = ""
-	m.sess.gen++
-	m.timeline.reset(thread) // loading, at no checkpoint
-	m.cur = nil
-	if n, ok := m.threads.checkpoints(c); ok {
-		m.timeline.setTotal(n)
+// loadMsg is an answer of a read with what of the root the loader reads:
+// the timeline's tree (read only) and the checkpoint shown.
+type loadMsg struct {
+	tea.Msg
+	tree *tree
+	cur  *detail
+}
+
+// loadNews is what a read brings the root: page a page of the history to
+// take into the timeline (its next page comes in the Cmd, after the
+// checkpoint shown); failed the history could not be read; show the
+// checkpoint under the cursor, read (read: from the store, not the
+// cache, so the thread's costs may have changed); reread the checkpoint
+// under the cursor to read again (the stored writes changed meanwhile); opened the
+// first screen shows, so what waited for it starts; say a status line.
+type loadNews struct {
+	page   *historyMsg
+	failed bool
+	show   *detail
+	read   bool
+	reread bool
+	opened bool
+	say    string
+	sayErr bool
+}
+
+// open starts reading chain c, which the session has just opened: its
+// first page, and nothing else until its first screen shows.
+func (l *threadLoader) open(c browse.Chain) tea.Cmd {
+	l.cache.drop(c.Thread)
+	l.opening.begin()
+	return loadHistory(l.sess.ctx, l.sess.deps.Source, l.sess.gen, c, "", firstPage)
+}
+
+// withThreads reads the threads list too once the first screen shows (a
+// thread named at start).
+func (l *threadLoader) withThreads() { l.opening.withThreads() }
+
+// shown is the first screen shown: opened whether what waited for it
+// starts now (once); the Cmd reads the threads list when it waited too.
+func (l *threadLoader) shown() (opened bool, cmd tea.Cmd) {
+	due, threads := l.opening.shown()
+	if due && threads {
+		cmd = loadThreads(l.sess.ctx, l.sess.deps.Source)
 	}
-	m.cache.drop(thread)
-	m.live.forget()
-	m.follow.stop()
-	m.opening.begin()
-	m.syncPanes()
-	m.refreshLive()
-	return loadHistory(m.sess.ctx, m.sess.deps.Source, m.sess.gen, c, "", firstPage)
+	return due, cmd
+}
+
+// Update takes a history page, a checkpoint read and a prefetch's end.
+func (l *threadLoader) Update(msg tea.Msg) (loadNews, tea.Cmd) {
+	in, ok := msg.(loadMsg)
+	if !ok {
+		return loadNews{}, nil
+	}
+	switch msg := in.Msg.(type) {
+	case historyMsg:
+		return l.onHistory(msg)
+	case detailMsg:
+		return l.onDetail(msg, in)
+	case prefetchedMsg:
+		l.cache.prefetch(false)
+		if msg.gen != l.sess.gen {
+			return loadNews{}, nil
+		}
+		return loadNews{}, l.prefetch(in.tree, in.cur) // the cursor may have moved on meanwhile
+	}
+	return loadNews{}, nil
+}
+
+// onHistory takes a page of the open chain's history: the root takes it
+// into the timeline; an older page is read next, after the checkpoint
+// shown.
+func (l *threadLoader) onHistory(msg historyMsg) (loadNews, tea.Cmd) {
+	if msg.gen != l.sess.gen || msg.thread != l.sess.thread {
+		return loadNews{}, nil
+	}
+	if msg.err != nil {
+		opened, cmd := l.shown()
+		return loadNews{failed: true, say: msg.err.Error(), sayErr: true, opened: opened}, cmd
+	}
+	var next tea.Cmd
+	if !msg.sync && msg.more {
+		next = loadHistory(l.sess.ctx, l.sess.deps.Source, l.sess.gen, l.sess.chain(), msg.before, nextPage)
+	}
+	return loadNews{page: &msg}, next
+}
+
+// load reads the checkpoint under t's cursor: from the cache at once
+// (news.show, and its neighbours next), or in the Cmd (a read for where
+// the cursor was is not waited for).
+func (l *threadLoader) load(t *tree) (loadNews, tea.Cmd) {
+	id, thread := t.cursor, l.sess.thread
+	l.cache.want(thread, id)
+	if d, ok := l.cache.detail(thread, id); ok {
+		opened, cmd := l.shown()
+		return loadNews{show: d, opened: opened}, tea.Batch(l.prefetch(t, d), cmd)
+	}
+	return loadNews{}, loadDetail(l.sess.ctx, l.sess.deps.Source, l.sess.deps.Backend, l.cache, l.sess.gen, l.sess.chain(), id)
+}
+
+// onDetail takes the checkpoint read for the cursor: shown when the
+// cursor is still there, read again when built before the stored writes
+// changed; its neighbours are read next.
+func (l *threadLoader) onDetail(msg detailMsg, in loadMsg) (loadNews, tea.Cmd) {
+	if msg.gen != l.sess.gen || msg.thread != l.sess.thread || msg.skipped {
+		return loadNews{}, nil
+	}
+	if msg.err != nil {
+		opened, cmd := l.shown()
+		return loadNews{say: msg.err.Error(), sayErr: true, opened: opened}, cmd
+	}
+	if msg.id != in.tree.cursor {
+		return loadNews{}, nil
+	}
+	if msg.version != l.cache.version(msg.thread) {
+		return loadNews{reread: true}, nil // built before the stored writes changed
+	}
+	opened, cmd := l.shown()
+	return loadNews{show: msg.d, read: true, opened: opened}, tea.Batch(l.prefetch(in.tree, msg.d), cmd)
+}
+
+// prefetch loads, into the cache, the checkpoints a scrub step reaches
+// from cur, the one shown (its parent and the branch's next), so that
+// step shows its checkpoint at once instead of "loading" until a read
+// returns. It starts once the checkpoint under the cursor is shown (it
+// never competes with the read the screen waits for), one at a time; when
+// it ends, the cursor's neighbours then get theirs.
+func (l *threadLoader) prefetch(t *tree, cur *detail) tea.Cmd {
+	if l.cache.prefetching || l.sess.thread == "" || cur == nil || cur.id != t.cursor {
+		return nil
+	}
+	var ids []string
+	for _, id := range []string{t.parentOf(t.cursor), t.preferred(t.cursor)} {
+		if _, ok := l.cache.detail(l.sess.thread, id); id != "" && !ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	l.cache.prefetch(true)
+	ctx, src, b, c, gen, ch := l.sess.ctx, l.sess.deps.Source, l.sess.deps.Backend, l.cache, l.sess.gen, l.sess.chain()
+	return func() tea.Msg {
+		version := c.version(ch.Thread)
+		for _, id := range ids {
+			// An error is left to the step that reaches id: its own
+			// load reports it.
+			_, _ = detailFrom(ctx, src, b, c, ch, id, version)
+		}
+		return prefetchedMsg{gen: gen}
+	}
+}
+
+// sync reads the open chain's newest checkpoints, for the timeline's
+// tree t.
+func (l *threadLoader) sync(t *tree) tea.Cmd {
+	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
+	known := make(map[string]bool, 64)
+	for n, newest := num(t.maxID), num(t.maxID); n > 0 && n > newest-syncPage*4; n-- {
+		if _, ok := t.nodes[idOf(n)]; ok {
+			known[idOf(n)] = true
+		}
+	}
+	if num(t.maxID) == 0 { // LangGraph's UUIDs: no run of numbers to take
+		for id := range t.nodes {
+			known[id] = true
+		}
+	}
+	empty := t.len() == 0
+	return syncHead(l.sess.ctx, l.sess.deps.Source, l.sess.gen, l.sess.chain(), func(id string) bool { return empty || known[id] })
 }
 
 // opening is a thread's open until its first screen shows. That screen
@@ -72,206 +226,4 @@ func (o *opening) shown() (due, threads bool) {
 	due, threads = true, o.threads
 	o.pending, o.threads = false, false
 	return due, threads
-}
-
-// opened starts what the first screen did not wait for, once.
-func (m *Model) opened() tea.Cmd {
-	due, threads := m.opening.shown()
-	if !due {
-		return nil
-	}
-	cmds := []tea.Cmd{m.reloadHead(), m.follow.start(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread), m.sess.armSourcePoll()}
-	if threads {
-		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
-	}
-	return tea.Batch(cmds...)
-}
-
-// reloadHead reads the thread's newest checkpoint again (after a run, a
-// kill, a discard, or on opening the thread).
-func (m *Model) reloadHead() tea.Cmd {
-	m.live.readingHead()
-	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread)
-}
-
-func (m *Model) onHead(msg headMsg) tea.Cmd {
-	current := msg.gen == m.sess.gen && msg.thread == m.sess.thread
-	m.live.headRead(msg.head, current && msg.err == nil)
-	if !current {
-		return nil
-	}
-	if msg.err != nil {
-		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
-			return nil // deleted: the history's reload says so
-		}
-		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
-	}
-	m.refreshLive()
-	return m.wantCosts()
-}
-
-// sync reads the thread's newest checkpoints into the timeline.
-func (m *Model) sync(follow bool) tea.Cmd {
-	if m.sess.thread == "" {
-		return nil
-	}
-	if follow {
-		m.timeline.followNextRun(true)
-	}
-	t := m.timeline.tree
-	// The tree is read on the Cmd's goroutine; hand it a snapshot of ids.
-	known := make(map[string]bool, 64)
-	for n, newest := num(t.maxID), num(t.maxID); n > 0 && n > newest-syncPage*4; n-- {
-		if _, ok := t.nodes[idOf(n)]; ok {
-			known[idOf(n)] = true
-		}
-	}
-	if num(t.maxID) == 0 { // LangGraph's UUIDs: no run of numbers to take
-		for id := range t.nodes {
-			known[id] = true
-		}
-	}
-	empty := t.len() == 0
-	return syncHead(m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain(), func(id string) bool { return empty || known[id] })
-}
-
-func (m *Model) onHistory(msg historyMsg) tea.Cmd {
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
-		return nil
-	}
-	if msg.err != nil {
-		m.timeline.loadFailed()
-		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
-	}
-	if msg.sync {
-		switch {
-		case len(msg.nodes) == 0 && m.timeline.tree.len() > 0:
-			// Every thread has a checkpoint: another process deleted it.
-			if !m.follow.deleted() {
-				return nil
-			}
-			return m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted by another process: what is shown is what it held; the view reloads if the id is written again", true)
-		case m.follow.gone || !m.timeline.holds(msg.nodes):
-			// Written again under the same id (a checkpoint the timeline
-			// knows by id is another row): nothing of the old one may
-			// show, so the thread is opened from scratch.
-			return tea.Batch(m.setFlash("thread "+termtext.Name(m.sess.thread)+" was deleted and written again by another process: reloaded", true), m.openThread(m.sess.thread))
-		}
-	}
-	moved := m.timeline.takePage(msg.nodes, msg.sync, !msg.more)
-	if at := m.openAt; at != "" && !msg.sync {
-		// A lesson opens on a checkpoint of its own, once a page holds it.
-		if m.timeline.jump(at) {
-			m.openAt, moved = "", true
-		} else if !msg.more {
-			m.openAt = ""
-		}
-	}
-	var cmds []tea.Cmd
-	if !msg.sync && msg.more {
-		cmds = append(cmds, loadHistory(m.sess.ctx, m.sess.deps.Source, m.sess.gen, m.chain(), msg.before, nextPage))
-	} else if !msg.sync && m.timeline.tree.len() == 0 {
-		cmds = append(cmds, m.opened()) // no checkpoint to wait for
-	}
-	if msg.sync {
-		// A run changes the stored writes of the checkpoints it starts from.
-		m.cache.dropPending(m.sess.thread)
-		if !moved && m.cur != nil && len(m.cur.cp.Tasks) > 0 {
-			moved = true
-		}
-	}
-	m.afterTreeChange()
-	cmds = append(cmds, m.wantWords())
-	if moved {
-		// The checkpoint to show comes before older pages of the timeline:
-		// they are read once it is (on opening a long thread, the first
-		// screen waits for one page and one checkpoint only).
-		return tea.Sequence(m.cursorMoved(), tea.Batch(cmds...))
-	}
-	return tea.Batch(cmds...)
-}
-
-// afterTreeChange refreshes what is derived from the tree and cursor.
-func (m *Model) afterTreeChange() {
-	m.timeline.follow()
-	m.dialogFollows()
-}
-
-// cursorMoved shows the checkpoint under the cursor, loading it if needed.
-func (m *Model) cursorMoved() tea.Cmd {
-	m.afterTreeChange()
-	id := m.timeline.tree.cursor
-	if id == "" {
-		return nil
-	}
-	m.cache.want(m.sess.thread, id) // a load for where the cursor was is not waited for
-	if d, ok := m.cache.detail(m.sess.thread, id); ok {
-		m.cur = d
-		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantWords(), m.wantOriginal(), m.prefetch(), m.opened())
-	}
-	return tea.Batch(loadDetail(m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain(), id), m.wantWords())
-}
-
-func (m *Model) onDetail(msg detailMsg) tea.Cmd {
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || msg.skipped {
-		return nil
-	}
-	if msg.err != nil {
-		return tea.Batch(m.setFlash(msg.err.Error(), true), m.opened())
-	}
-	if msg.version != m.cache.version(msg.thread) {
-		// Built before the stored writes changed: read it again.
-		if msg.id == m.timeline.tree.cursor {
-			return m.cursorMoved()
-		}
-		return nil
-	}
-	if msg.id == m.timeline.tree.cursor {
-		m.cur = msg.d
-		m.syncPanes()
-		return tea.Batch(m.checkFidelity(), m.wantOriginal(), m.prefetch(), m.wantCosts(), m.opened())
-	}
-	return nil
-}
-
-// prefetch loads, into the cache, the checkpoints a scrub step reaches
-// from the one shown (its parent and the branch's next), so that step
-// shows its checkpoint at once instead of "loading" until a read returns.
-// It starts once the checkpoint under the cursor is shown (it never
-// competes with the read the screen waits for), one at a time; when it
-// ends, the cursor's neighbours then get theirs.
-func (m *Model) prefetch() tea.Cmd {
-	t := m.timeline.tree
-	if m.cache.prefetching || m.sess.thread == "" || m.cur == nil || m.cur.id != t.cursor {
-		return nil
-	}
-	var ids []string
-	for _, id := range []string{t.parentOf(t.cursor), t.preferred(t.cursor)} {
-		if _, ok := m.cache.detail(m.sess.thread, id); id != "" && !ok {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	m.cache.prefetch(true)
-	ctx, src, b, c, gen, ch := m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.cache, m.sess.gen, m.chain()
-	return func() tea.Msg {
-		version := c.version(ch.Thread)
-		for _, id := range ids {
-			// An error is left to the step that reaches id: its own
-			// load reports it.
-			_, _ = detailFrom(ctx, src, b, c, ch, id, version)
-		}
-		return prefetchedMsg{gen: gen}
-	}
-}
-
-func (m *Model) onPrefetched(msg prefetchedMsg) tea.Cmd {
-	m.cache.prefetch(false)
-	if msg.gen != m.sess.gen {
-		return nil
-	}
-	return m.prefetch() // the cursor may have moved on meanwhile
 }

@@ -83,9 +83,13 @@ const (
 // itself and returns what the root must do (listOpen and listDelete
 // concern selected()).
 func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
-	if ts, ok := m.(threadsMsg); ok {
+	switch ts := m.(type) {
+	case threadsMsg:
 		l.set(ts.threads, ts.err, ts.current)
 		return listLoaded, nil
+	case threadStateMsg:
+		l.takeStates(ts.states)
+		return listNone, nil
 	}
 	msg, ok := m.(tea.KeyMsg)
 	if !ok {

@@ -64,16 +64,17 @@ func (l *threadList) statesWanted() (ids []string, gen int) {
 	return ids, l.gen
 }
 
-// loadThreadStates reads the state of the visible rows not read yet.
-func (m *Model) loadThreadStates() tea.Cmd {
-	ids, gen := m.threads.statesWanted()
+// loadStates reads the state of the visible rows not read yet, through
+// the session's store.
+func (l *threadList) loadStates(s *session) tea.Cmd {
+	ids, gen := l.statesWanted()
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, src := m.sess.ctx, m.sess.deps.Backend, m.sess.deps.Source
+	ctx, b, src := s.ctx, s.deps.Backend, s.deps.Source
 	ts := make([]browse.Thread, len(ids))
 	for i, id := range ids {
-		ts[i] = m.threads.thread(id)
+		ts[i] = l.thread(id)
 	}
 	return func() tea.Msg {
 		out := make(map[string]threadState, len(ids))
@@ -142,9 +143,6 @@ func readThreadState(ctx context.Context, b Backend, thread string) threadState 
 	}
 	return st
 }
-
-// onThreadStates keeps the states read for the current listing.
-func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.takeStates(msg.states) }
 
 // takeStates keeps states read (an older answer never undoes a newer one).
 func (l *threadList) takeStates(states map[string]threadState) {

@@ -32,18 +32,17 @@ type traceMsg struct {
 }
 
 // openTrace reads the resume around the cursor.
-func (m *Model) openTrace() tea.Cmd {
-	t := m.timeline.tree
-	n := t.nodes[t.cursor]
-	if n == nil {
-		return nil
+func (n *navState) openTrace(t *tree) (navNews, tea.Cmd) {
+	node := t.nodes[t.cursor]
+	if node == nil {
+		return navNews{handled: true}, nil
 	}
 	var child *timelineNode
 	switch {
-	case len(n.reused) > 0:
-		child = n
-	case n.resumed:
-		for _, k := range n.kids {
+	case len(node.reused) > 0:
+		child = node
+	case node.resumed:
+		for _, k := range node.kids {
 			if c := t.nodes[k]; len(c.reused) > 0 {
 				child = c
 				break
@@ -51,11 +50,11 @@ func (m *Model) openTrace() tea.Cmd {
 		}
 	}
 	if child == nil || t.parentOf(child.id) == "" {
-		return m.setFlash(fmt.Sprintf("no resume at @%s: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", n.id), false)
+		return said(fmt.Sprintf("no resume at @%s: ✝ marks where a run stopped and a resume carried on, ⟲ the checkpoint that resume finished", node.id), false), nil
 	}
-	ctx, b, gen, thread, from, to, reused := m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread, child.parent, child.id, child.reused
-	m.nav.traced(true)
-	return func() tea.Msg {
+	ctx, b, gen, thread, from, to, reused := n.sess.ctx, n.sess.deps.Backend, n.sess.gen, n.sess.thread, child.parent, child.id, child.reused
+	n.tracing = true
+	return navNews{handled: true}, func() tea.Msg {
 		plan, err := readPlan(ctx, b, thread, num(from))
 		return traceMsg{gen: gen, thread: thread, from: from, to: to, plan: plan, reused: reused, err: err}
 	}
@@ -73,18 +72,16 @@ func readPlan(ctx context.Context, b Backend, thread string, id int64) (engine.R
 	return engine.PlanFrom(cp, ws), nil
 }
 
-func (m *Model) onTrace(msg traceMsg) tea.Cmd {
-	m.nav.traced(false)
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
-		return nil
+// onTrace takes a trace's plan: its dialog opens.
+func (n *navState) onTrace(msg traceMsg) navNews {
+	n.tracing = false
+	if msg.gen != n.sess.gen || msg.thread != n.sess.thread {
+		return navNews{handled: true}
 	}
 	if msg.err != nil {
-		return m.setFlash("read the resume's plan: "+msg.err.Error(), true)
+		return said("read the resume's plan: "+msg.err.Error(), true)
 	}
-	if m.dialog == nil {
-		m.openDialog(&traceDialog{msg: msg, keys: newTraceKeys()})
-	}
-	return nil
+	return navNews{handled: true, dialog: &traceDialog{msg: msg, keys: newTraceKeys()}}
 }
 
 // traceDialog shows what a resume reused and redispatched.

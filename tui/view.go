@@ -87,6 +87,7 @@ func (m *Model) relayout() {
 	m.content.SetSize(l.mainW+l.sideW, l.bodyH)
 	m.focus = m.content.refocus(m.focus)
 	m.composer.SetSize(m.w, 1)
+	m.nav.SetSize(m.w, 1)
 	m.help.Width = m.w
 	m.pager.SetSize(m.w, m.h)
 	if m.dialog != nil {
@@ -185,7 +186,7 @@ func (m *Model) framePane(p, w int, focused bool) string {
 		lines = wrapStyled(m.theme.Muted, "No checkpoints on "+termtext.Name(m.sess.thread)+" yet: "+m.keys.Compose.Help().Key+" writes its first message.", max(w-2, 1))
 	}
 	if p == paneConv {
-		lines = append(m.convPins(w-2), lines...)
+		lines = append(m.nav.convPins(m.cur, w-2, m.content.unfold), lines...)
 	}
 	return frame(m.paneTitle(p, focused), lines, w, m.layout.bodyH, focused, m.border(focused), titleStyle)
 }
@@ -238,8 +239,8 @@ func wrapStyled(st styleT, text string, w int) []string {
 }
 
 func (m *Model) viewComposer() string {
-	if m.nav.prompt != nil {
-		return m.viewPrompt()
+	if m.nav.prompting() {
+		return m.nav.View()
 	}
 	if m.composer.open {
 		return m.composer.View("")
@@ -401,8 +402,8 @@ func (m *Model) viewHelpLine() string {
 		return m.keyLine(m.pager.ShortHelp())
 	case m.dialog != nil:
 		return fit("", m.w)
-	case m.nav.prompt != nil:
-		return m.keyLine(m.nav.prompt.keys.ShortHelp())
+	case m.nav.prompting():
+		return m.keyLine(m.nav.ShortHelp())
 	case m.screen == screenThreads:
 		return m.keyLine(m.readOnly.withoutOff(m.threads.ShortHelp(), m.screen))
 	case m.screen == screenLessons:
@@ -637,4 +638,53 @@ func (m *Model) chainName() string {
 		return termtext.Name(m.sess.thread)
 	}
 	return termtext.Name(m.sess.thread) + " › " + lgShortNS(m.sess.ns)
+}
+
+// --- zoom (+, nav.go) ---
+
+// afterNavKey lays the screen out again when a key changed which pane is
+// zoomed.
+func (m *Model) afterNavKey() {
+	if m.nav.zoomStale(m.zoomedPane()) {
+		m.relayout()
+	}
+}
+
+// zoomedPane is what + shows full screen: the focused pane, or -1 for the
+// timeline.
+func (m *Model) zoomedPane() int {
+	if m.focus == focusTimeline {
+		return -1
+	}
+	return m.focusedPane()
+}
+
+// zoomSizes gives the zoomed pane the whole body (relayout calls it).
+func (m *Model) zoomSizes() {
+	if !m.nav.zoom {
+		return
+	}
+	p := m.zoomedPane()
+	m.nav.zoomedTo(p)
+	inner := m.layout.paneInner
+	if p < 0 {
+		m.timeline.SetSize(m.w-2, inner)
+		m.timeline.ensureVisible()
+		return
+	}
+	m.content.zoom(p, m.w-2, inner)
+	m.syncPanes()
+}
+
+// zoomedCols is the body when a pane is zoomed.
+func (m *Model) zoomedCols() [][]string {
+	l := m.layout
+	p := m.zoomedPane()
+	var s string
+	if p < 0 {
+		s = frame(m.timeline.title()+" · + back", m.timeline.View(), m.w, l.bodyH, true, m.border(true), m.theme.PaneTitleFocused)
+	} else {
+		s = m.framePane(p, m.w, true)
+	}
+	return [][]string{strings.Split(s, "\n")}
 }

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"net/url"
@@ -193,11 +192,11 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 	lgTables := map[string]string{}
 	sums := map[string][32]byte{}
 	for _, p := range []string{corrupt, notDB, foreign, newer} {
-		sums[p] = sum(t, p)
+		sums[p] = lgtest.Sum(t, p)
 	}
 	for _, spec := range langgraphs {
 		if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
-			sums[path] = sum(t, path)
+			sums[path] = lgtest.Sum(t, path)
 		} else {
 			lgTables[spec] = lgtest.Counts(t, spec)
 		}
@@ -301,7 +300,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		}
 	})
 	for p, want := range sums {
-		if sum(t, p) != want {
+		if lgtest.Sum(t, p) != want {
 			t.Errorf("%s was changed by a command that refused it", p)
 		}
 		for _, beside := range []string{"-wal", "-shm", "-journal", ".sources.json"} {
@@ -411,15 +410,6 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func sum(t *testing.T, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
 }
 
 // --input-file - reads the message from stdin, in a real process: the way

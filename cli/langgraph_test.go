@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -27,9 +26,9 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 	}
 	sqlite := func(name, file string, subgraph bool) db {
 		path := lgtest.Copy(t, file)
-		before := fileSum(t, path)
+		before := lgtest.Sum(t, path)
 		return db{name, "sqlite:" + path, subgraph, func(t *testing.T) {
-			if fileSum(t, path) != before {
+			if lgtest.Sum(t, path) != before {
 				t.Errorf("%s changed", file)
 			}
 			for _, beside := range []string{"-wal", "-shm", "-journal"} {
@@ -396,15 +395,6 @@ func parentOf(cps []lgListing, id string) string {
 		}
 	}
 	return ""
-}
-
-func fileSum(t *testing.T, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
 }
 
 // A LangGraph thread id is stored text: escapes, bidi overrides and line

@@ -166,7 +166,7 @@ func TestGolden(t *testing.T) {
 						first = []string{"checkpoints"}
 					}
 					goldenScreen(t, Deps{Source: src, StoreLabel: "sqlite:" + sc.fixture}, Settings{Thread: sc.thread, Theme: themes.Or(theme)}, size, first, sc.keys, sc.wait, nil)
-					if sum(t, path) != sum(t, filepath.Join(lgtest.Dir(), sc.fixture)) {
+					if lgtest.Sum(t, path) != lgtest.Sum(t, filepath.Join(lgtest.Dir(), sc.fixture)) {
 						t.Fatalf("the TUI changed %s", sc.fixture)
 					}
 				})

@@ -5,9 +5,7 @@ package tui
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,15 +28,6 @@ func openFixture(t *testing.T, name string) (browse.Source, string) {
 	}
 	t.Cleanup(func() { _ = src.Close() })
 	return src, path
-}
-
-func sum(t *testing.T, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
 }
 
 // showSections cuts rewind show's text into its sections by heading

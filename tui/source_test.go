@@ -395,7 +395,7 @@ func TestReadOnlySourceDiffsAgainstTheParentInItsChain(t *testing.T) {
 // runs (there is no runner: a run would panic) and the file is unchanged.
 func TestReadOnlySourceClicksWriteNothing(t *testing.T) {
 	src, path := openFixture(t, "sqlite-python.db")
-	before := sum(t, path)
+	before := lgtest.Sum(t, path)
 	const w, hgt = 120, 40
 	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-main"}, w, hgt)
 	h.until("the thread", h.loaded)
@@ -419,7 +419,7 @@ func TestReadOnlySourceClicksWriteNothing(t *testing.T) {
 		}
 		h.until("settled", h.loaded)
 	}
-	if sum(t, path) != before {
+	if lgtest.Sum(t, path) != before {
 		t.Fatal("the clicks changed the database")
 	}
 	if clicks < 2000 {

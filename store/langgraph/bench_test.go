@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/langgraph"
 	"rewind/store/postgres/pgtest"
 )
@@ -31,6 +32,7 @@ var big struct {
 // set: then it says where it is, to time `rewind log` on it (README,
 // "LangGraph databases").
 func TestMain(m *testing.M) {
+	rewindbin.WaitMostly() // the tests mostly wait for the server and for files
 	code := pgtest.Run(m)
 	switch {
 	case big.dir != "" && os.Getenv("REWIND_BENCH_KEEP") != "":

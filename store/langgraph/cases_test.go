@@ -97,8 +97,10 @@ func caseSources() []caseSource {
 // thread, the reader's listing and state with LangGraph's: ids, parents,
 // next, and every value (messages by type, id and content).
 func TestStateAsLangGraphShowsIt(t *testing.T) {
+	t.Parallel()
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
+			t.Parallel()
 			answers := readAnswers(t, cs.answers)
 			src := cs.open(t)
 			checks := 0
@@ -143,8 +145,10 @@ func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThre
 // database of its own: after every command the file is byte for byte as
 // it was, the tables hold the rows they held.
 func TestCLIShowsStateAsLangGraphShowsIt(t *testing.T) {
+	t.Parallel()
 	for _, cs := range cliCaseSources(t) {
 		t.Run(cs.name, func(t *testing.T) {
+			t.Parallel()
 			answers := readAnswers(t, cs.answers)
 			checks := 0
 			for _, thread := range slices.Sorted(mapKeys(answers)) {

@@ -16,6 +16,7 @@ import (
 // checkpoint, metadata that is not JSON. Everything still lists and reads;
 // what does not decode shows as opaque, with why.
 func TestDamagedValuesShowAsOpaque(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := lgtest.Copy(t, "sqlite-python.db")
 	db, err := sql.Open("sqlite", path)

@@ -15,8 +15,10 @@ import (
 // writes stored since it applied, counted here from Writes along the
 // parents (TestCLIReadsPostgresAsItsSQLiteTwin: in `rewind show`'s words).
 func TestDeltaChannelSaysWhatItWasRebuiltFrom(t *testing.T) {
+	t.Parallel()
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
+			t.Parallel()
 			h := readDeltaThread(t, cs.open(t), langgraph.Chain{Thread: "t-delta"})
 			snapshots, rebuilt := 0, 0
 			for _, l := range h.hist {

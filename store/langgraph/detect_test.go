@@ -19,6 +19,7 @@ import (
 )
 
 func TestDetectSQLite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	write := func(name, ddl string) string {
@@ -98,6 +99,7 @@ func TestDetectSQLite(t *testing.T) {
 }
 
 func TestDetectPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	admin := lgtest.Admin(t)
 	exec := func(dbURL, sql string) {

@@ -73,6 +73,7 @@ func walk(t *testing.T, src langgraph.Source) []string {
 // read through the engine, and a LangGraph database, read by the same
 // walk.
 func TestOneWalkReadsBothSources(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	g := engine.NewGraph("walk", 1).
 		Channel("messages", engine.IndexedAppend("index"), []any{}).
@@ -125,6 +126,7 @@ func TestOneWalkReadsBothSources(t *testing.T) {
 // engine.Diff compares two LangGraph checkpoints of different branches:
 // the fork by update_state added a finding the main branch has not.
 func TestDiffAcrossLangGraphBranches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python.db"))
 	h := history(t, src, tMain)

@@ -82,6 +82,7 @@ func sources(ls []langgraph.Listing) []string {
 }
 
 func TestFixtureThreadsAndNamespaces(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		ts, err := src.Threads(context.Background())
 		if err != nil {
@@ -126,6 +127,7 @@ func TestFixtureThreadsAndNamespaces(t *testing.T) {
 }
 
 func TestFixtureForks(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		h := history(t, src, tMain)
 		if len(h) != f.mainCheckpoints {
@@ -182,6 +184,7 @@ func latestWith(t *testing.T, h []langgraph.Listing, what string, ok func(langgr
 }
 
 func TestFixtureToolCallJoinedToItsResult(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		h := history(t, src, tMain)
 		done := latestWith(t, h, "with no task left", func(l langgraph.Listing) bool { return len(l.Next) == 0 && l.Step == 5 })
@@ -218,6 +221,7 @@ func TestFixtureToolCallJoinedToItsResult(t *testing.T) {
 }
 
 func TestFixtureQueuedSends(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		for _, c := range []langgraph.Chain{tMain, tFail} {
 			h := history(t, src, c)
@@ -254,6 +258,7 @@ func TestFixtureQueuedSends(t *testing.T) {
 }
 
 func TestFixtureInterruptAndResume(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		ctx := context.Background()
 		h := history(t, src, tMain)
@@ -313,6 +318,7 @@ func checkInterrupted(t *testing.T, ws []langgraph.TaskWrites, node string) {
 }
 
 func TestFixtureFailedFanOut(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		h := history(t, src, tFail)
 		head := h[0]
@@ -354,6 +360,7 @@ func TestFixtureFailedFanOut(t *testing.T) {
 // Sends are one key away, the writes as stored. The history's listing
 // (get_state_history) and the older checkpoints apply nothing.
 func TestFixtureCurrentStateAppliesFinishedTasks(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		ctx := context.Background()
 		h := history(t, src, tFail)
@@ -392,6 +399,7 @@ func TestFixtureCurrentStateAppliesFinishedTasks(t *testing.T) {
 }
 
 func TestFixtureHistoryPagesAndMisses(t *testing.T) {
+	t.Parallel()
 	eachFixture(t, func(t *testing.T, f fixture, src langgraph.Source) {
 		ctx := context.Background()
 		all := history(t, src, tMain)

@@ -18,6 +18,7 @@ func send(node string, arg any) ext {
 // __pregel_tasks; their metadata named the writing nodes ("writes"); their
 // graphs triggered nodes through start:NODE and branch:SRC:COND:NODE.
 func TestOlderCheckpointFormats(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newLGFile(t)
 	c := langgraph.Chain{Thread: "old"}
@@ -92,6 +93,7 @@ func TestOlderCheckpointFormats(t *testing.T) {
 // Subgraphs inside subgraphs, and a subgraph of a LangGraph that did not
 // record its parent checkpoint in the metadata.
 func TestNamespaces(t *testing.T) {
+	t.Parallel()
 	f := newLGFile(t)
 	empty := func(id string) []byte { return cp4(t, id, map[string]any{}, map[string]any{}, map[string]any{}) }
 	f.checkpoint("nest", "", id(1), "", "msgpack", empty(id(1)), meta("input", -1))

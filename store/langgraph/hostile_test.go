@@ -170,6 +170,7 @@ func equalJSON(t *testing.T, a, b any) bool {
 // PostgreSQL keeps a channel's value apart (checkpoint_blobs): one nested
 // a million deep is named the same way.
 func TestHostileBlobIsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := lgtest.Dump(t, "postgres-python.sql")
 	conn, err := pgx.Connect(ctx, dbURL)
@@ -207,6 +208,7 @@ func TestHostileBlobIsBounded(t *testing.T) {
 // checkpoint reads, in one tree; the oldest of the cycle shows as a root,
 // the cycle named.
 func TestParentCyclesAreCut(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		// child's parent becomes parent (positions in t-main's ids, oldest
@@ -328,6 +330,7 @@ func fromRoots(h []langgraph.Listing) int {
 // lengths claim: a 3 KB value declaring a 4 GB string took a minute and
 // 4 GB to clear before the lengths were checked against what is left.
 func TestRandomBytesCostWhatTheyWeigh(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	var ms runtime.MemStats
 	for i := range 300 {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestMessagesNormalised(t *testing.T) {
+	t.Parallel()
 	in := []any{
 		obj{"role": "system", "content": "be brief"},
 		obj{"role": "user", "content": []any{obj{"type": "text", "text": "look"}, obj{"type": "image_url", "image_url": "u"}}},

@@ -49,6 +49,7 @@ func toWAL(t *testing.T, path string) {
 }
 
 func TestSQLiteCannotBeWritten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -120,6 +121,7 @@ func keys(m map[string][32]byte) []string {
 // A LangGraph app writing while rewind reads: its newest commits are in
 // the WAL, which the read-only connection reads (a follow mode polls).
 func TestSQLiteReadsCommitsStillInTheWAL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newLGFile(t)
 	if _, err := f.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
@@ -183,6 +185,7 @@ func exists(path string) bool {
 }
 
 func TestPostgresCannotBeWritten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := lgtest.Dump(t, "postgres-python.sql")
 	src := open(t, dbURL)

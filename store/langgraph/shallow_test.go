@@ -18,6 +18,7 @@ import (
 // namespaces, one checkpoint each, its values and its writes; the source
 // says what it keeps.
 func TestShallowPostgresSaver(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	full := lgtest.Dump(t, "postgres-python.sql")
 	shallowURL := lgtest.Shallow(t, full)
@@ -101,6 +102,7 @@ func js(t *testing.T, v any) string {
 // an integer of any size stays exact (Python's 2**70+1): it reads with
 // every digit, as LangGraph returns it, not as a rounded float.
 func TestPostgresBigIntegersStayExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := lgtest.Dump(t, "postgres-python.sql")
 	conn, err := pgx.Connect(ctx, dbURL)

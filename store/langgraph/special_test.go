@@ -12,6 +12,7 @@ import (
 // error's text and an interrupt's values are read out of them; the resume
 // value a Command gave (the null task) is told from a task's writes.
 func TestSpecialWritesNamed(t *testing.T) {
+	t.Parallel()
 	f := newLGFile(t)
 	f.checkpoint("s", "", id(1), "", "msgpack", cp4(t, id(1),
 		map[string]any{"branch:to:ask": nil}, map[string]any{"branch:to:ask": "2"}, map[string]any{}), meta("loop", 0))

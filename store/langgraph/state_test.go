@@ -40,6 +40,7 @@ func contents(t *testing.T, v any) []string {
 // stored values stay one key away. A task's writes at an older checkpoint
 // are not applied (LangGraph applies those only to the current state).
 func TestCommandUpdateApplied(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "update.db")
 	w := lgtest.OpenWriter(t, path)
 	w.Checkpoint("u", "", lgtest.ID(1), "", "input", -1, map[string]any{}, "")
@@ -106,6 +107,7 @@ func TestCommandUpdateApplied(t *testing.T) {
 // A value no channel can take (it does not decode) is not applied; the
 // checkpoint says so and the stored value stays.
 func TestUndecodableUpdateNamed(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.db")
 	w := lgtest.OpenWriter(t, path)
 	w.Checkpoint("u", "", lgtest.ID(1), "", "loop", 0, map[string]any{"topic": "old"}, "review")

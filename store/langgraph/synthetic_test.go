@@ -92,6 +92,7 @@ func meta(source string, step int) []byte {
 // SqliteSaver writes metadata with json.dumps, which writes NaN and the
 // infinities as bare words: the listing reads whole, the values marked.
 func TestMetadataWithNaN(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newLGFile(t)
 	f.checkpoint("nan", "", id(1), "", "msgpack", cp4(t, id(1), map[string]any{"n": 1}, map[string]any{"n": 1}, map[string]any{}),

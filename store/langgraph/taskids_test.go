@@ -15,6 +15,7 @@ import (
 // writes and the due tasks say (pull tasks, the fan-out's Sends, the
 // input's __start__, the resumed subgraph node).
 func TestTaskIDsNameTheirTasks(t *testing.T) {
+	t.Parallel()
 	specs := map[string]string{"js sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-js.db")}
 	if pgtest.Available(t) {
 		specs["js postgres"] = lgtest.Dump(t, "postgres-js.sql")
@@ -44,6 +45,7 @@ func TestTaskIDsNameTheirTasks(t *testing.T) {
 // SqliteSaver, which stores no path, every task is named, or known as
 // the state update (update_state as_node=…) the fixtures make.
 func TestPythonTaskIDsNameTheirTasks(t *testing.T) {
+	t.Parallel()
 	specs := map[string]string{"python sqlite": "sqlite:" + lgtest.Copy(t, "sqlite-python.db")}
 	if pgtest.Available(t) {
 		specs["python postgres"] = lgtest.Dump(t, "postgres-python.sql")

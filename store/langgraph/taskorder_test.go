@@ -18,6 +18,7 @@ import (
 // each call is named "double" from its id: the first returned the value
 // LangGraph's state shows as a, the second b.
 func TestTasksInLangGraphsOrderAndCallsNamed(t *testing.T) {
+	t.Parallel()
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
 			want := readAnswers(t, cs.answers)["t-func"]

@@ -21,6 +21,7 @@ import (
 // PostgreSQL tables and row counts are checked after every command
 // (cliCaseSources).
 func TestCLIReadsPostgresAsItsSQLiteTwin(t *testing.T) {
+	t.Parallel()
 	srcs := cliCaseSources(t)
 	if len(srcs) < 2 {
 		t.Skip("no PostgreSQL test server")

@@ -15,6 +15,7 @@ import (
 type obj = map[string]any
 
 func TestDecodeLangGraphExtensions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   any
@@ -70,6 +71,7 @@ func TestDecodeLangGraphExtensions(t *testing.T) {
 }
 
 func TestDecodeJSONAndLangChainObjects(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in string
 		want     any
@@ -161,6 +163,7 @@ func TestDecodeOpaque(t *testing.T) {
 }
 
 func TestDecodeNullEmptyAndBytes(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{"null", "empty"} {
 		if got := langgraph.Decode(typ, []byte("ignored")); got != nil {
 			t.Errorf("%s: got %#v, want nil", typ, got)

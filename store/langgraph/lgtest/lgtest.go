@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"os"
@@ -40,6 +41,17 @@ func Copy(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Sum is the SHA-256 of the file at path: a test compares it before and
+// after a read, which must not change a byte of the file.
+func Sum(t testing.TB, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
 }
 
 // Connect connects to the database at db, failing t when it cannot;

@@ -1,0 +1,191 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/store/memory"
+)
+
+// trailGraph is a graph rewind did not define (issue 37): two nodes, one
+// channel. first and second each append their name to trail, a plain
+// string each write replaces.
+func trailGraph() *engine.Graph {
+	step := func(name string) engine.NodeFunc {
+		return func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+			var s struct{ Trail string }
+			if err := nc.Values.Decode(&s, "trail"); err != nil {
+				return nil, err
+			}
+			return []engine.Write{engine.Put("trail", s.Trail+">"+name)}, nil
+		}
+	}
+	return engine.NewGraph("trail", 1).
+		Channel("trail", engine.LastValue, "").
+		Node("first", step("first")).
+		Node("second", step("second")).
+		Entry("first").
+		Edge("first", "second").
+		Edge("second", engine.End)
+}
+
+func trailAt(t *testing.T, e *engine.Engine, thread string, id int64) string {
+	t.Helper()
+	cp, err := e.Get(context.Background(), thread, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Trail string }
+	if err := cp.Values.Decode(&s, "trail"); err != nil {
+		t.Fatal(err)
+	}
+	return s.Trail
+}
+
+// TestOwnGraphRunForkReplayEditResume: the engine's operations a user
+// reaches from rewind (run, fork, replay, edit, a stopped run resumed)
+// work on a graph built inline, with nothing of the ticket graph.
+func TestOwnGraphRunForkReplayEditResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, memory.New(memory.WithClock(fixedClock)), trailGraph(), model.NewMock(nil))
+
+	// Run: input @1, first @2, second @3.
+	res, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "done" || res.Checkpoint != 3 {
+		t.Fatalf("run: %s at @%d, want done at @3", res.Status, res.Checkpoint)
+	}
+	if got := trailAt(t, e, "t", 3); got != "go>first>second" {
+		t.Fatalf("run's trail = %q", got)
+	}
+
+	// Fork @1 with new input: a new branch, the old one unchanged.
+	fork, err := e.Fork(ctx, "t", 1, []engine.Write{engine.Put("trail", "again")}, engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trailAt(t, e, "t", fork.Checkpoint); got != "again>first>second" {
+		t.Fatalf("fork's trail = %q", got)
+	}
+	if got := trailAt(t, e, "t", 3); got != "go>first>second" {
+		t.Fatalf("the forked-from branch changed: @3's trail = %q", got)
+	}
+
+	// Replay @2 (second due): second runs again on a new branch.
+	rep, err := e.Replay(ctx, "t", 2, engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != "done" || rep.Checkpoint == 3 {
+		t.Fatalf("replay: %s at @%d, want done on a new checkpoint", rep.Status, rep.Checkpoint)
+	}
+	if got := trailAt(t, e, "t", rep.Checkpoint); got != "go>first>second" {
+		t.Fatalf("replay's trail = %q", got)
+	}
+	if _, err := e.Replay(ctx, "t", 3, engine.RunConfig{}); !errors.Is(err, engine.ErrNothingToReplay) {
+		t.Fatalf("replay of a turn's end: %v, want ErrNothingToReplay", err)
+	}
+
+	// Edit the channel at @2, keeping its pending task; resume it there.
+	ed, err := e.EditState(ctx, "t", 2, "trail", json.RawMessage(`"edited"`), engine.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trailAt(t, e, "t", ed.ID); got != "edited" {
+		t.Fatalf("edited trail = %q", got)
+	}
+	if got := engine.DescribeTasks(ed.Tasks); got != "second" {
+		t.Fatalf("the edit's pending tasks: %q, want second", got)
+	}
+	res, err = e.ResumeAt(ctx, "t", ed.ID, engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trailAt(t, e, "t", res.Checkpoint); got != "edited>second" {
+		t.Fatalf("resumed edit's trail = %q", got)
+	}
+	if _, err := e.EditState(ctx, "t", 2, "nope", json.RawMessage(`1`), engine.UpdateOptions{}); !errors.Is(err, engine.ErrBadEdit) || !strings.Contains(err.Error(), "channels: trail") {
+		t.Fatalf("edit of an unknown channel: %v, want ErrBadEdit naming trail", err)
+	}
+}
+
+// TestOwnGraphStoppedRunResumes: a run stopped mid-turn (an interrupt, and
+// a run killed in-process after second's task finished, before its
+// checkpoint was committed) resumes to the same end on a graph built
+// inline.
+func TestOwnGraphStoppedRunResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, memory.New(memory.WithClock(fixedClock)), trailGraph(), model.NewMock(nil))
+
+	res, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{InterruptBefore: []string{"second"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "interrupted" || engine.DescribeTasks(res.Pending) != "second" {
+		t.Fatalf("interrupt: %s pending %q, want interrupted before second", res.Status, engine.DescribeTasks(res.Pending))
+	}
+	res, err = e.Resume(ctx, "t", engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trailAt(t, e, "t", res.Checkpoint); res.Status != "done" || got != "go>first>second" {
+		t.Fatalf("resume after interrupt: %s, trail %q", res.Status, got)
+	}
+
+	// The kill: cancel the run's context once second's task finished,
+	// before the commit; its writes stay pending and a resume ends the turn.
+	kctx, kill := context.WithCancel(ctx)
+	defer kill()
+	_, err = e.Run(kctx, "k", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{Hook: func(p engine.HookPoint, info engine.HookInfo) {
+		if p == engine.HookTaskFinished && info.Task != nil && info.Task.Node == "second" {
+			kill()
+		}
+	}})
+	if err == nil {
+		t.Fatal("the killed run reported no error")
+	}
+	head, err := e.Latest(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.ID != 2 || engine.DescribeTasks(head.Tasks) != "second" {
+		t.Fatalf("after the kill the head is @%d pending %q, want @2 pending second", head.ID, engine.DescribeTasks(head.Tasks))
+	}
+	res, err = e.Resume(ctx, "k", engine.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trailAt(t, e, "k", res.Checkpoint); res.Status != "done" || got != "go>first>second" {
+		t.Fatalf("resume after the kill: %s at @%d, trail %q", res.Status, res.Checkpoint, got)
+	}
+}
+
+// TestOwnGraphFirstScreen: the TUI opened on a thread of a graph built
+// inline shows its checkpoints, the node that wrote each, and its channel's
+// value (in the inspector's diff: the State pane shows the ticket's fields
+// only, see the issue 37 notes).
+func TestOwnGraphFirstScreen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	scr := h.screen()
+	for _, want := range []string{"@1", "@2   loop   first", "@3   loop   second", "trail", `+ "go>first>second"`} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("first screen lacks %q:\n%s", want, scr)
+		}
+	}
+}

@@ -48,12 +48,14 @@ func TestBenchSummaryLines(t *testing.T) {
 	}
 }
 
-// bench names how the store commits, and --sqlite-sync chooses it (for
-// this process's stores and, through $REWIND_SQLITE_SYNC, the processes
-// it starts); a mode it does not know is input given wrong.
+// bench names how the store commits, and --sqlite-sync chooses it; a
+// mode it does not know is input given wrong. Through the built binary,
+// each with its own environment, so that the test runs in parallel (it
+// waits on fsyncs and bench's processes).
 func TestBenchNamesTheSQLiteSync(t *testing.T) {
-	t.Setenv(backend.SyncEnv, "")
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	unset := backend.SyncEnv + "="
 	for _, c := range []struct {
 		args []string
 		want string
@@ -62,22 +64,33 @@ func TestBenchNamesTheSQLiteSync(t *testing.T) {
 		{[]string{"--sqlite-sync", "normal"}, "durability: --sqlite-sync normal, commits not fsynced"},
 		{[]string{"--sqlite-sync", "FULL"}, "durability: --sqlite-sync full"},
 	} {
-		code, out, stderr := run(t, append([]string{"bench", "--store", db, "--turns", "1"}, c.args...)...)
+		code, out, stderr := runBuiltEnv(t, []string{unset}, append([]string{"bench", "--store", db, "--turns", "1"}, c.args...)...)
 		if code != ExitOK || !strings.Contains(out, c.want) {
 			t.Fatalf("bench %v: exit %d, want %q in:\n%s%s", c.args, code, c.want, out, stderr)
 		}
 	}
-	if got := os.Getenv(backend.SyncEnv); got != "full" {
-		t.Errorf("$%s = %q after --sqlite-sync FULL: the processes it starts would not open the store the same way", backend.SyncEnv, got)
-	}
-	code, _, stderr := run(t, "bench", "--store", db, "--turns", "1", "--sqlite-sync", "off")
+	code, _, stderr := runBuiltEnv(t, []string{unset}, "bench", "--store", db, "--turns", "1", "--sqlite-sync", "off")
 	if code != ExitUsage || !strings.Contains(stderr, "give full") {
 		t.Fatalf("--sqlite-sync off: exit %d, %s", code, stderr)
 	}
-	t.Setenv(backend.SyncEnv, "fast")
-	code, _, stderr = run(t, "bench", "--store", db, "--turns", "1")
+	code, _, stderr = runBuiltEnv(t, []string{backend.SyncEnv + "=fast"}, "bench", "--store", db, "--turns", "1")
 	if code == ExitOK || !strings.Contains(stderr, "REWIND_SQLITE_SYNC") {
 		t.Fatalf("$REWIND_SQLITE_SYNC=fast: exit %d, %s", code, stderr)
+	}
+}
+
+// --sqlite-sync reaches the processes bench starts, through
+// $REWIND_SQLITE_SYNC in its own environment: in this process (t.Setenv,
+// so not parallel; one bench run).
+func TestBenchSQLiteSyncReachesItsProcesses(t *testing.T) {
+	t.Setenv(backend.SyncEnv, "")
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	code, out, stderr := run(t, "bench", "--store", db, "--turns", "1", "--sqlite-sync", "FULL")
+	if code != ExitOK || !strings.Contains(out, "durability: --sqlite-sync full") {
+		t.Fatalf("bench --sqlite-sync FULL: exit %d:\n%s%s", code, out, stderr)
+	}
+	if got := os.Getenv(backend.SyncEnv); got != "full" {
+		t.Errorf("$%s = %q after --sqlite-sync FULL: the processes it starts would not open the store the same way", backend.SyncEnv, got)
 	}
 }
 

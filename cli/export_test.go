@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"maps"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -38,8 +39,16 @@ var built string
 // raced test binary.
 func runBuilt(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runBuiltEnv(t, nil, args...)
+}
+
+// runBuiltEnv is runBuilt with env over this process's environment (a
+// later KEY=value wins).
+func runBuiltEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd := exec.Command(built, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var exit *exec.ExitError

@@ -303,6 +303,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The timeline and the head read the thread again for the update
 		// checkpoint.
 		return m, tea.Batch(m.status.say(msg), m.sync(true), m.reloadHead())
+	case threadStateMsg: // the threads list's rows, read for it
+		_, cmd := m.threads.Update(msg)
+		return m, cmd
 	case parityMsg:
 		return m, m.onParityMsg(msg)
 	case scrubMsg:
@@ -369,12 +372,9 @@ func (m *Model) logStatus(text string, isErr bool) { m.status.add(text, isErr) }
 func (m *Model) clearFlash() { m.status.clear() }
 
 // onParityMsg routes what the parity features' Cmds answer, and the
-// thread states and draft edits that share their route.
+// draft edits that share their route.
 func (m *Model) onParityMsg(msg parityMsg) tea.Cmd {
 	switch msg := msg.(type) {
-	case threadStateMsg:
-		m.onThreadStates(msg)
-		return nil
 	case draftFileMsg, draftEditedMsg, draftReadMsg:
 		return m.onDraftMsg(msg)
 	}
@@ -720,9 +720,6 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	return nil
 }
-
-// onThreadStates gives the threads list the states read for its rows.
-func (m *Model) onThreadStates(msg threadStateMsg) { m.threads.Update(msg) }
 
 // --- the open chain (thread.go) ---
 

@@ -39,8 +39,6 @@ type threadStateMsg struct {
 	states map[string]threadState
 }
 
-func (threadStateMsg) parityMsg() {}
-
 // statesWanted are the visible rows whose state is neither read nor being
 // read for the current listing (gen); they are marked as being read.
 func (l *threadList) statesWanted() (ids []string, gen int) {

@@ -86,7 +86,7 @@ func ForTenant(ctx context.Context, s Store, tenant string) (Store, error) {
 			return nil, fmt.Errorf("tenant %v: %w", Name(tenant), ErrNoTenant)
 		}
 	}
-	t := &Tenanted{s: s, ten: ten, tenant: tenant, owners: map[string]owned{}}
+	t := &Tenanted{s: s, ten: ten, tenant: tenant, owners: map[string]owned{}, locked: map[string]int{}}
 	if _, ok := s.(Erasing); ok {
 		return erasingTenanted{t}, nil
 	}
@@ -111,6 +111,11 @@ type Tenanted struct {
 
 	mu     sync.Mutex
 	owners map[string]owned
+	// locked counts the thread locks held through this handle (Lock),
+	// each taken after a claim: while one is held no delete can free the
+	// id (a delete takes the lock, a takeover fences this holder's
+	// writes), so a put needs no fresh read of the owner.
+	locked map[string]int
 }
 
 // owned is a thread's owner as the handle last read or set it.
@@ -215,6 +220,9 @@ func (t *Tenanted) need(ctx context.Context, thread string) error {
 // the default tenant's). The default tenant never claims: its threads
 // need no owner row.
 func (t *Tenanted) claim(ctx context.Context, thread string) error {
+	if t.claimedUnderLock(thread) {
+		return nil
+	}
 	// Read afresh, never taken from what the handle keeps: a write goes
 	// into no thread its owner of a moment ago deleted and another tenant
 	// claimed since.
@@ -233,6 +241,16 @@ func (t *Tenanted) claim(ctx context.Context, thread string) error {
 		return fmt.Errorf("thread %v: %w for tenant %s, and its id is taken: choose another thread id", Name(thread), ErrNotFound, Name(t.tenant))
 	}
 	return nil
+}
+
+// claimedUnderLock: the handle holds the thread's lock, taken after a
+// claim that found the thread its tenant's. A run's puts then skip the
+// owner's read, one query (a round trip on PostgreSQL) a checkpoint.
+func (t *Tenanted) claimedUnderLock(thread string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o, ok := t.owners[thread]
+	return t.locked[thread] > 0 && ok && o.tenant == t.tenant
 }
 
 // listed runs read when the thread is the tenant's; another tenant's
@@ -377,11 +395,30 @@ func (t *Tenanted) Prune(ctx context.Context, thread string, ids []int64, rebase
 }
 
 // Lock comes before a new thread's first put: it claims the thread.
+// While the lock is held, the handle's puts of the thread trust that
+// claim (claimedUnderLock).
 func (t *Tenanted) Lock(ctx context.Context, thread string) (func() error, error) {
 	if err := t.claim(ctx, thread); err != nil {
 		return nil, err
 	}
-	return t.s.Lock(ctx, thread)
+	release, err := t.s.Lock(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.locked[thread]++
+	t.mu.Unlock()
+	var once sync.Once
+	return func() error {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.locked[thread]--; t.locked[thread] <= 0 {
+				delete(t.locked, thread)
+			}
+		})
+		return release()
+	}, nil
 }
 
 func (t *Tenanted) Close() error { return t.s.Close() }

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,23 @@ func TestBlobsZipWhenItPays(t *testing.T) {
 	bomb, _ := json.Marshal(map[string][]byte{"$z": z.Bytes()})
 	if _, err := unzipBlob(bomb); err == nil {
 		t.Errorf("a body that inflates past zipMax is read")
+	}
+}
+
+// BenchmarkUnzipBlob inflates a summary-sized blob, as a newest load does
+// for each blob its head refers to.
+func BenchmarkUnzipBlob(b *testing.B) {
+	var lines strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&lines, "#%d executor[t-%d-order]: stage at depot %d, since 2026-09-%02d 09:55.\n", i, i%7, i*37%101, i%28+1)
+	}
+	text, _ := json.Marshal(lines.String())
+	stored := zipBlob(text)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := unzipBlob(stored); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -248,9 +248,16 @@ func objectMembers(b []byte) ([][2]json.RawMessage, bool) {
 	}
 }
 
-// inflaters keep DEFLATE readers (each holds a 32 KB window) for the next
-// blob.
+// inflaters keep DEFLATE readers (each holds a 32 KB window) and the
+// buffer each inflates into, for the next blob: a newest load inflates
+// every blob its head refers to, and growing a fresh buffer to a
+// summary's size was a quarter of that.
 var inflaters sync.Pool
+
+type inflater struct {
+	r   io.ReadCloser
+	out bytes.Buffer
+}
 
 // unzipFast is unzipBlob for {"$z": "<base64>"} without escapes.
 func unzipFast(stored []byte) ([]byte, bool) {
@@ -275,22 +282,17 @@ func unzipFast(stored []byte) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var fr io.ReadCloser
-	if p, ok := inflaters.Get().(io.ReadCloser); ok {
-		if p.(flate.Resetter).Reset(bytes.NewReader(raw[:n]), nil) == nil {
-			fr = p
-		}
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil || in.r.(flate.Resetter).Reset(bytes.NewReader(raw[:n]), nil) != nil {
+		in = &inflater{r: flate.NewReader(bytes.NewReader(raw[:n]))}
 	}
-	if fr == nil {
-		fr = flate.NewReader(bytes.NewReader(raw[:n]))
-	}
-	defer inflaters.Put(fr)
-	var out bytes.Buffer
-	out.Grow(4 * n)
-	if _, err := out.ReadFrom(io.LimitReader(fr, zipMax+1)); err != nil || out.Len() > zipMax {
+	defer inflaters.Put(in)
+	in.out.Reset()
+	in.out.Grow(zipMax + bytes.MinRead + 1) // no growth: at most zipMax+1 is read
+	if _, err := in.out.ReadFrom(io.LimitReader(in.r, zipMax+1)); err != nil || in.out.Len() > zipMax {
 		return nil, false
 	}
-	return out.Bytes(), true
+	return bytes.Clone(in.out.Bytes()), true
 }
 
 // blobAt finds the blob references of a stored value: each {"$b": "<hash>"}

@@ -86,7 +86,7 @@ func ForTenant(ctx context.Context, s Store, tenant string) (Store, error) {
 			return nil, fmt.Errorf("tenant %v: %w", Name(tenant), ErrNoTenant)
 		}
 	}
-	t := &Tenanted{s: s, ten: ten, tenant: tenant, owners: map[string]owned{}, locked: map[string]int{}}
+	t := &Tenanted{s: s, ten: ten, tenant: tenant, owners: map[string]owned{}, locked: map[string]int{}, stored: map[string]bool{}}
 	if _, ok := s.(Erasing); ok {
 		return erasingTenanted{t}, nil
 	}
@@ -111,11 +111,14 @@ type Tenanted struct {
 
 	mu     sync.Mutex
 	owners map[string]owned
-	// locked counts the thread locks held through this handle (Lock),
-	// each taken after a claim: while one is held no delete can free the
-	// id (a delete takes the lock, a takeover fences this holder's
-	// writes), so a put needs no fresh read of the owner.
+	// locked counts the thread locks held through this handle (Lock);
+	// stored marks a locked thread the handle has put a checkpoint into
+	// since. Then no delete can free the id while the lock is held (a
+	// delete takes the lock, a takeover fences this holder's writes) and
+	// no tenant can claim it (it holds rows), so a put needs no fresh
+	// read of the owner.
 	locked map[string]int
+	stored map[string]bool
 }
 
 // owned is a thread's owner as the handle last read or set it.
@@ -243,14 +246,26 @@ func (t *Tenanted) claim(ctx context.Context, thread string) error {
 	return nil
 }
 
-// claimedUnderLock: the handle holds the thread's lock, taken after a
-// claim that found the thread its tenant's. A run's puts then skip the
-// owner's read, one query (a round trip on PostgreSQL) a checkpoint.
+// claimedUnderLock: the handle holds the thread's lock and has put a
+// checkpoint into it since, with the owner found its tenant's. A run's
+// puts after its first then skip the owner's read, one query (a round
+// trip on PostgreSQL) a checkpoint. Before the first put a thread of the
+// default tenant holds no owner row, and another tenant could claim the
+// empty id: that put reads afresh.
 func (t *Tenanted) claimedUnderLock(thread string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o, ok := t.owners[thread]
-	return t.locked[thread] > 0 && ok && o.tenant == t.tenant
+	return t.locked[thread] > 0 && t.stored[thread] && ok && o.tenant == t.tenant
+}
+
+// put marks a put into a thread the handle holds the lock of.
+func (t *Tenanted) put(thread string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.locked[thread] > 0 {
+		t.stored[thread] = true
+	}
 }
 
 // listed runs read when the thread is the tenant's; another tenant's
@@ -268,7 +283,11 @@ func (t *Tenanted) PutCheckpoint(ctx context.Context, cp Checkpoint, events []Ev
 	if err := t.claim(ctx, cp.ThreadID); err != nil {
 		return err
 	}
-	return t.s.PutCheckpoint(ctx, cp, events)
+	if err := t.s.PutCheckpoint(ctx, cp, events); err != nil {
+		return err
+	}
+	t.put(cp.ThreadID)
+	return nil
 }
 
 func (t *Tenanted) PutWrites(ctx context.Context, w TaskWrites) error {
@@ -395,7 +414,7 @@ func (t *Tenanted) Prune(ctx context.Context, thread string, ids []int64, rebase
 }
 
 // Lock comes before a new thread's first put: it claims the thread.
-// While the lock is held, the handle's puts of the thread trust that
+// While the lock is held, the handle's puts after the first trust that
 // claim (claimedUnderLock).
 func (t *Tenanted) Lock(ctx context.Context, thread string) (func() error, error) {
 	if err := t.claim(ctx, thread); err != nil {
@@ -415,6 +434,7 @@ func (t *Tenanted) Lock(ctx context.Context, thread string) (func() error, error
 			defer t.mu.Unlock()
 			if t.locked[thread]--; t.locked[thread] <= 0 {
 				delete(t.locked, thread)
+				delete(t.stored, thread)
 			}
 		})
 		return release()

@@ -274,9 +274,10 @@ func tenantOwnerReads(t *testing.T, s store.Store) {
 }
 
 // tenantPutsUnderLock: a run holds the thread's lock, taken after a claim,
-// and its puts read no owner again (one query, a round trip on
-// PostgreSQL, a checkpoint); without the lock a put reads it afresh, so
-// a write never lands in an id another tenant claimed after a delete.
+// and its puts after the first read no owner again (one query, a round
+// trip on PostgreSQL, a checkpoint); without the lock a put reads it
+// afresh, so a write never lands in an id another tenant claimed after a
+// delete.
 func tenantPutsUnderLock(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c := &countTenancy{Store: s, Tenancy: s.(store.Tenancy)}
@@ -292,9 +293,12 @@ func tenantPutsUnderLock(t *testing.T, s store.Store) {
 	for id := int64(1); id <= 4; id++ {
 		put(t, acme, checkpoint("t-run", id, id-1))
 	}
-	if c.reads != locked {
-		t.Errorf("four puts under the lock read the owner %d times more, want none", c.reads-locked)
+	// The first put reads it: before a row exists, an id the default
+	// tenant locked holds no owner row another tenant's claim would see.
+	if c.reads != locked+1 {
+		t.Errorf("four puts under the lock read the owner %d times more, want once (the first)", c.reads-locked)
 	}
+	locked = c.reads
 	if err := release(); err != nil {
 		t.Fatalf("release t-run: %v", err)
 	}
@@ -318,5 +322,21 @@ func tenantPutsUnderLock(t *testing.T, s store.Store) {
 	put(t, globex, checkpoint("t-run", 1, 0))
 	if err := acme.PutCheckpoint(ctx, checkpoint("t-run", 6, 5), nil); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a put into an id another tenant claimed after a delete = %v, want ErrNotFound", err)
+	}
+	// The default tenant locks a new id (no owner row: it never claims)
+	// and another tenant claims the empty id before the first put: that
+	// put is refused, the lock notwithstanding.
+	def, err := store.ForTenant(ctx, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err = def.Lock(ctx, "t-race")
+	if err != nil {
+		t.Fatalf("Lock(t-race): %v", err)
+	}
+	defer release()
+	put(t, globex, checkpoint("t-race", 1, 0))
+	if err := def.PutCheckpoint(ctx, checkpoint("t-race", 2, 1), nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the locker's first put into an id another tenant claimed meanwhile = %v, want ErrNotFound", err)
 	}
 }

@@ -12,11 +12,23 @@ import (
 	"rewind/tui/termtext"
 )
 
-// state renders the structured channels as of the checkpoint: attachments
-// (references intact), subtasks, review rounds, budget, history version,
-// the source versions read, operations and authorization. Changed channels are marked against the
-// parent.
+// state is the State pane of a checkpoint of the rewind store: the
+// extension's when the graph has one, else every channel by its shape.
 func (r *renderer) state(d *detail, w int, unfold bool) []string {
+	switch {
+	case d == nil:
+		return []string{r.theme.Muted.Render("loading…")}
+	case d.ext != nil:
+		return d.ext.state(r, d, w, unfold)
+	}
+	return r.shapeState(d, w, unfold)
+}
+
+// ticketState renders the ticket's channels as of the checkpoint:
+// attachments (references intact), subtasks, review rounds, budget,
+// history version, the source versions read, operations and
+// authorization. Changed channels are marked against the parent.
+func (r *renderer) ticketState(d *detail, w int, unfold bool) []string {
 	th := r.theme
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}

@@ -20,6 +20,8 @@ type renderer struct {
 	theme    *themes.Theme
 	hl       *highlighter
 	msgCache map[msgKey][]string
+	// chatCache is the same for a message list drawn by shape (shape.go).
+	chatCache map[chatKey][]string
 }
 
 type msgKey struct {
@@ -32,7 +34,7 @@ type msgKey struct {
 }
 
 func newRenderer(th *themes.Theme) *renderer {
-	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}}
+	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}, chatCache: map[chatKey][]string{}}
 }
 
 func hashMessage(m ticket.Message) uint64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"strings"
@@ -247,36 +248,74 @@ func (r *renderer) shapeConversation(d *detail, w int, unfold bool) []string {
 // chatLines draws a message list: each message's role (and speaker),
 // its text wrapped and folded, its tool calls joined to their results.
 func (r *renderer) chatLines(msgs []browse.Message, w int, unfold bool, indent string) []string {
-	th := r.theme
 	inner := max(w-width(indent), 8)
 	var out []string
 	for i, m := range msgs {
 		if i > 0 {
 			out = append(out, "")
 		}
-		out = append(out, indent+trunc(convHeader(th, m, msgs), inner))
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			text := m.Content
-			if text == "" {
-				text = "(empty)"
+		k := chatKey{hash: chatHash(m, msgs, indent), w: w, unfold: unfold}
+		lines, ok := r.chatCache[k]
+		if !ok {
+			lines = r.chatMessage(m, msgs, w, unfold, indent, inner)
+			if len(r.chatCache) > 4096 {
+				r.chatCache = map[chatKey][]string{}
 			}
-			out = append(out, r.body(text, w, unfold, indent+"   ", th.Text, th.Text)...)
+			r.chatCache[k] = lines
 		}
-		for j, tc := range m.ToolCalls {
-			call := indent + "   " + th.ToolRail.Render("┌ ") + th.ToolCall.Render(termtext.Line(tc.Name)) +
-				th.Muted.Render(" "+termtext.Name(tc.ID)+" ") + oneLine(tc.Args)
-			out = append(out, trunc(call, w))
-			rail := "└→ "
-			if j < len(m.ToolCalls)-1 {
-				rail = "├→ "
-			}
-			res := th.Warning.Render("no result yet")
-			if tc.Result >= 0 && tc.Result < len(msgs) {
-				res = th.SpeakerTool.Render(fmt.Sprintf("#%d %s", msgs[tc.Result].Index+1, termtext.Line(msgs[tc.Result].Role))) + ": " +
-					termtext.Line(firstLineOf(msgs[tc.Result].Content))
-			}
-			out = append(out, trunc(indent+"   "+th.ToolRail.Render(rail)+res, w))
+		out = append(out, lines...)
+	}
+	return out
+}
+
+// chatKey is a message drawn by chatLines: the scrub from a checkpoint
+// to the next draws only the messages it added.
+type chatKey struct {
+	hash   uint64
+	w      int
+	unfold bool
+}
+
+// chatHash is all chatMessage draws m from: m, its calls' results, the
+// indent.
+func chatHash(m browse.Message, msgs []browse.Message, indent string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00%d\x00", indent, m.Index, m.Role, m.Name, m.Content, m.ToolCallID, m.CallIndex)
+	for _, tc := range m.ToolCalls {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", tc.ID, tc.Name, oneLine(tc.Args), tc.Result)
+		if tc.Result >= 0 && tc.Result < len(msgs) {
+			res := msgs[tc.Result]
+			fmt.Fprintf(h, "%d\x00%s\x00%s\x00", res.Index, res.Role, firstLineOf(res.Content))
 		}
+	}
+	return h.Sum64()
+}
+
+// chatMessage draws one message of msgs.
+func (r *renderer) chatMessage(m browse.Message, msgs []browse.Message, w int, unfold bool, indent string, inner int) []string {
+	th := r.theme
+	out := []string{indent + trunc(convHeader(th, m, msgs), inner)}
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		text := m.Content
+		if text == "" {
+			text = "(empty)"
+		}
+		out = append(out, r.body(text, w, unfold, indent+"   ", th.Text, th.Text)...)
+	}
+	for j, tc := range m.ToolCalls {
+		call := indent + "   " + th.ToolRail.Render("┌ ") + th.ToolCall.Render(termtext.Line(tc.Name)) +
+			th.Muted.Render(" "+termtext.Name(tc.ID)+" ") + oneLine(tc.Args)
+		out = append(out, trunc(call, w))
+		rail := "└→ "
+		if j < len(m.ToolCalls)-1 {
+			rail = "├→ "
+		}
+		res := th.Warning.Render("no result yet")
+		if tc.Result >= 0 && tc.Result < len(msgs) {
+			res = th.SpeakerTool.Render(fmt.Sprintf("#%d %s", msgs[tc.Result].Index+1, termtext.Line(msgs[tc.Result].Role))) + ": " +
+				termtext.Line(firstLineOf(msgs[tc.Result].Content))
+		}
+		out = append(out, trunc(indent+"   "+th.ToolRail.Render(rail)+res, w))
 	}
 	return out
 }

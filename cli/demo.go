@@ -175,7 +175,8 @@ func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) err
 		}
 		return tui.LessonVerdict{Line: v.Line, Passed: v.Passed, At: v.At}, nil
 	}
-	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(a.Store.Label()), Prepare: prepare, Lesson: name}
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(a.Store.Label()), Prepare: prepare, Lesson: name,
+		Extension: tui.TicketExtension()} // lessons run the ticket graph
 	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
 		o.Exe = env.Exe

@@ -119,7 +119,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	}
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
-		ContextWindow: openai.WindowFromEnv(os.Getenv)}
+		ContextWindow: openai.WindowFromEnv(os.Getenv), Extension: tui.TicketExtension()} // the app opens the ticket graph
 	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
 		o.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process

@@ -210,7 +210,7 @@ func TestDialogTakesItsSize(t *testing.T) {
 	if w := widest(d.View(th, help.New())); w > 40 {
 		t.Fatalf("given 40 columns the dialog is %d wide", w)
 	}
-	m := New(t.Context(), Deps{}, Settings{Thread: "t"})
+	m := New(t.Context(), Deps{Extension: TicketExtension()}, Settings{Thread: "t"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.openDialog(d)
 	if w := widest(d.View(th, help.New())); w != 64 {
@@ -229,7 +229,7 @@ func TestDialogTakesItsSize(t *testing.T) {
 func TestFooterAsksTheFocusedComponent(t *testing.T) {
 	// A rewind store's (a Backend): a read-only source's footer leaves the
 	// writing keys out (TestReadOnlySourceRefusesTheWritingKeys).
-	m := New(t.Context(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
+	m := New(t.Context(), Deps{Backend: transcriptOnly{}, Extension: TicketExtension()}, Settings{Thread: "t", Keys: map[string][]string{"fold": {"Z"}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	footer := func() string { return strings.Join(strings.Fields(ansi.Strip(m.viewHelpLine())), " ") }
 	if f := footer(); !strings.Contains(f, "←/h prev • →/l next • i write") || !strings.HasSuffix(f, "q quit • ? help") || strings.Contains(f, "scroll") {
@@ -494,7 +494,7 @@ func TestRunControlAlone(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &startsRunner{}
 			// The backend only reads the head a resume starts from (none here).
-			sess := &session{ctx: context.Background(), deps: Deps{Runner: r, Backend: EngineBackend(newEngine(t))}, thread: "t", gen: 1}
+			sess := &session{ctx: context.Background(), deps: Deps{Runner: r, Backend: EngineBackend(newEngine(t)), Extension: TicketExtension()}, thread: "t", gen: 1}
 			live := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return false })
 			c0 := newRunControl(sess, &live, newThreadKeys(), Settings{})
 			out, cmd := c0.Update(c.msg)
@@ -534,7 +534,7 @@ func turnTree() *tree {
 // Navigation says where the cursor goes; the root moves it.
 func TestNavigationAlone(t *testing.T) {
 	tr := turnTree()
-	s := &session{ctx: context.Background(), deps: Deps{Backend: EngineBackend(nil)}, thread: "t", gen: 1}
+	s := &session{ctx: context.Background(), deps: Deps{Backend: EngineBackend(nil), Extension: TicketExtension()}, thread: "t", gen: 1}
 	n := newNavState(s, newThreadKeys())
 	n.setTheme(themes.Or(themes.Dark), 1)
 	n.SetSize(60, 1)
@@ -599,7 +599,7 @@ func TestNavigationAlone(t *testing.T) {
 func TestLoaderAlone(t *testing.T) {
 	tr := turnTree()
 	s := &session{ctx: context.Background(), thread: "t", gen: 2}
-	l := newThreadLoader(s, newCache())
+	l := newThreadLoader(s, newCache(TicketExtension()))
 	l.open(browse.Chain{Thread: "t"})
 	read := func(msg tea.Msg) (loadNews, tea.Cmd) { return l.Update(loadMsg{Msg: msg, tree: tr}) }
 	if news, cmd := read(historyMsg{gen: 1, thread: "t", more: true}); news != (loadNews{}) || cmd != nil {

@@ -59,8 +59,12 @@ func (b engineBackend) DeleteThread(ctx context.Context, thread string) error {
 // detail is everything shown about one checkpoint, loaded in a tea.Cmd.
 type detail struct {
 	// id is cp's id as the tree keys it.
-	id       string
-	cp       engine.Checkpoint
+	id string
+	cp engine.Checkpoint
+	// ext is the graph's extension (nil: its channels shown by shape);
+	// state, stateErr and pstate are its reading of cp and of the parent,
+	// zero without one.
+	ext      Extension
 	state    ticket.State
 	stateErr error
 	parent   *engine.Checkpoint
@@ -159,6 +163,9 @@ type cache struct {
 	// for: a load that starts after the cursor moved on skips its reads
 	// (keys typed or repeated faster than loads do not pile them up).
 	wanted map[string]string
+	// ext reads each checkpoint's values for the graph's extension (nil:
+	// none, nothing decoded beyond the channels).
+	ext Extension
 }
 
 type runsAt struct {
@@ -195,8 +202,8 @@ type rawCP struct {
 	stateErr error
 }
 
-func newCache() *cache {
-	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, runs: map[string]runsAt{}, wanted: map[string]string{}}
+func newCache(ext Extension) *cache {
+	return &cache{details: newLRU[*detail](64), raw: newLRU[rawCP](256), stale: map[string]int{}, runs: map[string]runsAt{}, wanted: map[string]string{}, ext: ext}
 }
 
 // want says the cursor now waits for checkpoint id of thread.
@@ -272,7 +279,9 @@ func (c *cache) checkpoint(ctx context.Context, b Backend, thread, id string) (r
 		return rawCP{}, err
 	}
 	r = rawCP{cp: cp}
-	r.state, r.stateErr = ticket.Decode(cp.Values)
+	if c.ext != nil {
+		r.state, r.stateErr = c.ext.read(cp.Values)
+	}
 	c.mu.Lock()
 	c.raw.put(ckey{thread, id}, r)
 	c.mu.Unlock()
@@ -491,7 +500,7 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, ve
 		return nil, err
 	}
 	cp := r.cp
-	d := &detail{id: id, cp: cp, state: r.state, stateErr: r.stateErr}
+	d := &detail{id: id, cp: cp, ext: c.ext, state: r.state, stateErr: r.stateErr}
 	if cp.ParentID != 0 {
 		if p, err := c.checkpoint(ctx, b, thread, idOf(cp.ParentID)); err == nil {
 			d.parent = &p.cp

@@ -223,7 +223,7 @@ func (s *scriptRun) Updates() <-chan RunUpdate { return s.out }
 func (s *scriptRun) Cancel()                   {}
 
 func fakeDeps(e *engine.Engine, r Runner) Deps {
-	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: r, StoreLabel: "memory:", RunnerLabel: "worker processes"}
+	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: r, StoreLabel: "memory:", RunnerLabel: "worker processes", Extension: TicketExtension()}
 }
 
 func TestKillShowsStoredWritesAndResumeRedispatchesOnlyTheRest(t *testing.T) {

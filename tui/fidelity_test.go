@@ -79,7 +79,7 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 // The badge is computed once per checkpoint: moving back to a checkpoint
 // whose badge is kept starts no second check.
 func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
-	m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
+	m := New(context.Background(), Deps{Backend: transcriptOnly{}, Extension: TicketExtension()}, Settings{Thread: "t"})
 	m.sess.thread, m.sess.gen = "t", 3
 	m.showPane(paneState)
 	m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
@@ -122,7 +122,7 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 // narrow layout (2) and in the wide one's side column.
 func TestFidelityBadgeOnlyWhenStateShows(t *testing.T) {
 	for _, w := range []int{80, 140} {
-		m := New(context.Background(), Deps{Backend: transcriptOnly{}}, Settings{Thread: "t"})
+		m := New(context.Background(), Deps{Backend: transcriptOnly{}, Extension: TicketExtension()}, Settings{Thread: "t"})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
 		m.sess.thread, m.sess.gen = "t", 3
 		m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}

@@ -114,7 +114,7 @@ func seed(t testing.TB, e *engine.Engine, thread string) {
 }
 
 func depsFor(e *engine.Engine) Deps {
-	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: NewLocalRunner(e), StoreLabel: "memory:"}
+	return Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: NewLocalRunner(e), StoreLabel: "memory:", Extension: TicketExtension()}
 }
 
 // harness is a small event loop for model tests: commands run on their own

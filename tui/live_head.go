@@ -91,11 +91,22 @@ func (s *liveStrip) wantCosts(sess *session, shown bool) tea.Cmd {
 
 // readHead reads the newest checkpoint and its stored writes. It runs in a
 // tea.Cmd (or in a run's start Cmd, before the run can add writes).
-func readHead(ctx context.Context, b Backend, thread string) (*headInfo, error) {
-	return readHeadAt(ctx, b, thread, 0)
+func readHead(ctx context.Context, b Backend, ext Extension, thread string) (*headInfo, error) {
+	h, err := readHeadAt(ctx, b, thread, 0)
+	if h == nil || err != nil || ext == nil { // no extension: no ticket fields, no gate
+		return h, err
+	}
+	if s, err := ext.read(h.cp.Values); err == nil {
+		h.state = s
+		if g, ok := ticket.WaitingDraft(h.cp, s, time.Now()); ok {
+			h.gate = &g
+		}
+	}
+	return h, nil
 }
 
-// readHeadAt reads checkpoint at (0: the newest) the same way.
+// readHeadAt reads checkpoint at (0: the newest) the same way, without
+// the extension's fields (a resume's phase reads its tasks and plan).
 func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headInfo, error) {
 	var cps []engine.Checkpoint
 	var err error
@@ -133,12 +144,6 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 		}
 		h.plan = engine.PlanFrom(cp, ws)
 	}
-	if s, err := ticket.Decode(cp.Values); err == nil {
-		h.state = s
-		if g, ok := ticket.WaitingDraft(cp, s, time.Now()); ok {
-			h.gate = &g
-		}
-	}
 	if dl, ok := b.(draftLister); ok {
 		if ds, err := dl.ListDrafts(ctx, thread); err == nil {
 			h.drafts, h.canDrafts = ds, true
@@ -147,12 +152,12 @@ func readHeadAt(ctx context.Context, b Backend, thread string, at int64) (*headI
 	return h, nil
 }
 
-func loadHead(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
+func loadHead(ctx context.Context, b Backend, ext Extension, gen int, thread string) tea.Cmd {
 	return func() tea.Msg {
 		if b == nil { // a read-only source: no run, no gate to show
 			return headMsg{gen: gen, thread: thread}
 		}
-		h, err := readHead(ctx, b, thread)
+		h, err := readHead(ctx, b, ext, thread)
 		return headMsg{gen: gen, thread: thread, head: h, err: err}
 	}
 }

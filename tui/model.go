@@ -33,6 +33,10 @@ type Deps struct {
 	// RunnerLabel says where runs happen, for the status bar (e.g.
 	// "worker processes", or why they stay in-process).
 	RunnerLabel string
+	// Extension is what the graph shows beyond its channels by shape
+	// (TicketExtension for the ticket graph); nil shows any graph's
+	// channels by their shape.
+	Extension Extension
 }
 
 // Settings are the user's choices for this session.
@@ -154,7 +158,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		sess: &session{ctx: ctx, deps: deps, thread: s.Thread},
 		keys: newThreadKeys(), threads: newThreadList(), pager: newPager(),
 		help: help.New(), spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
-		cache:       newCache(),
+		cache:       newCache(deps.Extension),
 		themeConfig: themeConfig{path: s.ConfigPath, noColor: s.NoColor, terminalBg: s.TerminalBackground},
 	}
 	if err := m.keys.rebind(s.Keys); err != nil {
@@ -879,7 +883,7 @@ func (m *Model) cursorMoved() tea.Cmd {
 // kill, a discard, or on opening the thread).
 func (m *Model) reloadHead() tea.Cmd {
 	m.live.readingHead()
-	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, m.sess.thread)
+	return loadHead(m.sess.ctx, m.sess.deps.Backend, m.sess.deps.Extension, m.sess.gen, m.sess.thread)
 }
 
 // onHead gives the live strip the head read; one of another chain is

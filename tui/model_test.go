@@ -598,7 +598,7 @@ func TestCostsAreReadForTheInspectorOnly(t *testing.T) {
 	e := newEngine(t)
 	seed(t, e, "t")
 	reads := 0
-	m := New(context.Background(), Deps{Source: e.Browse(browse.About{}), Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e)}, Settings{Thread: "t"})
+	m := New(context.Background(), Deps{Source: e.Browse(browse.About{}), Backend: costCounter{EngineBackend(e), &reads}, Runner: NewLocalRunner(e), Extension: TicketExtension()}, Settings{Thread: "t"})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	runSync(m, m.Init())
 	if m.cur == nil || reads != 0 {

@@ -157,7 +157,7 @@ func (p *timelinePane) wantWords(s *session) tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, src, b, gen, ch := s.ctx, s.deps.Source, s.deps.Backend, s.gen, s.chain()
+	ctx, src, b, ext, gen, ch := s.ctx, s.deps.Source, s.deps.Backend, s.deps.Extension, s.gen, s.chain()
 	thread := ch.Thread
 	return func() tea.Msg {
 		out := make(map[string]string, len(ids))
@@ -166,7 +166,7 @@ func (p *timelinePane) wantWords(s *session) tea.Cmd {
 				out[id] = readSourceWords(ctx, src, ch, id)
 				continue
 			}
-			out[id] = readWords(ctx, b, thread, id)
+			out[id] = readWords(ctx, b, ext, thread, id)
 		}
 		return wordsMsg{gen: gen, thread: thread, words: out}
 	}
@@ -228,24 +228,28 @@ func newestHuman(v any) (string, bool) {
 	return "", false
 }
 
-// readWords is the customer's message that started a turn at id: the
-// newest user message of its state.
-func readWords(ctx context.Context, b Backend, thread, id string) string {
+// readWords is the input that started a turn at id: the newest user
+// message of its state, through the graph's extension (ext) or, with
+// none, of its conversation by shape, else what the input wrote.
+func readWords(ctx context.Context, b Backend, ext Extension, thread, id string) string {
 	cp, err := b.Get(ctx, thread, num(id))
 	if err != nil {
 		return "(unreadable: " + termtext.Line(err.Error()) + ")"
 	}
-	s, err := ticket.Decode(cp.Values, "messages")
-	if err != nil {
-		return "(unreadable state)"
-	}
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if s.Messages[i].Role == ticket.RoleUser {
-			w, _ := clipRunes(strings.Join(strings.Fields(s.Messages[i].Content), " "), maxWords)
-			return termtext.Line(w)
+	var text string
+	var ok bool
+	if ext != nil {
+		if text, ok, err = ext.input(cp.Values); err != nil {
+			return "(unreadable state)"
 		}
+	} else {
+		text, ok = shapeInput(cp)
 	}
-	return "(no message)"
+	if !ok {
+		return "(no message)"
+	}
+	w, _ := clipRunes(strings.Join(strings.Fields(text), " "), maxWords)
+	return termtext.Line(w)
 }
 
 // --- the component ---

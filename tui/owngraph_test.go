@@ -169,10 +169,22 @@ func TestOwnGraphStoppedRunResumes(t *testing.T) {
 	}
 }
 
+// shapeDeps opens e as an app that sets no extension does: every pane
+// shows the graph's channels by their shape.
+func shapeDeps(e *engine.Engine) Deps {
+	d := depsFor(e)
+	d.Extension = nil
+	return d
+}
+
+// ticketWords are what the ticket's extension prints in the State pane
+// and the conversation: none belongs on another graph's screen.
+var ticketWords = []string{"review rounds", "tool budget", "history", "Attachments", "Subtasks", "(no messages at this checkpoint)", "(no message)"}
+
 // TestOwnGraphFirstScreen: the TUI opened on a thread of a graph built
-// inline shows its checkpoints, the node that wrote each, and its channel's
-// value (in the inspector's diff: the State pane shows the ticket's fields
-// only, see the issue 37 notes).
+// inline shows its checkpoints, the node that wrote each, its channel's
+// value in the State pane and the inspector's diff, says it keeps no
+// conversation, and shows nothing of the ticket.
 func TestOwnGraphFirstScreen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -180,12 +192,78 @@ func TestOwnGraphFirstScreen(t *testing.T) {
 	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
-	h.until("the head loaded", func() bool { return h.at(3) })
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
+	h.until("the head and the turn's words loaded", func() bool { return h.at(3) && h.contains("› trail: go") })
 	scr := h.screen()
-	for _, want := range []string{"@1", "@2   loop   first", "@3   loop   second", "trail", `+ "go>first>second"`} {
+	for _, want := range []string{"@1", "@2   loop   first", "@3   loop   second", "trail", `+ "go>first>second"`, "› trail: go", "this graph keeps no conversation"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("first screen lacks %q:\n%s", want, scr)
 		}
 	}
+	h.key("2")
+	h.until("the State pane", func() bool { return h.contains(`trail • changed = "go>first>second"`) })
+	scr = h.screen()
+	for _, no := range ticketWords {
+		if strings.Contains(scr, no) {
+			t.Errorf("the screen of a graph that is not the ticket shows %q:\n%s", no, scr)
+		}
+	}
+}
+
+// chatGraph keeps a conversation of its own: chat, a list of {role,
+// content}, to which answer adds the assistant's echo of the newest
+// user message.
+func chatGraph() *engine.Graph {
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	answer := func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+		var s struct{ Chat []msg }
+		if err := nc.Values.Decode(&s, "chat"); err != nil {
+			return nil, err
+		}
+		last := s.Chat[len(s.Chat)-1].Content
+		return []engine.Write{engine.Put("chat", append(s.Chat, msg{"assistant", "echo: " + last}))}, nil
+	}
+	return engine.NewGraph("chat", 1).
+		Channel("chat", engine.LastValue, nil).
+		Channel("turns", engine.LastValue, 0).
+		Node("answer", answer).
+		Entry("answer").
+		Edge("answer", engine.End)
+}
+
+// TestOwnGraphConversation: a graph whose channel holds a message list
+// of its own shows it in the Conversation pane and the State pane, its
+// input in the turn row and the threads list, and nothing of the ticket.
+func TestOwnGraphConversation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, chatGraph(), model.NewMock(nil))
+	in := []engine.Write{engine.Put("chat", []map[string]string{{"role": "user", "content": "where is my parcel"}}), engine.Put("turns", 1)}
+	if _, err := e.Run(ctx, "c", in, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "c"}, 140, 40)
+	h.until("the head and the turn's words loaded", func() bool { return h.at(2) && h.contains("› where is my parcel") })
+	scr := h.screen()
+	for _, want := range []string{"chat · 2 messages", "#1 human", "#2 ai", "› where is my parcel"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("first screen lacks %q:\n%s", want, scr)
+		}
+	}
+	h.key("2")
+	h.until("the State pane", func() bool { return h.contains("turns = 1") })
+	scr = h.screen()
+	if !strings.Contains(scr, "chat • changed · 2 messages") {
+		t.Errorf("the State pane lacks chat as a conversation:\n%s", scr)
+	}
+	for _, no := range ticketWords {
+		if strings.Contains(scr, no) {
+			t.Errorf("the screen of a graph that is not the ticket shows %q:\n%s", no, scr)
+		}
+	}
+	h.key("t")
+	h.until("the threads list", func() bool { return h.contains("“where is my parcel”") })
 }

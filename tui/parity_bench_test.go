@@ -13,7 +13,7 @@ func BenchmarkThreadStateRow(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if st := readThreadState(ctx, be, "big"); st.status == "" || st.lastInput == "" {
+		if st := readThreadState(ctx, be, TicketExtension(), "big"); st.status == "" || st.lastInput == "" {
 			b.Fatalf("no state read: %+v", st)
 		}
 	}

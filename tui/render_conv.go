@@ -20,6 +20,8 @@ type renderer struct {
 	theme    *themes.Theme
 	hl       *highlighter
 	msgCache map[msgKey][]string
+	// chatCache is the same for a message list drawn by shape (shape.go).
+	chatCache map[chatKey][]string
 }
 
 type msgKey struct {
@@ -32,7 +34,7 @@ type msgKey struct {
 }
 
 func newRenderer(th *themes.Theme) *renderer {
-	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}}
+	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}, chatCache: map[chatKey][]string{}}
 }
 
 func hashMessage(m ticket.Message) uint64 {
@@ -143,17 +145,26 @@ func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note 
 	return lines
 }
 
-// conversation renders the summary panel, a compaction notice, and the
-// verbatim tail with original indices and speakers; tool calls and their
-// results are drawn joined.
+// conversation is the Conversation pane: a read-only source's messages,
+// the extension's conversation when the graph has one, else its first
+// channel holding a message list.
 func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
-	th := r.theme
-	if d == nil {
-		return []string{th.Muted.Render("loading…")}
-	}
-	if d.src != nil {
+	switch {
+	case d == nil:
+		return []string{r.theme.Muted.Render("loading…")}
+	case d.src != nil:
 		return r.sourceConversation(d.src, w, unfold)
+	case d.ext != nil:
+		return d.ext.conversation(r, d, w, unfold)
 	}
+	return r.shapeConversation(d, w, unfold)
+}
+
+// ticketConversation renders the summary panel, a compaction notice, and
+// the verbatim tail with original indices and speakers; tool calls and
+// their results are drawn joined.
+func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
+	th := r.theme
 	if d.stateErr != nil {
 		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
 	}

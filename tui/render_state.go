@@ -9,14 +9,27 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"rewind/engine/ticket"
+	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
-// state renders the structured channels as of the checkpoint: attachments
-// (references intact), subtasks, review rounds, budget, history version,
-// the source versions read, operations and authorization. Changed channels are marked against the
-// parent.
+// state is the State pane of a checkpoint of the rewind store: the
+// extension's when the graph has one, else every channel by its shape.
 func (r *renderer) state(d *detail, w int, unfold bool) []string {
+	switch {
+	case d == nil:
+		return []string{r.theme.Muted.Render("loading…")}
+	case d.ext != nil:
+		return d.ext.state(r, d, w, unfold)
+	}
+	return r.shapeState(d, w, unfold)
+}
+
+// ticketState renders the ticket's channels as of the checkpoint:
+// attachments (references intact), subtasks, review rounds, budget,
+// history version, the source versions read, operations and
+// authorization. Changed channels are marked against the parent.
+func (r *renderer) ticketState(d *detail, w int, unfold bool) []string {
 	th := r.theme
 	if d == nil {
 		return []string{th.Muted.Render("loading…")}
@@ -24,25 +37,55 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	if d.stateErr != nil {
 		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
 	}
-	s := d.state
-	changed := map[string]bool{}
+	t := &ticketLines{r: r, th: th, d: d, s: d.state, w: w, unfold: unfold, changed: map[string]bool{}}
 	for _, cd := range d.diff {
-		changed[cd.Channel] = true
+		t.changed[cd.Channel] = true
 	}
-	mark := func(ch string) string {
-		if changed[ch] && d.parent != nil {
-			return th.Warning.Render(" • changed")
-		}
-		return ""
-	}
-	var out []string
-	add := func(ls ...string) { out = append(out, ls...) }
-	wrapped := func(text, indent string, st lipgloss.Style) {
-		for _, l := range wrap(text, max(w-width(indent), 8)) {
-			add(indent + st.Render(l))
-		}
-	}
+	t.turn()
+	t.add("")
+	t.attachments()
+	t.add("")
+	t.subtasks()
+	t.records()
+	t.approvals()
+	return t.out
+}
 
+// ticketLines is the ticket's State pane being drawn.
+type ticketLines struct {
+	r       *renderer
+	th      *themes.Theme
+	d       *detail
+	s       ticket.State
+	w       int
+	unfold  bool
+	changed map[string]bool
+	out     []string
+}
+
+// mark says a channel changed against the parent.
+func (t *ticketLines) mark(ch string) string {
+	if t.changed[ch] && t.d.parent != nil {
+		return t.th.Warning.Render(" • changed")
+	}
+	return ""
+}
+
+func (t *ticketLines) add(ls ...string) { t.out = append(t.out, ls...) }
+
+// wrapped adds text wrapped to the pane under indent.
+func (t *ticketLines) wrapped(text, indent string, st lipgloss.Style) {
+	for _, l := range wrap(text, max(t.w-width(indent), 8)) {
+		t.add(indent + st.Render(l))
+	}
+}
+
+// turn is the turn's counters.
+func (t *ticketLines) turn() {
+	th := t.th
+	s := t.s
+	d := t.d
+	add, mark, wrapped := t.add, t.mark, t.wrapped
 	budget := "—"
 	if s.BudgetRemaining != nil {
 		budget = fmt.Sprintf("%d/%d", *s.BudgetRemaining, ticket.TurnToolBudget)
@@ -67,8 +110,13 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 		add(th.Muted.Render(fmt.Sprintf("  requirement #%d", s.Request.Index)) + mark("request"))
 		wrapped(s.Request.Text, "    ", th.Text)
 	}
-	add("")
+}
 
+// attachments are the turn's attachments, references intact.
+func (t *ticketLines) attachments() {
+	th := t.th
+	s := t.s
+	add, mark, wrapped := t.add, t.mark, t.wrapped
 	add(th.Heading.Render(fmt.Sprintf("Attachments (%d)", len(s.Attachments))) + mark("attachments"))
 	if len(s.Attachments) == 0 {
 		add(th.Muted.Render("  none"))
@@ -80,8 +128,17 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 		}
 		wrapped(line, "  ◆ ", th.Text)
 	}
-	add("")
+}
 
+// subtasks are the plan's subtasks, marked against the parent's.
+func (t *ticketLines) subtasks() {
+	th := t.th
+	s := t.s
+	d := t.d
+	w := t.w
+	unfold := t.unfold
+	r := t.r
+	add, mark, wrapped := t.add, t.mark, t.wrapped
 	add(th.Heading.Render(fmt.Sprintf("Subtasks (%d)", len(s.Subtasks))) + mark("subtasks"))
 	if len(s.Subtasks) == 0 {
 		add(th.Muted.Render("  none"))
@@ -121,6 +178,15 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 			wrapped("waits for a person's answer (a)", "      ", th.StatusApproval)
 		}
 	}
+}
+
+// records are the source versions read and the operations.
+func (t *ticketLines) records() {
+	th := t.th
+	s := t.s
+	d := t.d
+	w := t.w
+	add, mark, wrapped := t.add, t.mark, t.wrapped
 	if len(s.SourceVersions) > 0 {
 		// The version of each record the tools read: a resume re-reads,
 		// and the gate blocks a draft, when one has changed since.
@@ -152,6 +218,13 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 			wrapped(line, "  ", th.Text)
 		}
 	}
+}
+
+// approvals are the answers given and the draft's authorization.
+func (t *ticketLines) approvals() {
+	th := t.th
+	s := t.s
+	add, mark, wrapped := t.add, t.mark, t.wrapped
 	if len(s.Approvals) > 0 {
 		add("")
 		add(th.Heading.Render(fmt.Sprintf("Approvals (%d)", len(s.Approvals))) + mark("approvals"))
@@ -180,7 +253,6 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 		add(th.Heading.Render("Authorization") + mark("authorization"))
 		wrapped(fmt.Sprintf("%s · expires %s", s.Authorization.Ref, s.Authorization.ExpiresAt), "  ", th.Text)
 	}
-	return out
 }
 
 func (r *renderer) statusIcon(status string) (string, lipgloss.Style) {

@@ -34,7 +34,7 @@ func TestDetailsReadTheRunsOnceAVersion(t *testing.T) {
 		t.Fatal("the engine's backend cannot tell runs")
 	}
 	cb := &countingRuns{Backend: b, rl: rl}
-	c := newCache()
+	c := newCache(TicketExtension())
 	for id := int64(1); id <= 16; id++ {
 		d, err := buildDetail(ctx, cb, c, "t", idOf(id), c.version("t"))
 		if err != nil {

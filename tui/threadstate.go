@@ -7,7 +7,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -69,7 +68,7 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 	if len(ids) == 0 {
 		return nil
 	}
-	ctx, b, src := s.ctx, s.deps.Backend, s.deps.Source
+	ctx, b, src, ext := s.ctx, s.deps.Backend, s.deps.Source, s.deps.Extension
 	ts := make([]browse.Thread, len(ids))
 	for i, id := range ids {
 		ts[i] = l.thread(id)
@@ -81,7 +80,7 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 			if b == nil {
 				st = readSourceState(ctx, src, ts[i])
 			} else {
-				st = readThreadState(ctx, b, id)
+				st = readThreadState(ctx, b, ext, id)
 			}
 			st.gen, st.asked = gen, gen
 			out[id] = st
@@ -110,8 +109,10 @@ func readSourceState(ctx context.Context, src browse.Source, t browse.Thread) th
 	return st
 }
 
-// readThreadState reads one thread's status and last input.
-func readThreadState(ctx context.Context, b Backend, thread string) threadState {
+// readThreadState reads one thread's status and last input: its newest
+// user message through the graph's extension (ext) or, with none, of its
+// conversation by shape.
+func readThreadState(ctx context.Context, b Backend, ext Extension, thread string) threadState {
 	var st threadState
 	if s, ok := b.(statuser); ok {
 		rs, err := s.LiveStatus(ctx, thread)
@@ -128,16 +129,16 @@ func readThreadState(ctx context.Context, b Backend, thread string) threadState 
 	if err != nil {
 		return st
 	}
-	s, err := ticket.Decode(cp.Values, "messages")
-	if err != nil {
-		return st
+	var text string
+	var ok bool
+	if ext != nil {
+		text, ok, err = ext.input(cp.Values)
+	} else {
+		text, ok = shapeLast(cp.Values)
 	}
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if s.Messages[i].Role == ticket.RoleUser {
-			text, _ := clipRunes(s.Messages[i].Content, 400)
-			st.lastInput = termtext.Line(strings.Join(strings.Fields(text), " "))
-			break
-		}
+	if err == nil && ok {
+		text, _ = clipRunes(text, 400)
+		st.lastInput = termtext.Line(strings.Join(strings.Fields(text), " "))
 	}
 	return st
 }

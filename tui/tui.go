@@ -75,6 +75,10 @@ type Options struct {
 	Lessons []Lesson
 	Prepare PrepareFunc
 	Lesson  string
+	// Extension is what the graph shows beyond its channels by shape:
+	// TicketExtension for the ticket graph; nil shows any graph's
+	// channels by their shape.
+	Extension Extension
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -101,7 +105,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Output == nil && !noColor {
 		termBg = terminalBackground()
 	}
-	deps := Deps{Source: o.Source, StoreLabel: o.StoreLabel}
+	deps := Deps{Source: o.Source, StoreLabel: o.StoreLabel, Extension: o.Extension}
 	if o.Engine != nil {
 		deps.Source, deps.Backend = o.Engine.Browse(browse.About{Where: o.StoreLabel}), EngineBackend(o.Engine)
 	}

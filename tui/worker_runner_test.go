@@ -64,7 +64,7 @@ func TestWorkerRunnerKillsAndResumesRealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: spec, Flags: []string{"--mock-latency", "150ms"}})
-	h := newHarnessDeps(t, Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes"}, Settings{Thread: "w"}, 150, 44)
+	h := newHarnessDeps(t, Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes", Extension: TicketExtension()}, Settings{Thread: "w"}, 150, 44)
 	h.until("the empty thread", func() bool { return !h.m.timeline.loading })
 
 	// 1. The worker kills itself at the kill point armed in the menu.
@@ -251,7 +251,7 @@ func TestWorkerRunnerAnswersOnlyWhatTheDialogShowed(t *testing.T) {
 				t.Fatal(err)
 			}
 			runner := NewWorkerRunner(WorkerConfig{Exe: exe, Store: spec})
-			h := newHarnessDeps(t, Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes"}, Settings{Thread: "w"}, 150, 44)
+			h := newHarnessDeps(t, Deps{Source: e.Browse(browse.About{}), Backend: EngineBackend(e), Runner: runner, StoreLabel: spec, RunnerLabel: "worker processes", Extension: TicketExtension()}, Settings{Thread: "w"}, 150, 44)
 			h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
 			h.key("a")
 			dlg := h.m.dialog.(*approvalDialog)

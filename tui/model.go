@@ -162,7 +162,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	m.threads.readOnly = m.sess.readOnly()
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -188,4 +189,92 @@ func TestOwnGraphFirstScreen(t *testing.T) {
 			t.Errorf("first screen lacks %q:\n%s", want, scr)
 		}
 	}
+}
+
+// trailInput is an input hook for trailGraph: what the user types is the
+// trail a turn starts from.
+func trailInput(in engine.Input, _ time.Time) ([]engine.Write, error) {
+	return []engine.Write{engine.Put("trail", in.Text)}, nil
+}
+
+// TestOwnGraphTakesTypedInput: on a graph that declares its input, i
+// starts a turn and f forks with what the user typed, written as the
+// graph says (not as the ticket's messages).
+func TestOwnGraphTakesTypedInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph().Input(trailInput), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	if foot := footer(h); !strings.Contains(foot, "write") || !strings.Contains(foot, "fork") {
+		t.Fatalf("the footer should offer write and fork: %q", foot)
+	}
+	h.key("i")
+	h.typeText("hi")
+	h.key("enter")
+	h.until("the turn's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 6 })
+	if got := trailAt(t, e, "t", 6); got != "hi>first>second" {
+		t.Fatalf("the typed turn's trail = %q (status %q)", got, h.m.status.text)
+	}
+
+	h.key("home")
+	h.until("@1", func() bool { return h.at(1) })
+	h.key("f")
+	if !h.contains("Fork at @1") {
+		t.Fatalf("f should open the fork dialog:\n%s", h.screen())
+	}
+	h.typeText("again")
+	h.key("enter")
+	h.until("the fork's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 9 })
+	if got := trailAt(t, e, "t", 9); got != "again>first>second" {
+		t.Fatalf("the fork's trail = %q (status %q)", got, h.m.status.text)
+	}
+}
+
+// TestOwnGraphWithoutInputSaysWhy: on a graph that declares no input, the
+// keys that would start a run with typed input (i, f, the threads list's
+// n) are off with a reason and not in the footer, and nothing is written;
+// before this, f + enter failed with `write to unknown channel "messages"`.
+func TestOwnGraphWithoutInputSaysWhy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	if foot := footer(h); strings.Contains(foot, "write") || strings.Contains(foot, "fork") || !strings.Contains(foot, "resume") {
+		t.Fatalf("the footer should offer resume, not write or fork: %q", foot)
+	}
+	for _, k := range []struct{ key, what string }{{"f", "forking"}, {"i", "writing a message"}} {
+		h.key(k.key)
+		if h.m.dialog != nil || h.m.composer.open {
+			t.Fatalf("%s opened a dialog or the composer:\n%s", k.key, h.screen())
+		}
+		if want := k.what + " is off: graph trail takes no typed input"; !strings.HasPrefix(h.m.status.text, want) {
+			t.Fatalf("%s: status %q, want %q…", k.key, h.m.status.text, want)
+		}
+	}
+	if !h.contains("graph trail takes no typed input") {
+		t.Fatalf("the hint line should say why there is no i:\n%s", h.screen())
+	}
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads })
+	h.key("n")
+	if h.m.dialog != nil || !strings.HasPrefix(h.m.status.text, "starting a thread is off: graph trail") {
+		t.Fatalf("n on the threads list: dialog %v, status %q", h.m.dialog != nil, h.m.status.text)
+	}
+	if head, err := e.Latest(ctx, "t"); err != nil || head.ID != 3 {
+		t.Fatalf("the head moved: @%d, %v", head.ID, err)
+	}
+}
+
+// footer is the harness's screen's key line (its second-to-last line).
+func footer(h *harness) string {
+	lines := strings.Split(strings.TrimRight(h.screen(), "\n "), "\n")
+	return strings.Join(lines[max(len(lines)-3, 0):], "\n")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/browse"
 	"rewind/themes"
@@ -87,9 +86,6 @@ const (
 )
 
 var paneNames = [paneCount]string{"Conversation", "State", "Inspector"}
-
-// graphNodes are the ticket graph's nodes, for breakpoints.
-var graphNodes = []string{ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeSummarizer, ticket.NodeReply}
 
 // Model is the root model: it owns the screens and routes every message to
 // the component it concerns. All I/O happens in tea.Cmds.

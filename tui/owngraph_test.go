@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -277,4 +279,105 @@ func TestOwnGraphWithoutInputSaysWhy(t *testing.T) {
 func footer(h *harness) string {
 	lines := strings.Split(strings.TrimRight(h.screen(), "\n "), "\n")
 	return strings.Join(lines[max(len(lines)-3, 0):], "\n")
+}
+
+// TestOwnGraphBreakpointsAndDrawing: the break dialog offers the graph's
+// own nodes, and the graph view (v) draws its declaration: first, then a
+// link down to second, second lit as the node that wrote @3.
+func TestOwnGraphBreakpointsAndDrawing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+
+	h.key("b")
+	bd, ok := h.m.dialog.(*breakDialog)
+	if !ok {
+		t.Fatalf("b opened no break dialog:\n%s", h.screen())
+	}
+	if got := strings.Join(bd.nodes, ","); got != "first,second" {
+		t.Fatalf("the break dialog offers %s, want first,second", got)
+	}
+	for _, want := range []string{"before first", "after  second"} {
+		if !h.contains(want) {
+			t.Errorf("the break dialog lacks %q:\n%s", want, h.screen())
+		}
+	}
+	if strings.Contains(h.screen(), "planner") {
+		t.Fatalf("the break dialog offers the ticket's nodes:\n%s", h.screen())
+	}
+	h.key("esc")
+
+	h.key("v")
+	h.until("the graph view", func() bool { _, ok := h.m.dialog.(*graphDialog); return ok })
+	rows := drawnRows(h.screen(), "first", "second")
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "· first") || rows[1] != "│" || !strings.HasPrefix(rows[2], "● second") || !strings.Contains(rows[2], "wrote @3") {
+		t.Fatalf("the graph view should draw first │ second, second lit (wrote @3); rows %q:\n%s", rows, h.screen())
+	}
+	if strings.Contains(h.screen(), "planner") {
+		t.Fatalf("the graph view draws the ticket's nodes:\n%s", h.screen())
+	}
+}
+
+// drawnRows are the graph view's rows from the one naming first to the
+// one naming last, each as drawn inside its box (trimmed): the box's
+// cells start with a space after its border (the timeline's do not), and
+// are all as wide as the first.
+func drawnRows(screen, first, last string) []string {
+	var rows []string
+	width := 0
+	for _, l := range strings.Split(screen, "\n") {
+		for _, cell := range strings.Split(l, "┃") {
+			in := strings.TrimSpace(cell)
+			if !strings.HasPrefix(cell, " ") || in == "" || !strings.ContainsRune("·●◌│", []rune(in)[0]) {
+				continue
+			}
+			if len(rows) == 0 && !strings.Contains(in, " "+first) || width > 0 && utf8.RuneCountInString(cell) != width {
+				continue
+			}
+			rows, width = append(rows, in), utf8.RuneCountInString(cell)
+			if strings.Contains(in, " "+last) {
+				return rows
+			}
+		}
+	}
+	return nil
+}
+
+// TestGraphLayoutFromTheDeclaration: the drawing's order and links come
+// from the declaration: parallel branches in the order declared (the
+// first drawn says it leads on past the second), a Send
+// fan-out (×N), a loop back (⟲), a link past the row below (→), and a
+// router that declared no targets drawn as decided at run time.
+func TestGraphLayoutFromTheDeclaration(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
+	pick := func(engine.Values) ([]engine.Target, error) { return nil, nil }
+	g := engine.NewGraph("shape", 1).Channel("x", engine.LastValue, "").
+		Node("start", noop).Node("left", noop).Node("right", noop).Node("join", noop).Node("check", noop).Node("free", noop).Node("alone", noop).
+		Entry("start").
+		Route("start", pick, engine.Goto("left"), engine.Send("right", nil), engine.Goto("join")).
+		Edge("left", "join").Edge("right", "join").
+		Edge("join", "check").
+		Route("check", pick, engine.Goto("start"), engine.Goto(engine.End)).
+		Route("free", pick)
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := newGraphDialog(&detail{id: "1", cp: engine.Checkpoint{ID: 1, Source: "loop"}}, layoutGraph(g), newGraphKeys(newThreadKeys()))
+	var got []string
+	for _, n := range d.nodes {
+		got = append(got, fmt.Sprintf("%s|%v", n.label, n.next))
+	}
+	want := []string{"start → right, join|true", "left → join|false", "right ×N|true", "join|true", "check ⟲ start|false", "alone|false", "free → ? (decided at run time)|false"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("layout:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(graphNodes(g), ","); got != "start,left,right,join,check,alone,free" {
+		t.Fatalf("breakpoint nodes %s, in the drawing's order", got)
+	}
 }

@@ -210,7 +210,11 @@ func (c *runControl) onKey(msg runKeyMsg) (runAsk, tea.Cmd) {
 	case key.Matches(msg.KeyMsg, k.Approve):
 		return c.openApproval()
 	case key.Matches(msg.KeyMsg, k.Breaks):
-		return runAsk{dialog: &breakDialog{nodes: graphNodes, on: c.next.breaks, keys: newToggleKeys()}}, nil
+		nodes := graphNodes(c.sess.graph())
+		if len(nodes) == 0 {
+			return sayErr("no nodes to pause at: this source does not carry the graph's declaration"), nil
+		}
+		return runAsk{dialog: &breakDialog{nodes: nodes, on: c.next.breaks, keys: newToggleKeys()}}, nil
 	}
 	return runAsk{}, nil
 }

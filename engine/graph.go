@@ -309,13 +309,7 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 				return nil, tooManySends(node, ts, n, sends, limit)
 			}
 			for _, t := range ts {
-				if t.err != nil {
-					return nil, fmt.Errorf("route after %s: %w", node, t.err)
-				}
-				if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
-					return nil, fmt.Errorf("route after %s: unknown node %q", node, t.Node)
-				}
-				if err := g.declared(node, t); err != nil {
+				if err := g.picked(node, t); err != nil {
 					return nil, err
 				}
 				add(t)

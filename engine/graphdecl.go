@@ -48,8 +48,15 @@ func (g *Graph) Links() []Link {
 	return out
 }
 
-// declared: the router after node may pick t.
-func (g *Graph) declared(node string, t Target) error {
+// picked is why the router after node may not pick t: a Send that does
+// not encode, no such node, or not a target its Route declared.
+func (g *Graph) picked(node string, t Target) error {
+	if t.err != nil {
+		return fmt.Errorf("route after %s: %w", node, t.err)
+	}
+	if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
+		return fmt.Errorf("route after %s: unknown node %q", node, t.Node)
+	}
 	var names []string
 	for _, p := range g.paths[node] {
 		if p.Node == t.Node && p.send == t.send {

@@ -201,7 +201,8 @@ func trailInput(in engine.Input, _ time.Time) ([]engine.Write, error) {
 
 // TestOwnGraphTakesTypedInput: on a graph that declares its input, i
 // starts a turn and f forks with what the user typed, written as the
-// graph says (not as the ticket's messages).
+// graph says (not as the ticket's messages), and n names a new thread for
+// the graph.
 func TestOwnGraphTakesTypedInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -233,6 +234,14 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 	h.until("the fork's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 9 })
 	if got := trailAt(t, e, "t", 9); got != "again>first>second" {
 		t.Fatalf("the fork's trail = %q (status %q)", got, h.m.status.text)
+	}
+
+	// A new thread is named for its graph, not the ticket.
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.contains(" t ") })
+	h.key("n")
+	if !h.contains("New thread") || !h.contains("trail-2") || h.contains("ticket-") {
+		t.Fatalf("n should offer the thread name trail-2:\n%s", h.screen())
 	}
 }
 

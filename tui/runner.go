@@ -79,7 +79,7 @@ type RunSettings struct {
 	At int64
 }
 
-// Runner executes runs of the ticket graph somewhere. The in-process
+// Runner executes runs of the engine's graph somewhere. The in-process
 // implementation (NewLocalRunner) runs the engine in a goroutine; a
 // worker-process implementation can replace it without the screens
 // changing, because they only see Runner and RunHandle.

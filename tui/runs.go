@@ -476,9 +476,13 @@ func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.
 	if c.busy() {
 		return sayErr("a run is under way: wait for it first"), nil
 	}
-	name := ""
+	// A new thread is named for its graph: ticket-3 on the ticket graph.
+	prefix, name := "thread", ""
+	if g := c.sess.graph(); g != nil && g.Name != "" && !strings.ContainsFunc(g.Name, termtext.Unsafe) {
+		prefix = g.Name
+	}
 	for i := n + 1; ; i++ {
-		name = fmt.Sprintf("ticket-%d", i)
+		name = fmt.Sprintf("%s-%d", prefix, i)
 		if !taken(name) {
 			break
 		}

@@ -96,6 +96,8 @@ type Graph struct {
 	entry     string
 	edges     map[string][]string
 	routers   map[string]Router
+	paths     map[string][]Target // what each router may pick (Route's to)
+	input     InputFunc
 	err       error
 	// gates are the nodes that may pause for a person (see Gate).
 	gates map[string]bool
@@ -161,6 +163,7 @@ func NewGraph(name string, schemaVersion int) *Graph {
 		nodes:         map[string]NodeFunc{},
 		edges:         map[string][]string{},
 		routers:       map[string]Router{},
+		paths:         map[string][]Target{},
 	}
 }
 
@@ -201,11 +204,13 @@ func (g *Graph) Edge(from, to string) *Graph {
 }
 
 // Route adds a conditional edge: after from runs, r picks the targets.
-func (g *Graph) Route(from string, r Router) *Graph {
+// to declares what r may pick (Goto, Send(node, nil)) as LangGraph's path
+// map does: drawings show them, another pick fails; none: any target.
+func (g *Graph) Route(from string, r Router, to ...Target) *Graph {
 	if _, dup := g.routers[from]; dup {
 		return g.fail("node %q has two routers", from)
 	}
-	g.routers[from] = r
+	g.routers[from], g.paths[from] = r, to
 	return g
 }
 
@@ -230,6 +235,11 @@ func (g *Graph) Validate() error {
 	for from := range g.routers {
 		if _, ok := g.nodes[from]; !ok {
 			return fmt.Errorf("graph %s: router on unknown node %q", g.Name, from)
+		}
+		for _, t := range g.paths[from] {
+			if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
+				return fmt.Errorf("graph %s: route after %s declares unknown node %q", g.Name, from, t.Node)
+			}
 		}
 	}
 	if g.SchemaVersion < 1 {
@@ -299,11 +309,8 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 				return nil, tooManySends(node, ts, n, sends, limit)
 			}
 			for _, t := range ts {
-				if t.err != nil {
-					return nil, fmt.Errorf("route after %s: %w", node, t.err)
-				}
-				if _, ok := g.nodes[t.Node]; !ok && t.Node != End {
-					return nil, fmt.Errorf("route after %s: unknown node %q", node, t.Node)
+				if err := g.picked(node, t); err != nil {
+					return nil, err
 				}
 				add(t)
 			}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,55 @@ func TestValidateCatchesWiringMistakes(t *testing.T) {
 		if g.Validate() == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// A graph's declaration reads back as drawn: the entry, static edges, a
+// router's declared targets (Sends as Sends), and a router that declared
+// none as one link decided at run time.
+func TestLinksReadTheDeclaration(t *testing.T) {
+	t.Parallel()
+	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
+	pick := func(Values) ([]Target, error) { return nil, nil }
+	g := NewGraph("g", 1).Node("a", noop).Node("b", noop).Node("c", noop).Entry("a").
+		Route("a", pick, Send("b", nil), Goto("c")).Edge("b", "c").Route("c", pick)
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range g.Links() {
+		got = append(got, fmt.Sprintf("%s>%s routed=%v send=%v", l.From, l.To, l.Routed, l.Send))
+	}
+	want := []string{">a routed=false send=false", "a>b routed=true send=true", "a>c routed=true send=false", "b>c routed=false send=false", "c> routed=true send=false"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("links:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A router that picks a target its Route did not declare fails the route
+// (the drawing would lie otherwise), naming what it declared; a declared
+// target that is no node fails Validate.
+func TestARouteKeepsToItsDeclaredTargets(t *testing.T) {
+	t.Parallel()
+	noop := func(_ context.Context, _ *NodeContext) ([]Write, error) { return nil, nil }
+	picks := []Target{Goto("b")}
+	g := NewGraph("g", 1).Node("a", noop).Node("b", noop).Node("c", noop).Entry("a").
+		Route("a", func(Values) ([]Target, error) { return picks, nil }, Goto("b"), Goto(End))
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.next([]string{"a"}, Values{}); err != nil {
+		t.Fatalf("a declared pick: %v", err)
+	}
+	for _, p := range [][]Target{{Goto("c")}, {Send("b", 1)}} {
+		picks = p
+		_, err := g.next([]string{"a"}, Values{})
+		if err == nil || !strings.Contains(err.Error(), "route after a picked") || !strings.Contains(err.Error(), "[b __end__]") {
+			t.Errorf("pick %v: %v, want the route to fail naming b and __end__", p, err)
+		}
+	}
+	bad := NewGraph("g", 1).Node("a", noop).Entry("a").Route("a", func(Values) ([]Target, error) { return nil, nil }, Goto("zz"))
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `declares unknown node "zz"`) {
+		t.Fatalf("a route declaring an unknown node: %v", err)
 	}
 }

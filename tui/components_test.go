@@ -251,7 +251,7 @@ func TestGraphDialogAlone(t *testing.T) {
 	at := func(id int64, nodes ...string) *detail {
 		return &detail{id: idOf(id), cp: engine.Checkpoint{ID: id, Source: "loop", Metadata: engine.Metadata{Nodes: nodes}}}
 	}
-	g := newGraphDialog(at(2, "planner"), newGraphKeys(newThreadKeys()))
+	g := newGraphDialog(at(2, "planner"), layoutGraph(ticket.NewGraph()), newGraphKeys(newThreadKeys()))
 	g.SetSize(76, 22)
 	if done, cmd := g.Update(runes("h")); done || cmd == nil || cmd() != (scrubMsg{by: -1}) {
 		t.Fatal("h asks the root to step back")

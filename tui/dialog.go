@@ -312,7 +312,16 @@ func (b *breakDialog) Update(msg tea.Msg) (bool, tea.Cmd) {
 func (b *breakDialog) View(th *themes.Theme, h help.Model) string {
 	w := min(b.maxW, 56)
 	lines := []string{th.Muted.Render("Pause runs before or after a node; r resumes."), ""}
-	for i, it := range b.items() {
+	items := b.items()
+	// A graph of many nodes scrolls: a window of rows around the cursor,
+	// in the room the box leaves (its frame, the note, the help).
+	from, to := 0, len(items)
+	if room := b.maxH - 7; b.maxH > 0 && room > 0 && len(items) > room {
+		from = min(max(b.sel-room/2, 0), len(items)-room)
+		to = from + room
+	}
+	for i := from; i < to; i++ {
+		it := items[i]
 		when, node, _ := strings.Cut(it, ":")
 		box := "[ ]"
 		if b.on[it] {
@@ -326,7 +335,11 @@ func (b *breakDialog) View(th *themes.Theme, h help.Model) string {
 		}
 		lines = append(lines, row)
 	}
-	lines = append(lines, "")
+	more := ""
+	if to-from < len(items) {
+		more = th.Muted.Render(fmt.Sprintf("rows %d–%d of %d: ↑/↓ scroll", from+1, to, len(items)))
+	}
+	lines = append(lines, more)
 	h.Width = w - 4
 	lines = append(lines, h.View(b.keys))
 	return box(th, "Breakpoints", lines, w)

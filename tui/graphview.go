@@ -2,32 +2,121 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
+	"rewind/engine"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
 
-// The graph view (v): a small drawing of the ticket graph with the node(s)
-// that wrote the checkpoint under the cursor lit and the pending ones
-// marked. It fits 60 columns.
+// The graph view (v): a small drawing of the graph's declaration (its
+// nodes, edges and routes: engine.Graph.Links) with the node(s) that wrote
+// the checkpoint under the cursor lit and the pending ones marked. It fits
+// 60 columns.
 
-// graphOrder is the ticket graph top to bottom; loop says where a node
-// goes back to.
-var graphOrder = []struct{ node, loop string }{
-	{ticket.NodePlanner, ""},
-	{ticket.NodeExecutor, ""},
-	{ticket.NodeCritic, ticket.NodeExecutor},
-	{ticket.NodeSummarizer, ""},
-	{ticket.NodeReply, ""},
-	{ticket.NodeApproval, ""},
-	{ticket.NodeDraft, ""},
-	{ticket.NodeVerify, ""},
+// graphLayout is a graph's declaration as the view draws it: its nodes top
+// to bottom, from the entry, each after the nodes that lead to it (a link
+// back up is a loop), then any node no link reaches.
+type graphLayout struct {
+	order []string
+	rows  map[string]*layoutRow
+}
+
+// layoutRow is what a node's row says of its links.
+type layoutRow struct {
+	next      bool     // it leads to the row below (drawn │)
+	fan       bool     // a Send reaches it, not as a loop: a task per packet
+	loops     []string // back up to these (⟲)
+	jumps     []string // down to these, past the row below (→)
+	undecided bool     // a router that declared no targets
+}
+
+// layoutGraph orders g's nodes: the reverse postorder of a depth-first
+// walk from the entry, a node's links walked last-declared first so that
+// siblings come out in the order declared.
+func layoutGraph(g *engine.Graph) graphLayout {
+	out := map[string][]engine.Link{}
+	roots := []string{}
+	for _, l := range g.Links() {
+		if l.From == "" {
+			roots = append(roots, l.To)
+			continue
+		}
+		out[l.From] = append(out[l.From], l)
+	}
+	roots = append(roots, g.Nodes()...)
+	lay := graphLayout{rows: map[string]*layoutRow{}}
+	state := map[string]int{} // 1: on the walk's path, 2: done
+	loop := map[engine.Link]bool{}
+	var post []string
+	var walk func(n string)
+	walk = func(n string) {
+		state[n] = 1
+		for i := len(out[n]) - 1; i >= 0; i-- {
+			l := out[n][i]
+			switch {
+			case !g.HasNode(l.To):
+			case state[l.To] == 0:
+				walk(l.To)
+			case state[l.To] == 1:
+				loop[l] = true
+			}
+		}
+		state[n], post = 2, append(post, n)
+	}
+	for _, r := range roots {
+		if g.HasNode(r) && state[r] == 0 {
+			post = post[:0]
+			walk(r)
+			slices.Reverse(post)
+			lay.order = append(lay.order, post...)
+		}
+	}
+	pos := map[string]int{}
+	for i, n := range lay.order {
+		pos[n], lay.rows[n] = i, &layoutRow{}
+	}
+	for _, n := range lay.order {
+		row := lay.rows[n]
+		for _, l := range out[n] {
+			switch {
+			case l.Routed && l.To == "":
+				row.undecided = true
+			case !g.HasNode(l.To): // End
+			case loop[l]:
+				row.loops = appendNew(row.loops, l.To)
+			case pos[l.To] == pos[n]+1:
+				row.next = true
+			default:
+				row.jumps = appendNew(row.jumps, l.To)
+			}
+			if l.Send && !loop[l] && g.HasNode(l.To) {
+				lay.rows[l.To].fan = true
+			}
+		}
+	}
+	return lay
+}
+
+// graphNodes are g's nodes, for breakpoints, in the order the graph view
+// draws them (nil without a graph).
+func graphNodes(g *engine.Graph) []string {
+	if g == nil {
+		return nil
+	}
+	return layoutGraph(g).order
+}
+
+func appendNew(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
 }
 
 type graphKeys struct{ Prev, Next, Close key.Binding }
@@ -60,6 +149,7 @@ type graphNode struct {
 	wrote   int    // tasks of it that wrote the checkpoint
 	pending int    // tasks of it due
 	paused  string // "before", "after" or "approval" when the run waits at it
+	next    bool   // it leads to the node drawn below it
 }
 
 // graphDialog is the drawing for the checkpoint under the cursor: h/l
@@ -70,14 +160,16 @@ type graphDialog struct {
 	from       *detail // what it was drawn from
 	id         string
 	source     string
+	layout     graphLayout // the graph's declaration, in drawing order
 	nodes      []graphNode
 	cursor     string // the checkpoint under the cursor (loading while ≠ id)
 	keys       graphKeys
 }
 
-// newGraphDialog draws d, the loaded checkpoint under the cursor.
-func newGraphDialog(d *detail, keys graphKeys) *graphDialog {
-	g := &graphDialog{keys: keys, cursor: d.id}
+// newGraphDialog draws d, the loaded checkpoint under the cursor, on the
+// graph laid out as lay.
+func newGraphDialog(d *detail, lay graphLayout, keys graphKeys) *graphDialog {
+	g := &graphDialog{keys: keys, cursor: d.id, layout: lay}
 	g.draw(d)
 	return g
 }
@@ -106,18 +198,24 @@ func (g *graphDialog) draw(d *detail) {
 	if in := d.cp.Metadata.Interrupt; in != nil && len(d.cp.Tasks) > 0 {
 		paused[in.Node] = in.When
 	}
-	fan := len(d.state.Subtasks)
-	for _, o := range graphOrder {
-		n := graphNode{name: o.node, label: o.node, wrote: wrote[o.node], pending: due[o.node], paused: paused[o.node]}
-		if o.node == ticket.NodeExecutor {
-			if k := max(fan, n.pending, n.wrote); k > 0 {
+	for _, name := range g.layout.order {
+		row := g.layout.rows[name]
+		n := graphNode{name: name, label: name, wrote: wrote[name], pending: due[name], paused: paused[name], next: row.next}
+		if row.fan {
+			if k := max(n.pending, n.wrote); k > 0 {
 				n.label += fmt.Sprintf(" ×%d", k)
 			} else {
 				n.label += " ×N"
 			}
 		}
-		if o.loop != "" {
-			n.label += " ⟲ " + o.loop
+		if len(row.loops) > 0 {
+			n.label += " ⟲ " + strings.Join(row.loops, ", ")
+		}
+		if len(row.jumps) > 0 {
+			n.label += " → " + strings.Join(row.jumps, ", ")
+		}
+		if row.undecided {
+			n.label += " → ? (decided at run time)"
 		}
 		g.nodes = append(g.nodes, n)
 	}
@@ -178,7 +276,7 @@ func (g *graphDialog) View(th *themes.Theme, h help.Model) string {
 		left := fmt.Sprintf("%s %-22s", mark, nd.label)
 		rows = append(rows, st.Render(trunc(left+" "+what, inner)))
 		if links && i < n-1 {
-			rows = append(rows, th.Rail.Render("│"))
+			rows = append(rows, th.Rail.Render(map[bool]string{true: "│"}[nd.next]))
 		}
 	}
 	if fit := max(room-2, 1); len(rows) > fit {
@@ -210,7 +308,11 @@ func (p *parity) openGraph(msg parKeyMsg) parOutcome {
 	if msg.cur == nil || msg.cur.id != msg.cursor {
 		return say("the checkpoint under the cursor is still loading: press "+p.keys.Graph.Help().Key+" again in a moment", true)
 	}
-	return parOutcome{handled: true, open: newGraphDialog(msg.cur, p.keys.graph)}
+	g := p.sess.graph()
+	if g == nil {
+		return say("the graph view needs the graph's declaration, which this source does not carry", true)
+	}
+	return parOutcome{handled: true, open: newGraphDialog(msg.cur, layoutGraph(g), p.keys.graph)}
 }
 
 // scrubMsg asks the root to step the cursor along its branch (a dialog's

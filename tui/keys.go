@@ -199,7 +199,7 @@ func (t keyTable[K]) offKeys(k K) []offKey {
 	var out []offKey
 	for _, r := range t {
 		if r.off != "" {
-			out = append(out, offKey{*r.field(&k), r.off})
+			out = append(out, offKey{*r.field(&k), r.off, readOnlyWhy})
 		}
 	}
 	return out

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/browse"
 	"rewind/themes"
@@ -92,9 +91,6 @@ const (
 
 var paneNames = [paneCount]string{"Conversation", "State", "Inspector"}
 
-// graphNodes are the ticket graph's nodes, for breakpoints.
-var graphNodes = []string{ticket.NodePlanner, ticket.NodeExecutor, ticket.NodeCritic, ticket.NodeSummarizer, ticket.NodeReply}
-
 // Model is the root model: it owns the screens and routes every message to
 // the component it concerns. All I/O happens in tea.Cmds.
 type Model struct {
@@ -166,7 +162,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
 	m.threads.readOnly = m.sess.readOnly()
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer()

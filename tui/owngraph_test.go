@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -266,4 +269,202 @@ func TestOwnGraphConversation(t *testing.T) {
 	}
 	h.key("t")
 	h.until("the threads list", func() bool { return h.contains("“where is my parcel”") })
+}
+
+// trailInput is an input hook for trailGraph: what the user types is the
+// trail a turn starts from.
+func trailInput(in engine.Input, _ time.Time) ([]engine.Write, error) {
+	return []engine.Write{engine.Put("trail", in.Text)}, nil
+}
+
+// TestOwnGraphTakesTypedInput: on a graph that declares its input, i
+// starts a turn and f forks with what the user typed, written as the
+// graph says (not as the ticket's messages), and n names a new thread for
+// the graph.
+func TestOwnGraphTakesTypedInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph().Input(trailInput), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	if foot := footer(h); !strings.Contains(foot, "write") || !strings.Contains(foot, "fork") {
+		t.Fatalf("the footer should offer write and fork: %q", foot)
+	}
+	h.key("i")
+	h.typeText("hi")
+	h.key("enter")
+	h.until("the turn's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 6 })
+	if got := trailAt(t, e, "t", 6); got != "hi>first>second" {
+		t.Fatalf("the typed turn's trail = %q (status %q)", got, h.m.status.text)
+	}
+
+	h.key("home")
+	h.until("@1", func() bool { return h.at(1) })
+	h.key("f")
+	if !h.contains("Fork at @1") {
+		t.Fatalf("f should open the fork dialog:\n%s", h.screen())
+	}
+	h.typeText("again")
+	h.key("enter")
+	h.until("the fork's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 9 })
+	if got := trailAt(t, e, "t", 9); got != "again>first>second" {
+		t.Fatalf("the fork's trail = %q (status %q)", got, h.m.status.text)
+	}
+
+	// A new thread is named for its graph, not the ticket.
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.contains(" t ") })
+	h.key("n")
+	if !h.contains("New thread") || !h.contains("trail-2") || h.contains("ticket-") {
+		t.Fatalf("n should offer the thread name trail-2:\n%s", h.screen())
+	}
+}
+
+// TestOwnGraphWithoutInputSaysWhy: on a graph that declares no input, the
+// keys that would start a run with typed input (i, f, the threads list's
+// n) are off with a reason and not in the footer, and nothing is written;
+// before this, f + enter failed with `write to unknown channel "messages"`.
+func TestOwnGraphWithoutInputSaysWhy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	if foot := footer(h); strings.Contains(foot, "write") || strings.Contains(foot, "fork") || !strings.Contains(foot, "resume") {
+		t.Fatalf("the footer should offer resume, not write or fork: %q", foot)
+	}
+	for _, k := range []struct{ key, what string }{{"f", "forking"}, {"i", "writing a message"}} {
+		h.key(k.key)
+		if h.m.dialog != nil || h.m.composer.open {
+			t.Fatalf("%s opened a dialog or the composer:\n%s", k.key, h.screen())
+		}
+		if want := k.what + " is off: graph trail takes no typed input"; !strings.HasPrefix(h.m.status.text, want) {
+			t.Fatalf("%s: status %q, want %q…", k.key, h.m.status.text, want)
+		}
+	}
+	if !h.contains("graph trail takes no typed input") {
+		t.Fatalf("the hint line should say why there is no i:\n%s", h.screen())
+	}
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads })
+	h.key("n")
+	if h.m.dialog != nil || !strings.HasPrefix(h.m.status.text, "starting a thread is off: graph trail") {
+		t.Fatalf("n on the threads list: dialog %v, status %q", h.m.dialog != nil, h.m.status.text)
+	}
+	if head, err := e.Latest(ctx, "t"); err != nil || head.ID != 3 {
+		t.Fatalf("the head moved: @%d, %v", head.ID, err)
+	}
+}
+
+// footer is the harness's screen's key line (its second-to-last line).
+func footer(h *harness) string {
+	lines := strings.Split(strings.TrimRight(h.screen(), "\n "), "\n")
+	return strings.Join(lines[max(len(lines)-3, 0):], "\n")
+}
+
+// TestOwnGraphBreakpointsAndDrawing: the break dialog offers the graph's
+// own nodes, and the graph view (v) draws its declaration: first, then a
+// link down to second, second lit as the node that wrote @3.
+func TestOwnGraphBreakpointsAndDrawing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+
+	h.key("b")
+	bd, ok := h.m.dialog.(*breakDialog)
+	if !ok {
+		t.Fatalf("b opened no break dialog:\n%s", h.screen())
+	}
+	if got := strings.Join(bd.nodes, ","); got != "first,second" {
+		t.Fatalf("the break dialog offers %s, want first,second", got)
+	}
+	for _, want := range []string{"before first", "after  second"} {
+		if !h.contains(want) {
+			t.Errorf("the break dialog lacks %q:\n%s", want, h.screen())
+		}
+	}
+	if strings.Contains(h.screen(), "planner") {
+		t.Fatalf("the break dialog offers the ticket's nodes:\n%s", h.screen())
+	}
+	h.key("esc")
+
+	h.key("v")
+	h.until("the graph view", func() bool { _, ok := h.m.dialog.(*graphDialog); return ok })
+	rows := drawnRows(h.screen(), "first", "second")
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "· first") || rows[1] != "│" || !strings.HasPrefix(rows[2], "● second") || !strings.Contains(rows[2], "wrote @3") {
+		t.Fatalf("the graph view should draw first │ second, second lit (wrote @3); rows %q:\n%s", rows, h.screen())
+	}
+	if strings.Contains(h.screen(), "planner") {
+		t.Fatalf("the graph view draws the ticket's nodes:\n%s", h.screen())
+	}
+}
+
+// drawnRows are the graph view's rows from the one naming first to the
+// one naming last, each as drawn inside its box (trimmed): the box's
+// cells start with a space after its border (the timeline's do not), and
+// are all as wide as the first.
+func drawnRows(screen, first, last string) []string {
+	var rows []string
+	width := 0
+	for _, l := range strings.Split(screen, "\n") {
+		for _, cell := range strings.Split(l, "┃") {
+			in := strings.TrimSpace(cell)
+			if !strings.HasPrefix(cell, " ") || in == "" || !strings.ContainsRune("·●◌│", []rune(in)[0]) {
+				continue
+			}
+			if len(rows) == 0 && !strings.Contains(in, " "+first) || width > 0 && utf8.RuneCountInString(cell) != width {
+				continue
+			}
+			rows, width = append(rows, in), utf8.RuneCountInString(cell)
+			if strings.Contains(in, " "+last) {
+				return rows
+			}
+		}
+	}
+	return nil
+}
+
+// TestGraphLayoutFromTheDeclaration: the drawing's order and links come
+// from the declaration: parallel branches in the order declared (the
+// first drawn says it leads on past the second), a Send
+// fan-out (×N), a loop back (⟲), a link past the row below (→), and a
+// router that declared no targets drawn as decided at run time.
+func TestGraphLayoutFromTheDeclaration(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
+	pick := func(engine.Values) ([]engine.Target, error) { return nil, nil }
+	g := engine.NewGraph("shape", 1).Channel("x", engine.LastValue, "").
+		Node("start", noop).Node("left", noop).Node("right", noop).Node("join", noop).Node("check", noop).Node("free", noop).Node("alone", noop).
+		Entry("start").
+		Route("start", pick, engine.Goto("left"), engine.Send("right", nil), engine.Goto("join")).
+		Edge("left", "join").Edge("right", "join").
+		Edge("join", "check").
+		Route("check", pick, engine.Goto("start"), engine.Goto(engine.End)).
+		Route("free", pick)
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := newGraphDialog(&detail{id: "1", cp: engine.Checkpoint{ID: 1, Source: "loop"}}, layoutGraph(g), newGraphKeys(newThreadKeys()))
+	var got []string
+	for _, n := range d.nodes {
+		got = append(got, fmt.Sprintf("%s|%v", n.label, n.next))
+	}
+	want := []string{"start → right, join|true", "left → join|false", "right ×N|true", "join|true", "check ⟲ start|false", "alone|false", "free → ? (decided at run time)|false"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("layout:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(graphNodes(g), ","); got != "start,left,right,join,check,alone,free" {
+		t.Fatalf("breakpoint nodes %s, in the drawing's order", got)
+	}
 }

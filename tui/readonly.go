@@ -3,7 +3,9 @@ package tui
 // A read-only source (Deps.Backend nil: a LangGraph database) takes no
 // writes: the thread view's keys that would write, and those that read
 // what only rewind's own store keeps, are refused with one line saying
-// why, listed as off in ?, and left out of the footer.
+// why, listed as off in ?, and left out of the footer. A graph that
+// declares no input (engine.Graph.Input) has the keys that start a run
+// with typed input off the same way.
 
 import (
 	"fmt"
@@ -24,19 +26,33 @@ const readOnlyWhy = "this LangGraph database is opened read-only: rewind never w
 // readOnly is whether the source takes no writes.
 func (s *session) readOnly() bool { return s.deps.Backend == nil }
 
-// readOnlyPolicy is what a read-only source refuses: the keys of each
-// screen that are off there (the key tables' offReadOnly rows), from the
-// model's own bindings once they are bound (so a rebound key is refused
+// readOnlyPolicy is what a read-only source refuses (and a graph without
+// input: withoutInput): the keys of each screen that are off there (the
+// key tables' offReadOnly rows), from the model's own bindings once they are bound (so a rebound key is refused
 // under its new name). The root consults it before it routes a key and
 // when it lists keys in the footer and ?. The threads list's (n, d) are
 // not the thread view's (n is its next match).
 type readOnlyPolicy struct {
-	on           bool     // the source is read-only: anything is refused
 	thread, list []offKey // the thread view's keys that are off, the threads list's
 }
 
 func newReadOnlyPolicy(on bool, tk threadKeys, lk threadListKeys) readOnlyPolicy {
-	return readOnlyPolicy{on: on, thread: bound(threadKeyTable.offKeys(tk)), list: bound(threadListKeyTable.offKeys(lk))}
+	if !on {
+		return readOnlyPolicy{}
+	}
+	return readOnlyPolicy{thread: bound(threadKeyTable.offKeys(tk)), list: bound(threadListKeyTable.offKeys(lk))}
+}
+
+// withoutInput turns off, for why, the keys that start a run with typed
+// input (write, fork, a new thread), on a graph that declares no input
+// (why ""; a read-only source refuses them already).
+func (p readOnlyPolicy) withoutInput(why string, tk threadKeys, lk threadListKeys) readOnlyPolicy {
+	if why == "" || len(p.thread) > 0 {
+		return p
+	}
+	p.thread = bound([]offKey{{tk.Compose, "writing a message", why}, {tk.Fork, "forking", why}})
+	p.list = bound([]offKey{{lk.New, "starting a thread", why}})
+	return p
 }
 
 // offKeys are the keys of screen s that are off on a read-only source.
@@ -54,12 +70,9 @@ func bound(off []offKey) []offKey {
 
 // refuses says why msg, a key of screen s, is refused ("": it is not).
 func (p readOnlyPolicy) refuses(msg tea.KeyMsg, s screen) (why string, off bool) {
-	if !p.on {
-		return "", false
-	}
 	for _, o := range p.offKeys(s) {
 		if key.Matches(msg, o.b) {
-			return o.what + " is off: " + readOnlyWhy, true
+			return o.what + " is off: " + o.why, true
 		}
 	}
 	return "", false
@@ -68,10 +81,10 @@ func (p readOnlyPolicy) refuses(msg tea.KeyMsg, s screen) (why string, off bool)
 // markOff is groups, screen s's keys, as ? lists them on a read-only
 // source: a key that is off says so.
 func (p readOnlyPolicy) markOff(groups [][]key.Binding, s screen) [][]key.Binding {
-	if !p.on {
+	off := p.offKeys(s)
+	if len(off) == 0 {
 		return groups
 	}
-	off := p.offKeys(s)
 	out := make([][]key.Binding, len(groups))
 	for i, g := range groups {
 		out[i] = make([]key.Binding, len(g))
@@ -88,10 +101,10 @@ func (p readOnlyPolicy) markOff(groups [][]key.Binding, s screen) [][]key.Bindin
 // withoutOff is bs, screen s's keys, less those that are off on a
 // read-only source.
 func (p readOnlyPolicy) withoutOff(bs []key.Binding, s screen) []key.Binding {
-	if !p.on {
+	off := p.offKeys(s)
+	if len(off) == 0 {
 		return bs
 	}
-	off := p.offKeys(s)
 	out := bs[:0:0]
 	for _, b := range bs {
 		if !isOff(b, off) {
@@ -159,9 +172,9 @@ func (s *session) armSourcePoll() tea.Cmd {
 	return tea.Tick(sourcePollEvery, func(time.Time) tea.Msg { return sourcePollMsg{gen} })
 }
 
-// offKey is a key that is off on a read-only source and what it would do
-// (keyRow.off).
+// offKey is a key that is off, what it would do (keyRow.off) and why it
+// is off (readOnlyWhy on a read-only source).
 type offKey struct {
-	b    key.Binding
-	what string
+	b         key.Binding
+	what, why string
 }

@@ -25,9 +25,46 @@ type Input struct {
 	AuthTTL time.Duration
 }
 
-// turn is the input as the ticket graph's turn (a draft gets its grant).
-func (in Input) turn() ticket.Turn {
-	return ticket.NewTurn(in.Text, in.Attach, in.Draft, in.AuthTTL, time.Now())
+// writes is in as the writes that start a turn of g: what its declared
+// input makes of it (engine.Graph.Input; the ticket's gives a draft its
+// grant).
+func (in Input) writes(g *engine.Graph) ([]engine.Write, error) {
+	fn := g.TurnInput()
+	if fn == nil {
+		return nil, errors.New(noInputWhy(g))
+	}
+	ws, err := fn(engine.Input{Text: in.Text, Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("graph %s's input: %w", g.Name, err)
+	}
+	if len(ws) == 0 {
+		return nil, errors.New("the message is empty")
+	}
+	return ws, nil
+}
+
+// noInputWhy is why a run cannot start with typed input on g, which
+// declares no input.
+func noInputWhy(g *engine.Graph) string {
+	return fmt.Sprintf("graph %s takes no typed input (it declares no engine.Graph.Input): resume, replay and edit state work on it", g.Name)
+}
+
+// graph is the graph the TUI shows and runs: its engine's (Backend); nil
+// on a read-only source.
+func (s *session) graph() *engine.Graph {
+	if b, ok := s.deps.Backend.(engineBackend); ok && b.Engine != nil {
+		return b.Graph()
+	}
+	return nil
+}
+
+// noInput is why the keys that start a run with typed input (write, fork,
+// a new thread) are off: the graph declares no input ("": they are on).
+func (s *session) noInput() string {
+	if g := s.graph(); g != nil && g.TurnInput() == nil {
+		return noInputWhy(g)
+	}
+	return ""
 }
 
 // RunSettings is how one run executes (never stored in state).
@@ -42,7 +79,7 @@ type RunSettings struct {
 	At int64
 }
 
-// Runner executes runs of the ticket graph somewhere. The in-process
+// Runner executes runs of the engine's graph somewhere. The in-process
 // implementation (NewLocalRunner) runs the engine in a goroutine; a
 // worker-process implementation can replace it without the screens
 // changing, because they only see Runner and RunHandle.
@@ -155,9 +192,9 @@ func NewLocalRunner(e *engine.Engine) Runner { return &localRunner{e: e} }
 type localRunner struct{ e *engine.Engine }
 
 func (r *localRunner) Start(ctx context.Context, thread string, in Input, rs RunSettings) (RunHandle, error) {
-	writes := in.turn().Writes()
-	if len(writes) == 0 {
-		return nil, errors.New("the message is empty")
+	writes, err := in.writes(r.e.Graph())
+	if err != nil {
+		return nil, err
 	}
 	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
 		return r.e.Run(ctx, thread, writes, cfg)
@@ -174,9 +211,9 @@ func (r *localRunner) Resume(ctx context.Context, thread string, rs RunSettings)
 }
 
 func (r *localRunner) Fork(ctx context.Context, thread string, checkpoint int64, in Input, rs RunSettings) (RunHandle, error) {
-	writes := in.turn().Writes()
-	if len(writes) == 0 {
-		return nil, errors.New("the message is empty")
+	writes, err := in.writes(r.e.Graph())
+	if err != nil {
+		return nil, err
 	}
 	return launch(ctx, rs, func(ctx context.Context, cfg engine.RunConfig) (engine.Result, error) {
 		return r.e.Fork(ctx, thread, checkpoint, writes, cfg)

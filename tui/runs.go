@@ -210,7 +210,11 @@ func (c *runControl) onKey(msg runKeyMsg) (runAsk, tea.Cmd) {
 	case key.Matches(msg.KeyMsg, k.Approve):
 		return c.openApproval()
 	case key.Matches(msg.KeyMsg, k.Breaks):
-		return runAsk{dialog: &breakDialog{nodes: graphNodes, on: c.next.breaks, keys: newToggleKeys()}}, nil
+		nodes := graphNodes(c.sess.graph())
+		if len(nodes) == 0 {
+			return sayErr("no nodes to pause at: this source does not carry the graph's declaration"), nil
+		}
+		return runAsk{dialog: &breakDialog{nodes: nodes, on: c.next.breaks, keys: newToggleKeys()}}, nil
 	}
 	return runAsk{}, nil
 }
@@ -472,9 +476,13 @@ func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.
 	if c.busy() {
 		return sayErr("a run is under way: wait for it first"), nil
 	}
-	name := ""
+	// A new thread is named for its graph: ticket-3 on the ticket graph.
+	prefix, name := "thread", ""
+	if g := c.sess.graph(); g != nil && g.Name != "" && !strings.ContainsFunc(g.Name, termtext.Unsafe) {
+		prefix = g.Name
+	}
 	for i := n + 1; ; i++ {
-		name = fmt.Sprintf("ticket-%d", i)
+		name = fmt.Sprintf("%s-%d", prefix, i)
 		if !taken(name) {
 			break
 		}

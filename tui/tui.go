@@ -32,8 +32,11 @@ import (
 // store, model and engine come from cli/app, so the TUI links no store
 // backend) and the user's choices.
 type Options struct {
-	// Engine reads and runs the ticket graph on the opened store. Run does
-	// not close its store: the caller that opened it does.
+	// Engine reads and runs its graph on the opened store: the TUI takes
+	// from the graph's declaration the input a run starts with
+	// (engine.Graph.Input; none: the keys that type one are off), the
+	// nodes breakpoints offer and the graph view's drawing. Run does not
+	// close its store: the caller that opened it does.
 	Engine *engine.Engine
 	// Source, with no Engine, is a read-only source (a LangGraph
 	// database): the TUI reads it and never writes; the keys that would

@@ -264,6 +264,10 @@ func (m *Model) viewComposer() string {
 		}
 	case head != nil && head.gate != nil && m.timeline.leaf == head.id:
 		hint = fmt.Sprintf("@%d waits for your approval of a draft: a answers · f forks at the cursor", head.cp.ID)
+	case m.sess.noInput() != "" && head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.id:
+		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them", head.cp.ID)
+	case m.sess.noInput() != "":
+		hint = m.sess.noInput()
 	case head != nil && len(head.cp.Tasks) > 0 && m.timeline.leaf == head.id:
 		hint = fmt.Sprintf("@%d has pending tasks: r resumes them, D discards them · f forks at the cursor", head.cp.ID)
 	case m.timeline.tree.len() == 0:

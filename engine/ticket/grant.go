@@ -1,6 +1,10 @@
 package ticket
 
-import "time"
+import (
+	"time"
+
+	"rewind/engine"
+)
 
 // GrantRef names the authorization grant a draft turn is written under.
 const GrantRef = "grant:customer-consent"
@@ -15,4 +19,9 @@ func NewTurn(text string, attach []string, draft bool, ttl time.Duration, now ti
 		t.Authorization, _ = NewGrant(GrantRef, ttl, now) // ttl > 0: no error
 	}
 	return t
+}
+
+// turnInput is the ticket graph's Input: typed input as a turn (NewTurn).
+func turnInput(in engine.Input, now time.Time) ([]engine.Write, error) {
+	return NewTurn(in.Text, in.Attach, in.Draft, in.GrantTTL, now).Writes(), nil
 }

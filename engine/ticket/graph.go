@@ -123,13 +123,14 @@ func newGraph(d *deps) *engine.Graph {
 		Node(NodeDraft, d.createDraft).
 		Node(NodeVerify, d.verify).
 		Entry(NodePlanner).
-		Route(NodePlanner, dispatch).
+		Input(turnInput).
+		Route(NodePlanner, dispatch, dispatchTo...).
 		Edge(NodeExecutor, NodeCritic).
-		Route(NodeCritic, dispatch).
+		Route(NodeCritic, dispatch, dispatchTo...).
 		Edge(NodeSummarizer, NodeReply).
-		Route(NodeReply, afterReply).
-		Route(NodeApproval, afterApproval).
-		Route(NodeDraft, afterDraft).
+		Route(NodeReply, afterReply, engine.Goto(NodeApproval), engine.Goto(engine.End)).
+		Route(NodeApproval, afterApproval, engine.Goto(NodeDraft), engine.Send(NodeReply, nil), engine.Goto(engine.End)).
+		Route(NodeDraft, afterDraft, engine.Goto(NodeVerify), engine.Goto(engine.End)).
 		Edge(NodeVerify, engine.End).
 		OnResume(d.recheck).
 		OnAccess(d.checkAccess).
@@ -553,6 +554,10 @@ func GrantProblem(a *Authorization, now time.Time) string {
 	}
 	return ""
 }
+
+// dispatchTo are dispatch's targets: an executor per subtask, or the
+// summarizer when none is left.
+var dispatchTo = []engine.Target{engine.Send(NodeExecutor, nil), engine.Goto(NodeSummarizer)}
 
 // dispatch sends every pending or bounced subtask to an executor; when none
 // is left, the turn moves on to the summarizer.

@@ -21,6 +21,19 @@ type Extension interface {
 	// input is the newest input message of v (a turn row's words, a
 	// thread's last input); ok false when v holds none.
 	input(v engine.Values) (text string, ok bool, err error)
+	// inputHints are the new-thread and fork forms' examples: a first
+	// message's, and an attachment reference's ("": the form asks for
+	// none).
+	inputHints() (message, attachment string)
+}
+
+// inputHints are the forms' examples for a graph with an extension or
+// without one (any graph's typed input: no attachments).
+func inputHints(x Extension) (message, attachment string) {
+	if x == nil {
+		return "the text this graph's input takes", ""
+	}
+	return x.inputHints()
 }
 
 // TicketExtension is the ticket graph's: its state as the ticket's
@@ -28,6 +41,10 @@ type Extension interface {
 func TicketExtension() Extension { return ticketExtension{} }
 
 type ticketExtension struct{}
+
+func (ticketExtension) inputHints() (string, string) {
+	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
+}
 
 func (ticketExtension) read(v engine.Values) (ticket.State, error) { return ticket.Decode(v) }
 

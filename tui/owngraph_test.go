@@ -288,7 +288,7 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
 	h.until("the head loaded", func() bool { return h.at(3) })
 	if foot := footer(h); !strings.Contains(foot, "write") || !strings.Contains(foot, "fork") {
 		t.Fatalf("the footer should offer write and fork: %q", foot)
@@ -307,6 +307,10 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 	if !h.contains("Fork at @1") {
 		t.Fatalf("f should open the fork dialog:\n%s", h.screen())
 	}
+	// The ticket's attachment field is the ticket extension's.
+	if h.contains("Attachment") || h.contains("s3://") {
+		t.Fatalf("the fork form of a graph without the ticket extension asks for an attachment:\n%s", h.screen())
+	}
 	h.typeText("again")
 	h.key("enter")
 	h.until("the fork's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 9 })
@@ -318,8 +322,8 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 	h.key("t")
 	h.until("the threads list", func() bool { return h.m.screen == screenThreads && h.contains(" t ") })
 	h.key("n")
-	if !h.contains("New thread") || !h.contains("trail-2") || h.contains("ticket-") {
-		t.Fatalf("n should offer the thread name trail-2:\n%s", h.screen())
+	if !h.contains("New thread") || !h.contains("trail-2") || h.contains("ticket-") || h.contains("SO20260901") || h.contains("Attachment") {
+		t.Fatalf("n should offer the thread name trail-2 and no ticket example or attachment:\n%s", h.screen())
 	}
 }
 

@@ -433,13 +433,14 @@ func (c *runControl) openFork(at runAt) (runAsk, tea.Cmd) {
 	if n := at.cur; n != nil && n.pending > 0 {
 		note += fmt.Sprintf(" Its %s (%s) are superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next)
 	}
+	_, attachHint := inputHints(c.sess.deps.Extension)
+	fields := []field{newField("Message", "", "the new input for this branch", true)}
+	if attachHint != "" {
+		fields = append(fields, newField("Attachment reference", "", attachHint, false))
+	}
 	f := newForm(c.theme, fmt.Sprintf("Fork at @%s", id), note, func(v []string) (tea.Cmd, error) {
-		var attach []string
-		if v[1] != "" {
-			attach = []string{v[1]}
-		}
-		return reply(c.startRun("fork", id, Input{Text: v[0], Attach: attach})), nil
-	}, newField("Message", "", "the new input for this branch", true), newField("Attachment reference", "", "e.g. s3://tickets/photo.jpg", false))
+		return reply(c.startRun("fork", id, Input{Text: v[0], Attach: attached(v, 1)})), nil
+	}, fields...)
 	return runAsk{dialog: f}, f.fields[0].input.Focus()
 }
 
@@ -487,6 +488,11 @@ func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.
 			break
 		}
 	}
+	msgHint, attachHint := inputHints(c.sess.deps.Extension)
+	fields := []field{newField("Thread name", name, prefix+"-1", true), newField("First message", "", msgHint, true)}
+	if attachHint != "" {
+		fields = append(fields, newField("Attachment reference", "", attachHint, false))
+	}
 	f := newForm(c.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
 		if strings.ContainsFunc(v[0], termtext.Unsafe) {
 			return nil, errors.New("the thread name has control or invisible characters (escapes, bidi marks): type it again without them")
@@ -494,13 +500,16 @@ func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.
 		if taken(v[0]) {
 			return nil, fmt.Errorf("thread %s exists: open it from the list", v[0])
 		}
-		var attach []string
-		if v[2] != "" {
-			attach = []string{v[2]}
-		}
-		return ask(newThreadStartMsg{thread: v[0], in: Input{Text: v[1], Attach: attach}}), nil
-	}, newField("Thread name", name, "ticket-1", true),
-		newField("First message", "", "e.g. My order SO20260901 hasn't arrived: where is the parcel?", true),
-		newField("Attachment reference", "", "e.g. s3://tickets/SO20260901/photo.jpg", false))
+		return ask(newThreadStartMsg{thread: v[0], in: Input{Text: v[1], Attach: attached(v, 2)}}), nil
+	}, fields...)
 	return runAsk{dialog: f}, f.fields[0].input.Focus()
+}
+
+// attached is the attachment reference a form's field i holds, if the
+// form has that field and it is filled.
+func attached(v []string, i int) []string {
+	if i >= len(v) || v[i] == "" {
+		return nil
+	}
+	return []string{v[i]}
 }

@@ -259,8 +259,7 @@ func (l *threadList) lines(th *themes.Theme, current browse.Chain) []string {
 		return []string{
 			th.Text.Render("No threads yet."),
 			"",
-			th.Muted.Render("Press n to start one: give it a name, the customer's first"),
-			th.Muted.Render("message and, if you like, an attachment reference."),
+			th.Muted.Render("Press n to start one: give it a name and its first message."),
 		}
 	}
 	idW := 12

@@ -46,7 +46,8 @@ type Options struct {
 	StoreLabel string
 	// WorkerStore is the store spec every `rewind worker` opens: the same
 	// sqlite file or PostgreSQL database. Empty when the store cannot be
-	// shared between processes (memory:): runs then stay in this process.
+	// shared between processes (memory:) or no worker builds the graph
+	// (a program's own graph): runs then stay in this process.
 	WorkerStore string
 	// Thread opens this thread at start; empty shows the threads list.
 	Thread string
@@ -114,8 +115,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	switch {
 	case o.Engine == nil: // read-only: no Backend, no runs
-	case o.WorkerStore == "":
+	case o.WorkerStore == "" && strings.HasPrefix(o.StoreLabel, "memory:"):
 		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"
+	case o.WorkerStore == "":
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (no worker store given: no kills)"
 	case o.Exe == "":
 		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process"
 	default:

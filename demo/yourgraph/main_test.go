@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/store/sqlite"
+)
+
+// The graph takes typed input as the TUI gives it (its Input), answers in
+// capitals and counts the turn, on a real SQLite file.
+func TestYourGraphAnswersATurn(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "yourgraph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	g := Graph()
+	e, err := engine.New(st, g, model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"hello rewind", "again"} {
+		in, err := g.TurnInput()(engine.Input{Text: text}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Run(ctx, "t", in, engine.RunConfig{}); err != nil {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+	}
+	head, err := e.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Chat  []struct{ Role, Content string }
+		Turns int
+	}
+	if err := head.Values.Decode(&s, "chat", "turns"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Chat) != 4 || s.Chat[1].Content != "HELLO REWIND" || s.Chat[3].Role != "assistant" || s.Chat[3].Content != "AGAIN" || s.Turns != 2 {
+		t.Errorf("after two turns: chat %+v, turns %d; want the answers in capitals and 2 turns", s.Chat, s.Turns)
+	}
+}
+
+// README's "Your own graph" prints this program whole: it must be the one
+// `go run ./demo/yourgraph` runs.
+func TestREADMEPrintsTheProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(readme), "## Your own graph")
+	if !ok {
+		t.Fatal(`README has no "## Your own graph" section`)
+	}
+	if !strings.Contains(sec, "```go\n"+string(prog)+"```") {
+		t.Error("README's \"Your own graph\" program is not demo/yourgraph/main.go: copy the file into it")
+	}
+}

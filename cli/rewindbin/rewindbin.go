@@ -70,3 +70,18 @@ func WaitMostly() {
 		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
 	}
 }
+
+// Cases runs each case as a subtest of t, all at once, inside t's own
+// parallel slot, and returns when all have ended. As parallel subtests
+// (t.Parallel) each would wait for a slot behind every test of the
+// package not yet started, so a test's long cases (the CLI's reads on
+// PostgreSQL, which mostly wait for processes and the server) ran last,
+// alone, at the end of the package's run (issue 33).
+func Cases[C any](t *testing.T, cases []C, name func(C) string, run func(*testing.T, C)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Go(func() { t.Run(name(c), func(t *testing.T) { run(t, c) }) })
+	}
+	wg.Wait()
+}

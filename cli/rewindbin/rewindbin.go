@@ -75,8 +75,11 @@ func WaitMostly() {
 // parallel slot, and returns when all have ended. As parallel subtests
 // (t.Parallel) each would wait for a slot behind every test of the
 // package not yet started, so a test's long cases (the CLI's reads on
-// PostgreSQL, which mostly wait for processes and the server) ran last,
-// alone, at the end of the package's run (issue 33).
+// PostgreSQL in the binary's processes) ran last, alone, at the end of
+// the package's run (issue 33). Only for cases that mostly wait on other
+// processes: cases that are CPU in this process (cli.Run's LangGraph
+// reads) took 3x as long 4 at once in one slot (103 s against 29-37 s,
+// load 15-20).
 func Cases[C any](t *testing.T, cases []C, name func(C) string, run func(*testing.T, C)) {
 	t.Helper()
 	var wg sync.WaitGroup

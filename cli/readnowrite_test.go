@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres/pgtest"
 )
@@ -144,58 +145,56 @@ func TestReadsNeverWrite(t *testing.T) {
 			{"tui", "no-such-thread"},
 		}
 	}
-	for _, l := range layouts {
-		t.Run(l.name, func(t *testing.T) {
-			t.Parallel() // each layout is a file or database of its own
-			before := l.state(t)
-			th := l.thread
-			if th == "" {
-				th = "t"
+	// Each layout is a file or database of its own.
+	rewindbin.Cases(t, layouts, func(l layout) string { return l.name }, func(t *testing.T, l layout) {
+		before := l.state(t)
+		th := l.thread
+		if th == "" {
+			th = "t"
+		}
+		for _, args := range reads(th) {
+			if args[0] == "tui" && l.write == "upgrades" {
+				continue // the TUI writes: it upgrades the store (below, as run does)
 			}
-			for _, args := range reads(th) {
-				if args[0] == "tui" && l.write == "upgrades" {
-					continue // the TUI writes: it upgrades the store (below, as run does)
-				}
-				r := rewind(t, nil, append(args, "--store", l.spec)...)
-				msg := strings.TrimSpace(r.stderr)
-				switch {
-				case l.refused != "" && (r.code == 0 || !strings.Contains(msg, l.refused) || strings.Contains(msg, "\n")):
-					t.Errorf("%s: exit %d, %q: want one line saying %q", strings.Join(args, " "), r.code, msg, l.refused)
-				case l.refused == "" && r.code > 1 && !(l.thread == "t-main" && !readsLangGraph[args[0]] && strings.Contains(msg, "which rewind opens read-only")):
-					t.Errorf("%s: exit %d: %s", strings.Join(args, " "), r.code, msg)
-				case strings.Contains(r.stdout+r.stderr, "panic"):
-					t.Errorf("%s: %s", strings.Join(args, " "), r.stdout+r.stderr)
-				}
-				if after := l.state(t); after != before {
-					t.Fatalf("%s changed it:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
-				}
-			}
-			if r := rewind(t, nil, "threads", "--store", l.spec); l.refused == "" && r.code != 0 {
-				t.Errorf("threads: exit %d: %s", r.code, r.stderr)
-			} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
-				t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
-			}
-			saysWhatWasFound(t, l.spec, l.thread, l.says)
-			r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
+			r := rewind(t, nil, append(args, "--store", l.spec)...)
 			msg := strings.TrimSpace(r.stderr)
-			switch want, _ := strings.CutPrefix(l.write, "refused "); {
-			case l.write == "creates" || l.write == "upgrades":
-				if r.code != 0 {
-					t.Fatalf("run: exit %d: %s", r.code, msg)
-				}
-				if r := rewind(t, nil, "threads", "--store", l.spec); r.code != 0 || !strings.Contains(r.stdout, "w ") {
-					t.Errorf("after run, threads: exit %d: %s%s", r.code, r.stdout, r.stderr)
-				}
-			case r.code != 2 || !strings.Contains(msg, want) || strings.Contains(msg, "\n"):
-				t.Errorf("run: exit %d, %q: want exit 2, one line saying %q", r.code, msg, want)
-				fallthrough
-			default:
-				if after := l.state(t); after != before {
-					t.Errorf("run changed it:\nbefore %s\nafter  %s", before, after)
-				}
+			switch {
+			case l.refused != "" && (r.code == 0 || !strings.Contains(msg, l.refused) || strings.Contains(msg, "\n")):
+				t.Errorf("%s: exit %d, %q: want one line saying %q", strings.Join(args, " "), r.code, msg, l.refused)
+			case l.refused == "" && r.code > 1 && !(l.thread == "t-main" && !readsLangGraph[args[0]] && strings.Contains(msg, "which rewind opens read-only")):
+				t.Errorf("%s: exit %d: %s", strings.Join(args, " "), r.code, msg)
+			case strings.Contains(r.stdout+r.stderr, "panic"):
+				t.Errorf("%s: %s", strings.Join(args, " "), r.stdout+r.stderr)
 			}
-		})
-	}
+			if after := l.state(t); after != before {
+				t.Fatalf("%s changed it:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
+			}
+		}
+		if r := rewind(t, nil, "threads", "--store", l.spec); l.refused == "" && r.code != 0 {
+			t.Errorf("threads: exit %d: %s", r.code, r.stderr)
+		} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
+			t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
+		}
+		saysWhatWasFound(t, l.spec, l.thread, l.says)
+		r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
+		msg := strings.TrimSpace(r.stderr)
+		switch want, _ := strings.CutPrefix(l.write, "refused "); {
+		case l.write == "creates" || l.write == "upgrades":
+			if r.code != 0 {
+				t.Fatalf("run: exit %d: %s", r.code, msg)
+			}
+			if r := rewind(t, nil, "threads", "--store", l.spec); r.code != 0 || !strings.Contains(r.stdout, "w ") {
+				t.Errorf("after run, threads: exit %d: %s%s", r.code, r.stdout, r.stderr)
+			}
+		case r.code != 2 || !strings.Contains(msg, want) || strings.Contains(msg, "\n"):
+			t.Errorf("run: exit %d, %q: want exit 2, one line saying %q", r.code, msg, want)
+			fallthrough
+		default:
+			if after := l.state(t); after != before {
+				t.Errorf("run changed it:\nbefore %s\nafter  %s", before, after)
+			}
+		}
+	})
 }
 
 // gunzip reads a fixture of store/backend/testdata/upgrade.

@@ -112,115 +112,85 @@ func TestFastReadersAgree(t *testing.T) {
 		[]byte("]"), []byte("{"), []byte("}"), []byte(":"), []byte("true"), []byte(`"Writes":[],`), []byte(`"values":{},`),
 		[]byte(`"x":1,`), []byte("\x00"), []byte("\xff"), []byte("é")}
 	// The documents are drawn here, in order; their checks run on every
-	// core (brokenChecks).
-	checks := startBrokenChecks(e)
-	for n := 0; n < 40000 && !checks.failing(); n++ {
+	// core. On one they were the package's last test, alone, for over a
+	// minute under -race (issue 33).
+	type pair struct{ meta, state []byte }
+	var read, refused atomic.Int64
+	var failed atomic.Pointer[string]
+	pairs := make(chan pair, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for p := range pairs {
+				if failed.Load() != nil {
+					continue
+				}
+				diff, fast := engine.ReadersAgree(p.meta, p.state)
+				if diff != "" {
+					msg := fmt.Sprintf("a broken document: %s\nmeta  %s\nstate %s", diff, p.meta, p.state)
+					failed.CompareAndSwap(nil, &msg)
+				} else if msg := browseListingDiff(e, p.meta, p.state, false); msg != "" {
+					failed.CompareAndSwap(nil, &msg)
+				}
+				if fast {
+					read.Add(1)
+				} else {
+					refused.Add(1)
+				}
+			}
+		})
+	}
+	for n := 0; n < 40000 && failed.Load() == nil; n++ {
 		which := rng.IntN(len(docs))
-		doc := breakDoc(rng, bytes.Clone(docs[which]), pieces)
-		if which%2 == 0 {
-			checks.pairs <- [2][]byte{doc, docs[which+1]}
-		} else {
-			checks.pairs <- [2][]byte{docs[which-1], doc}
+		doc := bytes.Clone(docs[which])
+		for m := 1 + rng.IntN(2); m > 0 && len(doc) > 0; m-- {
+			at := rng.IntN(len(doc))
+			switch rng.IntN(6) {
+			case 0: // change a byte
+				p := pieces[rng.IntN(len(pieces))]
+				doc = append(doc[:at:at], append(p, doc[at+1:]...)...)
+			case 1: // drop a byte
+				doc = append(doc[:at:at], doc[at+1:]...)
+			case 2: // insert
+				p := pieces[rng.IntN(len(pieces))]
+				doc = append(doc[:at:at], append(p, doc[at:]...)...)
+			case 3: // double a piece
+				end := min(len(doc), at+1+rng.IntN(12))
+				doc = append(doc[:end:end], doc[at:]...)
+			case 4: // a letter in other case
+				for j := at; j < len(doc); j++ {
+					if c := doc[j]; c >= 'a' && c <= 'z' {
+						doc[j] = c - 'a' + 'A'
+						break
+					}
+				}
+			case 5: // a number spelled otherwise
+				for j := at; j < len(doc); j++ {
+					if c := doc[j]; c >= '0' && c <= '9' {
+						p := pieces[2+rng.IntN(7)]
+						doc = append(doc[:j:j], append(p, doc[j+1:]...)...)
+						break
+					}
+				}
+			}
 		}
+		var meta, state []byte
+		if which%2 == 0 {
+			meta, state = doc, docs[which+1]
+		} else {
+			meta, state = docs[which-1], doc
+		}
+		pairs <- pair{meta, state}
 	}
-	read, refused, failure := checks.wait()
-	if failure != "" {
-		t.Fatal(failure)
+	close(pairs)
+	wg.Wait()
+	if msg := failed.Load(); msg != nil {
+		t.Fatal(*msg)
 	}
-	if read < 1000 || refused < 1000 {
+	if read, refused := read.Load(), refused.Load(); read < 1000 || refused < 1000 {
 		t.Fatalf("of the broken documents the hand readers read %d and left %d to encoding/json: the test tries too little of one", read, refused)
 	}
-	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read, refused)
-}
-
-// breakDoc changes doc once or twice at random.
-func breakDoc(rng *rand.Rand, doc []byte, pieces [][]byte) []byte {
-	for m := 1 + rng.IntN(2); m > 0 && len(doc) > 0; m-- {
-		at := rng.IntN(len(doc))
-		switch rng.IntN(6) {
-		case 0: // change a byte
-			p := pieces[rng.IntN(len(pieces))]
-			doc = append(doc[:at:at], append(p, doc[at+1:]...)...)
-		case 1: // drop a byte
-			doc = append(doc[:at:at], doc[at+1:]...)
-		case 2: // insert
-			p := pieces[rng.IntN(len(pieces))]
-			doc = append(doc[:at:at], append(p, doc[at:]...)...)
-		case 3: // double a piece
-			end := min(len(doc), at+1+rng.IntN(12))
-			doc = append(doc[:end:end], doc[at:]...)
-		case 4: // a letter in other case
-			for j := at; j < len(doc); j++ {
-				if c := doc[j]; c >= 'a' && c <= 'z' {
-					doc[j] = c - 'a' + 'A'
-					break
-				}
-			}
-		case 5: // a number spelled otherwise
-			for j := at; j < len(doc); j++ {
-				if c := doc[j]; c >= '0' && c <= '9' {
-					p := pieces[2+rng.IntN(7)]
-					doc = append(doc[:j:j], append(p, doc[j+1:]...)...)
-					break
-				}
-			}
-		}
-	}
-	return doc
-}
-
-// brokenChecks checks broken rows (meta, state) on every core: all CPU,
-// on one core they were the package's last test, alone, for over a
-// minute under -race (issue 33).
-type brokenChecks struct {
-	e             *engine.Engine
-	pairs         chan [2][]byte
-	wg            sync.WaitGroup
-	read, refused atomic.Int64
-	failed        atomic.Pointer[string] // the first failure
-}
-
-func startBrokenChecks(e *engine.Engine) *brokenChecks {
-	c := &brokenChecks{e: e, pairs: make(chan [2][]byte, 64)}
-	for range runtime.GOMAXPROCS(0) {
-		c.wg.Go(c.work)
-	}
-	return c
-}
-
-func (c *brokenChecks) failing() bool { return c.failed.Load() != nil }
-
-func (c *brokenChecks) work() {
-	for p := range c.pairs {
-		if c.failing() {
-			continue // drain: the test stops sending
-		}
-		diff, fast := engine.ReadersAgree(p[0], p[1])
-		msg := ""
-		if diff != "" {
-			msg = fmt.Sprintf("a broken document: %s\nmeta  %s\nstate %s", diff, p[0], p[1])
-		} else {
-			msg = browseListingDiff(c.e, p[0], p[1], false)
-		}
-		if msg != "" {
-			c.failed.CompareAndSwap(nil, &msg)
-		}
-		if fast {
-			c.read.Add(1)
-		} else {
-			c.refused.Add(1)
-		}
-	}
-}
-
-// wait ends the checks and says what they found ("" when all passed).
-func (c *brokenChecks) wait() (read, refused int64, failure string) {
-	close(c.pairs)
-	c.wg.Wait()
-	if f := c.failed.Load(); f != nil {
-		failure = *f
-	}
-	return c.read.Load(), c.refused.Load(), failure
+	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read.Load(), refused.Load())
 }
 
 // checkBrowseListing checks that a row of meta and state lists through

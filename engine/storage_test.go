@@ -1,17 +1,13 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -206,35 +202,17 @@ var sentences = []string{
 // grows) and checks after each that every checkpoint still rebuilds to the
 // values it was written with, on every store, and again after reopening it.
 //
-// A seed's stores write their histories in parallel. The base interval is
-// the process's, set once a seed, and so is ReplayAll's switch
-// (checkReplayAll runs on each store once the seed's histories are
-// written; the stores are the seed's: seedOwned): each seed runs in a
-// test process of its own, all at once (one after another in this process
-// they took 150 s, most of the package's time, with nothing else running:
-// issue 33).
+// A seed's stores write their histories in parallel, the seeds one after
+// another: the base interval is the process's, set once a seed, and so is
+// ReplayAll's switch, so checkReplayAll runs on each store once the seed's
+// histories are written (the stores are the seed's: seedOwned). This test
+// is not parallel: no other test reads those switches meanwhile.
 func TestRandomHistoriesRebuildExactly(t *testing.T) {
-	child := os.Getenv(seedChildEnv)
-	if child == "" {
-		t.Parallel() // the seeds' processes set the switches, not this one
-	}
 	for _, c := range []struct {
 		seed      uint64
 		baseEvery int
 	}{{1, 2}, {2, 6}, {3, 64}, {7, 32}} { // short and long delta chains (seed 7's hold summary patches an older one's fields outlive)
-		name := fmt.Sprint("seed", c.seed)
-		switch child {
-		case "":
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				runSeedChild(t, name)
-			})
-			continue
-		case name:
-		default:
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
 			t.Cleanup(engine.SetBaseEvery(c.baseEvery))
 			written := make([]store.Store, len(storeCases))
 			seed := t
@@ -254,28 +232,6 @@ func TestRandomHistoriesRebuildExactly(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// seedChildEnv names the seed a child process of
-// TestRandomHistoriesRebuildExactly runs.
-const seedChildEnv = "REWIND_ENGINE_SEED_CHILD"
-
-// runSeedChild runs the test binary again for one seed and fails with
-// what it printed unless it passed.
-func runSeedChild(t *testing.T, seed string) {
-	t.Helper()
-	root, _, _ := strings.Cut(t.Name(), "/")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+regexp.QuoteMeta(root)+"$/^"+seed+"$", "-test.count=1", "-test.v")
-	// GORACE: under -race, a process sleeps a second as it exits.
-	cmd.Env = append(os.Environ(), seedChildEnv+"="+seed, "GORACE=atexit_sleep_ms=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s in a process of its own: %v\n%s", seed, err, out)
-	}
-	// A pattern that matched nothing passes too: the seed must have run.
-	if !bytes.Contains(out, []byte("--- PASS: "+root+"/"+seed+" ")) {
-		t.Fatalf("%s did not run in its process:\n%s", seed, out)
 	}
 }
 

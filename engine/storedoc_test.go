@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"rewind/engine"
@@ -111,36 +108,8 @@ func TestFastReadersAgree(t *testing.T) {
 		[]byte(`"7"`), []byte("99999999999999999999"), []byte(`\u0061`), []byte(`"`), []byte(`\`), []byte(","), []byte("["),
 		[]byte("]"), []byte("{"), []byte("}"), []byte(":"), []byte("true"), []byte(`"Writes":[],`), []byte(`"values":{},`),
 		[]byte(`"x":1,`), []byte("\x00"), []byte("\xff"), []byte("é")}
-	// The documents are drawn here, in order; their checks run on every
-	// core. On one they were the package's last test, alone, for over a
-	// minute under -race (issue 33).
-	type pair struct{ meta, state []byte }
-	var read, refused atomic.Int64
-	var failed atomic.Pointer[string]
-	pairs := make(chan pair, 64)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for p := range pairs {
-				if failed.Load() != nil {
-					continue
-				}
-				diff, fast := engine.ReadersAgree(p.meta, p.state)
-				if diff != "" {
-					msg := fmt.Sprintf("a broken document: %s\nmeta  %s\nstate %s", diff, p.meta, p.state)
-					failed.CompareAndSwap(nil, &msg)
-				} else if msg := browseListingDiff(e, p.meta, p.state, false); msg != "" {
-					failed.CompareAndSwap(nil, &msg)
-				}
-				if fast {
-					read.Add(1)
-				} else {
-					refused.Add(1)
-				}
-			}
-		})
-	}
-	for n := 0; n < 40000 && failed.Load() == nil; n++ {
+	read, refused := 0, 0
+	for n := 0; n < 40000; n++ {
 		which := rng.IntN(len(docs))
 		doc := bytes.Clone(docs[which])
 		for m := 1 + rng.IntN(2); m > 0 && len(doc) > 0; m-- {
@@ -180,17 +149,21 @@ func TestFastReadersAgree(t *testing.T) {
 		} else {
 			meta, state = docs[which-1], doc
 		}
-		pairs <- pair{meta, state}
+		diff, fast := engine.ReadersAgree(meta, state)
+		if diff != "" {
+			t.Fatalf("a broken document: %s\nmeta  %s\nstate %s", diff, meta, state)
+		}
+		checkBrowseListing(t, e, meta, state, false)
+		if fast {
+			read++
+		} else {
+			refused++
+		}
 	}
-	close(pairs)
-	wg.Wait()
-	if msg := failed.Load(); msg != nil {
-		t.Fatal(*msg)
-	}
-	if read, refused := read.Load(), refused.Load(); read < 1000 || refused < 1000 {
+	if read < 1000 || refused < 1000 {
 		t.Fatalf("of the broken documents the hand readers read %d and left %d to encoding/json: the test tries too little of one", read, refused)
 	}
-	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read.Load(), refused.Load())
+	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read, refused)
 }
 
 // checkBrowseListing checks that a row of meta and state lists through
@@ -198,19 +171,10 @@ func TestFastReadersAgree(t *testing.T) {
 // it (a row this rewind wrote).
 func checkBrowseListing(t *testing.T, e *engine.Engine, meta, state []byte, stored bool) {
 	t.Helper()
-	if msg := browseListingDiff(e, meta, state, stored); msg != "" {
-		t.Fatal(msg)
-	}
-}
-
-// browseListingDiff is what checkBrowseListing fails with ("" when the
-// row lists alike).
-func browseListingDiff(e *engine.Engine, meta, state []byte, stored bool) string {
 	row := store.Checkpoint{ThreadID: "r", ID: 9, ParentID: 8, Meta: meta, State: state}
 	if diff, brief := e.BrowseListingAgrees(row); diff != "" || stored && !brief {
-		return fmt.Sprintf("a row as browse.Source lists it: %s (read brief: %v)\nmeta  %s", diff, brief, meta)
+		t.Fatalf("a row as browse.Source lists it: %s (read brief: %v)\nmeta  %s", diff, brief, meta)
 	}
-	return ""
 }
 
 // randomJSON is a random JSON value with the escapes, numbers and nesting

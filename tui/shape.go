@@ -33,64 +33,7 @@ func messageList(raw json.RawMessage) ([]browse.Message, bool) {
 	if !ok || len(msgs) == 0 {
 		return nil, false
 	}
-	items, _ := v.([]any)
-	for i := range msgs {
-		if f, ok := items[i].(map[string]any); ok {
-			camelFields(&msgs[i], f)
-		}
-	}
-	joinCalls(msgs)
 	return msgs, true
-}
-
-// camelFields reads what a Go graph's messages name in its own words
-// (rewind's: speaker, toolCall, toolCalls, toolCallId) where the
-// LangChain fields are absent.
-func camelFields(m *browse.Message, f map[string]any) {
-	if sp, _ := f["speaker"].(string); m.Name == "" && sp != "" {
-		m.Name = sp
-	}
-	if id, _ := f["toolCallId"].(string); m.ToolCallID == "" && id != "" {
-		m.ToolCallID = id
-	}
-	if len(m.ToolCalls) > 0 {
-		return
-	}
-	var calls []any
-	if one, ok := f["toolCall"].(map[string]any); ok {
-		calls = append(calls, one)
-	}
-	more, _ := f["toolCalls"].([]any)
-	for _, c := range append(calls, more...) {
-		c, ok := c.(map[string]any)
-		if !ok {
-			continue
-		}
-		tc := browse.ToolCall{Args: c["args"], Result: -1}
-		tc.ID, _ = c["id"].(string)
-		tc.Name, _ = c["name"].(string)
-		m.ToolCalls = append(m.ToolCalls, tc)
-	}
-}
-
-// joinCalls links each tool result to the call it answers, and back.
-func joinCalls(msgs []browse.Message) {
-	type at struct{ msg, call int }
-	calls := map[string]at{}
-	for i, m := range msgs {
-		for j, tc := range m.ToolCalls {
-			if tc.ID != "" {
-				calls[tc.ID] = at{i, j}
-			}
-		}
-		if m.ToolCallID == "" {
-			continue
-		}
-		if c, ok := calls[m.ToolCallID]; ok {
-			msgs[i].CallIndex = c.msg
-			msgs[c.msg].ToolCalls[c.call].Result = i
-		}
-	}
 }
 
 // conversationOf is v's first channel, by name, that holds a message

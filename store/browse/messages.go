@@ -38,7 +38,7 @@ type ToolCall struct {
 }
 
 // Messages reads a list of LangChain messages (the value of an
-// add_messages channel) and joins each tool call to its result by id. ok
+// add_messages channel), or of a Go graph's (goFields), and joins each tool call to its result by id. ok
 // is false when v is not such a list.
 func Messages(v any) (msgs []Message, ok bool) {
 	l, isList := v.([]any)
@@ -124,7 +124,38 @@ func message(v any) (Message, bool) {
 	m.ToolCallID, _ = f["tool_call_id"].(string)
 	m.Content, m.Blocks = content(f["content"])
 	m.ToolCalls = toolCalls(f)
+	goFields(&m, f)
 	return m, true
+}
+
+// goFields reads what a Go graph's messages name in its own words
+// (rewind's: speaker, toolCallId, toolCall, toolCalls) where the
+// LangChain fields are absent.
+func goFields(m *Message, f map[string]any) {
+	if sp, _ := f["speaker"].(string); m.Name == "" && sp != "" {
+		m.Name = sp
+	}
+	if id, _ := f["toolCallId"].(string); m.ToolCallID == "" && id != "" {
+		m.ToolCallID = id
+	}
+	if len(m.ToolCalls) > 0 {
+		return
+	}
+	var calls []any
+	if one, ok := f["toolCall"].(map[string]any); ok {
+		calls = append(calls, one)
+	}
+	more, _ := f["toolCalls"].([]any)
+	for _, c := range append(calls, more...) {
+		c, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		tc := ToolCall{Args: c["args"], Result: -1}
+		tc.ID, _ = c["id"].(string)
+		tc.Name, _ = c["name"].(string)
+		m.ToolCalls = append(m.ToolCalls, tc)
+	}
 }
 
 // content is a message's text: a string, or the text of its blocks.

@@ -172,6 +172,20 @@ func TestOwnGraphStoppedRunResumes(t *testing.T) {
 	}
 }
 
+// trailOpened runs g's first turn (trail "go": @1 input, @2 first, @3
+// second) on a new store and opens the TUI on thread t at its head, as an
+// app that sets no extension does (shapeDeps).
+func trailOpened(t *testing.T, g *engine.Graph) (*engine.Engine, *harness) {
+	t.Helper()
+	e := newClockedEngine(t, storeOnly{newStore()}, g, model.NewMock(nil))
+	if _, err := e.Run(context.Background(), "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(3) })
+	return e, h
+}
+
 // shapeDeps opens e as an app that sets no extension does: every pane
 // shows the graph's channels by their shape.
 func shapeDeps(e *engine.Engine) Deps {
@@ -190,13 +204,8 @@ var ticketWords = []string{"review rounds", "tool budget", "history", "Attachmen
 // conversation, and shows nothing of the ticket.
 func TestOwnGraphFirstScreen(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
-	h.until("the head and the turn's words loaded", func() bool { return h.at(3) && h.contains("› trail: go") })
+	_, h := trailOpened(t, trailGraph())
+	h.until("the turn's words loaded", func() bool { return h.contains("› trail: go") })
 	scr := h.screen()
 	for _, want := range []string{"@1", "@2   loop   first", "@3   loop   second", "trail", `+ "go>first>second"`, "› trail: go", "this graph keeps no conversation"} {
 		if !strings.Contains(scr, want) {
@@ -283,13 +292,7 @@ func trailInput(in engine.Input, _ time.Time) ([]engine.Write, error) {
 // the graph.
 func TestOwnGraphTakesTypedInput(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph().Input(trailInput), model.NewMock(nil))
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
-	h.until("the head loaded", func() bool { return h.at(3) })
+	e, h := trailOpened(t, trailGraph().Input(trailInput))
 	if foot := footer(h); !strings.Contains(foot, "write") || !strings.Contains(foot, "fork") {
 		t.Fatalf("the footer should offer write and fork: %q", foot)
 	}
@@ -334,12 +337,7 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 func TestOwnGraphWithoutInputSaysWhy(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
-	h.until("the head loaded", func() bool { return h.at(3) })
+	e, h := trailOpened(t, trailGraph())
 	if foot := footer(h); strings.Contains(foot, "write") || strings.Contains(foot, "fork") || !strings.Contains(foot, "resume") {
 		t.Fatalf("the footer should offer resume, not write or fork: %q", foot)
 	}
@@ -377,13 +375,7 @@ func footer(h *harness) string {
 // link down to second, second lit as the node that wrote @3.
 func TestOwnGraphBreakpointsAndDrawing(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	e := newClockedEngine(t, storeOnly{newStore()}, trailGraph(), model.NewMock(nil))
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, e, Settings{Thread: "t"}, 120, 40)
-	h.until("the head loaded", func() bool { return h.at(3) })
+	_, h := trailOpened(t, trailGraph())
 
 	h.key("b")
 	bd, ok := h.m.dialog.(*breakDialog)

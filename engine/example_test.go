@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -121,4 +123,105 @@ func ExampleEngine_Resume() {
 	// Output:
 	// interrupted at 2 pending: review
 	// done at 3
+}
+
+// Fan-out: a router returns one Send a packet (its Route declares that
+// it sends to search), each packet is a task of
+// its own in one superstep (they run in parallel), and their writes to
+// one channel meet in its reducer (IndexedAppend keeps them all, in task
+// order, numbering each).
+func ExampleSend() {
+	ctx := context.Background()
+	g := engine.NewGraph("fanout", 1).
+		Channel("topics", engine.LastValue, []string{}).
+		Channel("notes", engine.IndexedAppend("index"), []any{}).
+		Node("plan", func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }).
+		Node("search", func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+			var topic string
+			if err := json.Unmarshal(nc.Task.Args, &topic); err != nil {
+				return nil, err
+			}
+			return []engine.Write{engine.Put("notes", []map[string]any{{"text": "found " + topic}})}, nil
+		}).
+		Node("write", func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }).
+		Entry("plan").
+		Route("plan", func(v engine.Values) ([]engine.Target, error) {
+			var s struct{ Topics []string }
+			if err := v.Decode(&s, "topics"); err != nil {
+				return nil, err
+			}
+			var out []engine.Target
+			for _, t := range s.Topics {
+				out = append(out, engine.Send("search", t))
+			}
+			return out, nil
+		}, engine.Send("search", nil)). // declared: the router sends to search
+
+		Edge("search", "write").
+		Edge("write", engine.End)
+	e, err := engine.New(memory.New(), g, model.NewMock(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("topics", []string{"tides", "reefs", "kelp"})}, engine.RunConfig{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	history, _ := e.History(ctx, "t", 0, 0)
+	for i := len(history) - 1; i >= 0; i-- {
+		fmt.Printf("@%d next: %s\n", history[i].ID, cmp.Or(engine.DescribeTasks(history[i].Tasks), "(none)"))
+	}
+	head, _ := e.Latest(ctx, "t")
+	var s struct {
+		Notes []struct {
+			Index int
+			Text  string
+		}
+	}
+	_ = head.Values.Decode(&s, "notes")
+	for _, n := range s.Notes {
+		fmt.Printf("%d %s\n", n.Index, n.Text)
+	}
+	// Output:
+	// @1 next: plan
+	// @2 next: search ×3
+	// @3 next: write
+	// @4 next: (none)
+	// 1 found tides
+	// 2 found reefs
+	// 3 found kelp
+}
+
+// A person's answer: the run stops before a node (here review), the
+// answer is written into the state at that checkpoint as if a node had
+// written it (a new checkpoint; the pending task stays pending), and a
+// resume runs the rest with it. The engine has no interrupt() call that
+// returns a value inside a node: this is the pattern instead.
+func ExampleEngine_UpdateState() {
+	ctx := context.Background()
+	e, _ := engine.New(memory.New(), notesGraph(), model.NewMock(nil))
+	res, err := e.Run(ctx, "t", []engine.Write{engine.Put("topic", "tides")}, engine.RunConfig{InterruptBefore: []string{"review"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cp, err := e.UpdateState(ctx, "t", res.Checkpoint, []engine.Write{engine.Put("notes", []map[string]any{{"text": "a person's note"}})}, "draft")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("@%d %s, pending: %s\n", cp.ID, cp.Source, engine.DescribeTasks(cp.Tasks))
+	res, err = e.Resume(ctx, "t", engine.RunConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	head, _ := e.Latest(ctx, "t")
+	var s struct{ Reviews int }
+	_ = head.Values.Decode(&s, "reviews")
+	fmt.Println(res.Status, "at", res.Checkpoint, "- reviewed", s.Reviews, "notes")
+	// Output:
+	// @3 update, pending: review
+	// done at 4 - reviewed 2 notes
 }

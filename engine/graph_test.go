@@ -102,11 +102,16 @@ func TestARouteKeepsToItsDeclaredTargets(t *testing.T) {
 	if _, err := g.next([]string{"a"}, Values{}); err != nil {
 		t.Fatalf("a declared pick: %v", err)
 	}
-	for _, p := range [][]Target{{Goto("c")}, {Send("b", 1)}} {
-		picks = p
+	// The error names the declaration to add, as Go (a Send declared as
+	// a Goto is the easy mistake).
+	for p, fix := range map[string]string{"c": `add engine.Goto("c")`, "send b": `add engine.Send("b", nil)`} {
+		picks = []Target{Goto(p)}
+		if p == "send b" {
+			picks = []Target{Send("b", 1)}
+		}
 		_, err := g.next([]string{"a"}, Values{})
-		if err == nil || !strings.Contains(err.Error(), "route after a picked") || !strings.Contains(err.Error(), "[b __end__]") {
-			t.Errorf("pick %v: %v, want the route to fail naming b and __end__", p, err)
+		if err == nil || !strings.Contains(err.Error(), "route after a picked") || !strings.Contains(err.Error(), "[b __end__]") || !strings.Contains(err.Error(), fix) {
+			t.Errorf("pick %v: %v, want the route to fail naming b and __end__ and %s", p, err, fix)
 		}
 	}
 	bad := NewGraph("g", 1).Node("a", noop).Entry("a").Route("a", func(Values) ([]Target, error) { return nil, nil }, Goto("zz"))

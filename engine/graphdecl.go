@@ -67,5 +67,5 @@ func (g *Graph) picked(node string, t Target) error {
 	if names == nil { // nothing declared: any target
 		return nil
 	}
-	return fmt.Errorf("route after %s picked %s%s, which its Route does not declare (%v): add it to the Route's targets", node, map[bool]string{true: "Send "}[t.send], t.Node, names)
+	return fmt.Errorf("route after %s picked %s%s, which its Route does not declare (%v): add %s to the Route's targets", node, map[bool]string{true: "Send "}[t.send], t.Node, names, map[bool]string{true: fmt.Sprintf("engine.Send(%q, nil)", t.Node), false: fmt.Sprintf("engine.Goto(%q)", t.Node)}[t.send])
 }

@@ -1,8 +1,13 @@
-// Package tui is rewind's terminal UI: drive a support-ticket conversation
-// through the graph with live progress, see the summary apart from the
-// verbatim tail, scrub the checkpoint tree (forks branch), inspect a
-// checkpoint's pending tasks, events and diff against its parent, fork with
-// new input, resume, and manage threads.
+// Package tui is rewind's terminal UI for a checkpointed graph: run a
+// conversation through it with live progress, scrub the checkpoint tree
+// (forks branch), inspect a checkpoint's pending tasks, events and diff
+// against its parent, fork with new input, replay, edit state, kill a run
+// and resume it, and manage threads. Run opens it on any engine.Graph:
+// channels show by their shape (a message list as a conversation, the
+// rest as values and JSON trees), nodes and edges come from the graph's
+// declaration, and what is particular to one graph (the support ticket's
+// summary pin, subtasks and approvals: TicketExtension) is an Extension
+// the caller passes.
 //
 // It is a Bubble Tea v1 program: one root Model routes messages to its
 // panes; every store read and every run happens in a tea.Cmd; runs go

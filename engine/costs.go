@@ -6,11 +6,11 @@ import (
 	"fmt"
 
 	"rewind/engine/chainformat"
-	"rewind/engine/costs"
+	"rewind/engine/internal/costs"
 	"rewind/store"
 )
 
-// A thread's token accounting is engine/costs's; its types keep their
+// A thread's token accounting is engine/internal/costs's; its types keep their
 // names here.
 type (
 	// TurnUsage is what one turn cost.

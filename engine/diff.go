@@ -1,9 +1,9 @@
 package engine
 
-import "rewind/engine/valuediff"
+import "rewind/engine/internal/valuediff"
 
 // ChannelDiff is how one channel changed between two checkpoints
-// (engine/valuediff).
+// (engine/internal/valuediff).
 type ChannelDiff = valuediff.Channel
 
 // Diff compares two checkpoints' channel values (any two: a parent and its

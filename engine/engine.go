@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
-	"rewind/engine/costs"
+	"rewind/engine/internal/costs"
 	"rewind/engine/model"
 	"rewind/engine/seal"
 	"rewind/store"

@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"rewind/engine/chainformat"
-	"rewind/engine/costs"
+	"rewind/engine/internal/costs"
 	"rewind/engine/model"
 	"rewind/store"
 	"rewind/store/browse"

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"rewind/engine/chainformat"
-	"rewind/engine/jsoncheck"
+	"rewind/engine/internal/jsoncheck"
 	"rewind/engine/model"
 )
 

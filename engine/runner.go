@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
-	"rewind/engine/costs"
 	"rewind/engine/event"
+	"rewind/engine/internal/costs"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
 	"rewind/store"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"rewind/engine/internal/sealstore"
 	"rewind/engine/seal"
-	"rewind/engine/sealstore"
 	"rewind/store"
 )
 
@@ -88,7 +88,7 @@ func asSealError(err error) (*seal.Error, bool) {
 }
 
 // SealStore is st as an engine of g with keys reads and writes it
-// (engine/sealstore): what Sensitive marks sealed on the way in when keys
+// (engine/internal/sealstore): what Sensitive marks sealed on the way in when keys
 // seal, and every sealed document opened on the way out. st itself when
 // g marks nothing and keys is nil (nothing to seal, and nothing sealed to
 // name).

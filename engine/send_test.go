@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"rewind/engine/jsoncheck"
+	"rewind/engine/internal/jsoncheck"
 	"rewind/engine/model"
 	"rewind/store/memory"
 )

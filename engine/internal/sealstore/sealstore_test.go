@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"rewind/engine/internal/sealstore"
 	"rewind/engine/seal"
-	"rewind/engine/sealstore"
 	"rewind/store"
 	"rewind/store/memory"
 )
@@ -23,7 +23,7 @@ import (
 // backend beneath every wrapper (store.Unwrap), by design.
 func optionalInterfaces(t *testing.T) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob("../../store/*.go")
+	files, err := filepath.Glob("../../../store/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}

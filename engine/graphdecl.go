@@ -5,13 +5,12 @@ import (
 	"time"
 )
 
-// Input is what a person typed to start a turn; Attach, Draft and GrantTTL
-// (a draft's authorization) are the ticket graph's.
+// Input is what a person typed to start a turn: the text, and Extra, the
+// graph's own options beyond it, nil when none were given (the ticket
+// graph's are a ticket.TurnOptions: attachments, a draft, its grant).
 type Input struct {
-	Text     string
-	Attach   []string
-	Draft    bool
-	GrantTTL time.Duration
+	Text  string
+	Extra any
 }
 
 // InputFunc makes a turn's writes from typed input; now is the turn's start.

@@ -33,7 +33,7 @@ func (in Input) writes(g *engine.Graph) ([]engine.Write, error) {
 	if fn == nil {
 		return nil, errors.New(noInputWhy(g))
 	}
-	ws, err := fn(engine.Input{Text: in.Text, Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}, time.Now())
+	ws, err := fn(engine.Input{Text: in.Text, Extra: in.extra()}, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("graph %s's input: %w", g.Name, err)
 	}
@@ -41,6 +41,16 @@ func (in Input) writes(g *engine.Graph) ([]engine.Write, error) {
 		return nil, errors.New("the message is empty")
 	}
 	return ws, nil
+}
+
+// extra is the input's options beyond its text: the ticket's (the forms
+// ask for attachments, and the composer toggles a draft, only with the
+// ticket's extension), nil when none were given.
+func (in Input) extra() any {
+	if len(in.Attach) == 0 && !in.Draft && in.AuthTTL == 0 {
+		return nil
+	}
+	return ticket.TurnOptions{Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}
 }
 
 // noInputWhy is why a run cannot start with typed input on g, which

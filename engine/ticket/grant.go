@@ -1,6 +1,7 @@
 package ticket
 
 import (
+	"fmt"
 	"time"
 
 	"rewind/engine"
@@ -21,7 +22,24 @@ func NewTurn(text string, attach []string, draft bool, ttl time.Duration, now ti
 	return t
 }
 
+// TurnOptions are the ticket graph's input beyond the text
+// (engine.Input.Extra): attachment references, and a draft reply with its
+// grant's lifetime (NewTurn).
+type TurnOptions struct {
+	Attach   []string
+	Draft    bool
+	GrantTTL time.Duration
+}
+
 // turnInput is the ticket graph's Input: typed input as a turn (NewTurn).
 func turnInput(in engine.Input, now time.Time) ([]engine.Write, error) {
-	return NewTurn(in.Text, in.Attach, in.Draft, in.GrantTTL, now).Writes(), nil
+	var o TurnOptions
+	switch x := in.Extra.(type) {
+	case nil:
+	case TurnOptions:
+		o = x
+	default:
+		return nil, fmt.Errorf("the ticket graph's input options are a ticket.TurnOptions, not a %T", in.Extra)
+	}
+	return NewTurn(in.Text, o.Attach, o.Draft, o.GrantTTL, now).Writes(), nil
 }

@@ -303,6 +303,11 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 	if got := trailAt(t, e, "t", 6); got != "hi>first>second" {
 		t.Fatalf("the typed turn's trail = %q (status %q)", got, h.m.status.text)
 	}
+	// Its end says where it is, and no ticket counts: trail's nodes call
+	// no model and it has no messages channel.
+	if st := h.m.status.text; !strings.HasPrefix(st, "done at @6") || strings.Contains(st, "model call") || strings.Contains(st, "messages") {
+		t.Fatalf("the run's end on the status line: %q, want done at @6 without model calls or messages", st)
+	}
 
 	h.key("home")
 	h.until("@1", func() bool { return h.at(1) })

@@ -300,7 +300,6 @@ func (c *runControl) updates(msg runUpdatesMsg) (runAsk, tea.Cmd) {
 
 func (c *runControl) describeEnd(u RunUpdate) string {
 	res := u.Result
-	calls := model.Counts(res.ModelCalls)
 	var ke *KilledError
 	if errors.As(u.Err, &ke) {
 		return ke.Error() + ": the screen shows what is stored; r resumes in a new worker"
@@ -338,7 +337,23 @@ func (c *runControl) describeEnd(u RunUpdate) string {
 	} else if p != nil && p.extractive {
 		refused = " · compacted by rewind (the model's summaries were refused twice)"
 	}
-	return fmt.Sprintf("%s at @%d · %s (%s) · messages %d → %d%s%s", verb, res.Checkpoint, plural(calls.Sum(), "model call", "model calls"), calls, res.MessagesBefore, res.MessagesAfter, unreached, refused)
+	return fmt.Sprintf("%s at @%d%s%s%s", verb, res.Checkpoint, c.endCounts(res), unreached, refused)
+}
+
+// endCounts are a finished run's model calls and message counts, each
+// only where the graph has them: a graph whose nodes call no model, or
+// that keeps no messages channel, gets no "0 model calls () · messages
+// 0 → 0" (the engine counts the messages channel: Result.MessagesAfter).
+func (c *runControl) endCounts(res engine.Result) string {
+	calls := model.Counts(res.ModelCalls)
+	out := ""
+	if calls.Sum() > 0 {
+		out += fmt.Sprintf(" · %s (%s)", plural(calls.Sum(), "model call", "model calls"), calls)
+	}
+	if g := c.sess.graph(); g == nil || slices.Contains(g.Channels(), "messages") {
+		out += fmt.Sprintf(" · messages %d → %d", res.MessagesBefore, res.MessagesAfter)
+	}
+	return out
 }
 
 // send continues the current branch with a new message: on the thread's

@@ -25,7 +25,7 @@ import (
 func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
 
 func TestComposerAlone(t *testing.T) {
-	c := newComposer()
+	c := newComposer(true)
 	c.setTheme(themes.Or(themes.Dark))
 	c.SetSize(80, 1)
 	c.Focus()

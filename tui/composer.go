@@ -33,8 +33,11 @@ type composerOutcome struct {
 	resized bool   // the draft tag changed: lay the screen out again
 }
 
-func newComposer() composer {
+// newComposer: drafts says whether the graph's input takes a draft reply
+// (the ticket's extension); without, ctrl+d is not a key of it.
+func newComposer(drafts bool) composer {
 	c := composer{input: newInput(), keys: newComposerKeys()}
+	c.keys.Draft.SetEnabled(drafts)
 	c.input.Prompt = "› "
 	// ctrl+d toggles the draft request here; delete still deletes forward.
 	c.input.KeyMap.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
@@ -127,6 +130,9 @@ func (c *composer) Update(m tea.Msg) (composerOutcome, tea.Cmd) {
 
 // draftTag tells, right of the input, whether the reply will be a draft.
 func (c *composer) draftTag() string {
+	if !c.keys.Draft.Enabled() {
+		return ""
+	}
 	if c.draft {
 		return c.theme.StatusApproval.Render(" ✉ draft reply: awaits approval · ctrl+d ")
 	}

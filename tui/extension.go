@@ -25,7 +25,14 @@ type Extension interface {
 	// message's, and an attachment reference's ("": the form asks for
 	// none).
 	inputHints() (message, attachment string)
+	// draftReplies: the graph's input takes a draft reply (the
+	// composer's ctrl+d).
+	draftReplies() bool
 }
+
+// draftReplies: the composer offers a draft reply (ctrl+d) only for a
+// graph whose extension takes one.
+func draftReplies(x Extension) bool { return x != nil && x.draftReplies() }
 
 // inputHints are the forms' examples for a graph with an extension or
 // without one (any graph's typed input: no attachments).
@@ -45,6 +52,8 @@ type ticketExtension struct{}
 func (ticketExtension) inputHints() (string, string) {
 	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
 }
+
+func (ticketExtension) draftReplies() bool { return true }
 
 func (ticketExtension) read(v engine.Values) (ticket.State, error) { return ticket.Decode(v) }
 

@@ -188,6 +188,7 @@ func (t keyTable[K]) footerOf(k K, keep func(keyRow[K]) bool) []key.Binding {
 		case r.foot.word != "":
 			b = short(b, r.foot.word)
 		}
+		b.SetEnabled(r.field(&k).Enabled()) // an off key stays out of the footer
 		out[i] = b
 	}
 	return out

@@ -165,7 +165,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
-	m.composer = newComposer()
+	m.composer = newComposer(draftReplies(deps.Extension))
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
 	m.live = newLiveStrip(m.keys, m.timeline.keys, func() bool { return canKill(m.sess.deps.Runner) })
 	m.runs = newRunControl(m.sess, &m.live, m.keys, s)

@@ -297,6 +297,11 @@ func TestOwnGraphTakesTypedInput(t *testing.T) {
 		t.Fatalf("the footer should offer write and fork: %q", foot)
 	}
 	h.key("i")
+	// A draft reply is the ticket's: the composer offers none here.
+	if h.contains("draft") || strings.Contains(footer(h), "ctrl+d") {
+		t.Fatalf("the composer of a graph without the ticket extension offers a draft reply:\n%s", h.screen())
+	}
+	h.key("ctrl+d")
 	h.typeText("hi")
 	h.key("enter")
 	h.until("the turn's end", func() bool { return h.m.live.run == nil && num(h.m.timeline.tree.maxID) >= 6 })

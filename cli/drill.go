@@ -29,9 +29,14 @@ equal to an uninterrupted run's. Plus two grant checks, and at the points
 where it matters a record the run read is changed after the kill (as
 ` + "`rewind source bump`" + ` would) and the verdict checked: re-read, write blocked,
 or the draft's verification failed. Exit 1 on any failure. Needs a store
-processes can share (sqlite or PostgreSQL).`,
+processes can share (sqlite or PostgreSQL). Without --kill-at it drills the
+ticket's own points; --kill-at also takes the generic points of any graph
+on the ticket's nodes (before:NODE, after:NODE, after-writes:NODE,
+before-commit@N, after-commit@N). A graph of your own is drilled from your
+own program: README, "Drill your own graph".`,
 		Example: `  rewind drill --store sqlite:/tmp/drill.db
-  rewind drill --store sqlite:/tmp/drill.db --kill-at mid-fanout --json`,
+  rewind drill --store sqlite:/tmp/drill.db --kill-at mid-fanout --json
+  rewind drill --store sqlite:/tmp/drill.db --kill-at before:critic --kill-at before-commit@3`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			out, spec := c.OutOrStdout(), app.ResolveStore(store)
@@ -43,9 +48,12 @@ processes can share (sqlite or PostgreSQL).`,
 			}
 			var points []worker.Point
 			for _, n := range killAt {
-				p, ok := worker.Lookup(n)
-				if !ok {
-					return usagef("unknown kill point %q: choose one of %s", named(n), worker.Names())
+				p, nth, err := worker.Parse(n) // the ticket's own points and the generic ones on its nodes
+				if err != nil {
+					return usageOf(err)
+				}
+				if nth > 1 {
+					p.DrillAt = nth
 				}
 				points = append(points, p)
 			}

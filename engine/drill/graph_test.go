@@ -117,7 +117,16 @@ func TestGraphDrillOnSQLite(t *testing.T) {
 			t.Errorf("the matrix did not drill %s: %v", want, names)
 		}
 	}
-	t.Logf("%d points", len(names))
+	// The kills fell where their names say: mid-fanout with one of the two
+	// branches' writes stored, the other held before it ran.
+	for _, o := range res.Outcomes {
+		if o.Point == "mid-fanout" && o.Figures["storedWrites"] != 1 {
+			t.Errorf("mid-fanout: %v task writes stored at the kill, want 1 of the 2 branches", o.Figures["storedWrites"])
+		}
+		if o.Point == "before:plan" && o.Figures["killedAtCheckpoint"] != int64(1) {
+			t.Errorf("before:plan: killed at checkpoint %v, want 1 (the input's)", o.Figures["killedAtCheckpoint"])
+		}
+	}
 }
 
 func TestGraphDrillOnPostgres(t *testing.T) {

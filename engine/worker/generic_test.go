@@ -16,7 +16,9 @@ import (
 func pointsGraph(fanOut bool) *engine.Graph {
 	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
 	g := engine.NewGraph("points", 1).Channel("v", engine.LastValue, "").
-		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) { return []engine.Write{engine.Put("v", in.Text)}, nil })
+		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("v", in.Text)}, nil
+		})
 	if fanOut {
 		return g.Node("a", nop).Node("b", nop).Node("c", nop).Entry("a").Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
 	}

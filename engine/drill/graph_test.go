@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 	"rewind/engine/drill"
 	"rewind/engine/model"
 	"rewind/store/backend"
-	"rewind/store/postgres/pgtest"
+	"rewind/store/backend/backendtest"
 )
 
 // rounds is a graph rewind did not write: plan fans out to left and right
@@ -84,7 +83,7 @@ func runGraphMatrix(t *testing.T, spec string) drill.Result {
 	var lines []string
 	var mu sync.Mutex
 	res, err := drill.RunGraph(context.Background(), drill.GraphConfig{
-		Exe: exe, Store: spec, Build: buildRounds, Env: os.Environ(), Input: "rounds", Parallel: 4,
+		Exe: exe, Store: spec, Build: buildRounds, Env: os.Environ(), Input: "rounds", Parallel: 8,
 		Observe: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() },
 	})
 	if err != nil {
@@ -103,33 +102,32 @@ func runGraphMatrix(t *testing.T, spec string) drill.Result {
 }
 
 // The generic matrix on a graph of the test's own, with a fan-out and a
-// conditional route, on a real SQLite file: every point the run reaches
-// is drilled by a real SIGKILL, and the thread resumed in new processes.
-func TestGraphDrillOnSQLite(t *testing.T) {
+// conditional route, on every store processes share (a real SQLite file,
+// PostgreSQL): every point the run reaches is drilled by a real SIGKILL,
+// and the thread resumed in new processes.
+func TestGraphDrill(t *testing.T) {
 	t.Parallel()
-	res := runGraphMatrix(t, "sqlite:"+filepath.Join(t.TempDir(), "graph.db"))
-	var names []string
-	for _, o := range res.Outcomes {
-		names = append(names, o.Point)
-	}
-	for _, want := range []string{"before:plan", "after:join", "after-writes:left@1", "mid-fanout", "before-commit@1", "after-commit@3", "mid-transaction@2"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("the matrix did not drill %s: %v", want, names)
+	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
+		t.Parallel()
+		res := runGraphMatrix(t, b.Spec(t, "graphdrill"))
+		var names []string
+		for _, o := range res.Outcomes {
+			names = append(names, o.Point)
 		}
-	}
-	// The kills fell where their names say: mid-fanout with one of the two
-	// branches' writes stored, the other held before it ran.
-	for _, o := range res.Outcomes {
-		if o.Point == "mid-fanout" && o.Figures["storedWrites"] != 1 {
-			t.Errorf("mid-fanout: %v task writes stored at the kill, want 1 of the 2 branches", o.Figures["storedWrites"])
+		for _, want := range []string{"before:plan", "after:join", "after-writes:left@1", "mid-fanout", "before-commit@1", "after-commit@3", "mid-transaction@2"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("the matrix did not drill %s: %v", want, names)
+			}
 		}
-		if o.Point == "before:plan" && o.Figures["killedAtCheckpoint"] != int64(1) {
-			t.Errorf("before:plan: killed at checkpoint %v, want 1 (the input's)", o.Figures["killedAtCheckpoint"])
+		// The kills fell where their names say: mid-fanout with one of the
+		// two branches' writes stored, the other held before it ran.
+		for _, o := range res.Outcomes {
+			if o.Point == "mid-fanout" && o.Figures["storedWrites"] != 1 {
+				t.Errorf("mid-fanout: %v task writes stored at the kill, want 1 of the 2 branches", o.Figures["storedWrites"])
+			}
+			if o.Point == "before:plan" && o.Figures["killedAtCheckpoint"] != int64(1) {
+				t.Errorf("before:plan: killed at checkpoint %v, want 1 (the input's)", o.Figures["killedAtCheckpoint"])
+			}
 		}
-	}
-}
-
-func TestGraphDrillOnPostgres(t *testing.T) {
-	t.Parallel()
-	runGraphMatrix(t, pgtest.Fresh(t, "rewind_graphdrill"))
+	})
 }

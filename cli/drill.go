@@ -46,16 +46,9 @@ own program: README, "Drill your own graph".`,
 			if !spec.Shared() {
 				return usagef("drill kills real processes, which cannot share a memory: store; use --store sqlite:PATH or postgres://…")
 			}
-			var points []worker.Point
-			for _, n := range killAt {
-				p, nth, err := worker.Parse(n) // the ticket's own points and the generic ones on its nodes
-				if err != nil {
-					return usageOf(err)
-				}
-				if nth > 1 {
-					p.DrillAt = nth
-				}
-				points = append(points, p)
+			points, err := drillPoints(killAt)
+			if err != nil {
+				return err
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -98,6 +91,23 @@ own program: README, "Drill your own graph".`,
 	c.Flags().StringArrayVar(&killAt, "kill-at", nil, "drill only kill `POINT` (repeatable): "+worker.Names())
 	c.Flags().DurationVar(&mockLatency, "mock-latency", 0, "wait `D` per mock model call in the workers")
 	return c
+}
+
+// drillPoints reads --kill-at: the ticket's own points and the generic
+// ones on its nodes, POINT@N drilling the Nth time.
+func drillPoints(killAt []string) ([]worker.Point, error) {
+	var points []worker.Point
+	for _, n := range killAt {
+		p, nth, err := worker.Parse(n)
+		if err != nil {
+			return nil, usageOf(err)
+		}
+		if nth > 1 {
+			p.DrillAt = nth
+		}
+		points = append(points, p)
+	}
+	return points, nil
 }
 
 func printDrill(c *cobra.Command, res drill.Result, failed int) {

@@ -145,14 +145,11 @@ func RunGraph(ctx context.Context, cfg GraphConfig) (Result, error) {
 	if _, err := turnInput(e, cfg.Input); err != nil {
 		return Result{}, err
 	}
-	var points []worker.Point
-	var specs []string
-	for _, s := range cfg.Points {
-		p, _, err := worker.ParseFor(e.Graph(), s)
-		if err != nil {
-			return Result{}, err
+	specs := cfg.Points
+	for _, s := range specs {
+		if _, _, err := worker.ParseFor(e.Graph(), s); err != nil {
+			return Result{}, err // before anything runs
 		}
-		points, specs = append(points, p), append(specs, s)
 	}
 	gd := &graphDriller{cfg: cfg, e: e}
 	base, err := gd.baseline(ctx)

@@ -34,9 +34,6 @@ const (
 	AfterCommit KillPoint = "after-commit"
 )
 
-// nodeKinds are the kinds that name a node.
-var nodeKinds = []KillPoint{BeforeNode, AfterNode, AfterWrites}
-
 // Generic lists the generic points' forms, for help text.
 var Generic = []Point{
 	{Name: BeforeNode + ":NODE", Desc: "any graph: a task of NODE began, before its function runs"},

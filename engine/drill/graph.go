@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"rewind/engine"
@@ -133,6 +134,9 @@ const maxWorkers = 8
 func RunGraph(ctx context.Context, cfg GraphConfig) (Result, error) {
 	if cfg.Exe == "" || cfg.Store == "" || cfg.Build == nil {
 		return Result{}, errors.New("a graph drill needs the worker binary (Exe), a store spec processes share (Store) and the engine's Build")
+	}
+	if strings.HasPrefix(cfg.Store, "memory:") {
+		return Result{}, fmt.Errorf("drill: store %s: a drill kills real processes, which cannot share a memory store; give a sqlite:PATH or postgres:// spec", store.Name(cfg.Store))
 	}
 	if cfg.Threads == "" {
 		cfg.Threads = "drill:"

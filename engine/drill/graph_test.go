@@ -131,3 +131,34 @@ func TestGraphDrill(t *testing.T) {
 		}
 	})
 }
+
+// What a graph drill cannot run on is refused before any worker starts,
+// saying what to give instead.
+func TestGraphDrillRefusesWhatItCannotRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := "sqlite:" + t.TempDir() + "/refuse.db"
+	noInput := func(ctx context.Context, spec string) (*engine.Engine, error) {
+		e, err := buildRounds(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		g := rounds().Input(nil)
+		return engine.New(e.Store(), g, model.NewMock(nil))
+	}
+	for _, c := range []struct {
+		why  string
+		cfg  drill.GraphConfig
+		want string
+	}{
+		{"no build", drill.GraphConfig{Exe: "x", Store: db}, "needs the worker binary (Exe), a store spec processes share (Store) and the engine's Build"},
+		{"a memory store", drill.GraphConfig{Exe: "x", Store: "memory:", Build: buildRounds}, "cannot share a memory store; give a sqlite:PATH or postgres:// spec"},
+		{"no Input", drill.GraphConfig{Exe: "x", Store: db, Build: noInput}, "declares no Input, so a drill cannot start its turn: declare one (Graph.Input)"},
+		{"a node it lacks", drill.GraphConfig{Exe: "x", Store: db, Build: buildRounds, Points: []string{"before:nope"}}, `unknown kill point "before:nope" for graph rounds: choose one of before:finish`},
+	} {
+		_, err := drill.RunGraph(ctx, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.why, err, c.want)
+		}
+	}
+}

@@ -101,8 +101,8 @@ func Names() string {
 	return strings.Join(ns, ", ")
 }
 
-// ticketPoints is the ticket graph's: its own and the generic ones.
-var ticketPoints = sync.OnceValue(func() *engine.Graph { return ticket.NewGraph() })
+// theTicket is the graph Parse reads points for (built once).
+var theTicket = sync.OnceValue(func() *engine.Graph { return ticket.NewGraph() })
 
 // Parse reads "POINT" or "POINT@N" (the Nth time the point is reached) for
 // the ticket graph: its own points and the generic ones on its nodes
@@ -115,12 +115,12 @@ func Parse(spec string) (Point, int, error) {
 	if p, ok := Lookup(name); ok {
 		return p, nth, nil
 	}
-	for _, p := range GraphPoints(ticketPoints()) {
+	for _, p := range GraphPoints(theTicket()) {
 		if string(p.Name) == name {
 			return p, nth, nil
 		}
 	}
-	return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE one of %s)", name, Names(), strings.Join(ticketPoints().Nodes(), ", "))
+	return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE one of %s)", name, Names(), strings.Join(theTicket().Nodes(), ", "))
 }
 
 // Trigger fires kill when a run reaches the point for the nth time. It

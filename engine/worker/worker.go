@@ -178,6 +178,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 	case OpReplay:
 		return e.Replay(ctx, req.Thread, req.Checkpoint, cfg)
 	case OpFork:
+		if req.Input != nil {
+			return e.Fork(ctx, req.Thread, req.Checkpoint, req.Input, cfg)
+		}
 		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
 	case OpApprove, OpReject:
 		// The decision is written under --take-over too: it is the first

@@ -612,6 +612,23 @@ func TestHelpNamesEveryKillPoint(t *testing.T) {
 	}
 }
 
+// A generic point on the ticket's nodes kills where its name says: killed
+// before the critic's task ran, the executors' superstep is committed and
+// the resume has the critic alone to run, with no writes of it stored.
+func TestGenericKillPointOnTheTicket(t *testing.T) {
+	t.Parallel()
+	_, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	r := rewind(t, env, "run", "--thread", "t", "--input", "Where is my parcel for order SO20260901?", "--kill-at", "before:critic")
+	if !strings.Contains(r.stdout, "kill point before:critic reached") {
+		t.Fatalf("run --kill-at before:critic: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = rewind(t, env, "resume", "t", "--plan")
+	if r.code != 0 || !strings.Contains(r.stdout, "1 pending task(s): 0 reused") || !strings.Contains(r.stdout, "○ critic") {
+		t.Errorf("resume --plan after the kill: exit %d, %s%s; want the critic alone, redispatched", r.code, r.stdout, r.stderr)
+	}
+}
+
 // On a terminal, rewind log of a long thread lists a screenful of its
 // newest checkpoints and says how to list them all (issue 31: a 5,000-turn
 // thread took 1.5 s to print whole); piped, it lists every one.

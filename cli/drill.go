@@ -29,9 +29,14 @@ equal to an uninterrupted run's. Plus two grant checks, and at the points
 where it matters a record the run read is changed after the kill (as
 ` + "`rewind source bump`" + ` would) and the verdict checked: re-read, write blocked,
 or the draft's verification failed. Exit 1 on any failure. Needs a store
-processes can share (sqlite or PostgreSQL).`,
+processes can share (sqlite or PostgreSQL). Without --kill-at it drills the
+ticket's own points; --kill-at also takes the generic points of any graph
+on the ticket's nodes (before:NODE, after:NODE, after-writes:NODE,
+before-commit@N, after-commit@N). A graph of your own is drilled from your
+own program: README, "Drill your own graph".`,
 		Example: `  rewind drill --store sqlite:/tmp/drill.db
-  rewind drill --store sqlite:/tmp/drill.db --kill-at mid-fanout --json`,
+  rewind drill --store sqlite:/tmp/drill.db --kill-at mid-fanout --json
+  rewind drill --store sqlite:/tmp/drill.db --kill-at before:critic --kill-at before-commit@3`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			out, spec := c.OutOrStdout(), app.ResolveStore(store)
@@ -41,13 +46,9 @@ processes can share (sqlite or PostgreSQL).`,
 			if !spec.Shared() {
 				return usagef("drill kills real processes, which cannot share a memory: store; use --store sqlite:PATH or postgres://…")
 			}
-			var points []worker.Point
-			for _, n := range killAt {
-				p, ok := worker.Lookup(n)
-				if !ok {
-					return usagef("unknown kill point %q: choose one of %s", named(n), worker.Names())
-				}
-				points = append(points, p)
+			points, err := drillPoints(killAt)
+			if err != nil {
+				return err
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -90,6 +91,23 @@ processes can share (sqlite or PostgreSQL).`,
 	c.Flags().StringArrayVar(&killAt, "kill-at", nil, "drill only kill `POINT` (repeatable): "+worker.Names())
 	c.Flags().DurationVar(&mockLatency, "mock-latency", 0, "wait `D` per mock model call in the workers")
 	return c
+}
+
+// drillPoints reads --kill-at: the ticket's own points and the generic
+// ones on its nodes, POINT@N drilling the Nth time.
+func drillPoints(killAt []string) ([]worker.Point, error) {
+	var points []worker.Point
+	for _, n := range killAt {
+		p, nth, err := worker.Parse(n)
+		if err != nil {
+			return nil, usageOf(err)
+		}
+		if nth > 1 {
+			p.DrillAt = nth
+		}
+		points = append(points, p)
+	}
+	return points, nil
 }
 
 func printDrill(c *cobra.Command, res drill.Result, failed int) {

@@ -49,6 +49,11 @@ Kill points (--kill-at POINT of run, resume, fork, approve, reject and drill; PO
 	for _, p := range worker.Points {
 		line(w, string(p.Name), p.Desc)
 	}
+	for _, p := range worker.Generic {
+		if _, own := worker.Lookup(string(p.Name)); !own {
+			line(w, string(p.Name), p.Desc)
+		}
+	}
 	fmt.Fprintf(w, "\nFlags of the TUI:\n%s\nRun `rewind COMMAND --help` for a command's flags and examples.\n", root.LocalFlags().FlagUsagesWrapped(100))
 }
 

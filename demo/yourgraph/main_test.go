@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,9 +11,61 @@ import (
 	"time"
 
 	"rewind/engine"
+	"rewind/engine/drill"
 	"rewind/engine/model"
 	"rewind/store/sqlite"
 )
+
+func TestMain(m *testing.M) {
+	drill.MainIfWorker(build) // the drill's workers are this test binary
+	os.Exit(m.Run())
+}
+
+// build is the program's engine (run's) on the drill's SQLite file.
+func build(ctx context.Context, spec string) (*engine.Engine, error) {
+	path, ok := strings.CutPrefix(spec, "sqlite:")
+	if !ok {
+		return nil, fmt.Errorf("store %q: this program opens sqlite:PATH", spec)
+	}
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(st, Graph(), model.NewMock(nil))
+	if err != nil {
+		st.Close()
+	}
+	return e, err
+}
+
+// The drill matrix on this graph (README, "Drill your own graph"): killed
+// by a real SIGKILL at every point a turn reaches, resumed in new
+// processes, the same chain and values as a turn never killed.
+func TestDrillYourGraph(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := drill.RunGraph(context.Background(), drill.GraphConfig{
+		Exe: exe, Store: "sqlite:" + filepath.Join(t.TempDir(), "drill.db"), Build: build,
+		Env: os.Environ(), Input: "hello rewind", Parallel: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// shout and count, each before and after; three commits (the input's
+	// and two supersteps), before, after and inside each.
+	if len(res.Outcomes) != 4+3*3 {
+		t.Errorf("%d points drilled, want 13", len(res.Outcomes))
+	}
+	for _, o := range res.Outcomes {
+		if !o.Passed {
+			b, _ := json.MarshalIndent(o, "", "  ")
+			t.Errorf("kill point %s failed:\n%s", o.Point, b)
+		}
+	}
+}
 
 // The graph takes typed input as the TUI gives it (its Input), answers in
 // capitals and counts the turn, on a real SQLite file.

@@ -372,9 +372,13 @@ func (d *driller) baseline(ctx context.Context) (finalRun, error) {
 
 // drill kills a worker at p, resumes the thread in new workers and checks.
 func (d *driller) drill(ctx context.Context, p worker.Point, base finalRun) (Outcome, error) {
-	thread := "drill:" + string(p.Name)
-	d.say("kill point %s: %s", p.Name, p.Desc)
-	out := Outcome{Point: string(p.Name), Figures: map[string]any{}}
+	name := string(p.Name)
+	if p.Kind != "" {
+		name = p.DrillSpec() // a generic point says which occurrence
+	}
+	thread := "drill:" + name
+	d.say("kill point %s: %s", name, p.Desc)
+	out := Outcome{Point: name, Figures: map[string]any{}}
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	}

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	drill.MainIfWorker(buildRounds) // this test binary is the graph drill's worker
 	code := pgtest.Run(m)
 	rewindbin.Remove()
 	os.Exit(code)

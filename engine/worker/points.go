@@ -5,7 +5,6 @@ package worker
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +43,11 @@ type Point struct {
 	Desc string    `json:"description"`
 	// DrillAt is which occurrence a drill kills at (0 means the first).
 	DrillAt int `json:"drillAt,omitempty"`
+	// Kind is a generic point's kind (generic.go: before, after-writes,
+	// before-commit, …) and Node the node it names, if any; a graph's own
+	// named point (the ticket's) has none.
+	Kind KillPoint `json:"kind,omitempty"`
+	Node string    `json:"node,omitempty"`
 }
 
 // DrillSpec is the --kill-at value a drill uses for p.
@@ -82,31 +86,41 @@ func Lookup(name string) (Point, bool) {
 	return Point{}, false
 }
 
-// Names lists the point names, for error messages.
+// Names lists the ticket's point names and the generic forms, for error
+// messages and help.
 func Names() string {
-	ns := make([]string, len(Points))
-	for i, p := range Points {
-		ns[i] = string(p.Name)
+	ns := make([]string, 0, len(Points)+len(Generic))
+	for _, p := range Points {
+		ns = append(ns, string(p.Name))
+	}
+	for _, p := range Generic {
+		if _, own := Lookup(string(p.Name)); !own {
+			ns = append(ns, string(p.Name))
+		}
 	}
 	return strings.Join(ns, ", ")
 }
 
-// Parse reads "POINT" or "POINT@N" (the Nth time the point is reached). An
-// unknown POINT is an error that lists the valid ones.
+// theTicket is the graph Parse reads points for (built once).
+var theTicket = sync.OnceValue(func() *engine.Graph { return ticket.NewGraph() })
+
+// Parse reads "POINT" or "POINT@N" (the Nth time the point is reached) for
+// the ticket graph: its own points and the generic ones on its nodes
+// (ParseFor). An unknown POINT is an error that lists the valid ones.
 func Parse(spec string) (Point, int, error) {
-	name, nth := spec, 1
-	if i := strings.LastIndex(spec, "@"); i > 0 {
-		n, err := strconv.Atoi(spec[i+1:])
-		if err != nil || n < 1 {
-			return Point{}, 0, fmt.Errorf("kill point %q: the count after @ must be a positive number", spec)
+	name, nth, err := splitNth(spec)
+	if err != nil {
+		return Point{}, 0, err
+	}
+	if p, ok := Lookup(name); ok {
+		return p, nth, nil
+	}
+	for _, p := range GraphPoints(theTicket()) {
+		if string(p.Name) == name {
+			return p, nth, nil
 		}
-		name, nth = spec[:i], n
 	}
-	p, ok := Lookup(name)
-	if !ok {
-		return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s", name, Names())
-	}
-	return p, nth, nil
+	return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE one of %s)", name, Names(), strings.Join(theTicket().Nodes(), ", "))
 }
 
 // Trigger fires kill when a run reaches the point for the nth time. It
@@ -118,6 +132,7 @@ type Trigger struct {
 	Kill  func(point KillPoint)
 
 	seen     atomic.Int64
+	fan      fanout // the generic mid-fanout's
 	mu       sync.Mutex
 	fanFirst string // the executor task allowed to finish at mid-fanout
 	fanBlock chan struct{}
@@ -125,7 +140,7 @@ type Trigger struct {
 
 // NewTrigger builds a trigger for a point.
 func NewTrigger(p Point, nth int, kill func(point KillPoint)) *Trigger {
-	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
+	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{}), fan: fanout{blocked: make(chan struct{})}}
 }
 
 // Reached counts a point reached outside the engine's hooks.
@@ -141,6 +156,10 @@ func (t *Trigger) Reached(name KillPoint) {
 // Hook is the engine.RunConfig hook.
 func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 	if t == nil {
+		return
+	}
+	if t.Point.Kind != "" {
+		t.genericHook(point, info)
 		return
 	}
 	node := ""

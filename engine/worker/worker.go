@@ -38,10 +38,13 @@ type Request struct {
 	Thread     string
 	Checkpoint int64
 	Turn       ticket.Turn
-	Reason     string // reject
-	Redraft    bool   // reject: write the reply again with the reason
-	Payload    string // approve: the draft as edited
-	By         string // who answered an approval
+	// Input, when set, is a run's or fork's input on any graph (its
+	// Graph.Input's writes), in place of Turn's.
+	Input   []engine.Write
+	Reason  string // reject
+	Redraft bool   // reject: write the reply again with the reason
+	Payload string // approve: the draft as edited
+	By      string // who answered an approval
 	// Seen (approve, reject) is what the person answering looked at: the
 	// answer is refused if the thread moved on or its draft changed since.
 	// Zero: what the invocation finds when it begins; an Operation alone
@@ -120,7 +123,7 @@ func Serve(ctx context.Context, e *engine.Engine, req Request, out io.Writer) (e
 func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Message)) (engine.Result, error) {
 	var trig *Trigger
 	if req.KillAt != "" {
-		p, nth, err := Parse(req.KillAt)
+		p, nth, err := ParseFor(e.Graph(), req.KillAt)
 		if err != nil {
 			return engine.Result{}, err
 		}
@@ -144,6 +147,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 		if prevObserve != nil {
 			prevObserve(ev)
 		}
+		trig.Observe(ev) // may hold a task (mid-fanout) or kill
 	}
 	prevHook := cfg.Hook
 	cfg.Hook = func(point engine.HookPoint, info engine.HookInfo) {
@@ -162,6 +166,9 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunConfig) (engine.Result, error) {
 	switch req.Op {
 	case OpRun:
+		if req.Input != nil {
+			return e.Run(ctx, req.Thread, req.Input, cfg)
+		}
 		return e.Run(ctx, req.Thread, req.Turn.Writes(), cfg)
 	case OpResume:
 		if req.Checkpoint != 0 {
@@ -171,6 +178,9 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 	case OpReplay:
 		return e.Replay(ctx, req.Thread, req.Checkpoint, cfg)
 	case OpFork:
+		if req.Input != nil {
+			return e.Fork(ctx, req.Thread, req.Checkpoint, req.Input, cfg)
+		}
 		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
 	case OpApprove, OpReject:
 		// The decision is written under --take-over too: it is the first

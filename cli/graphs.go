@@ -24,7 +24,7 @@ const defaultGraph = "ticket"
 // no code in tui: the panes read its channels by shape and draw its
 // declared nodes and edges.
 var graphs = map[string]graphEntry{
-	defaultGraph: {ext: tui.TicketExtension()},
+	defaultGraph:  {ext: tui.TicketExtension()},
 	research.Name: {app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock}},
 }
 

@@ -509,7 +509,7 @@ func TestOwnGraphGateSaysHowToAnswer(t *testing.T) {
 	h.until("the resume at the gate again", func() bool {
 		return h.m.live.run == nil && strings.Contains(h.m.status.text, "waiting for approval at @2")
 	})
-	if st := h.m.status.text;  strings.Contains(st, "a answers") || !strings.Contains(st, "e edits") {
+	if st := h.m.status.text; strings.Contains(st, "a answers") || !strings.Contains(st, "e edits") {
 		t.Fatalf("status at the gate: %q, want how a graph's gate is answered (e edits, r resumes)", st)
 	}
 	h.key("a")

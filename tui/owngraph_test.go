@@ -496,7 +496,8 @@ func gatedTrail() *engine.Graph {
 // extension that stops at its gate says how such a gate is answered (its
 // state edited, then a resume), and a asks for no draft: before, the
 // status said "a answers" and a then said "nothing waits for approval
-// here (a draft turn asks for one: ctrl+d while writing)".
+// here (a draft turn asks for one: ctrl+d while writing)", and the
+// resume's strip showed the gate's task as still running.
 func TestOwnGraphGateSaysHowToAnswer(t *testing.T) {
 	t.Parallel()
 	e := newClockedEngine(t, storeOnly{newStore()}, gatedTrail(), model.NewMock(nil))
@@ -511,6 +512,10 @@ func TestOwnGraphGateSaysHowToAnswer(t *testing.T) {
 	})
 	if st := h.m.status.text; strings.Contains(st, "a answers") || !strings.Contains(st, "e edits") {
 		t.Fatalf("status at the gate: %q, want how a graph's gate is answered (e edits, r resumes)", st)
+	}
+	// The resume's strip: the gate's task stopped there, it is not running.
+	if h.contains("redispatched · running") || !h.contains("stopped at its gate") {
+		t.Fatalf("the resume strip after the gate stopped the run again:\n%s", h.screen())
 	}
 	h.key("a")
 	if st := h.m.status.text; strings.Contains(st, "ctrl+d") || !strings.Contains(st, "e edits") {

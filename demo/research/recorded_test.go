@@ -22,9 +22,6 @@ var updateDemo = flag.Bool("update-demo", false, "record demo/recorded/research-
 // (demo/README.md: "The research assistant, recorded").
 const recording = "../recorded/research-1.json"
 
-// The session the recording holds: Question, a revision, an approval.
-const reviseNote = "say more on locking"
-
 // session runs the recorded session with m on a fresh SQLite file: the
 // question to the gate, a revise answer (the writer's second loop), an
 // approve answer; it returns the published answer.
@@ -32,10 +29,10 @@ func session(t *testing.T, m model.Model) string {
 	t.Helper()
 	ctx := context.Background()
 	e := newEngine(t, m)
-	if res := run(t, e, "research-1", Question); res.Status != engine.RunAwaitingApproval {
+	if res := run(t, e, "research-1", research.Question); res.Status != engine.RunAwaitingApproval {
 		t.Fatalf("the question: %s, want awaiting-approval", res.Status)
 	}
-	for _, r := range []research.Review{{Decision: research.Revise, Note: reviseNote}, {Decision: research.Approve}} {
+	for _, r := range []research.Review{{Decision: research.Revise, Note: research.ReviseNote}, {Decision: research.Approve}} {
 		if _, err := e.Answer(ctx, "research-1", research.Answer(r), engine.RunConfig{}); err != nil {
 			t.Fatalf("answer %s: %v", r.Decision, err)
 		}
@@ -88,7 +85,7 @@ func TestRecordedSessionReplays(t *testing.T) {
 	}
 	// The same session with the mock publishes the same answer: the
 	// recording went through the wire and back unchanged.
-	if want := session(t, research.NewMock()); published != want || !strings.Contains(published, "(revised: "+reviseNote+")") {
+	if want := session(t, research.NewMock()); published != want || !strings.Contains(published, "(revised: "+research.ReviseNote+")") {
 		t.Errorf("replayed answer:\n%s\nthe mock's:\n%s", published, want)
 	}
 }

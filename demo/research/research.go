@@ -74,6 +74,14 @@ const (
 	RoleWrite  = model.RoleReply
 )
 
+// The demo session (the lesson, the recording): a question on three of
+// the corpus's topics, and the note a person sends the first draft back
+// with.
+const (
+	Question   = "How does WAL mode keep readers and writers apart, and what can a power cut lose?"
+	ReviseNote = "say more on locking"
+)
+
 // MaxToolRounds bounds the writer's loop: model calls that may return tool
 // calls before the node gives up.
 const MaxToolRounds = 4

@@ -14,9 +14,6 @@ import (
 	"rewind/store/sqlite"
 )
 
-// Question names three of the corpus's topics (WAL, locking, power loss).
-const Question = "How does WAL mode keep readers and writers apart, and what can a power cut lose?"
-
 func newEngine(t *testing.T, m model.Model) *engine.Engine {
 	t.Helper()
 	ctx := context.Background()
@@ -69,7 +66,7 @@ func TestResearchAnswersRevisesAndPublishes(t *testing.T) {
 	ctx := context.Background()
 	m := research.NewMock()
 	e := newEngine(t, m)
-	res := run(t, e, "r", Question)
+	res := run(t, e, "r", research.Question)
 	if res.Status != engine.RunAwaitingApproval || engine.DescribeTasks(res.Pending) != research.NodePublish {
 		t.Fatalf("first pass: %s pending %q, want awaiting-approval before publish", res.Status, engine.DescribeTasks(res.Pending))
 	}
@@ -116,12 +113,12 @@ func TestResearchAnswersRevisesAndPublishes(t *testing.T) {
 	}
 
 	// revise: back to the writer, which looks the note up, and the gate again.
-	res, err = e.Answer(ctx, "r", research.Answer(research.Review{Decision: research.Revise, Note: "say more on locking"}), engine.RunConfig{})
+	res, err = e.Answer(ctx, "r", research.Answer(research.Review{Decision: research.Revise, Note: research.ReviseNote}), engine.RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s = stateAt(t, e, "r", res.Checkpoint)
-	if res.Status != engine.RunAwaitingApproval || s.Revisions != 1 || s.Review != (research.Review{}) || !strings.Contains(s.Draft, "(revised: say more on locking)") || !strings.Contains(s.Draft, "[lock-1]") {
+	if res.Status != engine.RunAwaitingApproval || s.Revisions != 1 || s.Review != (research.Review{}) || !strings.Contains(s.Draft, "(revised: "+research.ReviseNote+")") || !strings.Contains(s.Draft, "[lock-1]") {
 		t.Fatalf("after revise: %s, revisions %d, review %+v, draft %q", res.Status, s.Revisions, s.Review, s.Draft)
 	}
 	// A malformed answer is refused with nothing written.
@@ -147,7 +144,7 @@ func TestResearchEditForkReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEngine(t, research.NewMock())
-	res := run(t, e, "r", Question)
+	res := run(t, e, "r", research.Question)
 	wait := res.Checkpoint
 	if _, err := e.EditState(ctx, "r", wait, research.ChanReview, json.RawMessage(`{"decision":"maybe"}`), engine.UpdateOptions{}); !errors.Is(err, engine.ErrBadEdit) || !strings.Contains(err.Error(), `give "approve" or "revise"`) {
 		t.Fatalf("edit review to maybe: %v, want refused naming the answers", err)

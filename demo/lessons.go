@@ -83,7 +83,7 @@ type Lesson struct {
 	// Graph is the graph the lesson's threads are of, when not the
 	// ticket's: the TUI opens it by that name (`rewind tui --graph`).
 	Graph string `json:"graph,omitempty"`
-	run       func(ctx context.Context, env Env) (Verdict, error)
+	run   func(ctx context.Context, env Env) (Verdict, error)
 }
 
 // Env is where a lesson runs: its own store, and what a lesson that kills

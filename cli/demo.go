@@ -84,15 +84,7 @@ processes can share (sqlite or PostgreSQL).`,
 				}
 			} else {
 				fmt.Fprintln(out, termtext.Line(v.Line))
-				graph := ""
-				if l.Graph != "" {
-					graph = " --graph " + shellWord(l.Graph)
-				}
-				fmt.Fprintf(out, "open it: rewind tui%s --store %s %s", graph, shellWord(spec.Label()), shellWord(l.Thread))
-				if v.At != 0 {
-					fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
-				}
-				fmt.Fprintln(out)
+				printOpenIt(out, l, spec, v)
 			}
 			if !v.Passed {
 				return fmt.Errorf("lesson %s: the verdict does not hold (see above)", l.Name)
@@ -105,6 +97,20 @@ processes can share (sqlite or PostgreSQL).`,
 	c.Flags().BoolVar(&list, "list", false, "list the lessons")
 	c.Flags().BoolVar(&headless, "headless", false, "print the script and the verdict instead of opening the TUI (the default when stdout is not a terminal)")
 	return c
+}
+
+// printOpenIt says how to open the lesson's thread in the TUI, on its
+// graph and at its checkpoint.
+func printOpenIt(out io.Writer, l demo.Lesson, spec app.Store, v demo.Verdict) {
+	graph := ""
+	if l.Graph != "" {
+		graph = " --graph " + shellWord(l.Graph)
+	}
+	fmt.Fprintf(out, "open it: rewind tui%s --store %s %s", graph, shellWord(spec.Label()), shellWord(l.Thread))
+	if v.At != 0 {
+		fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
+	}
+	fmt.Fprintln(out)
 }
 
 func listLessons(out io.Writer, asJSON bool) error {

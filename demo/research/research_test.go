@@ -80,31 +80,11 @@ func TestResearchAnswersRevisesAndPublishes(t *testing.T) {
 		}
 	}
 	// The fan-out ran in one superstep: three search tasks of one checkpoint.
-	searches := 0
-	hist, err := e.History(ctx, "r", 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cp := range hist {
-		n := 0
-		for _, task := range cp.Tasks {
-			if task.Node == research.NodeSearch {
-				n++
-			}
-		}
-		searches = max(searches, n)
-	}
-	if searches != 3 {
-		t.Errorf("at most %d search tasks pending at once, want 3 in parallel", searches)
+	if n := mostPending(t, e, research.NodeSearch); n != 3 {
+		t.Errorf("at most %d search tasks pending at once, want 3 in parallel", n)
 	}
 	// The tool loop: one round of three cite calls, their results, the answer.
-	var calls, results int
-	for _, msg := range s.Messages {
-		calls += len(msg.ToolCalls)
-		if msg.Role == model.ChatTool {
-			results++
-		}
-	}
+	calls, results := toolMessages(s)
 	if calls != 3 || results != 3 || m.Calls()[research.RoleWrite] != 2 {
 		t.Errorf("%d tool calls, %d results, %d writer calls; want 3, 3 and 2", calls, results, m.Calls()[research.RoleWrite])
 	}
@@ -113,7 +93,7 @@ func TestResearchAnswersRevisesAndPublishes(t *testing.T) {
 	}
 
 	// revise: back to the writer, which looks the note up, and the gate again.
-	res, err = e.Answer(ctx, "r", research.Answer(research.Review{Decision: research.Revise, Note: research.ReviseNote}), engine.RunConfig{})
+	res, err := e.Answer(ctx, "r", research.Answer(research.Review{Decision: research.Revise, Note: research.ReviseNote}), engine.RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,4 +181,30 @@ func mustHistory(t *testing.T, e *engine.Engine) []engine.Checkpoint {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// mostPending is the most tasks of node one checkpoint of thread "r" held.
+func mostPending(t *testing.T, e *engine.Engine, node string) int {
+	most := 0
+	for _, cp := range mustHistory(t, e) {
+		n := 0
+		for _, task := range cp.Tasks {
+			if task.Node == node {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// toolMessages counts the tool calls and the tool results of s's messages.
+func toolMessages(s research.State) (calls, results int) {
+	for _, msg := range s.Messages {
+		calls += len(msg.ToolCalls)
+		if msg.Role == model.ChatTool {
+			results++
+		}
+	}
+	return calls, results
 }

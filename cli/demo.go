@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -83,11 +84,7 @@ processes can share (sqlite or PostgreSQL).`,
 				}
 			} else {
 				fmt.Fprintln(out, termtext.Line(v.Line))
-				fmt.Fprintf(out, "open it: rewind tui --store %s %s", shellWord(spec.Label()), shellWord(l.Thread))
-				if v.At != 0 {
-					fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
-				}
-				fmt.Fprintln(out)
+				printOpenIt(out, l, spec, v)
 			}
 			if !v.Passed {
 				return fmt.Errorf("lesson %s: the verdict does not hold (see above)", l.Name)
@@ -100,6 +97,20 @@ processes can share (sqlite or PostgreSQL).`,
 	c.Flags().BoolVar(&list, "list", false, "list the lessons")
 	c.Flags().BoolVar(&headless, "headless", false, "print the script and the verdict instead of opening the TUI (the default when stdout is not a terminal)")
 	return c
+}
+
+// printOpenIt says how to open the lesson's thread in the TUI, on its
+// graph and at its checkpoint.
+func printOpenIt(out io.Writer, l demo.Lesson, spec app.Store, v demo.Verdict) {
+	graph := ""
+	if l.Graph != "" {
+		graph = " --graph " + shellWord(l.Graph)
+	}
+	fmt.Fprintf(out, "open it: rewind tui%s --store %s %s", graph, shellWord(spec.Label()), shellWord(l.Thread))
+	if v.At != 0 {
+		fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
+	}
+	fmt.Fprintln(out)
 }
 
 func listLessons(out io.Writer, asJSON bool) error {
@@ -136,9 +147,12 @@ func printScript(out io.Writer, l demo.Lesson, spec app.Store) {
 
 // tuiLessons are the lessons as the TUI shows them (plain data: tui links
 // no demo and no store backend), their commands naming the lesson store.
-func tuiLessons(store string) []tui.Lesson {
+func tuiLessons(store, graph string) []tui.Lesson {
 	var out []tui.Lesson
 	for _, l := range demo.Lessons() {
+		if l.Graph != graph { // the TUI runs one graph: its lessons alone
+			continue
+		}
 		tl := tui.Lesson{Name: l.Name, Title: l.Title, Proves: l.Proves, Thread: l.Thread, KillsWorkers: l.Processes}
 		for _, s := range l.Script(store) {
 			tl.Steps = append(tl.Steps, tui.LessonStep{Do: s.Do, See: s.See})
@@ -153,7 +167,13 @@ func tuiLessons(store string) []tui.Lesson {
 func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) error {
 	var mf app.ModelFlags
 	watchable(&mf, func(string) bool { return false }) // a run you can watch, and kill by hand
-	a, err := openApp(ctx, spec.Spec, &mf)
+	// A lesson of another graph opens that graph, with its lessons alone.
+	l, _ := demo.Find(name)
+	g, err := graphNamed(cmp.Or(l.Graph, defaultGraph))
+	if err != nil {
+		return err
+	}
+	a, err := openGraph(ctx, spec.Spec, &mf, g.app)
 	if err != nil {
 		return err
 	}
@@ -175,9 +195,9 @@ func demoTUI(ctx context.Context, spec app.Store, env demo.Env, name string) err
 		}
 		return tui.LessonVerdict{Line: v.Line, Passed: v.Passed, At: v.At}, nil
 	}
-	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(a.Store.Label()), Prepare: prepare, Lesson: name,
-		Extension: tui.TicketExtension()} // lessons run the ticket graph
-	if a.Store.Shared() {
+	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Lessons: tuiLessons(a.Store.Label(), l.Graph), Prepare: prepare, Lesson: name,
+		Extension: g.ext}
+	if a.Store.Shared() && g.app == nil { // workers run the ticket graph (tui.go)
 		o.WorkerStore = a.Store.Spec
 		o.Exe = env.Exe
 		o.WorkerFlags = mf.Args()

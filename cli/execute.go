@@ -170,7 +170,12 @@ func (j jsonLines) Sync() error {
 
 // openApp opens the app; model is nil for a command that runs none.
 func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
-	a, err := app.Open(ctx, app.Config{Store: store, Model: model})
+	return openGraph(ctx, store, model, nil)
+}
+
+// openGraph opens the app on graph g (nil: the ticket's).
+func openGraph(ctx context.Context, store string, model *app.ModelFlags, g *app.Graph) (*app.App, error) {
+	a, err := app.Open(ctx, app.Config{Store: store, Model: model, Graph: g})
 	if errors.Is(err, app.ErrUsage) {
 		return nil, usageOf(err)
 	}

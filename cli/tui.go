@@ -20,6 +20,7 @@ import (
 // tuiFlags are the TUI's flags, on `rewind tui` and on `rewind` alone.
 type tuiFlags struct {
 	store, theme, thread string
+	graph                string
 	noMouse              bool
 	model                app.ModelFlags
 	before, after        []string
@@ -62,10 +63,15 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	f.cmd = c
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
+	c.Flags().StringVar(&f.graph, "graph", defaultGraph, "open the graph `NAME`: "+graphNames()+" (research: the second demo graph, runs in-process)")
 }
 
 // run opens the app and runs the TUI on it until the user quits.
 func (f *tuiFlags) run(ctx context.Context, thread string) error {
+	g, err := graphNamed(f.graph)
+	if err != nil {
+		return err
+	}
 	spec := app.ResolveStore(f.store)
 	// Told once, for the openers below (each would open the file and read
 	// its schema again); the screen runs in ctx, which carries none.
@@ -80,6 +86,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	}
 	if src != nil { // a LangGraph database: the TUI reads it, never writes
 		defer src.Close()
+		if g.app != nil {
+			return usagef("--graph %s: %s is a LangGraph database, read as it is stored; drop --graph", idText(f.graph), spec.Label())
+		}
 		if thread != "" {
 			// As on a rewind store: an unknown thread fails before the
 			// screen; a unique prefix or a printed short form is the
@@ -109,7 +118,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if f.cmd != nil {
 		watchable(&f.model, f.cmd.Flags().Changed)
 	}
-	a, err := openApp(octx, f.store, &f.model)
+	a, err := openGraph(octx, f.store, &f.model, g.app)
 	if err != nil {
 		return err
 	}
@@ -119,8 +128,10 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	}
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
-		ContextWindow: openai.WindowFromEnv(os.Getenv), Extension: tui.TicketExtension()} // the app opens the ticket graph
-	if a.Store.Shared() {
+		ContextWindow: openai.WindowFromEnv(os.Getenv), Extension: g.ext}
+	// A worker process (`rewind worker`) opens the ticket graph and makes
+	// a turn's writes as the ticket's: another graph runs in this process.
+	if a.Store.Shared() && g.app == nil {
 		o.WorkerStore = a.Store.Spec
 		o.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"rewind/demo/research"
 	"rewind/engine"
 	"rewind/engine/bench"
 	"rewind/engine/drill"
@@ -31,6 +32,8 @@ const (
 	ThreadSiteLog     = "lesson:site-log"
 	// ThreadKillByHand is the kill lesson's thread for a kill by hand.
 	ThreadKillByHand = "lesson:kill-by-hand"
+	// ThreadResearch is the research graph's lesson thread.
+	ThreadResearch = "lesson:research"
 )
 
 // The customer's turns of the summary lesson: enough to compact twice.
@@ -172,6 +175,22 @@ var lessons = []Lesson{
 			{Do: "a (approve), then y", See: "the gate blocks the draft, naming the record and both versions: no row in the drafts table"},
 		},
 		run: runStale,
+	},
+	{
+		Name: "research", Title: "A graph of another shape: fan-out, a tool loop, a gate answered as state", Graph: research.Name,
+		Proves: "rewind runs and shows a graph it did not write: parallel searches merged into one channel by its reducer, a writer's tool loop that ends, a gate whose answer is state (revise loops back to the writer, approve publishes)",
+		Thread: ThreadResearch,
+		Steps: []Step{
+			{Do: "h/l to @2, 3 (Inspector)", See: "plan's three Sends: search ×3 pending, each with its sub-question as arguments"},
+			{Do: "l to @3, 2 (State), the notes channel", See: "three notes, q1–q3, written by three parallel tasks into one channel and merged by id (the keyed reducer)"},
+			{Do: "v (graph view), then esc", See: "the graph as declared: plan → search ×N (Send) → write → publish, and publish ⟲ write, the revision's way back"},
+			{Do: "l to @4, 1 (Conversation)", See: "the writer's loop: its cite calls, each joined to the tool message that answers it, then its draft with no call: the loop ended"},
+			{Do: "l to @5, 3 (Inspector)", See: "the person's answer is state: an update wrote review = revise with a note, and publish stayed due"},
+			{Do: "l to @7, 1 (Conversation)", See: "the writer looked the note up (lookup) and wrote the draft again; publish asked again"},
+			{Command: []string{"log", ThreadResearch}, See: "the whole session from the listings: search ×3 due after plan, the two answers as update checkpoints, publish last", Expect: []string{"search ×3", "update", "publish"}},
+			{Command: []string{"search", ThreadResearch, "locking"}, See: "the reviewer's note, the writer's lookup of it and the revised draft, found in the stored transcript", Expect: []string{"reviewer: revise: say more on [locking]", `{"topic":"say more on [locking]"}`, "(revised: say more on [locking])"}},
+		},
+		run: runResearch,
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"rewind/demo/research"
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/ticket"
@@ -79,7 +80,10 @@ type Lesson struct {
 	Steps  []Step `json:"steps"`
 	// Processes: the lesson kills real worker processes (Env.Exe).
 	Processes bool `json:"processes,omitempty"`
-	run       func(ctx context.Context, env Env) (Verdict, error)
+	// Graph is the graph the lesson's threads are of, when not the
+	// ticket's: the TUI opens it by that name (`rewind tui --graph`).
+	Graph string `json:"graph,omitempty"`
+	run   func(ctx context.Context, env Env) (Verdict, error)
 }
 
 // Env is where a lesson runs: its own store, and what a lesson that kills
@@ -179,4 +183,77 @@ func fresh(ctx context.Context, st store.Store, threads ...string) error {
 		}
 	}
 	return nil
+}
+
+// runResearch runs the research graph's session: the question to the
+// publish gate, a revise answer, an approve answer; then checks what the
+// lesson points at.
+func runResearch(ctx context.Context, env Env) (Verdict, error) {
+	fig := map[string]any{}
+	var fails []string
+	st, err := env.Open(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer st.Close()
+	if err := fresh(ctx, st, ThreadResearch); err != nil {
+		return Verdict{}, err
+	}
+	m := research.NewMock()
+	e, err := research.NewEngine(st, m)
+	if err != nil {
+		return Verdict{}, err
+	}
+	in, err := research.Input(research.Question)
+	if err != nil {
+		return Verdict{}, err
+	}
+	first, err := e.Run(ctx, ThreadResearch, in, engine.RunConfig{})
+	if err != nil {
+		return Verdict{}, err
+	}
+	at, err := e.Get(ctx, ThreadResearch, first.Checkpoint)
+	if err != nil {
+		return Verdict{}, err
+	}
+	s, err := research.Decode(at.Values)
+	if err != nil {
+		return Verdict{}, err
+	}
+	calls := 0
+	for _, msg := range s.Messages {
+		calls += len(msg.ToolCalls)
+	}
+	fig["notes"], fig["toolCalls"], fig["gateAt"], fig["status"] = len(s.Notes), calls, first.Checkpoint, first.Status
+	if first.Status != engine.RunAwaitingApproval || s.Published != "" {
+		fails = append(fails, fmt.Sprintf("the question ended %s at @%d, want awaiting-approval before publish with nothing published", first.Status, first.Checkpoint))
+	}
+	if len(s.Notes) != 3 || len(s.Subquestions) != 3 {
+		fails = append(fails, fmt.Sprintf("%d notes of %d sub-questions, want 3 merged into notes", len(s.Notes), len(s.Subquestions)))
+	}
+	for _, r := range []research.Review{{Decision: research.Revise, Note: research.ReviseNote}, {Decision: research.Approve}} {
+		res, err := e.Answer(ctx, ThreadResearch, research.Answer(r), engine.RunConfig{})
+		if err != nil {
+			return Verdict{}, fmt.Errorf("answer %s: %w", r.Decision, err)
+		}
+		fig[r.Decision+"Status"], fig[r.Decision+"At"] = res.Status, res.Checkpoint
+	}
+	head, err := e.Latest(ctx, ThreadResearch)
+	if err != nil {
+		return Verdict{}, err
+	}
+	end, err := research.Decode(head.Values)
+	if err != nil {
+		return Verdict{}, err
+	}
+	fig["revisions"], fig["modelCalls"] = end.Revisions, model.Counts(m.Calls()).String()
+	if fig[research.Revise+"Status"] != engine.RunAwaitingApproval || end.Revisions != 1 {
+		fails = append(fails, fmt.Sprintf("revise ended %v with %d revision(s), want the writer again and the gate again", fig[research.Revise+"Status"], end.Revisions))
+	}
+	if fig[research.Approve+"Status"] != engine.RunDone || end.Published == "" || end.Published != end.Draft {
+		fails = append(fails, fmt.Sprintf("approve ended %v, published %d bytes, want the draft published", fig[research.Approve+"Status"], len(end.Published)))
+	}
+	good := fmt.Sprintf("3 parallel searches merged into %d notes; the writer's loop ended after %d tool calls; stopped before publish at @%d; revise looped back to the writer (%d revision); approve published at @%v",
+		len(s.Notes), calls, first.Checkpoint, end.Revisions, fig[research.Approve+"At"])
+	return verdict(fig, good, fails), nil
 }

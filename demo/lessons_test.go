@@ -46,6 +46,7 @@ func TestEveryLessonRunsAsPrinted(t *testing.T) {
 		"dangling-cut":      {"rewind's cut keeps #23–#28 verbatim (tool call #25 with its result #26): the stand-in answered the reply's request", "cut between #25 and #26", "the stand-in answered 400 Bad Request", "messages with role 'tool' must be a response to a preceding message with 'tool_calls'"},
 		"narrative-summary": {"indexed summary (#1 user: …): approved t-2-invoice; sent back t-1-refund (it answers another question (shipping): #1 user asked about invoice, refund), then approved its redo", "flattened summary (lesson:narrative-summary-wrong-way, the wrong way): approved t-1-refund, t-2-invoice"},
 		"kill":              {"PASS: 12 kill points", "mid-fanout: pending executor ×3, stored 1, redispatched 2"},
+		"research":          {"3 parallel searches merged into 3 notes", "ended after 3 tool calls", "stopped before publish at @4", "revise looped back to the writer (1 revision)", "approve published at @9"},
 	}
 	for _, l := range demo.Lessons() {
 		t.Run(l.Name, func(t *testing.T) {

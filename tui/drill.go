@@ -423,6 +423,9 @@ func (c *runControl) openApproval() (runAsk, tea.Cmd) {
 		return sayErr("a run is under way: answer when it has paused"), nil
 	}
 	h := c.live.head
+	if c.sess.deps.Extension == nil {
+		return sayErr("this graph has no approval dialog: " + c.gateAnswer()), nil
+	}
 	if h == nil || h.thread != c.sess.thread || h.gate == nil {
 		return sayErr("nothing waits for approval here (a draft turn asks for one: ctrl+d while writing)"), nil
 	}

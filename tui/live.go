@@ -473,6 +473,8 @@ func (s *liveStrip) phaseRow(t *phaseTask, live bool) string {
 		return "  " + th.StatusRun.Render("● ") + th.Text.Render(label) + th.Accent.Render("  redispatched · running") + th.Muted.Render(calls)
 	case taskDone:
 		return "  " + th.StatusDone.Render("✓ ") + th.Text.Render(label) + th.StatusDone.Render("  redispatched · done") + th.Muted.Render(calls)
+	case taskStopped:
+		return "  " + th.StatusPending.Render("⏸ ") + th.Text.Render(label) + th.Muted.Render("  redispatched · "+t.why) + th.Muted.Render(calls)
 	}
 	if live {
 		return "  " + th.StatusPending.Render("○ ") + th.Text.Render(label) + th.Muted.Render("  to redispatch")

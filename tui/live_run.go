@@ -66,6 +66,9 @@ const (
 	taskRunning
 	taskDone
 	taskReused
+	// taskStopped started and did not finish: the run ended first (at a
+	// gate, on an error, stopped).
+	taskStopped
 )
 
 // phase follows the first superstep of a resume: the head's pending tasks,
@@ -105,6 +108,8 @@ type phaseTask struct {
 	stored          bool
 	state           int
 	calls           int
+	// why a taskStopped task stopped, in words.
+	why string
 }
 
 type phaseFigure struct {
@@ -209,6 +214,15 @@ func (p *phase) finish(res engine.Result, runErr error) {
 	p.figure = f
 	if runErr != nil {
 		p.endState = "stopped"
+	}
+	why := "stopped before it finished"
+	if res.Status == engine.RunAwaitingApproval {
+		why = "stopped at its gate: it waits for an answer"
+	}
+	for _, t := range p.tasks {
+		if t.state == taskRunning {
+			t.state, t.why = taskStopped, why
+		}
 	}
 }
 

@@ -474,3 +474,61 @@ func TestGraphLayoutFromTheDeclaration(t *testing.T) {
 		t.Fatalf("breakpoint nodes %s, in the drawing's order", got)
 	}
 }
+
+// gatedTrail is trail with a gate: publish waits until a person sets ok
+// (the answer is state, as a graph without the ticket's dialog takes it).
+func gatedTrail() *engine.Graph {
+	return engine.NewGraph("gated", 1).
+		Channel("trail", engine.LastValue, "").
+		Channel("ok", engine.LastValue, false).
+		Input(trailInput).
+		Node("first", func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+			var s struct{ Trail string }
+			if err := nc.Values.Decode(&s, "trail"); err != nil {
+				return nil, err
+			}
+			return []engine.Write{engine.Put("trail", s.Trail+">first")}, nil
+		}).
+		Node("publish", func(_ context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+			var s struct{ OK bool }
+			if err := nc.Values.Decode(&s, "ok"); err != nil {
+				return nil, err
+			}
+			if !s.OK {
+				return nil, engine.AwaitApproval("publish", "set ok")
+			}
+			return []engine.Write{engine.Put("trail", "published")}, nil
+		}).
+		Gate("publish").Entry("first").Edge("first", "publish").Edge("publish", engine.End)
+}
+
+// TestOwnGraphGateSaysHowToAnswer: a run of a graph without the ticket's
+// extension that stops at its gate says how such a gate is answered (its
+// state edited, then a resume), and a asks for no draft: before, the
+// status said "a answers" and a then said "nothing waits for approval
+// here (a draft turn asks for one: ctrl+d while writing)", and the
+// resume's strip showed the gate's task as still running.
+func TestOwnGraphGateSaysHowToAnswer(t *testing.T) {
+	t.Parallel()
+	e := newClockedEngine(t, storeOnly{newStore()}, gatedTrail(), model.NewMock(nil))
+	if _, err := e.Run(context.Background(), "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "t"}, 120, 40)
+	h.until("the head loaded", func() bool { return h.at(2) })
+	h.key("r")
+	h.until("the resume at the gate again", func() bool {
+		return h.m.live.run == nil && strings.Contains(h.m.status.text, "waiting for approval at @2")
+	})
+	if st := h.m.status.text; strings.Contains(st, "a answers") || !strings.Contains(st, "e edits") {
+		t.Fatalf("status at the gate: %q, want how a graph's gate is answered (e edits, r resumes)", st)
+	}
+	// The resume's strip: the gate's task stopped there, it is not running.
+	if h.contains("redispatched · running") || !h.contains("stopped at its gate") {
+		t.Fatalf("the resume strip after the gate stopped the run again:\n%s", h.screen())
+	}
+	h.key("a")
+	if st := h.m.status.text; strings.Contains(st, "ctrl+d") || !strings.Contains(st, "e edits") {
+		t.Fatalf("a at a graph's gate: %q, want how to answer it, no draft", st)
+	}
+}

@@ -319,7 +319,7 @@ func (c *runControl) describeEnd(u RunUpdate) string {
 		return "run failed: " + u.Err.Error() + c.keys.fixes(u.Err)
 	}
 	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
-		return fmt.Sprintf("waiting for approval at @%d: operation %s · a answers%s", res.Checkpoint, res.Interrupt.Operation, unreached)
+		return fmt.Sprintf("waiting for approval at @%d: operation %s · %s%s", res.Checkpoint, res.Interrupt.Operation, c.gateAnswer(), unreached)
 	}
 	if res.Status == "interrupted" && res.Interrupt != nil {
 		return fmt.Sprintf("paused %s %s at @%d with %s: r resumes%s", res.Interrupt.When, res.Interrupt.Node, res.Checkpoint, plural(len(res.Pending), "pending task", "pending tasks"), unreached)
@@ -527,4 +527,14 @@ func attached(v []string, i int) []string {
 		return nil
 	}
 	return []string{v[i]}
+}
+
+// gateAnswer says how a person answers a gate: the ticket's dialog (a),
+// or, on a graph without an extension, the state its gate reads, edited
+// (e) and resumed (r): the engine has no other way to hand a node a value.
+func (c *runControl) gateAnswer() string {
+	if c.sess.deps.Extension != nil {
+		return c.keys.Approve.Help().Key + " answers"
+	}
+	return fmt.Sprintf("the graph reads the answer from its state: %s edits it, then %s resumes", c.keys.EditState.Help().Key, c.keys.Resume.Help().Key)
 }

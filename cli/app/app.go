@@ -31,6 +31,19 @@ type Config struct {
 	// OldKeys open what they sealed beside $REWIND_KEY_FILE's key (a
 	// rekey's old keys).
 	OldKeys []*seal.Key
+	// Graph is the graph to open instead of the ticket's (nil: the
+	// ticket's); its mock stands in for the model when the flags choose
+	// the mock.
+	Graph *Graph
+}
+
+// Graph is a graph of another shape than the ticket's the app can open
+// (`rewind tui --graph NAME`): the graph, built afresh for each engine,
+// and its offline mock.
+type Graph struct {
+	Name string
+	New  func() *engine.Graph
+	Mock func() *model.Mock
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -48,8 +61,12 @@ type App struct {
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	var m model.Model = noModel{}
 	if cfg.Model != nil {
+		mf := *cfg.Model
+		if cfg.Graph != nil {
+			mf.Mock = cfg.Graph.Mock
+		}
 		var err error
-		if m, err = cfg.Model.Build(ctx); err != nil {
+		if m, err = mf.Build(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +88,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	src := spec.Sources()
-	e, err := ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
+	var e *engine.Engine
+	if cfg.Graph != nil {
+		g := cfg.Graph.New()
+		e, err = engine.New(engine.SealStore(st, g, keys), g, m, engine.WithKeys(keys))
+	} else {
+		e, err = ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
+	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}

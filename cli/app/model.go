@@ -29,6 +29,9 @@ type ModelFlags struct {
 	// Notes is where a choice made for the user (a default model) is
 	// said; nil is os.Stderr.
 	Notes io.Writer
+	// Mock builds the mock of a graph other than the ticket's (nil: the
+	// ticket's); the mock flags shape it alike.
+	Mock func() *model.Mock
 }
 
 // ErrUsage is matched by errors.Is for a model flag that is wrong as given
@@ -64,12 +67,21 @@ func (f ModelFlags) Build(ctx context.Context) (model.Model, error) {
 }
 
 func (f ModelFlags) mock() (model.Model, error) {
-	m := ticket.NewMock()
-	m.Latency, m.Jitter, m.Seed = f.MockLatency, f.MockJitter, f.MockSeed
+	var fail func(role string, n int)
+	var m model.Model
+	if f.Mock != nil {
+		g := f.Mock()
+		g.Latency, g.Jitter, g.Seed = f.MockLatency, f.MockJitter, f.MockSeed
+		fail, m = g.FailRole, g
+	} else {
+		t := ticket.NewMock()
+		t.Latency, t.Jitter, t.Seed = f.MockLatency, f.MockJitter, f.MockSeed
+		fail, m = t.FailRole, t
+	}
 	for _, role := range f.MockFail {
 		switch role {
 		case model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply:
-			m.FailRole(role, -1)
+			fail(role, -1)
 		default:
 			return nil, usageError(fmt.Sprintf("--mock-fail %q: not a model role (planner, executor, critic, summarizer, reply)", role))
 		}

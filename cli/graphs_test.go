@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `rewind tui --graph research` opens the second demo graph (no TUI code
+// names it): on the research lesson's thread its first screen shows the
+// graph's own nodes, its messages channel as a conversation, and nothing
+// of the ticket; a graph it does not know is refused before any screen.
+func TestTUIOpensTheResearchGraph(t *testing.T) {
+	t.Parallel()
+	if r := rewind(t, nil, "tui", "--graph", "nosuch", "--store", "memory:"); r.code != 2 || !strings.Contains(r.stderr, "--graph nosuch: no such graph; choose research, ticket") {
+		t.Fatalf("--graph nosuch: exit %d, %q; want exit 2 naming the graphs", r.code, r.stderr)
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the screen is not tested")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "lesson.db")
+	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 || !strings.Contains(r.stdout, "open it: rewind tui --graph research --store "+db+" lesson:research") {
+		t.Fatalf("demo research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sock := fmt.Sprintf("rewind-graph-%d", os.Getpid())
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	home := t.TempDir()
+	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --graph research --store "+db+" lesson:research; sleep 60")
+	var screen string
+	// Polled, not timed: the screen is read until its head loaded.
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if screen = tmux("capture-pane", "-p", "-t", "g"); strings.Contains(screen, "@9") && strings.Contains(screen, "publish") && strings.Contains(screen, "(publish)") {
+			break
+		}
+	}
+	for _, w := range []string{"Timeline · 9", "@2   loop   plan", "@3   loop   search", "@4   loop   write", "@5   update", "@9   loop   publish", "ai (publish)", "published the approved draft", "runs in-process"} {
+		if !strings.Contains(screen, w) {
+			t.Errorf("the research graph's first screen lacks %q:\n%s", w, screen)
+		}
+	}
+	for _, w := range []string{"Subtasks", "Attachments", "review rounds", "tool budget", "SO20260901", "fidelity"} {
+		if strings.Contains(screen, w) {
+			t.Errorf("the research graph's first screen shows the ticket's %q:\n%s", w, screen)
+		}
+	}
+	tmux("send-keys", "-t", "g", "q")
+}

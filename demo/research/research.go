@@ -191,8 +191,8 @@ func input(in engine.Input, _ time.Time) ([]engine.Write, error) {
 	if q == "" {
 		return nil, nil
 	}
-	if len(in.Attach) > 0 || in.Draft {
-		return nil, errors.New("the research graph takes a question alone: no attachments, no draft")
+	if in.Extra != nil {
+		return nil, fmt.Errorf("the research graph takes a question alone, not a %T (no attachments, no draft)", in.Extra)
 	}
 	return []engine.Write{
 		engine.Put(ChanQuestion, q),

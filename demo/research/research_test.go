@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind/demo/research"
 	"rewind/engine"
@@ -207,4 +208,22 @@ func toolMessages(s research.State) (calls, results int) {
 		}
 	}
 	return calls, results
+}
+
+// The graph's input is a question alone: an empty one makes no turn, and
+// options of another graph's (the ticket's draft) are refused, not
+// dropped in silence.
+func TestResearchInputIsAQuestionAlone(t *testing.T) {
+	in := research.Graph().TurnInput()
+	now := time.Now()
+	if ws, err := in(engine.Input{Text: "  "}, now); err != nil || len(ws) != 0 {
+		t.Fatalf("an empty question: %d writes, %v", len(ws), err)
+	}
+	if _, err := in(engine.Input{Text: "why?", Extra: struct{ Draft bool }{true}}, now); err == nil || !strings.Contains(err.Error(), "takes a question alone") {
+		t.Fatalf("a question with options: %v", err)
+	}
+	ws, err := in(engine.Input{Text: "why?"}, now)
+	if err != nil || len(ws) == 0 {
+		t.Fatalf("a question: %d writes, %v", len(ws), err)
+	}
 }

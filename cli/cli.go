@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"rewind/cli/app"
+	"rewind/engine/drill"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -32,6 +33,7 @@ const (
 // and stderr, and returns the exit code. Every error is one line on stderr,
 // through the sanitizer: ids and inputs in it cannot act on the terminal.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	drill.MainIfWorker(buildDrilled) // a `rewind drill --graph` worker: exits
 	return runRoot(ctx, args, stdout, stderr, rootFor(args))
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rewind/cli/app"
+	"rewind/engine"
 	"rewind/engine/drill"
 	"rewind/engine/worker"
 	"rewind/tui/termtext"
@@ -18,6 +20,7 @@ func newDrillCmd() *cobra.Command {
 	var asJSON bool
 	var killAt []string
 	var mockLatency time.Duration
+	var graph string
 	c := &cobra.Command{
 		Use:   "drill",
 		Short: "the crash-drill matrix: kill real worker processes at every kill point, resume, check",
@@ -46,13 +49,16 @@ own program: README, "Drill your own graph".`,
 			if !spec.Shared() {
 				return usagef("drill kills real processes, which cannot share a memory: store; use --store sqlite:PATH or postgres://…")
 			}
-			points, err := drillPoints(killAt)
-			if err != nil {
-				return err
-			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("drill: find the rewind binary to start workers: %w", err)
+			}
+			if graph != "" && graph != defaultGraph {
+				return drillGraph(c, graph, exe, spec, killAt, asJSON)
+			}
+			points, err := drillPoints(killAt)
+			if err != nil {
+				return err
 			}
 			keys, err := app.Keys()
 			if err != nil {
@@ -90,7 +96,54 @@ own program: README, "Drill your own graph".`,
 	addJSON(c, &asJSON)
 	c.Flags().StringArrayVar(&killAt, "kill-at", nil, "drill only kill `POINT` (repeatable): "+worker.Names())
 	c.Flags().DurationVar(&mockLatency, "mock-latency", 0, "wait `D` per mock model call in the workers")
+	c.Flags().StringVar(&graph, "graph", defaultGraph, "drill `NAME`'s graph: "+graphNames()+" (another graph than the ticket: the generic points, drill.RunGraph)")
 	return c
+}
+
+// drillGraph is `rewind drill --graph NAME` on a graph other than the
+// ticket: the generic matrix (drill.RunGraph), this binary the worker
+// ($REWIND_DRILL_GRAPH names the graph it builds).
+func drillGraph(c *cobra.Command, name, exe string, spec app.Store, killAt []string, asJSON bool) error {
+	g, err := graphNamed(name)
+	if err != nil {
+		return err
+	}
+	if g.drill == nil {
+		return usagef("--graph %s: this graph has no generic drill; drill it from its own program (README, \"Drill your own graph\")", idText(name))
+	}
+	for _, k := range killAt { // refused before anything is opened or printed
+		if _, _, err := worker.ParseFor(g.app.New(), k); err != nil {
+			return usageOf(err)
+		}
+	}
+	out := c.OutOrStdout()
+	cfg := drill.GraphConfig{Exe: exe, Store: spec.Spec, Env: append(os.Environ(), drillGraphEnv+"="+name), Input: g.drill.input, Answer: g.drill.answer, Points: killAt, Parallel: 2,
+		Build: func(ctx context.Context, s string) (*engine.Engine, error) { return buildGraph(ctx, name, s) }}
+	if !asJSON {
+		cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
+		fmt.Fprintf(out, "drill of graph %s on %s\n", name, termtext.Line(spec.Label()))
+	}
+	res, err := drill.RunGraph(c.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, oc := range res.Outcomes {
+		if !oc.Passed {
+			failed++
+		}
+	}
+	if asJSON {
+		if err := writeJSON(out, res); err != nil {
+			return err
+		}
+	} else {
+		printDrill(c, res, failed)
+	}
+	if failed > 0 {
+		return fmt.Errorf("drill of graph %s: %d of %d kill points failed", name, failed, len(res.Outcomes))
+	}
+	return nil
 }
 
 // drillPoints reads --kill-at: the ticket's own points and the generic
@@ -119,7 +172,9 @@ func printDrill(c *cobra.Command, res drill.Result, failed int) {
 			mark = "FAIL"
 		}
 		fmt.Fprintf(out, "%s %s\n", mark, oc.Point)
-		if f := oc.Figures; f["killedAtCheckpoint"] != nil {
+		if f := oc.Figures; f["killedAtCheckpoint"] != nil && f["modelCalls"] == nil { // a generic drill's
+			fmt.Fprintf(out, "     at checkpoint %v: pending %v · stored writes %v\n", f["killedAtCheckpoint"], orDash(f["pendingTasks"]), f["storedWrites"])
+		} else if f["killedAtCheckpoint"] != nil {
 			fmt.Fprintf(out, "     at checkpoint %v: pending %v · stored writes %v · redispatched %v · resume-phase calls %v (expected %v) · total calls %v (uninterrupted %v)\n",
 				f["killedAtCheckpoint"], orDash(f["pendingTasks"]), f["storedWrites"], f["redispatched"], f["resumePhaseCalls"], f["resumePhaseExpected"], f["modelCalls"], f["baselineModelCalls"])
 		}

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"rewind/cli/app"
+	"rewind/engine"
+	"rewind/store/backend"
 	"rewind/demo/research"
 	"rewind/tui"
 )
@@ -15,6 +20,16 @@ import (
 type graphEntry struct {
 	app *app.Graph
 	ext tui.Extension
+	// drill is how `rewind drill --graph NAME` drives it (nil: the
+	// ticket's own drill, drill.Run).
+	drill *graphDrill
+}
+
+// graphDrill is a graph's generic drill (drill.RunGraph): the turn's text,
+// and the person's answer where a run waits for one.
+type graphDrill struct {
+	input  string
+	answer func(head engine.Checkpoint) ([]engine.Write, error)
 }
 
 // defaultGraph is the graph every command opens unless told otherwise.
@@ -25,7 +40,38 @@ const defaultGraph = "ticket"
 // declared nodes and edges.
 var graphs = map[string]graphEntry{
 	defaultGraph:  {ext: tui.TicketExtension()},
-	research.Name: {app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock}},
+	research.Name: {app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock},
+		drill: &graphDrill{input: research.Question, answer: research.Answer(research.Review{Decision: research.Approve})}},
+}
+
+// drillGraphEnv names the graph a `rewind drill --graph` worker builds:
+// the drill starts this binary again with it set (drill.MainIfWorker).
+const drillGraphEnv = "REWIND_DRILL_GRAPH"
+
+// buildDrilled is the engine of the graph $REWIND_DRILL_GRAPH names on the
+// store spec, with its offline mock: what a drill's worker and the drill
+// itself run.
+func buildDrilled(ctx context.Context, spec string) (*engine.Engine, error) {
+	return buildGraph(ctx, os.Getenv(drillGraphEnv), spec)
+}
+
+// buildGraph is the engine of graph name on the store spec, with its
+// offline mock.
+func buildGraph(ctx context.Context, name, spec string) (*engine.Engine, error) {
+	g, ok := graphs[name]
+	if !ok || g.app == nil {
+		return nil, fmt.Errorf("$%s=%q: no graph of rewind's with a generic drill; choose %s", drillGraphEnv, name, graphNames())
+	}
+	st, err := backend.Open(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(st, g.app.New(), g.app.Mock())
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return e, nil
 }
 
 // graphNames lists the graphs' names, sorted, for flags and errors.

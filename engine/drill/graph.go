@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -119,6 +120,12 @@ type GraphConfig struct {
 	// Observe sees progress lines; it may be called from several
 	// goroutines at once when Parallel > 1. May be nil.
 	Observe func(line string)
+	// Answer is the person's answer where a run stops to wait for one (a
+	// Graph.Gate, awaiting approval): given the head, the writes that
+	// record it (as Engine.Answer's callback). The drill writes them in an
+	// update checkpoint that keeps the pending tasks, and a new worker
+	// resumes. Nil: a run that waits for a person is not carried past.
+	Answer func(head engine.Checkpoint) ([]engine.Write, error)
 }
 
 // maxWorkers bounds the processes one thread is driven with.
@@ -221,13 +228,39 @@ func MatrixPoints(g *engine.Graph, chain []engine.Checkpoint, midTransaction boo
 			out = append(out, string(worker.MidFanout))
 		}
 	}
-	for i := range chain {
-		out = append(out, fmt.Sprintf("%s@%d", worker.BeforeCommit, i+1), fmt.Sprintf("%s@%d", worker.AfterCommit, i+1))
+	// A commit point's @N counts a worker's commits: an update checkpoint
+	// (the person's answer, GraphConfig.Answer) is the drill's, not a
+	// worker's, and the count goes on in the next worker (carried).
+	n := 0
+	for _, cp := range chain {
+		if cp.Source == engine.SourceUpdate {
+			continue
+		}
+		n++
+		out = append(out, fmt.Sprintf("%s@%d", worker.BeforeCommit, n), fmt.Sprintf("%s@%d", worker.AfterCommit, n))
 		if midTransaction {
-			out = append(out, fmt.Sprintf("%s@%d", worker.MidTransaction, i+1))
+			out = append(out, fmt.Sprintf("%s@%d", worker.MidTransaction, n))
 		}
 	}
 	return out
+}
+
+// carried is a commit point's spec for the next worker after one that
+// committed n checkpoints without reaching it: the worker counts from one
+// (before-commit@5 after four commits is before-commit@1). Other specs
+// carry over as they are.
+func carried(spec string, n int) string {
+	name, nth, ok := strings.Cut(spec, "@")
+	switch worker.KillPoint(name) {
+	case worker.BeforeCommit, worker.AfterCommit, worker.MidTransaction:
+	default:
+		return spec
+	}
+	k, err := strconv.Atoi(nth)
+	if !ok || err != nil || k-n < 1 {
+		return spec
+	}
+	return fmt.Sprintf("%s@%d", name, k-n)
 }
 
 func hasTask(cp engine.Checkpoint, node string) bool {

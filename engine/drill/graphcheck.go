@@ -100,11 +100,13 @@ func gdescribe(s gstep) string {
 func (d *graphDriller) drive(ctx context.Context, thread, op, killAt string) ([]gstep, error) {
 	var steps []gstep
 	for len(steps) < maxWorkers {
+		before := d.headID(ctx, thread)
 		s, err := d.spawn(ctx, op, thread, killAt)
 		if err != nil {
 			return steps, err
 		}
 		steps = append(steps, s)
+		killAt = carried(killAt, int(d.headID(ctx, thread)-before))
 		switch {
 		case s.killed:
 			return steps, nil
@@ -112,10 +114,40 @@ func (d *graphDriller) drive(ctx context.Context, thread, op, killAt string) ([]
 			return steps, errors.New(s.errText)
 		case s.result != nil && s.result.Status == "done":
 			return steps, nil
+		case s.result != nil && s.result.Status == engine.RunAwaitingApproval && d.cfg.Answer != nil:
+			if err := d.answer(ctx, thread); err != nil {
+				return steps, err
+			}
 		}
 		op = worker.OpResume
 	}
-	return steps, fmt.Errorf("thread %s not done after %d workers", store.Name(thread), maxWorkers)
+	return steps, fmt.Errorf("thread %s not done after %d workers (a run that waits for a person needs GraphConfig.Answer)", store.Name(thread), maxWorkers)
+}
+
+// headID is thread's newest checkpoint id (0: none yet).
+func (d *graphDriller) headID(ctx context.Context, thread string) int64 {
+	head, err := d.e.Latest(ctx, thread)
+	if err != nil {
+		return 0
+	}
+	return head.ID
+}
+
+// answer records the person's answer (GraphConfig.Answer) on thread's
+// head, keeping its pending tasks for the next worker to resume.
+func (d *graphDriller) answer(ctx context.Context, thread string) error {
+	head, err := d.e.Latest(ctx, thread)
+	if err != nil {
+		return err
+	}
+	ws, err := d.cfg.Answer(head)
+	if err != nil {
+		return fmt.Errorf("answer thread %s at @%d: %w", store.Name(thread), head.ID, err)
+	}
+	if _, err := d.e.UpdateState(ctx, thread, head.ID, ws, ""); err != nil {
+		return fmt.Errorf("answer thread %s at @%d: %w", store.Name(thread), head.ID, err)
+	}
+	return nil
 }
 
 func (d *graphDriller) fresh(ctx context.Context, thread string) error {

@@ -1,0 +1,51 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"rewind/engine/drill"
+	"rewind/store/postgres/pgtest"
+)
+
+// `rewind drill --graph research` drills the second graph with the
+// generic matrix in real worker processes of this binary, on a sqlite
+// file and on PostgreSQL: every point the uninterrupted run reached
+// passes, including those past the publish gate (the drill answers it
+// as a person would, then a new worker resumes) and the commits of the
+// worker after the answer (a commit point's count goes on there).
+func TestDrillTheResearchGraph(t *testing.T) {
+	t.Parallel()
+	_, spec := dbSpec(t)
+	specs := []string{spec}
+	if pgtest.Available(t) {
+		specs = append(specs, pgtest.Fresh(t, "rewind_drill_research"))
+	}
+	for _, s := range specs {
+		r := rewind(t, nil, "drill", "--graph", "research", "--store", s, "--json")
+		var res drill.Result
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("%s: exit %d, not a drill's JSON: %v\n%s%s", s, r.code, err, r.stdout, r.stderr)
+		}
+		passed := map[string]bool{}
+		for _, oc := range res.Outcomes {
+			passed[oc.Point] = oc.Passed
+			if !oc.Passed {
+				t.Errorf("%s: %s failed: %+v", s, oc.Point, oc.Checks)
+			}
+		}
+		for _, want := range []string{"mid-fanout", "before:publish", "after:publish", "before-commit@5", "after-commit@5"} {
+			if _, ok := passed[want]; !ok {
+				t.Errorf("%s: the matrix did not drill %s (drilled %d points)", s, want, len(res.Outcomes))
+			}
+		}
+		if r.code != 0 {
+			t.Errorf("%s: exit %d: %s", s, r.code, r.stderr)
+		}
+	}
+	r := rewind(t, nil, "drill", "--graph", "research", "--store", spec, "--kill-at", "before:nope")
+	if r.code != 2 || !strings.Contains(r.stderr, "before:publish") || r.stdout != "" {
+		t.Errorf("an unknown point of the graph: exit %d, stdout %q, stderr %q; want a usage error listing its points", r.code, r.stdout, r.stderr)
+	}
+}

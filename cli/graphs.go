@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"rewind/cli/app"
+	"rewind/demo/research"
 	"rewind/engine"
 	"rewind/store/backend"
-	"rewind/demo/research"
 	"rewind/tui"
 )
 
@@ -39,7 +39,7 @@ const defaultGraph = "ticket"
 // no code in tui: the panes read its channels by shape and draw its
 // declared nodes and edges.
 var graphs = map[string]graphEntry{
-	defaultGraph:  {ext: tui.TicketExtension()},
+	defaultGraph: {ext: tui.TicketExtension()},
 	research.Name: {app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock},
 		drill: &graphDrill{input: research.Question, answer: research.Answer(research.Review{Decision: research.Approve})}},
 }

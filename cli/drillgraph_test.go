@@ -49,3 +49,31 @@ func TestDrillTheResearchGraph(t *testing.T) {
 		t.Errorf("an unknown point of the graph: exit %d, stdout %q, stderr %q; want a usage error listing its points", r.code, r.stdout, r.stderr)
 	}
 }
+
+// `rewind run --graph research` runs the second graph from the CLI to its
+// publish gate, and says how its gate is answered (not the ticket's
+// approve/reject); what only the ticket's graph takes is refused before
+// anything is opened.
+func TestRunTheResearchGraph(t *testing.T) {
+	t.Parallel()
+	path, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	r := rewind(t, env, "run", "--graph", "research", "--thread", "r", "--input", "How does WAL mode keep readers and writers apart, and what can a power cut lose?")
+	if r.code != 0 || !strings.Contains(r.stdout, "awaiting approval at checkpoint 4") || !strings.Contains(r.stdout, "rewind tui r --graph research") || strings.Contains(r.stdout, "rewind approve") {
+		t.Fatalf("run --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"run", "--graph", "research", "--thread", "r2", "--input", "why?", "--draft", "--auth-ttl", "1h"},
+		{"run", "--graph", "research", "--thread", "r2", "--input", "why?", "--attach", "s3://x"},
+		{"approve", "r", "--graph", "research"},
+	} {
+		r := rewind(t, env, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--graph research") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming --graph research", args, r.code, r.stderr)
+		}
+	}
+	r = rewind(t, env, "log", "r2")
+	if r.code == 0 {
+		t.Errorf("a refused run left thread r2 behind in %s:\n%s", path, r.stdout)
+	}
+}

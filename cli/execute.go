@@ -42,6 +42,9 @@ type execFlags struct {
 	// cmd is the command the flags are on: its stderr takes the signals'
 	// warning.
 	cmd *cobra.Command
+	// graph is --graph: the registry's graph the command runs (default
+	// the ticket's).
+	graph string
 }
 
 func (f *execFlags) add(c *cobra.Command) {
@@ -55,6 +58,7 @@ func (f *execFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.killAt, "kill-at", "", killAtUsage("SIGKILL this process"))
 	c.Flags().BoolVar(&f.takeOver, "take-over", false, "run a thread another live process holds; that process is fenced out")
 	c.Flags().StringVar(&f.session, "session", "", "the session `ID` the run acts in, checked valid before any task runs (default: the session of the run it carries on from, if any)")
+	c.Flags().StringVar(&f.graph, "graph", defaultGraph, "run the graph `NAME`: "+graphNames()+" (another graph than the ticket takes --input alone)")
 	c.Flags().StringVar(&f.sessionExpires, "session-expires", "", "when --session expires: `T`, an RFC 3339 time (2026-12-05T18:00:00Z) or a duration from now (30m)")
 }
 
@@ -91,13 +95,25 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, f.store, &f.model)
+	g, err := graphNamed(f.graph)
+	if err != nil {
+		return err
+	}
+	if err := g.takes(req); err != nil {
+		return err
+	}
+	a, err := openGraph(ctx, f.store, &f.model, g.app)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
 		return err
+	}
+	if g.app != nil && (req.Op == worker.OpRun || req.Op == worker.OpFork) {
+		if req.Input, err = graphInput(a.Engine.Graph(), req.Turn.Text); err != nil {
+			return err
+		}
 	}
 	req.Config = engine.RunConfig{InterruptBefore: f.before, InterruptAfter: f.after, TakeOver: f.takeOver, Session: session}
 	if !f.json && !f.worker {
@@ -132,8 +148,10 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		err = res.BlockedErr()
 	}
 	run.End(ctx, res, err)
-	if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
+	if err == nil && res.Status == engine.RunAwaitingApproval && !f.json && g.app == nil {
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
+	} else if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
+		defer fmt.Fprintf(out, "  answer in the TUI: rewind tui %s --graph %s (e edits the state its gate waits on, r resumes)\n", idText(res.Thread), g.app.Name)
 	}
 	return report(out, f.json, res, plan, err)
 }

@@ -6,10 +6,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"rewind/cli/app"
 	"rewind/demo/research"
 	"rewind/engine"
+	"rewind/engine/worker"
 	"rewind/store/backend"
 	"rewind/tui"
 )
@@ -91,4 +93,33 @@ func graphNamed(name string) (graphEntry, error) {
 		return graphEntry{}, usagef("--graph %s: no such graph; choose %s", idText(name), graphNames())
 	}
 	return g, nil
+}
+
+// takes refuses what only the ticket's graph takes, on another: its
+// approval answers, and a turn's attachments, draft and scenario.
+func (g graphEntry) takes(req worker.Request) error {
+	if g.app == nil {
+		return nil
+	}
+	name := g.app.Name
+	switch {
+	case req.Op == worker.OpApprove || req.Op == worker.OpReject:
+		return usagef("--graph %s: %s answers the ticket's approval gate; on this graph edit the state its gate waits on (rewind tui: e) and resume", name, req.Op)
+	case len(req.Turn.Attach) > 0 || req.Turn.Draft || req.Turn.Scenario != "":
+		return usagef("--graph %s takes --input alone: --attach, --draft, --auth-ttl and --scenario are the ticket's", name)
+	}
+	return nil
+}
+
+// graphInput is text as a turn's writes through g's declared Input.
+func graphInput(g *engine.Graph, text string) ([]engine.Write, error) {
+	in := g.TurnInput()
+	if in == nil {
+		return nil, usagef("graph %s takes no typed input: resume, replay or edit its state instead", g.Name)
+	}
+	ws, err := in(engine.Input{Text: text}, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("graph %s's input: %w", g.Name, err)
+	}
+	return ws, nil
 }

@@ -13,7 +13,8 @@ import (
 // `rewind tui --graph research` opens the second demo graph (no TUI code
 // names it): on the research lesson's thread its first screen shows the
 // graph's own nodes, its messages channel as a conversation, and nothing
-// of the ticket; a graph it does not know is refused before any screen.
+// of the ticket; a new thread's run is a worker process X kills and r
+// resumes; a graph it does not know is refused before any screen.
 func TestTUIOpensTheResearchGraph(t *testing.T) {
 	t.Parallel()
 	if r := rewind(t, nil, "tui", "--graph", "nosuch", "--store", "memory:"); r.code != 2 || !strings.Contains(r.stderr, "--graph nosuch: no such graph; choose research, ticket") {
@@ -44,7 +45,7 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 			break
 		}
 	}
-	for _, w := range []string{"Timeline · 9", "@2   loop   plan", "@3   loop   search", "@4   loop   write", "@5   update", "@9   loop   publish", "ai (publish)", "published the approved draft", "runs in-process"} {
+	for _, w := range []string{"Timeline · 9", "@2   loop   plan", "@3   loop   search", "@4   loop   write", "@5   update", "@9   loop   publish", "ai (publish)", "published the approved draft", "runs worker processes"} {
 		if !strings.Contains(screen, w) {
 			t.Errorf("the research graph's first screen lacks %q:\n%s", w, screen)
 		}
@@ -54,5 +55,38 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 			t.Errorf("the research graph's first screen shows the ticket's %q:\n%s", w, screen)
 		}
 	}
+
+	// A new thread's run is a worker process of this binary that builds
+	// the research graph (--graph): X kills it for real, r resumes it in
+	// a new worker, and the run goes on to the publish gate.
+	waitFor := func(what string, want ...string) string {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			screen = tmux("capture-pane", "-p", "-t", "g")
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(screen, w)
+			}
+			if all {
+				return screen
+			}
+		}
+		t.Fatalf("waiting for %s (%q):\n%s", what, want, screen)
+		return ""
+	}
+	tmux("send-keys", "-t", "g", "t")
+	waitFor("the threads list", "Threads ·", "lesson:research")
+	tmux("send-keys", "-t", "g", "n")
+	waitFor("the new-thread dialog", "New thread", "research-")
+	tmux("send-keys", "-t", "g", "Tab")
+	tmux("send-keys", "-t", "g", "-l", "How does WAL mode keep readers and writers apart, and what can a power cut lose?")
+	tmux("send-keys", "-t", "g", "Enter")
+	waitFor("a run in a worker", "X/ctrl+k kills it", "worker pid")
+	tmux("send-keys", "-t", "g", "X")
+	waitFor("the kill question", "Send SIGKILL to worker pid")
+	tmux("send-keys", "-t", "g", "y")
+	waitFor("the kill report", "✝ killed · worker pid", "to redispatch")
+	tmux("send-keys", "-t", "g", "r")
+	waitFor("the resumed run at the gate", "resumed from @", "waiting for approval at @", "operation publish")
 	tmux("send-keys", "-t", "g", "q")
 }

@@ -63,7 +63,7 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	f.cmd = c
 	addInterrupts(c, &f.before, &f.after)
 	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
-	c.Flags().StringVar(&f.graph, "graph", defaultGraph, "open the graph `NAME`: "+graphNames()+" (research: the second demo graph, runs in-process)")
+	c.Flags().StringVar(&f.graph, "graph", defaultGraph, "open the graph `NAME`: "+graphNames()+" (research: the second demo graph)")
 }
 
 // run opens the app and runs the TUI on it until the user quits.
@@ -129,11 +129,14 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
 		ContextWindow: openai.WindowFromEnv(os.Getenv), Extension: g.ext}
-	// A worker process (`rewind worker`) opens the ticket graph and makes
-	// a turn's writes as the ticket's: another graph runs in this process.
-	if a.Store.Shared() && g.app == nil {
+	// Runs are worker processes of this binary (`rewind worker … --graph
+	// NAME` builds the same graph), so X kills one for real.
+	if a.Store.Shared() {
 		o.WorkerStore = a.Store.Spec
-		o.Exe, _ = os.Executable() // workers are this binary; without it runs stay in-process
+		o.Exe, _ = os.Executable() // without it runs stay in-process
+		if g.app != nil {
+			o.WorkerFlags = append(o.WorkerFlags, "--graph="+g.app.Name)
+		}
 	}
 	return tui.Run(ctx, o)
 }

@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"rewind/demo/research"
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
@@ -123,6 +124,13 @@ func TestGolden(t *testing.T) {
 		{"zoom", []string{"tab", "+"}, []string{"1 Conversation", "· @16"}, nil, nil},
 		{"zoom-timeline", []string{"+"}, []string{"Timeline · 16 · + back", "turn 2"}, nil, nil},
 		{"trace", []string{"home", "right", "o"}, []string{"✝", "⟲", "reused (stored writes", "redispatched"}, resumedThread, nil},
+		// The second demo graph, opened without an extension as `rewind
+		// tui --graph research` opens it: its own nodes, its messages as a
+		// conversation, its channels by shape, its declared drawing.
+		{"research", nil, []string{"@6   loop   publish", "ai (publish)"}, researchThread, nil},
+		{"research-state", []string{"2"}, []string{"[2 State]", "draft"}, researchThread, nil},
+		{"research-fanout", []string{"home", "right", "3"}, []string{"Pending tasks (3)", "search"}, researchThread, nil},
+		{"research-graph", []string{"home", "right"}, []string{"Graph · @2", "search"}, researchThread, func(m *Model) { parKey(m, "v") }},
 	}
 	// The main TUI on a read-only source (a LangGraph database: no
 	// Backend, no runner), on copies of the Python and JS SqliteSaver
@@ -336,4 +344,25 @@ func resumedEngine(t testing.TB) *engine.Engine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// researchThread is the second demo graph's thread at its end (asked,
+// stopped at the publish gate, approved, published), opened without an
+// extension: what `rewind tui --graph research` shows.
+func researchThread(t *testing.T) (Deps, []string) {
+	ctx := context.Background()
+	e := newClockedEngine(t, storeOnly{newStore()}, research.Graph(), research.NewMock())
+	in, err := e.Graph().TurnInput()(engine.Input{Text: research.Question}, fixedClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(ctx, "t", in, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Answer(ctx, "t", research.Answer(research.Review{Decision: research.Approve}), engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	deps := depsFor(e)
+	deps.Extension = nil
+	return deps, []string{"6/6", "· @6"}
 }

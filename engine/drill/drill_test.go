@@ -16,11 +16,7 @@ import (
 	"rewind/store/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Run(m)
-	rewindbin.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // buildRewind is the real binary the workers run, one link for the
 // package's tests.

@@ -30,17 +30,14 @@ var binary string
 
 func TestMain(m *testing.M) {
 	runBatchChild() // before the build: a batch child runs no test
-	var remove func()
 	var err error
-	if binary, remove, err = rewindbin.Build(); err != nil {
+	if binary, err = rewindbin.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	cli.SetBenchExe(binary) // not this test binary
 	rewindbin.WaitMostly()  // the tests that drive the binary are parallel
-	code := pgtest.Run(m)
-	remove()
-	os.Exit(code)
+	os.Exit(pgtest.Run(m))
 }
 
 type result struct {

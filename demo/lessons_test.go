@@ -18,15 +18,12 @@ var rewindBin string
 
 func TestMain(m *testing.M) {
 	// The lessons that kill workers start the real binary.
-	var remove func()
 	var err error
-	if rewindBin, remove, err = rewindbin.Build(); err != nil {
+	if rewindBin, err = rewindbin.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	remove()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // Every lesson, run as a teacher runs it (rewind demo LESSON --headless,

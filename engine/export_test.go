@@ -182,6 +182,11 @@ func ReadersAgree(meta, state []byte) (diff string, fast bool) {
 	return chainformat.Hooks.ReadersAgree(meta, state)
 }
 
+// ListingReadersAgree is ReadersAgree on a listing alone.
+func ListingReadersAgree(meta []byte) (diff string, fast bool) {
+	return chainformat.Hooks.ListingReadersAgree(meta)
+}
+
 // ReadAnyAgrees decodes b with the hand reader and with a json.Decoder
 // (UseNumber), and says how they differ ("" when they agree); fast says
 // whether the hand reader read it.

@@ -143,13 +143,18 @@ func TestFastReadersAgree(t *testing.T) {
 				}
 			}
 		}
+		// Only the broken document is read again: its intact partner read
+		// the same (and by hand) in the loop above.
 		var meta, state []byte
+		var diff string
+		var fast bool
 		if which%2 == 0 {
 			meta, state = doc, docs[which+1]
+			diff, fast = engine.ListingReadersAgree(meta)
 		} else {
 			meta, state = docs[which-1], doc
+			diff, fast = engine.ReadersAgree(nil, state)
 		}
-		diff, fast := engine.ReadersAgree(meta, state)
 		if diff != "" {
 			t.Fatalf("a broken document: %s\nmeta  %s\nstate %s", diff, meta, state)
 		}

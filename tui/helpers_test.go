@@ -43,12 +43,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "remove the benchmarks' store:", err)
 		}
 	}
-	rewindbin.Remove()
 	os.Exit(code)
 }
 
-// rewindBinary builds the real rewind binary once per test run (workers
-// and the end-to-end test run it).
+// rewindBinary is the real rewind binary (rewindbin: one link the test
+// packages share; workers and the end-to-end test run it).
 func rewindBinary(t testing.TB) string { return rewindbin.Path(t) }
 
 const (

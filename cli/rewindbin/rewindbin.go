@@ -1,61 +1,65 @@
-// Package rewindbin builds the rewind binary for the tests that drive it
-// as a user would (the CLI's, the workers', the drills', the lessons' and
-// the TUI's in tmux): one link a test process, into a folder of its own
-// that TestMain removes.
+// Package rewindbin gives the tests that drive rewind as a user would (the
+// CLI's, the workers', the drills', the lessons' and the TUI's in tmux)
+// the binary: the go command's cached executable of the module's main
+// package, so the packages of one `go test ./...` (and the runs after it,
+// until the code changes) share one link instead of one link each.
 package rewindbin
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 	"testing"
 )
 
-// Build links rewind (the module's main package) into a new temporary
-// folder and returns the binary's path and what removes the folder.
-func Build() (path string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "rewind-bin-")
-	if err != nil {
-		return "", func() {}, err
+// Build returns the path of the rewind binary of the code as it is now.
+// `go run -exec=echo` prints the executable's path instead of running it:
+// an executable it finds in the build cache (content-keyed: it changes
+// with any file the binary is built from) is shared and outlives the
+// test; the cache's own trimming removes it, never a test. The first link
+// of new code is left in go run's work folder, removed as go run exits,
+// and stored in the cache: the second call gives the cached one.
+func Build() (string, error) {
+	for range 2 {
+		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", "rewind")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("go run -exec=echo rewind: %w\n%s", err, stderr.Bytes())
+		}
+		path := string(bytes.TrimSpace(out))
+		if _, err := os.Stat(path); err == nil {
+			return path, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("the built rewind binary %s: %w", path, err)
+		}
 	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	path = filepath.Join(dir, "rewind")
-	if out, err := exec.Command("go", "build", "-o", path, "rewind").CombinedOutput(); err != nil {
-		remove()
-		return "", func() {}, fmt.Errorf("go build rewind: %v\n%s", err, out)
-	}
-	return path, remove, nil
+	return "", errors.New("go run -exec=echo rewind printed a path gone twice: is GOCACHE off? (go env GOCACHE)")
 }
 
 var built struct {
-	once   sync.Once
-	path   string
-	remove func()
-	err    error
+	once sync.Once
+	path string
+	err  error
 }
 
-// Path is the binary, built at the first call of the test process; a
+// Path is the binary, looked up at the first call of the test process; a
 // build that failed fails every test that asks.
 func Path(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() { built.path, built.remove, built.err = Build() })
+	built.once.Do(func() { built.path, built.err = Build() })
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
 	return built.path
-}
-
-// Remove deletes what Path built, if it built: call it from TestMain once
-// the tests ran.
-func Remove() {
-	if built.remove != nil {
-		built.remove()
-	}
 }
 
 // WaitMostly is for a TestMain whose parallel tests mostly wait (for the

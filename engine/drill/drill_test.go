@@ -18,9 +18,7 @@ import (
 
 func TestMain(m *testing.M) {
 	drill.MainIfWorker(buildRounds) // this test binary is the graph drill's worker
-	code := pgtest.Run(m)
-	rewindbin.Remove()
-	os.Exit(code)
+	os.Exit(pgtest.Run(m))
 }
 
 // buildRewind is the real binary the workers run, one link for the

@@ -7,7 +7,7 @@ import (
 )
 
 func newDiffCmd() *cobra.Command {
-	var store, ns string
+	var store, ns, graph string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "diff T A B",
@@ -18,12 +18,17 @@ func newDiffCmd() *cobra.Command {
 		Args: between(3, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			ctx, err := withGraphFlag(ctx, graph)
+			if err != nil {
+				return err
+			}
 			return withRead(ctx, store, ns, func(r reader) error {
 				return runDiff(ctx, r, thread, ns, strings.TrimPrefix(args[1], "@"), strings.TrimPrefix(args[2], "@"), asJSON, out)
 			})
 		},
 	}
 	addStore(c, &store)
+	addGraphFlag(c, &graph)
 	addJSON(c, &asJSON)
 	addNS(c, &ns)
 	return c

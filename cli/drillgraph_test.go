@@ -52,8 +52,8 @@ func TestDrillTheResearchGraph(t *testing.T) {
 
 // `rewind run --graph research` runs the second graph from the CLI to its
 // publish gate, and says how its gate is answered (not the ticket's
-// approve/reject); what only the ticket's graph takes is refused before
-// anything is opened.
+// approve/reject); show, diff, edit and resume take --graph too; what only
+// the ticket's graph takes is refused before anything is opened.
 func TestRunTheResearchGraph(t *testing.T) {
 	t.Parallel()
 	path, spec := dbSpec(t)
@@ -61,6 +61,22 @@ func TestRunTheResearchGraph(t *testing.T) {
 	r := rewind(t, env, "run", "--graph", "research", "--thread", "r", "--input", "How does WAL mode keep readers and writers apart, and what can a power cut lose?")
 	if r.code != 0 || !strings.Contains(r.stdout, "awaiting approval at checkpoint 4") || !strings.Contains(r.stdout, "rewind tui r --graph research") || strings.Contains(r.stdout, "rewind approve") {
 		t.Fatalf("run --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// show, diff and edit read it as its own graph (as the ticket's they
+	// replayed its checkpoints into the ticket's channels and failed), and
+	// the gate is answered from the CLI: edit its review, resume.
+	r = rewind(t, env, "show", "r", "--graph", "research")
+	if r.code != 0 || !strings.Contains(r.stdout, "CHANNELS") || !strings.Contains(r.stdout, `review         {"decision":"","note":""}`) || strings.Contains(r.stdout, "review rounds") {
+		t.Fatalf("show --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "diff", "r", "3", "4", "--graph", "research"); r.code != 0 || !strings.Contains(r.stdout, "@@ draft: changed") {
+		t.Fatalf("diff --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "edit", "r", "4", "review", "--graph", "research", "--value", `{"decision":"approve","note":""}`); r.code != 0 || !strings.Contains(r.stdout, "new checkpoint @5") {
+		t.Fatalf("edit --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "resume", "r", "--graph", "research"); r.code != 0 || !strings.Contains(r.stdout, "done at checkpoint 6") {
+		t.Fatalf("resume --graph research after the answer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, args := range [][]string{
 		{"run", "--graph", "research", "--thread", "r2", "--input", "why?", "--draft", "--auth-ttl", "1h"},

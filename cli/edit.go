@@ -14,7 +14,7 @@ import (
 )
 
 func newEditCmd() *cobra.Command {
-	var store, value, valueFile string
+	var store, value, valueFile, graph string
 	var asJSON, takeOver bool
 	c := &cobra.Command{
 		Use:   "edit T CHECKPOINT CHANNEL",
@@ -58,7 +58,11 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 			if raw != nil && !json.Valid(raw) {
 				return usagef("the value of %s is not JSON: give it as JSON, e.g. --value '\"text\"' or --value 3", named(channel))
 			}
-			return withEngine(c.Context(), store, func(e *engine.Engine) error {
+			ctx, err := withGraphFlag(c.Context(), graph)
+			if err != nil {
+				return err
+			}
+			return withEngine(ctx, store, func(e *engine.Engine) error {
 				if raw == nil {
 					cp, err := e.Get(c.Context(), thread, id)
 					if err != nil {
@@ -100,6 +104,7 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 		},
 	}
 	addStore(c, &store)
+	addGraphFlag(c, &graph)
 	addJSON(c, &asJSON)
 	c.Flags().StringVar(&value, "value", "", "the channel's new value as `JSON`, instead of opening an editor")
 	c.Flags().StringVar(&valueFile, "value-file", "", "read the new value (JSON) from `PATH`, or - for stdin")

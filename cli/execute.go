@@ -188,7 +188,7 @@ func (j jsonLines) Sync() error {
 
 // openApp opens the app; model is nil for a command that runs none.
 func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
-	return openGraph(ctx, store, model, nil)
+	return openGraph(ctx, store, model, graphOf(ctx))
 }
 
 // openGraph opens the app on graph g (nil: the ticket's).
@@ -360,7 +360,7 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 
 // openReader opens the app of a command that only reads.
 func openReader(ctx context.Context, store string) (*app.App, error) {
-	a, err := app.Open(ctx, app.Config{Store: store, ReadOnly: true})
+	a, err := app.Open(ctx, app.Config{Store: store, ReadOnly: true, Graph: graphOf(ctx)})
 	if errors.Is(err, app.ErrUsage) {
 		return nil, usageOf(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"rewind/cli/app"
 	"rewind/demo/research"
 	"rewind/engine"
@@ -122,4 +124,29 @@ func graphInput(g *engine.Graph, text string) ([]engine.Write, error) {
 		return nil, fmt.Errorf("graph %s's input: %w", g.Name, err)
 	}
 	return ws, nil
+}
+
+// graphKey carries the --graph of a command that reads or edits a thread
+// (show, diff, edit) to the app it opens (openReader, openApp).
+type graphKey struct{}
+
+// withGraphFlag is ctx with the graph --graph names (the ticket's: ctx as
+// it is), or a usage error naming the graphs.
+func withGraphFlag(ctx context.Context, name string) (context.Context, error) {
+	g, err := graphNamed(name)
+	if err != nil || g.app == nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, graphKey{}, g.app), nil
+}
+
+// graphOf is the graph ctx carries (nil: the ticket's).
+func graphOf(ctx context.Context) *app.Graph {
+	g, _ := ctx.Value(graphKey{}).(*app.Graph)
+	return g
+}
+
+// addGraphFlag is --graph on a command that reads or edits threads.
+func addGraphFlag(c *cobra.Command, name *string) {
+	c.Flags().StringVar(name, "graph", defaultGraph, "the graph `NAME` the thread was run on: "+graphNames())
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ import (
 )
 
 func newShowCmd() *cobra.Command {
-	var store, message, ns, calls string
+	var store, message, ns, calls, graph string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "show T [CHECKPOINT]",
@@ -56,6 +57,10 @@ named.`,
 		Args: between(1, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			ctx, err := withGraphFlag(ctx, graph)
+			if err != nil {
+				return err
+			}
 			var n int64 = -1
 			if message != "" {
 				var err error
@@ -112,6 +117,7 @@ named.`,
 		},
 	}
 	addStore(c, &store)
+	addGraphFlag(c, &graph)
 	addJSON(c, &asJSON)
 	c.Flags().StringVar(&message, "message", "", "print original message #`N` instead")
 	c.Flags().StringVar(&calls, "calls", "", "print what the model saw in each call that made the checkpoint (`ROLE`: only that role's; alone: all)")
@@ -250,7 +256,11 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if ticket.BudgetMissing(cp.Values) {
 		budget = fmt.Sprintf("0 (none stored: read as 0, so no tool is called; set it with rewind edit %s %d budgetRemaining --value %d)", idText(thread), cp.ID, ticket.TurnToolBudget)
 	}
-	fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
+	if e.Graph().Name == ticketGraphName {
+		fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
+	} else {
+		printChannels(out, cp.Values, e.Graph().Channels())
+	}
 	printCosts(out, costs)
 	if len(cp.Tasks) > 0 {
 		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
@@ -363,4 +373,29 @@ func printMessage(ctx context.Context, e *engine.Engine, thread string, at, inde
 func sortedKeys[V any](m map[string]V) []string {
 	keys := slices.Sorted(maps.Keys(m))
 	return keys
+}
+
+// ticketGraphName is the built-in graph's (engine/ticket): show prints its
+// fields; another graph's channels are printed as they are stored.
+const ticketGraphName = "ticket"
+
+// printChannels is another graph's state: each channel but its messages
+// (printed above) as compact JSON, one line each, cut at 200 bytes.
+func printChannels(out io.Writer, v engine.Values, channels []string) {
+	fmt.Fprintln(out, "\nCHANNELS")
+	for _, ch := range channels {
+		if ch == "messages" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, v[ch]); err != nil {
+			fmt.Fprintf(out, "  %-14s (not JSON: %s)\n", ch, termtext.Line(err.Error()))
+			continue
+		}
+		text := b.String()
+		if len(text) > 200 {
+			text = text[:200] + "…"
+		}
+		fmt.Fprintf(out, "  %-14s %s\n", ch, termtext.Line(text))
+	}
 }

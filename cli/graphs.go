@@ -150,3 +150,12 @@ func graphOf(ctx context.Context) *app.Graph {
 func addGraphFlag(c *cobra.Command, name *string) {
 	c.Flags().StringVar(name, "graph", defaultGraph, "the graph `NAME` the thread was run on: "+graphNames())
 }
+
+// withGraphEngine is withEngine on the graph --graph names.
+func withGraphEngine(ctx context.Context, store, graph string, fn func(*engine.Engine) error) error {
+	ctx, err := withGraphFlag(ctx, graph)
+	if err != nil {
+		return err
+	}
+	return withEngine(ctx, store, fn)
+}

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,13 +61,9 @@ named.`,
 			if err != nil {
 				return err
 			}
-			var n int64 = -1
-			if message != "" {
-				var err error
-				n, err = strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
-				if err != nil || n < 0 {
-					return usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", named(message))
-				}
+			n, err := messageIndex(message)
+			if err != nil {
+				return err
 			}
 			lg := func(src browse.Source) error {
 				at := ""
@@ -252,15 +248,7 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 			}
 		}
 	}
-	budget := strconv.Itoa(*s.BudgetRemaining) // Decode reads a missing one as 0
-	if ticket.BudgetMissing(cp.Values) {
-		budget = fmt.Sprintf("0 (none stored: read as 0, so no tool is called; set it with rewind edit %s %d budgetRemaining --value %d)", idText(thread), cp.ID, ticket.TurnToolBudget)
-	}
-	if e.Graph().Name == ticketGraphName {
-		fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
-	} else {
-		printChannels(out, cp.Values, e.Graph().Channels())
-	}
+	printStateLine(out, e.Graph(), cp, s, thread)
 	printCosts(out, costs)
 	if len(cp.Tasks) > 0 {
 		fmt.Fprintf(out, "\nPENDING TASKS (%d)\n", len(cp.Tasks))
@@ -398,4 +386,30 @@ func printChannels(out io.Writer, v engine.Values, channels []string) {
 		}
 		fmt.Fprintf(out, "  %-14s %s\n", ch, termtext.Line(text))
 	}
+}
+
+// printStateLine is the ticket's counters line, or another graph's
+// channels as stored.
+func printStateLine(out io.Writer, g *engine.Graph, cp engine.Checkpoint, s ticket.State, thread string) {
+	if g.Name != ticketGraphName {
+		printChannels(out, cp.Values, g.Channels())
+		return
+	}
+	budget := strconv.Itoa(*s.BudgetRemaining) // Decode reads a missing one as 0
+	if ticket.BudgetMissing(cp.Values) {
+		budget = fmt.Sprintf("0 (none stored: read as 0, so no tool is called; set it with rewind edit %s %d budgetRemaining --value %d)", idText(thread), cp.ID, ticket.TurnToolBudget)
+	}
+	fmt.Fprintf(out, "\nreview rounds %d · tool budget left %s · degraded %t · history v%d\n", s.ReviewRounds, budget, s.Degraded, s.HistoryVersion)
+}
+
+// messageIndex is --message N (#N also), -1 when not given.
+func messageIndex(message string) (int64, error) {
+	if message == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(message, "#"), 10, 64)
+	if err != nil || n < 0 {
+		return 0, usagef("show: --message %q is not a message index (e.g. --message 12 for #12)", named(message))
+	}
+	return n, nil
 }

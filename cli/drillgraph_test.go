@@ -72,7 +72,7 @@ func TestRunTheResearchGraph(t *testing.T) {
 	if r = rewind(t, env, "diff", "r", "3", "4", "--graph", "research"); r.code != 0 || !strings.Contains(r.stdout, "@@ draft: changed") {
 		t.Fatalf("diff --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r = rewind(t, env, "edit", "r", "4", "review", "--graph", "research", "--value", `{"decision":"approve","note":""}`); r.code != 0 || !strings.Contains(r.stdout, "new checkpoint @5") {
+	if r = rewind(t, env, "edit", "r", "4", "review", "--graph", "research", "--value", `{"decision":"approve","note":""}`); r.code != 0 || !strings.Contains(r.stdout, "new checkpoint @5") || !strings.Contains(r.stdout, "rewind resume r 5 --graph research") {
 		t.Fatalf("edit --graph research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r = rewind(t, env, "resume", "r", "--graph", "research"); r.code != 0 || !strings.Contains(r.stdout, "done at checkpoint 6") {

@@ -91,7 +91,7 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 				}
 				fmt.Fprintf(out, "edited %s at @%d: new checkpoint @%d (update, parent @%d)\n", channel, id, cp.ID, id)
 				if len(cp.Tasks) > 0 {
-					fmt.Fprintf(out, "  due: %s — run them on the edited state: rewind resume %s %d\n", engine.DescribeTasks(cp.Tasks), idText(thread), cp.ID)
+					fmt.Fprintf(out, "  due: %s — run them on the edited state: rewind resume %s %d%s\n", engine.DescribeTasks(cp.Tasks), idText(thread), cp.ID, graphArg(graph))
 				} else {
 					fmt.Fprintf(out, "  nothing is due there: continue with new input: rewind fork %s %d --input …\n", idText(thread), cp.ID)
 				}

@@ -159,3 +159,12 @@ func withGraphEngine(ctx context.Context, store, graph string, fn func(*engine.E
 	}
 	return withEngine(ctx, store, fn)
 }
+
+// graphArg is " --graph NAME" for a hint's command line on another graph
+// than the ticket's ("" on the ticket's).
+func graphArg(name string) string {
+	if name == "" || name == defaultGraph {
+		return ""
+	}
+	return " --graph " + idText(name)
+}

@@ -131,6 +131,7 @@ func TestGolden(t *testing.T) {
 		{"research-state", []string{"2"}, []string{"[2 State]", "draft"}, researchThread, nil},
 		{"research-fanout", []string{"home", "right", "3"}, []string{"Pending tasks (3)", "search"}, researchThread, nil},
 		{"research-graph", []string{"home", "right"}, []string{"Graph · @2", "search"}, researchThread, func(m *Model) { parKey(m, "v") }},
+		{"research-gate", []string{":", "4", "enter"}, []string{"Graph · @4", "publish ⟲ write", "⏸ approval"}, researchThread, func(m *Model) { parKey(m, "v") }},
 	}
 	// The main TUI on a read-only source (a LangGraph database: no
 	// Backend, no runner), on copies of the Python and JS SqliteSaver

@@ -198,6 +198,11 @@ func (g *graphDialog) draw(d *detail) {
 	if in := d.cp.Metadata.Interrupt; in != nil && len(d.cp.Tasks) > 0 {
 		paused[in.Node] = in.When
 	}
+	if d.cp.Metadata.Status == engine.RunAwaitingApproval { // a gate (Graph.Gate) waits for an answer
+		for _, t := range d.cp.Tasks {
+			paused[t.Node] = "approval"
+		}
+	}
 	for _, name := range g.layout.order {
 		row := g.layout.rows[name]
 		n := graphNode{name: name, label: name, wrote: wrote[name], pending: due[name], paused: paused[name], next: row.next}

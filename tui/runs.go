@@ -446,7 +446,7 @@ func (c *runControl) openFork(at runAt) (runAsk, tea.Cmd) {
 	}
 	note := fmt.Sprintf("A new branch starts at @%s with this message; nothing is deleted, the old branch stays.", id)
 	if n := at.cur; n != nil && n.pending > 0 {
-		note += fmt.Sprintf(" Its %s (%s) are superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next)
+		note += fmt.Sprintf(" Its %s (%s) %s superseded on the new branch.", plural(n.pending, "pending task", "pending tasks"), n.next, map[bool]string{true: "is", false: "are"}[n.pending == 1])
 	}
 	_, attachHint := inputHints(c.sess.deps.Extension)
 	fields := []field{newField("Message", "", "the new input for this branch", true)}

@@ -86,16 +86,14 @@ func (f *execFlags) runSession(now time.Time) (*engine.Session, error) {
 // do performs req and reports it.
 func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) error {
 	req.KillAt = f.killAt
-	if req.KillAt != "" {
-		if _, _, err := worker.Parse(req.KillAt); err != nil {
-			return usageOf(err)
-		}
-	}
-	session, err := f.runSession(time.Now())
+	g, err := graphNamed(f.graph)
 	if err != nil {
 		return err
 	}
-	g, err := graphNamed(f.graph)
+	if err := g.killPoint(req.KillAt); err != nil {
+		return err
+	}
+	session, err := f.runSession(time.Now())
 	if err != nil {
 		return err
 	}

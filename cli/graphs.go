@@ -168,3 +168,21 @@ func graphArg(name string) string {
 	}
 	return " --graph " + idText(name)
 }
+
+// killPoint refuses a --kill-at the graph has no such point for (the
+// ticket's own and generic points; another graph's generic ones).
+func (g graphEntry) killPoint(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	var err error
+	if g.app == nil {
+		_, _, err = worker.Parse(spec)
+	} else {
+		_, _, err = worker.ParseFor(g.app.New(), spec)
+	}
+	if err != nil {
+		return usageOf(err)
+	}
+	return nil
+}

@@ -88,5 +88,11 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	waitFor("the kill report", "✝ killed · worker pid", "to redispatch")
 	tmux("send-keys", "-t", "g", "r")
 	waitFor("the resumed run at the gate", "resumed from @", "waiting for approval at @", "operation publish")
+	// K arms this graph's kill points (its nodes'), not the ticket's.
+	tmux("send-keys", "-t", "g", "K")
+	if s := waitFor("the kill points", "Crash drill", "before:plan"); strings.Contains(s, "before-summary") || strings.Contains(s, "create_draft") {
+		t.Errorf("K on the research graph lists the ticket's kill points:\n%s", s)
+	}
+	tmux("send-keys", "-t", "g", "Escape")
 	tmux("send-keys", "-t", "g", "q")
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"github.com/muesli/termenv"
+	"rewind/engine/worker"
 	"rewind/themes"
 	"strings"
 	"testing"
@@ -47,7 +48,9 @@ func TestOverlaysSurviveKeyBursts(t *testing.T) {
 			{"kill dialog", func(h *harness) { h.m.openDialog(h.m.runs.killDialog(4242)) }},
 			{"replay dialog", func(h *harness) { h.key("h", "p") }},
 			{"what the model saw", func(h *harness) { h.key("P") }},
-			{"kill points", func(h *harness) { h.m.openDialog(newPointDialog("", func(string) tea.Cmd { return nil })) }},
+			{"kill points", func(h *harness) {
+				h.m.openDialog(newPointDialog(worker.Points, "", func(string) tea.Cmd { return nil }))
+			}},
 			{"breakpoints", func(h *harness) { h.key("b") }},
 			{"fork form", func(h *harness) { h.key("f") }},
 			{"search", func(h *harness) { h.key("/") }},

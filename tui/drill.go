@@ -28,8 +28,10 @@ type pointDialog struct {
 	onPick     func(name string) tea.Cmd
 }
 
-func newPointDialog(armed string, onPick func(string) tea.Cmd) *pointDialog {
-	d := &pointDialog{points: worker.Points, armed: armed, keys: newPickKeys(), onPick: onPick}
+// newPointDialog lists points (the ticket's own, or another graph's
+// generic ones: worker.GraphPoints).
+func newPointDialog(points []worker.Point, armed string, onPick func(string) tea.Cmd) *pointDialog {
+	d := &pointDialog{points: points, armed: armed, keys: newPickKeys(), onPick: onPick}
 	for i, p := range d.points {
 		if string(p.Name) == armed {
 			d.sel = i + 1
@@ -405,7 +407,11 @@ func (c *runControl) openDrill() (runAsk, tea.Cmd) {
 	if !c.canKill() {
 		return sayErr("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)"), nil
 	}
-	return runAsk{dialog: newPointDialog(c.next.armed, func(name string) tea.Cmd {
+	points := worker.Points
+	if g := c.sess.graph(); g != nil && g.Name != ticketGraphName {
+		points = worker.GraphPoints(g) // its nodes' points, not the ticket's
+	}
+	return runAsk{dialog: newPointDialog(points, c.next.armed, func(name string) tea.Cmd {
 		c.next.arm(name)
 		if name == "" {
 			return flash("no kill point armed", false)
@@ -465,3 +471,7 @@ func (c *runControl) answer(kind string, a Answer, info *answerInfo) (runAsk, te
 	}
 	return runAsk{clear: true, relive: true, spin: true}, start
 }
+
+// ticketGraphName is the built-in graph's name: its kill points are
+// worker.Points (their words name its nodes).
+const ticketGraphName = "ticket"

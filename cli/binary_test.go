@@ -643,15 +643,7 @@ func TestLogOnATerminalListsAScreenful(t *testing.T) {
 	if r := rewind(t, nil, "log", "--store", db, "s"); r.code != 0 || strings.Count(r.stdout, "\n") != 41 {
 		t.Fatalf("log piped: exit %d, want all 40 checkpoints:\n%s", r.code, r.stdout)
 	}
-	sock := fmt.Sprintf("rewind-log-%d", os.Getpid())
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	tmux, sock := tmuxServer(t, "log")
 	tmux("new-session", "-d", "-x", "120", "-y", "24", "-s", "log", binary+" log s --store "+db+"; tmux -L "+sock+" wait-for -S logged; sleep 60")
 	tmux("wait-for", "logged")
 	screen := tmux("capture-pane", "-p", "-t", "log")
@@ -660,4 +652,20 @@ func TestLogOnATerminalListsAScreenful(t *testing.T) {
 		!strings.Contains(screen, "earlier checkpoints from @20 down") || !strings.Contains(screen, "every checkpoint: rewind log s -n 0") {
 		t.Fatalf("log on a 24-line terminal: want the newest 20 and how to list them all:\n%s", screen)
 	}
+}
+
+// tmuxServer is a tmux server of the test's own (its socket, killed when
+// the test ends) and a function that runs a tmux command on it, failing
+// the test on an error.
+func tmuxServer(t *testing.T, name string) (tmux func(args ...string) string, sock string) {
+	sock = fmt.Sprintf("rewind-%s-%d", name, os.Getpid())
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}, sock
 }

@@ -73,23 +73,7 @@ own program: README, "Drill your own graph".`,
 			if err != nil {
 				return err
 			}
-			failed := 0
-			for _, oc := range res.Outcomes {
-				if !oc.Passed {
-					failed++
-				}
-			}
-			if asJSON {
-				if err := writeJSON(out, res); err != nil {
-					return err
-				}
-			} else {
-				printDrill(c, res, failed)
-			}
-			if failed > 0 {
-				return fmt.Errorf("drill: %d of %d kill points failed", failed, len(res.Outcomes))
-			}
-			return nil
+			return reportDrill(c, res, asJSON, "drill")
 		},
 	}
 	addStore(c, &store)
@@ -112,8 +96,8 @@ func drillGraph(c *cobra.Command, name, exe string, spec app.Store, killAt []str
 		return usagef("--graph %s: this graph has no generic drill; drill it from its own program (README, \"Drill your own graph\")", idText(name))
 	}
 	for _, k := range killAt { // refused before anything is opened or printed
-		if _, _, err := worker.ParseFor(g.app.New(), k); err != nil {
-			return usageOf(err)
+		if err := g.killPoint(k); err != nil {
+			return err
 		}
 	}
 	out := c.OutOrStdout()
@@ -127,6 +111,12 @@ func drillGraph(c *cobra.Command, name, exe string, spec app.Store, killAt []str
 	if err != nil {
 		return err
 	}
+	return reportDrill(c, res, asJSON, "drill of graph "+name)
+}
+
+// reportDrill prints a drill's result (JSON, or a line a point) and fails
+// the command when a point failed.
+func reportDrill(c *cobra.Command, res drill.Result, asJSON bool, what string) error {
 	failed := 0
 	for _, oc := range res.Outcomes {
 		if !oc.Passed {
@@ -134,14 +124,14 @@ func drillGraph(c *cobra.Command, name, exe string, spec app.Store, killAt []str
 		}
 	}
 	if asJSON {
-		if err := writeJSON(out, res); err != nil {
+		if err := writeJSON(c.OutOrStdout(), res); err != nil {
 			return err
 		}
 	} else {
 		printDrill(c, res, failed)
 	}
 	if failed > 0 {
-		return fmt.Errorf("drill of graph %s: %d of %d kill points failed", name, failed, len(res.Outcomes))
+		return fmt.Errorf("%s: %d of %d kill points failed", what, failed, len(res.Outcomes))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"rewind/cli/app"
 	"rewind/demo/research"
 	"rewind/engine"
+	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/store/backend"
 	"rewind/tui"
@@ -37,7 +38,7 @@ type graphDrill struct {
 }
 
 // defaultGraph is the graph every command opens unless told otherwise.
-const defaultGraph = "ticket"
+const defaultGraph = ticket.GraphName
 
 // graphs are the graphs the TUI opens by name. A graph added here needs
 // no code in tui: the panes read its channels by shape and draw its

@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,15 +25,7 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 || !strings.Contains(r.stdout, "open it: rewind tui --graph research --store "+db+" lesson:research") {
 		t.Fatalf("demo research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	sock := fmt.Sprintf("rewind-graph-%d", os.Getpid())
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	tmux, _ := tmuxServer(t, "graph")
 	home := t.TempDir()
 	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --graph research --store "+db+" lesson:research; sleep 60")
 	var screen string

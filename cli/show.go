@@ -363,10 +363,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// ticketGraphName is the built-in graph's (engine/ticket): show prints its
-// fields; another graph's channels are printed as they are stored.
-const ticketGraphName = "ticket"
-
 // printChannels is another graph's state: each channel but its messages
 // (printed above) as compact JSON, one line each, cut at 200 bytes.
 func printChannels(out io.Writer, v engine.Values, channels []string) {
@@ -391,7 +387,7 @@ func printChannels(out io.Writer, v engine.Values, channels []string) {
 // printStateLine is the ticket's counters line, or another graph's
 // channels as stored.
 func printStateLine(out io.Writer, g *engine.Graph, cp engine.Checkpoint, s ticket.State, thread string) {
-	if g.Name != ticketGraphName {
+	if g.Name != ticket.GraphName { // another graph: its channels as stored
 		printChannels(out, cp.Values, g.Channels())
 		return
 	}

@@ -408,7 +408,7 @@ func (c *runControl) openDrill() (runAsk, tea.Cmd) {
 		return sayErr("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)"), nil
 	}
 	points := worker.Points
-	if g := c.sess.graph(); g != nil && g.Name != ticketGraphName {
+	if g := c.sess.graph(); g != nil && g.Name != ticket.GraphName {
 		points = worker.GraphPoints(g) // its nodes' points, not the ticket's
 	}
 	return runAsk{dialog: newPointDialog(points, c.next.armed, func(name string) tea.Cmd {
@@ -471,7 +471,3 @@ func (c *runControl) answer(kind string, a Answer, info *answerInfo) (runAsk, te
 	}
 	return runAsk{clear: true, relive: true, spin: true}, start
 }
-
-// ticketGraphName is the built-in graph's name: its kill points are
-// worker.Points (their words name its nodes).
-const ticketGraphName = "ticket"

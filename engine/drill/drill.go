@@ -199,6 +199,36 @@ type step struct {
 	code    int
 	// calls counts model.called events, so a killed worker's calls count too.
 	calls int
+	// started are the tasks it began (node.started), reused the stored
+	// ones it took instead (task.reused): what the graph drill checks.
+	started, reused []string
+}
+
+// collect reads a worker's messages until it exits, then waits for it.
+func collect(p *worker.Proc, op string) step {
+	s := step{op: op}
+	for m := range p.Messages() {
+		switch {
+		case m.Event != nil && m.Event.Type == engine.EventModelCalled:
+			s.calls++
+		case m.Event != nil && m.Event.Type == engine.EventNodeStarted:
+			s.started = append(s.started, m.Event.Task)
+		case m.Event != nil && m.Event.Type == engine.EventTaskReused:
+			s.reused = append(s.reused, m.Event.Task)
+		case m.Kill != "":
+			s.killAt = m.Kill
+		case m.Result != nil:
+			s.result = m.Result
+		case m.Error != "":
+			s.errText = m.Error
+		}
+	}
+	killed, code, stderr := p.Wait()
+	s.killed, s.code = killed, code
+	if !killed && code != 0 && s.errText == "" {
+		s.errText = fmt.Sprintf("worker %s exited %d: %s", op, code, strings.TrimSpace(stderr))
+	}
+	return s
 }
 
 func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, error) {
@@ -216,24 +246,7 @@ func (d *driller) spawn(ctx context.Context, op, thread, killAt string) (step, e
 	if err != nil {
 		return step{}, err
 	}
-	s := step{op: op}
-	for m := range p.Messages() {
-		switch {
-		case m.Event != nil && m.Event.Type == engine.EventModelCalled:
-			s.calls++
-		case m.Kill != "":
-			s.killAt = m.Kill
-		case m.Result != nil:
-			s.result = m.Result
-		case m.Error != "":
-			s.errText = m.Error
-		}
-	}
-	killed, code, stderr := p.Wait()
-	s.killed, s.code = killed, code
-	if !killed && code != 0 && s.errText == "" {
-		s.errText = fmt.Sprintf("worker %s exited %d: %s", op, code, stderr)
-	}
+	s := collect(p, op)
 	d.say("  worker %-7s pid %-7d %s", op, p.Pid(), describe(s))
 	return s, nil
 }

@@ -40,15 +40,7 @@ func runMatrix(t *testing.T, spec string) {
 	if len(res.Outcomes) != len(worker.Points)+2+len(drill.SourceVerdicts) {
 		t.Fatalf("%d outcomes, want every kill point, the two expired grants and the source drills", len(res.Outcomes))
 	}
-	for _, o := range res.Outcomes {
-		if !o.Passed {
-			b, _ := json.MarshalIndent(o, "", "  ")
-			t.Errorf("kill point %s failed:\n%s", o.Point, b)
-		}
-	}
-	if t.Failed() {
-		t.Logf("drill log:\n%s", strings.Join(lines, "\n"))
-	}
+	allPassed(t, res, lines)
 	// The kills were real: each drilled point's worker died by SIGKILL.
 	for _, o := range res.Outcomes {
 		if o.Point == "expired-authorization" {
@@ -68,4 +60,19 @@ func TestDrillMatrixOnPostgres(t *testing.T) {
 	// A database of its own: sources are per store, and other packages'
 	// tests write the same records at the same time.
 	runMatrix(t, pgtest.Fresh(t, "rewind_drill"))
+}
+
+// allPassed fails t for each outcome of res that did not pass (the whole
+// outcome as JSON), and then logs the drill's progress lines.
+func allPassed(t *testing.T, res drill.Result, lines []string) {
+	t.Helper()
+	for _, o := range res.Outcomes {
+		if !o.Passed {
+			b, _ := json.MarshalIndent(o, "", "  ")
+			t.Errorf("kill point %s failed:\n%s", o.Point, b)
+		}
+	}
+	if t.Failed() {
+		t.Logf("drill log:\n%s", strings.Join(lines, "\n"))
+	}
 }

@@ -2,7 +2,6 @@ package drill_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -89,15 +88,7 @@ func runGraphMatrix(t *testing.T, spec string) drill.Result {
 	if err != nil {
 		t.Fatalf("graph drill: %v\n%s", err, strings.Join(lines, "\n"))
 	}
-	for _, o := range res.Outcomes {
-		if !o.Passed {
-			b, _ := json.MarshalIndent(o, "", "  ")
-			t.Errorf("kill point %s failed:\n%s", o.Point, b)
-		}
-	}
-	if t.Failed() {
-		t.Logf("drill log:\n%s", strings.Join(lines, "\n"))
-	}
+	allPassed(t, res, lines)
 	return res
 }
 

@@ -38,67 +38,25 @@ func (r graphRun) figures() map[string]any {
 	return map[string]any{"checkpoints": len(r.chain), "nodes": stepNodes(r.chain)}
 }
 
-// gstep is one worker process.
-type gstep struct {
-	killed  bool
-	killAt  worker.KillPoint
-	result  *engine.Result
-	errText string
-	// started are the tasks it began (node.started), reused the stored
-	// ones it took instead (task.reused).
-	started, reused []string
-}
-
-func (d *graphDriller) spawn(ctx context.Context, op, thread, killAt string) (gstep, error) {
+func (d *graphDriller) spawn(ctx context.Context, op, thread, killAt string) (step, error) {
 	req, err := json.Marshal(graphRequest{Op: op, Thread: thread, Store: d.cfg.Store, Input: d.cfg.Input, KillAt: killAt})
 	if err != nil {
-		return gstep{}, err
+		return step{}, err
 	}
 	env := append(append([]string(nil), d.cfg.Env...), WorkerEnv+"="+string(req))
 	p, err := worker.Start(ctx, d.cfg.Exe, nil, env)
 	if err != nil {
-		return gstep{}, err
+		return step{}, err
 	}
-	var s gstep
-	for m := range p.Messages() {
-		switch {
-		case m.Event != nil && m.Event.Type == engine.EventNodeStarted:
-			s.started = append(s.started, m.Event.Task)
-		case m.Event != nil && m.Event.Type == engine.EventTaskReused:
-			s.reused = append(s.reused, m.Event.Task)
-		case m.Kill != "":
-			s.killAt = m.Kill
-		case m.Result != nil:
-			s.result = m.Result
-		case m.Error != "":
-			s.errText = m.Error
-		}
-	}
-	killed, code, stderr := p.Wait()
-	s.killed = killed
-	if !killed && code != 0 && s.errText == "" {
-		s.errText = fmt.Sprintf("worker %s exited %d: %s", op, code, strings.TrimSpace(stderr))
-	}
-	d.say("  %s: worker %-6s pid %-7d %s", store.Name(thread), op, p.Pid(), gdescribe(s))
+	s := collect(p, op)
+	d.say("  %s: worker %-6s pid %-7d %s", store.Name(thread), op, p.Pid(), describe(s))
 	return s, nil
-}
-
-func gdescribe(s gstep) string {
-	switch {
-	case s.killed:
-		return "killed (SIGKILL) at " + string(s.killAt)
-	case s.errText != "":
-		return "failed: " + s.errText
-	case s.result != nil:
-		return fmt.Sprintf("%s at checkpoint %d", s.result.Status, s.result.Checkpoint)
-	}
-	return "exited"
 }
 
 // drive runs workers on thread until it is done: the first op given, then
 // resumes (killAt is passed on until a worker dies at it).
-func (d *graphDriller) drive(ctx context.Context, thread, op, killAt string) ([]gstep, error) {
-	var steps []gstep
+func (d *graphDriller) drive(ctx context.Context, thread, op, killAt string) ([]step, error) {
+	var steps []step
 	for len(steps) < maxWorkers {
 		before := d.headID(ctx, thread)
 		s, err := d.spawn(ctx, op, thread, killAt)
@@ -126,11 +84,11 @@ func (d *graphDriller) drive(ctx context.Context, thread, op, killAt string) ([]
 
 // headID is thread's newest checkpoint id (0: none yet).
 func (d *graphDriller) headID(ctx context.Context, thread string) int64 {
-	head, err := d.e.Latest(ctx, thread)
+	st, err := d.e.Status(ctx, thread) // the newest listing, not its whole state
 	if err != nil {
 		return 0
 	}
-	return head.ID
+	return st.Checkpoint
 }
 
 // answer records the person's answer (GraphConfig.Answer) on thread's
@@ -210,7 +168,7 @@ func (d *graphDriller) drill(ctx context.Context, spec string, base graphRun) (O
 		return out, err
 	}
 	cur := steps[len(steps)-1]
-	check("killed", cur.killed, "worker died by SIGKILL at %q (%s)", cur.killAt, gdescribe(cur))
+	check("killed", cur.killed, "worker died by SIGKILL at %q (%s)", cur.killAt, describe(cur))
 	if !cur.killed {
 		return out, nil
 	}
@@ -235,7 +193,7 @@ func (d *graphDriller) drill(ctx context.Context, spec string, base graphRun) (O
 		out.Figures["pendingTasks"] = engine.DescribeTasks(head.Tasks)
 	}
 	out.Figures["storedWrites"] = len(stored)
-	var after []gstep
+	var after []step
 	if n := len(at.chain); n > 0 && len(at.chain[n-1].Tasks) == 0 {
 		check("resumed to completion", true, "the kill came after the last commit: nothing was left to run")
 	} else {
@@ -244,7 +202,7 @@ func (d *graphDriller) drill(ctx context.Context, spec string, base graphRun) (O
 			return out, nil
 		}
 		last := after[len(after)-1]
-		check("resumed to completion", last.result != nil && last.result.Status == "done", "%s after %d new worker(s), from %s", gdescribe(last), len(after), restart)
+		check("resumed to completion", last.result != nil && last.result.Status == "done", "%s after %d new worker(s), from %s", describe(last), len(after), restart)
 	}
 	fin, err := d.read(ctx, thread)
 	if err != nil {

@@ -35,6 +35,10 @@ const (
 
 // Nodes are the graph's nodes in the order a draft turn reaches them
 // (what --interrupt-before and --interrupt-after list).
+// GraphName is the ticket graph's name (engine.Graph.Name): what tells
+// its threads and kill points from another graph's.
+const GraphName = "ticket"
+
 var Nodes = []string{NodePlanner, NodeExecutor, NodeCritic, NodeSummarizer, NodeReply, NodeApproval, NodeDraft, NodeVerify}
 
 // Hook points inside create_draft where a crash drill may kill the process.
@@ -106,7 +110,7 @@ func newGraph(d *deps) *engine.Graph {
 	if d.sources == nil {
 		d.sources = NewMemorySources()
 	}
-	g := engine.NewGraph("ticket", SchemaVersion)
+	g := engine.NewGraph(GraphName, SchemaVersion)
 	g.Migrations[1] = migrateV1
 	declareChannels(g)
 	if d.sensitive == nil {

@@ -13,6 +13,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/event"
+	"rewind/engine/ticket"
 )
 
 // The kinds of generic kill points. A node's take the node after a colon
@@ -53,7 +54,7 @@ var Generic = []Point{
 func GraphPoints(g *engine.Graph) []Point {
 	var out []Point
 	own := map[KillPoint]bool{}
-	if g.Name == ticketGraph {
+	if g.Name == ticket.GraphName {
 		out = append(out, Points...)
 		for _, p := range Points {
 			own[p.Name] = true
@@ -78,10 +79,6 @@ func GraphPoints(g *engine.Graph) []Point {
 	}
 	return out
 }
-
-// ticketGraph is the ticket graph's name (engine.Graph.Name): its own
-// points are Points.
-const ticketGraph = "ticket"
 
 func nodePoint(kind KillPoint, node string) KillPoint { return kind + ":" + KillPoint(node) }
 

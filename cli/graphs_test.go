@@ -71,7 +71,9 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	tmux("send-keys", "-t", "g", "Tab")
 	tmux("send-keys", "-t", "g", "-l", "How does WAL mode keep readers and writers apart, and what can a power cut lose?")
 	tmux("send-keys", "-t", "g", "Enter")
-	waitFor("a run in a worker", "X/ctrl+k kills it", "worker pid")
+	// X once plan committed (the search fan-out is under way): a kill
+	// before the first commit leaves nothing to resume.
+	waitFor("a run in a worker past plan", "X/ctrl+k kills it", "worker pid", "loop   plan")
 	tmux("send-keys", "-t", "g", "X")
 	waitFor("the kill question", "Send SIGKILL to worker pid")
 	tmux("send-keys", "-t", "g", "y")

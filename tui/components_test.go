@@ -151,6 +151,18 @@ func TestLiveStripAlone(t *testing.T) {
 	if s.busy() || s.killed == nil || !strings.Contains(s.View(), "killed · worker pid 42") {
 		t.Fatalf("a kill stays shown after the run:\n%s", s.View())
 	}
+	// Killed before its first commit: once the head read finds nothing,
+	// the strip says so instead of waiting for a checkpoint forever.
+	s.readingHead()
+	s.render("t")
+	if !strings.Contains(s.View(), "reading the last checkpoint") {
+		t.Fatalf("while the head is read the strip says so:\n%s", s.View())
+	}
+	s.headRead(nil, true)
+	s.render("t")
+	if v := s.View(); strings.Contains(v, "reading the last checkpoint") || !strings.Contains(v, "nothing was committed before the kill") {
+		t.Fatalf("a kill before the first commit says there is nothing to resume:\n%s", v)
+	}
 	if s.render(""); s.Height() != 0 {
 		t.Fatal("off the thread view the strip shows nothing")
 	}

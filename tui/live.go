@@ -566,8 +566,11 @@ func (s *liveStrip) liveKilled(head *headInfo) (string, []string) {
 	if k.point != "" {
 		title += " at kill point " + termtext.Line(k.point)
 	}
-	if head == nil {
+	if head == nil && s.headLoading > 0 {
 		return title, []string{s.theme.Muted.Render("  reading the last checkpoint…")}
+	}
+	if head == nil { // killed before its first commit
+		return title + " · esc hides", []string{s.theme.Muted.Render("  nothing was committed before the kill: the thread has no checkpoint to resume; i writes its first message again")}
 	}
 	if len(head.cp.Tasks) > 0 && head.gate == nil {
 		title += " · r resumes in a new worker"

@@ -62,12 +62,15 @@ type detail struct {
 	id string
 	cp engine.Checkpoint
 	// ext is the graph's extension (nil: its channels shown by shape);
-	// state, stateErr and pstate are its reading of cp and of the parent,
-	// zero without one.
+	// value, stateErr and pvalue are its reading of cp and of the parent
+	// (Extension.Decode), nil without one; state and pstate are the
+	// ticket's, zero on another graph.
 	ext      Extension
+	value    any
 	state    ticket.State
 	stateErr error
 	parent   *engine.Checkpoint
+	pvalue   any
 	pstate   *ticket.State
 	events   []engine.Event
 	writes   []engine.TaskWrites
@@ -198,7 +201,7 @@ func (c *cache) runsOf(ctx context.Context, rl runLister, thread string, version
 // changes once written, and decoding is the costly part of a scrub step.
 type rawCP struct {
 	cp       engine.Checkpoint
-	state    ticket.State
+	value    any
 	stateErr error
 }
 
@@ -280,7 +283,7 @@ func (c *cache) checkpoint(ctx context.Context, b Backend, thread, id string) (r
 	}
 	r = rawCP{cp: cp}
 	if c.ext != nil {
-		r.state, r.stateErr = c.ext.read(cp.Values)
+		r.value, r.stateErr = c.ext.Decode(cp.Values)
 	}
 	c.mu.Lock()
 	c.raw.put(ckey{thread, id}, r)
@@ -500,12 +503,16 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, ve
 		return nil, err
 	}
 	cp := r.cp
-	d := &detail{id: id, cp: cp, ext: c.ext, state: r.state, stateErr: r.stateErr}
+	d := &detail{id: id, cp: cp, ext: c.ext, value: r.value, stateErr: r.stateErr}
+	d.state, _ = r.value.(ticket.State)
 	if cp.ParentID != 0 {
 		if p, err := c.checkpoint(ctx, b, thread, idOf(cp.ParentID)); err == nil {
 			d.parent = &p.cp
 			if p.stateErr == nil {
-				d.pstate = &p.state
+				d.pvalue = p.value
+				if ps, ok := p.value.(ticket.State); ok {
+					d.pstate = &ps
+				}
 			}
 		}
 	}

@@ -96,7 +96,8 @@ func readHead(ctx context.Context, b Backend, ext Extension, thread string) (*he
 	if h == nil || err != nil || ext == nil { // no extension: no ticket fields, no gate
 		return h, err
 	}
-	if s, err := ext.read(h.cp.Values); err == nil {
+	if v, err := ext.Decode(h.cp.Values); err == nil {
+		s, _ := v.(ticket.State)
 		h.state = s
 		if g, ok := ticket.WaitingDraft(h.cp, s, time.Now()); ok {
 			h.gate = &g

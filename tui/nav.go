@@ -239,7 +239,7 @@ func readWords(ctx context.Context, b Backend, ext Extension, thread, id string)
 	var text string
 	var ok bool
 	if ext != nil {
-		if text, ok, err = ext.input(cp.Values); err != nil {
+		if text, ok, err = ext.Input(cp.Values); err != nil {
 			return "(unreadable state)"
 		}
 	} else {

@@ -155,7 +155,9 @@ func (r *renderer) conversation(d *detail, w int, unfold bool) []string {
 	case d.src != nil:
 		return r.sourceConversation(d.src, w, unfold)
 	case d.ext != nil:
-		return d.ext.conversation(r, d, w, unfold)
+		if lines := d.ext.Conversation(r.shown(d, w, unfold)); lines != nil {
+			return lines
+		}
 	}
 	return r.shapeConversation(d, w, unfold)
 }

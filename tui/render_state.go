@@ -20,7 +20,9 @@ func (r *renderer) state(d *detail, w int, unfold bool) []string {
 	case d == nil:
 		return []string{r.theme.Muted.Render("loading…")}
 	case d.ext != nil:
-		return d.ext.state(r, d, w, unfold)
+		if lines := d.ext.State(r.shown(d, w, unfold)); lines != nil {
+			return lines
+		}
 	}
 	return r.shapeState(d, w, unfold)
 }

@@ -132,7 +132,7 @@ func readThreadState(ctx context.Context, b Backend, ext Extension, thread strin
 	var text string
 	var ok bool
 	if ext != nil {
-		text, ok, err = ext.input(cp.Values)
+		text, ok, err = ext.Input(cp.Values)
 	} else {
 		text, ok = shapeLast(cp.Values)
 	}

@@ -75,8 +75,6 @@ type detail struct {
 	events   []engine.Event
 	writes   []engine.TaskWrites
 	diff     []engine.ChannelDiff
-	// compaction is set when this checkpoint moved messages into the summary.
-	compaction *compactionInfo
 	// run is the run that wrote it (Engine.Runs), when the backend tells.
 	run *engine.RunSummary
 	// src is the checkpoint as a read-only source gives it (Deps.Backend
@@ -137,12 +135,6 @@ func readSourceDetail(ctx context.Context, src browse.Source, c *cache, ch brows
 // runLister is a Backend that can tell a thread's runs (the engine's).
 type runLister interface {
 	Runs(ctx context.Context, thread string) (engine.Runs, error)
-}
-
-type compactionInfo struct {
-	fromVersion, toVersion int
-	moved                  []int // indices that left the verbatim tail
-	before, after          int
 }
 
 // cache keeps recently loaded checkpoints and details. Cmds run on other
@@ -529,7 +521,6 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, ve
 		parentValues = d.parent.Values
 	}
 	d.diff = engine.Diff(parentValues, cp.Values)
-	d.compaction = compactionOf(d)
 	if rl, ok := b.(runLister); ok {
 		if runs, err := c.runsOf(ctx, rl, thread, version); err == nil {
 			if s, ok := runs.Of(cp.ID); ok {
@@ -539,25 +530,6 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, ve
 	}
 	c.putDetail(thread, d, version)
 	return d, nil
-}
-
-// compactionOf tells what moved into the summary at this checkpoint.
-func compactionOf(d *detail) *compactionInfo {
-	if d.stateErr != nil || d.pstate == nil || d.state.HistoryVersion <= d.pstate.HistoryVersion {
-		return nil
-	}
-	kept := map[int]bool{}
-	for _, m := range d.state.Messages {
-		kept[m.Index] = true
-	}
-	ci := &compactionInfo{fromVersion: d.pstate.HistoryVersion, toVersion: d.state.HistoryVersion,
-		before: len(d.pstate.Messages), after: len(d.state.Messages)}
-	for _, m := range d.pstate.Messages {
-		if !kept[m.Index] {
-			ci.moved = append(ci.moved, m.Index)
-		}
-	}
-	return ci
 }
 
 // waitRun waits for the next updates of a run, taking whatever else is

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/themes"
 )
 
@@ -45,6 +44,43 @@ type DraftReplier interface {
 	DraftReplies() bool
 }
 
+// Pinner is an Extension with lines pinned over the Conversation pane,
+// in view however far it scrolls (the ticket's: its summary's one-line
+// header and the question the newest reply answers). The TUI draws a
+// rule under them.
+type Pinner interface {
+	Pins(s Shown) []string
+}
+
+// Quoter is a Pinner whose pins quote a message the checkpoint no longer
+// holds (the ticket's question, compacted into the summary): the TUI
+// reads the thread's stored messages of that index in the background and
+// gives Pins the one Quoted accepts, as Shown.Quoted.
+type Quoter interface {
+	// Quote is the quoted message's index and its text as s quotes it;
+	// ok false: s holds what its pins quote.
+	Quote(s Shown) (index int, text string, ok bool)
+	// Quoted says whether a stored message's body is the one quoted as
+	// text (branches may store different messages at one index), and
+	// the words to pin.
+	Quoted(text string, body []byte) (words string, ok bool)
+}
+
+// Unfolder is an Extension whose conversation z (unfold) opens at its
+// top, where the unfolding showed something (the ticket's summary, drawn
+// whole above the tail), rather than at its newest message.
+type Unfolder interface {
+	UnfoldsAtTop(s Shown) bool
+}
+
+// Quoted is a stored message a Quoter asked for: zero until it is read,
+// or when no stored message was the one quoted.
+type Quoted struct {
+	Text string
+	// At is the checkpoint that stored it first.
+	At int64
+}
+
 // Shown is one checkpoint as an Extension draws it.
 type Shown struct {
 	Checkpoint engine.Checkpoint
@@ -65,6 +101,8 @@ type Shown struct {
 	// whole rather than folded.
 	Width  int
 	Unfold bool
+	// Quoted is the message a Quoter's pins quote, as read (Pins only).
+	Quoted Quoted
 
 	// r and d are the TUI's own drawing of the checkpoint: the shape's
 	// fallback and the ticket's extension, in this package, draw with
@@ -99,39 +137,8 @@ func inputHints(x Extension) (message, attachment string) {
 	return x.InputHints()
 }
 
-// TicketExtension is the ticket graph's: its state as the ticket's
-// fields, its messages channel as the conversation under its summary.
-func TicketExtension() Extension { return ticketExtension{} }
-
-type ticketExtension struct{}
-
-func (ticketExtension) InputHints() (string, string) {
-	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
-}
-
-func (ticketExtension) DraftReplies() bool { return true }
-
-func (ticketExtension) Decode(v engine.Values) (any, error) {
-	return ticket.Decode(v)
-}
-
-func (ticketExtension) State(s Shown) []string { return s.r.ticketState(s.d, s.Width, s.Unfold) }
-
-func (ticketExtension) Conversation(s Shown) []string {
-	return s.r.ticketConversation(s.d, s.Width, s.Unfold)
-}
-
-// Input is the newest user message (only the messages channel decoded:
-// a thread list row reads it for every visible thread).
-func (ticketExtension) Input(v engine.Values) (string, bool, error) {
-	s, err := ticket.Decode(v, "messages")
-	if err != nil {
-		return "", false, err
-	}
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if s.Messages[i].Role == ticket.RoleUser {
-			return s.Messages[i].Content, true, nil
-		}
-	}
-	return "", false, nil
+// unfoldsAtTop: z opens d's conversation at its top (Unfolder).
+func unfoldsAtTop(d *detail) bool {
+	u, ok := d.ext.(Unfolder)
+	return ok && u.UnfoldsAtTop(Shown{Checkpoint: d.cp, Value: d.value})
 }

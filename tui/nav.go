@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
 	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
@@ -274,7 +272,7 @@ type navState struct {
 	origLoading int
 	zoomSized   int
 	search      searchState
-	orig        map[origKey]storedQuestion // questions gone into the summary
+	orig        map[origKey]Quoted // messages the pins quote, read from the store (Quoter)
 	pinKey      pinKey
 	pins        []string
 }
@@ -604,48 +602,23 @@ func (n *navState) zoomedTo(p int) { n.zoomSized = p }
 // --- the summary and the question, pinned (item 8) ---
 
 // convPins are the lines pinned above the conversation's tail of d, w
-// wide: the summary's one-line header and the question the current reply
-// answers (unfold: the summary is shown whole below).
+// wide: the extension's Pins (the ticket's: its summary's one-line header
+// and the question the current reply answers), a rule under them.
 func (n *navState) convPins(d *detail, w int, unfold bool) []string {
-	if d == nil || d.stateErr != nil || w < 4 || n.theme == nil {
+	p, ok := d.pinner()
+	if !ok || d.stateErr != nil || w < 4 || n.theme == nil {
 		return nil
 	}
-	key := pinKey{d: d, w: w, theme: n.themeGen, unfold: unfold, orig: n.orig[reqKey(d)].text}
-	if at := n.orig[reqKey(d)].at; at != 0 {
-		key.origAt = "@" + strconv.FormatInt(at, 10)
-	}
+	k, _ := quoteOf(d)
+	q := n.orig[k]
+	key := pinKey{d: d, w: w, theme: n.themeGen, unfold: unfold, quoted: q}
 	if key == n.pinKey && n.pins != nil {
 		return n.pins
 	}
-	th := n.theme
-	var out []string
-	s := d.state
-	if sm := s.Summary; sm != nil {
-		t := fmt.Sprintf("▤ summary #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
-		if unfold {
-			t += " · shown below · z folds"
-		} else {
-			t += " · z unfolds"
-		}
-		out = append(out, th.SummaryTitle.Render(trunc(t, w)))
-	}
-	if r := s.Request; r != nil {
-		text, where := r.Text, ""
-		if inSummary(s, r.Index) {
-			where = " (in the summary)"
-			if key.orig != "" {
-				text, where = key.orig, " (summary, "+key.origAt+")"
-				if key.origAt == "" {
-					where = " (in the summary)"
-				}
-			}
-		}
-		label := fmt.Sprintf("? answering #%d%s: ", r.Index, where)
-		words := termtext.Line(strings.Join(strings.Fields(text), " "))
-		out = append(out, th.SpeakerUser.Render(label)+th.Text.Render(trunc(words, max(w-width(label), 1))))
-	}
+	sh := Shown{Checkpoint: d.cp, Value: d.value, Parent: d.parent, ParentValue: d.pvalue, Theme: n.theme, Width: w, Unfold: unfold, Quoted: q}
+	out := p.Pins(sh)
 	if len(out) > 0 {
-		out = append(out, th.Muted.Render(strings.Repeat("╌", w)))
+		out = append(out, n.theme.Muted.Render(strings.Repeat("╌", w)))
 	}
 	n.pinKey, n.pins = key, out
 	return out
@@ -656,59 +629,57 @@ type pinKey struct {
 	w      int
 	theme  int
 	unfold bool
-	orig   string
-	origAt string
+	quoted Quoted
 }
 
-// origKey is a question: every checkpoint of a turn shares it.
+// origKey is a quoted message: every checkpoint of a turn shares it.
 type origKey struct {
 	index int
 	text  string
 }
 
-func reqKey(d *detail) origKey {
-	if d.state.Request == nil {
-		return origKey{}
+// pinner is d's extension's Pinner, if it has one.
+func (d *detail) pinner() (Pinner, bool) {
+	if d == nil || d.ext == nil {
+		return nil, false
 	}
-	return origKey{d.state.Request.Index, d.state.Request.Text}
+	p, ok := d.ext.(Pinner)
+	return p, ok
 }
 
-// inSummary: message index went into the summary (it is not in the tail).
-func inSummary(s ticket.State, index int) bool {
-	if s.Summary == nil {
-		return false
+// quoteOf is the stored message d's pins quote and d no longer holds
+// (Quoter), if any.
+func quoteOf(d *detail) (origKey, bool) {
+	qr, ok := d.ext.(Quoter)
+	if !ok || d.stateErr != nil {
+		return origKey{}, false
 	}
-	for _, msg := range s.Messages {
-		if msg.Index == index {
-			return false
-		}
+	index, text, ok := qr.Quote(Shown{Checkpoint: d.cp, Value: d.value})
+	if !ok {
+		return origKey{}, false
 	}
-	return true
+	return origKey{index, text}, true
 }
 
 type origMsg struct {
 	gen    int
 	thread string
 	key    origKey
-	orig   storedQuestion
+	orig   Quoted
 }
 
-// storedQuestion is a question as the store keeps it, apart from the
-// checkpoints' tail.
-type storedQuestion struct {
-	text string
-	at   int64 // the checkpoint that stored it first
-}
-
-// wantOriginal reads the question d's reply answers when it went into
-// the summary: the original message as stored (Store.MessagesIn of its
-// one index, one read; Engine.Message would list the whole branch to
-// pick it).
+// wantOriginal reads the message d's pins quote when d no longer holds
+// it (Quoter: the ticket's question, gone into the summary): the
+// original as stored (Store.MessagesIn of its one index, one read;
+// Engine.Message would list the whole branch to pick it).
 func (n *navState) wantOriginal(d *detail) tea.Cmd {
-	if d == nil || d.stateErr != nil || d.state.Request == nil || !inSummary(d.state, d.state.Request.Index) {
+	if _, ok := d.pinner(); !ok {
 		return nil
 	}
-	k := reqKey(d)
+	k, ok := quoteOf(d)
+	if !ok {
+		return nil
+	}
 	if _, ok := n.orig[k]; ok {
 		return nil
 	}
@@ -716,6 +687,7 @@ func (n *navState) wantOriginal(d *detail) tea.Cmd {
 	if !ok {
 		return nil
 	}
+	qr := d.ext.(Quoter)
 	n.askQuestion(k)
 	ctx, gen, thread := n.sess.ctx, n.sess.gen, n.sess.thread
 	return func() tea.Msg {
@@ -724,11 +696,10 @@ func (n *navState) wantOriginal(d *detail) tea.Cmd {
 			return origMsg{gen: gen, thread: thread, key: k}
 		}
 		// Branches may hold different messages with this index: the one
-		// the request quotes is this branch's.
+		// quoted is this branch's.
 		for _, sm := range ms {
-			var msg ticket.Message
-			if json.Unmarshal(sm.Body, &msg) == nil && msg.Role == ticket.RoleUser && strings.TrimSpace(msg.Content) == strings.TrimSpace(k.text) {
-				return origMsg{gen: gen, thread: thread, key: k, orig: storedQuestion{text: msg.Content, at: sm.CheckpointID}}
+			if text, ok := qr.Quoted(k.text, sm.Body); ok {
+				return origMsg{gen: gen, thread: thread, key: k, orig: Quoted{Text: text, At: sm.CheckpointID}}
 			}
 		}
 		return origMsg{gen: gen, thread: thread, key: k}
@@ -738,9 +709,9 @@ func (n *navState) wantOriginal(d *detail) tea.Cmd {
 // askQuestion marks question k's read started.
 func (n *navState) askQuestion(k origKey) {
 	if n.orig == nil {
-		n.orig = map[origKey]storedQuestion{}
+		n.orig = map[origKey]Quoted{}
 	}
-	n.orig[k] = storedQuestion{} // asked
+	n.orig[k] = Quoted{} // asked
 	n.origLoading++
 }
 

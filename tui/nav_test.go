@@ -224,8 +224,11 @@ func TestTraceKey(t *testing.T) {
 func TestPinnedSummaryAndQuestion(t *testing.T) {
 	h := newHarness(t, longEngine(t), Settings{Thread: "t"}, 80, 24)
 	h.until("loaded", func() bool { return h.at(24) })
-	k := reqKey(h.m.cur)
-	h.until("the original question", func() bool { return h.m.nav.orig[k].at == 17 })
+	k, ok := quoteOf(h.m.cur)
+	if !ok {
+		t.Fatal("the reply's question at @24 is in the summary: the ticket's pins quote it")
+	}
+	h.until("the original question", func() bool { return h.m.nav.orig[k].At == 17 })
 	// The pins come off the pane's height: the tail's last line still shows.
 	if !h.contains("working days.") {
 		t.Fatalf("the reply's last line should be on screen under the pins:\n%s", h.screen())

@@ -261,7 +261,7 @@ func (c *contentPanes) sync(in paneInputs) {
 		case sameCheckpoint && p == paneConv && pane.key.unfold != c.unfold:
 			// z: unfolding shows the summary it opened, at the top;
 			// folding goes back to the tail.
-			if c.unfold && in.cur.stateErr == nil && in.cur.state.Summary != nil {
+			if c.unfold && in.cur.stateErr == nil && unfoldsAtTop(in.cur) {
 				off = 0
 			} else {
 				off = len(lines)

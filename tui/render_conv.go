@@ -175,7 +175,7 @@ func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
 	if s.Summary != nil && unfold {
 		out = append(out, r.summary(s.Summary, w, unfold)...)
 	}
-	if c := d.compaction; c != nil {
+	if c := compactionOf(d); c != nil {
 		text := fmt.Sprintf("⇣ compacted at this checkpoint: %s moved into the summary (history v%d → v%d, %d → %d messages); the tail below is verbatim",
 			indexSpan(c.moved), c.fromVersion, c.toVersion, c.before, c.after)
 		for _, l := range wrap(text, w) {
@@ -218,6 +218,31 @@ func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
 		out = append(out, r.message(m, w, unfold, attached, note)...)
 	}
 	return out
+}
+
+type compactionInfo struct {
+	fromVersion, toVersion int
+	moved                  []int // indices that left the verbatim tail
+	before, after          int
+}
+
+// compactionOf tells what moved into the summary at this checkpoint.
+func compactionOf(d *detail) *compactionInfo {
+	if d.stateErr != nil || d.pstate == nil || d.state.HistoryVersion <= d.pstate.HistoryVersion {
+		return nil
+	}
+	kept := map[int]bool{}
+	for _, m := range d.state.Messages {
+		kept[m.Index] = true
+	}
+	ci := &compactionInfo{fromVersion: d.pstate.HistoryVersion, toVersion: d.state.HistoryVersion,
+		before: len(d.pstate.Messages), after: len(d.state.Messages)}
+	for _, m := range d.pstate.Messages {
+		if !kept[m.Index] {
+			ci.moved = append(ci.moved, m.Index)
+		}
+	}
+	return ci
 }
 
 func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"rewind/engine"
+	"rewind/engine/ticket"
+	"rewind/tui/termtext"
+)
+
+// The ticket graph's extension: what the TUI shows of the ticket beyond
+// its channels' shape, through Extension and the optional interfaces
+// (extension.go). Nothing outside the ticket's files reads ticket.State.
+
+// TicketExtension is the ticket graph's: its state as the ticket's
+// fields, its messages channel as the conversation under its summary.
+func TicketExtension() Extension { return ticketExtension{} }
+
+type ticketExtension struct{}
+
+func (ticketExtension) InputHints() (string, string) {
+	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
+}
+
+func (ticketExtension) DraftReplies() bool { return true }
+
+func (ticketExtension) Decode(v engine.Values) (any, error) {
+	return ticket.Decode(v)
+}
+
+func (ticketExtension) State(s Shown) []string { return s.r.ticketState(s.d, s.Width, s.Unfold) }
+
+func (ticketExtension) Conversation(s Shown) []string {
+	return s.r.ticketConversation(s.d, s.Width, s.Unfold)
+}
+
+// Input is the newest user message (only the messages channel decoded:
+// a thread list row reads it for every visible thread).
+func (ticketExtension) Input(v engine.Values) (string, bool, error) {
+	s, err := ticket.Decode(v, "messages")
+	if err != nil {
+		return "", false, err
+	}
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if s.Messages[i].Role == ticket.RoleUser {
+			return s.Messages[i].Content, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// stateOf is the ticket's reading of a checkpoint (zero when it has none:
+// another graph's, or one that did not decode).
+func stateOf(v any) ticket.State {
+	s, _ := v.(ticket.State)
+	return s
+}
+
+// UnfoldsAtTop: z shows the summary it opened, above the tail.
+func (ticketExtension) UnfoldsAtTop(s Shown) bool { return stateOf(s.Value).Summary != nil }
+
+// Pins are the summary's one-line header and the question the current
+// reply answers (Shown.Unfold: the summary is shown whole below).
+func (x ticketExtension) Pins(sh Shown) []string {
+	th, w := sh.Theme, sh.Width
+	s := stateOf(sh.Value)
+	var out []string
+	if sm := s.Summary; sm != nil {
+		t := fmt.Sprintf("▤ summary #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
+		if sh.Unfold {
+			t += " · shown below · z folds"
+		} else {
+			t += " · z unfolds"
+		}
+		out = append(out, th.SummaryTitle.Render(trunc(t, w)))
+	}
+	if r := s.Request; r != nil {
+		text, where := r.Text, ""
+		if inSummary(s, r.Index) {
+			where = " (in the summary)"
+			if q := sh.Quoted; q.Text != "" {
+				text, where = q.Text, " (summary, @"+fmt.Sprint(q.At)+")"
+				if q.At == 0 {
+					text, where = q.Text, " (in the summary)"
+				}
+			}
+		}
+		label := fmt.Sprintf("? answering #%d%s: ", r.Index, where)
+		words := termtext.Line(strings.Join(strings.Fields(text), " "))
+		out = append(out, th.SpeakerUser.Render(label)+th.Text.Render(trunc(words, max(w-width(label), 1))))
+	}
+	return out
+}
+
+// Quote is the question the reply answers once it went into the summary.
+func (ticketExtension) Quote(sh Shown) (int, string, bool) {
+	s := stateOf(sh.Value)
+	if s.Request == nil || !inSummary(s, s.Request.Index) {
+		return 0, "", false
+	}
+	return s.Request.Index, s.Request.Text, true
+}
+
+// Quoted: the stored user message whose words are the request's.
+func (ticketExtension) Quoted(text string, body []byte) (string, bool) {
+	var msg ticket.Message
+	if json.Unmarshal(body, &msg) == nil && msg.Role == ticket.RoleUser && strings.TrimSpace(msg.Content) == strings.TrimSpace(text) {
+		return msg.Content, true
+	}
+	return "", false
+}
+
+// inSummary: message index went into the summary (it is not in the tail).
+func inSummary(s ticket.State, index int) bool {
+	if s.Summary == nil {
+		return false
+	}
+	for _, msg := range s.Messages {
+		if msg.Index == index {
+			return false
+		}
+	}
+	return true
+}

@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/browse"
 )
@@ -63,15 +62,13 @@ type detail struct {
 	cp engine.Checkpoint
 	// ext is the graph's extension (nil: its channels shown by shape);
 	// value, stateErr and pvalue are its reading of cp and of the parent
-	// (Extension.Decode), nil without one; state and pstate are the
-	// ticket's, zero on another graph.
+	// (Extension.Decode; pvalue nil when the parent did not decode), nil
+	// without one.
 	ext      Extension
 	value    any
-	state    ticket.State
 	stateErr error
 	parent   *engine.Checkpoint
 	pvalue   any
-	pstate   *ticket.State
 	events   []engine.Event
 	writes   []engine.TaskWrites
 	diff     []engine.ChannelDiff
@@ -496,15 +493,11 @@ func buildDetail(ctx context.Context, b Backend, c *cache, thread, id string, ve
 	}
 	cp := r.cp
 	d := &detail{id: id, cp: cp, ext: c.ext, value: r.value, stateErr: r.stateErr}
-	d.state, _ = r.value.(ticket.State)
 	if cp.ParentID != 0 {
 		if p, err := c.checkpoint(ctx, b, thread, idOf(cp.ParentID)); err == nil {
 			d.parent = &p.cp
 			if p.stateErr == nil {
 				d.pvalue = p.value
-				if ps, ok := p.value.(ticket.State); ok {
-					d.pstate = &ps
-				}
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+
 	"rewind/engine"
 	"rewind/themes"
 )
@@ -71,6 +73,33 @@ type Quoter interface {
 // whole above the tail), rather than at its newest message.
 type Unfolder interface {
 	UnfoldsAtTop(s Shown) bool
+}
+
+// Checker is an Extension with a check of a checkpoint against what the
+// store keeps beyond its values (the ticket's: does its summary keep
+// every pinned fact of the messages it replaced?). The TUI runs it in the
+// background, once per checkpoint and only while the State pane shows
+// it (a check may read thousands of messages), and heads the State pane
+// with the verdict.
+type Checker interface {
+	// Checks is the State pane's heading for s's check (drawn in
+	// s.Theme) and the check's name, said while it runs or when it
+	// cannot ("fidelity …"); ok false: s has nothing to check.
+	Checks(s Shown) (heading, name string, ok bool)
+	// Check runs the check, off the UI's goroutine; b is the store as
+	// the TUI reads it (a Backend may implement more, as the engine's
+	// does: the ticket's check asks it for the stored transcript).
+	Check(ctx context.Context, b Backend, thread string, s Shown) (Verdict, error)
+}
+
+// Verdict is a Checker's answer.
+type Verdict struct {
+	// Text is the badge's words ("fidelity ✓ 13 kept"); OK whether the
+	// check passed (its colour).
+	Text string
+	OK   bool
+	// Hint is said after a failed verdict: where to read more.
+	Hint string
 }
 
 // Quoted is a stored message a Quoter asked for: zero until it is read,

@@ -2,52 +2,28 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine"
-	"rewind/engine/ticket"
-	"rewind/store"
 	"rewind/tui/termtext"
 )
 
-// The fidelity badge: at a checkpoint with a summary, the State pane says
-// whether the summary keeps every pinned fact of the messages it covers
-// with its index and speaker (ticket.CheckFidelity over the stored
-// transcript of the summary's range, as `rewind check fidelity` does). It
-// is computed in a Cmd once per checkpoint, and only while the State pane
-// is on screen: on a long thread the check reads every message the summary
-// covers (thousands), so a badge nobody sees is not paid for. A badge keeps
-// its counts, not the report's facts (one per pinned fact: thousands too).
-// View only reads it.
+// The State pane's badge: at a checkpoint its extension checks (Checker:
+// the ticket's summary fidelity, whether the summary keeps every pinned
+// fact of the messages it covers, as `rewind check fidelity` does), the
+// State pane is headed by the check's verdict. It is computed in a Cmd
+// once per checkpoint, and only while the State pane is on screen: on a
+// long thread the ticket's check reads every message the summary covers
+// (thousands), so a badge nobody sees is not paid for. A badge keeps the
+// verdict's words, not what was read. View only reads it.
 
-// transcriptReader is a Backend that reads the stored transcript.
-type transcriptReader interface {
-	Transcript(ctx context.Context, thread string, at, from, to int64) ([]engine.StoredMessage, error)
-}
-
-// fidelityBadge is a checkpoint's fidelity: loading until report or err.
+// fidelityBadge is a checkpoint's check: loading until verdict or err.
 type fidelityBadge struct {
 	gen     int // the thread's opening it belongs to
 	loading bool
-	counts  fidelityCounts
+	verdict Verdict
 	err     error
-}
-
-// fidelityCounts is what a badge says of a report.
-type fidelityCounts struct {
-	facts                              int
-	kept, folded, moved, altered, lost int
-}
-
-func countsOf(r ticket.FidelityReport) fidelityCounts {
-	c := r.Counts
-	return fidelityCounts{facts: len(r.Facts), kept: c.Kept, folded: c.Folded, moved: c.Moved, altered: c.Altered, lost: c.Lost}
 }
 
 // fidelityChecks are the badges kept, by checkpoint, and whether a check
@@ -106,7 +82,7 @@ func (f *fidelityChecks) done(msg fidelityMsg, current bool) (kept bool) {
 	if !current || f.badges == nil {
 		return false
 	}
-	f.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, counts: msg.counts, err: msg.err})
+	f.badges.put(ckey{msg.thread, msg.id}, &fidelityBadge{gen: msg.gen, verdict: msg.verdict, err: msg.err})
 	return true
 }
 
@@ -123,53 +99,48 @@ func (f *fidelityChecks) badge(k ckey, gen int) *fidelityBadge {
 }
 
 type fidelityMsg struct {
-	gen    int
-	thread string
-	id     string
-	counts fidelityCounts
-	err    error
+	gen     int
+	thread  string
+	id      string
+	verdict Verdict
+	err     error
 }
 
 // check starts the badge of cur, the checkpoint under the cursor, when
-// it has a summary and no badge yet, and the State pane shows it. One check runs at a time: scrubbing
-// a long thread does not pile them up; when one ends, the checkpoint then
-// under the cursor gets its own.
+// its extension checks it and it has no badge yet, and the State pane
+// shows it. One check runs at a time: scrubbing a long thread does not
+// pile them up; when one ends, the checkpoint then under the cursor gets
+// its own.
 func (f *fidelityChecks) check(cur *detail, stateShown bool) tea.Cmd {
 	s, d := f.sess, cur
-	if d == nil || d.stateErr != nil || d.state.Summary == nil || s.thread == "" || !stateShown {
+	c, ok := d.checker()
+	if !ok || s.thread == "" || !stateShown {
+		return nil
+	}
+	sh := Shown{Checkpoint: d.cp, Value: d.value, Parent: d.parent, ParentValue: d.pvalue}
+	if _, _, ok := c.Checks(sh); !ok {
 		return nil
 	}
 	if !f.start(ckey{s.thread, d.id}, s.gen) {
 		return nil
 	}
-	return loadFidelity(s.ctx, s.deps.Backend, s.gen, s.thread, d.id, d.state.Summary, d.state.Facts)
+	return loadCheck(s.ctx, s.deps.Backend, c, s.gen, s.thread, d.id, sh)
 }
 
-// loadFidelity reads the summary's originals and checks them.
-func loadFidelity(ctx context.Context, b Backend, gen int, thread, id string, s *ticket.Summary, facts []string) tea.Cmd {
+// checker is d's extension's Checker, when d decoded.
+func (d *detail) checker() (Checker, bool) {
+	if d == nil || d.stateErr != nil || d.ext == nil {
+		return nil, false
+	}
+	c, ok := d.ext.(Checker)
+	return c, ok
+}
+
+// loadCheck runs c's check of sh in a Cmd.
+func loadCheck(ctx context.Context, b Backend, c Checker, gen int, thread, id string, sh Shown) tea.Cmd {
 	return func() tea.Msg {
-		msg := fidelityMsg{gen: gen, thread: thread, id: id}
-		tr, ok := b.(transcriptReader)
-		if !ok {
-			msg.err = errors.New("this store cannot read the transcript")
-			return msg
-		}
-		stored, err := tr.Transcript(ctx, thread, num(id), int64(max(s.From, 1)), int64(s.To))
-		if err != nil {
-			msg.err = err
-			return msg
-		}
-		originals := make([]ticket.Message, 0, len(stored))
-		for _, sm := range stored {
-			var om ticket.Message
-			if err := json.Unmarshal(sm.Body, &om); err != nil {
-				msg.err = fmt.Errorf("message #%d of thread %s does not decode: %w", sm.Index, store.Name(thread), err)
-				return msg
-			}
-			originals = append(originals, om)
-		}
-		msg.counts = countsOf(ticket.CheckFidelity(s, facts, originals))
-		return msg
+		v, err := c.Check(ctx, b, thread, sh)
+		return fidelityMsg{gen: gen, thread: thread, id: id, verdict: v, err: err}
 	}
 }
 
@@ -181,52 +152,30 @@ func (f *fidelityChecks) badgeOf(d *detail) *fidelityBadge {
 	return f.badge(ckey{f.sess.thread, d.id}, f.sess.gen)
 }
 
-// badgeText is the badge's words and whether the check passed:
-// "fidelity ✓ 13 kept · 50 folded", "fidelity ✗ 1 altered · 12 kept".
-func badgeText(c fidelityCounts) (string, bool) {
-	if c.facts == 0 {
-		return "fidelity ✓ no pinned facts to keep", true
-	}
-	var bad []string
-	for _, kv := range []struct {
-		n    int
-		what string
-	}{{c.altered, "altered"}, {c.moved, "moved"}, {c.lost, "lost"}} {
-		if kv.n > 0 {
-			bad = append(bad, fmt.Sprintf("%d %s", kv.n, kv.what))
-		}
-	}
-	good := []string{fmt.Sprintf("%d kept", c.kept)}
-	if c.folded > 0 {
-		good = append(good, fmt.Sprintf("%d folded", c.folded))
-	}
-	if len(bad) == 0 {
-		return "fidelity ✓ " + strings.Join(good, " · "), true
-	}
-	return "fidelity ✗ " + strings.Join(append(bad, good...), " · "), false
-}
-
-// fidelityHeader is the State pane's first lines at a checkpoint with a
-// summary: its range and the badge.
+// fidelityHeader is the State pane's first lines at a checkpoint its
+// extension checks: the check's heading and its badge.
 func (r *renderer) fidelityHeader(d *detail, b *fidelityBadge, w int) []string {
-	if d == nil || d.stateErr != nil || d.state.Summary == nil {
+	c, ok := d.checker()
+	if !ok {
 		return nil
 	}
 	th := r.theme
-	s := d.state.Summary
-	head := th.Heading.Render("Summary") + th.Muted.Render(fmt.Sprintf(" #%d–#%d", s.From, s.To))
+	head, name, ok := c.Checks(Shown{Checkpoint: d.cp, Value: d.value, Parent: d.parent, ParentValue: d.pvalue, Theme: th, Width: w})
+	if !ok {
+		return nil
+	}
 	var badge string
 	switch {
 	case b == nil || b.loading:
-		badge = th.Muted.Render("fidelity …")
+		badge = th.Muted.Render(name + " …")
 	case b.err != nil:
-		badge = th.Warning.Render("fidelity not checked: " + termtext.Error(b.err.Error()))
+		badge = th.Warning.Render(name + " not checked: " + termtext.Error(b.err.Error()))
+	case b.verdict.OK:
+		badge = th.Success.Render(termtext.Line(b.verdict.Text))
 	default:
-		text, ok := badgeText(b.counts)
-		if ok {
-			badge = th.Success.Render(text)
-		} else {
-			badge = th.Error.Render(text) + th.Muted.Render(" (rewind check fidelity)")
+		badge = th.Error.Render(termtext.Line(b.verdict.Text))
+		if b.verdict.Hint != "" {
+			badge += th.Muted.Render(" (" + termtext.Line(b.verdict.Hint) + ")")
 		}
 	}
 	if width(head+badge) > w { // the badge on a line of its own

@@ -60,16 +60,16 @@ func TestFidelityBadgeKeptFoldedAltered(t *testing.T) {
 	r := newRenderer(themes.Or(themes.Default))
 	for _, tc := range cases {
 		s := &ticket.Summary{Text: tc.text, From: 1, To: 3, HistoryVersion: 1}
-		msg, ok := loadFidelity(context.Background(), transcriptOnly{msgs: originals}, 1, "t", "7", s, tc.facts)().(fidelityMsg)
+		d := &detail{id: "7", cp: engine.Checkpoint{ID: 7}, ext: TicketExtension(), value: ticket.State{Summary: s, Facts: tc.facts}}
+		c, _ := d.checker()
+		msg, ok := loadCheck(context.Background(), transcriptOnly{msgs: originals}, c, 1, "t", "7", Shown{Checkpoint: d.cp, Value: d.value})().(fidelityMsg)
 		if !ok || msg.err != nil {
 			t.Fatalf("%s: %#v", tc.name, msg)
 		}
-		text, pass := badgeText(msg.counts)
-		if text != tc.want || pass != tc.pass {
-			t.Errorf("%s: badge %q (pass %v), want %q (pass %v)", tc.name, text, pass, tc.want, tc.pass)
+		if v := msg.verdict; v.Text != tc.want || v.OK != tc.pass {
+			t.Errorf("%s: badge %q (pass %v), want %q (pass %v)", tc.name, v.Text, v.OK, tc.want, tc.pass)
 		}
-		d := &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: s}}
-		head := strings.Join(r.fidelityHeader(d, &fidelityBadge{gen: 1, counts: msg.counts}, 120), "\n")
+		head := strings.Join(r.fidelityHeader(d, &fidelityBadge{gen: 1, verdict: msg.verdict}, 120), "\n")
 		if !strings.Contains(ansi.Strip(head), tc.want) || !strings.Contains(ansi.Strip(head), "Summary #1–#3") {
 			t.Errorf("%s: header %q", tc.name, ansi.Strip(head))
 		}
@@ -82,7 +82,7 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	m := New(context.Background(), Deps{Backend: transcriptOnly{}, Extension: TicketExtension()}, Settings{Thread: "t"})
 	m.sess.thread, m.sess.gen = "t", 3
 	m.showPane(paneState)
-	m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
+	m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, ext: TicketExtension(), value: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
 	if m.checkFidelity() == nil {
 		t.Fatal("no check started at a checkpoint with a summary")
 	}
@@ -102,7 +102,7 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 	}
 	// One check at a time: scrubbing on while one runs starts none; its
 	// end starts the one of the checkpoint then under the cursor.
-	m.cur = &detail{id: "9", cp: engine.Checkpoint{ID: 9}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 2}}}
+	m.cur = &detail{id: "9", cp: engine.Checkpoint{ID: 9}, ext: TicketExtension(), value: ticket.State{Summary: &ticket.Summary{From: 1, To: 2}}}
 	if m.checkFidelity() != nil {
 		t.Fatal("a second check started while one runs")
 	}
@@ -110,7 +110,7 @@ func TestFidelityBadgeIsCachedPerCheckpoint(t *testing.T) {
 		t.Fatal("the end of a check started none for the checkpoint under the cursor")
 	}
 	m.Update(fidelityMsg{gen: 4, thread: "t", id: "9"})
-	m.cur = &detail{id: "8", cp: engine.Checkpoint{ID: 8}}
+	m.cur = &detail{id: "8", cp: engine.Checkpoint{ID: 8}, ext: TicketExtension(), value: ticket.State{}}
 	if m.checkFidelity() != nil {
 		t.Fatal("a check started at a checkpoint without a summary")
 	}
@@ -125,7 +125,7 @@ func TestFidelityBadgeOnlyWhenStateShows(t *testing.T) {
 		m := New(context.Background(), Deps{Backend: transcriptOnly{}, Extension: TicketExtension()}, Settings{Thread: "t"})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
 		m.sess.thread, m.sess.gen = "t", 3
-		m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, state: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
+		m.cur = &detail{id: "7", cp: engine.Checkpoint{ID: 7}, ext: TicketExtension(), value: ticket.State{Summary: &ticket.Summary{From: 1, To: 1}}}
 		if m.checkFidelity() != nil {
 			t.Fatalf("%d columns: a check started with the State pane off screen", w)
 		}

@@ -170,7 +170,7 @@ func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
 	if d.stateErr != nil {
 		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
 	}
-	s := d.state
+	s := stateOf(d.value)
 	var out []string
 	if s.Summary != nil && unfold {
 		out = append(out, r.summary(s.Summary, w, unfold)...)
@@ -228,16 +228,17 @@ type compactionInfo struct {
 
 // compactionOf tells what moved into the summary at this checkpoint.
 func compactionOf(d *detail) *compactionInfo {
-	if d.stateErr != nil || d.pstate == nil || d.state.HistoryVersion <= d.pstate.HistoryVersion {
+	s, ps := stateOf(d.value), parentStateOf(d)
+	if d.stateErr != nil || ps == nil || s.HistoryVersion <= ps.HistoryVersion {
 		return nil
 	}
 	kept := map[int]bool{}
-	for _, m := range d.state.Messages {
+	for _, m := range s.Messages {
 		kept[m.Index] = true
 	}
-	ci := &compactionInfo{fromVersion: d.pstate.HistoryVersion, toVersion: d.state.HistoryVersion,
-		before: len(d.pstate.Messages), after: len(d.state.Messages)}
-	for _, m := range d.pstate.Messages {
+	ci := &compactionInfo{fromVersion: ps.HistoryVersion, toVersion: s.HistoryVersion,
+		before: len(ps.Messages), after: len(s.Messages)}
+	for _, m := range ps.Messages {
 		if !kept[m.Index] {
 			ci.moved = append(ci.moved, m.Index)
 		}

@@ -39,7 +39,7 @@ func (r *renderer) ticketState(d *detail, w int, unfold bool) []string {
 	if d.stateErr != nil {
 		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
 	}
-	t := &ticketLines{r: r, th: th, d: d, s: d.state, w: w, unfold: unfold, changed: map[string]bool{}}
+	t := &ticketLines{r: r, th: th, d: d, s: stateOf(d.value), w: w, unfold: unfold, changed: map[string]bool{}}
 	for _, cd := range d.diff {
 		t.changed[cd.Channel] = true
 	}
@@ -146,9 +146,9 @@ func (t *ticketLines) subtasks() {
 		add(th.Muted.Render("  none"))
 	}
 	var prev map[string]ticket.Subtask
-	if d.pstate != nil {
+	if parentStateOf(d) != nil {
 		prev = map[string]ticket.Subtask{}
-		for _, st := range d.pstate.Subtasks {
+		for _, st := range parentStateOf(d).Subtasks {
 			prev[st.ID] = st
 		}
 	}
@@ -197,8 +197,8 @@ func (t *ticketLines) records() {
 		ids := slices.Sorted(maps.Keys(s.SourceVersions))
 		for _, id := range ids {
 			line := fmt.Sprintf("  %s %s", termtext.Line(id), th.Strong.Render(fmt.Sprintf("v%d", s.SourceVersions[id])))
-			if d.pstate != nil {
-				if old, ok := d.pstate.SourceVersions[id]; !ok {
+			if parentStateOf(d) != nil {
+				if old, ok := parentStateOf(d).SourceVersions[id]; !ok {
 					line += th.Warning.Render(" • new")
 				} else if old != s.SourceVersions[id] {
 					line += th.Warning.Render(fmt.Sprintf(" • was v%d", old))

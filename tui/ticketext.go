@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"rewind/engine"
 	"rewind/engine/ticket"
+	"rewind/store"
 	"rewind/tui/termtext"
 )
 
@@ -56,6 +59,16 @@ func (ticketExtension) Input(v engine.Values) (string, bool, error) {
 func stateOf(v any) ticket.State {
 	s, _ := v.(ticket.State)
 	return s
+}
+
+// parentStateOf is the ticket's reading of d's parent: nil when d has
+// none or it did not decode.
+func parentStateOf(d *detail) *ticket.State {
+	s, ok := d.pvalue.(ticket.State)
+	if !ok {
+		return nil
+	}
+	return &s
 }
 
 // UnfoldsAtTop: z shows the summary it opened, above the tail.
@@ -123,4 +136,94 @@ func inSummary(s ticket.State, index int) bool {
 		}
 	}
 	return true
+}
+
+// Checks: a checkpoint with a summary is checked for its fidelity.
+func (ticketExtension) Checks(sh Shown) (string, string, bool) {
+	s := stateOf(sh.Value).Summary
+	if s == nil {
+		return "", "", false
+	}
+	if sh.Theme == nil {
+		return "", "fidelity", true
+	}
+	return sh.Theme.Heading.Render("Summary") + sh.Theme.Muted.Render(fmt.Sprintf(" #%d–#%d", s.From, s.To)), "fidelity", true
+}
+
+// Check reads the summary's originals from the stored transcript and
+// checks them (ticket.CheckFidelity, as `rewind check fidelity`).
+func (ticketExtension) Check(ctx context.Context, b Backend, thread string, sh Shown) (Verdict, error) {
+	st := stateOf(sh.Value)
+	if st.Summary == nil {
+		return Verdict{}, errors.New("this checkpoint has no summary to check")
+	}
+	c, err := checkFidelity(ctx, b, thread, sh.Checkpoint.ID, st.Summary, st.Facts)
+	if err != nil {
+		return Verdict{}, err
+	}
+	text, ok := badgeText(c)
+	return Verdict{Text: text, OK: ok, Hint: "rewind check fidelity"}, nil
+}
+
+// transcriptReader is a Backend that reads the stored transcript.
+type transcriptReader interface {
+	Transcript(ctx context.Context, thread string, at, from, to int64) ([]engine.StoredMessage, error)
+}
+
+// fidelityCounts is what a badge says of a report.
+type fidelityCounts struct {
+	facts                              int
+	kept, folded, moved, altered, lost int
+}
+
+func countsOf(r ticket.FidelityReport) fidelityCounts {
+	c := r.Counts
+	return fidelityCounts{facts: len(r.Facts), kept: c.Kept, folded: c.Folded, moved: c.Moved, altered: c.Altered, lost: c.Lost}
+}
+
+// checkFidelity reads the summary's originals as of checkpoint at and
+// checks them.
+func checkFidelity(ctx context.Context, b Backend, thread string, at int64, s *ticket.Summary, facts []string) (fidelityCounts, error) {
+	tr, ok := b.(transcriptReader)
+	if !ok {
+		return fidelityCounts{}, errors.New("this store cannot read the transcript")
+	}
+	stored, err := tr.Transcript(ctx, thread, at, int64(max(s.From, 1)), int64(s.To))
+	if err != nil {
+		return fidelityCounts{}, err
+	}
+	originals := make([]ticket.Message, 0, len(stored))
+	for _, sm := range stored {
+		var om ticket.Message
+		if err := json.Unmarshal(sm.Body, &om); err != nil {
+			return fidelityCounts{}, fmt.Errorf("message #%d of thread %s does not decode: %w", sm.Index, store.Name(thread), err)
+		}
+		originals = append(originals, om)
+	}
+	return countsOf(ticket.CheckFidelity(s, facts, originals)), nil
+}
+
+// badgeText is the badge's words and whether the check passed:
+// "fidelity ✓ 13 kept · 50 folded", "fidelity ✗ 1 altered · 12 kept".
+func badgeText(c fidelityCounts) (string, bool) {
+	if c.facts == 0 {
+		return "fidelity ✓ no pinned facts to keep", true
+	}
+	var bad []string
+	for _, kv := range []struct {
+		n    int
+		what string
+	}{{c.altered, "altered"}, {c.moved, "moved"}, {c.lost, "lost"}} {
+		if kv.n > 0 {
+			bad = append(bad, fmt.Sprintf("%d %s", kv.n, kv.what))
+		}
+	}
+	good := []string{fmt.Sprintf("%d kept", c.kept)}
+	if c.folded > 0 {
+		good = append(good, fmt.Sprintf("%d folded", c.folded))
+	}
+	if len(bad) == 0 {
+		return "fidelity ✓ " + strings.Join(good, " · "), true
+	}
+	return "fidelity ✗ " + strings.Join(append(bad, good...), " · "), false
 }

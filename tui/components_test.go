@@ -122,7 +122,7 @@ func (r doneRun) Updates() <-chan RunUpdate { return r.ch }
 func (r doneRun) Cancel()                   {}
 
 func TestLiveStripAlone(t *testing.T) {
-	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true })
+	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true }, nil)
 	s.theme = themes.Or(themes.Dark)
 	s.SetSize(120, 40)
 	s.render("t")
@@ -312,7 +312,7 @@ func TestSearchDialogAlone(t *testing.T) {
 // A resume that finds the draft it was about to write by its operation id
 // says so in its strip (the side-effect lesson's last step).
 func TestResumeStripSaysTheDraftWasReused(t *testing.T) {
-	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true })
+	s := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return true }, nil)
 	s.theme = themes.Or(themes.Dark)
 	s.SetSize(160, 40)
 	s.phase = &phase{from: 12, byID: map[string]*phaseTask{}}
@@ -507,7 +507,7 @@ func TestRunControlAlone(t *testing.T) {
 			r := &startsRunner{}
 			// The backend only reads the head a resume starts from (none here).
 			sess := &session{ctx: context.Background(), deps: Deps{Runner: r, Backend: EngineBackend(newEngine(t)), Extension: TicketExtension()}, thread: "t", gen: 1}
-			live := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return false })
+			live := newLiveStrip(newThreadKeys(), newTimelineKeys(newThreadKeys()), func() bool { return false }, nil)
 			c0 := newRunControl(sess, &live, newThreadKeys(), Settings{})
 			out, cmd := c0.Update(c.msg)
 			if c.say != "" {

@@ -102,6 +102,26 @@ type Verdict struct {
 	Hint string
 }
 
+// Narrator is an Extension whose graph emits events of its own that the
+// status bar tells while a run goes and when it ends (the ticket's: its
+// context compacted, a summary refused).
+type Narrator interface {
+	// Narrate starts the telling of one run.
+	Narrate() Narration
+}
+
+// Narration is one run's telling (Narrator). It takes each of the run's
+// events the TUI does not tell itself, once each, in order.
+type Narration interface {
+	// Event takes one event; an error (its data did not decode) is said
+	// in the status bar.
+	Event(ev engine.Event) error
+	// Now are the words the status bar adds while the run goes (none:
+	// nil); Ended the words after the run's end ("": none).
+	Now() []string
+	Ended() string
+}
+
 // Quoted is a stored message a Quoter asked for: zero until it is read,
 // or when no stored message was the one quoted.
 type Quoted struct {

@@ -51,8 +51,10 @@ type liveStrip struct {
 	killAt     string // the kill point it carries
 	killNotice string // the kill point it reached
 	progress   *progress
-	streams    *streams // model calls streaming in the run under way
-	quitting   bool     // quit once the run under way has stopped (runs.go)
+	// ext is the graph's extension: a Narrator tells its own events.
+	ext      Extension
+	streams  *streams // model calls streaming in the run under way
+	quitting bool     // quit once the run under way has stopped (runs.go)
 
 	// Between runs.
 	head        *headInfo // the thread's newest checkpoint
@@ -67,8 +69,8 @@ type liveStrip struct {
 	lines []string // rendered by render, joined by View
 }
 
-func newLiveStrip(keys threadKeys, scrub help.KeyMap, canKill func() bool) liveStrip {
-	return liveStrip{keys: newLiveKeys(keys), scrub: scrub, canKill: canKill}
+func newLiveStrip(keys threadKeys, scrub help.KeyMap, canKill func() bool, ext Extension) liveStrip {
+	return liveStrip{keys: newLiveKeys(keys), scrub: scrub, canKill: canKill, ext: ext}
 }
 
 // setTheme takes the theme the strip renders in (the root re-renders it).
@@ -282,6 +284,9 @@ func (s *liveStrip) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *liveStrip) start(msg runStartedMsg, current bool) {
 	s.run = msg.run
 	s.progress = newProgress(msg.kind)
+	if n, ok := s.ext.(Narrator); ok {
+		s.progress.told = n.Narrate()
+	}
 	s.kind, s.killAt, s.killNotice, s.pid = msg.kind, msg.rs.KillAt, "", 0
 	if k, ok := msg.run.(Killer); ok {
 		s.pid = k.Pid()

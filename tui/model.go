@@ -167,7 +167,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer(draftReplies(deps.Extension))
 	m.timeline = newTimelinePane(newTimelineKeys(m.keys), s.Thread)
-	m.live = newLiveStrip(m.keys, m.timeline.keys, func() bool { return canKill(m.sess.deps.Runner) })
+	m.live = newLiveStrip(m.keys, m.timeline.keys, func() bool { return canKill(m.sess.deps.Runner) }, deps.Extension)
 	m.runs = newRunControl(m.sess, &m.live, m.keys, s)
 	m.follow = newFollower(m.sess, m.live.busy)
 	m.content = newContentPanes(newContentKeys(m.keys))

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/tui/termtext"
 )
 
@@ -23,11 +22,11 @@ type progress struct {
 	reused      map[string]bool
 	calls       map[string]int
 	checkpoints int
-	compacted   int
-	refused     string // the last refused summary's first failure
 	bad         string // the last event whose data did not decode
-	extractive  bool   // rewind wrote the summary itself
 	seen        map[string]bool
+	// told is the extension's telling of the graph's own events
+	// (Narrator), nil without one.
+	told Narration
 
 	// The current superstep's tasks in the order they started, with a
 	// label for people and their model calls (for the live area).
@@ -98,22 +97,13 @@ func (p *progress) apply(ev engine.Event) {
 		}
 	case engine.EventCheckpointSaved:
 		p.checkpoints++
-	case ticket.EventContextCompacted:
-		p.compacted++
-		d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
-		if err != nil {
-			p.bad = err.Error()
-		}
-		if d.Strategy == ticket.ExtractiveStrategy {
-			p.extractive = true
-		}
-	case ticket.EventCompactionRejected:
-		d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
-		if err != nil {
-			p.bad = err.Error()
+	default:
+		if p.told == nil {
 			break
 		}
-		p.refused = ticket.RefusalLine(d)
+		if err := p.told.Event(ev); err != nil {
+			p.bad = err.Error()
+		}
 	}
 	if len(p.seen) > 20000 {
 		p.seen = map[string]bool{}
@@ -161,15 +151,8 @@ func (p *progress) line() string {
 		parts = append(parts, s)
 	}
 	parts = append(parts, plural(p.totalCalls(), "model call", "model calls"))
-	if p.compacted > 0 {
-		c := "compacted"
-		if p.extractive {
-			c += " (by rewind: the model's summaries were refused twice)"
-		}
-		parts = append(parts, c)
-	}
-	if p.refused != "" && !p.extractive {
-		parts = append(parts, "! summary refused: "+p.refused)
+	if p.told != nil {
+		parts = append(parts, p.told.Now()...)
 	}
 	if p.bad != "" {
 		parts = append(parts, "! "+p.bad)

@@ -331,13 +331,13 @@ func (c *runControl) describeEnd(u RunUpdate) string {
 	case "reject":
 		verb = "rejected, done"
 	}
-	refused := ""
-	if p := c.live.progress; p != nil && p.refused != "" && !p.extractive {
-		refused = " · ! summary refused: " + p.refused
-	} else if p != nil && p.extractive {
-		refused = " · compacted by rewind (the model's summaries were refused twice)"
+	told := ""
+	if p := c.live.progress; p != nil && p.told != nil {
+		if t := p.told.Ended(); t != "" {
+			told = " · " + t
+		}
 	}
-	return fmt.Sprintf("%s at @%d%s%s%s", verb, res.Checkpoint, c.endCounts(res), unreached, refused)
+	return fmt.Sprintf("%s at @%d%s%s%s", verb, res.Checkpoint, c.endCounts(res), unreached, told)
 }
 
 // endCounts are a finished run's model calls and message counts, each

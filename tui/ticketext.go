@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rewind/engine"
+	"rewind/engine/event"
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/tui/termtext"
@@ -226,4 +227,59 @@ func badgeText(c fidelityCounts) (string, bool) {
 		return "fidelity ✓ " + strings.Join(good, " · "), true
 	}
 	return "fidelity ✗ " + strings.Join(append(bad, good...), " · "), false
+}
+
+// Narrate tells the run's compactions and refused summaries.
+func (ticketExtension) Narrate() Narration { return &compactions{} }
+
+// compactions are a run's context compactions, as the status bar says
+// them.
+type compactions struct {
+	compacted  int
+	refused    string // the last refused summary's first failure
+	extractive bool   // rewind wrote the summary itself
+}
+
+func (c *compactions) Event(ev engine.Event) error {
+	switch ev.Type {
+	case ticket.EventContextCompacted:
+		c.compacted++
+		d, err := event.Decode[event.ContextCompacted](ev.Type, ev.Data)
+		if d.Strategy == ticket.ExtractiveStrategy {
+			c.extractive = true
+		}
+		return err
+	case ticket.EventCompactionRejected:
+		d, err := event.Decode[event.CompactionRejected](ev.Type, ev.Data)
+		if err != nil {
+			return err
+		}
+		c.refused = ticket.RefusalLine(d)
+	}
+	return nil
+}
+
+func (c *compactions) Now() []string {
+	var parts []string
+	if c.compacted > 0 {
+		t := "compacted"
+		if c.extractive {
+			t += " (by rewind: the model's summaries were refused twice)"
+		}
+		parts = append(parts, t)
+	}
+	if c.refused != "" && !c.extractive {
+		parts = append(parts, "! summary refused: "+c.refused)
+	}
+	return parts
+}
+
+func (c *compactions) Ended() string {
+	switch {
+	case c.refused != "" && !c.extractive:
+		return "! summary refused: " + c.refused
+	case c.extractive:
+		return "compacted by rewind (the model's summaries were refused twice)"
+	}
+	return ""
 }

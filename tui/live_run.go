@@ -13,7 +13,6 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
-	"rewind/engine/ticket"
 	"rewind/tui/termtext"
 )
 
@@ -91,7 +90,7 @@ type phase struct {
 	endAt    int64 // checkpoint the run ended at
 	endState string
 	// effects are the side effects the phase's tasks did or found done
-	// (ticket.EventSideEffectRecorded), in order.
+	// (event.SideEffectRecorded: an operation done, or found done, by its id), in order.
 	effects []sideEffect
 }
 
@@ -167,7 +166,7 @@ func (p *phase) apply(ev engine.Event) {
 		if t != nil {
 			t.state = taskReused
 		}
-	case ticket.EventSideEffectRecorded:
+	case event.TypeSideEffectRecorded:
 		d, err := event.Decode[event.SideEffectRecorded](ev.Type, ev.Data)
 		switch {
 		case err != nil:

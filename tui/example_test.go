@@ -11,6 +11,7 @@ import (
 	"rewind/engine/model"
 	"rewind/store/sqlite"
 	"rewind/tui"
+	"rewind/tui/termtext"
 )
 
 // Opening the TUI on a graph of one's own: a store, an engine on the
@@ -59,12 +60,12 @@ func (trailPane) Decode(v engine.Values) (any, error) {
 
 func (trailPane) State(s tui.Shown) []string {
 	if s.Err != nil {
-		return []string{s.Theme.Error.Render(s.Err.Error())}
+		return []string{s.Theme.Error.Render(termtext.Error(s.Err.Error()))}
 	}
 	steps := s.Value.([]string)
 	out := []string{s.Theme.Heading.Render(fmt.Sprintf("Trail · %d steps", len(steps)))}
 	for i, step := range steps {
-		out = append(out, fmt.Sprintf("  %d. %s", i+1, step))
+		out = append(out, fmt.Sprintf("  %d. %s", i+1, termtext.Line(step))) // stored text: sanitised
 	}
 	return out
 }

@@ -27,7 +27,10 @@ type Extension interface {
 	// State and Conversation are the panes' lines for the checkpoint
 	// under the cursor, at most s.Width cells each (the TUI cuts a longer
 	// one). nil draws that pane by the channels' shape, so an extension
-	// that adds a State pane keeps the shape's conversation.
+	// that adds a State pane keeps the shape's conversation. The lines
+	// are printed as they are: what comes from stored or model text goes
+	// through rewind/tui/termtext first (Line, Text), as the TUI's own
+	// panes do, so no escape sequence in a value reaches the terminal.
 	State(s Shown) []string
 	Conversation(s Shown) []string
 	// Input is the newest input message of v: a turn row's words and the

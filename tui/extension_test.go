@@ -19,7 +19,8 @@ import (
 // TestAnExtensionOutsideTheTUIDrawsTheStatePane: an extension written
 // outside package tui, through its exported methods alone (trailPane,
 // ExampleExtension's), draws the State pane of a graph built inline, in
-// place of its channels by shape.
+// place of its channels by shape, and its Conversation's nil leaves that
+// pane to the shape (which says the graph keeps none).
 func TestAnExtensionOutsideTheTUIDrawsTheStatePane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -33,6 +34,8 @@ func TestAnExtensionOutsideTheTUIDrawsTheStatePane(t *testing.T) {
 	deps := tui.Deps{Source: e.Browse(browse.About{}), Backend: tui.EngineBackend(e), Runner: tui.NewLocalRunner(e), StoreLabel: "memory:", Extension: trailPane{}}
 	tm := teatest.NewTestModel(t, tui.New(ctx, deps, tui.Settings{Thread: "t"}), teatest.WithInitialTermSize(120, 40))
 	t.Cleanup(func() { _ = tm.Quit() })
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("this graph keeps no conversation")) },
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("2")})
 	wants := [][]byte{[]byte("Trail · 3 steps"), []byte("1. go"), []byte("2. first"), []byte("3. second")}
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {

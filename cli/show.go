@@ -57,7 +57,7 @@ named.`,
 		Args: between(1, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
-			ctx, err := withGraphFlag(ctx, graph)
+			ctx, err := forThread(ctx, thread, givenGraph(c, graph))
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,12 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
-	format := fmt.Sprintf("schema v%d", cp.SchemaVersion)
+	// The graph that wrote it (one stored before graphs were recorded
+	// reads as this engine's), then its schema as that graph numbers it.
+	format := fmt.Sprintf("graph %s, schema v%d", idText(cp.Metadata.Graph), cp.SchemaVersion)
+	if cp.Metadata.Graph == "" {
+		format = fmt.Sprintf("graph %s (not recorded), schema v%d", idText(e.Graph().Name), cp.SchemaVersion)
+	}
 	if cp.MigratedFrom != 0 {
 		format += fmt.Sprintf(", migrated from v%d", cp.MigratedFrom)
 	}

@@ -96,6 +96,10 @@ type Metadata struct {
 	// (theirs is their parent's) and on checkpoints stored before runs
 	// were recorded.
 	Run *RunMark `json:"run,omitempty"`
+	// Graph names the graph that wrote the checkpoint (the engine's
+	// Graph.Name when it committed): a reader builds that graph to read
+	// the thread. Empty for listings stored before it was recorded.
+	Graph string `json:"graph,omitempty"`
 }
 
 // RunMark names a run: one invocation that writes to a thread (a turn,

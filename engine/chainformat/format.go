@@ -108,6 +108,8 @@ type Brief struct {
 	Interrupt  *Interrupt
 	ForkedFrom int64
 	Replay     bool
+	// Graph is Metadata.Graph: the graph that wrote the checkpoint.
+	Graph string
 }
 
 // Brief reads a History row with a listing as Listed does, but only what
@@ -128,7 +130,7 @@ func (g *Schema) Brief(row store.Checkpoint) (Brief, error) {
 		tokens = m.OldTokens
 	}
 	b := Brief{Step: m.Step, Messages: m.Messages, Source: m.Source, Nodes: m.Nodes, Next: m.Next, Reused: m.Reused,
-		Interrupt: m.Interrupt, ForkedFrom: m.ForkedFrom, Replay: m.Replay}
+		Interrupt: m.Interrupt, ForkedFrom: m.ForkedFrom, Replay: m.Replay, Graph: m.Graph}
 	if m.ModelCalls == nil && m.Tokens != nil {
 		for _, t := range m.Tokens {
 			b.Calls += t[0]

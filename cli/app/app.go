@@ -127,20 +127,50 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return &App{Engine: e, Graph: g, Store: spec, Sources: src, close: st.Close}, nil
 }
 
-// choose is the graph cfg.Choose picks for what cfg.Thread records,
-// read from its newest listing through e (any graph reads a listing).
+// choose is the graph cfg.Choose picks for what cfg.Thread records.
 func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
 	recorded := ""
 	if cfg.Thread != "" {
-		hs, err := e.History(ctx, cfg.Thread, 0, 1)
-		if err != nil {
+		var err error
+		if recorded, err = RecordedGraph(ctx, e, cfg.Thread); err != nil {
 			return nil, err
-		}
-		if len(hs) == 1 {
-			recorded = hs[0].Metadata.Graph
 		}
 	}
 	return cfg.Choose(recorded)
+}
+
+// recordedScan bounds how many listings RecordedGraph reads of a thread
+// that records no graph and has no run marks (stored before both).
+const recordedScan = 1024
+
+// RecordedGraph is the graph thread records: the newest listing that
+// names one (a run's first and last checkpoints do, and every checkpoint
+// of a thread is its graph's), read through e, whose graph any is (a
+// listing reads alike on every graph). "" for a thread that is not there
+// or was stored before graphs were recorded: its newest run's first
+// listing names none, or none of the newest recordedScan does.
+func RecordedGraph(ctx context.Context, e *engine.Engine, thread string) (string, error) {
+	const page = 32
+	var before int64
+	for read := 0; read < recordedScan; read += page {
+		hs, err := e.History(ctx, thread, before, page)
+		if err != nil {
+			return "", err
+		}
+		for _, h := range hs {
+			switch {
+			case h.Metadata.Graph != "":
+				return h.Metadata.Graph, nil
+			case h.Metadata.Run != nil:
+				return "", nil // a run's first, stored before graphs were recorded
+			}
+		}
+		if len(hs) < page {
+			break
+		}
+		before = hs[len(hs)-1].ID
+	}
+	return "", nil
 }
 
 // name is the graph's name, the ticket's for nil.

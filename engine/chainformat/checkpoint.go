@@ -97,8 +97,10 @@ type Metadata struct {
 	// were recorded.
 	Run *RunMark `json:"run,omitempty"`
 	// Graph names the graph that wrote the checkpoint (the engine's
-	// Graph.Name when it committed): a reader builds that graph to read
-	// the thread. Empty for listings stored before it was recorded.
+	// Graph.Name when it committed), on a run's first checkpoint, as Run:
+	// every checkpoint of a thread is its graph's, and a reader builds
+	// that graph to read it. Empty on a run's later checkpoints and on
+	// listings stored before graphs were recorded.
 	Graph string `json:"graph,omitempty"`
 }
 

@@ -22,8 +22,9 @@ import (
 // belongs to its parent's run, or to none (stored before runs were).
 // Position 25 is a failed run's fixes (listing.Fixes), by action name;
 // a listing without it has none. Position 26 names the graph that wrote
-// the checkpoint (listing.Graph); a listing without it was stored before
-// graphs were recorded, and a reader takes its default graph.
+// a run's first checkpoint (listing.Graph), beside its run mark; the
+// run's later checkpoints are its graph's too, and a thread none of whose
+// marked listings names one was stored before graphs were recorded.
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing

@@ -106,7 +106,8 @@ type listing struct {
 	Run []string `json:"-"`
 	// Fixes are Metadata.Fixes, after the run in an array listing (25).
 	Fixes []string `json:"-"`
-	// Graph is Metadata.Graph, after the fixes in an array listing (26).
+	// Graph is Metadata.Graph, after the fixes in an array listing (26):
+	// a run's first checkpoint's, with its run mark.
 	Graph string `json:"-"`
 	// format is the storage format of the row's document, which an array
 	// listing implies (listingjson.go); 0 for an object listing.

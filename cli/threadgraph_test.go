@@ -69,7 +69,7 @@ func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
 		t.Fatalf("replay without --graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = rewind(t, env, "show", thread)
-	head := strings.TrimPrefix(strings.Fields(r.stdout+" . . . .")[4], "@")
+	head := strings.TrimPrefix(strings.Fields(r.stdout + " . . . .")[4], "@")
 	if r.code != 0 || !strings.Contains(r.stdout, "graph research, schema v1)") {
 		t.Fatalf("show of the replay's head: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

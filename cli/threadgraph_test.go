@@ -82,6 +82,20 @@ func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
 	if r = rewind(t, env, "show", thread); r.code != 0 || !strings.Contains(r.stdout, "graph research, schema v1)") || !strings.Contains(r.stdout, "published") {
 		t.Fatalf("show after the resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A discard and a prune (every thread) write through the graph the
+	// thread records too: it still reads as research.
+	if r = rewind(t, env, "fork", thread, "2", "--input", "And what does FULL cost?"); r.code != 0 {
+		t.Fatalf("fork: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "discard", thread); r.code != 0 {
+		t.Fatalf("discard: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "prune", "--all", "--keep-last", "3"); r.code != 0 || !strings.Contains(r.stdout, "pruned") {
+		t.Fatalf("prune --all: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "show", thread); r.code != 0 || !strings.Contains(r.stdout, "graph research, schema v1)") || !strings.Contains(r.stdout, "CHANNELS") {
+		t.Fatalf("show after a discard and a prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 
 	// A thread stored before graphs were recorded (the v8 fixture, upgraded
 	// by a turn on another thread) reads as the ticket's; the new turn

@@ -58,11 +58,7 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 			if raw != nil && !json.Valid(raw) {
 				return usagef("the value of %s is not JSON: give it as JSON, e.g. --value '\"text\"' or --value 3", named(channel))
 			}
-			ctx, err := forThread(c.Context(), thread, givenGraph(c, graph))
-			if err != nil {
-				return err
-			}
-			return withEngine(ctx, store, func(e *engine.Engine) error {
+			return withThreadEngine(c.Context(), store, thread, givenGraph(c, graph), func(e *engine.Engine) error {
 				if raw == nil {
 					cp, err := e.Get(c.Context(), thread, id)
 					if err != nil {

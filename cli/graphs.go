@@ -189,6 +189,16 @@ func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
 	return g.app, nil
 }
 
+// withThreadEngine is withEngine on the graph thread records (or, for
+// one that records none, the graph given names: --graph as given).
+func withThreadEngine(ctx context.Context, store, thread, given string, fn func(*engine.Engine) error) error {
+	ctx, err := forThread(ctx, thread, given)
+	if err != nil {
+		return err
+	}
+	return withEngine(ctx, store, fn)
+}
+
 // entryOf is the registry's entry of the graph an app runs.
 func entryOf(g *app.Graph) graphEntry {
 	if g == nil {

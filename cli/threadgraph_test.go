@@ -12,27 +12,36 @@ import (
 	"rewind/store/sqlite"
 )
 
-// Issue 37: a thread records the graph it was run on, and every command
-// that opens it builds that graph without --graph. The research lesson's
-// thread (written by `rewind demo research`) shows, diffs, forks,
-// replays, is edited and resumed as the research graph; --graph naming
-// another graph is refused on one line (exit 2) naming both, before
-// anything is written; a thread stored before graphs were recorded still
-// reads as the ticket's; a graph rewind does not build (a user's own
-// program's) is named with the graphs it builds, and its listings still
-// read.
-func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "lesson.db")
+// researchLesson is the research lesson's thread (lesson:research, done
+// at @9) in a sqlite file of its own, written by `rewind demo research`,
+// and the environment that names the file.
+func researchLesson(t *testing.T) (path string, env []string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "lesson.db")
 	db := "sqlite:" + path
-	env := []string{"REWIND_STORE=" + db}
 	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 || !strings.Contains(r.stdout, "open it: rewind tui --store "+db+" lesson:research") {
 		t.Fatalf("demo research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	return path, []string{"REWIND_STORE=" + db}
+}
+
+// Issue 37: a thread records the graph it was run on, and the commands
+// that read it build that graph without --graph. The research lesson's
+// thread (written by `rewind demo research`) shows (a checkpoint inside a
+// run too), logs and diffs as the research graph, with no migration
+// words; --graph naming another graph is refused on one line (exit 2)
+// naming both and the fix, by the commands that read and that write,
+// before anything is written.
+func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
+	t.Parallel()
+	_, env := researchLesson(t)
 	const thread = "lesson:research"
 	r := rewind(t, env, "show", thread)
 	if r.code != 0 || !strings.Contains(r.stdout, "source loop, graph research, schema v1)") || !strings.Contains(r.stdout, "CHANNELS") || strings.Contains(r.stdout, "migrated") || strings.Contains(r.stdout, "review rounds") {
 		t.Fatalf("show of the research thread without --graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "show", thread, "3"); r.code != 0 || !strings.Contains(r.stdout, "checkpoint @3 (parent @2, step 2, source loop, graph research, schema v1)") {
+		t.Errorf("show of a checkpoint inside a run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r = rewind(t, env, "show", thread, "--json"); r.code != 0 || !strings.Contains(r.stdout, `"graph": "research"`) {
 		t.Errorf("show --json does not name the graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -59,9 +68,16 @@ func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
 	if after := rewind(t, env, "log", thread).stdout; after != before {
 		t.Fatalf("a refused --graph wrote to the thread:\n%s\nwas\n%s", after, before)
 	}
+}
 
-	// Fork, replay, edit and resume run the research graph, and what they
-	// write records it.
+// Fork, replay, edit, resume, discard and prune (every thread) run a
+// research thread as its own graph without --graph, and what they write
+// keeps the record: it reads as research after each.
+func TestAThreadRunsAsTheGraphItRecords(t *testing.T) {
+	t.Parallel()
+	_, env := researchLesson(t)
+	const thread = "lesson:research"
+	var r result
 	if r = rewind(t, env, "fork", thread, "2", "--input", "What does synchronous=NORMAL lose on a power cut?"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval at checkpoint") || !strings.Contains(r.stdout, "rewind tui "+thread) {
 		t.Fatalf("fork without --graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -96,10 +112,14 @@ func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
 	if r = rewind(t, env, "show", thread); r.code != 0 || !strings.Contains(r.stdout, "graph research, schema v1)") || !strings.Contains(r.stdout, "CHANNELS") {
 		t.Fatalf("show after a discard and a prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
 
-	// A thread stored before graphs were recorded (the v8 fixture, upgraded
-	// by a turn on another thread) reads as the ticket's; the new turn
-	// records the ticket.
+// A thread stored before graphs were recorded (the v8 fixture, upgraded
+// by a turn on another thread) reads as the ticket's; the new turn
+// records the ticket, and --graph naming another is refused.
+func TestAThreadStoredBeforeGraphsReadsAsTheTickets(t *testing.T) {
+	t.Parallel()
+	var r result
 	old := filepath.Join(t.TempDir(), "old.db")
 	if err := os.WriteFile(old, gunzip(t, "store-v8.db.gz"), 0o600); err != nil {
 		t.Fatal(err)
@@ -115,9 +135,15 @@ func TestAThreadOpensAsTheGraphItRecords(t *testing.T) {
 		t.Errorf("show of a new ticket thread: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	oneLine(t, rewind(t, oldEnv, "show", "upgrade-first", "--graph", "research"), 2, "--graph research", "run on graph ticket")
+}
 
-	// A graph of a user's own program: named, with the graphs rewind
-	// builds; its listings read.
+// A graph of a user's own program, which rewind does not build: what
+// rebuilds its state names it with the graphs rewind builds (exit 1);
+// its listings read.
+func TestAGraphRewindDoesNotBuildIsNamed(t *testing.T) {
+	t.Parallel()
+	path, env := researchLesson(t)
+	var r result
 	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,8 @@ type BuildCheck func(ctx context.Context, in ResumeInfo) error
 // on a checkpoint (see BuildCheck).
 func (g *Graph) OnBuild(fn BuildCheck) *Graph { g.buildCheck = fn; return g }
 
-// checkFork runs the recovery checks on the branch a fork from cp builds on.
+// checkFork runs the recovery checks on the branch a fork from cp builds
+// on.
 func (e *Engine) checkFork(ctx context.Context, thread string, cp Checkpoint) error {
 	br, err := e.branchEvents(ctx, thread, cp.ID)
 	if err != nil {

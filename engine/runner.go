@@ -118,9 +118,6 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	if cp.Metadata.Status == "" {
 		cp.Metadata.Status = r.e.graph.derivedStatus(*cp)
 	}
-	if cp.Metadata.Run != nil || cp.Metadata.Status != RunRunning { // a run's first and last name the graph
-		cp.Metadata.Graph = r.e.graph.Name
-	}
 	rows := make([]store.Event, 0, len(events))
 	for i := range events {
 		events[i].Checkpoint = cp.ID
@@ -134,8 +131,8 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		events[i].Seq = len(rows) + 1
 		rows = append(rows, store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: events[i].Seq, Type: events[i].Type, Payload: payload})
 	}
-	// The listing counts them, so a resume can tell a lost event row.
-	cp.Metadata.Events = len(rows)
+	// The listing counts them (a resume tells a lost row) and names the graph.
+	cp.Metadata.Events, cp.Metadata.Graph = len(rows), r.e.graph.Name
 	if cp.Source == SourceInput || cp.Source == SourceFork {
 		// Its running totals: Costs reads them instead of every listing.
 		// A trusted turn's engine knows them from its last commit.

@@ -202,7 +202,8 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Runs is a thread's runs, oldest first, and which run wrote each checkpoint.
+// Runs is a thread's runs, oldest first, and which run wrote each
+// checkpoint.
 type Runs struct {
 	List []RunSummary `json:"runs"`
 	// ByCheckpoint is the id of the run that wrote each checkpoint (""

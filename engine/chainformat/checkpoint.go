@@ -97,7 +97,8 @@ type Metadata struct {
 	// were recorded.
 	Run *RunMark `json:"run,omitempty"`
 	// Graph names the graph that wrote the checkpoint (the engine's
-	// Graph.Name when it committed), on a run's first checkpoint, as Run:
+	// Graph.Name when it committed), on a run's first checkpoint, as Run,
+	// and its last (Schema.Encode drops it from the others):
 	// every checkpoint of a thread is its graph's, and a reader builds
 	// that graph to read it. Empty on a run's later checkpoints and on
 	// listings stored before graphs were recorded.

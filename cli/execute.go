@@ -197,16 +197,17 @@ func (j jsonLines) Sync() error {
 func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
 	cfg := app.Config{Store: store, Model: model}
 	graphConfig(ctx, &cfg)
-	return openConfig(cfg, ctx)
+	return openConfig(ctx, cfg)
 }
 
 // openGraph opens the app on graph g (nil: the ticket's), whatever a
 // thread records: what a demo writes.
 func openGraph(ctx context.Context, store string, model *app.ModelFlags, g *app.Graph) (*app.App, error) {
-	return openConfig(app.Config{Store: store, Model: model, Graph: g}, ctx)
+	return openConfig(ctx, app.Config{Store: store, Model: model, Graph: g})
 }
 
-func openConfig(cfg app.Config, ctx context.Context) (*app.App, error) {
+// openConfig opens the app cfg says; its refusals of usage exit 2.
+func openConfig(ctx context.Context, cfg app.Config) (*app.App, error) {
 	a, err := app.Open(ctx, cfg)
 	if errors.Is(err, app.ErrUsage) {
 		return nil, usageOf(err)
@@ -376,7 +377,7 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 func openReader(ctx context.Context, store string) (*app.App, error) {
 	cfg := app.Config{Store: store, ReadOnly: true}
 	graphConfig(ctx, &cfg)
-	return openConfig(cfg, ctx)
+	return openConfig(ctx, cfg)
 }
 
 // count is "1 model call", "2 model calls": n and the noun, plural but

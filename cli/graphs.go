@@ -138,7 +138,7 @@ type graphKey struct{}
 type graphChoice struct{ thread, flag string }
 
 // forThread is ctx for a command that opens thread: its app builds the
-// graph the thread records (the engine names it in every listing), or,
+// graph the thread records (app.RecordedGraph), or,
 // for a thread that records none (a new one, or one stored before graphs
 // were recorded), the one flag names (--graph as given, "" when not: the
 // ticket's). A flag naming no graph is a usage error naming the graphs.

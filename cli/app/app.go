@@ -36,9 +36,9 @@ type Config struct {
 	// the mock.
 	Graph *Graph
 	// Thread and Choose: a command that opens thread Thread takes the
-	// graph Choose picks from what the thread records (the newest
-	// checkpoint's Metadata.Graph; "" for a new thread or one stored
-	// before graphs were recorded). Nil Choose: Graph, as it is.
+	// graph Choose picks from what the thread records (RecordedGraph; ""
+	// for a new thread or one stored before graphs were recorded). Nil
+	// Choose: Graph, as it is.
 	Thread string
 	Choose func(recorded string) (*Graph, error)
 }

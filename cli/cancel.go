@@ -34,7 +34,7 @@ on first (approved, rejected), cancel is refused and changes nothing.`,
 			if err := checkReason(reason); err != nil {
 				return err
 			}
-			return withEngine(c.Context(), store, func(e *engine.Engine) error {
+			return withThreadEngine(c.Context(), store, thread, "", func(e *engine.Engine) error {
 				cp, err := e.CancelIf(c.Context(), thread, reason, unanswered(c.Context(), e, thread))
 				if err != nil {
 					return err

@@ -99,14 +99,10 @@ processes can share (sqlite or PostgreSQL).`,
 	return c
 }
 
-// printOpenIt says how to open the lesson's thread in the TUI, on its
-// graph and at its checkpoint.
+// printOpenIt says how to open the lesson's thread in the TUI, at its
+// checkpoint: the thread records its graph, which the TUI opens.
 func printOpenIt(out io.Writer, l demo.Lesson, spec app.Store, v demo.Verdict) {
-	graph := ""
-	if l.Graph != "" {
-		graph = " --graph " + shellWord(l.Graph)
-	}
-	fmt.Fprintf(out, "open it: rewind tui%s --store %s %s", graph, shellWord(spec.Label()), shellWord(l.Thread))
+	fmt.Fprintf(out, "open it: rewind tui --store %s %s", shellWord(spec.Label()), shellWord(l.Thread))
 	if v.At != 0 {
 		fmt.Fprintf(out, ", then : @%d (the lesson's checkpoint)", v.At)
 	}

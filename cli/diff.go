@@ -18,7 +18,7 @@ func newDiffCmd() *cobra.Command {
 		Args: between(3, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
-			ctx, err := withGraphFlag(ctx, graph)
+			ctx, err := forThread(ctx, thread, givenGraph(c, graph))
 			if err != nil {
 				return err
 			}

@@ -21,7 +21,7 @@ that names them, so a new turn can start without resuming.`,
 		Args:    between(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			out, thread := c.OutOrStdout(), args[0]
-			return withEngine(c.Context(), store, func(e *engine.Engine) error {
+			return withThreadEngine(c.Context(), store, thread, "", func(e *engine.Engine) error {
 				cp, err := e.DiscardIf(c.Context(), thread, unanswered(c.Context(), e, thread))
 				if err != nil {
 					return err

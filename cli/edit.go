@@ -58,7 +58,7 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 			if raw != nil && !json.Valid(raw) {
 				return usagef("the value of %s is not JSON: give it as JSON, e.g. --value '\"text\"' or --value 3", named(channel))
 			}
-			return withGraphEngine(c.Context(), store, graph, func(e *engine.Engine) error {
+			return withThreadEngine(c.Context(), store, thread, givenGraph(c, graph), func(e *engine.Engine) error {
 				if raw == nil {
 					cp, err := e.Get(c.Context(), thread, id)
 					if err != nil {
@@ -91,7 +91,7 @@ pinned fact of the messages it covers; a scenario is one a turn may name).`,
 				}
 				fmt.Fprintf(out, "edited %s at @%d: new checkpoint @%d (update, parent @%d)\n", channel, id, cp.ID, id)
 				if len(cp.Tasks) > 0 {
-					fmt.Fprintf(out, "  due: %s — run them on the edited state: rewind resume %s %d%s\n", engine.DescribeTasks(cp.Tasks), idText(thread), cp.ID, graphArg(graph))
+					fmt.Fprintf(out, "  due: %s — run them on the edited state: rewind resume %s %d%s\n", engine.DescribeTasks(cp.Tasks), idText(thread), cp.ID, graphArg(e.Graph().Name))
 				} else {
 					fmt.Fprintf(out, "  nothing is due there: continue with new input: rewind fork %s %d --input …\n", idText(thread), cp.ID)
 				}

@@ -6,6 +6,7 @@ package cli
 // invocation but stream it as JSON lines to the parent process.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,25 +87,32 @@ func (f *execFlags) runSession(now time.Time) (*engine.Session, error) {
 // do performs req and reports it.
 func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) error {
 	req.KillAt = f.killAt
-	g, err := graphNamed(f.graph)
+	given := givenGraph(f.cmd, f.graph)
+	ctx, err := forThread(ctx, req.Thread, given)
 	if err != nil {
 		return err
 	}
-	if err := g.killPoint(req.KillAt); err != nil {
+	// What the graph refuses is refused before the store opens when
+	// --graph names it; the graph a thread records, once it is read.
+	if err := anyGraph(given, func(g graphEntry) error { return cmp.Or(g.killPoint(req.KillAt), g.takes(req)) }); err != nil {
 		return err
 	}
 	session, err := f.runSession(time.Now())
 	if err != nil {
 		return err
 	}
-	if err := g.takes(req); err != nil {
-		return err
-	}
-	a, err := openGraph(ctx, f.store, &f.model, g.app)
+	a, err := openApp(ctx, f.store, &f.model)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	g := entryOf(a.Graph)
+	if err := g.killPoint(req.KillAt); err != nil {
+		return err
+	}
+	if err := g.takes(req); err != nil {
+		return err
+	}
 	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
 		return err
 	}
@@ -184,14 +192,23 @@ func (j jsonLines) Sync() error {
 	return nil
 }
 
-// openApp opens the app; model is nil for a command that runs none.
+// openApp opens the app on the graph ctx's choice says (forThread); model
+// is nil for a command that runs none.
 func openApp(ctx context.Context, store string, model *app.ModelFlags) (*app.App, error) {
-	return openGraph(ctx, store, model, graphOf(ctx))
+	cfg := app.Config{Store: store, Model: model}
+	graphConfig(ctx, &cfg)
+	return openConfig(ctx, cfg)
 }
 
-// openGraph opens the app on graph g (nil: the ticket's).
+// openGraph opens the app on graph g (nil: the ticket's), whatever a
+// thread records: what a demo writes.
 func openGraph(ctx context.Context, store string, model *app.ModelFlags, g *app.Graph) (*app.App, error) {
-	a, err := app.Open(ctx, app.Config{Store: store, Model: model, Graph: g})
+	return openConfig(ctx, app.Config{Store: store, Model: model, Graph: g})
+}
+
+// openConfig opens the app cfg says; its refusals of usage exit 2.
+func openConfig(ctx context.Context, cfg app.Config) (*app.App, error) {
+	a, err := app.Open(ctx, cfg)
 	if errors.Is(err, app.ErrUsage) {
 		return nil, usageOf(err)
 	}
@@ -358,11 +375,9 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 
 // openReader opens the app of a command that only reads.
 func openReader(ctx context.Context, store string) (*app.App, error) {
-	a, err := app.Open(ctx, app.Config{Store: store, ReadOnly: true, Graph: graphOf(ctx)})
-	if errors.Is(err, app.ErrUsage) {
-		return nil, usageOf(err)
-	}
-	return a, err
+	cfg := app.Config{Store: store, ReadOnly: true}
+	graphConfig(ctx, &cfg)
+	return openConfig(ctx, cfg)
 }
 
 // count is "1 model call", "2 model calls": n and the noun, plural but

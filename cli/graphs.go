@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -127,38 +128,103 @@ func graphInput(g *engine.Graph, text string) ([]engine.Write, error) {
 	return ws, nil
 }
 
-// graphKey carries the --graph of a command that reads or edits a thread
-// (show, diff, edit) to the app it opens (openReader, openApp).
+// graphKey carries graphChoice, what a command that reads or writes a
+// thread knows of its graph, to the app it opens (openReader, openApp).
 type graphKey struct{}
 
-// withGraphFlag is ctx with the graph --graph names (the ticket's: ctx as
-// it is), or a usage error naming the graphs.
-func withGraphFlag(ctx context.Context, name string) (context.Context, error) {
-	g, err := graphNamed(name)
-	if err != nil || g.app == nil {
-		return ctx, err
+// graphChoice is the thread a command opens ("" for none: the threads
+// list, a new thread) and --graph as the command line gave it ("" when
+// not given).
+type graphChoice struct{ thread, flag string }
+
+// forThread is ctx for a command that opens thread: its app builds the
+// graph the thread records (app.RecordedGraph), or,
+// for a thread that records none (a new one, or one stored before graphs
+// were recorded), the one flag names (--graph as given, "" when not: the
+// ticket's). A flag naming no graph is a usage error naming the graphs.
+func forThread(ctx context.Context, thread, flag string) (context.Context, error) {
+	flag = strings.TrimSpace(flag)
+	if flag != "" {
+		if _, err := graphNamed(flag); err != nil {
+			return ctx, err
+		}
 	}
-	return context.WithValue(ctx, graphKey{}, g.app), nil
+	return context.WithValue(ctx, graphKey{}, graphChoice{thread: thread, flag: flag}), nil
 }
 
-// graphOf is the graph ctx carries (nil: the ticket's).
-func graphOf(ctx context.Context) *app.Graph {
-	g, _ := ctx.Value(graphKey{}).(*app.Graph)
-	return g
+// givenGraph is --graph's value when the command line gave it, else "".
+func givenGraph(c *cobra.Command, value string) string {
+	if c == nil || !c.Flags().Changed("graph") {
+		return ""
+	}
+	return value
 }
 
-// addGraphFlag is --graph on a command that reads or edits threads.
-func addGraphFlag(c *cobra.Command, name *string) {
-	c.Flags().StringVar(name, "graph", defaultGraph, "the graph `NAME` the thread was run on: "+graphNames())
+// graphConfig sets cfg's graph as ctx's choice says (none: the ticket's).
+func graphConfig(ctx context.Context, cfg *app.Config) {
+	ch, _ := ctx.Value(graphKey{}).(graphChoice)
+	if ch.flag != "" {
+		cfg.Graph = graphs[ch.flag].app
+	}
+	if ch.thread != "" {
+		cfg.Thread, cfg.Choose = ch.thread, ch.choose
+	}
 }
 
-// withGraphEngine is withEngine on the graph --graph names.
-func withGraphEngine(ctx context.Context, store, graph string, fn func(*engine.Engine) error) error {
-	ctx, err := withGraphFlag(ctx, graph)
+// choose is the graph of a thread that records recorded ("" for none).
+// --graph naming another is refused (exit 2) before anything is read
+// as that graph, or written; a graph rewind does not build (a thread a
+// user's own program wrote) is named with the graphs it builds.
+func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
+	if recorded == "" {
+		return graphs[cmp.Or(ch.flag, defaultGraph)].app, nil
+	}
+	if ch.flag != "" && ch.flag != recorded {
+		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s)", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded))
+	}
+	g, ok := graphs[recorded]
+	if !ok {
+		return nil, fmt.Errorf("thread %s was run on graph %s, which this rewind does not build (it builds %s): open it with the program that defines that graph (its engine and tui.Run); rewind log, runs and events read its listings", idText(ch.thread), idText(recorded), graphNames())
+	}
+	return g.app, nil
+}
+
+// withThreadEngine is withEngine on the graph thread records (or, for
+// one that records none, the graph given names: --graph as given).
+func withThreadEngine(ctx context.Context, store, thread, given string, fn func(*engine.Engine) error) error {
+	ctx, err := forThread(ctx, thread, given)
 	if err != nil {
 		return err
 	}
 	return withEngine(ctx, store, fn)
+}
+
+// entryOf is the registry's entry of the graph an app runs.
+func entryOf(g *app.Graph) graphEntry {
+	if g == nil {
+		return graphs[defaultGraph]
+	}
+	return graphs[g.Name]
+}
+
+// addGraphFlag is --graph on a command that reads or edits threads.
+func addGraphFlag(c *cobra.Command, name *string) {
+	c.Flags().StringVar(name, "graph", defaultGraph, "the graph `NAME` of a thread that does not record its own (stored before rewind recorded it): "+graphNames())
+}
+
+// anyGraph is nil when check passes on the graph given names, or, when
+// none is given, on any of rewind's graphs (the thread's is not read
+// yet); else the ticket's refusal, or given's.
+func anyGraph(given string, check func(graphEntry) error) error {
+	if given != "" {
+		return check(graphs[given])
+	}
+	for _, g := range graphs {
+		if check(g) == nil {
+			return nil
+		}
+	}
+	return check(graphs[defaultGraph])
 }
 
 // graphArg is " --graph NAME" for a hint's command line on another graph

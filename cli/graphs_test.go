@@ -22,12 +22,12 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 		t.Skip("tmux is not installed: the screen is not tested")
 	}
 	db := "sqlite:" + filepath.Join(t.TempDir(), "lesson.db")
-	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 || !strings.Contains(r.stdout, "open it: rewind tui --graph research --store "+db+" lesson:research") {
+	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 || !strings.Contains(r.stdout, "open it: rewind tui --store "+db+" lesson:research") {
 		t.Fatalf("demo research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	tmux, _ := tmuxServer(t, "graph")
 	home := t.TempDir()
-	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --graph research --store "+db+" lesson:research; sleep 60")
+	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --store "+db+" lesson:research; sleep 60")
 	var screen string
 	// Polled, not timed: the screen is read until its head loaded.
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rewind/cli/app"
 	"rewind/engine"
 )
 
@@ -69,7 +71,7 @@ freed; messages and drafts stay.`,
 				results := []engine.PruneResult{}
 				var failed error
 				for _, thread := range threads {
-					res, err := e.Prune(ctx, thread, policy)
+					res, err := pruneOn(ctx, e, store, thread, policy)
 					if err != nil {
 						if failed == nil {
 							failed = err
@@ -137,4 +139,26 @@ func pruneSummary(r engine.PruneResult) string {
 		fmt.Fprintf(&b, " (with paused branch tip(s) %s)", strings.Join(tips, ", "))
 	}
 	return b.String() + tail
+}
+
+// pruneOn prunes thread with e when e runs the graph the thread records
+// (its rebases replay the thread's writes through that graph's
+// reducers), else with an engine of the recorded graph on the same store.
+func pruneOn(ctx context.Context, e *engine.Engine, store, thread string, policy engine.PrunePolicy) (engine.PruneResult, error) {
+	rec, err := app.RecordedGraph(ctx, e, thread)
+	if err != nil {
+		return engine.PruneResult{}, err
+	}
+	if rec == "" || rec == e.Graph().Name {
+		return e.Prune(ctx, thread, policy)
+	}
+	if ctx, err = forThread(ctx, thread, ""); err != nil {
+		return engine.PruneResult{}, err
+	}
+	var res engine.PruneResult
+	err = withEngine(ctx, store, func(e *engine.Engine) error {
+		res, err = e.Prune(ctx, thread, policy)
+		return err
+	})
+	return res, err
 }

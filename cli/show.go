@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rewind/cli/app"
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/openai"
@@ -57,7 +58,7 @@ named.`,
 		Args: between(1, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
-			ctx, err := withGraphFlag(ctx, graph)
+			ctx, err := forThread(ctx, thread, givenGraph(c, graph))
 			if err != nil {
 				return err
 			}
@@ -162,9 +163,9 @@ func printShow(ctx context.Context, e *engine.Engine, src ticket.Sources, thread
 	if asJSON {
 		return writeJSON(out, map[string]any{"checkpoint": cp, "runStatus": run, "state": s, "pendingWrites": writes, "sourcesNow": current, "costs": costs})
 	}
-	format := fmt.Sprintf("schema v%d", cp.SchemaVersion)
-	if cp.MigratedFrom != 0 {
-		format += fmt.Sprintf(", migrated from v%d", cp.MigratedFrom)
+	format, err := showFormat(ctx, e, thread, cp)
+	if err != nil {
+		return err
 	}
 	fmt.Fprint(out, checkpointHead(readChain{Chain: browse.Chain{Thread: thread}, rewind: true}, engine.Listing(thread, cp), format))
 	fmt.Fprintf(out, "run %s as of @%d", run.Status, run.Checkpoint)
@@ -382,6 +383,29 @@ func printChannels(out io.Writer, v engine.Values, channels []string) {
 		}
 		fmt.Fprintf(out, "  %-14s %s\n", ch, termtext.Line(text))
 	}
+}
+
+// showFormat is the graph that wrote cp (a checkpoint between its run's
+// first and last names none: the thread's record says it) and its schema
+// as that graph numbers it, and the version it was migrated from; e's
+// graph, which reads it, for a thread that records none (stored before
+// graphs were recorded).
+func showFormat(ctx context.Context, e *engine.Engine, thread string, cp engine.Checkpoint) (string, error) {
+	name := cp.Metadata.Graph
+	if name == "" {
+		var err error
+		if name, err = app.RecordedGraph(ctx, e, thread); err != nil {
+			return "", err
+		}
+	}
+	format := fmt.Sprintf("graph %s, schema v%d", idText(name), cp.SchemaVersion)
+	if name == "" {
+		format = fmt.Sprintf("graph %s (not recorded), schema v%d", idText(e.Graph().Name), cp.SchemaVersion)
+	}
+	if cp.MigratedFrom != 0 {
+		format += fmt.Sprintf(", migrated from v%d", cp.MigratedFrom)
+	}
+	return format, nil
 }
 
 // printStateLine is the ticket's counters line, or another graph's

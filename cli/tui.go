@@ -118,11 +118,17 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if f.cmd != nil {
 		watchable(&f.model, f.cmd.Flags().Changed)
 	}
-	a, err := openGraph(octx, f.store, &f.model, g.app)
+	// The thread's own graph (what it records), or --graph's.
+	octx, err = forThread(octx, thread, givenGraph(f.cmd, f.graph))
+	if err != nil {
+		return err
+	}
+	a, err := openApp(octx, f.store, &f.model)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	g = entryOf(a.Graph)
 	if err := checkInterrupts(a.Engine.Graph(), f.before, f.after); err != nil {
 		return err
 	}

@@ -131,8 +131,8 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		events[i].Seq = len(rows) + 1
 		rows = append(rows, store.Event{ThreadID: r.thread, CheckpointID: cp.ID, Seq: events[i].Seq, Type: events[i].Type, Payload: payload})
 	}
-	// The listing counts them, so a resume can tell a lost event row.
-	cp.Metadata.Events = len(rows)
+	// The listing counts them (a resume tells a lost row) and names the graph.
+	cp.Metadata.Events, cp.Metadata.Graph = len(rows), r.e.graph.Name
 	if cp.Source == SourceInput || cp.Source == SourceFork {
 		// Its running totals: Costs reads them instead of every listing.
 		// A trusted turn's engine knows them from its last commit.

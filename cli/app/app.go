@@ -35,6 +35,12 @@ type Config struct {
 	// ticket's); its mock stands in for the model when the flags choose
 	// the mock.
 	Graph *Graph
+	// Thread and Choose: a command that opens thread Thread takes the
+	// graph Choose picks from what the thread records (RecordedGraph; ""
+	// for a new thread or one stored before graphs were recorded). Nil
+	// Choose: Graph, as it is.
+	Thread string
+	Choose func(recorded string) (*Graph, error)
 }
 
 // Graph is a graph of another shape than the ticket's the app can open
@@ -49,7 +55,9 @@ type Graph struct {
 // App is an open store with the ticket graph's engine on it.
 type App struct {
 	Engine *engine.Engine
-	Store  Store
+	// Graph is the graph the engine runs (nil: the ticket's).
+	Graph *Graph
+	Store Store
 	// Sources are the versions of the records the mock's tools read.
 	Sources ticket.Sources
 	close   func() error
@@ -60,11 +68,11 @@ type App struct {
 // engine. Close the App when done.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	var m model.Model = noModel{}
+	// The mock built, if any: a graph Choose picks later answers in it.
+	var mock *model.Mock
 	if cfg.Model != nil {
 		mf := *cfg.Model
-		if cfg.Graph != nil {
-			mf.Mock = cfg.Graph.Mock
-		}
+		mf.Mock = func() *model.Mock { mock = cfg.Graph.mock(); return mock }
 		var err error
 		if m, err = mf.Build(ctx); err != nil {
 			return nil, err
@@ -88,12 +96,27 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	src := spec.Sources()
-	var e *engine.Engine
-	if cfg.Graph != nil {
-		g := cfg.Graph.New()
-		e, err = engine.New(engine.SealStore(st, g, keys), g, m, engine.WithKeys(keys))
-	} else {
-		e, err = ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
+	build := func(g *Graph) (*engine.Engine, error) {
+		if g == nil {
+			return ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
+		}
+		eg := g.New()
+		return engine.New(engine.SealStore(st, eg, keys), eg, m, engine.WithKeys(keys))
+	}
+	g := cfg.Graph
+	e, err := build(g)
+	if err == nil && cfg.Choose != nil {
+		picked, cerr := choose(ctx, e, cfg)
+		if cerr != nil {
+			return nil, errors.Join(cerr, st.Close())
+		}
+		if picked.name() != g.name() {
+			g = picked
+			if e, err = build(g); err == nil && mock != nil {
+				fresh := g.mock() // the flags' latency and failures stay
+				mock.Respond, mock.Window = fresh.Respond, fresh.Window
+			}
+		}
 	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
@@ -101,7 +124,69 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Model != nil {
 		e.SetMaxTokensPerTurn(cfg.Model.MaxTokensPerTurn) // every run's budget, the TUI's too
 	}
-	return &App{Engine: e, Store: spec, Sources: src, close: st.Close}, nil
+	return &App{Engine: e, Graph: g, Store: spec, Sources: src, close: st.Close}, nil
+}
+
+// choose is the graph cfg.Choose picks for what cfg.Thread records.
+func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
+	recorded := ""
+	if cfg.Thread != "" {
+		var err error
+		if recorded, err = RecordedGraph(ctx, e, cfg.Thread); err != nil {
+			return nil, err
+		}
+	}
+	return cfg.Choose(recorded)
+}
+
+// recordedScan bounds how many listings RecordedGraph reads of a thread
+// that records no graph and has no run marks (stored before both).
+const recordedScan = 1024
+
+// RecordedGraph is the graph thread records: the newest listing that
+// names one (a run's first and last checkpoints do, and every checkpoint
+// of a thread is its graph's), read through e, whose graph any is (a
+// listing reads alike on every graph). "" for a thread that is not there
+// or was stored before graphs were recorded: its newest run's first
+// listing names none, or none of the newest recordedScan does.
+func RecordedGraph(ctx context.Context, e *engine.Engine, thread string) (string, error) {
+	const page = 32
+	var before int64
+	for read := 0; read < recordedScan; read += page {
+		hs, err := e.History(ctx, thread, before, page)
+		if err != nil {
+			return "", err
+		}
+		for _, h := range hs {
+			switch {
+			case h.Metadata.Graph != "":
+				return h.Metadata.Graph, nil
+			case h.Metadata.Run != nil:
+				return "", nil // a run's first, stored before graphs were recorded
+			}
+		}
+		if len(hs) < page {
+			break
+		}
+		before = hs[len(hs)-1].ID
+	}
+	return "", nil
+}
+
+// name is the graph's name, the ticket's for nil.
+func (g *Graph) name() string {
+	if g == nil {
+		return ticket.GraphName
+	}
+	return g.Name
+}
+
+// mock is the graph's offline mock, the ticket's for nil.
+func (g *Graph) mock() *model.Mock {
+	if g == nil || g.Mock == nil {
+		return ticket.NewMock()
+	}
+	return g.Mock()
 }
 
 // noModel is the model of a command that runs none.

@@ -96,6 +96,13 @@ type Metadata struct {
 	// (theirs is their parent's) and on checkpoints stored before runs
 	// were recorded.
 	Run *RunMark `json:"run,omitempty"`
+	// Graph names the graph that wrote the checkpoint (the engine's
+	// Graph.Name when it committed), on a run's first checkpoint, as Run,
+	// and its last (Schema.Encode drops it from the others):
+	// every checkpoint of a thread is its graph's, and a reader builds
+	// that graph to read it. Empty on a run's later checkpoints and on
+	// listings stored before graphs were recorded.
+	Graph string `json:"graph,omitempty"`
 }
 
 // RunMark names a run: one invocation that writes to a thread (a turn,

@@ -41,6 +41,7 @@ func TestListingIsWrittenAsBefore(t *testing.T) {
 			Events: 2, Bytes: 100, Row: 90, Depth: 5},
 		{Nodes: []string{}, ModelCalls: map[string]int{}, Tokens: map[string][3]int{}},
 		{Status: "failed", Reason: "r", Run: []string{"r1", "turn"}, Fixes: []string{"show", "new-turn"}},
+		{Nodes: []string{"plan"}, Graph: "research \u2028 <x>"},
 	}
 	for _, l := range cases {
 		got, err := l.MarshalJSON()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"rewind/store"
 )
 
 // A listing leaves out what it reads back: whatever compact drops, fill
@@ -29,6 +31,7 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 		"a turn's first checkpoint": {Source: SourceInput, Status: RunRunning, Next: []string{"planner"}, SumTurns: 1, Run: []string{"r1", "turn"}},
 		"a resume's first":          {Source: SourceLoop, Status: RunDone, Nodes: []string{"reply"}, Run: []string{"r2", "resume", "r1"}},
 		"a failed run's fixes":      {Source: SourceLoop, Status: "failed", Nodes: []string{"verify"}, Reason: "verification failed", Fixes: []string{"show", "new-turn"}},
+		"the graph that wrote it":   {Source: SourceLoop, Status: RunRunning, Nodes: []string{"plan"}, Graph: "research"},
 	}
 	for name, l := range cases {
 		b, err := json.Marshal(l.compact())
@@ -63,7 +66,7 @@ func TestListingReadsBackWhatItLeavesOut(t *testing.T) {
 	// A field a newer rewind adds past the last is left alone; a newer
 	// format is read as one.
 	var newer listing
-	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
+	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"new"]`), &newer); err != nil || newer.Step != 3 || newer.Messages != 4 {
 		t.Errorf("a listing with a field past the last reads as %+v (%v)", newer, err)
 	}
 	if err := json.Unmarshal([]byte(`[3,2,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4]`), &newer); err != nil || newer.format != 4 {
@@ -104,7 +107,7 @@ func TestListingFixesReadByBothReaders(t *testing.T) {
 			[]string{"show", "new-turn"}, "verification failed"},
 		"stored before": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"verification failed; review it (` + "`rewind show t`" + `)"]`,
 			nil, "verification failed; review it (`rewind show t`)"},
-		"a newer field after": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"x",0,0,0,0,0,0,["show"],{"new":1}]`,
+		"a newer field after": {`[1,2,0,0,0,0,0,0,0,"failed","loop",["verify"],0,0,0,0,0,0,"x",0,0,0,0,0,0,["show"],0,{"new":1}]`,
 			[]string{"show"}, "x"},
 	}
 	for name, c := range cases {
@@ -120,5 +123,45 @@ func TestListingFixesReadByBothReaders(t *testing.T) {
 				t.Errorf("%s, read %s: fixes %q reason %q status %q, want %q %q failed", name, reader, l.Fixes, l.Reason, l.Status, c.fixes, c.reason)
 			}
 		}
+	}
+}
+
+// The graph that wrote a checkpoint (position 26) reads back by hand,
+// through JSON and in a log line's Brief; a listing stored before it
+// names none (its reader takes the default graph); a position after it
+// (a newer rewind's) is skipped.
+func TestListingGraphReadByEveryReader(t *testing.T) {
+	cases := map[string]struct{ stored, graph string }{
+		"with its graph":      {`[1,1,0,2,0,0,0,0,0,0,0,["plan"],0,0,0,0,0,0,0,0,0,0,0,0,0,0,"research"]`, "research"},
+		"stored before":       {`[1,1,0,2,0,0,0,0,0,0,0,["plan"],0,0,0,0,0,0,0,0,0,0,0,0,["r1","turn"]]`, ""},
+		"a newer field after": {`[1,1,0,2,0,0,0,0,0,0,0,["plan"],0,0,0,0,0,0,0,0,0,0,0,0,0,0,"ticket",{"new":1}]`, "ticket"},
+	}
+	s := NewSchema(1, nil)
+	for name, c := range cases {
+		var byHand, byJSON listing
+		if !readListing([]byte(c.stored), &byHand, listWhole) {
+			t.Fatalf("%s: %s does not read by hand", name, c.stored)
+		}
+		if err := json.Unmarshal([]byte(c.stored), &byJSON); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		row := store.Checkpoint{ThreadID: "t", ID: 1, Meta: []byte(c.stored)}
+		brief, err := s.Brief(row)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		listed, err := s.Listed(row)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for reader, got := range map[string]string{"by hand": byHand.Graph, "through JSON": byJSON.Graph, "as a log line": brief.Graph, "as a listing": listed.Metadata.Graph} {
+			if got != c.graph {
+				t.Errorf("%s, read %s: graph %q, want %q", name, reader, got, c.graph)
+			}
+		}
+	}
+	b, err := json.Marshal(listing{Source: SourceLoop, Status: RunRunning, Nodes: []string{"plan"}, Graph: "research"}.compact())
+	if want := `[0,0,0,0,0,0,0,0,0,0,0,["plan"],0,0,0,0,0,0,0,0,0,0,0,0,0,0,"research"]`; err != nil || string(b) != want {
+		t.Errorf("a listing's graph is stored as %s (%v), want %s", b, err, want)
 	}
 }

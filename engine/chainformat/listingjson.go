@@ -21,7 +21,10 @@ import (
 // marks a run's first checkpoint (listing.Run); a listing without it
 // belongs to its parent's run, or to none (stored before runs were).
 // Position 25 is a failed run's fixes (listing.Fixes), by action name;
-// a listing without it has none.
+// a listing without it has none. Position 26 names the graph that wrote
+// a run's first checkpoint (listing.Graph), beside its run mark; the
+// run's later checkpoints are its graph's too, and a thread none of whose
+// marked listings names one was stored before graphs were recorded.
 
 // listingObject is a listing as an object, as listings were stored before.
 type listingObject listing
@@ -30,7 +33,7 @@ type listingObject listing
 func (l *listing) listingFields() []any {
 	return []any{&l.Step, &l.SchemaVersion, &l.Depth, &l.Messages, &l.Row, &l.Bytes, &l.Tokens, &l.Next, &l.Events, &l.Status,
 		&l.Source, &l.Nodes, &l.ModelCalls, &l.Interrupt, &l.ForkedFrom, &l.Replay, &l.AsNode, &l.Reused, &l.Reason, &l.OldTokens, &l.format,
-		&l.SumTurns, &l.SumThread, &l.SumBranch, &l.Run, &l.Fixes}
+		&l.SumTurns, &l.SumThread, &l.SumBranch, &l.Run, &l.Fixes, &l.Graph}
 }
 
 func (l listing) MarshalJSON() ([]byte, error) {

@@ -106,6 +106,9 @@ type listing struct {
 	Run []string `json:"-"`
 	// Fixes are Metadata.Fixes, after the run in an array listing (25).
 	Fixes []string `json:"-"`
+	// Graph is Metadata.Graph, after the fixes in an array listing (26):
+	// a run's first checkpoint's, with its run mark.
+	Graph string `json:"-"`
 	// format is the storage format of the row's document, which an array
 	// listing implies (listingjson.go); 0 for an object listing.
 	format int
@@ -702,7 +705,7 @@ func (e *encoder) listing() (listing, map[string]RoleUsage) {
 		Nodes: cp.Metadata.Nodes, ModelCalls: cp.Metadata.ModelCalls, Interrupt: cp.Metadata.Interrupt,
 		ForkedFrom: cp.Metadata.ForkedFrom, Replay: cp.Metadata.Replay, AsNode: cp.Metadata.AsNode, Reused: cp.Metadata.Reused,
 		Status: cp.Metadata.Status, Reason: cp.Metadata.Reason, Fixes: cp.Metadata.Fixes, Events: cp.Metadata.Events,
-		Messages: cp.Messages} // commit counted them
+		Messages: cp.Messages, Graph: cp.Metadata.Graph} // commit counted them
 	if sums := cp.Metadata.Sums; sums != nil {
 		meta.SumTurns, meta.SumThread, meta.SumBranch = sums.Turns+1, packTokens(sums.Thread), packTokens(sums.Branch)
 	}
@@ -1705,7 +1708,7 @@ func (p parsedRow) checkpoint(g *Schema) Checkpoint {
 	meta := p.meta.fill()
 	md := Metadata{Nodes: meta.Nodes, ModelCalls: meta.ModelCalls, Interrupt: meta.Interrupt,
 		ForkedFrom: meta.ForkedFrom, Replay: meta.Replay, AsNode: meta.AsNode, Reused: meta.Reused,
-		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: meta.Status, Reason: meta.Reason, Fixes: meta.Fixes, Events: meta.Events}
+		DurationMs: p.doc.Duration, Discarded: p.doc.Discarded, Status: meta.Status, Reason: meta.Reason, Fixes: meta.Fixes, Events: meta.Events, Graph: meta.Graph}
 	if meta.Tokens != nil {
 		md.Tokens = unpackTokens(meta.Tokens)
 	}

@@ -585,6 +585,8 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 		return list(&l.Run)
 	case 25:
 		return list(&l.Fixes)
+	case 26:
+		return text(&l.Graph)
 	}
 	_, ok := r.value() // a newer rewind's field
 	return ok

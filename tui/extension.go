@@ -105,6 +105,17 @@ type Verdict struct {
 	Hint string
 }
 
+// Searcher is an Extension whose graph's stored messages a search (/)
+// reads in the graph's own words (the ticket's: its speaker, a malformed
+// call's text as written). Without one a message is read by its shape,
+// as the Conversation pane reads a message list.
+type Searcher interface {
+	// Said is who said a stored message (its body, as the store keeps
+	// it) and what it says, as a hit shows and matches it; ok false: the
+	// body is not one of the graph's messages (read by its shape then).
+	Said(body []byte) (speaker, text string, ok bool)
+}
+
 // Narrator is an Extension whose graph emits events of its own that the
 // status bar tells while a run goes and when it ends (the ticket's: its
 // context compacted, a summary refused).

@@ -229,6 +229,13 @@ func badgeText(c fidelityCounts) (string, bool) {
 	return "fidelity ✗ " + strings.Join(append(bad, good...), " · "), false
 }
 
+// Said reads a stored message as the ticket's: its speaker, its content
+// and the calls it does not spell out (a malformed call as written).
+func (ticketExtension) Said(body []byte) (string, string, bool) {
+	m, ok := ticket.Said(body)
+	return m.Speaker, m.Content, ok
+}
+
 // Narrate tells the run's compactions and refused summaries.
 func (ticketExtension) Narrate() Narration { return &compactions{} }
 

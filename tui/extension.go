@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/themes"
 )
 
@@ -114,6 +115,41 @@ type Searcher interface {
 	// it) and what it says, as a hit shows and matches it; ok false: the
 	// body is not one of the graph's messages (read by its shape then).
 	Said(body []byte) (speaker, text string, ok bool)
+}
+
+// Caller is an Extension that builds its graph's model requests again
+// from a checkpoint's parent, as the model saw them (P). Without one, P
+// lists what the engine stores of each call (its role, the hash of what
+// was sent, the tokens counted, the answer when kept) and says the
+// requests are not built again.
+type Caller interface {
+	// Calls are the model calls of the tasks that made checkpoint id, in
+	// order (none for an input or an update); b is the store as the TUI
+	// reads it.
+	Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error)
+}
+
+// Call is one model call that made a checkpoint, as P shows it.
+type Call struct {
+	Node, Task, Role string
+	// Round counts the task's calls of Role, from 1.
+	Round int
+	// Built: Request is the request built again from the parent
+	// checkpoint (Caller), Rebuilt its hash and Exact whether it is the
+	// stored Hash of the request sent ("" when stored before requests
+	// were hashed); Parts its estimated tokens by part (model.Part…).
+	Built   bool
+	Request model.Request
+	Hash    string
+	Rebuilt string
+	Exact   bool
+	Parts   map[string]int
+	// Reported is what the server counted.
+	Reported model.Usage
+	// Answer is what the model answered, and its tool calls.
+	Answer    string
+	ToolCalls []model.ToolCall
+	Error     string
 }
 
 // Narrator is an Extension whose graph emits events of its own that the

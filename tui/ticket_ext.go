@@ -236,6 +236,22 @@ func (ticketExtension) Said(body []byte) (string, string, bool) {
 	return m.Speaker, m.Content, ok
 }
 
+// Calls are the ticket's model calls, each request built again from the
+// parent checkpoint (ticket.Calls).
+func (ticketExtension) Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error) {
+	tcs, err := ticket.Calls(ctx, b, thread, id)
+	out := make([]Call, len(tcs))
+	for i, c := range tcs {
+		out[i] = Call{Node: c.Node, Task: c.Task, Role: c.Role, Round: c.Round, Built: true, Request: c.Request,
+			Hash: c.Hash, Rebuilt: c.Rebuilt, Exact: c.Exact, Parts: c.Parts, Reported: c.Reported,
+			Answer: c.Answer, ToolCalls: c.ToolCalls, Error: c.Error}
+	}
+	return out, err
+}
+
+// A Backend is what ticket.Calls reads.
+var _ ticket.CallReader = Backend(nil)
+
 // Narrate tells the run's compactions and refused summaries.
 func (ticketExtension) Narrate() Narration { return &compactions{} }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -151,6 +152,73 @@ type Call struct {
 	ToolCalls []model.ToolCall
 	Error     string
 }
+
+// Gater is an Extension whose graph waits at an approval gate for a
+// person's answer (the ticket's: a draft to the customer): the live strip
+// shows it, a opens its dialog and the answer goes to the Runner
+// (Approver) with what the dialog showed.
+type Gater interface {
+	// Gate is the gate the thread's head waits at, unanswered, judged at
+	// now (v: Decode's reading of head); ok false: none.
+	Gate(head engine.Checkpoint, v any, now time.Time) (Gate, bool)
+	// Answered are the lines that say what the answer to operation op
+	// recorded in v (the head after it), for the live strip.
+	Answered(v any, op string) []GateLine
+}
+
+// Gate is an approval gate a checkpoint waits at.
+type Gate struct {
+	Checkpoint int64
+	// Op is the operation that waits; Question what the dialog asks of
+	// it, DraftTitle the heading over its payload.
+	Op         GateOp
+	Question   string
+	DraftTitle string
+	// Grant is the authorization the operation is written under (nil:
+	// none attached; NoGrant also when it is empty), Problem why it would
+	// not let the operation write now ("": it would), Blocked what
+	// writes nothing then ("create_draft"), and GrantRef the grant an
+	// approval of an operation under none gives it.
+	Grant    *Grant
+	NoGrant  bool
+	Problem  string
+	Blocked  string
+	GrantRef string
+	// Seen is what the dialog shows, sent with the answer: one to a gate
+	// that changed since is refused.
+	Seen Seen
+}
+
+// GateOp is the operation at a gate.
+type GateOp struct{ Kind, ID, Payload string }
+
+// Grant is an authorization an operation is written under.
+type Grant struct{ Ref, ExpiresAt string }
+
+// Seen is the head, the operation and the hash of its payload a person
+// answered at the gate.
+type Seen struct {
+	Head        int64
+	Operation   string
+	PayloadHash string
+}
+
+// GateLine is a line Answered says, in the colour of its status.
+type GateLine struct {
+	Text   string
+	Status GateStatus
+}
+
+// GateStatus picks a GateLine's colour.
+type GateStatus int
+
+// The GateStatus values: said plainly, done, blocked, still pending.
+const (
+	GateNote GateStatus = iota
+	GateDone
+	GateBlocked
+	GatePending
+)
 
 // Narrator is an Extension whose graph emits events of its own that the
 // status bar tells while a run goes and when it ends (the ticket's: its

@@ -240,7 +240,7 @@ func storedHeader(th *themes.Theme, c Call, inner int) []string {
 	if c.Hash != "" {
 		sent = "request " + c.Hash + " as sent"
 	}
-	out := wrapStyled(th.Muted, "not built again: this graph's extension does not rebuild its model requests ("+termtext.Line(sent)+"); what the engine stores of the call follows.", inner)
+	out := wrapStyled(th.Muted, "not built again: no extension rebuilds this graph's model requests ("+termtext.Line(sent)+"); what the engine stores of the call follows.", inner)
 	out = append(out, th.Text.Render(trunc(fmt.Sprintf("the server counted %d prompt + %d completion tokens", c.Reported.PromptTokens, c.Reported.CompletionTokens), inner)))
 	if c.Error != "" {
 		out = append(out, wrapStyled(th.Error, "error: "+termtext.Line(c.Error), inner)...)

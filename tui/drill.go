@@ -129,7 +129,7 @@ func (d *pointDialog) View(th *themes.Theme, h help.Model) string {
 // answer: approve, or reject with a reason.
 type approvalDialog struct {
 	dialogSize // SetSize: the room the root gives it
-	gate       *ticket.Gate
+	gate       *Gate
 	asking     bool // reject: asking for the reason
 	reason     textinput.Model
 	err        string
@@ -161,7 +161,7 @@ func (a *approvalDialog) setEdited(text string) {
 	a.edited, a.isEdited, a.wrapped = text, true, nil
 }
 
-func newApprovalDialog(th *themes.Theme, g *ticket.Gate, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
+func newApprovalDialog(th *themes.Theme, g *Gate, onAnswer func(bool, string) tea.Cmd) *approvalDialog {
 	in := textinput.New()
 	in.Prompt = "› "
 	in.PromptStyle = th.Prompt
@@ -243,21 +243,21 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 	}
 	var head []string
 	head = append(head, kv("operation", g.Op.Kind+" "+g.Op.ID, th.Strong)...)
-	head = append(head, kv("question", "create this reply as an outgoing draft to the customer?", th.Text)...)
+	head = append(head, kv("question", g.Question, th.Text)...)
 	switch {
-	case noGrant(g) && a.grantTTL > 0:
-		head = append(head, kv("authorization", fmt.Sprintf("none attached: y gives it %s, expiring %s after the approval (the session's --auth-ttl), recorded in the decision", ticket.GrantRef, a.grantTTL), th.Warning)...)
-	case noGrant(g):
+	case g.NoGrant && a.grantTTL > 0:
+		head = append(head, kv("authorization", fmt.Sprintf("none attached: y gives it %s, expiring %s after the approval (the session's --auth-ttl), recorded in the decision", g.GrantRef, a.grantTTL), th.Warning)...)
+	case g.NoGrant:
 		head = append(head, kv("authorization", "none attached", th.Muted)...)
 	case g.Problem != "":
-		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but create_draft will be blocked and write nothing", g.Problem), th.Error)...)
+		head = append(head, kv("authorization", fmt.Sprintf("BLOCKED: %s; approving records the decision, but %s will be blocked and write nothing", g.Problem, g.Blocked), th.Error)...)
 	default:
 		head = append(head, kv("authorization", fmt.Sprintf("%s · expires %s", g.Grant.Ref, expiry(g.Grant.ExpiresAt)), th.Text)...)
 	}
 	if a.isEdited {
-		head = append(head, "", th.Heading.Render("Draft to the customer")+th.Warning.Render(" · EDITED (y approves it as edited)"))
+		head = append(head, "", th.Heading.Render(g.DraftTitle)+th.Warning.Render(" · EDITED (y approves it as edited)"))
 	} else {
-		head = append(head, "", th.Heading.Render("Draft to the customer"))
+		head = append(head, "", th.Heading.Render(g.DraftTitle))
 	}
 
 	var foot []string
@@ -298,9 +298,6 @@ func (a *approvalDialog) View(th *themes.Theme, h help.Model) string {
 	lines := append(append(append([]string{}, head...), body...), foot...)
 	return box(th, fmt.Sprintf("Approval · @%d", g.Checkpoint), lines, w)
 }
-
-// noGrant: the draft was written under no grant (a v1 document's).
-func noGrant(g *ticket.Gate) bool { return g.Grant == nil || *g.Grant == (ticket.Authorization{}) }
 
 // --- keys of the drill dialogs ---
 
@@ -429,7 +426,7 @@ func (c *runControl) openApproval() (runAsk, tea.Cmd) {
 		return sayErr("a run is under way: answer when it has paused"), nil
 	}
 	h := c.live.head
-	if c.sess.deps.Extension == nil {
+	if _, ok := c.sess.deps.Extension.(Gater); !ok {
 		return sayErr("this graph has no approval dialog: " + c.gateAnswer()), nil
 	}
 	if h == nil || h.thread != c.sess.thread || h.gate == nil {
@@ -439,9 +436,9 @@ func (c *runControl) openApproval() (runAsk, tea.Cmd) {
 	// if the draft or the head is no longer this when the worker records
 	// it (a redraft, another answer, an edit meanwhile).
 	gate := *h.gate
-	seen := ticket.Seen{Head: gate.Checkpoint, Operation: gate.Op.ID, PayloadHash: ticket.PayloadHash(gate.Op.Payload)}
+	seen := gate.Seen
 	var grantTTL time.Duration
-	if noGrant(&gate) {
+	if gate.NoGrant {
 		grantTTL = c.next.authTTL
 	}
 	var dlg *approvalDialog

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/themes"
 )
 
@@ -104,6 +106,119 @@ type Verdict struct {
 	// Hint is said after a failed verdict: where to read more.
 	Hint string
 }
+
+// Searcher is an Extension whose graph's stored messages a search (/)
+// reads in the graph's own words (the ticket's: its speaker, a malformed
+// call's text as written). Without one a message is read by its shape,
+// as the Conversation pane reads a message list.
+type Searcher interface {
+	// Said is who said a stored message (its body, as the store keeps
+	// it) and what it says, as a hit shows and matches it; ok false: the
+	// body is not one of the graph's messages (read by its shape then).
+	Said(body []byte) (speaker, text string, ok bool)
+}
+
+// Caller is an Extension that builds its graph's model requests again
+// from a checkpoint's parent, as the model saw them (P). Without one, P
+// lists what the engine stores of each call (its role, the hash of what
+// was sent, the tokens counted, the answer when kept) and says the
+// requests are not built again.
+type Caller interface {
+	// Calls are the model calls of the tasks that made checkpoint id, in
+	// order (none for an input or an update); b is the store as the TUI
+	// reads it.
+	Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error)
+}
+
+// Call is one model call that made a checkpoint, as P shows it.
+type Call struct {
+	Node, Task, Role string
+	// Round counts the task's calls of Role, from 1.
+	Round int
+	// Built: Request is the request built again from the parent
+	// checkpoint (Caller), Rebuilt its hash and Exact whether it is the
+	// stored Hash of the request sent ("" when stored before requests
+	// were hashed); Parts its estimated tokens by part (model.Part…).
+	Built   bool
+	Request model.Request
+	Hash    string
+	Rebuilt string
+	Exact   bool
+	Parts   map[string]int
+	// Reported is what the server counted.
+	Reported model.Usage
+	// Answer is what the model answered, and its tool calls.
+	Answer    string
+	ToolCalls []model.ToolCall
+	Error     string
+}
+
+// Gater is an Extension whose graph waits at an approval gate for a
+// person's answer (the ticket's: a draft to the customer): the live strip
+// shows it, a opens its dialog and the answer goes to the Runner
+// (Approver) with what the dialog showed.
+type Gater interface {
+	// Gate is the gate the thread's head waits at, unanswered, judged at
+	// now (v: Decode's reading of head); ok false: none.
+	Gate(head engine.Checkpoint, v any, now time.Time) (Gate, bool)
+	// Answered are the lines that say what the answer to operation op
+	// recorded in v (the head after it), for the live strip.
+	Answered(v any, op string) []GateLine
+}
+
+// Gate is an approval gate a checkpoint waits at.
+type Gate struct {
+	Checkpoint int64
+	// Op is the operation that waits; Question what the dialog asks of
+	// it, DraftTitle the heading over its payload.
+	Op         GateOp
+	Question   string
+	DraftTitle string
+	// Grant is the authorization the operation is written under (nil:
+	// none attached; NoGrant also when it is empty), Problem why it would
+	// not let the operation write now ("": it would), Blocked what
+	// writes nothing then ("create_draft"), and GrantRef the grant an
+	// approval of an operation under none gives it.
+	Grant    *Grant
+	NoGrant  bool
+	Problem  string
+	Blocked  string
+	GrantRef string
+	// Seen is what the dialog shows, sent with the answer: one to a gate
+	// that changed since is refused.
+	Seen Seen
+}
+
+// GateOp is the operation at a gate.
+type GateOp struct{ Kind, ID, Payload string }
+
+// Grant is an authorization an operation is written under.
+type Grant struct{ Ref, ExpiresAt string }
+
+// Seen is the head, the operation and the hash of its payload a person
+// answered at the gate.
+type Seen struct {
+	Head        int64
+	Operation   string
+	PayloadHash string
+}
+
+// GateLine is a line Answered says, in the colour of its status.
+type GateLine struct {
+	Text   string
+	Status GateStatus
+}
+
+// GateStatus picks a GateLine's colour.
+type GateStatus int
+
+// The GateStatus values: said plainly, done, blocked, still pending.
+const (
+	GateNote GateStatus = iota
+	GateDone
+	GateBlocked
+	GatePending
+)
 
 // Narrator is an Extension whose graph emits events of its own that the
 // status bar tells while a run goes and when it ends (the ticket's: its

@@ -3,6 +3,7 @@ package tui_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +47,52 @@ func TestAnExtensionOutsideTheTUIDrawsTheStatePane(t *testing.T) {
 		}
 		return true
 	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// gatedTrail is trailPane with an approval gate of its own: a thread
+// paused before second waits for a person to publish its trail.
+type gatedTrail struct{ trailPane }
+
+func (gatedTrail) Gate(head engine.Checkpoint, v any, _ time.Time) (tui.Gate, bool) {
+	if len(head.Tasks) == 0 || head.Tasks[0].Node != "second" {
+		return tui.Gate{}, false
+	}
+	steps, _ := v.([]string)
+	return tui.Gate{Checkpoint: head.ID, Op: tui.GateOp{Kind: "publish", ID: "trail-1", Payload: strings.Join(steps, " then ")},
+		Question: "publish this trail?", DraftTitle: "Trail to publish", NoGrant: true}, true
+}
+
+func (gatedTrail) Answered(any, string) []tui.GateLine { return nil }
+
+// TestAnExtensionOutsideTheTUIHasAnApprovalGate: an extension written
+// outside package tui implements Gater: the live strip shows its gate
+// and a opens the approval dialog with the extension's words, none of
+// the ticket's.
+func TestAnExtensionOutsideTheTUIHasAnApprovalGate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := engine.New(memory.New(), trailGraph(), model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{InterruptBefore: []string{"second"}}); err != nil {
+		t.Fatal(err)
+	}
+	deps := tui.Deps{Source: e.Browse(browse.About{}), Backend: tui.EngineBackend(e), Runner: tui.NewLocalRunner(e), StoreLabel: "memory:", Extension: gatedTrail{}}
+	tm := teatest.NewTestModel(t, tui.New(ctx, deps, tui.Settings{Thread: "t"}), teatest.WithInitialTermSize(120, 40))
+	t.Cleanup(func() { _ = tm.Quit() })
+	waitAll := func(wants ...string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			for _, w := range wants {
+				if !bytes.Contains(b, []byte(w)) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}
+	waitAll("waits for approval", "publish trail-1", "go then first")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	waitAll("Approval · @2", "publish this trail?", "Trail to publish")
 }

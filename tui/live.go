@@ -22,7 +22,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
-	"rewind/engine/ticket"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -703,35 +702,19 @@ func (s *liveStrip) liveAnswer(head *headInfo) (string, []string) {
 	}
 	title := verb + " " + termtext.Line(a.op) + " · esc hides"
 	var rows []string
-	if d, ok := head.state.Approvals[a.op]; ok {
-		line := "  decision recorded in state (not the conversation): " + map[bool]string{true: "approved", false: "rejected"}[d.Approved]
-		if d.Reason != "" {
-			line += ": " + d.Reason
+	if g, ok := s.ext.(Gater); ok {
+		for _, l := range g.Answered(head.value, a.op) {
+			st := th.Text
+			switch l.Status {
+			case GateDone:
+				st = th.StatusDone
+			case GateBlocked:
+				st = th.StatusBlocked
+			case GatePending:
+				st = th.StatusPending
+			}
+			rows = append(rows, st.Render(termtext.Line(l.Text)))
 		}
-		if d.By != "" {
-			line += " · by " + d.By
-		}
-		if d.Grant.Ref != "" {
-			line += " · gave it grant " + d.Grant.Ref + ", expires " + d.Grant.ExpiresAt
-		}
-		rows = append(rows, th.Text.Render(termtext.Line(line)))
-	}
-	if op, ok := head.state.Operations[a.op]; ok {
-		st := th.StatusDone
-		switch op.Status {
-		case ticket.OpRejected, ticket.OpBlocked:
-			st = th.StatusBlocked
-		case ticket.OpAwaitingApproval, ticket.OpApproved:
-			st = th.StatusPending
-		}
-		line := fmt.Sprintf("  operation %s %s: %s", op.Kind, op.ID, op.Status)
-		if op.Result != "" {
-			line += " · " + op.Result
-		}
-		if op.Reused {
-			line += " (reused: it already existed)"
-		}
-		rows = append(rows, st.Render(termtext.Line(line)))
 	}
 	if head.canDrafts {
 		ids := make([]string, 0, len(head.drafts))
@@ -753,11 +736,11 @@ func (s *liveStrip) liveAnswer(head *headInfo) (string, []string) {
 }
 
 // liveGate: a draft waits for a person's answer.
-func (s *liveStrip) liveGate(g *ticket.Gate) (string, []string) {
+func (s *liveStrip) liveGate(g *Gate) (string, []string) {
 	return fmt.Sprintf("⏸ @%d waits for approval · a answers", g.Checkpoint), s.gateRows(g)
 }
 
-func (s *liveStrip) gateRows(g *ticket.Gate) []string {
+func (s *liveStrip) gateRows(g *Gate) []string {
 	th := s.theme
 	line := "  " + g.Op.Kind + " " + g.Op.ID + " · "
 	st := th.StatusApproval

@@ -13,7 +13,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/store"
 )
 
@@ -31,9 +30,11 @@ type headInfo struct {
 	// (wantCosts); costsRead says they were.
 	costs     *engine.Costs
 	costsRead bool
-	state     ticket.State
-	plan      engine.ResumePlan
-	gate      *ticket.Gate
+	// value is the extension's Decode of cp (nil: none, or it did not
+	// decode); gate the approval gate cp waits at (Gater).
+	value any
+	plan  engine.ResumePlan
+	gate  *Gate
 	// drafts are the thread's rows in the drafts table (nil when the
 	// backend cannot list them).
 	drafts    []store.Draft
@@ -93,14 +94,15 @@ func (s *liveStrip) wantCosts(sess *session, shown bool) tea.Cmd {
 // tea.Cmd (or in a run's start Cmd, before the run can add writes).
 func readHead(ctx context.Context, b Backend, ext Extension, thread string) (*headInfo, error) {
 	h, err := readHeadAt(ctx, b, thread, 0)
-	if h == nil || err != nil || ext == nil { // no extension: no ticket fields, no gate
+	if h == nil || err != nil || ext == nil { // no extension: no value, no gate
 		return h, err
 	}
 	if v, err := ext.Decode(h.cp.Values); err == nil {
-		s, _ := v.(ticket.State)
-		h.state = s
-		if g, ok := ticket.WaitingDraft(h.cp, s, time.Now()); ok {
-			h.gate = &g
+		h.value = v
+		if g, ok := ext.(Gater); ok {
+			if gate, ok := g.Gate(h.cp, v, time.Now()); ok {
+				h.gate = &gate
+			}
 		}
 	}
 	return h, nil

@@ -297,7 +297,7 @@ func TestSearchAsksTheIndex(t *testing.T) {
 			p.msgs = append(p.msgs, msg(i, 2000, "a fork's needles")) // another branch's #700
 		}
 	}
-	hits, more, err := runSearch(t.Context(), p, "t", "NEEDLE", nil, nil)
+	hits, more, err := runSearch(t.Context(), p, TicketExtension(), "t", "NEEDLE", nil, nil)
 	if err != nil || more {
 		t.Fatalf("search: %v (more %v)", err, more)
 	}
@@ -311,8 +311,35 @@ func TestSearchAsksTheIndex(t *testing.T) {
 	if p.searches != 1 {
 		t.Errorf("the search asked the index %d times, want once", p.searches)
 	}
-	if _, more, _ := runSearch(t.Context(), p, "t", "nothing", nil, nil); !more {
+	if _, more, _ := runSearch(t.Context(), p, TicketExtension(), "t", "nothing", nil, nil); !more {
 		t.Errorf("1,197 hits should say there are more than the %d listed", maxHits)
+	}
+}
+
+// On a graph with no extension, a search reads each message the index
+// found by its shape, as the Conversation pane does: a LangChain message's
+// content blocks and name, an OpenAI call's name and arguments (the
+// ticket's reading saw a JSON blob said by no one, and an empty call);
+// the ticket's extension keeps its own speaker.
+func TestSearchReadsAMessageByItsShape(t *testing.T) {
+	p := &indexedMessages{msgs: []store.Message{
+		{Index: 1, CheckpointID: 2, Body: []byte(`{"type":"human","name":"ana","content":[{"type":"text","text":"where is the parcel"}]}`)},
+		{Index: 2, CheckpointID: 3, Body: []byte(`{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"track","args":{"id":"parcel-9"}}]}`)},
+	}}
+	hits, _, err := runSearch(t.Context(), p, nil, "t", "parcel", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.where+": "+h.line())
+	}
+	if want := `#1 human (ana): where is the parcel|#2 ai: track({"id":"parcel-9"})`; strings.Join(got, "|") != want {
+		t.Errorf("hits by shape %q, want %s", got, want)
+	}
+	p.msgs = []store.Message{{Index: 3, CheckpointID: 4, Body: []byte(`{"role":"user","speaker":"customer","content":"my parcel"}`)}}
+	if hits, _, _ := runSearch(t.Context(), p, TicketExtension(), "t", "parcel", nil, nil); len(hits) != 1 || hits[0].where != "#3 customer" {
+		t.Errorf("the ticket's hit reads %+v, want #3 customer", hits)
 	}
 }
 

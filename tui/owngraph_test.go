@@ -532,3 +532,49 @@ func TestOwnGraphGateSaysHowToAnswer(t *testing.T) {
 		t.Fatalf("a at a graph's gate: %q, want how to answer it, no draft", st)
 	}
 }
+
+// askGraph is a graph of one node that asks a model, in a role of its
+// own, and keeps the answer in a channel.
+func askGraph() *engine.Graph {
+	ask := func(ctx context.Context, nc *engine.NodeContext) ([]engine.Write, error) {
+		req := model.Simple("oracle", "Answer in one word.", "what is six times seven")
+		req.KeepAnswer = true
+		resp, err := nc.Model.Complete(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return []engine.Write{engine.Put("answer", resp.Text)}, nil
+	}
+	return engine.NewGraph("ask", 1).
+		Channel("answer", engine.LastValue, "").
+		Node("ask", ask).
+		Entry("ask").
+		Edge("ask", engine.End)
+}
+
+// TestOwnGraphShowsWhatItsModelCallsStored: P on a graph whose extension
+// builds no request lists each call as the engine stored it (its role,
+// the hash sent, the answer kept) and says the request is not built
+// again, never the ticket's roles ("no request of role …").
+func TestOwnGraphShowsWhatItsModelCallsStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	answer := model.Text(func(model.Request) (string, error) { return "fortytwo", nil })
+	e := newClockedEngine(t, memory.New(memory.WithClock(fixedClock)), askGraph(), model.NewMock(answer))
+	if _, err := e.Run(ctx, "a", []engine.Write{engine.Put("answer", "")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessDeps(t, shapeDeps(e), Settings{Thread: "a"}, 140, 40)
+	h.until("the head", func() bool { return h.at(2) })
+	h.key("P")
+	h.until("the calls read", func() bool { return h.contains("call 1/1") })
+	scr := h.screen()
+	for _, want := range []string{"oracle 1", "not built again", "fortytwo"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("P lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "no request of role") || strings.Contains(scr, "exactly as sent") {
+		t.Errorf("P reads the calls as the ticket's:\n%s", scr)
+	}
+}

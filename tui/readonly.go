@@ -15,7 +15,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -145,9 +144,8 @@ func sourceSearch(s *session, q string) tea.Cmd {
 		found, more, err := browse.Search(ctx, src, ch, q, maxHits)
 		hits := make([]searchHit, 0, len(found))
 		for _, f := range found {
-			h := ticket.Hit{Text: f.Text, Matches: f.Matches}
 			hits = append(hits, searchHit{id: f.Checkpoint, short: lgShortID(f.Checkpoint),
-				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(h)})
+				where: fmt.Sprintf("#%d %s", f.Message.Index+1, termtext.Line(f.Speaker)), text: f.Text, parts: hitParts(f.Text, f.Matches)})
 		}
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
 	}

@@ -147,7 +147,7 @@ type Answer struct {
 	// Seen is the head, the draft and the hash of its text the dialog
 	// showed: an answer to a draft that changed since (another answer, a
 	// redraft, an edit) is refused with one line, nothing written.
-	Seen ticket.Seen
+	Seen Seen
 	// AuthTTL, for an approval of a draft written under no grant, gives
 	// it one lasting this long, recorded in the decision (0: none).
 	AuthTTL time.Duration
@@ -155,9 +155,9 @@ type Answer struct {
 
 // request is the answer as a worker request on thread.
 func (a Answer) request(thread string) worker.Request {
-	req := worker.Request{Op: worker.OpReject, Thread: thread, Reason: a.Reason, Seen: a.Seen}
+	req := worker.Request{Op: worker.OpReject, Thread: thread, Reason: a.Reason, Seen: ticket.Seen(a.Seen)}
 	if a.Approve {
-		req = worker.Request{Op: worker.OpApprove, Thread: thread, Seen: a.Seen, AuthTTL: a.AuthTTL}
+		req = worker.Request{Op: worker.OpApprove, Thread: thread, Seen: ticket.Seen(a.Seen), AuthTTL: a.AuthTTL}
 		if a.Edited {
 			req.Payload = a.Payload
 		}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -8,8 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/engine/event"
 	"rewind/engine/model"
-	"rewind/engine/ticket"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -18,13 +19,14 @@ import (
 // the cursor, its request as sent (built again from the parent checkpoint
 // by the engine and checked against the stored hash), its tokens by part
 // with a bar against the context window, and its answer. h/l step through
-// the calls, j/k scroll.
+// the calls, j/k scroll. A graph whose extension builds no request
+// (Caller) shows what the engine stores of each call.
 
 type sawMsg struct {
 	gen    int
 	thread string
 	id     string
-	calls  []ticket.Call
+	calls  []Call
 	err    error
 }
 
@@ -39,10 +41,42 @@ func (p *parity) openSaw(cursor string) (parOutcome, tea.Cmd) {
 	}
 	s := p.sess
 	ctx, b, gen, thread, id := s.ctx, s.deps.Backend, s.gen, s.thread, cursor
-	return parOutcome{handled: true, open: newSawDialog(id, gen, thread, window)}, func() tea.Msg {
-		calls, err := ticket.Calls(ctx, b, thread, num(id))
+	c, builds := s.deps.Extension.(Caller)
+	if !builds {
+		c = storedCalls{}
+	}
+	return parOutcome{handled: true, open: newSawDialog(id, gen, thread, window, builds)}, func() tea.Msg {
+		calls, err := c.Calls(ctx, b, thread, num(id))
 		return sawMsg{gen: gen, thread: thread, id: id, calls: calls, err: err}
 	}
+}
+
+// storedCalls are a checkpoint's model calls as the engine stores them
+// (each task's model.called events), for a graph whose extension builds
+// no request again: no request, the hash of the one sent, the tokens the
+// server counted, the answer when the request asked to keep it.
+type storedCalls struct{}
+
+func (storedCalls) Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error) {
+	cp, err := b.Get(ctx, thread, id)
+	if err != nil {
+		return nil, fmt.Errorf("read @%d's model calls: %w", id, err)
+	}
+	var out []Call
+	for _, g := range cp.Applied {
+		rounds := map[string]int{}
+		for _, ev := range g.Calls {
+			d, derr := event.Decode[event.ModelCalled](ev.Type, ev.Data)
+			rounds[d.Role]++
+			c := Call{Node: g.Node, Task: g.Task, Role: d.Role, Round: rounds[d.Role], Hash: d.Request, Error: d.Error,
+				Reported: model.Usage{PromptTokens: d.PromptTokens, CompletionTokens: d.CompletionTokens}, Answer: d.Answer}
+			if derr != nil {
+				c.Error = strings.TrimPrefix(c.Error+"; "+derr.Error(), "; ")
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 type sawKeys struct{ Prev, Next, Up, Down, PageUp, PageDown, Close key.Binding }
@@ -69,9 +103,10 @@ type sawDialog struct {
 	gen     int    // the chain's opening it reads for
 	thread  string // and its thread: a sawMsg for another is stale
 	window  int
+	builds  bool // the graph's extension builds the requests again
 	loading bool
 	err     error
-	calls   []ticket.Call
+	calls   []Call
 	sel     int
 	scroll  int
 	keys    sawKeys
@@ -83,14 +118,14 @@ type sawDialog struct {
 	}
 }
 
-func newSawDialog(id string, gen int, thread string, window int) *sawDialog {
-	return &sawDialog{id: id, gen: gen, thread: thread, window: window, loading: true, keys: newSawKeys()}
+func newSawDialog(id string, gen int, thread string, window int, builds bool) *sawDialog {
+	return &sawDialog{id: id, gen: gen, thread: thread, window: window, builds: builds, loading: true, keys: newSawKeys()}
 }
 
 func (d *sawDialog) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
 func (d *sawDialog) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
 
-func (d *sawDialog) load(calls []ticket.Call, err error) {
+func (d *sawDialog) load(calls []Call, err error) {
 	d.loading, d.calls, d.err, d.sel, d.scroll = false, calls, err, 0, 0
 	d.rendered.lines = nil
 }
@@ -152,7 +187,10 @@ func partStyle(th *themes.Theme, part string) styleT {
 var sawParts = []string{model.PartInstructions, model.PartSummary, model.PartFacts, model.PartTail, model.PartRounds}
 
 // header is the call's one-line title, its check and its bar.
-func (d *sawDialog) header(th *themes.Theme, c ticket.Call, inner int) []string {
+func (d *sawDialog) header(th *themes.Theme, c Call, inner int) []string {
+	if !c.Built {
+		return storedHeader(th, c, inner)
+	}
 	var out []string
 	check := th.Success.Render("exactly as sent (request " + c.Hash + ")")
 	switch {
@@ -195,6 +233,21 @@ func (d *sawDialog) header(th *themes.Theme, c ticket.Call, inner int) []string 
 	return out
 }
 
+// storedHeader is a call's header when its request was not built again:
+// what the engine stored of it.
+func storedHeader(th *themes.Theme, c Call, inner int) []string {
+	sent := "no hash of it stored"
+	if c.Hash != "" {
+		sent = "request " + c.Hash + " as sent"
+	}
+	out := wrapStyled(th.Muted, "not built again: no extension rebuilds this graph's model requests ("+termtext.Line(sent)+"); what the engine stores of the call follows.", inner)
+	out = append(out, th.Text.Render(trunc(fmt.Sprintf("the server counted %d prompt + %d completion tokens", c.Reported.PromptTokens, c.Reported.CompletionTokens), inner)))
+	if c.Error != "" {
+		out = append(out, wrapStyled(th.Error, "error: "+termtext.Line(c.Error), inner)...)
+	}
+	return out
+}
+
 // body is the call's request and answer, rendered for width inner (the
 // header is drawn apart, above it).
 func (d *sawDialog) body(th *themes.Theme, inner int) []string {
@@ -228,6 +281,9 @@ func (d *sawDialog) body(th *themes.Theme, inner int) []string {
 		}
 	}
 	out = append(out, "", th.Heading.Render("answer"))
+	if c.Answer == "" && !c.Built {
+		out = append(out, wrapStyled(th.Muted, "(not kept: the request did not ask the engine to keep its answer)", inner)...)
+	}
 	if c.Answer != "" {
 		out = append(out, wrapStyled(th.Text, termtext.Text(c.Answer), inner)...)
 	}
@@ -246,6 +302,9 @@ func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
 	switch {
 	case d.loading:
 		lines = []string{th.Muted.Render("building the requests again from @" + fmt.Sprint(d.id) + "'s parent…")}
+		if !d.builds {
+			lines = []string{th.Muted.Render("reading @" + d.id + "'s model calls…")}
+		}
 	case d.err != nil:
 		lines = wrapStyled(th.Error, "could not read the calls: "+termtext.Line(d.err.Error()), inner)
 	case len(d.calls) == 0:
@@ -274,6 +333,3 @@ func (d *sawDialog) View(th *themes.Theme, h help.Model) string {
 	lines = append(lines, h.View(d.keys))
 	return box(th, trunc(title, w-4), lines, w)
 }
-
-// A Backend is what ticket.Calls reads.
-var _ ticket.CallReader = Backend(nil)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,8 +15,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"rewind/engine"
-	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/themes"
 	"rewind/tui/termtext"
 )
@@ -172,49 +173,46 @@ func (n *navState) startSearch(q string, in navMsg) (navNews, tea.Cmd) {
 	if in.cur != nil {
 		cur = &in.cur.cp
 	}
-	ctx, b, gen, thread := n.sess.ctx, n.sess.deps.Backend, n.sess.gen, n.sess.thread
+	ctx, b, gen, thread, x := n.sess.ctx, n.sess.deps.Backend, n.sess.gen, n.sess.thread, n.sess.deps.Extension
 	return said(fmt.Sprintf("searching %s for %q…", termtext.Name(thread), termtext.Line(q)), false), func() tea.Msg {
-		hits, more, err := runSearch(ctx, b, thread, q, lists, cur)
+		hits, more, err := runSearch(ctx, b, x, thread, q, lists, cur)
 		return searchMsg{gen: gen, thread: thread, query: q, hits: hits, more: more, err: err}
 	}
 }
 
 // runSearch looks for q's words in what the thread stores: its messages
 // through the index, and the checkpoint cur's state and events and every
-// listing as they are.
-func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed, cur *engine.Checkpoint) ([]searchHit, bool, error) {
+// listing as they are. A message is read by x's Searcher, else by its
+// shape.
+func runSearch(ctx context.Context, b Backend, x Extension, thread, q string, lists []listed, cur *engine.Checkpoint) ([]searchHit, bool, error) {
 	words := store.SearchQuery(q)
 	var hits []searchHit
 	more := false
-	add := func(id string, where string, h ticket.Hit) {
+	add := func(id string, where string, text string) {
 		if len(hits) >= maxHits {
 			more = true
 			return
 		}
-		hits = append(hits, searchHit{id: id, where: where, text: h.Text, parts: hitParts(h)})
+		hits = append(hits, searchHit{id: id, where: where, text: text, parts: hitParts(text, store.Matches(text, words))})
 	}
-	// find is a hit on text when each word of the query begins one of its.
-	find := func(text string) (ticket.Hit, bool) {
-		if !store.HasWords(store.Words(text), words) {
-			return ticket.Hit{}, false
-		}
-		return ticket.Hit{Text: text, Matches: store.Matches(text, words)}, true
-	}
+	// find is whether each word of the query begins a word of text.
+	find := func(text string) bool { return store.HasWords(store.Words(text), words) }
 	if s, ok := b.(searcher); ok {
 		found, err := s.Search(ctx, thread, q, maxHits+1)
 		if err != nil {
 			return nil, false, fmt.Errorf("search messages: %w", err)
 		}
-		for _, h := range ticket.Hits(found, q) {
-			add(idOf(h.Checkpoint), fmt.Sprintf("#%d %s", h.Index, termtext.Line(h.Speaker)), h)
+		for _, sm := range found {
+			speaker, text := storedSaid(x, sm.Body)
+			add(idOf(sm.CheckpointID), fmt.Sprintf("#%d %s", sm.Index, termtext.Line(speaker)), text)
 		}
 	}
 	if cur != nil {
 		at := idOf(cur.ID)
 		// The state under the cursor, channel by channel.
 		for _, name := range slices.Sorted(maps.Keys(cur.Values)) {
-			if h, ok := find(string(cur.Values[name])); ok {
-				add(at, "state "+termtext.Line(name), h)
+			if text := string(cur.Values[name]); find(text) {
+				add(at, "state "+termtext.Line(name), text)
 			}
 		}
 		// Its events (a read-only source has none).
@@ -227,24 +225,44 @@ func runSearch(ctx context.Context, b Backend, thread, q string, lists []listed,
 			return hits, more, fmt.Errorf("search events of @%d: %w", cur.ID, err)
 		}
 		for _, ev := range evs {
-			if h, ok := find(ev.Type + " " + ev.Node + " " + ev.Task + " " + string(ev.Data)); ok {
-				add(at, "event "+termtext.Line(ev.Type), h)
+			if text := ev.Type + " " + ev.Node + " " + ev.Task + " " + string(ev.Data); find(text) {
+				add(at, "event "+termtext.Line(ev.Type), text)
 			}
 		}
 	}
 	// Listings: nodes that wrote, pending tasks, pauses.
 	for _, l := range lists {
-		if h, ok := find(l.text); ok {
-			add(l.id, "listing", h)
+		if find(l.text) {
+			add(l.id, "listing", l.text)
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return idLess(hits[i].id, hits[j].id) })
 	return hits, more, nil
 }
 
-// hitParts cuts a hit's snippet at its matches, each part sanitised.
-func hitParts(h ticket.Hit) []hitPart {
-	snip, spans := h.Snippet(hitWidth)
+// storedSaid is who said a stored message and what it says, as x's
+// Searcher reads it, else by its shape (browse.Said, as the Conversation
+// pane reads a message list); a body neither reads is its text, said by
+// no one.
+func storedSaid(x Extension, body []byte) (speaker, text string) {
+	if s, ok := x.(Searcher); ok {
+		if speaker, text, ok := s.Said(body); ok {
+			return speaker, text
+		}
+	}
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		if msgs, ok := browse.Messages([]any{v}); ok {
+			return browse.Said(msgs[0])
+		}
+	}
+	return "", string(body)
+}
+
+// hitParts cuts a hit's text's snippet at its matches (byte spans of
+// text), each part sanitised.
+func hitParts(text string, matches [][2]int) []hitPart {
+	snip, spans := browse.Snippet(text, matches, hitWidth)
 	var out []hitPart
 	at := 0
 	for _, sp := range spans {

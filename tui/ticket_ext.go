@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"rewind/engine"
 	"rewind/engine/event"
@@ -23,6 +24,18 @@ import (
 func TicketExtension() Extension { return ticketExtension{} }
 
 type ticketExtension struct{}
+
+// The ticket has every optional feature.
+var _ interface {
+	DraftReplier
+	Quoter
+	Unfolder
+	Checker
+	Searcher
+	Caller
+	Gater
+	Narrator
+} = ticketExtension{}
 
 func (ticketExtension) InputHints() (string, string) {
 	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
@@ -227,6 +240,84 @@ func badgeText(c fidelityCounts) (string, bool) {
 		return "fidelity ✓ " + strings.Join(good, " · "), true
 	}
 	return "fidelity ✗ " + strings.Join(append(bad, good...), " · "), false
+}
+
+// Said reads a stored message as the ticket's: its speaker, its content
+// and the calls it does not spell out (a malformed call as written).
+func (ticketExtension) Said(body []byte) (string, string, bool) {
+	m, ok := ticket.Said(body)
+	return m.Speaker, m.Content, ok
+}
+
+// Calls are the ticket's model calls, each request built again from the
+// parent checkpoint (ticket.Calls).
+func (ticketExtension) Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error) {
+	tcs, err := ticket.Calls(ctx, b, thread, id)
+	out := make([]Call, len(tcs))
+	for i, c := range tcs {
+		out[i] = Call{Node: c.Node, Task: c.Task, Role: c.Role, Round: c.Round, Built: true, Request: c.Request,
+			Hash: c.Hash, Rebuilt: c.Rebuilt, Exact: c.Exact, Parts: c.Parts, Reported: c.Reported,
+			Answer: c.Answer, ToolCalls: c.ToolCalls, Error: c.Error}
+	}
+	return out, err
+}
+
+// A Backend is what ticket.Calls reads.
+var _ ticket.CallReader = Backend(nil)
+
+// Gate is the draft waiting at the ticket's approval gate, its grant
+// judged at now (ticket.WaitingDraft).
+func (ticketExtension) Gate(head engine.Checkpoint, v any, now time.Time) (Gate, bool) {
+	g, ok := ticket.WaitingDraft(head, stateOf(v), now)
+	if !ok {
+		return Gate{}, false
+	}
+	out := Gate{Checkpoint: g.Checkpoint, Op: GateOp{Kind: g.Op.Kind, ID: g.Op.ID, Payload: g.Op.Payload},
+		Question: "create this reply as an outgoing draft to the customer?", DraftTitle: "Draft to the customer",
+		NoGrant: g.Grant == nil || *g.Grant == (ticket.Authorization{}), Problem: g.Problem, Blocked: "create_draft", GrantRef: ticket.GrantRef,
+		Seen: Seen{Head: g.Checkpoint, Operation: g.Op.ID, PayloadHash: ticket.PayloadHash(g.Op.Payload)}}
+	if g.Grant != nil {
+		out.Grant = &Grant{Ref: g.Grant.Ref, ExpiresAt: g.Grant.ExpiresAt}
+	}
+	return out, true
+}
+
+// Answered says the decision recorded in state and the operation's
+// outcome.
+func (ticketExtension) Answered(v any, op string) []GateLine {
+	s := stateOf(v)
+	var out []GateLine
+	if d, ok := s.Approvals[op]; ok {
+		line := "  decision recorded in state (not the conversation): " + map[bool]string{true: "approved", false: "rejected"}[d.Approved]
+		if d.Reason != "" {
+			line += ": " + d.Reason
+		}
+		if d.By != "" {
+			line += " · by " + d.By
+		}
+		if d.Grant.Ref != "" {
+			line += " · gave it grant " + d.Grant.Ref + ", expires " + d.Grant.ExpiresAt
+		}
+		out = append(out, GateLine{Text: line})
+	}
+	if o, ok := s.Operations[op]; ok {
+		st := GateDone
+		switch o.Status {
+		case ticket.OpRejected, ticket.OpBlocked:
+			st = GateBlocked
+		case ticket.OpAwaitingApproval, ticket.OpApproved:
+			st = GatePending
+		}
+		line := fmt.Sprintf("  operation %s %s: %s", o.Kind, o.ID, o.Status)
+		if o.Result != "" {
+			line += " · " + o.Result
+		}
+		if o.Reused {
+			line += " (reused: it already existed)"
+		}
+		out = append(out, GateLine{Text: line, Status: st})
+	}
+	return out
 }
 
 // Narrate tells the run's compactions and refused summaries.

@@ -3,9 +3,9 @@ package ticket
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"rewind/store"
+	"rewind/store/browse"
 )
 
 // Hit is a message a search found (engine.Search), as the CLI and the TUI
@@ -31,30 +31,8 @@ func Hits(found []store.Message, query string) []Hit {
 	out := make([]Hit, 0, len(found))
 	for _, sm := range found {
 		h := Hit{Checkpoint: sm.CheckpointID, Index: sm.Index, Text: string(sm.Body)}
-		var m Message
-		if json.Unmarshal(sm.Body, &m) == nil {
+		if m, ok := Said(sm.Body); ok {
 			h.Role, h.Speaker, h.Text = m.Role, m.Speaker, m.Content
-			calls := m.ToolCalls
-			if m.ToolCall != nil {
-				calls = append([]ToolCall{*m.ToolCall}, calls...)
-			}
-			for _, c := range calls {
-				args := string(c.Args)
-				if args == "" {
-					args = c.ArgsText
-				}
-				call := c.Name + "(" + args + ")"
-				if strings.Contains(h.Text, call) {
-					continue // the content already says it ("calling invoice_lookup({…})")
-				}
-				if h.Text != "" {
-					h.Text += " "
-				}
-				h.Text += call
-			}
-			if m.ToolCallID != "" && h.Text == "" {
-				h.Text = m.ToolCallID
-			}
 		}
 		h.Matches = store.Matches(h.Text, words)
 		out = append(out, h)
@@ -62,41 +40,44 @@ func Hits(found []store.Message, query string) []Hit {
 	return out
 }
 
+// Said reads a stored message body as the ticket's message, its Content
+// what a search reads it to say: the content, then its tool calls (name
+// and arguments) that the content does not already spell out, or the
+// call a tool result answers when it says nothing. ok false: the body is
+// not a ticket's message.
+func Said(body []byte) (Message, bool) {
+	var m Message
+	if json.Unmarshal(body, &m) != nil {
+		return Message{}, false
+	}
+	text := m.Content
+	calls := m.ToolCalls
+	if m.ToolCall != nil {
+		calls = append([]ToolCall{*m.ToolCall}, calls...)
+	}
+	for _, c := range calls {
+		args := string(c.Args)
+		if args == "" {
+			args = c.ArgsText
+		}
+		call := c.Name + "(" + args + ")"
+		if strings.Contains(text, call) {
+			continue // the content already says it ("calling invoice_lookup({…})")
+		}
+		if text != "" {
+			text += " "
+		}
+		text += call
+	}
+	if m.ToolCallID != "" && text == "" {
+		text = m.ToolCallID
+	}
+	m.Content = text
+	return m, true
+}
+
 // Snippet is a line of the hit's text around its first match, about
-// width bytes (whitespace shown as spaces, "…" where it was cut), and the
-// spans of the matches it shows, in the snippet's bytes.
+// width bytes (browse.Snippet).
 func (h Hit) Snippet(width int) (string, [][2]int) {
-	text, from := h.Text, 0
-	if len(h.Matches) > 0 {
-		from = max(h.Matches[0][0]-width/4, 0)
-	}
-	for from > 0 && !utf8.RuneStart(text[from]) {
-		from--
-	}
-	to := min(from+width, len(text))
-	for to < len(text) && !utf8.RuneStart(text[to]) {
-		to++
-	}
-	var b strings.Builder
-	shift := -from
-	if from > 0 {
-		b.WriteString("…")
-		shift += len("…")
-	}
-	for _, r := range text[from:to] {
-		if r == '\n' || r == '\t' || r == '\r' {
-			r = ' ' // one byte for one: the spans hold
-		}
-		b.WriteRune(r)
-	}
-	if to < len(text) {
-		b.WriteString("…")
-	}
-	var spans [][2]int
-	for _, m := range h.Matches {
-		if m[0] >= from && m[1] <= to {
-			spans = append(spans, [2]int{m[0] + shift, m[1] + shift})
-		}
-	}
-	return b.String(), spans
+	return browse.Snippet(h.Text, h.Matches, width)
 }

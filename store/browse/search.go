@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"rewind/store"
 )
@@ -78,7 +79,20 @@ func match(m Message, words []string, seen map[string]bool) (Hit, bool) {
 		return Hit{}, false
 	}
 	seen[key] = true
-	text := m.Content
+	speaker, text := Said(m)
+	for _, w := range words {
+		if len(store.Matches(text, []string{w})) == 0 {
+			return Hit{}, false
+		}
+	}
+	return Hit{Message: m, Speaker: speaker, Text: text, Matches: store.Matches(text, words)}, true
+}
+
+// Said is who said m, its role and the name it gives itself ("ai
+// (writer)"), and what it says as a search reads it: its content, then
+// each tool call's name and arguments.
+func Said(m Message) (speaker, text string) {
+	text = m.Content
 	for _, tc := range m.ToolCalls {
 		args, err := json.Marshal(tc.Args)
 		if err != nil {
@@ -86,14 +100,49 @@ func match(m Message, words []string, seen map[string]bool) (Hit, bool) {
 		}
 		text = strings.TrimSpace(text + " " + tc.Name + "(" + string(args) + ")")
 	}
-	for _, w := range words {
-		if len(store.Matches(text, []string{w})) == 0 {
-			return Hit{}, false
-		}
-	}
-	speaker := m.Role
+	speaker = m.Role
 	if m.Name != "" {
 		speaker += " (" + m.Name + ")"
 	}
-	return Hit{Message: m, Speaker: speaker, Text: text, Matches: store.Matches(text, words)}, true
+	return speaker, text
+}
+
+// Snippet is a line of text around its first match (matches: byte spans,
+// in order), about width bytes, whitespace shown as spaces and "…" where
+// it was cut, and the spans of the matches it shows, in the snippet's
+// bytes.
+func Snippet(text string, matches [][2]int, width int) (string, [][2]int) {
+	from := 0
+	if len(matches) > 0 {
+		from = max(matches[0][0]-width/4, 0)
+	}
+	for from > 0 && !utf8.RuneStart(text[from]) {
+		from--
+	}
+	to := min(from+width, len(text))
+	for to < len(text) && !utf8.RuneStart(text[to]) {
+		to++
+	}
+	var b strings.Builder
+	shift := -from
+	if from > 0 {
+		b.WriteString("…")
+		shift += len("…")
+	}
+	for _, r := range text[from:to] {
+		if r == '\n' || r == '\t' || r == '\r' {
+			r = ' ' // one byte for one: the spans hold
+		}
+		b.WriteRune(r)
+	}
+	if to < len(text) {
+		b.WriteString("…")
+	}
+	var spans [][2]int
+	for _, m := range matches {
+		if m[0] >= from && m[1] <= to {
+			spans = append(spans, [2]int{m[0] + shift, m[1] + shift})
+		}
+	}
+	return b.String(), spans
 }

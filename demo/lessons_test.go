@@ -45,60 +45,62 @@ func TestEveryLessonRunsAsPrinted(t *testing.T) {
 		"kill":              {"PASS: 12 kill points", "mid-fanout: pending executor ×3, stored 1, redispatched 2"},
 		"research":          {"3 parallel searches merged into 3 notes", "ended after 3 tool calls", "stopped before publish at @4", "revise looped back to the writer (1 revision)", "approve published at @9"},
 	}
-	for _, l := range demo.Lessons() {
-		t.Run(l.Name, func(t *testing.T) {
-			if testing.Short() && l.Processes {
-				t.Skip("kills worker processes")
+	t.Parallel()
+	// All lessons at once (each its own store and state folders): they
+	// wait on the binary's processes, and one after another the kill
+	// lesson's 34 s came after 27 s of the others.
+	rewindbin.Cases(t, demo.Lessons(), func(l demo.Lesson) string { return l.Name }, func(t *testing.T, l demo.Lesson) {
+		if testing.Short() && l.Processes {
+			t.Skip("kills worker processes")
+		}
+		if len(l.Steps) == 0 || l.Thread == "" || l.Proves == "" {
+			t.Errorf("lesson %s has no script", l.Name)
+		}
+		spec := "sqlite:" + filepath.Join(t.TempDir(), "lesson.db")
+		out, code := rewind(t, "demo", l.Name, "--headless", "--store", spec)
+		if code != 0 {
+			t.Fatalf("rewind demo %s exited %d:\n%s", l.Name, code, out)
+		}
+		printed, line := printedScript(t, out)
+		t.Log(line)
+		if !strings.HasPrefix(line, "PASS: ") {
+			t.Fatalf("verdict: %s", line)
+		}
+		for _, w := range want[l.Name] {
+			if !strings.Contains(line, w) {
+				t.Errorf("verdict %q lacks %q", line, w)
 			}
-			if len(l.Steps) == 0 || l.Thread == "" || l.Proves == "" {
-				t.Errorf("lesson %s has no script", l.Name)
+		}
+		if l.Name == "resume" && !strings.Contains(out, ", then : @8 (the lesson's checkpoint)") {
+			t.Errorf("the resume lesson does not say it opens on @8, the resumed run's last checkpoint:\n%s", out)
+		}
+		// Every command of the script, exactly as printed, does what
+		// its step says.
+		if len(printed) != len(l.Steps) {
+			t.Fatalf("%d steps printed, the lesson has %d:\n%s", len(printed), len(l.Steps), out)
+		}
+		for i, st := range l.Steps {
+			if len(st.Command) == 0 {
+				if strings.Contains(printed[i], "rewind ") {
+					t.Errorf("step %d names a rewind command in prose, which nothing runs: %s", i+1, printed[i])
+				}
+				continue
 			}
-			spec := "sqlite:" + filepath.Join(t.TempDir(), "lesson.db")
-			out, code := rewind(t, "demo", l.Name, "--headless", "--store", spec)
-			if code != 0 {
-				t.Fatalf("rewind demo %s exited %d:\n%s", l.Name, code, out)
+			words, err := shellWords(printed[i])
+			if err != nil || len(words) < 2 || words[0] != "rewind" {
+				t.Fatalf("step %d is not a command line: %q (%v)", i+1, printed[i], err)
 			}
-			printed, line := printedScript(t, out)
-			t.Log(line)
-			if !strings.HasPrefix(line, "PASS: ") {
-				t.Fatalf("verdict: %s", line)
+			got, code := rewind(t, words[1:]...)
+			if code != st.Exit {
+				t.Errorf("step %d, %s: exit %d, want %d:\n%s", i+1, printed[i], code, st.Exit, got)
 			}
-			for _, w := range want[l.Name] {
-				if !strings.Contains(line, w) {
-					t.Errorf("verdict %q lacks %q", line, w)
+			for _, w := range st.Expect {
+				if !strings.Contains(got, w) {
+					t.Errorf("step %d, %s: the output lacks %q:\n%s", i+1, printed[i], w, got)
 				}
 			}
-			if l.Name == "resume" && !strings.Contains(out, ", then : @8 (the lesson's checkpoint)") {
-				t.Errorf("the resume lesson does not say it opens on @8, the resumed run's last checkpoint:\n%s", out)
-			}
-			// Every command of the script, exactly as printed, does what
-			// its step says.
-			if len(printed) != len(l.Steps) {
-				t.Fatalf("%d steps printed, the lesson has %d:\n%s", len(printed), len(l.Steps), out)
-			}
-			for i, st := range l.Steps {
-				if len(st.Command) == 0 {
-					if strings.Contains(printed[i], "rewind ") {
-						t.Errorf("step %d names a rewind command in prose, which nothing runs: %s", i+1, printed[i])
-					}
-					continue
-				}
-				words, err := shellWords(printed[i])
-				if err != nil || len(words) < 2 || words[0] != "rewind" {
-					t.Fatalf("step %d is not a command line: %q (%v)", i+1, printed[i], err)
-				}
-				got, code := rewind(t, words[1:]...)
-				if code != st.Exit {
-					t.Errorf("step %d, %s: exit %d, want %d:\n%s", i+1, printed[i], code, st.Exit, got)
-				}
-				for _, w := range st.Expect {
-					if !strings.Contains(got, w) {
-						t.Errorf("step %d, %s: the output lacks %q:\n%s", i+1, printed[i], w, got)
-					}
-				}
-			}
-		})
-	}
+		}
+	})
 	if len(want) != len(demo.Lessons()) {
 		t.Errorf("%d lessons, %d checked", len(demo.Lessons()), len(want))
 	}

@@ -91,7 +91,7 @@ var (
 func TestRacingAnswersNeverBranch(t *testing.T) {
 	t.Parallel()
 	pairs := [][2]answerer{{approve, cancel}, {approve, approve}, {approve, reject}, {redraft, approveEdited}}
-	backendtest.EachShared(t, func(t *testing.T, b backendtest.Backend) {
+	backendtest.EachSharedAtOnce(t, func(t *testing.T, b backendtest.Backend) {
 		rounds := raceRounds(t, b.Name)
 		open := b.Reopener(t, "answers")
 		var es [2]*engine.Engine

@@ -10,6 +10,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"rewind/store"
@@ -110,6 +111,19 @@ func Each[T runner[T]](t T, f func(t T, b Backend)) {
 	for _, b := range All {
 		t.Run(b.Name, func(t T) { f(t, b) })
 	}
+}
+
+// EachSharedAtOnce is EachShared with the backends' subtests running at
+// once, for a test that mostly waits on its stores (fsyncs, locks): one
+// after another, a race hunt's SQLite 32 s came before PostgreSQL's 40.
+func EachSharedAtOnce(t *testing.T, f func(t *testing.T, b Backend)) {
+	var wg sync.WaitGroup
+	for _, b := range All {
+		if b.Shared {
+			wg.Go(func() { t.Run(b.Name, func(t *testing.T) { f(t, b) }) })
+		}
+	}
+	wg.Wait()
 }
 
 // EachShared is Each on the backends other processes reach (Shared).

@@ -897,7 +897,20 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
 	}
 	m.refreshLive()
-	return m.wantCosts()
+	return tea.Batch(m.otherGraph(msg.head), m.wantCosts())
+}
+
+// otherGraph says so when head was written by another graph than the
+// one this screen runs (the threads list holds every graph's threads):
+// its panes read the thread as this graph's.
+func (m *Model) otherGraph(head *headInfo) tea.Cmd {
+	g := m.sess.graph()
+	if head == nil || g == nil || head.cp.Metadata.Graph == "" || head.cp.Metadata.Graph == g.Name {
+		return nil
+	}
+	rec := termtext.Name(head.cp.Metadata.Graph)
+	return m.setFlash(fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; rewind tui %s opens it on its own graph",
+		termtext.Name(m.sess.thread), rec, termtext.Name(g.Name), termtext.Name(m.sess.thread)), true)
 }
 
 // navMsg is msg for navigation, with the tree it reads and the

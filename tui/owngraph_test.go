@@ -578,3 +578,19 @@ func TestOwnGraphShowsWhatItsModelCallsStored(t *testing.T) {
 		t.Errorf("P reads the calls as the ticket's:\n%s", scr)
 	}
 }
+
+// A thread another graph wrote, opened from a screen that runs this one
+// (the threads list holds every graph's threads), says whose it is and
+// how to open it on its own graph: its panes read it as this graph's.
+func TestAThreadOfAnotherGraphSaysSo(t *testing.T) {
+	t.Parallel()
+	st := storeOnly{newStore()}
+	trail := newClockedEngine(t, st, trailGraph(), model.NewMock(nil))
+	if _, err := trail.Run(context.Background(), "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessDeps(t, shapeDeps(newClockedEngine(t, st, chatGraph(), model.NewMock(nil))), Settings{Thread: "t"}, 160, 40)
+	h.until("the screen says the thread is another graph's", func() bool {
+		return h.contains("t was run on graph trail, not chat: its panes misread it")
+	})
+}

@@ -24,24 +24,36 @@ import (
 // pane to the shape (which says the graph keeps none).
 func TestAnExtensionOutsideTheTUIDrawsTheStatePane(t *testing.T) {
 	t.Parallel()
+	tm := openTrail(t, trailPane{}, engine.RunConfig{})
+	waitAll(t, tm, "this graph keeps no conversation")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("2")})
+	waitAll(t, tm, "Trail · 3 steps", "1. go", "2. first", "3. second")
+}
+
+// openTrail runs one turn of the trail graph on thread t (with cfg) and
+// opens the TUI on it with ext, as a program outside package tui does.
+func openTrail(t *testing.T, ext tui.Extension, cfg engine.RunConfig) *teatest.TestModel {
+	t.Helper()
 	ctx := context.Background()
 	e, err := engine.New(memory.New(), trailGraph(), model.NewMock(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, cfg); err != nil {
 		t.Fatal(err)
 	}
-	deps := tui.Deps{Source: e.Browse(browse.About{}), Backend: tui.EngineBackend(e), Runner: tui.NewLocalRunner(e), StoreLabel: "memory:", Extension: trailPane{}}
+	deps := tui.Deps{Source: e.Browse(browse.About{}), Backend: tui.EngineBackend(e), Runner: tui.NewLocalRunner(e), StoreLabel: "memory:", Extension: ext}
 	tm := teatest.NewTestModel(t, tui.New(ctx, deps, tui.Settings{Thread: "t"}), teatest.WithInitialTermSize(120, 40))
 	t.Cleanup(func() { _ = tm.Quit() })
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("this graph keeps no conversation")) },
-		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("2")})
-	wants := [][]byte{[]byte("Trail · 3 steps"), []byte("1. go"), []byte("2. first"), []byte("3. second")}
+	return tm
+}
+
+// waitAll reads tm's output until every string has appeared.
+func waitAll(t *testing.T, tm *teatest.TestModel, wants ...string) {
+	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		for _, w := range wants {
-			if !bytes.Contains(b, w) {
+			if !bytes.Contains(b, []byte(w)) {
 				return false
 			}
 		}
@@ -70,29 +82,8 @@ func (gatedTrail) Answered(any, string) []tui.GateLine { return nil }
 // the ticket's.
 func TestAnExtensionOutsideTheTUIHasAnApprovalGate(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	e, err := engine.New(memory.New(), trailGraph(), model.NewMock(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{InterruptBefore: []string{"second"}}); err != nil {
-		t.Fatal(err)
-	}
-	deps := tui.Deps{Source: e.Browse(browse.About{}), Backend: tui.EngineBackend(e), Runner: tui.NewLocalRunner(e), StoreLabel: "memory:", Extension: gatedTrail{}}
-	tm := teatest.NewTestModel(t, tui.New(ctx, deps, tui.Settings{Thread: "t"}), teatest.WithInitialTermSize(120, 40))
-	t.Cleanup(func() { _ = tm.Quit() })
-	waitAll := func(wants ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			for _, w := range wants {
-				if !bytes.Contains(b, []byte(w)) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
-	}
-	waitAll("waits for approval", "publish trail-1", "go then first")
+	tm := openTrail(t, gatedTrail{}, engine.RunConfig{InterruptBefore: []string{"second"}})
+	waitAll(t, tm, "waits for approval", "publish trail-1", "go then first")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
-	waitAll("Approval · @2", "publish this trail?", "Trail to publish")
+	waitAll(t, tm, "Approval · @2", "publish this trail?", "Trail to publish")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -91,6 +92,8 @@ func TestJitteredFanOutKilledByHandResumesAMix(t *testing.T) {
 	cmd := exec.Command(binary, "run", "--store", db, "--thread", "j", "--input", jitterSentence,
 		"--mock-latency", latency.String(), "--mock-jitter", jitter.String(), "--mock-seed", strconv.FormatUint(seed, 10))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +106,7 @@ func TestJitteredFanOutKilledByHandResumesAMix(t *testing.T) {
 	for !killed && time.Now().Before(deadline) {
 		select {
 		case err := <-done:
-			t.Fatalf("the run ended before its first executor stored anything: %v", err)
+			t.Fatalf("the run ended before its first executor stored anything: %v: %s", err, stderr.String())
 		default:
 		}
 		if stored := storedWrites(t, path); stored > 0 {

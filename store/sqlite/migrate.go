@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -336,6 +338,25 @@ func checkVersion(path string, v int) error {
 		return fmt.Errorf("open sqlite store %s: %w (store schema %d, this binary knows %d); upgrade rewind to open it", path, errNewer, v, schemaVersion)
 	}
 	return nil
+}
+
+// migrateWaiting is migrate, again while another process holds the file:
+// two processes opening a new file at once both switch it to WAL, and
+// SQLite refuses one at once (SQLITE_BUSY, no busy wait: each holds the
+// read lock the other's switch needs). `rewind run` and `rewind tui`
+// started together on a new store failed so, one time in a hundred.
+func (s *Store) migrateWaiting(ctx context.Context) error {
+	for deadline := time.Now().Add(busyWait); ; {
+		err := s.migrate(ctx)
+		if code(err) != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
+	}
 }
 
 // migrate creates or upgrades the tables, in one transaction so that two

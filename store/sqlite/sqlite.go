@@ -29,7 +29,7 @@ import (
 // (or a pruned checkpoint) leaves no text in the file (DeleteThread
 // empties the WAL too: see wipeWAL). mmap (readMmap) reads the file's
 // pages where the OS keeps them.
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 	"&_pragma=secure_delete(1)" + readMmap
 
 // readMmap has SQLite read the database file through a memory map (pages
@@ -301,7 +301,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// took the file's write lock for every command, one more wait (and,
 	// under contention, one more SQLITE_BUSY) before any work.
 	if readOnly == "" && version != schemaVersion {
-		if err := s.migrate(ctx); err != nil {
+		if err := s.migrateWaiting(ctx); err != nil {
 			s.w.Close()
 			return nil, err
 		}

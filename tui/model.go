@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -476,11 +477,16 @@ func (m *Model) askReplay() tea.Cmd {
 }
 
 // Shutdown stops a lesson being prepared, the follow mode and a run under
-// way, waiting up to timeout for the run to end.
+// way, waiting up to timeout for the run to end, and removes the file of
+// an edit left open (quitting at "Edit refused · edit it again?" left it
+// in the temp folder, 64 KB and more each).
 func (m *Model) Shutdown(timeout time.Duration) {
 	m.lessons.stop(timeout)
 	m.follow.stop()
 	m.runs.shutdown(timeout)
+	if ed := m.par.edit; ed != nil && ed.path != "" {
+		_ = os.Remove(ed.path)
+	}
 }
 
 // onDeleted: a thread deleted from the list; the open one closes.

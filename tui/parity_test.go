@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -192,6 +193,11 @@ func TestEditStateValueIsBounded(t *testing.T) {
 	}
 	if cps, _ := e.History(context.Background(), "t", 0, 0); len(cps) != 16 {
 		t.Fatalf("a refused edit stored something: %d checkpoints", len(cps))
+	}
+	// Quitting here leaves no file behind in the temp folder.
+	h.m.Shutdown(time.Second)
+	if _, err := os.Stat(ed.path); !os.IsNotExist(err) {
+		t.Fatalf("quitting with the refused edit open left %s behind: %v", ed.path, err)
 	}
 }
 

@@ -157,9 +157,12 @@ func (e *Engine) CostsByScan(ctx context.Context, thread string, head int64) (Co
 	return costs.ByScan(ctx, costSource{e}, thread, head)
 }
 
-// ReplayAll makes rebuilds replay every stored write, also those a newer
-// write replaces whole (see dropReplaced); it returns the undo.
-func ReplayAll() func() { return chainformat.Hooks.ReplayAll() }
+// Tune sets the base interval (0: the process's) of e's graph alone,
+// and whether its rebuilds replay every stored write, also those a newer
+// write replaces whole (see chainformat's dropReplaced).
+func Tune(e *Engine, baseEvery int, replayAll bool) {
+	chainformat.Hooks.Tune(e.graph.schema, baseEvery, replayAll)
+}
 
 // SetBaseEvery makes every nth checkpoint of a branch a base, for tests
 // that want short and long delta chains; it returns the undo.

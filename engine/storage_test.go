@@ -201,60 +201,37 @@ var sentences = []string{
 // discard and prune in a random order (compaction happens as the thread
 // grows) and checks after each that every checkpoint still rebuilds to the
 // values it was written with, on every store, and again after reopening it.
-//
-// A seed's stores write their histories in parallel, the seeds one after
-// another: the base interval is the process's, set once a seed, and so is
-// ReplayAll's switch, so checkReplayAll runs on each store once the seed's
-// histories are written (the stores are the seed's: seedOwned). This test
-// is not parallel: no other test reads those switches meanwhile.
+// Each seed's base interval is its engines' own (engine.Tune), so the
+// seeds and stores run at once, beside the package's other tests: as the
+// process's setting, it kept the test serial, 84 s alone under -race.
 func TestRandomHistoriesRebuildExactly(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		seed      uint64
 		baseEvery int
 	}{{1, 2}, {2, 6}, {3, 64}, {7, 32}} { // short and long delta chains (seed 7's hold summary patches an older one's fields outlive)
-		t.Run(fmt.Sprint("seed", c.seed), func(t *testing.T) {
-			t.Cleanup(engine.SetBaseEvery(c.baseEvery))
-			written := make([]store.Store, len(storeCases))
-			seed := t
-			t.Run("histories", func(t *testing.T) {
-				for i, sc := range storeCases {
-					t.Run(sc.name, func(t *testing.T) {
-						t.Parallel()
-						st, reopen := sc.open(seedOwned{t, seed})
-						randomHistory(t, st, reopen, c.seed)
-						written[i] = st
-					})
-				}
+		for _, sc := range storeCases {
+			t.Run(fmt.Sprintf("seed%d/%s", c.seed, sc.name), func(t *testing.T) {
+				t.Parallel()
+				st, reopen := sc.open(t)
+				randomHistory(t, st, reopen, c.seed, c.baseEvery)
+				checkReplayAll(t, st, randomThread)
 			})
-			for i, sc := range storeCases {
-				if written[i] != nil {
-					t.Run(sc.name, func(t *testing.T) { checkReplayAll(t, written[i], randomThread) })
-				}
-			}
-		})
+		}
 	}
 }
-
-// seedOwned is a subtest whose stores outlive it: their files and their
-// closing are the seed's.
-type seedOwned struct {
-	*testing.T
-	seed *testing.T
-}
-
-func (o seedOwned) Cleanup(f func()) { o.seed.Cleanup(f) }
-func (o seedOwned) TempDir() string  { return o.seed.TempDir() }
 
 // randomThread is the thread randomHistory writes.
 const randomThread = "random"
 
 // randomHistory writes a random history on st and checks it as it goes;
 // reopen (nil for memory) gives another handle on the same store.
-func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed uint64) {
+func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed uint64, baseEvery int) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	ref := &reference{values: map[int64]engine.Values{}}
 	e := ticketEngine(t, st)
+	engine.Tune(e, baseEvery, false)
 	const thread = randomThread
 	cfg := engine.RunConfig{Hook: ref.hook}
 	var log []string

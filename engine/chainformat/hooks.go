@@ -18,19 +18,19 @@ var Hooks hooks
 
 type hooks struct{}
 
-// ReplayAll makes rebuilds replay every stored write, also those a newer
-// write replaces whole (see dropReplaced); it returns the undo.
-func (hooks) ReplayAll() func() {
-	replayAll = true
-	return func() { replayAll = false }
-}
-
 // SetBaseEvery makes every nth checkpoint of a branch a base, for tests
 // that want short and long delta chains; it returns the undo.
 func (hooks) SetBaseEvery(n int) func() {
 	old := baseEvery
 	baseEvery = n
 	return func() { baseEvery = old }
+}
+
+// Tune sets s's base interval (0: the package's) and whether its
+// rebuilds replay every write, for s alone: tests that tune a schema of
+// their own run beside others.
+func (hooks) Tune(s *Schema, baseEvery int, replayAll bool) {
+	s.baseEvery, s.replayAll = baseEvery, replayAll
 }
 
 // ListingWithoutTokens rewrites a stored listing as the release before

@@ -14,9 +14,6 @@ import (
 // decoded nor replayed, nor are their blobs read. The head's own writes
 // are always replayed: its Applied shows them.
 
-// replayAll replays every write (tests compare the two).
-var replayAll = false
-
 type reducerKind int
 
 const (
@@ -83,7 +80,7 @@ func onlyKey(raw []byte, key string) bool {
 // value is so replaced. It checks every write's channel first.
 func (g *Schema) dropReplaced(rows []parsedRow, start int) map[string]bool {
 	reset := map[string]bool{}
-	for i := 1; i < start && !replayAll; i++ { // newest first; the head's writes all count
+	for i := 1; i < start && !g.replayAll; i++ { // newest first; the head's writes all count
 		gs := rows[i].doc.Groups
 		for gi := len(gs) - 1; gi >= 0; gi-- {
 			ws := gs[gi].Writes
@@ -115,7 +112,7 @@ func (g *Schema) dropReplaced(rows []parsedRow, start int) map[string]bool {
 // any other write names nothing and keeps all its fields. The head's own
 // writes are always replayed whole.
 func (g *Schema) dropPatched(rows []parsedRow, start int, base map[string]json.RawMessage, reset map[string]bool) {
-	if replayAll || start == 0 {
+	if g.replayAll || start == 0 {
 		return
 	}
 	var named map[string][]string // channel: the fields newer patches name

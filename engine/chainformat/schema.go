@@ -24,6 +24,10 @@ type Schema struct {
 	keyed map[string]string
 	// objects are LastValue channels of objects, stored as field patches.
 	objects map[string]bool
+	// baseEvery and replayAll, set by Hooks.Tune, are the package's knobs
+	// for this schema alone, so that tests of other intervals run at once.
+	baseEvery int
+	replayAll bool
 }
 
 // NewSchema is an empty schema of version; migrations is the graph's map,

@@ -503,7 +503,11 @@ func (g *Schema) newEncoder(cp, parent *Checkpoint, groups []WriteGroup) *encode
 	if parent != nil && parent.ID != 0 {
 		e.depth = parent.depth + 1
 	}
-	e.base = e.depth == 0 || e.depth >= baseEvery
+	every := baseEvery
+	if g.baseEvery > 0 {
+		every = g.baseEvery
+	}
+	e.base = e.depth == 0 || e.depth >= every
 	if e.base {
 		e.depth = 0
 	}

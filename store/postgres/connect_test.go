@@ -49,8 +49,10 @@ func TestConnectErrors(t *testing.T) {
 		t.Parallel()
 		start := time.Now()
 		_, err := Open(context.Background(), "postgres://bob:"+secret+"@db.example:notaport/app")
-		if err == nil || time.Since(start) > time.Second {
-			t.Fatalf("Open = %v after %v, want a quick error", err, time.Since(start))
+		// A bound, not a timing: a bad URL must fail before any dial (a
+		// dial's timeout is far longer), even on a loaded CI machine.
+		if err == nil || time.Since(start) > 10*time.Second {
+			t.Fatalf("Open = %v after %v, want an error before any dial", err, time.Since(start))
 		}
 		t.Log(err)
 		if strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "bad URL") || !strings.Contains(err.Error(), "db.example") {

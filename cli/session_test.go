@@ -38,7 +38,9 @@ func TestSessionExpiringAfterAKillBlocksTheResume(t *testing.T) {
 	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
-	expires := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	// Far enough for the run to start and be killed inside the session
+	// on a loaded CI machine (2 s was thin), near enough to wait out.
+	expires := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339)
 	// Killed at the first executor's model call: the executors are pending.
 	r := rewind(t, env, "run", "--thread", "t", "--input", "Where is my parcel SO20260901?",
 		"--session", "s1", "--session-expires", expires, "--kill-at", "before-model-call@2")

@@ -272,7 +272,14 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		}
 		cases = append(cases, tc{p + "/bad input", args, 0, ""})
 	}
-	results := inBatches(t, env, argsOf(cases))
+	results := inBatches(t, env, argsOf(cases), func(args []string) string {
+		for _, a := range args {
+			if _, kept := sums[strings.TrimPrefix(a, "sqlite:")]; kept {
+				return a // each file whose bytes are checked: one reader at a time
+			}
+		}
+		return ""
+	})
 	t.Run("each", func(t *testing.T) {
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

@@ -129,9 +129,13 @@ func runCase(args []string, stdout, stderr io.Writer) (code int) {
 // inBatches runs each command line through cli.Run in batch children of
 // this test binary (twice as many as cores, their lines shared out
 // evenly), with env and a home of their own, and returns the results in
-// the order given. A child that fails (a crash, a data race, a command
-// that exits the process) fails the test with its stderr.
-func inBatches(t *testing.T, env []string, lines [][]string) []result {
+// the order given. Lines for which together gives the same non-empty key
+// run in one child, one after another: two SQLite readers of one WAL file
+// closing at once each leave its -wal and -shm behind (each sees the
+// other still open), which a test of "nothing left beside the file"
+// took for a command's doing. A child that fails (a crash, a data race,
+// a command that exits the process) fails the test with its stderr.
+func inBatches(t *testing.T, env []string, lines [][]string, together func([]string) string) []result {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -141,12 +145,24 @@ func inBatches(t *testing.T, env []string, lines [][]string) []result {
 	results := make([]result, len(lines))
 	var wg sync.WaitGroup
 	errs := make([]error, n)
+	batchOf, keyed, next := make([]int, len(lines)), map[string]int{}, 0
+	for i, l := range lines {
+		k := together(l)
+		if b, ok := keyed[k]; ok && k != "" {
+			batchOf[i] = b
+			continue
+		}
+		batchOf[i], next = next, (next+1)%n
+		keyed[k] = batchOf[i]
+	}
 	for b := range n {
 		var mine [][]string
 		var at []int
-		for i := b; i < len(lines); i += n {
-			mine = append(mine, lines[i])
-			at = append(at, i)
+		for i := range lines {
+			if batchOf[i] == b {
+				mine = append(mine, lines[i])
+				at = append(at, i)
+			}
 		}
 		dir := t.TempDir()
 		path := filepath.Join(dir, "cases.json")

@@ -79,6 +79,7 @@ func TestJKMoveAndHLScrub(t *testing.T) {
 // ctrl+c in the composer clears its text first (the status log keeps it),
 // then closes it; only then does it quit.
 func TestCtrlCInTheComposerNeverLosesText(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	seed(t, e, "t")
 	h := newHarness(t, e, Settings{Thread: "t"}, 80, 24)

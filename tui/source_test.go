@@ -21,6 +21,7 @@ import (
 // its messages, the State pane its channels, the inspector the writes of
 // its superstep.
 func TestMainTUIAndCLIShowACheckpointAlike(t *testing.T) {
+	t.Parallel()
 	bin := rewindBinary(t)
 	for _, tc := range []struct {
 		fixture, thread string
@@ -272,6 +273,7 @@ func TestReadOnlySourceTurnRowsSayTheirInput(t *testing.T) {
 // timeline; the cursor follows the head when it was on it and stays where
 // it was otherwise.
 func TestReadOnlySourceFollowsNewCheckpoints(t *testing.T) {
+	t.Parallel()
 	src, path := openFixture(t, "sqlite-python.db")
 	h := newHarnessDeps(t, Deps{Source: src, StoreLabel: "sqlite:" + path}, Settings{Thread: "t-fail"}, 160, 40)
 	h.until("the thread", h.loaded)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -118,5 +119,28 @@ func TestTheThreadsListOpensAThreadOnItsOwnGraph(t *testing.T) {
 	h.until("the ticket's State pane", func() bool { return strings.Contains(h.paneText(paneState), "review rounds") })
 	if h.m.sess.deps.Extension == nil {
 		t.Errorf("ticket-1 is read without the ticket's extension")
+	}
+}
+
+// A graph opened through Options.Graphs runs in workers told its own
+// flags (--graph=NAME), on the same store and binary, not the first
+// graph's: a run there builds that graph.
+func TestAnotherGraphsWorkersAreToldItsGraph(t *testing.T) {
+	t.Parallel()
+	tk, _, graphs := twoGraphs(t)
+	deps := depsOf(Options{Engine: tk, StoreLabel: "sqlite:x.db", WorkerStore: "sqlite:x.db", Exe: "/usr/bin/rewind", WorkerFlags: []string{"--mock-latency", "1s"}, Graphs: graphs})
+	d, err := deps.Graphs(context.Background(), research.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := d.Runner.(*workerRunner)
+	if !ok {
+		t.Fatalf("research's runs: %T (%s), want worker processes", d.Runner, d.RunnerLabel)
+	}
+	if got := strings.Join(w.args("run", RunSettings{}, nil), " "); got != "worker run --store sqlite:x.db --graph=research" {
+		t.Fatalf("research's worker: rewind %s", got)
+	}
+	if _, err := deps.Graphs(context.Background(), "nosuch"); !errors.Is(err, ErrUnknownGraph) {
+		t.Fatalf("a graph the registry does not build: %v, want ErrUnknownGraph", err)
 	}
 }

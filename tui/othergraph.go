@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/store"
-
 	"rewind/tui/termtext"
 )
 

@@ -88,3 +88,60 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	tmux("send-keys", "-t", "g", "Escape")
 	tmux("send-keys", "-t", "g", "q")
 }
+
+// `rewind tui` with no thread lists every graph's threads; the research
+// lesson's, opened from the list of a screen built on the ticket's graph,
+// opens on research's own (its panes, none of the ticket's), and a
+// ticket thread opened after reads as the ticket's again.
+func TestTUIListOpensEachThreadOnItsGraph(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the screen is not tested")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "both.db")
+	if r := rewind(t, nil, "demo", "research", "--headless", "--store", db); r.code != 0 {
+		t.Fatalf("demo research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// "a-ticket" lists before "lesson:research" (the list is by id).
+	if r := rewind(t, nil, "run", "--store", db, "--thread", "a-ticket", "--input", "My order SO20260901 hasn't arrived: where is it?"); r.code != 0 {
+		t.Fatalf("run a-ticket: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tmux, _ := tmuxServer(t, "both")
+	home := t.TempDir()
+	tmux("new-session", "-d", "-x", "140", "-y", "40", "-s", "b", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --store "+db+"; sleep 60")
+	var screen string
+	waitFor := func(what string, want ...string) string {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			screen = tmux("capture-pane", "-p", "-t", "b")
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(screen, w)
+			}
+			if all {
+				return screen
+			}
+		}
+		t.Fatalf("waiting for %s (%q):\n%s", what, want, screen)
+		return ""
+	}
+	waitFor("the threads list", "Threads ·", "a-ticket", "lesson:research")
+	tmux("send-keys", "-t", "b", "j")
+	tmux("send-keys", "-t", "b", "Enter")
+	s := waitFor("the research thread on its graph", "lesson:research: opened on graph research", "@9", "ai (publish)", "published the approved draft")
+	for _, no := range []string{"misread", "Subtasks", "Attachments", "fidelity"} {
+		if strings.Contains(s, no) {
+			t.Errorf("the research thread opened from the list shows %q:\n%s", no, s)
+		}
+	}
+	tmux("send-keys", "-t", "b", "2")
+	if s := waitFor("research's State pane, by its channels' shape", "messages • changed · 19 messages"); strings.Contains(s, "review rounds") || strings.Contains(s, "tool budget") {
+		t.Errorf("the research thread's State pane reads it as the ticket's:\n%s", s)
+	}
+	tmux("send-keys", "-t", "b", "t")
+	waitFor("the threads list again", "Threads ·")
+	tmux("send-keys", "-t", "b", "k")
+	tmux("send-keys", "-t", "b", "Enter")
+	waitFor("the ticket thread as the ticket's", "a-ticket: opened on graph ticket", "review rounds")
+	tmux("send-keys", "-t", "b", "q")
+}

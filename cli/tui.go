@@ -135,6 +135,7 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	o := tui.Options{Engine: a.Engine, StoreLabel: a.Store.Label(), Thread: thread, Theme: f.theme, NoMouse: f.noMouse,
 		InterruptBefore: f.before, InterruptAfter: f.after, WorkerFlags: f.model.Args(), AuthTTL: f.authTTL,
 		ContextWindow: openai.WindowFromEnv(os.Getenv), Extension: g.ext}
+	o.Graphs = f.otherGraphs(a)
 	// Runs are worker processes of this binary (`rewind worker … --graph
 	// NAME` builds the same graph), so X kills one for real.
 	if a.Store.Shared() {
@@ -145,6 +146,23 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 		}
 	}
 	return tui.Run(ctx, o)
+}
+
+// otherGraphs builds, on a's store, the graph of a thread the threads
+// list opens when it records another than a's: rewind's graphs by name,
+// each with its extension, its workers told --graph.
+func (f *tuiFlags) otherGraphs(a *app.App) func(context.Context, string) (tui.GraphDeps, error) {
+	return func(_ context.Context, name string) (tui.GraphDeps, error) {
+		g, ok := graphs[name]
+		if !ok {
+			return tui.GraphDeps{}, fmt.Errorf("graph %s: rewind builds %s: %w", idText(name), graphNames(), tui.ErrUnknownGraph)
+		}
+		e, err := a.For(g.app)
+		if err != nil {
+			return tui.GraphDeps{}, err
+		}
+		return tui.GraphDeps{Engine: e, Extension: g.ext, WorkerFlags: append(f.model.Args(), "--graph="+name)}, nil
+	}
 }
 
 func newTUICmd() *cobra.Command {

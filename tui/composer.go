@@ -44,6 +44,15 @@ func newComposer(drafts bool) composer {
 	return c
 }
 
+// allowDrafts offers ctrl+d (a draft reply) when the graph's extension
+// takes one.
+func (c *composer) allowDrafts(on bool) {
+	c.keys.Draft.SetEnabled(on)
+	if !on {
+		c.draft = false
+	}
+}
+
 func (c *composer) setTheme(th *themes.Theme) {
 	c.theme = th
 	c.input.PromptStyle = th.Prompt

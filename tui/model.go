@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -37,6 +38,9 @@ type Deps struct {
 	// (TicketExtension for the ticket graph); nil shows any graph's
 	// channels by their shape.
 	Extension Extension
+	// Graphs builds the deps of another graph a thread records, on the
+	// same store (Options.Graphs); nil: none is built. Called in a Cmd.
+	Graphs func(ctx context.Context, name string) (Deps, error)
 }
 
 // Settings are the user's choices for this session.
@@ -162,6 +166,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 		m.keys = newThreadKeys()
 		m.logStatus("keys not rebound: "+err.Error(), true)
 	}
+	m.sess.graphs = newGraphSet(m.sess)
 	m.threads.readOnly = m.sess.readOnly()
 	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
@@ -283,6 +288,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Sequence(open, m.applyRun(m.runs.Update(startRunMsg{kind: "run", in: msg.in})))
 	case headMsg:
 		return m, m.onHead(msg)
+	case graphOfMsg:
+		return m, m.onGraphOf(msg)
+	case graphBuiltMsg:
+		return m, m.onGraphBuilt(msg)
 	case costsMsg:
 		msg.current = msg.gen == m.sess.gen && msg.thread == m.sess.thread
 		news, _ := m.live.Update(msg)
@@ -754,6 +763,12 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.follow.stop()
 	m.syncPanes()
 	m.refreshLive()
+	m.sess.graphs.wanted = ""
+	if m.sess.deps.Backend != nil && c.NS == "" {
+		// Which graph wrote it, read beside its first page: another's
+		// opens on that graph (onGraphOf).
+		read = tea.Batch(read, readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread))
+	}
 	return read
 }
 
@@ -903,20 +918,65 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
 	}
 	m.refreshLive()
-	return tea.Batch(m.otherGraph(msg.head), m.wantCosts())
+	return m.wantCosts()
 }
 
-// otherGraph says so when head was written by another graph than the
-// one this screen runs (the threads list holds every graph's threads):
-// its panes read the thread as this graph's.
-func (m *Model) otherGraph(head *headInfo) tea.Cmd {
+// onGraphOf opens the thread on its own graph when it records another
+// than the one this screen runs (the threads list holds every graph's
+// threads): built before, at once; else once built (a Cmd). A graph not
+// built says so: its panes read the thread as this graph's.
+func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 	g := m.sess.graph()
-	if head == nil || g == nil || head.cp.Metadata.Graph == "" || head.cp.Metadata.Graph == g.Name {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || g == nil {
 		return nil
 	}
-	rec := termtext.Name(head.cp.Metadata.Graph)
-	return m.setFlash(fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; rewind tui %s opens it on its own graph",
-		termtext.Name(m.sess.thread), rec, termtext.Name(g.Name), termtext.Name(m.sess.thread)), true)
+	if msg.err != nil {
+		return m.setFlash("read which graph "+termtext.Name(msg.thread)+" records: "+termtext.Line(msg.err.Error()), true)
+	}
+	if msg.name == "" || msg.name == g.Name {
+		return nil
+	}
+	m.sess.graphs.wanted = msg.name
+	d, ok, build := m.sess.graphs.want(msg.name)
+	switch {
+	case ok:
+		return m.useGraph(msg.name, d)
+	case build != nil || m.sess.graphs.pending(msg.name):
+		return build // its answer switches (onGraphBuilt)
+	}
+	return m.setFlash(misread(m.sess.thread, msg.name, g.Name, nil), true)
+}
+
+// onGraphBuilt switches to the graph built when the thread open still
+// records it, or says it was not built.
+func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
+	built := m.sess.graphs.took(msg)
+	g := m.sess.graph()
+	if g == nil || g.Name == msg.name || m.sess.graphs.wanted != msg.name {
+		return nil // the thread open now is not that graph's
+	}
+	if !built {
+		return m.setFlash(misread(m.sess.thread, msg.name, g.Name, msg.err), true)
+	}
+	return m.useGraph(msg.name, msg.deps)
+}
+
+// useGraph runs graph name's deps from now on (its engine, extension and
+// runner) and opens the thread shown again on them.
+func (m *Model) useGraph(name string, d Deps) tea.Cmd {
+	m.sess.deps = d
+	m.cache = newCache(d.Extension) // what the last graph decoded is not this one's
+	m.loader.useCache(m.cache)
+	m.composer.allowDrafts(draftReplies(d.Extension))
+	m.live.useExtension(d.Extension)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
+	if dropped := m.runs.graphChanged(m.sess.graph()); len(dropped) > 0 {
+		m.logStatus("not on graph "+termtext.Name(name)+", so off: "+strings.Join(dropped, ", "), false)
+	}
+	shown := m.screen // the threads list, if the user went back to it
+	open := m.openChain(m.chain())
+	m.screen = shown
+	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
 }
 
 // navMsg is msg for navigation, with the tree it reads and the

@@ -580,8 +580,10 @@ func TestOwnGraphShowsWhatItsModelCallsStored(t *testing.T) {
 }
 
 // A thread another graph wrote, opened from a screen that runs this one
-// (the threads list holds every graph's threads), says whose it is and
-// how to open it on its own graph: its panes read it as this graph's.
+// (the threads list holds every graph's threads), with no graph to open
+// it on (a program's own, which passes no Options.Graphs, or a registry
+// that does not build that graph) says whose it is and how to open it on
+// its own graph: its panes read it as this graph's.
 func TestAThreadOfAnotherGraphSaysSo(t *testing.T) {
 	t.Parallel()
 	st := storeOnly{newStore()}
@@ -589,8 +591,17 @@ func TestAThreadOfAnotherGraphSaysSo(t *testing.T) {
 	if _, err := trail.Run(context.Background(), "t", []engine.Write{engine.Put("trail", "go")}, engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarnessDeps(t, shapeDeps(newClockedEngine(t, st, chatGraph(), model.NewMock(nil))), Settings{Thread: "t"}, 160, 40)
-	h.until("the screen says the thread is another graph's", func() bool {
-		return h.contains("t was run on graph trail, not chat: its panes misread it")
-	})
+	chat := newClockedEngine(t, st, chatGraph(), model.NewMock(nil))
+	none := func(_ context.Context, name string) (GraphDeps, error) {
+		return GraphDeps{}, fmt.Errorf("graph %s: %w", name, ErrUnknownGraph)
+	}
+	for _, graphs := range []func(context.Context, string) (GraphDeps, error){nil, none} {
+		h := newHarnessDeps(t, depsOf(Options{Engine: chat, StoreLabel: "memory:", Graphs: graphs}), Settings{Thread: "t"}, 160, 40)
+		h.until("the screen says the thread is another graph's", func() bool {
+			return h.contains("t was run on graph trail, not chat: its panes misread it")
+		})
+		if g := h.m.sess.graph().Name; g != "chat" {
+			t.Fatalf("with no graph trail to open it on, t is read on graph %s", g)
+		}
+	}
 }

@@ -45,9 +45,12 @@ func (in Input) writes(g *engine.Graph) ([]engine.Write, error) {
 
 // extra is the input's options beyond its text: the ticket's (the forms
 // ask for attachments, and the composer toggles a draft, only with the
-// ticket's extension), nil when none were given.
+// ticket's extension), nil when none were given. A grant's lifetime
+// counts for a draft alone (the composer sets it on every turn), as the
+// worker runner passes it: else another graph's input, taking none of
+// the ticket's options, refused every turn run in this process.
 func (in Input) extra() any {
-	if len(in.Attach) == 0 && !in.Draft && in.AuthTTL == 0 {
+	if len(in.Attach) == 0 && !in.Draft {
 		return nil
 	}
 	return ticket.TurnOptions{Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}

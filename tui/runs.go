@@ -237,6 +237,24 @@ func (c *runControl) settings() RunSettings {
 	return rs
 }
 
+// graphChanged keeps, of the next run's breakpoints, those on g's nodes,
+// and disarms the kill point (each graph has its own): dropped says what
+// went.
+func (c *runControl) graphChanged(g *engine.Graph) (dropped []string) {
+	nodes := graphNodes(g)
+	for _, k := range slices.Sorted(maps.Keys(c.next.breaks)) {
+		if _, node, _ := strings.Cut(k, ":"); !slices.Contains(nodes, node) {
+			delete(c.next.breaks, k)
+			dropped = append(dropped, "break "+k)
+		}
+	}
+	if c.next.armed != "" {
+		dropped = append(dropped, "kill point "+c.next.armed)
+		c.next.armed = ""
+	}
+	return dropped
+}
+
 // armed is the kill point armed for the next run ("": none).
 func (c *runControl) armed() string { return c.next.armed }
 

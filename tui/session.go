@@ -20,6 +20,9 @@ type session struct {
 	ns     string
 	// gen counts the chains opened: an answer for an older one is stale.
 	gen int
+	// graphs are the graphs deps were, or can be, built for: the root
+	// sets deps to another's when the thread open is its (othergraph.go).
+	graphs graphSet
 }
 
 // chain is the chain open in the thread view.

@@ -26,6 +26,10 @@ type threadLoader struct {
 
 func newThreadLoader(s *session, c *cache) threadLoader { return threadLoader{sess: s, cache: c} }
 
+// useCache reads through c from now on (the root's, made anew for
+// another graph's extension).
+func (l *threadLoader) useCache(c *cache) { l.cache = c }
+
 // loadMsg is an answer of a read with what of the root the loader reads:
 // the timeline's tree (read only) and the checkpoint shown.
 type loadMsg struct {

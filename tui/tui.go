@@ -88,6 +88,13 @@ type Options struct {
 	// TicketExtension for the ticket graph; nil shows any graph's
 	// channels by their shape.
 	Extension Extension
+	// Graphs builds, on the same store, the graph a thread records when it
+	// is not Engine's (the threads list holds every graph's threads): the
+	// thread then opens on that graph, as `rewind tui THREAD` would. It is
+	// called from a tea.Cmd; an error wrapping ErrUnknownGraph says it
+	// builds no such graph. Nil: such a thread is read on Engine's graph,
+	// the status bar saying so.
+	Graphs func(ctx context.Context, name string) (GraphDeps, error)
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -114,23 +121,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Output == nil && !noColor {
 		termBg = terminalBackground()
 	}
-	deps := Deps{Source: o.Source, StoreLabel: o.StoreLabel, Extension: o.Extension}
-	if o.Engine != nil {
-		deps.Source, deps.Backend = o.Engine.Browse(browse.About{Where: o.StoreLabel}), EngineBackend(o.Engine)
-	}
-	switch {
-	case o.Engine == nil: // read-only: no Backend, no runs
-	case o.WorkerStore == "" && strings.HasPrefix(o.StoreLabel, "memory:"):
-		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"
-	case o.WorkerStore == "":
-		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (no worker store given: no kills)"
-	case o.Exe == "":
-		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process"
-	default:
-		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: o.WorkerStore, Flags: o.WorkerFlags})
-		deps.RunnerLabel = "worker processes"
-	}
-	root := New(ctx, deps, Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL, ContextWindow: o.ContextWindow,
+	root := New(ctx, depsOf(o), Settings{Thread: o.Thread, Theme: th, InterruptBefore: o.InterruptBefore, InterruptAfter: o.InterruptAfter, AuthTTL: o.AuthTTL, ContextWindow: o.ContextWindow,
 		ConfigPath: cfgPath, NoColor: noColor, TerminalBackground: termBg, Keys: cfg.Keys, Lessons: o.Lessons, Prepare: o.Prepare, Lesson: o.Lesson})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
 	if !o.NoMouse && (cfg.Mouse == nil || *cfg.Mouse) {
@@ -148,6 +139,57 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// GraphDeps is another graph the TUI opens a thread on (Options.Graphs).
+type GraphDeps struct {
+	// Engine runs the graph on the store Options.Engine reads.
+	Engine *engine.Engine
+	// Extension is what it shows beyond its channels by shape (nil: none).
+	Extension Extension
+	// WorkerFlags replace Options.WorkerFlags for its runs: the model's
+	// flags and what makes a worker build this graph (--graph=NAME).
+	WorkerFlags []string
+}
+
+// ErrUnknownGraph is wrapped by an Options.Graphs error for a graph it
+// does not build: the thread is read on the graph open, which says so.
+var ErrUnknownGraph = errors.New("no such graph here")
+
+// depsOf is what the TUI works with for o: where it reads, how it runs,
+// and how it builds another graph a thread records (o.Graphs).
+func depsOf(o Options) Deps {
+	deps := Deps{Source: o.Source, StoreLabel: o.StoreLabel, Extension: o.Extension}
+	if o.Engine != nil {
+		deps.Source, deps.Backend = o.Engine.Browse(browse.About{Where: o.StoreLabel}), EngineBackend(o.Engine)
+	}
+	switch {
+	case o.Engine == nil: // read-only: no Backend, no runs
+	case o.WorkerStore == "" && strings.HasPrefix(o.StoreLabel, "memory:"):
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (a memory: store cannot cross processes; no kills)"
+	case o.WorkerStore == "":
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process (no worker store given: no kills)"
+	case o.Exe == "":
+		deps.Runner, deps.RunnerLabel = NewLocalRunner(o.Engine), "in-process"
+	default:
+		deps.Runner = NewWorkerRunner(WorkerConfig{Exe: o.Exe, Store: o.WorkerStore, Flags: o.WorkerFlags})
+		deps.RunnerLabel = "worker processes"
+	}
+	if o.Engine != nil && o.Graphs != nil {
+		deps.Graphs = func(ctx context.Context, name string) (Deps, error) {
+			g, err := o.Graphs(ctx, name)
+			if err != nil {
+				return Deps{}, err
+			}
+			if g.Engine == nil || g.Engine.Graph().Name != name {
+				return Deps{}, fmt.Errorf("tui: Options.Graphs(%q) gave no engine of that graph: %w", name, ErrUnknownGraph)
+			}
+			other := o
+			other.Engine, other.Extension, other.WorkerFlags, other.Graphs = g.Engine, g.Extension, g.WorkerFlags, nil
+			return depsOf(other), nil
+		}
+	}
+	return deps
 }
 
 // terminalBackground is the terminal's background colour, #rrggbb, when

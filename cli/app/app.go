@@ -61,6 +61,8 @@ type App struct {
 	// Sources are the versions of the records the mock's tools read.
 	Sources ticket.Sources
 	close   func() error
+	// build is a graph's engine on this store and model (For).
+	build func(*Graph) (*engine.Engine, error)
 }
 
 // Open builds the model first, so a bad model flag is refused before any
@@ -96,7 +98,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	src := spec.Sources()
-	build := func(g *Graph) (*engine.Engine, error) {
+	build := func(g *Graph, m model.Model) (*engine.Engine, error) {
 		if g == nil {
 			return ticket.NewEngine(st, m, append(opts, ticket.WithSources(src))...)
 		}
@@ -104,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return engine.New(engine.SealStore(st, eg, keys), eg, m, engine.WithKeys(keys))
 	}
 	g := cfg.Graph
-	e, err := build(g)
+	e, err := build(g, m)
 	if err == nil && cfg.Choose != nil {
 		picked, cerr := choose(ctx, e, cfg)
 		if cerr != nil {
@@ -112,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		if picked.name() != g.name() {
 			g = picked
-			if e, err = build(g); err == nil && mock != nil {
+			if e, err = build(g, m); err == nil && mock != nil {
 				fresh := g.mock() // the flags' latency and failures stay
 				mock.Respond, mock.Window = fresh.Respond, fresh.Window
 			}
@@ -124,7 +126,36 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Model != nil {
 		e.SetMaxTokensPerTurn(cfg.Model.MaxTokensPerTurn) // every run's budget, the TUI's too
 	}
-	return &App{Engine: e, Graph: g, Store: spec, Sources: src, close: st.Close}, nil
+	// Another graph's engine shares the store and the model, but not the
+	// mock: each graph's mock answers its own roles.
+	other := func(og *Graph) (*engine.Engine, error) {
+		om := m
+		if mock != nil {
+			mf := *cfg.Model
+			mf.Mock = og.mock
+			var err error
+			if om, err = mf.mock(); err != nil {
+				return nil, err
+			}
+		}
+		oe, err := build(og, om)
+		if err == nil && cfg.Model != nil {
+			oe.SetMaxTokensPerTurn(cfg.Model.MaxTokensPerTurn)
+		}
+		return oe, err
+	}
+	return &App{Engine: e, Graph: g, Store: spec, Sources: src, close: st.Close, build: other}, nil
+}
+
+// For is graph g's engine (nil: the ticket's) on the store a opened, with
+// the model its flags chose (the mock: g's own): what `rewind tui` opens
+// a thread of another graph on. The store stays a's: Close closes it.
+func (a *App) For(g *Graph) (*engine.Engine, error) {
+	e, err := a.build(g)
+	if err != nil {
+		return nil, fmt.Errorf("start graph %s's engine on %s: %w", g.name(), a.Store.Label(), err)
+	}
+	return e, nil
 }
 
 // choose is the graph cfg.Choose picks for what cfg.Thread records.

@@ -1,0 +1,143 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"rewind/store"
+	"rewind/tui/termtext"
+)
+
+// Opening a thread another graph wrote (the threads list holds every
+// graph's threads): a read of its listings names its graph (readGraphOf,
+// as app.RecordedGraph reads it: a listing reads alike on every graph,
+// where the head's state may not), the session builds that graph's deps
+// through Deps.Graphs, in a Cmd, once per graph, and the root switches
+// to them (model.go: onGraphOf, onGraphBuilt, useGraph). A graph opened
+// before, the first one included, is reused.
+
+// graphSet is the graphs the session has run threads on, by name, and
+// how it builds another.
+type graphSet struct {
+	build    func(name string) tea.Cmd // nil: no other graph is built
+	built    map[string]Deps
+	building map[string]bool
+	// wanted is the graph the open thread records, once read ("": not
+	// read, or it records none).
+	wanted string
+}
+
+// graphBuiltMsg is graph name's deps built (err: not built). The root
+// switches to them if the thread open then is that graph's.
+type graphBuiltMsg struct {
+	name string
+	deps Deps
+	err  error
+}
+
+func newGraphSet(s *session) graphSet {
+	gs := graphSet{built: map[string]Deps{}, building: map[string]bool{}}
+	if g := s.graph(); g != nil {
+		gs.built[g.Name] = s.deps
+	}
+	if open := s.deps.Graphs; open != nil {
+		ctx := s.ctx
+		gs.build = func(name string) tea.Cmd {
+			return func() tea.Msg {
+				d, err := open(ctx, name)
+				return graphBuiltMsg{name: name, deps: d, err: err}
+			}
+		}
+	}
+	return gs
+}
+
+// want is the deps of graph name when built (ok), else the Cmd that
+// builds them (nil: none is built, or it is under way: pending).
+func (g *graphSet) want(name string) (d Deps, ok bool, cmd tea.Cmd) {
+	if d, ok := g.built[name]; ok {
+		return d, true, nil
+	}
+	if g.build == nil || g.building[name] {
+		return Deps{}, false, nil
+	}
+	g.building[name] = true
+	return Deps{}, false, g.build(name)
+}
+
+// took keeps what a build brought; can says whether the session may
+// switch to it (built, and no error).
+func (g *graphSet) took(msg graphBuiltMsg) (can bool) {
+	delete(g.building, msg.name)
+	if msg.err != nil {
+		return false
+	}
+	g.built[msg.name] = msg.deps
+	return true
+}
+
+// pending says whether graph name is being built.
+func (g *graphSet) pending(name string) bool { return g.building[name] }
+
+// misread is the warning for thread, which graph rec wrote, read on graph
+// open (not built: err, unless the registry has no such graph).
+func misread(thread, rec, open string, err error) string {
+	t := termtext.Name(thread)
+	s := fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; rewind tui %s opens it on its own graph", t, termtext.Name(rec), termtext.Name(open), t)
+	if err != nil && !errors.Is(err, ErrUnknownGraph) {
+		s += " (" + termtext.Line(err.Error()) + ")"
+	}
+	return s
+}
+
+// graphOfMsg is the graph thread (open at gen) records ("": none).
+type graphOfMsg struct {
+	gen          int
+	thread, name string
+	err          error
+}
+
+// readGraphOf reads the graph thread records, for the chain open at gen.
+func readGraphOf(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
+	return func() tea.Msg {
+		name, err := recordedGraph(ctx, b, thread)
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil // a new thread: its first run records it
+		}
+		return graphOfMsg{gen: gen, thread: thread, name: name, err: err}
+	}
+}
+
+// recordedScan bounds the listings recordedGraph reads of a thread that
+// records no graph (stored before graphs were recorded).
+const recordedScan = 1024
+
+// recordedGraph is the graph thread records, as app.RecordedGraph reads
+// it: the newest listing naming one (a run's first and last do); "" when
+// a run's first names none or none of the newest recordedScan does.
+func recordedGraph(ctx context.Context, b Backend, thread string) (string, error) {
+	const page = 32
+	var before int64
+	for read := 0; read < recordedScan; read += page {
+		hs, err := b.History(ctx, thread, before, page)
+		if err != nil {
+			return "", err
+		}
+		for _, h := range hs {
+			switch {
+			case h.Metadata.Graph != "":
+				return h.Metadata.Graph, nil
+			case h.Metadata.Run != nil:
+				return "", nil
+			}
+		}
+		if len(hs) < page {
+			break
+		}
+		before = hs[len(hs)-1].ID
+	}
+	return "", nil
+}

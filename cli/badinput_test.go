@@ -272,14 +272,7 @@ func TestEveryCommandFailsOnOneLine(t *testing.T) {
 		}
 		cases = append(cases, tc{p + "/bad input", args, 0, ""})
 	}
-	results := inBatches(t, env, argsOf(cases), func(args []string) string {
-		for _, a := range args {
-			if _, kept := sums[strings.TrimPrefix(a, "sqlite:")]; kept {
-				return a // each file whose bytes are checked: one reader at a time
-			}
-		}
-		return ""
-	})
+	results := inBatches(t, env, argsOf(cases), fileIn(sums))
 	t.Run("each", func(t *testing.T) {
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -439,5 +432,18 @@ func TestInputFromStdin(t *testing.T) {
 	mustDecode(t, rewind(t, nil, "show", "stdin", "--store", spec, "--json").stdout, &show)
 	if len(show.State.Messages) != 1 || show.State.Messages[0].Content != msg {
 		t.Fatalf("stored %d message(s); want the %d bytes read from stdin", len(show.State.Messages), len(msg))
+	}
+}
+
+// fileIn keys a command line by the file of sums it names, if any: the
+// commands on each file whose bytes are checked run one at a time.
+func fileIn(sums map[string][32]byte) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			if _, kept := sums[strings.TrimPrefix(a, "sqlite:")]; kept {
+				return a
+			}
+		}
+		return ""
 	}
 }

@@ -765,9 +765,15 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.refreshLive()
 	m.sess.graphs.wanted = ""
 	if m.sess.deps.Backend != nil && c.NS == "" {
-		// Which graph wrote it, read beside its first page: another's
-		// opens on that graph (onGraphOf).
-		read = tea.Batch(read, readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread))
+		// Which graph wrote it: another's opens on that graph
+		// (onGraphOf). When the session can switch, the first page waits
+		// for the answer (held), else it is read beside it.
+		graphOf := readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
+		if m.sess.graphs.build == nil {
+			return tea.Batch(read, graphOf)
+		}
+		m.sess.graphs.hold(m.sess.gen, read)
+		return graphOf
 	}
 	return read
 }
@@ -927,24 +933,28 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 // built says so: its panes read the thread as this graph's.
 func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 	g := m.sess.graph()
-	if msg.gen != m.sess.gen || msg.thread != m.sess.thread || g == nil {
+	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
 		return nil
 	}
-	if msg.err != nil {
-		return m.setFlash("read which graph "+termtext.Name(msg.thread)+" records: "+termtext.Line(msg.err.Error()), true)
-	}
-	if msg.name == "" || msg.name == g.Name {
-		return nil
+	held := m.sess.graphs.release(msg.gen)
+	switch {
+	case g == nil:
+		return held
+	case msg.err != nil:
+		return tea.Batch(held, m.setFlash("read which graph "+termtext.Name(msg.thread)+" records: "+termtext.Line(msg.err.Error()), true))
+	case msg.name == "" || msg.name == g.Name:
+		return held
 	}
 	m.sess.graphs.wanted = msg.name
 	d, ok, build := m.sess.graphs.want(msg.name)
 	switch {
 	case ok:
-		return m.useGraph(msg.name, d)
+		return m.useGraph(msg.name, d) // a new first read
 	case build != nil || m.sess.graphs.pending(msg.name):
+		m.sess.graphs.hold(msg.gen, held)
 		return build // its answer switches (onGraphBuilt)
 	}
-	return m.setFlash(misread(m.sess.thread, msg.name, g.Name, nil), true)
+	return tea.Batch(held, m.setFlash(misread(m.sess.thread, msg.name, g.Name, nil), true))
 }
 
 // onGraphBuilt switches to the graph built when the thread open still
@@ -956,9 +966,9 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 		return nil // the thread open now is not that graph's
 	}
 	if !built {
-		return m.setFlash(misread(m.sess.thread, msg.name, g.Name, msg.err), true)
+		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, msg.err), true))
 	}
-	return m.useGraph(msg.name, msg.deps)
+	return m.useGraph(msg.name, msg.deps) // a new first read
 }
 
 // useGraph runs graph name's deps from now on (its engine, extension and

@@ -28,6 +28,26 @@ type graphSet struct {
 	// wanted is the graph the open thread records, once read ("": not
 	// read, or it records none).
 	wanted string
+	// held is the first read of the chain open at heldGen, waiting for
+	// the read of its graph: read on the wrong graph it fails (to the
+	// research graph a ticket checkpoint is of a newer schema), and the
+	// error flashed before the switch read it again.
+	held    tea.Cmd
+	heldGen int
+}
+
+// hold keeps read, the first read of the chain open at gen, until its
+// graph is known.
+func (g *graphSet) hold(gen int, read tea.Cmd) { g.held, g.heldGen = read, gen }
+
+// release gives the read held for gen (nil: none), once.
+func (g *graphSet) release(gen int) tea.Cmd {
+	if g.held == nil || g.heldGen != gen {
+		return nil
+	}
+	read := g.held
+	g.held = nil
+	return read
 }
 
 // graphBuiltMsg is graph name's deps built (err: not built). The root

@@ -120,6 +120,14 @@ func TestTheThreadsListOpensAThreadOnItsOwnGraph(t *testing.T) {
 	if h.m.sess.deps.Extension == nil {
 		t.Errorf("ticket-1 is read without the ticket's extension")
 	}
+	// Read on research before the switch, ticket-1's checkpoints failed
+	// ("a newer schema") and the error flashed: the first read waits for
+	// the graph.
+	for _, e := range h.m.status.log {
+		if e.isErr {
+			t.Errorf("switching back to the ticket's graph flashed an error: %q", e.text)
+		}
+	}
 }
 
 // A graph opened through Options.Graphs runs in workers told its own
@@ -142,5 +150,29 @@ func TestAnotherGraphsWorkersAreToldItsGraph(t *testing.T) {
 	}
 	if _, err := deps.Graphs(context.Background(), "nosuch"); !errors.Is(err, ErrUnknownGraph) {
 		t.Fatalf("a graph the registry does not build: %v, want ErrUnknownGraph", err)
+	}
+}
+
+// Where the session can switch graphs, opening a thread reads which graph
+// wrote it before anything else: its first page read on the wrong graph
+// failed (to research, a ticket checkpoint is of a newer schema) and the
+// error flashed as the screen went back to the ticket's graph.
+func TestTheFirstReadWaitsForTheThreadsGraph(t *testing.T) {
+	t.Parallel()
+	tk, _, graphs := twoGraphs(t)
+	for _, c := range []struct {
+		name   string
+		graphs func(context.Context, string) (GraphDeps, error)
+		alone  bool
+	}{{"with other graphs", graphs, true}, {"without", nil, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			deps := depsOf(Options{Engine: tk, StoreLabel: "memory:", Extension: TicketExtension(), Graphs: c.graphs})
+			h := newHarnessDeps(t, deps, Settings{}, 160, 45)
+			h.until("the threads list", func() bool { return h.m.threads.find("ticket-1") })
+			_, alone := h.m.openThread("ticket-1")().(graphOfMsg)
+			if alone != c.alone {
+				t.Errorf("the open's first message is the graph read alone: %v, want %v", alone, c.alone)
+			}
+		})
 	}
 }

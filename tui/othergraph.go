@@ -7,14 +7,15 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/engine/recorded"
 	"rewind/store"
 	"rewind/tui/termtext"
 )
 
 // Opening a thread another graph wrote (the threads list holds every
 // graph's threads): a read of its listings names its graph (readGraphOf,
-// as app.RecordedGraph reads it: a listing reads alike on every graph,
-// where the head's state may not), the session builds that graph's deps
+// recorded.Graph: a listing reads alike on every graph, where the head's
+// state may not), the session builds that graph's deps
 // through Deps.Graphs, in a Cmd, once per graph, and the root switches
 // to them (model.go: onGraphOf, onGraphBuilt, useGraph). A graph opened
 // before, the first one included, is reused.
@@ -123,41 +124,10 @@ type graphOfMsg struct {
 // readGraphOf reads the graph thread records, for the chain open at gen.
 func readGraphOf(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
 	return func() tea.Msg {
-		name, err := recordedGraph(ctx, b, thread)
+		name, err := recorded.Graph(ctx, b, thread)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil // a new thread: its first run records it
 		}
 		return graphOfMsg{gen: gen, thread: thread, name: name, err: err}
 	}
-}
-
-// recordedScan bounds the listings recordedGraph reads of a thread that
-// records no graph (stored before graphs were recorded).
-const recordedScan = 1024
-
-// recordedGraph is the graph thread records, as app.RecordedGraph reads
-// it: the newest listing naming one (a run's first and last do); "" when
-// a run's first names none or none of the newest recordedScan does.
-func recordedGraph(ctx context.Context, b Backend, thread string) (string, error) {
-	const page = 32
-	var before int64
-	for read := 0; read < recordedScan; read += page {
-		hs, err := b.History(ctx, thread, before, page)
-		if err != nil {
-			return "", err
-		}
-		for _, h := range hs {
-			switch {
-			case h.Metadata.Graph != "":
-				return h.Metadata.Graph, nil
-			case h.Metadata.Run != nil:
-				return "", nil
-			}
-		}
-		if len(hs) < page {
-			break
-		}
-		before = hs[len(hs)-1].ID
-	}
-	return "", nil
 }

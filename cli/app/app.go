@@ -12,6 +12,7 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/recorded"
 	"rewind/engine/seal"
 	"rewind/engine/ticket"
 )
@@ -170,38 +171,11 @@ func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
 	return cfg.Choose(recorded)
 }
 
-// recordedScan bounds how many listings RecordedGraph reads of a thread
-// that records no graph and has no run marks (stored before both).
-const recordedScan = 1024
-
-// RecordedGraph is the graph thread records: the newest listing that
-// names one (a run's first and last checkpoints do, and every checkpoint
-// of a thread is its graph's), read through e, whose graph any is (a
-// listing reads alike on every graph). "" for a thread that is not there
-// or was stored before graphs were recorded: its newest run's first
-// listing names none, or none of the newest recordedScan does.
+// RecordedGraph is the graph thread records (recorded.Graph), read
+// through e, whose graph any is: "" for a thread that is not there or
+// was stored before graphs were recorded.
 func RecordedGraph(ctx context.Context, e *engine.Engine, thread string) (string, error) {
-	const page = 32
-	var before int64
-	for read := 0; read < recordedScan; read += page {
-		hs, err := e.History(ctx, thread, before, page)
-		if err != nil {
-			return "", err
-		}
-		for _, h := range hs {
-			switch {
-			case h.Metadata.Graph != "":
-				return h.Metadata.Graph, nil
-			case h.Metadata.Run != nil:
-				return "", nil // a run's first, stored before graphs were recorded
-			}
-		}
-		if len(hs) < page {
-			break
-		}
-		before = hs[len(hs)-1].ID
-	}
-	return "", nil
+	return recorded.Graph(ctx, e, thread)
 }
 
 // name is the graph's name, the ticket's for nil.

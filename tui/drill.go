@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"rewind/engine/ticket"
 	"rewind/engine/worker"
 	"rewind/themes"
 )
@@ -404,11 +403,7 @@ func (c *runControl) openDrill() (runAsk, tea.Cmd) {
 	if !c.canKill() {
 		return sayErr("kill points need worker processes; this memory: store runs in-process (use --store sqlite:PATH)"), nil
 	}
-	points := worker.Points
-	if g := c.sess.graph(); g != nil && g.Name != ticket.GraphName {
-		points = worker.GraphPoints(g) // its nodes' points, not the ticket's
-	}
-	return runAsk{dialog: newPointDialog(points, c.next.armed, func(name string) tea.Cmd {
+	return runAsk{dialog: newPointDialog(worker.MenuPoints(c.sess.graph()), c.next.armed, func(name string) tea.Cmd {
 		c.next.arm(name)
 		if name == "" {
 			return flash("no kill point armed", false)

@@ -80,6 +80,16 @@ func GraphPoints(g *engine.Graph) []Point {
 	return out
 }
 
+// MenuPoints is what a kill-point menu offers on g: the ticket graph's
+// named points (its drills' and lessons' words), any other graph's
+// GraphPoints; the ticket's for nil.
+func MenuPoints(g *engine.Graph) []Point {
+	if g == nil || g.Name == ticket.GraphName {
+		return Points
+	}
+	return GraphPoints(g)
+}
+
 func nodePoint(kind KillPoint, node string) KillPoint { return kind + ":" + KillPoint(node) }
 
 // canFanOut says whether g's declaration lets one superstep run two tasks.

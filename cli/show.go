@@ -379,7 +379,11 @@ func printChannels(out io.Writer, v engine.Values, channels []string) {
 		}
 		text := b.String()
 		if len(text) > 200 {
-			text = text[:200] + "…"
+			cut := 200
+			for cut > 0 && !utf8Start(text[cut]) {
+				cut-- // at a character's start: half of one shows as ⟨0xC3⟩
+			}
+			text = text[:cut] + "…"
 		}
 		fmt.Fprintf(out, "  %-14s %s\n", ch, termtext.Line(text))
 	}

@@ -365,15 +365,22 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // printChannels is another graph's state: each channel but its messages
-// (printed above) as compact JSON, one line each, cut at 200 bytes.
+// (printed above) as compact JSON, one line each, cut at 200 bytes, or
+// "(not stored)" for one the checkpoint lacks (written before the graph
+// declared it).
 func printChannels(out io.Writer, v engine.Values, channels []string) {
 	fmt.Fprintln(out, "\nCHANNELS")
 	for _, ch := range channels {
 		if ch == "messages" {
 			continue
 		}
+		raw, stored := v[ch]
+		if !stored {
+			fmt.Fprintf(out, "  %-14s (not stored)\n", ch)
+			continue
+		}
 		var b bytes.Buffer
-		if err := json.Compact(&b, v[ch]); err != nil {
+		if err := json.Compact(&b, raw); err != nil {
 			fmt.Fprintf(out, "  %-14s (not JSON: %s)\n", ch, termtext.Line(err.Error()))
 			continue
 		}

@@ -27,3 +27,15 @@ func TestShowChannelsCutsAtACharacter(t *testing.T) {
 		}
 	}
 }
+
+// TestShowChannelsNamesAChannelNotStored: a declared channel a checkpoint
+// does not store (stored before the graph declared it) reads "not
+// stored", not a JSON parser's complaint about its own input.
+func TestShowChannelsNamesAChannelNotStored(t *testing.T) {
+	var out bytes.Buffer
+	printChannels(&out, engine.Values{"question": json.RawMessage(`"q"`)}, []string{"question", "notes"})
+	got := out.String()
+	if strings.Contains(got, "not JSON") || !strings.Contains(got, "notes") || !strings.Contains(got, "(not stored)") {
+		t.Errorf("a channel the checkpoint does not store: got %q, want it named (not stored)", got)
+	}
+}

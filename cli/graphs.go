@@ -184,7 +184,7 @@ func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
 	}
 	g, ok := graphs[recorded]
 	if !ok {
-		return nil, fmt.Errorf("thread %s was run on graph %s, which this rewind does not build (it builds %s): open it with the program that defines that graph (its engine and tui.Run); rewind log, runs and events read its listings", idText(ch.thread), idText(recorded), graphNames())
+		return nil, fmt.Errorf("thread %s was run on graph %s, which this rewind does not build (it builds %s): open it with the program that defines that graph (its engine and tui.Run); rewind log and runs read its listings", idText(ch.thread), idText(recorded), graphNames())
 	}
 	return g.app, nil
 }

@@ -40,6 +40,12 @@ count them.`,
 				return usagef("stats takes a thread or --all, one of them: rewind stats T, or rewind stats --all")
 			}
 			ctx, out := c.Context(), c.OutOrStdout()
+			if !all { // the thread's checkpoints read through its graph
+				var err error
+				if ctx, err = forThread(ctx, args[0], ""); err != nil {
+					return err
+				}
+			}
 			return withReader(ctx, store, func(e *engine.Engine) error {
 				threads := args
 				if all {

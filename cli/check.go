@@ -43,7 +43,13 @@ func newFidelityCmd() *cobra.Command {
 				return err
 			}
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
+			if ctx, err = forThread(ctx, thread, ""); err != nil { // read through its graph
+				return err
+			}
 			return withReader(ctx, store, func(e *engine.Engine) error {
+				if g := e.Graph().Name; g != ticket.GraphName {
+					return usagef("check fidelity checks the ticket graph's summary: thread %s runs graph %s, which keeps none", idText(thread), idText(g))
+				}
 				cp, err := e.Latest(ctx, thread)
 				if at != 0 {
 					cp, err = e.Get(ctx, thread, at)

@@ -25,3 +25,25 @@ func TestEventsAndStatsReadTheGraphAThreadRecords(t *testing.T) {
 		}
 	}
 }
+
+// What only the ticket's graph has, asked of a research thread whose
+// checkpoint replays, is refused by name (exit 2): `approve --edit` (the
+// ticket's approval gate; before, the editor's read called the thread
+// corrupt and told the user to delete it) and `check fidelity` (the
+// ticket's summary).
+func TestTicketOnlyReadsOfAResearchThreadAreRefusedByName(t *testing.T) {
+	t.Parallel()
+	_, env := researchLesson(t)
+	const thread = "lesson:research"
+	if r := rewind(t, env, "fork", thread, "2", "--input", "what does fsync make durable?"); r.code != 0 {
+		t.Fatalf("fork: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := rewind(t, append(env, "EDITOR=true", "VISUAL=true"), "approve", thread, "--edit")
+	if r.code != 2 || strings.Contains(r.stderr, "corrupt") || !strings.Contains(r.stderr, "approval gate") {
+		t.Errorf("approve --edit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = rewind(t, env, "check", "fidelity", thread)
+	if r.code != 2 || strings.Contains(r.stderr, "corrupt") || !strings.Contains(r.stderr, "graph research") {
+		t.Errorf("check fidelity: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

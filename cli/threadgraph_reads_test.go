@@ -47,3 +47,16 @@ func TestTicketOnlyReadsOfAResearchThreadAreRefusedByName(t *testing.T) {
 		t.Errorf("check fidelity: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// `rewind show T --calls` rebuilds the ticket graph's requests only: on a
+// research thread it said each call was "NOT the one sent" and listed the
+// ticket's tools, a request the research graph never sent. It now says
+// so (exit 2) and where the calls as stored are.
+func TestShowCallsOfAResearchThreadIsNotTheTickets(t *testing.T) {
+	t.Parallel()
+	_, env := researchLesson(t)
+	r := rewind(t, env, "show", "lesson:research", "3", "--calls")
+	if r.code != 2 || strings.Contains(r.stdout, "lookup_order") || !strings.Contains(r.stderr, "rewind events lesson:research 3") {
+		t.Errorf("show --calls of a research checkpoint: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -41,10 +41,7 @@ count them.`,
 			}
 			ctx, out := c.Context(), c.OutOrStdout()
 			if !all { // the thread's checkpoints read through its graph
-				var err error
-				if ctx, err = forThread(ctx, args[0], ""); err != nil {
-					return err
-				}
+				ctx = forListings(ctx, args[0])
 			}
 			return withReader(ctx, store, func(e *engine.Engine) error {
 				threads := args

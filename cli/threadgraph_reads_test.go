@@ -1,8 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"rewind/engine"
+	"rewind/engine/model"
+	"rewind/store/sqlite"
 )
 
 // `rewind events T`, `rewind stats T` and `rewind resume T --plan` read a
@@ -58,5 +63,32 @@ func TestShowCallsOfAResearchThreadIsNotTheTickets(t *testing.T) {
 	r := rewind(t, env, "show", "lesson:research", "3", "--calls")
 	if r.code != 2 || strings.Contains(r.stdout, "lookup_order") || !strings.Contains(r.stderr, "rewind events lesson:research 3") {
 		t.Errorf("show --calls of a research checkpoint: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A thread of a graph rewind does not build keeps its events readable, as
+// README says (`log`, `runs` and `events` read its listings): reading a
+// thread through the graph it records refuses only what rebuilds state.
+func TestEventsOfAGraphRewindDoesNotBuildRead(t *testing.T) {
+	t.Parallel()
+	path, env := researchLesson(t)
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := engine.NewGraph("mine", 1).Channel("notes", engine.Counter, 0).
+		Node("note", func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("notes", 1)}, nil
+		}).Entry("note").Edge("note", engine.End)
+	e, err := engine.New(st, g, model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(t.Context(), "mine-1", []engine.Write{engine.Put("notes", 1)}, engine.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if r := rewind(t, env, "events", "mine-1"); r.code != 0 || !strings.Contains(r.stdout, "note") {
+		t.Errorf("events of another program's graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -70,7 +70,7 @@ grant keeps its own.`,
 			case edit:
 				// The approval is of what the editor showed: refused if
 				// the thread moved on or its draft changed meanwhile.
-				text, seen, err := editDraft(c.Context(), f.store, args[0], op)
+				text, seen, err := editDraft(c.Context(), f.store, args[0], givenGraph(c, f.graph), op)
 				if err != nil {
 					return err
 				}
@@ -126,10 +126,22 @@ func checkPayload(text string) (string, error) {
 
 // editDraft opens the draft the thread waits on in the user's editor and
 // returns what was saved, and what the editor was opened on.
-func editDraft(ctx context.Context, storeSpec, thread, wantOp string) (string, ticket.Seen, error) {
+func editDraft(ctx context.Context, storeSpec, thread, graph, wantOp string) (string, ticket.Seen, error) {
 	var payload string
 	var seen ticket.Seen
-	err := withEngine(ctx, storeSpec, func(e *engine.Engine) error {
+	// The thread's own graph reads it; another than the ticket's has no
+	// draft to edit, and is refused as approve is on it.
+	if err := anyGraph(graph, func(g graphEntry) error { return g.takes(worker.Request{Op: worker.OpApprove}) }); err != nil {
+		return "", seen, err
+	}
+	ctx, err := forThread(ctx, thread, graph)
+	if err != nil {
+		return "", seen, err
+	}
+	err = withEngine(ctx, storeSpec, func(e *engine.Engine) error {
+		if err := graphs[e.Graph().Name].takes(worker.Request{Op: worker.OpApprove}); err != nil {
+			return err
+		}
 		cp, err := e.Latest(ctx, thread)
 		if err != nil {
 			return err

@@ -24,6 +24,15 @@ var partOrder = []string{model.PartInstructions, model.PartSummary, model.PartFa
 // again from the parent checkpoint and checked against its stored hash,
 // its tokens by part against the context window, and the answer.
 func printCalls(ctx context.Context, e *engine.Engine, thread string, id int64, role string, asJSON bool, out io.Writer) error {
+	if g := e.Graph().Name; g != ticket.GraphName {
+		// ticket.Calls builds the ticket's requests: on another graph each
+		// would read "NOT the one sent", with the ticket's tools.
+		at := ""
+		if id != 0 {
+			at = " " + strconv.FormatInt(id, 10)
+		}
+		return usagef("show --calls builds the ticket graph's requests again, and thread %s runs graph %s: its model calls as stored are in `rewind events %s%s` (model.called)", idText(thread), idText(g), idText(thread), at)
+	}
 	if id == 0 {
 		cp, err := e.Latest(ctx, thread)
 		if err != nil {

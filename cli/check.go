@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func newFidelityCmd() *cobra.Command {
 				return err
 			}
 			ctx, out, thread := c.Context(), c.OutOrStdout(), args[0]
-			return withReader(ctx, store, func(e *engine.Engine) error {
+			return withTicketThread(ctx, store, thread, func(e *engine.Engine) error {
 				cp, err := e.Latest(ctx, thread)
 				if at != 0 {
 					cp, err = e.Get(ctx, thread, at)
@@ -133,4 +134,20 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// withTicketThread is withReader on thread's own graph, refused by name
+// (exit 2) when that is not the ticket's: fidelity checks the ticket's
+// summary.
+func withTicketThread(ctx context.Context, store, thread string, fn func(*engine.Engine) error) error {
+	ctx, err := forThread(ctx, thread, "")
+	if err != nil {
+		return err
+	}
+	return withReader(ctx, store, func(e *engine.Engine) error {
+		if g := e.Graph().Name; g != ticket.GraphName {
+			return usagef("check fidelity checks the ticket graph's summary: thread %s runs graph %s, which keeps none", idText(thread), idText(g))
+		}
+		return fn(e)
+	})
 }

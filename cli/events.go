@@ -56,6 +56,7 @@ subgraph's chain.`,
 }
 
 func rwEvents(ctx context.Context, store, thread string, id int64, asJSON bool, out io.Writer) error {
+	ctx = forListings(ctx, thread) // its checkpoints read through its graph
 	return withReader(ctx, store, func(e *engine.Engine) error {
 		// Without the key the events still list; the model calls, kept
 		// in the encrypted checkpoints, are said to be left out.

@@ -135,7 +135,20 @@ type graphKey struct{}
 // graphChoice is the thread a command opens ("" for none: the threads
 // list, a new thread) and --graph as the command line gave it ("" when
 // not given).
-type graphChoice struct{ thread, flag string }
+type graphChoice struct {
+	thread, flag string
+	// listings: a command that reads a thread's listings and events
+	// (events, stats) reads one of a graph rewind does not build as the
+	// ticket's, as it did before threads recorded graphs, not refused.
+	listings bool
+}
+
+// forListings is forThread for a command that reads thread's events and
+// listings: the graph the thread records when rewind builds it, else the
+// ticket's.
+func forListings(ctx context.Context, thread string) context.Context {
+	return context.WithValue(ctx, graphKey{}, graphChoice{thread: thread, listings: true})
+}
 
 // forThread is ctx for a command that opens thread: its app builds the
 // graph the thread records (app.RecordedGraph), or,
@@ -183,6 +196,9 @@ func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
 		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s)", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded))
 	}
 	g, ok := graphs[recorded]
+	if !ok && ch.listings {
+		return graphs[defaultGraph].app, nil
+	}
 	if !ok {
 		return nil, fmt.Errorf("thread %s was run on graph %s, which this rewind does not build (it builds %s): open it with the program that defines that graph (its engine and tui.Run); rewind log, runs and events read its listings", idText(ch.thread), idText(recorded), graphNames())
 	}

@@ -44,7 +44,11 @@ report says what it did (also under "resume" in --json).`,
 				return err
 			}
 			if plan {
-				return withReader(c.Context(), f.store, func(e *engine.Engine) error {
+				ctx, err := forThread(c.Context(), args[0], givenGraph(c, f.graph)) // read through the thread's graph
+				if err != nil {
+					return err
+				}
+				return withReader(ctx, f.store, func(e *engine.Engine) error {
 					p, err := e.PlanResume(c.Context(), args[0], id)
 					if err != nil {
 						return err

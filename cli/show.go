@@ -365,21 +365,32 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // printChannels is another graph's state: each channel but its messages
-// (printed above) as compact JSON, one line each, cut at 200 bytes.
+// (printed above) as compact JSON, one line each, cut at 200 bytes, or
+// "(not stored)" for one the checkpoint lacks (written before the graph
+// declared it).
 func printChannels(out io.Writer, v engine.Values, channels []string) {
 	fmt.Fprintln(out, "\nCHANNELS")
 	for _, ch := range channels {
 		if ch == "messages" {
 			continue
 		}
+		raw, stored := v[ch]
+		if !stored {
+			fmt.Fprintf(out, "  %-14s (not stored)\n", ch)
+			continue
+		}
 		var b bytes.Buffer
-		if err := json.Compact(&b, v[ch]); err != nil {
+		if err := json.Compact(&b, raw); err != nil {
 			fmt.Fprintf(out, "  %-14s (not JSON: %s)\n", ch, termtext.Line(err.Error()))
 			continue
 		}
 		text := b.String()
 		if len(text) > 200 {
-			text = text[:200] + "…"
+			cut := 200
+			for cut > 0 && !utf8Start(text[cut]) {
+				cut-- // at a character's start: half of one shows as ⟨0xC3⟩
+			}
+			text = text[:cut] + "…"
 		}
 		fmt.Fprintf(out, "  %-14s %s\n", ch, termtext.Line(text))
 	}

@@ -40,6 +40,9 @@ count them.`,
 				return usagef("stats takes a thread or --all, one of them: rewind stats T, or rewind stats --all")
 			}
 			ctx, out := c.Context(), c.OutOrStdout()
+			if !all { // the thread's checkpoints read through its graph
+				ctx = forListings(ctx, args[0])
+			}
 			return withReader(ctx, store, func(e *engine.Engine) error {
 				threads := args
 				if all {

@@ -547,11 +547,12 @@ func attached(v []string, i int) []string {
 	return []string{v[i]}
 }
 
-// gateAnswer says how a person answers a gate: the ticket's dialog (a),
-// or, on a graph without an extension, the state its gate reads, edited
-// (e) and resumed (r): the engine has no other way to hand a node a value.
+// gateAnswer says how a person answers a gate: the dialog (a) of an
+// extension that has one (Gater, as openApproval asks), or the state its
+// gate reads, edited (e) and resumed (r): the engine has no other way to
+// hand a node a value.
 func (c *runControl) gateAnswer() string {
-	if c.sess.deps.Extension != nil {
+	if _, ok := c.sess.deps.Extension.(Gater); ok {
 		return c.keys.Approve.Help().Key + " answers"
 	}
 	return fmt.Sprintf("the graph reads the answer from its state: %s edits it, then %s resumes", c.keys.EditState.Help().Key, c.keys.Resume.Help().Key)

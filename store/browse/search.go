@@ -129,11 +129,14 @@ func Snippet(text string, matches [][2]int, width int) (string, [][2]int) {
 		b.WriteString("…")
 		shift += len("…")
 	}
-	for _, r := range text[from:to] {
-		if r == '\n' || r == '\t' || r == '\r' {
-			r = ' ' // one byte for one: the spans hold
+	// Byte by byte: a byte that is not UTF-8 stays one byte (a range over
+	// runes would write U+FFFD's three and move every span after it).
+	for i := from; i < to; i++ {
+		c := text[i]
+		if c == '\n' || c == '\t' || c == '\r' {
+			c = ' ' // one byte for one: the spans hold
 		}
-		b.WriteRune(r)
+		b.WriteByte(c)
 	}
 	if to < len(text) {
 		b.WriteString("…")

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +68,7 @@ own program: README, "Drill your own graph".`,
 			}
 			cfg := drill.Config{Exe: exe, Store: spec.Spec, Env: os.Environ(), Points: points, MockLatency: mockLatency, Open: spec.Open, Sources: spec.SourcesPath(), Keys: keys}
 			if !asJSON {
-				cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
+				cfg.Observe = lines(out)
 				fmt.Fprintf(out, "drill on %s\n", termtext.Line(spec.Label()))
 			}
 			res, err := drill.Run(c.Context(), cfg)
@@ -104,7 +106,7 @@ func drillGraph(c *cobra.Command, name, exe string, spec app.Store, killAt []str
 	cfg := drill.GraphConfig{Exe: exe, Store: spec.Spec, Env: append(os.Environ(), drillGraphEnv+"="+name), Input: g.drill.input, Answer: g.drill.answer, Points: killAt, Parallel: 2,
 		Build: func(ctx context.Context, s string) (*engine.Engine, error) { return buildGraph(ctx, name, s) }}
 	if !asJSON {
-		cfg.Observe = func(line string) { fmt.Fprintln(out, termtext.Line(line)) }
+		cfg.Observe = lines(out)
 		fmt.Fprintf(out, "drill of graph %s on %s\n", name, termtext.Line(spec.Label()))
 	}
 	res, err := drill.RunGraph(c.Context(), cfg)
@@ -180,4 +182,15 @@ func printDrill(c *cobra.Command, res drill.Result, failed int) {
 		}
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", len(res.Outcomes)-failed, failed)
+}
+
+// lines prints a drill's progress lines to out, one at a time: points
+// drilled at once report from their own goroutines.
+func lines(out io.Writer) func(string) {
+	var mu sync.Mutex
+	return func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(out, termtext.Line(line))
+	}
 }

@@ -62,7 +62,7 @@ func (f *tuiFlags) add(c *cobra.Command) {
 	c.Flags().Lookup("mock-latency").Usage += fmt.Sprintf(" (in the TUI %s, with --mock-jitter %s, unless either is given)", TUIMockLatency, TUIMockJitter)
 	f.cmd = c
 	addInterrupts(c, &f.before, &f.after)
-	c.Flags().DurationVar(&f.authTTL, "auth-ttl", 0, "a draft turn's authorization grant expires after `D` (default 1h)")
+	c.Flags().DurationVar(&f.authTTL, "auth-ttl", time.Hour, "a draft turn's authorization grant expires after `D`")
 	c.Flags().StringVar(&f.graph, "graph", defaultGraph, "open the graph `NAME`: "+graphNames()+" (research: the second demo graph)")
 }
 

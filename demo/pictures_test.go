@@ -11,6 +11,7 @@ import (
 // README shows every picture demo/pictures.sh makes, each file is there,
 // and no picture lies in demo/pictures that nothing makes.
 func TestREADMEPicturesExist(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

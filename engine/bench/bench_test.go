@@ -11,6 +11,7 @@ import (
 // the thread (no channel may keep everything the thread ever did), and
 // an inline value is stored once. Bytes, not time: this cannot be flaky.
 func TestStorageStaysFlat(t *testing.T) {
+	t.Parallel()
 	rep, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 160, Reads: 1}, nil)
 	if err != nil {
 		t.Fatal(err)

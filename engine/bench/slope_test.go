@@ -140,8 +140,8 @@ type work struct{ rows, bytes, allocs float64 }
 // 481-500 are the same within 10%. A commit that walked the whole
 // history, or a head snapshot that grew with the thread, fails it.
 // Counts, not time: this cannot be flaky. (Before turn 240 a turn grows
-// on purpose: the facts ledger fills up to the 4 pages it keeps.) Not
-// parallel: the allocations are the process's.
+// on purpose: the facts ledger fills up to the 4 pages it keeps.)
+// Not parallel: it counts the process's allocations (runtime.MemStats).
 func TestTurnWorkStaysFlat(t *testing.T) {
 	ctx := context.Background()
 	counter := &workCounter{Store: memory.New()}

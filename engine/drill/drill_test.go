@@ -53,10 +53,12 @@ func runMatrix(t *testing.T, spec string) {
 }
 
 func TestDrillMatrixOnSQLite(t *testing.T) {
+	t.Parallel()
 	runMatrix(t, "sqlite:"+filepath.Join(t.TempDir(), "drill.db"))
 }
 
 func TestDrillMatrixOnPostgres(t *testing.T) {
+	t.Parallel()
 	// A database of its own: sources are per store, and other packages'
 	// tests write the same records at the same time.
 	runMatrix(t, pgtest.Fresh(t, "rewind_drill"))

@@ -13,6 +13,7 @@ import (
 // is named, so the resumed executors call no tool (before: "tool budget
 // left none", and 4 tool calls).
 func TestMissingBudgetReadsAsZero(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)

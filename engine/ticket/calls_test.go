@@ -16,6 +16,7 @@ import (
 // compaction: what `rewind show --calls` and the TUI's prompt view show is
 // what the model saw.
 func TestCallsAreRebuiltExactly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		st := b.Open(t, "calls")

@@ -49,6 +49,7 @@ func opAt(t *testing.T, e *engine.Engine, th string, cp int64, id string) ticket
 // its draft. On d1679bd the turn after the cancel ended at the gate for
 // the cancelled draft, and approving it created the draft.
 func TestCancelledDraftNeverComesBack(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -105,6 +106,7 @@ func TestCancelledDraftNeverComesBack(t *testing.T) {
 // the approved operation is cancelled with the run, and a replay of the
 // answered gate (a new run) does not perform it.
 func TestCancelAfterTheAnswerEndsTheApprovedDraft(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := memory.New()
 	e := draftEngine(t, st)
@@ -142,6 +144,7 @@ func TestCancelAfterTheAnswerEndsTheApprovedDraft(t *testing.T) {
 // checkpoint was stored (the worker killed in between) records the draft
 // as made: done, not cancelled, and nothing makes it again.
 func TestCancelAfterTheDraftWasMadeSaysSo(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)

@@ -14,6 +14,7 @@ import (
 // The mock summarizer's answers pass the check on every compaction of a
 // long conversation, and so do the candidates code makes from them.
 func TestMockSummaryPassesTheCheck(t *testing.T) {
+	t.Parallel()
 	c := newConversation(t, func(prompt string) string {
 		// The check runs here, on the head the prompt was made from.
 		return summaryAnswer(prompt)
@@ -54,6 +55,7 @@ const goodAnswer = "#12 user: where is SO20260901, paid 49.95 EUR\n#13 executor[
 // A deliberately bad summarizer fails the check, each way naming what to
 // fix; a good answer (bullets, a fence and a speaker's case aside) passes.
 func TestSummaryCheckNamesEachFailure(t *testing.T) {
+	t.Parallel()
 	for name, answer := range map[string]string{
 		"as asked":      goodAnswer,
 		"bulleted":      "- " + strings.ReplaceAll(goodAnswer, "\n", "\n- "),
@@ -101,6 +103,7 @@ func TestSummaryCheckNamesEachFailure(t *testing.T) {
 // keeps its facts, and does when it does not; a tool result kept whose
 // call would be summarized fails.
 func TestCandidateCheck(t *testing.T) {
+	t.Parallel()
 	facts := ledger{}
 	if lines := facts.addLines(checkHead, 0); len(lines) != 2 || lines[0] != "#12 user: SO20260901; 49.95 EUR" || lines[1] != "#13 executor[t-1-order]: 2026-09-04 09:12" {
 		t.Fatalf("ledger lines of the head: %q (#13 repeats #12's order, which stays on #12's line)", lines)
@@ -144,6 +147,7 @@ func TestCandidateCheck(t *testing.T) {
 // naming them and the run goes on; one that gets it right the second time
 // compacts, and the event says it took two answers.
 func TestBadSummarizerIsRetriedThenRejected(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name    string
@@ -193,6 +197,7 @@ func TestBadSummarizerIsRetriedThenRejected(t *testing.T) {
 // reply's request carries it, and the model answers 400, as vendors do;
 // the run stops with that one line, resumable once the state is fixed.
 func TestCandidateFailureIsRejectedWithoutRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := &scripted{}
 	e := newMemoryEngineWith(t, model.NewMock(s.respond))

@@ -39,6 +39,7 @@ func atVersion(t *testing.T, version, summaryVersion int) engine.Checkpoint {
 // history version follows on from the compactions its branch recorded, and
 // that each was made with a strategy and a model this version accepts.
 func TestCheckCompactions(t *testing.T) {
+	t.Parallel()
 	const v1, v2 = "indexed-transcript@v1", "indexed-fold@v2"
 	for _, tc := range []struct {
 		name     string
@@ -94,6 +95,7 @@ func (s newerStrategy) Events(ctx context.Context, thread string, id int64) ([]s
 // model; a resume of a thread compacted by a strategy it does not accept is
 // refused before anything runs; the same thread as stored resumes.
 func TestResumeChecksTheCompactionsStrategyAndModel(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -144,6 +146,7 @@ func (otherSummarizer) ModelName(string) string { return "gpt-other" }
 // a strategy this rewind does not accept, is refused on one line with
 // the fix, and nothing is written.
 func TestForkAndNewTurnCheckTheSummarizerAndStrategy(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)

@@ -74,6 +74,7 @@ var tailIndex = regexp.MustCompile(`^#(\d+) `)
 // names no order is planned and answered for turn 1's order, because the
 // model read the conversation.
 func TestEveryRequestCarriesTheConversation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, srv := standIn(t)
 	first := "My order SO20260901 hasn't arrived yet: what is the order status and where is the parcel?"
@@ -146,6 +147,7 @@ func TestEveryRequestCarriesTheConversation(t *testing.T) {
 // After a compaction every request carries the summary's indexed lines and
 // the verbatim tail, and no message the summary replaced.
 func TestRequestsAfterCompactionCarryTheSummaryNotWhatItReplaced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, srv := standIn(t)
 	inputs := []string{
@@ -197,6 +199,7 @@ func TestRequestsAfterCompactionCarryTheSummaryNotWhatItReplaced(t *testing.T) {
 // The aligned cut keeps every request valid; a cut between a tool call and
 // its result is what a server refuses with a 400.
 func TestADanglingCallIsRefusedByTheStandIn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, srv := standIn(t)
 	p, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), Models: map[string]string{model.RolePlanner: "x", model.RoleExecutor: "x", model.RoleCritic: "x", model.RoleSummarizer: "x", model.RoleReply: "x"}, MaxAttempts: 1})

@@ -13,6 +13,7 @@ import (
 // nothing to check against, and it approves (the narrative-summary
 // lesson).
 func TestCriticFindsTheRequirementByItsCoordinates(t *testing.T) {
+	t.Parallel()
 	const (
 		asked     = "Can I get a refund for SO20260901? Please also send me the invoice."
 		offTopic  = "OUTPUT t-1-refund [refund]: t-1-refund: carrier DHL, lastScan 2026-09-04 14:07 sorting hub Utrecht, eta 2026-09-06.\n"

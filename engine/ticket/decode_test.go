@@ -13,6 +13,7 @@ import (
 // returns is what encoding/json makes of the bytes, however often they are
 // decoded and whatever a node did to an earlier result.
 func TestDecodeHandsOutCopiesOfWhatItRemembers(t *testing.T) {
+	t.Parallel()
 	v := engine.Values{
 		"messages":   json.RawMessage(`[{"index":1,"role":"user","speaker":"user","content":"refund SO1"},{"index":2,"role":"assistant","speaker":"executor","content":"x","toolCall":{"id":"c1","name":"lookup","args":{"order":"SO1"}},"source":{"id":"orders","version":3}}]`),
 		"summary":    json.RawMessage(`{"text":"#1 user: hi","from":1,"to":1,"count":1,"speakers":["user"],"historyVersion":1,"trigger":"messages"}`),
@@ -69,6 +70,7 @@ func TestDecodeHandsOutCopiesOfWhatItRemembers(t *testing.T) {
 // field: a copy that wrote another field, or a channel added without one,
 // fails here.
 func TestDecodeRemembersEveryChannel(t *testing.T) {
+	t.Parallel()
 	full := engine.Values{
 		"messages": json.RawMessage(`[{"index":1,"role":"user","speaker":"user","content":"hi"}]`), "summary": json.RawMessage(`{"text":"x","speakers":["user"]}`),
 		"attachments": json.RawMessage(`[{"id":"a","kind":"image","ref":"r"}]`), "subtasks": json.RawMessage(`[{"id":"t-1","goal":"g","toolCalls":1,"status":"done"}]`),

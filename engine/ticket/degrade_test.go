@@ -60,6 +60,7 @@ func runScripted(t *testing.T, answers map[string][]string) (*scripted, engine.R
 // A prose plan is asked for once more, with why it could not be used; a
 // good second answer is the plan.
 func TestPlannerRetriesWithTheParseError(t *testing.T) {
+	t.Parallel()
 	good, _ := Respond(model.Simple(model.RolePlanner, "", "REQUEST: "+request))
 	s, res, st, evs := runScripted(t, map[string][]string{model.RolePlanner: {"I would split this into order, shipping and refund questions.", good.Text}})
 	if len(s.prompts[model.RolePlanner]) != 2 || !strings.Contains(s.prompts[model.RolePlanner][1], "YOUR LAST ANSWER COULD NOT BE USED: the answer holds no JSON object") {
@@ -73,6 +74,7 @@ func TestPlannerRetriesWithTheParseError(t *testing.T) {
 // Two unusable plans make the whole request one subtask, with an event;
 // the turn is answered all the same.
 func TestPlannerDegradesToOneSubtask(t *testing.T) {
+	t.Parallel()
 	_, res, st, evs := runScripted(t, map[string][]string{model.RolePlanner: {`{"plan": "order, shipping, refund"}`, "Sorry, I cannot produce JSON."}})
 	if len(st.Subtasks) != 1 || st.Subtasks[0].ID != "t-1-request" || st.Subtasks[0].Goal != request || st.Subtasks[0].Status != StatusApproved {
 		t.Fatalf("subtasks %+v: want the whole request as one approved subtask", st.Subtasks)
@@ -89,6 +91,7 @@ func TestPlannerDegradesToOneSubtask(t *testing.T) {
 // An unreadable verdict approves nothing and sends nothing back: the
 // findings go to the reply marked unverified, with an event.
 func TestUnreadableVerdictApprovesNothing(t *testing.T) {
+	t.Parallel()
 	_, res, st, evs := runScripted(t, map[string][]string{model.RoleCritic: {"All three look fine to me, well done!"}})
 	if len(evs[EventCriticDegraded]) != 1 || evs[EventCriticDegraded][0]["error"] != `the answer holds no {"approve": […], "redo": […]} object` {
 		t.Fatalf("events %v", evs)
@@ -106,6 +109,7 @@ func TestUnreadableVerdictApprovesNothing(t *testing.T) {
 
 // The reply has nothing to fall back to: its failure fails the run.
 func TestReplyFailureIsAnError(t *testing.T) {
+	t.Parallel()
 	m := NewMock()
 	m.FailRole(model.RoleReply, -1)
 	e := newMemoryEngineWith(t, m)
@@ -116,6 +120,7 @@ func TestReplyFailureIsAnError(t *testing.T) {
 }
 
 func TestParsePlanMendsLooseAnswers(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		answer string
 		want   string // id/topic pairs

@@ -37,6 +37,7 @@ func refused(t *testing.T, e *engine.Engine, thread string, at int64, channel, w
 // Issue 32, item 4: the tool budget is a required whole number: an edit to
 // null, a negative, a fraction or a string is refused, and nothing stored.
 func TestToolBudgetIsRequired(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -58,6 +59,7 @@ func TestToolBudgetIsRequired(t *testing.T) {
 // superstep fans out to (before: 10,000 subtasks were stored and the
 // resume started 10,000 executors).
 func TestEditedSubtasksStayUnderTheFanOutCap(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := draftEngine(t, memory.New())
 	res, err := e.Run(ctx, "f", ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}})
@@ -83,6 +85,7 @@ func TestEditedSubtasksStayUnderTheFanOutCap(t *testing.T) {
 // the fidelity check against the stored transcript. Before, a summary with
 // a rewritten id was stored, and `rewind check fidelity` then failed.
 func TestEditedSummaryIsChecked(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -147,6 +150,7 @@ func TestEditedSummaryIsChecked(t *testing.T) {
 // edited scenario is one the graph knows, as a turn's: anything else is
 // refused in one line and nothing stored.
 func TestEditedScenarioIsOneTheGraphKnows(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)

@@ -17,6 +17,7 @@ import (
 // decodes as its type's payload and writes back to the same bytes: an emit
 // site and the payload its readers decode cannot drift apart.
 func TestEveryEmittedEventDecodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	var live []engine.Event

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFactsAndPins(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"carrier":"PostNL","eta":"2026-09-08","lastScan":"2026-09-06 14:07 sorting hub","order":"SO20260901"}`: "2026-09-08|2026-09-06 14:07|SO20260901",
 		"invoice INV-004213, VAT 21%, refund window 30 days, paid €49.95 and 12.50 EUR":                          "INV-004213|21%|30 days|€49.95|12.50 EUR",
@@ -125,6 +126,7 @@ func factCorpus() []string {
 }
 
 func TestFactScannerMatchesTheRegexp(t *testing.T) {
+	t.Parallel()
 	for _, s := range factCorpus() {
 		checkScannerAgainstSpec(t, s)
 	}

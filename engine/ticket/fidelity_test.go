@@ -6,6 +6,7 @@ import (
 )
 
 func TestFidelityNamesKeptFoldedAlteredMovedAndLostFacts(t *testing.T) {
+	t.Parallel()
 	originals := []Message{
 		{Index: 1, Role: RoleUser, Speaker: "user", Content: "Order SO20260901 arrived damaged; I paid 49.95 EUR on 2026-09-01."},
 		{Index: 2, Role: RoleAssistant, Speaker: "critic", Content: "review 1: approved t-1-order"},
@@ -74,6 +75,7 @@ func TestFidelityNamesKeptFoldedAlteredMovedAndLostFacts(t *testing.T) {
 // The mock summarizer of a real compaction passes, and the summarizer the
 // lesson breaks on purpose fails.
 func TestFidelityOfTheMockSummary(t *testing.T) {
+	t.Parallel()
 	var msgs []Message
 	for i := 1; i <= 24; i++ {
 		msgs = append(msgs, Message{Index: i, Role: RoleUser, Speaker: "user", Content: "order SO2026090" + string(rune('0'+i%10)) + " costs 12.50 EUR, ship by 2026-10-0" + string(rune('1'+i%9))})

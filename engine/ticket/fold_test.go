@@ -245,6 +245,7 @@ func chatter(speaker string, i int) Message {
 // Folding keeps ranges contiguous, merges adjacent ones, and a range's
 // speakers are exactly the union of the speakers it folded.
 func TestFoldingKeepsRangesContiguousAndSpeakersAUnion(t *testing.T) {
+	t.Parallel()
 	speakers := []string{"executor[t-1-order]", "critic", "executor[t-2-shipping]", "reply", "planner"}
 	c := newConversation(t, mockAnswer)
 	byIndex := map[int]Message{}
@@ -298,6 +299,7 @@ func TestFoldingKeepsRangesContiguousAndSpeakersAUnion(t *testing.T) {
 // The oldest lines fold first: an unpinned line does not outlast the
 // newer pins retiring around it.
 func TestOldUnpinnedLineFoldsBeforeNewerPins(t *testing.T) {
+	t.Parallel()
 	c := newConversation(t, mockAnswer)
 	c.add(Message{Role: RoleUser, Speaker: "user", Content: "Hello, I have a few questions."}, chatter("planner", 0))
 	for turn := 0; turn < 12; turn++ {
@@ -313,6 +315,7 @@ func TestOldUnpinnedLineFoldsBeforeNewerPins(t *testing.T) {
 // A sign-off ("approved by …") outlives many foldings, while requirements,
 // facts and the critic's approvals around it retire.
 func TestSignOffSurvivesManyFoldings(t *testing.T) {
+	t.Parallel()
 	c := newConversation(t, mockAnswer)
 	signOff := Message{Role: RoleAssistant, Speaker: "supervisor", Content: "Refund of 49.95 EUR for SO20260001 approved by Dana Smit (team lead) on 2026-09-03."}
 	c.add(simTurn(1)...)
@@ -339,6 +342,7 @@ func TestSignOffSurvivesManyFoldings(t *testing.T) {
 // A model that drops "#index speaker:" still yields a covered, bounded
 // summary: code makes the lines it lost from the messages' first words.
 func TestAnswerWithoutPrefixesFallsBackToCodeLines(t *testing.T) {
+	t.Parallel()
 	prose := func(prompt string) string {
 		return "The user asked about orders and refunds, and the assistant proposed a plan.\n" +
 			"- user: wants a refund\n#999999 user: a line for an index that was not sent\n"
@@ -413,6 +417,7 @@ func TestUnboundedSummaryFoldsIntoTheBudget(t *testing.T) {
 }
 
 func TestCandidateSummaryIsChecked(t *testing.T) {
+	t.Parallel()
 	good := "#1–#3 user, critic: began \"hello\"; 2 facts retired\n#4 user: SO20260901"
 	if err := CheckSummary(good, 1, 4); err != nil {
 		t.Fatalf("good summary refused: %v", err)
@@ -448,6 +453,7 @@ func TestCandidateSummaryIsChecked(t *testing.T) {
 
 // The trigger counts what is sent: the summary plus the messages.
 func TestTriggerCountsTheSummary(t *testing.T) {
+	t.Parallel()
 	ms := []Message{
 		{Index: 30, Role: RoleUser, Speaker: "user", Content: strings.Repeat("a", 3500)},
 		{Index: 31, Role: RoleAssistant, Speaker: "reply", Content: strings.Repeat("b", 3500)},

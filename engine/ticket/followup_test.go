@@ -14,6 +14,7 @@ import (
 // conversation was about: its tools look that order up, not an empty one,
 // and "the delivery address" plans an address change, not a shipment.
 func TestFollowUpCarriesTheOrderForward(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	if _, err := e.Run(ctx, "f", ticket.Input("Where is my order SO20260901? I want a refund."), engine.RunConfig{}); err != nil {
@@ -38,6 +39,7 @@ func TestFollowUpCarriesTheOrderForward(t *testing.T) {
 
 // A thread that never named an order still plans without one.
 func TestFollowUpWithoutAnyOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	if _, err := e.Run(ctx, "n", ticket.Input("change the delivery address to my office"), engine.RunConfig{}); err != nil {
@@ -52,6 +54,7 @@ func TestFollowUpWithoutAnyOrder(t *testing.T) {
 // The mock quotes a tool's list of charges as JSON, as a person would, not
 // in Go's map syntax.
 func TestMockQuotesStructuredToolFieldsAsJSON(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	if _, err := e.Run(ctx, "p", ticket.Input("I was charged twice for SO20260901: check the payment."), engine.RunConfig{}); err != nil {

@@ -11,6 +11,7 @@ import (
 // The gate the TUI and the drill show is the engine's: an unanswered draft
 // at the approval node, its grant judged by the rule the write applies.
 func TestWaitingDraftJudgesTheGrantAsTheWriteWould(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	atGate := engine.Checkpoint{ID: 7, Tasks: []engine.Task{{Node: NodeApproval}}}
 	draft := Operation{ID: "op-1", Kind: KindCreateDraft, Status: OpAwaitingApproval, Payload: "Dear customer"}

@@ -13,6 +13,7 @@ import (
 // A grant goes with a draft turn only: a plain turn records none, so it
 // cannot leave a grant behind for a later draft to run under.
 func TestNewTurnAttachesAGrantToDraftsOnly(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	draft := ticket.NewTurn("hi", nil, true, time.Hour, now)
 	if a := draft.Authorization; a == nil || a.Ref != ticket.GrantRef || a.ExpiresAt != "2026-09-01T11:00:00Z" {
@@ -31,6 +32,7 @@ func TestNewTurnAttachesAGrantToDraftsOnly(t *testing.T) {
 // attachments; no options a plain turn; options of another graph's type a
 // refusal naming the type it takes.
 func TestTheGraphsInputTakesTurnOptions(t *testing.T) {
+	t.Parallel()
 	in := ticket.NewGraph().TurnInput()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	ws, err := in(engine.Input{Text: "hi", Extra: ticket.TurnOptions{Attach: []string{"s3://a"}, Draft: true, GrantTTL: time.Hour}}, now)

@@ -57,6 +57,7 @@ func (r *waitRecorder) Complete(ctx context.Context, req model.Request) (model.R
 // Without jitter every executor finishes at once; with it, most seeds
 // spread them across the middle.
 func TestMockJitterSpreadsTheFanOut(t *testing.T) {
+	t.Parallel()
 	const latency, jitter = 200 * time.Millisecond, 800 * time.Millisecond
 	flat := fanoutWaits(t, latency, 0, 1)
 	if len(flat) < 3 {

@@ -14,6 +14,7 @@ import (
 // give the bytes encoding/json gives (appendFactsSlow), or a replayed
 // checkpoint would read otherwise than the one stored.
 func TestAppendFactsFastAgreesWithSlow(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(31, 2))
 	plain := []string{"DL20261003", "CO-0103;", "signed by J. Devries", "2 hours", `say "yes"`, `back\slash`,
 		"tab\there", "two\nlines", "  spaced  out  ", "été – ok", "#21 user:", ""}

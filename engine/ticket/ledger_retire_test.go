@@ -12,6 +12,7 @@ import (
 // state stays bounded on a long thread, and a fact whose line retired is
 // still kept (its message holds it verbatim), never counted lost.
 func TestTheLedgerRetiresItsOldestPages(t *testing.T) {
+	t.Parallel()
 	var v json.RawMessage
 	n := 0
 	for range 400 {

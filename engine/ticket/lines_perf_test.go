@@ -173,6 +173,7 @@ func lineCorpus(t *testing.T) []string {
 }
 
 func TestLineReadersMatchTheRegexps(t *testing.T) {
+	t.Parallel()
 	lines := lineCorpus(t)
 	for _, l := range lines {
 		for _, line := range []string{l, strings.TrimSpace(l)} {
@@ -212,6 +213,7 @@ func TestLineReadersMatchTheRegexps(t *testing.T) {
 }
 
 func TestSizesAndSpeakerUnionsMatchTheirSpecs(t *testing.T) {
+	t.Parallel()
 	for _, e := range []entry{
 		{from: 1, to: 1, speakers: []string{"user"}, text: "héllo …"},
 		{from: -12, to: -12, speakers: []string{"x"}, text: ""},
@@ -247,6 +249,7 @@ func TestSizesAndSpeakerUnionsMatchTheirSpecs(t *testing.T) {
 // The gate reads a candidate as strings.Split would: an empty line, last
 // or not, is a line without coordinates.
 func TestCheckSummaryReadsEveryLine(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{"#1 user: a\n", "#1 user: a\n\n", "\n#1 user: a", "#1 user: a\n\n#2 user: b"} {
 		if err := CheckSummary(text, 1, strings.Count(text, "#")); err == nil || !strings.Contains(err.Error(), "has no #index") {
 			t.Errorf("CheckSummary(%q) = %v", text, err)

@@ -10,6 +10,7 @@ import (
 // measureMessages counts what Decode and EstimateTokens count, and
 // refuses what Decode refuses.
 func TestMeasureMessagesIsDecode(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		``, `null`, `[]`,
 		`[{"index":1,"role":"user","speaker":"user","content":"héllo \u00e9 \"x\" <y>"},{"Content":"case","role":"x"},{"content":"a","content":"bb"}]`,

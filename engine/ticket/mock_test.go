@@ -33,6 +33,7 @@ var mockPrompts = []string{
 }
 
 func TestMockMatchersAreTheirRegexps(t *testing.T) {
+	t.Parallel()
 	for _, p := range mockPrompts {
 		checkMockMatchers(t, p)
 	}

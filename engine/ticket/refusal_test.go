@@ -22,6 +22,7 @@ var followUps = []string{
 // refusal keeps it this round, the second makes rewind summarize it itself,
 // recorded with its strategy, and a resume accepts that compaction.
 func TestTwoRefusalsFallBackToRewindsOwnSummary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := &scripted{answers: map[string][]string{model.RoleSummarizer: {"The customer asked about an order; the team answered."}}}
 	e := newMemoryEngineWith(t, model.NewMock(s.respond))
@@ -74,6 +75,7 @@ func TestTwoRefusalsFallBackToRewindsOwnSummary(t *testing.T) {
 // request would pass three quarters of it, long before 20 messages, and no
 // request is refused as too long.
 func TestTheContextWindowTriggersCompaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := NewMock()
 	m.Window = 2000

@@ -15,6 +15,7 @@ import (
 // Redraft the reply is written again with the reason, as a new draft that
 // waits at the gate, and approving it makes exactly that draft.
 func TestRejectMarksTheReplyNotSentAndRedraftsWithTheReason(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, redraft := range []bool{false, true} {
 		st, err := sqlite.Open(ctx, t.TempDir()+"/r.db")

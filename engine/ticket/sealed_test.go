@@ -118,6 +118,7 @@ func noSentinel(t *testing.T, when string, files map[string][]byte) {
 // which key; a wrong key writes nothing; a rekey moves it all to another
 // key.
 func TestSealedThreadKeepsNoPlaintext(t *testing.T) {
+	t.Parallel()
 	k1 := sealKey(t, "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
 	k2 := sealKey(t, "k2:HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=")
 	ctx := context.Background()

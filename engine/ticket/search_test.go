@@ -11,6 +11,7 @@ import (
 // and marks the words the query begins; its snippet keeps the first
 // match in view, cut with "…", the marks moved with it.
 func TestHitsAndSnippets(t *testing.T) {
+	t.Parallel()
 	body := func(s string) store.Message {
 		return store.Message{Index: 4, CheckpointID: 9, Body: []byte(s)}
 	}

@@ -99,6 +99,7 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
 // its request has the same message index. Approving on both branches makes
 // exactly two drafts, each with its branch's body.
 func TestForkedDraftsAreTwoSideEffects(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -165,6 +166,7 @@ func TestForkedDraftsAreTwoSideEffects(t *testing.T) {
 // its result is not recorded), then the grant expires: the resume looks the
 // operation up first and reuses the draft; it is not blocked.
 func TestResumeAfterTheSideEffectReusesTheDraftWhateverTheGrant(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		start := time.Now().UTC()
@@ -215,6 +217,7 @@ func TestResumeAfterTheSideEffectReusesTheDraftWhateverTheGrant(t *testing.T) {
 // one: none, a zero or negative lifetime, an unreadable or a past expiry
 // block it with a reason that the run's result reports.
 func TestNewDraftWriteNeedsAValidGrant(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
 	for _, tc := range []struct {
@@ -276,6 +279,7 @@ func TestNewDraftWriteNeedsAValidGrant(t *testing.T) {
 // A draft turn records its own grant, or none: it never writes under an
 // earlier turn's.
 func TestDraftTurnDoesNotInheritAGrant(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := memory.New()
 	e := draftEngine(t, st)
@@ -303,6 +307,7 @@ func TestDraftTurnDoesNotInheritAGrant(t *testing.T) {
 }
 
 func TestTurnValidateAndNewGrant(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	for _, ttl := range []time.Duration{0, -time.Hour} {
 		if a, err := ticket.NewGrant("g", ttl, now); !errors.Is(err, ticket.ErrBadGrant) || a != nil || !wantsGrantTTL(err) {
@@ -332,6 +337,7 @@ func TestTurnValidateAndNewGrant(t *testing.T) {
 // Issue 10, item 1: a draft found under the operation's id is reused only
 // when it holds the approved payload; otherwise the step fails naming both.
 func TestReusedDraftMustMatchTheApprovedPayload(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, _ func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -387,6 +393,7 @@ func TestReusedDraftMustMatchTheApprovedPayload(t *testing.T) {
 // Issue 10, item 8: a writer that was taken over cannot create a draft;
 // the new writer creates it once.
 func TestFencedWriterCannotCreateADraft(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		e := draftEngine(t, st)
@@ -428,6 +435,7 @@ func TestFencedWriterCannotCreateADraft(t *testing.T) {
 // A newer turn's draft replaces one still waiting for an answer (a fork
 // from the gate carries it), so the gate asks about the newest draft only.
 func TestNewDraftTurnSupersedesAWaitingDraft(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := draftEngine(t, memory.New())
 	res, err := e.Run(ctx, "s", draftTurn(sentence, grant(t, time.Hour, time.Now())), engine.RunConfig{})
@@ -454,6 +462,7 @@ func TestNewDraftTurnSupersedesAWaitingDraft(t *testing.T) {
 // any draft's: a valid one makes the draft, none or an expired one blocks
 // it.
 func TestMigratedWaitingSubtaskIsApprovableAtOnce(t *testing.T) {
+	t.Parallel()
 	id := ticket.MigratedOperationID("t-2-replacement")
 	const goal = "create a replacement draft for the damaged item (order SO20250412)"
 	withGrant := func(a *ticket.Authorization) []byte {
@@ -535,6 +544,7 @@ func (l lateDrafts) Draft(ctx context.Context, thread, op string) (store.Draft, 
 // A draft that a racing writer inserted after the look-up is checked too:
 // CreateDraft returns it (not created), and it must be the approved payload.
 func TestRacingDraftMustMatchTheApprovedPayload(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := memory.New()
 	e, err := engine.New(st, ticket.NewGraph(ticket.WithDrafts(lateDrafts{st, &sync.Map{}})), ticket.NewMock())

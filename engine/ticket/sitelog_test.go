@@ -18,6 +18,7 @@ import (
 // (depths, batches, change orders, who signed) through compaction: the
 // fidelity check passes on the mock's summary after two weeks of days.
 func TestSiteLogScenarioKeepsItsFacts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, err := engine.New(memory.New(), NewGraph(), NewMock())
 	if err != nil {
@@ -96,6 +97,7 @@ func TestSiteLogScenarioKeepsItsFacts(t *testing.T) {
 }
 
 func TestUnknownScenarioIsRefused(t *testing.T) {
+	t.Parallel()
 	if err := CheckScenario("space-station"); err == nil || !strings.Contains(err.Error(), "ticket or site-log") {
 		t.Fatalf("CheckScenario(space-station) = %v", err)
 	}
@@ -150,6 +152,7 @@ func logFigures(n int) siteFigures {
 // wrote is contradicted (day 3 said CO-0103, J. Devries, 2 hours; the
 // tool said CO-4502, M. Okafor, 4 hours, and the report repeated it).
 func TestDailyReportsAgreeWithTheLog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, err := engine.New(memory.New(), NewGraph(), NewMock())
 	if err != nil {
@@ -191,6 +194,7 @@ func TestDailyReportsAgreeWithTheLog(t *testing.T) {
 // The records the tools read agree with what was written about them, and
 // only a bumped record (changed since) reads otherwise.
 func TestToolsAnswerFromWhatTheConversationSaid(t *testing.T) {
+	t.Parallel()
 	field := func(tool, ref, said string, version int, key string) string {
 		var v map[string]any
 		if err := json.Unmarshal(runTool(tool, ref, said, 0, version), &v); err != nil {
@@ -244,6 +248,7 @@ func TestToolsAnswerFromWhatTheConversationSaid(t *testing.T) {
 // of their own. Before the ledger, day 14's summary held 1 of 36 depths
 // and 0 of 18 batch numbers, the rest "folded", and the check passed.
 func TestSiteLogKeepsEveryPinnedFact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, err := engine.New(memory.New(), NewGraph(), NewMock())
 	if err != nil {

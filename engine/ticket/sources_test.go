@@ -60,6 +60,7 @@ func subtask(t *testing.T, s ticket.State, topic string) ticket.Subtask {
 // version; so do the subtask, state's sourceVersions and the proposal the
 // gate waits on. A bumped record reads differently.
 func TestToolResultsRecordTheirSourceAndVersion(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		src := ticket.NewMemorySources()
@@ -119,6 +120,7 @@ func shippingAtV1(t *testing.T) string {
 // is made and nothing is verified. The same when the change comes after
 // the approval, before create_draft ran (a kill before the side effect).
 func TestChangedSourceBlocksTheWrite(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		for _, when := range []string{"awaiting-approval", "before-side-effect"} {
@@ -178,6 +180,7 @@ func TestChangedSourceBlocksTheWrite(t *testing.T) {
 // changed); the critic and the reply follow from the new findings, and the
 // proposal the gate waits on is built from the new versions.
 func TestResumeReReadsChangedSources(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		src := ticket.NewMemorySources()
@@ -235,6 +238,7 @@ func TestResumeReReadsChangedSources(t *testing.T) {
 // committed (a crash mid-fan-out) read a record that changed: its writes
 // are not reused, it runs again; the others' writes are reused.
 func TestResumeRerunsAStaleStoredExecutor(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		src := ticket.NewMemorySources()
@@ -295,6 +299,7 @@ func TestResumeRerunsAStaleStoredExecutor(t *testing.T) {
 // the finding; a record that changed after the draft was made fails the
 // verification and the run (the draft stays, once; no resume revives it).
 func TestVerifyChecksTheDraft(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, st store.Store, reopen func() store.Store) {
 		ctx := t.Context()
 		for _, stale := range []bool{false, true} {
@@ -348,6 +353,7 @@ func TestVerifyChecksTheDraft(t *testing.T) {
 // The file store of versions works across processes: bumps under its
 // lock are never lost, and every handle reads the same versions.
 func TestFileSourcesBumpsAreNeverLost(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "store.db.sources.json")
 	var wg sync.WaitGroup
@@ -381,6 +387,7 @@ func TestFileSourcesBumpsAreNeverLost(t *testing.T) {
 // wrapped bump or a hand left it) is refused when read; the file is left
 // as it was.
 func TestSourceVersionsStayPositive(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	write := func(name string, v int) ticket.FileSources {

@@ -22,6 +22,7 @@ func repeat(role string, n int) []string {
 }
 
 func TestTriggerEdges(t *testing.T) {
+	t.Parallel()
 	if why := NeedsSummary(msgs(repeat("user", 20)...)); why != "" {
 		t.Errorf("20 messages triggered: %s", why)
 	}
@@ -41,6 +42,7 @@ func TestTriggerEdges(t *testing.T) {
 }
 
 func TestCutKeepsSixAndNeverSplitsAToolCall(t *testing.T) {
+	t.Parallel()
 	plain := msgs(repeat("user", 23)...)
 	if c := Cut(plain); c != 17 || plain[c].Index != 18 {
 		t.Fatalf("23 plain messages: cut %d, want 17 (tail from #18)", c)
@@ -67,6 +69,7 @@ func TestCutKeepsSixAndNeverSplitsAToolCall(t *testing.T) {
 }
 
 func TestTranscriptKeepsIndexAndSpeaker(t *testing.T) {
+	t.Parallel()
 	ms := []Message{
 		{Index: 12, Role: "user", Speaker: "user", Content: "need the\nrefund window"},
 		{Index: 13, Role: "assistant", Speaker: "executor[t-3-refund]", Content: "30 days"},
@@ -80,6 +83,7 @@ func TestTranscriptKeepsIndexAndSpeaker(t *testing.T) {
 }
 
 func TestPlanDependsOnTheSentence(t *testing.T) {
+	t.Parallel()
 	main := plan("My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?")
 	var topics []string
 	for _, s := range main {

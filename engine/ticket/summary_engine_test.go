@@ -113,6 +113,7 @@ func TestHundredTurnsThroughTheEngineStayBounded(t *testing.T) {
 // stay under both lines, but with a 1,500-rune summary the context sent
 // is 8,500 and compaction runs.
 func TestSummarizerTriggersOnSummaryPlusMessages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newMemoryEngine(t)
 	var history []Message
@@ -146,6 +147,7 @@ func TestSummarizerTriggersOnSummaryPlusMessages(t *testing.T) {
 // already covers) is rejected with an event naming why; the run goes on
 // unchanged.
 func TestRejectedCandidateSkipsCompaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newMemoryEngine(t)
 	var history []Message

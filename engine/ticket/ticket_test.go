@@ -36,6 +36,7 @@ func state(t *testing.T, cp engine.Checkpoint) ticket.State {
 }
 
 func TestWholeTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, m := newEngine(t, memory.New())
 	res, err := e.Run(ctx, "t1", ticket.Input(sentence, "blob://tickets/2026/att-1.png"), engine.RunConfig{})
@@ -126,6 +127,7 @@ func mustLatest(t *testing.T, e *engine.Engine, thread string) engine.Checkpoint
 }
 
 func TestResumeSkipsTasksWhoseWritesAreStored(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memory.New()
 	e, m := newEngine(t, st)
@@ -174,6 +176,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestNewTurnWithPendingTasksIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	if _, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}}); err != nil {
@@ -200,6 +203,7 @@ func TestNewTurnWithPendingTasksIsRefused(t *testing.T) {
 }
 
 func TestForkBranchesWithoutDeleting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	if _, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{}); err != nil {
@@ -247,6 +251,7 @@ func TestForkBranchesWithoutDeleting(t *testing.T) {
 }
 
 func TestMigrationOnRead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memory.New()
 	if err := st.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "old", ID: 1, State: ticket.V1Checkpoint}, nil); err != nil {
@@ -273,6 +278,7 @@ func TestMigrationOnRead(t *testing.T) {
 }
 
 func TestBadCheckpointsAreRefusedClearly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memory.New()
 	put := func(thread, doc string) {
@@ -303,6 +309,7 @@ func TestBadCheckpointsAreRefusedClearly(t *testing.T) {
 }
 
 func TestFailedSummaryCallSkipsCompactionAndTheRunGoesOn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, m := newEngine(t, memory.New())
 	var history []ticket.Message
@@ -332,6 +339,7 @@ func TestFailedSummaryCallSkipsCompactionAndTheRunGoesOn(t *testing.T) {
 }
 
 func TestInterruptAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := newEngine(t, memory.New())
 	res, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{InterruptAfter: []string{ticket.NodeCritic}})
@@ -346,6 +354,7 @@ func TestInterruptAfter(t *testing.T) {
 // Seed 003: a redelivered compaction (the same checkpoint stored again)
 // produces no second version and no second event.
 func TestRedeliveredCompactionMakesNoSecondVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memory.New()
 	e, _ := newEngine(t, st)
@@ -399,6 +408,7 @@ func TestRedeliveredCompactionMakesNoSecondVersion(t *testing.T) {
 // branch without touching the fork, and refuses a checkpoint that was
 // already continued.
 func TestResumeAtAPausedBranchHead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, m := newEngine(t, memory.New())
 	res, err := e.Run(ctx, "t", ticket.Input(sentence), engine.RunConfig{InterruptBefore: []string{ticket.NodeExecutor}})

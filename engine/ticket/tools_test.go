@@ -38,6 +38,7 @@ func call(id, name, args string) model.Response {
 // gets to try again: the turn ends done, the errors are events, and each
 // error message answers its call (no request is refused for it).
 func TestBadToolCallsAreAnsweredWithErrors(t *testing.T) {
+	t.Parallel()
 	m := &badTools{script: []model.Response{
 		call("c1", "order_lookup", `{"order":"SO20260901"}`),
 		call("c2", "lookup_order", `{order: SO20260901`),
@@ -76,6 +77,7 @@ func TestBadToolCallsAreAnsweredWithErrors(t *testing.T) {
 // then stopped: the task ends degraded, saying why, and the turn goes on;
 // the calls that ran stay within the turn's budget.
 func TestAToolLoopIsStopped(t *testing.T) {
+	t.Parallel()
 	m := &badTools{script: []model.Response{call("c", "lookup_order", `{"order":"SO20260901"}`)}}
 	e := newMemoryEngineWith(t, model.NewMock(m.respond))
 	res, err := e.Run(context.Background(), "l", Input("What is the status of order SO20260901?"), engine.RunConfig{})
@@ -96,6 +98,7 @@ func TestAToolLoopIsStopped(t *testing.T) {
 
 // An empty answer is no finding: the task says so and the turn goes on.
 func TestAnEmptyAnswerIsNoFinding(t *testing.T) {
+	t.Parallel()
 	m := &badTools{script: []model.Response{{Text: "  "}}}
 	e := newMemoryEngineWith(t, model.NewMock(m.respond))
 	res, err := e.Run(context.Background(), "x", Input("What is the status of order SO20260901?"), engine.RunConfig{})

@@ -14,6 +14,7 @@ import (
 // Every store a spec opens has the side-effect table and the drills' hook,
 // including the shared memory store behind Opener.
 func TestOpenedStoresKeepOptionalInterfaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	open, cleanup := Opener("memory:")
 	defer cleanup()
@@ -51,6 +52,7 @@ func TestOpenedStoresKeepOptionalInterfaces(t *testing.T) {
 
 // A spec is printed without its password, also when it does not parse.
 func TestDescribeHidesPasswords(t *testing.T) {
+	t.Parallel()
 	for spec, want := range map[string]string{
 		"postgres://u:pw@h:5432/db":         "postgres://u:xxxxx@h:5432/db",
 		"postgres://u:pw@h:notaport/db":     "postgres://u:xxxxx@h:notaport/db",
@@ -69,6 +71,7 @@ func TestDescribeHidesPasswords(t *testing.T) {
 // A SQLite spec means what SQLite means: file: URIs name their file, and
 // SQLite's parameters and :memory: are refused with the fix, leaving no
 // file behind (they made files named "file:x.db" and "?mode=memory").
+// Not parallel: t.Chdir moves the process's working directory.
 func TestSQLiteSpecs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -71,6 +71,7 @@ func gunzip(t *testing.T, name string) []byte {
 }
 
 func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"v4", "v6", "v7", "v8"} {
 		t.Run(v, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
@@ -86,6 +87,7 @@ func TestUpgradeSQLiteStoreFromTheLastRelease(t *testing.T) {
 // rows were jsonb (spaces after colons and commas, keys reordered) and
 // must read the same after the upgrade, as its references did before.
 func TestUpgradePostgresStoreFromTheLastRelease(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"v4", "v6"} {
 		t.Run(v, func(t *testing.T) {
 			dbURL := loadDump(t, gunzip(t, "store-pg-"+v+".sql.gz"))

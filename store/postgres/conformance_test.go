@@ -11,6 +11,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, storetest.Backend{
 		Open: func(t *testing.T) store.Store {
 			s, _ := openFresh(t)

@@ -15,6 +15,7 @@ import (
 // store.ErrDiskFull. (A real full disk under a running server is not
 // something a test can make here: its data directory is not ours to fill.)
 func TestTheServersFullDiskIsNamed(t *testing.T) {
+	t.Parallel()
 	s := &Store{target: target{user: "rewind", host: "127.0.0.1", port: 5432, database: "rewind"}}
 	full := &pgconn.PgError{Code: "53100", Message: `could not extend file "base/16384/16402": No space left on device`}
 	err := s.db(full)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestToJSONB(t *testing.T) {
+	t.Parallel()
 	m := string(marker)
 	cases := []struct{ in, want string }{
 		{`{"a":1}`, `{"a":1}`},

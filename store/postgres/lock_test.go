@@ -58,6 +58,7 @@ func backendPID(conn *pgx.Conn) uint32 { return conn.PgConn().PID() }
 // session as a fresh connection has it; a refused Lock leaves it as it
 // was.
 func TestLockReusesConnection(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	pc, err := s.pool.Acquire(ctx)
@@ -132,6 +133,7 @@ func TestLockReusesConnection(t *testing.T) {
 // gave the session its default back) is not used: the next Lock pings it,
 // drops it and takes a fresh connection.
 func TestLockSpareClosedByServer(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	adminExec(t, dbURL, `do $$ begin execute format('alter database %I set idle_session_timeout = 500', current_database()); end $$`)
@@ -161,6 +163,7 @@ func TestLockSpareClosedByServer(t *testing.T) {
 // A lock whose connection broke is not reused: the release reports it and
 // the next Lock takes another connection.
 func TestLockBrokenConnectionNotReused(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	release, err := s.Lock(ctx, "t")
@@ -219,6 +222,7 @@ func openCounting(t *testing.T) (s *Store, writes, dials *atomic.Int64) {
 // A run's writer lock costs one round trip to take and one to release,
 // and no new connection, once the process has run a thread before.
 func TestLockRoundTrips(t *testing.T) {
+	t.Parallel()
 	s, writes, dials := openCounting(t)
 	ctx := context.Background()
 	run := func() (int64, int64) {

@@ -64,6 +64,7 @@ func loadDump(t *testing.T, dbURL, path string) {
 // A store written at schema 4 by the previous release upgrades in place:
 // every checkpoint still reads, as a base without meta.
 func TestUpgradeV4Dump(t *testing.T) {
+	t.Parallel()
 	dbURL := freshDB(t)
 	loadDump(t, dbURL, v4Dump)
 	if got := query(t, dbURL, `select max(version)::text from rewind_schema_migrations`); got[0] != "4" {
@@ -142,6 +143,7 @@ from graph_checkpoints order by thread_id, checkpoint_id`) {
 // put, bodies with \u0000 kept byte for byte, meta and rebased through the
 // jsonb escapes.
 func TestLongThreadDocuments(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	body := []byte(`{"index":1,  "text":"a\u0000b \ud800","n":1.50}`)
@@ -205,6 +207,7 @@ func TestLongThreadDocuments(t *testing.T) {
 // Size follows memory.Store.Size's rule: documents already in the form
 // jsonb prints give the same count in both stores.
 func TestSizeMatchesMemory(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	mem := memory.New()
 	ctx := context.Background()
@@ -248,6 +251,7 @@ func TestSizeMatchesMemory(t *testing.T) {
 // Chain follows the primary key; History never reads a state that has
 // meta: 300 states of 64 KB would take thousands of TOAST pages.
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	big := fmt.Sprintf(`{"pad":%q}`, randomText(64<<10))

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMigrationsIdempotent(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{"a":1}`)}, nil); err != nil {
@@ -35,6 +36,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 }
 
 func TestMigrationsConcurrent(t *testing.T) {
+	t.Parallel()
 	dbURL := freshDB(t)
 	const n = 8
 	var wg sync.WaitGroup
@@ -64,6 +66,7 @@ func TestMigrationsConcurrent(t *testing.T) {
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	s.Close()
 	next := len(migrations()) + 1
@@ -80,6 +83,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 }
 
 func TestForeignTableRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("seed table without version table", func(t *testing.T) {
 		dbURL := freshDB(t)
@@ -144,6 +148,7 @@ func TestForeignTableRefused(t *testing.T) {
 }
 
 func TestSplitSQL(t *testing.T) {
+	t.Parallel()
 	got := splitSQL("-- c\ncreate table a (\n  x int -- y\n);\n\n-- d\ncreate index i on a (x);\n")
 	want := []string{"create table a (\n  x int -- y\n);", "create index i on a (x);"}
 	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
@@ -201,6 +206,7 @@ func wantDefaultTenants(t *testing.T, s *Store, thread string, id int64) {
 }
 
 func TestUpgradeFromEveryVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for from := 1; from < len(migrations()); from++ {
 		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
@@ -250,6 +256,7 @@ from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3
 // above every epoch handed out: a thread deleted after the upgrade and
 // started again never hands its old writers' epoch to the new one.
 func TestUpgradeSeedsEpochCounter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	applyUpTo(t, dbURL, 5)
@@ -278,6 +285,7 @@ func TestUpgradeSeedsEpochCounter(t *testing.T) {
 // A table by a newer migration's name, made by someone else in an older
 // store, is refused, not adopted.
 func TestUpgradeRefusesForeignNewTable(t *testing.T) {
+	t.Parallel()
 	dbURL := freshDB(t)
 	applyUpTo(t, dbURL, 1)
 	adminExec(t, dbURL, `create table graph_drafts (id text primary key)`)
@@ -292,6 +300,7 @@ func TestUpgradeRefusesForeignNewTable(t *testing.T) {
 
 // Epochs and drafts live in the database, not in a process.
 func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	if e, err := s.Fence(ctx, "t"); err != nil || e != 1 {
@@ -334,6 +343,7 @@ func TestEpochsAndDraftsSurviveReopen(t *testing.T) {
 // A store from before search (schema 8) has its messages indexed by the
 // migration, over more than a page of indexMessages, every thread's.
 func TestUpgradeIndexesMessages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	applyUpTo(t, dbURL, 8)
@@ -360,6 +370,7 @@ from generate_series(1, 1203) n, unnest(array['t', 'u']) th`)
 // the migration: its checkpoints, its newest and that one's created_at
 // (not the latest time: a writer's clock may have gone back).
 func TestUpgradeCountsThreads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	applyUpTo(t, dbURL, 9)

@@ -73,6 +73,7 @@ func wantDenied(t *testing.T, err error, refused string) []string {
 // rather than that the tables are not rewind's; with SELECT it reads and
 // is told the GRANT for writing; after the GRANT it does everything.
 func TestPermissionsNamedWithTheGrant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	s, err := Open(ctx, dbURL)
@@ -133,6 +134,7 @@ func TestPermissionsNamedWithTheGrant(t *testing.T) {
 // A role that may not use the schema that holds rewind's tables cannot
 // even see them: it is told so, not offered to create them.
 func TestSchemaUsageNamedWithTheGrant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, dbURL := openFresh(t)
 	name, as := role(t, dbURL)
@@ -159,6 +161,7 @@ func TestSchemaUsageNamedWithTheGrant(t *testing.T) {
 // uses them is told to run rewind once as the owner, then the GRANT, and
 // that sequence works (the GRANT covers the table the migration added).
 func TestUpgradeByAnotherRoleNamesTheOwner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	applyUpTo(t, dbURL, len(migrations())-1)
@@ -192,6 +195,7 @@ func TestUpgradeByAnotherRoleNamesTheOwner(t *testing.T) {
 // A role in an empty database where it may not create tables, and one
 // that may not connect at all.
 func TestCreateAndConnectNamedWithTheGrant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	name, as := role(t, dbURL)
@@ -228,6 +232,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // the search_path when it names none the user may create in (it named
 // schema public, which the store was not going to use).
 func TestSearchPathNamedInTheHint(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	name, as := role(t, dbURL)

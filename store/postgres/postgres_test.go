@@ -42,6 +42,7 @@ var tricky = []string{
 }
 
 func TestDocumentsRoundTrip(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	for i, doc := range tricky {
@@ -105,6 +106,7 @@ func TestDocumentsRoundTrip(t *testing.T) {
 // TestGeneratedStringsRoundTrip sends many strings built from the
 // characters the escaping cares about through the database.
 func TestGeneratedStringsRoundTrip(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	alphabet := []string{"\x00", "\uE000", "0", "s", "d800", "\\", "\"", "u", "é", "😀", "\n", "a"}
@@ -148,6 +150,7 @@ func TestGeneratedStringsRoundTrip(t *testing.T) {
 }
 
 func TestBadDocumentsRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`)}, nil); err != nil {
@@ -203,6 +206,7 @@ func TestBadDocumentsRefused(t *testing.T) {
 }
 
 func TestStrayMarkerInRowWrittenByHand(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	adminExec(t, dbURL, `insert into graph_checkpoints (thread_id, checkpoint_id, state) values ('h', 1, $1::jsonb)`, "{\"a\":\"\uE000x\"}")
 	_, err := s.Get(context.Background(), "h", 1)
@@ -212,6 +216,7 @@ func TestStrayMarkerInRowWrittenByHand(t *testing.T) {
 }
 
 func TestLockedMessage(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	release, err := s.Lock(ctx, "th-1")
@@ -267,6 +272,7 @@ func waitLock(t *testing.T, s *Store, thread string) func() error {
 }
 
 func TestLockReleasedWhenConnectionKilled(t *testing.T) {
+	t.Parallel()
 	a, dbURL := openFresh(t)
 	b, err := Open(context.Background(), dbURL)
 	if err != nil {
@@ -302,6 +308,7 @@ func TestLockReleasedWhenConnectionKilled(t *testing.T) {
 }
 
 func TestLockKeysDiffer(t *testing.T) {
+	t.Parallel()
 	seen := map[int64]string{}
 	for i := range 100000 {
 		th := fmt.Sprint("thread-", i)
@@ -316,6 +323,7 @@ func TestLockKeysDiffer(t *testing.T) {
 // TestLockSessionSettings: the lock's connection is exempt from
 // idle_session_timeout and probes a silent client.
 func TestLockSessionSettings(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	// A server that drops idle sessions after 1 s would drop the lock.
 	adminExec(t, dbURL, `do $$ begin execute format('alter database %I set idle_session_timeout = 1000', current_database()); end $$`)
@@ -358,6 +366,7 @@ func TestLockSessionSettings(t *testing.T) {
 // byte as written (jsonb re-spelled them: a space after each colon and
 // comma, keys reordered; about 400 bytes a turn of a ticket thread).
 func TestDocumentsReadBackAsWritten(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	const state, meta, payload, writes, body, rebased = `{"zeta":1,"alpha":[1,2,{"b":"x","a":null}]}`, `[3,"loop",2]`,
@@ -409,6 +418,7 @@ func TestDocumentsReadBackAsWritten(t *testing.T) {
 // A put's statement holds only the parts it has (putStatement): every one
 // of them stores what it was given and nothing it was not.
 func TestPutShapes(t *testing.T) {
+	t.Parallel()
 	s, _ := openFresh(t)
 	ctx := context.Background()
 	msg, blob := []byte(`{"role":"user","content":"hi"}`), []byte(`{"blob":1}`)
@@ -492,6 +502,7 @@ func TestPutShapes(t *testing.T) {
 // of the first five runs cost a put 0.2-0.8 ms of planning), unless the
 // URL says otherwise.
 func TestGenericPlans(t *testing.T) {
+	t.Parallel()
 	dbURL := freshDB(t)
 	ctx := context.Background()
 	for _, c := range []struct{ query, want string }{{"", "force_generic_plan"}, {"plan_cache_mode=auto", "auto"}} {
@@ -516,6 +527,7 @@ func TestGenericPlans(t *testing.T) {
 // primary key refuses it) answers as for any stored id: nil for the same
 // checkpoint, ErrConflict for another.
 func TestPutRacesAnInsertOfItsID(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx := context.Background()
 	if err := s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`), Base: true}, nil); err != nil {

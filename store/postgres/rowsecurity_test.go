@@ -16,6 +16,7 @@ import (
 // writes its tenant's rows only, even with SQL written by hand: before,
 // the same SELECTs read every tenant's rows.
 func TestRowSecurityKeepsTenantRolesApart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, dbURL := openFresh(t)
 	a, asA := role(t, dbURL)

@@ -10,6 +10,7 @@ import (
 // one unless it stops listening for a while; the commit it waits for, sent
 // in the flood (so possibly while it is not listening), must still wake it.
 func TestWatchSitsOutANotifyFlood(t *testing.T) {
+	t.Parallel()
 	s, dbURL := openFresh(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -34,6 +35,7 @@ func TestWatchSitsOutANotifyFlood(t *testing.T) {
 // A flood that goes on lengthens the pauses (each ends in a wake-up, a
 // read of the thread for the waiter); a calm second starts them over.
 func TestFloodPausesGrowWhileTheFloodLasts(t *testing.T) {
+	t.Parallel()
 	var f floodMeter
 	now := time.Unix(0, 0)
 	var got []time.Duration

@@ -14,6 +14,7 @@ import (
 // to the microsecond, and reads back so after reopening; one given a
 // CreatedAt keeps it.
 func TestWithClockStampsRowsGivenNone(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2001, 2, 3, 4, 5, 6, 789012345, time.UTC)
 	want := at.Truncate(time.Microsecond)
 	path := filepath.Join(t.TempDir(), "rewind.db")

@@ -38,6 +38,7 @@ const holdFor = 6 * time.Second
 // waited 5 s at most: a's commands failed with SQLITE_BUSY ("database is
 // locked") behind b's long one.
 func TestContentionIsAbsorbed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two processes hammering one file: not in -short")
 	}
@@ -107,6 +108,7 @@ func TestContentionIsAbsorbed(t *testing.T) {
 
 // TestContentionHelper is a process of TestContentionIsAbsorbed.
 func TestContentionHelper(t *testing.T) {
+	t.Parallel()
 	name := os.Getenv("REWIND_CONTENTION_HELPER")
 	if name == "" {
 		t.Skip("a helper process of TestContentionIsAbsorbed")
@@ -204,6 +206,7 @@ func command(path, thread string, i int) (err error) {
 // another process's write: each command's open used to take the write
 // lock for its migration's transaction.
 func TestOpenWaitsForNoWriter(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	s := open(t, path)
 	if err := s.PutCheckpoint(t.Context(), cp(1, 0), nil); err != nil {

@@ -18,6 +18,7 @@ import (
 // and on the reference, memory.Store, and wants the same answers: Size to
 // the byte, and every read row for row (creation times aside).
 func TestAgreesWithMemory(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	lite, mem := open(t, filepath.Join(t.TempDir(), "rewind.db")), memory.New()
 	// Multi-byte: Size counts bytes, not characters.

@@ -37,8 +37,10 @@ type powerDisk struct {
 	// VFS's methods they wrap (the database's, and a journal's or WAL's
 	// without locks).
 	wrapped map[uintptr]*sqlite3.Tsqlite3_io_methods
-	// cut, when set, is called before each fsync (mu not held).
-	cut func()
+	// cuts, by directory: the one of the file's directory, when set, is
+	// called before its fsync (mu not held). By directory, so that the
+	// tests taking cuts run at once, each in its own.
+	cuts map[string]func()
 }
 
 type diskFile struct {
@@ -72,7 +74,7 @@ func (op diskOp) apply(b []byte) []byte {
 
 var (
 	powerOnce sync.Once
-	power     = &powerDisk{files: map[string]*diskFile{}, open: map[uintptr]*openFile{}, wrapped: map[uintptr]*sqlite3.Tsqlite3_io_methods{}}
+	power     = &powerDisk{files: map[string]*diskFile{}, open: map[uintptr]*openFile{}, wrapped: map[uintptr]*sqlite3.Tsqlite3_io_methods{}, cuts: map[string]func(){}}
 	// The VFS and the io methods it gives files: SQLite keeps pointers to
 	// them, so they live for the process, outside the Go heap.
 	powerVFS sqlite3.Tsqlite3_vfs
@@ -80,11 +82,12 @@ var (
 	osVFS    *sqlite3.Tsqlite3_vfs
 )
 
-// openFile is a file SQLite opened through the VFS: its disk image and
-// the io methods the OS's VFS gave it.
+// openFile is a file SQLite opened through the VFS: its disk image, the
+// io methods the OS's VFS gave it and its directory.
 type openFile struct {
 	*diskFile
 	methods *sqlite3.Tsqlite3_io_methods
+	dir     string
 }
 
 // powerCutVFS registers the VFS once and returns its name.
@@ -148,7 +151,7 @@ func powerOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags
 		f = &diskFile{disk: b, os: slices.Clone(b)}
 		power.files[path] = f
 	}
-	power.open[pFile] = &openFile{f, (*sqlite3.Tsqlite3_io_methods)(ptr(orig))}
+	power.open[pFile] = &openFile{f, (*sqlite3.Tsqlite3_io_methods)(ptr(orig)), filepath.Dir(path)}
 	*methods = uintptr(unsafe.Pointer(io))
 	return rc
 }
@@ -189,13 +192,13 @@ func powerTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
 }
 
 func powerSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
+	f := opened(pFile)
 	power.mu.Lock()
-	cut := power.cut
+	cut := power.cuts[f.dir]
 	power.mu.Unlock()
 	if cut != nil {
 		cut() // the power fails between the write and its fsync
 	}
-	f := opened(pFile)
 	rc := (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.methods.FxSync)))(tls, pFile, flags)
 	if rc == sqlite3.SQLITE_OK {
 		power.mu.Lock()
@@ -330,11 +333,11 @@ func powerWorkload(t *testing.T, mode sqlite.Sync, checkpoints int) (cuts []powe
 		cuts = append(cuts, powerCut{none, done, "no unsynced write"}, powerCut{some, done, "some unsynced writes"})
 	}
 	power.mu.Lock()
-	power.cut = take
+	power.cuts[dir] = take
 	power.mu.Unlock()
 	defer func() {
 		power.mu.Lock()
-		power.cut = nil
+		delete(power.cuts, dir)
 		power.mu.Unlock()
 	}()
 	// Runs of 8 checkpoints, as a turn's, under the thread's lock: what a
@@ -455,6 +458,7 @@ func lost(t *testing.T, cuts []powerCut, done []doneWrite) error {
 // since the last WAL fold are lost: the test sees that too, so it can
 // fail.
 func TestCommittedSurvivesAPowerCut(t *testing.T) {
+	t.Parallel()
 	cuts, done, reports, fsyncs := powerWorkload(t, sqlite.SyncFull, 100)
 	if err := lost(t, cuts, done); err != nil {
 		t.Fatal(err)
@@ -469,6 +473,7 @@ func TestCommittedSurvivesAPowerCut(t *testing.T) {
 }
 
 func TestSyncNormalLosesCommitsInAPowerCut(t *testing.T) {
+	t.Parallel()
 	cuts, done, _, _ := powerWorkload(t, sqlite.SyncNormal, 100)
 	err := lost(t, cuts, done)
 	if err == nil {

@@ -70,6 +70,7 @@ func roDir(t *testing.T) (dir, exe string) {
 // threads, "put" writes a thread's first checkpoint, "lock" locks a
 // thread, "hold" puts and then keeps the store open until stdin closes.
 func TestReadOnlyHelper(t *testing.T) {
+	t.Parallel()
 	mode := os.Getenv("REWIND_RO_HELPER")
 	if mode == "" {
 		t.Skip("child of the read-only tests")
@@ -172,6 +173,7 @@ func files(t *testing.T, dir string) map[string]int {
 }
 
 func TestReadOnlyOpenLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
 	u := roUsers(t)
 	dir, exe := roDir(t)
 	db := filepath.Join(dir, "r.db")
@@ -214,6 +216,7 @@ func TestReadOnlyOpenLeavesNothingBehind(t *testing.T) {
 // reader opens it read-only through them: it sees the owner's newest
 // commits, still in the WAL, and leaves nothing of its own.
 func TestReadOnlyOpenBesideALiveWriter(t *testing.T) {
+	t.Parallel()
 	u := roUsers(t)
 	if u.owner == u.other {
 		t.Skip("needs two users: run as root")
@@ -257,6 +260,7 @@ func TestReadOnlyOpenBesideALiveWriter(t *testing.T) {
 // store without them; one who can reads through it. Neither leaves files.
 // (As one user, the reader can always read the WAL.)
 func TestReadOnlyOpenAfterTheOwnerCrashed(t *testing.T) {
+	t.Parallel()
 	u := roUsers(t)
 	for _, mode := range []os.FileMode{0o600, 0o644} {
 		t.Run(fmt.Sprintf("mode %04o", mode), func(t *testing.T) {
@@ -317,6 +321,7 @@ func fileSize(t *testing.T, path string) int64 {
 // by hand) is refused with the file to blame and the fix, not with
 // "attempt to write a readonly database".
 func TestForeignFilesBesideTheStoreAreNamed(t *testing.T) {
+	t.Parallel()
 	u := roUsers(t)
 	for _, tc := range []struct {
 		file, content, fix string

@@ -72,6 +72,7 @@ func leaks(t *testing.T, path, sentinel string) []string {
 // folds the WAL into the file), once with another handle still open, so
 // the WAL stays.
 func TestDeletedThreadLeavesNoText(t *testing.T) {
+	t.Parallel()
 	for _, other := range []bool{false, true} {
 		t.Run(fmt.Sprintf("other handle open %v", other), func(t *testing.T) {
 			var b [8]byte
@@ -110,6 +111,7 @@ func TestDeletedThreadLeavesNoText(t *testing.T) {
 // while; once the reader is done, the store's next write empties the WAL
 // first, and the text is gone. So does closing the store.
 func TestDeletedThreadTextGoesOnceReadersLeave(t *testing.T) {
+	t.Parallel()
 	for _, then := range []string{"next write", "close"} {
 		t.Run(then, func(t *testing.T) {
 			var b [8]byte

@@ -21,6 +21,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, storetest.Backend{
 		Open: func(t *testing.T) store.Store { return open(t, filepath.Join(t.TempDir(), "rewind.db")) },
 		Caps: storetest.Capabilities,
@@ -93,6 +94,7 @@ func cp(id, parent int64) store.Checkpoint {
 }
 
 func TestOpenCreatesPrivateDirectoryAndFile(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state", "rewind")
 	path := filepath.Join(dir, "rewind.db")
 	s := open(t, path)
@@ -107,6 +109,7 @@ func TestOpenCreatesPrivateDirectoryAndFile(t *testing.T) {
 }
 
 func TestOddPath(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "a b?c#d%20e", "x?y.db")
 	s := open(t, path)
 	if err := s.PutCheckpoint(t.Context(), cp(1, 0), nil); err != nil {
@@ -122,6 +125,7 @@ func TestOddPath(t *testing.T) {
 }
 
 func TestOpenUnusablePath(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
@@ -140,6 +144,7 @@ func TestOpenUnusablePath(t *testing.T) {
 
 // Files that are not rewind stores are refused and left byte for byte alone.
 func TestOpenRefusesForeignFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(text, bytes.Repeat([]byte("not a database\n"), 100), 0o644); err != nil {
@@ -220,6 +225,7 @@ func wantDefaultTenants(t *testing.T, s *sqlite.Store, thread string, id int64) 
 // TestUpgradeInPlace opens a file written by every older store schema: it
 // is upgraded in place, keeps its rows, and gains the newer tables.
 func TestUpgradeInPlace(t *testing.T) {
+	t.Parallel()
 	for from := 1; from < sqlite.SchemaVersion; from++ {
 		t.Run(fmt.Sprint("from ", from), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
@@ -280,6 +286,7 @@ func TestUpgradeInPlace(t *testing.T) {
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	s := open(t, path)
 	ctx := t.Context()
@@ -327,6 +334,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 }
 
 func TestLockAcrossHandles(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	a, b := open(t, path), open(t, path)
 	release, err := a.Lock(t.Context(), "t")
@@ -412,6 +420,7 @@ func wantIs(t *testing.T, err, target error) {
 // put and from an earlier one, every row reads back as the memory
 // store's reference keeps it.
 func TestManyRowsAPut(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sq, ref := open(t, filepath.Join(t.TempDir(), "rewind.db")), store.Store(memory.New())
 	var hashes, blobHashes []string
@@ -463,6 +472,7 @@ func TestManyRowsAPut(t *testing.T) {
 // checkpointer, which copies them into the file long before SQLite's
 // own checkpoint (at 1,000 frames) would.
 func TestCheckpointerFoldsTheWAL(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	s := open(t, path)
 	for id := int64(1); id <= 64; id++ { // checkpointEvery commits, a few frames each
@@ -489,6 +499,7 @@ func TestCheckpointerFoldsTheWAL(t *testing.T) {
 // statements run (they run without its cancel: quiet) commits nothing
 // and says why.
 func TestCancelledInsideThePut(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "rewind.db"))
 	ctx, cancel := context.WithCancel(context.Background())
 	s.SetTxHook(func(string) { cancel() })

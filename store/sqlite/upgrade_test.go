@@ -163,6 +163,7 @@ func gunzip(t *testing.T, from, to string) {
 // nothing else is lost, and the file ends up with the schema a new file
 // gets.
 func TestUpgradeReleaseV4(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store-v4.db")
 	gunzip(t, fixtureV4, path)
 	want, counts := rawRows(t, path)
@@ -306,6 +307,7 @@ func wantCounted(t *testing.T, threads []store.Thread, want map[string][]rawChec
 // reaches a column past a large value only by reading the value's
 // overflow pages, so every small column comes before state and rebased.
 func TestStateLastInRecord(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	open(t, path).Close()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -341,6 +343,7 @@ func TestStateLastInRecord(t *testing.T) {
 // and so do new puts on top (a hash stored already keeps its first row)
 // and a thread deleted and written again.
 func TestUpgradeKeepsMessages(t *testing.T) {
+	t.Parallel()
 	type put struct {
 		cp   store.Checkpoint
 		msgs []store.Message

@@ -40,6 +40,7 @@ func holdWrite(t *testing.T, s *sqlite.Store) (release func() error) {
 // held by another connection (another process's, as far as SQLite can
 // tell) waits for it under busy_timeout, and then commits.
 func TestWriteWaitsForAnotherWriter(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	holder, waiter := open(t, path), open(t, path)
 	release := holdWrite(t, holder)
@@ -65,6 +66,7 @@ func TestWriteWaitsForAnotherWriter(t *testing.T) {
 // writer's lock stops waiting once its context ends, saying so (not
 // that the store was busy, busy_timeout later), and commits nothing.
 func TestCancelledWhileWaitingForTheWriteLock(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
 	holder, waiter := open(t, path), open(t, path)
 	release := holdWrite(t, holder)
@@ -88,6 +90,7 @@ func TestCancelledWhileWaitingForTheWriteLock(t *testing.T) {
 // fails and commits nothing, and the writer lets its connection go: the
 // next write starts on a new one, never inside a transaction left open.
 func TestWriteAfterTheTransactionWasLost(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "rewind.db"))
 	ctx := context.Background()
 	before := sqlite.WriteConn(s)
@@ -118,6 +121,7 @@ func TestWriteAfterTheTransactionWasLost(t *testing.T) {
 
 // TestWriteAfterClose: a closed store refuses a write, in one line.
 func TestWriteAfterClose(t *testing.T) {
+	t.Parallel()
 	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rewind.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func checkOpenFails(t *testing.T, dbURL, host, database string, want ...string) 
 	return err
 }
 
-// Not parallel: its subtests time how soon Open fails (under 1 s, 10 s).
+// Not parallel: its subtests bound how soon Open fails (before a dial).
 func TestConnectErrors(t *testing.T) {
 	t.Run("bad URL", func(t *testing.T) {
 		t.Parallel()

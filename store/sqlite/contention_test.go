@@ -215,7 +215,7 @@ func TestOpenWaitsForNoWriter(t *testing.T) {
 	release := holdWrite(t, s)
 	defer release()
 	// Not a timed assertion: the deadline only ends an open that waits.
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second) // an open that waits for the writer waits past it
 	defer cancel()
 	o, err := sqlite.Open(ctx, path)
 	if err != nil {

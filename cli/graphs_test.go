@@ -49,21 +49,7 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	// A new thread's run is a worker process of this binary that builds
 	// the research graph (--graph): X kills it for real, r resumes it in
 	// a new worker, and the run goes on to the publish gate.
-	waitFor := func(what string, want ...string) string {
-		t.Helper()
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			screen = tmux("capture-pane", "-p", "-t", "g")
-			all := true
-			for _, w := range want {
-				all = all && strings.Contains(screen, w)
-			}
-			if all {
-				return screen
-			}
-		}
-		t.Fatalf("waiting for %s (%q):\n%s", what, want, screen)
-		return ""
-	}
+	waitFor := paneWaiter(t, tmux, "g", &screen)
 	tmux("send-keys", "-t", "g", "t")
 	waitFor("the threads list", "Threads ·", "lesson:research")
 	tmux("send-keys", "-t", "g", "n")
@@ -110,21 +96,7 @@ func TestTUIListOpensEachThreadOnItsGraph(t *testing.T) {
 	home := t.TempDir()
 	tmux("new-session", "-d", "-x", "140", "-y", "40", "-s", "b", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --store "+db+"; sleep 60")
 	var screen string
-	waitFor := func(what string, want ...string) string {
-		t.Helper()
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			screen = tmux("capture-pane", "-p", "-t", "b")
-			all := true
-			for _, w := range want {
-				all = all && strings.Contains(screen, w)
-			}
-			if all {
-				return screen
-			}
-		}
-		t.Fatalf("waiting for %s (%q):\n%s", what, want, screen)
-		return ""
-	}
+	waitFor := paneWaiter(t, tmux, "b", &screen)
 	waitFor("the threads list", "Threads ·", "a-ticket", "lesson:research")
 	tmux("send-keys", "-t", "b", "j")
 	tmux("send-keys", "-t", "b", "Enter")
@@ -144,4 +116,25 @@ func TestTUIListOpensEachThreadOnItsGraph(t *testing.T) {
 	tmux("send-keys", "-t", "b", "Enter")
 	waitFor("the ticket thread as the ticket's", "a-ticket: opened on graph ticket", "review rounds")
 	tmux("send-keys", "-t", "b", "q")
+}
+
+// paneWaiter polls tmux session's pane into *screen until it shows every
+// want (30 s, then the test fails naming what it waited for): polled,
+// not timed.
+func paneWaiter(t *testing.T, tmux func(...string) string, session string, screen *string) func(what string, want ...string) string {
+	return func(what string, want ...string) string {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			*screen = tmux("capture-pane", "-p", "-t", session)
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(*screen, w)
+			}
+			if all {
+				return *screen
+			}
+		}
+		t.Fatalf("waiting for %s (%q):\n%s", what, want, *screen)
+		return ""
+	}
 }

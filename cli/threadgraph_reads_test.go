@@ -1,13 +1,8 @@
 package cli_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"rewind/engine"
-	"rewind/engine/model"
-	"rewind/store/sqlite"
 )
 
 // `rewind events T`, `rewind stats T` and `rewind resume T --plan` read a
@@ -72,22 +67,7 @@ func TestShowCallsOfAResearchThreadIsNotTheTickets(t *testing.T) {
 func TestEventsOfAGraphRewindDoesNotBuildRead(t *testing.T) {
 	t.Parallel()
 	path, env := researchLesson(t)
-	st, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := engine.NewGraph("mine", 1).Channel("notes", engine.Counter, 0).
-		Node("note", func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
-			return []engine.Write{engine.Put("notes", 1)}, nil
-		}).Entry("note").Edge("note", engine.End)
-	e, err := engine.New(st, g, model.NewMock(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Run(t.Context(), "mine-1", []engine.Write{engine.Put("notes", 1)}, engine.RunConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	runMine(t, path)
 	if r := rewind(t, env, "events", "mine-1"); r.code != 0 || !strings.Contains(r.stdout, "note") {
 		t.Errorf("events of another program's graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -144,10 +144,25 @@ func TestAGraphRewindDoesNotBuildIsNamed(t *testing.T) {
 	t.Parallel()
 	path, env := researchLesson(t)
 	var r result
+	runMine(t, path)
+	for _, args := range [][]string{{"show", "mine-1"}, {"resume", "mine-1"}} {
+		oneLine(t, rewind(t, env, args...), 1, `graph mine`, "it builds research, ticket")
+	}
+	if r = rewind(t, env, "log", "mine-1"); r.code != 0 || !strings.Contains(r.stdout, "note") {
+		t.Errorf("log of another program's graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// runMine stores thread mine-1 of graph "mine" (one node adding to a
+// counter), a graph of a user's own program that rewind does not build,
+// in the SQLite store at path.
+func runMine(t *testing.T, path string) {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close()
 	g := engine.NewGraph("mine", 1).Channel("notes", engine.Counter, 0).
 		Node("note", func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
 			return []engine.Write{engine.Put("notes", 1)}, nil
@@ -158,12 +173,5 @@ func TestAGraphRewindDoesNotBuildIsNamed(t *testing.T) {
 	}
 	if _, err := e.Run(t.Context(), "mine-1", []engine.Write{engine.Put("notes", 1)}, engine.RunConfig{}); err != nil {
 		t.Fatal(err)
-	}
-	st.Close()
-	for _, args := range [][]string{{"show", "mine-1"}, {"resume", "mine-1"}} {
-		oneLine(t, rewind(t, env, args...), 1, `graph mine`, "it builds research, ticket")
-	}
-	if r = rewind(t, env, "log", "mine-1"); r.code != 0 || !strings.Contains(r.stdout, "note") {
-		t.Errorf("log of another program's graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

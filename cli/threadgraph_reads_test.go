@@ -11,13 +11,7 @@ import (
 // unknown channel") and told the user to delete it.
 func TestEventsAndStatsReadTheGraphAThreadRecords(t *testing.T) {
 	t.Parallel()
-	_, env := researchLesson(t)
-	const thread = "lesson:research"
-	// A branch from @2: its checkpoints are read by replaying @2's writes,
-	// which only the research graph's channels take.
-	if r := rewind(t, env, "fork", thread, "2", "--input", "what does fsync make durable?"); r.code != 0 {
-		t.Fatalf("fork: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	env, thread := forkedResearch(t)
 	for _, args := range [][]string{{"events", thread}, {"events", thread, "3"}, {"stats", thread}, {"resume", thread, "--plan"}} {
 		r := rewind(t, env, args...)
 		if r.code != 0 || strings.Contains(r.stderr, "corrupt") || r.stdout == "" {
@@ -33,11 +27,7 @@ func TestEventsAndStatsReadTheGraphAThreadRecords(t *testing.T) {
 // ticket's summary).
 func TestTicketOnlyReadsOfAResearchThreadAreRefusedByName(t *testing.T) {
 	t.Parallel()
-	_, env := researchLesson(t)
-	const thread = "lesson:research"
-	if r := rewind(t, env, "fork", thread, "2", "--input", "what does fsync make durable?"); r.code != 0 {
-		t.Fatalf("fork: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	env, thread := forkedResearch(t)
 	r := rewind(t, append(env, "EDITOR=true", "VISUAL=true"), "approve", thread, "--edit")
 	if r.code != 2 || strings.Contains(r.stderr, "corrupt") || !strings.Contains(r.stderr, "approval gate") {
 		t.Errorf("approve --edit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -71,4 +61,17 @@ func TestEventsOfAGraphRewindDoesNotBuildRead(t *testing.T) {
 	if r := rewind(t, env, "events", "mine-1"); r.code != 0 || !strings.Contains(r.stdout, "note") {
 		t.Errorf("events of another program's graph: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// forkedResearch is the research lesson's thread with a branch from @2,
+// whose checkpoints are read by replaying @2's writes, which only the
+// research graph's channels take.
+func forkedResearch(t *testing.T) (env []string, thread string) {
+	t.Helper()
+	_, env = researchLesson(t)
+	thread = "lesson:research"
+	if r := rewind(t, env, "fork", thread, "2", "--input", "what does fsync make durable?"); r.code != 0 {
+		t.Fatalf("fork: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return env, thread
 }

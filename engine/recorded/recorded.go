@@ -26,10 +26,12 @@ type History interface {
 // first listing names none, or none of the newest Scan does). A thread
 // that is not there is h's error (store.ErrNotFound).
 func Graph(ctx context.Context, h History, thread string) (string, error) {
+	// The newest alone first: a finished run's last checkpoint names the
+	// graph, and in a new process every listing read is decoded for it.
 	const page = 32
 	var before int64
-	for read := 0; read < Scan; read += page {
-		cps, err := h.History(ctx, thread, before, page)
+	for read, limit := 0, 1; read < Scan; read, limit = read+limit, min(page, Scan-read-limit) {
+		cps, err := h.History(ctx, thread, before, limit)
 		if err != nil {
 			return "", err
 		}
@@ -41,7 +43,7 @@ func Graph(ctx context.Context, h History, thread string) (string, error) {
 				return "", nil // a run's first, stored before graphs were recorded
 			}
 		}
-		if len(cps) < page {
+		if len(cps) < limit {
 			break
 		}
 		before = cps[len(cps)-1].ID

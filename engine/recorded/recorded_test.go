@@ -45,3 +45,38 @@ func TestAThreadNamesItsGraph(t *testing.T) {
 		}
 	}
 }
+
+// counting is a History that counts the listings it returns.
+type counting struct {
+	h    recorded.History
+	read int
+}
+
+func (c *counting) History(ctx context.Context, thread string, before int64, limit int) ([]engine.Checkpoint, error) {
+	cps, err := c.h.History(ctx, thread, before, limit)
+	c.read += len(cps)
+	return cps, err
+}
+
+// A finished run's last checkpoint names its graph, so every command that
+// opens such a thread reads one listing for it, not a page: in a new
+// process each listing is decoded once more than the command needs.
+func TestAFinishedThreadReadsOneListing(t *testing.T) {
+	ctx := context.Background()
+	e, err := ticket.NewEngine(memory.New(), ticket.NewMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := e.Run(ctx, "done", ticket.Input("Where is my parcel SO20260901?"), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &counting{h: e}
+	if got, err := recorded.Graph(ctx, c, "done"); err != nil || got != ticket.GraphName {
+		t.Fatalf("graph %q, %v; want %q", got, err, ticket.GraphName)
+	}
+	if c.read != 1 {
+		t.Errorf("read %d listings to name the graph of a finished thread; want 1", c.read)
+	}
+}

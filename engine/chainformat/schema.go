@@ -41,7 +41,7 @@ func (g *Schema) Channel(name string, r Reducer, initial any) error {
 	if _, dup := g.channels[name]; dup {
 		return fmt.Errorf("channel %q declared twice", name)
 	}
-	b, err := json.Marshal(initial)
+	b, err := initialJSON(initial)
 	if err != nil {
 		return fmt.Errorf("channel %q: initial value: %v", name, err)
 	}

@@ -15,7 +15,8 @@ import (
 // cpu-ms/op is the process's user+sys CPU (getrusage), the figure that
 // stays put on a shared machine (not the child's max RSS: Linux counts
 // in it the test process it was forked from, 40 MB and more).
-// threads is the bare start (open the store, read one listing a thread);
+// version is the bare start (the process alone, as issue 31 measures it);
+// threads opens the store and reads one listing a thread;
 // show and log -n 20 should cost within a few ms of it, and show of a
 // middle checkpoint too; log is the whole chain, piped, a page of
 // listings at a time. $REWIND_BENCH_TURNS sets the thread's turns (5,000
@@ -40,6 +41,7 @@ func BenchmarkNewProcess(b *testing.B) {
 		name string
 		args []string
 	}{
+		{"version", []string{"--version"}},
 		{"threads", []string{"threads"}},
 		{"show", []string{"show", thread}},
 		{"show-middle", []string{"show", thread, "@480"}},
@@ -49,7 +51,11 @@ func BenchmarkNewProcess(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var cpu int64
 			for b.Loop() {
-				cmd := exec.Command(bin, append(c.args, "--store", spec)...)
+				args := c.args
+				if c.name != "version" {
+					args = append(args, "--store", spec)
+				}
+				cmd := exec.Command(bin, args...)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("rewind %v: %v\n%s", c.args, err, out)
 				}

@@ -86,8 +86,8 @@ func TestRunTheResearchGraph(t *testing.T) {
 		{"approve", "r", "--graph", "research"},
 	} {
 		r := rewind(t, env, args...)
-		if r.code != 2 || !strings.Contains(r.stderr, "--graph research") {
-			t.Errorf("%v: exit %d, %q; want a usage error naming --graph research", args, r.code, r.stderr)
+		if r.code != 2 || !strings.Contains(r.stderr, "graph research") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming graph research", args, r.code, r.stderr)
 		}
 	}
 	r = rewind(t, env, "log", "r2")

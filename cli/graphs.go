@@ -100,7 +100,8 @@ func graphNamed(name string) (graphEntry, error) {
 }
 
 // takes refuses what only the ticket's graph takes, on another: its
-// approval answers, and a turn's attachments, draft and scenario.
+// approval answers, and a turn's attachments, draft and scenario. It names
+// the graph, not --graph: the thread may record it, no flag given.
 func (g graphEntry) takes(req worker.Request) error {
 	if g.app == nil {
 		return nil
@@ -108,9 +109,9 @@ func (g graphEntry) takes(req worker.Request) error {
 	name := g.app.Name
 	switch {
 	case req.Op == worker.OpApprove || req.Op == worker.OpReject:
-		return usagef("--graph %s: %s answers the ticket's approval gate; on this graph edit the state its gate waits on (rewind tui: e) and resume", name, req.Op)
+		return usagef("graph %s: %s answers the ticket's approval gate; on this graph edit the state its gate waits on (rewind tui: e) and resume", name, req.Op)
 	case len(req.Turn.Attach) > 0 || req.Turn.Draft || req.Turn.Scenario != "":
-		return usagef("--graph %s takes --input alone: --attach, --draft, --auth-ttl and --scenario are the ticket's", name)
+		return usagef("graph %s takes --input alone: --attach, --draft, --auth-ttl and --scenario are the ticket's", name)
 	}
 	return nil
 }

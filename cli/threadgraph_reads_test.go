@@ -75,3 +75,23 @@ func forkedResearch(t *testing.T) (env []string, thread string) {
 	}
 	return env, thread
 }
+
+// What a research thread refuses of the ticket's options names the graph
+// the thread records, not a --graph flag the user never typed ("--graph
+// research: approve answers …" read as if the flag were the mistake).
+func TestATicketOptionRefusedOnAResearchThreadNamesItsGraph(t *testing.T) {
+	t.Parallel()
+	_, env := researchLesson(t)
+	const thread = "lesson:research"
+	for _, args := range [][]string{
+		{"approve", thread},
+		{"approve", thread, "--edit"},
+		{"reject", thread, "--reason", "no"},
+		{"run", "--thread", thread, "--input", "more", "--draft", "--auth-ttl", "1h"},
+	} {
+		r := rewind(t, append(env, "EDITOR=true", "VISUAL=true"), args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "graph research") || strings.Contains(r.stderr, "--graph research") {
+			t.Errorf("%s (no --graph given): exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -72,6 +72,9 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if err != nil {
 		return err
 	}
+	if f.authTTL <= 0 { // the default is 1h: a 0 was given
+		return usagef("--auth-ttl %s: a grant must last longer than 0: give --auth-ttl D with D > 0, e.g. 1h", f.authTTL)
+	}
 	spec := app.ResolveStore(f.store)
 	// Told once, for the openers below (each would open the file and read
 	// its schema again); the screen runs in ctx, which carries none.

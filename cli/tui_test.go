@@ -45,3 +45,14 @@ func TestTUIResolvesALangGraphThreadAsTheCLIDoes(t *testing.T) {
 		}
 	}
 }
+
+// `rewind tui --auth-ttl 0` is refused by name (exit 2), as `rewind
+// approve --auth-ttl 0` is: since the flag's default became the 1h it
+// names, a 0 given was taken for 1h without a word.
+func TestTUIRefusesAZeroGrantLifetime(t *testing.T) {
+	t.Parallel()
+	r := rewind(t, nil, "tui", "--auth-ttl", "0", "--store", "memory:")
+	if r.code != 2 || !strings.Contains(r.stderr, "--auth-ttl 0s") || !strings.Contains(r.stderr, "e.g. 1h") {
+		t.Errorf("tui --auth-ttl 0: exit %d, stderr %q; want exit 2 naming --auth-ttl and a lifetime to give", r.code, r.stderr)
+	}
+}

@@ -138,11 +138,11 @@ func (s *liveStrip) costsRead(head int64, costs *engine.Costs, current bool) (ke
 // begin marks a run of kind as starting (its start Cmd is in flight).
 func (s *liveStrip) begin(kind string) { s.starting, s.kind = true, kind }
 
-// forget drops what the last run left: another thread is being opened.
 // useExtension takes the extension of the graph now run (a Narrator
 // tells its events).
 func (s *liveStrip) useExtension(x Extension) { s.ext = x }
 
+// forget drops what the last run left: another thread is being opened.
 func (s *liveStrip) forget() { s.head, s.killed, s.phase, s.answer = nil, nil, nil, nil }
 
 // stopping marks the run under way as stopping for a quit; first says

@@ -104,14 +104,19 @@ func (g *graphSet) took(msg graphBuiltMsg) (can bool) {
 func (g *graphSet) pending(name string) bool { return g.building[name] }
 
 // misread is the warning for thread, which graph rec wrote, read on graph
-// open (not built: err, unless the registry has no such graph).
+// open (not built: err). A graph the registry does not build (err wraps
+// ErrUnknownGraph) is opened by the program that defines it: `rewind tui
+// T` refuses that thread too.
 func misread(thread, rec, open string, err error) string {
-	t := termtext.Name(thread)
-	s := fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; rewind tui %s opens it on its own graph", t, termtext.Name(rec), termtext.Name(open), t)
-	if err != nil && !errors.Is(err, ErrUnknownGraph) {
-		s += " (" + termtext.Line(err.Error()) + ")"
+	t, r := termtext.Name(thread), termtext.Name(rec)
+	s := fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; ", t, r, termtext.Name(open))
+	switch {
+	case errors.Is(err, ErrUnknownGraph):
+		return s + "open it with the program that defines graph " + r
+	case err != nil:
+		return s + "rewind tui " + t + " opens it on its own graph (" + termtext.Line(err.Error()) + ")"
 	}
-	return s
+	return s + "rewind tui " + t + " opens it on its own graph"
 }
 
 // graphOfMsg is the graph thread (open at gen) records ("": none).

@@ -603,5 +603,13 @@ func TestAThreadOfAnotherGraphSaysSo(t *testing.T) {
 		if g := h.m.sess.graph().Name; g != "chat" {
 			t.Fatalf("with no graph trail to open it on, t is read on graph %s", g)
 		}
+		if graphs == nil {
+			continue
+		}
+		// A registry that does not build trail: `rewind tui t` would
+		// refuse it too, so the fix named is trail's own program.
+		if st := h.m.status.text; strings.Contains(st, "rewind tui t") || !strings.Contains(st, "the program that defines graph trail") {
+			t.Errorf("a graph the registry does not build: the status names a fix that fails: %q", st)
+		}
 	}
 }

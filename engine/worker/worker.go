@@ -132,6 +132,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 			Killer()
 			select {} // a replaced Killer must not let the run go on
 		})
+		trig.done = ctx.Done()
 		if p.Name == MidTransaction {
 			h, ok := e.Store().(TxHooker)
 			if !ok {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/model/stream"
@@ -400,9 +401,13 @@ func (b *limitedBuffer) String() string {
 	return string(b.buf)
 }
 
+// truncate is s cut to at most n bytes, between characters, with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

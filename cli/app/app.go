@@ -51,6 +51,9 @@ type Graph struct {
 	Name string
 	New  func() *engine.Graph
 	Mock func() *model.Mock
+	// Roles are the roles its mock plays (nil: the ticket's), what
+	// --mock-fail may name.
+	Roles []string
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -76,6 +79,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Model != nil {
 		mf := *cfg.Model
 		mf.Mock = func() *model.Mock { mock = cfg.Graph.mock(); return mock }
+		mf.graph = cfg.Graph
 		var err error
 		if m, err = mf.Build(ctx); err != nil {
 			return nil, err
@@ -110,6 +114,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	e, err := build(g, m)
 	if err == nil && cfg.Choose != nil {
 		picked, cerr := choose(ctx, e, cfg)
+		if cerr == nil && cfg.Model != nil && picked.name() != g.name() {
+			cerr = cfg.Model.canFail(picked) // the thread's graph, not --graph's
+		}
 		if cerr != nil {
 			return nil, errors.Join(cerr, st.Close())
 		}
@@ -133,7 +140,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		om := m
 		if mock != nil {
 			mf := *cfg.Model
-			mf.Mock = og.mock
+			mf.Mock, mf.graph = og.mock, og
 			var err error
 			if om, err = mf.mock(); err != nil {
 				return nil, err
@@ -184,6 +191,14 @@ func (g *Graph) name() string {
 		return ticket.GraphName
 	}
 	return g.Name
+}
+
+// MockRoles are the roles the graph's mock plays, the ticket's for nil.
+func (g *Graph) MockRoles() []string {
+	if g == nil || g.Roles == nil {
+		return []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply}
+	}
+	return g.Roles
 }
 
 // mock is the graph's offline mock, the ticket's for nil.

@@ -172,24 +172,20 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 			keep := rank == 1 || // the head
 				rank <= p.KeepLast ||
 				p.OlderThan > 0 && now.Sub(row.CreatedAt) < p.OlderThan
-			if !named || !keep && !hasChild[row.ID] {
+			if leaf := !keep && !hasChild[row.ID]; leaf || !named {
 				cp, err := e.graph.listed(row)
-				if !named && err == nil && (cp.Metadata.Graph != "" || cp.Metadata.Run != nil) {
-					named, keep = true, true
-				}
-				if !keep && !hasChild[row.ID] && (err != nil || len(cp.Tasks) > 0) {
-					keep = true
+				names := !named && err == nil && (cp.Metadata.Graph != "" || cp.Metadata.Run != nil)
+				if leaf && !names && (err != nil || len(cp.Tasks) > 0) {
 					res.KeptTips = append(res.KeptTips, row.ID)
+					keep = true
 				}
+				named, keep = named || names, keep || names
 			}
 			if row.ParentID != 0 {
 				hasChild[row.ParentID] = true
 			}
 			if keep {
-				parentOf[row.ID] = row.ParentID
-				if !row.Base {
-					res.deltas[row.ID] = true
-				}
+				parentOf[row.ID], res.deltas[row.ID] = row.ParentID, !row.Base
 			} else {
 				res.Pruned = append(res.Pruned, row.ID)
 			}

@@ -114,9 +114,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	e, err := build(g, m)
 	if err == nil && cfg.Choose != nil {
 		picked, cerr := choose(ctx, e, cfg)
-		if cerr == nil && cfg.Model != nil && picked.name() != g.name() {
-			cerr = cfg.Model.canFail(picked) // the thread's graph, not --graph's
-		}
 		if cerr != nil {
 			return nil, errors.Join(cerr, st.Close())
 		}
@@ -175,7 +172,11 @@ func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
 			return nil, err
 		}
 	}
-	return cfg.Choose(recorded)
+	picked, err := cfg.Choose(recorded)
+	if err == nil && cfg.Model != nil && picked.name() != cfg.Graph.name() {
+		err = cfg.Model.canFail(picked) // the thread's graph's roles, not --graph's
+	}
+	return picked, err
 }
 
 // RecordedGraph is the graph thread records (recorded.Graph), read

@@ -143,12 +143,12 @@ func addModel(c *cobra.Command, m *app.ModelFlags) {
 	f.DurationVar(&m.MockLatency, "mock-latency", 0, "wait `D` per mock model call (e.g. 300ms: time to kill a run by hand)")
 	f.DurationVar(&m.MockJitter, "mock-jitter", 0, "add up to `D` to each mock call's wait, different per task and the same on every run with one --mock-seed (parallel executors finish apart, so a hand kill during the fan-out catches some done and some not)")
 	f.Uint64Var(&m.MockSeed, "mock-seed", 1, "the `N` that picks --mock-jitter's waits")
-	f.StringArrayVar(&m.MockFail, "mock-fail", nil, "make every call of a model `ROLE` fail: planner, executor, critic, summarizer, reply")
+	f.StringArrayVar(&m.MockFail, "mock-fail", nil, "make every call of a model `ROLE` fail, one the graph's mock plays ("+perGraph(func(g graphEntry) string { return strings.Join(g.app.MockRoles(), ", ") })+")")
 }
 
 // addInterrupts adds the static breakpoints of a run.
 func addInterrupts(c *cobra.Command, before, after *[]string) {
-	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs: "+strings.Join(ticket.Nodes, ", "))
+	c.Flags().StringArrayVar(before, "interrupt-before", nil, "pause before `NODE` runs, a node of the graph ("+perGraph(graphEntry.nodeNames)+")")
 	c.Flags().StringArrayVar(after, "interrupt-after", nil, "pause after `NODE` ran")
 }
 
@@ -185,8 +185,8 @@ type turnFlags struct {
 
 func (t *turnFlags) add(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&t.input, "input", "", "the customer's message (at most 64 KB)")
-	f.StringVar(&t.inputFile, "input-file", "", "read the customer's message from `PATH`, or - for stdin (a long message: no command-line limit)")
+	f.StringVar(&t.input, "input", "", "the turn's text, at most 64 KB ("+perGraph(func(g graphEntry) string { return g.input })+")")
+	f.StringVar(&t.inputFile, "input-file", "", "read --input's text from `PATH`, or - for stdin (a long text: no command-line limit)")
 	f.StringArrayVar(&t.attach, "attach", nil, "attach a reference (`REF`, e.g. blob://tickets/att-1.png); repeatable")
 	f.BoolVar(&t.draft, "draft", false, "end with the reply created as an outgoing draft, behind the approval gate")
 	f.DurationVar(&t.authTTL, "auth-ttl", 0, "with --draft: record the authorization grant it is written under, expiring after `D` (e.g. 1h)")

@@ -29,6 +29,8 @@ type graphEntry struct {
 	// drill is how `rewind drill --graph NAME` drives it (nil: the
 	// ticket's own drill, drill.Run).
 	drill *graphDrill
+	// input is what a turn's text is on it, for help and errors.
+	input string
 }
 
 // graphDrill is a graph's generic drill (drill.RunGraph): the turn's text,
@@ -45,8 +47,8 @@ const defaultGraph = ticket.GraphName
 // no code in tui: the panes read its channels by shape and draw its
 // declared nodes and edges.
 var graphs = map[string]graphEntry{
-	defaultGraph: {ext: tui.TicketExtension()},
-	research.Name: {app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock},
+	defaultGraph: {ext: tui.TicketExtension(), input: "the customer's message"},
+	research.Name: {input: "the question", app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock, Roles: research.Roles},
 		drill: &graphDrill{input: research.Question, answer: research.Answer(research.Review{Decision: research.Approve})}},
 }
 
@@ -88,6 +90,33 @@ func graphNames() string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// perGraph is "NAME: what" for each graph, by name, for words that
+// differ by graph (help written before the graph is known).
+func perGraph(what func(g graphEntry) string) string {
+	names := strings.Split(graphNames(), ", ")
+	for i, n := range names {
+		names[i] = n + ": " + what(graphs[n])
+	}
+	return strings.Join(names, "; ")
+}
+
+// turnText is what a turn's text is on the graph given names, or on
+// each graph when none is given.
+func turnText(given string) string {
+	if g, ok := graphs[given]; ok {
+		return g.input
+	}
+	return "the turn's text (" + perGraph(func(g graphEntry) string { return g.input }) + ")"
+}
+
+// nodeNames are g's nodes, in the ticket's pipeline order for the ticket.
+func (g graphEntry) nodeNames() string {
+	if g.app == nil {
+		return strings.Join(ticket.Nodes, ", ")
+	}
+	return strings.Join(g.app.New().Nodes(), ", ")
 }
 
 // graphNamed is the graph name names, or a usage error naming the graphs.

@@ -21,7 +21,8 @@ func newPruneCmd() *cobra.Command {
 		Short: "delete old checkpoints with their writes and events, keeping the newest N and/or those younger than D",
 		Long: `Delete old checkpoints of thread T (or of every thread with --all) with their
 writes and events, keeping the newest N (--keep-last) and/or those younger
-than D (--older-than), the head and paused branch tips. A kept checkpoint
+than D (--older-than), the head, paused branch tips and the newest
+checkpoint that names the thread's graph (so it still opens as that graph). A kept checkpoint
 whose parent went is re-rooted (rewind log shows "pruned (was @14)") and
 stored whole if it was a delta; large values nothing refers to any more are
 freed; messages and drafts stay.`,

@@ -175,3 +175,27 @@ func runMine(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// A prune that drops a killed run's first checkpoint, the one listing of
+// the run that names its graph (the head is a middle one, which names
+// none), keeps the thread's record: after `rewind prune T --keep-last 1`
+// the research thread still shows, and resumes, as research, not as the
+// ticket's.
+func TestAPruneKeepsAKilledThreadsGraph(t *testing.T) {
+	t.Parallel()
+	_, spec := dbSpec(t)
+	env := []string{"REWIND_STORE=" + spec}
+	r := rewind(t, env, "run", "--graph", "research", "--thread", "r", "--input", "How does WAL mode commit, and what can a power cut lose?", "--kill-at", "before:write")
+	if !strings.Contains(r.stdout, "kill point before:write reached") {
+		t.Fatalf("run --kill-at before:write: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "prune", "r", "--keep-last", "1"); r.code != 0 || !strings.Contains(r.stdout, "pruned") {
+		t.Fatalf("prune r --keep-last 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "show", "r"); r.code != 0 || !strings.Contains(r.stdout, "graph research, schema v1)") {
+		t.Fatalf("show after the prune does not read the thread as research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = rewind(t, env, "resume", "r"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval at checkpoint") {
+		t.Fatalf("resume after the prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -82,6 +82,7 @@ const (
 	HookBeforeModelCall HookPoint = "before-model-call"
 	HookAfterModelCall  HookPoint = "after-model-call"
 	HookTaskFinished    HookPoint = "task-finished"
+	HookTaskFailed      HookPoint = "task-failed" // or stopped at the approval gate: no writes
 	HookBeforeCommit    HookPoint = "before-checkpoint-commit"
 	HookAfterCommit     HookPoint = "after-checkpoint-commit"
 )

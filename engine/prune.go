@@ -15,9 +15,8 @@ import (
 // are deleted with their pending writes and events. A checkpoint is kept
 // when any rule keeps it, so KeepLast 100 with OlderThan 720h deletes only
 // what is both outside the newest 100 and more than 30 days old. Whatever
-// the rules say, Prune keeps the thread's newest checkpoint and every
-// branch tip that has pending tasks, so a paused or interrupted branch
-// stays resumable.
+// the rules say, Prune keeps the head, every branch tip with pending tasks
+// (it stays resumable) and the newest listing naming the thread's graph.
 type PrunePolicy struct {
 	// KeepLast keeps the N newest checkpoints by id (0: no such rule).
 	KeepLast int
@@ -157,8 +156,9 @@ func (e *Engine) Prune(ctx context.Context, thread string, policy PrunePolicy) (
 // children have larger ids, so by the time it is read, whether it is a
 // branch tip is known.
 func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (PruneResult, error) {
-	res := PruneResult{Thread: thread, DryRun: p.DryRun, Pruned: []int64{}, Rerooted: []Reroot{}}
+	res := PruneResult{Thread: thread, DryRun: p.DryRun, Pruned: []int64{}, Rerooted: []Reroot{}, deltas: map[int64]bool{}}
 	now := e.now()
+	named := false // the newest listing naming the graph (or a run's first) is kept: recorded.Graph reads it
 	hasChild := map[int64]bool{}
 	parentOf := map[int64]int64{} // of the kept checkpoints
 	rank := 0
@@ -172,24 +172,20 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 			keep := rank == 1 || // the head
 				rank <= p.KeepLast ||
 				p.OlderThan > 0 && now.Sub(row.CreatedAt) < p.OlderThan
-			if !keep && !hasChild[row.ID] {
+			if leaf := !keep && !hasChild[row.ID]; leaf || !named {
 				cp, err := e.graph.listed(row)
-				if err != nil || len(cp.Tasks) > 0 {
-					keep = true
+				names := !named && err == nil && (cp.Metadata.Graph != "" || cp.Metadata.Run != nil)
+				if leaf && !names && (err != nil || len(cp.Tasks) > 0) {
 					res.KeptTips = append(res.KeptTips, row.ID)
+					keep = true
 				}
+				named, keep = named || names, keep || names
 			}
 			if row.ParentID != 0 {
 				hasChild[row.ParentID] = true
 			}
 			if keep {
-				parentOf[row.ID] = row.ParentID
-				if !row.Base {
-					if res.deltas == nil {
-						res.deltas = map[int64]bool{}
-					}
-					res.deltas[row.ID] = true
-				}
+				parentOf[row.ID], res.deltas[row.ID] = row.ParentID, !row.Base
 			} else {
 				res.Pruned = append(res.Pruned, row.ID)
 			}

@@ -380,19 +380,19 @@ func (r *runner) pendingTasks(ctx context.Context, cp Checkpoint) (records []Tas
 // are their errors, by task.
 func (r *runner) runTasks(ctx context.Context, cp Checkpoint, records []TaskWrites, todo []int, rerun map[string]string) []error {
 	errs := make([]error, len(cp.Tasks))
-	// A task that runs alone has nothing to wait for: its writes become
-	// durable with the checkpoint that follows at once, in one
-	// transaction. Tasks that run side by side store theirs as each
+	// A task alone has its writes made durable with the checkpoint that
+	// follows, in one transaction; tasks side by side store theirs as each
 	// finishes, so a crash keeps the finished ones.
 	storeEach := len(todo) > 1
 	run := func(i int) {
 		// A rerun task's stale writes are still stored under its key
 		// (the commit settles them): its new ones go with the commit.
-		records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i], storeEach && rerun[cp.Tasks[i].ID] == "")
+		if records[i], errs[i] = r.runTask(ctx, cp, cp.Tasks[i], storeEach && rerun[cp.Tasks[i].ID] == ""); errs[i] != nil {
+			r.hook(HookTaskFailed, HookInfo{Checkpoint: cp.ID, Task: &cp.Tasks[i]})
+		}
 	}
-	// The others start first, so all run side by side; the first runs on
-	// this goroutine: a superstep of one task (most of a turn's) then
-	// waits for no goroutine to wake, about a tenth of a turn.
+	// The others start first; the first runs on this goroutine, so a
+	// superstep of one task (most of a turn's) wakes no goroutine (a tenth of a turn).
 	var wg sync.WaitGroup
 	for _, i := range todo[min(1, len(todo)):] {
 		wg.Add(1)

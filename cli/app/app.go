@@ -51,6 +51,9 @@ type Graph struct {
 	Name string
 	New  func() *engine.Graph
 	Mock func() *model.Mock
+	// Roles are the roles its mock plays (nil: the ticket's), what
+	// --mock-fail may name.
+	Roles []string
 }
 
 // App is an open store with the ticket graph's engine on it.
@@ -76,6 +79,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Model != nil {
 		mf := *cfg.Model
 		mf.Mock = func() *model.Mock { mock = cfg.Graph.mock(); return mock }
+		mf.graph = cfg.Graph
 		var err error
 		if m, err = mf.Build(ctx); err != nil {
 			return nil, err
@@ -133,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		om := m
 		if mock != nil {
 			mf := *cfg.Model
-			mf.Mock = og.mock
+			mf.Mock, mf.graph = og.mock, og
 			var err error
 			if om, err = mf.mock(); err != nil {
 				return nil, err
@@ -168,7 +172,11 @@ func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
 			return nil, err
 		}
 	}
-	return cfg.Choose(recorded)
+	picked, err := cfg.Choose(recorded)
+	if err == nil && cfg.Model != nil && picked.name() != cfg.Graph.name() {
+		err = cfg.Model.canFail(picked) // the thread's graph's roles, not --graph's
+	}
+	return picked, err
 }
 
 // RecordedGraph is the graph thread records (recorded.Graph), read
@@ -184,6 +192,14 @@ func (g *Graph) name() string {
 		return ticket.GraphName
 	}
 	return g.Name
+}
+
+// MockRoles are the roles the graph's mock plays, the ticket's for nil.
+func (g *Graph) MockRoles() []string {
+	if g == nil || g.Roles == nil {
+		return []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply}
+	}
+	return g.Roles
 }
 
 // mock is the graph's offline mock, the ticket's for nil.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"rewind/cli/app/modelflags"
@@ -32,6 +34,9 @@ type ModelFlags struct {
 	// Mock builds the mock of a graph other than the ticket's (nil: the
 	// ticket's); the mock flags shape it alike.
 	Mock func() *model.Mock
+	// graph is the graph Mock is of (nil: the ticket's): MockFail names
+	// its roles.
+	graph *Graph
 }
 
 // ErrUsage is matched by errors.Is for a model flag that is wrong as given
@@ -78,15 +83,25 @@ func (f ModelFlags) mock() (model.Model, error) {
 		t.Latency, t.Jitter, t.Seed = f.MockLatency, f.MockJitter, f.MockSeed
 		fail, m = t.FailRole, t
 	}
+	if err := f.canFail(f.graph); err != nil {
+		return nil, err
+	}
 	for _, role := range f.MockFail {
-		switch role {
-		case model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply:
-			fail(role, -1)
-		default:
-			return nil, usageError(fmt.Sprintf("--mock-fail %q: not a model role (planner, executor, critic, summarizer, reply)", role))
-		}
+		fail(role, -1)
 	}
 	return m, nil
+}
+
+// canFail refuses a --mock-fail role g's mock does not play (it would
+// fail nothing), naming the roles it does.
+func (f ModelFlags) canFail(g *Graph) error {
+	roles := g.MockRoles()
+	for _, role := range f.MockFail {
+		if !slices.Contains(roles, role) {
+			return usageError(fmt.Sprintf("--mock-fail %q: not a model role of graph %s, whose mock plays %s", role, g.name(), strings.Join(roles, ", ")))
+		}
+	}
+	return nil
 }
 
 // Args are the flags as given, for a worker process to build the same

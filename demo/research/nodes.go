@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/model"
@@ -215,9 +216,13 @@ func afterPublish(v engine.Values) ([]engine.Target, error) {
 	return []engine.Target{engine.Goto(engine.End)}, nil
 }
 
+// clip is s cut to at most n bytes, between characters, with "…".
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -74,6 +74,10 @@ const (
 	RoleWrite  = model.RoleReply
 )
 
+// Roles are the roles the graph's model calls are made as (and its mock
+// plays): what --mock-fail may name on it.
+var Roles = []string{RolePlan, RoleSearch, RoleWrite}
+
 // The demo session (the lesson, the recording): a question on three of
 // the corpus's topics, and the note a person sends the first draft back
 // with.

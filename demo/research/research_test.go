@@ -227,3 +227,26 @@ func TestResearchInputIsAQuestionAlone(t *testing.T) {
 		t.Fatalf("a question: %d writes, %v", len(ws), err)
 	}
 }
+
+// A planner's answer that is not a plan is quoted, cut short, in the
+// run's error: cut between characters, never inside one (half an "é"
+// quotes as \xc3, which no one wrote).
+func TestAPlanErrorCutsBetweenCharacters(t *testing.T) {
+	t.Parallel()
+	answer := "a" + strings.Repeat("é", 150) // byte 200 falls inside an é
+	e := newEngine(t, model.NewMock(func(model.Request) (model.Response, error) {
+		return model.Response{Text: answer}, nil
+	}))
+	in, err := research.Input("How does WAL mode commit?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Run(context.Background(), "cut", in, engine.RunConfig{})
+	if err == nil {
+		t.Fatal("a planner's answer with no sub-questions was taken")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, `\x`) || !strings.Contains(msg, "éé…") {
+		t.Errorf("the answer quoted in the error is cut inside a character (or not cut): %s", msg)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/seal"
@@ -828,9 +829,13 @@ func renameOps(m map[string]any, rename map[string]string) map[string]any {
 	return out
 }
 
+// clip is s cut past 160 bytes, between characters.
 func clip(s string) string {
-	if len(s) > 160 {
-		return s[:160] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	if n := 160; len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 	}
 	return s
 }

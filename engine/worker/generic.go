@@ -150,11 +150,10 @@ func namesOf(points []Point) string {
 // two tasks or more lets its first task run, holds the others as they
 // begin, and kills once the first has finished (its writes stored).
 type fanout struct {
-	mu      sync.Mutex
-	seen    int    // supersteps of two or more tasks begun
-	armed   bool   // this superstep is the Nth
-	first   string // the task let run
-	blocked chan struct{}
+	mu    sync.Mutex
+	seen  int    // supersteps of two or more tasks begun
+	armed bool   // this superstep is the Nth
+	first string // the task let run
 }
 
 // Observe is the RunConfig.Observe side of the trigger: a node's task
@@ -196,7 +195,7 @@ func (t *Trigger) fanoutEvent(ev engine.Event) {
 		hold := f.first != ev.Task
 		f.mu.Unlock()
 		if hold {
-			<-f.blocked // released only by the kill, i.e. never
+			t.hold()
 		}
 	}
 }
@@ -209,9 +208,11 @@ func (t *Trigger) genericHook(point engine.HookPoint, info engine.HookInfo) {
 		point == engine.HookAfterCommit && t.Point.Kind == AfterCommit:
 		t.Reached(t.Point.Name)
 	case point == engine.HookTaskFinished && t.Point.Kind == MidFanout && info.Task != nil:
+		t.mu.Lock()
 		t.fan.mu.Lock()
-		fire := t.fan.armed && t.fan.first == info.Task.ID
+		fire := t.fan.armed && t.fan.first == info.Task.ID && !t.fanGone
 		t.fan.mu.Unlock()
+		t.mu.Unlock()
 		if fire {
 			t.Kill(t.Point.Name)
 		}

@@ -2,14 +2,18 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"rewind/engine"
+	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store/memory"
 )
 
 // fork: a fans out to b and c (two edges); line: x then y.
@@ -133,5 +137,103 @@ func TestGenericTriggersFireAtTheirMoment(t *testing.T) {
 		if !slices.Equal(killed, []worker.KillPoint{p.Name}) {
 			t.Errorf("%s@2 the second time: killed %v", m.spec, killed)
 		}
+	}
+}
+
+// A fan-out whose first task fails, with mid-fanout armed: the held task
+// is let go and the run fails with the task's error, instead of the
+// worker hanging on the hold (a drill waiting on it forever). The bound
+// only guards against that hang; it times nothing.
+func TestMidFanoutLetsGoWhenTheFirstTaskFails(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	// The first task let run is the first to enter a node function (the
+	// others are held before theirs): it fails, the rest succeed.
+	work := func(context.Context, *engine.NodeContext) ([]engine.Write, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("the search index is down")
+		}
+		return []engine.Write{engine.Put("v", "done")}, nil
+	}
+	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
+	g := engine.NewGraph("failing-fanout", 1).Channel("v", engine.LastValue, "").
+		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("v", in.Text)}, nil
+		}).
+		Node("a", nop).Node("b", work).Node("c", work).Entry("a").
+		Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
+	e, err := engine.New(memory.New(), g, model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := worker.Request{Op: worker.OpRun, Thread: "fan", Input: []engine.Write{engine.Put("v", "go")}, KillAt: string(worker.MidFanout)}
+	done := make(chan error, 1)
+	var killed atomic.Value
+	go func() {
+		_, err := worker.Execute(ctx, e, req, func(m worker.Message) {
+			if m.Kill != "" {
+				killed.Store(m.Kill)
+			}
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "the search index is down") {
+			t.Fatalf("the run ended with %v, want the failing task's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run still hangs 30 s after its first fan-out task failed: mid-fanout holds the other task for good")
+	}
+	if k := killed.Load(); k != nil {
+		t.Errorf("mid-fanout killed at %v though the task it let run failed", k)
+	}
+}
+
+// A run whose context ends while mid-fanout holds a task returns; the
+// held task does not keep it (and the worker) waiting.
+func TestMidFanoutHoldEndsWithTheRunsContext(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	var calls atomic.Int32
+	// The task let run outlives the run's context; the held one would
+	// finish at once.
+	work := func(ctx context.Context, _ *engine.NodeContext) ([]engine.Write, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return []engine.Write{engine.Put("v", "done")}, nil
+	}
+	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
+	g := engine.NewGraph("cancelled-fanout", 1).Channel("v", engine.LastValue, "").
+		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("v", in.Text)}, nil
+		}).
+		Node("a", nop).Node("b", work).Node("c", work).Entry("a").
+		Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
+	e, err := engine.New(memory.New(), g, model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := worker.Request{Op: worker.OpRun, Thread: "fan", Input: []engine.Write{engine.Put("v", "go")}, KillAt: string(worker.MidFanout)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := worker.Execute(ctx, e, req, func(worker.Message) {})
+		done <- err
+	}()
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the cancelled run ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run still hangs 30 s after its context ended: mid-fanout holds the other task for good")
 	}
 }

@@ -136,11 +136,15 @@ type Trigger struct {
 	mu       sync.Mutex
 	fanFirst string // the executor task allowed to finish at mid-fanout
 	fanBlock chan struct{}
+	// done is the run's context's; a mid-fanout hold ends with it, and when
+	// the task let run fails (fanBlock closed, fanGone set): no kill comes.
+	done    <-chan struct{}
+	fanGone bool
 }
 
 // NewTrigger builds a trigger for a point.
 func NewTrigger(p Point, nth int, kill func(point KillPoint)) *Trigger {
-	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{}), fan: fanout{blocked: make(chan struct{})}}
+	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
 }
 
 // Reached counts a point reached outside the engine's hooks.
@@ -156,6 +160,10 @@ func (t *Trigger) Reached(name KillPoint) {
 // Hook is the engine.RunConfig hook.
 func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 	if t == nil {
+		return
+	}
+	if point == engine.HookTaskFailed {
+		t.letGo(info)
 		return
 	}
 	if t.Point.Kind != "" {
@@ -215,10 +223,42 @@ func (t *Trigger) fanout(point engine.HookPoint, info engine.HookInfo, node stri
 		first := t.fanFirst == info.Task.ID
 		t.mu.Unlock()
 		if !first {
-			<-t.fanBlock // released only by the kill, i.e. never
+			t.hold()
 		}
 	case engine.HookTaskFinished:
-		t.Reached(t.Point.Name)
+		t.mu.Lock()
+		gone := t.fanGone
+		t.mu.Unlock()
+		if !gone {
+			t.Reached(t.Point.Name)
+		}
+	}
+}
+
+// hold keeps a task of a fan-out from running until the kill (that is,
+// for good), or until the run's context ends or the task let run fails.
+func (t *Trigger) hold() {
+	select {
+	case <-t.fanBlock:
+	case <-t.done:
+	}
+}
+
+// letGo ends mid-fanout's hold when the task let run fails (or stops at
+// the approval gate): the kill it waits for never comes, so the held
+// tasks run and the run ends with the task's error.
+func (t *Trigger) letGo(info engine.HookInfo) {
+	if info.Task == nil || (t.Point.Name != MidFanout && t.Point.Kind != MidFanout) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fan.mu.Lock()
+	first := info.Task.ID == t.fanFirst || info.Task.ID == t.fan.first
+	t.fan.mu.Unlock()
+	if first && !t.fanGone {
+		t.fanGone = true
+		close(t.fanBlock)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"rewind/engine"
 	"rewind/engine/model/stream"
@@ -132,6 +133,7 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 			Killer()
 			select {} // a replaced Killer must not let the run go on
 		})
+		trig.done = ctx.Done()
 		if p.Name == MidTransaction {
 			h, ok := e.Store().(TxHooker)
 			if !ok {
@@ -399,9 +401,13 @@ func (b *limitedBuffer) String() string {
 	return string(b.buf)
 }
 
+// truncate is s cut to at most n bytes, between characters, with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

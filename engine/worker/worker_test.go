@@ -285,3 +285,22 @@ func TestStoppedWorkerIsFencedAcrossDelete(t *testing.T) {
 		t.Errorf("the stopped worker's executor writes landed on the new run's checkpoint: %d, %v", len(ws), err)
 	}
 }
+
+// A worker's line that is not a message is quoted, cut short, in the
+// error the parent reports: cut between characters (half an "é" quotes
+// as \xc3, which the worker never wrote).
+func TestANonMessageLineIsCutBetweenCharacters(t *testing.T) {
+	t.Parallel()
+	line := "a" + strings.Repeat("é", 150) // byte 200 falls inside an é
+	p, err := worker.Start(context.Background(), "/bin/sh", []string{"-c", `printf '%s\n' "$LINE"`}, []string{"LINE=" + line})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for m := range p.Messages() {
+		got = append(got, m.Error)
+	}
+	if len(got) != 1 || strings.Contains(got[0], `\x`) || !strings.Contains(got[0], "éé…") {
+		t.Errorf("the line that is not a message is reported cut inside a character (or not cut): %q", got)
+	}
+}

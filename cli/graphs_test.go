@@ -27,7 +27,7 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	}
 	tmux, _ := tmuxServer(t, "graph")
 	home := t.TempDir()
-	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --store "+db+" lesson:research; sleep 60")
+	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "g", "env HOME="+home+" XDG_CONFIG_HOME="+home+" XDG_STATE_HOME="+home+" "+binary+" tui --mock-latency 2s --mock-jitter 0 --store "+db+" lesson:research; sleep 60")
 	var screen string
 	// Polled, not timed: the screen is read until its head loaded.
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -58,7 +58,10 @@ func TestTUIOpensTheResearchGraph(t *testing.T) {
 	tmux("send-keys", "-t", "g", "-l", "How does WAL mode keep readers and writers apart, and what can a power cut lose?")
 	tmux("send-keys", "-t", "g", "Enter")
 	// X once plan committed (the search fan-out is under way): a kill
-	// before the first commit leaves nothing to resume.
+	// before the first commit leaves nothing to resume. Each model call
+	// takes 2 s (the flags above), so the keys land before the gate even
+	// on a loaded box: at the default 0-800 ms the run once reached it
+	// before X was read.
 	waitFor("a run in a worker past plan", "X/ctrl+k kills it", "worker pid", "loop   plan")
 	tmux("send-keys", "-t", "g", "X")
 	waitFor("the kill question", "Send SIGKILL to worker pid")

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,9 +111,15 @@ func (r *reference) ids() []int64 {
 	return slices.Sorted(maps.Keys(r.values))
 }
 
-// sameValues compares two states channel by channel as JSON values.
+// sameValues compares two states channel by channel as JSON values. The
+// same valid bytes are the same value, read without decoding either: a
+// rebuilt channel mostly is its written bytes, and decoding both sides of
+// every check was a third of TestRandomHistoriesRebuildExactly's CPU.
 func sameValues(a, b engine.Values) (string, bool) {
 	for _, name := range unionKeys(a, b) {
+		if bytes.Equal(a[name], b[name]) && json.Valid(a[name]) {
+			continue
+		}
 		var x, y any
 		if json.Unmarshal(a[name], &x) != nil || json.Unmarshal(b[name], &y) != nil || !reflect.DeepEqual(x, y) {
 			return name, false

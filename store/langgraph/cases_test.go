@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"rewind/cli"
@@ -101,8 +102,7 @@ func TestStateAsLangGraphShowsIt(t *testing.T) {
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
 			t.Parallel()
-			answers := readAnswers(t, cs.answers)
-			src := cs.open(t)
+			src, answers := readCase(t, cs)
 			checks := 0
 			for _, thread := range slices.Sorted(mapKeys(answers)) {
 				checks += compareThread(t, src, thread, answers[thread], cs.unknowable[thread], every)
@@ -113,10 +113,105 @@ func TestStateAsLangGraphShowsIt(t *testing.T) {
 	}
 }
 
+// caseReads is what a case database's Source answered for every listing,
+// checkpoint (each the listing names or LangGraph lists, and the current)
+// and checkpoint's writes of every thread LangGraph answered for: read
+// once, for TestStateAsLangGraphShowsIt and
+// TestDeltaChannelSaysWhatItWasRebuiltFrom, which ask the same (each
+// read rebuilds a DeltaChannel from its snapshot: under -race, half a
+// minute of CPU for each test).
+type caseReads struct {
+	history map[string]result[[]langgraph.Listing]
+	cps     map[[2]string]result[langgraph.Checkpoint]
+	writes  map[[2]string]result[[]langgraph.TaskWrites]
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+var caseMemo = map[string]*struct {
+	once    sync.Once
+	read    bool
+	reads   caseReads
+	answers map[string]lgThread
+}{"sqlite-js": {}, "postgres-js": {}}
+
+// readCase is cs's reads and answers, read by the first test to ask.
+func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
+	t.Helper()
+	m := caseMemo[cs.name]
+	m.once.Do(func() {
+		m.answers = readAnswers(t, cs.answers)
+		m.reads = readAll(cs.open(t), m.answers)
+		m.read = true
+	})
+	if !m.read {
+		cs.open(t) // skips as the first test did, if it skipped
+		t.Fatalf("%s: the test that read it first failed before it had", cs.name)
+	}
+	return m.reads, m.answers
+}
+
+func readAll(src langgraph.Source, answers map[string]lgThread) caseReads {
+	ctx := context.Background()
+	r := caseReads{history: map[string]result[[]langgraph.Listing]{}, cps: map[[2]string]result[langgraph.Checkpoint]{}, writes: map[[2]string]result[[]langgraph.TaskWrites]{}}
+	for thread, want := range answers {
+		c := langgraph.Chain{Thread: thread}
+		hist, err := src.History(ctx, c, "", 0)
+		r.history[thread] = result[[]langgraph.Listing]{hist, err}
+		ids := []string{""}
+		for _, l := range hist {
+			ids = append(ids, l.ID)
+		}
+		for _, w := range want.History {
+			ids = append(ids, w.ID)
+		}
+		for _, id := range ids {
+			k := [2]string{thread, id}
+			if _, done := r.cps[k]; done {
+				continue
+			}
+			cp, err := src.Checkpoint(ctx, c, id)
+			r.cps[k] = result[langgraph.Checkpoint]{cp, err}
+			if id != "" {
+				ws, err := src.Writes(ctx, c, id)
+				r.writes[k] = result[[]langgraph.TaskWrites]{ws, err}
+			}
+		}
+	}
+	return r
+}
+
+func (r caseReads) History(_ context.Context, c langgraph.Chain, before string, limit int) ([]langgraph.Listing, error) {
+	got, ok := r.history[c.Thread]
+	if !ok || before != "" || limit != 0 {
+		return nil, fmt.Errorf("the history of %s (before %q, %d) was not read", c.Thread, before, limit)
+	}
+	return got.v, got.err
+}
+
+func (r caseReads) Checkpoint(_ context.Context, c langgraph.Chain, id string) (langgraph.Checkpoint, error) {
+	got, ok := r.cps[[2]string{c.Thread, id}]
+	if !ok {
+		return langgraph.Checkpoint{}, fmt.Errorf("checkpoint %s of %s was not read", id, c.Thread)
+	}
+	return got.v, got.err
+}
+
+func (r caseReads) Writes(_ context.Context, c langgraph.Chain, id string) ([]langgraph.TaskWrites, error) {
+	got, ok := r.writes[[2]string{c.Thread, id}]
+	if !ok {
+		return nil, fmt.Errorf("the writes of checkpoint %s of %s were not read", id, c.Thread)
+	}
+	return got.v, got.err
+}
+
 // compareTasks: each task LangGraph lists at a checkpoint that stored
 // writes is named by the reader as LangGraph names it (its node), found
 // by its id.
-func compareTasks(t *testing.T, src langgraph.Source, thread string, want lgThread) int {
+func compareTasks(t *testing.T, src caseReads, thread string, want lgThread) int {
 	t.Helper()
 	c := langgraph.Chain{Thread: thread}
 	checks := 0

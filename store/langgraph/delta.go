@@ -150,23 +150,24 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 
 // deltaPath is rw's ancestors, newest first, up to the nearest that holds
 // channel ch (seed, "" when none does). Ancestors are read a page of
-// listings (no values) at a time.
+// listings (no values) at a time, the first sized by rw's metadata.
 func deltaPath(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (path []string, seed string, err error) {
 	held := map[string]bool{} // of the rows read so far: does it hold ch
-	before := rw.id
+	before, limit := rw.id, firstDeltaPage(rw, ch)
 	for id := rw.parent; id != ""; {
 		if _, read := held[id]; !read {
 			if before == "" {
 				break // every older row read; id is not among them
 			}
-			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: deltaPage})
+			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: limit})
 			if err != nil {
 				return nil, "", err
 			}
 			before = ""
-			if len(page) == deltaPage {
+			if len(page) == limit {
 				before = page[len(page)-1].id
 			}
+			limit = min(2*limit, deltaPage)
 			for _, r := range page {
 				_, h := r.doc.values[ch]
 				held[r.id] = h
@@ -184,9 +185,31 @@ func deltaPath(ctx context.Context, s snapshot, c Chain, rw row, ch string, pare
 	return path, "", nil
 }
 
-// deltaPage is how many listings a delta rebuild reads at a time: a
+// deltaPage is the most listings a delta rebuild reads at a time: a
 // snapshot is at most 100 updates back by default.
 const deltaPage = 256
+
+// firstDeltaPage is how many listings the rebuild of ch at rw reads
+// first: the steps since ch's last snapshot that rw's metadata counts
+// (counters_since_delta_snapshot {ch: [updates, steps]}), and a little
+// more; deltaPage without them. Each listing decodes its checkpoint, and
+// reading a full page for every checkpoint shown costs a chain of n
+// checkpoints n²/2 decodes where the walk needs the steps since the
+// snapshot. A wrong count costs another page, never a wrong value.
+func firstDeltaPage(rw row, ch string) int {
+	cs, _ := rw.meta.all[metaDeltaCounters].(map[string]any)
+	counts, _ := cs[ch].([]any)
+	n := 0
+	for _, v := range counts {
+		if k, ok := v.(int64); ok && k > 0 && k < deltaPage {
+			n = max(n, int(k))
+		}
+	}
+	if n == 0 {
+		return deltaPage
+	}
+	return min(n+4, deltaPage)
+}
 
 // applyDelta applies one write as messagesDeltaReducer does (messages by
 // id; a RemoveMessage with id __remove_all__ empties the list), and any

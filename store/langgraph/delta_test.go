@@ -2,10 +2,13 @@ package langgraph_test
 
 import (
 	"context"
+	"database/sql"
+	"reflect"
 	"testing"
 
 	"rewind/store/browse"
 	"rewind/store/langgraph"
+	"rewind/store/langgraph/lgtest"
 )
 
 // TestDeltaChannelSaysWhatItWasRebuiltFrom: at every checkpoint of the
@@ -19,7 +22,8 @@ func TestDeltaChannelSaysWhatItWasRebuiltFrom(t *testing.T) {
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
 			t.Parallel()
-			h := readDeltaThread(t, cs.open(t), langgraph.Chain{Thread: "t-delta"})
+			src, _ := readCase(t, cs)
+			h := readDeltaThread(t, src, langgraph.Chain{Thread: "t-delta"})
 			snapshots, rebuilt := 0, 0
 			for _, l := range h.hist {
 				st := h.stored[l.ID]
@@ -51,7 +55,7 @@ type deltaThread struct {
 	writes map[string]int // messages writes stored under each checkpoint
 }
 
-func readDeltaThread(t *testing.T, src langgraph.Source, c langgraph.Chain) deltaThread {
+func readDeltaThread(t *testing.T, src caseReads, c langgraph.Chain) deltaThread {
 	t.Helper()
 	ctx := context.Background()
 	hist, err := src.History(ctx, c, "", 0)
@@ -98,4 +102,66 @@ func (h deltaThread) seed(id string) (from string, n int) {
 		}
 	}
 	return "", n
+}
+
+// TestDeltaCountersThatLieCostReadsNotValues: a rebuild sizes its first
+// read of the ancestors by the steps the checkpoint's metadata counts since
+// the snapshot; where the count is short (here every checkpoint says one
+// step), the walk reads on and rebuilds the same value from the same
+// snapshot as on the file with the true counts.
+func TestDeltaCountersThatLieCostReadsNotValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := langgraph.Chain{Thread: "t-delta"}
+	truth := open(t, "sqlite:"+lgtest.Copy(t, "sqlite-js-cases.db"))
+	path := lgtest.Copy(t, "sqlite-js-cases.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(`UPDATE checkpoints
+		SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.counters_since_delta_snapshot.messages', json('[1,1]')) AS BLOB)
+		WHERE thread_id = 't-delta' AND json_extract(CAST(metadata AS TEXT), '$.counters_since_delta_snapshot.messages') IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n < 200 {
+		t.Fatalf("%d checkpoints' counters rewritten, want the 200 and more that count", n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lying := open(t, "sqlite:"+path)
+	hist, err := truth.History(ctx, c, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked := 0
+	for i := range hist {
+		l := hist[len(hist)-1-i] // oldest first
+		if i%50 != 49 && i != len(hist)-1 {
+			continue
+		}
+		want, err := truth.Checkpoint(ctx, c, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := lying.Checkpoint(ctx, c, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Stored == nil || got.Stored == nil || !reflect.DeepEqual(got.Stored.Channels, want.Stored.Channels) {
+			t.Errorf("%s (step %d): stored %+v, with true counts %+v", l.ID, l.Step, got.Stored, want.Stored)
+			continue
+		}
+		if !reflect.DeepEqual(got.Channels, want.Channels) {
+			t.Errorf("%s (step %d): state differs from the one rebuilt with true counts", l.ID, l.Step)
+		}
+		if want.Stored.Channels[0].Replayed > 5 {
+			walked++
+		}
+	}
+	if walked < 3 {
+		t.Errorf("%d checkpoints rebuilt from more than 5 writes back: the test reads none past the first page", walked)
+	}
 }

@@ -763,17 +763,14 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.follow.stop()
 	m.syncPanes()
 	m.refreshLive()
-	m.sess.graphs.wanted = ""
+	m.sess.graphs.wanted, m.sess.graphs.stray = "", ""
 	if m.sess.deps.Backend != nil && c.NS == "" {
 		// Which graph wrote it: another's opens on that graph
-		// (onGraphOf). When the session can switch, the first page waits
-		// for the answer (held), else it is read beside it.
-		graphOf := readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
-		if m.sess.graphs.build == nil {
-			return tea.Batch(read, graphOf)
-		}
+		// (onGraphOf). The first page waits for the answer (held): read
+		// on the wrong graph it fails, and where the session cannot
+		// switch its error must say which graph wrote the thread.
 		m.sess.graphs.hold(m.sess.gen, read)
-		return graphOf
+		return readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
 	}
 	return read
 }
@@ -793,6 +790,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd { return m.onLoaded(m.loader.U
 func (m *Model) onLoaded(n loadNews, cmd tea.Cmd) tea.Cmd {
 	if n.page != nil {
 		return m.takeHistory(*n.page, cmd)
+	}
+	if n.err != nil {
+		n.say = m.readErr(n.err)
 	}
 	cmds := []tea.Cmd{cmd}
 	if n.say != "" {
@@ -921,10 +921,21 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
 			return nil // deleted: the history's reload says so
 		}
-		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+		return m.setFlash("read the newest checkpoint: "+m.readErr(msg.err), true)
 	}
 	m.refreshLive()
 	return m.wantCosts()
+}
+
+// readErr is err, a read of the open thread that failed, said: on a
+// graph not the thread's own, with which graph wrote it and how to open
+// it rather than the read's own fix (strayRead).
+func (m *Model) readErr(err error) string {
+	gs := &m.sess.graphs
+	if g := m.sess.graph(); gs.stray != "" && g != nil {
+		return strayRead(err, m.sess.thread, gs.wanted, g.Name, gs.stray)
+	}
+	return err.Error()
 }
 
 // onGraphOf opens the thread on its own graph when it records another
@@ -954,7 +965,8 @@ func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 		m.sess.graphs.hold(msg.gen, held)
 		return build // its answer switches (onGraphBuilt)
 	}
-	return tea.Batch(held, m.setFlash(misread(m.sess.thread, msg.name, g.Name, nil), true))
+	m.sess.graphs.stray = openHint(m.sess.thread, msg.name, false, nil)
+	return tea.Batch(held, m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
 }
 
 // onGraphBuilt switches to the graph built when the thread open still
@@ -966,7 +978,8 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 		return nil // the thread open now is not that graph's
 	}
 	if !built {
-		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, msg.err), true))
+		m.sess.graphs.stray = openHint(m.sess.thread, msg.name, true, msg.err)
+		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
 	}
 	return m.useGraph(msg.name, msg.deps) // a new first read
 }

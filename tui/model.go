@@ -168,7 +168,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m.sess.graphs = newGraphSet(m.sess)
 	m.threads.readOnly = m.sess.readOnly()
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer(draftReplies(deps.Extension))
@@ -284,6 +284,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runAskMsg:
 		return m, m.applyRun(msg.out, nil)
 	case newThreadStartMsg:
+		// On the graph the TUI was started on, as its dialog said.
+		if name, d, ok := m.sess.graphs.started(); ok && (m.sess.graph() == nil || m.sess.graph().Name != name) {
+			m.takeDeps(name, d)
+		}
 		open := m.openThread(msg.thread)
 		return m, tea.Sequence(open, m.applyRun(m.runs.Update(startRunMsg{kind: "run", in: msg.in})))
 	case headMsg:
@@ -987,19 +991,37 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 // useGraph runs graph name's deps from now on (its engine, extension and
 // runner) and opens the thread shown again on them.
 func (m *Model) useGraph(name string, d Deps) tea.Cmd {
+	m.takeDeps(name, d)
+	shown := m.screen // the threads list, if the user went back to it
+	open := m.openChain(m.chain())
+	m.screen = shown
+	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
+}
+
+// newThreadNoInput is why n cannot start a thread: the graph it runs on,
+// the one the session was started on, takes no typed input ("": it can).
+func (m *Model) newThreadNoInput() string {
+	if _, d, ok := m.sess.graphs.started(); ok {
+		if g := graphOf(d); g != nil && g.TurnInput() == nil {
+			return noInputWhy(g)
+		}
+		return ""
+	}
+	return m.sess.noInput()
+}
+
+// takeDeps runs graph name's deps from now on: its engine, extension and
+// runner; what was set for the last graph and is not this one's is off.
+func (m *Model) takeDeps(name string, d Deps) {
 	m.sess.deps = d
 	m.cache = newCache(d.Extension) // what the last graph decoded is not this one's
 	m.loader.useCache(m.cache)
 	m.composer.allowDrafts(draftReplies(d.Extension))
 	m.live.useExtension(d.Extension)
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
 	if dropped := m.runs.graphChanged(m.sess.graph()); len(dropped) > 0 {
 		m.logStatus("not on graph "+termtext.Name(name)+", so off: "+strings.Join(dropped, ", "), false)
 	}
-	shown := m.screen // the threads list, if the user went back to it
-	open := m.openChain(m.chain())
-	m.screen = shown
-	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
 }
 
 // navMsg is msg for navigation, with the tree it reads and the
@@ -1075,7 +1097,11 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 		}
 		return m.openChain(c)
 	case listNew:
-		return m.applyRun(m.runs.Update(newThreadMsg{taken: m.threads.find, n: len(m.threads.threads)}))
+		on := m.sess.deps
+		if _, d, ok := m.sess.graphs.started(); ok {
+			on = d
+		}
+		return m.applyRun(m.runs.Update(newThreadMsg{taken: m.threads.find, n: len(m.threads.threads), on: on}))
 	case listDelete:
 		t, _, ok := m.threads.selected()
 		if !ok {

@@ -24,8 +24,11 @@ import (
 // graphSet is the graphs the session has run threads on, by name, and
 // how it builds another.
 type graphSet struct {
-	build    func(name string) tea.Cmd // nil: no other graph is built
-	built    map[string]Deps
+	build func(name string) tea.Cmd // nil: no other graph is built
+	built map[string]Deps
+	// home is the graph the session was started on: a new thread runs
+	// on it, whichever thread was opened last.
+	home     string
 	building map[string]bool
 	// wanted is the graph the open thread records, once read ("": not
 	// read, or it records none).
@@ -66,7 +69,7 @@ type graphBuiltMsg struct {
 func newGraphSet(s *session) graphSet {
 	gs := graphSet{built: map[string]Deps{}, building: map[string]bool{}}
 	if g := s.graph(); g != nil {
-		gs.built[g.Name] = s.deps
+		gs.built[g.Name], gs.home = s.deps, g.Name
 	}
 	if open := s.deps.Graphs; open != nil {
 		ctx := s.ctx
@@ -78,6 +81,13 @@ func newGraphSet(s *session) graphSet {
 		}
 	}
 	return gs
+}
+
+// started is the deps of the graph the session was started on (ok
+// false: it runs none).
+func (g *graphSet) started() (name string, d Deps, ok bool) {
+	d, ok = g.built[g.home]
+	return g.home, d, ok && g.home != ""
 }
 
 // want is the deps of graph name when built (ok), else the Cmd that

@@ -218,3 +218,40 @@ func TestAThreadOfAGraphThisProgramCannotOpenSaysHowToOpenIt(t *testing.T) {
 		}
 	}
 }
+
+// TestANewThreadRunsOnTheGraphTheTUIWasStartedOn: after a research thread
+// was opened (the session switched to research's graph) and the user went
+// back to the threads list, n starts a thread on the graph the TUI was
+// started on (`rewind tui`'s --graph, ticket by default), named for it,
+// and its dialog says which graph it runs on. Before, it ran on the last
+// thread's graph, named "research-3", and nothing said so.
+func TestANewThreadRunsOnTheGraphTheTUIWasStartedOn(t *testing.T) {
+	t.Parallel()
+	tk, _, graphs := twoGraphs(t)
+	deps := depsOf(Options{Engine: tk, StoreLabel: "memory:", Extension: TicketExtension(), Graphs: graphs})
+	h := newHarnessDeps(t, deps, Settings{}, 160, 45)
+	h.listOpen("research-1")
+	h.until("research-1 opened on graph research", func() bool { return h.loaded() && h.m.sess.graph().Name == research.Name })
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads })
+	h.key("n")
+	if !h.contains("New thread") || !h.contains("ticket-3") || !h.contains("on graph ticket") || h.contains("research-3") {
+		t.Fatalf("n on the list should offer ticket-3, on graph ticket, and say so:\n%s", h.screen())
+	}
+	h.key("tab")
+	h.typeText(firstInput)
+	h.key("enter")
+	h.until("ticket-3's first turn", func() bool {
+		return h.m.sess.thread == "ticket-3" && h.loaded() && h.m.live.run == nil && num(h.m.timeline.tree.maxID) > 1
+	})
+	hs, err := tk.History(context.Background(), "ticket-3", 0, 1)
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("ticket-3's head: %v, %v", hs, err)
+	}
+	if g := hs[0].Metadata.Graph; g != ticket.GraphName {
+		t.Fatalf("ticket-3 was run on graph %q (status %q), want ticket", g, h.m.status.text)
+	}
+	if h.m.sess.graph().Name != ticket.GraphName || h.m.sess.deps.Extension == nil {
+		t.Errorf("ticket-3 is shown on graph %s (extension %v), want the ticket's", h.m.sess.graph().Name, h.m.sess.deps.Extension)
+	}
+}

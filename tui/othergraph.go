@@ -24,12 +24,12 @@ import (
 // graphSet is the graphs the session has run threads on, by name, and
 // how it builds another.
 type graphSet struct {
-	build func(name string) tea.Cmd // nil: no other graph is built
-	built map[string]Deps
+	build    func(name string) tea.Cmd // nil: no other graph is built
+	built    map[string]Deps
+	building map[string]bool
 	// home is the graph the session was started on: a new thread runs
 	// on it, whichever thread was opened last.
-	home     string
-	building map[string]bool
+	home string
 	// wanted is the graph the open thread records, once read ("": not
 	// read, or it records none).
 	wanted string

@@ -45,8 +45,8 @@ type loadMsg struct {
 // cache, so the thread's costs may have changed); reread the checkpoint
 // under the cursor to read again (the stored writes changed meanwhile); opened the
 // first screen shows, so what waited for it starts; say a status line;
-// err a read that failed, which the root says (it knows the thread's
-// graph).
+// err the read that failed (say is its text), which the root says again
+// when the thread is read on another graph than its own.
 type loadNews struct {
 	page   *historyMsg
 	failed bool
@@ -111,7 +111,7 @@ func (l *threadLoader) onHistory(msg historyMsg) (loadNews, tea.Cmd) {
 	}
 	if msg.err != nil {
 		opened, cmd := l.shown()
-		return loadNews{failed: true, err: msg.err, sayErr: true, opened: opened}, cmd
+		return loadNews{failed: true, say: msg.err.Error(), err: msg.err, sayErr: true, opened: opened}, cmd
 	}
 	var next tea.Cmd
 	if !msg.sync && msg.more {
@@ -142,7 +142,7 @@ func (l *threadLoader) onDetail(msg detailMsg, in loadMsg) (loadNews, tea.Cmd) {
 	}
 	if msg.err != nil {
 		opened, cmd := l.shown()
-		return loadNews{err: msg.err, sayErr: true, opened: opened}, cmd
+		return loadNews{say: msg.err.Error(), err: msg.err, sayErr: true, opened: opened}, cmd
 	}
 	if msg.id != in.tree.cursor {
 		return loadNews{}, nil

@@ -344,15 +344,13 @@ func oneLine(v any, n int) string {
 func cutText(s string, n int) string {
 	if len(s) > n {
 		cut := n
-		for cut > 0 && !utf8Start(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
 	}
 	return termtext.Line(s)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // lgShow is `rewind show` on a LangGraph database: the checkpoint, its
 // conversation (tool calls joined to their results), every channel, the

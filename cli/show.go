@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -387,7 +388,7 @@ func printChannels(out io.Writer, v engine.Values, channels []string) {
 		text := b.String()
 		if len(text) > 200 {
 			cut := 200
-			for cut > 0 && !utf8Start(text[cut]) {
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
 				cut-- // at a character's start: half of one shows as ⟨0xC3⟩
 			}
 			text = text[:cut] + "…"

@@ -168,7 +168,7 @@ func New(ctx context.Context, deps Deps, s Settings) *Model {
 	}
 	m.sess.graphs = newGraphSet(m.sess)
 	m.threads.readOnly = m.sess.readOnly()
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
 	m.par = newParity(m.sess, m.keys, s.ContextWindow)
 	m.fidelity = newFidelityChecks(m.sess)
 	m.composer = newComposer(draftReplies(deps.Extension))
@@ -284,6 +284,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runAskMsg:
 		return m, m.applyRun(msg.out, nil)
 	case newThreadStartMsg:
+		// On the graph the TUI was started on, as its dialog said.
+		if name, d, ok := m.sess.graphs.started(); ok && (m.sess.graph() == nil || m.sess.graph().Name != name) {
+			m.takeDeps(name, d)
+		}
 		open := m.openThread(msg.thread)
 		return m, tea.Sequence(open, m.applyRun(m.runs.Update(startRunMsg{kind: "run", in: msg.in})))
 	case headMsg:
@@ -763,17 +767,14 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.follow.stop()
 	m.syncPanes()
 	m.refreshLive()
-	m.sess.graphs.wanted = ""
+	m.sess.graphs.wanted, m.sess.graphs.stray = "", ""
 	if m.sess.deps.Backend != nil && c.NS == "" {
 		// Which graph wrote it: another's opens on that graph
-		// (onGraphOf). When the session can switch, the first page waits
-		// for the answer (held), else it is read beside it.
-		graphOf := readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
-		if m.sess.graphs.build == nil {
-			return tea.Batch(read, graphOf)
-		}
+		// (onGraphOf). The first page waits for the answer (held): read
+		// on the wrong graph it fails, and where the session cannot
+		// switch its error must say which graph wrote the thread.
 		m.sess.graphs.hold(m.sess.gen, read)
-		return graphOf
+		return readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
 	}
 	return read
 }
@@ -793,6 +794,9 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd { return m.onLoaded(m.loader.U
 func (m *Model) onLoaded(n loadNews, cmd tea.Cmd) tea.Cmd {
 	if n.page != nil {
 		return m.takeHistory(*n.page, cmd)
+	}
+	if n.err != nil {
+		n.say = m.readErr(n.err)
 	}
 	cmds := []tea.Cmd{cmd}
 	if n.say != "" {
@@ -921,10 +925,21 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		if m.follow.gone || errors.Is(msg.err, store.ErrNotFound) {
 			return nil // deleted: the history's reload says so
 		}
-		return m.setFlash("read the newest checkpoint: "+msg.err.Error(), true)
+		return m.setFlash("read the newest checkpoint: "+m.readErr(msg.err), true)
 	}
 	m.refreshLive()
 	return m.wantCosts()
+}
+
+// readErr is err, a read of the open thread that failed, said: on a
+// graph not the thread's own, with which graph wrote it and how to open
+// it rather than the read's own fix (strayRead).
+func (m *Model) readErr(err error) string {
+	gs := &m.sess.graphs
+	if g := m.sess.graph(); gs.stray != "" && g != nil {
+		return strayRead(err, m.sess.thread, gs.wanted, g.Name, gs.stray)
+	}
+	return err.Error()
 }
 
 // onGraphOf opens the thread on its own graph when it records another
@@ -954,7 +969,8 @@ func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 		m.sess.graphs.hold(msg.gen, held)
 		return build // its answer switches (onGraphBuilt)
 	}
-	return tea.Batch(held, m.setFlash(misread(m.sess.thread, msg.name, g.Name, nil), true))
+	m.sess.graphs.stray = openHint(m.sess.thread, msg.name, false, nil)
+	return tea.Batch(held, m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
 }
 
 // onGraphBuilt switches to the graph built when the thread open still
@@ -966,7 +982,8 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 		return nil // the thread open now is not that graph's
 	}
 	if !built {
-		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, msg.err), true))
+		m.sess.graphs.stray = openHint(m.sess.thread, msg.name, true, msg.err)
+		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
 	}
 	return m.useGraph(msg.name, msg.deps) // a new first read
 }
@@ -974,19 +991,37 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 // useGraph runs graph name's deps from now on (its engine, extension and
 // runner) and opens the thread shown again on them.
 func (m *Model) useGraph(name string, d Deps) tea.Cmd {
+	m.takeDeps(name, d)
+	shown := m.screen // the threads list, if the user went back to it
+	open := m.openChain(m.chain())
+	m.screen = shown
+	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
+}
+
+// newThreadNoInput is why n cannot start a thread: the graph it runs on,
+// the one the session was started on, takes no typed input ("": it can).
+func (m *Model) newThreadNoInput() string {
+	if _, d, ok := m.sess.graphs.started(); ok {
+		if g := graphOf(d); g != nil && g.TurnInput() == nil {
+			return noInputWhy(g)
+		}
+		return ""
+	}
+	return m.sess.noInput()
+}
+
+// takeDeps runs graph name's deps from now on: its engine, extension and
+// runner; what was set for the last graph and is not this one's is off.
+func (m *Model) takeDeps(name string, d Deps) {
 	m.sess.deps = d
 	m.cache = newCache(d.Extension) // what the last graph decoded is not this one's
 	m.loader.useCache(m.cache)
 	m.composer.allowDrafts(draftReplies(d.Extension))
 	m.live.useExtension(d.Extension)
-	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.keys, m.threads.keys)
+	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
 	if dropped := m.runs.graphChanged(m.sess.graph()); len(dropped) > 0 {
 		m.logStatus("not on graph "+termtext.Name(name)+", so off: "+strings.Join(dropped, ", "), false)
 	}
-	shown := m.screen // the threads list, if the user went back to it
-	open := m.openChain(m.chain())
-	m.screen = shown
-	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
 }
 
 // navMsg is msg for navigation, with the tree it reads and the
@@ -1062,7 +1097,11 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 		}
 		return m.openChain(c)
 	case listNew:
-		return m.applyRun(m.runs.Update(newThreadMsg{taken: m.threads.find, n: len(m.threads.threads)}))
+		on := m.sess.deps
+		if _, d, ok := m.sess.graphs.started(); ok {
+			on = d
+		}
+		return m.applyRun(m.runs.Update(newThreadMsg{taken: m.threads.find, n: len(m.threads.threads), on: on}))
 	case listDelete:
 		t, _, ok := m.threads.selected()
 		if !ok {

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"rewind/engine"
 	"rewind/engine/recorded"
 	"rewind/store"
 	"rewind/tui/termtext"
@@ -26,9 +27,15 @@ type graphSet struct {
 	build    func(name string) tea.Cmd // nil: no other graph is built
 	built    map[string]Deps
 	building map[string]bool
+	// home is the graph the session was started on: a new thread runs
+	// on it, whichever thread was opened last.
+	home string
 	// wanted is the graph the open thread records, once read ("": not
 	// read, or it records none).
 	wanted string
+	// stray says how to open the open thread when it is read on this
+	// graph, not wanted, its own ("": it reads on its own).
+	stray string
 	// held is the first read of the chain open at heldGen, waiting for
 	// the read of its graph: read on the wrong graph it fails (to the
 	// research graph a ticket checkpoint is of a newer schema), and the
@@ -62,7 +69,7 @@ type graphBuiltMsg struct {
 func newGraphSet(s *session) graphSet {
 	gs := graphSet{built: map[string]Deps{}, building: map[string]bool{}}
 	if g := s.graph(); g != nil {
-		gs.built[g.Name] = s.deps
+		gs.built[g.Name], gs.home = s.deps, g.Name
 	}
 	if open := s.deps.Graphs; open != nil {
 		ctx := s.ctx
@@ -74,6 +81,13 @@ func newGraphSet(s *session) graphSet {
 		}
 	}
 	return gs
+}
+
+// started is the deps of the graph the session was started on (ok
+// false: it runs none).
+func (g *graphSet) started() (name string, d Deps, ok bool) {
+	d, ok = g.built[g.home]
+	return g.home, d, ok && g.home != ""
 }
 
 // want is the deps of graph name when built (ok), else the Cmd that
@@ -104,19 +118,40 @@ func (g *graphSet) took(msg graphBuiltMsg) (can bool) {
 func (g *graphSet) pending(name string) bool { return g.building[name] }
 
 // misread is the warning for thread, which graph rec wrote, read on graph
-// open (not built: err). A graph the registry does not build (err wraps
-// ErrUnknownGraph) is opened by the program that defines it: `rewind tui
-// T` refuses that thread too.
-func misread(thread, rec, open string, err error) string {
+// open; how says how to open it (openHint).
+func misread(thread, rec, open, how string) string {
+	return fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; %s", termtext.Name(thread), termtext.Name(rec), termtext.Name(open), how)
+}
+
+// openHint says how to open thread, which graph rec wrote, where this
+// session cannot (err: why its graph was not built). A graph the registry
+// does not build (err wraps ErrUnknownGraph) is opened by the program
+// that defines it: `rewind tui T` refuses that thread too. With no
+// registry (canBuild false: a program on its own graph) which of the two
+// it is, is not known here: both are said.
+func openHint(thread, rec string, canBuild bool, err error) string {
 	t, r := termtext.Name(thread), termtext.Name(rec)
-	s := fmt.Sprintf("%s was run on graph %s, not %s: its panes misread it; ", t, r, termtext.Name(open))
 	switch {
 	case errors.Is(err, ErrUnknownGraph):
-		return s + "open it with the program that defines graph " + r
+		return "open it with the program that defines graph " + r
+	case !canBuild:
+		return "open it with the program that defines graph " + r + " (rewind tui " + t + " if rewind builds it)"
 	case err != nil:
-		return s + "rewind tui " + t + " opens it on its own graph (" + termtext.Line(err.Error()) + ")"
+		return "rewind tui " + t + " opens it on its own graph (" + termtext.Line(err.Error()) + ")"
 	}
-	return s + "rewind tui " + t + " opens it on its own graph"
+	return "rewind tui " + t + " opens it on its own graph"
+}
+
+// strayRead is err, a read of thread that failed, said while the thread is
+// read on graph open, not rec, its own (the session could not switch):
+// which graph wrote it and how to open it (how). A schema "newer than
+// this rewind" is rec's schema, so its "upgrade rewind" is not said.
+func strayRead(err error, thread, rec, open, how string) string {
+	wrote := "it was written by graph " + termtext.Name(rec) + "; " + how
+	if errors.Is(err, engine.ErrNewerSchema) {
+		return termtext.Name(thread) + " does not read on graph " + termtext.Name(open) + ": " + wrote
+	}
+	return err.Error() + " (" + wrote + ")"
 }
 
 // graphOfMsg is the graph thread (open at gen) records ("": none).

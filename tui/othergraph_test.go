@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,7 +165,7 @@ func TestTheFirstReadWaitsForTheThreadsGraph(t *testing.T) {
 		name   string
 		graphs func(context.Context, string) (GraphDeps, error)
 		alone  bool
-	}{{"with other graphs", graphs, true}, {"without", nil, false}} {
+	}{{"with other graphs", graphs, true}, {"without", nil, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			deps := depsOf(Options{Engine: tk, StoreLabel: "memory:", Extension: TicketExtension(), Graphs: c.graphs})
 			h := newHarnessDeps(t, deps, Settings{}, 160, 45)
@@ -174,5 +175,83 @@ func TestTheFirstReadWaitsForTheThreadsGraph(t *testing.T) {
 				t.Errorf("the open's first message is the graph read alone: %v, want %v", alone, c.alone)
 			}
 		})
+	}
+}
+
+// TestAThreadOfAGraphThisProgramCannotOpenSaysHowToOpenIt: a program that
+// opens the TUI on its own graph (no Options.Graphs, as demo/yourgraph)
+// cannot switch to the graph a listed thread records. Opening such a
+// thread, the reads that fail say which graph wrote it and how to open
+// it. Before, the status bar was left saying "checkpoint schema is newer
+// than this rewind; upgrade rewind to open it", a fix that does nothing.
+func TestAThreadOfAGraphThisProgramCannotOpenSaysHowToOpenIt(t *testing.T) {
+	t.Parallel()
+	_, rs, _ := twoGraphs(t)
+	deps := depsOf(Options{Engine: rs, StoreLabel: "memory:"}) // research's own program
+	h := newHarnessDeps(t, deps, Settings{}, 160, 45)
+	h.until("the threads list", func() bool { return h.m.threads.find("ticket-1") })
+	h.listOpen("ticket-1")
+	defer func() {
+		if t.Failed() {
+			for _, e := range h.m.status.log {
+				t.Logf("status log: %+v", e)
+			}
+		}
+	}()
+	// Its graph read, its history read, its head read: each says something.
+	said := func(s string) bool {
+		return slices.ContainsFunc(h.m.status.log, func(e logEntry) bool { return strings.Contains(e.text, s) })
+	}
+	h.until("ticket-1's graph, history and head read", func() bool {
+		return said("misread") && said("newest checkpoint") && !h.m.timeline.loading && h.m.live.headLoading == 0
+	})
+	h.drain()
+	got := h.m.status.text
+	for _, want := range []string{"ticket-1", "graph ticket", "the program that defines graph ticket", "rewind tui ticket-1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the status line %q does not say %q", got, want)
+		}
+	}
+	for _, e := range h.m.status.log {
+		if strings.Contains(e.text, "upgrade rewind") {
+			t.Errorf("the status said to upgrade rewind: %q", e.text)
+		}
+	}
+}
+
+// TestANewThreadRunsOnTheGraphTheTUIWasStartedOn: after a research thread
+// was opened (the session switched to research's graph) and the user went
+// back to the threads list, n starts a thread on the graph the TUI was
+// started on (`rewind tui`'s --graph, ticket by default), named for it,
+// and its dialog says which graph it runs on. Before, it ran on the last
+// thread's graph, named "research-3", and nothing said so.
+func TestANewThreadRunsOnTheGraphTheTUIWasStartedOn(t *testing.T) {
+	t.Parallel()
+	tk, _, graphs := twoGraphs(t)
+	deps := depsOf(Options{Engine: tk, StoreLabel: "memory:", Extension: TicketExtension(), Graphs: graphs})
+	h := newHarnessDeps(t, deps, Settings{}, 160, 45)
+	h.listOpen("research-1")
+	h.until("research-1 opened on graph research", func() bool { return h.loaded() && h.m.sess.graph().Name == research.Name })
+	h.key("t")
+	h.until("the threads list", func() bool { return h.m.screen == screenThreads })
+	h.key("n")
+	if !h.contains("New thread") || !h.contains("ticket-3") || !h.contains("on graph ticket") || h.contains("research-3") {
+		t.Fatalf("n on the list should offer ticket-3, on graph ticket, and say so:\n%s", h.screen())
+	}
+	h.key("tab")
+	h.typeText(firstInput)
+	h.key("enter")
+	h.until("ticket-3's first turn", func() bool {
+		return h.m.sess.thread == "ticket-3" && h.loaded() && h.m.live.run == nil && num(h.m.timeline.tree.maxID) > 1
+	})
+	hs, err := tk.History(context.Background(), "ticket-3", 0, 1)
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("ticket-3's head: %v, %v", hs, err)
+	}
+	if g := hs[0].Metadata.Graph; g != ticket.GraphName {
+		t.Fatalf("ticket-3 was run on graph %q (status %q), want ticket", g, h.m.status.text)
+	}
+	if h.m.sess.graph().Name != ticket.GraphName || h.m.sess.deps.Extension == nil {
+		t.Errorf("ticket-3 is shown on graph %s (extension %v), want the ticket's", h.m.sess.graph().Name, h.m.sess.deps.Extension)
 	}
 }

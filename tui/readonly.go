@@ -42,15 +42,20 @@ func newReadOnlyPolicy(on bool, tk threadKeys, lk threadListKeys) readOnlyPolicy
 	return readOnlyPolicy{thread: bound(threadKeyTable.offKeys(tk)), list: bound(threadListKeyTable.offKeys(lk))}
 }
 
-// withoutInput turns off, for why, the keys that start a run with typed
-// input (write, fork, a new thread), on a graph that declares no input
-// (why ""; a read-only source refuses them already).
-func (p readOnlyPolicy) withoutInput(why string, tk threadKeys, lk threadListKeys) readOnlyPolicy {
-	if why == "" || len(p.thread) > 0 {
+// withoutInput turns off the keys that start a run with typed input on a
+// graph that declares no input: write and fork for why, the graph shown;
+// a new thread for newWhy, the graph it runs on (the session's first).
+// "": the graph takes input; a read-only source refuses them already.
+func (p readOnlyPolicy) withoutInput(why, newWhy string, tk threadKeys, lk threadListKeys) readOnlyPolicy {
+	if len(p.thread) > 0 {
 		return p
 	}
-	p.thread = bound([]offKey{{tk.Compose, "writing a message", why}, {tk.Fork, "forking", why}})
-	p.list = bound([]offKey{{lk.New, "starting a thread", why}})
+	if why != "" {
+		p.thread = bound([]offKey{{tk.Compose, "writing a message", why}, {tk.Fork, "forking", why}})
+	}
+	if newWhy != "" {
+		p.list = bound([]offKey{{lk.New, "starting a thread", newWhy}})
+	}
 	return p
 }
 

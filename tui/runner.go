@@ -64,8 +64,11 @@ func noInputWhy(g *engine.Graph) string {
 
 // graph is the graph the TUI shows and runs: its engine's (Backend); nil
 // on a read-only source.
-func (s *session) graph() *engine.Graph {
-	if b, ok := s.deps.Backend.(engineBackend); ok && b.Engine != nil {
+func (s *session) graph() *engine.Graph { return graphOf(s.deps) }
+
+// graphOf is the graph d runs (nil: d runs none, a read-only source).
+func graphOf(d Deps) *engine.Graph {
+	if b, ok := d.Backend.(engineBackend); ok && b.Engine != nil {
 		return b.Graph()
 	}
 	return nil

@@ -133,10 +133,12 @@ type (
 	replayAskMsg struct{ at runAt }
 	askQuitMsg   struct{}
 	// newThreadMsg: n (the new thread's form); taken says whether a name
-	// is a thread already, n how many there are.
+	// is a thread already, n how many there are; on is the deps of the
+	// graph it runs on (the one the TUI was started on).
 	newThreadMsg struct {
 		taken func(string) bool
 		n     int
+		on    Deps
 	}
 	// startRunMsg: a run to start (a new thread's first, once the root
 	// opened the thread: newThreadStartMsg).
@@ -176,7 +178,7 @@ func (c *runControl) Update(msg tea.Msg) (runAsk, tea.Cmd) {
 		}
 		return runAsk{dialog: c.quitDialog()}, nil
 	case newThreadMsg:
-		return c.openNewThread(msg.taken, msg.n)
+		return c.openNewThread(msg.taken, msg.n, msg.on)
 	case startRunMsg:
 		return c.startRun(msg.kind, msg.from, msg.in)
 	case runStartedMsg:
@@ -505,15 +507,17 @@ func (c *runControl) openDiscard(at runAt) (runAsk, tea.Cmd) {
 }
 
 // openNewThread asks for a new thread's name and first message; taken
-// says whether a name is a thread already, n how many there are.
-func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.Cmd) {
+// says whether a name is a thread already, n how many there are, on the
+// deps of the graph it runs on, which the dialog names.
+func (c *runControl) openNewThread(taken func(string) bool, n int, on Deps) (runAsk, tea.Cmd) {
 	if c.busy() {
 		return sayErr("a run is under way: wait for it first"), nil
 	}
 	// A new thread is named for its graph: ticket-3 on the ticket graph.
-	prefix, name := "thread", ""
-	if g := c.sess.graph(); g != nil && g.Name != "" && !strings.ContainsFunc(g.Name, termtext.Unsafe) {
+	prefix, name, note := "thread", "", "The first message starts the thread: the graph runs at once."
+	if g := graphOf(on); g != nil && g.Name != "" && !strings.ContainsFunc(g.Name, termtext.Unsafe) {
 		prefix = g.Name
+		note = "The first message starts the thread on graph " + g.Name + ", the one this TUI was started on: it runs at once."
 	}
 	for i := n + 1; ; i++ {
 		name = fmt.Sprintf("%s-%d", prefix, i)
@@ -521,12 +525,12 @@ func (c *runControl) openNewThread(taken func(string) bool, n int) (runAsk, tea.
 			break
 		}
 	}
-	msgHint, attachHint := inputHints(c.sess.deps.Extension)
+	msgHint, attachHint := inputHints(on.Extension)
 	fields := []field{newField("Thread name", name, prefix+"-1", true), newField("First message", "", msgHint, true)}
 	if attachHint != "" {
 		fields = append(fields, newField("Attachment reference", "", attachHint, false))
 	}
-	f := newForm(c.theme, "New thread", "The first message starts the thread: the graph runs at once.", func(v []string) (tea.Cmd, error) {
+	f := newForm(c.theme, "New thread", note, func(v []string) (tea.Cmd, error) {
 		if strings.ContainsFunc(v[0], termtext.Unsafe) {
 			return nil, errors.New("the thread name has control or invisible characters (escapes, bidi marks): type it again without them")
 		}

@@ -44,7 +44,9 @@ type loadMsg struct {
 // checkpoint under the cursor, read (read: from the store, not the
 // cache, so the thread's costs may have changed); reread the checkpoint
 // under the cursor to read again (the stored writes changed meanwhile); opened the
-// first screen shows, so what waited for it starts; say a status line.
+// first screen shows, so what waited for it starts; say a status line;
+// err the read that failed (say is its text), which the root says again
+// when the thread is read on another graph than its own.
 type loadNews struct {
 	page   *historyMsg
 	failed bool
@@ -54,6 +56,7 @@ type loadNews struct {
 	opened bool
 	say    string
 	sayErr bool
+	err    error
 }
 
 // open starts reading chain c, which the session has just opened: its
@@ -108,7 +111,7 @@ func (l *threadLoader) onHistory(msg historyMsg) (loadNews, tea.Cmd) {
 	}
 	if msg.err != nil {
 		opened, cmd := l.shown()
-		return loadNews{failed: true, say: msg.err.Error(), sayErr: true, opened: opened}, cmd
+		return loadNews{failed: true, say: msg.err.Error(), err: msg.err, sayErr: true, opened: opened}, cmd
 	}
 	var next tea.Cmd
 	if !msg.sync && msg.more {
@@ -139,7 +142,7 @@ func (l *threadLoader) onDetail(msg detailMsg, in loadMsg) (loadNews, tea.Cmd) {
 	}
 	if msg.err != nil {
 		opened, cmd := l.shown()
-		return loadNews{say: msg.err.Error(), sayErr: true, opened: opened}, cmd
+		return loadNews{say: msg.err.Error(), err: msg.err, sayErr: true, opened: opened}, cmd
 	}
 	if msg.id != in.tree.cursor {
 		return loadNews{}, nil

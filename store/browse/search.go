@@ -108,7 +108,7 @@ func Said(m Message) (speaker, text string) {
 }
 
 // Snippet is a line of text around its first match (matches: byte spans,
-// in order), about width bytes, whitespace shown as spaces and "…" where
+// in order), width bytes plus at most 3 on each edge, whitespace shown as spaces and "…" where
 // it was cut, and the spans of the matches it shows, in the snippet's
 // bytes.
 func Snippet(text string, matches [][2]int, width int) (string, [][2]int) {
@@ -116,11 +116,14 @@ func Snippet(text string, matches [][2]int, width int) (string, [][2]int) {
 	if len(matches) > 0 {
 		from = max(matches[0][0]-width/4, 0)
 	}
-	for from > 0 && !utf8.RuneStart(text[from]) {
+	// To a character's start, at most 3 bytes away (a rune is at most 4):
+	// past that the bytes are not UTF-8, and a run of continuation bytes
+	// would otherwise widen the snippet to the whole run.
+	for k := 0; k < utf8.UTFMax-1 && from > 0 && !utf8.RuneStart(text[from]); k++ {
 		from--
 	}
 	to := min(from+width, len(text))
-	for to < len(text) && !utf8.RuneStart(text[to]) {
+	for k := 0; k < utf8.UTFMax-1 && to < len(text) && !utf8.RuneStart(text[to]); k++ {
 		to++
 	}
 	var b strings.Builder

@@ -155,17 +155,7 @@ func TestMidFanoutLetsGoWhenTheFirstTaskFails(t *testing.T) {
 		}
 		return []engine.Write{engine.Put("v", "done")}, nil
 	}
-	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
-	g := engine.NewGraph("failing-fanout", 1).Channel("v", engine.LastValue, "").
-		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
-			return []engine.Write{engine.Put("v", in.Text)}, nil
-		}).
-		Node("a", nop).Node("b", work).Node("c", work).Entry("a").
-		Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
-	e, err := engine.New(memory.New(), g, model.NewMock(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := fanOutTo(t, "failing-fanout", work)
 	ctx := context.Background()
 	req := worker.Request{Op: worker.OpRun, Thread: "fan", Input: []engine.Write{engine.Put("v", "go")}, KillAt: string(worker.MidFanout)}
 	done := make(chan error, 1)
@@ -207,17 +197,7 @@ func TestMidFanoutHoldEndsWithTheRunsContext(t *testing.T) {
 		}
 		return []engine.Write{engine.Put("v", "done")}, nil
 	}
-	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
-	g := engine.NewGraph("cancelled-fanout", 1).Channel("v", engine.LastValue, "").
-		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
-			return []engine.Write{engine.Put("v", in.Text)}, nil
-		}).
-		Node("a", nop).Node("b", work).Node("c", work).Entry("a").
-		Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
-	e, err := engine.New(memory.New(), g, model.NewMock(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := fanOutTo(t, "cancelled-fanout", work)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req := worker.Request{Op: worker.OpRun, Thread: "fan", Input: []engine.Write{engine.Put("v", "go")}, KillAt: string(worker.MidFanout)}
@@ -236,4 +216,22 @@ func TestMidFanoutHoldEndsWithTheRunsContext(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run still hangs 30 s after its context ended: mid-fanout holds the other task for good")
 	}
+}
+
+// fanOutTo is an engine on a graph whose node a fans out to b and c, both
+// running work: a mid-fanout kill point holds one while the other runs.
+func fanOutTo(t *testing.T, name string, work engine.NodeFunc) *engine.Engine {
+	t.Helper()
+	nop := func(context.Context, *engine.NodeContext) ([]engine.Write, error) { return nil, nil }
+	g := engine.NewGraph(name, 1).Channel("v", engine.LastValue, "").
+		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
+			return []engine.Write{engine.Put("v", in.Text)}, nil
+		}).
+		Node("a", nop).Node("b", work).Node("c", work).Entry("a").
+		Edge("a", "b").Edge("a", "c").Edge("b", engine.End).Edge("c", engine.End)
+	e, err := engine.New(memory.New(), g, model.NewMock(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -175,7 +175,7 @@ func (e *Engine) planPrune(ctx context.Context, thread string, p PrunePolicy) (P
 			if leaf := !keep && !hasChild[row.ID]; leaf || !named {
 				cp, err := e.graph.listed(row)
 				names := !named && err == nil && (cp.Metadata.Graph != "" || cp.Metadata.Run != nil)
-				if leaf && !names && (err != nil || len(cp.Tasks) > 0) {
+				if leaf && (err != nil || len(cp.Tasks) > 0) { // a paused tip, also when it names the graph
 					res.KeptTips = append(res.KeptTips, row.ID)
 					keep = true
 				}

@@ -17,7 +17,6 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine"
-	"rewind/engine/model"
 	"rewind/engine/model/openai"
 	"rewind/engine/ticket"
 	"rewind/store/browse"
@@ -327,10 +326,8 @@ func printRoles(out io.Writer, indent string, byRole map[string]engine.RoleUsage
 
 // roleOrder lists the roles in the order a turn calls them.
 func roleOrder(role string) string {
-	for i, r := range []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply} {
-		if r == role {
-			return fmt.Sprint(i)
-		}
+	if i := slices.Index(openai.Roles, role); i >= 0 {
+		return fmt.Sprint(i)
 	}
 	return "9" + role
 }

@@ -9,9 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"rewind/engine"
 	"rewind/engine/model"
+	"rewind/engine/model/openai"
 	"rewind/engine/recorded"
 	"rewind/engine/seal"
 	"rewind/engine/ticket"
@@ -197,7 +199,7 @@ func (g *Graph) name() string {
 // MockRoles are the roles the graph's mock plays, the ticket's for nil.
 func (g *Graph) MockRoles() []string {
 	if g == nil || g.Roles == nil {
-		return []string{model.RolePlanner, model.RoleExecutor, model.RoleCritic, model.RoleSummarizer, model.RoleReply}
+		return slices.Clone(openai.Roles)
 	}
 	return g.Roles
 }

@@ -640,3 +640,21 @@ func TestLoaderAlone(t *testing.T) {
 		t.Fatalf("the checkpoint under the cursor is shown: %+v", news)
 	}
 }
+
+// Reads of the threads list run at once and may end out of order (a read
+// the first screen started, before a run created its thread, ending
+// after the read t started): the older answer does not replace the newer
+// list, which would show "No threads yet" beside a running thread.
+func TestThreadListKeepsTheNewerOfTwoReads(t *testing.T) {
+	l := newThreadList()
+	l.SetSize(80, 10)
+	if a, _ := l.Update(threadsMsg{threads: []browse.Thread{{ID: "x", Checkpoints: 4}}, read: 2}); a != listLoaded {
+		t.Fatalf("the newer read should load the list, returns %v", a)
+	}
+	if a, _ := l.Update(threadsMsg{read: 1}); a == listLoaded {
+		t.Errorf("an older read that ended later loaded the list again")
+	}
+	if !l.find("x") {
+		t.Fatalf("an older read's empty answer replaced the newer list: %+v", l.threads)
+	}
+}

@@ -347,6 +347,8 @@ type (
 		// current: the chain shown, which the list selects when it had no
 		// selection (the root sets it as it routes the message).
 		current browse.Chain
+		// read numbers the read (session.readThreads).
+		read int
 	}
 	historyMsg struct {
 		gen    int
@@ -408,10 +410,10 @@ const (
 	syncPage  = 32
 )
 
-func loadThreads(ctx context.Context, src browse.Source) tea.Cmd {
+func loadThreads(ctx context.Context, src browse.Source, read int) tea.Cmd {
 	return func() tea.Msg {
 		ts, err := src.Threads(ctx)
-		return threadsMsg{threads: ts, err: err}
+		return threadsMsg{threads: ts, err: err, read: read}
 	}
 }
 

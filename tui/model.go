@@ -222,7 +222,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, m.openThread(m.sess.thread))
 		m.loader.withThreads()
 	} else {
-		cmds = append(cmds, loadThreads(m.sess.ctx, m.sess.deps.Source))
+		cmds = append(cmds, m.sess.readThreads())
 	}
 	if l, ok := m.lessons.find(m.lessons.start); ok {
 		cmds = append(cmds, m.applyLesson(m.lessons.choose(l)))
@@ -507,7 +507,7 @@ func (m *Model) onDeleted(msg deletedMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setFlash(msg.err.Error(), true)
 	}
-	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), loadThreads(m.sess.ctx, m.sess.deps.Source)}
+	cmds := []tea.Cmd{m.setFlash("deleted thread "+msg.thread, false), m.sess.readThreads()}
 	if msg.thread == m.sess.thread {
 		m.sess.thread = ""
 		m.follow.stop()
@@ -549,7 +549,7 @@ func (m *Model) applyLesson(out lessonAsk, cmd tea.Cmd) tea.Cmd {
 		return nil
 	case out.threads:
 		m.screen = screenThreads
-		return loadThreads(m.sess.ctx, m.sess.deps.Source)
+		return m.sess.readThreads()
 	case out.say != "":
 		return m.setFlash(out.say, true)
 	case out.preparing:
@@ -566,7 +566,7 @@ func (m *Model) applyLesson(out lessonAsk, cmd tea.Cmd) tea.Cmd {
 	if r := out.ready; r != nil {
 		open := m.openThread(r.lesson.Thread)
 		m.openAt = idOf(r.verdict.At) // once its page is loaded (onHistory)
-		return tea.Batch(open, loadThreads(m.sess.ctx, m.sess.deps.Source))
+		return tea.Batch(open, m.sess.readThreads())
 	}
 	return cmd
 }
@@ -720,7 +720,7 @@ func (m *Model) onThreadKey(msg tea.KeyMsg) tea.Cmd {
 		return m.applyRun(m.runs.Update(runKeyMsg{msg, m.timeline.runAt()}))
 	case key.Matches(msg, k.Threads):
 		m.screen = screenThreads
-		return loadThreads(m.sess.ctx, m.sess.deps.Source)
+		return m.sess.readThreads()
 	case key.Matches(msg, k.Fold):
 		m.content.toggleFold()
 		m.syncPanes()
@@ -1081,7 +1081,7 @@ func (m *Model) onListAction(action listAction) tea.Cmd {
 	case listLog:
 		m.openPager(false)
 	case listRefresh:
-		return loadThreads(m.sess.ctx, m.sess.deps.Source)
+		return m.sess.readThreads()
 	case listBack:
 		if m.sess.thread != "" {
 			m.screen = screenThread

@@ -434,8 +434,9 @@ func TestThreadStatesAnsweredOutOfOrderSettle(t *testing.T) {
 	})
 	m := h.m
 	ts := m.threads.threads
-	_, first := m.Update(threadsMsg{threads: ts})
-	_, second := m.Update(threadsMsg{threads: ts})
+	read := m.sess.threadReads // two answers to the newest read
+	_, first := m.Update(threadsMsg{threads: ts, read: read})
+	_, second := m.Update(threadsMsg{threads: ts, read: read})
 	if first == nil || second == nil {
 		t.Fatal("each listing should read its rows' states")
 	}

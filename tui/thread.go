@@ -76,7 +76,7 @@ func (l *threadLoader) withThreads() { l.opening.withThreads() }
 func (l *threadLoader) shown() (opened bool, cmd tea.Cmd) {
 	due, threads := l.opening.shown()
 	if due && threads {
-		cmd = loadThreads(l.sess.ctx, l.sess.deps.Source)
+		cmd = l.sess.readThreads()
 	}
 	return due, cmd
 }

@@ -30,6 +30,7 @@ type threadList struct {
 	// (threadstate.go) for listing gen.
 	states   map[string]threadState
 	gen      int
+	read     int // the newest read applied (threadsMsg.read)
 	inFlight int // reads of states under way
 	// readOnly: a source rewind cannot write (a LangGraph database), so
 	// the empty list does not offer n.
@@ -85,6 +86,10 @@ const (
 func (l *threadList) Update(m tea.Msg) (listAction, tea.Cmd) {
 	switch ts := m.(type) {
 	case threadsMsg:
+		if ts.read < l.read {
+			return listNone, nil // an older read ended after a newer one
+		}
+		l.read = ts.read
 		l.set(ts.threads, ts.err, ts.current)
 		return listLoaded, nil
 	case threadStateMsg:

@@ -135,6 +135,8 @@ type Trigger struct {
 	fan      fanout // the generic mid-fanout's
 	mu       sync.Mutex
 	fanFirst string // the executor task allowed to finish at mid-fanout
+	fanAt    int64  // the checkpoint the executors now running run from
+	fanRound int    // executor supersteps begun: the Nth is held and killed
 	fanBlock chan struct{}
 	// done is the run's context's; a mid-fanout hold ends with it, and when
 	// the task let run fails (fanBlock closed, fanGone set): no kill comes.
@@ -207,9 +209,10 @@ func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 	}
 }
 
-// fanout lets exactly one executor of a parallel superstep finish, holds
-// the others before their model call, and kills once the first has stored
-// its writes: a crash with some, but not all, executors done.
+// fanout lets exactly one executor of the Nth executor superstep finish,
+// holds the others before their model call, and kills once the first has
+// stored its writes: a crash with some, but not all, executors done. The
+// supersteps before run whole: a hold there would wait for good.
 func (t *Trigger) fanout(point engine.HookPoint, info engine.HookInfo, node string) {
 	if node != ticket.NodeExecutor {
 		return
@@ -217,20 +220,24 @@ func (t *Trigger) fanout(point engine.HookPoint, info engine.HookInfo, node stri
 	switch point {
 	case engine.HookBeforeModelCall:
 		t.mu.Lock()
-		if t.fanFirst == "" {
+		if info.Checkpoint != t.fanAt { // a superstep's tasks share the checkpoint they run from
+			t.fanAt, t.fanRound = info.Checkpoint, t.fanRound+1
+		}
+		armed := t.fanRound == t.Nth
+		if armed && t.fanFirst == "" {
 			t.fanFirst = info.Task.ID
 		}
-		first := t.fanFirst == info.Task.ID
+		hold := armed && t.fanFirst != info.Task.ID
 		t.mu.Unlock()
-		if !first {
+		if hold {
 			t.hold()
 		}
 	case engine.HookTaskFinished:
 		t.mu.Lock()
-		gone := t.fanGone
+		fire := t.fanFirst == info.Task.ID && !t.fanGone
 		t.mu.Unlock()
-		if !gone {
-			t.Reached(t.Point.Name)
+		if fire {
+			t.Kill(t.Point.Name)
 		}
 	}
 }

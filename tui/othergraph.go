@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -89,6 +90,10 @@ func (g *graphSet) started() (name string, d Deps, ok bool) {
 	d, ok = g.built[g.home]
 	return g.home, d, ok && g.home != ""
 }
+
+// snapshot is a copy of the deps built, by graph name, for a Cmd to read
+// (Update changes the map).
+func (g *graphSet) snapshot() map[string]Deps { return maps.Clone(g.built) }
 
 // want is the deps of graph name when built (ok), else the Cmd that
 // builds them (nil: none is built, or it is under way: pending).

@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"rewind/engine"
+	"rewind/engine/recorded"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -69,6 +70,13 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 		return nil
 	}
 	ctx, b, src, ext := s.ctx, s.deps.Backend, s.deps.Source, s.deps.Extension
+	// The list holds every graph's threads: a row is read on its own
+	// graph when built (read on another, its state may be of a newer
+	// schema). A copy: the Cmd must not read the map Update changes.
+	built, shown := s.graphs.snapshot(), ""
+	if g := s.graph(); g != nil {
+		shown = g.Name
+	}
 	ts := make([]browse.Thread, len(ids))
 	for i, id := range ids {
 		ts[i] = l.thread(id)
@@ -80,13 +88,31 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 			if b == nil {
 				st = readSourceState(ctx, src, ts[i])
 			} else {
-				st = readThreadState(ctx, b, ext, id)
+				rb, rext := b, ext
+				if d, ok := ownGraph(ctx, b, id, shown, built); ok {
+					rb, rext = d.Backend, d.Extension
+				}
+				st = readThreadState(ctx, rb, rext, id)
 			}
 			st.gen, st.asked = gen, gen
 			out[id] = st
 		}
 		return threadStateMsg{gen: gen, states: out}
 	}
+}
+
+// ownGraph is the deps of the graph thread records, when that is built and
+// is not shown, the graph b runs (ok false: read it on b).
+func ownGraph(ctx context.Context, b Backend, thread, shown string, built map[string]Deps) (Deps, bool) {
+	if len(built) < 2 {
+		return Deps{}, false // one graph: nothing to choose, no read
+	}
+	name, err := recorded.Graph(ctx, b, thread)
+	if err != nil || name == "" || name == shown {
+		return Deps{}, false
+	}
+	d, ok := built[name]
+	return d, ok && d.Backend != nil
 }
 
 // readSourceState is a read-only source's thread's status as `rewind

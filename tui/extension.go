@@ -51,6 +51,16 @@ type DraftReplier interface {
 	DraftReplies() bool
 }
 
+// InputOptioner is an Extension whose graph's input takes options beyond
+// its text (engine.Input.Extra; the ticket's: attachments, a draft reply
+// and its grant's lifetime, ticket.TurnOptions): the TUI has it make them
+// of what the forms and the composer gathered as a run starts.
+type InputOptioner interface {
+	// InputOptions are in's options as the graph's input reads them
+	// (nil: none given).
+	InputOptions(in Input) any
+}
+
 // Pinner is an Extension with lines pinned over the Conversation pane,
 // in view however far it scrolls (the ticket's: its summary's one-line
 // header and the question the newest reply answers). The TUI draws a

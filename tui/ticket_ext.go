@@ -28,6 +28,7 @@ type ticketExtension struct{}
 // The ticket has every optional feature.
 var _ interface {
 	DraftReplier
+	InputOptioner
 	Quoter
 	Unfolder
 	Checker
@@ -42,6 +43,16 @@ func (ticketExtension) InputHints() (string, string) {
 }
 
 func (ticketExtension) DraftReplies() bool { return true }
+
+// InputOptions are the turn's attachments and draft (a grant's lifetime
+// counts for a draft alone: the composer sets it on every turn), nil
+// when none were given.
+func (ticketExtension) InputOptions(in Input) any {
+	if len(in.Attach) == 0 && !in.Draft {
+		return nil
+	}
+	return ticket.TurnOptions{Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}
+}
 
 func (ticketExtension) Decode(v engine.Values) (any, error) {
 	return ticket.Decode(v)

@@ -7,28 +7,18 @@ import (
 	"rewind/tui/draw"
 )
 
-// renderer turns state into styled lines. It caches each message's lines,
-// so scrubbing between neighbouring checkpoints (which share almost all
-// messages) re-renders only what is new.
+// renderer turns state into styled lines. It caches each message's lines
+// of a message list drawn by shape (shape.go), so scrubbing between
+// neighbouring checkpoints (which share almost all messages) re-renders
+// only what is new.
 type renderer struct {
-	theme    *themes.Theme
-	hl       *highlighter
-	msgCache map[msgKey][]string
-	// chatCache is the same for a message list drawn by shape (shape.go).
+	theme     *themes.Theme
+	hl        *highlighter
 	chatCache map[chatKey][]string
 }
 
-type msgKey struct {
-	index    int
-	hash     uint64
-	width    int
-	unfold   bool
-	attached bool
-	note     string
-}
-
 func newRenderer(th *themes.Theme) *renderer {
-	return &renderer{theme: th, hl: newHighlighter(th.Chroma), msgCache: map[msgKey][]string{}, chatCache: map[chatKey][]string{}}
+	return &renderer{theme: th, hl: newHighlighter(th.Chroma), chatCache: map[chatKey][]string{}}
 }
 
 // body wraps a message's text under an indent, clipped and folded so a huge

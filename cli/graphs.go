@@ -18,6 +18,7 @@ import (
 	"rewind/engine/worker"
 	"rewind/store/backend"
 	"rewind/tui"
+	"rewind/tui/ticketview"
 )
 
 // graphEntry is a graph `rewind tui --graph NAME` opens: how the app
@@ -47,7 +48,7 @@ const defaultGraph = ticket.GraphName
 // no code in tui: the panes read its channels by shape and draw its
 // declared nodes and edges.
 var graphs = map[string]graphEntry{
-	defaultGraph: {ext: tui.TicketExtension(), input: "the customer's message"},
+	defaultGraph: {ext: ticketview.Extension(), input: "the customer's message"},
 	research.Name: {input: "the question", app: &app.Graph{Name: research.Name, New: research.Graph, Mock: research.NewMock, Roles: research.Roles},
 		drill: &graphDrill{input: research.Question, answer: research.Answer(research.Review{Decision: research.Approve})}},
 }

@@ -11,6 +11,7 @@ import (
 	"rewind/engine/model"
 	"rewind/store/sqlite"
 	"rewind/tui"
+	"rewind/tui/draw"
 	"rewind/tui/termtext"
 )
 
@@ -45,8 +46,9 @@ func ExampleRun() {
 
 // trailPane is an extension of the trail graph (ExampleExtension): its one
 // channel, trail, is the names of the nodes that ran, joined by ">". The
-// State pane lists them one a line, numbered; the conversation is left
-// to the shape (nil), which says the graph keeps none.
+// State pane lists them one a line, numbered, drawn with rewind/tui/draw
+// (the TUI's panes' own helpers); the conversation is left to the shape
+// (nil), which says the graph keeps none.
 type trailPane struct{}
 
 // Decode reads the trail into its steps, once per checkpoint.
@@ -65,7 +67,9 @@ func (trailPane) State(s tui.Shown) []string {
 	steps := s.Value.([]string)
 	out := []string{s.Theme.Heading.Render(fmt.Sprintf("Trail · %d steps", len(steps)))}
 	for i, step := range steps {
-		out = append(out, fmt.Sprintf("  %d. %s", i+1, termtext.Line(step))) // stored text: sanitised
+		// Stored text: sanitised, and kept to the pane's width with the
+		// TUI's own drawing kit.
+		out = append(out, draw.Cut(fmt.Sprintf("  %d. %s", i+1, termtext.Line(step)), s.Width))
 	}
 	return out
 }

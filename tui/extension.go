@@ -13,7 +13,8 @@ import (
 // its own reading of a checkpoint and the State and Conversation panes
 // drawn from it. With none (Options.Extension nil) the panes show any
 // graph by the shape of its channels. The ticket graph's is
-// TicketExtension; a graph of one's own writes its own (ExampleExtension).
+// rewind/tui/ticketview's; a graph of one's own writes its own
+// (ExampleExtension), drawing with rewind/tui/draw.
 //
 // What only some graphs have is a small interface of its own beside this
 // one (DraftReplier), which the TUI asks for by type assertion, as io
@@ -49,6 +50,16 @@ type Extension interface {
 // (the composer's ctrl+d, the ticket's --draft).
 type DraftReplier interface {
 	DraftReplies() bool
+}
+
+// InputOptioner is an Extension whose graph's input takes options beyond
+// its text (engine.Input.Extra; the ticket's: attachments, a draft reply
+// and its grant's lifetime, ticket.TurnOptions): the TUI has it make them
+// of what the forms and the composer gathered as a run starts.
+type InputOptioner interface {
+	// InputOptions are in's options as the graph's input reads them
+	// (nil: none given).
+	InputOptions(in Input) any
 }
 
 // Pinner is an Extension with lines pinned over the Conversation pane,
@@ -270,18 +281,12 @@ type Shown struct {
 	Unfold bool
 	// Quoted is the message a Quoter's pins quote, as read (Pins only).
 	Quoted Quoted
-
-	// r and d are the TUI's own drawing of the checkpoint: the shape's
-	// fallback and the ticket's extension, in this package, draw with
-	// them.
-	r *renderer
-	d *detail
 }
 
 // shown is d as an extension draws it.
 func (r *renderer) shown(d *detail, w int, unfold bool) Shown {
 	s := Shown{Checkpoint: d.cp, Value: d.value, Err: d.stateErr, Parent: d.parent, ParentValue: d.pvalue,
-		Changed: map[string]bool{}, Theme: r.theme, Width: w, Unfold: unfold, r: r, d: d}
+		Changed: map[string]bool{}, Theme: r.theme, Width: w, Unfold: unfold}
 	for _, cd := range d.diff {
 		s.Changed[cd.Channel] = true
 	}

@@ -13,6 +13,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
+	"rewind/tui/draw"
 	"rewind/tui/termtext"
 )
 
@@ -38,12 +39,8 @@ func shortID(id string) string {
 	return termtext.Name(id)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+// plural is n and its word (draw.Plural).
+func plural(n int, one, many string) string { return draw.Plural(n, one, many) }
 
 // answerInfo is an approval answer given from the TUI.
 type answerInfo struct {

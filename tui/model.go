@@ -35,7 +35,7 @@ type Deps struct {
 	// "worker processes", or why they stay in-process).
 	RunnerLabel string
 	// Extension is what the graph shows beyond its channels by shape
-	// (TicketExtension for the ticket graph); nil shows any graph's
+	// (ticketview.Extension for the ticket graph); nil shows any graph's
 	// channels by their shape.
 	Extension Extension
 	// Graphs builds the deps of another graph a thread records, on the

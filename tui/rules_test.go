@@ -329,3 +329,27 @@ func isModelMethod(fn *ast.FuncDecl) bool {
 	id, ok := e.(*ast.Ident)
 	return ok && id.Name == "Model"
 }
+
+// What is the ticket's is its extension's (rewind/tui/ticketview, issue
+// 37): no file of the TUI's root imports the ticket's graph.
+func TestTheTUINamesNoTicketCode(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range f.Imports {
+			if p := strings.Trim(im.Path.Value, `"`); p == "rewind/engine/ticket" || p == "rewind/tui/ticketview" {
+				t.Errorf("%s imports %s: what only the ticket shows goes in its extension, rewind/tui/ticketview, through tui.Extension and the optional interfaces beside it", name, p)
+			}
+		}
+	}
+}

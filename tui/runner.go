@@ -9,7 +9,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model/stream"
-	"rewind/engine/ticket"
 	"rewind/engine/worker"
 )
 
@@ -23,6 +22,12 @@ type Input struct {
 	// AuthTTL, for a draft, attaches an authorization grant that expires
 	// this long after the turn starts (0: no grant).
 	AuthTTL time.Duration
+	// Extra is the graph's input options beyond the text
+	// (engine.Input.Extra), which the TUI has its extension make of
+	// Attach, Draft and AuthTTL (InputOptioner) as a run starts; nil:
+	// none. The local runner gives it to the graph's input; the worker
+	// runner sends the fields above, which the worker reads alike.
+	Extra any
 }
 
 // writes is in as the writes that start a turn of g: what its declared
@@ -43,17 +48,18 @@ func (in Input) writes(g *engine.Graph) ([]engine.Write, error) {
 	return ws, nil
 }
 
-// extra is the input's options beyond its text: the ticket's (the forms
-// ask for attachments, and the composer toggles a draft, only with the
-// ticket's extension), nil when none were given. A grant's lifetime
-// counts for a draft alone (the composer sets it on every turn), as the
-// worker runner passes it: else another graph's input, taking none of
-// the ticket's options, refused every turn run in this process.
-func (in Input) extra() any {
-	if len(in.Attach) == 0 && !in.Draft {
-		return nil
+// extra is the input's options beyond its text: Extra, made by the
+// graph's extension (InputOptioner) from what the forms and the composer
+// gathered.
+func (in Input) extra() any { return in.Extra }
+
+// inputOptions are in's options as x makes them for its graph's input
+// (nil: x takes none, or none were given).
+func inputOptions(x Extension, in Input) any {
+	if o, ok := x.(InputOptioner); ok {
+		return o.InputOptions(in)
 	}
-	return ticket.TurnOptions{Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}
+	return nil
 }
 
 // noInputWhy is why a run cannot start with typed input on g, which
@@ -161,13 +167,16 @@ type Answer struct {
 
 // request is the answer as a worker request on thread.
 func (a Answer) request(thread string) worker.Request {
-	req := worker.Request{Op: worker.OpReject, Thread: thread, Reason: a.Reason, Seen: ticket.Seen(a.Seen)}
+	req := worker.Request{Op: worker.OpReject, Thread: thread, Reason: a.Reason}
 	if a.Approve {
-		req = worker.Request{Op: worker.OpApprove, Thread: thread, Seen: ticket.Seen(a.Seen), AuthTTL: a.AuthTTL}
+		req = worker.Request{Op: worker.OpApprove, Thread: thread, AuthTTL: a.AuthTTL}
 		if a.Edited {
 			req.Payload = a.Payload
 		}
 	}
+	// Field by field: the worker's Seen is its graph's type, which the
+	// TUI does not name.
+	req.Seen.Head, req.Seen.Operation, req.Seen.PayloadHash = a.Seen.Head, a.Seen.Operation, a.Seen.PayloadHash
 	return req
 }
 

@@ -272,6 +272,7 @@ func (c *runControl) startRun(kind, from string, in Input) (runAsk, tea.Cmd) {
 	if in.Text != "" {
 		in.AuthTTL = c.next.authTTL
 	}
+	in.Extra = inputOptions(c.sess.deps.Extension, in)
 	start := func() tea.Msg {
 		var r RunHandle
 		var err error

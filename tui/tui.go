@@ -6,8 +6,8 @@
 // channels show by their shape (a message list as a conversation, the
 // rest as values and JSON trees), nodes and edges come from the graph's
 // declaration, and what is particular to one graph (the support ticket's
-// summary pin, subtasks and approvals: TicketExtension) is an Extension
-// the caller passes.
+// summary pin, subtasks and approvals: rewind/tui/ticketview) is an
+// Extension the caller passes, drawing with rewind/tui/draw.
 //
 // It is a Bubble Tea v1 program: one root Model routes messages to its
 // panes; every store read and every run happens in a tea.Cmd; runs go
@@ -85,7 +85,7 @@ type Options struct {
 	Prepare PrepareFunc
 	Lesson  string
 	// Extension is what the graph shows beyond its channels by shape:
-	// TicketExtension for the ticket graph; nil shows any graph's
+	// ticketview.Extension for the ticket graph; nil shows any graph's
 	// channels by their shape.
 	Extension Extension
 	// Graphs builds, on the same store, the graph a thread records when it

@@ -1,4 +1,4 @@
-package tui
+package ticketview
 
 import (
 	"fmt"
@@ -9,6 +9,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"rewind/engine/ticket"
+	"rewind/themes"
+	"rewind/tui"
+	"rewind/tui/draw"
 	"rewind/tui/termtext"
 )
 
@@ -21,37 +24,36 @@ func hashMessage(m ticket.Message) uint64 {
 	return h.Sum64()
 }
 
-func (r *renderer) speakerStyle(m ticket.Message) lipgloss.Style {
+// speakerStyle is the colour of m's speaker.
+func speakerStyle(th *themes.Theme, m ticket.Message) lipgloss.Style {
 	sp := m.Speaker
 	switch {
 	case m.Role == ticket.RoleUser:
-		return r.theme.SpeakerUser
+		return th.SpeakerUser
 	case m.Role == ticket.RoleTool:
-		return r.theme.SpeakerTool
+		return th.SpeakerTool
 	case strings.HasPrefix(sp, "executor"):
-		return r.theme.SpeakerExecutor
+		return th.SpeakerExecutor
 	case sp == "critic":
-		return r.theme.SpeakerCritic
+		return th.SpeakerCritic
 	case sp == "reply":
-		return r.theme.SpeakerReply
+		return th.SpeakerReply
 	}
-	return r.theme.SpeakerOther
+	return th.SpeakerOther
 }
 
 // message renders one message. attached means it is a tool result directly
 // under its call; note explains a result whose call is elsewhere.
-func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note string) []string {
-	k := msgKey{index: m.Index, hash: hashMessage(m), width: w, unfold: unfold, attached: attached, note: note}
-	if lines, ok := r.msgCache[k]; ok {
+func (x *extension) message(th *themes.Theme, m ticket.Message, w int, unfold, attached bool, note string) []string {
+	k := msgKey{theme: th, index: m.Index, hash: hashMessage(m), width: w, unfold: unfold, attached: attached, note: note}
+	x.mu.Lock()
+	lines, ok := x.msgs[k]
+	x.mu.Unlock()
+	if ok {
 		return lines
 	}
-	if len(r.msgCache) > 4096 {
-		r.msgCache = map[msgKey][]string{}
-	}
-	th := r.theme
 	idx := th.Index.Render(fmt.Sprintf("#%d", m.Index))
-	spk := r.speakerStyle(m).Render(trunc(termtext.Line(m.Speaker), max(w/2, 12)))
-	var lines []string
+	spk := speakerStyle(th, m).Render(draw.Cut(termtext.Line(m.Speaker), max(w/2, 12)))
 	switch {
 	case m.Role == ticket.RoleTool:
 		head := th.ToolRail.Render("╰▶ ") + idx + " " + spk + th.Muted.Render(" result")
@@ -61,41 +63,46 @@ func (r *renderer) message(m ticket.Message, w int, unfold, attached bool, note 
 		if !attached && note != "" {
 			head += " " + th.Warning.Render(note)
 		}
-		lines = append(lines, trunc(head, w))
-		lines = append(lines, r.body(m.Content, w, unfold, "   │ ", th.ToolRail, th.Text)...)
+		lines = append(lines, draw.Cut(head, w))
+		lines = append(lines, draw.Body(th, m.Content, w, unfold, "   │ ", th.ToolRail, th.Text)...)
 	case m.ToolCall != nil:
 		head := idx + " " + spk + " " + th.ToolCall.Render("⚙ tool call")
-		lines = append(lines, trunc(head, w))
+		lines = append(lines, draw.Cut(head, w))
 		call := fmt.Sprintf("%s(%s)", m.ToolCall.Name, string(m.ToolCall.Args))
 		if m.ToolCall.ID != "" {
 			call += "  [" + m.ToolCall.ID + "]"
 		}
-		lines = append(lines, r.body(call, w, unfold, "   ┃ ", th.ToolRail, th.ToolCall)...)
+		lines = append(lines, draw.Body(th, call, w, unfold, "   ┃ ", th.ToolRail, th.ToolCall)...)
 	default:
-		lines = append(lines, trunc(idx+" "+spk, w))
-		lines = append(lines, r.body(m.Content, w, unfold, "   ", th.Text, th.Text)...)
+		lines = append(lines, draw.Cut(idx+" "+spk, w))
+		lines = append(lines, draw.Body(th, m.Content, w, unfold, "   ", th.Text, th.Text)...)
 	}
-	r.msgCache[k] = lines
+	x.mu.Lock()
+	if len(x.msgs) > 4096 {
+		x.msgs = map[msgKey][]string{}
+	}
+	x.msgs[k] = lines
+	x.mu.Unlock()
 	return lines
 }
 
-// ticketConversation renders the summary panel, a compaction notice, and
-// the verbatim tail with original indices and speakers; tool calls and
-// their results are drawn joined.
-func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
-	th := r.theme
-	if d.stateErr != nil {
-		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
+// conversation draws the summary panel, a compaction notice, and the
+// verbatim tail with original indices and speakers; tool calls and their
+// results are drawn joined.
+func (x *extension) conversation(sh tui.Shown) []string {
+	th, w, unfold := sh.Theme, sh.Width, sh.Unfold
+	if sh.Err != nil {
+		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, draw.Wrap(sh.Err.Error(), w)...)
 	}
-	s := stateOf(d.value)
+	s := stateOf(sh.Value)
 	var out []string
 	if s.Summary != nil && unfold {
-		out = append(out, r.summary(s.Summary, w, unfold)...)
+		out = append(out, summary(th, s.Summary, w, unfold)...)
 	}
-	if c := compactionOf(d); c != nil {
+	if c := compactionOf(sh); c != nil {
 		text := fmt.Sprintf("⇣ compacted at this checkpoint: %s moved into the summary (history v%d → v%d, %d → %d messages); the tail below is verbatim",
 			indexSpan(c.moved), c.fromVersion, c.toVersion, c.before, c.after)
-		for _, l := range wrap(text, w) {
+		for _, l := range draw.Wrap(text, w) {
 			out = append(out, th.Notice.Render(l))
 		}
 	}
@@ -103,11 +110,11 @@ func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
 		if s.Summary == nil {
 			out = append(out, th.Muted.Render("(no messages at this checkpoint)"))
 		} else {
-			out = append(out, rule(th, "verbatim tail · empty", w))
+			out = append(out, draw.Rule(th, "verbatim tail · empty", w))
 		}
 		return out
 	}
-	out = append(out, rule(th, convTitle(s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index, len(s.Messages), s.Summary != nil), w))
+	out = append(out, draw.Rule(th, convTitle(s.Messages[0].Index, s.Messages[len(s.Messages)-1].Index, len(s.Messages), s.Summary != nil), w))
 	calls := map[string]int{}
 	for i, m := range s.Messages {
 		if m.ToolCall != nil && m.ToolCall.ID != "" {
@@ -132,7 +139,7 @@ func (r *renderer) ticketConversation(d *detail, w int, unfold bool) []string {
 		if i > 0 && !attached {
 			out = append(out, "")
 		}
-		out = append(out, r.message(m, w, unfold, attached, note)...)
+		out = append(out, x.message(th, m, w, unfold, attached, note)...)
 	}
 	return out
 }
@@ -144,9 +151,9 @@ type compactionInfo struct {
 }
 
 // compactionOf tells what moved into the summary at this checkpoint.
-func compactionOf(d *detail) *compactionInfo {
-	s, ps := stateOf(d.value), parentStateOf(d)
-	if d.stateErr != nil || ps == nil || s.HistoryVersion <= ps.HistoryVersion {
+func compactionOf(sh tui.Shown) *compactionInfo {
+	s, ps := stateOf(sh.Value), parentStateOf(sh)
+	if sh.Err != nil || ps == nil || s.HistoryVersion <= ps.HistoryVersion {
 		return nil
 	}
 	kept := map[int]bool{}
@@ -163,17 +170,17 @@ func compactionOf(d *detail) *compactionInfo {
 	return ci
 }
 
-func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {
-	th := r.theme
+// summary is the summary's box (z: unfolded).
+func summary(th *themes.Theme, sm *ticket.Summary, w int, unfold bool) []string {
 	title := fmt.Sprintf("Summary · #%d–#%d · %d msgs · history v%d", sm.From, sm.To, sm.Count, sm.HistoryVersion)
 	inner := max(w-4, 8)
 	var body []string
-	for _, l := range wrap(sm.Text, inner) {
+	for _, l := range draw.Wrap(sm.Text, inner) {
 		body = append(body, th.SummaryText.Render(l))
 	}
 	limit := 8
 	if unfold {
-		limit = maxLinesUnfolded
+		limit = draw.UnfoldedLines
 	}
 	if len(body) > limit {
 		hidden := len(body) - (limit - 1)
@@ -182,12 +189,12 @@ func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {
 	if len(sm.Speakers) > 0 {
 		sp := append([]string(nil), sm.Speakers...)
 		sort.Strings(sp)
-		for _, l := range wrap("speakers: "+strings.Join(sp, ", "), inner) {
+		for _, l := range draw.Wrap("speakers: "+strings.Join(sp, ", "), inner) {
 			body = append(body, th.Muted.Render(l))
 		}
 	}
 	if sm.Trigger != "" {
-		for _, l := range wrap("trigger: "+sm.Trigger, inner) {
+		for _, l := range draw.Wrap("trigger: "+sm.Trigger, inner) {
 			body = append(body, th.Muted.Render(l))
 		}
 	}
@@ -195,7 +202,7 @@ func (r *renderer) summary(sm *ticket.Summary, w int, unfold bool) []string {
 	for i, l := range body {
 		padded[i] = " " + l
 	}
-	box := frame(title, padded, w, len(padded)+2, false, th.SummaryBorder, th.SummaryTitle)
+	box := draw.Frame(title, padded, w, len(padded)+2, false, th.SummaryBorder, th.SummaryTitle)
 	return strings.Split(box, "\n")
 }
 
@@ -231,7 +238,7 @@ func indexSpan(ix []int) string {
 // convTitle heads the conversation: n messages, #first to #last, the
 // verbatim tail when a summary covers what came before.
 func convTitle(first, last, n int, summarized bool) string {
-	msgs := plural(n, "message", "messages")
+	msgs := draw.Plural(n, "message", "messages")
 	if !summarized {
 		return "conversation · " + msgs
 	}

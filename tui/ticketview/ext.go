@@ -1,4 +1,10 @@
-package tui
+// Package ticketview is the ticket graph's TUI extension (issue 37): what
+// rewind's TUI shows of a support ticket beyond its channels' shape, its
+// subtasks, approvals, fidelity badge and summary pin, through
+// tui.Extension and the optional interfaces beside it. The ticket's
+// graph registers it (cli/graphs.go); nothing in package tui names the
+// ticket.
+package ticketview
 
 import (
 	"context"
@@ -6,56 +12,82 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"rewind/engine"
 	"rewind/engine/event"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/themes"
+	"rewind/tui"
+	"rewind/tui/draw"
 	"rewind/tui/termtext"
 )
 
-// The ticket graph's extension: what the TUI shows of the ticket beyond
-// its channels' shape, through Extension and the optional interfaces
-// (extension.go). Nothing outside the ticket's files reads ticket.State.
+// Extension is the ticket graph's: its state as the ticket's fields, its
+// messages channel as the conversation under its summary. Each call
+// gives one of its own (its drawn messages are cached in it).
+func Extension() tui.Extension { return &extension{msgs: map[msgKey][]string{}} }
 
-// TicketExtension is the ticket graph's: its state as the ticket's
-// fields, its messages channel as the conversation under its summary.
-func TicketExtension() Extension { return ticketExtension{} }
+// extension keeps each message's lines, so scrubbing between neighbouring
+// checkpoints (which share almost all messages) draws only what is new.
+type extension struct {
+	mu   sync.Mutex
+	msgs map[msgKey][]string
+}
 
-type ticketExtension struct{}
+// msgKey is a message drawn (message) in a theme at a width.
+type msgKey struct {
+	theme    *themes.Theme
+	index    int
+	hash     uint64
+	width    int
+	unfold   bool
+	attached bool
+	note     string
+}
 
 // The ticket has every optional feature.
 var _ interface {
-	DraftReplier
-	Quoter
-	Unfolder
-	Checker
-	Searcher
-	Caller
-	Gater
-	Narrator
-} = ticketExtension{}
+	tui.DraftReplier
+	tui.InputOptioner
+	tui.Quoter
+	tui.Unfolder
+	tui.Checker
+	tui.Searcher
+	tui.Caller
+	tui.Gater
+	tui.Narrator
+} = (*extension)(nil)
 
-func (ticketExtension) InputHints() (string, string) {
+func (*extension) InputHints() (string, string) {
 	return "e.g. My order SO20260901 hasn't arrived: where is the parcel?", "e.g. s3://tickets/SO20260901/photo.jpg"
 }
 
-func (ticketExtension) DraftReplies() bool { return true }
+func (*extension) DraftReplies() bool { return true }
 
-func (ticketExtension) Decode(v engine.Values) (any, error) {
+// InputOptions are the turn's attachments and draft (a grant's lifetime
+// counts for a draft alone: the composer sets it on every turn), nil
+// when none were given.
+func (*extension) InputOptions(in tui.Input) any {
+	if len(in.Attach) == 0 && !in.Draft {
+		return nil
+	}
+	return ticket.TurnOptions{Attach: in.Attach, Draft: in.Draft, GrantTTL: in.AuthTTL}
+}
+
+func (*extension) Decode(v engine.Values) (any, error) {
 	return ticket.Decode(v)
 }
 
-func (ticketExtension) State(s Shown) []string { return s.r.ticketState(s.d, s.Width, s.Unfold) }
+func (*extension) State(s tui.Shown) []string { return state(s) }
 
-func (ticketExtension) Conversation(s Shown) []string {
-	return s.r.ticketConversation(s.d, s.Width, s.Unfold)
-}
+func (x *extension) Conversation(s tui.Shown) []string { return x.conversation(s) }
 
 // Input is the newest user message (only the messages channel decoded:
 // a thread list row reads it for every visible thread).
-func (ticketExtension) Input(v engine.Values) (string, bool, error) {
+func (*extension) Input(v engine.Values) (string, bool, error) {
 	s, err := ticket.Decode(v, "messages")
 	if err != nil {
 		return "", false, err
@@ -75,10 +107,10 @@ func stateOf(v any) ticket.State {
 	return s
 }
 
-// parentStateOf is the ticket's reading of d's parent: nil when d has
+// parentStateOf is the ticket's reading of sh's parent: nil when sh has
 // none or it did not decode.
-func parentStateOf(d *detail) *ticket.State {
-	s, ok := d.pvalue.(ticket.State)
+func parentStateOf(sh tui.Shown) *ticket.State {
+	s, ok := sh.ParentValue.(ticket.State)
 	if !ok {
 		return nil
 	}
@@ -86,11 +118,11 @@ func parentStateOf(d *detail) *ticket.State {
 }
 
 // UnfoldsAtTop: z shows the summary it opened, above the tail.
-func (ticketExtension) UnfoldsAtTop(s Shown) bool { return stateOf(s.Value).Summary != nil }
+func (*extension) UnfoldsAtTop(s tui.Shown) bool { return stateOf(s.Value).Summary != nil }
 
 // Pins are the summary's one-line header and the question the current
 // reply answers (Shown.Unfold: the summary is shown whole below).
-func (x ticketExtension) Pins(sh Shown) []string {
+func (*extension) Pins(sh tui.Shown) []string {
 	th, w := sh.Theme, sh.Width
 	s := stateOf(sh.Value)
 	var out []string
@@ -101,7 +133,7 @@ func (x ticketExtension) Pins(sh Shown) []string {
 		} else {
 			t += " · z unfolds"
 		}
-		out = append(out, th.SummaryTitle.Render(trunc(t, w)))
+		out = append(out, th.SummaryTitle.Render(draw.Cut(t, w)))
 	}
 	if r := s.Request; r != nil {
 		text, where := r.Text, ""
@@ -116,13 +148,13 @@ func (x ticketExtension) Pins(sh Shown) []string {
 		}
 		label := fmt.Sprintf("? answering #%d%s: ", r.Index, where)
 		words := termtext.Line(strings.Join(strings.Fields(text), " "))
-		out = append(out, th.SpeakerUser.Render(label)+th.Text.Render(trunc(words, max(w-width(label), 1))))
+		out = append(out, th.SpeakerUser.Render(label)+th.Text.Render(draw.Cut(words, max(w-draw.Width(label), 1))))
 	}
 	return out
 }
 
 // Quote is the question the reply answers once it went into the summary.
-func (ticketExtension) Quote(sh Shown) (int, string, bool) {
+func (*extension) Quote(sh tui.Shown) (int, string, bool) {
 	s := stateOf(sh.Value)
 	if s.Request == nil || !inSummary(s, s.Request.Index) {
 		return 0, "", false
@@ -131,7 +163,7 @@ func (ticketExtension) Quote(sh Shown) (int, string, bool) {
 }
 
 // Quoted: the stored user message whose words are the request's.
-func (ticketExtension) Quoted(text string, body []byte) (string, bool) {
+func (*extension) Quoted(text string, body []byte) (string, bool) {
 	var msg ticket.Message
 	if json.Unmarshal(body, &msg) == nil && msg.Role == ticket.RoleUser && strings.TrimSpace(msg.Content) == strings.TrimSpace(text) {
 		return msg.Content, true
@@ -153,7 +185,7 @@ func inSummary(s ticket.State, index int) bool {
 }
 
 // Checks: a checkpoint with a summary is checked for its fidelity.
-func (ticketExtension) Checks(sh Shown) (string, string, bool) {
+func (*extension) Checks(sh tui.Shown) (string, string, bool) {
 	s := stateOf(sh.Value).Summary
 	if s == nil {
 		return "", "", false
@@ -166,20 +198,20 @@ func (ticketExtension) Checks(sh Shown) (string, string, bool) {
 
 // Check reads the summary's originals from the stored transcript and
 // checks them (ticket.CheckFidelity, as `rewind check fidelity`).
-func (ticketExtension) Check(ctx context.Context, b Backend, thread string, sh Shown) (Verdict, error) {
+func (*extension) Check(ctx context.Context, b tui.Backend, thread string, sh tui.Shown) (tui.Verdict, error) {
 	st := stateOf(sh.Value)
 	if st.Summary == nil {
-		return Verdict{}, errors.New("this checkpoint has no summary to check")
+		return tui.Verdict{}, errors.New("this checkpoint has no summary to check")
 	}
 	c, err := checkFidelity(ctx, b, thread, sh.Checkpoint.ID, st.Summary, st.Facts)
 	if err != nil {
-		return Verdict{}, err
+		return tui.Verdict{}, err
 	}
 	text, ok := badgeText(c)
-	return Verdict{Text: text, OK: ok, Hint: "rewind check fidelity"}, nil
+	return tui.Verdict{Text: text, OK: ok, Hint: "rewind check fidelity"}, nil
 }
 
-// transcriptReader is a Backend that reads the stored transcript.
+// transcriptReader is a tui.Backend that reads the stored transcript.
 type transcriptReader interface {
 	Transcript(ctx context.Context, thread string, at, from, to int64) ([]engine.StoredMessage, error)
 }
@@ -197,7 +229,7 @@ func countsOf(r ticket.FidelityReport) fidelityCounts {
 
 // checkFidelity reads the summary's originals as of checkpoint at and
 // checks them.
-func checkFidelity(ctx context.Context, b Backend, thread string, at int64, s *ticket.Summary, facts []string) (fidelityCounts, error) {
+func checkFidelity(ctx context.Context, b tui.Backend, thread string, at int64, s *ticket.Summary, facts []string) (fidelityCounts, error) {
 	tr, ok := b.(transcriptReader)
 	if !ok {
 		return fidelityCounts{}, errors.New("this store cannot read the transcript")
@@ -244,49 +276,49 @@ func badgeText(c fidelityCounts) (string, bool) {
 
 // Said reads a stored message as the ticket's: its speaker, its content
 // and the calls it does not spell out (a malformed call as written).
-func (ticketExtension) Said(body []byte) (string, string, bool) {
+func (*extension) Said(body []byte) (string, string, bool) {
 	m, ok := ticket.Said(body)
 	return m.Speaker, m.Content, ok
 }
 
 // Calls are the ticket's model calls, each request built again from the
 // parent checkpoint (ticket.Calls).
-func (ticketExtension) Calls(ctx context.Context, b Backend, thread string, id int64) ([]Call, error) {
+func (*extension) Calls(ctx context.Context, b tui.Backend, thread string, id int64) ([]tui.Call, error) {
 	tcs, err := ticket.Calls(ctx, b, thread, id)
-	out := make([]Call, len(tcs))
+	out := make([]tui.Call, len(tcs))
 	for i, c := range tcs {
-		out[i] = Call{Node: c.Node, Task: c.Task, Role: c.Role, Round: c.Round, Built: true, Request: c.Request,
+		out[i] = tui.Call{Node: c.Node, Task: c.Task, Role: c.Role, Round: c.Round, Built: true, Request: c.Request,
 			Hash: c.Hash, Rebuilt: c.Rebuilt, Exact: c.Exact, Parts: c.Parts, Reported: c.Reported,
 			Answer: c.Answer, ToolCalls: c.ToolCalls, Error: c.Error}
 	}
 	return out, err
 }
 
-// A Backend is what ticket.Calls reads.
-var _ ticket.CallReader = Backend(nil)
+// A tui.Backend is what ticket.Calls reads.
+var _ ticket.CallReader = tui.Backend(nil)
 
 // Gate is the draft waiting at the ticket's approval gate, its grant
 // judged at now (ticket.WaitingDraft).
-func (ticketExtension) Gate(head engine.Checkpoint, v any, now time.Time) (Gate, bool) {
+func (*extension) Gate(head engine.Checkpoint, v any, now time.Time) (tui.Gate, bool) {
 	g, ok := ticket.WaitingDraft(head, stateOf(v), now)
 	if !ok {
-		return Gate{}, false
+		return tui.Gate{}, false
 	}
-	out := Gate{Checkpoint: g.Checkpoint, Op: GateOp{Kind: g.Op.Kind, ID: g.Op.ID, Payload: g.Op.Payload},
+	out := tui.Gate{Checkpoint: g.Checkpoint, Op: tui.GateOp{Kind: g.Op.Kind, ID: g.Op.ID, Payload: g.Op.Payload},
 		Question: "create this reply as an outgoing draft to the customer?", DraftTitle: "Draft to the customer",
 		NoGrant: g.Grant == nil || *g.Grant == (ticket.Authorization{}), Problem: g.Problem, Blocked: "create_draft", GrantRef: ticket.GrantRef,
-		Seen: Seen{Head: g.Checkpoint, Operation: g.Op.ID, PayloadHash: ticket.PayloadHash(g.Op.Payload)}}
+		Seen: tui.Seen{Head: g.Checkpoint, Operation: g.Op.ID, PayloadHash: ticket.PayloadHash(g.Op.Payload)}}
 	if g.Grant != nil {
-		out.Grant = &Grant{Ref: g.Grant.Ref, ExpiresAt: g.Grant.ExpiresAt}
+		out.Grant = &tui.Grant{Ref: g.Grant.Ref, ExpiresAt: g.Grant.ExpiresAt}
 	}
 	return out, true
 }
 
 // Answered says the decision recorded in state and the operation's
 // outcome.
-func (ticketExtension) Answered(v any, op string) []GateLine {
+func (*extension) Answered(v any, op string) []tui.GateLine {
 	s := stateOf(v)
-	var out []GateLine
+	var out []tui.GateLine
 	if d, ok := s.Approvals[op]; ok {
 		line := "  decision recorded in state (not the conversation): " + map[bool]string{true: "approved", false: "rejected"}[d.Approved]
 		if d.Reason != "" {
@@ -298,15 +330,15 @@ func (ticketExtension) Answered(v any, op string) []GateLine {
 		if d.Grant.Ref != "" {
 			line += " · gave it grant " + d.Grant.Ref + ", expires " + d.Grant.ExpiresAt
 		}
-		out = append(out, GateLine{Text: line})
+		out = append(out, tui.GateLine{Text: line})
 	}
 	if o, ok := s.Operations[op]; ok {
-		st := GateDone
+		st := tui.GateDone
 		switch o.Status {
 		case ticket.OpRejected, ticket.OpBlocked:
-			st = GateBlocked
+			st = tui.GateBlocked
 		case ticket.OpAwaitingApproval, ticket.OpApproved:
-			st = GatePending
+			st = tui.GatePending
 		}
 		line := fmt.Sprintf("  operation %s %s: %s", o.Kind, o.ID, o.Status)
 		if o.Result != "" {
@@ -315,13 +347,13 @@ func (ticketExtension) Answered(v any, op string) []GateLine {
 		if o.Reused {
 			line += " (reused: it already existed)"
 		}
-		out = append(out, GateLine{Text: line, Status: st})
+		out = append(out, tui.GateLine{Text: line, Status: st})
 	}
 	return out
 }
 
 // Narrate tells the run's compactions and refused summaries.
-func (ticketExtension) Narrate() Narration { return &compactions{} }
+func (*extension) Narrate() tui.Narration { return &compactions{} }
 
 // compactions are a run's context compactions, as the status bar says
 // them.

@@ -1,4 +1,4 @@
-package tui
+package ticketview
 
 import (
 	"fmt"
@@ -10,25 +10,21 @@ import (
 
 	"rewind/engine/ticket"
 	"rewind/themes"
+	"rewind/tui"
+	"rewind/tui/draw"
 	"rewind/tui/termtext"
 )
 
-// ticketState renders the ticket's channels as of the checkpoint:
-// attachments (references intact), subtasks, review rounds, budget,
-// history version, the source versions read, operations and
-// authorization. Changed channels are marked against the parent.
-func (r *renderer) ticketState(d *detail, w int, unfold bool) []string {
-	th := r.theme
-	if d == nil {
-		return []string{th.Muted.Render("loading…")}
+// state draws the ticket's channels as of the checkpoint: attachments
+// (references intact), subtasks, review rounds, budget, history version,
+// the source versions read, operations and authorization. Changed
+// channels are marked against the parent.
+func state(sh tui.Shown) []string {
+	th := sh.Theme
+	if sh.Err != nil {
+		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, draw.Wrap(sh.Err.Error(), sh.Width)...)
 	}
-	if d.stateErr != nil {
-		return append([]string{th.Error.Render("this checkpoint's state does not decode:")}, wrap(d.stateErr.Error(), w)...)
-	}
-	t := &ticketLines{r: r, th: th, d: d, s: stateOf(d.value), w: w, unfold: unfold, changed: map[string]bool{}}
-	for _, cd := range d.diff {
-		t.changed[cd.Channel] = true
-	}
+	t := &ticketLines{th: th, sh: sh, s: stateOf(sh.Value), w: sh.Width, unfold: sh.Unfold}
 	t.turn()
 	t.add("")
 	t.attachments()
@@ -41,19 +37,17 @@ func (r *renderer) ticketState(d *detail, w int, unfold bool) []string {
 
 // ticketLines is the ticket's State pane being drawn.
 type ticketLines struct {
-	r       *renderer
-	th      *themes.Theme
-	d       *detail
-	s       ticket.State
-	w       int
-	unfold  bool
-	changed map[string]bool
-	out     []string
+	th     *themes.Theme
+	sh     tui.Shown
+	s      ticket.State
+	w      int
+	unfold bool
+	out    []string
 }
 
 // mark says a channel changed against the parent.
 func (t *ticketLines) mark(ch string) string {
-	if t.changed[ch] && t.d.parent != nil {
+	if t.sh.Changed[ch] && t.sh.Parent != nil {
 		return t.th.Warning.Render(" • changed")
 	}
 	return ""
@@ -63,7 +57,7 @@ func (t *ticketLines) add(ls ...string) { t.out = append(t.out, ls...) }
 
 // wrapped adds text wrapped to the pane under indent.
 func (t *ticketLines) wrapped(text, indent string, st lipgloss.Style) {
-	for _, l := range wrap(text, max(t.w-width(indent), 8)) {
+	for _, l := range draw.Wrap(text, max(t.w-draw.Width(indent), 8)) {
 		t.add(indent + st.Render(l))
 	}
 }
@@ -72,13 +66,12 @@ func (t *ticketLines) wrapped(text, indent string, st lipgloss.Style) {
 func (t *ticketLines) turn() {
 	th := t.th
 	s := t.s
-	d := t.d
 	add, mark, wrapped := t.add, t.mark, t.wrapped
 	budget := "—"
 	if s.BudgetRemaining != nil {
 		budget = fmt.Sprintf("%d/%d", *s.BudgetRemaining, ticket.TurnToolBudget)
 	}
-	if ticket.BudgetMissing(d.cp.Values) {
+	if ticket.BudgetMissing(t.sh.Checkpoint.Values) {
 		budget += " (none stored: read as 0)"
 	}
 	degraded := th.Success.Render("no")
@@ -122,25 +115,23 @@ func (t *ticketLines) attachments() {
 func (t *ticketLines) subtasks() {
 	th := t.th
 	s := t.s
-	d := t.d
 	w := t.w
 	unfold := t.unfold
-	r := t.r
 	add, mark, wrapped := t.add, t.mark, t.wrapped
 	add(th.Heading.Render(fmt.Sprintf("Subtasks (%d)", len(s.Subtasks))) + mark("subtasks"))
 	if len(s.Subtasks) == 0 {
 		add(th.Muted.Render("  none"))
 	}
 	var prev map[string]ticket.Subtask
-	if parentStateOf(d) != nil {
+	if parentStateOf(t.sh) != nil {
 		prev = map[string]ticket.Subtask{}
-		for _, st := range parentStateOf(d).Subtasks {
+		for _, st := range parentStateOf(t.sh).Subtasks {
 			prev[st.ID] = st
 		}
 	}
 	for _, st := range s.Subtasks {
-		icon, style := r.statusIcon(st.Status)
-		head := fmt.Sprintf("  %s %s %s · tools %d", style.Render(icon), th.Strong.Render(trunc(termtext.Name(st.ID), max(w/2, 10))), style.Render(termtext.Line(st.Status)), st.ToolCalls)
+		icon, style := statusIcon(th, st.Status)
+		head := fmt.Sprintf("  %s %s %s · tools %d", style.Render(icon), th.Strong.Render(draw.Cut(termtext.Name(st.ID), max(w/2, 10))), style.Render(termtext.Line(st.Status)), st.ToolCalls)
 		if old, ok := prev[st.ID]; prev != nil && (!ok || old != st) {
 			if !ok {
 				head += th.Warning.Render(" • new")
@@ -150,12 +141,12 @@ func (t *ticketLines) subtasks() {
 				head += th.Warning.Render(" • changed")
 			}
 		}
-		add(trunc(head, w))
+		add(draw.Cut(head, w))
 		wrapped(st.Goal, "      ", th.Muted)
 		if st.Result != "" {
-			text, _ := clipRunes(st.Result, maxRunesFolded)
+			text, _ := draw.Clip(st.Result, draw.FoldedRunes)
 			if !unfold {
-				text, _ = clipRunes(st.Result, 600)
+				text, _ = draw.Clip(st.Result, 600)
 			}
 			wrapped("→ "+text, "      ", th.Text)
 		}
@@ -172,7 +163,6 @@ func (t *ticketLines) subtasks() {
 func (t *ticketLines) records() {
 	th := t.th
 	s := t.s
-	d := t.d
 	w := t.w
 	add, mark, wrapped := t.add, t.mark, t.wrapped
 	if len(s.SourceVersions) > 0 {
@@ -183,14 +173,14 @@ func (t *ticketLines) records() {
 		ids := slices.Sorted(maps.Keys(s.SourceVersions))
 		for _, id := range ids {
 			line := fmt.Sprintf("  %s %s", termtext.Line(id), th.Strong.Render(fmt.Sprintf("v%d", s.SourceVersions[id])))
-			if parentStateOf(d) != nil {
-				if old, ok := parentStateOf(d).SourceVersions[id]; !ok {
+			if parentStateOf(t.sh) != nil {
+				if old, ok := parentStateOf(t.sh).SourceVersions[id]; !ok {
 					line += th.Warning.Render(" • new")
 				} else if old != s.SourceVersions[id] {
 					line += th.Warning.Render(fmt.Sprintf(" • was v%d", old))
 				}
 			}
-			add(trunc(line, w))
+			add(draw.Cut(line, w))
 		}
 	}
 	if len(s.Operations) > 0 {
@@ -243,8 +233,8 @@ func (t *ticketLines) approvals() {
 	}
 }
 
-func (r *renderer) statusIcon(status string) (string, lipgloss.Style) {
-	th := r.theme
+// statusIcon is a subtask's status as an icon and its colour.
+func statusIcon(th *themes.Theme, status string) (string, lipgloss.Style) {
 	switch strings.ToLower(status) {
 	case ticket.StatusApproved:
 		return "✓", th.StatusDone

@@ -6,7 +6,6 @@ import (
 	"os"
 	"rewind/cli/rewindbin"
 	"rewind/store/postgres/pgtest"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,18 +13,12 @@ import (
 )
 
 // TestMain says once, even without -v, which tests were skipped, and
-// drops the migrated template openFresh copies. The parallel tests (the
-// conformance clauses, the upgrades) mostly wait for the server:
-// WaitMostly runs twice as many at once as cores.
+// drops the migrated template openFresh copies, and its pooled copies.
+// The parallel tests (the conformance clauses, the upgrades) mostly wait
+// for the server: WaitMostly runs twice as many at once as cores.
 func TestMain(m *testing.M) {
 	rewindbin.WaitMostly()
-	code := pgtest.Run(m)
-	if migrated.drop != nil {
-		if err := migrated.drop(); err != nil {
-			fmt.Fprintln(os.Stderr, "drop the migrated template:", err)
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m))
 }
 
 // adminURL is the test cluster's URL. Without one the tests skip, except
@@ -57,38 +50,20 @@ func adminExec(t testing.TB, dbURL, sql string, args ...any) {
 	}
 }
 
-// migrated is a database Open migrated, once a test process and then
-// left unconnected: openFresh copies it (pgtest.FreshFrom) rather than
-// running every migration again on each store's database. The tests of
-// Open on an empty database (migrate_test.go) start from freshDB.
-var migrated struct {
-	once sync.Once
-	name string
-	drop func() error
-	err  error
-}
-
+// migratedTemplate is a database Open migrated, once a test process and
+// then left unconnected: openFresh copies it (pgtest.FreshFrom) rather
+// than running every migration again on each store's database. The tests
+// of Open on an empty database (migrate_test.go) start from freshDB.
 func migratedTemplate(t testing.TB) string {
 	t.Helper()
-	admin := adminURL(t)
-	migrated.once.Do(func() {
-		ctx := context.Background()
-		var dbURL string
-		if dbURL, migrated.drop, migrated.err = pgtest.Create(ctx, admin, "rewind_test_template"); migrated.err != nil {
-			return
-		}
+	return pgtest.Template(t, "rewind_test_template", func(ctx context.Context, dbURL string) error {
 		s, err := Open(ctx, dbURL)
 		if err != nil {
-			migrated.err = fmt.Errorf("migrate the template: %w", err)
-			return
+			return fmt.Errorf("migrate the template: %w", err)
 		}
 		s.Close()
-		migrated.name = pgtest.Name(dbURL)
+		return nil
 	})
-	if migrated.err != nil {
-		t.Fatal(migrated.err)
-	}
-	return migrated.name
 }
 
 // openFresh opens the store on a fresh database (a copy of the migrated

@@ -14,18 +14,12 @@ import (
 )
 
 // TestMain says once, even without -v, which tests were skipped, and
-// drops the migrated template openFresh copies. The parallel tests (the
-// conformance clauses, the upgrades) mostly wait for the server:
-// WaitMostly runs twice as many at once as cores.
+// drops the migrated template openFresh copies, and its pooled copies.
+// The parallel tests (the conformance clauses, the upgrades) mostly wait
+// for the server: WaitMostly runs twice as many at once as cores.
 func TestMain(m *testing.M) {
 	rewindbin.WaitMostly()
-	code := pgtest.Run(m)
-	if migrated.drop != nil {
-		if err := migrated.drop(); err != nil {
-			fmt.Fprintln(os.Stderr, "drop the migrated template:", err)
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m))
 }
 
 // adminURL is the test cluster's URL. Without one the tests skip, except
@@ -42,53 +36,82 @@ func freshDB(t testing.TB) string {
 	return pgtest.Fresh(t, "rewind_test")
 }
 
-// adminExec runs one statement on its own connection to dbURL.
+// adminExec runs one statement on dbURL (on the test's helper
+// connection to it: helperConn).
 func adminExec(t testing.TB, dbURL, sql string, args ...any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("connect to test cluster: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+	h := helperConn(ctx, t, dbURL)
+	defer h.mu.Unlock()
+	if _, err := h.conn.Exec(ctx, sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
 
-// migrated is a database Open migrated, once a test process and then
-// left unconnected: openFresh copies it (pgtest.FreshFrom) rather than
-// running every migration again on each store's database. The tests of
-// Open on an empty database (migrate_test.go) start from freshDB.
-var migrated struct {
-	once sync.Once
-	name string
-	drop func() error
-	err  error
+// helper is a test's connection to one database for its helper
+// statements (adminExec, query): a session costs the server more CPU
+// (~30 ms) than the statements it runs.
+type helper struct {
+	mu   sync.Mutex
+	conn *pgx.Conn
 }
 
+var helpers sync.Map // helperKey → *helper
+
+type helperKey struct {
+	t   testing.TB
+	url string
+}
+
+// helperConn returns t's helper connection to dbURL, locked, connecting
+// when t has none or its session ended (a test may terminate it, or set
+// an idle timeout on its database); t's end closes it, before the
+// database is dropped or pooled.
+func helperConn(ctx context.Context, t testing.TB, dbURL string) *helper {
+	t.Helper()
+	v, loaded := helpers.LoadOrStore(helperKey{t, dbURL}, &helper{})
+	h := v.(*helper)
+	if !loaded {
+		t.Cleanup(func() {
+			helpers.Delete(helperKey{t, dbURL})
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.conn != nil {
+				h.conn.Close(context.Background())
+			}
+		})
+	}
+	h.mu.Lock()
+	if h.conn != nil && h.conn.Ping(ctx) != nil {
+		h.conn.Close(ctx)
+		h.conn = nil
+	}
+	if h.conn == nil {
+		conn, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			h.mu.Unlock()
+			t.Fatalf("connect to test cluster: %v", err)
+		}
+		h.conn = conn
+	}
+	return h
+}
+
+// migratedTemplate is a database Open migrated, once a test process and
+// then left unconnected: openFresh copies it (pgtest.FreshFrom) rather
+// than running every migration again on each store's database. The tests
+// of Open on an empty database (migrate_test.go) start from freshDB.
 func migratedTemplate(t testing.TB) string {
 	t.Helper()
-	admin := adminURL(t)
-	migrated.once.Do(func() {
-		ctx := context.Background()
-		var dbURL string
-		if dbURL, migrated.drop, migrated.err = pgtest.Create(ctx, admin, "rewind_test_template"); migrated.err != nil {
-			return
-		}
+	return pgtest.Template(t, "rewind_test_template", func(ctx context.Context, dbURL string) error {
 		s, err := Open(ctx, dbURL)
 		if err != nil {
-			migrated.err = fmt.Errorf("migrate the template: %w", err)
-			return
+			return fmt.Errorf("migrate the template: %w", err)
 		}
 		s.Close()
-		migrated.name = pgtest.Name(dbURL)
+		return nil
 	})
-	if migrated.err != nil {
-		t.Fatal(migrated.err)
-	}
-	return migrated.name
 }
 
 // openFresh opens the store on a fresh database (a copy of the migrated
@@ -104,17 +127,15 @@ func openFresh(t testing.TB) (*Store, string) {
 	return s, dbURL
 }
 
-// query returns the first column of every row of sql on dbURL, as text.
+// query returns the first column of every row of sql on dbURL, as text
+// (on the test's helper connection: helperConn).
 func query(t testing.TB, dbURL, sql string, args ...any) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, sql, args...)
+	h := helperConn(ctx, t, dbURL)
+	defer h.mu.Unlock()
+	rows, err := h.conn.Query(ctx, sql, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}

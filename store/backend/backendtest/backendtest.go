@@ -8,6 +8,7 @@ package backendtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -43,17 +44,32 @@ var All = []Backend{
 		return "sqlite:" + filepath.Join(dir, prefix+".db"), func() error { return os.RemoveAll(dir) }, err
 	}},
 	{Name: "postgres", Shared: true, spec: func(tb testing.TB, prefix string) string {
-		return pgtest.Fresh(tb, "rewind_"+prefix)
+		return pgtest.FreshFrom(tb, "rewind_"+prefix, migrated(tb))
 	}, lasting: func(tb testing.TB, prefix string) (string, func() error, error) {
 		return pgtest.Create(context.Background(), pgtest.Admin(tb), "rewind_"+prefix)
 	}},
 }
 
+// migrated is a database the store's migrations made, once a test
+// binary: a copy of it is a store with nothing in it, without running
+// every migration again (pgtest.Template pools the copies).
+func migrated(tb testing.TB) string {
+	tb.Helper()
+	return pgtest.Template(tb, "rewind_store_template", func(ctx context.Context, dbURL string) error {
+		st, err := backend.Open(ctx, dbURL)
+		if err != nil {
+			return fmt.Errorf("migrate the template: %w", err)
+		}
+		return st.Close()
+	})
+}
+
 // Spec makes an empty store for tb and returns its spec: memory: for
 // memory (each Open a new store), a file in tb's temporary directory, a
-// database of its own that is dropped when tb ends (PostgreSQL skips
-// without REWIND_TEST_POSTGRES and fails in CI). prefix names the file
-// or database.
+// database of its own, migrated and empty, that no other test uses while
+// tb runs (a pooled copy: pgtest.FreshFrom; PostgreSQL skips without
+// REWIND_TEST_POSTGRES and fails in CI). prefix names the file or
+// database.
 func (b Backend) Spec(tb testing.TB, prefix string) string {
 	tb.Helper()
 	return b.spec(tb, prefix)

@@ -16,7 +16,11 @@ import (
 	"rewind/store"
 	"rewind/store/backend"
 	"rewind/store/backend/backendtest"
+	"rewind/store/postgres/pgtest"
 )
+
+// TestMain drops the migrated template and the pooled copies of it.
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // A backend store/backend opens that All lacks would get none of the
 // suites that run on every store: All holds every one of backend.Kinds,

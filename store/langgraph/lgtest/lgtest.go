@@ -95,14 +95,25 @@ func Dump(t testing.TB, name string) string {
 }
 
 // Load restores dump, a plain pg_dump, into a new database of the test
-// server and returns its URL (see Dump); name names it in errors.
+// server and returns its URL (see Dump); name names it in errors. The
+// dump is restored once a test binary, into a template (pgtest.Template)
+// that each test gets a copy of.
 func Load(t testing.TB, name string, dump []byte) string {
 	t.Helper()
-	admin := Admin(t)
-	ctx := context.Background()
-	dbURL := NewDatabase(t, admin)
-	conn, done := Connect(t, dbURL)
-	defer done()
+	sum := sha256.Sum256(dump)
+	tmpl := pgtest.Template(t, fmt.Sprintf("rewind_lg_%x", sum[:6]), func(ctx context.Context, dbURL string) error {
+		return restore(ctx, dbURL, name, dump)
+	})
+	return pgtest.FreshFrom(t, "rewind_langgraph", tmpl)
+}
+
+// restore replays dump into the database at dbURL.
+func restore(ctx context.Context, dbURL, name string, dump []byte) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", name, err)
+	}
+	defer conn.Close(ctx)
 	var stmt, rows strings.Builder
 	copying := ""
 	sc := bufio.NewScanner(bytes.NewReader(dump))
@@ -112,7 +123,7 @@ func Load(t testing.TB, name string, dump []byte) string {
 		switch {
 		case copying != "" && line == `\.`:
 			if _, err := conn.PgConn().CopyFrom(ctx, strings.NewReader(rows.String()), copying); err != nil {
-				t.Fatalf("restore %s: %s: %v", name, copying, err)
+				return fmt.Errorf("restore %s: %s: %w", name, copying, err)
 			}
 			copying = ""
 			rows.Reset()
@@ -131,14 +142,14 @@ func Load(t testing.TB, name string, dump []byte) string {
 				continue
 			}
 			if _, err := conn.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
-				t.Fatalf("restore %s: %.200s: %v", name, s, err)
+				return fmt.Errorf("restore %s: %.200s: %w", name, s, err)
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("restore %s: %w", name, err)
 	}
-	return dbURL
+	return nil
 }
 
 // ShallowDDL is LangGraph's ShallowPostgresSaver.setup() (langgraph-

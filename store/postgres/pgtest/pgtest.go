@@ -46,13 +46,25 @@ func Create(ctx context.Context, admin, prefix string) (dbURL string, drop func(
 }
 
 // FreshFrom is Fresh for a copy of the database template names ("": an
-// empty one). A template is a database made once, by Create, and left
-// unconnected: PostgreSQL copies it only while no session is in it. A
-// copy costs what an empty database costs, where preparing one again (a
-// store's migrations) costs more.
+// empty one). A template is a database made once, by Template (or
+// Create), and left unconnected: PostgreSQL copies it only while no
+// session is in it. A copy costs what an empty database costs, where
+// preparing one again (a store's migrations) costs more. A copy of a
+// Template's is one a test before this one may have used: its test ended
+// passing, no session stayed in it, and, its tables emptied, its catalog
+// and rows were as a fresh copy's (see reset); else it was dropped.
 func FreshFrom(t testing.TB, prefix, template string) string {
 	t.Helper()
-	dbURL, drop, err := create(context.Background(), Admin(t), prefix, template)
+	adminURL := Admin(t)
+	if template != "" && running.Load() {
+		templates.Lock()
+		tp := templates.byName[template]
+		templates.Unlock()
+		if tp != nil {
+			return freshCopy(t, adminURL, prefix, tp)
+		}
+	}
+	dbURL, drop, err := create(context.Background(), adminURL, prefix, template)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +98,11 @@ func create(ctx context.Context, admin, prefix, template string) (dbURL string, 
 	if template != "" {
 		stmt += " template " + pgx.Identifier{template}.Sanitize()
 	}
-	if err := exec(ctx, admin, stmt); err != nil {
+	if err := adminExec(ctx, admin, stmt); err != nil {
 		return "", nil, err
 	}
 	u.Path = "/" + raw
-	return u.String(), func() error {
-		return exec(context.Background(), admin, "drop database if exists "+name+" with (force)")
-	}, nil
+	return u.String(), func() error { return dropDB(context.Background(), admin, raw) }, nil
 }
 
 // Exec runs sql on the database dbURL names, failing the test on an error.

@@ -43,12 +43,15 @@ func Available(t testing.TB) bool {
 	return false
 }
 
-// Run is m.Run for a package with PostgreSQL tests: when some were
+// Run is m.Run for a package with PostgreSQL tests: it drops the
+// templates and pooled copies FreshFrom kept (see Template). When some were
 // skipped, it says which, once, in one line. `go test ./...` shows a
 // passing package's output only with -v, so without -v the line goes to
 // the go command's own terminal or pipe (Linux), where it is seen.
 func Run(m *testing.M) int {
+	running.Store(true)
 	code := m.Run()
+	dropPools()
 	skipped.Lock()
 	names := skipped.names
 	skipped.Unlock()

@@ -112,7 +112,12 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 		SilenceUsage:      true,
 		DisableAutoGenTag: true, // man pages stay the same from build to build
 	}
-	f.add(root)
+	// The TUI's flags are the root's own, not inherited: a root built for
+	// one command never parses them (building them, with the graphs their
+	// help names, was a tenth of that root).
+	if only == "" {
+		f.add(root)
+	}
 	// Before the completion command is made: it keeps the writer it finds.
 	root.SetOut(stdout)
 	root.SetErr(stderr)

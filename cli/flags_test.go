@@ -291,8 +291,20 @@ func TestOneCommandRootIsTheWhole(t *testing.T) {
 			}
 		}
 	}
-	if rootFor([]string{"--store", "memory:", "log"}) != "" || rootFor(nil) != "" || rootFor([]string{"lgo"}) != "" {
+	if rootFor([]string{"--store", "memory:", "log"}) != "" || rootFor(nil) != "" || rootFor([]string{"lgo"}) != "" || rootFor([]string{"--version", "log"}) != "" {
 		t.Error("a command line that does not begin with a command's name builds a root of one command")
+	}
+	// --version alone builds no command, and prints what the whole tree does.
+	for _, args := range [][]string{{"--version"}, {"-v"}} {
+		if got := rootFor(args); got != rootAlone {
+			t.Fatalf("rootFor(%q) = %q, want the root alone", args, got)
+		}
+		var wholeOut, wholeErr, aloneOut, aloneErr bytes.Buffer
+		whole := runRoot(t.Context(), args, &wholeOut, &wholeErr, "")
+		alone := runRoot(t.Context(), args, &aloneOut, &aloneErr, rootAlone)
+		if whole != alone || wholeOut.String() != aloneOut.String() || wholeErr.String() != aloneErr.String() || !strings.HasPrefix(aloneOut.String(), "rewind ") {
+			t.Errorf("rewind %s: alone exit %d, %q %q; in the whole tree exit %d, %q %q", args[0], alone, aloneOut.String(), aloneErr.String(), whole, wholeOut.String(), wholeErr.String())
+		}
 	}
 }
 

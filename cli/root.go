@@ -64,6 +64,9 @@ func rootFor(args []string) string {
 	if len(args) == 0 {
 		return ""
 	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		return rootAlone
+	}
 	for _, c := range commandTable {
 		// man writes a page for every command: it needs them all.
 		if c.name == args[0] && c.name != "man" {
@@ -73,7 +76,13 @@ func rootFor(args []string) string {
 	return ""
 }
 
-// newRootFor is newRoot with only the command named only ("": all).
+// rootAlone, as rootFor's answer, is the root without commands: all that
+// `rewind --version` needs (every command built was a tenth of its
+// start). No command has the name.
+const rootAlone = "-"
+
+// newRootFor is newRoot with only the command named only ("": all;
+// rootAlone: none).
 func newRootFor(stdout, stderr io.Writer, only string) (root *cobra.Command, started *bool) {
 	started = new(bool)
 	var f tuiFlags
@@ -103,7 +112,12 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 		SilenceUsage:      true,
 		DisableAutoGenTag: true, // man pages stay the same from build to build
 	}
-	f.add(root)
+	// The TUI's flags are the root's own, not inherited: a root built for
+	// one command never parses them (building them, with the graphs their
+	// help names, was a tenth of that root).
+	if only == "" {
+		f.add(root)
+	}
 	// Before the completion command is made: it keeps the writer it finds.
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"rewind/engine/model"
 )
@@ -65,12 +66,14 @@ func planAnswer(prompt string) (model.Response, error) {
 	return model.Response{Text: string(b)}, err
 }
 
-var passageLine = regexp.MustCompile(`(?m)^\[([a-z0-9-]+)\] (.+)$`)
+// The mock's patterns are compiled at its first answer, not at the start
+// of every rewind process (which links the demo).
+var passageLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\[([a-z0-9-]+)\] (.+)$`) })
 
 // searchAnswer is the passages' sentences with their ids.
 func searchAnswer(prompt string) string {
 	var texts, ids []string
-	for _, m := range passageLine.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range passageLine().FindAllStringSubmatch(prompt, -1) {
 		ids, texts = append(ids, m[1]), append(texts, m[2])
 	}
 	if len(ids) == 0 {
@@ -80,8 +83,8 @@ func searchAnswer(prompt string) string {
 }
 
 var (
-	noteLine   = regexp.MustCompile(`(?m)^- (q[0-9]+): `)
-	reviewLine = regexp.MustCompile(`(?m)^The reviewer sent the draft back: (.+)$`)
+	noteLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^- (q[0-9]+): `) })
+	reviewLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^The reviewer sent the draft back: (.+)$`) })
 )
 
 // writeAnswer plays the writer's loop: first it cites every note; when the
@@ -99,11 +102,11 @@ func writeAnswer(req model.Request) model.Response {
 			results = append(results, m.Content)
 		}
 	}
-	review := reviewLine.FindStringSubmatch(prompt)
+	review := reviewLine().FindStringSubmatch(prompt)
 	switch {
 	case rounds == 0:
 		var calls []model.ToolCall
-		for i, m := range noteLine.FindAllStringSubmatch(prompt, -1) {
+		for i, m := range noteLine().FindAllStringSubmatch(prompt, -1) {
 			calls = append(calls, model.ToolCall{ID: fmt.Sprintf("call-cite-%d", i+1), Name: ToolCite, Arguments: fmt.Sprintf(`{"note_id":%q}`, m[1])})
 		}
 		if len(calls) > 0 {
@@ -116,7 +119,7 @@ func writeAnswer(req model.Request) model.Response {
 	fmt.Fprintf(&b, "Answer to: %s\n", strings.TrimPrefix(strings.SplitN(prompt, "\n", 2)[0], "Question: "))
 	for _, r := range results {
 		for _, line := range strings.Split(r, "\n") {
-			if m := passageLine.FindStringSubmatch(line); m != nil {
+			if m := passageLine().FindStringSubmatch(line); m != nil {
 				fmt.Fprintf(&b, "- %s [%s]\n", m[2], m[1])
 			} else if line = strings.TrimSpace(line); line != "" {
 				fmt.Fprintf(&b, "- %s\n", line)

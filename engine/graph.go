@@ -191,9 +191,7 @@ func (g *Graph) Node(name string, fn NodeFunc) *Graph {
 	if _, dup := g.nodes[name]; dup {
 		return g.fail("node %q declared twice", name)
 	}
-	g.nodes[name] = func(ctx context.Context, nc *NodeContext) ([]Write, error) {
-		return userpanic.Call2("node", fn, ctx, nc)
-	}
+	g.nodes[name] = userpanic.Guard2("node", fn)
 	return g
 }
 

@@ -45,6 +45,12 @@ func Call2[A, B, R any](what string, fn func(A, B) (R, error), a A, b B) (r R, e
 	return fn(a, b)
 }
 
+// Guard2 is fn with a panic in it returned as an *Error: what a graph
+// keeps of a function its author declared.
+func Guard2[A, B, R any, F ~func(A, B) (R, error)](what string, fn F) F {
+	return func(a A, b B) (R, error) { return Call2(what, fn, a, b) }
+}
+
 // recovered is deferred by the calls above: recover works only in the
 // function a defer names.
 func recovered(what string, err *error) {

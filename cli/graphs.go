@@ -223,7 +223,7 @@ func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
 		return graphs[cmp.Or(ch.flag, defaultGraph)].app, nil
 	}
 	if ch.flag != "" && ch.flag != recorded {
-		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s)", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded))
+		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s), or run graph %s on a new thread", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded), idText(ch.flag))
 	}
 	g, ok := graphs[recorded]
 	if !ok && ch.listings {

@@ -143,6 +143,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 			plan = &p
 		}
 	}
+	req.Unreached = true // a person drilling by hand is told the kill never came
 	res, err := worker.Execute(ctx, a.Engine, req, func(m worker.Message) {
 		if m.Kill != "" && !f.json {
 			fmt.Fprintf(out, "  ✝ kill point %s reached: SIGKILL\n", m.Kill)
@@ -158,6 +159,14 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		defer fmt.Fprintf(out, "  answer with: rewind approve %s  or  rewind reject %s --reason …\n", idText(res.Thread), idText(res.Thread))
 	} else if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
 		defer fmt.Fprintf(out, "  answer in the TUI: rewind tui %s --graph %s (e edits the state its gate waits on, r resumes)\n", idText(res.Thread), g.app.Name)
+	}
+	var unreached *worker.UnreachedError
+	if errors.As(err, &unreached) {
+		// The run itself went well: report it, then say the kill never came.
+		if rerr := report(out, f.json, res, plan, nil); rerr != nil {
+			return rerr
+		}
+		return err
 	}
 	return report(out, f.json, res, plan, err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,62 +42,71 @@ func buggyGraph(broken *atomic.Bool, panics bool) *engine.Graph {
 // failed naming the node and the panic, the thread stands where an error
 // would leave it, and a resume after the fix finishes the turn.
 func TestANodeThatPanicsFailsItsTaskLikeAnError(t *testing.T) {
+	if byPanic, byError := failAndResume(t, true), failAndResume(t, false); byPanic != byError {
+		t.Errorf("a panic leaves the thread at %s; an error leaves it at %s", byPanic, byError)
+	}
+}
+
+// failAndResume runs buggyGraph broken (its node panicking or returning
+// an error), checks a panic's error, then fixes the node and resumes; it
+// returns where the failed run left the thread: its head's tasks and
+// values, and its checkpoint count.
+func failAndResume(t *testing.T, panics bool) string {
+	t.Helper()
 	ctx := context.Background()
-	heads := map[bool]string{}
-	for _, panics := range []bool{false, true} {
-		var broken atomic.Bool
-		broken.Store(true)
-		st := memory.New()
-		e := newTestEngine(t, st, buggyGraph(&broken, panics))
-		_, err := e.Run(ctx, "t", input("user"), engine.RunConfig{})
-		if err == nil {
-			t.Fatalf("panics=%v: the run did not fail", panics)
-		}
-		if panics {
-			var pe *engine.PanicError
-			if !errors.As(err, &pe) {
-				t.Fatalf("the error is not a *engine.PanicError: %v", err)
-			}
-			for _, want := range []string{"node buggy", "panicked", "index out of range [0] with length 0", "panic_test.go", "fix the node", "a resume runs only the rest"} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("the error does not say %q: %v", want, err)
-				}
-			}
-			var fe *engine.FixError
-			if !errors.As(err, &fe) || len(fe.Fixes()) == 0 || fe.Fixes()[0].Action != engine.FixResume {
-				t.Errorf("the error does not offer a resume as its fix: %v", err)
-			}
-			if strings.Contains(err.Error(), "runtime/") || strings.Contains(err.Error(), "\n") {
-				t.Errorf("the error shows runtime frames or spans lines: %q", err)
-			}
-		}
-		head, err := e.Latest(ctx, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist, err := e.History(ctx, "t", 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(head.Values)
-		heads[panics] = strings.Join([]string{engine.DescribeTasks(head.Tasks), string(b), string(rune('0' + len(hist)))}, "|")
-		broken.Store(false)
-		res, err := e.Resume(ctx, "t", engine.RunConfig{})
-		if err != nil {
-			t.Fatalf("panics=%v: resume after the fix: %v", panics, err)
-		}
-		if res.Status != "done" {
-			t.Errorf("panics=%v: resume after the fix ended %s, want done", panics, res.Status)
-		}
-		var s struct{ Log []struct{ By string } }
-		last, _ := e.Latest(ctx, "t")
-		_ = last.Values.Decode(&s, "log")
-		if len(s.Log) != 4 {
-			t.Errorf("panics=%v: the turn logged %v, want user, start, ok and buggy once each", panics, s.Log)
+	var broken atomic.Bool
+	broken.Store(true)
+	e := newTestEngine(t, memory.New(), buggyGraph(&broken, panics))
+	_, err := e.Run(ctx, "t", input("user"), engine.RunConfig{})
+	if err == nil {
+		t.Fatalf("panics=%v: the run did not fail", panics)
+	}
+	if panics {
+		checkPanicError(t, err)
+	}
+	head, err := e.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := e.History(ctx, "t", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(head.Values)
+	at := fmt.Sprintf("%s|%s|%d checkpoints", engine.DescribeTasks(head.Tasks), b, len(hist))
+	broken.Store(false)
+	res, err := e.Resume(ctx, "t", engine.RunConfig{})
+	if err != nil || res.Status != "done" {
+		t.Fatalf("panics=%v: resume after the fix: %v (%s), want done", panics, err, res.Status)
+	}
+	var s struct{ Log []struct{ By string } }
+	last, _ := e.Latest(ctx, "t")
+	_ = last.Values.Decode(&s, "log")
+	if len(s.Log) != 4 {
+		t.Errorf("panics=%v: the turn logged %v, want user, start, ok and buggy once each", panics, s.Log)
+	}
+	return at
+}
+
+// checkPanicError checks a node's panic reads as the brief says: one line
+// naming the node, the panic and the user's frame, with a resume as fix.
+func checkPanicError(t *testing.T, err error) {
+	t.Helper()
+	var pe *engine.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("the error is not a *engine.PanicError: %v", err)
+	}
+	for _, want := range []string{"node buggy", "panicked", "index out of range [0] with length 0", "panic_test.go", "fix the node", "a resume runs only the rest"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
 		}
 	}
-	if heads[true] != heads[false] {
-		t.Errorf("a panic leaves the thread at %s; an error leaves it at %s", heads[true], heads[false])
+	var fe *engine.FixError
+	if !errors.As(err, &fe) || len(fe.Fixes()) == 0 || fe.Fixes()[0].Action != engine.FixResume {
+		t.Errorf("the error does not offer a resume as its fix: %v", err)
+	}
+	if strings.Contains(err.Error(), "runtime/") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("the error shows runtime frames or spans lines: %q", err)
 	}
 }
 

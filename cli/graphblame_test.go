@@ -20,3 +20,13 @@ func TestAWrongGraphIsBlamedBeforeMockFail(t *testing.T) {
 	r = rewind(t, env, "run", "--thread", "t1", "--mock-fail", "critic", "--input", "x")
 	oneLine(t, r, 1, "critic")
 }
+
+// The TUI checks --mock-fail against the graph it starts on: a role of
+// another graph only is refused with words that say so and name the graph
+// whose role it is.
+func TestTheTUIRefusesAMockFailOfAnotherGraphSayingWhy(t *testing.T) {
+	t.Parallel()
+	env := []string{"REWIND_STORE=sqlite:" + filepath.Join(t.TempDir(), "db")}
+	r := rewind(t, env, "tui", "--graph", "research", "--mock-fail", "critic")
+	oneLine(t, r, 2, `"critic"`, "the graph the TUI starts on", "--graph ticket")
+}

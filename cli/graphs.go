@@ -299,3 +299,24 @@ func (g graphEntry) killPoint(spec string) error {
 	}
 	return nil
 }
+
+// startFails refuses, for the TUI started on graph start (no thread), a
+// --mock-fail role that graph's mock does not play: the flag is checked
+// against the graph the TUI starts on, and the words name the graph whose
+// role it is.
+func startFails(start string, roles []string) error {
+	start = cmp.Or(start, defaultGraph)
+	for _, role := range roles {
+		if slices.Contains(graphs[start].app.MockRoles(), role) {
+			continue
+		}
+		msg := fmt.Sprintf("--mock-fail %q: not a model role of graph %s, the graph the TUI starts on (a thread opened from the list must play it too)", role, start)
+		for _, n := range strings.Split(graphNames(), ", ") {
+			if slices.Contains(graphs[n].app.MockRoles(), role) {
+				return usagef("%s: start on graph %s (--graph %s), whose mock plays it", msg, n, n)
+			}
+		}
+		return usagef("%s, and no graph's mock plays it", msg)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"rewind/engine/event"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,6 +91,9 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	given := givenGraph(f.cmd, f.graph)
 	ctx, err := forThread(ctx, req.Thread, given)
 	if err != nil {
+		return err
+	}
+	if err := wrongGraphFirst(ctx, f.store, given, f.model.MockFail); err != nil {
 		return err
 	}
 	// What the graph refuses is refused before the store opens when
@@ -380,6 +384,21 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 	}
 	defer a.Close()
 	return fn(a.Engine)
+}
+
+// wrongGraphFirst refuses a --graph that is not the thread's before a
+// --mock-fail role that graph lacks is blamed: the role may be the
+// thread's graph's, and the graph is the mistake (read only: a store not
+// there is left to the usual checks, and is not made).
+func wrongGraphFirst(ctx context.Context, store, given string, roles []string) error {
+	if given == "" || !slices.ContainsFunc(roles, func(r string) bool { return !slices.Contains(graphs[given].app.MockRoles(), r) }) {
+		return nil
+	}
+	err := withReader(ctx, store, func(*engine.Engine) error { return nil })
+	if _, ok := errors.AsType[usageError](err); ok {
+		return err
+	}
+	return nil
 }
 
 // openReader opens the app of a command that only reads.

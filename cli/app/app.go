@@ -81,7 +81,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Model != nil {
 		mf := *cfg.Model
 		mf.Mock = func() *model.Mock { mock = cfg.Graph.mock(); return mock }
-		mf.graph, mf.failLater = cfg.Graph, cfg.Choose != nil
+		mf.graph = cfg.Graph
 		var err error
 		if m, err = mf.Build(ctx); err != nil {
 			return nil, err
@@ -175,7 +175,7 @@ func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
 		}
 	}
 	picked, err := cfg.Choose(recorded)
-	if err == nil && cfg.Model != nil {
+	if err == nil && cfg.Model != nil && picked.name() != cfg.Graph.name() {
 		err = cfg.Model.canFail(picked) // the thread's graph's roles, not --graph's
 	}
 	return picked, err

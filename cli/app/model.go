@@ -37,9 +37,6 @@ type ModelFlags struct {
 	// graph is the graph Mock is of (nil: the ticket's): MockFail names
 	// its roles.
 	graph *Graph
-	// failLater leaves the --mock-fail check to Open, once the thread's
-	// graph is known: a wrong --graph is the mistake to name first.
-	failLater bool
 }
 
 // ErrUsage is matched by errors.Is for a model flag that is wrong as given
@@ -86,7 +83,7 @@ func (f ModelFlags) mock() (model.Model, error) {
 		t.Latency, t.Jitter, t.Seed = f.MockLatency, f.MockJitter, f.MockSeed
 		fail, m = t.FailRole, t
 	}
-	if err := f.canFail(f.graph); err != nil && !f.failLater {
+	if err := f.canFail(f.graph); err != nil {
 		return nil, err
 	}
 	for _, role := range f.MockFail {

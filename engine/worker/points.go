@@ -325,6 +325,6 @@ func (e *UnreachedError) Error() string {
 	if e.Times == 1 {
 		times = "time"
 	}
-	return fmt.Sprintf("kill point %s@%d was never reached: %s was reached %d %s; @%d never came: nothing was killed (the run ended as it would without --kill-at); give a point the run reaches (a smaller @N, or a longer run)",
+	return fmt.Sprintf("kill point %s@%d was never reached: %s was reached %d %s; @%d never came: nothing was killed (the run ended as it would with no kill point); give a point the run reaches (a smaller @N, or a longer run)",
 		e.Point, e.Nth, e.Point, e.Times, times, e.Nth)
 }

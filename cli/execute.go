@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"io"
 	"rewind/engine/event"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 

@@ -164,15 +164,19 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	} else if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
 		defer fmt.Fprintf(out, "  answer in the TUI: rewind tui %s --graph %s (e edits the state its gate waits on, r resumes)\n", idText(res.Thread), g.app.Name)
 	}
-	var unreached *worker.UnreachedError
-	if errors.As(err, &unreached) {
-		// The run itself went well: report it, then say the kill never came.
-		if rerr := report(out, f.json, res, plan, nil); rerr != nil {
+	return reportRun(out, f.json, res, plan, err)
+}
+
+// reportRun is report, but a kill point never reached is said after the
+// run's own report: the run itself went well.
+func reportRun(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePlan, err error) error {
+	if _, ok := errors.AsType[*worker.UnreachedError](err); ok {
+		if rerr := report(out, asJSON, res, plan, nil); rerr != nil {
 			return rerr
 		}
 		return err
 	}
-	return report(out, f.json, res, plan, err)
+	return report(out, asJSON, res, plan, err)
 }
 
 // warn prints the signals' one warning line: a collector that cannot be

@@ -18,6 +18,7 @@ import (
 
 	"rewind/cli/app"
 	"rewind/engine/drill"
+	"rewind/engine/worker"
 	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
@@ -27,6 +28,9 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1
 	ExitUsage = 2 // a command, flag or argument given wrong
+	// ExitNotKilled is a run that never reached its --kill-at point: it
+	// ended whole, and a crash drill must not take it for a kill.
+	ExitNotKilled = 3
 )
 
 // Run runs rewind with args (without the program's name), writes to stdout
@@ -53,7 +57,10 @@ func execute(ctx context.Context, root *cobra.Command, started *bool, args []str
 	}
 	code, msg := ExitFail, err.Error()
 	var ue usageError
+	var unreached *worker.UnreachedError
 	switch {
+	case errors.As(err, &unreached):
+		code = ExitNotKilled
 	case errors.As(err, &ue):
 		code, msg = ExitUsage, ue.msg
 	case errors.Is(err, app.ErrUsage), errors.Is(err, browse.ErrAmbiguous), !*started:

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"rewind/engine/event"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +93,9 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	if err != nil {
 		return err
 	}
+	if err := wrongGraphFirst(ctx, f.store, given, f.model.MockFail); err != nil {
+		return err
+	}
 	// What the graph refuses is refused before the store opens when
 	// --graph names it; the graph a thread records, once it is read.
 	if err := anyGraph(given, func(g graphEntry) error { return cmp.Or(g.killPoint(req.KillAt), g.takes(req)) }); err != nil {
@@ -143,6 +147,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 			plan = &p
 		}
 	}
+	req.Unreached = true // a person drilling by hand is told the kill never came
 	res, err := worker.Execute(ctx, a.Engine, req, func(m worker.Message) {
 		if m.Kill != "" && !f.json {
 			fmt.Fprintf(out, "  ✝ kill point %s reached: SIGKILL\n", m.Kill)
@@ -159,7 +164,19 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 	} else if err == nil && res.Status == engine.RunAwaitingApproval && !f.json {
 		defer fmt.Fprintf(out, "  answer in the TUI: rewind tui %s --graph %s (e edits the state its gate waits on, r resumes)\n", idText(res.Thread), g.app.Name)
 	}
-	return report(out, f.json, res, plan, err)
+	return reportRun(out, f.json, res, plan, err)
+}
+
+// reportRun is report, but a kill point never reached is said after the
+// run's own report: the run itself went well.
+func reportRun(out io.Writer, asJSON bool, res engine.Result, plan *engine.ResumePlan, err error) error {
+	if _, ok := errors.AsType[*worker.UnreachedError](err); ok {
+		if rerr := report(out, asJSON, res, plan, nil); rerr != nil {
+			return rerr
+		}
+		return err
+	}
+	return report(out, asJSON, res, plan, err)
 }
 
 // warn prints the signals' one warning line: a collector that cannot be
@@ -371,6 +388,21 @@ func withReader(ctx context.Context, store string, fn func(*engine.Engine) error
 	}
 	defer a.Close()
 	return fn(a.Engine)
+}
+
+// wrongGraphFirst refuses a --graph that is not the thread's before a
+// --mock-fail role that graph lacks is blamed: the role may be the
+// thread's graph's, and the graph is the mistake (read only: a store not
+// there is left to the usual checks, and is not made).
+func wrongGraphFirst(ctx context.Context, store, given string, roles []string) error {
+	if given == "" || !slices.ContainsFunc(roles, func(r string) bool { return !slices.Contains(graphs[given].app.MockRoles(), r) }) {
+		return nil
+	}
+	err := withReader(ctx, store, func(*engine.Engine) error { return nil })
+	if _, ok := errors.AsType[usageError](err); ok {
+		return err
+	}
+	return nil
 }
 
 // openReader opens the app of a command that only reads.

@@ -224,7 +224,7 @@ func (ch graphChoice) choose(recorded string) (*app.Graph, error) {
 		return graphs[cmp.Or(ch.flag, defaultGraph)].app, nil
 	}
 	if ch.flag != "" && ch.flag != recorded {
-		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s)", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded))
+		return nil, usagef("--graph %s: thread %s was run on graph %s, which it records: drop --graph (or give --graph %s), or run graph %s on a new thread", idText(ch.flag), idText(ch.thread), idText(recorded), idText(recorded), idText(ch.flag))
 	}
 	g, ok := graphs[recorded]
 	if !ok && ch.listings {
@@ -297,6 +297,27 @@ func (g graphEntry) killPoint(spec string) error {
 	}
 	if err != nil {
 		return usageOf(err)
+	}
+	return nil
+}
+
+// startFails refuses, for the TUI started on graph start (no thread), a
+// --mock-fail role that graph's mock does not play: the flag is checked
+// against the graph the TUI starts on, and the words name the graph whose
+// role it is.
+func startFails(start string, roles []string) error {
+	start = cmp.Or(start, defaultGraph)
+	for _, role := range roles {
+		if slices.Contains(graphs[start].app.MockRoles(), role) {
+			continue
+		}
+		msg := fmt.Sprintf("--mock-fail %q: not a model role of graph %s, the graph the TUI starts on (a thread opened from the list must play it too)", role, start)
+		for _, n := range strings.Split(graphNames(), ", ") {
+			if slices.Contains(graphs[n].app.MockRoles(), role) {
+				return usagef("%s: start on graph %s (--graph %s), whose mock plays it", msg, n, n)
+			}
+		}
+		return usagef("%s, and no graph's mock plays it", msg)
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ freed; messages and drafts stay.`,
 					}
 					results = append(results, res)
 					if !asJSON {
-						fmt.Fprintln(out, pruneSummary(res))
+						fmt.Fprintln(out, pruneSummary(res, policy))
 					}
 				}
 				if asJSON && all {
@@ -110,7 +110,7 @@ freed; messages and drafts stay.`,
 }
 
 // pruneSummary is one line: what was pruned, what now starts a chain.
-func pruneSummary(r engine.PruneResult) string {
+func pruneSummary(r engine.PruneResult, p engine.PrunePolicy) string {
 	if len(r.Pruned) == 0 {
 		return fmt.Sprintf("nothing to prune on thread %s: all %d checkpoint(s) kept", idText(r.Thread), r.Kept)
 	}
@@ -132,6 +132,9 @@ func pruneSummary(r engine.PruneResult) string {
 		fmt.Fprintf(&b, "%s@%d (was child of @%d)", sep, rr.ID, rr.From)
 	}
 	fmt.Fprintf(&b, "; %d kept", r.Kept)
+	if graphKept(r, p) {
+		b.WriteString(" (one more than --keep-last: the newest checkpoint that records the thread's graph is kept, so the thread still opens as its graph)")
+	}
 	if len(r.KeptTips) > 0 {
 		tips := make([]string, len(r.KeptTips))
 		for i, id := range r.KeptTips {
@@ -140,6 +143,16 @@ func pruneSummary(r engine.PruneResult) string {
 		fmt.Fprintf(&b, " (with paused branch tip(s) %s)", strings.Join(tips, ", "))
 	}
 	return b.String() + tail
+}
+
+// graphKept tells, from what planPrune reports, that it kept one more than
+// --keep-last and its paused tips account for: the listing that records the
+// thread's graph. Under --older-than the rules' own count is not known here.
+func graphKept(r engine.PruneResult, p engine.PrunePolicy) bool {
+	if p.KeepLast == 0 || p.OlderThan > 0 {
+		return false
+	}
+	return r.Kept-len(r.KeptTips) > min(p.KeepLast, r.Kept+len(r.Pruned))
 }
 
 // pruneOn prunes thread with e when e runs the graph the thread records

@@ -126,6 +126,11 @@ func (f *tuiFlags) run(ctx context.Context, thread string) error {
 	if err != nil {
 		return err
 	}
+	if thread == "" {
+		if err := startFails(givenGraph(f.cmd, f.graph), f.model.MockFail); err != nil {
+			return err
+		}
+	}
 	a, err := openApp(octx, f.store, &f.model)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import "rewind/engine/chainformat"
 // package stores and reads them. They keep their names here, so a caller
 // of the engine never imports the format.
 type (
+	// PanicError is a node, router or reducer of the graph's that panicked.
+	PanicError = chainformat.PanicError
 	// Checkpoint is a decoded, migrated checkpoint.
 	Checkpoint = chainformat.Checkpoint
 	// Metadata records how a checkpoint came to be.

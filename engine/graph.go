@@ -11,6 +11,7 @@ import (
 
 	"rewind/engine/chainformat"
 	"rewind/engine/internal/jsoncheck"
+	"rewind/engine/internal/userpanic"
 	"rewind/engine/model"
 )
 
@@ -190,7 +191,7 @@ func (g *Graph) Node(name string, fn NodeFunc) *Graph {
 	if _, dup := g.nodes[name]; dup {
 		return g.fail("node %q declared twice", name)
 	}
-	g.nodes[name] = fn
+	g.nodes[name] = userpanic.Guard2("node", fn)
 	return g
 }
 
@@ -295,7 +296,7 @@ func (g *Graph) next(ran []string, v Values) ([]Target, error) {
 			add(Goto(to))
 		}
 		if r := g.routers[node]; r != nil {
-			ts, err := r(v)
+			ts, err := userpanic.Call1("route", r, v)
 			if err != nil {
 				return nil, fmt.Errorf("route after %s: %w", node, err)
 			}

@@ -3,6 +3,8 @@ package chainformat
 import (
 	"encoding/json"
 	"fmt"
+
+	"rewind/engine/internal/userpanic"
 )
 
 // Schema is what the stored format knows of a graph: its channels (whose
@@ -99,6 +101,10 @@ func (g *Schema) Initial() Values {
 	return v
 }
 
+// PanicError is a reducer (or, in the engine, a node or router) that
+// panicked: the graph's author's code, recovered into an error.
+type PanicError = userpanic.Error
+
 // Apply folds writes into a copy of v, channel by channel in write order.
 // Values are never mutated in place (reducers return new bytes), so the
 // copy shares the channels it does not write.
@@ -115,7 +121,7 @@ func (g *Schema) Apply(v Values, writes []Write) (Values, error) {
 		if len(w.Value) == 0 {
 			return nil, fmt.Errorf("empty write to channel %q", w.Channel)
 		}
-		nv, err := spec.reducer(out[w.Channel], w.Value)
+		nv, err := userpanic.Call2("reducer", spec.reducer, out[w.Channel], w.Value)
 		if err != nil {
 			return nil, fmt.Errorf("channel %q: %w", w.Channel, err)
 		}
@@ -133,7 +139,7 @@ func (g *Schema) applyTo(v Values, channel string, write json.RawMessage) error 
 	if len(write) == 0 {
 		return fmt.Errorf("empty write to channel %q", channel)
 	}
-	nv, err := spec.reducer(v[channel], write)
+	nv, err := userpanic.Call2("reducer", spec.reducer, v[channel], write)
 	if err != nil {
 		return fmt.Errorf("channel %q: %w", channel, err)
 	}

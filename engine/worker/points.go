@@ -293,3 +293,38 @@ func wrote(cp *engine.Checkpoint, channel string) bool {
 	}
 	return false
 }
+
+// Times is how often the run reached the point: for a mid-fanout, the
+// fan-outs begun.
+func (t *Trigger) Times() int {
+	switch {
+	case t.Point.Kind == MidFanout:
+		t.fan.mu.Lock()
+		defer t.fan.mu.Unlock()
+		return t.fan.seen
+	case t.Point.Name == MidFanout:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.fanRound
+	}
+	return int(t.seen.Load())
+}
+
+// UnreachedError is a run that ended without reaching its kill point the
+// Nth time: nothing was killed, which a crash drill must not take for a
+// kill.
+type UnreachedError struct {
+	Point KillPoint
+	Nth   int
+	// Times is how often the point was reached.
+	Times int
+}
+
+func (e *UnreachedError) Error() string {
+	times := "times"
+	if e.Times == 1 {
+		times = "time"
+	}
+	return fmt.Sprintf("kill point %s@%d was never reached: %s was reached %d %s; @%d never came: nothing was killed (the run ended as it would with no kill point); give a point the run reaches (a smaller @N, or a longer run)",
+		e.Point, e.Nth, e.Point, e.Times, times, e.Nth)
+}

@@ -57,6 +57,9 @@ type Request struct {
 	Config  engine.RunConfig
 	// KillAt is "POINT" or "POINT@N" (see Points).
 	KillAt string
+	// Unreached makes a run that ends without reaching KillAt an
+	// *UnreachedError (the CLI's run); a drill's worker tells that itself.
+	Unreached bool
 }
 
 // Message is one line of a worker's output.
@@ -161,6 +164,10 @@ func Execute(ctx context.Context, e *engine.Engine, req Request, emit func(Messa
 	res, err := perform(ctx, e, req, cfg)
 	if err == nil && res.Status == engine.RunAwaitingApproval {
 		trig.Reached(AwaitingApproval)
+	}
+	if err == nil && trig != nil && req.Unreached {
+		// A kill ends the process: a run that returns was not killed.
+		err = &UnreachedError{Point: trig.Point.Name, Nth: trig.Nth, Times: trig.Times()}
 	}
 	return res, err
 }

@@ -318,6 +318,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// checkpoint.
 		return m, tea.Batch(m.status.say(msg), m.sync(true), m.reloadHead())
 	case threadStateMsg: // the threads list's rows, read for it
+		m.sess.graphs.keep(msg.made)
 		_, cmd := m.threads.Update(msg)
 		return m, cmd
 	case parityMsg:

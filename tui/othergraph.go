@@ -119,6 +119,17 @@ func (g *graphSet) took(msg graphBuiltMsg) (can bool) {
 	return true
 }
 
+// keep takes the graphs built to read the threads list's rows, each one
+// the session has neither built nor is building (a build under way
+// brings its own).
+func (g *graphSet) keep(made map[string]Deps) {
+	for name, d := range made {
+		if _, ok := g.built[name]; !ok && !g.building[name] {
+			g.built[name] = d
+		}
+	}
+}
+
 // pending says whether graph name is being built.
 func (g *graphSet) pending(name string) bool { return g.building[name] }
 

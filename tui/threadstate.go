@@ -37,6 +37,9 @@ type threadState struct {
 type threadStateMsg struct {
 	gen    int
 	states map[string]threadState
+	// made is the graphs built to read rows of a graph the session had
+	// not built: the session keeps them, as if it had opened one.
+	made map[string]Deps
 }
 
 // statesWanted are the visible rows whose state is neither read nor being
@@ -71,11 +74,12 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 	}
 	ctx, b, src, ext := s.ctx, s.deps.Backend, s.deps.Source, s.deps.Extension
 	// The list holds every graph's threads: a row is read on its own
-	// graph when built (read on another, its state may be of a newer
-	// schema). A copy: the Cmd must not read the map Update changes.
-	built, shown := s.graphs.snapshot(), ""
+	// graph (read on another, its state may be of a newer schema), built
+	// here if the session has not (s.deps.Graphs). A copy: the Cmd must
+	// not read the map Update changes.
+	own := rowGraphs{built: s.graphs.snapshot(), open: s.deps.Graphs}
 	if g := s.graph(); g != nil {
-		shown = g.Name
+		own.shown = g.Name
 	}
 	ts := make([]browse.Thread, len(ids))
 	for i, id := range ids {
@@ -89,7 +93,7 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 				st = readSourceState(ctx, src, ts[i])
 			} else {
 				rb, rext := b, ext
-				if d, ok := ownGraph(ctx, b, id, shown, built); ok {
+				if d, ok := own.of(ctx, b, id); ok {
 					rb, rext = d.Backend, d.Extension
 				}
 				st = readThreadState(ctx, rb, rext, id)
@@ -97,22 +101,48 @@ func (l *threadList) loadStates(s *session) tea.Cmd {
 			st.gen, st.asked = gen, gen
 			out[id] = st
 		}
-		return threadStateMsg{gen: gen, states: out}
+		return threadStateMsg{gen: gen, states: out, made: own.made}
 	}
 }
 
-// ownGraph is the deps of the graph thread records, when that is built and
-// is not shown, the graph b runs (ok false: read it on b).
-func ownGraph(ctx context.Context, b Backend, thread, shown string, built map[string]Deps) (Deps, bool) {
-	if len(built) < 2 {
+// rowGraphs is, for one read of the list's rows, the graphs a row may
+// be read on: the session's built ones, and those open builds for rows
+// of a graph not built yet (made).
+type rowGraphs struct {
+	shown string // the graph the session shows, b's
+	built map[string]Deps
+	open  func(ctx context.Context, name string) (Deps, error) // nil: none other
+	made  map[string]Deps
+}
+
+// of is the deps of the graph thread records, when that is not shown, the
+// graph b runs, and is built or can be (ok false: read it on b).
+func (r *rowGraphs) of(ctx context.Context, b Backend, thread string) (Deps, bool) {
+	if len(r.built) < 2 && r.open == nil {
 		return Deps{}, false // one graph: nothing to choose, no read
 	}
 	name, err := recorded.Graph(ctx, b, thread)
-	if err != nil || name == "" || name == shown {
+	if err != nil || name == "" || name == r.shown {
 		return Deps{}, false
 	}
-	d, ok := built[name]
-	return d, ok && d.Backend != nil
+	if d, ok := r.built[name]; ok {
+		return d, d.Backend != nil
+	}
+	if d, ok := r.made[name]; ok {
+		return d, true
+	}
+	if r.open == nil {
+		return Deps{}, false
+	}
+	d, err := r.open(ctx, name)
+	if err != nil || d.Backend == nil {
+		return Deps{}, false // a graph not built reads as before, on b
+	}
+	if r.made == nil {
+		r.made = map[string]Deps{}
+	}
+	r.made[name] = d
+	return d, true
 }
 
 // readSourceState is a read-only source's thread's status as `rewind

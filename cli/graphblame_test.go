@@ -30,3 +30,14 @@ func TestTheTUIRefusesAMockFailOfAnotherGraphSayingWhy(t *testing.T) {
 	r := rewind(t, env, "tui", "--graph", "research", "--mock-fail", "critic")
 	oneLine(t, r, 2, `"critic"`, "the graph the TUI starts on", "--graph ticket")
 }
+
+// A --mock-fail role no graph plays is refused by the TUI naming the
+// roles the graph it starts on does play: the fix is one of them.
+func TestTheTUIRefusesAnUnknownMockFailRoleNamingTheRoles(t *testing.T) {
+	t.Parallel()
+	env := []string{"REWIND_STORE=sqlite:" + filepath.Join(t.TempDir(), "db")}
+	r := rewind(t, env, "tui", "--mock-fail", "nobody")
+	oneLine(t, r, 2, `"nobody"`, "no graph's mock plays it", "planner, executor, critic, summarizer, reply")
+	r = rewind(t, env, "tui", "--graph", "research", "--mock-fail", "nobody")
+	oneLine(t, r, 2, `"nobody"`, "planner, executor, reply")
+}

@@ -317,7 +317,7 @@ func startFails(start string, roles []string) error {
 				return usagef("%s: start on graph %s (--graph %s), whose mock plays it", msg, n, n)
 			}
 		}
-		return usagef("%s, and no graph's mock plays it", msg)
+		return usagef("%s, and no graph's mock plays it; graph %s's mock plays %s", msg, start, strings.Join(graphs[start].app.MockRoles(), ", "))
 	}
 	return nil
 }

@@ -219,7 +219,9 @@ func reset(ctx context.Context, dbURL string, t *template) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	// A closed store's sessions end just after its Close returns.
+	// A closed store's sessions end just after its Close returns; on a
+	// loaded machine that can take a while (PostgreSQL's own DROP
+	// DATABASE waits 5 s for them).
 	for wait := 0; ; wait++ {
 		var others int
 		if err := conn.QueryRow(ctx, `select (select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid())
@@ -229,7 +231,7 @@ func reset(ctx context.Context, dbURL string, t *template) error {
 		if others == 0 {
 			break
 		}
-		if wait == 50 {
+		if wait == 250 {
 			return fmt.Errorf("%d other session(s) in it: %w", others, errDirty)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"rewind/engine/internal/userpanic"
 	"time"
 )
 
@@ -17,7 +18,7 @@ type Input struct {
 type InputFunc func(in Input, now time.Time) ([]Write, error)
 
 // Input declares what typed input becomes; without it, writes start a turn.
-func (g *Graph) Input(fn InputFunc) *Graph { g.input = fn; return g }
+func (g *Graph) Input(fn InputFunc) *Graph { g.input = userpanic.GuardOpt("Input func", fn); return g }
 
 // TurnInput is the graph's InputFunc, nil when it declared none.
 func (g *Graph) TurnInput() InputFunc { return g.input }

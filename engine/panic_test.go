@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"rewind/engine"
 	"rewind/store/memory"
@@ -131,5 +132,33 @@ func TestARouterOrReducerThatPanicsFailsTheRun(t *testing.T) {
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), g.Name+" bug") {
 			t.Errorf("graph %s: the run's error is %v, want a panic error naming %q", g.Name, err, g.Name+" bug")
 		}
+	}
+}
+
+// A graph's Input function that panics is an error from TurnInput (the
+// TUI's i and f, `rewind run`), not a crash; a graph that declares none
+// still has none; a node declared with a nil function fails its run
+// saying so, not with a nil pointer's panic.
+func TestAnInputThatPanicsAndANilNodeAreErrors(t *testing.T) {
+	g := engine.NewGraph("inputs", 1).
+		Channel("log", engine.IndexedAppend("index"), []any{}).
+		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
+			var m map[string]int
+			m[in.Text]++ // a nil map: the bug a user's function has
+			return nil, nil
+		}).
+		Node("a", nil).Entry("a").Edge("a", engine.End)
+	_, err := g.TurnInput()(engine.Input{Text: "hi"}, time.Now())
+	var pe *engine.PanicError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "Input func") || !strings.Contains(err.Error(), "nil map") {
+		t.Fatalf("a panicking Input: %v, want an *engine.PanicError naming the Input func and the panic", err)
+	}
+	if engine.NewGraph("none", 1).TurnInput() != nil {
+		t.Error("a graph that declares no Input has one")
+	}
+	e := newTestEngine(t, memory.New(), g)
+	_, err = e.Run(context.Background(), "t", []engine.Write{engine.Put("log", []map[string]any{{"by": "user"}})}, engine.RunConfig{})
+	if err == nil || !strings.Contains(err.Error(), "has no function") || errors.As(err, &pe) {
+		t.Fatalf("a node declared with nil: %v, want an error saying it has no function", err)
 	}
 }

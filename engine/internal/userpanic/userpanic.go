@@ -46,9 +46,24 @@ func Call2[A, B, R any](what string, fn func(A, B) (R, error), a A, b B) (r R, e
 }
 
 // Guard2 is fn with a panic in it returned as an *Error: what a graph
-// keeps of a function its author declared.
+// keeps of a function its author declared. A nil fn (Node("a", nil)) is
+// a function that says so, not a nil pointer's panic.
 func Guard2[A, B, R any, F ~func(A, B) (R, error)](what string, fn F) F {
+	if fn == nil {
+		return func(A, B) (r R, err error) {
+			return r, fmt.Errorf("the %s has no function: its declaration passed nil; give it one", what)
+		}
+	}
 	return func(a A, b B) (R, error) { return Call2(what, fn, a, b) }
+}
+
+// GuardOpt is Guard2 for a function the author may leave out (a
+// graph's Input): nil stays nil, so declaring none still reads as none.
+func GuardOpt[A, B, R any, F ~func(A, B) (R, error)](what string, fn F) F {
+	if fn == nil {
+		return nil
+	}
+	return Guard2(what, fn)
 }
 
 // recovered is deferred by the calls above: recover works only in the

@@ -143,14 +143,13 @@ func TestAnInputThatPanicsAndANilNodeAreErrors(t *testing.T) {
 	g := engine.NewGraph("inputs", 1).
 		Channel("log", engine.IndexedAppend("index"), []any{}).
 		Input(func(in engine.Input, _ time.Time) ([]engine.Write, error) {
-			var m map[string]int
-			m[in.Text]++ // a nil map: the bug a user's function has
-			return nil, nil
+			words := strings.Fields(in.Text)
+			return nil, errors.New(words[1]) // out of range: the bug a user's function has
 		}).
 		Node("a", nil).Entry("a").Edge("a", engine.End)
 	_, err := g.TurnInput()(engine.Input{Text: "hi"}, time.Now())
 	var pe *engine.PanicError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "Input func") || !strings.Contains(err.Error(), "nil map") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "Input func") || !strings.Contains(err.Error(), "index out of range") {
 		t.Fatalf("a panicking Input: %v, want an *engine.PanicError naming the Input func and the panic", err)
 	}
 	if engine.NewGraph("none", 1).TurnInput() != nil {

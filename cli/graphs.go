@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -84,19 +85,15 @@ func buildGraph(ctx context.Context, name, spec string) (*engine.Engine, error) 
 }
 
 // graphNames lists the graphs' names, sorted, for flags and errors.
-func graphNames() string {
-	names := make([]string, 0, len(graphs))
-	for n := range graphs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
+func graphNames() string { return strings.Join(graphList(), ", ") }
+
+// graphList is the names of the graphs rewind builds, sorted.
+func graphList() []string { return slices.Sorted(maps.Keys(graphs)) }
 
 // perGraph is "NAME: what" for each graph, by name, for words that
 // differ by graph (help written before the graph is known).
 func perGraph(what func(g graphEntry) string) string {
-	names := strings.Split(graphNames(), ", ")
+	names := graphList()
 	for i, n := range names {
 		names[i] = n + ": " + what(graphs[n])
 	}
@@ -312,7 +309,7 @@ func startFails(start string, roles []string) error {
 			continue
 		}
 		msg := fmt.Sprintf("--mock-fail %q: not a model role of graph %s, the graph the TUI starts on (a thread opened from the list must play it too)", role, start)
-		for _, n := range strings.Split(graphNames(), ", ") {
+		for _, n := range graphList() {
 			if slices.Contains(graphs[n].app.MockRoles(), role) {
 				return usagef("%s: start on graph %s (--graph %s), whose mock plays it", msg, n, n)
 			}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -98,8 +99,15 @@ func create(ctx context.Context, admin, prefix, template string) (dbURL string, 
 	if template != "" {
 		stmt += " template " + pgx.Identifier{template}.Sanitize()
 	}
+	mark, err := own(ctx, admin)
+	if err != nil {
+		return "", nil, err
+	}
 	if err := adminExec(ctx, admin, stmt); err != nil {
 		return "", nil, err
+	}
+	if err := adminExec(ctx, admin, "comment on database "+name+" is '"+strings.ReplaceAll(mark, "'", "''")+"'"); err != nil {
+		return "", nil, errors.Join(err, dropDB(ctx, admin, raw))
 	}
 	u.Path = "/" + raw
 	return u.String(), func() error { return dropDB(context.Background(), admin, raw) }, nil

@@ -52,6 +52,7 @@ func Run(m *testing.M) int {
 	running.Store(true)
 	code := m.Run()
 	dropPools()
+	disown()
 	skipped.Lock()
 	names := skipped.names
 	skipped.Unlock()

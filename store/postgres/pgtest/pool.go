@@ -186,11 +186,13 @@ func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 		templates.Lock()
 		t.copies++
 		templates.Unlock()
+	} else if err := adminExec(context.Background(), adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" allow_connections true"); err != nil {
+		tb.Fatalf("open the pooled copy %s to its test: %v", Name(dbURL), err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if !tb.Failed() && reset(ctx, dbURL, t) == nil {
+		if !tb.Failed() && reset(ctx, adminURL, dbURL, t) == nil {
 			templates.Lock()
 			t.idle = append(t.idle, dbURL)
 			templates.Unlock()
@@ -210,15 +212,22 @@ func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 var errDirty = errors.New("not as a fresh copy of its template")
 
 // reset empties the tables of a copy its test has ended with, and checks
-// that its catalog and rows are its template's again. Any other session
-// still in it (a store a test left open, a subprocess) could write after
-// the check: then it is dropped.
-func reset(ctx context.Context, dbURL string, t *template) error {
+// that its catalog and rows are its template's again. It lets no new
+// session in; any other session still in it (a store a test left open, a
+// subprocess) could write after the check: then it is dropped.
+func reset(ctx context.Context, adminURL, dbURL string, t *template) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
+	// From now until freshCopy hands it out again, no session comes in:
+	// one that came after the wait below (a goroutine its test left, a
+	// subprocess) could write after the check, into the next test's copy.
+	// (PostgreSQL refuses it from a session in the database.)
+	if err := adminExec(ctx, adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" allow_connections false"); err != nil {
+		return err
+	}
 	// A closed store's sessions end just after its Close returns; on a
 	// loaded machine that can take a while (PostgreSQL's own DROP
 	// DATABASE waits 5 s for them).
@@ -306,7 +315,8 @@ where c.relkind in ('r', 'p') and ` + userSchemas + ` order by 1`
 // catalogSQL is what makes a database's schema: its schemas, relations,
 // columns, indexes, constraints, policies, functions, triggers, rules,
 // types, extensions, owners and grants (ACLs name the roles), the
-// database's own grants and settings, and comments. Roles are the
+// database's own grants and settings, and comments. Not whether it allows
+// connections: the pool closes an idle copy and opens it to its test. Roles are the
 // cluster's, the same for a copy and a fresh one; what a database grants
 // them is here.
 const catalogSQL = `
@@ -354,7 +364,7 @@ select 'publication ' || pubname from pg_publication
 union all
 select 'default acl ' || pg_get_userbyid(defaclrole) || ' ' || defaclobjtype::text || ' ' || defaclacl::text from pg_default_acl
 union all
-select 'database ' || pg_get_userbyid(datdba) || ' ' || coalesce(datacl::text, '') || ' ' || datallowconn || ' ' || datconnlimit
+select 'database ' || pg_get_userbyid(datdba) || ' ' || coalesce(datacl::text, '') || ' ' || datconnlimit
 from pg_database where datname = current_database()
 union all
 select 'setting ' || coalesce(pg_get_userbyid(setrole), '') || ' ' || setconfig::text

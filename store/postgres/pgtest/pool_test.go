@@ -186,3 +186,33 @@ create function f() returns int language sql as 'select 1'`)
 func replaceDB(sql, name string) string {
 	return strings.ReplaceAll(sql, "current_database_placeholder", pgx.Identifier{name}.Sanitize())
 }
+
+// A copy waiting in the pool takes no session: a writer that connects
+// after its test ended (a goroutine the test left behind, a subprocess)
+// would otherwise pass the check its test's end made, and the next test
+// would get its rows.
+func TestAnIdleCopyTakesNoSession(t *testing.T) {
+	tmpl := Template(t, "pgtest_idle", func(ctx context.Context, dbURL string) error {
+		return exec(ctx, dbURL, "create table data (id bigserial primary key, v text)")
+	})
+	tb := &endingTB{TB: t}
+	first := FreshFrom(tb, "pgtest_idle", tmpl)
+	tb.end()
+	ctx := context.Background()
+	if late, err := pgx.Connect(ctx, first); err == nil {
+		_, err = late.Exec(ctx, "insert into data (v) values ('late')")
+		late.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ntb := &endingTB{TB: t}
+	next := FreshFrom(ntb, "pgtest_idle", tmpl)
+	defer ntb.end()
+	if next != first {
+		t.Fatalf("the next copy is %s, not the pooled %s", Name(next), Name(first))
+	}
+	if got := one(t, next, "select count(*)::text from data"); got != "0" {
+		t.Errorf("the next test's copy holds %s row(s) written after the last test ended", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -64,12 +65,11 @@ func adminExec(ctx context.Context, adminURL, sql string) error {
 // template is a database Template made: its catalog and data as a copy
 // starts, and its copies that wait for a test.
 type template struct {
-	name   string
-	print  []string // fingerprint of a fresh copy
-	kept   []string // tables that hold rows in it (migration records): never truncated
-	idle   []string // URLs of copies reset to print, no session in them
-	copies int      // copies handed out or idle
-	drop   func() error
+	name  string
+	print []string // fingerprint of a fresh copy
+	kept  []string // tables that hold rows in it (migration records): never truncated
+	idle  []string // URLs of copies reset to print, shut to sessions (reset)
+	drop  func() error
 }
 
 var templates struct {
@@ -177,17 +177,21 @@ func (t *template) take() string {
 // proves it as a fresh copy is.
 func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 	dbURL := t.take()
+	if dbURL != "" {
+		u, err := reopen(context.Background(), adminURL, prefix, dbURL)
+		if err != nil {
+			if derr := dropDB(context.Background(), adminURL, Name(dbURL)); derr != nil {
+				tb.Fatal(errors.Join(err, derr))
+			}
+		}
+		dbURL = u
+	}
 	if dbURL == "" {
 		u, _, err := create(context.Background(), adminURL, prefix, t.name)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		dbURL = u
-		templates.Lock()
-		t.copies++
-		templates.Unlock()
-	} else if err := adminExec(context.Background(), adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" allow_connections true"); err != nil {
-		tb.Fatalf("open the pooled copy %s to its test: %v", Name(dbURL), err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -198,14 +202,32 @@ func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 			templates.Unlock()
 			return
 		}
-		templates.Lock()
-		t.copies--
-		templates.Unlock()
 		if err := dropDB(ctx, adminURL, Name(dbURL)); err != nil {
 			tb.Error(err)
 		}
 	})
 	return dbURL
+}
+
+// reopen gives an idle copy a new name of prefix's, and lets sessions in
+// again, for its next test: a session its last test left behind, which
+// holds the old name, cannot reach it (reset shut it to new ones). ""
+// with the error when it cannot.
+func reopen(ctx context.Context, adminURL, prefix, dbURL string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", fmt.Errorf("a pooled copy's URL: %w", err)
+	}
+	raw := newName(prefix)
+	name := pgx.Identifier{raw}.Sanitize()
+	if err := adminExec(ctx, adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" rename to "+name); err != nil {
+		return "", fmt.Errorf("rename the pooled copy %s for its next test: %w", Name(dbURL), err)
+	}
+	if err := adminExec(ctx, adminURL, "alter database "+name+" allow_connections true"); err != nil {
+		return "", errors.Join(fmt.Errorf("open the pooled copy %s to its next test: %w", raw, err), dropDB(ctx, adminURL, raw))
+	}
+	u.Path = "/" + raw
+	return u.String(), nil
 }
 
 // errDirty: a copy is not as fresh from its template; it is dropped.

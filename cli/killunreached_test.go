@@ -16,6 +16,7 @@ func TestAKillPointNeverReachedIsSaid(t *testing.T) {
 	}{
 		{"research", "mid-fanout@2", "mid-fanout was reached 1 time; @2 never came"},
 		{"ticket", "after:reply@5", "after:reply was reached 1 time; @5 never came"},
+		{"ticket", "before-summary", "kill point before-summary was never reached: nothing"}, // no @1 the user did not write
 	} {
 		env := []string{"REWIND_STORE=sqlite:" + filepath.Join(t.TempDir(), "db")}
 		r := rewind(t, env, "run", "--thread", "t", "--graph", c.graph, "--input", "hello", "--kill-at", c.point)

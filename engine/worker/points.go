@@ -321,10 +321,18 @@ type UnreachedError struct {
 }
 
 func (e *UnreachedError) Error() string {
+	const none = "nothing was killed (the run ended as it would with no kill point)"
+	switch {
+	case e.Times == 0 && e.Nth <= 1: // a bare POINT: no @1 the user did not write
+		return fmt.Sprintf("kill point %s was never reached: %s; give a point this run reaches", e.Point, none)
+	case e.Times == 0:
+		return fmt.Sprintf("kill point %s@%d was never reached: %s was reached 0 times; %s; give a point this run reaches", e.Point, e.Nth, e.Point, none)
+	}
+	// Times ≥ 1 and Nth > Times: a smaller @N would have killed.
 	times := "times"
 	if e.Times == 1 {
 		times = "time"
 	}
-	return fmt.Sprintf("kill point %s@%d was never reached: %s was reached %d %s; @%d never came: nothing was killed (the run ended as it would with no kill point); give a point the run reaches (a smaller @N, or a longer run)",
-		e.Point, e.Nth, e.Point, e.Times, times, e.Nth)
+	return fmt.Sprintf("kill point %s@%d was never reached: %s was reached %d %s; @%d never came: %s; give a point the run reaches (%s@%d at most, or a longer run)",
+		e.Point, e.Nth, e.Point, e.Times, times, e.Nth, none, e.Point, e.Times)
 }

@@ -53,7 +53,8 @@ func Create(ctx context.Context, admin, prefix string) (dbURL string, drop func(
 // preparing one again (a store's migrations) costs more. A copy of a
 // Template's is one a test before this one may have used: its test ended
 // passing, no session stayed in it, and, its tables emptied, its catalog
-// and rows were as a fresh copy's (see reset); else it was dropped.
+// and rows were as a fresh copy's (see reset); else it was dropped. It
+// comes under a new name of prefix's: its last test's URL reaches nothing.
 func FreshFrom(t testing.TB, prefix, template string) string {
 	t.Helper()
 	adminURL := Admin(t)
@@ -91,9 +92,7 @@ func create(ctx context.Context, admin, prefix, template string) (dbURL string, 
 	if err != nil {
 		return "", nil, fmt.Errorf("REWIND_TEST_POSTGRES must be a postgres:// URL: %w", err)
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	raw := prefix + "_" + hex.EncodeToString(b[:])
+	raw := newName(prefix)
 	name := pgx.Identifier{raw}.Sanitize()
 	stmt := "create database " + name
 	if template != "" {
@@ -111,6 +110,13 @@ func create(ctx context.Context, admin, prefix, template string) (dbURL string, 
 	}
 	u.Path = "/" + raw
 	return u.String(), func() error { return dropDB(context.Background(), admin, raw) }, nil
+}
+
+// newName is a database name of prefix's no other has: prefix_<random>.
+func newName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
 // Exec runs sql on the database dbURL names, failing the test on an error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -64,12 +65,11 @@ func adminExec(ctx context.Context, adminURL, sql string) error {
 // template is a database Template made: its catalog and data as a copy
 // starts, and its copies that wait for a test.
 type template struct {
-	name   string
-	print  []string // fingerprint of a fresh copy
-	kept   []string // tables that hold rows in it (migration records): never truncated
-	idle   []string // URLs of copies reset to print, no session in them
-	copies int      // copies handed out or idle
-	drop   func() error
+	name  string
+	print []string // fingerprint of a fresh copy
+	kept  []string // tables that hold rows in it (migration records): never truncated
+	idle  []string // URLs of copies reset to print, shut to sessions (reset)
+	drop  func() error
 }
 
 var templates struct {
@@ -177,28 +177,31 @@ func (t *template) take() string {
 // proves it as a fresh copy is.
 func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 	dbURL := t.take()
+	if dbURL != "" {
+		u, err := reopen(context.Background(), adminURL, prefix, dbURL)
+		if err != nil {
+			if derr := dropDB(context.Background(), adminURL, Name(dbURL)); derr != nil {
+				tb.Fatal(errors.Join(err, derr))
+			}
+		}
+		dbURL = u
+	}
 	if dbURL == "" {
 		u, _, err := create(context.Background(), adminURL, prefix, t.name)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		dbURL = u
-		templates.Lock()
-		t.copies++
-		templates.Unlock()
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if !tb.Failed() && reset(ctx, dbURL, t) == nil {
+		if !tb.Failed() && reset(ctx, adminURL, dbURL, t) == nil {
 			templates.Lock()
 			t.idle = append(t.idle, dbURL)
 			templates.Unlock()
 			return
 		}
-		templates.Lock()
-		t.copies--
-		templates.Unlock()
 		if err := dropDB(ctx, adminURL, Name(dbURL)); err != nil {
 			tb.Error(err)
 		}
@@ -206,19 +209,47 @@ func freshCopy(tb testing.TB, adminURL, prefix string, t *template) string {
 	return dbURL
 }
 
+// reopen gives an idle copy a new name of prefix's, and lets sessions in
+// again, for its next test: a session its last test left behind, which
+// holds the old name, cannot reach it (reset shut it to new ones). ""
+// with the error when it cannot.
+func reopen(ctx context.Context, adminURL, prefix, dbURL string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", fmt.Errorf("a pooled copy's URL: %w", err)
+	}
+	raw := newName(prefix)
+	name := pgx.Identifier{raw}.Sanitize()
+	if err := adminExec(ctx, adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" rename to "+name); err != nil {
+		return "", fmt.Errorf("rename the pooled copy %s for its next test: %w", Name(dbURL), err)
+	}
+	if err := adminExec(ctx, adminURL, "alter database "+name+" allow_connections true"); err != nil {
+		return "", errors.Join(fmt.Errorf("open the pooled copy %s to its next test: %w", raw, err), dropDB(ctx, adminURL, raw))
+	}
+	u.Path = "/" + raw
+	return u.String(), nil
+}
+
 // errDirty: a copy is not as fresh from its template; it is dropped.
 var errDirty = errors.New("not as a fresh copy of its template")
 
 // reset empties the tables of a copy its test has ended with, and checks
-// that its catalog and rows are its template's again. Any other session
-// still in it (a store a test left open, a subprocess) could write after
-// the check: then it is dropped.
-func reset(ctx context.Context, dbURL string, t *template) error {
+// that its catalog and rows are its template's again. It lets no new
+// session in; any other session still in it (a store a test left open, a
+// subprocess) could write after the check: then it is dropped.
+func reset(ctx context.Context, adminURL, dbURL string, t *template) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
+	// From now until freshCopy hands it out again, no session comes in:
+	// one that came after the wait below (a goroutine its test left, a
+	// subprocess) could write after the check, into the next test's copy.
+	// (PostgreSQL refuses it from a session in the database.)
+	if err := adminExec(ctx, adminURL, "alter database "+pgx.Identifier{Name(dbURL)}.Sanitize()+" allow_connections false"); err != nil {
+		return err
+	}
 	// A closed store's sessions end just after its Close returns; on a
 	// loaded machine that can take a while (PostgreSQL's own DROP
 	// DATABASE waits 5 s for them).
@@ -306,7 +337,8 @@ where c.relkind in ('r', 'p') and ` + userSchemas + ` order by 1`
 // catalogSQL is what makes a database's schema: its schemas, relations,
 // columns, indexes, constraints, policies, functions, triggers, rules,
 // types, extensions, owners and grants (ACLs name the roles), the
-// database's own grants and settings, and comments. Roles are the
+// database's own grants and settings, and comments. Not whether it allows
+// connections: the pool closes an idle copy and opens it to its test. Roles are the
 // cluster's, the same for a copy and a fresh one; what a database grants
 // them is here.
 const catalogSQL = `
@@ -354,7 +386,7 @@ select 'publication ' || pubname from pg_publication
 union all
 select 'default acl ' || pg_get_userbyid(defaclrole) || ' ' || defaclobjtype::text || ' ' || defaclacl::text from pg_default_acl
 union all
-select 'database ' || pg_get_userbyid(datdba) || ' ' || coalesce(datacl::text, '') || ' ' || datallowconn || ' ' || datconnlimit
+select 'database ' || pg_get_userbyid(datdba) || ' ' || coalesce(datacl::text, '') || ' ' || datconnlimit
 from pg_database where datname = current_database()
 union all
 select 'setting ' || coalesce(pg_get_userbyid(setrole), '') || ' ' || setconfig::text

@@ -100,9 +100,10 @@ create function f() returns int language sql as 'select 1'`)
 	if !pooled {
 		t.Fatal("a copy whose test only wrote rows was dropped, not pooled")
 	}
+	oid := dbOID(t, first)
 	again := FreshFrom(&endingTB{TB: t}, "pgtest_pool", tmpl)
-	if again != first {
-		t.Fatalf("the next copy is %s, not the pooled %s", Name(again), Name(first))
+	if got := dbOID(t, again); got != oid {
+		t.Fatalf("the next copy is database %s, not the pooled %s", got, oid)
 	}
 	if got := one(t, again, "select count(*)::text from data"); got != "0" {
 		t.Errorf("a reused copy holds %s rows of its last test", got)
@@ -185,4 +186,72 @@ create function f() returns int language sql as 'select 1'`)
 
 func replaceDB(sql, name string) string {
 	return strings.ReplaceAll(sql, "current_database_placeholder", pgx.Identifier{name}.Sanitize())
+}
+
+// A copy waiting in the pool takes no session: a writer that connects
+// after its test ended (a goroutine the test left behind, a subprocess)
+// would otherwise pass the check its test's end made, and the next test
+// would get its rows.
+func TestAnIdleCopyTakesNoSession(t *testing.T) {
+	tmpl := Template(t, "pgtest_idle", func(ctx context.Context, dbURL string) error {
+		return exec(ctx, dbURL, "create table data (id bigserial primary key, v text)")
+	})
+	tb := &endingTB{TB: t}
+	first := FreshFrom(tb, "pgtest_idle", tmpl)
+	oid := dbOID(t, first)
+	tb.end()
+	ctx := context.Background()
+	if late, err := pgx.Connect(ctx, first); err == nil {
+		_, err = late.Exec(ctx, "insert into data (v) values ('late')")
+		late.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ntb := &endingTB{TB: t}
+	next := FreshFrom(ntb, "pgtest_idle", tmpl)
+	defer ntb.end()
+	if got := dbOID(t, next); got != oid {
+		t.Fatalf("the next copy is database %s, not the pooled %s", got, oid)
+	}
+	if got := one(t, next, "select count(*)::text from data"); got != "0" {
+		t.Errorf("the next test's copy holds %s row(s) written after the last test ended", got)
+	}
+}
+
+// A copy handed out again is under a name of its own: a writer its last
+// test left behind, holding that test's URL, cannot reach the next test's
+// copy once that test has it (it finds no such database).
+func TestALeftBehindWriterCannotReachTheNextTestsCopy(t *testing.T) {
+	tmpl := Template(t, "pgtest_renamed", func(ctx context.Context, dbURL string) error {
+		return exec(ctx, dbURL, "create table data (id bigserial primary key, v text)")
+	})
+	tb := &endingTB{TB: t}
+	first := FreshFrom(tb, "pgtest_renamed", tmpl)
+	oid := dbOID(t, first)
+	tb.end()
+	ntb := &endingTB{TB: t}
+	next := FreshFrom(ntb, "pgtest_renamed", tmpl)
+	defer ntb.end()
+	if got := dbOID(t, next); got != oid {
+		t.Fatalf("the next copy is database %s, not the pooled %s", got, oid)
+	}
+	ctx := context.Background()
+	if late, err := pgx.Connect(ctx, first); err == nil {
+		_, err = late.Exec(ctx, "insert into data (v) values ('late')")
+		late.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := one(t, next, "select count(*)::text from data"); got != "0" {
+		t.Errorf("the next test's copy holds %s row(s) its last test's writer put there", got)
+	}
+}
+
+// dbOID is the oid of the database dbURL names: a copy's identity, which
+// a new name for it keeps.
+func dbOID(t *testing.T, dbURL string) string {
+	t.Helper()
+	return one(t, Admin(t), "select coalesce((select oid::text from pg_database where datname = '"+Name(dbURL)+"'), 'none')")
 }

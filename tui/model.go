@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -1014,14 +1013,15 @@ func (m *Model) newThreadNoInput() string {
 // takeDeps runs graph name's deps from now on: its engine, extension and
 // runner; what was set for the last graph and is not this one's is off.
 func (m *Model) takeDeps(name string, d Deps) {
+	from := m.sess.graph()
 	m.sess.deps = d
 	m.cache = newCache(d.Extension) // what the last graph decoded is not this one's
 	m.loader.useCache(m.cache)
 	m.composer.allowDrafts(draftReplies(d.Extension))
 	m.live.useExtension(d.Extension)
 	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
-	if dropped := m.runs.graphChanged(m.sess.graph()); len(dropped) > 0 {
-		m.logStatus("not on graph "+termtext.Name(name)+", so off: "+strings.Join(dropped, ", "), false)
+	if say := m.runs.graphChanged(from, m.sess.graph()); say != "" {
+		m.logStatus(say, false)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/openai"
+	"rewind/engine/model/replay"
 	"rewind/engine/recorded"
 	"rewind/engine/seal"
 	"rewind/engine/ticket"
@@ -143,6 +144,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			var err error
 			if om, err = mf.mock(); err != nil {
 				return nil, err
+			}
+			if rec, ok := m.(*replay.Recorder); ok {
+				om = rec.For(om) // --record: into the same file as the first graph's calls
 			}
 		}
 		oe, err := build(og, om)

@@ -360,13 +360,13 @@ func (c *runControl) describeEnd(u RunUpdate) string {
 	}
 	if u.Err != nil {
 		if errors.Is(u.Err, context.Canceled) {
-			return fmt.Sprintf("stopped at @%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
+			return fmt.Sprintf("stopped at @%d%s: finished tasks are stored, r resumes the rest", res.Checkpoint, unreached)
 		}
 		var pe *engine.PendingError
 		if errors.As(u.Err, &pe) {
 			return fmt.Sprintf("@%d has %s (%s): r resumes them, f forks, D discards them", pe.Checkpoint, plural(len(pe.Tasks), "pending task", "pending tasks"), engine.DescribeTasks(pe.Tasks))
 		}
-		return "run failed: " + u.Err.Error() + c.keys.fixes(u.Err)
+		return "run failed" + unreached + ": " + u.Err.Error() + c.keys.fixes(u.Err)
 	}
 	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · %s%s", res.Checkpoint, res.Interrupt.Operation, c.gateAnswer(), unreached)

@@ -104,7 +104,7 @@ func Listing(thread string, cp Checkpoint) browse.Listing {
 func browseListing(c browse.Chain, cp Checkpoint) browse.Listing {
 	l := browse.Listing{Chain: c, ID: browseText(cp.ID), Parent: browseText(cp.ParentID), Step: cp.Step, Source: cp.Source,
 		CreatedAt: cp.CreatedAt, WrittenBy: cp.Metadata.Nodes, Next: []browse.Task{}, Damaged: cp.Unreadable,
-		RerootedFrom: browseText(cp.RerootedFrom), Reused: cp.Metadata.Reused}
+		RerootedFrom: browseText(cp.RerootedFrom), Reused: cp.Metadata.Reused, Graph: cp.Metadata.Graph}
 	l.Counts.Messages, l.Counts.Calls = cp.Messages, model.Counts(cp.Metadata.ModelCalls).Sum()
 	if cp.Metadata.Replay {
 		l.ReplayOf = browseText(cp.Metadata.ForkedFrom)
@@ -160,7 +160,7 @@ func (g *Graph) browseListed(c browse.Chain, row store.Checkpoint) browse.Listin
 	}
 	l := browse.Listing{Chain: c, ID: browseText(row.ID), Parent: browseText(row.ParentID), Step: b.Step, Source: b.Source,
 		CreatedAt: row.CreatedAt, WrittenBy: b.Nodes, Next: make([]browse.Task, len(b.Next)),
-		RerootedFrom: browseText(row.RerootedFrom), Reused: b.Reused}
+		RerootedFrom: browseText(row.RerootedFrom), Reused: b.Reused, Graph: b.Graph}
 	l.Counts.Messages, l.Counts.Calls = b.Messages, b.Calls
 	if b.Replay {
 		l.ReplayOf = browseText(b.ForkedFrom)

@@ -359,6 +359,9 @@ type (
 		more   bool
 		sync   bool
 		err    error
+		// graph is the graph the page's newest listing that names one
+		// names ("": none does).
+		graph string
 	}
 	// prefetchedMsg: a prefetch (thread.go) put its details in the cache.
 	prefetchedMsg struct{ gen int }
@@ -427,6 +430,9 @@ func loadHistory(ctx context.Context, src browse.Source, gen int, ch browse.Chai
 		msg.nodes = make([]*timelineNode, len(cps))
 		for i, cp := range cps {
 			msg.nodes[i] = nodeFrom(cp)
+			if msg.graph == "" {
+				msg.graph = cp.Graph
+			}
 		}
 		if n := len(cps); n > 0 {
 			msg.before = cps[n-1].ID

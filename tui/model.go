@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -753,7 +752,13 @@ func (m *Model) chain() browse.Chain { return m.sess.chain() }
 // or a subgraph's run in it: its own checkpoints, state and writes): the
 // session opens it (a new generation), every component forgets the last
 // one, and the loader reads its first page.
-func (m *Model) openChain(c browse.Chain) tea.Cmd {
+func (m *Model) openChain(c browse.Chain) tea.Cmd { return m.openChainWith(c, nil) }
+
+// openChainWith opens chain c as openChain does; page, when given, is its
+// first page, read already (before a switch of graphs: a listing reads
+// alike on every graph), which the loader takes instead of reading it
+// again.
+func (m *Model) openChainWith(c browse.Chain, page *historyMsg) tea.Cmd {
 	m.screen = screenThread
 	m.sess.thread, m.sess.ns = c.Thread, c.NS
 	m.openAt = ""
@@ -769,13 +774,18 @@ func (m *Model) openChain(c browse.Chain) tea.Cmd {
 	m.syncPanes()
 	m.refreshLive()
 	m.sess.graphs.wanted, m.sess.graphs.stray = "", ""
-	if m.sess.deps.Backend != nil && c.NS == "" {
-		// Which graph wrote it: another's opens on that graph
-		// (onGraphOf). The first page waits for the answer (held): read
-		// on the wrong graph it fails, and where the session cannot
-		// switch its error must say which graph wrote the thread.
-		m.sess.graphs.hold(m.sess.gen, read)
-		return readGraphOf(m.sess.ctx, m.sess.deps.Backend, m.sess.gen, c.Thread)
+	switch {
+	case page != nil:
+		p := *page
+		p.gen = m.sess.gen
+		return take(&p)
+	case m.sess.deps.Backend != nil && c.NS == "":
+		// The first page says which graph wrote the thread: another's
+		// opens on that graph (onGraphOf), and the page waits for the
+		// answer: its checkpoint read on the wrong graph fails, and where
+		// the session cannot switch its error must say which graph wrote
+		// the thread.
+		return readFirstPage(m.sess.ctx, m.sess.deps.Source, m.sess.deps.Backend, m.sess.gen, c)
 	}
 	return read
 }
@@ -952,7 +962,7 @@ func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 	if msg.gen != m.sess.gen || msg.thread != m.sess.thread {
 		return nil
 	}
-	held := m.sess.graphs.release(msg.gen)
+	held := take(msg.page)
 	switch {
 	case g == nil:
 		return held
@@ -965,9 +975,9 @@ func (m *Model) onGraphOf(msg graphOfMsg) tea.Cmd {
 	d, ok, build := m.sess.graphs.want(msg.name)
 	switch {
 	case ok:
-		return m.useGraph(msg.name, d) // a new first read
+		return m.useGraph(msg.name, d, msg.page)
 	case build != nil || m.sess.graphs.pending(msg.name):
-		m.sess.graphs.hold(msg.gen, held)
+		m.sess.graphs.hold(msg.gen, msg.page)
 		return build // its answer switches (onGraphBuilt)
 	}
 	m.sess.graphs.stray = openHint(m.sess.thread, msg.name, false, nil)
@@ -984,17 +994,18 @@ func (m *Model) onGraphBuilt(msg graphBuiltMsg) tea.Cmd {
 	}
 	if !built {
 		m.sess.graphs.stray = openHint(m.sess.thread, msg.name, true, msg.err)
-		return tea.Batch(m.sess.graphs.release(m.sess.gen), m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
+		return tea.Batch(take(m.sess.graphs.release(m.sess.gen)), m.setFlash(misread(m.sess.thread, msg.name, g.Name, m.sess.graphs.stray), true))
 	}
-	return m.useGraph(msg.name, msg.deps) // a new first read
+	return m.useGraph(msg.name, msg.deps, m.sess.graphs.release(m.sess.gen))
 }
 
 // useGraph runs graph name's deps from now on (its engine, extension and
-// runner) and opens the thread shown again on them.
-func (m *Model) useGraph(name string, d Deps) tea.Cmd {
+// runner) and opens the thread shown again on them, taking page, its
+// first page read (nil: read it again).
+func (m *Model) useGraph(name string, d Deps, page *historyMsg) tea.Cmd {
 	m.takeDeps(name, d)
 	shown := m.screen // the threads list, if the user went back to it
-	open := m.openChain(m.chain())
+	open := m.openChainWith(m.chain(), page)
 	m.screen = shown
 	return tea.Batch(open, m.setFlash(termtext.Name(m.sess.thread)+": opened on graph "+termtext.Name(name), false))
 }
@@ -1014,14 +1025,15 @@ func (m *Model) newThreadNoInput() string {
 // takeDeps runs graph name's deps from now on: its engine, extension and
 // runner; what was set for the last graph and is not this one's is off.
 func (m *Model) takeDeps(name string, d Deps) {
+	from := m.sess.graph()
 	m.sess.deps = d
 	m.cache = newCache(d.Extension) // what the last graph decoded is not this one's
 	m.loader.useCache(m.cache)
 	m.composer.allowDrafts(draftReplies(d.Extension))
 	m.live.useExtension(d.Extension)
 	m.readOnly = newReadOnlyPolicy(m.sess.readOnly(), m.keys, m.threads.keys).withoutInput(m.sess.noInput(), m.newThreadNoInput(), m.keys, m.threads.keys)
-	if dropped := m.runs.graphChanged(m.sess.graph()); len(dropped) > 0 {
-		m.logStatus("not on graph "+termtext.Name(name)+", so off: "+strings.Join(dropped, ", "), false)
+	if say := m.runs.graphChanged(from, m.sess.graph()); say != "" {
+		m.logStatus(say, false)
 	}
 }
 

@@ -11,16 +11,17 @@ import (
 	"rewind/engine"
 	"rewind/engine/recorded"
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/tui/termtext"
 )
 
 // Opening a thread another graph wrote (the threads list holds every
-// graph's threads): a read of its listings names its graph (readGraphOf,
-// recorded.Graph: a listing reads alike on every graph, where the head's
-// state may not), the session builds that graph's deps
-// through Deps.Graphs, in a Cmd, once per graph, and the root switches
-// to them (model.go: onGraphOf, onGraphBuilt, useGraph). A graph opened
-// before, the first one included, is reused.
+// graph's threads): its first page of listings, read once, names its
+// graph (readFirstPage: a listing reads alike on every graph, where the
+// head's state may not), the session builds that graph's deps through
+// Deps.Graphs, in a Cmd, once per graph, and the root switches to them
+// (model.go: onGraphOf, onGraphBuilt, useGraph), taking the page read. A
+// graph opened before, the first one included, is reused.
 
 // graphSet is the graphs the session has run threads on, by name, and
 // how it builds another.
@@ -37,26 +38,35 @@ type graphSet struct {
 	// stray says how to open the open thread when it is read on this
 	// graph, not wanted, its own ("": it reads on its own).
 	stray string
-	// held is the first read of the chain open at heldGen, waiting for
-	// the read of its graph: read on the wrong graph it fails (to the
-	// research graph a ticket checkpoint is of a newer schema), and the
-	// error flashed before the switch read it again.
-	held    tea.Cmd
+	// held is the first page of the chain open at heldGen, read, waiting
+	// for its graph to be built: taken on the wrong graph, its checkpoint's
+	// read fails (to the research graph a ticket checkpoint is of a newer
+	// schema), and the error flashed before the switch read it again.
+	held    *historyMsg
 	heldGen int
 }
 
-// hold keeps read, the first read of the chain open at gen, until its
-// graph is known.
-func (g *graphSet) hold(gen int, read tea.Cmd) { g.held, g.heldGen = read, gen }
+// hold keeps page, the first page of the chain open at gen, until its
+// graph is built.
+func (g *graphSet) hold(gen int, page *historyMsg) { g.held, g.heldGen = page, gen }
 
-// release gives the read held for gen (nil: none), once.
-func (g *graphSet) release(gen int) tea.Cmd {
+// release gives the page held for gen (nil: none), once.
+func (g *graphSet) release(gen int) *historyMsg {
 	if g.held == nil || g.heldGen != gen {
 		return nil
 	}
-	read := g.held
+	page := g.held
 	g.held = nil
-	return read
+	return page
+}
+
+// take is a Cmd that delivers page, read already (nil: none).
+func take(page *historyMsg) tea.Cmd {
+	if page == nil {
+		return nil
+	}
+	p := *page
+	return func() tea.Msg { return p }
 }
 
 // graphBuiltMsg is graph name's deps built (err: not built). The root
@@ -170,20 +180,32 @@ func strayRead(err error, thread, rec, open, how string) string {
 	return err.Error() + " (" + wrote + ")"
 }
 
-// graphOfMsg is the graph thread (open at gen) records ("": none).
+// graphOfMsg is the graph thread (open at gen) records ("": none), and
+// the first page of its listings, which said it.
 type graphOfMsg struct {
 	gen          int
 	thread, name string
 	err          error
+	page         *historyMsg
 }
 
-// readGraphOf reads the graph thread records, for the chain open at gen.
-func readGraphOf(ctx context.Context, b Backend, gen int, thread string) tea.Cmd {
+// readFirstPage reads chain c's first page of listings (open at gen) and
+// which graph the thread records from it: its newest listing that names
+// one. A full page that names none reads on (recorded.Graph: a run longer
+// than the page, or a thread stored before graphs were recorded); one
+// that holds the whole thread says it records none.
+func readFirstPage(ctx context.Context, src browse.Source, b Backend, gen int, c browse.Chain) tea.Cmd {
+	load := loadHistory(ctx, src, gen, c, "", firstPage)
 	return func() tea.Msg {
-		name, err := recorded.Graph(ctx, b, thread)
-		if errors.Is(err, store.ErrNotFound) {
-			err = nil // a new thread: its first run records it
+		page, _ := load().(historyMsg)
+		msg := graphOfMsg{gen: gen, thread: c.Thread, name: page.graph, page: &page}
+		if page.err == nil && page.graph == "" && page.more {
+			name, err := recorded.Graph(ctx, b, c.Thread)
+			if errors.Is(err, store.ErrNotFound) {
+				err = nil // a new thread: its first run records it
+			}
+			msg.name, msg.err = name, err
 		}
-		return graphOfMsg{gen: gen, thread: thread, name: name, err: err}
+		return msg
 	}
 }

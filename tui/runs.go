@@ -37,9 +37,12 @@ func cancelRun(r RunHandle) tea.Cmd {
 // nextRun is what the next run starts with: the breakpoints (b), the kill
 // point armed for it (K), and how long a draft's authorization grant lasts.
 type nextRun struct {
-	breaks  map[string]bool // "before:executor"
-	armed   string          // kill point for the next run only
-	authTTL time.Duration   // of a draft's authorization grant
+	breaks map[string]bool // "before:executor", on the open thread's graph
+	// byGraph are the breakpoints of each graph the session left, by
+	// name: a thread of it opened again takes them back.
+	byGraph map[string]map[string]bool
+	armed   string        // kill point for the next run only
+	authTTL time.Duration // of a draft's authorization grant
 }
 
 // arm arms the kill point name for the next run ("": none).
@@ -239,22 +242,48 @@ func (c *runControl) settings() RunSettings {
 	return rs
 }
 
-// graphChanged keeps, of the next run's breakpoints, those on g's nodes,
-// and disarms the kill point (each graph has its own): dropped says what
-// went.
-func (c *runControl) graphChanged(g *engine.Graph) (dropped []string) {
-	nodes := graphNodes(g)
-	for _, k := range slices.Sorted(maps.Keys(c.next.breaks)) {
-		if _, node, _ := strings.Cut(k, ":"); !slices.Contains(nodes, node) {
-			delete(c.next.breaks, k)
-			dropped = append(dropped, "break "+k)
+// graphChanged sets graph to's breakpoints aside from's and takes to's
+// back (each graph keeps its own: a thread of another graph opened and
+// left costs none), and disarms the kill point, armed for one run on
+// from's nodes. say is what changed ("": nothing).
+func (c *runControl) graphChanged(from, to *engine.Graph) (say string) {
+	if c.next.byGraph == nil {
+		c.next.byGraph = map[string]map[string]bool{}
+	}
+	if from != nil {
+		c.next.byGraph[from.Name] = c.next.breaks
+	}
+	had := len(c.next.breaks) > 0
+	c.next.breaks = map[string]bool{}
+	if to != nil {
+		if kept := c.next.byGraph[to.Name]; kept != nil {
+			c.next.breaks = kept
+		}
+	}
+	var parts []string
+	if had || len(c.next.breaks) > 0 {
+		on := "none"
+		if len(c.next.breaks) > 0 {
+			on = strings.Join(slices.Sorted(maps.Keys(c.next.breaks)), ", ")
+		}
+		parts = append(parts, "breakpoints of graph "+termtext.Name(graphName(to))+": "+on)
+		if had {
+			parts[0] += " (graph " + termtext.Name(graphName(from)) + "'s come back on its threads)"
 		}
 	}
 	if c.next.armed != "" {
-		dropped = append(dropped, "kill point "+c.next.armed)
+		parts = append(parts, "kill point "+c.next.armed+" off: it was armed on graph "+termtext.Name(graphName(from)))
 		c.next.armed = ""
 	}
-	return dropped
+	return strings.Join(parts, "; ")
+}
+
+// graphName is g's name ("": none).
+func graphName(g *engine.Graph) string {
+	if g == nil {
+		return ""
+	}
+	return g.Name
 }
 
 // armed is the kill point armed for the next run ("": none).
@@ -331,13 +360,13 @@ func (c *runControl) describeEnd(u RunUpdate) string {
 	}
 	if u.Err != nil {
 		if errors.Is(u.Err, context.Canceled) {
-			return fmt.Sprintf("stopped at @%d: finished tasks are stored, r resumes the rest", res.Checkpoint)
+			return fmt.Sprintf("stopped at @%d%s: finished tasks are stored, r resumes the rest", res.Checkpoint, unreached)
 		}
 		var pe *engine.PendingError
 		if errors.As(u.Err, &pe) {
 			return fmt.Sprintf("@%d has %s (%s): r resumes them, f forks, D discards them", pe.Checkpoint, plural(len(pe.Tasks), "pending task", "pending tasks"), engine.DescribeTasks(pe.Tasks))
 		}
-		return "run failed: " + u.Err.Error() + c.keys.fixes(u.Err)
+		return "run failed" + unreached + ": " + u.Err.Error() + c.keys.fixes(u.Err)
 	}
 	if res.Status == engine.RunAwaitingApproval && res.Interrupt != nil {
 		return fmt.Sprintf("waiting for approval at @%d: operation %s · %s%s", res.Checkpoint, res.Interrupt.Operation, c.gateAnswer(), unreached)

@@ -14,6 +14,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/model"
 	"rewind/engine/model/openai"
+	"rewind/engine/model/replay"
 	"rewind/engine/recorded"
 	"rewind/engine/seal"
 	"rewind/engine/ticket"
@@ -113,20 +114,22 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return engine.New(engine.SealStore(st, eg, keys), eg, m, engine.WithKeys(keys))
 	}
 	g := cfg.Graph
-	e, err := build(g, m)
-	if err == nil && cfg.Choose != nil {
-		picked, cerr := choose(ctx, e, cfg)
-		if cerr != nil {
-			return nil, errors.Join(cerr, st.Close())
+	if cfg.Choose != nil {
+		// Which graph the thread records is read from the store's listings,
+		// before any engine: the one built is that graph's.
+		picked, err := choose(ctx, recorded.Rows(st), cfg)
+		if err != nil {
+			return nil, errors.Join(err, st.Close())
 		}
 		if picked.name() != g.name() {
 			g = picked
-			if e, err = build(g, m); err == nil && mock != nil {
+			if mock != nil {
 				fresh := g.mock() // the flags' latency and failures stay
 				mock.Respond, mock.Window = fresh.Respond, fresh.Window
 			}
 		}
 	}
+	e, err := build(g, m)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the engine on %s: %w", spec.Label(), err), st.Close())
 	}
@@ -143,6 +146,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			var err error
 			if om, err = mf.mock(); err != nil {
 				return nil, err
+			}
+			if rec, ok := m.(*replay.Recorder); ok {
+				om = rec.For(om) // --record: into the same file as the first graph's calls
 			}
 		}
 		oe, err := build(og, om)
@@ -165,16 +171,17 @@ func (a *App) For(g *Graph) (*engine.Engine, error) {
 	return e, nil
 }
 
-// choose is the graph cfg.Choose picks for what cfg.Thread records.
-func choose(ctx context.Context, e *engine.Engine, cfg Config) (*Graph, error) {
-	recorded := ""
+// choose is the graph cfg.Choose picks for what cfg.Thread records, read
+// through h.
+func choose(ctx context.Context, h recorded.History, cfg Config) (*Graph, error) {
+	rec := ""
 	if cfg.Thread != "" {
 		var err error
-		if recorded, err = RecordedGraph(ctx, e, cfg.Thread); err != nil {
+		if rec, err = recorded.Graph(ctx, h, cfg.Thread); err != nil {
 			return nil, err
 		}
 	}
-	picked, err := cfg.Choose(recorded)
+	picked, err := cfg.Choose(rec)
 	if err == nil && cfg.Model != nil && picked.name() != cfg.Graph.name() {
 		err = cfg.Model.canFail(picked) // the thread's graph's roles, not --graph's
 	}

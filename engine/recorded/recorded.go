@@ -7,8 +7,11 @@ package recorded
 
 import (
 	"context"
+	"fmt"
 
 	"rewind/engine"
+	"rewind/engine/chainformat"
+	"rewind/store"
 )
 
 // Scan bounds the listings Graph reads of a thread that records no graph
@@ -49,4 +52,33 @@ func Graph(ctx context.Context, h History, thread string) (string, error) {
 		before = cps[len(cps)-1].ID
 	}
 	return "", nil
+}
+
+// Rows is a History read from st itself, for a caller with no engine yet:
+// app.Open reads which graph a thread records before it builds that
+// graph's engine, once. A listing needs no graph to read (its sealed
+// documents are not read); a row that does not read as one (stored before
+// listings, or damaged) names no graph, as engine.History lists it.
+func Rows(st store.Store) History { return rows{st} }
+
+type rows struct{ st store.Store }
+
+// listings reads listings alone: no channel is needed for them.
+var listings = chainformat.NewSchema(1, nil)
+
+func (r rows) History(ctx context.Context, thread string, before int64, limit int) ([]engine.Checkpoint, error) {
+	rs, err := r.st.History(ctx, thread, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read history of thread %q: %w", store.Name(thread), err)
+	}
+	out := make([]engine.Checkpoint, len(rs))
+	for i, row := range rs {
+		out[i] = engine.Checkpoint{Thread: thread, ID: row.ID}
+		if len(row.Meta) > 0 {
+			if cp, err := listings.Listed(row); err == nil {
+				out[i] = cp
+			}
+		}
+	}
+	return out, nil
 }

@@ -184,6 +184,11 @@ type Listing struct {
 	// this checkpoint (a run stopped at its parent): rewind's; nil on
 	// LangGraph's.
 	Reused []string `json:"reused,omitempty"`
+	// Graph is the graph that wrote the checkpoint, where its listing
+	// names it (a rewind run's first and last; "" on LangGraph's): the
+	// TUI opens a thread on its graph from its first page. Out of the
+	// JSON the CLI prints, whose listings `rewind show` names the graph of.
+	Graph string `json:"-"`
 }
 
 // Counts says how much a checkpoint holds without reading it.

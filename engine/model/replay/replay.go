@@ -155,8 +155,13 @@ func save(ctx context.Context, path string, f *File) error {
 type Recorder struct {
 	inner model.Model
 	path  string
-	mu    sync.Mutex
-	file  File
+	*recording
+}
+
+// recording is a Recorder's file, shared by the Recorders For makes.
+type recording struct {
+	mu   sync.Mutex
+	file File
 }
 
 var _ model.Model = (*Recorder)(nil)
@@ -166,7 +171,7 @@ var _ model.Model = (*Recorder)(nil)
 // existing file is refused rather than overwritten. The file is written at
 // once, so a bad path fails before the run starts.
 func NewRecorder(ctx context.Context, inner model.Model, path, source string) (*Recorder, error) {
-	r := &Recorder{inner: inner, path: path, file: File{Format: Format, Source: source, Exchanges: []Exchange{}}}
+	r := &Recorder{inner: inner, path: path, recording: &recording{file: File{Format: Format, Source: source, Exchanges: []Exchange{}}}}
 	if _, err := os.Stat(path); err == nil {
 		old, err := Load(ctx, path)
 		if errors.Is(err, ErrFormat) {
@@ -186,6 +191,14 @@ func NewRecorder(ctx context.Context, inner model.Model, path, source string) (*
 		return nil, &FileError{Record, path, fmt.Errorf("cannot write the recording: %w", err)}
 	}
 	return r, nil
+}
+
+// For records inner's exchanges into r's file, among r's: a process that
+// runs two graphs, each with its own mock (the TUI on a memory: store),
+// records both into the one file. A second NewRecorder of the same path
+// would write over the other's exchanges.
+func (r *Recorder) For(inner model.Model) *Recorder {
+	return &Recorder{inner: inner, path: r.path, recording: r.recording}
 }
 
 // Complete implements model.Model.

@@ -22,6 +22,7 @@ import (
 
 	"rewind/engine/chainformat"
 	"rewind/engine/internal/costs"
+	"rewind/engine/internal/userpanic"
 	"rewind/engine/model"
 	"rewind/engine/seal"
 	"rewind/store"
@@ -713,7 +714,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
 	if check != nil {
-		if err := check(base); err != nil {
+		if err := userpanic.Do("HeadCheck", func() error { return check(base) }); err != nil {
 			return Checkpoint{}, fmt.Errorf("discard: %w", err)
 		}
 	}

@@ -662,7 +662,7 @@ func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Che
 	if err := e.ended(thread, head); err != nil {
 		return Result{}, err
 	}
-	writes, err := answer(head)
+	writes, err := userpanic.Run("answer function", func() ([]Write, error) { return answer(head) })
 	if err != nil {
 		return Result{}, err
 	}

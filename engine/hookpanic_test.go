@@ -90,6 +90,15 @@ func TestEveryHookThatPanicsIsAnError(t *testing.T) {
 			_, err := e.EditState(ctx, "t", 1, "log", json.RawMessage(`[]`), engine.UpdateOptions{})
 			return err
 		}, []string{"edit log"}},
+		{"answer function", true, func(ctx context.Context, e *engine.Engine, p *atomic.Value) error {
+			_, err := e.Answer(ctx, "t", func(engine.Checkpoint) ([]engine.Write, error) {
+				if p.Load() == "answer function" {
+					panic("answer bug")
+				}
+				return nil, nil
+			}, engine.RunConfig{})
+			return err
+		}, nil},
 		{"HeadCheck", true, func(ctx context.Context, e *engine.Engine, p *atomic.Value) error {
 			_, err := e.CancelIf(ctx, "t", "stop", headCheck(p))
 			return err

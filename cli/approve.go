@@ -74,7 +74,7 @@ grant keeps its own.`,
 				if err != nil {
 					return err
 				}
-				req.Seen = seen
+				req.Seen = worker.Seen(seen)
 				if req.Payload, err = checkPayload(text); err != nil {
 					return err
 				}
@@ -108,8 +108,8 @@ func (s *seenFlags) add(c *cobra.Command, asWorker bool) {
 	_ = c.Flags().MarkHidden("seen-sha256")
 }
 
-func (s seenFlags) seen(op string) ticket.Seen {
-	return ticket.Seen{Head: s.head, Operation: op, PayloadHash: s.payload}
+func (s seenFlags) seen(op string) worker.Seen {
+	return worker.Seen{Head: s.head, Operation: op, PayloadHash: s.payload}
 }
 
 func checkPayload(text string) (string, error) {

@@ -121,7 +121,7 @@ func (f *execFlags) do(ctx context.Context, out io.Writer, req worker.Request) e
 		return err
 	}
 	if g.app != nil && (req.Op == worker.OpRun || req.Op == worker.OpFork) {
-		if req.Input, err = graphInput(a.Engine.Graph(), req.Turn.Text); err != nil {
+		if req.Input, err = graphInput(a.Engine.Graph(), turnOf(req).Text); err != nil {
 			return err
 		}
 	}

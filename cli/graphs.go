@@ -137,10 +137,17 @@ func (g graphEntry) takes(req worker.Request) error {
 	switch {
 	case req.Op == worker.OpApprove || req.Op == worker.OpReject:
 		return usagef("graph %s: %s answers the ticket's approval gate; on this graph edit the state its gate waits on (rewind tui: e) and resume", name, req.Op)
-	case len(req.Turn.Attach) > 0 || req.Turn.Draft || req.Turn.Scenario != "":
+	case len(turnOf(req).Attach) > 0 || turnOf(req).Draft || turnOf(req).Scenario != "":
 		return usagef("graph %s takes --input alone: --attach, --draft, --auth-ttl and --scenario are the ticket's", name)
 	}
 	return nil
+}
+
+// turnOf is req's turn as the CLI's flags made it (a ticket.Turn, on
+// every graph: its text is any graph's typed input); zero when none.
+func turnOf(req worker.Request) ticket.Turn {
+	t, _ := req.Turn.(ticket.Turn)
+	return t
 }
 
 // graphInput is text as a turn's writes through g's declared Input.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/userpanic"
 	"rewind/store"
 )
 
@@ -59,7 +60,7 @@ func (e *Engine) build(ctx context.Context, what string, in ResumeInfo) error {
 		return nil
 	}
 	in.ModelName = e.modelName
-	if err := e.graph.buildCheck(ctx, in); err != nil {
+	if err := userpanic.Do("OnBuild check", func() error { return e.graph.buildCheck(ctx, in) }); err != nil {
 		return fmt.Errorf(what, threadName(in.Checkpoint.Thread), in.Checkpoint.ID, err)
 	}
 	return nil

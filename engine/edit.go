@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/userpanic"
 )
 
 // ErrBadEdit is matched (errors.Is) by an edited value the channel or the
@@ -99,17 +100,19 @@ func (e *Engine) EditState(ctx context.Context, thread string, id int64, channel
 func (e *Engine) checkEdit(ctx context.Context, thread string, id int64, channel string, v Values) error {
 	// The channel's own check first: it says best what to give instead.
 	if check := e.graph.channelChecks[channel]; check != nil {
-		err := check(ctx, ChannelEdit{Thread: thread, Checkpoint: id, Channel: channel, Values: v,
-			Transcript: func(ctx context.Context, from, to int64) ([]StoredMessage, error) {
-				return e.Transcript(ctx, thread, id, from, to)
-			}})
+		err := userpanic.Do("CheckChannel check of channel "+channel, func() error {
+			return check(ctx, ChannelEdit{Thread: thread, Checkpoint: id, Channel: channel, Values: v,
+				Transcript: func(ctx context.Context, from, to int64) ([]StoredMessage, error) {
+					return e.Transcript(ctx, thread, id, from, to)
+				}})
+		})
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadEdit, err)
 		}
 	}
 	if e.graph.stateCheck != nil {
-		if err := e.graph.stateCheck(v); err != nil {
-			return fmt.Errorf("%w: %v", ErrBadEdit, err)
+		if err := userpanic.Do("CheckState check", func() error { return e.graph.stateCheck(v) }); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadEdit, err)
 		}
 	}
 	return nil

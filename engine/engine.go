@@ -22,6 +22,7 @@ import (
 
 	"rewind/engine/chainformat"
 	"rewind/engine/internal/costs"
+	"rewind/engine/internal/userpanic"
 	"rewind/engine/model"
 	"rewind/engine/seal"
 	"rewind/store"
@@ -661,7 +662,7 @@ func (e *Engine) Answer(ctx context.Context, thread string, answer func(head Che
 	if err := e.ended(thread, head); err != nil {
 		return Result{}, err
 	}
-	writes, err := answer(head)
+	writes, err := userpanic.Run("answer function", func() ([]Write, error) { return answer(head) })
 	if err != nil {
 		return Result{}, err
 	}
@@ -713,7 +714,7 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 		return Checkpoint{}, fmt.Errorf("discard on thread %q: %w: checkpoint %d has no pending tasks", threadName(thread), ErrNothingToResume, base.ID)
 	}
 	if check != nil {
-		if err := check(base); err != nil {
+		if err := userpanic.Do("HeadCheck", func() error { return check(base) }); err != nil {
 			return Checkpoint{}, fmt.Errorf("discard: %w", err)
 		}
 	}

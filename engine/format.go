@@ -7,7 +7,8 @@ import "rewind/engine/chainformat"
 // package stores and reads them. They keep their names here, so a caller
 // of the engine never imports the format.
 type (
-	// PanicError is a node, router or reducer of the graph's that panicked.
+	// PanicError is a function of the graph's that panicked: a node, router,
+	// reducer, Input, migration or hook (OnResume, OnBuild, …).
 	PanicError = chainformat.PanicError
 	// Checkpoint is a decoded, migrated checkpoint.
 	Checkpoint = chainformat.Checkpoint

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/userpanic"
 	"rewind/engine/model"
 	"rewind/store"
 )
@@ -158,7 +159,8 @@ func (e *Engine) checkResume(ctx context.Context, thread string, cp Checkpoint, 
 			return br, Recheck{}, err
 		}
 	}
-	v, err := e.graph.resumeCheck(ctx, ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted, ModelName: e.modelName})
+	in := ResumeInfo{Checkpoint: cp, Stored: stored, Events: br.events, Rerooted: br.rerooted, ModelName: e.modelName}
+	v, err := userpanic.Run("OnResume check of "+describeTasks(cp.Tasks), func() (Recheck, error) { return e.graph.resumeCheck(ctx, in) })
 	if err != nil {
 		return br, Recheck{}, refusal{fmt.Errorf("resume thread %q at @%d: %w", threadName(thread), cp.ID, err)}
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/userpanic"
 	"rewind/store"
 )
 
@@ -77,7 +78,7 @@ func (e *Engine) validSession(ctx context.Context, what string, thread string, c
 	if len(tasks) == 0 || e.graph.accessCheck == nil {
 		return nil
 	}
-	if err := e.graph.accessCheck(ctx, thread, cp.ID, tasks); err != nil {
+	if err := userpanic.Do("OnAccess check of "+describeTasks(tasks), func() error { return e.graph.accessCheck(ctx, thread, cp.ID, tasks) }); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil

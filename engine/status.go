@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/userpanic"
 	"rewind/store"
 )
 
@@ -325,7 +326,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 		if err != nil {
 			return Checkpoint{}, err
 		}
-		if err := check(head); err != nil {
+		if err := userpanic.Do("HeadCheck", func() error { return check(head) }); err != nil {
 			return Checkpoint{}, fmt.Errorf("cancel: %w", err)
 		}
 	}
@@ -344,7 +345,7 @@ func (e *Engine) CancelIf(ctx context.Context, thread, reason string, check Head
 		return Checkpoint{}, Fixable(thread, base.ID, fmt.Errorf("cancel thread %q: %w: its run is done at @%d", threadName(thread), ErrNothingToResume, base.ID), NewTurnFix(thread))
 	}
 	if check != nil {
-		if err := check(base); err != nil {
+		if err := userpanic.Do("HeadCheck", func() error { return check(base) }); err != nil {
 			return Checkpoint{}, fmt.Errorf("cancel: %w", err)
 		}
 	}
@@ -368,7 +369,7 @@ func (e *Engine) cancelled(ctx context.Context, base Checkpoint, id int64, sourc
 	if e.graph.onCancel == nil {
 		return cp, nil, nil
 	}
-	writes, err := e.graph.onCancel(ctx, base.Thread, base.Values, reason)
+	writes, err := userpanic.Run("OnCancel writes", func() ([]Write, error) { return e.graph.onCancel(ctx, base.Thread, base.Values, reason) })
 	if err != nil || len(writes) == 0 {
 		return cp, nil, err
 	}

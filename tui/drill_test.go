@@ -17,7 +17,6 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/model/stream"
 	"rewind/engine/ticket"
-	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/browse"
 )
@@ -739,7 +738,7 @@ func TestAnAnswerToADraftThatChangedMeanwhileIsRefused(t *testing.T) {
 			}
 
 			// Meanwhile, elsewhere: rejected with --redraft, a new draft waits.
-			if _, err := worker.AnswerWith(ctx, e, "c", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
+			if _, err := ticket.AnswerWith(ctx, e, "c", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
 				t.Fatal(err)
 			}
 			latest, _ := e.Latest(ctx, "c")

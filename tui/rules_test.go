@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -350,6 +351,22 @@ func TestTheTUINamesNoTicketCode(t *testing.T) {
 			if p := strings.Trim(im.Path.Value, `"`); p == "rewind/engine/ticket" || p == "rewind/tui/ticketview" {
 				t.Errorf("%s imports %s: what only the ticket shows goes in its extension, rewind/tui/ticketview, through tui.Extension and the optional interfaces beside it", name, p)
 			}
+		}
+	}
+}
+
+// Nothing the TUI links, however deep, is the ticket graph's code: a
+// graph author's program that opens the TUI on their own graph builds no
+// ticket (go list -deps; TestTheTUINamesNoTicketCode checks tui's own
+// imports).
+func TestTheTUILinksNoTicketCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "rewind/tui").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps rewind/tui: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "rewind/engine/ticket" || p == "rewind/tui/ticketview" {
+			t.Errorf("rewind/tui depends on %s (go list -deps rewind/tui): what only the ticket runs goes in its own package, registered from there", p)
 		}
 	}
 }

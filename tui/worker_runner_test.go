@@ -13,7 +13,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/ticket"
-	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/backend"
 	"rewind/store/browse"
@@ -255,7 +254,7 @@ func TestWorkerRunnerAnswersOnlyWhatTheDialogShowed(t *testing.T) {
 			h.until("the gate", func() bool { return h.loaded() && h.m.live.head != nil && h.m.live.head.gate != nil })
 			h.key("a")
 			dlg := h.m.dialog.(*approvalDialog)
-			if _, err := worker.AnswerWith(ctx, e, "w", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
+			if _, err := ticket.AnswerWith(ctx, e, "w", ticket.Decision{Reason: "say when it arrives", Redraft: true}, ticket.Seen{}, engine.RunConfig{}); err != nil {
 				t.Fatal(err)
 			}
 			if edited {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"rewind/engine/internal/userpanic"
 	"slices"
 	"strconv"
 	"time"
@@ -251,7 +252,7 @@ func (g *Schema) decodeLegacy(row store.Checkpoint, target int) (Checkpoint, err
 		if m == nil {
 			return Checkpoint{}, fmt.Errorf("%s has schema v%d and no migration to v%d exists: %w", where, version, version+1, ErrUnknownSchema)
 		}
-		if err := m(doc); err != nil {
+		if err := userpanic.Do(fmt.Sprintf("migration v%d to v%d", version, version+1), func() error { return m(doc) }); err != nil {
 			return Checkpoint{}, fmt.Errorf("%s: migrating v%d to v%d: %w", where, version, version+1, err)
 		}
 		doc["schemaVersion"] = version + 1

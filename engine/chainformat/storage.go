@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"rewind/engine/internal/userpanic"
 	"slices"
 	"sort"
 	"strconv"
@@ -2027,7 +2028,7 @@ func (g *Schema) migrateValues(cp *Checkpoint, version int, where string) error 
 		if m == nil {
 			return fmt.Errorf("%s has schema v%d and no migration to v%d exists: %w", where, version, version+1, ErrUnknownSchema)
 		}
-		if err := m(doc); err != nil {
+		if err := userpanic.Do(fmt.Sprintf("migration v%d to v%d", version, version+1), func() error { return m(doc) }); err != nil {
 			return fmt.Errorf("%s: migrating v%d to v%d: %w", where, version, version+1, err)
 		}
 	}

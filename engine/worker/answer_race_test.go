@@ -66,7 +66,7 @@ var (
 	// As `approve --edit` (or --payload-file with --op): the text was
 	// written from the draft the person looked at.
 	approveEdited = answerer{"approve --payload", answerReq(worker.OpApprove, func(r *worker.Request, looked ticket.Seen) {
-		r.Payload, r.Seen = "Your parcel arrives on Friday.", looked
+		r.Payload, r.Seen = "Your parcel arrives on Friday.", worker.Seen(looked)
 	})}
 	cancel = answerer{"cancel", func(ctx context.Context, e *engine.Engine, thread string, _ ticket.Seen) error {
 		// As `rewind cancel` does: what it finds when it begins is what it

@@ -13,7 +13,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/event"
-	"rewind/engine/ticket"
 )
 
 // The kinds of generic kill points. A node's take the node after a colon
@@ -54,7 +53,7 @@ var Generic = []Point{
 func GraphPoints(g *engine.Graph) []Point {
 	var out []Point
 	own := map[KillPoint]bool{}
-	if g.Name == ticket.GraphName {
+	if isNamed(g) {
 		out = append(out, Points...)
 		for _, p := range Points {
 			own[p.Name] = true
@@ -84,7 +83,7 @@ func GraphPoints(g *engine.Graph) []Point {
 // named points (its drills' and lessons' words), any other graph's
 // GraphPoints; the ticket's for nil.
 func MenuPoints(g *engine.Graph) []Point {
-	if g == nil || g.Name == ticket.GraphName {
+	if g == nil || isNamed(g) {
 		return Points
 	}
 	return GraphPoints(g)

@@ -11,7 +11,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model"
-	"rewind/engine/ticket"
 )
 
 // KillPoint names a moment where a worker can be killed (--kill-at). The
@@ -30,8 +29,8 @@ const (
 	AfterSummary            KillPoint = "after-summary"
 	AfterCompactionCommit   KillPoint = "after-compaction-commit"
 	AwaitingApproval        KillPoint = "awaiting-approval"
-	BeforeSideEffect        KillPoint = KillPoint(ticket.PointBeforeSideEffect)
-	AfterSideEffect         KillPoint = KillPoint(ticket.PointAfterSideEffect)
+	BeforeSideEffect        KillPoint = "before-side-effect" // the ticket's engine.HookPoint of that name
+	AfterSideEffect         KillPoint = "after-side-effect"
 	AfterSideEffectRecorded KillPoint = "after-side-effect-recorded"
 	AfterVerify             KillPoint = "after-verify"
 	MidTransaction          KillPoint = "mid-transaction"
@@ -101,11 +100,8 @@ func Names() string {
 	return strings.Join(ns, ", ")
 }
 
-// theTicket is the graph Parse reads points for (built once).
-var theTicket = sync.OnceValue(func() *engine.Graph { return ticket.NewGraph() })
-
 // Parse reads "POINT" or "POINT@N" (the Nth time the point is reached) for
-// the ticket graph: its own points and the generic ones on its nodes
+// the registered graph (the ticket's, Register): its own points and the generic ones on its nodes
 // (ParseFor). An unknown POINT is an error that lists the valid ones.
 func Parse(spec string) (Point, int, error) {
 	name, nth, err := splitNth(spec)
@@ -115,12 +111,16 @@ func Parse(spec string) (Point, int, error) {
 	if p, ok := Lookup(name); ok {
 		return p, nth, nil
 	}
-	for _, p := range GraphPoints(theTicket()) {
+	_, g := theNamed()
+	if g == nil {
+		return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE a node of the graph: give it with ParseFor)", name, Names())
+	}
+	for _, p := range GraphPoints(g) {
 		if string(p.Name) == name {
 			return p, nth, nil
 		}
 	}
-	return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE one of %s)", name, Names(), strings.Join(theTicket().Nodes(), ", "))
+	return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE one of %s)", name, Names(), strings.Join(g.Nodes(), ", "))
 }
 
 // Trigger fires kill when a run reaches the point for the nth time. It
@@ -131,6 +131,9 @@ type Trigger struct {
 	Nth   int
 	Kill  func(point KillPoint)
 
+	// names are the registered graph's ties of its own points (none:
+	// they never fire by a node).
+	names    Named
 	seen     atomic.Int64
 	fan      fanout // the generic mid-fanout's
 	mu       sync.Mutex
@@ -146,7 +149,11 @@ type Trigger struct {
 
 // NewTrigger builds a trigger for a point.
 func NewTrigger(p Point, nth int, kill func(point KillPoint)) *Trigger {
-	return &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
+	t := &Trigger{Point: p, Nth: nth, Kill: kill, fanBlock: make(chan struct{})}
+	if n, _ := theNamed(); n != nil {
+		t.names = *n
+	}
+	return t
 }
 
 // Reached counts a point reached outside the engine's hooks.
@@ -194,11 +201,11 @@ func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 			t.Reached(t.Point.Name)
 		}
 	case BeforeSideEffect:
-		if point == ticket.PointBeforeSideEffect {
+		if point == engine.HookPoint(BeforeSideEffect) {
 			t.Reached(t.Point.Name)
 		}
 	case AfterSideEffect:
-		if point == ticket.PointAfterSideEffect {
+		if point == engine.HookPoint(AfterSideEffect) {
 			t.Reached(t.Point.Name)
 		}
 	case MidFanout:
@@ -214,7 +221,7 @@ func (t *Trigger) Hook(point engine.HookPoint, info engine.HookInfo) {
 // stored its writes: a crash with some, but not all, executors done. The
 // supersteps before run whole: a hold there would wait for good.
 func (t *Trigger) fanout(point engine.HookPoint, info engine.HookInfo, node string) {
-	if node != ticket.NodeExecutor {
+	if node == "" || node != t.names.Fanout {
 		return
 	}
 	switch point {
@@ -273,11 +280,12 @@ func (t *Trigger) letGo(info engine.HookInfo) {
 func (t *Trigger) committed(cp *engine.Checkpoint) {
 	for _, n := range cp.Metadata.Nodes {
 		switch {
-		case n == ticket.NodeSummarizer && t.Point.Name == AfterCompactionCommit && wrote(cp, "summary"):
+		case n == "": // no registered graph's node
+		case n == t.names.Summarizer && t.Point.Name == AfterCompactionCommit && wrote(cp, "summary"):
 			t.Reached(t.Point.Name)
-		case n == ticket.NodeDraft && t.Point.Name == AfterSideEffectRecorded:
+		case n == t.names.Draft && t.Point.Name == AfterSideEffectRecorded:
 			t.Reached(t.Point.Name)
-		case n == ticket.NodeVerify && t.Point.Name == AfterVerify:
+		case n == t.names.Verify && t.Point.Name == AfterVerify:
 			t.Reached(t.Point.Name)
 		}
 	}

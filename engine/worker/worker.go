@@ -20,7 +20,6 @@ import (
 
 	"rewind/engine"
 	"rewind/engine/model/stream"
-	"rewind/engine/ticket"
 )
 
 // Ops a worker performs.
@@ -38,7 +37,9 @@ type Request struct {
 	Op         string
 	Thread     string
 	Checkpoint int64
-	Turn       ticket.Turn
+	// Turn is a run's or fork's input as its graph's own type (the
+	// ticket's ticket.Turn), unless Input is set.
+	Turn Turn
 	// Input, when set, is a run's or fork's input on any graph (its
 	// Graph.Input's writes), in place of Turn's.
 	Input   []engine.Write
@@ -50,7 +51,7 @@ type Request struct {
 	// answer is refused if the thread moved on or its draft changed since.
 	// Zero: what the invocation finds when it begins; an Operation alone
 	// (--op) pins the draft, whose head and text are then those it finds.
-	Seen ticket.Seen
+	Seen Seen
 	// AuthTTL (approve) gives the draft a grant that lasts this long from
 	// the answer, when it was written under none (Decision.Grant).
 	AuthTTL time.Duration
@@ -60,6 +61,18 @@ type Request struct {
 	// Unreached makes a run that ends without reaching KillAt an
 	// *UnreachedError (the CLI's run); a drill's worker tells that itself.
 	Unreached bool
+}
+
+// Turn is a graph's own turn type: its writes start the run.
+type Turn interface{ Writes() []engine.Write }
+
+// Seen is what a person answering a gate looked at: the thread's head,
+// the operation it waits on and the hash of its payload (the ticket's
+// ticket.Seen, converted where it answers).
+type Seen struct {
+	Head        int64
+	Operation   string
+	PayloadHash string
 }
 
 // Message is one line of a worker's output.
@@ -178,7 +191,7 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 		if req.Input != nil {
 			return e.Run(ctx, req.Thread, req.Input, cfg)
 		}
-		return e.Run(ctx, req.Thread, req.Turn.Writes(), cfg)
+		return e.Run(ctx, req.Thread, turnWrites(req), cfg)
 	case OpResume:
 		if req.Checkpoint != 0 {
 			return e.ResumeAt(ctx, req.Thread, req.Checkpoint, cfg)
@@ -190,51 +203,23 @@ func perform(ctx context.Context, e *engine.Engine, req Request, cfg engine.RunC
 		if req.Input != nil {
 			return e.Fork(ctx, req.Thread, req.Checkpoint, req.Input, cfg)
 		}
-		return e.Fork(ctx, req.Thread, req.Checkpoint, req.Turn.Writes(), cfg)
+		return e.Fork(ctx, req.Thread, req.Checkpoint, turnWrites(req), cfg)
 	case OpApprove, OpReject:
-		// The decision is written under --take-over too: it is the first
-		// write of the invocation, so it is the one that must fence.
-		d := ticket.Decision{Approved: req.Op == OpApprove, Reason: req.Reason, By: req.By, Redraft: req.Redraft && req.Op == OpReject}
-		if req.Op == OpApprove {
-			d.Payload = req.Payload
+		n := registered(e.Graph().Name)
+		if n == nil || n.Answer == nil {
+			return engine.Result{}, fmt.Errorf("%s: graph %s has no approval gate this worker answers; edit the state its gate waits on and resume", req.Op, e.Graph().Name)
 		}
-		if req.AuthTTL != 0 {
-			// From now, as a turn's (ticket.NewTurn): create_draft checks
-			// a grant against the time, not the engine's clock.
-			g, err := ticket.NewGrant(ticket.GrantRef, req.AuthTTL, time.Now())
-			if err != nil {
-				return engine.Result{}, err
-			}
-			d.Grant = *g
-		}
-		return AnswerWith(ctx, e, req.Thread, d, req.Seen, cfg)
+		return n.Answer(ctx, e, req, cfg)
 	}
 	return engine.Result{}, fmt.Errorf("unknown worker op %q", req.Op)
 }
 
-// ErrNoApprovalPending: approve/reject on a thread not at the gate.
-var ErrNoApprovalPending = ticket.ErrNoApprovalPending
-
-// AnswerWith records decision d (its At is set here) for the draft the
-// thread waits on and carries the run on, under one hold of the thread's
-// lock (engine.Engine.Answer): a rejection with Redraft sends the reply
-// node back to write the reply again with the reason. It is refused,
-// with nothing written, when the thread moved on or its draft changed
-// since seen (zero: since AnswerWith began).
-func AnswerWith(ctx context.Context, e *engine.Engine, thread string, d ticket.Decision, seen ticket.Seen, cfg engine.RunConfig) (engine.Result, error) {
-	if seen.Head == 0 {
-		// Nothing seen, or only the operation pinned: the head and the
-		// draft are those found now (a pinned operation must be the one).
-		if cp, err := e.Latest(ctx, thread); err == nil {
-			if now, _ := ticket.Look(cp); seen.Operation == "" || seen.Operation == now.Operation {
-				seen = now
-			}
-		}
+// turnWrites is req's Turn's writes; none for a request without one.
+func turnWrites(req Request) []engine.Write {
+	if req.Turn == nil {
+		return nil
 	}
-	d.At = e.Now().UTC().Format(time.RFC3339)
-	return e.Answer(ctx, thread, func(head engine.Checkpoint) ([]engine.Write, error) {
-		return ticket.Answer(head, d, seen)
-	}, cfg)
+	return req.Turn.Writes()
 }
 
 // deltaQueue hands a run's stream deltas to send from its own goroutine, so

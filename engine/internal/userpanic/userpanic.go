@@ -45,6 +45,20 @@ func Call2[A, B, R any](what string, fn func(A, B) (R, error), a A, b B) (r R, e
 	return fn(a, b)
 }
 
+// Do is fn(), with a panic in it returned as an *Error: a hook the
+// engine calls through a closure of its own (a check, a migration), whose
+// arguments the closure names.
+func Do(what string, fn func() error) (err error) {
+	defer recovered(what, &err)
+	return fn()
+}
+
+// Run is Do for a hook that returns a value (a recheck, cancel writes).
+func Run[R any](what string, fn func() (R, error)) (r R, err error) {
+	defer recovered(what, &err)
+	return fn()
+}
+
 // Guard2 is fn with a panic in it returned as an *Error: what a graph
 // keeps of a function its author declared. A nil fn (Node("a", nil)) is
 // a function that says so, not a nil pointer's panic.
@@ -82,20 +96,31 @@ func userFrames() []string {
 	pcs := make([]uintptr, 32)
 	n := runtime.Callers(3, pcs) // skip Callers, userFrames, recovered
 	frames := runtime.CallersFrames(pcs[:n])
-	var out []string
+	var out, fns []string
 	for {
 		f, more := frames.Next()
 		if strings.HasPrefix(f.Function, thisPackage) {
 			break // the Call that ran the user's code: the engine's frames follow
 		}
-		if !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" && len(out) < maxFrames {
+		if !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" {
 			out = append(out, fmt.Sprintf("%s (%s:%d)", shortFunc(f.Function), filepath.Base(f.File), f.Line))
+			fns = append(fns, f.Function)
 		}
 		if !more {
 			break
 		}
 	}
-	return out
+	// The closure Do or Run was given is the engine's, not the user's.
+	for len(fns) > 0 && isEngine(fns[len(fns)-1]) {
+		out, fns = out[:len(out)-1], fns[:len(fns)-1]
+	}
+	return out[:min(len(out), maxFrames)]
+}
+
+// isEngine is whether fn is the engine's own code (package engine or its
+// stored format), which calls the user's hooks.
+func isEngine(fn string) bool {
+	return strings.HasPrefix(fn, "rewind/engine.") || strings.HasPrefix(fn, "rewind/engine/chainformat.")
 }
 
 const thisPackage = "rewind/engine/internal/userpanic."

@@ -302,10 +302,10 @@ func (s Store) OpenLangGraph(ctx context.Context) (browse.Source, error) {
 		h.close()
 		return nil, err
 	}
-	if c := h.take(); c != nil { // a LangGraph database opens read-only, on a connection of its own
-		c.Close()
+	if c := h.take(); c != nil { // read-only on the detection's connection: one session a command
+		return langgraph.OpenPostgresOn(ctx, d, c.Pool())
 	}
-	return langgraph.Open(ctx, s.Spec)
+	return langgraph.OpenDetected(ctx, d)
 }
 
 // refusal is Detect's ErrNeither as a usage error (exit 2).

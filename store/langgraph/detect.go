@@ -83,10 +83,18 @@ func Open(ctx context.Context, spec string) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenDetected(ctx, d)
+}
+
+// OpenDetected is Open of what Detect (or DetectPostgres) told just
+// before, not told again: a LangGraph database opens read-only, anything
+// else is refused with the reason.
+func OpenDetected(ctx context.Context, d Detected) (Source, error) {
 	if d.Kind != KindLangGraph {
 		return nil, fmt.Errorf("%s %s, not a LangGraph database: name a database LangGraph's SqliteSaver or PostgresSaver wrote", d.Where, d.why)
 	}
 	var db database
+	var err error
 	switch d.Backend {
 	case "sqlite":
 		db, err = openSQLite(ctx, d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -213,6 +214,10 @@ type pgDB struct {
 	d        Detected
 	taskPath bool
 	shallow  bool
+	// begin starts a snapshot on a pool pgConfig did not set up (""
+	// on pgConnect's): read only, and pgConfig's settings for the
+	// transaction.
+	begin string
 }
 
 func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
@@ -221,6 +226,51 @@ func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
 		return nil, err
 	}
 	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow}, nil
+}
+
+// OpenPostgresOn is OpenDetected of the PostgreSQL database DetectPostgres
+// read on pool (rewind's store's first connection): the reader reads on
+// it, so a command connects once, not twice (each session costs the
+// server 30-60 ms of CPU to start and end). The reader owns the pool from
+// then on and closes it with itself, or at once when d is not a LangGraph
+// database. Its transactions are read only, JIT off and plans chosen as
+// PostgreSQL's default chooses them, as on a connection of its own.
+func OpenPostgresOn(ctx context.Context, d Detected, pool *pgxpool.Pool) (Source, error) {
+	if d.Kind != KindLangGraph {
+		pool.Close()
+		return OpenDetected(ctx, d) // refused, with the reason
+	}
+	begin, err := pgBegin(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("read %s: %w", d.Where, err)
+	}
+	return &reader{db: &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow, begin: begin}}, nil
+}
+
+// pgBegin is a snapshot's BEGIN, with pgConfig's session settings made
+// the transaction's: only those the server has (jit from PostgreSQL 11,
+// plan_cache_mode from 12).
+func pgBegin(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	v := c.Conn().PgConn().ParameterStatus("server_version")
+	c.Release()
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	major, _ := strconv.Atoi(v[:end])
+	begin := "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	if major >= 11 {
+		begin += "; SET LOCAL jit = off"
+	}
+	if major >= 12 {
+		begin += "; SET LOCAL plan_cache_mode = auto"
+	}
+	return begin, nil
 }
 
 func (p *pgDB) about() About {
@@ -234,7 +284,7 @@ func (p *pgDB) about() About {
 func (p *pgDB) close() error { p.pool.Close(); return nil }
 
 func (p *pgDB) snapshot(ctx context.Context) (snapshot, error) {
-	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly, BeginQuery: p.begin})
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p.d.Where, err)
 	}

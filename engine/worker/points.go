@@ -101,19 +101,22 @@ func Names() string {
 }
 
 // Parse reads "POINT" or "POINT@N" (the Nth time the point is reached) for
-// the registered graph (the ticket's, Register): its own points and the generic ones on its nodes
-// (ParseFor). An unknown POINT is an error that lists the valid ones.
+// the registered graph (the ticket's, Register): its own points and the
+// generic ones on its nodes (ParseFor). An unknown POINT is an error that
+// lists the valid ones; with no graph registered every POINT is refused.
 func Parse(spec string) (Point, int, error) {
 	name, nth, err := splitNth(spec)
 	if err != nil {
 		return Point{}, 0, err
 	}
-	if p, ok := Lookup(name); ok {
-		return p, nth, nil
-	}
 	_, g := theNamed()
 	if g == nil {
-		return Point{}, 0, fmt.Errorf("unknown kill point %q: choose one of %s (NODE a node of the graph: give it with ParseFor)", name, Names())
+		// The worker linked without the ticket: its named points would
+		// never fire, and there are no nodes to read a NODE against.
+		return Point{}, 0, fmt.Errorf("kill point %q: no graph registered its kill points with this program (engine/ticket registers the ticket's as it loads): parse it against the graph the run is on with worker.ParseFor", spec)
+	}
+	if p, ok := Lookup(name); ok {
+		return p, nth, nil
 	}
 	for _, p := range GraphPoints(g) {
 		if string(p.Name) == name {

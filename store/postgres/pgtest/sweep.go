@@ -38,6 +38,7 @@ var owner struct {
 	url  string
 	mark string
 	conn *pgx.Conn
+	old  []*pgx.Conn // owner sessions of URLs used before
 }
 
 // own takes this binary's owner lock on the server adminURL names (once),
@@ -50,10 +51,22 @@ func own(ctx context.Context, adminURL string) (string, error) {
 		return owner.mark, nil
 	}
 	if owner.conn != nil {
-		owner.conn.Close(ctx)
+		// Its databases may outlive this switch: its lock must too.
+		owner.old = append(owner.old, owner.conn)
 		owner.conn = nil
 	}
-	conn, err := pgx.Connect(ctx, adminURL)
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return "", fmt.Errorf("REWIND_TEST_POSTGRES must be a postgres:// URL: %w", err)
+	}
+	// A server that ends idle sessions would free the lock of a binary
+	// still running, and the next sweep would drop its databases.
+	cfg.RuntimeParams["idle_session_timeout"] = "0"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil && strings.Contains(err.Error(), "idle_session_timeout") {
+		delete(cfg.RuntimeParams, "idle_session_timeout") // before PostgreSQL 14: no such setting
+		conn, err = pgx.ConnectConfig(ctx, cfg)
+	}
 	if err != nil {
 		return "", fmt.Errorf("connect to the test server: %w", err)
 	}
@@ -137,8 +150,10 @@ where shobj_description(oid, 'pg_database') like $1`, commentMark+"%")
 func disown() {
 	owner.Lock()
 	defer owner.Unlock()
-	if owner.conn != nil {
-		owner.conn.Close(context.Background())
-		owner.conn = nil
+	for _, c := range append(owner.old, owner.conn) {
+		if c != nil {
+			c.Close(context.Background())
+		}
 	}
+	owner.conn, owner.old = nil, nil
 }

@@ -47,3 +47,15 @@ func TaskNames(ctx context.Context, s Source, c Chain, id string) (map[string]st
 	}
 	return out, nil
 }
+
+// SnapshotSetting is the server setting name as a snapshot of s sees it.
+func SnapshotSetting(ctx context.Context, s Source, name string) (string, error) {
+	snap, err := s.(*reader).db.snapshot(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer snap.done()
+	var v string
+	err = snap.(*pgSnap).tx.QueryRow(ctx, "select current_setting($1)", name).Scan(&v)
+	return v, err
+}

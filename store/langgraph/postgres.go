@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -30,7 +29,7 @@ var (
 )
 
 // pgConfig connects read-only: every transaction of the session is read
-// only, whatever a query says.
+// only, whatever a query says (a snapshot's BEGIN says so too, pgBegin).
 func pgConfig(url string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -42,16 +41,6 @@ func pgConfig(url string) (*pgxpool.Config, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "rewind (LangGraph reader)"
-	// JIT compiling a listing's query costs more than it saves (150 ms
-	// on a 10,000-checkpoint thread). A server without JIT says so.
-	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
-		_, err := conn.Exec(ctx, `SET jit = off`)
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42704" { // unrecognized parameter
-			return nil
-		}
-		return err
-	}
 	return cfg, nil
 }
 
@@ -214,9 +203,9 @@ type pgDB struct {
 	d        Detected
 	taskPath bool
 	shallow  bool
-	// begin starts a snapshot on a pool pgConfig did not set up (""
-	// on pgConnect's): read only, and pgConfig's settings for the
-	// transaction.
+	// begin starts a snapshot: read only, JIT off, plans as the
+	// server's default chooses (pgBegin), on the reader's own pool or on
+	// one rewind's store set up.
 	begin string
 }
 
@@ -225,7 +214,20 @@ func openPostgres(ctx context.Context, d Detected) (*pgDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow}, nil
+	db, err := newPGDB(ctx, pool, d)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("read %s: %w", d.Where, err)
+	}
+	return db, nil
+}
+
+func newPGDB(ctx context.Context, pool *pgxpool.Pool, d Detected) (*pgDB, error) {
+	begin, err := pgBegin(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	return &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow, begin: begin}, nil
 }
 
 // OpenPostgresOn is OpenDetected of the PostgreSQL database DetectPostgres
@@ -240,16 +242,18 @@ func OpenPostgresOn(ctx context.Context, d Detected, pool *pgxpool.Pool) (Source
 		pool.Close()
 		return OpenDetected(ctx, d) // refused, with the reason
 	}
-	begin, err := pgBegin(ctx, pool)
+	db, err := newPGDB(ctx, pool, d)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("read %s: %w", d.Where, err)
 	}
-	return &reader{db: &pgDB{pool: pool, d: d, taskPath: strings.Contains(d.Schema, "task_path"), shallow: d.Shallow, begin: begin}}, nil
+	return &reader{db: db}, nil
 }
 
-// pgBegin is a snapshot's BEGIN, with pgConfig's session settings made
-// the transaction's: only those the server has (jit from PostgreSQL 11,
+// pgBegin is a snapshot's BEGIN: read only, and JIT off (compiling a
+// listing's query costs more than it saves: 150 ms on a 10,000-checkpoint
+// thread) and plan_cache_mode auto (rewind's store sets its own) for the
+// transaction: only those the server has (jit from PostgreSQL 11,
 // plan_cache_mode from 12).
 func pgBegin(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	c, err := pool.Acquire(ctx)

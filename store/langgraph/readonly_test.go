@@ -1,6 +1,8 @@
 package langgraph_test
 
 import (
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -217,5 +219,35 @@ func TestPostgresCannotBeWritten(t *testing.T) {
 	}
 	if h := history(t, src, tMain); !slices.ContainsFunc(h, func(l langgraph.Listing) bool { return l.Source == "update" }) {
 		t.Errorf("the history lost its update")
+	}
+}
+
+// A snapshot is read only with JIT off whether the reader has a pool of
+// its own or reads on the one rewind's store opened for the detection
+// (a read command's one session).
+func TestPostgresSnapshotsAreReadOnlyWithoutJIT(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := lgtest.Dump(t, "postgres-python.sql")
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := langgraph.DetectPostgres(ctx, dbURL, pool)
+	if err != nil {
+		pool.Close()
+		t.Fatal(err)
+	}
+	on, err := langgraph.OpenPostgresOn(ctx, d, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer on.Close()
+	for name, src := range map[string]langgraph.Source{"own pool": open(t, dbURL), "store's pool": on} {
+		for setting, want := range map[string]string{"transaction_read_only": "on", "jit": "off", "plan_cache_mode": "auto"} {
+			if got, err := langgraph.SnapshotSetting(ctx, src, setting); err != nil || got != want {
+				t.Errorf("%s: a snapshot's %s is %q (%v), want %s", name, setting, got, err, want)
+			}
+		}
 	}
 }

@@ -62,6 +62,12 @@ func (t *ticketLines) wrapped(text, indent string, st lipgloss.Style) {
 	}
 }
 
+// heading is a section's title with its count, marked as changed by
+// the channel key (see mark).
+func (t *ticketLines) heading(title string, n int, key string) string {
+	return t.th.Heading.Render(fmt.Sprintf("%s (%d)", title, n)) + t.mark(key)
+}
+
 // turn is the turn's counters.
 func (t *ticketLines) turn() {
 	th := t.th
@@ -97,8 +103,8 @@ func (t *ticketLines) turn() {
 func (t *ticketLines) attachments() {
 	th := t.th
 	s := t.s
-	add, mark, wrapped := t.add, t.mark, t.wrapped
-	add(th.Heading.Render(fmt.Sprintf("Attachments (%d)", len(s.Attachments))) + mark("attachments"))
+	add, wrapped := t.add, t.wrapped
+	add(t.heading("Attachments", len(s.Attachments), "attachments"))
 	if len(s.Attachments) == 0 {
 		add(th.Muted.Render("  none"))
 	}
@@ -117,8 +123,8 @@ func (t *ticketLines) subtasks() {
 	s := t.s
 	w := t.w
 	unfold := t.unfold
-	add, mark, wrapped := t.add, t.mark, t.wrapped
-	add(th.Heading.Render(fmt.Sprintf("Subtasks (%d)", len(s.Subtasks))) + mark("subtasks"))
+	add, wrapped := t.add, t.wrapped
+	add(t.heading("Subtasks", len(s.Subtasks), "subtasks"))
 	if len(s.Subtasks) == 0 {
 		add(th.Muted.Render("  none"))
 	}
@@ -164,12 +170,12 @@ func (t *ticketLines) records() {
 	th := t.th
 	s := t.s
 	w := t.w
-	add, mark, wrapped := t.add, t.mark, t.wrapped
+	add, wrapped := t.add, t.wrapped
 	if len(s.SourceVersions) > 0 {
 		// The version of each record the tools read: a resume re-reads,
 		// and the gate blocks a draft, when one has changed since.
 		add("")
-		add(th.Heading.Render(fmt.Sprintf("Source versions (%d)", len(s.SourceVersions))) + mark("sourceVersions"))
+		add(t.heading("Source versions", len(s.SourceVersions), "sourceVersions"))
 		ids := slices.Sorted(maps.Keys(s.SourceVersions))
 		for _, id := range ids {
 			line := fmt.Sprintf("  %s %s", termtext.Line(id), th.Strong.Render(fmt.Sprintf("v%d", s.SourceVersions[id])))
@@ -185,7 +191,7 @@ func (t *ticketLines) records() {
 	}
 	if len(s.Operations) > 0 {
 		add("")
-		add(th.Heading.Render(fmt.Sprintf("Operations (%d)", len(s.Operations))) + mark("operations"))
+		add(t.heading("Operations", len(s.Operations), "operations"))
 		ids := slices.Sorted(maps.Keys(s.Operations))
 		for _, id := range ids {
 			op := s.Operations[id]
@@ -205,7 +211,7 @@ func (t *ticketLines) approvals() {
 	add, mark, wrapped := t.add, t.mark, t.wrapped
 	if len(s.Approvals) > 0 {
 		add("")
-		add(th.Heading.Render(fmt.Sprintf("Approvals (%d)", len(s.Approvals))) + mark("approvals"))
+		add(t.heading("Approvals", len(s.Approvals), "approvals"))
 		ids := slices.Sorted(maps.Keys(s.Approvals))
 		for _, id := range ids {
 			d := s.Approvals[id]

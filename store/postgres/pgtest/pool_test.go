@@ -193,27 +193,7 @@ func replaceDB(sql, name string) string {
 // would otherwise pass the check its test's end made, and the next test
 // would get its rows.
 func TestAnIdleCopyTakesNoSession(t *testing.T) {
-	tmpl := Template(t, "pgtest_idle", func(ctx context.Context, dbURL string) error {
-		return exec(ctx, dbURL, "create table data (id bigserial primary key, v text)")
-	})
-	tb := &endingTB{TB: t}
-	first := FreshFrom(tb, "pgtest_idle", tmpl)
-	oid := dbOID(t, first)
-	tb.end()
-	ctx := context.Background()
-	if late, err := pgx.Connect(ctx, first); err == nil {
-		_, err = late.Exec(ctx, "insert into data (v) values ('late')")
-		late.Close(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	ntb := &endingTB{TB: t}
-	next := FreshFrom(ntb, "pgtest_idle", tmpl)
-	defer ntb.end()
-	if got := dbOID(t, next); got != oid {
-		t.Fatalf("the next copy is database %s, not the pooled %s", got, oid)
-	}
+	_, next := handedOutTwice(t, "pgtest_idle", lateWrite)
 	if got := one(t, next, "select count(*)::text from data"); got != "0" {
 		t.Errorf("the next test's copy holds %s row(s) written after the last test ended", got)
 	}
@@ -223,29 +203,46 @@ func TestAnIdleCopyTakesNoSession(t *testing.T) {
 // test left behind, holding that test's URL, cannot reach the next test's
 // copy once that test has it (it finds no such database).
 func TestALeftBehindWriterCannotReachTheNextTestsCopy(t *testing.T) {
-	tmpl := Template(t, "pgtest_renamed", func(ctx context.Context, dbURL string) error {
+	first, next := handedOutTwice(t, "pgtest_renamed", func(*testing.T, string) {})
+	lateWrite(t, first)
+	if got := one(t, next, "select count(*)::text from data"); got != "0" {
+		t.Errorf("the next test's copy holds %s row(s) its last test's writer put there", got)
+	}
+}
+
+// handedOutTwice is a copy of a one-table template handed to a test that
+// ends clean, then between(first), then the copy handed to the next test
+// (failing unless it is the same database, back from the pool).
+func handedOutTwice(t *testing.T, prefix string, between func(t *testing.T, first string)) (first, next string) {
+	t.Helper()
+	tmpl := Template(t, prefix, func(ctx context.Context, dbURL string) error {
 		return exec(ctx, dbURL, "create table data (id bigserial primary key, v text)")
 	})
 	tb := &endingTB{TB: t}
-	first := FreshFrom(tb, "pgtest_renamed", tmpl)
+	first = FreshFrom(tb, prefix, tmpl)
 	oid := dbOID(t, first)
 	tb.end()
+	between(t, first)
 	ntb := &endingTB{TB: t}
-	next := FreshFrom(ntb, "pgtest_renamed", tmpl)
-	defer ntb.end()
+	next = FreshFrom(ntb, prefix, tmpl)
+	t.Cleanup(ntb.end)
 	if got := dbOID(t, next); got != oid {
 		t.Fatalf("the next copy is database %s, not the pooled %s", got, oid)
 	}
+	return first, next
+}
+
+// lateWrite writes a row through the URL a test that ended was given, if
+// the database still lets it in.
+func lateWrite(t *testing.T, dbURL string) {
+	t.Helper()
 	ctx := context.Background()
-	if late, err := pgx.Connect(ctx, first); err == nil {
+	if late, err := pgx.Connect(ctx, dbURL); err == nil {
 		_, err = late.Exec(ctx, "insert into data (v) values ('late')")
 		late.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if got := one(t, next, "select count(*)::text from data"); got != "0" {
-		t.Errorf("the next test's copy holds %s row(s) its last test's writer put there", got)
 	}
 }
 

@@ -158,7 +158,9 @@ func TestFastReadersAgree(t *testing.T) {
 		if diff != "" {
 			t.Fatalf("a broken document: %s\nmeta  %s\nstate %s", diff, meta, state)
 		}
-		checkBrowseListing(t, e, meta, state, false)
+		if which%2 == 0 { // a listing reads its meta alone: an intact one listed above
+			checkBrowseListing(t, e, meta, state, false)
+		}
 		if fast {
 			read++
 		} else {

@@ -111,38 +111,7 @@ func TestFastReadersAgree(t *testing.T) {
 	read, refused := 0, 0
 	for n := 0; n < 40000; n++ {
 		which := rng.IntN(len(docs))
-		doc := bytes.Clone(docs[which])
-		for m := 1 + rng.IntN(2); m > 0 && len(doc) > 0; m-- {
-			at := rng.IntN(len(doc))
-			switch rng.IntN(6) {
-			case 0: // change a byte
-				p := pieces[rng.IntN(len(pieces))]
-				doc = append(doc[:at:at], append(p, doc[at+1:]...)...)
-			case 1: // drop a byte
-				doc = append(doc[:at:at], doc[at+1:]...)
-			case 2: // insert
-				p := pieces[rng.IntN(len(pieces))]
-				doc = append(doc[:at:at], append(p, doc[at:]...)...)
-			case 3: // double a piece
-				end := min(len(doc), at+1+rng.IntN(12))
-				doc = append(doc[:end:end], doc[at:]...)
-			case 4: // a letter in other case
-				for j := at; j < len(doc); j++ {
-					if c := doc[j]; c >= 'a' && c <= 'z' {
-						doc[j] = c - 'a' + 'A'
-						break
-					}
-				}
-			case 5: // a number spelled otherwise
-				for j := at; j < len(doc); j++ {
-					if c := doc[j]; c >= '0' && c <= '9' {
-						p := pieces[2+rng.IntN(7)]
-						doc = append(doc[:j:j], append(p, doc[j+1:]...)...)
-						break
-					}
-				}
-			}
-		}
+		doc := breakDoc(rng, bytes.Clone(docs[which]), pieces)
 		// Only the broken document is read again: its intact partner read
 		// the same (and by hand) in the loop above.
 		var meta, state []byte
@@ -171,6 +140,44 @@ func TestFastReadersAgree(t *testing.T) {
 		t.Fatalf("of the broken documents the hand readers read %d and left %d to encoding/json: the test tries too little of one", read, refused)
 	}
 	t.Logf("hand readers read %d broken documents and left %d to encoding/json", read, refused)
+}
+
+// breakDoc changes doc at random in one or two places: a byte changed,
+// dropped or doubled, a piece inserted, a letter in other case, a number
+// spelled otherwise.
+func breakDoc(rng *rand.Rand, doc []byte, pieces [][]byte) []byte {
+	for m := 1 + rng.IntN(2); m > 0 && len(doc) > 0; m-- {
+		at := rng.IntN(len(doc))
+		switch rng.IntN(6) {
+		case 0: // change a byte
+			p := pieces[rng.IntN(len(pieces))]
+			doc = append(doc[:at:at], append(p, doc[at+1:]...)...)
+		case 1: // drop a byte
+			doc = append(doc[:at:at], doc[at+1:]...)
+		case 2: // insert
+			p := pieces[rng.IntN(len(pieces))]
+			doc = append(doc[:at:at], append(p, doc[at:]...)...)
+		case 3: // double a piece
+			end := min(len(doc), at+1+rng.IntN(12))
+			doc = append(doc[:end:end], doc[at:]...)
+		case 4: // a letter in other case
+			for j := at; j < len(doc); j++ {
+				if c := doc[j]; c >= 'a' && c <= 'z' {
+					doc[j] = c - 'a' + 'A'
+					break
+				}
+			}
+		case 5: // a number spelled otherwise
+			for j := at; j < len(doc); j++ {
+				if c := doc[j]; c >= '0' && c <= '9' {
+					p := pieces[2+rng.IntN(7)]
+					doc = append(doc[:j:j], append(p, doc[j+1:]...)...)
+					break
+				}
+			}
+		}
+	}
+	return doc
 }
 
 // checkBrowseListing checks that a row of meta and state lists through

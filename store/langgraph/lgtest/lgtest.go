@@ -287,9 +287,20 @@ where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
 // of a long run (Tables also compares the rows).
 func Counts(t testing.TB, db string) string {
 	t.Helper()
-	ctx := context.Background()
 	c, done := Connect(t, db)
 	defer done()
+	return countsOn(t, c)
+}
+
+// Counts is Counts of the watched database, on its connection.
+func (w *Watched) Counts(t testing.TB) string {
+	t.Helper()
+	return countsOn(t, w.c)
+}
+
+func countsOn(t testing.TB, c *pgx.Conn) string {
+	t.Helper()
+	ctx := context.Background()
 	var out string
 	if err := c.QueryRow(ctx, `select coalesce(string_agg(format('%s.%s (%s rows)', table_schema, table_name,
   (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text), ', ' order by table_schema, table_name), '')

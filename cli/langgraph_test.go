@@ -46,8 +46,9 @@ func TestReadCommandsOnLangGraphDatabases(t *testing.T) {
 		}{{"python postgres", "postgres-python.sql", true}, {"js postgres", "postgres-js.sql", false}} {
 			spec := lgtest.Dump(t, f.dump)
 			counts := rowsKept(t, f.name, spec)
+			w := lgtest.Watch(t, spec) // one session for the counts after every command
 			dbs = append(dbs, db{f.name, spec, f.subgraph, func(t *testing.T) {
-				if after := lgtest.Counts(t, spec); after != counts {
+				if after := w.Counts(t); after != counts {
 					t.Errorf("tables now %s, were %s", after, counts)
 				}
 			}})

@@ -44,8 +44,10 @@ func TestReadsNeverWrite(t *testing.T) {
 		thread string
 		// says is what threads and show print of the database, read (one
 		// line naming what was found).
-		says  string
-		state func(t *testing.T) string
+		says string
+		// watch starts watching it, once a case: what it returns reads
+		// its state, after every command.
+		watch func(t *testing.T) func(t *testing.T) string
 	}
 	dir := t.TempDir()
 	sqliteFile := func(name, ddl string) string {
@@ -99,7 +101,8 @@ func TestReadsNeverWrite(t *testing.T) {
 	}
 	for i := range layouts {
 		path := strings.TrimPrefix(layouts[i].spec, "sqlite:")
-		layouts[i].state = files(path)
+		state := files(path)
+		layouts[i].watch = func(*testing.T) func(*testing.T) string { return state }
 		if layouts[i].refused != "" && layouts[i].write == "" {
 			layouts[i].write = "refused " + layouts[i].refused
 		}
@@ -128,7 +131,11 @@ func TestReadsNeverWrite(t *testing.T) {
 		for i := range layouts[len(layouts)-6:] {
 			l := &layouts[len(layouts)-6+i]
 			spec := l.spec
-			l.state = func(t *testing.T) string { return lgtest.Tables(t, spec) }
+			// One session of the test's a layout, not one a command.
+			l.watch = func(t *testing.T) func(*testing.T) string {
+				w := lgtest.Watch(t, spec)
+				return func(t *testing.T) string { return w.Tables(t) }
+			}
 			if l.refused != "" && l.write == "" {
 				l.write = "refused " + l.refused
 			}
@@ -147,16 +154,21 @@ func TestReadsNeverWrite(t *testing.T) {
 	}
 	// Each layout is a file or database of its own.
 	rewindbin.Cases(t, layouts, func(l layout) string { return l.name }, func(t *testing.T, l layout) {
-		before := l.state(t)
+		state := l.watch(t)
+		before := state(t)
 		th := l.thread
 		if th == "" {
 			th = "t"
 		}
+		// What each read printed: the checks of threads' and show's output
+		// below read it, not a second run of the same command.
+		out := map[string]result{}
 		for _, args := range reads(th) {
 			if args[0] == "tui" && l.write == "upgrades" {
 				continue // the TUI writes: it upgrades the store (below, as run does)
 			}
 			r := rewind(t, nil, append(args, "--store", l.spec)...)
+			out[strings.Join(args, " ")] = r
 			msg := strings.TrimSpace(r.stderr)
 			switch {
 			case l.refused != "" && (r.code == 0 || !strings.Contains(msg, l.refused) || strings.Contains(msg, "\n")):
@@ -166,16 +178,16 @@ func TestReadsNeverWrite(t *testing.T) {
 			case strings.Contains(r.stdout+r.stderr, "panic"):
 				t.Errorf("%s: %s", strings.Join(args, " "), r.stdout+r.stderr)
 			}
-			if after := l.state(t); after != before {
+			if after := state(t); after != before {
 				t.Fatalf("%s changed it:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
 			}
 		}
-		if r := rewind(t, nil, "threads", "--store", l.spec); l.refused == "" && r.code != 0 {
+		if r := out["threads"]; l.refused == "" && r.code != 0 {
 			t.Errorf("threads: exit %d: %s", r.code, r.stderr)
 		} else if l.thread != "" && l.refused == "" && !strings.Contains(r.stdout, l.thread) {
 			t.Errorf("threads does not list %s: %s", l.thread, r.stdout)
 		}
-		saysWhatWasFound(t, l.spec, l.thread, l.says)
+		saysWhatWasFound(t, out, l.thread, l.says)
 		r := rewind(t, nil, "run", "--store", l.spec, "--thread", "w", "--input", "hi", "--interrupt-before", "executor")
 		msg := strings.TrimSpace(r.stderr)
 		switch want, _ := strings.CutPrefix(l.write, "refused "); {
@@ -190,7 +202,7 @@ func TestReadsNeverWrite(t *testing.T) {
 			t.Errorf("run: exit %d, %q: want exit 2, one line saying %q", r.code, msg, want)
 			fallthrough
 		default:
-			if after := l.state(t); after != before {
+			if after := state(t); after != before {
 				t.Errorf("run changed it:\nbefore %s\nafter  %s", before, after)
 			}
 		}
@@ -222,15 +234,20 @@ func cliFreshPostgres(t *testing.T) string {
 	return lgtest.NewDatabase(t, lgtest.Admin(t))
 }
 
-// saysWhatWasFound: threads and show (of thread) print says, the line
-// naming what the database is, on a line of their own ("" says nothing).
-func saysWhatWasFound(t *testing.T, spec, thread, says string) {
+// saysWhatWasFound: threads and show (of thread) printed says, the line
+// naming what the database is, on a line of their own ("" says nothing);
+// out is what each command printed, by its words.
+func saysWhatWasFound(t *testing.T, out map[string]result, thread, says string) {
 	t.Helper()
 	if says == "" {
 		return
 	}
 	for _, args := range [][]string{{"threads"}, {"show", thread}} {
-		if r := rewind(t, nil, append(args, "--store", spec)...); !strings.Contains("\n"+r.stdout, "\n"+says+"\n") {
+		r, ok := out[strings.Join(args, " ")]
+		if !ok {
+			t.Fatalf("%s was not run", strings.Join(args, " "))
+		}
+		if !strings.Contains("\n"+r.stdout, "\n"+says+"\n") {
 			t.Errorf("%s does not say, on a line of its own, %q:\n%s", strings.Join(args, " "), says, r.stdout)
 		}
 	}

@@ -230,9 +230,34 @@ INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
 // command that must not write.
 func Tables(t testing.TB, db string) string {
 	t.Helper()
-	ctx := context.Background()
 	c, done := Connect(t, db)
 	defer done()
+	return tablesOn(t, c)
+}
+
+// Watched is one connection to a database that a test reads after every
+// command it runs (Watch): one server session a test, not one a command.
+type Watched struct{ c *pgx.Conn }
+
+// Watch connects to db for the rest of t (closed as t ends, before the
+// database's own clean-up), for a test that compares Tables after every
+// command: the server's CPU in the suite is mostly sessions.
+func Watch(t testing.TB, db string) *Watched {
+	t.Helper()
+	c, done := Connect(t, db)
+	t.Cleanup(done)
+	return &Watched{c}
+}
+
+// Tables is Tables of the watched database, on its connection.
+func (w *Watched) Tables(t testing.TB) string {
+	t.Helper()
+	return tablesOn(t, w.c)
+}
+
+func tablesOn(t testing.TB, c *pgx.Conn) string {
+	t.Helper()
+	ctx := context.Background()
 	rows, err := c.Query(ctx, `select table_schema, table_name from information_schema.tables
 where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
 	if err != nil {
@@ -262,9 +287,20 @@ where table_schema not in ('pg_catalog', 'information_schema') order by 1, 2`)
 // of a long run (Tables also compares the rows).
 func Counts(t testing.TB, db string) string {
 	t.Helper()
-	ctx := context.Background()
 	c, done := Connect(t, db)
 	defer done()
+	return countsOn(t, c)
+}
+
+// Counts is Counts of the watched database, on its connection.
+func (w *Watched) Counts(t testing.TB) string {
+	t.Helper()
+	return countsOn(t, w.c)
+}
+
+func countsOn(t testing.TB, c *pgx.Conn) string {
+	t.Helper()
+	ctx := context.Background()
 	var out string
 	if err := c.QueryRow(ctx, `select coalesce(string_agg(format('%s.%s (%s rows)', table_schema, table_name,
   (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text), ', ' order by table_schema, table_name), '')

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,30 +91,24 @@ var (
 // wrote its decision on it, so racing answers forked the thread and
 // approve racing cancel made the cancelled run's draft; every pair
 // branched within 40 rounds on SQLite and 200 on PostgreSQL (raceRounds).
+//
+// Every round races on a thread of its own, paused at the draft's
+// approval: one draft turn made once a store and its rows put again under
+// the round's thread through the store's API (threadRows), not a turn a
+// round: the turns were over half the test's CPU under -race, and the
+// race is on the rows they left, the same either way.
 func TestRacingAnswersNeverBranch(t *testing.T) {
 	t.Parallel()
 	pairs := [][2]answerer{{approve, cancel}, {approve, approve}, {approve, reject}, {redraft, approveEdited}}
 	backendtest.EachSharedAtOnce(t, func(t *testing.T, b backendtest.Backend) {
 		rounds := raceRounds(t, b.Name)
-		open := b.Reopener(t, "answers")
-		var es [2]*engine.Engine
-		for i := range es {
-			e, err := ticket.NewEngine(open(), ticket.NewMock())
-			if err != nil {
-				t.Fatal(err)
-			}
-			es[i] = e
-		}
+		es, st, paused, gate := pausedTurn(t, b)
 		ctx := t.Context()
 		for _, pair := range pairs {
 			branches, cancelledDrafts, bothWon, won := 0, 0, 0, [2]int{}
 			for round := range rounds {
 				thread := fmt.Sprintf("%s-%s-%d", pair[0].name, pair[1].name, round)
-				res, err := es[0].Run(ctx, thread, ticket.Turn{Text: sentence, Draft: true, Authorization: mustGrant(t)}.Writes(), engine.RunConfig{})
-				if err != nil || res.Status != engine.RunAwaitingApproval {
-					t.Fatalf("draft turn: %v %s", err, res.Status)
-				}
-				gate := res.Checkpoint
+				paused.put(t, st, thread)
 				looked, ok := ticket.Look(mustGet(t, es[0], thread, gate))
 				if !ok {
 					t.Fatalf("@%d waits on no draft", gate)
@@ -156,6 +153,168 @@ func TestRacingAnswersNeverBranch(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pausedTurn is the race's two engines on b, each on a handle of its
+// own (as two processes), with a draft turn made on the first and paused
+// at the draft's approval (gate): its rows, to put again under each
+// round's thread on st, the first engine's handle.
+func pausedTurn(t *testing.T, b backendtest.Backend) (es [2]*engine.Engine, st store.Store, paused threadRows, gate int64) {
+	t.Helper()
+	open := b.Reopener(t, "answers")
+	for i := range es {
+		h := open()
+		if i == 0 {
+			st = h
+		}
+		e, err := ticket.NewEngine(h, ticket.NewMock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		es[i] = e
+	}
+	res, err := es[0].Run(t.Context(), "paused", ticket.Turn{Text: sentence, Draft: true, Authorization: mustGrant(t)}.Writes(), engine.RunConfig{})
+	if err != nil || res.Status != engine.RunAwaitingApproval {
+		t.Fatalf("draft turn: %v %s", err, res.Status)
+	}
+	paused = readThread(t, st, "paused")
+	paused.put(t, st, "copied")
+	sameThread(t, paused, readThread(t, st, "copied"))
+	return es, st, paused, res.Checkpoint
+}
+
+// threadRows is every row a store holds of one thread, as its reads give
+// them: put again under another id (put), the thread is the same thread
+// there, the epoch aside (a new Fence, as a turn's).
+type threadRows struct {
+	cps    []store.Checkpoint // oldest first, whole, each with the messages and blobs it stored first
+	events map[int64][]store.Event
+	writes []store.TaskWrites
+	drafts []store.Draft
+}
+
+func readThread(t *testing.T, st store.Store, thread string) threadRows {
+	t.Helper()
+	ctx := context.Background()
+	listed, err := st.History(ctx, thread, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := st.MessagesIn(ctx, thread, math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Events(ctx, thread, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := threadRows{events: map[int64][]store.Event{}}
+	for _, ev := range evs {
+		r.events[ev.CheckpointID] = append(r.events[ev.CheckpointID], ev)
+	}
+	firstMsg := map[int64][]store.Message{}
+	for _, m := range ms {
+		firstMsg[m.CheckpointID] = append(firstMsg[m.CheckpointID], m)
+	}
+	blobbed := map[string]bool{}
+	for _, l := range slices.Backward(listed) {
+		cp, err := st.Get(ctx, thread, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.Messages = firstMsg[cp.ID]
+		var refs []string
+		for _, h := range cp.BlobRefs {
+			if !blobbed[h] {
+				blobbed[h] = true
+				refs = append(refs, h)
+			}
+		}
+		if len(refs) > 0 {
+			if cp.Blobs, err = st.Blobs(ctx, thread, refs); err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(cp.Blobs, func(a, b store.Blob) int { return strings.Compare(a.Hash, b.Hash) })
+		}
+		r.cps = append(r.cps, cp)
+	}
+	if r.writes, err = st.Writes(ctx, thread, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r.drafts, err = st.(store.Drafts).ListDrafts(ctx, thread); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// put stores the rows under thread, stamped now (as a turn made just now
+// stamps them), and fences it.
+func (r threadRows) put(t *testing.T, st store.Store, thread string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, cp := range r.cps {
+		cp.ThreadID, cp.CreatedAt = thread, time.Time{}
+		cp.Messages = slices.Clone(cp.Messages)
+		for i := range cp.Messages {
+			cp.Messages[i].ThreadID, cp.Messages[i].CreatedAt = thread, time.Time{}
+		}
+		evs := slices.Clone(r.events[cp.ID])
+		for i := range evs {
+			evs[i].ThreadID, evs[i].CreatedAt = thread, time.Time{}
+		}
+		if err := st.PutCheckpoint(ctx, cp, evs); err != nil {
+			t.Fatalf("copy @%d to thread %q: %v", cp.ID, thread, err)
+		}
+	}
+	for _, w := range r.writes {
+		w.ThreadID, w.CreatedAt = thread, time.Time{}
+		if err := st.PutWrites(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range r.drafts {
+		d.ThreadID, d.CreatedAt = thread, time.Time{}
+		if _, _, err := st.(store.Drafts).CreateDraft(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Fence(ctx, thread); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameThread fails unless b reads as a, ids and times aside: a copy that
+// lost a row would race on another thread than a turn leaves.
+func sameThread(t *testing.T, a, b threadRows) {
+	t.Helper()
+	strip := func(r threadRows) threadRows {
+		out := threadRows{events: map[int64][]store.Event{}}
+		for _, cp := range r.cps {
+			cp.ThreadID, cp.CreatedAt = "", time.Time{}
+			for i := range cp.Messages {
+				cp.Messages[i].ThreadID, cp.Messages[i].CreatedAt = "", time.Time{}
+			}
+			out.cps = append(out.cps, cp)
+		}
+		for id, evs := range r.events {
+			for _, ev := range evs {
+				ev.ThreadID, ev.CreatedAt = "", time.Time{}
+				out.events[id] = append(out.events[id], ev)
+			}
+		}
+		for _, w := range r.writes {
+			w.ThreadID, w.CreatedAt = "", time.Time{}
+			out.writes = append(out.writes, w)
+		}
+		for _, d := range r.drafts {
+			d.ThreadID, d.CreatedAt = "", time.Time{}
+			out.drafts = append(out.drafts, d)
+		}
+		return out
+	}
+	if ga, gb := fmt.Sprintf("%+v", strip(a)), fmt.Sprintf("%+v", strip(b)); ga != gb {
+		t.Fatalf("the copied thread reads otherwise than the turn's:\n%s\nwant\n%s", gb, ga)
+	}
 }
 
 // branchesOf counts the checkpoints of thread continued twice (two

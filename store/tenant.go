@@ -386,6 +386,21 @@ func (t *Tenanted) Threads(ctx context.Context) ([]Thread, error) {
 	}), nil
 }
 
+// RecentThreads pages the tenant's threads. Another tenant's threads
+// must be left out of the page and its count, which the store's page
+// cannot say, so this reads the tenant's whole list (Threads).
+func (t *Tenanted) RecentThreads(ctx context.Context, before string, limit int) ([]Thread, int, error) {
+	all, err := t.Threads(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, rest, err := RecentPage(all, before, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("threads updated before thread %v: %w", Name(before), err)
+	}
+	return page, rest, nil
+}
+
 func (t *Tenanted) Fence(ctx context.Context, thread string) (int64, error) {
 	if err := t.claim(ctx, thread); err != nil {
 		return 0, err

@@ -1007,6 +1007,18 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, nil
 }
 
+// RecentThreads is a page of the store's threads, the most recently
+// updated first, after thread before when it is not "", at most limit
+// when limit > 0, and how many come after the page
+// (store.Store.RecentThreads).
+func (e *Engine) RecentThreads(ctx context.Context, before string, limit int) ([]store.Thread, int, error) {
+	ts, rest, err := e.store.RecentThreads(ctx, before, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list threads: %w", err)
+	}
+	return ts, rest, nil
+}
+
 // lockAt takes the thread's writer lock for work starting at checkpoint
 // id, which must exist (checked before the lock, so an unknown thread is
 // not fenced) and is read again under the lock.

@@ -267,52 +267,63 @@ func TestThreadsPageNewestByUpdate(t *testing.T) {
 		}
 
 		// Paging on with the footer's command reaches every thread once.
-		var paged []string
-		before := ""
-		for range n {
-			out, err := threadsOut(t, e, threadsArgs{last: 5, before: before})
-			if err != nil {
-				t.Fatalf("--before %q: %v", before, err)
-			}
-			paged = append(paged, threadIDs(out)...)
-			_, cmd, ok := strings.Cut(out, "rewind threads --before ")
-			if !ok {
-				break
-			}
-			before, _, _ = strings.Cut(cmd, " ")
-		}
-		if !slices.Equal(paged, want) {
+		if paged := pageThreads(t, e, n); !slices.Equal(paged, want) {
 			t.Errorf("paged by --before/--limit 5: %q, want every thread once, %q", paged, want)
 		}
-
-		// Piped (no screen), read 5 at a time: all, newest first, no footer.
-		out, err = threadsOut(t, e, threadsArgs{page: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := threadIDs(out); !slices.Equal(got, want) || strings.Contains(out, "more thread") || strings.Count(out, "THREAD") != 1 {
-			t.Errorf("piped, paged by 5, lists %q, want %q under one head and no footer:\n%s", got, want, out)
-		}
-		out, err = threadsOut(t, e, threadsArgs{page: 5, asJSON: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rows []threadRow
-		if err := json.Unmarshal([]byte(out), &rows); err != nil {
-			t.Fatalf("--json paged by 5 is not one JSON array: %v\n%s", err, out)
-		}
-		var ids []string
-		for _, r := range rows {
-			ids = append(ids, r.ID)
-		}
-		if !slices.Equal(ids, want) {
-			t.Errorf("--json lists %q, want %q", ids, want)
-		}
-
+		wantPipedThreads(t, e, want)
 		_, err = threadsOut(t, e, threadsArgs{last: 5, before: "t99"})
 		var u usageError
 		if !errors.As(err, &u) || !strings.Contains(err.Error(), `--before t99: no thread of that id`) {
 			t.Errorf("--before t99 (no such thread): %v, want a usage error naming it", err)
 		}
 	})
+}
+
+// pageThreads lists threads 5 at a time, each page --before the thread
+// the last one's footer names, and says what they listed.
+func pageThreads(t *testing.T, e *engine.Engine, most int) []string {
+	t.Helper()
+	var paged []string
+	before := ""
+	for range most {
+		out, err := threadsOut(t, e, threadsArgs{last: 5, before: before})
+		if err != nil {
+			t.Fatalf("--before %q: %v", before, err)
+		}
+		paged = append(paged, threadIDs(out)...)
+		_, cmd, ok := strings.Cut(out, "rewind threads --before ")
+		if !ok {
+			break
+		}
+		before, _, _ = strings.Cut(cmd, " ")
+	}
+	return paged
+}
+
+// wantPipedThreads: piped (no screen) and in --json, read 5 at a time,
+// threads lists want, newest first, under one head and with no footer.
+func wantPipedThreads(t *testing.T, e *engine.Engine, want []string) {
+	t.Helper()
+	out, err := threadsOut(t, e, threadsArgs{page: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := threadIDs(out); !slices.Equal(got, want) || strings.Contains(out, "more thread") || strings.Count(out, "THREAD") != 1 {
+		t.Errorf("piped, paged by 5, lists %q, want %q under one head and no footer:\n%s", got, want, out)
+	}
+	out, err = threadsOut(t, e, threadsArgs{page: 5, asJSON: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []threadRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("--json paged by 5 is not one JSON array: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("--json lists %q, want %q", ids, want)
+	}
 }

@@ -1007,16 +1007,12 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, nil
 }
 
-// RecentThreads is a page of the store's threads, the most recently
-// updated first, after thread before when it is not "", at most limit
-// when limit > 0, and how many come after the page
-// (store.Store.RecentThreads).
-func (e *Engine) RecentThreads(ctx context.Context, before string, limit int) ([]store.Thread, int, error) {
-	ts, rest, err := e.store.RecentThreads(ctx, before, limit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list threads: %w", err)
+// RecentThreads is a page of threads, newest first (store.Store.RecentThreads).
+func (e *Engine) RecentThreads(ctx context.Context, before string, limit int) (ts []store.Thread, rest int, err error) {
+	if ts, rest, err = e.store.RecentThreads(ctx, before, limit); err != nil {
+		err = fmt.Errorf("list threads: %w", err)
 	}
-	return ts, rest, nil
+	return ts, rest, err
 }
 
 // lockAt takes the thread's writer lock for work starting at checkpoint

@@ -54,7 +54,7 @@ func BenchmarkLangGraphThreads(b *testing.B) {
 	}
 	defer src.Close()
 	var out strings.Builder
-	if err := lgThreads(ctx, src, true, &out); err != nil || strings.Count(out.String(), `"state": "error"`) != 100 || strings.Count(out.String(), `"state": "interrupted"`) != 900 {
+	if err := lgThreads(ctx, src, threadsArgs{asJSON: true}, &out); err != nil || strings.Count(out.String(), `"state": "error"`) != 100 || strings.Count(out.String(), `"state": "interrupted"`) != 900 {
 		b.Fatalf("threads: %v, want 100 failed and 900 due", err)
 	}
 	// list: the threads alone, what the statuses add to.
@@ -68,7 +68,7 @@ func BenchmarkLangGraphThreads(b *testing.B) {
 	for _, asJSON := range []bool{false, true} {
 		b.Run(map[bool]string{false: "text", true: "json"}[asJSON], func(b *testing.B) {
 			for b.Loop() {
-				if err := lgThreads(ctx, src, asJSON, io.Discard); err != nil {
+				if err := lgThreads(ctx, src, threadsArgs{asJSON: asJSON}, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

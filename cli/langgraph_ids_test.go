@@ -288,7 +288,7 @@ func TestLangGraphThreadsListAThreadWhoseStatusDoesNotRead(t *testing.T) {
 	}
 	defer src.Close()
 	var out strings.Builder
-	if err := lgThreads(ctx, failingWrites{src}, false, &out); err != nil {
+	if err := lgThreads(ctx, failingWrites{src}, threadsArgs{}, &out); err != nil {
 		t.Fatalf("threads: %v", err)
 	}
 	for _, want := range []string{"t-main", "unread", "t-fail", "t-fail: its status does not read: disk I/O error (rewind log t-fail shows its checkpoints)"} {

@@ -39,8 +39,8 @@ var numericFlags = map[string]numBound{
 	"turns":               {1, 1_000_000, "how many turns to run"},
 	"inline-bytes":        {0, 64 << 20, "the inline value's size in bytes"},
 	"processes":           {0, 64, "how many new processes time the loads (0: none)"},
-	"last":                {0, 1_000_000_000, "how many of the newest checkpoints to list, e.g. -n 20 (0 lists them all)"},
-	"limit":               {0, 1_000_000_000, "how many to list (the newest checkpoints in log, the first hits in search), e.g. --limit 20 (0 lists them all)"},
+	"last":                {0, 1_000_000_000, "how many of the newest checkpoints (log) or most recently updated threads (threads) to list, e.g. -n 20 (0 lists them all)"},
+	"limit":               {0, 1_000_000_000, "how many to list (the newest checkpoints in log, the most recently updated threads in threads, the first hits in search), e.g. --limit 20 (0 lists them all)"},
 	"seen-head":           {0, math.MaxInt64, "a checkpoint id"},
 }
 

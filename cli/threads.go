@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,25 +23,55 @@ import (
 
 func newThreadsCmd() *cobra.Command {
 	var store string
-	var asJSON, tokens bool
+	var a threadsArgs
 	c := &cobra.Command{
 		Use:   "threads",
-		Short: "every thread in the store, with its run status (and with --tokens what it cost)",
+		Short: "the threads in the store, the most recently updated first, with their run status (and with --tokens what they cost)",
+		Long: `The store's threads, the most recently updated first: each with its run
+status, its checkpoints, its newest checkpoint and when it was updated.
+
+On a terminal, without -n or --before, it lists a screenful of the most
+recently updated (the first screen of 10,000 threads comes as fast as
+that of ten) and says how many more there are and how to list them:
+-n 0 lists every thread. Piped or with --json, it lists them all, a page
+at a time. -n N (--limit N) lists at most N; --before THREAD lists those
+updated before THREAD, the next page after the last one listed.`,
 		Example: `  rewind threads
+  rewind threads -n 0                            # every thread, on a terminal too
+  rewind threads --before t-0412 --limit 20      # the 20 updated before t-0412
   rewind threads --tokens                        # sums every listing: slower on long threads
   rewind threads --store postgres://rewind@127.0.0.1:5518/rewind --json
   rewind threads --store sqlite:checkpoints.db   # a LangGraph database, read-only`,
 		Args: between(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if !a.asJSON && a.before == "" && !c.Flags().Changed("last") && !c.Flags().Changed("limit") {
+				a.last = screenful(c.OutOrStdout())
+				a.screen = a.last > 0
+			}
 			return withRead(c.Context(), store, "", func(r reader) error {
-				return runThreads(c.Context(), r, tokens, asJSON, c.OutOrStdout())
+				return runThreads(c.Context(), r, a, c.OutOrStdout())
 			})
 		},
 	}
 	addStore(c, &store)
-	addJSON(c, &asJSON)
-	c.Flags().BoolVar(&tokens, "tokens", false, "add each thread's tokens (all branches, and the last turn's): reads every listing of every thread")
+	addJSON(c, &a.asJSON)
+	c.Flags().BoolVar(&a.tokens, "tokens", false, "add each thread's tokens (all branches, and the last turn's): reads every listing of every thread")
+	c.Flags().IntVarP(&a.last, "last", "n", 0, "list only the `N` most recently updated threads (0: all)")
+	c.Flags().IntVar(&a.last, "limit", 0, "the same as -n: at most `N` threads, the most recently updated")
+	c.Flags().StringVar(&a.before, "before", "", "list only threads updated before `THREAD`: page on with the last thread listed")
 	return c
+}
+
+// threadsArgs is what `rewind threads` was asked: its flags, and screen
+// when last is a screenful (screenful), not asked for: the footer then
+// says how to list them all.
+type threadsArgs struct {
+	tokens, asJSON, screen bool
+	before                 string
+	last                   int
+	// page is how many threads a read of them all reads at a time
+	// (threadPage when 0; tests page by fewer).
+	page int
 }
 
 // threadLine is a thread's row of the table, of either store: the
@@ -50,31 +84,88 @@ type threadLine struct {
 	tokens []string
 }
 
-// runThreads is `rewind threads`: every thread with its status (a rewind
-// thread's run status, who holds its lock included: Engine.LiveStatus; a
-// LangGraph thread's as get_state tells it), then on LangGraph the chains
-// of its subgraph runs, and what failed or asked after the table.
-func runThreads(ctx context.Context, r reader, tokens, asJSON bool, out io.Writer) error {
+// threadPage is how many threads `rewind threads` reads, prints and lets
+// go of at a time when it lists them all.
+const threadPage = 512
+
+// runThreads is `rewind threads`: the threads, the most recently updated
+// first, with their status (a rewind thread's run status, who holds its
+// lock included: Engine.LiveStatus; a LangGraph thread's as get_state
+// tells it), then on LangGraph the chains of its subgraph runs, and what
+// failed or asked after the table. A rewind store's are read a page at a
+// time (Engine.RecentThreads): a screenful reads its own threads only.
+func runThreads(ctx context.Context, r reader, a threadsArgs, out io.Writer) error {
 	if r.langGraph() {
-		return lgThreads(ctx, r.src, asJSON, out)
+		return lgThreads(ctx, r.src, a, out)
 	}
-	// The engine's list, with each thread's newest listing: the statuses
-	// read nothing more (but a running run's lock).
-	ts, err := r.e.Threads(ctx)
-	if err != nil {
-		return err
+	limit := a.last
+	if limit == 0 {
+		limit = cmp.Or(a.page, threadPage)
 	}
-	rows, err := threadRows(ctx, r.e, ts, tokens)
-	if err != nil {
-		return err
+	var js *jsonArray
+	if a.asJSON {
+		js = &jsonArray{out: out}
 	}
-	if asJSON {
-		return writeJSON(out, rows)
+	listed, before := 0, a.before
+	for {
+		// The engine's page, with each thread's newest listing: the
+		// statuses read nothing more (but a running run's lock).
+		ts, rest, err := r.e.RecentThreads(ctx, before, limit)
+		if errors.Is(err, store.ErrNotFound) && before == a.before {
+			return usagef("--before %s: no thread of that id in this store; page on with a thread the last page listed (rewind threads lists them)", idText(before))
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := threadRows(ctx, r.e, ts, a.tokens)
+		if err != nil {
+			return err
+		}
+		if js != nil {
+			err = js.add(rows)
+		} else {
+			err = printThreadRows(out, rows, a.tokens, listed == 0)
+		}
+		if err != nil {
+			return err
+		}
+		listed += len(ts)
+		if len(ts) == 0 || rest == 0 {
+			break
+		}
+		if a.last > 0 {
+			if js == nil {
+				threadsFooter(out, ts[len(ts)-1].ID, a, rest)
+			}
+			break
+		}
+		before = ts[len(ts)-1].ID
 	}
-	if len(rows) == 0 {
+	if js != nil {
+		return js.end()
+	}
+	if listed == 0 && a.before == "" {
 		fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
-		return nil
 	}
+	return nil
+}
+
+// threadsFooter says how many threads were updated before the last one
+// listed and how to list them.
+func threadsFooter(out io.Writer, last string, a threadsArgs, rest int) {
+	more := "threads"
+	if rest == 1 {
+		more = "thread"
+	}
+	fmt.Fprintf(out, "… %d more %s, updated earlier: rewind threads --before %s --limit %d\n", rest, more, idText(last), a.last)
+	if a.screen {
+		fmt.Fprintln(out, "(the most recently updated screenful; every thread: rewind threads -n 0)")
+	}
+}
+
+// printThreadRows prints a page of a rewind store's threads, with the
+// table's head when head.
+func printThreadRows(out io.Writer, rows []threadRow, tokens, head bool) error {
 	lines := make([]threadLine, len(rows))
 	for i, row := range rows {
 		l := threadLine{Thread: row.Thread, c: readChain{Chain: browse.Chain{Thread: row.ID}, rewind: true}, status: termtext.Line(row.Status)}
@@ -90,19 +181,82 @@ func runThreads(ctx context.Context, r reader, tokens, asJSON bool, out io.Write
 		}
 		lines[i] = l
 	}
-	head := ""
+	cells := ""
 	if tokens {
-		head = "\tTOKENS IN/OUT\tLAST TURN IN/OUT"
+		cells = "\tTOKENS IN/OUT\tLAST TURN IN/OUT"
 	}
-	return printThreads(out, lines, head, nil)
+	return printThreads(out, lines, cells, nil, head)
 }
 
-// lgThreads reads each LangGraph thread's status (browse.ThreadStatus)
-// and prints them.
-func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Writer) error {
-	ts, err := src.Threads(ctx)
+// jsonArray writes a JSON array a page of elements at a time, as
+// writeJSON would write it whole.
+type jsonArray struct {
+	out io.Writer
+	n   int
+}
+
+func (j *jsonArray) add(rows []threadRow) error {
+	for _, row := range rows {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(row); err != nil {
+			return fmt.Errorf("encode the JSON output: %w", err)
+		}
+		sep := ",\n  "
+		if j.n == 0 {
+			sep = "[\n  "
+		}
+		j.n++
+		if _, err := io.WriteString(j.out, sep); err != nil {
+			return err
+		}
+		if _, err := j.out.Write(termtext.JSON(bytes.TrimSuffix(b.Bytes(), []byte("\n")))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *jsonArray) end() error {
+	end := "\n]\n"
+	if j.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(j.out, end)
+	return err
+}
+
+// lgThreads reads each listed LangGraph thread's status
+// (browse.ThreadStatus) and prints them. The reader lists every thread
+// at once; the page is cut from it (the most recently updated first), so
+// a screenful reads only its own threads' statuses.
+func lgThreads(ctx context.Context, src browse.Source, a threadsArgs, out io.Writer) error {
+	all, err := src.Threads(ctx)
 	if err != nil {
 		return err
+	}
+	ids := make([]string, len(all))
+	for i, t := range all {
+		ids[i] = t.ID
+	}
+	slices.SortStableFunc(all, func(x, y browse.Thread) int {
+		if c := y.UpdatedAt.Compare(x.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.ID, x.ID)
+	})
+	ts := all
+	if a.before != "" {
+		i := slices.IndexFunc(all, func(t browse.Thread) bool { return t.ID == a.before })
+		if i < 0 {
+			return usagef("--before %s: no thread of that id in this %s; page on with a thread the last page listed (rewind threads lists them)", pasteText(a.before, ids), src.About().Status())
+		}
+		ts = all[i+1:]
+	}
+	rest := 0
+	if a.last > 0 && len(ts) > a.last {
+		ts, rest = ts[:a.last], len(ts)-a.last
 	}
 	type row struct {
 		browse.Thread
@@ -123,19 +277,15 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 		}
 		rows = append(rows, row{t, st})
 	}
-	if asJSON {
+	if a.asJSON {
 		return writeJSON(out, rows)
 	}
-	if len(rows) == 0 {
+	if len(all) == 0 {
 		fmt.Fprintf(out, "no threads in this %s\n", src.About().Status())
 		return nil
 	}
-	if a := src.About(); a.Note != "" {
-		fmt.Fprintf(out, "%s\n", a.Status())
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
+	if ab := src.About(); ab.Note != "" {
+		fmt.Fprintf(out, "%s\n", ab.Status())
 	}
 	lines := make([]threadLine, len(rows))
 	var notes []string
@@ -146,21 +296,37 @@ func lgThreads(ctx context.Context, src browse.Source, asJSON bool, out io.Write
 			notes = append(notes, n)
 		}
 	}
-	return printThreads(out, lines, "", notes)
+	if err := printThreads(out, lines, "", notes, true); err != nil {
+		return err
+	}
+	if rest > 0 {
+		more := "threads"
+		if rest == 1 {
+			more = "thread"
+		}
+		fmt.Fprintf(out, "… %d more %s, updated earlier: rewind threads --before %s --limit %d\n", rest, more, pasteText(ts[len(ts)-1].ID, ids), a.last)
+		if a.screen {
+			fmt.Fprintln(out, "(the most recently updated screenful; every thread: rewind threads -n 0)")
+		}
+	}
+	return nil
 }
 
 // printThreads is the threads table of either store: THREAD STATUS
-// CHECKPOINTS LATEST, the cells head names (--tokens), UPDATED, and when a
+// CHECKPOINTS LATEST, the columns cells names (--tokens), UPDATED, and when a
 // thread ran subgraphs, a row for each run with the parent checkpoint it
-// runs from; then notes, a line each.
-func printThreads(out io.Writer, lines []threadLine, head string, notes []string) error {
+// runs from; then notes, a line each. head: the table's head line first
+// (a page after the first has none).
+func printThreads(out io.Writer, lines []threadLine, cells string, notes []string, head bool) error {
 	tw := newTable(out)
 	subgraphs := slices.ContainsFunc(lines, func(l threadLine) bool { return len(l.Namespaces) > 1 })
-	head = "THREAD\tSTATUS\tCHECKPOINTS\tLATEST" + head + "\tUPDATED"
-	if subgraphs {
-		head += "\tRUNS FROM"
+	if head {
+		h := "THREAD\tSTATUS\tCHECKPOINTS\tLATEST" + cells + "\tUPDATED"
+		if subgraphs {
+			h += "\tRUNS FROM"
+		}
+		fmt.Fprintln(tw, h)
 	}
-	fmt.Fprintln(tw, head)
 	for _, l := range lines {
 		// The root chain's checkpoints, as the browser counts them; each
 		// subgraph's run is counted on its own row (--json: Checkpoints is

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"rewind/engine/bench"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/memory"
 )
 
@@ -72,6 +75,11 @@ type callCounter struct {
 func (s *callCounter) Threads(ctx context.Context) ([]store.Thread, error) {
 	s.calls.Add(1)
 	return s.Store.Threads(ctx)
+}
+
+func (s *callCounter) RecentThreads(ctx context.Context, before string, limit int) ([]store.Thread, int, error) {
+	s.calls.Add(1)
+	return s.Store.RecentThreads(ctx, before, limit)
 }
 
 func (s *callCounter) Get(ctx context.Context, thread string, id int64) (store.Checkpoint, error) {
@@ -179,15 +187,15 @@ func threadsCalls(t *testing.T, n int) (calls int64, lines int) {
 	}
 	st.calls.Store(0)
 	var out strings.Builder
-	if err := runThreads(ctx, rewindReader(e), false, false, &out); err != nil {
+	if err := runThreads(ctx, rewindReader(e), threadsArgs{}, &out); err != nil {
 		t.Fatal(err)
 	}
 	return st.calls.Load(), strings.Count(out.String(), "\n") - 1
 }
 
 // `rewind threads` reads every thread's status with the list (issue 31:
-// one read a thread was most of its time at 1,001 threads): as many
-// store reads at 1,000 threads as at 10.
+// one read a thread was most of its time at 1,001 threads): a read a
+// page (threadPage), however many threads a page holds.
 func TestThreadsReadsDoNotGrowWithThreads(t *testing.T) {
 	t.Parallel()
 	few, fewLines := threadsCalls(t, 10)
@@ -195,7 +203,127 @@ func TestThreadsReadsDoNotGrowWithThreads(t *testing.T) {
 	if fewLines != 10 || manyLines != 1000 {
 		t.Fatalf("threads printed %d and %d rows, want 10 and 1000", fewLines, manyLines)
 	}
-	if few != 1 || many != 1 {
-		t.Errorf("threads made %d store reads at 10 threads, %d at 1,000: want the one list", few, many)
+	if pages := int64((1000 + threadPage - 1) / threadPage); few != 1 || many != pages {
+		t.Errorf("threads made %d store reads at 10 threads, %d at 1,000: want 1 and %d, a read a page", few, many, pages)
+	}
+}
+
+// threadsOut is `rewind threads` with a, its output and its error.
+func threadsOut(t *testing.T, e *engine.Engine, a threadsArgs) (string, error) {
+	t.Helper()
+	var out strings.Builder
+	err := runThreads(t.Context(), rewindReader(e), a, &out)
+	return out.String(), err
+}
+
+// threadIDs is the THREAD column of threads' table lines (the head and
+// footer lines left out).
+func threadIDs(out string) []string {
+	var ids []string
+	for l := range strings.Lines(out) {
+		if f := strings.Fields(l); len(f) > 0 && f[0] != "THREAD" && f[0] != "…" && !strings.HasPrefix(f[0], "(") {
+			ids = append(ids, f[0])
+		}
+	}
+	return ids
+}
+
+// `rewind threads` pages like `rewind log` (issue 31 item 3), on every
+// store: a screenful of the most recently updated threads, a footer
+// counting the rest with the command that lists them, pages by
+// --before/--limit reaching every thread once, everything piped and in
+// --json a page at a time, and a --before naming no thread refused.
+func TestThreadsPageNewestByUpdate(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		e, err := ticket.NewEngine(b.Open(t, "threads-pages"), ticket.NewMock(), ticket.WithSources(ticket.NewMemorySources()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 12
+		// Written in an order that is not the ids', then t03 again: the
+		// most recently updated first is t03, then t11 down to t00 but t03.
+		order := []int{0, 5, 1, 6, 2, 7, 3, 8, 4, 9, 10, 11}
+		for _, i := range order {
+			if _, err := e.Run(t.Context(), fmt.Sprintf("t%02d", i), ticket.Input(bench.Sentences[i%len(bench.Sentences)]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.Run(t.Context(), "t03", ticket.Input("And the invoice?"), engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"t03", "t11", "t10", "t09", "t04", "t08", "t07", "t02", "t06", "t01", "t05", "t00"}
+
+		out, err := threadsOut(t, e, threadsArgs{last: 5, screen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := threadIDs(out); !slices.Equal(got, want[:5]) {
+			t.Errorf("first screen lists %q, want the 5 most recently updated %q:\n%s", got, want[:5], out)
+		}
+		footer := "… 7 more threads, updated earlier: rewind threads --before t04 --limit 5\n(the most recently updated screenful; every thread: rewind threads -n 0)\n"
+		if !strings.HasSuffix(out, footer) {
+			t.Errorf("first screen ends\n%s\nwant the footer\n%s", out, footer)
+		}
+
+		// Paging on with the footer's command reaches every thread once.
+		if paged := pageThreads(t, e, n); !slices.Equal(paged, want) {
+			t.Errorf("paged by --before/--limit 5: %q, want every thread once, %q", paged, want)
+		}
+		wantPipedThreads(t, e, want)
+		_, err = threadsOut(t, e, threadsArgs{last: 5, before: "t99"})
+		var u usageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), `--before t99: no thread of that id`) {
+			t.Errorf("--before t99 (no such thread): %v, want a usage error naming it", err)
+		}
+	})
+}
+
+// pageThreads lists threads 5 at a time, each page --before the thread
+// the last one's footer names, and says what they listed.
+func pageThreads(t *testing.T, e *engine.Engine, most int) []string {
+	t.Helper()
+	var paged []string
+	before := ""
+	for range most {
+		out, err := threadsOut(t, e, threadsArgs{last: 5, before: before})
+		if err != nil {
+			t.Fatalf("--before %q: %v", before, err)
+		}
+		paged = append(paged, threadIDs(out)...)
+		_, cmd, ok := strings.Cut(out, "rewind threads --before ")
+		if !ok {
+			break
+		}
+		before, _, _ = strings.Cut(cmd, " ")
+	}
+	return paged
+}
+
+// wantPipedThreads: piped (no screen) and in --json, read 5 at a time,
+// threads lists want, newest first, under one head and with no footer.
+func wantPipedThreads(t *testing.T, e *engine.Engine, want []string) {
+	t.Helper()
+	out, err := threadsOut(t, e, threadsArgs{page: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := threadIDs(out); !slices.Equal(got, want) || strings.Contains(out, "more thread") || strings.Count(out, "THREAD") != 1 {
+		t.Errorf("piped, paged by 5, lists %q, want %q under one head and no footer:\n%s", got, want, out)
+	}
+	out, err = threadsOut(t, e, threadsArgs{page: 5, asJSON: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []threadRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("--json paged by 5 is not one JSON array: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("--json lists %q, want %q", ids, want)
 	}
 }

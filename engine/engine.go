@@ -1007,6 +1007,14 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, nil
 }
 
+// RecentThreads is a page of threads, newest first (store.Store.RecentThreads).
+func (e *Engine) RecentThreads(ctx context.Context, before string, limit int) (ts []store.Thread, rest int, err error) {
+	if ts, rest, err = e.store.RecentThreads(ctx, before, limit); err != nil {
+		err = fmt.Errorf("list threads: %w", err)
+	}
+	return ts, rest, err
+}
+
 // lockAt takes the thread's writer lock for work starting at checkpoint
 // id, which must exist (checked before the lock, so an unknown thread is
 // not fenced) and is read again under the lock.

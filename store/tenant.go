@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -384,6 +385,30 @@ func (t *Tenanted) Threads(ctx context.Context) ([]Thread, error) {
 		}
 		return owner != t.tenant
 	}), nil
+}
+
+// RecentThreads pages the tenant's threads. The default tenant of a
+// store no other tenant claimed a thread of has them all: the store's
+// page. Else another tenant's threads must be left out of the page and
+// its count, which the store's page cannot say, so this reads the
+// tenant's whole list (Threads).
+func (t *Tenanted) RecentThreads(ctx context.Context, before string, limit int) ([]Thread, int, error) {
+	owners, err := t.ten.ThreadTenants(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.tenant == DefaultTenant && !slices.ContainsFunc(slices.Collect(maps.Values(owners)), func(o string) bool { return o != DefaultTenant }) {
+		return t.s.RecentThreads(ctx, before, limit)
+	}
+	all, err := t.Threads(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, rest, err := RecentPage(all, before, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("threads updated before thread %v: %w", Name(before), err)
+	}
+	return page, rest, nil
 }
 
 func (t *Tenanted) Fence(ctx context.Context, thread string) (int64, error) {

@@ -478,6 +478,17 @@ func (s *Store) Threads(ctx context.Context) ([]store.Thread, error) {
 	}, "list threads")
 }
 
+// RecentThreads implements store.Store: the memory store holds every
+// thread at hand, so it sorts the list.
+func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, _ int, err error) {
+	all, err := s.Threads(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer wrap(&err, "threads updated before thread %v", check.Name(before))
+	return store.RecentPage(all, before, limit)
+}
+
 func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	defer wrap(&err, "delete thread %v", check.Name(thread))
 	if err := ctx.Err(); err != nil {

@@ -1153,11 +1153,14 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 	return again(ctx, func() ([]store.Thread, error) { return s.threadsOnce(ctx) })
 }
 
-func (s *Store) threadsOnce(ctx context.Context) (_ []store.Thread, err error) {
-	// Each with its newest listing, as History reads it (listedCols).
-	rows, err := s.pool.Query(ctx, `select t.thread_id, t.checkpoints, t.latest_id, t.updated_at,
+// threadCols are a thread's columns with its newest listing, as History
+// reads it (listedCols); scanThread reads them.
+const threadCols = `t.thread_id, t.checkpoints, t.latest_id, t.updated_at,
   c.checkpoint_id, coalesce(c.parent_id, 0), coalesce(c.rerooted_from, 0), c.meta, case when c.meta is null then c.state end,
-  coalesce(c.base, false), c.blob_refs, c.created_at
+  coalesce(c.base, false), c.blob_refs, c.created_at`
+
+func (s *Store) threadsOnce(ctx context.Context) (_ []store.Thread, err error) {
+	rows, err := s.pool.Query(ctx, `select `+threadCols+`
 from graph_threads t left join graph_checkpoints c on c.thread_id = t.thread_id and c.checkpoint_id = t.latest_id
 order by t.thread_id`)
 	if err != nil {
@@ -1166,25 +1169,91 @@ order by t.thread_id`)
 	defer rows.Close()
 	out := []store.Thread{}
 	for rows.Next() {
-		var t store.Thread
-		var id *int64
-		var created *time.Time
-		cp := &t.Latest
-		if err := rows.Scan(&t.ID, &t.Checkpoints, &t.LatestID, &t.UpdatedAt, &id, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.BlobRefs, &created); err != nil {
-			return nil, s.db(err)
-		}
-		if id != nil {
-			cp.ThreadID, cp.ID, cp.CreatedAt = t.ID, *id, *created
-			if cp.Meta, err = fromJSONB(cp.Meta); err != nil {
-				return nil, fmt.Errorf("meta of checkpoint %d %w", cp.ID, err)
-			}
-			if cp.State, err = fromJSONB(cp.State); err != nil {
-				return nil, fmt.Errorf("state of checkpoint %d %w", cp.ID, err)
-			}
+		t, err := s.scanThread(rows)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}
 	return out, s.db(rows.Err())
+}
+
+// recentThreadsSQL is a page of threads after ($1, $2) in (updated_at,
+// thread_id) descending order ($1 null: from the newest), ids compared
+// bytewise (collate "C"), with how many come after it in all (the last
+// column, counted in the statement's snapshot). Only the page's rows
+// join their newest checkpoint.
+const recentThreadsSQL = `with after as (
+  select thread_id, updated_at from graph_threads
+  where $1::timestamptz is null or updated_at < $1 or (updated_at = $1 and thread_id collate "C" < $2::text collate "C")),
+page as (select thread_id from after order by updated_at desc, thread_id collate "C" desc limit $3)
+select ` + threadCols + `, (select count(*) from after)
+from page p join graph_threads t on t.thread_id = p.thread_id
+left join graph_checkpoints c on c.thread_id = t.thread_id and c.checkpoint_id = t.latest_id
+order by t.updated_at desc, t.thread_id collate "C" desc`
+
+// RecentThreads implements store.Store.
+func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, rest int, err error) {
+	defer s.fail(&err, "threads updated before thread %v", check.Name(before))
+	type page struct {
+		ts   []store.Thread
+		rest int
+	}
+	p, err := again(ctx, func() (page, error) {
+		var at *time.Time
+		if before != "" {
+			err := s.pool.QueryRow(ctx, `select updated_at from graph_threads where thread_id = $1`, before).Scan(&at)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return page{}, store.ErrNotFound
+			}
+			if err != nil {
+				return page{}, s.db(err)
+			}
+		}
+		var lim *int
+		if limit > 0 {
+			lim = &limit
+		}
+		rows, err := s.pool.Query(ctx, recentThreadsSQL, at, before, lim)
+		if err != nil {
+			return page{}, s.db(err)
+		}
+		defer rows.Close()
+		var p page
+		matched := 0
+		for rows.Next() {
+			t, err := s.scanThread(rows, &matched)
+			if err != nil {
+				return page{}, err
+			}
+			p.ts = append(p.ts, t)
+		}
+		p.rest = max(matched-len(p.ts), 0)
+		return p, s.db(rows.Err())
+	})
+	return p.ts, p.rest, err
+}
+
+// scanThread reads a row of threadCols, then extra's.
+func (s *Store) scanThread(rows pgx.Rows, extra ...any) (store.Thread, error) {
+	var t store.Thread
+	var id *int64
+	var created *time.Time
+	cp := &t.Latest
+	if err := rows.Scan(append([]any{&t.ID, &t.Checkpoints, &t.LatestID, &t.UpdatedAt, &id, &cp.ParentID, &cp.RerootedFrom, &cp.Meta, &cp.State, &cp.Base, &cp.BlobRefs, &created}, extra...)...); err != nil {
+		return t, s.db(err)
+	}
+	if id != nil {
+		var err error
+		cp.ThreadID, cp.ID, cp.CreatedAt = t.ID, *id, *created
+		if cp.Meta, err = fromJSONB(cp.Meta); err != nil {
+			return t, fmt.Errorf("meta of checkpoint %d %w", cp.ID, err)
+		}
+		if cp.State, err = fromJSONB(cp.State); err != nil {
+			return t, fmt.Errorf("state of checkpoint %d %w", cp.ID, err)
+		}
+	}
+	return t, nil
 }
 
 // deleteFenceSQL starts DeleteThread's transaction: it waits for the

@@ -203,6 +203,20 @@ const (
 	sqlThreads = `SELECT thread_id, checkpoints, latest_id, updated_at,
 		latest_parent, latest_rerooted_from, latest_base, latest_meta, latest_blob_refs, latest_state
 		FROM graph_threads ORDER BY thread_id`
+	// A page of threads after (?1, ?2) in (updated_at, thread_id)
+	// descending order, with how many come after it in all (the last
+	// column: the page's count is taken from it). BINARY, SQLite's
+	// default collation, compares ids bytewise. The page's ids are
+	// picked first: sorting whole rows read every thread's newest
+	// listing (15 ms against 3 at 8,936 threads).
+	sqlRecentThreads = `SELECT thread_id, checkpoints, latest_id, updated_at,
+		latest_parent, latest_rerooted_from, latest_base, latest_meta, latest_blob_refs, latest_state,
+		(SELECT count(*) FROM graph_threads WHERE updated_at < ?1 OR (updated_at = ?1 AND thread_id < ?2))
+		FROM graph_threads WHERE thread_id IN (SELECT thread_id FROM graph_threads
+			WHERE updated_at < ?1 OR (updated_at = ?1 AND thread_id < ?2)
+			ORDER BY updated_at DESC, thread_id DESC LIMIT ?3)
+		ORDER BY updated_at DESC, thread_id DESC`
+	sqlThreadUpdated = `SELECT updated_at FROM graph_threads WHERE thread_id = ?`
 	// The thread's row (migrations[10], [12]): a put of a new checkpoint,
 	// the newest (older ones are stale), counts it and makes it the
 	// latest, with its listing (?8: its state when it has no meta).

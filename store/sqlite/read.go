@@ -335,27 +335,73 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 	defer rows.Close()
 	var out []store.Thread
 	for rows.Next() {
-		var th store.Thread
-		var updated int64
-		var parent, rerootedFrom sql.NullInt64
-		var base sql.NullBool
-		var refs []byte
-		cp := &th.Latest
-		if err := rows.Scan(&th.ID, &th.Checkpoints, &th.LatestID, &updated, &parent, &rerootedFrom, &base, &cp.Meta, &refs, &cp.State); err != nil {
+		th, err := scanThread(rows)
+		if err != nil {
 			return nil, err
-		}
-		th.UpdatedAt = micros(updated)
-		// base is NULL only where the migration found no newest row:
-		// then there is no listing (Engine.LiveStatusOf reads one).
-		if base.Valid {
-			if refs != nil {
-				if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
-					return nil, fmt.Errorf("checkpoint %d of thread %v: its blob references: %w", th.LatestID, check.Name(th.ID), err)
-				}
-			}
-			cp.ThreadID, cp.ID, cp.ParentID, cp.RerootedFrom, cp.Base, cp.CreatedAt = th.ID, th.LatestID, parent.Int64, rerootedFrom.Int64, base.Bool, th.UpdatedAt
 		}
 		out = append(out, th)
 	}
 	return out, rows.Err()
+}
+
+// RecentThreads implements store.Store: one statement reads the page's
+// rows and counts the rest, in one snapshot.
+func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, rest int, err error) {
+	defer s.wrap(ctx, &err, "threads updated before thread %v", check.Name(before))
+	// Past every thread: no before lists from the newest.
+	at, id := int64(math.MaxInt64), ""
+	if before != "" {
+		if err := s.r.QueryRowContext(ctx, sqlThreadUpdated, before).Scan(&at); errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, store.ErrNotFound
+		} else if err != nil {
+			return nil, 0, err
+		}
+		id = before
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite's no limit
+	}
+	rows, err := s.r.query(ctx, sqlRecentThreads, at, id, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []store.Thread
+	matched := 0
+	for rows.Next() {
+		th, err := scanThread(rows, &matched)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, th)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, max(matched-len(out), 0), nil
+}
+
+// scanThread reads a row of sqlThreads's columns, then extra's.
+func scanThread(rows *sql.Rows, extra ...any) (store.Thread, error) {
+	var th store.Thread
+	var updated int64
+	var parent, rerootedFrom sql.NullInt64
+	var base sql.NullBool
+	var refs []byte
+	cp := &th.Latest
+	if err := rows.Scan(append([]any{&th.ID, &th.Checkpoints, &th.LatestID, &updated, &parent, &rerootedFrom, &base, &cp.Meta, &refs, &cp.State}, extra...)...); err != nil {
+		return th, err
+	}
+	th.UpdatedAt = micros(updated)
+	// base is NULL only where the migration found no newest row:
+	// then there is no listing (Engine.LiveStatusOf reads one).
+	if base.Valid {
+		if refs != nil {
+			if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
+				return th, fmt.Errorf("checkpoint %d of thread %v: its blob references: %w", th.LatestID, check.Name(th.ID), err)
+			}
+		}
+		cp.ThreadID, cp.ID, cp.ParentID, cp.RerootedFrom, cp.Base, cp.CreatedAt = th.ID, th.LatestID, parent.Int64, rerootedFrom.Int64, base.Bool, th.UpdatedAt
+	}
+	return th, nil
 }

@@ -142,6 +142,7 @@ var clauses = []clause{
 	{"Events", nil, testEvents},
 	{"Threads", nil, testThreads},
 	{"ThreadCounts", nil, testThreadCounts},
+	{"RecentThreads", nil, testRecentThreads},
 	// DeleteThread.
 	{"DeleteThread", nil, testDeleteThread},
 	{"DeleteForgetsBodies", nil, testDeleteForgetsBodies},

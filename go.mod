@@ -34,6 +34,7 @@ require (
 )
 
 require (
+	early.rewind.invalid/termquiet v0.0.0
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect
 	github.com/aymanbagabas/go-udiff v0.3.1 // indirect
@@ -86,3 +87,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+replace early.rewind.invalid/termquiet => ./tui/termquiet

@@ -10,6 +10,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	// Before Bubble Tea's init asks the terminal for its colours.
+	_ "early.rewind.invalid/termquiet"
+
 	"rewind/cli"
 )
 

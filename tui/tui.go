@@ -195,7 +195,7 @@ func depsOf(o Options) Deps {
 // terminalBackground is the terminal's background colour, #rrggbb, when
 // the terminal says it (OSC 11, which termenv asks before the program
 // takes the input, or COLORFGBG), else "". lipgloss.HasDarkBackground
-// reads the same answer but says dark when nothing answered.
+// is told the same answer, and says dark when nothing answered.
 func terminalBackground() string {
 	out := lipgloss.DefaultRenderer().Output()
 	c := out.BackgroundColor()
@@ -206,7 +206,12 @@ func terminalBackground() string {
 	if _, none := c.(termenv.NoColor); none {
 		return ""
 	}
-	return termenv.ConvertToRGB(c).Hex()
+	rgb := termenv.ConvertToRGB(c)
+	// The process asked nothing at start (termquiet): lipgloss's adaptive
+	// colours, the bubbles' defaults among them, follow this answer.
+	_, _, l := rgb.Hsl()
+	lipgloss.SetHasDarkBackground(l < 0.5)
+	return rgb.Hex()
 }
 
 // applyColorProfile honours NO_COLOR: the theme is no-color, and the

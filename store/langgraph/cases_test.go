@@ -90,19 +90,22 @@ type caseSource struct {
 	name, answers string
 	open          func(t *testing.T) langgraph.Source
 	unknowable    unknowable
+	// delta: the database holds t-delta (LangGraph.js's DeltaChannel;
+	// LangGraph Python 1.1.6 has none).
+	delta bool
 }
 
 func caseSources() []caseSource {
 	return []caseSource{
 		{"sqlite-js", "sqlite-js-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-js-cases.db"))
-		}, nil},
+		}, nil, true},
 		{"postgres-js", "postgres-js-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, lgtest.Dump(t, "postgres-js-cases.sql"))
-		}, pgUnwritten},
+		}, pgUnwritten, true},
 		{"sqlite-python", "sqlite-python-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-cases.db"))
-		}, nil},
+		}, nil, false},
 	}
 }
 

@@ -90,8 +90,8 @@ type caseSource struct {
 	name, answers string
 	open          func(t *testing.T) langgraph.Source
 	unknowable    unknowable
-	// delta: the database holds t-delta (LangGraph.js's DeltaChannel;
-	// LangGraph Python 1.1.6 has none).
+	// delta: the database holds t-delta (a DeltaChannel: LangGraph.js's,
+	// or LangGraph Python 1.2's; Python 1.1.6 has none).
 	delta bool
 }
 
@@ -106,6 +106,9 @@ func caseSources() []caseSource {
 		{"sqlite-python", "sqlite-python-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-cases.db"))
 		}, nil, false},
+		{"sqlite-python-delta", "sqlite-python-delta.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-delta.db"))
+		}, nil, true},
 	}
 }
 
@@ -151,7 +154,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -309,6 +312,7 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 	out := []cliCaseSource{
 		sqliteCLICase(t, "sqlite-js", "sqlite-js-cases.db", "sqlite-js-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python", "sqlite-python-cases.db", "sqlite-python-cases.json.gz"),
+		sqliteCLICase(t, "sqlite-python-delta", "sqlite-python-delta.db", "sqlite-python-delta.json.gz"),
 	}
 	if pgtest.Available(t) {
 		db := lgtest.Dump(t, "postgres-js-cases.sql")

@@ -22,7 +22,10 @@ func TestTasksInLangGraphsOrderAndCallsNamed(t *testing.T) {
 	t.Parallel()
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
-			want := readAnswers(t, cs.answers)["t-func"]
+			want, ok := readAnswers(t, cs.answers)["t-func"]
+			if !ok {
+				t.Skipf("%s holds no t-func", cs.answers)
+			}
 			first := want.History[len(want.History)-1]
 			if len(first.Tasks) != 1 || first.Tasks[0].Name != "flow" {
 				t.Fatalf("the fixture's first checkpoint: tasks %+v, want the entrypoint flow", first.Tasks)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"os"
@@ -24,8 +25,10 @@ import (
 
 // LangGraph's own answer for the threads of testdata/generate-cases.mjs
 // (a DeltaChannel conversation, a functional-API thread, a graph whose
-// reducer channels nobody writes): getStateHistory and getState, recorded
-// by the generator beside each database.
+// reducer channels nobody writes) and generate-python-cases.py (a
+// functional-API thread, Command(update=…) on an interrupted thread, a
+// superstep one of three branches failed): getStateHistory and getState,
+// recorded by the generator beside each database.
 
 type lgSnap struct {
 	ID     string         `json:"checkpoint_id"`
@@ -33,8 +36,10 @@ type lgSnap struct {
 	Values map[string]any `json:"values"`
 	Next   []string       `json:"next"`
 	Tasks  []struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		ID         string  `json:"id"`
+		Name       string  `json:"name"`
+		Error      *string `json:"error"`
+		Interrupts []any   `json:"interrupts"`
 	} `json:"tasks"`
 	Source string `json:"source"`
 	Step   int    `json:"step"`
@@ -43,6 +48,10 @@ type lgSnap struct {
 type lgThread struct {
 	State   lgSnap   `json:"state"`
 	History []lgSnap `json:"history"`
+	// TaskNames (LangGraph Python only): the id and name of every task
+	// LangGraph started (stream_mode="tasks"), the functional API's task
+	// calls too, which getState lists nowhere.
+	TaskNames map[string]string `json:"task_names"`
 }
 
 func readAnswers(t testing.TB, name string) map[string]lgThread {
@@ -81,16 +90,25 @@ type caseSource struct {
 	name, answers string
 	open          func(t *testing.T) langgraph.Source
 	unknowable    unknowable
+	// delta: the database holds t-delta (a DeltaChannel: LangGraph.js's,
+	// or LangGraph Python 1.2's; Python 1.1.6 has none).
+	delta bool
 }
 
 func caseSources() []caseSource {
 	return []caseSource{
 		{"sqlite-js", "sqlite-js-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-js-cases.db"))
-		}, nil},
+		}, nil, true},
 		{"postgres-js", "postgres-js-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, lgtest.Dump(t, "postgres-js-cases.sql"))
-		}, pgUnwritten},
+		}, pgUnwritten, true},
+		{"sqlite-python", "sqlite-python-cases.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-cases.db"))
+		}, nil, false},
+		{"sqlite-python-delta", "sqlite-python-delta.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-delta.db"))
+		}, nil, true},
 	}
 }
 
@@ -136,7 +154,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -209,8 +227,8 @@ func (r caseReads) Writes(_ context.Context, c langgraph.Chain, id string) ([]la
 }
 
 // compareTasks: each task LangGraph lists at a checkpoint that stored
-// writes is named by the reader as LangGraph names it (its node), found
-// by its id.
+// writes, or started (TaskNames), is named by the reader as LangGraph
+// names it (its node, its task), found by its id.
 func compareTasks(t *testing.T, src caseReads, thread string, want lgThread) int {
 	t.Helper()
 	c := langgraph.Chain{Thread: thread}
@@ -220,6 +238,16 @@ func compareTasks(t *testing.T, src caseReads, thread string, want lgThread) int
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, tw := range ws {
+			name, ok := want.TaskNames[tw.Task]
+			if !ok {
+				continue // LangGraph.js's answers name none; the null task is no task
+			}
+			if tw.Node != name {
+				t.Errorf("%s %s: task %s named %q, LangGraph %q", thread, w.ID, tw.Task, tw.Node, name)
+			}
+			checks++
+		}
 		for _, task := range w.Tasks {
 			at := slices.IndexFunc(ws, func(tw langgraph.TaskWrites) bool { return tw.Task == task.ID })
 			if at < 0 {
@@ -228,7 +256,19 @@ func compareTasks(t *testing.T, src caseReads, thread string, want lgThread) int
 			if ws[at].Node != task.Name {
 				t.Errorf("%s %s: task %s named %q, LangGraph %q", thread, w.ID, task.ID, ws[at].Node, task.Name)
 			}
-			checks++
+			if failed := ws[at].Error != ""; failed != (task.Error != nil) {
+				t.Errorf("%s %s: task %s error %q, LangGraph %v", thread, w.ID, task.ID, ws[at].Error, task.Error)
+			}
+			got := []any{}
+			for _, in := range ws[at].Interrupts {
+				got = append(got, plain(in.Value))
+			}
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(task.Interrupts)
+			if string(a) != string(b) {
+				t.Errorf("%s %s: task %s interrupts %s, LangGraph %s", thread, w.ID, task.ID, a, b)
+			}
+			checks += 3
 		}
 	}
 	return checks
@@ -264,31 +304,16 @@ type cliCaseSource struct {
 	read func(i, n int) bool
 }
 
-// cliCaseSources are the SQLite file (copied) and, when the test server
+// cliCaseSources are the SQLite files (copied) and, when the test server
 // is there, the PostgreSQL dump (loaded), each read through the CLI and
 // checked unchanged after every command (PostgreSQL: its tables and their
 // row counts after each, their rows too at the end).
 func cliCaseSources(t *testing.T) []cliCaseSource {
-	path := lgtest.Copy(t, "sqlite-js-cases.db")
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	out := []cliCaseSource{
+		sqliteCLICase(t, "sqlite-js", "sqlite-js-cases.db", "sqlite-js-cases.json.gz"),
+		sqliteCLICase(t, "sqlite-python", "sqlite-python-cases.db", "sqlite-python-cases.json.gz"),
+		sqliteCLICase(t, "sqlite-python-delta", "sqlite-python-delta.db", "sqlite-python-delta.json.gz"),
 	}
-	out := []cliCaseSource{{"sqlite-js", "sqlite-js-cases.json.gz", cliReads{spec: "sqlite:" + path, unchanged: func() string {
-		after, err := os.ReadFile(path)
-		switch {
-		case err != nil:
-			return err.Error()
-		case !bytes.Equal(before, after):
-			return "the database file changed"
-		}
-		for _, beside := range []string{"-wal", "-shm", "-journal"} {
-			if _, err := os.Stat(path + beside); err == nil {
-				return "left " + beside + " beside the database"
-			}
-		}
-		return ""
-	}}, nil, every}}
 	if pgtest.Available(t) {
 		db := lgtest.Dump(t, "postgres-js-cases.sql")
 		tables, counts := lgtest.Tables(t, db), lgtest.Counts(t, db)
@@ -305,6 +330,31 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 		}}, pgUnwritten, sampled})
 	}
 	return out
+}
+
+// sqliteCLICase reads a copy of file through the CLI, checked byte for
+// byte unchanged, with nothing left beside it, after every command.
+func sqliteCLICase(t *testing.T, name, file, answers string) cliCaseSource {
+	path := lgtest.Copy(t, file)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cliCaseSource{name, answers, cliReads{spec: "sqlite:" + path, unchanged: func() string {
+		after, err := os.ReadFile(path)
+		switch {
+		case err != nil:
+			return err.Error()
+		case !bytes.Equal(before, after):
+			return "the database file changed"
+		}
+		for _, beside := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(path + beside); err == nil {
+				return "left " + beside + " beside the database"
+			}
+		}
+		return ""
+	}}, nil, every}
 }
 
 // cliReads reads through the CLI's --json output (its entry, cli.Run, as
@@ -399,6 +449,16 @@ func compareThread(t *testing.T, src reads, thread string, want lgThread, unknow
 		if err != nil {
 			t.Fatal(err)
 		}
+		if w.ID == want.State.ID {
+			// The reader shows the newest checkpoint as the thread's
+			// current state, which get_state (no checkpoint_id) applies
+			// finished tasks' writes to; get_state_history does not: its
+			// due tasks are the stored ones, one key away.
+			if cp.Stored != nil && len(cp.Stored.Next) > 0 && !slices.Equal(nodes(cp.Stored.Next), sortedCopy(w.Next)) {
+				t.Errorf("%s %s: stored next %v, LangGraph's history %v", thread, w.ID, nodes(cp.Stored.Next), w.Next)
+			}
+			w = want.State
+		}
 		if got := nodes(cp.Next); !slices.Equal(got, sortedCopy(w.Next)) {
 			t.Errorf("%s %s: next %v, LangGraph %v", thread, w.ID, got, w.Next)
 		}
@@ -425,7 +485,7 @@ func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoin
 			got[ch.Name] = plain(ch.Value)
 		}
 	}
-	want := w.Values
+	want := maps.Clone(w.Values)
 	if _, fn := got["__end__"]; fn || thread == "t-func" {
 		want = map[string]any{}
 		if w.Values != nil {
@@ -434,6 +494,14 @@ func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoin
 	}
 	if len(unknown) > 0 && !cp.FromFirstWrite {
 		t.Errorf("%s %s: %v missing, and the checkpoint does not say its saver stores a channel from its first write on", thread, w.ID, unknown)
+	}
+	for k, v := range want {
+		// A reducer channel no node has written yet: LangGraph shows its
+		// default, which a saver that stores a channel from its first
+		// write on does not hold; the reader names it absent instead.
+		if _, ok := got[k]; !ok && reflect.DeepEqual(v, []any{}) && cp.FromFirstWrite && slices.Contains(cp.Absent, k) {
+			delete(want, k)
+		}
 	}
 	for _, k := range unknown {
 		if v, ok := want[k]; !ok || !reflect.DeepEqual(v, []any{}) {

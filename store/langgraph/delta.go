@@ -10,7 +10,8 @@ import (
 	"rewind/store/browse"
 )
 
-// A DeltaChannel (LangGraph.js's MessagesDeltaValue, beta) stores no value
+// A DeltaChannel (LangGraph.js's MessagesDeltaValue, LangGraph Python 1.2's
+// channels.delta.DeltaChannel; beta) stores no value
 // at most checkpoints: LangGraph rebuilds it from the nearest ancestor
 // that holds one (a snapshot, {"lc": 2, "type": "delta_snapshot",
 // "value": …}, written every snapshotFrequency updates) and replays the
@@ -24,11 +25,16 @@ const (
 	metaDeltaVersioned = "delta_writes_versioned"
 )
 
-// deltaSnapshot is the value a stored DeltaSnapshot holds.
+// deltaSnapshot is the value a stored DeltaSnapshot holds: LangGraph.js's
+// JSON form, or LangGraph Python's msgpack ext 7 (pyDeltaSnapshot).
 func deltaSnapshot(v any) (any, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, false
+	}
+	if m[KeyType] == pyDeltaSnapshot {
+		val, has := m[KeyValue]
+		return val, has
 	}
 	lc, _ := m["lc"].(int64)
 	typ, _ := m["type"].(string)

@@ -20,6 +20,9 @@ import (
 func TestDeltaChannelSaysWhatItWasRebuiltFrom(t *testing.T) {
 	t.Parallel()
 	for _, cs := range caseSources() {
+		if !cs.delta {
+			continue
+		}
 		t.Run(cs.name, func(t *testing.T) {
 			t.Parallel()
 			src, _ := readCase(t, cs)
@@ -73,7 +76,9 @@ func readDeltaThread(t *testing.T, src caseReads, c langgraph.Chain) deltaThread
 			t.Fatalf("%s: stored %+v, want messages, a DeltaChannel", l.ID, cp.Stored)
 		}
 		st := cp.Stored.Channels[0]
-		if v, _ := st.Value.(map[string]any); st.Held && v["type"] != "delta_snapshot" {
+		// As stored: LangGraph.js's JSON {"lc": 2, "type": "delta_snapshot"},
+		// LangGraph Python's msgpack ext 7 (_DeltaSnapshot).
+		if v, _ := st.Value.(map[string]any); st.Held && v["type"] != "delta_snapshot" && v["$type"] != "langgraph.checkpoint.serde.types._DeltaSnapshot" {
 			t.Errorf("%s: holds %v, want the snapshot as stored", l.ID, st.Value)
 		}
 		h.stored[l.ID] = st

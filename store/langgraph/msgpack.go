@@ -27,6 +27,7 @@ const (
 	extPydanticV2           = 5 // (module, name, kwargs, method)
 	extNumpyArray           = 6 // (dtype, shape, order, buffer)
 	extPandasDataFrame      = 7 // (arrow IPC bytes, metadata)
+	extDeltaSnapshot        = 7 // langgraph-checkpoint 4.1+: a DeltaChannel's value, untupled
 	extPandasSeries         = 8 // (arrow IPC bytes, metadata)
 	extTimestamp            = -1
 )
@@ -324,11 +325,29 @@ func (r *mpReader) extValue(code int8, data []byte, depth int) (any, error) {
 		return opaque(name, len(data), err), nil
 	}
 	tup, _ := inner.([]any)
+	if code == extDeltaSnapshot && !pandasLike(tup) {
+		return map[string]any{KeyType: pyDeltaSnapshot, KeyValue: inner}, nil
+	}
 	v, err := constructed(code, tup)
 	if err != nil {
 		return opaque(name, len(data), err), nil
 	}
 	return v, nil
+}
+
+// pyDeltaSnapshot is the type LangGraph Python stores a DeltaChannel's
+// snapshot as (ext 7, whose payload is the value itself).
+const pyDeltaSnapshot = "langgraph.checkpoint.serde.types._DeltaSnapshot"
+
+// pandasLike tells ext 7's older use, a pandas value's (arrow bytes,
+// metadata), from a DeltaChannel snapshot's value.
+func pandasLike(tup []any) bool {
+	if len(tup) != 2 {
+		return false
+	}
+	b, ok := tup[0].(map[string]any)
+	_, isMeta := tup[1].(map[string]any)
+	return ok && b[KeySize] != nil && isMeta
 }
 
 // constructed reads the tuple of an extension code.

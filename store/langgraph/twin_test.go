@@ -23,10 +23,13 @@ import (
 func TestCLIReadsPostgresAsItsSQLiteTwin(t *testing.T) {
 	t.Parallel()
 	srcs := cliCaseSources(t)
-	if len(srcs) < 2 {
+	js := func(name string) int {
+		return slices.IndexFunc(srcs, func(cs cliCaseSource) bool { return cs.name == name })
+	}
+	if js("postgres-js") < 0 {
 		t.Skip("no PostgreSQL test server")
 	}
-	sq, pg := twin{t: t, reads: srcs[0].reads}, twin{t: t, reads: srcs[1].reads}
+	sq, pg := twin{t: t, reads: srcs[js("sqlite-js")].reads}, twin{t: t, reads: srcs[js("postgres-js")].reads}
 	for _, thread := range []string{"t-delta", "t-func", "t-empty"} {
 		sq.log(thread)
 		pg.log(thread)

@@ -44,6 +44,8 @@ func TestDecodeLangGraphExtensions(t *testing.T) {
 			obj{"$type": "numpy.ndarray", "dtype": "<f8", "shape": []any{int64(2)}, "order": "C", "$size": int64(16)}},
 		{"pandas DataFrame (7)", ext{Code: 7, Payload: []any{bin(make([]byte, 10)), map[string]any{"index_name": nil}}},
 			obj{"$type": "pandas.DataFrame", "$opaque": "arrow", "$size": int64(10), "metadata": obj{"index_name": nil}}},
+		{"a DeltaChannel snapshot (7, langgraph-checkpoint 4.1+)", ext{Code: 7, Payload: []any{"a", "b"}},
+			obj{"$type": "langgraph.checkpoint.serde.types._DeltaSnapshot", "$value": []any{"a", "b"}}},
 		{"an unknown extension", ext{Code: 42, Payload: "whatever"}, obj{"$opaque": "msgpack ext 42", "$size": int64(9)}},
 		{"a timestamp (-1)", raw{0xd6, 0xff, 0, 0, 0, 1}, obj{"$type": "datetime.datetime", "$value": "1970-01-01T00:00:01Z"}},
 		{"binary", bin("hi"), obj{"$type": "builtins.bytes", "$size": int64(2), "$base64": "aGk="}},

@@ -1,0 +1,159 @@
+"""Throwaway LangGraph Python program (see README.md): threads rewind's reader
+must show as LangGraph shows them, and LangGraph's own answer for every
+checkpoint of each (get_state_history, get_state), recorded beside the database
+in the shape generate-cases.mjs records LangGraph.js's.
+
+    python generate-python-cases.py OUT.db OUT.json.gz
+"""
+import gzip, json, operator, sys, time
+from typing import Annotated
+from typing_extensions import TypedDict
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.func import entrypoint, task
+from langgraph.graph import StateGraph, START, END
+from langgraph.types import Command, interrupt
+
+
+# t-func: the functional API; `double` runs twice with different arguments
+# (each call's task id is its own), an interrupt between them, a resume.
+@task
+def double(x: int) -> int:
+    return x * 2
+
+
+@task
+def describe(a: int, b: int) -> str:
+    return f"{a} then {b}"
+
+
+def flow(saver):
+    @entrypoint(checkpointer=saver)
+    def flow(inp: dict) -> dict:
+        a = double(inp["n"]).result()
+        ok = interrupt({"question": "keep going?", "a": a})
+        b = double(a).result()
+        return {"a": a, "b": b, "ok": ok, "text": describe(a, b).result()}
+    return flow
+
+
+# t-update: Command(update=…) given to a thread stopped at interrupt(): the
+# update is the null task's writes, which get_state applies.
+class UpdState(TypedDict, total=False):
+    topic: str
+    notes: Annotated[list[str], operator.add]
+    answer: str
+
+
+def ask(s: UpdState):
+    return {"answer": interrupt({"question": f"about {s['topic']}?"}), "notes": ["asked"]}
+
+
+upd = StateGraph(UpdState)
+upd.add_node("ask", ask)
+upd.add_edge(START, "ask")
+upd.add_edge("ask", END)
+
+
+# t-parallel: three branches in one superstep, one raises: the others' writes
+# stay behind as pending writes, which get_state applies.
+class ParState(TypedDict, total=False):
+    done: Annotated[list[str], operator.add]
+
+
+def branch(name, fail=False):
+    def run(s: ParState):
+        if fail:
+            time.sleep(0.5)  # the others finish first: their writes stay behind
+            raise ValueError(f"{name} broke")
+        return {"done": [name]}
+    return run
+
+
+par = StateGraph(ParState)
+par.add_node("start", lambda s: {"done": ["in"]})
+for n, f in (("ok1", False), ("bad", True), ("ok2", False)):
+    par.add_node(n, branch(n, f))
+    par.add_edge("start", n)
+    par.add_edge(n, END)
+par.add_edge(START, "start")
+
+
+def plain(v):
+    """A value as JSON the Go test reads: a message as its type, id and content."""
+    if isinstance(v, BaseMessage):
+        return {"$message": {"type": v.type, "id": v.id, "content": v.content}}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
+    return v
+
+
+def snap(s):
+    parent = (s.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    return {
+        "checkpoint_id": s.config["configurable"]["checkpoint_id"],
+        "checkpoint_ns": s.config["configurable"].get("checkpoint_ns", ""),
+        "parent_id": parent,
+        "values": plain(s.values),
+        "next": list(s.next),
+        "tasks": [{"id": t.id, "name": t.name, "error": str(t.error) if t.error else None,
+                   "interrupts": plain([i.value for i in t.interrupts])} for t in s.tasks],
+        "interrupts": plain([i.value for i in s.interrupts]),
+        "source": (s.metadata or {}).get("source"),
+        "step": (s.metadata or {}).get("step"),
+    }
+
+
+def run(g, inp, cfg, names):
+    """g.invoke, noting the id and name of every task LangGraph starts
+    (stream_mode="tasks": the functional API's task calls too, which
+    get_state does not list)."""
+    for ev in g.stream(inp, cfg, stream_mode="tasks"):
+        if "input" in ev:
+            names[ev["id"]] = ev["name"]
+
+
+def record(g, thread, names):
+    cfg = {"configurable": {"thread_id": thread}}
+    return {"state": snap(g.get_state(cfg)), "history": [snap(s) for s in g.get_state_history(cfg)],
+            "task_names": names}
+
+
+def scenario(saver):
+    out = {}
+    fg = flow(saver)
+    fc = {"configurable": {"thread_id": "t-func"}}
+    names = {}
+    run(fg, {"n": 3}, fc, names)
+    run(fg, Command(resume="yes"), fc, names)
+    out["t-func"] = record(fg, "t-func", names)
+
+    ug = upd.compile(checkpointer=saver)
+    uc = {"configurable": {"thread_id": "t-update"}}
+    names = {}
+    run(ug, {"topic": "tables"}, uc, names)
+    run(ug, Command(update={"topic": "rows", "notes": ["updated"]}), uc, names)
+    out["t-update"] = record(ug, "t-update", names)
+
+    pg = par.compile(checkpointer=saver)
+    pc = {"configurable": {"thread_id": "t-parallel"}}
+    names = {}
+    try:
+        run(pg, {"done": []}, pc, names)
+    except ValueError as e:
+        print("t-parallel raised:", e)
+    out["t-parallel"] = record(pg, "t-parallel", names)
+    return out
+
+
+if __name__ == "__main__":
+    db, answers = sys.argv[1], sys.argv[2]
+    with SqliteSaver.from_conn_string(db) as saver:
+        threads = scenario(saver)
+    text = json.dumps({"threads": threads}, indent=1) + "\n"
+    with open(answers, "wb") as f:
+        f.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+    for t, r in threads.items():
+        print(t, len(r["history"]), "checkpoints, next", r["state"]["next"], "tasks", [(x["name"], x["error"]) for x in r["state"]["tasks"]])

@@ -40,3 +40,21 @@ func TestANewFileOpensFromManyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOpenNewFile opens and closes a store on a new file, as every
+// first run (and hundreds of tests) does: the schema is created once.
+func BenchmarkOpenNewFile(b *testing.B) {
+	dir := b.TempDir()
+	ctx := b.Context()
+	i := 0
+	for b.Loop() {
+		i++
+		s, err := sqlite.Open(ctx, filepath.Join(dir, fmt.Sprintf("n%d.db", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"rewind/store/sqlite"
 )
@@ -39,4 +41,35 @@ func TestANewFileOpensFromManyAtOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkOpenNewFile opens and closes a store on a new file, as every
+// first run (and hundreds of tests) does: the schema is created once.
+func BenchmarkOpenNewFile(b *testing.B) {
+	dir := b.TempDir()
+	ctx := b.Context()
+	i := 0
+	cpu := cpuTime(b)
+	for b.Loop() {
+		i++
+		s, err := sqlite.Open(ctx, filepath.Join(dir, fmt.Sprintf("n%d.db", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The file's fsyncs make the wall time the disk's; the CPU is what a
+	// new file costs every test and first run.
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the process's user and system CPU so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

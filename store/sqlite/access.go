@@ -3,7 +3,6 @@ package sqlite
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/user"
 	"strconv"
@@ -44,7 +43,7 @@ func access(path string) (params, readOnly string, err error) {
 			me(), path, owner(path)), nil
 	}
 	for _, f := range []string{path + "-shm", path + "-wal"} {
-		if !exists(f) || writable(f) {
+		if !deniedWrite(f) {
 			continue
 		}
 		fix := fmt.Sprintf("remove it (rm %s) while no rewind uses the store: it holds no data", f)
@@ -60,7 +59,7 @@ func access(path string) (params, readOnly string, err error) {
 // foreignLocks refuses a lock directory this process cannot write, left
 // by another user, naming the fix.
 func foreignLocks(dir string) error {
-	if !exists(dir) || writable(dir) {
+	if !deniedWrite(dir) {
 		return nil
 	}
 	return fmt.Errorf("%s belongs to another user (%s) and this user (%s) cannot write it, so no thread can be locked: remove it (rm -r %s) while no rewind uses the store (it holds only locks), or run rewind as its owner",
@@ -71,6 +70,15 @@ func foreignLocks(dir string) error {
 // (always, for root).
 func writable(path string) bool {
 	return syscall.Access(path, 2 /* W_OK */) == nil
+}
+
+// deniedWrite reports whether the file or directory is there and this
+// process may not write it, in one call: exists then writable raced with
+// another process closing the store, whose -wal vanished in between and
+// read as another user's.
+func deniedWrite(path string) bool {
+	err := syscall.Access(path, 2 /* W_OK */)
+	return err != nil && !errors.Is(err, syscall.ENOENT)
 }
 
 // readable reports whether this process may read the file (false when
@@ -86,11 +94,6 @@ func size(path string) int64 {
 		return -1
 	}
 	return fi.Size()
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // me names this process's user.

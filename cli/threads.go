@@ -30,8 +30,9 @@ status, its checkpoints, its newest checkpoint and when it was updated.
 On a terminal, without -n or --before, it lists a screenful of the most
 recently updated (the first screen of 10,000 threads comes as fast as
 that of ten) and says how many more there are and how to list them:
--n 0 lists every thread. Piped or with --json, it lists them all. -n N (--limit N) lists at most N; --before THREAD lists those
-updated before THREAD, the next page after the last one listed.`,
+-n 0 lists every thread. Piped or with --json, it lists them all. -n N
+(--limit N) lists at most N; --before THREAD lists those updated before
+THREAD, the next page after the last one listed.`,
 		Example: `  rewind threads
   rewind threads -n 0                            # every thread, on a terminal too
   rewind threads --before t-0412 --limit 20      # the 20 updated before t-0412

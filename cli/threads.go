@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,9 +30,9 @@ status, its checkpoints, its newest checkpoint and when it was updated.
 On a terminal, without -n or --before, it lists a screenful of the most
 recently updated (the first screen of 10,000 threads comes as fast as
 that of ten) and says how many more there are and how to list them:
--n 0 lists every thread. Piped or with --json, it lists them all, a page
-at a time. -n N (--limit N) lists at most N; --before THREAD lists those
-updated before THREAD, the next page after the last one listed.`,
+-n 0 lists every thread. Piped or with --json, it lists them all. -n N
+(--limit N) lists at most N; --before THREAD lists those updated before
+THREAD, the next page after the last one listed.`,
 		Example: `  rewind threads
   rewind threads -n 0                            # every thread, on a terminal too
   rewind threads --before t-0412 --limit 20      # the 20 updated before t-0412
@@ -69,9 +66,6 @@ type threadsArgs struct {
 	tokens, asJSON, screen bool
 	before                 string
 	last                   int
-	// page is how many threads a read of them all reads at a time
-	// (threadPage when 0; tests page by fewer).
-	page int
 }
 
 // threadLine is a thread's row of the table, of either store: the
@@ -84,68 +78,49 @@ type threadLine struct {
 	tokens []string
 }
 
-// threadPage is how many threads `rewind threads` reads, prints and lets
-// go of at a time when it lists them all.
-const threadPage = 512
-
 // runThreads is `rewind threads`: the threads, the most recently updated
 // first, with their status (a rewind thread's run status, who holds its
 // lock included: Engine.LiveStatus; a LangGraph thread's as get_state
 // tells it), then on LangGraph the chains of its subgraph runs, and what
-// failed or asked after the table. A rewind store's are read a page at a
-// time (Engine.RecentThreads): a screenful reads its own threads only.
+// failed or asked after the table. A rewind store's come in one read
+// (Engine.RecentThreads), a page when -n asks for one: a screenful reads
+// its own threads only. Every thread is one read too, one snapshot: read
+// a page at a time, a thread written between pages moved to the top, was
+// skipped, or when it was a page's last, the next page (after it) listed
+// again the threads already listed.
 func runThreads(ctx context.Context, r reader, a threadsArgs, out io.Writer) error {
 	if r.langGraph() {
 		return lgThreads(ctx, r.src, a, out)
 	}
-	limit := a.last
-	if limit == 0 {
-		limit = cmp.Or(a.page, threadPage)
+	// The engine's page, with each thread's newest listing: the statuses
+	// read nothing more (but a running run's lock).
+	ts, rest, err := r.e.RecentThreads(ctx, a.before, a.last)
+	if errors.Is(err, store.ErrNotFound) {
+		return usagef("--before %s: no thread of that id in this store; page on with a thread the last page listed (rewind threads lists them)", idText(a.before))
 	}
-	var js *jsonArray
+	if err != nil {
+		return err
+	}
+	rows, err := threadRows(ctx, r.e, ts, a.tokens)
+	if err != nil {
+		return err
+	}
 	if a.asJSON {
-		js = &jsonArray{out: out}
+		return writeJSON(out, rows)
 	}
-	listed, before := 0, a.before
-	for {
-		// The engine's page, with each thread's newest listing: the
-		// statuses read nothing more (but a running run's lock).
-		ts, rest, err := r.e.RecentThreads(ctx, before, limit)
-		if errors.Is(err, store.ErrNotFound) && before == a.before {
-			return usagef("--before %s: no thread of that id in this store; page on with a thread the last page listed (rewind threads lists them)", idText(before))
-		}
-		if err != nil {
-			return err
-		}
-		rows, err := threadRows(ctx, r.e, ts, a.tokens)
-		if err != nil {
-			return err
-		}
-		if js != nil {
-			err = js.add(rows)
+	if len(rows) == 0 {
+		if a.before != "" {
+			fmt.Fprintf(out, "no thread was updated before %s\n", idText(a.before))
 		} else {
-			err = printThreadRows(out, rows, a.tokens, listed == 0)
+			fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
 		}
-		if err != nil {
-			return err
-		}
-		listed += len(ts)
-		if len(ts) == 0 || rest == 0 {
-			break
-		}
-		if a.last > 0 {
-			if js == nil {
-				threadsFooter(out, ts[len(ts)-1].ID, a, rest)
-			}
-			break
-		}
-		before = ts[len(ts)-1].ID
+		return nil
 	}
-	if js != nil {
-		return js.end()
+	if err := printThreadRows(out, rows, a.tokens); err != nil {
+		return err
 	}
-	if listed == 0 && a.before == "" {
-		fmt.Fprintln(out, "no threads yet: start one with `rewind run --thread T --input TEXT`")
+	if rest > 0 {
+		threadsFooter(out, ts[len(ts)-1].ID, a, rest)
 	}
 	return nil
 }
@@ -163,9 +138,8 @@ func threadsFooter(out io.Writer, last string, a threadsArgs, rest int) {
 	}
 }
 
-// printThreadRows prints a page of a rewind store's threads, with the
-// table's head when head.
-func printThreadRows(out io.Writer, rows []threadRow, tokens, head bool) error {
+// printThreadRows prints a rewind store's threads.
+func printThreadRows(out io.Writer, rows []threadRow, tokens bool) error {
 	lines := make([]threadLine, len(rows))
 	for i, row := range rows {
 		l := threadLine{Thread: row.Thread, c: readChain{Chain: browse.Chain{Thread: row.ID}, rewind: true}, status: termtext.Line(row.Status)}
@@ -185,46 +159,7 @@ func printThreadRows(out io.Writer, rows []threadRow, tokens, head bool) error {
 	if tokens {
 		cells = "\tTOKENS IN/OUT\tLAST TURN IN/OUT"
 	}
-	return printThreads(out, lines, cells, nil, head)
-}
-
-// jsonArray writes a JSON array a page of elements at a time, as
-// writeJSON would write it whole.
-type jsonArray struct {
-	out io.Writer
-	n   int
-}
-
-func (j *jsonArray) add(rows []threadRow) error {
-	for _, row := range rows {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("  ", "  ")
-		if err := enc.Encode(row); err != nil {
-			return fmt.Errorf("encode the JSON output: %w", err)
-		}
-		sep := ",\n  "
-		if j.n == 0 {
-			sep = "[\n  "
-		}
-		j.n++
-		if _, err := io.WriteString(j.out, sep); err != nil {
-			return err
-		}
-		if _, err := j.out.Write(termtext.JSON(bytes.TrimSuffix(b.Bytes(), []byte("\n")))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (j *jsonArray) end() error {
-	end := "\n]\n"
-	if j.n == 0 {
-		end = "[]\n"
-	}
-	_, err := io.WriteString(j.out, end)
-	return err
+	return printThreads(out, lines, cells, nil)
 }
 
 // lgThreads reads each listed LangGraph thread's status
@@ -296,7 +231,7 @@ func lgThreads(ctx context.Context, src browse.Source, a threadsArgs, out io.Wri
 			notes = append(notes, n)
 		}
 	}
-	if err := printThreads(out, lines, "", notes, true); err != nil {
+	if err := printThreads(out, lines, "", notes); err != nil {
 		return err
 	}
 	if rest > 0 {
@@ -315,18 +250,15 @@ func lgThreads(ctx context.Context, src browse.Source, a threadsArgs, out io.Wri
 // printThreads is the threads table of either store: THREAD STATUS
 // CHECKPOINTS LATEST, the columns cells names (--tokens), UPDATED, and when a
 // thread ran subgraphs, a row for each run with the parent checkpoint it
-// runs from; then notes, a line each. head: the table's head line first
-// (a page after the first has none).
-func printThreads(out io.Writer, lines []threadLine, cells string, notes []string, head bool) error {
+// runs from; then notes, a line each.
+func printThreads(out io.Writer, lines []threadLine, cells string, notes []string) error {
 	tw := newTable(out)
 	subgraphs := slices.ContainsFunc(lines, func(l threadLine) bool { return len(l.Namespaces) > 1 })
-	if head {
-		h := "THREAD\tSTATUS\tCHECKPOINTS\tLATEST" + cells + "\tUPDATED"
-		if subgraphs {
-			h += "\tRUNS FROM"
-		}
-		fmt.Fprintln(tw, h)
+	head := "THREAD\tSTATUS\tCHECKPOINTS\tLATEST" + cells + "\tUPDATED"
+	if subgraphs {
+		head += "\tRUNS FROM"
 	}
+	fmt.Fprintln(tw, head)
 	for _, l := range lines {
 		// The root chain's checkpoints, as the browser counts them; each
 		// subgraph's run is counted on its own row (--json: Checkpoints is

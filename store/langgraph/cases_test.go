@@ -109,6 +109,9 @@ func caseSources() []caseSource {
 		{"sqlite-python-delta", "sqlite-python-delta.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-delta.db"))
 		}, nil, true},
+		{"sqlite-python-async", "sqlite-python-async.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-async.db"))
+		}, nil, false},
 	}
 }
 
@@ -154,7 +157,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -313,6 +316,7 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 		sqliteCLICase(t, "sqlite-js", "sqlite-js-cases.db", "sqlite-js-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python", "sqlite-python-cases.db", "sqlite-python-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python-delta", "sqlite-python-delta.db", "sqlite-python-delta.json.gz"),
+		sqliteCLICase(t, "sqlite-python-async", "sqlite-python-async.db", "sqlite-python-async.json.gz"),
 	}
 	if pgtest.Available(t) {
 		db := lgtest.Dump(t, "postgres-js-cases.sql")

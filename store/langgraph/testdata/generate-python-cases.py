@@ -7,7 +7,10 @@ in the shape generate-cases.mjs records LangGraph.js's.
     python generate-python-cases.py --async OUT.db OUT.json.gz
 
 --async writes the same threads through AsyncSqliteSaver (aiosqlite), with
-astream, aget_state_history and aget_state.
+astream, aget_state_history and aget_state; --postgres through PostgresSaver
+(psycopg 3) into URL, an empty database, dumped afterwards with pg_dump.
+
+    python generate-python-cases.py --postgres URL OUT.json.gz
 """
 import asyncio, gzip, json, operator, sys, time
 from typing import Annotated
@@ -200,7 +203,13 @@ async def amain(db):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--async":
+    if sys.argv[1] == "--postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+        db, answers = sys.argv[2], sys.argv[3]
+        with PostgresSaver.from_conn_string(db) as saver:
+            saver.setup()
+            threads = scenario(saver)
+    elif sys.argv[1] == "--async":
         db, answers = sys.argv[2], sys.argv[3]
         threads = asyncio.run(amain(db))
     else:

@@ -109,6 +109,12 @@ func caseSources() []caseSource {
 		{"sqlite-python-delta", "sqlite-python-delta.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-delta.db"))
 		}, nil, true},
+		{"sqlite-python-async", "sqlite-python-async.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-async.db"))
+		}, nil, false},
+		{"postgres-python", "postgres-python-cases.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, lgtest.Dump(t, "postgres-python-cases.sql"))
+		}, nil, false},
 	}
 }
 
@@ -154,7 +160,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}, "postgres-python": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -313,23 +319,31 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 		sqliteCLICase(t, "sqlite-js", "sqlite-js-cases.db", "sqlite-js-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python", "sqlite-python-cases.db", "sqlite-python-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python-delta", "sqlite-python-delta.db", "sqlite-python-delta.json.gz"),
+		sqliteCLICase(t, "sqlite-python-async", "sqlite-python-async.db", "sqlite-python-async.json.gz"),
 	}
 	if pgtest.Available(t) {
-		db := lgtest.Dump(t, "postgres-js-cases.sql")
-		tables, counts := lgtest.Tables(t, db), lgtest.Counts(t, db)
-		t.Cleanup(func() {
-			if now := lgtest.Tables(t, db); now != tables {
-				t.Errorf("the rows changed: the tables now hold %s; they held %s", now, tables)
-			}
-		})
-		out = append(out, cliCaseSource{"postgres-js", "postgres-js-cases.json.gz", cliReads{spec: db, unchanged: func() string {
-			if now := lgtest.Counts(t, db); now != counts {
-				return "the tables now hold " + now + "; they held " + counts
-			}
-			return ""
-		}}, pgUnwritten, sampled})
+		out = append(out, postgresCLICase(t, "postgres-js", "postgres-js-cases.sql", "postgres-js-cases.json.gz", pgUnwritten),
+			postgresCLICase(t, "postgres-python", "postgres-python-cases.sql", "postgres-python-cases.json.gz", nil))
 	}
 	return out
+}
+
+// postgresCLICase loads dump and reads it through the CLI, its tables'
+// row counts checked after every command, their rows at the end.
+func postgresCLICase(t *testing.T, name, dump, answers string, u unknowable) cliCaseSource {
+	db := lgtest.Dump(t, dump)
+	tables, counts := lgtest.Tables(t, db), lgtest.Counts(t, db)
+	t.Cleanup(func() {
+		if now := lgtest.Tables(t, db); now != tables {
+			t.Errorf("%s: the rows changed: the tables now hold %s; they held %s", name, now, tables)
+		}
+	})
+	return cliCaseSource{name, answers, cliReads{spec: db, unchanged: func() string {
+		if now := lgtest.Counts(t, db); now != counts {
+			return "the tables now hold " + now + "; they held " + counts
+		}
+		return ""
+	}}, u, sampled}
 }
 
 // sqliteCLICase reads a copy of file through the CLI, checked byte for

@@ -499,10 +499,13 @@ func (s *pgSnap) writes(ctx context.Context, c Chain, from, to string, values bo
 // firstWrites lists the channels with a stored value in chain c: every
 // value PostgresSaver does not keep inline (lists, maps: a reducer's) is a
 // blob at each version written, from the first write on ("empty" marks a
-// version that cleared the channel).
+// version that cleared the channel), and the channels pending writes name.
 func (s *pgSnap) firstWrites(ctx context.Context, c Chain) ([]string, error) {
-	rows, err := s.tx.Query(ctx, `SELECT DISTINCT channel FROM checkpoint_blobs
-		WHERE thread_id = $1 AND checkpoint_ns = $2 AND type <> 'empty'`, c.Thread, c.NS)
+	// A pending write names a channel too: a Command(update=…) to a
+	// thread stopped at an interrupt is only a write until it resumes.
+	rows, err := s.tx.Query(ctx, `SELECT channel FROM checkpoint_blobs
+		WHERE thread_id = $1 AND checkpoint_ns = $2 AND type <> 'empty'
+		UNION SELECT channel FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2`, c.Thread, c.NS)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,15 @@ checkpoint of each (get_state_history, get_state), recorded beside the database
 in the shape generate-cases.mjs records LangGraph.js's.
 
     python generate-python-cases.py OUT.db OUT.json.gz
+    python generate-python-cases.py --async OUT.db OUT.json.gz
+
+--async writes the same threads through AsyncSqliteSaver (aiosqlite), with
+astream, aget_state_history and aget_state; --postgres through PostgresSaver
+(psycopg 3) into URL, an empty database, dumped afterwards with pg_dump.
+
+    python generate-python-cases.py --postgres URL OUT.json.gz
 """
-import gzip, json, operator, sys, time
+import asyncio, gzip, json, operator, sys, time
 from typing import Annotated
 from typing_extensions import TypedDict
 from langchain_core.messages import BaseMessage
@@ -148,10 +155,67 @@ def scenario(saver):
     return out
 
 
+async def arun(g, inp, cfg, names):
+    """run, through astream."""
+    async for ev in g.astream(inp, cfg, stream_mode="tasks"):
+        if "input" in ev:
+            names[ev["id"]] = ev["name"]
+
+
+async def arecord(g, thread, names):
+    cfg = {"configurable": {"thread_id": thread}}
+    return {"state": snap(await g.aget_state(cfg)),
+            "history": [snap(s) async for s in g.aget_state_history(cfg)], "task_names": names}
+
+
+async def ascenario(saver):
+    """scenario, through LangGraph's async API."""
+    out = {}
+    fg = flow(saver)
+    fc = {"configurable": {"thread_id": "t-func"}}
+    names = {}
+    await arun(fg, {"n": 3}, fc, names)
+    await arun(fg, Command(resume="yes"), fc, names)
+    out["t-func"] = await arecord(fg, "t-func", names)
+
+    ug = upd.compile(checkpointer=saver)
+    uc = {"configurable": {"thread_id": "t-update"}}
+    names = {}
+    await arun(ug, {"topic": "tables"}, uc, names)
+    await arun(ug, Command(update={"topic": "rows", "notes": ["updated"]}), uc, names)
+    out["t-update"] = await arecord(ug, "t-update", names)
+
+    pg = par.compile(checkpointer=saver)
+    pc = {"configurable": {"thread_id": "t-parallel"}}
+    names = {}
+    try:
+        await arun(pg, {"done": []}, pc, names)
+    except ValueError as e:
+        print("t-parallel raised:", e)
+    out["t-parallel"] = await arecord(pg, "t-parallel", names)
+    return out
+
+
+async def amain(db):
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    async with AsyncSqliteSaver.from_conn_string(db) as saver:
+        return await ascenario(saver)
+
+
 if __name__ == "__main__":
-    db, answers = sys.argv[1], sys.argv[2]
-    with SqliteSaver.from_conn_string(db) as saver:
-        threads = scenario(saver)
+    if sys.argv[1] == "--postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+        db, answers = sys.argv[2], sys.argv[3]
+        with PostgresSaver.from_conn_string(db) as saver:
+            saver.setup()
+            threads = scenario(saver)
+    elif sys.argv[1] == "--async":
+        db, answers = sys.argv[2], sys.argv[3]
+        threads = asyncio.run(amain(db))
+    else:
+        db, answers = sys.argv[1], sys.argv[2]
+        with SqliteSaver.from_conn_string(db) as saver:
+            threads = scenario(saver)
     text = json.dumps({"threads": threads}, indent=1) + "\n"
     with open(answers, "wb") as f:
         f.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	mathbig "math/big"
+	"strconv"
 	"strings"
 
 	"os"
@@ -43,6 +45,9 @@ type lgSnap struct {
 	} `json:"tasks"`
 	Source string `json:"source"`
 	Step   int    `json:"step"`
+	// Metadata (generate-python-cases.py --values, --encrypted): the
+	// checkpoint's metadata as get_state_history shows it.
+	Metadata map[string]any `json:"metadata"`
 }
 
 type lgThread struct {
@@ -112,6 +117,9 @@ func caseSources() []caseSource {
 		{"sqlite-python-async", "sqlite-python-async.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-async.db"))
 		}, nil, false},
+		{"sqlite-python-values", "sqlite-python-values.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, "sqlite:"+lgtest.Copy(t, "sqlite-python-values.db"))
+		}, nil, false},
 		{"postgres-python", "postgres-python-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, lgtest.Dump(t, "postgres-python-cases.sql"))
 		}, nil, false},
@@ -160,7 +168,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}, "postgres-python": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}, "sqlite-python-values": {}, "postgres-python": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -320,6 +328,7 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 		sqliteCLICase(t, "sqlite-python", "sqlite-python-cases.db", "sqlite-python-cases.json.gz"),
 		sqliteCLICase(t, "sqlite-python-delta", "sqlite-python-delta.db", "sqlite-python-delta.json.gz"),
 		sqliteCLICase(t, "sqlite-python-async", "sqlite-python-async.db", "sqlite-python-async.json.gz"),
+		sqliteCLICase(t, "sqlite-python-values", "sqlite-python-values.db", "sqlite-python-values.json.gz"),
 	}
 	if pgtest.Available(t) {
 		out = append(out, postgresCLICase(t, "postgres-js", "postgres-js-cases.sql", "postgres-js-cases.json.gz", pgUnwritten),
@@ -388,7 +397,9 @@ func (r cliReads) run(v any, args ...string) error {
 	if code != cli.ExitOK {
 		return fmt.Errorf("rewind %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 	}
-	return json.Unmarshal(out.Bytes(), v)
+	d := json.NewDecoder(&out)
+	d.UseNumber() // integers past 2**53 stay exact
+	return d.Decode(v)
 }
 
 func (r cliReads) History(_ context.Context, c langgraph.Chain, _ string, _ int) ([]langgraph.Listing, error) {
@@ -526,6 +537,13 @@ func compareValues(t *testing.T, thread string, w lgSnap, cp langgraph.Checkpoin
 		}
 		delete(want, k)
 	}
+	if w.Metadata != nil {
+		a, _ := json.Marshal(plain(cp.Metadata))
+		b, _ := json.Marshal(w.Metadata)
+		if string(a) != string(b) {
+			t.Errorf("%s %s: metadata\n%s\nLangGraph\n%s", thread, w.ID, clip(a), clip(b))
+		}
+	}
 	a, _ := json.Marshal(got)
 	b, _ := json.Marshal(want)
 	if string(a) != string(b) {
@@ -543,7 +561,9 @@ func clip(b []byte) string {
 }
 
 // plain is a decoded value as the generator records LangGraph's: a
-// message as its type, id and content.
+// message as its type, id and content; an integer past a float64's exact
+// ones as {"$int": decimal}, NaN and the infinities as {"$float": "NaN" |
+// "Infinity" | "-Infinity"} (JSON holds neither exactly).
 func plain(v any) any {
 	switch x := v.(type) {
 	case []any:
@@ -560,18 +580,34 @@ func plain(v any) any {
 		}
 		return out
 	case map[string]any:
+		if f, ok := pyFloats[x[langgraph.KeyValue]]; ok && x[langgraph.KeyType] == "builtins.float" && len(x) == 2 {
+			return map[string]any{"$float": f}
+		}
 		out := map[string]any{}
 		for k, e := range x {
 			out[k] = plain(e)
 		}
 		return out
 	case int64:
-		return float64(x)
+		return exactInt(json.Number(strconv.FormatInt(x, 10)))
+	case uint64:
+		return exactInt(json.Number(strconv.FormatUint(x, 10)))
 	case json.Number:
-		f, _ := x.Float64()
-		return f
+		return exactInt(x)
 	}
 	return v
+}
+
+var pyFloats = map[any]string{"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+// exactInt is n as a float64 where that holds it exactly, else (an
+// integer past ±2**53) as {"$int": decimal}.
+func exactInt(n json.Number) any {
+	if i, ok := new(mathbig.Int).SetString(n.String(), 10); ok && i.CmpAbs(mathbig.NewInt(1<<53)) > 0 {
+		return map[string]any{"$int": i.String()}
+	}
+	f, _ := n.Float64()
+	return f
 }
 
 func nodes(ts []langgraph.Task) []string {

@@ -11,8 +11,17 @@ astream, aget_state_history and aget_state; --postgres through PostgresSaver
 (psycopg 3) into URL, an empty database, dumped afterwards with pg_dump.
 
     python generate-python-cases.py --postgres URL OUT.json.gz
+
+--values writes t-bigint, t-nan (and t-pickle) through SqliteSaver, and
+--encrypted t-encrypted through an EncryptedSerializer (LANGGRAPH_AES_KEY set):
+values JSON cannot hold exactly, recorded as {"$int": "decimal"} and
+{"$float": "NaN" | "Infinity" | "-Infinity"}, each checkpoint's metadata
+beside its values.
+
+    python generate-python-cases.py --values OUT.db OUT.json.gz
+    LANGGRAPH_AES_KEY=… python generate-python-cases.py --encrypted OUT.db OUT.json.gz
 """
-import asyncio, gzip, json, operator, sys, time
+import asyncio, gzip, json, math, operator, sys, time
 from typing import Annotated
 from typing_extensions import TypedDict
 from langchain_core.messages import BaseMessage
@@ -94,6 +103,10 @@ def plain(v):
         return [plain(x) for x in v]
     if isinstance(v, dict):
         return {k: plain(x) for k, x in v.items()}
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53:
+        return {"$int": str(v)}  # past a float64's exact integers
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"$float": "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")}
     return v
 
 
@@ -110,7 +123,11 @@ def snap(s):
         "interrupts": plain([i.value for i in s.interrupts]),
         "source": (s.metadata or {}).get("source"),
         "step": (s.metadata or {}).get("step"),
+        **({"metadata": plain(s.metadata)} if WITH_METADATA else {}),
     }
+
+
+WITH_METADATA = False
 
 
 def run(g, inp, cfg, names):
@@ -202,8 +219,88 @@ async def amain(db):
         return await ascenario(saver)
 
 
+# t-bigint: integers at msgpack's ends (uint64's top, int64's bottom) and past
+# a float64's exact ones. 2**70+1 LangGraph refuses to store (ormsgpack:
+# "Integer exceeds 64-bit range", MsgpackEncodeError) unless pickle_fallback.
+class BigState(TypedDict, total=False):
+    big: int
+    neg: int
+    top: int
+    all: list[int]
+
+
+big = StateGraph(BigState)
+big.add_node("grow", lambda s: {"big": 2**63, "neg": -(2**63), "top": 2**64 - 1,
+                                "all": [2**53 + 1, 2**63 - 1, -(2**53) - 1]})
+big.add_edge(START, "grow")
+big.add_edge("grow", END)
+
+
+# t-nan: run metadata holding NaN and the infinities (SqliteSaver writes
+# metadata with json.dumps, which writes them bare), and a NaN in the state.
+class NanState(TypedDict, total=False):
+    x: float
+
+
+nan = StateGraph(NanState)
+nan.add_node("set", lambda s: {"x": float("nan")})
+nan.add_edge(START, "set")
+nan.add_edge("set", END)
+
+
+def values_scenario(saver):
+    out = {}
+    bg = big.compile(checkpointer=saver)
+    names = {}
+    run(bg, {"big": 1}, {"configurable": {"thread_id": "t-bigint"}}, names)
+    out["t-bigint"] = record(bg, "t-bigint", names)
+
+    ng = nan.compile(checkpointer=saver)
+    names = {}
+    run(ng, {"x": 1.5}, {"configurable": {"thread_id": "t-nan"},
+                         "metadata": {"score": float("nan"), "hi": float("inf"), "lo": float("-inf")}}, names)
+    out["t-nan"] = record(ng, "t-nan", names)
+    return out
+
+
+def encrypted_scenario(saver):
+    out = {}
+    ug = upd.compile(checkpointer=saver)
+    uc = {"configurable": {"thread_id": "t-encrypted"}}
+    names = {}
+    run(ug, {"topic": "secrets"}, uc, names)
+    run(ug, Command(resume="kept", update={"notes": ["sealed"]}), uc, names)
+    out["t-encrypted"] = record(ug, "t-encrypted", names)
+    return out
+
+
+def encrypted_serde():
+    """EncryptedSerializer.from_pycryptodome_aes(), over Debian's
+    python3-pycryptodome, which names its package Cryptodome."""
+    import Cryptodome, Cryptodome.Cipher, Cryptodome.Cipher.AES
+    sys.modules.setdefault("Crypto", Cryptodome)
+    sys.modules.setdefault("Crypto.Cipher", Cryptodome.Cipher)
+    sys.modules.setdefault("Crypto.Cipher.AES", Cryptodome.Cipher.AES)
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    return EncryptedSerializer.from_pycryptodome_aes()
+
+
+NOTE = ('integers past 2**53 are {"$int": decimal}, NaN and the infinities '
+        '{"$float": "NaN" | "Infinity" | "-Infinity"}: JSON holds neither exactly')
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--postgres":
+    if sys.argv[1] in ("--values", "--encrypted"):
+        WITH_METADATA = True
+        db, answers = sys.argv[2], sys.argv[3]
+        if sys.argv[1] == "--encrypted":
+            import sqlite3
+            conn = sqlite3.connect(db, check_same_thread=False)
+            threads = encrypted_scenario(SqliteSaver(conn, serde=encrypted_serde()))
+            conn.close()
+        else:
+            with SqliteSaver.from_conn_string(db) as saver:
+                threads = values_scenario(saver)
+    elif sys.argv[1] == "--postgres":
         from langgraph.checkpoint.postgres import PostgresSaver
         db, answers = sys.argv[2], sys.argv[3]
         with PostgresSaver.from_conn_string(db) as saver:
@@ -216,7 +313,8 @@ if __name__ == "__main__":
         db, answers = sys.argv[1], sys.argv[2]
         with SqliteSaver.from_conn_string(db) as saver:
             threads = scenario(saver)
-    text = json.dumps({"threads": threads}, indent=1) + "\n"
+    doc = {"note": NOTE, "threads": threads} if WITH_METADATA else {"threads": threads}
+    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     with open(answers, "wb") as f:
         f.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
     for t, r in threads.items():

@@ -633,3 +633,44 @@ func sortedCopy(s []string) []string {
 func sampled(i, n int) bool {
 	return i < 3 || i >= n-3 || i%100 <= 2 || i%100 >= 97 || i%23 == 0
 }
+
+// encryptedKey is the LANGGRAPH_AES_KEY generate-python-cases.py
+// --encrypted ran with (a test key, in the README).
+const encryptedKey = "0123456789abcdef0123456789abcdef"
+
+// TestEncryptedAsLangGraphShowsIt: a thread LangGraph wrote through its
+// EncryptedSerializer reads, with LANGGRAPH_AES_KEY, as LangGraph showed
+// it (through the Source and the CLI, the file unchanged); without the
+// key, every checkpoint says which variable to set. Not parallel: the
+// key is the process's environment.
+func TestEncryptedAsLangGraphShowsIt(t *testing.T) {
+	const db, file = "sqlite-python-encrypted.db", "sqlite-python-encrypted.json.gz"
+	answers := readAnswers(t, file)
+	t.Setenv(langgraph.EnvAESKey, encryptedKey)
+	src := readAll(open(t, "sqlite:"+lgtest.Copy(t, db)), answers)
+	cs := sqliteCLICase(t, "sqlite-python-encrypted", db, file)
+	checks := 0
+	for _, thread := range slices.Sorted(mapKeys(answers)) {
+		checks += compareThread(t, src, thread, answers[thread], nil, every)
+		checks += compareTasks(t, src, thread, answers[thread])
+		checks += compareThread(t, cs.reads, thread, answers[thread], nil, every)
+	}
+	t.Logf("%d checks matched LangGraph's answers", checks)
+
+	t.Setenv(langgraph.EnvAESKey, "")
+	keyless := open(t, "sqlite:"+lgtest.Copy(t, db))
+	for thread, want := range answers {
+		h, err := keyless.History(context.Background(), langgraph.Chain{Thread: thread}, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != len(want.History) {
+			t.Fatalf("%s without the key: %d checkpoints, LangGraph lists %d", thread, len(h), len(want.History))
+		}
+		for _, l := range h {
+			if !strings.Contains(l.Damaged, "set LANGGRAPH_AES_KEY") {
+				t.Errorf("%s %s without the key: damage reads %q, want it to name LANGGRAPH_AES_KEY", thread, l.ID, l.Damaged)
+			}
+		}
+	}
+}

@@ -107,6 +107,8 @@ def plain(v):
         return {"$int": str(v)}  # past a float64's exact integers
     if isinstance(v, float) and not math.isfinite(v):
         return {"$float": "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")}
+    if not isinstance(v, (str, int, float, bool, type(None))):
+        return {"$repr": repr(v)}  # t-pickle's Plain
     return v
 
 
@@ -248,8 +250,38 @@ nan.add_edge(START, "set")
 nan.add_edge("set", END)
 
 
-def values_scenario(saver):
+# t-pickle: JsonPlusSerializer(pickle_fallback=True): what msgpack cannot
+# encode (an integer past 64 bits, an instance of a plain class) is pickled,
+# the write alone, the checkpoint holding it whole.
+class Plain:
+    def __init__(self, n):
+        self.n = n
+
+    def __repr__(self):
+        return f"Plain({self.n})"
+
+
+class PickleState(TypedDict, total=False):
+    note: str
+    big: int
+    obj: object
+
+
+pick = StateGraph(PickleState)
+pick.add_node("first", lambda s: {"note": "plain"})
+pick.add_node("second", lambda s: {"big": 2**70 + 1, "obj": Plain(3)})
+pick.add_edge(START, "first")
+pick.add_edge("first", "second")
+pick.add_edge("second", END)
+
+
+def values_scenario(saver, pickling):
     out = {}
+    pg = pick.compile(checkpointer=pickling)
+    names = {}
+    run(pg, {"note": "start"}, {"configurable": {"thread_id": "t-pickle"}}, names)
+    out["t-pickle"] = record(pg, "t-pickle", names)
+
     bg = big.compile(checkpointer=saver)
     names = {}
     run(bg, {"big": 1}, {"configurable": {"thread_id": "t-bigint"}}, names)
@@ -298,8 +330,10 @@ if __name__ == "__main__":
             threads = encrypted_scenario(SqliteSaver(conn, serde=encrypted_serde()))
             conn.close()
         else:
-            with SqliteSaver.from_conn_string(db) as saver:
-                threads = values_scenario(saver)
+            from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+            with SqliteSaver.from_conn_string(db) as saver, SqliteSaver.from_conn_string(db) as pickling:
+                pickling.serde = JsonPlusSerializer(pickle_fallback=True)
+                threads = values_scenario(saver, pickling)
     elif sys.argv[1] == "--postgres":
         from langgraph.checkpoint.postgres import PostgresSaver
         db, answers = sys.argv[2], sys.argv[3]

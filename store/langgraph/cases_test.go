@@ -123,6 +123,9 @@ func caseSources() []caseSource {
 		{"postgres-python", "postgres-python-cases.json.gz", func(t *testing.T) langgraph.Source {
 			return open(t, lgtest.Dump(t, "postgres-python-cases.sql"))
 		}, nil, false},
+		{"postgres-python-values", "postgres-python-values.json.gz", func(t *testing.T) langgraph.Source {
+			return open(t, lgtest.Dump(t, "postgres-python-values.sql"))
+		}, nil, false},
 	}
 }
 
@@ -168,7 +171,7 @@ var caseMemo = map[string]*struct {
 	read    bool
 	reads   caseReads
 	answers map[string]lgThread
-}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}, "sqlite-python-values": {}, "postgres-python": {}}
+}{"sqlite-js": {}, "postgres-js": {}, "sqlite-python": {}, "sqlite-python-delta": {}, "sqlite-python-async": {}, "sqlite-python-values": {}, "postgres-python": {}, "postgres-python-values": {}}
 
 // readCase is cs's reads and answers, read by the first test to ask.
 func readCase(t *testing.T, cs caseSource) (caseReads, map[string]lgThread) {
@@ -332,7 +335,8 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 	}
 	if pgtest.Available(t) {
 		out = append(out, postgresCLICase(t, "postgres-js", "postgres-js-cases.sql", "postgres-js-cases.json.gz", pgUnwritten),
-			postgresCLICase(t, "postgres-python", "postgres-python-cases.sql", "postgres-python-cases.json.gz", nil))
+			postgresCLICase(t, "postgres-python", "postgres-python-cases.sql", "postgres-python-cases.json.gz", nil),
+			postgresCLICase(t, "postgres-python-values", "postgres-python-values.sql", "postgres-python-values.json.gz", nil))
 	}
 	return out
 }

@@ -19,6 +19,7 @@ values JSON cannot hold exactly, recorded as {"$int": "decimal"} and
 beside its values.
 
     python generate-python-cases.py --values OUT.db OUT.json.gz
+    python generate-python-cases.py --postgres-values URL OUT.json.gz  (t-bigint)
     LANGGRAPH_AES_KEY=… python generate-python-cases.py --encrypted OUT.db OUT.json.gz
 """
 import asyncio, gzip, json, math, operator, sys, time
@@ -275,18 +276,21 @@ pick.add_edge("first", "second")
 pick.add_edge("second", END)
 
 
-def values_scenario(saver, pickling):
+def values_scenario(saver, pickling=None, nan_metadata=True):
     out = {}
-    pg = pick.compile(checkpointer=pickling)
-    names = {}
-    run(pg, {"note": "start"}, {"configurable": {"thread_id": "t-pickle"}}, names)
-    out["t-pickle"] = record(pg, "t-pickle", names)
+    if pickling is not None:
+        pg = pick.compile(checkpointer=pickling)
+        names = {}
+        run(pg, {"note": "start"}, {"configurable": {"thread_id": "t-pickle"}}, names)
+        out["t-pickle"] = record(pg, "t-pickle", names)
 
     bg = big.compile(checkpointer=saver)
     names = {}
     run(bg, {"big": 1}, {"configurable": {"thread_id": "t-bigint"}}, names)
     out["t-bigint"] = record(bg, "t-bigint", names)
 
+    if not nan_metadata:  # PostgresSaver: jsonb refuses NaN ("Token "NaN" is invalid")
+        return out
     ng = nan.compile(checkpointer=saver)
     names = {}
     run(ng, {"x": 1.5}, {"configurable": {"thread_id": "t-nan"},
@@ -334,12 +338,13 @@ if __name__ == "__main__":
             with SqliteSaver.from_conn_string(db) as saver, SqliteSaver.from_conn_string(db) as pickling:
                 pickling.serde = JsonPlusSerializer(pickle_fallback=True)
                 threads = values_scenario(saver, pickling)
-    elif sys.argv[1] == "--postgres":
+    elif sys.argv[1] in ("--postgres", "--postgres-values"):
         from langgraph.checkpoint.postgres import PostgresSaver
+        WITH_METADATA = sys.argv[1] == "--postgres-values"
         db, answers = sys.argv[2], sys.argv[3]
         with PostgresSaver.from_conn_string(db) as saver:
             saver.setup()
-            threads = scenario(saver)
+            threads = values_scenario(saver, nan_metadata=False) if WITH_METADATA else scenario(saver)
     elif sys.argv[1] == "--async":
         db, answers = sys.argv[2], sys.argv[3]
         threads = asyncio.run(amain(db))

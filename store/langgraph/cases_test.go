@@ -727,4 +727,8 @@ func TestPickledAsLangGraphShowsIt(t *testing.T) {
 	if _, ok := pickled["checkpoint "+newest.ID]; !ok || pickled["write big"] != "pickle" || pickled["write obj"] != "pickle" {
 		t.Fatalf("named as pickled: %v; want the newest checkpoint %s and the writes of big and obj (LangGraph: %v)", pickled, newest.ID, newest.Values)
 	}
+	// The words say why and what reads it: unpickling runs the database's code.
+	if d := pickled["checkpoint "+newest.ID]; !strings.Contains(d, "never unpickles") || !strings.Contains(d, "get_state") {
+		t.Fatalf("the pickled checkpoint says %q: want why rewind does not read it and what does (LangGraph's get_state)", d)
+	}
 }

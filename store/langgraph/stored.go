@@ -57,6 +57,15 @@ func wanted(ch string) bool {
 	return ch == chanTasks || strings.HasPrefix(ch, "join:")
 }
 
+// undecodedFix says what reads a checkpoint of type typ when rewind does
+// not.
+func undecodedFix(typ string) string {
+	if typ == "pickle" {
+		return ": rewind never unpickles (unpickling runs code the database holds); LangGraph's own get_state reads it (the serializer's pickle_fallback wrote it)"
+	}
+	return ""
+}
+
 // readDoc decodes a checkpoint stored with type typ (SQLite's checkpoint
 // column). A value that does not decode leaves a damaged doc, never an
 // error: the listing still shows, with the reason.
@@ -71,7 +80,7 @@ func readDoc(typ string, data []byte, full bool) *doc {
 	case typ == TypeJSON, typ == "":
 		err = d.readJSON(data, full)
 	default:
-		err = fmt.Errorf("stored as %q (%d bytes), which this reader cannot decode", typ, len(data))
+		err = fmt.Errorf("stored as %q (%d bytes), which this reader cannot decode%s", typ, len(data), undecodedFix(typ))
 	}
 	if err != nil {
 		d.bad = append(d.bad, "the stored checkpoint does not decode: "+err.Error())

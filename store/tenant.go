@@ -374,6 +374,11 @@ func (t *Tenanted) Threads(ctx context.Context) ([]Thread, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.threadsOf(ctx, owners)
+}
+
+// threadsOf is Threads with the store's thread owners already read.
+func (t *Tenanted) threadsOf(ctx context.Context, owners map[string]string) ([]Thread, error) {
 	all, err := t.s.Threads(ctx)
 	if err != nil {
 		return nil, err
@@ -400,7 +405,7 @@ func (t *Tenanted) RecentThreads(ctx context.Context, before string, limit int) 
 	if t.tenant == DefaultTenant && !slices.ContainsFunc(slices.Collect(maps.Values(owners)), func(o string) bool { return o != DefaultTenant }) {
 		return t.s.RecentThreads(ctx, before, limit)
 	}
-	all, err := t.Threads(ctx)
+	all, err := t.threadsOf(ctx, owners)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -204,8 +204,9 @@ func digits(s string) bool {
 // browse.Match), with what prints its ids so they can be pasted back.
 type readChain struct {
 	browse.Chain
-	// nss are the thread's namespaces; threads every thread's id (both
-	// LangGraph's only).
+	// nss are the thread's namespaces; threads every thread's id when
+	// they were listed (LangGraph's only: pasteText needs them for an id
+	// past 64 bytes alone).
 	nss     []browse.Namespace
 	threads []string
 	// rewind: a rewind store's thread, printed as its errors name it
@@ -218,23 +219,16 @@ type readChain struct {
 // …); the namespace its name or a unique prefix of it.
 func chainOf(ctx context.Context, src browse.Source, thread, ns string) (readChain, error) {
 	c := readChain{Chain: browse.Chain{Thread: thread, NS: ns}}
-	ts, err := src.Threads(ctx)
+	t, found, err := findThread(ctx, src, thread)
 	if err != nil {
 		return c, err
 	}
-	for _, t := range ts {
-		c.threads = append(c.threads, t.ID)
-	}
-	if thread != "" && !slices.Contains(c.threads, thread) {
-		if c.Thread, err = browse.One("thread", thread, browse.Match(thread, c.threads), "this LangGraph database", "rewind threads"); err != nil {
+	if !found {
+		if t, err = listedThread(ctx, src, thread, &c); err != nil {
 			return c, err
 		}
 	}
-	i := slices.Index(c.threads, c.Thread)
-	if i < 0 {
-		return c, fmt.Errorf("thread %s %w in this LangGraph database: list its threads with `rewind threads`", named(thread), browse.ErrNotFound)
-	}
-	c.nss = ts[i].Namespaces
+	c.Thread, c.nss = t.ID, t.Namespaces
 	if ns == "" {
 		return c, nil
 	}
@@ -248,6 +242,41 @@ func chainOf(ctx context.Context, src browse.Source, thread, ns string) (readCha
 		return c, err
 	}
 	return c, nil
+}
+
+// findThread reads the thread given whole alone (browse.ThreadFinder),
+// listing none: found is false when the source cannot, or no thread is
+// that id (it may be a prefix). An id past 64 bytes is listed: pasteText
+// cuts it after a prefix no other thread starts with, so it needs them.
+func findThread(ctx context.Context, src browse.Source, thread string) (browse.Thread, bool, error) {
+	f, ok := src.(browse.ThreadFinder)
+	if !ok || len(thread) > 64 {
+		return browse.Thread{}, false, nil
+	}
+	return f.Thread(ctx, thread)
+}
+
+// listedThread finds the thread given (its id, a unique prefix, a short
+// form) among every thread listed, keeping their ids in c.threads.
+func listedThread(ctx context.Context, src browse.Source, thread string, c *readChain) (browse.Thread, error) {
+	ts, err := src.Threads(ctx)
+	if err != nil {
+		return browse.Thread{}, err
+	}
+	for _, t := range ts {
+		c.threads = append(c.threads, t.ID)
+	}
+	id := thread
+	if thread != "" && !slices.Contains(c.threads, thread) {
+		if id, err = browse.One("thread", thread, browse.Match(thread, c.threads), "this LangGraph database", "rewind threads"); err != nil {
+			return browse.Thread{}, err
+		}
+	}
+	i := slices.Index(c.threads, id)
+	if i < 0 {
+		return browse.Thread{}, fmt.Errorf("thread %s %w in this LangGraph database: list its threads with `rewind threads`", named(thread), browse.ErrNotFound)
+	}
+	return ts[i], nil
 }
 
 // thread is the chain's thread as text output prints it (pasteText; a

@@ -29,6 +29,20 @@ type IDLister interface {
 	IDs(ctx context.Context, c Chain) ([]string, error)
 }
 
+// IDChecker is what a Source may also do: say whether chain c holds
+// checkpoint id, reading that one row, so a whole id resolves without
+// listing the chain (an exact id wins, as in Match).
+type IDChecker interface {
+	HasID(ctx context.Context, c Chain, id string) (bool, error)
+}
+
+// ThreadFinder is what a Source may also do: read the one thread id (its
+// namespaces, as Threads lists them), so a thread given whole is found
+// without listing every thread. ok is false when no thread has that id.
+type ThreadFinder interface {
+	Thread(ctx context.Context, id string) (t Thread, ok bool, err error)
+}
+
 // Ellipsis cuts a printed id: "abc…" is a prefix, "abc…xyz" a prefix and
 // a suffix.
 const Ellipsis = "…"
@@ -80,22 +94,36 @@ func Resolve(ctx context.Context, src Source, c Chain, given, fix string) (strin
 	if given == "" {
 		return "", nil
 	}
-	var ids []string
-	if l, ok := src.(IDLister); ok {
-		var err error
-		if ids, err = l.IDs(ctx, c); err != nil {
-			return "", err
-		}
-	} else {
-		h, err := src.History(ctx, c, "", 0)
+	if h, ok := src.(IDChecker); ok {
+		has, err := h.HasID(ctx, c, given)
 		if err != nil {
 			return "", err
 		}
-		for _, l := range h {
-			ids = append(ids, l.ID)
+		if has {
+			return given, nil
 		}
 	}
+	ids, err := chainIDs(ctx, src, c)
+	if err != nil {
+		return "", err
+	}
 	return One("checkpoint", given, Match(given, ids), c.String(), fix)
+}
+
+// chainIDs lists chain c's checkpoint ids: IDLister's, else History's.
+func chainIDs(ctx context.Context, src Source, c Chain) ([]string, error) {
+	if l, ok := src.(IDLister); ok {
+		return l.IDs(ctx, c)
+	}
+	h, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(h))
+	for i, l := range h {
+		ids[i] = l.ID
+	}
+	return ids, nil
 }
 
 // One is the one id of matched, or the error saying what given matched

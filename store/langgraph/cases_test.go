@@ -159,6 +159,7 @@ type caseReads struct {
 	history map[string]result[[]langgraph.Listing]
 	cps     map[[2]string]result[langgraph.Checkpoint]
 	writes  map[[2]string]result[[]langgraph.TaskWrites]
+	lookups lookupReads
 }
 
 type result[T any] struct {
@@ -216,6 +217,7 @@ func readAll(src langgraph.Source, answers map[string]lgThread) caseReads {
 			}
 		}
 	}
+	r.lookups = readLookups(ctx, src)
 	return r
 }
 

@@ -324,12 +324,16 @@ func (s *pgSnap) parent(t string) string {
 
 func (s *pgSnap) done() { _ = s.tx.Rollback(context.Background()) }
 
-func (s *pgSnap) namespaces(ctx context.Context) ([]nsRow, error) {
+func (s *pgSnap) namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error) {
+	where, args := "", []any(nil)
+	if one {
+		where, args = "WHERE thread_id = $1", []any{thread}
+	}
 	rows, err := s.tx.Query(ctx, `
 		SELECT g.thread_id, g.checkpoint_ns, g.n, g.latest, c.metadata
 		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(`+s.id("")+`) AS latest, min(`+s.id("")+`) AS first
-		      FROM checkpoints GROUP BY thread_id, checkpoint_ns) g
-		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND `+s.id("c")+` = g.first`)
+		      FROM checkpoints `+where+` GROUP BY thread_id, checkpoint_ns) g
+		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND `+s.id("c")+` = g.first`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +342,13 @@ func (s *pgSnap) namespaces(ctx context.Context) ([]nsRow, error) {
 		err := r.Scan(&n.thread, &n.ns, &n.checkpoints, &n.latest, &n.firstMeta)
 		return n, err
 	})
+}
+
+func (s *pgSnap) hasID(ctx context.Context, c Chain, id string) (bool, error) {
+	var has bool
+	err := s.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints c
+		WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND `+s.id("c")+` = $3)`, c.Thread, c.NS, id).Scan(&has)
+	return has, err
 }
 
 func (s *pgSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {

@@ -22,8 +22,11 @@ type database interface {
 
 // snapshot reads one consistent view of the tables.
 type snapshot interface {
-	// namespaces lists every (thread, namespace) with its counts.
-	namespaces(ctx context.Context) ([]nsRow, error)
+	// namespaces lists every (thread, namespace) with its counts; with
+	// one, thread's alone (through the key's index).
+	namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error)
+	// hasID says whether chain c holds checkpoint id.
+	hasID(ctx context.Context, c Chain, id string) (bool, error)
 	// taskCheckpoint is the first checkpoint of chain c where task stored
 	// writes ("" when none).
 	taskCheckpoint(ctx context.Context, c Chain, task string) (string, error)
@@ -58,13 +61,36 @@ func (r *reader) About() About { return r.db.about() }
 func (r *reader) Close() error { return r.db.close() }
 
 func (r *reader) Threads(ctx context.Context) ([]Thread, error) {
+	return r.threads(ctx, "", false)
+}
+
+// Thread reads thread id alone (browse.ThreadFinder): its namespaces as
+// Threads lists them, without reading any other thread's.
+func (r *reader) Thread(ctx context.Context, id string) (Thread, bool, error) {
+	ts, err := r.threads(ctx, id, true)
+	if err != nil {
+		return Thread{}, false, err
+	}
+	for _, t := range ts {
+		if t.ID == id { // byte for byte, whatever the column's collation
+			return t, true, nil
+		}
+	}
+	return Thread{}, false, nil
+}
+
+// threads lists every thread, or with one the thread id alone.
+func (r *reader) threads(ctx context.Context, id string, one bool) ([]Thread, error) {
 	s, err := r.db.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.done()
-	rows, err := s.namespaces(ctx)
+	rows, err := s.namespaces(ctx, id, one)
 	if err != nil {
+		if one {
+			return nil, fmt.Errorf("read thread %v: %w", store.Name(id), err)
+		}
 		return nil, fmt.Errorf("list threads: %w", err)
 	}
 	var lookupErr error
@@ -79,6 +105,21 @@ func (r *reader) Threads(ctx context.Context) ([]Thread, error) {
 		return nil, lookupErr
 	}
 	return ts, nil
+}
+
+// HasID says whether chain c holds checkpoint id (browse.IDChecker),
+// reading that one row.
+func (r *reader) HasID(ctx context.Context, c Chain, id string) (bool, error) {
+	s, err := r.db.snapshot(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer s.done()
+	has, err := s.hasID(ctx, c, id)
+	if err != nil {
+		return false, fmt.Errorf("read checkpoint %v of %s: %w", store.Name(id), c, err)
+	}
+	return has, nil
 }
 
 func (r *reader) History(ctx context.Context, c Chain, before string, limit int) ([]Listing, error) {

@@ -303,12 +303,16 @@ type sqliteSnap struct {
 
 func (s *sqliteSnap) done() { _ = s.tx.Rollback() }
 
-func (s *sqliteSnap) namespaces(ctx context.Context) ([]nsRow, error) {
+func (s *sqliteSnap) namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error) {
+	where, args := "", []any(nil)
+	if one {
+		where, args = "WHERE thread_id = ?", []any{thread}
+	}
 	rows, err := s.tx.QueryContext(ctx, `
 		SELECT g.thread_id, g.checkpoint_ns, g.n, g.latest, c.metadata
 		FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS latest, min(checkpoint_id) AS first
-		      FROM checkpoints GROUP BY thread_id, checkpoint_ns) g
-		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND c.checkpoint_id = g.first`)
+		      FROM checkpoints `+where+` GROUP BY thread_id, checkpoint_ns) g
+		JOIN checkpoints c ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.checkpoint_ns AND c.checkpoint_id = g.first`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +326,15 @@ func (s *sqliteSnap) namespaces(ctx context.Context) ([]nsRow, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+func (s *sqliteSnap) hasID(ctx context.Context, c Chain, id string) (bool, error) {
+	var got string
+	err := s.tx.QueryRowContext(ctx, `SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, c.Thread, c.NS, id).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return got == id, err // byte for byte, whatever the column's collation
 }
 
 func (s *sqliteSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {

@@ -48,6 +48,7 @@ func TestCostsFromListingsMatchTheStates(t *testing.T) {
 	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel() // each store its own: PostgreSQL's mostly waits
 			ctx := t.Context()
 			st, reopen := sc.open(t)
 			mock := ticket.NewMock()

@@ -76,6 +76,7 @@ func TestRunStatusIsStoredWithEachCheckpoint(t *testing.T) {
 	t.Parallel()
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel() // each store its own: PostgreSQL's mostly waits
 			ctx := t.Context()
 			st, reopen := sc.open(t)
 			g := gateGraph(nil)

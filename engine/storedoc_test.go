@@ -420,10 +420,14 @@ func checkReplayAll(t *testing.T, st store.Store, thread string) {
 			t.Fatal(err)
 		}
 		return e
-	})
+	}, nil)
 }
 
-func checkReplayAllWith(t *testing.T, st store.Store, thread string, newEngine func() *engine.Engine) {
+// checkReplayAllWith is checkReplayAll with the engine newEngine makes;
+// each, when set, is also given every checkpoint as the skipping read
+// rebuilt it in its new engine (a caller's own checks of a cold Get,
+// without rebuilding it once more).
+func checkReplayAllWith(t *testing.T, st store.Store, thread string, newEngine func() *engine.Engine, each func(id int64, cp engine.Checkpoint)) {
 	t.Helper()
 	ctx := context.Background()
 	listed, err := st.History(ctx, thread, 0, 0)
@@ -443,6 +447,9 @@ func checkReplayAllWith(t *testing.T, st store.Store, thread string, newEngine f
 	}
 	for _, l := range listed {
 		skipping, all := read(l.ID, false), read(l.ID, true)
+		if each != nil {
+			each(l.ID, skipping)
+		}
 		a, _ := json.Marshal([]any{skipping.Values, skipping.Tasks, skipping.Applied})
 		b, _ := json.Marshal([]any{all.Values, all.Tasks, all.Applied})
 		if !bytes.Equal(a, b) {

@@ -41,6 +41,7 @@ func runMatrix(t *testing.T, spec string) {
 		t.Fatalf("%d outcomes, want every kill point, the two expired grants and the source drills", len(res.Outcomes))
 	}
 	allPassed(t, res, lines)
+	inOrder(t, res, lines)
 	// The kills were real: each drilled point's worker died by SIGKILL.
 	for _, o := range res.Outcomes {
 		if o.Point == "expired-authorization" {
@@ -76,5 +77,41 @@ func allPassed(t *testing.T, res drill.Result, lines []string) {
 	}
 	if t.Failed() {
 		t.Logf("drill log:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// inOrder fails t unless the drill's progress tells its points one after
+// another, in the order of its outcomes (the baseline first), each
+// heading followed by its own workers' lines: drills run beside the
+// others (the expired grants) are told in their place, not interleaved.
+func inOrder(t *testing.T, res drill.Result, lines []string) {
+	t.Helper()
+	want := []string{"baseline:"}
+	for _, o := range res.Outcomes {
+		switch {
+		case o.Point == "expired-authorization":
+			want = append(want, "expired authorization:")
+		case o.Point == "expired-after-side-effect":
+			want = append(want, "expired after the side effect:")
+		case strings.HasPrefix(o.Point, "source-changed-at-"):
+			want = append(want, o.Point+":")
+		default:
+			want = append(want, "kill point "+o.Point+":")
+		}
+	}
+	var got []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  ") {
+			continue
+		}
+		if i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "  worker") {
+			t.Errorf("progress line %d %q is not followed by its workers' lines", i, l)
+		}
+		got = append(got, l)
+	}
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || !strings.HasPrefix(got[i], want[i]) {
+			t.Fatalf("progress headings out of order at %d: want %d headings starting %q, got:\n%s", i, len(want), want, strings.Join(got, "\n"))
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -85,7 +86,10 @@ type Result struct {
 }
 
 // Run drills every configured point.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Config) (Result, error) { return run(ctx, cfg, grantTTLs) }
+
+// run is Run with the grant lives the expired-grant drills try (grantTTLs).
+func run(ctx context.Context, cfg Config, ttls []time.Duration) (Result, error) {
 	if cfg.Exe == "" || cfg.Store == "" || cfg.Open == nil || cfg.Sources == "" {
 		return Result{}, errors.New("drill needs the rewind binary, a store spec, an opener and a source versions file")
 	}
@@ -99,7 +103,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer st.Close()
-	d := &driller{cfg: cfg, st: st}
+	d := &driller{cfg: cfg, st: st, ttls: ttls}
+	grants := d.grantDrills(ctx)
+	defer grants.stop()
 	base, err := d.baseline(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("baseline run: %w", err)
@@ -116,18 +122,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Passed = res.Passed && out.Passed
 		res.Outcomes = append(res.Outcomes, out)
 	}
-	exp, err := d.expiredAuthorization(ctx)
-	if err != nil {
-		exp = Outcome{Point: "expired-authorization", Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+	for _, out := range grants.wait(d) {
+		res.Passed = res.Passed && out.Passed
+		res.Outcomes = append(res.Outcomes, out)
 	}
-	res.Passed = res.Passed && exp.Passed
-	res.Outcomes = append(res.Outcomes, exp)
-	late, err := d.expiredAfterSideEffect(ctx)
-	if err != nil {
-		late = Outcome{Point: "expired-after-side-effect", Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
-	}
-	res.Passed = res.Passed && late.Passed
-	res.Outcomes = append(res.Outcomes, late)
 	// Last: each bumps a record, which every later run would read anew.
 	for _, p := range points {
 		if _, ok := SourceVerdicts[p.Name]; !ok {
@@ -147,8 +145,81 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 type driller struct {
-	cfg Config
-	st  store.Store
+	cfg  Config
+	st   store.Store
+	ttls []time.Duration // grantTTLs
+}
+
+// aside are drills run beside the others: each has its own progress
+// lines, told (wait) after the kill points', where they ran before.
+type aside struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	outs   []Outcome
+	lines  [][]string
+}
+
+// grantDrills starts the two expired-grant drills, which spend most of
+// their time waiting on the real clock for a grant to expire (3 s each,
+// grantTTLs):
+// beside the kill points, on threads of their own, that wait costs no
+// wall time. They bump no record, so they end before the source drills.
+func (d *driller) grantDrills(ctx context.Context) *aside {
+	drills := []struct {
+		point, heading string
+		run            func(*driller, context.Context, time.Duration) (Outcome, error)
+	}{
+		{"expired-authorization", "expired authorization: the grant expires while the run waits for approval", (*driller).expiredAuthorization},
+		{"expired-after-side-effect", "expired after the side effect: the draft is written, the worker dies, the grant expires, a new worker resumes", (*driller).expiredAfterSideEffect},
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	a := &aside{cancel: cancel, done: make(chan struct{}), outs: make([]Outcome, len(drills)), lines: make([][]string, len(drills))}
+	var wg sync.WaitGroup
+	for i, dr := range drills {
+		own := *d
+		own.cfg.Observe = func(l string) { a.lines[i] = append(a.lines[i], l) }
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own.say("%s", dr.heading)
+			out, err := dr.run(&own, ctx, d.ttls[0])
+			for _, ttl := range d.ttls[1:] {
+				if err != nil || out.Figures["hint"] == nil {
+					break
+				}
+				own.say("  the grant expired too soon (%s): again, with a grant of %s", out.Figures["hint"], ttl)
+				out, err = dr.run(&own, ctx, ttl)
+			}
+			if err != nil {
+				out = Outcome{Point: dr.point, Checks: []Check{{Name: "drill ran", OK: false, Detail: err.Error()}}, Figures: map[string]any{}}
+			}
+			a.outs[i] = out
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(a.done)
+	}()
+	return a
+}
+
+// wait waits for the drills aside to end, tells their progress lines and
+// returns their outcomes, in the order they were started.
+func (a *aside) wait(d *driller) []Outcome {
+	<-a.done
+	for _, lines := range a.lines {
+		for _, l := range lines {
+			d.say("%s", l)
+		}
+	}
+	return a.outs
+}
+
+// stop ends the drills aside (Run returning early) and waits for them:
+// the store they use is closed next.
+func (a *aside) stop() {
+	a.cancel()
+	<-a.done
 }
 
 func (d *driller) say(format string, a ...any) {
@@ -511,18 +582,21 @@ func (d *driller) runToKill(ctx context.Context, thread string, p worker.Point) 
 	return steps, cur, nil
 }
 
-// expiringGrantTTL is how long the grant of the expired-authorization
-// drill lasts: long enough for the turn to reach the gate under it (a
-// turn in this process, no worker to start), short enough to wait out.
-const expiringGrantTTL = 3 * time.Second
+// grantTTLs are how long the grant of an expired-grant drill lasts, tried
+// in turn: long enough for the turn to reach the gate (expired
+// authorization: a turn in this process) or for a worker to start and
+// reach the side effect (expired after it), short enough to wait out.
+// Where the grant expired too soon, a busy machine's, the drill starts
+// again on a longer one: that is its set-up failing, not a check; the
+// checks are the same.
+var grantTTLs = []time.Duration{3 * time.Second, 10 * time.Second, 30 * time.Second}
 
 // expiredAuthorization runs a draft turn under a grant that is valid when
 // the run pauses at the gate with the draft proposed, and expires while
 // it waits there for approval: approving (a worker process, on the real
 // clock) must then block the write step with a reason and store nothing.
-func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
+func (d *driller) expiredAuthorization(ctx context.Context, ttl time.Duration) (Outcome, error) {
 	thread := "drill:expired-authorization"
-	d.say("expired authorization: the grant expires while the run waits for approval")
 	out := Outcome{Point: "expired-authorization", Figures: map[string]any{}}
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
@@ -534,7 +608,7 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	grant, err := ticket.NewGrant("auth:"+thread, expiringGrantTTL, e.Now())
+	grant, err := ticket.NewGrant("auth:"+thread, ttl, e.Now())
 	if err != nil {
 		return out, err
 	}
@@ -565,7 +639,7 @@ func (d *driller) expiredAuthorization(ctx context.Context) (Outcome, error) {
 	}
 	check("grant valid when the draft was proposed", valid == "", "%s", detail)
 	if valid != "" {
-		out.Figures["hint"] = fmt.Sprintf("the turn must reach the gate within the grant's %s", expiringGrantTTL)
+		out.Figures["hint"] = fmt.Sprintf("the turn must reach the gate within the grant's %s", ttl)
 		return out, nil
 	}
 	if err := waitUntil(ctx, expires.Add(50*time.Millisecond)); err != nil {
@@ -624,17 +698,11 @@ func blockedOf(s step) string {
 	return strings.Join(parts, ", ")
 }
 
-// lateGrantTTL is how long the grant of the expired-after-side-effect
-// drill lasts: long enough for a worker to start and reach the side
-// effect, short enough to wait out.
-const lateGrantTTL = 3 * time.Second
-
 // expiredAfterSideEffect kills the approving worker right after the draft
 // was written, lets the grant expire, and resumes: the operation is looked
 // up by id first, so the draft is reused, not blocked and not made again.
-func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
+func (d *driller) expiredAfterSideEffect(ctx context.Context, ttl time.Duration) (Outcome, error) {
 	thread := "drill:expired-after-side-effect"
-	d.say("expired after the side effect: the draft is written, the worker dies, the grant expires, a new worker resumes")
 	out := Outcome{Point: "expired-after-side-effect", Figures: map[string]any{}}
 	check := func(name string, ok bool, format string, a ...any) {
 		out.Checks = append(out.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
@@ -646,7 +714,7 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	grant, err := ticket.NewGrant("auth:"+thread, lateGrantTTL, time.Now())
+	grant, err := ticket.NewGrant("auth:"+thread, ttl, time.Now())
 	if err != nil {
 		return out, err
 	}
@@ -665,7 +733,7 @@ func (d *driller) expiredAfterSideEffect(ctx context.Context) (Outcome, error) {
 	}
 	check("killed", approve.killed && approve.killAt == worker.AfterSideEffect, "approving worker: %s", describe(approve))
 	if !approve.killed {
-		out.Figures["hint"] = fmt.Sprintf("the approving worker must reach the side effect within the grant's %s", lateGrantTTL)
+		out.Figures["hint"] = fmt.Sprintf("the approving worker must reach the side effect within the grant's %s", ttl)
 		return out, nil
 	}
 	at, err := d.final(ctx, thread, nil)

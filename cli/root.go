@@ -92,7 +92,6 @@ func newRootFor(stdout, stderr io.Writer, only string) (root *cobra.Command, sta
 		Long: `rewind drives a support ticket through planner → executors → critic →
 summarizer → reply, checkpoints every superstep, and lets you scrub the
 chain, fork it and kill and resume runs. Alone it opens the TUI.`,
-		Version: version(),
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -117,6 +116,11 @@ chain, fork it and kill and resume runs. Alone it opens the TUI.`,
 	// help names, was a tenth of that root).
 	if only == "" {
 		f.add(root)
+	}
+	// So is --version: reading the build's module list (debug.ReadBuildInfo)
+	// is for a root that may run itself.
+	if only == "" || only == rootAlone {
+		root.Version = version()
 	}
 	// Before the completion command is made: it keeps the writer it finds.
 	root.SetOut(stdout)

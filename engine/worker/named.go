@@ -28,23 +28,40 @@ type Named struct {
 var (
 	namedMu    sync.Mutex
 	named      *Named
-	namedGraph *engine.Graph
+	namedGraph *engine.Graph // built on first use (theNamed)
 )
 
 // Register ties Points and the approve and reject ops to n's graph; the
-// last registration wins.
+// last registration wins. It builds nothing: the ticket registers as it
+// loads, and building its graph then was half a millisecond of every
+// rewind process's start, most of which never parse a kill point.
 func Register(n Named) {
 	namedMu.Lock()
 	defer namedMu.Unlock()
-	named, namedGraph = &n, n.Graph()
+	named, namedGraph = &n, nil
 }
 
-// theNamed is the registered graph's ties and its graph (built once), or
-// nil and nil when no package registered one.
+// theNamed is the registered graph's ties and its graph (built once, on
+// the first call), or nil and nil when no package registered one.
 func theNamed() (*Named, *engine.Graph) {
 	namedMu.Lock()
+	n, g := named, namedGraph
+	namedMu.Unlock()
+	if n == nil || g != nil {
+		return n, g
+	}
+	// Built outside the lock: the graph's constructor is the
+	// registering package's code.
+	g = n.Graph()
+	namedMu.Lock()
 	defer namedMu.Unlock()
-	return named, namedGraph
+	if named != n {
+		return n, g // registered again meanwhile: this call's graph
+	}
+	if namedGraph == nil {
+		namedGraph = g
+	}
+	return n, namedGraph
 }
 
 // registered is the ties of the graph called name, nil when it has none.

@@ -345,8 +345,10 @@ func fenced(epoch int64) int {
 // names are putArgs'; @note is the notification's payload (notePayload):
 // NOTIFY is sent at COMMIT, so only a put that stored a checkpoint and
 // committed wakes Watch. @parent and @meta are null for none, @created
-// null for the transaction's now().
-var putCheckpointSQL = `
+// null for the transaction's now(). A function: putStatements alone
+// needs it, at a process's first put.
+func putCheckpointSQL() string {
+	return `
 with cp as (
   insert into graph_checkpoints (thread_id, checkpoint_id, parent_id, meta, state, base, blob_refs, created_at)
   select @thread, @id, @parent, @meta::json, @state::json, @base::boolean, @refs::text[], coalesce(@created::timestamptz, now())
@@ -364,6 +366,7 @@ with cp as (
   select pg_notify('` + notifyChannel + `', @note::text) from cp
 )
 select count(*) from cp, note`
+}
 
 // The optional parts of putCheckpointSQL, each a CTE after cp.
 const (
@@ -428,7 +431,7 @@ var putStatements = sync.OnceValue(func() (out [putShapes]putStatement) {
 		sql  string
 	}{{putEvents, putEventsSQL}, {putMessages, putMessagesSQL}, {putBlobs, putBlobsSQL}, {putHead, putHeadSQL}, {putSettles, putSettlesSQL}}
 	for shape := range out {
-		sql := putCheckpointSQL
+		sql := putCheckpointSQL()
 		for _, p := range parts {
 			if putPart(shape)&p.part == 0 {
 				sql = strings.Replace(sql, p.sql, "", 1)
@@ -753,7 +756,8 @@ func (s *Store) Epoch(ctx context.Context, thread string) (epoch int64, err erro
 // epoch is current (see fenceOK; index it by fenced). The outer select
 // sees the tables as they were before the insert, so it shows an existing
 // row (to compare) but not the one just inserted.
-var putWritesSQL = [2]string{putWrites(false), putWrites(true)}
+// Made at the first put, as putStatements.
+var putWritesSQL = sync.OnceValue(func() [2]string { return [2]string{putWrites(false), putWrites(true)} })
 
 func putWrites(fenced bool) string {
 	return `
@@ -788,7 +792,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		var same *bool
 		var cpExists bool
 		var current, issued int64
-		err := s.pool.QueryRow(ctx, putWritesSQL[fenced(w.Epoch)], w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
+		err := s.pool.QueryRow(ctx, putWritesSQL()[fenced(w.Epoch)], w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the checkpoint was deleted meanwhile
@@ -1478,7 +1482,8 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 // of them gives a row, unless the write was fenced or a concurrent insert
 // of the key committed after this statement began: then none does, and
 // the caller asks why (draftEpochSQL) or again.
-var createDraftSQL = [2]string{createDraft(false), createDraft(true)}
+// Made at the first draft, as putStatements at the first put.
+var createDraftSQL = sync.OnceValue(func() [2]string { return [2]string{createDraft(false), createDraft(true)} })
 
 func createDraft(fenced bool) string {
 	return `
@@ -1508,7 +1513,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	}
 	for range 3 {
 		stored := store.Draft{ThreadID: d.ThreadID, OperationID: d.OperationID}
-		err := s.pool.QueryRow(ctx, createDraftSQL[fenced(d.Epoch)], d.ThreadID, d.OperationID, body, d.Epoch).Scan(&stored.Body, &stored.CreatedAt, &created)
+		err := s.pool.QueryRow(ctx, createDraftSQL()[fenced(d.Epoch)], d.ThreadID, d.OperationID, body, d.Epoch).Scan(&stored.Body, &stored.CreatedAt, &created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// No draft was there and none went in: a fenced (or never
 			// handed out) epoch, or a racing insert of the key.

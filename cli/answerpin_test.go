@@ -44,51 +44,49 @@ func oneLine(t *testing.T, r result, code int, wants ...string) {
 // errors name --payload-file (they said --input-file).
 func TestAnswersPinTheReviewedDraftWithOp(t *testing.T) {
 	t.Parallel()
-	for name, spec := range answerStores {
-		t.Run(name, func(t *testing.T) {
-			db := spec(t)
-			env := []string{"REWIND_STORE=" + db}
-			if r := rewind(t, env, "run", "--thread", "P", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 {
-				t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
-			}
-			reviewed := waitingOp(t, env, "P")
-			if r := rewind(t, env, "reject", "P", "--reason", "say when it arrives", "--redraft", "--op", reviewed); r.code != 0 {
-				t.Fatalf("reject --op of the waiting draft: %d %s %s", r.code, r.stdout, r.stderr)
-			}
-			now := waitingOp(t, env, "P")
-			file := filepath.Join(t.TempDir(), "draft.txt")
-			if err := os.WriteFile(file, []byte("Dear customer, it arrives Friday (edited).\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			oneLine(t, rewind(t, env, "approve", "P", "--payload-file", file, "--op", reviewed), 1,
-				"the draft changed since it was looked at", now, reviewed, "nothing was approved: read it again, then answer: see `rewind show P`")
-			oneLine(t, rewind(t, env, "reject", "P", "--reason", "no", "--op", reviewed), 1,
-				"the draft changed since it was looked at", now, reviewed, "nothing was rejected")
-			oneLine(t, rewind(t, append(env, "EDITOR=false"), "approve", "P", "--edit", "--op", reviewed), 1,
-				"waits on draft "+now, "not on "+reviewed)
-			if op := operationsOf(t, env, "P")[now]; op.Status != "awaiting_approval" || draftCount(t, db, "P") != 0 {
-				t.Fatalf("after the refused answers %s is %+v, drafts %d", now, op, draftCount(t, db, "P"))
-			}
+	eachAnswerStore(t, func(t *testing.T, spec func(*testing.T) string) {
+		db := spec(t)
+		env := []string{"REWIND_STORE=" + db}
+		if r := rewind(t, env, "run", "--thread", "P", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 {
+			t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		reviewed := waitingOp(t, env, "P")
+		if r := rewind(t, env, "reject", "P", "--reason", "say when it arrives", "--redraft", "--op", reviewed); r.code != 0 {
+			t.Fatalf("reject --op of the waiting draft: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		now := waitingOp(t, env, "P")
+		file := filepath.Join(t.TempDir(), "draft.txt")
+		if err := os.WriteFile(file, []byte("Dear customer, it arrives Friday (edited).\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		oneLine(t, rewind(t, env, "approve", "P", "--payload-file", file, "--op", reviewed), 1,
+			"the draft changed since it was looked at", now, reviewed, "nothing was approved: read it again, then answer: see `rewind show P`")
+		oneLine(t, rewind(t, env, "reject", "P", "--reason", "no", "--op", reviewed), 1,
+			"the draft changed since it was looked at", now, reviewed, "nothing was rejected")
+		oneLine(t, rewind(t, append(env, "EDITOR=false"), "approve", "P", "--edit", "--op", reviewed), 1,
+			"waits on draft "+now, "not on "+reviewed)
+		if op := operationsOf(t, env, "P")[now]; op.Status != "awaiting_approval" || draftCount(t, db, "P") != 0 {
+			t.Fatalf("after the refused answers %s is %+v, drafts %d", now, op, draftCount(t, db, "P"))
+		}
 
-			oneLine(t, rewind(t, env, "approve", "P", "--payload-file", filepath.Join(t.TempDir(), "missing.txt")), 2, "--payload-file")
-			big := filepath.Join(t.TempDir(), "big.txt")
-			if err := os.WriteFile(big, []byte(strings.Repeat("a", 70_000)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			r := rewind(t, env, "approve", "P", "--payload-file", big)
-			oneLine(t, r, 2, "the draft in "+big+" is longer than")
-			if strings.Contains(r.stderr, "--input-file") || strings.Contains(r.stderr, "message") {
-				t.Fatalf("--payload-file's error speaks of a message: %s", r.stderr)
-			}
+		oneLine(t, rewind(t, env, "approve", "P", "--payload-file", filepath.Join(t.TempDir(), "missing.txt")), 2, "--payload-file")
+		big := filepath.Join(t.TempDir(), "big.txt")
+		if err := os.WriteFile(big, []byte(strings.Repeat("a", 70_000)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := rewind(t, env, "approve", "P", "--payload-file", big)
+		oneLine(t, r, 2, "the draft in "+big+" is longer than")
+		if strings.Contains(r.stderr, "--input-file") || strings.Contains(r.stderr, "message") {
+			t.Fatalf("--payload-file's error speaks of a message: %s", r.stderr)
+		}
 
-			if r := rewind(t, env, "approve", "P", "--payload-file", file, "--op", now); r.code != 0 {
-				t.Fatalf("approve --op of the waiting draft: %d %s %s", r.code, r.stdout, r.stderr)
-			}
-			if op := operationsOf(t, env, "P")[now]; op.Status != "done" || draftCount(t, db, "P") != 1 {
-				t.Fatalf("after the approval %s is %+v, drafts %d", now, op, draftCount(t, db, "P"))
-			}
-		})
-	}
+		if r := rewind(t, env, "approve", "P", "--payload-file", file, "--op", now); r.code != 0 {
+			t.Fatalf("approve --op of the waiting draft: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		if op := operationsOf(t, env, "P")[now]; op.Status != "done" || draftCount(t, db, "P") != 1 {
+			t.Fatalf("after the approval %s is %+v, drafts %d", now, op, draftCount(t, db, "P"))
+		}
+	})
 }
 
 // Issue 32, item 7: the v1 fixture's migrated draft (selftest:check5-v1,

@@ -96,10 +96,14 @@ func TestReplaySkipsOnlyWhatIsReplaced(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			st, _ := sc.open(t)
-			e, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
-			if err != nil {
-				t.Fatal(err)
+			newEngine := func() *engine.Engine {
+				e, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
 			}
+			e := newEngine()
 			// The writer's own base interval (not the process's), so the
 			// stores and the package's other tests run at once.
 			engine.Tune(e, 64, false)
@@ -115,13 +119,7 @@ func TestReplaySkipsOnlyWhatIsReplaced(t *testing.T) {
 			// read, which is that Get (rebuilding each a third time cost a
 			// third of the test).
 			checked := map[int64]bool{}
-			checkReplayAllWith(t, st, "r", func() *engine.Engine {
-				e, err := engine.New(st, resetGraph(), model.NewMock(model.Text(func(model.Request) (string, error) { return "ok", nil })))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}, func(id int64, cp engine.Checkpoint) {
+			checkReplayAllWith(t, st, "r", newEngine, func(id int64, cp engine.Checkpoint) {
 				want, ok := ref.values[id]
 				if !ok {
 					return

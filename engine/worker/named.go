@@ -28,7 +28,7 @@ type Named struct {
 var (
 	namedMu    sync.Mutex
 	named      *Named
-	namedGraph *engine.Graph // built on first use (theNamed)
+	namedGraph func() *engine.Graph // named's Graph, built once at first use
 )
 
 // Register ties Points and the approve and reject ops to n's graph; the
@@ -38,7 +38,7 @@ var (
 func Register(n Named) {
 	namedMu.Lock()
 	defer namedMu.Unlock()
-	named, namedGraph = &n, nil
+	named, namedGraph = &n, sync.OnceValue(n.Graph)
 }
 
 // theNamed is the registered graph's ties and its graph (built once, on
@@ -47,21 +47,12 @@ func theNamed() (*Named, *engine.Graph) {
 	namedMu.Lock()
 	n, g := named, namedGraph
 	namedMu.Unlock()
-	if n == nil || g != nil {
-		return n, g
+	if n == nil {
+		return nil, nil
 	}
 	// Built outside the lock: the graph's constructor is the
 	// registering package's code.
-	g = n.Graph()
-	namedMu.Lock()
-	defer namedMu.Unlock()
-	if named != n {
-		return n, g // registered again meanwhile: this call's graph
-	}
-	if namedGraph == nil {
-		namedGraph = g
-	}
-	return n, namedGraph
+	return n, g()
 }
 
 // registered is the ties of the graph called name, nil when it has none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -251,4 +252,64 @@ func lateWrite(t *testing.T, dbURL string) {
 func dbOID(t *testing.T, dbURL string) string {
 	t.Helper()
 	return one(t, Admin(t), "select coalesce((select oid::text from pg_database where datname = '"+Name(dbURL)+"'), 'none')")
+}
+
+// A copy goes back empty whichever way its rows go: a few by delete, many
+// (more than fewRows in a table) or ones a foreign key keeps (the parent
+// listed before its child) by truncate; its sequences restart either way,
+// one that only a rolled-back insert moved too.
+func TestACopyIsEmptiedHoweverItsRowsGo(t *testing.T) {
+	tmpl := Template(t, "pgtest_empty", func(ctx context.Context, dbURL string) error {
+		return exec(ctx, dbURL, `create table a_parent (id bigserial primary key);
+create table b_child (id bigserial primary key, parent bigint references a_parent);
+create table c_log (id bigint generated always as identity, v text)`)
+	})
+	for _, c := range []struct {
+		name  string
+		dirty []string
+	}{
+		{"a few rows", []string{"insert into c_log (v) values ('x'), ('y')"}},
+		{"many rows", []string{fmt.Sprintf("insert into c_log (v) select 'r' from generate_series(1, %d)", fewRows+1)}},
+		{"rows a foreign key keeps", []string{"insert into a_parent default values", "insert into b_child (parent) values (1)"}},
+		{"a rolled-back insert", []string{"begin; insert into c_log (v) values ('gone'); rollback"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first, pooled := useOnce(t, tmpl, "pgtest_empty", c.dirty...)
+			if !pooled {
+				t.Fatalf("%s: dropped, not pooled", Name(first))
+			}
+			next := FreshFrom(&endingTB{TB: t}, "pgtest_empty", tmpl)
+			if dbOID(t, next) != dbOID(t, first) {
+				t.Fatal("the next copy is not the pooled one")
+			}
+			for _, tbl := range []string{"a_parent", "b_child", "c_log"} {
+				if got := one(t, next, "select count(*)::text from "+tbl); got != "0" {
+					t.Errorf("%s holds %s rows of the last test", tbl, got)
+				}
+			}
+			if got := one(t, next, "insert into c_log (v) values ('n') returning id::text"); got != "1" {
+				t.Errorf("c_log's identity gave %s, want 1 (restarted)", got)
+			}
+			Exec(t, next, "truncate a_parent, b_child, c_log restart identity") // its endingTB never ends: leave it fresh
+			templates.Lock()
+			templates.byName[tmpl].idle = append(templates.byName[tmpl].idle, next)
+			templates.Unlock()
+		})
+	}
+}
+
+// useOnce hands out a copy of tmpl, runs dirty in it, ends its test
+// clean, and says whether the copy went back to the pool.
+func useOnce(t *testing.T, tmpl, prefix string, dirty ...string) (dbURL string, pooled bool) {
+	t.Helper()
+	tb := &endingTB{TB: t}
+	dbURL = FreshFrom(tb, prefix, tmpl)
+	for _, sql := range dirty {
+		Exec(t, dbURL, sql)
+	}
+	tb.end()
+	templates.Lock()
+	pooled = slices.Contains(templates.byName[tmpl].idle, dbURL)
+	templates.Unlock()
+	return dbURL, pooled
 }

@@ -278,8 +278,9 @@ create table c_log (id bigint generated always as identity, v text)`)
 			if !pooled {
 				t.Fatalf("%s: dropped, not pooled", Name(first))
 			}
+			oid := dbOID(t, first)
 			next := FreshFrom(&endingTB{TB: t}, "pgtest_empty", tmpl)
-			if dbOID(t, next) != dbOID(t, first) {
+			if dbOID(t, next) != oid {
 				t.Fatal("the next copy is not the pooled one")
 			}
 			for _, tbl := range []string{"a_parent", "b_child", "c_log"} {

@@ -1,7 +1,8 @@
-package store
+package store_test
 
 import (
 	"fmt"
+	"rewind/store"
 	"strings"
 	"testing"
 )
@@ -20,10 +21,10 @@ func TestNameFormat(t *testing.T) {
 		{long, strings.Repeat("x", 64) + "…(100 bytes)", `"` + strings.Repeat("x", 64) + `"…(100 bytes)`},
 	}
 	for _, c := range cases {
-		if got := fmt.Sprintf("%s", Name(c.id)); got != c.s {
+		if got := fmt.Sprintf("%s", store.Name(c.id)); got != c.s {
 			t.Errorf("%%s of %q = %s, want %s", c.id, got, c.s)
 		}
-		if got := fmt.Sprintf("%q", Name(c.id)); got != c.q {
+		if got := fmt.Sprintf("%q", store.Name(c.id)); got != c.q {
 			t.Errorf("%%q of %q = %s, want %s", c.id, got, c.q)
 		}
 	}

@@ -1,7 +1,8 @@
-package store
+package store_test
 
 import (
 	"fmt"
+	"rewind/store"
 	"strings"
 	"testing"
 )
@@ -23,39 +24,39 @@ func TestBodyWords(t *testing.T) {
 		{`{"content":"unterminated`, ""},
 		{`not json`, ""},
 	} {
-		if got := strings.Join(BodyWords([]byte(c.body)), " "); got != c.want {
+		if got := strings.Join(store.BodyWords([]byte(c.body)), " "); got != c.want {
 			t.Errorf("BodyWords(%s) = %q, want %q", c.body, got, c.want)
 		}
 	}
 	long := strings.Repeat("é", 80) // 160 bytes
-	if got := BodyWords([]byte(`{"content":"` + long + `"}`)); len(got) != 1 || got[0] != strings.Repeat("é", 50) {
-		t.Errorf("a 160-byte word = %q, want it cut at %d bytes, whole characters", got, MaxWordBytes)
+	if got := store.BodyWords([]byte(`{"content":"` + long + `"}`)); len(got) != 1 || got[0] != strings.Repeat("é", 50) {
+		t.Errorf("a 160-byte word = %q, want it cut at %d bytes, whole characters", got, store.MaxWordBytes)
 	}
 	var many strings.Builder
-	for i := range MaxWords + 100 {
+	for i := range store.MaxWords + 100 {
 		fmt.Fprintf(&many, "w%d w%d ", i, i)
 	}
-	got := BodyWords([]byte(`{"content":"` + many.String() + `"}`))
-	if len(got) != MaxWords || got[0] != "w0" || got[MaxWords-1] != fmt.Sprintf("w%d", MaxWords-1) {
-		t.Errorf("%d distinct words: kept %d (%q…%q), want the first %d", MaxWords+100, len(got), got[0], got[len(got)-1], MaxWords)
+	got := store.BodyWords([]byte(`{"content":"` + many.String() + `"}`))
+	if len(got) != store.MaxWords || got[0] != "w0" || got[store.MaxWords-1] != fmt.Sprintf("w%d", store.MaxWords-1) {
+		t.Errorf("%d distinct words: kept %d (%q…%q), want the first %d", store.MaxWords+100, len(got), got[0], got[len(got)-1], store.MaxWords)
 	}
 }
 
 // A query's words, and the spans a hit marks: the words a query word
 // begins.
 func TestSearchQueryAndMatches(t *testing.T) {
-	if got := strings.Join(SearchQuery(`"Refund" OR refund, SO2026*`), " "); got != "refund or so2026" {
+	if got := strings.Join(store.SearchQuery(`"Refund" OR refund, SO2026*`), " "); got != "refund or so2026" {
 		t.Errorf("SearchQuery = %q", got)
 	}
 	text := "Refund SO20260901 (refunded), not prefund."
 	var got []string
-	for _, sp := range Matches(text, SearchQuery("refund so2026")) {
+	for _, sp := range store.Matches(text, store.SearchQuery("refund so2026")) {
 		got = append(got, text[sp[0]:sp[1]])
 	}
 	if strings.Join(got, ",") != "Refund,SO20260901,refunded" {
 		t.Errorf("Matches = %q, want Refund,SO20260901,refunded (not prefund)", got)
 	}
-	if !HasWords(BodyWords([]byte(`{"c":"refunded twice"}`)), SearchQuery("TWI ref")) || HasWords([]string{"refund"}, SearchQuery("refund twice")) {
+	if !store.HasWords(store.BodyWords([]byte(`{"c":"refunded twice"}`)), store.SearchQuery("TWI ref")) || store.HasWords([]string{"refund"}, store.SearchQuery("refund twice")) {
 		t.Error("HasWords: every query word must begin a word")
 	}
 }

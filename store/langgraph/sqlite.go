@@ -257,17 +257,22 @@ type readConn struct {
 // snapshots.
 const maxIdleReads = 2
 
-func (c *readConn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st := c.stmts[q]; st != nil {
-		return st, nil
+// prepare makes sure q is prepared on the connection.
+func (c *readConn) prepare(ctx context.Context, q string) error {
+	if c.stmts[q] != nil {
+		return nil
 	}
 	st, err := c.conn.PrepareContext(ctx, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.stmts[q] = st
-	return st, nil
+	return nil
 }
+
+// prepared is q's statement, once prepare made it (the connection's: it
+// closes them).
+func (c *readConn) prepared(q string) *sql.Stmt { return c.stmts[q] }
 
 func (c *readConn) close() error {
 	var err error
@@ -403,19 +408,17 @@ func (s *sqliteSnap) done() {
 }
 
 func (s *sqliteSnap) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := s.c.stmt(ctx, q)
-	if err != nil {
+	if err := s.c.prepare(ctx, q); err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return s.c.prepared(q).QueryContext(ctx, args...)
 }
 
 func (s *sqliteSnap) queryRow(ctx context.Context, q string, args []any, dst ...any) error {
-	st, err := s.c.stmt(ctx, q)
-	if err != nil {
+	if err := s.c.prepare(ctx, q); err != nil {
 		return err
 	}
-	return st.QueryRowContext(ctx, args...).Scan(dst...)
+	return s.c.prepared(q).QueryRowContext(ctx, args...).Scan(dst...)
 }
 
 func (s *sqliteSnap) namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error) {

@@ -182,10 +182,14 @@ func connect(ctx context.Context, cfg *pgxpool.Config, t target) (*pgxpool.Pool,
 	if err != nil {
 		return nil, t.wrap(err, "cannot set up a connection pool for %s", t)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	// Connect now, for the connect's error here; no ping on top (a round
+	// trip): the pool pings a connection only after it sat idle.
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, t.connectError(ctx, err)
 	}
+	pc.Release()
 	return pool, nil
 }
 

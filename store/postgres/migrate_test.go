@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store"
 )
@@ -64,6 +67,45 @@ func TestOpenOfACurrentSchemaIsOneRoundTrip(t *testing.T) {
 	if rt, conns := writes.Load()-w, dials.Load()-d; rt != 1 || conns != 0 {
 		t.Errorf("Open of a current schema took %d round trips and %d new connections, want 1 and 0", rt, conns)
 	}
+}
+
+// Connecting sends no statement of its own (it sent a ping): the
+// connection's startup (and authentication) only.
+func TestConnectSendsNoStatement(t *testing.T) {
+	t.Parallel()
+	dbURL := freshDB(t)
+	var statements atomic.Int64
+	c, err := dial(context.Background(), dbURL, func(cfg *pgxpool.Config) {
+		var d net.Dialer
+		cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return statementConn{Conn: c, statements: &statements}, nil
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.pool.Close()
+	if n := statements.Load(); n != 0 {
+		t.Errorf("connecting sent %d statements, want none", n)
+	}
+}
+
+// statementConn counts the writes that carry a statement: a simple query
+// ('Q') or an extended one (it starts with Parse or Bind).
+type statementConn struct {
+	net.Conn
+	statements *atomic.Int64
+}
+
+func (c statementConn) Write(b []byte) (int, error) {
+	if len(b) > 0 && (b[0] == 'Q' || b[0] == 'P' || b[0] == 'B') {
+		c.statements.Add(1)
+	}
+	return c.Conn.Write(b)
 }
 
 // A fast open reads no privileges: a refusal afterwards reads them then,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // privileges is who this store's connections are and where rewind's
@@ -40,12 +41,45 @@ select current_user::text,
        coalesce(has_schema_privilege(coalesce(current_schema(), (select nspname from t), 'public'), 'USAGE'), false),
        current_setting('search_path')`
 
+// readPrivileges reads the privileges on conn, for who to return.
 func (s *Store) readPrivileges(ctx context.Context, conn *pgx.Conn) error {
-	p := &s.privileges
-	if err := conn.QueryRow(ctx, whoSQL, versionTable).Scan(&p.user, &p.schema, &p.owner, &p.usage, &p.path); err != nil {
+	if err := s.readWho(ctx, conn); err != nil {
 		return s.target.wrap(s.db(err), "cannot read which privileges user %q has", s.target.user)
 	}
 	return nil
+}
+
+// readWho is readPrivileges with the driver's error as it is: who calls
+// it from db, which must not come back to who.
+func (s *Store) readWho(ctx context.Context, conn *pgx.Conn) error {
+	var p privileges
+	if err := conn.QueryRow(ctx, whoSQL, versionTable).Scan(&p.user, &p.schema, &p.owner, &p.usage, &p.path); err != nil {
+		return err
+	}
+	s.privMu.Lock()
+	s.privileges, s.privRead = p, true
+	s.privMu.Unlock()
+	return nil
+}
+
+// who returns the privileges, reading them on a connection of the pool
+// the first time: the one that was refused may be in an aborted
+// transaction. When they cannot be read, the message names the URL's user
+// and schema public, and the next refusal tries again.
+func (s *Store) who(ctx context.Context) privileges {
+	s.privMu.Lock()
+	p, ok := s.privileges, s.privRead
+	s.privMu.Unlock()
+	if ok {
+		return p
+	}
+	err := s.pool.AcquireFunc(ctx, func(pc *pgxpool.Conn) error { return s.readWho(ctx, pc.Conn()) })
+	if err != nil {
+		return privileges{user: s.target.user, usage: true}
+	}
+	s.privMu.Lock()
+	defer s.privMu.Unlock()
+	return s.privileges
 }
 
 // plain matches an identifier that needs no quotes.
@@ -93,8 +127,8 @@ func (e *denied) Error() string { return e.msg }
 func (e *denied) Unwrap() error { return e.err }
 
 // deniedError explains the server's refusal pgErr (SQLSTATE 42501).
-func (s *Store) deniedError(pgErr *pgconn.PgError) error {
-	p := s.privileges
+func (s *Store) deniedError(ctx context.Context, pgErr *pgconn.PgError) error {
+	p := s.who(ctx)
 	what := strings.TrimSpace(pgErr.Message) // "permission denied for table graph_checkpoints"
 	var fix string
 	switch {
@@ -110,8 +144,8 @@ func (s *Store) deniedError(pgErr *pgconn.PgError) error {
 
 // invisible is Open's error when the user may not use the schema that
 // holds rewind's tables: it cannot tell them from nothing.
-func (s *Store) invisible() error {
-	p := s.privileges
+func (s *Store) invisible(ctx context.Context) error {
+	p := s.who(ctx)
 	return fmt.Errorf("postgres store: %s: user %s may not use schema %s, which holds rewind's tables: run %s: GRANT USAGE ON SCHEMA %s TO %s; %s",
 		s.target, ident(p.user), ident(p.schemaOr()), p.byOwner(), ident(p.schemaOr()), ident(p.user), p.grant())
 }

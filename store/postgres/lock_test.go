@@ -201,7 +201,18 @@ func (c countingConn) Write(b []byte) (int, error) {
 func openCounting(t *testing.T) (s *Store, writes, dials *atomic.Int64) {
 	t.Helper()
 	writes, dials = new(atomic.Int64), new(atomic.Int64)
-	s, err := open(context.Background(), freshDB(t), func(cfg *pgxpool.Config) {
+	s, err := open(context.Background(), freshDB(t), counting(writes, dials))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, writes, dials
+}
+
+// counting makes a pool's connections count their writes (a round trip
+// each) and the connections made.
+func counting(writes, dials *atomic.Int64) func(*pgxpool.Config) {
+	return func(cfg *pgxpool.Config) {
 		var d net.Dialer
 		cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dials.Add(1)
@@ -211,12 +222,7 @@ func openCounting(t *testing.T) (s *Store, writes, dials *atomic.Int64) {
 			}
 			return countingConn{Conn: c, writes: writes}, nil
 		}
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s, writes, dials
 }
 
 // A run's writer lock costs one round trip to take and one to release,

@@ -1,13 +1,22 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store"
 )
@@ -32,6 +41,106 @@ func TestMigrationsIdempotent(t *testing.T) {
 	got := query(t, dbURL, `select version::text || ' ' || name from rewind_schema_migrations order by version`)
 	if len(got) != len(migrations()) || got[0] != "1 0001_init.sql" {
 		t.Fatalf("versions = %q, want one row per migration (%d)", got, len(migrations()))
+	}
+}
+
+// Opening a store whose schema is current, the common open of every
+// command, is one round trip on the connection made (was twelve: the
+// privileges, a transaction with the migration lock, the version, the
+// columns), and no other connection: a new session costs the server more
+// than the statements.
+func TestOpenOfACurrentSchemaIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	_, dbURL := openFresh(t)
+	ctx := context.Background()
+	writes, dials := new(atomic.Int64), new(atomic.Int64)
+	connected, err := dial(ctx, dbURL, counting(writes, dials))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, d := writes.Load(), dials.Load()
+	s, err := (&Conn{connected}).Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if rt, conns := writes.Load()-w, dials.Load()-d; rt != 1 || conns != 0 {
+		t.Errorf("Open of a current schema took %d round trips and %d new connections, want 1 and 0", rt, conns)
+	}
+}
+
+// Connecting sends no statement of its own (it sent a ping): the
+// connection's startup (and authentication) only.
+func TestConnectSendsNoStatement(t *testing.T) {
+	t.Parallel()
+	dbURL := freshDB(t)
+	var statements atomic.Int64
+	c, err := dial(context.Background(), dbURL, func(cfg *pgxpool.Config) {
+		var d net.Dialer
+		cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return statementConn{Conn: c, statements: &statements}, nil
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.pool.Close()
+	if n := statements.Load(); n != 0 {
+		t.Errorf("connecting sent %d statements, want none", n)
+	}
+}
+
+// statementConn counts the writes that carry a statement: a simple query
+// ('Q') or an extended one (it starts with Parse or Bind).
+type statementConn struct {
+	net.Conn
+	statements *atomic.Int64
+}
+
+func (c statementConn) Write(b []byte) (int, error) {
+	if len(b) > 0 && (b[0] == 'Q' || b[0] == 'P' || b[0] == 'B') {
+		c.statements.Add(1)
+	}
+	return c.Conn.Write(b)
+}
+
+// A fast open reads no privileges: a refusal afterwards reads them then,
+// on another connection (the refused one may be in an aborted
+// transaction), and names the tables' owner and their schema, as a
+// refusal did when Open read them.
+func TestDeniedAfterAFastOpenNamesOwnerAndSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := freshDB(t)
+	adminExec(t, dbURL, `create schema rw`)
+	inRW := func(s string) string {
+		u := mustURL(t, s)
+		q := u.Query()
+		q.Set("search_path", "rw")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	s, err := Open(ctx, inRW(dbURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	owner := query(t, dbURL, `select current_user::text`)[0]
+	name, as := role(t, dbURL)
+	adminExec(t, dbURL, `grant usage on schema rw to `+name+`; grant select on all tables in schema rw to `+name)
+	r, err := Open(ctx, as(inRW(dbURL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = r.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`)}, nil)
+	want := "run as " + owner + " (the owner of rewind's tables): GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA rw TO " + name
+	if wantDenied(t, err, "table graph_"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("PutCheckpoint without INSERT = %v, want it to say %q", err, want)
 	}
 }
 
@@ -404,4 +513,59 @@ func wantThreads(t *testing.T, s *Store, how string, want ...string) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Threads %s as id:checkpoints/latest@updated = %q, want %q", how, got, want)
 	}
+}
+
+// BenchmarkOpenClose is a command's open of a current store: connect,
+// Open, Close, a new server session each. With REWIND_BENCH_PGDATA set to
+// the test server's data directory (on this machine) it also reports the
+// server's CPU per open: the postmaster's, its reaped backends' and its
+// live ones', from /proc.
+func BenchmarkOpenClose(b *testing.B) {
+	_, dbURL := openFresh(b)
+	ctx := context.Background()
+	dataDir := os.Getenv("REWIND_BENCH_PGDATA")
+	var before float64
+	if dataDir != "" {
+		before = serverCPU(b, dataDir)
+	}
+	for b.Loop() {
+		s, err := Open(ctx, dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	if dataDir != "" {
+		b.StopTimer()
+		time.Sleep(300 * time.Millisecond) // the last backend's exit
+		b.ReportMetric((serverCPU(b, dataDir)-before)*1000/float64(b.N), "server-ms/op")
+	}
+}
+
+// serverCPU is the CPU seconds the PostgreSQL server of dataDir has used.
+func serverCPU(b *testing.B, dataDir string) float64 {
+	b.Helper()
+	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pm, _, _ := strings.Cut(string(pidFile), "\n")
+	ticks := func(pid string, fields int) (n int64) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return 0 // a backend that just exited: counted in its parent's
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])) // f[0] is field 3
+		for _, v := range f[11 : 11+fields] {                                // utime, stime[, cutime, cstime]
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+		return n
+	}
+	total := ticks(pm, 4)
+	children, _ := os.ReadFile("/proc/" + pm + "/task/" + pm + "/children")
+	for _, c := range strings.Fields(string(children)) {
+		total += ticks(c, 2)
+	}
+	return float64(total) / 100 // USER_HZ
 }

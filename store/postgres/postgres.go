@@ -60,8 +60,11 @@ type Store struct {
 	// it is closed rather than reused (the pool's MaxConnIdleTime).
 	maxIdle time.Duration
 
-	// privileges name the user and rewind's tables in permission errors.
+	// privileges name the user and rewind's tables in permission errors,
+	// read when one needs them (who), not at every Open.
+	privMu     sync.Mutex
 	privileges privileges
+	privRead   bool
 
 	done chan struct{} // closed by Close: ends the watchers
 
@@ -179,10 +182,14 @@ func connect(ctx context.Context, cfg *pgxpool.Config, t target) (*pgxpool.Pool,
 	if err != nil {
 		return nil, t.wrap(err, "cannot set up a connection pool for %s", t)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	// Connect now, for the connect's error here; no ping on top (a round
+	// trip): the pool pings a connection only after it sat idle.
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, t.connectError(ctx, err)
 	}
+	pc.Release()
 	return pool, nil
 }
 
@@ -237,7 +244,10 @@ func (s *Store) db(err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.As(err, &pgErr) && pgErr.Code == "42501":
-		return s.deniedError(pgErr)
+		// db has no caller's context: the read of who is refused is bounded.
+		ctx, cancel := context.WithTimeout(context.Background(), defaultConnectTimeout)
+		defer cancel()
+		return s.deniedError(ctx, pgErr)
 	case errors.As(err, &pgErr) && pgErr.Code == "53100": // disk_full
 		return fmt.Errorf("%w; the disk holding the database of %s is full: free space on the server (%w)", err, s.target, store.ErrDiskFull)
 	case errors.As(err, &pgErr):

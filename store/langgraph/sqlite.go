@@ -234,11 +234,12 @@ type sqliteDB struct {
 	// unless the table has none.
 	order string
 
-	mu   sync.Mutex
-	db   *sql.DB
-	mode string
-	old  []*sql.DB
-	idle []*readConn // of db: connections between snapshots, their statements kept
+	mu     sync.Mutex
+	db     *sql.DB
+	mode   string
+	old    []*sql.DB
+	idle   []*readConn // of db: connections between snapshots, their statements kept
+	closed bool        // by close: a snapshot that ends later closes its connection
 }
 
 // readConn is a connection a snapshot reads on, with the statements
@@ -318,7 +319,7 @@ func (s *sqliteDB) take(ctx context.Context) (*readConn, error) {
 // give returns a connection whose snapshot ended clean, for the next.
 func (s *sqliteDB) give(c *readConn) {
 	s.mu.Lock()
-	if c.db == s.db && len(s.idle) < maxIdleReads {
+	if !s.closed && c.db == s.db && len(s.idle) < maxIdleReads {
 		s.idle = append(s.idle, c)
 		c = nil
 	}
@@ -352,7 +353,7 @@ func (s *sqliteDB) close() error {
 	for _, c := range s.idle {
 		err = errors.Join(err, c.close())
 	}
-	s.idle = nil
+	s.idle, s.closed = nil, true
 	err = errors.Join(err, s.db.Close())
 	for _, db := range s.old {
 		err = errors.Join(err, db.Close())

@@ -47,9 +47,7 @@ func TestAnswersPinTheReviewedDraftWithOp(t *testing.T) {
 	eachAnswerStore(t, func(t *testing.T, spec func(*testing.T) string) {
 		db := spec(t)
 		env := []string{"REWIND_STORE=" + db}
-		if r := rewind(t, env, "run", "--thread", "P", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 {
-			t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
-		}
+		startDraft(t, env, "P")
 		reviewed := waitingOp(t, env, "P")
 		if r := rewind(t, env, "reject", "P", "--reason", "say when it arrives", "--redraft", "--op", reviewed); r.code != 0 {
 			t.Fatalf("reject --op of the waiting draft: %d %s %s", r.code, r.stdout, r.stderr)
@@ -145,9 +143,7 @@ func TestApproveWithAuthTTLGrantsAMigratedV1Draft(t *testing.T) {
 		t.Fatalf("%d drafts, want the v1 draft made", n)
 	}
 
-	if r := rewind(t, env, "run", "--thread", "G", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 {
-		t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
-	}
+	startDraft(t, env, "G")
 	own := waitingOp(t, env, "G")
 	oneLine(t, rewind(t, env, "approve", "G", "--auth-ttl", "2h"), 1, "has its grant already", "approve without --auth-ttl", "nothing was approved")
 	if op := operationsOf(t, env, "G")[own]; op.Status != "awaiting_approval" {

@@ -65,9 +65,7 @@ func TestCancelledDraftDoesNotComeBack(t *testing.T) {
 	t.Parallel()
 	eachAnswerStore(t, func(t *testing.T, spec func(*testing.T) string) {
 		env := []string{"REWIND_STORE=" + spec(t)}
-		if r := rewind(t, env, "run", "--thread", "T", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval") {
-			t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
-		}
+		startDraft(t, env, "T")
 		if r := rewind(t, env, "cancel", "T", "--reason", "the customer withdrew it"); r.code != 0 {
 			t.Fatalf("cancel: %d %s %s", r.code, r.stdout, r.stderr)
 		}
@@ -101,9 +99,7 @@ func TestApproveEditRefusesADraftChangedWhileEditing(t *testing.T) {
 	eachAnswerStore(t, func(t *testing.T, spec func(*testing.T) string) {
 		db := spec(t)
 		env := []string{"REWIND_STORE=" + db}
-		if r := rewind(t, env, "run", "--thread", "E", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 {
-			t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
-		}
+		startDraft(t, env, "E")
 		before := operationsOf(t, env, "E")
 		editor := binary + " reject E --reason 'say the refund takes 5 days' --redraft >/dev/null 2>&1; sed -i s/Here/HERE/"
 		r := rewind(t, append(env, "EDITOR="+editor), "approve", "E", "--edit")

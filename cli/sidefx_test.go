@@ -9,6 +9,14 @@ import (
 	"testing"
 )
 
+// startDraft runs a turn on thread that stops at its draft's approval.
+func startDraft(t *testing.T, env []string, thread string) {
+	t.Helper()
+	if r := rewind(t, env, "run", "--thread", thread, "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval") {
+		t.Fatalf("run --draft: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
 const draftSentence = "My order SO20260901 hasn't arrived yet: what is the order status, where is the parcel now, and can I get a refund if it is lost?"
 
 // Issue 10, item 3, across processes: a record bumped by `rewind source
@@ -19,9 +27,7 @@ func TestSourceBumpInAnotherProcessBlocksTheDraft(t *testing.T) {
 	t.Parallel()
 	path, spec := dbSpec(t)
 	env := []string{"REWIND_STORE=" + spec}
-	if r := rewind(t, env, "run", "--thread", "s", "--input", draftSentence, "--draft", "--auth-ttl", "1h"); r.code != 0 || !strings.Contains(r.stdout, "awaiting approval") {
-		t.Fatalf("run: %d %s %s", r.code, r.stdout, r.stderr)
-	}
+	startDraft(t, env, "s")
 	if r := rewind(t, env, "source", "bump", "shipments/SO20260901"); r.code != 0 || r.stdout != "shipments/SO20260901: v1 → v2\n" {
 		t.Fatalf("bump: %d %q %s", r.code, r.stdout, r.stderr)
 	}

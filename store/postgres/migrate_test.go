@@ -117,14 +117,7 @@ func TestDeniedAfterAFastOpenNamesOwnerAndSchema(t *testing.T) {
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	adminExec(t, dbURL, `create schema rw`)
-	inRW := func(s string) string {
-		u := mustURL(t, s)
-		q := u.Query()
-		q.Set("search_path", "rw")
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	s, err := Open(ctx, inRW(dbURL))
+	s, err := Open(ctx, withSearchPath(t, dbURL, "rw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +125,7 @@ func TestDeniedAfterAFastOpenNamesOwnerAndSchema(t *testing.T) {
 	owner := query(t, dbURL, `select current_user::text`)[0]
 	name, as := role(t, dbURL)
 	adminExec(t, dbURL, `grant usage on schema rw to `+name+`; grant select on all tables in schema rw to `+name)
-	r, err := Open(ctx, as(inRW(dbURL)))
+	r, err := Open(ctx, as(withSearchPath(t, dbURL, "rw")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,6 +219,16 @@ func TestCreateAndConnectNamedWithTheGrant(t *testing.T) {
 	}
 }
 
+// withSearchPath is dbURL with its search_path set to path.
+func withSearchPath(t *testing.T, dbURL, path string) string {
+	t.Helper()
+	u := mustURL(t, dbURL)
+	q := u.Query()
+	q.Set("search_path", path)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
@@ -236,23 +246,16 @@ func TestSearchPathNamedInTheHint(t *testing.T) {
 	ctx := context.Background()
 	dbURL := freshDB(t)
 	name, as := role(t, dbURL)
-	withPath := func(s string) string {
-		u := mustURL(t, s)
-		q := u.Query()
-		q.Set("search_path", "evil")
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	_, err := Open(ctx, withPath(dbURL))
+	_, err := Open(ctx, withSearchPath(t, dbURL, "evil"))
 	if err == nil || !strings.Contains(err.Error(), "the search_path (evil) names no schema") || strings.Contains(err.Error(), "public") {
 		t.Errorf("Open with search_path=evil, no such schema = %v, want the search_path named, not public", err)
 	}
 	adminExec(t, dbURL, "CREATE SCHEMA evil; GRANT USAGE ON SCHEMA evil TO "+name)
-	_, err = Open(ctx, as(withPath(dbURL)))
+	_, err = Open(ctx, as(withSearchPath(t, dbURL, "evil")))
 	if err == nil || !strings.HasSuffix(err.Error(), "GRANT USAGE, CREATE ON SCHEMA evil TO "+name) || strings.Contains(err.Error(), "public") {
 		t.Errorf("Open with search_path=evil, a schema the role may not create in = %v, want schema evil named", err)
 	}
-	s, err := Open(ctx, withPath(dbURL))
+	s, err := Open(ctx, withSearchPath(t, dbURL, "evil"))
 	if err != nil {
 		t.Fatalf("Open as its owner: %v", err)
 	}

@@ -67,7 +67,7 @@ func adminExec(ctx context.Context, adminURL, sql string) error {
 type template struct {
 	name  string
 	print []string // fingerprint of a fresh copy
-	kept  []string // tables that hold rows in it (migration records): never truncated
+	kept  []string // tables that hold rows in it (migration records): never emptied
 	idle  []string // URLs of copies reset to print, shut to sessions (reset)
 	drop  func() error
 }

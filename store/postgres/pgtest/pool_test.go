@@ -115,10 +115,7 @@ create function f() returns int language sql as 'select 1'`)
 	if got := one(t, again, "insert into data (v) values ('c') returning id::text"); got != "1" {
 		t.Errorf("a reused copy's sequence gave id %s, want 1 (restarted)", got)
 	}
-	Exec(t, again, "truncate data restart identity") // its endingTB never ends: leave it fresh
-	templates.Lock()
-	templates.byName[tmpl].idle = append(templates.byName[tmpl].idle, again)
-	templates.Unlock()
+	putBack(t, tmpl, again, "data")
 
 	for _, c := range []struct {
 		name   string
@@ -291,12 +288,19 @@ create table c_log (id bigint generated always as identity, v text)`)
 			if got := one(t, next, "insert into c_log (v) values ('n') returning id::text"); got != "1" {
 				t.Errorf("c_log's identity gave %s, want 1 (restarted)", got)
 			}
-			Exec(t, next, "truncate a_parent, b_child, c_log restart identity") // its endingTB never ends: leave it fresh
-			templates.Lock()
-			templates.byName[tmpl].idle = append(templates.byName[tmpl].idle, next)
-			templates.Unlock()
+			putBack(t, tmpl, next, "a_parent, b_child, c_log")
 		})
 	}
+}
+
+// putBack empties tables of a copy whose endingTB never ends and puts it
+// back in tmpl's pool, fresh, for the next test.
+func putBack(t *testing.T, tmpl, dbURL, tables string) {
+	t.Helper()
+	Exec(t, dbURL, "truncate "+tables+" restart identity")
+	templates.Lock()
+	templates.byName[tmpl].idle = append(templates.byName[tmpl].idle, dbURL)
+	templates.Unlock()
 }
 
 // useOnce hands out a copy of tmpl, runs dirty in it, ends its test

@@ -322,7 +322,10 @@ func powerWorkload(t *testing.T, mode sqlite.Sync, checkpoints int) (cuts []powe
 	}
 	defer s.Close()
 	var committed atomic.Int64
+	// The cuts the hook takes: the store's checkpointer goroutine fsyncs
+	// too, so it appends to taken (under cutsMu) while this one writes.
 	var cutsMu sync.Mutex
+	var taken []powerCut
 	rng := rand.New(rand.NewPCG(31, 1))
 	take = func() {
 		done := int(committed.Load())
@@ -330,7 +333,7 @@ func powerWorkload(t *testing.T, mode sqlite.Sync, checkpoints int) (cuts []powe
 		cutsMu.Lock()
 		defer cutsMu.Unlock()
 		some := power.image(dir, func(diskOp) bool { return rng.IntN(2) == 0 })
-		cuts = append(cuts, powerCut{none, done, "no unsynced write"}, powerCut{some, done, "some unsynced writes"})
+		taken = append(taken, powerCut{none, done, "no unsynced write"}, powerCut{some, done, "some unsynced writes"})
 	}
 	power.mu.Lock()
 	power.cuts[dir] = take
@@ -379,6 +382,9 @@ func powerWorkload(t *testing.T, mode sqlite.Sync, checkpoints int) (cuts []powe
 		}
 	}
 	take() // the power fails now, every write returned
+	cutsMu.Lock()
+	cuts = slices.Clone(taken)
+	cutsMu.Unlock()
 	fsyncs = power.syncs(dir)
 	t.Logf("sync %s: %d writes reported done at %d points, %d fsyncs, %d cuts", mode, len(done), reports, fsyncs, len(cuts))
 	return cuts, done, reports, fsyncs

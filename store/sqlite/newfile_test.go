@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/store"
 	"rewind/store/sqlite"
 )
 
@@ -72,4 +73,40 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkOpenGet opens a store on a file that holds a short thread,
+// reads its newest checkpoint and closes it: what a read command's new
+// process does (`rewind show`), and an existing file's share of the
+// tests' opens.
+func BenchmarkOpenGet(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "rewind.db")
+	ctx := b.Context()
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for id := int64(1); id <= 20; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, Base: true, State: fmt.Appendf(nil, `{"step":%d}`, id)}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	cpu := cpuTime(b)
+	for b.Loop() {
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if cp, err := s.Latest(ctx, "t"); err != nil || cp.ID != 20 {
+			b.Fatalf("Latest: checkpoint %d, %v", cp.ID, err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 }

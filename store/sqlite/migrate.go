@@ -290,10 +290,10 @@ func create(path string) error {
 	return nil
 }
 
-// inspect checks the file through a read-only connection, before anything
-// (such as switching it to WAL) can change it, and returns its store
-// schema version (0: a new file).
-func inspect(ctx context.Context, path, uri string) (int, error) {
+// inspect checks the file through db, the readers' pool (query_only, no
+// journal_mode), before anything (such as switching it to WAL) can change
+// it, and returns its store schema version (0: a new file).
+func inspect(ctx context.Context, path string, db *sql.DB) (int, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
@@ -304,11 +304,6 @@ func inspect(ctx context.Context, path, uri string) (int, error) {
 	if fi.Size() == 0 {
 		return 0, nil
 	}
-	db, err := sql.Open("sqlite", uri+"_pragma=busy_timeout(5000)&_pragma=query_only(1)")
-	if err != nil {
-		return 0, fmt.Errorf("open sqlite store %s: %w", path, err)
-	}
-	defer db.Close()
 	var tables, ours int
 	err = db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'rewind_store_schema')
 		FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &ours)

@@ -75,6 +75,10 @@ func (y Sync) pragma() string {
 	return "&_pragma=synchronous(FULL)"
 }
 
+// readerPragmas are pragmas but journal_mode: a reader reads in the
+// file's mode, and opens before the file is known to be a store (check).
+const readerPragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)" + readMmap
+
 // readOnlyPragmas are the connections' of a store this process cannot
 // write (see access).
 const readOnlyPragmas = "_pragma=busy_timeout(5000)&_pragma=query_only(1)" + readMmap
@@ -110,7 +114,7 @@ type Store struct {
 	clock     func() time.Time // stamps rows (WithClock; nil: time.Now)
 	sync      Sync             // WithSync; "": SyncFull
 	vfs       string           // the SQLite VFS (tests: withVFS); "": the OS's
-	schema    int              // WithSchema; 0: Open reads it
+	schema    int              // WithSchema; 0: Open reads it (check): the file's at Open
 	// file is the database's absolute path. lazyCommits says that a
 	// commit since the last fsync of the WAL was not fsynced (see lazy);
 	// syncWAL fsyncs it with fileSync (tests: WithFileSync; nil: fsync),
@@ -269,30 +273,33 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	// A URI, so that '?', '#' and '%' in the path stay part of the file name.
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params
-	version := s.schema
-	if version > 0 {
-		err = checkVersion(path, version)
-	} else {
-		version, err = inspect(ctx, path, uri)
-	}
-	if err != nil {
-		return nil, err
-	}
+	// The readers' pool opens first, and inspect reads the file on its
+	// first connection, which then stays for the reads: a connection of
+	// inspect's own parsed the file's schema once more and, the process's
+	// last to close, emptied and unmapped the WAL index that the reader
+	// then opened again (38% of BenchmarkOpenGet's CPU). A reader sets
+	// no journal_mode, so it changes nothing in a file Open refuses; the
+	// writer's connection switches a new file to WAL (migrate), and a
+	// connection reads in the mode the file is in.
 	conns := pragmas + s.Sync().pragma()
+	s.watchDSN = uri + readerPragmas + s.Sync().pragma() + "&_pragma=query_only(1)"
 	if readOnly != "" {
 		// No journal_mode: a read-only connection must not try to set it.
 		conns = readOnlyPragmas
-		switch {
-		case version == 0:
-			return nil, fmt.Errorf("open sqlite store %s: it is not a rewind store yet, and %s", path, readOnly)
-		case version < schemaVersion:
-			return nil, fmt.Errorf("open sqlite store %s: it was written by an older rewind (store schema %d, this binary writes %d) and needs an upgrade, but %s", path, version, schemaVersion, readOnly)
-		}
+		s.watchDSN = uri + readOnlyPragmas
+	}
+	if s.r.DB, err = sql.Open("sqlite", s.watchDSN); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if err := s.check(ctx); err != nil {
+		s.r.Close()
+		return nil, err
 	}
 	// BEGIN IMMEDIATE takes the write lock up front, so a transaction never
 	// fails half-way because another process started writing (_txlock:
 	// migrate's; the writer runs its own BEGIN IMMEDIATE).
 	if s.w.DB, err = sql.Open("sqlite", uri+conns+"&_txlock=immediate"); err != nil {
+		s.r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.w.SetMaxOpenConns(1)
@@ -300,16 +307,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// A store of this schema opens without a write: migrate's transaction
 	// took the file's write lock for every command, one more wait (and,
 	// under contention, one more SQLITE_BUSY) before any work.
-	if readOnly == "" && version != schemaVersion {
+	if readOnly == "" && s.schema != schemaVersion {
 		if err := s.migrateWaiting(ctx); err != nil {
+			s.r.Close()
 			s.w.Close()
 			return nil, err
 		}
-	}
-	s.watchDSN = uri + conns + "&_pragma=query_only(1)"
-	if s.r.DB, err = sql.Open("sqlite", s.watchDSN); err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	n := max(4, runtime.GOMAXPROCS(0))
 	s.r.SetMaxOpenConns(n)
@@ -322,13 +325,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// The writer's connection and its statements are taken at the first
 	// write (begin): preparing them cost a command that only reads a
 	// tenth of its process. Of the reader's, Open prepares what loading a
-	// checkpoint reads (a load after Open pays no parsing); the others
-	// are prepared at their first use.
-	err = errors.Join(
-		s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRange, sqlHeadDoc, sqlBodies))
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))
+	// checkpoint reads (a load after Open pays no parsing), on a file that
+	// was a store already: a new one has no checkpoint to load, and its
+	// reader's connection (a parse of the whole schema, 15% of
+	// BenchmarkOpenNewFile's CPU) waits for a first read. The others are
+	// prepared at their first use.
+	if s.schema != 0 {
+		if err := s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRange, sqlHeadDoc, sqlBodies); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))
+		}
 	}
 	if readOnly == "" {
 		if err := s.startCheckpointer(uri + conns); err != nil {
@@ -342,6 +348,28 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.retryWipe(ctx)
 	s.w.mu.Unlock()
 	return s, nil
+}
+
+// check reads the file's store schema version into s.schema (unless
+// WithSchema gave it) and refuses what this process cannot open: a newer
+// schema, or, read-only, a file that is no store of this schema yet.
+func (s *Store) check(ctx context.Context) error {
+	var err error
+	if s.schema > 0 {
+		err = checkVersion(s.path, s.schema)
+	} else {
+		s.schema, err = inspect(ctx, s.path, s.r.DB)
+	}
+	if err != nil || s.readOnly == "" {
+		return err
+	}
+	switch {
+	case s.schema == 0:
+		return fmt.Errorf("open sqlite store %s: it is not a rewind store yet, and %s", s.path, s.readOnly)
+	case s.schema < schemaVersion:
+		return fmt.Errorf("open sqlite store %s: it was written by an older rewind (store schema %d, this binary writes %d) and needs an upgrade, but %s", s.path, s.schema, schemaVersion, s.readOnly)
+	}
+	return nil
 }
 
 func code(err error) int {

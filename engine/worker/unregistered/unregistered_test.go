@@ -1,27 +1,21 @@
-package worker
+package unregistered_test
 
 import (
 	"strings"
 	"testing"
+
+	"rewind/engine/worker"
 )
 
 // A program that links the worker but not the ticket (a graph author's
-// own) has no graph registered: Parse has no graph to read a point for.
-// It must say so and name the fix, not take the ticket's named points
-// (mid-fanout, after-verify: they would never fire, and the run would end
-// "never reached") nor call a before:NODE it lists as a form unknown.
+// own, as this test's binary) has no graph registered: Parse has no graph
+// to read a point for. It must say so and name the fix, not take the
+// ticket's named points (mid-fanout, after-verify: they would never fire,
+// and the run would end "never reached") nor call a before:NODE it lists
+// as a form unknown.
 func TestParseWithNoGraphRegisteredNamesTheFix(t *testing.T) {
-	namedMu.Lock()
-	n, g := named, namedGraph
-	named, namedGraph = nil, nil
-	namedMu.Unlock()
-	t.Cleanup(func() {
-		namedMu.Lock()
-		named, namedGraph = n, g
-		namedMu.Unlock()
-	})
 	for _, spec := range []string{"before:executor", "after-verify", "mid-fanout@2", "before-commit"} {
-		_, _, err := Parse(spec)
+		_, _, err := worker.Parse(spec)
 		if err == nil {
 			t.Errorf("Parse(%q) with no graph registered took it: a point no run of this program can reach", spec)
 			continue

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"rewind/cli/app"
 	"rewind/engine"
@@ -77,7 +79,7 @@ func (s *callCounter) Threads(ctx context.Context) ([]store.Thread, error) {
 	return s.Store.Threads(ctx)
 }
 
-func (s *callCounter) RecentThreads(ctx context.Context, before string, limit int) ([]store.Thread, int, error) {
+func (s *callCounter) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) ([]store.Thread, int, error) {
 	s.calls.Add(1)
 	return s.Store.RecentThreads(ctx, before, limit)
 }
@@ -261,7 +263,12 @@ func TestThreadsPageNewestByUpdate(t *testing.T) {
 		if got := threadIDs(out); !slices.Equal(got, want[:5]) {
 			t.Errorf("first screen lists %q, want the 5 most recently updated %q:\n%s", got, want[:5], out)
 		}
-		footer := "… 7 more threads, updated earlier: rewind threads --before t04 --limit 5\n(the most recently updated screenful; every thread: rewind threads -n 0)\n"
+		// The footer's cursor is t04's place: its id and update time.
+		t04, _, err := e.RecentThreads(t.Context(), store.ThreadCursor{ID: "t09"}, 1)
+		if err != nil || len(t04) != 1 || t04[0].ID != "t04" {
+			t.Fatalf("the thread after t09: %v, %v; want t04", t04, err)
+		}
+		footer := "… 7 more threads, updated earlier: rewind threads --before t04@" + t04[0].UpdatedAt.UTC().Format(time.RFC3339Nano) + " --limit 5\n(the most recently updated screenful; every thread: rewind threads -n 0)\n"
 		if !strings.HasSuffix(out, footer) {
 			t.Errorf("first screen ends\n%s\nwant the footer\n%s", out, footer)
 		}
@@ -335,7 +342,7 @@ type writeBetween struct {
 	done  bool
 }
 
-func (w *writeBetween) RecentThreads(ctx context.Context, before string, limit int) ([]store.Thread, int, error) {
+func (w *writeBetween) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) ([]store.Thread, int, error) {
 	ts, rest, err := w.Store.RecentThreads(ctx, before, limit)
 	if err == nil && !w.done && len(ts) > 0 {
 		w.done = true
@@ -395,5 +402,137 @@ func TestThreadsOfAnEmptyStore(t *testing.T) {
 	}
 	if want := "no threads yet: start one with `rewind run --thread T --input TEXT`\n"; out != want {
 		t.Errorf("threads of an empty store printed\n%q\nwant\n%q", out, want)
+	}
+}
+
+// Paging on with the footer's cursor while the last thread listed is
+// written again between pages lists every thread once, on every store:
+// the cursor is where that thread was (its id and update time), not the
+// thread, which moved to the top (with its id as --before the next page
+// started over from the top and listed the first page again). --json
+// gives each row's cursor, which pages on the same way.
+func TestThreadsPageOnPastAThreadWrittenBetweenPages(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		e, err := ticket.NewEngine(b.Open(t, "threads-cursor"), ticket.NewMock(), ticket.WithSources(ticket.NewMemorySources()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range 9 {
+			if _, err := e.Run(t.Context(), fmt.Sprintf("t%02d", i), ticket.Input(bench.Sentences[i%len(bench.Sentences)]), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			want = append([]string{fmt.Sprintf("t%02d", i)}, want...)
+		}
+		wantJSONCursors(t, e, want)
+
+		// The footer's pages of 3, the first page's last thread written
+		// again after it was listed.
+		paged := pageWritingOnce(t, e, len(want))
+		if !slices.Equal(paged, want) {
+			t.Errorf("paged by the footer's --before, %s written after the first page: %q, want every thread once, %q", want[2], paged, want)
+		}
+	})
+}
+
+// wantJSONCursors: --json gives each row its cursor (its id and update
+// time), and --before a row's cursor lists the threads after it.
+func wantJSONCursors(t *testing.T, e *engine.Engine, want []string) {
+	t.Helper()
+	out, err := threadsOut(t, e, threadsArgs{asJSON: true, last: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []threadRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("--json -n 4: %d rows, %v\n%s", len(rows), err, out)
+	}
+	for _, r := range rows {
+		if c := threadCursor(r.Cursor); c.ID != r.ID || !c.UpdatedAt.Equal(r.UpdatedAt) {
+			t.Errorf("--json row %s updated %v: cursor %q, want its id and update time", r.ID, r.UpdatedAt, r.Cursor)
+		}
+	}
+	out, err = threadsOut(t, e, threadsArgs{asJSON: true, last: 4, before: rows[3].Cursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next []threadRow
+	if err := json.Unmarshal([]byte(out), &next); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range next {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, want[4:8]) {
+		t.Errorf("--json --before %s: %q, want %q", rows[3].Cursor, ids, want[4:8])
+	}
+}
+
+// pageWritingOnce pages 3 at a time by the footer's --before, runs the
+// first page's last thread again once it is listed, and says what the
+// pages listed.
+func pageWritingOnce(t *testing.T, e *engine.Engine, most int) []string {
+	t.Helper()
+	var paged []string
+	before := ""
+	for n := range most {
+		out, err := threadsOut(t, e, threadsArgs{last: 3, before: before})
+		if err != nil {
+			t.Fatalf("--before %q: %v", before, err)
+		}
+		page := threadIDs(out)
+		paged = append(paged, page...)
+		if n == 0 {
+			if _, err := e.Run(t.Context(), page[len(page)-1], ticket.Input("And the invoice?"), engine.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, cmd, ok := strings.Cut(out, "rewind threads --before ")
+		if !ok {
+			break
+		}
+		before, _, _ = strings.Cut(cmd, " ")
+	}
+	return paged
+}
+
+// --before reads THREAD@TIME as a place, cut at the last '@' and only
+// when an RFC 3339 time follows; anything else is a thread's id. The
+// footer writes the cursor of any id so that a shell reads it back whole.
+func TestThreadCursorText(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	for _, c := range []struct {
+		arg  string
+		want store.ThreadCursor
+	}{
+		{"t-0412", store.ThreadCursor{ID: "t-0412"}},
+		{"t-0412@2026-03-01T12:00:00.123456Z", store.ThreadCursor{ID: "t-0412", UpdatedAt: at}},
+		{"a@b@2026-03-01T13:00:00.123456+01:00", store.ThreadCursor{ID: "a@b", UpdatedAt: at}},
+		{"@2026-03-01T12:00:00.123456Z", store.ThreadCursor{UpdatedAt: at}},
+		{"mail@example.com", store.ThreadCursor{ID: "mail@example.com"}},
+		{"t@2026-03-01", store.ThreadCursor{ID: "t@2026-03-01"}},
+		{"t@0001-01-01T00:00:00Z", store.ThreadCursor{ID: "t@0001-01-01T00:00:00Z"}},
+	} {
+		if got := threadCursor(c.arg); got.ID != c.want.ID || !got.UpdatedAt.Equal(c.want.UpdatedAt) {
+			t.Errorf("threadCursor(%q) = %+v, want %+v", c.arg, got, c.want)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to read the footer's cursors back")
+	}
+	for _, id := range []string{"t-0412", "a@b", "it's $HOME", "tab\there \"q\" \\ `x`", "bidi\u202eevil", "ünï ☃"} {
+		c := store.ThreadCursor{ID: id, UpdatedAt: at}
+		text := cursorText(c)
+		got, err := exec.Command(bash, "-c", "printf %s "+text).Output()
+		if err != nil {
+			t.Fatalf("bash printf %s: %v", text, err)
+		}
+		if back := threadCursor(string(got)); string(got) != cursorArg(c) || back.ID != id || !back.UpdatedAt.Equal(at) {
+			t.Errorf("the footer's cursor of %q, %s, reads back in bash as %q, want %q", id, text, got, cursorArg(c))
+		}
 	}
 }

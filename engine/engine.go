@@ -1007,8 +1007,8 @@ func (e *Engine) Threads(ctx context.Context) ([]store.Thread, error) {
 	return ts, nil
 }
 
-// RecentThreads is a page of threads, newest first (store.Store.RecentThreads).
-func (e *Engine) RecentThreads(ctx context.Context, before string, limit int) (ts []store.Thread, rest int, err error) {
+// RecentThreads is a page of threads, newest first, after before (store.Store.RecentThreads).
+func (e *Engine) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) (ts []store.Thread, rest int, err error) {
 	if ts, rest, err = e.store.RecentThreads(ctx, before, limit); err != nil {
 		err = fmt.Errorf("list threads: %w", err)
 	}

@@ -377,14 +377,17 @@ type Store interface {
 	Threads(ctx context.Context) ([]Thread, error)
 	// RecentThreads lists threads as Threads does, the most recently
 	// updated first (UpdatedAt descending, then ID descending bytewise):
-	// when before is not "", only those after thread before in that order
-	// (ErrNotFound when the store has no thread before), and at most
-	// limit of them when limit > 0. rest is how many threads come after
-	// the last one listed (0 when none is listed). A page reads its own
-	// threads' rows, not the whole list, so a screenful of threads costs
-	// the same at any count; paging with the last one listed as before
-	// lists every thread once while none is written meanwhile.
-	RecentThreads(ctx context.Context, before string, limit int) (page []Thread, rest int, err error)
+	// only those after the place before (ThreadCursor: from the newest
+	// when it is zero; a bare ID is that thread's place now, ErrNotFound
+	// when the store has no thread of that ID), and at most limit of them
+	// when limit > 0. rest is how many threads come after the last one
+	// listed (0 when none is listed). A page reads its own threads' rows,
+	// not the whole list (SQLite and PostgreSQL find them on an index of
+	// updated_at and thread_id), so a screenful costs the same at any
+	// count; paging on from the last one
+	// listed (CursorAt) lists every thread once, a thread written between
+	// pages (moved to the top) included.
+	RecentThreads(ctx context.Context, before ThreadCursor, limit int) (page []Thread, rest int, err error)
 	// Fence makes the caller the thread's newest writer: it atomically
 	// hands out a new epoch, higher than every epoch the store handed out
 	// before for any thread (1 the first time in a new store), makes it the

@@ -397,7 +397,7 @@ func (t *Tenanted) threadsOf(ctx context.Context, owners map[string]string) ([]T
 // page. Else another tenant's threads must be left out of the page and
 // its count, which the store's page cannot say, so this reads the
 // tenant's whole list (Threads).
-func (t *Tenanted) RecentThreads(ctx context.Context, before string, limit int) ([]Thread, int, error) {
+func (t *Tenanted) RecentThreads(ctx context.Context, before ThreadCursor, limit int) ([]Thread, int, error) {
 	owners, err := t.ten.ThreadTenants(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -411,7 +411,7 @@ func (t *Tenanted) RecentThreads(ctx context.Context, before string, limit int) 
 	}
 	page, rest, err := RecentPage(all, before, limit)
 	if err != nil {
-		return nil, 0, fmt.Errorf("threads updated before thread %v: %w", Name(before), err)
+		return nil, 0, fmt.Errorf("threads updated before thread %v: %w", Name(before.ID), err)
 	}
 	return page, rest, nil
 }

@@ -59,13 +59,13 @@ func TestTenantRecentThreadsKeepsToTheTenant(t *testing.T) {
 		{acme, "", []string{"a2", "a1"}, 1},
 		{acme, "a1", []string{"a0"}, 0},
 	} {
-		page, rest, err := c.h.RecentThreads(ctx, c.before, 2)
+		page, rest, err := c.h.RecentThreads(ctx, store.ThreadCursor{ID: c.before}, 2)
 		if err != nil || !slices.Equal(ids(page), c.want) || rest != c.rest {
 			t.Errorf("%s: RecentThreads(%q, 2) = %q, %d, %v; want %q, %d", store.TenantOf(c.h), c.before, ids(page), rest, err, c.want, c.rest)
 		}
 	}
 	for h, other := range map[store.Store]string{def: "a1", acme: "d1"} {
-		if _, _, err := h.RecentThreads(ctx, other, 2); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := h.RecentThreads(ctx, store.ThreadCursor{ID: other}, 2); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: RecentThreads after another tenant's thread %s: %v, want ErrNotFound", store.TenantOf(h), other, err)
 		}
 	}

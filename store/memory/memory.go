@@ -480,12 +480,12 @@ func (s *Store) Threads(ctx context.Context) ([]store.Thread, error) {
 
 // RecentThreads implements store.Store: the memory store holds every
 // thread at hand, so it sorts the list.
-func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, _ int, err error) {
+func (s *Store) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) (_ []store.Thread, _ int, err error) {
 	all, err := s.Threads(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer wrap(&err, "threads updated before thread %v", check.Name(before))
+	defer wrap(&err, "threads updated before thread %v", check.Name(before.ID))
 	return store.RecentPage(all, before, limit)
 }
 

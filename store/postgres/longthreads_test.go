@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -357,4 +358,20 @@ func BenchmarkLongThread(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A page of RecentThreads reads the index of (updated_at, thread_id)
+// backward (migration 12) and stops at its limit: without it the server
+// read every graph_threads row and sorted them, at every page.
+func TestRecentThreadsPlan(t *testing.T) {
+	t.Parallel()
+	_, dbURL := openFresh(t)
+	adminExec(t, dbURL, `insert into graph_threads (thread_id, checkpoints, latest_id, updated_at)
+select 't' || i, 1, 1, timestamptz '2026-03-01 12:00:00Z' + i * interval '1 second' from generate_series(1, 5000) i`)
+	adminExec(t, dbURL, `vacuum analyze graph_threads`)
+	at := time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+	plan := strings.Join(query(t, dbURL, `explain `+recentThreadsSQL, at, "t1800", 40), "\n")
+	if !regexp.MustCompile(`Limit[^\n]*\n[^\n]*Index (Only )?Scan Backward using graph_threads_updated`).MatchString(plan) || strings.Contains(plan, "Seq Scan on graph_threads") {
+		t.Errorf("RecentThreads' page does not read graph_threads_updated backward to its limit (a Seq Scan reads every thread):\n%s", plan)
+	}
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store"
@@ -1193,42 +1194,50 @@ order by t.thread_id`)
 }
 
 // recentThreadsSQL is a page of threads after ($1, $2) in (updated_at,
-// thread_id) descending order ($1 null: from the newest), ids compared
-// bytewise (collate "C"), with how many come after it in all (the last
-// column, counted in the statement's snapshot). Only the page's rows
-// join their newest checkpoint.
-const recentThreadsSQL = `with after as (
-  select thread_id, updated_at from graph_threads
-  where $1::timestamptz is null or updated_at < $1 or (updated_at = $1 and thread_id collate "C" < $2::text collate "C")),
-page as (select thread_id from after order by updated_at desc, thread_id collate "C" desc limit $3)
-select ` + threadCols + `, (select count(*) from after)
-from page p join graph_threads t on t.thread_id = p.thread_id
+// thread_id) descending order ($1 infinity: from the newest), ids
+// compared bytewise (collate "C"), with how many come after it in all
+// (the last column, counted in the statement's snapshot). Both read the
+// index graph_threads_updated (migration 12), not every row sorted. Only
+// the page's rows join their newest checkpoint, and no row is read
+// twice: joining the page back to graph_threads hashed every row.
+const recentThreadsSQL = `with t as (select thread_id, checkpoints, latest_id, updated_at from graph_threads
+  where (updated_at, thread_id collate "C") < ($1::timestamptz, $2::text collate "C")
+  order by updated_at desc, thread_id collate "C" desc limit $3)
+select ` + threadCols + `, (select count(*) from graph_threads
+  where (updated_at, thread_id collate "C") < ($1::timestamptz, $2::text collate "C"))
+from t
 left join graph_checkpoints c on c.thread_id = t.thread_id and c.checkpoint_id = t.latest_id
 order by t.updated_at desc, t.thread_id collate "C" desc`
 
 // RecentThreads implements store.Store.
-func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, rest int, err error) {
-	defer s.fail(&err, "threads updated before thread %v", check.Name(before))
+func (s *Store) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) (_ []store.Thread, rest int, err error) {
+	defer s.fail(&err, "threads updated before thread %v", check.Name(before.ID))
 	type page struct {
 		ts   []store.Thread
 		rest int
 	}
 	p, err := again(ctx, func() (page, error) {
-		var at *time.Time
-		if before != "" {
-			err := s.pool.QueryRow(ctx, `select updated_at from graph_threads where thread_id = $1`, before).Scan(&at)
+		// Past every thread: no cursor lists from the newest.
+		at, id := pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}, ""
+		switch {
+		case before.Placed():
+			us, cid := before.Micros()
+			at, id = pgtype.Timestamptz{Time: time.UnixMicro(us), Valid: true}, cid
+		case before.ID != "":
+			err := s.pool.QueryRow(ctx, `select updated_at from graph_threads where thread_id = $1`, before.ID).Scan(&at)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return page{}, store.ErrNotFound
 			}
 			if err != nil {
 				return page{}, s.db(err)
 			}
+			id = before.ID
 		}
 		var lim *int
 		if limit > 0 {
 			lim = &limit
 		}
-		rows, err := s.pool.Query(ctx, recentThreadsSQL, at, before, lim)
+		rows, err := s.pool.Query(ctx, recentThreadsSQL, at, id, lim)
 		if err != nil {
 			return page{}, s.db(err)
 		}

@@ -96,6 +96,7 @@ CREATE VIRTUAL TABLE graph_message_words USING fts5 (
 		content = '', contentless_delete = 1, contentless_unindexed = 1, detail = none,
 		tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
 	);
+CREATE INDEX graph_threads_updated ON graph_threads (updated_at, thread_id);
 CREATE TRIGGER graph_message_first BEFORE INSERT ON graph_message_bodies
 		WHEN EXISTS (SELECT 1 FROM graph_message_keys WHERE thread_id = new.thread_id AND hash = new.hash)
 		BEGIN SELECT RAISE(IGNORE); END;

@@ -18,7 +18,7 @@ import (
 // rewind's, not from a newer rewind).
 
 // schemaVersion is the newest store schema this binary knows.
-const schemaVersion = 13
+const schemaVersion = 14
 
 // migrations[v] takes a store from schema v to v+1. The parent of a
 // checkpoint is checked by PutCheckpoint, not by a foreign key: that would
@@ -274,6 +274,10 @@ var migrations = []string{
 		BEGIN UPDATE graph_threads SET latest_parent = new.parent_id, latest_rerooted_from = new.rerooted_from, latest_base = new.base,
 			latest_meta = new.meta, latest_blob_refs = new.blob_refs, latest_state = CASE WHEN new.meta IS NULL THEN new.state END
 		WHERE thread_id = new.thread_id AND latest_id = new.checkpoint_id; END;`,
+	// 14: RecentThreads' order (updated_at, then thread_id, descending):
+	// a page of threads and the count of the rest read this index, not
+	// every row sorted (store.ThreadCursor).
+	`CREATE INDEX graph_threads_updated ON graph_threads (updated_at, thread_id);`,
 }
 
 // create makes the store's file when it is missing.

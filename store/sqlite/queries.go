@@ -211,9 +211,9 @@ const (
 	// listing (15 ms against 3 at 8,936 threads).
 	sqlRecentThreads = `SELECT thread_id, checkpoints, latest_id, updated_at,
 		latest_parent, latest_rerooted_from, latest_base, latest_meta, latest_blob_refs, latest_state,
-		(SELECT count(*) FROM graph_threads WHERE updated_at < ?1 OR (updated_at = ?1 AND thread_id < ?2))
+		(SELECT count(*) FROM graph_threads WHERE (updated_at, thread_id) < (?1, ?2))
 		FROM graph_threads WHERE thread_id IN (SELECT thread_id FROM graph_threads
-			WHERE updated_at < ?1 OR (updated_at = ?1 AND thread_id < ?2)
+			WHERE (updated_at, thread_id) < (?1, ?2)
 			ORDER BY updated_at DESC, thread_id DESC LIMIT ?3)
 		ORDER BY updated_at DESC, thread_id DESC`
 	sqlThreadUpdated = `SELECT updated_at FROM graph_threads WHERE thread_id = ?`

@@ -346,17 +346,20 @@ func (s *Store) Threads(ctx context.Context) (_ []store.Thread, err error) {
 
 // RecentThreads implements store.Store: one statement reads the page's
 // rows and counts the rest, in one snapshot.
-func (s *Store) RecentThreads(ctx context.Context, before string, limit int) (_ []store.Thread, rest int, err error) {
-	defer s.wrap(ctx, &err, "threads updated before thread %v", check.Name(before))
+func (s *Store) RecentThreads(ctx context.Context, before store.ThreadCursor, limit int) (_ []store.Thread, rest int, err error) {
+	defer s.wrap(ctx, &err, "threads updated before thread %v", check.Name(before.ID))
 	// Past every thread: no before lists from the newest.
 	at, id := int64(math.MaxInt64), ""
-	if before != "" {
-		if err := s.r.QueryRowContext(ctx, sqlThreadUpdated, before).Scan(&at); errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case before.Placed():
+		at, id = before.Micros()
+	case before.ID != "":
+		if err := s.r.QueryRowContext(ctx, sqlThreadUpdated, before.ID).Scan(&at); errors.Is(err, sql.ErrNoRows) {
 			return nil, 0, store.ErrNotFound
 		} else if err != nil {
 			return nil, 0, err
 		}
-		id = before
+		id = before.ID
 	}
 	if limit <= 0 {
 		limit = -1 // SQLite's no limit

@@ -143,6 +143,7 @@ var clauses = []clause{
 	{"Threads", nil, testThreads},
 	{"ThreadCounts", nil, testThreadCounts},
 	{"RecentThreads", nil, testRecentThreads},
+	{"RecentThreadsCursor", nil, testRecentThreadsCursor},
 	// DeleteThread.
 	{"DeleteThread", nil, testDeleteThread},
 	{"DeleteForgetsBodies", nil, testDeleteForgetsBodies},

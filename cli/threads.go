@@ -105,7 +105,7 @@ func runThreads(ctx context.Context, r reader, a threadsArgs, out io.Writer) err
 	// read nothing more (but a running run's lock).
 	ts, rest, err := r.e.RecentThreads(ctx, threadCursor(a.before), a.last)
 	if errors.Is(err, store.ErrNotFound) {
-		return usagef("--before %s: no thread of that id in this store; page on with a thread the last page listed (rewind threads lists them)", idText(a.before))
+		return usagef("--before %s: no thread of that id in this store; page on with the cursor (THREAD@TIME) the last page's footer printed, or a thread rewind threads lists", idText(a.before))
 	}
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func lgThreads(ctx context.Context, src browse.Source, a threadsArgs, out io.Wri
 	})
 	ts, err := lgAfter(all, a.before)
 	if errors.Is(err, store.ErrNotFound) {
-		return usagef("--before %s: no thread of that id in this %s; page on with a thread the last page listed (rewind threads lists them)", pasteText(a.before, ids), src.About().Status())
+		return usagef("--before %s: no thread of that id in this %s; page on with the cursor (THREAD@TIME) the last page's footer printed, or a thread rewind threads lists", pasteText(a.before, ids), src.About().Status())
 	}
 	rest := 0
 	if a.last > 0 && len(ts) > a.last {

@@ -537,9 +537,11 @@ func (s *sqliteSnap) writes(ctx context.Context, c Chain, from, to string, value
 		ORDER BY checkpoint_id, `+s.order, c.Thread, c.NS, from, to)
 }
 
+// channelWrites compares the channel as text: a name stored as a blob
+// scans as the same string.
 func (s *sqliteSnap) channelWrites(ctx context.Context, c Chain, ch, from, to string) ([]writeRow, error) {
 	return s.readWrites(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), value
-		FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id BETWEEN ? AND ? AND channel = ?
+		FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id BETWEEN ? AND ? AND CAST(channel AS TEXT) = ?
 		ORDER BY checkpoint_id, `+s.order, c.Thread, c.NS, from, to, ch)
 }
 

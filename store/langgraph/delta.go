@@ -96,12 +96,9 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 	if len(walk) == 0 {
 		return stored, nil
 	}
-	parents, err := s.parents(ctx, c)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild channel %s of checkpoint %v of %s: %w", strings.Join(walk, ", "), store.Name(rw.id), c, err)
-	}
+	a := &ancestors{s: s, c: c, before: rw.id, chans: walk}
 	for _, ch := range walk {
-		v, from, n, err := replayDelta(ctx, s, c, rw, ch, parents)
+		v, from, n, err := replayDelta(ctx, a, rw, ch)
 		if err != nil {
 			return nil, fmt.Errorf("rebuild channel %q of checkpoint %v of %s: %w", store.Name(ch), store.Name(rw.id), c, err)
 		}
@@ -111,19 +108,60 @@ func rebuildDeltas(ctx context.Context, s snapshot, c Chain, rw row) ([]browse.S
 	return stored, nil
 }
 
+// ancestors are the rows older than a checkpoint that its delta
+// channels' walks have read, shared by the walks: each read lean (ids,
+// parents and which walked channels hold a value; no metadata, no
+// values), a page at a time, newest first.
+type ancestors struct {
+	s      snapshot
+	c      Chain
+	chans  []string // the channels walked
+	before string   // the oldest row read; "" once every older row is read
+	rows   map[string]ancestor
+}
+
+// ancestor is what a walk needs of a row.
+type ancestor struct {
+	parent string
+	doc    *doc
+}
+
+// next reads the page of up to limit rows older than those read; false
+// once every row is read.
+func (a *ancestors) next(ctx context.Context, limit int) (bool, error) {
+	if a.before == "" {
+		return false, nil
+	}
+	page, err := a.s.checkpoints(ctx, a.c, rowQuery{before: a.before, limit: limit, lean: true, held: a.chans})
+	if err != nil {
+		return false, err
+	}
+	a.before = ""
+	if len(page) == limit {
+		a.before = page[len(page)-1].id
+	}
+	if a.rows == nil {
+		a.rows = make(map[string]ancestor, len(page))
+	}
+	for _, r := range page {
+		a.rows[r.id] = ancestor{parent: r.parent, doc: r.doc}
+	}
+	return true, nil
+}
+
 // replayDelta rebuilds channel ch at rw: walking rw's ancestors to the
 // nearest that holds a value, collecting their writes to ch, then
 // applying them oldest first to that value ([] when none holds one). It
 // returns the value, the ancestor it started from ("" for none) and how
 // many writes it applied.
-func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (v any, seed string, n int, err error) {
-	path, seed, err := deltaPath(ctx, s, c, rw, ch, parents)
+func replayDelta(ctx context.Context, a *ancestors, rw row, ch string) (v any, seed string, n int, err error) {
+	path, seed, err := deltaPath(ctx, a, rw, ch)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	v = []any{}
 	if seed != "" {
-		anc, err := one(ctx, s, c, seed, true)
+		anc, err := one(ctx, a.s, a.c, seed, true)
 		if err != nil {
 			return nil, "", 0, err
 		}
@@ -135,7 +173,7 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 	if len(path) == 0 {
 		return v, seed, 0, nil
 	}
-	ws, err := s.writes(ctx, c, path[len(path)-1], path[0], true)
+	ws, err := a.s.channelWrites(ctx, a.c, ch, path[len(path)-1], path[0])
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -155,36 +193,28 @@ func replayDelta(ctx context.Context, s snapshot, c Chain, rw row, ch string, pa
 }
 
 // deltaPath is rw's ancestors, newest first, up to the nearest that holds
-// channel ch (seed, "" when none does). Ancestors are read a page of
-// listings (no values) at a time, the first sized by rw's metadata.
-func deltaPath(ctx context.Context, s snapshot, c Chain, rw row, ch string, parents map[string]string) (path []string, seed string, err error) {
-	held := map[string]bool{} // of the rows read so far: does it hold ch
-	before, limit := rw.id, firstDeltaPage(rw, ch)
+// channel ch (seed, "" when none does). Ancestors are read a page at a
+// time, the first sized by rw's metadata, then twice the last.
+func deltaPath(ctx context.Context, a *ancestors, rw row, ch string) (path []string, seed string, err error) {
+	limit := firstDeltaPage(rw, ch)
 	for id := rw.parent; id != ""; {
-		if _, read := held[id]; !read {
-			if before == "" {
-				break // every older row read; id is not among them
-			}
-			page, err := s.checkpoints(ctx, c, rowQuery{before: before, limit: limit})
+		r, read := a.rows[id]
+		if !read {
+			more, err := a.next(ctx, limit)
 			if err != nil {
 				return nil, "", err
 			}
-			before = ""
-			if len(page) == limit {
-				before = page[len(page)-1].id
+			if !more {
+				break // every older row read; id is not among them
 			}
 			limit = min(2*limit, deltaPage)
-			for _, r := range page {
-				_, h := r.doc.values[ch]
-				held[r.id] = h
-			}
 			continue
 		}
 		path = append(path, id)
-		if held[id] {
+		if _, held := r.doc.values[ch]; held {
 			return path, id, nil
 		}
-		if id = parents[id]; slices.Contains(path, id) {
+		if id = r.parent; slices.Contains(path, id) {
 			break // a parent cycle (cycles.go)
 		}
 	}

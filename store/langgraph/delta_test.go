@@ -170,3 +170,73 @@ func TestDeltaCountersThatLieCostReadsNotValues(t *testing.T) {
 		t.Errorf("%d checkpoints rebuilt from more than 5 writes back: the test reads none past the first page", walked)
 	}
 }
+
+// TestDeltaWalkReadsEachAncestorOnceLean: the rebuild of a checkpoint far
+// past its snapshot reads the ancestors on the way once each, without
+// their metadata and without the chain's parent links: with them the
+// checkpoint, the newest (is it current) and the snapshot's are the rows
+// read whole. The state read so equals the one read uncounted.
+func TestDeltaWalkReadsEachAncestorOnceLean(t *testing.T) {
+	t.Parallel()
+	for _, cs := range caseSources() {
+		if !cs.delta {
+			continue
+		}
+		t.Run(cs.name, func(t *testing.T) {
+			t.Parallel()
+			c := langgraph.Chain{Thread: "t-delta"}
+			src := cs.open(t)
+			far := farthestRebuilt(t, src, c)
+			counted, n := langgraph.Counted(src)
+			got, err := counted.Checkpoint(context.Background(), c, far.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Channels, far.Channels) || !reflect.DeepEqual(got.Stored, far.Stored) {
+				t.Errorf("%s: read counted, state %+v, stored %+v; uncounted %+v, %+v", far.ID, got.Channels, got.Stored, far.Channels, far.Stored)
+			}
+			checkLeanWalk(t, far, n)
+		})
+	}
+}
+
+// farthestRebuilt is, of every 7th checkpoint of c (reading each costs
+// a walk), the one whose delta channel replays the most writes.
+func farthestRebuilt(t *testing.T, src langgraph.Source, c langgraph.Chain) langgraph.Checkpoint {
+	t.Helper()
+	ctx := context.Background()
+	hist, err := src.History(ctx, c, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var far langgraph.Checkpoint
+	for i := 0; i < len(hist); i += 7 {
+		cp, err := src.Checkpoint(ctx, c, hist[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := cp.Stored.Channels[0]; st.RebuiltFrom != "" && (far.Stored == nil || st.Replayed > far.Stored.Channels[0].Replayed) {
+			far = cp
+		}
+	}
+	if far.Stored == nil || far.Stored.Channels[0].Replayed < 50 {
+		t.Fatalf("no checkpoint rebuilt from 50 writes or more: %+v", far.Stored)
+	}
+	return far
+}
+
+// checkLeanWalk checks what reading far read.
+func checkLeanWalk(t *testing.T, far langgraph.Checkpoint, n *langgraph.Reads) {
+	t.Helper()
+	if n.WithMeta > 3 || n.Parents > 0 {
+		t.Errorf("%s: %d rows read with their metadata, the parent links read %d times; want at most 3 (itself, the newest, the snapshot's) and none", far.ID, n.WithMeta, n.Parents)
+	}
+	if len(n.Lean) < far.Stored.Channels[0].Replayed/2 {
+		t.Errorf("%s: %d ancestors read lean, want the %d or so on the way to the snapshot", far.ID, len(n.Lean), far.Stored.Channels[0].Replayed)
+	}
+	for id, k := range n.Lean {
+		if k > 1 {
+			t.Errorf("%s: ancestor %s read %d times", far.ID, id, k)
+		}
+	}
+}

@@ -59,3 +59,52 @@ func SnapshotSetting(ctx context.Context, s Source, name string) (string, error)
 	err = snap.(*pgSnap).tx.QueryRow(ctx, "select current_setting($1)", name).Scan(&v)
 	return v, err
 }
+
+// Reads counts what a source's snapshots read of a chain's checkpoints.
+type Reads struct {
+	WithMeta int            // rows read with their metadata
+	Lean     map[string]int // rows read lean (a delta walk's), by id
+	Parents  int            // reads of every parent link
+}
+
+// Counted is s reading through snapshots that count into the Reads it
+// returns.
+func Counted(s Source) (Source, *Reads) {
+	n := &Reads{Lean: map[string]int{}}
+	return &reader{db: countingDB{database: s.(*reader).db, n: n}}, n
+}
+
+type countingDB struct {
+	database
+	n *Reads
+}
+
+func (d countingDB) snapshot(ctx context.Context) (snapshot, error) {
+	s, err := d.database.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingSnap{snapshot: s, n: d.n}, nil
+}
+
+type countingSnap struct {
+	snapshot
+	n *Reads
+}
+
+func (s countingSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error) {
+	rows, err := s.snapshot.checkpoints(ctx, c, q)
+	for _, r := range rows {
+		if q.lean {
+			s.n.Lean[r.id]++
+		} else {
+			s.n.WithMeta++
+		}
+	}
+	return rows, err
+}
+
+func (s countingSnap) parents(ctx context.Context, c Chain) (map[string]string, error) {
+	s.n.Parents++
+	return s.snapshot.parents(ctx, c)
+}

@@ -41,16 +41,24 @@ type snapshot interface {
 	// writes reads the writes of checkpoints from..to (ids, inclusive).
 	// Without values, only Sends (__pregel_tasks) carry theirs.
 	writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error)
+	// channelWrites reads the writes to channel ch of checkpoints
+	// from..to, with their values (a delta channel's replay).
+	channelWrites(ctx context.Context, c Chain, ch, from, to string) ([]writeRow, error)
 	done()
 }
 
 // rowQuery picks rows: the one id, or those before before (all when ""),
-// at most limit (all when <= 0); full reads every value.
+// at most limit (all when <= 0); full reads every value. lean reads no
+// metadata, and of the channels only which of held hold a value (a delta
+// channel's walk: it needs only ids, parents and that); the others may
+// show as holding none.
 type rowQuery struct {
 	id     string
 	before string
 	limit  int
 	full   bool
+	lean   bool
+	held   []string
 }
 
 // reader is a Source over a database.

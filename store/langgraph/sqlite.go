@@ -467,7 +467,11 @@ func (s *sqliteSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (
 }
 
 func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]row, error) {
-	query := `SELECT checkpoint_id, coalesce(parent_checkpoint_id, ''), coalesce(type, ''), checkpoint, metadata
+	md := "metadata"
+	if q.lean {
+		md = "NULL"
+	}
+	query := `SELECT checkpoint_id, coalesce(parent_checkpoint_id, ''), coalesce(type, ''), checkpoint, ` + md + `
 		FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?`
 	args := []any{c.Thread, c.NS}
 	switch {
@@ -497,7 +501,9 @@ func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]ro
 			return nil, err
 		}
 		r.doc = readDoc(typ, cp, q.full)
-		r.meta = readMeta(md)
+		if !q.lean {
+			r.meta = readMeta(md)
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -526,9 +532,22 @@ func (s *sqliteSnap) writes(ctx context.Context, c Chain, from, to string, value
 	if values {
 		value = `value`
 	}
-	rows, err := s.query(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), `+value+`
+	return s.readWrites(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), `+value+`
 		FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id BETWEEN ? AND ?
 		ORDER BY checkpoint_id, `+s.order, c.Thread, c.NS, from, to)
+}
+
+// channelWrites compares the channel as text: a name stored as a blob
+// scans as the same string.
+func (s *sqliteSnap) channelWrites(ctx context.Context, c Chain, ch, from, to string) ([]writeRow, error) {
+	return s.readWrites(ctx, `SELECT checkpoint_id, task_id, idx, channel, coalesce(type, ''), value
+		FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id BETWEEN ? AND ? AND CAST(channel AS TEXT) = ?
+		ORDER BY checkpoint_id, `+s.order, c.Thread, c.NS, from, to, ch)
+}
+
+// readWrites reads the rows of a query of writes.
+func (s *sqliteSnap) readWrites(ctx context.Context, q string, args ...any) ([]writeRow, error) {
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

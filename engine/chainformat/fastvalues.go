@@ -254,6 +254,10 @@ func objectMembers(b []byte) ([][2]json.RawMessage, bool) {
 // summary's size was a quarter of that.
 var inflaters sync.Pool
 
+// inflateGuess is how many times its DEFLATE size a blob is expected to
+// inflate to (a summary's text: about 5).
+const inflateGuess = 8
+
 type inflater struct {
 	r   io.ReadCloser
 	out bytes.Buffer
@@ -288,7 +292,10 @@ func unzipFast(stored []byte) ([]byte, bool) {
 	}
 	defer inflaters.Put(in)
 	in.out.Reset()
-	in.out.Grow(zipMax + bytes.MinRead + 1) // no growth: at most zipMax+1 is read
+	// Room for a text's usual ratio, grown (and kept) if it inflates
+	// more: zipMax's 64 KB, zeroed and faulted in by a new process for a
+	// 4 KB summary, was half of its first load's inflating.
+	in.out.Grow(min(zipMax+1, inflateGuess*n) + bytes.MinRead)
 	if _, err := in.out.ReadFrom(io.LimitReader(in.r, zipMax+1)); err != nil || in.out.Len() > zipMax {
 		return nil, false
 	}

@@ -40,7 +40,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"rewind/store"
@@ -131,26 +130,21 @@ func (g *Schema) Brief(row store.Checkpoint) (Brief, error) {
 	if err := decodeListing(row.Meta, &m, listBrief); err != nil {
 		return Brief{}, fmt.Errorf("checkpoint %d of thread %q: %w (its listing: %v)", row.ID, threadName(row.ThreadID), ErrCorrupt, err)
 	}
-	// As fill reads back what compact left out, without its maps.
-	tokens := m.Tokens
-	if tokens == nil {
-		tokens = m.OldTokens
+	// As fill reads back what compact left out, from the sums alone.
+	tokens := m.brief.tokens
+	if !tokens.set {
+		tokens = m.brief.oldTokens
 	}
 	b := Brief{Step: m.Step, Messages: m.Messages, Source: m.Source, Nodes: m.Nodes, Next: m.Next, Reused: m.Reused,
 		Interrupt: m.Interrupt, ForkedFrom: m.ForkedFrom, Replay: m.Replay, Graph: m.Graph}
-	if m.ModelCalls == nil && m.Tokens != nil {
-		for _, t := range m.Tokens {
-			b.Calls += t[0]
-		}
-	} else {
-		for _, n := range m.ModelCalls {
-			b.Calls += n
-		}
+	b.Calls = m.brief.calls.calls
+	if !m.brief.calls.set && m.brief.tokens.set {
+		b.Calls = m.brief.tokens.calls
 	}
 	if b.Source == "" {
 		b.Source = SourceLoop
-		if b.Nodes == nil && tokens != nil {
-			b.Nodes = slices.Sorted(maps.Keys(tokens))
+		if b.Nodes == nil && tokens.set {
+			b.Nodes = slices.Sorted(slices.Values(tokens.roles))
 		}
 	}
 	return b, nil

@@ -3,6 +3,7 @@ package chainformat
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"rewind/store"
@@ -163,5 +164,38 @@ func TestListingGraphReadByEveryReader(t *testing.T) {
 	b, err := json.Marshal(listing{Source: SourceLoop, Status: RunRunning, Nodes: []string{"plan"}, Graph: "research"}.compact())
 	if want := `[0,0,0,0,0,0,0,0,0,0,0,["plan"],0,0,0,0,0,0,0,0,0,0,0,0,0,0,"research"]`; err != nil || string(b) != want {
 		t.Errorf("a listing's graph is stored as %s (%v), want %s", b, err, want)
+	}
+}
+
+// A log line counts a listing's model calls from what it holds: its
+// calls by role (a listing stored before tokens), else its tokens' calls;
+// a loop checkpoint stored without its nodes names its tokens' roles,
+// sorted. Read by hand or, when the hand reader gives up, through JSON.
+func TestBriefCountsCallsAsStored(t *testing.T) {
+	cases := map[string]struct {
+		stored string
+		calls  int
+		nodes  []string
+	}{
+		"calls by role":     {`[1,1,0,2,0,0,0,0,0,0,"loop",["plan"],{"planner":2,"critic":3}]`, 5, []string{"plan"}},
+		"calls and tokens":  {`[1,1,0,2,0,0,{"planner":[7,1,1]},0,0,0,"loop",["plan"],{"planner":2}]`, 2, []string{"plan"}},
+		"tokens alone":      {`[1,1,0,2,0,0,{"planner":[4,1,1],"critic":[1,0,0]},0,0,0,"loop",["plan"]]`, 5, []string{"plan"}},
+		"nodes from tokens": {`[1,1,0,2,0,0,{"planner":[4,1,1],"critic":[1,0,0]}]`, 5, []string{"critic", "planner"}},
+		"old tokens' nodes": {`[1,1,0,2,0,0,0,0,0,0,0,0,{"a":1},0,0,0,0,0,0,{"z":[1,0,0],"b":[2,0,0]}]`, 1, []string{"b", "z"}},
+		"none":              {`[1,1,0,2]`, 0, nil},
+		"by JSON":           {`[1,1,0,2,0,0,{"planner":[4,1,1]},0,0,0,"",null,{"planner":6},0,0,0,0,0,0,0,0,0,0,0,0,0,"g",{"x":"\u0061"}]`, 6, []string{"planner"}},
+	}
+	s := NewSchema(1, nil)
+	for name, c := range cases {
+		if diff, _ := Hooks.ListingReadersAgree([]byte(c.stored)); diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		b, err := s.Brief(store.Checkpoint{ThreadID: "t", ID: 1, Meta: []byte(c.stored)})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b.Calls != c.calls || !slices.Equal(b.Nodes, c.nodes) {
+			t.Errorf("%s: %d calls by %q, want %d by %q", name, b.Calls, b.Nodes, c.calls, c.nodes)
+		}
 	}
 }

@@ -113,6 +113,20 @@ type listing struct {
 	// format is the storage format of the row's document, which an array
 	// listing implies (listingjson.go); 0 for an object listing.
 	format int
+	// brief is what listBrief keeps of ModelCalls, Tokens and OldTokens
+	// (left nil): their sums and roles, not a map each a row.
+	brief briefCounts
+}
+
+// briefCounts are a listing's model calls as a log line counts them
+// (Schema.Brief); set says the listing holds the field.
+type briefCounts struct{ calls, tokens, oldTokens roleSum }
+
+// roleSum is a by-role field of a listing summed: its calls and roles.
+type roleSum struct {
+	set   bool
+	calls int
+	roles []string
 }
 
 // stateDoc is the state document of this format.

@@ -3,6 +3,8 @@ package chainformat
 import (
 	"encoding/binary"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -407,6 +409,76 @@ func (r *rd) tokens(keep bool) (map[string][3]int, bool) {
 	return out, ok
 }
 
+// tokenSum reads {"role": [calls, prompt, completion], …} into sum:
+// the calls summed and the roles (Schema.Brief), no map.
+func (r *rd) tokenSum(sum *roleSum) bool {
+	if sum == nil { // the running totals, which a brief listing skips
+		_, ok := r.tokens(false)
+		return ok
+	}
+	*sum = roleSum{set: true}
+	return r.object(func(k string) bool {
+		if !r.eat('[') {
+			return false
+		}
+		for j := 0; ; j++ {
+			if j == 0 && r.eat(']') {
+				break
+			}
+			n, ok := r.int()
+			if !ok {
+				return false
+			}
+			if j == 0 {
+				sum.calls += int(n)
+			}
+			if r.eat(',') {
+				continue
+			}
+			if !r.eat(']') {
+				return false
+			}
+			break
+		}
+		sum.roles = append(sum.roles, k)
+		return true
+	})
+}
+
+// callSum reads {"role": n, …} into sum (its roles left out: Brief
+// names none).
+func (r *rd) callSum(sum *roleSum) bool {
+	*sum = roleSum{set: true}
+	return r.object(func(string) bool {
+		n, ok := r.int()
+		sum.calls += int(n)
+		return ok
+	})
+}
+
+// briefed is l as listBrief keeps it: without the running totals and
+// the run mark, its model calls and tokens summed (roleSum).
+func (l listing) briefed() listing {
+	l.SumTurns, l.SumThread, l.SumBranch, l.Run = 0, nil, nil, nil
+	l.brief = briefCounts{calls: sumRoles(l.ModelCalls, func(n int) int { return n }),
+		tokens: sumRoles(l.Tokens, func(t [3]int) int { return t[0] }), oldTokens: sumRoles(l.OldTokens, func(t [3]int) int { return t[0] })}
+	l.brief.calls.roles = nil // as callSum: Brief names the tokens' roles alone
+	l.ModelCalls, l.Tokens, l.OldTokens = nil, nil, nil
+	return l
+}
+
+// sumRoles is m summed as roleSum, its roles sorted.
+func sumRoles[V any](m map[string]V, calls func(V) int) roleSum {
+	if m == nil {
+		return roleSum{}
+	}
+	s := roleSum{set: true, roles: slices.Sorted(maps.Keys(m))}
+	for _, v := range m {
+		s.calls += calls(v)
+	}
+	return s
+}
+
 // counts reads {"role": n, …} (checks it only, unless keep).
 func (r *rd) counts(keep bool) (map[string]int, bool) {
 	var out map[string]int
@@ -505,7 +577,10 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 		}
 		return ok
 	}
-	tokens := func(dst *map[string][3]int) bool {
+	tokens := func(dst *map[string][3]int, sum *roleSum) bool {
+		if part == listBrief {
+			return r.tokenSum(sum)
+		}
 		t, ok := r.tokens(!core)
 		if !core {
 			*dst = t
@@ -526,7 +601,7 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 	case 5:
 		return num(&l.Bytes)
 	case 6:
-		return tokens(&l.Tokens)
+		return tokens(&l.Tokens, &l.brief.tokens)
 	case 7:
 		return list(&l.Next)
 	case 8:
@@ -538,6 +613,9 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 	case 11:
 		return list(&l.Nodes)
 	case 12:
+		if part == listBrief {
+			return r.callSum(&l.brief.calls)
+		}
 		c, ok := r.counts(!core)
 		if !core {
 			l.ModelCalls = c
@@ -572,15 +650,15 @@ func (l *listing) readField(r *rd, i int, part listPart) bool {
 	case 18:
 		return text(&l.Reason)
 	case 19:
-		return tokens(&l.OldTokens)
+		return tokens(&l.OldTokens, &l.brief.oldTokens)
 	case 20:
 		return num(&l.format)
 	case 21:
 		return num(&l.SumTurns)
 	case 22:
-		return tokens(&l.SumThread)
+		return tokens(&l.SumThread, nil)
 	case 23:
-		return tokens(&l.SumBranch)
+		return tokens(&l.SumBranch, nil)
 	case 24:
 		return list(&l.Run)
 	case 25:
@@ -604,7 +682,7 @@ func decodeListing(b []byte, l *listing, part listPart) error {
 	case listCore:
 		slow = listing{SchemaVersion: slow.SchemaVersion, Depth: slow.Depth, format: slow.format, Events: slow.Events}
 	case listBrief:
-		slow.SumTurns, slow.SumThread, slow.SumBranch, slow.Run = 0, nil, nil, nil
+		slow = slow.briefed()
 	}
 	*l = slow
 	return err

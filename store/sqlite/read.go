@@ -31,15 +31,18 @@ func (s *Store) scan(ctx context.Context, thread string, listed bool, size int, 
 	}
 	defer rows.Close()
 	out := make([]store.Checkpoint, 0, size)
+	// One set of destinations for every row, copied out: made a row, they
+	// were two allocations each of a whole-chain log's 40,000 rows.
+	var cp store.Checkpoint
+	var parent, rerootedFrom sql.NullInt64
+	var created int64
+	var refs []byte
+	dst := []any{&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head}
+	if listed {
+		dst = dst[:8]
+	}
 	for rows.Next() {
-		cp := store.Checkpoint{ThreadID: thread}
-		var parent, rerootedFrom sql.NullInt64
-		var created int64
-		var refs []byte
-		dst := []any{&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head}
-		if listed {
-			dst = dst[:8]
-		}
+		cp, refs = store.Checkpoint{ThreadID: thread}, nil
 		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}

@@ -242,8 +242,10 @@ func runLog(ctx context.Context, r reader, thread, ns, before string, last int, 
 	} else {
 		// Garbage a row, a little live: GC at twice the live heap, not
 		// once, took a tenth of the CPU off a 40,000-checkpoint log for
-		// 4 MB more.
-		defer debug.SetGCPercent(debug.SetGCPercent(200))
+		// 4 MB more. A GOGC the user set wins.
+		if os.Getenv("GOGC") == "" {
+			defer debug.SetGCPercent(debug.SetGCPercent(200))
+		}
 		newest, _ := strconv.ParseInt(h[0].ID, 10, 64)
 		err = listingPages(ctx, r.src, c.Chain, newest, printPage)
 	}

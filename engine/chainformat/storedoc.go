@@ -378,35 +378,38 @@ func (r *rd) tokens(keep bool) (map[string][3]int, bool) {
 		out = map[string][3]int{}
 	}
 	ok := r.object(func(k string) bool {
-		var t [3]int
-		if !r.eat('[') {
-			return false
-		}
-		for j := 0; ; j++ {
-			if j == 0 && r.eat(']') {
-				break
-			}
-			n, ok := r.int()
-			if !ok {
-				return false
-			}
-			if j < 3 {
-				t[j] = int(n)
-			}
-			if r.eat(',') {
-				continue
-			}
-			if !r.eat(']') {
-				return false
-			}
-			break
-		}
-		if keep {
+		t, ok := r.triple()
+		if ok && keep {
 			out[k] = t
 		}
-		return true
+		return ok
 	})
 	return out, ok
+}
+
+// triple reads one role's [calls, prompt, completion] (shorter or longer
+// lists read too: what is past the third is checked and dropped).
+func (r *rd) triple() ([3]int, bool) {
+	var t [3]int
+	if !r.eat('[') {
+		return t, false
+	}
+	for j := 0; ; j++ {
+		if j == 0 && r.eat(']') {
+			return t, true
+		}
+		n, ok := r.int()
+		if !ok {
+			return t, false
+		}
+		if j < 3 {
+			t[j] = int(n)
+		}
+		if r.eat(',') {
+			continue
+		}
+		return t, r.eat(']')
+	}
 }
 
 // tokenSum reads {"role": [calls, prompt, completion], …} into sum:
@@ -418,30 +421,12 @@ func (r *rd) tokenSum(sum *roleSum) bool {
 	}
 	*sum = roleSum{set: true}
 	return r.object(func(k string) bool {
-		if !r.eat('[') {
-			return false
+		t, ok := r.triple()
+		if ok {
+			sum.calls += t[0]
+			sum.roles = append(sum.roles, k)
 		}
-		for j := 0; ; j++ {
-			if j == 0 && r.eat(']') {
-				break
-			}
-			n, ok := r.int()
-			if !ok {
-				return false
-			}
-			if j == 0 {
-				sum.calls += int(n)
-			}
-			if r.eat(',') {
-				continue
-			}
-			if !r.eat(']') {
-				return false
-			}
-			break
-		}
-		sum.roles = append(sum.roles, k)
-		return true
+		return ok
 	})
 }
 

@@ -12,9 +12,16 @@ import (
 // an inline value is stored once. Bytes, not time: this cannot be flaky.
 func TestStorageStaysFlat(t *testing.T) {
 	t.Parallel()
-	rep, err := Run(context.Background(), memory.New(), "memory:", Options{Turns: 160, Reads: 1}, nil)
+	st := memory.New()
+	rep, err := Run(context.Background(), st, "memory:", Options{Turns: 160, Reads: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The bytes a turn stores come from Size's running total: after 160
+	// turns (puts, settled writes, heads replaced, compactions) it is
+	// what the thread's rows count.
+	if counted, err := st.CountSize(context.Background(), rep.Thread); err != nil || counted != rep.TotalBytes {
+		t.Errorf("the thread's rows count %d bytes (%v), its running size says %d", counted, err, rep.TotalBytes)
 	}
 	_, early := rep.Medians(11, 30)
 	_, late := rep.Medians(141, 160)

@@ -31,6 +31,9 @@ type Store struct {
 	clock   func() time.Time  // stamps rows (WithClock; nil: time.Now)
 	tenants map[string]bool   // AddTenant (store.Tenancy)
 	owners  map[string]string // thread → the tenant that claimed it
+	// sizes is each thread's Size, kept by every write (countSize's
+	// rule): counting at every Size made a long bench quadratic.
+	sizes map[string]int64
 }
 
 type thread struct {
@@ -46,10 +49,11 @@ type thread struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Drafts  = (*Store)(nil)
-	_ store.Erasing = (*Store)(nil)
-	_ store.Tenancy = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.Drafts      = (*Store)(nil)
+	_ store.Erasing     = (*Store)(nil)
+	_ store.Tenancy     = (*Store)(nil)
+	_ store.SizeCounter = (*Store)(nil)
 )
 
 // Option configures a store (New).
@@ -63,7 +67,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = 
 // New returns an empty store.
 func New(opts ...Option) *Store {
 	s := &Store{threads: map[string]*thread{}, drafts: map[string]map[string]store.Draft{}, epochs: map[string]int64{}, locks: map[string]bool{},
-		tenants: map[string]bool{}, owners: map[string]string{}}
+		tenants: map[string]bool{}, owners: map[string]string{}, sizes: map[string]int64{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -154,22 +158,29 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	if !cp.CreatedAt.IsZero() {
 		t = cp.CreatedAt.Truncate(time.Microsecond) // the writer's, as the other stores keep it
 	}
+	id, grew := cp.ThreadID, int64(0)
 	for _, m := range cp.Messages {
 		if _, ok := th.messages[m.Hash]; !ok {
 			m.ThreadID, m.Body, m.CheckpointID, m.CreatedAt = cp.ThreadID, bytes.Clone(m.Body), cp.ID, t
 			th.messages[m.Hash] = m
 			th.index(m)
+			grew += messageSize(id, m)
 		}
 	}
 	for _, b := range cp.Blobs {
 		if _, ok := th.blobs[b.Hash]; !ok {
 			th.blobs[b.Hash] = bytes.Clone(b.Body)
+			grew += blobSize(id, b.Hash, b.Body)
 		}
 	}
 	if cp.Settles != 0 {
+		for _, w := range th.writes[cp.Settles] {
+			grew -= writesSize(id, w)
+		}
 		delete(th.writes, cp.Settles)
 	}
 	if len(cp.Head) > 0 {
+		grew += headSize(id, cp.Head) - headSize(id, th.head)
 		th.head, th.headID = bytes.Clone(cp.Head), cp.ID
 	}
 	cp.Head = nil                                                                                                                         // kept apart, for one row
@@ -177,9 +188,12 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events [
 	cp.RerootedFrom, cp.Rebased = 0, nil                                                                                                  // only Prune sets them
 	cp.Messages, cp.Blobs, cp.Settles = nil, nil, 0                                                                                       // write-only
 	th.cps = append(th.cps, cp)
+	grew += checkpointSize(id, cp)
 	for i := range events {
 		events[i].Payload, events[i].CreatedAt = bytes.Clone(events[i].Payload), t
+		grew += eventSize(id, events[i])
 	}
+	s.sizes[id] += grew
 	if len(events) > 0 {
 		th.events[cp.ID] = events
 	}
@@ -219,6 +233,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 	}
 	w.Writes, w.CreatedAt, w.Epoch = bytes.Clone(w.Writes), s.now(), 0
 	th.writes[w.CheckpointID] = slices.Insert(ws, i, w)
+	s.sizes[w.ThreadID] += writesSize(w.ThreadID, w)
 	return nil
 }
 
@@ -385,43 +400,87 @@ func (th *thread) blobsOf(hashes []string) []store.Blob {
 
 // Size implements store.Store with the SQL stores' rule: the lengths of
 // texts and documents, 8 bytes for each number and time.
+// Size is the running total the writes keep (sizes).
 func (s *Store) Size(ctx context.Context, thread string) (int64, error) {
-	return read(s, ctx, func() (int64, error) {
-		t := int64(len(thread))
-		var n int64
-		if th := s.threads[thread]; th != nil {
-			for _, cp := range th.cps {
-				n += t + int64(len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
-				for _, r := range cp.BlobRefs {
-					n += int64(len(r))
-				}
-				for _, e := range th.events[cp.ID] {
-					n += t + int64(len(e.Type)+len(e.Payload)) + 3*8
-				}
-			}
-			for _, ws := range th.writes {
-				for _, w := range ws {
-					n += t + int64(len(w.TaskID)+len(w.Writes)) + 2*8
-				}
-			}
-			for _, m := range th.messages {
-				n += t + int64(len(m.Hash)+len(m.Body)) + 3*8
-			}
-			for h, b := range th.blobs {
-				n += t + int64(len(h)+len(b)) + 8
-			}
-			if th.head != nil {
-				n += t + int64(len(th.head)) + 8
+	return read(s, ctx, func() (int64, error) { return s.sizes[thread], nil }, "size of thread %v", check.Name(thread))
+}
+
+// CountSize implements store.SizeCounter: the thread's rows counted one by
+// one.
+func (s *Store) CountSize(ctx context.Context, thread string) (int64, error) {
+	return read(s, ctx, func() (int64, error) { return s.countSize(thread), nil }, "count the size of thread %v", check.Name(thread))
+}
+
+// The bytes of one row of each kind, as the SQL stores count them: the
+// thread id, the texts and documents, 8 for each number and time.
+func checkpointSize(thread string, cp store.Checkpoint) int64 {
+	n := int64(len(thread)+len(cp.Meta)+len(cp.State)+len(cp.Rebased)) + 5*8
+	for _, r := range cp.BlobRefs {
+		n += int64(len(r))
+	}
+	return n
+}
+
+func eventSize(thread string, e store.Event) int64 {
+	return int64(len(thread)+len(e.Type)+len(e.Payload)) + 3*8
+}
+
+func writesSize(thread string, w store.TaskWrites) int64 {
+	return int64(len(thread)+len(w.TaskID)+len(w.Writes)) + 2*8
+}
+
+func messageSize(thread string, m store.Message) int64 {
+	return int64(len(thread)+len(m.Hash)+len(m.Body)) + 3*8
+}
+
+func blobSize(thread, hash string, body []byte) int64 {
+	return int64(len(thread)+len(hash)+len(body)) + 8
+}
+
+// headSize is 0 for no head.
+func headSize(thread string, head []byte) int64 {
+	if head == nil {
+		return 0
+	}
+	return int64(len(thread)+len(head)) + 8
+}
+
+func draftSize(thread string, d store.Draft) int64 {
+	return int64(len(thread)+len(d.OperationID)+len(d.Body)) + 8
+}
+
+// countSize counts every row of the thread, with the store locked: what
+// sizes keeps, the slow way (Prune and Reseal, which change many rows,
+// count again).
+func (s *Store) countSize(thread string) int64 {
+	var n int64
+	if th := s.threads[thread]; th != nil {
+		for _, cp := range th.cps {
+			n += checkpointSize(thread, cp)
+			for _, e := range th.events[cp.ID] {
+				n += eventSize(thread, e)
 			}
 		}
-		for op, d := range s.drafts[thread] {
-			n += t + int64(len(op)+len(d.Body)) + 8
+		for _, ws := range th.writes {
+			for _, w := range ws {
+				n += writesSize(thread, w)
+			}
 		}
-		if s.epochs[thread] != 0 {
-			n += t + 2*8
+		for _, m := range th.messages {
+			n += messageSize(thread, m)
 		}
-		return n, nil
-	}, "size of thread %v", check.Name(thread))
+		for h, b := range th.blobs {
+			n += blobSize(thread, h, b)
+		}
+		n += headSize(thread, th.head)
+	}
+	for _, d := range s.drafts[thread] {
+		n += draftSize(thread, d)
+	}
+	if s.epochs[thread] != 0 {
+		n += int64(len(thread)) + 2*8
+	}
+	return n
 }
 
 func (s *Store) Writes(ctx context.Context, thread string, checkpointID int64) ([]store.TaskWrites, error) {
@@ -503,6 +562,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	delete(s.drafts, thread)
 	delete(s.epochs, thread)
 	delete(s.owners, thread)
+	delete(s.sizes, thread)
 	s.watch.wake(thread) // a viewer following it says it is gone
 	return nil
 }
@@ -590,6 +650,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 			}
 		}
 	}
+	s.sizes[thread] = s.countSize(thread)
 	return res, nil
 }
 
@@ -603,6 +664,9 @@ func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.epochs[thread] == 0 {
+		s.sizes[thread] += int64(len(thread)) + 2*8
+	}
 	// Above the thread's own too, though the counter never falls behind it.
 	s.issued = max(s.issued, s.epochs[thread]) + 1
 	s.epochs[thread] = s.issued
@@ -652,6 +716,7 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 	}
 	d.Body, d.CreatedAt, d.Epoch = bytes.Clone(d.Body), s.now(), 0 // epochs are checked, not kept
 	s.drafts[d.ThreadID][d.OperationID] = d
+	s.sizes[d.ThreadID] += draftSize(d.ThreadID, d)
 	return copyDraft(d), true, nil
 }
 
@@ -776,6 +841,7 @@ func (s *Store) Reseal(ctx context.Context, thread string, fn func(kind store.Do
 	for _, f := range r.apply {
 		f()
 	}
+	s.sizes[thread] = s.countSize(thread)
 	return len(r.apply), nil
 }
 

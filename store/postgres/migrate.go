@@ -121,6 +121,7 @@ var ownTables = map[string][]string{
 		"thread_id text not null", "checkpoints bigint not null", "latest_id bigint not null",
 		"updated_at timestamp with time zone not null",
 	},
+	"graph_sizes":          {"thread_id text not null", "bytes bigint not null"},
 	"graph_tenants":        {"name text not null"},
 	"graph_thread_tenants": {"thread_id text not null", "tenant text not null"},
 }

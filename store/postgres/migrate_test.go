@@ -328,6 +328,7 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 			if evs, err := s.Events(ctx, "t", 1); err != nil || len(evs) != 1 {
 				t.Errorf("Events after the upgrade = %v, %v", evs, err)
 			}
+			wantSizeCounted(t, s, "t", "after the upgrade")
 			if _, created, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{}`)}); err != nil || !created {
 				t.Errorf("CreateDraft after the upgrade = %v, %v; want created", created, err)
 			}
@@ -345,12 +346,30 @@ from graph_checkpoints order by checkpoint_id`); fmt.Sprint(got) != "[2:null:1 3
 				t.Errorf("graph_checkpoints after Prune as id:parent:rerooted_from = %q, want [2:null:1 3:2:null]", got)
 			}
 			wantThreads(t, s, "after the upgrade, two puts and a prune", "t:2/3")
+			wantSizeCounted(t, s, "t", "after a draft, two puts and a prune")
 			wantDefaultTenants(t, s, "t", 2)
 			got := query(t, dbURL, `select version::text from rewind_schema_migrations order by version`)
 			if len(got) != len(migrations()) {
 				t.Errorf("versions after the upgrade = %q, want 1..%d", got, len(migrations()))
 			}
 		})
+	}
+}
+
+// wantSizeCounted: the thread's running size (graph_sizes: counted by
+// the migration, then kept by the writes) is what its rows count.
+func wantSizeCounted(t *testing.T, s *Store, thread, when string) {
+	t.Helper()
+	kept, err := s.Size(t.Context(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := s.CountSize(t.Context(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept != counted || kept == 0 {
+		t.Errorf("%s: Size(%s) = %d, but its rows count %d", when, thread, kept, counted)
 	}
 }
 

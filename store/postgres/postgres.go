@@ -87,8 +87,9 @@ type spareConn struct {
 }
 
 var (
-	_ store.Store  = (*Store)(nil)
-	_ store.Drafts = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.Drafts      = (*Store)(nil)
+	_ store.SizeCounter = (*Store)(nil)
 )
 
 // Open connects to the database at url (postgres://user:pass@host:port/db),
@@ -373,7 +374,13 @@ with cp as (
   on conflict (thread_id) do update set checkpoints = graph_threads.checkpoints + 1,
     latest_id = greatest(graph_threads.latest_id, excluded.latest_id),
     updated_at = case when excluded.latest_id >= graph_threads.latest_id then excluded.updated_at else graph_threads.updated_at end
-)` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, note as (
+)` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, sz as (
+  insert into graph_sizes as g (thread_id, bytes)
+  select @thread, octet_length(@thread::text) + 5*8 + coalesce(octet_length(@meta::json::text), 0) + octet_length(@state::json::text)
+    + coalesce((select sum(octet_length(r)) from unnest(@refs::text[]) r), 0)` + sizeEventsSQL + sizeMessagesSQL + sizeBlobsSQL + sizeHeadSQL + sizeSettlesSQL + `
+  from cp
+  on conflict (thread_id) do update set bytes = g.bytes + excluded.bytes
+), note as (
   select pg_notify('` + notifyChannel + `', @note::text) from cp
 )
 select count(*) from cp, note`
@@ -391,12 +398,14 @@ const (
   select @thread, m.hash, m.idx, m.body, @id, cp.created_at, array_to_tsvector(string_to_array(m.words, ' '))
   from cp, unnest(@m_hash::text[], @m_idx::bigint[], @m_body::text[], @m_words::text[]) as m(hash, idx, body, words)
   on conflict do nothing
+  returning octet_length(thread_id) + 3*8 + octet_length(hash) + octet_length(body) as n
 )`
 	putBlobsSQL = `, blob as (
   insert into graph_blobs (thread_id, hash, body, created_at)
   select @thread, b.hash, b.body, cp.created_at
   from cp, unnest(@b_hash::text[], @b_body::text[]) as b(hash, body)
   on conflict do nothing
+  returning octet_length(thread_id) + 8 + octet_length(hash) + octet_length(body) as n
 )`
 	putHeadSQL = `, head as (
   insert into graph_heads (thread_id, checkpoint_id, doc)
@@ -406,7 +415,23 @@ const (
 	putSettlesSQL = `, settled as (
   delete from graph_writes
   where thread_id = @thread and checkpoint_id = @settles and exists (select 1 from cp)
+  returning octet_length(thread_id) + 2*8 + octet_length(task_id) + octet_length(writes::text) as n
 )`
+	// The thread's size (graph_sizes) grows by each part's rows: what
+	// it inserted (the new messages and blobs alone), the head in place
+	// of the one the statement's snapshot holds, less the writes settled.
+	sizeEventsSQL = `
+    + (select coalesce(sum(octet_length(@thread::text) + 3*8 + octet_length(e.type) + octet_length(e.payload)), 0)
+       from unnest(@ev_type::text[], @ev_payload::text[]) as e(type, payload))`
+	sizeMessagesSQL = `
+    + (select coalesce(sum(n), 0) from msg)`
+	sizeBlobsSQL = `
+    + (select coalesce(sum(n), 0) from blob)`
+	sizeHeadSQL = `
+    + octet_length(@thread::text) + 8 + octet_length(@head::json::text)
+    - coalesce((select octet_length(thread_id) + 8 + octet_length(doc::text) from graph_heads where thread_id = @thread), 0)`
+	sizeSettlesSQL = `
+    - (select coalesce(sum(n), 0) from settled)`
 )
 
 // putArgs name putCheckpointSQL's arguments, in the order PutCheckpoint
@@ -440,7 +465,8 @@ var putStatements = sync.OnceValue(func() (out [putShapes]putStatement) {
 	parts := []struct {
 		part putPart
 		sql  string
-	}{{putEvents, putEventsSQL}, {putMessages, putMessagesSQL}, {putBlobs, putBlobsSQL}, {putHead, putHeadSQL}, {putSettles, putSettlesSQL}}
+	}{{putEvents, putEventsSQL}, {putMessages, putMessagesSQL}, {putBlobs, putBlobsSQL}, {putHead, putHeadSQL}, {putSettles, putSettlesSQL},
+		{putEvents, sizeEventsSQL}, {putMessages, sizeMessagesSQL}, {putBlobs, sizeBlobsSQL}, {putHead, sizeHeadSQL}, {putSettles, sizeSettlesSQL}}
 	for shape := range out {
 		sql := putCheckpointSQL()
 		for _, p := range parts {
@@ -731,11 +757,17 @@ with mine as (
 ), next as (
   update graph_epoch_counter set issued = greatest(issued, coalesce((select epoch from mine), 0)) + 1
   returning issued
+), e as (
+  insert into graph_epochs as g (thread_id, epoch)
+  select $1, issued from next
+  on conflict (thread_id) do update set epoch = excluded.epoch, fenced_at = now()
+  returning epoch, xmax = 0 as inserted -- xmax 0: a new row, not the conflict's update
+), sz as (
+  insert into graph_sizes as z (thread_id, bytes)
+  select $1, octet_length($1::text) + 2*8 from e where inserted
+  on conflict (thread_id) do update set bytes = z.bytes + excluded.bytes
 )
-insert into graph_epochs as g (thread_id, epoch)
-select $1, issued from next
-on conflict (thread_id) do update set epoch = excluded.epoch, fenced_at = now()
-returning epoch`
+select epoch from e`
 
 // Fence implements store.Store.
 func (s *Store) Fence(ctx context.Context, thread string) (epoch int64, err error) {
@@ -778,7 +810,10 @@ with w as (
   where exists (select 1 from graph_checkpoints where thread_id = $1 and checkpoint_id = $2)
     and ` + fenceOK("$5", "$1", fenced) + `
   on conflict do nothing
-  returning 1
+  returning octet_length(thread_id) + 2*8 + octet_length(task_id) + octet_length(writes::text) as n
+), sz as (
+  insert into graph_sizes as g (thread_id, bytes) select $1, n from w
+  on conflict (thread_id) do update set bytes = g.bytes + excluded.bytes
 )
 select
   (select count(*) from w),
@@ -1090,9 +1125,21 @@ select (
   + coalesce((select octet_length(thread_id) + octet_length(doc::text) + 8 from graph_heads where thread_id = $1), 0)
 )::bigint`
 
-// Size implements store.Store in one query.
+// recountSizeSQL sets the thread's running total (graph_sizes) to what
+// its rows count: Prune and Reseal, which change many rows, count again.
+var recountSizeSQL = `insert into graph_sizes as g (thread_id, bytes)` + strings.Replace(sizeSQL, "\nselect (", "\nselect $1, (", 1) + `
+on conflict (thread_id) do update set bytes = excluded.bytes`
+
+// Size implements store.Store: the thread's row of graph_sizes.
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "size of thread %v", check.Name(thread))
+	err = s.pool.QueryRow(ctx, `select coalesce((select bytes from graph_sizes where thread_id = $1), 0)`, thread).Scan(&n)
+	return n, s.db(err)
+}
+
+// CountSize implements store.SizeCounter in one query.
+func (s *Store) CountSize(ctx context.Context, thread string) (n int64, err error) {
+	defer s.fail(&err, "count the size of thread %v", check.Name(thread))
 	err = s.pool.QueryRow(ctx, sizeSQL, thread).Scan(&n)
 	return n, s.db(err)
 }
@@ -1293,6 +1340,12 @@ const deleteFenceSQL = `select 1 from graph_epochs where thread_id = $1 for upda
 // (a deadlock).
 const lockThreadSQL = `select 1 from graph_threads where thread_id = $1 for update`
 
+// lockSizeSQL takes the thread's graph_sizes row next, before any other
+// row: a put or a task's writes updates it before its foreign key checks
+// lock the checkpoints, so DeleteThread, Prune and Reseal, which change
+// checkpoints and then the size, would otherwise deadlock with them.
+const lockSizeSQL = `select 1 from graph_sizes where thread_id = $1 for update`
+
 // deleteThreadSQL deletes a thread from every table in one statement;
 // writes and events go with their checkpoints (on delete cascade).
 // Messages and blobs have no foreign key (they outlive pruned
@@ -1305,6 +1358,7 @@ d as (delete from graph_drafts where thread_id = $1 returning 1),
 e as (delete from graph_epochs where thread_id = $1 returning 1),
 h as (delete from graph_heads where thread_id = $1 returning 1),
 t as (delete from graph_threads where thread_id = $1),
+z as (delete from graph_sizes where thread_id = $1),
 o as (delete from graph_thread_tenants where thread_id = $1 returning 1)
 select (select count(*) from c) + (select count(*) from m) + (select count(*) from b)
   + (select count(*) from d) + (select count(*) from e) + (select count(*) from h) + (select count(*) from o)`
@@ -1325,6 +1379,7 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	b := &pgx.Batch{}
 	b.Queue(deleteFenceSQL, thread)
 	b.Queue(lockThreadSQL, thread)
+	b.Queue(lockSizeSQL, thread)
 	b.Queue(deleteThreadSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	// Sent at COMMIT: a viewer following the thread says it is gone.
 	b.Queue(`select pg_notify($1, $2)`, notifyChannel, notePayload(thread))
@@ -1398,6 +1453,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 	var newest *int64
 	checks.Queue(pruneFenceSQL, thread)
 	checks.Queue(lockThreadSQL, thread)
+	checks.Queue(lockSizeSQL, thread)
 	checks.Queue(pruneNewestSQL, thread).QueryRow(func(row pgx.Row) error { return row.Scan(&newest) })
 	var found []int64
 	checks.Queue(pruneFoundSQL, thread, ids).Query(func(rows pgx.Rows) (err error) {
@@ -1477,6 +1533,7 @@ func (s *Store) Prune(ctx context.Context, thread string, ids []int64, rebase []
 		res.Blobs = int(ct.RowsAffected())
 		return nil
 	})
+	changes.Queue(recountSizeSQL, thread)
 	if err := tx.SendBatch(ctx, changes).Close(); err != nil {
 		return store.PruneResult{}, s.db(err)
 	}
@@ -1511,7 +1568,10 @@ with ins as (
   select $1, $2, $3::json
   where ` + fenceOK("$4", "$1", fenced) + `
   on conflict do nothing
-  returning body, created_at
+  returning body, created_at, octet_length(thread_id) + 8 + octet_length(operation_id) + octet_length(body::text) as n
+), sz as (
+  insert into graph_sizes as g (thread_id, bytes) select $1, n from ins
+  on conflict (thread_id) do update set bytes = g.bytes + excluded.bytes
 )
 select body, created_at, true from ins
 union all

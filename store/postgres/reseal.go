@@ -55,12 +55,18 @@ func (s *Store) Reseal(ctx context.Context, thread string, fn func(kind store.Do
 	if tag.RowsAffected() == 0 {
 		return 0, store.ErrNotFound
 	}
+	if _, err := tx.Exec(ctx, lockSizeSQL, thread); err != nil {
+		return 0, s.db(err)
+	}
 	for _, d := range resealDocs {
 		changed, err := resealKind(ctx, tx, d, thread, fn)
 		if err != nil {
 			return 0, s.db(err)
 		}
 		n += changed
+	}
+	if _, err := tx.Exec(ctx, recountSizeSQL, thread); err != nil {
+		return 0, s.db(err)
 	}
 	return n, s.db(tx.Commit(ctx))
 }

@@ -86,3 +86,8 @@ alter table graph_threads enable row level security;
 drop policy if exists rewind_tenant on graph_threads;
 create policy rewind_tenant on graph_threads
   using (rewind_thread_tenant(thread_id) = current_user) with check (rewind_thread_tenant(thread_id) = current_user);
+
+alter table graph_sizes enable row level security;
+drop policy if exists rewind_tenant on graph_sizes;
+create policy rewind_tenant on graph_sizes
+  using (rewind_thread_tenant(thread_id) = current_user) with check (rewind_thread_tenant(thread_id) = current_user);

@@ -90,7 +90,7 @@ func seedTenants(t *testing.T, s *Store, a, b string) {
 func threadsSeen(t *testing.T, url string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for _, table := range []string{"graph_checkpoints", "graph_events", "graph_messages", "graph_drafts", "graph_threads", "graph_thread_tenants"} {
+	for _, table := range []string{"graph_checkpoints", "graph_events", "graph_messages", "graph_drafts", "graph_threads", "graph_sizes", "graph_thread_tenants"} {
 		out[table] = query(t, url, `select distinct thread_id from `+table+` order by 1`)
 	}
 	return out

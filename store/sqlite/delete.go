@@ -36,6 +36,10 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) (err error) {
 	if deleted == 0 {
 		return store.ErrNotFound
 	}
+	// Its rows' triggers left it at 0; nothing of the thread is kept.
+	if _, err := tx.in(sqlDeleteSize).ExecContext(ctx, thread); err != nil {
+		return err
+	}
 	if err := tx.commit(); err != nil {
 		return err
 	}

@@ -69,6 +69,10 @@ CREATE TABLE graph_message_keys (
 		idx       INTEGER NOT NULL, -- of its row in graph_message_bodies
 		PRIMARY KEY (thread_id, hash)
 	) WITHOUT ROWID;
+CREATE TABLE graph_sizes (
+		thread_id TEXT    NOT NULL PRIMARY KEY,
+		bytes     INTEGER NOT NULL -- store.Store.Size
+	) WITHOUT ROWID;
 CREATE TABLE graph_tenants (
 		name TEXT NOT NULL PRIMARY KEY
 	) WITHOUT ROWID;
@@ -105,6 +109,42 @@ CREATE TRIGGER graph_message_index AFTER INSERT ON graph_message_bodies
 			VALUES (new.idx, new.hash, rewind_words(new.thread_id, new.body)); END;
 CREATE TRIGGER graph_message_key AFTER INSERT ON graph_message_bodies
 		BEGIN INSERT INTO graph_message_keys (thread_id, hash, idx) VALUES (new.thread_id, new.hash, new.idx); END;
+CREATE TRIGGER graph_size_blob_in AFTER INSERT ON graph_blobs BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 8 + octet_length(new.hash) + octet_length(new.body)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_blob_out AFTER DELETE ON graph_blobs BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 8 + octet_length(old.hash) + octet_length(old.body)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_blob_up AFTER UPDATE ON graph_blobs BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 8 + octet_length(new.hash) + octet_length(new.body)) - (octet_length(old.thread_id) + 8 + octet_length(old.hash) + octet_length(old.body)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_checkpoint_in AFTER INSERT ON graph_checkpoints BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 5*8 + coalesce(octet_length(new.meta), 0) + octet_length(new.state) + coalesce(octet_length(new.rebased), 0) +
+		coalesce((SELECT sum(octet_length(value)) FROM json_each(new.blob_refs)), 0)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_checkpoint_out AFTER DELETE ON graph_checkpoints BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 5*8 + coalesce(octet_length(old.meta), 0) + octet_length(old.state) + coalesce(octet_length(old.rebased), 0) +
+		coalesce((SELECT sum(octet_length(value)) FROM json_each(old.blob_refs)), 0)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_checkpoint_up AFTER UPDATE ON graph_checkpoints BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 5*8 + coalesce(octet_length(new.meta), 0) + octet_length(new.state) + coalesce(octet_length(new.rebased), 0) +
+		coalesce((SELECT sum(octet_length(value)) FROM json_each(new.blob_refs)), 0)) - (octet_length(old.thread_id) + 5*8 + coalesce(octet_length(old.meta), 0) + octet_length(old.state) + coalesce(octet_length(old.rebased), 0) +
+		coalesce((SELECT sum(octet_length(value)) FROM json_each(old.blob_refs)), 0)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_draft_in AFTER INSERT ON graph_drafts BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 8 + octet_length(new.operation_id) + octet_length(new.body)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_draft_out AFTER DELETE ON graph_drafts BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 8 + octet_length(old.operation_id) + octet_length(old.body)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_draft_up AFTER UPDATE ON graph_drafts BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 8 + octet_length(new.operation_id) + octet_length(new.body)) - (octet_length(old.thread_id) + 8 + octet_length(old.operation_id) + octet_length(old.body)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_epoch_in AFTER INSERT ON graph_epochs BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 2*8))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_epoch_out AFTER DELETE ON graph_epochs BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 2*8) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_epoch_up AFTER UPDATE ON graph_epochs BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 2*8) - (octet_length(old.thread_id) + 2*8) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_event_in AFTER INSERT ON graph_events BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 3*8 + octet_length(new.type) + octet_length(new.payload)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_event_out AFTER DELETE ON graph_events BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 3*8 + octet_length(old.type) + octet_length(old.payload)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_event_up AFTER UPDATE ON graph_events BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 3*8 + octet_length(new.type) + octet_length(new.payload)) - (octet_length(old.thread_id) + 3*8 + octet_length(old.type) + octet_length(old.payload)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_head_in AFTER INSERT ON graph_heads BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 8 + octet_length(new.doc)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_head_out AFTER DELETE ON graph_heads BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 8 + octet_length(old.doc)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_head_up AFTER UPDATE ON graph_heads BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 8 + octet_length(new.doc)) - (octet_length(old.thread_id) + 8 + octet_length(old.doc)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_message_in AFTER INSERT ON graph_message_bodies BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 3*8 + octet_length(new.hash) + octet_length(new.body)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_message_out AFTER DELETE ON graph_message_bodies BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 3*8 + octet_length(old.hash) + octet_length(old.body)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_message_up AFTER UPDATE ON graph_message_bodies BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 3*8 + octet_length(new.hash) + octet_length(new.body)) - (octet_length(old.thread_id) + 3*8 + octet_length(old.hash) + octet_length(old.body)) WHERE thread_id = new.thread_id; END;
+CREATE TRIGGER graph_size_writes_in AFTER INSERT ON graph_writes BEGIN INSERT INTO graph_sizes (thread_id, bytes) VALUES (new.thread_id, (octet_length(new.thread_id) + 2*8 + octet_length(new.task_id) + octet_length(new.writes)))
+		ON CONFLICT (thread_id) DO UPDATE SET bytes = bytes + excluded.bytes; END;
+CREATE TRIGGER graph_size_writes_out AFTER DELETE ON graph_writes BEGIN UPDATE graph_sizes SET bytes = bytes - (octet_length(old.thread_id) + 2*8 + octet_length(old.task_id) + octet_length(old.writes)) WHERE thread_id = old.thread_id; END;
+CREATE TRIGGER graph_size_writes_up AFTER UPDATE ON graph_writes BEGIN UPDATE graph_sizes SET bytes = bytes + (octet_length(new.thread_id) + 2*8 + octet_length(new.task_id) + octet_length(new.writes)) - (octet_length(old.thread_id) + 2*8 + octet_length(old.task_id) + octet_length(old.writes)) WHERE thread_id = new.thread_id; END;
 CREATE TRIGGER graph_threads_latest AFTER UPDATE OF parent_id, rerooted_from, base, meta, blob_refs, state ON graph_checkpoints
 		BEGIN UPDATE graph_threads SET latest_parent = new.parent_id, latest_rerooted_from = new.rerooted_from, latest_base = new.base,
 			latest_meta = new.meta, latest_blob_refs = new.blob_refs, latest_state = CASE WHEN new.meta IS NULL THEN new.state END

@@ -35,6 +35,7 @@ const (
 	sqlDeleteDrafts = `DELETE FROM graph_drafts WHERE thread_id = ?`
 	sqlDeleteEpoch  = `DELETE FROM graph_epochs WHERE thread_id = ?`
 	sqlDeleteHead   = `DELETE FROM graph_heads WHERE thread_id = ?`
+	sqlDeleteSize   = `DELETE FROM graph_sizes WHERE thread_id = ?`
 	// Tenants (tenant.go). A thread without an owner row is the default
 	// tenant's.
 	sqlDeleteThreadTenant = `DELETE FROM graph_thread_tenants WHERE thread_id = ?`
@@ -171,10 +172,12 @@ const (
 		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx = k.idx AND m.hash = k.hash
 		UNION ALL SELECT b.hash, NULL, b.body, NULL, NULL FROM json_each(?3) j
 		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
-	// Size counts as memory.Store.Size does: octet_length of every text
+	// sqlSize reads the running total (migrations[15]).
+	sqlSize = `SELECT coalesce((SELECT bytes FROM graph_sizes WHERE thread_id = ?1), 0)`
+	// sqlCountSize counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),
 	// the thread id once per row, 8 per number and time column.
-	sqlSize = `SELECT
+	sqlCountSize = `SELECT
 		(SELECT coalesce(sum(coalesce(octet_length(meta), 0) + octet_length(state) + coalesce(octet_length(rebased), 0) +
 			coalesce((SELECT sum(octet_length(value)) FROM json_each(blob_refs)), 0)), 0) + count(*) * (octet_length(?1) + 5*8)
 			FROM graph_checkpoints WHERE thread_id = ?1) +

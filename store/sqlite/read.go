@@ -262,10 +262,18 @@ func distinct(hashes []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(hashes)))
 }
 
-// Size implements store.Store in one query (one snapshot); see sqlSize.
+// Size implements store.Store: the thread's row of graph_sizes.
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))
 	err = s.r.queryRow(ctx, sqlSize, []any{thread}, &n)
+	return n, err
+}
+
+// CountSize implements store.SizeCounter in one query (one snapshot); see
+// sqlCountSize.
+func (s *Store) CountSize(ctx context.Context, thread string) (n int64, err error) {
+	defer s.wrap(ctx, &err, "count the size of thread %v", check.Name(thread))
+	err = s.r.queryRow(ctx, sqlCountSize, []any{thread}, &n)
 	return n, err
 }
 

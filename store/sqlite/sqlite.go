@@ -321,7 +321,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		sqlPutWrites, sqlDeleteEvents, sqlDeleteWrites, sqlDeleteThread, sqlDeleteMsgs, sqlDeleteMsgKeys, sqlDeleteMsgWords, sqlDeleteBlobs,
 		sqlDeleteDrafts, sqlPutDraft, sqlDraft, sqlDeleteEpoch, sqlDeleteHead, sqlPutHead, sqlEpoch, sqlIssued, sqlNextEpoch, sqlFence,
 		sqlPruneFound, sqlPruneRerooted, sqlPruneReroot, sqlRebase, sqlPruneWrites, sqlPruneEvents, sqlPruneCheckpoints,
-		sqlPruneBlobs, sqlPutThread, sqlPruneThread, sqlDeleteThreadRow, sqlDeleteThreadTenant, sqlThreadTenant, sqlAddTenant, sqlClaimThread, sqlHasBlob}
+		sqlPruneBlobs, sqlPutThread, sqlPruneThread, sqlDeleteThreadRow, sqlDeleteThreadTenant, sqlThreadTenant, sqlAddTenant, sqlClaimThread, sqlHasBlob, sqlDeleteSize}
 	// The writer's connection and its statements are taken at the first
 	// write (begin): preparing them cost a command that only reads a
 	// tenth of its process. Of the reader's, Open prepares what loading a

@@ -11,7 +11,10 @@ import (
 
 // The tenants of store.Tenancy (graph_tenants, graph_thread_tenants).
 
-var _ store.Tenancy = (*Store)(nil)
+var (
+	_ store.Tenancy     = (*Store)(nil)
+	_ store.SizeCounter = (*Store)(nil)
+)
 
 func (s *Store) Tenants(ctx context.Context) (_ []string, err error) {
 	defer s.wrap(ctx, &err, "list tenants")

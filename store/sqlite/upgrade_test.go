@@ -238,6 +238,7 @@ func TestUpgradeReleaseV4(t *testing.T) {
 			t.Errorf("Size(%s) = %d, %v", thread, n, err)
 		}
 	}
+	wantSizesCounted(t, s, want, "after the upgrade")
 
 	// New rows go on top of old ones: a delta with meta chains back to the
 	// old base, and lists without its state.
@@ -265,6 +266,7 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	if e, err := s.Fence(ctx, "paused"); err != nil || e != maxEpoch+1 {
 		t.Errorf("Fence of a deleted old thread = %d, %v; want %d, above every old epoch", e, err, maxEpoch+1)
 	}
+	wantSizesCounted(t, s, want, "after a put, a prune, a delete and a fence")
 	s.Close()
 
 	fresh := filepath.Join(t.TempDir(), "fresh.db")
@@ -280,6 +282,25 @@ func TestUpgradeReleaseV4(t *testing.T) {
 	var v int
 	if err := db.QueryRow(`SELECT max(version) FROM rewind_store_schema`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
 		t.Errorf("schema version after the upgrade = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+}
+
+// wantSizesCounted: the running total of each thread's size (counted by
+// the migration, then kept by the triggers) is what its rows count.
+func wantSizesCounted(t *testing.T, s *sqlite.Store, threads map[string][]rawCheckpoint, when string) {
+	t.Helper()
+	for thread := range threads {
+		kept, err := s.Size(t.Context(), thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, err := s.CountSize(t.Context(), thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept != counted {
+			t.Errorf("%s: Size(%s) = %d, but its rows count %d", when, thread, kept, counted)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // noDrafts is the memory store without its drafts table (its transaction
-// hook, Reseal and tenants, which every store has, kept): a backend that lacks the
+// hook, Reseal, CountSize and tenants, which every store has, kept): a backend that lacks the
 // Drafts capability.
 type noDrafts struct {
 	store.Store
@@ -22,6 +22,10 @@ func (n noDrafts) SetTxHook(h func(string)) { n.m.SetTxHook(h) }
 
 func (n noDrafts) Reseal(ctx context.Context, thread string, fn func(store.DocKind, string, []byte) ([]byte, error)) (int, error) {
 	return n.m.Reseal(ctx, thread, fn)
+}
+
+func (n noDrafts) CountSize(ctx context.Context, thread string) (int64, error) {
+	return n.m.CountSize(ctx, thread)
 }
 
 func openNoDrafts(t *testing.T) store.Store {

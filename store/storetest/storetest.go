@@ -5,7 +5,8 @@
 // One file per clause of the contract in store/store.go: input.go (Input),
 // atomicity.go (Atomicity), put.go (PutCheckpoint, PutWrites, the writer's
 // CreatedAt), read.go (Get, Latest, History, Chain), content.go (Messages,
-// MessagesAt, MessagesIn, Blobs, Bodies, Size, sealed bodies), search.go
+// MessagesAt, MessagesIn, Blobs, Bodies, Size, sealed bodies), size.go (Size's
+// running total, store.SizeCounter), search.go
 // (Search), reseal.go (store.Resealer), events.go (Events,
 // Threads), delete.go (DeleteThread, store.Erasing), prune.go (Prune), lock.go (Lock),
 // watch.go (store.Watcher, store.LockHolders), fencing.go (Fencing,
@@ -135,6 +136,7 @@ var clauses = []clause{
 	{"SealedBodies", nil, testSealedBodies},
 	{"Reseal", nil, testReseal},
 	{"Size", nil, testSize},
+	{"SizeKept", nil, testSizeKept},
 	// Search.
 	{"Search", nil, testSearch},
 	{"SearchAfterPruneAndDelete", nil, testSearchAfterPruneAndDelete},

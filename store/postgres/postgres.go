@@ -419,7 +419,9 @@ const (
 )`
 	// The thread's size (graph_sizes) grows by each part's rows: what
 	// it inserted (the new messages and blobs alone), the head in place
-	// of the one the statement's snapshot holds, less the writes settled.
+	// of the one the statement's snapshot holds (two puts of one thread
+	// racing past the writer's lock, Store.Lock, could each count against
+	// the same old head), less the writes settled.
 	sizeEventsSQL = `
     + (select coalesce(sum(octet_length(@thread::text) + 3*8 + octet_length(e.type) + octet_length(e.payload)), 0)
        from unnest(@ev_type::text[], @ev_payload::text[]) as e(type, payload))`

@@ -581,3 +581,24 @@ func serverCPU(b *testing.B, dataDir string) float64 {
 	}
 	return float64(total) / 100 // USER_HZ
 }
+
+// A crash of the server empties graph_heads (unlogged): Size, which
+// reads the head as it is, still equals what the rows count, before and
+// after the next put writes a head again.
+func TestSizeAfterTheHeadsAreLost(t *testing.T) {
+	t.Parallel()
+	s, dbURL := openFresh(t)
+	ctx := t.Context()
+	for id := int64(1); id <= 3; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{}`), Base: true, Head: fmt.Appendf(nil, `{"head":%d}`, id)}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			t.Fatal(err)
+		}
+		if id == 2 {
+			wantSizeCounted(t, s, "t", "with a head")
+			adminExec(t, dbURL, `truncate graph_heads`)
+			wantSizeCounted(t, s, "t", "once a crash emptied graph_heads")
+		}
+	}
+	wantSizeCounted(t, s, "t", "after a put wrote a head again")
+}

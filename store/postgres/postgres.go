@@ -377,7 +377,7 @@ with cp as (
 )` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, sz as (
   insert into graph_sizes as g (thread_id, bytes)
   select @thread, octet_length(@thread::text) + 5*8 + coalesce(octet_length(@meta::json::text), 0) + octet_length(@state::json::text)
-    + coalesce((select sum(octet_length(r)) from unnest(@refs::text[]) r), 0)` + sizeEventsSQL + sizeMessagesSQL + sizeBlobsSQL + sizeHeadSQL + sizeSettlesSQL + `
+    + coalesce((select sum(octet_length(r)) from unnest(@refs::text[]) r), 0)` + sizeEventsSQL + sizeMessagesSQL + sizeBlobsSQL + sizeSettlesSQL + `
   from cp
   on conflict (thread_id) do update set bytes = g.bytes + excluded.bytes
 ), note as (
@@ -418,10 +418,8 @@ const (
   returning octet_length(thread_id) + 2*8 + octet_length(task_id) + octet_length(writes::text) as n
 )`
 	// The thread's size (graph_sizes) grows by each part's rows: what
-	// it inserted (the new messages and blobs alone), the head in place
-	// of the one the statement's snapshot holds (two puts of one thread
-	// racing past the writer's lock, Store.Lock, could each count against
-	// the same old head), less the writes settled.
+	// it inserted (the new messages and blobs alone), less the writes
+	// settled. Not the head: Size reads it (sizeHeadSQL).
 	sizeEventsSQL = `
     + (select coalesce(sum(octet_length(@thread::text) + 3*8 + octet_length(e.type) + octet_length(e.payload)), 0)
        from unnest(@ev_type::text[], @ev_payload::text[]) as e(type, payload))`
@@ -429,9 +427,6 @@ const (
     + (select coalesce(sum(n), 0) from msg)`
 	sizeBlobsSQL = `
     + (select coalesce(sum(n), 0) from blob)`
-	sizeHeadSQL = `
-    + octet_length(@thread::text) + 8 + octet_length(@head::json::text)
-    - coalesce((select octet_length(thread_id) + 8 + octet_length(doc::text) from graph_heads where thread_id = @thread), 0)`
 	sizeSettlesSQL = `
     - (select coalesce(sum(n), 0) from settled)`
 )
@@ -468,7 +463,7 @@ var putStatements = sync.OnceValue(func() (out [putShapes]putStatement) {
 		part putPart
 		sql  string
 	}{{putEvents, putEventsSQL}, {putMessages, putMessagesSQL}, {putBlobs, putBlobsSQL}, {putHead, putHeadSQL}, {putSettles, putSettlesSQL},
-		{putEvents, sizeEventsSQL}, {putMessages, sizeMessagesSQL}, {putBlobs, sizeBlobsSQL}, {putHead, sizeHeadSQL}, {putSettles, sizeSettlesSQL}}
+		{putEvents, sizeEventsSQL}, {putMessages, sizeMessagesSQL}, {putBlobs, sizeBlobsSQL}, {putSettles, sizeSettlesSQL}}
 	for shape := range out {
 		sql := putCheckpointSQL()
 		for _, p := range parts {
@@ -1108,7 +1103,14 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 // parent, rerooted_from, base, created_at). Every table is read by its
 // primary key's thread prefix.
 const sizeSQL = `
-select (
+select (` + sizeRowsSQL + sizeHeadSQL + `
+)::bigint`
+
+// sizeRowsSQL is sizeSQL's count of every table but the head's, which
+// graph_sizes keeps; sizeHeadSQL is the head's, which Size reads as it
+// is: graph_heads is unlogged, and a server's crash empties it.
+const (
+	sizeRowsSQL = `
   coalesce((select sum(octet_length(thread_id) + octet_length(state::text) + coalesce(octet_length(meta::text), 0)
                        + coalesce(octet_length(rebased::text), 0) + 5*8
                        + coalesce((select sum(octet_length(r)) from unnest(blob_refs) r), 0))
@@ -1123,19 +1125,23 @@ select (
               from graph_blobs where thread_id = $1), 0)
   + coalesce((select sum(octet_length(thread_id) + octet_length(operation_id) + octet_length(body::text) + 8)
               from graph_drafts where thread_id = $1), 0)
-  + coalesce((select octet_length(thread_id) + 2*8 from graph_epochs where thread_id = $1), 0)
-  + coalesce((select octet_length(thread_id) + octet_length(doc::text) + 8 from graph_heads where thread_id = $1), 0)
-)::bigint`
+  + coalesce((select octet_length(thread_id) + 2*8 from graph_epochs where thread_id = $1), 0)`
+	sizeHeadSQL = `
+  + coalesce((select octet_length(thread_id) + octet_length(doc::text) + 8 from graph_heads where thread_id = $1), 0)`
+)
 
 // recountSizeSQL sets the thread's running total (graph_sizes) to what
 // its rows count: Prune and Reseal, which change many rows, count again.
-var recountSizeSQL = `insert into graph_sizes as g (thread_id, bytes)` + strings.Replace(sizeSQL, "\nselect (", "\nselect $1, (", 1) + `
+const recountSizeSQL = `insert into graph_sizes as g (thread_id, bytes)
+select $1, (` + sizeRowsSQL + `)::bigint
 on conflict (thread_id) do update set bytes = excluded.bytes`
 
-// Size implements store.Store: the thread's row of graph_sizes.
+// Size implements store.Store: the thread's row of graph_sizes and its
+// head's (octet_length reads a stored document's length, not the
+// document).
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "size of thread %v", check.Name(thread))
-	err = s.pool.QueryRow(ctx, `select coalesce((select bytes from graph_sizes where thread_id = $1), 0)`, thread).Scan(&n)
+	err = s.pool.QueryRow(ctx, `select (coalesce((select bytes from graph_sizes where thread_id = $1), 0)`+sizeHeadSQL+`)::bigint`, thread).Scan(&n)
 	return n, s.db(err)
 }
 

@@ -301,7 +301,7 @@ var sizedTables = []struct{ table, key, bytes string }{
 	{"graph_heads", "head", `octet_length(R.thread_id) + 8 + octet_length(R.doc)`},
 }
 
-// sizeMigration is migrations[15]: the table, its rows counted from every
+// sizeMigration is migrations[14]: the table, its rows counted from every
 // sized table, and three triggers a table. A thread's row goes in
 // DeleteThread (sqlDeleteSize).
 func sizeMigration() string {

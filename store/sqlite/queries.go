@@ -172,7 +172,7 @@ const (
 		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx = k.idx AND m.hash = k.hash
 		UNION ALL SELECT b.hash, NULL, b.body, NULL, NULL FROM json_each(?3) j
 		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
-	// sqlSize reads the running total (migrations[15]).
+	// sqlSize reads the running total (migrations[14]).
 	sqlSize = `SELECT coalesce((SELECT bytes FROM graph_sizes WHERE thread_id = ?1), 0)`
 	// sqlCountSize counts as memory.Store.Size does: octet_length of every text
 	// (SQLite takes it from the record header, without loading the text),

@@ -131,7 +131,53 @@ const versionTable = "rewind_schema_migrations"
 // afterMigration is what a migration does in Go after its statements, in
 // its transaction.
 var afterMigration = map[int]func(context.Context, *pgx.Conn) error{
-	9: indexMessages,
+	9:  indexMessages,
+	13: likeCheckpoints("graph_sizes"),
+}
+
+// likeCheckpoints gives a table a migration made the privileges and the
+// tenant policy graph_checkpoints has: every put writes graph_sizes, so a
+// tenant's role granted "all tables" before it existed (rowsecurity.sql)
+// would be refused at its next write, or, if it could write, unbound by
+// a policy. Both are copied only where they are: a store without roles or
+// row security is left as it is.
+func likeCheckpoints(table string) func(context.Context, *pgx.Conn) error {
+	return func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `select format('grant %s on `+table+` to %I', string_agg(g.privilege_type, ', '), g.grantee)
+from information_schema.role_table_grants g join pg_class c on c.oid = 'graph_checkpoints'::regclass
+where g.table_schema = (select nspname from pg_namespace where oid = c.relnamespace) and g.table_name = 'graph_checkpoints'
+  and g.grantee <> pg_get_userbyid(c.relowner) and g.privilege_type in ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
+group by g.grantee order by g.grantee`)
+		if err != nil {
+			return fmt.Errorf("read who may use graph_checkpoints: %w", err)
+		}
+		grants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("read who may use graph_checkpoints: %w", err)
+		}
+		for _, g := range grants {
+			if _, err := conn.Exec(ctx, g); err != nil {
+				return fmt.Errorf("%s: %w", g, err)
+			}
+		}
+		var secured bool
+		if err := conn.QueryRow(ctx, `select relrowsecurity and exists (select from pg_policy where polrelid = c.oid and polname = 'rewind_tenant')
+from pg_class c where c.oid = 'graph_checkpoints'::regclass`).Scan(&secured); err != nil {
+			return fmt.Errorf("read graph_checkpoints' row security: %w", err)
+		}
+		if !secured {
+			return nil
+		}
+		for _, stmt := range []string{
+			"alter table " + table + " enable row level security",
+			"create policy rewind_tenant on " + table + " using (rewind_thread_tenant(thread_id) = current_user) with check (rewind_thread_tenant(thread_id) = current_user)",
+		} {
+			if _, err := conn.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("%s (as rowsecurity.sql does): %w", stmt, err)
+			}
+		}
+		return nil
+	}
 }
 
 // indexMessages fills graph_messages.words (migration 9, Store.Search) for

@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -26,7 +28,18 @@ import (
 // test; the cache's own trimming removes it, never a test. The first link
 // of new code is left in go run's work folder, removed as go run exits,
 // and stored in the cache: the second call gives the cached one.
+//
+// Test binaries of one `go test ./...` call it at once (the CLI's and the
+// lessons' TestMains start together); the go command does not share a
+// build between processes, so each compiled and linked the same binary.
+// A lock file makes them take turns: the first builds, the others find
+// it cached.
 func Build() (string, error) {
+	unlock, err := lockBuild()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	for range 2 {
 		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", "rewind")
 		var stderr bytes.Buffer
@@ -43,6 +56,22 @@ func Build() (string, error) {
 		}
 	}
 	return "", errors.New("go run -exec=echo rewind printed a path gone twice: is GOCACHE off? (go env GOCACHE)")
+}
+
+// lockBuild takes an exclusive flock on a file of this user's in the
+// temporary folder, shared by every checkout (a build is CPU either way);
+// the kernel drops it if the process dies.
+func lockBuild() (func(), error) {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("rewind-build-%d.lock", os.Getuid()))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the build lock %s: %w (remove it if another user owns it)", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing drops the flock
 }
 
 var built struct {

@@ -27,6 +27,9 @@ type snapshot interface {
 	namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error)
 	// hasID says whether chain c holds checkpoint id.
 	hasID(ctx context.Context, c Chain, id string) (bool, error)
+	// newest is the id of chain c's newest checkpoint ("" when it has
+	// none), its row unread.
+	newest(ctx context.Context, c Chain) (string, error)
 	// taskCheckpoint is the first checkpoint of chain c where task stored
 	// writes ("" when none).
 	taskCheckpoint(ctx context.Context, c Chain, task string) (string, error)
@@ -181,11 +184,13 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 	}
 	current := id == ""
 	if !current {
-		newest, err := one(ctx, s, c, "", false)
+		// Its id alone: decoding the newest row whole cost a show of an
+		// older checkpoint a second document and its metadata.
+		newest, err := s.newest(ctx, c)
 		if err != nil {
-			return Checkpoint{}, err
+			return Checkpoint{}, fmt.Errorf("read the newest checkpoint of %s: %w", c, err)
 		}
-		current = newest.id == rw.id
+		current = newest == rw.id
 	}
 	var ws []writeRow
 	if counts[rw.id].Writes > 0 {

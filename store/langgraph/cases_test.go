@@ -59,24 +59,53 @@ type lgThread struct {
 	TaskNames map[string]string `json:"task_names"`
 }
 
+// readAnswers is LangGraph's answers in file name, decoded once for every
+// test that asks (they only read them): a few of the files are a megabyte
+// of JSON, and under -race each decode cost about a tenth of a second.
 func readAnswers(t testing.TB, name string) map[string]lgThread {
 	t.Helper()
+	answersMu.Lock()
+	m := answersMemo[name]
+	if m == nil {
+		m = &answersRead{}
+		answersMemo[name] = m
+	}
+	answersMu.Unlock()
+	m.once.Do(func() { m.threads, m.err = decodeAnswers(name) })
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	return m.threads
+}
+
+type answersRead struct {
+	once    sync.Once
+	threads map[string]lgThread
+	err     error
+}
+
+var (
+	answersMu   sync.Mutex
+	answersMemo = map[string]*answersRead{}
+)
+
+func decodeAnswers(name string) (map[string]lgThread, error) {
 	file, err := os.Open(filepath.Join(lgtest.Dir(), name))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer file.Close()
 	z, err := gzip.NewReader(file)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var f struct {
 		Threads map[string]lgThread `json:"threads"`
 	}
 	if err := json.NewDecoder(z).Decode(&f); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return f.Threads
+	return f.Threads, nil
 }
 
 // unknowable (by thread): values LangGraph shows that no database row

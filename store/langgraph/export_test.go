@@ -65,6 +65,7 @@ type Reads struct {
 	WithMeta int            // rows read with their metadata
 	Lean     map[string]int // rows read lean (a delta walk's), by id
 	Parents  int            // reads of every parent link
+	Writes   int            // reads of the writes of a range of checkpoints
 }
 
 // Counted is s reading through snapshots that count into the Reads it
@@ -107,4 +108,9 @@ func (s countingSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]r
 func (s countingSnap) parents(ctx context.Context, c Chain) (map[string]string, error) {
 	s.n.Parents++
 	return s.snapshot.parents(ctx, c)
+}
+
+func (s countingSnap) writes(ctx context.Context, c Chain, from, to string, values bool) ([]writeRow, error) {
+	s.n.Writes++
+	return s.snapshot.writes(ctx, c, from, to, values)
 }

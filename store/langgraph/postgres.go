@@ -351,6 +351,16 @@ func (s *pgSnap) hasID(ctx context.Context, c Chain, id string) (bool, error) {
 	return has, err
 }
 
+func (s *pgSnap) newest(ctx context.Context, c Chain) (string, error) {
+	var id string
+	err := s.tx.QueryRow(ctx, `SELECT `+s.id("c")+` FROM checkpoints c
+		WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 ORDER BY `+s.id("c")+` DESC LIMIT 1`, c.Thread, c.NS).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
 func (s *pgSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {
 	var id string
 	err := s.tx.QueryRow(ctx, `SELECT checkpoint_id FROM checkpoint_writes

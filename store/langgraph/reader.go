@@ -27,6 +27,9 @@ type snapshot interface {
 	namespaces(ctx context.Context, thread string, one bool) ([]nsRow, error)
 	// hasID says whether chain c holds checkpoint id.
 	hasID(ctx context.Context, c Chain, id string) (bool, error)
+	// newest is the id of chain c's newest checkpoint ("" when it has
+	// none), its row unread.
+	newest(ctx context.Context, c Chain) (string, error)
 	// taskCheckpoint is the first checkpoint of chain c where task stored
 	// writes ("" when none).
 	taskCheckpoint(ctx context.Context, c Chain, task string) (string, error)
@@ -175,23 +178,19 @@ func (r *reader) Checkpoint(ctx context.Context, c Chain, id string) (Checkpoint
 		return Checkpoint{}, err
 	}
 	rw = rows[0]
-	counts, err := attachWrites(ctx, s, c, []row{rw})
+	counts, ws, err := attachOwnWrites(ctx, s, c, rw)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	current := id == ""
 	if !current {
-		newest, err := one(ctx, s, c, "", false)
+		// Its id alone: decoding the newest row whole cost a show of an
+		// older checkpoint a second document and its metadata.
+		newest, err := s.newest(ctx, c)
 		if err != nil {
-			return Checkpoint{}, err
+			return Checkpoint{}, fmt.Errorf("read the newest checkpoint of %s: %w", c, err)
 		}
-		current = newest.id == rw.id
-	}
-	var ws []writeRow
-	if counts[rw.id].Writes > 0 {
-		if ws, err = s.writes(ctx, c, rw.id, rw.id, true); err != nil {
-			return Checkpoint{}, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
-		}
+		current = newest == rw.id
 	}
 	// The state as LangGraph's get_state computes it: delta channels
 	// rebuilt (delta.go), pending writes applied (state.go).
@@ -227,12 +226,9 @@ func (r *reader) Writes(ctx context.Context, c Chain, id string) ([]TaskWrites, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := attachWrites(ctx, s, c, []row{rw}); err != nil {
-		return nil, err
-	}
-	ws, err := s.writes(ctx, c, rw.id, rw.id, true)
+	_, ws, err := attachOwnWrites(ctx, s, c, rw)
 	if err != nil {
-		return nil, fmt.Errorf("read the writes of checkpoint %v of %s: %w", store.Name(rw.id), c, err)
+		return nil, err
 	}
 	callees, err := calleesOf(ctx, s, c, rw, ws)
 	if err != nil {
@@ -275,15 +271,39 @@ func one(ctx context.Context, s snapshot, c Chain, id string, full bool) (row, e
 // format 4 the Sends its parent's tasks stored (where LangGraph kept
 // them then).
 func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[string]Counts, error) {
+	counts, _, err := attachWritesOf(ctx, s, c, rows, false)
+	return counts, err
+}
+
+// attachOwnWrites is attachWrites of one row that also gives the row's
+// own writes with their values, read in the same query (its count and
+// its writes were two reads).
+func attachOwnWrites(ctx context.Context, s snapshot, c Chain, rw row) (map[string]Counts, []writeRow, error) {
+	counts, ws, err := attachWritesOf(ctx, s, c, []row{rw}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	// An older format's range starts at the parent: keep the row's own,
+	// in the order they were read (by checkpoint id, then as stored).
+	var own []writeRow
+	for _, w := range ws {
+		if w.checkpoint == rw.id {
+			own = append(own, w)
+		}
+	}
+	return counts, own, nil
+}
+
+func attachWritesOf(ctx context.Context, s snapshot, c Chain, rows []row, values bool) (map[string]Counts, []writeRow, error) {
 	lo, hi := rows[len(rows)-1].id, rows[0].id
 	for _, rw := range rows {
 		if old(rw.doc) && rw.parent != "" && rw.parent < lo {
 			lo = rw.parent
 		}
 	}
-	ws, err := s.writes(ctx, c, lo, hi, false)
+	ws, err := s.writes(ctx, c, lo, hi, values)
 	if err != nil {
-		return nil, fmt.Errorf("read the writes of %s: %w", c, err)
+		return nil, nil, fmt.Errorf("read the writes of %s: %w", c, err)
 	}
 	sends := map[string][]any{}
 	for _, w := range ws {
@@ -297,9 +317,9 @@ func attachWrites(ctx context.Context, s snapshot, c Chain, rows []row) (map[str
 		}
 	}
 	if err := nameEntrypoints(ctx, s, c, rows, ws); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return countWrites(ws), nil
+	return countWrites(ws), ws, nil
 }
 
 // old: a checkpoint format before Sends moved into __pregel_tasks.

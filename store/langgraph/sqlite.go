@@ -456,6 +456,16 @@ func (s *sqliteSnap) hasID(ctx context.Context, c Chain, id string) (bool, error
 	return got == id, err // byte for byte, whatever the column's collation
 }
 
+func (s *sqliteSnap) newest(ctx context.Context, c Chain) (string, error) {
+	var id string
+	err := s.queryRow(ctx, `SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?
+		ORDER BY checkpoint_id DESC LIMIT 1`, []any{c.Thread, c.NS}, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
 func (s *sqliteSnap) taskCheckpoint(ctx context.Context, c Chain, task string) (string, error) {
 	var id string
 	err := s.queryRow(ctx, `SELECT checkpoint_id FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND task_id = ?

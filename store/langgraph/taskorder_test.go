@@ -22,7 +22,10 @@ func TestTasksInLangGraphsOrderAndCallsNamed(t *testing.T) {
 	t.Parallel()
 	for _, cs := range caseSources() {
 		t.Run(cs.name, func(t *testing.T) {
-			want, ok := readAnswers(t, cs.answers)["t-func"]
+			// The reads TestStateAsLangGraphShowsIt makes (readCase): they
+			// hold the writes of every checkpoint LangGraph lists.
+			src, answers := readCase(t, cs)
+			want, ok := answers["t-func"]
 			if !ok {
 				t.Skipf("%s holds no t-func", cs.answers)
 			}
@@ -30,7 +33,6 @@ func TestTasksInLangGraphsOrderAndCallsNamed(t *testing.T) {
 			if len(first.Tasks) != 1 || first.Tasks[0].Name != "flow" {
 				t.Fatalf("the fixture's first checkpoint: tasks %+v, want the entrypoint flow", first.Tasks)
 			}
-			src := cs.open(t)
 			ws, err := src.Writes(context.Background(), langgraph.Chain{Thread: "t-func"}, first.ID)
 			if err != nil {
 				t.Fatal(err)

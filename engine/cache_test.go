@@ -195,7 +195,8 @@ func (c *counting) MessagesIn(ctx context.Context, thread string, from, to int64
 }
 
 // TestWarmGetReadsOneRow: a checkpoint the engine has cached costs one
-// row (Store.Get), not its chain; one it has not reads the chain. On every
+// row (Store.Get), not its chain, and its child two rows; one it has not
+// reads the chain. On every
 // store: the row read back must carry the very CreatedAt the engine
 // stamped (SQLite and PostgreSQL keep microseconds), or every warm read
 // would miss.
@@ -238,7 +239,24 @@ func TestWarmGetReadsOneRow(t *testing.T) {
 			if got := st.took(); !maps.Equal(got, map[string]int{"Get": 1}) {
 				t.Errorf("a second Get of @%d read %v, want one row", head, got)
 			}
+			childReadsTwoRows(t, st, head-3)
 		})
+	}
+}
+
+// childReadsTwoRows: in a new engine on st, checkpoint id costs its chain,
+// and then its child (id+1) two rows, its own and its parent's (the one
+// cached), not its chain.
+func childReadsTwoRows(t *testing.T, st *counting, id int64) {
+	t.Helper()
+	e := ticketEngine(t, st)
+	for _, id := range []int64{id, id + 1} {
+		if _, err := e.Get(t.Context(), "t", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := st.took(); got["Chain"] != 1 || got["Get"] != 2 {
+		t.Errorf("@%d then its child read %v, want one chain and then two rows", id, got)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"rewind/engine/chainformat"
+	"rewind/engine/internal/cache"
 	"rewind/engine/internal/costs"
 	"rewind/engine/internal/userpanic"
 	"rewind/engine/model"
@@ -270,7 +271,7 @@ type Engine struct {
 	graph *Graph
 	model model.Model
 	now   func() time.Time
-	cache *cache
+	cache *cache.Cache
 	memo  chainformat.Memo
 	// sums are the running totals after this engine's last commit to
 	// each thread (costs.go: a trusted turn's first checkpoint takes its
@@ -312,7 +313,7 @@ func New(st store.Store, g *Graph, m model.Model, opts ...Option) (*Engine, erro
 	if st == nil || m == nil {
 		return nil, errors.New("engine needs a store and a model")
 	}
-	e := &Engine{store: st, graph: g, model: m, now: time.Now, cache: newCache(), runIDs: randomRunID}
+	e := &Engine{store: st, graph: g, model: m, now: time.Now, cache: cache.New(), runIDs: randomRunID}
 	for _, o := range opts {
 		o(e)
 	}
@@ -361,7 +362,7 @@ func (e *Engine) Run(ctx context.Context, thread string, input []Write, cfg RunC
 		// way, reading both: nothing of this try was stored. (Pending
 		// tasks on trust are no answer either: another writer may have
 		// finished them since.)
-		if parent, ok := e.cache.own(thread, trusted); ok {
+		if parent, ok := e.cache.Own(thread, trusted); ok {
 			// The session of this engine's own last run, read from memory.
 			tcfg := cfg
 			if tcfg.Session == nil {
@@ -735,30 +736,45 @@ func (e *Engine) DiscardIf(ctx context.Context, thread string, check HeadCheck) 
 }
 
 // Get reads one checkpoint, rebuilt from its stored chain, through the
-// migration registry.
-//
-// A checkpoint this engine has cached costs one row: the row is read and,
-// when it is the one cached (cache.get), that is the answer; otherwise,
-// and for one not cached, the chain is read and replayed (from the nearest
-// cached ancestor).
+// migration registry. Where this engine holds the thread, the row is read
+// first (fromRow): one cached costs that row, its child two rows.
 func (e *Engine) Get(ctx context.Context, thread string, id int64) (Checkpoint, error) {
-	if e.cache.has(thread, id) {
+	if e.cache.Holds(thread) {
 		row, err := e.store.Get(ctx, thread, id)
-		switch {
-		case err == nil:
-			if cp, ok := e.cache.get(row); ok {
-				return cp, nil
+		if err == nil {
+			if cp, ok, err := e.fromRow(ctx, row); ok {
+				return cp, err
 			}
-			if readsAlone(row) {
-				return e.read(ctx, []store.Checkpoint{row})
-			}
-		case !errors.Is(err, store.ErrNotFound):
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return Checkpoint{}, fmt.Errorf("read checkpoint %d of thread %q: %w", id, threadName(thread), err)
 		}
 		// Gone or another row now (the thread was deleted and written
-		// again): the chain read says which.
+		// again), or no parent cached: the chain read says which.
 	}
 	return e.getChain(ctx, thread, id)
+}
+
+// fromRow reads row without its chain where it can (ok): as cached, on its
+// own (readsAlone), or from its parent as cached, whose row is read to
+// check it (two rows, not the chain back to the base: a reader stepping
+// through a history reads the next checkpoint so). A parent evicted
+// meanwhile fails that rebuild (a delta without its base): not ok.
+func (e *Engine) fromRow(ctx context.Context, row store.Checkpoint) (cp Checkpoint, ok bool, err error) {
+	if cp, ok := e.cache.Get(row); ok || readsAlone(row) {
+		if !ok {
+			cp, err = e.read(ctx, []store.Checkpoint{row})
+		}
+		return cp, true, err
+	}
+	if !e.cache.Has(row.ThreadID, row.ParentID) {
+		return Checkpoint{}, false, nil
+	}
+	parent, err := e.store.Get(ctx, row.ThreadID, row.ParentID)
+	if _, cached := e.cache.Get(parent); err != nil || !cached {
+		return Checkpoint{}, false, nil
+	}
+	cp, err = e.read(ctx, []store.Checkpoint{row, parent})
+	return cp, err == nil, nil
 }
 
 // getChain reads checkpoint id's chain and rebuilds it.
@@ -779,19 +795,19 @@ func (e *Engine) getChain(ctx context.Context, thread string, id int64) (Checkpo
 // read rebuilds the checkpoint at the head of a chain, starting from the
 // newest one this process has cached.
 func (e *Engine) read(ctx context.Context, chain []store.Checkpoint) (Checkpoint, error) {
-	if cp, ok := e.cache.get(chain[0]); ok {
+	if cp, ok := e.cache.Get(chain[0]); ok {
 		return cp, nil
 	}
-	cp, err := e.graph.schema.Rebuild(ctx, e.store, chain, e.cache.get)
+	cp, err := e.graph.schema.Rebuild(ctx, e.store, chain, e.cache.Get)
 	if err == nil && len(chain[0].Meta) > 0 {
-		e.cache.put(cp, chain[0])
+		e.cache.Put(cp, chain[0])
 	}
 	return cp, corruptFixes(chain[0].ThreadID, chain[0].ID, err)
 }
 
 // Latest reads the thread's newest checkpoint.
 func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) {
-	if e.cache.holds(thread) {
+	if e.cache.Holds(thread) {
 		// Most often the one this engine wrote last: its listing says so,
 		// without reading the state and the head snapshot.
 		rows, err := e.store.History(ctx, thread, 0, 1)
@@ -799,7 +815,7 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 			return Checkpoint{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
 		}
 		if len(rows) == 1 {
-			if cp, ok := e.cache.getListed(rows[0]); ok {
+			if cp, ok := e.cache.GetListed(rows[0]); ok {
 				return cp, nil
 			}
 		}
@@ -811,11 +827,8 @@ func (e *Engine) Latest(ctx context.Context, thread string) (Checkpoint, error) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read thread %q: %w", threadName(thread), err)
 	}
-	if cp, ok := e.cache.get(row); ok {
-		return cp, nil
-	}
-	if readsAlone(row) {
-		return e.read(ctx, []store.Checkpoint{row})
+	if cp, ok, err := e.fromRow(ctx, row); ok {
+		return cp, err
 	}
 	return e.getChain(ctx, thread, row.ID)
 }
@@ -1262,7 +1275,7 @@ func (e *Engine) DeleteThread(ctx context.Context, thread string, takeOver bool)
 	}
 	defer func() { err = released(err, release) }()
 	err = e.store.DeleteThread(ctx, thread)
-	e.cache.drop(thread)
+	e.cache.Drop(thread)
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadName(thread), err)
 	}

@@ -185,7 +185,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 	cp.SchemaVersion = r.e.graph.SchemaVersion // as a read of the row says it
 	enc.Committed(cp)
 	cp.Applied = groups
-	r.e.cache.put(*cp, row)
+	r.e.cache.Put(*cp, row)
 	// Task events were observed live as they happened; only the runtime's
 	// own events are new to an observer here.
 	for _, ev := range events {

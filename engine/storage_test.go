@@ -176,6 +176,14 @@ func (r *reference) check(t *testing.T, e *engine.Engine, thread, when string) {
 	r.checkWith(t, fresh, thread, when+" (rebuilt)")
 }
 
+// checkNew is check for an engine that has read nothing yet (a new one on
+// a reopened store): its reads are already the rebuilt ones, and check's
+// second new engine on the same store would read them again the same way.
+func (r *reference) checkNew(t *testing.T, e *engine.Engine, thread, when string) {
+	t.Helper()
+	r.checkWith(t, e, thread, when+" (rebuilt)")
+}
+
 func (r *reference) checkWith(t *testing.T, e *engine.Engine, thread, when string) {
 	t.Helper()
 	r.checkIDs(t, e, thread, when, r.ids())
@@ -337,7 +345,7 @@ func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed
 	ref.check(t, e, thread, "at the end")
 	checkReaders(t, e, st, thread)
 	if reopen != nil {
-		ref.check(t, ticketEngine(t, reopen()), thread, "after reopening the store")
+		ref.checkNew(t, ticketEngine(t, reopen()), thread, "after reopening the store")
 	}
 	if last, err := e.Latest(ctx, thread); err != nil || last.ID < 100 {
 		t.Fatalf("the history ends at checkpoint %d (%v): too short to test anything", last.ID, err)
@@ -397,7 +405,7 @@ func TestForkValuesNeverCollide(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ref.check(t, e2, "f", "after reopening")
+				ref.checkNew(t, e2, "f", "after reopening")
 			}
 		})
 	}

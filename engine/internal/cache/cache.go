@@ -1,4 +1,7 @@
-package engine
+// Package cache keeps the checkpoints an engine wrote or rebuilt (see
+// Cache). It is the engine's own; it names no engine type but
+// chainformat's chainformat.Checkpoint.
+package cache
 
 import (
 	"container/list"
@@ -7,10 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"rewind/engine/chainformat"
 	"rewind/store"
 )
 
-// cache keeps checkpoints this process wrote or rebuilt, so the next turn
+// Cache keeps checkpoints this process wrote or rebuilt, so the next turn
 // starts without replaying its head's chain, a warm Get reads one row, and
 // a scrub step replays one delta from its neighbour rather than a chain
 // from its base. A checkpoint never changes once written; an entry is used
@@ -29,7 +33,7 @@ import (
 // write it again with identical rows are not told apart; only a test clock
 // gets there.) Deleting a thread through this engine drops its entries
 // anyway.
-type cache struct {
+type Cache struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // of cacheKey, newest at the front
@@ -43,9 +47,9 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	cp        Checkpoint
+	cp        chainformat.Checkpoint
 	sum       [32]byte      // of the row's documents
-	listed    [32]byte      // of its listing (Meta) alone: see getListed
+	listed    [32]byte      // of its listing (Meta) alone: see GetListed
 	created   time.Time     // the row's CreatedAt
 	orderElem *list.Element // its element in c.order (most recent first)
 }
@@ -64,83 +68,84 @@ func rowSum(meta, state []byte) [32]byte {
 // cacheSize holds a few turns of a thread, and the neighbours of a scrub.
 const cacheSize = 256
 
-func newCache() *cache {
-	return &cache{max: cacheSize, order: list.New(), items: map[cacheKey]cacheEntry{}, held: map[string]int{}}
+// New is an empty cache of cacheSize checkpoints.
+func New() *Cache {
+	return &Cache{max: cacheSize, order: list.New(), items: map[cacheKey]cacheEntry{}, held: map[string]int{}}
 }
 
-// has says whether an entry for this checkpoint id is kept (whether it
-// is still the stored row's, only get can say).
-func (c *cache) has(thread string, id int64) bool {
+// Has says whether an entry for this checkpoint id is kept (whether it
+// is still the stored row's, only Get can say).
+func (c *Cache) Has(thread string, id int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := c.items[cacheKey{thread, id}]
 	return ok
 }
 
-// get returns the cached checkpoint for a stored row, as a copy the caller
+// Get returns the cached checkpoint for a stored row, as a copy the caller
 // may change.
-func (c *cache) get(row store.Checkpoint) (Checkpoint, bool) {
+func (c *Cache) Get(row store.Checkpoint) (chainformat.Checkpoint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[cacheKey{row.ThreadID, row.ID}]
 	if !ok || e.cp.ParentID != row.ParentID || e.cp.RerootedFrom != row.RerootedFrom || !e.created.Equal(row.CreatedAt) ||
 		e.sum != rowSum(row.Meta, row.State) {
-		return Checkpoint{}, false
+		return chainformat.Checkpoint{}, false
 	}
 	return c.hit(e), true
 }
 
-// own returns the cached checkpoint id of the thread without a stored row
+// Own returns the cached checkpoint id of the thread without a stored row
 // to check it against: for a checkpoint this engine knows it wrote last
 // (see epochs.trusted).
-func (c *cache) own(thread string, id int64) (Checkpoint, bool) {
+func (c *Cache) Own(thread string, id int64) (chainformat.Checkpoint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[cacheKey{thread, id}]
 	if !ok {
-		return Checkpoint{}, false
+		return chainformat.Checkpoint{}, false
 	}
 	return c.hit(e), true
 }
 
 // hit marks e used and returns its checkpoint as a copy the caller may
 // change (c.mu held).
-func (c *cache) hit(e cacheEntry) Checkpoint {
+func (c *Cache) hit(e cacheEntry) chainformat.Checkpoint {
 	c.order.MoveToFront(e.orderElem)
 	cp := e.cp
 	cp.Values = maps.Clone(cp.Values)
 	return cp
 }
 
-// holds says whether any checkpoint of the thread is kept.
-func (c *cache) holds(thread string) bool {
+// Holds says whether any checkpoint of the thread is kept.
+func (c *Cache) Holds(thread string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.held[thread] > 0
 }
 
-// getListed is get for a row as History lists it: its listing stands for
+// GetListed is get for a row as History lists it: its listing stands for
 // its documents. A put writes a row's listing and state together, and
 // nothing changes either later (a prune's rebase and re-rooting keep the
 // values; the re-rooting is compared), so the same listing, parent and
 // CreatedAt (the writer's clock, to the microsecond) are the same row.
 // A row without a listing (stored before listings) is never a hit.
-func (c *cache) getListed(row store.Checkpoint) (Checkpoint, bool) {
+func (c *Cache) GetListed(row store.Checkpoint) (chainformat.Checkpoint, bool) {
 	if len(row.Meta) == 0 {
-		return Checkpoint{}, false
+		return chainformat.Checkpoint{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[cacheKey{row.ThreadID, row.ID}]
 	if !ok || e.cp.ParentID != row.ParentID || e.cp.RerootedFrom != row.RerootedFrom || !e.created.Equal(row.CreatedAt) ||
 		e.listed != sha256.Sum256(row.Meta) {
-		return Checkpoint{}, false
+		return chainformat.Checkpoint{}, false
 	}
 	return c.hit(e), true
 }
 
-// put keeps cp, read from or written as row (its documents and CreatedAt).
-func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
+// Put keeps cp, read from or written as row (its documents and CreatedAt).
+func (c *Cache) Put(cp chainformat.Checkpoint, row store.Checkpoint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := cacheKey{cp.Thread, cp.ID}
@@ -158,16 +163,16 @@ func (c *cache) put(cp Checkpoint, row store.Checkpoint) {
 }
 
 // forget drops k's entry from items and held (c.mu held).
-func (c *cache) forget(k cacheKey) {
+func (c *Cache) forget(k cacheKey) {
 	delete(c.items, k)
 	if c.held[k.thread]--; c.held[k.thread] <= 0 {
 		delete(c.held, k.thread)
 	}
 }
 
-// drop forgets every checkpoint of a thread (deleted: its text should not
+// Drop forgets every checkpoint of a thread (deleted: its text should not
 // linger in this process either).
-func (c *cache) drop(thread string) {
+func (c *Cache) Drop(thread string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.items {

@@ -359,6 +359,16 @@ func (t *Tenanted) Size(ctx context.Context, thread string) (int64, error) {
 	return listed(t, ctx, thread, func() (int64, error) { return t.s.Size(ctx, thread) })
 }
 
+// CountSize is Size counted from the rows (SizeCounter), for the
+// tenant's own thread only, as Size.
+func (t *Tenanted) CountSize(ctx context.Context, thread string) (int64, error) {
+	c, ok := t.s.(SizeCounter)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	return listed(t, ctx, thread, func() (int64, error) { return c.CountSize(ctx, thread) })
+}
+
 func (t *Tenanted) Writes(ctx context.Context, thread string, checkpointID int64) ([]TaskWrites, error) {
 	return listed(t, ctx, thread, func() ([]TaskWrites, error) { return t.s.Writes(ctx, thread, checkpointID) })
 }

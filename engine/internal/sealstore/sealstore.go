@@ -314,6 +314,15 @@ func (s *Store) Watch(ctx context.Context, thread string) (<-chan struct{}, erro
 	return w.Watch(ctx, thread)
 }
 
+// CountSize counts the rows as stored (sealed), as Size does.
+func (s *Store) CountSize(ctx context.Context, thread string) (int64, error) {
+	c, ok := s.Store.(store.SizeCounter)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	return c.CountSize(ctx, thread)
+}
+
 func (s *Store) LockHolder(ctx context.Context, thread string) (string, error) {
 	if h, ok := s.Store.(store.LockHolders); ok {
 		return h.LockHolder(ctx, thread)

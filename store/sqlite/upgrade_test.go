@@ -18,6 +18,7 @@ import (
 	"rewind/store"
 	"rewind/store/memory"
 	"rewind/store/sqlite"
+	"rewind/store/storetest"
 )
 
 // The store the previous release (schema 4) wrote with the scenarios of
@@ -290,17 +291,7 @@ func TestUpgradeReleaseV4(t *testing.T) {
 func wantSizesCounted(t *testing.T, s *sqlite.Store, threads map[string][]rawCheckpoint, when string) {
 	t.Helper()
 	for thread := range threads {
-		kept, err := s.Size(t.Context(), thread)
-		if err != nil {
-			t.Fatal(err)
-		}
-		counted, err := s.CountSize(t.Context(), thread)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kept != counted {
-			t.Errorf("%s: Size(%s) = %d, but its rows count %d", when, thread, kept, counted)
-		}
+		storetest.WantSizeCounted(t, s, thread, when)
 	}
 }
 

@@ -7,6 +7,29 @@ import (
 	"rewind/store"
 )
 
+// WantSizeCounted checks that thread's Size, a running total, is what
+// counting its rows gives (store.SizeCounter), and returns it; when says
+// in a failure what had happened to the store.
+func WantSizeCounted(t testing.TB, s store.Store, thread, when string) int64 {
+	t.Helper()
+	counter, ok := s.(store.SizeCounter)
+	if !ok {
+		t.Fatalf("%T is no store.SizeCounter: every backend counts its rows", s)
+	}
+	kept, err := s.Size(t.Context(), thread)
+	if err != nil {
+		t.Fatalf("%s: Size(%s): %v", when, thread, err)
+	}
+	counted, err := counter.CountSize(t.Context(), thread)
+	if err != nil {
+		t.Fatalf("%s: CountSize(%s): %v", when, thread, err)
+	}
+	if kept != counted {
+		t.Errorf("%s: Size(%s) = %d, but its rows count %d", when, thread, kept, counted)
+	}
+	return kept
+}
+
 // testSizeKept: Size is a running total the writes keep, and it equals
 // what counting the rows gives (store.SizeCounter) after each kind of
 // write: a fence, drafts, puts with events, messages, blobs and head
@@ -15,24 +38,10 @@ import (
 // thread is left as it was.
 func testSizeKept(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	counter, ok := s.(store.SizeCounter)
-	if !ok {
-		t.Fatalf("%T is no store.SizeCounter: every backend counts its rows", s)
-	}
 	same := func(step string) {
 		t.Helper()
 		for _, thread := range []string{"t", "u"} {
-			kept, err := s.Size(ctx, thread)
-			if err != nil {
-				t.Fatalf("after %s: Size(%s): %v", step, thread, err)
-			}
-			counted, err := counter.CountSize(ctx, thread)
-			if err != nil {
-				t.Fatalf("after %s: CountSize(%s): %v", step, thread, err)
-			}
-			if kept != counted {
-				t.Errorf("after %s: Size(%s) = %d, but its rows count %d", step, thread, kept, counted)
-			}
+			WantSizeCounted(t, s, thread, "after "+step)
 		}
 	}
 	same("nothing")

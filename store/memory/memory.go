@@ -445,6 +445,10 @@ func headSize(thread string, head []byte) int64 {
 	return int64(len(thread)+len(head)) + 8
 }
 
+func epochSize(thread string) int64 {
+	return int64(len(thread)) + 2*8
+}
+
 func draftSize(thread string, d store.Draft) int64 {
 	return int64(len(thread)+len(d.OperationID)+len(d.Body)) + 8
 }
@@ -478,7 +482,7 @@ func (s *Store) countSize(thread string) int64 {
 		n += draftSize(thread, d)
 	}
 	if s.epochs[thread] != 0 {
-		n += int64(len(thread)) + 2*8
+		n += epochSize(thread)
 	}
 	return n
 }
@@ -665,7 +669,7 @@ func (s *Store) Fence(ctx context.Context, thread string) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.epochs[thread] == 0 {
-		s.sizes[thread] += int64(len(thread)) + 2*8
+		s.sizes[thread] += epochSize(thread)
 	}
 	// Above the thread's own too, though the counter never falls behind it.
 	s.issued = max(s.issued, s.epochs[thread]) + 1

@@ -342,7 +342,12 @@ func fenced(epoch int64) int {
 // statement, hence one transaction and one round trip. The checkpoint goes
 // in only when it is newer than the thread's newest, its parent exists and
 // its epoch is current; everything else happens only with it (each CTE
-// reads cp). Messages and blobs already held by the thread are left as
+// reads cp). It locks the thread's graph_threads row (thr) before its
+// graph_sizes row (sz waits for thr's row): the order lockThreadSQL and
+// lockSizeSQL take them in. Left to the server, the unreferenced thr ran
+// last, after sz, and a Prune holding the thread's row waited for the
+// size row this put held: a deadlock (PruneRacesWriters, 1 run in ~10).
+// Messages and blobs already held by the thread are left as
 // they are (on conflict do nothing), so the first put of a hash keeps its
 // row. On zero rows the caller asks why; also when a concurrent put of
 // the id committed after this statement's snapshot: the insert then fails
@@ -374,11 +379,12 @@ with cp as (
   on conflict (thread_id) do update set checkpoints = graph_threads.checkpoints + 1,
     latest_id = greatest(graph_threads.latest_id, excluded.latest_id),
     updated_at = case when excluded.latest_id >= graph_threads.latest_id then excluded.updated_at else graph_threads.updated_at end
+  returning 1
 )` + putEventsSQL + putMessagesSQL + putBlobsSQL + putHeadSQL + putSettlesSQL + `, sz as (
   insert into graph_sizes as g (thread_id, bytes)
   select @thread, octet_length(@thread::text) + 5*8 + coalesce(octet_length(@meta::json::text), 0) + octet_length(@state::json::text)
     + coalesce((select sum(octet_length(r)) from unnest(@refs::text[]) r), 0)` + sizeEventsSQL + sizeMessagesSQL + sizeBlobsSQL + sizeSettlesSQL + `
-  from cp
+  from cp where exists (select 1 from thr)
   on conflict (thread_id) do update set bytes = g.bytes + excluded.bytes
 ), note as (
   select pg_notify('` + notifyChannel + `', @note::text) from cp
@@ -1349,9 +1355,10 @@ const deleteFenceSQL = `select 1 from graph_epochs where thread_id = $1 for upda
 const lockThreadSQL = `select 1 from graph_threads where thread_id = $1 for update`
 
 // lockSizeSQL takes the thread's graph_sizes row next, before any other
-// row: a put or a task's writes updates it before its foreign key checks
-// lock the checkpoints, so DeleteThread, Prune and Reseal, which change
-// checkpoints and then the size, would otherwise deadlock with them.
+// row: a put (after the thread's row), a task's writes and a draft
+// update it before their foreign key checks lock the checkpoints, so
+// DeleteThread, Prune and Reseal, which change checkpoints and then the
+// size, would otherwise deadlock with them.
 const lockSizeSQL = `select 1 from graph_sizes where thread_id = $1 for update`
 
 // deleteThreadSQL deletes a thread from every table in one statement;

@@ -30,3 +30,11 @@ func WithVFS(name string) Option { return func(s *Store) { s.vfs = name } }
 func WithFileSync(sync func(path string) error) Option {
 	return func(s *Store) { s.fileSync = sync }
 }
+
+// OnWriteConn runs fn once the writer has taken a connection, before it
+// prepares its statements.
+func OnWriteConn(s *Store, fn func()) {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	s.w.connected = fn
+}

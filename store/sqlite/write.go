@@ -36,7 +36,10 @@ type writer struct {
 	*sql.DB // one connection: SQLite has one writer at a time anyway
 	// queries are the statements prepared on every connection it takes.
 	queries []string
-	mu      sync.Mutex
+	// connected, for tests, runs once take has a connection, before it
+	// prepares the statements.
+	connected func()
+	mu        sync.Mutex
 	// Held with mu:
 	// conn is the connection, nil until a write takes it (again, after
 	// release let go of one found broken: database/sql opens a new one).
@@ -75,10 +78,13 @@ func (w *writer) take(ctx context.Context) error {
 		return err
 	}
 	w.conn, w.stmts, w.level = conn, make(map[string]*sql.Stmt, len(w.queries)+3), w.initial
-	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // see begin
-		w.release(true)
-		return err
+	if w.connected != nil {
+		w.connected()
 	}
+	// Prepared under the connection's busy_timeout: preparing reads the
+	// schema, and the search table's constructor its own rows, so it
+	// waits out another process recovering the WAL after a crash
+	// (SQLITE_BUSY_RECOVERY), as a read does.
 	for _, q := range append([]string{sqlBegin, sqlCommit, sqlRollback}, w.queries...) {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
@@ -86,6 +92,10 @@ func (w *writer) take(ctx context.Context) error {
 			return fmt.Errorf("prepare statements: %w", err)
 		}
 		w.stmts[q] = st
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // see begin
+		w.release(true)
+		return err
 	}
 	return nil
 }

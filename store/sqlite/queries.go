@@ -1,5 +1,7 @@
 package sqlite
 
+import "rewind/store"
+
 // The statements, prepared once per pool (see pool.prepare).
 
 // The multi-row INSERTs of a put's rows (see insertRows): the put's
@@ -115,9 +117,12 @@ const (
 	// Chain walks parent_id reading only the small columns, then reads the
 	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
 	// SQLite does not copy the states into a sorter.
-	sqlChain = `WITH RECURSIVE chain (id, parent, last) AS (
+	sqlChain      = chainFrom + chainRest
+	sqlChainOwned = chainFrom + ownedBy + chainRest
+	chainFrom     = `WITH RECURSIVE chain (id, parent, last) AS (
 			SELECT checkpoint_id, parent_id, ` + readsAlone + `
-			FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2
+			FROM graph_checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2`
+	chainRest = `
 			UNION ALL
 			SELECT c.checkpoint_id, c.parent_id, c.base OR c.rebased IS NOT NULL OR c.parent_id IS NULL OR
 				c.checkpoint_id IS (SELECT checkpoint_id FROM graph_heads WHERE thread_id = ?1)
@@ -131,7 +136,15 @@ const (
 	// its branch forks nowhere in between (Chain walks the parents in Go,
 	// and falls back to sqlChain when one is not in the range). A third
 	// less CPU than sqlChain for a 40-row chain.
-	sqlChainRange = selectChain + `WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND checkpoint_id >= coalesce((
+	sqlChainRange      = selectChain + `WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND ` + chainRangeRest
+	sqlChainRangeOwned = selectChain + `WHERE thread_id = ?1 AND checkpoint_id <= ?2` + ownedBy + ` AND ` + chainRangeRest
+	// The owned variants (ChainOwned) read the chain only where the
+	// thread's owner is ?3 (no owner row: the default tenant's), in the
+	// same statement: a tenant's handle then reads no owner of its own
+	// before a load (a new process's first load paid a tenth of its CPU
+	// for that query).
+	ownedBy        = ` AND coalesce((SELECT tenant FROM graph_thread_tenants WHERE thread_id = ?1), '` + store.DefaultTenant + `') = ?3`
+	chainRangeRest = `checkpoint_id >= coalesce((
 			SELECT checkpoint_id FROM graph_checkpoints
 			WHERE thread_id = ?1 AND checkpoint_id <= ?2 AND ` + readsAlone + `
 			ORDER BY checkpoint_id DESC LIMIT 1), 0)

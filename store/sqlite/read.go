@@ -96,8 +96,28 @@ func (s *Store) History(ctx context.Context, thread string, before int64, limit 
 // allows (sqlChainRange), else in one recursive query (sqlChain).
 func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.Checkpoint, err error) {
 	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	return s.readChain(ctx, thread, id, chainQueries{sqlChainRange, sqlChain, []any{thread, id}})
+}
+
+// ChainOwned is Chain of a thread tenant owns only (no owner: the
+// default tenant's), the owner read in the chain's statements: another
+// tenant's thread is store.ErrNotFound. store.Tenanted reads a chain so,
+// with no query of the owner before it.
+func (s *Store) ChainOwned(ctx context.Context, thread, tenant string, id int64) (_ []store.Checkpoint, err error) {
+	defer s.wrap(ctx, &err, "chain of checkpoint %d of thread %v", id, check.Name(thread))
+	return s.readChain(ctx, thread, id, chainQueries{sqlChainRangeOwned, sqlChainOwned, []any{thread, id, tenant}})
+}
+
+// chainQueries are the statements a chain is read with (see chain) and
+// their parameters.
+type chainQueries struct {
+	rng, walk string
+	args      []any
+}
+
+func (s *Store) readChain(ctx context.Context, thread string, id int64, q chainQueries) ([]store.Checkpoint, error) {
 	for range 3 {
-		chain, err := s.chain(ctx, thread, id)
+		chain, err := s.chain(ctx, thread, id, q)
 		if err != nil {
 			return nil, err
 		}
@@ -118,15 +138,15 @@ func (s *Store) Chain(ctx context.Context, thread string, id int64) (_ []store.C
 	return nil, errors.New("the thread's head snapshot keeps moving; try again")
 }
 
-func (s *Store) chain(ctx context.Context, thread string, id int64) ([]store.Checkpoint, error) {
-	span, err := s.checkpoints(ctx, thread, sqlChainRange, thread, id)
+func (s *Store) chain(ctx context.Context, thread string, id int64, q chainQueries) ([]store.Checkpoint, error) {
+	span, err := s.checkpoints(ctx, thread, q.rng, q.args...)
 	if err != nil {
 		return nil, err
 	}
 	if chain, ok := walkChain(span, id); ok {
 		return chain, nil
 	}
-	cps, err := s.checkpoints(ctx, thread, sqlChain, thread, id)
+	cps, err := s.checkpoints(ctx, thread, q.walk, q.args...)
 	if err != nil {
 		return nil, err
 	}

@@ -329,9 +329,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// was a store already: a new one has no checkpoint to load, and its
 	// reader's connection (a parse of the whole schema, 15% of
 	// BenchmarkOpenNewFile's CPU) waits for a first read. The others are
-	// prepared at their first use.
+	// prepared at their first use. A command loads through a tenant's
+	// handle (store.ForTenant), whose chain is read with its owner
+	// (ChainOwned): sqlChainRangeOwned, not sqlChainRange.
 	if s.schema != 0 {
-		if err := s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRange, sqlHeadDoc, sqlBodies); err != nil {
+		if err := s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRangeOwned, sqlHeadDoc, sqlBodies); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))
 		}

@@ -373,17 +373,19 @@ func cliCaseSources(t *testing.T) []cliCaseSource {
 }
 
 // postgresCLICase loads dump and reads it through the CLI, its tables'
-// row counts checked after every command, their rows at the end.
+// row counts checked after every command, their rows at the end, on one
+// watching session (a session a check was a sixth of the package's).
 func postgresCLICase(t *testing.T, name, dump, answers string, u unknowable) cliCaseSource {
 	db := lgtest.Dump(t, dump)
-	tables, counts := lgtest.Tables(t, db), lgtest.Counts(t, db)
-	t.Cleanup(func() {
-		if now := lgtest.Tables(t, db); now != tables {
+	w := lgtest.Watch(t, db)
+	tables, counts := w.Tables(t), w.Counts(t)
+	t.Cleanup(func() { // before Watch's: cleanups run last first
+		if now := w.Tables(t); now != tables {
 			t.Errorf("%s: the rows changed: the tables now hold %s; they held %s", name, now, tables)
 		}
 	})
 	return cliCaseSource{name, answers, cliReads{spec: db, unchanged: func() string {
-		if now := lgtest.Counts(t, db); now != counts {
+		if now := w.Counts(t); now != counts {
 			return "the tables now hold " + now + "; they held " + counts
 		}
 		return ""

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,7 +191,7 @@ func TestGolden(t *testing.T) {
 func goldenScreen(t *testing.T, deps Deps, s Settings, size [2]int, first, keys, wait []string, poke func(*Model)) {
 	t.Helper()
 	m := New(context.Background(), deps, s)
-	tm := teatest.NewTestModel(t, settling{m}, teatest.WithInitialTermSize(size[0], size[1]))
+	tm := teatest.NewTestModel(t, settling{Model: m}, teatest.WithInitialTermSize(size[0], size[1]))
 	waitScreen(t, tm, first...)
 	for _, k := range keys {
 		tm.Send(keyMsg(k))
@@ -234,8 +235,14 @@ func (f frozen) Close() error                                       { return nil
 
 // settling quits the program once the screen shows what the cursor asks
 // for (no load or run in flight), so the final view does not depend on how
-// fast the loads were.
-type settling struct{ *Model }
+// fast the loads were. Once asked (quitWhenSettled), it checks after every
+// message: only a message changes the model, and Bubble Tea draws a frame
+// after each one, so polling on a timer drew hundreds of frames a screen
+// for nothing (most of TestGolden's CPU under -race).
+type settling struct {
+	*Model
+	q *quitWhenSettled // the quit asked for; nil before it, and once quitting
+}
 
 type quitWhenSettled struct {
 	poke func(*Model)
@@ -243,7 +250,13 @@ type quitWhenSettled struct {
 	// passes: a screen that never settles says why, not only "timeout".
 	t  testing.TB
 	by time.Time
+	// late is the deadline's own tick, which only checks by.
+	late bool
 }
+
+// settleDeadline is how often an unsettled screen looks at its deadline:
+// a screen waiting on nothing gets no message to check it after.
+const settleDeadline = time.Second
 
 // unsettled names what the model still waits for ("" when settled).
 func unsettled(m *Model) string {
@@ -272,23 +285,41 @@ func unsettled(m *Model) string {
 }
 
 func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if q, ok := msg.(quitWhenSettled); ok {
-		m := s.Model
-		why := unsettled(m)
-		if why == "" {
-			if q.poke != nil {
-				q.poke(m)
-			}
-			return s, tea.Quit
+	q, asked := msg.(quitWhenSettled)
+	var cmd tea.Cmd
+	switch {
+	case asked && q.late && s.q == nil:
+		return s, nil // settled and quitting already
+	case asked && !q.late:
+		s.q = &q
+		cmd = s.deadline()
+	case !asked:
+		_, cmd = s.Model.Update(msg)
+		if s.q == nil {
+			return s, cmd
 		}
-		if q.t != nil && time.Now().After(q.by) {
-			q.t.Errorf("the screen never settled: still loading %s", why)
-			return s, tea.Quit
-		}
-		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return q })
 	}
-	_, cmd := s.Model.Update(msg)
+	why := unsettled(s.Model)
+	if why == "" {
+		if s.q.poke != nil {
+			s.q.poke(s.Model)
+		}
+		s.q = nil
+		return s, tea.Quit
+	}
+	if asked && q.late {
+		if s.q.t != nil && time.Now().After(s.q.by) {
+			s.q.t.Errorf("the screen never settled: still loading %s", why)
+			s.q = nil
+			return s, tea.Quit
+		}
+		cmd = s.deadline()
+	}
 	return s, cmd
+}
+
+func (s settling) deadline() tea.Cmd {
+	return tea.Tick(settleDeadline, func(time.Time) tea.Msg { return quitWhenSettled{late: true} })
 }
 
 // waitScreen reads the program's output until every string has appeared.
@@ -304,19 +335,48 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, wants ...string) {
 	}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
+// sharedThread is a thread that several screens show (each theme and
+// size): written once, by the first screen that asks, and read by every
+// screen through an engine of its own on the store frozen, as the seeded
+// thread is. write writes it to st.
+type sharedThread struct {
+	once  sync.Once
+	st    store.Store
+	write func(t testing.TB, st store.Store)
+}
+
+func shared(write func(t testing.TB, st store.Store)) *sharedThread {
+	return &sharedThread{write: write}
+}
+
+// store is the written thread's store, frozen for t.
+func (s *sharedThread) store(t *testing.T) store.Store {
+	s.once.Do(func() {
+		st := newStore()
+		s.write(t, st)
+		s.st = st
+	})
+	if s.st == nil {
+		t.Fatal("the shared thread was not written: see the screen that failed first")
+	}
+	return storeOnly{frozen{s.st, t}}
+}
+
+var longShared = shared(func(t testing.TB, st store.Store) { longEngineOn(t, storeOnly{st}) })
+
 // longThread is three turns, compacted once: the turn headers and the
 // pinned summary and question.
 func longThread(t *testing.T) (Deps, []string) {
-	return depsFor(longEngine(t)), []string{"turn 3", "? answering #"}
+	e := newClockedEngine(t, longShared.store(t), ticket.NewGraph(), ticket.NewMock())
+	return depsFor(e), []string{"turn 3", "? answering #"}
 }
 
 // longEngine holds thread "t": three turns (@1, @9, @17 start them), the
 // last one's question compacted into the summary by its reply (@24).
-func longEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), ticket.NewMock(), engine.WithClock(fixedClock), countedRuns())
-	if err != nil {
-		t.Fatal(err)
-	}
+func longEngine(t testing.TB) *engine.Engine { return longEngineOn(t, storeOnly{newStore()}) }
+
+func longEngineOn(t testing.TB, st store.Store) *engine.Engine {
+	e := newClockedEngine(t, st, ticket.NewGraph(), ticket.NewMock())
 	for i := 0; i < 3; i++ {
 		if _, err := e.Run(context.Background(), "t", ticket.Input(fmt.Sprintf("Turn %d: my order SO2026090%d hasn't arrived: where is the parcel, and can I get a refund?", i+1, i+1)), engine.RunConfig{}); err != nil {
 			t.Fatal(err)
@@ -329,14 +389,16 @@ func longEngine(t testing.TB) *engine.Engine {
 // stored its writes) and resumed: the resume reused one task and
 // redispatched two.
 func resumedThread(t *testing.T) (Deps, []string) {
-	return depsFor(resumedEngine(t)), []string{"⟲", "✝"}
+	e := newClockedEngine(t, resumedShared.store(t), ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
+	return depsFor(e), []string{"⟲", "✝"}
 }
 
-func resumedEngine(t testing.TB) *engine.Engine {
-	e, err := engine.New(storeOnly{newStore()}, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"), engine.WithClock(fixedClock), countedRuns())
-	if err != nil {
-		t.Fatal(err)
-	}
+var resumedShared = shared(func(t testing.TB, st store.Store) { resumedEngineOn(t, storeOnly{st}) })
+
+func resumedEngine(t testing.TB) *engine.Engine { return resumedEngineOn(t, storeOnly{newStore()}) }
+
+func resumedEngineOn(t testing.TB, st store.Store) *engine.Engine {
+	e := newClockedEngine(t, st, ticket.NewGraph(), newFlaky("t-2-shipping", "t-3-refund"))
 	ctx := context.Background()
 	if _, err := e.Run(ctx, "t", ticket.Input(firstInput), engine.RunConfig{}); err == nil {
 		t.Fatal("the flaky executors should stop the run")
@@ -351,8 +413,14 @@ func resumedEngine(t testing.TB) *engine.Engine {
 // stopped at the publish gate, approved, published), opened without an
 // extension: what `rewind tui --graph research` shows.
 func researchThread(t *testing.T) (Deps, []string) {
+	deps := depsFor(newClockedEngine(t, researchShared.store(t), research.Graph(), research.NewMock()))
+	deps.Extension = nil
+	return deps, []string{"6/6", "· @6"}
+}
+
+var researchShared = shared(func(t testing.TB, st store.Store) {
 	ctx := context.Background()
-	e := newClockedEngine(t, storeOnly{newStore()}, research.Graph(), research.NewMock())
+	e := newClockedEngine(t, storeOnly{st}, research.Graph(), research.NewMock())
 	in, err := e.Graph().TurnInput()(engine.Input{Text: research.Question}, fixedClock())
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +431,4 @@ func researchThread(t *testing.T) (Deps, []string) {
 	if _, err := e.Answer(ctx, "t", research.Answer(research.Review{Decision: research.Approve}), engine.RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	deps := depsFor(e)
-	deps.Extension = nil
-	return deps, []string{"6/6", "· @6"}
-}
+})

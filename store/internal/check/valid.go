@@ -24,7 +24,11 @@ var literals = [256]string{'t': "true", 'f': "false", 'n': "null"}
 // utf8.Valid and numbers all accept doc. It only decides; the three
 // passes say what is wrong (JSON calls them when this refuses), so a
 // refusal here that they would not make costs time, never a result.
+// The race detector sees doc read whole (raceRead), not byte by byte.
+//
+//go:norace
 func accepts(doc []byte) bool {
+	raceRead(doc)
 	var buf [64]byte
 	stack := buf[:0] // the open containers: '[' or '{'
 	i, n := 0, len(doc)
@@ -119,6 +123,8 @@ func accepts(doc []byte) bool {
 
 // str returns the index after the string at doc[i], or -1 when it is not
 // a valid JSON string of valid UTF-8.
+//
+//go:norace
 func str(doc []byte, i int) int {
 	n := len(doc)
 	for i++; i < n; {
@@ -179,6 +185,8 @@ func special(x uint64) bool {
 }
 
 // word returns the index after the literal w at doc[i], or -1.
+//
+//go:norace
 func word(doc []byte, i int, w string) int {
 	if len(doc)-i < len(w) || string(doc[i:i+len(w)]) != w {
 		return -1
@@ -188,6 +196,8 @@ func word(doc []byte, i int, w string) int {
 
 // num returns the index after the number at doc[i], or -1 when it is not
 // JSON's grammar or not a number PostgreSQL's numeric holds.
+//
+//go:norace
 func num(doc []byte, i int) int {
 	start, n := i, len(doc)
 	if i < n && doc[i] == '-' {

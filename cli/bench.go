@@ -22,7 +22,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var store, read string
-	var asJSON bool
+	var asJSON, withFloor bool
 	var turns, inlineBytes, processes int
 	c := &cobra.Command{
 		Use:   "bench",
@@ -55,17 +55,14 @@ listing and loading times and peak memory.`,
 			durability := backend.Durability(st)
 			var progress func(bench.Turn)
 			if !asJSON {
-				fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", termtext.Line(spec.Label()), turns)
-				if durability != "" {
-					fmt.Fprintf(out, "  durability: %s\n", durability)
-				}
-				progress = func(t bench.Turn) {
-					if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
-						fmt.Fprintf(out, "  turn %5d: %7.2f ms (%.2f ms CPU), %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.CPUMs, t.Checkpoints, float64(t.Bytes)/1024)
-					}
-				}
+				progress = benchProgress(out, spec.Label(), durability, turns)
 			}
-			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes, Keys: keys}, progress)
+			fl, removeFloor, err := benchFloor(ctx, st, withFloor)
+			if err != nil {
+				return err
+			}
+			defer removeFloor()
+			rep, err := bench.Run(ctx, st, spec.Label(), bench.Options{Turns: turns, InlineBytes: inlineBytes, Keys: keys, Floor: fl}, progress)
 			if err != nil {
 				return err
 			}
@@ -88,6 +85,7 @@ listing and loading times and peak memory.`,
 	addJSON(c, &asJSON)
 	c.Flags().IntVar(&turns, "turns", 100, "how many turns to run")
 	c.Flags().IntVar(&inlineBytes, "inline-bytes", 0, "attach an inline value of `B` bytes to every turn")
+	c.Flags().BoolVar(&withFloor, "floor", true, "on SQLite, write each turn's rows into a bare SQLite file too and compare (store/sqlite/floor)")
 	c.Flags().IntVar(&processes, "processes", 7, "time the loads in `N` new processes each (0: none; not on memory:)")
 	// What each of those processes runs: load T@ID[,ID…] and print the
 	// timings as JSON.
@@ -96,11 +94,44 @@ listing and loading times and peak memory.`,
 	return c
 }
 
+// benchProgress prints a bench's heading and returns what prints a tenth
+// of its turns as they end.
+func benchProgress(out io.Writer, label, durability string, turns int) func(bench.Turn) {
+	fmt.Fprintf(out, "bench on %s: %d turns of the ticket conversation, mock model at zero latency\n", termtext.Line(label), turns)
+	if durability != "" {
+		fmt.Fprintf(out, "  durability: %s\n", durability)
+	}
+	return func(t bench.Turn) {
+		if t.Turn == 1 || t.Turn%max(turns/10, 1) == 0 {
+			fmt.Fprintf(out, "  turn %5d: %7.2f ms (%.2f ms CPU), %2d checkpoints, %6.1f KB\n", t.Turn, t.Ms, t.CPUMs, t.Checkpoints, float64(t.Bytes)/1024)
+		}
+	}
+}
+
+// benchFloor is the floor a SQLite store's bench compares its turns with
+// and what removes it (none for other stores, or when not on).
+func benchFloor(ctx context.Context, st store.Store, on bool) (bench.Floor, func(), error) {
+	if !on {
+		return nil, func() {}, nil
+	}
+	f, ok, err := backend.Floor(ctx, st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w; or give --floor=false", err)
+	}
+	if !ok {
+		return nil, func() {}, nil
+	}
+	return f, func() { _ = f.Remove() }, nil
+}
+
 // printBench prints a bench's summary lines.
 func printBench(out io.Writer, rep bench.Report) {
 	fmt.Fprintln(out, turnSummary(rep))
 	if sl := slopeSummary(rep.Slope); sl != "" {
 		fmt.Fprintln(out, sl)
+	}
+	if f := rep.Floor; f != nil {
+		fmt.Fprintln(out, floorSummary(*f))
 	}
 	fmt.Fprintln(out, requestSummary(rep))
 	fmt.Fprintf(out, "thread %s: %d checkpoints, %.1f MB; list %.2f ms; load latest %.3f ms (%.3f ms cached), middle %.3f ms (a new engine of this process); peak RSS %.0f MB\n",
@@ -109,6 +140,18 @@ func printBench(out io.Writer, rep bench.Report) {
 		fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms (%.3f ms CPU), middle %.3f ms (%.3f ms CPU); the same process's next load %.3f ms (%.3f ms CPU)\n",
 			np.Processes, np.OpenMs, np.LatestMs, np.LatestCPUMs, np.MiddleMs, np.MiddleCPUMs, np.ThenMs, np.ThenCPUMs)
 	}
+}
+
+// floorSummary compares a turn with the floor: the same rows in the same
+// commits in a bare SQLite file, as durable as the store.
+func floorSummary(f bench.FloorReport) string {
+	span := func(s bench.FloorSpan) string {
+		return fmt.Sprintf("turns %d-%d %.2f ms against %.2f (%.1fx), CPU %.2f ms against %.2f (%.1fx)", s.From, s.To, s.Ms, s.FloorMs, s.Times, s.CPUMs, s.FloorCPUMs, s.CPUTimes)
+	}
+	if f.Late == f.Early {
+		return "the floor (the same rows and commits in a bare SQLite file, as durable; medians a turn): " + span(f.Early)
+	}
+	return "the floor (the same rows and commits in a bare SQLite file, as durable; medians a turn): " + span(f.Early) + "; " + span(f.Late)
 }
 
 // requestSummary says what the models were sent: a turn's requests early

@@ -60,7 +60,7 @@ func TestBenchNamesTheSQLiteSync(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "durability: --sqlite-sync full, every commit fsynced"},
+		{nil, "durability: --sqlite-sync full, commits fsynced (a run's together, when it releases the thread)"},
 		{[]string{"--sqlite-sync", "normal"}, "durability: --sqlite-sync normal, commits not fsynced"},
 		{[]string{"--sqlite-sync", "FULL"}, "durability: --sqlite-sync full"},
 	} {
@@ -76,6 +76,29 @@ func TestBenchNamesTheSQLiteSync(t *testing.T) {
 	code, _, stderr = runBuiltEnv(t, []string{backend.SyncEnv + "=fast"}, "bench", "--store", db, "--turns", "1")
 	if code == ExitOK || !strings.Contains(stderr, "REWIND_SQLITE_SYNC") {
 		t.Fatalf("$REWIND_SQLITE_SYNC=fast: exit %d, %s", code, stderr)
+	}
+}
+
+// On SQLite, bench compares each turn with the floor (the same rows in a
+// bare file beside the store, removed after); --floor=false and other
+// stores print no floor.
+func TestBenchComparesWithTheFloor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "b.db")
+	line := regexp.MustCompile(`(?m)^the floor \(the same rows and commits in a bare SQLite file, as durable; medians a turn\): turns 11-20 [0-9.]+ ms against ([0-9.]+) \([0-9.]+x\), CPU [0-9.]+ ms against [0-9.]+ \([0-9.]+x\); turns 16-25 `)
+	code, out, stderr := runBuilt(t, "bench", "--store", db, "--turns", "25", "--processes", "0")
+	if m := line.FindStringSubmatch(out); code != ExitOK || m == nil || m[1] == "0.00" {
+		t.Fatalf("bench on SQLite: exit %d, no floor line %s in:\n%s%s", code, line, out, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".rewind-floor-*")); len(left) > 0 {
+		t.Fatalf("bench left its floor files behind: %v", left)
+	}
+	for _, args := range [][]string{{"--store", db, "--floor=false"}, {"--store", "memory:"}} {
+		code, out, stderr := runBuilt(t, append([]string{"bench", "--turns", "2", "--processes", "0"}, args...)...)
+		if code != ExitOK || strings.Contains(out, "the floor") {
+			t.Fatalf("bench %v: exit %d, want no floor line:\n%s%s", args, code, out, stderr)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func addStore(c *cobra.Command, spec *string) {
 func addStoreOnly(c *cobra.Command, spec *string) {
 	c.Flags().StringVar(spec, "store", "", "the store `SPEC`: memory:, sqlite:PATH or postgres://USER[:PASS]@HOST:PORT/DB (default $REWIND_STORE, $DATABASE_URL, then sqlite under $XDG_STATE_HOME/rewind)")
 	c.Flags().String("key-file", "", "the `FILE` of the key that encrypts messages and summaries at rest and reads them back (default $"+app.KeyFileEnv+"; make one: head -c 32 /dev/urandom | base64 > FILE)")
-	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, every commit fsynced (survives a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
+	c.Flags().String("sqlite-sync", "", "how a SQLite store's commits reach the disk (`MODE`): full, commits fsynced (survive a power cut), or normal, faster, but an OS crash or power cut may lose the last commits (default $"+backend.SyncEnv+", then full)")
 }
 
 // checkStoreFlag refuses --store given empty: a script's unset variable

@@ -286,6 +286,8 @@ type Engine struct {
 	runIDs func() string
 	// keys seal and open the sensitive channels' stored bytes (WithKeys).
 	keys *seal.Keys
+	// stored is told the rows runs store (WithStored); nil: nobody.
+	stored Stored
 }
 
 // Option configures an engine (New).

@@ -170,6 +170,7 @@ func (r *runner) commit(ctx context.Context, cp, parent *Checkpoint, groups []Wr
 		}
 		return fmt.Errorf("save checkpoint %d of thread %q: %w", cp.ID, threadName(r.thread), err)
 	}
+	r.e.tellStored(row, rows)
 	r.lastID, r.committed = cp.ID, cp.ID
 	r.e.fenced.wrote(r.thread, r.epoch, cp.ID, r.cfg.Session)
 	r.e.sums.Committed(r.thread, r.epoch, prev, *cp)
@@ -653,8 +654,12 @@ func (r *runner) storeWrites(ctx context.Context, checkpoint int64, rec TaskWrit
 	if err != nil {
 		return fmt.Errorf("encode writes of task %s: %w", rec.Task, err)
 	}
-	if err := r.e.store.PutWrites(ctx, store.TaskWrites{ThreadID: r.thread, CheckpointID: checkpoint, TaskID: rec.Task, Writes: doc, Epoch: r.epoch}); err != nil {
+	w := store.TaskWrites{ThreadID: r.thread, CheckpointID: checkpoint, TaskID: rec.Task, Writes: doc, Epoch: r.epoch}
+	if err := r.e.store.PutWrites(ctx, w); err != nil {
 		return fmt.Errorf("store writes of task %s (%s): %w", rec.Task, rec.Node, err)
+	}
+	if r.e.stored != nil {
+		r.e.stored.WritesStored(w)
 	}
 	return nil
 }

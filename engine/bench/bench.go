@@ -65,6 +65,9 @@ type Options struct {
 	Keys *seal.Keys
 	// TurnsOnly runs the turns and times no reads after them.
 	TurnsOnly bool
+	// Floor, when set, is given each turn's rows after the turn (timed
+	// apart): a turn's cost against a bare program's for the same rows.
+	Floor Floor
 }
 
 // Turn is one turn's figures.
@@ -89,6 +92,10 @@ type Turn struct {
 	// compacted, and Largest under the context window.
 	PromptTokens int `json:"promptTokens"`
 	Largest      int `json:"largestRequest"`
+	// FloorMs and FloorCPUMs are the floor's time and CPU time for the
+	// turn's rows (Options.Floor; 0 without one).
+	FloorMs    float64 `json:"floorMs,omitempty"`
+	FloorCPUMs float64 `json:"floorCpuMs,omitempty"`
 }
 
 // Report is the whole run.
@@ -111,8 +118,11 @@ type Report struct {
 	GetMiddleMs     float64 `json:"getMiddleMs"`
 	GetLatestWarmMs float64 `json:"getLatestWarmMs"`
 	// Slope compares a turn early in the thread with the last ones.
-	Slope      Slope       `json:"slope"`
-	NewProcess *NewProcess `json:"newProcess,omitempty"`
+	Slope Slope `json:"slope"`
+	// Floor compares the turns with the floor's cost of their rows
+	// (Options.Floor; nil without one).
+	Floor      *FloorReport `json:"floor,omitempty"`
+	NewProcess *NewProcess  `json:"newProcess,omitempty"`
 	// RSSBytes is the process's peak resident memory.
 	RSSBytes    int64 `json:"rssBytes"`
 	InlineBytes int   `json:"inlineBytes,omitempty"`
@@ -141,7 +151,11 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	}
 	mock := ticket.NewMock()
 	sizes := &largest{inner: mock}
-	e, err := ticket.NewEngine(st, sizes, ticket.WithKeys(o.Keys))
+	var rec *recorder
+	if o.Floor != nil {
+		rec = &recorder{}
+	}
+	e, err := ticket.NewEngine(st, sizes, ticket.WithKeys(o.Keys), ticket.WithStored(rec.stored()))
 	if err != nil {
 		return Report{}, err
 	}
@@ -150,12 +164,15 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 	if err != nil {
 		return Report{}, fmt.Errorf("bench: %w", err)
 	}
-	last, size, err := runTurns(ctx, e, st, o, &rep, size, sizes, progress)
+	last, size, err := runTurns(ctx, e, st, o, &rep, size, sizes, rec, progress)
 	if err != nil {
 		return rep, err
 	}
 	rep.Checkpoints, rep.TotalBytes = last, size
 	rep.Slope = rep.slope()
+	if rec != nil {
+		rep.Floor = rep.floor()
+	}
 	if o.TurnsOnly {
 		return rep, nil
 	}
@@ -203,7 +220,7 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 
 // runTurns runs the turns, adding each one's figures to rep; it returns
 // the newest checkpoint and the thread's size.
-func runTurns(ctx context.Context, e *engine.Engine, st store.Store, o Options, rep *Report, size int64, sizes *largest, progress func(Turn)) (last, _ int64, _ error) {
+func runTurns(ctx context.Context, e *engine.Engine, st store.Store, o Options, rep *Report, size int64, sizes *largest, rec *recorder, progress func(Turn)) (last, _ int64, _ error) {
 	for n := 1; n <= o.Turns; n++ {
 		input := turnInput(n)
 		if n == 1 && o.InlineBytes > 0 {
@@ -221,6 +238,13 @@ func runTurns(ctx context.Context, e *engine.Engine, st store.Store, o Options, 
 		}
 		t := Turn{Turn: n, Ms: ms(took), CPUMs: ms(time.Duration(cpu)), WrittenBytes: wrote, Checkpoints: int(res.Checkpoint - last), Bytes: now - size, ModelCalls: model.Counts(res.ModelCalls).Sum(),
 			PromptTokens: res.Usage.PromptTokens, Largest: sizes.take()}
+		if rec != nil {
+			took, cpu, err := rec.replay(ctx, o.Floor)
+			if err != nil {
+				return 0, 0, err
+			}
+			t.FloorMs, t.FloorCPUMs = ms(took), ms(time.Duration(cpu))
+		}
 		last, size = res.Checkpoint, now
 		rep.Turns = append(rep.Turns, t)
 		if progress != nil {

@@ -64,6 +64,8 @@ type deps struct {
 	// channels, DefaultSensitive when nil (WithSensitive).
 	keys      *seal.Keys
 	sensitive []string
+	// stored is told the rows runs store (WithStored).
+	stored engine.Stored
 }
 
 // DefaultSensitive are the channels the ticket graph encrypts at rest
@@ -83,6 +85,10 @@ func WithSensitive(channels ...string) Option {
 
 // WithDrafts gives create_draft the table it writes to.
 func WithDrafts(d store.Drafts) Option { return func(x *deps) { x.drafts = d } }
+
+// WithStored has the engine tell s every row its runs store
+// (engine.WithStored).
+func WithStored(s engine.Stored) Option { return func(x *deps) { x.stored = s } }
 
 // WithSources gives the tools the versioned records they read (default:
 // this process's MemorySources, every record at BaseVersion).
@@ -153,7 +159,7 @@ func NewEngine(st store.Store, m model.Model, opts ...Option) (*engine.Engine, e
 	if ds, ok := sealed.(store.Drafts); ok && d.drafts == nil {
 		d.drafts = ds
 	}
-	return engine.New(sealed, g, m, engine.WithKeys(d.keys))
+	return engine.New(sealed, g, m, engine.WithKeys(d.keys), engine.WithStored(d.stored))
 }
 
 // OperationID names the side effect a task records: the checkpoint the

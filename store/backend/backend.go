@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,6 +18,7 @@ import (
 	"rewind/store/memory"
 	"rewind/store/postgres"
 	"rewind/store/sqlite"
+	"rewind/store/sqlite/floor"
 )
 
 // Resolve picks the spec: the flag when given, else $REWIND_STORE, else
@@ -99,7 +101,7 @@ func OpenDetected(ctx context.Context, spec string, schema int) (store.Store, er
 const SyncEnv = "REWIND_SQLITE_SYNC"
 
 // SQLiteSync is how the SQLite stores Open opens commit: $REWIND_SQLITE_SYNC,
-// else sqlite.SyncFull (every commit fsynced).
+// else sqlite.SyncFull (commits fsynced).
 func SQLiteSync() (sqlite.Sync, error) {
 	v := os.Getenv(SyncEnv)
 	if strings.TrimSpace(v) == "" {
@@ -120,11 +122,25 @@ func Durability(st store.Store) string {
 		if s.Sync() == sqlite.SyncNormal {
 			return "--sqlite-sync normal, commits not fsynced: an OS crash or power cut may lose the last ones"
 		}
-		return "--sqlite-sync full, every commit fsynced"
+		return "--sqlite-sync full, commits fsynced (a run's together, when it releases the thread)"
 	case *memory.Store, keepOpen:
 		return "memory, nothing outlives the process"
 	}
 	return ""
+}
+
+// Floor makes a floor file (store/sqlite/floor) beside a SQLite store's
+// file, durable as the store is: what `rewind bench` writes each turn's
+// rows into to time a bare program's cost of them. ok is false for other
+// stores. The caller removes it (Floor.Remove).
+func Floor(ctx context.Context, st store.Store) (f *floor.Floor, ok bool, err error) {
+	s, isSQLite := store.Unwrap(st).(*sqlite.Store)
+	if !isSQLite {
+		return nil, false, nil
+	}
+	path := filepath.Join(filepath.Dir(s.File()), fmt.Sprintf(".rewind-floor-%d-%d.db", os.Getpid(), time.Now().UnixNano()))
+	f, err = floor.Create(ctx, path, s.Sync() != sqlite.SyncNormal)
+	return f, err == nil, err
 }
 
 // orNil keeps a failed open from becoming a non-nil interface holding a nil

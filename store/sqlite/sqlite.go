@@ -142,6 +142,9 @@ func WithSync(y Sync) Option { return func(s *Store) { s.sync = y } }
 // schema was a tenth of a read command's work. 0: Open reads it.
 func WithSchema(v int) Option { return func(s *Store) { s.schema = v } }
 
+// File is the database file's absolute path.
+func (s *Store) File() string { return s.file }
+
 // Sync is how the store's commits reach the disk.
 func (s *Store) Sync() Sync {
 	if s.sync == "" {

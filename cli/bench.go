@@ -85,7 +85,7 @@ listing and loading times and peak memory.`,
 	addJSON(c, &asJSON)
 	c.Flags().IntVar(&turns, "turns", 100, "how many turns to run")
 	c.Flags().IntVar(&inlineBytes, "inline-bytes", 0, "attach an inline value of `B` bytes to every turn")
-	c.Flags().BoolVar(&withFloor, "floor", true, "on SQLite, write each turn's rows into a bare SQLite file too and compare (store/sqlite/floor)")
+	c.Flags().BoolVar(&withFloor, "floor", true, "write each turn's rows into bare tables too (a file beside a SQLite store, a schema of its own on PostgreSQL) and compare")
 	c.Flags().IntVar(&processes, "processes", 7, "time the loads in `N` new processes each (0: none; not on memory:)")
 	// What each of those processes runs: load T@ID[,ID…] and print the
 	// timings as JSON.
@@ -108,13 +108,13 @@ func benchProgress(out io.Writer, label, durability string, turns int) func(benc
 	}
 }
 
-// benchFloor is the floor a SQLite store's bench compares its turns with
-// and what removes it (none for other stores, or when not on).
+// benchFloor is the floor a store's bench compares its turns with and
+// what removes it (none for the memory store, or when not on).
 func benchFloor(ctx context.Context, st store.Store, on bool) (bench.Floor, func(), error) {
 	if !on {
 		return nil, func() {}, nil
 	}
-	f, ok, err := backend.Floor(ctx, st)
+	f, ok, err := backend.NewFloor(ctx, st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: %w; or give --floor=false", err)
 	}
@@ -142,16 +142,19 @@ func printBench(out io.Writer, rep bench.Report) {
 	}
 }
 
+// floorHead opens the floor's line.
+const floorHead = "the floor (the same rows and commits in bare tables, as durable; medians a turn): "
+
 // floorSummary compares a turn with the floor: the same rows in the same
-// commits in a bare SQLite file, as durable as the store.
+// commits in bare tables, as durable as the store.
 func floorSummary(f bench.FloorReport) string {
 	span := func(s bench.FloorSpan) string {
 		return fmt.Sprintf("turns %d-%d %.2f ms against %.2f (%.1fx), CPU %.2f ms against %.2f (%.1fx)", s.From, s.To, s.Ms, s.FloorMs, s.Times, s.CPUMs, s.FloorCPUMs, s.CPUTimes)
 	}
 	if f.Late == f.Early {
-		return "the floor (the same rows and commits in a bare SQLite file, as durable; medians a turn): " + span(f.Early)
+		return floorHead + span(f.Early)
 	}
-	return "the floor (the same rows and commits in a bare SQLite file, as durable; medians a turn): " + span(f.Early) + "; " + span(f.Late)
+	return floorHead + span(f.Early) + "; " + span(f.Late)
 }
 
 // requestSummary says what the models were sent: a turn's requests early

@@ -86,7 +86,7 @@ func TestBenchComparesWithTheFloor(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "b.db")
-	line := regexp.MustCompile(`(?m)^the floor \(the same rows and commits in a bare SQLite file, as durable; medians a turn\): turns 11-20 [0-9.]+ ms against ([0-9.]+) \([0-9.]+x\), CPU [0-9.]+ ms against [0-9.]+ \([0-9.]+x\); turns 16-25 `)
+	line := regexp.MustCompile(`(?m)^the floor \(the same rows and commits in bare tables, as durable; medians a turn\): turns 11-20 [0-9.]+ ms against ([0-9.]+) \([0-9.]+x\), CPU [0-9.]+ ms against [0-9.]+ \([0-9.]+x\); turns 16-25 `)
 	code, out, stderr := runBuilt(t, "bench", "--store", db, "--turns", "25", "--processes", "0")
 	if m := line.FindStringSubmatch(out); code != ExitOK || m == nil || m[1] == "0.00" {
 		t.Fatalf("bench on SQLite: exit %d, no floor line %s in:\n%s%s", code, line, out, stderr)

@@ -12,9 +12,9 @@ import (
 	"rewind/store"
 )
 
-// Floor keeps rows as a bare program would (store/sqlite/floor): the
-// bench hands it each turn's rows after the turn, in the order the engine
-// stored them, and times that apart from the turn.
+// Floor keeps rows as a bare program would (store/sqlite/floor,
+// store/postgres/floor): the bench hands it each turn's rows after the
+// turn, in the order the engine stored them, and times that apart.
 type Floor interface {
 	Checkpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error
 	Writes(ctx context.Context, w store.TaskWrites) error

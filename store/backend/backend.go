@@ -17,8 +17,9 @@ import (
 	"rewind/store"
 	"rewind/store/memory"
 	"rewind/store/postgres"
+	pgfloor "rewind/store/postgres/floor"
 	"rewind/store/sqlite"
-	"rewind/store/sqlite/floor"
+	sqlitefloor "rewind/store/sqlite/floor"
 )
 
 // Resolve picks the spec: the flag when given, else $REWIND_STORE, else
@@ -129,18 +130,31 @@ func Durability(st store.Store) string {
 	return ""
 }
 
-// Floor makes a floor file (store/sqlite/floor) beside a SQLite store's
-// file, durable as the store is: what `rewind bench` writes each turn's
-// rows into to time a bare program's cost of them. ok is false for other
-// stores. The caller removes it (Floor.Remove).
-func Floor(ctx context.Context, st store.Store) (f *floor.Floor, ok bool, err error) {
-	s, isSQLite := store.Unwrap(st).(*sqlite.Store)
-	if !isSQLite {
-		return nil, false, nil
+// A Floor keeps what a store's runs stored as a bare program would
+// (store/sqlite/floor, store/postgres/floor): what `rewind bench` writes
+// each turn's rows into, to time a turn against the least its rows cost.
+type Floor interface {
+	Checkpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) error
+	Writes(ctx context.Context, w store.TaskWrites) error
+	Sync() error
+	// Remove deletes the floor (its file, its schema).
+	Remove() error
+}
+
+// NewFloor makes the floor of st: a SQLite file beside its file, durable
+// as the store is, or a schema of its own in a PostgreSQL store's
+// database. ok is false for the memory store. The caller removes it.
+func NewFloor(ctx context.Context, st store.Store) (f Floor, ok bool, err error) {
+	switch s := store.Unwrap(st).(type) {
+	case *sqlite.Store:
+		path := filepath.Join(filepath.Dir(s.File()), fmt.Sprintf(".rewind-floor-%d-%d.db", os.Getpid(), time.Now().UnixNano()))
+		f, err := sqlitefloor.Create(ctx, path, s.Sync() != sqlite.SyncNormal)
+		return f, err == nil, err
+	case *postgres.Store:
+		f, err := pgfloor.Create(ctx, s.Pool())
+		return f, err == nil, err
 	}
-	path := filepath.Join(filepath.Dir(s.File()), fmt.Sprintf(".rewind-floor-%d-%d.db", os.Getpid(), time.Now().UnixNano()))
-	f, err = floor.Create(ctx, path, s.Sync() != sqlite.SyncNormal)
-	return f, err == nil, err
+	return nil, false, nil
 }
 
 // orNil keeps a failed open from becoming a non-nil interface holding a nil

@@ -201,6 +201,11 @@ func unknownSetting(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "42704"
 }
 
+// Pool is the store's connection pool, for what measures beside the
+// store (the bench's floor, store/postgres/floor): it writes no table of
+// the store's.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
 // Close releases every lock still held and closes the connections.
 func (s *Store) Close() error {
 	s.mu.Lock()

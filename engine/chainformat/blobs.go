@@ -250,6 +250,40 @@ func (s *blobSet) get(h string) (json.RawMessage, bool, error) {
 	return b, true, nil
 }
 
+// appendBody appends blob h's body to dst (inflating it with in): found
+// false when the store does not hold it.
+func (s *blobSet) appendBody(dst []byte, h string, in *inflater) (_ []byte, found bool, err error) {
+	if b, ok := s.bodies[h]; ok {
+		return append(dst, b...), true, nil
+	}
+	stored, ok := s.stored[h]
+	if !ok {
+		return dst, false, nil
+	}
+	if !bytes.HasPrefix(stored, markZip) {
+		return append(dst, stored...), true, nil
+	}
+	if out, ok := in.inflate(dst, stored); ok {
+		return out, true, nil
+	}
+	b, err := unzipSlow(stored)
+	if err != nil {
+		return dst, true, fmt.Errorf("blob %s: %w (%w)", h, ErrCorrupt, err)
+	}
+	return append(dst, b...), true, nil
+}
+
+// remember keeps body as blob h's, unless one is kept already.
+func (s *blobSet) remember(h string, body json.RawMessage) {
+	if _, ok := s.bodies[h]; ok {
+		return
+	}
+	if s.bodies == nil {
+		s.bodies = map[string]json.RawMessage{}
+	}
+	s.bodies[h] = body
+}
+
 // unblob puts the blobs back into a stored value.
 func (s *blobSet) unblob(raw json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(raw, markBlob) && !bytes.Contains(raw, markLit) {

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,5 +63,60 @@ func BenchmarkUnzipBlob(b *testing.B) {
 		if _, err := unzipBlob(stored); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Blobs inflated straight into the value (unblobFast) read as restore
+// reads them: compressed and plain, one named twice in a value, one a
+// later value names again (served from the first value's bytes), one
+// that inflates past a guess of its size, and a corrupt one refused.
+func TestUnblobInflatesIntoTheValue(t *testing.T) {
+	var long strings.Builder
+	for i := range 3000 { // inflates past inflateGuess times its DEFLATE size
+		long.WriteString("aaaaaaaa")
+		if i%500 == 0 {
+			fmt.Fprintf(&long, "#%d ", i)
+		}
+	}
+	texts := map[string]string{
+		"a": strings.Repeat("#12 executor[t-1-order]: stage at local depot, since 2026-09-03 09:55.\n", 30),
+		"b": "short, stored as it is",
+		"c": long.String(),
+		"d": strings.Repeat("#7 tool[refund_policy]: 5 working days; 30 days\n", 40),
+	}
+	set := &blobSet{stored: map[string][]byte{}}
+	hashes := map[string]string{}
+	for k, text := range texts {
+		body, _ := json.Marshal(text)
+		hashes[k] = fmt.Sprintf("%020x", len(hashes)+1)
+		set.stored[hashes[k]] = zipBlob(body)
+	}
+	if bytes.HasPrefix(set.stored[hashes["b"]], markZip) || !bytes.HasPrefix(set.stored[hashes["c"]], markZip) {
+		t.Fatalf("the blobs are not stored as the test needs")
+	}
+	ref := func(k string) string { return `{"$b":"` + hashes[k] + `"}` }
+	for _, raw := range []string{
+		`["first",` + ref("a") + `,` + ref("b") + `,` + ref("a") + `,"mid",` + ref("c") + `]`,
+		`{"x":` + ref("c") + `,"y":[` + ref("a") + `,` + ref("d") + `],"z":1}`,
+		ref("d"),
+	} {
+		want, err := unblobSlow(json.RawMessage(raw), &blobSet{stored: set.stored})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := unblobFast(json.RawMessage(raw), set)
+		if err != nil || !ok || !bytes.Equal(got, want) {
+			t.Errorf("%.60s reads as\n%.200s (ok %v, %v), want\n%.200s", raw, got, ok, err, want)
+		}
+	}
+	for k, text := range texts {
+		body, _ := json.Marshal(text)
+		if got := set.bodies[hashes[k]]; !bytes.Equal(got, body) {
+			t.Errorf("blob %s is kept as %.60s", k, got)
+		}
+	}
+	bad := &blobSet{stored: map[string][]byte{hashes["a"]: []byte(`{"$z":"AAAA"}`)}}
+	if _, _, err := unblobFast(json.RawMessage(`[`+ref("a")+`]`), bad); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a blob that does not inflate reads: %v", err)
 	}
 }

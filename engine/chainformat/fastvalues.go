@@ -249,9 +249,9 @@ func objectMembers(b []byte) ([][2]json.RawMessage, bool) {
 }
 
 // inflaters keep DEFLATE readers (each holds a 32 KB window) and the
-// buffer each inflates into, for the next blob: a newest load inflates
-// every blob its head refers to, and growing a fresh buffer to a
-// summary's size was a quarter of that.
+// buffers a value's blobs are decoded and inflated into, for the next
+// value: a newest load inflates every blob its head refers to, and
+// growing fresh buffers to a summary's size was a quarter of that.
 var inflaters sync.Pool
 
 // inflateGuess is how many times its DEFLATE size a blob is expected to
@@ -260,14 +260,37 @@ const inflateGuess = 8
 
 type inflater struct {
 	r   io.ReadCloser
-	out bytes.Buffer
+	z   []byte // the DEFLATE bytes of the blob being inflated
+	out []byte // the inflated blobs of one value, one after another
+}
+
+func getInflater() *inflater {
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	return in
 }
 
 // unzipFast is unzipBlob for {"$z": "<base64>"} without escapes.
 func unzipFast(stored []byte) ([]byte, bool) {
+	in := getInflater()
+	defer inflaters.Put(in)
+	out, ok := in.inflate(in.out[:0], stored)
+	in.out = out[:0]
+	if !ok {
+		return nil, false
+	}
+	return bytes.Clone(out), true
+}
+
+// inflate appends to dst the JSON string stored ({"$z": "<base64>"}
+// without escapes) stands for; ok false when it is not that form or does
+// not inflate (unzipSlow then says why), dst's bytes unchanged.
+func (in *inflater) inflate(dst, stored []byte) (_ []byte, ok bool) {
 	r := rd{b: stored}
 	var z []byte
-	ok := r.object(func(k string) bool {
+	ok = r.object(func(k string) bool {
 		if k != "$z" || r.peek() != '"' {
 			return false
 		}
@@ -279,27 +302,37 @@ func unzipFast(stored []byte) ([]byte, bool) {
 		return true
 	})
 	if !ok || !r.end() || z == nil || bytes.IndexByte(z, '\\') >= 0 {
-		return nil, false
+		return dst, false
 	}
-	raw := make([]byte, base64.StdEncoding.DecodedLen(len(z)))
-	n, err := base64.StdEncoding.Decode(raw, z)
+	in.z = slices.Grow(in.z[:0], base64.StdEncoding.DecodedLen(len(z)))[:base64.StdEncoding.DecodedLen(len(z))]
+	n, err := base64.StdEncoding.Decode(in.z, z)
 	if err != nil {
-		return nil, false
+		return dst, false
 	}
-	in, _ := inflaters.Get().(*inflater)
-	if in == nil || in.r.(flate.Resetter).Reset(bytes.NewReader(raw[:n]), nil) != nil {
-		in = &inflater{r: flate.NewReader(bytes.NewReader(raw[:n]))}
+	if in.r == nil || in.r.(flate.Resetter).Reset(bytes.NewReader(in.z[:n]), nil) != nil {
+		in.r = flate.NewReader(bytes.NewReader(in.z[:n]))
 	}
-	defer inflaters.Put(in)
-	in.out.Reset()
 	// Room for a text's usual ratio, grown (and kept) if it inflates
 	// more: zipMax's 64 KB, zeroed and faulted in by a new process for a
 	// 4 KB summary, was half of its first load's inflating.
-	in.out.Grow(min(zipMax+1, inflateGuess*n) + bytes.MinRead)
-	if _, err := in.out.ReadFrom(io.LimitReader(in.r, zipMax+1)); err != nil || in.out.Len() > zipMax {
-		return nil, false
+	start := len(dst)
+	dst = slices.Grow(dst, min(zipMax+1, inflateGuess*n)+bytes.MinRead)
+	for {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, bytes.MinRead)
+		}
+		m, err := in.r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+m]
+		if len(dst)-start > zipMax {
+			return dst[:start], false
+		}
+		if err == io.EOF {
+			return dst, true
+		}
+		if err != nil {
+			return dst[:start], false
+		}
 	}
-	return bytes.Clone(in.out.Bytes()), true
 }
 
 // blobAt finds the blob references of a stored value: each {"$b": "<hash>"}
@@ -356,25 +389,37 @@ func unblobFast(raw json.RawMessage, blobs *blobSet) (json.RawMessage, bool, err
 	if len(refs) == 0 {
 		return raw, true, nil
 	}
+	// The bodies go one after another into the inflater's buffer, then
+	// once into the value: not each into one of its own first.
+	in := getInflater()
+	defer inflaters.Put(in)
+	bodies, ends := in.out[:0], make([]int, len(refs))
 	size := len(raw)
-	got := make([]json.RawMessage, len(refs))
 	for i, ref := range refs {
-		body, found, err := blobs.get(string(raw[ref[2] : ref[2]+20]))
-		if err != nil {
+		start := len(bodies)
+		var found bool
+		var err error
+		if bodies, found, err = blobs.appendBody(bodies, string(raw[ref[2]:ref[2]+20]), in); err != nil {
 			return nil, false, err
 		}
-		if !found || len(body) == 0 || body[0] != '"' {
+		if !found || len(bodies) == start || bodies[start] != '"' {
+			in.out = bodies[:0]
 			return nil, false, nil // missing, or not a string: restore says why
 		}
-		got[i] = body
-		size += len(body)
+		ends[i] = len(bodies)
+		size += len(bodies) - start
 	}
+	in.out = bodies[:0]
 	out := make([]byte, 0, size)
-	last := 0
+	last, from := 0, 0
 	for i, ref := range refs {
 		out = append(out, raw[last:ref[0]]...)
-		out = append(out, got[i]...)
-		last = ref[1]
+		at := len(out)
+		out = append(out, bodies[from:ends[i]]...)
+		// The value's own bytes, which nothing changes, serve the next
+		// value that names the blob.
+		blobs.remember(string(raw[ref[2]:ref[2]+20]), out[at:len(out):len(out)])
+		last, from = ref[1], ends[i]
 	}
 	return append(out, raw[last:]...), true, nil
 }

@@ -94,8 +94,11 @@ const (
 	sqlPruneBlobs = `DELETE FROM graph_blobs WHERE thread_id = ?1 AND hash NOT IN
 		(SELECT r.value FROM graph_checkpoints c, json_each(c.blob_refs) r WHERE c.thread_id = ?1)`
 
-	// Every reader of checkpoints scans these columns, in this order.
-	cpColumns = `checkpoint_id, parent_id, rerooted_from, base, created_at, meta, blob_refs`
+	// Every reader of checkpoints scans these columns, in this order. A
+	// document is read as a BLOB, which the driver hands over as bytes of
+	// its own that scan keeps (owned): read as TEXT, database/sql copied
+	// each string once more into a []byte, a third of a load's allocations.
+	cpColumns = `checkpoint_id, parent_id, rerooted_from, base, created_at, CAST(meta AS BLOB), CAST(blob_refs AS BLOB)`
 	// headOf is the row's head snapshot, NULL for every row but one. A
 	// chain's rows say only '' for it (headMark: a lookup a row made
 	// reading 30 rows a half slower), but for the row asked for (?2): a
@@ -103,16 +106,16 @@ const (
 	// statement. Chain reads the one it stops at otherwise.
 	headOf            = `(SELECT h.doc FROM graph_heads h WHERE h.thread_id = c.thread_id AND h.checkpoint_id = c.checkpoint_id)`
 	headMark          = `CASE WHEN c.checkpoint_id = ?2 THEN ` + headOf + ` WHEN c.checkpoint_id IS (SELECT checkpoint_id FROM graph_heads WHERE thread_id = ?1) THEN '' END`
-	selectCheckpoints = `SELECT ` + cpColumns + `, state, rebased, ` + headOf + ` FROM graph_checkpoints c `
-	selectChain       = `SELECT ` + cpColumns + `, state, rebased, ` + headMark + ` FROM graph_checkpoints c `
-	sqlHeadDoc        = `SELECT doc FROM graph_heads WHERE thread_id = ? AND checkpoint_id = ?`
+	selectCheckpoints = `SELECT ` + cpColumns + `, CAST(state AS BLOB), CAST(rebased AS BLOB), CAST(` + headOf + ` AS BLOB) FROM graph_checkpoints c `
+	selectChain       = `SELECT ` + cpColumns + `, CAST(state AS BLOB), CAST(rebased AS BLOB), CAST(` + headMark + ` AS BLOB) FROM graph_checkpoints c `
+	sqlHeadDoc        = `SELECT CAST(doc AS BLOB) FROM graph_heads WHERE thread_id = ? AND checkpoint_id = ?`
 	// A row reads on its own: a base, a rebase, a root or the head snapshot's.
 	readsAlone = `(base OR rebased IS NOT NULL OR parent_id IS NULL OR checkpoint_id IS (SELECT checkpoint_id FROM graph_heads WHERE thread_id = ?1))`
 	sqlGet     = selectCheckpoints + `WHERE thread_id = ? AND checkpoint_id = ?`
 	sqlLatest  = selectCheckpoints + `WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1`
 	// A listing reads the state only of rows without meta: SQLite then
 	// never loads the state's pages of the others.
-	sqlHistory = `SELECT ` + cpColumns + `, CASE WHEN meta IS NULL THEN state END FROM graph_checkpoints
+	sqlHistory = `SELECT ` + cpColumns + `, CAST(CASE WHEN meta IS NULL THEN state END AS BLOB) FROM graph_checkpoints
 		WHERE thread_id = ? AND checkpoint_id < ? ORDER BY checkpoint_id DESC LIMIT ?`
 	// Chain walks parent_id reading only the small columns, then reads the
 	// rows it found. Parents have lower IDs; Chain sorts in Go, so that
@@ -129,7 +132,8 @@ const (
 			FROM chain JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.parent
 			WHERE NOT chain.last
 		)
-		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, c.meta, c.blob_refs, c.state, c.rebased, ` + headMark + `
+		SELECT c.checkpoint_id, c.parent_id, c.rerooted_from, c.base, c.created_at, CAST(c.meta AS BLOB), CAST(c.blob_refs AS BLOB),
+			CAST(c.state AS BLOB), CAST(c.rebased AS BLOB), CAST(` + headMark + ` AS BLOB)
 		FROM chain CROSS JOIN graph_checkpoints c ON c.thread_id = ?1 AND c.checkpoint_id = chain.id`
 	// Chain reads first the rows from the nearest row at or below id that
 	// reads on its own up to id, in one index range: the whole chain when
@@ -151,7 +155,7 @@ const (
 		ORDER BY checkpoint_id DESC`
 	// Messages and Blobs take the hashes as one JSON array (?2); a
 	// message's hash finds its row through graph_message_keys.
-	selectMessages = `SELECT hash, idx, body, checkpoint_id, created_at FROM graph_message_bodies `
+	selectMessages = `SELECT hash, idx, CAST(body AS BLOB), checkpoint_id, created_at FROM graph_message_bodies `
 	byHashes       = `WHERE thread_id = ?1 AND (idx, hash) IN
 		(SELECT idx, hash FROM graph_message_keys WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2)))`
 	sqlMessages   = selectMessages + byHashes
@@ -164,13 +168,13 @@ const (
 	// first ?3 by index, checkpoint and hash): a common word's first 500
 	// hits of a 1,000-turn thread read 500 bodies, not 2,200.
 	searchHits   = `SELECT idx, hash FROM graph_message_words WHERE graph_message_words MATCH ?2`
-	searchBodies = `SELECT b.hash, b.idx, b.body, b.checkpoint_id, b.created_at
+	searchBodies = `SELECT b.hash, b.idx, CAST(b.body AS BLOB), b.checkpoint_id, b.created_at
 		FROM m CROSS JOIN graph_message_bodies b ON b.thread_id = ?1 AND b.idx = m.idx AND b.hash = m.hash `
 	sqlSearchAll = `WITH m AS (` + searchHits + `) ` + searchBodies + `ORDER BY b.idx, b.checkpoint_id, b.hash`
 	sqlSearch    = `WITH m AS MATERIALIZED (` + searchHits + `) ` + searchBodies + `
 		WHERE m.idx <= (SELECT max(idx) FROM (SELECT idx FROM m ORDER BY idx LIMIT ?3))
 		ORDER BY b.idx, b.checkpoint_id, b.hash LIMIT ?3`
-	sqlBlobs = `SELECT hash, body FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
+	sqlBlobs = `SELECT hash, CAST(body AS BLOB) FROM graph_blobs WHERE thread_id = ?1 AND hash IN (SELECT value FROM json_each(?2))`
 	// sqlHasBlob tells a put whether the thread holds a large blob it
 	// carries again (a head snapshot's): binding and copying a 200 KB body
 	// to have INSERT OR IGNORE drop it cost more than this lookup.
@@ -180,10 +184,10 @@ const (
 	// Bodies probes the keys from the lists (distinct: bodyHashes), which
 	// drive the loops (CROSS JOIN): IN (SELECT …) built a temporary
 	// index a list, and a new process's first load paid for its pages.
-	sqlBodies = `SELECT m.hash, m.idx, m.body, m.checkpoint_id, m.created_at FROM json_each(?2) j
+	sqlBodies = `SELECT m.hash, m.idx, CAST(m.body AS BLOB), m.checkpoint_id, m.created_at FROM json_each(?2) j
 		CROSS JOIN graph_message_keys k ON k.thread_id = ?1 AND k.hash = j.value
 		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx = k.idx AND m.hash = k.hash
-		UNION ALL SELECT b.hash, NULL, b.body, NULL, NULL FROM json_each(?3) j
+		UNION ALL SELECT b.hash, NULL, CAST(b.body AS BLOB), NULL, NULL FROM json_each(?3) j
 		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
 	// sqlSize reads the running total (migrations[14]).
 	sqlSize = `SELECT coalesce((SELECT bytes FROM graph_sizes WHERE thread_id = ?1), 0)`

@@ -37,7 +37,7 @@ func (s *Store) scan(ctx context.Context, thread string, listed bool, size int, 
 	var parent, rerootedFrom sql.NullInt64
 	var created int64
 	var refs []byte
-	dst := []any{&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, &cp.Meta, &refs, &cp.State, &cp.Rebased, &cp.Head}
+	dst := []any{&cp.ID, &parent, &rerootedFrom, &cp.Base, &created, owned{&cp.Meta}, owned{&refs}, owned{&cp.State}, owned{&cp.Rebased}, owned{&cp.Head}}
 	if listed {
 		dst = dst[:8]
 	}
@@ -55,6 +55,34 @@ func (s *Store) scan(ctx context.Context, thread string, listed bool, size int, 
 		out = append(out, cp)
 	}
 	return out, rows.Err()
+}
+
+// owned scans a document the statement reads as a BLOB (CAST … AS BLOB)
+// into *p, keeping the bytes the driver made for it rather than a copy of
+// them: modernc's driver makes every column value it returns anew
+// (conn.columnBlob), so they are the caller's, though database/sql does
+// not promise it of every driver (TestScannedDocumentsAreEachRowsOwn
+// fails if a driver reuses them). NULL is nil; an empty document, which
+// the driver gives as a nil slice too, stays empty and not nil (the
+// chain's head mark is an empty string). Text (a statement that reads
+// one as TEXT) is copied.
+type owned struct{ p *[]byte }
+
+func (o owned) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*o.p = nil
+	case []byte:
+		if v == nil {
+			v = []byte{}
+		}
+		*o.p = v
+	case string:
+		*o.p = []byte(v)
+	default:
+		return fmt.Errorf("a document column holds %T, not text", src)
+	}
+	return nil
 }
 
 func (s *Store) one(ctx context.Context, thread, query string, args ...any) (store.Checkpoint, error) {
@@ -212,7 +240,7 @@ func scanMessages(rows *sql.Rows, thread string) ([]store.Message, error) {
 	for rows.Next() {
 		m := store.Message{ThreadID: thread}
 		var created int64
-		if err := rows.Scan(&m.Hash, &m.Index, &m.Body, &m.CheckpointID, &created); err != nil {
+		if err := rows.Scan(&m.Hash, &m.Index, owned{&m.Body}, &m.CheckpointID, &created); err != nil {
 			return nil, err
 		}
 		m.CreatedAt = micros(created)
@@ -235,7 +263,7 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	var out []store.Blob
 	for rows.Next() {
 		var b store.Blob
-		if err := rows.Scan(&b.Hash, &b.Body); err != nil {
+		if err := rows.Scan(&b.Hash, owned{&b.Body}); err != nil {
 			return nil, err
 		}
 		out = append(out, b)
@@ -265,7 +293,7 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 		var hash string
 		var idx, checkpoint, created sql.NullInt64
 		var body []byte
-		if err := rows.Scan(&hash, &idx, &body, &checkpoint, &created); err != nil {
+		if err := rows.Scan(&hash, &idx, owned{&body}, &checkpoint, &created); err != nil {
 			return nil, nil, err
 		}
 		if !idx.Valid {

@@ -93,6 +93,10 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 		d.why = "is an empty file"
 		return d, nil
 	}
+	if v, ok := rawRewindVersion(path); ok { // no SQLite schema parse: the store's opener parses it
+		d.why, d.Rewind = "is a rewind store", v
+		return d, nil
+	}
 	db, err := openRO(path)
 	if err != nil {
 		return d, err

@@ -11,6 +11,7 @@ import (
 	msqlite "modernc.org/sqlite"
 
 	"rewind/store"
+	"rewind/store/langgraph/lgtest"
 )
 
 // sqliteConns counts the SQLite connections opened on each file, by the
@@ -98,5 +99,26 @@ func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
 	st.Close()
 	if n := opened() - before; n != 1 {
 		t.Errorf("a command that writes, opening and reading, opened %d connections on the file, want 1 (the store's reader)", n)
+	}
+
+	lg := lgtest.Copy(t, "sqlite-python.db")
+	lgStore := Store{Spec: "sqlite:" + lg}
+	opened = countSQLiteConns(t, lg)
+	before = opened()
+	dctx, release, err = lgStore.Detected(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := lgStore.OpenLangGraph(dctx)
+	if err != nil || src == nil {
+		t.Fatalf("OpenLangGraph of a LangGraph file: %v, %v", src, err)
+	}
+	if ts, err := src.Threads(ctx); err != nil || len(ts) == 0 {
+		t.Fatalf("the LangGraph file read on the detection's connection: %d threads, %v", len(ts), err)
+	}
+	src.Close()
+	release()
+	if n := opened() - before; n != 1 {
+		t.Errorf("a read command on a LangGraph file (Detected, OpenLangGraph, Threads) opened %d connections on the file, want 1 (the detection's, which the reader reads on)", n)
 	}
 }

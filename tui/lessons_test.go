@@ -46,35 +46,79 @@ func lessonPrepare(t *testing.T, e *engine.Engine) PrepareFunc {
 }
 
 // lessonSettled quits once the picker is drawn, or once the lesson's
-// thread shows the checkpoint under the cursor.
-type lessonSettled struct{ *Model }
+// thread shows the checkpoint under the cursor. Once asked
+// (quitWhenSettled), it checks after every message, as settling does:
+// a timer's poll drew a frame for nothing every 5 ms.
+type lessonSettled struct {
+	*Model
+	q *quitWhenSettled // the quit asked for; nil before it, and once quitting
+}
 
 // hideScript presses s until the script panel hides (it turns its pages
 // first: how many depends on the size), running what each press asks.
 type hideScript struct{}
 
+// lessonUnsettled says what the lesson's screen still waits for ("" when
+// settled).
+func lessonUnsettled(m *Model) string {
+	var why []string
+	for _, c := range []struct {
+		busy bool
+		name string
+	}{
+		{m.lessons.preparing != "", "the lesson being prepared"},
+		{m.screen == screenLessons && m.w == 0, "the picker's size"},
+		{m.screen != screenLessons && (m.screen != screenThread || m.script == nil), "the lesson's thread and script"},
+		{m.screen == screenThread && m.timeline.loading, "timeline page"},
+		{m.screen == screenThread && m.live.headLoading != 0, "head"},
+		{m.screen == screenThread && m.live.costsLoading, "costs"},
+		{m.screen == screenThread && (m.cur == nil || m.cur.id != m.timeline.tree.cursor), "cursor checkpoint"},
+	} {
+		if c.busy {
+			why = append(why, c.name)
+		}
+	}
+	return strings.Join(why, ", ")
+}
+
 func (s lessonSettled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(hideScript); ok {
+	q, asked := msg.(quitWhenSettled)
+	var cmd tea.Cmd
+	switch _, hide := msg.(hideScript); {
+	case asked && q.late && s.q == nil:
+		return s, nil // settled and quitting already
+	case asked && !q.late:
+		s.q = &q
+		cmd = settling{}.deadline()
+	case hide:
 		var cmds []tea.Cmd
 		for i := 0; i < 5 && !s.Model.script.hidden; i++ {
-			_, cmd := s.Model.Update(keyMsg("s"))
-			cmds = append(cmds, cmd)
+			_, c := s.Model.Update(keyMsg("s"))
+			cmds = append(cmds, c)
 		}
-		return s, tea.Batch(cmds...)
+		cmd = tea.Batch(cmds...)
+	case !asked:
+		_, cmd = s.Model.Update(msg)
 	}
-	if q, ok := msg.(quitWhenSettled); ok {
-		m := s.Model
-		settled := m.lessons.preparing == "" && (m.screen == screenLessons && m.w > 0 ||
-			m.screen == screenThread && m.script != nil && !m.timeline.loading && m.live.headLoading == 0 && !m.live.costsLoading && m.cur != nil && m.cur.id == m.timeline.tree.cursor)
-		if settled {
-			if q.poke != nil {
-				q.poke(m)
-			}
+	if s.q == nil {
+		return s, cmd
+	}
+	why := lessonUnsettled(s.Model)
+	if why == "" {
+		if s.q.poke != nil {
+			s.q.poke(s.Model)
+		}
+		s.q = nil
+		return s, tea.Quit
+	}
+	if asked && q.late {
+		if s.q.t != nil && time.Now().After(s.q.by) {
+			s.q.t.Errorf("the lesson's screen never settled: still waiting for %s", why)
+			s.q = nil
 			return s, tea.Quit
 		}
-		return s, tea.Tick(5*time.Millisecond, func(time.Time) tea.Msg { return q })
+		cmd = settling{}.deadline()
 	}
-	_, cmd := s.Model.Update(msg)
 	return s, cmd
 }
 
@@ -107,7 +151,7 @@ func TestLessonGolden(t *testing.T) {
 			t.Run(fmt.Sprintf("%dx%d/%s", size[0], size[1], sc.name), func(t *testing.T) {
 				e := newEngine(t)
 				m := New(context.Background(), depsFor(e), Settings{Theme: themes.Or(themes.Dark), Lessons: testLessons, Prepare: lessonPrepare(t, e), Lesson: sc.lesson})
-				tm := teatest.NewTestModel(t, lessonSettled{m}, teatest.WithInitialTermSize(size[0], size[1]))
+				tm := teatest.NewTestModel(t, lessonSettled{Model: m}, teatest.WithInitialTermSize(size[0], size[1]))
 				if sc.lesson != "" {
 					waitScreen(t, tm, "Lesson "+sc.lesson, "at @16")
 				} else {

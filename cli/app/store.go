@@ -178,7 +178,9 @@ func (s Store) Writable(ctx context.Context) error {
 // never handed to its opener), a server it cannot reach in rewind's
 // opener's words. On PostgreSQL it reads on the store's own first
 // connection, which it holds for the opener (held.take) and the caller
-// closes after (held.close): one connection a command, not two. A
+// closes after (held.close): one connection a command, not two; on a
+// LangGraph SQLite file it keeps the handle it read on, for
+// OpenLangGraph (held.close releases it when none took it). A
 // detection Detected carried in ctx is its own, and its held connection
 // the caller of Detected's (close leaves it).
 func (s Store) detect(ctx context.Context) (langgraph.Detected, *held, error) {
@@ -188,8 +190,11 @@ func (s Store) detect(ctx context.Context) (langgraph.Detected, *held, error) {
 	if backend.Kind(s.Spec) == "postgres" {
 		return s.detectPostgres(ctx)
 	}
-	d, err := langgraph.Detect(ctx, s.Spec)
-	return d, nil, s.detectError(ctx, err)
+	d, err := langgraph.DetectKeeping(ctx, s.Spec) // a LangGraph file's handle, for OpenLangGraph
+	if err != nil {
+		return d, nil, s.detectError(ctx, err)
+	}
+	return d, &held{release: d.Release}, nil
 }
 
 // detectPostgres is detect on the connection the store opens on.
@@ -224,10 +229,13 @@ func (s Store) detectError(ctx context.Context, err error) error {
 
 // held is the connection a detection made, until an opener takes it.
 // shared is a Detected context's: taken from there, closed by its owner.
+// release closes a LangGraph SQLite file's handle the detection kept,
+// unless langgraph.OpenDetected took it.
 type held struct {
-	mu     sync.Mutex
-	conn   *backend.Conn
-	shared *held
+	mu      sync.Mutex
+	conn    *backend.Conn
+	shared  *held
+	release func()
 }
 
 // take is the connection for the opener to own, nil when there is none
@@ -254,6 +262,9 @@ func (h *held) close() {
 	}
 	if c := h.take(); c != nil {
 		c.Close()
+	}
+	if h.release != nil {
+		h.release()
 	}
 }
 
@@ -298,14 +309,14 @@ func (s Store) refuseLangGraph(d langgraph.Detected) error {
 // source when done.
 func (s Store) OpenLangGraph(ctx context.Context) (browse.Source, error) {
 	d, h, err := s.detect(ctx)
+	defer h.close()
 	if err != nil || d.Kind != langgraph.KindLangGraph {
-		h.close()
 		return nil, err
 	}
 	if c := h.take(); c != nil { // read-only on the detection's connection: one session a command
 		return langgraph.OpenPostgresOn(ctx, d, c.Pool())
 	}
-	return langgraph.OpenDetected(ctx, d)
+	return langgraph.OpenDetected(ctx, d) // on the detection's handle of a SQLite file, which it takes
 }
 
 // refusal is Detect's ErrNeither as a usage error (exit 2).

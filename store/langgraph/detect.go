@@ -2,10 +2,12 @@ package langgraph
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	"rewind/store"
 	"rewind/store/browse"
@@ -56,6 +58,50 @@ type Detected struct {
 	url string
 	// why a rewind kind is not a LangGraph database, for Open's error.
 	why string
+	// kept is the handle DetectKeeping read a LangGraph SQLite file on,
+	// for OpenDetected to read on (nil: none kept).
+	kept *keptDB
+}
+
+// keptDB is a detection's handle on a LangGraph SQLite file, open until
+// OpenDetected takes it or Release closes it: the reader opens the file
+// as the detection did (openMode), so its connection, and its parse of
+// the file's schema, serve both.
+type keptDB struct {
+	mu   sync.Mutex
+	db   *sql.DB
+	mode string
+}
+
+// take is the kept handle for its taker to own (nil: none, or taken).
+func (k *keptDB) take() (*sql.DB, string) {
+	if k == nil {
+		return nil, ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	db, mode := k.db, k.mode
+	k.db = nil
+	return db, mode
+}
+
+// DetectKeeping is Detect that keeps the handle it read a LangGraph
+// SQLite file on, for OpenDetected of what it returns: a read command
+// opens the file once. Call Release once the openers are done.
+func DetectKeeping(ctx context.Context, spec string) (Detected, error) {
+	backend, where, err := parseSpec(spec)
+	if err != nil || backend != "sqlite" {
+		return Detect(ctx, spec)
+	}
+	return detectSQLite(ctx, where, true)
+}
+
+// Release closes the handle DetectKeeping kept, unless OpenDetected took
+// it.
+func (d Detected) Release() {
+	if db, _ := d.kept.take(); db != nil {
+		db.Close()
+	}
 }
 
 // Detect tells what a spec (memory:, sqlite:PATH, PATH.db, postgres://…)
@@ -69,7 +115,7 @@ func Detect(ctx context.Context, spec string) (Detected, error) {
 	}
 	switch backend {
 	case "sqlite":
-		return detectSQLite(ctx, where)
+		return detectSQLite(ctx, where, false)
 	case "postgres":
 		return detectPostgres(ctx, where)
 	}
@@ -79,16 +125,18 @@ func Detect(ctx context.Context, spec string) (Detected, error) {
 // Open opens the LangGraph database a spec names, read-only. A rewind
 // store, or anything else, is refused with the reason.
 func Open(ctx context.Context, spec string) (Source, error) {
-	d, err := Detect(ctx, spec)
+	d, err := DetectKeeping(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Release()
 	return OpenDetected(ctx, d)
 }
 
-// OpenDetected is Open of what Detect (or DetectPostgres) told just
-// before, not told again: a LangGraph database opens read-only, anything
-// else is refused with the reason.
+// OpenDetected is Open of what Detect (or DetectPostgres, or
+// DetectKeeping, whose handle it reads on) told just before, not told
+// again: a LangGraph database opens read-only, anything else is refused
+// with the reason.
 func OpenDetected(ctx context.Context, d Detected) (Source, error) {
 	if d.Kind != KindLangGraph {
 		return nil, fmt.Errorf("%s %s, not a LangGraph database: name a database LangGraph's SqliteSaver or PostgresSaver wrote", d.Where, d.why)

@@ -114,3 +114,7 @@ func (s countingSnap) writes(ctx context.Context, c Chain, from, to string, valu
 	s.n.Writes++
 	return s.snapshot.writes(ctx, c, from, to, values)
 }
+
+// RawRewindVersion is a rewind store's schema version read from its
+// file's bytes (rawschema.go); ok false when that reader does not tell.
+var RawRewindVersion = rawRewindVersion

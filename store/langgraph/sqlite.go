@@ -78,7 +78,9 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func detectSQLite(ctx context.Context, path string) (Detected, error) {
+// detectSQLite is Detect of a file; keep keeps the handle it read a
+// LangGraph file on in the Detected (DetectKeeping).
+func detectSQLite(ctx context.Context, path string, keep bool) (Detected, error) {
 	d := Detected{Kind: KindRewind, Backend: "sqlite", Where: path}
 	fi, err := os.Stat(path)
 	switch {
@@ -93,11 +95,20 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 		d.why = "is an empty file"
 		return d, nil
 	}
-	db, err := openRO(path)
+	if v, ok := rawRewindVersion(path); ok { // no SQLite schema parse: the store's opener parses it
+		d.why, d.Rewind = "is a rewind store", v
+		return d, nil
+	}
+	mode := openMode(path)
+	db, err := openIn(path, mode)
 	if err != nil {
 		return d, err
 	}
-	defer db.Close()
+	defer func() {
+		if d.kept == nil {
+			db.Close()
+		}
+	}()
 	tables, err := sqliteTables(ctx, db, path)
 	if err != nil {
 		return d, err
@@ -121,11 +132,10 @@ func detectSQLite(ctx context.Context, path string) (Detected, error) {
 		return d, err
 	}
 	d.Kind, d.Schema = KindLangGraph, "LangGraph SqliteSaver tables checkpoints and writes"
+	if keep {
+		d.kept = &keptDB{db: db, mode: mode}
+	}
 	return d, nil
-}
-
-func openRO(path string) (*sql.DB, error) {
-	return openIn(path, openMode(path))
 }
 
 func openIn(path, mode string) (*sql.DB, error) {
@@ -330,11 +340,15 @@ func (s *sqliteDB) give(c *readConn) {
 }
 
 func openSQLite(ctx context.Context, d Detected) (*sqliteDB, error) {
-	mode := openMode(d.Where)
-	db, err := openIn(d.Where, mode)
-	if err != nil {
-		return nil, err
+	db, mode := d.kept.take() // the detection's, when it kept it
+	if db == nil {
+		mode = openMode(d.Where)
+		var err error
+		if db, err = openIn(d.Where, mode); err != nil {
+			return nil, err
+		}
 	}
+	d.kept = nil
 	s := &sqliteDB{db: db, d: d, mode: mode, order: "rowid"}
 	if _, err := db.ExecContext(ctx, `SELECT rowid FROM writes LIMIT 0`); err != nil {
 		s.order = "task_id, idx"

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	msqlite "modernc.org/sqlite"
+
+	"rewind/store"
+	"rewind/store/langgraph/lgtest"
+)
+
+// sqliteConns counts the SQLite connections opened on each file, by the
+// escaped path every URI of rewind's names it by (the store's and the
+// detection's alike).
+var sqliteConns = struct {
+	once sync.Once
+	mu   sync.Mutex
+	n    map[string]int
+}{n: map[string]int{}}
+
+func countSQLiteConns(t *testing.T, path string) func() int {
+	t.Helper()
+	sqliteConns.once.Do(func() {
+		msqlite.RegisterConnectionHook(func(_ msqlite.ExecQuerierContext, dsn string) error {
+			sqliteConns.mu.Lock()
+			defer sqliteConns.mu.Unlock()
+			sqliteConns.n[strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:")]++
+			return nil
+		})
+	})
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := (&url.URL{Path: abs}).EscapedPath()
+	return func() int {
+		sqliteConns.mu.Lock()
+		defer sqliteConns.mu.Unlock()
+		return sqliteConns.n[key]
+	}
+}
+
+// A command on a SQLite store parses the file's schema on one
+// connection, the store's reader: the detection (is it rewind's or a
+// LangGraph file?) reads the file's bytes, not a connection of its own
+// that parsed the whole schema (FTS5 tables, triggers) once more, 7.6%
+// of a new process's CPU loading a checkpoint. For a command that reads
+// (Detected, OpenLangGraph, OpenRead) and one that writes (Open).
+func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.db")
+	s := Store{Spec: "sqlite:" + path}
+	st, err := s.Open(ctx) // a new store: the writer's connection creates it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutCheckpoint(ctx, store.Checkpoint{ThreadID: "t", ID: 1, Base: true, State: []byte(`{}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opened := countSQLiteConns(t, path)
+
+	before := opened()
+	dctx, release, err := s.Detected(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err := s.OpenLangGraph(dctx); src != nil || err != nil {
+		t.Fatalf("OpenLangGraph of a rewind store: %v, %v", src, err)
+	}
+	st, err = s.OpenRead(dctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := st.Latest(ctx, "t"); err != nil || cp.ID != 1 {
+		t.Fatalf("Latest: checkpoint %d, %v", cp.ID, err)
+	}
+	st.Close()
+	release()
+	if n := opened() - before; n != 1 {
+		t.Errorf("a read command (Detected, OpenLangGraph, OpenRead, Latest) opened %d connections on the file, want 1 (the store's reader)", n)
+	}
+
+	before = opened()
+	st, err = s.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := st.Latest(ctx, "t"); err != nil || cp.ID != 1 {
+		t.Fatalf("Latest: checkpoint %d, %v", cp.ID, err)
+	}
+	st.Close()
+	if n := opened() - before; n != 1 {
+		t.Errorf("a command that writes, opening and reading, opened %d connections on the file, want 1 (the store's reader)", n)
+	}
+
+	lg := lgtest.Copy(t, "sqlite-python.db")
+	lgStore := Store{Spec: "sqlite:" + lg}
+	opened = countSQLiteConns(t, lg)
+	before = opened()
+	dctx, release, err = lgStore.Detected(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := lgStore.OpenLangGraph(dctx)
+	if err != nil || src == nil {
+		t.Fatalf("OpenLangGraph of a LangGraph file: %v, %v", src, err)
+	}
+	if ts, err := src.Threads(ctx); err != nil || len(ts) == 0 {
+		t.Fatalf("the LangGraph file read on the detection's connection: %d threads, %v", len(ts), err)
+	}
+	src.Close()
+	release()
+	if n := opened() - before; n != 1 {
+		t.Errorf("a read command on a LangGraph file (Detected, OpenLangGraph, Threads) opened %d connections on the file, want 1 (the detection's, which the reader reads on)", n)
+	}
+}

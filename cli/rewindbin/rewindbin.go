@@ -34,28 +34,31 @@ import (
 // build between processes, so each compiled and linked the same binary.
 // A lock file makes them take turns: the first builds, the others find
 // it cached.
-func Build() (string, error) {
+func Build() (string, error) { return build("rewind") }
+
+// build is Build of the main package pkg.
+func build(pkg string) (string, error) {
 	unlock, err := lockBuild()
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
 	for range 2 {
-		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", "rewind")
+		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", pkg)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return "", fmt.Errorf("go run -exec=echo rewind: %w\n%s", err, stderr.Bytes())
+			return "", fmt.Errorf("go run -exec=echo %s: %w\n%s", pkg, err, stderr.Bytes())
 		}
 		path := string(bytes.TrimSpace(out))
 		if _, err := os.Stat(path); err == nil {
 			return path, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("the built rewind binary %s: %w", path, err)
+			return "", fmt.Errorf("the built %s binary %s: %w", pkg, path, err)
 		}
 	}
-	return "", errors.New("go run -exec=echo rewind printed a path gone twice: is GOCACHE off? (go env GOCACHE)")
+	return "", fmt.Errorf("go run -exec=echo %s printed a path gone twice: is GOCACHE off? (go env GOCACHE)", pkg)
 }
 
 // lockBuild takes an exclusive flock on a file of this user's in the
@@ -89,6 +92,20 @@ func Path(t testing.TB) string {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// Tool is the binary of the module's main package pkg (an import path),
+// built as Build builds rewind: without -race, whatever the test binary's
+// flags. For a test's helper processes that are CPU (a raced copy of the
+// test binary doing a store's writes was 7 times the CPU): build the
+// code the test checks into them, as rewind does.
+func Tool(t testing.TB, pkg string) string {
+	t.Helper()
+	path, err := build(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // WaitMostly is for a TestMain whose parallel tests mostly wait (for the

@@ -8,6 +8,8 @@ package rewindbin
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -34,28 +37,31 @@ import (
 // build between processes, so each compiled and linked the same binary.
 // A lock file makes them take turns: the first builds, the others find
 // it cached.
-func Build() (string, error) {
+func Build() (string, error) { return build("rewind") }
+
+// build is Build of the main package pkg.
+func build(pkg string) (string, error) {
 	unlock, err := lockBuild()
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
 	for range 2 {
-		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", "rewind")
+		cmd := exec.CommandContext(context.Background(), "go", "run", "-exec=echo", pkg)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return "", fmt.Errorf("go run -exec=echo rewind: %w\n%s", err, stderr.Bytes())
+			return "", fmt.Errorf("go run -exec=echo %s: %w\n%s", pkg, err, stderr.Bytes())
 		}
 		path := string(bytes.TrimSpace(out))
 		if _, err := os.Stat(path); err == nil {
 			return path, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("the built rewind binary %s: %w", path, err)
+			return "", fmt.Errorf("the built %s binary %s: %w", pkg, path, err)
 		}
 	}
-	return "", errors.New("go run -exec=echo rewind printed a path gone twice: is GOCACHE off? (go env GOCACHE)")
+	return "", fmt.Errorf("go run -exec=echo %s printed a path gone twice: is GOCACHE off? (go env GOCACHE)", pkg)
 }
 
 // lockBuild takes an exclusive flock on a file of this user's in the
@@ -89,6 +95,61 @@ func Path(t testing.TB) string {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// Tool is the binary of the module's main package pkg (an import path),
+// built as Build builds rewind: without -race, whatever the test binary's
+// flags. For a test's helper processes that are CPU (a raced copy of the
+// test binary doing a store's writes was 7 times the CPU): build the
+// code the test checks into them, as rewind does.
+func Tool(t testing.TB, pkg string) string {
+	t.Helper()
+	path, err := build(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBinary is the test binary of the module's package pkg (an import
+// path) built without -race, for a test whose helper processes are that
+// binary again (a worker its TestMain serves) and mostly CPU: raced, the
+// graph drill's workers were 33 of its 35 s. It is built into a folder
+// of this user's keyed by the module's directory, so a checkout's runs
+// relink it only when the code changed (go build leaves an up-to-date
+// output alone) and no other checkout's build replaces it mid-run.
+func TestBinary(t testing.TB, pkg string) string {
+	t.Helper()
+	path, err := buildTest(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func buildTest(pkg string) (string, error) {
+	unlock, err := lockBuild()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m (the module's directory): %w", err)
+	}
+	sum := sha256.Sum256(bytes.TrimSpace(out))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("rewind-tests-%d", os.Getuid()), hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("a folder for the test binary of %s: %w", pkg, err)
+	}
+	path := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_")+".test")
+	cmd := exec.CommandContext(context.Background(), "go", "test", "-c", "-o", path, pkg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go test -c %s: %w\n%s", pkg, err, stderr.Bytes())
+	}
+	return path, nil
 }
 
 // WaitMostly is for a TestMain whose parallel tests mostly wait (for the

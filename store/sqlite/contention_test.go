@@ -3,9 +3,6 @@ package sqlite_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,14 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"rewind/store"
+	"rewind/cli/rewindbin"
 	"rewind/store/sqlite"
 )
 
 // contentionCommands is how many commands each of the two processes runs
 // (REWIND_CONTENTION_COMMANDS sets it: 1,000 each ran clean too): few
-// enough for CI (150 took 44 s under -race on this shared machine, 8 s
-// without); the old store failed them all the same, behind holdFor.
+// enough for CI (150 took 44 s on this shared machine when the processes
+// were raced copies of the test binary, 8 s without); the old store failed
+// them all the same, behind holdFor.
 var contentionCommands = 100
 
 // holdFor is how long one command of process b holds the file's write
@@ -50,10 +48,9 @@ func TestContentionIsAbsorbed(t *testing.T) {
 	if err := s.PutCheckpoint(t.Context(), cp(1, 0), nil); err != nil { // the file exists, migrated
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The two processes are rewind's code built as rewind is (without
+	// -race): raced copies of this binary were 15 of its 17 s of CPU.
+	exe := rewindbin.Tool(t, "rewind/store/sqlite/internal/contender")
 	type result struct {
 		name     string
 		failures []string
@@ -63,10 +60,9 @@ func TestContentionIsAbsorbed(t *testing.T) {
 	done := make(chan result)
 	for _, name := range []string{"a", "b"} {
 		go func() {
-			cmd := exec.Command(exe, "-test.run=^TestContentionHelper$")
-			// GORACE: under -race, a process sleeps a second as it exits.
+			cmd := exec.Command(exe)
 			cmd.Env = append(os.Environ(), "REWIND_CONTENTION_HELPER="+name, "REWIND_CONTENTION_DB="+path,
-				"REWIND_CONTENTION_COMMANDS="+strconv.Itoa(contentionCommands), "GORACE=atexit_sleep_ms=0")
+				"REWIND_CONTENTION_COMMANDS="+strconv.Itoa(contentionCommands), "REWIND_CONTENTION_HOLD="+holdFor.String())
 			cmd.Stderr = os.Stderr
 			out, err := cmd.StdoutPipe()
 			if err != nil {
@@ -104,102 +100,6 @@ func TestContentionIsAbsorbed(t *testing.T) {
 			t.Errorf("process %s: %d of %d commands failed, first: %s", r.name, len(r.failures), r.ran, r.failures[0])
 		}
 	}
-}
-
-// TestContentionHelper is a process of TestContentionIsAbsorbed.
-func TestContentionHelper(t *testing.T) {
-	t.Parallel()
-	name := os.Getenv("REWIND_CONTENTION_HELPER")
-	if name == "" {
-		t.Skip("a helper process of TestContentionIsAbsorbed")
-	}
-	path := os.Getenv("REWIND_CONTENTION_DB")
-	n, _ := strconv.Atoi(os.Getenv("REWIND_CONTENTION_COMMANDS"))
-	ran := 0
-	for i := range n {
-		if name == "b" && i == 10 {
-			if err := holdWriteLock(path); err != nil {
-				fmt.Printf("fail %d: hold the write lock: %v\n", i, err)
-			}
-		}
-		if err := command(path, fmt.Sprintf("%s-%d", name, i%8), i); err != nil {
-			fmt.Printf("fail %d: %v\n", i, err)
-		}
-		ran++
-	}
-	fmt.Printf("ran %d\n", ran)
-	os.Exit(0)
-}
-
-// holdWriteLock holds the file's write lock for holdFor.
-func holdWriteLock(path string) error {
-	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(60000)")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-		return err
-	}
-	time.Sleep(holdFor)
-	_, err = conn.ExecContext(ctx, `COMMIT`)
-	return err
-}
-
-// command is one rewind command's work on the store: open, fence, a turn
-// (eight checkpoints with their task writes), read back, every fourth a
-// delete, close.
-func command(path, thread string, i int) (err error) {
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := s.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if i%4 == 3 {
-		if err := s.DeleteThread(ctx, thread); !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		return nil
-	}
-	epoch, err := s.Fence(ctx, thread)
-	if err != nil {
-		return err
-	}
-	latest, err := s.Latest(ctx, thread)
-	var from int64
-	switch {
-	case err == nil:
-		from = latest.ID
-	case !errors.Is(err, store.ErrNotFound):
-		return err
-	}
-	state := []byte(`{"text":"` + strings.Repeat("a turn's words ", 200) + `"}`)
-	for id := from + 1; id <= from+8; id++ {
-		parent := id - 1
-		c := store.Checkpoint{ThreadID: thread, ID: id, ParentID: parent, State: state, Base: true, Epoch: epoch}
-		if err := s.PutCheckpoint(ctx, c, []store.Event{{Type: "node", Payload: []byte(`{}`)}}); err != nil {
-			return err
-		}
-		if err := s.PutWrites(ctx, store.TaskWrites{ThreadID: thread, CheckpointID: id, TaskID: "task", Writes: state, Epoch: epoch}); err != nil {
-			return err
-		}
-	}
-	if _, err := s.History(ctx, thread, 0, 20); err != nil {
-		return err
-	}
-	_, err = s.Threads(ctx)
-	return err
 }
 
 // Opening a store of this schema writes nothing, so it does not wait for

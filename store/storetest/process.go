@@ -1,8 +1,9 @@
 package storetest
 
 // The process harness (capability Processes): what only another process
-// can show. The child is this test binary run again for the test that
-// called Run alone, with childEnv naming its part; it opens the same store
+// can show. The child is Backend.Child, or else this test binary run again
+// for the test that called Run alone, with childEnv naming its part; it
+// opens the same store
 // by its address (Backend.Reopen) and is SIGKILLed or SIGSTOPped for real.
 // Written once, run on every backend that declares Processes; memory, which
 // no other process can reach, skips them.
@@ -88,8 +89,19 @@ const (
 	childExitOK = 0
 )
 
+// Child plays the part of a process test's child that the environment
+// names, on b (its Reopen, InsideTx and HoldRead): the main of a
+// Backend.Child binary. It never returns.
+func Child(b Backend) {
+	if os.Getenv(childEnv) == "" {
+		fmt.Fprintf(os.Stderr, "a child of storetest's process tests: run by them, with %s set\n", childEnv)
+		os.Exit(2)
+	}
+	runChild(b)
+}
+
 // runChild plays the child's part and exits; it never returns.
-func runChild(t *testing.T, b Backend) {
+func runChild(b Backend) {
 	part, addr := os.Getenv(childEnv), os.Getenv(addrEnv)
 	ctx := context.Background()
 	if part == partReader {
@@ -241,12 +253,15 @@ type proc struct {
 	out    *bufio.Scanner
 }
 
-// child starts the test binary again, for the test that called Run, to
-// play part on the store at addr.
-func child(t *testing.T, part, addr string, env ...string) *proc {
+// child starts b.Child, or else the test binary again for the test that
+// called Run, to play part on the store at addr.
+func child(t *testing.T, b Backend, part, addr string, env ...string) *proc {
 	t.Helper()
 	root, _, _ := strings.Cut(t.Name(), "/")
 	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(root)+"$")
+	if b.Child != "" {
+		cmd = exec.Command(b.Child)
+	}
 	// GORACE: under -race, a process sleeps a second as it exits.
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+part, addrEnv+"="+addr, "GORACE=atexit_sleep_ms=0")...)
 	cmd.Stderr = os.Stderr
@@ -369,7 +384,7 @@ func reopen(t *testing.T, b Backend, addr string) store.Store {
 // thread's is free) while it lives, and can be taken once it is dead.
 func testKilledHolder(t *testing.T, b Backend) {
 	s, addr := b.Fresh(t)
-	p := child(t, partLock, addr)
+	p := child(t, b, partLock, addr)
 	p.say(t, "", "locked")
 	_, err := s.Lock(t.Context(), "t")
 	wantIs(t, err, store.ErrLocked)
@@ -391,7 +406,7 @@ func testKillMidWrite(t *testing.T, b Backend) {
 	_, addr := b.Fresh(t)
 	from := int64(1)
 	for round := range 3 {
-		p := child(t, partWrite, addr, fmt.Sprint(fromEnv+"=", from))
+		p := child(t, b, partWrite, addr, fmt.Sprint(fromEnv+"=", from))
 		var acked int64
 		// Killed once it has acknowledged killAfter commits, while it goes
 		// on writing.
@@ -440,7 +455,7 @@ func testKillInsideTx(t *testing.T, b Backend) {
 			t.Fatal(err)
 		}
 	}
-	p := child(t, partHook, addr)
+	p := child(t, b, partHook, addr)
 	p.say(t, "", "hook checkpoint-written")
 	p.wantKilled(t)
 	if p.out.Scan() {
@@ -472,7 +487,7 @@ func testStoppedWriter(t *testing.T, b Backend) {
 	s, addr := b.Fresh(t)
 	ctx := t.Context()
 	put(t, s, killCheckpoint(1), killEvents(1)...)
-	p := child(t, partFenced, addr)
+	p := child(t, b, partFenced, addr)
 	p.say(t, "", "epoch 1 <nil>")
 	p.say(t, "put 2", "ok put 2")
 
@@ -515,7 +530,7 @@ func testStoppedAcrossDelete(t *testing.T, b Backend) {
 	s, addr := b.Fresh(t)
 	ctx := t.Context()
 	put(t, s, killCheckpoint(1), killEvents(1)...)
-	p := child(t, partFenced, addr)
+	p := child(t, b, partFenced, addr)
 	p.say(t, "", "epoch 1 <nil>")
 	p.say(t, "put 2", "ok put 2")
 
@@ -647,8 +662,8 @@ func killEvents(id int64) []store.Event {
 // it. Every handle stays open meanwhile, so no last close empties the
 // files instead.
 func testErasedAfterReader(t *testing.T, b Backend) {
-	if b.HoldRead == nil || b.Leaks == nil {
-		t.Fatalf("the backend declares %s and %s but has no HoldRead or Leaks", Erasure, Processes)
+	if b.HoldRead == nil && b.Child == "" || b.Leaks == nil {
+		t.Fatalf("the backend declares %s and %s but has no HoldRead (nor Child) or Leaks", Erasure, Processes)
 	}
 	ctx := t.Context()
 	s, addr := b.Fresh(t)
@@ -658,11 +673,11 @@ func testErasedAfterReader(t *testing.T, b Backend) {
 	if len(b.Leaks(t, addr, text)) == 0 {
 		t.Fatal("the text is in no file before the delete: the test cannot see a leak")
 	}
-	reader := child(t, partReader, addr)
+	reader := child(t, b, partReader, addr)
 	reader.say(t, "", "reading")
 	pid := fmt.Sprintf("pid %d", reader.cmd.Process.Pid)
 
-	deleter := child(t, partDeleter, addr, threadEnv+"="+thread)
+	deleter := child(t, b, partDeleter, addr, threadEnv+"="+thread)
 	deleter.say(t, "", "deleted <nil>")
 	if u := deleter.line(t); !strings.HasPrefix(u, "unerased ") || !strings.Contains(u, pid) || !strings.HasSuffix(u, " <nil>") {
 		t.Errorf("the deleting process's Unerased said %q; want what keeps the text, naming the reader (%s)", u, pid)
@@ -679,7 +694,7 @@ func testErasedAfterReader(t *testing.T, b Backend) {
 	}
 
 	reader.say(t, "end", "ended <nil>")
-	opener := child(t, partOpen, addr)
+	opener := child(t, b, partOpen, addr)
 	opener.say(t, "", "opened")
 	if leaks := b.Leaks(t, addr, text); len(leaks) > 0 {
 		t.Errorf("the read ended and another process opened the store, yet the deleted thread's text is still in %s", strings.Join(leaks, ", "))

@@ -172,7 +172,7 @@ func testWatchOtherHandle(t *testing.T, b Backend) {
 func testWatchProcess(t *testing.T, b Backend) {
 	s, addr := b.Fresh(t)
 	c := watch(t, s, "t")
-	p := child(t, partPutter, addr)
+	p := child(t, b, partPutter, addr)
 	p.say(t, "put 1", "ok 1")
 	wantWake(t, c, "a checkpoint put by another process")
 	if cp, err := s.Latest(t.Context(), "t"); err != nil || cp.ID != 1 {
@@ -193,7 +193,7 @@ func testLockHolder(t *testing.T, b Backend) {
 	if who, err := h.LockHolder(t.Context(), "t"); err != nil || who != "" {
 		t.Fatalf("LockHolder of a free thread = %q, %v; want nobody", who, err)
 	}
-	p := child(t, partLock, addr)
+	p := child(t, b, partLock, addr)
 	p.say(t, "", "locked")
 	who, err := h.LockHolder(t.Context(), "t")
 	if err != nil {

@@ -110,22 +110,23 @@ func TestEndToEndInTmux(t *testing.T) {
 	send("X")
 	waitFor("the kill question", has("Kill the worker", "Send SIGKILL to worker pid"))
 	send("y")
-	s = waitFor("the kill report", has("✝ killed · worker pid", "finished (writes stored)"))
-	counts := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`).FindStringSubmatch(s)
-	if counts == nil {
-		t.Fatalf("the kill report should count pending tasks and stored writes:\n%s", s)
-	}
-	pending, _ := strconv.Atoi(counts[1])
-	stored, _ := strconv.Atoi(counts[2])
-	todo, _ := strconv.Atoi(counts[3])
+	// The report is whole once its count line and a row for each task are
+	// on the screen: tmux can be read while a frame is half drawn (the
+	// count line new, the task rows still the running ones).
+	countLine := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`)
+	var pending, stored, todo int
+	s = waitFor("the kill report with a row for each task", func(s string) bool {
+		counts := countLine.FindStringSubmatch(s)
+		if !has("✝ killed · worker pid")(s) || counts == nil {
+			return false
+		}
+		pending, _ = strconv.Atoi(counts[1])
+		stored, _ = strconv.Atoi(counts[2])
+		todo, _ = strconv.Atoi(counts[3])
+		return strings.Count(s, "not finished → redispatched on resume") == todo && strings.Count(s, "finished → reused, not run again") == stored
+	})
 	if pending == 0 || pending != stored+todo {
-		t.Fatalf("inconsistent kill report %q:\n%s", counts[0], s)
-	}
-	if got := strings.Count(s, "not finished → redispatched on resume"); got != todo {
-		t.Fatalf("%d task rows say redispatched, want %d:\n%s", got, todo, s)
-	}
-	if got := strings.Count(s, "finished → reused, not run again"); got != stored {
-		t.Fatalf("%d task rows show stored writes, want %d:\n%s", got, stored, s)
+		t.Fatalf("inconsistent kill report %d: %d finished, %d to redispatch:\n%s", pending, stored, todo, s)
 	}
 	executorsOnly := strings.Count(s, "○ executor t-") == todo
 	send("r")

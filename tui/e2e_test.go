@@ -113,18 +113,8 @@ func TestEndToEndInTmux(t *testing.T) {
 	// The report is whole once its count line and a row for each task are
 	// on the screen: tmux can be read while a frame is half drawn (the
 	// count line new, the task rows still the running ones).
-	countLine := regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`)
-	var pending, stored, todo int
-	s = waitFor("the kill report with a row for each task", func(s string) bool {
-		counts := countLine.FindStringSubmatch(s)
-		if !has("✝ killed · worker pid")(s) || counts == nil {
-			return false
-		}
-		pending, _ = strconv.Atoi(counts[1])
-		stored, _ = strconv.Atoi(counts[2])
-		todo, _ = strconv.Atoi(counts[3])
-		return strings.Count(s, "not finished → redispatched on resume") == todo && strings.Count(s, "finished → reused, not run again") == stored
-	})
+	s = waitFor("the kill report with a row for each task", func(s string) bool { return killReportWhole(s) })
+	pending, stored, todo := killCounts(s)
 	if pending == 0 || pending != stored+todo {
 		t.Fatalf("inconsistent kill report %d: %d finished, %d to redispatch:\n%s", pending, stored, todo, s)
 	}
@@ -256,6 +246,31 @@ func TestEndToEndInTmux(t *testing.T) {
 // Mouse capture is on by default and off with --no-mouse or mouse = false
 // in the config file, as tmux sees it (the pane's mouse flag): then the
 // terminal selects text.
+// killCountLine is the kill report's count of pending tasks.
+var killCountLine = regexp.MustCompile(`(\d+) pending tasks?: (\d+) finished \(writes stored\), (\d+) to redispatch`)
+
+// killCounts reads the kill report's count line (zeros when absent).
+func killCounts(s string) (pending, stored, todo int) {
+	counts := killCountLine.FindStringSubmatch(s)
+	if counts == nil {
+		return 0, 0, 0
+	}
+	pending, _ = strconv.Atoi(counts[1])
+	stored, _ = strconv.Atoi(counts[2])
+	todo, _ = strconv.Atoi(counts[3])
+	return pending, stored, todo
+}
+
+// killReportWhole: the kill report and its count line are on the screen
+// with a row for each task it counts.
+func killReportWhole(s string) bool {
+	if !strings.Contains(s, "✝ killed · worker pid") || !killCountLine.MatchString(s) {
+		return false
+	}
+	_, stored, todo := killCounts(s)
+	return strings.Count(s, "not finished → redispatched on resume") == todo && strings.Count(s, "finished → reused, not run again") == stored
+}
+
 func TestMouseCaptureIsOptionalInTmux(t *testing.T) {
 	t.Parallel()
 	tmuxBin := lookTmux(t)

@@ -299,23 +299,32 @@ func (s settling) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return s, cmd
 		}
 	}
-	why := unsettled(s.Model)
-	if why == "" {
-		if s.q.poke != nil {
-			s.q.poke(s.Model)
-		}
+	cmd, done := s.q.step(s.Model, unsettled(s.Model), "the screen", asked && q.late, cmd)
+	if done {
 		s.q = nil
-		return s, tea.Quit
-	}
-	if asked && q.late {
-		if s.q.t != nil && time.Now().After(s.q.by) {
-			s.q.t.Errorf("the screen never settled: still loading %s", why)
-			s.q = nil
-			return s, tea.Quit
-		}
-		cmd = s.deadline()
 	}
 	return s, cmd
+}
+
+// step is a settling model's look once the quit was asked, with why it
+// still waits ("" when settled): quit (done) when settled, or when late
+// (the deadline's tick) past the deadline, failing the test with why;
+// else the deadline's next tick when late, and cmd otherwise.
+func (q *quitWhenSettled) step(m *Model, why, what string, late bool, cmd tea.Cmd) (_ tea.Cmd, done bool) {
+	if why == "" {
+		if q.poke != nil {
+			q.poke(m)
+		}
+		return tea.Quit, true
+	}
+	if !late {
+		return cmd, false
+	}
+	if q.t != nil && time.Now().After(q.by) {
+		q.t.Errorf("%s never settled: still waiting for %s", what, why)
+		return tea.Quit, true
+	}
+	return settling{}.deadline(), false
 }
 
 func (s settling) deadline() tea.Cmd {

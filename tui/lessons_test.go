@@ -103,21 +103,9 @@ func (s lessonSettled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if s.q == nil {
 		return s, cmd
 	}
-	why := lessonUnsettled(s.Model)
-	if why == "" {
-		if s.q.poke != nil {
-			s.q.poke(s.Model)
-		}
+	cmd, done := s.q.step(s.Model, lessonUnsettled(s.Model), "the lesson's screen", asked && q.late, cmd)
+	if done {
 		s.q = nil
-		return s, tea.Quit
-	}
-	if asked && q.late {
-		if s.q.t != nil && time.Now().After(s.q.by) {
-			s.q.t.Errorf("the lesson's screen never settled: still waiting for %s", why)
-			s.q = nil
-			return s, tea.Quit
-		}
-		cmd = settling{}.deadline()
 	}
 	return s, cmd
 }

@@ -2,48 +2,13 @@ package app
 
 import (
 	"context"
-	"net/url"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-
-	msqlite "modernc.org/sqlite"
 
 	"rewind/store"
 	"rewind/store/langgraph/lgtest"
+	"rewind/store/sqlite/sqlitetest"
 )
-
-// sqliteConns counts the SQLite connections opened on each file, by the
-// escaped path every URI of rewind's names it by (the store's and the
-// detection's alike).
-var sqliteConns = struct {
-	once sync.Once
-	mu   sync.Mutex
-	n    map[string]int
-}{n: map[string]int{}}
-
-func countSQLiteConns(t *testing.T, path string) func() int {
-	t.Helper()
-	sqliteConns.once.Do(func() {
-		msqlite.RegisterConnectionHook(func(_ msqlite.ExecQuerierContext, dsn string) error {
-			sqliteConns.mu.Lock()
-			defer sqliteConns.mu.Unlock()
-			sqliteConns.n[strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:")]++
-			return nil
-		})
-	})
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := (&url.URL{Path: abs}).EscapedPath()
-	return func() int {
-		sqliteConns.mu.Lock()
-		defer sqliteConns.mu.Unlock()
-		return sqliteConns.n[key]
-	}
-}
 
 // A command on a SQLite store parses the file's schema on one
 // connection, the store's reader: the detection (is it rewind's or a
@@ -65,7 +30,7 @@ func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	opened := countSQLiteConns(t, path)
+	opened := sqlitetest.CountConnections(t, path)
 
 	before := opened()
 	dctx, release, err := s.Detected(ctx)
@@ -103,7 +68,7 @@ func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
 
 	lg := lgtest.Copy(t, "sqlite-python.db")
 	lgStore := Store{Spec: "sqlite:" + lg}
-	opened = countSQLiteConns(t, lg)
+	opened = sqlitetest.CountConnections(t, lg)
 	before = opened()
 	dctx, release, err = lgStore.Detected(ctx)
 	if err != nil {

@@ -2,18 +2,15 @@ package sqlite_test
 
 import (
 	"fmt"
-	"net/url"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	msqlite "modernc.org/sqlite"
-
 	"rewind/store"
 	"rewind/store/sqlite"
+	"rewind/store/sqlite/sqlitetest"
 )
 
 // Processes that open a new store file at the same moment (`rewind run`
@@ -115,38 +112,6 @@ func BenchmarkOpenGet(b *testing.B) {
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 }
 
-// connections counts the SQLite connections opened on each database file
-// (by its escaped path, as the store's URIs name it).
-var connections = struct {
-	once sync.Once
-	mu   sync.Mutex
-	n    map[string]int
-}{n: map[string]int{}}
-
-// countConnections has the driver count the connections opened on path
-// from now on; it returns them so far.
-func countConnections(t *testing.T, path string) func() int {
-	t.Helper()
-	connections.once.Do(func() {
-		msqlite.RegisterConnectionHook(func(_ msqlite.ExecQuerierContext, dsn string) error {
-			connections.mu.Lock()
-			defer connections.mu.Unlock()
-			connections.n[strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:")]++
-			return nil
-		})
-	})
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := (&url.URL{Path: abs}).EscapedPath()
-	return func() int {
-		connections.mu.Lock()
-		defer connections.mu.Unlock()
-		return connections.n[key]
-	}
-}
-
 // A store opens on one connection: a file that is a store already reads
 // its schema version and its checkpoints on the readers' first one (a
 // connection of its own for that parsed the schema once more, and its
@@ -156,7 +121,7 @@ func TestOpenTakesOneConnection(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "rewind.db")
-	opened := countConnections(t, path)
+	opened := sqlitetest.CountConnections(t, path)
 	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

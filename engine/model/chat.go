@@ -1,8 +1,6 @@
 package model
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -87,16 +85,6 @@ func Simple(role, system, prompt string) Request {
 	}
 	ms = append(ms, Message{Role: ChatUser, Content: prompt, Part: PartInstructions})
 	return Request{Role: role, Messages: ms}
-}
-
-// Hash is the SHA-256 of the request's canonical JSON (role, messages with
-// their parts, tools, schema), in hex: the same request always hashes the
-// same, so a stored hash tells whether a request rebuilt later is the one
-// that was sent.
-func (r Request) Hash() string {
-	b, _ := json.Marshal(r)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // Tokens estimates the request's prompt tokens by part, at the mock's 4

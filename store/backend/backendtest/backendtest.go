@@ -18,6 +18,7 @@ import (
 	"rewind/store/backend"
 	"rewind/store/memory"
 	"rewind/store/postgres/pgtest"
+	"rewind/store/sqlite"
 )
 
 // Backend is one store tests run on.
@@ -38,7 +39,11 @@ var All = []Backend{
 			return "memory:", func() error { return nil }, nil
 		}},
 	{Name: "sqlite", Shared: true, spec: func(tb testing.TB, prefix string) string {
-		return "sqlite:" + filepath.Join(tb.TempDir(), prefix+".db")
+		path := filepath.Join(tb.TempDir(), prefix+".db")
+		if err := os.WriteFile(path, emptySQLite(tb), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		return "sqlite:" + path
 	}, lasting: func(_ testing.TB, prefix string) (string, func() error, error) {
 		dir, err := os.MkdirTemp("", "rewind-"+prefix+"-")
 		return "sqlite:" + filepath.Join(dir, prefix+".db"), func() error { return os.RemoveAll(dir) }, err
@@ -62,6 +67,44 @@ func migrated(tb testing.TB) string {
 		}
 		return st.Close()
 	})
+}
+
+// emptySQLite is the bytes of a new SQLite store, made by sqlite.Open
+// once a test binary: a test's store starts as a copy of it. Creating
+// the schema in every new file (its statements parsed and run) was ~3%
+// of a store-heavy package's CPU under -race. store/sqlite's own tests
+// create new files as a user's first Open does.
+func emptySQLite(tb testing.TB) []byte {
+	tb.Helper()
+	sqliteTemplate.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rewind-template-")
+		if err != nil {
+			sqliteTemplate.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "empty.db")
+		st, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			sqliteTemplate.err = err
+			return
+		}
+		if err := st.Close(); err != nil {
+			sqliteTemplate.err = err
+			return
+		}
+		sqliteTemplate.bytes, sqliteTemplate.err = os.ReadFile(path)
+	})
+	if sqliteTemplate.err != nil {
+		tb.Fatalf("an empty SQLite store to copy: %v", sqliteTemplate.err)
+	}
+	return sqliteTemplate.bytes
+}
+
+var sqliteTemplate struct {
+	once  sync.Once
+	bytes []byte
+	err   error
 }
 
 // Spec makes an empty store for tb and returns its spec: memory: for

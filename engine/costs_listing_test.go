@@ -89,13 +89,7 @@ func TestCostsFromListingsMatchTheStates(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, read := wants[head]
-					if !read {
-						if want, err = e.CostsFromStates(ctx, "c", head); err != nil {
-							t.Fatal(err)
-						}
-						wants[head] = want
-					}
+					want := costsOnce(t, wants, head, func() (engine.Costs, error) { return e.CostsFromStates(ctx, "c", head) })
 					if !reflect.DeepEqual(got.Roles, want.Roles) || got.Total != want.Total || !reflect.DeepEqual(got.Turns, want.Turns) {
 						t.Errorf("%s: from listings %+v / %+v\nfrom states %+v / %+v", when, got.Total, got.Roles, want.Total, want.Roles)
 					}
@@ -141,6 +135,20 @@ func TestCostsFromListingsMatchTheStates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// costsOnce is wants[head], read (and kept there) the first time.
+func costsOnce(t *testing.T, wants map[int64]engine.Costs, head int64, read func() (engine.Costs, error)) engine.Costs {
+	t.Helper()
+	if c, ok := wants[head]; ok {
+		return c
+	}
+	c, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants[head] = c
+	return c
 }
 
 func mustLatest(t *testing.T, e *engine.Engine, thread string) engine.Checkpoint {
@@ -382,13 +390,7 @@ func TestCostsReadTheNewestTurnsOnly(t *testing.T) {
 						t.Fatal(err)
 					}
 					read := counted.rows.Load()
-					want, scanned := wants[head]
-					if !scanned {
-						if want, err = e.CostsByScan(ctx, "s", head); err != nil {
-							t.Fatal(err)
-						}
-						wants[head] = want
-					}
+					want := costsOnce(t, wants, head, func() (engine.Costs, error) { return e.CostsByScan(ctx, "s", head) })
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("%s, costs at @%d: from running totals\n%+v\nfrom every listing\n%+v", when, head, got, want)
 					}

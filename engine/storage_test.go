@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,81 @@ type reference struct {
 	// many steps, and json.Valid on it every time was 2% of
 	// TestRandomHistoriesRebuildExactly's CPU under -race.
 	valid map[string]bool
+	// decoded are values as json.Unmarshal reads them, by their bytes: a
+	// channel written otherwise than it rebuilds (the summary's fields in
+	// another order) is compared decoded at every check, and decoding
+	// both sides every time was 4% of that test's CPU.
+	decoded map[string]decodedValue
+	// taskMemo are taskIDs by the stored bytes they are made of
+	// (taskBytes): a checkpoint is read at many checks, and decoding and
+	// encoding its tasks each time was 2% of that test's CPU.
+	taskMemo map[string]string
+}
+
+// taskBytes is what taskIDs(cp) is made of, as stored (each part's length
+// before it, so that no two lists of parts give one key).
+func taskBytes(cp engine.Checkpoint) string {
+	var b strings.Builder
+	part := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	b.WriteString(strconv.Itoa(len(cp.Tasks)))
+	for _, t := range cp.Tasks {
+		part(t.ID)
+		part(t.Node)
+		part(string(t.Args))
+	}
+	b.WriteString(strconv.Itoa(len(cp.Applied)))
+	for _, g := range cp.Applied {
+		part(g.Task)
+		part(g.Node)
+		b.WriteString(strconv.Itoa(len(g.Calls)))
+		for _, ev := range g.Calls {
+			part(string(ev.Data))
+		}
+	}
+	return b.String()
+}
+
+// taskIDs is taskIDs(cp), made once per distinct taskBytes.
+func (r *reference) taskIDs(cp engine.Checkpoint) string {
+	key := taskBytes(cp)
+	r.mu.Lock()
+	got, seen := r.taskMemo[key]
+	r.mu.Unlock()
+	if seen {
+		return got
+	}
+	got = taskIDs(cp)
+	r.mu.Lock()
+	if r.taskMemo == nil {
+		r.taskMemo = map[string]string{}
+	}
+	r.taskMemo[key] = got
+	r.mu.Unlock()
+	return got
+}
+
+// decodedValue is one value's bytes decoded (ok: without error).
+type decodedValue struct {
+	v  any
+	ok bool
+}
+
+// decode is json.Unmarshal(b) into an any, read once per distinct value.
+func (r *reference) decode(b []byte) (any, bool) {
+	if d, seen := r.decoded[string(b)]; seen {
+		return d.v, d.ok
+	}
+	if r.decoded == nil {
+		r.decoded = map[string]decodedValue{}
+	}
+	var v any
+	ok := json.Unmarshal(b, &v) == nil
+	r.decoded[string(b)] = decodedValue{v, ok}
+	return v, ok
 }
 
 // isValid is json.Valid(b), read once per distinct value.
@@ -133,17 +209,25 @@ func (r *reference) ids() []int64 {
 // rebuilt channel mostly is its written bytes, and decoding both sides of
 // every check was a third of TestRandomHistoriesRebuildExactly's CPU.
 func sameValues(a, b engine.Values) (string, bool) {
-	return sameValuesValid(a, b, json.Valid)
+	return sameValuesWith(a, b, json.Valid, decodeAny)
 }
 
-// sameValuesValid is sameValues with valid saying whether bytes are JSON.
-func sameValuesValid(a, b engine.Values, valid func([]byte) bool) (string, bool) {
+// decodeAny is json.Unmarshal(b) into an any (ok: without error).
+func decodeAny(b []byte) (any, bool) {
+	var v any
+	return v, json.Unmarshal(b, &v) == nil
+}
+
+// sameValuesWith is sameValues with valid saying whether bytes are JSON
+// and decode reading them.
+func sameValuesWith(a, b engine.Values, valid func([]byte) bool, decode func([]byte) (any, bool)) (string, bool) {
 	for _, name := range unionKeys(a, b) {
 		if bytes.Equal(a[name], b[name]) && valid(a[name]) {
 			continue
 		}
-		var x, y any
-		if json.Unmarshal(a[name], &x) != nil || json.Unmarshal(b[name], &y) != nil || !reflect.DeepEqual(x, y) {
+		x, okA := decode(a[name])
+		y, okB := decode(b[name])
+		if !okA || !okB || !reflect.DeepEqual(x, y) {
 			return name, false
 		}
 	}
@@ -217,10 +301,10 @@ func (r *reference) checkIDs(t *testing.T, e *engine.Engine, thread, when string
 		r.mu.Lock()
 		want, tasks := r.values[id], r.tasks[id]
 		r.mu.Unlock()
-		if ch, ok := sameValuesValid(cp.Values, want, r.isValid); !ok {
+		if ch, ok := sameValuesWith(cp.Values, want, r.isValid, r.decode); !ok {
 			t.Fatalf("%s: checkpoint %d rebuilt channel %q as\n%s\nbut it was written as\n%s", when, id, ch, cp.Values[ch], want[ch])
 		}
-		if got := taskIDs(cp); got != tasks {
+		if got := r.taskIDs(cp); got != tasks {
 			t.Fatalf("%s: checkpoint %d rebuilt its tasks as\n%s\nbut they were written as\n%s", when, id, got, tasks)
 		}
 	}

@@ -29,7 +29,6 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	runBatchChild() // before the build: a batch child runs no test
 	var err error
 	if binary, err = rewindbin.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

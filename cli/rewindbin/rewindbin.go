@@ -102,13 +102,28 @@ func Path(t testing.TB) string {
 // flags. For a test's helper processes that are CPU (a raced copy of the
 // test binary doing a store's writes was 7 times the CPU): build the
 // code the test checks into them, as rewind does.
+//
+// A process asks the go command once a package: each ask was half a
+// second of its CPU, cached or not, and a test that asks for each case
+// (the read-only tests' copies) asked a dozen times.
 func Tool(t testing.TB, pkg string) string {
 	t.Helper()
-	path, err := build(pkg)
-	if err != nil {
-		t.Fatal(err)
+	v, _ := tools.LoadOrStore(pkg, &tool{})
+	tl := v.(*tool)
+	tl.once.Do(func() { tl.path, tl.err = build(pkg) })
+	if tl.err != nil {
+		t.Fatal(tl.err)
 	}
-	return path
+	return tl.path
+}
+
+// tools are the packages Tool built in this process, by import path.
+var tools sync.Map
+
+type tool struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // TestBinary is the test binary of the module's package pkg (an import

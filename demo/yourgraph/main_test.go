@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"rewind/cli/rewindbin"
 	"rewind/engine"
 	"rewind/engine/drill"
 	"rewind/engine/model"
@@ -40,13 +41,12 @@ func build(ctx context.Context, spec string) (*engine.Engine, error) {
 
 // The drill matrix on this graph (README, "Drill your own graph"): killed
 // by a real SIGKILL at every point a turn reaches, resumed in new
-// processes, the same chain and values as a turn never killed.
+// processes, the same chain and values as a turn never killed. The
+// workers are this test binary built without -race (raced, they were
+// most of the test's CPU), as the drill's own graph test's are.
 func TestDrillYourGraph(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := rewindbin.TestBinary(t, "rewind/demo/yourgraph")
 	res, err := drill.RunGraph(context.Background(), drill.GraphConfig{
 		Exe: exe, Store: "sqlite:" + filepath.Join(t.TempDir(), "drill.db"), Build: build,
 		Env: os.Environ(), Input: "hello rewind", Parallel: 4,

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -14,8 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"rewind/store"
-	"rewind/store/sqlite"
+	"rewind/cli/rewindbin"
 )
 
 // Issue 11's eighth case: a user who may read a store but not write it
@@ -39,7 +37,8 @@ func roUsers(t *testing.T) users {
 }
 
 // roDir is a directory every user may write (as a shared directory is),
-// with a copy of this test binary that every user may run.
+// with a copy of the helper (internal/rohelper, not raced) that every
+// user may run: the build cache it comes from is this user's alone.
 func roDir(t *testing.T) (dir, exe string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "rewind-ro-")
@@ -50,73 +49,22 @@ func roDir(t *testing.T) (dir, exe string) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
+	b, err := os.ReadFile(rewindbin.Tool(t, "rewind/store/sqlite/internal/rohelper"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe = filepath.Join(dir, "sqlite.test")
+	exe = filepath.Join(dir, "rohelper")
 	if err := os.WriteFile(exe, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir, exe
 }
 
-// TestReadOnlyHelper is the child of the read-only tests, not a test
-// itself. It opens the store and does one thing: "read" lists the
-// threads, "put" writes a thread's first checkpoint, "lock" locks a
-// thread, "hold" puts and then keeps the store open until stdin closes.
-func TestReadOnlyHelper(t *testing.T) {
-	t.Parallel()
-	mode := os.Getenv("REWIND_RO_HELPER")
-	if mode == "" {
-		t.Skip("child of the read-only tests")
-	}
-	ctx := context.Background()
-	say := func(what string, err error) {
-		if err != nil {
-			what = "error " + strings.ReplaceAll(err.Error(), "\n", " ")
-		}
-		fmt.Println(what)
-	}
-	s, err := sqlite.Open(ctx, os.Getenv("REWIND_RO_DB"))
-	if err != nil {
-		say("", err)
-		os.Exit(0)
-	}
-	thread := os.Getenv("REWIND_RO_THREAD")
-	switch mode {
-	case "read":
-		ts, err := s.Threads(ctx)
-		var ids []string
-		for _, th := range ts {
-			ids = append(ids, th.ID)
-		}
-		say("threads "+strings.Join(ids, ","), err)
-	case "put", "hold":
-		say("ok", s.PutCheckpoint(ctx, store.Checkpoint{ThreadID: thread, ID: 1, State: []byte(`{}`)}, nil))
-		if mode == "hold" {
-			io.Copy(io.Discard, os.Stdin)
-		}
-	case "lock":
-		_, err := s.Lock(ctx, thread)
-		say("ok", err)
-	}
-	if os.Getenv("REWIND_RO_CRASH") == "" { // a crash leaves the WAL behind
-		s.Close()
-	}
-	os.Exit(0)
-}
-
 // as starts the helper as uid (-1: this user).
 func as(t *testing.T, uid int, exe, mode, db, thread string, env ...string) (*exec.Cmd, *bufio.Scanner, io.WriteCloser) {
 	t.Helper()
-	cmd := exec.Command(exe, "-test.run=^TestReadOnlyHelper$")
-	// GORACE: under -race, a process sleeps a second as it exits.
-	cmd.Env = append(os.Environ(), append(env, "REWIND_RO_HELPER="+mode, "REWIND_RO_DB="+db, "REWIND_RO_THREAD="+thread, "HOME=/", "GORACE=atexit_sleep_ms=0")...)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), append(env, "REWIND_RO_HELPER="+mode, "REWIND_RO_DB="+db, "REWIND_RO_THREAD="+thread, "HOME=/")...)
 	cmd.Dir = filepath.Dir(db)
 	if uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
@@ -150,7 +98,7 @@ func run(t *testing.T, uid int, exe, mode, db, thread string, env ...string) str
 	return strings.Join(lines, "\n")
 }
 
-// files lists the directory's entries other than the test binary, with
+// files lists the directory's entries other than the helper, with
 // their owners.
 func files(t *testing.T, dir string) map[string]int {
 	t.Helper()
@@ -160,7 +108,7 @@ func files(t *testing.T, dir string) map[string]int {
 	}
 	out := map[string]int{}
 	for _, e := range entries {
-		if e.Name() == "sqlite.test" {
+		if e.Name() == "rohelper" {
 			continue
 		}
 		fi, err := e.Info()

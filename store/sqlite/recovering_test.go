@@ -7,10 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/sqlite"
 )
 
@@ -18,7 +17,8 @@ import (
 // recovers the file's WAL after a crash (SQLite's SQLITE_BUSY_RECOVERY: a
 // crash drill's resume met it in CI): it waits, as a read does, and does
 // not fail at once with "prepare statements: database is locked". The
-// other process here holds the WAL index's locks recovery holds.
+// other process here (internal/recoveryholder) holds the WAL index's
+// locks recovery holds.
 func TestFirstWriteWaitsForARecovery(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rewind.db")
@@ -30,14 +30,12 @@ func TestFirstWriteWaitsForARecovery(t *testing.T) {
 	if _, err := s.Get(t.Context(), "t", 1); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The other process: internal/recoveryholder, not raced.
+	exe := rewindbin.Tool(t, "rewind/store/sqlite/internal/recoveryholder")
 	var holder *exec.Cmd
 	sqlite.OnWriteConn(s, func() {
-		holder = exec.Command(exe, "-test.run=^TestRecoveryHolder$")
-		holder.Env = append(os.Environ(), "REWIND_RECOVERY_SHM="+path+"-shm", "GORACE=atexit_sleep_ms=0")
+		holder = exec.Command(exe)
+		holder.Env = append(os.Environ(), "REWIND_RECOVERY_SHM="+path+"-shm")
 		holder.Stderr = os.Stderr
 		out, err := holder.StdoutPipe()
 		if err != nil {
@@ -59,35 +57,4 @@ func TestFirstWriteWaitsForARecovery(t *testing.T) {
 	if _, err := s.Fence(t.Context(), "t"); err != nil {
 		t.Fatalf("a first write while another process recovers the WAL for 300 ms = %v, want it to wait", err)
 	}
-}
-
-// TestRecoveryHolder is TestFirstWriteWaitsForARecovery's other process:
-// it does what SQLite's WAL recovery does to the -shm file, for 300 ms:
-// takes every lock byte (120 to 127) and leaves the index header's two
-// copies differing, as a recovery rewriting it would. A reader then gets
-// SQLITE_BUSY_RECOVERY; once the locks go, the next reader recovers.
-func TestRecoveryHolder(t *testing.T) {
-	shm := os.Getenv("REWIND_RECOVERY_SHM")
-	if shm == "" {
-		t.Skip("the other process of TestFirstWriteWaitsForARecovery")
-	}
-	f, err := os.OpenFile(shm, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 120, Len: 8}
-	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
-		t.Fatal(err)
-	}
-	change := make([]byte, 4) // the first copy's iChange
-	if _, err := f.ReadAt(change, 8); err != nil {
-		t.Fatal(err)
-	}
-	change[0]++
-	if _, err := f.WriteAt(change, 8); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println("held")
-	time.Sleep(300 * time.Millisecond)
 }

@@ -524,9 +524,10 @@ func (s *sqliteSnap) checkpoints(ctx context.Context, c Chain, q rowQuery) ([]ro
 		if err := rows.Scan(&r.id, &r.parent, &typ, &cp, &md); err != nil {
 			return nil, err
 		}
-		r.doc = readDoc(typ, cp, q.full)
-		if !q.lean {
-			r.meta = readMeta(md)
+		if q.lean {
+			r.doc = readLeanDoc(typ, cp)
+		} else {
+			r.doc, r.meta = readDoc(typ, cp, q.full), readMeta(md)
 		}
 		out = append(out, r)
 	}

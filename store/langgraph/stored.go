@@ -88,6 +88,92 @@ func readDoc(typ string, data []byte, full bool) *doc {
 	return d
 }
 
+// readLeanDoc is readDoc of a delta channel's walk (rowQuery.lean): it
+// keeps only which channels hold a value, each nil, and decodes nothing
+// else, skipping the versions, what each node has seen and the Sends:
+// the walk reads up to a hundred ancestors for each checkpoint shown
+// (BenchmarkDeltaThread: a fifth fewer allocations). A checkpoint that
+// does not read so is read as readDoc reads it.
+func readLeanDoc(typ string, data []byte) *doc {
+	inner, plain, err := decrypted(typ, data)
+	if err == nil {
+		d := newDoc()
+		switch inner {
+		case TypeMsgpack:
+			d.firstWrite = true
+			err = d.msgpackNames(plain)
+		case TypeJSON, "":
+			err = d.jsonNames(plain)
+		default:
+			err = errNotLean
+		}
+		if err == nil {
+			return d
+		}
+	}
+	return readDoc(typ, data, false)
+}
+
+var errNotLean = errors.New("not read lean")
+
+// msgpackNames reads the names of the channels holding a value.
+func (d *doc) msgpackNames(data []byte) error {
+	mp := newMPReader(data, nil)
+	n, err := mp.d.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	for range n {
+		mp.fresh()
+		k, err := mp.value(1)
+		if err != nil {
+			return err
+		}
+		if keyString(k) != "channel_values" {
+			if err := mp.skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		chans, err := mp.d.DecodeMapLen()
+		if err != nil {
+			return err
+		}
+		for range chans {
+			mp.fresh()
+			k, err := mp.value(2)
+			if err != nil {
+				return err
+			}
+			d.values[keyString(k)] = nil
+			if err := mp.skip(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonNames reads the names of the channels holding a value.
+func (d *doc) jsonNames(data []byte) error {
+	var j struct {
+		ChannelValues map[string]skipped `json:"channel_values"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	for name := range j.ChannelValues {
+		d.values[name] = nil
+	}
+	return nil
+}
+
+// skipped is a JSON value passed over: the decoder checks it and hands
+// over its bytes uncopied.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
 func (d *doc) readMsgpack(data []byte, full bool) error {
 	mp := newMPReader(data, nil)
 	n, err := mp.d.DecodeMapLen()

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // The list reducers (IndexedAppend, MergeByID) store their items as
@@ -16,36 +18,13 @@ import (
 // caller then decodes and marshals as before): canon_test.go holds it to
 // encoding/json's bytes, by hand-picked cases and by fuzzing.
 
-// jsonEsc is how encoding/json spells each ASCII byte inside a string:
-// written out, not asked of json.Marshal as the process starts (that was
-// a tenth of a millisecond of every start); TestJSONEscIsEncodingJSONs
-// holds it to json.Marshal.
-var jsonEsc = [utf8.RuneSelf]string{
-	`\u0000`, `\u0001`, `\u0002`, `\u0003`, `\u0004`, `\u0005`, `\u0006`, `\u0007`,
-	`\b`, `\t`, `\n`, `\u000b`, `\f`, `\r`, `\u000e`, `\u000f`,
-	`\u0010`, `\u0011`, `\u0012`, `\u0013`, `\u0014`, `\u0015`, `\u0016`, `\u0017`,
-	`\u0018`, `\u0019`, `\u001a`, `\u001b`, `\u001c`, `\u001d`, `\u001e`, `\u001f`,
-	" ", "!", `\"`, "#", "$", "%", `\u0026`, "'",
-	"(", ")", "*", "+", ",", "-", ".", "/",
-	"0", "1", "2", "3", "4", "5", "6", "7",
-	"8", "9", ":", ";", `\u003c`, "=", `\u003e`, "?",
-	"@", "A", "B", "C", "D", "E", "F", "G",
-	"H", "I", "J", "K", "L", "M", "N", "O",
-	"P", "Q", "R", "S", "T", "U", "V", "W",
-	"X", "Y", "Z", "[", `\\`, "]", "^", "_",
-	"`", "a", "b", "c", "d", "e", "f", "g",
-	"h", "i", "j", "k", "l", "m", "n", "o",
-	"p", "q", "r", "s", "t", "u", "v", "w",
-	"x", "y", "z", "{", "|", "}", "~", "\x7f",
-}
-
 // plainByte are the bytes a string holds as they are, read and written
 // alike: ASCII that encoding/json does not escape.
 var plainByte [256]bool
 
 func init() {
 	for b := range utf8.RuneSelf {
-		plainByte[b] = jsonEsc[b] == string(rune(b)) && b != '"' && b != '\\'
+		plainByte[b] = jsonstr.Esc[b] == string(rune(b)) && b != '"' && b != '\\'
 	}
 }
 
@@ -169,7 +148,7 @@ func (e *canonEnc) str(raw []byte, i int, wantKey bool) (key []byte, end int) {
 			}
 			switch x := raw[j+1]; x {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				same = same && jsonEsc[unescape(x)] == string(raw[j:j+2])
+				same = same && jsonstr.Esc[unescape(x)] == string(raw[j:j+2])
 				j += 2
 			case 'u':
 				if j+6 > len(raw) {
@@ -181,7 +160,7 @@ func (e *canonEnc) str(raw []byte, i int, wantKey bool) (key []byte, end int) {
 				}
 				switch {
 				case r < utf8.RuneSelf:
-					same = same && jsonEsc[r] == string(raw[j:j+6])
+					same = same && jsonstr.Esc[r] == string(raw[j:j+6])
 				case r == '\u2028' || r == '\u2029':
 					// encoding/json writes them as \u2028, \u2029: as read
 				default:
@@ -194,7 +173,7 @@ func (e *canonEnc) str(raw []byte, i int, wantKey bool) (key []byte, end int) {
 		case c < 0x20:
 			return nil, -1 // not JSON
 		case c < utf8.RuneSelf:
-			same = same && jsonEsc[c] == string(c)
+			same = same && jsonstr.Esc[c] == string(c)
 			j++
 		default:
 			r, size := utf8.DecodeRune(raw[j:])
@@ -464,7 +443,7 @@ func canonStrEnd(raw []byte, i int) (text []byte, end int) {
 			}
 			switch x := raw[j+1]; x {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				if jsonEsc[unescape(x)] != string(raw[j:j+2]) {
+				if jsonstr.Esc[unescape(x)] != string(raw[j:j+2]) {
 					return nil, -1
 				}
 				j += 2
@@ -477,7 +456,7 @@ func canonStrEnd(raw []byte, i int) (text []byte, end int) {
 				return nil, -1
 			}
 			r, ok := hex4(raw[j+2 : j+6])
-			if !ok || !(r < utf8.RuneSelf && jsonEsc[r] == string(raw[j:j+6]) || string(raw[j:j+6]) == `\u2028` || string(raw[j:j+6]) == `\u2029`) {
+			if !ok || !(r < utf8.RuneSelf && jsonstr.Esc[r] == string(raw[j:j+6]) || string(raw[j:j+6]) == `\u2028` || string(raw[j:j+6]) == `\u2029`) {
 				return nil, -1
 			}
 			j += 6

@@ -10,26 +10,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"rewind/engine/internal/jsonstr"
 )
 
-// jsonEsc is written out by hand: each entry must be what json.Marshal
-// writes for that byte inside a string, or canonical forms would differ
-// from encoding/json's.
-func TestJSONEscIsEncodingJSONs(t *testing.T) {
+// plainByte is jsonstr.Esc's ASCII that encoding/json writes as it is.
+func TestPlainBytesAreEscs(t *testing.T) {
 	t.Parallel()
-	for b := range len(jsonEsc) {
-		enc, err := json.Marshal(string(rune(b)))
-		if err != nil {
-			t.Fatalf("json.Marshal(%q): %v", rune(b), err)
-		}
-		if want := string(enc[1 : len(enc)-1]); jsonEsc[b] != want {
-			t.Errorf("jsonEsc[%#x] = %q, json.Marshal writes %q", b, jsonEsc[b], want)
-		}
-		if plain := jsonEsc[b] == string(rune(b)) && b != '"' && b != '\\'; plainByte[b] != plain {
+	for b := range len(jsonstr.Esc) {
+		if plain := jsonstr.Esc[b] == string(rune(b)) && b != '"' && b != '\\'; plainByte[b] != plain {
 			t.Errorf("plainByte[%#x] = %v, want %v", b, plainByte[b], plain)
 		}
 	}
-	for b := len(jsonEsc); b < len(plainByte); b++ {
+	for b := len(jsonstr.Esc); b < len(plainByte); b++ {
 		if plainByte[b] {
 			t.Errorf("plainByte[%#x] is set: a byte past ASCII is never plain", b)
 		}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // Reducer folds one write into a channel's current value. Values and writes
@@ -254,7 +256,7 @@ func withIndex(it []byte, field string, next *int64) (_ []byte, ok bool) {
 // plainKey tells a key that json.Marshal writes as it is, in quotes.
 func plainKey(k string) bool {
 	for i := 0; i < len(k); i++ {
-		if k[i] >= utf8.RuneSelf || jsonEsc[k[i]] != k[i:i+1] {
+		if k[i] >= utf8.RuneSelf || jsonstr.Esc[k[i]] != k[i:i+1] {
 			return false
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // A listing of format 3 is stored as a JSON array, its fields by position
@@ -73,7 +75,7 @@ func appendListingField(buf []byte, f any) ([]byte, error) {
 	case *bool:
 		return strconv.AppendBool(buf, *x), nil
 	case *string:
-		return appendJSONString(buf, *x), nil
+		return jsonstr.Append(buf, *x), nil
 	case *[]string:
 		if *x == nil {
 			return append(buf, "null"...), nil
@@ -83,7 +85,7 @@ func appendListingField(buf []byte, f any) ([]byte, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendJSONString(buf, s)
+			buf = jsonstr.Append(buf, s)
 		}
 		return append(buf, ']'), nil
 	case *map[string]int:
@@ -231,7 +233,7 @@ func appendCounts[V any](buf []byte, m map[string]V, value func([]byte, V) []byt
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = value(append(appendJSONString(buf, k), ':'), m[k])
+		buf = value(append(jsonstr.Append(buf, k), ':'), m[k])
 	}
 	return append(buf, '}')
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // A keyed channel holds a list of objects upserted by a key field
@@ -181,7 +183,7 @@ func patchCanon(byKey canonKeyed, write json.RawMessage, key string) (json.RawMe
 		}
 		ids[i] = id
 	}
-	keyName := appendJSONString(nil, key)
+	keyName := jsonstr.Append(nil, key)
 	out := append(make([]byte, 0, len(write)), `{"$u":[`...)
 	for i, it := range add {
 		if i > 0 {

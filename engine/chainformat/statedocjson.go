@@ -6,7 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // A state document is most of what a commit writes, and json.Marshal
@@ -245,7 +246,7 @@ func (w *stateWriter) int(n int64) {
 
 // str writes s as encoding/json does.
 func (w *stateWriter) str(s string) {
-	w.tmp = appendJSONString(w.tmp[:0], s)
+	w.tmp = jsonstr.Append(w.tmp[:0], s)
 	w.out.Write(w.tmp)
 }
 
@@ -257,67 +258,10 @@ func (w *stateWriter) raw(v []byte) bool {
 	if json.Compact(&w.out, v) != nil {
 		return false
 	}
-	if htmlEscaped(v) {
+	if jsonstr.HTMLEscaped(v) {
 		w.tmp = append(w.tmp[:0], w.out.Bytes()[start:]...)
 		w.out.Truncate(start)
 		json.HTMLEscape(&w.out, w.tmp)
 	}
 	return true
-}
-
-// htmlEscaped says whether b holds a byte json.Marshal escapes in a raw
-// value: <, >, & or the first byte of U+2028 or U+2029 (then it looks
-// closer). A byte search each: ContainsAny decodes every rune when the set
-// has one past ASCII, and a head snapshot holds the whole transcript.
-func htmlEscaped(b []byte) bool {
-	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
-		return true
-	}
-	for i := bytes.IndexByte(b, 0xe2); i >= 0 && i+2 < len(b); {
-		if b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9) {
-			return true
-		}
-		j := bytes.IndexByte(b[i+1:], 0xe2)
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return false
-}
-
-// appendJSONString appends s quoted as encoding/json writes a string.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if e := jsonEsc[b]; len(e) != 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, e...)
-				start = i + 1
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, "0123456789abcdef"[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

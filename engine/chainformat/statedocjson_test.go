@@ -50,27 +50,3 @@ func TestMarshalStateIsJSONMarshal(t *testing.T) {
 		}
 	}
 }
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<a&b>", "\u2028\u2029", "\xff\xfe", "tab\t\x00\x1f\x7f", "é😀", `"\`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
-// htmlEscaped is bytes.ContainsAny(b, "<>&\u2028\u2029"), faster.
-func FuzzHTMLEscaped(f *testing.F) {
-	for _, seed := range []string{"", "plain", "a<b", "x&", "\u2028", "\u2029", "\u2027\u202a", "\xe2\x80", "\xe2\xe2\x80\xa8", "é ✓ \u2026"} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := htmlEscaped(b), bytes.ContainsAny(b, "<>&\u2028\u2029"); got != want {
-			t.Fatalf("htmlEscaped(%q) = %v, want %v", b, got, want)
-		}
-	})
-}

@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // Hash is the SHA-256 of the request's canonical JSON (role, messages with
@@ -38,7 +38,7 @@ var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return 
 // would fail (a tool's parameters or the schema not valid JSON).
 func appendRequest(b []byte, r Request) ([]byte, bool) {
 	b = append(b, `{"role":`...)
-	b = appendJSONString(b, r.Role)
+	b = jsonstr.Append(b, r.Role)
 	b = append(b, `,"messages":`...)
 	if r.Messages == nil {
 		b = append(b, "null"...)
@@ -60,9 +60,9 @@ func appendRequest(b []byte, r Request) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
-			b = appendJSONString(b, t.Name)
+			b = jsonstr.Append(b, t.Name)
 			b = append(b, `,"description":`...)
-			b = appendJSONString(b, t.Description)
+			b = jsonstr.Append(b, t.Description)
 			b = append(b, `,"parameters":`...)
 			if b, ok = appendRawJSON(b, t.Parameters); !ok {
 				return b, false
@@ -73,7 +73,7 @@ func appendRequest(b []byte, r Request) ([]byte, bool) {
 	}
 	if r.JSON != nil {
 		b = append(b, `,"json":{"name":`...)
-		b = appendJSONString(b, r.JSON.Name)
+		b = jsonstr.Append(b, r.JSON.Name)
 		b = append(b, `,"schema":`...)
 		if b, ok = appendRawJSON(b, r.JSON.Schema); !ok {
 			return b, false
@@ -85,10 +85,10 @@ func appendRequest(b []byte, r Request) ([]byte, bool) {
 
 func appendMessage(b []byte, m Message) []byte {
 	b = append(b, `{"role":`...)
-	b = appendJSONString(b, m.Role)
+	b = jsonstr.Append(b, m.Role)
 	if m.Content != "" {
 		b = append(b, `,"content":`...)
-		b = appendJSONString(b, m.Content)
+		b = jsonstr.Append(b, m.Content)
 	}
 	if len(m.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -97,22 +97,22 @@ func appendMessage(b []byte, m Message) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendJSONString(b, c.ID)
+			b = jsonstr.Append(b, c.ID)
 			b = append(b, `,"name":`...)
-			b = appendJSONString(b, c.Name)
+			b = jsonstr.Append(b, c.Name)
 			b = append(b, `,"arguments":`...)
-			b = appendJSONString(b, c.Arguments)
+			b = jsonstr.Append(b, c.Arguments)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	if m.ToolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
-		b = appendJSONString(b, m.ToolCallID)
+		b = jsonstr.Append(b, m.ToolCallID)
 	}
 	if m.Part != "" {
 		b = append(b, `,"part":`...)
-		b = appendJSONString(b, m.Part)
+		b = jsonstr.Append(b, m.Part)
 	}
 	return append(b, '}')
 }
@@ -129,76 +129,10 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
 		return b[:start], false
 	}
 	b = out.Bytes()
-	if !needsHTMLEscape(b[start:]) {
+	if !jsonstr.HTMLEscaped(b[start:]) {
 		return b, true
 	}
 	var esc bytes.Buffer
 	json.HTMLEscape(&esc, b[start:])
 	return append(b[:start], esc.Bytes()...), true
-}
-
-func needsHTMLEscape(b []byte) bool {
-	return bytes.ContainsAny(b, "<>&") || bytes.Contains(b, []byte("\u2028")) || bytes.Contains(b, []byte("\u2029"))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plainJSON holds the ASCII bytes a JSON string carries as they are.
-var plainJSON = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = !strings.ContainsRune(`"\<>&`, rune(c))
-	}
-	return t
-}()
-
-// appendJSONString is encoding/json's string encoding with HTML escaping
-// (Marshal's): \b \f \n \r \t by name, other control bytes and <, >, &
-// as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if plainJSON[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -40,17 +40,7 @@ func TestAReadCommandConnectsToPostgreSQLOnce(t *testing.T) {
 	}
 
 	connects = 0
-	dctx, release, err := s.Detected(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if src, err := s.OpenLangGraph(dctx); src != nil || err != nil {
-		t.Fatalf("OpenLangGraph of a rewind store: %v, %v", src, err)
-	}
-	st, err = s.OpenRead(dctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, dctx, release := readCommand(ctx, t, s)
 	if _, err := st.Threads(ctx); err != nil {
 		t.Fatalf("the store opened on the detection's connection does not read: %v", err)
 	}
@@ -67,4 +57,22 @@ func TestAReadCommandConnectsToPostgreSQLOnce(t *testing.T) {
 	if connects != 2 {
 		t.Errorf("a second OpenRead in the same detection connected %d times in all, want 2", connects)
 	}
+}
+
+// readCommand does on s what a read command does: detects what it is,
+// is refused as a LangGraph source (a rewind store), and opens the store
+// to read on the detection (dctx; release when done).
+func readCommand(ctx context.Context, t *testing.T, s Store) (st store.Store, dctx context.Context, release func()) {
+	t.Helper()
+	dctx, release, err := s.Detected(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err := s.OpenLangGraph(dctx); src != nil || err != nil {
+		t.Fatalf("OpenLangGraph of a rewind store: %v, %v", src, err)
+	}
+	if st, err = s.OpenRead(dctx); err != nil {
+		t.Fatal(err)
+	}
+	return st, dctx, release
 }

@@ -33,17 +33,7 @@ func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
 	opened := sqlitetest.CountConnections(t, path)
 
 	before := opened()
-	dctx, release, err := s.Detected(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if src, err := s.OpenLangGraph(dctx); src != nil || err != nil {
-		t.Fatalf("OpenLangGraph of a rewind store: %v, %v", src, err)
-	}
-	st, err = s.OpenRead(dctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _, release := readCommand(ctx, t, s)
 	if cp, err := st.Latest(ctx, "t"); err != nil || cp.ID != 1 {
 		t.Fatalf("Latest: checkpoint %d, %v", cp.ID, err)
 	}
@@ -70,7 +60,7 @@ func TestASQLiteCommandParsesTheSchemaOnce(t *testing.T) {
 	lgStore := Store{Spec: "sqlite:" + lg}
 	opened = sqlitetest.CountConnections(t, lg)
 	before = opened()
-	dctx, release, err = lgStore.Detected(ctx)
+	dctx, release, err := lgStore.Detected(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

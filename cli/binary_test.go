@@ -32,11 +32,11 @@ func TestMain(m *testing.M) {
 	var err error
 	if binary, err = rewindbin.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		rewindbin.Exit(1)
 	}
 	cli.SetBenchExe(binary) // not this test binary
 	rewindbin.WaitMostly()  // the tests that drive the binary are parallel
-	os.Exit(pgtest.Run(m))
+	rewindbin.Exit(pgtest.Run(m))
 }
 
 type result struct {

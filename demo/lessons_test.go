@@ -21,9 +21,9 @@ func TestMain(m *testing.M) {
 	var err error
 	if rewindBin, err = rewindbin.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		rewindbin.Exit(1)
 	}
-	os.Exit(m.Run())
+	rewindbin.Exit(m.Run())
 }
 
 // Every lesson, run as a teacher runs it (rewind demo LESSON --headless,

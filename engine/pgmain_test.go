@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/backend"
 	"rewind/store/postgres/pgtest"
 )
@@ -16,5 +17,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(backend.SyncEnv) == "" {
 		os.Setenv(backend.SyncEnv, "normal")
 	}
-	os.Exit(pgtest.Run(m))
+	rewindbin.Exit(pgtest.Run(m))
 }

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "remove the benchmarks' store:", err)
 		}
 	}
-	os.Exit(code)
+	rewindbin.Exit(code)
 }
 
 // rewindBinary is the real rewind binary (rewindbin: one link the test

@@ -4,7 +4,8 @@
 // defer (sqlclosecheck, less the statement caches: exclude.go), HTTP bodies
 // closed (bodyclose). `lint cognit` checks cognitive complexity against a
 // baseline (cognit.go); `lint enginesize` checks that engine/'s non-test
-// files total at most 6,000 lines (enginesize.go).
+// files total at most 6,000 lines (enginesize.go); `lint testmain` that
+// every package with tests ends through rewindbin (testmain.go).
 package main
 
 import (
@@ -20,6 +21,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "enginesize" {
 		os.Exit(engineSize(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "testmain" {
+		os.Exit(testMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	multichecker.Main(
 		rowsErr,

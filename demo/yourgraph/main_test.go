@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	drill.MainIfWorker(build) // the drill's workers are this test binary
-	os.Exit(m.Run())
+	rewindbin.Exit(m.Run())
 }
 
 // build is the program's engine (run's) on the drill's SQLite file.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/engine/ticket"
 	"rewind/store"
 	"rewind/store/backend"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	rewindbin.Exit(code)
 }
 
 func searchThread(b *testing.B, be backendtest.Backend) store.Store {

@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	drill.MainIfWorker(buildRounds) // this test binary is the graph drill's worker
-	os.Exit(pgtest.Run(m))
+	rewindbin.Exit(pgtest.Run(m))
 }
 
 // buildRewind is the real binary the workers run, one link for the

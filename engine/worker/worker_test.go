@@ -18,7 +18,7 @@ import (
 	"rewind/store/sqlite"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func TestMain(m *testing.M) { rewindbin.Exit(pgtest.Run(m)) }
 
 // buildRewind is the rewind binary the tests share: one link, not one
 // per test.

@@ -1,11 +1,11 @@
 package backend
 
 import (
-	"os"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/postgres/pgtest"
 )
 
 // TestMain names the PostgreSQL tests it skipped, once, even without -v.
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func TestMain(m *testing.M) { rewindbin.Exit(pgtest.Run(m)) }

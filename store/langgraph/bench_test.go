@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	case big.dir != "":
 		os.RemoveAll(big.dir)
 	}
-	os.Exit(code)
+	rewindbin.Exit(code)
 }
 
 func bigFile(b *testing.B) string {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
 	"rewind/cli/rewindbin"
 	"rewind/store/postgres/pgtest"
 	"sync"
@@ -19,7 +18,7 @@ import (
 // for the server: WaitMostly runs twice as many at once as cores.
 func TestMain(m *testing.M) {
 	rewindbin.WaitMostly()
-	os.Exit(pgtest.Run(m))
+	rewindbin.Exit(pgtest.Run(m))
 }
 
 // adminURL is the test cluster's URL. Without one the tests skip, except

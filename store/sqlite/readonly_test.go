@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"rewind/cli/rewindbin"
 )
@@ -63,6 +65,24 @@ func roDir(t *testing.T) (dir, exe string) {
 // as starts the helper as uid (-1: this user).
 func as(t *testing.T, uid int, exe, mode, db, thread string, env ...string) (*exec.Cmd, *bufio.Scanner, io.WriteCloser) {
 	t.Helper()
+	// A process forked elsewhere in this binary while roDir wrote the
+	// helper holds it open for writing until it execs: the helper's exec
+	// fails with "text file busy" for that moment (seen once in a run).
+	for try := 0; ; try++ {
+		cmd, out, in, err := startAs(uid, exe, mode, db, thread, env...)
+		if errors.Is(err, syscall.ETXTBSY) && try < 50 {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+		return cmd, bufio.NewScanner(out), in
+	}
+}
+
+func startAs(uid int, exe, mode, db, thread string, env ...string) (*exec.Cmd, io.ReadCloser, io.WriteCloser, error) {
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), append(env, "REWIND_RO_HELPER="+mode, "REWIND_RO_DB="+db, "REWIND_RO_THREAD="+thread, "HOME=/")...)
 	cmd.Dir = filepath.Dir(db)
@@ -72,17 +92,17 @@ func as(t *testing.T, uid int, exe, mode, db, thread string, env ...string) (*ex
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		in.Close()
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, nil, nil, err
 	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	return cmd, bufio.NewScanner(out), in
+	return cmd, out, in, nil
 }
 
 // run runs the helper as uid to its end and returns what it said.

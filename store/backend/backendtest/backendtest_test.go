@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store"
 	"rewind/store/backend"
 	"rewind/store/backend/backendtest"
@@ -20,7 +21,7 @@ import (
 )
 
 // TestMain drops the migrated template and the pooled copies of it.
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func TestMain(m *testing.M) { rewindbin.Exit(pgtest.Run(m)) }
 
 // A backend store/backend opens that All lacks would get none of the
 // suites that run on every store: All holds every one of backend.Kinds,

@@ -2,14 +2,14 @@ package lgtest_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
+	"rewind/cli/rewindbin"
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func TestMain(m *testing.M) { rewindbin.Exit(pgtest.Run(m)) }
 
 // A watched database's Tables and Counts see what another session wrote
 // after the watch began, as a connection a call would: a held session

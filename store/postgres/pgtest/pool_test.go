@@ -5,15 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"rewind/cli/rewindbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(Run(m)) }
+func TestMain(m *testing.M) { rewindbin.Exit(Run(m)) }
 
 // endingTB is a test whose end (its cleanups) the test below runs, and
 // whose failure it sets.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rewindbin
+
+const raced = false

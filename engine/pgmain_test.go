@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"os"
 	"testing"
 
 	"rewind/cli/rewindbin"
-	"rewind/store/backend"
+	"rewind/store/backend/backendtest"
 	"rewind/store/postgres/pgtest"
 )
 
@@ -14,8 +13,6 @@ import (
 // stores the tests open do not fsync each commit (a killed process still
 // loses nothing: see sqlite.SyncNormal).
 func TestMain(m *testing.M) {
-	if os.Getenv(backend.SyncEnv) == "" {
-		os.Setenv(backend.SyncEnv, "normal")
-	}
+	backendtest.SyncNormal()
 	rewindbin.Exit(pgtest.Run(m))
 }

@@ -22,6 +22,7 @@ import (
 	"rewind/engine/model"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/backend/backendtest"
 	"rewind/store/browse"
 	"rewind/store/memory"
 	"rewind/store/postgres/pgtest"
@@ -33,7 +34,8 @@ import (
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
-	rewindbin.WaitMostly() // the goldens' screens, tmux, the real workers
+	rewindbin.WaitMostly()   // the goldens' screens, tmux, the real workers
+	backendtest.SyncNormal() // no test here is about an OS crash
 	code := pgtest.Run(m)
 	for _, r := range realThreads {
 		r.close()

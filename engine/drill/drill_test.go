@@ -14,11 +14,15 @@ import (
 	"rewind/engine/worker"
 	"rewind/store"
 	"rewind/store/backend"
+	"rewind/store/backend/backendtest"
 	"rewind/store/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	drill.MainIfWorker(buildRounds) // this test binary is the graph drill's worker
+	// Drills kill processes, never the machine: a killed process loses
+	// nothing without an fsync a commit (backendtest.SyncNormal).
+	backendtest.SyncNormal()
 	rewindbin.Exit(pgtest.Run(m))
 }
 

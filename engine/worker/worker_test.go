@@ -14,11 +14,16 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/engine/worker"
+	"rewind/store/backend/backendtest"
 	"rewind/store/postgres/pgtest"
 	"rewind/store/sqlite"
 )
 
-func TestMain(m *testing.M) { rewindbin.Exit(pgtest.Run(m)) }
+// No test here is about a commit surviving an OS crash (backendtest.SyncNormal).
+func TestMain(m *testing.M) {
+	backendtest.SyncNormal()
+	rewindbin.Exit(pgtest.Run(m))
+}
 
 // buildRewind is the rewind binary the tests share: one link, not one
 // per test.

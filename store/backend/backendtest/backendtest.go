@@ -193,3 +193,15 @@ func EachShared[T runner[T]](t T, f func(t T, b Backend)) {
 		}
 	}
 }
+
+// SyncNormal is for the TestMain of a package whose tests are not about a
+// commit surviving an OS crash: the SQLite stores the process and the
+// processes it starts open through store/backend do not fsync each
+// commit (a killed process still loses nothing: sqlite.SyncNormal),
+// unless $REWIND_SQLITE_SYNC already says how. The fsyncs were ~7% of a
+// store-heavy test binary's CPU and more of its wall time.
+func SyncNormal() {
+	if os.Getenv(backend.SyncEnv) == "" {
+		os.Setenv(backend.SyncEnv, "normal")
+	}
+}

@@ -44,9 +44,13 @@ func TestExitHelper(t *testing.T) {
 // ends 1: Main's early exit under -race keeps the outcome `go test`
 // reads from the code.
 func TestMainKeepsTheOutcome(t *testing.T) {
-	cases := []struct{ mode, says string }{{"pass", "PASS"}, {"fail", "failed on purpose"}}
+	type outcome struct {
+		mode, says string
+		code       int
+	}
+	cases := []outcome{{"pass", "PASS", 0}, {"fail", "failed on purpose", 1}}
 	if raced {
-		cases = append(cases, struct{ mode, says string }{"race", "race detected during execution of test"})
+		cases = append(cases, outcome{"race", "race detected during execution of test", 1})
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -60,12 +64,8 @@ func TestMainKeepsTheOutcome(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			want := 1
-			if c.mode == "pass" {
-				want = 0
-			}
-			if code != want || !strings.Contains(string(out), c.says) {
-				t.Fatalf("a %s run ended %d, want %d, saying %q:\n%s", c.mode, code, want, c.says, out)
+			if code != c.code || !strings.Contains(string(out), c.says) {
+				t.Fatalf("a %s run ended %d, want %d, saying %q:\n%s", c.mode, code, c.code, c.says, out)
 			}
 		})
 	}

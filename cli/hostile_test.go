@@ -64,7 +64,7 @@ func TestHostileIDsAndPayloadsPrintHarmless(t *testing.T) {
 			t.Errorf("threads --json lost the exact id (%v): %s", err, out)
 		}
 		for _, args := range [][]string{
-			{"log", id}, {"log", id, "--json"},
+			{"log", id}, {"log", id, "--json"}, {"log", id, "--values"},
 			{"show", id}, {"show", id, "--json"}, {"show", id, "1"}, {"show", id, "--message", "1"}, {"show", id, "--message", "1", "--json"},
 			{"events", id}, {"events", id, "--json"},
 			{"prune", id, "--keep-last", "1", "--dry-run"}, {"prune", id, "--keep-last", "1", "--dry-run", "--json"},

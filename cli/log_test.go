@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/langgraph/lgtest"
 	"rewind/store/memory"
 )
 
@@ -127,4 +129,119 @@ func TestLogReadsAPageAtATime(t *testing.T) {
 			t.Errorf("json %v: a History read of %d listings (a page is %d), %d lines printed", asJSON, st.most, logPage, strings.Count(out.String(), "\n"))
 		}
 	}
+}
+
+// rewind log --values streams every checkpoint of every branch, oldest
+// first, one JSON line each, with the values show --json prints for it;
+// -n and --before choose the same checkpoints as log's listing; a
+// LangGraph database is refused with what to run instead.
+func TestLogValuesStreamsEveryState(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db string) {
+		must := func(args ...string) string {
+			t.Helper()
+			code, out, stderr := run(t, append(args, "--store", db)...)
+			if code != ExitOK {
+				t.Fatalf("%q: exit %d: %s", args, code, stderr)
+			}
+			return out
+		}
+		for _, in := range []string{"Where is SO20260902?", "Please send the invoice for SO20260903.", "Can I still cancel SO20260904?"} {
+			must("run", "--thread", "v", "--input", in)
+		}
+		must("fork", "v", "9", "--input", "Change the delivery address of SO20260905 to my office.")
+		var listed struct {
+			Checkpoints []logRow `json:"checkpoints"`
+		}
+		if err := json.Unmarshal([]byte(must("log", "v", "--json")), &listed); err != nil {
+			t.Fatal(err)
+		}
+		lines := func(args ...string) []valuesLine {
+			t.Helper()
+			var out []valuesLine
+			for _, l := range strings.Split(strings.TrimSuffix(must(append([]string{"log", "v", "--values"}, args...)...), "\n"), "\n") {
+				var r valuesLine
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatalf("log --values %q: a line does not decode: %v\n%.300s", args, err, l)
+				}
+				out = append(out, r)
+			}
+			return out
+		}
+		all := lines()
+		if len(all) != len(listed.Checkpoints) {
+			t.Fatalf("log --values streams %d checkpoints, log --json lists %d", len(all), len(listed.Checkpoints))
+		}
+		if !valuesAsShown(t, all, listed.Checkpoints, must) {
+			t.Fatal("no line is the fork's first checkpoint: the test lost its branch")
+		}
+		var ids []int64
+		for _, r := range lines("-n", "5", "--before", "12") {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Equal(ids, []int64{7, 8, 9, 10, 11}) {
+			t.Fatalf("log --values -n 5 --before 12 streams %v, want 7…11", ids)
+		}
+		if code, _, stderr := run(t, "log", "nope", "--values", "--store", db); code != ExitFail || !strings.Contains(stderr, `thread "nope" not found`) {
+			t.Fatalf("log --values of an unknown thread: exit %d, %s", code, stderr)
+		}
+	})
+	code, _, stderr := run(t, "log", "t-main", "--values", "--store", "sqlite:"+lgtest.Copy(t, "sqlite-js.db"))
+	if code != ExitUsage || !strings.Contains(stderr, "rewind show t-main CHECKPOINT --json") {
+		t.Fatalf("log --values on a LangGraph database: exit %d, %s", code, stderr)
+	}
+}
+
+// valuesLine is a line of log --values as a reader decodes it.
+type valuesLine struct {
+	logRow
+	Values map[string]json.RawMessage `json:"values"`
+}
+
+// valuesAsShown wants each line to be the listing log --json gives at its
+// place and, for a sample, the fork's and the newest, the values show
+// --json prints; it says whether a line was a fork's first checkpoint.
+func valuesAsShown(t *testing.T, all []valuesLine, listed []logRow, show func(args ...string) string) (forked bool) {
+	t.Helper()
+	for i, r := range all {
+		if want := listed[i]; !reflect.DeepEqual(r.logRow, want) {
+			t.Fatalf("line %d is checkpoint %+v; log --json lists %+v there", i, r.logRow, want)
+		}
+		branch := r.Parent != 0 && r.Parent != r.ID-1
+		forked = forked || branch
+		if r.ID%7 != 0 && i != len(all)-1 && !branch {
+			continue // show is a process's worth of work: a sample, the fork and the newest
+		}
+		var shown struct {
+			Checkpoint struct {
+				Values map[string]json.RawMessage `json:"values"`
+			} `json:"checkpoint"`
+		}
+		if err := json.Unmarshal([]byte(show("show", "v", fmt.Sprint(r.ID), "--json")), &shown); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonOf(t, r.Values), jsonOf(t, shown.Checkpoint.Values); got != want {
+			t.Fatalf("checkpoint %d streams the values\n%.600s\nshow --json prints\n%.600s", r.ID, got, want)
+		}
+	}
+	return forked
+}
+
+// jsonOf is v as JSON with its keys sorted, compact: two decodings of
+// the same values compare equal.
+func jsonOf(t *testing.T, v map[string]json.RawMessage) string {
+	t.Helper()
+	m := map[string]any{}
+	for k, raw := range v {
+		var x any
+		if err := json.Unmarshal(raw, &x); err != nil {
+			t.Fatalf("channel %s: %v", k, err)
+		}
+		m[k] = x
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

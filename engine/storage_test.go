@@ -427,6 +427,7 @@ func randomHistory(t *testing.T, st store.Store, reopen func() store.Store, seed
 		}
 	}
 	ref.check(t, e, thread, "at the end")
+	ref.checkEachState(t, st, thread, "at the end")
 	checkReaders(t, e, st, thread)
 	if reopen != nil {
 		ref.checkNew(t, ticketEngine(t, reopen()), thread, "after reopening the store")

@@ -55,7 +55,8 @@ it, the tasks still to run, values: every channel as show --json prints
 it): what LangGraph's list() yields, for jq or pandas.read_json(lines=True).
 It rebuilds each checkpoint from its parent, so a 1,000-turn thread's
 8,000 states stream in about a second. -n and --before choose which, as
-above; every one unless -n is given.`,
+above; every one unless -n is given. On a LangGraph database, the values
+are the graph's channels as LangGraph's get_state shows them.`,
 		Example: `  rewind log ticket-1
   rewind log ticket-1 -n 20
   rewind log ticket-1 --json | jq '.checkpoints[-1]'
@@ -74,7 +75,7 @@ above; every one unless -n is given.`,
 			}
 			return withRead(c.Context(), store, ns, func(r reader) error {
 				if values && r.langGraph() {
-					return usagef("--values reads a rewind store's states; on a LangGraph database, rewind show %s CHECKPOINT --json prints one checkpoint's values", args[0])
+					return printLangGraphValues(c.Context(), r, args[0], ns, before, last, c.OutOrStdout())
 				}
 				if !values && (!asJSON || r.langGraph()) {
 					return runLog(c.Context(), r, args[0], ns, before, last, screen, asJSON, c.OutOrStdout())
@@ -445,6 +446,51 @@ func printLogValues(c *cobra.Command, e *engine.Engine, thread string, before in
 	})
 	if err != nil {
 		return err
+	}
+	return w.Flush()
+}
+
+// langGraphValues is a checkpoint of a LangGraph database in `log
+// --values`: its listing as `log --json` gives it, and its values as
+// LangGraph's get_state shows them (the graph's channels, not its
+// bookkeeping ones).
+type langGraphValues struct {
+	browse.Listing
+	Values map[string]any `json:"values"`
+}
+
+// printLangGraphValues is `rewind log --values` on a LangGraph database:
+// its chain's checkpoints oldest first, each read whole (LangGraph stores
+// each checkpoint's values whole, or rebuilds a delta channel's).
+func printLangGraphValues(ctx context.Context, r reader, thread, ns, before string, last int, out io.Writer) error {
+	c, err := r.chain(ctx, thread, ns)
+	if err != nil {
+		return err
+	}
+	if before, err = r.checkpoint(ctx, c, before); err != nil {
+		return err
+	}
+	h, err := firstListings(ctx, r, c.Chain, before, last)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	for _, l := range slices.Backward(h) {
+		cp, err := r.src.Checkpoint(ctx, c.Chain, l.ID)
+		if err != nil {
+			return err
+		}
+		v := langGraphValues{Listing: l, Values: map[string]any{}}
+		for _, ch := range cp.Channels {
+			if !ch.Internal {
+				v.Values[ch.Name] = ch.Value
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode checkpoint %s as JSON: %w", l.ID, err)
+		}
+		w.Write(termtext.JSON(append(b, '\n')))
 	}
 	return w.Flush()
 }

@@ -15,6 +15,7 @@ import (
 	"rewind/engine"
 	"rewind/engine/ticket"
 	"rewind/store"
+	"rewind/store/browse"
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/memory"
 )
@@ -186,9 +187,64 @@ func TestLogValuesStreamsEveryState(t *testing.T) {
 			t.Fatalf("log --values of an unknown thread: exit %d, %s", code, stderr)
 		}
 	})
-	code, _, stderr := run(t, "log", "t-main", "--values", "--store", "sqlite:"+lgtest.Copy(t, "sqlite-js.db"))
-	if code != ExitUsage || !strings.Contains(stderr, "rewind show t-main CHECKPOINT --json") {
-		t.Fatalf("log --values on a LangGraph database: exit %d, %s", code, stderr)
+	for _, file := range []string{"sqlite-js.db", "sqlite-python.db"} {
+		langGraphValuesAsShown(t, "sqlite:"+lgtest.Copy(t, file))
+	}
+}
+
+// langGraphValuesAsShown: on a LangGraph database, log --values streams
+// log --json's listings oldest first, each with the graph's channels as
+// show --json reads them, and -n picks the newest.
+func langGraphValuesAsShown(t *testing.T, db string) {
+	t.Helper()
+	must := func(args ...string) string {
+		t.Helper()
+		code, out, stderr := run(t, append(args, "--store", db)...)
+		if code != ExitOK {
+			t.Fatalf("%q on %s: exit %d: %s", args, db, code, stderr)
+		}
+		return out
+	}
+	var listed struct {
+		Checkpoints []browse.Listing `json:"checkpoints"`
+	}
+	if err := json.Unmarshal([]byte(must("log", "t-main", "--json")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(must("log", "t-main", "--values"), "\n"), "\n")
+	if len(lines) != len(listed.Checkpoints) || len(lines) < 5 {
+		t.Fatalf("log --values streams %d lines; log --json lists %d checkpoints", len(lines), len(listed.Checkpoints))
+	}
+	for i, l := range lines {
+		var got struct {
+			browse.Listing
+			Values map[string]any `json:"values"`
+		}
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d does not decode: %v\n%.300s", i, err, l)
+		}
+		if want := listed.Checkpoints[i]; !reflect.DeepEqual(got.Listing, want) {
+			t.Fatalf("line %d is %+v; log --json lists %+v there", i, got.Listing, want)
+		}
+		var shown struct {
+			Checkpoint browse.Checkpoint `json:"checkpoint"`
+		}
+		if err := json.Unmarshal([]byte(must("show", "t-main", got.ID, "--json")), &shown); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{}
+		for _, ch := range shown.Checkpoint.Channels {
+			if !ch.Internal {
+				want[ch.Name] = ch.Value
+			}
+		}
+		if !reflect.DeepEqual(got.Values, want) {
+			t.Fatalf("checkpoint %s streams the values %v; show --json shows %v", got.ID, got.Values, want)
+		}
+	}
+	newest := strings.Split(strings.TrimSpace(must("log", "t-main", "--values", "-n", "2")), "\n")
+	if len(newest) != 2 || newest[0] != lines[len(lines)-2] || newest[1] != lines[len(lines)-1] {
+		t.Fatalf("log --values -n 2 streams %d lines, not the newest two of the whole stream", len(newest))
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -73,6 +75,9 @@ listing and loading times and peak memory.`,
 					return err
 				}
 				rep.NewProcess = &np
+				if rep.Commands, err = commandTimes(ctx, spec.Spec, rep, processes); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				return writeJSON(out, rep)
@@ -139,6 +144,13 @@ func printBench(out io.Writer, rep bench.Report) {
 	if np := rep.NewProcess; np != nil {
 		fmt.Fprintf(out, "in a new process each (%d, medians): open %.2f ms, then load latest %.3f ms (%.3f ms CPU), middle %.3f ms (%.3f ms CPU); the same process's next load %.3f ms (%.3f ms CPU)\n",
 			np.Processes, np.OpenMs, np.LatestMs, np.LatestCPUMs, np.MiddleMs, np.MiddleCPUMs, np.ThenMs, np.ThenCPUMs)
+	}
+	if len(rep.Commands) > 0 {
+		parts := make([]string, len(rep.Commands))
+		for i, c := range rep.Commands {
+			parts[i] = fmt.Sprintf("%s %.0f ms (%.0f ms CPU, %.0f MB)", c.Name, c.Ms, c.CPUMs, float64(c.RSSBytes)/1e6)
+		}
+		fmt.Fprintf(out, "commands, a new process each from start to exit (medians): %s\n", strings.Join(parts, "; "))
 	}
 }
 
@@ -233,6 +245,62 @@ func newProcessLoads(ctx context.Context, spec string, rep bench.Report, n int) 
 	}
 	return bench.NewProcess{Processes: 2 * n, OpenMs: bench.Median(open), LatestMs: bench.Median(latest), MiddleMs: bench.Median(mid), ThenMs: bench.Median(then),
 		LatestCPUMs: bench.Median(latestCPU), MiddleCPUMs: bench.Median(midCPU), ThenCPUMs: bench.Median(thenCPU)}, nil
+}
+
+// commandTimes runs whole rewind commands on the bench's thread, each in
+// a new process, n times interleaved (--values, which reads every state,
+// at most 3): what a person waits for, against a bare start.
+func commandTimes(ctx context.Context, spec string, rep bench.Report, n int) ([]bench.Command, error) {
+	exe, err := benchExe()
+	if err != nil {
+		return nil, fmt.Errorf("bench: find this binary to time commands in new processes: %w; give --processes 0", err)
+	}
+	last, middle := rep.Checkpoints, max(rep.Checkpoints/2, 1)
+	t := rep.Thread
+	cmds := []bench.Command{
+		{Name: "a bare start", Args: []string{"--version"}},
+		{Name: fmt.Sprintf("show @%d", last), Args: []string{"show", t, fmt.Sprint(last), "--store", spec}},
+		{Name: fmt.Sprintf("show @%d", middle), Args: []string{"show", t, fmt.Sprint(middle), "--store", spec}},
+		{Name: fmt.Sprintf("log (all %d, piped)", rep.Checkpoints), Args: []string{"log", t, "--store", spec}},
+		{Name: fmt.Sprintf("log --values (all %d)", rep.Checkpoints), Args: []string{"log", t, "--values", "--store", spec}},
+	}
+	dir, err := os.MkdirTemp("", "rewind-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: a directory for the commands' figures: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	peak := filepath.Join(dir, "peak-rss")
+	ms := make([][]float64, len(cmds))
+	cpu := make([][]float64, len(cmds))
+	rss := make([][]float64, len(cmds))
+	for round := range n {
+		for i, c := range cmds {
+			if c.Args[0] == "log" && c.Args[2] == "--values" && round >= 3 {
+				continue
+			}
+			cmd := exec.CommandContext(ctx, exe, c.Args...)
+			var stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			cmd.Env = append(os.Environ(), peakRSSEnv+"="+peak)
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				return nil, fmt.Errorf("bench: rewind %s: %w: %s", strings.Join(c.Args, " "), err, strings.TrimSpace(stderr.String()))
+			}
+			ps := cmd.ProcessState
+			ms[i] = append(ms[i], float64(time.Since(start).Microseconds())/1000)
+			cpu[i] = append(cpu[i], float64((ps.UserTime()+ps.SystemTime()).Microseconds())/1000)
+			b, err := os.ReadFile(peak)
+			if err != nil {
+				return nil, fmt.Errorf("bench: rewind %s said no peak memory: %w", strings.Join(c.Args, " "), err)
+			}
+			bytes, _ := strconv.ParseFloat(string(b), 64)
+			rss[i] = append(rss[i], bytes)
+		}
+	}
+	for i := range cmds {
+		cmds[i].Runs, cmds[i].Ms, cmds[i].CPUMs, cmds[i].RSSBytes = len(ms[i]), bench.Median(ms[i]), bench.Median(cpu[i]), int64(bench.Median(rss[i]))
+	}
+	return cmds, nil
 }
 
 // turnSummary compares turns 11-20 (past the first turns' set-up) with the

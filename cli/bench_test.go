@@ -129,6 +129,7 @@ func TestBenchLoadsInNewProcesses(t *testing.T) {
 	for _, want := range []string{
 		`middle [0-9.]+ ms \(a new engine of this process\)`,
 		`(?m)^in a new process each \(4, medians\): open [0-9.]+ ms, then load latest [0-9.]+ ms \([0-9.]+ ms CPU\), middle [0-9.]+ ms \([0-9.]+ ms CPU\); the same process's next load [0-9.]+ ms \([0-9.]+ ms CPU\)$`,
+		`(?m)^commands, a new process each from start to exit \(medians\): a bare start [0-9]+ ms \([0-9]+ ms CPU, [1-9][0-9]* MB\); show @24 [0-9]+ ms \([0-9]+ ms CPU, [1-9][0-9]* MB\); show @12 [0-9]+ ms \([0-9]+ ms CPU, [1-9][0-9]* MB\); log \(all 24, piped\) [0-9]+ ms \([0-9]+ ms CPU, [1-9][0-9]* MB\); log --values \(all 24\) [0-9]+ ms \([0-9]+ ms CPU, [1-9][0-9]* MB\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Fatalf("bench's output lacks %s:\n%s", want, out)
@@ -150,5 +151,23 @@ func TestBenchLoadsInNewProcesses(t *testing.T) {
 	code, out, _ = run(t, "bench", "--store", "memory:", "--turns", "2")
 	if code != ExitOK || strings.Contains(out, "new process") {
 		t.Fatalf("bench on memory: (no other process sees it): %d\n%s", code, out)
+	}
+}
+
+// A command asked by bench (REWIND_BENCH_PEAK_RSS) writes its own peak
+// memory as it ends, whatever its outcome: a child's rusage would say
+// its parent's, which bench's is.
+func TestCommandsWriteTheirPeakMemory(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--version"}, {"show", "nope", "--store", "memory:"}} {
+		f := filepath.Join(t.TempDir(), "peak")
+		runBuiltEnv(t, []string{peakRSSEnv + "=" + f}, args...)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("rewind %q wrote no peak memory: %v", args, err)
+		}
+		if n, err := strconv.ParseInt(string(b), 10, 64); err != nil || n < 1<<20 || n > 1<<30 {
+			t.Fatalf("rewind %q wrote a peak memory of %q bytes: not a process's", args, b)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"rewind/cli/app"
+	"rewind/engine/bench"
 	"rewind/engine/drill"
 	"rewind/engine/worker"
 	"rewind/store/browse"
@@ -38,8 +40,19 @@ const (
 // through the sanitizer: ids and inputs in it cannot act on the terminal.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	drill.MainIfWorker(buildDrilled) // a `rewind drill --graph` worker: exits
-	return runRoot(ctx, args, stdout, stderr, rootFor(args))
+	code := runRoot(ctx, args, stdout, stderr, rootFor(args))
+	if f := os.Getenv(peakRSSEnv); f != "" {
+		// bench's commands (commandTimes): a child's rusage says the
+		// peak of the process that started it, whose memory it shared
+		// until exec.
+		_ = os.WriteFile(f, []byte(strconv.FormatInt(bench.PeakRSS(), 10)), 0o600)
+	}
+	return code
 }
+
+// peakRSSEnv names the file a command writes its peak resident memory
+// into as it ends, for `rewind bench`.
+const peakRSSEnv = "REWIND_BENCH_PEAK_RSS"
 
 // runRoot is Run on a root of only the command named only ("": all).
 func runRoot(ctx context.Context, args []string, stdout, stderr io.Writer, only string) int {

@@ -123,6 +123,10 @@ type Report struct {
 	// (Options.Floor; nil without one).
 	Floor      *FloorReport `json:"floor,omitempty"`
 	NewProcess *NewProcess  `json:"newProcess,omitempty"`
+	// Commands, when the caller measured them, are whole rewind commands
+	// on the thread, each a new process: a bare start first, to read the
+	// others against.
+	Commands []Command `json:"commands,omitempty"`
 	// RSSBytes is the process's peak resident memory.
 	RSSBytes    int64 `json:"rssBytes"`
 	InlineBytes int   `json:"inlineBytes,omitempty"`
@@ -214,7 +218,7 @@ func Run(ctx context.Context, st store.Store, storeName string, o Options, progr
 			return rep, fmt.Errorf("bench: load checkpoint %d: %w", at.id, err)
 		}
 	}
-	rep.RSSBytes = peakRSS()
+	rep.RSSBytes = PeakRSS()
 	return rep, nil
 }
 
@@ -274,6 +278,21 @@ type NewProcess struct {
 	LatestCPUMs float64 `json:"latestCpuMs"`
 	MiddleCPUMs float64 `json:"middleCpuMs"`
 	ThenCPUMs   float64 `json:"thenCpuMs"`
+}
+
+// Command is what a rewind command cost a new process, from its start to
+// its exit: medians of Runs.
+type Command struct {
+	// Name says what it is ("show the newest"), Args how it was run.
+	Name string   `json:"name"`
+	Args []string `json:"args"`
+	Runs int      `json:"runs"`
+	Ms   float64  `json:"ms"`
+	// CPUMs is the process's user and system time; RSSBytes its peak
+	// resident memory (the binary's and the database's mapped pages
+	// included).
+	CPUMs    float64 `json:"cpuMs"`
+	RSSBytes int64   `json:"rssBytes"`
 }
 
 // Loads are one new process's timings (Load): opening the store and the
@@ -359,8 +378,9 @@ func median(n int, f func() (time.Duration, error)) (float64, error) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// peakRSS is VmHWM from /proc (0 where there is none).
-func peakRSS() int64 {
+// PeakRSS is the process's peak resident memory, VmHWM from /proc (0
+// where there is none).
+func PeakRSS() int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0

@@ -14,7 +14,8 @@ import (
 // limit ≤ 0) of those with an id below before (all when before ≤ 0), of
 // every branch. Each is replayed from its parent, the rows between two
 // bases read at once (statewalk): a 1,000-turn thread's 8,000 states in
-// under a second. f's error stops the walk and is returned.
+// under a second. A checkpoint pruned while the walk runs is left out.
+// f's error stops the walk and is returned.
 func (e *Engine) EachState(ctx context.Context, thread string, before int64, limit int, f func(Checkpoint) error) error {
 	w := statewalk.Walk{
 		Rows: e.store,

@@ -8,6 +8,7 @@ package statewalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -56,8 +57,10 @@ type built struct {
 
 // Each calls f with the newest limit (all when limit ≤ 0) of thread's
 // checkpoints with an id below before (all when before ≤ 0), of every
-// branch, oldest first, and returns how many it read. f's error stops the
-// walk and is returned.
+// branch, oldest first, and returns how many it listed. A checkpoint
+// pruned between its listing and its read is left out (the walk is not
+// one snapshot: its windows are read one after another). f's error stops
+// the walk and is returned.
 func (w Walk) Each(ctx context.Context, thread string, before int64, limit int, f func(chainformat.Checkpoint) error) (int, error) {
 	ls, err := w.ascending(ctx, thread, before, limit)
 	if err != nil {
@@ -72,7 +75,9 @@ func (w Walk) Each(ctx context.Context, thread string, before int64, limit int, 
 		win := ls[i : j+1]
 		last := win[len(win)-1].id
 		rows, err := w.Rows.Chain(ctx, thread, last)
-		if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			rows = nil // pruned since its listing: the others are read alone
+		} else if err != nil {
 			return i, fmt.Errorf("read checkpoint %d of thread %q: %w", last, store.Name(thread), err)
 		}
 		next, err := w.replay(ctx, rows, recent)
@@ -85,7 +90,11 @@ func (w Walk) Each(ctx context.Context, thread string, before int64, limit int, 
 				// Not in the chain read (it stopped at the head snapshot
 				// below it, or the row changed since its listing): read
 				// it alone.
-				if b.cp, err = w.Get(ctx, l.id); err != nil {
+				b.cp, err = w.Get(ctx, l.id)
+				if errors.Is(err, store.ErrNotFound) {
+					continue // pruned since its listing: no longer the thread's
+				}
+				if err != nil {
 					return i, err
 				}
 			}

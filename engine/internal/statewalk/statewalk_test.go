@@ -88,6 +88,9 @@ func (f *fakeRows) walk(gets *[]int64) Walk {
 		},
 		Get: func(_ context.Context, id int64) (chainformat.Checkpoint, error) {
 			*gets = append(*gets, id)
+			if _, ok := f.rows[id]; !ok {
+				return chainformat.Checkpoint{}, store.ErrNotFound
+			}
 			return chainformat.Checkpoint{ID: id, Values: chainformat.Values{"sum": json.RawMessage(strconv.FormatInt(f.sum(id), 10))}}, nil
 		},
 	}
@@ -147,5 +150,48 @@ func TestEachPagesAsHistory(t *testing.T) {
 	})
 	if err != nil || n != 2500 || len(got) != 2500 || got[0] != 2000 || got[2499] != 4499 || len(gets) != 0 {
 		t.Fatalf("Each(before 4500, limit 2500): %d, %v, %d streamed (%v…), %d read alone", n, err, len(got), got[:min(3, len(got))], len(gets))
+	}
+}
+
+// Checkpoints pruned while the walk runs (after their listing) are left
+// out, the rest streamed: a window whose newest row is gone is read a
+// checkpoint at a time, and a row re-rooted by the prune reads alone.
+func TestEachLeavesOutWhatAPruneTookMeanwhile(t *testing.T) {
+	f := &fakeRows{rows: map[int64]store.Checkpoint{}}
+	for id := int64(1); id <= 100; id++ {
+		f.rows[id] = store.Checkpoint{ID: id, ParentID: id - 1, Meta: []byte("{}"), Base: id%32 == 1}
+	}
+	var gets, got []int64
+	_, err := f.walk(&gets).Each(t.Context(), "t", 0, 0, func(cp chainformat.Checkpoint) error {
+		if cp.ID == 10 { // a prune, as the walk reads the first window
+			for id := int64(60); id <= 64; id++ {
+				delete(f.rows, id)
+			}
+			r := f.rows[65]
+			r.ParentID = 0
+			f.rows[65] = r
+		}
+		var s int64
+		_ = json.Unmarshal(cp.Values["sum"], &s)
+		if want := f.sum(cp.ID); s != want {
+			return fmt.Errorf("checkpoint %d sums %d, want %d", cp.ID, s, want)
+		}
+		got = append(got, cp.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for id := int64(1); id <= 100; id++ {
+		if id < 60 || id > 64 {
+			want = append(want, id)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Each streamed %v\nwant all but 60…64", got)
+	}
+	if len(gets) != 32 || gets[0] != 33 || gets[31] != 64 {
+		t.Fatalf("read alone: %v, want the window whose newest went, 33…64", gets)
 	}
 }

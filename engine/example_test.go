@@ -103,6 +103,42 @@ func ExampleEngine_Fork() {
 	// @6 (parent @5): a note on reefs
 }
 
+// Every checkpoint with its state, oldest first, on every branch (what
+// LangGraph's list() yields; `rewind log T --values` prints it as JSON
+// lines): each is rebuilt from its parent, so a long thread streams at a
+// tenth of a millisecond a checkpoint.
+func ExampleEngine_EachState() {
+	ctx := context.Background()
+	e, _ := engine.New(memory.New(), notesGraph(), model.NewMock(nil))
+	if _, err := e.Run(ctx, "t", []engine.Write{engine.Put("topic", "tides")}, engine.RunConfig{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := e.Fork(ctx, "t", 1, []engine.Write{engine.Put("topic", "reefs")}, engine.RunConfig{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err := e.EachState(ctx, "t", 0, 0, func(cp engine.Checkpoint) error {
+		var s struct {
+			Topic   string
+			Reviews int
+		}
+		_ = cp.Values.Decode(&s, "topic", "reviews")
+		fmt.Printf("@%d (parent @%d) %-5s topic %q, %d note(s), reviews %d\n", cp.ID, cp.ParentID, cp.Source, s.Topic, cp.Values.Len("notes"), s.Reviews)
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// @1 (parent @0) input topic "tides", 0 note(s), reviews 0
+	// @2 (parent @1) loop  topic "tides", 1 note(s), reviews 0
+	// @3 (parent @2) loop  topic "tides", 1 note(s), reviews 1
+	// @4 (parent @1) fork  topic "reefs", 0 note(s), reviews 0
+	// @5 (parent @4) loop  topic "reefs", 1 note(s), reviews 0
+	// @6 (parent @5) loop  topic "reefs", 1 note(s), reviews 1
+}
+
 // A run stopped before a node keeps its pending task in the checkpoint; a
 // resume (in this process or another one) runs it.
 func ExampleEngine_Resume() {

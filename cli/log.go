@@ -219,14 +219,7 @@ func logLine(b []byte, l browse.Listing, langGraph bool) []byte {
 // screen says last is a screenful (screenful), not asked for: the footer
 // says how to list them all.
 func runLog(ctx context.Context, r reader, thread, ns, before string, last int, screen, asJSON bool, out io.Writer) error {
-	c, err := r.chain(ctx, thread, ns)
-	if err != nil {
-		return err
-	}
-	if before, err = r.checkpoint(ctx, c, before); err != nil {
-		return err
-	}
-	h, err := firstListings(ctx, r, c.Chain, before, last)
+	c, h, err := logStart(ctx, r, thread, ns, before, last)
 	if err != nil {
 		return err
 	}
@@ -279,6 +272,21 @@ func runLog(ctx context.Context, r reader, thread, ns, before string, last int, 
 		logFooter(ctx, r, c, h[0].ID, last, screen, out)
 	}
 	return nil
+}
+
+// logStart finds the chain log reads (a thread, or on LangGraph a
+// subgraph run of it) and its first listings (firstListings), older than
+// before, a checkpoint given as the user wrote it.
+func logStart(ctx context.Context, r reader, thread, ns, before string, last int) (readChain, []browse.Listing, error) {
+	c, err := r.chain(ctx, thread, ns)
+	if err != nil {
+		return c, nil, err
+	}
+	if before, err = r.checkpoint(ctx, c, before); err != nil {
+		return c, nil, err
+	}
+	h, err := firstListings(ctx, r, c.Chain, before, last)
+	return c, h, err
 }
 
 // firstListings reads what log lists first, newest first: the newest last
@@ -463,14 +471,7 @@ type langGraphValues struct {
 // its chain's checkpoints oldest first, each read whole (LangGraph stores
 // each checkpoint's values whole, or rebuilds a delta channel's).
 func printLangGraphValues(ctx context.Context, r reader, thread, ns, before string, last int, out io.Writer) error {
-	c, err := r.chain(ctx, thread, ns)
-	if err != nil {
-		return err
-	}
-	if before, err = r.checkpoint(ctx, c, before); err != nil {
-		return err
-	}
-	h, err := firstListings(ctx, r, c.Chain, before, last)
+	c, h, err := logStart(ctx, r, thread, ns, before, last)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,16 @@ func (f *fakeRows) sum(id int64) int64 {
 	return id + f.sum(r.ParentID)
 }
 
+// check says whether cp holds the sum its place in the thread makes.
+func (f *fakeRows) check(cp chainformat.Checkpoint) error {
+	var s int64
+	_ = json.Unmarshal(cp.Values["sum"], &s)
+	if want := f.sum(cp.ID); s != want {
+		return fmt.Errorf("checkpoint %d sums %d, want %d", cp.ID, s, want)
+	}
+	return nil
+}
+
 func (f *fakeRows) walk(gets *[]int64) Walk {
 	return Walk{
 		Rows:       f,
@@ -113,13 +123,8 @@ func TestEachReplaysEveryCheckpointFromItsParent(t *testing.T) {
 	var gets []int64
 	var got []int64
 	n, err := f.walk(&gets).Each(t.Context(), "t", 0, 0, func(cp chainformat.Checkpoint) error {
-		var s int64
-		_ = json.Unmarshal(cp.Values["sum"], &s)
-		if want := f.sum(cp.ID); s != want {
-			return fmt.Errorf("checkpoint %d sums %d, want %d", cp.ID, s, want)
-		}
 		got = append(got, cp.ID)
-		return nil
+		return f.check(cp)
 	})
 	if err != nil || n != 100 {
 		t.Fatalf("Each: %d, %v", n, err)
@@ -171,13 +176,8 @@ func TestEachLeavesOutWhatAPruneTookMeanwhile(t *testing.T) {
 			r.ParentID = 0
 			f.rows[65] = r
 		}
-		var s int64
-		_ = json.Unmarshal(cp.Values["sum"], &s)
-		if want := f.sum(cp.ID); s != want {
-			return fmt.Errorf("checkpoint %d sums %d, want %d", cp.ID, s, want)
-		}
 		got = append(got, cp.ID)
-		return nil
+		return f.check(cp)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -491,7 +491,9 @@ func printLangGraphValues(ctx context.Context, r reader, thread, ns, before stri
 		if err != nil {
 			return fmt.Errorf("encode checkpoint %s as JSON: %w", l.ID, err)
 		}
-		w.Write(termtext.JSON(append(b, '\n')))
+		if _, err := w.Write(termtext.JSON(append(b, '\n'))); err != nil {
+			return err
+		}
 	}
 	return w.Flush()
 }

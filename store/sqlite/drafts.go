@@ -56,7 +56,11 @@ func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.
 	defer s.wrap(ctx, &err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
 	d := store.Draft{ThreadID: thread, OperationID: operationID}
 	var created int64
-	err = s.r.queryRow(ctx, sqlDraft, []any{thread, operationID}, &d.Body, &created)
+	brief, err := briefly(ctx)
+	if err != nil {
+		return store.Draft{}, err
+	}
+	err = s.r.queryRow(brief, sqlDraft, []any{thread, operationID}, &d.Body, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Draft{}, store.ErrNotFound
 	}

@@ -86,6 +86,10 @@ func (o owned) Scan(src any) error {
 }
 
 func (s *Store) one(ctx context.Context, thread, query string, args ...any) (store.Checkpoint, error) {
+	ctx, err := briefly(ctx)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
 	cps, err := s.checkpoints(ctx, thread, query, args...)
 	if err != nil {
 		return store.Checkpoint{}, err
@@ -144,6 +148,10 @@ type chainQueries struct {
 }
 
 func (s *Store) readChain(ctx context.Context, thread string, id int64, q chainQueries) ([]store.Checkpoint, error) {
+	ctx, err := briefly(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for range 3 {
 		chain, err := s.chain(ctx, thread, id, q)
 		if err != nil {
@@ -211,6 +219,9 @@ func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = briefly(ctx); err != nil {
+		return nil, err
+	}
 	return s.messages(ctx, thread, sqlMessages, thread, list)
 }
 
@@ -255,6 +266,9 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = briefly(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.query(ctx, sqlBlobs, thread, list)
 	if err != nil {
 		return nil, err
@@ -280,6 +294,9 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	}
 	bs, err := hashList(distinct(blobs))
 	if err != nil {
+		return nil, nil, err
+	}
+	if ctx, err = briefly(ctx); err != nil {
 		return nil, nil, err
 	}
 	rows, err := s.r.query(ctx, sqlBodies, thread, ms, bs)
@@ -313,7 +330,11 @@ func distinct(hashes []string) []string {
 // Size implements store.Store: the thread's row of graph_sizes.
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.wrap(ctx, &err, "size of thread %v", check.Name(thread))
-	err = s.r.queryRow(ctx, sqlSize, []any{thread}, &n)
+	brief, err := briefly(ctx)
+	if err != nil {
+		return 0, err
+	}
+	err = s.r.queryRow(brief, sqlSize, []any{thread}, &n)
 	return n, err
 }
 

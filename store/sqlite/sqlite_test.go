@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -495,5 +496,86 @@ func TestCancelledInsideThePut(t *testing.T) {
 	s.SetTxHook(nil)
 	if _, err := s.Latest(context.Background(), "t"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Latest after the cancelled put: %v, want ErrNotFound", err)
+	}
+}
+
+// watched is a cancellable context that counts how often its Done channel
+// is asked for: what the driver and database/sql do to watch it.
+type watched struct {
+	context.Context
+	asked atomic.Int64 // a rows' watcher asks from its own goroutine
+}
+
+func (w *watched) Done() <-chan struct{} {
+	w.asked.Add(1)
+	return w.Context.Done()
+}
+
+// TestBriefReadsRefuseADoneContextAndWatchNoLiveOne: a load's reads (a
+// checkpoint, its chain, the bodies and blobs it names, the thread's size
+// and owner, a draft) refuse a context already done with its error, and
+// leave a live one unwatched: watching it is a goroutine a statement, a
+// sixth of a new process's first load (issue 31 item 2). A listing keeps
+// watching, so a person can stop a long one.
+func TestBriefReadsRefuseADoneContextAndWatchNoLiveOne(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "rewind.db"))
+	ctx := context.Background()
+	body, blob := []byte(`{"role":"user","content":"hello"}`), []byte(`"x"`)
+	m1, b1 := store.ContentHash(body), store.ContentHash(blob)
+	cp := store.Checkpoint{ThreadID: "t", ID: 1, State: []byte(`{}`),
+		Messages: []store.Message{{Hash: m1, Index: 0, Body: body}},
+		Blobs:    []store.Blob{{Hash: b1, Body: blob}}, BlobRefs: []string{b1}}
+	if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateDraft(ctx, store.Draft{ThreadID: "t", OperationID: "op", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]func(context.Context) error{
+		"get":    func(ctx context.Context) error { _, err := s.Get(ctx, "t", 1); return err },
+		"latest": func(ctx context.Context) error { _, err := s.Latest(ctx, "t"); return err },
+		"chain":  func(ctx context.Context) error { _, err := s.Chain(ctx, "t", 1); return err },
+		"chain owned": func(ctx context.Context) error {
+			_, err := s.ChainOwned(ctx, "t", store.DefaultTenant, 1)
+			return err
+		},
+		"bodies": func(ctx context.Context) error {
+			ms, bs, err := s.Bodies(ctx, "t", []string{m1}, []string{b1})
+			if err == nil && (len(ms) != 1 || len(bs) != 1) {
+				return fmt.Errorf("read %d messages and %d blobs, want 1 and 1", len(ms), len(bs))
+			}
+			return err
+		},
+		"blobs":    func(ctx context.Context) error { _, err := s.Blobs(ctx, "t", []string{b1}); return err },
+		"messages": func(ctx context.Context) error { _, err := s.Messages(ctx, "t", []string{m1}); return err },
+		"size":     func(ctx context.Context) error { _, err := s.Size(ctx, "t"); return err },
+		"owner":    func(ctx context.Context) error { _, err := s.ThreadTenant(ctx, "t"); return err },
+		"draft":    func(ctx context.Context) error { _, err := s.Draft(ctx, "t", "op"); return err },
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for name, read := range reads {
+		if err := read(done); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "sqlite store") {
+			t.Errorf("%s with a cancelled context: %v, want context.Canceled, said by the store", name, err)
+		}
+		live, stop := context.WithCancel(ctx)
+		w := &watched{Context: live}
+		if err := read(w); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		stop()
+		if n := w.asked.Load(); n != 0 {
+			t.Errorf("%s asked for its context's Done %d times: the driver watches it (a goroutine a statement)", name, n)
+		}
+	}
+	live, stop := context.WithCancel(ctx)
+	defer stop()
+	w := &watched{Context: live}
+	if _, err := s.History(w, "t", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if w.asked.Load() == 0 {
+		t.Error("a listing no longer watches its context: a long log could not be stopped")
 	}
 }

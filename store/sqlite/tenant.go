@@ -55,7 +55,11 @@ func (s *Store) AddTenant(ctx context.Context, name string) (err error) {
 
 func (s *Store) ThreadTenant(ctx context.Context, thread string) (owner string, err error) {
 	defer s.wrap(ctx, &err, "read the tenant of thread %v", check.Name(thread))
-	err = s.r.queryRow(ctx, sqlThreadTenant, []any{thread}, &owner)
+	brief, err := briefly(ctx)
+	if err != nil {
+		return "", err
+	}
+	err = s.r.queryRow(brief, sqlThreadTenant, []any{thread}, &owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.DefaultTenant, nil
 	}

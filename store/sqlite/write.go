@@ -386,6 +386,21 @@ func quiet(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
+// briefly is ctx for a read that ends within a millisecond or two (a
+// checkpoint, its chain from the base before it, the bodies it names, a
+// thread's size or owner), without its cancel: for a cancellable context
+// the driver starts a goroutine to watch it for every statement and
+// database/sql another for the rows, a sixth of a new process's first
+// load (quiet, as writes do). A ctx done already still refuses the read;
+// one done during it lets it end. Listings, ranges and scans of a whole
+// thread keep ctx, so a person can stop them.
+func briefly(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return quiet(ctx), nil
+}
+
 func (s *Store) PutCheckpoint(ctx context.Context, cp store.Checkpoint, events []store.Event) (err error) {
 	defer s.wrap(ctx, &err, "put checkpoint %d of thread %v", cp.ID, check.Name(cp.ThreadID))
 	if events, err = check.Put(cp, events); err != nil {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
@@ -170,5 +173,65 @@ func TestDetectPostgres(t *testing.T) {
 	_, err = langgraph.Detect(ctx, u.String())
 	if err == nil || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "xxxxx") {
 		t.Errorf("a failed connect says %v: want the URL with its password masked", err)
+	}
+}
+
+// countedWrites is a connection that counts the client's writes: pgx
+// sends a round trip's messages in one write.
+type countedWrites struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countedWrites) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
+}
+
+// Every command on PostgreSQL first tells a rewind store from a LangGraph
+// database: on a rewind store that is two round trips on the connection
+// the store then opens on (which tables it has, its schema version), and
+// a remote server's latency times them (it was eight: a statement a table
+// name, each prepared before its first run, and the version's).
+func TestDetectingARewindStoreIsTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := lgtest.Admin(t)
+	dbURL := lgtest.NewDatabase(t, admin)
+	st, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countedWrites{Conn: c, n: &writes}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	c, err := pool.Acquire(ctx) // the connection, made as the store makes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	before := writes.Load()
+	det, err := langgraph.DetectPostgres(ctx, dbURL, pool)
+	if err != nil || det.Kind != langgraph.KindRewind || det.Rewind <= 0 {
+		t.Fatalf("DetectPostgres = %+v, %v; want a rewind store with its schema version", det, err)
+	}
+	if rt := writes.Load() - before; rt != 2 {
+		t.Errorf("telling a rewind store took %d round trips, want 2", rt)
 	}
 }

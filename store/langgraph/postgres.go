@@ -103,8 +103,8 @@ func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, 
 	}
 	if slices.Contains(found, "rewind_schema_migrations") {
 		d.why = "is a rewind store"
-		var v *int
-		if err := pool.QueryRow(ctx, `SELECT max(version) FROM rewind_schema_migrations`).Scan(&v); err != nil || v == nil || *v <= 0 {
+		var v *int // unprepared, as pgTables: one round trip
+		if err := pool.QueryRow(ctx, `SELECT max(version) FROM rewind_schema_migrations`, pgx.QueryExecModeExec).Scan(&v); err != nil || v == nil || *v <= 0 {
 			d.Rewind, d.why = -1, fmt.Sprintf("is a rewind store whose schema version does not read (%s)", orNone(err))
 		} else {
 			d.Rewind = *v
@@ -128,7 +128,7 @@ func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, 
 	migrations := ""
 	if slices.Contains(found, "checkpoint_migrations") {
 		var v *int
-		if err := pool.QueryRow(ctx, `SELECT max(v) FROM checkpoint_migrations`).Scan(&v); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT max(v) FROM checkpoint_migrations`, pgx.QueryExecModeExec).Scan(&v); err != nil {
 			return d, fmt.Errorf("read the migrations of %s: %w", d.Where, err)
 		}
 		migrations = "no migration recorded"
@@ -173,24 +173,21 @@ func detectPostgresOn(ctx context.Context, url string, pool Querier) (Detected, 
 	return d, nil
 }
 
-// pgTables are those of names the database has.
+// pgTables are those of names the database has. Every command on
+// PostgreSQL asks, so it is one round trip: one statement for all the
+// names, run unprepared (pgx prepares a statement in a round trip of its
+// own before its first run, and a command runs this one once). It was a
+// statement a name, six round trips.
 func pgTables(ctx context.Context, pool Querier, names []string) ([]string, error) {
 	var found []string
-	for _, n := range names {
-		var ok bool
-		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, n).Scan(&ok); err != nil {
-			return nil, err
-		}
-		if ok {
-			found = append(found, n)
-		}
-	}
-	return found, nil
+	err := pool.QueryRow(ctx, `SELECT coalesce(array(SELECT n FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i)
+		WHERE to_regclass(n) IS NOT NULL ORDER BY i), '{}')`, pgx.QueryExecModeExec, names).Scan(&found)
+	return found, err
 }
 
 func pgColumns(ctx context.Context, pool Querier, table string) ([]string, error) {
 	rows, err := pool.Query(ctx, `SELECT attname FROM pg_attribute
-		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, table)
+		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, pgx.QueryExecModeExec, table) // once a command, as pgTables
 	if err != nil {
 		return nil, err
 	}

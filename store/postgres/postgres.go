@@ -57,7 +57,7 @@ type Store struct {
 	target target
 	hook   atomic.Pointer[func(stage string)]
 
-	// ran holds the reads this store has run (read, readRow).
+	// ran holds the reads this store has run (once).
 	ran sync.Map
 
 	// maxIdle is how long a spare lock connection may sit unused before
@@ -209,24 +209,15 @@ func unknownSetting(err error) bool {
 // the store's.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// read runs a read on the pool. Its first run in this store goes
-// unprepared, in one round trip, where pgx's statement cache spends two
-// on a statement's first run on a connection (prepare, then run); its
-// later runs go through the cache (the next prepares it: a statement run
-// twice costs three round trips either way, once one instead of two). A
-// command runs most of its reads once, and a server far away charges its
-// latency per round trip. Writes keep the cache: a run repeats them.
-func (s *Store) read(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return s.pool.Query(ctx, sql, s.firstRun(sql, args)...)
-}
-
-// readRow is read for one row.
-func (s *Store) readRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return s.pool.QueryRow(ctx, sql, s.firstRun(sql, args)...)
-}
-
-// firstRun is args led by how to run sql (see read).
-func (s *Store) firstRun(sql string, args []any) []any {
+// once is a read's arguments led by how pgx is to run sql: its first run
+// in this store unprepared, in one round trip, where pgx's statement
+// cache spends two on a statement's first run on a connection (prepare,
+// then run); its later runs through the cache (the next prepares it: a
+// statement run twice costs three round trips either way, once one
+// instead of two). A command runs most of its reads once, and a server
+// far away charges its latency per round trip. Writes keep the cache: a
+// run repeats them.
+func (s *Store) once(sql string, args ...any) []any {
 	mode := pgx.QueryExecModeCacheStatement
 	if _, ran := s.ran.LoadOrStore(sql, struct{}{}); !ran {
 		mode = pgx.QueryExecModeExec
@@ -919,7 +910,7 @@ func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any
 }
 
 func (s *Store) checkpointsOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
-	rows, err := s.read(ctx, sql, args...)
+	rows, err := s.pool.Query(ctx, sql, s.once(sql, args...)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1063,7 +1054,7 @@ func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) (
 }
 
 func (s *Store) messagesOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {
-	rows, err := s.read(ctx, sql, args...)
+	rows, err := s.pool.Query(ctx, sql, s.once(sql, args...)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1083,9 +1074,10 @@ func (s *Store) messagesOnce(ctx context.Context, thread, sql string, args ...an
 // rows have null for the message columns.
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
 	defer s.fail(&err, "messages and blobs of thread %v", check.Name(thread))
-	rows, err := s.read(ctx, `select hash, idx, body, checkpoint_id, created_at from graph_messages
+	q := `select hash, idx, body, checkpoint_id, created_at from graph_messages
 where thread_id = $1 and hash = any($2::text[])
-union all select hash, null, body, null, null from graph_blobs where thread_id = $1 and hash = any($3::text[])`, thread, messages, blobs)
+union all select hash, null, body, null, null from graph_blobs where thread_id = $1 and hash = any($3::text[])`
+	rows, err := s.pool.Query(ctx, q, s.once(q, thread, messages, blobs)...)
 	if err != nil {
 		return nil, nil, s.db(err)
 	}
@@ -1119,7 +1111,8 @@ union all select hash, null, body, null, null from graph_blobs where thread_id =
 // Blobs implements store.Store: the hashes go as one text[] parameter.
 func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
 	defer s.fail(&err, "blobs of thread %v", check.Name(thread))
-	rows, err := s.read(ctx, `select hash, body from graph_blobs where thread_id = $1 and hash = any($2::text[])`, thread, hashes)
+	q := `select hash, body from graph_blobs where thread_id = $1 and hash = any($2::text[])`
+	rows, err := s.pool.Query(ctx, q, s.once(q, thread, hashes)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1180,14 +1173,15 @@ on conflict (thread_id) do update set bytes = excluded.bytes`
 // document).
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "size of thread %v", check.Name(thread))
-	err = s.readRow(ctx, `select (coalesce((select bytes from graph_sizes where thread_id = $1), 0)`+sizeHeadSQL+`)::bigint`, thread).Scan(&n)
+	q := `select (coalesce((select bytes from graph_sizes where thread_id = $1), 0)` + sizeHeadSQL + `)::bigint`
+	err = s.pool.QueryRow(ctx, q, s.once(q, thread)...).Scan(&n)
 	return n, s.db(err)
 }
 
 // CountSize implements store.SizeCounter in one query.
 func (s *Store) CountSize(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "count the size of thread %v", check.Name(thread))
-	err = s.readRow(ctx, sizeSQL, thread).Scan(&n)
+	err = s.pool.QueryRow(ctx, sizeSQL, s.once(sizeSQL, thread)...).Scan(&n)
 	return n, s.db(err)
 }
 
@@ -1201,9 +1195,11 @@ func (s *Store) writesOnce(ctx context.Context, thread string, checkpointID int6
 	const cols = `select checkpoint_id, task_id, writes, created_at from graph_writes `
 	var rows pgx.Rows
 	if checkpointID == 0 {
-		rows, err = s.read(ctx, cols+`where thread_id = $1 order by checkpoint_id, task_id`, thread)
+		q := cols + `where thread_id = $1 order by checkpoint_id, task_id`
+		rows, err = s.pool.Query(ctx, q, s.once(q, thread)...)
 	} else {
-		rows, err = s.read(ctx, cols+`where thread_id = $1 and checkpoint_id = $2 order by task_id`, thread, checkpointID)
+		q := cols + `where thread_id = $1 and checkpoint_id = $2 order by task_id`
+		rows, err = s.pool.Query(ctx, q, s.once(q, thread, checkpointID)...)
 	}
 	if err != nil {
 		return nil, s.db(err)
@@ -1233,9 +1229,11 @@ func (s *Store) eventsOnce(ctx context.Context, thread string, checkpointID int6
 	const cols = `select checkpoint_id, seq, type, payload, created_at from graph_events `
 	var rows pgx.Rows
 	if checkpointID == 0 {
-		rows, err = s.read(ctx, cols+`where thread_id = $1 order by checkpoint_id, seq`, thread)
+		q := cols + `where thread_id = $1 order by checkpoint_id, seq`
+		rows, err = s.pool.Query(ctx, q, s.once(q, thread)...)
 	} else {
-		rows, err = s.read(ctx, cols+`where thread_id = $1 and checkpoint_id = $2 order by seq`, thread, checkpointID)
+		q := cols + `where thread_id = $1 and checkpoint_id = $2 order by seq`
+		rows, err = s.pool.Query(ctx, q, s.once(q, thread, checkpointID)...)
 	}
 	if err != nil {
 		return nil, s.db(err)
@@ -1668,8 +1666,8 @@ func (s *Store) CreateDraft(ctx context.Context, d store.Draft) (_ store.Draft, 
 func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.Draft, err error) {
 	defer s.fail(&err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
 	d := store.Draft{ThreadID: thread, OperationID: operationID}
-	err = s.readRow(ctx, `select body, created_at from graph_drafts where thread_id = $1 and operation_id = $2`,
-		thread, operationID).Scan(&d.Body, &d.CreatedAt)
+	q := `select body, created_at from graph_drafts where thread_id = $1 and operation_id = $2`
+	err = s.pool.QueryRow(ctx, q, s.once(q, thread, operationID)...).Scan(&d.Body, &d.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Draft{}, store.ErrNotFound
 	}
@@ -1685,8 +1683,9 @@ func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.
 // ListDrafts implements store.Drafts.
 func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft, err error) {
 	defer s.fail(&err, "list drafts of thread %v", check.Name(thread))
-	rows, err := s.read(ctx, `select operation_id, body, created_at from graph_drafts
-where thread_id = $1 order by operation_id`, thread)
+	q := `select operation_id, body, created_at from graph_drafts
+where thread_id = $1 order by operation_id`
+	rows, err := s.pool.Query(ctx, q, s.once(q, thread)...)
 	if err != nil {
 		return nil, s.db(err)
 	}

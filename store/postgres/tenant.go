@@ -49,7 +49,8 @@ func (s *Store) ThreadTenant(ctx context.Context, thread string) (owner string, 
 	if check.Text("thread id", thread) != nil {
 		return store.DefaultTenant, nil // no such thread; the call it checks refuses the id
 	}
-	err = s.readRow(ctx, `select tenant from graph_thread_tenants where thread_id = $1`, thread).Scan(&owner)
+	q := `select tenant from graph_thread_tenants where thread_id = $1`
+	err = s.pool.QueryRow(ctx, q, s.once(q, thread)...).Scan(&owner)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.DefaultTenant, nil
 	}

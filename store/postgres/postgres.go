@@ -215,8 +215,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // then run); its later runs through the cache (the next prepares it: a
 // statement run twice costs three round trips either way, once one
 // instead of two). A command runs most of its reads once, and a server
-// far away charges its latency per round trip. Writes keep the cache: a
-// run repeats them.
+// far away charges its latency per round trip. A put's statement, one a
+// shape of put, and a task's writes' go the same way: a one-turn command
+// runs several only once.
 func (s *Store) once(sql string, args ...any) []any {
 	mode := pgx.QueryExecModeCacheStatement
 	if _, ran := s.ran.LoadOrStore(sql, struct{}{}); !ran {
@@ -608,13 +609,19 @@ type putRow struct {
 // putRowOf is the statement and arguments that put cp and its events
 // (check.Put passed them): only the parts the put has (putShape).
 func putRowOf(cp store.Checkpoint, events []store.Event) (putRow, error) {
-	state, err := toJSONB(cp.State)
+	doc, err := toJSONB(cp.State)
 	if err != nil {
 		return putRow{}, fmt.Errorf("state %w", err)
 	}
-	meta, err := optJSONB(cp.Meta)
-	if err != nil {
+	// Documents go as text (string, *string): pgx sends []byte as bytea
+	// when the statement runs unprepared (Store.once).
+	state := string(doc)
+	var meta *string // null: a listing-less row
+	if doc, err := optJSONB(cp.Meta); err != nil {
 		return putRow{}, fmt.Errorf("meta %w", err)
+	} else if doc != nil {
+		m := string(doc)
+		meta = &m
 	}
 	var parent *int64
 	if cp.ParentID != 0 {
@@ -745,7 +752,7 @@ func optJSONB(doc []byte) ([]byte, error) {
 func (s *Store) insertCheckpoint(ctx context.Context, sql string, args []any) (n int, err error) {
 	hook := s.hook.Load()
 	if hook == nil {
-		err = s.pool.QueryRow(ctx, sql, args...).Scan(&n)
+		err = s.pool.QueryRow(ctx, sql, s.once(sql, args...)...).Scan(&n)
 		return n, err
 	}
 	tx, err := s.pool.Begin(ctx)
@@ -865,7 +872,8 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		var same *bool
 		var cpExists bool
 		var current, issued int64
-		err := s.pool.QueryRow(ctx, putWritesSQL()[fenced(w.Epoch)], w.ThreadID, w.CheckpointID, w.TaskID, doc, w.Epoch).Scan(&n, &same, &cpExists, &current, &issued)
+		q := putWritesSQL()[fenced(w.Epoch)]
+		err := s.pool.QueryRow(ctx, q, s.once(q, w.ThreadID, w.CheckpointID, w.TaskID, string(doc), w.Epoch)...).Scan(&n, &same, &cpExists, &current, &issued)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the checkpoint was deleted meanwhile

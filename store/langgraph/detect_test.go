@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"rewind/store/langgraph"
 	"rewind/store/langgraph/lgtest"
 	"rewind/store/postgres"
+	"rewind/store/postgres/pgtest"
 	"rewind/store/sqlite"
 )
 
@@ -176,18 +176,6 @@ func TestDetectPostgres(t *testing.T) {
 	}
 }
 
-// countedWrites is a connection that counts the client's writes: pgx
-// sends a round trip's messages in one write.
-type countedWrites struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c countedWrites) Write(b []byte) (int, error) {
-	c.n.Add(1)
-	return c.Conn.Write(b)
-}
-
 // Every command on PostgreSQL first tells a rewind store from a LangGraph
 // database: on a rewind store that is two round trips on the connection
 // the store then opens on (which tables it has, its schema version), and
@@ -207,15 +195,8 @@ func TestDetectingARewindStoreIsTwoRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var writes atomic.Int64
-	var d net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return countedWrites{Conn: c, n: &writes}, nil
-	}
+	var writes, dials atomic.Int64
+	pgtest.Counting(&writes, &dials)(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rewind/store"
+	"rewind/store/postgres/pgtest"
 )
 
 // A command's reads, puts and task writes cost one round trip each at
@@ -24,7 +25,7 @@ func TestAReadsFirstRunIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes, dials := new(atomic.Int64), new(atomic.Int64)
-	s, err := open(ctx, dbURL, counting(writes, dials))
+	s, err := open(ctx, dbURL, pgtest.Counting(writes, dials))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store"
+	"rewind/store/postgres/pgtest"
 )
 
 // heldConn is the connection holding the store's only lock.
@@ -184,45 +183,17 @@ func TestLockBrokenConnectionNotReused(t *testing.T) {
 	}
 }
 
-// countingConn counts the client's writes: pgx sends each round trip's
-// messages in one write.
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c countingConn) Write(b []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(b)
-}
-
 // openCounting opens a store on a fresh database whose connections count
 // the round trips and the connections made.
 func openCounting(t *testing.T) (s *Store, writes, dials *atomic.Int64) {
 	t.Helper()
 	writes, dials = new(atomic.Int64), new(atomic.Int64)
-	s, err := open(context.Background(), freshDB(t), counting(writes, dials))
+	s, err := open(context.Background(), freshDB(t), pgtest.Counting(writes, dials))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, writes, dials
-}
-
-// counting makes a pool's connections count their writes (a round trip
-// each) and the connections made.
-func counting(writes, dials *atomic.Int64) func(*pgxpool.Config) {
-	return func(cfg *pgxpool.Config) {
-		var d net.Dialer
-		cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			c, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return countingConn{Conn: c, writes: writes}, nil
-		}
-	}
 }
 
 // A run's writer lock costs one round trip to take and one to release,

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"rewind/store"
+	"rewind/store/postgres/pgtest"
 	"rewind/store/storetest"
 )
 
@@ -55,7 +56,7 @@ func TestOpenOfACurrentSchemaIsOneRoundTrip(t *testing.T) {
 	_, dbURL := openFresh(t)
 	ctx := context.Background()
 	writes, dials := new(atomic.Int64), new(atomic.Int64)
-	connected, err := dial(ctx, dbURL, counting(writes, dials))
+	connected, err := dial(ctx, dbURL, pgtest.Counting(writes, dials))
 	if err != nil {
 		t.Fatal(err)
 	}

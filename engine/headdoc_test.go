@@ -478,3 +478,72 @@ func BenchmarkHeadLoad(b *testing.B) {
 		}
 	}
 }
+
+// A head snapshot keeps a value whose strings are at most 8 KB as it is
+// (a ledger's pages, a summary): a new engine reads the newest checkpoint
+// from its one row and no blob. A longer string stays a blob reference,
+// and so do all of them when keeping them in place would make the
+// snapshot larger than 64 KB.
+func TestHeadSnapshotKeepsMidSizeStringsInPlace(t *testing.T) {
+	var ten []ticket.Attachment
+	for i := range 10 {
+		a := bigAttachment(7<<10, byte(i))
+		a.ID = fmt.Sprint("pasted-", i)
+		ten = append(ten, a)
+	}
+	cases := []struct {
+		name   string
+		attach []ticket.Attachment
+		refers bool
+	}{
+		{"4 KB in place", []ticket.Attachment{bigAttachment(4<<10, 0)}, false},
+		{"12 KB by reference", []ticket.Attachment{bigAttachment(12<<10, 0)}, true},
+		{"ten of 7 KB by reference", ten, true},
+	}
+	for _, sc := range storeCases {
+		for _, c := range cases {
+			t.Run(sc.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := t.Context()
+				st, _ := sc.open(t)
+				e := ticketEngine(t, st)
+				for i := range 2 {
+					input := ticket.Input(sentences[i])
+					if i == 0 {
+						input = append(input, engine.Put("attachments", c.attach))
+					}
+					if _, err := e.Run(ctx, "mid", input, engine.RunConfig{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !checkHead(t, st, "mid", "after two turns") {
+					t.Fatal("the run ended without a head snapshot")
+				}
+				row, err := st.Latest(ctx, "mid")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if refs := headBlobRef.FindAll(row.Head, -1); (len(refs) > 0) != c.refers {
+					t.Errorf("the head snapshot (%d bytes) refers to %d blobs; want references: %v", len(row.Head), len(refs), c.refers)
+				}
+				rr := &rowsRead{Store: st}
+				latest, err := ticketEngine(t, rr).Latest(ctx, "mid")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0
+				if c.refers {
+					want = 1
+				}
+				if rr.rows != 1 || rr.bodies != want {
+					t.Errorf("a new engine read %d checkpoint rows and %d times messages and blobs for the newest; want 1 and %d", rr.rows, rr.bodies, want)
+				}
+				for _, a := range c.attach {
+					if !strings.Contains(string(latest.Values["attachments"]), a.Ref) {
+						t.Fatalf("the newest checkpoint lost attachment %s: %.200s", a.ID, latest.Values["attachments"])
+					}
+				}
+			})
+		}
+	}
+}

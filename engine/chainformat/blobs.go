@@ -124,6 +124,10 @@ type blobber struct {
 	// caller's "$b" and "$lit" objects: a document that reads on its own
 	// (a head snapshot, a rebase).
 	inline bool
+	// upTo, for a head snapshot, keeps a value as it is when no string in
+	// it is longer (keepsInPlace); other values are encoded as by a
+	// blobber without it.
+	upTo int
 }
 
 func (b *blobber) ref(h string) {

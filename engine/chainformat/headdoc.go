@@ -1,6 +1,7 @@
 package chainformat
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -16,11 +17,15 @@ import (
 //
 // Its form is a base's (every value and write whole, the transcript's
 // writes as hash ops) with one difference that makes it read on its own:
-// the transcript is the inline list of messages. Its large strings are
-// blob references, as a base's: the put that stores it carries the blobs
-// too (a store keeps one copy: the chain's rows already refer to them),
-// so a prune, which drops the head, can never leave it dangling, and a
-// large value is not written again every turn.
+// the transcript is the inline list of messages. A value whose strings
+// are all at most headInline long stays as it is (a ledger's pages, a
+// summary): reading the newest state then reads no blob and inflates
+// nothing, which was half of a new process's first load. A value with a
+// longer string has its large strings as blob references, as a base's:
+// the put that stores it carries the blobs too (a store keeps one copy:
+// the chain's rows already refer to them), so a prune, which drops the
+// head, can never leave it dangling, and a large value is not written
+// again every turn.
 
 // headMax is the largest head snapshot kept: a state whose transcript or
 // values are larger once large strings are blobs (a long conversation
@@ -28,15 +33,49 @@ import (
 // again every turn.
 const headMax = 64 << 10
 
+// headInline is the longest string (as stored, quotes included) a head
+// snapshot keeps in place. What it keeps costs its bytes again at each
+// run's end (the head is rewritten, not added to: a 1,000-turn ticket
+// thread's head grows from 7 to 22 KB, its turn's WAL by 3%); a longer
+// string (an attachment, a long tool result) stays a blob.
+const headInline = 8 << 10
+
 // headDoc is cp's head snapshot (see wholeDoc) and the blobs it refers
-// to; nil when it would be larger than headMax.
+// to; nil when it would be larger than headMax. When keeping its values'
+// strings in place makes it larger than that, they are blob references.
 func (g *Schema) headDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawMessage, memo *Memo) ([]byte, []store.Blob, error) {
-	var b blobber
+	b := blobber{upTo: headInline}
 	doc, err := g.wholeDoc(cp, groups, ops, &b, memo)
-	if err != nil || len(doc) > headMax {
+	if err != nil {
 		return nil, nil, err
 	}
+	if len(doc) > headMax {
+		b = blobber{}
+		if doc, err = g.wholeDoc(cp, groups, ops, &b, memo); err != nil || len(doc) > headMax {
+			return nil, nil, err
+		}
+	}
 	return doc, b.blobs, nil
+}
+
+// keepsInPlace says raw can go into a head snapshot as it is: no string
+// in it longer than upTo, and nothing a reader would take for a
+// reference ("$b", "$lit", an escaped '$').
+func keepsInPlace(raw json.RawMessage, upTo int) bool {
+	if bytes.Contains(raw, markBlob) || bytes.Contains(raw, markLit) || bytes.Contains(raw, markEscapedDollar) {
+		return false
+	}
+	for i := 0; ; {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return true
+		}
+		r := rd{b: raw, i: i + q}
+		if !r.skipString() || r.i-(i+q) > upTo {
+			return false
+		}
+		i = r.i
+	}
 }
 
 // wholeDoc is cp in the head snapshot's form, its large strings as b
@@ -48,6 +87,14 @@ func (g *Schema) wholeDoc(cp *Checkpoint, groups []WriteGroup, ops [][]json.RawM
 	encode := b.encode
 	if memo != nil && !b.inline {
 		encode = func(raw json.RawMessage) (json.RawMessage, error) { return memo.encode(b, raw) }
+	}
+	if upTo, refer := b.upTo, encode; upTo > 0 {
+		encode = func(raw json.RawMessage) (json.RawMessage, error) {
+			if keepsInPlace(raw, upTo) {
+				return raw, nil
+			}
+			return refer(raw)
+		}
 	}
 	doc := stateDoc{Format: storageFormat, Duration: cp.Metadata.DurationMs, Tasks: cp.Tasks}
 	if doc.Tasks == nil {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zeebo/xxh3"
+	"rewind/store/langgraph/internal/xxh3"
 )
 
 // LangGraph's task ids are deterministic: a hash of the checkpoint the
@@ -133,7 +133,7 @@ func (s taskSite) pyID(cp []byte, parts ...string) string {
 		sum := sha1.Sum(b.Bytes())
 		return uuidText(sum[:16])
 	}
-	sum := xxh3.Hash128(b.Bytes()).Bytes()
+	sum := xxh3.Sum128(b.Bytes())
 	return uuidText(sum[:])
 }
 

@@ -504,46 +504,55 @@ func TestHeadSnapshotKeepsMidSizeStringsInPlace(t *testing.T) {
 		for _, c := range cases {
 			t.Run(sc.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
-				ctx := t.Context()
 				st, _ := sc.open(t)
-				e := ticketEngine(t, st)
-				for i := range 2 {
-					input := ticket.Input(sentences[i])
-					if i == 0 {
-						input = append(input, engine.Put("attachments", c.attach))
-					}
-					if _, err := e.Run(ctx, "mid", input, engine.RunConfig{}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if !checkHead(t, st, "mid", "after two turns") {
-					t.Fatal("the run ended without a head snapshot")
-				}
-				row, err := st.Latest(ctx, "mid")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if refs := headBlobRef.FindAll(row.Head, -1); (len(refs) > 0) != c.refers {
-					t.Errorf("the head snapshot (%d bytes) refers to %d blobs; want references: %v", len(row.Head), len(refs), c.refers)
-				}
-				rr := &rowsRead{Store: st}
-				latest, err := ticketEngine(t, rr).Latest(ctx, "mid")
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := 0
-				if c.refers {
-					want = 1
-				}
-				if rr.rows != 1 || rr.bodies != want {
-					t.Errorf("a new engine read %d checkpoint rows and %d times messages and blobs for the newest; want 1 and %d", rr.rows, rr.bodies, want)
-				}
-				for _, a := range c.attach {
-					if !strings.Contains(string(latest.Values["attachments"]), a.Ref) {
-						t.Fatalf("the newest checkpoint lost attachment %s: %.200s", a.ID, latest.Values["attachments"])
-					}
-				}
+				checkHeadAttachments(t, st, c.attach, c.refers)
 			})
+		}
+	}
+}
+
+// checkHeadAttachments runs two turns on thread "mid", the first putting
+// attach, and wants the head snapshot to refer to blobs or not (refers),
+// and a new engine to read the newest from one row, reading blobs only
+// when it refers to them.
+func checkHeadAttachments(t *testing.T, st store.Store, attach []ticket.Attachment, refers bool) {
+	t.Helper()
+	ctx := t.Context()
+	e := ticketEngine(t, st)
+	for i := range 2 {
+		input := ticket.Input(sentences[i])
+		if i == 0 {
+			input = append(input, engine.Put("attachments", attach))
+		}
+		if _, err := e.Run(ctx, "mid", input, engine.RunConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !checkHead(t, st, "mid", "after two turns") {
+		t.Fatal("the run ended without a head snapshot")
+	}
+	row, err := st.Latest(ctx, "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := headBlobRef.FindAll(row.Head, -1); (len(refs) > 0) != refers {
+		t.Errorf("the head snapshot (%d bytes) refers to %d blobs; want references: %v", len(row.Head), len(refs), refers)
+	}
+	rr := &rowsRead{Store: st}
+	latest, err := ticketEngine(t, rr).Latest(ctx, "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	if refers {
+		want = 1
+	}
+	if rr.rows != 1 || rr.bodies != want {
+		t.Errorf("a new engine read %d checkpoint rows and %d times messages and blobs for the newest; want 1 and %d", rr.rows, rr.bodies, want)
+	}
+	for _, a := range attach {
+		if !strings.Contains(string(latest.Values["attachments"]), a.Ref) {
+			t.Fatalf("the newest checkpoint lost attachment %s: %.200s", a.ID, latest.Values["attachments"])
 		}
 	}
 }

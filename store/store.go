@@ -354,7 +354,11 @@ type Store interface {
 	// Bodies is Messages(thread, messages) and Blobs(thread, blobs), by
 	// their rules (one per distinct hash found, in no particular order,
 	// unknown hashes left out), read at once: one round trip for the
-	// bodies a checkpoint's rebuild reads after its chain.
+	// bodies a checkpoint's rebuild reads after its chain. Where the
+	// caller knows it, messages' first and last are the first and the
+	// last of the stretch of the conversation it reads (a rebuild's
+	// transcript): a store may read the messages between their indexes
+	// at once, but must give the same answer for any order.
 	Bodies(ctx context.Context, thread string, messages, blobs []string) ([]Message, []Blob, error)
 	// Size is how many bytes the thread's rows hold in all of the store's
 	// tables (checkpoints, writes, events, messages, blobs, drafts and its

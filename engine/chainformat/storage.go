@@ -1134,7 +1134,7 @@ func (g *Schema) rebuild(ctx context.Context, st store.Store, chain []store.Chec
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if r.bodies, r.blobs, err = g.fetchBodies(ctx, st, head.ThreadID, wantMsg, r.inlineItems, r.wantBlobs()); err != nil {
+	if r.bodies, r.blobs, err = g.fetchBodies(ctx, st, head.ThreadID, r.transcript, wantMsg, r.inlineItems, r.wantBlobs()); err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w", where, err)
 	}
 	if err := r.expandRefs(); err != nil {
@@ -1969,17 +1969,12 @@ func parseOpSlow(raw json.RawMessage) (transcriptOp, error) {
 // fetchBodies reads the messages and blobs a rebuild needs: the messages
 // msgs names but for the ones known already (which it gives back too), and
 // the blobs (inflated when first used).
-func (g *Schema) fetchBodies(ctx context.Context, st store.Store, thread string, msgs map[string]bool, known map[string]json.RawMessage, blobs []string) (map[string][]byte, *blobSet, error) {
+func (g *Schema) fetchBodies(ctx context.Context, st store.Store, thread string, order []string, msgs map[string]bool, known map[string]json.RawMessage, blobs []string) (map[string][]byte, *blobSet, error) {
 	bodies := make(map[string][]byte, len(msgs)+len(known))
 	for h, b := range known {
 		bodies[h] = b
 	}
-	var want []string
-	for h := range msgs {
-		if _, ok := known[h]; !ok {
-			want = append(want, h)
-		}
-	}
+	want := wantInOrder(order, msgs, known)
 	slices.Sort(blobs)
 	blobs = slices.Compact(blobs)
 	set := &blobSet{}
@@ -1998,6 +1993,35 @@ func (g *Schema) fetchBodies(ctx context.Context, st store.Store, thread string,
 		set.stored[b.Hash] = b.Body
 	}
 	return bodies, set, nil
+}
+
+// wantInOrder is msgs less known, the first and the last as order (the
+// transcript) has them and the others between them (those order lacks
+// by hash): a store may read a conversation's messages as the stretch
+// between the first's index and the last's (Store.Bodies).
+func wantInOrder(order []string, msgs map[string]bool, known map[string]json.RawMessage) []string {
+	var ordered []string
+	taken := make(map[string]bool, len(msgs))
+	for _, h := range order {
+		if _, ok := known[h]; msgs[h] && !ok && !taken[h] {
+			taken[h] = true
+			ordered = append(ordered, h)
+		}
+	}
+	var rest []string
+	for h := range msgs {
+		if _, ok := known[h]; !ok && !taken[h] {
+			rest = append(rest, h)
+		}
+	}
+	slices.Sort(rest)
+	if len(ordered) < 2 {
+		return append(ordered, rest...)
+	}
+	want := make([]string, 0, len(ordered)+len(rest))
+	want = append(want, ordered[0])
+	want = append(want, rest...)
+	return append(want, ordered[1:]...)
 }
 
 // joinItems makes the JSON list of the messages hashes name.

@@ -189,6 +189,21 @@ const (
 		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx = k.idx AND m.hash = k.hash
 		UNION ALL SELECT b.hash, NULL, CAST(b.body AS BLOB), NULL, NULL FROM json_each(?3) j
 		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
+	// sqlBodiesNear reads the messages as one stretch of
+	// graph_message_bodies' key, from the lower to the higher index of
+	// two of them (?4, ?5: the first and the last of the conversation a
+	// rebuild reads), when it is shorter than ?6 rows, a row's body only
+	// when its hash is one asked for (in ?2's JSON list); the blobs as
+	// sqlBodies. Two lookups in graph_message_keys, not one a message: a
+	// message's key is a random leaf of it, its body a neighbour of the
+	// next message's (a new process's first load of an older checkpoint
+	// paid a fault and a page's parse for each).
+	sqlBodiesNear = `SELECT m.hash, m.idx, CASE WHEN instr(?2, '"' || m.hash || '"') THEN CAST(m.body AS BLOB) END, m.checkpoint_id, m.created_at
+		FROM (SELECT min(idx) AS lo, max(idx) AS hi FROM graph_message_keys WHERE thread_id = ?1 AND hash IN (?4, ?5)) r
+		CROSS JOIN graph_message_bodies m ON m.thread_id = ?1 AND m.idx BETWEEN r.lo AND r.hi
+		WHERE r.hi - r.lo < ?6
+		UNION ALL SELECT b.hash, NULL, CAST(b.body AS BLOB), NULL, NULL FROM json_each(?3) j
+		CROSS JOIN graph_blobs b ON b.thread_id = ?1 AND b.hash = j.value`
 	// sqlSize reads the running total (migrations[14]).
 	sqlSize = `SELECT coalesce((SELECT bytes FROM graph_sizes WHERE thread_id = ?1), 0)`
 	// sqlCountSize counts as memory.Store.Size does: octet_length of every text

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -285,7 +286,14 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	return out, rows.Err()
 }
 
-// Bodies implements store.Store in one statement; see sqlBodies.
+// nearMin is the fewest messages Bodies reads as a stretch
+// (sqlBodiesNear): its two key lookups are what fewer cost one by one.
+const nearMin = 4
+
+// Bodies implements store.Store: the messages as the stretch between
+// the first's and the last's index where it is about as long as the list
+// (sqlBodiesNear), each one it did not hold by its key (sqlBodies), all
+// of them so when the list is short or the stretch long.
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
 	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
 	ms, err := hashList(distinct(messages))
@@ -299,7 +307,35 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	if ctx, err = briefly(ctx); err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.r.query(ctx, sqlBodies, thread, ms, bs)
+	if len(messages) < nearMin {
+		return s.bodies(ctx, thread, nil, sqlBodies, ms, bs)
+	}
+	want := make(map[string]bool, len(messages))
+	for _, h := range messages {
+		want[h] = true
+	}
+	outM, outB, err := s.bodies(ctx, thread, want, sqlBodiesNear, ms, bs, messages[0], messages[len(messages)-1], 2*len(want)+16)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range outM {
+		delete(want, m.Hash)
+	}
+	if len(want) == 0 {
+		return outM, outB, nil
+	}
+	if ms, err = hashList(slices.Sorted(maps.Keys(want))); err != nil {
+		return nil, nil, err
+	}
+	more, _, err := s.bodies(ctx, thread, nil, sqlBodies, ms, "[]")
+	return append(outM, more...), outB, err
+}
+
+// bodies runs a Bodies statement (?1 thread, then args): its messages,
+// only those in want when it is not nil (sqlBodiesNear's stretch holds
+// others), and its blobs.
+func (s *Store) bodies(ctx context.Context, thread string, want map[string]bool, q string, args ...any) ([]store.Message, []store.Blob, error) {
+	rows, err := s.r.query(ctx, q, append([]any{thread}, args...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -313,11 +349,12 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 		if err := rows.Scan(&hash, &idx, owned{&body}, &checkpoint, &created); err != nil {
 			return nil, nil, err
 		}
-		if !idx.Valid {
+		switch {
+		case !idx.Valid:
 			outB = append(outB, store.Blob{Hash: hash, Body: body})
-			continue
+		case want == nil || want[hash]:
+			outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
 		}
-		outM = append(outM, store.Message{ThreadID: thread, Hash: hash, Index: idx.Int64, Body: body, CheckpointID: checkpoint.Int64, CreatedAt: micros(created.Int64)})
 	}
 	return outM, outB, rows.Err()
 }

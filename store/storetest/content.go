@@ -175,6 +175,92 @@ func testBodies(t *testing.T, s store.Store) {
 	}
 }
 
+// testBodiesOfAStretch: a rebuild asks for a stretch of its
+// conversation, its first and last first and last (Bodies' contract), on
+// a thread where a fork wrote other messages at the same indexes. Any
+// order, a stretch with gaps, ends far apart or from both branches, an
+// unknown end: each gives the messages asked for, each once, and never
+// the other branch's at the same index.
+func testBodiesOfAStretch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	var main, fork []store.Message
+	cp := checkpoint("t", 1, 0)
+	for i := range 40 {
+		main = append(main, message(int64(i+1), fmt.Sprintf("message %d of the main branch", i+1)))
+	}
+	cp.Messages = main
+	put(t, s, cp)
+	f := delta("t", 2, 1)
+	for i := 20; i < 30; i++ {
+		fork = append(fork, message(int64(i+1), fmt.Sprintf("message %d of the fork", i+1)))
+	}
+	f.Messages = fork
+	put(t, s, f)
+	hashes := func(ms ...[]store.Message) []string {
+		var out []string
+		for _, m := range ms {
+			for _, x := range m {
+				out = append(out, x.Hash)
+			}
+		}
+		return out
+	}
+	unknown := strings.Repeat("0", store.HashLen)
+	reversed := slices.Clone(hashes(main[10:30]))
+	slices.Reverse(reversed)
+	cases := map[string][]string{
+		"a stretch in order":           hashes(main[10:30]),
+		"reversed":                     reversed,
+		"with gaps":                    hashes(main[0:2], main[15:17], main[38:40]),
+		"ends far apart":               hashes(main[0:1], main[20:25], main[39:40]),
+		"the fork's stretch":           hashes(main[15:20], fork),
+		"ends on both branches":        hashes(fork[0:1], main[21:29], fork[9:10]),
+		"an unknown first":             append([]string{unknown}, hashes(main[5:10])...),
+		"an unknown last, a duplicate": append(hashes(main[5:10], main[7:8]), unknown),
+	}
+	for name, want := range cases {
+		ms, bs, err := s.Bodies(ctx, "t", want, nil)
+		if err != nil {
+			t.Fatalf("%s: Bodies: %v", name, err)
+		}
+		if len(bs) != 0 {
+			t.Errorf("%s: Bodies gave %d blobs; none was asked for", name, len(bs))
+		}
+		checkBodiesGave(t, name, ms, want, slices.Concat(main, fork))
+	}
+}
+
+// checkBodiesGave wants ms to be the messages of all whose hashes are in
+// want, each once, as stored.
+func checkBodiesGave(t *testing.T, name string, ms []store.Message, want []string, all []store.Message) {
+	t.Helper()
+	got := map[string]store.Message{}
+	for _, m := range ms {
+		if _, twice := got[m.Hash]; twice {
+			t.Errorf("%s: message #%d (%s) given twice", name, m.Index, m.Hash)
+		}
+		got[m.Hash] = m
+	}
+	asked := map[string]bool{}
+	for _, h := range want {
+		asked[h] = true
+	}
+	for _, m := range all {
+		g, ok := got[m.Hash]
+		switch {
+		case ok && !asked[m.Hash]:
+			t.Errorf("%s: Bodies gave #%d %s, not asked for", name, m.Index, m.Body)
+		case !ok && asked[m.Hash]:
+			t.Errorf("%s: Bodies left out #%d %s", name, m.Index, m.Body)
+		case ok && (g.Index != m.Index || string(g.Body) != string(m.Body)):
+			t.Errorf("%s: Bodies gave #%d %s for #%d %s", name, g.Index, g.Body, m.Index, m.Body)
+		}
+	}
+	if len(got) > len(asked) {
+		t.Errorf("%s: Bodies gave %d messages; %d were asked for", name, len(got), len(asked))
+	}
+}
+
 func testSize(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	if n, err := s.Size(ctx, "t"); err != nil || n != 0 {

@@ -138,6 +138,7 @@ var clauses = []clause{
 	{"MessagesStoredOnce", nil, testMessagesOnce},
 	{"BlobsStoredOnce", nil, testBlobsOnce},
 	{"BodiesAreMessagesAndBlobs", nil, testBodies},
+	{"BodiesOfAStretchInAnyOrder", nil, testBodiesOfAStretch},
 	{"MessagesInRange", nil, testMessagesIn},
 	{"SealedBodies", nil, testSealedBodies},
 	{"Reseal", nil, testReseal},

@@ -26,13 +26,13 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"rewind/engine/telemetry/internal/otlphttp"
 )
 
 // ScopeName is the instrumentation scope of rewind's spans and metrics.
@@ -112,11 +112,7 @@ func FromEnv(ctx context.Context, version string, warn func(string)) *Telemetry 
 		t.warnOnce("OpenTelemetry resource: " + err.Error())
 	}
 	if want.Traces {
-		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
-		if !timeoutSet(os.Getenv, "TRACES") {
-			opts = append(opts, otlptracehttp.WithTimeout(DefaultExportTimeout))
-		}
-		exp, err := otlptracehttp.New(ctx, opts...)
+		exp, err := otlphttp.NewTraceExporter(t.exporterConfig("TRACES", version))
 		if err != nil {
 			t.warnOnce("OpenTelemetry traces are not exported: " + err.Error())
 		} else {
@@ -125,11 +121,7 @@ func FromEnv(ctx context.Context, version string, warn func(string)) *Telemetry 
 		}
 	}
 	if want.Metrics {
-		opts := []otlpmetrichttp.Option{otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false})}
-		if !timeoutSet(os.Getenv, "METRICS") {
-			opts = append(opts, otlpmetrichttp.WithTimeout(DefaultExportTimeout))
-		}
-		exp, err := otlpmetrichttp.New(ctx, opts...)
+		exp, err := otlphttp.NewMetricExporter(t.exporterConfig("METRICS", version))
 		if err != nil {
 			t.warnOnce("OpenTelemetry metrics are not exported: " + err.Error())
 		} else {
@@ -142,6 +134,20 @@ func FromEnv(ctx context.Context, version string, warn func(string)) *Telemetry 
 	}
 	t.setup()
 	return t
+}
+
+// exporterConfig is signal's exporter as the environment configures it
+// (no retries, as before), its first problem the one warning line.
+func (t *Telemetry) exporterConfig(signal, version string) otlphttp.Config {
+	cfg, problems := otlphttp.FromEnv(signal, os.Getenv, os.ReadFile)
+	if len(problems) > 0 {
+		t.warnOnce("OpenTelemetry: " + problems[0].Error())
+	}
+	if !timeoutSet(os.Getenv, signal) {
+		cfg.Timeout = DefaultExportTimeout
+	}
+	cfg.UserAgent = "rewind/" + version + " (OTLP/HTTP protobuf)"
+	return cfg
 }
 
 // New is a pipeline on providers the caller built (tests, and a program

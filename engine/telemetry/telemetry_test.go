@@ -32,7 +32,14 @@ var otelVars = []string{
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
 	"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
-	"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
+	"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+	"OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+	"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE",
+	"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+	"OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+	"OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY",
+	"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_EXPORTER_OTLP_METRICS_INSECURE",
+	"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
 }
 
 func setEnv(t testing.TB, kv map[string]string) {
@@ -290,10 +297,18 @@ func TestABadEndpointWarnsOnceAndTheRunGoesOn(t *testing.T) {
 	}
 	closed := "http://" + l.Addr().String()
 	l.Close()
+	refuses := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "collector overloaded", http.StatusInternalServerError)
+	}))
+	defer refuses.Close()
+	col := otlptest.New(t)
 	for name, env := range map[string]map[string]string{
-		"nothing listens":   {"OTEL_EXPORTER_OTLP_ENDPOINT": closed},
-		"nothing answers":   {"OTEL_EXPORTER_OTLP_ENDPOINT": hang.URL, "OTEL_EXPORTER_OTLP_TIMEOUT": "300"},
-		"not a url at all:": {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": closed},
+		"nothing listens":          {"OTEL_EXPORTER_OTLP_ENDPOINT": closed},
+		"nothing answers":          {"OTEL_EXPORTER_OTLP_ENDPOINT": hang.URL, "OTEL_EXPORTER_OTLP_TIMEOUT": "300"},
+		"not a url at all:":        {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": closed},
+		"the collector refuses":    {"OTEL_EXPORTER_OTLP_ENDPOINT": refuses.URL},
+		"a value it cannot follow": {"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL(), "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"},
+		"a CA file not there":      {"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL(), "OTEL_EXPORTER_OTLP_CERTIFICATE": "testdata/nothing.pem"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			setEnv(t, env)
@@ -313,6 +328,17 @@ func TestABadEndpointWarnsOnceAndTheRunGoesOn(t *testing.T) {
 			}
 			if w := warned.all(); len(w) != 1 || !strings.Contains(w[0], "OpenTelemetry") {
 				t.Fatalf("warnings %q, want one line", w)
+			}
+			want := map[string]string{
+				"the collector refuses":    "500 Internal Server Error (body: collector overloaded)",
+				"a value it cannot follow": "OTEL_EXPORTER_OTLP_COMPRESSION",
+				"a CA file not there":      "OTEL_EXPORTER_OTLP_CERTIFICATE",
+			}[name]
+			if w := warned.all()[0]; !strings.Contains(w, want) {
+				t.Errorf("warning %q does not say %q", w, want)
+			}
+			if name == "a value it cannot follow" && len(col.Spans()) == 0 {
+				t.Errorf("a value ignored, yet nothing was exported")
 			}
 		})
 	}

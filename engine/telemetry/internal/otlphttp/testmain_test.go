@@ -1,0 +1,9 @@
+package otlphttp_test
+
+import (
+	"testing"
+
+	"rewind/cli/rewindbin"
+)
+
+func TestMain(m *testing.M) { rewindbin.Main(m) }

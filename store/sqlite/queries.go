@@ -179,9 +179,10 @@ const (
 	// carries again (a head snapshot's): binding and copying a 200 KB body
 	// to have INSERT OR IGNORE drop it cost more than this lookup.
 	sqlHasBlob = `SELECT 1 FROM graph_blobs WHERE thread_id = ? AND hash = ?`
-	// Bodies reads both in one statement (one snapshot): blob rows have
-	// NULL for the message columns.
-	// Bodies probes the keys from the lists (distinct: bodyHashes), which
+	// sqlBodies reads messages and blobs in one statement (one snapshot):
+	// blob rows have NULL for the message columns. Bodies runs it for
+	// the messages sqlBodiesNear's stretch did not hold. It probes the
+	// keys from the lists (distinct: bodyHashes), which
 	// drive the loops (CROSS JOIN): IN (SELECT …) built a temporary
 	// index a list, and a new process's first load paid for its pages.
 	sqlBodies = `SELECT m.hash, m.idx, CAST(m.body AS BLOB), m.checkpoint_id, m.created_at FROM json_each(?2) j
@@ -194,7 +195,7 @@ const (
 	// two of them (?4, ?5: the first and the last of the conversation a
 	// rebuild reads), when it is shorter than ?6 rows, a row's body only
 	// when its hash is one asked for (in ?2's JSON list); the blobs as
-	// sqlBodies. Two lookups in graph_message_keys, not one a message: a
+	// sqlBodies (one snapshot). Two lookups in graph_message_keys, not one a message: a
 	// message's key is a random leaf of it, its body a neighbour of the
 	// next message's (a new process's first load of an older checkpoint
 	// paid a fault and a page's parse for each).

@@ -286,14 +286,10 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 	return out, rows.Err()
 }
 
-// nearMin is the fewest messages Bodies reads as a stretch
-// (sqlBodiesNear): its two key lookups are what fewer cost one by one.
-const nearMin = 4
-
 // Bodies implements store.Store: the messages as the stretch between
 // the first's and the last's index where it is about as long as the list
-// (sqlBodiesNear), each one it did not hold by its key (sqlBodies), all
-// of them so when the list is short or the stretch long.
+// (sqlBodiesNear, which Open prepares), each one it did not hold by its
+// key (sqlBodies, prepared then).
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
 	defer s.wrap(ctx, &err, "messages and blobs of thread %v", check.Name(thread))
 	ms, err := hashList(distinct(messages))
@@ -307,14 +303,15 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	if ctx, err = briefly(ctx); err != nil {
 		return nil, nil, err
 	}
-	if len(messages) < nearMin {
-		return s.bodies(ctx, thread, nil, sqlBodies, ms, bs)
-	}
 	want := make(map[string]bool, len(messages))
+	first, last := "", "" // no message: no key, no stretch
+	if len(messages) > 0 {
+		first, last = messages[0], messages[len(messages)-1]
+	}
 	for _, h := range messages {
 		want[h] = true
 	}
-	outM, outB, err := s.bodies(ctx, thread, want, sqlBodiesNear, ms, bs, messages[0], messages[len(messages)-1], 2*len(want)+16)
+	outM, outB, err := s.bodies(ctx, thread, want, sqlBodiesNear, ms, bs, first, last, 2*len(want)+16)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -336,7 +336,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// handle (store.ForTenant), whose chain is read with its owner
 	// (ChainOwned): sqlChainRangeOwned, not sqlChainRange.
 	if s.schema != 0 {
-		if err := s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRangeOwned, sqlHeadDoc, sqlBodies, sqlBodiesNear); err != nil {
+		if err := s.r.prepare(ctx, sqlLatest, sqlGet, sqlChainRangeOwned, sqlHeadDoc, sqlBodiesNear); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open sqlite store %s: prepare statements: %w%s", path, full(path, err), hint(err))
 		}

@@ -57,7 +57,8 @@ type Store struct {
 	target target
 	hook   atomic.Pointer[func(stage string)]
 
-	// ran holds the reads this store has run (once).
+	// ran counts the runs of each statement this store has run
+	// (unprepared).
 	ran sync.Map
 
 	// maxIdle is how long a spare lock connection may sit unused before
@@ -209,22 +210,31 @@ func unknownSetting(err error) bool {
 // the store's.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// once is a read's arguments led by how pgx is to run sql: its first run
-// in this store unprepared, in one round trip, where pgx's statement
-// cache spends two on a statement's first run on a connection (prepare,
-// then run); its later runs through the cache (the next prepares it: a
-// statement run twice costs three round trips either way, once one
-// instead of two). A command runs most of its reads once, and a server
-// far away charges its latency per round trip. A put's statement, one a
-// shape of put, and a task's writes' go the same way: a one-turn command
-// runs several only once.
-func (s *Store) once(sql string, args ...any) []any {
+// unprepared is a read's arguments led by how pgx is to run sql: its
+// first two runs in this store unprepared, one round trip each, where
+// pgx's statement cache spends two on a statement's first run on a
+// connection (prepare, then run); its later runs through the cache (the
+// third prepares it). A statement run once or twice then costs one round
+// trip a run, and one run more often costs no more than preparing it at
+// once would have (N+1 for N runs). A command runs most of its reads
+// once or twice (show reads the newest listings twice: the graph's and
+// the costs'), and a server far away charges its latency per round trip.
+// A put's statement, one a shape of put, and a task's writes' go the
+// same way: a one-turn command runs several once or twice.
+func (s *Store) unprepared(sql string, args ...any) []any {
 	mode := pgx.QueryExecModeCacheStatement
-	if _, ran := s.ran.LoadOrStore(sql, struct{}{}); !ran {
+	n, ok := s.ran.Load(sql)
+	if !ok {
+		n, _ = s.ran.LoadOrStore(sql, new(atomic.Int64))
+	}
+	if n.(*atomic.Int64).Add(1) <= unpreparedRuns {
 		mode = pgx.QueryExecModeExec
 	}
 	return append([]any{mode}, args...)
 }
+
+// unpreparedRuns is how many runs of a statement go unprepared.
+const unpreparedRuns = 2
 
 // Close releases every lock still held and closes the connections.
 func (s *Store) Close() error {
@@ -752,7 +762,7 @@ func optJSONB(doc []byte) ([]byte, error) {
 func (s *Store) insertCheckpoint(ctx context.Context, sql string, args []any) (n int, err error) {
 	hook := s.hook.Load()
 	if hook == nil {
-		err = s.pool.QueryRow(ctx, sql, s.once(sql, args...)...).Scan(&n)
+		err = s.pool.QueryRow(ctx, sql, s.unprepared(sql, args...)...).Scan(&n)
 		return n, err
 	}
 	tx, err := s.pool.Begin(ctx)
@@ -873,7 +883,7 @@ func (s *Store) PutWrites(ctx context.Context, w store.TaskWrites) (err error) {
 		var cpExists bool
 		var current, issued int64
 		q := putWritesSQL()[fenced(w.Epoch)]
-		err := s.pool.QueryRow(ctx, q, s.once(q, w.ThreadID, w.CheckpointID, w.TaskID, string(doc), w.Epoch)...).Scan(&n, &same, &cpExists, &current, &issued)
+		err := s.pool.QueryRow(ctx, q, s.unprepared(q, w.ThreadID, w.CheckpointID, w.TaskID, string(doc), w.Epoch)...).Scan(&n, &same, &cpExists, &current, &issued)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" { // the checkpoint was deleted meanwhile
@@ -918,7 +928,7 @@ func (s *Store) checkpoints(ctx context.Context, thread, sql string, args ...any
 }
 
 func (s *Store) checkpointsOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Checkpoint, error) {
-	rows, err := s.pool.Query(ctx, sql, s.once(sql, args...)...)
+	rows, err := s.pool.Query(ctx, sql, s.unprepared(sql, args...)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1062,7 +1072,7 @@ func (s *Store) messages(ctx context.Context, thread, sql string, args ...any) (
 }
 
 func (s *Store) messagesOnce(ctx context.Context, thread, sql string, args ...any) ([]store.Message, error) {
-	rows, err := s.pool.Query(ctx, sql, s.once(sql, args...)...)
+	rows, err := s.pool.Query(ctx, sql, s.unprepared(sql, args...)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1085,7 +1095,7 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	q := `select hash, idx, body, checkpoint_id, created_at from graph_messages
 where thread_id = $1 and hash = any($2::text[])
 union all select hash, null, body, null, null from graph_blobs where thread_id = $1 and hash = any($3::text[])`
-	rows, err := s.pool.Query(ctx, q, s.once(q, thread, messages, blobs)...)
+	rows, err := s.pool.Query(ctx, q, s.unprepared(q, thread, messages, blobs)...)
 	if err != nil {
 		return nil, nil, s.db(err)
 	}
@@ -1120,7 +1130,7 @@ union all select hash, null, body, null, null from graph_blobs where thread_id =
 func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []store.Blob, err error) {
 	defer s.fail(&err, "blobs of thread %v", check.Name(thread))
 	q := `select hash, body from graph_blobs where thread_id = $1 and hash = any($2::text[])`
-	rows, err := s.pool.Query(ctx, q, s.once(q, thread, hashes)...)
+	rows, err := s.pool.Query(ctx, q, s.unprepared(q, thread, hashes)...)
 	if err != nil {
 		return nil, s.db(err)
 	}
@@ -1182,14 +1192,14 @@ on conflict (thread_id) do update set bytes = excluded.bytes`
 func (s *Store) Size(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "size of thread %v", check.Name(thread))
 	q := `select (coalesce((select bytes from graph_sizes where thread_id = $1), 0)` + sizeHeadSQL + `)::bigint`
-	err = s.pool.QueryRow(ctx, q, s.once(q, thread)...).Scan(&n)
+	err = s.pool.QueryRow(ctx, q, s.unprepared(q, thread)...).Scan(&n)
 	return n, s.db(err)
 }
 
 // CountSize implements store.SizeCounter in one query.
 func (s *Store) CountSize(ctx context.Context, thread string) (n int64, err error) {
 	defer s.fail(&err, "count the size of thread %v", check.Name(thread))
-	err = s.pool.QueryRow(ctx, sizeSQL, s.once(sizeSQL, thread)...).Scan(&n)
+	err = s.pool.QueryRow(ctx, sizeSQL, s.unprepared(sizeSQL, thread)...).Scan(&n)
 	return n, s.db(err)
 }
 
@@ -1204,10 +1214,10 @@ func (s *Store) writesOnce(ctx context.Context, thread string, checkpointID int6
 	var rows pgx.Rows
 	if checkpointID == 0 {
 		q := cols + `where thread_id = $1 order by checkpoint_id, task_id`
-		rows, err = s.pool.Query(ctx, q, s.once(q, thread)...)
+		rows, err = s.pool.Query(ctx, q, s.unprepared(q, thread)...)
 	} else {
 		q := cols + `where thread_id = $1 and checkpoint_id = $2 order by task_id`
-		rows, err = s.pool.Query(ctx, q, s.once(q, thread, checkpointID)...)
+		rows, err = s.pool.Query(ctx, q, s.unprepared(q, thread, checkpointID)...)
 	}
 	if err != nil {
 		return nil, s.db(err)
@@ -1238,10 +1248,10 @@ func (s *Store) eventsOnce(ctx context.Context, thread string, checkpointID int6
 	var rows pgx.Rows
 	if checkpointID == 0 {
 		q := cols + `where thread_id = $1 order by checkpoint_id, seq`
-		rows, err = s.pool.Query(ctx, q, s.once(q, thread)...)
+		rows, err = s.pool.Query(ctx, q, s.unprepared(q, thread)...)
 	} else {
 		q := cols + `where thread_id = $1 and checkpoint_id = $2 order by seq`
-		rows, err = s.pool.Query(ctx, q, s.once(q, thread, checkpointID)...)
+		rows, err = s.pool.Query(ctx, q, s.unprepared(q, thread, checkpointID)...)
 	}
 	if err != nil {
 		return nil, s.db(err)
@@ -1675,7 +1685,7 @@ func (s *Store) Draft(ctx context.Context, thread, operationID string) (_ store.
 	defer s.fail(&err, "get draft %v of thread %v", check.Name(operationID), check.Name(thread))
 	d := store.Draft{ThreadID: thread, OperationID: operationID}
 	q := `select body, created_at from graph_drafts where thread_id = $1 and operation_id = $2`
-	err = s.pool.QueryRow(ctx, q, s.once(q, thread, operationID)...).Scan(&d.Body, &d.CreatedAt)
+	err = s.pool.QueryRow(ctx, q, s.unprepared(q, thread, operationID)...).Scan(&d.Body, &d.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Draft{}, store.ErrNotFound
 	}
@@ -1693,7 +1703,7 @@ func (s *Store) ListDrafts(ctx context.Context, thread string) (_ []store.Draft,
 	defer s.fail(&err, "list drafts of thread %v", check.Name(thread))
 	q := `select operation_id, body, created_at from graph_drafts
 where thread_id = $1 order by operation_id`
-	rows, err := s.pool.Query(ctx, q, s.once(q, thread)...)
+	rows, err := s.pool.Query(ctx, q, s.unprepared(q, thread)...)
 	if err != nil {
 		return nil, s.db(err)
 	}

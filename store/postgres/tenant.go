@@ -50,7 +50,7 @@ func (s *Store) ThreadTenant(ctx context.Context, thread string) (owner string, 
 		return store.DefaultTenant, nil // no such thread; the call it checks refuses the id
 	}
 	q := `select tenant from graph_thread_tenants where thread_id = $1`
-	err = s.pool.QueryRow(ctx, q, s.once(q, thread)...).Scan(&owner)
+	err = s.pool.QueryRow(ctx, q, s.unprepared(q, thread)...).Scan(&owner)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.DefaultTenant, nil
 	}

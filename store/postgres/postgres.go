@@ -624,7 +624,7 @@ func putRowOf(cp store.Checkpoint, events []store.Event) (putRow, error) {
 		return putRow{}, fmt.Errorf("state %w", err)
 	}
 	// Documents go as text (string, *string): pgx sends []byte as bytea
-	// when the statement runs unprepared (Store.once).
+	// when the statement runs unprepared (Store.unprepared).
 	state := string(doc)
 	var meta *string // null: a listing-less row
 	if doc, err := optJSONB(cp.Meta); err != nil {

@@ -405,11 +405,29 @@ func TurnMap(current, write json.RawMessage) (json.RawMessage, error) {
 	var reset struct {
 		Reset json.RawMessage `json:"$reset"`
 	}
-	if w := bytes.TrimSpace(write); len(w) > 0 && w[0] == '{' && bytes.Contains(w, []byte(`"$reset"`)) &&
-		json.Unmarshal(w, &reset) == nil && reset.Reset != nil {
-		return MergeMap(nil, reset.Reset)
+	if w := bytes.TrimSpace(write); len(w) > 0 && w[0] == '{' && bytes.Contains(w, []byte(`"$reset"`)) {
+		if v, ok := onlyMember(w, "$reset"); ok {
+			return MergeMap(nil, v)
+		}
+		if json.Unmarshal(w, &reset) == nil && reset.Reset != nil {
+			return MergeMap(nil, reset.Reset)
+		}
 	}
 	return MergeMap(current, write)
+}
+
+// onlyMember is the value of object w's one member, key, when w has no
+// other: what encoding/json's Unmarshal gives a struct of that one
+// field, without its reflection (a new process's first use of it was a
+// tenth of an older checkpoint's load). Anything else (other or repeated
+// keys, a key in another case, escapes) is not ok: the caller asks
+// encoding/json.
+func onlyMember(w []byte, key string) ([]byte, bool) {
+	fs, ok := readFields(w)
+	if !ok || len(fs) != 1 || fs[0].key != key {
+		return nil, false
+	}
+	return fs[0].val, true
 }
 
 // Counter adds a number write to the current value; {"set": n} sets it and
@@ -418,6 +436,9 @@ func TurnMap(current, write json.RawMessage) (json.RawMessage, error) {
 func Counter(current, write json.RawMessage) (json.RawMessage, error) {
 	w := bytes.TrimSpace(write)
 	if len(w) > 0 && w[0] == '{' {
+		if v, ok := onlyMember(w, "set"); ok {
+			return bytes.Clone(v), nil
+		}
 		var s struct {
 			Set json.RawMessage `json:"set"`
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
+	"rewind/engine/internal/jsonstr"
 	"slices"
 	"strconv"
 	"strings"
@@ -422,4 +424,81 @@ func unblobFast(raw json.RawMessage, blobs *blobSet) (json.RawMessage, bool, err
 		last, from = ref[1], ends[i]
 	}
 	return append(out, raw[last:]...), true, nil
+}
+
+// appendAny appends v, a value readAny (or a json.Decoder with UseNumber)
+// decoded, as json.Marshal writes it: map keys sorted, strings
+// HTML-escaped. Not ok for a value of any other type, or a json.Number
+// Marshal would refuse (the caller asks encoding/json).
+func appendAny(dst []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		return strconv.AppendBool(dst, v), true
+	case string:
+		return jsonstr.Append(dst, v), true
+	case json.Number:
+		r := rd{b: []byte(v)}
+		if v == "" || !r.skipNumber() || r.i != len(r.b) {
+			return nil, false
+		}
+		return append(dst, v...), true
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendAny(dst, e); !ok {
+				return nil, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		return appendMap(dst, v)
+	}
+	return nil, false
+}
+
+func appendMap(dst []byte, m map[string]any) ([]byte, bool) {
+	if m == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(jsonstr.Append(dst, k), ':')
+		var ok bool
+		if dst, ok = appendAny(dst, m[k]); !ok {
+			return nil, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// marshalItems is json.Marshal(items), a keyed channel's list, without
+// reflection where appendAny can write it.
+func marshalItems(items []map[string]any) ([]byte, error) {
+	if items != nil {
+		b, ok := []byte{'['}, true
+		for i, it := range items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendMap(b, it); !ok {
+				break
+			}
+		}
+		if ok {
+			return append(b, ']'), nil
+		}
+	}
+	return json.Marshal(items)
 }

@@ -362,7 +362,7 @@ func (l *keyedList) applySlow(stored json.RawMessage, want bool) (json.RawMessag
 	if !want {
 		return nil, nil
 	}
-	return json.Marshal(out)
+	return marshalItems(out)
 }
 
 // upsertOp is one upsert of a stored patch document, decoded: a patch
@@ -450,7 +450,7 @@ func (l *keyedList) upsert(ups []upsertOp, want bool) (json.RawMessage, error) {
 	if !want {
 		return nil, nil
 	}
-	return json.Marshal(out)
+	return marshalItems(out)
 }
 
 func (l *keyedList) value() (json.RawMessage, error) {
@@ -458,7 +458,7 @@ func (l *keyedList) value() (json.RawMessage, error) {
 	for i, id := range l.order {
 		out[i] = l.items[id]
 	}
-	return json.Marshal(out)
+	return marshalItems(out)
 }
 
 func decodeInto(raw []byte, dst any) error {

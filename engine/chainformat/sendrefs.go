@@ -119,14 +119,64 @@ func refReplace(write json.RawMessage, tasks []Task) json.RawMessage {
 	return enc
 }
 
+// readReplaceRefs reads {"$ra": [item, …]}, a stored replace, as
+// encoding/json's Unmarshal does into expandReplace's struct, without its
+// reflection; not ok for any other form (ask encoding/json).
+func readReplaceRefs(stored []byte) ([]json.RawMessage, bool) {
+	list, ok := onlyMember(stored, "$ra")
+	if !ok {
+		return nil, false
+	}
+	r := rd{b: list}
+	if !r.eat('[') {
+		return nil, false
+	}
+	items := []json.RawMessage{}
+	if r.eat(']') {
+		return items, true
+	}
+	for {
+		v, ok := r.value()
+		if !ok {
+			return nil, false
+		}
+		items = append(items, v)
+		if r.eat(',') {
+			continue
+		}
+		return items, r.eat(']') && r.end()
+	}
+}
+
+// readSendRef reads [task, field], a replace's reference to a field of
+// a pending Send, as expandReplace's encoding/json path does (exactly two
+// members, the task a whole number); not ok for any other form.
+func readSendRef(it []byte) (task int, field json.RawMessage, ok bool) {
+	r := rd{b: it}
+	if !r.eat('[') {
+		return 0, nil, false
+	}
+	n, ok := r.int()
+	if !ok || n != int64(int(n)) || !r.eat(',') {
+		return 0, nil, false
+	}
+	if field, ok = r.value(); !ok || !r.eat(']') || !r.end() {
+		return 0, nil, false
+	}
+	return int(n), field, true
+}
+
 // expandReplace reads back a replace refReplace stored, given the tasks
 // of its row.
 func expandReplace(stored json.RawMessage, tasks []Task) (json.RawMessage, error) {
 	var r struct {
 		Items []json.RawMessage `json:"$ra"`
 	}
-	if err := json.Unmarshal(stored, &r); err != nil {
-		return nil, err
+	var ok bool
+	if r.Items, ok = readReplaceRefs(stored); !ok {
+		if err := json.Unmarshal(stored, &r); err != nil {
+			return nil, err
+		}
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"replace":[`)
@@ -138,14 +188,17 @@ func expandReplace(stored json.RawMessage, tasks []Task) (json.RawMessage, error
 			b.Write(it)
 			continue
 		}
-		var ref [2]json.RawMessage
-		var i int
-		if err := json.Unmarshal(it, &ref); err != nil || json.Unmarshal(ref[0], &i) != nil {
-			return nil, fmt.Errorf("a stored replace refers to %s, not [task, field]", it)
-		}
-		v, ok := argField(tasks, i, ref[1])
+		i, field, ok := readSendRef(it)
 		if !ok {
-			return nil, fmt.Errorf("a stored replace refers to field %s of task #%d, which its checkpoint does not send", ref[1], i)
+			var ref [2]json.RawMessage
+			if err := json.Unmarshal(it, &ref); err != nil || json.Unmarshal(ref[0], &i) != nil {
+				return nil, fmt.Errorf("a stored replace refers to %s, not [task, field]", it)
+			}
+			field = ref[1]
+		}
+		v, ok := argField(tasks, i, field)
+		if !ok {
+			return nil, fmt.Errorf("a stored replace refers to field %s of task #%d, which its checkpoint does not send", field, i)
 		}
 		b.Write(v)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"rewind/engine/internal/jsonstr"
 	"rewind/engine/model"
 	"rewind/store"
 )
@@ -370,21 +371,34 @@ func plainInt(v []byte) (int64, bool) {
 
 // event is the model.called event a stored call stands for.
 func (c storedCall) event(thread string, checkpoint int64, node, task string) Event {
-	data := map[string]any{"role": c.Role, "promptTokens": c.Prompt, "completionTokens": c.Completion, "durationMs": c.Ms}
-	if c.Err != "" {
-		data["error"] = c.Err
+	return Event{Thread: thread, Checkpoint: checkpoint, Type: EventModelCalled, Node: node, Task: task, Data: c.data(), At: time.UnixMicro(c.At).UTC()}
+}
+
+// data is a model.called event's data as json.Marshal writes its map
+// (keys sorted, empty strings left out), by hand: encoding/json's first
+// use in a process was a twentieth of an older checkpoint's load.
+func (c storedCall) data() []byte {
+	b := make([]byte, 0, 96+len(c.Role)+len(c.Err)+len(c.Mode)+len(c.Req)+len(c.Answer))
+	b = append(b, '{')
+	str := func(key, v string) {
+		if v != "" {
+			b = jsonstr.Append(append(append(b, '"'), key+`":`...), v)
+			b = append(b, ',')
+		}
 	}
-	if c.Mode != "" {
-		data["jsonMode"] = c.Mode
+	num := func(key string, v int64) {
+		b = strconv.AppendInt(append(append(b, '"'), key+`":`...), v, 10)
+		b = append(b, ',')
 	}
-	if c.Req != "" {
-		data["request"] = c.Req
-	}
-	if c.Answer != "" {
-		data["answer"] = c.Answer
-	}
-	b, _ := json.Marshal(data)
-	return Event{Thread: thread, Checkpoint: checkpoint, Type: EventModelCalled, Node: node, Task: task, Data: b, At: time.UnixMicro(c.At).UTC()}
+	str("answer", c.Answer)
+	num("completionTokens", int64(c.Completion))
+	num("durationMs", c.Ms)
+	str("error", c.Err)
+	str("jsonMode", c.Mode)
+	num("promptTokens", int64(c.Prompt))
+	str("request", c.Req)
+	b = jsonstr.Append(append(b, `"role":`...), c.Role)
+	return append(b, '}')
 }
 
 // storedWrite is [channel, value] on disk.
@@ -1528,8 +1542,11 @@ func (r *rebuilder) replayWrite(i int, w storedWrite) error {
 	var err error
 	if p.doc.Format >= 3 && isReplaceRefs(stored) {
 		tasks := p.doc.Tasks
-		if i > 0 && json.Unmarshal(p.tasks, &tasks) != nil {
-			return fmt.Errorf("%s: tasks of checkpoint %d: %w", r.where, p.row.ID, ErrCorrupt)
+		if i > 0 {
+			var ok bool
+			if tasks, ok = readTasks(p.tasks); !ok && json.Unmarshal(p.tasks, &tasks) != nil {
+				return fmt.Errorf("%s: tasks of checkpoint %d: %w", r.where, p.row.ID, ErrCorrupt)
+			}
 		}
 		if stored, err = expandReplace(stored, tasks); err != nil {
 			return fmt.Errorf("%s: write of checkpoint %d: %w (%w)", r.where, p.row.ID, ErrCorrupt, err)

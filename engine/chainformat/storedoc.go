@@ -757,6 +757,15 @@ func (r *rd) rawObject() (map[string]json.RawMessage, bool) {
 	return out, ok
 }
 
+// readTasks reads b, a document's tasks as rewind stores them, as
+// encoding/json's Unmarshal into storedTasks does; not ok for any other
+// form (ask encoding/json).
+func readTasks(b []byte) (storedTasks, bool) {
+	r := rd{b: b}
+	ts, ok := r.tasks()
+	return ts, ok && r.end()
+}
+
 // tasks reads a document's pending tasks: [{"id", "node", "args"}, …].
 func (r *rd) tasks() (storedTasks, bool) {
 	if !r.eat('[') {

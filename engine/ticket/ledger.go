@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"rewind/engine/internal/jsonstr"
 )
 
 // The facts ledger (the "facts" channel) is the summary's facts section:
@@ -106,9 +108,11 @@ const FactsShown = 4000
 // retires pages, takes appendFactsSlow. Both give the same bytes
 // (TestAppendFactsFastAgreesWithSlow).
 func appendFacts(current, write json.RawMessage) (json.RawMessage, error) {
-	var lines []string
-	if err := json.Unmarshal(write, &lines); err != nil {
-		return nil, fmt.Errorf("facts: want a list of lines: %w", err)
+	lines, ok := plainLines(write)
+	if !ok {
+		if err := json.Unmarshal(write, &lines); err != nil {
+			return nil, fmt.Errorf("facts: want a list of lines: %w", err)
+		}
 	}
 	pages, ok := ledgerPages(current)
 	if !ok {
@@ -123,10 +127,7 @@ func appendFacts(current, write json.RawMessage) (json.RawMessage, error) {
 		if l = oneLine(l); l == "" {
 			continue
 		}
-		enc, err := json.Marshal(l)
-		if err != nil {
-			return nil, err
-		}
+		enc := jsonstr.Append(nil, l)
 		n := len(pages)
 		if n == 0 || last+1+len(l) > FactPageBytes {
 			pages = append(pages, enc)
@@ -246,6 +247,54 @@ func decodedLen(tok []byte) int {
 		n++
 	}
 	return n
+}
+
+// plainLines reads write, a JSON list of strings, when none has an
+// escape and all are valid UTF-8 (a model's lines, as the summarizer
+// writes them): the strings encoding/json's Unmarshal would give, without
+// its reflection. Any other list is not ok (ask encoding/json).
+func plainLines(write []byte) ([]string, bool) {
+	b := jsonSpace(write)
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return nil, false
+	}
+	lines := []string{}
+	rest := jsonSpace(b[1 : len(b)-1])
+	for len(rest) > 0 {
+		if rest[0] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(rest[1:], '"') + 1
+		if end == 0 {
+			return nil, false
+		}
+		s := rest[1:end]
+		for _, c := range s {
+			if c == '\\' || c < 0x20 {
+				return nil, false
+			}
+		}
+		if !utf8.Valid(s) {
+			return nil, false
+		}
+		lines = append(lines, string(s))
+		rest = jsonSpace(rest[end+1:])
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] != ',' {
+			return nil, false
+		}
+		if rest = jsonSpace(rest[1:]); len(rest) == 0 {
+			return nil, false // a trailing comma
+		}
+	}
+	return lines, true
+}
+
+// jsonSpace is b without the white space JSON allows around a value.
+func jsonSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
 }
 
 // appendFactsSlow is appendFacts through encoding/json: the reference, and

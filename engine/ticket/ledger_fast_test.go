@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,23 @@ func BenchmarkAppendFacts(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A facts write's lines read without reflection are encoding/json's, and
+// a list it cannot read plainly goes to encoding/json.
+func TestPlainLinesAgreeWithEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`[]`, `["a","b c"]`, ` [ "a" , "b" ] `, `["été – ok 🙂"]`, `["say \"yes\""]`, `["a\nb"]`,
+		"[\"tab\there\"]", `["bad` + "\xff" + `"]`, `["a",]`, `[,"a"]`, `["a" "b"]`, `["a"`, `[1]`, `null`, `{}`, "\u00a0[\"a\"]",
+		`["<&>"]`, `[""]`, `["a"]x`} {
+		lines, ok := plainLines([]byte(in))
+		if !ok {
+			continue
+		}
+		var ref []string
+		if err := json.Unmarshal([]byte(in), &ref); err != nil || !slices.Equal(lines, ref) || ref == nil {
+			t.Errorf("plainLines(%q) = %q; encoding/json reads %q (%v)", in, lines, ref, err)
+		}
 	}
 }

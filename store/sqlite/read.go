@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -48,7 +47,7 @@ func (s *Store) scan(ctx context.Context, thread string, listed bool, size int, 
 			return nil, err
 		}
 		if refs != nil {
-			if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
+			if err := readHashes(refs, &cp.BlobRefs); err != nil {
 				return nil, fmt.Errorf("checkpoint %d: its blob references: %w", cp.ID, err)
 			}
 		}
@@ -514,7 +513,7 @@ func scanThread(rows *sql.Rows, extra ...any) (store.Thread, error) {
 	// then there is no listing (Engine.LiveStatusOf reads one).
 	if base.Valid {
 		if refs != nil {
-			if err := json.Unmarshal(refs, &cp.BlobRefs); err != nil {
+			if err := readHashes(refs, &cp.BlobRefs); err != nil {
 				return th, fmt.Errorf("checkpoint %d of thread %v: its blob references: %w", th.LatestID, check.Name(th.ID), err)
 			}
 		}

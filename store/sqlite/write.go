@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -604,25 +603,6 @@ func listedState(meta sql.NullString, state []byte) sql.NullString {
 
 func nullText(doc []byte) sql.NullString {
 	return sql.NullString{String: string(doc), Valid: len(doc) > 0}
-}
-
-// blobRefs is the blob_refs column: a JSON array, NULL when empty.
-func blobRefs(refs []string) (sql.NullString, error) {
-	if len(refs) == 0 {
-		return sql.NullString{}, nil
-	}
-	b, err := json.Marshal(refs)
-	return sql.NullString{String: string(b), Valid: true}, err
-}
-
-// hashList is a JSON array of hashes for json_each, as text (SQLite reads a
-// blob as JSONB): [] rather than null.
-func hashList(hashes []string) (string, error) {
-	if hashes == nil {
-		hashes = []string{}
-	}
-	b, err := json.Marshal(hashes)
-	return string(b), err
 }
 
 // epochs are a thread's writer epoch (NULL: it has none) and the store's

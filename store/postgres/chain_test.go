@@ -118,3 +118,28 @@ func TestChainReadsOneRangeOfTheKey(t *testing.T) {
 		t.Errorf("the range read of a 32-row chain touched %v pages, the recursive walk %v: want a third or less", rng, walk)
 	}
 }
+
+// TestAChainLongerThanTheRangeIsWalked: a chain of more rows than
+// chainRangeSQL reads (no base for 200 rows) is read whole, by the
+// recursive walk.
+func TestAChainLongerThanTheRangeIsWalked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := openFresh(t)
+	const n = 200
+	for id := int64(1); id <= n; id++ {
+		cp := store.Checkpoint{ThreadID: "t", ID: id, ParentID: id - 1, State: []byte(`{"n":1}`), Base: id == 1}
+		if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chain, err := s.Chain(ctx, "t", n)
+	if err != nil || len(chain) != n || chain[0].ID != n || chain[n-1].ID != 1 {
+		t.Fatalf("Chain(%d) = %d rows, %v; want %d down to its base 1", n, len(chain), err, n)
+	}
+	for i, cp := range chain {
+		if cp.ID != int64(n-i) || string(cp.State) != `{"n":1}` {
+			t.Fatalf("row %d of the chain is checkpoint %d with state %s", i, cp.ID, cp.State)
+		}
+	}
+}

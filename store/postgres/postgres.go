@@ -1043,7 +1043,7 @@ const (
         or checkpoint_id = (select checkpoint_id from graph_heads where thread_id = $1))
     order by checkpoint_id desc limit 1), 0)
 order by g.checkpoint_id desc limit ` + chainRangeRows
-	chainRangeRows = "256"
+	chainRangeRows = "128"
 )
 
 // Chain implements store.Store in one index range where the branch

@@ -336,8 +336,9 @@ func (t *Tenanted) Chain(ctx context.Context, thread string, id int64) ([]Checkp
 }
 
 // ownedChainer is a backend that reads a chain and its thread's owner in
-// one go (SQLite): a tenant's first load of a thread then makes no query
-// for the owner alone, a tenth of a new process's first load.
+// one go (SQLite, PostgreSQL): a tenant's first load of a thread then
+// makes no query for the owner alone (a tenth of a new process's first
+// load on SQLite, a round trip on PostgreSQL).
 type ownedChainer interface {
 	// ChainOwned is Chain when tenant owns the thread (no owner:
 	// DefaultTenant), else ErrNotFound.

@@ -179,7 +179,7 @@ func (s *Store) chain(ctx context.Context, thread string, id int64, q chainQueri
 	if err != nil {
 		return nil, err
 	}
-	if chain, ok := walkChain(span, id); ok {
+	if chain, ok := store.WalkChain(span, id); ok {
 		return chain, nil
 	}
 	cps, err := s.checkpoints(ctx, thread, q.walk, q.args...)
@@ -191,26 +191,6 @@ func (s *Store) chain(ctx context.Context, thread string, id int64, q chainQueri
 	}
 	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(b.ID, a.ID) })
 	return cps, nil
-}
-
-// walkChain follows the parents from id through rows (newest first, as
-// sqlChainRange reads them) to the first that reads on its own; ok false
-// when a parent is not among them (the branch forks before the range).
-func walkChain(rows []store.Checkpoint, id int64) ([]store.Checkpoint, bool) {
-	out := rows[:0] // in place: a kept row never moves up past one not read yet
-	want := id
-	for _, r := range rows { // ids fall: a parent comes after its child
-		if r.ID != want {
-			continue // another branch's
-		}
-		out = append(out, r)
-		if r.Base || r.Rebased != nil || r.Head != nil || r.ParentID == 0 {
-			clear(rows[len(out):]) // so that the rows left out keep no state alive
-			return out, true
-		}
-		want = r.ParentID
-	}
-	return nil, false
 }
 
 func (s *Store) Messages(ctx context.Context, thread string, hashes []string) (_ []store.Message, err error) {

@@ -179,8 +179,9 @@ func testBodies(t *testing.T, s store.Store) {
 // conversation, its first and last first and last (Bodies' contract), on
 // a thread where a fork wrote other messages at the same indexes. Any
 // order, a stretch with gaps, ends far apart or from both branches, an
-// unknown end: each gives the messages asked for, each once, and never
-// the other branch's at the same index.
+// unknown end, messages repeated later (kept at their first index,
+// outside the stretch): each gives the messages asked for, each once,
+// and never the other branch's at the same index.
 func testBodiesOfAStretch(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	var main, fork []store.Message
@@ -196,6 +197,15 @@ func testBodiesOfAStretch(t *testing.T, s store.Store) {
 	}
 	f.Messages = fork
 	put(t, s, f)
+	// A later turn repeats earlier messages (an "ok", a tool's same
+	// result): the thread keeps each at its first index, outside the
+	// stretch of the turns around the repeat.
+	again := delta("t", 3, 1)
+	for i, m := range []store.Message{main[2], main[22], main[4], main[6], main[8]} {
+		m.Index = int64(41 + i)
+		again.Messages = append(again.Messages, m)
+	}
+	put(t, s, again)
 	hashes := func(ms ...[]store.Message) []string {
 		var out []string
 		for _, m := range ms {
@@ -217,6 +227,13 @@ func testBodiesOfAStretch(t *testing.T, s store.Store) {
 		"ends on both branches":        hashes(fork[0:1], main[21:29], fork[9:10]),
 		"an unknown first":             append([]string{unknown}, hashes(main[5:10])...),
 		"an unknown last, a duplicate": append(hashes(main[5:10], main[7:8]), unknown),
+		"an unknown in the middle":     hashes(main[5:8], []store.Message{{Hash: unknown}}, main[8:10]),
+		// main[22] shares its index with fork[2].
+		"a repeat before the stretch":      hashes(main[30:35], main[2:3], main[35:40]),
+		"two repeats, one at a fork's":     hashes(main[30:35], main[22:23], main[2:3], main[35:40]),
+		"both of an index the forks share": hashes(main[30:35], main[22:23], fork[2:3], main[35:40]),
+		"one past the stretch":             hashes(main[10:15], main[35:36], main[15:20]),
+		"many repeats":                     hashes(main[30:35], main[2:3], main[4:5], main[6:7], main[8:9], main[35:40]),
 	}
 	for name, want := range cases {
 		ms, bs, err := s.Bodies(ctx, "t", want, nil)

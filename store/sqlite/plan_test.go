@@ -2,9 +2,14 @@ package sqlite
 
 import (
 	"database/sql"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"rewind/store"
 )
 
 // A page of RecentThreads and its count of the rest read the index of
@@ -28,6 +33,61 @@ func TestBodiesReadAStretchAsOneRange(t *testing.T) {
 	if !strings.Contains(text, "SEARCH m USING PRIMARY KEY (thread_id=? AND idx>? AND idx<?)") ||
 		strings.Count(text, "graph_message_keys") != 1 || strings.Contains(text, "SCAN m") {
 		t.Errorf("Bodies' stretch is not one range of graph_message_bodies after one search of graph_message_keys:\n%s", text)
+	}
+}
+
+// A load whose conversation repeats an earlier message (an "ok", a
+// tool's same result: the thread keeps it at its first index, out of the
+// stretch) parses no statement of its own: Bodies reads each message the
+// stretch missed, up to nearMisses, through the stretch's statement,
+// which Open prepared. sqlBodies' parse and run at first use were a
+// tenth of a new process's first load of such a checkpoint.
+func TestBodiesOfARepeatParseNoStatement(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "r.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := store.Checkpoint{ThreadID: "t", ID: 1, Base: true, State: []byte(`{}`)}
+	for i := range 40 {
+		body := fmt.Appendf(nil, `{"role":"user","content":"message %d"}`, i+1)
+		cp.Messages = append(cp.Messages, store.Message{Hash: store.ContentHash(body), Index: int64(i + 1), Body: body})
+	}
+	if err := s.PutCheckpoint(ctx, cp, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prepared := func() []string {
+		s.r.mu.Lock()
+		defer s.r.mu.Unlock()
+		return slices.Sorted(maps.Keys(s.r.stmts))
+	}
+	opened := prepared()
+	hashes := func(ms []store.Message) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Hash)
+		}
+		return out
+	}
+	for n := 1; n <= nearMisses; n++ {
+		want := slices.Concat(hashes(cp.Messages[30:35]), hashes(cp.Messages[:n]), hashes(cp.Messages[35:]))
+		ms, _, err := s.Bodies(ctx, "t", want, nil)
+		if err != nil || len(ms) != len(want) {
+			t.Fatalf("Bodies of a stretch with %d earlier messages: %d messages, %v; want %d", n, len(ms), err, len(want))
+		}
+	}
+	if now := prepared(); len(now) != len(opened) {
+		t.Errorf("Bodies of a stretch with up to %d earlier messages parsed statements past Open's (%d):\n%s",
+			nearMisses, len(now)-len(opened), strings.Join(slices.DeleteFunc(now, func(q string) bool { return slices.Contains(opened, q) }), "\n"))
 	}
 }
 

@@ -181,7 +181,8 @@ const (
 	sqlHasBlob = `SELECT 1 FROM graph_blobs WHERE thread_id = ? AND hash = ?`
 	// sqlBodies reads messages and blobs in one statement (one snapshot):
 	// blob rows have NULL for the message columns. Bodies runs it for
-	// the messages sqlBodiesNear's stretch did not hold. It probes the
+	// the messages sqlBodiesNear's stretch did not hold when they are more
+	// than nearMisses (parsed at its first use). It probes the
 	// keys from the lists (distinct: bodyHashes), which
 	// drive the loops (CROSS JOIN): IN (SELECT …) built a temporary
 	// index a list, and a new process's first load paid for its pages.

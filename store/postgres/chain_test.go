@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -14,10 +13,9 @@ import (
 // TestTenantChainReadsItsOwnerInTheChainsQuery: a tenant's handle loads a
 // chain in one round trip, the thread's owner read in the chain's
 // statement (a query of its own before it was a round trip and a
-// statement a new session plans cold), and still finds no thread of
-// another tenant, one claimed by another process after the handle was
-// opened too: in the range read (checkpoint 2 of u) and in the parents'
-// walk (checkpoint 3, whose parent is before the range).
+// statement a new session plans cold). That it still finds no thread of
+// another tenant, one claimed by another process after it opened too, is
+// storetest's TenantChainOfAClaimMadeElsewhere.
 func TestTenantChainReadsItsOwnerInTheChainsQuery(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -43,42 +41,6 @@ func TestTenantChainReadsItsOwnerInTheChainsQuery(t *testing.T) {
 		t.Errorf("the default tenant's Chain took %d round trips; want 1, the owner read in the chain's statement", n)
 	}
 
-	// Another process adds a tenant and claims thread u.
-	if err := writer.AddTenant(ctx, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	acme, err := store.ForTenant(ctx, writer, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := func(id, parent int64, base bool) store.Checkpoint {
-		return store.Checkpoint{ThreadID: "u", ID: id, ParentID: parent, Base: base, State: []byte(`{}`)}
-	}
-	for _, c := range []store.Checkpoint{u(1, 0, true), u(2, 1, true), u(3, 1, false)} {
-		if err := acme.PutCheckpoint(ctx, c, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for id, want := range map[int64][]int64{2: {2}, 3: {3, 1}} {
-		if _, err := def.Chain(ctx, "u", id); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("the default tenant's Chain of checkpoint %d of acme's thread = %v; want ErrNotFound", id, err)
-		}
-		acmeHere, err := store.ForTenant(ctx, mine, "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		chain, err := acmeHere.Chain(ctx, "u", id)
-		var ids []int64
-		for _, c := range chain {
-			ids = append(ids, c.ID)
-		}
-		if err != nil || len(ids) != len(want) || ids[0] != want[0] || ids[len(ids)-1] != want[len(want)-1] {
-			t.Errorf("acme's Chain of checkpoint %d of its thread = %v, %v; want %v", id, ids, err, want)
-		}
-		if _, err := acmeHere.Chain(ctx, "t", 1); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("acme's Chain of the default tenant's thread = %v; want ErrNotFound", err)
-		}
-	}
 }
 
 // TestChainReadsOneRangeOfTheKey: a chain whose branch forks nowhere

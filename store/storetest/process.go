@@ -53,6 +53,7 @@ var processTests = []struct {
 	{"WatchSeesAnotherProcess", []Capability{Watch}, testWatchProcess},
 	{"LockHolderInAnotherProcess", []Capability{Watch}, testLockHolder},
 	{"DeletedTextErasedAfterAReader", []Capability{Erasure}, testErasedAfterReader},
+	{"TenantChainOfAClaimMadeElsewhere", nil, testTenantChainOfAClaimMadeElsewhere},
 }
 
 func runProcesses(t *testing.T, b Backend) {

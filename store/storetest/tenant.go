@@ -340,3 +340,65 @@ func tenantPutsUnderLock(t *testing.T, s store.Store) {
 		t.Errorf("the locker's first put into an id another tenant claimed meanwhile = %v, want ErrNotFound", err)
 	}
 }
+
+// A tenant's Chain in a store opened before another handle (another
+// process) added that tenant and claimed a thread for it: the first
+// handle's default tenant finds no checkpoint of the thread, in the range
+// read (checkpoint 2 of u, a base) and in the parents' walk (3, whose
+// parent comes before the range); the tenant's handle on the first store
+// finds both chains, and no thread of the default tenant. A store that
+// reads the owner in the chain's own statement (ChainOwned) must read it
+// as it is now, not as the handle found it when it opened.
+func testTenantChainOfAClaimMadeElsewhere(t *testing.T, b Backend) {
+	ctx := t.Context()
+	mine, addr := b.Fresh(t)
+	def, err := store.ForTenant(ctx, mine, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, def, checkpoint("t", 1, 0))
+	if chain, err := def.Chain(ctx, "t", 1); err != nil || len(chain) != 1 {
+		t.Fatalf("the default tenant's Chain of its thread = %d rows, %v; want 1", len(chain), err)
+	}
+
+	other := reopen(t, b, addr)
+	ten, ok := other.(store.Tenancy)
+	if !ok {
+		t.Fatal("the store is no store.Tenancy")
+	}
+	if err := ten.AddTenant(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	acme, err := store.ForTenant(ctx, other, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := func(id, parent int64, base bool) store.Checkpoint {
+		c := checkpoint("u", id, parent)
+		c.Base = base
+		return c
+	}
+	for _, c := range []store.Checkpoint{u(1, 0, true), u(2, 1, true), u(3, 1, false)} {
+		put(t, acme, c)
+	}
+	acmeHere, err := store.ForTenant(ctx, mine, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64][]int64{2: {2}, 3: {3, 1}} {
+		if _, err := def.Chain(ctx, "u", id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the default tenant's Chain of checkpoint %d of acme's thread = %v; want ErrNotFound", id, err)
+		}
+		chain, err := acmeHere.Chain(ctx, "u", id)
+		var ids []int64
+		for _, c := range chain {
+			ids = append(ids, c.ID)
+		}
+		if err != nil || !slices.Equal(ids, want) {
+			t.Errorf("acme's Chain of checkpoint %d of its thread = %v, %v; want %v", id, ids, err, want)
+		}
+	}
+	if _, err := acmeHere.Chain(ctx, "t", 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("acme's Chain of the default tenant's thread = %v; want ErrNotFound", err)
+	}
+}

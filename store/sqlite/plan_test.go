@@ -40,8 +40,10 @@ func TestBodiesReadAStretchAsOneRange(t *testing.T) {
 // tool's same result: the thread keeps it at its first index, out of the
 // stretch) parses no statement of its own: Bodies reads each message the
 // stretch missed, up to nearMisses, through the stretch's statement,
-// which Open prepared. sqlBodies' parse and run at first use were a
-// tenth of a new process's first load of such a checkpoint.
+// which Open prepared; and so when the repeat is the list's first or
+// last (the stretch is then read without it). sqlBodies' parse and run
+// at first use were a tenth of a new process's first load of such a
+// checkpoint.
 func TestBodiesOfARepeatParseNoStatement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -51,7 +53,7 @@ func TestBodiesOfARepeatParseNoStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := store.Checkpoint{ThreadID: "t", ID: 1, Base: true, State: []byte(`{}`)}
-	for i := range 40 {
+	for i := range 80 {
 		body := fmt.Appendf(nil, `{"role":"user","content":"message %d"}`, i+1)
 		cp.Messages = append(cp.Messages, store.Message{Hash: store.ContentHash(body), Index: int64(i + 1), Body: body})
 	}
@@ -79,10 +81,21 @@ func TestBodiesOfARepeatParseNoStatement(t *testing.T) {
 		return out
 	}
 	for n := 1; n <= nearMisses; n++ {
-		want := slices.Concat(hashes(cp.Messages[30:35]), hashes(cp.Messages[:n]), hashes(cp.Messages[35:]))
+		want := slices.Concat(hashes(cp.Messages[60:65]), hashes(cp.Messages[:n]), hashes(cp.Messages[65:]))
 		ms, _, err := s.Bodies(ctx, "t", want, nil)
 		if err != nil || len(ms) != len(want) {
 			t.Fatalf("Bodies of a stretch with %d earlier messages: %d messages, %v; want %d", n, len(ms), err, len(want))
+		}
+	}
+	// The list's own first or last repeats an earlier message, too far
+	// back for one stretch.
+	for _, want := range [][]string{
+		slices.Concat(hashes(cp.Messages[:1]), hashes(cp.Messages[60:])),
+		slices.Concat(hashes(cp.Messages[60:79]), hashes(cp.Messages[1:2])),
+	} {
+		ms, _, err := s.Bodies(ctx, "t", want, nil)
+		if err != nil || len(ms) != len(want) {
+			t.Fatalf("Bodies of a stretch whose end is an earlier message: %d messages, %v; want %d", len(ms), err, len(want))
 		}
 	}
 	if now := prepared(); len(now) != len(opened) {

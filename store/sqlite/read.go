@@ -267,7 +267,8 @@ func (s *Store) Blobs(ctx context.Context, thread string, hashes []string) (_ []
 
 // Bodies implements store.Store: the messages as the stretch between
 // the first's and the last's index where it is about as long as the list
-// (sqlBodiesNear, which Open prepares); each it did not hold as the
+// (sqlBodiesNear, which Open prepares; without an end that repeats an
+// earlier message when that makes it too long); each it did not hold as the
 // stretch of its own index when it missed a few, by key (sqlBodies,
 // parsed then) when more.
 func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []string) (_ []store.Message, _ []store.Blob, err error) {
@@ -291,9 +292,22 @@ func (s *Store) Bodies(ctx context.Context, thread string, messages, blobs []str
 	for _, h := range messages {
 		want[h] = true
 	}
-	outM, outB, err := s.bodies(ctx, thread, want, sqlBodiesNear, ms, bs, first, last, 2*len(want)+16)
+	limit := 2*len(want) + 16
+	outM, outB, err := s.bodies(ctx, thread, want, sqlBodiesNear, ms, bs, first, last, limit)
 	if err != nil {
 		return nil, nil, err
+	}
+	// An end that repeats an earlier message keeps that one's index: the
+	// stretch is then too long to read. Without it, the rest is one
+	// stretch again, and it is one miss.
+	for i := 0; len(outM) == 0 && i < 2 && len(messages) > 2; i++ {
+		ends := [2]string{messages[1], last}
+		if i == 1 {
+			ends = [2]string{first, messages[len(messages)-2]}
+		}
+		if outM, _, err = s.bodies(ctx, thread, want, sqlBodiesNear, ms, "[]", ends[0], ends[1], limit); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, m := range outM {
 		delete(want, m.Hash)

@@ -234,6 +234,8 @@ func testBodiesOfAStretch(t *testing.T, s store.Store) {
 		"both of an index the forks share": hashes(main[30:35], main[22:23], fork[2:3], main[35:40]),
 		"one past the stretch":             hashes(main[10:15], main[35:36], main[15:20]),
 		"many repeats":                     hashes(main[30:35], main[2:3], main[4:5], main[6:7], main[8:9], main[35:40]),
+		"a repeat first":                   hashes(main[2:3], main[30:40]),
+		"a repeat last":                    hashes(main[30:40], main[4:5]),
 	}
 	for name, want := range cases {
 		ms, bs, err := s.Bodies(ctx, "t", want, nil)
